@@ -1,0 +1,45 @@
+/*
+ * status.h -- error reporting and logging inside the core.
+ *
+ * trtl_error() records a formatted message for the calling thread and returns the status, so a
+ * failing path reads `return trtl_error(TRTL_ERR_SHAPE, "layer '%s': ...", name);`.
+ * Messages name the layer, tensor or field; they are what the Python exception says.
+ */
+#ifndef TRTL_CORE_STATUS_H
+#define TRTL_CORE_STATUS_H
+
+#include <stdarg.h>
+#include "trtlite/types.h"
+
+#define TRTL_MSG_MAX 1024
+
+#if defined(__GNUC__)
+#define TRTL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TRTL_PRINTF(a, b)
+#endif
+
+trtl_status trtl_error(trtl_status s, const char *fmt, ...) TRTL_PRINTF(2, 3);
+/* Prefix the current message: "prefix: <old message>" (keeps the status). */
+trtl_status trtl_error_prefix(const char *fmt, ...) TRTL_PRINTF(1, 2);
+void trtl_clear_error(void);
+
+#define TRTL_TRY(expr)                      \
+    do {                                    \
+        trtl_status trtl_try_s_ = (expr);   \
+        if (trtl_try_s_ != TRTL_OK)         \
+            return trtl_try_s_;             \
+    } while (0)
+
+/* Logging: goes to the sink installed on this thread (a build in progress), else the process-wide
+ * sink, else stderr for WARNING and worse. */
+void trtl_log(trtl_severity sev, const char *fmt, ...) TRTL_PRINTF(2, 3);
+/* Install a sink for this thread (used around a build); returns the previous for restoring. */
+typedef struct trtl_log_sink {
+    trtl_log_fn fn;
+    void *user;
+} trtl_log_sink;
+trtl_log_sink trtl_log_push(trtl_log_fn fn, void *user);
+void trtl_log_pop(trtl_log_sink previous);
+
+#endif

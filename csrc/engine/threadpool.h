@@ -1,0 +1,30 @@
+/*
+ * threadpool.h -- a fixed pool of worker threads for one execution context.
+ *
+ * Size comes from the CPUs this process may run on (sched_getaffinity, cgroup quota), not the
+ * host's core count.  Workers spin briefly after a job, then block on a condition variable, so
+ * an idle pool costs nothing.  A pool is used by one caller thread at a time (its context).
+ */
+#ifndef TRTL_ENGINE_THREADPOOL_H
+#define TRTL_ENGINE_THREADPOOL_H
+
+#include <stdint.h>
+#include "trtlite/types.h"
+
+typedef struct trtl_threadpool trtl_threadpool;
+
+/* fn(ctx, begin, end, thread_index) over a slice [begin, end) of [0, n). */
+typedef void (*trtl_task_fn)(void *ctx, int64_t begin, int64_t end, int thread);
+
+/* n_threads <= 0: trtl_available_cpus().  A pool of 1 creates no thread. */
+trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out);
+void trtl_threadpool_destroy(trtl_threadpool *pool);
+/* Number of threads including the caller; 1 for NULL. */
+int trtl_threadpool_size(const trtl_threadpool *pool);
+/* Splits [0, n) into chunks of at least `grain` items over the pool's threads (the caller takes
+ * part) and returns when all are done.  Runs inline when pool is NULL or n <= grain. */
+void trtl_parallel_for(trtl_threadpool *pool, int64_t n, int64_t grain, trtl_task_fn fn, void *ctx);
+/* CPUs this process may use (affinity mask and cgroup CPU quota). */
+int trtl_available_cpus(void);
+
+#endif

@@ -1,0 +1,243 @@
+/*
+ * trtlite.h -- the public C API of trtlite, a CPU inference optimizer and runtime.
+ *
+ * Pipeline: network definition -> builder (passes, kernel choice, memory plan) -> engine
+ * (immutable, shareable between threads) -> execution contexts (one per concurrent caller).
+ *
+ * Conventions (as SQLite's C API):
+ *   - every call that can fail returns trtl_status; on failure trtl_last_error() returns a message
+ *     for the calling thread naming the layer, tensor or field involved;
+ *   - OUT parameters come last;
+ *   - objects returned through `**out` are owned by the caller and freed with the matching
+ *     *_destroy; pointers to layers and tensors are borrowed from their network;
+ *   - no call aborts the process on bad input.
+ *
+ * Thread-safety: a network and a builder config are used by one thread at a time.  An engine is
+ * immutable after build/deserialize and may be used by any number of threads; each thread uses
+ * its own execution context.
+ */
+#ifndef TRTLITE_H
+#define TRTLITE_H
+
+#include "trtlite/types.h"
+#include "trtlite/ops.h"
+#include "trtlite/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRTL_VERSION_MAJOR 0
+#define TRTL_VERSION_MINOR 1
+#define TRTL_VERSION_PATCH 0
+
+typedef struct trtl_network trtl_network;
+typedef struct trtl_tensor trtl_tensor;
+typedef struct trtl_layer trtl_layer;
+typedef struct trtl_builder_config trtl_builder_config;
+typedef struct trtl_engine trtl_engine;
+typedef struct trtl_context trtl_context;
+
+/* ---- errors, logging, memory ----------------------------------------------------------------- */
+
+/* Message of the last failed call on this thread ("" if none). */
+const char *trtl_last_error(void);
+trtl_status trtl_last_status(void);
+const char *trtl_status_name(trtl_status s);
+const char *trtl_version(void);
+/* Process-wide log sink for messages outside a build (plugin registry, plan loading).
+ * fn NULL: messages at WARNING or worse go to stderr. */
+void trtl_set_log_callback(trtl_log_fn fn, void *user);
+/* Frees memory trtlite returned to the caller (serialized plans, lists). */
+void trtl_free(void *p);
+/* Bit set of TRTL_CPU_* features of this machine. */
+uint32_t trtl_cpu_features(void);
+#define TRTL_CPU_SSE41 (1u << 0)
+#define TRTL_CPU_AVX (1u << 1)
+#define TRTL_CPU_AVX2 (1u << 2)
+#define TRTL_CPU_FMA (1u << 3)
+#define TRTL_CPU_F16C (1u << 4)
+#define TRTL_CPU_AVX512F (1u << 5)
+#define TRTL_CPU_AVX512BW (1u << 6)
+#define TRTL_CPU_AVX512VNNI (1u << 7)
+
+/* ---- network definition ---------------------------------------------------------------------- */
+
+/* implicit_batch != 0: TensorRT 7 semantics, shapes exclude the batch dimension. */
+trtl_status trtl_network_create(int implicit_batch, trtl_network **out);
+void trtl_network_destroy(trtl_network *net);
+int trtl_network_implicit_batch(const trtl_network *net);
+trtl_status trtl_network_set_name(trtl_network *net, const char *name);
+const char *trtl_network_name(const trtl_network *net);
+
+trtl_status trtl_network_add_input(trtl_network *net, const char *name, trtl_dtype type,
+                                   const trtl_dims *dims, trtl_tensor **out);
+trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t);
+trtl_status trtl_network_unmark_output(trtl_network *net, trtl_tensor *t);
+
+int32_t trtl_network_num_layers(const trtl_network *net);
+int32_t trtl_network_num_inputs(const trtl_network *net);
+int32_t trtl_network_num_outputs(const trtl_network *net);
+trtl_layer *trtl_network_layer(const trtl_network *net, int32_t i);   /* NULL if out of range */
+trtl_tensor *trtl_network_input(const trtl_network *net, int32_t i);
+trtl_tensor *trtl_network_output(const trtl_network *net, int32_t i);
+
+/* Generic layer creation: `op` with default attributes, then set attributes by name below.
+ * Shapes are checked now with the defaults and again at build time. */
+trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *const *inputs,
+                                   int32_t nb_inputs, trtl_layer **out);
+/* Plugin layer; the network takes ownership of `plugin`. */
+trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
+                                    trtl_plugin *plugin, trtl_layer **out);
+
+/* Convenience wrappers of the generic call for the common layers. */
+trtl_status trtl_network_add_convolution(trtl_network *net, trtl_tensor *input, int32_t num_output_maps,
+                                         const trtl_dims *kernel_size, trtl_weights kernel,
+                                         trtl_weights bias, trtl_layer **out);
+trtl_status trtl_network_add_activation(trtl_network *net, trtl_tensor *input, trtl_activation_type type,
+                                        trtl_layer **out);
+trtl_status trtl_network_add_pooling(trtl_network *net, trtl_tensor *input, trtl_pooling_type type,
+                                     const trtl_dims *window, trtl_layer **out);
+trtl_status trtl_network_add_fully_connected(trtl_network *net, trtl_tensor *input, int32_t num_outputs,
+                                             trtl_weights kernel, trtl_weights bias, trtl_layer **out);
+trtl_status trtl_network_add_elementwise(trtl_network *net, trtl_tensor *a, trtl_tensor *b,
+                                         trtl_elementwise_op op, trtl_layer **out);
+trtl_status trtl_network_add_softmax(trtl_network *net, trtl_tensor *input, trtl_layer **out);
+trtl_status trtl_network_add_constant(trtl_network *net, const trtl_dims *shape, trtl_weights w,
+                                      trtl_layer **out);
+
+/* Layers. */
+trtl_op trtl_layer_op(const trtl_layer *l);
+const char *trtl_layer_name(const trtl_layer *l);
+trtl_status trtl_layer_set_name(trtl_layer *l, const char *name);
+int32_t trtl_layer_num_inputs(const trtl_layer *l);
+int32_t trtl_layer_num_outputs(const trtl_layer *l);
+trtl_tensor *trtl_layer_input(const trtl_layer *l, int32_t i);   /* NULL: unset or out of range */
+trtl_tensor *trtl_layer_output(const trtl_layer *l, int32_t i);
+trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t);
+trtl_status trtl_layer_set_precision(trtl_layer *l, trtl_dtype type);
+trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type);
+const trtl_plugin *trtl_layer_plugin(const trtl_layer *l);         /* plugin layers only */
+
+/* Attributes by their Python name ("stride_nd", "num_groups", "kernel", ...).  Enum and bool
+ * attributes are ints; axes bitmasks are ints.  Errors name the layer and the attribute. */
+trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v);
+trtl_status trtl_layer_get_int(const trtl_layer *l, const char *attr, int64_t *out);
+trtl_status trtl_layer_set_float(trtl_layer *l, const char *attr, double v);
+trtl_status trtl_layer_get_float(const trtl_layer *l, const char *attr, double *out);
+trtl_status trtl_layer_set_dims(trtl_layer *l, const char *attr, const trtl_dims *v);
+trtl_status trtl_layer_get_dims(const trtl_layer *l, const char *attr, trtl_dims *out);
+/* Weights are borrowed until build (see trtl_weights). */
+trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights w);
+trtl_status trtl_layer_get_weights(const trtl_layer *l, const char *attr, trtl_weights *out);
+
+/* Tensors. */
+const char *trtl_tensor_name(const trtl_tensor *t);
+trtl_status trtl_tensor_set_name(trtl_tensor *t, const char *name);
+/* Shape as the user sees it (without batch in implicit-batch networks); -1 for dynamic dims.
+ * Fails with the offending layer's message if the graph's shapes do not check. */
+trtl_status trtl_tensor_dims(const trtl_tensor *t, trtl_dims *out);
+trtl_dtype trtl_tensor_dtype(const trtl_tensor *t);
+trtl_status trtl_tensor_set_dtype(trtl_tensor *t, trtl_dtype type);   /* network inputs only */
+trtl_status trtl_tensor_set_dims(trtl_tensor *t, const trtl_dims *dims);  /* network inputs only */
+int trtl_tensor_is_input(const trtl_tensor *t);
+int trtl_tensor_is_output(const trtl_tensor *t);
+trtl_status trtl_tensor_set_dynamic_range(trtl_tensor *t, float min, float max);
+int trtl_tensor_dynamic_range(const trtl_tensor *t, float *min, float *max);   /* 0: none set */
+
+/* ---- builder -------------------------------------------------------------------------------- */
+
+/* Values equal trt.BuilderFlag. */
+typedef enum trtl_builder_flag {
+    TRTL_FLAG_FP16 = 0, TRTL_FLAG_INT8 = 1, TRTL_FLAG_DEBUG = 2, TRTL_FLAG_GPU_FALLBACK = 3,
+    TRTL_FLAG_STRICT_TYPES = 4, TRTL_FLAG_REFIT = 5, TRTL_FLAG_DISABLE_TIMING_CACHE = 6,
+    TRTL_FLAG_TF32 = 7, TRTL_FLAG_SPARSE_WEIGHTS = 8, TRTL_FLAG_SAFETY_SCOPE = 9,
+    TRTL_FLAG_OBEY_PRECISION_CONSTRAINTS = 10, TRTL_FLAG_PREFER_PRECISION_CONSTRAINTS = 11,
+    TRTL_FLAG_DIRECT_IO = 12, TRTL_FLAG_REJECT_EMPTY_ALGORITHMS = 13,
+    TRTL_FLAG_COUNT = 32
+} trtl_builder_flag;
+
+trtl_status trtl_builder_config_create(trtl_builder_config **out);
+void trtl_builder_config_destroy(trtl_builder_config *cfg);
+void trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on);
+int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag);
+void trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes);
+uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg);
+/* Implicit-batch networks only: the largest batch an engine will run (default 1). */
+trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n);
+int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg);
+/* Timing iterations per candidate kernel during autotuning (0 disables timing). */
+void trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n);
+int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg);
+/* 0: no optimization passes (reference kernels, no fusion); 1..5: all passes (default 3). */
+void trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level);
+int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg);
+/* Threads an execution context uses (0: what this process may run on). */
+void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
+/* Build-time log sink. */
+void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
+/* Optimization profiles: shapes for `input` in profile `profile` (profiles are added in order;
+ * profile == count adds a new one). */
+trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                          const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max);
+int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg);
+
+/* Builds an engine.  The network is not modified and may be built again with another config. */
+trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out);
+
+/* ---- engine --------------------------------------------------------------------------------- */
+
+/* Serialized plan (format in csrc/serialize/plan.h); free *data with trtl_free. */
+trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size);
+/* Loads a plan; plugins are looked up in the registry. */
+trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine **out);
+/* Engines are reference counted so that contexts keep theirs alive. */
+void trtl_engine_retain(trtl_engine *e);
+void trtl_engine_destroy(trtl_engine *e);
+
+int trtl_engine_implicit_batch(const trtl_engine *e);
+int32_t trtl_engine_max_batch_size(const trtl_engine *e);
+int32_t trtl_engine_num_io(const trtl_engine *e);
+const char *trtl_engine_io_name(const trtl_engine *e, int32_t i);
+int32_t trtl_engine_io_index(const trtl_engine *e, const char *name);  /* -1 if absent */
+int trtl_engine_io_is_input(const trtl_engine *e, int32_t i);
+/* Build-time shape (user view; -1 dynamic). */
+trtl_dims trtl_engine_io_dims(const trtl_engine *e, int32_t i);
+trtl_dtype trtl_engine_io_dtype(const trtl_engine *e, int32_t i);
+trtl_status trtl_engine_profile_shape(const trtl_engine *e, int32_t profile, const char *input,
+                                      trtl_dims *min, trtl_dims *opt, trtl_dims *max);
+int32_t trtl_engine_num_profiles(const trtl_engine *e);
+/* Engine steps after fusion: name (fused layer names joined by " + "), op, kernel name. */
+int32_t trtl_engine_num_layers(const trtl_engine *e);
+const char *trtl_engine_layer_name(const trtl_engine *e, int32_t i);
+const char *trtl_engine_layer_kernel(const trtl_engine *e, int32_t i);
+trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i);
+/* JSON description of every step (inputs, outputs, shapes, fused epilogue, kernel); trtl_free. */
+trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json);
+uint64_t trtl_engine_device_memory_size(const trtl_engine *e);  /* activation bytes at max shapes */
+
+/* ---- execution context ------------------------------------------------------------------------ */
+
+trtl_status trtl_context_create(trtl_engine *e, trtl_context **out);
+void trtl_context_destroy(trtl_context *c);
+/* Concrete shape of a dynamic input (user view). */
+trtl_status trtl_context_set_input_shape(trtl_context *c, const char *name, const trtl_dims *dims);
+/* Shape of any I/O tensor for the current inputs (user view). */
+trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_dims *out);
+/* Host address of an I/O tensor; must hold volume(shape) elements of the tensor's dtype. */
+trtl_status trtl_context_set_tensor_address(trtl_context *c, const char *name, void *addr);
+void *trtl_context_tensor_address(const trtl_context *c, const char *name);
+/* Runs with the addresses set above.  batch_size: implicit-batch engines (<= max batch); ignored
+ * (pass 0) for explicit-batch ones. */
+trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size);
+/* Runs with bindings in engine I/O order. */
+trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings);
+/* Per-step timing callback (ms), called after each step when set. */
+typedef void (*trtl_profiler_fn)(void *user, const char *layer_name, float ms);
+void trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user);
+trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TRTLITE_H */

@@ -1,0 +1,8 @@
+/* Reference deconvolution kernel -- STUB. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+trtl_status trtl_ref_deconvolution(const trtl_kernel_args *a)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': deconvolution kernel not implemented", a->node->name);
+}

@@ -1,0 +1,8 @@
+/* Reference matrix_multiply kernel -- STUB. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+trtl_status trtl_ref_matrix_multiply(const trtl_kernel_args *a)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': matrix_multiply kernel not implemented", a->node->name);
+}

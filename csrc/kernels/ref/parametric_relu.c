@@ -1,0 +1,8 @@
+/* Reference parametric_relu kernel -- STUB. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+trtl_status trtl_ref_parametric_relu(const trtl_kernel_args *a)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': parametric_relu kernel not implemented", a->node->name);
+}

@@ -1,0 +1,8 @@
+/* Reference softmax kernel -- STUB. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+trtl_status trtl_ref_softmax(const trtl_kernel_args *a)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': softmax kernel not implemented", a->node->name);
+}

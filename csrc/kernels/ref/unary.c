@@ -1,0 +1,8 @@
+/* Reference unary kernel -- STUB. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+trtl_status trtl_ref_unary(const trtl_kernel_args *a)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': unary kernel not implemented", a->node->name);
+}

@@ -1,0 +1,51 @@
+/* registry.c -- the table of kernels: optimized ones listed by hand, reference ones from ops.def. */
+#include <string.h>
+#include "kernels/registry.h"
+#include "network/op_table.h"
+#include "trtlite/trtlite.h"
+
+/* Reference kernels: "<op>.ref", no CPU requirement, epilogue applied by the engine. */
+static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
+#define TRTL_OP(E, l, cls, lt, disp, mi, ma, no) \
+    [TRTL_OP_##E] = {#l ".ref", TRTL_OP_##E, 0, 0, NULL, NULL, NULL, NULL, trtl_ref_##l},
+#include "trtlite/ops.def"
+#undef TRTL_OP
+};
+
+/* Optimized kernels (csrc/kernels/x86/ and friends).  Add new ones here, best first per op. */
+#define TRTL_OPT_KERNELS(X) /* X(trtl_kernel_conv_im2col_sgemm) */
+#define DECLARE(k) extern const trtl_kernel k;
+TRTL_OPT_KERNELS(DECLARE)
+#undef DECLARE
+static const trtl_kernel *const opt_kernels[] = {
+#define ENTRY(k) &k,
+    TRTL_OPT_KERNELS(ENTRY)
+#undef ENTRY
+    NULL};
+
+int trtl_kernels_for(trtl_op op, const trtl_kernel **out, int max)
+{
+    int n = 0;
+    for (size_t i = 0; opt_kernels[i] && n < max - 1; i++)
+        if (opt_kernels[i]->op == op)
+            out[n++] = opt_kernels[i];
+    if (n < max && (int)op >= 0 && op < TRTL_OP_COUNT)
+        out[n++] = &ref_kernels[op];
+    return n;
+}
+
+const trtl_kernel *trtl_kernel_find(const char *name)
+{
+    for (size_t i = 0; opt_kernels[i]; i++)
+        if (strcmp(opt_kernels[i]->name, name) == 0)
+            return opt_kernels[i];
+    for (int i = 0; i < TRTL_OP_COUNT; i++)
+        if (strcmp(ref_kernels[i].name, name) == 0)
+            return &ref_kernels[i];
+    return NULL;
+}
+
+const trtl_kernel *trtl_kernel_ref(trtl_op op)
+{
+    return ((int)op >= 0 && op < TRTL_OP_COUNT) ? &ref_kernels[op] : NULL;
+}

@@ -1,0 +1,75 @@
+/*
+ * network.h -- the network definition's in-memory form (internal).
+ *
+ * Tensors and layers are allocated one by one so that handles given to users stay valid while
+ * the network grows.  Layers are kept in insertion order; set_input() may reorder the data flow,
+ * so shape inference sorts topologically (and reports cycles).
+ *
+ * Shapes: `full` dims include the batch for implicit-batch networks (as -1 until a batch is
+ * known; 1 is used during network-level inference); what users see drops it.
+ */
+#ifndef TRTL_NETWORK_NETWORK_H
+#define TRTL_NETWORK_NETWORK_H
+
+#include "trtlite/trtlite.h"
+#include "network/op_table.h"
+
+struct trtl_tensor {
+    struct trtl_network *net;
+    int32_t id;            /* index in net->tensors */
+    char *name;
+    trtl_dims dims;        /* network inputs: full declared dims; others: last inferred full dims */
+    trtl_dtype dtype;      /* inputs: declared; others: last inferred */
+    trtl_layer *producer;  /* NULL for network inputs */
+    int32_t producer_out;
+    int is_input;
+    int is_output;
+    int has_dynamic_range;
+    float dyn_min, dyn_max;
+};
+
+struct trtl_layer {
+    struct trtl_network *net;
+    int32_t id;
+    trtl_op op;
+    char *name;
+    int32_t n_in;
+    trtl_tensor **in;      /* n_in entries; an optional input may be NULL */
+    int32_t n_out;
+    trtl_tensor **out;
+    trtl_params p;         /* user form */
+    int has_precision;
+    trtl_dtype precision;
+    int32_t *out_type_set; /* per output: -1 unset, else trtl_dtype */
+};
+
+struct trtl_network {
+    int implicit_batch;
+    char *name;
+    trtl_tensor **tensors;
+    int32_t n_tensors, cap_tensors;
+    trtl_layer **layers;
+    int32_t n_layers, cap_layers;
+    trtl_tensor **inputs;
+    int32_t n_inputs, cap_inputs;
+    trtl_tensor **outputs;
+    int32_t n_outputs, cap_outputs;
+    int shapes_valid;      /* cleared by every mutation */
+    trtl_status shape_status; /* result of the last inference */
+    char shape_error[1024];
+};
+
+/* Re-infers all shapes if anything changed.  On failure returns the error of the first failing
+ * layer (message stored in net->shape_error too). */
+trtl_status trtl_network_infer(trtl_network *net);
+/* Marks shapes stale (called by every setter). */
+void trtl_network_touch(trtl_network *net);
+/* Layer order in which every layer comes after the producers of its inputs.  *order holds
+ * n_layers entries (caller frees).  Fails on cycles or unset inputs. */
+trtl_status trtl_network_topo_order(const trtl_network *net, int32_t **order);
+/* Full dims of a tensor as declared/inferred (with batch placeholder for implicit networks). */
+trtl_dims trtl_tensor_full_dims(const trtl_tensor *t);
+/* Tensor lookup by name (NULL when absent). */
+trtl_tensor *trtl_network_find_tensor(const trtl_network *net, const char *name);
+
+#endif

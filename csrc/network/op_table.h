@@ -1,0 +1,90 @@
+/*
+ * op_table.h -- per-op traits, one row per entry of ops.def.
+ *
+ * Each op `l` provides, in csrc/network/ops/<l>.c:
+ *   trtl_init_<l>(p)        defaults of a new layer (TensorRT's defaults)
+ *   trtl_lower_<l>(p, c)    user params -> engine params (implicit batch: shift axes, prepend the
+ *                           batch to shapes); also validates attribute values
+ *   trtl_infer_<l>(c)       output dims and dtypes from lowered params and full input dims;
+ *                           validates input ranks/dtypes.  Dims may be -1 (dynamic): propagate.
+ *   trtl_attrs_<l>[], trtl_nattrs_<l>   attribute descriptors
+ * and in csrc/kernels/ref/<l>.c:
+ *   trtl_ref_<l>(args)      the reference kernel (plain C, no SIMD, obviously correct).
+ */
+#ifndef TRTL_NETWORK_OP_TABLE_H
+#define TRTL_NETWORK_OP_TABLE_H
+
+#include "network/attrs.h"
+#include "kernels/kernel.h"
+
+typedef struct trtl_infer_ctx {
+    const char *layer_name;
+    const trtl_params *p;       /* lowered */
+    int32_t n_in;
+    const trtl_dims *in;        /* full dims (batch included) */
+    const trtl_dtype *in_type;
+    const void *const *in_values; /* constant inputs' values where known at build, else NULL (array may be NULL) */
+    int32_t n_out;
+    trtl_dims *out;
+    trtl_dtype *out_type;
+} trtl_infer_ctx;
+
+typedef struct trtl_lower_ctx {
+    const char *layer_name;
+    int implicit_batch;
+    int32_t n_in;
+    const trtl_dims *in;        /* full dims of the inputs */
+} trtl_lower_ctx;
+
+typedef struct trtl_op_info {
+    const char *name;           /* "CONVOLUTION" */
+    const char *py_class;       /* "IConvolutionLayer" */
+    int32_t trt_layer_type;     /* trt.LayerType value */
+    const char *display;        /* "Convolution" (default layer names) */
+    int32_t min_inputs, max_inputs, num_outputs;
+    void (*init)(trtl_params *p);
+    trtl_status (*lower)(trtl_params *p, const trtl_lower_ctx *c);
+    trtl_status (*infer)(const trtl_infer_ctx *c);
+    trtl_kernel_fn ref;
+    const trtl_attr_desc *attrs;
+    const int32_t *nattrs;
+} trtl_op_info;
+
+extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
+
+#define TRTL_OP(E, l, cls, lt, disp, mi, ma, no)                                  \
+    void trtl_init_##l(trtl_params *p);                                           \
+    trtl_status trtl_lower_##l(trtl_params *p, const trtl_lower_ctx *c);          \
+    trtl_status trtl_infer_##l(const trtl_infer_ctx *c);                          \
+    trtl_status trtl_ref_##l(const trtl_kernel_args *a);                          \
+    extern const trtl_attr_desc trtl_attrs_##l[];                                 \
+    extern const int32_t trtl_nattrs_##l;
+#include "trtlite/ops.def"
+#undef TRTL_OP
+
+/* Helpers for writing attribute tables. */
+#define TRTL_PARAM_OFF(member) offsetof(trtl_params, member)
+#define TRTL_A(name, type, member) {name, type, TRTL_PARAM_OFF(member), 0, NULL, 0}
+#define TRTL_A_ENUM(name, member, ename) {name, TRTL_ATTR_ENUM, TRTL_PARAM_OFF(member), 0, ename, 0}
+#define TRTL_A_FLAGS(name, type, member, fl) {name, type, TRTL_PARAM_OFF(member), 0, NULL, fl}
+#define TRTL_A_SYM(name, pre, post, fl) {name, TRTL_ATTR_DIMS_SYM, TRTL_PARAM_OFF(pre), TRTL_PARAM_OFF(post), NULL, fl}
+#define TRTL_NATTRS(l) const int32_t trtl_nattrs_##l = (int32_t)(sizeof(trtl_attrs_##l) / sizeof(trtl_attrs_##l[0]))
+
+/* ---- shape helpers shared by spatial ops (ops/spatial.c) ---- */
+
+/* Output size and effective paddings of one spatial dim of convolution/pooling.
+ * k_eff = dilation*(k-1)+1.  in may be -1 (then out = -1, pads from explicit values). */
+trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
+                             int32_t padding_mode, int is_pooling, int64_t *out, int64_t *pre_eff,
+                             int64_t *post_eff);
+/* Same for deconvolution (output larger than input). */
+trtl_status trtl_deconv_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
+                            int32_t padding_mode, int64_t *out, int64_t *pre_eff, int64_t *post_eff);
+
+/* Broadcast two dims (same rank, each pair equal or one of them 1; -1 unknown). */
+trtl_status trtl_broadcast_dims(const char *layer, const trtl_dims *a, const trtl_dims *b, trtl_dims *out);
+
+/* Index of the single set bit of an axes mask (-1 if not exactly one). */
+int trtl_single_axis(uint32_t axes);
+
+#endif

@@ -1,0 +1,22 @@
+/* matrix_multiply.c -- STUB: to be implemented. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+const trtl_attr_desc trtl_attrs_matrix_multiply[] = {
+    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+};
+TRTL_NATTRS(matrix_multiply);
+
+void trtl_init_matrix_multiply(trtl_params *p) { (void)p; }
+
+trtl_status trtl_lower_matrix_multiply(trtl_params *p, const trtl_lower_ctx *c)
+{
+    (void)p;
+    (void)c;
+    return TRTL_OK;
+}
+
+trtl_status trtl_infer_matrix_multiply(const trtl_infer_ctx *c)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': matrix_multiply is not implemented yet", c->layer_name);
+}

@@ -1,0 +1,22 @@
+/* slice.c -- STUB: to be implemented. */
+#include "network/op_table.h"
+#include "core/status.h"
+
+const trtl_attr_desc trtl_attrs_slice[] = {
+    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+};
+TRTL_NATTRS(slice);
+
+void trtl_init_slice(trtl_params *p) { (void)p; }
+
+trtl_status trtl_lower_slice(trtl_params *p, const trtl_lower_ctx *c)
+{
+    (void)p;
+    (void)c;
+    return TRTL_OK;
+}
+
+trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
+{
+    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice is not implemented yet", c->layer_name);
+}

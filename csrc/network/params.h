@@ -1,0 +1,188 @@
+/*
+ * params.h -- per-operation parameters.
+ *
+ * One struct per op; a layer stores the union trtl_params.  The same struct is used twice:
+ *   - on a network layer it holds what the user set (TensorRT semantics, axes relative to the
+ *     user's view, i.e. without the implicit batch dimension in implicit-batch networks);
+ *   - on an engine node it holds the *lowered* form (see trtl_lower_<op>): axes, permutations and
+ *     shapes refer to the full tensor including the batch dimension, weights are float32/int32
+ *     and owned by the engine.
+ * Attribute tables (attrs.c) describe these fields by offset for the bindings and the plan writer.
+ *
+ * Enum values equal TensorRT's Python enums.
+ */
+#ifndef TRTL_NETWORK_PARAMS_H
+#define TRTL_NETWORK_PARAMS_H
+
+#include "trtlite/ops.h"
+
+/* Convolution and deconvolution share one struct.  Spatial dims (kernel_size, stride, ...) have
+ * 2 or 3 entries and apply to the last nb spatial dims of the input. */
+typedef struct trtl_conv_params {
+    int32_t num_output_maps;
+    trtl_dims kernel_size;
+    trtl_dims stride;
+    trtl_dims pre_padding;
+    trtl_dims post_padding;
+    trtl_dims dilation;
+    int32_t num_groups;
+    int32_t padding_mode;      /* trtl_padding_mode */
+    trtl_weights kernel;       /* conv: [K, C/g, R, S];  deconv: [C, K/g, R, S] */
+    trtl_weights bias;         /* [K] or empty */
+} trtl_conv_params;
+
+typedef struct trtl_fc_params {
+    int32_t num_output_channels;
+    trtl_weights kernel;       /* [K, C*H*W] */
+    trtl_weights bias;         /* [K] or empty */
+} trtl_fc_params;
+
+typedef struct trtl_activation_params {
+    int32_t type;              /* trtl_activation_type */
+    float alpha, beta;
+} trtl_activation_params;
+
+typedef struct trtl_pooling_params {
+    int32_t type;              /* trtl_pooling_type */
+    trtl_dims window_size;
+    trtl_dims stride;
+    trtl_dims pre_padding;
+    trtl_dims post_padding;
+    int32_t padding_mode;
+    float blend_factor;
+    int32_t average_count_excludes_padding;
+} trtl_pooling_params;
+
+typedef struct trtl_lrn_params {
+    int32_t window_size;
+    float alpha, beta, k;
+} trtl_lrn_params;
+
+typedef struct trtl_scale_params {
+    int32_t mode;              /* trtl_scale_mode */
+    trtl_weights shift, scale, power;
+    int32_t channel_axis;
+} trtl_scale_params;
+
+typedef struct trtl_softmax_params {
+    uint32_t axes;             /* bitmask with exactly one bit */
+} trtl_softmax_params;
+
+typedef struct trtl_concat_params {
+    int32_t axis;
+} trtl_concat_params;
+
+typedef struct trtl_elementwise_params {
+    int32_t op;                /* trtl_elementwise_op */
+} trtl_elementwise_params;
+
+typedef struct trtl_unary_params {
+    int32_t op;                /* trtl_unary_op */
+} trtl_unary_params;
+
+typedef struct trtl_padding_params {
+    trtl_dims pre_padding;     /* applied to the last nb dims; negative values crop */
+    trtl_dims post_padding;
+} trtl_padding_params;
+
+typedef struct trtl_shuffle_params {
+    trtl_dims first_transpose;   /* nb_dims 0: identity */
+    trtl_dims reshape_dims;      /* nb_dims -1: no reshape */
+    trtl_dims second_transpose;  /* nb_dims 0: identity */
+    int32_t zero_is_placeholder; /* default 1 */
+} trtl_shuffle_params;
+
+typedef struct trtl_reduce_params {
+    int32_t op;                /* trtl_reduce_op */
+    uint32_t axes;
+    int32_t keep_dims;
+} trtl_reduce_params;
+
+typedef struct trtl_topk_params {
+    int32_t op;                /* trtl_topk_op */
+    int32_t k;
+    uint32_t axes;             /* exactly one bit */
+} trtl_topk_params;
+
+typedef struct trtl_gather_params {
+    int32_t axis;
+    int32_t num_elementwise_dims;
+    int32_t mode;              /* trtl_gather_mode */
+} trtl_gather_params;
+
+typedef struct trtl_matmul_params {
+    int32_t op0, op1;          /* trtl_matrix_op */
+} trtl_matmul_params;
+
+typedef struct trtl_constant_params {
+    trtl_dims shape;
+    trtl_weights weights;
+} trtl_constant_params;
+
+typedef struct trtl_slice_params {
+    trtl_dims start, shape, stride;
+    int32_t mode;              /* trtl_slice_mode */
+    uint32_t copy_mask;        /* lowered only: bit i set -> shape[i] is the input's dim i */
+} trtl_slice_params;
+
+#define TRTL_MAX_SCALES TRTL_MAX_DIMS
+typedef struct trtl_resize_params {
+    trtl_dims shape;           /* nb_dims 0: use scales */
+    int32_t nb_scales;         /* 0: use shape */
+    float scales[TRTL_MAX_SCALES];
+    int32_t resize_mode;       /* trtl_resize_mode */
+    int32_t coordinate_transformation; /* trtl_resize_coord */
+    int32_t selector_for_single_pixel; /* trtl_resize_selector */
+    int32_t nearest_rounding;  /* trtl_resize_round */
+    float cubic_coeff;
+    int32_t exclude_outside;
+    uint32_t copy_mask;        /* lowered only: bit i set -> output dim i is the input's dim i */
+} trtl_resize_params;
+
+typedef struct trtl_normalization_params {
+    float epsilon;
+    uint32_t axes;
+    int32_t num_groups;
+    int32_t compute_precision; /* trtl_dtype */
+} trtl_normalization_params;
+
+typedef struct trtl_cast_params {
+    int32_t to_type;           /* trtl_dtype */
+} trtl_cast_params;
+
+struct trtl_plugin;
+typedef struct trtl_plugin_params {
+    struct trtl_plugin *plugin; /* owned by the layer / node (cloned) */
+} trtl_plugin_params;
+
+typedef struct trtl_empty_params {
+    int32_t unused;
+} trtl_empty_params;
+
+typedef union trtl_params {
+    trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
+    trtl_fc_params fc;
+    trtl_activation_params act;
+    trtl_pooling_params pool;
+    trtl_lrn_params lrn;
+    trtl_scale_params scale;
+    trtl_softmax_params softmax;
+    trtl_concat_params concat;
+    trtl_elementwise_params ew;
+    trtl_unary_params unary;
+    trtl_padding_params pad;
+    trtl_shuffle_params shuffle;
+    trtl_reduce_params reduce;
+    trtl_topk_params topk;
+    trtl_gather_params gather;
+    trtl_matmul_params matmul;
+    trtl_constant_params constant;
+    trtl_slice_params slice;
+    trtl_resize_params resize;
+    trtl_normalization_params norm;
+    trtl_cast_params cast;
+    trtl_plugin_params plugin;
+    trtl_empty_params empty;          /* IDENTITY, PARAMETRIC_RELU, SELECT */
+} trtl_params;
+
+#endif /* TRTL_NETWORK_PARAMS_H */
