@@ -81,6 +81,10 @@ trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t 
 trtl_status trtl_deconv_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
                             int32_t padding_mode, int64_t *out, int64_t *pre_eff, int64_t *post_eff);
 
+/* Checks kernel_size/stride/dilation/padding of a (de)convolution agree in rank and range
+ * (ops/convolution.c). */
+trtl_status trtl_conv_check_spatial(const trtl_conv_params *c, const char *layer);
+
 /* Broadcast two dims (same rank, each pair equal or one of them 1; -1 unknown). */
 trtl_status trtl_broadcast_dims(const char *layer, const trtl_dims *a, const trtl_dims *b, trtl_dims *out);
 

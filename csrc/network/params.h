@@ -90,6 +90,7 @@ typedef struct trtl_shuffle_params {
     trtl_dims reshape_dims;      /* nb_dims -1: no reshape */
     trtl_dims second_transpose;  /* nb_dims 0: identity */
     int32_t zero_is_placeholder; /* default 1 */
+    uint32_t copy_mask;          /* lowered only: bit i set -> reshape dim i is the input's dim i */
 } trtl_shuffle_params;
 
 typedef struct trtl_reduce_params {

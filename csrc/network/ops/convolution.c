@@ -45,8 +45,6 @@ void trtl_init_convolution(trtl_params *p)
     c->padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
 }
 
-/* Shared with deconvolution: checks the spatial attributes agree with the kernel's rank. */
-trtl_status trtl_conv_check_spatial(const trtl_conv_params *c, const char *layer);
 trtl_status trtl_conv_check_spatial(const trtl_conv_params *c, const char *layer)
 {
     int32_t nsp = c->kernel_size.nb_dims;
