@@ -57,6 +57,7 @@ struct trtl_network {
     int shapes_valid;      /* cleared by every mutation */
     trtl_status shape_status; /* result of the last inference */
     char shape_error[1024];
+    int32_t shape_error_layer; /* id of the layer that failed, -1 if none */
 };
 
 /* Re-infers all shapes if anything changed.  On failure returns the error of the first failing

@@ -82,11 +82,16 @@ trtl_layer *trtl_network_layer(const trtl_network *net, int32_t i);   /* NULL if
 trtl_tensor *trtl_network_input(const trtl_network *net, int32_t i);
 trtl_tensor *trtl_network_output(const trtl_network *net, int32_t i);
 
-/* Generic layer creation: `op` with default attributes, then set attributes by name below.
- * Shapes are checked now with the defaults and again at build time. */
+/* Generic layer creation: `op` with default attributes; set attributes by name (below), then
+ * call trtl_layer_validate() to check shapes now (as TensorRT's add_* does); build() checks
+ * every layer again. */
 trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *const *inputs,
                                    int32_t nb_inputs, trtl_layer **out);
-/* Plugin layer; the network takes ownership of `plugin`. */
+/* Shape/dtype check of a layer against its inputs; the error names the layer. */
+trtl_status trtl_layer_validate(trtl_layer *l);
+/* Removes a layer whose outputs nothing uses (e.g. one that failed validation). */
+trtl_status trtl_network_remove_layer(trtl_network *net, trtl_layer *l);
+/* Plugin layer; on success the network owns `plugin` (validated like add_layer + validate). */
 trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
                                     trtl_plugin *plugin, trtl_layer **out);
 
@@ -130,6 +135,9 @@ trtl_status trtl_layer_get_dims(const trtl_layer *l, const char *attr, trtl_dims
 /* Weights are borrowed until build (see trtl_weights). */
 trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights w);
 trtl_status trtl_layer_get_weights(const trtl_layer *l, const char *attr, trtl_weights *out);
+/* List-of-floats attributes (resize "scales"). */
+trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *v, int32_t n);
+trtl_status trtl_layer_get_floats(const trtl_layer *l, const char *attr, float *v, int32_t *n);
 
 /* Tensors. */
 const char *trtl_tensor_name(const trtl_tensor *t);

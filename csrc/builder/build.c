@@ -1,0 +1,361 @@
+/* build.c -- the build driver: network -> working graph -> passes -> kernels -> engine. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "builder/graph.h"
+#include "network/network.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+/* Copies weights into an engine-owned buffer: float32 for every op's weights, except constants,
+ * which keep INT32/BOOL/INT8 values (HALF becomes FLOAT). */
+static trtl_status convert_weights(trtl_weights *w, int keep_ints, void **buf_out, const char *layer,
+                                   const char *attr)
+{
+    *buf_out = NULL;
+    if (w->count == 0) {
+        w->values = NULL;
+        w->type = TRTL_FLOAT;
+        return TRTL_OK;
+    }
+    trtl_dtype to = TRTL_FLOAT;
+    if (keep_ints && (w->type == TRTL_INT32 || w->type == TRTL_BOOL || w->type == TRTL_INT8))
+        to = w->type;
+    void *buf = trtl_aligned_alloc((size_t)w->count * trtl_dtype_size(to));
+    if (!buf)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory copying %s", layer, attr);
+    if (to == w->type) {
+        memcpy(buf, w->values, (size_t)w->count * trtl_dtype_size(to));
+    } else {
+        float *f = buf;
+        for (int64_t i = 0; i < w->count; i++) {
+            switch (w->type) {
+            case TRTL_HALF: f[i] = trtl_half_to_float(((const uint16_t *)w->values)[i]); break;
+            case TRTL_INT32: f[i] = (float)((const int32_t *)w->values)[i]; break;
+            case TRTL_INT8: f[i] = (float)((const int8_t *)w->values)[i]; break;
+            case TRTL_BOOL:
+            case TRTL_UINT8: f[i] = (float)((const uint8_t *)w->values)[i]; break;
+            default: f[i] = ((const float *)w->values)[i]; break;
+            }
+        }
+    }
+    w->values = buf;
+    w->type = to;
+    *buf_out = buf;
+    return TRTL_OK;
+}
+
+static trtl_status own_weights(trtl_bgraph *g, trtl_node *n, const char *layer)
+{
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    for (int32_t i = 0; i < *info->nattrs; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        if (d->type != TRTL_ATTR_WEIGHTS || (d->flags & TRTL_ATTRF_ALIAS))
+            continue;
+        trtl_weights *w = (trtl_weights *)((char *)&n->p + d->offset);
+        void *buf;
+        TRTL_TRY(convert_weights(w, n->op == TRTL_OP_CONSTANT, &buf, layer, d->name));
+        if (buf && !trtl_bg_own(g, buf))
+            return trtl_last_status();
+    }
+    return TRTL_OK;
+}
+
+/* Profiles: per input full min/opt/max for every profile. */
+static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const trtl_builder_config *cfg)
+{
+    int32_t ni = net->n_inputs;
+    int32_t np = net->implicit_batch ? 1 : (cfg->n_profiles > 0 ? cfg->n_profiles : 1);
+    g->n_profiles = np;
+    g->pmin = calloc((size_t)(np * ni + 1), sizeof(trtl_dims));
+    g->popt = calloc((size_t)(np * ni + 1), sizeof(trtl_dims));
+    g->pmax = calloc((size_t)(np * ni + 1), sizeof(trtl_dims));
+    if (!g->pmin || !g->popt || !g->pmax)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+    /* Every profile entry must name an input of this network. */
+    for (int32_t p = 0; !net->implicit_batch && p < cfg->n_profiles; p++)
+        for (int32_t k = 0; k < cfg->profiles[p].n; k++) {
+            const char *nm = cfg->profiles[p].entries[k].input;
+            int found = 0;
+            for (int32_t i = 0; i < ni; i++)
+                found |= strcmp(net->inputs[i]->name, nm) == 0;
+            if (!found)
+                return trtl_error(TRTL_ERR_NOT_FOUND, "optimization profile %d names '%s', which is not a network input",
+                                  (int)p, nm);
+        }
+    for (int32_t p = 0; p < np; p++)
+        for (int32_t i = 0; i < ni; i++) {
+            const trtl_tensor *t = net->inputs[i];
+            trtl_dims d = t->dims, *mn = &g->pmin[p * ni + i], *op = &g->popt[p * ni + i], *mx = &g->pmax[p * ni + i];
+            if (net->implicit_batch) {
+                *mn = *op = *mx = d;
+                mn->d[0] = 1;
+                op->d[0] = mx->d[0] = g->max_batch;
+                continue;
+            }
+            const trtl_profile_entry *e = NULL;
+            if (p < cfg->n_profiles)
+                for (int32_t k = 0; k < cfg->profiles[p].n; k++)
+                    if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0)
+                        e = &cfg->profiles[p].entries[k];
+            if (!e) {
+                if (trtl_dims_dynamic(&d))
+                    return trtl_error(TRTL_ERR_SHAPE,
+                                      "input '%s' has dynamic shape %s but optimization profile %d gives it no "
+                                      "shapes: call profile.set_shape('%s', min, opt, max) and "
+                                      "config.add_optimization_profile(profile)",
+                                      t->name, trtl_dims_str(&d, s1, sizeof s1), (int)p, t->name);
+                *mn = *op = *mx = d;
+                continue;
+            }
+            if (e->min.nb_dims != d.nb_dims)
+                return trtl_error(TRTL_ERR_SHAPE, "optimization profile %d: shapes for input '%s' have %d dims, the input has %d",
+                                  (int)p, t->name, (int)e->min.nb_dims, (int)d.nb_dims);
+            for (int32_t k = 0; k < d.nb_dims; k++)
+                if (d.d[k] >= 0 && (e->min.d[k] != d.d[k] || e->max.d[k] != d.d[k]))
+                    return trtl_error(TRTL_ERR_SHAPE,
+                                      "optimization profile %d: input '%s' is %s but the profile allows %s..%s "
+                                      "(fixed dimension %d differs)",
+                                      (int)p, t->name, trtl_dims_str(&d, s1, sizeof s1),
+                                      trtl_dims_str(&e->min, s2, sizeof s2), "max", (int)k);
+            *mn = e->min;
+            *op = e->opt;
+            *mx = e->max;
+        }
+    return TRTL_OK;
+}
+
+/* Input dims of the working graph: envelope over profiles for min/max, profile 0 for opt. */
+static void set_input_dims(trtl_bgraph *g)
+{
+    int32_t ni = g->n_inputs;
+    for (int32_t i = 0; i < ni; i++) {
+        trtl_bg_tensor *t = &g->t[g->inputs[i]];
+        t->dmin = g->pmin[i];
+        t->dopt = g->popt[i];
+        t->dmax = g->pmax[i];
+        for (int32_t p = 1; p < g->n_profiles; p++)
+            for (int32_t k = 0; k < t->dmin.nb_dims; k++) {
+                if (g->pmin[p * ni + i].d[k] < t->dmin.d[k])
+                    t->dmin.d[k] = g->pmin[p * ni + i].d[k];
+                if (g->pmax[p * ni + i].d[k] > t->dmax.d[k])
+                    t->dmax.d[k] = g->pmax[p * ni + i].d[k];
+            }
+    }
+}
+
+static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
+{
+    int32_t *map = malloc(sizeof(int32_t) * (size_t)(net->n_tensors ? net->n_tensors : 1));
+    int32_t *order = NULL;
+    trtl_status st = TRTL_OK;
+    if (!map)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    for (int32_t i = 0; i < net->n_tensors; i++)
+        map[i] = -1;
+    g->inputs = malloc(sizeof(int32_t) * (size_t)(net->n_inputs + 1));
+    g->outputs = malloc(sizeof(int32_t) * (size_t)(net->n_outputs + 1));
+    if (!g->inputs || !g->outputs) {
+        free(map);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    }
+    for (int32_t i = 0; i < net->n_inputs; i++) {
+        trtl_tensor *t = net->inputs[i];
+        int32_t id = trtl_bg_add_tensor(g, t->name, t->dtype, TRTL_TK_INPUT);
+        if (id < 0) {
+            free(map);
+            return trtl_last_status();
+        }
+        g->t[id].io_index = i;
+        map[t->id] = id;
+        g->inputs[g->n_inputs++] = id;
+    }
+    set_input_dims(g);
+    st = trtl_network_topo_order(net, &order);
+    for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
+        trtl_layer *l = net->layers[order[k]];
+        int32_t in[64], out[16];
+        trtl_dims dims[64];
+        for (int32_t j = 0; j < l->n_in; j++) {
+            in[j] = map[l->in[j]->id];
+            dims[j] = l->in[j]->dims;
+        }
+        for (int32_t j = 0; j < l->n_out; j++) {
+            trtl_tensor *t = l->out[j];
+            out[j] = trtl_bg_add_tensor(g, t->name, t->dtype, TRTL_TK_ACTIVATION);
+            if (out[j] < 0) {
+                st = trtl_last_status();
+                break;
+            }
+            map[t->id] = out[j];
+        }
+        if (st != TRTL_OK)
+            break;
+        trtl_params p = l->p;
+        trtl_lower_ctx lc = {l->name, net->implicit_batch, l->n_in, dims};
+        st = trtl_op_table[l->op].lower(&p, &lc);
+        if (st != TRTL_OK)
+            break;
+        if (l->op == TRTL_OP_PLUGIN_V2) {
+            p.plugin.plugin = l->p.plugin.plugin->vt->clone(l->p.plugin.plugin);
+            if (!p.plugin.plugin) {
+                st = trtl_error(TRTL_ERR_PLUGIN, "layer '%s': the plugin's clone() failed", l->name);
+                break;
+            }
+        }
+        int32_t ni = trtl_bg_add_node(g, l->op, l->name, &p, l->n_in, in, l->n_out, out);
+        if (ni < 0) {
+            if (l->op == TRTL_OP_PLUGIN_V2)
+                p.plugin.plugin->vt->destroy(p.plugin.plugin);
+            st = trtl_last_status();
+            break;
+        }
+        st = own_weights(g, &g->n[ni].n, l->name);
+    }
+    free(order);
+    for (int32_t i = 0; st == TRTL_OK && i < net->n_outputs; i++) {
+        int32_t id = map[net->outputs[i]->id];
+        g->outputs[g->n_outputs++] = id;
+    }
+    free(map);
+    return st;
+}
+
+/* Constant layers become constant tensors; outputs that are inputs or constants get a copy. */
+static trtl_status materialize(trtl_bgraph *g)
+{
+    for (int32_t i = 0; i < g->nn; i++) {
+        trtl_bg_node *b = &g->n[i];
+        if (b->n.op != TRTL_OP_CONSTANT)
+            continue;
+        trtl_bg_tensor *t = &g->t[b->n.out[0]];
+        trtl_weights *w = &b->n.p.constant.weights;
+        /* Move the buffer from the graph's owned list to the tensor. */
+        for (int32_t k = 0; k < g->n_owned; k++)
+            if (g->owned[k] == w->values) {
+                g->owned[k] = g->owned[--g->n_owned];
+                break;
+            }
+        t->data = (void *)w->values;
+        if (!t->data) { /* an empty constant still needs an address */
+            t->data = trtl_aligned_alloc(64);
+            if (!t->data)
+                return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        }
+        w->values = NULL;
+        w->count = 0;
+        t->kind = TRTL_TK_CONSTANT;
+        t->dmin = t->dopt = t->dmax = b->n.p.constant.shape;
+        t->producer = -1;
+        b->dead = 1;
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        int32_t id = g->outputs[i];
+        trtl_bg_tensor *t = &g->t[id];
+        int needs_copy = t->kind == TRTL_TK_INPUT || t->kind == TRTL_TK_CONSTANT || t->kind == TRTL_TK_OUTPUT;
+        if (!needs_copy) {
+            t->kind = TRTL_TK_OUTPUT;
+            t->io_index = i;
+            continue;
+        }
+        /* The output keeps its name; the source gets a private one. */
+        char *name = t->name;
+        size_t len = strlen(name) + 16;
+        char *priv = malloc(len);
+        if (!priv)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        snprintf(priv, len, "%s__src%d", name, (int)i);
+        int32_t nid = trtl_bg_add_tensor(g, name, g->t[id].dtype, TRTL_TK_OUTPUT);
+        if (nid < 0) {
+            free(priv);
+            return trtl_last_status();
+        }
+        t = &g->t[id]; /* the array may have moved */
+        t->name = priv;
+        free(name);
+        g->t[nid].io_index = i;
+        g->t[nid].dmin = t->dmin;
+        g->t[nid].dopt = t->dopt;
+        g->t[nid].dmax = t->dmax;
+        trtl_params p;
+        trtl_op_table[TRTL_OP_IDENTITY].init(&p);
+        if (trtl_bg_add_node(g, TRTL_OP_IDENTITY, g->t[nid].name, &p, 1, &id, 1, &nid) < 0)
+            return trtl_last_status();
+        g->n[g->nn - 1].order = g->nn - 1;
+        g->outputs[i] = nid;
+    }
+    return TRTL_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out)
+{
+    trtl_bgraph g;
+    memset(&g, 0, sizeof g);
+    g.cfg = cfg;
+    g.implicit_batch = net->implicit_batch;
+    g.max_batch = net->implicit_batch ? cfg->max_batch_size : 1;
+    double t0 = now_ms();
+    if (net->n_outputs == 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "network '%s' has no outputs: call network.mark_output(tensor) on the result", net->name);
+    TRTL_TRY(trtl_network_infer(net));
+    trtl_status st = setup_profiles(&g, net, cfg);
+    if (st == TRTL_OK)
+        st = lower_network(&g, net);
+    if (st == TRTL_OK)
+        st = materialize(&g);
+    if (st == TRTL_OK)
+        st = trtl_bg_sort(&g);
+    if (st == TRTL_OK)
+        st = trtl_bg_infer(&g);
+    if (st == TRTL_OK)
+        st = trtl_pass_dead_layers(&g);
+    if (st == TRTL_OK && cfg->optimization_level > 0) {
+        st = trtl_pass_constant_fold(&g);
+        if (st == TRTL_OK)
+            st = trtl_pass_fold_scale(&g);
+        if (st == TRTL_OK)
+            st = trtl_pass_fuse_epilogue(&g);
+        if (st == TRTL_OK)
+            st = trtl_pass_dead_layers(&g);
+    }
+    if (st == TRTL_OK)
+        st = trtl_bg_sort(&g);
+    if (st == TRTL_OK)
+        st = trtl_bg_infer(&g);
+    if (st == TRTL_OK)
+        st = trtl_select_kernels(&g);
+    if (st == TRTL_OK)
+        st = trtl_emit_engine(&g, out);
+    if (st == TRTL_OK) {
+        (*out)->num_threads = cfg->num_threads;
+        trtl_log(TRTL_LOG_INFO, "built engine: %d layers -> %d steps in %.1f ms", (int)net->n_layers,
+                 (int)(*out)->n_nodes, now_ms() - t0);
+    }
+    trtl_bg_free(&g);
+    return st;
+}
+
+trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out)
+{
+    trtl_clear_error();
+    if (!net || !cfg || !out)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "build: network, config and out must be given");
+    trtl_log_sink prev = trtl_log_push(cfg->log_fn, cfg->log_user);
+    /* Shape inference caches results on the network; building never changes what it defines. */
+    trtl_status st = do_build((trtl_network *)net, cfg, out);
+    if (st != TRTL_OK)
+        trtl_log(TRTL_LOG_ERROR, "%s", trtl_last_error());
+    trtl_log_pop(prev);
+    return st;
+}

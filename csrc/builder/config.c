@@ -1,0 +1,137 @@
+/* config.c -- the builder configuration object. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/config.h"
+#include "core/status.h"
+
+trtl_status trtl_builder_config_create(trtl_builder_config **out)
+{
+    trtl_clear_error();
+    trtl_builder_config *c = calloc(1, sizeof *c);
+    if (!c)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    c->workspace = (uint64_t)1 << 30;
+    c->max_batch_size = 1;
+    c->avg_timing_iterations = 1;
+    c->optimization_level = 3;
+    *out = c;
+    return TRTL_OK;
+}
+
+void trtl_builder_config_destroy(trtl_builder_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (int32_t p = 0; p < cfg->n_profiles; p++) {
+        for (int32_t i = 0; i < cfg->profiles[p].n; i++)
+            free(cfg->profiles[p].entries[i].input);
+        free(cfg->profiles[p].entries);
+    }
+    free(cfg->profiles);
+    free(cfg);
+}
+
+void trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on)
+{
+    if (flag < 0 || flag >= 32)
+        return;
+    if (on)
+        cfg->flags |= 1u << flag;
+    else
+        cfg->flags &= ~(1u << flag);
+}
+
+int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag)
+{
+    return flag >= 0 && flag < 32 && (cfg->flags >> flag) & 1u;
+}
+
+void trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes) { cfg->workspace = bytes; }
+uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg) { return cfg->workspace; }
+
+trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n)
+{
+    if (n < 1)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "max_batch_size must be >= 1, got %d", (int)n);
+    cfg->max_batch_size = n;
+    return TRTL_OK;
+}
+
+int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg) { return cfg->max_batch_size; }
+void trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n)
+{
+    cfg->avg_timing_iterations = n < 0 ? 0 : n;
+}
+int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg)
+{
+    return cfg->avg_timing_iterations;
+}
+void trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level)
+{
+    cfg->optimization_level = level < 0 ? 0 : (level > 5 ? 5 : level);
+}
+int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg) { return cfg->optimization_level; }
+void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n) { cfg->num_threads = n < 0 ? 0 : n; }
+
+void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user)
+{
+    cfg->log_fn = fn;
+    cfg->log_user = user;
+}
+
+trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                          const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
+{
+    trtl_clear_error();
+    if (!input || !*input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
+    if (profile < 0 || profile > cfg->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
+                          (int)profile, (int)cfg->n_profiles);
+    if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims)
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': min/opt/max have different ranks", input);
+    for (int32_t i = 0; i < min->nb_dims; i++)
+        if (min->d[i] < 0 || min->d[i] > opt->d[i] || opt->d[i] > max->d[i])
+            return trtl_error(TRTL_ERR_SHAPE,
+                              "optimization profile for '%s': need 0 <= min <= opt <= max in every dimension "
+                              "(dimension %d: %lld, %lld, %lld)",
+                              input, (int)i, (long long)min->d[i], (long long)opt->d[i], (long long)max->d[i]);
+    if (profile == cfg->n_profiles) {
+        trtl_config_profile *np = realloc(cfg->profiles, sizeof *np * (size_t)(cfg->n_profiles + 1));
+        if (!np)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        cfg->profiles = np;
+        memset(&np[cfg->n_profiles], 0, sizeof *np);
+        cfg->n_profiles++;
+    }
+    trtl_config_profile *p = &cfg->profiles[profile];
+    for (int32_t i = 0; i < p->n; i++)
+        if (strcmp(p->entries[i].input, input) == 0) {
+            p->entries[i].min = *min;
+            p->entries[i].opt = *opt;
+            p->entries[i].max = *max;
+            return TRTL_OK;
+        }
+    if (p->n == p->cap) {
+        int32_t nc = p->cap ? p->cap * 2 : 4;
+        trtl_profile_entry *ne = realloc(p->entries, sizeof *ne * (size_t)nc);
+        if (!ne)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        p->entries = ne;
+        p->cap = nc;
+    }
+    trtl_profile_entry *e = &p->entries[p->n];
+    size_t len = strlen(input) + 1;
+    e->input = malloc(len);
+    if (!e->input)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    memcpy(e->input, input, len);
+    e->min = *min;
+    e->opt = *opt;
+    e->max = *max;
+    p->n++;
+    return TRTL_OK;
+}
+
+int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg) { return cfg->n_profiles; }

@@ -1,0 +1,30 @@
+/* config.h -- builder configuration (internal layout). */
+#ifndef TRTL_BUILDER_CONFIG_H
+#define TRTL_BUILDER_CONFIG_H
+
+#include "trtlite/trtlite.h"
+
+typedef struct trtl_profile_entry {
+    char *input;
+    trtl_dims min, opt, max; /* user view */
+} trtl_profile_entry;
+
+typedef struct trtl_config_profile {
+    trtl_profile_entry *entries;
+    int32_t n, cap;
+} trtl_config_profile;
+
+struct trtl_builder_config {
+    uint32_t flags;
+    uint64_t workspace;
+    int32_t max_batch_size;
+    int32_t avg_timing_iterations;
+    int32_t optimization_level;
+    int32_t num_threads;
+    trtl_log_fn log_fn;
+    void *log_user;
+    trtl_config_profile *profiles;
+    int32_t n_profiles;
+};
+
+#endif

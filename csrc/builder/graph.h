@@ -1,0 +1,78 @@
+/*
+ * graph.h -- the builder's working graph (internal).
+ *
+ * build.c lowers a network into this graph (params in engine form, weights copied and converted
+ * to float32, constants materialized), the passes in passes/ rewrite it, select.c picks kernels,
+ * and emit.c turns it into an engine.  Nodes are kept in topological order between passes
+ * (trtl_bg_sort); a pass marks nodes dead instead of deleting them.
+ */
+#ifndef TRTL_BUILDER_GRAPH_H
+#define TRTL_BUILDER_GRAPH_H
+
+#include "trtlite/trtlite.h"
+#include "kernels/kernel.h"
+#include "engine/engine.h"
+#include "builder/config.h"
+
+typedef struct trtl_bg_tensor {
+    char *name;
+    trtl_dtype dtype;
+    int32_t kind;           /* trtl_tensor_kind */
+    trtl_dims dmin, dopt, dmax; /* full dims at the profiles' min / opt / max input shapes */
+    void *data;             /* CONSTANT: owned values */
+    int32_t producer;       /* node index, -1 for inputs and constants */
+    int32_t io_index;       /* INPUT: position among inputs; OUTPUT: among outputs; else -1 */
+} trtl_bg_tensor;
+
+typedef struct trtl_bg_node {
+    trtl_node n;            /* name, params (lowered), epilogue, in/out tensor ids */
+    int dead;
+    int32_t order;          /* original network position (stable sorting) */
+} trtl_bg_node;
+
+typedef struct trtl_bgraph {
+    const trtl_builder_config *cfg;
+    int implicit_batch;
+    int32_t max_batch;
+    trtl_bg_tensor *t;
+    int32_t nt, capt;
+    trtl_bg_node *n;
+    int32_t nn, capn;
+    int32_t *inputs, n_inputs;   /* tensor ids, in add_input order */
+    int32_t *outputs, n_outputs; /* tensor ids, in mark_output order */
+    int32_t n_profiles;
+    trtl_dims *pmin, *popt, *pmax; /* [profile * n_inputs + i], full dims */
+    void **owned;                /* weight buffers referenced by node params */
+    int32_t n_owned, cap_owned;
+} trtl_bgraph;
+
+int32_t trtl_bg_add_tensor(trtl_bgraph *g, const char *name, trtl_dtype dtype, int32_t kind);
+/* Appends a node (copies `in`/`out`); returns its index or -1 (out of memory, error set). */
+int32_t trtl_bg_add_node(trtl_bgraph *g, trtl_op op, const char *name, const trtl_params *p, int32_t n_in,
+                         const int32_t *in, int32_t n_out, const int32_t *out);
+/* Registers a buffer to be owned by the graph (then the engine). 0 on failure (buffer freed). */
+int trtl_bg_own(trtl_bgraph *g, void *p);
+/* Live consumers of tensor `t`; *only (if non-NULL) receives the consumer when there is exactly one. */
+int32_t trtl_bg_consumers(const trtl_bgraph *g, int32_t t, int32_t *only);
+/* Is tensor t a network output? */
+int trtl_bg_is_output(const trtl_bgraph *g, int32_t t);
+/* Re-sorts live nodes topologically (stable by `order`). */
+trtl_status trtl_bg_sort(trtl_bgraph *g);
+/* Recomputes dmin/dopt/dmax of every non-constant tensor. */
+trtl_status trtl_bg_infer(trtl_bgraph *g);
+/* Joins two node names as "a + b" (for fusions); returns a new string or NULL. */
+char *trtl_bg_join_names(const char *a, const char *b);
+void trtl_bg_free(trtl_bgraph *g);
+
+/* Optimization passes (passes/<name>.c).  Each logs what it changed at INFO/VERBOSE. */
+trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
+trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
+trtl_status trtl_pass_fold_scale(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
+
+/* Kernel selection with autotuning (select.c). */
+trtl_status trtl_select_kernels(trtl_bgraph *g);
+/* The graph becomes an engine (emit.c); the graph is left empty. */
+trtl_status trtl_emit_engine(trtl_bgraph *g, trtl_engine **out);
+
+#endif

@@ -1,0 +1,90 @@
+/* fuse_epilogue.c -- moves a residual addition and an activation into the producing layer's
+ * epilogue, so they are applied while the result is still in cache:
+ *     relu(conv(x) + skip)  ==>  one node: conv with epilogue {residual: skip, act: RELU}
+ * A fusion needs the intermediate result to feed only the fused layer and not be a network
+ * output. */
+#include <stdlib.h>
+
+#include "builder/graph.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+static int takes_residual(trtl_op op)
+{
+    return op == TRTL_OP_CONVOLUTION || op == TRTL_OP_DECONVOLUTION || op == TRTL_OP_FULLY_CONNECTED ||
+           op == TRTL_OP_MATRIX_MULTIPLY;
+}
+
+static int takes_activation(trtl_op op)
+{
+    return takes_residual(op) || op == TRTL_OP_ELEMENTWISE || op == TRTL_OP_SCALE;
+}
+
+/* The producer of x if its single result x can absorb more epilogue, else -1. */
+static int32_t fusable_producer(const trtl_bgraph *g, int32_t x)
+{
+    int32_t prod = g->t[x].producer;
+    if (prod < 0 || g->n[prod].dead || g->n[prod].n.n_out != 1 || trtl_bg_is_output(g, x) ||
+        trtl_bg_consumers(g, x, NULL) != 1 || g->t[x].dtype != TRTL_FLOAT)
+        return -1;
+    return prod;
+}
+
+static trtl_status absorb(trtl_bgraph *g, int32_t prod, trtl_bg_node *c)
+{
+    trtl_node *p = &g->n[prod].n;
+    char *nm = trtl_bg_join_names(p->name, c->n.name);
+    if (!nm)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    trtl_log(TRTL_LOG_INFO, "fused '%s' into '%s'", c->n.name, p->name);
+    free(p->name);
+    p->name = nm;
+    p->out[0] = c->n.out[0];
+    g->t[p->out[0]].producer = prod;
+    c->dead = 1;
+    return TRTL_OK;
+}
+
+static int same_shape(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
+{
+    return trtl_dims_equal(&a->dmin, &b->dmin) && trtl_dims_equal(&a->dopt, &b->dopt) &&
+           trtl_dims_equal(&a->dmax, &b->dmax);
+}
+
+trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g)
+{
+    for (int32_t i = 0; i < g->nn; i++) {
+        trtl_bg_node *c = &g->n[i];
+        if (c->dead)
+            continue;
+        if (c->n.op == TRTL_OP_ELEMENTWISE && c->n.p.ew.op == TRTL_EW_SUM && c->n.n_in == 2 &&
+            c->n.in[0] != c->n.in[1]) {
+            for (int side = 0; side < 2; side++) {
+                int32_t x = c->n.in[side], skip = c->n.in[1 - side];
+                int32_t prod = fusable_producer(g, x);
+                if (prod < 0)
+                    continue;
+                trtl_node *p = &g->n[prod].n;
+                if (!takes_residual(p->op) || p->epi.act != TRTL_ACT_NONE || p->epi.has_residual ||
+                    g->t[skip].dtype != TRTL_FLOAT || !same_shape(&g->t[x], &g->t[skip]))
+                    continue;
+                p->in[p->n_in++] = skip; /* the node's input array has one spare slot */
+                p->epi.has_residual = 1;
+                TRTL_TRY(absorb(g, prod, c));
+                break;
+            }
+        } else if (c->n.op == TRTL_OP_ACTIVATION) {
+            int32_t prod = fusable_producer(g, c->n.in[0]);
+            if (prod < 0)
+                continue;
+            trtl_node *p = &g->n[prod].n;
+            if (!takes_activation(p->op) || p->epi.act != TRTL_ACT_NONE)
+                continue;
+            p->epi.act = c->n.p.act.type;
+            p->epi.alpha = c->n.p.act.alpha;
+            p->epi.beta = c->n.p.act.beta;
+            TRTL_TRY(absorb(g, prod, c));
+        }
+    }
+    return TRTL_OK;
+}

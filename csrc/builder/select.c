@@ -1,0 +1,255 @@
+/* select.c -- kernel choice per node ("tactics").  Candidates come from the kernel registry,
+ * filtered by CPU features and applies(); when several remain and timing is enabled, each is
+ * timed on the node's opt shapes and the fastest kept.  Timings are cached per process by
+ * (kernel, node signature) so rebuilding the same network is fast. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <pthread.h>
+
+#include "builder/graph.h"
+#include "kernels/registry.h"
+#include "network/op_table.h"
+#include "engine/threadpool.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+#define MAX_CANDIDATES 16
+#define KEY_MAX 768
+
+typedef struct cache_entry {
+    char key[KEY_MAX];
+    double ms;
+    struct cache_entry *next;
+} cache_entry;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cache_entry *cache_head;
+
+static int cache_get(const char *key, double *ms)
+{
+    int found = 0;
+    pthread_mutex_lock(&cache_lock);
+    for (cache_entry *e = cache_head; e; e = e->next)
+        if (strcmp(e->key, key) == 0) {
+            *ms = e->ms;
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&cache_lock);
+    return found;
+}
+
+static void cache_put(const char *key, double ms)
+{
+    cache_entry *e = malloc(sizeof *e);
+    if (!e)
+        return;
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->ms = ms;
+    pthread_mutex_lock(&cache_lock);
+    e->next = cache_head;
+    cache_head = e;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static size_t put_dims(char *buf, size_t n, const trtl_dims *d)
+{
+    char s[TRTL_DIMS_STR_MAX];
+    return (size_t)snprintf(buf, n, "%s", trtl_dims_str(d, s, sizeof s));
+}
+
+/* Kernel name, op, shapes, dtypes, attribute values (weights by count) and epilogue. */
+static void signature(const trtl_bgraph *g, const trtl_node *n, const trtl_kernel *k, char *key, size_t cap)
+{
+    size_t len = (size_t)snprintf(key, cap, "%s|", k->name);
+    for (int32_t j = 0; j < n->n_in && len < cap; j++) {
+        len += put_dims(key + len, cap - len, &g->t[n->in[j]].dopt);
+        if (len < cap)
+            len += (size_t)snprintf(key + len, cap - len, "%d%c;", (int)g->t[n->in[j]].dtype,
+                                    g->t[n->in[j]].kind == TRTL_TK_CONSTANT ? 'c' : 'v');
+    }
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    for (int32_t i = 0; i < *info->nattrs && len < cap; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        const char *f = (const char *)&n->p + d->offset;
+        if (d->flags & TRTL_ATTRF_ALIAS)
+            continue;
+        switch (d->type) {
+        case TRTL_ATTR_DIMS:
+        case TRTL_ATTR_DIMS_SYM: len += put_dims(key + len, cap - len, (const trtl_dims *)f); break;
+        case TRTL_ATTR_WEIGHTS:
+            len += (size_t)snprintf(key + len, cap - len, "w%lld", (long long)((const trtl_weights *)f)->count);
+            break;
+        case TRTL_ATTR_FLOAT: len += (size_t)snprintf(key + len, cap - len, "%g", (double)*(const float *)f); break;
+        case TRTL_ATTR_FLOATS: len += (size_t)snprintf(key + len, cap - len, "f%d", *(const int32_t *)f); break;
+        default: len += (size_t)snprintf(key + len, cap - len, "%d", *(const int32_t *)f); break;
+        }
+        if (len < cap)
+            key[len++] = ',';
+    }
+    if (len < cap)
+        snprintf(key + len, cap - len, "|e%d,%d", (int)n->epi.act, (int)n->epi.has_residual);
+    key[cap - 1] = '\0';
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Buffers for timing a node at its opt shapes. */
+typedef struct bench {
+    trtl_tensor_view in[64], out[16];
+    void *scratch;
+    size_t scratch_size;
+} bench;
+
+static void bench_free(bench *b, const trtl_bgraph *g, const trtl_node *n)
+{
+    for (int32_t j = 0; j < n->n_in; j++)
+        if (g->t[n->in[j]].kind != TRTL_TK_CONSTANT)
+            trtl_aligned_free(b->in[j].data);
+    for (int32_t j = 0; j < n->n_out; j++)
+        trtl_aligned_free(b->out[j].data);
+    trtl_aligned_free(b->scratch);
+}
+
+static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
+{
+    memset(b, 0, sizeof *b);
+    if (n->n_in > 64 || n->n_out > 16)
+        return 0;
+    unsigned seed = 12345;
+    for (int32_t j = 0; j < n->n_in; j++) {
+        const trtl_bg_tensor *t = &g->t[n->in[j]];
+        b->in[j].dims = t->dopt;
+        b->in[j].dtype = t->dtype;
+        if (t->kind == TRTL_TK_CONSTANT) {
+            b->in[j].data = t->data;
+            continue;
+        }
+        int64_t v = trtl_volume(&t->dopt);
+        size_t bytes = (size_t)(v > 0 ? v : 1) * trtl_dtype_size(t->dtype);
+        b->in[j].data = trtl_aligned_alloc(bytes);
+        if (!b->in[j].data)
+            return 0;
+        memset(b->in[j].data, 0, bytes); /* zero indices are valid for gathers */
+        if (t->dtype == TRTL_FLOAT)
+            for (int64_t i = 0; i < v; i++) {
+                seed = seed * 1103515245u + 12345u;
+                ((float *)b->in[j].data)[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
+            }
+    }
+    for (int32_t j = 0; j < n->n_out; j++) {
+        const trtl_bg_tensor *t = &g->t[n->out[j]];
+        int64_t v = trtl_volume(&t->dopt);
+        b->out[j].dims = t->dopt;
+        b->out[j].dtype = t->dtype;
+        b->out[j].data = trtl_aligned_alloc((size_t)(v > 0 ? v : 1) * trtl_dtype_size(t->dtype));
+        if (!b->out[j].data)
+            return 0;
+    }
+    return 1;
+}
+
+/* Average ms of `iters` runs (after one warm-up), or a negative value if the kernel failed. */
+static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *k, bench *b, int iters,
+                          trtl_threadpool *pool)
+{
+    void *state = NULL;
+    if (k->prepare && k->prepare(n, &state) != TRTL_OK)
+        return -1.0;
+    size_t need = k->scratch ? k->scratch(n, b->in, b->out) : 0;
+    if (need > b->scratch_size) {
+        trtl_aligned_free(b->scratch);
+        b->scratch = trtl_aligned_alloc(need);
+        b->scratch_size = b->scratch ? need : 0;
+        if (!b->scratch) {
+            if (k->release && state)
+                k->release(state);
+            return -1.0;
+        }
+    }
+    trtl_kernel_args a = {n, b->in, b->out, b->scratch, b->scratch_size, state, pool, NULL};
+    double best = -1.0;
+    if (k->run(&a) == TRTL_OK) {
+        double t0 = now_ms();
+        int ok = 1;
+        for (int i = 0; i < iters && ok; i++)
+            ok = k->run(&a) == TRTL_OK;
+        if (ok) {
+            best = (now_ms() - t0) / iters;
+            if (!k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual))
+                best *= 1.05; /* the separate epilogue pass costs a sweep over the output */
+        }
+    }
+    if (best < 0)
+        trtl_clear_error();
+    if (k->release && state)
+        k->release(state);
+    (void)g;
+    return best;
+}
+
+trtl_status trtl_select_kernels(trtl_bgraph *g)
+{
+    uint32_t cpu = trtl_cpu_features();
+    int iters = g->cfg->avg_timing_iterations;
+    int level = g->cfg->optimization_level;
+    trtl_threadpool *pool = NULL;
+    if (iters > 0 && level > 0)
+        trtl_threadpool_create(g->cfg->num_threads, &pool); /* timing without a pool is still valid */
+    trtl_status st = TRTL_OK;
+    for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
+        trtl_node *n = &g->n[i].n;
+        const trtl_kernel *cand[MAX_CANDIDATES], *ok[MAX_CANDIDATES];
+        int nc = trtl_kernels_for(n->op, cand, MAX_CANDIDATES), nok = 0;
+        trtl_dims dims[64];
+        int32_t n_in = n->n_in < 64 ? n->n_in : 64;
+        for (int32_t j = 0; j < n_in; j++)
+            dims[j] = g->t[n->in[j]].dopt;
+        for (int c = 0; c < nc; c++) {
+            const trtl_kernel *k = cand[c];
+            if (level == 0 && c != nc - 1)
+                continue; /* level 0: reference kernels only */
+            if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))
+                continue;
+            ok[nok++] = k;
+        }
+        const trtl_kernel *chosen = nok ? ok[0] : trtl_kernel_ref(n->op);
+        if (nok > 1 && iters > 0) {
+            bench b;
+            double best = -1.0;
+            if (bench_init(&b, g, n)) {
+                for (int c = 0; c < nok; c++) {
+                    char key[KEY_MAX];
+                    double ms;
+                    signature(g, n, ok[c], key, sizeof key);
+                    if (!cache_get(key, &ms)) {
+                        ms = time_kernel(g, n, ok[c], &b, iters, pool);
+                        cache_put(key, ms);
+                    }
+                    trtl_log(TRTL_LOG_VERBOSE, "layer '%s': kernel %s %.4f ms", n->name, ok[c]->name, ms);
+                    if (ms >= 0 && (best < 0 || ms < best)) {
+                        best = ms;
+                        chosen = ok[c];
+                    }
+                }
+            }
+            bench_free(&b, g, n);
+        }
+        n->kernel = chosen;
+        if (chosen->prepare) {
+            st = chosen->prepare(n, &n->kstate);
+            if (st != TRTL_OK)
+                trtl_error_prefix("layer '%s': preparing kernel %s", n->name, chosen->name);
+        }
+        trtl_log(TRTL_LOG_VERBOSE, "layer '%s': using kernel %s", n->name, chosen->name);
+    }
+    trtl_threadpool_destroy(pool);
+    return st;
+}

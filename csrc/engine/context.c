@@ -1,0 +1,386 @@
+/*
+ * context.c -- execution contexts.  A context owns its activation arena, scratch buffer, thread
+ * pool and plugin clones; it is used by one thread at a time while any number of contexts run
+ * the same engine concurrently.
+ *
+ * Shapes are resolved when inputs change (set_input_shape, or a new batch size for implicit-batch
+ * engines): run-time shape inference, arena offsets (the build-time plan at max shapes, re-planned
+ * only if some tensor outgrows it) and scratch sizes.  execute() then only walks the nodes: no
+ * allocation, no shape work.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/engine.h"
+#include "engine/threadpool.h"
+#include "kernels/kernel.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+struct trtl_context {
+    trtl_engine *e;
+    int32_t profile;
+    trtl_dims *in_set;   /* per engine input: full dims set by the user (explicit batch) */
+    int32_t batch;       /* implicit batch: batch the shapes were resolved for */
+    int shapes_ok;
+    trtl_dims *dims;     /* per tensor, current */
+    void **addr;         /* per I/O: user addresses */
+    void **ptr;          /* per tensor: data pointer for this execution */
+    char *arena;
+    int64_t arena_cap;
+    int64_t *offsets;    /* per tensor: current arena offsets */
+    void *scratch;
+    size_t scratch_cap;
+    trtl_threadpool *pool;
+    trtl_plugin **plugins; /* per node: the context's clone (plugin nodes) */
+    trtl_tensor_view *vin, *vout;
+    int32_t max_in, max_out;
+    trtl_profiler_fn prof;
+    void *prof_user;
+};
+
+trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
+{
+    trtl_clear_error();
+    trtl_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory");
+    trtl_engine_retain(e);
+    c->e = e;
+    int32_t nt = e->n_tensors ? e->n_tensors : 1;
+    c->in_set = calloc((size_t)(e->n_inputs ? e->n_inputs : 1), sizeof *c->in_set);
+    c->dims = calloc((size_t)nt, sizeof *c->dims);
+    c->addr = calloc((size_t)(e->n_io ? e->n_io : 1), sizeof *c->addr);
+    c->ptr = calloc((size_t)nt, sizeof *c->ptr);
+    c->offsets = calloc((size_t)nt, sizeof *c->offsets);
+    c->plugins = calloc((size_t)(e->n_nodes ? e->n_nodes : 1), sizeof *c->plugins);
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        if (e->nodes[k].n_in > c->max_in)
+            c->max_in = e->nodes[k].n_in;
+        if (e->nodes[k].n_out > c->max_out)
+            c->max_out = e->nodes[k].n_out;
+    }
+    c->vin = calloc((size_t)(c->max_in + 1), sizeof *c->vin);
+    c->vout = calloc((size_t)(c->max_out + 1), sizeof *c->vout);
+    c->arena_cap = e->arena_bytes;
+    c->arena = trtl_aligned_alloc((size_t)(c->arena_cap > 0 ? c->arena_cap : 64));
+    if (!c->in_set || !c->dims || !c->addr || !c->ptr || !c->offsets || !c->plugins || !c->vin || !c->vout ||
+        !c->arena) {
+        trtl_context_destroy(c);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (activation arena of %lld bytes)",
+                          (long long)e->arena_bytes);
+    }
+    for (int32_t i = 0; i < e->n_inputs; i++)
+        c->in_set[i] = e->tensors[e->io[i]].dims; /* -1 where the user must set it */
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        trtl_plugin *p = e->nodes[k].op == TRTL_OP_PLUGIN_V2 ? e->nodes[k].p.plugin.plugin : NULL;
+        if (!p)
+            continue;
+        c->plugins[k] = p->vt->clone(p);
+        if (!c->plugins[k]) {
+            trtl_context_destroy(c);
+            return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': the plugin's clone() failed", e->nodes[k].name);
+        }
+    }
+    trtl_status st = trtl_threadpool_create(e->num_threads, &c->pool);
+    if (st != TRTL_OK) {
+        trtl_context_destroy(c);
+        return st;
+    }
+    *out = c;
+    return TRTL_OK;
+}
+
+void trtl_context_destroy(trtl_context *c)
+{
+    if (!c)
+        return;
+    for (int32_t k = 0; c->plugins && k < c->e->n_nodes; k++)
+        if (c->plugins[k])
+            c->plugins[k]->vt->destroy(c->plugins[k]);
+    trtl_threadpool_destroy(c->pool);
+    trtl_aligned_free(c->arena);
+    trtl_aligned_free(c->scratch);
+    free(c->plugins);
+    free(c->in_set);
+    free(c->dims);
+    free(c->addr);
+    free(c->ptr);
+    free(c->offsets);
+    free(c->vin);
+    free(c->vout);
+    trtl_engine_destroy(c->e);
+    free(c);
+}
+
+static trtl_status io_lookup(const trtl_context *c, const char *name, int32_t *i)
+{
+    *i = trtl_engine_io_index(c->e, name);
+    if (*i < 0)
+        return trtl_error(TRTL_ERR_NOT_FOUND, "the engine has no input or output named '%s'", name ? name : "(null)");
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_set_input_shape(trtl_context *c, const char *name, const trtl_dims *dims)
+{
+    trtl_clear_error();
+    const trtl_engine *e = c->e;
+    int32_t i;
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
+    TRTL_TRY(io_lookup(c, name, &i));
+    if (i >= e->n_inputs)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "'%s' is an output; only inputs take a shape", name);
+    trtl_dims full = *dims;
+    if (e->implicit_batch) {
+        /* TensorRT 7 engines take the batch in execute(); a shape without it must match. */
+        trtl_dims want = trtl_engine_io_dims(e, i);
+        if (!trtl_dims_equal(&want, dims))
+            return trtl_error(TRTL_ERR_SHAPE, "input '%s' of an implicit-batch engine is %s, got %s (the batch size "
+                              "is given to execute())", name, trtl_dims_str(&want, s1, sizeof s1),
+                              trtl_dims_str(dims, s2, sizeof s2));
+        return TRTL_OK;
+    }
+    const trtl_dims *decl = &e->tensors[e->io[i]].dims;
+    const trtl_dims *mn = &e->profiles[c->profile].min[i], *mx = &e->profiles[c->profile].max[i];
+    if (full.nb_dims != decl->nb_dims)
+        return trtl_error(TRTL_ERR_SHAPE, "input '%s': shape %s has %d dims, the input has %d", name,
+                          trtl_dims_str(&full, s1, sizeof s1), (int)full.nb_dims, (int)decl->nb_dims);
+    for (int32_t k = 0; k < full.nb_dims; k++)
+        if (full.d[k] < mn->d[k] || full.d[k] > mx->d[k])
+            return trtl_error(TRTL_ERR_SHAPE,
+                              "input '%s': shape %s is outside optimization profile %d (min %s, max %s)", name,
+                              trtl_dims_str(&full, s1, sizeof s1), (int)c->profile, trtl_dims_str(mn, s2, sizeof s2),
+                              trtl_dims_str(mx, s3, sizeof s3));
+    if (!trtl_dims_equal(&c->in_set[i], &full)) {
+        c->in_set[i] = full;
+        c->shapes_ok = 0;
+    }
+    return TRTL_OK;
+}
+
+/* Resolves all tensor shapes, arena offsets and scratch for the current inputs. */
+static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
+{
+    const trtl_engine *e = c->e;
+    char s1[TRTL_DIMS_STR_MAX];
+    for (int32_t i = 0; i < e->n_inputs; i++) {
+        trtl_dims d = c->in_set[i];
+        if (e->implicit_batch)
+            d.d[0] = batch;
+        else if (trtl_dims_dynamic(&d))
+            return trtl_error(TRTL_ERR_STATE, "input '%s' has dynamic shape %s: call set_input_shape('%s', shape) "
+                              "before executing", e->tensors[e->io[i]].name, trtl_dims_str(&d, s1, sizeof s1),
+                              e->tensors[e->io[i]].name);
+        c->dims[e->io[i]] = d;
+    }
+    TRTL_TRY(trtl_engine_infer(e, c->dims));
+    /* Arena: keep the build-time plan unless some tensor outgrew it. */
+    int replan = 0;
+    int64_t *bytes = NULL;
+    for (int32_t t = 0; t < e->n_tensors; t++) {
+        const trtl_etensor *et = &e->tensors[t];
+        int64_t v = trtl_volume(&c->dims[t]);
+        if (et->kind == TRTL_TK_ACTIVATION && v * (int64_t)trtl_dtype_size(et->dtype) > et->max_bytes)
+            replan = 1;
+    }
+    if (replan) {
+        int32_t nt = e->n_tensors;
+        bytes = malloc(sizeof(int64_t) * (size_t)nt);
+        int32_t *first = malloc(sizeof(int32_t) * (size_t)nt), *last = malloc(sizeof(int32_t) * (size_t)nt);
+        int64_t total = -1;
+        if (bytes && first && last) {
+            for (int32_t t = 0; t < nt; t++) {
+                const trtl_etensor *et = &e->tensors[t];
+                bytes[t] = et->kind == TRTL_TK_ACTIVATION ? trtl_volume(&c->dims[t]) * (int64_t)trtl_dtype_size(et->dtype) : -1;
+                first[t] = et->first;
+                last[t] = et->last;
+            }
+            total = trtl_memplan(nt, bytes, first, last, c->offsets);
+        }
+        free(bytes);
+        free(first);
+        free(last);
+        if (total < 0)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory planning activations");
+        if (total > c->arena_cap) {
+            char *na = trtl_aligned_alloc((size_t)total);
+            if (!na)
+                return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (arena of %lld bytes)", (long long)total);
+            trtl_aligned_free(c->arena);
+            c->arena = na;
+            c->arena_cap = total;
+        }
+    } else {
+        for (int32_t t = 0; t < e->n_tensors; t++)
+            c->offsets[t] = e->tensors[t].offset;
+    }
+    for (int32_t t = 0; t < e->n_tensors; t++) {
+        const trtl_etensor *et = &e->tensors[t];
+        if (et->kind == TRTL_TK_ACTIVATION)
+            c->ptr[t] = et->first >= 0 ? c->arena + c->offsets[t] : NULL;
+        else if (et->kind == TRTL_TK_CONSTANT)
+            c->ptr[t] = et->data;
+    }
+    /* Scratch: the largest any node needs at these shapes. */
+    size_t need = 0;
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        size_t s = 0;
+        for (int32_t j = 0; j < n->n_in; j++) {
+            c->vin[j].dims = c->dims[n->in[j]];
+            c->vin[j].dtype = e->tensors[n->in[j]].dtype;
+        }
+        for (int32_t j = 0; j < n->n_out; j++) {
+            c->vout[j].dims = c->dims[n->out[j]];
+            c->vout[j].dtype = e->tensors[n->out[j]].dtype;
+        }
+        if (n->kernel && n->kernel->scratch)
+            s = n->kernel->scratch(n, c->vin, c->vout);
+        if (n->op == TRTL_OP_PLUGIN_V2 && c->plugins[k] && c->plugins[k]->vt->workspace_size) {
+            trtl_plugin_tensor_desc din[64], dout[16];
+            int32_t ni = n->n_in < 64 ? n->n_in : 64, no = n->n_out < 16 ? n->n_out : 16;
+            for (int32_t j = 0; j < ni; j++) {
+                din[j].dims = c->vin[j].dims;
+                din[j].dtype = c->vin[j].dtype;
+            }
+            for (int32_t j = 0; j < no; j++) {
+                dout[j].dims = c->vout[j].dims;
+                dout[j].dtype = c->vout[j].dtype;
+            }
+            size_t w = c->plugins[k]->vt->workspace_size(c->plugins[k], din, ni, dout, no);
+            if (w > s)
+                s = w;
+        }
+        if (s > need)
+            need = s;
+    }
+    if (need > c->scratch_cap) {
+        void *ns = trtl_aligned_alloc(need);
+        if (!ns)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (scratch of %zu bytes)", need);
+        trtl_aligned_free(c->scratch);
+        c->scratch = ns;
+        c->scratch_cap = need;
+    }
+    c->batch = batch;
+    c->shapes_ok = 1;
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_dims *out)
+{
+    trtl_clear_error();
+    const trtl_engine *e = c->e;
+    int32_t i;
+    TRTL_TRY(io_lookup(c, name, &i));
+    int32_t t = e->io[i];
+    trtl_dims d;
+    if (i < e->n_inputs) {
+        d = c->in_set[i];
+        if (e->implicit_batch)
+            d.d[0] = c->shapes_ok ? c->batch : -1;
+    } else if (!e->implicit_batch && !c->shapes_ok && resolve_shapes(c, 0) != TRTL_OK) {
+        trtl_clear_error(); /* inputs not all set yet: report the build-time shape */
+        d = e->tensors[t].dims;
+    } else if (e->implicit_batch && !c->shapes_ok) {
+        d = e->tensors[t].dims;
+    } else {
+        d = c->dims[t];
+    }
+    *out = e->implicit_batch ? trtl_dims_drop_front(&d) : d;
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_set_tensor_address(trtl_context *c, const char *name, void *addr)
+{
+    trtl_clear_error();
+    int32_t i;
+    TRTL_TRY(io_lookup(c, name, &i));
+    c->addr[i] = addr;
+    return TRTL_OK;
+}
+
+void *trtl_context_tensor_address(const trtl_context *c, const char *name)
+{
+    int32_t i = trtl_engine_io_index(c->e, name);
+    return i < 0 ? NULL : c->addr[i];
+}
+
+void trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user)
+{
+    c->prof = fn;
+    c->prof_user = user;
+}
+
+trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n)
+{
+    trtl_threadpool *p = NULL;
+    TRTL_TRY(trtl_threadpool_create(n, &p));
+    trtl_threadpool_destroy(c->pool);
+    c->pool = p;
+    return TRTL_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
+{
+    trtl_clear_error();
+    const trtl_engine *e = c->e;
+    if (e->implicit_batch) {
+        if (batch_size < 1 || batch_size > e->max_batch_size)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "batch size %d is outside 1..%d (the engine's max_batch_size)",
+                              (int)batch_size, (int)e->max_batch_size);
+        if (batch_size != c->batch)
+            c->shapes_ok = 0;
+    }
+    if (!c->shapes_ok)
+        TRTL_TRY(resolve_shapes(c, batch_size));
+    for (int32_t i = 0; i < e->n_io; i++) {
+        if (!c->addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0)
+            return trtl_error(TRTL_ERR_STATE, "%s '%s' has no buffer: pass it in the bindings or call "
+                              "set_tensor_address('%s', array)", i < e->n_inputs ? "input" : "output",
+                              e->tensors[e->io[i]].name, e->tensors[e->io[i]].name);
+        c->ptr[e->io[i]] = c->addr[i];
+    }
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        for (int32_t j = 0; j < n->n_in; j++) {
+            int32_t t = n->in[j];
+            c->vin[j].data = c->ptr[t];
+            c->vin[j].dims = c->dims[t];
+            c->vin[j].dtype = e->tensors[t].dtype;
+        }
+        for (int32_t j = 0; j < n->n_out; j++) {
+            int32_t t = n->out[j];
+            c->vout[j].data = c->ptr[t];
+            c->vout[j].dims = c->dims[t];
+            c->vout[j].dtype = e->tensors[t].dtype;
+        }
+        trtl_kernel_args a = {n, c->vin, c->vout, c->scratch, c->scratch_cap, n->kstate, c->pool, c->plugins[k]};
+        double t0 = c->prof ? now_ms() : 0.0;
+        trtl_status st = n->kernel->run(&a);
+        if (st != TRTL_OK)
+            return st;
+        if (!n->kernel->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual))
+            trtl_epilogue_apply(&n->epi, (float *)c->vout[0].data,
+                                n->epi.has_residual ? (const float *)c->vin[n->n_in - 1].data : NULL,
+                                trtl_volume(&c->vout[0].dims));
+        if (c->prof)
+            c->prof(c->prof_user, n->name, (float)(now_ms() - t0));
+    }
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings)
+{
+    for (int32_t i = 0; i < c->e->n_io; i++)
+        c->addr[i] = bindings[i];
+    return trtl_context_execute(c, batch_size);
+}

@@ -1,0 +1,407 @@
+/* engine.c -- engine lifetime, memory plan, shape inference at run time, and queries. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+
+#include "engine/engine.h"
+#include "network/op_table.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+#define ALIGN 64
+
+void *trtl_aligned_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, ALIGN, bytes ? (bytes + ALIGN - 1) / ALIGN * ALIGN : ALIGN) != 0)
+        return NULL;
+    return p;
+}
+
+void trtl_aligned_free(void *p) { free(p); }
+
+void trtl_free(void *p) { free(p); }
+
+const char *trtl_version(void) { return "0.1.0"; }
+
+trtl_engine *trtl_engine_alloc(void)
+{
+    trtl_engine *e = calloc(1, sizeof *e);
+    if (e)
+        atomic_init(&e->refcount, 1);
+    return e;
+}
+
+int trtl_engine_own(trtl_engine *e, void *p)
+{
+    if (e->n_owned == e->cap_owned) {
+        int32_t nc = e->cap_owned ? e->cap_owned * 2 : 64;
+        void **no = realloc(e->owned, sizeof *no * (size_t)nc);
+        if (!no) {
+            trtl_aligned_free(p);
+            return 0;
+        }
+        e->owned = no;
+        e->cap_owned = nc;
+    }
+    e->owned[e->n_owned++] = p;
+    return 1;
+}
+
+void trtl_engine_retain(trtl_engine *e) { atomic_fetch_add(&e->refcount, 1); }
+
+void trtl_engine_destroy(trtl_engine *e)
+{
+    if (!e || atomic_fetch_sub(&e->refcount, 1) != 1)
+        return;
+    for (int32_t i = 0; i < e->n_nodes; i++) {
+        trtl_node *n = &e->nodes[i];
+        if (n->op == TRTL_OP_PLUGIN_V2 && n->p.plugin.plugin)
+            n->p.plugin.plugin->vt->destroy(n->p.plugin.plugin);
+        if (n->kernel && n->kernel->release && n->kstate)
+            n->kernel->release(n->kstate);
+        free(n->name);
+        free(n->in);
+        free(n->out);
+    }
+    for (int32_t i = 0; i < e->n_tensors; i++) {
+        free(e->tensors[i].name);
+        trtl_aligned_free(e->tensors[i].data);
+    }
+    for (int32_t p = 0; e->profiles && p < e->n_profiles; p++) {
+        free(e->profiles[p].min);
+        free(e->profiles[p].opt);
+        free(e->profiles[p].max);
+    }
+    for (int32_t i = 0; i < e->n_owned; i++)
+        trtl_aligned_free(e->owned[i]);
+    free(e->owned);
+    free(e->profiles);
+    free(e->env_min);
+    free(e->env_max);
+    free(e->tensors);
+    free(e->nodes);
+    free(e->io);
+    free(e->name);
+    free(e);
+}
+
+int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, const int32_t *last, int64_t *offsets)
+{
+    /* Largest first; each tensor goes to the lowest aligned offset free of every already placed
+     * tensor whose live range overlaps its own. */
+    int32_t *idx = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    int32_t *placed = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!idx || !placed) {
+        free(idx);
+        free(placed);
+        return -1;
+    }
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        offsets[i] = -1;
+        if (bytes[i] >= 0 && first[i] >= 0)
+            idx[m++] = i;
+    }
+    for (int32_t i = 1; i < m; i++) {
+        int32_t v = idx[i], j = i - 1;
+        while (j >= 0 && bytes[idx[j]] < bytes[v]) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = v;
+    }
+    int64_t total = 0;
+    int32_t np = 0;
+    for (int32_t a = 0; a < m; a++) {
+        int32_t t = idx[a];
+        int64_t size = (bytes[t] + ALIGN - 1) / ALIGN * ALIGN, off = 0;
+        int moved = 1;
+        while (moved) {
+            moved = 0;
+            for (int32_t b = 0; b < np; b++) {
+                int32_t u = placed[b];
+                if (last[u] < first[t] || last[t] < first[u])
+                    continue; /* lifetimes disjoint */
+                int64_t usize = (bytes[u] + ALIGN - 1) / ALIGN * ALIGN;
+                if (off < offsets[u] + usize && offsets[u] < off + size) {
+                    off = offsets[u] + usize;
+                    moved = 1;
+                }
+            }
+        }
+        offsets[t] = off;
+        placed[np++] = t;
+        if (off + size > total)
+            total = off + size;
+    }
+    free(idx);
+    free(placed);
+    return total;
+}
+
+trtl_status trtl_engine_finalize(trtl_engine *e)
+{
+    int32_t n = e->n_tensors;
+    int64_t *bytes = calloc((size_t)(n ? n : 1), sizeof(int64_t));
+    int32_t *first = calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    int32_t *last = calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    int64_t *off = calloc((size_t)(n ? n : 1), sizeof(int64_t));
+    if (!bytes || !first || !last || !off) {
+        free(bytes);
+        free(first);
+        free(last);
+        free(off);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "engine: out of memory");
+    }
+    for (int32_t i = 0; i < n; i++) {
+        e->tensors[i].first = e->tensors[i].last = -1;
+        e->tensors[i].offset = -1;
+    }
+    e->cpu_features = 0;
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *nd = &e->nodes[k];
+        if (nd->kernel)
+            e->cpu_features |= nd->kernel->cpu_features;
+        for (int32_t j = 0; j < nd->n_out; j++) {
+            trtl_etensor *t = &e->tensors[nd->out[j]];
+            if (t->first < 0)
+                t->first = k;
+            if (t->last < k)
+                t->last = k;
+        }
+        for (int32_t j = 0; j < nd->n_in; j++) {
+            trtl_etensor *t = &e->tensors[nd->in[j]];
+            if (t->last < k)
+                t->last = k;
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const trtl_etensor *t = &e->tensors[i];
+        bytes[i] = t->kind == TRTL_TK_ACTIVATION ? t->max_bytes : -1;
+        first[i] = t->first;
+        last[i] = t->last;
+    }
+    int64_t total = trtl_memplan(n, bytes, first, last, off);
+    if (total >= 0)
+        for (int32_t i = 0; i < n; i++)
+            e->tensors[i].offset = off[i];
+    free(bytes);
+    free(first);
+    free(last);
+    free(off);
+    if (total < 0)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "engine: out of memory");
+    e->arena_bytes = total;
+    return TRTL_OK;
+}
+
+trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
+{
+    trtl_dims in[64], out[16];
+    trtl_dtype in_t[64], out_t[16];
+    for (int32_t i = 0; i < e->n_tensors; i++)
+        if (e->tensors[i].kind == TRTL_TK_CONSTANT)
+            dims[i] = e->tensors[i].max_dims;
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
+        for (int32_t j = 0; j < n_in; j++) {
+            in[j] = dims[n->in[j]];
+            in_t[j] = e->tensors[n->in[j]].dtype;
+        }
+        for (int32_t j = 0; j < n->n_out; j++)
+            out_t[j] = e->tensors[n->out[j]].dtype;
+        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t};
+        TRTL_TRY(trtl_op_table[n->op].infer(&ic));
+        for (int32_t j = 0; j < n->n_out; j++)
+            dims[n->out[j]] = out[j];
+        if (n->epi.has_residual && !trtl_dims_equal(&dims[n->in[n_in]], &out[0])) {
+            char a[TRTL_DIMS_STR_MAX], b[TRTL_DIMS_STR_MAX];
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': residual input %s does not match the output %s", n->name,
+                              trtl_dims_str(&dims[n->in[n_in]], a, sizeof a), trtl_dims_str(&out[0], b, sizeof b));
+        }
+    }
+    return TRTL_OK;
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+int trtl_engine_implicit_batch(const trtl_engine *e) { return e->implicit_batch; }
+int32_t trtl_engine_max_batch_size(const trtl_engine *e) { return e->max_batch_size; }
+int32_t trtl_engine_num_io(const trtl_engine *e) { return e->n_io; }
+
+const char *trtl_engine_io_name(const trtl_engine *e, int32_t i)
+{
+    return (i >= 0 && i < e->n_io) ? e->tensors[e->io[i]].name : NULL;
+}
+
+int32_t trtl_engine_io_index(const trtl_engine *e, const char *name)
+{
+    for (int32_t i = 0; name && i < e->n_io; i++)
+        if (strcmp(e->tensors[e->io[i]].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int trtl_engine_io_is_input(const trtl_engine *e, int32_t i) { return i >= 0 && i < e->n_inputs; }
+
+trtl_dims trtl_engine_io_dims(const trtl_engine *e, int32_t i)
+{
+    trtl_dims d = {0};
+    if (i < 0 || i >= e->n_io)
+        return d;
+    d = e->tensors[e->io[i]].dims;
+    return e->implicit_batch ? trtl_dims_drop_front(&d) : d;
+}
+
+trtl_dtype trtl_engine_io_dtype(const trtl_engine *e, int32_t i)
+{
+    return (i >= 0 && i < e->n_io) ? e->tensors[e->io[i]].dtype : TRTL_FLOAT;
+}
+
+int32_t trtl_engine_num_profiles(const trtl_engine *e) { return e->n_profiles; }
+
+trtl_status trtl_engine_profile_shape(const trtl_engine *e, int32_t profile, const char *input, trtl_dims *min,
+                                      trtl_dims *opt, trtl_dims *max)
+{
+    trtl_clear_error();
+    int32_t i = trtl_engine_io_index(e, input);
+    if (i < 0 || i >= e->n_inputs)
+        return trtl_error(TRTL_ERR_NOT_FOUND, "engine has no input named '%s'", input ? input : "(null)");
+    if (profile < 0 || profile >= e->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "profile %d out of range (engine has %d)", (int)profile,
+                          (int)e->n_profiles);
+    *min = e->profiles[profile].min[i];
+    *opt = e->profiles[profile].opt[i];
+    *max = e->profiles[profile].max[i];
+    if (e->implicit_batch) {
+        *min = trtl_dims_drop_front(min);
+        *opt = trtl_dims_drop_front(opt);
+        *max = trtl_dims_drop_front(max);
+    }
+    return TRTL_OK;
+}
+
+int32_t trtl_engine_num_layers(const trtl_engine *e) { return e->n_nodes; }
+const char *trtl_engine_layer_name(const trtl_engine *e, int32_t i)
+{
+    return (i >= 0 && i < e->n_nodes) ? e->nodes[i].name : NULL;
+}
+const char *trtl_engine_layer_kernel(const trtl_engine *e, int32_t i)
+{
+    return (i >= 0 && i < e->n_nodes && e->nodes[i].kernel) ? e->nodes[i].kernel->name : NULL;
+}
+trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i)
+{
+    return (i >= 0 && i < e->n_nodes) ? e->nodes[i].op : TRTL_OP_COUNT;
+}
+uint64_t trtl_engine_device_memory_size(const trtl_engine *e) { return (uint64_t)e->arena_bytes; }
+
+/* ---- JSON layer information (engine inspector) ---------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t len)
+{
+    if (b->oom)
+        return;
+    if (b->n + len + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + len + 1)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s)
+{
+    sb_put(b, "\"", 1);
+    for (; *s; s++) {
+        char esc[8];
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            sb_put(b, esc, 2);
+        } else if (c < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            sb_put(b, esc, 6);
+        } else {
+            sb_put(b, s, 1);
+        }
+    }
+    sb_put(b, "\"", 1);
+}
+
+static void sb_fmt(sbuf *b, const char *fmt, ...) TRTL_PRINTF(2, 3);
+static void sb_fmt(sbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        sb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
+{
+    const trtl_etensor *t = &e->tensors[id];
+    static const char *const kinds[] = {"input", "output", "activation", "constant"};
+    char d[TRTL_DIMS_STR_MAX];
+    sb_put(b, "{\"name\": ", 9);
+    sb_str(b, t->name);
+    sb_fmt(b, ", \"dims\": \"%s\", \"dtype\": \"%s\", \"kind\": \"%s\"}", trtl_dims_str(&t->dims, d, sizeof d),
+           trtl_dtype_name(t->dtype), kinds[t->kind]);
+}
+
+trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
+{
+    sbuf b = {0};
+    sb_fmt(&b, "{\"implicit_batch\": %s, \"max_batch_size\": %d, \"activation_bytes\": %lld, \"layers\": [",
+           e->implicit_batch ? "true" : "false", (int)e->max_batch_size, (long long)e->arena_bytes);
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        sb_put(&b, k ? ",\n {" : "\n {", k ? 4 : 3);
+        sb_put(&b, "\"name\": ", 8);
+        sb_str(&b, n->name);
+        sb_fmt(&b, ", \"type\": \"%s\", \"kernel\": \"%s\", \"inputs\": [", trtl_op_table[n->op].name,
+               n->kernel ? n->kernel->name : "?");
+        for (int32_t j = 0; j < n->n_in; j++) {
+            if (j)
+                sb_put(&b, ", ", 2);
+            sb_tensor(&b, e, n->in[j]);
+        }
+        sb_put(&b, "], \"outputs\": [", 15);
+        for (int32_t j = 0; j < n->n_out; j++) {
+            if (j)
+                sb_put(&b, ", ", 2);
+            sb_tensor(&b, e, n->out[j]);
+        }
+        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s}", (int)n->epi.act,
+               n->epi.has_residual ? "true" : "false");
+    }
+    sb_put(&b, "\n]}\n", 4);
+    if (b.oom) {
+        free(b.p);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    *json = b.p;
+    return TRTL_OK;
+}

@@ -1,0 +1,77 @@
+/*
+ * engine.h -- the built engine (internal).  Immutable once built or deserialized; shared by
+ * every execution context (reference counted).
+ *
+ * Tensors are of four kinds: network inputs and outputs (bound to user buffers), activations
+ * (in a context's arena, offsets planned at the profile's max shapes) and constants (owned by
+ * the engine).  Nodes run in array order, which is topological.
+ */
+#ifndef TRTL_ENGINE_ENGINE_H
+#define TRTL_ENGINE_ENGINE_H
+
+#include <stdatomic.h>
+#include "trtlite/trtlite.h"
+#include "kernels/kernel.h"
+
+typedef enum trtl_tensor_kind {
+    TRTL_TK_INPUT = 0,
+    TRTL_TK_OUTPUT = 1,
+    TRTL_TK_ACTIVATION = 2,
+    TRTL_TK_CONSTANT = 3
+} trtl_tensor_kind;
+
+typedef struct trtl_etensor {
+    char *name;
+    trtl_dtype dtype;
+    int32_t kind;          /* trtl_tensor_kind */
+    trtl_dims dims;        /* full dims as declared/inferred at build, -1 where dynamic */
+    trtl_dims max_dims;    /* full dims at the profiles' max shapes */
+    void *data;            /* CONSTANT: owned values (64-byte aligned) */
+    int64_t max_bytes;     /* bytes at max shapes */
+    int64_t offset;        /* ACTIVATION: arena offset at max shapes */
+    int32_t first, last;   /* liveness: first producing / last consuming node (-1 none) */
+} trtl_etensor;
+
+typedef struct trtl_profile {
+    trtl_dims *min, *opt, *max; /* per engine input (io order, inputs first), full dims */
+} trtl_profile;
+
+struct trtl_engine {
+    atomic_int refcount;
+    int implicit_batch;
+    int32_t max_batch_size;
+    char *name;
+    int32_t n_tensors;
+    trtl_etensor *tensors;
+    int32_t n_nodes;
+    trtl_node *nodes;
+    int32_t n_io;          /* inputs first (in add_input order), then outputs (in mark order) */
+    int32_t n_inputs;
+    int32_t *io;           /* tensor ids */
+    int32_t n_profiles;
+    trtl_profile *profiles;
+    trtl_dims *env_min, *env_max; /* per input: union over profiles */
+    int64_t arena_bytes;   /* activation arena at max shapes */
+    int32_t num_threads;   /* 0: available CPUs */
+    uint32_t cpu_features; /* union of the chosen kernels' requirements */
+    /* Owned weight buffers referenced from nodes' params. */
+    void **owned;
+    int32_t n_owned, cap_owned;
+};
+
+/* Allocation helpers with 64-byte alignment for weights and arenas. */
+void *trtl_aligned_alloc(size_t bytes);
+void trtl_aligned_free(void *p);
+
+/* Engine construction helpers used by the builder and the plan reader. */
+trtl_engine *trtl_engine_alloc(void);
+/* Takes ownership of `p` (freed with the engine); returns 0 on out-of-memory (p is freed). */
+int trtl_engine_own(trtl_engine *e, void *p);
+/* Liveness, arena offsets and kernel state; called once all nodes/tensors are in place. */
+trtl_status trtl_engine_finalize(trtl_engine *e);
+/* Shape inference of every node for concrete input dims (full), writing all tensor dims. */
+trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims);
+/* Greedy offset assignment: tensors whose live ranges [first,last] overlap never share bytes. */
+int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, const int32_t *last, int64_t *offsets);
+
+#endif

@@ -1,0 +1,663 @@
+/* network.c -- the network definition: tensors, layers, names, shape inference over the graph. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "network/network.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *r = malloc(n);
+    if (r)
+        memcpy(r, s, n);
+    return r;
+}
+
+/* Grows a pointer array to hold one more entry. */
+static int grow(void ***arr, int32_t n, int32_t *cap)
+{
+    if (n < *cap)
+        return 1;
+    int32_t nc = *cap ? *cap * 2 : 16;
+    void **na = realloc(*arr, (size_t)nc * sizeof(void *));
+    if (!na)
+        return 0;
+    *arr = na;
+    *cap = nc;
+    return 1;
+}
+
+trtl_status trtl_network_create(int implicit_batch, trtl_network **out)
+{
+    trtl_clear_error();
+    if (!out)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "network: NULL out pointer");
+    trtl_network *n = calloc(1, sizeof *n);
+    if (!n)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "network: out of memory");
+    n->implicit_batch = implicit_batch != 0;
+    n->name = dup_str("Unnamed Network 0");
+    *out = n;
+    return TRTL_OK;
+}
+
+static void free_layer(trtl_layer *l)
+{
+    if (!l)
+        return;
+    if (l->op == TRTL_OP_PLUGIN_V2 && l->p.plugin.plugin)
+        l->p.plugin.plugin->vt->destroy(l->p.plugin.plugin);
+    free(l->name);
+    free(l->in);
+    free(l->out);
+    free(l->out_type_set);
+    free(l);
+}
+
+static void free_tensor(trtl_tensor *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t);
+}
+
+void trtl_network_destroy(trtl_network *net)
+{
+    if (!net)
+        return;
+    for (int32_t i = 0; i < net->n_layers; i++)
+        free_layer(net->layers[i]);
+    for (int32_t i = 0; i < net->n_tensors; i++)
+        free_tensor(net->tensors[i]);
+    free(net->layers);
+    free(net->tensors);
+    free(net->inputs);
+    free(net->outputs);
+    free(net->name);
+    free(net);
+}
+
+int trtl_network_implicit_batch(const trtl_network *net) { return net->implicit_batch; }
+
+trtl_status trtl_network_set_name(trtl_network *net, const char *name)
+{
+    char *s = dup_str(name ? name : "");
+    if (!s)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "network: out of memory");
+    free(net->name);
+    net->name = s;
+    return TRTL_OK;
+}
+
+const char *trtl_network_name(const trtl_network *net) { return net->name; }
+
+void trtl_network_touch(trtl_network *net) { net->shapes_valid = 0; }
+
+trtl_tensor *trtl_network_find_tensor(const trtl_network *net, const char *name)
+{
+    for (int32_t i = 0; i < net->n_tensors; i++)
+        if (strcmp(net->tensors[i]->name, name) == 0)
+            return net->tensors[i];
+    return NULL;
+}
+
+static trtl_tensor *new_tensor(trtl_network *net, const char *name)
+{
+    if (!grow((void ***)&net->tensors, net->n_tensors, &net->cap_tensors))
+        return NULL;
+    trtl_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->name = dup_str(name);
+    if (!t->name) {
+        free(t);
+        return NULL;
+    }
+    t->net = net;
+    t->id = net->n_tensors;
+    t->dtype = TRTL_FLOAT;
+    net->tensors[net->n_tensors++] = t;
+    return t;
+}
+
+static trtl_status check_input_dims(const trtl_network *net, const char *name, const trtl_dims *dims)
+{
+    int32_t max = net->implicit_batch ? TRTL_MAX_DIMS - 1 : TRTL_MAX_DIMS;
+    if (dims->nb_dims < 0 || dims->nb_dims > max)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "input '%s': %d dims (at most %d allowed)", name,
+                          (int)dims->nb_dims, (int)max);
+    for (int32_t i = 0; i < dims->nb_dims; i++) {
+        if (dims->d[i] < -1)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "input '%s': dimension %d is %lld (use -1 for dynamic)",
+                              name, (int)i, (long long)dims->d[i]);
+        if (dims->d[i] == -1 && net->implicit_batch)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                              "input '%s': dynamic dimensions (-1) need an explicit-batch network "
+                              "(create_network(1 << int(NetworkDefinitionCreationFlag.EXPLICIT_BATCH)))",
+                              name);
+    }
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_add_input(trtl_network *net, const char *name, trtl_dtype type, const trtl_dims *dims,
+                                   trtl_tensor **out)
+{
+    trtl_clear_error();
+    if (!name || !*name)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_input: the input needs a non-empty name");
+    if (!dims)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "input '%s': no shape given", name);
+    if (!trtl_dtype_valid(type))
+        return trtl_error(TRTL_ERR_DTYPE, "input '%s': unknown data type %d", name, (int)type);
+    if (trtl_network_find_tensor(net, name))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "input '%s': a tensor with this name already exists", name);
+    TRTL_TRY(check_input_dims(net, name, dims));
+    if (!grow((void ***)&net->inputs, net->n_inputs, &net->cap_inputs))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    trtl_tensor *t = new_tensor(net, name);
+    if (!t)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    t->is_input = 1;
+    t->dtype = type;
+    t->dims = net->implicit_batch ? trtl_dims_prepend(dims, 1) : *dims;
+    net->inputs[net->n_inputs++] = t;
+    trtl_network_touch(net);
+    if (out)
+        *out = t;
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t)
+{
+    trtl_clear_error();
+    if (!t || t->net != net)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: the tensor does not belong to this network");
+    if (t->is_output)
+        return TRTL_OK;
+    if (!grow((void ***)&net->outputs, net->n_outputs, &net->cap_outputs))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    t->is_output = 1;
+    net->outputs[net->n_outputs++] = t;
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_unmark_output(trtl_network *net, trtl_tensor *t)
+{
+    trtl_clear_error();
+    if (!t || t->net != net || !t->is_output)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "unmark_output: tensor '%s' is not an output of this network",
+                          t ? t->name : "(null)");
+    int32_t j = 0;
+    for (int32_t i = 0; i < net->n_outputs; i++)
+        if (net->outputs[i] != t)
+            net->outputs[j++] = net->outputs[i];
+    net->n_outputs = j;
+    t->is_output = 0;
+    return TRTL_OK;
+}
+
+int32_t trtl_network_num_layers(const trtl_network *net) { return net->n_layers; }
+int32_t trtl_network_num_inputs(const trtl_network *net) { return net->n_inputs; }
+int32_t trtl_network_num_outputs(const trtl_network *net) { return net->n_outputs; }
+
+trtl_layer *trtl_network_layer(const trtl_network *net, int32_t i)
+{
+    return (i >= 0 && i < net->n_layers) ? net->layers[i] : NULL;
+}
+
+trtl_tensor *trtl_network_input(const trtl_network *net, int32_t i)
+{
+    return (i >= 0 && i < net->n_inputs) ? net->inputs[i] : NULL;
+}
+
+trtl_tensor *trtl_network_output(const trtl_network *net, int32_t i)
+{
+    return (i >= 0 && i < net->n_outputs) ? net->outputs[i] : NULL;
+}
+
+trtl_dims trtl_tensor_full_dims(const trtl_tensor *t) { return t->dims; }
+
+/* ---- shape inference ------------------------------------------------------------------------ */
+
+trtl_status trtl_network_topo_order(const trtl_network *net, int32_t **order_out)
+{
+    int32_t n = net->n_layers;
+    int32_t *order = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    int32_t *pending = calloc((size_t)(n ? n : 1), sizeof(int32_t));
+    char *done = calloc((size_t)(n ? n : 1), 1);
+    if (!order || !pending || !done) {
+        free(order);
+        free(pending);
+        free(done);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    /* Simple repeated sweep in insertion order: stable (layers keep their order when already
+     * topological, which is the common case), O(n^2) worst case only after set_input rewiring. */
+    int32_t k = 0;
+    int progress = 1;
+    while (k < n && progress) {
+        progress = 0;
+        for (int32_t i = 0; i < n; i++) {
+            if (done[i])
+                continue;
+            const trtl_layer *l = net->layers[i];
+            int ready = 1;
+            for (int32_t j = 0; j < l->n_in && ready; j++) {
+                const trtl_tensor *t = l->in[j];
+                if (t && t->producer && !done[t->producer->id])
+                    ready = 0;
+            }
+            if (ready) {
+                done[i] = 1;
+                order[k++] = i;
+                progress = 1;
+            }
+        }
+    }
+    free(pending);
+    free(done);
+    if (k < n) {
+        free(order);
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "the network has a cycle (check set_input calls)");
+    }
+    *order_out = order;
+    return TRTL_OK;
+}
+
+static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
+{
+    const trtl_op_info *info = &trtl_op_table[l->op];
+    trtl_dims in[64], out[16];
+    trtl_dtype in_t[64], out_t[16];
+    if (l->n_in > 64 || l->n_out > 16)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many inputs/outputs", l->name);
+    for (int32_t i = 0; i < l->n_in; i++) {
+        if (!l->in[i])
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input %d is not set", l->name, (int)i);
+        in[i] = l->in[i]->dims;
+        in_t[i] = l->in[i]->dtype;
+    }
+    trtl_params p = l->p;
+    trtl_lower_ctx lc = {l->name, net->implicit_batch, l->n_in, in};
+    TRTL_TRY(info->lower(&p, &lc));
+    memset(out, 0, sizeof out);
+    for (int32_t i = 0; i < l->n_out; i++)
+        out_t[i] = TRTL_FLOAT;
+    trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, NULL, l->n_out, out, out_t};
+    TRTL_TRY(info->infer(&ic));
+    for (int32_t i = 0; i < l->n_out; i++) {
+        if (net->implicit_batch && (out[i].nb_dims < 1))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %d lost the batch dimension", l->name, (int)i);
+        l->out[i]->dims = out[i];
+        l->out[i]->dtype = l->out_type_set[i] >= 0 ? (trtl_dtype)l->out_type_set[i] : out_t[i];
+    }
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_infer(trtl_network *net)
+{
+    if (net->shapes_valid) {
+        if (net->shape_status != TRTL_OK)
+            return trtl_error(net->shape_status, "%s", net->shape_error);
+        return TRTL_OK;
+    }
+    int32_t *order = NULL;
+    trtl_status st = trtl_network_topo_order(net, &order);
+    net->shape_error_layer = -1;
+    for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
+        st = infer_layer(net, net->layers[order[k]]);
+        if (st != TRTL_OK)
+            net->shape_error_layer = order[k];
+    }
+    free(order);
+    net->shapes_valid = 1;
+    net->shape_status = st;
+    snprintf(net->shape_error, sizeof net->shape_error, "%s", st == TRTL_OK ? "" : trtl_last_error());
+    return st;
+}
+
+/* ---- layers --------------------------------------------------------------------------------- */
+
+/* Defaults TensorRT derives from the input when the layer is created. */
+static void input_dependent_defaults(trtl_network *net, trtl_layer *l)
+{
+    if (l->n_in < 1 || !l->in[0])
+        return;
+    int32_t user_rank = l->in[0]->dims.nb_dims - (net->implicit_batch ? 1 : 0);
+    int32_t def = user_rank - 3 > 0 ? user_rank - 3 : 0; /* "number of non-batch dims minus three" */
+    switch (l->op) {
+    case TRTL_OP_SOFTMAX: l->p.softmax.axes = 1u << def; break;
+    case TRTL_OP_CONCATENATION: l->p.concat.axis = def; break;
+    case TRTL_OP_SCALE: l->p.scale.channel_axis = net->implicit_batch ? 0 : 1; break;
+    default: break;
+    }
+}
+
+static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const *inputs, int32_t n_in, int32_t n_out,
+                              trtl_plugin *plugin, trtl_layer **out)
+{
+    const trtl_op_info *info = &trtl_op_table[op];
+    char name[128], tname[160];
+    for (int32_t i = 0; i < n_in; i++) {
+        if (!inputs || !inputs[i])
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add %s: input %d is None", info->display, (int)i);
+        if (inputs[i]->net != net)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add %s: input '%s' belongs to another network",
+                              info->display, inputs[i]->name);
+    }
+    if (!grow((void ***)&net->layers, net->n_layers, &net->cap_layers))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    trtl_layer *l = calloc(1, sizeof *l);
+    if (!l)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    l->net = net;
+    l->id = net->n_layers;
+    l->op = op;
+    snprintf(name, sizeof name, "(Unnamed Layer* %d) [%s]", (int)l->id, info->display);
+    l->name = dup_str(name);
+    l->n_in = n_in;
+    l->in = calloc((size_t)(n_in ? n_in : 1), sizeof *l->in);
+    l->n_out = n_out;
+    l->out = calloc((size_t)(n_out ? n_out : 1), sizeof *l->out);
+    l->out_type_set = malloc(sizeof(int32_t) * (size_t)(n_out ? n_out : 1));
+    if (!l->name || !l->in || !l->out || !l->out_type_set) {
+        free_layer(l);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int32_t i = 0; i < n_in; i++)
+        l->in[i] = inputs[i];
+    info->init(&l->p);
+    if (op == TRTL_OP_PLUGIN_V2)
+        l->p.plugin.plugin = plugin;
+    input_dependent_defaults(net, l);
+    int32_t first_tensor = net->n_tensors;
+    for (int32_t i = 0; i < n_out; i++) {
+        l->out_type_set[i] = -1;
+        if (n_out == 1)
+            snprintf(tname, sizeof tname, "%s_output", name);
+        else
+            snprintf(tname, sizeof tname, "%s_output_%d", name, (int)i);
+        trtl_tensor *t = new_tensor(net, tname);
+        if (!t) {
+            while (net->n_tensors > first_tensor)
+                free_tensor(net->tensors[--net->n_tensors]);
+            if (op == TRTL_OP_PLUGIN_V2)
+                l->p.plugin.plugin = NULL; /* the caller still owns it on failure */
+            free_layer(l);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        t->producer = l;
+        t->producer_out = i;
+        l->out[i] = t;
+    }
+    net->layers[net->n_layers++] = l;
+    trtl_network_touch(net);
+    *out = l;
+    return TRTL_OK;
+}
+
+trtl_status trtl_layer_validate(trtl_layer *l)
+{
+    trtl_network *net = l->net;
+    trtl_clear_error();
+    /* Common case: everything before this layer checked; only infer the new layer. */
+    if (net->shapes_valid && net->shape_status == TRTL_OK)
+        return infer_layer(net, l);
+    trtl_status st = trtl_network_infer(net);
+    if (st == TRTL_OK || net->shape_error_layer != l->id)
+        return TRTL_OK; /* an earlier layer is at fault: build() reports it */
+    return st;
+}
+
+trtl_status trtl_network_remove_layer(trtl_network *net, trtl_layer *l)
+{
+    trtl_clear_error();
+    if (!l || l->net != net)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "remove_layer: the layer does not belong to this network");
+    for (int32_t k = 0; k < l->n_out; k++) {
+        trtl_tensor *t = l->out[k];
+        if (t->is_output)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output '%s' is marked as a network output",
+                              l->name, t->name);
+        for (int32_t i = 0; i < net->n_layers; i++)
+            for (int32_t j = 0; j < net->layers[i]->n_in; j++)
+                if (net->layers[i]->in[j] == t)
+                    return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': its output '%s' is used by layer '%s'",
+                                      l->name, t->name, net->layers[i]->name);
+    }
+    int32_t j = 0;
+    for (int32_t i = 0; i < net->n_tensors; i++) {
+        trtl_tensor *t = net->tensors[i];
+        if (t->producer == l) {
+            free_tensor(t);
+            continue;
+        }
+        t->id = j;
+        net->tensors[j++] = t;
+    }
+    net->n_tensors = j;
+    j = 0;
+    for (int32_t i = 0; i < net->n_layers; i++) {
+        if (net->layers[i] == l)
+            continue;
+        net->layers[i]->id = j;
+        net->layers[j++] = net->layers[i];
+    }
+    net->n_layers = j;
+    free_layer(l);
+    trtl_network_touch(net);
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *const *inputs, int32_t nb_inputs,
+                                   trtl_layer **out)
+{
+    trtl_clear_error();
+    if ((int)op < 0 || op >= TRTL_OP_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: unknown layer kind %d", (int)op);
+    if (op == TRTL_OP_PLUGIN_V2)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: use trtl_network_add_plugin for plugin layers");
+    const trtl_op_info *info = &trtl_op_table[op];
+    if (nb_inputs < info->min_inputs || (info->max_inputs >= 0 && nb_inputs > info->max_inputs))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add %s: %d inputs given, it takes %d..%d", info->display,
+                          (int)nb_inputs, (int)info->min_inputs, (int)info->max_inputs);
+    return make_layer(net, op, inputs, nb_inputs, info->num_outputs, NULL, out);
+}
+
+trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
+                                    trtl_plugin *plugin, trtl_layer **out)
+{
+    trtl_clear_error();
+    if (!plugin || !plugin->vt)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_plugin_v2: no plugin given");
+    int32_t n_out = plugin->vt->num_outputs(plugin);
+    if (n_out < 1 || n_out > 16)
+        return trtl_error(TRTL_ERR_PLUGIN, "add_plugin_v2: plugin reports %d outputs (1..16 supported)", (int)n_out);
+    if (nb_inputs < 0 || nb_inputs > 64)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_plugin_v2: %d inputs (0..64 supported)", (int)nb_inputs);
+    trtl_layer *l;
+    TRTL_TRY(make_layer(net, TRTL_OP_PLUGIN_V2, inputs, nb_inputs, n_out, plugin, &l));
+    trtl_status st = trtl_layer_validate(l);
+    if (st != TRTL_OK) {
+        char msg[TRTL_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", trtl_last_error());
+        l->p.plugin.plugin = NULL; /* ownership stays with the caller on failure */
+        trtl_network_remove_layer(net, l);
+        return trtl_error(st, "%s", msg);
+    }
+    *out = l;
+    return TRTL_OK;
+}
+
+trtl_op trtl_layer_op(const trtl_layer *l) { return l->op; }
+const char *trtl_layer_name(const trtl_layer *l) { return l->name; }
+
+trtl_status trtl_layer_set_name(trtl_layer *l, const char *name)
+{
+    trtl_clear_error();
+    if (!name)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': name must be a string", l->name);
+    char *s = dup_str(name);
+    if (!s)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    free(l->name);
+    l->name = s;
+    trtl_network_touch(l->net);
+    return TRTL_OK;
+}
+
+int32_t trtl_layer_num_inputs(const trtl_layer *l) { return l->n_in; }
+int32_t trtl_layer_num_outputs(const trtl_layer *l) { return l->n_out; }
+trtl_tensor *trtl_layer_input(const trtl_layer *l, int32_t i) { return (i >= 0 && i < l->n_in) ? l->in[i] : NULL; }
+trtl_tensor *trtl_layer_output(const trtl_layer *l, int32_t i) { return (i >= 0 && i < l->n_out) ? l->out[i] : NULL; }
+
+trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
+{
+    trtl_clear_error();
+    const trtl_op_info *info = &trtl_op_table[l->op];
+    if (!t || t->net != l->net)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': set_input needs a tensor of the same network", l->name);
+    if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) || i > l->n_in)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input index %d out of range (layer has %d)",
+                          l->name, (int)i, (int)l->n_in);
+    for (int32_t k = 0; k < l->n_out; k++)
+        if (l->out[k] == t)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': cannot use its own output as input", l->name);
+    if (i == l->n_in) {
+        trtl_tensor **ni = realloc(l->in, sizeof *ni * (size_t)(l->n_in + 1));
+        if (!ni)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        l->in = ni;
+        l->n_in++;
+    }
+    l->in[i] = t;
+    trtl_network_touch(l->net);
+    return TRTL_OK;
+}
+
+trtl_status trtl_layer_set_precision(trtl_layer *l, trtl_dtype type)
+{
+    if (!trtl_dtype_valid(type))
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': unknown data type %d", l->name, (int)type);
+    l->has_precision = 1;
+    l->precision = type;
+    return TRTL_OK;
+}
+
+trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type)
+{
+    if (i < 0 || i >= l->n_out)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %d out of range", l->name, (int)i);
+    if (!trtl_dtype_valid(type))
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': unknown data type %d", l->name, (int)type);
+    /* Only identity/cast layers change representation on CPU; elsewhere the request is a
+     * precision hint that fp32 kernels satisfy by computing in fp32 (as TensorRT without
+     * precision constraints). */
+    if (l->op == TRTL_OP_IDENTITY || l->op == TRTL_OP_CAST)
+        l->out_type_set[i] = type;
+    trtl_network_touch(l->net);
+    return TRTL_OK;
+}
+
+const trtl_plugin *trtl_layer_plugin(const trtl_layer *l)
+{
+    return l->op == TRTL_OP_PLUGIN_V2 ? l->p.plugin.plugin : NULL;
+}
+
+/* ---- tensors -------------------------------------------------------------------------------- */
+
+const char *trtl_tensor_name(const trtl_tensor *t) { return t->name; }
+
+trtl_status trtl_tensor_set_name(trtl_tensor *t, const char *name)
+{
+    trtl_clear_error();
+    if (!name || !*name)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': name must be non-empty", t->name);
+    trtl_tensor *other = trtl_network_find_tensor(t->net, name);
+    if (other && other != t)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': the name '%s' is already used", t->name, name);
+    char *s = dup_str(name);
+    if (!s)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    free(t->name);
+    t->name = s;
+    return TRTL_OK;
+}
+
+trtl_status trtl_tensor_dims(const trtl_tensor *t, trtl_dims *out)
+{
+    trtl_clear_error();
+    if (!t->is_input)
+        TRTL_TRY(trtl_network_infer(t->net));
+    *out = t->net->implicit_batch ? trtl_dims_drop_front(&t->dims) : t->dims;
+    return TRTL_OK;
+}
+
+trtl_dtype trtl_tensor_dtype(const trtl_tensor *t)
+{
+    if (!t->is_input)
+        trtl_network_infer(t->net);
+    return t->dtype;
+}
+
+trtl_status trtl_tensor_set_dtype(trtl_tensor *t, trtl_dtype type)
+{
+    trtl_clear_error();
+    if (!trtl_dtype_valid(type))
+        return trtl_error(TRTL_ERR_DTYPE, "tensor '%s': unknown data type %d", t->name, (int)type);
+    if (!t->is_input) {
+        /* TensorRT lets users request an output's type; on CPU we honour it through a cast at
+         * the output when it differs (builder), so record it on the producer. */
+        if (t->producer && (t->producer->op == TRTL_OP_IDENTITY || t->producer->op == TRTL_OP_CAST)) {
+            t->producer->out_type_set[t->producer_out] = type;
+            trtl_network_touch(t->net);
+            return TRTL_OK;
+        }
+        trtl_network_infer(t->net);
+        if (t->dtype == type)
+            return TRTL_OK;
+        return trtl_error(TRTL_ERR_DTYPE, "tensor '%s': only network inputs and identity/cast outputs can change "
+                          "dtype (it is %s); add a cast layer", t->name, trtl_dtype_name(t->dtype));
+    }
+    t->dtype = type;
+    trtl_network_touch(t->net);
+    return TRTL_OK;
+}
+
+trtl_status trtl_tensor_set_dims(trtl_tensor *t, const trtl_dims *dims)
+{
+    trtl_clear_error();
+    if (!t->is_input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': only network inputs can be reshaped", t->name);
+    TRTL_TRY(check_input_dims(t->net, t->name, dims));
+    t->dims = t->net->implicit_batch ? trtl_dims_prepend(dims, 1) : *dims;
+    trtl_network_touch(t->net);
+    return TRTL_OK;
+}
+
+int trtl_tensor_is_input(const trtl_tensor *t) { return t->is_input; }
+int trtl_tensor_is_output(const trtl_tensor *t) { return t->is_output; }
+
+trtl_status trtl_tensor_set_dynamic_range(trtl_tensor *t, float min, float max)
+{
+    if (!(min <= max))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': dynamic range min %g > max %g", t->name,
+                          (double)min, (double)max);
+    t->has_dynamic_range = 1;
+    t->dyn_min = min;
+    t->dyn_max = max;
+    return TRTL_OK;
+}
+
+int trtl_tensor_dynamic_range(const trtl_tensor *t, float *min, float *max)
+{
+    if (t->has_dynamic_range) {
+        *min = t->dyn_min;
+        *max = t->dyn_max;
+    }
+    return t->has_dynamic_range;
+}
