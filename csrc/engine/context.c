@@ -329,9 +329,8 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
+trtl_status trtl_context_resolve(trtl_context *c, int32_t batch_size)
 {
-    trtl_clear_error();
     const trtl_engine *e = c->e;
     if (e->implicit_batch) {
         if (batch_size < 1 || batch_size > e->max_batch_size)
@@ -342,6 +341,24 @@ trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
     }
     if (!c->shapes_ok)
         TRTL_TRY(resolve_shapes(c, batch_size));
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *out)
+{
+    if (i < 0 || i >= c->e->n_io)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "I/O index %d out of range", (int)i);
+    if (!c->shapes_ok)
+        return trtl_error(TRTL_ERR_STATE, "shapes are not resolved yet");
+    *out = c->dims[c->e->io[i]];
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
+{
+    trtl_clear_error();
+    const trtl_engine *e = c->e;
+    TRTL_TRY(trtl_context_resolve(c, batch_size));
     for (int32_t i = 0; i < e->n_io; i++) {
         if (!c->addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0)
             return trtl_error(TRTL_ERR_STATE, "%s '%s' has no buffer: pass it in the bindings or call "

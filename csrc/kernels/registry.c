@@ -13,7 +13,11 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
 };
 
 /* Optimized kernels (csrc/kernels/x86/ and friends).  Add new ones here, best first per op. */
-#define TRTL_OPT_KERNELS(X) /* X(trtl_kernel_conv_im2col_sgemm) */
+#define TRTL_OPT_KERNELS(X)                                                                       \
+    X(trtl_kernel_conv_depthwise_avx2)                                                            \
+    X(trtl_kernel_conv_im2col_sgemm)                                                              \
+    X(trtl_kernel_fc_sgemm)                                                                       \
+    X(trtl_kernel_matmul_sgemm)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

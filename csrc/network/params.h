@@ -15,6 +15,7 @@
 #define TRTL_NETWORK_PARAMS_H
 
 #include "trtlite/ops.h"
+#include "trtlite/plugin.h"
 
 /* Convolution and deconvolution share one struct.  Spatial dims (kernel_size, stride, ...) have
  * 2 or 3 entries and apply to the last nb spatial dims of the input. */

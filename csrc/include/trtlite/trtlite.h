@@ -235,6 +235,11 @@ trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_di
 /* Host address of an I/O tensor; must hold volume(shape) elements of the tensor's dtype. */
 trtl_status trtl_context_set_tensor_address(trtl_context *c, const char *name, void *addr);
 void *trtl_context_tensor_address(const trtl_context *c, const char *name);
+/* Resolves shapes, activation memory and scratch for the current inputs (and batch size for
+ * implicit-batch engines) without running; execute() does it too when needed. */
+trtl_status trtl_context_resolve(trtl_context *c, int32_t batch_size);
+/* Full current dims of I/O tensor `i` (batch included) after resolve(). */
+trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *out);
 /* Runs with the addresses set above.  batch_size: implicit-batch engines (<= max batch); ignored
  * (pass 0) for explicit-batch ones. */
 trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size);

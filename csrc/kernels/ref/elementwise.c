@@ -1,8 +1,166 @@
-/* Reference elementwise kernel -- STUB. */
+/* Reference elementwise kernel: broadcast rows (kernels/ref/broadcast.h), one loop per op.
+ *
+ * INT32 semantics (no UB for any input): SUM/SUB/PROD wrap modulo 2^32; DIV truncates toward
+ * zero, FLOOR_DIV rounds toward -inf; division by zero gives 0 and INT32_MIN / -1 wraps to
+ * INT32_MIN; POW with a negative exponent gives the truncated reciprocal (0 unless |a| == 1; 0 for
+ * a == 0), a non-negative exponent is computed by squaring, wrapping like numpy.
+ * FLOAT: MAX/MIN propagate NaN; FLOOR_DIV = floor(a / b). */
+#include <math.h>
 #include "network/op_table.h"
+#include "core/dims.h"
 #include "core/status.h"
+#include "kernels/ref/broadcast.h"
+#include "kernels/ref/strided.h"
+
+typedef struct ew_ctx {
+    int32_t op;
+    const void *a, *b;
+    void *y;
+} ew_ctx;
+
+#define EW_LOOP(T_OUT, EXPR)                              \
+    do {                                                  \
+        T_OUT *y_ = (T_OUT *)c->y + out_off;              \
+        for (int64_t i = 0; i < n; i++) {                 \
+            A x = a[i * sa], z = b[i * sb];               \
+            y_[i] = (T_OUT)(EXPR);                        \
+        }                                                 \
+    } while (0)
+
+static float f_max(float x, float z) { return (x > z || x != x) ? x : z; }
+static float f_min(float x, float z) { return (x < z || x != x) ? x : z; }
+
+static void row_f32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
+{
+    typedef float A;
+    const ew_ctx *c = (const ew_ctx *)ctx;
+    const float *a = (const float *)c->a + off[0], *b = (const float *)c->b + off[1];
+    int64_t sa = s[0], sb = s[1];
+    switch (c->op) {
+    case TRTL_EW_SUM: EW_LOOP(float, x + z); break;
+    case TRTL_EW_PROD: EW_LOOP(float, x * z); break;
+    case TRTL_EW_MAX: EW_LOOP(float, f_max(x, z)); break;
+    case TRTL_EW_MIN: EW_LOOP(float, f_min(x, z)); break;
+    case TRTL_EW_SUB: EW_LOOP(float, x - z); break;
+    case TRTL_EW_DIV: EW_LOOP(float, x / z); break;
+    case TRTL_EW_POW: EW_LOOP(float, pow((double)x, (double)z)); break;
+    case TRTL_EW_FLOOR_DIV: EW_LOOP(float, floorf(x / z)); break;
+    case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
+    case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
+    case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;
+    default: break;
+    }
+}
+
+static int32_t wrap32(uint32_t v) { return (int32_t)v; }
+
+static int32_t i_div(int32_t x, int32_t z)
+{
+    if (z == 0)
+        return 0;
+    if (z == -1)
+        return wrap32(0u - (uint32_t)x);
+    return x / z;
+}
+
+static int32_t i_floor_div(int32_t x, int32_t z)
+{
+    if (z == 0)
+        return 0;
+    if (z == -1)
+        return wrap32(0u - (uint32_t)x);
+    int32_t q = x / z;
+    if (x % z != 0 && ((x < 0) != (z < 0)))
+        q--;
+    return q;
+}
+
+static int32_t i_pow(int32_t x, int32_t e)
+{
+    if (e < 0) {
+        if (x == 1)
+            return 1;
+        if (x == -1)
+            return (e & 1) ? -1 : 1;
+        return 0;
+    }
+    uint32_t r = 1, base = (uint32_t)x;
+    while (e) {
+        if (e & 1)
+            r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return wrap32(r);
+}
+
+static void row_i32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
+{
+    typedef int32_t A;
+    const ew_ctx *c = (const ew_ctx *)ctx;
+    const int32_t *a = (const int32_t *)c->a + off[0], *b = (const int32_t *)c->b + off[1];
+    int64_t sa = s[0], sb = s[1];
+    switch (c->op) {
+    case TRTL_EW_SUM: EW_LOOP(int32_t, wrap32((uint32_t)x + (uint32_t)z)); break;
+    case TRTL_EW_PROD: EW_LOOP(int32_t, wrap32((uint32_t)x * (uint32_t)z)); break;
+    case TRTL_EW_MAX: EW_LOOP(int32_t, x > z ? x : z); break;
+    case TRTL_EW_MIN: EW_LOOP(int32_t, x < z ? x : z); break;
+    case TRTL_EW_SUB: EW_LOOP(int32_t, wrap32((uint32_t)x - (uint32_t)z)); break;
+    case TRTL_EW_DIV: EW_LOOP(int32_t, i_div(x, z)); break;
+    case TRTL_EW_POW: EW_LOOP(int32_t, i_pow(x, z)); break;
+    case TRTL_EW_FLOOR_DIV: EW_LOOP(int32_t, i_floor_div(x, z)); break;
+    case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
+    case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
+    case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;
+    default: break;
+    }
+}
+
+static void row_bool(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
+{
+    typedef int A; /* 0 or 1 */
+    const ew_ctx *c = (const ew_ctx *)ctx;
+    const uint8_t *pa = (const uint8_t *)c->a + off[0], *pb = (const uint8_t *)c->b + off[1];
+    int64_t sa = s[0], sb = s[1];
+    uint8_t *y = (uint8_t *)c->y + out_off;
+    for (int64_t i = 0; i < n; i++) {
+        A x = pa[i * sa] != 0, z = pb[i * sb] != 0;
+        switch (c->op) {
+        case TRTL_EW_AND: y[i] = (uint8_t)(x & z); break;
+        case TRTL_EW_OR: y[i] = (uint8_t)(x | z); break;
+        case TRTL_EW_XOR: y[i] = (uint8_t)(x ^ z); break;
+        default: y[i] = 0; break;
+        }
+    }
+}
 
 trtl_status trtl_ref_elementwise(const trtl_kernel_args *a)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': elementwise kernel not implemented", a->node->name);
+    const char *name = a->node->name;
+    int32_t op = a->node->p.ew.op;
+    trtl_dtype t = a->in[0].dtype;
+    if (a->in[1].dtype != t)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': elementwise inputs have different types %s and %s", name,
+                          trtl_dtype_name(t), trtl_dtype_name(a->in[1].dtype));
+    trtl_bcast_row_fn row;
+    int logic = op == TRTL_EW_AND || op == TRTL_EW_OR || op == TRTL_EW_XOR;
+    if (op < 0 || op >= TRTL_EW_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown ElementWiseOperation %d", name, (int)op);
+    if (logic && t == TRTL_BOOL)
+        row = row_bool;
+    else if (!logic && t == TRTL_FLOAT)
+        row = row_f32;
+    else if (!logic && t == TRTL_INT32)
+        row = row_i32;
+    else
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': elementwise op %d does not support %s inputs", name, (int)op,
+                          trtl_dtype_name(t));
+    int compare = op == TRTL_EW_EQUAL || op == TRTL_EW_GREATER || op == TRTL_EW_LESS;
+    TRTL_TRY(trtl_ref_check_out_type(name, a->out[0].dtype, compare ? TRTL_BOOL : t));
+    trtl_dims in[2] = {a->in[0].dims, a->in[1].dims};
+    trtl_bcast b;
+    TRTL_TRY(trtl_bcast_init(&b, name, &a->out[0].dims, 2, in));
+    ew_ctx c = {op, a->in[0].data, a->in[1].data, a->out[0].data};
+    trtl_bcast_run(&b, row, &c);
+    return TRTL_OK;
 }

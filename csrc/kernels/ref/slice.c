@@ -1,8 +1,14 @@
-/* Reference slice kernel -- STUB. */
+/* Reference slice kernel: the resampling copy of strided.h with the layer's start/stride/mode. */
 #include "network/op_table.h"
 #include "core/status.h"
+#include "kernels/ref/strided.h"
 
 trtl_status trtl_ref_slice(const trtl_kernel_args *a)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice kernel not implemented", a->node->name);
+    const trtl_slice_params *p = &a->node->p.slice;
+    int32_t r = a->in[0].dims.nb_dims;
+    if (p->start.nb_dims != r || p->stride.nb_dims != r)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': slice start/stride have %d/%d dims, the input has %d",
+                          a->node->name, (int)p->start.nb_dims, (int)p->stride.nb_dims, (int)r);
+    return trtl_ref_sample(a->node->name, &a->in[0], &a->out[0], p->start.d, p->stride.d, p->mode);
 }

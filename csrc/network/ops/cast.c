@@ -1,22 +1,34 @@
-/* cast.c -- STUB: to be implemented. */
+/* cast.c -- ICastLayer: output = input converted to `to_type` (any of the six types, from any).
+ * Conversion rules: kernels/ref/convert.h (float -> int truncates toward zero and saturates,
+ * NaN -> 0; -> BOOL is x != 0; BOOL -> number is 0/1). */
 #include "network/op_table.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_cast[] = {
-    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+    TRTL_A("to_type", TRTL_ATTR_DTYPE, cast.to_type),
 };
 TRTL_NATTRS(cast);
 
-void trtl_init_cast(trtl_params *p) { (void)p; }
+void trtl_init_cast(trtl_params *p) { p->cast.to_type = TRTL_FLOAT; }
 
 trtl_status trtl_lower_cast(trtl_params *p, const trtl_lower_ctx *c)
 {
-    (void)p;
-    (void)c;
+    if (!trtl_dtype_valid(p->cast.to_type))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown DataType %d (to_type)", c->layer_name,
+                          (int)p->cast.to_type);
     return TRTL_OK;
 }
 
 trtl_status trtl_infer_cast(const trtl_infer_ctx *c)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': cast is not implemented yet", c->layer_name);
+    if (!trtl_dtype_valid(c->p->cast.to_type))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown DataType %d (to_type)", c->layer_name,
+                          (int)c->p->cast.to_type);
+    if (!trtl_dtype_valid((int)c->in_type[0]))
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': cannot cast an input of type %d", c->layer_name,
+                          (int)c->in_type[0]);
+    c->out[0] = c->in[0];
+    c->out_type[0] = (trtl_dtype)c->p->cast.to_type;
+    return TRTL_OK;
 }

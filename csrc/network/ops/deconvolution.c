@@ -1,22 +1,80 @@
-/* deconvolution.c -- STUB: to be implemented. */
+/* deconvolution.c -- IDeconvolutionLayer: N-d (1-3 spatial dims) grouped, dilated transposed
+ * convolution.  Input [N, C, spatial...], kernel [C, K/groups, k...], bias [K] or none ->
+ * [N, K, out...] with out = trtl_deconv_out(...).  Same params and attribute names as convolution. */
 #include "network/op_table.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_deconvolution[] = {
-    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+    TRTL_A("num_output_maps", TRTL_ATTR_INT, conv.num_output_maps),
+    TRTL_A("kernel_size_nd", TRTL_ATTR_DIMS, conv.kernel_size),
+    TRTL_A_FLAGS("kernel_size", TRTL_ATTR_DIMS, conv.kernel_size, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
+    TRTL_A("stride_nd", TRTL_ATTR_DIMS, conv.stride),
+    TRTL_A_FLAGS("stride", TRTL_ATTR_DIMS, conv.stride, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
+    TRTL_A_SYM("padding_nd", conv.pre_padding, conv.post_padding, TRTL_ATTRF_ALIAS),
+    TRTL_A_SYM("padding", conv.pre_padding, conv.post_padding, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
+    TRTL_A("pre_padding", TRTL_ATTR_DIMS, conv.pre_padding),
+    TRTL_A("post_padding", TRTL_ATTR_DIMS, conv.post_padding),
+    TRTL_A("dilation_nd", TRTL_ATTR_DIMS, conv.dilation),
+    TRTL_A_FLAGS("dilation", TRTL_ATTR_DIMS, conv.dilation, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
+    TRTL_A("num_groups", TRTL_ATTR_INT, conv.num_groups),
+    TRTL_A_ENUM("padding_mode", conv.padding_mode, "PaddingMode"),
+    TRTL_A("kernel", TRTL_ATTR_WEIGHTS, conv.kernel),
+    TRTL_A("bias", TRTL_ATTR_WEIGHTS, conv.bias),
 };
 TRTL_NATTRS(deconvolution);
 
-void trtl_init_deconvolution(trtl_params *p) { (void)p; }
+/* Same defaults as convolution (TensorRT: stride 1, padding 0, dilation 1, one group). */
+void trtl_init_deconvolution(trtl_params *p) { trtl_init_convolution(p); }
 
 trtl_status trtl_lower_deconvolution(trtl_params *p, const trtl_lower_ctx *c)
 {
-    (void)p;
-    (void)c;
-    return TRTL_OK;
+    return trtl_conv_check_spatial(&p->conv, c->layer_name);
 }
 
 trtl_status trtl_infer_deconvolution(const trtl_infer_ctx *c)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': deconvolution is not implemented yet", c->layer_name);
+    const trtl_conv_params *p = &c->p->conv;
+    const trtl_dims *x = &c->in[0];
+    int32_t nsp = p->kernel_size.nb_dims;
+    char s[TRTL_DIMS_STR_MAX];
+    TRTL_TRY(trtl_conv_check_spatial(p, c->layer_name));
+    if (c->in_type[0] != TRTL_FLOAT)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': deconvolution needs a FLOAT input, got %s", c->layer_name,
+                          trtl_dtype_name(c->in_type[0]));
+    if (x->nb_dims != nsp + 2)
+        return trtl_error(TRTL_ERR_SHAPE,
+                          "layer '%s': input %s has %d dims; a %dD deconvolution needs %d (N, C, spatial)",
+                          c->layer_name, trtl_dims_str(x, s, sizeof s), (int)x->nb_dims, (int)nsp, (int)nsp + 2);
+    int64_t C = x->d[1], K = p->num_output_maps, G = p->num_groups;
+    if (K % G)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': num_output_maps %lld is not divisible by num_groups %lld",
+                          c->layer_name, (long long)K, (long long)G);
+    if (C >= 0 && C % G)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input channels %lld are not divisible by num_groups %lld",
+                          c->layer_name, (long long)C, (long long)G);
+    int64_t kvol = trtl_volume(&p->kernel_size);
+    if (C >= 0 && p->kernel.count != C * (K / G) * kvol)
+        return trtl_error(TRTL_ERR_SHAPE,
+                          "layer '%s': kernel has %lld weights, expected C * num_output_maps/groups * prod(kernel_size) = %lld * %lld * %lld = %lld",
+                          c->layer_name, (long long)p->kernel.count, (long long)C, (long long)(K / G),
+                          (long long)kvol, (long long)(C * (K / G) * kvol));
+    if (p->bias.count != 0 && p->bias.count != K)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': bias has %lld values, expected %lld (num_output_maps) or none",
+                          c->layer_name, (long long)p->bias.count, (long long)K);
+    trtl_dims o = {0};
+    o.nb_dims = x->nb_dims;
+    o.d[0] = x->d[0];
+    o.d[1] = K;
+    for (int32_t i = 0; i < nsp; i++) {
+        int64_t pre, post, k_eff = p->dilation.d[i] * (p->kernel_size.d[i] - 1) + 1;
+        trtl_status st = trtl_deconv_out(x->d[2 + i], k_eff, p->stride.d[i], p->pre_padding.d[i],
+                                         p->post_padding.d[i], p->padding_mode, &o.d[2 + i], &pre, &post);
+        if (st != TRTL_OK)
+            return trtl_error_prefix("layer '%s': input %s, spatial dim %d", c->layer_name,
+                                     trtl_dims_str(x, s, sizeof s), (int)i);
+    }
+    c->out[0] = o;
+    c->out_type[0] = TRTL_FLOAT;
+    return TRTL_OK;
 }

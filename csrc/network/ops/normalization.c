@@ -1,22 +1,92 @@
-/* normalization.c -- STUB: to be implemented. */
+/* normalization.c -- INormalizationLayer (TensorRT 8.6): y = (x - mean) / sqrt(var + epsilon) * scale
+ * + bias, mean and (biased) variance over `axes`.  With num_groups G > 1 (group norm) the channels
+ * (dim 1) split into G groups and the statistics run over the group's channels times `axes`.
+ * scale and bias are tensors of x's rank, each dim 1 or equal to x's (broadcast). */
+#include <math.h>
 #include "network/op_table.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_normalization[] = {
-    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+    TRTL_A("epsilon", TRTL_ATTR_FLOAT, norm.epsilon),
+    TRTL_A("axes", TRTL_ATTR_AXES, norm.axes),
+    TRTL_A("num_groups", TRTL_ATTR_INT, norm.num_groups),
+    TRTL_A("compute_precision", TRTL_ATTR_DTYPE, norm.compute_precision),
 };
 TRTL_NATTRS(normalization);
 
-void trtl_init_normalization(trtl_params *p) { (void)p; }
+void trtl_init_normalization(trtl_params *p)
+{
+    p->norm.epsilon = 1e-5f;
+    p->norm.axes = 0;
+    p->norm.num_groups = 1;
+    p->norm.compute_precision = TRTL_FLOAT;
+}
+
+static trtl_status check_norm(const trtl_normalization_params *p, int32_t rank, const char *layer)
+{
+    if (!(p->epsilon >= 0.0f) || !isfinite(p->epsilon))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': epsilon %g must be >= 0", layer, (double)p->epsilon);
+    if (p->num_groups < 1)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': num_groups %d must be >= 1", layer,
+                          (int)p->num_groups);
+    if (p->compute_precision != TRTL_FLOAT && p->compute_precision != TRTL_HALF)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': compute_precision must be FLOAT or HALF, got %s",
+                          layer, trtl_dtype_name((trtl_dtype)p->compute_precision));
+    if (p->axes == 0 && p->num_groups == 1)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': axes is empty (no dimension to normalize over)",
+                          layer);
+    if (rank >= 0 && rank < 32 && (p->axes >> rank))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "layer '%s': axes 0x%x name a dimension beyond the input's %d (batch included)", layer,
+                          (unsigned)p->axes, (int)rank);
+    return TRTL_OK;
+}
 
 trtl_status trtl_lower_normalization(trtl_params *p, const trtl_lower_ctx *c)
 {
-    (void)p;
-    (void)c;
-    return TRTL_OK;
+    if (c->implicit_batch) {
+        if (p->norm.axes & 0x80000000u)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': axes 0x%x out of range", c->layer_name,
+                              (unsigned)p->norm.axes);
+        p->norm.axes <<= 1;
+    }
+    return check_norm(&p->norm, c->n_in > 0 && c->in ? c->in[0].nb_dims : -1, c->layer_name);
 }
 
 trtl_status trtl_infer_normalization(const trtl_infer_ctx *c)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': normalization is not implemented yet", c->layer_name);
+    const trtl_normalization_params *p = &c->p->norm;
+    const trtl_dims *x = &c->in[0];
+    char s[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+    static const char *const names[3] = {"input", "scale", "bias"};
+    TRTL_TRY(check_norm(p, x->nb_dims, c->layer_name));
+    for (int i = 0; i < 3; i++)
+        if (c->in_type[i] != TRTL_FLOAT)
+            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': normalization needs FLOAT tensors, %s is %s",
+                              c->layer_name, names[i], trtl_dtype_name(c->in_type[i]));
+    for (int i = 1; i < 3; i++) {
+        const trtl_dims *w = &c->in[i];
+        if (w->nb_dims != x->nb_dims)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %s %s must have the input's rank %d (input %s)",
+                              c->layer_name, names[i], trtl_dims_str(w, s, sizeof s), (int)x->nb_dims,
+                              trtl_dims_str(x, s2, sizeof s2));
+        for (int32_t d = 0; d < x->nb_dims; d++)
+            if (w->d[d] >= 0 && x->d[d] >= 0 && w->d[d] != 1 && w->d[d] != x->d[d])
+                return trtl_error(TRTL_ERR_SHAPE,
+                                  "layer '%s': %s %s does not broadcast to input %s (dim %d must be 1 or %lld)",
+                                  c->layer_name, names[i], trtl_dims_str(w, s, sizeof s),
+                                  trtl_dims_str(x, s2, sizeof s2), (int)d, (long long)x->d[d]);
+    }
+    if (p->num_groups > 1) {
+        if (x->nb_dims < 2)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': num_groups %d needs a channel dim (dim 1); input %s",
+                              c->layer_name, (int)p->num_groups, trtl_dims_str(x, s, sizeof s));
+        if (x->d[1] >= 0 && x->d[1] % p->num_groups)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld channels are not divisible by num_groups %d",
+                              c->layer_name, (long long)x->d[1], (int)p->num_groups);
+    }
+    c->out[0] = *x;
+    c->out_type[0] = TRTL_FLOAT;
+    return TRTL_OK;
 }

@@ -1,22 +1,64 @@
-/* plugin_v2.c -- STUB: to be implemented. */
+/* plugin_v2.c -- IPluginV2Layer: shapes and dtypes come from the plugin's output_desc(). */
+#include <stdio.h>
+
 #include "network/op_table.h"
 #include "core/status.h"
 
+/* A plugin layer's only attribute is the plugin object itself (exposed by the bindings). */
 const trtl_attr_desc trtl_attrs_plugin_v2[] = {
-    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+    {"__plugin", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
 };
 TRTL_NATTRS(plugin_v2);
 
-void trtl_init_plugin_v2(trtl_params *p) { (void)p; }
+void trtl_init_plugin_v2(trtl_params *p) { p->plugin.plugin = NULL; }
 
 trtl_status trtl_lower_plugin_v2(trtl_params *p, const trtl_lower_ctx *c)
 {
-    (void)p;
-    (void)c;
+    if (!p->plugin.plugin)
+        return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': no plugin attached", c->layer_name);
     return TRTL_OK;
+}
+
+/* "Adder2d_TRT" v1 (namespace "x") style label for messages. */
+static const char *label(const trtl_plugin *pl, char *buf, size_t n)
+{
+    const trtl_plugin_creator *cr = pl->creator;
+    if (!cr)
+        return "plugin";
+    snprintf(buf, n, "%s v%s%s%s", cr->name, cr->version, cr->plugin_namespace && *cr->plugin_namespace ? " in namespace " : "",
+             cr->plugin_namespace ? cr->plugin_namespace : "");
+    return buf;
 }
 
 trtl_status trtl_infer_plugin_v2(const trtl_infer_ctx *c)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': plugin_v2 is not implemented yet", c->layer_name);
+    const trtl_plugin *pl = c->p->plugin.plugin;
+    trtl_plugin_tensor_desc in[64], out;
+    char msg[512] = "", lb[256];
+    if (c->n_in > 64)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many plugin inputs", c->layer_name);
+    for (int32_t i = 0; i < c->n_in; i++) {
+        in[i].dims = c->in[i];
+        in[i].dtype = c->in_type[i];
+    }
+    for (int32_t i = 0; i < c->n_out; i++) {
+        out.dims = c->in ? c->in[0] : c->out[i];
+        out.dtype = TRTL_FLOAT;
+        if (pl->vt->output_desc(pl, i, in, c->n_in, &out, msg, sizeof msg) != 0)
+            return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d: %s", c->layer_name,
+                              label(pl, lb, sizeof lb), (int)i, msg[0] ? msg : "output_desc failed");
+        if (out.dims.nb_dims < 0 || out.dims.nb_dims > TRTL_MAX_DIMS)
+            return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d has an impossible rank %d",
+                              c->layer_name, label(pl, lb, sizeof lb), (int)i, (int)out.dims.nb_dims);
+        for (int32_t k = 0; k < out.dims.nb_dims; k++)
+            if (out.dims.d[k] < -1)
+                return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d has an impossible dimension %lld",
+                                  c->layer_name, label(pl, lb, sizeof lb), (int)i, (long long)out.dims.d[k]);
+        if (out.dtype < 0 || out.dtype >= TRTL_DTYPE_COUNT)
+            return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d has an unknown dtype %d",
+                              c->layer_name, label(pl, lb, sizeof lb), (int)i, (int)out.dtype);
+        c->out[i] = out.dims;
+        c->out_type[i] = out.dtype;
+    }
+    return TRTL_OK;
 }

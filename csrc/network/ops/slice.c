@@ -1,22 +1,106 @@
-/* slice.c -- STUB: to be implemented. */
+/* slice.c -- ISliceLayer: out[i] = in[start + i * stride] per dim (stride may be negative or 0).
+ * Out-of-range indices follow `mode` (SampleMode): STRICT_BOUNDS/DEFAULT rejects them (at
+ * inference when the dims are known, else in the kernel), WRAP takes them modulo the dim, CLAMP
+ * clamps, FILL gives zero, REFLECT mirrors about the edge elements.
+ * Lowered form (implicit batch): start 0, stride 1 and the batch dim via copy_mask bit 0 are
+ * prepended (bit i set: output dim i is input dim i). */
 #include "network/op_table.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_slice[] = {
-    {"__stub", TRTL_ATTR_INT, 0, 0, NULL, TRTL_ATTRF_INTERNAL},
+    TRTL_A("start", TRTL_ATTR_DIMS, slice.start),
+    TRTL_A("shape", TRTL_ATTR_DIMS, slice.shape),
+    TRTL_A("stride", TRTL_ATTR_DIMS, slice.stride),
+    TRTL_A_ENUM("mode", slice.mode, "SampleMode"),
+    TRTL_A_FLAGS("copy_mask", TRTL_ATTR_AXES, slice.copy_mask, TRTL_ATTRF_INTERNAL),
 };
 TRTL_NATTRS(slice);
 
-void trtl_init_slice(trtl_params *p) { (void)p; }
+static const char *const mode_names[] = {"STRICT_BOUNDS", "WRAP", "CLAMP", "FILL", "REFLECT"};
+
+void trtl_init_slice(trtl_params *p)
+{
+    trtl_slice_params *s = &p->slice;
+    s->start.nb_dims = 0;
+    s->shape.nb_dims = 0;
+    s->stride.nb_dims = 0;
+    s->mode = TRTL_SLICE_DEFAULT;
+    s->copy_mask = 0;
+}
+
+/* Attribute ranks agree with each other and with `rank` (the input's, in the same view). */
+static trtl_status check_ranks(const char *layer, const trtl_slice_params *s, int32_t rank)
+{
+    const struct { const char *name; const trtl_dims *d; } f[] = {
+        {"start", &s->start}, {"shape", &s->shape}, {"stride", &s->stride}};
+    for (int i = 0; i < 3; i++)
+        if (f[i].d->nb_dims != rank)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %s has %d dims but the input has %d", layer, f[i].name,
+                              (int)f[i].d->nb_dims, (int)rank);
+    return TRTL_OK;
+}
 
 trtl_status trtl_lower_slice(trtl_params *p, const trtl_lower_ctx *c)
 {
-    (void)p;
-    (void)c;
+    trtl_slice_params *s = &p->slice;
+    char b[TRTL_DIMS_STR_MAX];
+    int imp = c->implicit_batch ? 1 : 0;
+    s->copy_mask = 0;
+    if (s->mode < TRTL_SLICE_DEFAULT || s->mode > TRTL_SLICE_REFLECT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown SampleMode %d (mode)", c->layer_name,
+                          (int)s->mode);
+    if (s->start.nb_dims != s->shape.nb_dims || s->stride.nb_dims != s->shape.nb_dims)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': start, shape and stride must have the same number "
+                          "of dims, got %d, %d and %d", c->layer_name, (int)s->start.nb_dims, (int)s->shape.nb_dims,
+                          (int)s->stride.nb_dims);
+    for (int32_t i = 0; i < s->shape.nb_dims; i++)
+        if (s->shape.d[i] < 0)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': shape %s has a negative dimension",
+                              c->layer_name, trtl_dims_str(&s->shape, b, sizeof b));
+    if (c->n_in > 0 && c->in)
+        TRTL_TRY(check_ranks(c->layer_name, s, c->in[0].nb_dims - imp));
+    if (imp) {
+        if (s->shape.nb_dims >= TRTL_MAX_DIMS)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': too many dims with the implicit batch", c->layer_name);
+        s->start = trtl_dims_prepend(&s->start, 0);
+        s->stride = trtl_dims_prepend(&s->stride, 1);
+        s->shape = trtl_dims_prepend(&s->shape, 0);
+        s->copy_mask = 1u;
+    }
     return TRTL_OK;
 }
 
 trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
 {
-    return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice is not implemented yet", c->layer_name);
+    const trtl_slice_params *s = &c->p->slice;
+    const trtl_dims *x = &c->in[0];
+    char b[TRTL_DIMS_STR_MAX];
+    int32_t r = x->nb_dims;
+    if (s->mode < TRTL_SLICE_DEFAULT || s->mode > TRTL_SLICE_REFLECT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown SampleMode %d (mode)", c->layer_name,
+                          (int)s->mode);
+    TRTL_TRY(check_ranks(c->layer_name, s, r));
+    trtl_dims o = {0};
+    o.nb_dims = r;
+    for (int32_t i = 0; i < r; i++) {
+        o.d[i] = ((s->copy_mask >> i) & 1u) ? x->d[i] : s->shape.d[i];
+        int64_t n = x->d[i], len = o.d[i];
+        if (n < 0 || len <= 0)
+            continue; /* unknown now (checked by the kernel), or nothing sampled */
+        int64_t first = s->start.d[i], last = first + (len - 1) * s->stride.d[i];
+        if (s->mode == TRTL_SLICE_DEFAULT && (first < 0 || first >= n || last < 0 || last >= n))
+            return trtl_error(TRTL_ERR_SHAPE,
+                              "layer '%s': slice out of bounds in dimension %d of input %s: start %lld, size %lld, "
+                              "stride %lld reach index %lld (valid 0..%lld)",
+                              c->layer_name, (int)i, trtl_dims_str(x, b, sizeof b), (long long)first, (long long)len,
+                              (long long)s->stride.d[i], (long long)(first < 0 || first >= n ? first : last),
+                              (long long)n - 1);
+        if (n == 0 && s->mode != TRTL_SLICE_FILL)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s dimension %d is empty; %s mode has nothing to sample",
+                              c->layer_name, trtl_dims_str(x, b, sizeof b), (int)i, mode_names[s->mode]);
+    }
+    c->out[0] = o;
+    c->out_type[0] = c->in_type[0];
+    return TRTL_OK;
 }

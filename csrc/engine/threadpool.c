@@ -1,0 +1,408 @@
+/*
+ * threadpool.c -- fixed worker pool with dynamic chunking, short spin then block.
+ *
+ * One job at a time (the pool's caller thread publishes it and takes part).  A job is
+ * identified by a generation number kept in the upper 32 bits of `ticket`; the lower 32 bits
+ * count the chunks still unclaimed.  A worker claims a chunk with a compare-and-swap that only succeeds for
+ * the generation it woke up for, so a worker waking late can never run a chunk of a newer job,
+ * and the caller only waits for chunks to finish, never for sleeping workers to notice a job.
+ *
+ * Job fields (fn, ctx, n, chunk, nchunks) are written by the caller before the release store of
+ * the new ticket and read by workers only after a successful claim (acquire), and the caller
+ * rewrites them only after every chunk of the previous job reported done: no data race.
+ *
+ * Idle workers spin for about SPIN_NS on the ticket (back-to-back layers keep them hot), then
+ * sleep on `wake`.  `sleepers` tells the caller whether a broadcast is needed at all.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_ALLOC */
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+#include "engine/threadpool.h"
+#include "core/status.h"
+
+#define SPIN_NS 100000LL       /* idle workers and the waiting caller spin this long first */
+#define CHUNKS_PER_THREAD 4    /* dynamic chunks per thread when grain allows */
+#define MAX_THREADS 256
+
+struct trtl_threadpool {
+    int size; /* threads including the caller */
+    pthread_t *workers;
+    int started;
+
+    _Atomic uint64_t ticket; /* (generation << 32) | next chunk */
+    _Atomic int64_t done;    /* chunks finished in the current job */
+    _Atomic int sleepers;
+    _Atomic int stop;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* workers: a new generation or stop */
+    pthread_cond_t idle; /* caller: done == nchunks */
+    int caller_waiting;  /* under lock */
+
+    /* current job */
+    trtl_task_fn fn;
+    void *ctx;
+    int64_t n, chunk, nchunks;
+};
+
+typedef struct worker_arg {
+    trtl_threadpool *pool;
+    int index;
+} worker_arg;
+
+/* The pool whose job this thread is running (nested parallel_for runs inline). */
+static _Thread_local const trtl_threadpool *tl_in_pool;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Claims and runs chunks of generation `gen` until none is left.  The ticket's low half counts
+ * the chunks not yet claimed, so "nothing left" is seen without reading job fields. */
+static void run_chunks(trtl_threadpool *p, uint32_t gen, int index)
+{
+    const trtl_threadpool *saved = tl_in_pool;
+    tl_in_pool = p;
+    uint64_t t = atomic_load_explicit(&p->ticket, memory_order_acquire);
+    for (;;) {
+        if ((uint32_t)(t >> 32) != gen || (t & 0xffffffffu) == 0)
+            break;
+        if (!atomic_compare_exchange_weak_explicit(&p->ticket, &t, t - 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;
+        /* Claimed: the job cannot finish before this chunk does, so its fields are stable. */
+        int64_t nchunks = p->nchunks;
+        int64_t c = nchunks - (int64_t)(t & 0xffffffffu);
+        int64_t b = c * p->chunk, e = b + p->chunk;
+        if (e > p->n)
+            e = p->n;
+        p->fn(p->ctx, b, e, index);
+        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == nchunks && index != 0) {
+            pthread_mutex_lock(&p->lock);
+            if (p->caller_waiting)
+                pthread_cond_signal(&p->idle);
+            pthread_mutex_unlock(&p->lock);
+        }
+        t = atomic_load_explicit(&p->ticket, memory_order_acquire);
+    }
+    tl_in_pool = saved;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_arg wa = *(worker_arg *)arg;
+    free(arg);
+    trtl_threadpool *p = wa.pool;
+    uint32_t seen = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_acquire) >> 32);
+    for (;;) {
+        uint32_t gen = seen;
+        int64_t t0 = now_ns();
+        for (int i = 0;; i++) {
+            gen = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_acquire) >> 32);
+            if (gen != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
+                break;
+            CPU_RELAX();
+            if ((i & 63) == 63 && now_ns() - t0 > SPIN_NS)
+                break;
+        }
+        if (gen == seen) {
+            pthread_mutex_lock(&p->lock);
+            atomic_fetch_add(&p->sleepers, 1);
+            for (;;) {
+                gen = (uint32_t)(atomic_load(&p->ticket) >> 32);
+                if (gen != seen || atomic_load(&p->stop))
+                    break;
+                pthread_cond_wait(&p->wake, &p->lock);
+            }
+            atomic_fetch_sub(&p->sleepers, 1);
+            pthread_mutex_unlock(&p->lock);
+        }
+        if (atomic_load(&p->stop))
+            break;
+        seen = gen;
+        run_chunks(p, gen, wa.index);
+    }
+    return NULL;
+}
+
+int trtl_available_cpus(void);
+
+trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
+{
+    *out = NULL;
+    if (n_threads <= 0)
+        n_threads = trtl_available_cpus();
+    if (n_threads > MAX_THREADS)
+        n_threads = MAX_THREADS;
+    trtl_threadpool *p = calloc(1, sizeof *p);
+    if (!p)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
+    p->size = n_threads;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->idle, NULL);
+    if (n_threads > 1) {
+        p->workers = calloc((size_t)n_threads - 1, sizeof *p->workers);
+        if (!p->workers) {
+            trtl_threadpool_destroy(p);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
+        }
+        for (int i = 0; i < n_threads - 1; i++) {
+            worker_arg *wa = malloc(sizeof *wa);
+            int rc = wa ? 0 : ENOMEM;
+            if (wa) {
+                wa->pool = p;
+                wa->index = i + 1;
+                rc = pthread_create(&p->workers[i], NULL, worker_main, wa);
+                if (rc)
+                    free(wa);
+            }
+            if (rc) {
+                trtl_threadpool_destroy(p);
+                return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: cannot start thread %d of %d: %s",
+                                  i + 1, n_threads, strerror(rc));
+            }
+            p->started++;
+        }
+    }
+    *out = p;
+    return TRTL_OK;
+}
+
+void trtl_threadpool_destroy(trtl_threadpool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    atomic_store(&p->stop, 1);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->started; i++)
+        pthread_join(p->workers[i], NULL);
+    free(p->workers);
+    pthread_cond_destroy(&p->idle);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+int trtl_threadpool_size(const trtl_threadpool *p) { return p ? p->size : 1; }
+
+void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_fn fn, void *ctx)
+{
+    if (n <= 0)
+        return;
+    if (grain < 1)
+        grain = 1;
+    if (!p || p->size == 1 || n <= grain || tl_in_pool == p) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    int64_t chunk = (n + (int64_t)p->size * CHUNKS_PER_THREAD - 1) / ((int64_t)p->size * CHUNKS_PER_THREAD);
+    if (chunk < grain)
+        chunk = grain;
+    int64_t nchunks = (n + chunk - 1) / chunk;
+    if (nchunks > 0x7fffffff) {
+        chunk = (n + 0x7ffffffe) / 0x7fffffff;
+        nchunks = (n + chunk - 1) / chunk;
+    }
+
+    /* Publish: job fields first, then the ticket of the next generation (release). */
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n = n;
+    p->chunk = chunk;
+    p->nchunks = nchunks;
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    uint32_t gen = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_relaxed) >> 32) + 1;
+    atomic_store(&p->ticket, ((uint64_t)gen << 32) | (uint64_t)nchunks); /* seq_cst: before the sleepers load */
+    if (atomic_load(&p->sleepers) > 0) {
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+    }
+
+    run_chunks(p, gen, 0);
+
+    /* Wait for chunks other threads are still running: spin, then block. */
+    if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
+        return;
+    int64_t t0 = now_ns();
+    for (int i = 0;; i++) {
+        if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
+            return;
+        CPU_RELAX();
+        if ((i & 63) == 63 && now_ns() - t0 > SPIN_NS)
+            break;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->caller_waiting = 1;
+    while (atomic_load(&p->done) != nchunks)
+        pthread_cond_wait(&p->idle, &p->lock);
+    p->caller_waiting = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- how many CPUs this process may use ------------------------------------------------------ */
+
+/* ceil(quota / period) from a cgroup v2 "cpu.max" file ("max 100000" or "150000 100000"). */
+static int cgroup2_limit(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char q[32] = {0};
+    long long period = 0;
+    int lim = 0;
+    if (fscanf(f, "%31s %lld", q, &period) == 2 && strcmp(q, "max") != 0 && period > 0) {
+        long long quota = atoll(q);
+        if (quota > 0)
+            lim = (int)((quota + period - 1) / period);
+    }
+    fclose(f);
+    return lim;
+}
+
+static long long read_ll(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long long v = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%lld", &v) != 1)
+        v = 0;
+    fclose(f);
+    return v;
+}
+
+/* cgroup v1 CFS quota in `dir` (a cpu controller directory). */
+static int cgroup1_limit(const char *dir)
+{
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/cpu.cfs_quota_us", dir);
+    snprintf(b, sizeof b, "%s/cpu.cfs_period_us", dir);
+    long long quota = read_ll(a), period = read_ll(b);
+    return (quota > 0 && period > 0) ? (int)((quota + period - 1) / period) : 0;
+}
+
+static int min_limit(int cur, int lim) { return (lim > 0 && (cur == 0 || lim < cur)) ? lim : cur; }
+
+/* Smallest quota of this process's cgroup and its ancestors (0: none). */
+static int cgroup_cpu_limit(void)
+{
+    int lim = 0;
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[1024], path[1200];
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            if (!c2)
+                continue;
+            const char *ctrl = c1 + 1, *cg = c2 + 1;
+            int v2 = (c2 == c1 + 1);
+            int v1cpu = 0;
+            if (!v2) {
+                /* controller list like "cpu,cpuacct" */
+                size_t len = (size_t)(c2 - ctrl);
+                char ctl[256];
+                if (len >= sizeof ctl)
+                    continue;
+                memcpy(ctl, ctrl, len);
+                ctl[len] = '\0';
+                for (char *tok = strtok(ctl, ","); tok; tok = strtok(NULL, ","))
+                    if (strcmp(tok, "cpu") == 0)
+                        v1cpu = 1;
+                if (!v1cpu)
+                    continue;
+            }
+            /* walk from the process's cgroup up to the root of the mounted hierarchy */
+            char rel[1024];
+            snprintf(rel, sizeof rel, "%s", cg);
+            for (;;) {
+                if (v2) {
+                    snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", rel);
+                    lim = min_limit(lim, cgroup2_limit(path));
+                } else {
+                    snprintf(path, sizeof path, "/sys/fs/cgroup/cpu,cpuacct%s", rel);
+                    lim = min_limit(lim, cgroup1_limit(path));
+                    snprintf(path, sizeof path, "/sys/fs/cgroup/cpu%s", rel);
+                    lim = min_limit(lim, cgroup1_limit(path));
+                }
+                char *slash = strrchr(rel, '/');
+                if (!slash || rel[0] == '\0' || (slash == rel && rel[1] == '\0'))
+                    break;
+                if (slash == rel)
+                    rel[1] = '\0';
+                else
+                    *slash = '\0';
+            }
+        }
+        fclose(f);
+    }
+    /* Inside a container with a cgroup namespace the limit sits at the mount's root. */
+    lim = min_limit(lim, cgroup2_limit("/sys/fs/cgroup/cpu.max"));
+    lim = min_limit(lim, cgroup1_limit("/sys/fs/cgroup/cpu"));
+    lim = min_limit(lim, cgroup1_limit("/sys/fs/cgroup/cpu,cpuacct"));
+    return lim;
+}
+
+static int affinity_cpus(void)
+{
+    for (int ncpu = 1024; ncpu <= 1 << 16; ncpu *= 2) {
+        cpu_set_t *set = CPU_ALLOC(ncpu);
+        if (!set)
+            break;
+        size_t sz = CPU_ALLOC_SIZE(ncpu);
+        CPU_ZERO_S(sz, set);
+        if (sched_getaffinity(0, sz, set) == 0) {
+            int n = CPU_COUNT_S(sz, set);
+            CPU_FREE(set);
+            return n;
+        }
+        CPU_FREE(set);
+        if (errno != EINVAL)
+            break;
+    }
+    return 0;
+}
+
+static _Atomic int g_cpus;
+
+int trtl_available_cpus(void)
+{
+    int n = atomic_load_explicit(&g_cpus, memory_order_relaxed);
+    if (n > 0)
+        return n;
+    n = affinity_cpus();
+    if (n <= 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online > 0 ? (int)online : 1;
+    }
+    n = min_limit(n, cgroup_cpu_limit());
+    if (n < 1)
+        n = 1;
+    if (n > MAX_THREADS)
+        n = MAX_THREADS;
+    atomic_store_explicit(&g_cpus, n, memory_order_relaxed);
+    return n;
+}

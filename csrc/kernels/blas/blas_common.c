@@ -1,0 +1,39 @@
+/* blas_common.c -- one-time BLAS setup and work-splitting helpers for the BLAS kernels. */
+#include <pthread.h>
+#include <cblas.h>
+
+#include "kernels/blas/blas_common.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_single_thread(void) { openblas_set_num_threads(1); }
+
+void trtl_blas_init(void) { pthread_once(&g_blas_once, blas_single_thread); }
+
+int trtl_threads_for(const struct trtl_threadpool *pool, double flops)
+{
+    int t = trtl_threadpool_size(pool);
+    double want = flops / TRTL_MIN_FLOPS_PER_THREAD;
+    if (want < 1.0)
+        return 1;
+    return want < (double)t ? (int)want : t;
+}
+
+trtl_status trtl_epi_residual(const trtl_kernel_args *a, int64_t count, const float **res)
+{
+    const trtl_node *n = a->node;
+    *res = NULL;
+    if (!n->epi.has_residual)
+        return TRTL_OK;
+    if (n->n_in < 2)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': fused residual add without a residual input", n->name);
+    const trtl_tensor_view *r = &a->in[n->n_in - 1];
+    char s[TRTL_DIMS_STR_MAX];
+    if (r->dtype != TRTL_FLOAT || trtl_volume(&r->dims) != count)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': fused residual %s does not match the output (%lld values)",
+                          n->name, trtl_dims_str(&r->dims, s, sizeof s), (long long)count);
+    *res = (const float *)r->data;
+    return TRTL_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * blas_common.h -- shared by the BLAS-backed kernels (convolution.im2col_sgemm,
+ * fully_connected.sgemm, matrix_multiply.sgemm).
+ *
+ * BLAS runs single-threaded (OpenBLAS's own split is poor at batch-1 shapes); the kernels split
+ * work over the engine's pool themselves.
+ */
+#ifndef TRTL_KERNELS_BLAS_COMMON_H
+#define TRTL_KERNELS_BLAS_COMMON_H
+
+#include <stdint.h>
+#include "kernels/kernel.h"
+#include "engine/threadpool.h"
+
+/* Sets BLAS to one thread, once per process.  Called from every BLAS kernel's prepare and run. */
+void trtl_blas_init(void);
+
+/* Below this many flops per thread, splitting costs more than it saves. */
+#define TRTL_MIN_FLOPS_PER_THREAD 200000.0
+
+/* Threads worth using for `flops` of work on `pool` (at least 1). */
+int trtl_threads_for(const struct trtl_threadpool *pool, double flops);
+
+/* BLAS takes int sizes. */
+#define TRTL_BLAS_MAX_DIM 0x7fffffffLL
+
+/* The residual input of a fused epilogue (the node's last input), or NULL.  Fails if the node
+ * claims a residual but has no extra input, or if its volume is not `count`. */
+trtl_status trtl_epi_residual(const trtl_kernel_args *a, int64_t count, const float **res);
+
+#endif

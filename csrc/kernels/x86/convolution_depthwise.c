@@ -1,0 +1,323 @@
+/*
+ * convolution_depthwise.c -- "convolution.depthwise_avx2": 2-D depthwise convolution
+ * (num_groups == C == K), any kernel size, strides 1 or 2 per axis, dilation 1, every padding
+ * mode, with bias + residual + activation fused into the store.  Needs AVX2 + FMA.
+ *
+ * Per (image, channel) plane the input is first copied into a zero-bordered plane in the
+ * thread's scratch slot, so the compute loop has no bounds checks: output row oh reads padded
+ * rows oh*sh + kh.  For stride 2 along W the padded row is stored de-interleaved (even columns,
+ * then odd columns), so output column ow, tap kw reads even[ow + kw/2] or odd[ow + (kw-1)/2] and
+ * every load is a contiguous 8-wide vector.  Output rows are computed 32 columns at a time (4
+ * independent accumulators hide the FMA latency), then 8 at a time; the last partial vector is
+ * computed in full (the padded plane is wide enough) and stored with a mask.
+ */
+#include <string.h>
+
+#include "network/op_table.h"
+#include "kernels/blas/blas_common.h"
+#include "kernels/x86/fused_epilogue.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#define MAX_SLOTS 64
+
+typedef struct dw_geom {
+    int64_t N, C, H, W, OH, OW, R, S, sh, sw, pt, pl;
+    int64_t rows, half, rowlen; /* padded plane: rows x rowlen floats; stride 2: half = odd offset */
+} dw_geom;
+
+static int64_t round8(int64_t v) { return (v + 7) & ~(int64_t)7; }
+
+static int params_ok(const trtl_conv_params *p, int64_t C)
+{
+    return p->kernel_size.nb_dims == 2 && p->num_groups == C && p->num_output_maps == C && p->dilation.d[0] == 1 &&
+           p->dilation.d[1] == 1 && (p->stride.d[0] == 1 || p->stride.d[0] == 2) &&
+           (p->stride.d[1] == 1 || p->stride.d[1] == 2);
+}
+
+static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, dw_geom *g)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    char s1[TRTL_DIMS_STR_MAX];
+    if (xd->nb_dims != 4 || !params_ok(p, xd->d[1]))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': input %s is not a depthwise 2D convolution this kernel runs",
+                          nd->name, trtl_dims_str(xd, s1, sizeof s1));
+    memset(g, 0, sizeof *g);
+    g->N = xd->d[0];
+    g->C = xd->d[1];
+    g->H = xd->d[2];
+    g->W = xd->d[3];
+    g->R = p->kernel_size.d[0];
+    g->S = p->kernel_size.d[1];
+    g->sh = p->stride.d[0];
+    g->sw = p->stride.d[1];
+    int64_t post;
+    if (trtl_spatial_out(g->H, g->R, g->sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 0, &g->OH,
+                         &g->pt, &post) != TRTL_OK ||
+        trtl_spatial_out(g->W, g->S, g->sw, p->pre_padding.d[1], p->post_padding.d[1], p->padding_mode, 0, &g->OW,
+                         &g->pl, &post) != TRTL_OK)
+        return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
+    if (yd && (yd->nb_dims != 4 || yd->d[0] != g->N || yd->d[1] != g->C || yd->d[2] != g->OH || yd->d[3] != g->OW))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the depthwise convolution", nd->name,
+                          trtl_dims_str(yd, s1, sizeof s1));
+    if (p->kernel.count != g->C * g->R * g->S || (p->bias.count && p->bias.count != g->C))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit the convolution", nd->name,
+                          (long long)p->kernel.count, (long long)p->bias.count);
+    g->rows = (g->OH - 1) * g->sh + g->R;
+    if (g->sw == 1) {
+        g->rowlen = round8(round8(g->OW) + g->S - 1);
+    } else {
+        g->half = round8(round8(g->OW) + (g->S - 1) / 2);
+        g->rowlen = 2 * g->half;
+    }
+    return TRTL_OK;
+}
+
+static size_t slot_floats(const dw_geom *g) { return (size_t)(g->rows * g->rowlen); }
+
+static double dw_flops(const dw_geom *g) { return 2.0 * (double)(g->N * g->C * g->OH * g->OW * g->R * g->S); }
+
+static const int32_t g_tail_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* d[t] = s[t] for t < n (masked last vector: nothing past s[n - 1] is read). */
+__attribute__((target("avx2,fma"))) static inline void copy_avx2(float *d, const float *s, int64_t n)
+{
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8)
+        _mm256_storeu_ps(d + t, _mm256_loadu_ps(s + t));
+    if (t < n) {
+        __m256i m = _mm256_loadu_si256((const __m256i *)(g_tail_mask + 8 - (n - t)));
+        _mm256_maskstore_ps(d + t, m, _mm256_maskload_ps(s + t, m));
+    }
+}
+
+/* d[t] = s[2t] for t < n (nothing past s[2n - 2] is read). */
+__attribute__((target("avx2,fma"))) static inline void gather2_avx2(float *d, const float *s, int64_t n)
+{
+    int64_t t = 0;
+    for (; 2 * t + 16 <= 2 * n - 1; t += 8) {
+        __m256 a = _mm256_loadu_ps(s + 2 * t), b = _mm256_loadu_ps(s + 2 * t + 8);
+        __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+        _mm256_storeu_ps(d + t, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8)));
+    }
+    for (; t < n; t++)
+        d[t] = s[2 * t];
+}
+
+/* Zero-bordered (and for sw == 2 de-interleaved) copy of one input plane. */
+__attribute__((target("avx2,fma"))) static void pad_plane(const dw_geom *g, const float *x, float *buf)
+{
+    const __m256 z = _mm256_setzero_ps();
+    for (int64_t r = 0; r < g->rows; r++) {
+        float *d = buf + r * g->rowlen;
+        for (int64_t t = 0; t < g->rowlen; t += 8) /* rowlen is a multiple of 8 */
+            _mm256_storeu_ps(d + t, z);
+        int64_t ih = r - g->pt;
+        if (ih < 0 || ih >= g->H)
+            continue;
+        const float *src = x + ih * g->W;
+        if (g->sw == 1) {
+            /* padded column j holds input column j - pl */
+            int64_t lo = g->pl, hi = g->pl + g->W;
+            if (hi > g->rowlen)
+                hi = g->rowlen;
+            if (hi > lo)
+                copy_avx2(d + lo, src, hi - lo);
+        } else {
+            /* half `par` column j holds padded column 2j + par, input column 2j + par - pl */
+            for (int par = 0; par < 2; par++) {
+                int64_t lo = (g->pl - par + 1) / 2, hi = (g->W - 1 + g->pl - par) / 2 + 1;
+                if (g->pl - par < 0)
+                    lo = 0;
+                if (g->W - 1 + g->pl - par < 0)
+                    hi = 0;
+                if (hi > g->half)
+                    hi = g->half;
+                if (hi > lo)
+                    gather2_avx2(d + par * g->half + lo, src + 2 * lo + par - g->pl, hi - lo);
+            }
+        }
+    }
+}
+
+/* Per-plane constants of the compute loop. */
+typedef struct dw_plane_args {
+    const float *buf, *w, *res;
+    float *y;
+    __m256 bias, alpha, beta;
+    int32_t fast; /* activation applied in registers (TRTL_ACT_NONE when the slow pass runs later) */
+} dw_plane_args;
+
+/* An NR x NV register tile: output rows oh..oh+NR-1, columns ow..ow+8*NV-1 (the last vector may
+ * be partial: only columns < OW are stored).  NR and NV are constants at every call site, so the
+ * loops unroll into NR*NV independent accumulators. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dw_tile(const dw_geom *g, const dw_plane_args *pa, int64_t oh, int64_t ow, const int NR, const int NV)
+{
+    __m256 acc[4][2];
+    const int64_t rl = g->rowlen;
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; r++)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = pa->bias;
+    for (int64_t kh = 0; kh < g->R; kh++) {
+        const float *rk = pa->buf + (oh * g->sh + kh) * rl + ow;
+        const float *wk = pa->w + kh * g->S;
+        for (int64_t kw = 0; kw < g->S; kw++) {
+            /* stride 2: tap kw reads the even (kw even) or odd half of the de-interleaved row */
+            const float *ip = g->sw == 2 ? rk + (kw & 1) * g->half + (kw >> 1) : rk + kw;
+            __m256 wv = _mm256_broadcast_ss(wk + kw);
+#pragma GCC unroll 4
+            for (int r = 0; r < NR; r++)
+#pragma GCC unroll 2
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm256_fmadd_ps(_mm256_loadu_ps(ip + r * g->sh * rl + 8 * v), wv, acc[r][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; r++)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++) {
+            int64_t col = ow + 8 * v, off = (oh + r) * g->OW + col;
+            __m256 a = acc[r][v];
+            if (col + 8 <= g->OW) {
+                if (pa->res)
+                    a = _mm256_add_ps(a, _mm256_loadu_ps(pa->res + off));
+                _mm256_storeu_ps(pa->y + off, trtl_act8(a, pa->fast, pa->alpha, pa->beta));
+            } else {
+                __m256i m = _mm256_loadu_si256((const __m256i *)(g_tail_mask + 8 - (g->OW - col)));
+                if (pa->res)
+                    a = _mm256_add_ps(a, _mm256_maskload_ps(pa->res + off, m));
+                _mm256_maskstore_ps(pa->y + off, m, trtl_act8(a, pa->fast, pa->alpha, pa->beta));
+            }
+        }
+}
+
+/* Output rows oh..oh+NR-1: 16 columns at a time, then the last 8 (maybe partial). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void dw_rows(const dw_geom *g,
+                                                                               const dw_plane_args *pa, int64_t oh,
+                                                                               const int NR)
+{
+    int64_t ow = 0;
+    for (; ow + 16 <= g->OW; ow += 16)
+        dw_tile(g, pa, oh, ow, NR, 2);
+    if (ow + 8 < g->OW)
+        dw_tile(g, pa, oh, ow, NR, 2); /* second vector partial */
+    else if (ow < g->OW)
+        dw_tile(g, pa, oh, ow, NR, 1);
+}
+
+/* One output plane from a padded plane: tiles of 4 output rows x 16 columns (8 accumulators),
+ * smaller tiles at the bottom and right edges. */
+__attribute__((target("avx2,fma"))) static void dw_plane(const dw_geom *g, const float *buf, const float *w,
+                                                          float bias, const float *res, float *y,
+                                                          const trtl_epilogue *epi)
+{
+    dw_plane_args pa = {buf, w, res, y, _mm256_set1_ps(bias), _mm256_set1_ps(epi->alpha),
+                        _mm256_set1_ps(epi->beta), trtl_act_is_fast(epi->act) ? epi->act : TRTL_ACT_NONE};
+    int64_t oh = 0;
+    for (; oh + 4 <= g->OH; oh += 4)
+        dw_rows(g, &pa, oh, 4);
+    switch (g->OH - oh) {
+    case 3: dw_rows(g, &pa, oh, 3); break;
+    case 2: dw_rows(g, &pa, oh, 2); break;
+    case 1: dw_rows(g, &pa, oh, 1); break;
+    default: break;
+    }
+    if (!trtl_act_is_fast(epi->act))
+        trtl_epi_act(epi, y, g->OH * g->OW);
+}
+
+typedef struct dw_job {
+    const dw_geom *g;
+    const trtl_epilogue *epi;
+    const float *x, *w, *bias, *res;
+    float *y, *scratch;
+    int64_t items, slots;
+} dw_job;
+
+static void dw_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const dw_job *j = ctx;
+    const dw_geom *g = j->g;
+    (void)thread;
+    const int64_t in_sp = g->H * g->W, out_sp = g->OH * g->OW;
+    for (int64_t s = sb; s < se; s++) {
+        float *buf = j->scratch + (size_t)s * slot_floats(g);
+        for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
+            int64_t c = it % g->C;
+            pad_plane(g, j->x + it * in_sp, buf);
+            dw_plane(g, buf, j->w + c * g->R * g->S, j->bias ? j->bias[c] : 0.0f, j->res ? j->res + it * out_sp : NULL,
+                     j->y + it * out_sp, j->epi);
+        }
+    }
+}
+
+static trtl_status dw_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const trtl_conv_params *p = &nd->p.conv;
+    dw_geom g;
+    TRTL_TRY(geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    dw_job j = {0};
+    j.g = &g;
+    j.epi = &nd->epi;
+    j.x = (const float *)a->in[0].data;
+    j.w = (const float *)p->kernel.values;
+    j.bias = p->bias.count ? (const float *)p->bias.values : NULL;
+    j.y = (float *)a->out[0].data;
+    j.items = g.N * g.C;
+    TRTL_TRY(trtl_epi_residual(a, j.items * g.OH * g.OW, &j.res));
+    if (j.items == 0)
+        return TRTL_OK;
+    int64_t avail = (int64_t)(a->scratch_size / (slot_floats(&g) * sizeof(float)));
+    if (avail < 1 || !a->scratch)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one padded plane",
+                          nd->name, a->scratch_size);
+    j.scratch = (float *)a->scratch;
+    j.slots = trtl_threads_for(a->pool, dw_flops(&g));
+    if (j.slots > avail)
+        j.slots = avail;
+    if (j.slots > j.items)
+        j.slots = j.items;
+    if (j.slots <= 1) {
+        j.slots = 1;
+        dw_slots(&j, 0, 1, 0);
+    } else {
+        trtl_parallel_for(a->pool, j.slots, 1, dw_slots, &j);
+    }
+    return TRTL_OK;
+}
+
+static size_t dw_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    dw_geom g;
+    if (geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK)
+        return 0;
+    int t = trtl_available_cpus();
+    double want = dw_flops(&g) / TRTL_MIN_FLOPS_PER_THREAD;
+    if (want < t)
+        t = want < 1.0 ? 1 : (int)want;
+    if (t > MAX_SLOTS)
+        t = MAX_SLOTS;
+    return (size_t)t * slot_floats(&g) * sizeof(float);
+}
+
+static int dw_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    return in_dims[0].nb_dims == 4 && params_ok(&nd->p.conv, in_dims[0].d[1]);
+}
+
+const trtl_kernel trtl_kernel_conv_depthwise_avx2 = {
+    .name = "convolution.depthwise_avx2",
+    .op = TRTL_OP_CONVOLUTION,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = dw_applies,
+    .prepare = NULL,
+    .release = NULL,
+    .scratch = dw_scratch,
+    .run = dw_run,
+};

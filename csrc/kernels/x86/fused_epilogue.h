@@ -1,0 +1,52 @@
+/*
+ * fused_epilogue.h -- the epilogue of the optimized kernels, applied to a tile while it is in
+ * cache (the engine's trtl_epilogue_apply is the separate-pass reference):
+ *
+ *   y = act(op(x) + bias + residual)
+ *
+ * BLAS-backed kernels split it around the BLAS call: trtl_epi_prefill writes bias + residual
+ * into the output tile, BLAS accumulates onto it (beta = 1, which also spares OpenBLAS its own
+ * pass zeroing C for beta = 0), then trtl_epi_act applies the activation.
+ *
+ * RELU, CLIP, LEAKY_RELU and NONE have AVX2 paths (picked at run time from trtl_cpu_features);
+ * every other activation goes through trtl_activation_eval, so results equal the reference
+ * formulas up to the rounding of the sum.
+ */
+#ifndef TRTL_KERNELS_X86_FUSED_EPILOGUE_H
+#define TRTL_KERNELS_X86_FUSED_EPILOGUE_H
+
+#include "kernels/kernel.h"
+
+/* Activations with a vector fast path (also usable inside AVX2 kernels via trtl_act8). */
+static inline int trtl_act_is_fast(int32_t act)
+{
+    return act == TRTL_ACT_NONE || act == TRTL_ACT_RELU || act == TRTL_ACT_CLIP || act == TRTL_ACT_LEAKY_RELU;
+}
+
+/* y[i] = (vbias ? vbias[i] : bias) + (res ? res[i] : 0) over n floats. */
+void trtl_epi_prefill(float *y, const float *res, float bias, const float *vbias, int64_t n);
+/* y[i] = act(y[i]) over n floats (nothing for TRTL_ACT_NONE). */
+void trtl_epi_act(const trtl_epilogue *e, float *y, int64_t n);
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* Fast activation of 8 lanes (act must satisfy trtl_act_is_fast).  Same results as
+ * trtl_activation_eval, NaN included: RELU maps NaN to 0, CLIP and LEAKY_RELU keep it. */
+__attribute__((target("avx2,fma"))) static inline __m256 trtl_act8(__m256 v, int32_t act, __m256 alpha,
+                                                                      __m256 beta)
+{
+    switch (act) {
+    case TRTL_ACT_RELU: return _mm256_max_ps(v, _mm256_setzero_ps()); /* max(NaN, 0) = 0 */
+    case TRTL_ACT_LEAKY_RELU:
+        return _mm256_blendv_ps(_mm256_mul_ps(v, alpha), v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ));
+    case TRTL_ACT_CLIP: {
+        /* x < alpha ? alpha : (x > beta ? beta : x), also when alpha > beta */
+        __m256 t = _mm256_blendv_ps(v, beta, _mm256_cmp_ps(v, beta, _CMP_GT_OQ));
+        return _mm256_blendv_ps(t, alpha, _mm256_cmp_ps(v, alpha, _CMP_LT_OQ));
+    }
+    default: return v;
+    }
+}
+#endif
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * registry.c -- the process-wide plugin registry, keyed by (namespace, name, version), and the
+ * checked creation path shared by the network API and the plan reader.  All functions lock one
+ * mutex; creators are borrowed (a library's creators live as long as the library, which is never
+ * unloaded once loaded).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trtlite/trtlite.h"
+#include "plugins/builtin/builtins.h"
+#include "core/status.h"
+
+typedef struct entry {
+    const trtl_plugin_creator *creator;
+    char *ns;
+} entry;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static entry *entries;
+static int32_t n_entries, cap_entries;
+
+static const char *field_type_name(int32_t t)
+{
+    static const char *const names[] = {"FLOAT16", "FLOAT32", "FLOAT64", "INT8", "INT16", "INT32", "CHAR", "DIMS", "UNKNOWN"};
+    return (t >= 0 && t <= TRTL_PF_UNKNOWN) ? names[t] : "?";
+}
+
+static const char *nz(const char *s) { return s ? s : ""; }
+
+static trtl_status check_creator(const trtl_plugin_creator *c)
+{
+    if (!c)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "register_creator: no creator given");
+    if (c->abi_version != TRTL_PLUGIN_ABI_VERSION)
+        return trtl_error(TRTL_ERR_VERSION,
+                          "plugin creator '%s' was built for plugin ABI version %u; this trtlite supports version %u "
+                          "(rebuild it against csrc/include/trtlite/plugin.h)",
+                          c->struct_size >= offsetof(trtl_plugin_creator, version) ? nz(c->name) : "?",
+                          (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+    if (c->struct_size < sizeof(trtl_plugin_creator))
+        return trtl_error(TRTL_ERR_VERSION, "plugin creator '%s': struct size %u is smaller than this ABI's %zu", nz(c->name),
+                          (unsigned)c->struct_size, sizeof(trtl_plugin_creator));
+    if (!c->name || !*c->name || !c->version || !c->create || (c->nb_fields > 0 && !c->fields) || c->nb_fields < 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin creator '%s' is incomplete (name, version, create and fields "
+                          "are required)", nz(c->name));
+    return TRTL_OK;
+}
+
+static int32_t find_locked(const char *name, const char *version, const char *ns)
+{
+    for (int32_t i = 0; i < n_entries; i++) {
+        const trtl_plugin_creator *c = entries[i].creator;
+        if (strcmp(c->name, name) == 0 && strcmp(c->version, version) == 0 && strcmp(entries[i].ns, nz(ns)) == 0)
+            return i;
+    }
+    return -1;
+}
+
+trtl_status trtl_plugin_register(const trtl_plugin_creator *creator, const char *plugin_namespace, int *added)
+{
+    trtl_clear_error();
+    if (added)
+        *added = 0;
+    TRTL_TRY(check_creator(creator));
+    const char *ns = plugin_namespace ? plugin_namespace : nz(creator->plugin_namespace);
+    char *nsdup = malloc(strlen(ns) + 1);
+    if (!nsdup)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    strcpy(nsdup, ns);
+    pthread_mutex_lock(&lock);
+    if (find_locked(creator->name, creator->version, ns) >= 0) {
+        pthread_mutex_unlock(&lock);
+        free(nsdup);
+        trtl_log(TRTL_LOG_WARNING, "Plugin creator already registered - %s::%s version %s", ns, creator->name,
+                 creator->version);
+        return TRTL_OK;
+    }
+    if (n_entries == cap_entries) {
+        int32_t nc = cap_entries ? cap_entries * 2 : 32;
+        entry *ne = realloc(entries, sizeof *ne * (size_t)nc);
+        if (!ne) {
+            pthread_mutex_unlock(&lock);
+            free(nsdup);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        entries = ne;
+        cap_entries = nc;
+    }
+    entries[n_entries].creator = creator;
+    entries[n_entries].ns = nsdup;
+    n_entries++;
+    pthread_mutex_unlock(&lock);
+    if (added)
+        *added = 1;
+    return TRTL_OK;
+}
+
+trtl_status trtl_plugin_deregister(const trtl_plugin_creator *creator)
+{
+    trtl_clear_error();
+    pthread_mutex_lock(&lock);
+    for (int32_t i = 0; i < n_entries; i++)
+        if (entries[i].creator == creator) {
+            free(entries[i].ns);
+            entries[i] = entries[--n_entries];
+            pthread_mutex_unlock(&lock);
+            return TRTL_OK;
+        }
+    pthread_mutex_unlock(&lock);
+    return trtl_error(TRTL_ERR_NOT_FOUND, "deregister_creator: plugin creator '%s' is not registered",
+                      creator ? nz(creator->name) : "(null)");
+}
+
+const trtl_plugin_creator *trtl_plugin_find(const char *name, const char *version, const char *plugin_namespace)
+{
+    if (!name || !version)
+        return NULL;
+    pthread_mutex_lock(&lock);
+    int32_t i = find_locked(name, version, plugin_namespace);
+    const trtl_plugin_creator *c = i >= 0 ? entries[i].creator : NULL;
+    pthread_mutex_unlock(&lock);
+    return c;
+}
+
+const char *trtl_plugin_registered_namespace(const trtl_plugin_creator *creator)
+{
+    const char *ns = NULL;
+    pthread_mutex_lock(&lock);
+    for (int32_t i = 0; i < n_entries; i++)
+        if (entries[i].creator == creator)
+            ns = entries[i].ns;
+    pthread_mutex_unlock(&lock);
+    return ns;
+}
+
+trtl_status trtl_plugin_list(const trtl_plugin_creator ***creators, int32_t *count)
+{
+    pthread_mutex_lock(&lock);
+    const trtl_plugin_creator **arr = malloc(sizeof *arr * (size_t)(n_entries ? n_entries : 1));
+    if (!arr) {
+        pthread_mutex_unlock(&lock);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int32_t i = 0; i < n_entries; i++)
+        arr[i] = entries[i].creator;
+    *count = n_entries;
+    pthread_mutex_unlock(&lock);
+    *creators = arr;
+    return TRTL_OK;
+}
+
+trtl_status trtl_plugin_load_library(const char *path)
+{
+    trtl_clear_error();
+    if (!path || !*path)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "load_library: empty path");
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        return trtl_error(TRTL_ERR_NOT_FOUND, "load_library('%s') failed: %s", path, why ? why : "unknown reason");
+    }
+    trtl_get_plugin_creators_fn fn;
+    *(void **)&fn = dlsym(h, TRTL_PLUGIN_LIBRARY_ENTRY);
+    if (!fn) {
+        dlclose(h);
+        return trtl_error(TRTL_ERR_PLUGIN, "load_library('%s'): the library does not export %s(), so it is not a "
+                          "trtlite plugin library", path, TRTL_PLUGIN_LIBRARY_ENTRY);
+    }
+    int32_t count = 0;
+    uint32_t abi = 0;
+    const trtl_plugin_creator *const *list = fn(&count, &abi);
+    if (abi != TRTL_PLUGIN_ABI_VERSION) {
+        dlclose(h);
+        return trtl_error(TRTL_ERR_VERSION, "load_library('%s'): the library was built for plugin ABI version %u; this "
+                          "trtlite supports version %u", path, (unsigned)abi, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+    }
+    if (!list || count < 0) {
+        dlclose(h);
+        return trtl_error(TRTL_ERR_PLUGIN, "load_library('%s'): the library returned no creators", path);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        trtl_status st = check_creator(list[i]);
+        if (st != TRTL_OK)
+            return trtl_error_prefix("load_library('%s')", path);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        int added;
+        TRTL_TRY(trtl_plugin_register(list[i], NULL, &added));
+    }
+    /* The handle stays open: registered creators point into the library. */
+    trtl_log(TRTL_LOG_INFO, "loaded %d plugin creator(s) from %s", (int)count, path);
+    return TRTL_OK;
+}
+
+trtl_status trtl_plugin_init_builtins(const char *plugin_namespace)
+{
+    trtl_clear_error();
+    int32_t n = 0;
+    const trtl_plugin_creator *const *list = trtl_builtin_plugin_creators(&n);
+    for (int32_t i = 0; i < n; i++) {
+        int added;
+        TRTL_TRY(trtl_plugin_register(list[i], plugin_namespace ? plugin_namespace : "", &added));
+    }
+    return TRTL_OK;
+}
+
+static trtl_status check_plugin(const trtl_plugin_creator *c, trtl_plugin *p)
+{
+    const trtl_plugin_vtable *vt = p->vt;
+    if (!vt || vt->abi_version != TRTL_PLUGIN_ABI_VERSION || vt->struct_size < sizeof(trtl_plugin_vtable) ||
+        !vt->num_outputs || !vt->output_desc || !vt->enqueue || !vt->get_fields || !vt->clone || !vt->destroy)
+        return trtl_error(TRTL_ERR_VERSION, "plugin '%s' returned an instance whose vtable is missing functions or has "
+                          "ABI version %u (expected %u)", c->name, vt ? (unsigned)vt->abi_version : 0u,
+                          (unsigned)TRTL_PLUGIN_ABI_VERSION);
+    return TRTL_OK;
+}
+
+trtl_status trtl_plugin_create(const trtl_plugin_creator *c, const char *layer_name, const trtl_plugin_fields *fields,
+                               trtl_plugin **out)
+{
+    trtl_clear_error();
+    TRTL_TRY(check_creator(c));
+    int32_t nf = fields ? fields->nb_fields : 0;
+    trtl_plugin_field *kept = malloc(sizeof *kept * (size_t)(nf ? nf : 1));
+    if (!kept)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    int32_t nk = 0;
+    for (int32_t i = 0; i < nf; i++) {
+        const trtl_plugin_field *f = &fields->fields[i];
+        const trtl_plugin_field_desc *d = NULL;
+        for (int32_t k = 0; k < c->nb_fields; k++)
+            if (f->name && strcmp(c->fields[k].name, f->name) == 0)
+                d = &c->fields[k];
+        if (!d) {
+            trtl_log(TRTL_LOG_WARNING, "plugin '%s' (layer '%s'): ignoring unknown field '%s'", c->name, nz(layer_name),
+                     nz(f->name));
+            continue;
+        }
+        if (d->type != TRTL_PF_UNKNOWN && f->type != d->type) {
+            free(kept);
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin '%s' (layer '%s'): field '%s' must be %s, got %s", c->name,
+                              nz(layer_name), d->name, field_type_name(d->type), field_type_name(f->type));
+        }
+        if (f->length < 0 || (f->length > 0 && !f->data)) {
+            free(kept);
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin '%s' (layer '%s'): field '%s' has no data", c->name,
+                              nz(layer_name), d->name);
+        }
+        kept[nk++] = *f;
+    }
+    for (int32_t k = 0; k < c->nb_fields; k++) {
+        if (!c->fields[k].required)
+            continue;
+        int present = 0;
+        for (int32_t i = 0; i < nk; i++)
+            present |= strcmp(kept[i].name, c->fields[k].name) == 0;
+        if (!present) {
+            free(kept);
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin '%s' (layer '%s'): required field '%s' (%s) is missing",
+                              c->name, nz(layer_name), c->fields[k].name, field_type_name(c->fields[k].type));
+        }
+    }
+    char msg[512] = "";
+    trtl_plugin_fields fc = {nk, kept};
+    trtl_plugin *p = c->create(c, nz(layer_name), &fc, msg, sizeof msg);
+    free(kept);
+    if (!p)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' (layer '%s'): %s", c->name, nz(layer_name),
+                          msg[0] ? msg : "create_plugin failed");
+    trtl_status st = check_plugin(c, p);
+    if (st != TRTL_OK) {
+        if (p->vt && p->vt->destroy)
+            p->vt->destroy(p);
+        return st;
+    }
+    if (!p->creator)
+        p->creator = c;
+    *out = p;
+    return TRTL_OK;
+}

@@ -1,0 +1,711 @@
+/*
+ * py_context.c -- trtlite.IExecutionContext.
+ *
+ * Bindings are host addresses (ints) or objects with the buffer protocol (numpy arrays).  For
+ * buffers the dtype is checked against the engine and the size against the current shape (a
+ * larger buffer is accepted: TensorRT 7 scripts allocate for max_batch_size).  Buffers stay
+ * exported while the engine runs with the GIL released.
+ */
+#include <string.h>
+
+#include "python/pytrtl.h"
+#include "core/dims.h"
+
+typedef struct TrtlContext {
+    PyObject_HEAD
+    trtl_context *c;
+    TrtlEngine *engine;
+    PyObject *addr_keep;  /* dict: name -> (object, nbytes) bound with set_tensor_address */
+    PyObject *profiler;
+    PyObject *name;
+    int debug_sync;
+    int32_t profile;
+    /* Per-step times collected during execute (GIL released), reported afterwards. */
+    const char **prof_names;
+    float *prof_ms;
+    int32_t prof_n, prof_cap;
+} TrtlContext;
+
+static void ctx_dealloc(TrtlContext *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    trtl_context_destroy(self->c);
+    Py_CLEAR(self->engine);
+    Py_CLEAR(self->addr_keep);
+    Py_CLEAR(self->profiler);
+    Py_CLEAR(self->name);
+    PyMem_RawFree(self->prof_names);
+    PyMem_RawFree(self->prof_ms);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int ctx_traverse(TrtlContext *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->engine);
+    Py_VISIT(self->addr_keep);
+    Py_VISIT(self->profiler);
+    return 0;
+}
+
+static int ctx_clear(TrtlContext *self)
+{
+    Py_CLEAR(self->addr_keep);
+    Py_CLEAR(self->profiler);
+    return 0;
+}
+
+PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine);
+PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
+{
+    TrtlContext *o = PyObject_GC_New(TrtlContext, st->ContextType);
+    if (!o)
+        return NULL;
+    o->c = NULL;
+    o->engine = (TrtlEngine *)Py_NewRef(engine);
+    o->addr_keep = PyDict_New();
+    o->profiler = NULL;
+    o->name = PyUnicode_FromString("");
+    o->debug_sync = 0;
+    o->profile = 0;
+    o->prof_names = NULL;
+    o->prof_ms = NULL;
+    o->prof_n = o->prof_cap = 0;
+    PyObject_GC_Track(o);
+    if (!o->addr_keep || !o->name) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    trtl_status s = trtl_context_create(((TrtlEngine *)engine)->e, &o->c);
+    if (s != TRTL_OK) {
+        Py_DECREF(o);
+        return trtl_py_raise(st, s);
+    }
+    return (PyObject *)o;
+}
+
+/* ---- profiler ------------------------------------------------------------------------------- */
+
+/* Runs without the GIL: only records. */
+static void prof_cb(void *user, const char *layer, float ms)
+{
+    TrtlContext *self = user;
+    if (self->prof_n < self->prof_cap) {
+        self->prof_names[self->prof_n] = layer;
+        self->prof_ms[self->prof_n] = ms;
+        self->prof_n++;
+    }
+}
+
+static int prof_begin(TrtlContext *self)
+{
+    if (!self->profiler || self->profiler == Py_None) {
+        trtl_context_set_profiler(self->c, NULL, NULL);
+        return 0;
+    }
+    int32_t n = trtl_engine_num_layers(self->engine->e);
+    if (n > self->prof_cap) {
+        PyMem_RawFree(self->prof_names);
+        PyMem_RawFree(self->prof_ms);
+        self->prof_names = PyMem_RawMalloc(sizeof(char *) * (size_t)n);
+        self->prof_ms = PyMem_RawMalloc(sizeof(float) * (size_t)n);
+        if (!self->prof_names || !self->prof_ms) {
+            self->prof_cap = 0;
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->prof_cap = n;
+    }
+    self->prof_n = 0;
+    trtl_context_set_profiler(self->c, prof_cb, self);
+    return 0;
+}
+
+static int prof_end(TrtlContext *self)
+{
+    if (!self->profiler || self->profiler == Py_None)
+        return 0;
+    for (int32_t i = 0; i < self->prof_n; i++) {
+        PyObject *r = PyObject_CallMethod(self->profiler, "report_layer_time", "sd", self->prof_names[i],
+                                          (double)self->prof_ms[i]);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+/* ---- binding checks ------------------------------------------------------------------------- */
+
+static const char *dtype_np(trtl_dtype t)
+{
+    switch (t) {
+    case TRTL_FLOAT: return "float32";
+    case TRTL_HALF: return "float16";
+    case TRTL_INT8: return "int8";
+    case TRTL_INT32: return "int32";
+    case TRTL_BOOL: return "bool";
+    case TRTL_UINT8: return "uint8";
+    default: return "?";
+    }
+}
+
+static int format_matches(const Py_buffer *v, trtl_dtype t)
+{
+    const char *f = v->format ? v->format : "B";
+    char c = f[0];
+    if (c == '<' || c == '=' || c == '@')
+        c = f[1];
+    if ((Py_ssize_t)trtl_dtype_size(t) != v->itemsize)
+        return 0;
+    switch (t) {
+    case TRTL_FLOAT: return c == 'f';
+    case TRTL_HALF: return c == 'e';
+    case TRTL_INT32: return c == 'i' || c == 'l';
+    case TRTL_INT8: return c == 'b';
+    case TRTL_UINT8: return c == 'B';
+    case TRTL_BOOL: return c == '?' || c == 'B';
+    default: return 0;
+    }
+}
+
+/* Bytes the I/O tensor needs for the resolved shapes. */
+static Py_ssize_t needed_bytes(TrtlContext *self, int32_t i)
+{
+    trtl_dims d;
+    if (trtl_context_io_dims(self->c, i, &d) != TRTL_OK)
+        return 0;
+    int64_t v = trtl_volume(&d);
+    return (Py_ssize_t)(v < 0 ? 0 : v) * (Py_ssize_t)trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
+}
+
+/* Address of binding `i` from an int or a buffer (then `view` is filled and must be released). */
+static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *view, int *has_view, void **ptr)
+{
+    trtl_py_state *st = TRTL_STATE(self);
+    trtl_engine *e = self->engine->e;
+    const char *name = trtl_engine_io_name(e, i);
+    int is_input = trtl_engine_io_is_input(e, i);
+    *has_view = 0;
+    if (PyLong_Check(o)) {
+        *ptr = PyLong_AsVoidPtr(o);
+        if (PyErr_Occurred())
+            return -1;
+        if (!*ptr && needed_bytes(self, i) > 0) {
+            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "binding '%s' is a NULL address", name);
+            return -1;
+        }
+        return 0;
+    }
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (is_input ? 0 : PyBUF_WRITABLE);
+    if (PyObject_GetBuffer(o, view, flags) != 0) {
+        PyErr_Clear();
+        if (!is_input && PyObject_CheckBuffer(o))
+            PyErr_Format(PyExc_TypeError, "output binding '%s' must be a writable, C-contiguous array", name);
+        else if (PyObject_CheckBuffer(o))
+            PyErr_Format(PyExc_TypeError, "binding '%s' must be C-contiguous (use numpy.ascontiguousarray)", name);
+        else
+            PyErr_Format(PyExc_TypeError, "binding '%s' must be an int address or an array, not %s", name,
+                         Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *has_view = 1;
+    trtl_dtype dt = trtl_engine_io_dtype(e, i);
+    if (!format_matches(view, dt)) {
+        trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "binding '%s': array of format '%s' (%zd-byte items) does not match the "
+                          "engine's %s (numpy %s)", name, view->format ? view->format : "B", view->itemsize,
+                          trtl_dtype_name(dt), dtype_np(dt));
+        return -1;
+    }
+    Py_ssize_t need = needed_bytes(self, i);
+    if (view->len < need) {
+        trtl_dims d;
+        char s[TRTL_DIMS_STR_MAX];
+        trtl_context_io_dims(self->c, i, &d);
+        trtl_py_raise_msg(st, TRTL_ERR_SHAPE, "binding '%s': buffer holds %zd elements but shape %s needs %zd", name,
+                          view->len / (view->itemsize ? view->itemsize : 1), trtl_dims_str(&d, s, sizeof s),
+                          need / (Py_ssize_t)trtl_dtype_size(dt));
+        return -1;
+    }
+    *ptr = view->buf;
+    return 0;
+}
+
+static PyObject *run(TrtlContext *self, int32_t batch, PyObject *bindings)
+{
+    trtl_py_state *st = TRTL_STATE(self);
+    trtl_engine *e = self->engine->e;
+    int32_t n = trtl_engine_num_io(e);
+    Py_buffer views[64];
+    int has[64] = {0};
+    void *ptrs[64];
+    PyObject *seq = NULL, *result = NULL;
+    trtl_status s;
+    if (n > 64)
+        return trtl_py_raise_msg(st, TRTL_ERR_UNSUPPORTED, "more than 64 bindings");
+    s = trtl_context_resolve(self->c, batch);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    if (bindings) {
+        seq = PySequence_Fast(bindings, "bindings must be a list of addresses or arrays");
+        if (!seq)
+            return NULL;
+        if (PySequence_Fast_GET_SIZE(seq) != n) {
+            PyObject *names = PyList_New(0);
+            for (int32_t i = 0; names && i < n; i++) {
+                PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
+                if (nm)
+                    PyList_Append(names, nm);
+                Py_XDECREF(nm);
+            }
+            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "expected %d bindings (inputs then outputs), got %zd",
+                              (int)n, PySequence_Fast_GET_SIZE(seq));
+            if (names) {
+                PyObject *et, *ev, *tb;
+                PyErr_Fetch(&et, &ev, &tb);
+                PyObject *msg = PyUnicode_FromFormat("%S: %R", ev, names);
+                Py_XDECREF(ev);
+                PyErr_Restore(et, msg, tb);
+                Py_DECREF(names);
+            }
+            goto done;
+        }
+        for (int32_t i = 0; i < n; i++)
+            if (binding_ptr(self, i, PySequence_Fast_GET_ITEM(seq, i), &views[i], &has[i], &ptrs[i]) < 0)
+                goto done;
+    } else {
+        /* execute_async_v3: addresses from set_tensor_address; re-check sizes of arrays. */
+        for (int32_t i = 0; i < n; i++) {
+            const char *name = trtl_engine_io_name(e, i);
+            PyObject *kept = PyDict_GetItemString(self->addr_keep, name);
+            if (kept && PyTuple_Check(kept)) {
+                Py_ssize_t nbytes = PyLong_AsSsize_t(PyTuple_GET_ITEM(kept, 1));
+                if (nbytes < needed_bytes(self, i)) {
+                    trtl_py_raise_msg(st, TRTL_ERR_SHAPE, "tensor '%s': the array set with set_tensor_address holds %zd "
+                                      "bytes, the current shape needs %zd", name, nbytes, needed_bytes(self, i));
+                    goto done;
+                }
+            }
+        }
+    }
+    if (prof_begin(self) < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    s = bindings ? trtl_context_execute_bindings(self->c, batch, ptrs) : trtl_context_execute(self->c, batch);
+    Py_END_ALLOW_THREADS
+    if (s != TRTL_OK) {
+        trtl_py_raise(st, s);
+        goto done;
+    }
+    if (prof_end(self) < 0)
+        goto done;
+    result = Py_NewRef(Py_True);
+done:
+    for (int32_t i = 0; i < n; i++)
+        if (has[i])
+            PyBuffer_Release(&views[i]);
+    Py_XDECREF(seq);
+    return result;
+}
+
+/* ---- methods -------------------------------------------------------------------------------- */
+
+static PyObject *ctx_execute_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"bindings", NULL};
+    PyObject *b;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b))
+        return NULL;
+    return run(self, 0, b);
+}
+
+static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"bindings", "stream_handle", "input_consumed", NULL};
+    PyObject *b, *stream = NULL, *consumed = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed))
+        return NULL;
+    return run(self, 0, b);
+}
+
+static int batch_arg(TrtlContext *self, PyObject *o, int32_t *batch)
+{
+    long b = o ? trtl_py_as_long(o, "batch_size") : 1;
+    if (b == -1 && PyErr_Occurred())
+        return -1;
+    if (!trtl_engine_implicit_batch(self->engine->e) && b != 1) {
+        /* TensorRT 8 accepted execute() only on implicit-batch engines. */
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "execute(batch_size=%ld): this engine has an explicit batch dimension; use execute_v2(bindings)", b);
+        return -1;
+    }
+    *batch = (int32_t)b;
+    return 0;
+}
+
+static PyObject *ctx_execute(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"batch_size", "bindings", NULL};
+    PyObject *bo = NULL, *b = NULL;
+    int32_t batch;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:execute", kw, &bo, &b))
+        return NULL;
+    if (!b)
+        return PyErr_Format(PyExc_TypeError, "execute() missing required argument 'bindings'");
+    if (batch_arg(self, bo, &batch) < 0)
+        return NULL;
+    return run(self, batch, b);
+}
+
+static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"batch_size", "bindings", "stream_handle", "input_consumed", NULL};
+    PyObject *bo = NULL, *b = NULL, *stream = NULL, *consumed = NULL;
+    int32_t batch;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:execute_async", kw, &bo, &b, &stream, &consumed))
+        return NULL;
+    if (!b)
+        return PyErr_Format(PyExc_TypeError, "execute_async() missing required argument 'bindings'");
+    if (batch_arg(self, bo, &batch) < 0)
+        return NULL;
+    return run(self, batch, b);
+}
+
+static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"stream_handle", NULL};
+    PyObject *stream = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:execute_async_v3", kw, &stream))
+        return NULL;
+    return run(self, trtl_engine_implicit_batch(self->engine->e) ? trtl_engine_max_batch_size(self->engine->e) : 0,
+               NULL);
+}
+
+static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "memory", NULL};
+    const char *name;
+    PyObject *mem;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_tensor_address", kw, &name, &mem))
+        return NULL;
+    int32_t i = trtl_engine_io_index(self->engine->e, name);
+    if (i < 0)
+        return trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "set_tensor_address: the engine has no input or output named '%s'", name);
+    void *ptr;
+    if (PyLong_Check(mem)) {
+        ptr = PyLong_AsVoidPtr(mem);
+        if (PyErr_Occurred())
+            return NULL;
+        if (PyDict_DelItemString(self->addr_keep, name) < 0)
+            PyErr_Clear();
+    } else {
+        Py_buffer v;
+        int is_input = trtl_engine_io_is_input(self->engine->e, i);
+        if (PyObject_GetBuffer(mem, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (is_input ? 0 : PyBUF_WRITABLE)) != 0) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_TypeError, "set_tensor_address('%s'): need an int address or a C-contiguous%s array",
+                                name, is_input ? "" : " writable");
+        }
+        trtl_dtype dt = trtl_engine_io_dtype(self->engine->e, i);
+        if (!format_matches(&v, dt)) {
+            PyBuffer_Release(&v);
+            return trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
+                                     "engine's %s (numpy %s)", name, v.format ? v.format : "B", trtl_dtype_name(dt),
+                                     dtype_np(dt));
+        }
+        ptr = v.buf;
+        PyObject *entry = Py_BuildValue("(On)", mem, v.len);
+        PyBuffer_Release(&v);
+        /* numpy refuses to resize an array that is referenced, so the address stays valid. */
+        if (!entry || PyDict_SetItemString(self->addr_keep, name, entry) < 0) {
+            Py_XDECREF(entry);
+            return NULL;
+        }
+        Py_DECREF(entry);
+    }
+    trtl_status s = trtl_context_set_tensor_address(self->c, name, ptr);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_TRUE;
+}
+
+static PyObject *ctx_get_tensor_address(TrtlContext *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "get_tensor_address(name): name must be a str");
+    return PyLong_FromVoidPtr(trtl_context_tensor_address(self->c, PyUnicode_AsUTF8(arg)));
+}
+
+static PyObject *ctx_set_input_shape(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "shape", NULL};
+    const char *name;
+    PyObject *shape;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_input_shape", kw, &name, &shape))
+        return NULL;
+    trtl_dims d;
+    if (trtl_py_to_dims(st, shape, &d, "set_input_shape(): shape") < 0)
+        return NULL;
+    trtl_status s = trtl_context_set_input_shape(self->c, name, &d);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_TRUE;
+}
+
+static PyObject *ctx_set_binding_shape(TrtlContext *self, PyObject *args)
+{
+    int idx;
+    PyObject *shape;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTuple(args, "iO:set_binding_shape", &idx, &shape))
+        return NULL;
+    const char *name = trtl_engine_io_name(self->engine->e, idx);
+    if (!name)
+        return PyErr_Format(PyExc_IndexError, "binding index %d out of range", idx);
+    trtl_dims d;
+    if (trtl_py_to_dims(st, shape, &d, "set_binding_shape(): shape") < 0)
+        return NULL;
+    trtl_status s = trtl_context_set_input_shape(self->c, name, &d);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_TRUE;
+}
+
+static PyObject *shape_of(TrtlContext *self, const char *name)
+{
+    trtl_dims d;
+    trtl_status s = trtl_context_tensor_shape(self->c, name, &d);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    return trtl_py_from_dims(TRTL_STATE(self), &d);
+}
+
+static PyObject *ctx_get_tensor_shape(TrtlContext *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "get_tensor_shape(name): name must be a str");
+    return shape_of(self, PyUnicode_AsUTF8(arg));
+}
+
+static PyObject *ctx_get_binding_shape(TrtlContext *self, PyObject *arg)
+{
+    long i = trtl_py_as_long(arg, "binding index");
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    const char *name = trtl_engine_io_name(self->engine->e, (int32_t)i);
+    if (!name)
+        return PyErr_Format(PyExc_IndexError, "binding index %ld out of range", i);
+    return shape_of(self, name);
+}
+
+static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"profile_index", "stream_handle", NULL};
+    int idx;
+    PyObject *stream = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream))
+        return NULL;
+    if (idx < 0 || idx >= trtl_engine_num_profiles(self->engine->e))
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "profile %d out of range (engine has %d)", idx,
+                                 (int)trtl_engine_num_profiles(self->engine->e));
+    self->profile = idx;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *ctx_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_NewRef(self);
+}
+
+static PyObject *ctx_exit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    Py_RETURN_FALSE;
+}
+
+static PyObject *c_engine(TrtlContext *self, void *c)
+{
+    (void)c;
+    return Py_NewRef((PyObject *)self->engine);
+}
+
+static PyObject *c_all_specified(TrtlContext *self, void *c)
+{
+    (void)c;
+    trtl_engine *e = self->engine->e;
+    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        trtl_dims d;
+        if (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || trtl_dims_dynamic(&d))
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyObject *c_true(TrtlContext *self, void *c)
+{
+    (void)self;
+    (void)c;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *c_get_profiler(TrtlContext *self, void *c)
+{
+    (void)c;
+    return Py_NewRef(self->profiler ? self->profiler : Py_None);
+}
+
+static int c_set_profiler(TrtlContext *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (v && v != Py_None && !PyObject_HasAttrString(v, "report_layer_time")) {
+        PyErr_SetString(PyExc_TypeError, "profiler must have a report_layer_time(layer_name, ms) method (trt.IProfiler)");
+        return -1;
+    }
+    Py_XINCREF(v);
+    Py_XSETREF(self->profiler, v);
+    return 0;
+}
+
+static PyObject *c_get_debug(TrtlContext *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->debug_sync);
+}
+
+static int c_set_debug(TrtlContext *self, PyObject *v, void *c)
+{
+    (void)c;
+    int b = v ? PyObject_IsTrue(v) : 0;
+    if (b < 0)
+        return -1;
+    self->debug_sync = b;
+    return 0;
+}
+
+static PyObject *c_get_profile(TrtlContext *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(self->profile);
+}
+
+static int c_set_profile(TrtlContext *self, PyObject *v, void *c)
+{
+    (void)c;
+    long x = trtl_py_as_long(v, "active_optimization_profile");
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (x < 0 || x >= trtl_engine_num_profiles(self->engine->e)) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "profile %ld out of range (engine has %d)", x,
+                          (int)trtl_engine_num_profiles(self->engine->e));
+        return -1;
+    }
+    self->profile = (int32_t)x;
+    return 0;
+}
+
+static PyObject *c_get_name(TrtlContext *self, void *c)
+{
+    (void)c;
+    return Py_NewRef(self->name);
+}
+
+static int c_set_name(TrtlContext *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v || !PyUnicode_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "name must be a str");
+        return -1;
+    }
+    Py_INCREF(v);
+    Py_XSETREF(self->name, v);
+    return 0;
+}
+
+static int c_set_threads(TrtlContext *self, PyObject *v, void *c)
+{
+    (void)c;
+    long x = trtl_py_as_long(v, "num_threads");
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    trtl_status s = trtl_context_set_num_threads(self->c, (int32_t)x);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *c_get_threads(TrtlContext *self, void *c)
+{
+    (void)self;
+    (void)c;
+    Py_RETURN_NONE;
+}
+
+static PyGetSetDef ctx_getset[] = {
+    {"engine", (getter)c_engine, NULL, "The engine this context runs.", NULL},
+    {"all_binding_shapes_specified", (getter)c_all_specified, NULL, "Whether every dynamic input has a shape.", NULL},
+    {"all_shape_inputs_specified", (getter)c_true, NULL, "True (no shape tensors).", NULL},
+    {"profiler", (getter)c_get_profiler, (setter)c_set_profiler,
+     "An object with report_layer_time(layer_name, ms), called after each execution for every step.", NULL},
+    {"debug_sync", (getter)c_get_debug, (setter)c_set_debug, "Kept for compatibility (execution is synchronous).", NULL},
+    {"active_optimization_profile", (getter)c_get_profile, (setter)c_set_profile, "Optimization profile in use.", NULL},
+    {"name", (getter)c_get_name, (setter)c_set_name, "Context name.", NULL},
+    {"num_threads", (getter)c_get_threads, (setter)c_set_threads, "Set the number of threads of this context.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef ctx_methods[] = {
+    {"execute_v2", (PyCFunction)(void (*)(void))ctx_execute_v2, METH_VARARGS | METH_KEYWORDS,
+     "execute_v2(bindings) -> bool\n\nRun with bindings in engine I/O order (int addresses or arrays).  Releases the GIL."},
+    {"execute_async_v2", (PyCFunction)(void (*)(void))ctx_execute_async_v2, METH_VARARGS | METH_KEYWORDS,
+     "execute_async_v2(bindings, stream_handle=0, input_consumed=None) -> bool\n\nSame as execute_v2 (synchronous on the CPU)."},
+    {"execute", (PyCFunction)(void (*)(void))ctx_execute, METH_VARARGS | METH_KEYWORDS,
+     "execute(batch_size=1, bindings) -> bool\n\nTensorRT 7: run an implicit-batch engine on `batch_size` samples."},
+    {"execute_async", (PyCFunction)(void (*)(void))ctx_execute_async, METH_VARARGS | METH_KEYWORDS,
+     "execute_async(batch_size=1, bindings, stream_handle=0, input_consumed=None) -> bool\n\nSame as execute."},
+    {"execute_async_v3", (PyCFunction)(void (*)(void))ctx_execute_async_v3, METH_VARARGS | METH_KEYWORDS,
+     "execute_async_v3(stream_handle=0) -> bool\n\nRun with the addresses given to set_tensor_address."},
+    {"set_tensor_address", (PyCFunction)(void (*)(void))ctx_set_tensor_address, METH_VARARGS | METH_KEYWORDS,
+     "set_tensor_address(name, memory) -> bool\n\nBind an I/O tensor to an int address or an array (kept alive)."},
+    {"get_tensor_address", (PyCFunction)ctx_get_tensor_address, METH_O, "get_tensor_address(name) -> int"},
+    {"set_input_shape", (PyCFunction)(void (*)(void))ctx_set_input_shape, METH_VARARGS | METH_KEYWORDS,
+     "set_input_shape(name, shape) -> bool\n\nShape of a dynamic input (within the optimization profile)."},
+    {"set_binding_shape", (PyCFunction)ctx_set_binding_shape, METH_VARARGS,
+     "set_binding_shape(index, shape) -> bool\n\nTensorRT 8 form of set_input_shape."},
+    {"get_tensor_shape", (PyCFunction)ctx_get_tensor_shape, METH_O,
+     "get_tensor_shape(name) -> Dims\n\nShape for the current inputs (outputs resolved once inputs are set)."},
+    {"get_binding_shape", (PyCFunction)ctx_get_binding_shape, METH_O, "get_binding_shape(index) -> Dims"},
+    {"set_optimization_profile_async", (PyCFunction)(void (*)(void))ctx_set_profile, METH_VARARGS | METH_KEYWORDS,
+     "set_optimization_profile_async(profile_index, stream_handle=0) -> bool"},
+    {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
+    {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot ctx_slots[] = {
+    {Py_tp_dealloc, ctx_dealloc},
+    {Py_tp_traverse, ctx_traverse},
+    {Py_tp_clear, ctx_clear},
+    {Py_tp_getset, ctx_getset},
+    {Py_tp_methods, ctx_methods},
+    {Py_tp_doc, "An execution context (IExecutionContext): one per concurrent caller of an engine."},
+    {0, NULL}};
+
+/* Not immutable: trtlite/__init__.py adds the infer() convenience method. */
+static PyType_Spec ctx_spec = {"trtlite.IExecutionContext", sizeof(TrtlContext), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots};
+
+int trtl_py_init_context(PyObject *m, trtl_py_state *st)
+{
+    st->ContextType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ctx_spec, NULL);
+    if (!st->ContextType)
+        return -1;
+    return PyModule_AddType(m, st->ContextType);
+}

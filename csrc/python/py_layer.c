@@ -1,0 +1,469 @@
+/*
+ * py_layer.c -- trtlite.ILayer and one subclass per op (IConvolutionLayer, ...).
+ *
+ * The subclasses are generated at import from the attribute tables: each attribute becomes a
+ * property whose closure is its descriptor, so a new layer attribute needs no binding code.
+ */
+#include <string.h>
+
+#include "python/pytrtl.h"
+#include "core/dims.h"
+
+#define MAX_ATTRS 48
+
+/* Immutable data derived from the constant op table; filled once. */
+static PyGetSetDef op_getsets[TRTL_OP_COUNT][MAX_ATTRS + 2];
+static char op_type_names[TRTL_OP_COUNT][64];
+static int getsets_ready;
+
+static void layer_dealloc(TrtlLayer *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->owner);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int layer_traverse(TrtlLayer *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->owner);
+    return 0;
+}
+
+PyObject *trtl_py_layer_wrap(TrtlNetwork *owner, trtl_layer *l)
+{
+    if (!l)
+        Py_RETURN_NONE;
+    trtl_py_state *st = TRTL_STATE(owner);
+    PyTypeObject *tp = st->layer_types[trtl_layer_op(l)];
+    TrtlLayer *o = PyObject_GC_New(TrtlLayer, tp);
+    if (!o)
+        return NULL;
+    Py_INCREF(owner);
+    o->owner = owner;
+    o->l = l;
+    PyObject_GC_Track(o);
+    return (PyObject *)o;
+}
+
+/* ---- attribute properties ----------------------------------------------------------------- */
+
+static PyObject *attr_get(TrtlLayer *self, void *closure)
+{
+    const trtl_attr_desc *d = closure;
+    trtl_py_state *st = TRTL_STATE(self);
+    const char *base = (const char *)&self->l->p;
+    switch (d->type) {
+    case TRTL_ATTR_INT: return PyLong_FromLong(*(const int32_t *)(base + d->offset));
+    case TRTL_ATTR_BOOL: return PyBool_FromLong(*(const int32_t *)(base + d->offset));
+    case TRTL_ATTR_ENUM: return trtl_py_enum(st, d->enum_name, *(const int32_t *)(base + d->offset));
+    case TRTL_ATTR_DTYPE: return trtl_py_enum(st, "DataType", *(const int32_t *)(base + d->offset));
+    case TRTL_ATTR_AXES: return PyLong_FromUnsignedLong(*(const uint32_t *)(base + d->offset));
+    case TRTL_ATTR_FLOAT: return PyFloat_FromDouble(*(const float *)(base + d->offset));
+    case TRTL_ATTR_DIMS:
+    case TRTL_ATTR_DIMS_SYM: return trtl_py_from_dims(st, (const trtl_dims *)(base + d->offset));
+    case TRTL_ATTR_FLOATS: {
+        int32_t n = *(const int32_t *)(base + d->offset);
+        const float *v = (const float *)(base + d->offset2);
+        PyObject *l = PyList_New(n);
+        for (int32_t i = 0; l && i < n; i++) {
+            PyObject *f = PyFloat_FromDouble(v[i]);
+            if (!f) {
+                Py_DECREF(l);
+                return NULL;
+            }
+            PyList_SET_ITEM(l, i, f);
+        }
+        return l;
+    }
+    case TRTL_ATTR_WEIGHTS: {
+        PyObject *kept = trtl_py_kept(self->owner, self->l, d->name);
+        if (!kept)
+            Py_RETURN_NONE;
+        return Py_NewRef(kept);
+    }
+    }
+    Py_RETURN_NONE;
+}
+
+int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject *v)
+{
+    trtl_py_state *st = TRTL_STATE(net);
+    const trtl_attr_desc *d = trtl_attr_find(trtl_layer_op(l), attr);
+    char what[160];
+    trtl_status s = TRTL_OK;
+    if (!d) {
+        trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "layer '%s' has no attribute '%s'", trtl_layer_name(l), attr);
+        return -1;
+    }
+    if (!v) {
+        PyErr_Format(PyExc_AttributeError, "layer attribute '%s' cannot be deleted", attr);
+        return -1;
+    }
+    snprintf(what, sizeof what, "layer '%s': %s", trtl_layer_name(l), attr);
+    switch (d->type) {
+    case TRTL_ATTR_INT:
+    case TRTL_ATTR_ENUM:
+    case TRTL_ATTR_AXES:
+    case TRTL_ATTR_DTYPE: {
+        long x = trtl_py_as_long(v, what);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        s = trtl_layer_set_int(l, attr, x);
+        break;
+    }
+    case TRTL_ATTR_BOOL: {
+        int b = PyObject_IsTrue(v);
+        if (b < 0)
+            return -1;
+        s = trtl_layer_set_int(l, attr, b);
+        break;
+    }
+    case TRTL_ATTR_FLOAT: {
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred())
+            return -1;
+        s = trtl_layer_set_float(l, attr, x);
+        break;
+    }
+    case TRTL_ATTR_DIMS:
+    case TRTL_ATTR_DIMS_SYM: {
+        trtl_dims dd;
+        if (trtl_py_to_dims(st, v, &dd, what) < 0)
+            return -1;
+        s = trtl_layer_set_dims(l, attr, &dd);
+        break;
+    }
+    case TRTL_ATTR_FLOATS: {
+        float vals[TRTL_MAX_SCALES];
+        PyObject *seq = PySequence_Fast(v, "");
+        if (!seq) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s must be a sequence of floats", what);
+            return -1;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        if (n > TRTL_MAX_SCALES) {
+            Py_DECREF(seq);
+            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s takes at most %d values", what, TRTL_MAX_SCALES);
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            vals[i] = (float)PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+            if (PyErr_Occurred()) {
+                Py_DECREF(seq);
+                return -1;
+            }
+        }
+        Py_DECREF(seq);
+        s = trtl_layer_set_floats(l, attr, vals, (int32_t)n);
+        break;
+    }
+    case TRTL_ATTR_WEIGHTS: {
+        trtl_weights w;
+        PyObject *keep;
+        if (trtl_py_to_weights(st, v, &w, &keep, what) < 0)
+            return -1;
+        s = trtl_layer_set_weights(l, attr, w);
+        if (s == TRTL_OK && trtl_py_keep(net, l, attr, keep ? keep : Py_None) < 0) {
+            Py_XDECREF(keep);
+            return -1;
+        }
+        Py_XDECREF(keep);
+        break;
+    }
+    }
+    if (s != TRTL_OK) {
+        trtl_py_raise(st, s);
+        return -1;
+    }
+    return 0;
+}
+
+static int attr_set(TrtlLayer *self, PyObject *v, void *closure)
+{
+    const trtl_attr_desc *d = closure;
+    return trtl_py_set_attr(self->owner, self->l, d->name, v);
+}
+
+/* ---- base ILayer ---------------------------------------------------------------------------- */
+
+static PyObject *get_name(TrtlLayer *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(trtl_layer_name(self->l));
+}
+
+static int set_name(TrtlLayer *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v || !PyUnicode_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "layer name must be a str");
+        return -1;
+    }
+    trtl_status s = trtl_layer_set_name(self->l, PyUnicode_AsUTF8(v));
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *get_type(TrtlLayer *self, void *c)
+{
+    (void)c;
+    return trtl_py_enum(TRTL_STATE(self), "LayerType", trtl_op_table[trtl_layer_op(self->l)].trt_layer_type);
+}
+
+static PyObject *get_num_inputs(TrtlLayer *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(trtl_layer_num_inputs(self->l));
+}
+
+static PyObject *get_num_outputs(TrtlLayer *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(trtl_layer_num_outputs(self->l));
+}
+
+static PyObject *get_precision(TrtlLayer *self, void *c)
+{
+    (void)c;
+    return trtl_py_enum(TRTL_STATE(self), "DataType", self->l->has_precision ? self->l->precision : TRTL_FLOAT);
+}
+
+static int set_precision(TrtlLayer *self, PyObject *v, void *c)
+{
+    (void)c;
+    long dt = trtl_py_as_long(v, "precision");
+    if (dt == -1 && PyErr_Occurred())
+        return -1;
+    trtl_status s = trtl_layer_set_precision(self->l, (trtl_dtype)dt);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *get_precision_is_set(TrtlLayer *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->l->has_precision);
+}
+
+static PyObject *get_plugin(TrtlLayer *self, void *c)
+{
+    (void)c;
+    PyObject *p = trtl_py_kept(self->owner, self->l, "plugin");
+    if (!p)
+        Py_RETURN_NONE;
+    return Py_NewRef(p);
+}
+
+static int index_arg(PyObject *arg, const char *what, long *out)
+{
+    *out = trtl_py_as_long(arg, what);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *layer_get_input(TrtlLayer *self, PyObject *arg)
+{
+    long i;
+    if (index_arg(arg, "index", &i) < 0)
+        return NULL;
+    if (i < 0 || i >= trtl_layer_num_inputs(self->l))
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input index %ld out of range (%d inputs)",
+                                 trtl_layer_name(self->l), i, (int)trtl_layer_num_inputs(self->l));
+    return trtl_py_tensor_wrap(self->owner, trtl_layer_input(self->l, (int32_t)i));
+}
+
+static PyObject *layer_get_output(TrtlLayer *self, PyObject *arg)
+{
+    long i;
+    if (index_arg(arg, "index", &i) < 0)
+        return NULL;
+    if (i < 0 || i >= trtl_layer_num_outputs(self->l))
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %ld out of range (%d outputs)",
+                                 trtl_layer_name(self->l), i, (int)trtl_layer_num_outputs(self->l));
+    return trtl_py_tensor_wrap(self->owner, trtl_layer_output(self->l, (int32_t)i));
+}
+
+static PyObject *layer_set_input(TrtlLayer *self, PyObject *args)
+{
+    int i;
+    PyObject *t;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTuple(args, "iO!", &i, st->TensorType, &t))
+        return NULL;
+    trtl_status s = trtl_layer_set_input(self->l, i, ((TrtlTensor *)t)->t);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *layer_set_output_type(TrtlLayer *self, PyObject *args)
+{
+    int i;
+    PyObject *dto;
+    if (!PyArg_ParseTuple(args, "iO", &i, &dto))
+        return NULL;
+    long dt = trtl_py_as_long(dto, "dtype");
+    if (dt == -1 && PyErr_Occurred())
+        return NULL;
+    trtl_status s = trtl_layer_set_output_type(self->l, i, (trtl_dtype)dt);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *layer_get_output_type(TrtlLayer *self, PyObject *arg)
+{
+    long i;
+    if (index_arg(arg, "index", &i) < 0)
+        return NULL;
+    trtl_tensor *t = trtl_layer_output(self->l, (int32_t)i);
+    if (!t)
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %ld out of range",
+                                 trtl_layer_name(self->l), i);
+    return trtl_py_enum(TRTL_STATE(self), "DataType", trtl_tensor_dtype(t));
+}
+
+static PyObject *layer_output_type_is_set(TrtlLayer *self, PyObject *arg)
+{
+    long i;
+    if (index_arg(arg, "index", &i) < 0)
+        return NULL;
+    if (i < 0 || i >= trtl_layer_num_outputs(self->l))
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "output index %ld out of range", i);
+    return PyBool_FromLong(self->l->out_type_set[i] >= 0);
+}
+
+static PyObject *layer_reset_precision(TrtlLayer *self, PyObject *unused)
+{
+    (void)unused;
+    self->l->has_precision = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *layer_reset_output_type(TrtlLayer *self, PyObject *arg)
+{
+    long i;
+    if (index_arg(arg, "index", &i) < 0)
+        return NULL;
+    if (i >= 0 && i < trtl_layer_num_outputs(self->l)) {
+        self->l->out_type_set[i] = -1;
+        trtl_network_touch(self->l->net);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *layer_repr(TrtlLayer *self)
+{
+    return PyUnicode_FromFormat("<%s '%s'>", Py_TYPE(self)->tp_name, trtl_layer_name(self->l));
+}
+
+static PyObject *layer_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if (!PyObject_TypeCheck(b, Py_TYPE(a)) || (op != Py_EQ && op != Py_NE))
+        Py_RETURN_NOTIMPLEMENTED;
+    int eq = ((TrtlLayer *)a)->l == ((TrtlLayer *)b)->l;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t layer_hash(TrtlLayer *self) { return _Py_HashPointer(self->l); }
+
+static PyGetSetDef layer_getset[] = {
+    {"name", (getter)get_name, (setter)set_name, "Layer name (TensorRT-style default: '(Unnamed Layer* N) [Type]').", NULL},
+    {"type", (getter)get_type, NULL, "trt.LayerType of this layer.", NULL},
+    {"num_inputs", (getter)get_num_inputs, NULL, "Number of inputs.", NULL},
+    {"num_outputs", (getter)get_num_outputs, NULL, "Number of outputs.", NULL},
+    {"precision", (getter)get_precision, (setter)set_precision, "Requested computation precision (a hint on the CPU).", NULL},
+    {"precision_is_set", (getter)get_precision_is_set, NULL, "Whether precision was set.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef layer_methods[] = {
+    {"get_input", (PyCFunction)layer_get_input, METH_O, "get_input(index) -> ITensor\n\nThe layer's input `index`."},
+    {"get_output", (PyCFunction)layer_get_output, METH_O, "get_output(index) -> ITensor\n\nThe layer's output `index`."},
+    {"set_input", (PyCFunction)layer_set_input, METH_VARARGS,
+     "set_input(index, tensor) -> None\n\nReplace input `index` (index == num_inputs appends)."},
+    {"set_output_type", (PyCFunction)layer_set_output_type, METH_VARARGS,
+     "set_output_type(index, dtype) -> None\n\nRequest the dtype of output `index` (identity/cast layers convert)."},
+    {"get_output_type", (PyCFunction)layer_get_output_type, METH_O, "get_output_type(index) -> DataType\n\nDtype of output `index`."},
+    {"output_type_is_set", (PyCFunction)layer_output_type_is_set, METH_O,
+     "output_type_is_set(index) -> bool\n\nWhether set_output_type was called for `index`."},
+    {"reset_precision", (PyCFunction)layer_reset_precision, METH_NOARGS, "reset_precision() -> None\n\nForget the precision request."},
+    {"reset_output_type", (PyCFunction)layer_reset_output_type, METH_O,
+     "reset_output_type(index) -> None\n\nForget the output type request of `index`."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot layer_slots[] = {
+    {Py_tp_dealloc, layer_dealloc},
+    {Py_tp_traverse, layer_traverse},
+    {Py_tp_getset, layer_getset},
+    {Py_tp_methods, layer_methods},
+    {Py_tp_repr, layer_repr},
+    {Py_tp_richcompare, layer_richcompare},
+    {Py_tp_hash, layer_hash},
+    {Py_tp_doc, "Base class of network layers (ILayer)."},
+    {0, NULL}};
+
+static PyType_Spec layer_spec = {"trtlite.ILayer", sizeof(TrtlLayer), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
+                                     Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                 layer_slots};
+
+static void fill_getsets(void)
+{
+    if (getsets_ready)
+        return;
+    for (int op = 0; op < TRTL_OP_COUNT; op++) {
+        const trtl_op_info *info = &trtl_op_table[op];
+        int k = 0;
+        snprintf(op_type_names[op], sizeof op_type_names[op], "trtlite.%s", info->py_class);
+        for (int32_t i = 0; i < *info->nattrs && k < MAX_ATTRS; i++) {
+            const trtl_attr_desc *d = &info->attrs[i];
+            if (d->flags & TRTL_ATTRF_INTERNAL)
+                continue;
+            op_getsets[op][k].name = d->name;
+            op_getsets[op][k].get = (getter)attr_get;
+            op_getsets[op][k].set = (setter)attr_set;
+            op_getsets[op][k].doc = "Layer attribute (TensorRT semantics).";
+            op_getsets[op][k].closure = (void *)d;
+            k++;
+        }
+        if (op == TRTL_OP_PLUGIN_V2) {
+            op_getsets[op][k].name = "plugin";
+            op_getsets[op][k].get = (getter)get_plugin;
+            op_getsets[op][k].doc = "The plugin object of this layer.";
+            k++;
+        }
+        memset(&op_getsets[op][k], 0, sizeof op_getsets[op][k]);
+    }
+    getsets_ready = 1;
+}
+
+int trtl_py_init_layers(PyObject *m, trtl_py_state *st)
+{
+    st->LayerType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layer_spec, NULL);
+    if (!st->LayerType || PyModule_AddType(m, st->LayerType) < 0)
+        return -1;
+    fill_getsets();
+    for (int op = 0; op < TRTL_OP_COUNT; op++) {
+        PyType_Slot slots[] = {
+            {Py_tp_getset, op_getsets[op]},
+            {Py_tp_traverse, layer_traverse},
+            {Py_tp_dealloc, layer_dealloc},
+            {Py_tp_doc, (void *)trtl_op_table[op].display},
+            {0, NULL}};
+        PyType_Spec spec = {op_type_names[op], sizeof(TrtlLayer), 0,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+        st->layer_types[op] = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, (PyObject *)st->LayerType);
+        if (!st->layer_types[op] || PyModule_AddType(m, st->layer_types[op]) < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,585 @@
+/*
+ * py_network.c -- trtlite.INetworkDefinition: inputs, outputs and the add_* methods.
+ *
+ * The add_* methods are described by a table (keyword names exactly as TensorRT's Python API):
+ * each argument is either an input tensor, a list of input tensors, or a layer attribute set
+ * through the attribute table before the shape check, so every add_* shares one implementation.
+ */
+#include <string.h>
+
+#include "python/pytrtl.h"
+#include "core/dims.h"
+
+/* ---- keep-alive registry ---------------------------------------------------------------------- */
+
+static PyObject *keep_key(const void *layer, const char *key)
+{
+    return Py_BuildValue("(ns)", (Py_ssize_t)(intptr_t)layer, key);
+}
+
+int trtl_py_keep(TrtlNetwork *net, const void *layer, const char *key, PyObject *obj)
+{
+    PyObject *k = keep_key(layer, key);
+    if (!k)
+        return -1;
+    int r = PyDict_SetItem(net->keep, k, obj);
+    Py_DECREF(k);
+    return r;
+}
+
+PyObject *trtl_py_kept(TrtlNetwork *net, const void *layer, const char *key)
+{
+    PyObject *k = keep_key(layer, key);
+    if (!k) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *v = PyDict_GetItemWithError(net->keep, k);
+    Py_DECREF(k);
+    if (v == Py_None)
+        return NULL;
+    return v;
+}
+
+/* Forget what a removed layer kept (its address may be reused by a later layer). */
+static void keep_drop_layer(TrtlNetwork *net, const void *layer)
+{
+    PyObject *keys = PyDict_Keys(net->keep);
+    if (!keys) {
+        PyErr_Clear();
+        return;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
+        PyObject *k = PyList_GET_ITEM(keys, i);
+        if (PyTuple_GET_SIZE(k) == 2 && PyLong_AsSsize_t(PyTuple_GET_ITEM(k, 0)) == (Py_ssize_t)(intptr_t)layer)
+            PyDict_DelItem(net->keep, k);
+    }
+    Py_DECREF(keys);
+    PyErr_Clear();
+}
+
+/* ---- object ---------------------------------------------------------------------------------- */
+
+static void network_dealloc(TrtlNetwork *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->keep);
+    trtl_network_destroy(self->net);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int network_traverse(TrtlNetwork *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->keep);
+    return 0;
+}
+
+static int network_clear(TrtlNetwork *self)
+{
+    Py_CLEAR(self->keep);
+    return 0;
+}
+
+/* Made by Builder.create_network(). */
+PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch);
+PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch)
+{
+    TrtlNetwork *o = PyObject_GC_New(TrtlNetwork, st->NetworkType);
+    if (!o)
+        return NULL;
+    o->net = NULL;
+    o->keep = PyDict_New();
+    if (!o->keep) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    trtl_status s = trtl_network_create(implicit_batch, &o->net);
+    if (s != TRTL_OK) {
+        Py_DECREF(o);
+        return trtl_py_raise(st, s);
+    }
+    PyObject_GC_Track(o);
+    return (PyObject *)o;
+}
+
+/* ---- the add_* table ----------------------------------------------------------------------- */
+
+enum { R_IN, R_INLIST, R_ATTR };
+
+typedef struct arg_spec {
+    const char *kw;
+    int role;
+    const char *attr;  /* R_ATTR: attribute name */
+    int index;         /* R_IN: input position */
+    int optional;      /* may be omitted or None */
+} arg_spec;
+
+typedef struct add_spec {
+    const char *method;
+    trtl_op op;
+    arg_spec args[8];
+    const char *doc;
+} add_spec;
+
+#define IN(kw, i) {kw, R_IN, NULL, i, 0}
+#define INS(kw) {kw, R_INLIST, NULL, 0, 0}
+#define AT(kw, attr) {kw, R_ATTR, attr, 0, 0}
+#define OPT(kw, attr) {kw, R_ATTR, attr, 0, 1}
+
+static const add_spec add_specs[] = {
+    {"add_convolution", TRTL_OP_CONVOLUTION,
+     {IN("input", 0), AT("num_output_maps", "num_output_maps"), AT("kernel_shape", "kernel_size"), AT("kernel", "kernel"),
+      OPT("bias", "bias")},
+     "add_convolution(input, num_output_maps, kernel_shape, kernel, bias=None) -> IConvolutionLayer\n\n"
+     "2-D convolution (TensorRT 7); kernel is KCRS."},
+    {"add_convolution_nd", TRTL_OP_CONVOLUTION,
+     {IN("input", 0), AT("num_output_maps", "num_output_maps"), AT("kernel_shape", "kernel_size_nd"),
+      AT("kernel", "kernel"), OPT("bias", "bias")},
+     "add_convolution_nd(input, num_output_maps, kernel_shape, kernel, bias=None) -> IConvolutionLayer\n\n"
+     "N-d convolution; kernel is KCRS (K, C/groups, spatial...)."},
+    {"add_deconvolution", TRTL_OP_DECONVOLUTION,
+     {IN("input", 0), AT("num_output_maps", "num_output_maps"), AT("kernel_shape", "kernel_size"), AT("kernel", "kernel"),
+      OPT("bias", "bias")},
+     "add_deconvolution(input, num_output_maps, kernel_shape, kernel, bias=None) -> IDeconvolutionLayer\n\n"
+     "2-D transposed convolution (TensorRT 7); kernel is CKRS."},
+    {"add_deconvolution_nd", TRTL_OP_DECONVOLUTION,
+     {IN("input", 0), AT("num_output_maps", "num_output_maps"), AT("kernel_shape", "kernel_size_nd"),
+      AT("kernel", "kernel"), OPT("bias", "bias")},
+     "add_deconvolution_nd(input, num_output_maps, kernel_shape, kernel, bias=None) -> IDeconvolutionLayer\n\n"
+     "N-d transposed convolution; kernel is (C, K/groups, spatial...)."},
+    {"add_pooling", TRTL_OP_POOLING, {IN("input", 0), AT("type", "type"), AT("window_size", "window_size")},
+     "add_pooling(input, type, window_size) -> IPoolingLayer\n\n2-D pooling (TensorRT 7). Stride defaults to 1."},
+    {"add_pooling_nd", TRTL_OP_POOLING, {IN("input", 0), AT("type", "type"), AT("window_size", "window_size_nd")},
+     "add_pooling_nd(input, type, window_size) -> IPoolingLayer\n\nN-d pooling. Stride defaults to 1."},
+    {"add_activation", TRTL_OP_ACTIVATION, {IN("input", 0), AT("type", "type")},
+     "add_activation(input, type) -> IActivationLayer\n\nElementwise activation (set alpha/beta after)."},
+    {"add_lrn", TRTL_OP_LRN,
+     {IN("input", 0), AT("window", "window_size"), AT("alpha", "alpha"), AT("beta", "beta"), AT("k", "k")},
+     "add_lrn(input, window, alpha, beta, k) -> ILRNLayer\n\nCross-channel local response normalization."},
+    {"add_scale", TRTL_OP_SCALE,
+     {IN("input", 0), AT("mode", "mode"), OPT("shift", "shift"), OPT("scale", "scale"), OPT("power", "power")},
+     "add_scale(input, mode, shift=None, scale=None, power=None) -> IScaleLayer\n\n"
+     "out = (in * scale + shift) ** power per ScaleMode; missing weights mean 0 / 1 / 1."},
+    {"add_scale_nd", TRTL_OP_SCALE,
+     {IN("input", 0), AT("mode", "mode"), OPT("shift", "shift"), OPT("scale", "scale"), OPT("power", "power"),
+      OPT("channel_axis", "channel_axis")},
+     "add_scale_nd(input, mode, shift=None, scale=None, power=None, channel_axis=...) -> IScaleLayer\n\n"
+     "Scale with an explicit channel axis."},
+    {"add_softmax", TRTL_OP_SOFTMAX, {IN("input", 0)},
+     "add_softmax(input) -> ISoftMaxLayer\n\nSoftmax over one axis (attribute `axes`; TensorRT's default axis)."},
+    {"add_concatenation", TRTL_OP_CONCATENATION, {INS("inputs")},
+     "add_concatenation(inputs) -> IConcatenationLayer\n\nConcatenation along `axis` (TensorRT's default)."},
+    {"add_elementwise", TRTL_OP_ELEMENTWISE, {IN("input1", 0), IN("input2", 1), AT("op", "op")},
+     "add_elementwise(input1, input2, op) -> IElementWiseLayer\n\nBinary op with broadcasting."},
+    {"add_unary", TRTL_OP_UNARY, {IN("input", 0), AT("op", "op")}, "add_unary(input, op) -> IUnaryLayer\n\nUnary op."},
+    {"add_padding", TRTL_OP_PADDING, {IN("input", 0), AT("pre_padding", "pre_padding"), AT("post_padding", "post_padding")},
+     "add_padding(input, pre_padding, post_padding) -> IPaddingLayer\n\nZero padding of the last 2 dims (negative crops)."},
+    {"add_padding_nd", TRTL_OP_PADDING,
+     {IN("input", 0), AT("pre_padding", "pre_padding_nd"), AT("post_padding", "post_padding_nd")},
+     "add_padding_nd(input, pre_padding, post_padding) -> IPaddingLayer\n\nZero padding of the last dims (negative crops)."},
+    {"add_shuffle", TRTL_OP_SHUFFLE, {IN("input", 0)},
+     "add_shuffle(input) -> IShuffleLayer\n\nTranspose -> reshape -> transpose (set first_transpose, reshape_dims, ...)."},
+    {"add_reduce", TRTL_OP_REDUCE, {IN("input", 0), AT("op", "op"), AT("axes", "axes"), AT("keep_dims", "keep_dims")},
+     "add_reduce(input, op, axes, keep_dims) -> IReduceLayer\n\nReduction over the axes bitmask."},
+    {"add_topk", TRTL_OP_TOPK, {IN("input", 0), AT("op", "op"), AT("k", "k"), AT("axes", "axes")},
+     "add_topk(input, op, k, axes) -> ITopKLayer\n\nTop-k values (output 0) and int32 indices (output 1)."},
+    {"add_gather", TRTL_OP_GATHER, {IN("input", 0), IN("indices", 1), AT("axis", "axis")},
+     "add_gather(input, indices, axis) -> IGatherLayer\n\nGather along `axis` with int32 indices."},
+    {"add_gather_v2", TRTL_OP_GATHER, {IN("input", 0), IN("indices", 1), AT("mode", "mode")},
+     "add_gather_v2(input, indices, mode) -> IGatherLayer\n\nGather in GatherMode DEFAULT, ELEMENT or ND."},
+    {"add_matrix_multiply", TRTL_OP_MATRIX_MULTIPLY, {IN("input0", 0), AT("op0", "op0"), IN("input1", 1), AT("op1", "op1")},
+     "add_matrix_multiply(input0, op0, input1, op1) -> IMatrixMultiplyLayer\n\nBatched matrix product."},
+    {"add_constant", TRTL_OP_CONSTANT, {AT("shape", "shape"), AT("weights", "weights")},
+     "add_constant(shape, weights) -> IConstantLayer\n\nA constant tensor."},
+    {"add_identity", TRTL_OP_IDENTITY, {IN("input", 0)}, "add_identity(input) -> IIdentityLayer\n\nCopy (or convert with set_output_type)."},
+    {"add_cast", TRTL_OP_CAST, {IN("input", 0), AT("to_type", "to_type")},
+     "add_cast(input, to_type) -> ICastLayer\n\nConvert to another DataType."},
+    {"add_fully_connected", TRTL_OP_FULLY_CONNECTED,
+     {IN("input", 0), AT("num_outputs", "num_output_channels"), AT("kernel", "kernel"), OPT("bias", "bias")},
+     "add_fully_connected(input, num_outputs, kernel, bias=None) -> IFullyConnectedLayer\n\n"
+     "Flattens the last 3 dims (C, H, W) and outputs (K, 1, 1)."},
+    {"add_slice", TRTL_OP_SLICE, {IN("input", 0), AT("start", "start"), AT("shape", "shape"), AT("stride", "stride")},
+     "add_slice(input, start, shape, stride) -> ISliceLayer\n\nStrided slice."},
+    {"add_resize", TRTL_OP_RESIZE, {IN("input", 0)},
+     "add_resize(input) -> IResizeLayer\n\nResize (set shape or scales, resize_mode, coordinate_transformation)."},
+    {"add_parametric_relu", TRTL_OP_PARAMETRIC_RELU, {IN("input", 0), IN("slopes", 1)},
+     "add_parametric_relu(input, slopes) -> IParametricReLULayer\n\nLeaky ReLU with slopes from a tensor."},
+    {"add_select", TRTL_OP_SELECT, {IN("condition", 0), IN("then_input", 1), IN("else_input", 2)},
+     "add_select(condition, then_input, else_input) -> ISelectLayer\n\nElementwise choice with broadcasting."},
+    {"add_normalization", TRTL_OP_NORMALIZATION,
+     {IN("input", 0), IN("scale", 1), IN("bias", 2), AT("axesMask", "axes")},
+     "add_normalization(input, scale, bias, axesMask) -> INormalizationLayer\n\n"
+     "(x - mean) / sqrt(var + epsilon) * scale + bias over the axes (num_groups for group norm)."},
+};
+#define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
+
+static int tensor_arg(trtl_py_state *st, PyObject *o, const char *method, const char *kw, trtl_tensor **out)
+{
+    if (!PyObject_TypeCheck(o, st->TensorType)) {
+        PyErr_Format(PyExc_TypeError, "%s(): %s must be an ITensor, not %s", method, kw, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *out = ((TrtlTensor *)o)->t;
+    return 0;
+}
+
+static PyObject *network_add(TrtlNetwork *self, PyObject *args, PyObject *kwargs, const add_spec *sp)
+{
+    trtl_py_state *st = TRTL_STATE(self);
+    PyObject *vals[8] = {0};
+    int nargs = 0;
+    while (nargs < 8 && sp->args[nargs].kw)
+        nargs++;
+    Py_ssize_t npos = PyTuple_GET_SIZE(args);
+    if (npos > nargs)
+        return PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", sp->method, nargs, npos);
+    for (Py_ssize_t i = 0; i < npos; i++)
+        vals[i] = PyTuple_GET_ITEM(args, i);
+    if (kwargs) {
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwargs, &pos, &k, &v)) {
+            const char *ks = PyUnicode_AsUTF8(k);
+            int found = -1;
+            for (int i = 0; ks && i < nargs; i++)
+                if (strcmp(sp->args[i].kw, ks) == 0)
+                    found = i;
+            if (found < 0)
+                return PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", sp->method, ks ? ks : "?");
+            if (vals[found])
+                return PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", sp->method, ks);
+            vals[found] = v;
+        }
+    }
+    trtl_tensor *inputs[64];
+    int32_t n_in = 0;
+    for (int i = 0; i < nargs; i++) {
+        const arg_spec *a = &sp->args[i];
+        if (!vals[i] && !a->optional)
+            return PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", sp->method, a->kw);
+        if (a->role == R_IN) {
+            if (vals[i] == Py_None)
+                return PyErr_Format(PyExc_TypeError, "%s(): %s is None (the tensor it came from was not created?)", sp->method, a->kw);
+            if (tensor_arg(st, vals[i], sp->method, a->kw, &inputs[a->index]) < 0)
+                return NULL;
+            if (a->index + 1 > n_in)
+                n_in = a->index + 1;
+        } else if (a->role == R_INLIST) {
+            PyObject *seq = PySequence_Fast(vals[i], "");
+            if (!seq) {
+                PyErr_Clear();
+                return PyErr_Format(PyExc_TypeError, "%s(): %s must be a list of ITensor", sp->method, a->kw);
+            }
+            Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+            if (n < 1 || n > 64) {
+                Py_DECREF(seq);
+                return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s(): %s needs 1 to 64 tensors, got %zd", sp->method,
+                                         a->kw, n);
+            }
+            for (Py_ssize_t j = 0; j < n; j++)
+                if (tensor_arg(st, PySequence_Fast_GET_ITEM(seq, j), sp->method, a->kw, &inputs[j]) < 0) {
+                    Py_DECREF(seq);
+                    return NULL;
+                }
+            n_in = (int32_t)n;
+            Py_DECREF(seq);
+        }
+    }
+    trtl_layer *l;
+    trtl_status s = trtl_network_add_layer(self->net, sp->op, inputs, n_in, &l);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    for (int i = 0; i < nargs; i++) {
+        const arg_spec *a = &sp->args[i];
+        if (a->role != R_ATTR || !vals[i] || (a->optional && vals[i] == Py_None))
+            continue;
+        if (trtl_py_set_attr(self, l, a->attr, vals[i]) < 0)
+            goto fail;
+    }
+    s = trtl_layer_validate(l);
+    if (s != TRTL_OK) {
+        trtl_py_raise(st, s);
+        goto fail;
+    }
+    return trtl_py_layer_wrap(self, l);
+fail:
+    keep_drop_layer(self, l);
+    trtl_network_remove_layer(self->net, l);
+    return NULL;
+}
+
+#define ADD_FN(i)                                                                         \
+    static PyObject *add_fn_##i(TrtlNetwork *self, PyObject *args, PyObject *kwargs)        \
+    {                                                                                     \
+        return network_add(self, args, kwargs, &add_specs[i]);                            \
+    }
+ADD_FN(0) ADD_FN(1) ADD_FN(2) ADD_FN(3) ADD_FN(4) ADD_FN(5) ADD_FN(6) ADD_FN(7) ADD_FN(8) ADD_FN(9)
+ADD_FN(10) ADD_FN(11) ADD_FN(12) ADD_FN(13) ADD_FN(14) ADD_FN(15) ADD_FN(16) ADD_FN(17) ADD_FN(18) ADD_FN(19)
+ADD_FN(20) ADD_FN(21) ADD_FN(22) ADD_FN(23) ADD_FN(24) ADD_FN(25) ADD_FN(26) ADD_FN(27) ADD_FN(28) ADD_FN(29)
+ADD_FN(30)
+static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
+    add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
+    add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
+    add_fn_20, add_fn_21, add_fn_22, add_fn_23, add_fn_24, add_fn_25, add_fn_26, add_fn_27, add_fn_28, add_fn_29,
+    add_fn_30};
+_Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
+               "one C entry point per add_* spec");
+
+/* ---- other methods ------------------------------------------------------------------------- */
+
+static PyObject *network_add_input(TrtlNetwork *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "dtype", "shape", NULL};
+    const char *name;
+    PyObject *dto, *shape;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOO:add_input", kw, &name, &dto, &shape))
+        return NULL;
+    long dt = trtl_py_as_long(dto, "add_input(): dtype");
+    if (dt == -1 && PyErr_Occurred())
+        return NULL;
+    trtl_dims d;
+    if (trtl_py_to_dims(st, shape, &d, "add_input(): shape") < 0)
+        return NULL;
+    trtl_tensor *t;
+    trtl_status s = trtl_network_add_input(self->net, name, (trtl_dtype)dt, &d, &t);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    return trtl_py_tensor_wrap(self, t);
+}
+
+static PyObject *network_mark_output(TrtlNetwork *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"tensor", NULL};
+    PyObject *t;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:mark_output", kw, st->TensorType, &t))
+        return NULL;
+    trtl_status s = trtl_network_mark_output(self->net, ((TrtlTensor *)t)->t);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *network_unmark_output(TrtlNetwork *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"tensor", NULL};
+    PyObject *t;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:unmark_output", kw, st->TensorType, &t))
+        return NULL;
+    trtl_status s = trtl_network_unmark_output(self->net, ((TrtlTensor *)t)->t);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *network_add_plugin_v2(TrtlNetwork *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"inputs", "plugin", NULL};
+    PyObject *ins, *plugin;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:add_plugin_v2", kw, &ins, &plugin))
+        return NULL;
+    /* The plugin object lends a C plugin through its `_trtl_clone_capsule()` (plugins.c). */
+    PyObject *cap = PyObject_CallMethod(plugin, "_trtl_clone_capsule", NULL);
+    if (!cap) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_TypeError, "add_plugin_v2(): plugin must be an IPluginV2 (from a creator's "
+                                "create_plugin, or a trt.IPluginV2 subclass), not %s", Py_TYPE(plugin)->tp_name);
+        }
+        return NULL;
+    }
+    trtl_plugin *p = PyCapsule_GetPointer(cap, "trtlite.plugin");
+    Py_DECREF(cap);
+    if (!p)
+        return NULL;
+    PyObject *seq = PySequence_Fast(ins, "add_plugin_v2(): inputs must be a list of ITensor");
+    if (!seq) {
+        p->vt->destroy(p);
+        return NULL;
+    }
+    trtl_tensor *inputs[64];
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > 64) {
+        Py_DECREF(seq);
+        p->vt->destroy(p);
+        return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "add_plugin_v2(): at most 64 inputs");
+    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (tensor_arg(st, PySequence_Fast_GET_ITEM(seq, j), "add_plugin_v2", "inputs", &inputs[j]) < 0) {
+            Py_DECREF(seq);
+            p->vt->destroy(p);
+            return NULL;
+        }
+    Py_DECREF(seq);
+    trtl_layer *l;
+    trtl_status s = trtl_network_add_plugin(self->net, inputs, (int32_t)n, p, &l);
+    if (s != TRTL_OK) {
+        p->vt->destroy(p);
+        return trtl_py_raise(st, s);
+    }
+    if (trtl_py_keep(self, l, "plugin", plugin) < 0)
+        return NULL;
+    return trtl_py_layer_wrap(self, l);
+}
+
+static PyObject *index_get(TrtlNetwork *self, PyObject *arg, int which)
+{
+    long i = trtl_py_as_long(arg, "index");
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    int32_t n = which == 0 ? trtl_network_num_layers(self->net)
+                : which == 1 ? trtl_network_num_inputs(self->net) : trtl_network_num_outputs(self->net);
+    if (i < 0 || i >= n)
+        return PyErr_Format(PyExc_IndexError, "%s index %ld out of range (%d)", which == 0 ? "layer" : which == 1 ? "input" : "output",
+                            i, (int)n);
+    if (which == 0)
+        return trtl_py_layer_wrap(self, trtl_network_layer(self->net, (int32_t)i));
+    return trtl_py_tensor_wrap(self, which == 1 ? trtl_network_input(self->net, (int32_t)i)
+                                                : trtl_network_output(self->net, (int32_t)i));
+}
+
+static PyObject *network_get_layer(TrtlNetwork *self, PyObject *arg) { return index_get(self, arg, 0); }
+static PyObject *network_get_input(TrtlNetwork *self, PyObject *arg) { return index_get(self, arg, 1); }
+static PyObject *network_get_output(TrtlNetwork *self, PyObject *arg) { return index_get(self, arg, 2); }
+
+static Py_ssize_t network_len(TrtlNetwork *self) { return trtl_network_num_layers(self->net); }
+
+static PyObject *network_item(TrtlNetwork *self, Py_ssize_t i)
+{
+    if (i < 0 || i >= trtl_network_num_layers(self->net)) {
+        PyErr_SetString(PyExc_IndexError, "layer index out of range");
+        return NULL;
+    }
+    return trtl_py_layer_wrap(self, trtl_network_layer(self->net, (int32_t)i));
+}
+
+static PyObject *network_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_NewRef(self);
+}
+
+static PyObject *network_exit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    Py_RETURN_FALSE;
+}
+
+static PyObject *get_num_layers(TrtlNetwork *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(trtl_network_num_layers(self->net));
+}
+static PyObject *get_num_inputs(TrtlNetwork *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(trtl_network_num_inputs(self->net));
+}
+static PyObject *get_num_outputs(TrtlNetwork *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(trtl_network_num_outputs(self->net));
+}
+static PyObject *get_implicit(TrtlNetwork *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(trtl_network_implicit_batch(self->net));
+}
+static PyObject *get_false(TrtlNetwork *self, void *c)
+{
+    (void)self;
+    (void)c;
+    Py_RETURN_FALSE;
+}
+static PyObject *get_name(TrtlNetwork *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(trtl_network_name(self->net));
+}
+static int set_name(TrtlNetwork *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v || !PyUnicode_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "network name must be a str");
+        return -1;
+    }
+    trtl_status s = trtl_network_set_name(self->net, PyUnicode_AsUTF8(v));
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
+}
+
+static PyGetSetDef network_getset[] = {
+    {"num_layers", (getter)get_num_layers, NULL, "Number of layers.", NULL},
+    {"num_inputs", (getter)get_num_inputs, NULL, "Number of network inputs.", NULL},
+    {"num_outputs", (getter)get_num_outputs, NULL, "Number of marked outputs.", NULL},
+    {"has_implicit_batch_dimension", (getter)get_implicit, NULL, "True for TensorRT 7 style (implicit batch) networks.", NULL},
+    {"has_explicit_precision", (getter)get_false, NULL, "Always False.", NULL},
+    {"name", (getter)get_name, (setter)set_name, "Network name.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+#define N_FIXED_METHODS 11
+static PyMethodDef network_methods[N_FIXED_METHODS + sizeof add_specs / sizeof add_specs[0] + 1] = {
+    {"add_input", (PyCFunction)(void (*)(void))network_add_input, METH_VARARGS | METH_KEYWORDS,
+     "add_input(name, dtype, shape) -> ITensor\n\nAdd a network input (shape without the batch for implicit-batch networks; "
+     "-1 for dynamic dims)."},
+    {"mark_output", (PyCFunction)(void (*)(void))network_mark_output, METH_VARARGS | METH_KEYWORDS,
+     "mark_output(tensor) -> None\n\nMake `tensor` a network output."},
+    {"unmark_output", (PyCFunction)(void (*)(void))network_unmark_output, METH_VARARGS | METH_KEYWORDS,
+     "unmark_output(tensor) -> None\n\nUndo mark_output."},
+    {"add_plugin_v2", (PyCFunction)(void (*)(void))network_add_plugin_v2, METH_VARARGS | METH_KEYWORDS,
+     "add_plugin_v2(inputs, plugin) -> IPluginV2Layer\n\nInsert a plugin layer."},
+    {"get_layer", (PyCFunction)network_get_layer, METH_O, "get_layer(index) -> ILayer\n\nLayer `index`."},
+    {"get_input", (PyCFunction)network_get_input, METH_O, "get_input(index) -> ITensor\n\nInput `index`."},
+    {"get_output", (PyCFunction)network_get_output, METH_O, "get_output(index) -> ITensor\n\nOutput `index`."},
+    {"__enter__", network_enter, METH_NOARGS, "Context manager entry; returns the network."},
+    {"__exit__", network_exit, METH_VARARGS, "Context manager exit (the network lives until unreferenced)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot network_slots[] = {
+    {Py_tp_dealloc, network_dealloc},
+    {Py_tp_traverse, network_traverse},
+    {Py_tp_clear, network_clear},
+    {Py_tp_getset, network_getset},
+    {Py_tp_methods, network_methods},
+    {Py_sq_length, network_len},
+    {Py_sq_item, network_item},
+    {Py_tp_doc, "A network definition (INetworkDefinition), made by Builder.create_network()."},
+    {0, NULL}};
+
+static PyType_Spec network_spec = {"trtlite.INetworkDefinition", sizeof(TrtlNetwork), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                   network_slots};
+
+int trtl_py_init_network(PyObject *m, trtl_py_state *st)
+{
+    static int filled;
+    if (!filled) { /* append the table-driven add_* methods once (immutable afterwards) */
+        int k = 0;
+        while (network_methods[k].ml_name)
+            k++;
+        for (int i = 0; i < N_SPECS; i++) {
+            network_methods[k].ml_name = add_specs[i].method;
+            network_methods[k].ml_meth = (PyCFunction)(void (*)(void))add_fns[i];
+            network_methods[k].ml_flags = METH_VARARGS | METH_KEYWORDS;
+            network_methods[k].ml_doc = add_specs[i].doc;
+            k++;
+        }
+        memset(&network_methods[k], 0, sizeof network_methods[k]);
+        filled = 1;
+    }
+    st->NetworkType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &network_spec, NULL);
+    if (!st->NetworkType)
+        return -1;
+    return PyModule_AddType(m, st->NetworkType);
+}

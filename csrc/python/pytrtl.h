@@ -1,0 +1,114 @@
+/*
+ * pytrtl.h -- shared declarations of the CPython bindings (module trtlite._C).
+ *
+ * Multi-phase init; every type is a heap type created with PyType_FromModuleAndSpec and found
+ * through the module state (no C globals hold Python objects).  Enum classes and the Dims tuple
+ * classes are defined in Python (trtlite/_enums.py) and registered into the state by
+ * trtlite/__init__.py via _C._register(); until then ints and tuples are returned.
+ */
+#ifndef TRTL_PYTHON_PYTRTL_H
+#define TRTL_PYTHON_PYTRTL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "trtlite/trtlite.h"
+#include "network/network.h"
+
+typedef struct trtl_py_state {
+    /* exceptions */
+    PyObject *Error, *ShapeError, *InvalidArgumentError, *DTypeError, *NotFoundError, *UnsupportedError,
+        *PlanError, *PluginError, *StateError, *OutOfMemoryError;
+    /* types */
+    PyTypeObject *NetworkType, *LayerType, *TensorType, *BuilderType, *ConfigType, *ProfileType, *RuntimeType,
+        *EngineType, *ContextType, *HostMemoryType, *InspectorType;
+    PyTypeObject *layer_types[TRTL_OP_COUNT];
+    /* registered from Python */
+    PyObject *enums;     /* dict: enum class name -> class */
+    PyObject *dims_cls;  /* trtlite.Dims (tuple subclass) or NULL */
+    PyObject *plugin_hooks; /* dict of Python-side plugin helpers (issue: plugins) */
+} trtl_py_state;
+
+extern PyModuleDef trtl_py_module_def;
+
+/* State of the module that defined `tp` (works for subclasses too). */
+trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp);
+#define TRTL_STATE(self) trtl_py_state_of_type(Py_TYPE(self))
+
+/* Raises the exception for status `s` with trtl_last_error(); returns NULL. */
+PyObject *trtl_py_raise(trtl_py_state *st, trtl_status s);
+/* Same as trtl_py_raise with an explicit message. */
+PyObject *trtl_py_raise_msg(trtl_py_state *st, trtl_status s, const char *fmt, ...);
+
+/* ---- objects ---- */
+
+typedef struct TrtlNetwork {
+    PyObject_HEAD
+    trtl_network *net;
+    PyObject *keep;  /* dict: (layer address, attr) -> object kept alive (weights, plugins) */
+} TrtlNetwork;
+
+typedef struct TrtlLayer {
+    PyObject_HEAD
+    TrtlNetwork *owner;
+    trtl_layer *l;
+} TrtlLayer;
+
+typedef struct TrtlTensor {
+    PyObject_HEAD
+    TrtlNetwork *owner;
+    trtl_tensor *t;
+} TrtlTensor;
+
+typedef struct TrtlEngine {
+    PyObject_HEAD
+    trtl_engine *e;
+} TrtlEngine;
+
+typedef struct TrtlHostMemory {
+    PyObject_HEAD
+    void *data;
+    size_t size;
+    Py_ssize_t exports;
+} TrtlHostMemory;
+
+/* ---- converters ---- */
+
+/* Python sequence of ints (tuple, list, Dims, trt.Dims) -> dims.  `what` names it in errors. */
+int trtl_py_to_dims(trtl_py_state *st, PyObject *o, trtl_dims *out, const char *what);
+/* dims -> trt.Dims (registered) or tuple. */
+PyObject *trtl_py_from_dims(trtl_py_state *st, const trtl_dims *d);
+/* int (or IntEnum) -> enum instance of class `enum_name` (plain int if not registered). */
+PyObject *trtl_py_enum(trtl_py_state *st, const char *enum_name, long v);
+/* Enum or int -> long, with a type check naming `what`.  Returns -1 with an exception set on error
+ * (check PyErr_Occurred). */
+long trtl_py_as_long(PyObject *o, const char *what);
+/* numpy array / buffer / trt.Weights / None -> weights.  `*keep` receives the object that must
+ * stay alive while the weights are used (a new reference, or NULL for empty weights). */
+int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject **keep, const char *what);
+
+/* Wrappers. */
+PyObject *trtl_py_layer_wrap(TrtlNetwork *owner, trtl_layer *l);
+PyObject *trtl_py_tensor_wrap(TrtlNetwork *owner, trtl_tensor *t);
+PyObject *trtl_py_engine_wrap(trtl_py_state *st, trtl_engine *e);
+PyObject *trtl_py_hostmem_new(trtl_py_state *st, void *data, size_t size);
+
+/* Keep-alive registry of a network: object stored under (layer, key). */
+int trtl_py_keep(TrtlNetwork *net, const void *layer, const char *key, PyObject *obj);
+PyObject *trtl_py_kept(TrtlNetwork *net, const void *layer, const char *key); /* borrowed or NULL */
+
+/* Sets attribute `attr` of layer `l` from a Python object (type from the attribute table). */
+int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject *v);
+
+/* Log callback used by builders/runtimes: user is a Python logger object (borrowed). */
+void trtl_py_log_cb(void *user, trtl_severity sev, const char *msg);
+
+/* Type creation (one function per file). */
+int trtl_py_init_network(PyObject *m, trtl_py_state *st);
+int trtl_py_init_layers(PyObject *m, trtl_py_state *st);
+int trtl_py_init_tensor(PyObject *m, trtl_py_state *st);
+int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
+int trtl_py_init_engine(PyObject *m, trtl_py_state *st);
+int trtl_py_init_context(PyObject *m, trtl_py_state *st);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * plan.h -- the serialized engine ("plan") format, version 1.
+ *
+ * Byte layout (all integers little-endian; floats IEEE-754 binary32):
+ *
+ *   header, 64 bytes
+ *     0  char[8]  magic "TRTLPLAN"
+ *     8  u32      format version (TRTL_PLAN_VERSION)
+ *    12  u32      header size (64)
+ *    16  u64      payload size in bytes
+ *    24  u32      CRC-32 (IEEE 802.3, reflected, poly 0xEDB88320) of the payload
+ *    28  u32      CPU features the chosen kernels need (TRTL_CPU_* bits)
+ *    32  char[16] producer version string, NUL-padded
+ *    48  u8[16]   reserved, zero
+ *   payload
+ *     u32 implicit_batch, i32 max_batch_size, i32 num_threads
+ *     u32 n_tensors, then per tensor:
+ *         str name, u32 dtype, u32 kind, dims dims, dims max_dims,
+ *         u64 n_bytes + bytes               (constant data; 0 for other kinds)
+ *     u32 n_io, u32 n_inputs, u32 io[n_io]  (tensor ids: inputs first, then outputs)
+ *     u32 n_profiles, then per profile, per input: dims min, dims opt, dims max
+ *     u32 n_nodes, then per node:
+ *         u32 op, str name, str kernel name,
+ *         i32 act, f32 alpha, f32 beta, u32 has_residual      (fused epilogue)
+ *         u32 n_in, u32 in[n_in], u32 n_out, u32 out[n_out]
+ *         params: every non-alias attribute of the op, in table order, by type:
+ *             INT/BOOL/ENUM/DTYPE i32 | AXES u32 | FLOAT f32 | DIMS/DIMS_SYM dims |
+ *             FLOATS i32 n + f32[n] | WEIGHTS u32 dtype + i64 count + raw values
+ *         plugin nodes (op PLUGIN_V2) instead: str namespace, str name, str version,
+ *             u32 n_fields, per field: str name, i32 type, i32 length, u64 n_bytes + bytes
+ *   where  str  = u32 length + bytes (no NUL)
+ *          dims = i32 nb_dims + i64[nb_dims]
+ *
+ * Loading checks, in order: size >= header, magic, header size, version, payload size against
+ * the buffer, CRC, CPU features, then every count, id, enum and length against the remaining
+ * bytes and the op table, the kernels by name, plugins through the registry, and finally that
+ * shape inference over the graph reproduces the stored max shapes.  Any failure is an error
+ * naming what is wrong; a plan never makes the loader read out of bounds.
+ */
+#ifndef TRTL_SERIALIZE_PLAN_H
+#define TRTL_SERIALIZE_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRTL_PLAN_MAGIC "TRTLPLAN"
+#define TRTL_PLAN_VERSION 1u
+#define TRTL_PLAN_HEADER_SIZE 64u
+
+uint32_t trtl_crc32(const void *data, size_t n);
+
+#endif

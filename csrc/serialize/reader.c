@@ -1,0 +1,470 @@
+/* reader.c -- plan bytes -> engine, with every read bounds-checked (format in plan.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serialize/plan.h"
+#include "engine/engine.h"
+#include "kernels/registry.h"
+#include "network/op_table.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+typedef struct rbuf {
+    const uint8_t *p;
+    size_t n, off;
+    int bad;        /* a read ran past the end */
+} rbuf;
+
+static int take(rbuf *r, void *dst, size_t len)
+{
+    if (r->bad || len > r->n - r->off) {
+        r->bad = 1;
+        if (dst)
+            memset(dst, 0, len);
+        return 0;
+    }
+    if (dst)
+        memcpy(dst, r->p + r->off, len);
+    r->off += len;
+    return 1;
+}
+
+static uint32_t u32(rbuf *r)
+{
+    uint32_t v = 0;
+    take(r, &v, 4);
+    return v;
+}
+static int32_t i32(rbuf *r)
+{
+    int32_t v = 0;
+    take(r, &v, 4);
+    return v;
+}
+static uint64_t u64(rbuf *r)
+{
+    uint64_t v = 0;
+    take(r, &v, 8);
+    return v;
+}
+static int64_t i64(rbuf *r)
+{
+    int64_t v = 0;
+    take(r, &v, 8);
+    return v;
+}
+static float f32(rbuf *r)
+{
+    float v = 0;
+    take(r, &v, 4);
+    return v;
+}
+
+/* Reads a string into a new allocation (NULL on failure). */
+static char *str(rbuf *r)
+{
+    uint32_t n = u32(r);
+    if (r->bad || n > r->n - r->off) {
+        r->bad = 1;
+        return NULL;
+    }
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    take(r, s, n);
+    s[n] = '\0';
+    return s;
+}
+
+static int dims(rbuf *r, trtl_dims *d)
+{
+    memset(d, 0, sizeof *d);
+    d->nb_dims = i32(r);
+    if (d->nb_dims < -1 || d->nb_dims > TRTL_MAX_DIMS) {
+        r->bad = 1;
+        return 0;
+    }
+    for (int32_t i = 0; i < d->nb_dims; i++) {
+        d->d[i] = i64(r);
+        if (d->d[i] < -1)
+            r->bad = 1;
+    }
+    return !r->bad;
+}
+
+#define CHECK(cond, ...)                                          \
+    do {                                                          \
+        if (!(cond)) {                                            \
+            st = trtl_error(TRTL_ERR_INVALID_PLAN, __VA_ARGS__);  \
+            goto fail;                                            \
+        }                                                         \
+    } while (0)
+
+static trtl_status read_weights(rbuf *r, trtl_engine *e, trtl_weights *w, const char *node, const char *attr)
+{
+    uint32_t dt = u32(r);
+    int64_t count = i64(r);
+    if (r->bad || !trtl_dtype_valid((int)dt) || count < 0 ||
+        (uint64_t)count > (r->n - r->off) / (trtl_dtype_size((trtl_dtype)dt) ? trtl_dtype_size((trtl_dtype)dt) : 1))
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad weights '%s' of layer '%s'", attr, node);
+    w->type = (trtl_dtype)dt;
+    w->count = count;
+    w->values = NULL;
+    if (count == 0)
+        return TRTL_OK;
+    size_t bytes = (size_t)count * trtl_dtype_size(w->type);
+    void *buf = trtl_aligned_alloc(bytes);
+    if (!buf || !trtl_engine_own(e, buf))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory for weights of layer '%s'", node);
+    take(r, buf, bytes);
+    w->values = buf;
+    return TRTL_OK;
+}
+
+static size_t field_elem(int32_t type)
+{
+    static const size_t sizes[] = {2, 4, 8, 1, 2, 4, 1, sizeof(trtl_dims), 1};
+    return (type >= 0 && type <= TRTL_PF_UNKNOWN) ? sizes[type] : 0;
+}
+
+static trtl_status read_plugin(rbuf *r, trtl_node *n)
+{
+    trtl_status st = TRTL_OK;
+    char *ns = str(r), *name = str(r), *version = str(r);
+    uint32_t nf = u32(r);
+    trtl_plugin_field *fields = NULL;
+    char **fnames = NULL;
+    void **fdata = NULL;
+    if (r->bad || !ns || !name || !version || nf > 4096) {
+        st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad plugin record of layer '%s'", n->name);
+        goto done;
+    }
+    fields = calloc(nf ? nf : 1, sizeof *fields);
+    fnames = calloc(nf ? nf : 1, sizeof *fnames);
+    fdata = calloc(nf ? nf : 1, sizeof *fdata);
+    if (!fields || !fnames || !fdata) {
+        st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < nf; i++) {
+        fnames[i] = str(r);
+        int32_t type = i32(r), length = i32(r);
+        uint64_t nb = u64(r);
+        size_t es = field_elem(type);
+        if (r->bad || !fnames[i] || !es || length < 0 || nb != (uint64_t)length * es || nb > r->n - r->off) {
+            st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad field %u of plugin '%s' (layer '%s')", i,
+                            name ? name : "?", n->name);
+            goto done;
+        }
+        fdata[i] = malloc(nb ? (size_t)nb : 1);
+        if (!fdata[i]) {
+            st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
+            goto done;
+        }
+        take(r, fdata[i], (size_t)nb);
+        fields[i].name = fnames[i];
+        fields[i].type = type;
+        fields[i].length = length;
+        fields[i].data = fdata[i];
+    }
+    const trtl_plugin_creator *cr = trtl_plugin_find(name, version, ns);
+    if (!cr) {
+        st = trtl_error(TRTL_ERR_PLUGIN,
+                        "the plan's layer '%s' needs plugin '%s' version '%s'%s%s%s, which is not registered: call "
+                        "trt.init_libnvinfer_plugins(logger, \"%s\") for built-in plugins, "
+                        "trt.get_plugin_registry().load_library(path) for a plugin library, or "
+                        "register_creator() for a Python plugin, before deserializing",
+                        n->name, name, version, *ns ? " in namespace '" : "", ns, *ns ? "'" : "", ns);
+        goto done;
+    }
+    trtl_plugin_fields fc = {(int32_t)nf, fields};
+    trtl_plugin *pl = NULL;
+    st = trtl_plugin_create(cr, n->name, &fc, &pl);
+    if (st != TRTL_OK) {
+        trtl_error_prefix("loading plan, layer '%s'", n->name);
+        goto done;
+    }
+    n->p.plugin.plugin = pl;
+done:
+    for (uint32_t i = 0; fnames && fdata && i < nf; i++) {
+        free(fnames[i]);
+        free(fdata[i]);
+    }
+    free(fields);
+    free(fnames);
+    free(fdata);
+    free(ns);
+    free(name);
+    free(version);
+    return st;
+}
+
+static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
+{
+    if (n->op == TRTL_OP_PLUGIN_V2)
+        return read_plugin(r, n);
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    char *base = (char *)&n->p;
+    info->init(&n->p);
+    for (int32_t i = 0; i < *info->nattrs; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        if (d->flags & TRTL_ATTRF_ALIAS)
+            continue;
+        char *f = base + d->offset;
+        switch (d->type) {
+        case TRTL_ATTR_INT:
+        case TRTL_ATTR_BOOL:
+        case TRTL_ATTR_ENUM:
+        case TRTL_ATTR_DTYPE: *(int32_t *)f = i32(r); break;
+        case TRTL_ATTR_AXES: *(uint32_t *)f = u32(r); break;
+        case TRTL_ATTR_FLOAT: *(float *)f = f32(r); break;
+        case TRTL_ATTR_DIMS:
+        case TRTL_ATTR_DIMS_SYM: dims(r, (trtl_dims *)f); break;
+        case TRTL_ATTR_FLOATS: {
+            int32_t cnt = i32(r);
+            if (cnt < 0 || cnt > TRTL_MAX_SCALES)
+                r->bad = 1;
+            else {
+                *(int32_t *)f = cnt;
+                take(r, base + d->offset2, sizeof(float) * (size_t)cnt);
+            }
+            break;
+        }
+        case TRTL_ATTR_WEIGHTS: TRTL_TRY(read_weights(r, e, (trtl_weights *)f, n->name, d->name)); break;
+        }
+        if (r->bad)
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is truncated or corrupt in attribute '%s' of layer '%s'", d->name,
+                              n->name);
+    }
+    return TRTL_OK;
+}
+
+static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload)
+{
+    uint32_t version, hsize, crc, cpu;
+    if (size < TRTL_PLAN_HEADER_SIZE)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "not a trtlite plan: %zu bytes is shorter than the %u-byte header", size,
+                          TRTL_PLAN_HEADER_SIZE);
+    if (memcmp(p, TRTL_PLAN_MAGIC, 8) != 0)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "not a trtlite plan (bad magic; is it a TensorRT engine or another file?)");
+    memcpy(&version, p + 8, 4);
+    memcpy(&hsize, p + 12, 4);
+    memcpy(payload, p + 16, 8);
+    memcpy(&crc, p + 24, 4);
+    memcpy(&cpu, p + 28, 4);
+    if (version != TRTL_PLAN_VERSION) {
+        char prod[17];
+        memcpy(prod, p + 32, 16);
+        prod[16] = '\0';
+        return trtl_error(TRTL_ERR_VERSION,
+                          "plan format version %u (written by trtlite %s) cannot be loaded by trtlite %s, which reads version %u; "
+                          "rebuild the engine", version, prod, trtl_version(), TRTL_PLAN_VERSION);
+    }
+    if (hsize != TRTL_PLAN_HEADER_SIZE)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan header size %u is wrong", hsize);
+    if (*payload != size - TRTL_PLAN_HEADER_SIZE)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is truncated or padded: header says %llu payload bytes, %zu present",
+                          (unsigned long long)*payload, size - TRTL_PLAN_HEADER_SIZE);
+    if (trtl_crc32(p + TRTL_PLAN_HEADER_SIZE, (size_t)*payload) != crc)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan checksum mismatch: the file is corrupted");
+    uint32_t missing = cpu & ~trtl_cpu_features();
+    if (missing)
+        return trtl_error(TRTL_ERR_CPU, "plan was built for CPU features this machine lacks (feature bits 0x%x); rebuild it here",
+                          missing);
+    return TRTL_OK;
+}
+
+trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine **out)
+{
+    trtl_clear_error();
+    const uint32_t one = 1;
+    if (*(const uint8_t *)&one != 1)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "plans are little-endian; this host is not");
+    if (!data || !out)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "deserialize: no data");
+    uint64_t payload;
+    trtl_status st = check_header(data, size, &payload);
+    if (st != TRTL_OK)
+        return st;
+    rbuf r = {(const uint8_t *)data, size, TRTL_PLAN_HEADER_SIZE, 0};
+    trtl_engine *e = trtl_engine_alloc();
+    trtl_dims *check = NULL;
+    if (!e)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
+    e->implicit_batch = u32(&r) != 0;
+    e->max_batch_size = i32(&r);
+    e->num_threads = i32(&r);
+    CHECK(!r.bad && e->max_batch_size >= 1 && e->num_threads >= 0, "plan is corrupt: bad engine header fields");
+    uint32_t nt = u32(&r);
+    CHECK(!r.bad && nt <= (r.n - r.off) / 8, "plan is corrupt: tensor count %u", nt);
+    e->tensors = calloc(nt ? nt : 1, sizeof *e->tensors);
+    CHECK(e->tensors, "loading plan: out of memory");
+    e->n_tensors = (int32_t)nt;
+    for (uint32_t i = 0; i < nt; i++) {
+        trtl_etensor *t = &e->tensors[i];
+        t->name = str(&r);
+        t->dtype = (trtl_dtype)u32(&r);
+        t->kind = (int32_t)u32(&r);
+        dims(&r, &t->dims);
+        dims(&r, &t->max_dims);
+        uint64_t nb = u64(&r);
+        CHECK(!r.bad && t->name && trtl_dtype_valid(t->dtype) && t->kind >= 0 && t->kind <= TRTL_TK_CONSTANT &&
+                  nb <= r.n - r.off && (t->kind == TRTL_TK_CONSTANT || nb == 0),
+              "plan is truncated or corrupt at tensor %u", i);
+        int64_t v = trtl_volume(&t->max_dims);
+        CHECK(v >= 0 && v <= (int64_t)1 << 40, "plan is corrupt: tensor '%s' has no valid max shape", t->name);
+        t->max_bytes = v * (int64_t)trtl_dtype_size(t->dtype);
+        if (t->kind == TRTL_TK_CONSTANT) {
+            CHECK((int64_t)nb == t->max_bytes, "plan is corrupt: constant '%s' has %llu bytes, its shape needs %lld", t->name,
+                  (unsigned long long)nb, (long long)t->max_bytes);
+            t->data = trtl_aligned_alloc(nb ? (size_t)nb : 64);
+            CHECK(t->data, "loading plan: out of memory");
+            take(&r, t->data, (size_t)nb);
+        }
+    }
+    uint32_t nio = u32(&r), nin = u32(&r);
+    CHECK(!r.bad && nio <= nt && nin <= nio, "plan is corrupt: I/O counts");
+    e->io = malloc(sizeof(int32_t) * (nio ? nio : 1));
+    CHECK(e->io, "loading plan: out of memory");
+    e->n_io = (int32_t)nio;
+    e->n_inputs = (int32_t)nin;
+    for (uint32_t i = 0; i < nio; i++) {
+        uint32_t id = u32(&r);
+        CHECK(!r.bad && id < nt, "plan is corrupt: I/O tensor id %u", id);
+        int32_t want = i < nin ? TRTL_TK_INPUT : TRTL_TK_OUTPUT;
+        CHECK(e->tensors[id].kind == want, "plan is corrupt: I/O tensor '%s' has the wrong kind", e->tensors[id].name);
+        e->io[i] = (int32_t)id;
+    }
+    uint32_t np = u32(&r);
+    CHECK(!r.bad && np >= 1 && np <= 1024, "plan is corrupt: %u optimization profiles", np);
+    e->profiles = calloc(np, sizeof *e->profiles);
+    e->env_min = calloc(nin ? nin : 1, sizeof(trtl_dims));
+    e->env_max = calloc(nin ? nin : 1, sizeof(trtl_dims));
+    CHECK(e->profiles && e->env_min && e->env_max, "loading plan: out of memory");
+    e->n_profiles = (int32_t)np;
+    for (uint32_t p = 0; p < np; p++) {
+        trtl_profile *pr = &e->profiles[p];
+        pr->min = calloc(nin ? nin : 1, sizeof(trtl_dims));
+        pr->opt = calloc(nin ? nin : 1, sizeof(trtl_dims));
+        pr->max = calloc(nin ? nin : 1, sizeof(trtl_dims));
+        CHECK(pr->min && pr->opt && pr->max, "loading plan: out of memory");
+        for (uint32_t i = 0; i < nin; i++) {
+            dims(&r, &pr->min[i]);
+            dims(&r, &pr->opt[i]);
+            dims(&r, &pr->max[i]);
+            CHECK(!r.bad, "plan is truncated or corrupt in optimization profile %u", p);
+            if (p == 0) {
+                e->env_min[i] = pr->min[i];
+                e->env_max[i] = pr->max[i];
+            }
+            for (int32_t k = 0; k < pr->min[i].nb_dims && k < e->env_min[i].nb_dims; k++) {
+                if (pr->min[i].d[k] < e->env_min[i].d[k])
+                    e->env_min[i].d[k] = pr->min[i].d[k];
+                if (pr->max[i].d[k] > e->env_max[i].d[k])
+                    e->env_max[i].d[k] = pr->max[i].d[k];
+            }
+        }
+    }
+    uint32_t nn = u32(&r);
+    CHECK(!r.bad && nn <= (r.n - r.off) / 8, "plan is corrupt: layer count %u", nn);
+    e->nodes = calloc(nn ? nn : 1, sizeof *e->nodes);
+    CHECK(e->nodes, "loading plan: out of memory");
+    for (uint32_t k = 0; k < nn; k++) {
+        trtl_node *n = &e->nodes[k];
+        e->n_nodes = (int32_t)k + 1; /* so that cleanup frees what was read */
+        uint32_t op = u32(&r);
+        CHECK(!r.bad && op < TRTL_OP_COUNT, "plan is corrupt: unknown layer kind %u at step %u", op, k);
+        n->op = (trtl_op)op;
+        n->name = str(&r);
+        char *kname = str(&r);
+        n->epi.act = i32(&r);
+        n->epi.alpha = f32(&r);
+        n->epi.beta = f32(&r);
+        n->epi.has_residual = (int32_t)u32(&r);
+        if (!n->name || !kname) {
+            free(kname);
+            CHECK(0, "plan is truncated or corrupt at step %u", k);
+        }
+        n->kernel = trtl_kernel_find(kname);
+        if (!n->kernel) {
+            st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan uses kernel '%s' (layer '%s') that this build of trtlite does not have",
+                            kname, n->name);
+            free(kname);
+            goto fail;
+        }
+        free(kname);
+        CHECK(n->kernel->op == n->op, "plan is corrupt: kernel '%s' does not implement layer '%s'", n->kernel->name, n->name);
+        CHECK(n->epi.act >= TRTL_ACT_NONE && n->epi.act < TRTL_ACT_COUNT && n->epi.has_residual <= 1,
+              "plan is corrupt: bad epilogue of layer '%s'", n->name);
+        uint32_t ni = u32(&r);
+        CHECK(!r.bad && ni <= 1024, "plan is corrupt: input count of layer '%s'", n->name);
+        n->in = malloc(sizeof(int32_t) * (ni ? ni : 1));
+        CHECK(n->in, "loading plan: out of memory");
+        n->n_in = (int32_t)ni;
+        for (uint32_t j = 0; j < ni; j++) {
+            uint32_t id = u32(&r);
+            CHECK(!r.bad && id < nt, "plan is corrupt: input %u of layer '%s'", j, n->name);
+            n->in[j] = (int32_t)id;
+        }
+        uint32_t no = u32(&r);
+        CHECK(!r.bad && no >= 1 && no <= 16, "plan is corrupt: output count of layer '%s'", n->name);
+        n->out = malloc(sizeof(int32_t) * no);
+        CHECK(n->out, "loading plan: out of memory");
+        n->n_out = (int32_t)no;
+        for (uint32_t j = 0; j < no; j++) {
+            uint32_t id = u32(&r);
+            CHECK(!r.bad && id < nt && e->tensors[id].kind != TRTL_TK_CONSTANT && e->tensors[id].kind != TRTL_TK_INPUT,
+                  "plan is corrupt: output %u of layer '%s'", j, n->name);
+            n->out[j] = (int32_t)id;
+        }
+        const trtl_op_info *info = &trtl_op_table[n->op];
+        int32_t real_in = n->n_in - n->epi.has_residual;
+        CHECK(real_in >= info->min_inputs && (info->max_inputs < 0 || real_in <= info->max_inputs) &&
+                  (info->num_outputs < 0 || n->n_out == info->num_outputs),
+              "plan is corrupt: layer '%s' has %d inputs / %d outputs", n->name, (int)real_in, (int)n->n_out);
+        st = read_params(&r, e, n);
+        if (st != TRTL_OK)
+            goto fail;
+        if (n->op == TRTL_OP_PLUGIN_V2)
+            CHECK(n->p.plugin.plugin->vt->num_outputs(n->p.plugin.plugin) == n->n_out,
+                  "plan is corrupt: plugin layer '%s' output count", n->name);
+    }
+    CHECK(r.off == r.n, "plan has %zu unexpected trailing bytes", r.n - r.off);
+    /* Self-consistency: inference at the max shapes must reproduce the stored shapes, so no
+     * kernel ever sees weights or shapes that disagree. */
+    check = calloc(nt ? nt : 1, sizeof *check);
+    CHECK(check, "loading plan: out of memory");
+    for (int32_t i = 0; i < e->n_inputs; i++)
+        check[e->io[i]] = e->tensors[e->io[i]].max_dims;
+    st = trtl_engine_infer(e, check);
+    if (st != TRTL_OK) {
+        trtl_error_prefix("plan is inconsistent");
+        st = TRTL_ERR_INVALID_PLAN;
+        goto fail;
+    }
+    for (int32_t k = 0; k < e->n_nodes; k++)
+        for (int32_t j = 0; j < e->nodes[k].n_out; j++) {
+            int32_t id = e->nodes[k].out[j];
+            CHECK(trtl_dims_equal(&check[id], &e->tensors[id].max_dims), "plan is inconsistent: tensor '%s' shape",
+                  e->tensors[id].name);
+        }
+    free(check);
+    check = NULL;
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        trtl_node *n = &e->nodes[k];
+        if (n->kernel->prepare) {
+            st = n->kernel->prepare(n, &n->kstate);
+            if (st != TRTL_OK)
+                goto fail;
+        }
+    }
+    st = trtl_engine_finalize(e);
+    if (st != TRTL_OK)
+        goto fail;
+    *out = e;
+    return TRTL_OK;
+fail:
+    free(check);
+    trtl_engine_destroy(e);
+    return st;
+}

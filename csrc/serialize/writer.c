@@ -1,0 +1,199 @@
+/* writer.c -- engine -> plan bytes (format in plan.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serialize/plan.h"
+#include "engine/engine.h"
+#include "network/op_table.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+typedef struct wbuf {
+    uint8_t *p;
+    size_t n, cap;
+    int oom;
+} wbuf;
+
+static void put(wbuf *b, const void *src, size_t len)
+{
+    if (b->oom)
+        return;
+    if (b->n + len > b->cap) {
+        size_t nc = b->cap ? b->cap : 1 << 16;
+        while (nc < b->n + len)
+            nc *= 2;
+        uint8_t *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    if (len)
+        memcpy(b->p + b->n, src, len);
+    b->n += len;
+}
+
+/* The host is little-endian (checked when loading); values are written as they are in memory. */
+static void u32(wbuf *b, uint32_t v) { put(b, &v, 4); }
+static void i32(wbuf *b, int32_t v) { put(b, &v, 4); }
+static void u64(wbuf *b, uint64_t v) { put(b, &v, 8); }
+static void i64(wbuf *b, int64_t v) { put(b, &v, 8); }
+static void f32(wbuf *b, float v) { put(b, &v, 4); }
+
+static void str(wbuf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    u32(b, (uint32_t)n);
+    put(b, s, n);
+}
+
+static void dims(wbuf *b, const trtl_dims *d)
+{
+    i32(b, d->nb_dims);
+    for (int32_t i = 0; i < d->nb_dims && i < TRTL_MAX_DIMS; i++)
+        i64(b, d->d[i]);
+}
+
+static size_t field_bytes(const trtl_plugin_field *f)
+{
+    static const size_t sizes[] = {2, 4, 8, 1, 2, 4, 1, sizeof(trtl_dims), 1};
+    size_t es = (f->type >= 0 && f->type <= TRTL_PF_UNKNOWN) ? sizes[f->type] : 1;
+    return f->length > 0 ? (size_t)f->length * es : 0;
+}
+
+static trtl_status write_params(wbuf *b, const trtl_node *n)
+{
+    if (n->op == TRTL_OP_PLUGIN_V2) {
+        const trtl_plugin *pl = n->p.plugin.plugin;
+        const trtl_plugin_creator *cr = pl ? pl->creator : NULL;
+        if (!cr)
+            return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': the plugin has no creator, so it cannot be serialized", n->name);
+        trtl_plugin_fields fc = {0, NULL};
+        if (!pl->vt->get_fields || pl->vt->get_fields(pl, &fc) != 0)
+            return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': plugin %s failed to report its fields for serialization",
+                              n->name, cr->name);
+        const char *ns = trtl_plugin_registered_namespace(cr);
+        str(b, ns ? ns : (cr->plugin_namespace ? cr->plugin_namespace : ""));
+        str(b, cr->name);
+        str(b, cr->version);
+        u32(b, (uint32_t)(fc.nb_fields > 0 ? fc.nb_fields : 0));
+        for (int32_t i = 0; i < fc.nb_fields; i++) {
+            const trtl_plugin_field *f = &fc.fields[i];
+            size_t nb = field_bytes(f);
+            str(b, f->name);
+            i32(b, f->type);
+            i32(b, f->length);
+            u64(b, nb);
+            put(b, f->data, nb);
+        }
+        return TRTL_OK;
+    }
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    const char *base = (const char *)&n->p;
+    for (int32_t i = 0; i < *info->nattrs; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        if (d->flags & TRTL_ATTRF_ALIAS)
+            continue;
+        const char *f = base + d->offset;
+        switch (d->type) {
+        case TRTL_ATTR_INT:
+        case TRTL_ATTR_BOOL:
+        case TRTL_ATTR_ENUM:
+        case TRTL_ATTR_DTYPE: i32(b, *(const int32_t *)f); break;
+        case TRTL_ATTR_AXES: u32(b, *(const uint32_t *)f); break;
+        case TRTL_ATTR_FLOAT: f32(b, *(const float *)f); break;
+        case TRTL_ATTR_DIMS:
+        case TRTL_ATTR_DIMS_SYM: dims(b, (const trtl_dims *)f); break;
+        case TRTL_ATTR_FLOATS: {
+            int32_t cnt = *(const int32_t *)f;
+            i32(b, cnt);
+            put(b, base + d->offset2, sizeof(float) * (size_t)(cnt > 0 ? cnt : 0));
+            break;
+        }
+        case TRTL_ATTR_WEIGHTS: {
+            const trtl_weights *w = (const trtl_weights *)f;
+            u32(b, (uint32_t)w->type);
+            i64(b, w->count);
+            put(b, w->values, (size_t)w->count * trtl_dtype_size(w->type));
+            break;
+        }
+        }
+    }
+    return TRTL_OK;
+}
+
+trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size)
+{
+    trtl_clear_error();
+    wbuf b = {0};
+    uint8_t header[TRTL_PLAN_HEADER_SIZE];
+    memset(header, 0, sizeof header);
+    put(&b, header, sizeof header); /* filled in at the end */
+    u32(&b, (uint32_t)e->implicit_batch);
+    i32(&b, e->max_batch_size);
+    i32(&b, e->num_threads);
+    u32(&b, (uint32_t)e->n_tensors);
+    for (int32_t i = 0; i < e->n_tensors; i++) {
+        const trtl_etensor *t = &e->tensors[i];
+        str(&b, t->name);
+        u32(&b, (uint32_t)t->dtype);
+        u32(&b, (uint32_t)t->kind);
+        dims(&b, &t->dims);
+        dims(&b, &t->max_dims);
+        uint64_t nb = t->kind == TRTL_TK_CONSTANT ? (uint64_t)t->max_bytes : 0;
+        u64(&b, nb);
+        put(&b, t->data, (size_t)nb);
+    }
+    u32(&b, (uint32_t)e->n_io);
+    u32(&b, (uint32_t)e->n_inputs);
+    for (int32_t i = 0; i < e->n_io; i++)
+        u32(&b, (uint32_t)e->io[i]);
+    u32(&b, (uint32_t)e->n_profiles);
+    for (int32_t p = 0; p < e->n_profiles; p++)
+        for (int32_t i = 0; i < e->n_inputs; i++) {
+            dims(&b, &e->profiles[p].min[i]);
+            dims(&b, &e->profiles[p].opt[i]);
+            dims(&b, &e->profiles[p].max[i]);
+        }
+    u32(&b, (uint32_t)e->n_nodes);
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        u32(&b, (uint32_t)n->op);
+        str(&b, n->name);
+        str(&b, n->kernel ? n->kernel->name : "");
+        i32(&b, n->epi.act);
+        f32(&b, n->epi.alpha);
+        f32(&b, n->epi.beta);
+        u32(&b, (uint32_t)n->epi.has_residual);
+        u32(&b, (uint32_t)n->n_in);
+        for (int32_t j = 0; j < n->n_in; j++)
+            u32(&b, (uint32_t)n->in[j]);
+        u32(&b, (uint32_t)n->n_out);
+        for (int32_t j = 0; j < n->n_out; j++)
+            u32(&b, (uint32_t)n->out[j]);
+        trtl_status st = write_params(&b, n);
+        if (st != TRTL_OK) {
+            free(b.p);
+            return st;
+        }
+    }
+    if (b.oom) {
+        free(b.p);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "serialize: out of memory");
+    }
+    uint64_t payload = b.n - TRTL_PLAN_HEADER_SIZE;
+    uint32_t version = TRTL_PLAN_VERSION, hsize = TRTL_PLAN_HEADER_SIZE;
+    uint32_t crc = trtl_crc32(b.p + TRTL_PLAN_HEADER_SIZE, (size_t)payload);
+    memcpy(b.p, TRTL_PLAN_MAGIC, 8);
+    memcpy(b.p + 8, &version, 4);
+    memcpy(b.p + 12, &hsize, 4);
+    memcpy(b.p + 16, &payload, 8);
+    memcpy(b.p + 24, &crc, 4);
+    memcpy(b.p + 28, &e->cpu_features, 4);
+    strncpy((char *)b.p + 32, trtl_version(), 15);
+    *data = b.p;
+    *size = b.n;
+    return TRTL_OK;
+}

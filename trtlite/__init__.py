@@ -1,0 +1,99 @@
+"""trtlite: a TensorRT-style neural-network inference optimizer and runtime for the CPU.
+
+Write scripts exactly as for TensorRT, with ``import trtlite as trt`` and host (numpy) buffers::
+
+    logger = trt.Logger(trt.Logger.WARNING)
+    builder = trt.Builder(logger)
+    network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    ...
+    plan = builder.build_serialized_network(network, builder.create_builder_config())
+    engine = trt.Runtime(logger).deserialize_cuda_engine(plan)
+    context = engine.create_execution_context()
+    context.execute_v2([x, y])          # numpy arrays or int host addresses
+    outputs = context.infer({"x": x})   # convenience: dict of numpy arrays
+"""
+from __future__ import annotations
+
+from typing import Dict, Mapping
+
+import numpy as np
+
+from . import _C
+from ._C import (Builder, EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecutionContext, IHostMemory,
+                 ILayer, INetworkDefinition, IOptimizationProfile, ITensor, Runtime, ShapeError, InvalidArgumentError,
+                 DTypeError, NotFoundError, UnsupportedError, PlanError, PluginError, StateError, OutOfMemoryError,
+                 cpu_features)
+from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLayer, IConvolutionLayer,
+                 IDeconvolutionLayer, IElementWiseLayer, IFullyConnectedLayer, IGatherLayer, IIdentityLayer,
+                 ILRNLayer, IMatrixMultiplyLayer, INormalizationLayer, IPaddingLayer, IParametricReLULayer,
+                 IPluginV2Layer, IPoolingLayer, IReduceLayer, IResizeLayer, IScaleLayer, ISelectLayer, IShuffleLayer,
+                 ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer)
+from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
+from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
+from . import _enums
+from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, Logger, Permutation, Profiler, Weights,
+                     nptype, volume)
+
+__version__ = _C.__version__
+
+# TensorRT's dtype aliases.
+float32 = DataType.FLOAT
+float16 = DataType.HALF
+int8 = DataType.INT8
+int32 = DataType.INT32
+bool = DataType.BOOL  # noqa: A001  (TensorRT exposes trt.bool)
+uint8 = DataType.UINT8
+
+_C._register({name: getattr(_enums, name) for name in _enum_names}, Dims)
+
+# TensorRT spells these as attributes of the classes too.
+Logger.Severity = Severity
+
+
+def _infer(self: IExecutionContext, feed: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """infer({input_name: array, ...}) -> {output_name: array}
+
+    Convenience around execute: converts inputs to the engine's dtypes, sets dynamic input
+    shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first
+    dimension), allocates outputs and runs.
+    """
+    engine = self.engine
+    names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
+    inputs = [n for n in names if engine.get_tensor_mode(n) == TensorIOMode.INPUT]
+    unknown = sorted(set(feed) - set(inputs))
+    if unknown:
+        raise NotFoundError(f"infer(): {unknown} are not inputs of this engine (inputs: {inputs})")
+    missing = [n for n in inputs if n not in feed]
+    if missing:
+        raise InvalidArgumentError(f"infer(): missing inputs {missing}")
+    arrays = {n: np.ascontiguousarray(feed[n], dtype=nptype(engine.get_tensor_dtype(n))) for n in inputs}
+    implicit = engine.has_implicit_batch_dimension
+    batch = 1
+    if implicit:
+        batch = arrays[inputs[0]].shape[0] if inputs and arrays[inputs[0]].ndim else 1
+        for n in inputs:
+            want = (batch,) + tuple(engine.get_tensor_shape(n))
+            if arrays[n].shape != want:
+                raise ShapeError(f"infer(): input '{n}' has shape {arrays[n].shape}, expected {want} "
+                                 f"(batch first, then the engine's shape)")
+    else:
+        for n in inputs:
+            self.set_input_shape(n, arrays[n].shape)
+    outs = {}
+    for n in names:
+        if n in arrays:
+            continue
+        shape = tuple(engine.get_tensor_shape(n))
+        shape = (batch,) + shape if implicit else tuple(self.get_tensor_shape(n))
+        outs[n] = np.empty(shape, dtype=nptype(engine.get_tensor_dtype(n)))
+    bindings = [arrays[n] if n in arrays else outs[n] for n in names]
+    if implicit:
+        self.execute(batch, bindings)
+    else:
+        self.execute_v2(bindings)
+    return outs
+
+
+IExecutionContext.infer = _infer
+
+__all__ = [n for n in dir() if not n.startswith("_")]

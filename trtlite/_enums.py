@@ -1,0 +1,341 @@
+"""TensorRT's Python enums, with TensorRT's names and integer values.
+
+They are ``enum.IntEnum`` classes, so ``int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)``,
+``1 << int(...)`` and comparisons with plain ints work as in TensorRT scripts.
+"""
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "DataType", "LayerType", "ActivationType", "PoolingType", "ElementWiseOperation", "UnaryOperation",
+    "MatrixOperation", "ScaleMode", "ReduceOperation", "TopKOperation", "PaddingMode", "InterpolationMode",
+    "ResizeMode", "ResizeCoordinateTransformation", "ResizeSelector", "ResizeRoundMode", "SampleMode",
+    "SliceMode", "GatherMode", "NetworkDefinitionCreationFlag", "BuilderFlag", "MemoryPoolType",
+    "TensorIOMode", "ProfilingVerbosity", "PluginFieldType", "TensorLocation", "TensorFormat", "DeviceType",
+    "EngineCapability", "LayerInformationFormat", "CalibrationAlgoType", "Severity",
+]
+
+
+class DataType(enum.IntEnum):
+    """Tensor element types (trt.DataType)."""
+    FLOAT = 0
+    HALF = 1
+    INT8 = 2
+    INT32 = 3
+    BOOL = 4
+    UINT8 = 5
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 5: 1}[int(self)]
+
+
+class LayerType(enum.IntEnum):
+    """Layer kinds (trt.LayerType), TensorRT 8.6 values."""
+    CONVOLUTION = 0
+    FULLY_CONNECTED = 1
+    ACTIVATION = 2
+    POOLING = 3
+    LRN = 4
+    SCALE = 5
+    SOFTMAX = 6
+    DECONVOLUTION = 7
+    CONCATENATION = 8
+    ELEMENTWISE = 9
+    PLUGIN = 10
+    UNARY = 11
+    PADDING = 12
+    SHUFFLE = 13
+    REDUCE = 14
+    TOPK = 15
+    GATHER = 16
+    MATRIX_MULTIPLY = 17
+    RAGGED_SOFTMAX = 18
+    CONSTANT = 19
+    RNN_V2 = 20
+    IDENTITY = 21
+    PLUGIN_V2 = 22
+    SLICE = 23
+    SHAPE = 24
+    PARAMETRIC_RELU = 25
+    RESIZE = 26
+    SELECT = 31
+    NORMALIZATION = 46
+    CAST = 47
+
+
+class ActivationType(enum.IntEnum):
+    """Activation functions (trt.ActivationType), TensorRT's formulas with alpha/beta."""
+    RELU = 0
+    SIGMOID = 1
+    TANH = 2
+    LEAKY_RELU = 3
+    ELU = 4
+    SELU = 5
+    SOFTSIGN = 6
+    SOFTPLUS = 7
+    CLIP = 8
+    HARD_SIGMOID = 9
+    SCALED_TANH = 10
+    THRESHOLDED_RELU = 11
+    GELU_ERF = 12
+    GELU_TANH = 13
+
+
+class PoolingType(enum.IntEnum):
+    """Pooling kinds (trt.PoolingType)."""
+    MAX = 0
+    AVERAGE = 1
+    MAX_AVERAGE_BLEND = 2
+
+
+class ElementWiseOperation(enum.IntEnum):
+    """Binary operations (trt.ElementWiseOperation)."""
+    SUM = 0
+    PROD = 1
+    MAX = 2
+    MIN = 3
+    SUB = 4
+    DIV = 5
+    POW = 6
+    FLOOR_DIV = 7
+    AND = 8
+    OR = 9
+    XOR = 10
+    EQUAL = 11
+    GREATER = 12
+    LESS = 13
+
+
+class UnaryOperation(enum.IntEnum):
+    """Unary operations (trt.UnaryOperation)."""
+    EXP = 0
+    LOG = 1
+    SQRT = 2
+    RECIP = 3
+    ABS = 4
+    NEG = 5
+    SIN = 6
+    COS = 7
+    TAN = 8
+    SINH = 9
+    COSH = 10
+    ASIN = 11
+    ACOS = 12
+    ATAN = 13
+    ASINH = 14
+    ACOSH = 15
+    ATANH = 16
+    CEIL = 17
+    FLOOR = 18
+    ERF = 19
+    NOT = 20
+    SIGN = 21
+    ROUND = 22
+    ISINF = 23
+
+
+class MatrixOperation(enum.IntEnum):
+    """Operand treatment of a matrix multiply (trt.MatrixOperation)."""
+    NONE = 0
+    TRANSPOSE = 1
+    VECTOR = 2
+
+
+class ScaleMode(enum.IntEnum):
+    """How scale weights apply (trt.ScaleMode)."""
+    UNIFORM = 0
+    CHANNEL = 1
+    ELEMENTWISE = 2
+
+
+class ReduceOperation(enum.IntEnum):
+    """Reductions (trt.ReduceOperation)."""
+    SUM = 0
+    PROD = 1
+    MAX = 2
+    MIN = 3
+    AVG = 4
+
+
+class TopKOperation(enum.IntEnum):
+    """Top-k direction (trt.TopKOperation)."""
+    MAX = 0
+    MIN = 1
+
+
+class PaddingMode(enum.IntEnum):
+    """Padding rules of convolution and pooling (trt.PaddingMode)."""
+    EXPLICIT_ROUND_DOWN = 0
+    EXPLICIT_ROUND_UP = 1
+    SAME_UPPER = 2
+    SAME_LOWER = 3
+    CAFFE_ROUND_DOWN = 4
+    CAFFE_ROUND_UP = 5
+
+
+class InterpolationMode(enum.IntEnum):
+    """Resize interpolation (trt.InterpolationMode, formerly ResizeMode)."""
+    NEAREST = 0
+    LINEAR = 1
+    CUBIC = 2
+
+
+ResizeMode = InterpolationMode
+
+
+class ResizeCoordinateTransformation(enum.IntEnum):
+    """Output-to-input coordinate mapping of resize."""
+    ALIGN_CORNERS = 0
+    ASYMMETRIC = 1
+    HALF_PIXEL = 2
+
+
+class ResizeSelector(enum.IntEnum):
+    """Coordinate rule for outputs of size 1."""
+    FORMULA = 0
+    UPPER = 1
+
+
+class ResizeRoundMode(enum.IntEnum):
+    """Rounding of nearest-neighbour resize."""
+    HALF_UP = 0
+    HALF_DOWN = 1
+    FLOOR = 2
+    CEIL = 3
+
+
+class SampleMode(enum.IntEnum):
+    """Out-of-bounds behaviour of slice (trt.SampleMode, formerly SliceMode)."""
+    STRICT_BOUNDS = 0
+    DEFAULT = 0
+    WRAP = 1
+    CLAMP = 2
+    FILL = 3
+    REFLECT = 4
+
+
+SliceMode = SampleMode
+
+
+class GatherMode(enum.IntEnum):
+    """Gather flavours (trt.GatherMode)."""
+    DEFAULT = 0
+    ELEMENT = 1
+    ND = 2
+
+
+class NetworkDefinitionCreationFlag(enum.IntEnum):
+    """Flags of Builder.create_network (use as ``1 << int(flag)``)."""
+    EXPLICIT_BATCH = 0
+    EXPLICIT_PRECISION = 1
+
+
+class BuilderFlag(enum.IntEnum):
+    """Builder flags (trt.BuilderFlag)."""
+    FP16 = 0
+    INT8 = 1
+    DEBUG = 2
+    GPU_FALLBACK = 3
+    STRICT_TYPES = 4
+    REFIT = 5
+    DISABLE_TIMING_CACHE = 6
+    TF32 = 7
+    SPARSE_WEIGHTS = 8
+    SAFETY_SCOPE = 9
+    OBEY_PRECISION_CONSTRAINTS = 10
+    PREFER_PRECISION_CONSTRAINTS = 11
+    DIRECT_IO = 12
+    REJECT_EMPTY_ALGORITHMS = 13
+    ENABLE_TACTIC_HEURISTIC = 14
+    VERSION_COMPATIBLE = 15
+    EXCLUDE_LEAN_RUNTIME = 16
+    FP8 = 17
+
+
+class MemoryPoolType(enum.IntEnum):
+    """Memory pools of IBuilderConfig.set_memory_pool_limit (only WORKSPACE means something on the CPU)."""
+    WORKSPACE = 0
+    DLA_MANAGED_SRAM = 1
+    DLA_LOCAL_DRAM = 2
+    DLA_GLOBAL_DRAM = 3
+    TACTIC_DRAM = 4
+
+
+class TensorIOMode(enum.IntEnum):
+    """Whether an engine tensor is an input or an output."""
+    NONE = 0
+    INPUT = 1
+    OUTPUT = 2
+
+
+class ProfilingVerbosity(enum.IntEnum):
+    """How much the engine inspector reports (informational)."""
+    LAYER_NAMES_ONLY = 0
+    NONE = 1
+    DETAILED = 2
+    DEFAULT = 0
+    VERBOSE = 2
+
+
+class PluginFieldType(enum.IntEnum):
+    """Types of plugin fields (trt.PluginFieldType)."""
+    FLOAT16 = 0
+    FLOAT32 = 1
+    FLOAT64 = 2
+    INT8 = 3
+    INT16 = 4
+    INT32 = 5
+    CHAR = 6
+    DIMS = 7
+    UNKNOWN = 8
+
+
+class TensorLocation(enum.IntEnum):
+    """Where a tensor lives: always HOST for trtlite."""
+    DEVICE = 0
+    HOST = 1
+
+
+class TensorFormat(enum.IntEnum):
+    """Memory layout of I/O tensors: always LINEAR for trtlite."""
+    LINEAR = 0
+
+
+class DeviceType(enum.IntEnum):
+    """Device kinds (kept for compatibility)."""
+    GPU = 0
+    DLA = 1
+
+
+class EngineCapability(enum.IntEnum):
+    """Engine capability (kept for compatibility)."""
+    STANDARD = 0
+    SAFETY = 1
+    DLA_STANDALONE = 2
+    DEFAULT = 0
+
+
+class LayerInformationFormat(enum.IntEnum):
+    """Output formats of the engine inspector."""
+    ONELINE = 0
+    JSON = 1
+
+
+class CalibrationAlgoType(enum.IntEnum):
+    """INT8 calibration algorithms."""
+    LEGACY_CALIBRATION = 0
+    ENTROPY_CALIBRATION = 1
+    ENTROPY_CALIBRATION_2 = 2
+    MINMAX_CALIBRATION = 3
+
+
+class Severity(enum.IntEnum):
+    """Log severities (trt.ILogger.Severity)."""
+    INTERNAL_ERROR = 0
+    ERROR = 1
+    WARNING = 2
+    INFO = 3
+    VERBOSE = 4

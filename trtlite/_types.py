@@ -1,0 +1,203 @@
+"""Value types of the API: Dims tuples, Weights, loggers, profilers."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from ._enums import DataType, Severity
+
+__all__ = ["Dims", "Dims2", "DimsHW", "Dims3", "Dims4", "Permutation", "Weights", "ILogger", "Logger",
+           "IProfiler", "Profiler", "nptype", "volume"]
+
+
+class Dims(tuple):
+    """A shape: a tuple of ints (trt.Dims).  Compares equal to plain tuples."""
+
+    def __new__(cls, shape: Iterable[int] = ()) -> "Dims":
+        return super().__new__(cls, (int(x) for x in shape))
+
+    @property
+    def nbDims(self) -> int:
+        """Number of dimensions (TensorRT's C++ name)."""
+        return len(self)
+
+    def __repr__(self) -> str:
+        return "(" + ", ".join(str(x) for x in self) + ("," if len(self) == 1 else "") + ")"
+
+
+class Dims2(Dims):
+    """Two dims: ``Dims2(a, b)``."""
+
+    def __new__(cls, *args: int) -> "Dims2":
+        if len(args) == 1 and not isinstance(args[0], int):
+            args = tuple(args[0])
+        if len(args) != 2:
+            raise ValueError(f"Dims2 takes 2 values, got {len(args)}")
+        return super().__new__(cls, args)
+
+
+class DimsHW(Dims2):
+    """Height and width: ``DimsHW(h, w)`` with ``.h`` and ``.w``."""
+
+    @property
+    def h(self) -> int:
+        """Height."""
+        return self[0]
+
+    @property
+    def w(self) -> int:
+        """Width."""
+        return self[1]
+
+
+class Dims3(Dims):
+    """Three dims: ``Dims3(a, b, c)``."""
+
+    def __new__(cls, *args: int) -> "Dims3":
+        if len(args) == 1 and not isinstance(args[0], int):
+            args = tuple(args[0])
+        if len(args) != 3:
+            raise ValueError(f"Dims3 takes 3 values, got {len(args)}")
+        return super().__new__(cls, args)
+
+
+class Dims4(Dims):
+    """Four dims: ``Dims4(a, b, c, d)``."""
+
+    def __new__(cls, *args: int) -> "Dims4":
+        if len(args) == 1 and not isinstance(args[0], int):
+            args = tuple(args[0])
+        if len(args) != 4:
+            raise ValueError(f"Dims4 takes 4 values, got {len(args)}")
+        return super().__new__(cls, args)
+
+
+class Permutation(tuple):
+    """A permutation of axes (trt.Permutation)."""
+
+    def __new__(cls, order: Iterable[int] = ()) -> "Permutation":
+        return super().__new__(cls, (int(x) for x in order))
+
+
+class Weights:
+    """Weights for a layer: keeps a reference to a C-contiguous numpy array (no copy until build).
+
+    ``Weights()`` is empty; ``Weights(array)`` wraps an array (float64 is converted to float32,
+    as TensorRT has no float64 weights); ``Weights(DataType)`` is an empty weight of that type.
+    """
+
+    def __init__(self, a: Any = None) -> None:
+        if a is None or isinstance(a, DataType):
+            self._trtl_array: Optional[np.ndarray] = None
+            self._dtype = a if isinstance(a, DataType) else DataType.FLOAT
+            return
+        arr = np.asarray(a)
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64:
+            arr = arr.astype(np.int32)
+        self._trtl_array = np.ascontiguousarray(arr)
+        self._dtype = {np.dtype(np.float32): DataType.FLOAT, np.dtype(np.float16): DataType.HALF,
+                       np.dtype(np.int32): DataType.INT32, np.dtype(np.int8): DataType.INT8,
+                       np.dtype(np.bool_): DataType.BOOL, np.dtype(np.uint8): DataType.UINT8}.get(
+                           self._trtl_array.dtype)
+        if self._dtype is None:
+            raise TypeError(f"Weights: unsupported dtype {self._trtl_array.dtype}")
+
+    @property
+    def dtype(self) -> DataType:
+        """trt.DataType of the values."""
+        return self._dtype
+
+    @property
+    def size(self) -> int:
+        """Number of values."""
+        return 0 if self._trtl_array is None else int(self._trtl_array.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the values."""
+        return 0 if self._trtl_array is None else int(self._trtl_array.nbytes)
+
+    def numpy(self) -> np.ndarray:
+        """The wrapped array (an empty float32 array for empty weights)."""
+        return np.zeros(0, np.float32) if self._trtl_array is None else self._trtl_array
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"Weights(dtype={self._dtype.name}, size={self.size})"
+
+
+class ILogger:
+    """Base class of loggers: subclass it and implement ``log(severity, msg)``.
+
+    trtlite calls ``log`` for every message (builder optimizations at INFO/VERBOSE, errors at ERROR).
+    """
+
+    Severity = Severity
+    INTERNAL_ERROR = Severity.INTERNAL_ERROR
+    ERROR = Severity.ERROR
+    WARNING = Severity.WARNING
+    INFO = Severity.INFO
+    VERBOSE = Severity.VERBOSE
+
+    def __init__(self) -> None:
+        pass
+
+    def log(self, severity: Severity, msg: str) -> None:
+        """Receive one message."""
+        raise NotImplementedError
+
+
+class Logger(ILogger):
+    """The default logger: prints messages at ``min_severity`` or worse to stderr, TensorRT-style."""
+
+    _TAGS = {0: "F", 1: "E", 2: "W", 3: "I", 4: "V"}
+
+    def __init__(self, min_severity: Severity = Severity.WARNING) -> None:
+        super().__init__()
+        self.min_severity = Severity(min_severity)
+
+    def log(self, severity: Severity, msg: str) -> None:
+        """Print `msg` if `severity` is at least as severe as ``min_severity``."""
+        if int(severity) <= int(self.min_severity):
+            stamp = time.strftime("%m/%d/%Y-%H:%M:%S")
+            print(f"[{stamp}] [TRT] [{self._TAGS.get(int(severity), '?')}] {msg}", file=sys.stderr)
+
+
+class IProfiler:
+    """Base class of profilers: ``report_layer_time(layer_name, ms)`` is called per step after execution."""
+
+    def report_layer_time(self, layer_name: str, ms: float) -> None:
+        """Receive the time of one step."""
+        raise NotImplementedError
+
+
+class Profiler(IProfiler):
+    """A profiler that prints each step's time."""
+
+    def report_layer_time(self, layer_name: str, ms: float) -> None:
+        """Print the step's time."""
+        print(f"{layer_name}: {ms:.4f} ms")
+
+
+_NP = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,
+       DataType.INT32: np.int32, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8}
+
+
+def nptype(dtype: DataType) -> type:
+    """The numpy type of a trt.DataType."""
+    return _NP[DataType(dtype)]
+
+
+def volume(shape: Iterable[int]) -> int:
+    """Product of the dims."""
+    v = 1
+    for d in shape:
+        v *= int(d)
+    return v
