@@ -400,16 +400,35 @@ static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const 
     return TRTL_OK;
 }
 
+/* Layers whose validity usually depends on attributes set after add_* (groups, padding,
+ * stride, the concatenation axis, slice modes, group counts): a shape error at creation may be
+ * fixed by the next line of the script, so it is reported later (shape queries, build).  Dtype
+ * errors do not depend on attributes and are reported at once. */
+static int validity_needs_attributes(trtl_op op)
+{
+    return op == TRTL_OP_CONVOLUTION || op == TRTL_OP_DECONVOLUTION || op == TRTL_OP_POOLING ||
+           op == TRTL_OP_CONCATENATION || op == TRTL_OP_SLICE || op == TRTL_OP_NORMALIZATION ||
+           op == TRTL_OP_SOFTMAX || op == TRTL_OP_SCALE || op == TRTL_OP_MATRIX_MULTIPLY;
+}
+
 trtl_status trtl_layer_validate(trtl_layer *l)
 {
     trtl_network *net = l->net;
+    trtl_status st;
     trtl_clear_error();
     /* Common case: everything before this layer checked; only infer the new layer. */
-    if (net->shapes_valid && net->shape_status == TRTL_OK)
-        return infer_layer(net, l);
-    trtl_status st = trtl_network_infer(net);
-    if (st == TRTL_OK || net->shape_error_layer != l->id)
-        return TRTL_OK; /* an earlier layer is at fault: build() reports it */
+    if (net->shapes_valid && net->shape_status == TRTL_OK) {
+        st = infer_layer(net, l);
+    } else {
+        st = trtl_network_infer(net);
+        if (st != TRTL_OK && net->shape_error_layer != l->id)
+            st = TRTL_OK; /* an earlier layer is at fault: build() reports it */
+    }
+    if (st != TRTL_OK && st != TRTL_ERR_DTYPE && validity_needs_attributes(l->op)) {
+        trtl_clear_error();
+        trtl_network_touch(net);
+        return TRTL_OK;
+    }
     return st;
 }
 

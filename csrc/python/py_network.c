@@ -44,9 +44,11 @@ PyObject *trtl_py_kept(TrtlNetwork *net, const void *layer, const char *key)
 /* Forget what a removed layer kept (its address may be reused by a later layer). */
 static void keep_drop_layer(TrtlNetwork *net, const void *layer)
 {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb); /* called while an exception is pending: keep it */
     PyObject *keys = PyDict_Keys(net->keep);
     if (!keys) {
-        PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
         return;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
@@ -56,6 +58,7 @@ static void keep_drop_layer(TrtlNetwork *net, const void *layer)
     }
     Py_DECREF(keys);
     PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
 }
 
 /* ---- object ---------------------------------------------------------------------------------- */

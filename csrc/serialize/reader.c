@@ -76,7 +76,8 @@ static char *str(rbuf *r)
     return s;
 }
 
-static int dims(rbuf *r, trtl_dims *d)
+/* Shapes (any_values 0) have dims >= -1; attribute dims (strides, paddings) may be negative. */
+static int read_dims(rbuf *r, trtl_dims *d, int any_values)
 {
     memset(d, 0, sizeof *d);
     d->nb_dims = i32(r);
@@ -86,11 +87,13 @@ static int dims(rbuf *r, trtl_dims *d)
     }
     for (int32_t i = 0; i < d->nb_dims; i++) {
         d->d[i] = i64(r);
-        if (d->d[i] < -1)
+        if (d->d[i] < -1 && !any_values)
             r->bad = 1;
     }
     return !r->bad;
 }
+
+static int dims(rbuf *r, trtl_dims *d) { return read_dims(r, d, 0); }
 
 #define CHECK(cond, ...)                                          \
     do {                                                          \
@@ -219,7 +222,7 @@ static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
         case TRTL_ATTR_AXES: *(uint32_t *)f = u32(r); break;
         case TRTL_ATTR_FLOAT: *(float *)f = f32(r); break;
         case TRTL_ATTR_DIMS:
-        case TRTL_ATTR_DIMS_SYM: dims(r, (trtl_dims *)f); break;
+        case TRTL_ATTR_DIMS_SYM: read_dims(r, (trtl_dims *)f, 1); break;
         case TRTL_ATTR_FLOATS: {
             int32_t cnt = i32(r);
             if (cnt < 0 || cnt > TRTL_MAX_SCALES)

@@ -7,6 +7,21 @@
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"
 
+/* Offset into a broadcast parameter for input offset `off`; with group_div > 0 the parameter has
+ * one value per group along dim 1 (channel c uses entry c / group_div). */
+static int64_t param_offset(int64_t off, const trtl_dims *xd, const int64_t *pst, int r, int64_t group_div)
+{
+    int64_t o = 0;
+    for (int d = r - 1; d >= 0; d--) {
+        int64_t c = off % xd->d[d];
+        off /= xd->d[d];
+        if (d == 1 && group_div > 0)
+            c /= group_div;
+        o += c * pst[d];
+    }
+    return o;
+}
+
 trtl_status trtl_ref_normalization(const trtl_kernel_args *a)
 {
     const trtl_normalization_params *p = &a->node->p.norm;
@@ -18,8 +33,11 @@ trtl_status trtl_ref_normalization(const trtl_kernel_args *a)
     int64_t G = p->num_groups;
     if (sd->nb_dims != r || bd->nb_dims != r)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': scale/bias rank differs from the input's", a->node->name);
+    int per_group_s = G > 1 && r >= 2 && sd->d[1] == G && G != xd->d[1];
+    int per_group_b = G > 1 && r >= 2 && bd->d[1] == G && G != xd->d[1];
     for (int d = 0; d < r; d++)
-        if ((sd->d[d] != 1 && sd->d[d] != xd->d[d]) || (bd->d[d] != 1 && bd->d[d] != xd->d[d]))
+        if ((sd->d[d] != 1 && sd->d[d] != xd->d[d] && !(d == 1 && per_group_s)) ||
+            (bd->d[d] != 1 && bd->d[d] != xd->d[d] && !(d == 1 && per_group_b)))
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': scale/bias do not broadcast to the input (dim %d)",
                               a->node->name, d);
     if (G > 1 && (r < 2 || xd->d[1] % G))
@@ -67,7 +85,9 @@ trtl_status trtl_ref_normalization(const trtl_kernel_args *a)
         double rstd = 1.0 / sqrt(var + (double)p->epsilon);
         for (int64_t j = 0; j < nred; j++) {
             int64_t off = base + ref_offset(j, rd, rs, nr);
-            double s = sc[ref_offset(off, xd->d, sst, r)], b = bi[ref_offset(off, xd->d, bst, r)];
+            int64_t cg = G > 1 ? xd->d[1] / G : 0;
+            double s = sc[param_offset(off, xd, sst, r, per_group_s ? cg : 0)];
+            double b = bi[param_offset(off, xd, bst, r, per_group_b ? cg : 0)];
             y[off] = (float)(((double)x[off] - mean) * rstd * s + b);
         }
     }

@@ -1,7 +1,8 @@
 /* normalization.c -- INormalizationLayer (TensorRT 8.6): y = (x - mean) / sqrt(var + epsilon) * scale
  * + bias, mean and (biased) variance over `axes`.  With num_groups G > 1 (group norm) the channels
  * (dim 1) split into G groups and the statistics run over the group's channels times `axes`.
- * scale and bias are tensors of x's rank, each dim 1 or equal to x's (broadcast). */
+ * scale and bias are tensors of x's rank, each dim 1 or equal to x's (broadcast); for group norm
+ * their dim 1 may also be G (one value per group, TensorRT 8.6's form) instead of C. */
 #include <math.h>
 #include "network/op_table.h"
 #include "core/status.h"
@@ -72,7 +73,8 @@ trtl_status trtl_infer_normalization(const trtl_infer_ctx *c)
                               c->layer_name, names[i], trtl_dims_str(w, s, sizeof s), (int)x->nb_dims,
                               trtl_dims_str(x, s2, sizeof s2));
         for (int32_t d = 0; d < x->nb_dims; d++)
-            if (w->d[d] >= 0 && x->d[d] >= 0 && w->d[d] != 1 && w->d[d] != x->d[d])
+            if (w->d[d] >= 0 && x->d[d] >= 0 && w->d[d] != 1 && w->d[d] != x->d[d] &&
+                !(d == 1 && p->num_groups > 1 && w->d[d] == p->num_groups)) /* TensorRT 8.6: per-group */
                 return trtl_error(TRTL_ERR_SHAPE,
                                   "layer '%s': %s %s does not broadcast to input %s (dim %d must be 1 or %lld)",
                                   c->layer_name, names[i], trtl_dims_str(w, s, sizeof s),

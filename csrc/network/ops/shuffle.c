@@ -24,9 +24,13 @@ TRTL_NATTRS(shuffle);
 void trtl_init_shuffle(trtl_params *p)
 {
     trtl_shuffle_params *s = &p->shuffle;
-    s->first_transpose.nb_dims = 0;
+    /* TensorRT's default Permutation: the identity over all TRTL_MAX_DIMS axes (lowering cuts it
+     * to the rank it applies to). */
+    s->first_transpose.nb_dims = TRTL_MAX_DIMS;
+    s->second_transpose.nb_dims = TRTL_MAX_DIMS;
+    for (int i = 0; i < TRTL_MAX_DIMS; i++)
+        s->first_transpose.d[i] = s->second_transpose.d[i] = i;
     s->reshape_dims.nb_dims = -1;
-    s->second_transpose.nb_dims = 0;
     s->zero_is_placeholder = 1;
     s->copy_mask = 0;
 }

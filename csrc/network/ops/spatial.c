@@ -70,10 +70,10 @@ trtl_status trtl_deconv_out(int64_t in, int64_t k_eff, int64_t stride, int64_t p
         return TRTL_OK;
     }
     if (padding_mode == TRTL_PADMODE_SAME_UPPER || padding_mode == TRTL_PADMODE_SAME_LOWER) {
-        *out = in * stride;
-        int64_t total = (in - 1) * stride + k_eff - *out;
-        if (total < 0)
-            total = 0;
+        /* TensorRT: O = min(I * S, (I - 1) * S + DK); the difference is cropped as padding. */
+        int64_t full = (in - 1) * stride + k_eff;
+        *out = in * stride < full ? in * stride : full;
+        int64_t total = full - *out;
         if (padding_mode == TRTL_PADMODE_SAME_UPPER) {
             *pre_eff = total / 2;
             *post_eff = total - total / 2;

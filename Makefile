@@ -1,0 +1,92 @@
+# trtlite -- make demo | make test | make build | make asan | make bench | make format | make clean
+#
+# `make demo` and `make test` work on a fresh Debian machine: they install what they need
+# (Debian's libopenblas-dev and dataset-fashion-mnist; numpy, pytest, torch==2.13.0 CPU, onnx,
+# onnxruntime from PyPI) and build in place.
+
+PY      ?= python3
+CC      ?= gcc
+CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE
+INC     := -Icsrc -Icsrc/include
+CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/python/*' | sort)
+PY_SRC   := $(shell find csrc -name '*.c' | sort)
+HDRS     := $(shell find csrc -name '*.h' -o -name '*.def')
+LIBS     := -lopenblas -lm -lpthread -ldl
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+STAMP   := build/stamps
+
+.PHONY: all build lib examples test demo bench asan format clean deps deps-test deps-demo
+
+all: build
+
+# ---- dependencies (installed once; stamps remember) ------------------------------------------
+$(STAMP)/apt-blas:
+	@mkdir -p $(STAMP)
+	@dpkg -s libopenblas-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libopenblas-dev; }
+	@touch $@
+
+$(STAMP)/apt-data:
+	@mkdir -p $(STAMP)
+	@dpkg -s dataset-fashion-mnist >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq dataset-fashion-mnist; }
+	@touch $@
+
+$(STAMP)/pip-core:
+	@mkdir -p $(STAMP)
+	$(PY) -m pip install -q numpy pytest setuptools wheel
+	@touch $@
+
+# torch is pinned: the CPU build comes from a local wheel; unpinned it would pull CUDA packages.
+$(STAMP)/pip-test: $(STAMP)/pip-core
+	$(PY) -m pip install -q "torch==2.13.0" onnx onnxruntime
+	@touch $@
+
+deps: $(STAMP)/apt-blas $(STAMP)/pip-core
+deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data
+deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
+
+# ---- build ---------------------------------------------------------------------------------
+build: deps lib examples
+	$(PY) setup.py -q build_ext --inplace -j 2
+
+# The C library for C programs (public header: csrc/include/trtlite/trtlite.h).
+lib: build/libtrtlite.so
+build/libtrtlite.so: $(CORE_SRC) $(HDRS) | $(STAMP)/apt-blas
+	@mkdir -p build
+	$(CC) $(CFLAGS) -fPIC -shared $(INC) $(CORE_SRC) -o $@ $(LIBS)
+
+examples: build/examples/c_network
+build/examples/c_network: examples/c/network.c build/libtrtlite.so
+	@mkdir -p build/examples
+	$(CC) $(CFLAGS) -Icsrc/include $< -o $@ -Lbuild -ltrtlite -lm -Wl,-rpath,'$$ORIGIN/..'
+
+# ---- test / demo / bench -------------------------------------------------------------------
+test: deps-test build
+	$(PY) -m pytest -q tests
+
+demo: deps-demo build
+	$(PY) examples/network_api_mnist.py
+
+bench: deps-test build
+	$(PY) benchmarks/run.py
+
+# Sanitizers: the whole core plus bindings built with ASan/UBSan, the suite run under them.
+asan: deps-test
+	$(PY) -c "import sys" && rm -rf build/asan && mkdir -p build/asan
+	CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g" LDFLAGS="-fsanitize=address,undefined" \
+		$(PY) setup.py -q build_ext --inplace -j 2 --force --build-temp build/asan
+	$(CC) $(CFLAGS) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(INC) $(CORE_SRC) \
+		examples/c/network.c -o build/asan/c_network $(LIBS) && build/asan/c_network
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+		$(PY) -m pytest -q -x tests -p no:cacheprovider
+	$(PY) setup.py -q build_ext --inplace -j 2 --force
+
+format:
+	@command -v clang-format >/dev/null || { echo "clang-format not installed (apt-get install clang-format)"; exit 1; }
+	clang-format -i $$(find csrc examples -name '*.c' -o -name '*.h')
+
+clean:
+	rm -rf build trtlite/_C*.so .pytest_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +
