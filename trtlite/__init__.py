@@ -33,6 +33,8 @@ from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums
 from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, Logger, Permutation, Profiler, Weights,
                      nptype, volume)
+from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
+                      get_plugin_registry, init_libnvinfer_plugins, init_plugins)
 
 __version__ = _C.__version__
 

@@ -1,18 +1,25 @@
 /*
- * threadpool.c -- fixed worker pool with dynamic chunking, short spin then block.
+ * threadpool.c -- fixed worker pool: per-thread chunk ranges with stealing, short spin then block.
  *
- * One job at a time (the pool's caller thread publishes it and takes part).  A job is
- * identified by a generation number kept in the upper 32 bits of `ticket`; the lower 32 bits
- * count the chunks still unclaimed.  A worker claims a chunk with a compare-and-swap that only succeeds for
- * the generation it woke up for, so a worker waking late can never run a chunk of a newer job,
- * and the caller only waits for chunks to finish, never for sleeping workers to notice a job.
+ * One job at a time (the pool's caller thread publishes it and takes part).  The job's chunks are
+ * split into one contiguous range per thread; a thread drains its own range first and then
+ * steals from the others.  A kernel that cuts its work into one item per thread therefore gets
+ * the same item on the same thread on every run (its data stays in that core's cache), while a
+ * thread that wakes late simply finds its range taken.
  *
- * Job fields (fn, ctx, n, chunk, nchunks) are written by the caller before the release store of
- * the new ticket and read by workers only after a successful claim (acquire), and the caller
- * rewrites them only after every chunk of the previous job reported done: no data race.
+ * Each range has a ticket: (generation << 32) | chunks not yet claimed.  Claiming is a
+ * compare-and-swap that only succeeds for the generation the thread is working on, so a worker
+ * waking late can never run a chunk of a newer job, and the caller only waits for chunks to
+ * finish (`done`), never for sleeping workers to notice a job.  `gen` holds the current
+ * generation alone; idle workers watch it.
  *
- * Idle workers spin for about SPIN_NS on the ticket (back-to-back layers keep them hot), then
- * sleep on `wake`.  `sleepers` tells the caller whether a broadcast is needed at all.
+ * Job fields (fn, ctx, n, chunk, nchunks, each range's first/count) are written by the caller
+ * before the release store of the new generation and read by workers only after a successful
+ * claim (acquire); the caller rewrites them only after every chunk of the previous job reported
+ * done: no data race.
+ *
+ * Idle workers spin for about SPIN_NS on `gen` (back-to-back layers keep them hot), then sleep
+ * on `wake`.  `sleepers` tells the caller whether a broadcast is needed at all.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_ALLOC */
@@ -36,17 +43,25 @@
 #include "engine/threadpool.h"
 #include "core/status.h"
 
-#define SPIN_NS 100000LL       /* idle workers and the waiting caller spin this long first */
-#define CHUNKS_PER_THREAD 4    /* dynamic chunks per thread when grain allows */
+#define SPIN_NS 100000LL    /* idle workers and the waiting caller spin this long first */
+#define CHUNKS_PER_THREAD 4 /* chunks per thread when grain allows (room for stealing) */
 #define MAX_THREADS 256
+#define CACHE_LINE 64
+
+/* One thread's share of the current job, alone on its cache line. */
+typedef struct chunk_range {
+    _Alignas(CACHE_LINE) _Atomic uint64_t ticket; /* (generation << 32) | chunks not yet claimed */
+    int64_t first, count;                          /* job fields */
+} chunk_range;
 
 struct trtl_threadpool {
     int size; /* threads including the caller */
     pthread_t *workers;
     int started;
+    chunk_range *ranges; /* size entries */
 
-    _Atomic uint64_t ticket; /* (generation << 32) | next chunk */
-    _Atomic int64_t done;    /* chunks finished in the current job */
+    _Atomic uint32_t gen;
+    _Atomic int64_t done; /* chunks finished in the current job */
     _Atomic int sleepers;
     _Atomic int stop;
 
@@ -66,8 +81,10 @@ typedef struct worker_arg {
     int index;
 } worker_arg;
 
-/* The pool whose job this thread is running (nested parallel_for runs inline). */
+/* The pool whose job this thread is running and its index there: a nested parallel_for on that
+ * pool runs inline, under the same thread index (per-thread scratch stays private). */
 static _Thread_local const trtl_threadpool *tl_in_pool;
+static _Thread_local int tl_index;
 
 static int64_t now_ns(void)
 {
@@ -76,35 +93,47 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Claims and runs chunks of generation `gen` until none is left.  The ticket's low half counts
- * the chunks not yet claimed, so "nothing left" is seen without reading job fields. */
+/* Next chunk of range r for generation `gen`, or -1 when the range is drained (or the job is not
+ * `gen` any more). */
+static int64_t claim(trtl_threadpool *p, int r, uint32_t gen)
+{
+    chunk_range *rg = &p->ranges[r];
+    uint64_t t = atomic_load_explicit(&rg->ticket, memory_order_acquire);
+    for (;;) {
+        if ((uint32_t)(t >> 32) != gen || (t & 0xffffffffu) == 0)
+            return -1;
+        if (atomic_compare_exchange_weak_explicit(&rg->ticket, &t, t - 1, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            /* claimed: the job cannot finish before this chunk does, so first/count are stable */
+            return rg->first + rg->count - (int64_t)(t & 0xffffffffu);
+    }
+}
+
+/* Runs chunks of generation `gen`: this thread's range first, then the others'. */
 static void run_chunks(trtl_threadpool *p, uint32_t gen, int index)
 {
     const trtl_threadpool *saved = tl_in_pool;
+    int saved_index = tl_index;
     tl_in_pool = p;
-    uint64_t t = atomic_load_explicit(&p->ticket, memory_order_acquire);
-    for (;;) {
-        if ((uint32_t)(t >> 32) != gen || (t & 0xffffffffu) == 0)
-            break;
-        if (!atomic_compare_exchange_weak_explicit(&p->ticket, &t, t - 1, memory_order_acq_rel,
-                                                   memory_order_acquire))
-            continue;
-        /* Claimed: the job cannot finish before this chunk does, so its fields are stable. */
-        int64_t nchunks = p->nchunks;
-        int64_t c = nchunks - (int64_t)(t & 0xffffffffu);
-        int64_t b = c * p->chunk, e = b + p->chunk;
-        if (e > p->n)
-            e = p->n;
-        p->fn(p->ctx, b, e, index);
-        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == nchunks && index != 0) {
-            pthread_mutex_lock(&p->lock);
-            if (p->caller_waiting)
-                pthread_cond_signal(&p->idle);
-            pthread_mutex_unlock(&p->lock);
+    tl_index = index;
+    for (int k = 0; k < p->size; k++) {
+        int r = (index + k) % p->size;
+        int64_t c;
+        while ((c = claim(p, r, gen)) >= 0) {
+            int64_t nchunks = p->nchunks, b = c * p->chunk, e = b + p->chunk;
+            if (e > p->n)
+                e = p->n;
+            p->fn(p->ctx, b, e, index);
+            if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == nchunks && index != 0) {
+                pthread_mutex_lock(&p->lock);
+                if (p->caller_waiting)
+                    pthread_cond_signal(&p->idle);
+                pthread_mutex_unlock(&p->lock);
+            }
         }
-        t = atomic_load_explicit(&p->ticket, memory_order_acquire);
     }
     tl_in_pool = saved;
+    tl_index = saved_index;
 }
 
 static void *worker_main(void *arg)
@@ -112,12 +141,12 @@ static void *worker_main(void *arg)
     worker_arg wa = *(worker_arg *)arg;
     free(arg);
     trtl_threadpool *p = wa.pool;
-    uint32_t seen = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_acquire) >> 32);
+    uint32_t seen = atomic_load_explicit(&p->gen, memory_order_acquire);
     for (;;) {
         uint32_t gen = seen;
         int64_t t0 = now_ns();
         for (int i = 0;; i++) {
-            gen = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_acquire) >> 32);
+            gen = atomic_load_explicit(&p->gen, memory_order_acquire);
             if (gen != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
                 break;
             CPU_RELAX();
@@ -128,7 +157,7 @@ static void *worker_main(void *arg)
             pthread_mutex_lock(&p->lock);
             atomic_fetch_add(&p->sleepers, 1);
             for (;;) {
-                gen = (uint32_t)(atomic_load(&p->ticket) >> 32);
+                gen = atomic_load(&p->gen);
                 if (gen != seen || atomic_load(&p->stop))
                     break;
                 pthread_cond_wait(&p->wake, &p->lock);
@@ -157,6 +186,12 @@ trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
     if (!p)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
     p->size = n_threads;
+    p->ranges = aligned_alloc(CACHE_LINE, sizeof(chunk_range) * (size_t)n_threads);
+    if (!p->ranges) {
+        free(p);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
+    }
+    memset(p->ranges, 0, sizeof(chunk_range) * (size_t)n_threads);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->idle, NULL);
@@ -199,6 +234,7 @@ void trtl_threadpool_destroy(trtl_threadpool *p)
     for (int i = 0; i < p->started; i++)
         pthread_join(p->workers[i], NULL);
     free(p->workers);
+    free(p->ranges);
     pthread_cond_destroy(&p->idle);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
@@ -214,27 +250,34 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
     if (grain < 1)
         grain = 1;
     if (!p || p->size == 1 || n <= grain || tl_in_pool == p) {
-        fn(ctx, 0, n, 0);
+        fn(ctx, 0, n, p && tl_in_pool == p ? tl_index : 0);
         return;
     }
     int64_t chunk = (n + (int64_t)p->size * CHUNKS_PER_THREAD - 1) / ((int64_t)p->size * CHUNKS_PER_THREAD);
     if (chunk < grain)
         chunk = grain;
-    int64_t nchunks = (n + chunk - 1) / chunk;
-    if (nchunks > 0x7fffffff) {
-        chunk = (n + 0x7ffffffe) / 0x7fffffff;
-        nchunks = (n + chunk - 1) / chunk;
-    }
+    int64_t nchunks = (n + chunk - 1) / chunk; /* <= size * CHUNKS_PER_THREAD */
 
-    /* Publish: job fields first, then the ticket of the next generation (release). */
+    /* Publish: job fields and range tickets first, then the generation (release). */
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
     p->chunk = chunk;
     p->nchunks = nchunks;
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-    uint32_t gen = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_relaxed) >> 32) + 1;
-    atomic_store(&p->ticket, ((uint64_t)gen << 32) | (uint64_t)nchunks); /* seq_cst: before the sleepers load */
+    uint32_t gen = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1;
+    for (int i = 0; i < p->size; i++) {
+        chunk_range *rg = &p->ranges[i];
+        if (nchunks < p->size) { /* fewer chunks than threads: chunk i to thread i */
+            rg->first = i;
+            rg->count = i < nchunks ? 1 : 0;
+        } else {
+            rg->first = nchunks * i / p->size;
+            rg->count = nchunks * (i + 1) / p->size - rg->first;
+        }
+        atomic_store_explicit(&rg->ticket, ((uint64_t)gen << 32) | (uint64_t)rg->count, memory_order_relaxed);
+    }
+    atomic_store(&p->gen, gen); /* seq_cst: releases the above, and is ordered before the sleepers load */
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->wake);

@@ -200,9 +200,12 @@ trtl_status trtl_plugin_init_builtins(const char *plugin_namespace)
     trtl_clear_error();
     int32_t n = 0;
     const trtl_plugin_creator *const *list = trtl_builtin_plugin_creators(&n);
+    const char *ns = plugin_namespace ? plugin_namespace : "";
     for (int32_t i = 0; i < n; i++) {
         int added;
-        TRTL_TRY(trtl_plugin_register(list[i], plugin_namespace ? plugin_namespace : "", &added));
+        if (trtl_plugin_find(list[i]->name, list[i]->version, ns) == list[i])
+            continue; /* initializing twice is harmless, as in TensorRT */
+        TRTL_TRY(trtl_plugin_register(list[i], ns, &added));
     }
     return TRTL_OK;
 }

@@ -380,7 +380,7 @@ static int module_exec(PyObject *m)
         return -1;
     if (make_exceptions(m, st) < 0 || trtl_py_init_tensor(m, st) < 0 || trtl_py_init_layers(m, st) < 0 ||
         trtl_py_init_network(m, st) < 0 || trtl_py_init_builder(m, st) < 0 || trtl_py_init_engine(m, st) < 0 ||
-        trtl_py_init_context(m, st) < 0)
+        trtl_py_init_context(m, st) < 0 || trtl_py_init_plugins(m, st) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "__version__", trtl_version()) < 0)
         return -1;

@@ -110,5 +110,6 @@ int trtl_py_init_tensor(PyObject *m, trtl_py_state *st);
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
 int trtl_py_init_engine(PyObject *m, trtl_py_state *st);
 int trtl_py_init_context(PyObject *m, trtl_py_state *st);
+int trtl_py_init_plugins(PyObject *m, trtl_py_state *st);
 
 #endif

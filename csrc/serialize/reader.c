@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serialize/plan.h"
+#include "plugins/fields.h"
 #include "engine/engine.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
@@ -124,52 +125,23 @@ static trtl_status read_weights(rbuf *r, trtl_engine *e, trtl_weights *w, const 
     return TRTL_OK;
 }
 
-static size_t field_elem(int32_t type)
-{
-    static const size_t sizes[] = {2, 4, 8, 1, 2, 4, 1, sizeof(trtl_dims), 1};
-    return (type >= 0 && type <= TRTL_PF_UNKNOWN) ? sizes[type] : 0;
-}
-
 static trtl_status read_plugin(rbuf *r, trtl_node *n)
 {
     trtl_status st = TRTL_OK;
     char *ns = str(r), *name = str(r), *version = str(r);
-    uint32_t nf = u32(r);
-    trtl_plugin_field *fields = NULL;
-    char **fnames = NULL;
-    void **fdata = NULL;
-    if (r->bad || !ns || !name || !version || nf > 4096) {
+    void *storage = NULL;
+    trtl_plugin_fields fc = {0, NULL};
+    size_t used = 0;
+    if (r->bad || !ns || !name || !version) {
         st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad plugin record of layer '%s'", n->name);
         goto done;
     }
-    fields = calloc(nf ? nf : 1, sizeof *fields);
-    fnames = calloc(nf ? nf : 1, sizeof *fnames);
-    fdata = calloc(nf ? nf : 1, sizeof *fdata);
-    if (!fields || !fnames || !fdata) {
-        st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
+    st = trtl_plugin_fields_read(r->p + r->off, r->n - r->off, &used, &fc, &storage);
+    if (st != TRTL_OK) {
+        trtl_error_prefix("plan is corrupt in the fields of plugin '%s' (layer '%s')", name, n->name);
         goto done;
     }
-    for (uint32_t i = 0; i < nf; i++) {
-        fnames[i] = str(r);
-        int32_t type = i32(r), length = i32(r);
-        uint64_t nb = u64(r);
-        size_t es = field_elem(type);
-        if (r->bad || !fnames[i] || !es || length < 0 || nb != (uint64_t)length * es || nb > r->n - r->off) {
-            st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad field %u of plugin '%s' (layer '%s')", i,
-                            name ? name : "?", n->name);
-            goto done;
-        }
-        fdata[i] = malloc(nb ? (size_t)nb : 1);
-        if (!fdata[i]) {
-            st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
-            goto done;
-        }
-        take(r, fdata[i], (size_t)nb);
-        fields[i].name = fnames[i];
-        fields[i].type = type;
-        fields[i].length = length;
-        fields[i].data = fdata[i];
-    }
+    r->off += used;
     const trtl_plugin_creator *cr = trtl_plugin_find(name, version, ns);
     if (!cr) {
         st = trtl_error(TRTL_ERR_PLUGIN,
@@ -180,7 +152,6 @@ static trtl_status read_plugin(rbuf *r, trtl_node *n)
                         n->name, name, version, *ns ? " in namespace '" : "", ns, *ns ? "'" : "", ns);
         goto done;
     }
-    trtl_plugin_fields fc = {(int32_t)nf, fields};
     trtl_plugin *pl = NULL;
     st = trtl_plugin_create(cr, n->name, &fc, &pl);
     if (st != TRTL_OK) {
@@ -189,13 +160,7 @@ static trtl_status read_plugin(rbuf *r, trtl_node *n)
     }
     n->p.plugin.plugin = pl;
 done:
-    for (uint32_t i = 0; fnames && fdata && i < nf; i++) {
-        free(fnames[i]);
-        free(fdata[i]);
-    }
-    free(fields);
-    free(fnames);
-    free(fdata);
+    free(storage);
     free(ns);
     free(name);
     free(version);

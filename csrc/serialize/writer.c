@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serialize/plan.h"
+#include "plugins/fields.h"
 #include "engine/engine.h"
 #include "network/op_table.h"
 #include "core/status.h"
@@ -56,13 +57,6 @@ static void dims(wbuf *b, const trtl_dims *d)
         i64(b, d->d[i]);
 }
 
-static size_t field_bytes(const trtl_plugin_field *f)
-{
-    static const size_t sizes[] = {2, 4, 8, 1, 2, 4, 1, sizeof(trtl_dims), 1};
-    size_t es = (f->type >= 0 && f->type <= TRTL_PF_UNKNOWN) ? sizes[f->type] : 1;
-    return f->length > 0 ? (size_t)f->length * es : 0;
-}
-
 static trtl_status write_params(wbuf *b, const trtl_node *n)
 {
     if (n->op == TRTL_OP_PLUGIN_V2) {
@@ -78,16 +72,13 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
         str(b, ns ? ns : (cr->plugin_namespace ? cr->plugin_namespace : ""));
         str(b, cr->name);
         str(b, cr->version);
-        u32(b, (uint32_t)(fc.nb_fields > 0 ? fc.nb_fields : 0));
-        for (int32_t i = 0; i < fc.nb_fields; i++) {
-            const trtl_plugin_field *f = &fc.fields[i];
-            size_t nb = field_bytes(f);
-            str(b, f->name);
-            i32(b, f->type);
-            i32(b, f->length);
-            u64(b, nb);
-            put(b, f->data, nb);
-        }
+        size_t nb = trtl_plugin_fields_size(&fc);
+        uint8_t *enc = malloc(nb);
+        if (!enc)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "serialize: out of memory");
+        trtl_plugin_fields_write(&fc, enc);
+        put(b, enc, nb);
+        free(enc);
         return TRTL_OK;
     }
     const trtl_op_info *info = &trtl_op_table[n->op];

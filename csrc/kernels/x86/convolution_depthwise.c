@@ -7,9 +7,10 @@
  * thread's scratch slot, so the compute loop has no bounds checks: output row oh reads padded
  * rows oh*sh + kh.  For stride 2 along W the padded row is stored de-interleaved (even columns,
  * then odd columns), so output column ow, tap kw reads even[ow + kw/2] or odd[ow + (kw-1)/2] and
- * every load is a contiguous 8-wide vector.  Output rows are computed 32 columns at a time (4
- * independent accumulators hide the FMA latency), then 8 at a time; the last partial vector is
- * computed in full (the padded plane is wide enough) and stored with a mask.
+ * every load is a contiguous 8-wide vector.  3x3 kernels run a dedicated tile (4 output rows x
+ * 8 columns, weights in registers, each input row loaded once for all output rows it feeds);
+ * other sizes run 4 x 16 tiles.  The last partial vector of a row is computed in full (the
+ * padded plane is wide enough) and stored through a small buffer.
  */
 #include <string.h>
 
@@ -78,18 +79,14 @@ static size_t slot_floats(const dw_geom *g) { return (size_t)(g->rows * g->rowle
 
 static double dw_flops(const dw_geom *g) { return 2.0 * (double)(g->N * g->C * g->OH * g->OW * g->R * g->S); }
 
-static const int32_t g_tail_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-/* d[t] = s[t] for t < n (masked last vector: nothing past s[n - 1] is read). */
+/* d[t] = s[t] for t < n. */
 __attribute__((target("avx2,fma"))) static inline void copy_avx2(float *d, const float *s, int64_t n)
 {
     int64_t t = 0;
     for (; t + 8 <= n; t += 8)
         _mm256_storeu_ps(d + t, _mm256_loadu_ps(s + t));
-    if (t < n) {
-        __m256i m = _mm256_loadu_si256((const __m256i *)(g_tail_mask + 8 - (n - t)));
-        _mm256_maskstore_ps(d + t, m, _mm256_maskload_ps(s + t, m));
-    }
+    for (; t < n; t++) /* scalar tail: AMD cores run masked moves slowly */
+        d[t] = s[t];
 }
 
 /* d[t] = s[2t] for t < n (nothing past s[2n - 2] is read). */
@@ -149,6 +146,31 @@ typedef struct dw_plane_args {
     int32_t fast; /* activation applied in registers (TRTL_ACT_NONE when the slow pass runs later) */
 } dw_plane_args;
 
+/* The store of one accumulator: + residual, activation, full or masked store. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void dw_store(const dw_geom *g,
+                                                                                const dw_plane_args *pa, int64_t oh,
+                                                                                int64_t col, __m256 a)
+{
+    int64_t off = oh * g->OW + col;
+    if (col + 8 <= g->OW) {
+        if (pa->res)
+            a = _mm256_add_ps(a, _mm256_loadu_ps(pa->res + off));
+        _mm256_storeu_ps(pa->y + off, trtl_act8(a, pa->fast, pa->alpha, pa->beta));
+    } else {
+        /* partial vector: through a buffer (AMD cores run masked moves slowly) */
+        float t[8];
+        int64_t n = g->OW - col;
+        _mm256_storeu_ps(t, a);
+        if (pa->res)
+            for (int64_t i = 0; i < n; i++)
+                t[i] += pa->res[off + i];
+        if (pa->fast != TRTL_ACT_NONE)
+            _mm256_storeu_ps(t, trtl_act8(_mm256_loadu_ps(t), pa->fast, pa->alpha, pa->beta));
+        for (int64_t i = 0; i < n; i++)
+            pa->y[off + i] = t[i];
+    }
+}
+
 /* An NR x NV register tile: output rows oh..oh+NR-1, columns ow..ow+8*NV-1 (the last vector may
  * be partial: only columns < OW are stored).  NR and NV are constants at every call site, so the
  * loops unroll into NR*NV independent accumulators. */
@@ -179,20 +201,8 @@ dw_tile(const dw_geom *g, const dw_plane_args *pa, int64_t oh, int64_t ow, const
 #pragma GCC unroll 4
     for (int r = 0; r < NR; r++)
 #pragma GCC unroll 2
-        for (int v = 0; v < NV; v++) {
-            int64_t col = ow + 8 * v, off = (oh + r) * g->OW + col;
-            __m256 a = acc[r][v];
-            if (col + 8 <= g->OW) {
-                if (pa->res)
-                    a = _mm256_add_ps(a, _mm256_loadu_ps(pa->res + off));
-                _mm256_storeu_ps(pa->y + off, trtl_act8(a, pa->fast, pa->alpha, pa->beta));
-            } else {
-                __m256i m = _mm256_loadu_si256((const __m256i *)(g_tail_mask + 8 - (g->OW - col)));
-                if (pa->res)
-                    a = _mm256_add_ps(a, _mm256_maskload_ps(pa->res + off, m));
-                _mm256_maskstore_ps(pa->y + off, m, trtl_act8(a, pa->fast, pa->alpha, pa->beta));
-            }
-        }
+        for (int v = 0; v < NV; v++)
+            dw_store(g, pa, oh + r, ow + 8 * v, acc[r][v]);
 }
 
 /* Output rows oh..oh+NR-1: 16 columns at a time, then the last 8 (maybe partial). */
@@ -209,22 +219,86 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void dw_rows(co
         dw_tile(g, pa, oh, ow, NR, 1);
 }
 
-/* One output plane from a padded plane: tiles of 4 output rows x 16 columns (8 accumulators),
- * smaller tiles at the bottom and right edges. */
+/* 3x3 kernel, NR output rows x 8 columns at `ow`: each padded input row is loaded once per tap
+ * column and feeds every output row it belongs to (the weights stay in registers), so loads per
+ * output vector drop from 9 to (NR-1)*sh/NR*3 + 9/NR.  SH is the vertical stride (constant). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dw_tile3(const dw_geom *g, const dw_plane_args *pa, const __m256 *w9, int64_t oh, int64_t ow, const int NR,
+         const int SH)
+{
+    __m256 acc[4];
+    const int64_t rl = g->rowlen;
+    const int64_t o1 = g->sw == 2 ? g->half : 1, o2 = g->sw == 2 ? 1 : 2; /* taps kw = 1, 2 */
+    const float *base = pa->buf + oh * SH * rl + ow;
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; r++)
+        acc[r] = pa->bias;
+#pragma GCC unroll 9
+    for (int ir = 0; ir < (NR - 1) * SH + 3; ir++) {
+        const float *row = base + ir * rl;
+        __m256 x0 = _mm256_loadu_ps(row), x1 = _mm256_loadu_ps(row + o1), x2 = _mm256_loadu_ps(row + o2);
+#pragma GCC unroll 4
+        for (int r = 0; r < NR; r++) {
+            int kh = ir - r * SH;
+            if (kh >= 0 && kh < 3) {
+                acc[r] = _mm256_fmadd_ps(x0, w9[kh * 3], acc[r]);
+                acc[r] = _mm256_fmadd_ps(x1, w9[kh * 3 + 1], acc[r]);
+                acc[r] = _mm256_fmadd_ps(x2, w9[kh * 3 + 2], acc[r]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; r++)
+        dw_store(g, pa, oh + r, ow, acc[r]);
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dw_rows3(const dw_geom *g, const dw_plane_args *pa, const __m256 *w9, int64_t oh, const int NR, const int SH)
+{
+    for (int64_t ow = 0; ow < g->OW; ow += 8)
+        dw_tile3(g, pa, w9, oh, ow, NR, SH);
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dw_plane3(const dw_geom *g, const dw_plane_args *pa, const int SH)
+{
+    __m256 w9[9];
+    for (int t = 0; t < 9; t++)
+        w9[t] = _mm256_broadcast_ss(pa->w + t);
+    int64_t oh = 0;
+    for (; oh + 4 <= g->OH; oh += 4)
+        dw_rows3(g, pa, w9, oh, 4, SH);
+    switch (g->OH - oh) {
+    case 3: dw_rows3(g, pa, w9, oh, 3, SH); break;
+    case 2: dw_rows3(g, pa, w9, oh, 2, SH); break;
+    case 1: dw_rows3(g, pa, w9, oh, 1, SH); break;
+    default: break;
+    }
+}
+
+/* One output plane from a padded plane.  3x3: dw_plane3; other sizes: tiles of 4 output rows x
+ * 16 columns (8 accumulators), smaller tiles at the bottom and right edges. */
 __attribute__((target("avx2,fma"))) static void dw_plane(const dw_geom *g, const float *buf, const float *w,
                                                           float bias, const float *res, float *y,
                                                           const trtl_epilogue *epi)
 {
     dw_plane_args pa = {buf, w, res, y, _mm256_set1_ps(bias), _mm256_set1_ps(epi->alpha),
                         _mm256_set1_ps(epi->beta), trtl_act_is_fast(epi->act) ? epi->act : TRTL_ACT_NONE};
-    int64_t oh = 0;
-    for (; oh + 4 <= g->OH; oh += 4)
-        dw_rows(g, &pa, oh, 4);
-    switch (g->OH - oh) {
-    case 3: dw_rows(g, &pa, oh, 3); break;
-    case 2: dw_rows(g, &pa, oh, 2); break;
-    case 1: dw_rows(g, &pa, oh, 1); break;
-    default: break;
+    if (g->R == 3 && g->S == 3) {
+        if (g->sh == 1)
+            dw_plane3(g, &pa, 1);
+        else
+            dw_plane3(g, &pa, 2);
+    } else {
+        int64_t oh = 0;
+        for (; oh + 4 <= g->OH; oh += 4)
+            dw_rows(g, &pa, oh, 4);
+        switch (g->OH - oh) {
+        case 3: dw_rows(g, &pa, oh, 3); break;
+        case 2: dw_rows(g, &pa, oh, 2); break;
+        case 1: dw_rows(g, &pa, oh, 1); break;
+        default: break;
+        }
     }
     if (!trtl_act_is_fast(epi->act))
         trtl_epi_act(epi, y, g->OH * g->OW);

@@ -1,0 +1,1113 @@
+/*
+ * py_plugin.c -- plugins from Python.
+ *
+ *  - _C.PluginCreator wraps a C creator (built-in or from a library): create_plugin(),
+ *    deserialize_plugin(), field_names.
+ *  - _C.PluginV2 owns a C plugin instance: serialize(), clone(), and lends clones to
+ *    add_plugin_v2 through _trtl_clone_capsule().
+ *  - Python creators (trt.IPluginCreator subclasses) are registered through an adapter C
+ *    creator, and Python plugins (trt.IPluginV2 subclasses) run through an adapter C plugin whose
+ *    vtable calls back into Python with the GIL taken (build and execute run without it).  A
+ *    Python plugin serializes as one opaque field "__data__" holding its serialize() bytes;
+ *    the adapter creator routes that field to deserialize_plugin().
+ *
+ * Adapter creators live for the rest of the process once registered: plugin instances and
+ * engines keep pointers to their creator.
+ */
+#include <string.h>
+
+#include "python/pytrtl.h"
+#include "plugins/fields.h"
+#include "core/dims.h"
+
+#define DATA_FIELD "__data__"
+
+typedef struct TrtlCreatorObj {
+    PyObject_HEAD
+    const trtl_plugin_creator *c;
+} TrtlCreatorObj;
+
+typedef struct TrtlPluginObj {
+    PyObject_HEAD
+    trtl_plugin *p;
+} TrtlPluginObj;
+
+static PyTypeObject *creator_type_of(trtl_py_state *st);
+static PyTypeObject *plugin_type_of(trtl_py_state *st);
+
+/* Module state is needed from C callbacks that have no Python object at hand. */
+static trtl_py_state *g_state_for_callbacks;
+
+/* ---- small helpers -------------------------------------------------------------------------- */
+
+static void msg_from_exception(char *msg, size_t n, const char *what)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    PyObject *s = ev ? PyObject_Str(ev) : NULL;
+    const char *text = s ? PyUnicode_AsUTF8(s) : NULL;
+    snprintf(msg, n, "%s raised %s: %s", what, et ? ((PyTypeObject *)et)->tp_name : "an exception",
+             text ? text : "?");
+    Py_XDECREF(s);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+}
+
+static const char *np_dtype_name(int32_t field_type)
+{
+    switch (field_type) {
+    case TRTL_PF_FLOAT16: return "float16";
+    case TRTL_PF_FLOAT32: return "float32";
+    case TRTL_PF_FLOAT64: return "float64";
+    case TRTL_PF_INT8: return "int8";
+    case TRTL_PF_INT16: return "int16";
+    case TRTL_PF_INT32: return "int32";
+    case TRTL_PF_CHAR: return "uint8";
+    default: return "uint8";
+    }
+}
+
+static const char *np_tensor_dtype(trtl_dtype t)
+{
+    switch (t) {
+    case TRTL_FLOAT: return "float32";
+    case TRTL_HALF: return "float16";
+    case TRTL_INT8: return "int8";
+    case TRTL_INT32: return "int32";
+    case TRTL_BOOL: return "bool";
+    case TRTL_UINT8: return "uint8";
+    default: return "uint8";
+    }
+}
+
+/* A PluginField-like Python object -> trtl_plugin_field whose data lives in `*keep` (a new
+ * reference to a contiguous numpy array of the field's type).  Data is converted to the declared
+ * type, so PluginField("stride", np.array([2]), INT32) works whatever numpy's default int is. */
+static int field_from_py(trtl_py_state *st, PyObject *f, trtl_plugin_field *out, PyObject **keep, PyObject **name_keep)
+{
+    PyObject *name = PyObject_GetAttrString(f, "name");
+    PyObject *data = name ? PyObject_GetAttrString(f, "data") : NULL;
+    PyObject *type = data ? PyObject_GetAttrString(f, "type") : NULL;
+    *keep = NULL;
+    *name_keep = NULL;
+    if (!type) {
+        Py_XDECREF(name);
+        Py_XDECREF(data);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "field_collection entries must be trt.PluginField, not %s", Py_TYPE(f)->tp_name);
+        return -1;
+    }
+    long t = PyLong_AsLong(type);
+    Py_DECREF(type);
+    if (t == -1 && PyErr_Occurred()) {
+        Py_DECREF(name);
+        Py_DECREF(data);
+        return -1;
+    }
+    if (!PyUnicode_Check(name)) {
+        Py_DECREF(name);
+        Py_DECREF(data);
+        PyErr_SetString(PyExc_TypeError, "PluginField.name must be a str");
+        return -1;
+    }
+    PyObject *arr;
+    if (data == Py_None) {
+        arr = NULL;
+    } else {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (!np) {
+            Py_DECREF(name);
+            Py_DECREF(data);
+            return -1;
+        }
+        if (t == TRTL_PF_CHAR && (PyUnicode_Check(data) || PyBytes_Check(data))) {
+            PyObject *b = PyUnicode_Check(data) ? PyUnicode_AsUTF8String(data) : Py_NewRef(data);
+            arr = b ? PyObject_CallMethod(np, "frombuffer", "Os", b, "uint8") : NULL;
+            Py_XDECREF(b);
+        } else if (t == TRTL_PF_DIMS || t == TRTL_PF_UNKNOWN) {
+            arr = PyObject_CallMethod(np, "ascontiguousarray", "O", data);
+            if (arr) { /* raw bytes */
+                PyObject *v = PyObject_CallMethod(arr, "view", "s", "uint8");
+                Py_DECREF(arr);
+                arr = v;
+            }
+        } else {
+            arr = PyObject_CallMethod(np, "ascontiguousarray", "Os", data, np_dtype_name((int32_t)t));
+        }
+        Py_DECREF(np);
+        if (!arr) {
+            PyErr_Clear();
+            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "plugin field '%s': data cannot be converted to %s",
+                              PyUnicode_AsUTF8(name), np_dtype_name((int32_t)t));
+            Py_DECREF(name);
+            Py_DECREF(data);
+            return -1;
+        }
+    }
+    Py_DECREF(data);
+    out->name = PyUnicode_AsUTF8(name);
+    out->type = (int32_t)t;
+    out->data = NULL;
+    out->length = 0;
+    if (arr) {
+        Py_buffer v;
+        if (PyObject_GetBuffer(arr, &v, PyBUF_C_CONTIGUOUS) < 0) {
+            Py_DECREF(arr);
+            Py_DECREF(name);
+            return -1;
+        }
+        size_t es = trtl_plugin_field_elem_size((int32_t)t);
+        if (t == TRTL_PF_DIMS || t == TRTL_PF_UNKNOWN)
+            es = t == TRTL_PF_DIMS ? sizeof(trtl_dims) : 1;
+        out->data = v.buf;
+        out->length = (int32_t)(es ? (size_t)v.len / es : 0);
+        PyBuffer_Release(&v);
+    }
+    *keep = arr;
+    *name_keep = name;
+    return 0;
+}
+
+/* Python field collection -> C fields (arrays in *keep_list, a new list). */
+static int fields_from_py(trtl_py_state *st, PyObject *fc, trtl_plugin_field **out, int32_t *n, PyObject **keep_list)
+{
+    *out = NULL;
+    *n = 0;
+    *keep_list = PyList_New(0);
+    if (!*keep_list)
+        return -1;
+    if (fc == NULL || fc == Py_None)
+        return 0;
+    PyObject *seq = PySequence_Fast(fc, "field_collection must be a trt.PluginFieldCollection (a list of PluginField)");
+    if (!seq)
+        return -1;
+    Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
+    trtl_plugin_field *fields = PyMem_Calloc((size_t)(m ? m : 1), sizeof *fields);
+    if (!fields) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *k, *nk;
+        if (field_from_py(st, PySequence_Fast_GET_ITEM(seq, i), &fields[i], &k, &nk) < 0 ||
+            (k && PyList_Append(*keep_list, k) < 0) || (nk && PyList_Append(*keep_list, nk) < 0)) {
+            Py_XDECREF(k);
+            Py_XDECREF(nk);
+            PyMem_Free(fields);
+            Py_DECREF(seq);
+            return -1;
+        }
+        Py_XDECREF(k);
+        Py_XDECREF(nk);
+    }
+    Py_DECREF(seq);
+    *out = fields;
+    *n = (int32_t)m;
+    return 0;
+}
+
+/* C fields -> trt.PluginFieldCollection of trt.PluginField (registered classes). */
+static PyObject *fields_to_py(trtl_py_state *st, const trtl_plugin_field *f, int32_t n)
+{
+    PyObject *pf = st->plugin_hooks ? PyDict_GetItemString(st->plugin_hooks, "PluginField") : NULL;
+    PyObject *pfc = st->plugin_hooks ? PyDict_GetItemString(st->plugin_hooks, "PluginFieldCollection") : NULL;
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (!pf || !pfc || !np) {
+        Py_XDECREF(np);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "trtlite plugin classes are not registered (import trtlite first)");
+        return NULL;
+    }
+    PyObject *list = PyList_New(0);
+    for (int32_t i = 0; list && i < n; i++) {
+        PyObject *arr;
+        if (f[i].data && f[i].length > 0) {
+            size_t es = trtl_plugin_field_elem_size(f[i].type);
+            PyObject *b = PyBytes_FromStringAndSize(f[i].data, (Py_ssize_t)(es * (size_t)f[i].length));
+            arr = b ? PyObject_CallMethod(np, "frombuffer", "Os", b, np_dtype_name(f[i].type)) : NULL;
+            Py_XDECREF(b);
+            if (arr) { /* a writable copy */
+                PyObject *c = PyObject_CallMethod(arr, "copy", NULL);
+                Py_DECREF(arr);
+                arr = c;
+            }
+        } else {
+            arr = PyObject_CallMethod(np, "zeros", "is", 0, np_dtype_name(f[i].type));
+        }
+        PyObject *type = arr ? trtl_py_enum(st, "PluginFieldType", f[i].type) : NULL;
+        PyObject *field = type ? PyObject_CallFunction(pf, "sOO", f[i].name, arr, type) : NULL;
+        Py_XDECREF(arr);
+        Py_XDECREF(type);
+        if (!field || PyList_Append(list, field) < 0) {
+            Py_XDECREF(field);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(field);
+    }
+    Py_DECREF(np);
+    if (!list)
+        return NULL;
+    PyObject *r = PyObject_CallOneArg(pfc, list);
+    Py_DECREF(list);
+    return r;
+}
+
+/* ---- Python plugin adapter ---------------------------------------------------------------- */
+
+typedef struct py_plugin {
+    trtl_plugin base;
+    PyObject *obj;          /* the user's trt.IPluginV2 subclass instance */
+    PyObject *ser;          /* bytes from the last serialize() (get_fields' data) */
+    trtl_plugin_field field;
+} py_plugin;
+
+static const trtl_plugin_vtable py_plugin_vt;
+
+static trtl_plugin *py_plugin_wrap(PyObject *obj, const trtl_plugin_creator *creator)
+{
+    py_plugin *p = PyMem_RawCalloc(1, sizeof *p);
+    if (!p) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    p->base.vt = &py_plugin_vt;
+    p->base.creator = creator;
+    p->obj = Py_NewRef(obj);
+    return &p->base;
+}
+
+static int32_t pyp_num_outputs(const trtl_plugin *self)
+{
+    const py_plugin *p = (const py_plugin *)self;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *r = PyObject_GetAttrString(p->obj, "num_outputs");
+    long n = r ? PyLong_AsLong(r) : -1;
+    Py_XDECREF(r);
+    if (PyErr_Occurred()) {
+        PyErr_WriteUnraisable(p->obj);
+        n = -1;
+    }
+    PyGILState_Release(g);
+    return (int32_t)n;
+}
+
+static PyObject *dims_tuple(const trtl_dims *d)
+{
+    PyObject *t = PyTuple_New(d->nb_dims);
+    for (int32_t i = 0; t && i < d->nb_dims; i++)
+        PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(d->d[i]));
+    return t;
+}
+
+static int pyp_output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
+                           trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
+{
+    const py_plugin *p = (const py_plugin *)self;
+    int rc = 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    trtl_py_state *st = g_state_for_callbacks;
+    PyObject *shapes = PyList_New(nb_in), *dts = PyList_New(nb_in), *shape = NULL, *dt = NULL;
+    for (int32_t i = 0; shapes && dts && i < nb_in; i++) {
+        PyList_SET_ITEM(shapes, i, dims_tuple(&in[i].dims));
+        PyList_SET_ITEM(dts, i, trtl_py_enum(st, "DataType", in[i].dtype));
+    }
+    if (!shapes || !dts)
+        goto fail;
+    shape = PyObject_CallMethod(p->obj, "get_output_shape", "iO", (int)index, shapes);
+    if (!shape) {
+        msg_from_exception(msg, msg_len, "get_output_shape()");
+        goto done;
+    }
+    if (trtl_py_to_dims(st, shape, &out->dims, "get_output_shape() result") < 0) {
+        msg_from_exception(msg, msg_len, "get_output_shape()");
+        goto done;
+    }
+    dt = PyObject_CallMethod(p->obj, "get_output_dtype", "iO", (int)index, dts);
+    if (!dt) {
+        msg_from_exception(msg, msg_len, "get_output_dtype()");
+        goto done;
+    }
+    long t = PyLong_AsLong(dt);
+    if (t == -1 && PyErr_Occurred()) {
+        msg_from_exception(msg, msg_len, "get_output_dtype()");
+        goto done;
+    }
+    out->dtype = (trtl_dtype)t;
+    rc = 0;
+    goto done;
+fail:
+    msg_from_exception(msg, msg_len, "plugin");
+done:
+    Py_XDECREF(shapes);
+    Py_XDECREF(dts);
+    Py_XDECREF(shape);
+    Py_XDECREF(dt);
+    PyGILState_Release(g);
+    return rc;
+}
+
+/* A numpy view of host memory (no copy). */
+static PyObject *np_view(PyObject *np, void *ptr, const trtl_plugin_tensor_desc *d, int writable)
+{
+    int64_t v = trtl_volume(&d->dims);
+    Py_ssize_t bytes = (Py_ssize_t)(v > 0 ? v : 0) * (Py_ssize_t)trtl_dtype_size(d->dtype);
+    static char dummy;
+    PyObject *mv = PyMemoryView_FromMemory(ptr ? (char *)ptr : &dummy, bytes, writable ? PyBUF_WRITE : PyBUF_READ);
+    PyObject *flat = mv ? PyObject_CallMethod(np, "frombuffer", "Os", mv, np_tensor_dtype(d->dtype)) : NULL;
+    Py_XDECREF(mv);
+    PyObject *shape = flat ? dims_tuple(&d->dims) : NULL;
+    PyObject *r = shape ? PyObject_CallMethod(flat, "reshape", "O", shape) : NULL;
+    Py_XDECREF(flat);
+    Py_XDECREF(shape);
+    return r;
+}
+
+static int pyp_enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, const void *const *inputs,
+                       int32_t nb_in, const trtl_plugin_tensor_desc *out_desc, void *const *outputs, int32_t nb_out,
+                       void *workspace, char *msg, size_t msg_len)
+{
+    (void)workspace;
+    py_plugin *p = (py_plugin *)self;
+    int rc = 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *np = PyImport_ImportModule("numpy");
+    PyObject *ins = PyList_New(nb_in), *outs = PyList_New(nb_out), *r = NULL;
+    if (!np || !ins || !outs) {
+        msg_from_exception(msg, msg_len, "plugin");
+        goto done;
+    }
+    for (int32_t i = 0; i < nb_in; i++) {
+        PyObject *a = np_view(np, (void *)inputs[i], &in_desc[i], 0);
+        if (!a) {
+            msg_from_exception(msg, msg_len, "making input views");
+            goto done;
+        }
+        PyList_SET_ITEM(ins, i, a);
+    }
+    for (int32_t i = 0; i < nb_out; i++) {
+        PyObject *a = np_view(np, outputs[i], &out_desc[i], 1);
+        if (!a) {
+            msg_from_exception(msg, msg_len, "making output views");
+            goto done;
+        }
+        PyList_SET_ITEM(outs, i, a);
+    }
+    r = PyObject_CallMethod(p->obj, "enqueue", "OO", ins, outs);
+    if (!r) {
+        msg_from_exception(msg, msg_len, "enqueue()");
+        goto done;
+    }
+    if (r != Py_None && PyLong_Check(r) && PyLong_AsLong(r) != 0) {
+        snprintf(msg, msg_len, "enqueue() returned %ld", PyLong_AsLong(r));
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    Py_XDECREF(np);
+    PyGILState_Release(g);
+    return rc;
+}
+
+static int pyp_get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
+{
+    py_plugin *p = (py_plugin *)self; /* caches the bytes: logically const */
+    int rc = 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *b = PyObject_CallMethod(p->obj, "serialize", NULL);
+    if (b && b != Py_None && !PyBytes_Check(b)) {
+        PyObject *c = PyBytes_FromObject(b);
+        Py_DECREF(b);
+        b = c;
+    }
+    if (!b) {
+        PyErr_WriteUnraisable(p->obj);
+    } else {
+        if (b == Py_None) {
+            Py_DECREF(b);
+            b = PyBytes_FromStringAndSize(NULL, 0);
+        }
+        Py_XSETREF(p->ser, b);
+        p->field.name = DATA_FIELD;
+        p->field.type = TRTL_PF_CHAR;
+        p->field.data = PyBytes_AS_STRING(p->ser);
+        p->field.length = (int32_t)PyBytes_GET_SIZE(p->ser);
+        out->nb_fields = 1;
+        out->fields = &p->field;
+        rc = 0;
+    }
+    PyGILState_Release(g);
+    return rc;
+}
+
+static trtl_plugin *pyp_clone(const trtl_plugin *self)
+{
+    const py_plugin *p = (const py_plugin *)self;
+    trtl_plugin *r = NULL;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *c = PyObject_CallMethod(p->obj, "clone", NULL);
+    if (c)
+        r = py_plugin_wrap(c, p->base.creator);
+    if (!r)
+        PyErr_WriteUnraisable(p->obj);
+    Py_XDECREF(c);
+    PyGILState_Release(g);
+    return r;
+}
+
+static void pyp_destroy(trtl_plugin *self)
+{
+    py_plugin *p = (py_plugin *)self;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF(p->obj);
+    Py_XDECREF(p->ser);
+    PyGILState_Release(g);
+    PyMem_RawFree(p);
+}
+
+static const trtl_plugin_vtable py_plugin_vt = {
+    sizeof(trtl_plugin_vtable), TRTL_PLUGIN_ABI_VERSION, pyp_num_outputs, pyp_output_desc, NULL, pyp_enqueue,
+    pyp_get_fields, pyp_clone, pyp_destroy};
+
+/* ---- Python creator adapter ---------------------------------------------------------------- */
+
+typedef struct py_creator {
+    trtl_plugin_creator c;
+    PyObject *obj;
+    char *name, *version, *ns;
+    trtl_plugin_field_desc *fields;
+} py_creator;
+
+/* A plugin object returned by Python code -> a C plugin instance (new). */
+static trtl_plugin *plugin_from_py(trtl_py_state *st, PyObject *obj, const trtl_plugin_creator *creator)
+{
+    if (PyObject_TypeCheck(obj, plugin_type_of(st))) {
+        trtl_plugin *src = ((TrtlPluginObj *)obj)->p;
+        return src->vt->clone(src);
+    }
+    if (!PyObject_HasAttrString(obj, "enqueue") || !PyObject_HasAttrString(obj, "get_output_shape")) {
+        PyErr_Format(PyExc_TypeError, "expected a trt.IPluginV2 (with get_output_shape and enqueue), got %s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return py_plugin_wrap(obj, creator);
+}
+
+static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
+                               char *msg, size_t msg_len)
+{
+    const py_creator *c = (const py_creator *)self;
+    trtl_plugin *r = NULL;
+    PyGILState_STATE g = PyGILState_Ensure();
+    trtl_py_state *st = g_state_for_callbacks;
+    const trtl_plugin_field *data = NULL;
+    for (int32_t i = 0; i < fields->nb_fields; i++)
+        if (strcmp(fields->fields[i].name, DATA_FIELD) == 0)
+            data = &fields->fields[i];
+    PyObject *obj;
+    if (data) {
+        PyObject *b = PyBytes_FromStringAndSize(data->data, data->length);
+        obj = b ? PyObject_CallMethod(c->obj, "deserialize_plugin", "sO", layer_name, b) : NULL;
+        Py_XDECREF(b);
+    } else {
+        PyObject *fc = fields_to_py(st, fields->fields, fields->nb_fields);
+        obj = fc ? PyObject_CallMethod(c->obj, "create_plugin", "sO", layer_name, fc) : NULL;
+        Py_XDECREF(fc);
+    }
+    if (!obj) {
+        msg_from_exception(msg, msg_len, data ? "deserialize_plugin()" : "create_plugin()");
+    } else if (obj == Py_None) {
+        snprintf(msg, msg_len, "%s returned None", data ? "deserialize_plugin()" : "create_plugin()");
+    } else {
+        r = plugin_from_py(st, obj, self);
+        if (!r)
+            msg_from_exception(msg, msg_len, "plugin");
+    }
+    Py_XDECREF(obj);
+    PyGILState_Release(g);
+    return r;
+}
+
+static char *dup_utf8(PyObject *o)
+{
+    const char *s = o ? PyUnicode_AsUTF8(o) : NULL;
+    if (!s)
+        return NULL;
+    char *r = PyMem_RawMalloc(strlen(s) + 1);
+    if (r)
+        strcpy(r, s);
+    return r;
+}
+
+static PyObject *attr_str(PyObject *obj, const char *attr, const char *dflt)
+{
+    PyObject *v = PyObject_GetAttrString(obj, attr);
+    if (!v) {
+        PyErr_Clear();
+        return PyUnicode_FromString(dflt);
+    }
+    if (!PyUnicode_Check(v)) {
+        Py_DECREF(v);
+        return PyErr_Format(PyExc_TypeError, "plugin creator attribute '%s' must be a str", attr);
+    }
+    return v;
+}
+
+/* Builds (never frees: see the file comment) an adapter creator for a Python creator. */
+static const trtl_plugin_creator *py_creator_make(trtl_py_state *st, PyObject *obj)
+{
+    (void)st;
+    PyObject *name = attr_str(obj, "name", ""), *ver = name ? attr_str(obj, "plugin_version", "1") : NULL;
+    PyObject *ns = ver ? attr_str(obj, "plugin_namespace", "") : NULL;
+    py_creator *c = NULL;
+    if (!ns)
+        goto fail;
+    if (PyUnicode_GetLength(name) == 0) {
+        PyErr_SetString(PyExc_ValueError, "register_creator: the creator has no name");
+        goto fail;
+    }
+    c = PyMem_RawCalloc(1, sizeof *c);
+    if (!c) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    c->name = dup_utf8(name);
+    c->version = dup_utf8(ver);
+    c->ns = dup_utf8(ns);
+    /* Fields: the creator's field_names (types enforced when given) plus the opaque data field. */
+    PyObject *fn = PyObject_GetAttrString(obj, "field_names");
+    PyObject *seq = fn && fn != Py_None ? PySequence_Fast(fn, "field_names must be a list of PluginField") : NULL;
+    Py_XDECREF(fn);
+    PyErr_Clear();
+    Py_ssize_t nf = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    c->fields = PyMem_RawCalloc((size_t)nf + 1, sizeof *c->fields);
+    if (!c->name || !c->version || !c->ns || !c->fields) {
+        Py_XDECREF(seq);
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int32_t k = 0;
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        PyObject *f = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *fname = PyObject_GetAttrString(f, "name"), *ftype = PyObject_GetAttrString(f, "type");
+        if (fname && PyUnicode_Check(fname)) {
+            c->fields[k].name = dup_utf8(fname);
+            c->fields[k].type = ftype ? (int32_t)PyLong_AsLong(ftype) : TRTL_PF_UNKNOWN;
+            if (PyErr_Occurred() || c->fields[k].type < 0 || c->fields[k].type > TRTL_PF_UNKNOWN)
+                c->fields[k].type = TRTL_PF_UNKNOWN;
+            c->fields[k].required = 0;
+            if (c->fields[k].name)
+                k++;
+        }
+        PyErr_Clear();
+        Py_XDECREF(fname);
+        Py_XDECREF(ftype);
+    }
+    Py_XDECREF(seq);
+    c->fields[k].name = DATA_FIELD;
+    c->fields[k].type = TRTL_PF_CHAR;
+    c->fields[k].required = 0;
+    k++;
+    c->c.struct_size = sizeof(trtl_plugin_creator);
+    c->c.abi_version = TRTL_PLUGIN_ABI_VERSION;
+    c->c.name = c->name;
+    c->c.version = c->version;
+    c->c.plugin_namespace = c->ns;
+    c->c.fields = c->fields;
+    c->c.nb_fields = k;
+    c->c.create = pyc_create;
+    c->c.user = c;
+    c->obj = Py_NewRef(obj);
+    Py_DECREF(name);
+    Py_DECREF(ver);
+    Py_DECREF(ns);
+    return &c->c;
+fail:
+    Py_XDECREF(name);
+    Py_XDECREF(ver);
+    Py_XDECREF(ns);
+    if (c) {
+        PyMem_RawFree(c->name);
+        PyMem_RawFree(c->version);
+        PyMem_RawFree(c->ns);
+        PyMem_RawFree(c->fields);
+        PyMem_RawFree(c);
+    }
+    return NULL;
+}
+
+/* The Python object standing for a registered creator: the user's own object for Python
+ * creators, a _C.PluginCreator wrapper for C ones. */
+static PyObject *creator_to_py(trtl_py_state *st, const trtl_plugin_creator *c)
+{
+    if (c->create == pyc_create)
+        return Py_NewRef(((const py_creator *)c)->obj);
+    TrtlCreatorObj *o = PyObject_New(TrtlCreatorObj, creator_type_of(st));
+    if (!o)
+        return NULL;
+    o->c = c;
+    return (PyObject *)o;
+}
+
+/* ---- _C.PluginV2 ---------------------------------------------------------------------------- */
+
+static PyObject *plugin_obj_new(trtl_py_state *st, trtl_plugin *p)
+{
+    TrtlPluginObj *o = PyObject_New(TrtlPluginObj, plugin_type_of(st));
+    if (!o) {
+        p->vt->destroy(p);
+        return NULL;
+    }
+    o->p = p;
+    return (PyObject *)o;
+}
+
+static void plugin_dealloc(TrtlPluginObj *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (self->p)
+        self->p->vt->destroy(self->p);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *plugin_capsule(TrtlPluginObj *self, PyObject *unused)
+{
+    (void)unused;
+    trtl_plugin *c = self->p->vt->clone(self->p);
+    if (!c)
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin %s: clone() failed",
+                                 self->p->creator ? self->p->creator->name : "?");
+    return PyCapsule_New(c, "trtlite.plugin", NULL);
+}
+
+static PyObject *encode_fields(trtl_py_state *st, const trtl_plugin *p)
+{
+    trtl_plugin_fields fc = {0, NULL};
+    if (p->vt->get_fields(p, &fc) != 0)
+        return trtl_py_raise_msg(st, TRTL_ERR_PLUGIN, "plugin %s failed to report its fields",
+                                 p->creator ? p->creator->name : "?");
+    size_t n = trtl_plugin_fields_size(&fc);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (b)
+        trtl_plugin_fields_write(&fc, (uint8_t *)PyBytes_AS_STRING(b));
+    return b;
+}
+
+static PyObject *plugin_serialize(TrtlPluginObj *self, PyObject *unused)
+{
+    (void)unused;
+    return encode_fields(TRTL_STATE(self), self->p);
+}
+
+static PyObject *plugin_clone(TrtlPluginObj *self, PyObject *unused)
+{
+    (void)unused;
+    trtl_plugin *c = self->p->vt->clone(self->p);
+    if (!c)
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin clone() failed");
+    return plugin_obj_new(TRTL_STATE(self), c);
+}
+
+static PyObject *plugin_noop(TrtlPluginObj *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    Py_RETURN_NONE;
+}
+
+static PyObject *pg_num_outputs(TrtlPluginObj *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(self->p->vt->num_outputs(self->p));
+}
+static PyObject *pg_type(TrtlPluginObj *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(self->p->creator ? self->p->creator->name : "");
+}
+static PyObject *pg_version(TrtlPluginObj *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(self->p->creator ? self->p->creator->version : "");
+}
+static PyObject *pg_namespace(TrtlPluginObj *self, void *c)
+{
+    (void)c;
+    const char *ns = self->p->creator ? trtl_plugin_registered_namespace(self->p->creator) : NULL;
+    return PyUnicode_FromString(ns ? ns : (self->p->creator && self->p->creator->plugin_namespace ? self->p->creator->plugin_namespace : ""));
+}
+static PyObject *pg_ser_size(TrtlPluginObj *self, void *c)
+{
+    (void)c;
+    trtl_plugin_fields fc = {0, NULL};
+    if (self->p->vt->get_fields(self->p, &fc) != 0)
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin failed to report its fields");
+    return PyLong_FromSize_t(trtl_plugin_fields_size(&fc));
+}
+
+static PyGetSetDef plugin_getset[] = {
+    {"num_outputs", (getter)pg_num_outputs, NULL, "Number of outputs.", NULL},
+    {"plugin_type", (getter)pg_type, NULL, "Creator name, e.g. 'Adder2d_TRT'.", NULL},
+    {"plugin_version", (getter)pg_version, NULL, "Creator version.", NULL},
+    {"plugin_namespace", (getter)pg_namespace, NULL, "Namespace the creator is registered under.", NULL},
+    {"serialization_size", (getter)pg_ser_size, NULL, "Bytes serialize() returns.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef plugin_methods[] = {
+    {"serialize", (PyCFunction)plugin_serialize, METH_NOARGS,
+     "serialize() -> bytes\n\nThe plugin's fields, encoded; IPluginCreator.deserialize_plugin() recreates it."},
+    {"clone", (PyCFunction)plugin_clone, METH_NOARGS, "clone() -> IPluginV2\n\nA deep copy."},
+    {"destroy", (PyCFunction)plugin_noop, METH_NOARGS, "destroy() -> None\n\nNo effect: memory is freed with the object."},
+    {"terminate", (PyCFunction)plugin_noop, METH_NOARGS, "terminate() -> None\n\nNo effect."},
+    {"initialize", (PyCFunction)plugin_noop, METH_NOARGS, "initialize() -> None\n\nNo effect."},
+    {"_trtl_clone_capsule", (PyCFunction)plugin_capsule, METH_NOARGS, "Internal: a C clone for add_plugin_v2."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot plugin_slots[] = {
+    {Py_tp_dealloc, plugin_dealloc},
+    {Py_tp_getset, plugin_getset},
+    {Py_tp_methods, plugin_methods},
+    {Py_tp_doc, "A plugin instance made by a C plugin creator (built-in or from a library)."},
+    {0, NULL}};
+
+static PyType_Spec plugin_spec = {"trtlite.PluginV2", sizeof(TrtlPluginObj), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, plugin_slots};
+
+/* ---- _C.PluginCreator ------------------------------------------------------------------------ */
+
+static void creator_dealloc(TrtlCreatorObj *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *create_from_fields(trtl_py_state *st, const trtl_plugin_creator *c, const char *name,
+                                    const trtl_plugin_field *f, int32_t n)
+{
+    trtl_plugin_fields fc = {n, f};
+    trtl_plugin *p = NULL;
+    trtl_status s = trtl_plugin_create(c, name, &fc, &p);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    return plugin_obj_new(st, p);
+}
+
+static PyObject *creator_create_plugin(TrtlCreatorObj *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "field_collection", NULL};
+    const char *name;
+    PyObject *fc = NULL, *keep;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|O:create_plugin", kw, &name, &fc))
+        return NULL;
+    trtl_plugin_field *fields;
+    int32_t n;
+    if (fields_from_py(st, fc, &fields, &n, &keep) < 0) {
+        Py_XDECREF(keep);
+        return NULL;
+    }
+    PyObject *r = create_from_fields(st, self->c, name, fields, n);
+    PyMem_Free(fields);
+    Py_DECREF(keep);
+    return r;
+}
+
+static PyObject *creator_deserialize(TrtlCreatorObj *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "serialized_plugin", NULL};
+    const char *name;
+    Py_buffer b;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sy*:deserialize_plugin", kw, &name, &b))
+        return NULL;
+    trtl_plugin_fields fc;
+    void *storage;
+    size_t used;
+    trtl_status s = trtl_plugin_fields_read(b.buf, (size_t)b.len, &used, &fc, &storage);
+    PyBuffer_Release(&b);
+    if (s != TRTL_OK)
+        return trtl_py_raise_msg(st, TRTL_ERR_PLUGIN, "deserialize_plugin('%s', ...) for %s: %s", name, self->c->name,
+                                 trtl_last_error());
+    PyObject *r = create_from_fields(st, self->c, name, fc.fields, fc.nb_fields);
+    free(storage);
+    return r;
+}
+
+static PyObject *cg_name(TrtlCreatorObj *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(self->c->name);
+}
+static PyObject *cg_version(TrtlCreatorObj *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(self->c->version);
+}
+static PyObject *cg_namespace(TrtlCreatorObj *self, void *c)
+{
+    (void)c;
+    const char *ns = trtl_plugin_registered_namespace(self->c);
+    return PyUnicode_FromString(ns ? ns : (self->c->plugin_namespace ? self->c->plugin_namespace : ""));
+}
+static PyObject *cg_fields(TrtlCreatorObj *self, void *c)
+{
+    (void)c;
+    trtl_py_state *st = TRTL_STATE(self);
+    trtl_plugin_field *f = PyMem_Calloc((size_t)(self->c->nb_fields ? self->c->nb_fields : 1), sizeof *f);
+    if (!f)
+        return PyErr_NoMemory();
+    for (int32_t i = 0; i < self->c->nb_fields; i++) {
+        f[i].name = self->c->fields[i].name;
+        f[i].type = self->c->fields[i].type;
+    }
+    PyObject *r = fields_to_py(st, f, self->c->nb_fields);
+    PyMem_Free(f);
+    return r;
+}
+
+static PyObject *creator_repr(TrtlCreatorObj *self)
+{
+    return PyUnicode_FromFormat("<IPluginCreator %s v%s>", self->c->name, self->c->version);
+}
+
+static PyObject *creator_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if (Py_TYPE(a) != Py_TYPE(b) || (op != Py_EQ && op != Py_NE))
+        Py_RETURN_NOTIMPLEMENTED;
+    int eq = ((TrtlCreatorObj *)a)->c == ((TrtlCreatorObj *)b)->c;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t creator_hash(TrtlCreatorObj *self) { return _Py_HashPointer((void *)self->c); }
+
+static PyGetSetDef creator_getset[] = {
+    {"name", (getter)cg_name, NULL, "Plugin type name.", NULL},
+    {"plugin_version", (getter)cg_version, NULL, "Plugin version.", NULL},
+    {"plugin_namespace", (getter)cg_namespace, NULL, "Namespace it is registered under.", NULL},
+    {"field_names", (getter)cg_fields, NULL, "PluginFieldCollection describing the fields (name, type).", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef creator_methods[] = {
+    {"create_plugin", (PyCFunction)(void (*)(void))creator_create_plugin, METH_VARARGS | METH_KEYWORDS,
+     "create_plugin(name, field_collection) -> IPluginV2\n\nCreate a plugin; unknown fields are ignored with a warning, a "
+     "field of the wrong type or a missing required field raises."},
+    {"deserialize_plugin", (PyCFunction)(void (*)(void))creator_deserialize, METH_VARARGS | METH_KEYWORDS,
+     "deserialize_plugin(name, serialized_plugin) -> IPluginV2\n\nRecreate a plugin from IPluginV2.serialize() bytes."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot creator_slots[] = {
+    {Py_tp_dealloc, creator_dealloc},
+    {Py_tp_getset, creator_getset},
+    {Py_tp_methods, creator_methods},
+    {Py_tp_repr, creator_repr},
+    {Py_tp_richcompare, creator_richcompare},
+    {Py_tp_hash, creator_hash},
+    {Py_tp_doc, "A plugin creator implemented in C (built-in or loaded from a library)."},
+    {0, NULL}};
+
+static PyType_Spec creator_spec = {"trtlite.PluginCreator", sizeof(TrtlCreatorObj), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, creator_slots};
+
+/* ---- registry functions (wrapped by trtlite/plugins.py) -------------------------------------- */
+
+static PyTypeObject *creator_type_of(trtl_py_state *st)
+{
+    return (PyTypeObject *)PyDict_GetItemString(st->plugin_hooks, "_creator_type");
+}
+
+static PyTypeObject *plugin_type_of(trtl_py_state *st)
+{
+    return (PyTypeObject *)PyDict_GetItemString(st->plugin_hooks, "_plugin_type");
+}
+
+static PyObject *reg_list(PyObject *m, PyObject *unused)
+{
+    (void)unused;
+    trtl_py_state *st = PyModule_GetState(m);
+    const trtl_plugin_creator **arr;
+    int32_t n;
+    trtl_status s = trtl_plugin_list(&arr, &n);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    PyObject *l = PyList_New(0);
+    for (int32_t i = 0; l && i < n; i++) {
+        PyObject *o = creator_to_py(st, arr[i]);
+        if (!o || PyList_Append(l, o) < 0)
+            Py_CLEAR(l);
+        Py_XDECREF(o);
+    }
+    trtl_free(arr);
+    return l;
+}
+
+static PyObject *reg_get(PyObject *m, PyObject *args)
+{
+    const char *type, *version, *ns = "";
+    if (!PyArg_ParseTuple(args, "ss|s:get_plugin_creator", &type, &version, &ns))
+        return NULL;
+    const trtl_plugin_creator *c = trtl_plugin_find(type, version, ns);
+    if (!c)
+        Py_RETURN_NONE;
+    return creator_to_py(PyModule_GetState(m), c);
+}
+
+static const trtl_plugin_creator *creator_of(trtl_py_state *st, PyObject *obj, int make)
+{
+    if (PyObject_TypeCheck(obj, creator_type_of(st)))
+        return ((TrtlCreatorObj *)obj)->c;
+    /* A Python creator registered before? */
+    const trtl_plugin_creator **arr;
+    int32_t n;
+    const trtl_plugin_creator *found = NULL;
+    if (trtl_plugin_list(&arr, &n) == TRTL_OK) {
+        for (int32_t i = 0; i < n && !found; i++)
+            if (arr[i]->create == pyc_create && ((const py_creator *)arr[i])->obj == obj)
+                found = arr[i];
+        trtl_free(arr);
+    }
+    if (found || !make)
+        return found;
+    return py_creator_make(st, obj);
+}
+
+static PyObject *reg_register(PyObject *m, PyObject *args)
+{
+    PyObject *obj;
+    const char *ns = NULL;
+    trtl_py_state *st = PyModule_GetState(m);
+    if (!PyArg_ParseTuple(args, "O|z:register_creator", &obj, &ns))
+        return NULL;
+    const trtl_plugin_creator *c = creator_of(st, obj, 1);
+    if (!c)
+        return NULL;
+    int added = 0;
+    trtl_status s = trtl_plugin_register(c, ns, &added);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    return PyBool_FromLong(added);
+}
+
+static PyObject *reg_deregister(PyObject *m, PyObject *obj)
+{
+    trtl_py_state *st = PyModule_GetState(m);
+    const trtl_plugin_creator *c = creator_of(st, obj, 0);
+    if (!c || trtl_plugin_deregister(c) != TRTL_OK)
+        Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *reg_load_library(PyObject *m, PyObject *arg)
+{
+    trtl_py_state *st = PyModule_GetState(m);
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(arg, &bytes))
+        return NULL;
+    trtl_status s;
+    const char *p = PyBytes_AS_STRING(bytes);
+    Py_BEGIN_ALLOW_THREADS
+    s = trtl_plugin_load_library(p);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bytes);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_TRUE;
+}
+
+static PyObject *reg_init_builtins(PyObject *m, PyObject *args)
+{
+    const char *ns = "";
+    if (!PyArg_ParseTuple(args, "|s:init_libnvinfer_plugins", &ns))
+        return NULL;
+    trtl_status s = trtl_plugin_init_builtins(ns);
+    if (s != TRTL_OK)
+        return trtl_py_raise(PyModule_GetState(m), s);
+    Py_RETURN_TRUE;
+}
+
+/* Capsule with a C adapter around a Python plugin object, for add_plugin_v2. */
+static PyObject *py_plugin_capsule(PyObject *m, PyObject *obj)
+{
+    trtl_py_state *st = PyModule_GetState(m);
+    PyObject *clone = PyObject_CallMethod(obj, "clone", NULL);
+    if (!clone)
+        return NULL;
+    PyObject *type = attr_str(obj, "plugin_type", ""), *ver = type ? attr_str(obj, "plugin_version", "1") : NULL;
+    PyObject *ns = ver ? attr_str(obj, "plugin_namespace", "") : NULL;
+    const trtl_plugin_creator *c = NULL;
+    if (ns)
+        c = trtl_plugin_find(PyUnicode_AsUTF8(type), PyUnicode_AsUTF8(ver), PyUnicode_AsUTF8(ns));
+    Py_XDECREF(type);
+    Py_XDECREF(ver);
+    Py_XDECREF(ns);
+    if (PyErr_Occurred()) {
+        Py_DECREF(clone);
+        return NULL;
+    }
+    trtl_plugin *p = plugin_from_py(st, clone, c);
+    Py_DECREF(clone);
+    if (!p)
+        return NULL;
+    return PyCapsule_New(p, "trtlite.plugin", NULL);
+}
+
+static PyObject *set_logger(PyObject *m, PyObject *logger)
+{
+    trtl_py_state *st = PyModule_GetState(m);
+    if (PyDict_SetItemString(st->plugin_hooks, "_logger", logger) < 0)
+        return NULL;
+    trtl_set_log_callback(logger == Py_None ? NULL : trtl_py_log_cb, logger == Py_None ? NULL : logger);
+    Py_RETURN_NONE;
+}
+
+static PyObject *register_plugin_classes(PyObject *m, PyObject *args)
+{
+    PyObject *pf, *pfc;
+    if (!PyArg_ParseTuple(args, "OO", &pf, &pfc))
+        return NULL;
+    trtl_py_state *st = PyModule_GetState(m);
+    if (PyDict_SetItemString(st->plugin_hooks, "PluginField", pf) < 0 ||
+        PyDict_SetItemString(st->plugin_hooks, "PluginFieldCollection", pfc) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+PyMethodDef trtl_py_plugin_functions[] = {
+    {"_registry_list", reg_list, METH_NOARGS, "Registered creators."},
+    {"_registry_get", reg_get, METH_VARARGS, "Creator by (type, version, namespace) or None."},
+    {"_registry_register", reg_register, METH_VARARGS, "Register a creator; False for a duplicate."},
+    {"_registry_deregister", reg_deregister, METH_O, "Deregister a creator; False if it was not registered."},
+    {"_registry_load_library", reg_load_library, METH_O, "dlopen a plugin library and register its creators."},
+    {"_init_builtins", reg_init_builtins, METH_VARARGS, "Register the built-in plugins under a namespace."},
+    {"_python_plugin_capsule", py_plugin_capsule, METH_O, "A C adapter (capsule) around a Python plugin."},
+    {"_set_logger", set_logger, METH_O, "Logger for messages outside builds (registry, plugins)."},
+    {"_register_plugin_classes", register_plugin_classes, METH_VARARGS, "Install PluginField/PluginFieldCollection."},
+    {NULL, NULL, 0, NULL}};
+
+int trtl_py_init_plugins(PyObject *m, trtl_py_state *st)
+{
+    st->plugin_hooks = PyDict_New();
+    if (!st->plugin_hooks)
+        return -1;
+    PyObject *ct = PyType_FromModuleAndSpec(m, &creator_spec, NULL);
+    PyObject *pt = ct ? PyType_FromModuleAndSpec(m, &plugin_spec, NULL) : NULL;
+    if (!pt || PyDict_SetItemString(st->plugin_hooks, "_creator_type", ct) < 0 ||
+        PyDict_SetItemString(st->plugin_hooks, "_plugin_type", pt) < 0 ||
+        PyModule_AddType(m, (PyTypeObject *)ct) < 0 || PyModule_AddType(m, (PyTypeObject *)pt) < 0) {
+        Py_XDECREF(ct);
+        Py_XDECREF(pt);
+        return -1;
+    }
+    Py_DECREF(ct);
+    Py_DECREF(pt);
+    g_state_for_callbacks = st;
+    return PyModule_AddFunctions(m, trtl_py_plugin_functions);
+}
