@@ -1,0 +1,255 @@
+"""Plugin registry semantics, plugins written in Python, and plugin error paths."""
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Capture(trt.ILogger):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def log(self, severity, msg):
+        self.messages.append((severity, msg))
+
+
+class AffinePlugin(trt.IPluginV2):
+    """y0 = a*x + b, y1 = argmax-like int32 flag (x > 0): two outputs of different dtypes."""
+    plugin_type = "PyAffine_TEST"
+    plugin_version = "1"
+    num_outputs = 2
+
+    def __init__(self, a, b, fail=False):
+        self.a, self.b, self.fail = float(a), float(b), fail
+
+    def get_output_dtype(self, index, input_dtypes):
+        return trt.DataType.FLOAT if index == 0 else trt.DataType.INT32
+
+    def enqueue(self, inputs, outputs):
+        if self.fail:
+            raise ValueError("deliberate failure in enqueue")
+        outputs[0][...] = self.a * inputs[0] + self.b
+        outputs[1][...] = (inputs[0] > 0).astype(np.int32)
+
+    def serialize(self):
+        return pickle.dumps((self.a, self.b, self.fail))
+
+
+class AffineCreator(trt.IPluginCreator):
+    name = "PyAffine_TEST"
+    plugin_version = "1"
+    field_names = trt.PluginFieldCollection([trt.PluginField("a", None, trt.PluginFieldType.FLOAT32),
+                                             trt.PluginField("b", None, trt.PluginFieldType.FLOAT32)])
+
+    def create_plugin(self, name, field_collection):
+        f = {x.name: x.data for x in field_collection}
+        return AffinePlugin(f.get("a", [1.0])[0], f.get("b", [0.0])[0])
+
+    def deserialize_plugin(self, name, serialized_plugin):
+        return AffinePlugin(*pickle.loads(serialized_plugin))
+
+
+@pytest.fixture(scope="module")
+def affine_creator():
+    c = AffineCreator()
+    reg = trt.get_plugin_registry()
+    assert reg.register_creator(c, "") in (True, False)
+    yield reg.get_plugin_creator("PyAffine_TEST", "1", "")
+    reg.deregister_creator(c)
+
+
+def fields(**kv):
+    return trt.PluginFieldCollection([trt.PluginField(k, np.array([v], np.float32), trt.PluginFieldType.FLOAT32)
+                                      for k, v in kv.items()])
+
+
+def affine_network(creator, plugin=None, shape=(2, 5)):
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    x = net.add_input("x", trt.float32, shape)
+    p = plugin or creator.create_plugin("aff", fields(a=3.0, b=-1.0))
+    layer = net.add_plugin_v2(inputs=[x], plugin=p)
+    layer.name = "affine_layer"
+    layer.get_output(0).name = "y"
+    layer.get_output(1).name = "flag"
+    net.mark_output(layer.get_output(0))
+    net.mark_output(layer.get_output(1))
+    return builder, net, layer
+
+
+def test_registry_keys_and_duplicates():
+    reg = trt.get_plugin_registry()
+    log = Capture()
+    assert trt.init_libnvinfer_plugins(log, "") is True
+    assert trt.init_libnvinfer_plugins(log, "") is True  # idempotent, no duplicate warnings
+    assert not [m for s, m in log.messages if "already registered" in m]
+    names = {c.name for c in reg.plugin_creator_list}
+    for n in ("Adder2d_TRT", "L2Norm_Helper_TRT", "SPP_TRT", "LReLU_TRT", "Clip_TRT", "Normalize_TRT",
+              "FlattenConcat_TRT", "GridAnchor_TRT", "NMS_TRT", "PriorBox_TRT", "Reorg_TRT", "Region_TRT",
+              "ResizeNearest_TRT", "InstanceNormalization_TRT"):
+        assert n in names
+    c = reg.get_plugin_creator("Adder2d_TRT", "1", "")
+    assert c.name == "Adder2d_TRT" and c.plugin_version == "1" and c.plugin_namespace == ""
+    assert reg.get_plugin_creator("Adder2d_TRT", "2", "") is None
+    assert reg.get_plugin_creator("Adder2d_TRT", "1", "other_ns") is None
+    # the same built-ins under another namespace are a different key
+    assert trt.init_libnvinfer_plugins(None, "myns")
+    assert reg.get_plugin_creator("Adder2d_TRT", "1", "myns").plugin_namespace == "myns"
+
+
+def test_register_duplicate_returns_false_with_warning():
+    reg = trt.get_plugin_registry()
+    log = Capture()
+    trt.init_libnvinfer_plugins(log, "")
+    a, b = AffineCreator(), AffineCreator()
+    a.name = b.name = "PyDup_TEST"
+    assert reg.register_creator(a, "dupns") is True
+    assert reg.register_creator(b, "dupns") is False
+    assert any("already registered" in m and "PyDup_TEST" in m for s, m in log.messages)
+    assert reg.get_plugin_creator("PyDup_TEST", "1", "dupns") is a
+    assert reg.deregister_creator(a) is True
+    assert reg.get_plugin_creator("PyDup_TEST", "1", "dupns") is None
+    assert reg.deregister_creator(a) is False
+
+
+def test_registry_is_thread_safe():
+    reg = trt.get_plugin_registry()
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(25):
+                c = AffineCreator()
+                c.name = f"PyThread_{k}_{i}"
+                assert reg.register_creator(c, "threads")
+                assert reg.get_plugin_creator(c.name, "1", "threads") is c
+                assert len(reg.plugin_creator_list) > 0
+                assert reg.deregister_creator(c)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_python_plugin_two_outputs_matches_numpy(affine_creator):
+    builder, net, layer = affine_network(affine_creator)
+    assert layer.type == trt.LayerType.PLUGIN_V2 and layer.num_outputs == 2
+    assert layer.get_output(1).dtype == trt.int32
+    assert isinstance(layer.plugin, AffinePlugin)
+    engine = builder.build_engine(net, builder.create_builder_config())
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    out = engine.create_execution_context().infer({"x": x})
+    np.testing.assert_allclose(out["y"], 3.0 * x.astype(np.float64) - 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(out["flag"], (x > 0).astype(np.int32))
+
+
+def test_python_plugin_plan_reloads_in_new_process(tmp_path, affine_creator):
+    builder, net, _ = affine_network(affine_creator)
+    plan = builder.build_serialized_network(net, builder.create_builder_config())
+    path = tmp_path / "affine.plan"
+    path.write_bytes(bytes(plan))
+    x = np.arange(10, dtype=np.float32).reshape(2, 5) - 4
+    np.save(tmp_path / "x.npy", x)
+    script = textwrap.dedent(f"""
+        import sys, numpy as np
+        sys.path.insert(0, {ROOT!r}); sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import trtlite as trt
+        from test_plugins_api import AffineCreator
+        runtime = trt.Runtime(trt.Logger(trt.Logger.ERROR))
+        try:
+            runtime.deserialize_cuda_engine(open({str(path)!r}, "rb").read())
+            print("LOADED-WITHOUT-CREATOR")
+        except trt.PluginError as e:
+            print("MISSING:", e)
+        trt.get_plugin_registry().register_creator(AffineCreator(), "")
+        engine = runtime.deserialize_cuda_engine(open({str(path)!r}, "rb").read())
+        out = engine.create_execution_context().infer({{"x": np.load({str(tmp_path / 'x.npy')!r})}})
+        np.save({str(tmp_path / 'y.npy')!r}, out["y"])
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "MISSING:" in r.stdout and "PyAffine_TEST" in r.stdout and "register_creator" in r.stdout
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), 3.0 * x - 1.0)
+
+
+def test_python_plugin_error_in_enqueue_names_layer(affine_creator):
+    builder, net, _ = affine_network(affine_creator, plugin=AffinePlugin(1, 0, fail=True))
+    engine = builder.build_engine(net, builder.create_builder_config())
+    ctx = engine.create_execution_context()
+    with pytest.raises(trt.PluginError, match="affine_layer.*deliberate failure"):
+        ctx.infer({"x": np.ones((2, 5), np.float32)})
+
+
+class BadShapePlugin(AffinePlugin):
+    def get_output_shape(self, index, input_shapes):
+        return (2, -5)
+
+
+class RaisingShapePlugin(AffinePlugin):
+    def get_output_shape(self, index, input_shapes):
+        raise RuntimeError("no shape for you")
+
+
+@pytest.mark.parametrize("plugin_cls,match", [(BadShapePlugin, "impossible dimension"),
+                                              (RaisingShapePlugin, "no shape for you")])
+def test_python_plugin_bad_output_shape(affine_creator, plugin_cls, match):
+    with pytest.raises(trt.PluginError, match=match):
+        affine_network(affine_creator, plugin=plugin_cls(1, 0))
+
+
+def test_c_creator_ignores_unknown_fields_with_warning_and_checks_types():
+    log = Capture()
+    trt.init_libnvinfer_plugins(log, "")
+    creator = trt.get_plugin_registry().get_plugin_creator("LReLU_TRT", "1", "")
+    assert "negSlope" in [f.name for f in creator.field_names]
+    fc = fields(negSlope=0.25)
+    fc.append(trt.PluginField("nInputHeight", np.array([28], np.int32), trt.PluginFieldType.INT32))
+    plugin = creator.create_plugin("lrelu_unknown", fc)
+    assert plugin.plugin_type == "LReLU_TRT" and plugin.num_outputs == 1
+    assert any(s == trt.Logger.WARNING and "nInputHeight" in m and "LReLU_TRT" in m for s, m in log.messages)
+    bad = trt.PluginFieldCollection([trt.PluginField("negSlope", np.array([1], np.int32), trt.PluginFieldType.INT32)])
+    with pytest.raises(trt.InvalidArgumentError, match="field 'negSlope' must be FLOAT32, got INT32"):
+        creator.create_plugin("bad_type", bad)
+    # serialize() / deserialize_plugin() round trip of a C plugin, used in a network
+    again = creator.deserialize_plugin("lrelu_copy", plugin.serialize())
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(0)
+    x = net.add_input("x", trt.float32, (3, 4))
+    net.mark_output(net.add_plugin_v2([x], again).get_output(0))
+    xv = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    y = list(builder.build_engine(net, builder.create_builder_config()).create_execution_context()
+             .infer({"x": xv}).values())[0]
+    np.testing.assert_allclose(y, np.where(xv >= 0, xv, 0.25 * xv), rtol=1e-6)
+
+
+def test_add_plugin_v2_rejects_non_plugins():
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(0)
+    x = net.add_input("x", trt.float32, (1, 2))
+    with pytest.raises(TypeError, match="IPluginV2"):
+        net.add_plugin_v2([x], object())
+
+
+def test_load_library_errors(tmp_path):
+    reg = trt.get_plugin_registry()
+    with pytest.raises(trt.NotFoundError, match="no_such_lib"):
+        reg.load_library(str(tmp_path / "no_such_lib.so"))
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    if os.path.exists(libm):
+        with pytest.raises(trt.PluginError, match="does not export trtl_get_plugin_creators"):
+            reg.load_library(libm)
