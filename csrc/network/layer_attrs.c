@@ -167,6 +167,8 @@ trtl_status trtl_layer_set_dims(trtl_layer *l, const char *attr, const trtl_dims
     if (d->type == TRTL_ATTR_DIMS_SYM)
         *(trtl_dims *)((char *)&l->p + d->offset2) = *v;
     follow_spatial_rank(l, attr);
+    if (l->op == TRTL_OP_RESIZE && !strcmp(attr, "shape"))
+        l->p.resize.nb_scales = 0; /* the last of shape/scales set wins, as in TensorRT */
     trtl_network_touch(l->net);
     return TRTL_OK;
 }
@@ -226,6 +228,8 @@ trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *
     float *dst = (float *)((char *)&l->p + d->offset2);
     for (int32_t i = 0; i < n; i++)
         dst[i] = v[i];
+    if (l->op == TRTL_OP_RESIZE)
+        l->p.resize.shape.nb_dims = 0; /* the last of shape/scales set wins */
     trtl_network_touch(l->net);
     return TRTL_OK;
 }

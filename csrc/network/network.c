@@ -534,10 +534,28 @@ int32_t trtl_layer_num_outputs(const trtl_layer *l) { return l->n_out; }
 trtl_tensor *trtl_layer_input(const trtl_layer *l, int32_t i) { return (i >= 0 && i < l->n_in) ? l->in[i] : NULL; }
 trtl_tensor *trtl_layer_output(const trtl_layer *l, int32_t i) { return (i >= 0 && i < l->n_out) ? l->out[i] : NULL; }
 
+/* ISliceLayer input 4 is the FILL value: trtlite takes it from a one-element constant. */
+static trtl_status set_slice_fill(trtl_layer *l, trtl_tensor *t)
+{
+    const trtl_layer *src = t->producer;
+    const trtl_weights *w = src && src->op == TRTL_OP_CONSTANT ? &src->p.constant.weights : NULL;
+    if (!w || w->count != 1 || (w->type != TRTL_FLOAT && w->type != TRTL_INT32))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': the slice fill value (input 4) must be a one-element "
+                          "FLOAT or INT32 constant (add_constant), got tensor '%s'", l->name, t->name);
+    l->p.slice.fill_value = w->type == TRTL_FLOAT ? *(const float *)w->values : (float)*(const int32_t *)w->values;
+    trtl_network_touch(l->net);
+    return TRTL_OK;
+}
+
 trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
 {
     trtl_clear_error();
     const trtl_op_info *info = &trtl_op_table[l->op];
+    if (l->op == TRTL_OP_SLICE && i >= 1 && i <= 3 && t && t->net == l->net)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice start/shape/stride from tensors (input %d) are not "
+                          "supported; set the start, shape and stride attributes", l->name, (int)i);
+    if (l->op == TRTL_OP_SLICE && i == 4 && t && t->net == l->net)
+        return set_slice_fill(l, t);
     if (!t || t->net != l->net)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': set_input needs a tensor of the same network", l->name);
     if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) || i > l->n_in)

@@ -125,6 +125,7 @@ typedef struct trtl_slice_params {
     trtl_dims start, shape, stride;
     int32_t mode;              /* trtl_slice_mode */
     uint32_t copy_mask;        /* lowered only: bit i set -> shape[i] is the input's dim i */
+    float fill_value;          /* FILL mode value (set through set_input(4, constant)) */
 } trtl_slice_params;
 
 #define TRTL_MAX_SCALES TRTL_MAX_DIMS

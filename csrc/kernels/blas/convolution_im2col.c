@@ -25,8 +25,12 @@
 #include "core/dims.h"
 #include "core/status.h"
 
+#ifndef PANEL_BYTES
 #define PANEL_BYTES (512 * 1024) /* target size of one Col panel (L2 is 1-2 MiB on our targets) */
-#define MIN_PANEL 64             /* narrower panels make SGEMM inefficient; exceed the budget instead */
+#endif
+#ifndef MIN_PANEL
+#define MIN_PANEL 64 /* narrower panels make SGEMM inefficient; exceed the budget instead */
+#endif
 #define MAX_SLOTS 64
 
 typedef struct conv_geom {
@@ -280,8 +284,10 @@ static trtl_status conv_run(const trtl_kernel_args *a)
             slots = avail;
     }
 
-    /* Cut the work into at least `slots` items of similar size. */
-    int64_t ng = g.N * g.G, pw = pwmax, npanels = ceil_div(g.P, pw), nkb = 1;
+    /* Cut the work into at least `slots` items of similar size.  Every SGEMM call repacks its
+     * block of weights, so panels stay as wide as the budget allows: split the pixels further
+     * only while panels keep >= 32 columns, then split the output channels. */
+    int64_t ng = g.N * g.G, npanels = ceil_div(g.P, pwmax), nkb = 1;
     if (slots > 1) {
         if (ng * npanels < slots) {
             int64_t want = ceil_div(slots, ng);
@@ -294,18 +300,17 @@ static trtl_status conv_run(const trtl_kernel_args *a)
             if (g.P / np2 >= 32)
                 npanels = np2;
         }
-        pw = ceil_div(g.P, npanels);
-        if (pw < g.P)
-            pw = (pw + 15) & ~(int64_t)15;
-        if (pw > pwmax)
-            pw = pwmax;
-        npanels = ceil_div(g.P, pw);
         if (ng * npanels < slots) {
             nkb = ceil_div(slots, ng * npanels);
             if (nkb > g.Kg / 16)
                 nkb = g.Kg / 16 > 1 ? g.Kg / 16 : 1;
         }
     }
+    /* equal panels (a multiple of 16 columns when that does not add a panel) */
+    int64_t pw = ceil_div(g.P, npanels), pw16 = (pw + 15) & ~(int64_t)15;
+    if (pw16 <= pwmax && (npanels - 1) * pw16 < g.P)
+        pw = pw16;
+    npanels = ceil_div(g.P, pw);
     j.kbs = ceil_div(g.Kg, nkb);
     if (nkb > 1)
         j.kbs = (j.kbs + 7) & ~(int64_t)7;

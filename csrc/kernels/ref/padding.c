@@ -15,5 +15,5 @@ trtl_status trtl_ref_padding(const trtl_kernel_args *a)
         start[i] = i < off ? 0 : -p->pre_padding.d[i - off];
         step[i] = 1;
     }
-    return trtl_ref_sample(a->node->name, &a->in[0], &a->out[0], start, step, TRTL_SLICE_FILL);
+    return trtl_ref_sample(a->node->name, &a->in[0], &a->out[0], start, step, TRTL_SLICE_FILL, NULL);
 }

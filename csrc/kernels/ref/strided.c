@@ -105,7 +105,7 @@ static int64_t map_index(int32_t mode, int64_t i, int64_t n)
 }
 
 trtl_status trtl_ref_sample(const char *node, const trtl_tensor_view *x, trtl_tensor_view *y,
-                            const int64_t *start, const int64_t *step, int32_t mode)
+                            const int64_t *start, const int64_t *step, int32_t mode, const void *fill)
 {
     const trtl_dims *xd = &x->dims, *yd = &y->dims;
     int r = yd->nb_dims;
@@ -143,7 +143,9 @@ trtl_status trtl_ref_sample(const char *node, const trtl_tensor_view *x, trtl_te
     uint8_t *yp = (uint8_t *)y->data;
     const uint8_t *xp = (const uint8_t *)x->data;
     for (int64_t e = 0; e < vol; e++, yp += es) {
-        if (nfill)
+        if (nfill && fill)
+            trtl_ref_copy_elem(yp, fill, es);
+        else if (nfill)
             memset(yp, 0, es);
         else
             trtl_ref_copy_elem(yp, xp + (size_t)off * es, es);

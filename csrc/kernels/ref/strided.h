@@ -36,9 +36,10 @@ void trtl_ref_gather_strided(void *dst, const void *src, size_t es, int rank, co
  *   y[o] = x[map_k(start[k] + o_k * step[k])]  per dim k,
  * where map follows `mode` (trtl_slice_mode): DEFAULT requires every index in range (error naming
  * `node` otherwise), WRAP takes it modulo the dim, CLAMP clamps, REFLECT mirrors about the edge
- * elements (period 2*(n-1)), FILL writes zero bytes for any out-of-range index.  x and y have the
- * same rank and type (TRTL_ERR_SHAPE / TRTL_ERR_DTYPE otherwise). */
+ * elements (period 2*(n-1)), FILL writes `fill` (one element of y's type; NULL: zero bytes) for any
+ * out-of-range index.  x and y have the same rank and type (TRTL_ERR_SHAPE / TRTL_ERR_DTYPE
+ * otherwise). */
 trtl_status trtl_ref_sample(const char *node, const trtl_tensor_view *x, trtl_tensor_view *y,
-                            const int64_t *start, const int64_t *step, int32_t mode);
+                            const int64_t *start, const int64_t *step, int32_t mode, const void *fill);
 
 #endif

@@ -14,6 +14,7 @@ const trtl_attr_desc trtl_attrs_slice[] = {
     TRTL_A("stride", TRTL_ATTR_DIMS, slice.stride),
     TRTL_A_ENUM("mode", slice.mode, "SampleMode"),
     TRTL_A_FLAGS("copy_mask", TRTL_ATTR_AXES, slice.copy_mask, TRTL_ATTRF_INTERNAL),
+    TRTL_A_FLAGS("fill_value", TRTL_ATTR_FLOAT, slice.fill_value, TRTL_ATTRF_INTERNAL),
 };
 TRTL_NATTRS(slice);
 

@@ -378,32 +378,47 @@ static size_t workspace_size(const trtl_plugin *self, const trtl_plugin_tensor_d
 
 /* ---- reference ----------------------------------------------------------------------------- */
 
+/* Output columns [*lo, *hi) of tap j read inside the input row; the others read padding. */
+static void valid_cols(int64_t j, int64_t s, int64_t p, int64_t W, int64_t OW, int64_t *lo, int64_t *hi)
+{
+    int64_t l = p - j <= 0 ? 0 : (p - j + s - 1) / s, t = W - 1 + p - j, h = t < 0 ? 0 : t / s + 1;
+    *lo = l < OW ? l : OW;
+    *hi = h < *lo ? *lo : (h < OW ? h : OW);
+}
+
+/* The definition, one output row at a time (the row loops vectorize without intrinsics). */
 static void adder_ref(const adder2d *a, const geom *g, const float *x, float *y)
 {
-    const int64_t k = a->k, s = a->s, p = a->p, K = g->K;
+    const int64_t k = a->k, s = a->s, p = a->p, K = g->K, OW = g->OW;
     for (int64_t n = 0; n < g->N; n++)
-        for (int64_t f = 0; f < a->F; f++) {
-            const float *wf = a->w + f * K;
-            float *yf = y + (n * a->F + f) * g->OH * g->OW;
-            for (int64_t oy = 0; oy < g->OH; oy++)
-                for (int64_t ox = 0; ox < g->OW; ox++) {
-                    float acc = 0;
-                    for (int64_t c = 0; c < g->C; c++) {
-                        const float *xc = x + (n * g->C + c) * g->H * g->W;
-                        const float *wc = wf + c * k * k;
-                        for (int64_t i = 0; i < k; i++) {
-                            int64_t iy = oy * s + i - p;
-                            for (int64_t j = 0; j < k; j++) {
-                                int64_t ix = ox * s + j - p;
-                                float xv = (iy >= 0 && iy < g->H && ix >= 0 && ix < g->W) ? xc[iy * g->W + ix] : 0.0f;
-                                float d = xv - wc[i * k + j];
-                                acc += d < 0 ? -d : d;
+        for (int64_t f = 0; f < a->F; f++)
+            for (int64_t oy = 0; oy < g->OH; oy++) {
+                float *yr = y + ((n * a->F + f) * g->OH + oy) * OW;
+                for (int64_t ox = 0; ox < OW; ox++)
+                    yr[ox] = 0;
+                for (int64_t c = 0; c < g->C; c++)
+                    for (int64_t i = 0; i < k; i++) {
+                        const int64_t iy = oy * s + i - p;
+                        const int row_ok = iy >= 0 && iy < g->H;
+                        const float *xr = row_ok ? x + ((n * g->C + c) * g->H + iy) * g->W : x;
+                        for (int64_t j = 0; j < k; j++) {
+                            const float wv = a->w[f * K + (c * k + i) * k + j], aw = wv < 0 ? -wv : wv;
+                            int64_t lo = 0, hi = 0; /* [0, 0): the whole row is padding */
+                            if (row_ok)
+                                valid_cols(j, s, p, g->W, OW, &lo, &hi);
+                            for (int64_t ox = 0; ox < lo; ox++)
+                                yr[ox] += aw; /* |0 - w| */
+                            for (int64_t ox = lo; ox < hi; ox++) {
+                                float d = xr[ox * s + j - p] - wv;
+                                yr[ox] += d < 0 ? -d : d;
                             }
+                            for (int64_t ox = hi; ox < OW; ox++)
+                                yr[ox] += aw;
                         }
                     }
-                    yf[oy * g->OW + ox] = -acc;
-                }
-        }
+                for (int64_t ox = 0; ox < OW; ox++)
+                    yr[ox] = -yr[ox];
+            }
 }
 
 /* ---- AVX2 path ----------------------------------------------------------------------------- */
