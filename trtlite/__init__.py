@@ -31,7 +31,7 @@ from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLay
 from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
 from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums
-from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, Logger, Permutation, Profiler, Weights,
+from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, IProgressMonitor, Logger, Permutation, Profiler, Weights,
                      nptype, volume)
 from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
                       get_plugin_registry, init_libnvinfer_plugins, init_plugins)

@@ -10,7 +10,7 @@ import numpy as np
 from ._enums import DataType, Severity
 
 __all__ = ["Dims", "Dims2", "DimsHW", "Dims3", "Dims4", "Permutation", "Weights", "ILogger", "Logger",
-           "IProfiler", "Profiler", "nptype", "volume"]
+           "IProfiler", "Profiler", "IProgressMonitor", "nptype", "volume"]
 
 
 class Dims(tuple):
@@ -184,6 +184,24 @@ class Profiler(IProfiler):
     def report_layer_time(self, layer_name: str, ms: float) -> None:
         """Print the step's time."""
         print(f"{layer_name}: {ms:.4f} ms")
+
+
+class IProgressMonitor:
+    """Build progress (TensorRT 10's IProgressMonitor); set ``config.progress_monitor = monitor``.
+
+    Phases nest: "Building engine" (4 steps) contains "Kernel selection" (one step per engine
+    layer).  Returning False from ``step_complete`` cancels the build (it raises trt.StateError).
+    """
+
+    def phase_start(self, phase_name: str, parent_phase: Optional[str], num_steps: int) -> None:
+        """A phase begins."""
+
+    def step_complete(self, phase_name: str, step: int) -> bool:
+        """A step of `phase_name` finished; return False to cancel."""
+        return True
+
+    def phase_finish(self, phase_name: str) -> None:
+        """A phase ended."""
 
 
 _NP = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,

@@ -290,6 +290,8 @@ static trtl_status materialize(trtl_bgraph *g)
     return TRTL_OK;
 }
 
+#define PHASE_BUILD "Building engine"
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -305,11 +307,15 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     g.implicit_batch = net->implicit_batch;
     g.max_batch = net->implicit_batch ? cfg->max_batch_size : 1;
     double t0 = now_ms();
-    if (net->n_outputs == 0)
+    trtl_progress_start(cfg, PHASE_BUILD, NULL, 4);
+    if (net->n_outputs == 0) {
+        trtl_progress_finish(cfg, PHASE_BUILD);
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                           "network '%s' has no outputs: call network.mark_output(tensor) on the result", net->name);
-    TRTL_TRY(trtl_network_infer(net));
-    trtl_status st = setup_profiles(&g, net, cfg);
+    }
+    trtl_status st = trtl_network_infer(net);
+    if (st == TRTL_OK)
+        st = setup_profiles(&g, net, cfg);
     if (st == TRTL_OK)
         st = lower_network(&g, net);
     if (st == TRTL_OK)
@@ -318,6 +324,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_sort(&g);
     if (st == TRTL_OK)
         st = trtl_bg_infer(&g);
+    if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 0))
+        st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)
         st = trtl_pass_dead_layers(&g);
     if (st == TRTL_OK && cfg->optimization_level > 0) {
@@ -333,10 +341,19 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_sort(&g);
     if (st == TRTL_OK)
         st = trtl_bg_infer(&g);
+    if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 1))
+        st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)
         st = trtl_select_kernels(&g);
+    if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 2))
+        st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)
         st = trtl_emit_engine(&g, out);
+    if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 3)) {
+        trtl_engine_destroy(*out);
+        st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
+    }
+    trtl_progress_finish(cfg, PHASE_BUILD);
     if (st == TRTL_OK) {
         (*out)->num_threads = cfg->num_threads;
         trtl_log(TRTL_LOG_INFO, "built engine: %d layers -> %d steps in %.1f ms", (int)net->n_layers,

@@ -135,3 +135,28 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
 }
 
 int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg) { return cfg->n_profiles; }
+
+void trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user)
+{
+    cfg->progress = m;
+    cfg->progress_user = user;
+}
+
+void trtl_progress_start(const trtl_builder_config *cfg, const char *phase, const char *parent, int32_t n)
+{
+    if (cfg->progress && cfg->progress->phase_start)
+        cfg->progress->phase_start(cfg->progress_user, phase, parent, n);
+}
+
+int trtl_progress_step(const trtl_builder_config *cfg, const char *phase, int32_t step)
+{
+    if (cfg->progress && cfg->progress->step_complete)
+        return cfg->progress->step_complete(cfg->progress_user, phase, step);
+    return 1;
+}
+
+void trtl_progress_finish(const trtl_builder_config *cfg, const char *phase)
+{
+    if (cfg->progress && cfg->progress->phase_finish)
+        cfg->progress->phase_finish(cfg->progress_user, phase);
+}

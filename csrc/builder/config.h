@@ -23,8 +23,15 @@ struct trtl_builder_config {
     int32_t num_threads;
     trtl_log_fn log_fn;
     void *log_user;
+    const trtl_progress_monitor *progress;
+    void *progress_user;
     trtl_config_profile *profiles;
     int32_t n_profiles;
 };
+
+/* Progress reporting helpers (no-ops without a monitor); step returns 0 when cancelled. */
+void trtl_progress_start(const trtl_builder_config *cfg, const char *phase, const char *parent, int32_t n);
+int trtl_progress_step(const trtl_builder_config *cfg, const char *phase, int32_t step);
+void trtl_progress_finish(const trtl_builder_config *cfg, const char *phase);
 
 #endif

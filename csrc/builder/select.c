@@ -204,6 +204,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     if (iters > 0 && level > 0)
         trtl_threadpool_create(g->cfg->num_threads, &pool); /* timing without a pool is still valid */
     trtl_status st = TRTL_OK;
+    trtl_progress_start(g->cfg, "Kernel selection", "Building engine", g->nn);
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
         trtl_node *n = &g->n[i].n;
         const trtl_kernel *cand[MAX_CANDIDATES], *ok[MAX_CANDIDATES];
@@ -249,7 +250,10 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                 trtl_error_prefix("layer '%s': preparing kernel %s", n->name, chosen->name);
         }
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': using kernel %s", n->name, chosen->name);
+        if (st == TRTL_OK && !trtl_progress_step(g->cfg, "Kernel selection", i))
+            st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     }
+    trtl_progress_finish(g->cfg, "Kernel selection");
     trtl_threadpool_destroy(pool);
     return st;
 }

@@ -20,8 +20,47 @@ typedef struct TrtlBuilderConfigObj {
     PyObject_HEAD
     trtl_builder_config *cfg;
     PyObject *int8_calibrator;
+    PyObject *progress_monitor;
     long profiling_verbosity;
 } TrtlBuilderConfigObj;
+
+/* ---- progress monitor: C callbacks into a Python IProgressMonitor (GIL taken) ---------------- */
+
+static void pm_phase_start(void *user, const char *phase, const char *parent, int32_t n)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *r = PyObject_CallMethod((PyObject *)user, "phase_start", "szi", phase, parent, (int)n);
+    if (!r)
+        PyErr_WriteUnraisable((PyObject *)user);
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+}
+
+static int pm_step(void *user, const char *phase, int32_t step)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *r = PyObject_CallMethod((PyObject *)user, "step_complete", "si", phase, (int)step);
+    int keep_going = 1;
+    if (!r)
+        PyErr_WriteUnraisable((PyObject *)user);
+    else if (r != Py_None)
+        keep_going = PyObject_IsTrue(r) != 0;
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+    return keep_going;
+}
+
+static void pm_phase_finish(void *user, const char *phase)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *r = PyObject_CallMethod((PyObject *)user, "phase_finish", "s", phase);
+    if (!r)
+        PyErr_WriteUnraisable((PyObject *)user);
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+}
+
+static const trtl_progress_monitor py_progress = {pm_phase_start, pm_step, pm_phase_finish};
 
 typedef struct TrtlProfile {
     PyObject_HEAD
@@ -141,6 +180,7 @@ static void config_dealloc(TrtlBuilderConfigObj *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Py_CLEAR(self->int8_calibrator);
+    Py_CLEAR(self->progress_monitor);
     trtl_builder_config_destroy(self->cfg);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -150,6 +190,7 @@ static int config_traverse(TrtlBuilderConfigObj *self, visitproc visit, void *ar
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->int8_calibrator);
+    Py_VISIT(self->progress_monitor);
     return 0;
 }
 
@@ -333,6 +374,23 @@ static int cfg_set_calib(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     Py_XSETREF(self->int8_calibrator, v);
     return 0;
 }
+static PyObject *cfg_get_progress(TrtlBuilderConfigObj *self, void *c)
+{
+    (void)c;
+    return Py_NewRef(self->progress_monitor ? self->progress_monitor : Py_None);
+}
+static int cfg_set_progress(TrtlBuilderConfigObj *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (v && v != Py_None && !PyObject_HasAttrString(v, "step_complete")) {
+        PyErr_SetString(PyExc_TypeError, "progress_monitor must be a trt.IProgressMonitor (phase_start, step_complete, "
+                        "phase_finish)");
+        return -1;
+    }
+    Py_XINCREF(v);
+    Py_XSETREF(self->progress_monitor, v);
+    return 0;
+}
 static PyObject *cfg_get_verbosity(TrtlBuilderConfigObj *self, void *c)
 {
     (void)c;
@@ -359,6 +417,8 @@ static PyGetSetDef config_getset[] = {
      "Threads of each execution context (0: the CPUs this process may use).", NULL},
     {"num_optimization_profiles", (getter)cfg_get_nprof, NULL, "Number of profiles added.", NULL},
     {"int8_calibrator", (getter)cfg_get_calib, (setter)cfg_set_calib, "INT8 calibrator object.", NULL},
+    {"progress_monitor", (getter)cfg_get_progress, (setter)cfg_set_progress,
+     "A trt.IProgressMonitor told about build phases and steps; step_complete() returning False cancels.", NULL},
     {"profiling_verbosity", (getter)cfg_get_verbosity, (setter)cfg_set_verbosity, "ProfilingVerbosity (informational).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -457,6 +517,7 @@ static PyObject *builder_create_config(TrtlBuilder *self, PyObject *unused)
         return NULL;
     c->cfg = NULL;
     c->int8_calibrator = NULL;
+    c->progress_monitor = NULL;
     c->profiling_verbosity = 0;
     trtl_status s = trtl_builder_config_create(&c->cfg);
     if (s != TRTL_OK) {
@@ -484,7 +545,8 @@ static PyObject *builder_create_profile(TrtlBuilder *self, PyObject *unused)
 }
 
 /* Builds with the GIL released (the logger and Python plugins take it back when called). */
-static trtl_status do_build(TrtlBuilder *self, TrtlNetwork *net, trtl_builder_config *cfg, trtl_engine **out)
+static trtl_status do_build(TrtlBuilder *self, TrtlNetwork *net, trtl_builder_config *cfg, PyObject *monitor,
+                            trtl_engine **out)
 {
     trtl_status s;
     if (trtl_network_implicit_batch(net->net)) {
@@ -494,10 +556,13 @@ static trtl_status do_build(TrtlBuilder *self, TrtlNetwork *net, trtl_builder_co
     }
     trtl_builder_config_set_logger(cfg, self->logger != Py_None ? trtl_py_log_cb : NULL,
                                    self->logger != Py_None ? self->logger : NULL);
+    int has_monitor = monitor && monitor != Py_None;
+    trtl_builder_config_set_progress(cfg, has_monitor ? &py_progress : NULL, has_monitor ? monitor : NULL);
     Py_BEGIN_ALLOW_THREADS
     s = trtl_build(net->net, cfg, out);
     Py_END_ALLOW_THREADS
     trtl_builder_config_set_logger(cfg, NULL, NULL);
+    trtl_builder_config_set_progress(cfg, NULL, NULL);
     return s;
 }
 
@@ -529,7 +594,7 @@ static PyObject *builder_build_engine(TrtlBuilder *self, PyObject *args, PyObjec
     trtl_engine *e;
     if (parse_build_args(self, args, kwargs, "OO:build_engine", &net, &cfg) < 0)
         return NULL;
-    trtl_status s = do_build(self, net, cfg->cfg, &e);
+    trtl_status s = do_build(self, net, cfg->cfg, cfg->progress_monitor, &e);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     return trtl_py_engine_wrap(TRTL_STATE(self), e);
@@ -543,7 +608,7 @@ static PyObject *builder_build_serialized(TrtlBuilder *self, PyObject *args, PyO
     trtl_py_state *st = TRTL_STATE(self);
     if (parse_build_args(self, args, kwargs, "OO:build_serialized_network", &net, &cfg) < 0)
         return NULL;
-    trtl_status s = do_build(self, net, cfg->cfg, &e);
+    trtl_status s = do_build(self, net, cfg->cfg, cfg->progress_monitor, &e);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     void *data;
@@ -572,7 +637,7 @@ static PyObject *builder_build_cuda_engine(TrtlBuilder *self, PyObject *args, Py
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_FP16, self->fp16_mode);
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_INT8, self->int8_mode);
     trtl_engine *e;
-    s = do_build(self, (TrtlNetwork *)n, cfg, &e);
+    s = do_build(self, (TrtlNetwork *)n, cfg, NULL, &e);
     trtl_builder_config_destroy(cfg);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);

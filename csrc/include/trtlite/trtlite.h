@@ -184,6 +184,14 @@ int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg);
 void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
 /* Build-time log sink. */
 void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
+/* Build progress (TensorRT 10's IProgressMonitor): phases nest ("Building engine" contains
+ * "Kernel selection"); step_complete returning 0 cancels the build (TRTL_ERR_STATE). */
+typedef struct trtl_progress_monitor {
+    void (*phase_start)(void *user, const char *phase, const char *parent, int32_t num_steps);
+    int (*step_complete)(void *user, const char *phase, int32_t step);
+    void (*phase_finish)(void *user, const char *phase);
+} trtl_progress_monitor;
+void trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user);
 /* Optimization profiles: shapes for `input` in profile `profile` (profiles are added in order;
  * profile == count adds a new one). */
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
