@@ -13,8 +13,13 @@
 #include "plugins/builtin/builtins.h"
 #include "core/status.h"
 
+/* Each registration is a registry-owned copy of the creator with its namespace filled in, so a
+ * creator pointer (which plugin instances keep) implies exactly one (namespace, name, version),
+ * also when the same creator is registered under several namespaces.  Copies are never freed:
+ * plugins and engines may still point at a deregistered one. */
 typedef struct entry {
-    const trtl_plugin_creator *creator;
+    trtl_plugin_creator *creator; /* the copy */
+    const trtl_plugin_creator *original;
     char *ns;
 } entry;
 
@@ -78,18 +83,28 @@ trtl_status trtl_plugin_register(const trtl_plugin_creator *creator, const char 
                  creator->version);
         return TRTL_OK;
     }
+    trtl_plugin_creator *copy = malloc(sizeof *copy);
     if (n_entries == cap_entries) {
         int32_t nc = cap_entries ? cap_entries * 2 : 32;
         entry *ne = realloc(entries, sizeof *ne * (size_t)nc);
         if (!ne) {
             pthread_mutex_unlock(&lock);
             free(nsdup);
+            free(copy);
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
         }
         entries = ne;
         cap_entries = nc;
     }
-    entries[n_entries].creator = creator;
+    if (!copy) {
+        pthread_mutex_unlock(&lock);
+        free(nsdup);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    *copy = *creator;
+    copy->plugin_namespace = nsdup;
+    entries[n_entries].creator = copy;
+    entries[n_entries].original = creator;
     entries[n_entries].ns = nsdup;
     n_entries++;
     pthread_mutex_unlock(&lock);
@@ -103,9 +118,8 @@ trtl_status trtl_plugin_deregister(const trtl_plugin_creator *creator)
     trtl_clear_error();
     pthread_mutex_lock(&lock);
     for (int32_t i = 0; i < n_entries; i++)
-        if (entries[i].creator == creator) {
-            free(entries[i].ns);
-            entries[i] = entries[--n_entries];
+        if (entries[i].creator == creator || entries[i].original == creator) {
+            entries[i] = entries[--n_entries]; /* the copy and its namespace string stay allocated */
             pthread_mutex_unlock(&lock);
             return TRTL_OK;
         }
@@ -127,13 +141,8 @@ const trtl_plugin_creator *trtl_plugin_find(const char *name, const char *versio
 
 const char *trtl_plugin_registered_namespace(const trtl_plugin_creator *creator)
 {
-    const char *ns = NULL;
-    pthread_mutex_lock(&lock);
-    for (int32_t i = 0; i < n_entries; i++)
-        if (entries[i].creator == creator)
-            ns = entries[i].ns;
-    pthread_mutex_unlock(&lock);
-    return ns;
+    /* Registered creators are the registry's copies, which carry their namespace. */
+    return creator ? nz(creator->plugin_namespace) : NULL;
 }
 
 trtl_status trtl_plugin_list(const trtl_plugin_creator ***creators, int32_t *count)
@@ -203,7 +212,7 @@ trtl_status trtl_plugin_init_builtins(const char *plugin_namespace)
     const char *ns = plugin_namespace ? plugin_namespace : "";
     for (int32_t i = 0; i < n; i++) {
         int added;
-        if (trtl_plugin_find(list[i]->name, list[i]->version, ns) == list[i])
+        if (trtl_plugin_find(list[i]->name, list[i]->version, ns))
             continue; /* initializing twice is harmless, as in TensorRT */
         TRTL_TRY(trtl_plugin_register(list[i], ns, &added));
     }

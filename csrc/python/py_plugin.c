@@ -12,7 +12,8 @@
  *    the adapter creator routes that field to deserialize_plugin().
  *
  * Adapter creators live for the rest of the process once registered: plugin instances and
- * engines keep pointers to their creator.
+ * engines keep pointers to their creator.  The registry stores copies of creator structs, so an
+ * adapter is always reached through `creator->user`.
  */
 #include <string.h>
 
@@ -503,7 +504,7 @@ static trtl_plugin *plugin_from_py(trtl_py_state *st, PyObject *obj, const trtl_
 static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
                                char *msg, size_t msg_len)
 {
-    const py_creator *c = (const py_creator *)self;
+    const py_creator *c = (const py_creator *)self->user; /* self may be the registry's copy */
     trtl_plugin *r = NULL;
     PyGILState_STATE g = PyGILState_Ensure();
     trtl_py_state *st = g_state_for_callbacks;
@@ -648,7 +649,7 @@ fail:
 static PyObject *creator_to_py(trtl_py_state *st, const trtl_plugin_creator *c)
 {
     if (c->create == pyc_create)
-        return Py_NewRef(((const py_creator *)c)->obj);
+        return Py_NewRef(((const py_creator *)c->user)->obj);
     TrtlCreatorObj *o = PyObject_New(TrtlCreatorObj, creator_type_of(st));
     if (!o)
         return NULL;
@@ -970,7 +971,7 @@ static const trtl_plugin_creator *creator_of(trtl_py_state *st, PyObject *obj, i
     const trtl_plugin_creator *found = NULL;
     if (trtl_plugin_list(&arr, &n) == TRTL_OK) {
         for (int32_t i = 0; i < n && !found; i++)
-            if (arr[i]->create == pyc_create && ((const py_creator *)arr[i])->obj == obj)
+            if (arr[i]->create == pyc_create && ((const py_creator *)arr[i]->user)->obj == obj)
                 found = arr[i];
         trtl_free(arr);
     }

@@ -127,12 +127,15 @@ struct trtl_plugin_creator {
 
 /* ---- registry ---------------------------------------------------------------------------------
  * One process-wide registry keyed by (namespace, name, version).  All calls are thread-safe.
- * Creators are borrowed: they must outlive their registration. */
+ * Registering stores a registry-owned copy of the creator struct whose plugin_namespace is the
+ * namespace registered under; find/list return those copies.  What the creator points to
+ * (strings, fields, `user`) is borrowed and must outlive the process's use of it. */
 
-/* Adds `creator` under `plugin_namespace` (NULL: the creator's own).  *added = 0 for a duplicate
+/* Adds a copy of `creator` under `plugin_namespace` (NULL: the creator's own).  *added = 0 for a duplicate
  * key (a warning is logged, TensorRT's behaviour); returns an error for a bad struct/ABI. */
 trtl_status trtl_plugin_register(const trtl_plugin_creator *creator, const char *plugin_namespace,
                                  int *added);
+/* `creator` may be the registered copy or the struct that was registered. */
 trtl_status trtl_plugin_deregister(const trtl_plugin_creator *creator);
 /* NULL when absent (no error set). */
 const trtl_plugin_creator *trtl_plugin_find(const char *name, const char *version,

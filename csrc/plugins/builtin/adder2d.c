@@ -7,10 +7,12 @@
  * Input [N, C, H, W] (C from the input, checked against nbInputChannels / the weight count),
  * output [N, F, (H + 2p - k)/s + 1, (W + 2p - k)/s + 1], float32, every sample of the batch.
  *
- * Two paths, chosen per enqueue from the CPU features (trtl_cpu_has: __builtin_cpu_supports,
- * TRTL_CPU_MASK clears bits so tests can force the reference):
+ * Two paths, chosen from the CPU features (trtl_cpu_has: __builtin_cpu_supports, cached; the
+ * TRTL_CPU_MASK environment variable clears bits so tests can force the reference).
+ * workspace_size and enqueue make the same choice, so only the AVX2 path asks for scratch.
  *
- * - reference: the definition above, one |x - w| at a time with bounds checks.
+ * - reference: the definition above, |x - w| one tap at a time, accumulated per output row;
+ *   padded positions add |w|.  Portable C, no scratch.
  *
  * - AVX2+FMA, using |x - w| = x + w - 2 min(x, w) (PERF.md technique 8):
  *       Y = 2 * sum min(x, w) - sum x - sum w
@@ -26,7 +28,9 @@
  *   A register tile is 16 pixels (two 8-pixel chunks, each from any output row) x MR <= 6 filters
  *   (12 accumulators); packed weights hold each filter group as [K][MR] so the MR broadcasts of
  *   one tap are adjacent.  Filters are split into ceil(F/6) groups of nearly equal size (20 ->
- *   4 x 5, 50 -> 5 x 6 + 4 x 5), so no lanes are wasted on padding filters.
+ *   4 x 5, 50 -> 5 x 6 + 4 x 5), so no lanes are wasted on padding filters.  The epilogue
+ *   (2*acc - sum x - sum w) is fused into the tile's store; a row's last chunk stores with a mask.
+ *   Single-threaded (the plugin ABI has no thread pool); the enqueue allocates nothing.
  *
  *   Accuracy: the identity cancels sum x + sum w against 2 sum min in float32, so its absolute
  *   error scales with sum(|x| + |w|) rather than with the result; for AdderNet-style layers
@@ -459,13 +463,35 @@ static void make_offsets(const adder2d *a, const geom *g, int32_t *off)
 
 #define AVX2_FN __attribute__((target("avx2,fma")))
 
-/* acc[m] += sum_q min(xa[off[q]..+7], w[q][m]) and acc[MR + m] likewise for xb.  Inlined into one
- * function per MR so the 2*MR accumulators live in registers (checked: no spills at MR = 6). */
-static inline __attribute__((always_inline)) AVX2_FN void tile_mr(const int MR, const float *xa, const float *xb,
+/* One output chunk of a register tile: where its 8 (or fewer) pixels go, and their box sum. */
+typedef struct chunk {
+    const float *x; /* the chunk's first pixel in the padded plane, tap (0, 0, 0) */
+    float *y;       /* output of the group's first filter; filter m at y + m * ohw */
+    int64_t cnt;    /* pixels to store: 8, fewer for the last chunk of a row, 0 for none */
+    __m256 sx;      /* sum of x over the window, per pixel */
+} chunk;
+
+/* y = 2 * acc - (sx + wsum): |x - w| summed, negated.  Full chunks store 8 floats, a row's last
+ * chunk stores cnt with a mask (the unused lanes computed padding columns). */
+static inline __attribute__((always_inline)) AVX2_FN void store_row(const chunk *c, float *y, __m256 mask, __m256 acc,
+                                                                    float wsum)
+{
+    __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(2.0f), acc, _mm256_add_ps(c->sx, _mm256_set1_ps(wsum)));
+    if (c->cnt == CHUNK)
+        _mm256_storeu_ps(y, v);
+    else if (c->cnt > 0)
+        _mm256_maskstore_ps(y, _mm256_castps_si256(mask), v);
+}
+
+/* The register tile: 16 pixels (chunks a, b) x MR filters.  For every tap q, one load per chunk,
+ * MR broadcasts of w[q][m], 2*MR min + 2*MR add into 2*MR accumulators.  Inlined into one
+ * function per MR so that the accumulators stay in registers (checked: no spills at MR = 6). */
+static inline __attribute__((always_inline)) AVX2_FN void tile_mr(const int MR, const chunk *a, const chunk *b,
                                                                   const int32_t *off, int64_t K, const float *w,
-                                                                  __m256 *acc)
+                                                                  const float *wsum, int64_t ohw)
 {
     __m256 a0[MAX_MR], a1[MAX_MR];
+    const float *xa = a->x, *xb = b->x;
 #pragma GCC unroll 6
     for (int m = 0; m < MR; m++) {
         a0[m] = _mm256_setzero_ps();
@@ -482,18 +508,21 @@ static inline __attribute__((always_inline)) AVX2_FN void tile_mr(const int MR, 
         }
         w += MR;
     }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 ma = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)a->cnt), lane));
+    const __m256 mb = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)b->cnt), lane));
 #pragma GCC unroll 6
     for (int m = 0; m < MR; m++) {
-        acc[m] = a0[m];
-        acc[MR + m] = a1[m];
+        store_row(a, a->y + m * ohw, ma, a0[m], wsum[m]);
+        store_row(b, b->y + m * ohw, mb, a1[m], wsum[m]);
     }
 }
 
 #define TILE_FN(MR)                                                                                                   \
-    static AVX2_FN void tile_##MR(const float *xa, const float *xb, const int32_t *off, int64_t K, const float *w,   \
-                                  __m256 *acc)                                                                        \
+    static AVX2_FN void tile_##MR(const chunk *a, const chunk *b, const int32_t *off, int64_t K, const float *w,     \
+                                  const float *wsum, int64_t ohw)                                                     \
     {                                                                                                                 \
-        tile_mr(MR, xa, xb, off, K, w, acc);                                                                          \
+        tile_mr(MR, a, b, off, K, w, wsum, ohw);                                                                      \
     }
 TILE_FN(1)
 TILE_FN(2)
@@ -503,7 +532,7 @@ TILE_FN(5)
 TILE_FN(6)
 #undef TILE_FN
 
-typedef void (*tile_fn)(const float *, const float *, const int32_t *, int64_t, const float *, __m256 *);
+typedef void (*tile_fn)(const chunk *, const chunk *, const int32_t *, int64_t, const float *, const float *, int64_t);
 
 /* Sum of the K taps of one chunk: the box sum of x shared by every filter. */
 static AVX2_FN __m256 box_sum(const float *x, const int32_t *off, int64_t K)
@@ -519,18 +548,15 @@ static AVX2_FN __m256 box_sum(const float *x, const int32_t *off, int64_t K)
     return _mm256_add_ps(s0, s1);
 }
 
-/* y[0..cnt) = 2*acc - (sx + wsum) for one filter row of one chunk. */
-static AVX2_FN void store_chunk(float *y, int64_t cnt, __m256 acc, __m256 sx, float wsum)
+/* Chunk t of a sample: output row t / cpr, columns from (t % cpr) * 8. */
+static AVX2_FN void chunk_at(const adder2d *a, const geom *g, const float *pad, float *yn, int64_t t, const int32_t *off,
+                             chunk *c)
 {
-    __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(2.0f), acc, _mm256_add_ps(sx, _mm256_set1_ps(wsum)));
-    if (cnt == CHUNK) {
-        _mm256_storeu_ps(y, v);
-        return;
-    }
-    float tmp[CHUNK];
-    _mm256_storeu_ps(tmp, v);
-    for (int64_t t = 0; t < cnt; t++)
-        y[t] = tmp[t];
+    const int64_t cpr = (g->OW + CHUNK - 1) / CHUNK, oy = t / cpr, ox = t % cpr * CHUNK;
+    c->x = pad + oy * a->s * g->row + ox;
+    c->y = yn + oy * g->OW + ox;
+    c->cnt = g->OW - ox < CHUNK ? g->OW - ox : CHUNK;
+    c->sx = box_sum(c->x, off, g->K);
 }
 
 static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, float *y, void *workspace)
@@ -538,35 +564,28 @@ static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, 
     static const tile_fn tiles[MAX_MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
     float *pad = workspace;
     int32_t *off = (int32_t *)((char *)workspace + ws_plane_bytes(g));
-    const int64_t K = g->K, s = a->s, cpr = (g->OW + CHUNK - 1) / CHUNK, nch = g->OH * cpr;
-    const int64_t ohw = g->OH * g->OW;
+    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
     const int32_t ng = group_count(a->F);
     make_offsets(a, g, off);
     for (int64_t n = 0; n < g->N; n++) {
         pad_sample(a, g, x + n * g->C * g->H * g->W, pad);
         float *yn = y + n * a->F * ohw;
         for (int64_t t = 0; t < nch; t += 2) {
-            /* Chunk t and t+1 (or t again when t is the last one: computed, not stored). */
-            int64_t ch[2] = {t, t + 1 < nch ? t + 1 : t}, oy[2], ox[2], cnt[2];
-            const float *src[2];
-            __m256 sx[2];
-            for (int u = 0; u < 2; u++) {
-                oy[u] = ch[u] / cpr;
-                ox[u] = ch[u] % cpr * CHUNK;
-                cnt[u] = g->OW - ox[u] < CHUNK ? g->OW - ox[u] : CHUNK;
-                src[u] = pad + oy[u] * s * g->row + ox[u];
-                sx[u] = box_sum(src[u], off, K);
+            chunk ca, cb;
+            chunk_at(a, g, pad, yn, t, off, &ca);
+            if (t + 1 < nch) {
+                chunk_at(a, g, pad, yn, t + 1, off, &cb);
+            } else { /* an odd last chunk: b recomputes a and stores nothing */
+                cb = ca;
+                cb.cnt = 0;
             }
-            int nstore = t + 1 < nch ? 2 : 1;
             for (int32_t gi = 0; gi < ng; gi++) {
                 int32_t f0, mr;
-                __m256 acc[2 * MAX_MR];
                 group_range(a->F, gi, &f0, &mr);
-                tiles[mr](src[0], src[1], off, K, a->wpack + f0 * K, acc);
-                for (int u = 0; u < nstore; u++)
-                    for (int32_t m = 0; m < mr; m++)
-                        store_chunk(yn + (f0 + m) * ohw + oy[u] * g->OW + ox[u], cnt[u], acc[u * mr + m], sx[u],
-                                    a->wsum[f0 + m]);
+                chunk ga = ca, gb = cb;
+                ga.y += f0 * ohw;
+                gb.y += f0 * ohw;
+                tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
             }
         }
     }

@@ -64,13 +64,30 @@ enum { IN_LOC, IN_CONF, IN_PRIOR };
 
 typedef struct nms {
     trtl_plugin base;
-    /* scalar INT32 fields, in field order (F_SHARE_LOCATION .. F_KEEP_TOP_K) */
     int32_t share_location, variance_encoded, background, num_classes, top_k, keep_top_k;
     float conf_threshold, nms_threshold;
     int32_t input_order[3];
     int32_t conf_sigmoid, is_normalized, code_type, score_bits, batch_agnostic;
     trtl_plugin_field fields[F_COUNT];
 } nms;
+
+/* Where each field lives in the instance; all are one value but inputOrder (3). */
+static const size_t scalar_offset[F_COUNT] = {
+    [F_SHARE_LOCATION] = offsetof(nms, share_location),
+    [F_VARIANCE_ENCODED] = offsetof(nms, variance_encoded),
+    [F_BACKGROUND] = offsetof(nms, background),
+    [F_NUM_CLASSES] = offsetof(nms, num_classes),
+    [F_TOP_K] = offsetof(nms, top_k),
+    [F_KEEP_TOP_K] = offsetof(nms, keep_top_k),
+    [F_CONF_THRESHOLD] = offsetof(nms, conf_threshold),
+    [F_NMS_THRESHOLD] = offsetof(nms, nms_threshold),
+    [F_INPUT_ORDER] = offsetof(nms, input_order),
+    [F_CONF_SIGMOID] = offsetof(nms, conf_sigmoid),
+    [F_IS_NORMALIZED] = offsetof(nms, is_normalized),
+    [F_CODE_TYPE] = offsetof(nms, code_type),
+    [F_SCORE_BITS] = offsetof(nms, score_bits),
+    [F_BATCH_AGNOSTIC] = offsetof(nms, batch_agnostic),
+};
 
 /* Sizes of one enqueue, from the input descs (-1: not known yet). */
 typedef struct geom {
@@ -131,26 +148,8 @@ static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_na
     p->batch_agnostic = 1;
     p->num_classes = p->top_k = p->keep_top_k = -1;
     p->conf_threshold = p->nms_threshold = NAN;
-    static const struct {
-        const char *name;
-        size_t off;
-    } scalars[] = {
-        {"shareLocation", offsetof(nms, share_location)},
-        {"varianceEncodedInTarget", offsetof(nms, variance_encoded)},
-        {"backgroundLabelId", offsetof(nms, background)},
-        {"numClasses", offsetof(nms, num_classes)},
-        {"topK", offsetof(nms, top_k)},
-        {"keepTopK", offsetof(nms, keep_top_k)},
-        {"confidenceThreshold", offsetof(nms, conf_threshold)},
-        {"nmsThreshold", offsetof(nms, nms_threshold)},
-        {"confSigmoid", offsetof(nms, conf_sigmoid)},
-        {"isNormalized", offsetof(nms, is_normalized)},
-        {"codeType", offsetof(nms, code_type)},
-        {"scoreBits", offsetof(nms, score_bits)},
-        {"isBatchAgnostic", offsetof(nms, batch_agnostic)},
-    };
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
-        if (read_scalar(fields, scalars[i].name, (char *)p + scalars[i].off, msg, msg_len))
+    for (int k = 0; k < F_COUNT; k++)
+        if (k != F_INPUT_ORDER && read_scalar(fields, field_descs[k].name, (char *)p + scalar_offset[k], msg, msg_len))
             goto fail;
     const trtl_plugin_field *fo = find_field(fields, "inputOrder");
     if (fo) {
@@ -183,7 +182,7 @@ static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_na
         snprintf(msg, msg_len, "fields 'topK' (%d) and 'keepTopK' (%d) must be >= 1", (int)p->top_k, (int)p->keep_top_k);
         goto fail;
     }
-    if (isnan(p->conf_threshold) || isinf(p->conf_threshold)) {
+    if (!isfinite(p->conf_threshold)) {
         snprintf(msg, msg_len, "field 'confidenceThreshold' must be finite");
         goto fail;
     }
@@ -202,13 +201,9 @@ static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_na
     p->is_normalized = p->is_normalized != 0;
     p->batch_agnostic = p->batch_agnostic != 0;
 
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
-        int k = (int)i < F_INPUT_ORDER ? (int)i : (int)i + 1; /* field index: inputOrder sits between */
-        p->fields[k] = (trtl_plugin_field){scalars[i].name, (char *)p + scalars[i].off,
-                                           k == F_CONF_THRESHOLD || k == F_NMS_THRESHOLD ? TRTL_PF_FLOAT32 : TRTL_PF_INT32,
-                                           1};
-    }
-    p->fields[F_INPUT_ORDER] = (trtl_plugin_field){"inputOrder", p->input_order, TRTL_PF_INT32, 3};
+    for (int k = 0; k < F_COUNT; k++)
+        p->fields[k] = (trtl_plugin_field){field_descs[k].name, (char *)p + scalar_offset[k], field_descs[k].type, 1};
+    p->fields[F_INPUT_ORDER].length = 3;
     return &p->base;
 fail:
     free(p);
@@ -327,7 +322,7 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
 
 /* Workspace of one image (images are processed one after another). */
 typedef struct layout {
-    size_t boxes, cand, kept, tmp, flags, total; /* byte offsets and total size */
+    size_t boxes, scores, cand, kept, tmp, flags, total; /* byte offsets and total size */
 } layout;
 
 static size_t align16(size_t x) { return (x + 15) & ~(size_t)15; }
@@ -336,11 +331,12 @@ static layout plan(const nms *p, const geom *g)
 {
     layout l;
     const size_t P = (size_t)g->priors, K = (size_t)g->k, CK = (size_t)p->num_classes * K;
-    l.boxes = 0;
-    l.cand = l.boxes + align16(sizeof(float) * 4 * P * (size_t)g->loc_classes);
-    l.kept = l.cand + align16(sizeof(entry) * P);
-    l.tmp = l.kept + align16(sizeof(entry) * CK);
-    l.flags = l.tmp + align16(sizeof(entry) * (P > CK ? P : CK));
+    l.boxes = 0;                                                              /* [P][L][4] decoded */
+    l.scores = l.boxes + align16(sizeof(float) * 4 * P * (size_t)g->loc_classes); /* [C][P] */
+    l.cand = l.scores + align16(sizeof(float) * P * (size_t)p->num_classes);   /* K: one class's best */
+    l.kept = l.cand + align16(sizeof(entry) * K);                             /* C*K: NMS survivors */
+    l.tmp = l.kept + align16(sizeof(entry) * CK);                             /* merge sort scratch */
+    l.flags = l.tmp + align16(sizeof(entry) * CK);
     l.total = l.flags + align16(K);
     return l;
 }
@@ -384,6 +380,41 @@ static void sort_entries(entry *a, entry *tmp, int64_t n)
     }
     if (src != a)
         memcpy(a, src, sizeof(entry) * (size_t)n);
+}
+
+/* Max-heap on "ranks later" (the root is the worst entry kept), for picking a class's best k. */
+static void heap_swap(entry *h, int64_t i, int64_t j)
+{
+    entry t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void heap_push(entry *h, int64_t n, entry e) /* h holds n entries, room for one more */
+{
+    int64_t i = n;
+    h[i] = e;
+    while (i > 0 && before(&h[(i - 1) / 2], &h[i])) {
+        heap_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_replace_root(entry *h, int64_t n, entry e)
+{
+    int64_t i = 0;
+    h[0] = e;
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && before(&h[w], &h[l]))
+            w = l;
+        if (r < n && before(&h[w], &h[r]))
+            w = r;
+        if (w == i)
+            return;
+        heap_swap(h, i, w);
+        i = w;
+    }
 }
 
 /* Decodes loc box `l` (4 values) against prior `pr` with variances `v` into `b`. */
@@ -474,21 +505,30 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
                     decode(p, ln + (q * L + c) * 4, pr + q * 4, var + q * 4, b);
             }
 
+        /* scores class-major, so that each class below reads one contiguous row */
+        float *sc = (float *)(ws + l.scores);
+        for (int64_t q = 0; q < P; q++)
+            for (int64_t c = 0; c < C; c++) {
+                const float v = cn[q * C + c];
+                sc[c * P + q] = p->conf_sigmoid ? 1.0f / (1.0f + expf(-v)) : v;
+            }
+
         int64_t n_kept = 0;
         for (int64_t c = 0; c < C; c++) {
             if (c == p->background)
                 continue;
+            /* the class's best K above the threshold, then in rank order */
             int64_t m = 0;
             for (int64_t q = 0; q < P; q++) {
-                float s = cn[q * C + c];
-                if (p->conf_sigmoid)
-                    s = 1.0f / (1.0f + expf(-s));
-                if (s > p->conf_threshold)
-                    cand[m++] = (entry){s, (int32_t)q};
+                const entry e = {sc[c * P + q], (int32_t)q};
+                if (!(e.score > p->conf_threshold))
+                    continue;
+                if (m < K)
+                    heap_push(cand, m++, e);
+                else if (before(&e, &cand[0]))
+                    heap_replace_root(cand, m, e);
             }
             sort_entries(cand, tmp, m);
-            if (m > K)
-                m = K;
             for (int64_t i = 0; i < m; i++)
                 dropped[i] = 0;
             for (int64_t i = 0; i < m; i++) {
