@@ -35,6 +35,7 @@ from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, IPro
                      nptype, volume)
 from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
                       get_plugin_registry, init_libnvinfer_plugins, init_plugins)
+from .onnx_parser import ErrorCode, OnnxParser, ParserError  # needs `onnx` (pip install trtlite[onnx]) when used
 
 __version__ = _C.__version__
 
@@ -68,7 +69,8 @@ def _infer(self: IExecutionContext, feed: Mapping[str, np.ndarray]) -> Dict[str,
     missing = [n for n in inputs if n not in feed]
     if missing:
         raise InvalidArgumentError(f"infer(): missing inputs {missing}")
-    arrays = {n: np.ascontiguousarray(feed[n], dtype=nptype(engine.get_tensor_dtype(n))) for n in inputs}
+    # np.asarray keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d)
+    arrays = {n: np.asarray(feed[n], dtype=nptype(engine.get_tensor_dtype(n)), order="C") for n in inputs}
     implicit = engine.has_implicit_batch_dimension
     batch = 1
     if implicit:

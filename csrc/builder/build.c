@@ -74,7 +74,7 @@ static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const
     g->pmax = calloc((size_t)(np * ni + 1), sizeof(trtl_dims));
     if (!g->pmin || !g->popt || !g->pmax)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
     /* Every profile entry must name an input of this network. */
     for (int32_t p = 0; !net->implicit_batch && p < cfg->n_profiles; p++)
         for (int32_t k = 0; k < cfg->profiles[p].n; k++) {
@@ -120,7 +120,8 @@ static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const
                                       "optimization profile %d: input '%s' is %s but the profile allows %s..%s "
                                       "(fixed dimension %d differs)",
                                       (int)p, t->name, trtl_dims_str(&d, s1, sizeof s1),
-                                      trtl_dims_str(&e->min, s2, sizeof s2), "max", (int)k);
+                                      trtl_dims_str(&e->min, s2, sizeof s2), trtl_dims_str(&e->max, s3, sizeof s3),
+                                      (int)k);
             *mn = e->min;
             *op = e->opt;
             *mx = e->max;

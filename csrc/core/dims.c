@@ -10,9 +10,22 @@ int64_t trtl_volume(const trtl_dims *d)
     for (int32_t i = 0; i < d->nb_dims; i++) {
         if (d->d[i] < 0)
             return -1;
-        v *= d->d[i];
+        if (__builtin_mul_overflow(v, d->d[i], &v))
+            return -1; /* not representable: callers treat it like an unknown volume */
     }
     return v;
+}
+
+int trtl_volume_too_large(const trtl_dims *d)
+{
+    int64_t v = 1;
+    for (int32_t i = 0; i < d->nb_dims; i++) {
+        if (d->d[i] < 0)
+            continue; /* unknown dims are checked once known */
+        if (__builtin_mul_overflow(v, d->d[i], &v) || v > TRTL_MAX_ELEMENTS)
+            return 1;
+    }
+    return 0;
 }
 
 int64_t trtl_volume_range(const trtl_dims *d, int from, int to)

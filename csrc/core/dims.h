@@ -13,8 +13,13 @@ static inline trtl_dims trtl_dims_make(int32_t nb, const int64_t *d)
         r.d[i] = d[i];
     return r;
 }
-/* Product of dims; -1 if any dim is negative (unknown). */
+/* Product of dims; -1 if any dim is negative (unknown) or the product overflows int64. */
 int64_t trtl_volume(const trtl_dims *d);
+/* Largest element count of one tensor (2^40: 4 TiB of float32), enforced by the network, the
+ * builder and the plan reader alike. */
+#define TRTL_MAX_ELEMENTS ((int64_t)1 << 40)
+/* Does the known part of d hold more than TRTL_MAX_ELEMENTS elements (or overflow)? */
+int trtl_volume_too_large(const trtl_dims *d);
 /* Product of d[from..to) (no unknown dims expected). */
 int64_t trtl_volume_range(const trtl_dims *d, int from, int to);
 int trtl_dims_equal(const trtl_dims *a, const trtl_dims *b);

@@ -313,6 +313,30 @@ void trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user)
     c->prof_user = user;
 }
 
+trtl_status trtl_context_set_profile(trtl_context *c, int32_t profile)
+{
+    trtl_clear_error();
+    if (profile < 0 || profile >= c->e->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile %d out of range (the engine has %d)",
+                          (int)profile, (int)c->e->n_profiles);
+    if (profile != c->profile) {
+        c->profile = profile;
+        c->shapes_ok = 0;
+        /* Inputs keep their shapes only where the new profile allows them. */
+        for (int32_t i = 0; i < c->e->n_inputs; i++) {
+            const trtl_dims *mn = &c->e->profiles[profile].min[i], *mx = &c->e->profiles[profile].max[i];
+            for (int32_t k = 0; k < c->in_set[i].nb_dims; k++)
+                if (c->in_set[i].d[k] < mn->d[k] || c->in_set[i].d[k] > mx->d[k]) {
+                    c->in_set[i] = c->e->tensors[c->e->io[i]].dims;
+                    break;
+                }
+        }
+    }
+    return TRTL_OK;
+}
+
+int32_t trtl_context_profile(const trtl_context *c) { return c->profile; }
+
 trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n)
 {
     trtl_threadpool *p = NULL;
@@ -354,17 +378,33 @@ trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *ou
     return TRTL_OK;
 }
 
-trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
+/* Implicit batch: an output that does not depend on the inputs (computed from constants) has a
+ * batch of 1; TensorRT broadcasts it, so copy sample 0 to the others. */
+static void broadcast_constant_outputs(trtl_context *c, int32_t batch)
+{
+    const trtl_engine *e = c->e;
+    for (int32_t i = e->n_inputs; i < e->n_io; i++) {
+        const trtl_dims *d = &c->dims[e->io[i]];
+        if (d->nb_dims < 1 || d->d[0] != 1)
+            continue;
+        size_t bytes = (size_t)trtl_volume(d) * trtl_dtype_size(e->tensors[e->io[i]].dtype);
+        char *p = c->ptr[e->io[i]];
+        for (int32_t b = 1; b < batch && bytes; b++)
+            memcpy(p + (size_t)b * bytes, p, bytes);
+    }
+}
+
+static trtl_status execute_with(trtl_context *c, int32_t batch_size, void *const *addr)
 {
     trtl_clear_error();
     const trtl_engine *e = c->e;
     TRTL_TRY(trtl_context_resolve(c, batch_size));
     for (int32_t i = 0; i < e->n_io; i++) {
-        if (!c->addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0)
+        if (!addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0)
             return trtl_error(TRTL_ERR_STATE, "%s '%s' has no buffer: pass it in the bindings or call "
                               "set_tensor_address('%s', array)", i < e->n_inputs ? "input" : "output",
                               e->tensors[e->io[i]].name, e->tensors[e->io[i]].name);
-        c->ptr[e->io[i]] = c->addr[i];
+        c->ptr[e->io[i]] = addr[i];
     }
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
@@ -392,12 +432,15 @@ trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
         if (c->prof)
             c->prof(c->prof_user, n->name, (float)(now_ms() - t0));
     }
+    if (e->implicit_batch && c->batch > 1)
+        broadcast_constant_outputs(c, c->batch);
     return TRTL_OK;
 }
 
+trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size) { return execute_with(c, batch_size, c->addr); }
+
+/* The bindings are for this call only: addresses from set_tensor_address stay as they were. */
 trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings)
 {
-    for (int32_t i = 0; i < c->e->n_io; i++)
-        c->addr[i] = bindings[i];
-    return trtl_context_execute(c, batch_size);
+    return execute_with(c, batch_size, bindings);
 }

@@ -226,6 +226,36 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
     return TRTL_OK;
 }
 
+trtl_status trtl_engine_check_dtypes(const trtl_engine *e)
+{
+    trtl_dims in[64], out[16];
+    trtl_dtype in_t[64], out_t[16];
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
+        if (n->op == TRTL_OP_IDENTITY || n_in > 64 || n->n_out > 16)
+            continue; /* identity converts to whatever its output is */
+        for (int32_t j = 0; j < n_in; j++) {
+            in[j] = e->tensors[n->in[j]].max_dims;
+            in_t[j] = e->tensors[n->in[j]].dtype;
+        }
+        for (int32_t j = 0; j < n->n_out; j++)
+            out_t[j] = e->tensors[n->out[j]].dtype;
+        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t};
+        TRTL_TRY(trtl_op_table[n->op].infer(&ic));
+        for (int32_t j = 0; j < n->n_out; j++)
+            if (out_t[j] != e->tensors[n->out[j]].dtype)
+                return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' produces %s but tensor '%s' is stored as %s", n->name,
+                                  trtl_dtype_name(out_t[j]), e->tensors[n->out[j]].name,
+                                  trtl_dtype_name(e->tensors[n->out[j]].dtype));
+        if (n->epi.has_residual && e->tensors[n->in[n_in]].dtype != TRTL_FLOAT)
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' has a non-FLOAT residual input", n->name);
+        if ((n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) && n->n_out && e->tensors[n->out[0]].dtype != TRTL_FLOAT)
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' has a fused epilogue on a non-FLOAT output", n->name);
+    }
+    return TRTL_OK;
+}
+
 /* ---- queries ------------------------------------------------------------------------------- */
 
 int trtl_engine_implicit_batch(const trtl_engine *e) { return e->implicit_batch; }

@@ -71,6 +71,8 @@ int trtl_engine_own(trtl_engine *e, void *p);
 trtl_status trtl_engine_finalize(trtl_engine *e);
 /* Shape inference of every node for concrete input dims (full), writing all tensor dims. */
 trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims);
+/* Every node's inferred output dtypes match the stored tensor dtypes (identity converts to any). */
+trtl_status trtl_engine_check_dtypes(const trtl_engine *e);
 /* Greedy offset assignment: tensors whose live ranges [first,last] overlap never share bytes. */
 int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, const int32_t *last, int64_t *offsets);
 

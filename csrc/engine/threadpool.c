@@ -173,8 +173,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-int trtl_available_cpus(void);
-
 trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
 {
     *out = NULL;

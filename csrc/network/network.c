@@ -54,6 +54,7 @@ static void free_layer(trtl_layer *l)
     free(l->in);
     free(l->out);
     free(l->out_type_set);
+    free(l->bad_msg);
     free(l);
 }
 
@@ -156,6 +157,8 @@ trtl_status trtl_network_add_input(trtl_network *net, const char *name, trtl_dty
     if (trtl_network_find_tensor(net, name))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "input '%s': a tensor with this name already exists", name);
     TRTL_TRY(check_input_dims(net, name, dims));
+    if (trtl_volume_too_large(dims))
+        return trtl_error(TRTL_ERR_SHAPE, "input '%s': more than 2^40 elements", name);
     if (!grow((void ***)&net->inputs, net->n_inputs, &net->cap_inputs))
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
     trtl_tensor *t = new_tensor(net, name);
@@ -174,8 +177,10 @@ trtl_status trtl_network_add_input(trtl_network *net, const char *name, trtl_dty
 trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t)
 {
     trtl_clear_error();
-    if (!t || t->net != net)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: the tensor does not belong to this network");
+    if (!t)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: no tensor given");
+    if (t->net != net)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: tensor '%s' belongs to another network", t->name);
     if (t->is_output)
         return TRTL_OK;
     if (!grow((void ***)&net->outputs, net->n_outputs, &net->cap_outputs))
@@ -259,11 +264,17 @@ trtl_status trtl_network_topo_order(const trtl_network *net, int32_t **order_out
         }
     }
     free(pending);
-    free(done);
     if (k < n) {
+        const trtl_layer *stuck = NULL;
+        for (int32_t i = 0; i < n && !stuck; i++)
+            if (!done[i])
+                stuck = net->layers[i];
+        free(done);
         free(order);
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "the network has a cycle (check set_input calls)");
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "the network has a cycle through layer '%s' (check set_input calls)",
+                          stuck ? stuck->name : "?");
     }
+    free(done);
     *order_out = order;
     return TRTL_OK;
 }
@@ -292,6 +303,10 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     for (int32_t i = 0; i < l->n_out; i++) {
         if (net->implicit_batch && (out[i].nb_dims < 1))
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %d lost the batch dimension", l->name, (int)i);
+        if (trtl_volume_too_large(&out[i]))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %d would have more than 2^40 elements", l->name, (int)i);
+    }
+    for (int32_t i = 0; i < l->n_out; i++) {
         l->out[i]->dims = out[i];
         l->out[i]->dtype = l->out_type_set[i] >= 0 ? (trtl_dtype)l->out_type_set[i] : out_t[i];
     }
@@ -308,11 +323,36 @@ trtl_status trtl_network_infer(trtl_network *net)
     int32_t *order = NULL;
     trtl_status st = trtl_network_topo_order(net, &order);
     net->shape_error_layer = -1;
-    for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
-        st = infer_layer(net, net->layers[order[k]]);
-        if (st != TRTL_OK)
-            net->shape_error_layer = order[k];
+    for (int32_t i = 0; i < net->n_layers; i++) {
+        trtl_layer *l = net->layers[i];
+        free(l->bad_msg);
+        l->bad_msg = NULL;
+        l->bad_root = NULL;
     }
+    /* Infer everything that can be: a failing layer only poisons what depends on it. */
+    trtl_status first = TRTL_OK;
+    char first_msg[TRTL_MSG_MAX] = "";
+    for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
+        trtl_layer *l = net->layers[order[k]];
+        for (int32_t j = 0; j < l->n_in && !l->bad_root; j++)
+            if (l->in[j] && l->in[j]->producer && l->in[j]->producer->bad_root)
+                l->bad_root = l->in[j]->producer->bad_root;
+        if (l->bad_root)
+            continue;
+        trtl_status ls = infer_layer(net, l);
+        if (ls == TRTL_OK)
+            continue;
+        l->bad_root = l;
+        l->bad_status = ls;
+        l->bad_msg = strdup(trtl_last_error());
+        if (first == TRTL_OK) {
+            first = ls;
+            net->shape_error_layer = order[k];
+            snprintf(first_msg, sizeof first_msg, "%s", trtl_last_error());
+        }
+    }
+    if (st == TRTL_OK && first != TRTL_OK)
+        st = trtl_error(first, "%s", first_msg);
     free(order);
     net->shapes_valid = 1;
     net->shape_status = st;
@@ -421,8 +461,10 @@ trtl_status trtl_layer_validate(trtl_layer *l)
         st = infer_layer(net, l);
     } else {
         st = trtl_network_infer(net);
-        if (st != TRTL_OK && net->shape_error_layer != l->id)
-            st = TRTL_OK; /* an earlier layer is at fault: build() reports it */
+        if (l->bad_root == l) /* this layer's own failure (others are reported by build()) */
+            st = trtl_error(l->bad_status, "%s", l->bad_msg ? l->bad_msg : "shape inference failed");
+        else if (net->shape_error_layer >= 0 || st == TRTL_OK)
+            st = TRTL_OK;
     }
     if (st != TRTL_OK && st != TRTL_ERR_DTYPE && validity_needs_attributes(l->op)) {
         trtl_clear_error();
@@ -625,11 +667,24 @@ trtl_status trtl_tensor_set_name(trtl_tensor *t, const char *name)
     return TRTL_OK;
 }
 
+/* Shape inference for what `t` depends on: its own failure, a failure upstream of it, or a cycle. */
+static trtl_status infer_for(const trtl_tensor *t)
+{
+    trtl_status st = trtl_network_infer(t->net);
+    const trtl_layer *root = t->producer ? t->producer->bad_root : NULL;
+    if (root)
+        return trtl_error(root->bad_status, "%s", root->bad_msg ? root->bad_msg : "shape inference failed");
+    if (st != TRTL_OK && t->net->shape_error_layer < 0)
+        return st; /* not a layer failure: a cycle */
+    trtl_clear_error();
+    return TRTL_OK;
+}
+
 trtl_status trtl_tensor_dims(const trtl_tensor *t, trtl_dims *out)
 {
     trtl_clear_error();
     if (!t->is_input)
-        TRTL_TRY(trtl_network_infer(t->net));
+        TRTL_TRY(infer_for(t));
     *out = t->net->implicit_batch ? trtl_dims_drop_front(&t->dims) : t->dims;
     return TRTL_OK;
 }

@@ -41,6 +41,11 @@ struct trtl_layer {
     int has_precision;
     trtl_dtype precision;
     int32_t *out_type_set; /* per output: -1 unset, else trtl_dtype */
+    /* Result of the last shape inference: the layer whose failure this layer depends on (itself
+     * if it failed), so a tensor's shape query reports only failures upstream of it. */
+    struct trtl_layer *bad_root;
+    trtl_status bad_status;
+    char *bad_msg;
 };
 
 struct trtl_network {

@@ -6,6 +6,8 @@
 #include "core/status.h"
 #include "core/dims.h"
 
+trtl_py_state *trtl_py_gstate;
+
 trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp)
 {
     PyObject *m = PyType_GetModuleByDef(tp, &trtl_py_module_def);
@@ -67,6 +69,19 @@ long trtl_py_as_long(PyObject *o, const char *what)
         return -1;
     }
     return PyLong_AsLong(o);
+}
+
+int trtl_py_as_int32(PyObject *o, const char *what, int32_t *out)
+{
+    long v = trtl_py_as_long(o, what);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_Format(PyExc_OverflowError, "%s = %ld does not fit a 32-bit integer", what, v);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
 }
 
 int trtl_py_to_dims(trtl_py_state *st, PyObject *o, trtl_dims *out, const char *what)
@@ -277,7 +292,7 @@ void trtl_py_log_cb(void *user, trtl_severity sev, const char *msg)
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *et, *ev, *etb;
     PyErr_Fetch(&et, &ev, &etb);
-    trtl_py_state *st = TRTL_STATE(logger);
+    trtl_py_state *st = trtl_py_gstate; /* loggers are Python classes: no module to find from them */
     PyObject *sev_obj = trtl_py_enum(st, "Severity", sev);
     PyObject *r = sev_obj ? PyObject_CallMethod(logger, "log", "Os", sev_obj, msg) : NULL;
     if (!r)
@@ -375,6 +390,7 @@ static int make_exceptions(PyObject *m, trtl_py_state *st)
 static int module_exec(PyObject *m)
 {
     trtl_py_state *st = PyModule_GetState(m);
+    trtl_py_gstate = st;
     st->enums = PyDict_New();
     if (!st->enums)
         return -1;

@@ -146,11 +146,7 @@ static PyObject *profile_set_shape_input(TrtlProfile *self, PyObject *args)
                              "set_shape_input: shape-tensor inputs are not supported by trtlite; use fixed shapes");
 }
 
-static PyObject *profile_bool(TrtlProfile *self, PyObject *unused)
-{
-    (void)unused;
-    return PyBool_FromLong(PyDict_Size(self->shapes) > 0);
-}
+static int profile_bool(TrtlProfile *self) { return PyDict_Size(self->shapes) > 0; }
 
 static PyMethodDef profile_methods[] = {
     {"set_shape", (PyCFunction)(void (*)(void))profile_set_shape, METH_VARARGS | METH_KEYWORDS,
@@ -159,13 +155,13 @@ static PyMethodDef profile_methods[] = {
      "get_shape(input) -> [min, opt, max]\n\nThe shapes set for `input` (empty list if none)."},
     {"set_shape_input", (PyCFunction)profile_set_shape_input, METH_VARARGS,
      "set_shape_input(input, min, opt, max)\n\nNot supported (no shape tensors): raises UnsupportedError."},
-    {"__bool__", (PyCFunction)profile_bool, METH_NOARGS, "True when the profile has shapes."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot profile_slots[] = {
     {Py_tp_dealloc, profile_dealloc},
     {Py_tp_traverse, profile_traverse},
     {Py_tp_methods, profile_methods},
+    {Py_nb_bool, profile_bool},
     {Py_tp_doc, "Optimization profile (IOptimizationProfile): min/opt/max shapes of dynamic inputs."},
     {0, NULL}};
 
@@ -196,8 +192,8 @@ static int config_traverse(TrtlBuilderConfigObj *self, visitproc visit, void *ar
 
 static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
-    long f = trtl_py_as_long(arg, "flag");
-    if (f == -1 && PyErr_Occurred())
+    int32_t f;
+    if (trtl_py_as_int32(arg, "flag", &f) < 0)
         return NULL;
     trtl_builder_config_set_flag(self->cfg, (int)f, 1);
     Py_RETURN_NONE;
@@ -205,8 +201,8 @@ static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
-    long f = trtl_py_as_long(arg, "flag");
-    if (f == -1 && PyErr_Occurred())
+    int32_t f;
+    if (trtl_py_as_int32(arg, "flag", &f) < 0)
         return NULL;
     trtl_builder_config_set_flag(self->cfg, (int)f, 0);
     Py_RETURN_NONE;
@@ -214,8 +210,8 @@ static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_get_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
-    long f = trtl_py_as_long(arg, "flag");
-    if (f == -1 && PyErr_Occurred())
+    int32_t f;
+    if (trtl_py_as_int32(arg, "flag", &f) < 0)
         return NULL;
     return PyBool_FromLong(trtl_builder_config_get_flag(self->cfg, (int)f));
 }
@@ -333,8 +329,8 @@ static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     static int setname(TrtlBuilderConfigObj *self, PyObject *v, void *c)      \
     {                                                             \
         (void)c;                                                  \
-        long x = trtl_py_as_long(v, "value");                     \
-        if (x == -1 && PyErr_Occurred())                          \
+        int32_t x;                                                \
+        if (trtl_py_as_int32(v, "value", &x) < 0)                 \
             return -1;                                            \
         setter_fn(self->cfg, (int32_t)x);                         \
         return 0;                                                 \
@@ -351,8 +347,8 @@ static PyObject *cfg_get_threads(TrtlBuilderConfigObj *self, void *c)
 static int cfg_set_threads(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 {
     (void)c;
-    long x = trtl_py_as_long(v, "num_threads");
-    if (x == -1 && PyErr_Occurred())
+    int32_t x;
+    if (trtl_py_as_int32(v, "num_threads", &x) < 0)
         return -1;
     trtl_builder_config_set_num_threads(self->cfg, (int32_t)x);
     return 0;

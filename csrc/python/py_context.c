@@ -19,7 +19,6 @@ typedef struct TrtlContext {
     PyObject *profiler;
     PyObject *name;
     int debug_sync;
-    int32_t profile;
     /* Per-step times collected during execute (GIL released), reported afterwards. */
     const char **prof_names;
     float *prof_ms;
@@ -69,7 +68,6 @@ PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
     o->profiler = NULL;
     o->name = PyUnicode_FromString("");
     o->debug_sync = 0;
-    o->profile = 0;
     o->prof_names = NULL;
     o->prof_ms = NULL;
     o->prof_n = o->prof_cap = 0;
@@ -332,13 +330,13 @@ static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObjec
 
 static int batch_arg(TrtlContext *self, PyObject *o, int32_t *batch)
 {
-    long b = o ? trtl_py_as_long(o, "batch_size") : 1;
-    if (b == -1 && PyErr_Occurred())
+    int32_t b = 1;
+    if (o && trtl_py_as_int32(o, "batch_size", &b) < 0)
         return -1;
     if (!trtl_engine_implicit_batch(self->engine->e) && b != 1) {
         /* TensorRT 8 accepted execute() only on implicit-batch engines. */
         trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
-                          "execute(batch_size=%ld): this engine has an explicit batch dimension; use execute_v2(bindings)", b);
+                          "execute(batch_size=%d): this engine has an explicit batch dimension; use execute_v2(bindings)", (int)b);
         return -1;
     }
     *batch = (int32_t)b;
@@ -509,10 +507,9 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     PyObject *stream = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream))
         return NULL;
-    if (idx < 0 || idx >= trtl_engine_num_profiles(self->engine->e))
-        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "profile %d out of range (engine has %d)", idx,
-                                 (int)trtl_engine_num_profiles(self->engine->e));
-    self->profile = idx;
+    trtl_status s = trtl_context_set_profile(self->c, idx);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_TRUE;
 }
 
@@ -593,21 +590,20 @@ static int c_set_debug(TrtlContext *self, PyObject *v, void *c)
 static PyObject *c_get_profile(TrtlContext *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(self->profile);
+    return PyLong_FromLong(trtl_context_profile(self->c));
 }
 
 static int c_set_profile(TrtlContext *self, PyObject *v, void *c)
 {
     (void)c;
-    long x = trtl_py_as_long(v, "active_optimization_profile");
-    if (x == -1 && PyErr_Occurred())
+    int32_t x;
+    if (trtl_py_as_int32(v, "active_optimization_profile", &x) < 0)
         return -1;
-    if (x < 0 || x >= trtl_engine_num_profiles(self->engine->e)) {
-        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "profile %ld out of range (engine has %d)", x,
-                          (int)trtl_engine_num_profiles(self->engine->e));
+    trtl_status s = trtl_context_set_profile(self->c, x);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
         return -1;
     }
-    self->profile = (int32_t)x;
     return 0;
 }
 
@@ -632,8 +628,8 @@ static int c_set_name(TrtlContext *self, PyObject *v, void *c)
 static int c_set_threads(TrtlContext *self, PyObject *v, void *c)
 {
     (void)c;
-    long x = trtl_py_as_long(v, "num_threads");
-    if (x == -1 && PyErr_Occurred())
+    int32_t x;
+    if (trtl_py_as_int32(v, "num_threads", &x) < 0)
         return -1;
     trtl_status s = trtl_context_set_num_threads(self->c, (int32_t)x);
     if (s != TRTL_OK) {

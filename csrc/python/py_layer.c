@@ -238,8 +238,8 @@ static PyObject *get_precision(TrtlLayer *self, void *c)
 static int set_precision(TrtlLayer *self, PyObject *v, void *c)
 {
     (void)c;
-    long dt = trtl_py_as_long(v, "precision");
-    if (dt == -1 && PyErr_Occurred())
+    int32_t dt;
+    if (trtl_py_as_int32(v, "precision", &dt) < 0)
         return -1;
     trtl_status s = trtl_layer_set_precision(self->l, (trtl_dtype)dt);
     if (s != TRTL_OK) {
@@ -311,8 +311,8 @@ static PyObject *layer_set_output_type(TrtlLayer *self, PyObject *args)
     PyObject *dto;
     if (!PyArg_ParseTuple(args, "iO", &i, &dto))
         return NULL;
-    long dt = trtl_py_as_long(dto, "dtype");
-    if (dt == -1 && PyErr_Occurred())
+    int32_t dt;
+    if (trtl_py_as_int32(dto, "dtype", &dt) < 0)
         return NULL;
     trtl_status s = trtl_layer_set_output_type(self->l, i, (trtl_dtype)dt);
     if (s != TRTL_OK)

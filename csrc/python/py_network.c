@@ -341,8 +341,8 @@ static PyObject *network_add_input(TrtlNetwork *self, PyObject *args, PyObject *
     trtl_py_state *st = TRTL_STATE(self);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOO:add_input", kw, &name, &dto, &shape))
         return NULL;
-    long dt = trtl_py_as_long(dto, "add_input(): dtype");
-    if (dt == -1 && PyErr_Occurred())
+    int32_t dt;
+    if (trtl_py_as_int32(dto, "add_input(): dtype", &dt) < 0)
         return NULL;
     trtl_dims d;
     if (trtl_py_to_dims(st, shape, &d, "add_input(): shape") < 0)

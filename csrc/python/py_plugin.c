@@ -36,9 +36,6 @@ typedef struct TrtlPluginObj {
 static PyTypeObject *creator_type_of(trtl_py_state *st);
 static PyTypeObject *plugin_type_of(trtl_py_state *st);
 
-/* Module state is needed from C callbacks that have no Python object at hand. */
-static trtl_py_state *g_state_for_callbacks;
-
 /* ---- small helpers -------------------------------------------------------------------------- */
 
 static void msg_from_exception(char *msg, size_t n, const char *what)
@@ -311,7 +308,7 @@ static int pyp_output_desc(const trtl_plugin *self, int32_t index, const trtl_pl
     const py_plugin *p = (const py_plugin *)self;
     int rc = 1;
     PyGILState_STATE g = PyGILState_Ensure();
-    trtl_py_state *st = g_state_for_callbacks;
+    trtl_py_state *st = trtl_py_gstate;
     PyObject *shapes = PyList_New(nb_in), *dts = PyList_New(nb_in), *shape = NULL, *dt = NULL;
     for (int32_t i = 0; shapes && dts && i < nb_in; i++) {
         PyList_SET_ITEM(shapes, i, dims_tuple(&in[i].dims));
@@ -507,7 +504,7 @@ static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *laye
     const py_creator *c = (const py_creator *)self->user; /* self may be the registry's copy */
     trtl_plugin *r = NULL;
     PyGILState_STATE g = PyGILState_Ensure();
-    trtl_py_state *st = g_state_for_callbacks;
+    trtl_py_state *st = trtl_py_gstate;
     const trtl_plugin_field *data = NULL;
     for (int32_t i = 0; i < fields->nb_fields; i++)
         if (strcmp(fields->fields[i].name, DATA_FIELD) == 0)
@@ -1109,6 +1106,5 @@ int trtl_py_init_plugins(PyObject *m, trtl_py_state *st)
     }
     Py_DECREF(ct);
     Py_DECREF(pt);
-    g_state_for_callbacks = st;
-    return PyModule_AddFunctions(m, trtl_py_plugin_functions);
+        return PyModule_AddFunctions(m, trtl_py_plugin_functions);
 }

@@ -88,8 +88,8 @@ static PyObject *get_dtype(TrtlTensor *self, void *c)
 static int set_dtype(TrtlTensor *self, PyObject *v, void *c)
 {
     (void)c;
-    long dt = trtl_py_as_long(v, "dtype");
-    if (dt == -1 && PyErr_Occurred())
+    int32_t dt;
+    if (trtl_py_as_int32(v, "dtype", &dt) < 0)
         return -1;
     trtl_status s = trtl_tensor_set_dtype(self->t, (trtl_dtype)dt);
     if (s != TRTL_OK) {

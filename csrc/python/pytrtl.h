@@ -31,6 +31,10 @@ typedef struct trtl_py_state {
 
 extern PyModuleDef trtl_py_module_def;
 
+/* The state of the (single) loaded module, for C callbacks that get no object of ours (log sinks
+ * of Python loggers, plugin adapters).  Set when the module is executed. */
+extern trtl_py_state *trtl_py_gstate;
+
 /* State of the module that defined `tp` (works for subclasses too). */
 trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp);
 #define TRTL_STATE(self) trtl_py_state_of_type(Py_TYPE(self))
@@ -83,6 +87,8 @@ PyObject *trtl_py_enum(trtl_py_state *st, const char *enum_name, long v);
 /* Enum or int -> long, with a type check naming `what`.  Returns -1 with an exception set on error
  * (check PyErr_Occurred). */
 long trtl_py_as_long(PyObject *o, const char *what);
+/* Same, also checking it fits int32 (OverflowError otherwise).  0 on success. */
+int trtl_py_as_int32(PyObject *o, const char *what, int32_t *out);
 /* numpy array / buffer / trt.Weights / None -> weights.  `*keep` receives the object that must
  * stay alive while the weights are used (a new reference, or NULL for empty weights). */
 int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject **keep, const char *what);

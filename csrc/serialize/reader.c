@@ -61,11 +61,32 @@ static float f32(rbuf *r)
     return v;
 }
 
-/* Reads a string into a new allocation (NULL on failure). */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t k = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 9;
+        if (k == 9 || c == 0 || i + k >= n + (k ? 0 : 1))
+            return 0;
+        for (size_t j = 1; j <= k; j++)
+            if ((s[i + j] & 0xC0) != 0x80)
+                return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* Reads a string into a new allocation (NULL on failure or when it is not UTF-8, so names are
+ * always valid for Python). */
 static char *str(rbuf *r)
 {
     uint32_t n = u32(r);
     if (r->bad || n > r->n - r->off) {
+        r->bad = 1;
+        return NULL;
+    }
+    if (!valid_utf8(r->p + r->off, n)) {
         r->bad = 1;
         return NULL;
     }
@@ -224,6 +245,9 @@ static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload
         char prod[17];
         memcpy(prod, p + 32, 16);
         prod[16] = '\0';
+        for (int i = 0; prod[i]; i++) /* outside the checksum: show only printable ASCII */
+            if ((unsigned char)prod[i] < 0x20 || (unsigned char)prod[i] > 0x7e)
+                prod[i] = '?';
         return trtl_error(TRTL_ERR_VERSION,
                           "plan format version %u (written by trtlite %s) cannot be loaded by trtlite %s, which reads version %u; "
                           "rebuild the engine", version, prod, trtl_version(), TRTL_PLAN_VERSION);
@@ -280,7 +304,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
                   nb <= r.n - r.off && (t->kind == TRTL_TK_CONSTANT || nb == 0),
               "plan is truncated or corrupt at tensor %u", i);
         int64_t v = trtl_volume(&t->max_dims);
-        CHECK(v >= 0 && v <= (int64_t)1 << 40, "plan is corrupt: tensor '%s' has no valid max shape", t->name);
+        CHECK(v >= 0 && !trtl_volume_too_large(&t->max_dims), "plan is corrupt: tensor '%s' has no valid max shape",
+              t->name);
         t->max_bytes = v * (int64_t)trtl_dtype_size(t->dtype);
         if (t->kind == TRTL_TK_CONSTANT) {
             CHECK((int64_t)nb == t->max_bytes, "plan is corrupt: constant '%s' has %llu bytes, its shape needs %lld", t->name,
@@ -302,6 +327,14 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         int32_t want = i < nin ? TRTL_TK_INPUT : TRTL_TK_OUTPUT;
         CHECK(e->tensors[id].kind == want, "plan is corrupt: I/O tensor '%s' has the wrong kind", e->tensors[id].name);
         e->io[i] = (int32_t)id;
+    }
+    for (uint32_t i = 0; i < nt; i++) { /* every input/output tensor is bound exactly once */
+        int32_t listed = 0;
+        for (uint32_t k = 0; k < nio; k++)
+            listed += e->io[k] == (int32_t)i;
+        int is_io = e->tensors[i].kind == TRTL_TK_INPUT || e->tensors[i].kind == TRTL_TK_OUTPUT;
+        CHECK(listed == (is_io ? 1 : 0), "plan is corrupt: tensor '%s' is %s the I/O list %d time(s)", e->tensors[i].name,
+              is_io ? "an input/output but in" : "internal but in", (int)listed);
     }
     uint32_t np = u32(&r);
     CHECK(!r.bad && np >= 1 && np <= 1024, "plan is corrupt: %u optimization profiles", np);
@@ -362,7 +395,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         }
         free(kname);
         CHECK(n->kernel->op == n->op, "plan is corrupt: kernel '%s' does not implement layer '%s'", n->kernel->name, n->name);
-        CHECK(n->epi.act >= TRTL_ACT_NONE && n->epi.act < TRTL_ACT_COUNT && n->epi.has_residual <= 1,
+        CHECK(n->epi.act >= TRTL_ACT_NONE && n->epi.act < TRTL_ACT_COUNT && n->epi.has_residual >= 0 &&
+                  n->epi.has_residual <= 1,
               "plan is corrupt: bad epilogue of layer '%s'", n->name);
         uint32_t ni = u32(&r);
         CHECK(!r.bad && ni <= 1024, "plan is corrupt: input count of layer '%s'", n->name);
@@ -416,6 +450,12 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             CHECK(trtl_dims_equal(&check[id], &e->tensors[id].max_dims), "plan is inconsistent: tensor '%s' shape",
                   e->tensors[id].name);
         }
+    st = trtl_engine_check_dtypes(e);
+    if (st != TRTL_OK) {
+        trtl_error_prefix("plan is inconsistent");
+        st = TRTL_ERR_INVALID_PLAN;
+        goto fail;
+    }
     free(check);
     check = NULL;
     for (int32_t k = 0; k < e->n_nodes; k++) {

@@ -236,6 +236,9 @@ uint64_t trtl_engine_device_memory_size(const trtl_engine *e);  /* activation by
 
 trtl_status trtl_context_create(trtl_engine *e, trtl_context **out);
 void trtl_context_destroy(trtl_context *c);
+/* Selects the optimization profile whose ranges set_input_shape checks (default 0). */
+trtl_status trtl_context_set_profile(trtl_context *c, int32_t profile);
+int32_t trtl_context_profile(const trtl_context *c);
 /* Concrete shape of a dynamic input (user view). */
 trtl_status trtl_context_set_input_shape(trtl_context *c, const char *name, const trtl_dims *dims);
 /* Shape of any I/O tensor for the current inputs (user view). */
@@ -251,7 +254,8 @@ trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *ou
 /* Runs with the addresses set above.  batch_size: implicit-batch engines (<= max batch); ignored
  * (pass 0) for explicit-batch ones. */
 trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size);
-/* Runs with bindings in engine I/O order. */
+/* Runs with bindings in engine I/O order, for this call only (set_tensor_address addresses are
+ * left as they were). */
 trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings);
 /* Per-step timing callback (ms), called after each step when set. */
 typedef void (*trtl_profiler_fn)(void *user, const char *layer_name, float ms);

@@ -3,17 +3,21 @@
  * strides, dilations, every padding mode) as one SGEMM per group and pixel panel.
  *
  * For image n and group g:  Y[Kg, P] = W[Kg, Cg*kvol] x Col[Cg*kvol, P]   (P output pixels).
- * Col is never built whole: the output pixels are cut into panels small enough that one panel of
- * Col (Cg*kvol rows x pw columns) stays in L2; each panel is expanded into the thread's scratch
- * slot and multiplied (BLAS packs it again as it streams).  The epilogue is fused around the
- * SGEMM: the Y tile is prefilled with bias + residual, SGEMM accumulates onto it (beta = 1), and
- * the activation runs over the tile while it is still in cache.  A 1x1, stride-1, unpadded convolution needs no
- * Col at all: the activations of group g already are the [Cg, P] matrix (ldb = P).
+ * Col is never built whole: the output pixels are cut into panels of pw columns, a panel of Col
+ * (Cg*kvol rows x pw) sized for L2 (PANEL_BYTES) but at least MIN_PANEL columns wide, because
+ * OpenBLAS repacks the weights on every call and narrow panels would spend their time there.
+ * Each panel is expanded into the thread's scratch slot and multiplied (BLAS packs it again as it
+ * streams).  The epilogue is fused around the SGEMM: the Y tile is prefilled with bias +
+ * residual, SGEMM accumulates onto it (beta = 1), and the activation runs over the tile while it
+ * is still in cache.  A 1x1, stride-1, unpadded convolution needs no Col at all: the activations
+ * of group g already are the [Cg, P] matrix (ldb = P).
  *
  * Work items are (image, group, panel, block of output channels), output channels being split
  * only when there are fewer (image, group, panel) items than threads (small maps, deep layers).
- * The scratch holds one panel per slot; a slot is handed a contiguous run of items, so a slot
- * that gets several channel blocks of one panel expands it once.
+ * The scratch holds one panel per slot (scratch() sizes it for trtl_available_cpus() slots; run()
+ * uses as many as the scratch it is given holds); a slot is handed a contiguous run of items, so
+ * a slot that gets several channel blocks of one panel expands it once, and the same slot (same
+ * thread, see threadpool.c) gets the same items on every run.
  */
 #include <string.h>
 #include <cblas.h>
@@ -29,8 +33,9 @@
 #define PANEL_BYTES (512 * 1024) /* target size of one Col panel (L2 is 1-2 MiB on our targets) */
 #endif
 #ifndef MIN_PANEL
-#define MIN_PANEL 64 /* narrower panels make SGEMM inefficient; exceed the budget instead */
+#define MIN_PANEL 256 /* every SGEMM call repacks its weights: keep panels wide, exceeding the budget if need be */
 #endif
+#define MAX_PANEL_FLOATS (2 * 1024 * 1024) /* 8 MiB a slot at most */
 #define MAX_SLOTS 64
 
 typedef struct conv_geom {
@@ -104,7 +109,9 @@ static int64_t panel_max(const conv_geom *g)
     int64_t w = PANEL_BYTES / (g->ckk * (int64_t)sizeof(float));
     if (w < MIN_PANEL)
         w = MIN_PANEL;
-    w &= ~(int64_t)15;
+    if (w * g->ckk > MAX_PANEL_FLOATS) /* huge Cg*kvol (3-D): bound the scratch instead */
+        w = MAX_PANEL_FLOATS / g->ckk;
+    w = w < 16 ? 16 : w & ~(int64_t)15;
     return w >= g->P ? g->P : w;
 }
 
@@ -293,11 +300,12 @@ static trtl_status conv_run(const trtl_kernel_args *a)
             int64_t want = ceil_div(slots, ng);
             if (g.P / want >= 32)
                 npanels = want;
-        } else if ((ng * npanels) % slots && ng * npanels < 4 * slots) {
+        } else {
+            /* a multiple of `slots` items when a few more panels get there */
             int64_t np2 = npanels;
-            while ((ng * np2) % slots)
+            while ((ng * np2) % slots && np2 < npanels + slots)
                 np2++;
-            if (g.P / np2 >= 32)
+            if ((ng * np2) % slots == 0 && g.P / np2 >= 32)
                 npanels = np2;
         }
         if (ng * npanels < slots) {

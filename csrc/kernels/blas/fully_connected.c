@@ -4,8 +4,8 @@
  * / D (the leading dims, batch included; the trailing C*H*W are flattened).
  *
  * M == 1 (batch 1) is a matrix-vector product: SGEMV over a block of output channels per
- * thread, memory-bound on the weights.  Larger M uses SGEMM, split over rows of X when there are
- * enough, else over output channels.  Each thread's output block is prefilled with bias +
+ * thread, memory-bound on the weights.  Larger M uses SGEMM, split over output channels unless X
+ * is larger than the weights.  Each thread's output block is prefilled with bias +
  * residual, BLAS accumulates onto it (beta = 1), then the activation runs over the block.
  */
 #include <string.h>
@@ -84,13 +84,16 @@ static trtl_status fc_run(const trtl_kernel_args *a)
     int t = trtl_threads_for(a->pool, 2.0 * (double)M * (double)K * (double)D);
     int64_t nmb = 1;
     if (t > 1) {
-        if (M >= 4 * (int64_t)t) {
-            nmb = t;
-        } else if (K >= 16 * (int64_t)t) {
+        /* Each thread's BLAS call repacks the whole operand it does not split: split the output
+         * channels (each thread reads a share of the weights) unless X is the larger operand. */
+        if (K >= M && K >= 16 * (int64_t)t)
             j.nkb = t;
-        } else {
+        else if (M >= 4 * (int64_t)t)
+            nmb = t;
+        else if (K >= 16 * (int64_t)t)
+            j.nkb = t;
+        else
             nmb = M < t ? M : t;
-        }
     }
     j.mb = ceil_div(M, nmb);
     j.kb = ceil_div(K, j.nkb);

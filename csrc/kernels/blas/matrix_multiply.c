@@ -10,8 +10,8 @@
  * same memory as [batch.., M, N] with M or N equal to 1, so the output dims are only checked for
  * their volume.
  *
- * When B has a single batch and A is a non-transposed, non-broadcast stack of matrices (a
- * constant weight applied to activations), the stack folds into one [batch*M, K] x [K, N] GEMM.
+ * When B has a single batch and A is a non-transposed, non-broadcast stack of matrices or vectors
+ * (a constant weight applied to activations), the stack folds into one [batch*M, K] x op(B) GEMM.
  * Work items are (batch, row block, column block); blocks are only cut when there are fewer
  * batches than threads.  One-row / one-column products go to SGEMV, 1x1 to SDOT.
  */
@@ -202,8 +202,8 @@ static trtl_status mm_run(const trtl_kernel_args *a)
     TRTL_TRY(trtl_epi_residual(a, nbat * j.M * j.N, &j.res));
     if (nbat == 0 || j.M == 0 || j.N == 0)
         return TRTL_OK;
-    /* A weight shared by a stack of plain matrices: one tall GEMM */
-    if (bbat == 1 && abat == nbat && oa.op == TRTL_MATOP_NONE && nbat > 1) {
+    /* A weight shared by a stack of plain matrices or vectors: one tall GEMM */
+    if (bbat == 1 && abat == nbat && oa.op != TRTL_MATOP_TRANSPOSE && nbat > 1) {
         j.M *= nbat;
         j.nb = 0;
         nbat = 1;
@@ -215,8 +215,12 @@ static trtl_status mm_run(const trtl_kernel_args *a)
     int t = trtl_threads_for(a->pool, 2.0 * (double)nbat * (double)j.M * (double)j.N * (double)j.K);
     j.nmb = j.nnb = 1;
     if (t > 1 && nbat < 2 * t) {
-        int64_t per = ceil_div(t, nbat); /* blocks wanted per batch */
-        if (j.M >= 8 * per)
+        /* Blocks wanted per batch.  Each thread's BLAS call repacks the whole operand it does
+         * not split, so split the larger side (rows of A or columns of B). */
+        int64_t per = ceil_div(t, nbat);
+        if (j.N >= j.M && j.N >= 16 * per)
+            j.nnb = per;
+        else if (j.M >= 8 * per)
             j.nmb = per;
         else if (j.N >= 16 * per)
             j.nnb = per;

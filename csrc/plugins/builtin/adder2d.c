@@ -441,12 +441,17 @@ static void pad_sample(const adder2d *a, const geom *g, const float *x, float *d
             }
             const float *src = x + (c * g->H + iy) * g->W;
             for (int64_t q = 0; q < s; q++) {
+                /* sub[t] = padded column t*s + q = input column t*s + q - p, zero outside [0, W). */
                 float *sub = row + q * g->lp;
-                /* sub[t] = padded column t*s + q = input column t*s + q - p. */
-                for (int64_t t = 0; t < g->lp; t++) {
-                    int64_t ix = t * s + q - p;
-                    sub[t] = (ix >= 0 && ix < g->W) ? src[ix] : 0.0f;
-                }
+                int64_t lo, hi;
+                valid_cols(q, s, p, g->W, g->lp, &lo, &hi);
+                memset(sub, 0, sizeof(float) * (size_t)lo);
+                if (s == 1)
+                    memcpy(sub + lo, src + lo - p, sizeof(float) * (size_t)(hi - lo));
+                else
+                    for (int64_t t = lo; t < hi; t++)
+                        sub[t] = src[t * s + q - p];
+                memset(sub + hi, 0, sizeof(float) * (size_t)(g->lp - hi));
             }
         }
 }
