@@ -47,7 +47,7 @@ deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data
 deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
 
 # ---- build ---------------------------------------------------------------------------------
-build: deps lib examples
+build: deps lib examples build/plugins/libscaled_tanh_plugin.so
 	$(PY) setup.py -q build_ext --inplace -j 2
 
 # The C library for C programs (public header: csrc/include/trtlite/trtlite.h).
@@ -60,6 +60,11 @@ examples: build/examples/c_network
 build/examples/c_network: examples/c/network.c build/libtrtlite.so
 	@mkdir -p build/examples
 	$(CC) $(CFLAGS) -Icsrc/include $< -o $@ -Lbuild -ltrtlite -lm -Wl,-rpath,'$$ORIGIN/..'
+
+# An external plugin library, built only against the public plugin header.
+build/plugins/libscaled_tanh_plugin.so: examples/plugins/scaled_tanh_plugin.c csrc/include/trtlite/plugin.h csrc/include/trtlite/types.h
+	@mkdir -p build/plugins
+	$(CC) $(CFLAGS) -fPIC -shared -Icsrc/include examples/plugins/scaled_tanh_plugin.c -o $@ -lm
 
 # ---- test / demo / bench -------------------------------------------------------------------
 test: deps-test build
