@@ -213,10 +213,16 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         int32_t n_in = n->n_in < 64 ? n->n_in : 64;
         for (int32_t j = 0; j < n_in; j++)
             dims[j] = g->t[n->in[j]].dopt;
+        /* The optimized kernels compute in fp32: other dtypes run on the reference kernel. */
+        int all_float = 1;
+        for (int32_t j = 0; j < n->n_in; j++)
+            all_float &= g->t[n->in[j]].dtype == TRTL_FLOAT;
+        for (int32_t j = 0; j < n->n_out; j++)
+            all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
         for (int c = 0; c < nc; c++) {
             const trtl_kernel *k = cand[c];
-            if (level == 0 && c != nc - 1)
-                continue; /* level 0: reference kernels only */
+            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2)) && c != nc - 1)
+                continue; /* level 0 (and non-fp32 nodes): reference kernels only */
             if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))
                 continue;
             ok[nok++] = k;

@@ -1,0 +1,761 @@
+/*
+ * test_kernels.c -- every optimized kernel against the reference on random shapes.
+ *
+ * For each case: the reference kernel runs, then trtl_epilogue_apply as the engine would; the
+ * optimized kernel runs with its own prepare/scratch/run (scratch and output pre-filled with NaN
+ * so unwritten or uninitialized values show), with no pool, a 2-thread pool and a 3-thread pool
+ * (more threads than the scratch has slots on a 2-CPU machine).  A kernel's cases stop at its
+ * first mismatch, which is printed with the case; the exit status is 1 if any kernel failed.
+ * Also: the thread pool (every index once, nested calls, sleeping workers) and which shapes the
+ * depthwise kernel's applies() takes.
+ *
+ *   test_kernels [seed] [cases-per-kernel]
+ *
+ * fully_connected / matrix_multiply: compared with trtl_ref_* when that reference is implemented
+ * (it returns TRTL_ERR_UNSUPPORTED while it is a stub), otherwise with the naive loops below.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "network/op_table.h"
+#include "kernels/kernel.h"
+#include "engine/threadpool.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
+extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
+extern const trtl_kernel trtl_kernel_fc_sgemm;
+extern const trtl_kernel trtl_kernel_matmul_sgemm;
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static uint64_t g_rng;
+static uint32_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng >> 16);
+}
+static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rfloat(void) { return (float)rnd() / 2147483648.0f - 1.0f; }
+
+static float *rand_buf(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = rfloat();
+    return p;
+}
+
+static float *nan_buf(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = NAN;
+    return p;
+}
+
+static trtl_dims dims(int nb, const int64_t *d)
+{
+    trtl_dims r = {0};
+    r.nb_dims = nb;
+    for (int i = 0; i < nb; i++)
+        r.d[i] = d[i];
+    return r;
+}
+
+static const int32_t g_acts[] = {
+    TRTL_ACT_NONE, TRTL_ACT_RELU, TRTL_ACT_CLIP, TRTL_ACT_LEAKY_RELU, TRTL_ACT_SIGMOID, TRTL_ACT_TANH,
+    TRTL_ACT_ELU, TRTL_ACT_SELU, TRTL_ACT_SOFTSIGN, TRTL_ACT_SOFTPLUS, TRTL_ACT_HARD_SIGMOID,
+    TRTL_ACT_SCALED_TANH, TRTL_ACT_THRESHOLDED_RELU, TRTL_ACT_GELU_ERF, TRTL_ACT_GELU_TANH};
+#define N_ACTS ((int)(sizeof g_acts / sizeof g_acts[0]))
+
+static trtl_epilogue rand_epi(int combo)
+{
+    trtl_epilogue e = {0};
+    e.act = g_acts[combo % N_ACTS];
+    e.has_residual = (combo / N_ACTS) % 2;
+    e.alpha = 0.1f + 0.5f * (rfloat() + 1.0f) * 0.5f;
+    e.beta = 0.5f + (rfloat() + 1.0f);
+    if (e.act == TRTL_ACT_CLIP) {
+        e.alpha = -0.5f + 0.3f * rfloat();
+        e.beta = 0.6f + 0.3f * rfloat();
+        if (combo % 7 == 3) { /* degenerate clip with alpha > beta must match too */
+            float t = e.alpha;
+            e.alpha = e.beta;
+            e.beta = t;
+        }
+    }
+    return e;
+}
+
+static const char *act_name(int32_t a)
+{
+    static const char *const n[] = {"RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU", "SOFTSIGN",
+                                    "SOFTPLUS", "CLIP", "HARD_SIGMOID", "SCALED_TANH", "THRESHOLDED_RELU",
+                                    "GELU_ERF", "GELU_TANH"};
+    return a < 0 ? "NONE" : (a < TRTL_ACT_COUNT ? n[a] : "?");
+}
+
+static trtl_threadpool *g_pools[3]; /* NULL, 2 threads, 3 threads */
+static int g_failures, g_cases;
+static char g_desc[512];
+
+/* Compares got to want; prints the case on the first bad element. */
+static int compare(const char *kname, const float *got, const float *want, int64_t n, int pool_index)
+{
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        ss += (double)want[i] * want[i];
+    double scale = n ? sqrt(ss / (double)n) : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (!(d <= 1e-4 * (fabs((double)want[i]) + scale) + 1e-6) && !(isnan(got[i]) && isnan(want[i]))) {
+            fprintf(stderr, "MISMATCH %s [%s] pool=%d: element %lld got %.7g want %.7g (of %lld; rms %.4g)\n",
+                    kname, g_desc, pool_index == 0 ? 0 : pool_index + 1, (long long)i, got[i], want[i],
+                    (long long)n, scale);
+            g_failures++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Runs kernel k on node nd (views in/out) with each pool and compares with `want`.  Returns 1 on
+ * failure. */
+static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, const trtl_dims *out_dims,
+                   const float *want)
+{
+    trtl_dims in_dims[4];
+    for (int i = 0; i < nd->n_in; i++)
+        in_dims[i] = in[i].dims;
+    if (k->applies && !k->applies(nd, in_dims)) {
+        fprintf(stderr, "FAIL %s [%s]: applies() refused a case the test expects it to take\n", k->name, g_desc);
+        g_failures++;
+        return 1;
+    }
+    void *state = NULL;
+    if (k->prepare && k->prepare(nd, &state) != TRTL_OK) {
+        fprintf(stderr, "FAIL %s [%s]: prepare: %s\n", k->name, g_desc, trtl_last_error());
+        g_failures++;
+        return 1;
+    }
+    nd->kstate = state;
+    int64_t n = trtl_volume(out_dims);
+    int bad = 0;
+    for (int pi = 0; pi < 3 && !bad; pi++) {
+        trtl_tensor_view out = {nan_buf(n), *out_dims, TRTL_FLOAT};
+        size_t ss = k->scratch ? k->scratch(nd, in, &out) : 0;
+        float *scratch = ss ? nan_buf((int64_t)(ss / sizeof(float)) + 1) : NULL;
+        trtl_kernel_args a = {nd, in, &out, scratch, ss, state, g_pools[pi], NULL};
+        trtl_status st = k->run(&a);
+        if (st != TRTL_OK) {
+            fprintf(stderr, "FAIL %s [%s] pool=%d: run: %s\n", k->name, g_desc, pi, trtl_last_error());
+            g_failures++;
+            bad = 1;
+        } else {
+            bad = compare(k->name, (float *)out.data, want, n, pi);
+        }
+        free(scratch);
+        free(out.data);
+    }
+    if (k->release)
+        k->release(state);
+    nd->kstate = NULL;
+    g_cases++;
+    return bad;
+}
+
+/* Reference output: ref kernel, then the engine's epilogue pass (the residual is the last input). */
+static float *ref_output(trtl_kernel_fn ref, trtl_node *nd, const trtl_tensor_view *in, const trtl_dims *out_dims,
+                         trtl_status *st)
+{
+    int64_t n = trtl_volume(out_dims);
+    trtl_tensor_view out = {nan_buf(n), *out_dims, TRTL_FLOAT};
+    trtl_kernel_args a = {nd, in, &out, NULL, 0, NULL, NULL, NULL};
+    *st = ref(&a);
+    if (*st != TRTL_OK) {
+        free(out.data);
+        return NULL;
+    }
+    trtl_epilogue_apply(&nd->epi, (float *)out.data, nd->epi.has_residual ? (const float *)in[nd->n_in - 1].data : NULL,
+                        n);
+    return (float *)out.data;
+}
+
+/* ---- convolution ------------------------------------------------------------------------------ */
+
+typedef struct conv_case {
+    int nsp;
+    int64_t N, C, K, G, in[3], k[3], s[3], d[3], pre[3], post[3];
+    int mode, bias;
+} conv_case;
+
+/* Builds the node and runs one case through kernel k (and the reference).  Returns 1 on failure,
+ * 0 on pass, -1 if the shape is invalid (skipped). */
+static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONVOLUTION;
+    nd.name = "conv";
+    trtl_conv_params *p = &nd.p.conv;
+    p->num_output_maps = (int32_t)c->K;
+    p->num_groups = (int32_t)c->G;
+    p->padding_mode = c->mode;
+    p->kernel_size = dims(c->nsp, c->k);
+    p->stride = dims(c->nsp, c->s);
+    p->dilation = dims(c->nsp, c->d);
+    p->pre_padding = dims(c->nsp, c->pre);
+    p->post_padding = dims(c->nsp, c->post);
+    int64_t xd[5] = {c->N, c->C}, yd[5] = {c->N, c->K}, kvol = 1;
+    for (int i = 0; i < c->nsp; i++) {
+        int64_t o, pre, post;
+        if (trtl_spatial_out(c->in[i], c->d[i] * (c->k[i] - 1) + 1, c->s[i], c->pre[i], c->post[i], c->mode, 0, &o,
+                             &pre, &post) != TRTL_OK)
+            return -1;
+        xd[2 + i] = c->in[i];
+        yd[2 + i] = o;
+        kvol *= c->k[i];
+    }
+    trtl_dims xdims = dims(c->nsp + 2, xd), ydims = dims(c->nsp + 2, yd);
+    int64_t nw = c->K * (c->C / c->G) * kvol;
+    float *w = rand_buf(nw), *b = c->bias ? rand_buf(c->K) : NULL, *x = rand_buf(trtl_volume(&xdims));
+    float *res = NULL;
+    p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
+    p->bias = (trtl_weights){TRTL_FLOAT, b, c->bias ? c->K : 0};
+    nd.epi = rand_epi(combo);
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    nd.n_in = 1;
+    if (nd.epi.has_residual) {
+        res = rand_buf(trtl_volume(&ydims));
+        in[1].data = res;
+        nd.n_in = 2;
+    }
+    nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc,
+             "x%s -> y%s G=%lld k=(%lld,%lld,%lld) s=(%lld,%lld,%lld) d=(%lld,%lld,%lld) pre=(%lld,%lld,%lld) "
+             "post=(%lld,%lld,%lld) mode=%d bias=%d act=%s res=%d",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)c->G,
+             (long long)c->k[0], (long long)c->k[1], (long long)c->k[2], (long long)c->s[0], (long long)c->s[1],
+             (long long)c->s[2], (long long)c->d[0], (long long)c->d[1], (long long)c->d[2], (long long)c->pre[0],
+             (long long)c->pre[1], (long long)c->pre[2], (long long)c->post[0], (long long)c->post[1],
+             (long long)c->post[2], c->mode, c->bias, act_name(nd.epi.act), nd.epi.has_residual);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_convolution, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference convolution [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(k, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(w);
+    free(b);
+    free(x);
+    free(res);
+    return r;
+}
+
+static void rand_conv(conv_case *c, int depthwise)
+{
+    memset(c, 0, sizeof *c);
+    c->nsp = depthwise ? 2 : (int)(rnd() % 6 == 0 ? 1 : (rnd() % 6 == 0 ? 3 : 2));
+    c->N = rint_in(1, 3);
+    if (depthwise) {
+        c->G = c->C = c->K = rint_in(1, 19);
+    } else {
+        int gk = (int)(rnd() % 4);
+        c->G = gk == 0 ? rint_in(2, 4) : 1;
+        c->C = c->G * rint_in(1, 9);
+        c->K = c->G * rint_in(1, 11);
+        if (gk == 1 && rnd() % 2) { /* depthwise through im2col too */
+            c->G = c->C;
+            c->K = c->C * rint_in(1, 2);
+        }
+    }
+    c->mode = (int)(rnd() % 6);
+    c->bias = (int)(rnd() % 4 != 0);
+    for (int i = 0; i < c->nsp; i++) {
+        int64_t maxin = c->nsp == 3 ? 7 : (c->nsp == 1 || (depthwise && i == 1 && rnd() % 3 == 0) ? 75 : 21);
+        c->in[i] = rint_in(1, maxin);
+        c->k[i] = rint_in(1, c->nsp == 3 ? 3 : 5);
+        c->s[i] = depthwise ? rint_in(1, 2) : rint_in(1, 3);
+        c->d[i] = depthwise ? 1 : (rnd() % 3 == 0 ? rint_in(2, 3) : 1);
+        c->pre[i] = rint_in(0, 3);
+        c->post[i] = rint_in(0, 3);
+    }
+}
+
+static void test_conv_kernel(const trtl_kernel *k, int depthwise, int ncases)
+{
+    int done = 0, combo = (int)(rnd() % 64);
+    while (done < ncases) {
+        conv_case c;
+        rand_conv(&c, depthwise);
+        int r = conv_run_case(k, &c, combo);
+        if (r < 0)
+            continue;
+        combo++;
+        done++;
+        if (r > 0)
+            return;
+    }
+}
+
+/* Fixed shapes: larger maps (several panels, channel blocks), 1x1 direct, every epilogue. */
+static void test_conv_fixed(const trtl_kernel *k, int depthwise)
+{
+    static const struct { int64_t N, C, K, G, H, W, k, s, pad; int mode; } sh[] = {
+        {1, 64, 64, 1, 20, 20, 3, 1, 1, 0},   /* 2 panels */
+        {1, 300, 24, 1, 30, 29, 3, 1, 1, 0},  /* ckk 2700: min-width panels */
+        {1, 64, 96, 1, 7, 7, 3, 1, 1, 0},     /* small map: split output channels */
+        {2, 32, 48, 1, 13, 11, 1, 1, 0, 0},   /* 1x1 direct */
+        {1, 48, 40, 2, 9, 17, 1, 1, 0, 0},    /* 1x1 direct, grouped */
+        {1, 24, 40, 1, 15, 15, 1, 2, 0, 0},   /* 1x1 stride 2 (im2col) */
+        {1, 3, 16, 1, 33, 35, 7, 2, 3, 0},    /* stem */
+        {1, 32, 32, 32, 23, 17, 3, 1, 1, 0},  /* depthwise */
+        {2, 40, 40, 40, 16, 16, 3, 2, 1, 2},  /* depthwise s2 SAME_UPPER */
+        {1, 24, 24, 24, 9, 40, 5, 1, 2, 3},   /* depthwise 5x5 SAME_LOWER */
+        {1, 17, 17, 17, 30, 30, 3, 2, 0, 1},  /* depthwise s2 round up */
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        if (depthwise && !(sh[i].G == sh[i].C && sh[i].K == sh[i].C))
+            continue;
+        for (int combo = 0; combo < 2 * N_ACTS; combo += (i == 0 || i == 7) ? 1 : 7) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = sh[i].N;
+            c.C = sh[i].C;
+            c.K = sh[i].K;
+            c.G = sh[i].G;
+            c.in[0] = sh[i].H;
+            c.in[1] = sh[i].W;
+            c.k[0] = c.k[1] = sh[i].k;
+            c.s[0] = c.s[1] = sh[i].s;
+            c.d[0] = c.d[1] = 1;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
+            c.mode = sh[i].mode;
+            c.bias = combo % 3 != 2;
+            if (conv_run_case(k, &c, combo) > 0)
+                return;
+        }
+    }
+}
+
+/* ---- fully_connected -------------------------------------------------------------------------- */
+
+/* Naive Y[M, K] = X[M, D] W[K, D]^T + bias. */
+static trtl_status naive_fc(const trtl_kernel_args *a)
+{
+    const trtl_fc_params *p = &a->node->p.fc;
+    int64_t K = p->num_output_channels, D = p->kernel.count / K, M = trtl_volume(&a->in[0].dims) / D;
+    const float *x = a->in[0].data, *w = p->kernel.values, *b = p->bias.count ? p->bias.values : NULL;
+    float *y = a->out[0].data;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < K; k++) {
+            double acc = b ? b[k] : 0.0;
+            for (int64_t d = 0; d < D; d++)
+                acc += (double)x[m * D + d] * (double)w[k * D + d];
+            y[m * K + k] = (float)acc;
+        }
+    return TRTL_OK;
+}
+
+/* want = the reference kernel's result when it is implemented, else the naive one; when both
+ * exist they must agree (a disagreement means the optimized kernel's reading of the op differs
+ * from the reference's). */
+static float *want_output(trtl_kernel_fn ref, trtl_kernel_fn naive, const char *what, trtl_node *nd,
+                          const trtl_tensor_view *in, const trtl_dims *od)
+{
+    trtl_status st;
+    float *nv = ref_output(naive, nd, in, od, &st);
+    float *rf = ref_output(ref, nd, in, od, &st);
+    if (!rf) {
+        if (st != TRTL_ERR_UNSUPPORTED) {
+            fprintf(stderr, "FAIL reference %s [%s]: %s\n", what, g_desc, trtl_last_error());
+            g_failures++;
+            free(nv);
+            return NULL;
+        }
+        return nv;
+    }
+    if (compare("naive-vs-reference", nv, rf, trtl_volume(od), 0)) {
+        free(nv);
+        free(rf);
+        return NULL;
+    }
+    free(nv);
+    return rf;
+}
+
+/* Input [batch.., C, H, W] (nbatch leading dims), output [batch.., K, 1, 1]. */
+static int fc_case(const int64_t *batch, int nbatch, const int64_t *chw, int64_t K, int bias, int combo)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_FULLY_CONNECTED;
+    nd.name = "fc";
+    int64_t xd[TRTL_MAX_DIMS], yd[TRTL_MAX_DIMS], M = 1, D = chw[0] * chw[1] * chw[2];
+    for (int i = 0; i < nbatch; i++) {
+        xd[i] = yd[i] = batch[i];
+        M *= batch[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        xd[nbatch + i] = chw[i];
+        yd[nbatch + i] = i == 0 ? K : 1;
+    }
+    trtl_dims xdims = dims(nbatch + 3, xd), ydims = dims(nbatch + 3, yd);
+    float *w = rand_buf(K * D), *b = bias ? rand_buf(K) : NULL, *x = rand_buf(M * D), *res = NULL;
+    nd.p.fc.num_output_channels = (int32_t)K;
+    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
+    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, bias ? K : 0};
+    nd.epi = rand_epi(combo);
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    nd.n_in = 1;
+    nd.n_out = 1;
+    if (nd.epi.has_residual) {
+        res = rand_buf(M * K);
+        in[1].data = res;
+        nd.n_in = 2;
+    }
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s K=%lld bias=%d act=%s res=%d", trtl_dims_str(&xdims, xs, sizeof xs),
+             (long long)K, bias, act_name(nd.epi.act), nd.epi.has_residual);
+    float *want = want_output(trtl_ref_fully_connected, naive_fc, "fully_connected", &nd, in, &ydims);
+    int r = want ? run_opt(&trtl_kernel_fc_sgemm, &nd, in, &ydims, want) : 1;
+    free(want);
+    free(w);
+    free(b);
+    free(x);
+    free(res);
+    return r;
+}
+
+static void test_fc(int ncases)
+{
+    static const struct { int64_t M, C, H, W, K; } fixed[] = {
+        {1, 800, 1, 1, 500}, {1, 500, 1, 1, 10}, {1, 50, 4, 4, 37}, {3, 300, 1, 1, 100},
+        {16, 64, 1, 1, 33}, {2, 7, 3, 3, 130}, {1, 2048, 1, 1, 1000}};
+    int combo = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        int64_t chw[3] = {fixed[i].C, fixed[i].H, fixed[i].W}, batch[1] = {fixed[i].M};
+        for (int r = 0; r < 3; r++, combo += 11)
+            if (fc_case(batch, 1, chw, fixed[i].K, r != 1, combo))
+                return;
+    }
+    for (int i = 0; i < ncases; i++, combo++) {
+        int64_t chw[3] = {rint_in(1, 40), rint_in(1, 4), rint_in(1, 4)}, batch[2] = {rint_in(1, 9), rint_in(1, 3)};
+        if (fc_case(batch, (int)rint_in(1, 2), chw, rint_in(1, 70), (int)(rnd() % 3 != 0), combo))
+            return;
+    }
+}
+
+/* ---- matrix_multiply ------------------------------------------------------------------------- */
+
+/* Naive matrix_multiply over right-aligned broadcast batch dims (written independently of the
+ * kernel: explicit multi-indices). */
+static trtl_status naive_mm(const trtl_kernel_args *a)
+{
+    const trtl_matmul_params *p = &a->node->p.matmul;
+    const trtl_dims *ad = &a->in[0].dims, *bd = &a->in[1].dims;
+    const float *A = a->in[0].data, *B = a->in[1].data;
+    float *C = a->out[0].data;
+    int va = p->op0 == TRTL_MATOP_VECTOR, vb = p->op1 == TRTL_MATOP_VECTOR;
+    int ra = ad->nb_dims - (va ? 1 : 2), rb = bd->nb_dims - (vb ? 1 : 2);
+    int64_t M, K, N;
+    if (va) {
+        M = 1;
+        K = ad->d[ad->nb_dims - 1];
+    } else if (p->op0 == TRTL_MATOP_TRANSPOSE) {
+        M = ad->d[ad->nb_dims - 1];
+        K = ad->d[ad->nb_dims - 2];
+    } else {
+        M = ad->d[ad->nb_dims - 2];
+        K = ad->d[ad->nb_dims - 1];
+    }
+    if (vb)
+        N = 1;
+    else
+        N = p->op1 == TRTL_MATOP_TRANSPOSE ? bd->d[bd->nb_dims - 2] : bd->d[bd->nb_dims - 1];
+    int nb = ra > rb ? ra : rb;
+    int64_t od[TRTL_MAX_DIMS], nbat = 1;
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - ra), ib = i - (nb - rb);
+        int64_t x = ia >= 0 ? ad->d[ia] : 1, y = ib >= 0 ? bd->d[ib] : 1;
+        od[i] = x > y ? x : y;
+        nbat *= od[i];
+    }
+    int64_t amat = va ? K : M * K, bmat = vb ? K : K * N;
+    for (int64_t bt = 0; bt < nbat; bt++) {
+        int64_t idx[TRTL_MAX_DIMS], r = bt;
+        for (int i = nb - 1; i >= 0; i--) {
+            idx[i] = r % od[i];
+            r /= od[i];
+        }
+        int64_t ai = 0, bi = 0;
+        for (int i = 0; i < ra; i++)
+            ai = ai * ad->d[i] + (ad->d[i] == 1 ? 0 : idx[i + (nb - ra)]);
+        for (int i = 0; i < rb; i++)
+            bi = bi * bd->d[i] + (bd->d[i] == 1 ? 0 : idx[i + (nb - rb)]);
+        const float *Ab = A + ai * amat, *Bb = B + bi * bmat;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double acc = 0.0;
+                for (int64_t k = 0; k < K; k++) {
+                    float av = p->op0 == TRTL_MATOP_TRANSPOSE ? Ab[k * M + m] : Ab[m * K + k];
+                    float bv = p->op1 == TRTL_MATOP_NONE ? Bb[k * N + n] : Bb[n * K + k];
+                    acc += (double)av * (double)bv;
+                }
+                C[(bt * M + m) * N + n] = (float)acc;
+            }
+    }
+    return TRTL_OK;
+}
+
+/* A matrix operand's stored dims: batch (nbd dims) then the matrix or vector dims. */
+static trtl_dims mm_dims(const int64_t *batch, int nbd, int op, int which, int64_t rows, int64_t cols)
+{
+    int64_t d[TRTL_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < nbd; i++)
+        d[n++] = batch[i];
+    if (op == TRTL_MATOP_VECTOR) {
+        d[n++] = which == 0 ? cols : rows; /* A: a row of K; B: a column of K */
+    } else if (op == TRTL_MATOP_TRANSPOSE) {
+        d[n++] = cols;
+        d[n++] = rows;
+    } else {
+        d[n++] = rows;
+        d[n++] = cols;
+    }
+    return dims(n, d);
+}
+
+static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *bb, int nbd, int64_t M, int64_t K,
+                   int64_t N, int combo)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_MATRIX_MULTIPLY;
+    nd.name = "matmul";
+    nd.p.matmul.op0 = op0;
+    nd.p.matmul.op1 = op1;
+    if (op0 == TRTL_MATOP_VECTOR)
+        M = 1;
+    if (op1 == TRTL_MATOP_VECTOR)
+        N = 1;
+    trtl_dims adims = mm_dims(ab, na, op0, 0, M, K), bdims = mm_dims(bb, nbd, op1, 1, K, N);
+    int nb = na > nbd ? na : nbd, n = 0;
+    int64_t od[TRTL_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - na), ib = i - (nb - nbd);
+        int64_t x = ia >= 0 ? ab[ia] : 1, y = ib >= 0 ? bb[ib] : 1;
+        od[n++] = x > y ? x : y;
+    }
+    if (op0 != TRTL_MATOP_VECTOR)
+        od[n++] = M;
+    if (op1 != TRTL_MATOP_VECTOR)
+        od[n++] = N;
+    trtl_dims odims = dims(n, od);
+    int64_t nout = trtl_volume(&odims);
+    float *A = rand_buf(trtl_volume(&adims)), *B = rand_buf(trtl_volume(&bdims)), *res = NULL;
+    nd.epi = rand_epi(combo);
+    trtl_tensor_view in[3] = {{A, adims, TRTL_FLOAT}, {B, bdims, TRTL_FLOAT}, {NULL, odims, TRTL_FLOAT}};
+    nd.n_in = 2;
+    nd.n_out = 1;
+    if (nd.epi.has_residual) {
+        res = rand_buf(nout);
+        in[2].data = res;
+        nd.n_in = 3;
+    }
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "A%s op0=%d x B%s op1=%d -> %s act=%s res=%d", trtl_dims_str(&adims, s1, sizeof s1),
+             op0, trtl_dims_str(&bdims, s2, sizeof s2), op1, trtl_dims_str(&odims, s3, sizeof s3),
+             act_name(nd.epi.act), nd.epi.has_residual);
+    float *want = want_output(trtl_ref_matrix_multiply, naive_mm, "matrix_multiply", &nd, in, &odims);
+    int r = want ? run_opt(&trtl_kernel_matmul_sgemm, &nd, in, &odims, want) : 1;
+    free(want);
+    free(A);
+    free(B);
+    free(res);
+    return r;
+}
+
+static void test_mm(int ncases)
+{
+    int combo = 0;
+    /* every op pair, equal batch ranks, plus larger shapes that split over threads */
+    static const struct { int64_t b[2]; int nb; int64_t bb[2]; int nbb; int64_t M, K, N; } fixed[] = {
+        {{0}, 0, {0}, 0, 37, 29, 41},      {{3}, 1, {3}, 1, 5, 7, 9},       {{2, 3}, 2, {1, 3}, 2, 4, 6, 5},
+        {{4}, 1, {1}, 1, 50, 64, 70},      {{1}, 1, {5}, 1, 6, 8, 7},       {{0}, 0, {0}, 0, 300, 128, 200},
+        {{2}, 1, {2}, 1, 1, 256, 600},     {{0}, 0, {0}, 0, 700, 256, 1},   {{6}, 1, {1}, 1, 30, 40, 50},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        for (int op0 = 0; op0 < 3; op0++)
+            for (int op1 = 0; op1 < 3; op1++, combo += 5)
+                if (mm_case(op0, op1, fixed[i].b, fixed[i].nb, fixed[i].bb, fixed[i].nbb, fixed[i].M, fixed[i].K,
+                            fixed[i].N, combo))
+                    return;
+    for (int i = 0; i < ncases; i++, combo++) {
+        int64_t ab[3], bb[3];
+        int na = (int)rint_in(0, 3), nbd = na; /* TensorRT: equal batch ranks */
+        for (int d = 0; d < 3; d++) {
+            int64_t v = rint_in(1, 4);
+            ab[d] = rnd() % 3 ? v : 1;
+            bb[d] = rnd() % 3 ? v : 1;
+        }
+        /* right-align: make the shared trailing batch dims compatible */
+        for (int d = 0; d < (na < nbd ? na : nbd); d++)
+            if (ab[na - 1 - d] != 1 && bb[nbd - 1 - d] != 1)
+                bb[nbd - 1 - d] = ab[na - 1 - d];
+        if (mm_case((int)(rnd() % 3), (int)(rnd() % 3), ab, na, bb, nbd, rint_in(1, 19), rint_in(1, 23),
+                    rint_in(1, 21), combo))
+            return;
+    }
+}
+
+/* ---- thread pool ------------------------------------------------------------------------------ */
+
+typedef struct pool_check {
+    _Atomic int *hits;
+    int size;
+    _Atomic int bad_thread;
+    trtl_threadpool *pool; /* for the nested call */
+} pool_check;
+
+static void count_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    pool_check *pc = ctx;
+    if (thread < 0 || thread >= pc->size)
+        atomic_store(&pc->bad_thread, 1);
+    for (int64_t i = b; i < e; i++)
+        atomic_fetch_add(&pc->hits[i], 1);
+}
+
+static void nested_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    pool_check *pc = ctx;
+    (void)thread;
+    for (int64_t i = b; i < e; i++) {
+        /* a nested parallel_for on the same pool runs inline */
+        pool_check inner = {pc->hits + i * 4, pc->size, 0, NULL};
+        trtl_parallel_for(pc->pool, 4, 1, count_task, &inner);
+        if (atomic_load(&inner.bad_thread))
+            atomic_store(&pc->bad_thread, 1);
+    }
+}
+
+/* Every index of [0, n) runs exactly once, thread indices stay below the pool size, nested calls
+ * run inline, with workers hot (back to back) and asleep (after a pause). */
+static void test_threadpool(void)
+{
+    enum { MAXN = 300 };
+    static _Atomic int hits[MAXN * 4];
+    for (int pi = 0; pi < 3; pi++) {
+        for (int it = 0; it < 1500; it++) {
+            int64_t n = rint_in(0, MAXN), grain = rint_in(1, 7);
+            int nested = it % 50 == 7;
+            for (int64_t i = 0; i < MAXN * 4; i++)
+                atomic_store(&hits[i], 0);
+            pool_check pc = {hits, trtl_threadpool_size(g_pools[pi]), 0, g_pools[pi]};
+            if (it % 100 == 99 && pi > 0) {
+                struct timespec ts = {0, 5000000}; /* past the spin: workers go to sleep */
+                nanosleep(&ts, NULL);
+            }
+            trtl_parallel_for(g_pools[pi], n, grain, nested ? nested_task : count_task, &pc);
+            int64_t total = nested ? n * 4 : n;
+            for (int64_t i = 0; i < MAXN * 4; i++) {
+                int want = i < total ? 1 : 0;
+                if (atomic_load(&hits[i]) != want || atomic_load(&pc.bad_thread)) {
+                    fprintf(stderr, "FAIL threadpool (size %d): n=%lld grain=%lld nested=%d: index %lld ran %d times%s\n",
+                            pc.size, (long long)n, (long long)grain, nested, (long long)i, atomic_load(&hits[i]),
+                            atomic_load(&pc.bad_thread) ? ", bad thread index" : "");
+                    g_failures++;
+                    return;
+                }
+            }
+        }
+    }
+    int cpus = trtl_available_cpus();
+    if (cpus < 1 || cpus > 4096) {
+        fprintf(stderr, "FAIL trtl_available_cpus() = %d\n", cpus);
+        g_failures++;
+    }
+    g_cases++;
+}
+
+/* ---- applies() ------------------------------------------------------------------------------ */
+
+static void test_applies(void)
+{
+    static const struct { int64_t C, K, G, s0, s1, d0, nsp; int want; } c[] = {
+        {8, 8, 8, 1, 1, 1, 2, 1},  {8, 8, 8, 2, 2, 1, 2, 1},  {8, 8, 8, 1, 2, 1, 2, 1}, {8, 8, 8, 3, 1, 1, 2, 0},
+        {8, 8, 8, 1, 1, 2, 2, 0},  {8, 16, 8, 1, 1, 1, 2, 0}, {8, 8, 4, 1, 1, 1, 2, 0}, {8, 8, 8, 1, 1, 1, 3, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        trtl_node nd = {0};
+        nd.name = "applies";
+        nd.op = TRTL_OP_CONVOLUTION;
+        trtl_conv_params *p = &nd.p.conv;
+        int nsp = (int)c[i].nsp;
+        int64_t k[3] = {3, 3, 3}, s[3] = {c[i].s0, c[i].s1, 1}, d[3] = {c[i].d0, 1, 1},
+                z[3] = {0, 0, 0}, xd[5] = {1, c[i].C, 9, 9, 9};
+        p->num_output_maps = (int32_t)c[i].K;
+        p->num_groups = (int32_t)c[i].G;
+        p->kernel_size = dims(nsp, k);
+        p->stride = dims(nsp, s);
+        p->dilation = dims(nsp, d);
+        p->pre_padding = p->post_padding = dims(nsp, z);
+        trtl_dims in = dims(nsp + 2, xd);
+        int got = trtl_kernel_conv_depthwise_avx2.applies(&nd, &in);
+        int im2col = trtl_kernel_conv_im2col_sgemm.applies(&nd, &in);
+        if (got != c[i].want || !im2col) {
+            fprintf(stderr, "FAIL applies case %zu: depthwise_avx2 says %d (want %d), im2col_sgemm says %d (want 1)\n",
+                    i, got, c[i].want, im2col);
+            g_failures++;
+        }
+        g_cases++;
+    }
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
+    int ncases = argc > 2 ? atoi(argv[2]) : 150;
+    g_rng = seed * 2654435761u + 88172645463325252ull;
+    printf("test_kernels: seed %llu, %d random cases per kernel, cpu features 0x%x, %d cpus\n",
+           (unsigned long long)seed, ncases, trtl_cpu_features(), trtl_available_cpus());
+    if (trtl_threadpool_create(2, &g_pools[1]) != TRTL_OK || trtl_threadpool_create(3, &g_pools[2]) != TRTL_OK) {
+        fprintf(stderr, "cannot create thread pools: %s\n", trtl_last_error());
+        return 2;
+    }
+
+    test_threadpool();
+    test_applies();
+    test_conv_fixed(&trtl_kernel_conv_im2col_sgemm, 0);
+    test_conv_kernel(&trtl_kernel_conv_im2col_sgemm, 0, ncases);
+    if (trtl_cpu_has(trtl_kernel_conv_depthwise_avx2.cpu_features)) {
+        test_conv_fixed(&trtl_kernel_conv_depthwise_avx2, 1);
+        test_conv_kernel(&trtl_kernel_conv_depthwise_avx2, 1, ncases);
+    } else {
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise_avx2.name);
+    }
+
+    test_fc(ncases);
+    test_mm(ncases);
+
+    trtl_threadpool_destroy(g_pools[1]);
+    trtl_threadpool_destroy(g_pools[2]);
+    printf("test_kernels: %d cases, %d failures\n", g_cases, g_failures);
+    return g_failures ? 1 : 0;
+}

@@ -1,0 +1,65 @@
+"""Optimized C kernels vs their reference kernels: compiles tests/c/test_kernels.c against the C sources
+directly (same flags as the project) and runs it on random shapes; any mismatch fails with the program's output.
+
+TRTL_KERNEL_TEST_SEED=<n> picks another seed (default: fixed, so failures reproduce).
+"""
+import glob
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-Icsrc", "-Icsrc/include"]
+LIBS = ["-lopenblas", "-lm", "-lpthread"]
+SOURCES = [
+    "tests/c/test_kernels.c",
+    "csrc/core/cpu.c",
+    "csrc/core/status.c",
+    "csrc/core/dims.c",
+    "csrc/engine/threadpool.c",
+    "csrc/network/ops/spatial.c",
+    "csrc/kernels/epilogue.c",
+    "csrc/kernels/ref/convolution.c",
+    "csrc/kernels/ref/fully_connected.c",
+    "csrc/kernels/ref/matrix_multiply.c",
+]
+
+
+def _sources():
+    extra = sorted(glob.glob(os.path.join(ROOT, "csrc/kernels/x86/*.c")) + glob.glob(os.path.join(ROOT, "csrc/kernels/blas/*.c")))
+    return SOURCES + [os.path.relpath(p, ROOT) for p in extra]
+
+
+@pytest.fixture(scope="module")
+def test_binary(tmp_path_factory):
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not available")
+    exe = str(tmp_path_factory.mktemp("kernels") / "test_kernels")
+    cmd = ["gcc"] + CFLAGS + _sources() + ["-o", exe] + LIBS
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, "compiling the kernel tests failed:\n%s\n%s" % (" ".join(cmd), r.stderr)
+    return exe
+
+
+def _run(exe, args, env_extra=None):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    r = subprocess.run([exe] + args, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, "kernel mismatch (exit %d):\n%s\n%s" % (r.returncode, r.stdout, r.stderr[-4000:])
+    return r.stdout
+
+
+def test_optimized_kernels_match_reference(test_binary):
+    seed = os.environ.get("TRTL_KERNEL_TEST_SEED", "20240601")
+    out = _run(test_binary, [seed, "120"])
+    assert " 0 failures" in out
+
+
+def test_optimized_kernels_portable_paths(test_binary):
+    """The same with every SIMD feature masked off: portable epilogue and im2col paths (the AVX2-only kernels
+    are skipped, as the builder would skip them)."""
+    seed = os.environ.get("TRTL_KERNEL_TEST_SEED", "20240602")
+    out = _run(test_binary, [seed, "30"], {"TRTL_CPU_MASK": "0"})
+    assert " 0 failures" in out
