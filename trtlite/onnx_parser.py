@@ -26,12 +26,26 @@ How a model is mapped
   the same dimension of the reshaped tensor (by ONNX shape inference), or infers it (-1) when it is the
   only unknown.
 * An op with no mapping becomes a plugin layer when the plugin registry has a creator named like the
-  op, version "1" (or the node's ``plugin_version`` attribute), looked up in the node's domain as
+  op (or like the op plus "_TRT", TensorRT's naming of its plugins: op "Adder2d" finds "Adder2d_TRT"),
+  version "1" (or the node's ``plugin_version`` attribute), looked up in the node's domain as
   namespace (or its ``plugin_namespace`` attribute) and then in the default namespace "".  The node's
   attributes become plugin fields (ints -> INT32, floats -> FLOAT32, strings -> CHAR, tensors -> their
   dtype); its constant inputs (initializers) become fields too -- named by the last component of the
   initializer's name when the creator lists such a field, else the first listed field of the array's
   type that no attribute or earlier input gave -- and its other inputs become the plugin's inputs.
+
+Limits
+------
+* Values computed at run time from dynamic dims (ConstantOfShape/Range/Expand/Tile targets, Resize
+  sizes or Slice bounds that are not the input's own dims) are not supported: trtlite has no shape
+  tensors.  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of tensors with
+  dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
+* Not mapped (become plugins when a creator exists, else errors): control flow (If/Loop/Scan), NonZero,
+  NonMaxSuppression, Scatter*, CumSum, Einsum, RoiAlign, quantization ops on tensors, LpPool, pooling
+  with dilations, MaxPool's Indices output, Resize antialias / tf_crop_and_resize /
+  tf_half_pixel_for_nn / keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index
+  along a dynamic axis, string tensors.  Ops over constants only are computed while parsing (numpy,
+  or onnx's reference implementation), whatever the op.
 
 Errors
 ------
@@ -321,7 +335,7 @@ def _to_dtype(a: np.ndarray, dt: DataType) -> np.ndarray:
             a = np.clip(a, -2 ** 31, 2 ** 31 - 1)
         elif np.issubdtype(a.dtype, np.floating):
             a = np.trunc(np.nan_to_num(a))
-    return np.ascontiguousarray(a.astype(np_t, copy=False))
+    return np.asarray(a.astype(np_t, copy=False), order="C")  # (ascontiguousarray would make 0-d 1-d)
 
 
 def _field_type_of(a: np.ndarray):
@@ -353,7 +367,8 @@ def _attr_ints(a: Dict[str, Any], name: str, default: Any = None) -> Any:
     return None if v is None else [int(x) for x in v]
 
 
-def _axes_of(p: "OnnxParser", node: Any, a: Dict[str, Any], vals: List[Any], idx: int, since: int) -> Optional[List[int]]:
+def _axes_of(p: "OnnxParser", node: Any, a: Dict[str, Any], vals: List[Any], idx: int,
+             since: int) -> Optional[List[int]]:
     """`axes` given as an attribute before opset `since` and as input `idx` from it on."""
     if p._opset >= since:
         if idx < len(vals) and vals[idx] is not None:
@@ -656,6 +671,64 @@ _REDUCE = {"ReduceMean": ReduceOperation.AVG, "ReduceSum": ReduceOperation.SUM, 
            "ReduceMin": ReduceOperation.MIN, "ReduceProd": ReduceOperation.PROD}
 
 
+_BATCH_ONLY = frozenset(["Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
+                         "GlobalMaxPool", "Resize", "Upsample", "Pad", "LRN", "DepthToSpace", "SpaceToDepth", "Tile",
+                         "Expand", "Concat"])
+
+
+def _infer_keys(node: Any, a: Dict[str, Any], r: int, in_keys: List[List[Any]]) -> Optional[List[Any]]:
+    """Symbols of an output of rank r from the inputs' (None: unknown).  Conservative: only where the op
+    certainly keeps a dim."""
+    if not in_keys:
+        return None
+    op = node.op_type
+    x = in_keys[0]
+    if node.domain not in ("", "ai.onnx") or op in _BATCH_ONLY:
+        if op == "Concat":  # every dim but the axis
+            axis = int(a.get("axis", 0))
+            axis = axis + r if axis < 0 else axis
+            return [x[i] if i != axis and len(x) == r else None for i in range(r)]
+        return [x[0] if len(x) == r and r else None] + [None] * (r - 1) if r else []
+    if op == "GatherElements":
+        return in_keys[1] if len(in_keys) > 1 and len(in_keys[1]) == r else None
+    if op == "GatherND":
+        return None
+    if op == "Transpose":
+        perm = [int(v) for v in a.get("perm", list(range(len(x)))[::-1])]
+        return [x[i] for i in perm] if len(perm) == r else None
+    if op in ("MatMul", "Gemm"):
+        if len(in_keys) < 2:
+            return None
+        A, B = in_keys[0], in_keys[1]
+        if op == "Gemm":
+            if len(A) != 2 or len(B) != 2:
+                return None
+            return [A[1] if int(a.get("transA", 0)) else A[0], B[0] if int(a.get("transB", 0)) else B[1]]
+        if len(A) >= 2 and len(B) >= 2:
+            ba, bb = A[:-2], B[:-2]
+            n = max(len(ba), len(bb))
+            ba, bb = [1] * (n - len(ba)) + ba, [1] * (n - len(bb)) + bb
+            batch = [u if u != 1 else v for u, v in zip(ba, bb)]
+            return batch + [A[-2], B[-1]]
+        return None
+    if any(len(k) > r for k in in_keys):
+        return None  # rank-reducing ops state their symbols themselves
+    out: List[Any] = []
+    for j in range(r):
+        pick = None
+        for k in in_keys:
+            i = j - (r - len(k))
+            if i < 0:
+                continue
+            v = k[i]
+            if v is None or v == 1:
+                continue
+            pick = v
+            break
+        out.append(pick)
+    return out
+
+
 def _mask(axes: Sequence[int]) -> int:
     m = 0
     for ax in axes:
@@ -776,6 +849,13 @@ class OnnxParser:
         if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
             self._error(ErrorCode.MODEL_DESERIALIZE_FAILED, "the data is not a valid ONNX model (it has no graph)")
             return False
+        if len(model.functions):
+            try:  # model-local functions: expand their calls into plain nodes
+                from onnx import inliner
+                model = inliner.inline_local_functions(model)
+            except Exception as e:
+                self._error(ErrorCode.UNSUPPORTED_GRAPH, "cannot expand the model's local functions: %s" % (e,))
+                return False
         opsets = {}
         for imp in model.opset_import:
             opsets[imp.domain or ""] = int(imp.version)
@@ -801,10 +881,22 @@ class OnnxParser:
         self._const_tensors: Dict[Tuple[str, int], Any] = {}
         self._named: set = set()
         self._sym_cache: Optional[Dict[str, List[Any]]] = None
-        self._layer_seq = 0
+        self._msyms: Dict[str, List[Any]] = {}  # tensor -> per-dim symbol keys (ints where static)
+        self._explicit_syms: Dict[int, List[Any]] = {}
         self._node_idx = -1
         self._node = None
-        self._ref_cache: Dict[Any, Any] = {}
+        self._layer_names: List[Tuple[Any, str]] = []
+        try:
+            return self._parse_graph(model)
+        finally:
+            for layer, name in self._layer_names:
+                try:
+                    layer.name = name
+                except Exception:
+                    pass
+            self._layer_names = []
+
+    def _parse_graph(self, model: Any) -> bool:
         graph = model.graph
         try:
             self._load_initializers(graph)
@@ -865,8 +957,12 @@ class OnnxParser:
             if not tt.HasField("shape"):
                 raise _Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' has an unknown rank" % name)
             dims = []
-            for d in tt.shape.dim:
+            keys: List[Any] = []
+            for j, d in enumerate(tt.shape.dim):
                 dims.append(int(d.dim_value) if d.HasField("dim_value") else -1)
+                keys.append(dims[-1] if dims[-1] >= 0 else (d.dim_param if d.dim_param else ("?", name, j)))
+            if any(d < 0 for d in dims):
+                self._msyms[name] = keys
             if elem == _T_FLOAT16:
                 t = net.add_input(name, DataType.HALF, dims)
                 self._named.add(name)
@@ -994,7 +1090,7 @@ class OnnxParser:
                     vi.type.tensor_type.elem_type = init.data_type
                     for d in init.dims:
                         vi.type.tensor_type.shape.dim.add().dim_value = d
-                inferred = shape_inference.infer_shapes(m, strict_mode=False)
+                inferred = shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
                 for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
                     tt = vi.type.tensor_type
                     if not tt.HasField("shape"):
@@ -1013,17 +1109,38 @@ class OnnxParser:
                           "by position only" % e)
         return self._sym_cache.get(name)
 
+    def _raw_keys(self, name: str) -> List[Any]:
+        """Per-dim symbol keys of a value as tracked while parsing (ints for static dims, None unknown)."""
+        if name in self._consts:
+            return list(self._consts[name].shape)
+        t = self._tensors.get(name)
+        if t is None:
+            return []
+        shape = tuple(t.shape)
+        keys = self._msyms.get(name)
+        if keys is None or len(keys) != len(shape):
+            return [d if d >= 0 else None for d in shape]
+        return [d if d >= 0 else keys[j] for j, d in enumerate(shape)]
+
+    def _key_of(self, name: str, j: int) -> Any:
+        """The symbol of dim j of tensor `name` (its size if static)."""
+        keys = self._raw_keys(name)
+        k = keys[j] if j < len(keys) else None
+        if isinstance(k, (int, str)) or (isinstance(k, tuple) and k and k[0] != "?"):
+            return k
+        sd = self._sym_dims(name)  # ONNX shape inference, when tracking lost the dim
+        if sd and j < len(sd) and isinstance(sd[j], str):
+            return sd[j]
+        return k if k is not None else ("?", name, j)
+
     def _shape_value(self, shape: Sequence[int], name: Optional[str], a: Dict[str, Any]) -> np.ndarray:
         dims: List[Any] = []
-        sym = None
         for j, d in enumerate(shape):
             d = int(d)
             if d >= 0:
                 dims.append(d)
                 continue
-            if sym is None and name is not None:
-                sym = self._sym_dims(name) or []
-            key = sym[j] if sym and j < len(sym) and isinstance(sym[j], str) else (name, j)
+            key = self._key_of(name, j) if name is not None else ("?", id(shape), j)
             dims.append(_Sym(key, (name, j) if name is not None else None))
         r = len(dims)
         start = int(a.get("start", 0))
@@ -1045,10 +1162,32 @@ class OnnxParser:
             return False
         if sym.origin == (tensor, axis):
             return True
-        if isinstance(sym.key, str):
-            sd = self._sym_dims(tensor)
-            return bool(sd) and axis < len(sd) and sd[axis] == sym.key
-        return False
+        return self._key_of(tensor, axis) == sym.key
+
+    def _set_syms(self, out_index: int, keys: List[Any]) -> None:
+        """An importer states the symbols of an output's dims (see _propagate)."""
+        self._explicit_syms[out_index] = list(keys)
+
+    def _propagate(self, node: Any, a: Dict[str, Any], outs: List[Any]) -> None:
+        """Records which dynamic dims of the node's outputs are which input dims (for Shape -> Reshape)."""
+        explicit, self._explicit_syms = self._explicit_syms, {}
+        in_keys = None
+        for k, (oname, v) in enumerate(zip(node.output, outs)):
+            if not oname or isinstance(v, np.ndarray):
+                continue
+            shape = tuple(v.shape)
+            if all(d >= 0 for d in shape):
+                continue
+            if k in explicit:
+                keys = explicit[k]
+            else:
+                if in_keys is None:
+                    in_keys = [self._raw_keys(n) for n in node.input if n and (n in self._tensors or
+                                                                                  n in self._consts)]
+                keys = _infer_keys(node, a, len(shape), in_keys)
+            self._msyms[oname] = [d if d >= 0 else (keys[j] if keys and j < len(keys) and keys[j] is not None
+                                                   and not isinstance(keys[j], int) else ("?", oname, j))
+                                  for j, d in enumerate(shape)]
 
     # ---- patterns -----------------------------------------------------------------------------------------
 
@@ -1163,6 +1302,7 @@ class OnnxParser:
         self._node = node
         self._node_name = node.name or "%s_%d" % (node.op_type, idx)
         self._sub = 0
+        self._explicit_syms = {}
         op = node.op_type
         try:
             a = self._attrs(node)
@@ -1174,6 +1314,7 @@ class OnnxParser:
             for name, v in zip(node.output, outs):
                 if name:
                     self._set(name, v)
+            self._propagate(node, a, outs)
             self._log(Severity.VERBOSE, "ONNX parser: node %d '%s' (%s) imported" % (idx, self._node_name, op))
             return True
         except _Fail as e:
@@ -1333,12 +1474,15 @@ class OnnxParser:
 
     def _name_layer(self, layer: Any, hint: Optional[str] = None, const_name: Optional[str] = None) -> Any:
         if const_name:
-            layer.name = "%s/const" % const_name
+            name = "%s/const" % const_name
         elif self._sub == 0 and hint is None:
-            layer.name = self._node_name
+            name = self._node_name
         else:
-            layer.name = "%s/%s%d" % (self._node_name, hint or "", self._sub)
+            name = "%s/%s%d" % (self._node_name, hint or "", self._sub)
         self._sub += 1
+        # named when parsing ends: renaming a layer makes trtlite re-infer the network's shapes at the next
+        # shape query, which would make parsing quadratic
+        self._layer_names.append((layer, name))
         return layer
 
     def _L(self, layer: Any) -> Any:
@@ -1417,9 +1561,11 @@ class OnnxParser:
             return t
         return self._shuffle(t, first=perm)
 
-    def _operands(self, names: Sequence[str], dtype: Optional[DataType] = None) -> List[Any]:
-        """Tensors for `names` (constants take the type of the first non-constant, or `dtype`), broadcast
-        to one rank (numpy rules: missing leading dims are 1)."""
+    def _operands(self, names: Sequence[str], dtype: Optional[DataType] = None,
+                  dtypes: Optional[Dict[int, DataType]] = None) -> List[Any]:
+        """Tensors for `names` (constants take the type of the first non-constant, or `dtype`, or
+        dtypes[position]), broadcast to one rank (numpy rules: missing leading dims are 1)."""
+        dtypes = dtypes or {}
         if dtype is None:
             for n in names:
                 if n in self._tensors:
@@ -1430,13 +1576,14 @@ class OnnxParser:
             rank = max(rank, len(self._tensors[n].shape) if n in self._tensors else self._consts[n].ndim
                        if n in self._consts else 0)
         ts = []
-        for n in names:
+        for k, n in enumerate(names):
             if n in self._tensors:
                 ts.append(self._unsqueeze_to(self._tensors[n], rank))
             else:
                 v = self._cval(n)
                 v = v.reshape((1,) * (rank - v.ndim) + v.shape)
-                ts.append(self._const_tensor(v, dtype, None if v.shape != self._consts[n].shape else n))
+                ts.append(self._const_tensor(v, dtypes.get(k, dtype), None if v.shape != self._consts[n].shape
+                                             else n))
         return ts
 
     def _ew(self, a: Any, b: Any, op: ElementWiseOperation) -> Any:
@@ -1548,13 +1695,17 @@ class OnnxParser:
         if domain and domain not in ("ai.onnx",):
             namespaces.append(domain)
         namespaces.append("")
-        for ns in namespaces:
-            try:
-                c = reg.get_plugin_creator(op, version, ns)
-            except Exception:
-                c = None
-            if c is not None:
-                return c
+        # TensorRT's plugins are registered as <Name>_TRT: an ONNX op "Adder2d" finds "Adder2d_TRT" too
+        names = [op] if op.endswith("_TRT") else [op, op + "_TRT"]
+        for name in names:
+            for ns in namespaces:
+                try:
+                    c = reg.get_plugin_creator(name, version, ns)
+                except Exception:
+                    c = None
+                if c is not None:
+                    self._found_ns = ns
+                    return c
         return None
 
     def _plugin(self, node: Any, a: Dict[str, Any], why: str) -> List[Any]:
@@ -1563,8 +1714,9 @@ class OnnxParser:
         creator = self._find_creator(op, node.domain, a)
         if creator is None:
             dom = " in domain '%s'" % node.domain if node.domain not in ("", "ai.onnx") else ""
-            raise _Fail(ErrorCode.UNSUPPORTED_NODE, "%s and no plugin creator named '%s' (version \"%s\")%s is "
-                        "registered: the op is not supported" % (why, op, a.get("plugin_version", "1"), dom))
+            raise _Fail(ErrorCode.UNSUPPORTED_NODE, "%s and no plugin creator named '%s'%s (version \"%s\")%s is "
+                        "registered: the op is not supported" % (why, op, "" if op.endswith("_TRT") else " or '%s_TRT'"
+                                                                 % op, a.get("plugin_version", "1"), dom))
         PF, PFT = trt.PluginField, trt.PluginFieldType
         fields = []
         given = set()
@@ -1573,7 +1725,7 @@ class OnnxParser:
                 continue
             arr = None
             if isinstance(v, str):
-                fields.append(PF(k, np.frombuffer(v.encode("utf-8"), dtype=np.int8).copy(), PFT.CHAR))
+                fields.append(PF(k, np.frombuffer(v.encode("utf-8"), dtype=np.uint8).copy(), PFT.CHAR))
                 given.add(k)
                 continue
             if isinstance(v, float):
@@ -1587,7 +1739,7 @@ class OnnxParser:
                     arr = np.array(v, dtype=np.float32)
                 elif all(isinstance(x, (str, bytes)) for x in v):
                     s = b"\0".join(x.encode("utf-8") if isinstance(x, str) else x for x in v)
-                    fields.append(PF(k, np.frombuffer(s, dtype=np.int8).copy(), PFT.CHAR))
+                    fields.append(PF(k, np.frombuffer(s, dtype=np.uint8).copy(), PFT.CHAR))
                     given.add(k)
                     continue
                 else:
@@ -1634,6 +1786,12 @@ class OnnxParser:
         if plugin is None:
             raise _Fail(ErrorCode.INVALID_NODE, "plugin creator '%s' could not create a plugin from fields %s"
                         % (op, sorted(given)))
+        ns = getattr(creator, "plugin_namespace", "") or getattr(self, "_found_ns", "")
+        if ns and not isinstance(plugin, _C.PluginV2) and not getattr(plugin, "plugin_namespace", ""):
+            try:  # a Python plugin must name its creator's namespace to be found again (serialization)
+                plugin.plugin_namespace = ns
+            except Exception:
+                pass
         layer = self.network.add_plugin_v2(inputs, plugin)
         self._name_layer(layer)
         n_out = layer.num_outputs
@@ -1717,7 +1875,8 @@ def _conv(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     w = _conv_weights(p, node)
     nsp = w.ndim - 2
     if nsp < 1 or nsp > 3:
-        raise _unsupported("Conv with %d spatial dims (trtlite supports 1 to 3)" % nsp, ErrorCode.UNSUPPORTED_NODE_SHAPE)
+        raise _unsupported("Conv with %d spatial dims (trtlite supports 1 to 3)" % nsp,
+                           ErrorCode.UNSUPPORTED_NODE_SHAPE)
     if len(x.shape) != nsp + 2:
         raise _Fail(ErrorCode.INVALID_NODE, "input of shape %s does not match weights of shape %s"
                     % (tuple(x.shape), w.shape))
@@ -1779,12 +1938,12 @@ def _conv_transpose(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
         pre, post = [], []
         for i in range(nsp):
             total = strides[i] * (sp[i] - 1) + opad[i] + k_eff[i] - out_shape[i]
-            if auto_pad == "SAME_UPPER":
-                pre.append(total - total // 2)
-                post.append(total // 2)
-            else:
+            if auto_pad == "SAME_UPPER":  # as ONNX specifies (and ONNX Runtime does)
                 pre.append(total // 2)
                 post.append(total - total // 2)
+            else:
+                pre.append(total - total // 2)
+                post.append(total // 2)
     elif auto_pad == "VALID":
         pre, post = [0] * nsp, [0] * nsp
     elif auto_pad == "NOTSET":
@@ -2090,7 +2249,7 @@ def _where(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             break
     if dtype is None:
         dtype = _trt_of_np(p._cval(t).dtype)
-    vals = p._operands([c, t, e], dtype)
+    vals = p._operands([c, t, e], dtype, {0: DataType.BOOL})
     cond = vals[0]
     if cond.dtype != DataType.BOOL:
         cond = p._cast(cond, DataType.BOOL)
@@ -2234,8 +2393,19 @@ def _reshape_op(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
         target = np.array(a["shape"], dtype=np.int64)
     else:
         target = p._cval(p._inp(node, 1), "shape (input 1)", allow_sym=True)
-    dims, zero_ph = _resolve_reshape(p, xname, x, target, bool(int(a.get("allowzero", 0))))
+    allowzero = bool(int(a.get("allowzero", 0)))
+    dims, zero_ph = _resolve_reshape(p, xname, x, target, allowzero)
     xs = tuple(x.shape)
+    xk = p._raw_keys(xname)
+    keys = []
+    for i, v in enumerate(target.reshape(-1)):
+        if isinstance(v, _Sym):
+            keys.append(v.key)
+        elif int(v) == 0 and not allowzero and i < len(xk):
+            keys.append(xk[i])
+        else:
+            keys.append(None if int(v) < 0 else int(v))
+    p._set_syms(0, keys)
     if zero_ph and _static(xs):  # write the copied dims out: plain static reshape
         dims = [xs[i] if d == 0 else d for i, d in enumerate(dims)]
     return [p._reshape(x, dims, zero_is_placeholder=zero_ph)]
@@ -2252,6 +2422,8 @@ def _flatten(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
         raise _Fail(ErrorCode.INVALID_NODE, "axis %d out of range for rank %d" % (a.get("axis", 1), r))
     if axis == 0:
         return [p._reshape(x, [1, -1], zero_is_placeholder=False)]
+    if axis == 1:
+        p._set_syms(0, [p._raw_keys(node.input[0])[0], None])
     return [p._reshape_2d(x, axis)]
 
 
@@ -2283,6 +2455,8 @@ def _squeeze_op(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             p._log(Severity.WARNING, "ONNX parser: node '%s': Squeeze without axes keeps the dynamic dims of %s"
                    % (p._node_name, xs))
     axes = [p._norm_axis(ax, r) for ax in axes]
+    xk = p._raw_keys(node.input[0])
+    p._set_syms(0, [k for i, k in enumerate(xk) if i not in axes])
     y = p._squeeze(x, axes)
     if y is x:
         y = p._L(p.network.add_identity(x))
@@ -2300,6 +2474,8 @@ def _unsqueeze_op(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     axes = sorted(p._norm_axis(ax, out_r) for ax in axes)
     if len(set(axes)) != len(axes):
         raise _Fail(ErrorCode.INVALID_NODE, "repeated axes %s" % axes)
+    it = iter(p._raw_keys(node.input[0]))
+    p._set_syms(0, [1 if i in axes else next(it, None) for i in range(out_r)])
     return [p._unsqueeze(x, axes)]
 
 
@@ -2371,7 +2547,8 @@ def _slice_op(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             raise _Dynamic("Slice along the dynamic axis %d of %s (starts %d, ends %d, step %d)" % (ax, xs, s, e, st))
         s0, n = _clamp_slice(s, e, st, dim)
         if n == 0:
-            raise _unsupported("Slice gives an empty tensor (axis %d of %s)" % (ax, xs), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+            raise _unsupported("Slice gives an empty tensor (axis %d of %s)" % (ax, xs),
+                               ErrorCode.UNSUPPORTED_NODE_SHAPE)
         spec[ax] = (s0, n, st)
     y = p._slice(x, spec)
     if y is x:
@@ -2520,6 +2697,8 @@ def _gather(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
         it = p._const_tensor(idx.astype(np.int64), DataType.INT32, iname)
     else:
         it = p._cast(p._tensor(iname), DataType.INT32)
+    dk, ik = p._raw_keys(node.input[0]), p._raw_keys(iname)
+    p._set_syms(0, dk[:axis] + ik + dk[axis + 1:])
     return [p._L(p.network.add_gather(data, it, axis))]
 
 
@@ -2542,7 +2721,8 @@ def _gather_nd(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._L(layer)]
 
 
-def _resize_scales_from_sizes(p: OnnxParser, xname: str, xs: Sequence[int], sizes: Sequence[Any]) -> Tuple[Optional[List[int]], Optional[List[float]]]:
+def _resize_scales_from_sizes(p: OnnxParser, xname: str, xs: Sequence[int],
+                              sizes: Sequence[Any]) -> Tuple[Optional[List[int]], Optional[List[float]]]:
     """(static output shape) or (scales) for Resize's `sizes`."""
     static_out = []
     scales = []
@@ -2800,6 +2980,8 @@ def _reduce(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     for ax in axes:
         if not 0 <= ax < r:
             raise _Fail(ErrorCode.INVALID_NODE, "axis %d out of range for rank %d" % (ax, r))
+    if not keep:
+        p._set_syms(0, [k for i, k in enumerate(p._raw_keys(node.input[0])) if i not in axes])
     mask = _mask(axes)
     E, U = ElementWiseOperation, UnaryOperation
     if op in _REDUCE:
@@ -2842,6 +3024,7 @@ def _argmax(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     if last:
         y = p._ew_const(y, np.int32(xs[axis] - 1), ElementWiseOperation.SUB, const_first=True)
     if not keep:
+        p._set_syms(0, [k for i, k in enumerate(p._raw_keys(node.input[0])) if i != axis])
         y = p._squeeze(y, [axis])
     return [y]
 

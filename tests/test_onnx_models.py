@@ -1,0 +1,445 @@
+"""ONNX parser on whole models exported with torch.onnx.export (TorchScript exporter, dynamo=False) from the
+definitions in onnx_torch_models.py (random weights, no downloads), compared with onnxruntime; dynamic batch
+axes with an optimization profile; the parser's error reporting; plugin fallback.
+
+The big CNNs run at 64x64 here; TRTLITE_SLOW=1 adds their 224x224 runs.  TRTLITE_ONNX_REPORT=<file> writes the
+max abs / rel errors of every model run as JSON lines."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from onnx_helpers import (add_profile, assert_outputs_close, errors, export_torch, helper, make_model, numpy_helper,
+                          onnx, ort_run, parse, to_bytes, trt_build, trt_run)
+
+import trtlite as trt
+
+torch = pytest.importorskip("torch")
+import onnx_torch_models as M  # noqa: E402
+
+SLOW = pytest.mark.skipif(not os.environ.get("TRTLITE_SLOW"), reason="224x224 runs: set TRTLITE_SLOW=1")
+F32 = np.float32
+
+
+def _report(name, opset, got, ref):
+    errs = {k: errors(got[k], ref[k]) for k in ref}
+    path = os.environ.get("TRTLITE_ONNX_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"model": name, "opset": opset,
+                                "errors": {k: {"max_abs": a, "max_rel": r} for k, (a, r) in errs.items()}}) + "\n")
+    return errs
+
+
+def check_model(name, module, inputs, opset, dynamic_axes=None, output_names=("y",), batches=()):
+    """Exports, compares trtlite with onnxruntime (rtol 1e-3, atol 1e-5 scaled by the output's magnitude),
+    and with dynamic axes also runs other batch sizes on the same engine."""
+    torch.manual_seed(0)
+    names = list(inputs)
+    model = export_torch(module, tuple(torch.from_numpy(v) for v in inputs.values()), opset, input_names=names,
+                         output_names=output_names, dynamic_axes=dynamic_axes)
+    ref = ort_run(model, inputs)
+    engine, network = trt_build(model, inputs)
+    got, _ = trt_run(model, inputs, engine=engine)
+    assert_outputs_close(got, ref, rtol=1e-3, atol=1e-5)
+    _report(name, opset, got, ref)
+    for b in batches:
+        feeds = {k: np.concatenate([v] * b, 0)[:b] if v.shape[0] < b else v[:b] for k, v in inputs.items()}
+        feeds = {k: (v + np.float32(0.01) * np.arange(v.size, dtype=F32).reshape(v.shape) / v.size
+                     if v.dtype == F32 else v) for k, v in feeds.items()}
+        r2 = ort_run(model, feeds)
+        g2, _ = trt_run(model, feeds, engine=engine)
+        assert_outputs_close(g2, r2, rtol=1e-3, atol=1e-5)
+    return network
+
+
+def image(n, c, h, w=None, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, c, h, w or h)).astype(F32)
+
+
+BATCH = {"x": {0: "N"}}
+
+# ------------------------------------------------------------------------------------------------------------
+# models x opsets
+# ------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opset", [7, 9, 11, 13, 15, 17, 18])
+def test_lenet(opset):
+    check_model("lenet", M.LeNet().eval(), {"x": image(2, 1, 28)}, opset, BATCH, batches=(1, 4))
+
+
+@pytest.mark.parametrize("opset", [11, 14, 18])
+def test_mnist_mlp(opset):
+    check_model("mnist_mlp", M.MnistMLP().eval(), {"x": image(3, 1, 28)}, opset, BATCH, batches=(1, 6))
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_resnet18(opset):
+    dyn = BATCH if opset == 13 else None
+    check_model("resnet18-64", M.resnet18(), {"x": image(2, 3, 64)}, opset, dyn, batches=(1, 3) if dyn else ())
+
+
+@pytest.mark.parametrize("opset", [13])
+def test_resnet50(opset):
+    check_model("resnet50-64", M.resnet50(), {"x": image(1, 3, 64)}, opset)
+
+
+@pytest.mark.parametrize("opset", [12, 17])
+def test_mobilenet_v2(opset):
+    check_model("mobilenet_v2-64", M.mobilenet_v2(), {"x": image(1, 3, 64)}, opset)
+
+
+@pytest.mark.parametrize("opset", [11, 16])
+def test_vgg11(opset):
+    check_model("vgg11-64", M.vgg11(64, hidden=512), {"x": image(1, 3, 64)}, opset)
+
+
+@pytest.mark.parametrize("opset", [9, 11, 14, 18])
+def test_squeezenet(opset):
+    check_model("squeezenet-64", M.squeezenet(), {"x": image(1, 3, 64)}, opset)
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_shufflenet_v2(opset):
+    check_model("shufflenet_v2-64", M.shufflenet_v2(), {"x": image(2, 3, 64)}, opset, BATCH, batches=(1, 3))
+
+
+@pytest.mark.parametrize("opset", [9, 10, 11, 13, 17, 18])
+def test_unet(opset):
+    dyn = BATCH if opset in (11, 18) else None
+    net = check_model("unet", M.unet(), {"x": image(1, 3, 32)}, opset, dyn, batches=(2,) if dyn else ())
+    kinds = {net.get_layer(i).type for i in range(net.num_layers)}
+    assert {trt.LayerType.DECONVOLUTION, trt.LayerType.RESIZE, trt.LayerType.CONCATENATION} <= kinds
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17, 18, 20])
+def test_transformer_block(opset):
+    x = np.random.default_rng(1).standard_normal((2, 5, 32)).astype(F32)
+    mask = np.tril(np.ones((2, 1, 5, 5), np.int64))
+    dyn = {"x": {0: "B", 1: "T"}, "mask": {0: "B", 2: "T", 3: "T"}}
+    net = check_model("transformer_block", M.encoder_block(), {"x": x, "mask": mask}, opset, dyn, batches=(1, 4))
+    kinds = [net.get_layer(i) for i in range(net.num_layers)]
+    if opset >= 17:  # LayerNormalization op -> normalization layers
+        assert any(isinstance(layer, trt.INormalizationLayer) for layer in kinds)
+    # GELU: the Erf pattern (opset < 20) or the Gelu op (20) becomes one GELU_ERF activation
+    assert any(isinstance(layer, trt.IActivationLayer) and layer.type == trt.ActivationType.GELU_ERF
+               for layer in kinds)
+
+
+def test_transformer_dynamic_sequence():
+    """One engine, several (batch, sequence) shapes."""
+    torch.manual_seed(0)
+    module = M.encoder_block()
+    x = np.random.default_rng(1).standard_normal((2, 5, 32)).astype(F32)
+    mask = np.tril(np.ones((2, 1, 5, 5), np.int64))
+    dyn = {"x": {0: "B", 1: "T"}, "mask": {0: "B", 2: "T", 3: "T"}}
+    model = export_torch(module, (torch.from_numpy(x), torch.from_numpy(mask)), 17, ("x", "mask"), ("y",), dyn)
+    builder, network, _ = parse(model)
+    config = builder.create_builder_config()
+    add_profile(builder, config, network, {"x": (2, 5, 32), "mask": (2, 1, 5, 5)},
+                {"x": (1, 1, 32), "mask": (1, 1, 1, 1)}, {"x": (4, 9, 32), "mask": (4, 1, 9, 9)})
+    engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(
+        builder.build_serialized_network(network, config))
+    ctx = engine.create_execution_context()
+    rng = np.random.default_rng(2)
+    for b, t in ((1, 1), (2, 5), (3, 9), (4, 2)):
+        feeds = {"x": rng.standard_normal((b, t, 32)).astype(F32), "mask": np.tril(np.ones((b, 1, t, t), np.int64))}
+        assert_outputs_close(ctx.infer(feeds), ort_run(model, feeds), rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_ssd_head(opset):
+    check_model("ssd_head", M.ssd_lite(), {"x": image(2, 3, 64)}, opset, BATCH, output_names=("loc", "conf"),
+                batches=(1, 3))
+
+
+@SLOW
+@pytest.mark.parametrize("name,make,opset", [
+    ("resnet18-224", M.resnet18, 13), ("resnet50-224", M.resnet50, 17), ("mobilenet_v2-224", M.mobilenet_v2, 13),
+    ("vgg11-224", lambda: M.vgg11(224), 13), ("squeezenet-224", M.squeezenet, 11),
+    ("shufflenet_v2-224", M.shufflenet_v2, 18)])
+def test_cnn_224(name, make, opset):
+    check_model(name, make(), {"x": image(1, 3, 224)}, opset, BATCH)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# errors
+# ------------------------------------------------------------------------------------------------------------
+
+def new_parser():
+    logger = trt.Logger(trt.Logger.INTERNAL_ERROR)
+    builder = trt.Builder(logger)
+    network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    return trt.OnnxParser(network, logger), network
+
+
+def relu_model(opset=13):
+    return make_model([helper.make_node("Relu", ["x"], ["y"], name="r")], {"x": (2, 3)}, {"y": None}, opset=opset)
+
+
+@pytest.mark.parametrize("data", [b"", b"not an onnx model at all", b"\x08\x07\x12\x05hello\x3a\xff\xff\xff\xff\x0f"],
+                         ids=["empty", "text", "truncated"])
+def test_malformed_bytes(data):
+    parser, _ = new_parser()
+    assert parser.parse(data) is False
+    assert parser.num_errors >= 1
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.MODEL_DESERIALIZE_FAILED
+    assert err.node() == -1 and "ONNX model" in err.desc()
+
+
+def test_truncated_real_model():
+    data = to_bytes(relu_model())
+    for cut in (len(data) // 3, len(data) - 3):
+        parser, _ = new_parser()
+        assert parser.parse(data[:cut]) is False
+        assert parser.num_errors >= 1
+
+
+@pytest.mark.parametrize("opset", [6, 1000])
+def test_unsupported_opset(opset):
+    parser, _ = new_parser()
+    assert not parser.parse(to_bytes(relu_model(opset)))
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.UNSUPPORTED_GRAPH
+    assert "opset %d" % opset in err.desc() and str(onnx.defs.onnx_opset_version()) in err.desc()
+
+
+def test_unknown_op_without_plugin():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="first"),
+             helper.make_node("FrobnicateTensor", ["a"], ["y"], name="frob_1", gain=2.0)]
+    m = make_model(nodes, {"x": (2, 3)}, {"y": None})
+    parser, _ = new_parser()
+    assert not parser.parse(to_bytes(m))
+    assert parser.num_errors == 1
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.UNSUPPORTED_NODE
+    assert err.node() == 1 and err.node_name() == "frob_1" and err.node_operator() == "FrobnicateTensor"
+    s = str(err)
+    assert "frob_1" in s and "FrobnicateTensor" in s and "plugin" in s
+    assert not parser.supports_operator("FrobnicateTensor") and parser.supports_operator("Conv")
+    parser.clear_errors()
+    assert parser.num_errors == 0 and parser.get_error(0) is None
+
+
+def test_unknown_op_custom_domain():
+    m = make_model([helper.make_node("Thing", ["x"], ["y"], name="t", domain="com.acme")], {"x": (2, 3)},
+                   {"y": None}, extra_opsets={"com.acme": 1})
+    parser, _ = new_parser()
+    assert not parser.parse(to_bytes(m))
+    assert "com.acme" in str(parser.get_error(0)) and "Thing" in str(parser.get_error(0))
+
+
+@pytest.mark.parametrize("kind", ["add", "matmul", "reshape", "concat"])
+def test_shape_conflict(kind):
+    if kind == "add":
+        node = helper.make_node("Add", ["x", "c"], ["y"], name="bad")
+        init = {"c": np.ones((2, 4), F32)}
+    elif kind == "matmul":
+        node = helper.make_node("MatMul", ["x", "c"], ["y"], name="bad")
+        init = {"c": np.ones((4, 5), F32)}
+    elif kind == "reshape":
+        node = helper.make_node("Reshape", ["x", "c"], ["y"], name="bad")
+        init = {"c": np.array([4, 2], np.int64)}
+    else:
+        node = helper.make_node("Concat", ["x", "c"], ["y"], name="bad", axis=0)
+        init = {"c": np.ones((1, 4), F32)}
+    m = make_model([node], {"x": (2, 3)}, {"y": None}, init)
+    parser, _ = new_parser()
+    assert not parser.parse(to_bytes(m))
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.INVALID_NODE
+    assert err.node_name() == "bad" and "bad" in str(err)
+
+
+def test_errors_never_crash():
+    """Odd but decodable models: missing input, cycle, no graph, non-constant weights, implicit batch."""
+    cases = [
+        make_model([helper.make_node("Relu", ["nowhere"], ["y"])], {"x": (2,)}, {"y": None}),
+        make_model([helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])], {"x": (2,)},
+                   {"a": None}),
+        make_model([helper.make_node("Conv", ["x", "w"], ["y"])], {"x": (1, 1, 4, 4), "w": (1, 1, 3, 3)},
+                   {"y": None}),
+        make_model([], {"x": (2,)}, {"y": None}),
+    ]
+    for m in cases:
+        parser, _ = new_parser()
+        assert parser.parse(to_bytes(m)) is False
+        assert parser.num_errors >= 1 and str(parser.get_error(0))
+    logger = trt.Logger(trt.Logger.INTERNAL_ERROR)
+    net = trt.Builder(logger).create_network()
+    parser = trt.OnnxParser(net, logger)
+    assert not parser.parse(to_bytes(relu_model()))
+    assert "explicit-batch" in parser.get_error(0).desc()
+
+
+def test_errors_are_logged():
+    class Capture(trt.ILogger):
+        def __init__(self):
+            trt.ILogger.__init__(self)
+            self.msgs = []
+
+        def log(self, severity, msg):
+            self.msgs.append((severity, msg))
+
+    logger = Capture()
+    net = trt.Builder(logger).create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    with trt.OnnxParser(net, logger) as parser:
+        assert not parser.parse(b"garbage")
+    assert any(s == trt.Logger.ERROR and "MODEL_DESERIALIZE_FAILED" in m for s, m in logger.msgs)
+
+
+def test_missing_onnx_package(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    logger = trt.Logger()
+    net = trt.Builder(logger).create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    with pytest.raises(ImportError, match=r"pip install trtlite\[onnx\]"):
+        trt.OnnxParser(net, logger)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# files and external data
+# ------------------------------------------------------------------------------------------------------------
+
+def test_parse_from_file_external_data(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((64, 128)).astype(F32)
+    b = rng.standard_normal(64).astype(F32)
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)]
+    m = make_model(nodes, {"x": (2, 128)}, {"y": None}, {"w": w, "b": b})
+    sub = tmp_path / "model"
+    sub.mkdir()
+    path = str(sub / "m.onnx")
+    onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin",
+                    size_threshold=0)
+    assert os.path.exists(sub / "weights.bin")
+    x = rng.standard_normal((2, 128)).astype(F32)
+    ref = x @ w.T + b
+    # from the file: the weights are read relative to it, not to the working directory
+    monkeypatch.chdir(tmp_path)
+    parser, network = new_parser()
+    assert parser.parse_from_file(os.path.join("model", "m.onnx")), str(parser.get_error(0))
+    assert network.num_layers >= 1 and network.num_outputs == 1
+    # bytes alone cannot find the weights ...
+    parser2, _ = new_parser()
+    data = open(path, "rb").read()
+    assert not parser2.parse(data)
+    assert "external" in parser2.get_error(0).desc()
+    # ... bytes with the model's path can
+    got, _ = trt_run(data, {"x": x}, path=path)
+    np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-4)
+    parser3, _ = new_parser()
+    assert not parser3.parse_from_file(str(tmp_path / "missing.onnx"))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# plugin fallback
+# ------------------------------------------------------------------------------------------------------------
+
+def adder2d_ref(x, w, stride, pad):
+    n, c, h, wd = x.shape
+    f, _, k, _ = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
+    y = np.zeros((n, f, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp[:, None, :, i * stride:i * stride + k, j * stride:j * stride + k]
+            y[:, :, i, j] = -np.abs(patch - w[None]).sum(axis=(2, 3, 4))
+    return y.astype(F32)
+
+
+@pytest.fixture(scope="module")
+def builtin_plugins():
+    trt.init_libnvinfer_plugins(trt.Logger(trt.Logger.ERROR), "")
+    return trt.get_plugin_registry()
+
+
+@pytest.mark.parametrize("weights_as", ["initializer", "attribute"])
+def test_adder2d_plugin(builtin_plugins, weights_as):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(F32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(F32)
+    attrs = dict(nbFilters=4, filterSize=3, stride=1, padding=1, nbInputChannels=3)
+    if weights_as == "initializer":
+        node = helper.make_node("Adder2d", ["x", "adder1.weights"], ["y"], name="adder1", domain="trtlite.test",
+                                **attrs)
+        inits = {"adder1.weights": w}
+    else:
+        node = helper.make_node("Adder2d", ["x"], ["y"], name="adder1", domain="trtlite.test",
+                                weights=numpy_helper.from_array(w, "w"), **attrs)
+        inits = {}
+    relu = helper.make_node("Relu", ["y"], ["z"])
+    m = make_model([node, relu], {"x": ("N", 3, 8, 8)}, {"z": None}, inits, extra_opsets={"trtlite.test": 1})
+    builder, network, parser = parse(m)
+    layer = network.get_layer(0)
+    assert isinstance(layer, trt.IPluginV2Layer) and layer.name == "adder1"
+    got, _ = trt_run(m, {"x": x})
+    np.testing.assert_allclose(got["z"], np.maximum(adder2d_ref(x, w, 1, 1), 0), rtol=1e-4, atol=1e-3)
+
+
+class ScaledSoftsign(trt.IPluginV2):
+    plugin_type = "ScaledSoftsign"
+    plugin_version = "1"
+
+    def __init__(self, alpha, bias, label):
+        self.alpha = float(alpha)
+        self.bias = np.asarray(bias, F32)
+        self.label = label
+
+    def enqueue(self, inputs, outputs):
+        x = inputs[0]
+        outputs[0][...] = self.alpha * x / (1 + np.abs(x)) + self.bias.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+    def serialize(self):
+        return json.dumps({"alpha": self.alpha, "bias": self.bias.tolist(), "label": self.label}).encode()
+
+
+class ScaledSoftsignCreator(trt.IPluginCreator):
+    name = "ScaledSoftsign"
+    plugin_version = "1"
+    plugin_namespace = ""
+    field_names = trt.PluginFieldCollection([trt.PluginField("alpha", None, trt.PluginFieldType.FLOAT32),
+                                             trt.PluginField("bias", None, trt.PluginFieldType.FLOAT32),
+                                             trt.PluginField("label", None, trt.PluginFieldType.CHAR)])
+
+    def __init__(self):
+        trt.IPluginCreator.__init__(self)
+        self.seen = None
+
+    def create_plugin(self, name, field_collection):
+        fields = {f.name: f for f in field_collection}
+        self.seen = {k: (f.type, np.asarray(f.data)) for k, f in fields.items()}
+        label = bytes(np.asarray(fields["label"].data, np.uint8)).decode()
+        return ScaledSoftsign(np.asarray(fields["alpha"].data).reshape(-1)[0], fields["bias"].data, label)
+
+    def deserialize_plugin(self, name, data):
+        d = json.loads(bytes(data).decode())
+        return ScaledSoftsign(d["alpha"], d["bias"], d["label"])
+
+
+@pytest.mark.parametrize("namespace", ["", "com.example"])
+def test_python_plugin_fallback(namespace):
+    reg = trt.get_plugin_registry()
+    creator = ScaledSoftsignCreator()
+    assert reg.register_creator(creator, namespace)
+    try:
+        rng = np.random.default_rng(4)
+        x = rng.standard_normal((2, 3, 4)).astype(F32)
+        bias = rng.standard_normal(3).astype(F32)
+        node = helper.make_node("ScaledSoftsign", ["x", "blk.bias"], ["y"], name="ss", domain="com.example",
+                                alpha=2.5, label="hello")
+        m = make_model([node], {"x": x.shape}, {"y": None}, {"blk.bias": bias}, extra_opsets={"com.example": 1})
+        got, _ = trt_run(m, {"x": x})
+        assert creator.seen["alpha"][0] == trt.PluginFieldType.FLOAT32
+        assert creator.seen["bias"][0] == trt.PluginFieldType.FLOAT32
+        assert creator.seen["label"][0] == trt.PluginFieldType.CHAR
+        ref = 2.5 * x / (1 + np.abs(x)) + bias.reshape(1, 3, 1)
+        np.testing.assert_allclose(got["y"], ref, rtol=1e-5, atol=1e-6)
+        parser, _ = new_parser()
+        assert parser.supports_operator("ScaledSoftsign") == (namespace == "")
+    finally:
+        reg.deregister_creator(creator)

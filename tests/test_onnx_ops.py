@@ -1,0 +1,948 @@
+"""ONNX parser, one operator at a time: each model is parsed into trtlite, built, run, and compared with
+onnxruntime (rtol 1e-3, small atol).  Opsets 11/13/17/18 (and older where an op changed) are covered where
+the op's definition differs between them."""
+import math
+
+import numpy as np
+import pytest
+
+from onnx_helpers import (TensorProto, assert_outputs_close, compare, helper, make_model, numpy_helper, ort_run,
+                          parse, trt_run)
+
+import trtlite as trt
+
+F32 = np.float32
+I64 = np.int64
+
+CASES = []
+
+
+def case(name, opsets=(13,)):
+    """Registers f(opset, rng) -> (model, feeds[, tolerances]) for each opset."""
+    def deco(f):
+        for o in opsets:
+            CASES.append(pytest.param(f, o, id="%s-op%d" % (name, o)))
+        return f
+    return deco
+
+
+def randn(rng, *shape):
+    return rng.standard_normal(shape).astype(F32)
+
+
+def single(op, feeds, inits=None, opset=13, outs=("y",), out_types=None, dyn=(), **attrs):
+    """A one-node model: runtime inputs `feeds` (name -> array, in node-input order, then `inits`; a name
+    mapped to None is an empty optional input).  dyn: names of inputs whose dim 0 is dynamic ("N")."""
+    inits = dict(inits or {})
+    order = list(feeds) + [k for k in inits if k not in feeds]
+    if "_order" in attrs:
+        order = attrs.pop("_order")
+    node = helper.make_node(op, ["" if n in inits and inits[n] is None else n for n in order], list(outs), **attrs)
+    inputs = {}
+    for k, v in feeds.items():
+        shape = tuple(v.shape)
+        if k in dyn:
+            shape = ("N",) + shape[1:]
+        inputs[k] = (shape, v.dtype.type)
+    out_types = out_types or [F32] * len(outs)
+    outputs = {o: (None, t) for o, t in zip(outs, out_types)}
+    real_inits = {k: v for k, v in inits.items() if v is not None}
+    return make_model([node], inputs, outputs, real_inits, opset=opset)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# convolution, deconvolution, normalization
+# ------------------------------------------------------------------------------------------------------------
+
+CONV_VARIANTS = {
+    "pads": dict(pads=[1, 2, 0, 1]),
+    "stride_dil": dict(strides=[2, 1], dilations=[2, 2], pads=[2, 2, 2, 2]),
+    "groups": dict(group=3, pads=[1, 1, 1, 1]),
+    "same_upper": dict(auto_pad="SAME_UPPER", strides=[2, 2]),
+    "same_lower": dict(auto_pad="SAME_LOWER", strides=[2, 2]),
+    "valid": dict(auto_pad="VALID"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(CONV_VARIANTS))
+def test_conv(variant, rng):
+    a = CONV_VARIANTS[variant]
+    g = a.get("group", 1)
+    x = randn(rng, 2, 6, 9, 10)
+    w = randn(rng, 6, 6 // g, 3, 3)
+    b = randn(rng, 6)
+    compare(single("Conv", {"x": x}, {"W": w, "B": b}, **a), {"x": x})
+
+
+@pytest.mark.parametrize("nsp", [1, 3])
+def test_conv_1d_3d_no_bias(nsp, rng):
+    x = randn(rng, 2, 3, *([7] * nsp))
+    w = randn(rng, 4, 3, *([3] * nsp))
+    compare(single("Conv", {"x": x}, {"W": w}, pads=[1] * (2 * nsp)), {"x": x})
+
+
+def test_conv_dynamic_batch(rng):
+    """One engine (profile batch 1..6) runs batches 3, 1 and 5."""
+    m = single("Conv", {"x": randn(rng, 3, 3, 8, 8)}, {"W": randn(rng, 5, 3, 3, 3), "B": randn(rng, 5)}, dyn=("x",),
+               pads=[1, 1, 1, 1])
+    engine = None
+    for n in (3, 1, 5):
+        x = randn(rng, n, 3, 8, 8)
+        got, engine = trt_run(m, {"x": x}, engine=engine)
+        assert_outputs_close(got, ort_run(m, {"x": x}))
+
+
+DECONV_VARIANTS = {
+    "basic": dict(),
+    "stride2_outpad": dict(strides=[2, 2], output_padding=[1, 1], pads=[1, 1, 1, 1]),
+    "outpad_past_pads": dict(strides=[2, 3], output_padding=[1, 2], pads=[0, 1, 0, 1]),
+    "output_shape": dict(strides=[2, 2], output_shape=[15, 16]),
+    "same_upper": dict(strides=[2, 2], auto_pad="SAME_UPPER"),
+    "same_lower": dict(strides=[2, 2], auto_pad="SAME_LOWER"),
+    "groups_dil": dict(group=2, dilations=[2, 1], pads=[1, 0, 0, 1]),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(DECONV_VARIANTS))
+def test_conv_transpose(variant, rng):
+    a = DECONV_VARIANTS[variant]
+    g = a.get("group", 1)
+    x = randn(rng, 2, 4, 7, 8)
+    w = randn(rng, 4, 6 // g, 3, 3)
+    compare(single("ConvTranspose", {"x": x}, {"W": w, "B": randn(rng, 6)}, **a), {"x": x})
+
+
+def test_conv_transpose_1d(rng):
+    x = randn(rng, 2, 4, 9)
+    compare(single("ConvTranspose", {"x": x}, {"W": randn(rng, 4, 3, 4)}, strides=[3]), {"x": x})
+
+
+@pytest.mark.parametrize("rank", [2, 3, 4])
+def test_batchnorm(rank, rng):
+    x = randn(rng, 3, 5, *([6] * (rank - 2)))
+    inits = {"s": randn(rng, 5), "b": randn(rng, 5), "m": randn(rng, 5),
+             "v": (np.abs(randn(rng, 5)) + 0.5).astype(F32)}
+    compare(single("BatchNormalization", {"x": x}, inits, epsilon=1e-3), {"x": x})
+
+
+def test_instance_norm(rng):
+    x = randn(rng, 2, 4, 5, 6)
+    compare(single("InstanceNormalization", {"x": x}, {"s": randn(rng, 4), "b": randn(rng, 4)}, epsilon=1e-4),
+            {"x": x})
+
+
+@pytest.mark.parametrize("axis", [-1, -2, 1])
+def test_layer_norm(axis, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    shape = x.shape[axis:]
+    m = single("LayerNormalization", {"x": x}, {"s": randn(rng, *shape), "b": randn(rng, *shape)}, opset=17,
+               axis=axis, epsilon=1e-5)
+    compare(m, {"x": x})
+
+
+def test_layer_norm_no_bias_dynamic(rng):
+    x = randn(rng, 3, 7, 16)
+    m = single("LayerNormalization", {"x": x}, {"s": randn(rng, 16)}, opset=17, dyn=("x",))
+    compare(m, {"x": x})
+
+
+def test_group_norm(rng):
+    x = randn(rng, 2, 6, 4, 5)
+    m = single("GroupNormalization", {"x": x}, {"s": randn(rng, 3), "b": randn(rng, 3)}, opset=18,
+               num_groups=3, epsilon=1e-5)
+    compare(m, {"x": x})
+
+
+def test_lrn(rng):
+    x = randn(rng, 2, 7, 4, 4)
+    compare(single("LRN", {"x": x}, size=3, alpha=1e-3, beta=0.7, bias=1.5), {"x": x})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# activations and elementwise
+# ------------------------------------------------------------------------------------------------------------
+
+ACTS = [("Relu", {}), ("LeakyRelu", {"alpha": 0.2}), ("LeakyRelu", {}), ("Sigmoid", {}), ("Tanh", {}),
+        ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("HardSwish", {}), ("Elu", {"alpha": 0.7}), ("Selu", {}),
+        ("Softplus", {}), ("Softsign", {}), ("ThresholdedRelu", {"alpha": 0.3}), ("Mish", {}),
+        ("Gelu", {}), ("Gelu", {"approximate": "tanh"})]
+
+
+@pytest.mark.parametrize("op,attrs", ACTS, ids=["%s%d" % (a[0], i) for i, a in enumerate(ACTS)])
+def test_activation(op, attrs, rng):
+    x = randn(rng, 2, 3, 4, 5) * 3
+    opset = 20 if op == "Gelu" else 18 if op == "Mish" else 14 if op == "HardSwish" else 13
+    compare(single(op, {"x": x}, opset=opset, **attrs), {"x": x})
+
+
+@case("clip_attrs", opsets=(7, 10))
+def _clip_attrs(opset, rng):
+    x = randn(rng, 3, 4)
+    return single("Clip", {"x": x}, opset=opset, min=-0.5, max=0.7), {"x": x}
+
+
+@case("clip_inputs", opsets=(11, 13))
+def _clip_inputs(opset, rng):
+    x = randn(rng, 3, 4)
+    return single("Clip", {"x": x}, {"lo": np.array(-0.5, F32), "hi": np.array(0.3, F32)}, opset=opset), {"x": x}
+
+
+@case("clip_min_only", opsets=(13,))
+def _clip_min(opset, rng):
+    x = randn(rng, 3, 4)
+    return single("Clip", {"x": x}, {"lo": np.array(0.0, F32)}, opset=opset), {"x": x}
+
+
+@case("clip_max_only_int", opsets=(13,))
+def _clip_int(opset, rng):
+    x = rng.integers(-10, 10, (3, 4)).astype(np.int32)
+    m = single("Clip", {"x": x}, {"hi": np.array(4, np.int32)}, opset=opset, out_types=[np.int32],
+               _order=["x", "", "hi"])
+    return m, {"x": x}
+
+
+@case("prelu", opsets=(9, 13, 16))
+def _prelu(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    return single("PRelu", {"x": x}, {"s": randn(rng, 3, 1, 1)}, opset=opset), {"x": x}
+
+
+@case("prelu_scalar_slope", opsets=(13,))
+def _prelu_scalar(opset, rng):
+    x = randn(rng, 2, 3, 4)
+    return single("PRelu", {"x": x}, {"s": np.array([0.25], F32)}, opset=opset), {"x": x}
+
+
+UNARY = ["Sqrt", "Exp", "Log", "Erf", "Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Sin", "Cos", "Tan", "Asin",
+         "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Round"]
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary(op, rng):
+    x = randn(rng, 3, 5)
+    if op in ("Sqrt", "Log", "Reciprocal"):
+        x = np.abs(x) + 0.1
+    elif op in ("Asin", "Acos", "Atanh"):
+        x = np.tanh(x) * 0.9
+    elif op == "Acosh":
+        x = np.abs(x) + 1.1
+    elif op == "Round":
+        x = np.round(x * 4) / 2 + rng.choice([0.0, 0.1], x.shape).astype(F32)  # halves: round half to even
+    x = x.astype(F32)
+    compare(single(op, {"x": x}), {"x": x})
+
+
+BINARY_BCAST = [((2, 3, 4), (4,)), ((2, 3, 4), (3, 1)), ((1, 3, 1), (2, 1, 4)), ((4,), (2, 3, 4)), ((), (2, 3))]
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"])
+@pytest.mark.parametrize("shapes", BINARY_BCAST, ids=["bc%d" % i for i in range(len(BINARY_BCAST))])
+def test_binary_broadcast(op, shapes, rng):
+    a = randn(rng, *shapes[0])
+    b = randn(rng, *shapes[1])
+    if op == "Pow":
+        a = np.abs(a) + 0.5
+    if op == "Div":
+        b = np.sign(b) * (np.abs(b) + 0.5)
+    a, b = np.asarray(a, F32), np.asarray(b, F32)
+    compare(single(op, {"a": a, "b": b}), {"a": a, "b": b})
+    compare(single(op, {"b": b}, {"a": a}, _order=["a", "b"]), {"b": b})
+
+
+def test_scalar_input(rng):
+    a = np.asarray(rng.standard_normal(), F32)
+    b = randn(rng, 2, 3)
+    compare(single("Add", {"a": a, "b": b}), {"a": a, "b": b})
+
+
+@pytest.mark.parametrize("op", ["Add", "Mul", "Sub", "Div"])
+def test_binary_const_operand(op, rng):
+    x = randn(rng, 2, 3, 4)
+    c = (np.abs(randn(rng, 3, 1)) + 0.5).astype(F32)
+    compare(single(op, {"x": x}, {"c": c}), {"x": x})
+
+
+def test_binary_int(rng):
+    a = rng.integers(-20, 20, (3, 4)).astype(np.int64)
+    b = rng.integers(1, 5, (4,)).astype(np.int64) * rng.choice([-1, 1], 4)
+    for op in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
+        m = single(op, {"a": a, "b": b}, out_types=[np.int64])
+        compare(m, {"a": a, "b": b})
+
+
+def test_mod(rng):
+    a = rng.integers(-20, 20, (3, 4)).astype(np.int64)
+    b = rng.integers(1, 5, (4,)).astype(np.int64) * rng.choice([-1, 1], 4)
+    compare(single("Mod", {"a": a, "b": b}, out_types=[np.int64]), {"a": a, "b": b})
+    af, bf = randn(rng, 3, 4) * 5, (np.abs(randn(rng, 4)) + 0.5).astype(F32)
+    compare(single("Mod", {"a": af, "b": bf}, fmod=1), {"a": af, "b": bf})
+
+
+@pytest.mark.parametrize("op", ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"])
+def test_compare(op, rng):
+    a = rng.integers(-2, 3, (3, 4)).astype(F32)
+    b = rng.integers(-2, 3, (4,)).astype(F32)
+    compare(single(op, {"a": a, "b": b}, out_types=[np.bool_], opset=16), {"a": a, "b": b})
+
+
+def test_logical(rng):
+    a = rng.random((3, 4)) > 0.5
+    b = rng.random((1, 4)) > 0.5
+    for op in ("And", "Or", "Xor"):
+        compare(single(op, {"a": a, "b": b}, out_types=[np.bool_]), {"a": a, "b": b})
+    compare(single("Not", {"a": a}, out_types=[np.bool_]), {"a": a})
+
+
+@pytest.mark.parametrize("op", ["Sum", "Mean", "Max", "Min"])
+def test_variadic(op, rng):
+    a, b, c = randn(rng, 2, 3, 4), randn(rng, 3, 1), randn(rng, 4)
+    compare(single(op, {"a": a, "b": b, "c": c}), {"a": a, "b": b, "c": c})
+
+
+def test_isnan_isinf(rng):
+    x = randn(rng, 4, 5)
+    x[0, 0], x[1, 1], x[2, 2] = np.nan, np.inf, -np.inf
+    compare(single("IsNaN", {"x": x}, out_types=[np.bool_]), {"x": x})
+    for neg, pos in ((1, 1), (0, 1), (1, 0)):
+        compare(single("IsInf", {"x": x}, out_types=[np.bool_], detect_negative=neg, detect_positive=pos), {"x": x})
+
+
+def test_where(rng):
+    c = rng.random((3, 1)) > 0.5
+    a, b = randn(rng, 2, 3, 4), randn(rng, 4)
+    compare(single("Where", {"c": c, "a": a, "b": b}), {"c": c, "a": a, "b": b})
+
+
+def test_cast(rng):
+    x = randn(rng, 3, 4) * 5
+    compare(single("Cast", {"x": x}, to=TensorProto.INT64, out_types=[np.int64]), {"x": x})
+    xi = rng.integers(-5, 5, (3, 4)).astype(np.int64)
+    compare(single("Cast", {"x": xi}, to=TensorProto.FLOAT), {"x": xi})
+    compare(single("Cast", {"x": xi}, to=TensorProto.BOOL, out_types=[np.bool_]), {"x": xi})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# matrix products
+# ------------------------------------------------------------------------------------------------------------
+
+GEMM = [dict(), dict(transB=1), dict(transA=1), dict(alpha=0.5, beta=2.0, transA=1, transB=1)]
+
+
+@pytest.mark.parametrize("attrs", GEMM, ids=["gemm%d" % i for i in range(len(GEMM))])
+@pytest.mark.parametrize("c_shape", [(5,), (3, 5), (1,), None])
+def test_gemm(attrs, c_shape, rng):
+    a = randn(rng, *((4, 3) if attrs.get("transA") else (3, 4)))
+    b = randn(rng, *((5, 4) if attrs.get("transB") else (4, 5)))
+    inits = {"B": b}
+    if c_shape:
+        inits["C"] = randn(rng, *c_shape)
+    compare(single("Gemm", {"a": a}, inits, **attrs), {"a": a})
+
+
+def test_gemm_dynamic_b(rng):
+    a, b, c = randn(rng, 3, 4), randn(rng, 5, 4), randn(rng, 3, 5)
+    compare(single("Gemm", {"a": a, "b": b, "c": c}, transB=1, alpha=2.0, beta=0.5), {"a": a, "b": b, "c": c})
+
+
+MATMUL = [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 6)), ((4,), (4, 5)), ((2, 3, 4), (4,)),
+          ((4,), (4,)), ((7, 2, 3, 4), (7, 2, 4, 3))]
+
+
+@pytest.mark.parametrize("shapes", MATMUL, ids=["mm%d" % i for i in range(len(MATMUL))])
+def test_matmul(shapes, rng):
+    a, b = randn(rng, *shapes[0]), randn(rng, *shapes[1])
+    compare(single("MatMul", {"a": a, "b": b}), {"a": a, "b": b})
+    compare(single("MatMul", {"a": a}, {"b": b}), {"a": a})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# shapes and data movement
+# ------------------------------------------------------------------------------------------------------------
+
+RESHAPES = [((2, 3, 4), [6, -1]), ((2, 3, 4), [0, -1]), ((2, 3, 4), [0, 0, 2, 2]), ((2, 3, 4), [-1]),
+            ((2, 3, 4), [4, 0, 2])]
+
+
+@pytest.mark.parametrize("shape,target", RESHAPES, ids=["r%d" % i for i in range(len(RESHAPES))])
+def test_reshape(shape, target, rng):
+    x = randn(rng, *shape)
+    compare(single("Reshape", {"x": x}, {"s": np.array(target, I64)}), {"x": x})
+
+
+def test_reshape_allowzero(rng):
+    x = randn(rng, 2, 3)
+    compare(single("Reshape", {"x": x}, {"s": np.array([3, 2], I64)}, opset=14, allowzero=1), {"x": x})
+
+
+def test_reshape_dynamic(rng):
+    x = randn(rng, 3, 4, 6)
+    compare(single("Reshape", {"x": x}, {"s": np.array([0, 2, -1], I64)}, dyn=("x",)), {"x": x})
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, 3])
+def test_flatten(axis, rng):
+    x = randn(rng, 2, 3, 4)
+    if axis == 3:
+        x = randn(rng, 2, 3, 4, 5)
+    compare(single("Flatten", {"x": x}, axis=axis), {"x": x})
+
+
+def test_flatten_dynamic(rng):
+    x = randn(rng, 3, 4, 5)
+    compare(single("Flatten", {"x": x}, dyn=("x",)), {"x": x})
+
+
+def test_transpose(rng):
+    x = randn(rng, 2, 3, 4, 5)
+    compare(single("Transpose", {"x": x}, perm=[0, 2, 3, 1]), {"x": x})
+    compare(single("Transpose", {"x": x}), {"x": x})
+
+
+@case("squeeze_unsqueeze", opsets=(11, 13))
+def _squeeze(opset, rng):
+    x = randn(rng, 1, 3, 1, 4)
+    if opset < 13:
+        n1 = helper.make_node("Squeeze", ["x"], ["s"], axes=[0, -2])
+        n2 = helper.make_node("Unsqueeze", ["s"], ["y"], axes=[0, 3, -1])
+        inits = {}
+    else:
+        n1 = helper.make_node("Squeeze", ["x", "a1"], ["s"])
+        n2 = helper.make_node("Unsqueeze", ["s", "a2"], ["y"])
+        inits = {"a1": np.array([0, -2], I64), "a2": np.array([0, 3, -1], I64)}
+    return make_model([n1, n2], {"x": x.shape}, {"y": None}, inits, opset=opset), {"x": x}
+
+
+def test_squeeze_unsqueeze_dynamic(rng):
+    x = randn(rng, 3, 1, 4)
+    n1 = helper.make_node("Squeeze", ["x", "a1"], ["s"])
+    n2 = helper.make_node("Unsqueeze", ["s", "a2"], ["y"])
+    m = make_model([n1, n2], {"x": ("N", 1, 4)}, {"y": None},
+                   {"a1": np.array([1], I64), "a2": np.array([0, 2], I64)})
+    compare(m, {"x": x})
+
+
+def test_squeeze_no_axes(rng):
+    x = randn(rng, 1, 3, 1, 4)
+    compare(single("Squeeze", {"x": x}), {"x": x})
+
+
+def test_concat(rng):
+    a, b = randn(rng, 2, 3, 4), randn(rng, 2, 5, 4)
+    compare(single("Concat", {"a": a, "b": b}, {"c": randn(rng, 2, 1, 4)}, axis=1), {"a": a, "b": b})
+    compare(single("Concat", {"a": a, "b": a}, axis=-1, _order=["a", "b"]), {"a": a, "b": a})
+
+
+@case("split_attr", opsets=(11, 13, 18))
+def _split(opset, rng):
+    x = randn(rng, 2, 7, 3)
+    if opset < 13:
+        m = single("Split", {"x": x}, outs=("y1", "y2"), opset=opset, axis=1, split=[3, 4])
+    else:
+        m = single("Split", {"x": x}, {"s": np.array([3, 4], I64)}, outs=("y1", "y2"), opset=opset, axis=1)
+    return m, {"x": x}
+
+
+@case("split_equal", opsets=(11, 13))
+def _split_eq(opset, rng):
+    x = randn(rng, 2, 6, 3)
+    return single("Split", {"x": x}, outs=("y1", "y2", "y3"), opset=opset, axis=-2), {"x": x}
+
+
+@case("split_num_outputs", opsets=(18,))
+def _split_n(opset, rng):
+    x = randn(rng, 2, 7, 3)
+    return single("Split", {"x": x}, outs=("y1", "y2", "y3"), opset=opset, axis=1, num_outputs=3), {"x": x}
+
+
+SLICES = [  # starts, ends, axes, steps
+    ([1], [3], [1], None),
+    ([0, 1], [-1, 100], [1, 2], None),
+    ([-100, 2], [2, -1], [0, 2], [1, 2]),
+    ([-1], [-100], [2], [-1]),
+    ([4, 3], [0, 0], [1, 2], [-2, -1]),
+    ([1, 0, 0], [2, 2, 3], None, None),
+    ([0], [2 ** 62], [-1], [3]),
+]
+
+
+@pytest.mark.parametrize("spec", SLICES, ids=["s%d" % i for i in range(len(SLICES))])
+def test_slice(spec, rng):
+    x = randn(rng, 3, 5, 6)
+    starts, ends, axes, steps = spec
+    inits = {"st": np.array(starts, I64), "en": np.array(ends, I64)}
+    order = ["x", "st", "en"]
+    if axes is not None or steps is not None:
+        inits["ax"] = np.array(axes if axes is not None else list(range(len(starts))), I64)
+        order.append("ax")
+    if steps is not None:
+        inits["sp"] = np.array(steps, I64)
+        order.append("sp")
+    compare(single("Slice", {"x": x}, inits, _order=order), {"x": x})
+
+
+def test_slice_opset9(rng):
+    x = randn(rng, 3, 5, 6)
+    compare(single("Slice", {"x": x}, opset=9, starts=[1, -3], ends=[100, -1], axes=[1, 2]), {"x": x})
+
+
+def test_slice_dynamic_batch(rng):
+    x = randn(rng, 3, 5, 6)
+    m = single("Slice", {"x": x}, {"st": np.array([1, 0], I64), "en": np.array([4, 6], I64),
+                                   "ax": np.array([1, 2], I64), "sp": np.array([2, 2], I64)}, dyn=("x",))
+    compare(m, {"x": x})
+
+
+@case("pad_constant", opsets=(11, 13, 18))
+def _pad_const(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    pads = np.array([0, 0, 1, 2, 0, 1, 0, 3], I64)
+    return single("Pad", {"x": x}, {"p": pads, "v": np.array(0.5, F32)}, opset=opset), {"x": x}
+
+
+@case("pad_attrs", opsets=(7,))
+def _pad_attrs(opset, rng):
+    x = randn(rng, 2, 3, 4)
+    return single("Pad", {"x": x}, opset=opset, pads=[0, 1, 2, 0, 2, 1], value=-1.0), {"x": x}
+
+
+@case("pad_negative", opsets=(13,))
+def _pad_neg(opset, rng):
+    x = randn(rng, 2, 3, 6)
+    return single("Pad", {"x": x}, {"p": np.array([0, 0, -1, 0, 1, 2], I64)}), {"x": x}
+
+
+@case("pad_reflect", opsets=(11, 18))
+def _pad_reflect(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    return single("Pad", {"x": x}, {"p": np.array([0, 0, 2, 3, 0, 0, 3, 1], I64)}, opset=opset,
+                  mode="reflect"), {"x": x}
+
+
+@case("pad_edge", opsets=(13,))
+def _pad_edge(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    return single("Pad", {"x": x}, {"p": np.array([0, 0, 2, 3, 0, 0, 3, 1], I64)}, opset=opset,
+                  mode="edge"), {"x": x}
+
+
+@case("pad_axes", opsets=(18,))
+def _pad_axes(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    return single("Pad", {"x": x}, {"p": np.array([1, 2, 3, 0], I64), "v": None, "a": np.array([-1, 1], I64)},
+                  opset=opset), {"x": x}
+
+
+def test_pad_reflect_dynamic(rng):
+    x = randn(rng, 2, 3, 5)
+    compare(single("Pad", {"x": x}, {"p": np.array([0, 0, 2, 0, 0, 3], I64)}, dyn=("x",), mode="reflect"), {"x": x})
+
+
+def test_expand(rng):
+    x = randn(rng, 3, 1)
+    compare(single("Expand", {"x": x}, {"s": np.array([2, 3, 4], I64)}), {"x": x})
+    compare(single("Expand", {"x": x}, {"s": np.array([1, 1], I64)}), {"x": x})
+
+
+def test_expand_dynamic(rng):
+    x = randn(rng, 3, 1, 5)
+    compare(single("Expand", {"x": x}, {"s": np.array([1, 4, 1], I64)}, dyn=("x",)), {"x": x})
+
+
+def test_tile(rng):
+    x = randn(rng, 2, 3)
+    compare(single("Tile", {"x": x}, {"r": np.array([2, 3], I64)}), {"x": x})
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_to_space(mode, rng):
+    x = randn(rng, 2, 8, 3, 4)
+    compare(single("DepthToSpace", {"x": x}, blocksize=2, mode=mode), {"x": x})
+
+
+def test_space_to_depth(rng):
+    x = randn(rng, 2, 3, 4, 6)
+    compare(single("SpaceToDepth", {"x": x}, blocksize=2), {"x": x})
+
+
+GATHERS = [((5, 4), np.array(2), 0), ((5, 4), np.array([3, -1, 0]), 0), ((3, 5, 4), np.array([[1, 0], [4, 2]]), 1),
+           ((3, 5, 4), np.array([-4]), -1)]
+
+
+@pytest.mark.parametrize("shape,idx,axis", GATHERS, ids=["g%d" % i for i in range(len(GATHERS))])
+def test_gather(shape, idx, axis, rng):
+    x = randn(rng, *shape)
+    compare(single("Gather", {"x": x}, {"i": idx.astype(I64)}, axis=axis), {"x": x})
+
+
+def test_gather_runtime_indices(rng):
+    x = randn(rng, 6, 4)
+    i = rng.integers(0, 6, (2, 3)).astype(I64)
+    compare(single("Gather", {"x": x, "i": i}), {"x": x, "i": i})
+
+
+def test_gather_elements_nd(rng):
+    x = randn(rng, 3, 4)
+    i = rng.integers(0, 3, (2, 4)).astype(I64)
+    compare(single("GatherElements", {"x": x, "i": i}, axis=0), {"x": x, "i": i})
+    x3 = randn(rng, 2, 3, 4)
+    ind = np.array([[[0, 1], [2, 3]], [[1, 0], [0, 2]]], I64)
+    compare(single("GatherND", {"x": x3}, {"i": ind}, batch_dims=1), {"x": x3})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# resize
+# ------------------------------------------------------------------------------------------------------------
+
+NEAREST_MODES = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+COORD_MODES = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
+
+
+@pytest.mark.parametrize("coord", COORD_MODES)
+@pytest.mark.parametrize("nearest", NEAREST_MODES)
+@pytest.mark.parametrize("scales", [(1, 1, 2, 3), (1, 1, 0.6, 1.7), (1, 1, 1 / 3, 0.5)])
+def test_resize_nearest(coord, nearest, scales, rng):
+    x = randn(rng, 1, 2, 5, 6)
+    m = single("Resize", {"x": x}, {"roi": None, "sc": np.array(scales, F32)}, opset=13, mode="nearest",
+               coordinate_transformation_mode=coord, nearest_mode=nearest, _order=["x", "", "sc"])
+    compare(m, {"x": x})
+
+
+@pytest.mark.parametrize("coord", COORD_MODES)
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_resize_linear_sizes(coord, opset, rng):
+    x = randn(rng, 2, 3, 5, 4)
+    sizes = np.array([2, 3, 9, 1], I64)
+    m = single("Resize", {"x": x}, {"roi": np.array([], F32), "sc": np.array([], F32), "sz": sizes}, opset=opset,
+               mode="linear", coordinate_transformation_mode=coord, _order=["x", "roi", "sc", "sz"])
+    compare(m, {"x": x})
+
+
+@pytest.mark.parametrize("exclude", [0, 1])
+def test_resize_cubic(exclude, rng):
+    x = randn(rng, 1, 2, 5, 6)
+    m = single("Resize", {"x": x}, {"sc": np.array([1, 1, 1.5, 2], F32)}, opset=13, mode="cubic",
+               cubic_coeff_a=-0.5, exclude_outside=exclude, _order=["x", "", "sc"])
+    compare(m, {"x": x})
+
+
+def test_resize_axes_opset18(rng):
+    x = randn(rng, 1, 2, 5, 6)
+    m = single("Resize", {"x": x}, {"sc": np.array([2, 0.5], F32)}, opset=18, mode="linear", axes=[3, 2],
+               _order=["x", "", "sc"])
+    compare(m, {"x": x})
+
+
+@pytest.mark.parametrize("scales", [(1, 1, 2, 3), (1, 1, 0.5, 0.4)])
+def test_resize_opset10(scales, rng):
+    x = randn(rng, 1, 2, 5, 6)
+    compare(single("Resize", {"x": x}, {"sc": np.array(scales, F32)}, opset=10, mode="nearest"), {"x": x})
+    compare(single("Resize", {"x": x}, {"sc": np.array(scales, F32)}, opset=10, mode="linear"), {"x": x})
+
+
+def test_upsample(rng):
+    x = randn(rng, 1, 2, 3, 4)
+    compare(single("Upsample", {"x": x}, {"sc": np.array([1, 1, 2, 2], F32)}, opset=9, mode="nearest"), {"x": x})
+    compare(single("Upsample", {"x": x}, opset=7, scales=[1.0, 1.0, 2.0, 3.0], mode="linear"), {"x": x})
+
+
+def test_resize_dynamic_batch(rng):
+    x = randn(rng, 3, 2, 4, 5)
+    m = single("Resize", {"x": x}, {"sc": np.array([1, 1, 2, 2], F32)}, dyn=("x",), mode="linear",
+               _order=["x", "", "sc"])
+    compare(m, {"x": x})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# pooling, softmax, reductions, top-k
+# ------------------------------------------------------------------------------------------------------------
+
+POOLS = {
+    "plain": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "pads": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "ceil": dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    "ceil_pads": dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], ceil_mode=1),
+    "ceil_stride_gt_kernel": dict(kernel_shape=[1, 1], strides=[3, 3], ceil_mode=1),
+    "same_upper": dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+    "same_lower": dict(kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_LOWER"),
+    "asym": dict(kernel_shape=[3, 1], strides=[1, 2], pads=[0, 0, 2, 0]),
+}
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("variant", sorted(POOLS))
+@pytest.mark.parametrize("count_include_pad", [0, 1])
+def test_pool(op, variant, count_include_pad, rng):
+    if op == "MaxPool" and count_include_pad:
+        pytest.skip("count_include_pad is an AveragePool attribute")
+    a = dict(POOLS[variant])
+    if op == "AveragePool":
+        a["count_include_pad"] = count_include_pad
+    x = randn(rng, 2, 3, 7, 8)
+    compare(single(op, {"x": x}, opset=13 if op == "MaxPool" else 11, **a), {"x": x})
+
+
+def test_pool_1d(rng):
+    x = randn(rng, 2, 3, 9)
+    compare(single("MaxPool", {"x": x}, kernel_shape=[3], strides=[2]), {"x": x})
+    compare(single("AveragePool", {"x": x}, kernel_shape=[4], pads=[1, 2]), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
+def test_global_pool(op, rng):
+    x = randn(rng, 2, 3, 5, 4)
+    compare(single(op, {"x": x}), {"x": x})
+
+
+@case("softmax_axis1", opsets=(11, 13))
+def _softmax_axis1(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)  # opset 11: softmax over the flattened 3*4*5; 13: over dim 1 only
+    return single("Softmax", {"x": x}, opset=opset, axis=1), {"x": x}
+
+
+@case("logsoftmax_axis1", opsets=(11, 13))
+def _logsoftmax_axis1(opset, rng):
+    x = randn(rng, 2, 3, 4, 5) * 4
+    return single("LogSoftmax", {"x": x}, opset=opset, axis=1), {"x": x}
+
+
+@case("softmax_default", opsets=(11, 13))
+def _softmax_default(opset, rng):
+    x = randn(rng, 2, 3, 4)
+    return single("Softmax", {"x": x}, opset=opset), {"x": x}
+
+
+@case("softmax_dynamic_axis2", opsets=(11, 13))
+def _softmax_dyn(opset, rng):
+    x = randn(rng, 2, 3, 4, 5)
+    return single("Softmax", {"x": x}, opset=opset, axis=2, dyn=("x",)), {"x": x}
+
+
+REDUCES = ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
+
+
+@pytest.mark.parametrize("op", REDUCES)
+@pytest.mark.parametrize("opset", [11, 13, 18])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce(op, opset, keepdims, rng):
+    x = (randn(rng, 2, 3, 4) * 0.5 + (1.5 if op in ("ReduceLogSum", "ReduceProd") else 0)).astype(F32)
+    axes = [1, -1]
+    if opset >= 18 or (op == "ReduceSum" and opset >= 13):
+        m = single(op, {"x": x}, {"a": np.array(axes, I64)}, opset=opset, keepdims=keepdims)
+    else:
+        m = single(op, {"x": x}, opset=opset, keepdims=keepdims, axes=axes)
+    compare(m, {"x": x})
+
+
+def test_reduce_all_axes_and_noop(rng):
+    x = randn(rng, 2, 3, 4)
+    compare(single("ReduceMean", {"x": x}, opset=13, keepdims=0), {"x": x})
+    compare(single("ReduceSum", {"x": x}, {"a": np.array([], I64)}, opset=13, noop_with_empty_axes=1), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("last", [0, 1])
+def test_argmax(op, keepdims, last, rng):
+    x = rng.integers(0, 3, (3, 4, 5)).astype(F32)  # ties
+    compare(single(op, {"x": x}, out_types=[np.int64], axis=1, keepdims=keepdims, select_last_index=last),
+            {"x": x})
+
+
+@pytest.mark.parametrize("largest", [0, 1])
+def test_topk(largest, rng):
+    x = rng.permutation(60).reshape(3, 4, 5).astype(F32)
+    m = single("TopK", {"x": x}, {"k": np.array([3], I64)}, outs=("v", "i"), out_types=[F32, np.int64],
+               axis=1, largest=largest)
+    compare(m, {"x": x})
+
+
+def test_topk_opset1_attr(rng):
+    x = rng.permutation(20).reshape(4, 5).astype(F32)
+    compare(single("TopK", {"x": x}, outs=("v", "i"), out_types=[F32, np.int64], opset=9, k=2), {"x": x})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# constants and shape computations folded while parsing
+# ------------------------------------------------------------------------------------------------------------
+
+def test_constant_and_identity(rng):
+    x = randn(rng, 2, 3)
+    nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(randn(rng, 3), "v")),
+             helper.make_node("Constant", [], ["k"], value_float=2.0),
+             helper.make_node("Add", ["x", "c"], ["a"]),
+             helper.make_node("Mul", ["a", "k"], ["m"]),
+             helper.make_node("Dropout", ["m"], ["d"]),
+             helper.make_node("Identity", ["d"], ["y"]),
+             helper.make_node("Identity", ["x"], ["y2"])]
+    m = make_model(nodes, {"x": x.shape}, {"y": None, "y2": None})
+    compare(m, {"x": x})
+
+
+def test_shape_chain_static(rng):
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Range, Expand, Cast: all folded."""
+    x = randn(rng, 2, 3, 4)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["nu"]),
+        helper.make_node("Concat", ["nu", "m1"], ["tgt"], axis=0),
+        helper.make_node("Reshape", ["x", "tgt"], ["r"]),
+        helper.make_node("Shape", ["r"], ["rs"]),
+        helper.make_node("ConstantOfShape", ["rs"], ["ones"], value=numpy_helper.from_array(np.array([1.5], F32))),
+        helper.make_node("Add", ["r", "ones"], ["y"]),
+        helper.make_node("Gather", ["s", "i2"], ["w"], axis=0),
+        helper.make_node("Cast", ["w"], ["wf"], to=TensorProto.FLOAT),
+        helper.make_node("Range", ["z", "w", "one"], ["rg"]),
+        helper.make_node("Cast", ["rg"], ["rgf"], to=TensorProto.FLOAT),
+        helper.make_node("Expand", ["rgf", "s"], ["ex"]),
+        helper.make_node("Mul", ["ex", "wf"], ["ex2"]),
+        helper.make_node("Add", ["x", "ex2"], ["y2"]),
+    ]
+    inits = {"i0": np.array(0, I64), "i2": np.array(2, I64), "ax0": np.array([0], I64), "m1": np.array([-1], I64),
+             "z": np.array(0, I64), "one": np.array(1, I64)}
+    m = make_model(nodes, {"x": x.shape}, {"y": None, "y2": None}, inits)
+    _, network, _ = parse(m)
+    assert not any(network.get_layer(i).type == trt.LayerType.GATHER for i in range(network.num_layers))
+    compare(m, {"x": x})
+
+
+def test_shape_chain_dynamic_batch_reshape(rng):
+    """x.view(x.size(0), -1) with a dynamic batch: the reshape copies the batch (reshape dim 0)."""
+    x = randn(rng, 3, 4, 5)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["nu"]),
+        helper.make_node("Concat", ["nu", "m1"], ["tgt"], axis=0),
+        helper.make_node("Reshape", ["x", "tgt"], ["y"]),
+    ]
+    inits = {"i0": np.array(0, I64), "ax0": np.array([0], I64), "m1": np.array([-1], I64)}
+    m = make_model(nodes, {"x": ("N", 4, 5)}, {"y": None}, inits)
+    _, network, _ = parse(m)
+    shuffles = [network.get_layer(i) for i in range(network.num_layers)
+                if network.get_layer(i).type == trt.LayerType.SHUFFLE]
+    assert len(shuffles) == 1 and tuple(shuffles[0].reshape_dims)[0] == 0
+    compare(m, {"x": x})
+    compare(m, {"x": randn(rng, 1, 4, 5)})
+
+
+def test_shape_chain_dynamic_two_unknowns(rng):
+    """reshape(x, [N, T, 2, -1]) with N and T dynamic: both copied (position matches)."""
+    x = randn(rng, 2, 3, 8)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "st", "en"], ["nt"]),
+        helper.make_node("Concat", ["nt", "tail"], ["tgt"], axis=0),
+        helper.make_node("Reshape", ["x", "tgt"], ["y"]),
+    ]
+    inits = {"st": np.array([0], I64), "en": np.array([2], I64), "tail": np.array([2, -1], I64)}
+    m = make_model(nodes, {"x": ("N", "T", 8)}, {"y": None}, inits)
+    compare(m, {"x": x})
+
+
+def test_shape_and_size_outputs_static(rng):
+    x = randn(rng, 2, 3)
+    nodes = [helper.make_node("Shape", ["x"], ["s"], start=1), helper.make_node("Size", ["x"], ["n"]),
+             helper.make_node("Relu", ["x"], ["y"])]
+    m = make_model(nodes, {"x": x.shape}, {"y": None, "s": (None, np.int64), "n": (None, np.int64)}, opset=15)
+    compare(m, {"x": x})
+
+
+def test_reference_fold_of_unmapped_op(rng):
+    """An op without a layer mapping (Trilu) over constants is computed while parsing."""
+    x = randn(rng, 4, 4)
+    nodes = [helper.make_node("Trilu", ["c"], ["t"], upper=1), helper.make_node("Add", ["x", "t"], ["y"])]
+    compare(make_model(nodes, {"x": x.shape}, {"y": None}, {"c": randn(rng, 4, 4)}, opset=14), {"x": x})
+
+
+def test_gelu_erf_pattern_fused(rng):
+    x = randn(rng, 2, 8)
+    for variant in (0, 1):
+        if variant == 0:  # torch's symbolic: (x * (1 + erf(x / sqrt2))) * 0.5
+            nodes = [helper.make_node("Div", ["x", "sq2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+                     helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
+                     helper.make_node("Mul", ["m", "half"], ["y"])]
+        else:  # (x * 0.5) * (1 + erf(x * 1/sqrt2))
+            nodes = [helper.make_node("Mul", ["x", "half"], ["h"]), helper.make_node("Mul", ["x", "isq2"], ["d"]),
+                     helper.make_node("Erf", ["d"], ["e"]), helper.make_node("Add", ["one", "e"], ["a"]),
+                     helper.make_node("Mul", ["h", "a"], ["y"])]
+        inits = {"sq2": np.array(math.sqrt(2), F32), "one": np.array(1.0, F32), "half": np.array(0.5, F32),
+                 "isq2": np.array(1 / math.sqrt(2), F32)}
+        m = make_model(nodes, {"x": x.shape}, {"y": None}, inits)
+        _, network, _ = parse(m)
+        layers = [network.get_layer(i) for i in range(network.num_layers)]
+        assert len(layers) == 1 and isinstance(layers[0], trt.IActivationLayer), layers
+        assert layers[0].type == trt.ActivationType.GELU_ERF  # IActivationLayer.type is the activation's
+        compare(m, {"x": x})
+
+
+def test_float16_io(rng):
+    x = randn(rng, 2, 3).astype(np.float16)
+    m = single("Relu", {"x": x}, out_types=[np.float16])
+    got, ref = compare(m, {"x": x})
+    assert got["y"].dtype == np.float16
+
+
+def test_int64_input_output(rng):
+    x = rng.integers(-5, 5, (2, 3)).astype(I64)
+    got, _ = compare(single("Add", {"x": x}, {"c": np.array([1, 2, 3], I64)}, out_types=[np.int64]), {"x": x})
+    assert got["y"].dtype == np.int32
+
+
+@pytest.mark.parametrize("f,opset", CASES)
+def test_case(f, opset, rng):
+    r = f(opset, rng)
+    model, feeds = r[0], r[1]
+    tol = r[2] if len(r) > 2 else {}
+    compare(model, feeds, **tol)
+
+
+def test_where_constant_condition(rng):
+    a = randn(rng, 2, 3, 4)
+    c = rng.random((3, 4)) > 0.5
+    compare(single("Where", {"a": a}, {"c": c, "b": randn(rng, 4)}, _order=["c", "a", "b"]), {"a": a})
+
+
+def test_local_function_inlined(rng):
+    """A model-local function (as newer exporters write) is expanded into its nodes."""
+    fn = helper.make_function("local", "ScaledTanh", ["x"], ["y"],
+                              [helper.make_node("Constant", [], ["two"], value_float=2.0),
+                               helper.make_node("Tanh", ["x"], ["t"]), helper.make_node("Mul", ["t", "two"], ["y"])],
+                              [helper.make_opsetid("", 13)])
+    x = randn(rng, 3, 4)
+    m = make_model([helper.make_node("ScaledTanh", ["x"], ["y"], domain="local")], {"x": x.shape}, {"y": None},
+                   extra_opsets={"local": 1})
+    m.functions.append(fn)
+    compare(m, {"x": x})
+
+
+def test_parse_accepts_bytes_like(rng):
+    data = single("Relu", {"x": randn(rng, 2, 3)}).SerializeToString()
+    for buf in (bytearray(data), memoryview(data)):
+        logger = trt.Logger(trt.Logger.ERROR)
+        net = trt.Builder(logger).create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+        parser = trt.OnnxParser(net, logger)
+        assert parser.parse(buf) and net.num_layers == 1 and net.num_outputs == 1
+        ok, groups = parser.supports_model(data)
+        assert ok and groups == [([0], True)]
+
+
+@pytest.mark.parametrize("coord", ["half_pixel", "asymmetric"])
+def test_resize_nearest_sizes(coord, rng):
+    x = randn(rng, 1, 2, 5, 6)
+    m = single("Resize", {"x": x}, {"sz": np.array([1, 2, 8, 4], I64)}, opset=13, mode="nearest",
+               coordinate_transformation_mode=coord, _order=["x", "", "", "sz"])
+    compare(m, {"x": x})
+
+
+def test_resize_sizes_from_dynamic_shape(rng):
+    """sizes = Concat(Shape(x)[:2], [10, 12]) with a dynamic batch: the batch is kept, H and W scaled."""
+    x = randn(rng, 3, 2, 5, 6)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Slice", ["s", "st", "en"], ["nc"]),
+             helper.make_node("Concat", ["nc", "hw"], ["sz"], axis=0),
+             helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear")]
+    inits = {"st": np.array([0], I64), "en": np.array([2], I64), "hw": np.array([10, 12], I64)}
+    m = make_model(nodes, {"x": ("N", 2, 5, 6)}, {"y": None}, inits)
+    compare(m, {"x": x})
