@@ -76,17 +76,20 @@ demo: deps-demo build
 bench: deps-test build
 	$(PY) benchmarks/run.py
 
-# Sanitizers: the whole core plus bindings built with ASan/UBSan, the suite run under them.
+# Sanitizers: the core and bindings built with ASan/UBSan into build/asan (the in-place build is
+# left alone), the C example and the whole suite run against that build.
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g
 asan: deps-test
-	$(PY) -c "import sys" && rm -rf build/asan && mkdir -p build/asan
-	CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g" LDFLAGS="-fsanitize=address,undefined" \
-		$(PY) setup.py -q build_ext --inplace -j 2 --force --build-temp build/asan
-	$(CC) $(CFLAGS) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer $(INC) $(CORE_SRC) \
-		examples/c/network.c -o build/asan/c_network $(LIBS) && build/asan/c_network
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	rm -rf build/asan && mkdir -p build/asan/pkg
+	cp -r trtlite build/asan/pkg/ && rm -f build/asan/pkg/trtlite/_C*.so
+	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" $(PY) setup.py -q build_ext -j 2 \
+		--build-temp build/asan/tmp --build-lib build/asan/pkg
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) $(INC) $(CORE_SRC) examples/c/network.c -o build/asan/c_network $(LIBS) \
+		&& build/asan/c_network
+	cd build/asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONPATH=$(CURDIR)/build/asan/pkg \
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
-		$(PY) -m pytest -q -x tests -p no:cacheprovider
-	$(PY) setup.py -q build_ext --inplace -j 2 --force
+		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
 
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format not installed (apt-get install clang-format)"; exit 1; }

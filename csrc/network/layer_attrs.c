@@ -69,7 +69,7 @@ trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
     case TRTL_ATTR_FLOAT: *FIELD(l, d, float) = (float)v; break;
     default: return wrong_type(l, d);
     }
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 
@@ -96,7 +96,7 @@ trtl_status trtl_layer_set_float(trtl_layer *l, const char *attr, double v)
     if (d->type != TRTL_ATTR_FLOAT)
         return wrong_type(l, d);
     *FIELD(l, d, float) = (float)v;
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 
@@ -169,7 +169,7 @@ trtl_status trtl_layer_set_dims(trtl_layer *l, const char *attr, const trtl_dims
     follow_spatial_rank(l, attr);
     if (l->op == TRTL_OP_RESIZE && !strcmp(attr, "shape"))
         l->p.resize.nb_scales = 0; /* the last of shape/scales set wins, as in TensorRT */
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 
@@ -199,7 +199,7 @@ trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s: weights of type %s are not supported", l->name, d->name,
                           trtl_dtype_name(w.type));
     *FIELD(l, d, trtl_weights) = w;
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 
@@ -230,7 +230,7 @@ trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *
         dst[i] = v[i];
     if (l->op == TRTL_OP_RESIZE)
         l->p.resize.shape.nb_dims = 0; /* the last of shape/scales set wins */
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 

@@ -62,6 +62,7 @@ static void free_tensor(trtl_tensor *t)
 {
     if (!t)
         return;
+    trtl_namemap_del(&t->net->names, t->name, t);
     free(t->name);
     free(t);
 }
@@ -79,6 +80,7 @@ void trtl_network_destroy(trtl_network *net)
     free(net->inputs);
     free(net->outputs);
     free(net->name);
+    trtl_namemap_free(&net->names);
     free(net);
 }
 
@@ -98,12 +100,30 @@ const char *trtl_network_name(const trtl_network *net) { return net->name; }
 
 void trtl_network_touch(trtl_network *net) { net->shapes_valid = 0; }
 
+static int is_leaf(const trtl_layer *l)
+{
+    for (int32_t i = 0; i < l->n_out; i++)
+        if (l->out[i]->n_consumers)
+            return 0;
+    return 1;
+}
+
+void trtl_layer_touch(trtl_layer *l)
+{
+    trtl_network *net = l->net;
+    if (!net->shapes_valid || !is_leaf(l)) {
+        trtl_network_touch(net);
+        return;
+    }
+    if (!l->stale) {
+        l->stale = 1;
+        net->n_stale++;
+    }
+}
+
 trtl_tensor *trtl_network_find_tensor(const trtl_network *net, const char *name)
 {
-    for (int32_t i = 0; i < net->n_tensors; i++)
-        if (strcmp(net->tensors[i]->name, name) == 0)
-            return net->tensors[i];
-    return NULL;
+    return trtl_namemap_get(&net->names, name);
 }
 
 static trtl_tensor *new_tensor(trtl_network *net, const char *name)
@@ -121,6 +141,11 @@ static trtl_tensor *new_tensor(trtl_network *net, const char *name)
     t->net = net;
     t->id = net->n_tensors;
     t->dtype = TRTL_FLOAT;
+    if (!trtl_namemap_get(&net->names, t->name) && !trtl_namemap_put(&net->names, t->name, t)) {
+        free(t->name);
+        free(t);
+        return NULL;
+    }
     net->tensors[net->n_tensors++] = t;
     return t;
 }
@@ -313,9 +338,46 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     return TRTL_OK;
 }
 
+/* Infers one layer whose inputs are current, recording a failure on it (or the upstream failure
+ * it inherits).  Returns the layer's own failure status, OK otherwise. */
+static trtl_status infer_recorded(trtl_network *net, trtl_layer *l)
+{
+    free(l->bad_msg);
+    l->bad_msg = NULL;
+    l->bad_root = NULL;
+    for (int32_t j = 0; j < l->n_in && !l->bad_root; j++)
+        if (l->in[j] && l->in[j]->producer && l->in[j]->producer->bad_root)
+            l->bad_root = l->in[j]->producer->bad_root;
+    if (l->bad_root)
+        return TRTL_OK;
+    trtl_status ls = infer_layer(net, l);
+    if (ls != TRTL_OK) {
+        l->bad_root = l;
+        l->bad_status = ls;
+        l->bad_msg = strdup(trtl_last_error());
+    }
+    return ls;
+}
+
 trtl_status trtl_network_infer(trtl_network *net)
 {
-    if (net->shapes_valid) {
+    if (net->shapes_valid && net->n_stale && net->shape_status == TRTL_OK) {
+        /* Only leaves changed (layers added or edited at the end of the graph): infer those. */
+        for (int32_t i = 0; i < net->n_layers && net->n_stale; i++) {
+            trtl_layer *l = net->layers[i];
+            if (!l->stale)
+                continue;
+            l->stale = 0;
+            net->n_stale--;
+            trtl_status ls = infer_recorded(net, l);
+            if (ls != TRTL_OK && net->shape_status == TRTL_OK) {
+                net->shape_status = ls;
+                net->shape_error_layer = l->id;
+                snprintf(net->shape_error, sizeof net->shape_error, "%s", l->bad_msg ? l->bad_msg : "");
+            }
+        }
+    }
+    if (net->shapes_valid && !net->n_stale) {
         if (net->shape_status != TRTL_OK)
             return trtl_error(net->shape_status, "%s", net->shape_error);
         return TRTL_OK;
@@ -323,28 +385,17 @@ trtl_status trtl_network_infer(trtl_network *net)
     int32_t *order = NULL;
     trtl_status st = trtl_network_topo_order(net, &order);
     net->shape_error_layer = -1;
-    for (int32_t i = 0; i < net->n_layers; i++) {
-        trtl_layer *l = net->layers[i];
-        free(l->bad_msg);
-        l->bad_msg = NULL;
-        l->bad_root = NULL;
-    }
+    net->n_stale = 0;
+    for (int32_t i = 0; i < net->n_layers; i++)
+        net->layers[i]->stale = 0;
     /* Infer everything that can be: a failing layer only poisons what depends on it. */
     trtl_status first = TRTL_OK;
     char first_msg[TRTL_MSG_MAX] = "";
     for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
         trtl_layer *l = net->layers[order[k]];
-        for (int32_t j = 0; j < l->n_in && !l->bad_root; j++)
-            if (l->in[j] && l->in[j]->producer && l->in[j]->producer->bad_root)
-                l->bad_root = l->in[j]->producer->bad_root;
-        if (l->bad_root)
-            continue;
-        trtl_status ls = infer_layer(net, l);
+        trtl_status ls = infer_recorded(net, l);
         if (ls == TRTL_OK)
             continue;
-        l->bad_root = l;
-        l->bad_status = ls;
-        l->bad_msg = strdup(trtl_last_error());
         if (first == TRTL_OK) {
             first = ls;
             net->shape_error_layer = order[k];
@@ -397,7 +448,8 @@ static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const 
     l->net = net;
     l->id = net->n_layers;
     l->op = op;
-    snprintf(name, sizeof name, "(Unnamed Layer* %d) [%s]", (int)l->id, info->display);
+    l->number = net->next_layer_number;
+    snprintf(name, sizeof name, "(Unnamed Layer* %d) [%s]", (int)l->number, info->display);
     l->name = dup_str(name);
     l->n_in = n_in;
     l->in = calloc((size_t)(n_in ? n_in : 1), sizeof *l->in);
@@ -435,7 +487,10 @@ static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const 
         l->out[i] = t;
     }
     net->layers[net->n_layers++] = l;
-    trtl_network_touch(net);
+    net->next_layer_number++;
+    for (int32_t i = 0; i < n_in; i++)
+        inputs[i]->n_consumers++;
+    trtl_layer_touch(l); /* a new layer is a leaf: only it needs inferring */
     *out = l;
     return TRTL_OK;
 }
@@ -456,19 +511,14 @@ trtl_status trtl_layer_validate(trtl_layer *l)
     trtl_network *net = l->net;
     trtl_status st;
     trtl_clear_error();
-    /* Common case: everything before this layer checked; only infer the new layer. */
-    if (net->shapes_valid && net->shape_status == TRTL_OK) {
-        st = infer_layer(net, l);
-    } else {
-        st = trtl_network_infer(net);
-        if (l->bad_root == l) /* this layer's own failure (others are reported by build()) */
-            st = trtl_error(l->bad_status, "%s", l->bad_msg ? l->bad_msg : "shape inference failed");
-        else if (net->shape_error_layer >= 0 || st == TRTL_OK)
-            st = TRTL_OK;
-    }
+    /* Incremental when only leaves changed (the common case of adding layers in order). */
+    st = trtl_network_infer(net);
+    if (l->bad_root == l) /* this layer's own failure (others are reported by build()) */
+        st = trtl_error(l->bad_status, "%s", l->bad_msg ? l->bad_msg : "shape inference failed");
+    else if (net->shape_error_layer >= 0 || st == TRTL_OK)
+        st = TRTL_OK;
     if (st != TRTL_OK && st != TRTL_ERR_DTYPE && validity_needs_attributes(l->op)) {
-        trtl_clear_error();
-        trtl_network_touch(net);
+        trtl_clear_error(); /* recorded on the layer; shape queries and build() report it */
         return TRTL_OK;
     }
     return st;
@@ -490,6 +540,13 @@ trtl_status trtl_network_remove_layer(trtl_network *net, trtl_layer *l)
                     return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': its output '%s' is used by layer '%s'",
                                       l->name, t->name, net->layers[i]->name);
     }
+    for (int32_t i = 0; i < l->n_in; i++)
+        if (l->in[i])
+            l->in[i]->n_consumers--;
+    if (l->stale)
+        net->n_stale--;
+    if (l->number == net->next_layer_number - 1) /* a refused add_* gives its number back */
+        net->next_layer_number--;
     int32_t j = 0;
     for (int32_t i = 0; i < net->n_tensors; i++) {
         trtl_tensor *t = net->tensors[i];
@@ -567,7 +624,8 @@ trtl_status trtl_layer_set_name(trtl_layer *l, const char *name)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
     free(l->name);
     l->name = s;
-    trtl_network_touch(l->net);
+    if (l->bad_root == l)
+        trtl_layer_touch(l); /* its recorded error names it: infer again under the new name */
     return TRTL_OK;
 }
 
@@ -585,7 +643,7 @@ static trtl_status set_slice_fill(trtl_layer *l, trtl_tensor *t)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': the slice fill value (input 4) must be a one-element "
                           "FLOAT or INT32 constant (add_constant), got tensor '%s'", l->name, t->name);
     l->p.slice.fill_value = w->type == TRTL_FLOAT ? *(const float *)w->values : (float)*(const int32_t *)w->values;
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 
@@ -611,9 +669,12 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
         if (!ni)
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
         l->in = ni;
-        l->n_in++;
+        l->in[l->n_in++] = NULL;
     }
+    if (l->in[i])
+        l->in[i]->n_consumers--;
     l->in[i] = t;
+    t->n_consumers++;
     trtl_network_touch(l->net);
     return TRTL_OK;
 }
@@ -638,7 +699,7 @@ trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type
      * precision constraints). */
     if (l->op == TRTL_OP_IDENTITY || l->op == TRTL_OP_CAST)
         l->out_type_set[i] = type;
-    trtl_network_touch(l->net);
+    trtl_layer_touch(l);
     return TRTL_OK;
 }
 

@@ -13,6 +13,7 @@
 
 #include "trtlite/trtlite.h"
 #include "network/op_table.h"
+#include "core/namemap.h"
 
 struct trtl_tensor {
     struct trtl_network *net;
@@ -24,6 +25,7 @@ struct trtl_tensor {
     int32_t producer_out;
     int is_input;
     int is_output;
+    int32_t n_consumers;   /* layers reading this tensor (a leaf layer's outputs have none) */
     int has_dynamic_range;
     float dyn_min, dyn_max;
 };
@@ -31,6 +33,7 @@ struct trtl_tensor {
 struct trtl_layer {
     struct trtl_network *net;
     int32_t id;
+    int32_t number;        /* N of its default name "(Unnamed Layer* N) [...]" */
     trtl_op op;
     char *name;
     int32_t n_in;
@@ -46,6 +49,7 @@ struct trtl_layer {
     struct trtl_layer *bad_root;
     trtl_status bad_status;
     char *bad_msg;
+    int stale;             /* a leaf whose outputs must be re-inferred (see trtl_layer_touch) */
 };
 
 struct trtl_network {
@@ -59,7 +63,10 @@ struct trtl_network {
     int32_t n_inputs, cap_inputs;
     trtl_tensor **outputs;
     int32_t n_outputs, cap_outputs;
-    int shapes_valid;      /* cleared by every mutation */
+    trtl_namemap names;    /* tensor name -> tensor */
+    int32_t next_layer_number; /* for default names "(Unnamed Layer* N) [...]" */
+    int32_t n_stale;       /* leaf layers to re-infer before shapes are current */
+    int shapes_valid;      /* every non-stale layer's outputs are current; cleared by mutations */
     trtl_status shape_status; /* result of the last inference */
     char shape_error[1024];
     int32_t shape_error_layer; /* id of the layer that failed, -1 if none */
@@ -68,8 +75,11 @@ struct trtl_network {
 /* Re-infers all shapes if anything changed.  On failure returns the error of the first failing
  * layer (message stored in net->shape_error too). */
 trtl_status trtl_network_infer(trtl_network *net);
-/* Marks shapes stale (called by every setter). */
+/* Marks all shapes stale (inputs changed, rewiring). */
 void trtl_network_touch(trtl_network *net);
+/* A layer's attributes changed: if nothing consumes its outputs, only it is re-inferred next
+ * time (so building a network layer by layer stays linear); otherwise everything is. */
+void trtl_layer_touch(trtl_layer *l);
 /* Layer order in which every layer comes after the producers of its inputs.  *order holds
  * n_layers entries (caller frees).  Fails on cycles or unset inputs. */
 trtl_status trtl_network_topo_order(const trtl_network *net, int32_t **order);

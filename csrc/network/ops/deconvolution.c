@@ -54,7 +54,10 @@ trtl_status trtl_infer_deconvolution(const trtl_infer_ctx *c)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input channels %lld are not divisible by num_groups %lld",
                           c->layer_name, (long long)C, (long long)G);
     int64_t kvol = trtl_volume(&p->kernel_size);
-    if (C >= 0 && p->kernel.count != C * (K / G) * kvol)
+    int64_t want = 0;
+    if (kvol < 0 || __builtin_mul_overflow(C >= 0 ? C : 0, K / G, &want) || __builtin_mul_overflow(want, kvol, &want))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': kernel size overflows", c->layer_name);
+    if (C >= 0 && p->kernel.count != want)
         return trtl_error(TRTL_ERR_SHAPE,
                           "layer '%s': kernel has %lld weights, expected C * num_output_maps/groups * prod(kernel_size) = %lld * %lld * %lld = %lld",
                           c->layer_name, (long long)p->kernel.count, (long long)C, (long long)(K / G),

@@ -162,12 +162,12 @@ trtl_status trtl_infer_shuffle(const trtl_infer_ctx *c)
                 continue;
             if (t.d[k] < 0)
                 unknown = 1;
-            else
-                vin *= t.d[k];
+            else if (__builtin_mul_overflow(vin, t.d[k], &vin))
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input volume overflows", L);
         }
         for (int32_t i = 0; i < m.nb_dims; i++)
-            if (!copied[i] && i != infer)
-                vout *= m.d[i];
+            if (!copied[i] && i != infer && __builtin_mul_overflow(vout, m.d[i], &vout))
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': reshape_dims volume overflows", L);
         if (infer >= 0) {
             if (unknown) {
                 m.d[infer] = -1;
