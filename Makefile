@@ -15,7 +15,7 @@ LIBS     := -lopenblas -lm -lpthread -ldl
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP   := build/stamps
 
-.PHONY: all build lib examples test demo bench asan format clean deps deps-test deps-demo
+.PHONY: all build lib examples test demo bench asan format clean deps deps-test deps-demo stubs
 
 all: build
 
@@ -90,6 +90,10 @@ asan: deps-test
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONPATH=$(CURDIR)/build/asan/pkg \
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
+
+# Type stubs of the extension (trtlite/_C.pyi) from the bindings' signature docstrings.
+stubs: build
+	$(PY) tools/gen_stubs.py
 
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format not installed (apt-get install clang-format)"; exit 1; }

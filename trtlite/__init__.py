@@ -35,7 +35,6 @@ from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, IPro
                      nptype, volume)
 from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
                       get_plugin_registry, init_libnvinfer_plugins, init_plugins)
-from .onnx_parser import ErrorCode, OnnxParser, ParserError  # needs `onnx` (pip install trtlite[onnx]) when used
 
 __version__ = _C.__version__
 
@@ -100,4 +99,15 @@ def _infer(self: IExecutionContext, feed: Mapping[str, np.ndarray]) -> Dict[str,
 
 IExecutionContext.infer = _infer
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+_LAZY = {"OnnxParser", "ErrorCode", "ParserError"}
+
+
+def __getattr__(name: str):
+    """The ONNX parser (3000 lines, needs `onnx` when used: pip install trtlite[onnx]) loads on first use."""
+    if name in _LAZY:
+        from . import onnx_parser
+        return getattr(onnx_parser, name)
+    raise AttributeError(f"module 'trtlite' has no attribute {name!r}")
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + sorted(_LAZY)
