@@ -40,13 +40,13 @@ static trtl_status check_creator(const trtl_plugin_creator *c)
     if (!c)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "register_creator: no creator given");
     if (c->abi_version != TRTL_PLUGIN_ABI_VERSION)
-        return trtl_error(TRTL_ERR_VERSION,
+        return trtl_error(TRTL_ERR_PLUGIN,
                           "plugin creator '%s' was built for plugin ABI version %u; this trtlite supports version %u "
                           "(rebuild it against csrc/include/trtlite/plugin.h)",
                           c->struct_size >= offsetof(trtl_plugin_creator, version) ? nz(c->name) : "?",
                           (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
     if (c->struct_size < sizeof(trtl_plugin_creator))
-        return trtl_error(TRTL_ERR_VERSION, "plugin creator '%s': struct size %u is smaller than this ABI's %zu", nz(c->name),
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': struct size %u is smaller than this ABI's %zu", nz(c->name),
                           (unsigned)c->struct_size, sizeof(trtl_plugin_creator));
     if (!c->name || !*c->name || !c->version || !c->create || (c->nb_fields > 0 && !c->fields) || c->nb_fields < 0)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin creator '%s' is incomplete (name, version, create and fields "
@@ -183,7 +183,7 @@ trtl_status trtl_plugin_load_library(const char *path)
     const trtl_plugin_creator *const *list = fn(&count, &abi);
     if (abi != TRTL_PLUGIN_ABI_VERSION) {
         dlclose(h);
-        return trtl_error(TRTL_ERR_VERSION, "load_library('%s'): the library was built for plugin ABI version %u; this "
+        return trtl_error(TRTL_ERR_PLUGIN, "load_library('%s'): the library was built for plugin ABI version %u; this "
                           "trtlite supports version %u", path, (unsigned)abi, (unsigned)TRTL_PLUGIN_ABI_VERSION);
     }
     if (!list || count < 0) {
@@ -224,7 +224,7 @@ static trtl_status check_plugin(const trtl_plugin_creator *c, trtl_plugin *p)
     const trtl_plugin_vtable *vt = p->vt;
     if (!vt || vt->abi_version != TRTL_PLUGIN_ABI_VERSION || vt->struct_size < sizeof(trtl_plugin_vtable) ||
         !vt->num_outputs || !vt->output_desc || !vt->enqueue || !vt->get_fields || !vt->clone || !vt->destroy)
-        return trtl_error(TRTL_ERR_VERSION, "plugin '%s' returned an instance whose vtable is missing functions or has "
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable is missing functions or has "
                           "ABI version %u (expected %u)", c->name, vt ? (unsigned)vt->abi_version : 0u,
                           (unsigned)TRTL_PLUGIN_ABI_VERSION);
     return TRTL_OK;
