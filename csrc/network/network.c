@@ -723,6 +723,13 @@ trtl_status trtl_tensor_set_name(trtl_tensor *t, const char *name)
     char *s = dup_str(name);
     if (!s)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    /* The map's keys are the tensors' own name strings: swap the entry before freeing. */
+    trtl_namemap_del(&t->net->names, t->name, t);
+    if (!trtl_namemap_put(&t->net->names, s, t)) {
+        trtl_namemap_put(&t->net->names, t->name, t);
+        free(s);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     free(t->name);
     t->name = s;
     return TRTL_OK;

@@ -38,11 +38,9 @@
  */
 #include <immintrin.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 #include "core/cpu.h"
 
 #define MAX_MR 6  /* filters per register tile */
@@ -60,13 +58,14 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_PADDING] = {"padding", TRTL_PF_INT32, 0},
 };
 
+static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
+
 typedef struct adder2d {
-    trtl_plugin base;
+    trtl_builtin h;
     int32_t F, C, k, s, p, nb_weights; /* nb_weights = F*C*k*k */
     float *w;                          /* [F][C][k][k] as given (get_fields, reference path) */
     float *wpack;                      /* filter groups, each [K][mr] (AVX2 path) */
     float *wsum;                       /* [F]: sum of each filter's weights */
-    trtl_plugin_field fields[F_COUNT]; /* point into this instance */
 } adder2d;
 
 /* Geometry of one enqueue (or workspace query). */
@@ -75,49 +74,24 @@ typedef struct geom {
     int64_t hp, lp, row, plane; /* padded rows; sub-row length; floats per padded row / channel */
 } geom;
 
-static const trtl_plugin_vtable vtable;
-
 /* ---- fields -------------------------------------------------------------------------------- */
 
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
+/* The tail holds w, wpack (nb_weights each) and wsum (F). */
+static void relink(trtl_builtin *h)
 {
-    for (int32_t i = 0; fs && i < fs->nb_fields; i++)
-        if (fs->fields[i].name && strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
+    adder2d *a = (adder2d *)h;
+    a->w = (float *)(a + 1);
+    a->wpack = a->w + a->nb_weights;
+    a->wsum = a->wpack + a->nb_weights;
 }
 
-/* Reads an INT32 scalar field; *v keeps its default when absent.  Nonzero + msg when empty. */
-static int int_field(const trtl_plugin_fields *fs, const char *name, int32_t *v, int *present, char *msg, size_t n)
+/* Exact for the fields init accepts (then nbFilters divides the weight count); 0 otherwise. */
+static size_t tail(const trtl_plugin_fields *fs)
 {
-    const trtl_plugin_field *f = find_field(fs, name);
-    if (present)
-        *present = f != NULL;
-    if (!f)
-        return 0;
-    if (f->length < 1) {
-        snprintf(msg, n, "field '%s' is empty (expected one INT32)", name);
-        return 1;
-    }
-    *v = *(const int32_t *)f->data;
-    return 0;
-}
-
-static void set_fields(adder2d *a)
-{
-    for (int i = 0; i < F_COUNT; i++) {
-        a->fields[i].name = field_descs[i].name;
-        a->fields[i].type = field_descs[i].type;
-        a->fields[i].length = 1;
-    }
-    a->fields[F_WEIGHTS].data = a->w;
-    a->fields[F_WEIGHTS].length = a->nb_weights;
-    a->fields[F_NB_WEIGHTS].data = &a->nb_weights;
-    a->fields[F_NB_INPUT_CHANNELS].data = &a->C;
-    a->fields[F_FILTER_SIZE].data = &a->k;
-    a->fields[F_NB_FILTERS].data = &a->F;
-    a->fields[F_STRIDE].data = &a->s;
-    a->fields[F_PADDING].data = &a->p;
+    const trtl_plugin_field *f = trtl_field_find(fs, "nbFilters");
+    const int64_t n = trtl_field_length(fs, "weights");
+    const int64_t F = f && f->type == TRTL_PF_INT32 && f->length > 0 ? *(const int32_t *)f->data : 0;
+    return n <= INT32_MAX / 2 && F > 0 && F <= n ? sizeof(float) * (size_t)(2 * n + F) : 0;
 }
 
 /* Filter groups: ceil(F / MAX_MR) groups whose sizes differ by at most one, larger ones first. */
@@ -151,136 +125,64 @@ static void pack_weights(adder2d *a)
     }
 }
 
-static void destroy(trtl_plugin *self)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    adder2d *a = (adder2d *)self;
-    if (!a)
-        return;
-    free(a->w);
-    free(a->wpack);
-    free(a->wsum);
-    free(a);
-}
-
-static adder2d *alloc_instance(const trtl_plugin_creator *cr, int32_t nb_weights, int32_t F)
-{
-    adder2d *a = calloc(1, sizeof *a);
-    if (!a)
-        return NULL;
-    a->base.vt = &vtable;
-    a->base.creator = cr;
-    a->nb_weights = nb_weights;
-    a->F = F;
-    a->w = malloc(sizeof(float) * (size_t)nb_weights);
-    a->wpack = malloc(sizeof(float) * (size_t)nb_weights);
-    a->wsum = malloc(sizeof(float) * (size_t)F);
-    if (!a->w || !a->wpack || !a->wsum) {
-        destroy(&a->base);
-        return NULL;
-    }
-    return a;
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name; /* the registry prefixes the plugin and layer names */
-    int32_t nbw = 0, C = 0, k = 0, F = 0, s = 1, p = 0;
-    int has_nbw, has_c;
-    if (int_field(fields, "nbWeights", &nbw, &has_nbw, msg, msg_len) ||
-        int_field(fields, "nbInputChannels", &C, &has_c, msg, msg_len) ||
-        int_field(fields, "filterSize", &k, NULL, msg, msg_len) || int_field(fields, "nbFilters", &F, NULL, msg, msg_len) ||
-        int_field(fields, "stride", &s, NULL, msg, msg_len) || int_field(fields, "padding", &p, NULL, msg, msg_len))
-        return NULL;
-    const trtl_plugin_field *wf = find_field(fields, "weights");
-    int64_t count = wf ? wf->length : 0;
-    if (k < 1) {
-        snprintf(msg, msg_len, "field 'filterSize' must be >= 1, got %d", (int)k);
-        return NULL;
-    }
-    if (F < 1) {
-        snprintf(msg, msg_len, "field 'nbFilters' must be >= 1, got %d", (int)F);
-        return NULL;
-    }
-    if (s < 1) {
-        snprintf(msg, msg_len, "field 'stride' must be >= 1, got %d", (int)s);
-        return NULL;
-    }
-    if (p < 0) {
-        snprintf(msg, msg_len, "field 'padding' must be >= 0, got %d", (int)p);
-        return NULL;
-    }
-    if (has_c && C < 1) {
-        snprintf(msg, msg_len, "field 'nbInputChannels' must be >= 1, got %d", (int)C);
-        return NULL;
-    }
-    if (has_nbw && nbw != count) {
-        snprintf(msg, msg_len, "field 'nbWeights' is %d but field 'weights' has %lld values", (int)nbw, (long long)count);
-        return NULL;
-    }
-    int64_t per_channel = (int64_t)F * k * k;
-    if (has_c) {
-        if (count != per_channel * C) {
-            snprintf(msg, msg_len, "field 'weights' has %lld values; nbFilters*nbInputChannels*filterSize^2 = "
-                     "%d*%d*%d*%d = %lld", (long long)count, (int)F, (int)C, (int)k, (int)k, (long long)(per_channel * C));
-            return NULL;
-        }
-    } else {
-        if (count < 1 || count % per_channel != 0) {
-            snprintf(msg, msg_len, "field 'weights' has %lld values, not a positive multiple of nbFilters*filterSize^2 = "
-                     "%lld (give nbInputChannels to say what was meant)", (long long)count, (long long)per_channel);
-            return NULL;
-        }
-        C = (int32_t)(count / per_channel);
-    }
-    if (count > INT32_MAX / 2) {
-        snprintf(msg, msg_len, "field 'weights' is too large (%lld values)", (long long)count);
-        return NULL;
-    }
-    adder2d *a = alloc_instance(self, (int32_t)count, F);
-    if (!a) {
-        snprintf(msg, msg_len, "out of memory for %lld weights", (long long)count);
-        return NULL;
-    }
-    a->C = C;
-    a->k = k;
-    a->s = s;
-    a->p = p;
+    adder2d *a = (adder2d *)h;
+    const trtl_plugin_field *wf;
+    int32_t nbw = 0;
+    a->s = 1;
+    if (trtl_field_scalar(r, &field_descs[F_NB_WEIGHTS], &nbw) ||
+        trtl_field_scalar(r, &field_descs[F_NB_INPUT_CHANNELS], &a->C) ||
+        trtl_field_scalar(r, &field_descs[F_FILTER_SIZE], &a->k) ||
+        trtl_field_scalar(r, &field_descs[F_NB_FILTERS], &a->F) ||
+        trtl_field_scalar(r, &field_descs[F_STRIDE], &a->s) ||
+        trtl_field_scalar(r, &field_descs[F_PADDING], &a->p) ||
+        trtl_field_array(r, &field_descs[F_WEIGHTS], 0, TRTL_FIELD_ANY_LENGTH, &wf))
+        return 1;
+    const int has_nbw = trtl_field_find(r->fields, "nbWeights") != NULL;
+    const int has_c = trtl_field_find(r->fields, "nbInputChannels") != NULL;
+    const int64_t count = wf->length;
+    if (a->k < 1)
+        return trtl_field_fail(r, "field 'filterSize' must be >= 1, got %d", (int)a->k);
+    if (a->F < 1)
+        return trtl_field_fail(r, "field 'nbFilters' must be >= 1, got %d", (int)a->F);
+    if (a->s < 1)
+        return trtl_field_fail(r, "field 'stride' must be >= 1, got %d", (int)a->s);
+    if (a->p < 0)
+        return trtl_field_fail(r, "field 'padding' must be >= 0, got %d", (int)a->p);
+    if (has_c && a->C < 1)
+        return trtl_field_fail(r, "field 'nbInputChannels' must be >= 1, got %d", (int)a->C);
+    if (has_nbw && nbw != count)
+        return trtl_field_fail(r, "field 'nbWeights' is %d but field 'weights' has %lld values", (int)nbw,
+                               (long long)count);
+    const int64_t per_channel = (int64_t)a->F * a->k * a->k;
+    if (has_c && count != per_channel * a->C)
+        return trtl_field_fail(r, "field 'weights' has %lld values; nbFilters*nbInputChannels*filterSize^2 = "
+                               "%d*%d*%d*%d = %lld", (long long)count, (int)a->F, (int)a->C, (int)a->k, (int)a->k,
+                               (long long)(per_channel * a->C));
+    if (!has_c && (count < 1 || count % per_channel != 0))
+        return trtl_field_fail(r, "field 'weights' has %lld values, not a positive multiple of nbFilters*filterSize^2 "
+                               "= %lld (give nbInputChannels to say what was meant)", (long long)count,
+                               (long long)per_channel);
+    if (!has_c)
+        a->C = (int32_t)(count / per_channel);
+    if (count > INT32_MAX / 2)
+        return trtl_field_fail(r, "field 'weights' is too large (%lld values)", (long long)count);
+    if (h->size - sizeof *a < sizeof(float) * (size_t)(2 * count + a->F)) /* tail() is exact for the sizes above */
+        return trtl_field_fail(r, "fields 'weights' (%lld values) and 'nbFilters' (%d) do not fit together",
+                               (long long)count, (int)a->F);
+    a->nb_weights = (int32_t)count;
+    relink(h);
     memcpy(a->w, wf->data, sizeof(float) * (size_t)count);
     pack_weights(a);
-    set_fields(a);
-    return &a->base;
-}
-
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const adder2d *a = (const adder2d *)self;
-    adder2d *b = alloc_instance(a->base.creator, a->nb_weights, a->F);
-    if (!b)
-        return NULL;
-    b->C = a->C;
-    b->k = a->k;
-    b->s = a->s;
-    b->p = a->p;
-    memcpy(b->w, a->w, sizeof(float) * (size_t)a->nb_weights);
-    memcpy(b->wpack, a->wpack, sizeof(float) * (size_t)a->nb_weights);
-    memcpy(b->wsum, a->wsum, sizeof(float) * (size_t)a->F);
-    set_fields(b);
-    return &b->base;
-}
-
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    const adder2d *a = (const adder2d *)self;
-    out->nb_fields = F_COUNT;
-    out->fields = a->fields;
+    trtl_builtin_field(h, &field_descs[F_WEIGHTS], a->w, a->nb_weights);
+    trtl_builtin_field(h, &field_descs[F_NB_WEIGHTS], &a->nb_weights, 1);
+    trtl_builtin_field(h, &field_descs[F_NB_INPUT_CHANNELS], &a->C, 1);
+    trtl_builtin_field(h, &field_descs[F_FILTER_SIZE], &a->k, 1);
+    trtl_builtin_field(h, &field_descs[F_NB_FILTERS], &a->F, 1);
+    trtl_builtin_field(h, &field_descs[F_STRIDE], &a->s, 1);
+    trtl_builtin_field(h, &field_descs[F_PADDING], &a->p, 1);
     return 0;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
 }
 
 /* ---- shapes -------------------------------------------------------------------------------- */
@@ -302,31 +204,16 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const adder2d *a = (const adder2d *)self;
-    if (index != 0 || nb_in != 1) {
-        snprintf(msg, msg_len, "expects 1 input and has 1 output (got %d inputs, output index %d)", (int)nb_in,
-                 (int)index);
+    if (trtl_check_single_io(index, in, nb_in, &input_spec, msg, msg_len))
         return 1;
-    }
     const trtl_dims *d = &in[0].dims;
-    if (in[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "input must be FLOAT (float32), got dtype %d", (int)in[0].dtype);
-        return 1;
-    }
-    if (d->nb_dims != 4) {
-        snprintf(msg, msg_len, "input must be 4-D [N, C, H, W] (batch included), got rank %d", (int)d->nb_dims);
-        return 1;
-    }
-    if (d->d[1] >= 0 && d->d[1] != a->C) {
-        snprintf(msg, msg_len, "input has %lld channels but the filters have nbInputChannels = %d", (long long)d->d[1],
-                 (int)a->C);
-        return 1;
-    }
+    if (d->d[1] >= 0 && d->d[1] != a->C)
+        return trtl_plugin_fail(msg, msg_len, "input has %lld channels but the filters have nbInputChannels = %d",
+                                (long long)d->d[1], (int)a->C);
     int64_t oh, ow;
-    if (out_size(a, d->d[2], &oh) || out_size(a, d->d[3], &ow)) {
-        snprintf(msg, msg_len, "input %lldx%lld (H x W) with padding %d is smaller than filterSize %d",
-                 (long long)d->d[2], (long long)d->d[3], (int)a->p, (int)a->k);
-        return 1;
-    }
+    if (out_size(a, d->d[2], &oh) || out_size(a, d->d[3], &ow))
+        return trtl_plugin_fail(msg, msg_len, "input %lldx%lld (H x W) with padding %d is smaller than filterSize %d",
+                                (long long)d->d[2], (long long)d->d[3], (int)a->p, (int)a->k);
     out->dtype = TRTL_FLOAT;
     out->dims.nb_dims = 4;
     out->dims.d[0] = d->d[0];
@@ -605,22 +492,14 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     const adder2d *a = (const adder2d *)self;
     trtl_plugin_tensor_desc want;
     geom g;
-    if (nb_out != 1) {
-        snprintf(msg, msg_len, "expects 1 output buffer, got %d", (int)nb_out);
+    if (trtl_check_output_count(nb_out, 1, msg, msg_len) || output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
         return 1;
-    }
-    if (output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
-        return 1;
-    if (geom_init(a, &in_desc[0].dims, &g)) {
-        snprintf(msg, msg_len, "input dims are not concrete");
-        return 1;
-    }
+    if (geom_init(a, &in_desc[0].dims, &g))
+        return trtl_plugin_fail(msg, msg_len, "input dims are not concrete");
     if (out_desc[0].dims.nb_dims != 4 || out_desc[0].dims.d[0] != g.N || out_desc[0].dims.d[1] != a->F ||
-        out_desc[0].dims.d[2] != g.OH || out_desc[0].dims.d[3] != g.OW) {
-        snprintf(msg, msg_len, "output buffer dims do not match [%lld, %d, %lld, %lld]", (long long)g.N, (int)a->F,
-                 (long long)g.OH, (long long)g.OW);
-        return 1;
-    }
+        out_desc[0].dims.d[2] != g.OH || out_desc[0].dims.d[3] != g.OW)
+        return trtl_plugin_fail(msg, msg_len, "output buffer dims do not match [%lld, %d, %lld, %lld]", (long long)g.N,
+                                (int)a->F, (long long)g.OH, (long long)g.OW);
     if (g.N == 0 || g.OH == 0 || g.OW == 0)
         return 0;
     if (use_fast() && fast_ok(&g) && workspace)
@@ -630,26 +509,9 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = workspace_size,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
+static const trtl_plugin_vtable vtable =
+    TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, workspace_size, enqueue);
+static const trtl_builtin_class cls = {
+    .vt = &vtable, .size = sizeof(adder2d), .first_of_many = 1, .tail = tail, .init = init, .relink = relink};
 
-const trtl_plugin_creator trtl_creator_adder2d = {
-    .struct_size = sizeof(trtl_plugin_creator),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .name = "Adder2d_TRT",
-    .version = "1",
-    .plugin_namespace = "",
-    .fields = field_descs,
-    .nb_fields = F_COUNT,
-    .create = create,
-    .user = NULL,
-};
+const trtl_plugin_creator trtl_creator_adder2d = TRTL_BUILTIN_CREATOR("Adder2d_TRT", field_descs, cls);

@@ -17,11 +17,9 @@
  * is 1: in an implicit-batch network the outputs read (2, F*F*numPriors_k*4, 1), TensorRT's shape.
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 enum { F_MIN_SIZE, F_MAX_SIZE, F_ASPECT_RATIOS, F_FEATURE_MAP_SHAPES, F_VARIANCE, F_NUM_LAYERS, F_COUNT };
 
@@ -37,45 +35,24 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
 #define FIRST_LAYER_RATIOS 3 /* layer 0 uses this many of the aspect ratios */
 
 typedef struct grid_anchor {
-    trtl_plugin base;
+    trtl_builtin h;
     float min_size, max_size, variance[4];
     int32_t num_layers, n_ratios;
-    float *ratios;        /* n_ratios */
-    int32_t *fmap;        /* num_layers */
-    trtl_plugin_field fields[F_COUNT];
+    float *ratios;  /* n_ratios, in the tail */
+    int32_t *fmap;  /* num_layers, in the tail after ratios */
 } grid_anchor;
 
-static const trtl_plugin_vtable vtable;
-
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
+static void relink(trtl_builtin *h)
 {
-    for (int32_t i = 0; fs && i < fs->nb_fields; i++)
-        if (fs->fields[i].name && strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
+    grid_anchor *g = (grid_anchor *)h;
+    g->ratios = (float *)(g + 1);
+    g->fmap = (int32_t *)(g->ratios + g->n_ratios);
 }
 
-/* A required field (the registry checks presence; this guards direct calls). */
-static const trtl_plugin_field *need_field(const trtl_plugin_fields *fs, const char *name, char *msg, size_t n)
+static size_t tail(const trtl_plugin_fields *fs)
 {
-    const trtl_plugin_field *f = find_field(fs, name);
-    if (!f)
-        snprintf(msg, n, "required field '%s' is missing", name);
-    return f;
-}
-
-/* One FLOAT32 value of an optional field (left unchanged when absent). */
-static int read_f32(const trtl_plugin_fields *fs, const char *name, float *v, char *msg, size_t n)
-{
-    const trtl_plugin_field *f = find_field(fs, name);
-    if (!f)
-        return 0;
-    if (f->length != 1) {
-        snprintf(msg, n, "field '%s' must hold exactly one FLOAT32 value, got %d", name, (int)f->length);
-        return 1;
-    }
-    *v = *(const float *)f->data;
-    return 0;
+    return sizeof(float) * (size_t)trtl_field_length(fs, "aspectRatios") +
+           sizeof(int32_t) * (size_t)trtl_field_length(fs, "featureMapShapes");
 }
 
 static int32_t n_priors(const grid_anchor *g, int32_t layer)
@@ -112,108 +89,51 @@ static void prior_size(const grid_anchor *g, int32_t k, int32_t p, double *w, do
     *h = s / sqrt(a);
 }
 
-static void destroy(trtl_plugin *self)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    grid_anchor *g = (grid_anchor *)self;
-    if (!g)
-        return;
-    free(g->ratios);
-    free(g->fmap);
-    free(g);
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    grid_anchor *g = calloc(1, sizeof *g);
-    if (!g) {
-        snprintf(msg, msg_len, "out of memory");
-        return NULL;
-    }
-    g->base.vt = &vtable;
-    g->base.creator = self;
+    grid_anchor *g = (grid_anchor *)h;
+    const trtl_plugin_field *fv, *fr, *ff;
     g->min_size = 0.2f; /* TensorRT's defaults */
     g->max_size = 0.95f;
     g->num_layers = 6;
-    if (read_f32(fields, "minSize", &g->min_size, msg, msg_len) || read_f32(fields, "maxSize", &g->max_size, msg, msg_len))
-        goto fail;
-    const trtl_plugin_field *f = find_field(fields, "numLayers");
-    if (f) {
-        if (f->length != 1) {
-            snprintf(msg, msg_len, "field 'numLayers' must hold exactly one INT32 value, got %d", (int)f->length);
-            goto fail;
-        }
-        g->num_layers = *(const int32_t *)f->data;
-    }
-    if (g->num_layers < 1 || g->num_layers > 64) {
-        snprintf(msg, msg_len, "field 'numLayers' must be in [1, 64], got %d", (int)g->num_layers);
-        goto fail;
-    }
-    if (!(g->min_size > 0.0f) || !isfinite(g->min_size) || !(g->max_size > 0.0f) || !isfinite(g->max_size)) {
-        snprintf(msg, msg_len, "fields 'minSize' (%g) and 'maxSize' (%g) must be positive and finite", g->min_size,
-                 g->max_size);
-        goto fail;
-    }
-
-    if (!(f = need_field(fields, "variance", msg, msg_len)))
-        goto fail;
-    if (f->length != 4) {
-        snprintf(msg, msg_len, "field 'variance' must hold 4 FLOAT32 values, got %d", (int)f->length);
-        goto fail;
-    }
-    memcpy(g->variance, f->data, sizeof g->variance);
-
-    if (!(f = need_field(fields, "aspectRatios", msg, msg_len)))
-        goto fail;
-    if (f->length < 1) {
-        snprintf(msg, msg_len, "field 'aspectRatios' must hold at least one value");
-        goto fail;
-    }
-    g->n_ratios = f->length;
-    g->ratios = malloc(sizeof(float) * (size_t)g->n_ratios);
-    if (!g->ratios) {
-        snprintf(msg, msg_len, "out of memory");
-        goto fail;
-    }
-    memcpy(g->ratios, f->data, sizeof(float) * (size_t)g->n_ratios);
-    for (int32_t i = 0; i < g->n_ratios; i++)
-        if (!(g->ratios[i] > 0.0f) || !isfinite(g->ratios[i])) {
-            snprintf(msg, msg_len, "field 'aspectRatios': value %d (%g) must be positive and finite", (int)i,
-                     g->ratios[i]);
-            goto fail;
-        }
-
-    if (!(f = need_field(fields, "featureMapShapes", msg, msg_len)))
-        goto fail;
-    if (f->length != g->num_layers) {
-        snprintf(msg, msg_len, "field 'featureMapShapes' must hold one size per layer (numLayers = %d), got %d values",
-                 (int)g->num_layers, (int)f->length);
-        goto fail;
-    }
-    g->fmap = malloc(sizeof(int32_t) * (size_t)g->num_layers);
-    if (!g->fmap) {
-        snprintf(msg, msg_len, "out of memory");
-        goto fail;
-    }
-    memcpy(g->fmap, f->data, sizeof(int32_t) * (size_t)g->num_layers);
+    if (trtl_field_scalar(r, &field_descs[F_MIN_SIZE], &g->min_size) ||
+        trtl_field_scalar(r, &field_descs[F_MAX_SIZE], &g->max_size) ||
+        trtl_field_scalar(r, &field_descs[F_NUM_LAYERS], &g->num_layers))
+        return 1;
+    if (g->num_layers < 1 || g->num_layers > 64)
+        return trtl_field_fail(r, "field 'numLayers' must be in [1, 64], got %d", (int)g->num_layers);
+    if (!(g->min_size > 0.0f) || !isfinite(g->min_size) || !(g->max_size > 0.0f) || !isfinite(g->max_size))
+        return trtl_field_fail(r, "fields 'minSize' (%g) and 'maxSize' (%g) must be positive and finite", g->min_size,
+                               g->max_size);
+    if (trtl_field_array(r, &field_descs[F_VARIANCE], 4, 4, &fv) ||
+        trtl_field_array(r, &field_descs[F_ASPECT_RATIOS], 1, TRTL_FIELD_ANY_LENGTH, &fr))
+        return 1;
+    const float *ratios = fr->data;
+    for (int32_t i = 0; i < fr->length; i++)
+        if (!(ratios[i] > 0.0f) || !isfinite(ratios[i]))
+            return trtl_field_fail(r, "field 'aspectRatios': value %d (%g) must be positive and finite", (int)i,
+                                   ratios[i]);
+    if (trtl_field_array(r, &field_descs[F_FEATURE_MAP_SHAPES], 0, TRTL_FIELD_ANY_LENGTH, &ff))
+        return 1;
+    if (ff->length != g->num_layers)
+        return trtl_field_fail(r, "field 'featureMapShapes' must hold one size per layer (numLayers = %d), got %d "
+                               "values", (int)g->num_layers, (int)ff->length);
+    memcpy(g->variance, fv->data, sizeof g->variance);
+    g->n_ratios = fr->length;
+    relink(h);
+    memcpy(g->ratios, ratios, sizeof(float) * (size_t)g->n_ratios);
+    memcpy(g->fmap, ff->data, sizeof(int32_t) * (size_t)g->num_layers);
     for (int32_t k = 0; k < g->num_layers; k++)
-        if (g->fmap[k] < 1 || g->fmap[k] > 65536) {
-            snprintf(msg, msg_len, "field 'featureMapShapes': layer %d has size %d (must be in [1, 65536])", (int)k,
-                     (int)g->fmap[k]);
-            goto fail;
-        }
-
-    g->fields[F_MIN_SIZE] = (trtl_plugin_field){"minSize", &g->min_size, TRTL_PF_FLOAT32, 1};
-    g->fields[F_MAX_SIZE] = (trtl_plugin_field){"maxSize", &g->max_size, TRTL_PF_FLOAT32, 1};
-    g->fields[F_ASPECT_RATIOS] = (trtl_plugin_field){"aspectRatios", g->ratios, TRTL_PF_FLOAT32, g->n_ratios};
-    g->fields[F_FEATURE_MAP_SHAPES] = (trtl_plugin_field){"featureMapShapes", g->fmap, TRTL_PF_INT32, g->num_layers};
-    g->fields[F_VARIANCE] = (trtl_plugin_field){"variance", g->variance, TRTL_PF_FLOAT32, 4};
-    g->fields[F_NUM_LAYERS] = (trtl_plugin_field){"numLayers", &g->num_layers, TRTL_PF_INT32, 1};
-    return &g->base;
-fail:
-    destroy(&g->base);
-    return NULL;
+        if (g->fmap[k] < 1 || g->fmap[k] > 65536)
+            return trtl_field_fail(r, "field 'featureMapShapes': layer %d has size %d (must be in [1, 65536])", (int)k,
+                                   (int)g->fmap[k]);
+    trtl_builtin_field(h, &field_descs[F_MIN_SIZE], &g->min_size, 1);
+    trtl_builtin_field(h, &field_descs[F_MAX_SIZE], &g->max_size, 1);
+    trtl_builtin_field(h, &field_descs[F_ASPECT_RATIOS], g->ratios, g->n_ratios);
+    trtl_builtin_field(h, &field_descs[F_FEATURE_MAP_SHAPES], g->fmap, g->num_layers);
+    trtl_builtin_field(h, &field_descs[F_VARIANCE], g->variance, 4);
+    trtl_builtin_field(h, &field_descs[F_NUM_LAYERS], &g->num_layers, 1);
+    return 0;
 }
 
 static int32_t num_outputs(const trtl_plugin *self) { return ((const grid_anchor *)self)->num_layers; }
@@ -227,15 +147,9 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const grid_anchor *g = (const grid_anchor *)self;
-    (void)in;
-    if (nb_in != 0) {
-        snprintf(msg, msg_len, "GridAnchor_TRT takes no inputs, got %d", (int)nb_in);
+    if (trtl_check_inputs(in, nb_in, NULL, 0, msg, msg_len) ||
+        trtl_check_output_index(index, g->num_layers, msg, msg_len))
         return 1;
-    }
-    if (index < 0 || index >= g->num_layers) {
-        snprintf(msg, msg_len, "output %d does not exist (numLayers = %d)", (int)index, (int)g->num_layers);
-        return 1;
-    }
     memset(&out->dims, 0, sizeof out->dims);
     out->dims.nb_dims = 4;
     out->dims.d[0] = 1;
@@ -255,18 +169,12 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     (void)inputs;
     (void)nb_in;
     (void)workspace;
-    if (nb_out != g->num_layers) {
-        snprintf(msg, msg_len, "expected %d outputs, got %d", (int)g->num_layers, (int)nb_out);
+    if (trtl_check_output_count(nb_out, g->num_layers, msg, msg_len))
         return 1;
-    }
     for (int32_t k = 0; k < g->num_layers; k++) {
-        int64_t vol = 1;
-        for (int32_t i = 0; i < out_desc[k].dims.nb_dims; i++)
-            vol *= out_desc[k].dims.d[i];
-        if (vol != 2 * layer_values(g, k) || out_desc[k].dtype != TRTL_FLOAT) {
-            snprintf(msg, msg_len, "output %d must hold 2 x %lld float32 values", (int)k, (long long)layer_values(g, k));
-            return 1;
-        }
+        if (trtl_volume_from(&out_desc[k].dims, 0) != 2 * layer_values(g, k) || out_desc[k].dtype != TRTL_FLOAT)
+            return trtl_plugin_fail(msg, msg_len, "output %d must hold 2 x %lld float32 values", (int)k,
+                                    (long long)layer_values(g, k));
         float *box = outputs[k], *var = box + layer_values(g, k);
         const int32_t F = g->fmap[k], np = n_priors(g, k);
         const double stride = 1.0 / F;
@@ -287,35 +195,8 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    const grid_anchor *g = (const grid_anchor *)self;
-    out->nb_fields = F_COUNT;
-    out->fields = g->fields;
-    return 0;
-}
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(num_outputs, output_desc, NULL, enqueue);
+static const trtl_builtin_class cls = {
+    .vt = &vtable, .size = sizeof(grid_anchor), .tail = tail, .init = init, .relink = relink};
 
-/* A clone is the instance recreated from its own fields. */
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const grid_anchor *g = (const grid_anchor *)self;
-    char msg[256];
-    trtl_plugin_fields fs = {F_COUNT, g->fields};
-    return create(self->creator, "", &fs, msg, sizeof msg);
-}
-
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = NULL,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
-
-const trtl_plugin_creator trtl_creator_grid_anchor = {
-    sizeof(trtl_plugin_creator), TRTL_PLUGIN_ABI_VERSION, "GridAnchor_TRT", "1", "", field_descs, F_COUNT, create,
-    NULL};
+const trtl_plugin_creator trtl_creator_grid_anchor = TRTL_BUILTIN_CREATOR("GridAnchor_TRT", field_descs, cls);

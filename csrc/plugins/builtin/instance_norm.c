@@ -8,147 +8,70 @@
  * counts must equal the input's C, checked at build time when C is known, else at run time).
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
+
+enum { F_EPSILON, F_SCALES, F_BIAS };
 
 static const trtl_plugin_field_desc field_descs[] = {
-    {"epsilon", TRTL_PF_FLOAT32, 0},
-    {"scales", TRTL_PF_FLOAT32, 1},
-    {"bias", TRTL_PF_FLOAT32, 1},
+    [F_EPSILON] = {"epsilon", TRTL_PF_FLOAT32, 0},
+    [F_SCALES] = {"scales", TRTL_PF_FLOAT32, 1},
+    [F_BIAS] = {"bias", TRTL_PF_FLOAT32, 1},
 };
 
+static const trtl_input_spec input_spec = {NULL, 3, TRTL_MAX_DIMS, "[N, C, spatial...]"};
+
 typedef struct inorm {
-    trtl_plugin base;
+    trtl_builtin h;
     float eps;
     int32_t C;
-    float *scales, *bias;
-    trtl_plugin_field fields[3]; /* point into this instance */
+    float *scales, *bias; /* C each, in the tail */
 } inorm;
 
-static const trtl_plugin_vtable vtable;
-
-static void destroy(trtl_plugin *self)
+static void relink(trtl_builtin *h)
 {
-    inorm *n = (inorm *)self;
-    if (!n)
-        return;
-    free(n->scales);
-    free(n->bias);
-    free(n);
+    inorm *n = (inorm *)h;
+    n->scales = (float *)(n + 1);
+    n->bias = n->scales + n->C;
 }
 
-static inorm *new_instance(const trtl_plugin_creator *cr, float eps, int32_t C, const float *scales, const float *bias)
-{
-    inorm *n = calloc(1, sizeof *n);
-    if (!n)
-        return NULL;
-    n->base.vt = &vtable;
-    n->base.creator = cr;
-    n->eps = eps;
-    n->C = C;
-    n->scales = malloc(sizeof(float) * (size_t)C);
-    n->bias = malloc(sizeof(float) * (size_t)C);
-    if (!n->scales || !n->bias) {
-        destroy(&n->base);
-        return NULL;
-    }
-    memcpy(n->scales, scales, sizeof(float) * (size_t)C);
-    memcpy(n->bias, bias, sizeof(float) * (size_t)C);
-    n->fields[0] = (trtl_plugin_field){"epsilon", &n->eps, TRTL_PF_FLOAT32, 1};
-    n->fields[1] = (trtl_plugin_field){"scales", n->scales, TRTL_PF_FLOAT32, C};
-    n->fields[2] = (trtl_plugin_field){"bias", n->bias, TRTL_PF_FLOAT32, C};
-    return n;
-}
+static size_t tail(const trtl_plugin_fields *fs) { return 2 * sizeof(float) * (size_t)trtl_field_length(fs, "scales"); }
 
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    for (int32_t i = 0; i < fs->nb_fields; i++)
-        if (strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    const trtl_plugin_field *fe = find_field(fields, "epsilon"), *fs = find_field(fields, "scales"),
-                            *fb = find_field(fields, "bias");
-    float eps = 1e-5f;
-    if (fe) {
-        if (fe->length < 1) {
-            snprintf(msg, msg_len, "field 'epsilon' is empty (expected one FLOAT32)");
-            return NULL;
-        }
-        eps = *(const float *)fe->data;
-    }
-    if (!(eps >= 0)) {
-        snprintf(msg, msg_len, "field 'epsilon' must be >= 0, got %g", (double)eps);
-        return NULL;
-    }
-    if (!fs || fs->length < 1) {
-        snprintf(msg, msg_len, "field 'scales' is empty (expected one FLOAT32 per channel)");
-        return NULL;
-    }
-    if (!fb || fb->length != fs->length) {
-        snprintf(msg, msg_len, "field 'bias' has %d values but field 'scales' has %d (one per channel each)",
-                 fb ? (int)fb->length : 0, (int)fs->length);
-        return NULL;
-    }
-    inorm *n = new_instance(self, eps, fs->length, fs->data, fb->data);
-    if (!n)
-        snprintf(msg, msg_len, "out of memory");
-    return n ? &n->base : NULL;
-}
-
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const inorm *n = (const inorm *)self;
-    inorm *c = new_instance(n->base.creator, n->eps, n->C, n->scales, n->bias);
-    return c ? &c->base : NULL;
-}
-
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    out->nb_fields = 3;
-    out->fields = ((const inorm *)self)->fields;
+    inorm *n = (inorm *)h;
+    const trtl_plugin_field *fs, *fb;
+    n->eps = 1e-5f;
+    if (trtl_field_scalar(r, &field_descs[F_EPSILON], &n->eps))
+        return 1;
+    if (!(n->eps >= 0))
+        return trtl_field_fail(r, "field 'epsilon' must be >= 0, got %g", (double)n->eps);
+    if (trtl_field_array(r, &field_descs[F_SCALES], 1, TRTL_FIELD_ANY_LENGTH, &fs) ||
+        trtl_field_array(r, &field_descs[F_BIAS], 0, TRTL_FIELD_ANY_LENGTH, &fb))
+        return 1;
+    if (fb->length != fs->length)
+        return trtl_field_fail(r, "field 'bias' has %d values but field 'scales' has %d (one per channel each)",
+                               (int)fb->length, (int)fs->length);
+    n->C = fs->length;
+    relink(h);
+    memcpy(n->scales, fs->data, sizeof(float) * (size_t)n->C);
+    memcpy(n->bias, fb->data, sizeof(float) * (size_t)n->C);
+    trtl_builtin_field(h, &field_descs[F_EPSILON], &n->eps, 1);
+    trtl_builtin_field(h, &field_descs[F_SCALES], n->scales, n->C);
+    trtl_builtin_field(h, &field_descs[F_BIAS], n->bias, n->C);
     return 0;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
 }
 
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const inorm *n = (const inorm *)self;
-    if (index != 0 || nb_in != 1) {
-        snprintf(msg, msg_len, "expects 1 input and has 1 output (got %d inputs, output index %d)", (int)nb_in,
-                 (int)index);
+    if (trtl_same_shape_desc(index, in, nb_in, &input_spec, out, msg, msg_len))
         return 1;
-    }
-    const trtl_dims *d = &in[0].dims;
-    if (in[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "input must be FLOAT (float32), got dtype %d", (int)in[0].dtype);
-        return 1;
-    }
-    if (d->nb_dims < 3) {
-        snprintf(msg, msg_len, "input must be [N, C, spatial...] (rank >= 3, batch included), got rank %d",
-                 (int)d->nb_dims);
-        return 1;
-    }
-    if (d->d[1] >= 0 && d->d[1] != n->C) {
-        snprintf(msg, msg_len, "input has %lld channels but fields 'scales' and 'bias' have %d values",
-                 (long long)d->d[1], (int)n->C);
-        return 1;
-    }
-    *out = in[0];
+    if (in[0].dims.d[1] >= 0 && in[0].dims.d[1] != n->C)
+        return trtl_plugin_fail(msg, msg_len, "input has %lld channels but fields 'scales' and 'bias' have %d values",
+                                (long long)in[0].dims.d[1], (int)n->C);
     return 0;
 }
 
@@ -160,11 +83,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     (void)workspace;
     const inorm *in = (const inorm *)self;
     trtl_plugin_tensor_desc want;
-    if (nb_out != 1) {
-        snprintf(msg, msg_len, "expects 1 output, got %d", (int)nb_out);
-        return 1;
-    }
-    if (output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
+    if (trtl_check_output_count(nb_out, 1, msg, msg_len) || output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
         return 1;
     const trtl_dims *d = &in_desc[0].dims;
     const int64_t N = d->d[0], C = d->d[1];
@@ -195,26 +114,9 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = NULL,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, NULL, enqueue);
+static const trtl_builtin_class cls = {
+    .vt = &vtable, .size = sizeof(inorm), .first_of_many = 1, .tail = tail, .init = init, .relink = relink};
 
-const trtl_plugin_creator trtl_creator_instance_norm = {
-    .struct_size = sizeof(trtl_plugin_creator),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .name = "InstanceNormalization_TRT",
-    .version = "1",
-    .plugin_namespace = "",
-    .fields = field_descs,
-    .nb_fields = 3,
-    .create = create,
-    .user = NULL,
-};
+const trtl_plugin_creator trtl_creator_instance_norm =
+    TRTL_BUILTIN_CREATOR("InstanceNormalization_TRT", field_descs, cls);

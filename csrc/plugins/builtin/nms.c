@@ -30,11 +30,9 @@
  * scoreBits only matters to TensorRT's FP16 sort: accepted, kept, unused.
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 enum {
     F_SHARE_LOCATION, F_VARIANCE_ENCODED, F_BACKGROUND, F_NUM_CLASSES, F_TOP_K, F_KEEP_TOP_K, F_CONF_THRESHOLD,
@@ -63,12 +61,11 @@ enum { CODE_CORNER = 0, CODE_CENTER_SIZE = 1, CODE_CORNER_SIZE = 2, CODE_TF_CENT
 enum { IN_LOC, IN_CONF, IN_PRIOR };
 
 typedef struct nms {
-    trtl_plugin base;
+    trtl_builtin h;
     int32_t share_location, variance_encoded, background, num_classes, top_k, keep_top_k;
     float conf_threshold, nms_threshold;
     int32_t input_order[3];
     int32_t conf_sigmoid, is_normalized, code_type, score_bits, batch_agnostic;
-    trtl_plugin_field fields[F_COUNT];
 } nms;
 
 /* Where each field lives in the instance; all are one value but inputOrder (3). */
@@ -100,43 +97,16 @@ typedef struct entry {
     int32_t key;
 } entry;
 
-static const trtl_plugin_vtable vtable;
+static const trtl_input_spec input_specs[3] = {
+    [IN_LOC] = {"loc", 2, TRTL_MAX_DIMS, "[N, values, 1, 1]"},
+    [IN_CONF] = {"conf", 2, TRTL_MAX_DIMS, "[N, values, 1, 1]"},
+    [IN_PRIOR] = {"priors", 3, TRTL_MAX_DIMS, "[1, 2, numPriors*4, 1]"},
+};
 
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    for (int32_t i = 0; fs && i < fs->nb_fields; i++)
-        if (fs->fields[i].name && strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
-}
-
-/* One value of a scalar field (INT32 or FLOAT32, 4 bytes), left unchanged when absent. */
-static int read_scalar(const trtl_plugin_fields *fs, const char *name, void *v, char *msg, size_t n)
-{
-    const trtl_plugin_field *f = find_field(fs, name);
-    if (!f)
-        return 0;
-    if (f->length != 1) {
-        snprintf(msg, n, "field '%s' must hold exactly one value, got %d", name, (int)f->length);
-        return 1;
-    }
-    memcpy(v, f->data, 4);
-    return 0;
-}
-
-static void destroy(trtl_plugin *self) { free(self); }
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    nms *p = calloc(1, sizeof *p);
-    if (!p) {
-        snprintf(msg, msg_len, "out of memory");
-        return NULL;
-    }
-    p->base.vt = &vtable;
-    p->base.creator = self;
+    nms *p = (nms *)h;
+    const trtl_plugin_field *fo;
     /* TensorRT's defaults (TF SSD), and SSD's usual settings for what TensorRT leaves unset */
     p->share_location = 1;
     p->code_type = CODE_TF_CENTER;
@@ -149,65 +119,46 @@ static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_na
     p->num_classes = p->top_k = p->keep_top_k = -1;
     p->conf_threshold = p->nms_threshold = NAN;
     for (int k = 0; k < F_COUNT; k++)
-        if (k != F_INPUT_ORDER && read_scalar(fields, field_descs[k].name, (char *)p + scalar_offset[k], msg, msg_len))
-            goto fail;
-    const trtl_plugin_field *fo = find_field(fields, "inputOrder");
+        if (k != F_INPUT_ORDER && trtl_field_scalar(r, &field_descs[k], (char *)p + scalar_offset[k]))
+            return 1;
+    if (trtl_field_array(r, &field_descs[F_INPUT_ORDER], 0, TRTL_FIELD_ANY_LENGTH, &fo))
+        return 1;
     if (fo) {
-        if (fo->length != 3) {
-            snprintf(msg, msg_len, "field 'inputOrder' must hold 3 values (input indices of loc, conf, priors), got %d",
-                     (int)fo->length);
-            goto fail;
-        }
+        if (fo->length != 3)
+            return trtl_field_fail(r, "field 'inputOrder' must hold 3 values (input indices of loc, conf, priors), "
+                                   "got %d", (int)fo->length);
         memcpy(p->input_order, fo->data, sizeof p->input_order);
         int seen = 0;
         for (int i = 0; i < 3; i++)
             if (p->input_order[i] >= 0 && p->input_order[i] <= 2)
                 seen |= 1 << p->input_order[i];
-        if (seen != 7) {
-            snprintf(msg, msg_len, "field 'inputOrder' must be a permutation of 0, 1, 2, got [%d, %d, %d]",
-                     (int)p->input_order[0], (int)p->input_order[1], (int)p->input_order[2]);
-            goto fail;
-        }
+        if (seen != 7)
+            return trtl_field_fail(r, "field 'inputOrder' must be a permutation of 0, 1, 2, got [%d, %d, %d]",
+                                   (int)p->input_order[0], (int)p->input_order[1], (int)p->input_order[2]);
     }
-    if (p->num_classes < 1) {
-        snprintf(msg, msg_len, "field 'numClasses' must be >= 1, got %d", (int)p->num_classes);
-        goto fail;
-    }
-    if (p->background < -1 || p->background >= p->num_classes) {
-        snprintf(msg, msg_len, "field 'backgroundLabelId' must be -1 (none) or a class in [0, %d), got %d",
-                 (int)p->num_classes, (int)p->background);
-        goto fail;
-    }
-    if (p->top_k < 1 || p->keep_top_k < 1) {
-        snprintf(msg, msg_len, "fields 'topK' (%d) and 'keepTopK' (%d) must be >= 1", (int)p->top_k, (int)p->keep_top_k);
-        goto fail;
-    }
-    if (!isfinite(p->conf_threshold)) {
-        snprintf(msg, msg_len, "field 'confidenceThreshold' must be finite");
-        goto fail;
-    }
-    if (!(p->nms_threshold >= 0.0f && p->nms_threshold <= 1.0f)) {
-        snprintf(msg, msg_len, "field 'nmsThreshold' must be in [0, 1], got %g", p->nms_threshold);
-        goto fail;
-    }
-    if (p->code_type < CODE_CORNER || p->code_type > CODE_TF_CENTER) {
-        snprintf(msg, msg_len, "field 'codeType' must be 0 (CORNER), 1 (CENTER_SIZE), 2 (CORNER_SIZE) or 3 (TF_CENTER), "
-                 "got %d", (int)p->code_type);
-        goto fail;
-    }
+    if (p->num_classes < 1)
+        return trtl_field_fail(r, "field 'numClasses' must be >= 1, got %d", (int)p->num_classes);
+    if (p->background < -1 || p->background >= p->num_classes)
+        return trtl_field_fail(r, "field 'backgroundLabelId' must be -1 (none) or a class in [0, %d), got %d",
+                               (int)p->num_classes, (int)p->background);
+    if (p->top_k < 1 || p->keep_top_k < 1)
+        return trtl_field_fail(r, "fields 'topK' (%d) and 'keepTopK' (%d) must be >= 1", (int)p->top_k,
+                               (int)p->keep_top_k);
+    if (!isfinite(p->conf_threshold))
+        return trtl_field_fail(r, "field 'confidenceThreshold' must be finite");
+    if (!(p->nms_threshold >= 0.0f && p->nms_threshold <= 1.0f))
+        return trtl_field_fail(r, "field 'nmsThreshold' must be in [0, 1], got %g", p->nms_threshold);
+    if (p->code_type < CODE_CORNER || p->code_type > CODE_TF_CENTER)
+        return trtl_field_fail(r, "field 'codeType' must be 0 (CORNER), 1 (CENTER_SIZE), 2 (CORNER_SIZE) or 3 "
+                               "(TF_CENTER), got %d", (int)p->code_type);
     p->share_location = p->share_location != 0;
     p->variance_encoded = p->variance_encoded != 0;
     p->conf_sigmoid = p->conf_sigmoid != 0;
     p->is_normalized = p->is_normalized != 0;
     p->batch_agnostic = p->batch_agnostic != 0;
-
     for (int k = 0; k < F_COUNT; k++)
-        p->fields[k] = (trtl_plugin_field){field_descs[k].name, (char *)p + scalar_offset[k], field_descs[k].type, 1};
-    p->fields[F_INPUT_ORDER].length = 3;
-    return &p->base;
-fail:
-    free(p);
-    return NULL;
+        trtl_builtin_field(h, &field_descs[k], (char *)p + scalar_offset[k], k == F_INPUT_ORDER ? 3 : 1);
+    return 0;
 }
 
 static int32_t num_outputs(const trtl_plugin *self)
@@ -216,86 +167,50 @@ static int32_t num_outputs(const trtl_plugin *self)
     return 2;
 }
 
-/* Product of dims from `from` on; -1 if one is unknown. */
-static int64_t volume_from(const trtl_dims *d, int32_t from)
-{
-    int64_t v = 1;
-    for (int32_t i = from; i < d->nb_dims; i++) {
-        if (d->d[i] < 0)
-            return -1;
-        v *= d->d[i];
-    }
-    return v;
-}
-
 /* Validates the inputs against the fields and works out the sizes (unknown ones stay -1). */
 static int geometry(const nms *p, const trtl_plugin_tensor_desc *in, int32_t nb_in, geom *g, char *msg, size_t msg_len)
 {
-    static const char *const what[3] = {"loc", "conf", "priors"};
-    if (nb_in != 3) {
-        snprintf(msg, msg_len, "NMS_TRT takes 3 inputs (loc, conf, priors in inputOrder), got %d", (int)nb_in);
-        return 1;
-    }
+    trtl_batch b = TRTL_BATCH_UNKNOWN;
+    if (nb_in != 3)
+        return trtl_plugin_fail(msg, msg_len, "takes 3 inputs (loc, conf, priors in inputOrder), got %d", (int)nb_in);
     const trtl_plugin_tensor_desc *t[3];
     for (int i = 0; i < 3; i++) {
         t[i] = &in[p->input_order[i]];
-        if (t[i]->dtype != TRTL_FLOAT) {
-            snprintf(msg, msg_len, "input %d (%s) must be float32", (int)p->input_order[i], what[i]);
+        if (trtl_check_input(in, p->input_order[i], &input_specs[i], msg, msg_len))
             return 1;
-        }
-        if (t[i]->dims.nb_dims < (i == IN_PRIOR ? 3 : 2)) {
-            snprintf(msg, msg_len, "input %d (%s) has rank %d; expected %s", (int)p->input_order[i], what[i],
-                     (int)t[i]->dims.nb_dims, i == IN_PRIOR ? "[1, 2, numPriors*4, 1]" : "[N, values, 1, 1]");
-            return 1;
-        }
     }
     const trtl_dims *pd = &t[IN_PRIOR]->dims;
-    if (pd->d[1] >= 0 && pd->d[1] != 2) {
-        snprintf(msg, msg_len, "input %d (priors) must be [1, 2, numPriors*4, 1] (boxes and variances), got %lld rows",
-                 (int)p->input_order[IN_PRIOR], (long long)pd->d[1]);
-        return 1;
-    }
-    int64_t p4 = volume_from(pd, 2);
-    if (p4 >= 0 && (p4 % 4 != 0 || p4 == 0)) {
-        snprintf(msg, msg_len, "input %d (priors) holds %lld values per row, not a positive multiple of 4",
-                 (int)p->input_order[IN_PRIOR], (long long)p4);
-        return 1;
-    }
+    if (pd->d[1] >= 0 && pd->d[1] != 2)
+        return trtl_plugin_fail(msg, msg_len, "input %d (priors) must be [1, 2, numPriors*4, 1] (boxes and "
+                                "variances), got %lld rows", (int)p->input_order[IN_PRIOR], (long long)pd->d[1]);
+    int64_t p4 = trtl_volume_from(pd, 2);
+    if (p4 >= 0 && (p4 % 4 != 0 || p4 == 0))
+        return trtl_plugin_fail(msg, msg_len, "input %d (priors) holds %lld values per row, not a positive multiple "
+                                "of 4", (int)p->input_order[IN_PRIOR], (long long)p4);
     g->priors = p4 < 0 ? -1 : p4 / 4;
     g->loc_classes = p->share_location ? 1 : p->num_classes;
-    g->n = t[IN_LOC]->dims.d[0];
     g->prior_batch = pd->d[0];
     g->k = g->priors < 0 ? p->top_k : (g->priors < p->top_k ? g->priors : p->top_k);
-    int64_t nc = t[IN_CONF]->dims.d[0];
-    if (g->n >= 0 && nc >= 0 && g->n != nc) {
-        snprintf(msg, msg_len, "inputs loc and conf have batches %lld and %lld", (long long)g->n, (long long)nc);
+    if (trtl_batch_merge(&b, in, p->input_order[IN_LOC], NULL, msg, msg_len) ||
+        trtl_batch_merge(&b, in, p->input_order[IN_CONF], " (loc and conf)", msg, msg_len))
         return 1;
-    }
-    if (g->n < 0)
-        g->n = nc;
-    if (g->n >= 0 && g->prior_batch >= 0 && g->prior_batch != 1 && g->prior_batch != g->n) {
-        snprintf(msg, msg_len, "input %d (priors) has batch %lld; expected 1 or the batch %lld",
-                 (int)p->input_order[IN_PRIOR], (long long)g->prior_batch, (long long)g->n);
-        return 1;
-    }
-    if (g->priors > 0 && g->priors * p->num_classes > INT32_MAX) {
-        snprintf(msg, msg_len, "numPriors * numClasses = %lld * %d is too large", (long long)g->priors,
-                 (int)p->num_classes);
-        return 1;
-    }
-    int64_t lv = volume_from(&t[IN_LOC]->dims, 1), cv = volume_from(&t[IN_CONF]->dims, 1);
-    if (g->priors >= 0 && lv >= 0 && lv != g->priors * g->loc_classes * 4) {
-        snprintf(msg, msg_len, "input %d (loc) holds %lld values per sample; numPriors * %s * 4 = %lld * %lld * 4 = %lld",
-                 (int)p->input_order[IN_LOC], (long long)lv, p->share_location ? "1 (shareLocation)" : "numClasses",
-                 (long long)g->priors, (long long)g->loc_classes, (long long)(g->priors * g->loc_classes * 4));
-        return 1;
-    }
-    if (g->priors >= 0 && cv >= 0 && cv != g->priors * p->num_classes) {
-        snprintf(msg, msg_len, "input %d (conf) holds %lld values per sample; numPriors * numClasses = %lld * %d = %lld",
-                 (int)p->input_order[IN_CONF], (long long)cv, (long long)g->priors, (int)p->num_classes,
-                 (long long)(g->priors * p->num_classes));
-        return 1;
-    }
+    g->n = b.n;
+    if (g->n >= 0 && g->prior_batch >= 0 && g->prior_batch != 1 && g->prior_batch != g->n)
+        return trtl_plugin_fail(msg, msg_len, "input %d (priors) has batch %lld; expected 1 or the batch %lld",
+                                (int)p->input_order[IN_PRIOR], (long long)g->prior_batch, (long long)g->n);
+    if (g->priors > 0 && g->priors * p->num_classes > INT32_MAX)
+        return trtl_plugin_fail(msg, msg_len, "numPriors * numClasses = %lld * %d is too large", (long long)g->priors,
+                                (int)p->num_classes);
+    int64_t lv = trtl_volume_from(&t[IN_LOC]->dims, 1), cv = trtl_volume_from(&t[IN_CONF]->dims, 1);
+    if (g->priors >= 0 && lv >= 0 && lv != g->priors * g->loc_classes * 4)
+        return trtl_plugin_fail(msg, msg_len, "input %d (loc) holds %lld values per sample; numPriors * %s * 4 = %lld "
+                                "* %lld * 4 = %lld", (int)p->input_order[IN_LOC], (long long)lv,
+                                p->share_location ? "1 (shareLocation)" : "numClasses", (long long)g->priors,
+                                (long long)g->loc_classes, (long long)(g->priors * g->loc_classes * 4));
+    if (g->priors >= 0 && cv >= 0 && cv != g->priors * p->num_classes)
+        return trtl_plugin_fail(msg, msg_len, "input %d (conf) holds %lld values per sample; numPriors * numClasses = "
+                                "%lld * %d = %lld", (int)p->input_order[IN_CONF], (long long)cv, (long long)g->priors,
+                                (int)p->num_classes, (long long)(g->priors * p->num_classes));
     return 0;
 }
 
@@ -304,10 +219,9 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
 {
     const nms *p = (const nms *)self;
     geom g;
-    if (index < 0 || index > 1) {
-        snprintf(msg, msg_len, "output %d does not exist (NMS_TRT has detections and keep_count)", (int)index);
-        return 1;
-    }
+    if (index < 0 || index > 1)
+        return trtl_plugin_fail(msg, msg_len, "output %d does not exist (NMS_TRT has detections and keep_count)",
+                                (int)index);
     if (geometry(p, in, nb_in, &g, msg, msg_len))
         return 1;
     memset(&out->dims, 0, sizeof out->dims);
@@ -473,15 +387,11 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     (void)out_desc;
     if (geometry(p, in_desc, nb_in, &g, msg, msg_len))
         return 1;
-    if (nb_out != 2) {
-        snprintf(msg, msg_len, "expected 2 outputs (detections, keep_count), got %d", (int)nb_out);
-        return 1;
-    }
+    if (nb_out != 2)
+        return trtl_plugin_fail(msg, msg_len, "expected 2 outputs (detections, keep_count), got %d", (int)nb_out);
     const layout l = plan(p, &g);
-    if (!workspace && l.total) {
-        snprintf(msg, msg_len, "no workspace given (%zu bytes needed)", l.total);
-        return 1;
-    }
+    if (!workspace && l.total)
+        return trtl_plugin_fail(msg, msg_len, "no workspace given (%zu bytes needed)", l.total);
     const int64_t P = g.priors, L = g.loc_classes, C = p->num_classes, K = g.k, KT = p->keep_top_k;
     const float *loc = inputs[p->input_order[IN_LOC]], *conf = inputs[p->input_order[IN_CONF]],
                 *priors = inputs[p->input_order[IN_PRIOR]];
@@ -567,34 +477,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    const nms *p = (const nms *)self;
-    out->nb_fields = F_COUNT;
-    out->fields = p->fields;
-    return 0;
-}
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(num_outputs, output_desc, workspace_size, enqueue);
+static const trtl_builtin_class cls = {.vt = &vtable, .size = sizeof(nms), .init = init};
 
-/* A clone is the instance recreated from its own fields. */
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const nms *p = (const nms *)self;
-    char msg[256];
-    trtl_plugin_fields fs = {F_COUNT, p->fields};
-    return create(self->creator, "", &fs, msg, sizeof msg);
-}
-
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = workspace_size,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
-
-const trtl_plugin_creator trtl_creator_nms = {
-    sizeof(trtl_plugin_creator), TRTL_PLUGIN_ABI_VERSION, "NMS_TRT", "1", "", field_descs, F_COUNT, create, NULL};
+const trtl_plugin_creator trtl_creator_nms = TRTL_BUILTIN_CREATOR("NMS_TRT", field_descs, cls);

@@ -21,11 +21,9 @@
  * repeated.  variance may also be given as one value (Caffe), used for all four.
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 enum {
     F_MIN_SIZE, F_MAX_SIZE, F_ASPECT_RATIOS, F_FLIP, F_CLIP, F_VARIANCE, F_IMG_H, F_IMG_W, F_STEP_H, F_STEP_W,
@@ -46,39 +44,34 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_OFFSET] = {"offset", TRTL_PF_FLOAT32, 0},
 };
 
+static const trtl_input_spec input_specs[2] = {
+    {"feature map", 3, TRTL_MAX_DIMS, "[N, C, H, W]"},
+    {"image", 3, TRTL_MAX_DIMS, "[N, C, H, W]"},
+};
+
 typedef struct prior_box {
-    trtl_plugin base;
+    trtl_builtin h;
     int32_t n_min, n_max, n_ar; /* field lengths */
-    float *min_size, *max_size, *ar; /* the fields as given (one allocation) */
     int32_t flip, clip, img_h, img_w;
     float step_h, step_w, offset, variance[4];
     int32_t n_ratios; /* expanded list: 1, then the new ratios (and their reciprocals) */
-    float *ratios;
-    trtl_plugin_field fields[F_COUNT];
+    /* in the tail: the fields as given, then room for the expanded ratios (1 + 2 * n_ar) */
+    float *min_size, *max_size, *ar, *ratios;
 } prior_box;
 
-static const trtl_plugin_vtable vtable;
-
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
+static void relink(trtl_builtin *h)
 {
-    for (int32_t i = 0; fs && i < fs->nb_fields; i++)
-        if (fs->fields[i].name && strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
+    prior_box *p = (prior_box *)h;
+    p->min_size = (float *)(p + 1);
+    p->max_size = p->min_size + p->n_min;
+    p->ar = p->max_size + p->n_max;
+    p->ratios = p->ar + p->n_ar;
 }
 
-/* One value of a scalar field (INT32 or FLOAT32, 4 bytes), left unchanged when absent. */
-static int read_scalar(const trtl_plugin_fields *fs, const char *name, void *v, char *msg, size_t n)
+static size_t tail(const trtl_plugin_fields *fs)
 {
-    const trtl_plugin_field *f = find_field(fs, name);
-    if (!f)
-        return 0;
-    if (f->length != 1) {
-        snprintf(msg, n, "field '%s' must hold exactly one value, got %d", name, (int)f->length);
-        return 1;
-    }
-    memcpy(v, f->data, 4);
-    return 0;
+    return sizeof(float) * (size_t)((int64_t)trtl_field_length(fs, "minSize") + trtl_field_length(fs, "maxSize") +
+                                    3 * (int64_t)trtl_field_length(fs, "aspectRatios") + 1);
 }
 
 static int32_t n_priors(const prior_box *p)
@@ -86,112 +79,71 @@ static int32_t n_priors(const prior_box *p)
     return p->n_min * (p->n_ratios + (p->n_max > 0 ? 1 : 0));
 }
 
-static void destroy(trtl_plugin *self)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    prior_box *p = (prior_box *)self;
-    if (!p)
-        return;
-    free(p->min_size);
-    free(p->ratios);
-    free(p);
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    prior_box *p = calloc(1, sizeof *p);
-    if (!p) {
-        snprintf(msg, msg_len, "out of memory");
-        return NULL;
-    }
-    p->base.vt = &vtable;
-    p->base.creator = self;
+    prior_box *p = (prior_box *)h;
+    const trtl_plugin_field *fmin, *fmax, *far, *fvar;
     /* Caffe's defaults */
     p->flip = 1;
     p->offset = 0.5f;
     for (int i = 0; i < 4; i++)
         p->variance[i] = 0.1f;
-
-    const trtl_plugin_field *fmin = find_field(fields, "minSize"), *fmax = find_field(fields, "maxSize"),
-                            *far = find_field(fields, "aspectRatios"), *fvar = find_field(fields, "variance");
-    if (!fmin || fmin->length < 1) {
-        snprintf(msg, msg_len, "field 'minSize' must hold at least one value");
-        goto fail;
-    }
+    if (trtl_field_array(r, &field_descs[F_MIN_SIZE], 1, TRTL_FIELD_ANY_LENGTH, &fmin) ||
+        trtl_field_array(r, &field_descs[F_MAX_SIZE], 0, TRTL_FIELD_ANY_LENGTH, &fmax) ||
+        trtl_field_array(r, &field_descs[F_ASPECT_RATIOS], 0, TRTL_FIELD_ANY_LENGTH, &far) ||
+        trtl_field_array(r, &field_descs[F_VARIANCE], 0, TRTL_FIELD_ANY_LENGTH, &fvar))
+        return 1;
     p->n_min = fmin->length;
     p->n_max = fmax ? fmax->length : 0;
     p->n_ar = far ? far->length : 0;
-    if (p->n_max != 0 && p->n_max != p->n_min) {
-        snprintf(msg, msg_len, "field 'maxSize' must be empty or hold one value per minSize (%d), got %d",
-                 (int)p->n_min, (int)p->n_max);
-        goto fail;
-    }
-    /* min sizes, max sizes and aspect ratios in one block; the expanded ratios in another */
-    p->min_size = malloc(sizeof(float) * (size_t)(p->n_min + p->n_max + p->n_ar));
-    p->ratios = malloc(sizeof(float) * (size_t)(1 + 2 * p->n_ar));
-    if (!p->min_size || !p->ratios) {
-        snprintf(msg, msg_len, "out of memory");
-        goto fail;
-    }
-    p->max_size = p->min_size + p->n_min;
-    p->ar = p->max_size + p->n_max;
+    if (p->n_max != 0 && p->n_max != p->n_min)
+        return trtl_field_fail(r, "field 'maxSize' must be empty or hold one value per minSize (%d), got %d",
+                               (int)p->n_min, (int)p->n_max);
+    relink(h);
     memcpy(p->min_size, fmin->data, sizeof(float) * (size_t)p->n_min);
     if (p->n_max)
         memcpy(p->max_size, fmax->data, sizeof(float) * (size_t)p->n_max);
     if (p->n_ar)
         memcpy(p->ar, far->data, sizeof(float) * (size_t)p->n_ar);
     for (int32_t i = 0; i < p->n_min; i++) {
-        if (!(p->min_size[i] > 0.0f) || !isfinite(p->min_size[i])) {
-            snprintf(msg, msg_len, "field 'minSize': value %d (%g) must be positive and finite", (int)i, p->min_size[i]);
-            goto fail;
-        }
-        if (p->n_max && (!(p->max_size[i] > p->min_size[i]) || !isfinite(p->max_size[i]))) {
-            snprintf(msg, msg_len, "field 'maxSize': value %d (%g) must be finite and greater than minSize %g", (int)i,
-                     p->max_size[i], p->min_size[i]);
-            goto fail;
-        }
+        if (!(p->min_size[i] > 0.0f) || !isfinite(p->min_size[i]))
+            return trtl_field_fail(r, "field 'minSize': value %d (%g) must be positive and finite", (int)i,
+                                   p->min_size[i]);
+        if (p->n_max && (!(p->max_size[i] > p->min_size[i]) || !isfinite(p->max_size[i])))
+            return trtl_field_fail(r, "field 'maxSize': value %d (%g) must be finite and greater than minSize %g",
+                                   (int)i, p->max_size[i], p->min_size[i]);
     }
-    if (fvar) {
-        if (fvar->length == 1) {
-            for (int i = 0; i < 4; i++)
-                p->variance[i] = *(const float *)fvar->data;
-        } else if (fvar->length == 4) {
-            memcpy(p->variance, fvar->data, sizeof p->variance);
-        } else {
-            snprintf(msg, msg_len, "field 'variance' must hold 4 values (or 1 for all four), got %d", (int)fvar->length);
-            goto fail;
-        }
+    if (fvar && fvar->length == 1) {
+        for (int i = 0; i < 4; i++)
+            p->variance[i] = *(const float *)fvar->data;
+    } else if (fvar && fvar->length == 4) {
+        memcpy(p->variance, fvar->data, sizeof p->variance);
+    } else if (fvar) {
+        return trtl_field_fail(r, "field 'variance' must hold 4 values (or 1 for all four), got %d", (int)fvar->length);
     }
-    if (read_scalar(fields, "flip", &p->flip, msg, msg_len) || read_scalar(fields, "clip", &p->clip, msg, msg_len) ||
-        read_scalar(fields, "imgH", &p->img_h, msg, msg_len) || read_scalar(fields, "imgW", &p->img_w, msg, msg_len) ||
-        read_scalar(fields, "stepH", &p->step_h, msg, msg_len) ||
-        read_scalar(fields, "stepW", &p->step_w, msg, msg_len) ||
-        read_scalar(fields, "offset", &p->offset, msg, msg_len))
-        goto fail;
-    if (p->img_h < 0 || p->img_w < 0) {
-        snprintf(msg, msg_len, "fields 'imgH' (%d) and 'imgW' (%d) must be >= 0 (0: from the image input)",
-                 (int)p->img_h, (int)p->img_w);
-        goto fail;
-    }
-    if (!(p->step_h >= 0.0f) || !(p->step_w >= 0.0f) || !isfinite(p->step_h) || !isfinite(p->step_w)) {
-        snprintf(msg, msg_len, "fields 'stepH' (%g) and 'stepW' (%g) must be >= 0 (0: image size / feature map size)",
-                 p->step_h, p->step_w);
-        goto fail;
-    }
-    if (!isfinite(p->offset)) {
-        snprintf(msg, msg_len, "field 'offset' must be finite");
-        goto fail;
-    }
+    if (trtl_field_scalar(r, &field_descs[F_FLIP], &p->flip) ||
+        trtl_field_scalar(r, &field_descs[F_CLIP], &p->clip) ||
+        trtl_field_scalar(r, &field_descs[F_IMG_H], &p->img_h) ||
+        trtl_field_scalar(r, &field_descs[F_IMG_W], &p->img_w) ||
+        trtl_field_scalar(r, &field_descs[F_STEP_H], &p->step_h) ||
+        trtl_field_scalar(r, &field_descs[F_STEP_W], &p->step_w) ||
+        trtl_field_scalar(r, &field_descs[F_OFFSET], &p->offset))
+        return 1;
+    if (p->img_h < 0 || p->img_w < 0)
+        return trtl_field_fail(r, "fields 'imgH' (%d) and 'imgW' (%d) must be >= 0 (0: from the image input)",
+                               (int)p->img_h, (int)p->img_w);
+    if (!(p->step_h >= 0.0f) || !(p->step_w >= 0.0f) || !isfinite(p->step_h) || !isfinite(p->step_w))
+        return trtl_field_fail(r, "fields 'stepH' (%g) and 'stepW' (%g) must be >= 0 (0: image size / feature map "
+                               "size)", p->step_h, p->step_w);
+    if (!isfinite(p->offset))
+        return trtl_field_fail(r, "field 'offset' must be finite");
 
     p->ratios[0] = 1.0f;
     p->n_ratios = 1;
     for (int32_t i = 0; i < p->n_ar; i++) {
         float a = p->ar[i];
-        if (!(a > 0.0f) || !isfinite(a)) {
-            snprintf(msg, msg_len, "field 'aspectRatios': value %d (%g) must be positive and finite", (int)i, a);
-            goto fail;
-        }
+        if (!(a > 0.0f) || !isfinite(a))
+            return trtl_field_fail(r, "field 'aspectRatios': value %d (%g) must be positive and finite", (int)i, a);
         int seen = 0;
         for (int32_t j = 0; j < p->n_ratios; j++)
             seen |= fabsf(a - p->ratios[j]) < 1e-6f;
@@ -202,48 +154,17 @@ static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_na
             p->ratios[p->n_ratios++] = 1.0f / a;
     }
 
-    p->fields[F_MIN_SIZE] = (trtl_plugin_field){"minSize", p->min_size, TRTL_PF_FLOAT32, p->n_min};
-    p->fields[F_MAX_SIZE] = (trtl_plugin_field){"maxSize", p->max_size, TRTL_PF_FLOAT32, p->n_max};
-    p->fields[F_ASPECT_RATIOS] = (trtl_plugin_field){"aspectRatios", p->ar, TRTL_PF_FLOAT32, p->n_ar};
-    p->fields[F_FLIP] = (trtl_plugin_field){"flip", &p->flip, TRTL_PF_INT32, 1};
-    p->fields[F_CLIP] = (trtl_plugin_field){"clip", &p->clip, TRTL_PF_INT32, 1};
-    p->fields[F_VARIANCE] = (trtl_plugin_field){"variance", p->variance, TRTL_PF_FLOAT32, 4};
-    p->fields[F_IMG_H] = (trtl_plugin_field){"imgH", &p->img_h, TRTL_PF_INT32, 1};
-    p->fields[F_IMG_W] = (trtl_plugin_field){"imgW", &p->img_w, TRTL_PF_INT32, 1};
-    p->fields[F_STEP_H] = (trtl_plugin_field){"stepH", &p->step_h, TRTL_PF_FLOAT32, 1};
-    p->fields[F_STEP_W] = (trtl_plugin_field){"stepW", &p->step_w, TRTL_PF_FLOAT32, 1};
-    p->fields[F_OFFSET] = (trtl_plugin_field){"offset", &p->offset, TRTL_PF_FLOAT32, 1};
-    return &p->base;
-fail:
-    destroy(&p->base);
-    return NULL;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
-}
-
-/* Checks the two inputs (float32, rank >= 3: H and W are the last two dims). */
-static int check_inputs(const trtl_plugin_tensor_desc *in, int32_t nb_in, char *msg, size_t msg_len)
-{
-    static const char *const what[2] = {"feature map", "image"};
-    if (nb_in != 2) {
-        snprintf(msg, msg_len, "PriorBox_TRT takes 2 inputs (feature map, image), got %d", (int)nb_in);
-        return 1;
-    }
-    for (int i = 0; i < 2; i++) {
-        if (in[i].dtype != TRTL_FLOAT) {
-            snprintf(msg, msg_len, "input %d (%s) must be float32", i, what[i]);
-            return 1;
-        }
-        if (in[i].dims.nb_dims < 3) {
-            snprintf(msg, msg_len, "input %d (%s) must be [N, C, H, W], got rank %d", i, what[i],
-                     (int)in[i].dims.nb_dims);
-            return 1;
-        }
-    }
+    trtl_builtin_field(h, &field_descs[F_MIN_SIZE], p->min_size, p->n_min);
+    trtl_builtin_field(h, &field_descs[F_MAX_SIZE], p->max_size, p->n_max);
+    trtl_builtin_field(h, &field_descs[F_ASPECT_RATIOS], p->ar, p->n_ar);
+    trtl_builtin_field(h, &field_descs[F_FLIP], &p->flip, 1);
+    trtl_builtin_field(h, &field_descs[F_CLIP], &p->clip, 1);
+    trtl_builtin_field(h, &field_descs[F_VARIANCE], p->variance, 4);
+    trtl_builtin_field(h, &field_descs[F_IMG_H], &p->img_h, 1);
+    trtl_builtin_field(h, &field_descs[F_IMG_W], &p->img_w, 1);
+    trtl_builtin_field(h, &field_descs[F_STEP_H], &p->step_h, 1);
+    trtl_builtin_field(h, &field_descs[F_STEP_W], &p->step_w, 1);
+    trtl_builtin_field(h, &field_descs[F_OFFSET], &p->offset, 1);
     return 0;
 }
 
@@ -251,11 +172,7 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const prior_box *p = (const prior_box *)self;
-    if (index != 0) {
-        snprintf(msg, msg_len, "output %d does not exist (PriorBox_TRT has one)", (int)index);
-        return 1;
-    }
-    if (check_inputs(in, nb_in, msg, msg_len))
+    if (trtl_check_output_index(index, 1, msg, msg_len) || trtl_check_inputs(in, nb_in, input_specs, 2, msg, msg_len))
         return 1;
     const trtl_dims *fd = &in[0].dims;
     int64_t h = fd->d[fd->nb_dims - 2], w = fd->d[fd->nb_dims - 1];
@@ -287,22 +204,15 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     const prior_box *p = (const prior_box *)self;
     (void)inputs;
     (void)workspace;
-    if (check_inputs(in_desc, nb_in, msg, msg_len))
+    if (trtl_check_inputs(in_desc, nb_in, input_specs, 2, msg, msg_len))
         return 1;
-    if (nb_out != 1 || out_desc[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "expected one float32 output");
-        return 1;
-    }
+    if (nb_out != 1 || out_desc[0].dtype != TRTL_FLOAT)
+        return trtl_plugin_fail(msg, msg_len, "expected one float32 output");
     const trtl_dims *fd = &in_desc[0].dims, *id = &in_desc[1].dims;
     const int64_t H = fd->d[fd->nb_dims - 2], W = fd->d[fd->nb_dims - 1];
     const int32_t np = n_priors(p);
-    int64_t vol = 1;
-    for (int32_t i = 0; i < out_desc[0].dims.nb_dims; i++)
-        vol *= out_desc[0].dims.d[i];
-    if (vol != 2 * H * W * np * 4) {
-        snprintf(msg, msg_len, "output must hold 2 x %lld values", (long long)(H * W * np * 4));
-        return 1;
-    }
+    if (trtl_volume_from(&out_desc[0].dims, 0) != 2 * H * W * np * 4)
+        return trtl_plugin_fail(msg, msg_len, "output must hold 2 x %lld values", (long long)(H * W * np * 4));
     float img_h = (float)p->img_h, img_w = (float)p->img_w, step_h = p->step_h, step_w = p->step_w;
     if (p->img_h == 0 || p->img_w == 0) {
         img_h = (float)id->d[id->nb_dims - 2];
@@ -312,10 +222,8 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
         step_h = img_h / (float)H;
         step_w = img_w / (float)W;
     }
-    if (!(img_h > 0.0f) || !(img_w > 0.0f)) {
-        snprintf(msg, msg_len, "image size %gx%g must be positive", img_h, img_w);
-        return 1;
-    }
+    if (!(img_h > 0.0f) || !(img_w > 0.0f))
+        return trtl_plugin_fail(msg, msg_len, "image size %gx%g must be positive", img_h, img_w);
     float *o = outputs[0], *var = o + H * W * np * 4;
     for (int64_t h = 0; h < H; h++)
         for (int64_t w = 0; w < W; w++) {
@@ -341,34 +249,8 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    const prior_box *p = (const prior_box *)self;
-    out->nb_fields = F_COUNT;
-    out->fields = p->fields;
-    return 0;
-}
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, NULL, enqueue);
+static const trtl_builtin_class cls = {
+    .vt = &vtable, .size = sizeof(prior_box), .tail = tail, .init = init, .relink = relink};
 
-/* A clone is the instance recreated from its own fields. */
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const prior_box *p = (const prior_box *)self;
-    char msg[256];
-    trtl_plugin_fields fs = {F_COUNT, p->fields};
-    return create(self->creator, "", &fs, msg, sizeof msg);
-}
-
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = NULL,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
-
-const trtl_plugin_creator trtl_creator_prior_box = {
-    sizeof(trtl_plugin_creator), TRTL_PLUGIN_ABI_VERSION, "PriorBox_TRT", "1", "", field_descs, F_COUNT, create, NULL};
+const trtl_plugin_creator trtl_creator_prior_box = TRTL_BUILTIN_CREATOR("PriorBox_TRT", field_descs, cls);

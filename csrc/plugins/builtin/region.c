@@ -11,11 +11,9 @@
  * A softmax tree (field smTree, YOLO9000) is not supported: giving one is an error.
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 enum { F_NUM, F_COORDS, F_CLASSES, F_SMTREE, F_COUNT };
 
@@ -26,121 +24,55 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_SMTREE] = {"smTree", TRTL_PF_INT32, 0},
 };
 
+static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
+
 typedef struct region {
-    trtl_plugin base;
+    trtl_builtin h; /* fields: num, coords, classes (smTree is never stored) */
     int32_t num, coords, classes;
-    trtl_plugin_field fields[3]; /* num, coords, classes (smTree is never stored) */
 } region;
 
-static const trtl_plugin_vtable vtable;
-
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    for (int32_t i = 0; fs && i < fs->nb_fields; i++)
-        if (fs->fields[i].name && strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
-}
-
-static int read_i32(const trtl_plugin_fields *fs, const char *name, int required, int32_t *v, char *msg, size_t n)
-{
-    const trtl_plugin_field *f = find_field(fs, name);
-    if (!f) {
-        if (required)
-            snprintf(msg, n, "required field '%s' is missing", name);
-        return required;
-    }
-    if (f->length != 1) {
-        snprintf(msg, n, "field '%s' must hold exactly one INT32 value, got %d", name, (int)f->length);
-        return 1;
-    }
-    *v = *(const int32_t *)f->data;
-    return 0;
-}
-
-static void destroy(trtl_plugin *self) { free(self); }
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    region *r = calloc(1, sizeof *r);
-    if (!r) {
-        snprintf(msg, msg_len, "out of memory");
-        return NULL;
-    }
-    r->base.vt = &vtable;
-    r->base.creator = self;
-    r->coords = 4;
+    region *g = (region *)h;
     int32_t tree = 0;
-    if (read_i32(fields, "num", 1, &r->num, msg, msg_len) || read_i32(fields, "coords", 0, &r->coords, msg, msg_len) ||
-        read_i32(fields, "classes", 1, &r->classes, msg, msg_len) || read_i32(fields, "smTree", 0, &tree, msg, msg_len))
-        goto fail;
-    if (tree != 0) {
-        snprintf(msg, msg_len, "field 'smTree': softmax trees (YOLO9000) are not supported; leave it out or pass 0");
-        goto fail;
-    }
-    if (r->num < 1 || r->num > 1 << 16) {
-        snprintf(msg, msg_len, "field 'num' (anchors) must be in [1, 65536], got %d", (int)r->num);
-        goto fail;
-    }
-    if (r->coords < 2 || r->coords > 1 << 16) {
-        snprintf(msg, msg_len, "field 'coords' must be in [2, 65536] (x and y at least), got %d", (int)r->coords);
-        goto fail;
-    }
-    if (r->classes < 1 || r->classes > 1 << 20) {
-        snprintf(msg, msg_len, "field 'classes' must be in [1, 1048576], got %d", (int)r->classes);
-        goto fail;
-    }
-    r->fields[0] = (trtl_plugin_field){"num", &r->num, TRTL_PF_INT32, 1};
-    r->fields[1] = (trtl_plugin_field){"coords", &r->coords, TRTL_PF_INT32, 1};
-    r->fields[2] = (trtl_plugin_field){"classes", &r->classes, TRTL_PF_INT32, 1};
-    return &r->base;
-fail:
-    free(r);
-    return NULL;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
+    g->coords = 4;
+    if (trtl_field_scalar(r, &field_descs[F_NUM], &g->num) ||
+        trtl_field_scalar(r, &field_descs[F_COORDS], &g->coords) ||
+        trtl_field_scalar(r, &field_descs[F_CLASSES], &g->classes) ||
+        trtl_field_scalar(r, &field_descs[F_SMTREE], &tree))
+        return 1;
+    if (tree != 0)
+        return trtl_field_fail(r, "field 'smTree': softmax trees (YOLO9000) are not supported; leave it out or pass 0");
+    if (g->num < 1 || g->num > 1 << 16)
+        return trtl_field_fail(r, "field 'num' (anchors) must be in [1, 65536], got %d", (int)g->num);
+    if (g->coords < 2 || g->coords > 1 << 16)
+        return trtl_field_fail(r, "field 'coords' must be in [2, 65536] (x and y at least), got %d", (int)g->coords);
+    if (g->classes < 1 || g->classes > 1 << 20)
+        return trtl_field_fail(r, "field 'classes' must be in [1, 1048576], got %d", (int)g->classes);
+    trtl_builtin_field(h, &field_descs[F_NUM], &g->num, 1);
+    trtl_builtin_field(h, &field_descs[F_COORDS], &g->coords, 1);
+    trtl_builtin_field(h, &field_descs[F_CLASSES], &g->classes, 1);
+    return 0;
 }
 
 static int check_input(const region *r, const trtl_plugin_tensor_desc *in, int32_t nb_in, char *msg, size_t msg_len)
 {
-    if (nb_in != 1) {
-        snprintf(msg, msg_len, "Region_TRT takes one input, got %d", (int)nb_in);
+    if (trtl_check_inputs(in, nb_in, &input_spec, 1, msg, msg_len))
         return 1;
-    }
-    if (in[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "input must be float32");
-        return 1;
-    }
-    if (in[0].dims.nb_dims != 4) {
-        snprintf(msg, msg_len, "input must be [N, C, H, W], got rank %d", (int)in[0].dims.nb_dims);
-        return 1;
-    }
     int64_t c = in[0].dims.d[1], want = (int64_t)r->num * (r->coords + 1 + r->classes);
-    if (c >= 0 && c != want) {
-        snprintf(msg, msg_len, "input has %lld channels; num * (coords + 1 + classes) = %d * (%d + 1 + %d) = %lld",
-                 (long long)c, (int)r->num, (int)r->coords, (int)r->classes, (long long)want);
-        return 1;
-    }
+    if (c >= 0 && c != want)
+        return trtl_plugin_fail(msg, msg_len, "input has %lld channels; num * (coords + 1 + classes) = %d * (%d + 1 + "
+                                "%d) = %lld", (long long)c, (int)r->num, (int)r->coords, (int)r->classes,
+                                (long long)want);
     return 0;
 }
 
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
-    if (index != 0) {
-        snprintf(msg, msg_len, "output %d does not exist (Region_TRT has one)", (int)index);
+    if (trtl_check_output_index(index, 1, msg, msg_len) || check_input((const region *)self, in, nb_in, msg, msg_len))
         return 1;
-    }
-    if (check_input((const region *)self, in, nb_in, msg, msg_len))
-        return 1;
-    out->dims = in[0].dims;
-    out->dtype = TRTL_FLOAT;
+    *out = in[0];
     return 0;
 }
 
@@ -153,12 +85,8 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     const region *r = (const region *)self;
     (void)workspace;
     (void)out_desc;
-    if (check_input(r, in_desc, nb_in, msg, msg_len))
+    if (check_input(r, in_desc, nb_in, msg, msg_len) || trtl_check_output_count(nb_out, 1, msg, msg_len))
         return 1;
-    if (nb_out != 1) {
-        snprintf(msg, msg_len, "expected one output, got %d", (int)nb_out);
-        return 1;
-    }
     const trtl_dims *d = &in_desc[0].dims;
     const int64_t N = d->d[0], hw = d->d[2] * d->d[3], group = (int64_t)(r->coords + 1 + r->classes) * hw;
     const float *x = inputs[0];
@@ -191,34 +119,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    const region *r = (const region *)self;
-    out->nb_fields = 3;
-    out->fields = r->fields;
-    return 0;
-}
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, NULL, enqueue);
+static const trtl_builtin_class cls = {.vt = &vtable, .size = sizeof(region), .init = init};
 
-/* A clone is the instance recreated from its own fields. */
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const region *r = (const region *)self;
-    char msg[256];
-    trtl_plugin_fields fs = {3, r->fields};
-    return create(self->creator, "", &fs, msg, sizeof msg);
-}
-
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = NULL,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
-
-const trtl_plugin_creator trtl_creator_region = {
-    sizeof(trtl_plugin_creator), TRTL_PLUGIN_ABI_VERSION, "Region_TRT", "1", "", field_descs, F_COUNT, create, NULL};
+const trtl_plugin_creator trtl_creator_region = TRTL_BUILTIN_CREATOR("Region_TRT", field_descs, cls);

@@ -13,109 +13,45 @@
  * The output buffer is then simply read as [C*s*s, H/s, W/s].
  * Field: stride (INT32, default 2, >= 1).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 static const trtl_plugin_field_desc field_descs[] = {
     {"stride", TRTL_PF_INT32, 0},
 };
 
+static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
+
 typedef struct reorg {
-    trtl_plugin base;
+    trtl_builtin h;
     int32_t s;
-    trtl_plugin_field fields[1]; /* points into this instance */
 } reorg;
 
-static const trtl_plugin_vtable vtable;
-
-static reorg *new_instance(const trtl_plugin_creator *cr, int32_t s)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    reorg *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
-    r->base.vt = &vtable;
-    r->base.creator = cr;
-    r->s = s;
-    r->fields[0] = (trtl_plugin_field){"stride", &r->s, TRTL_PF_INT32, 1};
-    return r;
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    int32_t s = 2;
-    for (int32_t i = 0; i < fields->nb_fields; i++)
-        if (strcmp(fields->fields[i].name, "stride") == 0) {
-            if (fields->fields[i].length < 1) {
-                snprintf(msg, msg_len, "field 'stride' is empty (expected one INT32)");
-                return NULL;
-            }
-            s = *(const int32_t *)fields->fields[i].data;
-        }
-    if (s < 1 || s > 4096) {
-        snprintf(msg, msg_len, "field 'stride' must be between 1 and 4096, got %d", (int)s);
-        return NULL;
-    }
-    reorg *r = new_instance(self, s);
-    if (!r)
-        snprintf(msg, msg_len, "out of memory");
-    return r ? &r->base : NULL;
-}
-
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const reorg *r = (const reorg *)self;
-    reorg *c = new_instance(r->base.creator, r->s);
-    return c ? &c->base : NULL;
-}
-
-static void destroy(trtl_plugin *self) { free(self); }
-
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    out->nb_fields = 1;
-    out->fields = ((const reorg *)self)->fields;
+    reorg *g = (reorg *)h;
+    g->s = 2;
+    trtl_builtin_field(h, &field_descs[0], &g->s, 1);
+    if (trtl_field_scalar(r, &field_descs[0], &g->s))
+        return 1;
+    if (g->s < 1 || g->s > 4096)
+        return trtl_field_fail(r, "field 'stride' must be between 1 and 4096, got %d", (int)g->s);
     return 0;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
 }
 
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const int64_t s = ((const reorg *)self)->s;
-    if (index != 0 || nb_in != 1) {
-        snprintf(msg, msg_len, "expects 1 input and has 1 output (got %d inputs, output index %d)", (int)nb_in,
-                 (int)index);
+    if (trtl_check_single_io(index, in, nb_in, &input_spec, msg, msg_len))
         return 1;
-    }
     const trtl_dims *d = &in[0].dims;
-    if (in[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "input must be FLOAT (float32), got dtype %d", (int)in[0].dtype);
-        return 1;
-    }
-    if (d->nb_dims != 4) {
-        snprintf(msg, msg_len, "input must be 4-D [N, C, H, W] (batch included), got rank %d", (int)d->nb_dims);
-        return 1;
-    }
-    if ((d->d[2] >= 0 && d->d[2] % s) || (d->d[3] >= 0 && d->d[3] % s)) {
-        snprintf(msg, msg_len, "input H x W = %lld x %lld is not divisible by field 'stride' = %lld", (long long)d->d[2],
-                 (long long)d->d[3], (long long)s);
-        return 1;
-    }
-    if (d->d[1] >= 0 && d->d[1] % (s * s)) {
-        snprintf(msg, msg_len, "input channels C = %lld must be divisible by stride^2 = %lld (field 'stride' = %lld; "
-                 "Darknet's reorg mapping needs it)", (long long)d->d[1], (long long)(s * s), (long long)s);
-        return 1;
-    }
+    if ((d->d[2] >= 0 && d->d[2] % s) || (d->d[3] >= 0 && d->d[3] % s))
+        return trtl_plugin_fail(msg, msg_len, "input H x W = %lld x %lld is not divisible by field 'stride' = %lld",
+                                (long long)d->d[2], (long long)d->d[3], (long long)s);
+    if (d->d[1] >= 0 && d->d[1] % (s * s))
+        return trtl_plugin_fail(msg, msg_len, "input channels C = %lld must be divisible by stride^2 = %lld (field "
+                                "'stride' = %lld; Darknet's reorg mapping needs it)", (long long)d->d[1],
+                                (long long)(s * s), (long long)s);
     out->dtype = TRTL_FLOAT;
     out->dims.nb_dims = 4;
     out->dims.d[0] = d->d[0];
@@ -133,11 +69,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     (void)workspace;
     const int64_t s = ((const reorg *)self)->s;
     trtl_plugin_tensor_desc want;
-    if (nb_out != 1) {
-        snprintf(msg, msg_len, "expects 1 output, got %d", (int)nb_out);
-        return 1;
-    }
-    if (output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
+    if (trtl_check_output_count(nb_out, 1, msg, msg_len) || output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
         return 1;
     const trtl_dims *d = &in_desc[0].dims;
     const int64_t N = d->d[0], C = d->d[1], H = d->d[2], W = d->d[3], C2 = C / (s * s);
@@ -158,26 +90,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = NULL,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, NULL, enqueue);
+static const trtl_builtin_class cls = {.vt = &vtable, .size = sizeof(reorg), .first_of_many = 1, .init = init};
 
-const trtl_plugin_creator trtl_creator_reorg = {
-    .struct_size = sizeof(trtl_plugin_creator),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .name = "Reorg_TRT",
-    .version = "1",
-    .plugin_namespace = "",
-    .fields = field_descs,
-    .nb_fields = 1,
-    .create = create,
-    .user = NULL,
-};
+const trtl_plugin_creator trtl_creator_reorg = TRTL_BUILTIN_CREATOR("Reorg_TRT", field_descs, cls);

@@ -6,79 +6,30 @@
  *                                               for scales whose rounding would step past the edge)
  * Field: scale (FLOAT32, required, > 0; the output must not be empty).
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 static const trtl_plugin_field_desc field_descs[] = {
     {"scale", TRTL_PF_FLOAT32, 1},
 };
 
+static const trtl_input_spec input_spec = {NULL, 2, TRTL_MAX_DIMS, "[..., H, W]"};
+
 typedef struct resize {
-    trtl_plugin base;
+    trtl_builtin h;
     float scale;
-    trtl_plugin_field fields[1]; /* points into this instance */
 } resize;
 
-static const trtl_plugin_vtable vtable;
-
-static resize *new_instance(const trtl_plugin_creator *cr, float scale)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    resize *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
-    r->base.vt = &vtable;
-    r->base.creator = cr;
-    r->scale = scale;
-    r->fields[0] = (trtl_plugin_field){"scale", &r->scale, TRTL_PF_FLOAT32, 1};
-    return r;
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    const trtl_plugin_field *f = NULL;
-    for (int32_t i = 0; i < fields->nb_fields; i++)
-        if (strcmp(fields->fields[i].name, "scale") == 0)
-            f = &fields->fields[i];
-    if (!f || f->length < 1) {
-        snprintf(msg, msg_len, "field 'scale' is empty (expected one FLOAT32)");
-        return NULL;
-    }
-    float scale = *(const float *)f->data;
-    if (!(scale > 0) || scale > 65536.0f) {
-        snprintf(msg, msg_len, "field 'scale' must be > 0 and <= 65536, got %g", (double)scale);
-        return NULL;
-    }
-    resize *r = new_instance(self, scale);
-    if (!r)
-        snprintf(msg, msg_len, "out of memory");
-    return r ? &r->base : NULL;
-}
-
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const resize *r = (const resize *)self;
-    resize *c = new_instance(r->base.creator, r->scale);
-    return c ? &c->base : NULL;
-}
-
-static void destroy(trtl_plugin *self) { free(self); }
-
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    out->nb_fields = 1;
-    out->fields = ((const resize *)self)->fields;
+    resize *z = (resize *)h;
+    trtl_builtin_field(h, &field_descs[0], &z->scale, 1);
+    if (trtl_field_scalar(r, &field_descs[0], &z->scale))
+        return 1;
+    if (!(z->scale > 0) || z->scale > 65536.0f)
+        return trtl_field_fail(r, "field 'scale' must be > 0 and <= 65536, got %g", (double)z->scale);
     return 0;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
 }
 
 static int64_t out_size(int64_t in, float scale) { return in < 0 ? -1 : (int64_t)((float)in * scale); }
@@ -93,29 +44,14 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const resize *r = (const resize *)self;
-    if (index != 0 || nb_in != 1) {
-        snprintf(msg, msg_len, "expects 1 input and has 1 output (got %d inputs, output index %d)", (int)nb_in,
-                 (int)index);
+    if (trtl_same_shape_desc(index, in, nb_in, &input_spec, out, msg, msg_len))
         return 1;
-    }
     const trtl_dims *d = &in[0].dims;
-    if (in[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "input must be FLOAT (float32), got dtype %d", (int)in[0].dtype);
-        return 1;
-    }
-    if (d->nb_dims < 2) {
-        snprintf(msg, msg_len, "input must have rank >= 2 (the last two dims are resized), got rank %d",
-                 (int)d->nb_dims);
-        return 1;
-    }
-    *out = in[0];
     for (int32_t k = d->nb_dims - 2; k < d->nb_dims; k++) {
         out->dims.d[k] = out_size(d->d[k], r->scale);
-        if (d->d[k] > 0 && out->dims.d[k] < 1) {
-            snprintf(msg, msg_len, "field 'scale' = %g turns input dim %d (%lld) into an empty output", (double)r->scale,
-                     (int)k, (long long)d->d[k]);
-            return 1;
-        }
+        if (d->d[k] > 0 && out->dims.d[k] < 1)
+            return trtl_plugin_fail(msg, msg_len, "field 'scale' = %g turns input dim %d (%lld) into an empty output",
+                                    (double)r->scale, (int)k, (long long)d->d[k]);
     }
     return 0;
 }
@@ -139,30 +75,22 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
 {
     const resize *r = (const resize *)self;
     trtl_plugin_tensor_desc want;
-    if (nb_out != 1) {
-        snprintf(msg, msg_len, "expects 1 output, got %d", (int)nb_out);
-        return 1;
-    }
-    if (output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
+    if (trtl_check_output_count(nb_out, 1, msg, msg_len) || output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
         return 1;
     const trtl_dims *d = &in_desc[0].dims;
     const int32_t nd = d->nb_dims;
     const int64_t H = d->d[nd - 2], W = d->d[nd - 1], OH = want.dims.d[nd - 2], OW = want.dims.d[nd - 1];
-    if (out_desc[0].dims.d[nd - 2] != OH || out_desc[0].dims.d[nd - 1] != OW) {
-        snprintf(msg, msg_len, "output buffer is %lldx%lld, expected %lldx%lld",
-                 (long long)out_desc[0].dims.d[nd - 2], (long long)out_desc[0].dims.d[nd - 1], (long long)OH,
-                 (long long)OW);
-        return 1;
-    }
+    if (out_desc[0].dims.d[nd - 2] != OH || out_desc[0].dims.d[nd - 1] != OW)
+        return trtl_plugin_fail(msg, msg_len, "output buffer is %lldx%lld, expected %lldx%lld",
+                                (long long)out_desc[0].dims.d[nd - 2], (long long)out_desc[0].dims.d[nd - 1],
+                                (long long)OH, (long long)OW);
     int64_t planes = 1;
     for (int32_t k = 0; k < nd - 2; k++)
         planes *= d->d[k];
     if (planes == 0 || OH == 0 || OW == 0)
         return 0;
-    if (!workspace) {
-        snprintf(msg, msg_len, "no workspace for the column table");
-        return 1;
-    }
+    if (!workspace)
+        return trtl_plugin_fail(msg, msg_len, "no workspace for the column table");
     int64_t *col = workspace;
     for (int64_t ox = 0; ox < OW; ox++)
         col[ox] = src_index(ox, r->scale, W);
@@ -188,26 +116,8 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = workspace_size,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
+static const trtl_plugin_vtable vtable =
+    TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, workspace_size, enqueue);
+static const trtl_builtin_class cls = {.vt = &vtable, .size = sizeof(resize), .first_of_many = 1, .init = init};
 
-const trtl_plugin_creator trtl_creator_resize_nearest = {
-    .struct_size = sizeof(trtl_plugin_creator),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .name = "ResizeNearest_TRT",
-    .version = "1",
-    .plugin_namespace = "",
-    .fields = field_descs,
-    .nb_fields = 1,
-    .create = create,
-    .user = NULL,
-};
+const trtl_plugin_creator trtl_creator_resize_nearest = TRTL_BUILTIN_CREATOR("ResizeNearest_TRT", field_descs, cls);

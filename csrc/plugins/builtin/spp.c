@@ -10,134 +10,62 @@
  * Fields: pool_list (INT32 array, required, each >= 1), pool_type (INT32, 0 max (default),
  * 1 average).  Max pooling propagates NaN.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "plugins/builtin/builtins.h"
+#include "plugins/builtin/common.h"
 
 #define MAX_LEVELS 64
 #define MAX_BINS 4096 /* per side */
 
+enum { F_POOL_LIST, F_POOL_TYPE };
+
 static const trtl_plugin_field_desc field_descs[] = {
-    {"pool_list", TRTL_PF_INT32, 1},
-    {"pool_type", TRTL_PF_INT32, 0},
+    [F_POOL_LIST] = {"pool_list", TRTL_PF_INT32, 1},
+    [F_POOL_TYPE] = {"pool_type", TRTL_PF_INT32, 0},
 };
 
+static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
+
 typedef struct spp {
-    trtl_plugin base;
+    trtl_builtin h;
     int32_t nlev, type;
     int32_t levels[MAX_LEVELS];
     int64_t bins; /* sum of n^2 */
-    trtl_plugin_field fields[2]; /* point into this instance */
 } spp;
 
-static const trtl_plugin_vtable vtable;
-
-static spp *new_instance(const trtl_plugin_creator *cr, const int32_t *levels, int32_t nlev, int32_t type)
+static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
-    spp *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->base.vt = &vtable;
-    s->base.creator = cr;
-    s->nlev = nlev;
-    s->type = type;
-    memcpy(s->levels, levels, sizeof(int32_t) * (size_t)nlev);
-    for (int32_t l = 0; l < nlev; l++)
-        s->bins += (int64_t)levels[l] * levels[l];
-    s->fields[0] = (trtl_plugin_field){"pool_list", s->levels, TRTL_PF_INT32, nlev};
-    s->fields[1] = (trtl_plugin_field){"pool_type", &s->type, TRTL_PF_INT32, 1};
-    return s;
-}
-
-static const trtl_plugin_field *find_field(const trtl_plugin_fields *fs, const char *name)
-{
-    for (int32_t i = 0; i < fs->nb_fields; i++)
-        if (strcmp(fs->fields[i].name, name) == 0)
-            return &fs->fields[i];
-    return NULL;
-}
-
-static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
-                           char *msg, size_t msg_len)
-{
-    (void)layer_name;
-    const trtl_plugin_field *fl = find_field(fields, "pool_list"), *ft = find_field(fields, "pool_type");
-    if (!fl || fl->length < 1 || fl->length > MAX_LEVELS) {
-        snprintf(msg, msg_len, "field 'pool_list' must hold 1 to %d levels, got %d", MAX_LEVELS, fl ? (int)fl->length : 0);
-        return NULL;
+    spp *s = (spp *)h;
+    const trtl_plugin_field *fl;
+    if (trtl_field_array(r, &field_descs[F_POOL_LIST], 1, MAX_LEVELS, &fl))
+        return 1;
+    s->nlev = fl->length;
+    memcpy(s->levels, fl->data, sizeof(int32_t) * (size_t)s->nlev);
+    for (int32_t l = 0; l < s->nlev; l++) {
+        if (s->levels[l] < 1 || s->levels[l] > MAX_BINS)
+            return trtl_field_fail(r, "field 'pool_list'[%d] = %d: every level must be between 1 and %d", (int)l,
+                                   (int)s->levels[l], MAX_BINS);
+        s->bins += (int64_t)s->levels[l] * s->levels[l];
     }
-    const int32_t *lv = fl->data;
-    for (int32_t l = 0; l < fl->length; l++)
-        if (lv[l] < 1 || lv[l] > MAX_BINS) {
-            snprintf(msg, msg_len, "field 'pool_list'[%d] = %d: every level must be between 1 and %d", (int)l, (int)lv[l],
-                     MAX_BINS);
-            return NULL;
-        }
-    int32_t type = 0;
-    if (ft) {
-        if (ft->length < 1) {
-            snprintf(msg, msg_len, "field 'pool_type' is empty (expected one INT32)");
-            return NULL;
-        }
-        type = *(const int32_t *)ft->data;
-        if (type != 0 && type != 1) {
-            snprintf(msg, msg_len, "field 'pool_type' must be 0 (max) or 1 (average), got %d", (int)type);
-            return NULL;
-        }
-    }
-    spp *s = new_instance(self, lv, fl->length, type);
-    if (!s)
-        snprintf(msg, msg_len, "out of memory");
-    return s ? &s->base : NULL;
-}
-
-static trtl_plugin *clone(const trtl_plugin *self)
-{
-    const spp *s = (const spp *)self;
-    spp *c = new_instance(s->base.creator, s->levels, s->nlev, s->type);
-    return c ? &c->base : NULL;
-}
-
-static void destroy(trtl_plugin *self) { free(self); }
-
-static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
-{
-    out->nb_fields = 2;
-    out->fields = ((const spp *)self)->fields;
+    if (trtl_field_scalar(r, &field_descs[F_POOL_TYPE], &s->type))
+        return 1;
+    if (s->type != 0 && s->type != 1)
+        return trtl_field_fail(r, "field 'pool_type' must be 0 (max) or 1 (average), got %d", (int)s->type);
+    trtl_builtin_field(h, &field_descs[F_POOL_LIST], s->levels, s->nlev);
+    trtl_builtin_field(h, &field_descs[F_POOL_TYPE], &s->type, 1);
     return 0;
-}
-
-static int32_t num_outputs(const trtl_plugin *self)
-{
-    (void)self;
-    return 1;
 }
 
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const spp *s = (const spp *)self;
-    if (index != 0 || nb_in != 1) {
-        snprintf(msg, msg_len, "expects 1 input and has 1 output (got %d inputs, output index %d)", (int)nb_in,
-                 (int)index);
+    if (trtl_check_single_io(index, in, nb_in, &input_spec, msg, msg_len))
         return 1;
-    }
     const trtl_dims *d = &in[0].dims;
-    if (in[0].dtype != TRTL_FLOAT) {
-        snprintf(msg, msg_len, "input must be FLOAT (float32), got dtype %d", (int)in[0].dtype);
-        return 1;
-    }
-    if (d->nb_dims != 4) {
-        snprintf(msg, msg_len, "input must be 4-D [N, C, H, W] (batch included), got rank %d", (int)d->nb_dims);
-        return 1;
-    }
-    if (d->d[2] == 0 || d->d[3] == 0) {
-        snprintf(msg, msg_len, "input has an empty %lldx%lld map: there is nothing to pool", (long long)d->d[2],
-                 (long long)d->d[3]);
-        return 1;
-    }
+    if (d->d[2] == 0 || d->d[3] == 0)
+        return trtl_plugin_fail(msg, msg_len, "input has an empty %lldx%lld map: there is nothing to pool",
+                                (long long)d->d[2], (long long)d->d[3]);
     out->dtype = TRTL_FLOAT;
     out->dims.nb_dims = 4;
     out->dims.d[0] = d->d[0];
@@ -175,11 +103,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     (void)workspace;
     const spp *s = (const spp *)self;
     trtl_plugin_tensor_desc want;
-    if (nb_out != 1) {
-        snprintf(msg, msg_len, "expects 1 output, got %d", (int)nb_out);
-        return 1;
-    }
-    if (output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
+    if (trtl_check_output_count(nb_out, 1, msg, msg_len) || output_desc(self, 0, in_desc, nb_in, &want, msg, msg_len))
         return 1;
     const trtl_dims *d = &in_desc[0].dims;
     const int64_t N = d->d[0], C = d->d[1], H = d->d[2], W = d->d[3];
@@ -204,26 +128,7 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable = {
-    .struct_size = sizeof(trtl_plugin_vtable),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .num_outputs = num_outputs,
-    .output_desc = output_desc,
-    .workspace_size = NULL,
-    .enqueue = enqueue,
-    .get_fields = get_fields,
-    .clone = clone,
-    .destroy = destroy,
-};
+static const trtl_plugin_vtable vtable = TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, NULL, enqueue);
+static const trtl_builtin_class cls = {.vt = &vtable, .size = sizeof(spp), .first_of_many = 1, .init = init};
 
-const trtl_plugin_creator trtl_creator_spp = {
-    .struct_size = sizeof(trtl_plugin_creator),
-    .abi_version = TRTL_PLUGIN_ABI_VERSION,
-    .name = "SPP_TRT",
-    .version = "1",
-    .plugin_namespace = "",
-    .fields = field_descs,
-    .nb_fields = 2,
-    .create = create,
-    .user = NULL,
-};
+const trtl_plugin_creator trtl_creator_spp = TRTL_BUILTIN_CREATOR("SPP_TRT", field_descs, cls);
