@@ -15,7 +15,7 @@ LIBS     := -lopenblas -lm -lpthread -ldl
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP   := build/stamps
 
-.PHONY: all build lib examples test demo bench asan format clean deps deps-test deps-demo stubs
+.PHONY: all build lib examples test demo demo-lenet demo-addernet bench asan format clean deps deps-test deps-demo stubs
 
 all: build
 
@@ -70,11 +70,20 @@ build/plugins/libscaled_tanh_plugin.so: examples/plugins/scaled_tanh_plugin.c cs
 test: deps-test build
 	$(PY) -m pytest -q tests
 
+# `make demo` runs the LeNet demo, then the AdderNet demo (Adder2d_TRT plugin, TensorRT 7 API).
 demo: deps-demo build
 	$(PY) examples/network_api_mnist.py
+	$(PY) examples/addernet/demo.py
 
+demo-lenet: deps-demo build
+	$(PY) examples/network_api_mnist.py
+
+demo-addernet: deps-demo build
+	$(PY) examples/addernet/demo.py
+
+# BENCH_ARGS: options of benchmarks/run.py, e.g. make bench BENCH_ARGS=--quick
 bench: deps-test build
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 # Sanitizers: the core and bindings built with ASan/UBSan into build/asan (the in-place build is
 # left alone), the C example and the whole suite run against that build.

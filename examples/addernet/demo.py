@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""AdderNet on Fashion-MNIST through trtlite, written as TensorRT 7 users write it.
+
+AdderNet (Chen et al., CVPR 2020) replaces each convolution by an adder layer, Y = -sum |X - W| over each
+window.  TensorRT has no such layer, so it runs as the Adder2d_TRT plugin.  The script uses the TensorRT 7
+Python API (``import trtlite as trt``, implicit batch):
+
+  1. load the trained weights (examples/addernet/addernet_fashion_mnist.npz),
+  2. register the built-in plugins (``trt.init_libnvinfer_plugins``), find the Adder2d_TRT creator in
+     ``plugin_creator_list`` and create one plugin per adder layer from a PluginFieldCollection,
+  3. populate an implicit-batch network: adder (plugin) -> batch norm (scale) -> max pool, twice, then
+     fully connected -> ReLU -> fully connected -> softmax,
+  4. build it with ``builder.build_cuda_engine`` (max batch 128), serialize the engine to a file and
+     deserialize it with a Runtime,
+  5. run the test set with ``context.execute(batch_size, bindings)`` in batches of 64 and compare accuracy,
+     predictions and batch-1 / batch-64 latency with the PyTorch reference model (examples/addernet/model.py).
+
+    python examples/addernet/demo.py            # full 10k test set
+    python examples/addernet/demo.py --quick    # 1000 test images
+    python examples/addernet/demo.py --limit 200 --runs 5 --runs64 2 --threads 1   # a smoke test (tests/)
+"""
+
+import argparse
+import importlib.util
+import os
+import re
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.dirname(HERE)
+ROOT = os.path.dirname(EXAMPLES)
+if EXAMPLES not in sys.path:
+    sys.path.insert(0, EXAMPLES)
+
+import fashion_mnist  # noqa: E402
+
+try:
+    import trtlite as trt
+except ImportError:  # running from a source checkout that is not installed
+    sys.path.insert(0, ROOT)
+    import trtlite as trt
+
+
+def _load_module(name, path):
+    """Import a file under a unique module name (examples/lenet and examples/addernet both have model.py)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+addernet = _load_module("addernet_model", os.path.join(HERE, "model.py"))
+
+INPUT_NAME = "data"
+OUTPUT_NAME = "prob"
+INPUT_SHAPE = (1, 28, 28)        # C, H, W (implicit batch: N is not part of the network's shapes)
+NUM_CLASSES = 10
+MAX_BATCH = 128                  # builder.max_batch_size
+BATCH = 64                       # batch size of the trtlite accuracy pass
+TORCH_BATCH = 256                # batch size of the PyTorch accuracy pass
+DEFAULT_PLAN = os.path.join(HERE, "addernet_fashion_mnist.plan")
+
+
+class DemoLogger(trt.ILogger):
+    """Prints messages at or above ``min_severity`` in TensorRT's format, on stdout so that they stay in order
+    with the demo's own output.  A warning repeated for another layer (the same text once the layer name is
+    taken out) is printed once."""
+
+    _TAG = {trt.Logger.INTERNAL_ERROR: "F", trt.Logger.ERROR: "E", trt.Logger.WARNING: "W",
+            trt.Logger.INFO: "I", trt.Logger.VERBOSE: "V"}
+
+    def __init__(self, min_severity=trt.Logger.WARNING):
+        super().__init__()
+        self.min_severity = min_severity
+        self._seen = set()
+
+    def log(self, severity, msg):
+        if int(severity) > int(self.min_severity):
+            return
+        key = re.sub(r"\(layer '[^']*'\)", "(layer ...)", msg)
+        if severity == trt.Logger.WARNING:
+            if key in self._seen:
+                return
+            self._seen.add(key)
+        print("[TRT] [%s] %s" % (self._TAG.get(severity, "?"), msg), flush=True)
+
+
+TRT_LOGGER = DemoLogger(trt.Logger.WARNING)
+
+
+# ----------------------------------------------------------------------------------------------
+# Network definition
+# ----------------------------------------------------------------------------------------------
+
+def get_adder_creator():
+    """The Adder2d_TRT creator of the plugin registry (register the built-ins first)."""
+    for creator in trt.get_plugin_registry().plugin_creator_list:
+        if creator.name == "Adder2d_TRT":
+            return creator
+    raise RuntimeError("Adder2d_TRT is not registered: call trt.init_libnvinfer_plugins(logger, '') first")
+
+
+def add_adder2d(network, input, weight, stride=1, padding=0, name="adder"):
+    """Add an adder layer (Adder2d_TRT plugin) for a (F, C, k, k) weight; returns the plugin layer.
+
+    input is an implicit-batch (C, H, W) tensor.  nInputHeight / nInputWidth are passed as older AdderNet
+    scripts do; the plugin takes H and W from its input tensor, so its creator ignores them with a warning.
+    """
+    n_filters, n_channels, k, _ = weight.shape
+    c, h, w = tuple(input.shape)
+    fields = [
+        trt.PluginField("weights", np.array(weight.flatten(), np.float32), trt.PluginFieldType.FLOAT32),
+        trt.PluginField("nbWeights", np.array([weight.size], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("nbInputChannels", np.array([n_channels], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("nInputHeight", np.array([h], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("nInputWidth", np.array([w], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("filterSize", np.array([k], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("nbFilters", np.array([n_filters], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("stride", np.array([stride], np.int32), trt.PluginFieldType.INT32),
+        trt.PluginField("padding", np.array([padding], np.int32), trt.PluginFieldType.INT32),
+    ]
+    field_collection = trt.PluginFieldCollection(fields)
+    plugin = get_adder_creator().create_plugin(name=name, field_collection=field_collection)
+    layer = network.add_plugin_v2(inputs=[input], plugin=plugin)
+    layer.name = name
+    return layer
+
+
+def add_batch_norm(network, input, weights, prefix):
+    """Inference BatchNorm as a per-channel scale layer: y = x * scale + shift (power 1)."""
+    scale, shift = addernet.bn_as_scale(weights, prefix)
+    power = np.ones_like(scale)
+    layer = network.add_scale(input, trt.ScaleMode.CHANNEL, shift, scale, power)
+    layer.name = prefix
+    return layer
+
+
+def add_max_pool(network, input, name):
+    layer = network.add_pooling(input=input, type=trt.PoolingType.MAX, window_size=(2, 2))
+    layer.stride = (2, 2)
+    layer.name = name
+    return layer
+
+
+def populate_network(network, weights):
+    """Add AdderNetMnist's layers to an implicit-batch network (input "data" (1, 28, 28), output "prob")."""
+    data = network.add_input(name=INPUT_NAME, dtype=trt.float32, shape=INPUT_SHAPE)
+
+    adder1 = add_adder2d(network, data, weights["adder1.weight"], name="adder1")             # 20 x 24 x 24
+    bn1 = add_batch_norm(network, adder1.get_output(0), weights, "bn1")
+    pool1 = add_max_pool(network, bn1.get_output(0), "pool1")                                # 20 x 12 x 12
+
+    adder2 = add_adder2d(network, pool1.get_output(0), weights["adder2.weight"], name="adder2")  # 50 x 8 x 8
+    bn2 = add_batch_norm(network, adder2.get_output(0), weights, "bn2")
+    pool2 = add_max_pool(network, bn2.get_output(0), "pool2")                                # 50 x 4 x 4
+
+    fc1 = network.add_fully_connected(input=pool2.get_output(0), num_outputs=500,
+                                      kernel=weights["fc1.weight"], bias=weights["fc1.bias"])
+    relu1 = network.add_activation(input=fc1.get_output(0), type=trt.ActivationType.RELU)
+    fc2 = network.add_fully_connected(input=relu1.get_output(0), num_outputs=NUM_CLASSES,
+                                      kernel=weights["fc2.weight"], bias=weights["fc2.bias"])
+
+    softmax = network.add_softmax(input=fc2.get_output(0))          # over C of (10, 1, 1)
+    softmax.get_output(0).name = OUTPUT_NAME
+    network.mark_output(tensor=softmax.get_output(0))
+
+
+def build_engine(weights, max_batch=MAX_BATCH):
+    """TensorRT 7 build: implicit-batch network, builder.max_batch_size, build_cuda_engine."""
+    with trt.Builder(TRT_LOGGER) as builder, builder.create_network() as network:
+        builder.max_batch_size = max_batch
+        builder.max_workspace_size = 1 << 28
+        populate_network(network, weights)
+        engine = builder.build_cuda_engine(network)
+        if engine is None:
+            raise RuntimeError("build_cuda_engine failed (see the log above)")
+        return engine
+
+
+def save_engine(engine, plan_path):
+    with open(plan_path, "wb") as f:
+        f.write(engine.serialize())
+
+
+def load_engine(runtime, plan_path):
+    with open(plan_path, "rb") as f:
+        engine = runtime.deserialize_cuda_engine(f.read())
+    if engine is None:
+        raise RuntimeError("could not deserialize %s" % plan_path)
+    return engine
+
+
+# ----------------------------------------------------------------------------------------------
+# Inference
+# ----------------------------------------------------------------------------------------------
+
+class AdderNetEngine:
+    """Runs an implicit-batch AdderNet engine on host (numpy) buffers with context.execute."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.context = engine.create_execution_context()
+        self.input_index = engine.get_binding_index(INPUT_NAME)
+        self.output_index = engine.get_binding_index(OUTPUT_NAME)
+        assert engine.binding_is_input(self.input_index) and not engine.binding_is_input(self.output_index)
+        self.out_shape = tuple(engine.get_binding_shape(self.output_index))        # (10, 1, 1)
+        self.max_batch_size = engine.max_batch_size
+
+    def buffers(self, batch_size):
+        """Preallocated input/output arrays and the bindings list (host addresses in binding order)."""
+        x = np.zeros((batch_size,) + INPUT_SHAPE, dtype=np.float32)
+        out = np.empty((batch_size,) + self.out_shape, dtype=np.float32)
+        bindings = [0] * self.engine.num_bindings
+        bindings[self.input_index] = x.ctypes.data
+        bindings[self.output_index] = out.ctypes.data
+        return x, out, bindings
+
+    def infer(self, x):
+        """Class probabilities (N, 10) for images x (N, 1, 28, 28), N <= max_batch_size."""
+        n = len(x)
+        if n > self.max_batch_size:
+            raise ValueError("batch %d > max_batch_size %d" % (n, self.max_batch_size))
+        xb, out, bindings = self.buffers(n)
+        xb[...] = x
+        if not self.context.execute(batch_size=n, bindings=bindings):
+            raise RuntimeError("execute failed")
+        return out.reshape(n, NUM_CLASSES)
+
+
+def predict_batched(fn, x, batch):
+    return np.concatenate([fn(x[i:i + batch]) for i in range(0, len(x), batch)])
+
+
+def median_latency_ms(fn, warmup, runs):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+def available_cpus():
+    """CPUs this process may use (what trtlite's thread pool sizes itself to)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="AdderNet/Fashion-MNIST through trtlite (TensorRT 7 API, Adder2d_TRT)")
+    p.add_argument("--quick", action="store_true", help="evaluate on 1000 test images (for tests)")
+    p.add_argument("--weights", default=addernet.CHECKPOINT, help="AdderNet .npz checkpoint")
+    p.add_argument("--plan", default=DEFAULT_PLAN, help="where to write the serialized engine")
+    p.add_argument("--limit", type=int, default=None, help="evaluate on the first N test images")
+    p.add_argument("--runs", type=int, default=200, help="timed batch-1 runs (default 200)")
+    p.add_argument("--runs64", type=int, default=20, help="timed batch-64 runs (default 20)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads of PyTorch and of the trtlite context (default: the CPUs available, as trtlite)")
+    args = p.parse_args(argv)
+    runs1, runs64 = max(1, args.runs), max(1, args.runs64)
+    threads = args.threads or available_cpus()
+    limit = args.limit or (1000 if args.quick else None)
+
+    import torch
+    torch.set_num_threads(threads)
+
+    try:
+        x_test, y_test = fashion_mnist.load("test", limit=limit)
+    except fashion_mnist.DatasetMissingError as e:
+        sys.exit(str(e))
+    if not os.path.exists(args.weights):
+        sys.exit("%s not found: train it with  python examples/addernet/train.py" % args.weights)
+    weights = addernet.load_weights(args.weights)
+
+    # The built-in plugins (Adder2d_TRT among them) must be registered before the network is populated
+    # and before a plan that uses them is deserialized.
+    trt.init_libnvinfer_plugins(TRT_LOGGER, "")
+
+    # Build, serialize to a file, and load back as a deployment would.
+    t0 = time.perf_counter()
+    built = build_engine(weights)
+    build_s = time.perf_counter() - t0
+    os.makedirs(os.path.dirname(os.path.abspath(args.plan)), exist_ok=True)
+    save_engine(built, args.plan)
+    del built
+    runtime = trt.Runtime(TRT_LOGGER)          # keep it alive as long as the engine
+    engine = load_engine(runtime, args.plan)
+    runner = AdderNetEngine(engine)
+    if args.threads:
+        runner.context.num_threads = threads
+    print("built engine in %.2fs: %d layers, max batch %d; plan %s (%.1f KB) loaded with trt.Runtime"
+          % (build_s, engine.num_layers, engine.max_batch_size, os.path.relpath(args.plan),
+             os.path.getsize(args.plan) / 1024))
+
+    # Accuracy on the test images: PyTorch reference in batches of 256, trtlite in batches of 64.
+    model = addernet.model_from_weights(weights)
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        p_torch = predict_batched(lambda b: model(torch.from_numpy(b)).numpy(), x_test, TORCH_BATCH)
+    torch_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    p_trt = predict_batched(runner.infer, x_test, BATCH)
+    trt_s = time.perf_counter() - t0
+
+    acc_torch = float((p_torch.argmax(1) == y_test).mean())
+    acc_trt = float((p_trt.argmax(1) == y_test).mean())
+    same_pred = int((p_torch.argmax(1) == p_trt.argmax(1)).sum())
+    max_diff = float(np.abs(p_torch - p_trt).max())
+
+    # Latency: preallocated buffers, same thread count, median over the timed runs.
+    lat = {}
+    for b, runs in ((1, runs1), (BATCH, runs64)):
+        images = np.ascontiguousarray(x_test[np.arange(b) % len(x_test)])
+        xb, _, bindings = runner.buffers(b)
+        xb[...] = images
+        lat["trtlite", b] = median_latency_ms(lambda: runner.context.execute(batch_size=b, bindings=bindings),
+                                              warmup=max(3, runs // 10), runs=runs)
+        tb = torch.from_numpy(images)
+        with torch.inference_mode():
+            lat["torch", b] = median_latency_ms(lambda: model(tb), warmup=max(3, runs // 10), runs=runs)
+
+    n = len(y_test)
+    row = "  %-16s %9.2f%% %14.3f ms %15.2f ms %13.1f s  (batches of %d)"
+    print()
+    print("AdderNet / Fashion-MNIST: %d test images, %d thread(s); latency = median of %d (batch 1) / %d (batch %d) "
+          "runs" % (n, threads, runs1, runs64, BATCH))
+    print("  %-16s %10s %17s %18s %15s" % ("", "accuracy", "batch-1 latency", "batch-64 latency", "accuracy pass"))
+    print(row % ("PyTorch " + torch.__version__.split("+")[0], 100 * acc_torch, lat["torch", 1], lat["torch", BATCH],
+                 torch_s, TORCH_BATCH))
+    print(row % ("trtlite", 100 * acc_trt, lat["trtlite", 1], lat["trtlite", BATCH], trt_s, BATCH))
+    print("  speed-up %.1fx (batch 1), %.1fx (batch %d) | same prediction on %d/%d images | max |prob diff| %.1e"
+          % (lat["torch", 1] / lat["trtlite", 1], lat["torch", BATCH] / lat["trtlite", BATCH], BATCH,
+             same_pred, n, max_diff))
+
+    if abs(acc_torch - acc_trt) > 0.001:
+        print("FAIL: accuracies differ by more than 0.1%")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
