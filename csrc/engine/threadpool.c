@@ -447,3 +447,8 @@ int trtl_available_cpus(void)
     atomic_store_explicit(&g_cpus, n, memory_order_relaxed);
     return n;
 }
+
+static _Thread_local trtl_threadpool *tl_current;
+
+trtl_threadpool *trtl_current_pool(void) { return tl_current; }
+void trtl_set_current_pool(trtl_threadpool *pool) { tl_current = pool; }

@@ -27,4 +27,11 @@ void trtl_parallel_for(trtl_threadpool *pool, int64_t n, int64_t grain, trtl_tas
 /* CPUs this process may use (affinity mask and cgroup CPU quota). */
 int trtl_available_cpus(void);
 
+/* The pool of the execution context that is running a plugin on this thread (NULL outside a
+ * plugin's enqueue).  Built-in plugins parallelize with it; the plugin ABI is unchanged.
+ * A plugin sizing per-thread workspace uses trtl_available_cpus() slots and falls back to one
+ * thread when the pool is larger. */
+trtl_threadpool *trtl_current_pool(void);
+void trtl_set_current_pool(trtl_threadpool *pool);
+
 #endif

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "network/op_table.h"
+#include "engine/threadpool.h"
 #include "core/status.h"
 
 trtl_status trtl_ref_plugin_v2(const trtl_kernel_args *a)
@@ -26,7 +27,11 @@ trtl_status trtl_ref_plugin_v2(const trtl_kernel_args *a)
         dout[i].dtype = a->out[i].dtype;
         out[i] = a->out[i].data;
     }
-    if (pl->vt->enqueue(pl, din, in, n->n_in, dout, out, n->n_out, a->scratch, msg, sizeof msg) != 0) {
+    trtl_threadpool *prev = trtl_current_pool();
+    trtl_set_current_pool(a->pool); /* built-in plugins may use the context's threads */
+    int rc = pl->vt->enqueue(pl, din, in, n->n_in, dout, out, n->n_out, a->scratch, msg, sizeof msg);
+    trtl_set_current_pool(prev);
+    if (rc != 0) {
         const trtl_plugin_creator *cr = pl->creator;
         return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): enqueue failed: %s", n->name,
                           cr ? cr->name : "plugin", msg[0] ? msg : "no message");

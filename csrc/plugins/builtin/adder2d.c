@@ -30,7 +30,8 @@
  *   one tap are adjacent.  Filters are split into ceil(F/6) groups of nearly equal size (20 ->
  *   4 x 5, 50 -> 5 x 6 + 4 x 5), so no lanes are wasted on padding filters.  The epilogue
  *   (2*acc - sum x - sum w) is fused into the tile's store; a row's last chunk stores with a mask.
- *   Single-threaded (the plugin ABI has no thread pool); the enqueue allocates nothing.
+ *   Threads: the running context's pool (trtl_current_pool): samples in parallel at batch > 1, output
+ *   chunks at batch 1; each thread pads into its own workspace slot.  The enqueue allocates nothing.
  *
  *   Accuracy: the identity cancels sum x + sum w against 2 sum min in float32, so its absolute
  *   error scales with sum(|x| + |w|) rather than with the result; for AdderNet-style layers
@@ -41,6 +42,7 @@
 #include <string.h>
 
 #include "plugins/builtin/common.h"
+#include "engine/threadpool.h"
 #include "core/cpu.h"
 
 #define MAX_MR 6  /* filters per register tile */
@@ -264,7 +266,8 @@ static size_t workspace_size(const trtl_plugin *self, const trtl_plugin_tensor_d
     geom g;
     if (nb_in != 1 || geom_init(a, &in[0].dims, &g) || !fast_ok(&g) || !use_fast())
         return 0;
-    return ws_plane_bytes(&g) + (size_t)g.K * sizeof(int32_t);
+    /* one padded-sample slot per thread that may run (trtl_current_pool()), then the offsets */
+    return ws_plane_bytes(&g) * (size_t)trtl_available_cpus() + (size_t)g.K * sizeof(int32_t);
 }
 
 /* ---- reference ----------------------------------------------------------------------------- */
@@ -451,35 +454,79 @@ static AVX2_FN void chunk_at(const adder2d *a, const geom *g, const float *pad, 
     c->sx = box_sum(c->x, off, g->K);
 }
 
-static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, float *y, void *workspace)
+/* All output chunks [t0, t1) (pairs start at even t) of one padded sample. */
+static AVX2_FN void sample_chunks(const adder2d *a, const geom *g, const float *pad, float *yn, const int32_t *off,
+                                  int64_t t0, int64_t t1)
 {
     static const tile_fn tiles[MAX_MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
-    float *pad = workspace;
-    int32_t *off = (int32_t *)((char *)workspace + ws_plane_bytes(g));
     const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
     const int32_t ng = group_count(a->F);
-    make_offsets(a, g, off);
-    for (int64_t n = 0; n < g->N; n++) {
-        pad_sample(a, g, x + n * g->C * g->H * g->W, pad);
-        float *yn = y + n * a->F * ohw;
-        for (int64_t t = 0; t < nch; t += 2) {
-            chunk ca, cb;
-            chunk_at(a, g, pad, yn, t, off, &ca);
-            if (t + 1 < nch) {
-                chunk_at(a, g, pad, yn, t + 1, off, &cb);
-            } else { /* an odd last chunk: b recomputes a and stores nothing */
-                cb = ca;
-                cb.cnt = 0;
-            }
-            for (int32_t gi = 0; gi < ng; gi++) {
-                int32_t f0, mr;
-                group_range(a->F, gi, &f0, &mr);
-                chunk ga = ca, gb = cb;
-                ga.y += f0 * ohw;
-                gb.y += f0 * ohw;
-                tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
-            }
+    for (int64_t t = t0; t < t1; t += 2) {
+        chunk ca, cb;
+        chunk_at(a, g, pad, yn, t, off, &ca);
+        if (t + 1 < nch) {
+            chunk_at(a, g, pad, yn, t + 1, off, &cb);
+        } else { /* an odd last chunk: b recomputes a and stores nothing */
+            cb = ca;
+            cb.cnt = 0;
         }
+        for (int32_t gi = 0; gi < ng; gi++) {
+            int32_t f0, mr;
+            group_range(a->F, gi, &f0, &mr);
+            chunk ga = ca, gb = cb;
+            ga.y += f0 * ohw;
+            gb.y += f0 * ohw;
+            tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
+        }
+    }
+}
+
+typedef struct adder_job {
+    const adder2d *a;
+    const geom *g;
+    const float *x;
+    float *y;
+    char *slots;          /* per-thread padded samples */
+    const int32_t *off;
+} adder_job;
+
+/* Batch > 1: whole samples per task, each thread padding into its own slot. */
+static AVX2_FN void sample_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    const adder_job *j = ctx;
+    const geom *g = j->g;
+    float *pad = (float *)(j->slots + (size_t)thread * ws_plane_bytes(g));
+    const int64_t ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    for (int64_t n = begin; n < end; n++) {
+        pad_sample(j->a, g, j->x + n * g->C * g->H * g->W, pad);
+        sample_chunks(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
+    }
+}
+
+/* Batch 1: pairs of output chunks per task over one shared padded sample. */
+static AVX2_FN void chunk_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const adder_job *j = ctx;
+    sample_chunks(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
+}
+
+static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, float *y, void *workspace)
+{
+    trtl_threadpool *pool = trtl_current_pool();
+    int nthreads = trtl_threadpool_size(pool);
+    if (nthreads > trtl_available_cpus()) /* more threads than workspace slots: run here */
+        pool = NULL;
+    int32_t *off = (int32_t *)((char *)workspace + ws_plane_bytes(g) * (size_t)trtl_available_cpus());
+    const int64_t nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    make_offsets(a, g, off);
+    adder_job job = {a, g, x, y, workspace, off};
+    if (g->N > 1 || !pool) {
+        trtl_parallel_for(pool, g->N, 1, sample_task, &job);
+    } else {
+        pad_sample(a, g, x, workspace);
+        /* ~16 pairs a task keeps the per-task overhead small on LeNet-sized maps */
+        trtl_parallel_for(pool, (nch + 1) / 2, 16, chunk_task, &job);
     }
 }
 
