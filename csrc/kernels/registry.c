@@ -17,7 +17,9 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_conv_depthwise_avx2)                                                            \
     X(trtl_kernel_conv_im2col_sgemm)                                                              \
     X(trtl_kernel_fc_sgemm)                                                                       \
-    X(trtl_kernel_matmul_sgemm)
+    X(trtl_kernel_matmul_sgemm)                                                               \
+    X(trtl_kernel_pooling_2d)                                                                 \
+    X(trtl_kernel_reduce_inner)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE
