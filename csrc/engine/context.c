@@ -394,7 +394,18 @@ static void broadcast_constant_outputs(trtl_context *c, int32_t batch)
     }
 }
 
+static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *addr);
+
 static trtl_status execute_with(trtl_context *c, int32_t batch_size, void *const *addr)
+{
+    /* Workers stay hot between the steps of this inference, then may sleep. */
+    trtl_threadpool_hold(c->pool, 1);
+    trtl_status st = run_steps(c, batch_size, addr);
+    trtl_threadpool_hold(c->pool, 0);
+    return st;
+}
+
+static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *addr)
 {
     trtl_clear_error();
     const trtl_engine *e = c->e;

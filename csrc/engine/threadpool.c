@@ -64,6 +64,7 @@ struct trtl_threadpool {
     _Atomic int64_t done; /* chunks finished in the current job */
     _Atomic int sleepers;
     _Atomic int stop;
+    _Atomic int hold; /* > 0: idle workers keep spinning (an inference is running) */
 
     pthread_mutex_t lock;
     pthread_cond_t wake; /* workers: a new generation or stop */
@@ -150,7 +151,7 @@ static void *worker_main(void *arg)
             if (gen != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
                 break;
             CPU_RELAX();
-            if ((i & 63) == 63 && now_ns() - t0 > SPIN_NS)
+            if ((i & 63) == 63 && !atomic_load_explicit(&p->hold, memory_order_relaxed) && now_ns() - t0 > SPIN_NS)
                 break;
         }
         if (gen == seen) {
@@ -452,3 +453,9 @@ static _Thread_local trtl_threadpool *tl_current;
 
 trtl_threadpool *trtl_current_pool(void) { return tl_current; }
 void trtl_set_current_pool(trtl_threadpool *pool) { tl_current = pool; }
+
+void trtl_threadpool_hold(trtl_threadpool *pool, int on)
+{
+    if (pool)
+        atomic_fetch_add_explicit(&pool->hold, on ? 1 : -1, memory_order_relaxed);
+}

@@ -24,6 +24,11 @@ int trtl_threadpool_size(const trtl_threadpool *pool);
 /* Splits [0, n) into chunks of at least `grain` items over the pool's threads (the caller takes
  * part) and returns when all are done.  Runs inline when pool is NULL or n <= grain. */
 void trtl_parallel_for(trtl_threadpool *pool, int64_t n, int64_t grain, trtl_task_fn fn, void *ctx);
+/* While held (calls nest), idle workers keep spinning instead of sleeping between jobs, so the
+ * layers of one inference do not pay a wake-up each (a context holds its pool for the length of
+ * execute()).  Release with on = 0.  NULL is allowed. */
+void trtl_threadpool_hold(trtl_threadpool *pool, int on);
+
 /* CPUs this process may use (affinity mask and cgroup CPU quota). */
 int trtl_available_cpus(void);
 
