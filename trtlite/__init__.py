@@ -19,7 +19,7 @@ from typing import Dict, Mapping
 import numpy as np
 
 from . import _C
-from ._C import (Builder, EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecutionContext, IHostMemory,
+from ._C import (EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecutionContext, IHostMemory,
                  ILayer, INetworkDefinition, IOptimizationProfile, ITensor, Runtime, ShapeError, InvalidArgumentError,
                  DTypeError, NotFoundError, UnsupportedError, PlanError, PluginError, StateError, OutOfMemoryError,
                  cpu_features)
@@ -33,6 +33,9 @@ from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums
 from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, IProgressMonitor, Logger, Permutation, Profiler, Weights,
                      nptype, volume)
+from . import calibration
+from .calibration import (IInt8Calibrator, IInt8EntropyCalibrator, IInt8EntropyCalibrator2, IInt8LegacyCalibrator,
+                          IInt8MinMaxCalibrator)
 from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
                       get_plugin_registry, init_libnvinfer_plugins, init_plugins)
 
@@ -50,6 +53,41 @@ _C._register({name: getattr(_enums, name) for name in _enum_names}, Dims)
 
 # TensorRT spells these as attributes of the classes too.
 Logger.Severity = Severity
+
+
+def _doc(method: str, extra: str) -> str:
+    return (getattr(_C.Builder, method).__doc__ or "") + extra
+
+
+_CALIB_DOC = ("\n\nWith BuilderFlag.INT8 and config.int8_calibrator set, calibrates first (trtlite.calibration): "
+              "reads the calibrator's cache or runs its batches, sets the tensors' dynamic ranges, writes the cache.")
+
+
+# trt.Builder: the C builder plus INT8 calibration before a build (trtlite/calibration.py); everything else,
+# docstrings included, is the C type's.
+class Builder(_C.Builder):
+    __doc__ = _C.Builder.__doc__
+    __slots__ = ()
+
+    def build_serialized_network(self, network: INetworkDefinition, config: IBuilderConfig) -> IHostMemory:
+        if isinstance(network, INetworkDefinition) and isinstance(config, IBuilderConfig):
+            calibration.before_build(self, network, config, lambda: _C.Builder.build_engine(self, network, config))
+        return super().build_serialized_network(network, config)
+
+    def build_engine(self, network: INetworkDefinition, config: IBuilderConfig) -> ICudaEngine:
+        if isinstance(network, INetworkDefinition) and isinstance(config, IBuilderConfig):
+            calibration.before_build(self, network, config, lambda: _C.Builder.build_engine(self, network, config))
+        return super().build_engine(network, config)
+
+    def build_cuda_engine(self, network: INetworkDefinition) -> ICudaEngine:
+        if isinstance(network, INetworkDefinition):
+            calibration.before_build_cuda_engine(self, network, lambda: _C.Builder.build_cuda_engine(self, network))
+        return super().build_cuda_engine(network)
+
+    build_serialized_network.__doc__ = _doc("build_serialized_network", _CALIB_DOC)
+    build_engine.__doc__ = _doc("build_engine", _CALIB_DOC)
+    build_cuda_engine.__doc__ = _doc("build_cuda_engine", _CALIB_DOC.replace(
+        "BuilderFlag.INT8 and config.int8_calibrator", "builder.int8_mode and builder.int8_calibrator"))
 
 
 def _infer(self: IExecutionContext, feed: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
