@@ -159,15 +159,15 @@ def test_execute_releases_the_gil():
     before the execution returns (with the GIL held it could only run afterwards)."""
     builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
     network = builder.create_network(EXPLICIT)
-    conv_relu_net(network, 32, 128, batch=4)
+    conv_relu_net(network, 32, 128, batch=16)
     config = builder.create_builder_config()
     config.num_threads = 1
     config.avg_timing_iterations = 0
     engine = builder.build_engine(network, config)
     context = engine.create_execution_context()
-    x = np.ones((4, 32, 128, 128), np.float32)
+    x = np.ones((16, 32, 128, 128), np.float32)
     y = np.empty_like(x)
-    m = np.empty((4, 32), np.float32)
+    m = np.empty((16, 32), np.float32)
     t0 = time.perf_counter()
     context.execute_v2([x, y, m])
     single = time.perf_counter() - t0

@@ -32,6 +32,8 @@ extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_fc_sgemm;
 extern const trtl_kernel trtl_kernel_matmul_sgemm;
+extern const trtl_kernel trtl_kernel_conv_packed_gemm;
+extern const trtl_kernel trtl_kernel_fc_packed_gemm;
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
@@ -107,6 +109,7 @@ static const char *act_name(int32_t a)
 static trtl_threadpool *g_pools[3]; /* NULL, 2 threads, 3 threads */
 static int g_failures, g_cases;
 static char g_desc[512];
+static double g_rtol = 1e-4, g_atol = 0.0; /* tolerances of compare(); the Winograd section widens them */
 
 /* Compares got to want; prints the case on the first bad element. */
 static int compare(const char *kname, const float *got, const float *want, int64_t n, int pool_index)
@@ -117,7 +120,7 @@ static int compare(const char *kname, const float *got, const float *want, int64
     double scale = n ? sqrt(ss / (double)n) : 0.0;
     for (int64_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - (double)want[i]);
-        if (!(d <= 1e-4 * (fabs((double)want[i]) + scale) + 1e-6) && !(isnan(got[i]) && isnan(want[i]))) {
+        if (!(d <= g_rtol * (fabs((double)want[i]) + scale) + g_atol + 1e-6) && !(isnan(got[i]) && isnan(want[i]))) {
             fprintf(stderr, "MISMATCH %s [%s] pool=%d: element %lld got %.7g want %.7g (of %lld; rms %.4g)\n",
                     kname, g_desc, pool_index == 0 ? 0 : pool_index + 1, (long long)i, got[i], want[i],
                     (long long)n, scale);
@@ -622,6 +625,271 @@ static void test_mm(int ncases)
     }
 }
 
+/* ---- packed_gemm kernels (gemm_packed.c) ------------------------------------------------------- */
+
+/* Shapes that reach every path of convolution.packed_gemm: row panels with tails (Kg not a
+ * multiple of 6 / 12), pixel tails (P not a multiple of 16 / 32, also 9..24 columns of an
+ * AVX-512 tile), several depth blocks (ckk > 384) with a remainder, pixel panels (large maps),
+ * the channel split with shared B (small maps, many channels, also per image and group), 1x1
+ * direct with several panels, windowed packing with strides 1 and 2 and dilation, bounds-checked
+ * packing (stride 3, 3-D), groups, 1-D.  `thorough`: every epilogue on the first two shapes. */
+static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
+{
+    static const struct { int64_t N, C, K, G, H, W, k, s, d, pad; int mode, nsp, all; } sh[] = {
+        {1, 50, 37, 1, 9, 11, 3, 1, 1, 1, 0, 2, 1},   /* ckk 450: 2 depth blocks; row + pixel tails */
+        {1, 130, 75, 1, 6, 6, 1, 1, 1, 0, 0, 2, 1},   /* 1x1 direct, channel split */
+        {1, 64, 64, 1, 20, 20, 3, 1, 1, 1, 0, 2, 0},  /* panels, 2 depth blocks */
+        {1, 96, 100, 1, 7, 7, 3, 1, 1, 1, 0, 2, 0},   /* 7x7: channel split, 3 depth blocks */
+        {2, 48, 64, 2, 7, 5, 3, 1, 1, 1, 0, 2, 0},    /* channel split per image and group */
+        {1, 20, 23, 1, 45, 47, 1, 1, 1, 0, 0, 2, 0},  /* 1x1 direct, several panels, tails */
+        {3, 24, 40, 1, 15, 15, 1, 2, 1, 0, 0, 2, 0},  /* 1x1 stride 2 (im2col), batch */
+        {1, 3, 16, 1, 33, 35, 7, 2, 1, 3, 0, 2, 0},   /* stem */
+        {1, 16, 13, 1, 17, 19, 3, 2, 2, 2, 2, 2, 0},  /* dilation 2, stride 2, SAME_UPPER */
+        {1, 12, 30, 3, 11, 13, 5, 1, 1, 2, 3, 2, 0},  /* groups, 5x5, SAME_LOWER */
+        {1, 32, 32, 32, 23, 17, 3, 1, 1, 1, 0, 2, 0}, /* depthwise */
+        {1, 300, 24, 1, 12, 13, 3, 1, 1, 1, 0, 2, 0}, /* ckk 2700: 8 depth blocks */
+        {1, 400, 29, 1, 4, 5, 1, 1, 1, 0, 1, 2, 0},   /* 1x1 depth 400: 2 blocks, round up mode */
+        {2, 9, 14, 1, 70, 1, 3, 1, 1, 1, 0, 1, 0},    /* 1-D */
+        {1, 4, 13, 1, 6, 7, 3, 3, 1, 1, 0, 2, 0},     /* stride 3 (bounds-checked rows) */
+        {1, 4, 13, 1, 6, 7, 3, 1, 1, 1, 0, 3, 0},     /* 3-D (W used for the 2 inner dims) */
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        /* every activation x residual on the cheap shapes, a sample elsewhere */
+        int step = sh[i].all ? (thorough ? 1 : 2) : (thorough ? 5 : 11);
+        for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+            conv_case c = {0};
+            c.nsp = sh[i].nsp;
+            c.N = sh[i].N;
+            c.C = sh[i].C;
+            c.K = sh[i].K;
+            c.G = sh[i].G;
+            for (int d = 0; d < c.nsp; d++) {
+                c.in[d] = d == 0 ? sh[i].H : sh[i].W;
+                c.k[d] = sh[i].k;
+                c.s[d] = sh[i].s;
+                c.d[d] = sh[i].d;
+                c.pre[d] = c.post[d] = sh[i].pad;
+            }
+            c.mode = sh[i].mode;
+            c.bias = combo % 3 != 2;
+            if (conv_run_case(k, &c, combo) > 0)
+                return;
+        }
+    }
+}
+
+/* fully_connected.packed_gemm: input [M, C, H, W] (or [B1, B2, C, H, W] when m2 > 0). */
+static int packed_fc_case(int64_t m1, int64_t m2, int64_t C, int64_t H, int64_t W, int64_t K, int bias, int combo)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_FULLY_CONNECTED;
+    nd.name = "fc";
+    const int nb = m2 > 0 ? 2 : 1;
+    const int64_t M = m1 * (m2 > 0 ? m2 : 1), D = C * H * W;
+    int64_t xd[5] = {m1, m2, C, H, W}, yd[5] = {m1, m2, K, 1, 1};
+    if (nb == 1) {
+        xd[1] = C, xd[2] = H, xd[3] = W;
+        yd[1] = K, yd[2] = yd[3] = 1;
+    }
+    trtl_dims xdims = dims(nb + 3, xd), ydims = dims(nb + 3, yd);
+    float *w = rand_buf(K * D), *b = bias ? rand_buf(K) : NULL, *x = rand_buf(M * D), *res = NULL;
+    nd.p.fc.num_output_channels = (int32_t)K;
+    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
+    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, bias ? K : 0};
+    nd.epi = rand_epi(combo);
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    nd.n_in = 1;
+    nd.n_out = 1;
+    if (nd.epi.has_residual) {
+        res = rand_buf(M * K);
+        in[1].data = res;
+        nd.n_in = 2;
+    }
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s K=%lld bias=%d act=%s res=%d", trtl_dims_str(&xdims, xs, sizeof xs),
+             (long long)K, bias, act_name(nd.epi.act), nd.epi.has_residual);
+    float *want = want_output(trtl_ref_fully_connected, naive_fc, "fully_connected", &nd, in, &ydims);
+    int r = want ? run_opt(&trtl_kernel_fc_packed_gemm, &nd, in, &ydims, want) : 1;
+    free(want);
+    free(w);
+    free(b);
+    free(x);
+    free(res);
+    return r;
+}
+
+/* Batch 1 (channel chunks per thread), row blocks past MB = 96, depth blocks past 384 with a
+ * remainder, channel tails (K not a multiple of 16 / 32 / 8), every epilogue. */
+static void test_fc_packed(int ncases)
+{
+    static const struct { int64_t M, C, H, W, K; } fixed[] = {
+        {1, 800, 1, 1, 500}, {1, 500, 1, 1, 10},  {1, 50, 4, 4, 37},   {3, 300, 1, 1, 100}, {16, 64, 1, 1, 33},
+        {2, 7, 3, 3, 130},   {1, 2048, 1, 1, 1000}, {100, 97, 1, 1, 75}, {200, 30, 1, 1, 17}, {1, 1, 1, 1, 1},
+        {7, 1000, 1, 1, 41}, {1, 40, 1, 1, 24},    {5, 13, 1, 1, 9},
+    };
+    int combo = 3;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        for (int r = 0; r < 4; r++, combo += 4)
+            if (packed_fc_case(fixed[i].M, 0, fixed[i].C, fixed[i].H, fixed[i].W, fixed[i].K, r != 1, combo))
+                return;
+    for (int i = 0; i < ncases; i++, combo++)
+        if (packed_fc_case(rint_in(1, 9), rnd() % 2 ? rint_in(1, 3) : 0, rint_in(1, 40), rint_in(1, 4), rint_in(1, 4),
+                           rint_in(1, 70), (int)(rnd() % 3 != 0), combo))
+            return;
+}
+
+/* The packed kernels on the widest variant this CPU has, then on AVX2 (AVX-512 masked off):
+ * prepare() picks the variant, so both layouts and both sets of microkernels are checked. */
+static void test_packed_gemm(int ncases)
+{
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    if (!trtl_cpu_has(trtl_kernel_conv_packed_gemm.cpu_features)) {
+        printf("test_kernels: skipping the packed_gemm kernels (CPU lacks AVX2/FMA)\n");
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        /* the AVX2 pass (microkernels and packing layout of the other variant) a bit lighter */
+        test_conv_packed_fixed(&trtl_kernel_conv_packed_gemm, pass == 0);
+        test_conv_kernel(&trtl_kernel_conv_packed_gemm, 0, pass == 0 ? ncases : ncases / 2);
+        test_fc_packed(pass == 0 ? ncases : ncases / 2);
+    }
+    trtl_cpu_set_mask(~0u);
+}
+
+/* ---- Winograd kernels (convolution_winograd.c) --------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_winograd_f43;
+extern const trtl_kernel trtl_kernel_conv_winograd_f23;
+
+/* Winograd rounds differently from direct convolution: the transforms combine inputs with
+ * weights up to 5 (B^T) and 8 (A^T) before and after the channel sums, so its error is a fraction
+ * of the magnitude of the convolution's sums, not of the output: F43 measured 1.5e-5 of max|y|
+ * and 6e-5 of rms(y) with 512 ResNet-like channels (2.6e-5 of rms with 64 uniform channels), F23
+ * and im2col ~1e-6.  A saturating activation (CLIP, TANH, ...) shrinks y but not that error, so
+ * the tolerance has an absolute part scaled by the sums' rms, sqrt(C) with this suite's uniform
+ * data (9C products of variance 1/9), next to a relative part of 3e-4; still far below what a
+ * wrong tap, tile or epilogue gives. */
+#define WINO_TOL 3e-4
+
+static int wino_case(const trtl_kernel *k, int64_t N, int64_t C, int64_t K, int64_t H, int64_t W, int64_t pre0,
+                     int64_t pre1, int64_t post0, int64_t post1, int mode, int bias, int combo)
+{
+    conv_case c = {0};
+    c.nsp = 2;
+    c.N = N;
+    c.C = C;
+    c.K = K;
+    c.G = 1;
+    c.in[0] = H;
+    c.in[1] = W;
+    c.k[0] = c.k[1] = 3;
+    c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+    c.pre[0] = pre0;
+    c.pre[1] = pre1;
+    c.post[0] = post0;
+    c.post[1] = post1;
+    c.mode = mode;
+    c.bias = bias;
+    g_rtol = WINO_TOL;
+    g_atol = WINO_TOL * sqrt((double)C);
+    int r = conv_run_case(k, &c, combo);
+    g_rtol = 1e-4;
+    g_atol = 0.0;
+    return r;
+}
+
+/* Fixed shapes reaching each path (tiles split into groups shared by the slots or one group per
+ * slot, several groups per slot, groups spanning images, 8-wide tail panels, partial edge tiles,
+ * output channels not a multiple of the 6-row microkernel, deep channel sums), every epilogue
+ * on the first, then random 3x3 stride-1 shapes over all padding modes. */
+static void test_winograd_kernel(const trtl_kernel *k, int ncases)
+{
+    static const struct { int64_t N, C, K, H, W, pre, post; int mode; } sh[] = {
+        {1, 64, 64, 20, 20, 1, 1, 0},  /* shared split */
+        {1, 16, 23, 58, 61, 1, 1, 0},  /* private split, partial tiles, K % 6 != 0 */
+        {2, 13, 21, 17, 9, 1, 1, 0},   /* batch, odd sizes */
+        {1, 300, 10, 44, 45, 1, 1, 0}, /* deep: several groups (private), tail panels */
+        {3, 1100, 7, 9, 10, 1, 1, 0},  /* very deep: several groups over images (shared) */
+        {4, 8, 8, 13, 13, 0, 0, 0},    /* no padding, groups spanning images */
+        {3, 5, 7, 1, 1, 1, 1, 0},      /* 1x1 map */
+        {1, 7, 9, 3, 2, 0, 3, 2},      /* SAME_UPPER */
+        {2, 6, 12, 16, 15, 2, 0, 3},   /* SAME_LOWER */
+        {1, 9, 11, 12, 13, 3, 2, 1},   /* round-up mode, asymmetric explicit padding */
+        {1, 1, 1, 5, 5, 0, 0, 0},      /* one channel */
+        {1, 32, 64, 7, 7, 1, 1, 0},    /* ResNet's last stage, scaled */
+    };
+    int combo = 0;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int e = 0; e < (i == 0 ? 2 * N_ACTS : 3); e++, combo++)
+            if (wino_case(k, sh[i].N, sh[i].C, sh[i].K, sh[i].H, sh[i].W, sh[i].pre, sh[i].pre, sh[i].post,
+                          sh[i].post, sh[i].mode, (combo % 3) != 2, i == 0 ? e : combo) > 0)
+                return;
+    for (int done = 0; done < ncases; combo++) {
+        int r = wino_case(k, rint_in(1, 3), rint_in(1, 40), rint_in(1, 40), rint_in(1, 30), rint_in(1, 30),
+                          rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), (int)(rnd() % 6),
+                          (int)(rnd() % 4 != 0), combo);
+        if (r < 0)
+            continue;
+        done++;
+        if (r > 0)
+            return;
+    }
+}
+
+/* applies(): only 3x3, stride 1, dilation 1, one group, 2-D; never without AVX2+FMA. */
+static void test_winograd_applies(const trtl_kernel *k)
+{
+    static const struct { int64_t kh, kw, s0, s1, d0, G, nsp; int want; } c[] = {
+        {3, 3, 1, 1, 1, 1, 2, 1}, {3, 3, 2, 2, 1, 1, 2, 0}, {3, 3, 1, 2, 1, 1, 2, 0}, {3, 3, 1, 1, 2, 1, 2, 0},
+        {3, 3, 1, 1, 1, 2, 2, 0}, {5, 5, 1, 1, 1, 1, 2, 0}, {1, 3, 1, 1, 1, 1, 2, 0}, {3, 3, 1, 1, 1, 1, 3, 0},
+        {3, 3, 1, 1, 1, 1, 1, 0},
+    };
+    int have = trtl_cpu_has(k->cpu_features);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        trtl_node nd = {0};
+        nd.name = "applies";
+        nd.op = TRTL_OP_CONVOLUTION;
+        trtl_conv_params *p = &nd.p.conv;
+        int nsp = (int)c[i].nsp;
+        int64_t kk[3] = {c[i].kh, c[i].kw, 3}, s[3] = {c[i].s0, c[i].s1, 1}, d[3] = {c[i].d0, 1, 1},
+                z[3] = {1, 1, 1}, xd[5] = {1, 8, 9, 9, 9};
+        if (nsp == 1)
+            kk[0] = 3;
+        p->num_output_maps = 8;
+        p->num_groups = (int32_t)c[i].G;
+        p->kernel_size = dims(nsp, kk);
+        p->stride = dims(nsp, s);
+        p->dilation = dims(nsp, d);
+        p->pre_padding = p->post_padding = dims(nsp, z);
+        p->kernel.count = 8 * (8 / c[i].G) * kk[0] * (nsp > 1 ? kk[1] : 1) * (nsp > 2 ? kk[2] : 1);
+        trtl_dims in = dims(nsp + 2, xd);
+        int got = k->applies(&nd, &in), want = c[i].want && have;
+        if (got != want) {
+            fprintf(stderr, "FAIL applies %s case %zu: says %d (want %d)\n", k->name, i, got, want);
+            g_failures++;
+        }
+        g_cases++;
+    }
+}
+
+static void test_winograd(int ncases)
+{
+    const trtl_kernel *ks[2] = {&trtl_kernel_conv_winograd_f43, &trtl_kernel_conv_winograd_f23};
+    for (int i = 0; i < 2; i++) {
+        test_winograd_applies(ks[i]);
+        if (!trtl_cpu_has(ks[i]->cpu_features)) {
+            printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", ks[i]->name);
+            continue;
+        }
+        test_winograd_kernel(ks[i], ncases);
+    }
+}
+
 /* ---- thread pool ------------------------------------------------------------------------------ */
 
 typedef struct pool_check {
@@ -750,9 +1018,11 @@ int main(int argc, char **argv)
     } else {
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise_avx2.name);
     }
+    test_winograd(ncases);
 
     test_fc(ncases);
     test_mm(ncases);
+    test_packed_gemm(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

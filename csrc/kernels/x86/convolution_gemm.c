@@ -1,0 +1,456 @@
+/*
+ * convolution_gemm.c -- "convolution.packed_gemm": any convolution (1-3 spatial dims, groups,
+ * strides, dilations, every padding mode) on trtlite's own SGEMM (gemm_packed.h), with the
+ * weights packed once in prepare() and bias + residual + activation applied to each accumulator
+ * tile in registers before its single store.  Needs AVX2 + FMA (AVX-512 used when present).
+ *
+ * For image n and group g:  Y[Kg, P] = W[Kg, Cg*kvol] x Col[Cg*kvol, P]   (P output pixels).
+ * W is the packed A operand ([G][Kg rounded to mr][ckk][mr], in the kernel state).  Col is the
+ * B operand and is never built whole in its plain form: its rows (c, kd, kh, kw) are generated
+ * straight into B's tile layout, one depth block x pixel panel at a time (a 1x1 stride-1
+ * unpadded convolution copies rows of the activations, which already are Col).
+ *
+ * Two ways to split the work over the pool (chosen per call from a cost model):
+ *   panels   items are (image, group, pixel panel); a scratch slot packs the B block of its
+ *            panel (kc x pw, sized for L2) for each depth block and runs every output channel
+ *            over it.  Large maps.
+ *   channels per (image, group), first all of B is packed into shared scratch (its depth rows
+ *            split over the slots), then each slot runs a share of the output channels over all
+ *            pixels.  Small maps with many channels (7x7 and 14x14 at batch 1), where pixel
+ *            panels would leave threads idle or cut tiles into narrow remnants.
+ * A slot is handed a contiguous run of items, so the same slot (thread, see threadpool.c) gets
+ * the same items on every run.  Depth is cut into blocks of at most KC_MAX: C tiles of earlier
+ * blocks are accumulated in place (TRTL_GEMM_ACC), the epilogue runs on the last.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "network/op_table.h"
+#include "kernels/blas/blas_common.h"
+#include "kernels/x86/convolution_gemm.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#ifndef KC_MAX
+#define KC_MAX 512 /* depth block: A micro-panel (mr x kc, 24 KiB) stays in L1 */
+#endif
+#ifndef B_BLOCK_BYTES
+#define B_BLOCK_BYTES (384 * 1024) /* a panel's B block (kc x pw) stays in L2 */
+#endif
+#define SHARED_MAX_FLOATS (4 * 1024 * 1024) /* channel split: all of B (ckk x P) at most 16 MiB */
+#define MAX_SLOTS 64
+#define ALIGN_FLOATS 16
+/* B tiles are kc*nr + TILE_SKEW floats apart: with kc*nr a multiple of 4 KiB, the same row of
+ * every tile would fall into one L1 set and packing a row would thrash it. */
+#define TILE_SKEW 16
+
+/* Prepared state: the packed weights of every group. */
+typedef struct cg_state {
+    trtl_gemm_isa isa;
+    int64_t K, G, Kg, ckk, group_floats;
+    float *a;
+} cg_state;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+trtl_status trtl_cg_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_cg_geom *g)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    int nsp = p->kernel_size.nb_dims, off = 3 - nsp;
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+    if (nsp < 1 || nsp > 3 || xd->nb_dims != nsp + 2 || p->stride.nb_dims != nsp || p->dilation.nb_dims != nsp ||
+        p->pre_padding.nb_dims != nsp || p->post_padding.nb_dims != nsp)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not fit a %dD convolution", nd->name,
+                          trtl_dims_str(xd, s1, sizeof s1), nsp);
+    memset(g, 0, sizeof *g);
+    g->direct = 1;
+    for (int i = 0; i < 3; i++)
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->dl[i] = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t o, pre, post, kk = p->kernel_size.d[i], dd = p->dilation.d[i];
+        if (trtl_spatial_out(xd->d[2 + i], dd * (kk - 1) + 1, p->stride.d[i], p->pre_padding.d[i],
+                             p->post_padding.d[i], p->padding_mode, 0, &o, &pre, &post) != TRTL_OK)
+            return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
+        if (yd && (yd->nb_dims != xd->nb_dims || yd->d[2 + i] != o))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the convolution of input %s",
+                              nd->name, trtl_dims_str(yd, s1, sizeof s1), trtl_dims_str(xd, s2, sizeof s2));
+        g->in[off + i] = xd->d[2 + i];
+        g->out[off + i] = o;
+        g->k[off + i] = kk;
+        g->s[off + i] = p->stride.d[i];
+        g->dl[off + i] = dd;
+        g->pad[off + i] = pre;
+        if (kk != 1 || p->stride.d[i] != 1 || pre != 0 || o != xd->d[2 + i])
+            g->direct = 0;
+    }
+    g->N = xd->d[0];
+    g->C = xd->d[1];
+    g->K = p->num_output_maps;
+    g->G = p->num_groups;
+    if (g->G < 1 || g->C % g->G || g->K % g->G)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld input / %lld output channels do not split into %lld groups",
+                          nd->name, (long long)g->C, (long long)g->K, (long long)g->G);
+    g->Cg = g->C / g->G;
+    g->Kg = g->K / g->G;
+    g->in_sp = g->in[0] * g->in[1] * g->in[2];
+    g->P = g->out[0] * g->out[1] * g->out[2];
+    g->kvol = g->k[0] * g->k[1] * g->k[2];
+    g->ckk = g->Cg * g->kvol;
+    if (yd && (yd->d[0] != g->N || yd->d[1] != g->K))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not have %lld images of %lld channels",
+                          nd->name, trtl_dims_str(yd, s1, sizeof s1), (long long)g->N, (long long)g->K);
+    if (p->kernel.count != g->K * g->ckk || (p->bias.count && p->bias.count != g->K))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit the convolution",
+                          nd->name, (long long)p->kernel.count, (long long)p->bias.count);
+    return TRTL_OK;
+}
+
+/* ---- work split --------------------------------------------------------------------------------- */
+
+typedef struct cg_plan {
+    int channels;             /* 1: channel split with shared B; 0: pixel panels */
+    int64_t slots, kc, nkb;   /* slots used; depth block and number of blocks */
+    int64_t pw, npanels;      /* pixel panels (panel mode) or pixel sub-panels (channel mode) */
+    int64_t slot_floats;      /* panel mode: floats of one slot (B block + packer workspace) */
+} cg_plan;
+
+static double conv_flops(const trtl_cg_geom *g)
+{
+    return 2.0 * (double)g->N * (double)g->K * (double)g->ckk * (double)g->P;
+}
+
+/* Slots the scratch is sized for. */
+static int64_t max_slots(const trtl_cg_geom *g)
+{
+    int64_t t = trtl_available_cpus();
+    double want = conv_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
+    if (want < (double)t)
+        t = want < 1.0 ? 1 : (int64_t)want;
+    return t > MAX_SLOTS ? MAX_SLOTS : t;
+}
+
+static void depth_blocks(const trtl_cg_geom *g, int64_t *kc, int64_t *nkb)
+{
+    *nkb = ceil_div(g->ckk, KC_MAX);
+    *kc = ceil_div(g->ckk, *nkb);
+}
+
+/* Widest pixel panel of panel mode (a multiple of nr). */
+static int64_t panel_max(const trtl_cg_geom *g, int64_t kc, int64_t nr)
+{
+    int64_t w = B_BLOCK_BYTES / (kc * (int64_t)sizeof(float)) / nr * nr;
+    if (w < 4 * nr)
+        w = 4 * nr;
+    return w < round_up(g->P, nr) ? w : round_up(g->P, nr);
+}
+
+static int64_t tile_stride(int64_t kc, int64_t nr) { return kc * nr + TILE_SKEW; }
+
+/* Panel mode, one slot: the B block, then the packer's workspace. */
+static int64_t panel_slot_floats(const trtl_cg_geom *g, int64_t kc, int64_t nr)
+{
+    int64_t pw = panel_max(g, kc, nr);
+    return round_up(pw / nr * tile_stride(kc, nr), ALIGN_FLOATS) + trtl_cg_packer_floats(g, pw, g->Cg);
+}
+
+/* Channel mode: all of B, then a packer workspace per slot (a share of the input channels). */
+static int64_t shared_b_floats(const trtl_cg_geom *g, int64_t nr)
+{
+    return round_up(ceil_div(g->P, nr) * tile_stride(g->ckk, nr), ALIGN_FLOATS);
+}
+
+static int64_t shared_slot_floats(const trtl_cg_geom *g, int64_t slots)
+{
+    return trtl_cg_packer_floats(g, g->P, ceil_div(g->Cg, slots));
+}
+
+static int64_t shared_floats(const trtl_cg_geom *g, int64_t nr, int64_t slots)
+{
+    return shared_b_floats(g, nr) + slots * shared_slot_floats(g, slots);
+}
+
+/* Work in units of computed (padded) tile columns x rows, per slot: the slowest slot's share. */
+static void make_plan(const trtl_cg_geom *g, trtl_gemm_isa isa, int64_t threads, size_t scratch_floats, cg_plan *pl)
+{
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), ng = g->N * g->G;
+    const int64_t rows = round_up(g->Kg, mr);
+    memset(pl, 0, sizeof *pl);
+    depth_blocks(g, &pl->kc, &pl->nkb);
+    const int64_t pmax = panel_max(g, pl->kc, nr);
+    pl->slot_floats = panel_slot_floats(g, pl->kc, nr);
+    int64_t slots = threads;
+    if ((int64_t)(scratch_floats / (size_t)pl->slot_floats) < slots)
+        slots = (int64_t)(scratch_floats / (size_t)pl->slot_floats);
+    if (slots < 1)
+        slots = 1;
+    /* panel mode: try panel counts from the widest panels up, keep the best balance */
+    double best = -1.0;
+    for (int64_t np = ceil_div(g->P, pmax), tries = 0; tries < 2 * slots + 2 && np <= ceil_div(g->P, nr);
+         np++, tries++) {
+        int64_t pw = round_up(ceil_div(g->P, np), nr), npa = ceil_div(g->P, pw);
+        int64_t items = ng * npa, s = slots < items ? slots : items;
+        double cost = (double)ceil_div(items, s) * (double)pw * (double)rows;
+        if (best < 0 || cost < best * 0.999) {
+            best = cost;
+            pl->pw = pw;
+            pl->npanels = npa;
+            pl->slots = s;
+        }
+    }
+    /* channel mode: every slot runs its share of the row panels over all pixels */
+    int64_t cslots = threads < ceil_div(g->Kg, mr) ? threads : ceil_div(g->Kg, mr);
+    if (cslots > 1 && (size_t)shared_floats(g, nr, cslots) <= scratch_floats &&
+        g->ckk * round_up(g->P, nr) <= SHARED_MAX_FLOATS) {
+        double cost = (double)ng * (double)round_up(g->P, nr) * (double)(ceil_div(ceil_div(g->Kg, mr), cslots) * mr);
+        if (cost < best * 0.97) {
+            pl->channels = 1;
+            pl->slots = cslots;
+            /* sub-panels of the shared B for L2, of equal width (a remnant of a few columns
+             * would stream the weights once more for little work) */
+            int64_t np = ceil_div(g->P, pmax + pmax / 4);
+            pl->pw = round_up(ceil_div(g->P, np), nr);
+            pl->npanels = ceil_div(g->P, pl->pw);
+        }
+    }
+}
+
+/* ---- run ---------------------------------------------------------------------------------------- */
+
+typedef struct cg_job {
+    const trtl_cg_geom *g;
+    const cg_state *st;
+    const cg_plan *pl;
+    const trtl_epilogue *epi;
+    const float *x, *bias, *res;
+    float *y, *scratch;
+    int64_t items, n, grp; /* channel mode: the current image and group */
+} cg_job;
+
+/* Rows [m0, m1) of group grp's output for pixels [p0, p0 + pw), depth block [k0, k0 + kc). */
+static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pw,
+                      int64_t k0, int64_t kc, const float *b, int64_t b_stride)
+{
+    const trtl_cg_geom *g = j->g;
+    const cg_state *st = j->st;
+    const int64_t mr = trtl_gemm_mr(st->isa), ch0 = grp * g->Kg + m0;
+    const int64_t off = (n * g->K + ch0) * g->P + p0;
+    int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= g->ckk ? TRTL_GEMM_LAST : 0);
+    trtl_gemm_epi e = {j->bias ? j->bias + ch0 : NULL, NULL, j->res ? j->res + off : NULL, g->P,
+                       j->epi->act, j->epi->alpha, j->epi->beta};
+    const float *a = st->a + grp * st->group_floats + (m0 / mr) * g->ckk * mr + k0 * mr;
+    trtl_gemm_block(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags);
+}
+
+static void panel_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const cg_job *j = ctx;
+    const trtl_cg_geom *g = j->g;
+    const cg_plan *pl = j->pl;
+    const trtl_gemm_isa isa = j->st->isa;
+    const int64_t nr = trtl_gemm_nr(isa), ts = tile_stride(pl->kc, nr);
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        float *bbuf = j->scratch + s * pl->slot_floats;
+        float *work = bbuf + round_up(pl->pw / nr * ts, ALIGN_FLOATS);
+        for (int64_t it = s * j->items / pl->slots, end = (s + 1) * j->items / pl->slots; it < end; it++) {
+            int64_t panel = it % pl->npanels, grp = (it / pl->npanels) % g->G, n = it / pl->npanels / g->G;
+            int64_t p0 = panel * pl->pw, pw = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
+            trtl_cg_packer pk;
+            trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
+            for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
+                int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
+                trtl_cg_pack_rows(&pk, k0, k0 + kc, bbuf);
+                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts);
+            }
+        }
+    }
+}
+
+/* Channel mode, phase 1: depth rows of the shared B split over the slots. */
+static void shared_pack_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const cg_job *j = ctx;
+    const trtl_cg_geom *g = j->g;
+    const trtl_gemm_isa isa = j->st->isa;
+    const int64_t nr = trtl_gemm_nr(isa);
+    const int64_t slots = j->pl->slots;
+    float *work0 = j->scratch + shared_b_floats(g, nr);
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        int64_t c0 = s * g->Cg / slots, c1 = (s + 1) * g->Cg / slots;
+        if (c0 == c1)
+            continue;
+        trtl_cg_packer pk;
+        trtl_cg_packer_begin(&pk, g, isa, work0 + s * shared_slot_floats(g, slots),
+                             j->x + (j->n * g->C + j->grp * g->Cg) * g->in_sp, c0, c1, 0, g->P,
+                             tile_stride(g->ckk, nr));
+        trtl_cg_pack_rows(&pk, c0 * g->kvol, c1 * g->kvol, j->scratch + c0 * g->kvol * nr);
+    }
+}
+
+/* Channel mode, phase 2: slot s runs its row panels over every pixel sub-panel and depth block. */
+static void shared_gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const cg_job *j = ctx;
+    const trtl_cg_geom *g = j->g;
+    const cg_plan *pl = j->pl;
+    const int64_t mr = trtl_gemm_mr(j->st->isa), nr = trtl_gemm_nr(j->st->isa), npan = ceil_div(g->Kg, mr);
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        int64_t m0 = s * npan / pl->slots * mr, m1 = (s + 1) * npan / pl->slots * mr;
+        if (m1 > g->Kg)
+            m1 = g->Kg;
+        if (m0 >= m1)
+            continue;
+        for (int64_t p0 = 0; p0 < g->P; p0 += pl->pw) {
+            int64_t pw = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
+            for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
+                int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
+                const float *b = j->scratch + (p0 / nr) * tile_stride(g->ckk, nr) + k0 * nr;
+                run_block(j, j->n, j->grp, m0, m1, p0, pw, k0, kc, b, tile_stride(g->ckk, nr));
+            }
+        }
+    }
+}
+
+static float *align_floats(void *p)
+{
+    uintptr_t u = ((uintptr_t)p + 63) & ~(uintptr_t)63;
+    return (float *)u;
+}
+
+static trtl_status cg_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const cg_state *st = a->state;
+    trtl_cg_geom g;
+    TRTL_TRY(trtl_cg_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    if (!st || st->K != g.K || st->G != g.G || st->ckk != g.ckk)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': convolution.packed_gemm run without its packed weights",
+                          nd->name);
+    cg_job j;
+    memset(&j, 0, sizeof j);
+    j.g = &g;
+    j.st = st;
+    j.epi = &nd->epi;
+    j.x = (const float *)a->in[0].data;
+    j.bias = nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL;
+    j.y = (float *)a->out[0].data;
+    TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.P, &j.res));
+    if (g.N == 0 || g.K == 0 || g.P == 0)
+        return TRTL_OK;
+    if (g.ckk == 0) { /* no input channels: bias + epilogue of nothing */
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': convolution without input channels", nd->name);
+    }
+    size_t avail = a->scratch && a->scratch_size > 64 ? (a->scratch_size - 64) / sizeof(float) : 0;
+    cg_plan pl;
+    make_plan(&g, st->isa, trtl_threads_for(a->pool, conv_flops(&g)), avail, &pl);
+    if ((size_t)pl.slot_floats > avail && !pl.channels)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one packed panel",
+                          nd->name, a->scratch_size);
+    j.pl = &pl;
+    j.scratch = align_floats(a->scratch);
+    if (pl.channels) {
+        for (j.n = 0; j.n < g.N; j.n++)
+            for (j.grp = 0; j.grp < g.G; j.grp++) {
+                trtl_parallel_for(a->pool, pl.slots, 1, shared_pack_slots, &j);
+                trtl_parallel_for(a->pool, pl.slots, 1, shared_gemm_slots, &j);
+            }
+        return TRTL_OK;
+    }
+    j.items = g.N * g.G * pl.npanels;
+    if (pl.slots <= 1) {
+        pl.slots = 1;
+        panel_slots(&j, 0, 1, 0);
+    } else {
+        trtl_parallel_for(a->pool, pl.slots, 1, panel_slots, &j);
+    }
+    return TRTL_OK;
+}
+
+static size_t cg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    trtl_cg_geom g;
+    if (trtl_cg_geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK || g.P == 0 || g.ckk == 0)
+        return 0;
+    /* sized for the widest variant (the state is not visible here); AVX-512 tiles are the wider */
+    int64_t need = 0, slots = max_slots(&g), kc, nkb;
+    depth_blocks(&g, &kc, &nkb);
+    for (int isa = TRTL_GEMM_AVX2; isa <= TRTL_GEMM_AVX512; isa++) {
+        int64_t nr = trtl_gemm_nr((trtl_gemm_isa)isa), v = slots * panel_slot_floats(&g, kc, nr);
+        if (slots > 1 && g.ckk * round_up(g.P, nr) <= SHARED_MAX_FLOATS && shared_floats(&g, nr, slots) > v)
+            v = shared_floats(&g, nr, slots);
+        if (v > need)
+            need = v;
+    }
+    return (size_t)need * sizeof(float) + 64;
+}
+
+static int cg_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    int nsp = p->kernel_size.nb_dims;
+    if (nsp < 1 || nsp > 3 || in_dims[0].nb_dims != nsp + 2 || p->num_groups < 1 || p->num_output_maps < 1 ||
+        p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.type != TRTL_FLOAT))
+        return 0;
+    int64_t C = in_dims[0].d[1];
+    return C > 0 && C % p->num_groups == 0 && p->num_output_maps % p->num_groups == 0 &&
+           p->kernel.count % p->num_output_maps == 0 && p->kernel.count > 0;
+}
+
+static void cg_release(void *state)
+{
+    cg_state *st = state;
+    if (st)
+        free(st->a);
+    free(st);
+}
+
+static trtl_status cg_prepare(const trtl_node *nd, void **state)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    *state = NULL;
+    trtl_gemm_isa isa = trtl_gemm_isa_best();
+    if (isa == TRTL_GEMM_NONE)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': convolution.packed_gemm needs AVX2 and FMA", nd->name);
+    if (p->num_groups < 1 || p->num_output_maps < 1 || p->num_output_maps % p->num_groups ||
+        p->kernel.count % p->num_output_maps || p->kernel.type != TRTL_FLOAT)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights do not fit %d output maps in %d groups", nd->name,
+                          (long long)p->kernel.count, p->num_output_maps, p->num_groups);
+    cg_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
+    st->isa = isa;
+    st->K = p->num_output_maps;
+    st->G = p->num_groups;
+    st->Kg = st->K / st->G;
+    st->ckk = p->kernel.count / st->K;
+    st->group_floats = trtl_gemm_packed_a_size(isa, st->Kg, st->ckk);
+    size_t bytes = (size_t)(st->group_floats * st->G) * sizeof(float);
+    st->a = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!st->a) {
+        free(st);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
+                          nd->name, bytes);
+    }
+    const float *w = (const float *)p->kernel.values;
+    for (int64_t grp = 0; grp < st->G; grp++)
+        trtl_gemm_pack_a(isa, w + grp * st->Kg * st->ckk, st->ckk, 1, st->Kg, st->ckk,
+                         st->a + grp * st->group_floats);
+    *state = st;
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_conv_packed_gemm = {
+    .name = "convolution.packed_gemm",
+    .op = TRTL_OP_CONVOLUTION,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = cg_applies,
+    .prepare = cg_prepare,
+    .release = cg_release,
+    .scratch = cg_scratch,
+    .run = cg_run,
+};

@@ -1,0 +1,222 @@
+/*
+ * fully_connected_gemm.c -- "fully_connected.packed_gemm": Y[M, K] = X[M, D] x W[K, D]^T + bias,
+ * then the fused residual + activation, on trtlite's own SGEMM (gemm_packed.h).  D =
+ * kernel.count / num_output_channels, M = volume(input) / D.  Needs AVX2 + FMA.
+ *
+ * The weights are the B operand (output channels are the contiguous axis of Y), packed once in
+ * prepare() into tiles of nr channels over the whole depth.  X is the A operand: each slot packs
+ * its rows one depth block at a time (at most MB rows x KC_MAX, a few KiB at batch 1).  Bias,
+ * residual and activation are applied to the accumulator tiles before their single store.
+ *
+ * Work items are (row block, channel chunk): at batch 1 the channels are cut into one chunk per
+ * slot (tile-aligned), so each thread streams its share of the weights once; with many rows the
+ * row blocks alone are spread over the slots.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "network/op_table.h"
+#include "kernels/blas/blas_common.h"
+#include "kernels/x86/gemm_packed.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#define KC_MAX 384 /* depth block */
+#define MB 96      /* rows packed at a time: a multiple of both variants' mr */
+#define MAX_SLOTS 64
+#define TILE_SKEW 16 /* see convolution_gemm.c: tiles kc*nr + 16 floats apart */
+
+typedef struct fg_state {
+    trtl_gemm_isa isa;
+    int64_t K, D, ts; /* ts: tile stride of the packed weights */
+    float *b;
+} fg_state;
+
+typedef struct fg_job {
+    const fg_state *st;
+    const trtl_epilogue *epi;
+    const float *x, *bias, *res;
+    float *y, *scratch;
+    int64_t M, nmb, nnb, nb, slots, slot_floats; /* nb: channels per chunk (whole tiles) */
+} fg_job;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t slot_floats(int64_t D)
+{
+    int64_t kc = D < KC_MAX ? D : KC_MAX;
+    return (MB * kc + 15) / 16 * 16;
+}
+
+static void fg_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const fg_job *j = ctx;
+    const fg_state *st = j->st;
+    const trtl_gemm_isa isa = st->isa;
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
+    /* one row streams the weights once: no depth blocks needed */
+    const int64_t items = j->nmb * j->nnb, kcb = j->M == 1 ? D : ceil_div(D, ceil_div(D, KC_MAX));
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        float *apack = j->scratch + s * j->slot_floats;
+        for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++) {
+            int64_t mb = it / j->nnb, nbi = it % j->nnb;
+            int64_t m0 = mb * MB, rows = j->M - m0 < MB ? j->M - m0 : MB;
+            int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
+            if (cols <= 0)
+                continue;
+            trtl_gemm_epi e = {NULL, j->bias ? j->bias + n0 : NULL, j->res ? j->res + m0 * K + n0 : NULL, K,
+                               j->epi->act, j->epi->alpha, j->epi->beta};
+            for (int64_t k0 = 0; k0 < D; k0 += kcb) {
+                int64_t kc = D - k0 < kcb ? D - k0 : kcb;
+                int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+                const float *ap = j->x + m0 * D + k0; /* one row: read in place */
+                if (rows > 1) {
+                    trtl_gemm_pack_a(isa, ap, D, 1, rows, kc, apack);
+                    ap = apack;
+                } else {
+                    flags |= TRTL_GEMM_A_ROW;
+                }
+                trtl_gemm_block(isa, rows, cols, kc, ap, kc * mr, st->b + (n0 / nr) * st->ts + k0 * nr, st->ts,
+                                j->y + m0 * K + n0, K, &e, flags);
+            }
+        }
+    }
+}
+
+static float *align_floats(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+static trtl_status fg_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const fg_state *st = a->state;
+    char s1[TRTL_DIMS_STR_MAX];
+    if (!st)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': fully_connected.packed_gemm run without its packed weights",
+                          nd->name);
+    const int64_t K = st->K, D = st->D, vol = trtl_volume(&a->in[0].dims);
+    if (a->in[0].dtype != TRTL_FLOAT || vol < 0 || vol % D)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not split into rows of %lld values", nd->name,
+                          trtl_dims_str(&a->in[0].dims, s1, sizeof s1), (long long)D);
+    const int64_t M = vol / D;
+    if (trtl_volume(&a->out[0].dims) != M * K)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not hold %lld x %lld values", nd->name,
+                          trtl_dims_str(&a->out[0].dims, s1, sizeof s1), (long long)M, (long long)K);
+    fg_job j;
+    memset(&j, 0, sizeof j);
+    j.st = st;
+    j.epi = &nd->epi;
+    j.x = (const float *)a->in[0].data;
+    j.bias = nd->p.fc.bias.count ? (const float *)nd->p.fc.bias.values : NULL;
+    j.y = (float *)a->out[0].data;
+    j.M = M;
+    TRTL_TRY(trtl_epi_residual(a, M * K, &j.res));
+    if (M == 0)
+        return TRTL_OK;
+    j.slot_floats = slot_floats(D);
+    int64_t avail = a->scratch && a->scratch_size > 64 ? (int64_t)((a->scratch_size - 64) / sizeof(float)) / j.slot_floats
+                                                       : 0;
+    if (avail < 1)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one packed block",
+                          nd->name, a->scratch_size);
+    j.scratch = align_floats(a->scratch);
+    int64_t t = trtl_threads_for(a->pool, 2.0 * (double)M * (double)K * (double)D);
+    if (t > avail)
+        t = avail;
+    const int64_t nr = trtl_gemm_nr(st->isa), ntiles = ceil_div(K, nr);
+    j.nmb = ceil_div(M, MB);
+    /* channel chunks: enough items for every slot, each a run of whole tiles */
+    j.nnb = j.nmb >= 2 * t ? 1 : ceil_div(t, j.nmb);
+    if (j.nnb > ntiles)
+        j.nnb = ntiles;
+    j.nb = ceil_div(ntiles, j.nnb) * nr;
+    j.nnb = ceil_div(K, j.nb);
+    j.slots = t < j.nmb * j.nnb ? t : j.nmb * j.nnb;
+    if (j.slots <= 1) {
+        j.slots = 1;
+        fg_slots(&j, 0, 1, 0);
+    } else {
+        trtl_parallel_for(a->pool, j.slots, 1, fg_slots, &j);
+    }
+    return TRTL_OK;
+}
+
+static size_t fg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    const trtl_fc_params *p = &nd->p.fc;
+    (void)out;
+    if (p->num_output_channels < 1 || p->kernel.count % p->num_output_channels)
+        return 0;
+    int64_t D = p->kernel.count / p->num_output_channels, vol = trtl_volume(&in[0].dims);
+    if (D < 1 || vol < 1)
+        return 0;
+    int64_t slots = trtl_available_cpus();
+    double want = 2.0 * (double)vol * (double)p->num_output_channels / TRTL_MIN_FLOPS_PER_THREAD;
+    if (want < (double)slots)
+        slots = want < 1.0 ? 1 : (int64_t)want;
+    if (slots > MAX_SLOTS)
+        slots = MAX_SLOTS;
+    return (size_t)(slots * slot_floats(D)) * sizeof(float) + 64;
+}
+
+static int fg_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    const trtl_fc_params *p = &nd->p.fc;
+    int64_t vol = trtl_volume(&in_dims[0]);
+    return p->num_output_channels > 0 && p->kernel.count > 0 && p->kernel.type == TRTL_FLOAT &&
+           (!p->bias.count || p->bias.type == TRTL_FLOAT) && p->kernel.count % p->num_output_channels == 0 &&
+           vol >= 0 && vol % (p->kernel.count / p->num_output_channels) == 0;
+}
+
+static void fg_release(void *state)
+{
+    fg_state *st = state;
+    if (st)
+        free(st->b);
+    free(st);
+}
+
+static trtl_status fg_prepare(const trtl_node *nd, void **state)
+{
+    const trtl_fc_params *p = &nd->p.fc;
+    *state = NULL;
+    trtl_gemm_isa isa = trtl_gemm_isa_best();
+    if (isa == TRTL_GEMM_NONE)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': fully_connected.packed_gemm needs AVX2 and FMA", nd->name);
+    if (p->num_output_channels < 1 || p->kernel.count < 1 || p->kernel.count % p->num_output_channels ||
+        p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.count != p->num_output_channels))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit %d output channels",
+                          nd->name, (long long)p->kernel.count, (long long)p->bias.count, p->num_output_channels);
+    fg_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
+    const int64_t nr = trtl_gemm_nr(isa);
+    st->isa = isa;
+    st->K = p->num_output_channels;
+    st->D = p->kernel.count / st->K;
+    st->ts = st->D * nr + TILE_SKEW;
+    size_t bytes = (size_t)(ceil_div(st->K, nr) * st->ts) * sizeof(float);
+    st->b = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!st->b) {
+        free(st);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
+                          nd->name, bytes);
+    }
+    /* B(d, n) = W[n, d] */
+    trtl_gemm_pack_b(isa, (const float *)p->kernel.values, 1, st->D, st->D, st->K, st->b, st->ts);
+    *state = st;
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_fc_packed_gemm = {
+    .name = "fully_connected.packed_gemm",
+    .op = TRTL_OP_FULLY_CONNECTED,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = fg_applies,
+    .prepare = fg_prepare,
+    .release = fg_release,
+    .scratch = fg_scratch,
+    .run = fg_run,
+};

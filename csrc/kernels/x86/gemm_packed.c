@@ -1,0 +1,494 @@
+/*
+ * gemm_packed.c -- packing, microkernels and the block driver of trtlite's SGEMM (see
+ * gemm_packed.h for the layouts).
+ *
+ * Microkernels: an R x (NV vectors) accumulator tile lives in registers for the whole depth block
+ * (AVX2: up to 6 x 2 ymm = 12 accumulators + 2 B vectors + 1 broadcast; AVX-512: up to 12 x 2
+ * zmm = 24 + 2 + 1).  Each depth step loads NV vectors of B and broadcasts R values of A.  The
+ * tile bodies are always_inline functions whose R and NV are constants at every call site, so
+ * GCC unrolls them fully and keeps the accumulators in registers (no spills: check with
+ * `objdump -d` for vfmadd231ps and the absence of stack traffic in the loop).  Smaller R / NV
+ * variants serve the bottom and right edges of C without wasted work beyond the last vector.
+ *
+ * The store of a tile: (+ C for a later depth block), then on the last block + row or column
+ * bias, + residual, activation (RELU / CLIP / LEAKY_RELU in registers), one store.  A partial
+ * last vector goes through masks (AVX-512) or a small buffer (AVX2: AMD cores run AVX2 masked
+ * stores slowly).  Other activations are applied by the block driver over the block right after
+ * its tiles are stored, while it is still in cache.
+ */
+#include <string.h>
+#include <immintrin.h>
+
+#include "kernels/x86/gemm_packed.h"
+#include "kernels/x86/fused_epilogue.h"
+#include "core/cpu.h"
+
+#define AVX2_MR 6
+#define AVX2_NV 2
+#define AVX2_NR (8 * AVX2_NV)
+#ifndef AVX512_MR
+#define AVX512_MR 12 /* 8, 12 or 14 build (12 measured fastest) */
+#endif
+#define AVX512_NV 2
+#define AVX512_NR (16 * AVX512_NV)
+
+/* Everything a microkernel call needs (one struct: the tiles are called through a table). */
+typedef struct ukr_args {
+    int64_t kc;
+    const float *a, *b; /* packed A panel / B tile at the depth block */
+    float *c;
+    int64_t ldc;
+    const float *row_bias, *col_bias, *res; /* at the tile; used on the last block only */
+    int64_t ldr;
+    int cols; /* valid columns, 1..NV*width */
+    int flags;
+    int32_t act; /* fast activation or TRTL_ACT_NONE */
+    float alpha, beta;
+} ukr_args;
+
+typedef void (*ukr_fn)(const ukr_args *u);
+
+trtl_gemm_isa trtl_gemm_isa_best(void)
+{
+    if (trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA))
+        return TRTL_GEMM_AVX512;
+    if (trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA))
+        return TRTL_GEMM_AVX2;
+    return TRTL_GEMM_NONE;
+}
+
+int trtl_gemm_mr(trtl_gemm_isa isa) { return isa == TRTL_GEMM_AVX512 ? AVX512_MR : AVX2_MR; }
+int trtl_gemm_nr(trtl_gemm_isa isa) { return isa == TRTL_GEMM_AVX512 ? AVX512_NR : AVX2_NR; }
+
+/* ---- AVX2 ------------------------------------------------------------------------------------ */
+
+/* Tile epilogue of one full vector (8 columns). */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256
+epi8(const ukr_args *u, __m256 x, const float *cp, int r, int v, __m256 va, __m256 vb)
+{
+    if (u->flags & TRTL_GEMM_ACC)
+        x = _mm256_add_ps(x, _mm256_loadu_ps(cp));
+    if (u->flags & TRTL_GEMM_LAST) {
+        if (u->row_bias)
+            x = _mm256_add_ps(x, _mm256_broadcast_ss(u->row_bias + r));
+        if (u->col_bias)
+            x = _mm256_add_ps(x, _mm256_loadu_ps(u->col_bias + 8 * v));
+        if (u->res)
+            x = _mm256_add_ps(x, _mm256_loadu_ps(u->res + r * u->ldr + 8 * v));
+        x = trtl_act8(x, u->act, va, vb);
+    }
+    return x;
+}
+
+/* The same for one float (partial vectors). */
+static inline float epi1(const ukr_args *u, float x, const float *cp, int r, int j)
+{
+    if (u->flags & TRTL_GEMM_ACC)
+        x += *cp;
+    if (u->flags & TRTL_GEMM_LAST) {
+        if (u->row_bias)
+            x += u->row_bias[r];
+        if (u->col_bias)
+            x += u->col_bias[j];
+        if (u->res)
+            x += u->res[r * u->ldr + j];
+        if (u->act != TRTL_ACT_NONE)
+            x = trtl_activation_eval(u->act, u->alpha, u->beta, x);
+    }
+    return x;
+}
+
+/* The store of an R x NV ymm tile (a partial last vector through a buffer). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void store256(const ukr_args *u,
+                                                                              __m256 (*acc)[AVX2_NV], const int R,
+                                                                              const int NV)
+{
+    const __m256 va = _mm256_set1_ps(u->alpha), vb = _mm256_set1_ps(u->beta);
+    float *c = u->c;
+    const int64_t ldc = u->ldc;
+    if (u->cols == 8 * NV) {
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++) {
+                float *cp = c + r * ldc + 8 * v;
+                _mm256_storeu_ps(cp, epi8(u, acc[r][v], cp, r, v, va, vb));
+            }
+        return;
+    }
+    /* partial last vector: through a buffer */
+    float t[AVX512_MR][AVX2_NR];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+            _mm256_storeu_ps(&t[r][8 * v], acc[r][v]);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < u->cols; j++)
+            c[r * ldc + j] = epi1(u, t[r][j], c + r * ldc + j, r, j);
+}
+
+/* R x NV ymm tile; A panels have AS rows, B tiles BS columns (the AVX2 layout, or the AVX-512
+ * layout for the 8-column right edge of a tile). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(const ukr_args *u, const int R,
+                                                                                const int NV, const int AS,
+                                                                                const int BS)
+{
+    __m256 acc[AVX512_MR][AVX2_NV];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = _mm256_setzero_ps();
+    const float *a = u->a, *b = u->b;
+    for (int64_t k = u->kc; k > 0; k--) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            __m256 ar = _mm256_broadcast_ss(a + r);
+            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+            if (NV > 1)
+                acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+        }
+        a += AS;
+        b += BS;
+    }
+    store256(u, acc, R, NV);
+}
+
+#define AVX2_FN(R, V)                                                                                             \
+    __attribute__((target("avx2,fma"))) static void ukr_avx2_##R##_##V(const ukr_args *u)                          \
+    {                                                                                                             \
+        ukr_avx2(u, R, V, AVX2_MR, AVX2_NR);                                                                      \
+    }
+#define AVX2_ROWS(X, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V) X(6, V)
+AVX2_ROWS(AVX2_FN, 1)
+AVX2_ROWS(AVX2_FN, 2)
+#define AVX2_PAIR(R, V) {ukr_avx2_##R##_1, ukr_avx2_##R##_2},
+static const ukr_fn avx2_tab[AVX2_MR][AVX2_NV] = {AVX2_ROWS(AVX2_PAIR, 0)};
+
+/* gemv512's AVX2 twin. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void gemv256(const ukr_args *u, const int NV)
+{
+    __m256 s[4][2], acc[AVX512_MR][AVX2_NV];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        s[i][0] = s[i][1] = _mm256_setzero_ps();
+    const float *a = u->a, *b = u->b;
+    int64_t k = u->kc;
+    for (; k >= 4; k -= 4, a += 4, b += 4 * AVX2_NR)
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            __m256 x = _mm256_broadcast_ss(a + i);
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++)
+                s[i][v] = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + i * AVX2_NR + 8 * v), s[i][v]);
+        }
+    for (; k > 0; k--, a++, b += AVX2_NR) {
+        __m256 x = _mm256_broadcast_ss(a);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+            s[0][v] = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + 8 * v), s[0][v]);
+    }
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++)
+        acc[0][v] = _mm256_add_ps(_mm256_add_ps(s[0][v], s[1][v]), _mm256_add_ps(s[2][v], s[3][v]));
+    store256(u, acc, 1, NV);
+}
+
+__attribute__((target("avx2,fma"))) static void gemv256_1(const ukr_args *u) { gemv256(u, 1); }
+__attribute__((target("avx2,fma"))) static void gemv256_2(const ukr_args *u) { gemv256(u, 2); }
+
+/* ---- AVX-512 --------------------------------------------------------------------------------- */
+
+/* Fast activation of 16 lanes, same results as trtl_activation_eval (NaN included). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 act16(__m512 v, int32_t act, __m512 alpha,
+                                                                             __m512 beta)
+{
+    switch (act) {
+    case TRTL_ACT_RELU: return _mm512_max_ps(v, _mm512_setzero_ps()); /* max(NaN, 0) = 0 */
+    case TRTL_ACT_LEAKY_RELU:
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ), _mm512_mul_ps(v, alpha),
+                                    v);
+    case TRTL_ACT_CLIP: {
+        __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, beta, _CMP_GT_OQ), v, beta);
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, alpha, _CMP_LT_OQ), t, alpha);
+    }
+    default: return v;
+    }
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+epi16(const ukr_args *u, __m512 x, const float *cp, int r, int v, __mmask16 m, __m512 va, __m512 vb)
+{
+    if (u->flags & TRTL_GEMM_ACC)
+        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, cp));
+    if (u->flags & TRTL_GEMM_LAST) {
+        if (u->row_bias)
+            x = _mm512_add_ps(x, _mm512_set1_ps(u->row_bias[r]));
+        if (u->col_bias)
+            x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->col_bias + 16 * v));
+        if (u->res)
+            x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->res + r * u->ldr + 16 * v));
+        x = act16(x, u->act, va, vb);
+    }
+    return x;
+}
+
+/* The store of an R x NV zmm tile (vectors masked to the valid columns). */
+__attribute__((target("avx512f"), always_inline)) static inline void store512(const ukr_args *u,
+                                                                             __m512 (*acc)[AVX512_NV], const int R,
+                                                                             const int NV)
+{
+    const __m512 va = _mm512_set1_ps(u->alpha), vb = _mm512_set1_ps(u->beta);
+    float *c = u->c;
+    const int64_t ldc = u->ldc;
+    __mmask16 mv[AVX512_NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) {
+        const int n = u->cols - 16 * v; /* columns in vector v */
+        mv[v] = (__mmask16)(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1u);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            float *cp = c + r * ldc + 16 * v;
+            const __mmask16 m = mv[v];
+            _mm512_mask_storeu_ps(cp, m, epi16(u, acc[r][v], cp, r, v, m, va, vb));
+        }
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(const ukr_args *u, const int R,
+                                                                                 const int NV)
+{
+    __m512 acc[AVX512_MR][AVX512_NV];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    const float *a = u->a, *b = u->b;
+    for (int64_t k = u->kc; k > 0; k--) {
+        __m512 bv[AVX512_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            bv[v] = _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+            __m512 ar = _mm512_set1_ps(a[r]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+        }
+        a += AVX512_MR;
+        b += AVX512_NR;
+    }
+    store512(u, acc, R, NV);
+}
+
+#define AVX512_FN(R, V)                                                                                           \
+    __attribute__((target("avx512f"))) static void ukr_avx512_##R##_##V(const ukr_args *u) { ukr_avx512(u, R, V); }
+/* the right edge of at most 8 columns: one ymm per row on the AVX-512 layout */
+#define AVX512_HALF_FN(R, V)                                                                                      \
+    __attribute__((target("avx2,fma"))) static void ukr_avx512_##R##_0(const ukr_args *u)                         \
+    {                                                                                                             \
+        ukr_avx2(u, R, 1, AVX512_MR, AVX512_NR);                                                                  \
+    }
+#define AVX512_ROWS8(X, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V) X(6, V) X(7, V) X(8, V)
+#if AVX512_MR == 8
+#define AVX512_ROWS(X, V) AVX512_ROWS8(X, V)
+#elif AVX512_MR == 12
+#define AVX512_ROWS(X, V) AVX512_ROWS8(X, V) X(9, V) X(10, V) X(11, V) X(12, V)
+#elif AVX512_MR == 14
+#define AVX512_ROWS(X, V) AVX512_ROWS8(X, V) X(9, V) X(10, V) X(11, V) X(12, V) X(13, V) X(14, V)
+#else
+#error "AVX512_MR must be 8, 12 or 14"
+#endif
+AVX512_ROWS(AVX512_HALF_FN, 0)
+AVX512_ROWS(AVX512_FN, 1)
+AVX512_ROWS(AVX512_FN, 2)
+#define AVX512_TRIPLE(R, V) {ukr_avx512_##R##_0, ukr_avx512_##R##_1, ukr_avx512_##R##_2},
+/* [rows - 1][0: <= 8 columns, 1: <= 16, 2: <= 32] */
+static const ukr_fn avx512_tab[AVX512_MR][AVX512_NV + 1] = {AVX512_ROWS(AVX512_TRIPLE, 0)};
+
+/* One plain row of A (stride 1) times NV vectors of a tile: the depth is split over 4
+ * accumulator sets so the FMA latency does not bound this memory-bound product. */
+__attribute__((target("avx512f"), always_inline)) static inline void gemv512(const ukr_args *u, const int NV)
+{
+    __m512 s[4][2], acc[AVX512_MR][AVX512_NV];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        s[i][0] = s[i][1] = _mm512_setzero_ps();
+    const float *a = u->a, *b = u->b;
+    int64_t k = u->kc;
+    for (; k >= 4; k -= 4, a += 4, b += 4 * AVX512_NR)
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            __m512 x = _mm512_set1_ps(a[i]);
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++)
+                s[i][v] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + i * AVX512_NR + 16 * v), s[i][v]);
+        }
+    for (; k > 0; k--, a++, b += AVX512_NR) {
+        __m512 x = _mm512_set1_ps(a[0]);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+            s[0][v] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + 16 * v), s[0][v]);
+    }
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++)
+        acc[0][v] = _mm512_add_ps(_mm512_add_ps(s[0][v], s[1][v]), _mm512_add_ps(s[2][v], s[3][v]));
+    store512(u, acc, 1, NV);
+}
+
+__attribute__((target("avx512f"))) static void gemv512_1(const ukr_args *u) { gemv512(u, 1); }
+__attribute__((target("avx512f"))) static void gemv512_2(const ukr_args *u) { gemv512(u, 2); }
+
+/* ---- packing --------------------------------------------------------------------------------- */
+
+int64_t trtl_gemm_packed_a_size(trtl_gemm_isa isa, int64_t M, int64_t D)
+{
+    int64_t mr = trtl_gemm_mr(isa);
+    return (M + mr - 1) / mr * mr * D;
+}
+
+void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t M, int64_t D, float *dst)
+{
+    const int64_t mr = trtl_gemm_mr(isa);
+    for (int64_t p = 0; p * mr < M; p++) {
+        float *panel = dst + p * mr * D;
+        for (int64_t r = 0; r < mr && p * mr + r < M; r++) {
+            const float *row = src + (p * mr + r) * rs;
+            for (int64_t d = 0; d < D; d++)
+                panel[d * mr + r] = row[d * cs];
+        }
+    }
+}
+
+__attribute__((target("avx2,fma"))) void trtl_gemm_pack_b_row(trtl_gemm_isa isa, const float *row, int64_t N,
+                                                               float *dst, int64_t tile_stride)
+{
+    const int64_t nr = trtl_gemm_nr(isa);
+    int64_t j = 0;
+    for (; j + nr <= N; j += nr, dst += tile_stride)
+        for (int64_t i = 0; i < nr; i += 8)
+            _mm256_storeu_ps(dst + i, _mm256_loadu_ps(row + j + i));
+    if (j < N) {
+        int64_t i = 0;
+        for (; j + i + 8 <= N; i += 8)
+            _mm256_storeu_ps(dst + i, _mm256_loadu_ps(row + j + i));
+        for (; j + i < N; i++)
+            dst[i] = row[j + i];
+        for (; i < nr; i++)
+            dst[i] = 0.0f;
+    }
+}
+
+void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t kc, int64_t N, float *dst,
+                      int64_t tile_stride)
+{
+    const int64_t nr = trtl_gemm_nr(isa);
+    if (cs == 1) {
+        for (int64_t d = 0; d < kc; d++)
+            trtl_gemm_pack_b_row(isa, src + d * rs, N, dst + d * nr, tile_stride);
+        return;
+    }
+    /* column by column (a transposed source is then read along its rows) */
+    for (int64_t t = 0; t * nr < N; t++)
+        for (int64_t i = 0; i < nr; i++) {
+            float *o = dst + t * tile_stride + i;
+            const int64_t n = t * nr + i;
+            for (int64_t d = 0; d < kc; d++)
+                o[d * nr] = n < N ? src[d * rs + n * cs] : 0.0f;
+        }
+}
+
+/* ---- block driver ---------------------------------------------------------------------------- */
+
+/* Pointers of the tile at row i, column j (u's other fields are set by the caller). */
+static void at_tile(ukr_args *u, const trtl_gemm_epi *e, int64_t i, int64_t j, float *c, int64_t ldc)
+{
+    u->c = c + i * ldc + j;
+    u->row_bias = e && e->row_bias ? e->row_bias + i : NULL;
+    u->col_bias = e && e->col_bias ? e->col_bias + j : NULL;
+    u->res = e && e->res ? e->res + i * e->ldr + j : NULL;
+}
+
+/* Moves u to column 16 of its tile (the ymm remainder of an AVX-512 tile). */
+static void skip16(ukr_args *u)
+{
+    u->b += 16;
+    u->c += 16;
+    u->col_bias = u->col_bias ? u->col_bias + 16 : NULL;
+    u->res = u->res ? u->res + 16 : NULL;
+}
+
+/* Every tile of the block: row panels outside (the A micro-panel stays in L1), B tiles inside. */
+static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, const float *a, int64_t a_stride,
+                        const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e)
+{
+    const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
+    for (int64_t i = 0; i < M; i += mr) {
+        const int rows = M - i < mr ? (int)(M - i) : mr;
+        u->a = a + (i / mr) * a_stride;
+        for (int64_t j = 0; j < N; j += nr) {
+            const int cols = N - j < nr ? (int)(N - j) : nr;
+            u->b = b + (j / nr) * b_stride;
+            u->cols = cols;
+            at_tile(u, e, i, j, c, ldc);
+            if (isa != TRTL_GEMM_AVX512) {
+                avx2_tab[rows - 1][cols > 8](u);
+            } else if (cols <= 8 || cols > 24) {
+                avx512_tab[rows - 1][cols <= 8 ? 0 : 2](u);
+            } else {
+                /* 9..24 columns: 16 (one zmm), then the rest with one ymm at column 16 */
+                u->cols = cols < 16 ? cols : 16;
+                avx512_tab[rows - 1][1](u);
+                if (cols > 16) {
+                    u->cols = cols - 16;
+                    skip16(u);
+                    avx512_tab[rows - 1][0](u);
+                }
+            }
+        }
+    }
+}
+
+void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                     const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags)
+{
+    const int nr = trtl_gemm_nr(isa);
+    const int last = (flags & TRTL_GEMM_LAST) && e;
+    const int slow_act = last && !trtl_act_is_fast(e->act);
+    ukr_args u;
+    memset(&u, 0, sizeof u);
+    u.kc = kc;
+    u.ldc = ldc;
+    u.flags = flags & (last ? (TRTL_GEMM_ACC | TRTL_GEMM_LAST) : TRTL_GEMM_ACC);
+    u.act = last && !slow_act ? e->act : TRTL_ACT_NONE;
+    if (last) {
+        u.ldr = e->ldr;
+        u.alpha = e->alpha;
+        u.beta = e->beta;
+    }
+    if ((flags & TRTL_GEMM_A_ROW) && M == 1) {
+        u.a = a;
+        for (int64_t j = 0; j < N; j += nr) {
+            u.cols = N - j < nr ? (int)(N - j) : nr;
+            u.b = b + (j / nr) * b_stride;
+            at_tile(&u, last ? e : NULL, 0, j, c, ldc);
+            if (isa == TRTL_GEMM_AVX512)
+                (u.cols > 16 ? gemv512_2 : gemv512_1)(&u);
+            else
+                (u.cols > 8 ? gemv256_2 : gemv256_1)(&u);
+        }
+    } else {
+        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL);
+    }
+    if (slow_act) {
+        const trtl_epilogue act = {e->act, e->alpha, e->beta, 0};
+        for (int64_t i = 0; i < M; i++)
+            trtl_epi_act(&act, c + i * ldc, N);
+    }
+}

@@ -1,0 +1,76 @@
+/*
+ * gemm_packed.h -- trtlite's own SGEMM core for the "*.packed_gemm" kernels: packing routines,
+ * register-blocked microkernels (AVX2 6x16, AVX-512 12x32) and a block driver that applies the
+ * fused epilogue (bias, residual, activation) to each accumulator tile before its one store.
+ *
+ *   C[M, N] = A[M, D] x B[D, N]          (row-major C with leading dimension ldc)
+ *
+ * A is the broadcast operand (rows: output channels of a convolution, batch rows of a fully
+ * connected layer), B the vector operand (columns: output pixels, output channels), so C's
+ * columns are the contiguous axis of the output.
+ *
+ * Packed layouts (floats; `mr` and `nr` from trtl_gemm_mr/nr of the ISA variant):
+ *   A: panels of mr rows, panel p = [D][mr] (row p*mr + r at depth d at p*D*mr + d*mr + r);
+ *      rows past M are left unwritten (the edge microkernels never read them).  A depth block [d0, d0 + kc) of panel p starts at p*D*mr + d0*mr.
+ *   B: tiles of nr columns, tile t = [kc][nr] at t*tile_stride (tile_stride >= kc*nr); columns
+ *      past N are zero.  A tile packed over the whole depth serves any depth block by offset.
+ *
+ * The variant is chosen once (trtl_gemm_isa_best) and must be the same for the packing and the
+ * block calls: kernels record it in their prepared state.  Every function here is thread-safe
+ * (no shared state); none allocates.
+ */
+#ifndef TRTL_KERNELS_X86_GEMM_PACKED_H
+#define TRTL_KERNELS_X86_GEMM_PACKED_H
+
+#include <stdint.h>
+#include "kernels/kernel.h"
+
+typedef enum trtl_gemm_isa {
+    TRTL_GEMM_NONE = -1, /* no AVX2 + FMA: the packed kernels do not apply */
+    TRTL_GEMM_AVX2 = 0,  /* 6 x 16 tiles */
+    TRTL_GEMM_AVX512 = 1 /* 12 x 32 tiles */
+} trtl_gemm_isa;
+
+/* The fastest variant this CPU runs (honours TRTL_CPU_MASK through trtl_cpu_features). */
+trtl_gemm_isa trtl_gemm_isa_best(void);
+int trtl_gemm_mr(trtl_gemm_isa isa);
+int trtl_gemm_nr(trtl_gemm_isa isa);
+
+/* Floats of a packed A of M rows over depth D (whole panels). */
+int64_t trtl_gemm_packed_a_size(trtl_gemm_isa isa, int64_t M, int64_t D);
+
+/* Packs A(m, d) = src[m*rs + d*cs] for m < M, d < D into dst (trtl_gemm_packed_a_size floats). */
+void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t M, int64_t D, float *dst);
+
+/* Packs B(d, n) = src[d*rs + n*cs] for d < kc, n < N into tiles of [kc][nr] at dst + t*tile_stride
+ * (columns N..round-up zero-filled).  cs == 1 (rows of B contiguous) is the fast path. */
+void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t kc, int64_t N, float *dst,
+                      int64_t tile_stride);
+
+/* Packs one row of B: dst[t*tile_stride + j % nr] = row[j] for j < N, t = j / nr, then zeros up to
+ * the last tile's end.  dst points at row d of tile 0 (tile base + d*nr). */
+void trtl_gemm_pack_b_row(trtl_gemm_isa isa, const float *row, int64_t N, float *dst, int64_t tile_stride);
+
+/* The epilogue of a block, applied when TRTL_GEMM_LAST is set.  Pointers are at the block's
+ * first row / column: row_bias[i] (convolution: per output channel), col_bias[j] (fully
+ * connected: per output channel), res[i*ldr + j]; NULL when absent.  act: any activation
+ * (the fast ones run in registers, the others over the block right after it is stored). */
+typedef struct trtl_gemm_epi {
+    const float *row_bias, *col_bias, *res;
+    int64_t ldr;
+    int32_t act;
+    float alpha, beta;
+} trtl_gemm_epi;
+
+#define TRTL_GEMM_ACC 1  /* add to C's contents (a later depth block); else overwrite */
+#define TRTL_GEMM_LAST 2 /* the last depth block: apply the epilogue */
+#define TRTL_GEMM_A_ROW 4 /* M == 1 and `a` is one plain row of kc floats (no packing, a_stride unused) */
+
+/* C[M, N] (+)= A-block x B-block for one depth block of kc:
+ *   a: the first A panel at the block's depth offset, panels a_stride floats apart (D*mr);
+ *   b: the first B tile at the block's depth offset, tiles b_stride floats apart.
+ * M rows, N columns (any sizes; tiles past them are never stored).  e may be NULL (no epilogue). */
+void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                     const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * winograd.h -- the AVX2+FMA pieces of the Winograd convolution kernels (convolution_winograd.c):
+ * transform matrices, 8-tile input/output transforms and the GEMM microkernels
+ * (winograd_avx2.c).  Call only when trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA).
+ *
+ * Matrices (Lavin & Gray's, points 0, 1, -1 [, 2, -2] and infinity; rows scaled so that B^T and
+ * A^T are integers):
+ *   F(2,3):  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 -1 0 1]        A^T = [1 1 1 0; 0 1 -1 1]
+ *   F(4,3):  B^T = [4 0 -5 0 1 0; 0 4 4 -1 -1 0; 0 -4 4 1 -1 0;   A^T = [1 1 1 1 1 0;
+ *                   0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]           0 1 -1 2 -2 0;
+ *                                                                          0 1 1 4 4 0;
+ *                                                                          0 1 -1 8 -8 1]
+ *   G: trtl_wg_G23 / trtl_wg_G43 below (applied once, in double, when weights are prepared).
+ * Transform position xi = i * a + j (i along H, j along W) for an a x a input tile.
+ */
+#ifndef TRTL_KERNELS_X86_WINOGRAD_H
+#define TRTL_KERNELS_X86_WINOGRAD_H
+
+#include <stdint.h>
+#include "kernels/kernel.h"
+
+extern const double trtl_wg_G23[4][3];
+extern const double trtl_wg_G43[6][3];
+
+/* d[j] = src[j - pl] where 0 <= j - pl < W, else 0, for j < wp (src NULL: a row of zeros). */
+void trtl_wg_pad_row(float *d, const float *src, int64_t wp, int64_t pl, int64_t W);
+
+/* Input transform of 8 tiles (one per vector lane) of one channel.  Tile l's a x a input is the
+ * staged block at S + off[l], rows wp floats apart (F43 reads columns 0-5, F23 columns 0-3).
+ * Writes position xi's 8 values to dst + xi * xs. */
+void trtl_wg_input8_f43(const float *S, const int64_t *off, int64_t wp, float *dst, int64_t xs);
+void trtl_wg_input8_f23(const float *S, const int64_t *off, int64_t wp, float *dst, int64_t xs);
+
+/* Output of one channel: y = act(transform + bias + residual) for tiles [t, t + 8) of a group. */
+typedef struct trtl_wg_out {
+    const trtl_epilogue *epi;
+    int fast;              /* epi->act has a vector path (trtl_act_is_fast) */
+    int64_t ow;            /* output row length */
+    const int64_t *y_off;  /* per tile of the group: offset of its top-left output in a channel plane */
+    const int32_t *valid;  /* per tile: valid rows | valid columns << 8 (0: lane past the group) */
+    float bias;
+    float *y;              /* output channel plane (image 0; y_off carries the image) */
+    const float *res;      /* residual plane laid out like y, or NULL */
+} trtl_wg_out;
+
+/* M values of position xi for tiles [t, t + 8) at mk + xi * xs. */
+void trtl_wg_output8_f43(const float *mk, int64_t xs, const trtl_wg_out *o, int64_t t);
+void trtl_wg_output8_f23(const float *mk, int64_t xs, const trtl_wg_out *o, int64_t t);
+
+/* m[r * ldm + t] = sum_c u[c * 6 + r] * v[c * NR + t] for r < 6, t < NR (16 or 8): overwrites. */
+void trtl_wg_gemm_6x16(int64_t C, const float *u, const float *v, float *m, int64_t ldm);
+void trtl_wg_gemm_6x8(int64_t C, const float *u, const float *v, float *m, int64_t ldm);
+
+#endif
