@@ -8,8 +8,9 @@
     python3 benchmarks/run.py --write-readme       # replace the results section of benchmarks/README.md
 
 Method (PERF.md, "How to benchmark fairly"; details in benchmarks/README.md):
-  * models are defined in benchmarks/models.py (random seeded weights), exported with
-    torch.onnx.export(dynamo=False) into a temporary directory; nothing is downloaded;
+  * models are chosen and seeded in benchmarks/models.py (networks from tests/onnx_torch_models.py and
+    examples/lenet/model.py; random seeded weights), exported with torch.onnx.export(dynamo=False) into a
+    temporary directory; nothing is downloaded;
   * every engine runs in its own subprocess (one engine per process; peak RSS is that process's);
     trtlite builds its plan in one more process and the timed process only deserializes it;
   * one seeded input for all; each process checks its first output against onnxruntime's reference

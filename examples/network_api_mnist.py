@@ -15,41 +15,20 @@ The script is written against the TensorRT 8/10 Python API (``import trtlite as 
     python examples/network_api_mnist.py --quick    # 1000 test images, fewer timing runs
 """
 
-import argparse
-import importlib.util
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import fashion_mnist  # noqa: E402
+import demo_common as common  # noqa: E402
+from demo_common import available_cpus, median_latency_ms, predict_batched  # noqa: E402
 
-try:
-    import trtlite as trt
-except ImportError:  # running from a source checkout that is not installed
-    sys.path.insert(0, ROOT)
-    import trtlite as trt
-
-
-def _load_module(name, path):
-    """Import a file under a unique module name (examples/lenet and examples/addernet both have model.py)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-lenet = _load_module("lenet_model", os.path.join(HERE, "lenet", "model.py"))
+trt = common.import_trtlite()
+lenet = common.load_example("lenet")
 
 INPUT_NAME = "data"
 OUTPUT_NAME = "prob"
@@ -134,14 +113,6 @@ def build_serialized_engine(weights, max_batch=MAX_BATCH):
         return plan
 
 
-def load_engine(runtime, plan_path):
-    with open(plan_path, "rb") as f:
-        engine = runtime.deserialize_cuda_engine(f.read())
-    if engine is None:
-        raise RuntimeError("could not deserialize %s" % plan_path)
-    return engine
-
-
 # ----------------------------------------------------------------------------------------------
 # Inference
 # ----------------------------------------------------------------------------------------------
@@ -182,42 +153,9 @@ class LeNetEngine:
         return out
 
 
-def predict_batched(fn, x, batch):
-    return np.concatenate([fn(x[i:i + batch]) for i in range(0, len(x), batch)])
-
-
-def median_latency_ms(fn, warmup, runs):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
-
-
-def available_cpus():
-    """CPUs this process may use (what trtlite's thread pool sizes itself to)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-def ensure_checkpoint(path):
-    if os.path.exists(path):
-        return
-    print("%s not found: training it first (a few minutes on CPU)..." % os.path.relpath(path))
-    train = _load_module("lenet_train", os.path.join(HERE, "lenet", "train.py"))
-    train.train(out=path)
-
-
 def main(argv=None):
-    p = argparse.ArgumentParser(description="LeNet/Fashion-MNIST through trtlite's network API")
-    p.add_argument("--quick", action="store_true", help="evaluate on 1000 test images (for tests)")
-    p.add_argument("--weights", default=lenet.CHECKPOINT, help="LeNet .npz checkpoint")
-    p.add_argument("--plan", default=DEFAULT_PLAN, help="where to write the serialized engine")
+    p = common.demo_arg_parser("LeNet/Fashion-MNIST through trtlite's network API", "LeNet", lenet.CHECKPOINT,
+                               DEFAULT_PLAN)
     p.add_argument("--batch", type=int, default=MAX_BATCH, help="batch size for the accuracy pass")
     p.add_argument("--runs", type=int, default=None, help="timed batch-1 runs (default 1000, --quick 200)")
     p.add_argument("--threads", type=int, default=available_cpus(), help="PyTorch threads (default: as trtlite)")
@@ -228,37 +166,21 @@ def main(argv=None):
     import torch
     torch.set_num_threads(args.threads)
 
-    try:
-        x_test, y_test = fashion_mnist.load("test", limit=1000 if args.quick else None)
-        ensure_checkpoint(args.weights)
-    except fashion_mnist.DatasetMissingError as e:
-        sys.exit(str(e))
-    weights = lenet.load_weights(args.weights)
+    x_test, y_test, weights = common.load_test_set_and_weights("lenet", args.weights, limit=1000 if args.quick else None,
+                                                               train_if_missing=True)
 
-    # Build, serialize to a file, and load back as a deployment would.
-    t0 = time.perf_counter()
-    plan = build_serialized_engine(weights)
-    build_s = time.perf_counter() - t0
-    os.makedirs(os.path.dirname(os.path.abspath(args.plan)), exist_ok=True)
-    with open(args.plan, "wb") as f:
-        f.write(plan)
-    runtime = trt.Runtime(TRT_LOGGER)          # keep it alive as long as the engine
-    engine = load_engine(runtime, args.plan)
+    runtime, engine, build_s = common.build_save_and_load(lambda: build_serialized_engine(weights), args.plan,
+                                                          TRT_LOGGER)
     runner = LeNetEngine(engine)
     print("built engine in %.2fs: %d layers, plan %s (%.1f KB)"
           % (build_s, engine.num_layers, os.path.relpath(args.plan), os.path.getsize(args.plan) / 1024))
 
     # Accuracy on the test images.
     model = lenet.model_from_weights(weights)
-    with torch.inference_mode():
-        p_torch = predict_batched(lambda b: model(torch.from_numpy(b)).numpy(), x_test, batch)
+    p_torch = predict_batched(lambda b: common.torch_predict(model, b), x_test, batch)
     p_trt = predict_batched(runner.run_v2, x_test, batch)
     p_v3 = predict_batched(runner.run_v3, x_test[:batch], batch)
-
-    acc_torch = float((p_torch.argmax(1) == y_test).mean())
-    acc_trt = float((p_trt.argmax(1) == y_test).mean())
-    same_pred = int((p_torch.argmax(1) == p_trt.argmax(1)).sum())
-    max_diff = float(np.abs(p_torch - p_trt).max())
+    acc_torch, acc_trt, same_pred, max_diff = common.compare_predictions(p_torch, p_trt, y_test)
     v3_diff = float(np.abs(p_v3 - p_trt[:len(p_v3)]).max())
 
     # Batch-1 latency (one image, preallocated buffers, same thread count).
@@ -273,15 +195,13 @@ def main(argv=None):
         lat_torch = median_latency_ms(lambda: model(t1), warmup=50, runs=runs)
 
     n = len(y_test)
-    print()
-    print("LeNet / Fashion-MNIST: %d test images, %d thread(s), batch-1 latency = median of %d runs"
-          % (n, args.threads, runs))
-    print("  %-18s %9s %16s" % ("", "accuracy", "batch-1 latency"))
-    print("  %-18s %8.2f%% %13.3f ms" % ("PyTorch " + torch.__version__.split("+")[0], 100 * acc_torch, lat_torch))
-    print("  %-18s %8.2f%% %13.3f ms" % ("trtlite", 100 * acc_trt, lat_trt))
-    print("  speed-up %.2fx | same prediction on %d/%d images | max |prob diff| %.1e | "
-          "execute_async_v3 vs execute_v2 max diff %.1e"
-          % (lat_torch / lat_trt, same_pred, n, max_diff, v3_diff))
+    common.print_report(
+        "LeNet / Fashion-MNIST: %d test images, %d thread(s), batch-1 latency = median of %d runs"
+        % (n, args.threads, runs),
+        "  %-18s %9s %16s" % ("", "accuracy", "batch-1 latency"),
+        "  %-18s %8.2f%% %13.3f ms", (100 * acc_torch, lat_torch), (100 * acc_trt, lat_trt),
+        "  speed-up %.2fx | same prediction on %d/%d images | max |prob diff| %.1e | "
+        "execute_async_v3 vs execute_v2 max diff %.1e" % (lat_torch / lat_trt, same_pred, n, max_diff, v3_diff))
 
     if abs(acc_torch - acc_trt) > 0.001:
         print("FAIL: accuracies differ by more than 0.1%")

@@ -1,7 +1,12 @@
 """Small PyTorch definitions of well-known networks for the ONNX parser tests (random weights, no downloads).
 
-Each builder returns an eval-mode nn.Module; `randomize_bn` gives BatchNorm layers non-trivial running
-statistics so that folding them is actually tested."""
+Each builder (lower-case: resnet18(), vgg11(), ...) returns an eval-mode nn.Module; `randomize_bn` gives BatchNorm
+layers non-trivial running statistics so that folding them is actually tested.
+
+This module is also where benchmarks/models.py takes its networks from (MobileNetV2, ResNet18, ResNet50, VGG16: the
+bare architectures, PyTorch's default initialization, train mode); the benchmark sets its own seeded weights.  A
+change to a network here changes what the benchmark measures too."""
+import functools
 import math
 
 import torch
@@ -79,7 +84,7 @@ class Bottleneck(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, c, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(c)
-        self.conv2 = nn.Conv2d(c, c, 3, stride, 1, bias=False)
+        self.conv2 = nn.Conv2d(c, c, 3, stride, 1, bias=False)  # stride on the 3x3 (torchvision's "v1.5")
         self.bn2 = nn.BatchNorm2d(c)
         self.conv3 = nn.Conv2d(c, c * 4, 1, bias=False)
         self.bn3 = nn.BatchNorm2d(c * 4)
@@ -99,7 +104,7 @@ class ResNet(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
         self.bn1 = nn.BatchNorm2d(64)
-        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
         cin = 64
         stages = []
         for i, (c, n) in enumerate(zip((64, 128, 256, 512), layers)):
@@ -113,17 +118,21 @@ class ResNet(nn.Module):
         self.fc = nn.Linear(cin, num_classes)
 
     def forward(self, x):
-        x = self.pool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
         x = self.layers(x)
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+ResNet18 = functools.partial(ResNet, BasicBlock, [2, 2, 2, 2])
+ResNet50 = functools.partial(ResNet, Bottleneck, [3, 4, 6, 3])
+
+
 def resnet18():
-    return randomize_bn(ResNet(BasicBlock, [2, 2, 2, 2]))
+    return randomize_bn(ResNet18())
 
 
 def resnet50():
-    return randomize_bn(ResNet(Bottleneck, [3, 4, 6, 3]))
+    return randomize_bn(ResNet50())
 
 
 # ---- MobileNetV2 --------------------------------------------------------------------------------------------
@@ -161,7 +170,7 @@ class MobileNetV2(nn.Module):
 
     def forward(self, x):
         x = self.features(x)
-        x = F.adaptive_avg_pool2d(x, 1).reshape(x.shape[0], -1)
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
         return self.classifier(x)
 
 
@@ -169,12 +178,20 @@ def mobilenet_v2():
     return randomize_bn(MobileNetV2())
 
 
-# ---- VGG-11 -------------------------------------------------------------------------------------------------
+# ---- VGG (no batch norm) -----------------------------------------------------------------------------------
 
-class VGG11(nn.Module):
-    def __init__(self, pool=7, hidden=4096, num_classes=1000):
+VGG_CFGS = {
+    "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],                                # VGG-11
+    "D": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],        # VGG-16
+}
+
+
+class VGG(nn.Module):
+    """cfg: output channels of the 3x3 convolutions, "M" for a 2x2 max pool; `pool` is the side of the adaptive
+    average pool before the classifier (7 at 224x224, where it is an identity), `hidden` the classifier's width."""
+
+    def __init__(self, cfg, pool=7, hidden=4096, num_classes=1000):
         super().__init__()
-        cfg = [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"]
         layers = []
         cin = 3
         for v in cfg:
@@ -192,6 +209,10 @@ class VGG11(nn.Module):
     def forward(self, x):
         x = self.avgpool(self.features(x))
         return self.classifier(torch.flatten(x, 1))
+
+
+VGG11 = functools.partial(VGG, VGG_CFGS["A"])
+VGG16 = functools.partial(VGG, VGG_CFGS["D"])
 
 
 def vgg11(size=224, hidden=4096):

@@ -17,7 +17,6 @@ scales with the window's sum of |x| + |w| rather than with the result (see adder
 Logits are therefore compared relative to their largest magnitude; softmax outputs with atol 1e-4.
 """
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -30,28 +29,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLES = os.path.join(ROOT, "examples")
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import demo_common as common  # noqa: E402
+from demo_common import fashion_mnist  # noqa: E402
 
-try:
-    import trtlite as trt
-except ImportError:  # source checkout, not installed
-    sys.path.insert(0, ROOT)
-    import trtlite as trt
-
-
-def _load_module(name, path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fashion_mnist = _load_module("fashion_mnist", os.path.join(EXAMPLES, "fashion_mnist.py"))
-addernet = _load_module("addernet_model", os.path.join(EXAMPLES, "addernet", "model.py"))
-demo = _load_module("addernet_demo", os.path.join(EXAMPLES, "addernet", "demo.py"))
+trt = common.import_trtlite()
+addernet = common.load_example("addernet")
+demo = common.load_module("addernet_demo", os.path.join(common.EXAMPLES, "addernet", "demo.py"))
 
 PROB_ATOL = 1e-4
 LOGIT_RTOL = 2e-5        # of max |logit|: float32 rounding through two adder layers (K = 25 and 500 taps)
@@ -380,8 +364,7 @@ def test_checkpoint_on_fashion_mnist():
     w = addernet.load_weights()
     model = addernet.model_from_weights(w)
     x, y = fashion_mnist.load("test", limit=256)
-    with torch.inference_mode():
-        ref = model(torch.from_numpy(x)).numpy()
+    ref = common.torch_predict(model, x)
     engine = demo.build_engine(w)
     runner = demo.AdderNetEngine(engine)
     out = demo.predict_batched(runner.infer, x, demo.BATCH)

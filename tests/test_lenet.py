@@ -13,7 +13,6 @@
 Weights come from a seeded PyTorch model, so these tests do not depend on the checkpoint.
 """
 
-import importlib.util
 import os
 import sys
 
@@ -22,27 +21,12 @@ import pytest
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLES = os.path.join(ROOT, "examples")
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import demo_common as common  # noqa: E402
+from demo_common import fashion_mnist  # noqa: E402
 
-try:
-    import trtlite as trt
-except ImportError:  # source checkout, not installed
-    sys.path.insert(0, ROOT)
-    import trtlite as trt
-
-
-def _load_module(name, path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-lenet = _load_module("lenet_model", os.path.join(EXAMPLES, "lenet", "model.py"))
-fashion_mnist = _load_module("fashion_mnist", os.path.join(EXAMPLES, "fashion_mnist.py"))
+trt = common.import_trtlite()
+lenet = common.load_example("lenet")
 
 LOGGER = trt.Logger(trt.Logger.WARNING)
 ATOL = 1e-4
@@ -73,11 +57,6 @@ def weights(torch_model):
 def images():
     rng = np.random.RandomState(42)
     return rng.standard_normal((MAX_BATCH,) + lenet.INPUT_SHAPE).astype(np.float32)
-
-
-def torch_probs(model, x):
-    with torch.no_grad():
-        return model(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
 
 
 def assert_matches(p_trt, p_ref, atol=ATOL):
@@ -195,7 +174,7 @@ def test_explicit_static_execute_v2(weights, torch_model, images, batch, tmp_pat
     order = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
     with engine.create_execution_context() as context:
         assert context.execute_v2([buffers[n].ctypes.data for n in order])
-    assert_matches(out, torch_probs(torch_model, x))
+    assert_matches(out, common.torch_predict(torch_model, x))
 
 
 @pytest.mark.parametrize("batch", [1, 5, PROFILE_MAX])
@@ -208,7 +187,7 @@ def test_explicit_dynamic_execute_v2(dynamic_engine, torch_model, images, batch)
     context = engine.create_execution_context()
     context.set_input_shape("data", (batch, 1, 28, 28))
     assert context.execute_v2([buffers[n].ctypes.data for n in order])
-    assert_matches(out, torch_probs(torch_model, x))
+    assert_matches(out, common.torch_predict(torch_model, x))
 
 
 @pytest.mark.parametrize("batch", [1, 7])
@@ -226,7 +205,7 @@ def test_explicit_dynamic_execute_async_v3(dynamic_engine, torch_model, images, 
             context.set_input_shape(name, shape)
         context.set_tensor_address(name, host[name].ctypes.data)
     assert context.execute_async_v3(0)
-    assert_matches(host["prob"], torch_probs(torch_model, images[:batch]))
+    assert_matches(host["prob"], common.torch_predict(torch_model, images[:batch]))
 
     # Same context, new batch size, numpy arrays accepted as addresses.
     x = np.ascontiguousarray(images[batch:batch + 3])
@@ -235,13 +214,13 @@ def test_explicit_dynamic_execute_async_v3(dynamic_engine, torch_model, images, 
     context.set_tensor_address("data", x)
     context.set_tensor_address("prob", out)
     assert context.execute_async_v3(stream_handle=0)
-    assert_matches(out, torch_probs(torch_model, x))
+    assert_matches(out, common.torch_predict(torch_model, x))
 
 
 def test_explicit_numpy_bindings_and_infer(dynamic_engine, torch_model, images):
     engine = dynamic_engine
     x = np.ascontiguousarray(images[:6])
-    ref = torch_probs(torch_model, x)
+    ref = common.torch_predict(torch_model, x)
     context = engine.create_execution_context()
     context.set_input_shape("data", x.shape)
     out = np.zeros((6, 10), dtype=np.float32)
@@ -316,7 +295,7 @@ def test_trt7_execute(trt7_engine, torch_model, images, batch):
     bindings[engine.get_binding_index("prob")] = int(out.ctypes.data)
     with engine.create_execution_context() as context:
         assert context.execute(batch_size=batch, bindings=bindings)
-    assert_matches(out.reshape(batch, 10), torch_probs(torch_model, x))
+    assert_matches(out.reshape(batch, 10), common.torch_predict(torch_model, x))
 
 
 def test_trt7_execute_numpy_bindings_reuse_context(trt7_engine, torch_model, images):
@@ -329,7 +308,7 @@ def test_trt7_execute_numpy_bindings_reuse_context(trt7_engine, torch_model, ima
         bindings[engine.get_binding_index("data")] = x
         bindings[engine.get_binding_index("prob")] = out
         assert context.execute(batch, bindings)
-        assert_matches(out.reshape(batch, 10), torch_probs(torch_model, x))
+        assert_matches(out.reshape(batch, 10), common.torch_predict(torch_model, x))
 
 
 def test_trt7_batch_over_max_is_rejected(trt7_engine, images):
@@ -422,7 +401,7 @@ def test_checkpoint_on_fashion_mnist():
     w = lenet.load_weights()
     model = lenet.model_from_weights(w)
     x, y = fashion_mnist.load("test", limit=500)
-    ref = torch_probs(model, x)
+    ref = common.torch_predict(model, x)
 
     runtime, engine = build_explicit_engine(w, -1)
     context = engine.create_execution_context()
@@ -453,7 +432,7 @@ def test_checkpoint_on_fashion_mnist():
 
 @needs_data
 def test_demo_quick(tmp_path, capsys):
-    demo = _load_module("network_api_mnist", os.path.join(EXAMPLES, "network_api_mnist.py"))
+    demo = common.load_module("network_api_mnist", os.path.join(common.EXAMPLES, "network_api_mnist.py"))
     rc = demo.main(["--quick", "--runs", "200", "--plan", str(tmp_path / "lenet.plan")])
     out = capsys.readouterr().out
     assert rc == 0, out

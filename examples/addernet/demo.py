@@ -20,11 +20,8 @@ Python API (``import trtlite as trt``, implicit batch):
     python examples/addernet/demo.py --limit 200 --runs 5 --runs64 2 --threads 1   # a smoke test (tests/)
 """
 
-import argparse
-import importlib.util
 import os
 import re
-import statistics
 import sys
 import time
 
@@ -32,31 +29,14 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.dirname(HERE)
-ROOT = os.path.dirname(EXAMPLES)
 if EXAMPLES not in sys.path:
     sys.path.insert(0, EXAMPLES)
 
-import fashion_mnist  # noqa: E402
+import demo_common as common  # noqa: E402
+from demo_common import available_cpus, median_latency_ms, predict_batched  # noqa: E402
 
-try:
-    import trtlite as trt
-except ImportError:  # running from a source checkout that is not installed
-    sys.path.insert(0, ROOT)
-    import trtlite as trt
-
-
-def _load_module(name, path):
-    """Import a file under a unique module name (examples/lenet and examples/addernet both have model.py)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-addernet = _load_module("addernet_model", os.path.join(HERE, "model.py"))
+trt = common.import_trtlite()
+addernet = common.load_example("addernet")
 
 INPUT_NAME = "data"
 OUTPUT_NAME = "prob"
@@ -184,19 +164,6 @@ def build_engine(weights, max_batch=MAX_BATCH):
         return engine
 
 
-def save_engine(engine, plan_path):
-    with open(plan_path, "wb") as f:
-        f.write(engine.serialize())
-
-
-def load_engine(runtime, plan_path):
-    with open(plan_path, "rb") as f:
-        engine = runtime.deserialize_cuda_engine(f.read())
-    if engine is None:
-        raise RuntimeError("could not deserialize %s" % plan_path)
-    return engine
-
-
 # ----------------------------------------------------------------------------------------------
 # Inference
 # ----------------------------------------------------------------------------------------------
@@ -234,34 +201,9 @@ class AdderNetEngine:
         return out.reshape(n, NUM_CLASSES)
 
 
-def predict_batched(fn, x, batch):
-    return np.concatenate([fn(x[i:i + batch]) for i in range(0, len(x), batch)])
-
-
-def median_latency_ms(fn, warmup, runs):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
-
-
-def available_cpus():
-    """CPUs this process may use (what trtlite's thread pool sizes itself to)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def main(argv=None):
-    p = argparse.ArgumentParser(description="AdderNet/Fashion-MNIST through trtlite (TensorRT 7 API, Adder2d_TRT)")
-    p.add_argument("--quick", action="store_true", help="evaluate on 1000 test images (for tests)")
-    p.add_argument("--weights", default=addernet.CHECKPOINT, help="AdderNet .npz checkpoint")
-    p.add_argument("--plan", default=DEFAULT_PLAN, help="where to write the serialized engine")
+    p = common.demo_arg_parser("AdderNet/Fashion-MNIST through trtlite (TensorRT 7 API, Adder2d_TRT)", "AdderNet",
+                               addernet.CHECKPOINT, DEFAULT_PLAN)
     p.add_argument("--limit", type=int, default=None, help="evaluate on the first N test images")
     p.add_argument("--runs", type=int, default=200, help="timed batch-1 runs (default 200)")
     p.add_argument("--runs64", type=int, default=20, help="timed batch-64 runs (default 20)")
@@ -275,27 +217,13 @@ def main(argv=None):
     import torch
     torch.set_num_threads(threads)
 
-    try:
-        x_test, y_test = fashion_mnist.load("test", limit=limit)
-    except fashion_mnist.DatasetMissingError as e:
-        sys.exit(str(e))
-    if not os.path.exists(args.weights):
-        sys.exit("%s not found: train it with  python examples/addernet/train.py" % args.weights)
-    weights = addernet.load_weights(args.weights)
+    x_test, y_test, weights = common.load_test_set_and_weights("addernet", args.weights, limit=limit)
 
     # The built-in plugins (Adder2d_TRT among them) must be registered before the network is populated
     # and before a plan that uses them is deserialized.
     trt.init_libnvinfer_plugins(TRT_LOGGER, "")
 
-    # Build, serialize to a file, and load back as a deployment would.
-    t0 = time.perf_counter()
-    built = build_engine(weights)
-    build_s = time.perf_counter() - t0
-    os.makedirs(os.path.dirname(os.path.abspath(args.plan)), exist_ok=True)
-    save_engine(built, args.plan)
-    del built
-    runtime = trt.Runtime(TRT_LOGGER)          # keep it alive as long as the engine
-    engine = load_engine(runtime, args.plan)
+    runtime, engine, build_s = common.build_save_and_load(lambda: build_engine(weights), args.plan, TRT_LOGGER)
     runner = AdderNetEngine(engine)
     if args.threads:
         runner.context.num_threads = threads
@@ -306,17 +234,12 @@ def main(argv=None):
     # Accuracy on the test images: PyTorch reference in batches of 256, trtlite in batches of 64.
     model = addernet.model_from_weights(weights)
     t0 = time.perf_counter()
-    with torch.inference_mode():
-        p_torch = predict_batched(lambda b: model(torch.from_numpy(b)).numpy(), x_test, TORCH_BATCH)
+    p_torch = predict_batched(lambda b: common.torch_predict(model, b), x_test, TORCH_BATCH)
     torch_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     p_trt = predict_batched(runner.infer, x_test, BATCH)
     trt_s = time.perf_counter() - t0
-
-    acc_torch = float((p_torch.argmax(1) == y_test).mean())
-    acc_trt = float((p_trt.argmax(1) == y_test).mean())
-    same_pred = int((p_torch.argmax(1) == p_trt.argmax(1)).sum())
-    max_diff = float(np.abs(p_torch - p_trt).max())
+    acc_torch, acc_trt, same_pred, max_diff = common.compare_predictions(p_torch, p_trt, y_test)
 
     # Latency: preallocated buffers, same thread count, median over the timed runs.
     lat = {}
@@ -331,17 +254,16 @@ def main(argv=None):
             lat["torch", b] = median_latency_ms(lambda: model(tb), warmup=max(3, runs // 10), runs=runs)
 
     n = len(y_test)
-    row = "  %-16s %9.2f%% %14.3f ms %15.2f ms %13.1f s  (batches of %d)"
-    print()
-    print("AdderNet / Fashion-MNIST: %d test images, %d thread(s); latency = median of %d (batch 1) / %d (batch %d) "
-          "runs" % (n, threads, runs1, runs64, BATCH))
-    print("  %-16s %10s %17s %18s %15s" % ("", "accuracy", "batch-1 latency", "batch-64 latency", "accuracy pass"))
-    print(row % ("PyTorch " + torch.__version__.split("+")[0], 100 * acc_torch, lat["torch", 1], lat["torch", BATCH],
-                 torch_s, TORCH_BATCH))
-    print(row % ("trtlite", 100 * acc_trt, lat["trtlite", 1], lat["trtlite", BATCH], trt_s, BATCH))
-    print("  speed-up %.1fx (batch 1), %.1fx (batch %d) | same prediction on %d/%d images | max |prob diff| %.1e"
-          % (lat["torch", 1] / lat["trtlite", 1], lat["torch", BATCH] / lat["trtlite", BATCH], BATCH,
-             same_pred, n, max_diff))
+    common.print_report(
+        "AdderNet / Fashion-MNIST: %d test images, %d thread(s); latency = median of %d (batch 1) / %d (batch %d) "
+        "runs" % (n, threads, runs1, runs64, BATCH),
+        "  %-16s %10s %17s %18s %15s" % ("", "accuracy", "batch-1 latency", "batch-64 latency", "accuracy pass"),
+        "  %-16s %9.2f%% %14.3f ms %15.2f ms %13.1f s  (batches of %d)",
+        (100 * acc_torch, lat["torch", 1], lat["torch", BATCH], torch_s, TORCH_BATCH),
+        (100 * acc_trt, lat["trtlite", 1], lat["trtlite", BATCH], trt_s, BATCH),
+        "  speed-up %.1fx (batch 1), %.1fx (batch %d) | same prediction on %d/%d images | max |prob diff| %.1e"
+        % (lat["torch", 1] / lat["trtlite", 1], lat["torch", BATCH] / lat["trtlite", BATCH], BATCH,
+           same_pred, n, max_diff))
 
     if abs(acc_torch - acc_trt) > 0.001:
         print("FAIL: accuracies differ by more than 0.1%")
