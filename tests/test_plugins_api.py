@@ -1,6 +1,7 @@
 """Plugin registry semantics, plugins written in Python, and plugin error paths."""
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -253,3 +254,77 @@ def test_load_library_errors(tmp_path):
     if os.path.exists(libm):
         with pytest.raises(trt.PluginError, match="does not export trtl_get_plugin_creators"):
             reg.load_library(libm)
+
+
+# ---- contract breaches of C plugin libraries (tests/c/misbehaving_plugin.c) ----------------------
+
+EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
+MISBEHAVING_SRC = os.path.join(ROOT, "tests", "c", "misbehaving_plugin.c")
+
+
+def compile_misbehaving(out_dir, name, *defines):
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not available")
+    lib = os.path.join(str(out_dir), name)
+    subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", f"-I{ROOT}/csrc/include",
+                    *defines, MISBEHAVING_SRC, "-o", lib], check=True)
+    return lib
+
+
+@pytest.fixture(scope="module")
+def misbehaving(tmp_path_factory):
+    lib = compile_misbehaving(tmp_path_factory.mktemp("misbehaving"), "libmisbehaving.so")
+    reg = trt.get_plugin_registry()
+    assert reg.load_library(lib)
+    return reg.get_plugin_creator("Misbehaving_TEST", "1", "")
+
+
+def misbehaving_plugin(creator, mode, name="mb"):
+    fc = trt.PluginFieldCollection([trt.PluginField("mode", np.array([mode], np.int32), trt.PluginFieldType.INT32)])
+    return creator.create_plugin(name, fc)
+
+
+def misbehaving_network(creator, mode, shape=(2, 3)):
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, shape)
+    layer = net.add_plugin_v2([x], misbehaving_plugin(creator, mode))
+    layer.name = "mb_layer"
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    return builder, net
+
+
+def test_misbehaving_plugin_in_mode_0_works(misbehaving):
+    builder, net = misbehaving_network(misbehaving, 0)
+    engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(
+        builder.build_serialized_network(net, builder.create_builder_config()))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(engine.create_execution_context().infer({"x": x})["y"], x)
+
+
+@pytest.mark.parametrize("bad_desc,match", [(1, "'BadFieldDesc_TEST': field description 1 has no name"),
+                                            (2, "'BadFieldDesc_TEST': field 'gain' has type 42")])
+def test_creator_with_broken_field_list_is_refused_by_load_library(tmp_path, bad_desc, match):
+    lib = compile_misbehaving(tmp_path, f"libbaddesc{bad_desc}.so", f"-DBAD_DESC={bad_desc}")
+    reg = trt.get_plugin_registry()
+    with pytest.raises(trt.PluginError, match=match):
+        reg.load_library(lib)
+    assert reg.get_plugin_creator("BadFieldDesc_TEST", "1", "") is None
+    with open("/proc/self/maps") as f:  # the refused library was closed again
+        assert lib not in f.read()
+
+
+@pytest.mark.parametrize("mode,match", [(1, "field 'mode' has type 99"), (2, "field 'mode' has a negative length -5"),
+                                        (3, "field 0 has no name")])
+def test_fields_that_cannot_be_stored_fail_the_build(misbehaving, mode, match):
+    builder, net = misbehaving_network(misbehaving, mode)
+    with pytest.raises(trt.PluginError, match=f"mb_layer.*Misbehaving_TEST.*{match}"):
+        builder.build_serialized_network(net, builder.create_builder_config())
+    with pytest.raises(trt.PluginError, match=match):
+        misbehaving_plugin(misbehaving, mode).serialize()
+
+
+def test_too_small_vtable_is_reported_as_struct_size(misbehaving):
+    with pytest.raises(trt.PluginError, match="vtable struct size is 8, smaller than this ABI's"):
+        misbehaving_plugin(misbehaving, 6)

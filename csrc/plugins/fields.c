@@ -16,6 +16,28 @@ static size_t data_bytes(const trtl_plugin_field *f)
     return f->length > 0 ? (size_t)f->length * trtl_plugin_field_elem_size(f->type) : 0;
 }
 
+trtl_status trtl_plugin_fields_check(const trtl_plugin_fields *f)
+{
+    if (f->nb_fields < 0 || f->nb_fields > TRTL_PLUGIN_FIELDS_MAX || (f->nb_fields > 0 && !f->fields))
+        return trtl_error(TRTL_ERR_PLUGIN, "get_fields() reported %d fields%s (0..%d can be stored)", (int)f->nb_fields,
+                          f->nb_fields > 0 && !f->fields ? " without a field array" : "", TRTL_PLUGIN_FIELDS_MAX);
+    for (int32_t i = 0; i < f->nb_fields; i++) {
+        const trtl_plugin_field *x = &f->fields[i];
+        if (!x->name || !*x->name)
+            return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): field %d has no name", (int)i);
+        if (x->type < 0 || x->type > TRTL_PF_UNKNOWN)
+            return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): field '%s' has type %d, which is not a PluginFieldType "
+                              "(0..%d)", x->name, (int)x->type, (int)TRTL_PF_UNKNOWN);
+        if (x->length < 0)
+            return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): field '%s' has a negative length %d", x->name,
+                              (int)x->length);
+        if (x->length > 0 && !x->data)
+            return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): field '%s' has length %d but no data", x->name,
+                              (int)x->length);
+    }
+    return TRTL_OK;
+}
+
 size_t trtl_plugin_fields_size(const trtl_plugin_fields *f)
 {
     size_t n = 4;

@@ -13,6 +13,12 @@
 
 /* Bytes of one element of a field type (0 for an unknown type). */
 size_t trtl_plugin_field_elem_size(int32_t type);
+/* Whether `f` can be encoded and read back: at most TRTL_PLUGIN_FIELDS_MAX fields, each with a
+ * name, a PluginFieldType, a length >= 0 and data for that length.  The message names the field
+ * (callers prefix the plugin and layer).  Check before trtl_plugin_fields_size/_write, which
+ * assume it. */
+#define TRTL_PLUGIN_FIELDS_MAX 4096
+trtl_status trtl_plugin_fields_check(const trtl_plugin_fields *f);
 /* Encoded size of `f`. */
 size_t trtl_plugin_fields_size(const trtl_plugin_fields *f);
 /* Writes exactly trtl_plugin_fields_size(f) bytes to dst. */

@@ -51,6 +51,16 @@ static trtl_status check_creator(const trtl_plugin_creator *c)
     if (!c->name || !*c->name || !c->version || !c->create || (c->nb_fields > 0 && !c->fields) || c->nb_fields < 0)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin creator '%s' is incomplete (name, version, create and fields "
                           "are required)", nz(c->name));
+    /* trtl_plugin_create compares every given field's name with these and prints their types:
+     * a bad entry here would crash there, long after the library was accepted. */
+    for (int32_t k = 0; k < c->nb_fields; k++) {
+        const trtl_plugin_field_desc *d = &c->fields[k];
+        if (!d->name || !*d->name)
+            return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': field description %d has no name", c->name, (int)k);
+        if (d->type < 0 || d->type > TRTL_PF_UNKNOWN)
+            return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': field '%s' has type %d, which is not a "
+                              "PluginFieldType (0..%d)", c->name, d->name, (int)d->type, (int)TRTL_PF_UNKNOWN);
+    }
     return TRTL_OK;
 }
 
@@ -192,8 +202,11 @@ trtl_status trtl_plugin_load_library(const char *path)
     }
     for (int32_t i = 0; i < count; i++) {
         trtl_status st = check_creator(list[i]);
-        if (st != TRTL_OK)
+        if (st != TRTL_OK) {
+            /* Nothing of this library is registered yet, so nothing can point into it. */
+            dlclose(h);
             return trtl_error_prefix("load_library('%s')", path);
+        }
     }
     for (int32_t i = 0; i < count; i++) {
         int added;
@@ -222,11 +235,18 @@ trtl_status trtl_plugin_init_builtins(const char *plugin_namespace)
 static trtl_status check_plugin(const trtl_plugin_creator *c, trtl_plugin *p)
 {
     const trtl_plugin_vtable *vt = p->vt;
-    if (!vt || vt->abi_version != TRTL_PLUGIN_ABI_VERSION || vt->struct_size < sizeof(trtl_plugin_vtable) ||
-        !vt->num_outputs || !vt->output_desc || !vt->enqueue || !vt->get_fields || !vt->clone || !vt->destroy)
-        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable is missing functions or has "
-                          "ABI version %u (expected %u)", c->name, vt ? (unsigned)vt->abi_version : 0u,
-                          (unsigned)TRTL_PLUGIN_ABI_VERSION);
+    if (!vt)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance without a vtable", c->name);
+    if (vt->abi_version != TRTL_PLUGIN_ABI_VERSION)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable has ABI version %u (expected "
+                          "%u)", c->name, (unsigned)vt->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+    if (vt->struct_size < sizeof(trtl_plugin_vtable))
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable struct size is %u, smaller "
+                          "than this ABI's %zu (rebuild it against csrc/include/trtlite/plugin.h)", c->name,
+                          (unsigned)vt->struct_size, sizeof(trtl_plugin_vtable));
+    if (!vt->num_outputs || !vt->output_desc || !vt->enqueue || !vt->get_fields || !vt->clone || !vt->destroy)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable is missing functions "
+                          "(num_outputs, output_desc, enqueue, get_fields, clone and destroy are required)", c->name);
     return TRTL_OK;
 }
 
@@ -284,7 +304,9 @@ trtl_status trtl_plugin_create(const trtl_plugin_creator *c, const char *layer_n
                           msg[0] ? msg : "create_plugin failed");
     trtl_status st = check_plugin(c, p);
     if (st != TRTL_OK) {
-        if (p->vt && p->vt->destroy)
+        /* Where the layout is not ours, `destroy` is not where we would read it: leak instead. */
+        if (p->vt && p->vt->abi_version == TRTL_PLUGIN_ABI_VERSION && p->vt->struct_size >= sizeof(trtl_plugin_vtable) &&
+            p->vt->destroy)
             p->vt->destroy(p);
         return st;
     }

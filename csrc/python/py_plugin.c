@@ -20,6 +20,7 @@
 #include "python/pytrtl.h"
 #include "plugins/fields.h"
 #include "core/dims.h"
+#include "core/status.h"
 
 #define DATA_FIELD "__data__"
 
@@ -692,6 +693,10 @@ static PyObject *encode_fields(trtl_py_state *st, const trtl_plugin *p)
     if (p->vt->get_fields(p, &fc) != 0)
         return trtl_py_raise_msg(st, TRTL_ERR_PLUGIN, "plugin %s failed to report its fields",
                                  p->creator ? p->creator->name : "?");
+    if (trtl_plugin_fields_check(&fc) != TRTL_OK) {
+        trtl_error_prefix("plugin %s cannot be serialized", p->creator ? p->creator->name : "?");
+        return trtl_py_raise(st, TRTL_ERR_PLUGIN);
+    }
     size_t n = trtl_plugin_fields_size(&fc);
     PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (b)
@@ -748,6 +753,10 @@ static PyObject *pg_ser_size(TrtlPluginObj *self, void *c)
     trtl_plugin_fields fc = {0, NULL};
     if (self->p->vt->get_fields(self->p, &fc) != 0)
         return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin failed to report its fields");
+    if (trtl_plugin_fields_check(&fc) != TRTL_OK) {
+        trtl_error_prefix("plugin %s cannot be serialized", self->p->creator ? self->p->creator->name : "?");
+        return trtl_py_raise(TRTL_STATE(self), TRTL_ERR_PLUGIN);
+    }
     return PyLong_FromSize_t(trtl_plugin_fields_size(&fc));
 }
 

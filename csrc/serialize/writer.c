@@ -68,6 +68,9 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
         if (!pl->vt->get_fields || pl->vt->get_fields(pl, &fc) != 0)
             return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': plugin %s failed to report its fields for serialization",
                               n->name, cr->name);
+        /* What the reader would refuse must fail here, at build, not as a plan that cannot load. */
+        if (trtl_plugin_fields_check(&fc) != TRTL_OK)
+            return trtl_error_prefix("layer '%s': plugin %s v%s cannot be serialized", n->name, cr->name, cr->version);
         const char *ns = trtl_plugin_registered_namespace(cr);
         str(b, ns ? ns : (cr->plugin_namespace ? cr->plugin_namespace : ""));
         str(b, cr->name);
