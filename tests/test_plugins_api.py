@@ -328,3 +328,10 @@ def test_fields_that_cannot_be_stored_fail_the_build(misbehaving, mode, match):
 def test_too_small_vtable_is_reported_as_struct_size(misbehaving):
     with pytest.raises(trt.PluginError, match="vtable struct size is 8, smaller than this ABI's"):
         misbehaving_plugin(misbehaving, 6)
+
+
+def test_workspace_size_near_size_max_fails_naming_the_layer(misbehaving):
+    builder, net = misbehaving_network(misbehaving, 4)
+    ctx = builder.build_engine(net, builder.create_builder_config()).create_execution_context()
+    with pytest.raises(trt.OutOfMemoryError, match=r"layer 'mb_layer' needs a plugin workspace of 18446744073709551615"):
+        ctx.infer({"x": np.ones((2, 3), np.float32)})

@@ -222,8 +222,9 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
         else if (et->kind == TRTL_TK_CONSTANT)
             c->ptr[t] = et->data;
     }
-    /* Scratch: the largest any node needs at these shapes. */
+    /* Scratch: the largest any node needs at these shapes (`who` names it if that cannot be had). */
     size_t need = 0;
+    int32_t who = -1;
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         size_t s = 0;
@@ -252,13 +253,17 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
             if (w > s)
                 s = w;
         }
-        if (s > need)
+        if (s > need) {
             need = s;
+            who = k;
+        }
     }
     if (need > c->scratch_cap) {
         void *ns = trtl_aligned_alloc(need);
         if (!ns)
-            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (scratch of %zu bytes)", need);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory: layer '%s' needs a %s of %zu bytes, "
+                              "which cannot be allocated", e->nodes[who].name,
+                              e->nodes[who].op == TRTL_OP_PLUGIN_V2 ? "plugin workspace" : "scratch buffer", need);
         trtl_aligned_free(c->scratch);
         c->scratch = ns;
         c->scratch_cap = need;

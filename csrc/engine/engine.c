@@ -1,4 +1,5 @@
 /* engine.c -- engine lifetime, memory plan, shape inference at run time, and queries. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,9 @@
 void *trtl_aligned_alloc(size_t bytes)
 {
     void *p = NULL;
+    /* Rounding up near SIZE_MAX would wrap to a tiny block that callers then overrun. */
+    if (bytes > SIZE_MAX - (ALIGN - 1))
+        return NULL;
     if (posix_memalign(&p, ALIGN, bytes ? (bytes + ALIGN - 1) / ALIGN * ALIGN : ALIGN) != 0)
         return NULL;
     return p;
