@@ -335,3 +335,18 @@ def test_workspace_size_near_size_max_fails_naming_the_layer(misbehaving):
     ctx = builder.build_engine(net, builder.create_builder_config()).create_execution_context()
     with pytest.raises(trt.OutOfMemoryError, match=r"layer 'mb_layer' needs a plugin workspace of 18446744073709551615"):
         ctx.infer({"x": np.ones((2, 3), np.float32)})
+
+
+def test_dynamic_output_dim_needs_a_dynamic_input(misbehaving):
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (2, 3))
+    with pytest.raises(trt.PluginError) as ei:
+        net.add_plugin_v2([x], misbehaving_plugin(misbehaving, 5, name="dyn_plugin"))
+    msg = str(ei.value)
+    for part in ("(Unnamed Layer* 0) [PluginV2]", "'dyn_plugin'", "Misbehaving_TEST", "(2, -1)", "every input is static"):
+        assert part in msg, msg
+    assert net.num_layers == 0
+    # -1 following a dynamic input is what dynamic shapes look like at definition time
+    d = net.add_input("d", trt.float32, (2, -1))
+    assert tuple(net.add_plugin_v2([d], misbehaving_plugin(misbehaving, 5)).get_output(0).shape) == (2, -1)

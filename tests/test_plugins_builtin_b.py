@@ -725,7 +725,9 @@ def test_shape_errors_name_the_layer(name, fields, shapes, match):
     with pytest.raises(trt.PluginError) as ei:
         net.add_plugin_v2(ins, make_plugin(name, "my_layer", **fields))
     msg = str(ei.value)
-    assert name in msg and match in msg, msg
+    # TensorRT's default layer name, and the plugin by the name it was created under and its type
+    assert "layer '(Unnamed Layer* 0) [PluginV2]' (plugin 'my_layer' %s v1)" % name in msg, msg
+    assert match in msg, msg
 
 
 def test_non_float_inputs_are_refused():

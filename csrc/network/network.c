@@ -429,7 +429,7 @@ static void input_dependent_defaults(trtl_network *net, trtl_layer *l)
 }
 
 static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const *inputs, int32_t n_in, int32_t n_out,
-                              trtl_plugin *plugin, trtl_layer **out)
+                              trtl_plugin *plugin, const char *plugin_name, trtl_layer **out)
 {
     const trtl_op_info *info = &trtl_op_table[op];
     char name[128], tname[160];
@@ -463,8 +463,10 @@ static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const 
     for (int32_t i = 0; i < n_in; i++)
         l->in[i] = inputs[i];
     info->init(&l->p);
-    if (op == TRTL_OP_PLUGIN_V2)
+    if (op == TRTL_OP_PLUGIN_V2) {
         l->p.plugin.plugin = plugin;
+        snprintf(l->p.plugin.name, sizeof l->p.plugin.name, "%s", plugin_name ? plugin_name : "");
+    }
     input_dependent_defaults(net, l);
     int32_t first_tensor = net->n_tensors;
     for (int32_t i = 0; i < n_out; i++) {
@@ -583,11 +585,17 @@ trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *c
     if (nb_inputs < info->min_inputs || (info->max_inputs >= 0 && nb_inputs > info->max_inputs))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add %s: %d inputs given, it takes %d..%d", info->display,
                           (int)nb_inputs, (int)info->min_inputs, (int)info->max_inputs);
-    return make_layer(net, op, inputs, nb_inputs, info->num_outputs, NULL, out);
+    return make_layer(net, op, inputs, nb_inputs, info->num_outputs, NULL, NULL, out);
 }
 
 trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
                                     trtl_plugin *plugin, trtl_layer **out)
+{
+    return trtl_network_add_named_plugin(net, inputs, nb_inputs, plugin, NULL, out);
+}
+
+trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
+                                          trtl_plugin *plugin, const char *plugin_name, trtl_layer **out)
 {
     trtl_clear_error();
     if (!plugin || !plugin->vt)
@@ -598,7 +606,7 @@ trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *input
     if (nb_inputs < 0 || nb_inputs > 64)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_plugin_v2: %d inputs (0..64 supported)", (int)nb_inputs);
     trtl_layer *l;
-    TRTL_TRY(make_layer(net, TRTL_OP_PLUGIN_V2, inputs, nb_inputs, n_out, plugin, &l));
+    TRTL_TRY(make_layer(net, TRTL_OP_PLUGIN_V2, inputs, nb_inputs, n_out, plugin, plugin_name, &l));
     trtl_status st = trtl_layer_validate(l);
     if (st != TRTL_OK) {
         char msg[TRTL_MSG_MAX];

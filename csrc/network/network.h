@@ -85,6 +85,10 @@ void trtl_layer_touch(trtl_layer *l);
 trtl_status trtl_network_topo_order(const trtl_network *net, int32_t **order);
 /* Full dims of a tensor as declared/inferred (with batch placeholder for implicit networks). */
 trtl_dims trtl_tensor_full_dims(const trtl_tensor *t);
+/* trtl_network_add_plugin, also recording the name the plugin was created under (NULL: none) so
+ * that the layer's messages name it beside the default layer name. */
+trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
+                                          trtl_plugin *plugin, const char *plugin_name, trtl_layer **out);
 /* Tensor lookup by name (NULL when absent). */
 trtl_tensor *trtl_network_find_tensor(const trtl_network *net, const char *name);
 

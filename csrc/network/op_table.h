@@ -88,6 +88,10 @@ trtl_status trtl_conv_check_spatial(const trtl_conv_params *c, const char *layer
 /* Broadcast two dims (same rank, each pair equal or one of them 1; -1 unknown). */
 trtl_status trtl_broadcast_dims(const char *layer, const trtl_dims *a, const trtl_dims *b, trtl_dims *out);
 
+/* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin
+ * layer (ops/plugin_v2.c); returns buf. */
+const char *trtl_plugin_label(const trtl_plugin_params *p, char *buf, size_t n);
+
 /* Index of the single set bit of an axes mask (-1 if not exactly one). */
 int trtl_single_axis(uint32_t axes);
 

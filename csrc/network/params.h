@@ -156,6 +156,10 @@ typedef struct trtl_cast_params {
 struct trtl_plugin;
 typedef struct trtl_plugin_params {
     struct trtl_plugin *plugin; /* owned by the layer / node (cloned) */
+    /* The name the plugin was created under (create_plugin(name, ...)), for messages only: the
+     * plugin ABI has no place for it, and a plan does not store it ("" when unknown).  An array,
+     * so params keep being copied by value. */
+    char name[64];
 } trtl_plugin_params;
 
 typedef struct trtl_empty_params {

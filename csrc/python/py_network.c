@@ -421,7 +421,15 @@ static PyObject *network_add_plugin_v2(TrtlNetwork *self, PyObject *args, PyObje
         }
     Py_DECREF(seq);
     trtl_layer *l;
-    trtl_status s = trtl_network_add_plugin(self->net, inputs, (int32_t)n, p, &l);
+    /* Messages name the plugin: a C plugin by the name it was created under, a Python one without
+     * a registered creator (so no type in messages) by its plugin_type. */
+    const char *pname = trtl_py_plugin_name(st, plugin);
+    PyObject *ptype = pname || p->creator ? NULL : PyObject_GetAttrString(plugin, "plugin_type");
+    if (!pname && ptype && PyUnicode_Check(ptype))
+        pname = PyUnicode_AsUTF8(ptype);
+    PyErr_Clear();
+    trtl_status s = trtl_network_add_named_plugin(self->net, inputs, (int32_t)n, p, pname, &l);
+    Py_XDECREF(ptype);
     if (s != TRTL_OK) {
         p->vt->destroy(p);
         return trtl_py_raise(st, s);

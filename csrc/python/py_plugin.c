@@ -32,6 +32,7 @@ typedef struct TrtlCreatorObj {
 typedef struct TrtlPluginObj {
     PyObject_HEAD
     trtl_plugin *p;
+    char name[64]; /* given to create_plugin / deserialize_plugin; layer messages name it */
 } TrtlPluginObj;
 
 static PyTypeObject *creator_type_of(trtl_py_state *st);
@@ -657,7 +658,7 @@ static PyObject *creator_to_py(trtl_py_state *st, const trtl_plugin_creator *c)
 
 /* ---- _C.PluginV2 ---------------------------------------------------------------------------- */
 
-static PyObject *plugin_obj_new(trtl_py_state *st, trtl_plugin *p)
+static PyObject *plugin_obj_new(trtl_py_state *st, trtl_plugin *p, const char *name)
 {
     TrtlPluginObj *o = PyObject_New(TrtlPluginObj, plugin_type_of(st));
     if (!o) {
@@ -665,7 +666,13 @@ static PyObject *plugin_obj_new(trtl_py_state *st, trtl_plugin *p)
         return NULL;
     }
     o->p = p;
+    snprintf(o->name, sizeof o->name, "%s", name ? name : "");
     return (PyObject *)o;
+}
+
+const char *trtl_py_plugin_name(trtl_py_state *st, PyObject *obj)
+{
+    return PyObject_TypeCheck(obj, plugin_type_of(st)) ? ((TrtlPluginObj *)obj)->name : NULL;
 }
 
 static void plugin_dealloc(TrtlPluginObj *self)
@@ -716,7 +723,7 @@ static PyObject *plugin_clone(TrtlPluginObj *self, PyObject *unused)
     trtl_plugin *c = self->p->vt->clone(self->p);
     if (!c)
         return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin clone() failed");
-    return plugin_obj_new(TRTL_STATE(self), c);
+    return plugin_obj_new(TRTL_STATE(self), c, self->name);
 }
 
 static PyObject *plugin_noop(TrtlPluginObj *self, PyObject *unused)
@@ -805,7 +812,7 @@ static PyObject *create_from_fields(trtl_py_state *st, const trtl_plugin_creator
     trtl_status s = trtl_plugin_create(c, name, &fc, &p);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
-    return plugin_obj_new(st, p);
+    return plugin_obj_new(st, p, name);
 }
 
 static PyObject *creator_create_plugin(TrtlCreatorObj *self, PyObject *args, PyObject *kwargs)

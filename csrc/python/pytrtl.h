@@ -93,6 +93,9 @@ int trtl_py_as_int32(PyObject *o, const char *what, int32_t *out);
  * stay alive while the weights are used (a new reference, or NULL for empty weights). */
 int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject **keep, const char *what);
 
+/* The name a C plugin object (trtlite.PluginV2) was created under; NULL for other objects. */
+const char *trtl_py_plugin_name(trtl_py_state *st, PyObject *obj);
+
 /* Wrappers. */
 PyObject *trtl_py_layer_wrap(TrtlNetwork *owner, trtl_layer *l);
 PyObject *trtl_py_tensor_wrap(TrtlNetwork *owner, trtl_tensor *t);

@@ -32,9 +32,9 @@ trtl_status trtl_ref_plugin_v2(const trtl_kernel_args *a)
     int rc = pl->vt->enqueue(pl, din, in, n->n_in, dout, out, n->n_out, a->scratch, msg, sizeof msg);
     trtl_set_current_pool(prev);
     if (rc != 0) {
-        const trtl_plugin_creator *cr = pl->creator;
+        char lb[256];
         return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): enqueue failed: %s", n->name,
-                          cr ? cr->name : "plugin", msg[0] ? msg : "no message");
+                          trtl_plugin_label(&n->p.plugin, lb, sizeof lb), msg[0] ? msg : "no message");
     }
     return TRTL_OK;
 }
