@@ -350,3 +350,75 @@ def test_dynamic_output_dim_needs_a_dynamic_input(misbehaving):
     # -1 following a dynamic input is what dynamic shapes look like at definition time
     d = net.add_input("d", trt.float32, (2, -1))
     assert tuple(net.add_plugin_v2([d], misbehaving_plugin(misbehaving, 5)).get_output(0).shape) == (2, -1)
+
+
+class GrowingPlugin(trt.IPluginV2):
+    """Copies its input; while `grow` is set it claims a much larger output than at build."""
+    plugin_type = "Growing_TEST"
+    grow = None  # None: the input's shape; "static": dim 1 becomes 10**7; "batch": dim 0 grows 1000x
+
+    def get_output_shape(self, index, input_shapes):
+        n, c = input_shapes[0]
+        if GrowingPlugin.grow == "static":
+            return (n, 10 ** 7)
+        if GrowingPlugin.grow == "batch" and n > 0:
+            return (n * 1000, c)
+        return (n, c)
+
+    def enqueue(self, inputs, outputs):
+        # Only the first elements: before run-time shapes were checked, this test must not crash.
+        outputs[0].reshape(-1)[:inputs[0].size] = inputs[0].reshape(-1)
+
+
+@pytest.fixture
+def growing():
+    GrowingPlugin.grow = None
+    yield GrowingPlugin
+    GrowingPlugin.grow = None
+
+
+def growing_network(dynamic):
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (-1, 5) if dynamic else (2, 5))
+    layer = net.add_plugin_v2([x], GrowingPlugin())
+    layer.name = "grow_layer"
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    cfg = builder.create_builder_config()
+    if dynamic:
+        profile = builder.create_optimization_profile()
+        profile.set_shape("x", (1, 5), (2, 5), (4, 5))
+        cfg.add_optimization_profile(profile)
+    return builder, net, cfg
+
+
+@pytest.mark.parametrize("dynamic,grow,match", [
+    (False, "static", r"output 0 \(tensor 'y'\) is inferred as \(2, 10000000\) for these input shapes, but the engine "
+                      r"was built for \(2, 5\)"),
+    (True, "static", r"output 0 \(tensor 'y'\) is inferred as \(2, 10000000\) .*built for \(-1, 5\)"),
+    (True, "batch", r"output 0 \(tensor 'y'\) is inferred as \(2000, 5\), larger than the maximum \(4, 5\)")])
+def test_plugin_output_shape_changing_after_build_is_refused_at_run_time(growing, dynamic, grow, match):
+    builder, net, cfg = growing_network(dynamic)
+    engine = builder.build_engine(net, cfg)
+    ctx = engine.create_execution_context()
+    if dynamic:
+        ctx.set_input_shape("x", (2, 5))
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    y = np.zeros((2, 5), np.float32)
+    assert ctx.execute_v2([x.ctypes.data, y.ctypes.data])
+    np.testing.assert_array_equal(y, x)
+    growing.grow = grow
+    ctx2 = engine.create_execution_context()  # resolves shapes afresh
+    if dynamic:
+        ctx2.set_input_shape("x", (2, 5))
+    with pytest.raises(trt.PluginError, match="layer 'grow_layer' \\(plugin 'Growing_TEST'.*" + match):
+        ctx2.execute_v2([x.ctypes.data, y.ctypes.data])
+
+
+def test_plugin_output_shape_changing_before_build_fails_the_build(growing):
+    builder, net, cfg = growing_network(False)
+    growing.grow = "static"
+    with pytest.raises(trt.PluginError, match=r"grow_layer.*tensor 'y'\) is \(2, 10000000\) at build time but was "
+                                              r"\(2, 5\) when the layer was added"):
+        builder.build_engine(net, cfg)

@@ -291,6 +291,40 @@ static trtl_status materialize(trtl_bgraph *g)
     return TRTL_OK;
 }
 
+/* A plugin's outputs at the profiles' shapes against what it answered when its layer was added:
+ * scripts size buffers from the network definition, so a static dimension that changes between
+ * the two (a plugin whose shape depends on something other than its inputs' shapes) must stop
+ * the build rather than produce an engine whose outputs outgrow those buffers.  Implicit-batch
+ * networks carry a placeholder batch of 1 in dim 0, which is not compared. */
+static trtl_status check_plugin_shapes(const trtl_bgraph *g, const trtl_network *net)
+{
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], lb[256];
+    for (int32_t i = 0; i < g->nn; i++) {
+        const trtl_node *n = &g->n[i].n;
+        if (g->n[i].dead || n->op != TRTL_OP_PLUGIN_V2)
+            continue;
+        for (int32_t j = 0; j < n->n_out; j++) {
+            const trtl_bg_tensor *t = &g->t[n->out[j]];
+            const trtl_tensor *nt = trtl_network_find_tensor(net, t->name);
+            if (!nt)
+                continue;
+            const trtl_dims *want = &nt->dims;
+            int ok = want->nb_dims == t->dmin.nb_dims && want->nb_dims == t->dmax.nb_dims;
+            for (int32_t k = net->implicit_batch ? 1 : 0; ok && k < want->nb_dims; k++)
+                if (want->d[k] >= 0 && (t->dmin.d[k] != want->d[k] || t->dmax.d[k] != want->d[k]))
+                    ok = 0;
+            if (!ok)
+                return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d (tensor '%s') is %s at build "
+                                  "time but was %s when the layer was added to the network: a plugin's output shape "
+                                  "must depend only on its inputs' shapes", n->name,
+                                  trtl_plugin_label(&n->p.plugin, lb, sizeof lb), (int)j, t->name,
+                                  trtl_dims_str(trtl_dims_equal(&t->dmin, want) ? &t->dmax : &t->dmin, s1, sizeof s1),
+                                  trtl_dims_str(want, s2, sizeof s2));
+        }
+    }
+    return TRTL_OK;
+}
+
 #define PHASE_BUILD "Building engine"
 
 static double now_ms(void)
@@ -325,6 +359,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_sort(&g);
     if (st == TRTL_OK)
         st = trtl_bg_infer(&g);
+    if (st == TRTL_OK)
+        st = check_plugin_shapes(&g, net);
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 0))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)

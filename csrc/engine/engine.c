@@ -201,6 +201,39 @@ trtl_status trtl_engine_finalize(trtl_engine *e)
     return TRTL_OK;
 }
 
+/* Output j of node n, inferred for the current inputs, against what the engine was built for.
+ * A static dimension is a promise: user buffers are sized from the engine's shapes, so a
+ * plugin that answers differently at run time than at build would have enqueue write past
+ * them.  Dynamic dimensions of built-in ops are exact functions of the inputs, possibly not
+ * monotonic, so they may exceed the profile-derived max (the context re-plans its arena and
+ * bindings are checked against the shapes resolved here); a plugin's may not, as the plugin was
+ * asked for its shape at the profile's max when the engine was planned. */
+static trtl_status check_planned(const trtl_engine *e, const trtl_node *n, int32_t j, const trtl_dims *got)
+{
+    const trtl_etensor *t = &e->tensors[n->out[j]];
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], label[200], lb[208] = "";
+    int is_plugin = n->op == TRTL_OP_PLUGIN_V2;
+    if (is_plugin)
+        snprintf(lb, sizeof lb, " (%s)", trtl_plugin_label(&n->p.plugin, label, sizeof label));
+    int ok = got->nb_dims == t->dims.nb_dims, over_max = 0;
+    for (int32_t k = 0; ok && k < got->nb_dims; k++) {
+        if (got->d[k] < 0 || (t->dims.d[k] >= 0 && got->d[k] != t->dims.d[k]))
+            ok = 0;
+        else if (is_plugin && got->d[k] > t->max_dims.d[k])
+            ok = 0, over_max = 1;
+    }
+    if (ok)
+        return TRTL_OK;
+    if (over_max)
+        return trtl_error(TRTL_ERR_PLUGIN, "layer '%s'%s: output %d (tensor '%s') is inferred as %s, larger than the "
+                          "maximum %s the engine was planned for (its optimization profiles' max shapes)",
+                          n->name, lb, (int)j, t->name, trtl_dims_str(got, s1, sizeof s1),
+                          trtl_dims_str(&t->max_dims, s2, sizeof s2));
+    return trtl_error(is_plugin ? TRTL_ERR_PLUGIN : TRTL_ERR_SHAPE, "layer '%s'%s: output %d (tensor '%s') is "
+                      "inferred as %s for these input shapes, but the engine was built for %s", n->name, lb, (int)j, t->name, trtl_dims_str(got, s1, sizeof s1),
+                      trtl_dims_str(&t->dims, s2, sizeof s2));
+}
+
 trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
 {
     trtl_dims in[64], out[16];
@@ -219,8 +252,10 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
             out_t[j] = e->tensors[n->out[j]].dtype;
         trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t};
         TRTL_TRY(trtl_op_table[n->op].infer(&ic));
-        for (int32_t j = 0; j < n->n_out; j++)
+        for (int32_t j = 0; j < n->n_out; j++) {
+            TRTL_TRY(check_planned(e, n, j, &out[j]));
             dims[n->out[j]] = out[j];
+        }
         if (n->epi.has_residual && !trtl_dims_equal(&dims[n->in[n_in]], &out[0])) {
             char a[TRTL_DIMS_STR_MAX], b[TRTL_DIMS_STR_MAX];
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': residual input %s does not match the output %s", n->name,
