@@ -422,3 +422,12 @@ def test_plugin_output_shape_changing_before_build_fails_the_build(growing):
     with pytest.raises(trt.PluginError, match=r"grow_layer.*tensor 'y'\) is \(2, 10000000\) at build time but was "
                                               r"\(2, 5\) when the layer was added"):
         builder.build_engine(net, cfg)
+
+
+def test_runtime_get_plugin_registry_is_the_registry():
+    runtime = trt.Runtime(trt.Logger(trt.Logger.ERROR))
+    reg = runtime.get_plugin_registry()
+    assert reg is trt.get_plugin_registry()
+    trt.init_libnvinfer_plugins(None, "")
+    assert reg.get_plugin_creator("Adder2d_TRT", "1", "").name == "Adder2d_TRT"
+    assert "registry" in trt.Runtime.get_plugin_registry.__doc__

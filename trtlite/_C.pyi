@@ -538,6 +538,8 @@ class Runtime:
         """Load a plan (bytes, IHostMemory, or any buffer).  Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins."""
     def deserialize_engine(self, serialized_engine: Any) -> ICudaEngine:
         """Alias of deserialize_cuda_engine."""
+    def get_plugin_registry(self) -> Any:
+        """The process-wide plugin registry: the same object as trt.get_plugin_registry()."""
     @property
     def logger(self) -> Any:
         """The logger."""
@@ -933,7 +935,7 @@ def _register(enumsdict: Any, dims_cls: Any) -> None:
     """Install the Python enum classes and the Dims class used for return values."""
 
 def _register_plugin_classes(*args: Any, **kwargs: Any) -> Any:
-    """Install PluginField/PluginFieldCollection."""
+    """Install PluginField/PluginFieldCollection and the registry object (Runtime.get_plugin_registry)."""
 
 def _registry_deregister(*args: Any, **kwargs: Any) -> Any:
     """Deregister a creator; False if it was not registered."""

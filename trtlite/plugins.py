@@ -197,4 +197,4 @@ def init_libnvinfer_plugins(logger: Any = None, namespace: str = "") -> bool:
 
 init_plugins = init_libnvinfer_plugins
 
-_C._register_plugin_classes(PluginField, PluginFieldCollection)
+_C._register_plugin_classes(PluginField, PluginFieldCollection, _REGISTRY)

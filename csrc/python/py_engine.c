@@ -612,12 +612,27 @@ static PyGetSetDef runtime_getset[] = {
     {"max_threads", (getter)rt_get_threads, (setter)rt_set_threads, "Kept for compatibility.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* The registry is process-wide and lives in Python (trtlite/plugins.py), which hands it over with
+ * _register_plugin_classes; a runtime returns that same object. */
+static PyObject *runtime_get_plugin_registry(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    trtl_py_state *st = TRTL_STATE(self);
+    PyObject *reg = st->plugin_hooks ? PyDict_GetItemString(st->plugin_hooks, "_registry") : NULL;
+    if (!reg)
+        return PyErr_Format(PyExc_RuntimeError, "the plugin registry is not set up (import trtlite first)");
+    return Py_NewRef(reg);
+}
+
 static PyMethodDef runtime_methods[] = {
     {"deserialize_cuda_engine", (PyCFunction)(void (*)(void))runtime_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_cuda_engine(serialized_engine) -> ICudaEngine\n\nLoad a plan (bytes, IHostMemory, or any buffer).  "
      "Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins."},
     {"deserialize_engine", (PyCFunction)(void (*)(void))runtime_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_engine(serialized_engine) -> ICudaEngine\n\nAlias of deserialize_cuda_engine."},
+    {"get_plugin_registry", runtime_get_plugin_registry, METH_NOARGS,
+     "get_plugin_registry() -> IPluginRegistry\n\nThe process-wide plugin registry: the same object as "
+     "trt.get_plugin_registry()."},
     {"__enter__", runtime_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", runtime_exit, METH_VARARGS, "Context manager exit."},
     {NULL, NULL, 0, NULL}};

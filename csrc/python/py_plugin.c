@@ -1084,12 +1084,13 @@ static PyObject *set_logger(PyObject *m, PyObject *logger)
 
 static PyObject *register_plugin_classes(PyObject *m, PyObject *args)
 {
-    PyObject *pf, *pfc;
-    if (!PyArg_ParseTuple(args, "OO", &pf, &pfc))
+    PyObject *pf, *pfc, *reg = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O", &pf, &pfc, &reg))
         return NULL;
     trtl_py_state *st = PyModule_GetState(m);
     if (PyDict_SetItemString(st->plugin_hooks, "PluginField", pf) < 0 ||
-        PyDict_SetItemString(st->plugin_hooks, "PluginFieldCollection", pfc) < 0)
+        PyDict_SetItemString(st->plugin_hooks, "PluginFieldCollection", pfc) < 0 ||
+        (reg && PyDict_SetItemString(st->plugin_hooks, "_registry", reg) < 0))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1103,7 +1104,8 @@ PyMethodDef trtl_py_plugin_functions[] = {
     {"_init_builtins", reg_init_builtins, METH_VARARGS, "Register the built-in plugins under a namespace."},
     {"_python_plugin_capsule", py_plugin_capsule, METH_O, "A C adapter (capsule) around a Python plugin."},
     {"_set_logger", set_logger, METH_O, "Logger for messages outside builds (registry, plugins)."},
-    {"_register_plugin_classes", register_plugin_classes, METH_VARARGS, "Install PluginField/PluginFieldCollection."},
+    {"_register_plugin_classes", register_plugin_classes, METH_VARARGS,
+     "Install PluginField/PluginFieldCollection and the registry object (Runtime.get_plugin_registry)."},
     {NULL, NULL, 0, NULL}};
 
 int trtl_py_init_plugins(PyObject *m, trtl_py_state *st)
