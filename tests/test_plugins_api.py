@@ -431,3 +431,32 @@ def test_runtime_get_plugin_registry_is_the_registry():
     trt.init_libnvinfer_plugins(None, "")
     assert reg.get_plugin_creator("Adder2d_TRT", "1", "").name == "Adder2d_TRT"
     assert "registry" in trt.Runtime.get_plugin_registry.__doc__
+
+
+# ---- field values are converted only when they fit ---------------------------------------------
+
+@pytest.mark.parametrize("plugin,field,data,ftype,match", [
+    ("Reorg_TRT", "stride", np.array([2 ** 32 + 1], np.int64), trt.PluginFieldType.INT32,
+     "value 4294967297 is out of int32's range"),
+    ("Reorg_TRT", "stride", np.array([2.5]), trt.PluginFieldType.INT32, "non-integral"),
+    ("Reorg_TRT", "stride", "two", trt.PluginFieldType.INT32, "cannot be converted to int32"),
+    ("LReLU_TRT", "negSlope", np.array([1e300]), trt.PluginFieldType.FLOAT32, "value 1e\\+300 is out of float32's range"),
+])
+def test_field_values_that_do_not_fit_raise_naming_plugin_and_field(plugin, field, data, ftype, match):
+    trt.init_libnvinfer_plugins(None, "")
+    creator = trt.get_plugin_registry().get_plugin_creator(plugin, "1", "")
+    with pytest.raises(trt.PluginFieldError, match=f"plugin '{plugin}': field '{field}': .*{match}") as ei:
+        creator.create_plugin("f", trt.PluginFieldCollection([trt.PluginField(field, data, ftype)]))
+    assert isinstance(ei.value, trt.InvalidArgumentError) and isinstance(ei.value.__cause__, ValueError)
+
+
+def test_field_values_that_fit_are_converted():
+    trt.init_libnvinfer_plugins(None, "")
+    creator = trt.get_plugin_registry().get_plugin_creator("Reorg_TRT", "1", "")
+    p = creator.create_plugin("r", trt.PluginFieldCollection([trt.PluginField("stride", np.array([2], np.int64),
+                                                                              trt.PluginFieldType.INT32)]))
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (1, 4, 4, 4))
+    layer = net.add_plugin_v2([x], p)
+    assert tuple(layer.get_output(0).shape) == (1, 16, 2, 2)  # stride 2 arrived as 2

@@ -24,6 +24,9 @@ class PlanError(Error, ValueError):
 class PluginError(Error):
     """A plugin failed or is missing."""
 
+class PluginFieldError(PluginError, InvalidArgumentError):
+    """A plugin field is unknown to its creator's type, of the wrong type, missing, or holds values that do not fit its type."""
+
 class ShapeError(Error, ValueError):
     """Tensor shapes do not fit a layer, binding or profile."""
 
@@ -935,7 +938,7 @@ def _register(enumsdict: Any, dims_cls: Any) -> None:
     """Install the Python enum classes and the Dims class used for return values."""
 
 def _register_plugin_classes(*args: Any, **kwargs: Any) -> Any:
-    """Install PluginField/PluginFieldCollection and the registry object (Runtime.get_plugin_registry)."""
+    """Install PluginField/PluginFieldCollection, the registry object (Runtime.get_plugin_registry) and the field data converter."""
 
 def _registry_deregister(*args: Any, **kwargs: Any) -> Any:
     """Deregister a creator; False if it was not registered."""

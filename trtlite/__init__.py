@@ -21,7 +21,8 @@ import numpy as np
 from . import _C
 from ._C import (EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecutionContext, IHostMemory,
                  ILayer, INetworkDefinition, IOptimizationProfile, ITensor, Runtime, ShapeError, InvalidArgumentError,
-                 DTypeError, NotFoundError, UnsupportedError, PlanError, PluginError, StateError, OutOfMemoryError,
+                 DTypeError, NotFoundError, UnsupportedError, PlanError, PluginError, PluginFieldError, StateError,
+                 OutOfMemoryError,
                  cpu_features)
 from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLayer, IConvolutionLayer,
                  IDeconvolutionLayer, IElementWiseLayer, IFullyConnectedLayer, IGatherLayer, IIdentityLayer,

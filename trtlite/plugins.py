@@ -25,6 +25,40 @@ _FIELD_DTYPES = {PluginFieldType.FLOAT16: np.float16, PluginFieldType.FLOAT32: n
                  PluginFieldType.INT16: np.int16, PluginFieldType.INT32: np.int32, PluginFieldType.CHAR: np.uint8}
 
 
+def _field_array(data: Any, type: int) -> np.ndarray:
+    """PluginField data -> a C-contiguous array of the field type's dtype (raw bytes for DIMS and
+    UNKNOWN), for the C plugin API.  Values are converted only when they fit: numpy's casts wrap
+    (2**32 + 1 -> 1 as int32) or truncate (2.5 -> 2) silently.  ValueError says what does not fit;
+    the caller names the plugin and the field."""
+    t = PluginFieldType(type)
+    if t == PluginFieldType.CHAR and isinstance(data, (str, bytes)):
+        return np.frombuffer(data.encode() if isinstance(data, str) else data, np.uint8)
+    if t in (PluginFieldType.DIMS, PluginFieldType.UNKNOWN):
+        return np.ascontiguousarray(data).view(np.uint8)
+    dtype = np.dtype(_FIELD_DTYPES[t])
+    src = np.asarray(data)
+    if src.dtype.kind not in "biuf":
+        raise ValueError(f"{src.dtype} data cannot be converted to {dtype}")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if src.dtype.kind == "f":
+            if src.size and not np.all(np.isfinite(src) & (src == np.round(src))):
+                raise ValueError(f"{src.dtype} data with non-integral values cannot be converted to {dtype}")
+        if src.size and src.dtype.kind != "b":
+            lo, hi = src.min(), src.max()
+            if lo < info.min or hi > info.max:
+                bad = lo if lo < info.min else hi
+                raise ValueError(f"value {bad} is out of {dtype}'s range {info.min}..{info.max}")
+    else:
+        with np.errstate(over="ignore"):
+            out = np.ascontiguousarray(src, dtype=dtype)
+        if src.size and np.any(np.isfinite(src) & ~np.isfinite(out)):
+            bad = src[np.isfinite(src) & ~np.isfinite(out)].flat[0]
+            raise ValueError(f"value {bad} is out of {dtype}'s range")
+        return out
+    return np.ascontiguousarray(src, dtype=dtype)
+
+
 class PluginField:
     """A named, typed plugin parameter: ``PluginField("stride", np.array([2], np.int32), PluginFieldType.INT32)``."""
 
@@ -197,4 +231,4 @@ def init_libnvinfer_plugins(logger: Any = None, namespace: str = "") -> bool:
 
 init_plugins = init_libnvinfer_plugins
 
-_C._register_plugin_classes(PluginField, PluginFieldCollection, _REGISTRY)
+_C._register_plugin_classes(PluginField, PluginFieldCollection, _REGISTRY, _field_array)

@@ -384,7 +384,16 @@ static int make_exceptions(PyObject *m, trtl_py_state *st)
         if (r < 0)
             return -1;
     }
-    return 0;
+    /* Both: it is a plugin's error, and code written against the field checks' earlier
+     * InvalidArgumentError keeps catching it. */
+    PyObject *bases = PyTuple_Pack(2, st->PluginError, st->InvalidArgumentError);
+    if (!bases)
+        return -1;
+    int r = add_exc(m, &st->PluginFieldError, "PluginFieldError", bases,
+                    "A plugin field is unknown to its creator's type, of the wrong type, missing, or holds values "
+                    "that do not fit its type.");
+    Py_DECREF(bases);
+    return r;
 }
 
 static int module_exec(PyObject *m)
@@ -418,6 +427,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->PluginError);
     Py_VISIT(st->StateError);
     Py_VISIT(st->OutOfMemoryError);
+    Py_VISIT(st->PluginFieldError);
     Py_VISIT(st->NetworkType);
     Py_VISIT(st->LayerType);
     Py_VISIT(st->TensorType);
@@ -452,6 +462,7 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->PluginError);
     Py_CLEAR(st->StateError);
     Py_CLEAR(st->OutOfMemoryError);
+    Py_CLEAR(st->PluginFieldError);
     Py_CLEAR(st->NetworkType);
     Py_CLEAR(st->LayerType);
     Py_CLEAR(st->TensorType);

@@ -15,6 +15,7 @@
  * engines keep pointers to their creator.  The registry stores copies of creator structs, so an
  * adapter is always reached through `creator->user`.
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "python/pytrtl.h"
@@ -83,10 +84,56 @@ static const char *np_tensor_dtype(trtl_dtype t)
     }
 }
 
+/* Raises `type` with a formatted message whose __cause__ is the exception being handled (if
+ * any), so the user still sees what their own code raised.  Returns NULL. */
+static PyObject *raise_chained(PyObject *type, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    PyObject *ct, *cause, *ctb;
+    PyErr_Fetch(&ct, &cause, &ctb);
+    PyErr_NormalizeException(&ct, &cause, &ctb);
+    if (cause && ctb)
+        PyException_SetTraceback(cause, ctb);
+    Py_XDECREF(ct);
+    Py_XDECREF(ctb);
+    PyErr_SetString(type, buf);
+    if (cause) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyErr_NormalizeException(&et, &ev, &tb);
+        PyException_SetContext(ev, Py_NewRef(cause));
+        PyException_SetCause(ev, cause); /* steals */
+        PyErr_Restore(et, ev, tb);
+    }
+    return NULL;
+}
+
+/* str() of the exception being handled, for messages (left set). */
+static void current_exception_text(char *buf, size_t n)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    PyObject *s = ev ? PyObject_Str(ev) : NULL;
+    const char *text = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!text)
+        PyErr_Clear();
+    snprintf(buf, n, "%s", text ? text : "?");
+    Py_XDECREF(s);
+    PyErr_Restore(et, ev, tb);
+}
+
 /* A PluginField-like Python object -> trtl_plugin_field whose data lives in `*keep` (a new
  * reference to a contiguous numpy array of the field's type).  Data is converted to the declared
- * type, so PluginField("stride", np.array([2]), INT32) works whatever numpy's default int is. */
-static int field_from_py(trtl_py_state *st, PyObject *f, trtl_plugin_field *out, PyObject **keep, PyObject **name_keep)
+ * type by trtlite.plugins._field_array, so PluginField("stride", np.array([2]), INT32) works
+ * whatever numpy's default int is, while values that do not fit raise PluginFieldError naming
+ * `plugin` and the field. */
+static int field_from_py(trtl_py_state *st, const char *plugin, PyObject *f, trtl_plugin_field *out, PyObject **keep,
+                         PyObject **name_keep)
 {
     PyObject *name = PyObject_GetAttrString(f, "name");
     PyObject *data = name ? PyObject_GetAttrString(f, "data") : NULL;
@@ -97,7 +144,8 @@ static int field_from_py(trtl_py_state *st, PyObject *f, trtl_plugin_field *out,
         Py_XDECREF(name);
         Py_XDECREF(data);
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "field_collection entries must be trt.PluginField, not %s", Py_TYPE(f)->tp_name);
+        PyErr_Format(PyExc_TypeError, "plugin '%s': field_collection entries must be trt.PluginField, not %s", plugin,
+                     Py_TYPE(f)->tp_name);
         return -1;
     }
     long t = PyLong_AsLong(type);
@@ -110,38 +158,27 @@ static int field_from_py(trtl_py_state *st, PyObject *f, trtl_plugin_field *out,
     if (!PyUnicode_Check(name)) {
         Py_DECREF(name);
         Py_DECREF(data);
-        PyErr_SetString(PyExc_TypeError, "PluginField.name must be a str");
+        PyErr_Format(PyExc_TypeError, "plugin '%s': PluginField.name must be a str", plugin);
         return -1;
     }
-    PyObject *arr;
-    if (data == Py_None) {
-        arr = NULL;
-    } else {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (!np) {
-            Py_DECREF(name);
-            Py_DECREF(data);
-            return -1;
-        }
-        if (t == TRTL_PF_CHAR && (PyUnicode_Check(data) || PyBytes_Check(data))) {
-            PyObject *b = PyUnicode_Check(data) ? PyUnicode_AsUTF8String(data) : Py_NewRef(data);
-            arr = b ? PyObject_CallMethod(np, "frombuffer", "Os", b, "uint8") : NULL;
-            Py_XDECREF(b);
-        } else if (t == TRTL_PF_DIMS || t == TRTL_PF_UNKNOWN) {
-            arr = PyObject_CallMethod(np, "ascontiguousarray", "O", data);
-            if (arr) { /* raw bytes */
-                PyObject *v = PyObject_CallMethod(arr, "view", "s", "uint8");
-                Py_DECREF(arr);
-                arr = v;
-            }
-        } else {
-            arr = PyObject_CallMethod(np, "ascontiguousarray", "Os", data, np_dtype_name((int32_t)t));
-        }
-        Py_DECREF(np);
+    if (t < 0 || t > TRTL_PF_UNKNOWN) {
+        raise_chained(st->PluginFieldError, "plugin '%s': field '%s' has type %ld, which is not a PluginFieldType",
+                      plugin, PyUnicode_AsUTF8(name), t);
+        Py_DECREF(name);
+        Py_DECREF(data);
+        return -1;
+    }
+    PyObject *arr = NULL;
+    if (data != Py_None) {
+        PyObject *conv = st->plugin_hooks ? PyDict_GetItemString(st->plugin_hooks, "_field_array") : NULL;
+        arr = conv ? PyObject_CallFunction(conv, "Ol", data, t) : NULL;
         if (!arr) {
-            PyErr_Clear();
-            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "plugin field '%s': data cannot be converted to %s",
-                              PyUnicode_AsUTF8(name), np_dtype_name((int32_t)t));
+            char why[512];
+            if (!conv)
+                PyErr_SetString(PyExc_RuntimeError, "trtlite plugin classes are not registered (import trtlite first)");
+            current_exception_text(why, sizeof why);
+            raise_chained(st->PluginFieldError, "plugin '%s': field '%s': data cannot be converted to %s: %s", plugin,
+                          PyUnicode_AsUTF8(name), np_dtype_name((int32_t)t), why);
             Py_DECREF(name);
             Py_DECREF(data);
             return -1;
@@ -162,9 +199,17 @@ static int field_from_py(trtl_py_state *st, PyObject *f, trtl_plugin_field *out,
         size_t es = trtl_plugin_field_elem_size((int32_t)t);
         if (t == TRTL_PF_DIMS || t == TRTL_PF_UNKNOWN)
             es = t == TRTL_PF_DIMS ? sizeof(trtl_dims) : 1;
+        size_t count = es ? (size_t)v.len / es : 0;
         out->data = v.buf;
-        out->length = (int32_t)(es ? (size_t)v.len / es : 0);
+        out->length = (int32_t)(count > INT32_MAX ? INT32_MAX : count);
         PyBuffer_Release(&v);
+        if (count > INT32_MAX) {
+            Py_DECREF(arr);
+            Py_DECREF(name);
+            raise_chained(st->PluginFieldError, "plugin '%s': field '%s' holds %zu values; at most %d fit a field",
+                          plugin, out->name, count, INT32_MAX);
+            return -1;
+        }
     }
     *keep = arr;
     *name_keep = name;
@@ -172,7 +217,8 @@ static int field_from_py(trtl_py_state *st, PyObject *f, trtl_plugin_field *out,
 }
 
 /* Python field collection -> C fields (arrays in *keep_list, a new list). */
-static int fields_from_py(trtl_py_state *st, PyObject *fc, trtl_plugin_field **out, int32_t *n, PyObject **keep_list)
+static int fields_from_py(trtl_py_state *st, const char *plugin, PyObject *fc, trtl_plugin_field **out, int32_t *n,
+                          PyObject **keep_list)
 {
     *out = NULL;
     *n = 0;
@@ -193,7 +239,7 @@ static int fields_from_py(trtl_py_state *st, PyObject *fc, trtl_plugin_field **o
     }
     for (Py_ssize_t i = 0; i < m; i++) {
         PyObject *k, *nk;
-        if (field_from_py(st, PySequence_Fast_GET_ITEM(seq, i), &fields[i], &k, &nk) < 0 ||
+        if (field_from_py(st, plugin, PySequence_Fast_GET_ITEM(seq, i), &fields[i], &k, &nk) < 0 ||
             (k && PyList_Append(*keep_list, k) < 0) || (nk && PyList_Append(*keep_list, nk) < 0)) {
             Py_XDECREF(k);
             Py_XDECREF(nk);
@@ -825,7 +871,7 @@ static PyObject *creator_create_plugin(TrtlCreatorObj *self, PyObject *args, PyO
         return NULL;
     trtl_plugin_field *fields;
     int32_t n;
-    if (fields_from_py(st, fc, &fields, &n, &keep) < 0) {
+    if (fields_from_py(st, self->c->name, fc, &fields, &n, &keep) < 0) {
         Py_XDECREF(keep);
         return NULL;
     }
@@ -1084,13 +1130,14 @@ static PyObject *set_logger(PyObject *m, PyObject *logger)
 
 static PyObject *register_plugin_classes(PyObject *m, PyObject *args)
 {
-    PyObject *pf, *pfc, *reg = NULL;
-    if (!PyArg_ParseTuple(args, "OO|O", &pf, &pfc, &reg))
+    PyObject *pf, *pfc, *reg, *conv;
+    if (!PyArg_ParseTuple(args, "OOOO", &pf, &pfc, &reg, &conv))
         return NULL;
     trtl_py_state *st = PyModule_GetState(m);
     if (PyDict_SetItemString(st->plugin_hooks, "PluginField", pf) < 0 ||
         PyDict_SetItemString(st->plugin_hooks, "PluginFieldCollection", pfc) < 0 ||
-        (reg && PyDict_SetItemString(st->plugin_hooks, "_registry", reg) < 0))
+        PyDict_SetItemString(st->plugin_hooks, "_registry", reg) < 0 ||
+        PyDict_SetItemString(st->plugin_hooks, "_field_array", conv) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1105,7 +1152,8 @@ PyMethodDef trtl_py_plugin_functions[] = {
     {"_python_plugin_capsule", py_plugin_capsule, METH_O, "A C adapter (capsule) around a Python plugin."},
     {"_set_logger", set_logger, METH_O, "Logger for messages outside builds (registry, plugins)."},
     {"_register_plugin_classes", register_plugin_classes, METH_VARARGS,
-     "Install PluginField/PluginFieldCollection and the registry object (Runtime.get_plugin_registry)."},
+     "Install PluginField/PluginFieldCollection, the registry object (Runtime.get_plugin_registry) and the field "
+     "data converter."},
     {NULL, NULL, 0, NULL}};
 
 int trtl_py_init_plugins(PyObject *m, trtl_py_state *st)

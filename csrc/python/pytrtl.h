@@ -18,7 +18,8 @@
 typedef struct trtl_py_state {
     /* exceptions */
     PyObject *Error, *ShapeError, *InvalidArgumentError, *DTypeError, *NotFoundError, *UnsupportedError,
-        *PlanError, *PluginError, *StateError, *OutOfMemoryError;
+        *PlanError, *PluginError, *StateError, *OutOfMemoryError,
+        *PluginFieldError; /* PluginError and InvalidArgumentError: a plugin field is wrong */
     /* types */
     PyTypeObject *NetworkType, *LayerType, *TensorType, *BuilderType, *ConfigType, *ProfileType, *RuntimeType,
         *EngineType, *ContextType, *HostMemoryType, *InspectorType;
