@@ -117,7 +117,9 @@ def test_register_duplicate_returns_false_with_warning():
     assert reg.register_creator(a, "dupns") is True
     assert reg.register_creator(b, "dupns") is False
     assert any("already registered" in m and "PyDup_TEST" in m for s, m in log.messages)
-    assert reg.get_plugin_creator("PyDup_TEST", "1", "dupns") is a
+    # lookups return the registry's checked view of a Python creator, equal to the object registered
+    assert reg.get_plugin_creator("PyDup_TEST", "1", "dupns") == a
+    assert reg.get_plugin_creator("PyDup_TEST", "1", "dupns") != b
     assert reg.deregister_creator(a) is True
     assert reg.get_plugin_creator("PyDup_TEST", "1", "dupns") is None
     assert reg.deregister_creator(a) is False
@@ -133,7 +135,7 @@ def test_registry_is_thread_safe():
                 c = AffineCreator()
                 c.name = f"PyThread_{k}_{i}"
                 assert reg.register_creator(c, "threads")
-                assert reg.get_plugin_creator(c.name, "1", "threads") is c
+                assert reg.get_plugin_creator(c.name, "1", "threads") == c
                 assert len(reg.plugin_creator_list) > 0
                 assert reg.deregister_creator(c)
         except Exception as e:  # pragma: no cover - reported below
@@ -431,6 +433,87 @@ def test_runtime_get_plugin_registry_is_the_registry():
     trt.init_libnvinfer_plugins(None, "")
     assert reg.get_plugin_creator("Adder2d_TRT", "1", "").name == "Adder2d_TRT"
     assert "registry" in trt.Runtime.get_plugin_registry.__doc__
+
+
+# ---- Python creators through the registry: the same checks as C creators -----------------------
+
+class ScalePlugin(AffinePlugin):
+    plugin_type = "PyScale_TEST"
+
+
+class ScaleCreator(trt.IPluginCreator):
+    """ScalePlugin: y = a * x; a negative `a` makes create_plugin raise."""
+    name = "PyScale_TEST"
+    plugin_version = "1"
+    field_names = trt.PluginFieldCollection([trt.PluginField("a", None, trt.PluginFieldType.FLOAT32)])
+    note = "kept on the creator object"
+
+    def create_plugin(self, name, field_collection):
+        a = float({f.name: f.data for f in field_collection}.get("a", [1.0])[0])
+        if a < 0:
+            raise KeyError("a must not be negative")
+        return ScalePlugin(a, 0.0)
+
+    def deserialize_plugin(self, name, serialized_plugin):
+        return ScalePlugin(*pickle.loads(serialized_plugin))
+
+
+@pytest.fixture
+def scale_creator():
+    reg = trt.get_plugin_registry()
+    own = ScaleCreator()
+    assert reg.register_creator(own, "ns2")
+    yield own, reg.get_plugin_creator("PyScale_TEST", "1", "ns2")
+    reg.deregister_creator(own)
+
+
+def test_python_creator_from_registry_checks_field_types(scale_creator):
+    own, creator = scale_creator
+    bad = trt.PluginFieldCollection([trt.PluginField("a", np.array([2], np.int32), trt.PluginFieldType.INT32)])
+    with pytest.raises(trt.PluginFieldError, match="plugin 'PyScale_TEST' \\(layer 'sc'\\): field 'a' must be "
+                                                   "FLOAT32, got INT32") as ei:
+        creator.create_plugin("sc", bad)
+    assert isinstance(ei.value, trt.PluginError) and isinstance(ei.value, trt.InvalidArgumentError)
+    # TensorRT-style direct calls on the script's own object stay plain Python
+    assert own.create_plugin("sc", bad).a == 2.0
+
+
+def test_python_creator_from_registry_warns_about_unknown_fields(scale_creator):
+    _, creator = scale_creator
+    log = Capture()
+    trt.init_libnvinfer_plugins(log, "")
+    fc = fields(a=4.0)
+    fc.append(trt.PluginField("gain", np.array([3], np.int32), trt.PluginFieldType.INT32))
+    plugin = creator.create_plugin("sc", fc)
+    assert isinstance(plugin, ScalePlugin) and plugin.a == 4.0
+    assert any(s == trt.Logger.WARNING and "PyScale_TEST" in m and "'gain'" in m for s, m in log.messages)
+
+
+def test_python_creator_exception_is_wrapped_naming_the_plugin(scale_creator):
+    own, creator = scale_creator
+    with pytest.raises(trt.PluginError, match="plugin 'PyScale_TEST' \\(layer 'neg'\\): create_plugin\\(\\) raised "
+                                              "KeyError: 'a must not be negative'") as ei:
+        creator.create_plugin("neg", fields(a=-1.0))
+    assert isinstance(ei.value.__cause__, KeyError)
+    with pytest.raises(KeyError):  # the script's own object: plain Python, as in TensorRT
+        own.create_plugin("neg", fields(a=-1.0))
+
+
+def test_python_creator_reports_its_registration_namespace(scale_creator, tmp_path):
+    own, creator = scale_creator
+    assert creator.plugin_namespace == "ns2" and own.plugin_namespace == ""
+    assert creator == own and creator.name == "PyScale_TEST" and creator.note == "kept on the creator object"
+    assert [f.name for f in creator.field_names] == ["a"]
+    assert creator in trt.get_plugin_registry().plugin_creator_list
+    plugin = creator.create_plugin("sc", fields(a=3.0))
+    assert plugin.plugin_namespace == "ns2"  # found again under ns2 when the network is serialized
+    again = creator.deserialize_plugin("sc2", plugin.serialize())
+    assert isinstance(again, ScalePlugin) and (again.a, again.b) == (3.0, 0.0)
+    builder, net, _ = affine_network(None, plugin=plugin)
+    plan = builder.build_serialized_network(net, builder.create_builder_config())
+    engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(plan)
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_allclose(engine.create_execution_context().infer({"x": x})["y"], 3.0 * x, rtol=1e-6)
 
 
 # ---- field values are converted only when they fit ---------------------------------------------

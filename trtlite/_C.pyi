@@ -483,7 +483,7 @@ class ITensor:
         """Shape (without the batch in implicit-batch networks; -1 for dynamic dims).  Writable on inputs."""
 
 class PluginCreator:
-    """A plugin creator implemented in C (built-in or loaded from a library)."""
+    """A registered plugin creator, as the registry returns it: built-in, from a library, or written in Python (then its create_plugin/deserialize_plugin run through the registry's field checks, and other attributes are the Python object's)."""
     def create_plugin(self, name: Any, field_collection: Any) -> Any:
         """Create a plugin; unknown fields are ignored with a warning, a field of the wrong type or a missing required field raises."""
     def deserialize_plugin(self, name: Any, serialized_plugin: Any) -> Any:

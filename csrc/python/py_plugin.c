@@ -1,8 +1,9 @@
 /*
  * py_plugin.c -- plugins from Python.
  *
- *  - _C.PluginCreator wraps a C creator (built-in or from a library): create_plugin(),
- *    deserialize_plugin(), field_names.
+ *  - _C.PluginCreator wraps a registered creator (built-in, from a library, or the adapter of a
+ *    Python creator): create_plugin(), deserialize_plugin(), field_names, all through the
+ *    registry's checked trtl_plugin_create.
  *  - _C.PluginV2 owns a C plugin instance: serialize(), clone(), and lends clones to
  *    add_plugin_v2 through _trtl_clone_capsule().
  *  - Python creators (trt.IPluginCreator subclasses) are registered through an adapter C
@@ -41,7 +42,9 @@ static PyTypeObject *plugin_type_of(trtl_py_state *st);
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
-static void msg_from_exception(char *msg, size_t n, const char *what)
+/* "WHAT raised TYPE: TEXT" from the exception being handled, which is then cleared, or with
+ * `keep` left set (normalized) for a caller that chains it. */
+static void exception_msg(char *msg, size_t n, const char *what, int keep)
 {
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
@@ -51,11 +54,19 @@ static void msg_from_exception(char *msg, size_t n, const char *what)
     snprintf(msg, n, "%s raised %s: %s", what, et ? ((PyTypeObject *)et)->tp_name : "an exception",
              text ? text : "?");
     Py_XDECREF(s);
+    PyErr_Clear();
+    if (keep && et) {
+        if (ev && tb)
+            PyException_SetTraceback(ev, tb);
+        PyErr_Restore(et, ev, tb);
+        return;
+    }
     Py_XDECREF(et);
     Py_XDECREF(ev);
     Py_XDECREF(tb);
-    PyErr_Clear();
 }
+
+static void msg_from_exception(char *msg, size_t n, const char *what) { exception_msg(msg, n, what, 0); }
 
 static const char *np_dtype_name(int32_t field_type)
 {
@@ -567,14 +578,17 @@ static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *laye
         obj = fc ? PyObject_CallMethod(c->obj, "create_plugin", "sO", layer_name, fc) : NULL;
         Py_XDECREF(fc);
     }
+    /* A caller that held the GIL is create_from_fields, which chains what the user's code raised
+     * to its PluginError; others (plan loading, GIL released) only get the text. */
+    int keep = g == PyGILState_LOCKED;
     if (!obj) {
-        msg_from_exception(msg, msg_len, data ? "deserialize_plugin()" : "create_plugin()");
+        exception_msg(msg, msg_len, data ? "deserialize_plugin()" : "create_plugin()", keep);
     } else if (obj == Py_None) {
         snprintf(msg, msg_len, "%s returned None", data ? "deserialize_plugin()" : "create_plugin()");
     } else {
         r = plugin_from_py(st, obj, self);
         if (!r)
-            msg_from_exception(msg, msg_len, "plugin");
+            exception_msg(msg, msg_len, data ? "deserialize_plugin() result" : "create_plugin() result", keep);
     }
     Py_XDECREF(obj);
     PyGILState_Release(g);
@@ -689,12 +703,12 @@ fail:
     return NULL;
 }
 
-/* The Python object standing for a registered creator: the user's own object for Python
- * creators, a _C.PluginCreator wrapper for C ones. */
+/* The Python object standing for a registered creator: a _C.PluginCreator around the registry's
+ * entry, also for creators written in Python, so that creating a plugin through the registry
+ * always takes the registry's checked path (field types, unknown fields, errors naming the
+ * plugin, the namespace registered under).  The user's own object stays plain Python. */
 static PyObject *creator_to_py(trtl_py_state *st, const trtl_plugin_creator *c)
 {
-    if (c->create == pyc_create)
-        return Py_NewRef(((const py_creator *)c->user)->obj);
     TrtlCreatorObj *o = PyObject_New(TrtlCreatorObj, creator_type_of(st));
     if (!o)
         return NULL;
@@ -850,14 +864,47 @@ static void creator_dealloc(TrtlCreatorObj *self)
     Py_DECREF(tp);
 }
 
+/* A Python plugin made by a Python creator: the user's object, carrying the namespace its creator
+ * was registered under (as TensorRT's creators set it on their plugins), so that a network
+ * using it finds the creator again when serializing. */
+static PyObject *python_plugin_result(const trtl_plugin_creator *c, trtl_plugin *p)
+{
+    PyObject *obj = Py_NewRef(((py_plugin *)p)->obj);
+    p->vt->destroy(p);
+    const char *ns = trtl_plugin_registered_namespace(c);
+    PyObject *have = PyObject_GetAttrString(obj, "plugin_namespace");
+    if (!have || !PyUnicode_Check(have) || strcmp(PyUnicode_AsUTF8(have), ns ? ns : "") != 0) {
+        PyObject *want = PyUnicode_FromString(ns ? ns : "");
+        if (!want || PyObject_SetAttrString(obj, "plugin_namespace", want) < 0)
+            PyErr_Clear(); /* a read-only attribute: the plugin keeps its own */
+        Py_XDECREF(want);
+    }
+    PyErr_Clear();
+    Py_XDECREF(have);
+    return obj;
+}
+
 static PyObject *create_from_fields(trtl_py_state *st, const trtl_plugin_creator *c, const char *name,
                                     const trtl_plugin_field *f, int32_t n)
 {
     trtl_plugin_fields fc = {n, f};
     trtl_plugin *p = NULL;
     trtl_status s = trtl_plugin_create(c, name, &fc, &p);
-    if (s != TRTL_OK)
+    if (s != TRTL_OK) {
+        /* What a Python creator raised (left set by pyc_create) becomes the __cause__; control
+         * flow exceptions (KeyboardInterrupt, SystemExit) pass through as they are. */
+        if (PyErr_Occurred())
+            return PyErr_ExceptionMatches(PyExc_Exception) ? raise_chained(st->PluginError, "%s", trtl_last_error())
+                                                           : NULL;
+        /* The registry's field checks fail with INVALID_ARGUMENT. */
+        if (s == TRTL_ERR_INVALID_ARGUMENT) {
+            PyErr_SetString(st->PluginFieldError, trtl_last_error());
+            return NULL;
+        }
         return trtl_py_raise(st, s);
+    }
+    if (p->vt == &py_plugin_vt)
+        return python_plugin_result(c, p);
     return plugin_obj_new(st, p, name);
 }
 
@@ -889,6 +936,19 @@ static PyObject *creator_deserialize(TrtlCreatorObj *self, PyObject *args, PyObj
     trtl_py_state *st = TRTL_STATE(self);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sy*:deserialize_plugin", kw, &name, &b))
         return NULL;
+    if (self->c->create == pyc_create) {
+        /* A Python plugin's serialize() bytes are its own: they reach the creator's
+         * deserialize_plugin() as the opaque data field, the way a plan hands them over. */
+        if (b.len > INT32_MAX) {
+            PyBuffer_Release(&b);
+            return trtl_py_raise_msg(st, TRTL_ERR_PLUGIN, "deserialize_plugin('%s', ...) for %s: %zd bytes is too many",
+                                     name, self->c->name, b.len);
+        }
+        trtl_plugin_field data = {DATA_FIELD, b.buf, TRTL_PF_CHAR, (int32_t)b.len};
+        PyObject *r = create_from_fields(st, self->c, name, &data, 1);
+        PyBuffer_Release(&b);
+        return r;
+    }
     trtl_plugin_fields fc;
     void *storage;
     size_t used;
@@ -925,29 +985,68 @@ static PyObject *cg_fields(TrtlCreatorObj *self, void *c)
     trtl_plugin_field *f = PyMem_Calloc((size_t)(self->c->nb_fields ? self->c->nb_fields : 1), sizeof *f);
     if (!f)
         return PyErr_NoMemory();
+    int32_t n = 0;
     for (int32_t i = 0; i < self->c->nb_fields; i++) {
-        f[i].name = self->c->fields[i].name;
-        f[i].type = self->c->fields[i].type;
+        if (self->c->create == pyc_create && strcmp(self->c->fields[i].name, DATA_FIELD) == 0)
+            continue; /* the adapter's own, not the user's */
+        f[n].name = self->c->fields[i].name;
+        f[n].type = self->c->fields[i].type;
+        n++;
     }
-    PyObject *r = fields_to_py(st, f, self->c->nb_fields);
+    PyObject *r = fields_to_py(st, f, n);
     PyMem_Free(f);
     return r;
 }
 
+/* The user's object behind a registered Python creator, else NULL (borrowed). */
+static PyObject *python_creator_obj(const trtl_plugin_creator *c)
+{
+    return c->create == pyc_create ? ((const py_creator *)c->user)->obj : NULL;
+}
+
 static PyObject *creator_repr(TrtlCreatorObj *self)
 {
+    PyObject *obj = python_creator_obj(self->c);
+    if (obj)
+        return PyUnicode_FromFormat("<IPluginCreator %s v%s (Python %s)>", self->c->name, self->c->version,
+                                    Py_TYPE(obj)->tp_name);
     return PyUnicode_FromFormat("<IPluginCreator %s v%s>", self->c->name, self->c->version);
 }
 
+/* Equal: the same registration, or the Python creator object that was registered (scripts that
+ * compare what get_plugin_creator returns with their own creator). */
 static PyObject *creator_richcompare(PyObject *a, PyObject *b, int op)
 {
-    if (Py_TYPE(a) != Py_TYPE(b) || (op != Py_EQ && op != Py_NE))
+    if (op != Py_EQ && op != Py_NE)
         Py_RETURN_NOTIMPLEMENTED;
-    int eq = ((TrtlCreatorObj *)a)->c == ((TrtlCreatorObj *)b)->c;
+    int eq;
+    if (Py_TYPE(a) == Py_TYPE(b))
+        eq = ((TrtlCreatorObj *)a)->c == ((TrtlCreatorObj *)b)->c;
+    else if (python_creator_obj(((TrtlCreatorObj *)a)->c))
+        eq = python_creator_obj(((TrtlCreatorObj *)a)->c) == b;
+    else
+        Py_RETURN_NOTIMPLEMENTED;
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
-static Py_hash_t creator_hash(TrtlCreatorObj *self) { return _Py_HashPointer((void *)self->c); }
+/* Consistent with equality to the user's object. */
+static Py_hash_t creator_hash(TrtlCreatorObj *self)
+{
+    PyObject *obj = python_creator_obj(self->c);
+    return obj ? PyObject_Hash(obj) : _Py_HashPointer((void *)self->c);
+}
+
+/* Attributes the wrapper does not have (a Python creator's own members) come from the user's
+ * object, so code written for the object it registered keeps working on what lookups return. */
+static PyObject *creator_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *r = PyObject_GenericGetAttr(self, name);
+    PyObject *obj = python_creator_obj(((TrtlCreatorObj *)self)->c);
+    if (r || !obj || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return r;
+    PyErr_Clear();
+    return PyObject_GetAttr(obj, name);
+}
 
 static PyGetSetDef creator_getset[] = {
     {"name", (getter)cg_name, NULL, "Plugin type name.", NULL},
@@ -971,7 +1070,10 @@ static PyType_Slot creator_slots[] = {
     {Py_tp_repr, creator_repr},
     {Py_tp_richcompare, creator_richcompare},
     {Py_tp_hash, creator_hash},
-    {Py_tp_doc, "A plugin creator implemented in C (built-in or loaded from a library)."},
+    {Py_tp_getattro, creator_getattro},
+    {Py_tp_doc, "A registered plugin creator, as the registry returns it: built-in, from a library, or written in "
+                "Python (then its create_plugin/deserialize_plugin run through the registry's field checks, and other "
+                "attributes are the Python object's)."},
     {0, NULL}};
 
 static PyType_Spec creator_spec = {"trtlite.PluginCreator", sizeof(TrtlCreatorObj), 0,
