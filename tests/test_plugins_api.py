@@ -543,3 +543,64 @@ def test_field_values_that_fit_are_converted():
     x = net.add_input("x", trt.float32, (1, 4, 4, 4))
     layer = net.add_plugin_v2([x], p)
     assert tuple(layer.get_output(0).shape) == (1, 16, 2, 2)  # stride 2 arrived as 2
+
+
+# ---- what enqueue() is given stays valid after the engine's memory is gone ----------------------
+
+KEEP_SCRIPT = """
+import gc, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+import trtlite as trt
+
+class Keep(trt.IPluginV2):
+    plugin_type = "Keep_TEST"
+    kept = []
+
+    def enqueue(self, inputs, outputs):
+        outputs[0][...] = inputs[0] * 2
+        Keep.kept.append((inputs[0], outputs[0]))
+
+shape = (64, 1024, 64)  # 16 MiB tensors: freed memory of this size is unmapped, so touching it would crash
+builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+net = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+x = net.add_input("x", trt.float32, shape)
+relu = net.add_activation(x, trt.ActivationType.RELU)  # the plugin reads and writes the engine's arena
+layer = net.add_plugin_v2([relu.get_output(0)], Keep())
+neg = net.add_unary(layer.get_output(0), trt.UnaryOperation.NEG)
+neg.get_output(0).name = "y"
+net.mark_output(neg.get_output(0))
+engine = builder.build_engine(net, builder.create_builder_config())
+ctx = engine.create_execution_context()
+rng = np.random.default_rng(0)
+xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
+for xv in xs:
+    np.testing.assert_array_equal(ctx.infer({{"x": xv}})["y"], -2 * np.maximum(xv, 0))
+del ctx, engine, builder, net
+gc.collect()
+junk = [np.full(shape, 7.0, np.float32) for _ in range(4)]
+assert len(Keep.kept) == 2
+for xv, (i, o) in zip(xs, Keep.kept):
+    np.testing.assert_array_equal(i, np.maximum(xv, 0))
+    np.testing.assert_array_equal(o, 2 * np.maximum(xv, 0))
+    assert not i.flags.writeable and o.flags.writeable
+    o[...] = 1.0  # still the plugin's own memory
+print("KEPT-OK")
+"""
+
+
+def test_python_plugin_arrays_kept_after_the_context_is_freed_stay_valid():
+    r = subprocess.run([sys.executable, "-c", KEEP_SCRIPT.format(root=ROOT)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "KEPT-OK" in r.stdout, (r.returncode, r.stderr[-2000:])
+
+
+def test_python_plugin_inputs_are_read_only(affine_creator):
+    class Writer(AffinePlugin):
+        def enqueue(self, inputs, outputs):
+            inputs[0][...] = 0
+
+    builder, net, _ = affine_network(affine_creator, plugin=Writer(1, 0))
+    ctx = builder.build_engine(net, builder.create_builder_config()).create_execution_context()
+    with pytest.raises(trt.PluginError, match="affine_layer.*read-only"):
+        ctx.infer({"x": np.ones((2, 5), np.float32)})

@@ -106,8 +106,9 @@ class IPluginV2(abc.ABC):
     - ``get_output_shape(index, input_shapes) -> tuple``: shapes include the batch dimension,
       also in implicit-batch networks; -1 marks a dynamic dimension at build time;
     - ``get_output_dtype(index, input_dtypes) -> DataType`` (default: FLOAT);
-    - ``enqueue(inputs, outputs)``: numpy views of the input and output buffers (write the
-      results into ``outputs[i][...]``); raise to report an error;
+    - ``enqueue(inputs, outputs)``: numpy arrays holding the inputs (read-only) and arrays to
+      write the results into (``outputs[i][...] = ...``), copied from and to the engine's
+      buffers, so keeping them after enqueue returns is safe; raise to report an error;
     - ``serialize() -> bytes``: what ``IPluginCreator.deserialize_plugin`` needs to recreate it;
     - ``clone()`` (default: ``copy.deepcopy(self)``).
 
@@ -129,7 +130,7 @@ class IPluginV2(abc.ABC):
 
     @abc.abstractmethod
     def enqueue(self, inputs: List[np.ndarray], outputs: List[np.ndarray]) -> None:
-        """Compute: read `inputs`, write `outputs` in place."""
+        """Compute: read `inputs` (read-only arrays), write `outputs` in place."""
 
     def serialize(self) -> bytes:
         """Bytes that recreate this plugin through its creator's deserialize_plugin (default: none)."""

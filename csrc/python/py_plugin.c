@@ -8,7 +8,8 @@
  *    add_plugin_v2 through _trtl_clone_capsule().
  *  - Python creators (trt.IPluginCreator subclasses) are registered through an adapter C
  *    creator, and Python plugins (trt.IPluginV2 subclasses) run through an adapter C plugin whose
- *    vtable calls back into Python with the GIL taken (build and execute run without it).  A
+ *    vtable calls back into Python with the GIL taken (build and execute run without it); its
+ *    enqueue() works on numpy arrays of its own, copied from and to the engine's buffers.  A
  *    Python plugin serializes as one opaque field "__data__" holding its serialize() bytes;
  *    the adapter creator routes that field to deserialize_plugin().
  *
@@ -316,11 +317,20 @@ static PyObject *fields_to_py(trtl_py_state *st, const trtl_plugin_field *f, int
 
 /* ---- Python plugin adapter ---------------------------------------------------------------- */
 
+/* A numpy array enqueue() sees in place of an engine buffer (see stage_array). */
+typedef struct py_stage {
+    PyObject *arr; /* owns its data; NULL until first used */
+    trtl_dims dims;
+    trtl_dtype dtype;
+} py_stage;
+
 typedef struct py_plugin {
     trtl_plugin base;
     PyObject *obj;          /* the user's trt.IPluginV2 subclass instance */
     PyObject *ser;          /* bytes from the last serialize() (get_fields' data) */
     trtl_plugin_field field;
+    py_stage *stage;        /* nb_in + nb_out arrays for enqueue, inputs first */
+    int32_t n_stage;
 } py_plugin;
 
 static const trtl_plugin_vtable py_plugin_vt;
@@ -408,20 +418,56 @@ done:
     return rc;
 }
 
-/* A numpy view of host memory (no copy). */
-static PyObject *np_view(PyObject *np, void *ptr, const trtl_plugin_tensor_desc *d, int writable)
+/* enqueue() gets numpy arrays that own their memory, not views of the engine's buffers: a plugin
+ * may keep what it was given (numpy captures the data pointer, so no view of engine memory can be
+ * revoked once handed out), and such arrays must stay valid after the context, its arena or the
+ * caller's bindings are gone.  Inputs are copied in (and marked read-only), outputs copied out
+ * after enqueue returns.  An instance reuses its arrays from call to call -- filling one costs a
+ * memcpy -- unless the plugin kept a reference (refcount above ours), then it gets new ones and
+ * keeps its old. */
+static PyObject *stage_array(PyObject *np, py_stage *s, const trtl_plugin_tensor_desc *d, int writable)
+{
+    if (s->arr && Py_REFCNT(s->arr) == 1 && s->dtype == d->dtype && trtl_dims_equal(&s->dims, &d->dims))
+        return s->arr;
+    PyObject *shape = dims_tuple(&d->dims);
+    PyObject *arr = shape ? PyObject_CallMethod(np, "empty", "Os", shape, np_tensor_dtype(d->dtype)) : NULL;
+    Py_XDECREF(shape);
+    if (arr && !writable) {
+        PyObject *flags = PyObject_GetAttrString(arr, "flags");
+        if (!flags || PyObject_SetAttrString(flags, "writeable", Py_False) < 0)
+            Py_CLEAR(arr);
+        Py_XDECREF(flags);
+    }
+    if (!arr)
+        return NULL;
+    Py_XSETREF(s->arr, arr);
+    s->dims = d->dims;
+    s->dtype = d->dtype;
+    return arr;
+}
+
+/* memcpy between an engine buffer and a staged array (ours: written through its buffer even when
+ * numpy shows the plugin a read-only array). */
+static int stage_copy(PyObject *arr, void *engine, const trtl_plugin_tensor_desc *d, int to_engine)
 {
     int64_t v = trtl_volume(&d->dims);
-    Py_ssize_t bytes = (Py_ssize_t)(v > 0 ? v : 0) * (Py_ssize_t)trtl_dtype_size(d->dtype);
-    static char dummy;
-    PyObject *mv = PyMemoryView_FromMemory(ptr ? (char *)ptr : &dummy, bytes, writable ? PyBUF_WRITE : PyBUF_READ);
-    PyObject *flat = mv ? PyObject_CallMethod(np, "frombuffer", "Os", mv, np_tensor_dtype(d->dtype)) : NULL;
-    Py_XDECREF(mv);
-    PyObject *shape = flat ? dims_tuple(&d->dims) : NULL;
-    PyObject *r = shape ? PyObject_CallMethod(flat, "reshape", "O", shape) : NULL;
-    Py_XDECREF(flat);
-    Py_XDECREF(shape);
-    return r;
+    size_t bytes = (size_t)(v > 0 ? v : 0) * trtl_dtype_size(d->dtype);
+    if (!bytes)
+        return 0;
+    Py_buffer b;
+    if (PyObject_GetBuffer(arr, &b, PyBUF_SIMPLE) < 0)
+        return -1;
+    if ((size_t)b.len < bytes) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_RuntimeError, "staged array is smaller than its tensor");
+        return -1;
+    }
+    if (to_engine)
+        memcpy(engine, b.buf, bytes);
+    else
+        memcpy(b.buf, engine, bytes);
+    PyBuffer_Release(&b);
+    return 0;
 }
 
 static int pyp_enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, const void *const *inputs,
@@ -438,21 +484,33 @@ static int pyp_enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc
         msg_from_exception(msg, msg_len, "plugin");
         goto done;
     }
-    for (int32_t i = 0; i < nb_in; i++) {
-        PyObject *a = np_view(np, (void *)inputs[i], &in_desc[i], 0);
-        if (!a) {
-            msg_from_exception(msg, msg_len, "making input views");
+    if (p->n_stage != nb_in + nb_out) {
+        py_stage *ns = PyMem_RawCalloc((size_t)(nb_in + nb_out + 1), sizeof *ns);
+        if (!ns) {
+            snprintf(msg, msg_len, "out of memory");
             goto done;
         }
-        PyList_SET_ITEM(ins, i, a);
+        for (int32_t k = 0; k < p->n_stage; k++)
+            Py_XDECREF(p->stage[k].arr);
+        PyMem_RawFree(p->stage);
+        p->stage = ns;
+        p->n_stage = nb_in + nb_out;
+    }
+    for (int32_t i = 0; i < nb_in; i++) {
+        PyObject *a = stage_array(np, &p->stage[i], &in_desc[i], 0);
+        if (!a || stage_copy(a, (void *)inputs[i], &in_desc[i], 0) < 0) {
+            msg_from_exception(msg, msg_len, "making input arrays");
+            goto done;
+        }
+        PyList_SET_ITEM(ins, i, Py_NewRef(a));
     }
     for (int32_t i = 0; i < nb_out; i++) {
-        PyObject *a = np_view(np, outputs[i], &out_desc[i], 1);
+        PyObject *a = stage_array(np, &p->stage[nb_in + i], &out_desc[i], 1);
         if (!a) {
-            msg_from_exception(msg, msg_len, "making output views");
+            msg_from_exception(msg, msg_len, "making output arrays");
             goto done;
         }
-        PyList_SET_ITEM(outs, i, a);
+        PyList_SET_ITEM(outs, i, Py_NewRef(a));
     }
     r = PyObject_CallMethod(p->obj, "enqueue", "OO", ins, outs);
     if (!r) {
@@ -463,6 +521,12 @@ static int pyp_enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc
         snprintf(msg, msg_len, "enqueue() returned %ld", PyLong_AsLong(r));
         goto done;
     }
+    /* From the arrays handed out, not from `outs`, which the plugin may have rebound. */
+    for (int32_t i = 0; i < nb_out; i++)
+        if (stage_copy(p->stage[nb_in + i].arr, outputs[i], &out_desc[i], 1) < 0) {
+            msg_from_exception(msg, msg_len, "copying outputs");
+            goto done;
+        }
     rc = 0;
 done:
     Py_XDECREF(r);
@@ -525,7 +589,10 @@ static void pyp_destroy(trtl_plugin *self)
     PyGILState_STATE g = PyGILState_Ensure();
     Py_XDECREF(p->obj);
     Py_XDECREF(p->ser);
+    for (int32_t k = 0; k < p->n_stage; k++)
+        Py_XDECREF(p->stage[k].arr);
     PyGILState_Release(g);
+    PyMem_RawFree(p->stage);
     PyMem_RawFree(p);
 }
 
