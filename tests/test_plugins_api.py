@@ -604,3 +604,15 @@ def test_python_plugin_inputs_are_read_only(affine_creator):
     ctx = builder.build_engine(net, builder.create_builder_config()).create_execution_context()
     with pytest.raises(trt.PluginError, match="affine_layer.*read-only"):
         ctx.infer({"x": np.ones((2, 5), np.float32)})
+
+
+def test_python_plugin_serialize_error_is_in_the_build_error(affine_creator):
+    class Unpicklable(AffinePlugin):
+        def serialize(self):
+            raise RuntimeError("cannot pickle the weights")
+
+    builder, net, _ = affine_network(affine_creator, plugin=Unpicklable(1, 0))
+    with pytest.raises(trt.PluginError, match=r"layer 'affine_layer': plugin PyAffine_TEST failed to report its fields "
+                                              r"for serialization: serialize\(\) raised RuntimeError: cannot pickle "
+                                              r"the weights"):
+        builder.build_serialized_network(net, builder.create_builder_config())

@@ -549,7 +549,10 @@ static int pyp_get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
         b = c;
     }
     if (!b) {
-        PyErr_WriteUnraisable(p->obj);
+        /* The writer names the layer around this (see serialize/writer.c). */
+        char why[512];
+        msg_from_exception(why, sizeof why, "serialize()");
+        trtl_error(TRTL_ERR_PLUGIN, "%s", why);
     } else {
         if (b == Py_None) {
             Py_DECREF(b);

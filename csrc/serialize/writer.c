@@ -1,4 +1,5 @@
 /* writer.c -- engine -> plan bytes (format in plan.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,9 +66,16 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
         if (!cr)
             return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': the plugin has no creator, so it cannot be serialized", n->name);
         trtl_plugin_fields fc = {0, NULL};
-        if (!pl->vt->get_fields || pl->vt->get_fields(pl, &fc) != 0)
-            return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': plugin %s failed to report its fields for serialization",
-                              n->name, cr->name);
+        /* get_fields has no message argument in the ABI; trtlite's own adapters (Python plugins)
+         * leave the reason as the thread's last error, which is cleared first so that it is this
+         * call's. */
+        trtl_clear_error();
+        if (!pl->vt->get_fields || pl->vt->get_fields(pl, &fc) != 0) {
+            char why[TRTL_MSG_MAX];
+            snprintf(why, sizeof why, "%s", trtl_last_error());
+            return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': plugin %s failed to report its fields for serialization%s%s",
+                              n->name, cr->name, why[0] ? ": " : "", why);
+        }
         /* What the reader would refuse must fail here, at build, not as a plan that cannot load. */
         if (trtl_plugin_fields_check(&fc) != TRTL_OK)
             return trtl_error_prefix("layer '%s': plugin %s v%s cannot be serialized", n->name, cr->name, cr->version);
