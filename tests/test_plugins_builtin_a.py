@@ -173,7 +173,7 @@ MINE = {
     "LReLU_TRT": ["negSlope"],
     "Clip_TRT": ["clipMin", "clipMax"],
     "ResizeNearest_TRT": ["scale"],
-    "InstanceNormalization_TRT": ["epsilon", "scales", "bias"],
+    "InstanceNormalization_TRT": ["epsilon", "scales", "bias", "relu", "alpha"],
     "Reorg_TRT": ["stride"],
 }
 
@@ -422,6 +422,28 @@ def test_instance_norm():
                  rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("relu,alpha", [(1, 0.1), (1, 0.0), (7, -0.5), (0, 0.5)])
+def test_instance_norm_leaky_relu(relu, alpha):
+    """TensorRT 8's `relu`/`alpha` fields: a leaky ReLU after the affine step when relu != 0."""
+    rng = np.random.default_rng(3)
+    C = 4
+    x = rng.standard_normal((2, C, 5, 6)).astype(np.float32)
+    scales = rng.standard_normal(C).astype(np.float32)
+    bias = rng.standard_normal(C).astype(np.float32)
+    p = plugin("InstanceNormalization_TRT", epsilon=np.float32(1e-5), scales=scales, bias=bias, relu=np.int32(relu),
+               alpha=np.float32(alpha))
+    xd = x.astype(np.float64)
+    m, v = xd.mean((2, 3), keepdims=True), xd.var((2, 3), keepdims=True)
+    ref = (xd - m) / np.sqrt(v + np.float64(np.float32(1e-5))) * scales[:, None, None] + bias[:, None, None]
+    assert (ref < 0).any() and (ref > 0).any()  # both sides of the activation are exercised
+    if relu:
+        ref = np.where(ref < 0, np.float64(np.float32(alpha)) * ref, ref)
+    assert_close(run_plugin(p, x), ref, rtol=1e-5, atol=1e-5)
+    # the fields travel with the plugin (serialize / plans)
+    again = creator("InstanceNormalization_TRT").deserialize_plugin("again", p.serialize())
+    assert_close(run_plugin(again, x), ref, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("scale,shape", [(2.0, (2, 3, 5, 7)), (1.5, (1, 2, 5, 6)), (0.5, (2, 4, 6)),
                                          (3.0, (3, 4))])
 def test_resize_nearest(scale, shape):
@@ -513,6 +535,10 @@ def test_spp_dynamic_hw_one_engine_several_sizes():
      "field 'bias' has 2 values but field 'scales' has 3"),
     ("InstanceNormalization_TRT", dict(scales=np.ones(2, np.float32), bias=np.ones(2, np.float32),
                                        epsilon=np.float32(-1)), trt.PluginError, "field 'epsilon'"),
+    ("InstanceNormalization_TRT", dict(scales=np.ones(2, np.float32), bias=np.ones(2, np.float32), relu=np.int32(1),
+                                       alpha=np.float32(np.nan)), trt.PluginError, "field 'alpha' must be finite"),
+    ("InstanceNormalization_TRT", dict(scales=np.ones(2, np.float32), bias=np.ones(2, np.float32),
+                                       relu=np.float32(1)), trt.InvalidArgumentError, "field 'relu' must be INT32"),
     ("Reorg_TRT", dict(stride=np.int32(0)), trt.PluginError, "field 'stride'"),
     ("Reorg_TRT", dict(stride=np.float32(2)), trt.InvalidArgumentError, "field 'stride' must be INT32"),
 ])

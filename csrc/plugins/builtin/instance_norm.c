@@ -2,22 +2,26 @@
  * instance_norm.c -- InstanceNormalization_TRT: per (sample, channel) normalization over the
  * spatial dims (ONNX InstanceNormalization):
  *   y = (x - mean) / sqrt(var + epsilon) * scales[c] + bias[c]
- * with the biased variance (divided by the spatial size).  Input [N, C, spatial...] (rank >= 3),
+ * with the biased variance (divided by the spatial size), then, as TensorRT 8's plugin does when
+ * `relu` is nonzero, a leaky ReLU: y < 0 -> alpha * y.  Input [N, C, spatial...] (rank >= 3),
  * float32, output of the same shape.  Statistics are accumulated in double, two passes.
  * Fields: epsilon (FLOAT32, default 1e-5, >= 0), scales and bias (FLOAT32[C], required; their
- * counts must equal the input's C, checked at build time when C is known, else at run time).
+ * counts must equal the input's C, checked at build time when C is known, else at run time),
+ * relu (INT32, default 0) and alpha (FLOAT32, default 0, finite; 0 is a plain ReLU).
  */
 #include <math.h>
 #include <string.h>
 
 #include "plugins/builtin/common.h"
 
-enum { F_EPSILON, F_SCALES, F_BIAS };
+enum { F_EPSILON, F_SCALES, F_BIAS, F_RELU, F_ALPHA };
 
 static const trtl_plugin_field_desc field_descs[] = {
     [F_EPSILON] = {"epsilon", TRTL_PF_FLOAT32, 0},
     [F_SCALES] = {"scales", TRTL_PF_FLOAT32, 1},
     [F_BIAS] = {"bias", TRTL_PF_FLOAT32, 1},
+    [F_RELU] = {"relu", TRTL_PF_INT32, 0},
+    [F_ALPHA] = {"alpha", TRTL_PF_FLOAT32, 0},
 };
 
 static const trtl_input_spec input_spec = {NULL, 3, TRTL_MAX_DIMS, "[N, C, spatial...]"};
@@ -25,6 +29,8 @@ static const trtl_input_spec input_spec = {NULL, 3, TRTL_MAX_DIMS, "[N, C, spati
 typedef struct inorm {
     trtl_builtin h;
     float eps;
+    int32_t relu; /* nonzero: leaky ReLU with slope alpha after the affine step */
+    float alpha;
     int32_t C;
     float *scales, *bias; /* C each, in the tail */
 } inorm;
@@ -47,6 +53,12 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
         return 1;
     if (!(n->eps >= 0))
         return trtl_field_fail(r, "field 'epsilon' must be >= 0, got %g", (double)n->eps);
+    n->relu = 0;
+    n->alpha = 0.0f;
+    if (trtl_field_scalar(r, &field_descs[F_RELU], &n->relu) || trtl_field_scalar(r, &field_descs[F_ALPHA], &n->alpha))
+        return 1;
+    if (!isfinite(n->alpha))
+        return trtl_field_fail(r, "field 'alpha' must be finite, got %g", (double)n->alpha);
     if (trtl_field_array(r, &field_descs[F_SCALES], 1, TRTL_FIELD_ANY_LENGTH, &fs) ||
         trtl_field_array(r, &field_descs[F_BIAS], 0, TRTL_FIELD_ANY_LENGTH, &fb))
         return 1;
@@ -60,6 +72,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
     trtl_builtin_field(h, &field_descs[F_EPSILON], &n->eps, 1);
     trtl_builtin_field(h, &field_descs[F_SCALES], n->scales, n->C);
     trtl_builtin_field(h, &field_descs[F_BIAS], n->bias, n->C);
+    trtl_builtin_field(h, &field_descs[F_RELU], &n->relu, 1);
+    trtl_builtin_field(h, &field_descs[F_ALPHA], &n->alpha, 1);
     return 0;
 }
 
@@ -110,6 +124,10 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
         /* (x - mean) first: folding mean into the bias would cancel badly when |mean| >> std. */
         for (int64_t i = 0; i < S; i++)
             yp[i] = (float)((xp[i] - mean) * a + b);
+        if (in->relu)
+            for (int64_t i = 0; i < S; i++)
+                if (yp[i] < 0.0f)
+                    yp[i] *= in->alpha;
     }
     return 0;
 }
