@@ -45,8 +45,10 @@ static trtl_status check_creator(const trtl_plugin_creator *c)
                           "(rebuild it against csrc/include/trtlite/plugin.h)",
                           c->struct_size >= offsetof(trtl_plugin_creator, version) ? nz(c->name) : "?",
                           (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+    /* The name is read only where the creator's declared size covers it. */
     if (c->struct_size < sizeof(trtl_plugin_creator))
-        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': struct size %u is smaller than this ABI's %zu", nz(c->name),
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': struct size %u is smaller than this ABI's %zu",
+                          c->struct_size >= offsetof(trtl_plugin_creator, version) ? nz(c->name) : "?",
                           (unsigned)c->struct_size, sizeof(trtl_plugin_creator));
     if (!c->name || !*c->name || !c->version || !c->create || (c->nb_fields > 0 && !c->fields) || c->nb_fields < 0)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin creator '%s' is incomplete (name, version, create and fields "
