@@ -797,3 +797,15 @@ def test_engine_inspector_lists_fused_layers_and_kernels():
         assert json.loads(inspector.get_layer_information(i, trt.LayerInformationFormat.JSON)) == layers[i]
     with pytest.raises(IndexError):
         inspector.get_layer_information(engine.num_layers, trt.LayerInformationFormat.JSON)
+
+
+def test_all_lists_only_the_api():
+    """`from trtlite import *` gives TensorRT's names, not the helpers trtlite/__init__.py imports for itself."""
+    import types
+    for leaked in ("Dict", "Mapping", "np", "annotations"):
+        assert leaked not in trt.__all__
+    for name in trt.__all__:
+        obj = getattr(trt, name)
+        assert not (isinstance(obj, types.ModuleType) and not obj.__name__.startswith("trtlite")), name
+    for name in ("Builder", "Logger", "DataType", "Weights", "OnnxParser", "float32", "volume"):
+        assert name in trt.__all__
