@@ -5,6 +5,7 @@ involved: trt.ShapeError / DTypeError / InvalidArgumentError / NotFoundError / S
 trtlite checks, TypeError for arguments of the wrong Python type.  After a runtime error the same context still
 runs correctly.
 """
+import gc
 import os
 import subprocess
 import sys
@@ -526,3 +527,103 @@ def test_shapes_whose_volume_overflows_are_rejected(shape, op):
     assert proc.returncode == 0, "returncode %d (killed by a signal?)\n%s" % (proc.returncode, proc.stderr[-2000:])
     assert proc.stdout.startswith("ERROR"), proc.stdout
     assert "'x'" in proc.stdout or "(Unnamed Layer* 0)" in proc.stdout
+
+
+# ------------------------------------------------------------------------------------------------------------
+# arrays a network (weights) or a context (set_tensor_address) keeps using
+# ------------------------------------------------------------------------------------------------------------
+
+def conv_1x1(w, builder_network_config=None):
+    builder, network, config = builder_network_config or new()
+    x = network.add_input("x", trt.float32, (1, 2, 2, 2))
+    conv = network.add_convolution_nd(x, 1, (1, 1), w)
+    conv.get_output(0).name = "y"
+    network.mark_output(conv.get_output(0))
+    return builder, network, config, conv
+
+
+def test_weights_stay_exported_while_the_network_holds_them():
+    import array
+    w = array.array("f", [2.0, 3.0])
+    builder, network, config, conv = conv_1x1(w)
+    # array.array frees or moves its memory on resize; while exported it refuses (the network points into it)
+    with pytest.raises(BufferError):
+        del w[:]
+    with pytest.raises(BufferError):
+        w.extend([0.0] * 100000)
+    engine = builder.build_engine(network, config)
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    y = engine.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_array_equal(y[0, 0], 2 * x[0, 0] + 3 * x[0, 1])
+    # replacing the weights releases the old array
+    conv.kernel = np.array([1.0, 1.0], np.float32)
+    w.append(4.0)
+    # so does freeing the network
+    w2 = array.array("f", [1.0, 1.0])
+    held = conv_1x1(w2)
+    with pytest.raises(BufferError):
+        w2.append(1.0)
+    del held
+    gc.collect()
+    w2.append(1.0)
+
+
+def test_tensor_address_arrays_stay_exported_until_rebound(engine):
+    import array
+    context = engine.create_execution_context()
+    x = array.array("f", range(6))
+    y = array.array("f", [0.0] * 6)
+    context.set_tensor_address("x", x)
+    context.set_tensor_address("y", y)
+    with pytest.raises(BufferError):
+        del x[:]
+    with pytest.raises(BufferError):
+        y.extend([0.0] * 100000)
+    context.execute_async_v3(0)
+    assert list(y) == [-v for v in range(6)]
+    # rebinding (to another array or to an int address) releases the previous array
+    context.set_tensor_address("x", X)
+    x.append(1.0)
+    y_np = np.empty((2, 3), np.float32)
+    context.set_tensor_address("y", y_np.ctypes.data)
+    y.append(1.0)
+    context.execute_async_v3(0)
+    np.testing.assert_array_equal(y_np, -X)
+    # a failed rebinding leaves the old binding (and its export) in place
+    z = array.array("f", [0.0] * 6)
+    context.set_tensor_address("y", z)
+    with pytest.raises(trt.DTypeError):
+        context.set_tensor_address("y", np.empty((2, 3), np.float64))
+    with pytest.raises(BufferError):
+        z.append(1.0)
+    # freeing the context releases what it held
+    del context
+    gc.collect()
+    z.append(1.0)
+
+
+def test_held_arrays_are_released_without_leaks(engine):
+    """Every path that drops weights or an address releases the export and its reference."""
+    w = np.ones(2, np.float32)
+    a = np.zeros((2, 3), np.float32)
+    base_w, base_a = sys.getrefcount(w), sys.getrefcount(a)
+    for _ in range(20):
+        _, network, _, conv = conv_1x1(w)
+        conv.kernel = w                                  # replaced by itself
+        conv.bias = trt.Weights(w[:1])                   # through trt.Weights
+        conv.bias = None
+        conv.kernel = [1.0, 1.0]                         # a list: copied by numpy
+        conv.kernel = w.astype(np.float64)               # converted: the array itself is not held
+        conv.kernel = w
+        del network, conv
+        context = engine.create_execution_context()
+        for _ in range(3):
+            context.set_tensor_address("x", a)
+            context.set_tensor_address("y", a)
+        assert sys.getrefcount(a) == base_a + 2
+        context.set_tensor_address("y", a.ctypes.data)
+        assert sys.getrefcount(a) == base_a + 1
+        del context
+    gc.collect()
+    assert sys.getrefcount(w) == base_w
+    assert sys.getrefcount(a) == base_a

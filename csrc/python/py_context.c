@@ -15,7 +15,7 @@ typedef struct TrtlContext {
     PyObject_HEAD
     trtl_context *c;
     TrtlEngine *engine;
-    PyObject *addr_keep;  /* dict: name -> (object, nbytes) bound with set_tensor_address */
+    PyObject *addr_keep;  /* dict: name -> (buffer export, nbytes) of arrays bound with set_tensor_address */
     PyObject *profiler;
     PyObject *name;
     int debug_sync;
@@ -393,40 +393,52 @@ static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObj
     if (i < 0)
         return trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "set_tensor_address: the engine has no input or output named '%s'", name);
     void *ptr;
+    PyObject *entry = NULL; /* (export, nbytes) stored for arrays */
     if (PyLong_Check(mem)) {
         ptr = PyLong_AsVoidPtr(mem);
         if (PyErr_Occurred())
             return NULL;
-        if (PyDict_DelItemString(self->addr_keep, name) < 0)
-            PyErr_Clear();
     } else {
-        Py_buffer v;
+        Py_buffer *v;
         int is_input = trtl_engine_io_is_input(self->engine->e, i);
-        if (PyObject_GetBuffer(mem, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (is_input ? 0 : PyBUF_WRITABLE)) != 0) {
+        PyObject *hold = trtl_py_buffer_hold(mem, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (is_input ? 0 : PyBUF_WRITABLE), &v);
+        if (!hold) {
             PyErr_Clear();
             return PyErr_Format(PyExc_TypeError, "set_tensor_address('%s'): need an int address or a C-contiguous%s array",
                                 name, is_input ? "" : " writable");
         }
         trtl_dtype dt = trtl_engine_io_dtype(self->engine->e, i);
-        if (!format_matches(&v, dt)) {
-            PyBuffer_Release(&v);
-            return trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
-                                     "engine's %s (numpy %s)", name, v.format ? v.format : "B", trtl_dtype_name(dt),
-                                     dtype_np(dt));
-        }
-        ptr = v.buf;
-        PyObject *entry = Py_BuildValue("(On)", mem, v.len);
-        PyBuffer_Release(&v);
-        /* numpy refuses to resize an array that is referenced, so the address stays valid. */
-        if (!entry || PyDict_SetItemString(self->addr_keep, name, entry) < 0) {
-            Py_XDECREF(entry);
+        if (!format_matches(v, dt)) {
+            trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
+                              "engine's %s (numpy %s)", name, v->format ? v->format : "B", trtl_dtype_name(dt),
+                              dtype_np(dt));
+            Py_DECREF(hold);
             return NULL;
         }
-        Py_DECREF(entry);
+        ptr = v->buf;
+        /* The export stays held until the address is replaced or the context is freed: while it
+         * is, the array cannot be resized or freed under the context (array.array raises
+         * BufferError; numpy refuses resize() of a referenced array). */
+        entry = Py_BuildValue("(Nn)", hold, v->len);
+        if (!entry)
+            return NULL;
     }
     trtl_status s = trtl_context_set_tensor_address(self->c, name, ptr);
-    if (s != TRTL_OK)
+    if (s != TRTL_OK) {
+        Py_XDECREF(entry);
         return trtl_py_raise(st, s);
+    }
+    /* Only now is the previous array (if any) no longer used: replacing the entry releases it. */
+    if (entry) {
+        int r = PyDict_SetItemString(self->addr_keep, name, entry);
+        Py_DECREF(entry);
+        if (r < 0) { /* out of memory: the export is gone, so the context must not keep its address */
+            trtl_context_set_tensor_address(self->c, name, NULL);
+            return NULL;
+        }
+    } else if (PyDict_DelItemString(self->addr_keep, name) < 0) {
+        PyErr_Clear(); /* no array was bound to this name */
+    }
     Py_RETURN_TRUE;
 }
 
