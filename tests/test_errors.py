@@ -366,6 +366,19 @@ def test_bindings_of_the_wrong_kind(engine):
     works(context)
 
 
+def test_negative_or_too_large_int_addresses(engine):
+    """Addresses are unsigned: a negative int used to be taken as a high address and crash the run."""
+    context = engine.create_execution_context()
+    out = np.empty((2, 3), np.float32)
+    for bad in (-8, -1, -(2 ** 70), 2 ** 64):
+        err = raises_naming(trt.InvalidArgumentError, "'x'", context.execute_v2, [bad, out])
+        assert str(bad) in str(err)
+        raises_naming(trt.InvalidArgumentError, "'y'", context.execute_v2, [X, bad])
+        raises_naming(trt.InvalidArgumentError, "'x'", context.set_tensor_address, "x", bad)
+        raises_naming(trt.InvalidArgumentError, "'y'", context.execute_async_v2, [X, bad], 0)
+    works(context)
+
+
 def test_non_contiguous_arrays(engine):
     context = engine.create_execution_context()
     x_t = np.ascontiguousarray(X.T).T                      # (2, 3) view, Fortran order

@@ -179,6 +179,26 @@ static Py_ssize_t needed_bytes(TrtlContext *self, int32_t i)
     return (Py_ssize_t)(v < 0 ? 0 : v) * (Py_ssize_t)trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
 }
 
+/* An int binding -> address.  Addresses are unsigned: a negative int is a mistake (often a
+ * pointer arithmetic slip), not a high address, and would crash the run. */
+static int int_address(TrtlContext *self, PyObject *o, const char *name, void **ptr)
+{
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyObject *r = PyObject_Repr(o);
+        const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
+        PyErr_Clear();
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "tensor '%s': %s is not a host address (give an int in 1..2**64-1, e.g. array.ctypes.data, "
+                          "or the array itself)", name, rs ? rs : "the int");
+        Py_XDECREF(r);
+        return -1;
+    }
+    *ptr = (void *)(uintptr_t)v; /* x86-64: pointers are 64 bits */
+    return 0;
+}
+
 /* Address of binding `i` from an int or a buffer (then `view` is filled and must be released). */
 static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *view, int *has_view, void **ptr)
 {
@@ -188,8 +208,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     int is_input = trtl_engine_io_is_input(e, i);
     *has_view = 0;
     if (PyLong_Check(o)) {
-        *ptr = PyLong_AsVoidPtr(o);
-        if (PyErr_Occurred())
+        if (int_address(self, o, name, ptr) < 0)
             return -1;
         if (!*ptr && needed_bytes(self, i) > 0) {
             trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "binding '%s' is a NULL address", name);
@@ -392,11 +411,10 @@ static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObj
     int32_t i = trtl_engine_io_index(self->engine->e, name);
     if (i < 0)
         return trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "set_tensor_address: the engine has no input or output named '%s'", name);
-    void *ptr;
+    void *ptr = NULL;
     PyObject *entry = NULL; /* (export, nbytes) stored for arrays */
     if (PyLong_Check(mem)) {
-        ptr = PyLong_AsVoidPtr(mem);
-        if (PyErr_Occurred())
+        if (int_address(self, mem, name, &ptr) < 0)
             return NULL;
     } else {
         Py_buffer *v;
