@@ -292,6 +292,22 @@ def test_cycle_never_crashes():
         builder.build_serialized_network(network, config)
 
 
+def test_network_input_cannot_be_marked_as_output():
+    """TensorRT refuses a tensor that is both a network input and output (trtlite used to rename the input)."""
+    builder, network, config = new()
+    x = network.add_input("x", trt.float32, (2, 3))
+    err = raises_naming(trt.InvalidArgumentError, "'x'", network.mark_output, x)
+    assert "input" in str(err)
+    assert not x.is_network_output and network.num_outputs == 0
+    # the way to pass an input through: an identity layer
+    y = network.add_identity(x).get_output(0)
+    y.name = "y"
+    network.mark_output(y)
+    engine = builder.build_engine(network, config)
+    assert [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)] == ["x", "y"]
+    np.testing.assert_array_equal(engine.create_execution_context().infer({"x": X})["y"], X)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # runtime: bindings
 # ------------------------------------------------------------------------------------------------------------

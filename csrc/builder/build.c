@@ -225,7 +225,8 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
     return st;
 }
 
-/* Constant layers become constant tensors; outputs that are inputs or constants get a copy. */
+/* Constant layers become constant tensors; outputs that are constants or that are already
+ * another output get a copy.  Network inputs cannot be outputs (mark_output refuses). */
 static trtl_status materialize(trtl_bgraph *g)
 {
     for (int32_t i = 0; i < g->nn; i++) {
@@ -256,7 +257,9 @@ static trtl_status materialize(trtl_bgraph *g)
     for (int32_t i = 0; i < g->n_outputs; i++) {
         int32_t id = g->outputs[i];
         trtl_bg_tensor *t = &g->t[id];
-        int needs_copy = t->kind == TRTL_TK_INPUT || t->kind == TRTL_TK_CONSTANT || t->kind == TRTL_TK_OUTPUT;
+        if (t->kind == TRTL_TK_INPUT) /* renaming the input for a copy would change the engine's inputs */
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "network input '%s' cannot also be an output", t->name);
+        int needs_copy = t->kind == TRTL_TK_CONSTANT || t->kind == TRTL_TK_OUTPUT;
         if (!needs_copy) {
             t->kind = TRTL_TK_OUTPUT;
             t->io_index = i;

@@ -208,6 +208,12 @@ trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: tensor '%s' belongs to another network", t->name);
     if (t->is_output)
         return TRTL_OK;
+    /* As in TensorRT: an engine binding is either an input or an output.  (trtlite used to
+     * rename the input to make room for the output, which broke every caller binding it.) */
+    if (t->is_input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "mark_output: tensor '%s' is a network input and cannot also be an output; mark the "
+                          "output of an identity layer on it instead", t->name);
     if (!grow((void ***)&net->outputs, net->n_outputs, &net->cap_outputs))
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
     t->is_output = 1;
