@@ -308,6 +308,65 @@ def test_network_input_cannot_be_marked_as_output():
     np.testing.assert_array_equal(engine.create_execution_context().infer({"x": X})["y"], X)
 
 
+def enum_cases():
+    """(what, fn(network, x)) pairs passing an out-of-range enum value, at creation or through a property."""
+    w = np.ones((2, 2, 1, 1), np.float32)
+
+    def setattr_(make, attr, value):
+        def fn(network, x):
+            setattr(make(network, x), attr, value)
+        return fn
+    return [
+        ("add_pooling_nd type", "PoolingType", lambda n, x: n.add_pooling_nd(x, 999, (2, 2))),
+        ("add_matrix_multiply op0", "MatrixOperation", lambda n, x: n.add_matrix_multiply(x, 99, x, 0)),
+        ("add_matrix_multiply op1", "MatrixOperation", lambda n, x: n.add_matrix_multiply(x, 0, x, -1)),
+        ("add_scale mode", "ScaleMode", lambda n, x: n.add_scale(x, 99)),
+        ("add_activation type", "ActivationType", lambda n, x: n.add_activation(x, 14)),
+        ("add_elementwise op", "ElementWiseOperation", lambda n, x: n.add_elementwise(x, x, 99)),
+        ("add_unary op", "UnaryOperation", lambda n, x: n.add_unary(x, 99)),
+        ("add_reduce op", "ReduceOperation", lambda n, x: n.add_reduce(x, 5, 1, True)),
+        ("add_topk op", "TopKOperation", lambda n, x: n.add_topk(x, 2, 1, 1)),
+        ("pooling.type", "PoolingType",
+         setattr_(lambda n, x: n.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2)), "type", 999)),
+        ("pooling.padding_mode", "PaddingMode",
+         setattr_(lambda n, x: n.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2)), "padding_mode", 6)),
+        ("activation.type", "ActivationType",
+         setattr_(lambda n, x: n.add_activation(x, trt.ActivationType.RELU), "type", 999)),
+        ("conv.padding_mode", "PaddingMode",
+         setattr_(lambda n, x: n.add_convolution_nd(x, 2, (1, 1), w), "padding_mode", 99)),
+        ("resize.resize_mode", "InterpolationMode", setattr_(lambda n, x: n.add_resize(x), "resize_mode", 3)),
+        ("resize.nearest_rounding", "ResizeRoundMode", setattr_(lambda n, x: n.add_resize(x), "nearest_rounding", -1)),
+        ("slice.mode", "SampleMode",
+         setattr_(lambda n, x: n.add_slice(x, (0, 0, 0, 0), (1, 1, 1, 1), (1, 1, 1, 1)), "mode", 5)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(enum_cases())), ids=[c[0] for c in enum_cases()])
+def test_out_of_range_enum_values_are_refused_where_given(case):
+    what, enum_name, fn = enum_cases()[case]
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    before = network.num_layers
+    err = raises_naming(trt.InvalidArgumentError, "Unnamed Layer*", fn, network, x)
+    attr = what.split()[-1].split(".")[-1]
+    assert enum_name in str(err) and ("%s = " % attr) in str(err)
+    if what.startswith("add_"):
+        assert network.num_layers == before                 # the refused layer is not left behind
+
+
+def test_in_range_enum_values_are_kept():
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    pool = network.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2))
+    pool.type = 1
+    assert pool.type == trt.PoolingType.AVERAGE
+    with pytest.raises(trt.InvalidArgumentError):
+        pool.type = 3
+    assert pool.type == trt.PoolingType.AVERAGE             # a refused value leaves the attribute as it was
+    act = network.add_activation(x, trt.ActivationType.GELU_TANH)
+    assert act.type == trt.ActivationType.GELU_TANH
+
+
 # ------------------------------------------------------------------------------------------------------------
 # runtime: bindings
 # ------------------------------------------------------------------------------------------------------------

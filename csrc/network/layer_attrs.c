@@ -48,10 +48,17 @@ trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
     TRTL_TRY(find(l, attr, &d));
     switch (d->type) {
     case TRTL_ATTR_INT:
-    case TRTL_ATTR_ENUM:
         if (v < INT32_MIN || v > INT32_MAX)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s = %lld is out of range", l->name, d->name,
                               (long long)v);
+        *FIELD(l, d, int32_t) = (int32_t)v;
+        break;
+    case TRTL_ATTR_ENUM:
+        /* Checked here, the one place every enum attribute is set through (add_* arguments, Python
+         * properties, the C API), so that a bad value fails where it is given, not at build. */
+        if (v < 0 || v >= (int64_t)d->offset2)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s = %lld is not a valid %s (0..%d)", l->name,
+                              d->name, (long long)v, d->enum_name, (int)d->offset2 - 1);
         *FIELD(l, d, int32_t) = (int32_t)v;
         break;
     case TRTL_ATTR_BOOL: *FIELD(l, d, int32_t) = v != 0; break;

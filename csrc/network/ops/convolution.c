@@ -17,7 +17,7 @@ const trtl_attr_desc trtl_attrs_convolution[] = {
     TRTL_A("dilation_nd", TRTL_ATTR_DIMS, conv.dilation),
     TRTL_A_FLAGS("dilation", TRTL_ATTR_DIMS, conv.dilation, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
     TRTL_A("num_groups", TRTL_ATTR_INT, conv.num_groups),
-    TRTL_A_ENUM("padding_mode", conv.padding_mode, "PaddingMode"),
+    TRTL_A_ENUM("padding_mode", conv.padding_mode, "PaddingMode", TRTL_PADMODE_COUNT),
     TRTL_A("kernel", TRTL_ATTR_WEIGHTS, conv.kernel),
     TRTL_A("bias", TRTL_ATTR_WEIGHTS, conv.bias),
 };
