@@ -367,6 +367,42 @@ def test_in_range_enum_values_are_kept():
     assert act.type == trt.ActivationType.GELU_TANH
 
 
+def test_builder_config_setters_refuse_bad_values():
+    _, _, config = new()
+    WS = trt.MemoryPoolType.WORKSPACE
+    config.set_memory_pool_limit(WS, 1 << 33)
+    raises_naming(trt.InvalidArgumentError, "-1", config.set_memory_pool_limit, WS, -1)   # used to read back 2**64-1
+    raises_naming(trt.InvalidArgumentError, "2**64", config.set_memory_pool_limit, WS, 1 << 64)
+    raises_naming(trt.InvalidArgumentError, "MemoryPoolType", config.set_memory_pool_limit, 99, 1)
+    raises_naming(trt.InvalidArgumentError, "MemoryPoolType", config.get_memory_pool_limit, -1)
+    with pytest.raises(TypeError):
+        config.set_memory_pool_limit(WS, 1.5)
+    assert config.get_memory_pool_limit(WS) == 1 << 33                     # unchanged by the refused calls
+    config.set_memory_pool_limit(trt.MemoryPoolType.TACTIC_DRAM, 1 << 20)   # GPU pools: accepted, no meaning
+    for fn in (config.set_flag, config.clear_flag, config.get_flag):
+        raises_naming(trt.InvalidArgumentError, "BuilderFlag", fn, 99)
+        raises_naming(trt.InvalidArgumentError, "BuilderFlag", fn, -1)
+    config.set_flag(trt.BuilderFlag.FP16)
+    assert config.get_flag(trt.BuilderFlag.FP16)
+    for attr, bad, good in (("builder_optimization_level", 99, 5), ("builder_optimization_level", -1, 0),
+                            ("avg_timing_iterations", -5, 0), ("num_threads", -1, 2)):
+        setattr(config, attr, good)
+        raises_naming(trt.InvalidArgumentError, attr, setattr, config, attr, bad)
+        assert getattr(config, attr) == good                                # not clamped, not changed
+
+
+def test_stream_handle_must_be_an_int_or_none(engine):
+    context = engine.create_execution_context()
+    y = np.empty((2, 3), np.float32)
+    raises_naming(TypeError, "stream_handle", context.execute_async_v2, [X, y], "s")
+    raises_naming(TypeError, "stream_handle", context.execute_async_v2, [X, y], 1.0)
+    raises_naming(TypeError, "stream_handle", context.execute_async_v3, "s")
+    raises_naming(TypeError, "stream_handle", context.set_optimization_profile_async, 0, [])
+    assert context.execute_async_v2([X, y], 0) and context.execute_async_v2([X, y], None)
+    assert context.execute_async_v2([X, y], stream_handle=12345)
+    np.testing.assert_array_equal(y, -X)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # runtime: bindings
 # ------------------------------------------------------------------------------------------------------------

@@ -32,26 +32,34 @@ void trtl_builder_config_destroy(trtl_builder_config *cfg)
     free(cfg);
 }
 
-void trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on)
+trtl_status trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on)
 {
-    if (flag < 0 || flag >= 32)
-        return;
+    trtl_clear_error();
+    if (flag < 0 || flag >= TRTL_FLAG_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder flag %d is not a BuilderFlag (0..%d)", flag,
+                          TRTL_FLAG_COUNT - 1);
     if (on)
         cfg->flags |= 1u << flag;
     else
         cfg->flags &= ~(1u << flag);
+    return TRTL_OK;
 }
 
 int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag)
 {
-    return flag >= 0 && flag < 32 && (cfg->flags >> flag) & 1u;
+    return flag >= 0 && flag < TRTL_FLAG_COUNT && (cfg->flags >> flag) & 1u;
 }
 
-void trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes) { cfg->workspace = bytes; }
+trtl_status trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes)
+{
+    cfg->workspace = bytes;
+    return TRTL_OK;
+}
 uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg) { return cfg->workspace; }
 
 trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n)
 {
+    trtl_clear_error();
     if (n < 1)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "max_batch_size must be >= 1, got %d", (int)n);
     cfg->max_batch_size = n;
@@ -59,25 +67,48 @@ trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int
 }
 
 int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg) { return cfg->max_batch_size; }
-void trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n)
+
+trtl_status trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n)
 {
-    cfg->avg_timing_iterations = n < 0 ? 0 : n;
+    trtl_clear_error();
+    if (n < 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "avg_timing_iterations must be >= 0 (0 disables timing), got %d",
+                          (int)n);
+    cfg->avg_timing_iterations = n;
+    return TRTL_OK;
 }
 int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg)
 {
     return cfg->avg_timing_iterations;
 }
-void trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level)
+
+trtl_status trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level)
 {
-    cfg->optimization_level = level < 0 ? 0 : (level > 5 ? 5 : level);
+    trtl_clear_error();
+    if (level < 0 || level > 5)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder_optimization_level must be in 0..5, got %d", (int)level);
+    cfg->optimization_level = level;
+    return TRTL_OK;
 }
 int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg) { return cfg->optimization_level; }
-void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n) { cfg->num_threads = n < 0 ? 0 : n; }
 
-void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user)
+trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n)
+{
+    trtl_clear_error();
+    if (n < 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "num_threads must be >= 0 (0: every CPU this process may use), got %d",
+                          (int)n);
+    cfg->num_threads = n;
+    return TRTL_OK;
+}
+
+/* Leaves the last error alone: bindings reset the logger after a failed build and report the
+ * build's message afterwards. */
+trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user)
 {
     cfg->log_fn = fn;
     cfg->log_user = user;
+    return TRTL_OK;
 }
 
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
@@ -136,10 +167,11 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
 
 int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg) { return cfg->n_profiles; }
 
-void trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user)
+trtl_status trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user)
 {
     cfg->progress = m;
     cfg->progress_user = user;
+    return TRTL_OK;
 }
 
 void trtl_progress_start(const trtl_builder_config *cfg, const char *phase, const char *parent, int32_t n)

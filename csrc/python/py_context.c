@@ -329,6 +329,16 @@ done:
 
 /* ---- methods -------------------------------------------------------------------------------- */
 
+/* stream_handle arguments: TensorRT takes an int (a CUDA stream handle).  The CPU has no streams,
+ * so the value is ignored, but its type is checked so that a misplaced argument is noticed. */
+static int stream_arg(PyObject *o, const char *method)
+{
+    if (!o || o == Py_None || (PyLong_Check(o) && !PyBool_Check(o)))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s(): stream_handle must be an int or None, not %s", method, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
 static PyObject *ctx_execute_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"bindings", NULL};
@@ -342,7 +352,8 @@ static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObjec
 {
     static char *kw[] = {"bindings", "stream_handle", "input_consumed", NULL};
     PyObject *b, *stream = NULL, *consumed = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed) ||
+        stream_arg(stream, "execute_async_v2") < 0)
         return NULL;
     return run(self, 0, b);
 }
@@ -381,7 +392,8 @@ static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *
     static char *kw[] = {"batch_size", "bindings", "stream_handle", "input_consumed", NULL};
     PyObject *bo = NULL, *b = NULL, *stream = NULL, *consumed = NULL;
     int32_t batch;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:execute_async", kw, &bo, &b, &stream, &consumed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:execute_async", kw, &bo, &b, &stream, &consumed) ||
+        stream_arg(stream, "execute_async") < 0)
         return NULL;
     if (!b)
         return PyErr_Format(PyExc_TypeError, "execute_async() missing required argument 'bindings'");
@@ -394,7 +406,8 @@ static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObjec
 {
     static char *kw[] = {"stream_handle", NULL};
     PyObject *stream = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:execute_async_v3", kw, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:execute_async_v3", kw, &stream) ||
+        stream_arg(stream, "execute_async_v3") < 0)
         return NULL;
     return run(self, trtl_engine_implicit_batch(self->engine->e) ? trtl_engine_max_batch_size(self->engine->e) : 0,
                NULL);
@@ -535,7 +548,8 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     static char *kw[] = {"profile_index", "stream_handle", NULL};
     int idx;
     PyObject *stream = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream) ||
+        stream_arg(stream, "set_optimization_profile_async") < 0)
         return NULL;
     trtl_status s = trtl_context_set_profile(self->c, idx);
     if (s != TRTL_OK)

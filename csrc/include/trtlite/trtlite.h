@@ -167,23 +167,25 @@ typedef enum trtl_builder_flag {
 
 trtl_status trtl_builder_config_create(trtl_builder_config **out);
 void trtl_builder_config_destroy(trtl_builder_config *cfg);
-void trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on);
+/* flag: 0..TRTL_FLAG_COUNT-1 (others: TRTL_ERR_INVALID_ARGUMENT). */
+trtl_status trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on);
 int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag);
-void trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes);
+trtl_status trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes);
 uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg);
 /* Implicit-batch networks only: the largest batch an engine will run (default 1). */
 trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n);
 int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg);
-/* Timing iterations per candidate kernel during autotuning (0 disables timing). */
-void trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n);
+/* Timing iterations per candidate kernel during autotuning (0 disables timing; < 0 is an error). */
+trtl_status trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n);
 int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg);
-/* 0: no optimization passes (reference kernels, no fusion); 1..5: all passes (default 3). */
-void trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level);
+/* 0: no optimization passes (reference kernels, no fusion); 1..5: all passes (default 3); other
+ * values are an error. */
+trtl_status trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level);
 int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg);
-/* Threads an execution context uses (0: what this process may run on). */
-void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
+/* Threads an execution context uses (0: what this process may run on; < 0 is an error). */
+trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
 /* Build-time log sink. */
-void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
+trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
 /* Build progress (TensorRT 10's IProgressMonitor): phases nest ("Building engine" contains
  * "Kernel selection"); step_complete returning 0 cancels the build (TRTL_ERR_STATE). */
 typedef struct trtl_progress_monitor {
@@ -191,7 +193,7 @@ typedef struct trtl_progress_monitor {
     int (*step_complete)(void *user, const char *phase, int32_t step);
     void (*phase_finish)(void *user, const char *phase);
 } trtl_progress_monitor;
-void trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user);
+trtl_status trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user);
 /* Optimization profiles: shapes for `input` in profile `profile` (profiles are added in order;
  * profile == count adds a new one). */
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
