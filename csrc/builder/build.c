@@ -370,8 +370,9 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
 trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out)
 {
     trtl_clear_error();
-    if (!net || !cfg || !out)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "build: network, config and out must be given");
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(out);
     trtl_log_sink prev = trtl_log_push(cfg->log_fn, cfg->log_user);
     /* Shape inference caches results on the network; building never changes what it defines. */
     trtl_status st = do_build((trtl_network *)net, cfg, out);

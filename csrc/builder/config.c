@@ -7,6 +7,7 @@
 
 trtl_status trtl_builder_config_create(trtl_builder_config **out)
 {
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     trtl_builder_config *c = calloc(1, sizeof *c);
     if (!c)
@@ -34,6 +35,7 @@ void trtl_builder_config_destroy(trtl_builder_config *cfg)
 
 trtl_status trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on)
 {
+    TRTL_CHECK_ARG(cfg);
     trtl_clear_error();
     if (flag < 0 || flag >= TRTL_FLAG_COUNT)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder flag %d is not a BuilderFlag (0..%d)", flag,
@@ -47,18 +49,25 @@ trtl_status trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int
 
 int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag)
 {
+    TRTL_NULL_GIVES(cfg, 0);
     return flag >= 0 && flag < TRTL_FLAG_COUNT && (cfg->flags >> flag) & 1u;
 }
 
 trtl_status trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes)
 {
+    TRTL_CHECK_ARG(cfg);
     cfg->workspace = bytes;
     return TRTL_OK;
 }
-uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg) { return cfg->workspace; }
+uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->workspace;
+}
 
 trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n)
 {
+    TRTL_CHECK_ARG(cfg);
     trtl_clear_error();
     if (n < 1)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "max_batch_size must be >= 1, got %d", (int)n);
@@ -66,10 +75,15 @@ trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int
     return TRTL_OK;
 }
 
-int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg) { return cfg->max_batch_size; }
+int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->max_batch_size;
+}
 
 trtl_status trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n)
 {
+    TRTL_CHECK_ARG(cfg);
     trtl_clear_error();
     if (n < 0)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "avg_timing_iterations must be >= 0 (0 disables timing), got %d",
@@ -79,21 +93,28 @@ trtl_status trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *c
 }
 int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg)
 {
+    TRTL_NULL_GIVES(cfg, 0);
     return cfg->avg_timing_iterations;
 }
 
 trtl_status trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level)
 {
+    TRTL_CHECK_ARG(cfg);
     trtl_clear_error();
     if (level < 0 || level > 5)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder_optimization_level must be in 0..5, got %d", (int)level);
     cfg->optimization_level = level;
     return TRTL_OK;
 }
-int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg) { return cfg->optimization_level; }
+int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->optimization_level;
+}
 
 trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n)
 {
+    TRTL_CHECK_ARG(cfg);
     trtl_clear_error();
     if (n < 0)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "num_threads must be >= 0 (0: every CPU this process may use), got %d",
@@ -106,6 +127,7 @@ trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_
  * build's message afterwards. */
 trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user)
 {
+    TRTL_CHECK_ARG(cfg);
     cfg->log_fn = fn;
     cfg->log_user = user;
     return TRTL_OK;
@@ -114,6 +136,10 @@ trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
                                           const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
 {
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(min);
+    TRTL_CHECK_ARG(opt);
+    TRTL_CHECK_ARG(max);
     trtl_clear_error();
     if (!input || !*input)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
@@ -165,10 +191,15 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
     return TRTL_OK;
 }
 
-int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg) { return cfg->n_profiles; }
+int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->n_profiles;
+}
 
 trtl_status trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user)
 {
+    TRTL_CHECK_ARG(cfg);
     cfg->progress = m;
     cfg->progress_user = user;
     return TRTL_OK;

@@ -272,8 +272,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     const uint32_t one = 1;
     if (*(const uint8_t *)&one != 1)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "plans are little-endian; this host is not");
-    if (!data || !out)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "deserialize: no data");
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(out);
     uint64_t payload;
     trtl_status st = check_header(data, size, &payload);
     if (st != TRTL_OK)

@@ -117,6 +117,9 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
 
 trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
     trtl_clear_error();
     wbuf b = {0};
     uint8_t header[TRTL_PLAN_HEADER_SIZE];
