@@ -403,6 +403,59 @@ def test_stream_handle_must_be_an_int_or_none(engine):
     np.testing.assert_array_equal(y, -X)
 
 
+@pytest.mark.parametrize("kind", ["conv", "pool", "deconv"])
+@pytest.mark.parametrize("attr,value", [("padding_nd", (2 ** 63 - 1, 2 ** 63 - 1)), ("pre_padding", (2 ** 63 - 1, 0)),
+                                        ("padding_nd", (2 ** 62, 0))])
+def test_output_size_arithmetic_does_not_wrap(kind, attr, value):
+    """Huge paddings/strides used to wrap around int64 into a small output ((1, 2, 1, 1) for padding 2**63-1)."""
+    builder, network, config = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    w = np.ones((2, 2, 1, 1), np.float32)
+    layer = {"conv": lambda: network.add_convolution_nd(x, 2, (1, 1), w),
+             "deconv": lambda: network.add_deconvolution_nd(x, 2, (1, 1), w),
+             "pool": lambda: network.add_pooling_nd(x, trt.PoolingType.MAX, (1, 1))}[kind]()
+    setattr(layer, attr, value)
+    err = raises_naming(trt.ShapeError, layer.name, lambda: layer.get_output(0).shape)
+    assert "overflows" in str(err) or "2^40" in str(err) or "crops the whole output" in str(err), str(err)
+    layer.get_output(0).name = "y"
+    network.mark_output(layer.get_output(0))
+    raises_naming(trt.ShapeError, layer.name, builder.build_engine, network, config)
+
+
+def test_huge_stride():
+    """A huge stride is fine for convolution and pooling (one output), an overflow for deconvolution."""
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    w = np.ones((2, 2, 1, 1), np.float32)
+    conv = network.add_convolution_nd(x, 2, (1, 1), w)
+    conv.stride_nd = (2 ** 62, 2 ** 63 - 1)
+    assert tuple(conv.get_output(0).shape) == (1, 2, 1, 1)
+    pool = network.add_pooling_nd(x, trt.PoolingType.MAX, (1, 1))
+    pool.stride_nd = (2 ** 62, 1)
+    assert tuple(pool.get_output(0).shape) == (1, 2, 1, 4)
+    deconv = network.add_deconvolution_nd(x, 2, (1, 1), w)
+    deconv.stride_nd = (2 ** 62, 1)
+    err = raises_naming(trt.ShapeError, deconv.name, lambda: deconv.get_output(0).shape)
+    assert "overflows" in str(err)
+
+
+def test_dilated_kernel_size_overflow():
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    conv = network.add_convolution_nd(x, 2, (3, 3), np.ones((2, 2, 3, 3), np.float32))
+    conv.dilation_nd = (2 ** 62, 1)
+    err = raises_naming(trt.ShapeError, conv.name, lambda: conv.get_output(0).shape)
+    assert "overflows" in str(err)
+
+
+def test_constant_shape_volume_overflow_is_named():
+    _, network, _ = new()
+    err = raises_naming(trt.ShapeError, "[Constant]", network.add_constant, (2 ** 40, 2 ** 40), np.ones(1, np.float32))
+    assert "overflows" in str(err) and "volume -1" not in str(err)
+    err = raises_naming(trt.ShapeError, "[Constant]", network.add_constant, (2 ** 20, 2 ** 21), np.ones(1, np.float32))
+    assert "2^40" in str(err)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # runtime: bindings
 # ------------------------------------------------------------------------------------------------------------

@@ -73,7 +73,10 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
 
 /* ---- shape helpers shared by spatial ops (ops/spatial.c) ---- */
 
-/* Output size and effective paddings of one spatial dim of convolution/pooling.
+/* k_eff = dilation*(k-1)+1, or an error if it overflows int64. */
+trtl_status trtl_dilated_kernel(int64_t k, int64_t dilation, int64_t *k_eff);
+/* Output size and effective paddings of one spatial dim of convolution/pooling (errors, never a
+ * wrapped-around size, when the arithmetic overflows int64).
  * k_eff = dilation*(k-1)+1.  in may be -1 (then out = -1, pads from explicit values). */
 trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
                              int32_t padding_mode, int is_pooling, int64_t *out, int64_t *pre_eff,
