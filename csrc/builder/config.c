@@ -4,6 +4,7 @@
 
 #include "builder/config.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 trtl_status trtl_builder_config_create(trtl_builder_config **out)
 {
@@ -133,6 +134,31 @@ trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn
     return TRTL_OK;
 }
 
+trtl_status trtl_config_check_profile_shapes(const char *input, const trtl_dims *min, const trtl_dims *opt,
+                                             const trtl_dims *max)
+{
+    char b[TRTL_DIMS_STR_MAX];
+    if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims)
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': min, opt and max must have the same rank",
+                          input);
+    if (min->nb_dims < 0 || min->nb_dims > TRTL_MAX_DIMS)
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': %d dims (at most %d)", input,
+                          (int)min->nb_dims, TRTL_MAX_DIMS);
+    for (int32_t i = 0; i < min->nb_dims; i++)
+        if (min->d[i] < 0 || min->d[i] > opt->d[i] || opt->d[i] > max->d[i])
+            return trtl_error(TRTL_ERR_SHAPE,
+                              "optimization profile for '%s': need 0 <= min <= opt <= max in every dimension "
+                              "(dimension %d: %lld, %lld, %lld)",
+                              input, (int)i, (long long)min->d[i], (long long)opt->d[i], (long long)max->d[i]);
+    /* The same limit as for a network input's own shape (add_input): activations are planned at
+     * the max shapes, so a larger max would only fail later, at context creation. */
+    if (trtl_volume_too_large(max))
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': max shape %s has more than 2^40 elements%s",
+                          input, trtl_dims_str(max, b, sizeof b),
+                          trtl_volume(max) < 0 ? " (its volume overflows 64 bits)" : "");
+    return TRTL_OK;
+}
+
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
                                           const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
 {
@@ -146,14 +172,7 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
     if (profile < 0 || profile > cfg->n_profiles)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
                           (int)profile, (int)cfg->n_profiles);
-    if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims)
-        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': min/opt/max have different ranks", input);
-    for (int32_t i = 0; i < min->nb_dims; i++)
-        if (min->d[i] < 0 || min->d[i] > opt->d[i] || opt->d[i] > max->d[i])
-            return trtl_error(TRTL_ERR_SHAPE,
-                              "optimization profile for '%s': need 0 <= min <= opt <= max in every dimension "
-                              "(dimension %d: %lld, %lld, %lld)",
-                              input, (int)i, (long long)min->d[i], (long long)opt->d[i], (long long)max->d[i]);
+    TRTL_TRY(trtl_config_check_profile_shapes(input, min, opt, max));
     if (profile == cfg->n_profiles) {
         trtl_config_profile *np = realloc(cfg->profiles, sizeof *np * (size_t)(cfg->n_profiles + 1));
         if (!np)

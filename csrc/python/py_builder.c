@@ -102,14 +102,9 @@ static PyObject *profile_set_shape(TrtlProfile *self, PyObject *args, PyObject *
         if (trtl_py_to_dims(st, src[i], &d[i], what[i]) < 0)
             return NULL;
     }
-    if (d[0].nb_dims != d[1].nb_dims || d[0].nb_dims != d[2].nb_dims)
-        return trtl_py_raise_msg(st, TRTL_ERR_SHAPE, "optimization profile for '%s': min, opt and max must have the same rank",
-                                 name);
-    for (int32_t k = 0; k < d[0].nb_dims; k++)
-        if (d[0].d[k] < 0 || d[0].d[k] > d[1].d[k] || d[1].d[k] > d[2].d[k])
-            return trtl_py_raise_msg(st, TRTL_ERR_SHAPE,
-                                     "optimization profile for '%s': need 0 <= min <= opt <= max, dimension %d has %lld, %lld, %lld",
-                                     name, (int)k, (long long)d[0].d[k], (long long)d[1].d[k], (long long)d[2].d[k]);
+    trtl_status s = trtl_config_check_profile_shapes(name, &d[0], &d[1], &d[2]);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
     PyObject *t = PyTuple_New(3);
     for (int i = 0; t && i < 3; i++) {
         PyObject *x = trtl_py_from_dims(st, &d[i]);
