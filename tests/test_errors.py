@@ -456,6 +456,23 @@ def test_constant_shape_volume_overflow_is_named():
     assert "2^40" in str(err)
 
 
+def test_dynamic_range_setter_takes_a_pair():
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (2, 3))
+    assert x.dynamic_range is None
+    for bad in (None, 1.0, (1.0,), (1.0, 2.0, 3.0), "ab", ("a", 1.0), {}):
+        raises_naming(TypeError, "'x'", setattr, x, "dynamic_range", bad)      # None used to be a SystemError
+    with pytest.raises(AttributeError):
+        del x.dynamic_range
+    assert x.dynamic_range is None
+    x.dynamic_range = [-1, 2.5]                                                 # any 2-sequence of numbers
+    assert x.dynamic_range == (-1.0, 2.5)
+    x.dynamic_range = np.array([-3.0, 3.0], np.float32)
+    assert x.dynamic_range == (-3.0, 3.0)
+    raises_naming(trt.InvalidArgumentError, "'x'", setattr, x, "dynamic_range", (2.0, 1.0))
+    assert x.dynamic_range == (-3.0, 3.0)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # runtime: bindings
 # ------------------------------------------------------------------------------------------------------------
