@@ -676,6 +676,19 @@ def test_implicit_buffers_too_small_for_batch(implicit_engine):
         context.infer({"x": np.ones((5, 3), np.float32)})         # batch above max
 
 
+def test_execute_v2_on_an_implicit_batch_engine_says_how_to_run_it(implicit_engine):
+    """execute_v2 has no batch size; it used to fail with 'batch size 0 is outside 1..4'."""
+    context = implicit_engine.create_execution_context()
+    x = np.ones((4, 3), np.float32)
+    y = np.zeros((4, 3), np.float32)
+    for call in (lambda: context.execute_v2([x, y]), lambda: context.execute_async_v2([x, y], 0)):
+        err = raises_naming(trt.InvalidArgumentError, "implicit batch", call)
+        assert "execute(batch_size, bindings)" in str(err) and "batch size 0" not in str(err)
+    np.testing.assert_array_equal(y, 0.0)
+    assert context.execute(4, [x, y])
+    np.testing.assert_array_equal(y, 1.0)
+
+
 def test_implicit_set_input_shape_must_match(implicit_engine):
     context = implicit_engine.create_execution_context()
     raises_naming(trt.ShapeError, "'x'", context.set_input_shape, "x", (4,))

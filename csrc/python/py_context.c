@@ -339,11 +339,24 @@ static int stream_arg(PyObject *o, const char *method)
     return -1;
 }
 
+/* The *_v2 calls have no batch size: on an implicit-batch engine the batch is missing, which
+ * the core can only report as "batch size 0 is outside 1..N". */
+static int explicit_batch_only(TrtlContext *self, const char *method)
+{
+    if (!trtl_engine_implicit_batch(self->engine->e))
+        return 0;
+    trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                      "%s(): this engine has an implicit batch dimension (TensorRT 7 network, max_batch_size %d); "
+                      "run it with execute(batch_size, bindings) or execute_async(batch_size, bindings)", method,
+                      (int)trtl_engine_max_batch_size(self->engine->e));
+    return -1;
+}
+
 static PyObject *ctx_execute_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"bindings", NULL};
     PyObject *b;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b) || explicit_batch_only(self, "execute_v2") < 0)
         return NULL;
     return run(self, 0, b);
 }
@@ -353,7 +366,7 @@ static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObjec
     static char *kw[] = {"bindings", "stream_handle", "input_consumed", NULL};
     PyObject *b, *stream = NULL, *consumed = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed) ||
-        stream_arg(stream, "execute_async_v2") < 0)
+        stream_arg(stream, "execute_async_v2") < 0 || explicit_batch_only(self, "execute_async_v2") < 0)
         return NULL;
     return run(self, 0, b);
 }
