@@ -360,6 +360,13 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     trtl_progress_finish(cfg, PHASE_BUILD);
     if (st == TRTL_OK) {
         (*out)->num_threads = cfg->num_threads;
+        (*out)->name = strdup(net->name ? net->name : ""); /* TensorRT: the engine is named after its network */
+        if (!(*out)->name) {
+            trtl_engine_destroy(*out);
+            *out = NULL;
+            trtl_bg_free(&g);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        }
         trtl_log(TRTL_LOG_INFO, "built engine: %d layers -> %d steps in %.1f ms", (int)net->n_layers,
                  (int)(*out)->n_nodes, now_ms() - t0);
     }

@@ -262,6 +262,12 @@ trtl_status trtl_engine_check_dtypes(const trtl_engine *e)
 
 /* ---- queries ------------------------------------------------------------------------------- */
 
+const char *trtl_engine_name(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, NULL);
+    return e->name ? e->name : "";
+}
+
 int trtl_engine_implicit_batch(const trtl_engine *e)
 {
     TRTL_NULL_GIVES(e, 0);

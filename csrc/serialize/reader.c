@@ -287,6 +287,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     e->max_batch_size = i32(&r);
     e->num_threads = i32(&r);
     CHECK(!r.bad && e->max_batch_size >= 1 && e->num_threads >= 0, "plan is corrupt: bad engine header fields");
+    e->name = str(&r);
+    CHECK(!r.bad && e->name, "plan is truncated or corrupt in the engine name");
     uint32_t nt = u32(&r);
     CHECK(!r.bad && nt <= (r.n - r.off) / 8, "plan is corrupt: tensor count %u", nt);
     e->tensors = calloc(nt ? nt : 1, sizeof *e->tensors);

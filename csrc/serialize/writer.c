@@ -128,6 +128,7 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
     u32(&b, (uint32_t)e->implicit_batch);
     i32(&b, e->max_batch_size);
     i32(&b, e->num_threads);
+    str(&b, e->name ? e->name : "");
     u32(&b, (uint32_t)e->n_tensors);
     for (int32_t i = 0; i < e->n_tensors; i++) {
         const trtl_etensor *t = &e->tensors[i];

@@ -167,6 +167,7 @@ int main(void)
     INVALID(trtl_engine_deserialize, NULL, 16, &e);
     trtl_engine_retain(NULL);
     trtl_engine_destroy(NULL);
+    GIVES(trtl_engine_name(NULL), NULL);
     GIVES(trtl_engine_implicit_batch(NULL), 0);
     GIVES(trtl_engine_max_batch_size(NULL), 0);
     GIVES(trtl_engine_num_io(NULL), 0);

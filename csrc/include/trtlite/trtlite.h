@@ -218,6 +218,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
 void trtl_engine_retain(trtl_engine *e);
 void trtl_engine_destroy(trtl_engine *e);
 
+/* The name of the network it was built from (trtl_network_name), kept in plans. */
+const char *trtl_engine_name(const trtl_engine *e);
 int trtl_engine_implicit_batch(const trtl_engine *e);
 int32_t trtl_engine_max_batch_size(const trtl_engine *e);
 int32_t trtl_engine_num_io(const trtl_engine *e);
