@@ -797,3 +797,33 @@ def test_engine_inspector_lists_fused_layers_and_kernels():
         assert json.loads(inspector.get_layer_information(i, trt.LayerInformationFormat.JSON)) == layers[i]
     with pytest.raises(IndexError):
         inspector.get_layer_information(engine.num_layers, trt.LayerInformationFormat.JSON)
+
+
+def test_all_lists_only_the_api():
+    """`from trtlite import *` gives TensorRT's names, not the helpers trtlite/__init__.py imports for itself."""
+    import types
+    for leaked in ("Dict", "Mapping", "np", "annotations"):
+        assert leaked not in trt.__all__
+    for name in trt.__all__:
+        obj = getattr(trt, name)
+        assert not (isinstance(obj, types.ModuleType) and not obj.__name__.startswith("trtlite")), name
+    for name in ("Builder", "Logger", "DataType", "Weights", "OnnxParser", "float32", "volume"):
+        assert name in trt.__all__
+
+
+def test_engine_is_named_after_its_network_across_serialization():
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    runtime = trt.Runtime(trt.Logger(trt.Logger.ERROR))
+    for explicit, name in ((True, "classifier v2 / é"), (True, None), (False, "tensorrt7-net")):
+        network = builder.create_network(EXPLICIT) if explicit else builder.create_network()
+        if name is not None:
+            network.name = name
+        x = network.add_input("x", trt.float32, (2, 3))
+        network.mark_output(network.add_unary(x, trt.UnaryOperation.NEG).get_output(0))
+        expected = network.name                       # TensorRT's default: "Unnamed Network 0"
+        assert expected == (name if name is not None else "Unnamed Network 0")
+        engine = builder.build_engine(network, builder.create_builder_config())
+        assert engine.name == expected
+        assert runtime.deserialize_cuda_engine(engine.serialize()).name == expected
+        network.name = "renamed"                       # the engine keeps the name it was built with
+        assert engine.name == expected

@@ -324,6 +324,28 @@ def test_profile_validation_errors():
         builder.build_serialized_network(network, config)
 
 
+def test_profile_max_shape_over_the_element_limit_is_refused():
+    """The 2^40-element limit of input shapes holds for profile shapes too (a max of (2^40, 4) used to build and
+    only fail at context creation with OutOfMemoryError)."""
+    builder = trt.Builder(trt.Logger(trt.Logger.INTERNAL_ERROR))
+    network = builder.create_network(EXPLICIT)
+    x = network.add_input("x", trt.float32, (-1, 4))
+    y = network.add_unary(x, trt.UnaryOperation.NEG).get_output(0)
+    network.mark_output(y)
+    profile = builder.create_optimization_profile()
+    with pytest.raises(trt.ShapeError, match="'x'") as ei:
+        profile.set_shape("x", (1, 4), (1, 4), (2 ** 40, 4))
+    assert "2^40" in str(ei.value)
+    with pytest.raises(trt.ShapeError, match="'x'.*overflows"):
+        profile.set_shape("x", (1, 4), (1, 4), (2 ** 62, 4))
+    assert profile.get_shape("x") == []                                 # nothing was recorded
+    profile.set_shape("x", (1, 4), (2, 4), (2 ** 20, 4))                 # within the limit: fine
+    config = builder.create_builder_config()
+    config.add_optimization_profile(profile)
+    engine = builder.build_engine(network, config)
+    assert tuple(engine.get_tensor_profile_shape("x", 0)[2]) == (2 ** 20, 4)
+
+
 def test_second_optimization_profile_can_be_selected():
     engine = build(profiles=[(MIN, OPT, MAX), ((5, 3, 4, 4), (6, 3, 8, 8), (8, 3, 8, 8))])
     assert engine.num_optimization_profiles == 2

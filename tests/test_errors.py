@@ -5,6 +5,7 @@ involved: trt.ShapeError / DTypeError / InvalidArgumentError / NotFoundError / S
 trtlite checks, TypeError for arguments of the wrong Python type.  After a runtime error the same context still
 runs correctly.
 """
+import gc
 import os
 import subprocess
 import sys
@@ -291,6 +292,187 @@ def test_cycle_never_crashes():
         builder.build_serialized_network(network, config)
 
 
+def test_network_input_cannot_be_marked_as_output():
+    """TensorRT refuses a tensor that is both a network input and output (trtlite used to rename the input)."""
+    builder, network, config = new()
+    x = network.add_input("x", trt.float32, (2, 3))
+    err = raises_naming(trt.InvalidArgumentError, "'x'", network.mark_output, x)
+    assert "input" in str(err)
+    assert not x.is_network_output and network.num_outputs == 0
+    # the way to pass an input through: an identity layer
+    y = network.add_identity(x).get_output(0)
+    y.name = "y"
+    network.mark_output(y)
+    engine = builder.build_engine(network, config)
+    assert [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)] == ["x", "y"]
+    np.testing.assert_array_equal(engine.create_execution_context().infer({"x": X})["y"], X)
+
+
+def enum_cases():
+    """(what, fn(network, x)) pairs passing an out-of-range enum value, at creation or through a property."""
+    w = np.ones((2, 2, 1, 1), np.float32)
+
+    def setattr_(make, attr, value):
+        def fn(network, x):
+            setattr(make(network, x), attr, value)
+        return fn
+    return [
+        ("add_pooling_nd type", "PoolingType", lambda n, x: n.add_pooling_nd(x, 999, (2, 2))),
+        ("add_matrix_multiply op0", "MatrixOperation", lambda n, x: n.add_matrix_multiply(x, 99, x, 0)),
+        ("add_matrix_multiply op1", "MatrixOperation", lambda n, x: n.add_matrix_multiply(x, 0, x, -1)),
+        ("add_scale mode", "ScaleMode", lambda n, x: n.add_scale(x, 99)),
+        ("add_activation type", "ActivationType", lambda n, x: n.add_activation(x, 14)),
+        ("add_elementwise op", "ElementWiseOperation", lambda n, x: n.add_elementwise(x, x, 99)),
+        ("add_unary op", "UnaryOperation", lambda n, x: n.add_unary(x, 99)),
+        ("add_reduce op", "ReduceOperation", lambda n, x: n.add_reduce(x, 5, 1, True)),
+        ("add_topk op", "TopKOperation", lambda n, x: n.add_topk(x, 2, 1, 1)),
+        ("pooling.type", "PoolingType",
+         setattr_(lambda n, x: n.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2)), "type", 999)),
+        ("pooling.padding_mode", "PaddingMode",
+         setattr_(lambda n, x: n.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2)), "padding_mode", 6)),
+        ("activation.type", "ActivationType",
+         setattr_(lambda n, x: n.add_activation(x, trt.ActivationType.RELU), "type", 999)),
+        ("conv.padding_mode", "PaddingMode",
+         setattr_(lambda n, x: n.add_convolution_nd(x, 2, (1, 1), w), "padding_mode", 99)),
+        ("resize.resize_mode", "InterpolationMode", setattr_(lambda n, x: n.add_resize(x), "resize_mode", 3)),
+        ("resize.nearest_rounding", "ResizeRoundMode", setattr_(lambda n, x: n.add_resize(x), "nearest_rounding", -1)),
+        ("slice.mode", "SampleMode",
+         setattr_(lambda n, x: n.add_slice(x, (0, 0, 0, 0), (1, 1, 1, 1), (1, 1, 1, 1)), "mode", 5)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(enum_cases())), ids=[c[0] for c in enum_cases()])
+def test_out_of_range_enum_values_are_refused_where_given(case):
+    what, enum_name, fn = enum_cases()[case]
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    before = network.num_layers
+    err = raises_naming(trt.InvalidArgumentError, "Unnamed Layer*", fn, network, x)
+    attr = what.split()[-1].split(".")[-1]
+    assert enum_name in str(err) and ("%s = " % attr) in str(err)
+    if what.startswith("add_"):
+        assert network.num_layers == before                 # the refused layer is not left behind
+
+
+def test_in_range_enum_values_are_kept():
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    pool = network.add_pooling_nd(x, trt.PoolingType.MAX, (2, 2))
+    pool.type = 1
+    assert pool.type == trt.PoolingType.AVERAGE
+    with pytest.raises(trt.InvalidArgumentError):
+        pool.type = 3
+    assert pool.type == trt.PoolingType.AVERAGE             # a refused value leaves the attribute as it was
+    act = network.add_activation(x, trt.ActivationType.GELU_TANH)
+    assert act.type == trt.ActivationType.GELU_TANH
+
+
+def test_builder_config_setters_refuse_bad_values():
+    _, _, config = new()
+    WS = trt.MemoryPoolType.WORKSPACE
+    config.set_memory_pool_limit(WS, 1 << 33)
+    raises_naming(trt.InvalidArgumentError, "-1", config.set_memory_pool_limit, WS, -1)   # used to read back 2**64-1
+    raises_naming(trt.InvalidArgumentError, "2**64", config.set_memory_pool_limit, WS, 1 << 64)
+    raises_naming(trt.InvalidArgumentError, "MemoryPoolType", config.set_memory_pool_limit, 99, 1)
+    raises_naming(trt.InvalidArgumentError, "MemoryPoolType", config.get_memory_pool_limit, -1)
+    with pytest.raises(TypeError):
+        config.set_memory_pool_limit(WS, 1.5)
+    assert config.get_memory_pool_limit(WS) == 1 << 33                     # unchanged by the refused calls
+    config.set_memory_pool_limit(trt.MemoryPoolType.TACTIC_DRAM, 1 << 20)   # GPU pools: accepted, no meaning
+    for fn in (config.set_flag, config.clear_flag, config.get_flag):
+        raises_naming(trt.InvalidArgumentError, "BuilderFlag", fn, 99)
+        raises_naming(trt.InvalidArgumentError, "BuilderFlag", fn, -1)
+    config.set_flag(trt.BuilderFlag.FP16)
+    assert config.get_flag(trt.BuilderFlag.FP16)
+    for attr, bad, good in (("builder_optimization_level", 99, 5), ("builder_optimization_level", -1, 0),
+                            ("avg_timing_iterations", -5, 0), ("num_threads", -1, 2)):
+        setattr(config, attr, good)
+        raises_naming(trt.InvalidArgumentError, attr, setattr, config, attr, bad)
+        assert getattr(config, attr) == good                                # not clamped, not changed
+
+
+def test_stream_handle_must_be_an_int_or_none(engine):
+    context = engine.create_execution_context()
+    y = np.empty((2, 3), np.float32)
+    raises_naming(TypeError, "stream_handle", context.execute_async_v2, [X, y], "s")
+    raises_naming(TypeError, "stream_handle", context.execute_async_v2, [X, y], 1.0)
+    raises_naming(TypeError, "stream_handle", context.execute_async_v3, "s")
+    raises_naming(TypeError, "stream_handle", context.set_optimization_profile_async, 0, [])
+    assert context.execute_async_v2([X, y], 0) and context.execute_async_v2([X, y], None)
+    assert context.execute_async_v2([X, y], stream_handle=12345)
+    np.testing.assert_array_equal(y, -X)
+
+
+@pytest.mark.parametrize("kind", ["conv", "pool", "deconv"])
+@pytest.mark.parametrize("attr,value", [("padding_nd", (2 ** 63 - 1, 2 ** 63 - 1)), ("pre_padding", (2 ** 63 - 1, 0)),
+                                        ("padding_nd", (2 ** 62, 0))])
+def test_output_size_arithmetic_does_not_wrap(kind, attr, value):
+    """Huge paddings/strides used to wrap around int64 into a small output ((1, 2, 1, 1) for padding 2**63-1)."""
+    builder, network, config = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    w = np.ones((2, 2, 1, 1), np.float32)
+    layer = {"conv": lambda: network.add_convolution_nd(x, 2, (1, 1), w),
+             "deconv": lambda: network.add_deconvolution_nd(x, 2, (1, 1), w),
+             "pool": lambda: network.add_pooling_nd(x, trt.PoolingType.MAX, (1, 1))}[kind]()
+    setattr(layer, attr, value)
+    err = raises_naming(trt.ShapeError, layer.name, lambda: layer.get_output(0).shape)
+    assert "overflows" in str(err) or "2^40" in str(err) or "crops the whole output" in str(err), str(err)
+    layer.get_output(0).name = "y"
+    network.mark_output(layer.get_output(0))
+    raises_naming(trt.ShapeError, layer.name, builder.build_engine, network, config)
+
+
+def test_huge_stride():
+    """A huge stride is fine for convolution and pooling (one output), an overflow for deconvolution."""
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    w = np.ones((2, 2, 1, 1), np.float32)
+    conv = network.add_convolution_nd(x, 2, (1, 1), w)
+    conv.stride_nd = (2 ** 62, 2 ** 63 - 1)
+    assert tuple(conv.get_output(0).shape) == (1, 2, 1, 1)
+    pool = network.add_pooling_nd(x, trt.PoolingType.MAX, (1, 1))
+    pool.stride_nd = (2 ** 62, 1)
+    assert tuple(pool.get_output(0).shape) == (1, 2, 1, 4)
+    deconv = network.add_deconvolution_nd(x, 2, (1, 1), w)
+    deconv.stride_nd = (2 ** 62, 1)
+    err = raises_naming(trt.ShapeError, deconv.name, lambda: deconv.get_output(0).shape)
+    assert "overflows" in str(err)
+
+
+def test_dilated_kernel_size_overflow():
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (1, 2, 4, 4))
+    conv = network.add_convolution_nd(x, 2, (3, 3), np.ones((2, 2, 3, 3), np.float32))
+    conv.dilation_nd = (2 ** 62, 1)
+    err = raises_naming(trt.ShapeError, conv.name, lambda: conv.get_output(0).shape)
+    assert "overflows" in str(err)
+
+
+def test_constant_shape_volume_overflow_is_named():
+    _, network, _ = new()
+    err = raises_naming(trt.ShapeError, "[Constant]", network.add_constant, (2 ** 40, 2 ** 40), np.ones(1, np.float32))
+    assert "overflows" in str(err) and "volume -1" not in str(err)
+    err = raises_naming(trt.ShapeError, "[Constant]", network.add_constant, (2 ** 20, 2 ** 21), np.ones(1, np.float32))
+    assert "2^40" in str(err)
+
+
+def test_dynamic_range_setter_takes_a_pair():
+    _, network, _ = new()
+    x = network.add_input("x", trt.float32, (2, 3))
+    assert x.dynamic_range is None
+    for bad in (None, 1.0, (1.0,), (1.0, 2.0, 3.0), "ab", ("a", 1.0), {}):
+        raises_naming(TypeError, "'x'", setattr, x, "dynamic_range", bad)      # None used to be a SystemError
+    with pytest.raises(AttributeError):
+        del x.dynamic_range
+    assert x.dynamic_range is None
+    x.dynamic_range = [-1, 2.5]                                                 # any 2-sequence of numbers
+    assert x.dynamic_range == (-1.0, 2.5)
+    x.dynamic_range = np.array([-3.0, 3.0], np.float32)
+    assert x.dynamic_range == (-3.0, 3.0)
+    raises_naming(trt.InvalidArgumentError, "'x'", setattr, x, "dynamic_range", (2.0, 1.0))
+    assert x.dynamic_range == (-3.0, 3.0)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # runtime: bindings
 # ------------------------------------------------------------------------------------------------------------
@@ -362,6 +544,19 @@ def test_bindings_of_the_wrong_kind(engine):
     raises_naming(TypeError, "'x'", context.execute_v2, [[0.0] * 6, out])
     raises_naming(TypeError, "'y'", context.execute_v2, [X, "y"])
     raises_naming(trt.Error, "'x'", context.execute_v2, [0, out])        # a NULL address
+    works(context)
+
+
+def test_negative_or_too_large_int_addresses(engine):
+    """Addresses are unsigned: a negative int used to be taken as a high address and crash the run."""
+    context = engine.create_execution_context()
+    out = np.empty((2, 3), np.float32)
+    for bad in (-8, -1, -(2 ** 70), 2 ** 64):
+        err = raises_naming(trt.InvalidArgumentError, "'x'", context.execute_v2, [bad, out])
+        assert str(bad) in str(err)
+        raises_naming(trt.InvalidArgumentError, "'y'", context.execute_v2, [X, bad])
+        raises_naming(trt.InvalidArgumentError, "'x'", context.set_tensor_address, "x", bad)
+        raises_naming(trt.InvalidArgumentError, "'y'", context.execute_async_v2, [X, bad], 0)
     works(context)
 
 
@@ -481,6 +676,19 @@ def test_implicit_buffers_too_small_for_batch(implicit_engine):
         context.infer({"x": np.ones((5, 3), np.float32)})         # batch above max
 
 
+def test_execute_v2_on_an_implicit_batch_engine_says_how_to_run_it(implicit_engine):
+    """execute_v2 has no batch size; it used to fail with 'batch size 0 is outside 1..4'."""
+    context = implicit_engine.create_execution_context()
+    x = np.ones((4, 3), np.float32)
+    y = np.zeros((4, 3), np.float32)
+    for call in (lambda: context.execute_v2([x, y]), lambda: context.execute_async_v2([x, y], 0)):
+        err = raises_naming(trt.InvalidArgumentError, "implicit batch", call)
+        assert "execute(batch_size, bindings)" in str(err) and "batch size 0" not in str(err)
+    np.testing.assert_array_equal(y, 0.0)
+    assert context.execute(4, [x, y])
+    np.testing.assert_array_equal(y, 1.0)
+
+
 def test_implicit_set_input_shape_must_match(implicit_engine):
     context = implicit_engine.create_execution_context()
     raises_naming(trt.ShapeError, "'x'", context.set_input_shape, "x", (4,))
@@ -526,3 +734,103 @@ def test_shapes_whose_volume_overflows_are_rejected(shape, op):
     assert proc.returncode == 0, "returncode %d (killed by a signal?)\n%s" % (proc.returncode, proc.stderr[-2000:])
     assert proc.stdout.startswith("ERROR"), proc.stdout
     assert "'x'" in proc.stdout or "(Unnamed Layer* 0)" in proc.stdout
+
+
+# ------------------------------------------------------------------------------------------------------------
+# arrays a network (weights) or a context (set_tensor_address) keeps using
+# ------------------------------------------------------------------------------------------------------------
+
+def conv_1x1(w, builder_network_config=None):
+    builder, network, config = builder_network_config or new()
+    x = network.add_input("x", trt.float32, (1, 2, 2, 2))
+    conv = network.add_convolution_nd(x, 1, (1, 1), w)
+    conv.get_output(0).name = "y"
+    network.mark_output(conv.get_output(0))
+    return builder, network, config, conv
+
+
+def test_weights_stay_exported_while_the_network_holds_them():
+    import array
+    w = array.array("f", [2.0, 3.0])
+    builder, network, config, conv = conv_1x1(w)
+    # array.array frees or moves its memory on resize; while exported it refuses (the network points into it)
+    with pytest.raises(BufferError):
+        del w[:]
+    with pytest.raises(BufferError):
+        w.extend([0.0] * 100000)
+    engine = builder.build_engine(network, config)
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    y = engine.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_array_equal(y[0, 0], 2 * x[0, 0] + 3 * x[0, 1])
+    # replacing the weights releases the old array
+    conv.kernel = np.array([1.0, 1.0], np.float32)
+    w.append(4.0)
+    # so does freeing the network
+    w2 = array.array("f", [1.0, 1.0])
+    held = conv_1x1(w2)
+    with pytest.raises(BufferError):
+        w2.append(1.0)
+    del held
+    gc.collect()
+    w2.append(1.0)
+
+
+def test_tensor_address_arrays_stay_exported_until_rebound(engine):
+    import array
+    context = engine.create_execution_context()
+    x = array.array("f", range(6))
+    y = array.array("f", [0.0] * 6)
+    context.set_tensor_address("x", x)
+    context.set_tensor_address("y", y)
+    with pytest.raises(BufferError):
+        del x[:]
+    with pytest.raises(BufferError):
+        y.extend([0.0] * 100000)
+    context.execute_async_v3(0)
+    assert list(y) == [-v for v in range(6)]
+    # rebinding (to another array or to an int address) releases the previous array
+    context.set_tensor_address("x", X)
+    x.append(1.0)
+    y_np = np.empty((2, 3), np.float32)
+    context.set_tensor_address("y", y_np.ctypes.data)
+    y.append(1.0)
+    context.execute_async_v3(0)
+    np.testing.assert_array_equal(y_np, -X)
+    # a failed rebinding leaves the old binding (and its export) in place
+    z = array.array("f", [0.0] * 6)
+    context.set_tensor_address("y", z)
+    with pytest.raises(trt.DTypeError):
+        context.set_tensor_address("y", np.empty((2, 3), np.float64))
+    with pytest.raises(BufferError):
+        z.append(1.0)
+    # freeing the context releases what it held
+    del context
+    gc.collect()
+    z.append(1.0)
+
+
+def test_held_arrays_are_released_without_leaks(engine):
+    """Every path that drops weights or an address releases the export and its reference."""
+    w = np.ones(2, np.float32)
+    a = np.zeros((2, 3), np.float32)
+    base_w, base_a = sys.getrefcount(w), sys.getrefcount(a)
+    for _ in range(20):
+        _, network, _, conv = conv_1x1(w)
+        conv.kernel = w                                  # replaced by itself
+        conv.bias = trt.Weights(w[:1])                   # through trt.Weights
+        conv.bias = None
+        conv.kernel = [1.0, 1.0]                         # a list: copied by numpy
+        conv.kernel = w.astype(np.float64)               # converted: the array itself is not held
+        conv.kernel = w
+        del network, conv
+        context = engine.create_execution_context()
+        for _ in range(3):
+            context.set_tensor_address("x", a)
+            context.set_tensor_address("y", a)
+        assert sys.getrefcount(a) == base_a + 2
+        context.set_tensor_address("y", a.ctypes.data)
+        assert sys.getrefcount(a) == base_a + 1
+        del context
+    gc.collect()
+    assert sys.getrefcount(w) == base_w
+    assert sys.getrefcount(a) == base_a

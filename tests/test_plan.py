@@ -48,9 +48,11 @@ def fix_crc(buf):
 
 
 def parse_tensors(plan):
-    """The tensor table of a plan (payload: u32 implicit, i32 max batch, i32 threads, u32 n, then per tensor
-    str name, u32 dtype, u32 kind, dims, dims, u64 n_bytes + bytes).  Returns dicts with field offsets."""
+    """The tensor table of a plan (payload: u32 implicit, i32 max batch, i32 threads, str engine name, u32 n, then
+    per tensor str name, u32 dtype, u32 kind, dims, dims, u64 n_bytes + bytes).  Returns dicts with field offsets."""
     off = HEADER + 12
+    (n,) = struct.unpack_from("<I", plan, off)
+    off += 4 + n
     (count,) = struct.unpack_from("<I", plan, off)
     off += 4
     tensors = []
@@ -248,6 +250,11 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\
 TEXT = b"# not an engine\n" + b"name: resnet50\nbatch: 8\nprecision: fp16\n" * 8
 
 
+def plan_version(plan):
+    """The format version in a plan's header (u32 at byte 8); the dummy plans of CASE_NAMES count as 1."""
+    return max(1, int.from_bytes(plan[8:12], "little"))
+
+
 def corruptions(plan):
     """name -> (bytes, substrings of which the PlanError message must contain one)."""
     half = HEADER + (len(plan) - HEADER) // 2
@@ -266,7 +273,8 @@ def corruptions(plan):
         "cut_last_byte": (plan[:-1], ["truncated"]),
         "flipped_payload_byte": (bytes(flipped), ["checksum"]),
         "wrong_magic": (bytes(magic), ["magic", "not a trtlite plan"]),
-        "version_2": (patch_u32(plan, 8, 2), ["version 2"]),
+        "version_next": (patch_u32(plan, 8, plan_version(plan) + 1), ["version %d" % (plan_version(plan) + 1)]),
+        "version_previous": (patch_u32(plan, 8, plan_version(plan) - 1), ["version %d" % (plan_version(plan) - 1)]),
         "version_0": (patch_u32(plan, 8, 0), ["version 0"]),
         "header_size": (patch_u32(plan, 12, 32), ["header size"]),
         "png_file": (PNG, ["not a trtlite plan"]),
@@ -296,9 +304,9 @@ def test_broken_plan_raises_plan_error(plan, case):
 
 def test_version_error_mentions_both_versions(plan):
     with pytest.raises(trt.PlanError) as ei:
-        load(patch_u32(plan, 8, 7))
+        load(patch_u32(plan, 8, 77))
     msg = str(ei.value)
-    assert "version 7" in msg and "version 1" in msg
+    assert "version 77" in msg and "version %d" % plan_version(plan) in msg
 
 
 def test_plan_error_is_logged_to_the_runtime_logger(plan):

@@ -215,7 +215,7 @@ class ICudaEngine:
         """Largest batch (implicit-batch engines; 1 otherwise)."""
     @property
     def name(self) -> Any:
-        """Engine name."""
+        """Name of the network the engine was built from (kept in plans)."""
     @property
     def num_bindings(self) -> Any:
         """Number of bindings (inputs then outputs)."""

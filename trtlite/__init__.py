@@ -149,4 +149,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'trtlite' has no attribute {name!r}")
 
 
-__all__ = [n for n in dir() if not n.startswith("_")] + sorted(_LAZY)
+# Names this module only uses itself (typing helpers, numpy, the __future__ flag) are not API.
+_NOT_API = {"annotations", "Dict", "Mapping", "np"}
+__all__ = [n for n in dir() if not n.startswith("_") and n not in _NOT_API] + sorted(_LAZY)

@@ -225,7 +225,8 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
     return st;
 }
 
-/* Constant layers become constant tensors; outputs that are inputs or constants get a copy. */
+/* Constant layers become constant tensors; outputs that are constants or that are already
+ * another output get a copy.  Network inputs cannot be outputs (mark_output refuses). */
 static trtl_status materialize(trtl_bgraph *g)
 {
     for (int32_t i = 0; i < g->nn; i++) {
@@ -256,7 +257,9 @@ static trtl_status materialize(trtl_bgraph *g)
     for (int32_t i = 0; i < g->n_outputs; i++) {
         int32_t id = g->outputs[i];
         trtl_bg_tensor *t = &g->t[id];
-        int needs_copy = t->kind == TRTL_TK_INPUT || t->kind == TRTL_TK_CONSTANT || t->kind == TRTL_TK_OUTPUT;
+        if (t->kind == TRTL_TK_INPUT) /* renaming the input for a copy would change the engine's inputs */
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "network input '%s' cannot also be an output", t->name);
+        int needs_copy = t->kind == TRTL_TK_CONSTANT || t->kind == TRTL_TK_OUTPUT;
         if (!needs_copy) {
             t->kind = TRTL_TK_OUTPUT;
             t->io_index = i;
@@ -393,6 +396,13 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     trtl_progress_finish(cfg, PHASE_BUILD);
     if (st == TRTL_OK) {
         (*out)->num_threads = cfg->num_threads;
+        (*out)->name = strdup(net->name ? net->name : ""); /* TensorRT: the engine is named after its network */
+        if (!(*out)->name) {
+            trtl_engine_destroy(*out);
+            *out = NULL;
+            trtl_bg_free(&g);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        }
         trtl_log(TRTL_LOG_INFO, "built engine: %d layers -> %d steps in %.1f ms", (int)net->n_layers,
                  (int)(*out)->n_nodes, now_ms() - t0);
     }
@@ -403,8 +413,9 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
 trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out)
 {
     trtl_clear_error();
-    if (!net || !cfg || !out)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "build: network, config and out must be given");
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(out);
     trtl_log_sink prev = trtl_log_push(cfg->log_fn, cfg->log_user);
     /* Shape inference caches results on the network; building never changes what it defines. */
     trtl_status st = do_build((trtl_network *)net, cfg, out);

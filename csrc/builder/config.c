@@ -4,9 +4,11 @@
 
 #include "builder/config.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 trtl_status trtl_builder_config_create(trtl_builder_config **out)
 {
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     trtl_builder_config *c = calloc(1, sizeof *c);
     if (!c)
@@ -32,71 +34,145 @@ void trtl_builder_config_destroy(trtl_builder_config *cfg)
     free(cfg);
 }
 
-void trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on)
+trtl_status trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on)
 {
-    if (flag < 0 || flag >= 32)
-        return;
+    TRTL_CHECK_ARG(cfg);
+    trtl_clear_error();
+    if (flag < 0 || flag >= TRTL_FLAG_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder flag %d is not a BuilderFlag (0..%d)", flag,
+                          TRTL_FLAG_COUNT - 1);
     if (on)
         cfg->flags |= 1u << flag;
     else
         cfg->flags &= ~(1u << flag);
+    return TRTL_OK;
 }
 
 int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag)
 {
-    return flag >= 0 && flag < 32 && (cfg->flags >> flag) & 1u;
+    TRTL_NULL_GIVES(cfg, 0);
+    return flag >= 0 && flag < TRTL_FLAG_COUNT && (cfg->flags >> flag) & 1u;
 }
 
-void trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes) { cfg->workspace = bytes; }
-uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg) { return cfg->workspace; }
+trtl_status trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes)
+{
+    TRTL_CHECK_ARG(cfg);
+    cfg->workspace = bytes;
+    return TRTL_OK;
+}
+uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->workspace;
+}
 
 trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n)
 {
+    TRTL_CHECK_ARG(cfg);
+    trtl_clear_error();
     if (n < 1)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "max_batch_size must be >= 1, got %d", (int)n);
     cfg->max_batch_size = n;
     return TRTL_OK;
 }
 
-int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg) { return cfg->max_batch_size; }
-void trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n)
+int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg)
 {
-    cfg->avg_timing_iterations = n < 0 ? 0 : n;
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->max_batch_size;
+}
+
+trtl_status trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n)
+{
+    TRTL_CHECK_ARG(cfg);
+    trtl_clear_error();
+    if (n < 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "avg_timing_iterations must be >= 0 (0 disables timing), got %d",
+                          (int)n);
+    cfg->avg_timing_iterations = n;
+    return TRTL_OK;
 }
 int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg)
 {
+    TRTL_NULL_GIVES(cfg, 0);
     return cfg->avg_timing_iterations;
 }
-void trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level)
-{
-    cfg->optimization_level = level < 0 ? 0 : (level > 5 ? 5 : level);
-}
-int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg) { return cfg->optimization_level; }
-void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n) { cfg->num_threads = n < 0 ? 0 : n; }
 
-void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user)
+trtl_status trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level)
 {
+    TRTL_CHECK_ARG(cfg);
+    trtl_clear_error();
+    if (level < 0 || level > 5)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder_optimization_level must be in 0..5, got %d", (int)level);
+    cfg->optimization_level = level;
+    return TRTL_OK;
+}
+int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->optimization_level;
+}
+
+trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n)
+{
+    TRTL_CHECK_ARG(cfg);
+    trtl_clear_error();
+    if (n < 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "num_threads must be >= 0 (0: every CPU this process may use), got %d",
+                          (int)n);
+    cfg->num_threads = n;
+    return TRTL_OK;
+}
+
+/* Leaves the last error alone: bindings reset the logger after a failed build and report the
+ * build's message afterwards. */
+trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user)
+{
+    TRTL_CHECK_ARG(cfg);
     cfg->log_fn = fn;
     cfg->log_user = user;
+    return TRTL_OK;
 }
 
-trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
-                                          const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
+trtl_status trtl_config_check_profile_shapes(const char *input, const trtl_dims *min, const trtl_dims *opt,
+                                             const trtl_dims *max)
 {
-    trtl_clear_error();
-    if (!input || !*input)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
-    if (profile < 0 || profile > cfg->n_profiles)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
-                          (int)profile, (int)cfg->n_profiles);
+    char b[TRTL_DIMS_STR_MAX];
     if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims)
-        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': min/opt/max have different ranks", input);
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': min, opt and max must have the same rank",
+                          input);
+    if (min->nb_dims < 0 || min->nb_dims > TRTL_MAX_DIMS)
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': %d dims (at most %d)", input,
+                          (int)min->nb_dims, TRTL_MAX_DIMS);
     for (int32_t i = 0; i < min->nb_dims; i++)
         if (min->d[i] < 0 || min->d[i] > opt->d[i] || opt->d[i] > max->d[i])
             return trtl_error(TRTL_ERR_SHAPE,
                               "optimization profile for '%s': need 0 <= min <= opt <= max in every dimension "
                               "(dimension %d: %lld, %lld, %lld)",
                               input, (int)i, (long long)min->d[i], (long long)opt->d[i], (long long)max->d[i]);
+    /* The same limit as for a network input's own shape (add_input): activations are planned at
+     * the max shapes, so a larger max would only fail later, at context creation. */
+    if (trtl_volume_too_large(max))
+        return trtl_error(TRTL_ERR_SHAPE, "optimization profile for '%s': max shape %s has more than 2^40 elements%s",
+                          input, trtl_dims_str(max, b, sizeof b),
+                          trtl_volume(max) < 0 ? " (its volume overflows 64 bits)" : "");
+    return TRTL_OK;
+}
+
+trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                          const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
+{
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(min);
+    TRTL_CHECK_ARG(opt);
+    TRTL_CHECK_ARG(max);
+    trtl_clear_error();
+    if (!input || !*input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
+    if (profile < 0 || profile > cfg->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
+                          (int)profile, (int)cfg->n_profiles);
+    TRTL_TRY(trtl_config_check_profile_shapes(input, min, opt, max));
     if (profile == cfg->n_profiles) {
         trtl_config_profile *np = realloc(cfg->profiles, sizeof *np * (size_t)(cfg->n_profiles + 1));
         if (!np)
@@ -134,12 +210,18 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
     return TRTL_OK;
 }
 
-int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg) { return cfg->n_profiles; }
-
-void trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user)
+int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg)
 {
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->n_profiles;
+}
+
+trtl_status trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user)
+{
+    TRTL_CHECK_ARG(cfg);
     cfg->progress = m;
     cfg->progress_user = user;
+    return TRTL_OK;
 }
 
 void trtl_progress_start(const trtl_builder_config *cfg, const char *phase, const char *parent, int32_t n)

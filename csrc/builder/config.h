@@ -29,6 +29,12 @@ struct trtl_builder_config {
     int32_t n_profiles;
 };
 
+/* min/opt/max of one input of an optimization profile: same rank, 0 <= min <= opt <= max, and at
+ * most 2^40 elements at max.  The error names the input.  (Also used by the Python profile's
+ * set_shape, so that a bad shape fails where it is given.) */
+trtl_status trtl_config_check_profile_shapes(const char *input, const trtl_dims *min, const trtl_dims *opt,
+                                             const trtl_dims *max);
+
 /* Progress reporting helpers (no-ops without a monitor); step returns 0 when cancelled. */
 void trtl_progress_start(const trtl_builder_config *cfg, const char *phase, const char *parent, int32_t n);
 int trtl_progress_step(const trtl_builder_config *cfg, const char *phase, int32_t step);

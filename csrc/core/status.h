@@ -31,6 +31,22 @@ void trtl_clear_error(void);
             return trtl_try_s_;             \
     } while (0)
 
+/* Entry checks of the public functions (trtlite.h).  A NULL handle or required pointer is the
+ * caller's error, reported as TRTL_ERR_INVALID_ARGUMENT naming the function and the argument
+ * ("trtl_context_execute: c is NULL"), never dereferenced. */
+#define TRTL_CHECK_ARG(p)                                                                           \
+    do {                                                                                            \
+        if (!(p))                                                                                   \
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #p);           \
+    } while (0)
+/* Accessors, which have no status to return, give `fallback` (0, -1 or NULL, as trtlite.h says)
+ * for a NULL handle. */
+#define TRTL_NULL_GIVES(p, fallback) \
+    do {                             \
+        if (!(p))                    \
+            return fallback;         \
+    } while (0)
+
 /* Logging: goes to the sink installed on this thread (a build in progress), else the process-wide
  * sink, else stderr for WARNING and worse. */
 void trtl_log(trtl_severity sev, const char *fmt, ...) TRTL_PRINTF(2, 3);

@@ -42,6 +42,8 @@ struct trtl_context {
 
 trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     trtl_context *c = calloc(1, sizeof *c);
     if (!c)
@@ -124,6 +126,8 @@ static trtl_status io_lookup(const trtl_context *c, const char *name, int32_t *i
 
 trtl_status trtl_context_set_input_shape(trtl_context *c, const char *name, const trtl_dims *dims)
 {
+    TRTL_CHECK_ARG(c);
+    TRTL_CHECK_ARG(dims);
     trtl_clear_error();
     const trtl_engine *e = c->e;
     int32_t i;
@@ -275,6 +279,8 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
 
 trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_dims *out)
 {
+    TRTL_CHECK_ARG(c);
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     const trtl_engine *e = c->e;
     int32_t i;
@@ -299,6 +305,7 @@ trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_di
 
 trtl_status trtl_context_set_tensor_address(trtl_context *c, const char *name, void *addr)
 {
+    TRTL_CHECK_ARG(c);
     trtl_clear_error();
     int32_t i;
     TRTL_TRY(io_lookup(c, name, &i));
@@ -308,18 +315,22 @@ trtl_status trtl_context_set_tensor_address(trtl_context *c, const char *name, v
 
 void *trtl_context_tensor_address(const trtl_context *c, const char *name)
 {
+    TRTL_NULL_GIVES(c, NULL);
     int32_t i = trtl_engine_io_index(c->e, name);
     return i < 0 ? NULL : c->addr[i];
 }
 
-void trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user)
+trtl_status trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user)
 {
+    TRTL_CHECK_ARG(c);
     c->prof = fn;
     c->prof_user = user;
+    return TRTL_OK;
 }
 
 trtl_status trtl_context_set_profile(trtl_context *c, int32_t profile)
 {
+    TRTL_CHECK_ARG(c);
     trtl_clear_error();
     if (profile < 0 || profile >= c->e->n_profiles)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile %d out of range (the engine has %d)",
@@ -340,10 +351,15 @@ trtl_status trtl_context_set_profile(trtl_context *c, int32_t profile)
     return TRTL_OK;
 }
 
-int32_t trtl_context_profile(const trtl_context *c) { return c->profile; }
+int32_t trtl_context_profile(const trtl_context *c)
+{
+    TRTL_NULL_GIVES(c, -1);
+    return c->profile;
+}
 
 trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n)
 {
+    TRTL_CHECK_ARG(c);
     trtl_threadpool *p = NULL;
     TRTL_TRY(trtl_threadpool_create(n, &p));
     trtl_threadpool_destroy(c->pool);
@@ -360,6 +376,7 @@ static double now_ms(void)
 
 trtl_status trtl_context_resolve(trtl_context *c, int32_t batch_size)
 {
+    TRTL_CHECK_ARG(c);
     const trtl_engine *e = c->e;
     if (e->implicit_batch) {
         if (batch_size < 1 || batch_size > e->max_batch_size)
@@ -375,6 +392,8 @@ trtl_status trtl_context_resolve(trtl_context *c, int32_t batch_size)
 
 trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *out)
 {
+    TRTL_CHECK_ARG(c);
+    TRTL_CHECK_ARG(out);
     if (i < 0 || i >= c->e->n_io)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "I/O index %d out of range", (int)i);
     if (!c->shapes_ok)
@@ -453,10 +472,16 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
     return TRTL_OK;
 }
 
-trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size) { return execute_with(c, batch_size, c->addr); }
+trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)
+{
+    TRTL_CHECK_ARG(c);
+    return execute_with(c, batch_size, c->addr);
+}
 
 /* The bindings are for this call only: addresses from set_tensor_address stay as they were. */
 trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings)
 {
+    TRTL_CHECK_ARG(c);
+    TRTL_CHECK_ARG(bindings);
     return execute_with(c, batch_size, bindings);
 }

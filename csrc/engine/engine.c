@@ -53,7 +53,11 @@ int trtl_engine_own(trtl_engine *e, void *p)
     return 1;
 }
 
-void trtl_engine_retain(trtl_engine *e) { atomic_fetch_add(&e->refcount, 1); }
+void trtl_engine_retain(trtl_engine *e)
+{
+    if (e)
+        atomic_fetch_add(&e->refcount, 1);
+}
 
 void trtl_engine_destroy(trtl_engine *e)
 {
@@ -297,27 +301,52 @@ trtl_status trtl_engine_check_dtypes(const trtl_engine *e)
 
 /* ---- queries ------------------------------------------------------------------------------- */
 
-int trtl_engine_implicit_batch(const trtl_engine *e) { return e->implicit_batch; }
-int32_t trtl_engine_max_batch_size(const trtl_engine *e) { return e->max_batch_size; }
-int32_t trtl_engine_num_io(const trtl_engine *e) { return e->n_io; }
+const char *trtl_engine_name(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, NULL);
+    return e->name ? e->name : "";
+}
+
+int trtl_engine_implicit_batch(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return e->implicit_batch;
+}
+int32_t trtl_engine_max_batch_size(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return e->max_batch_size;
+}
+int32_t trtl_engine_num_io(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return e->n_io;
+}
 
 const char *trtl_engine_io_name(const trtl_engine *e, int32_t i)
 {
+    TRTL_NULL_GIVES(e, NULL);
     return (i >= 0 && i < e->n_io) ? e->tensors[e->io[i]].name : NULL;
 }
 
 int32_t trtl_engine_io_index(const trtl_engine *e, const char *name)
 {
+    TRTL_NULL_GIVES(e, -1);
     for (int32_t i = 0; name && i < e->n_io; i++)
         if (strcmp(e->tensors[e->io[i]].name, name) == 0)
             return i;
     return -1;
 }
 
-int trtl_engine_io_is_input(const trtl_engine *e, int32_t i) { return i >= 0 && i < e->n_inputs; }
+int trtl_engine_io_is_input(const trtl_engine *e, int32_t i)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return i >= 0 && i < e->n_inputs;
+}
 
 trtl_dims trtl_engine_io_dims(const trtl_engine *e, int32_t i)
 {
+    TRTL_NULL_GIVES(e, (trtl_dims){0});
     trtl_dims d = {0};
     if (i < 0 || i >= e->n_io)
         return d;
@@ -327,14 +356,23 @@ trtl_dims trtl_engine_io_dims(const trtl_engine *e, int32_t i)
 
 trtl_dtype trtl_engine_io_dtype(const trtl_engine *e, int32_t i)
 {
+    TRTL_NULL_GIVES(e, TRTL_FLOAT);
     return (i >= 0 && i < e->n_io) ? e->tensors[e->io[i]].dtype : TRTL_FLOAT;
 }
 
-int32_t trtl_engine_num_profiles(const trtl_engine *e) { return e->n_profiles; }
+int32_t trtl_engine_num_profiles(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return e->n_profiles;
+}
 
 trtl_status trtl_engine_profile_shape(const trtl_engine *e, int32_t profile, const char *input, trtl_dims *min,
                                       trtl_dims *opt, trtl_dims *max)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(min);
+    TRTL_CHECK_ARG(opt);
+    TRTL_CHECK_ARG(max);
     trtl_clear_error();
     int32_t i = trtl_engine_io_index(e, input);
     if (i < 0 || i >= e->n_inputs)
@@ -353,20 +391,31 @@ trtl_status trtl_engine_profile_shape(const trtl_engine *e, int32_t profile, con
     return TRTL_OK;
 }
 
-int32_t trtl_engine_num_layers(const trtl_engine *e) { return e->n_nodes; }
+int32_t trtl_engine_num_layers(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return e->n_nodes;
+}
 const char *trtl_engine_layer_name(const trtl_engine *e, int32_t i)
 {
+    TRTL_NULL_GIVES(e, NULL);
     return (i >= 0 && i < e->n_nodes) ? e->nodes[i].name : NULL;
 }
 const char *trtl_engine_layer_kernel(const trtl_engine *e, int32_t i)
 {
+    TRTL_NULL_GIVES(e, NULL);
     return (i >= 0 && i < e->n_nodes && e->nodes[i].kernel) ? e->nodes[i].kernel->name : NULL;
 }
 trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i)
 {
+    TRTL_NULL_GIVES(e, TRTL_OP_COUNT);
     return (i >= 0 && i < e->n_nodes) ? e->nodes[i].op : TRTL_OP_COUNT;
 }
-uint64_t trtl_engine_device_memory_size(const trtl_engine *e) { return (uint64_t)e->arena_bytes; }
+uint64_t trtl_engine_device_memory_size(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return (uint64_t)e->arena_bytes;
+}
 
 /* ---- JSON layer information (engine inspector) ---------------------------------------------- */
 
@@ -442,6 +491,8 @@ static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
 
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(json);
     sbuf b = {0};
     sb_fmt(&b, "{\"implicit_batch\": %s, \"max_batch_size\": %d, \"activation_bytes\": %lld, \"layers\": [",
            e->implicit_batch ? "true" : "false", (int)e->max_batch_size, (long long)e->arena_bytes);

@@ -40,7 +40,7 @@ struct trtl_engine {
     atomic_int refcount;
     int implicit_batch;
     int32_t max_batch_size;
-    char *name;
+    char *name;            /* the network's name (owned; "" if unnamed) */
     int32_t n_tensors;
     trtl_etensor *tensors;
     int32_t n_nodes;

@@ -34,7 +34,7 @@ typedef struct trtl_attr_desc {
     const char *name;
     trtl_attr_type type;
     size_t offset;   /* into trtl_params */
-    size_t offset2;  /* DIMS_SYM: post padding; FLOATS: the values */
+    size_t offset2;  /* DIMS_SYM: post padding; FLOATS: the values; ENUM: the number of values (0..offset2-1) */
     const char *enum_name;
     uint32_t flags;
 } trtl_attr_desc;

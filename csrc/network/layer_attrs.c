@@ -43,15 +43,23 @@ static trtl_status wrong_type(const trtl_layer *l, const trtl_attr_desc *d)
 
 trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
 {
+    TRTL_CHECK_ARG(l);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
     switch (d->type) {
     case TRTL_ATTR_INT:
-    case TRTL_ATTR_ENUM:
         if (v < INT32_MIN || v > INT32_MAX)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s = %lld is out of range", l->name, d->name,
                               (long long)v);
+        *FIELD(l, d, int32_t) = (int32_t)v;
+        break;
+    case TRTL_ATTR_ENUM:
+        /* Checked here, the one place every enum attribute is set through (add_* arguments, Python
+         * properties, the C API), so that a bad value fails where it is given, not at build. */
+        if (v < 0 || v >= (int64_t)d->offset2)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s = %lld is not a valid %s (0..%d)", l->name,
+                              d->name, (long long)v, d->enum_name, (int)d->offset2 - 1);
         *FIELD(l, d, int32_t) = (int32_t)v;
         break;
     case TRTL_ATTR_BOOL: *FIELD(l, d, int32_t) = v != 0; break;
@@ -75,6 +83,8 @@ trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
 
 trtl_status trtl_layer_get_int(const trtl_layer *l, const char *attr, int64_t *out)
 {
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(out);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -90,6 +100,7 @@ trtl_status trtl_layer_get_int(const trtl_layer *l, const char *attr, int64_t *o
 
 trtl_status trtl_layer_set_float(trtl_layer *l, const char *attr, double v)
 {
+    TRTL_CHECK_ARG(l);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -102,6 +113,8 @@ trtl_status trtl_layer_set_float(trtl_layer *l, const char *attr, double v)
 
 trtl_status trtl_layer_get_float(const trtl_layer *l, const char *attr, double *out)
 {
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(out);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -152,6 +165,8 @@ static void follow_spatial_rank(trtl_layer *l, const char *attr)
 
 trtl_status trtl_layer_set_dims(trtl_layer *l, const char *attr, const trtl_dims *v)
 {
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(v);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -175,6 +190,8 @@ trtl_status trtl_layer_set_dims(trtl_layer *l, const char *attr, const trtl_dims
 
 trtl_status trtl_layer_get_dims(const trtl_layer *l, const char *attr, trtl_dims *out)
 {
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(out);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -186,6 +203,7 @@ trtl_status trtl_layer_get_dims(const trtl_layer *l, const char *attr, trtl_dims
 
 trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights w)
 {
+    TRTL_CHECK_ARG(l);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -205,6 +223,8 @@ trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights
 
 trtl_status trtl_layer_get_weights(const trtl_layer *l, const char *attr, trtl_weights *out)
 {
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(out);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -216,6 +236,9 @@ trtl_status trtl_layer_get_weights(const trtl_layer *l, const char *attr, trtl_w
 
 trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *v, int32_t n)
 {
+    TRTL_CHECK_ARG(l);
+    if (!v && n > 0)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: v is NULL", __func__);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -236,6 +259,9 @@ trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *
 
 trtl_status trtl_layer_get_floats(const trtl_layer *l, const char *attr, float *v, int32_t *n)
 {
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(v);
+    TRTL_CHECK_ARG(n);
     const trtl_attr_desc *d;
     trtl_clear_error();
     TRTL_TRY(find(l, attr, &d));
@@ -271,6 +297,8 @@ trtl_status trtl_network_add_convolution(trtl_network *net, trtl_tensor *input, 
                                          const trtl_dims *kernel_size, trtl_weights kernel, trtl_weights bias,
                                          trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(kernel_size);
     trtl_layer *l;
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_CONVOLUTION, &input, 1, &l));
     trtl_status st = trtl_layer_set_int(l, "num_output_maps", num_output_maps);
@@ -286,6 +314,7 @@ trtl_status trtl_network_add_convolution(trtl_network *net, trtl_tensor *input, 
 trtl_status trtl_network_add_activation(trtl_network *net, trtl_tensor *input, trtl_activation_type type,
                                         trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
     trtl_layer *l;
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_ACTIVATION, &input, 1, &l));
     return finish(net, l, trtl_layer_set_int(l, "type", type), out);
@@ -294,6 +323,8 @@ trtl_status trtl_network_add_activation(trtl_network *net, trtl_tensor *input, t
 trtl_status trtl_network_add_pooling(trtl_network *net, trtl_tensor *input, trtl_pooling_type type,
                                      const trtl_dims *window, trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(window);
     trtl_layer *l;
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_POOLING, &input, 1, &l));
     trtl_status st = trtl_layer_set_int(l, "type", type);
@@ -305,6 +336,7 @@ trtl_status trtl_network_add_pooling(trtl_network *net, trtl_tensor *input, trtl
 trtl_status trtl_network_add_fully_connected(trtl_network *net, trtl_tensor *input, int32_t num_outputs,
                                              trtl_weights kernel, trtl_weights bias, trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
     trtl_layer *l;
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_FULLY_CONNECTED, &input, 1, &l));
     trtl_status st = trtl_layer_set_int(l, "num_output_channels", num_outputs);
@@ -318,6 +350,7 @@ trtl_status trtl_network_add_fully_connected(trtl_network *net, trtl_tensor *inp
 trtl_status trtl_network_add_elementwise(trtl_network *net, trtl_tensor *a, trtl_tensor *b, trtl_elementwise_op op,
                                          trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
     trtl_layer *l;
     trtl_tensor *in[2] = {a, b};
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_ELEMENTWISE, in, 2, &l));
@@ -326,6 +359,7 @@ trtl_status trtl_network_add_elementwise(trtl_network *net, trtl_tensor *a, trtl
 
 trtl_status trtl_network_add_softmax(trtl_network *net, trtl_tensor *input, trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
     trtl_layer *l;
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_SOFTMAX, &input, 1, &l));
     return finish(net, l, TRTL_OK, out);
@@ -333,6 +367,8 @@ trtl_status trtl_network_add_softmax(trtl_network *net, trtl_tensor *input, trtl
 
 trtl_status trtl_network_add_constant(trtl_network *net, const trtl_dims *shape, trtl_weights w, trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(shape);
     trtl_layer *l;
     TRTL_TRY(trtl_network_add_layer(net, TRTL_OP_CONSTANT, NULL, 0, &l));
     trtl_status st = trtl_layer_set_dims(l, "shape", shape);

@@ -33,8 +33,7 @@ static int grow(void ***arr, int32_t n, int32_t *cap)
 trtl_status trtl_network_create(int implicit_batch, trtl_network **out)
 {
     trtl_clear_error();
-    if (!out)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "network: NULL out pointer");
+    TRTL_CHECK_ARG(out);
     trtl_network *n = calloc(1, sizeof *n);
     if (!n)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "network: out of memory");
@@ -84,10 +83,15 @@ void trtl_network_destroy(trtl_network *net)
     free(net);
 }
 
-int trtl_network_implicit_batch(const trtl_network *net) { return net->implicit_batch; }
+int trtl_network_implicit_batch(const trtl_network *net)
+{
+    TRTL_NULL_GIVES(net, 0);
+    return net->implicit_batch;
+}
 
 trtl_status trtl_network_set_name(trtl_network *net, const char *name)
 {
+    TRTL_CHECK_ARG(net);
     char *s = dup_str(name ? name : "");
     if (!s)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "network: out of memory");
@@ -96,7 +100,11 @@ trtl_status trtl_network_set_name(trtl_network *net, const char *name)
     return TRTL_OK;
 }
 
-const char *trtl_network_name(const trtl_network *net) { return net->name; }
+const char *trtl_network_name(const trtl_network *net)
+{
+    TRTL_NULL_GIVES(net, NULL);
+    return net->name;
+}
 
 void trtl_network_touch(trtl_network *net) { net->shapes_valid = 0; }
 
@@ -172,6 +180,7 @@ static trtl_status check_input_dims(const trtl_network *net, const char *name, c
 trtl_status trtl_network_add_input(trtl_network *net, const char *name, trtl_dtype type, const trtl_dims *dims,
                                    trtl_tensor **out)
 {
+    TRTL_CHECK_ARG(net);
     trtl_clear_error();
     if (!name || !*name)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_input: the input needs a non-empty name");
@@ -201,6 +210,7 @@ trtl_status trtl_network_add_input(trtl_network *net, const char *name, trtl_dty
 
 trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t)
 {
+    TRTL_CHECK_ARG(net);
     trtl_clear_error();
     if (!t)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: no tensor given");
@@ -208,6 +218,12 @@ trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "mark_output: tensor '%s' belongs to another network", t->name);
     if (t->is_output)
         return TRTL_OK;
+    /* As in TensorRT: an engine binding is either an input or an output.  (trtlite used to
+     * rename the input to make room for the output, which broke every caller binding it.) */
+    if (t->is_input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "mark_output: tensor '%s' is a network input and cannot also be an output; mark the "
+                          "output of an identity layer on it instead", t->name);
     if (!grow((void ***)&net->outputs, net->n_outputs, &net->cap_outputs))
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
     t->is_output = 1;
@@ -217,6 +233,7 @@ trtl_status trtl_network_mark_output(trtl_network *net, trtl_tensor *t)
 
 trtl_status trtl_network_unmark_output(trtl_network *net, trtl_tensor *t)
 {
+    TRTL_CHECK_ARG(net);
     trtl_clear_error();
     if (!t || t->net != net || !t->is_output)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "unmark_output: tensor '%s' is not an output of this network",
@@ -230,22 +247,37 @@ trtl_status trtl_network_unmark_output(trtl_network *net, trtl_tensor *t)
     return TRTL_OK;
 }
 
-int32_t trtl_network_num_layers(const trtl_network *net) { return net->n_layers; }
-int32_t trtl_network_num_inputs(const trtl_network *net) { return net->n_inputs; }
-int32_t trtl_network_num_outputs(const trtl_network *net) { return net->n_outputs; }
+int32_t trtl_network_num_layers(const trtl_network *net)
+{
+    TRTL_NULL_GIVES(net, 0);
+    return net->n_layers;
+}
+int32_t trtl_network_num_inputs(const trtl_network *net)
+{
+    TRTL_NULL_GIVES(net, 0);
+    return net->n_inputs;
+}
+int32_t trtl_network_num_outputs(const trtl_network *net)
+{
+    TRTL_NULL_GIVES(net, 0);
+    return net->n_outputs;
+}
 
 trtl_layer *trtl_network_layer(const trtl_network *net, int32_t i)
 {
+    TRTL_NULL_GIVES(net, NULL);
     return (i >= 0 && i < net->n_layers) ? net->layers[i] : NULL;
 }
 
 trtl_tensor *trtl_network_input(const trtl_network *net, int32_t i)
 {
+    TRTL_NULL_GIVES(net, NULL);
     return (i >= 0 && i < net->n_inputs) ? net->inputs[i] : NULL;
 }
 
 trtl_tensor *trtl_network_output(const trtl_network *net, int32_t i)
 {
+    TRTL_NULL_GIVES(net, NULL);
     return (i >= 0 && i < net->n_outputs) ? net->outputs[i] : NULL;
 }
 
@@ -510,6 +542,7 @@ static int validity_needs_attributes(trtl_op op)
 
 trtl_status trtl_layer_validate(trtl_layer *l)
 {
+    TRTL_CHECK_ARG(l);
     trtl_network *net = l->net;
     trtl_status st;
     trtl_clear_error();
@@ -528,6 +561,7 @@ trtl_status trtl_layer_validate(trtl_layer *l)
 
 trtl_status trtl_network_remove_layer(trtl_network *net, trtl_layer *l)
 {
+    TRTL_CHECK_ARG(net);
     trtl_clear_error();
     if (!l || l->net != net)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "remove_layer: the layer does not belong to this network");
@@ -576,6 +610,8 @@ trtl_status trtl_network_remove_layer(trtl_network *net, trtl_layer *l)
 trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *const *inputs, int32_t nb_inputs,
                                    trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     if ((int)op < 0 || op >= TRTL_OP_COUNT)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: unknown layer kind %d", (int)op);
@@ -597,6 +633,8 @@ trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *input
 trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
                                           trtl_plugin *plugin, const char *plugin_name, trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     if (!plugin || !plugin->vt)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_plugin_v2: no plugin given");
@@ -619,11 +657,20 @@ trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const 
     return TRTL_OK;
 }
 
-trtl_op trtl_layer_op(const trtl_layer *l) { return l->op; }
-const char *trtl_layer_name(const trtl_layer *l) { return l->name; }
+trtl_op trtl_layer_op(const trtl_layer *l)
+{
+    TRTL_NULL_GIVES(l, TRTL_OP_COUNT);
+    return l->op;
+}
+const char *trtl_layer_name(const trtl_layer *l)
+{
+    TRTL_NULL_GIVES(l, NULL);
+    return l->name;
+}
 
 trtl_status trtl_layer_set_name(trtl_layer *l, const char *name)
 {
+    TRTL_CHECK_ARG(l);
     trtl_clear_error();
     if (!name)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': name must be a string", l->name);
@@ -637,10 +684,26 @@ trtl_status trtl_layer_set_name(trtl_layer *l, const char *name)
     return TRTL_OK;
 }
 
-int32_t trtl_layer_num_inputs(const trtl_layer *l) { return l->n_in; }
-int32_t trtl_layer_num_outputs(const trtl_layer *l) { return l->n_out; }
-trtl_tensor *trtl_layer_input(const trtl_layer *l, int32_t i) { return (i >= 0 && i < l->n_in) ? l->in[i] : NULL; }
-trtl_tensor *trtl_layer_output(const trtl_layer *l, int32_t i) { return (i >= 0 && i < l->n_out) ? l->out[i] : NULL; }
+int32_t trtl_layer_num_inputs(const trtl_layer *l)
+{
+    TRTL_NULL_GIVES(l, 0);
+    return l->n_in;
+}
+int32_t trtl_layer_num_outputs(const trtl_layer *l)
+{
+    TRTL_NULL_GIVES(l, 0);
+    return l->n_out;
+}
+trtl_tensor *trtl_layer_input(const trtl_layer *l, int32_t i)
+{
+    TRTL_NULL_GIVES(l, NULL);
+    return (i >= 0 && i < l->n_in) ? l->in[i] : NULL;
+}
+trtl_tensor *trtl_layer_output(const trtl_layer *l, int32_t i)
+{
+    TRTL_NULL_GIVES(l, NULL);
+    return (i >= 0 && i < l->n_out) ? l->out[i] : NULL;
+}
 
 /* ISliceLayer input 4 is the FILL value: trtlite takes it from a one-element constant. */
 static trtl_status set_slice_fill(trtl_layer *l, trtl_tensor *t)
@@ -657,6 +720,7 @@ static trtl_status set_slice_fill(trtl_layer *l, trtl_tensor *t)
 
 trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
 {
+    TRTL_CHECK_ARG(l);
     trtl_clear_error();
     const trtl_op_info *info = &trtl_op_table[l->op];
     if (l->op == TRTL_OP_SLICE && i >= 1 && i <= 3 && t && t->net == l->net)
@@ -689,6 +753,7 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
 
 trtl_status trtl_layer_set_precision(trtl_layer *l, trtl_dtype type)
 {
+    TRTL_CHECK_ARG(l);
     if (!trtl_dtype_valid(type))
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': unknown data type %d", l->name, (int)type);
     l->has_precision = 1;
@@ -698,6 +763,7 @@ trtl_status trtl_layer_set_precision(trtl_layer *l, trtl_dtype type)
 
 trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type)
 {
+    TRTL_CHECK_ARG(l);
     if (i < 0 || i >= l->n_out)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %d out of range", l->name, (int)i);
     if (!trtl_dtype_valid(type))
@@ -713,15 +779,21 @@ trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type
 
 const trtl_plugin *trtl_layer_plugin(const trtl_layer *l)
 {
+    TRTL_NULL_GIVES(l, NULL);
     return l->op == TRTL_OP_PLUGIN_V2 ? l->p.plugin.plugin : NULL;
 }
 
 /* ---- tensors -------------------------------------------------------------------------------- */
 
-const char *trtl_tensor_name(const trtl_tensor *t) { return t->name; }
+const char *trtl_tensor_name(const trtl_tensor *t)
+{
+    TRTL_NULL_GIVES(t, NULL);
+    return t->name;
+}
 
 trtl_status trtl_tensor_set_name(trtl_tensor *t, const char *name)
 {
+    TRTL_CHECK_ARG(t);
     trtl_clear_error();
     if (!name || !*name)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': name must be non-empty", t->name);
@@ -758,6 +830,8 @@ static trtl_status infer_for(const trtl_tensor *t)
 
 trtl_status trtl_tensor_dims(const trtl_tensor *t, trtl_dims *out)
 {
+    TRTL_CHECK_ARG(t);
+    TRTL_CHECK_ARG(out);
     trtl_clear_error();
     if (!t->is_input)
         TRTL_TRY(infer_for(t));
@@ -767,6 +841,7 @@ trtl_status trtl_tensor_dims(const trtl_tensor *t, trtl_dims *out)
 
 trtl_dtype trtl_tensor_dtype(const trtl_tensor *t)
 {
+    TRTL_NULL_GIVES(t, TRTL_DTYPE_COUNT);
     if (!t->is_input)
         trtl_network_infer(t->net);
     return t->dtype;
@@ -774,6 +849,7 @@ trtl_dtype trtl_tensor_dtype(const trtl_tensor *t)
 
 trtl_status trtl_tensor_set_dtype(trtl_tensor *t, trtl_dtype type)
 {
+    TRTL_CHECK_ARG(t);
     trtl_clear_error();
     if (!trtl_dtype_valid(type))
         return trtl_error(TRTL_ERR_DTYPE, "tensor '%s': unknown data type %d", t->name, (int)type);
@@ -798,6 +874,8 @@ trtl_status trtl_tensor_set_dtype(trtl_tensor *t, trtl_dtype type)
 
 trtl_status trtl_tensor_set_dims(trtl_tensor *t, const trtl_dims *dims)
 {
+    TRTL_CHECK_ARG(t);
+    TRTL_CHECK_ARG(dims);
     trtl_clear_error();
     if (!t->is_input)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': only network inputs can be reshaped", t->name);
@@ -807,11 +885,20 @@ trtl_status trtl_tensor_set_dims(trtl_tensor *t, const trtl_dims *dims)
     return TRTL_OK;
 }
 
-int trtl_tensor_is_input(const trtl_tensor *t) { return t->is_input; }
-int trtl_tensor_is_output(const trtl_tensor *t) { return t->is_output; }
+int trtl_tensor_is_input(const trtl_tensor *t)
+{
+    TRTL_NULL_GIVES(t, 0);
+    return t->is_input;
+}
+int trtl_tensor_is_output(const trtl_tensor *t)
+{
+    TRTL_NULL_GIVES(t, 0);
+    return t->is_output;
+}
 
 trtl_status trtl_tensor_set_dynamic_range(trtl_tensor *t, float min, float max)
 {
+    TRTL_CHECK_ARG(t);
     if (!(min <= max))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s': dynamic range min %g > max %g", t->name,
                           (double)min, (double)max);
@@ -823,6 +910,9 @@ trtl_status trtl_tensor_set_dynamic_range(trtl_tensor *t, float min, float max)
 
 int trtl_tensor_dynamic_range(const trtl_tensor *t, float *min, float *max)
 {
+    TRTL_NULL_GIVES(t, 0);
+    TRTL_NULL_GIVES(min, 0);
+    TRTL_NULL_GIVES(max, 0);
     if (t->has_dynamic_range) {
         *min = t->dyn_min;
         *max = t->dyn_max;

@@ -65,14 +65,18 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
 /* Helpers for writing attribute tables. */
 #define TRTL_PARAM_OFF(member) offsetof(trtl_params, member)
 #define TRTL_A(name, type, member) {name, type, TRTL_PARAM_OFF(member), 0, NULL, 0}
-#define TRTL_A_ENUM(name, member, ename) {name, TRTL_ATTR_ENUM, TRTL_PARAM_OFF(member), 0, ename, 0}
+/* `count`: the enum's _COUNT sentinel; setting a value outside 0..count-1 fails. */
+#define TRTL_A_ENUM(name, member, ename, count) {name, TRTL_ATTR_ENUM, TRTL_PARAM_OFF(member), count, ename, 0}
 #define TRTL_A_FLAGS(name, type, member, fl) {name, type, TRTL_PARAM_OFF(member), 0, NULL, fl}
 #define TRTL_A_SYM(name, pre, post, fl) {name, TRTL_ATTR_DIMS_SYM, TRTL_PARAM_OFF(pre), TRTL_PARAM_OFF(post), NULL, fl}
 #define TRTL_NATTRS(l) const int32_t trtl_nattrs_##l = (int32_t)(sizeof(trtl_attrs_##l) / sizeof(trtl_attrs_##l[0]))
 
 /* ---- shape helpers shared by spatial ops (ops/spatial.c) ---- */
 
-/* Output size and effective paddings of one spatial dim of convolution/pooling.
+/* k_eff = dilation*(k-1)+1, or an error if it overflows int64. */
+trtl_status trtl_dilated_kernel(int64_t k, int64_t dilation, int64_t *k_eff);
+/* Output size and effective paddings of one spatial dim of convolution/pooling (errors, never a
+ * wrapped-around size, when the arithmetic overflows int64).
  * k_eff = dilation*(k-1)+1.  in may be -1 (then out = -1, pads from explicit values). */
 trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
                              int32_t padding_mode, int is_pooling, int64_t *out, int64_t *pre_eff,

@@ -183,6 +183,37 @@ static int format_dtype(const char *fmt, Py_ssize_t itemsize)
     }
 }
 
+/* The capsule of trtl_py_buffer_hold: owns a Py_buffer export and releases it when freed. */
+#define HOLD_NAME "trtlite._C.buffer_export"
+
+static void hold_release(PyObject *cap)
+{
+    Py_buffer *v = PyCapsule_GetPointer(cap, HOLD_NAME);
+    if (!v)
+        return;
+    PyBuffer_Release(v);
+    PyMem_Free(v);
+}
+
+PyObject *trtl_py_buffer_hold(PyObject *o, int flags, Py_buffer **view)
+{
+    Py_buffer *v = PyMem_Malloc(sizeof *v);
+    if (!v)
+        return PyErr_NoMemory();
+    if (PyObject_GetBuffer(o, v, flags) != 0) {
+        PyMem_Free(v);
+        return NULL;
+    }
+    PyObject *cap = PyCapsule_New(v, HOLD_NAME, hold_release);
+    if (!cap) {
+        PyBuffer_Release(v);
+        PyMem_Free(v);
+        return NULL;
+    }
+    *view = v;
+    return cap;
+}
+
 int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject **keep, const char *what)
 {
     memset(w, 0, sizeof *w);
@@ -198,10 +229,11 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
         return r;
     }
     PyErr_Clear();
-    Py_buffer view;
-    if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+    Py_buffer *view;
+    PyObject *hold = trtl_py_buffer_hold(o, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, &view);
+    if (!hold) {
         PyErr_Clear();
-        /* Lists and scalars: let numpy make an array (imported lazily). */
+        /* Lists, scalars and non-contiguous arrays: let numpy make an array (imported lazily). */
         PyObject *np = PyImport_ImportModule("numpy");
         if (!np)
             return -1;
@@ -212,7 +244,8 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
             PyErr_Format(PyExc_TypeError, "%s must be a numpy array or trt.Weights, not %s", what, Py_TYPE(o)->tp_name);
             return -1;
         }
-        if (PyObject_GetBuffer(arr, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+        hold = trtl_py_buffer_hold(arr, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, &view);
+        if (!hold) {
             Py_DECREF(arr);
             return -1;
         }
@@ -220,25 +253,25 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
     } else {
         Py_INCREF(o);
     }
-    int dt = format_dtype(view.format, view.itemsize);
-    Py_ssize_t count = view.itemsize ? view.len / view.itemsize : 0;
+    int dt = format_dtype(view->format, view->itemsize);
+    Py_ssize_t count = view->itemsize ? view->len / view->itemsize : 0;
     if (dt < 0) {
         trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "%s: array dtype '%s' is not supported (use float32, float16, int32, int8 or bool)",
-                          what, view.format ? view.format : "?");
-        PyBuffer_Release(&view);
+                          what, view->format ? view->format : "?");
+        Py_DECREF(hold);
         Py_DECREF(o);
         return -1;
     }
     if (dt == 100 || dt == 101) { /* convert into a bytes object we keep alive */
         PyObject *b = PyBytes_FromStringAndSize(NULL, count * 4);
         if (!b) {
-            PyBuffer_Release(&view);
+            Py_DECREF(hold);
             Py_DECREF(o);
             return -1;
         }
         char *dst = PyBytes_AS_STRING(b);
         for (Py_ssize_t i = 0; i < count; i++) {
-            const char *src = (const char *)view.buf + i * view.itemsize;
+            const char *src = (const char *)view->buf + i * view->itemsize;
             if (dt == 100) {
                 double dv;
                 memcpy(&dv, src, 8);
@@ -246,8 +279,8 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
                 memcpy(dst + 4 * i, &f, 4);
             } else {
                 long long v = 0;
-                int is_signed = !(view.format && strchr("BHILQ", view.format[strlen(view.format) - 1]));
-                switch (view.itemsize) {
+                int is_signed = !(view->format && strchr("BHILQ", view->format[strlen(view->format) - 1]));
+                switch (view->itemsize) {
                 case 1: v = is_signed ? *(const int8_t *)src : *(const uint8_t *)src; break;
                 case 2: v = is_signed ? *(const int16_t *)src : *(const uint16_t *)src; break;
                 case 8: v = *(const int64_t *)src; break;
@@ -255,7 +288,7 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
                 }
                 if (v < INT32_MIN || v > INT32_MAX) {
                     Py_DECREF(b);
-                    PyBuffer_Release(&view);
+                    Py_DECREF(hold);
                     Py_DECREF(o);
                     trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s: value %lld at index %zd does not fit int32",
                                       what, v, i);
@@ -265,21 +298,23 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
                 memcpy(dst + 4 * i, &iv, 4);
             }
         }
-        PyBuffer_Release(&view);
+        /* The weights point into our own copy: the caller's buffer is free again. */
+        Py_DECREF(hold);
         Py_DECREF(o);
         w->type = dt == 100 ? TRTL_FLOAT : TRTL_INT32;
         w->values = dst;
         w->count = count;
-        *keep = b;
-        return 0;
+        *keep = Py_BuildValue("(NO)", b, Py_None);
+        return *keep ? 0 : -1;
     }
     w->type = (trtl_dtype)dt;
-    w->values = view.buf;
+    w->values = view->buf;
     w->count = count;
-    /* The exporter (e.g. a numpy array) keeps its memory while we hold a reference to it. */
-    PyBuffer_Release(&view);
-    *keep = o;
-    return 0;
+    /* Holding the export (not just a reference) is what keeps view->buf valid: an exporter may
+     * move or free its memory while unexported (array.array on resize), and refuses to while
+     * exported (BufferError). */
+    *keep = Py_BuildValue("(NN)", o, hold);
+    return *keep ? 0 : -1;
 }
 
 /* ---- logging ------------------------------------------------------------------------------- */

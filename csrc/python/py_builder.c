@@ -102,14 +102,9 @@ static PyObject *profile_set_shape(TrtlProfile *self, PyObject *args, PyObject *
         if (trtl_py_to_dims(st, src[i], &d[i], what[i]) < 0)
             return NULL;
     }
-    if (d[0].nb_dims != d[1].nb_dims || d[0].nb_dims != d[2].nb_dims)
-        return trtl_py_raise_msg(st, TRTL_ERR_SHAPE, "optimization profile for '%s': min, opt and max must have the same rank",
-                                 name);
-    for (int32_t k = 0; k < d[0].nb_dims; k++)
-        if (d[0].d[k] < 0 || d[0].d[k] > d[1].d[k] || d[1].d[k] > d[2].d[k])
-            return trtl_py_raise_msg(st, TRTL_ERR_SHAPE,
-                                     "optimization profile for '%s': need 0 <= min <= opt <= max, dimension %d has %lld, %lld, %lld",
-                                     name, (int)k, (long long)d[0].d[k], (long long)d[1].d[k], (long long)d[2].d[k]);
+    trtl_status s = trtl_config_check_profile_shapes(name, &d[0], &d[1], &d[2]);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
     PyObject *t = PyTuple_New(3);
     for (int i = 0; t && i < 3; i++) {
         PyObject *x = trtl_py_from_dims(st, &d[i]);
@@ -190,51 +185,102 @@ static int config_traverse(TrtlBuilderConfigObj *self, visitproc visit, void *ar
     return 0;
 }
 
+/* A BuilderFlag argument, range-checked (so that get_flag(99) does not answer False). */
+static int flag_arg(TrtlBuilderConfigObj *self, PyObject *arg, int32_t *f)
+{
+    if (trtl_py_as_int32(arg, "flag", f) < 0)
+        return -1;
+    if (*f < 0 || *f >= TRTL_FLAG_COUNT) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "flag %d is not a BuilderFlag (0..%d)", (int)*f,
+                          TRTL_FLAG_COUNT - 1);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
     int32_t f;
-    if (trtl_py_as_int32(arg, "flag", &f) < 0)
+    if (flag_arg(self, arg, &f) < 0)
         return NULL;
-    trtl_builder_config_set_flag(self->cfg, (int)f, 1);
+    trtl_status s = trtl_builder_config_set_flag(self->cfg, (int)f, 1);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_NONE;
 }
 
 static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
     int32_t f;
-    if (trtl_py_as_int32(arg, "flag", &f) < 0)
+    if (flag_arg(self, arg, &f) < 0)
         return NULL;
-    trtl_builder_config_set_flag(self->cfg, (int)f, 0);
+    trtl_status s = trtl_builder_config_set_flag(self->cfg, (int)f, 0);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_NONE;
 }
 
 static PyObject *config_get_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
     int32_t f;
-    if (trtl_py_as_int32(arg, "flag", &f) < 0)
+    if (flag_arg(self, arg, &f) < 0)
         return NULL;
     return PyBool_FromLong(trtl_builder_config_get_flag(self->cfg, (int)f));
+}
+
+/* trt.MemoryPoolType: WORKSPACE (0) limits scratch; the DLA/tactic pools (1..4) are accepted for
+ * scripts' sake and have no CPU meaning. */
+#define POOL_COUNT 5
+
+static int pool_arg(TrtlBuilderConfigObj *self, PyObject *arg, long *p)
+{
+    *p = trtl_py_as_long(arg, "pool");
+    if (*p == -1 && PyErr_Occurred())
+        return -1;
+    if (*p < 0 || *p >= POOL_COUNT) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "pool %ld is not a MemoryPoolType (0..%d)", *p,
+                          POOL_COUNT - 1);
+        return -1;
+    }
+    return 0;
 }
 
 static PyObject *config_set_pool(TrtlBuilderConfigObj *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"pool", "pool_size", NULL};
-    PyObject *pool;
-    unsigned long long size;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OK:set_memory_pool_limit", kw, &pool, &size))
+    PyObject *pool, *size_obj;
+    long p;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:set_memory_pool_limit", kw, &pool, &size_obj))
         return NULL;
-    long p = trtl_py_as_long(pool, "pool");
-    if (p == -1 && PyErr_Occurred())
+    if (pool_arg(self, pool, &p) < 0)
         return NULL;
-    if (p == 0) /* WORKSPACE; other pools are GPU-specific and have no CPU meaning */
-        trtl_builder_config_set_workspace(self->cfg, size);
+    /* Not the "K" format: it wraps -1 around to 2**64-1 without a word. */
+    if (!PyLong_Check(size_obj) || PyBool_Check(size_obj))
+        return PyErr_Format(PyExc_TypeError, "set_memory_pool_limit(): pool_size must be an int, not %s",
+                            Py_TYPE(size_obj)->tp_name);
+    unsigned long long size = PyLong_AsUnsignedLongLong(size_obj);
+    if (size == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyObject *r = PyObject_Repr(size_obj);
+        const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
+        PyErr_Clear();
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "set_memory_pool_limit(): pool_size must be a byte count in 0..2**64-1, got %s", rs ? rs : "?");
+        Py_XDECREF(r);
+        return NULL;
+    }
+    if (p == 0) {
+        trtl_status s = trtl_builder_config_set_workspace(self->cfg, size);
+        if (s != TRTL_OK)
+            return trtl_py_raise(TRTL_STATE(self), s);
+    }
     Py_RETURN_NONE;
 }
 
 static PyObject *config_get_pool(TrtlBuilderConfigObj *self, PyObject *arg)
 {
-    long p = trtl_py_as_long(arg, "pool");
-    if (p == -1 && PyErr_Occurred())
+    long p;
+    if (pool_arg(self, arg, &p) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(p == 0 ? trtl_builder_config_workspace(self->cfg) : 0);
 }
@@ -320,7 +366,7 @@ static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     return 0;
 }
 
-#define INT_PROP(getname, setname, getter_fn, setter_fn)          \
+#define INT_PROP(getname, setname, getter_fn, setter_fn, pyname)          \
     static PyObject *getname(TrtlBuilderConfigObj *self, void *c)             \
     {                                                             \
         (void)c;                                                  \
@@ -330,14 +376,19 @@ static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     {                                                             \
         (void)c;                                                  \
         int32_t x;                                                \
-        if (trtl_py_as_int32(v, "value", &x) < 0)                 \
+        if (trtl_py_as_int32(v, pyname, &x) < 0)                  \
             return -1;                                            \
-        setter_fn(self->cfg, (int32_t)x);                         \
+        trtl_status s = setter_fn(self->cfg, (int32_t)x);         \
+        if (s != TRTL_OK) {                                       \
+            trtl_py_raise(TRTL_STATE(self), s);                   \
+            return -1;                                            \
+        }                                                         \
         return 0;                                                 \
     }
 INT_PROP(cfg_get_timing, cfg_set_timing, trtl_builder_config_avg_timing_iterations,
-         trtl_builder_config_set_avg_timing_iterations)
-INT_PROP(cfg_get_level, cfg_set_level, trtl_builder_config_optimization_level, trtl_builder_config_set_optimization_level)
+         trtl_builder_config_set_avg_timing_iterations, "avg_timing_iterations")
+INT_PROP(cfg_get_level, cfg_set_level, trtl_builder_config_optimization_level, trtl_builder_config_set_optimization_level,
+         "builder_optimization_level")
 
 static PyObject *cfg_get_threads(TrtlBuilderConfigObj *self, void *c)
 {
@@ -350,7 +401,11 @@ static int cfg_set_threads(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     int32_t x;
     if (trtl_py_as_int32(v, "num_threads", &x) < 0)
         return -1;
-    trtl_builder_config_set_num_threads(self->cfg, (int32_t)x);
+    trtl_status s = trtl_builder_config_set_num_threads(self->cfg, (int32_t)x);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
     return 0;
 }
 static PyObject *cfg_get_nprof(TrtlBuilderConfigObj *self, void *c)

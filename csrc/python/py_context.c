@@ -15,7 +15,7 @@ typedef struct TrtlContext {
     PyObject_HEAD
     trtl_context *c;
     TrtlEngine *engine;
-    PyObject *addr_keep;  /* dict: name -> (object, nbytes) bound with set_tensor_address */
+    PyObject *addr_keep;  /* dict: name -> (buffer export, nbytes) of arrays bound with set_tensor_address */
     PyObject *profiler;
     PyObject *name;
     int debug_sync;
@@ -179,6 +179,26 @@ static Py_ssize_t needed_bytes(TrtlContext *self, int32_t i)
     return (Py_ssize_t)(v < 0 ? 0 : v) * (Py_ssize_t)trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
 }
 
+/* An int binding -> address.  Addresses are unsigned: a negative int is a mistake (often a
+ * pointer arithmetic slip), not a high address, and would crash the run. */
+static int int_address(TrtlContext *self, PyObject *o, const char *name, void **ptr)
+{
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyObject *r = PyObject_Repr(o);
+        const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
+        PyErr_Clear();
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "tensor '%s': %s is not a host address (give an int in 1..2**64-1, e.g. array.ctypes.data, "
+                          "or the array itself)", name, rs ? rs : "the int");
+        Py_XDECREF(r);
+        return -1;
+    }
+    *ptr = (void *)(uintptr_t)v; /* x86-64: pointers are 64 bits */
+    return 0;
+}
+
 /* Address of binding `i` from an int or a buffer (then `view` is filled and must be released). */
 static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *view, int *has_view, void **ptr)
 {
@@ -188,8 +208,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     int is_input = trtl_engine_io_is_input(e, i);
     *has_view = 0;
     if (PyLong_Check(o)) {
-        *ptr = PyLong_AsVoidPtr(o);
-        if (PyErr_Occurred())
+        if (int_address(self, o, name, ptr) < 0)
             return -1;
         if (!*ptr && needed_bytes(self, i) > 0) {
             trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "binding '%s' is a NULL address", name);
@@ -310,11 +329,34 @@ done:
 
 /* ---- methods -------------------------------------------------------------------------------- */
 
+/* stream_handle arguments: TensorRT takes an int (a CUDA stream handle).  The CPU has no streams,
+ * so the value is ignored, but its type is checked so that a misplaced argument is noticed. */
+static int stream_arg(PyObject *o, const char *method)
+{
+    if (!o || o == Py_None || (PyLong_Check(o) && !PyBool_Check(o)))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s(): stream_handle must be an int or None, not %s", method, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* The *_v2 calls have no batch size: on an implicit-batch engine the batch is missing, which
+ * the core can only report as "batch size 0 is outside 1..N". */
+static int explicit_batch_only(TrtlContext *self, const char *method)
+{
+    if (!trtl_engine_implicit_batch(self->engine->e))
+        return 0;
+    trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                      "%s(): this engine has an implicit batch dimension (TensorRT 7 network, max_batch_size %d); "
+                      "run it with execute(batch_size, bindings) or execute_async(batch_size, bindings)", method,
+                      (int)trtl_engine_max_batch_size(self->engine->e));
+    return -1;
+}
+
 static PyObject *ctx_execute_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"bindings", NULL};
     PyObject *b;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b) || explicit_batch_only(self, "execute_v2") < 0)
         return NULL;
     return run(self, 0, b);
 }
@@ -323,7 +365,8 @@ static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObjec
 {
     static char *kw[] = {"bindings", "stream_handle", "input_consumed", NULL};
     PyObject *b, *stream = NULL, *consumed = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed) ||
+        stream_arg(stream, "execute_async_v2") < 0 || explicit_batch_only(self, "execute_async_v2") < 0)
         return NULL;
     return run(self, 0, b);
 }
@@ -362,7 +405,8 @@ static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *
     static char *kw[] = {"batch_size", "bindings", "stream_handle", "input_consumed", NULL};
     PyObject *bo = NULL, *b = NULL, *stream = NULL, *consumed = NULL;
     int32_t batch;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:execute_async", kw, &bo, &b, &stream, &consumed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:execute_async", kw, &bo, &b, &stream, &consumed) ||
+        stream_arg(stream, "execute_async") < 0)
         return NULL;
     if (!b)
         return PyErr_Format(PyExc_TypeError, "execute_async() missing required argument 'bindings'");
@@ -375,7 +419,8 @@ static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObjec
 {
     static char *kw[] = {"stream_handle", NULL};
     PyObject *stream = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:execute_async_v3", kw, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:execute_async_v3", kw, &stream) ||
+        stream_arg(stream, "execute_async_v3") < 0)
         return NULL;
     return run(self, trtl_engine_implicit_batch(self->engine->e) ? trtl_engine_max_batch_size(self->engine->e) : 0,
                NULL);
@@ -392,41 +437,52 @@ static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObj
     int32_t i = trtl_engine_io_index(self->engine->e, name);
     if (i < 0)
         return trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "set_tensor_address: the engine has no input or output named '%s'", name);
-    void *ptr;
+    void *ptr = NULL;
+    PyObject *entry = NULL; /* (export, nbytes) stored for arrays */
     if (PyLong_Check(mem)) {
-        ptr = PyLong_AsVoidPtr(mem);
-        if (PyErr_Occurred())
+        if (int_address(self, mem, name, &ptr) < 0)
             return NULL;
-        if (PyDict_DelItemString(self->addr_keep, name) < 0)
-            PyErr_Clear();
     } else {
-        Py_buffer v;
+        Py_buffer *v;
         int is_input = trtl_engine_io_is_input(self->engine->e, i);
-        if (PyObject_GetBuffer(mem, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (is_input ? 0 : PyBUF_WRITABLE)) != 0) {
+        PyObject *hold = trtl_py_buffer_hold(mem, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (is_input ? 0 : PyBUF_WRITABLE), &v);
+        if (!hold) {
             PyErr_Clear();
             return PyErr_Format(PyExc_TypeError, "set_tensor_address('%s'): need an int address or a C-contiguous%s array",
                                 name, is_input ? "" : " writable");
         }
         trtl_dtype dt = trtl_engine_io_dtype(self->engine->e, i);
-        if (!format_matches(&v, dt)) {
-            PyBuffer_Release(&v);
-            return trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
-                                     "engine's %s (numpy %s)", name, v.format ? v.format : "B", trtl_dtype_name(dt),
-                                     dtype_np(dt));
-        }
-        ptr = v.buf;
-        PyObject *entry = Py_BuildValue("(On)", mem, v.len);
-        PyBuffer_Release(&v);
-        /* numpy refuses to resize an array that is referenced, so the address stays valid. */
-        if (!entry || PyDict_SetItemString(self->addr_keep, name, entry) < 0) {
-            Py_XDECREF(entry);
+        if (!format_matches(v, dt)) {
+            trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
+                              "engine's %s (numpy %s)", name, v->format ? v->format : "B", trtl_dtype_name(dt),
+                              dtype_np(dt));
+            Py_DECREF(hold);
             return NULL;
         }
-        Py_DECREF(entry);
+        ptr = v->buf;
+        /* The export stays held until the address is replaced or the context is freed: while it
+         * is, the array cannot be resized or freed under the context (array.array raises
+         * BufferError; numpy refuses resize() of a referenced array). */
+        entry = Py_BuildValue("(Nn)", hold, v->len);
+        if (!entry)
+            return NULL;
     }
     trtl_status s = trtl_context_set_tensor_address(self->c, name, ptr);
-    if (s != TRTL_OK)
+    if (s != TRTL_OK) {
+        Py_XDECREF(entry);
         return trtl_py_raise(st, s);
+    }
+    /* Only now is the previous array (if any) no longer used: replacing the entry releases it. */
+    if (entry) {
+        int r = PyDict_SetItemString(self->addr_keep, name, entry);
+        Py_DECREF(entry);
+        if (r < 0) { /* out of memory: the export is gone, so the context must not keep its address */
+            trtl_context_set_tensor_address(self->c, name, NULL);
+            return NULL;
+        }
+    } else if (PyDict_DelItemString(self->addr_keep, name) < 0) {
+        PyErr_Clear(); /* no array was bound to this name */
+    }
     Py_RETURN_TRUE;
 }
 
@@ -505,7 +561,8 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     static char *kw[] = {"profile_index", "stream_handle", NULL};
     int idx;
     PyObject *stream = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream) ||
+        stream_arg(stream, "set_optimization_profile_async") < 0)
         return NULL;
     trtl_status s = trtl_context_set_profile(self->c, idx);
     if (s != TRTL_OK)

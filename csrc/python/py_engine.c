@@ -301,9 +301,8 @@ static PyObject *e_memsize(TrtlEngine *self, void *c)
 }
 static PyObject *e_name(TrtlEngine *self, void *c)
 {
-    (void)self;
     (void)c;
-    return PyUnicode_FromString("trtlite engine");
+    return PyUnicode_FromString(trtl_engine_name(self->e));
 }
 static PyObject *e_false(TrtlEngine *self, void *c)
 {
@@ -320,7 +319,7 @@ static PyGetSetDef engine_getset[] = {
     {"has_implicit_batch_dimension", (getter)e_implicit, NULL, "True for engines of TensorRT 7 style networks.", NULL},
     {"num_optimization_profiles", (getter)e_num_profiles, NULL, "Number of optimization profiles.", NULL},
     {"device_memory_size", (getter)e_memsize, NULL, "Activation memory per context, in bytes, at max shapes.", NULL},
-    {"name", (getter)e_name, NULL, "Engine name.", NULL},
+    {"name", (getter)e_name, NULL, "Name of the network the engine was built from (kept in plans).", NULL},
     {"refittable", (getter)e_false, NULL, "False.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 

@@ -82,7 +82,8 @@ static PyObject *attr_get(TrtlLayer *self, void *closure)
         PyObject *kept = trtl_py_kept(self->owner, self->l, d->name);
         if (!kept)
             Py_RETURN_NONE;
-        return Py_NewRef(kept);
+        /* (value, export) from trtl_py_to_weights: the value is the array the user gave. */
+        return Py_NewRef(PyTuple_Check(kept) ? PyTuple_GET_ITEM(kept, 0) : kept);
     }
     }
     Py_RETURN_NONE;

@@ -120,12 +120,32 @@ static PyObject *get_dynamic_range(TrtlTensor *self, void *c)
     return Py_BuildValue("(dd)", (double)lo, (double)hi);
 }
 
+/* TensorRT's setter takes a (min, max) pair; any 2-sequence of numbers is accepted.  None (what
+ * the getter gives when no range is set) is refused: there is no "unset" in TensorRT either. */
 static int set_dynamic_range(TrtlTensor *self, PyObject *v, void *c)
 {
     (void)c;
     double lo, hi;
-    if (!v || !PyArg_ParseTuple(v, "dd", &lo, &hi))
+    const char *name = trtl_tensor_name(self->t);
+    if (!v) {
+        PyErr_Format(PyExc_AttributeError, "tensor '%s': dynamic_range cannot be deleted", name);
         return -1;
+    }
+    PyObject *seq = v == Py_None || PyUnicode_Check(v) || PyBytes_Check(v) ? NULL : PySequence_Fast(v, "");
+    if (!seq || PySequence_Fast_GET_SIZE(seq) != 2) {
+        Py_XDECREF(seq);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "tensor '%s': dynamic_range must be a (min, max) pair of floats, not %R", name, v);
+        return -1;
+    }
+    lo = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, 0));
+    hi = lo == -1.0 && PyErr_Occurred() ? 0.0 : PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, 1));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "tensor '%s': dynamic_range must be a (min, max) pair of floats, not %R", name, v);
+        return -1;
+    }
     trtl_status s = trtl_tensor_set_dynamic_range(self->t, (float)lo, (float)hi);
     if (s != TRTL_OK) {
         trtl_py_raise(TRTL_STATE(self), s);

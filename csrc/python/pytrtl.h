@@ -90,8 +90,13 @@ PyObject *trtl_py_enum(trtl_py_state *st, const char *enum_name, long v);
 long trtl_py_as_long(PyObject *o, const char *what);
 /* Same, also checking it fits int32 (OverflowError otherwise).  0 on success. */
 int trtl_py_as_int32(PyObject *o, const char *what, int32_t *out);
-/* numpy array / buffer / trt.Weights / None -> weights.  `*keep` receives the object that must
- * stay alive while the weights are used (a new reference, or NULL for empty weights). */
+/* numpy array / buffer / trt.Weights / None -> weights.  `*keep` receives what must be stored
+ * while the weights are used (a new reference, or NULL for empty weights): a tuple (value, export)
+ * where value is what the layer attribute reads back and export (None when the values were
+ * copied) holds the buffer export that keeps w->values valid; dropping the tuple releases it. */
+/* Exports o's buffer (PyObject_GetBuffer with `flags`) into a new capsule that releases the export
+ * when freed; *view stays valid as long as the capsule lives.  NULL with an exception on failure. */
+PyObject *trtl_py_buffer_hold(PyObject *o, int flags, Py_buffer **view);
 int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject **keep, const char *what);
 
 /* The name a C plugin object (trtlite.PluginV2) was created under; NULL for other objects. */

@@ -1,5 +1,11 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 1.
+ * plan.h -- the serialized engine ("plan") format, version 2.
+ *
+ * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads only its
+ * own version and refuses others with TRTL_ERR_VERSION naming both (plans are rebuilt from the
+ * network, as TensorRT engines are; there is no migration).
+ *   1  first format
+ *   2  the engine's name (the network's) after num_threads
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -13,7 +19,7 @@
  *    32  char[16] producer version string, NUL-padded
  *    48  u8[16]   reserved, zero
  *   payload
- *     u32 implicit_batch, i32 max_batch_size, i32 num_threads
+ *     u32 implicit_batch, i32 max_batch_size, i32 num_threads, str name
  *     u32 n_tensors, then per tensor:
  *         str name, u32 dtype, u32 kind, dims dims, dims max_dims,
  *         u64 n_bytes + bytes               (constant data; 0 for other kinds)
@@ -44,7 +50,7 @@
 #include <stdint.h>
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 1u
+#define TRTL_PLAN_VERSION 2u
 #define TRTL_PLAN_HEADER_SIZE 64u
 
 uint32_t trtl_crc32(const void *data, size_t n);

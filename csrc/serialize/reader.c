@@ -272,8 +272,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     const uint32_t one = 1;
     if (*(const uint8_t *)&one != 1)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "plans are little-endian; this host is not");
-    if (!data || !out)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "deserialize: no data");
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(out);
     uint64_t payload;
     trtl_status st = check_header(data, size, &payload);
     if (st != TRTL_OK)
@@ -287,6 +287,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     e->max_batch_size = i32(&r);
     e->num_threads = i32(&r);
     CHECK(!r.bad && e->max_batch_size >= 1 && e->num_threads >= 0, "plan is corrupt: bad engine header fields");
+    e->name = str(&r);
+    CHECK(!r.bad && e->name, "plan is truncated or corrupt in the engine name");
     uint32_t nt = u32(&r);
     CHECK(!r.bad && nt <= (r.n - r.off) / 8, "plan is corrupt: tensor count %u", nt);
     e->tensors = calloc(nt ? nt : 1, sizeof *e->tensors);

@@ -128,6 +128,9 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
 
 trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
     trtl_clear_error();
     wbuf b = {0};
     uint8_t header[TRTL_PLAN_HEADER_SIZE];
@@ -136,6 +139,7 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
     u32(&b, (uint32_t)e->implicit_batch);
     i32(&b, e->max_batch_size);
     i32(&b, e->num_threads);
+    str(&b, e->name ? e->name : "");
     u32(&b, (uint32_t)e->n_tensors);
     for (int32_t i = 0; i < e->n_tensors; i++) {
         const trtl_etensor *t = &e->tensors[i];

@@ -1,6 +1,7 @@
 /*
  * trtlite/ops.h -- the operation enum (from ops.def) and the value enums of layer attributes.
- * Values equal TensorRT's Python enums (trt.ActivationType.RELU == TRTL_ACT_RELU, ...).
+ * Values equal TensorRT's Python enums (trt.ActivationType.RELU == TRTL_ACT_RELU, ...); each value
+ * enum ends with a _COUNT sentinel (valid values are 0.._COUNT-1), which attribute setters check.
  */
 #ifndef TRTLITE_OPS_H
 #define TRTLITE_OPS_H
@@ -20,7 +21,8 @@ typedef enum trtl_op {
 
 typedef enum { TRTL_PADMODE_EXPLICIT_ROUND_DOWN = 0, TRTL_PADMODE_EXPLICIT_ROUND_UP = 1,
                TRTL_PADMODE_SAME_UPPER = 2, TRTL_PADMODE_SAME_LOWER = 3,
-               TRTL_PADMODE_CAFFE_ROUND_DOWN = 4, TRTL_PADMODE_CAFFE_ROUND_UP = 5 } trtl_padding_mode;
+               TRTL_PADMODE_CAFFE_ROUND_DOWN = 4, TRTL_PADMODE_CAFFE_ROUND_UP = 5,
+               TRTL_PADMODE_COUNT } trtl_padding_mode;
 
 typedef enum { TRTL_ACT_RELU = 0, TRTL_ACT_SIGMOID = 1, TRTL_ACT_TANH = 2, TRTL_ACT_LEAKY_RELU = 3,
                TRTL_ACT_ELU = 4, TRTL_ACT_SELU = 5, TRTL_ACT_SOFTSIGN = 6, TRTL_ACT_SOFTPLUS = 7,
@@ -41,18 +43,25 @@ typedef enum { TRTL_UN_EXP = 0, TRTL_UN_LOG = 1, TRTL_UN_SQRT = 2, TRTL_UN_RECIP
                TRTL_UN_FLOOR = 18, TRTL_UN_ERF = 19, TRTL_UN_NOT = 20, TRTL_UN_SIGN = 21,
                TRTL_UN_ROUND = 22, TRTL_UN_ISINF = 23, TRTL_UN_COUNT } trtl_unary_op;
 
-typedef enum { TRTL_POOL_MAX = 0, TRTL_POOL_AVERAGE = 1, TRTL_POOL_MAX_AVERAGE_BLEND = 2 } trtl_pooling_type;
-typedef enum { TRTL_RED_SUM = 0, TRTL_RED_PROD = 1, TRTL_RED_MAX = 2, TRTL_RED_MIN = 3, TRTL_RED_AVG = 4 } trtl_reduce_op;
-typedef enum { TRTL_TOPK_MAX = 0, TRTL_TOPK_MIN = 1 } trtl_topk_op;
-typedef enum { TRTL_MATOP_NONE = 0, TRTL_MATOP_TRANSPOSE = 1, TRTL_MATOP_VECTOR = 2 } trtl_matrix_op;
-typedef enum { TRTL_SCALE_UNIFORM = 0, TRTL_SCALE_CHANNEL = 1, TRTL_SCALE_ELEMENTWISE = 2 } trtl_scale_mode;
-typedef enum { TRTL_RESIZE_NEAREST = 0, TRTL_RESIZE_LINEAR = 1, TRTL_RESIZE_CUBIC = 2 } trtl_resize_mode;
-typedef enum { TRTL_COORD_ALIGN_CORNERS = 0, TRTL_COORD_ASYMMETRIC = 1, TRTL_COORD_HALF_PIXEL = 2 } trtl_resize_coord;
-typedef enum { TRTL_SELECT_FORMULA = 0, TRTL_SELECT_UPPER = 1 } trtl_resize_selector;
-typedef enum { TRTL_ROUND_HALF_UP = 0, TRTL_ROUND_HALF_DOWN = 1, TRTL_ROUND_FLOOR = 2, TRTL_ROUND_CEIL = 3 } trtl_resize_round;
+typedef enum { TRTL_POOL_MAX = 0, TRTL_POOL_AVERAGE = 1, TRTL_POOL_MAX_AVERAGE_BLEND = 2,
+               TRTL_POOL_COUNT } trtl_pooling_type;
+typedef enum { TRTL_RED_SUM = 0, TRTL_RED_PROD = 1, TRTL_RED_MAX = 2, TRTL_RED_MIN = 3, TRTL_RED_AVG = 4,
+               TRTL_RED_COUNT } trtl_reduce_op;
+typedef enum { TRTL_TOPK_MAX = 0, TRTL_TOPK_MIN = 1, TRTL_TOPK_COUNT } trtl_topk_op;
+typedef enum { TRTL_MATOP_NONE = 0, TRTL_MATOP_TRANSPOSE = 1, TRTL_MATOP_VECTOR = 2,
+               TRTL_MATOP_COUNT } trtl_matrix_op;
+typedef enum { TRTL_SCALE_UNIFORM = 0, TRTL_SCALE_CHANNEL = 1, TRTL_SCALE_ELEMENTWISE = 2,
+               TRTL_SCALE_COUNT } trtl_scale_mode;
+typedef enum { TRTL_RESIZE_NEAREST = 0, TRTL_RESIZE_LINEAR = 1, TRTL_RESIZE_CUBIC = 2,
+               TRTL_RESIZE_COUNT } trtl_resize_mode;
+typedef enum { TRTL_COORD_ALIGN_CORNERS = 0, TRTL_COORD_ASYMMETRIC = 1, TRTL_COORD_HALF_PIXEL = 2,
+               TRTL_COORD_COUNT } trtl_resize_coord;
+typedef enum { TRTL_SELECT_FORMULA = 0, TRTL_SELECT_UPPER = 1, TRTL_SELECT_COUNT } trtl_resize_selector;
+typedef enum { TRTL_ROUND_HALF_UP = 0, TRTL_ROUND_HALF_DOWN = 1, TRTL_ROUND_FLOOR = 2, TRTL_ROUND_CEIL = 3,
+               TRTL_ROUND_COUNT } trtl_resize_round;
 typedef enum { TRTL_SLICE_DEFAULT = 0, TRTL_SLICE_WRAP = 1, TRTL_SLICE_CLAMP = 2, TRTL_SLICE_FILL = 3,
-               TRTL_SLICE_REFLECT = 4 } trtl_slice_mode;
-typedef enum { TRTL_GATHER_DEFAULT = 0, TRTL_GATHER_ELEMENT = 1, TRTL_GATHER_ND = 2 } trtl_gather_mode;
+               TRTL_SLICE_REFLECT = 4, TRTL_SLICE_COUNT } trtl_slice_mode;
+typedef enum { TRTL_GATHER_DEFAULT = 0, TRTL_GATHER_ELEMENT = 1, TRTL_GATHER_ND = 2, TRTL_GATHER_COUNT } trtl_gather_mode;
 
 #ifdef __cplusplus
 }

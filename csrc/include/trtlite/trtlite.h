@@ -10,7 +10,12 @@
  *   - OUT parameters come last;
  *   - objects returned through `**out` are owned by the caller and freed with the matching
  *     *_destroy; pointers to layers and tensors are borrowed from their network;
- *   - no call aborts the process on bad input.
+ *   - no call aborts the process on bad input.  A NULL handle (or NULL for a required pointer
+ *     argument) makes a call that returns trtl_status fail with TRTL_ERR_INVALID_ARGUMENT; the
+ *     accessors, which return a value instead, give 0 for a NULL handle (NULL for pointers, and
+ *     the exceptions noted at the call: -1 for indices, the _COUNT sentinel for enums);
+ *     *_destroy and trtl_engine_retain ignore NULL.  (Handles that were destroyed cannot be
+ *     detected: using one is undefined, as with free().)
  *
  * Thread-safety: a network and a builder config are used by one thread at a time.  An engine is
  * immutable after build/deserialize and may be used by any number of threads; each thread uses
@@ -112,7 +117,7 @@ trtl_status trtl_network_add_constant(trtl_network *net, const trtl_dims *shape,
                                       trtl_layer **out);
 
 /* Layers. */
-trtl_op trtl_layer_op(const trtl_layer *l);
+trtl_op trtl_layer_op(const trtl_layer *l);   /* TRTL_OP_COUNT for NULL */
 const char *trtl_layer_name(const trtl_layer *l);
 trtl_status trtl_layer_set_name(trtl_layer *l, const char *name);
 int32_t trtl_layer_num_inputs(const trtl_layer *l);
@@ -145,7 +150,7 @@ trtl_status trtl_tensor_set_name(trtl_tensor *t, const char *name);
 /* Shape as the user sees it (without batch in implicit-batch networks); -1 for dynamic dims.
  * Fails with the offending layer's message if the graph's shapes do not check. */
 trtl_status trtl_tensor_dims(const trtl_tensor *t, trtl_dims *out);
-trtl_dtype trtl_tensor_dtype(const trtl_tensor *t);
+trtl_dtype trtl_tensor_dtype(const trtl_tensor *t);   /* TRTL_DTYPE_COUNT for NULL */
 trtl_status trtl_tensor_set_dtype(trtl_tensor *t, trtl_dtype type);   /* network inputs only */
 trtl_status trtl_tensor_set_dims(trtl_tensor *t, const trtl_dims *dims);  /* network inputs only */
 int trtl_tensor_is_input(const trtl_tensor *t);
@@ -167,23 +172,25 @@ typedef enum trtl_builder_flag {
 
 trtl_status trtl_builder_config_create(trtl_builder_config **out);
 void trtl_builder_config_destroy(trtl_builder_config *cfg);
-void trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on);
+/* flag: 0..TRTL_FLAG_COUNT-1 (others: TRTL_ERR_INVALID_ARGUMENT). */
+trtl_status trtl_builder_config_set_flag(trtl_builder_config *cfg, int flag, int on);
 int trtl_builder_config_get_flag(const trtl_builder_config *cfg, int flag);
-void trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes);
+trtl_status trtl_builder_config_set_workspace(trtl_builder_config *cfg, uint64_t bytes);
 uint64_t trtl_builder_config_workspace(const trtl_builder_config *cfg);
 /* Implicit-batch networks only: the largest batch an engine will run (default 1). */
 trtl_status trtl_builder_config_set_max_batch_size(trtl_builder_config *cfg, int32_t n);
 int32_t trtl_builder_config_max_batch_size(const trtl_builder_config *cfg);
-/* Timing iterations per candidate kernel during autotuning (0 disables timing). */
-void trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n);
+/* Timing iterations per candidate kernel during autotuning (0 disables timing; < 0 is an error). */
+trtl_status trtl_builder_config_set_avg_timing_iterations(trtl_builder_config *cfg, int32_t n);
 int32_t trtl_builder_config_avg_timing_iterations(const trtl_builder_config *cfg);
-/* 0: no optimization passes (reference kernels, no fusion); 1..5: all passes (default 3). */
-void trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level);
+/* 0: no optimization passes (reference kernels, no fusion); 1..5: all passes (default 3); other
+ * values are an error. */
+trtl_status trtl_builder_config_set_optimization_level(trtl_builder_config *cfg, int32_t level);
 int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg);
-/* Threads an execution context uses (0: what this process may run on). */
-void trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
+/* Threads an execution context uses (0: what this process may run on; < 0 is an error). */
+trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
 /* Build-time log sink. */
-void trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
+trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
 /* Build progress (TensorRT 10's IProgressMonitor): phases nest ("Building engine" contains
  * "Kernel selection"); step_complete returning 0 cancels the build (TRTL_ERR_STATE). */
 typedef struct trtl_progress_monitor {
@@ -191,7 +198,7 @@ typedef struct trtl_progress_monitor {
     int (*step_complete)(void *user, const char *phase, int32_t step);
     void (*phase_finish)(void *user, const char *phase);
 } trtl_progress_monitor;
-void trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user);
+trtl_status trtl_builder_config_set_progress(trtl_builder_config *cfg, const trtl_progress_monitor *m, void *user);
 /* Optimization profiles: shapes for `input` in profile `profile` (profiles are added in order;
  * profile == count adds a new one). */
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
@@ -211,15 +218,17 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
 void trtl_engine_retain(trtl_engine *e);
 void trtl_engine_destroy(trtl_engine *e);
 
+/* The name of the network it was built from (trtl_network_name), kept in plans. */
+const char *trtl_engine_name(const trtl_engine *e);
 int trtl_engine_implicit_batch(const trtl_engine *e);
 int32_t trtl_engine_max_batch_size(const trtl_engine *e);
 int32_t trtl_engine_num_io(const trtl_engine *e);
 const char *trtl_engine_io_name(const trtl_engine *e, int32_t i);
-int32_t trtl_engine_io_index(const trtl_engine *e, const char *name);  /* -1 if absent */
+int32_t trtl_engine_io_index(const trtl_engine *e, const char *name);  /* -1 if absent (or e NULL) */
 int trtl_engine_io_is_input(const trtl_engine *e, int32_t i);
 /* Build-time shape (user view; -1 dynamic). */
 trtl_dims trtl_engine_io_dims(const trtl_engine *e, int32_t i);
-trtl_dtype trtl_engine_io_dtype(const trtl_engine *e, int32_t i);
+trtl_dtype trtl_engine_io_dtype(const trtl_engine *e, int32_t i);  /* TRTL_FLOAT if i is out of range */
 trtl_status trtl_engine_profile_shape(const trtl_engine *e, int32_t profile, const char *input,
                                       trtl_dims *min, trtl_dims *opt, trtl_dims *max);
 int32_t trtl_engine_num_profiles(const trtl_engine *e);
@@ -227,7 +236,7 @@ int32_t trtl_engine_num_profiles(const trtl_engine *e);
 int32_t trtl_engine_num_layers(const trtl_engine *e);
 const char *trtl_engine_layer_name(const trtl_engine *e, int32_t i);
 const char *trtl_engine_layer_kernel(const trtl_engine *e, int32_t i);
-trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i);
+trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i);   /* TRTL_OP_COUNT if out of range */
 /* JSON description of every step (inputs, outputs, shapes, fused epilogue, kernel); trtl_free. */
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json);
 uint64_t trtl_engine_device_memory_size(const trtl_engine *e);  /* activation bytes at max shapes */
@@ -238,7 +247,7 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out);
 void trtl_context_destroy(trtl_context *c);
 /* Selects the optimization profile whose ranges set_input_shape checks (default 0). */
 trtl_status trtl_context_set_profile(trtl_context *c, int32_t profile);
-int32_t trtl_context_profile(const trtl_context *c);
+int32_t trtl_context_profile(const trtl_context *c);   /* -1 for NULL */
 /* Concrete shape of a dynamic input (user view). */
 trtl_status trtl_context_set_input_shape(trtl_context *c, const char *name, const trtl_dims *dims);
 /* Shape of any I/O tensor for the current inputs (user view). */
@@ -259,7 +268,7 @@ trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size);
 trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings);
 /* Per-step timing callback (ms), called after each step when set. */
 typedef void (*trtl_profiler_fn)(void *user, const char *layer_name, float ms);
-void trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user);
+trtl_status trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user);
 trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n);
 
 #ifdef __cplusplus

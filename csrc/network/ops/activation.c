@@ -3,7 +3,7 @@
 #include "core/status.h"
 
 const trtl_attr_desc trtl_attrs_activation[] = {
-    TRTL_A_ENUM("type", act.type, "ActivationType"),
+    TRTL_A_ENUM("type", act.type, "ActivationType", TRTL_ACT_COUNT),
     TRTL_A("alpha", TRTL_ATTR_FLOAT, act.alpha),
     TRTL_A("beta", TRTL_ATTR_FLOAT, act.beta),
 };

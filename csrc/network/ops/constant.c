@@ -29,6 +29,13 @@ static trtl_status check_shape(const char *layer, const trtl_dims *s)
         if (s->d[i] < 0)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': shape %s has a negative dimension", layer,
                               trtl_dims_str(s, b, sizeof b));
+    /* Before the weight count is compared with the volume: an overflowing volume reads as -1. */
+    if (trtl_volume(s) < 0)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the volume of shape %s overflows 64 bits", layer,
+                          trtl_dims_str(s, b, sizeof b));
+    if (trtl_volume_too_large(s))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': shape %s has more than 2^40 elements", layer,
+                          trtl_dims_str(s, b, sizeof b));
     return TRTL_OK;
 }
 

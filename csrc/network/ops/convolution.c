@@ -17,7 +17,7 @@ const trtl_attr_desc trtl_attrs_convolution[] = {
     TRTL_A("dilation_nd", TRTL_ATTR_DIMS, conv.dilation),
     TRTL_A_FLAGS("dilation", TRTL_ATTR_DIMS, conv.dilation, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
     TRTL_A("num_groups", TRTL_ATTR_INT, conv.num_groups),
-    TRTL_A_ENUM("padding_mode", conv.padding_mode, "PaddingMode"),
+    TRTL_A_ENUM("padding_mode", conv.padding_mode, "PaddingMode", TRTL_PADMODE_COUNT),
     TRTL_A("kernel", TRTL_ATTR_WEIGHTS, conv.kernel),
     TRTL_A("bias", TRTL_ATTR_WEIGHTS, conv.bias),
 };
@@ -114,9 +114,11 @@ trtl_status trtl_infer_convolution(const trtl_infer_ctx *c)
     o.d[0] = x->d[0];
     o.d[1] = K;
     for (int32_t i = 0; i < nsp; i++) {
-        int64_t pre, post, k_eff = p->dilation.d[i] * (p->kernel_size.d[i] - 1) + 1;
-        trtl_status st = trtl_spatial_out(x->d[2 + i], k_eff, p->stride.d[i], p->pre_padding.d[i],
-                                          p->post_padding.d[i], p->padding_mode, 0, &o.d[2 + i], &pre, &post);
+        int64_t pre, post, k_eff;
+        trtl_status st = trtl_dilated_kernel(p->kernel_size.d[i], p->dilation.d[i], &k_eff);
+        if (st == TRTL_OK)
+            st = trtl_spatial_out(x->d[2 + i], k_eff, p->stride.d[i], p->pre_padding.d[i], p->post_padding.d[i],
+                                  p->padding_mode, 0, &o.d[2 + i], &pre, &post);
         if (st != TRTL_OK)
             return trtl_error_prefix("layer '%s': input %s, spatial dim %d", c->layer_name,
                                      trtl_dims_str(x, s, sizeof s), (int)i);

@@ -6,7 +6,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_elementwise[] = {
-    TRTL_A_ENUM("op", ew.op, "ElementWiseOperation"),
+    TRTL_A_ENUM("op", ew.op, "ElementWiseOperation", TRTL_EW_COUNT),
 };
 TRTL_NATTRS(elementwise);
 

@@ -13,7 +13,7 @@
 const trtl_attr_desc trtl_attrs_gather[] = {
     TRTL_A("axis", TRTL_ATTR_INT, gather.axis),
     TRTL_A("num_elementwise_dims", TRTL_ATTR_INT, gather.num_elementwise_dims),
-    TRTL_A_ENUM("mode", gather.mode, "GatherMode"),
+    TRTL_A_ENUM("mode", gather.mode, "GatherMode", TRTL_GATHER_COUNT),
 };
 TRTL_NATTRS(gather);
 

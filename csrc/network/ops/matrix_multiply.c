@@ -7,8 +7,8 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_matrix_multiply[] = {
-    TRTL_A_ENUM("op0", matmul.op0, "MatrixOperation"),
-    TRTL_A_ENUM("op1", matmul.op1, "MatrixOperation"),
+    TRTL_A_ENUM("op0", matmul.op0, "MatrixOperation", TRTL_MATOP_COUNT),
+    TRTL_A_ENUM("op1", matmul.op1, "MatrixOperation", TRTL_MATOP_COUNT),
 };
 TRTL_NATTRS(matrix_multiply);
 

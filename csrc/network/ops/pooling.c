@@ -8,7 +8,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_pooling[] = {
-    TRTL_A_ENUM("type", pool.type, "PoolingType"),
+    TRTL_A_ENUM("type", pool.type, "PoolingType", TRTL_POOL_COUNT),
     TRTL_A("window_size_nd", TRTL_ATTR_DIMS, pool.window_size),
     TRTL_A_FLAGS("window_size", TRTL_ATTR_DIMS, pool.window_size, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
     TRTL_A("stride_nd", TRTL_ATTR_DIMS, pool.stride),
@@ -17,7 +17,7 @@ const trtl_attr_desc trtl_attrs_pooling[] = {
     TRTL_A_SYM("padding", pool.pre_padding, pool.post_padding, TRTL_ATTRF_ALIAS | TRTL_ATTRF_HW),
     TRTL_A("pre_padding", TRTL_ATTR_DIMS, pool.pre_padding),
     TRTL_A("post_padding", TRTL_ATTR_DIMS, pool.post_padding),
-    TRTL_A_ENUM("padding_mode", pool.padding_mode, "PaddingMode"),
+    TRTL_A_ENUM("padding_mode", pool.padding_mode, "PaddingMode", TRTL_PADMODE_COUNT),
     TRTL_A("blend_factor", TRTL_ATTR_FLOAT, pool.blend_factor),
     TRTL_A("average_count_excludes_padding", TRTL_ATTR_BOOL, pool.average_count_excludes_padding),
 };

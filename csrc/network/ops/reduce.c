@@ -5,7 +5,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_reduce[] = {
-    TRTL_A_ENUM("op", reduce.op, "ReduceOperation"),
+    TRTL_A_ENUM("op", reduce.op, "ReduceOperation", TRTL_RED_COUNT),
     TRTL_A("axes", TRTL_ATTR_AXES, reduce.axes),
     TRTL_A("keep_dims", TRTL_ATTR_BOOL, reduce.keep_dims),
 };

@@ -6,7 +6,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_scale[] = {
-    TRTL_A_ENUM("mode", scale.mode, "ScaleMode"),
+    TRTL_A_ENUM("mode", scale.mode, "ScaleMode", TRTL_SCALE_COUNT),
     TRTL_A("shift", TRTL_ATTR_WEIGHTS, scale.shift),
     TRTL_A("scale", TRTL_ATTR_WEIGHTS, scale.scale),
     TRTL_A("power", TRTL_ATTR_WEIGHTS, scale.power),

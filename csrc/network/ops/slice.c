@@ -12,7 +12,7 @@ const trtl_attr_desc trtl_attrs_slice[] = {
     TRTL_A("start", TRTL_ATTR_DIMS, slice.start),
     TRTL_A("shape", TRTL_ATTR_DIMS, slice.shape),
     TRTL_A("stride", TRTL_ATTR_DIMS, slice.stride),
-    TRTL_A_ENUM("mode", slice.mode, "SampleMode"),
+    TRTL_A_ENUM("mode", slice.mode, "SampleMode", TRTL_SLICE_COUNT),
     TRTL_A_FLAGS("copy_mask", TRTL_ATTR_AXES, slice.copy_mask, TRTL_ATTRF_INTERNAL),
     TRTL_A_FLAGS("fill_value", TRTL_ATTR_FLOAT, slice.fill_value, TRTL_ATTRF_INTERNAL),
 };

@@ -4,8 +4,30 @@
 #include "core/status.h"
 #include "core/dims.h"
 
-static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+/* Division rounding toward -inf / +inf for b > 0, without forming a + b - 1 (which can overflow). */
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 && a > 0); }
+
+/* Every size below is computed with overflow checks: paddings, strides and kernels are user
+ * values up to 2**63-1, and a wrapped sum would give a small, plausible (and wrong) output size. */
+static trtl_status overflow(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post)
+{
+    return trtl_error(TRTL_ERR_SHAPE,
+                      "the output size of input size %lld, window %lld, stride %lld and padding (%lld, %lld) "
+                      "overflows 64 bits",
+                      (long long)in, (long long)k_eff, (long long)stride, (long long)pre, (long long)post);
+}
+
+trtl_status trtl_dilated_kernel(int64_t k, int64_t dilation, int64_t *k_eff)
+{
+    if (k < 1 || dilation < 1)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "kernel size %lld and dilation %lld must be positive",
+                          (long long)k, (long long)dilation);
+    if (__builtin_mul_overflow(dilation, k - 1, k_eff) || __builtin_add_overflow(*k_eff, 1, k_eff))
+        return trtl_error(TRTL_ERR_SHAPE, "kernel size %lld with dilation %lld overflows 64 bits", (long long)k,
+                          (long long)dilation);
+    return TRTL_OK;
+}
 
 trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
                              int32_t padding_mode, int is_pooling, int64_t *out, int64_t *pre_eff,
@@ -19,24 +41,37 @@ trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t 
         *out = -1;
         return TRTL_OK;
     }
+    int64_t span, q, x;
     switch (padding_mode) {
     case TRTL_PADMODE_EXPLICIT_ROUND_DOWN:
     case TRTL_PADMODE_CAFFE_ROUND_DOWN:
-        *out = floor_div(in + pre + post - k_eff, stride) + 1;
-        break;
     case TRTL_PADMODE_EXPLICIT_ROUND_UP:
-        *out = ceil_div(in + pre + post - k_eff, stride) + 1;
-        break;
     case TRTL_PADMODE_CAFFE_ROUND_UP:
-        *out = ceil_div(in + pre + post - k_eff, stride) + 1;
+        /* out = round((in + pre + post - k_eff) / stride) + 1 */
+        if (__builtin_add_overflow(in, pre, &span) || __builtin_add_overflow(span, post, &span) ||
+            __builtin_sub_overflow(span, k_eff, &span))
+            return overflow(in, k_eff, stride, pre, post);
+        q = padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_DOWN || padding_mode == TRTL_PADMODE_CAFFE_ROUND_DOWN
+                ? floor_div(span, stride)
+                : ceil_div(span, stride);
+        if (__builtin_add_overflow(q, 1, out))
+            return overflow(in, k_eff, stride, pre, post);
         /* Caffe drops a last window that would start inside the post padding. */
-        if (is_pooling && (pre || post) && (*out - 1) * stride >= in + pre)
-            (*out)--;
+        if (padding_mode == TRTL_PADMODE_CAFFE_ROUND_UP && is_pooling && (pre || post)) {
+            if (__builtin_mul_overflow(q, stride, &x) || __builtin_add_overflow(in, pre, &span))
+                return overflow(in, k_eff, stride, pre, post);
+            if (x >= span)
+                (*out)--;
+        }
         break;
     case TRTL_PADMODE_SAME_UPPER:
     case TRTL_PADMODE_SAME_LOWER: {
         *out = ceil_div(in, stride);
-        int64_t total = (*out - 1) * stride + k_eff - in;
+        /* total = (out - 1) * stride + k_eff - in; (out - 1) * stride < in, so only + k_eff can overflow */
+        int64_t total = (*out - 1) * stride;
+        if (__builtin_add_overflow(total, k_eff, &total))
+            return overflow(in, k_eff, stride, pre, post);
+        total -= in;
         if (total < 0)
             total = 0;
         if (padding_mode == TRTL_PADMODE_SAME_UPPER) {
@@ -69,10 +104,14 @@ trtl_status trtl_deconv_out(int64_t in, int64_t k_eff, int64_t stride, int64_t p
         *out = -1;
         return TRTL_OK;
     }
+    /* full = (in - 1) * stride + k_eff: the output before cropping */
+    int64_t full;
+    if (__builtin_mul_overflow(in - 1, stride, &full) || __builtin_add_overflow(full, k_eff, &full))
+        return overflow(in, k_eff, stride, pre, post);
     if (padding_mode == TRTL_PADMODE_SAME_UPPER || padding_mode == TRTL_PADMODE_SAME_LOWER) {
         /* TensorRT: O = min(I * S, (I - 1) * S + DK); the difference is cropped as padding. */
-        int64_t full = (in - 1) * stride + k_eff;
-        *out = in * stride < full ? in * stride : full;
+        int64_t scaled;
+        *out = __builtin_mul_overflow(in, stride, &scaled) || scaled > full ? full : scaled;
         int64_t total = full - *out;
         if (padding_mode == TRTL_PADMODE_SAME_UPPER) {
             *pre_eff = total / 2;
@@ -82,7 +121,9 @@ trtl_status trtl_deconv_out(int64_t in, int64_t k_eff, int64_t stride, int64_t p
             *post_eff = total / 2;
         }
     } else if (padding_mode >= 0 && padding_mode <= TRTL_PADMODE_CAFFE_ROUND_UP) {
-        *out = (in - 1) * stride + k_eff - pre - post;
+        /* pre, post >= 0 (checked by the callers): the subtractions can only underflow */
+        if (__builtin_sub_overflow(full, pre, out) || __builtin_sub_overflow(*out, post, out))
+            *out = 0;
     } else {
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "unknown padding mode %d", (int)padding_mode);
     }

@@ -6,7 +6,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_topk[] = {
-    TRTL_A_ENUM("op", topk.op, "TopKOperation"),
+    TRTL_A_ENUM("op", topk.op, "TopKOperation", TRTL_TOPK_COUNT),
     TRTL_A("k", TRTL_ATTR_INT, topk.k),
     TRTL_A("axes", TRTL_ATTR_AXES, topk.axes),
 };

@@ -5,7 +5,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_unary[] = {
-    TRTL_A_ENUM("op", unary.op, "UnaryOperation"),
+    TRTL_A_ENUM("op", unary.op, "UnaryOperation", TRTL_UN_COUNT),
 };
 TRTL_NATTRS(unary);
 
