@@ -164,6 +164,11 @@ def files(tmp_path_factory):
         m.ir_version = 8
         f["unsupported"] = d / "unsupported.onnx"
         onnx.save(m, str(f["unsupported"]))
+        # an op_type that is not valid UTF-8 (protobuf gives it back as bytes): once a raw TypeError
+        m.graph.node[0].op_type = "Relu"
+        m.graph.node[0].name = "badop"
+        f["bad_utf8"] = d / "bad_utf8.onnx"
+        f["bad_utf8"].write_bytes(m.SerializeToString().replace(b"Relu", b"Rel\xff"))
     return f
 
 
@@ -361,6 +366,7 @@ def _error_cases(f):
                                  "--shapes=input:6x3x16x16"), 1, "outside"),
             "not an onnx file": ((f"--onnx={f['corrupt']}",), 1, "cannot parse ONNX model"),
             "unsupported op": ((f"--onnx={f['unsupported']}",), 1, "cannot parse ONNX model"),
+            "op not utf-8": ((f"--onnx={f['bad_utf8']}",), 1, "cannot parse ONNX model"),
             "batch with onnx": ((f"--onnx={f['static']}", "--batch=2"), 2, "--batch"),
         })
     return cases
@@ -405,6 +411,8 @@ def test_error_exits(case, error_results):
     assert len(lines) == 1, r  # nothing but the one error line
     if case == "unsupported op":  # the parser error names the node and its op
         assert "node 0 'mystery' (NoSuchOp)" in errors[0], r
+    if case == "op not utf-8":
+        assert "node 0 'badop' (Rel\ufffd)" in errors[0] and "not valid UTF-8" in errors[0], r
 
 
 def test_verbose_error_shows_traceback(files):

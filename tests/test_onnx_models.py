@@ -275,6 +275,117 @@ def test_errors_never_crash():
     assert "explicit-batch" in parser.get_error(0).desc()
 
 
+def _relu_bytes(name="NN", x="x"):
+    return to_bytes(make_model([helper.make_node("Relu", [x], ["y"], name=name)], {x: (2,)}, {"y": None}))
+
+
+def _bad_name_models():
+    raw = _relu_bytes()
+    return {
+        # protobuf hands back bytes for a string field that is not valid UTF-8
+        "op_type_utf8": (raw.replace(b"Relu", b"Rel\xff"), 0, "op_type"),
+        "node_name_utf8": (raw.replace(b"NN", b"N\xff"), 0, "name"),
+        "input_name_utf8": (raw.replace(b"\n\x01x", b"\n\x01\xff").replace(b"\x12\x01x", b"\x12\x01\xff"), -1,
+                            "graph input 0"),
+        # trtlite's names are C strings
+        "input_name_nul": (_relu_bytes(x="x\0"), -1, "NUL"),
+        "output_name_nul": (to_bytes(make_model([helper.make_node("Relu", ["x"], ["y\0"], name="NN")], {"x": (2,)},
+                                                {"y\0": None})), -1, "graph output 0"),
+        "node_output_nul": (to_bytes(make_model([helper.make_node("Relu", ["x"], ["m\0"], name="NN"),
+                                                 helper.make_node("Relu", ["m\0"], ["y"])], {"x": (2,)}, {"y": None})),
+                            0, "output 0"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_bad_name_models()))
+def test_bad_names_are_parser_errors(case):
+    """Invalid UTF-8 or NUL in names: a parser error naming the node (or the graph input), never a raw
+    TypeError/ValueError out of parse()."""
+    data, node, what = _bad_name_models()[case]
+    parser, _ = new_parser()
+    assert parser.parse(data) is False
+    err = parser.get_error(0)
+    assert err.node() == node and what in err.desc(), str(err)
+    if node >= 0:
+        assert err.code() == trt.ErrorCode.INVALID_NODE
+        # names come back as text, the bad bytes as replacement characters
+        assert err.node_operator() in ("Relu", "Rel\ufffd") and err.node_name() in ("NN", "N\ufffd")
+    assert str(err)
+
+
+def _gelu_consts():
+    return {"s": np.array(np.sqrt(2.0), F32), "one": np.array(1.0, F32), "half": np.array(0.5, F32)}
+
+
+@pytest.mark.parametrize("case", ["erf_no_inputs", "erf_no_outputs", "add_no_outputs", "mul_no_outputs"])
+def test_malformed_gelu_pattern_nodes(case):
+    """Nodes of the Erf-GELU pattern with missing inputs/outputs: the pattern matcher skips them and the
+    node's own import reports it (it used to raise IndexError out of parse())."""
+    N = helper.make_node
+    nodes = [N("Div", ["x", "s"], ["d"], name="div"), N("Erf", ["d"], ["e"], name="erf"),
+             N("Add", ["e", "one"], ["a"], name="add"), N("Mul", ["x", "a"], ["m"], name="mul"),
+             N("Mul", ["m", "half"], ["g"], name="mul_half"), N("Relu", ["x"], ["y"], name="other")]
+    bad = {"erf_no_inputs": 1, "erf_no_outputs": 1, "add_no_outputs": 2, "mul_no_outputs": 3}[case]
+    if case == "erf_no_inputs":
+        del nodes[bad].input[:]
+    else:
+        del nodes[bad].output[:]
+    nodes = nodes[:bad + 1] + nodes[-1:]  # the chain ends at the bad node; 'other' gives the graph output
+    m = make_model(nodes, {"x": (2, 3)}, {"y": None}, _gelu_consts())
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(m)) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.INVALID_NODE, str(err)
+    assert err.node_name() == nodes[bad].name and err.node_operator() == nodes[bad].op_type
+    assert ("has 0 inputs" if case == "erf_no_inputs" else "has 0 outputs") in err.desc()
+
+
+def test_gelu_pattern_still_fuses():
+    N = helper.make_node
+    nodes = [N("Div", ["x", "s"], ["d"]), N("Erf", ["d"], ["e"]), N("Add", ["e", "one"], ["a"]),
+             N("Mul", ["x", "a"], ["m"]), N("Mul", ["m", "half"], ["y"])]
+    m = make_model(nodes, {"x": (2, 3)}, {"y": None}, _gelu_consts())
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(F32)
+    got, engine = trt_run(m, {"x": x})
+    assert_outputs_close(got, ort_run(m, {"x": x}))
+    _, network, _ = parse(m)
+    layers = [network.get_layer(i) for i in range(network.num_layers)]
+    assert len(layers) == 1 and isinstance(layers[0], trt.IActivationLayer)
+    assert layers[0].type == trt.ActivationType.GELU_ERF
+
+
+class _Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+def test_unexpected_exceptions_become_internal_errors(monkeypatch):
+    """The catch-all around parse(): an exception that escapes the importers' own handlers (here one that
+    cannot print itself) or that is raised outside any node becomes an INTERNAL_ERROR parser error naming
+    the node being imported, never a traceback out of parse()."""
+    from trtlite import onnx_parser
+
+    def broken(p, node, a):
+        raise _Unprintable()
+    monkeypatch.setitem(onnx_parser._IMPORTERS, "Relu", broken)
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(relu_model())) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.INTERNAL_ERROR
+    assert err.node() == 0 and err.node_name() == "r" and err.node_operator() == "Relu"
+    assert err.desc().startswith("unexpected ")
+    monkeypatch.undo()
+
+    def boom(self, graph):
+        raise AssertionError("a bug outside any node")
+    monkeypatch.setattr(onnx_parser.OnnxParser, "_prepare_patterns", boom)
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(relu_model())) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.INTERNAL_ERROR and err.node() == -1
+    assert "AssertionError" in err.desc() and "a bug outside any node" in err.desc()
+
+
 def test_errors_are_logged():
     class Capture(trt.ILogger):
         def __init__(self):

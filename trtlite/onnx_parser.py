@@ -113,8 +113,8 @@ class ParserError:
         self._code = ErrorCode(code)
         self._desc = desc
         self._node = node
-        self._node_name = node_name
-        self._node_operator = node_operator
+        self._node_name = _text(node_name)
+        self._node_operator = _text(node_operator)
         self._func = func
 
     def code(self) -> ErrorCode:
@@ -164,6 +164,24 @@ class _Fail(Exception):
     def __init__(self, code: ErrorCode, msg: str) -> None:
         super().__init__(msg)
         self.code = code
+
+
+def _text(v: Any) -> str:
+    """A protobuf string field as text.  protobuf hands back `bytes` for a string field that is not valid
+    UTF-8; error messages must still be built from it (with the bad bytes shown as replacement chars)."""
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", "replace")
+    return v if isinstance(v, str) else str(v)
+
+
+def _bad_name(v: Any) -> Optional[str]:
+    """Why `v` cannot name a tensor, layer or op (None: it can).  trtlite's names are C strings: a name
+    must be text (valid UTF-8) without NUL characters."""
+    if not isinstance(v, str):
+        return "%r is not valid UTF-8" % (bytes(v) if isinstance(v, (bytes, bytearray)) else v,)
+    if "\0" in v:
+        return "%r holds a NUL character" % (v,)
+    return None
 
 
 def _unsupported(msg: str, code: ErrorCode = ErrorCode.UNSUPPORTED_NODE_ATTR) -> _Fail:
@@ -634,6 +652,9 @@ _FOLDABLE = frozenset([
     "ConstantOfShape", "Expand", "Tile", "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean",
     "Shape", "Size"])
 
+# ONNX schemas by (op, opset), for _check_arity (None: not a known op).
+_SCHEMAS: Dict[Tuple[str, int], Any] = {}
+
 # Ops never computed while parsing (random or with side effects).
 _NOT_FOLDED = frozenset(["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                          "Bernoulli", "If", "Loop", "Scan"])
@@ -778,7 +799,34 @@ class OnnxParser:
     def parse(self, model: Any, path: Optional[str] = None) -> bool:
         """Parses a serialized ModelProto (bytes-like).  `path`: the model file's path, for initializers
         stored as external data (they are read relative to its folder)."""
-        onnx = _import_onnx()
+        onnx = _import_onnx()  # outside the catch-all: a missing onnx package is the caller's ImportError
+        self._node_idx, self._node = -1, None
+        try:
+            return self._parse(onnx, model, path)
+        except Exception as e:
+            # Whatever a model triggers, parse() reports it as a parser error and returns False, as
+            # TensorRT's parser does: a bug must never reach the caller as a raw traceback.
+            self._internal_error(e)
+            return False
+
+    def _internal_error(self, e: BaseException) -> None:
+        """Records an exception that escaped the importers, naming the node being imported (if any)."""
+        node = getattr(self, "_node", None)
+        idx = getattr(self, "_node_idx", -1) if node is not None else -1
+        code = ErrorCode.MEM_ALLOC_FAILED if isinstance(e, MemoryError) else ErrorCode.INTERNAL_ERROR
+        what = "importing this node" if idx >= 0 else "parsing the graph"
+        try:
+            text = str(e)
+        except Exception:  # an exception that cannot even print itself
+            text = "(no message)"
+        desc = "unexpected %s while %s: %s (a bug in trtlite's ONNX parser; please report it with the model)" \
+            % (type(e).__name__, what, text)
+        try:
+            self._error(code, desc, idx, node.name if idx >= 0 else "", node.op_type if idx >= 0 else "", "parse")
+        except Exception:  # the report itself must not raise either
+            self._errors.append(ParserError(code, "unexpected %s" % type(e).__name__))
+
+    def _parse(self, onnx: Any, model: Any, path: Optional[str]) -> bool:
         try:
             data = bytes(model)
         except TypeError:
@@ -811,6 +859,8 @@ class OnnxParser:
         proto = onnx.ModelProto()
         try:
             proto.ParseFromString(bytes(model))
+            if any(_bad_name(n.op_type) or _bad_name(n.domain) for n in proto.graph.node):
+                return False, []
         except Exception:
             return False, []
         groups: List[Tuple[List[int], bool]] = []
@@ -898,6 +948,8 @@ class OnnxParser:
 
     def _parse_graph(self, model: Any) -> bool:
         graph = model.graph
+        if not self._check_names(graph):
+            return False
         try:
             self._load_initializers(graph)
             self._add_inputs(graph)
@@ -906,6 +958,9 @@ class OnnxParser:
             return False
         except _C.Error as e:
             self._error(ErrorCode.INVALID_GRAPH, "%s: %s" % (type(e).__name__, e))
+            return False
+        except (ValueError, TypeError) as e:  # e.g. a shape the network API refuses
+            self._error(ErrorCode.INVALID_GRAPH, "cannot add the graph's inputs: %s: %s" % (type(e).__name__, e))
             return False
         order = self._topo_order(graph)
         if order is None:
@@ -917,7 +972,32 @@ class OnnxParser:
                 continue
             if not self._import_node(idx, node):
                 return False
+        self._node_idx, self._node = -1, None  # what follows is about the graph, not the last node
+        self._node_name, self._sub = "", 0
         return self._mark_outputs(graph)
+
+    def _check_names(self, graph: Any) -> bool:
+        """Every name that becomes a network name (or an error message) must be valid UTF-8 without NUL:
+        protobuf hands back bytes for invalid UTF-8, and trtlite's names are C strings."""
+        for what, items in (("graph input", graph.input), ("graph output", graph.output),
+                            ("initializer", graph.initializer)):
+            for k, item in enumerate(items):
+                why = _bad_name(item.name)
+                if why:
+                    self._error(ErrorCode.INVALID_GRAPH, "the name of %s %d, %s" % (what, k, why))
+                    return False
+        for idx, n in enumerate(graph.node):
+            fields = [("op_type", n.op_type), ("domain", n.domain), ("name", n.name)]
+            fields += [("input %d" % i, v) for i, v in enumerate(n.input)]
+            fields += [("output %d" % i, v) for i, v in enumerate(n.output)]
+            fields += [("attribute %d" % i, at.name) for i, at in enumerate(n.attribute)]
+            for what, v in fields:
+                why = _bad_name(v)
+                if why:
+                    self._error(ErrorCode.INVALID_NODE, "the node's %s, %s" % (what, why), idx, n.name, n.op_type,
+                                "import" + _text(n.op_type))
+                    return False
+        return True
 
     def _load_initializers(self, graph: Any) -> None:
         from onnx import numpy_helper
@@ -1200,9 +1280,11 @@ class OnnxParser:
         users: Dict[str, List[int]] = {}
         for idx, n in enumerate(nodes):
             for o in n.output:
-                producer[o] = idx
+                if o:  # "" is an omitted optional output, not a name
+                    producer[o] = idx
             for i in n.input:
-                users.setdefault(i, []).append(idx)
+                if i:
+                    users.setdefault(i, []).append(idx)
         outputs = set(o.name for o in graph.output)
         consts: Dict[str, np.ndarray] = {}
 
@@ -1239,8 +1321,14 @@ class OnnxParser:
                 return n.input[0]
             return None
 
+        def out0(n: Any) -> Optional[str]:
+            # malformed nodes (no outputs) are left to their importer, which reports them
+            return n.output[0] if len(n.output) >= 1 and n.output[0] else None
+
         for ei, erf in enumerate(nodes):
             if erf.op_type != "Erf" or erf.domain not in ("", "ai.onnx"):
+                continue
+            if len(erf.input) < 1 or not erf.input[0] or out0(erf) is None:
                 continue
             di = producer.get(erf.input[0])
             if di is None or single_user(erf.input[0]) is None:
@@ -1260,13 +1348,13 @@ class OnnxParser:
             else:
                 continue
             ai = single_user(erf.output[0])
-            if ai is None or nodes[ai].op_type != "Add":
+            if ai is None or nodes[ai].op_type != "Add" or out0(nodes[ai]) is None:
                 continue
             one = other(nodes[ai], erf.output[0])
             if one is None or const(one) != 1.0:
                 continue
             mi = single_user(nodes[ai].output[0])
-            if mi is None or nodes[mi].op_type != "Mul":
+            if mi is None or nodes[mi].op_type != "Mul" or out0(nodes[mi]) is None:
                 continue
             m = nodes[mi]
             y = other(m, nodes[ai].output[0])
@@ -1276,7 +1364,7 @@ class OnnxParser:
             group = [di, ei, ai, mi]
             if y == x:  # (x * (1 + erf)) * 0.5
                 ui = single_user(m.output[0])
-                if ui is not None and nodes[ui].op_type == "Mul":
+                if ui is not None and nodes[ui].op_type == "Mul" and out0(nodes[ui]) is not None:
                     half = other(nodes[ui], m.output[0])
                     if half is not None and const(half) == 0.5:
                         final = ui
@@ -1305,6 +1393,7 @@ class OnnxParser:
         self._explicit_syms = {}
         op = node.op_type
         try:
+            self._check_arity(node)
             a = self._attrs(node)
             if idx in self._fused:
                 kind, x = self._fused[idx]
@@ -1329,8 +1418,37 @@ class OnnxParser:
             code, msg = ErrorCode.MEM_ALLOC_FAILED, "out of memory: %s" % (e,)
         except Exception as e:  # never let a model crash the caller
             code, msg = ErrorCode.INTERNAL_ERROR, "%s: %s" % (type(e).__name__, e)
-        self._error(code, msg, idx, node.name, op, "import" + op)
+        self._error(code, msg, idx, node.name, op, "import" + _text(op))
         return False
+
+    def _check_arity(self, node: Any) -> None:
+        """Input and output counts of a default-domain node against its ONNX schema, so that importers can
+        index node.input / node.output and a malformed node gets a message, not an IndexError."""
+        if node.domain not in ("", "ai.onnx"):
+            return
+        key = (node.op_type, self._opset)
+        if key not in _SCHEMAS:
+            try:
+                from onnx import defs
+                _SCHEMAS[key] = defs.get_schema(node.op_type, self._opset, "")
+            except Exception:  # an op unknown to the installed onnx: left to the plugin fallback
+                _SCHEMAS[key] = None
+        sch = _SCHEMAS[key]
+        if sch is None:
+            return
+
+        def span(lo: int, hi: int) -> str:
+            return "%d" % lo if lo == hi else "%d or more" % lo if hi >= 2 ** 31 - 1 else "%d to %d" % (lo, hi)
+        n_in, n_out = len(node.input), len(node.output)
+        if not sch.min_input <= n_in <= sch.max_input:
+            raise _Fail(ErrorCode.INVALID_NODE, "the node has %d inputs but %s-%d takes %s"
+                        % (n_in, node.op_type, sch.since_version, span(sch.min_input, sch.max_input)))
+        for k in range(min(sch.min_input, n_in)):
+            if not node.input[k]:
+                raise _Fail(ErrorCode.INVALID_NODE, "required input %d of %s is empty" % (k, node.op_type))
+        if not sch.min_output <= n_out <= sch.max_output:
+            raise _Fail(ErrorCode.INVALID_NODE, "the node has %d outputs but %s-%d gives %s"
+                        % (n_out, node.op_type, sch.since_version, span(sch.min_output, sch.max_output)))
 
     def _attrs(self, node: Any) -> Dict[str, Any]:
         from onnx import helper
