@@ -386,6 +386,48 @@ def test_unexpected_exceptions_become_internal_errors(monkeypatch):
     assert "AssertionError" in err.desc() and "a bug outside any node" in err.desc()
 
 
+@pytest.mark.parametrize("nodes", [0, 1], ids=["no_nodes", "relu"])
+def test_graph_input_that_is_also_an_output(nodes):
+    """A graph output named like a graph input (pass-through) cannot be an engine I/O tensor of its own:
+    a clear UNSUPPORTED_GRAPH error naming it (it used to be an InvalidArgumentError about a tensor
+    '(Unnamed Layer* 1) [Identity]_output')."""
+    ns = [helper.make_node("Relu", ["x"], ["y"])] if nodes else []
+    m = make_model(ns, {"x": (2, 3)}, {"y": None, "x": None} if nodes else {"x": None})
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(m)) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.UNSUPPORTED_GRAPH and err.node() == -1
+    assert "graph output 'x' is also a graph input" in err.desc()
+
+
+@pytest.mark.parametrize("nodes", [0, 1], ids=["no_nodes", "relu"])
+def test_initializer_as_graph_output(nodes):
+    """A graph output that is an initializer becomes a constant output (was AttributeError '_sub' with no
+    nodes)."""
+    c = np.arange(6, dtype=F32).reshape(2, 3)
+    ns = [helper.make_node("Relu", ["x"], ["y"])] if nodes else []
+    m = make_model(ns, {"x": (2,)}, {"y": None, "c": None} if nodes else {"c": None}, {"c": c})
+    x = np.array([-1.0, 2.0], F32)
+    got, _ = trt_run(m, {"x": x})
+    assert_outputs_close(got, ort_run(m, {"x": x}))
+    np.testing.assert_array_equal(got["c"], c)
+
+
+def test_too_many_graph_inputs_and_outputs():
+    """Engines bind at most 64 I/O tensors: rejected while parsing, not at the first inference."""
+    ins = {"x%d" % i: (2,) for i in range(64)}
+    m = make_model([helper.make_node("Sum", list(ins), ["y"], name="sum")], ins, {"y": None})
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(m)) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.UNSUPPORTED_GRAPH and "64" in err.desc() and "64 inputs" in err.desc()
+    ins = {"x%d" % i: (2,) for i in range(63)}  # 63 + 1: the most that runs
+    m = make_model([helper.make_node("Sum", list(ins), ["y"])], ins, {"y": None})
+    feeds = {k: np.full(2, i, F32) for i, k in enumerate(ins)}
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_allclose(got["y"], np.full(2, sum(range(63)), F32))
+
+
 def test_errors_are_logged():
     class Capture(trt.ILogger):
         def __init__(self):

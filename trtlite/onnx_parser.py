@@ -40,6 +40,12 @@ Limits
   sizes or Slice bounds that are not the input's own dims) are not supported: trtlite has no shape
   tensors.  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of tensors with
   dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
+* A graph output that is also a graph input (a pass-through such as outputs {y, x}, or a graph with no
+  nodes) is an error (UNSUPPORTED_GRAPH): an engine's I/O tensors are bound by name, and one name cannot be
+  both an input and an output -- TensorRT refuses such networks too.  Give the output its own name with an
+  Identity node.  A graph output that is an initializer becomes a constant output.
+* At most 64 graph inputs and outputs in all (MAX_IO_TENSORS: what an execution context binds); more is
+  an error while parsing.
 * Not mapped (become plugins when a creator exists, else errors): control flow (If/Loop/Scan), NonZero,
   NonMaxSuppression, Scatter*, CumSum, Einsum, RoiAlign, quantization ops on tensors, LpPool, pooling
   with dilations, MaxPool's Indices output, Resize antialias / tf_crop_and_resize /
@@ -75,6 +81,11 @@ _INSTALL_HINT = ("trtlite's ONNX parser needs the 'onnx' package, which is not i
                  "pip install trtlite[onnx]  (or: pip install onnx)")
 
 MIN_OPSET = 7
+
+# An execution context binds at most this many I/O tensors (csrc/python/py_context.c's run()).
+MAX_IO_TENSORS = 64
+# add_concatenation takes at most this many inputs (csrc/python/py_network.c); longer Concats are chained.
+MAX_CONCAT_INPUTS = 64
 
 
 def _import_onnx():
@@ -935,6 +946,8 @@ class OnnxParser:
         self._explicit_syms: Dict[int, List[Any]] = {}
         self._node_idx = -1
         self._node = None
+        self._node_name = ""  # layers made outside any node (graph outputs that are initializers) use these
+        self._sub = 0
         self._layer_names: List[Tuple[Any, str]] = []
         try:
             return self._parse_graph(model)
@@ -961,6 +974,13 @@ class OnnxParser:
             return False
         except (ValueError, TypeError) as e:  # e.g. a shape the network API refuses
             self._error(ErrorCode.INVALID_GRAPH, "cannot add the graph's inputs: %s: %s" % (type(e).__name__, e))
+            return False
+        n_io = self.network.num_inputs + self.network.num_outputs + len(graph.output)
+        if n_io > MAX_IO_TENSORS:
+            # found now rather than at the first inference, where the execution context refuses the engine
+            self._error(ErrorCode.UNSUPPORTED_GRAPH, "the model has %d inputs and %d outputs: trtlite's engines bind at "
+                        "most %d input and output tensors in all (merge some, e.g. with Concat)"
+                        % (self.network.num_inputs, self.network.num_outputs + len(graph.output), MAX_IO_TENSORS))
             return False
         order = self._topo_order(graph)
         if order is None:
@@ -1117,9 +1137,17 @@ class OnnxParser:
 
     def _mark_outputs(self, graph: Any) -> bool:
         net = self.network
+        inputs = set(vi.name for vi in graph.input if vi.name not in self._consts)
         for vi in graph.output:
             name = vi.name
             try:
+                if name in inputs:
+                    # An engine's I/O tensors are looked up by name, so one name cannot be both an input and
+                    # an output; copying the input through an identity would need a second tensor of the
+                    # same name.  TensorRT refuses such a network too (when it is built).
+                    raise _Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph output '%s' is also a graph input: trtlite (like "
+                                "TensorRT) cannot bind one tensor name as both an input and an output of an "
+                                "engine; write the output through an Identity node under another name" % name)
                 if name in self._tensors:
                     t = self._tensors[name]
                 elif name in self._consts:
