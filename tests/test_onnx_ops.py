@@ -140,6 +140,17 @@ def test_layer_norm(axis, rng):
     compare(m, {"x": x})
 
 
+@pytest.mark.parametrize("axis,s_shape,b_shape", [(1, (4,), (4,)), (1, (1, 4), (3, 1)), (0, (4,), (1, 1, 4)),
+                                                  (-2, (1,), (4,))])
+def test_layer_norm_broadcast_params(axis, s_shape, b_shape, rng):
+    """Scale and bias broadcast numpy-style to X.shape[axis:]: a (4,) scale with axis=1 on (2, 3, 4) lies on
+    the last dim (it was put on dim 1: 'scale (1, 4, 1) does not broadcast')."""
+    x = randn(rng, 2, 3, 4)
+    m = single("LayerNormalization", {"x": x}, {"s": randn(rng, *s_shape), "b": randn(rng, *b_shape)}, opset=17,
+               axis=axis)
+    compare(m, {"x": x})
+
+
 def test_layer_norm_no_bias_dynamic(rng):
     x = randn(rng, 3, 7, 16)
     m = single("LayerNormalization", {"x": x}, {"s": randn(rng, 16)}, opset=17, dyn=("x",))

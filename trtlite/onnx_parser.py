@@ -2135,8 +2135,10 @@ def _batchnorm(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 def _param_tensor(p: OnnxParser, name: Optional[str], rank: int, shape_at: Sequence[int], fill: float,
-                  count: Optional[int] = None) -> Any:
-    """A scale/bias input reshaped to `rank` with its values along dims `shape_at` (the rest 1)."""
+                  count: Optional[int] = None, trailing: bool = False) -> Any:
+    """A scale/bias input reshaped to `rank` with its values along dims `shape_at` (the rest 1).
+    trailing: the input broadcasts numpy-style against the last dims (LayerNormalization's scale and bias
+    broadcast to X.shape[axis:], so a (4,) scale of a (2, 3, 4) input with axis=1 lies on the last dim)."""
     if name is None:
         shape = [1] * rank
         for i in shape_at:
@@ -2146,6 +2148,11 @@ def _param_tensor(p: OnnxParser, name: Optional[str], rank: int, shape_at: Seque
         v = p._cval(name).astype(np.float32)
         shape = [1] * rank
         src = list(v.shape)
+        if trailing:
+            if v.ndim > len(shape_at):
+                raise _Fail(ErrorCode.INVALID_NODE, "parameter '%s' of shape %s has more dims than the %d normalized "
+                            "ones" % (name, v.shape, len(shape_at)))
+            return p._const_tensor(v.reshape((1,) * (rank - v.ndim) + v.shape), DataType.FLOAT)
         if len(src) == len(shape_at):
             for i, d in zip(shape_at, src):
                 shape[i] = d
@@ -2180,7 +2187,7 @@ def _layer_norm(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     r = len(x.shape)
     axis = p._norm_axis(int(a.get("axis", -1)), r)
     axes = list(range(axis, r))
-    s = _param_tensor(p, p._inp(node, 1), r, axes, 1.0)
+    s = _param_tensor(p, p._inp(node, 1), r, axes, 1.0, trailing=True)
     bname = p._inp(node, 2)
     if bname is None:
         shape = [1] * r
@@ -2188,7 +2195,7 @@ def _layer_norm(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             shape[i] = x.shape[i] if x.shape[i] > 0 else 1
         b = p._const_tensor(np.zeros(shape, np.float32), DataType.FLOAT)
     else:
-        b = _param_tensor(p, bname, r, axes, 0.0)
+        b = _param_tensor(p, bname, r, axes, 0.0, trailing=True)
     layer = p.network.add_normalization(x, s, b, _mask(axes))
     layer.epsilon = float(a.get("epsilon", 1e-5))
     return [p._L(layer)]
