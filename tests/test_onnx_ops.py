@@ -212,6 +212,28 @@ def _clip_int(opset, rng):
     return m, {"x": x}
 
 
+@case("clip_min_above_max", opsets=(11, 13))
+def _clip_min_above_max(opset, rng):
+    # ONNX: min(max(x, lo), hi) -- max everywhere when lo > hi (the CLIP activation alone gives lo for x <= lo)
+    x = randn(rng, 3, 4)
+    return single("Clip", {"x": x}, {"lo": np.array(0.5, F32), "hi": np.array(-0.5, F32)}, opset=opset), {"x": x}
+
+
+@case("clip_min_above_max_int", opsets=(13,))
+def _clip_min_above_max_int(opset, rng):
+    x = rng.integers(-10, 10, (3, 4)).astype(np.int32)
+    m = single("Clip", {"x": x}, {"lo": np.array(3, np.int32), "hi": np.array(-2, np.int32)}, opset=opset,
+               out_types=[np.int32])
+    return m, {"x": x}
+
+
+def test_clip_attrs_min_above_max(rng):
+    """Clip-6's attributes with min > max (onnxruntime refuses the model): numpy's reading of the spec."""
+    x = randn(rng, 3, 4)
+    got, _ = trt_run(single("Clip", {"x": x}, opset=9, min=0.5, max=-0.5), {"x": x})
+    np.testing.assert_array_equal(got["y"], np.minimum(np.maximum(x, F32(0.5)), F32(-0.5)))
+
+
 @case("prelu", opsets=(9, 13, 16))
 def _prelu(opset, rng):
     x = randn(rng, 2, 3, 4, 5)

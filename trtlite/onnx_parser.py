@@ -2279,6 +2279,10 @@ def _clip(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
         lo_n, hi_n = p._inp(node, 1), p._inp(node, 2)
         lo = float(p._cval(lo_n, "min").reshape(-1)[0]) if lo_n and p._is_const(lo_n) else (None if lo_n else -math.inf)
         hi = float(p._cval(hi_n, "max").reshape(-1)[0]) if hi_n and p._is_const(hi_n) else (None if hi_n else math.inf)
+    if lo is not None and hi is not None and lo > hi:
+        # ONNX: y = min(max(x, min), max), so min > max gives max everywhere; trtlite's CLIP activation
+        # would give min where x <= min.  With min lowered to max both agree.
+        lo = hi
     if x.dtype == DataType.FLOAT and lo is not None and hi is not None:
         if lo == 0.0 and hi == math.inf:
             return [p._activation(x, ActivationType.RELU)]
