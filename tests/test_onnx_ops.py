@@ -465,6 +465,22 @@ def test_concat(rng):
     compare(single("Concat", {"a": a, "b": a}, axis=-1, _order=["a", "b"]), {"a": a, "b": a})
 
 
+@pytest.mark.parametrize("n", [65, 200])
+def test_concat_many_inputs(n, rng):
+    """More inputs than add_concatenation takes (64): chained concatenations; with constants, and with a
+    dynamic batch."""
+    a, b = randn(rng, 2, 1, 3), randn(rng, 2, 2, 3)
+    consts = {"c%d" % i: randn(rng, 2, 1, 3) for i in range(3)}
+    names = [["a", "b", "c0", "c1", "c2"][i % 5] for i in range(n)]
+    m = make_model([helper.make_node("Concat", names, ["y"], axis=1)], {"a": a.shape, "b": b.shape}, {"y": None},
+                   consts, opset=13)
+    compare(m, {"a": a, "b": b})
+    names = [["a", "b"][i % 2] for i in range(n)]
+    m = make_model([helper.make_node("Concat", names, ["y"], axis=1)], {"a": ("N", 1, 3), "b": ("N", 2, 3)},
+                   {"y": None}, opset=13)
+    compare(m, {"a": a, "b": b})
+
+
 @case("split_attr", opsets=(11, 13, 18))
 def _split(opset, rng):
     x = randn(rng, 2, 7, 3)

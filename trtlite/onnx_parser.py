@@ -1732,6 +1732,11 @@ class OnnxParser:
                                              else n))
         return ts
 
+    def _concat_layer(self, ts: Sequence[Any], axis: int) -> Any:
+        layer = self.network.add_concatenation(list(ts))
+        layer.axis = axis
+        return self._L(layer)
+
     def _ew(self, a: Any, b: Any, op: ElementWiseOperation) -> Any:
         ra, rb = len(a.shape), len(b.shape)
         if ra < rb:
@@ -2653,9 +2658,12 @@ def _concat(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     ts = keep or ts
     if len(ts) == 1:
         return [p._L(p.network.add_identity(ts[0]))]
-    layer = p.network.add_concatenation(ts)
-    layer.axis = axis
-    return [p._L(layer)]
+    # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat
+    # of concats along one axis is the same concat)
+    while len(ts) > MAX_CONCAT_INPUTS:
+        runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
+        ts = [run[0] if len(run) == 1 else p._concat_layer(run, axis) for run in runs]
+    return [p._concat_layer(ts, axis)]
 
 
 @_importer("Split")
