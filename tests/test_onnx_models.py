@@ -534,6 +534,108 @@ def test_adder2d_plugin(builtin_plugins, weights_as):
     np.testing.assert_allclose(got["z"], np.maximum(adder2d_ref(x, w, 1, 1), 0), rtol=1e-4, atol=1e-3)
 
 
+def _adder_model(w, attrs, weights_as="initializer"):
+    if weights_as == "initializer":
+        node = helper.make_node("Adder2d", ["x", "adder1.weights"], ["y"], name="adder1", domain="trtlite.test",
+                                **attrs)
+        inits = {"adder1.weights": w}
+    else:
+        node = helper.make_node("Adder2d", ["x"], ["y"], name="adder1", domain="trtlite.test",
+                                weights=numpy_helper.from_array(w, "w"), **attrs)
+        inits = {}
+    return make_model([node], {"x": ("N", 3, 8, 8)}, {"y": None}, inits, extra_opsets={"trtlite.test": 1})
+
+
+ADDER_ATTRS = dict(nbFilters=4, filterSize=3, stride=1, padding=1, nbInputChannels=3)
+
+
+@pytest.mark.parametrize("case", ["stride_float", "weights_int64", "weights_float16", "weights_float64_attr",
+                                  "all_float_attrs"])
+def test_plugin_fields_converted_to_declared_types(builtin_plugins, case):
+    """Attributes and initializers are converted to the field types the creator declares when that is
+    exact: stride=1.0 for an INT32 field, int64/float16/float64 weights for a FLOAT32 one (these failed:
+    creators match fields by name and type)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(F32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(F32)
+    attrs, weights_as = dict(ADDER_ATTRS), "initializer"
+    if case == "stride_float":
+        attrs["stride"] = 1.0
+    elif case == "weights_int64":
+        w = np.round(w * 3).astype(np.int64)
+    elif case == "weights_float16":
+        w = w.astype(np.float16)
+    elif case == "weights_float64_attr":
+        w, weights_as = w.astype(np.float64), "attribute"
+    else:
+        attrs = {k: float(v) for k, v in attrs.items()}
+    got, _ = trt_run(_adder_model(w, attrs, weights_as), {"x": x})
+    ref = adder2d_ref(x, w.astype(F32), 1, 1)
+    np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("attr,value,words", [("stride", 1.5, ["'stride'", "INT32", "1.5"]),
+                                              ("padding", 2 ** 40, ["'padding'", "INT32"]),
+                                              ("stride", "two", ["'stride'", "string", "INT32"])])
+def test_plugin_field_not_convertible(builtin_plugins, attr, value, words):
+    """An attribute that does not convert exactly to the declared field type: an error naming the node,
+    the attribute and the field's type."""
+    attrs = dict(ADDER_ATTRS, **{attr: value})
+    parser, _ = new_parser()
+    w = np.zeros((4, 3, 3, 3), F32)
+    assert parser.parse(to_bytes(_adder_model(w, attrs))) is False
+    err = parser.get_error(0)
+    assert err.node_name() == "adder1" and err.node_operator() == "Adder2d"
+    assert err.code() == trt.ErrorCode.UNSUPPORTED_NODE_ATTR
+    for word in words:
+        assert word in err.desc(), str(err)
+
+
+def test_parser_registers_builtin_plugins():
+    """In a fresh process the parser finds the built-in Adder2d_TRT without init_libnvinfer_plugins (as
+    TensorRT's parser registers its plugin library itself); creating parsers again registers nothing twice
+    and warns about nothing."""
+    import subprocess
+    import sys
+    import textwrap
+    tests = os.path.dirname(os.path.abspath(__file__))
+    script = textwrap.dedent("""
+        import sys
+        sys.path[:0] = [%r, %r]
+        import numpy as np
+        import trtlite as trt
+        from onnx_helpers import to_bytes
+        from test_onnx_models import ADDER_ATTRS, _adder_model
+
+        class Capture(trt.ILogger):
+            def __init__(self):
+                trt.ILogger.__init__(self)
+                self.msgs = []
+
+            def log(self, severity, msg):
+                self.msgs.append((severity, msg))
+
+        logger = Capture()
+        reg = trt.get_plugin_registry()
+        assert reg.get_plugin_creator("Adder2d_TRT", "1", "") is None, "already registered"
+        counts = []
+        for i in range(3):
+            net = trt.Builder(logger).create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+            parser = trt.OnnxParser(net, logger)
+            counts.append(len(reg.plugin_creator_list))
+            ok = parser.parse(to_bytes(_adder_model(np.ones((4, 3, 3, 3), np.float32), ADDER_ATTRS)))
+            assert ok, parser.get_error(0)
+            assert isinstance(net.get_layer(0), trt.IPluginV2Layer)
+        assert counts[0] > 0 and len(set(counts)) == 1, counts
+        bad = [m for s, m in logger.msgs if s in (trt.Logger.WARNING, trt.Logger.ERROR)]
+        assert not bad, bad
+        print("OK")
+    """) % (tests, os.path.dirname(tests))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+    assert "WARNING" not in r.stderr and "duplicate" not in r.stderr.lower(), r.stderr
+
+
 class ScaledSoftsign(trt.IPluginV2):
     plugin_type = "ScaledSoftsign"
     plugin_version = "1"

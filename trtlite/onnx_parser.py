@@ -28,11 +28,15 @@ How a model is mapped
 * An op with no mapping becomes a plugin layer when the plugin registry has a creator named like the
   op (or like the op plus "_TRT", TensorRT's naming of its plugins: op "Adder2d" finds "Adder2d_TRT"),
   version "1" (or the node's ``plugin_version`` attribute), looked up in the node's domain as
-  namespace (or its ``plugin_namespace`` attribute) and then in the default namespace "".  The node's
-  attributes become plugin fields (ints -> INT32, floats -> FLOAT32, strings -> CHAR, tensors -> their
-  dtype); its constant inputs (initializers) become fields too -- named by the last component of the
-  initializer's name when the creator lists such a field, else the first listed field of the array's
-  type that no attribute or earlier input gave -- and its other inputs become the plugin's inputs.
+  namespace (or its ``plugin_namespace`` attribute) and then in the default namespace "".  Creating a
+  parser registers the built-in plugins (``init_libnvinfer_plugins(None, "")``, as TensorRT's parser
+  does; idempotent).  The node's attributes become plugin fields (ints -> INT32, floats -> FLOAT32,
+  strings -> CHAR, tensors -> their dtype); its constant inputs (initializers) become fields too -- named
+  by the last component of the initializer's name when the creator lists such a field, else the first
+  listed field of the array's type that no attribute or earlier input gave, else the first it converts
+  to -- and its other inputs become the plugin's inputs.  A value is converted to the type the creator
+  declares for its field when that is exact (integral floats to ints, ints in range, ints to floats that
+  hold them, float16/float64 to float32); otherwise the node fails naming the field.
 
 Limits
 ------
@@ -367,24 +371,54 @@ def _to_dtype(a: np.ndarray, dt: DataType) -> np.ndarray:
     return np.asarray(a.astype(np_t, copy=False), order="C")  # (ascontiguousarray would make 0-d 1-d)
 
 
-def _field_type_of(a: np.ndarray):
-    """(PluginFieldType member name, converted array) for an attribute/initializer value."""
+_FIELD_NP = {"FLOAT16": np.float16, "FLOAT32": np.float32, "FLOAT64": np.float64, "INT8": np.int8,
+             "INT16": np.int16, "INT32": np.int32}
+
+
+def _field_type_of(a: np.ndarray) -> str:
+    """The PluginFieldType (member name) an attribute/initializer value has by itself (its array is
+    converted with _field_convert): floats keep their width, bool is INT8, wider integers INT32."""
     dt = a.dtype
-    if dt == np.float32:
-        return "FLOAT32", a
     if dt == np.float16:
-        return "FLOAT16", a
+        return "FLOAT16"
     if dt == np.float64:
-        return "FLOAT64", a
-    if dt == np.int8:
-        return "INT8", a
+        return "FLOAT64"
+    if dt == np.int8 or dt == np.bool_:
+        return "INT8"
     if dt == np.int16:
-        return "INT16", a
-    if dt == np.uint8 or dt == np.bool_:
-        return "INT8", a.astype(np.int8)
+        return "INT16"
+    if dt == np.uint8:
+        return "INT8" if a.size == 0 or int(a.max()) <= 127 else "INT16"
     if np.issubdtype(dt, np.integer):
-        return "INT32", np.clip(a, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
-    return "FLOAT32", a.astype(np.float32)
+        return "INT32"
+    return "FLOAT32"
+
+
+def _field_convert(a: np.ndarray, ft: str) -> Optional[np.ndarray]:
+    """`a` as plugin field type `ft` (a _FIELD_NP key) when the conversion is exact, else None: integers
+    must fit, floats become integers only when integral, integers become floats only when representable;
+    float16/float64 -> float32 is accepted (float64 rounded to nearest, but not overflowing)."""
+    want = np.dtype(_FIELD_NP[ft])
+    if a.dtype == want:
+        return a
+    if a.dtype == np.bool_:
+        a = a.astype(np.int8)
+    if a.dtype.kind not in "iuf":
+        return None
+    with np.errstate(all="ignore"):
+        if want.kind == "f":
+            b = a.astype(want)
+            if a.dtype.kind == "f" and want.itemsize >= 4:
+                ok = np.array_equal(np.isfinite(a), np.isfinite(b))  # float64 -> float32 must not overflow
+            else:
+                ok = np.array_equal(b.astype(a.dtype), a, equal_nan=a.dtype.kind == "f")
+            return b if ok else None
+        if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(a == np.trunc(a))):
+            return None
+        info = np.iinfo(want)
+        if a.size and (a.min() < info.min or a.max() > info.max):
+            return None
+        return a.astype(want)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -780,6 +814,15 @@ class OnnxParser:
         self.network = network
         self.logger = logger
         self._errors: List[ParserError] = []
+        # TensorRT's ONNX parser registers the built-in plugin library when it is created, so that a
+        # custom node finds e.g. Adder2d_TRT without the caller's init_libnvinfer_plugins.  Registering is
+        # idempotent and silent (creators already there are skipped); no logger is passed, since that
+        # would make this parser's logger the plugin registry's for the whole process.
+        try:
+            from .plugins import init_libnvinfer_plugins
+            init_libnvinfer_plugins(None, "")
+        except Exception as e:  # the parser works without them; custom nodes then report the missing plugin
+            self._log(Severity.WARNING, "ONNX parser: cannot register the built-in plugins: %s" % (e,))
 
     # ---- TensorRT API --------------------------------------------------------------------------------------
 
@@ -1869,29 +1912,63 @@ class OnnxParser:
                         "registered: the op is not supported" % (why, op, "" if op.endswith("_TRT") else " or '%s_TRT'"
                                                                  % op, a.get("plugin_version", "1"), dom))
         PF, PFT = trt.PluginField, trt.PluginFieldType
+        # the creator's fields, in order, with the types it declares (None: any)
+        listed: List[Tuple[str, Optional[str]]] = []
+        try:
+            for f in creator.field_names or []:
+                t = getattr(f, "type", None)
+                tname = getattr(t, "name", None) if t is not None else None
+                listed.append((f.name, tname if tname in _FIELD_NP or tname == "CHAR" else None))
+        except Exception:
+            listed = []
+        declared = dict(listed)
         fields = []
         given = set()
+
+        def add(fname: str, what: str, arr: Optional[np.ndarray] = None, text: Optional[bytes] = None) -> None:
+            """One field, converted to the type the creator declares for `fname` (an exact conversion, else
+            an error naming the field): creators match fields by name and type."""
+            want = declared.get(fname)
+            if text is not None:
+                if want not in (None, "CHAR"):
+                    raise _unsupported("plugin '%s': %s is a string but the creator's field '%s' is %s"
+                                       % (op, what, fname, want))
+                fields.append(PF(fname, np.frombuffer(text, dtype=np.uint8).copy(), PFT.CHAR))
+                given.add(fname)
+                return
+            arr = np.ascontiguousarray(arr).reshape(-1)
+            if want == "CHAR":
+                raise _unsupported("plugin '%s': %s is numeric but the creator's field '%s' is CHAR (a string)"
+                                   % (op, what, fname))
+            ft = want or _field_type_of(arr)
+            conv = _field_convert(arr, ft)
+            if conv is None:
+                shown = arr[:8].tolist()
+                raise _unsupported("plugin '%s': %s (%s %s%s) cannot be converted exactly to %s, the type of the "
+                                   "creator's field '%s'" % (op, what, arr.dtype, shown, "..." if arr.size > 8 else "",
+                                                             ft, fname))
+            fields.append(PF(fname, np.ascontiguousarray(conv), getattr(PFT, ft)))
+            given.add(fname)
+
         for k, v in a.items():
             if k in ("plugin_version", "plugin_namespace"):
                 continue
+            what = "attribute '%s'" % k
             arr = None
             if isinstance(v, str):
-                fields.append(PF(k, np.frombuffer(v.encode("utf-8"), dtype=np.uint8).copy(), PFT.CHAR))
-                given.add(k)
+                add(k, what, text=v.encode("utf-8"))
                 continue
             if isinstance(v, float):
-                arr = np.array([v], dtype=np.float32)
+                arr = np.array([v], dtype=np.float32)  # ONNX float attributes are float32
             elif isinstance(v, int):
-                arr = np.array([v], dtype=np.int32)
+                arr = np.array([v], dtype=np.int64)
             elif isinstance(v, (list, tuple)):
                 if all(isinstance(x, int) for x in v):
-                    arr = np.clip(np.array(v, dtype=np.int64), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+                    arr = np.array(v, dtype=np.int64)
                 elif all(isinstance(x, (int, float)) for x in v):
                     arr = np.array(v, dtype=np.float32)
                 elif all(isinstance(x, (str, bytes)) for x in v):
-                    s = b"\0".join(x.encode("utf-8") if isinstance(x, str) else x for x in v)
-                    fields.append(PF(k, np.frombuffer(s, dtype=np.uint8).copy(), PFT.CHAR))
-                    given.add(k)
+                    add(k, what, text=b"\0".join(x.encode("utf-8") if isinstance(x, str) else x for x in v))
                     continue
                 else:
                     arr = np.array([self._tensor_value(x) for x in v]) if v and hasattr(v[0], "dims") else None
@@ -1900,37 +1977,28 @@ class OnnxParser:
             if arr is None:
                 raise _unsupported("plugin '%s': attribute '%s' of this kind cannot be passed as a plugin field"
                                    % (op, k))
-            ft, arr = _field_type_of(np.ascontiguousarray(arr).reshape(-1))
-            fields.append(PF(k, np.ascontiguousarray(arr), getattr(PFT, ft)))
-            given.add(k)
-        # creator's fields, in order: [(name, PluginFieldType)]
-        listed: List[Tuple[str, Any]] = []
-        try:
-            for f in creator.field_names or []:
-                listed.append((f.name, getattr(f, "type", None)))
-        except Exception:
-            listed = []
-        listed_names = {n for n, _ in listed}
+            add(k, what, arr)
+        listed_names = set(declared)
         inputs = []
         for i, name in enumerate(node.input):
             if not name:
                 continue
             if name in self._consts:
-                v = self._cval(name, "plugin input %d" % i)
-                ft, arr = _field_type_of(np.ascontiguousarray(v).reshape(-1))
+                v = np.ascontiguousarray(self._cval(name, "plugin input %d" % i)).reshape(-1)
                 short = name.replace("/", ".").replace(":", ".").split(".")[-1]
                 fname = None
                 if short in listed_names and short not in given:
                     fname = short
-                else:
-                    for n, t in listed:
-                        if n not in given and (t is None or int(t) == int(getattr(PFT, ft))):
-                            fname = n
-                            break
+                else:  # the first free field of the value's own type, else the first it converts to exactly
+                    free = [(n, t) for n, t in listed if n not in given]
+                    own = _field_type_of(v)
+                    fname = next((n for n, t in free if t is None or t == own), None)
+                    if fname is None:
+                        fname = next((n for n, t in free if t in _FIELD_NP and _field_convert(v, t) is not None),
+                                     None)
                 if fname is None:
                     fname = short
-                fields.append(PF(fname, np.ascontiguousarray(arr), getattr(PFT, ft)))
-                given.add(fname)
+                add(fname, "input %d ('%s')" % (i, name), v)
             else:
                 inputs.append(self._tensor(name))
         plugin = creator.create_plugin(self._node_name, trt.PluginFieldCollection(fields))
