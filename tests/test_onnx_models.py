@@ -150,6 +150,31 @@ def test_transformer_dynamic_sequence():
 
 
 @pytest.mark.parametrize("opset", [11, 13, 17])
+def test_shapes_from_dynamic_dims(opset):
+    """Expand to the batch (cls_token.expand(x.shape[0], -1, -1)), torch.zeros(x.size(0), C) and slices of a
+    dynamic sequence axis, on one engine for several (batch, length) shapes (these were
+    UNSUPPORTED_NODE_DYNAMIC)."""
+    torch.manual_seed(0)
+    module = M.token_ops()
+    x = np.random.default_rng(1).standard_normal((2, 5, 8)).astype(F32)
+    model = export_torch(module, (torch.from_numpy(x),), opset, dynamic_axes={"x": {0: "B", 1: "T"}})
+    ops = {n.op_type for n in onnx.load_from_string(model).graph.node}
+    assert {"Expand", "ConstantOfShape", "Slice"} <= ops
+    builder, network, _ = parse(model)
+    config = builder.create_builder_config()
+    add_profile(builder, config, network, {"x": (2, 5, 8)}, {"x": (1, 1, 8)}, {"x": (4, 9, 8)})
+    engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(
+        builder.build_serialized_network(network, config))
+    ctx = engine.create_execution_context()
+    rng = np.random.default_rng(2)
+    for b, t in ((2, 5), (1, 1), (3, 9), (4, 2)):
+        feeds = {"x": rng.standard_normal((b, t, 8)).astype(F32)}
+        got = ctx.infer(feeds)
+        assert got["y"].shape == (b, t + 3, 8)
+        assert_outputs_close(got, ort_run(model, feeds), rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
 def test_ssd_head(opset):
     check_model("ssd_head", M.ssd_lite(), {"x": image(2, 3, 64)}, opset, BATCH, output_names=("loc", "conf"),
                 batches=(1, 3))

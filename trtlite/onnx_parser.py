@@ -40,10 +40,19 @@ How a model is mapped
 
 Limits
 ------
-* Values computed at run time from dynamic dims (ConstantOfShape/Range/Expand/Tile targets, Resize
-  sizes or Slice bounds that are not the input's own dims) are not supported: trtlite has no shape
-  tensors.  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of tensors with
-  dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
+* trtlite has no shape tensors, so values computed from dynamic dims at run time are limited to these:
+  - Expand targets and ConstantOfShape shapes may hold dynamic dims that are dims of a network tensor
+    (cls_token.expand(x.shape[0], -1, -1), torch.zeros(x.size(0), 4)): the value is broadcast at run time
+    by a Select against a boolean "carrier" of that dim, gathered from the tensor it was read from.
+  - Slice along a dynamic axis with constant bounds: x[s:] and x[s:-k] (step 1) crop with a padding layer
+    (the profile must keep the result non-empty); bounds that give a constant count (x[a:b], x[-a:],
+    x[-a:-b], x[a::-1], any step) gather those indices, so the axis must be long enough at run time (a
+    shorter one fails there with a gather index error, where ONNX would clamp).
+  Not supported (UNSUPPORTED_NODE_DYNAMIC): Range, Tile and Resize sizes and Slice bounds computed from
+  dynamic dims (torch.arange(x.shape[1]), pe[:x.shape[1]]), dims computed from several dynamic dims
+  (Reshape (B*T, C) -> (B, T, C)), and slices of a dynamic axis whose length depends on it otherwise
+  (x[::-1], x[-3:5], x[1::2]).  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of
+  tensors with dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
 * A graph output that is also a graph input (a pass-through such as outputs {y, x}, or a graph with no
   nodes) is an error (UNSUPPORTED_GRAPH): an engine's I/O tensors are bound by name, and one name cannot be
   both an input and an output -- TensorRT refuses such networks too.  Give the output its own name with an
@@ -212,6 +221,10 @@ class _Dynamic(_Fail):
 # Symbolic dimensions: what Shape gives for a dynamic dim.  Arrays holding them are numpy object arrays.
 # ----------------------------------------------------------------------------------------------------------
 
+_NEEDS_VALUE = ("the model needs the value of the dynamic dimension %r while parsing: it is known only at run time, "
+                "and trtlite has no shape tensors to compute with it")
+
+
 class _Sym:
     """An unknown (dynamic) dimension: `key` identifies it (a dim_param name from ONNX shape inference, or
     (tensor, axis) of the tensor Shape read); `origin` is the (tensor, axis) it was read from, if any."""
@@ -287,12 +300,12 @@ class _Sym:
     __lt__ = __le__ = __gt__ = __ge__ = _cmp
 
     def __index__(self) -> int:
-        raise _Dynamic("the model needs the value of the dynamic dimension %r while parsing" % (self,))
+        raise _Dynamic(_NEEDS_VALUE % (self,))
 
     __int__ = __index__
 
     def __float__(self) -> float:
-        raise _Dynamic("the model needs the value of the dynamic dimension %r while parsing" % (self,))
+        raise _Dynamic(_NEEDS_VALUE % (self,))
 
 
 def _has_sym(a: Any) -> bool:
@@ -989,6 +1002,7 @@ class OnnxParser:
         self._explicit_syms: Dict[int, List[Any]] = {}
         self._node_idx = -1
         self._node = None
+        self._input_names: List[str] = []
         self._node_name = ""  # layers made outside any node (graph outputs that are initializers) use these
         self._sub = 0
         self._layer_names: List[Tuple[Any, str]] = []
@@ -1112,6 +1126,7 @@ class OnnxParser:
                 cast = net.add_cast(t, DataType.FLOAT)
                 cast.name = "%s/cast_to_float" % name
                 self._tensors[name] = cast.get_output(0)
+                self._input_names.append(name)
                 continue
             if elem in (_T_INT8, _T_UINT8):
                 dt = DataType.INT8 if elem == _T_INT8 else DataType.UINT8
@@ -1125,6 +1140,7 @@ class OnnxParser:
                           % (name, "int64" if elem != _T_DOUBLE else "double", dt.name))
             self._tensors[name] = net.add_input(name, dt, dims)
             self._named.add(name)
+            self._input_names.append(name)
 
     def _topo_order(self, graph: Any) -> Optional[List[int]]:
         """Node indices in an order where each node follows its producers (the file's order when it is one)."""
@@ -1555,7 +1571,10 @@ class OnnxParser:
                 return [out]
             return [np.array(int(np.prod(shp)), dtype=np.int64)]
         present = [i for i in ins if i]
-        if (present or op == "Constant") and all(i in self._consts for i in present) and op not in _NOT_FOLDED:
+        sym_shape = op in ("Expand", "ConstantOfShape") and len(ins) > (op == "Expand") and \
+            _has_sym(self._consts.get(ins[op == "Expand"]))
+        if (present or op == "Constant") and all(i in self._consts for i in present) and op not in _NOT_FOLDED \
+                and not sym_shape:  # a shape with dynamic dims is built at run time by the importer
             vals = [self._consts[i] if i else None for i in ins]
             if op in _FOLDABLE:
                 try:
@@ -1823,6 +1842,62 @@ class OnnxParser:
         idx = self._const_tensor(np.asarray(indices, dtype=np.int32), DataType.INT32)
         layer = self.network.add_gather(t, idx, axis)
         return self._L(layer)
+
+    # ---- dynamic dims at run time -------------------------------------------------------------------------
+    #
+    # trtlite has no shape tensors, so a value such as Expand's target shape cannot carry a dynamic dim.  A
+    # tensor can, though: a boolean "carrier" whose dims are all 1 but one, which is the dynamic dim of
+    # the tensor the symbol was read from.  Select(carrier, v, v) broadcasts v to that dim whatever the
+    # carrier's values are (no arithmetic: NaN/Inf in the source cannot leak in).
+
+    def _sym_source(self, sym: "_Sym") -> Optional[Tuple[str, int]]:
+        """(tensor, axis) of a network tensor whose dynamic dim `axis` is the symbol, or None."""
+        if sym.origin is not None:
+            name, axis = sym.origin
+            t = self._tensors.get(name)
+            if t is not None and 0 <= axis < len(t.shape) and t.shape[axis] < 0:
+                return sym.origin
+        # a dim_param shared with a graph input (or a tracked tensor) carries the same size
+        for name in list(self._input_names) + [n for n in self._msyms if n not in self._input_names]:
+            t = self._tensors.get(name)
+            if t is None:
+                continue
+            for j, d in enumerate(t.shape):
+                if d < 0 and self._key_of(name, j) == sym.key:
+                    return name, j
+        return None
+
+    def _dim_carrier(self, sym: "_Sym", rank: int, pos: int, what: str) -> Any:
+        """A BOOL tensor of rank `rank`, all dims 1 but dim `pos`, which is the run-time size of `sym`."""
+        src = self._sym_source(sym)
+        if src is None:
+            raise _Dynamic("%s has the dynamic dimension %r, which is not a dimension of any tensor of the network "
+                           "(it is computed from dynamic dims; trtlite has no shape tensors to carry it)"
+                           % (what, sym))
+        name, j = src
+        c = self._tensors[name]
+        shape = tuple(c.shape)
+        # index 0 along every other dim (the largest static ones first: each gather copies less)
+        others = sorted((i for i in range(len(shape)) if i != j and shape[i] != 1),
+                        key=lambda i: (shape[i] < 0, -shape[i]))
+        for i in others:
+            c = self._gather_axis(c, i, np.zeros(1, np.int32))
+        if c.dtype != DataType.BOOL:
+            c = self._cast(c, DataType.BOOL)
+        if len(shape) != rank or j != pos:
+            c = self._reshape(c, [-1 if i == pos else 1 for i in range(rank)], zero_is_placeholder=False)
+        return c
+
+    def _broadcast_to_syms(self, t: Any, dims: Dict[int, "_Sym"], what: str) -> Any:
+        """`t` broadcast (numpy rules) along dims {axis: symbol} to the symbols' run-time sizes."""
+        r = len(t.shape)
+        cond = None
+        for ax, sym in sorted(dims.items()):
+            c = self._dim_carrier(sym, r, ax, what)
+            cond = c if cond is None else self._ew(cond, c, ElementWiseOperation.AND)
+        if cond is None:
+            return t
+        return self._L(self.network.add_select(cond, t, t))
 
     def _slice(self, t: Any, spec: Dict[int, Tuple[int, int, int]]) -> Any:
         """Slices axis -> (start, count, step) (already clamped)."""
@@ -2753,8 +2828,39 @@ def _resolve_bound(p: OnnxParser, v: Any, xname: str, axis: int, dim: int) -> in
     if isinstance(v, _Sym):
         if p._dim_is(v, xname, axis):
             return 2 ** 62  # "the whole dim": clamps to dim
-        raise _Dynamic("Slice bound %r is a dynamic dimension" % (v,))
+        raise _Dynamic("Slice bound %r is a dynamic dimension that is not the sliced axis' own size (e.g. "
+                       "pe[:T] with T from another tensor): trtlite has no shape tensors to slice by it" % (v,))
     return int(v)
+
+
+_END = 2 ** 31 - 1  # bounds at least this large mean "to the end" (exporters write INT_MAX or INT64_MAX)
+
+
+def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
+    """How to slice a dynamic axis (size D known at run time) from constant bounds: ("crop", (pre, post))
+    for a padding layer that crops pre elements at the start and post at the end (output D - pre - post),
+    or ("gather", indices) when the output size is static (negative indices count from the end, which
+    trtlite's gather resolves at run time).  Raises _Dynamic when the output size depends on D in a way
+    neither can express.  Bounds of magnitude >= _END mean "past the end" / "before the start"."""
+    if st == 1 and 0 <= s < _END and (e >= _END or -_END < e < 0):
+        return "crop", (s, 0 if e >= _END else -e)  # x[s:] and x[s:-k]
+    idx = None
+    if abs(s) < _END and abs(e) < _END and (s >= 0) == (e >= 0):
+        idx = np.arange(s, e, st)  # x[a:b], x[-a:-b] (either direction)
+    elif -_END < s < 0 and e >= _END and st > 0:
+        idx = np.arange(s, 0, st)  # x[-a:]
+    elif 0 <= s < _END and e <= -_END and st < 0:
+        idx = np.arange(s, -1, st)  # x[a::-1]
+    if idx is None:
+        raise _Dynamic("Slice (starts %d, ends %d, step %d) along a dynamic axis gives a size that depends on the "
+                       "axis' run-time size in a way trtlite cannot express (it slices dynamic axes by cropping a "
+                       "constant number of elements from each end, step 1, or by a constant number of indices)"
+                       % (s, e, st))
+    if idx.size == 0:
+        raise _unsupported("Slice gives an empty tensor", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    # as many elements as the bounds say, provided the axis is long enough at run time: a shorter one fails
+    # there with a gather index error (ONNX would clamp the bounds)
+    return "gather", idx
 
 
 @_importer("Slice")
@@ -2770,20 +2876,41 @@ def _slice_op(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             vals.append(None if n is None else p._cval(n, ["", "starts", "ends", "axes", "steps"][i], allow_sym=True))
     starts, ends, axes, steps = _slice_params(p, a, vals, r)
     spec = {}
+    crop: Dict[int, Tuple[int, int]] = {}
+    gathers: Dict[int, np.ndarray] = {}
     for s, e, ax, st in zip(starts, ends, axes, steps):
         dim = xs[ax]
         s = _resolve_bound(p, s, xname, ax, dim)
         e = _resolve_bound(p, e, xname, ax, dim)
         if dim < 0:
-            if s == 0 and st == 1 and e >= 2 ** 31 - 1:
+            if s == 0 and st == 1 and e >= _END:
                 continue
-            raise _Dynamic("Slice along the dynamic axis %d of %s (starts %d, ends %d, step %d)" % (ax, xs, s, e, st))
+            try:
+                how, arg = _dynamic_axis_slice(s, e, st)
+            except _Fail as f:
+                raise type(f)("axis %d of %s: %s" % (ax, xs, f)) if isinstance(f, _Dynamic) else f
+            if how == "crop":
+                crop[ax] = arg
+            else:
+                gathers[ax] = arg
+            continue
         s0, n = _clamp_slice(s, e, st, dim)
         if n == 0:
             raise _unsupported("Slice gives an empty tensor (axis %d of %s)" % (ax, xs),
                                ErrorCode.UNSUPPORTED_NODE_SHAPE)
         spec[ax] = (s0, n, st)
     y = p._slice(x, spec)
+    if crop:
+        # one padding layer crops every such axis (it pads the trailing dims from the first one on)
+        first = min(crop)
+        pre = [-crop[i][0] if i in crop else 0 for i in range(first, r)]
+        post = [-crop[i][1] if i in crop else 0 for i in range(first, r)]
+        y = p._L(p.network.add_padding_nd(y, pre, post))
+    for ax, idx in sorted(gathers.items()):
+        y = p._gather_axis(y, ax, idx)
+    if gathers or crop:
+        keys = p._raw_keys(xname)
+        p._set_syms(0, [len(gathers[i]) if i in gathers else None if i in crop else k for i, k in enumerate(keys)])
     if y is x:
         y = p._L(p.network.add_identity(x))
     return [y]
@@ -2881,39 +3008,72 @@ def _expand(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
     shape = p._cval(p._inp(node, 1), "shape", allow_sym=True).reshape(-1)
-    r = max(len(x.shape), len(shape))
+    r0 = len(x.shape)
+    r = max(r0, len(shape))
+    xk = p._raw_keys(xname)
     x = p._unsqueeze_to(x, r)
     xs = tuple(x.shape)
-    off = r - len(x.shape)
+    off = r - r0
     shape = [1] * (r - len(shape)) + list(shape)
-    spec: Dict[int, int] = {}
+    spec: Dict[int, int] = {}  # static target n of a static 1-dim: copied n times
+    dyn: Dict[int, Any] = {}  # dims whose size is known only at run time: broadcast by a select
+    keys: List[Any] = []
     for i in range(r):
         s, d = shape[i], xs[i]
+        k = xk[i - off] if i >= off and i - off < len(xk) else 1
         if isinstance(s, _Sym):
             if d >= 0 and d != 1:
+                keys.append(d)
                 continue  # broadcasting keeps x's static dim
+            keys.append(s.key)
             if d < 0 and p._dim_is(s, xname, i - off):
                 continue
-            raise _Dynamic("Expand to a dynamic dimension %r" % (s,))
+            dyn[i] = s  # x's 1 (or a dynamic dim of size 1 or s at run time) broadcast to s
+            continue
         s = int(s)
+        keys.append(k if s == 1 else s)
         if s == 1 or s == d:
             continue
         if d == 1:
             spec[i] = s
         elif d < 0:
-            raise _Dynamic("Expand of the dynamic axis %d to %d" % (i, s))
+            dyn[i] = s  # x's dynamic dim must be 1 or s at run time: broadcast against a static carrier
         else:
             raise _Fail(ErrorCode.INVALID_NODE, "cannot expand shape %s to %s" % (xs, shape))
-    if not spec:
+    p._set_syms(0, keys)
+    if not spec and not dyn:
         return [p._L(p.network.add_identity(x))]
-    if _static(xs):
+    y = x
+    if spec and _static(xs):
         out = [spec.get(i, xs[i]) for i in range(r)]
         stride = [0 if i in spec else 1 for i in range(r)]
-        return [p._L(p.network.add_slice(x, [0] * r, out, stride))]
-    y = x
-    for i, n in sorted(spec.items()):
-        y = p._gather_axis(y, i, np.zeros(n, np.int32))
-    return [y]
+        y = p._L(p.network.add_slice(x, [0] * r, out, stride))
+    else:
+        for i, n in sorted(spec.items()):
+            y = p._gather_axis(y, i, np.zeros(n, np.int32))
+    static_dyn = {i: n for i, n in dyn.items() if not isinstance(n, _Sym)}
+    if static_dyn:
+        cond = p._const_tensor(np.ones([static_dyn.get(i, 1) for i in range(r)], np.bool_), DataType.BOOL)
+        y = p._L(p.network.add_select(cond, y, y))
+    return [p._broadcast_to_syms(y, {i: v for i, v in dyn.items() if isinstance(v, _Sym)}, "the target shape")]
+
+
+@_importer("ConstantOfShape")
+def _constant_of_shape(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Only reached when the shape holds dynamic dims (static shapes are folded): a constant of the static
+    dims, broadcast to the dynamic ones at run time."""
+    shape = list(p._cval(p._inp(node, 0), "shape", allow_sym=True).reshape(-1))
+    val = a.get("value")
+    fill = np.zeros(1, np.float32) if val is None else p._tensor_value(val).reshape(-1)
+    if fill.size != 1:
+        raise _Fail(ErrorCode.INVALID_NODE, "value must hold one element, it has %d" % fill.size)
+    base = [1 if isinstance(v, _Sym) else int(v) for v in shape]
+    if any(d < 0 for d in base):
+        raise _Fail(ErrorCode.INVALID_NODE, "negative dimension in shape %s" % (shape,))
+    p._set_syms(0, [v.key if isinstance(v, _Sym) else int(v) for v in shape])
+    c = p._const_tensor(np.full(base, fill[0], dtype=fill.dtype))
+    syms = {i: v for i, v in enumerate(shape) if isinstance(v, _Sym)}
+    return [p._broadcast_to_syms(c, syms, "the shape")]
 
 
 @_importer("Gather")
@@ -3312,7 +3472,7 @@ def _depth_space(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._reshape(t, [0, c * b * b, h // b, w // b])]
 
 
-@_importer("Shape", "Size", "ConstantOfShape", "Range")
+@_importer("Shape", "Size", "Range")
 def _shape_only(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     raise _Dynamic("%s needs its inputs known while parsing (static shapes), but they are computed at run time"
                    % node.op_type)
