@@ -214,6 +214,16 @@ def test_latency_statistics_are_numeric_and_ordered(full_run):
     assert re.search(r"Peak RSS\s+[0-9.]+ MiB", out)
 
 
+def test_peak_rss_is_the_tools_own(files):
+    """Peak RSS is the tool's, not its parent's: getrusage's ru_maxrss survives exec(), which made a
+    trtlite-exec started from a big pytest process (torch loaded) print GiB."""
+    ballast = np.ones(400 * 1024 * 1024 // 8)  # 400 MiB resident in this (parent) process
+    r = ok(f"--loadEngine={files['implicit']}", "--iterations=2", *FAST)
+    del ballast
+    m = re.search(r"Peak RSS\s+([0-9.]+) (MiB|GiB)", r.out)
+    assert m and m.group(2) == "MiB" and float(m.group(1)) < 300, r
+
+
 @needs_onnx
 def test_exported_outputs_match_numpy(full_run, files):
     out = np.load(files["dir"] / "static_out.npz")
