@@ -338,6 +338,24 @@ def test_bad_names_are_parser_errors(case):
     assert str(err)
 
 
+@pytest.mark.parametrize("op", ["Constant", "Softmax"])
+def test_attribute_without_type(op):
+    """An attribute whose type is UNDEFINED (found by mutating models): INVALID_NODE naming it, not an
+    INTERNAL_ERROR from a None value."""
+    if op == "Constant":
+        nodes = [helper.make_node("Constant", [], ["c"], name="bad", value=numpy_helper.from_array(np.ones(2, F32))),
+                 helper.make_node("Add", ["x", "c"], ["y"])]
+    else:
+        nodes = [helper.make_node("Softmax", ["x"], ["y"], name="bad", axis=1)]
+    nodes[0].attribute[0].type = onnx.AttributeProto.UNDEFINED
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(make_model(nodes, {"x": (2,)} if op == "Constant" else {"x": (2, 3)},
+                                            {"y": None}))) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.INVALID_NODE and err.node_name() == "bad", str(err)
+    assert "UNDEFINED" in err.desc()
+
+
 def _gelu_consts():
     return {"s": np.array(np.sqrt(2.0), F32), "one": np.array(1.0, F32), "half": np.array(0.5, F32)}
 

@@ -1543,6 +1543,8 @@ class OnnxParser:
         for at in node.attribute:
             if at.ref_attr_name:
                 raise _unsupported("attribute '%s' refers to a function attribute" % at.name)
+            if at.type == 0:  # AttributeProto.UNDEFINED: get_attribute_value gives None, which importers misread
+                raise _Fail(ErrorCode.INVALID_NODE, "attribute '%s' has no type (UNDEFINED)" % at.name)
             v = helper.get_attribute_value(at)
             if isinstance(v, bytes):
                 v = v.decode("utf-8", "replace")
