@@ -356,6 +356,24 @@ def test_attribute_without_type(op):
     assert "UNDEFINED" in err.desc()
 
 
+@pytest.mark.parametrize("term", ["Expand", "ConstantOfShape", "Reshape"])
+def test_deep_dimension_expressions(term):
+    """A dim built by thousands of Adds on the batch (Shape -> Gather -> Add x 3000): a dynamic-dim error,
+    not a RecursionError from hashing/printing the nested expression."""
+    N = helper.make_node
+    depth = 3000
+    nodes = [N("Shape", ["x"], ["s"]), N("Gather", ["s", "i0"], ["b0"], axis=0)]
+    nodes += [N("Add", ["b%d" % i, "one"], ["b%d" % (i + 1)]) for i in range(depth)]
+    nodes += [N("Unsqueeze", ["b%d" % depth, "z"], ["bu"]), N("Concat", ["bu", "c3"], ["t"], axis=0)]
+    nodes.append(N(term, ["x", "t"] if term != "ConstantOfShape" else ["t"], ["y"], name="last"))
+    inits = {"i0": np.array(0, np.int64), "one": np.array(1, np.int64), "z": np.array([0], np.int64),
+             "c3": np.array([3] if term != "Reshape" else [-1], np.int64)}
+    parser, _ = new_parser()
+    assert parser.parse(to_bytes(make_model(nodes, {"x": ("N", 3)}, {"y": None}, inits))) is False
+    err = parser.get_error(0)
+    assert err.code() == trt.ErrorCode.UNSUPPORTED_NODE_DYNAMIC and err.node_name() == "last", str(err)
+
+
 def _gelu_consts():
     return {"s": np.array(np.sqrt(2.0), F32), "one": np.array(1.0, F32), "half": np.array(0.5, F32)}
 

@@ -77,6 +77,7 @@ shape conflicts (INVALID_NODE).  Parsing stops at the first failing node, as Ten
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -221,6 +222,8 @@ class _Dynamic(_Fail):
 # Symbolic dimensions: what Shape gives for a dynamic dim.  Arrays holding them are numpy object arrays.
 # ----------------------------------------------------------------------------------------------------------
 
+_OPAQUE = itertools.count()
+
 _NEEDS_VALUE = ("the model needs the value of the dynamic dimension %r while parsing: it is known only at run time, "
                 "and trtlite has no shape tensors to compute with it")
 
@@ -228,15 +231,25 @@ _NEEDS_VALUE = ("the model needs the value of the dynamic dimension %r while par
 class _Sym:
     """An unknown (dynamic) dimension: `key` identifies it (a dim_param name from ONNX shape inference, or
     (tensor, axis) of the tensor Shape read); `origin` is the (tensor, axis) it was read from, if any."""
-    __slots__ = ("key", "origin")
+    __slots__ = ("key", "origin", "depth")
 
-    def __init__(self, key: Any, origin: Optional[Tuple[str, int]] = None) -> None:
+    # Keys of expressions deeper than this become opaque: a key nested thousands deep (a long chain of Adds
+    # on a dim) would overflow Python's recursion in hash/==/repr.  An opaque key equals nothing else,
+    # which is only more conservative (such a dim is then unsupported wherever it must be matched).
+    MAX_DEPTH = 32
+
+    def __init__(self, key: Any, origin: Optional[Tuple[str, int]] = None, depth: int = 0) -> None:
+        if depth > _Sym.MAX_DEPTH:
+            key = ("(expression)", next(_OPAQUE))
         self.key = key
         self.origin = origin
+        self.depth = depth
 
     def __repr__(self) -> str:
         k = self.key
         if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], str) and isinstance(k[1], int):
+            if k[0] == "(expression)":
+                return "<an expression of dynamic dimensions>"
             return "%s[%d]" % k
         return str(k)
 
@@ -257,7 +270,8 @@ class _Sym:
         if identity is not None and not isinstance(o, _Sym) and o == identity:
             return self
         ok = o.key if isinstance(o, _Sym) else int(o)
-        return _Sym(("(" + op + ")", ok, self.key) if swap else ("(" + op + ")", self.key, ok))
+        depth = max(self.depth, o.depth if isinstance(o, _Sym) else 0) + 1
+        return _Sym(("(" + op + ")", ok, self.key) if swap else ("(" + op + ")", self.key, ok), None, depth)
 
     def __mul__(self, o: Any) -> Any:
         if not isinstance(o, _Sym) and o == 0:
@@ -292,7 +306,7 @@ class _Sym:
         return self._bin(o, "%")
 
     def __neg__(self) -> Any:
-        return _Sym(("neg", self.key))
+        return _Sym(("neg", self.key), None, self.depth + 1)
 
     def _cmp(self, o: Any) -> Any:
         raise _Dynamic("the model compares the dynamic dimension %r with %r" % (self, o))
