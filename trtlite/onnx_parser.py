@@ -71,8 +71,11 @@ Errors
 ``parse`` returns False and records ParserError objects naming the node, its op and the reason:
 malformed protobuf (MODEL_DESERIALIZE_FAILED), unsupported opset (UNSUPPORTED_GRAPH), an op with no
 mapping and no plugin (UNSUPPORTED_NODE), unsupported attributes or dynamic values
-(UNSUPPORTED_NODE_ATTR / UNSUPPORTED_NODE_DYNAMIC ...), and anything the network rejects, such as
-shape conflicts (INVALID_NODE).  Parsing stops at the first failing node, as TensorRT's does.
+(UNSUPPORTED_NODE_ATTR / UNSUPPORTED_NODE_DYNAMIC ...), malformed nodes (input/output counts against
+the op's schema, names that are not valid UTF-8 or hold NUL: INVALID_NODE / INVALID_GRAPH), and anything
+the network rejects, such as shape conflicts (INVALID_NODE).  Anything else raised while parsing (a bug)
+is caught too and recorded as INTERNAL_ERROR naming the node being imported: ``parse`` never raises.
+Parsing stops at the first failing node, as TensorRT's does.
 """
 from __future__ import annotations
 
