@@ -3,8 +3,8 @@ definitions in onnx_torch_models.py (random weights, no downloads), compared wit
 axes with an optimization profile; the parser's error reporting; plugin fallback.
 
 The CNNs run at 64x64 at three opsets each (together every opset from 11 to 18, each by at least two CNNs; one
-opset of each with a dynamic batch), and once at 224x224; TRTLITE_SLOW=1 adds VGG-11 at 224x224.  TRTLITE_ONNX_REPORT=<file> writes the
-max abs / rel errors of every model run as JSON lines."""
+opset of each with a dynamic batch), and once at 224x224; TRTLITE_SLOW=1 adds VGG-11 at 224x224.
+TRTLITE_ONNX_REPORT=<file> writes the max abs / rel errors of every model run as JSON lines."""
 import json
 import os
 

@@ -618,9 +618,9 @@ def run_shapes(model, feeds_list, min_shapes, max_shapes):
 
 def _batch_target(dims_after):
     """Nodes making tgt = [Shape(a)[0]] + dims_after."""
-    return [N_("Shape", ["a"], ["sa"]), N_("Gather", ["sa", "i0"], ["n"], axis=0), N_("Unsqueeze", ["n", "ax0"], ["nu"]),
-            N_("Concat", ["nu", "rest"], ["tgt"], axis=0)], {"i0": np.array(0, I64), "ax0": np.array([0], I64),
-                                                             "rest": np.array(dims_after, I64)}
+    nodes = [N_("Shape", ["a"], ["sa"]), N_("Gather", ["sa", "i0"], ["n"], axis=0),
+             N_("Unsqueeze", ["n", "ax0"], ["nu"]), N_("Concat", ["nu", "rest"], ["tgt"], axis=0)]
+    return nodes, {"i0": np.array(0, I64), "ax0": np.array([0], I64), "rest": np.array(dims_after, I64)}
 
 
 @pytest.mark.parametrize("kind", ["initializer", "input", "whole_shape", "dynamic_x_static_target"])

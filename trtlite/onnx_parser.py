@@ -1052,8 +1052,8 @@ class OnnxParser:
         n_io = self.network.num_inputs + self.network.num_outputs + len(graph.output)
         if n_io > MAX_IO_TENSORS:
             # found now rather than at the first inference, where the execution context refuses the engine
-            self._error(ErrorCode.UNSUPPORTED_GRAPH, "the model has %d inputs and %d outputs: trtlite's engines bind at "
-                        "most %d input and output tensors in all (merge some, e.g. with Concat)"
+            self._error(ErrorCode.UNSUPPORTED_GRAPH, "the model has %d inputs and %d outputs: trtlite's engines bind "
+                        "at most %d input and output tensors in all (merge some, e.g. with Concat)"
                         % (self.network.num_inputs, self.network.num_outputs + len(graph.output), MAX_IO_TENSORS))
             return False
         order = self._topo_order(graph)
