@@ -419,3 +419,28 @@ class SSDLite(nn.Module):
 
 def ssd_lite():
     return randomize_bn(SSDLite())
+
+
+# ---- shapes that depend on the dynamic batch / sequence length ----------------------------------------------
+
+class TokenOps(nn.Module):
+    """What exporters write for shapes taken from the input at run time: a class token expanded to the batch
+    (Shape -> ... -> Expand), zeros of the batch's size (ConstantOfShape), and slices of a dynamic sequence
+    axis with constant bounds (x[:, 1:], x[:, :-1], x[:, -2:]).  x: (B, T, C)."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.cls = nn.Parameter(torch.randn(1, 1, c))
+        self.proj = nn.Linear(c, c)
+
+    def forward(self, x):
+        b = x.shape[0]
+        h = torch.cat([self.cls.expand(b, -1, -1), self.proj(x)], 1)  # (B, T + 1, C)
+        h = h + torch.zeros(b, x.shape[2]).unsqueeze(1) + 1.0
+        d = h[:, 1:] - 0.5 * h[:, :-1]  # (B, T, C)
+        return torch.cat([d, h[:, -2:], h[:, :1]], 1)  # (B, T + 3, C)
+
+
+def token_ops():
+    torch.manual_seed(0)
+    return TokenOps().eval()

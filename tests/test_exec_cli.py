@@ -164,6 +164,11 @@ def files(tmp_path_factory):
         m.ir_version = 8
         f["unsupported"] = d / "unsupported.onnx"
         onnx.save(m, str(f["unsupported"]))
+        # an op_type that is not valid UTF-8 (protobuf gives it back as bytes): once a raw TypeError
+        m.graph.node[0].op_type = "Relu"
+        m.graph.node[0].name = "badop"
+        f["bad_utf8"] = d / "bad_utf8.onnx"
+        f["bad_utf8"].write_bytes(m.SerializeToString().replace(b"Relu", b"Rel\xff"))
     return f
 
 
@@ -207,6 +212,16 @@ def test_latency_statistics_are_numeric_and_ordered(full_run):
     m = re.search(r"Throughput\s+([0-9.]+) inferences/s, ([0-9.]+) samples/s \(batch 2\)", out)
     assert m and float(m.group(1)) > 0 and float(m.group(2)) == pytest.approx(2 * float(m.group(1)), rel=1e-3)
     assert re.search(r"Peak RSS\s+[0-9.]+ MiB", out)
+
+
+def test_peak_rss_is_the_tools_own(files):
+    """Peak RSS is the tool's, not its parent's: getrusage's ru_maxrss survives exec(), which made a
+    trtlite-exec started from a big pytest process (torch loaded) print GiB."""
+    ballast = np.ones(400 * 1024 * 1024 // 8)  # 400 MiB resident in this (parent) process
+    r = ok(f"--loadEngine={files['implicit']}", "--iterations=2", *FAST)
+    del ballast
+    m = re.search(r"Peak RSS\s+([0-9.]+) (MiB|GiB)", r.out)
+    assert m and m.group(2) == "MiB" and float(m.group(1)) < 300, r
 
 
 @needs_onnx
@@ -361,6 +376,7 @@ def _error_cases(f):
                                  "--shapes=input:6x3x16x16"), 1, "outside"),
             "not an onnx file": ((f"--onnx={f['corrupt']}",), 1, "cannot parse ONNX model"),
             "unsupported op": ((f"--onnx={f['unsupported']}",), 1, "cannot parse ONNX model"),
+            "op not utf-8": ((f"--onnx={f['bad_utf8']}",), 1, "cannot parse ONNX model"),
             "batch with onnx": ((f"--onnx={f['static']}", "--batch=2"), 2, "--batch"),
         })
     return cases
@@ -405,6 +421,8 @@ def test_error_exits(case, error_results):
     assert len(lines) == 1, r  # nothing but the one error line
     if case == "unsupported op":  # the parser error names the node and its op
         assert "node 0 'mystery' (NoSuchOp)" in errors[0], r
+    if case == "op not utf-8":
+        assert "node 0 'badop' (Rel\ufffd)" in errors[0] and "not valid UTF-8" in errors[0], r
 
 
 def test_verbose_error_shows_traceback(files):

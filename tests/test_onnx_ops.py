@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from onnx_helpers import (TensorProto, assert_outputs_close, compare, helper, make_model, numpy_helper, ort_run,
-                          parse, trt_run)
+from onnx_helpers import (TensorProto, add_profile, assert_outputs_close, compare, helper, make_model, numpy_helper,
+                          ort_run, parse, trt_run)
 
 import trtlite as trt
 
@@ -140,6 +140,17 @@ def test_layer_norm(axis, rng):
     compare(m, {"x": x})
 
 
+@pytest.mark.parametrize("axis,s_shape,b_shape", [(1, (4,), (4,)), (1, (1, 4), (3, 1)), (0, (4,), (1, 1, 4)),
+                                                  (-2, (1,), (4,))])
+def test_layer_norm_broadcast_params(axis, s_shape, b_shape, rng):
+    """Scale and bias broadcast numpy-style to X.shape[axis:]: a (4,) scale with axis=1 on (2, 3, 4) lies on
+    the last dim (it was put on dim 1: 'scale (1, 4, 1) does not broadcast')."""
+    x = randn(rng, 2, 3, 4)
+    m = single("LayerNormalization", {"x": x}, {"s": randn(rng, *s_shape), "b": randn(rng, *b_shape)}, opset=17,
+               axis=axis)
+    compare(m, {"x": x})
+
+
 def test_layer_norm_no_bias_dynamic(rng):
     x = randn(rng, 3, 7, 16)
     m = single("LayerNormalization", {"x": x}, {"s": randn(rng, 16)}, opset=17, dyn=("x",))
@@ -199,6 +210,28 @@ def _clip_int(opset, rng):
     m = single("Clip", {"x": x}, {"hi": np.array(4, np.int32)}, opset=opset, out_types=[np.int32],
                _order=["x", "", "hi"])
     return m, {"x": x}
+
+
+@case("clip_min_above_max", opsets=(11, 13))
+def _clip_min_above_max(opset, rng):
+    # ONNX: min(max(x, lo), hi) -- max everywhere when lo > hi (the CLIP activation alone gives lo for x <= lo)
+    x = randn(rng, 3, 4)
+    return single("Clip", {"x": x}, {"lo": np.array(0.5, F32), "hi": np.array(-0.5, F32)}, opset=opset), {"x": x}
+
+
+@case("clip_min_above_max_int", opsets=(13,))
+def _clip_min_above_max_int(opset, rng):
+    x = rng.integers(-10, 10, (3, 4)).astype(np.int32)
+    m = single("Clip", {"x": x}, {"lo": np.array(3, np.int32), "hi": np.array(-2, np.int32)}, opset=opset,
+               out_types=[np.int32])
+    return m, {"x": x}
+
+
+def test_clip_attrs_min_above_max(rng):
+    """Clip-6's attributes with min > max (onnxruntime refuses the model): numpy's reading of the spec."""
+    x = randn(rng, 3, 4)
+    got, _ = trt_run(single("Clip", {"x": x}, opset=9, min=0.5, max=-0.5), {"x": x})
+    np.testing.assert_array_equal(got["y"], np.minimum(np.maximum(x, F32(0.5)), F32(-0.5)))
 
 
 @case("prelu", opsets=(9, 13, 16))
@@ -432,6 +465,22 @@ def test_concat(rng):
     compare(single("Concat", {"a": a, "b": a}, axis=-1, _order=["a", "b"]), {"a": a, "b": a})
 
 
+@pytest.mark.parametrize("n", [65, 200])
+def test_concat_many_inputs(n, rng):
+    """More inputs than add_concatenation takes (64): chained concatenations; with constants, and with a
+    dynamic batch."""
+    a, b = randn(rng, 2, 1, 3), randn(rng, 2, 2, 3)
+    consts = {"c%d" % i: randn(rng, 2, 1, 3) for i in range(3)}
+    names = [["a", "b", "c0", "c1", "c2"][i % 5] for i in range(n)]
+    m = make_model([helper.make_node("Concat", names, ["y"], axis=1)], {"a": a.shape, "b": b.shape}, {"y": None},
+                   consts, opset=13)
+    compare(m, {"a": a, "b": b})
+    names = [["a", "b"][i % 2] for i in range(n)]
+    m = make_model([helper.make_node("Concat", names, ["y"], axis=1)], {"a": ("N", 1, 3), "b": ("N", 2, 3)},
+                   {"y": None}, opset=13)
+    compare(m, {"a": a, "b": b})
+
+
 @case("split_attr", opsets=(11, 13, 18))
 def _split(opset, rng):
     x = randn(rng, 2, 7, 3)
@@ -546,6 +595,138 @@ def test_expand(rng):
 def test_expand_dynamic(rng):
     x = randn(rng, 3, 1, 5)
     compare(single("Expand", {"x": x}, {"s": np.array([1, 4, 1], I64)}, dyn=("x",)), {"x": x})
+
+
+# ---- shapes known only at run time (dynamic dims read by Shape) --------------------------------------------
+
+INT64_MAX = 2 ** 63 - 1
+N_ = helper.make_node
+
+
+def run_shapes(model, feeds_list, min_shapes, max_shapes):
+    """One engine (profile min_shapes .. max_shapes, opt the first feeds) runs every feeds dict; each is
+    compared with onnxruntime."""
+    builder, network, _ = parse(model)
+    config = builder.create_builder_config()
+    add_profile(builder, config, network, {k: v.shape for k, v in feeds_list[0].items()}, min_shapes, max_shapes)
+    plan = builder.build_serialized_network(network, config)
+    assert plan is not None
+    ctx = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(plan).create_execution_context()
+    for feeds in feeds_list:
+        assert_outputs_close(ctx.infer(feeds), ort_run(model, feeds))
+
+
+def _batch_target(dims_after):
+    """Nodes making tgt = [Shape(a)[0]] + dims_after."""
+    nodes = [N_("Shape", ["a"], ["sa"]), N_("Gather", ["sa", "i0"], ["n"], axis=0),
+             N_("Unsqueeze", ["n", "ax0"], ["nu"]), N_("Concat", ["nu", "rest"], ["tgt"], axis=0)]
+    return nodes, {"i0": np.array(0, I64), "ax0": np.array([0], I64), "rest": np.array(dims_after, I64)}
+
+
+@pytest.mark.parametrize("kind", ["initializer", "input", "whole_shape", "dynamic_x_static_target"])
+def test_expand_to_dynamic_batch(kind, rng):
+    """Expand whose target holds the batch of another tensor (cls_token.expand(x.shape[0], -1, -1)): a
+    select against a carrier of that batch."""
+    if kind == "whole_shape":  # Expand(x, Shape(a))
+        m = make_model([N_("Shape", ["a"], ["sa"]), N_("Expand", ["x", "sa"], ["y"])],
+                       {"x": (1, 4), "a": ("N", 4)}, {"y": None}, opset=13)
+        feeds = [{"x": randn(rng, 1, 4), "a": randn(rng, n, 4)} for n in (3, 1, 5)]
+        run_shapes(m, feeds, {"a": (1, 4)}, {"a": (6, 4)})
+        return
+    if kind == "dynamic_x_static_target":  # x's dynamic dim is 1 or 4 at run time
+        m = single("Expand", {"x": randn(rng, 1, 3)}, {"s": np.array([4, 3], I64)}, dyn=("x",))
+        run_shapes(m, [{"x": randn(rng, n, 3)} for n in (1, 4)], {"x": (1, 3)}, {"x": (4, 3)})
+        return
+    nodes, inits = _batch_target([-1, -1] if kind == "initializer" else [1, 4])
+    nodes.append(N_("Expand", ["cls", "tgt"], ["y"]))
+    inputs = {"a": ("N", 3)}
+    cls = randn(rng, 1, 1, 4)
+    if kind == "initializer":
+        inits["cls"] = cls
+        inits["rest"] = np.array([1, 4], I64)
+    else:
+        inputs["cls"] = (1, 1, 4)
+    m = make_model(nodes, inputs, {"y": None}, inits, opset=13)
+    feeds = [dict({"a": randn(rng, n, 3)}, **({} if kind == "initializer" else {"cls": cls})) for n in (2, 1, 5)]
+    run_shapes(m, feeds, {"a": (1, 3)}, {"a": (6, 3)})
+
+
+@pytest.mark.parametrize("value", [None, np.array([0.5], F32), np.array([7], I64)], ids=["default", "float", "int64"])
+def test_constant_of_shape_dynamic_batch(value, rng):
+    """torch.zeros(x.size(0), 4): ConstantOfShape of a shape holding the batch."""
+    nodes, inits = _batch_target([4])
+    attrs = {} if value is None else {"value": numpy_helper.from_array(value, "v")}
+    nodes.append(N_("ConstantOfShape", ["tgt"], ["c"], **attrs))
+    out_type = I64 if value is not None and value.dtype == I64 else F32
+    m = make_model(nodes, {"a": ("N", 3)}, {"c": ((None, 4), out_type)}, inits, opset=13)
+    run_shapes(m, [{"a": randn(rng, n, 3)} for n in (2, 1, 5)], {"a": (1, 3)}, {"a": (6, 3)})
+    # and used as the exporter does: added to the input
+    nodes, inits = _batch_target([4])
+    nodes += [N_("ConstantOfShape", ["tgt"], ["c"], **attrs), N_("Add", ["a", "c"], ["y"])]
+    if out_type == F32:
+        m = make_model(nodes, {"a": ("N", 4)}, {"y": None}, inits, opset=13)
+        run_shapes(m, [{"a": randn(rng, n, 4)} for n in (2, 1, 5)], {"a": (1, 4)}, {"a": (6, 4)})
+
+
+DYN_SLICES = [  # starts, ends, axes, steps: on x of shape (N, T, 4) with N and T dynamic
+    ([1], [INT64_MAX], [1], None),  # x[:, 1:]: crop at the start
+    ([0], [-1], [1], None),  # x[:, :-1]: crop at the end
+    ([1, 1], [-1, -1], [0, 1], None),  # both ends, two dynamic axes
+    ([-2], [INT64_MAX], [1], None),  # x[:, -2:]: the last two
+    ([-3], [-1], [1], None),  # x[:, -3:-1]
+    ([0], [2], [1], None),  # x[:, :2] (the axis must be at least 2 long)
+    ([-1], [-3], [1], [-1]),  # x[:, -1:-3:-1]
+    ([2], [-INT64_MAX], [1], [-1]),  # x[:, 2::-1]
+    ([1, 1], [-1, 3], [1, 2], None),  # a dynamic axis and a static one
+]
+
+
+@pytest.mark.parametrize("spec", DYN_SLICES, ids=["d%d" % i for i in range(len(DYN_SLICES))])
+def test_slice_dynamic_axis(spec, rng):
+    """Constant bounds along a dynamic axis: cropping (padding layer) or a constant number of indices
+    (gather, negative ones counted from the end at run time)."""
+    starts, ends, axes, steps = spec
+    inits = {"st": np.array(starts, I64), "en": np.array(ends, I64), "ax": np.array(axes, I64)}
+    order = ["x", "st", "en", "ax"]
+    if steps is not None:
+        inits["sp"] = np.array(steps, I64)
+        order.append("sp")
+    m = make_model([N_("Slice", order, ["y"])], {"x": ("N", "T", 4)}, {"y": None}, inits, opset=13)
+    feeds = [{"x": randn(rng, n, t, 4)} for n, t in ((3, 5), (3, 3), (4, 8))]
+    run_shapes(m, feeds, {"x": (3, 3, 4)}, {"x": (4, 8, 4)})
+
+
+@pytest.mark.parametrize("case", ["range", "slice_by_other_dim", "reshape_two_syms", "slice_reverse",
+                                  "slice_start_from_end_stop_from_start"])
+def test_runtime_shapes_still_unsupported(case, rng):
+    """What trtlite cannot build without shape tensors: a precise UNSUPPORTED_NODE_DYNAMIC naming the node."""
+    i64 = lambda v: np.array(v, I64)  # noqa: E731
+    inputs = {"x": ("B", "T", 8)}
+    if case == "range":  # torch.arange(x.shape[1])
+        nodes = [N_("Shape", ["x"], ["s"]), N_("Gather", ["s", "one"], ["T"], axis=0),
+                 N_("Range", ["zero", "T", "one"], ["r"], name="bad"), N_("Cast", ["r"], ["y"], to=TensorProto.FLOAT)]
+        inits = {"zero": i64(0), "one": i64(1)}
+        what = "dynamic dimension"
+    elif case == "slice_by_other_dim":  # pe[:x.shape[1]]
+        nodes = [N_("Shape", ["x"], ["s"]), N_("Slice", ["s", "one", "two"], ["T"]),
+                 N_("Slice", ["pe", "zero", "T"], ["y"], name="bad")]
+        inits = {"zero": i64([0]), "one": i64([1]), "two": i64([2]), "pe": randn(rng, 16, 8)}
+        what = "dynamic dimension"
+    elif case == "reshape_two_syms":  # (B*T, C) -> (B, T, C)
+        nodes = [N_("Reshape", ["x", "flat"], ["f"]), N_("Shape", ["x"], ["s"]),
+                 N_("Reshape", ["f", "s"], ["y"], name="bad")]
+        inits = {"flat": i64([-1, 8])}
+        what = "neither copied"
+    else:
+        bounds = ([-1], [-INT64_MAX], [-1]) if case == "slice_reverse" else ([-3], [2], [1])
+        nodes = [N_("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="bad")]
+        inits = {"st": i64(bounds[0]), "en": i64(bounds[1]), "ax": i64([1]), "sp": i64(bounds[2])}
+        what = "dynamic axis"
+    m = make_model(nodes, inputs, {"y": None}, inits, opset=13)
+    with pytest.raises(AssertionError) as e:
+        parse(m)
+    msg = str(e.value)
+    assert "name 'bad'" in msg and "UNSUPPORTED_NODE_DYNAMIC" in msg and what in msg, msg
 
 
 def test_tile(rng):

@@ -479,6 +479,16 @@ def fmt_seconds(s: float) -> str:
 
 
 def peak_rss_bytes() -> int:
+    """This process's peak resident set size.  On Linux from /proc/self/status (VmHWM): getrusage's
+    ru_maxrss survives exec(), so a trtlite-exec started by a big process (a test runner with torch
+    loaded) would report its parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(r) if sys.platform == "darwin" else int(r) * 1024
 

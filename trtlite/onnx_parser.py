@@ -28,18 +28,37 @@ How a model is mapped
 * An op with no mapping becomes a plugin layer when the plugin registry has a creator named like the
   op (or like the op plus "_TRT", TensorRT's naming of its plugins: op "Adder2d" finds "Adder2d_TRT"),
   version "1" (or the node's ``plugin_version`` attribute), looked up in the node's domain as
-  namespace (or its ``plugin_namespace`` attribute) and then in the default namespace "".  The node's
-  attributes become plugin fields (ints -> INT32, floats -> FLOAT32, strings -> CHAR, tensors -> their
-  dtype); its constant inputs (initializers) become fields too -- named by the last component of the
-  initializer's name when the creator lists such a field, else the first listed field of the array's
-  type that no attribute or earlier input gave -- and its other inputs become the plugin's inputs.
+  namespace (or its ``plugin_namespace`` attribute) and then in the default namespace "".  Creating a
+  parser registers the built-in plugins (``init_libnvinfer_plugins(None, "")``, as TensorRT's parser
+  does; idempotent).  The node's attributes become plugin fields (ints -> INT32, floats -> FLOAT32,
+  strings -> CHAR, tensors -> their dtype); its constant inputs (initializers) become fields too -- named
+  by the last component of the initializer's name when the creator lists such a field, else the first
+  listed field of the array's type that no attribute or earlier input gave, else the first it converts
+  to -- and its other inputs become the plugin's inputs.  A value is converted to the type the creator
+  declares for its field when that is exact (integral floats to ints, ints in range, ints to floats that
+  hold them, float16/float64 to float32); otherwise the node fails naming the field.
 
 Limits
 ------
-* Values computed at run time from dynamic dims (ConstantOfShape/Range/Expand/Tile targets, Resize
-  sizes or Slice bounds that are not the input's own dims) are not supported: trtlite has no shape
-  tensors.  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of tensors with
-  dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
+* trtlite has no shape tensors, so values computed from dynamic dims at run time are limited to these:
+  - Expand targets and ConstantOfShape shapes may hold dynamic dims that are dims of a network tensor
+    (cls_token.expand(x.shape[0], -1, -1), torch.zeros(x.size(0), 4)): the value is broadcast at run time
+    by a Select against a boolean "carrier" of that dim, gathered from the tensor it was read from.
+  - Slice along a dynamic axis with constant bounds: x[s:] and x[s:-k] (step 1) crop with a padding layer
+    (the profile must keep the result non-empty); bounds that give a constant count (x[a:b], x[-a:],
+    x[-a:-b], x[a::-1], any step) gather those indices, so the axis must be long enough at run time (a
+    shorter one fails there with a gather index error, where ONNX would clamp).
+  Not supported (UNSUPPORTED_NODE_DYNAMIC): Range, Tile and Resize sizes and Slice bounds computed from
+  dynamic dims (torch.arange(x.shape[1]), pe[:x.shape[1]]), dims computed from several dynamic dims
+  (Reshape (B*T, C) -> (B, T, C)), and slices of a dynamic axis whose length depends on it otherwise
+  (x[::-1], x[-3:5], x[1::2]).  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of
+  tensors with dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
+* A graph output that is also a graph input (a pass-through such as outputs {y, x}, or a graph with no
+  nodes) is an error (UNSUPPORTED_GRAPH): an engine's I/O tensors are bound by name, and one name cannot be
+  both an input and an output -- TensorRT refuses such networks too.  Give the output its own name with an
+  Identity node.  A graph output that is an initializer becomes a constant output.
+* At most 64 graph inputs and outputs in all (MAX_IO_TENSORS: what an execution context binds); more is
+  an error while parsing.
 * Not mapped (become plugins when a creator exists, else errors): control flow (If/Loop/Scan), NonZero,
   NonMaxSuppression, Scatter*, CumSum, Einsum, RoiAlign, quantization ops on tensors, LpPool, pooling
   with dilations, MaxPool's Indices output, Resize antialias / tf_crop_and_resize /
@@ -52,12 +71,16 @@ Errors
 ``parse`` returns False and records ParserError objects naming the node, its op and the reason:
 malformed protobuf (MODEL_DESERIALIZE_FAILED), unsupported opset (UNSUPPORTED_GRAPH), an op with no
 mapping and no plugin (UNSUPPORTED_NODE), unsupported attributes or dynamic values
-(UNSUPPORTED_NODE_ATTR / UNSUPPORTED_NODE_DYNAMIC ...), and anything the network rejects, such as
-shape conflicts (INVALID_NODE).  Parsing stops at the first failing node, as TensorRT's does.
+(UNSUPPORTED_NODE_ATTR / UNSUPPORTED_NODE_DYNAMIC ...), malformed nodes (input/output counts against
+the op's schema, names that are not valid UTF-8 or hold NUL: INVALID_NODE / INVALID_GRAPH), and anything
+the network rejects, such as shape conflicts (INVALID_NODE).  Anything else raised while parsing (a bug)
+is caught too and recorded as INTERNAL_ERROR naming the node being imported: ``parse`` never raises.
+Parsing stops at the first failing node, as TensorRT's does.
 """
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -75,6 +98,11 @@ _INSTALL_HINT = ("trtlite's ONNX parser needs the 'onnx' package, which is not i
                  "pip install trtlite[onnx]  (or: pip install onnx)")
 
 MIN_OPSET = 7
+
+# An execution context binds at most this many I/O tensors (csrc/python/py_context.c's run()).
+MAX_IO_TENSORS = 64
+# add_concatenation takes at most this many inputs (csrc/python/py_network.c); longer Concats are chained.
+MAX_CONCAT_INPUTS = 64
 
 
 def _import_onnx():
@@ -113,8 +141,8 @@ class ParserError:
         self._code = ErrorCode(code)
         self._desc = desc
         self._node = node
-        self._node_name = node_name
-        self._node_operator = node_operator
+        self._node_name = _text(node_name)
+        self._node_operator = _text(node_operator)
         self._func = func
 
     def code(self) -> ErrorCode:
@@ -166,6 +194,24 @@ class _Fail(Exception):
         self.code = code
 
 
+def _text(v: Any) -> str:
+    """A protobuf string field as text.  protobuf hands back `bytes` for a string field that is not valid
+    UTF-8; error messages must still be built from it (with the bad bytes shown as replacement chars)."""
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", "replace")
+    return v if isinstance(v, str) else str(v)
+
+
+def _bad_name(v: Any) -> Optional[str]:
+    """Why `v` cannot name a tensor, layer or op (None: it can).  trtlite's names are C strings: a name
+    must be text (valid UTF-8) without NUL characters."""
+    if not isinstance(v, str):
+        return "%r is not valid UTF-8" % (bytes(v) if isinstance(v, (bytes, bytearray)) else v,)
+    if "\0" in v:
+        return "%r holds a NUL character" % (v,)
+    return None
+
+
 def _unsupported(msg: str, code: ErrorCode = ErrorCode.UNSUPPORTED_NODE_ATTR) -> _Fail:
     return _Fail(code, msg)
 
@@ -179,18 +225,34 @@ class _Dynamic(_Fail):
 # Symbolic dimensions: what Shape gives for a dynamic dim.  Arrays holding them are numpy object arrays.
 # ----------------------------------------------------------------------------------------------------------
 
+_OPAQUE = itertools.count()
+
+_NEEDS_VALUE = ("the model needs the value of the dynamic dimension %r while parsing: it is known only at run time, "
+                "and trtlite has no shape tensors to compute with it")
+
+
 class _Sym:
     """An unknown (dynamic) dimension: `key` identifies it (a dim_param name from ONNX shape inference, or
     (tensor, axis) of the tensor Shape read); `origin` is the (tensor, axis) it was read from, if any."""
-    __slots__ = ("key", "origin")
+    __slots__ = ("key", "origin", "depth")
 
-    def __init__(self, key: Any, origin: Optional[Tuple[str, int]] = None) -> None:
+    # Keys of expressions deeper than this become opaque: a key nested thousands deep (a long chain of Adds
+    # on a dim) would overflow Python's recursion in hash/==/repr.  An opaque key equals nothing else,
+    # which is only more conservative (such a dim is then unsupported wherever it must be matched).
+    MAX_DEPTH = 32
+
+    def __init__(self, key: Any, origin: Optional[Tuple[str, int]] = None, depth: int = 0) -> None:
+        if depth > _Sym.MAX_DEPTH:
+            key = ("(expression)", next(_OPAQUE))
         self.key = key
         self.origin = origin
+        self.depth = depth
 
     def __repr__(self) -> str:
         k = self.key
         if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], str) and isinstance(k[1], int):
+            if k[0] == "(expression)":
+                return "<an expression of dynamic dimensions>"
             return "%s[%d]" % k
         return str(k)
 
@@ -211,7 +273,8 @@ class _Sym:
         if identity is not None and not isinstance(o, _Sym) and o == identity:
             return self
         ok = o.key if isinstance(o, _Sym) else int(o)
-        return _Sym(("(" + op + ")", ok, self.key) if swap else ("(" + op + ")", self.key, ok))
+        depth = max(self.depth, o.depth if isinstance(o, _Sym) else 0) + 1
+        return _Sym(("(" + op + ")", ok, self.key) if swap else ("(" + op + ")", self.key, ok), None, depth)
 
     def __mul__(self, o: Any) -> Any:
         if not isinstance(o, _Sym) and o == 0:
@@ -246,7 +309,7 @@ class _Sym:
         return self._bin(o, "%")
 
     def __neg__(self) -> Any:
-        return _Sym(("neg", self.key))
+        return _Sym(("neg", self.key), None, self.depth + 1)
 
     def _cmp(self, o: Any) -> Any:
         raise _Dynamic("the model compares the dynamic dimension %r with %r" % (self, o))
@@ -254,12 +317,12 @@ class _Sym:
     __lt__ = __le__ = __gt__ = __ge__ = _cmp
 
     def __index__(self) -> int:
-        raise _Dynamic("the model needs the value of the dynamic dimension %r while parsing" % (self,))
+        raise _Dynamic(_NEEDS_VALUE % (self,))
 
     __int__ = __index__
 
     def __float__(self) -> float:
-        raise _Dynamic("the model needs the value of the dynamic dimension %r while parsing" % (self,))
+        raise _Dynamic(_NEEDS_VALUE % (self,))
 
 
 def _has_sym(a: Any) -> bool:
@@ -338,24 +401,54 @@ def _to_dtype(a: np.ndarray, dt: DataType) -> np.ndarray:
     return np.asarray(a.astype(np_t, copy=False), order="C")  # (ascontiguousarray would make 0-d 1-d)
 
 
-def _field_type_of(a: np.ndarray):
-    """(PluginFieldType member name, converted array) for an attribute/initializer value."""
+_FIELD_NP = {"FLOAT16": np.float16, "FLOAT32": np.float32, "FLOAT64": np.float64, "INT8": np.int8,
+             "INT16": np.int16, "INT32": np.int32}
+
+
+def _field_type_of(a: np.ndarray) -> str:
+    """The PluginFieldType (member name) an attribute/initializer value has by itself (its array is
+    converted with _field_convert): floats keep their width, bool is INT8, wider integers INT32."""
     dt = a.dtype
-    if dt == np.float32:
-        return "FLOAT32", a
     if dt == np.float16:
-        return "FLOAT16", a
+        return "FLOAT16"
     if dt == np.float64:
-        return "FLOAT64", a
-    if dt == np.int8:
-        return "INT8", a
+        return "FLOAT64"
+    if dt == np.int8 or dt == np.bool_:
+        return "INT8"
     if dt == np.int16:
-        return "INT16", a
-    if dt == np.uint8 or dt == np.bool_:
-        return "INT8", a.astype(np.int8)
+        return "INT16"
+    if dt == np.uint8:
+        return "INT8" if a.size == 0 or int(a.max()) <= 127 else "INT16"
     if np.issubdtype(dt, np.integer):
-        return "INT32", np.clip(a, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
-    return "FLOAT32", a.astype(np.float32)
+        return "INT32"
+    return "FLOAT32"
+
+
+def _field_convert(a: np.ndarray, ft: str) -> Optional[np.ndarray]:
+    """`a` as plugin field type `ft` (a _FIELD_NP key) when the conversion is exact, else None: integers
+    must fit, floats become integers only when integral, integers become floats only when representable;
+    float16/float64 -> float32 is accepted (float64 rounded to nearest, but not overflowing)."""
+    want = np.dtype(_FIELD_NP[ft])
+    if a.dtype == want:
+        return a
+    if a.dtype == np.bool_:
+        a = a.astype(np.int8)
+    if a.dtype.kind not in "iuf":
+        return None
+    with np.errstate(all="ignore"):
+        if want.kind == "f":
+            b = a.astype(want)
+            if a.dtype.kind == "f" and want.itemsize >= 4:
+                ok = np.array_equal(np.isfinite(a), np.isfinite(b))  # float64 -> float32 must not overflow
+            else:
+                ok = np.array_equal(b.astype(a.dtype), a, equal_nan=a.dtype.kind == "f")
+            return b if ok else None
+        if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(a == np.trunc(a))):
+            return None
+        info = np.iinfo(want)
+        if a.size and (a.min() < info.min or a.max() > info.max):
+            return None
+        return a.astype(want)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -634,6 +727,9 @@ _FOLDABLE = frozenset([
     "ConstantOfShape", "Expand", "Tile", "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean",
     "Shape", "Size"])
 
+# ONNX schemas by (op, opset), for _check_arity (None: not a known op).
+_SCHEMAS: Dict[Tuple[str, int], Any] = {}
+
 # Ops never computed while parsing (random or with side effects).
 _NOT_FOLDED = frozenset(["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                          "Bernoulli", "If", "Loop", "Scan"])
@@ -748,6 +844,15 @@ class OnnxParser:
         self.network = network
         self.logger = logger
         self._errors: List[ParserError] = []
+        # TensorRT's ONNX parser registers the built-in plugin library when it is created, so that a
+        # custom node finds e.g. Adder2d_TRT without the caller's init_libnvinfer_plugins.  Registering is
+        # idempotent and silent (creators already there are skipped); no logger is passed, since that
+        # would make this parser's logger the plugin registry's for the whole process.
+        try:
+            from .plugins import init_libnvinfer_plugins
+            init_libnvinfer_plugins(None, "")
+        except Exception as e:  # the parser works without them; custom nodes then report the missing plugin
+            self._log(Severity.WARNING, "ONNX parser: cannot register the built-in plugins: %s" % (e,))
 
     # ---- TensorRT API --------------------------------------------------------------------------------------
 
@@ -778,7 +883,34 @@ class OnnxParser:
     def parse(self, model: Any, path: Optional[str] = None) -> bool:
         """Parses a serialized ModelProto (bytes-like).  `path`: the model file's path, for initializers
         stored as external data (they are read relative to its folder)."""
-        onnx = _import_onnx()
+        onnx = _import_onnx()  # outside the catch-all: a missing onnx package is the caller's ImportError
+        self._node_idx, self._node = -1, None
+        try:
+            return self._parse(onnx, model, path)
+        except Exception as e:
+            # Whatever a model triggers, parse() reports it as a parser error and returns False, as
+            # TensorRT's parser does: a bug must never reach the caller as a raw traceback.
+            self._internal_error(e)
+            return False
+
+    def _internal_error(self, e: BaseException) -> None:
+        """Records an exception that escaped the importers, naming the node being imported (if any)."""
+        node = getattr(self, "_node", None)
+        idx = getattr(self, "_node_idx", -1) if node is not None else -1
+        code = ErrorCode.MEM_ALLOC_FAILED if isinstance(e, MemoryError) else ErrorCode.INTERNAL_ERROR
+        what = "importing this node" if idx >= 0 else "parsing the graph"
+        try:
+            text = str(e)
+        except Exception:  # an exception that cannot even print itself
+            text = "(no message)"
+        desc = "unexpected %s while %s: %s (a bug in trtlite's ONNX parser; please report it with the model)" \
+            % (type(e).__name__, what, text)
+        try:
+            self._error(code, desc, idx, node.name if idx >= 0 else "", node.op_type if idx >= 0 else "", "parse")
+        except Exception:  # the report itself must not raise either
+            self._errors.append(ParserError(code, "unexpected %s" % type(e).__name__))
+
+    def _parse(self, onnx: Any, model: Any, path: Optional[str]) -> bool:
         try:
             data = bytes(model)
         except TypeError:
@@ -811,6 +943,8 @@ class OnnxParser:
         proto = onnx.ModelProto()
         try:
             proto.ParseFromString(bytes(model))
+            if any(_bad_name(n.op_type) or _bad_name(n.domain) for n in proto.graph.node):
+                return False, []
         except Exception:
             return False, []
         groups: List[Tuple[List[int], bool]] = []
@@ -885,6 +1019,9 @@ class OnnxParser:
         self._explicit_syms: Dict[int, List[Any]] = {}
         self._node_idx = -1
         self._node = None
+        self._input_names: List[str] = []
+        self._node_name = ""  # layers made outside any node (graph outputs that are initializers) use these
+        self._sub = 0
         self._layer_names: List[Tuple[Any, str]] = []
         try:
             return self._parse_graph(model)
@@ -898,6 +1035,8 @@ class OnnxParser:
 
     def _parse_graph(self, model: Any) -> bool:
         graph = model.graph
+        if not self._check_names(graph):
+            return False
         try:
             self._load_initializers(graph)
             self._add_inputs(graph)
@@ -906,6 +1045,16 @@ class OnnxParser:
             return False
         except _C.Error as e:
             self._error(ErrorCode.INVALID_GRAPH, "%s: %s" % (type(e).__name__, e))
+            return False
+        except (ValueError, TypeError) as e:  # e.g. a shape the network API refuses
+            self._error(ErrorCode.INVALID_GRAPH, "cannot add the graph's inputs: %s: %s" % (type(e).__name__, e))
+            return False
+        n_io = self.network.num_inputs + self.network.num_outputs + len(graph.output)
+        if n_io > MAX_IO_TENSORS:
+            # found now rather than at the first inference, where the execution context refuses the engine
+            self._error(ErrorCode.UNSUPPORTED_GRAPH, "the model has %d inputs and %d outputs: trtlite's engines bind "
+                        "at most %d input and output tensors in all (merge some, e.g. with Concat)"
+                        % (self.network.num_inputs, self.network.num_outputs + len(graph.output), MAX_IO_TENSORS))
             return False
         order = self._topo_order(graph)
         if order is None:
@@ -917,7 +1066,32 @@ class OnnxParser:
                 continue
             if not self._import_node(idx, node):
                 return False
+        self._node_idx, self._node = -1, None  # what follows is about the graph, not the last node
+        self._node_name, self._sub = "", 0
         return self._mark_outputs(graph)
+
+    def _check_names(self, graph: Any) -> bool:
+        """Every name that becomes a network name (or an error message) must be valid UTF-8 without NUL:
+        protobuf hands back bytes for invalid UTF-8, and trtlite's names are C strings."""
+        for what, items in (("graph input", graph.input), ("graph output", graph.output),
+                            ("initializer", graph.initializer)):
+            for k, item in enumerate(items):
+                why = _bad_name(item.name)
+                if why:
+                    self._error(ErrorCode.INVALID_GRAPH, "the name of %s %d, %s" % (what, k, why))
+                    return False
+        for idx, n in enumerate(graph.node):
+            fields = [("op_type", n.op_type), ("domain", n.domain), ("name", n.name)]
+            fields += [("input %d" % i, v) for i, v in enumerate(n.input)]
+            fields += [("output %d" % i, v) for i, v in enumerate(n.output)]
+            fields += [("attribute %d" % i, at.name) for i, at in enumerate(n.attribute)]
+            for what, v in fields:
+                why = _bad_name(v)
+                if why:
+                    self._error(ErrorCode.INVALID_NODE, "the node's %s, %s" % (what, why), idx, n.name, n.op_type,
+                                "import" + _text(n.op_type))
+                    return False
+        return True
 
     def _load_initializers(self, graph: Any) -> None:
         from onnx import numpy_helper
@@ -969,6 +1143,7 @@ class OnnxParser:
                 cast = net.add_cast(t, DataType.FLOAT)
                 cast.name = "%s/cast_to_float" % name
                 self._tensors[name] = cast.get_output(0)
+                self._input_names.append(name)
                 continue
             if elem in (_T_INT8, _T_UINT8):
                 dt = DataType.INT8 if elem == _T_INT8 else DataType.UINT8
@@ -982,6 +1157,7 @@ class OnnxParser:
                           % (name, "int64" if elem != _T_DOUBLE else "double", dt.name))
             self._tensors[name] = net.add_input(name, dt, dims)
             self._named.add(name)
+            self._input_names.append(name)
 
     def _topo_order(self, graph: Any) -> Optional[List[int]]:
         """Node indices in an order where each node follows its producers (the file's order when it is one)."""
@@ -1037,9 +1213,17 @@ class OnnxParser:
 
     def _mark_outputs(self, graph: Any) -> bool:
         net = self.network
+        inputs = set(vi.name for vi in graph.input if vi.name not in self._consts)
         for vi in graph.output:
             name = vi.name
             try:
+                if name in inputs:
+                    # An engine's I/O tensors are looked up by name, so one name cannot be both an input and
+                    # an output; copying the input through an identity would need a second tensor of the
+                    # same name.  TensorRT refuses such a network too (when it is built).
+                    raise _Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph output '%s' is also a graph input: trtlite (like "
+                                "TensorRT) cannot bind one tensor name as both an input and an output of an "
+                                "engine; write the output through an Identity node under another name" % name)
                 if name in self._tensors:
                     t = self._tensors[name]
                 elif name in self._consts:
@@ -1200,9 +1384,11 @@ class OnnxParser:
         users: Dict[str, List[int]] = {}
         for idx, n in enumerate(nodes):
             for o in n.output:
-                producer[o] = idx
+                if o:  # "" is an omitted optional output, not a name
+                    producer[o] = idx
             for i in n.input:
-                users.setdefault(i, []).append(idx)
+                if i:
+                    users.setdefault(i, []).append(idx)
         outputs = set(o.name for o in graph.output)
         consts: Dict[str, np.ndarray] = {}
 
@@ -1239,8 +1425,14 @@ class OnnxParser:
                 return n.input[0]
             return None
 
+        def out0(n: Any) -> Optional[str]:
+            # malformed nodes (no outputs) are left to their importer, which reports them
+            return n.output[0] if len(n.output) >= 1 and n.output[0] else None
+
         for ei, erf in enumerate(nodes):
             if erf.op_type != "Erf" or erf.domain not in ("", "ai.onnx"):
+                continue
+            if len(erf.input) < 1 or not erf.input[0] or out0(erf) is None:
                 continue
             di = producer.get(erf.input[0])
             if di is None or single_user(erf.input[0]) is None:
@@ -1260,13 +1452,13 @@ class OnnxParser:
             else:
                 continue
             ai = single_user(erf.output[0])
-            if ai is None or nodes[ai].op_type != "Add":
+            if ai is None or nodes[ai].op_type != "Add" or out0(nodes[ai]) is None:
                 continue
             one = other(nodes[ai], erf.output[0])
             if one is None or const(one) != 1.0:
                 continue
             mi = single_user(nodes[ai].output[0])
-            if mi is None or nodes[mi].op_type != "Mul":
+            if mi is None or nodes[mi].op_type != "Mul" or out0(nodes[mi]) is None:
                 continue
             m = nodes[mi]
             y = other(m, nodes[ai].output[0])
@@ -1276,7 +1468,7 @@ class OnnxParser:
             group = [di, ei, ai, mi]
             if y == x:  # (x * (1 + erf)) * 0.5
                 ui = single_user(m.output[0])
-                if ui is not None and nodes[ui].op_type == "Mul":
+                if ui is not None and nodes[ui].op_type == "Mul" and out0(nodes[ui]) is not None:
                     half = other(nodes[ui], m.output[0])
                     if half is not None and const(half) == 0.5:
                         final = ui
@@ -1305,6 +1497,7 @@ class OnnxParser:
         self._explicit_syms = {}
         op = node.op_type
         try:
+            self._check_arity(node)
             a = self._attrs(node)
             if idx in self._fused:
                 kind, x = self._fused[idx]
@@ -1329,8 +1522,37 @@ class OnnxParser:
             code, msg = ErrorCode.MEM_ALLOC_FAILED, "out of memory: %s" % (e,)
         except Exception as e:  # never let a model crash the caller
             code, msg = ErrorCode.INTERNAL_ERROR, "%s: %s" % (type(e).__name__, e)
-        self._error(code, msg, idx, node.name, op, "import" + op)
+        self._error(code, msg, idx, node.name, op, "import" + _text(op))
         return False
+
+    def _check_arity(self, node: Any) -> None:
+        """Input and output counts of a default-domain node against its ONNX schema, so that importers can
+        index node.input / node.output and a malformed node gets a message, not an IndexError."""
+        if node.domain not in ("", "ai.onnx"):
+            return
+        key = (node.op_type, self._opset)
+        if key not in _SCHEMAS:
+            try:
+                from onnx import defs
+                _SCHEMAS[key] = defs.get_schema(node.op_type, self._opset, "")
+            except Exception:  # an op unknown to the installed onnx: left to the plugin fallback
+                _SCHEMAS[key] = None
+        sch = _SCHEMAS[key]
+        if sch is None:
+            return
+
+        def span(lo: int, hi: int) -> str:
+            return "%d" % lo if lo == hi else "%d or more" % lo if hi >= 2 ** 31 - 1 else "%d to %d" % (lo, hi)
+        n_in, n_out = len(node.input), len(node.output)
+        if not sch.min_input <= n_in <= sch.max_input:
+            raise _Fail(ErrorCode.INVALID_NODE, "the node has %d inputs but %s-%d takes %s"
+                        % (n_in, node.op_type, sch.since_version, span(sch.min_input, sch.max_input)))
+        for k in range(min(sch.min_input, n_in)):
+            if not node.input[k]:
+                raise _Fail(ErrorCode.INVALID_NODE, "required input %d of %s is empty" % (k, node.op_type))
+        if not sch.min_output <= n_out <= sch.max_output:
+            raise _Fail(ErrorCode.INVALID_NODE, "the node has %d outputs but %s-%d gives %s"
+                        % (n_out, node.op_type, sch.since_version, span(sch.min_output, sch.max_output)))
 
     def _attrs(self, node: Any) -> Dict[str, Any]:
         from onnx import helper
@@ -1338,6 +1560,8 @@ class OnnxParser:
         for at in node.attribute:
             if at.ref_attr_name:
                 raise _unsupported("attribute '%s' refers to a function attribute" % at.name)
+            if at.type == 0:  # AttributeProto.UNDEFINED: get_attribute_value gives None, which importers misread
+                raise _Fail(ErrorCode.INVALID_NODE, "attribute '%s' has no type (UNDEFINED)" % at.name)
             v = helper.get_attribute_value(at)
             if isinstance(v, bytes):
                 v = v.decode("utf-8", "replace")
@@ -1366,7 +1590,10 @@ class OnnxParser:
                 return [out]
             return [np.array(int(np.prod(shp)), dtype=np.int64)]
         present = [i for i in ins if i]
-        if (present or op == "Constant") and all(i in self._consts for i in present) and op not in _NOT_FOLDED:
+        sym_shape = op in ("Expand", "ConstantOfShape") and len(ins) > (op == "Expand") and \
+            _has_sym(self._consts.get(ins[op == "Expand"]))
+        if (present or op == "Constant") and all(i in self._consts for i in present) and op not in _NOT_FOLDED \
+                and not sym_shape:  # a shape with dynamic dims is built at run time by the importer
             vals = [self._consts[i] if i else None for i in ins]
             if op in _FOLDABLE:
                 try:
@@ -1586,6 +1813,11 @@ class OnnxParser:
                                              else n))
         return ts
 
+    def _concat_layer(self, ts: Sequence[Any], axis: int) -> Any:
+        layer = self.network.add_concatenation(list(ts))
+        layer.axis = axis
+        return self._L(layer)
+
     def _ew(self, a: Any, b: Any, op: ElementWiseOperation) -> Any:
         ra, rb = len(a.shape), len(b.shape)
         if ra < rb:
@@ -1629,6 +1861,62 @@ class OnnxParser:
         idx = self._const_tensor(np.asarray(indices, dtype=np.int32), DataType.INT32)
         layer = self.network.add_gather(t, idx, axis)
         return self._L(layer)
+
+    # ---- dynamic dims at run time -------------------------------------------------------------------------
+    #
+    # trtlite has no shape tensors, so a value such as Expand's target shape cannot carry a dynamic dim.  A
+    # tensor can, though: a boolean "carrier" whose dims are all 1 but one, which is the dynamic dim of
+    # the tensor the symbol was read from.  Select(carrier, v, v) broadcasts v to that dim whatever the
+    # carrier's values are (no arithmetic: NaN/Inf in the source cannot leak in).
+
+    def _sym_source(self, sym: "_Sym") -> Optional[Tuple[str, int]]:
+        """(tensor, axis) of a network tensor whose dynamic dim `axis` is the symbol, or None."""
+        if sym.origin is not None:
+            name, axis = sym.origin
+            t = self._tensors.get(name)
+            if t is not None and 0 <= axis < len(t.shape) and t.shape[axis] < 0:
+                return sym.origin
+        # a dim_param shared with a graph input (or a tracked tensor) carries the same size
+        for name in list(self._input_names) + [n for n in self._msyms if n not in self._input_names]:
+            t = self._tensors.get(name)
+            if t is None:
+                continue
+            for j, d in enumerate(t.shape):
+                if d < 0 and self._key_of(name, j) == sym.key:
+                    return name, j
+        return None
+
+    def _dim_carrier(self, sym: "_Sym", rank: int, pos: int, what: str) -> Any:
+        """A BOOL tensor of rank `rank`, all dims 1 but dim `pos`, which is the run-time size of `sym`."""
+        src = self._sym_source(sym)
+        if src is None:
+            raise _Dynamic("%s has the dynamic dimension %r, which is not a dimension of any tensor of the network "
+                           "(it is computed from dynamic dims; trtlite has no shape tensors to carry it)"
+                           % (what, sym))
+        name, j = src
+        c = self._tensors[name]
+        shape = tuple(c.shape)
+        # index 0 along every other dim (the largest static ones first: each gather copies less)
+        others = sorted((i for i in range(len(shape)) if i != j and shape[i] != 1),
+                        key=lambda i: (shape[i] < 0, -shape[i]))
+        for i in others:
+            c = self._gather_axis(c, i, np.zeros(1, np.int32))
+        if c.dtype != DataType.BOOL:
+            c = self._cast(c, DataType.BOOL)
+        if len(shape) != rank or j != pos:
+            c = self._reshape(c, [-1 if i == pos else 1 for i in range(rank)], zero_is_placeholder=False)
+        return c
+
+    def _broadcast_to_syms(self, t: Any, dims: Dict[int, "_Sym"], what: str) -> Any:
+        """`t` broadcast (numpy rules) along dims {axis: symbol} to the symbols' run-time sizes."""
+        r = len(t.shape)
+        cond = None
+        for ax, sym in sorted(dims.items()):
+            c = self._dim_carrier(sym, r, ax, what)
+            cond = c if cond is None else self._ew(cond, c, ElementWiseOperation.AND)
+        if cond is None:
+            return t
+        return self._L(self.network.add_select(cond, t, t))
 
     def _slice(self, t: Any, spec: Dict[int, Tuple[int, int, int]]) -> Any:
         """Slices axis -> (start, count, step) (already clamped)."""
@@ -1718,29 +2006,63 @@ class OnnxParser:
                         "registered: the op is not supported" % (why, op, "" if op.endswith("_TRT") else " or '%s_TRT'"
                                                                  % op, a.get("plugin_version", "1"), dom))
         PF, PFT = trt.PluginField, trt.PluginFieldType
+        # the creator's fields, in order, with the types it declares (None: any)
+        listed: List[Tuple[str, Optional[str]]] = []
+        try:
+            for f in creator.field_names or []:
+                t = getattr(f, "type", None)
+                tname = getattr(t, "name", None) if t is not None else None
+                listed.append((f.name, tname if tname in _FIELD_NP or tname == "CHAR" else None))
+        except Exception:
+            listed = []
+        declared = dict(listed)
         fields = []
         given = set()
+
+        def add(fname: str, what: str, arr: Optional[np.ndarray] = None, text: Optional[bytes] = None) -> None:
+            """One field, converted to the type the creator declares for `fname` (an exact conversion, else
+            an error naming the field): creators match fields by name and type."""
+            want = declared.get(fname)
+            if text is not None:
+                if want not in (None, "CHAR"):
+                    raise _unsupported("plugin '%s': %s is a string but the creator's field '%s' is %s"
+                                       % (op, what, fname, want))
+                fields.append(PF(fname, np.frombuffer(text, dtype=np.uint8).copy(), PFT.CHAR))
+                given.add(fname)
+                return
+            arr = np.ascontiguousarray(arr).reshape(-1)
+            if want == "CHAR":
+                raise _unsupported("plugin '%s': %s is numeric but the creator's field '%s' is CHAR (a string)"
+                                   % (op, what, fname))
+            ft = want or _field_type_of(arr)
+            conv = _field_convert(arr, ft)
+            if conv is None:
+                shown = arr[:8].tolist()
+                raise _unsupported("plugin '%s': %s (%s %s%s) cannot be converted exactly to %s, the type of the "
+                                   "creator's field '%s'" % (op, what, arr.dtype, shown, "..." if arr.size > 8 else "",
+                                                             ft, fname))
+            fields.append(PF(fname, np.ascontiguousarray(conv), getattr(PFT, ft)))
+            given.add(fname)
+
         for k, v in a.items():
             if k in ("plugin_version", "plugin_namespace"):
                 continue
+            what = "attribute '%s'" % k
             arr = None
             if isinstance(v, str):
-                fields.append(PF(k, np.frombuffer(v.encode("utf-8"), dtype=np.uint8).copy(), PFT.CHAR))
-                given.add(k)
+                add(k, what, text=v.encode("utf-8"))
                 continue
             if isinstance(v, float):
-                arr = np.array([v], dtype=np.float32)
+                arr = np.array([v], dtype=np.float32)  # ONNX float attributes are float32
             elif isinstance(v, int):
-                arr = np.array([v], dtype=np.int32)
+                arr = np.array([v], dtype=np.int64)
             elif isinstance(v, (list, tuple)):
                 if all(isinstance(x, int) for x in v):
-                    arr = np.clip(np.array(v, dtype=np.int64), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+                    arr = np.array(v, dtype=np.int64)
                 elif all(isinstance(x, (int, float)) for x in v):
                     arr = np.array(v, dtype=np.float32)
                 elif all(isinstance(x, (str, bytes)) for x in v):
-                    s = b"\0".join(x.encode("utf-8") if isinstance(x, str) else x for x in v)
-                    fields.append(PF(k, np.frombuffer(s, dtype=np.uint8).copy(), PFT.CHAR))
-                    given.add(k)
+                    add(k, what, text=b"\0".join(x.encode("utf-8") if isinstance(x, str) else x for x in v))
                     continue
                 else:
                     arr = np.array([self._tensor_value(x) for x in v]) if v and hasattr(v[0], "dims") else None
@@ -1749,37 +2071,28 @@ class OnnxParser:
             if arr is None:
                 raise _unsupported("plugin '%s': attribute '%s' of this kind cannot be passed as a plugin field"
                                    % (op, k))
-            ft, arr = _field_type_of(np.ascontiguousarray(arr).reshape(-1))
-            fields.append(PF(k, np.ascontiguousarray(arr), getattr(PFT, ft)))
-            given.add(k)
-        # creator's fields, in order: [(name, PluginFieldType)]
-        listed: List[Tuple[str, Any]] = []
-        try:
-            for f in creator.field_names or []:
-                listed.append((f.name, getattr(f, "type", None)))
-        except Exception:
-            listed = []
-        listed_names = {n for n, _ in listed}
+            add(k, what, arr)
+        listed_names = set(declared)
         inputs = []
         for i, name in enumerate(node.input):
             if not name:
                 continue
             if name in self._consts:
-                v = self._cval(name, "plugin input %d" % i)
-                ft, arr = _field_type_of(np.ascontiguousarray(v).reshape(-1))
+                v = np.ascontiguousarray(self._cval(name, "plugin input %d" % i)).reshape(-1)
                 short = name.replace("/", ".").replace(":", ".").split(".")[-1]
                 fname = None
                 if short in listed_names and short not in given:
                     fname = short
-                else:
-                    for n, t in listed:
-                        if n not in given and (t is None or int(t) == int(getattr(PFT, ft))):
-                            fname = n
-                            break
+                else:  # the first free field of the value's own type, else the first it converts to exactly
+                    free = [(n, t) for n, t in listed if n not in given]
+                    own = _field_type_of(v)
+                    fname = next((n for n, t in free if t is None or t == own), None)
+                    if fname is None:
+                        fname = next((n for n, t in free if t in _FIELD_NP and _field_convert(v, t) is not None),
+                                     None)
                 if fname is None:
                     fname = short
-                fields.append(PF(fname, np.ascontiguousarray(arr), getattr(PFT, ft)))
-                given.add(fname)
+                add(fname, "input %d ('%s')" % (i, name), v)
             else:
                 inputs.append(self._tensor(name))
         plugin = creator.create_plugin(self._node_name, trt.PluginFieldCollection(fields))
@@ -1989,8 +2302,10 @@ def _batchnorm(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 def _param_tensor(p: OnnxParser, name: Optional[str], rank: int, shape_at: Sequence[int], fill: float,
-                  count: Optional[int] = None) -> Any:
-    """A scale/bias input reshaped to `rank` with its values along dims `shape_at` (the rest 1)."""
+                  count: Optional[int] = None, trailing: bool = False) -> Any:
+    """A scale/bias input reshaped to `rank` with its values along dims `shape_at` (the rest 1).
+    trailing: the input broadcasts numpy-style against the last dims (LayerNormalization's scale and bias
+    broadcast to X.shape[axis:], so a (4,) scale of a (2, 3, 4) input with axis=1 lies on the last dim)."""
     if name is None:
         shape = [1] * rank
         for i in shape_at:
@@ -2000,6 +2315,11 @@ def _param_tensor(p: OnnxParser, name: Optional[str], rank: int, shape_at: Seque
         v = p._cval(name).astype(np.float32)
         shape = [1] * rank
         src = list(v.shape)
+        if trailing:
+            if v.ndim > len(shape_at):
+                raise _Fail(ErrorCode.INVALID_NODE, "parameter '%s' of shape %s has more dims than the %d normalized "
+                            "ones" % (name, v.shape, len(shape_at)))
+            return p._const_tensor(v.reshape((1,) * (rank - v.ndim) + v.shape), DataType.FLOAT)
         if len(src) == len(shape_at):
             for i, d in zip(shape_at, src):
                 shape[i] = d
@@ -2034,7 +2354,7 @@ def _layer_norm(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     r = len(x.shape)
     axis = p._norm_axis(int(a.get("axis", -1)), r)
     axes = list(range(axis, r))
-    s = _param_tensor(p, p._inp(node, 1), r, axes, 1.0)
+    s = _param_tensor(p, p._inp(node, 1), r, axes, 1.0, trailing=True)
     bname = p._inp(node, 2)
     if bname is None:
         shape = [1] * r
@@ -2042,7 +2362,7 @@ def _layer_norm(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             shape[i] = x.shape[i] if x.shape[i] > 0 else 1
         b = p._const_tensor(np.zeros(shape, np.float32), DataType.FLOAT)
     else:
-        b = _param_tensor(p, bname, r, axes, 0.0)
+        b = _param_tensor(p, bname, r, axes, 0.0, trailing=True)
     layer = p.network.add_normalization(x, s, b, _mask(axes))
     layer.epsilon = float(a.get("epsilon", 1e-5))
     return [p._L(layer)]
@@ -2126,6 +2446,10 @@ def _clip(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
         lo_n, hi_n = p._inp(node, 1), p._inp(node, 2)
         lo = float(p._cval(lo_n, "min").reshape(-1)[0]) if lo_n and p._is_const(lo_n) else (None if lo_n else -math.inf)
         hi = float(p._cval(hi_n, "max").reshape(-1)[0]) if hi_n and p._is_const(hi_n) else (None if hi_n else math.inf)
+    if lo is not None and hi is not None and lo > hi:
+        # ONNX: y = min(max(x, min), max), so min > max gives max everywhere; trtlite's CLIP activation
+        # would give min where x <= min.  With min lowered to max both agree.
+        lo = hi
     if x.dtype == DataType.FLOAT and lo is not None and hi is not None:
         if lo == 0.0 and hi == math.inf:
             return [p._activation(x, ActivationType.RELU)]
@@ -2496,9 +2820,12 @@ def _concat(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     ts = keep or ts
     if len(ts) == 1:
         return [p._L(p.network.add_identity(ts[0]))]
-    layer = p.network.add_concatenation(ts)
-    layer.axis = axis
-    return [p._L(layer)]
+    # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat
+    # of concats along one axis is the same concat)
+    while len(ts) > MAX_CONCAT_INPUTS:
+        runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
+        ts = [run[0] if len(run) == 1 else p._concat_layer(run, axis) for run in runs]
+    return [p._concat_layer(ts, axis)]
 
 
 @_importer("Split")
@@ -2520,8 +2847,39 @@ def _resolve_bound(p: OnnxParser, v: Any, xname: str, axis: int, dim: int) -> in
     if isinstance(v, _Sym):
         if p._dim_is(v, xname, axis):
             return 2 ** 62  # "the whole dim": clamps to dim
-        raise _Dynamic("Slice bound %r is a dynamic dimension" % (v,))
+        raise _Dynamic("Slice bound %r is a dynamic dimension that is not the sliced axis' own size (e.g. "
+                       "pe[:T] with T from another tensor): trtlite has no shape tensors to slice by it" % (v,))
     return int(v)
+
+
+_END = 2 ** 31 - 1  # bounds at least this large mean "to the end" (exporters write INT_MAX or INT64_MAX)
+
+
+def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
+    """How to slice a dynamic axis (size D known at run time) from constant bounds: ("crop", (pre, post))
+    for a padding layer that crops pre elements at the start and post at the end (output D - pre - post),
+    or ("gather", indices) when the output size is static (negative indices count from the end, which
+    trtlite's gather resolves at run time).  Raises _Dynamic when the output size depends on D in a way
+    neither can express.  Bounds of magnitude >= _END mean "past the end" / "before the start"."""
+    if st == 1 and 0 <= s < _END and (e >= _END or -_END < e < 0):
+        return "crop", (s, 0 if e >= _END else -e)  # x[s:] and x[s:-k]
+    idx = None
+    if abs(s) < _END and abs(e) < _END and (s >= 0) == (e >= 0):
+        idx = np.arange(s, e, st)  # x[a:b], x[-a:-b] (either direction)
+    elif -_END < s < 0 and e >= _END and st > 0:
+        idx = np.arange(s, 0, st)  # x[-a:]
+    elif 0 <= s < _END and e <= -_END and st < 0:
+        idx = np.arange(s, -1, st)  # x[a::-1]
+    if idx is None:
+        raise _Dynamic("Slice (starts %d, ends %d, step %d) along a dynamic axis gives a size that depends on the "
+                       "axis' run-time size in a way trtlite cannot express (it slices dynamic axes by cropping a "
+                       "constant number of elements from each end, step 1, or by a constant number of indices)"
+                       % (s, e, st))
+    if idx.size == 0:
+        raise _unsupported("Slice gives an empty tensor", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    # as many elements as the bounds say, provided the axis is long enough at run time: a shorter one fails
+    # there with a gather index error (ONNX would clamp the bounds)
+    return "gather", idx
 
 
 @_importer("Slice")
@@ -2537,20 +2895,41 @@ def _slice_op(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
             vals.append(None if n is None else p._cval(n, ["", "starts", "ends", "axes", "steps"][i], allow_sym=True))
     starts, ends, axes, steps = _slice_params(p, a, vals, r)
     spec = {}
+    crop: Dict[int, Tuple[int, int]] = {}
+    gathers: Dict[int, np.ndarray] = {}
     for s, e, ax, st in zip(starts, ends, axes, steps):
         dim = xs[ax]
         s = _resolve_bound(p, s, xname, ax, dim)
         e = _resolve_bound(p, e, xname, ax, dim)
         if dim < 0:
-            if s == 0 and st == 1 and e >= 2 ** 31 - 1:
+            if s == 0 and st == 1 and e >= _END:
                 continue
-            raise _Dynamic("Slice along the dynamic axis %d of %s (starts %d, ends %d, step %d)" % (ax, xs, s, e, st))
+            try:
+                how, arg = _dynamic_axis_slice(s, e, st)
+            except _Fail as f:
+                raise type(f)("axis %d of %s: %s" % (ax, xs, f)) if isinstance(f, _Dynamic) else f
+            if how == "crop":
+                crop[ax] = arg
+            else:
+                gathers[ax] = arg
+            continue
         s0, n = _clamp_slice(s, e, st, dim)
         if n == 0:
             raise _unsupported("Slice gives an empty tensor (axis %d of %s)" % (ax, xs),
                                ErrorCode.UNSUPPORTED_NODE_SHAPE)
         spec[ax] = (s0, n, st)
     y = p._slice(x, spec)
+    if crop:
+        # one padding layer crops every such axis (it pads the trailing dims from the first one on)
+        first = min(crop)
+        pre = [-crop[i][0] if i in crop else 0 for i in range(first, r)]
+        post = [-crop[i][1] if i in crop else 0 for i in range(first, r)]
+        y = p._L(p.network.add_padding_nd(y, pre, post))
+    for ax, idx in sorted(gathers.items()):
+        y = p._gather_axis(y, ax, idx)
+    if gathers or crop:
+        keys = p._raw_keys(xname)
+        p._set_syms(0, [len(gathers[i]) if i in gathers else None if i in crop else k for i, k in enumerate(keys)])
     if y is x:
         y = p._L(p.network.add_identity(x))
     return [y]
@@ -2648,39 +3027,72 @@ def _expand(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
     shape = p._cval(p._inp(node, 1), "shape", allow_sym=True).reshape(-1)
-    r = max(len(x.shape), len(shape))
+    r0 = len(x.shape)
+    r = max(r0, len(shape))
+    xk = p._raw_keys(xname)
     x = p._unsqueeze_to(x, r)
     xs = tuple(x.shape)
-    off = r - len(x.shape)
+    off = r - r0
     shape = [1] * (r - len(shape)) + list(shape)
-    spec: Dict[int, int] = {}
+    spec: Dict[int, int] = {}  # static target n of a static 1-dim: copied n times
+    dyn: Dict[int, Any] = {}  # dims whose size is known only at run time: broadcast by a select
+    keys: List[Any] = []
     for i in range(r):
         s, d = shape[i], xs[i]
+        k = xk[i - off] if i >= off and i - off < len(xk) else 1
         if isinstance(s, _Sym):
             if d >= 0 and d != 1:
+                keys.append(d)
                 continue  # broadcasting keeps x's static dim
+            keys.append(s.key)
             if d < 0 and p._dim_is(s, xname, i - off):
                 continue
-            raise _Dynamic("Expand to a dynamic dimension %r" % (s,))
+            dyn[i] = s  # x's 1 (or a dynamic dim of size 1 or s at run time) broadcast to s
+            continue
         s = int(s)
+        keys.append(k if s == 1 else s)
         if s == 1 or s == d:
             continue
         if d == 1:
             spec[i] = s
         elif d < 0:
-            raise _Dynamic("Expand of the dynamic axis %d to %d" % (i, s))
+            dyn[i] = s  # x's dynamic dim must be 1 or s at run time: broadcast against a static carrier
         else:
             raise _Fail(ErrorCode.INVALID_NODE, "cannot expand shape %s to %s" % (xs, shape))
-    if not spec:
+    p._set_syms(0, keys)
+    if not spec and not dyn:
         return [p._L(p.network.add_identity(x))]
-    if _static(xs):
+    y = x
+    if spec and _static(xs):
         out = [spec.get(i, xs[i]) for i in range(r)]
         stride = [0 if i in spec else 1 for i in range(r)]
-        return [p._L(p.network.add_slice(x, [0] * r, out, stride))]
-    y = x
-    for i, n in sorted(spec.items()):
-        y = p._gather_axis(y, i, np.zeros(n, np.int32))
-    return [y]
+        y = p._L(p.network.add_slice(x, [0] * r, out, stride))
+    else:
+        for i, n in sorted(spec.items()):
+            y = p._gather_axis(y, i, np.zeros(n, np.int32))
+    static_dyn = {i: n for i, n in dyn.items() if not isinstance(n, _Sym)}
+    if static_dyn:
+        cond = p._const_tensor(np.ones([static_dyn.get(i, 1) for i in range(r)], np.bool_), DataType.BOOL)
+        y = p._L(p.network.add_select(cond, y, y))
+    return [p._broadcast_to_syms(y, {i: v for i, v in dyn.items() if isinstance(v, _Sym)}, "the target shape")]
+
+
+@_importer("ConstantOfShape")
+def _constant_of_shape(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Only reached when the shape holds dynamic dims (static shapes are folded): a constant of the static
+    dims, broadcast to the dynamic ones at run time."""
+    shape = list(p._cval(p._inp(node, 0), "shape", allow_sym=True).reshape(-1))
+    val = a.get("value")
+    fill = np.zeros(1, np.float32) if val is None else p._tensor_value(val).reshape(-1)
+    if fill.size != 1:
+        raise _Fail(ErrorCode.INVALID_NODE, "value must hold one element, it has %d" % fill.size)
+    base = [1 if isinstance(v, _Sym) else int(v) for v in shape]
+    if any(d < 0 for d in base):
+        raise _Fail(ErrorCode.INVALID_NODE, "negative dimension in shape %s" % (shape,))
+    p._set_syms(0, [v.key if isinstance(v, _Sym) else int(v) for v in shape])
+    c = p._const_tensor(np.full(base, fill[0], dtype=fill.dtype))
+    syms = {i: v for i, v in enumerate(shape) if isinstance(v, _Sym)}
+    return [p._broadcast_to_syms(c, syms, "the shape")]
 
 
 @_importer("Gather")
@@ -3079,7 +3491,7 @@ def _depth_space(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._reshape(t, [0, c * b * b, h // b, w // b])]
 
 
-@_importer("Shape", "Size", "ConstantOfShape", "Range")
+@_importer("Shape", "Size", "Range")
 def _shape_only(p: OnnxParser, node: Any, a: Dict[str, Any]) -> List[Any]:
     raise _Dynamic("%s needs its inputs known while parsing (static shapes), but they are computed at run time"
                    % node.op_type)
