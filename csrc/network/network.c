@@ -627,6 +627,8 @@ trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *c
 trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
                                     trtl_plugin *plugin, trtl_layer **out)
 {
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(out);
     return trtl_network_add_named_plugin(net, inputs, nb_inputs, plugin, NULL, out);
 }
 
