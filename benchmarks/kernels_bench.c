@@ -5,7 +5,7 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/kernels_bench.c \
  *       csrc/core/{cpu,status,dims}.c csrc/engine/threadpool.c csrc/network/ops/spatial.c \
- *       csrc/kernels/epilogue.c csrc/kernels/ref/{convolution,fully_connected,matrix_multiply}.c \
+ *       csrc/kernels/epilogue.c csrc/kernels/conv_geometry.c csrc/kernels/ref/{convolution,fully_connected,matrix_multiply}.c \
  *       $(ls csrc/kernels/x86/[a-z]*.c csrc/kernels/blas/[a-z]*.c) -o build/kernels_bench -lopenblas -lm -lpthread
  *   build/kernels_bench [filter]
  *

@@ -5,7 +5,7 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/packed_gemm_bench.c \
  *       csrc/core/{cpu,status,dims}.c csrc/engine/threadpool.c csrc/network/ops/spatial.c \
- *       csrc/kernels/epilogue.c $(ls csrc/kernels/x86/[a-z]*.c csrc/kernels/blas/[a-z]*.c) \
+ *       csrc/kernels/epilogue.c csrc/kernels/conv_geometry.c $(ls csrc/kernels/x86/[a-z]*.c csrc/kernels/blas/[a-z]*.c) \
  *       -o build/packed_gemm_bench -lopenblas -lm -lpthread
  *   build/packed_gemm_bench [filter] [--avx2] [--rounds N]
  *

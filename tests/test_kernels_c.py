@@ -21,6 +21,7 @@ SOURCES = [
     "csrc/engine/threadpool.c",
     "csrc/network/ops/spatial.c",
     "csrc/kernels/epilogue.c",
+    "csrc/kernels/conv_geometry.c",
     "csrc/kernels/ref/convolution.c",
     "csrc/kernels/ref/fully_connected.c",
     "csrc/kernels/ref/matrix_multiply.c",

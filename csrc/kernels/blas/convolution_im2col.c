@@ -24,6 +24,7 @@
 
 #include "network/op_table.h"
 #include "kernels/blas/blas_common.h"
+#include "kernels/conv_geometry.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
 #include "core/dims.h"
@@ -38,66 +39,12 @@
 #define MAX_PANEL_FLOATS (2 * 1024 * 1024) /* 8 MiB a slot at most */
 #define MAX_SLOTS 64
 
-typedef struct conv_geom {
-    int64_t N, C, K, G, Cg, Kg;
-    int64_t in[3], out[3], k[3], s[3], dl[3], pad[3];
-    int64_t in_sp, P, kvol, ckk;
-    int direct; /* 1x1, stride 1, no padding: GEMM on the activations */
-} conv_geom;
+typedef trtl_conv_geom conv_geom;
 
-/* Geometry from the lowered params and the input dims; `yd` (may be NULL) is checked against the
- * output size the params give. */
+/* The shared geometry, plus BLAS's int sizes. */
 static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, conv_geom *g)
 {
-    const trtl_conv_params *p = &nd->p.conv;
-    int nsp = p->kernel_size.nb_dims, off = 3 - nsp;
-    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
-    if (nsp < 1 || nsp > 3 || xd->nb_dims != nsp + 2 || p->stride.nb_dims != nsp || p->dilation.nb_dims != nsp ||
-        p->pre_padding.nb_dims != nsp || p->post_padding.nb_dims != nsp)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not fit a %dD convolution", nd->name,
-                          trtl_dims_str(xd, s1, sizeof s1), nsp);
-    memset(g, 0, sizeof *g);
-    g->direct = 1;
-    for (int i = 0; i < 3; i++) {
-        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->dl[i] = 1;
-        g->pad[i] = 0;
-    }
-    for (int i = 0; i < nsp; i++) {
-        int64_t o, pre, post, kk = p->kernel_size.d[i], dd = p->dilation.d[i];
-        if (trtl_spatial_out(xd->d[2 + i], dd * (kk - 1) + 1, p->stride.d[i], p->pre_padding.d[i],
-                             p->post_padding.d[i], p->padding_mode, 0, &o, &pre, &post) != TRTL_OK)
-            return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
-        if (yd && (yd->nb_dims != xd->nb_dims || yd->d[2 + i] != o))
-            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the convolution of input %s",
-                              nd->name, trtl_dims_str(yd, s1, sizeof s1), trtl_dims_str(xd, s2, sizeof s2));
-        g->in[off + i] = xd->d[2 + i];
-        g->out[off + i] = o;
-        g->k[off + i] = kk;
-        g->s[off + i] = p->stride.d[i];
-        g->dl[off + i] = dd;
-        g->pad[off + i] = pre;
-        if (kk != 1 || p->stride.d[i] != 1 || pre != 0 || o != xd->d[2 + i])
-            g->direct = 0;
-    }
-    g->N = xd->d[0];
-    g->C = xd->d[1];
-    g->K = p->num_output_maps;
-    g->G = p->num_groups;
-    if (g->G < 1 || g->C % g->G || g->K % g->G)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld input / %lld output channels do not split into %lld groups",
-                          nd->name, (long long)g->C, (long long)g->K, (long long)g->G);
-    g->Cg = g->C / g->G;
-    g->Kg = g->K / g->G;
-    g->in_sp = g->in[0] * g->in[1] * g->in[2];
-    g->P = g->out[0] * g->out[1] * g->out[2];
-    g->kvol = g->k[0] * g->k[1] * g->k[2];
-    g->ckk = g->Cg * g->kvol;
-    if (yd && (yd->d[0] != g->N || yd->d[1] != g->K))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not have %lld images of %lld channels",
-                          nd->name, trtl_dims_str(yd, s1, sizeof s1), (long long)g->N, (long long)g->K);
-    if (p->kernel.count != g->K * g->ckk || (p->bias.count && p->bias.count != g->K))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit the convolution",
-                          nd->name, (long long)p->kernel.count, (long long)p->bias.count);
+    TRTL_TRY(trtl_conv_geom_init(nd, xd, yd, g));
     if (g->ckk > TRTL_BLAS_MAX_DIM || g->P > TRTL_BLAS_MAX_DIM || g->Kg > TRTL_BLAS_MAX_DIM)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': convolution too large for 32-bit BLAS sizes", nd->name);
     return TRTL_OK;

@@ -55,58 +55,6 @@ typedef struct cg_state {
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-trtl_status trtl_cg_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_cg_geom *g)
-{
-    const trtl_conv_params *p = &nd->p.conv;
-    int nsp = p->kernel_size.nb_dims, off = 3 - nsp;
-    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
-    if (nsp < 1 || nsp > 3 || xd->nb_dims != nsp + 2 || p->stride.nb_dims != nsp || p->dilation.nb_dims != nsp ||
-        p->pre_padding.nb_dims != nsp || p->post_padding.nb_dims != nsp)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not fit a %dD convolution", nd->name,
-                          trtl_dims_str(xd, s1, sizeof s1), nsp);
-    memset(g, 0, sizeof *g);
-    g->direct = 1;
-    for (int i = 0; i < 3; i++)
-        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->dl[i] = 1;
-    for (int i = 0; i < nsp; i++) {
-        int64_t o, pre, post, kk = p->kernel_size.d[i], dd = p->dilation.d[i];
-        if (trtl_spatial_out(xd->d[2 + i], dd * (kk - 1) + 1, p->stride.d[i], p->pre_padding.d[i],
-                             p->post_padding.d[i], p->padding_mode, 0, &o, &pre, &post) != TRTL_OK)
-            return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
-        if (yd && (yd->nb_dims != xd->nb_dims || yd->d[2 + i] != o))
-            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the convolution of input %s",
-                              nd->name, trtl_dims_str(yd, s1, sizeof s1), trtl_dims_str(xd, s2, sizeof s2));
-        g->in[off + i] = xd->d[2 + i];
-        g->out[off + i] = o;
-        g->k[off + i] = kk;
-        g->s[off + i] = p->stride.d[i];
-        g->dl[off + i] = dd;
-        g->pad[off + i] = pre;
-        if (kk != 1 || p->stride.d[i] != 1 || pre != 0 || o != xd->d[2 + i])
-            g->direct = 0;
-    }
-    g->N = xd->d[0];
-    g->C = xd->d[1];
-    g->K = p->num_output_maps;
-    g->G = p->num_groups;
-    if (g->G < 1 || g->C % g->G || g->K % g->G)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld input / %lld output channels do not split into %lld groups",
-                          nd->name, (long long)g->C, (long long)g->K, (long long)g->G);
-    g->Cg = g->C / g->G;
-    g->Kg = g->K / g->G;
-    g->in_sp = g->in[0] * g->in[1] * g->in[2];
-    g->P = g->out[0] * g->out[1] * g->out[2];
-    g->kvol = g->k[0] * g->k[1] * g->k[2];
-    g->ckk = g->Cg * g->kvol;
-    if (yd && (yd->d[0] != g->N || yd->d[1] != g->K))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not have %lld images of %lld channels",
-                          nd->name, trtl_dims_str(yd, s1, sizeof s1), (long long)g->N, (long long)g->K);
-    if (p->kernel.count != g->K * g->ckk || (p->bias.count && p->bias.count != g->K))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit the convolution",
-                          nd->name, (long long)p->kernel.count, (long long)p->bias.count);
-    return TRTL_OK;
-}
-
 /* ---- work split --------------------------------------------------------------------------------- */
 
 typedef struct cg_plan {
@@ -116,13 +64,13 @@ typedef struct cg_plan {
     int64_t slot_floats;      /* panel mode: floats of one slot (B block + packer workspace) */
 } cg_plan;
 
-static double conv_flops(const trtl_cg_geom *g)
+static double conv_flops(const trtl_conv_geom *g)
 {
     return 2.0 * (double)g->N * (double)g->K * (double)g->ckk * (double)g->P;
 }
 
 /* Slots the scratch is sized for. */
-static int64_t max_slots(const trtl_cg_geom *g)
+static int64_t max_slots(const trtl_conv_geom *g)
 {
     int64_t t = trtl_available_cpus();
     double want = conv_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
@@ -131,14 +79,14 @@ static int64_t max_slots(const trtl_cg_geom *g)
     return t > MAX_SLOTS ? MAX_SLOTS : t;
 }
 
-static void depth_blocks(const trtl_cg_geom *g, int64_t *kc, int64_t *nkb)
+static void depth_blocks(const trtl_conv_geom *g, int64_t *kc, int64_t *nkb)
 {
     *nkb = ceil_div(g->ckk, KC_MAX);
     *kc = ceil_div(g->ckk, *nkb);
 }
 
 /* Widest pixel panel of panel mode (a multiple of nr). */
-static int64_t panel_max(const trtl_cg_geom *g, int64_t kc, int64_t nr)
+static int64_t panel_max(const trtl_conv_geom *g, int64_t kc, int64_t nr)
 {
     int64_t w = B_BLOCK_BYTES / (kc * (int64_t)sizeof(float)) / nr * nr;
     if (w < 4 * nr)
@@ -149,30 +97,30 @@ static int64_t panel_max(const trtl_cg_geom *g, int64_t kc, int64_t nr)
 static int64_t tile_stride(int64_t kc, int64_t nr) { return kc * nr + TILE_SKEW; }
 
 /* Panel mode, one slot: the B block, then the packer's workspace. */
-static int64_t panel_slot_floats(const trtl_cg_geom *g, int64_t kc, int64_t nr)
+static int64_t panel_slot_floats(const trtl_conv_geom *g, int64_t kc, int64_t nr)
 {
     int64_t pw = panel_max(g, kc, nr);
     return round_up(pw / nr * tile_stride(kc, nr), ALIGN_FLOATS) + trtl_cg_packer_floats(g, pw, g->Cg);
 }
 
 /* Channel mode: all of B, then a packer workspace per slot (a share of the input channels). */
-static int64_t shared_b_floats(const trtl_cg_geom *g, int64_t nr)
+static int64_t shared_b_floats(const trtl_conv_geom *g, int64_t nr)
 {
     return round_up(ceil_div(g->P, nr) * tile_stride(g->ckk, nr), ALIGN_FLOATS);
 }
 
-static int64_t shared_slot_floats(const trtl_cg_geom *g, int64_t slots)
+static int64_t shared_slot_floats(const trtl_conv_geom *g, int64_t slots)
 {
     return trtl_cg_packer_floats(g, g->P, ceil_div(g->Cg, slots));
 }
 
-static int64_t shared_floats(const trtl_cg_geom *g, int64_t nr, int64_t slots)
+static int64_t shared_floats(const trtl_conv_geom *g, int64_t nr, int64_t slots)
 {
     return shared_b_floats(g, nr) + slots * shared_slot_floats(g, slots);
 }
 
 /* Work in units of computed (padded) tile columns x rows, per slot: the slowest slot's share. */
-static void make_plan(const trtl_cg_geom *g, trtl_gemm_isa isa, int64_t threads, size_t scratch_floats, cg_plan *pl)
+static void make_plan(const trtl_conv_geom *g, trtl_gemm_isa isa, int64_t threads, size_t scratch_floats, cg_plan *pl)
 {
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), ng = g->N * g->G;
     const int64_t rows = round_up(g->Kg, mr);
@@ -219,7 +167,7 @@ static void make_plan(const trtl_cg_geom *g, trtl_gemm_isa isa, int64_t threads,
 /* ---- run ---------------------------------------------------------------------------------------- */
 
 typedef struct cg_job {
-    const trtl_cg_geom *g;
+    const trtl_conv_geom *g;
     const cg_state *st;
     const cg_plan *pl;
     const trtl_epilogue *epi;
@@ -232,7 +180,7 @@ typedef struct cg_job {
 static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pw,
                       int64_t k0, int64_t kc, const float *b, int64_t b_stride)
 {
-    const trtl_cg_geom *g = j->g;
+    const trtl_conv_geom *g = j->g;
     const cg_state *st = j->st;
     const int64_t mr = trtl_gemm_mr(st->isa), ch0 = grp * g->Kg + m0;
     const int64_t off = (n * g->K + ch0) * g->P + p0;
@@ -246,7 +194,7 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
 static void panel_slots(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const cg_job *j = ctx;
-    const trtl_cg_geom *g = j->g;
+    const trtl_conv_geom *g = j->g;
     const cg_plan *pl = j->pl;
     const trtl_gemm_isa isa = j->st->isa;
     const int64_t nr = trtl_gemm_nr(isa), ts = tile_stride(pl->kc, nr);
@@ -272,7 +220,7 @@ static void panel_slots(void *ctx, int64_t sb, int64_t se, int thread)
 static void shared_pack_slots(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const cg_job *j = ctx;
-    const trtl_cg_geom *g = j->g;
+    const trtl_conv_geom *g = j->g;
     const trtl_gemm_isa isa = j->st->isa;
     const int64_t nr = trtl_gemm_nr(isa);
     const int64_t slots = j->pl->slots;
@@ -294,7 +242,7 @@ static void shared_pack_slots(void *ctx, int64_t sb, int64_t se, int thread)
 static void shared_gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const cg_job *j = ctx;
-    const trtl_cg_geom *g = j->g;
+    const trtl_conv_geom *g = j->g;
     const cg_plan *pl = j->pl;
     const int64_t mr = trtl_gemm_mr(j->st->isa), nr = trtl_gemm_nr(j->st->isa), npan = ceil_div(g->Kg, mr);
     (void)thread;
@@ -325,8 +273,8 @@ static trtl_status cg_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
     const cg_state *st = a->state;
-    trtl_cg_geom g;
-    TRTL_TRY(trtl_cg_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    trtl_conv_geom g;
+    TRTL_TRY(trtl_conv_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
     if (!st || st->K != g.K || st->G != g.G || st->ckk != g.ckk)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': convolution.packed_gemm run without its packed weights",
                           nd->name);
@@ -372,8 +320,8 @@ static trtl_status cg_run(const trtl_kernel_args *a)
 
 static size_t cg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
-    trtl_cg_geom g;
-    if (trtl_cg_geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK || g.P == 0 || g.ckk == 0)
+    trtl_conv_geom g;
+    if (trtl_conv_geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK || g.P == 0 || g.ckk == 0)
         return 0;
     /* sized for the widest variant (the state is not visible here); AVX-512 tiles are the wider */
     int64_t need = 0, slots = max_slots(&g), kc, nkb;

@@ -2,25 +2,15 @@
  * convolution_gemm.h -- internals shared by convolution_gemm.c ("convolution.packed_gemm") and
  * convolution_gemm_pack.c (building B tiles of the im2col matrix).
  *
- * Geometry: spatial dims are right-aligned into 3 slots (depth, height, width); unused leading
- * slots have size 1.  Col, the im2col matrix of one image and group, has ckk = Cg*kvol rows
- * (c, kd, kh, kw) and P = output pixels columns.
+ * Geometry (trtl_conv_geom, Col, ckk, P): kernels/conv_geometry.h.
  */
 #ifndef TRTL_KERNELS_X86_CONVOLUTION_GEMM_H
 #define TRTL_KERNELS_X86_CONVOLUTION_GEMM_H
 
 #include "kernels/kernel.h"
 #include "kernels/x86/gemm_packed.h"
+#include "kernels/conv_geometry.h"
 
-typedef struct trtl_cg_geom {
-    int64_t N, C, K, G, Cg, Kg;
-    int64_t in[3], out[3], k[3], s[3], dl[3], pad[3];
-    int64_t in_sp, P, kvol, ckk;
-    int direct; /* 1x1, stride 1, no padding: Col rows are rows of the activations */
-} trtl_cg_geom;
-
-/* Geometry of node nd for input dims xd; yd (may be NULL) is checked against the output size. */
-trtl_status trtl_cg_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_cg_geom *g);
 
 /* One piece of a row of B: `len` columns starting at dst offset `dst` (tile * tile stride +
  * lane), read from window offset `src` (-1: zeros); `nvec` whole 8-float vectors are written
@@ -36,7 +26,7 @@ typedef struct trtl_cg_piece {
  * with their zero padding into `win` ([c1 - c0][wh][wp]); every Col row is then the same list
  * of pieces read at a per-row offset.  Other convolutions build each row by bounds checks. */
 typedef struct trtl_cg_packer {
-    const trtl_cg_geom *g;
+    const trtl_conv_geom *g;
     trtl_gemm_isa isa;
     int64_t nr, ts;       /* tile width and stride of the B being written */
     const float *xg;      /* the image's group input */
@@ -49,10 +39,10 @@ typedef struct trtl_cg_packer {
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */
-int64_t trtl_cg_packer_floats(const trtl_cg_geom *g, int64_t pw, int64_t nch);
+int64_t trtl_cg_packer_floats(const trtl_conv_geom *g, int64_t pw, int64_t nch);
 
 /* Prepares a packer (window copy, pieces) in `work` (trtl_cg_packer_floats, 64-byte aligned). */
-void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_cg_geom *g, trtl_gemm_isa isa, float *work,
+void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm_isa isa, float *work,
                           const float *xg, int64_t c0, int64_t c1, int64_t p0, int64_t pw, int64_t tile_stride);
 
 /* Col rows [r0, r1) (inside channels [c0, c1)) into B tiles: row r at dst + (r - r0)*nr, tiles

@@ -32,7 +32,7 @@ static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 static int64_t align16(int64_t n) { return round_up(n, 16); }
 
 /* Output rows a panel of pw pixels can touch, and the window it needs. */
-static void window_dims(const trtl_cg_geom *g, int64_t pw, int64_t *wh, int64_t *wp)
+static void window_dims(const trtl_conv_geom *g, int64_t pw, int64_t *wh, int64_t *wp)
 {
     int64_t rows = (pw - 1) / g->out[2] + 2;
     if (rows > g->out[1])
@@ -41,7 +41,7 @@ static void window_dims(const trtl_cg_geom *g, int64_t pw, int64_t *wh, int64_t 
     *wp = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->dl[2] + 1;
 }
 
-static int windowed(const trtl_cg_geom *g, int64_t pw, int64_t nch)
+static int windowed(const trtl_conv_geom *g, int64_t pw, int64_t nch)
 {
     if (g->direct || g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1 || (g->s[2] != 1 && g->s[2] != 2))
         return 0;
@@ -50,7 +50,7 @@ static int windowed(const trtl_cg_geom *g, int64_t pw, int64_t nch)
     return nch * wh * wp <= WINDOW_MAX_FLOATS;
 }
 
-int64_t trtl_cg_packer_floats(const trtl_cg_geom *g, int64_t pw, int64_t nch)
+int64_t trtl_cg_packer_floats(const trtl_conv_geom *g, int64_t pw, int64_t nch)
 {
     int64_t f = align16(pw + 16); /* tmp row */
     if (windowed(g, pw, nch)) {
@@ -104,7 +104,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void put_run(fl
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 checked_row(const trtl_cg_packer *pk, int64_t row, float *dst, const int64_t NR)
 {
-    const trtl_cg_geom *g = pk->g;
+    const trtl_conv_geom *g = pk->g;
     const int64_t kw = row % g->k[2], kh = (row / g->k[2]) % g->k[1], kd = (row / g->k[2] / g->k[1]) % g->k[0];
     const float *xc = pk->xg + (row / g->kvol) * g->in_sp;
     const int64_t hw = g->out[1] * g->out[2], sw = g->s[2], in2 = g->in[2], ts = pk->ts, pw = pk->pw;
@@ -162,7 +162,7 @@ __attribute__((target("avx2,fma"))) static void checked_rows(const trtl_cg_packe
 /* Copies the input rows of channels [c0, c1) the panel reads into the zero-padded window. */
 __attribute__((target("avx2,fma"))) static void build_window(trtl_cg_packer *pk)
 {
-    const trtl_cg_geom *g = pk->g;
+    const trtl_conv_geom *g = pk->g;
     const int64_t ih0 = pk->p0 / g->out[2] * g->s[1] - g->pad[1], pl = g->pad[2], W = g->in[2];
     /* window columns [a, b) hold input columns [a - pl, b - pl); the rest is padding */
     int64_t a = pl < 0 ? 0 : pl, b = pl + W;
@@ -201,7 +201,7 @@ static void add_piece(trtl_cg_packer *pk, int64_t j, int64_t src, int64_t len)
 /* The panel's runs: one per output row, cut at tile boundaries, then the last tile's zero fill. */
 static void build_pieces(trtl_cg_packer *pk)
 {
-    const trtl_cg_geom *g = pk->g;
+    const trtl_conv_geom *g = pk->g;
     const int64_t OW = g->out[2], oh0 = pk->p0 / OW;
     int64_t oh = oh0, ow = pk->p0 % OW;
     pk->npc = 0;
@@ -225,7 +225,7 @@ static void build_pieces(trtl_cg_packer *pk)
 __attribute__((target("avx2,fma"), always_inline)) static inline void window_rows(const trtl_cg_packer *pk, int64_t r0,
                                                                                   int64_t r1, float *dst, const int SW)
 {
-    const trtl_cg_geom *g = pk->g;
+    const trtl_conv_geom *g = pk->g;
     const int64_t KW = g->k[2], KH = g->k[1], plane = pk->wh * pk->wp;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t c = r / g->kvol, kk = r % g->kvol, kh = kk / KW % KH, kw = kk % KW;
@@ -275,7 +275,7 @@ __attribute__((target("avx2,fma"))) static void window_rows_s2(const trtl_cg_pac
 
 /* ---- entry points ------------------------------------------------------------------------------- */
 
-void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_cg_geom *g, trtl_gemm_isa isa, float *work,
+void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm_isa isa, float *work,
                           const float *xg, int64_t c0, int64_t c1, int64_t p0, int64_t pw, int64_t tile_stride)
 {
     memset(pk, 0, sizeof *pk);
@@ -304,7 +304,7 @@ void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_cg_geom *g, trtl_gemm_i
 
 void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *dst)
 {
-    const trtl_cg_geom *g = pk->g;
+    const trtl_conv_geom *g = pk->g;
     if (g->direct) {
         for (int64_t r = r0; r < r1; r++)
             trtl_gemm_pack_b_row(pk->isa, pk->xg + r * g->in_sp + pk->p0, pk->pw, dst + (r - r0) * pk->nr, pk->ts);

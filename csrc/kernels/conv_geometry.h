@@ -1,0 +1,26 @@
+/*
+ * conv_geometry.h -- the geometry of a convolution node as the GEMM-based convolution kernels see
+ * it (convolution.packed_gemm in x86/, convolution.im2col_sgemm in blas/).
+ *
+ * Spatial dims are right-aligned into 3 slots (depth, height, width); unused leading slots have
+ * size 1.  Col, the im2col matrix of one image and group, has ckk = Cg*kvol rows (c, kd, kh, kw)
+ * and P = output pixels columns.
+ */
+#ifndef TRTL_KERNELS_CONV_GEOMETRY_H
+#define TRTL_KERNELS_CONV_GEOMETRY_H
+
+#include <stdint.h>
+#include "kernels/kernel.h"
+
+typedef struct trtl_conv_geom {
+    int64_t N, C, K, G, Cg, Kg;
+    int64_t in[3], out[3], k[3], s[3], dl[3], pad[3];
+    int64_t in_sp, P, kvol, ckk;
+    int direct; /* 1x1, stride 1, no padding: Col rows are rows of the activations */
+} trtl_conv_geom;
+
+/* Geometry of node nd (lowered convolution params) for input dims xd; yd (may be NULL) is
+ * checked against the output size the params give.  Fails with a message naming the layer. */
+trtl_status trtl_conv_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_conv_geom *g);
+
+#endif
