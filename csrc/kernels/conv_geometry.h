@@ -23,4 +23,18 @@ typedef struct trtl_conv_geom {
  * checked against the output size the params give.  Fails with a message naming the layer. */
 trtl_status trtl_conv_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_conv_geom *g);
 
+/* Of the `seg` output columns t reading input column iw0 + t*sw (stride sw > 0) of a row of in2
+ * columns, those in [*lo, *hi) read inside the row; the others read padding. */
+static inline void trtl_conv_row_span(int64_t iw0, int64_t sw, int64_t in2, int64_t seg, int64_t *lo, int64_t *hi)
+{
+    int64_t l = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
+    int64_t h = iw0 > in2 - 1 ? 0 : (in2 - 1 - iw0) / sw + 1;
+    if (h > seg)
+        h = seg;
+    if (l > h)
+        l = h;
+    *lo = l;
+    *hi = h;
+}
+
 #endif

@@ -123,13 +123,8 @@ static void build_panel(const conv_geom *g, const float *xg, int64_t p0, int64_t
                         } else {
                             const float *src = xc + (id * g->in[1] + ih) * in2;
                             int64_t iw0 = ow * sw + woff;
-                            /* t in [lo, hi) reads inside the row: 0 <= iw0 + t*sw < in2 */
-                            int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
-                            int64_t hi = iw0 > in2 - 1 ? 0 : (in2 - 1 - iw0) / sw + 1;
-                            if (hi > seg)
-                                hi = seg;
-                            if (lo > hi)
-                                lo = hi;
+                            int64_t lo, hi; /* t in [lo, hi) reads inside the row */
+                            trtl_conv_row_span(iw0, sw, in2, seg, &lo, &hi);
                             for (int64_t t = 0; t < lo; t++)
                                 d[t] = 0.0f;
                             if (sw == 1) {

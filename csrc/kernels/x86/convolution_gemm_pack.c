@@ -118,13 +118,8 @@ checked_row(const trtl_cg_packer *pk, int64_t row, float *dst, const int64_t NR)
         } else {
             const float *src = xc + (id * g->in[1] + ih) * in2;
             int64_t iw0 = ow * sw + woff;
-            /* t in [lo, hi) reads inside the row: 0 <= iw0 + t*sw < in2 */
-            int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
-            int64_t hi = iw0 > in2 - 1 ? 0 : (in2 - 1 - iw0) / sw + 1;
-            if (hi > seg)
-                hi = seg;
-            if (lo > hi)
-                lo = hi;
+            int64_t lo, hi; /* t in [lo, hi) reads inside the row */
+            trtl_conv_row_span(iw0, sw, in2, seg, &lo, &hi);
             put_run(dst, ts, NR, j, NULL, lo);
             if (sw == 1) {
                 put_run(dst, ts, NR, j + lo, src + iw0 + lo, hi - lo);
