@@ -824,16 +824,28 @@ static PyObject *plugin_capsule(TrtlPluginObj *self, PyObject *unused)
     return PyCapsule_New(c, "trtlite.plugin", NULL);
 }
 
+/* The fields plugin p reports, checked as the plan writer checks them; -1 with PluginError set. */
+static int serializable_fields(trtl_py_state *st, const trtl_plugin *p, trtl_plugin_fields *fc)
+{
+    const char *name = p->creator ? p->creator->name : "?";
+    *fc = (trtl_plugin_fields){0, NULL};
+    if (p->vt->get_fields(p, fc) != 0) {
+        trtl_py_raise_msg(st, TRTL_ERR_PLUGIN, "plugin %s failed to report its fields", name);
+        return -1;
+    }
+    if (trtl_plugin_fields_check(fc) != TRTL_OK) {
+        trtl_error_prefix("plugin %s cannot be serialized", name);
+        trtl_py_raise(st, TRTL_ERR_PLUGIN);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *encode_fields(trtl_py_state *st, const trtl_plugin *p)
 {
-    trtl_plugin_fields fc = {0, NULL};
-    if (p->vt->get_fields(p, &fc) != 0)
-        return trtl_py_raise_msg(st, TRTL_ERR_PLUGIN, "plugin %s failed to report its fields",
-                                 p->creator ? p->creator->name : "?");
-    if (trtl_plugin_fields_check(&fc) != TRTL_OK) {
-        trtl_error_prefix("plugin %s cannot be serialized", p->creator ? p->creator->name : "?");
-        return trtl_py_raise(st, TRTL_ERR_PLUGIN);
-    }
+    trtl_plugin_fields fc;
+    if (serializable_fields(st, p, &fc) < 0)
+        return NULL;
     size_t n = trtl_plugin_fields_size(&fc);
     PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (b)
@@ -887,13 +899,9 @@ static PyObject *pg_namespace(TrtlPluginObj *self, void *c)
 static PyObject *pg_ser_size(TrtlPluginObj *self, void *c)
 {
     (void)c;
-    trtl_plugin_fields fc = {0, NULL};
-    if (self->p->vt->get_fields(self->p, &fc) != 0)
-        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin failed to report its fields");
-    if (trtl_plugin_fields_check(&fc) != TRTL_OK) {
-        trtl_error_prefix("plugin %s cannot be serialized", self->p->creator ? self->p->creator->name : "?");
-        return trtl_py_raise(TRTL_STATE(self), TRTL_ERR_PLUGIN);
-    }
+    trtl_plugin_fields fc;
+    if (serializable_fields(TRTL_STATE(self), self->p, &fc) < 0)
+        return NULL;
     return PyLong_FromSize_t(trtl_plugin_fields_size(&fc));
 }
 
