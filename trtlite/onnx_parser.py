@@ -89,8 +89,9 @@ import numpy as np
 
 from . import _C
 from ._enums import (ActivationType, DataType, ElementWiseOperation, GatherMode, InterpolationMode, MatrixOperation,
-                     PaddingMode, PoolingType, ReduceOperation, ResizeCoordinateTransformation, ResizeRoundMode,
-                     ResizeSelector, SampleMode, ScaleMode, Severity, TopKOperation, UnaryOperation)
+                     PaddingMode, PluginFieldType, PoolingType, ReduceOperation, ResizeCoordinateTransformation,
+                     ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, Severity, TopKOperation, UnaryOperation)
+from .plugins import _field_array
 
 __all__ = ["OnnxParser", "ParserError", "ErrorCode"]
 
@@ -427,28 +428,24 @@ def _field_type_of(a: np.ndarray) -> str:
 def _field_convert(a: np.ndarray, ft: str) -> Optional[np.ndarray]:
     """`a` as plugin field type `ft` (a _FIELD_NP key) when the conversion is exact, else None: integers
     must fit, floats become integers only when integral, integers become floats only when representable;
-    float16/float64 -> float32 is accepted (float64 rounded to nearest, but not overflowing)."""
+    float16/float64 -> float32 is accepted (float64 rounded to nearest, but not overflowing).  The range and
+    integrality checks are PluginField's own (plugins._field_array); a model's value must also survive a
+    conversion to a float type narrower than itself or from an integer, which PluginField does not ask."""
     want = np.dtype(_FIELD_NP[ft])
     if a.dtype == want:
         return a
     if a.dtype == np.bool_:
         a = a.astype(np.int8)
-    if a.dtype.kind not in "iuf":
-        return None
-    with np.errstate(all="ignore"):
-        if want.kind == "f":
+    if want.kind == "f" and (a.dtype.kind in "iu" or want.itemsize < 4):
+        if a.dtype.kind not in "iuf":
+            return None
+        with np.errstate(all="ignore"):
             b = a.astype(want)
-            if a.dtype.kind == "f" and want.itemsize >= 4:
-                ok = np.array_equal(np.isfinite(a), np.isfinite(b))  # float64 -> float32 must not overflow
-            else:
-                ok = np.array_equal(b.astype(a.dtype), a, equal_nan=a.dtype.kind == "f")
-            return b if ok else None
-        if a.dtype.kind == "f" and not (np.all(np.isfinite(a)) and np.all(a == np.trunc(a))):
-            return None
-        info = np.iinfo(want)
-        if a.size and (a.min() < info.min or a.max() > info.max):
-            return None
-        return a.astype(want)
+        return b if np.array_equal(b.astype(a.dtype), a, equal_nan=a.dtype.kind == "f") else None
+    try:
+        return _field_array(a, PluginFieldType[ft])
+    except ValueError:
+        return None
 
 
 # ----------------------------------------------------------------------------------------------------------
