@@ -1056,11 +1056,8 @@ class OnnxParser:
         order = self._topo_order(graph)
         if order is None:
             return False
-        self._prepare_patterns(graph)
         for idx in order:
             node = graph.node[idx]
-            if idx in self._skip:
-                continue
             if not self._import_node(idx, node):
                 return False
         self._node_idx, self._node = -1, None  # what follows is about the graph, not the last node
@@ -1370,120 +1367,6 @@ class OnnxParser:
                                                    and not isinstance(keys[j], int) else ("?", oname, j))
                                   for j, d in enumerate(shape)]
 
-    # ---- patterns -----------------------------------------------------------------------------------------
-
-    def _prepare_patterns(self, graph: Any) -> None:
-        """Finds the Erf-based GELU subgraph x * 0.5 * (1 + erf(x / sqrt(2))) (as exporters write it)."""
-        self._skip: set = set()
-        self._fused: Dict[int, Tuple[str, str]] = {}
-        nodes = graph.node
-        producer: Dict[str, int] = {}
-        users: Dict[str, List[int]] = {}
-        for idx, n in enumerate(nodes):
-            for o in n.output:
-                if o:  # "" is an omitted optional output, not a name
-                    producer[o] = idx
-            for i in n.input:
-                if i:
-                    users.setdefault(i, []).append(idx)
-        outputs = set(o.name for o in graph.output)
-        consts: Dict[str, np.ndarray] = {}
-
-        def const(name: str) -> Optional[float]:
-            if name in self._consts:
-                v = self._consts[name]
-            elif name in consts:
-                v = consts[name]
-            else:
-                j = producer.get(name)
-                if j is None or nodes[j].op_type != "Constant" or nodes[j].domain not in ("", "ai.onnx"):
-                    return None
-                try:
-                    v = self._constant_node_value(nodes[j])
-                except Exception:
-                    return None
-                consts[name] = v
-            if v.size != 1 or v.dtype.kind not in "fiu":
-                return None
-            return float(v.reshape(-1)[0])
-
-        def single_user(name: str) -> Optional[int]:
-            u = users.get(name, [])
-            if len(u) != 1 or name in outputs:
-                return None
-            return u[0]
-
-        def other(n: Any, name: str) -> Optional[str]:
-            if len(n.input) != 2:
-                return None
-            if n.input[0] == name:
-                return n.input[1]
-            if n.input[1] == name:
-                return n.input[0]
-            return None
-
-        def out0(n: Any) -> Optional[str]:
-            # malformed nodes (no outputs) are left to their importer, which reports them
-            return n.output[0] if len(n.output) >= 1 and n.output[0] else None
-
-        for ei, erf in enumerate(nodes):
-            if erf.op_type != "Erf" or erf.domain not in ("", "ai.onnx"):
-                continue
-            if len(erf.input) < 1 or not erf.input[0] or out0(erf) is None:
-                continue
-            di = producer.get(erf.input[0])
-            if di is None or single_user(erf.input[0]) is None:
-                continue
-            dn = nodes[di]
-            if dn.op_type == "Div" and len(dn.input) == 2 and const(dn.input[1]) is not None and \
-                    abs(const(dn.input[1]) - math.sqrt(2.0)) < 1e-3:
-                x = dn.input[0]
-            elif dn.op_type == "Mul" and len(dn.input) == 2:
-                c0, c1 = const(dn.input[0]), const(dn.input[1])
-                if c1 is not None and abs(c1 - math.sqrt(0.5)) < 1e-3:
-                    x = dn.input[0]
-                elif c0 is not None and abs(c0 - math.sqrt(0.5)) < 1e-3:
-                    x = dn.input[1]
-                else:
-                    continue
-            else:
-                continue
-            ai = single_user(erf.output[0])
-            if ai is None or nodes[ai].op_type != "Add" or out0(nodes[ai]) is None:
-                continue
-            one = other(nodes[ai], erf.output[0])
-            if one is None or const(one) != 1.0:
-                continue
-            mi = single_user(nodes[ai].output[0])
-            if mi is None or nodes[mi].op_type != "Mul" or out0(nodes[mi]) is None:
-                continue
-            m = nodes[mi]
-            y = other(m, nodes[ai].output[0])
-            if y is None:
-                continue
-            final = None
-            group = [di, ei, ai, mi]
-            if y == x:  # (x * (1 + erf)) * 0.5
-                ui = single_user(m.output[0])
-                if ui is not None and nodes[ui].op_type == "Mul" and out0(nodes[ui]) is not None:
-                    half = other(nodes[ui], m.output[0])
-                    if half is not None and const(half) == 0.5:
-                        final = ui
-            else:  # (x * 0.5) * (1 + erf)
-                hi = producer.get(y)
-                if hi is not None and nodes[hi].op_type == "Mul" and single_user(y) is not None:
-                    h = nodes[hi]
-                    half = other(h, x)
-                    if half is not None and const(half) == 0.5:
-                        final = mi
-                        group = [hi, di, ei, ai]
-            if final is None:
-                continue
-            if any(g in self._skip or g in self._fused for g in group + [final]):
-                continue
-            self._skip.update(g for g in group if g != final)
-            self._fused[final] = ("GELU_ERF", x)
-
     # ---- nodes --------------------------------------------------------------------------------------------
 
     def _import_node(self, idx: int, node: Any) -> bool:
@@ -1496,11 +1379,7 @@ class OnnxParser:
         try:
             self._check_arity(node)
             a = self._attrs(node)
-            if idx in self._fused:
-                kind, x = self._fused[idx]
-                outs = [self._activation(self._tensor(x), ActivationType.GELU_ERF)]
-            else:
-                outs = self._dispatch(node, a)
+            outs = self._dispatch(node, a)
             for name, v in zip(node.output, outs):
                 if name:
                     self._set(name, v)
