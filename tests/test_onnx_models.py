@@ -432,11 +432,11 @@ def test_unexpected_exceptions_become_internal_errors(monkeypatch):
     """The catch-all around parse(): an exception that escapes the importers' own handlers (here one that
     cannot print itself) or that is raised outside any node becomes an INTERNAL_ERROR parser error naming
     the node being imported, never a traceback out of parse()."""
-    from trtlite import onnx_parser
+    from trtlite.onnx import loading, registry
 
     def broken(p, node, a):
         raise _Unprintable()
-    monkeypatch.setitem(onnx_parser._IMPORTERS, "Relu", broken)
+    monkeypatch.setitem(registry.IMPORTERS, "Relu", broken)
     parser, _ = new_parser()
     assert parser.parse(to_bytes(relu_model())) is False
     err = parser.get_error(0)
@@ -445,9 +445,9 @@ def test_unexpected_exceptions_become_internal_errors(monkeypatch):
     assert err.desc().startswith("unexpected ")
     monkeypatch.undo()
 
-    def boom(self, graph):
+    def boom(ctx, graph):
         raise AssertionError("a bug outside any node")
-    monkeypatch.setattr(onnx_parser.OnnxParser, "_topo_order", boom)
+    monkeypatch.setattr(loading, "topo_order", boom)
     parser, _ = new_parser()
     assert parser.parse(to_bytes(relu_model())) is False
     err = parser.get_error(0)

@@ -142,10 +142,11 @@ _LAZY = {"OnnxParser", "ErrorCode", "ParserError"}
 
 
 def __getattr__(name: str):
-    """The ONNX parser (3000 lines, needs `onnx` when used: pip install trtlite[onnx]) loads on first use."""
+    """The ONNX parser (the trtlite.onnx package, needs `onnx` when used: pip install trtlite[onnx]) loads on
+    first use."""
     if name in _LAZY:
-        from . import onnx_parser
-        return getattr(onnx_parser, name)
+        from . import onnx as _onnx
+        return getattr(_onnx, name)
     raise AttributeError(f"module 'trtlite' has no attribute {name!r}")
 
 

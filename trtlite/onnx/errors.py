@@ -1,0 +1,113 @@
+"""The ONNX parser's errors: TensorRT's ErrorCode and IParserError (ParserError), and the exceptions an importer
+raises to fail a node (Fail, Dynamic), which the model importer turns into ParserErrors."""
+from __future__ import annotations
+
+import enum
+from typing import Any, List, Optional
+
+
+class ErrorCode(enum.IntEnum):
+    """TensorRT's ``trt.ErrorCode`` (the ONNX parser's error codes)."""
+    SUCCESS = 0
+    INTERNAL_ERROR = 1
+    MEM_ALLOC_FAILED = 2
+    MODEL_DESERIALIZE_FAILED = 3
+    INVALID_VALUE = 4
+    INVALID_GRAPH = 5
+    INVALID_NODE = 6
+    UNSUPPORTED_GRAPH = 7
+    UNSUPPORTED_NODE = 8
+    UNSUPPORTED_NODE_ATTR = 9
+    UNSUPPORTED_NODE_INPUT = 10
+    UNSUPPORTED_NODE_DATATYPE = 11
+    UNSUPPORTED_NODE_DYNAMIC = 12
+    UNSUPPORTED_NODE_SHAPE = 13
+    REFIT_FAILED = 14
+
+
+class ParserError:
+    """One parser error, with TensorRT's IParserError accessors."""
+
+    def __init__(self, code: ErrorCode, desc: str, node: int = -1, node_name: str = "", node_operator: str = "",
+                 func: str = "") -> None:
+        self._code = ErrorCode(code)
+        self._desc = desc
+        self._node = node
+        self._node_name = as_text(node_name)
+        self._node_operator = as_text(node_operator)
+        self._func = func
+
+    def code(self) -> ErrorCode:
+        return self._code
+
+    def desc(self) -> str:
+        return self._desc
+
+    def node(self) -> int:
+        """Index of the failing node in the graph (-1 when the error is not about a node)."""
+        return self._node
+
+    def node_name(self) -> str:
+        return self._node_name
+
+    def node_operator(self) -> str:
+        return self._node_operator
+
+    def file(self) -> str:
+        return __file__
+
+    def func(self) -> str:
+        return self._func
+
+    def line(self) -> int:
+        return 0
+
+    def local_function_stack(self) -> List[str]:
+        return []
+
+    def local_function_stack_size(self) -> int:
+        return 0
+
+    def __str__(self) -> str:
+        if self._node >= 0:
+            return "In node %d (name '%s', operator '%s'): %s: %s" % (
+                self._node, self._node_name, self._node_operator, self._code.name, self._desc)
+        return "%s: %s" % (self._code.name, self._desc)
+
+    def __repr__(self) -> str:
+        return "<ParserError %s>" % self
+
+
+class Fail(Exception):
+    """A node (or the graph) cannot be imported; becomes a ParserError."""
+
+    def __init__(self, code: ErrorCode, msg: str) -> None:
+        super().__init__(msg)
+        self.code = code
+
+
+def as_text(v: Any) -> str:
+    """A protobuf string field as text.  protobuf hands back `bytes` for a string field that is not valid
+    UTF-8; error messages must still be built from it (with the bad bytes shown as replacement chars)."""
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", "replace")
+    return v if isinstance(v, str) else str(v)
+
+
+def bad_name(v: Any) -> Optional[str]:
+    """Why `v` cannot name a tensor, layer or op (None: it can).  trtlite's names are C strings: a name
+    must be text (valid UTF-8) without NUL characters."""
+    if not isinstance(v, str):
+        return "%r is not valid UTF-8" % (bytes(v) if isinstance(v, (bytes, bytearray)) else v,)
+    if "\0" in v:
+        return "%r holds a NUL character" % (v,)
+    return None
+
+
+def unsupported(msg: str, code: ErrorCode = ErrorCode.UNSUPPORTED_NODE_ATTR) -> Fail:
+    return Fail(code, msg)
+
+
+class Dynamic(Fail):
+    def __init__(self, msg: str) -> None:
+        super().__init__(ErrorCode.UNSUPPORTED_NODE_DYNAMIC, msg)

@@ -1,0 +1,263 @@
+"""The model importer: adds a graph's inputs, imports its nodes in order (each through its importer from the
+registry, after constant folding, or the plugin fallback) and marks its outputs.  Every failure becomes a
+ParserError naming the node; parsing stops at the first failing node, as TensorRT's does."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .. import _C
+from .._enums import DataType, Severity
+from . import constants, loading
+from .constants import FOLDABLE, NOT_FOLDED, fold
+from .context import ImporterContext, node_attrs
+from .dtypes import T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
+from .errors import Dynamic, ErrorCode, Fail, as_text
+from .ops_plugin import plugin_layer
+from .registry import IMPORTERS
+from .shape_eval import has_sym, normalize
+
+
+# An execution context binds at most this many I/O tensors (csrc/python/py_context.c's run()).
+MAX_IO_TENSORS = 64
+
+# ONNX schemas by (op, opset), for check_arity (None: not a known op).
+_SCHEMAS: Dict[Tuple[str, int], Any] = {}
+
+
+def import_graph(ctx: ImporterContext, model: Any) -> bool:
+    """Fills ctx.network from `model`'s graph; False (with the error recorded) at the first failure."""
+    graph = model.graph
+    if not loading.check_names(ctx, graph):
+        return False
+    try:
+        loading.load_initializers(ctx, graph)
+        add_inputs(ctx, graph)
+    except Fail as e:
+        ctx._error(e.code, str(e))
+        return False
+    except _C.Error as e:
+        ctx._error(ErrorCode.INVALID_GRAPH, "%s: %s" % (type(e).__name__, e))
+        return False
+    except (ValueError, TypeError) as e:  # e.g. a shape the network API refuses
+        ctx._error(ErrorCode.INVALID_GRAPH, "cannot add the graph's inputs: %s: %s" % (type(e).__name__, e))
+        return False
+    n_io = ctx.network.num_inputs + ctx.network.num_outputs + len(graph.output)
+    if n_io > MAX_IO_TENSORS:
+        # found now rather than at the first inference, where the execution context refuses the engine
+        ctx._error(ErrorCode.UNSUPPORTED_GRAPH, "the model has %d inputs and %d outputs: trtlite's engines bind "
+                   "at most %d input and output tensors in all (merge some, e.g. with Concat)"
+                   % (ctx.network.num_inputs, ctx.network.num_outputs + len(graph.output), MAX_IO_TENSORS))
+        return False
+    order = loading.topo_order(ctx, graph)
+    if order is None:
+        return False
+    for idx in order:
+        node = graph.node[idx]
+        if not import_node(ctx, idx, node):
+            return False
+    ctx._node_idx, ctx._node = -1, None  # what follows is about the graph, not the last node
+    ctx._node_name, ctx._sub = "", 0
+    return mark_outputs(ctx, graph)
+
+
+def add_inputs(ctx: ImporterContext, graph: Any) -> None:
+    """Adds the graph inputs that are not initializers as network inputs (dynamic dims -1, types as trtlite
+    carries them: float16 is cast to FLOAT at once, 64-bit integers are INT32)."""
+    net = ctx.network
+    for vi in graph.input:
+        name = vi.name
+        if name in ctx._consts:
+            continue  # IR < 4 lists initializers as inputs too
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is None:
+            raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' is not a tensor" % name)
+        elem = int(tt.elem_type)
+        if not tt.HasField("shape"):
+            raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' has an unknown rank" % name)
+        dims = []
+        keys: List[Any] = []
+        for j, d in enumerate(tt.shape.dim):
+            dims.append(int(d.dim_value) if d.HasField("dim_value") else -1)
+            keys.append(dims[-1] if dims[-1] >= 0 else (d.dim_param if d.dim_param else ("?", name, j)))
+        if any(d < 0 for d in dims):
+            ctx._msyms[name] = keys
+        if elem == T_FLOAT16:
+            t = net.add_input(name, DataType.HALF, dims)
+            ctx._named.add(name)
+            cast = net.add_cast(t, DataType.FLOAT)
+            cast.name = "%s/cast_to_float" % name
+            ctx._tensors[name] = cast.get_output(0)
+            ctx._input_names.append(name)
+            continue
+        if elem in (T_INT8, T_UINT8):
+            dt = DataType.INT8 if elem == T_INT8 else DataType.UINT8
+        else:
+            dt = onnx_to_trt(elem)
+        if dt is None:
+            raise Fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, "graph input '%s' has an unsupported type %d"
+                       % (name, elem))
+        if elem in (T_INT64, T_UINT64, T_DOUBLE):
+            ctx._log(Severity.WARNING, "ONNX parser: input '%s' is %s in the model; trtlite's input is %s"
+                     % (name, "int64" if elem != T_DOUBLE else "double", dt.name))
+        ctx._tensors[name] = net.add_input(name, dt, dims)
+        ctx._named.add(name)
+        ctx._input_names.append(name)
+
+
+def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
+    """Marks the graph outputs as network outputs under their ONNX names (float16 outputs cast back to HALF)."""
+    net = ctx.network
+    inputs = set(vi.name for vi in graph.input if vi.name not in ctx._consts)
+    for vi in graph.output:
+        name = vi.name
+        try:
+            if name in inputs:
+                # An engine's I/O tensors are looked up by name, so one name cannot be both an input and
+                # an output; copying the input through an identity would need a second tensor of the
+                # same name.  TensorRT refuses such a network too (when it is built).
+                raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph output '%s' is also a graph input: trtlite (like "
+                           "TensorRT) cannot bind one tensor name as both an input and an output of an "
+                           "engine; write the output through an Identity node under another name" % name)
+            if name in ctx._tensors:
+                t = ctx._tensors[name]
+            elif name in ctx._consts:
+                if has_sym(ctx._consts[name]):
+                    raise Dynamic("graph output '%s' is a shape computed from dynamic dimensions" % name)
+                t = ctx._const_tensor(ctx._consts[name], None, name)
+            else:
+                raise Fail(ErrorCode.INVALID_GRAPH, "graph output '%s' is not produced by any node" % name)
+            if t.name != name or t.is_network_input or t.is_network_output:
+                layer = net.add_identity(t)
+                layer.name = "%s/output" % name
+                t = layer.get_output(0)
+            t.name = name
+            elem = int(vi.type.tensor_type.elem_type) if vi.type.HasField("tensor_type") else 0
+            if elem == T_FLOAT16 and t.dtype == DataType.FLOAT:
+                layer = net.add_cast(t, DataType.HALF)
+                layer.name = "%s/cast_to_half" % name
+                t.name = "%s/float" % name
+                t = layer.get_output(0)
+                t.name = name
+            net.mark_output(t)
+        except Fail as e:
+            ctx._error(e.code, str(e))
+            return False
+        except Exception as e:
+            ctx._error(ErrorCode.INVALID_GRAPH, "cannot mark graph output '%s': %s: %s"
+                       % (name, type(e).__name__, e))
+            return False
+    return True
+
+
+def import_node(ctx: ImporterContext, idx: int, node: Any) -> bool:
+    """Imports node `idx`; any failure is recorded as a ParserError naming it (False)."""
+    ctx._node_idx = idx
+    ctx._node = node
+    ctx._node_name = node.name or "%s_%d" % (node.op_type, idx)
+    ctx._sub = 0
+    ctx._explicit_syms = {}
+    op = node.op_type
+    try:
+        check_arity(ctx, node)
+        a = node_attrs(node)
+        outs = dispatch(ctx, node, a)
+        for name, v in zip(node.output, outs):
+            if name:
+                ctx._set(name, v)
+        ctx._propagate(node, a, outs)
+        ctx._log(Severity.VERBOSE, "ONNX parser: node %d '%s' (%s) imported" % (idx, ctx._node_name, op))
+        return True
+    except Fail as e:
+        code, msg = e.code, str(e)
+    except _C.UnsupportedError as e:
+        code, msg = ErrorCode.UNSUPPORTED_NODE, "%s: %s" % (type(e).__name__, e)
+    except _C.Error as e:
+        code, msg = ErrorCode.INVALID_NODE, "%s: %s" % (type(e).__name__, e)
+    except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
+        code, msg = ErrorCode.INVALID_NODE, "%s: %s" % (type(e).__name__, e)
+    except MemoryError as e:
+        code, msg = ErrorCode.MEM_ALLOC_FAILED, "out of memory: %s" % (e,)
+    except Exception as e:  # never let a model crash the caller
+        code, msg = ErrorCode.INTERNAL_ERROR, "%s: %s" % (type(e).__name__, e)
+    ctx._error(code, msg, idx, node.name, op, "import" + as_text(op))
+    return False
+
+
+def check_arity(ctx: ImporterContext, node: Any) -> None:
+    """Input and output counts of a default-domain node against its ONNX schema, so that importers can
+    index node.input / node.output and a malformed node gets a message, not an IndexError."""
+    if node.domain not in ("", "ai.onnx"):
+        return
+    key = (node.op_type, ctx._opset)
+    if key not in _SCHEMAS:
+        try:
+            from onnx import defs
+            _SCHEMAS[key] = defs.get_schema(node.op_type, ctx._opset, "")
+        except Exception:  # an op unknown to the installed onnx: left to the plugin fallback
+            _SCHEMAS[key] = None
+    sch = _SCHEMAS[key]
+    if sch is None:
+        return
+
+    def span(lo: int, hi: int) -> str:
+        return "%d" % lo if lo == hi else "%d or more" % lo if hi >= 2 ** 31 - 1 else "%d to %d" % (lo, hi)
+    n_in, n_out = len(node.input), len(node.output)
+    if not sch.min_input <= n_in <= sch.max_input:
+        raise Fail(ErrorCode.INVALID_NODE, "the node has %d inputs but %s-%d takes %s"
+                   % (n_in, node.op_type, sch.since_version, span(sch.min_input, sch.max_input)))
+    for k in range(min(sch.min_input, n_in)):
+        if not node.input[k]:
+            raise Fail(ErrorCode.INVALID_NODE, "required input %d of %s is empty" % (k, node.op_type))
+    if not sch.min_output <= n_out <= sch.max_output:
+        raise Fail(ErrorCode.INVALID_NODE, "the node has %d outputs but %s-%d gives %s"
+                   % (n_out, node.op_type, sch.since_version, span(sch.min_output, sch.max_output)))
+
+
+def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """The node's outputs: computed while parsing when its inputs are known (Shape and Size of tensors give
+    their dims), else from its importer, else from a plugin."""
+    op = node.op_type
+    if node.domain not in ("", "ai.onnx"):
+        return plugin_layer(ctx, node, a, "no built-in mapping for domain '%s'" % node.domain)
+    ins = list(node.input)
+    if op == "Shape":
+        x = ins[0]
+        if x in ctx._consts:
+            return [ctx._shape_value(ctx._consts[x].shape, None, a)]
+        t = ctx._tensor(x)
+        return [ctx._shape_value(tuple(t.shape), x, a)]
+    if op == "Size" and ins[0] in ctx._tensors:
+        shp = ctx._shape_value(tuple(ctx._tensors[ins[0]].shape), ins[0], {})
+        if shp.dtype == object:
+            r = 1
+            for v in shp:
+                r = v * r
+            out = np.empty((), dtype=object)
+            out[()] = r
+            return [out]
+        return [np.array(int(np.prod(shp)), dtype=np.int64)]
+    present = [i for i in ins if i]
+    sym_shape = op in ("Expand", "ConstantOfShape") and len(ins) > (op == "Expand") and \
+        has_sym(ctx._consts.get(ins[op == "Expand"]))
+    if (present or op == "Constant") and all(i in ctx._consts for i in present) and op not in NOT_FOLDED \
+            and not sym_shape:  # a shape with dynamic dims is built at run time by the importer
+        vals = [ctx._consts[i] if i else None for i in ins]
+        if op in FOLDABLE:
+            try:
+                return [normalize(v) for v in fold(ctx, node, a, vals)]
+            except Fail:
+                raise
+            except (KeyError, ValueError, TypeError, IndexError) as e:
+                if any(v is not None and v.dtype == object for v in vals):
+                    raise Dynamic("cannot compute %s over dynamic dimensions: %s" % (op, e))
+                raise Fail(ErrorCode.INVALID_NODE, "%s: %s" % (type(e).__name__, e))
+        if op != "Constant" and not any(v is not None and v.dtype == object for v in vals):
+            r = constants.reference_fold(ctx, node, vals)
+            if r is not None:
+                return r
+    imp = IMPORTERS.get(op)
+    if imp is None:
+        return plugin_layer(ctx, node, a, "no built-in mapping for op '%s'" % op)
+    return imp(ctx, node, a)

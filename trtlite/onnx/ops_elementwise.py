@@ -1,0 +1,168 @@
+"""Importers of elementwise ops: unary math, binary arithmetic and comparisons, Max/Min/Sum/Mean, Mod,
+Where, IsNaN, IsInf, Cast, CastLike."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+
+from .._enums import DataType, ElementWiseOperation, UnaryOperation
+from .context import ImporterContext
+from .dtypes import T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT32, T_INT64, TRT_NP, onnx_to_trt, trt_of_np
+from .errors import ErrorCode, unsupported
+from .registry import importer
+
+
+_UNARY = {
+    "Sqrt": UnaryOperation.SQRT, "Exp": UnaryOperation.EXP, "Log": UnaryOperation.LOG, "Erf": UnaryOperation.ERF,
+    "Abs": UnaryOperation.ABS, "Neg": UnaryOperation.NEG, "Reciprocal": UnaryOperation.RECIP,
+    "Floor": UnaryOperation.FLOOR, "Ceil": UnaryOperation.CEIL, "Sin": UnaryOperation.SIN,
+    "Cos": UnaryOperation.COS, "Tan": UnaryOperation.TAN, "Asin": UnaryOperation.ASIN,
+    "Acos": UnaryOperation.ACOS, "Atan": UnaryOperation.ATAN, "Sinh": UnaryOperation.SINH,
+    "Cosh": UnaryOperation.COSH, "Asinh": UnaryOperation.ASINH, "Acosh": UnaryOperation.ACOSH,
+    "Atanh": UnaryOperation.ATANH, "Sign": UnaryOperation.SIGN, "Round": UnaryOperation.ROUND,
+    "Not": UnaryOperation.NOT,
+}
+
+_BINARY = {
+    "Add": ElementWiseOperation.SUM, "Sub": ElementWiseOperation.SUB, "Mul": ElementWiseOperation.PROD,
+    "Div": ElementWiseOperation.DIV, "Pow": ElementWiseOperation.POW, "Equal": ElementWiseOperation.EQUAL,
+    "Greater": ElementWiseOperation.GREATER, "Less": ElementWiseOperation.LESS, "And": ElementWiseOperation.AND,
+    "Or": ElementWiseOperation.OR, "Xor": ElementWiseOperation.XOR,
+}
+
+_VARIADIC = {"Max": ElementWiseOperation.MAX, "Min": ElementWiseOperation.MIN, "Sum": ElementWiseOperation.SUM,
+             "Mean": ElementWiseOperation.SUM}
+
+
+@importer(*_UNARY.keys(),
+          restrictions="floating-point input (Abs, Neg, Sign and Not take any type)")
+def _unary_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    op = _UNARY[node.op_type]
+    if node.op_type not in ("Abs", "Neg", "Sign", "Not"):
+        x = p._float(x)
+    return [p._unary(x, op)]
+
+
+@importer("IsNaN",
+          restrictions="floating-point input")
+def _isnan(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    return [p._unary(p._ew(x, x, ElementWiseOperation.EQUAL), UnaryOperation.NOT)]
+
+
+@importer("IsInf",
+          restrictions="floating-point input")
+def _isinf(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    neg, pos = int(a.get("detect_negative", 1)), int(a.get("detect_positive", 1))
+    inf = p._unary(x, UnaryOperation.ISINF)
+    if neg and pos:
+        return [inf]
+    if not neg and not pos:
+        return [p._ew(inf, p._unary(inf, UnaryOperation.NOT), ElementWiseOperation.AND)]
+    sign = p._ew_const(x, np.float32(0.0), ElementWiseOperation.GREATER if pos else ElementWiseOperation.LESS)
+    return [p._ew(inf, sign, ElementWiseOperation.AND)]
+
+
+def _arith_operands(p: ImporterContext, node: Any, names: Sequence[str]) -> List[Any]:
+    ts = p._operands(names)
+    dts = {t.dtype for t in ts}
+    if len(dts) > 1:  # e.g. Pow(float, int): ONNX allows the exponent's type to differ
+        ts = [ts[0]] + [p._cast(t, ts[0].dtype) for t in ts[1:]]
+    return ts
+
+
+@importer(*_BINARY.keys(),
+          restrictions="a second operand of another type is cast to the first's (Pow's exponent)")
+def _binary(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    op = _BINARY[node.op_type]
+    a_t, b_t = _arith_operands(p, node, node.input[:2])
+    if op == ElementWiseOperation.EQUAL and a_t.dtype == DataType.BOOL:
+        a_t, b_t = p._cast(a_t, DataType.INT32), p._cast(b_t, DataType.INT32)
+    return [p._L(p.network.add_elementwise(a_t, b_t, op))]
+
+
+@importer("GreaterOrEqual", "LessOrEqual",
+          restrictions="a second operand of another type is cast to the first's")
+def _cmp_or_equal(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    a_t, b_t = _arith_operands(p, node, node.input[:2])
+    inv = ElementWiseOperation.LESS if node.op_type == "GreaterOrEqual" else ElementWiseOperation.GREATER
+    return [p._unary(p._L(p.network.add_elementwise(a_t, b_t, inv)), UnaryOperation.NOT)]
+
+
+@importer(*_VARIADIC.keys(),
+          restrictions="operands of another type are cast to the first's")
+def _variadic(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    op = _VARIADIC[node.op_type]
+    names = [n for n in node.input if n]
+    ts = _arith_operands(p, node, names)
+    y = ts[0]
+    for t in ts[1:]:
+        y = p._L(p.network.add_elementwise(y, t, op))
+    if node.op_type == "Mean" and len(ts) > 1:
+        y = p._ew_const(y, np.array(len(ts), dtype=TRT_NP[DataType(y.dtype)]), ElementWiseOperation.DIV)
+    if len(ts) == 1:
+        y = p._L(p.network.add_identity(y))
+    return [y]
+
+
+@importer("Mod",
+          restrictions="none")
+def _mod(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x, y = _arith_operands(p, node, node.input[:2])
+    E = ElementWiseOperation
+    if int(a.get("fmod", 0)):
+        if x.dtype == DataType.INT32:
+            q = p._L(p.network.add_elementwise(x, y, E.DIV))
+        else:
+            q = p._L(p.network.add_elementwise(x, y, E.DIV))
+            q = p._ew(p._unary(q, UnaryOperation.SIGN), p._unary(p._unary(q, UnaryOperation.ABS),
+                                                                   UnaryOperation.FLOOR), E.PROD)
+    else:
+        q = p._L(p.network.add_elementwise(x, y, E.FLOOR_DIV))
+    return [p._ew(x, p._ew(y, q, E.PROD), E.SUB)]
+
+
+@importer("Where",
+          restrictions="none")
+def _where(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    c, t, e = node.input[:3]
+    dtype = None
+    for n in (t, e):
+        if n in p._tensors:
+            dtype = p._tensors[n].dtype
+            break
+    if dtype is None:
+        dtype = trt_of_np(p._cval(t).dtype)
+    vals = p._operands([c, t, e], dtype, {0: DataType.BOOL})
+    cond = vals[0]
+    if cond.dtype != DataType.BOOL:
+        cond = p._cast(cond, DataType.BOOL)
+    return [p._L(p.network.add_select(cond, vals[1], vals[2]))]
+
+
+@importer("Cast", "CastLike",
+          restrictions="no STRING target; 64-bit integers are carried as INT32, double as FLOAT")
+def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    if node.op_type == "Cast":
+        to = int(a["to"])
+    else:
+        ln = node.input[1]
+        if p._is_const(ln):
+            v = p._consts[ln]
+            to = {np.dtype(np.float32): T_FLOAT, np.dtype(np.float64): T_DOUBLE, np.dtype(np.float16): T_FLOAT16,
+                  np.dtype(np.bool_): T_BOOL}.get(v.dtype, T_INT64)
+        else:
+            dt = p._tensors[ln].dtype
+            to = {DataType.FLOAT: T_FLOAT, DataType.BOOL: T_BOOL}.get(dt, T_INT32)
+    dt = onnx_to_trt(to)
+    if dt is None:
+        raise unsupported("Cast to ONNX type %d" % to, ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+    if x.dtype == dt:
+        return [x]
+    if x.dtype == DataType.FLOAT and dt == DataType.INT32:
+        pass  # trtlite's float -> int truncates toward zero, as ONNX
+    return [p._cast(x, dt)]

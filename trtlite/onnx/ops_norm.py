@@ -1,0 +1,129 @@
+"""Importers of normalizations: BatchNormalization, InstanceNormalization, LayerNormalization,
+GroupNormalization, LRN."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .._enums import DataType, ScaleMode
+from .context import ImporterContext
+from .errors import ErrorCode, Fail, unsupported
+from .registry import importer
+from .shape_eval import axes_mask
+
+
+@importer("BatchNormalization",
+          restrictions=("inference only (training_mode 0, one output); scale, B, input_mean and input_var must be "
+                        "constants"))
+def _batchnorm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    if int(a.get("training_mode", 0)) or len([o for o in node.output if o]) > 1:
+        raise unsupported("BatchNormalization in training mode (running statistics outputs)")
+    x = p._float(p._tensor(node.input[0]))
+    names = ["scale", "B", "input_mean", "input_var"]
+    vals = [p._cval(p._inp(node, i + 1), names[i]).astype(np.float64).reshape(-1) for i in range(4)]
+    eps = float(a.get("epsilon", 1e-5))
+    gamma, beta, mean, var = vals
+    scale = gamma / np.sqrt(var + eps)
+    shift = beta - mean * scale
+    if len(x.shape) < 2:
+        raise Fail(ErrorCode.INVALID_NODE, "input of shape %s has no channel dim" % (tuple(x.shape),))
+    layer = p.network.add_scale(x, ScaleMode.CHANNEL, np.ascontiguousarray(shift, np.float32),
+                                np.ascontiguousarray(scale, np.float32), None)
+    return [p._L(layer)]
+
+
+def _param_tensor(p: ImporterContext, name: Optional[str], rank: int, shape_at: Sequence[int], fill: float,
+                  count: Optional[int] = None, trailing: bool = False) -> Any:
+    """A scale/bias input reshaped to `rank` with its values along dims `shape_at` (the rest 1).
+    trailing: the input broadcasts numpy-style against the last dims (LayerNormalization's scale and bias
+    broadcast to X.shape[axis:], so a (4,) scale of a (2, 3, 4) input with axis=1 lies on the last dim)."""
+    if name is None:
+        shape = [1] * rank
+        for i in shape_at:
+            shape[i] = count
+        return p._const_tensor(np.full(shape, fill, np.float32), DataType.FLOAT)
+    if p._is_const(name):
+        v = p._cval(name).astype(np.float32)
+        shape = [1] * rank
+        src = list(v.shape)
+        if trailing:
+            if v.ndim > len(shape_at):
+                raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' of shape %s has more dims than the %d normalized "
+                           "ones" % (name, v.shape, len(shape_at)))
+            return p._const_tensor(v.reshape((1,) * (rank - v.ndim) + v.shape), DataType.FLOAT)
+        if len(src) == len(shape_at):
+            for i, d in zip(shape_at, src):
+                shape[i] = d
+        else:
+            if v.size != (count or v.size):
+                raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' has %d values, expected %s" % (name, v.size, count))
+            shape[shape_at[0]] = v.size
+        return p._const_tensor(v.reshape(shape), DataType.FLOAT)
+    t = p._tensor(name)
+    return p._unsqueeze_to(t, rank)
+
+
+@importer("InstanceNormalization",
+          restrictions="input of rank 3 or more")
+def _instance_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    if r < 3:
+        raise Fail(ErrorCode.INVALID_NODE, "input of shape %s needs spatial dims" % (tuple(x.shape),))
+    c = x.shape[1]
+    s = _param_tensor(p, p._inp(node, 1), r, [1], 1.0, c)
+    b = _param_tensor(p, p._inp(node, 2), r, [1], 0.0, c)
+    layer = p.network.add_normalization(x, s, b, axes_mask(range(2, r)))
+    layer.epsilon = float(a.get("epsilon", 1e-5))
+    return [p._L(layer)]
+
+
+@importer("LayerNormalization",
+          restrictions="output Y only (no Mean / InvStdDev outputs)")
+def _layer_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    if len([o for o in node.output if o]) > 1:
+        raise unsupported("LayerNormalization's Mean and InvStdDev outputs")
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    axis = p._norm_axis(int(a.get("axis", -1)), r)
+    axes = list(range(axis, r))
+    s = _param_tensor(p, p._inp(node, 1), r, axes, 1.0, trailing=True)
+    bname = p._inp(node, 2)
+    if bname is None:
+        shape = [1] * r
+        for i in axes:
+            shape[i] = x.shape[i] if x.shape[i] > 0 else 1
+        b = p._const_tensor(np.zeros(shape, np.float32), DataType.FLOAT)
+    else:
+        b = _param_tensor(p, bname, r, axes, 0.0, trailing=True)
+    layer = p.network.add_normalization(x, s, b, axes_mask(axes))
+    layer.epsilon = float(a.get("epsilon", 1e-5))
+    return [p._L(layer)]
+
+
+@importer("GroupNormalization",
+          restrictions="none")
+def _group_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    g = int(a["num_groups"])
+    # opset 18: scale and bias per group; opset 21: per channel
+    s = _param_tensor(p, p._inp(node, 1), r, [1], 1.0)
+    b = _param_tensor(p, p._inp(node, 2), r, [1], 0.0)
+    layer = p.network.add_normalization(x, s, b, axes_mask(range(2, r)))
+    layer.num_groups = g
+    layer.epsilon = float(a.get("epsilon", 1e-5))
+    return [p._L(layer)]
+
+
+@importer("LRN",
+          restrictions="odd size only (trtlite's window is symmetric)")
+def _lrn(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    size = int(a["size"])
+    if size % 2 == 0:
+        raise unsupported("LRN with an even size %d (trtlite's window is symmetric)" % size)
+    layer = p.network.add_lrn(x, size, float(a.get("alpha", 1e-4)), float(a.get("beta", 0.75)),
+                              float(a.get("bias", 1.0)))
+    return [p._L(layer)]

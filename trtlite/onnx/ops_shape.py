@@ -1,0 +1,317 @@
+"""Importers of shape ops: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Identity, Dropout,
+Tile, Expand, DepthToSpace, SpaceToDepth, and Shape/Size/Range over run-time values."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .._enums import DataType, Severity
+from .constants import attr_ints, split_sizes
+from .context import ImporterContext
+from .errors import Dynamic, ErrorCode, Fail, unsupported
+from .registry import importer
+from .shape_eval import Sym, is_static
+
+
+# add_concatenation takes at most this many inputs (csrc/python/py_network.c); longer Concats are chained.
+MAX_CONCAT_INPUTS = 64
+
+
+@importer("Identity", "Dropout",
+          restrictions={"Identity": "none",
+                        "Dropout": "inference only (an identity); the mask output needs a static shape"})
+def _identity(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    outs = [x]
+    if len(node.output) > 1 and node.output[1]:
+        shp = tuple(x.shape)
+        if not is_static(shp):
+            raise Dynamic("Dropout's mask output with a dynamic shape %s" % (shp,))
+        outs.append(np.ones(shp, np.bool_))
+    return outs
+
+
+def _resolve_reshape(p: ImporterContext, xname: str, x: Any, target: np.ndarray,
+                     allowzero: bool) -> Tuple[List[int], bool]:
+    xs = tuple(x.shape)
+    dims: List[Optional[int]] = []
+    copy_used = False
+    literal_zero = False
+    for i, v in enumerate(target.reshape(-1)):
+        if isinstance(v, Sym):
+            if i < len(xs) and xs[i] < 0 and p._dim_is(v, xname, i):
+                dims.append(0)
+                copy_used = True
+            else:
+                dims.append(None)
+            continue
+        v = int(v)
+        if v == 0:
+            if allowzero:
+                literal_zero = True
+            else:
+                copy_used = True
+        dims.append(v)
+    unknown = [i for i, d in enumerate(dims) if d is None]
+    if unknown:
+        if len(unknown) == 1 and -1 not in dims:
+            dims[unknown[0]] = -1
+        else:
+            raise Dynamic("Reshape target %s holds dynamic dimensions that are neither copied from the input "
+                          "(same position) nor inferable (at most one -1)" % list(target.reshape(-1)))
+    if literal_zero and copy_used:
+        raise unsupported("Reshape with allowzero=1, a literal 0 and a dynamic dimension to copy")
+    return [int(d) for d in dims], not literal_zero
+
+
+@importer("Reshape",
+          restrictions=("the shape (input 1) must be known while parsing; its dynamic dims must be the input's dim "
+                        "at the same position or the one inferred dim"))
+def _reshape_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    xname = node.input[0]
+    x = p._tensor(xname)
+    if p._opset < 5:
+        target = np.array(a["shape"], dtype=np.int64)
+    else:
+        target = p._cval(p._inp(node, 1), "shape (input 1)", allow_sym=True)
+    allowzero = bool(int(a.get("allowzero", 0)))
+    dims, zero_ph = _resolve_reshape(p, xname, x, target, allowzero)
+    xs = tuple(x.shape)
+    xk = p._raw_keys(xname)
+    keys = []
+    for i, v in enumerate(target.reshape(-1)):
+        if isinstance(v, Sym):
+            keys.append(v.key)
+        elif int(v) == 0 and not allowzero and i < len(xk):
+            keys.append(xk[i])
+        else:
+            keys.append(None if int(v) < 0 else int(v))
+    p._set_syms(0, keys)
+    if zero_ph and is_static(xs):  # write the copied dims out: plain static reshape
+        dims = [xs[i] if d == 0 else d for i, d in enumerate(dims)]
+    return [p._reshape(x, dims, zero_is_placeholder=zero_ph)]
+
+
+@importer("Flatten",
+          restrictions="the dims before or after axis must be static, or axis is 1")
+def _flatten(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    r = len(x.shape)
+    axis = int(a.get("axis", 1))
+    if axis < 0:
+        axis += r
+    if not 0 <= axis <= r:
+        raise Fail(ErrorCode.INVALID_NODE, "axis %d out of range for rank %d" % (a.get("axis", 1), r))
+    if axis == 0:
+        return [p._reshape(x, [1, -1], zero_is_placeholder=False)]
+    if axis == 1:
+        p._set_syms(0, [p._raw_keys(node.input[0])[0], None])
+    return [p._reshape_2d(x, axis)]
+
+
+@importer("Transpose",
+          restrictions="none")
+def _transpose_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    r = len(x.shape)
+    perm = attr_ints(a, "perm") or list(range(r))[::-1]
+    if sorted(perm) != list(range(r)):
+        raise Fail(ErrorCode.INVALID_NODE, "perm %s is not a permutation of rank %d" % (perm, r))
+    if perm == list(range(r)):
+        return [p._L(p.network.add_identity(x))]
+    return [p._transpose(x, perm)]
+
+
+@importer("Squeeze",
+          restrictions="axes must be a constant")
+def _squeeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    r = len(xs)
+    if p._opset >= 13:
+        an = p._inp(node, 1)
+        axes = None if an is None else [int(v) for v in p._cval(an, "axes").reshape(-1)]
+    else:
+        axes = attr_ints(a, "axes")
+    if axes is None:
+        axes = [i for i, d in enumerate(xs) if d == 1]
+        if any(d < 0 for d in xs):
+            p._log(Severity.WARNING, "ONNX parser: node '%s': Squeeze without axes keeps the dynamic dims of %s"
+                   % (p._node_name, xs))
+    axes = [p._norm_axis(ax, r) for ax in axes]
+    xk = p._raw_keys(node.input[0])
+    p._set_syms(0, [k for i, k in enumerate(xk) if i not in axes])
+    y = p._squeeze(x, axes)
+    if y is x:
+        y = p._L(p.network.add_identity(x))
+    return [y]
+
+
+@importer("Unsqueeze",
+          restrictions="axes must be a constant")
+def _unsqueeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    if p._opset >= 13:
+        axes = [int(v) for v in p._cval(p._inp(node, 1), "axes").reshape(-1)]
+    else:
+        axes = attr_ints(a, "axes")
+    out_r = len(x.shape) + len(axes)
+    axes = sorted(p._norm_axis(ax, out_r) for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise Fail(ErrorCode.INVALID_NODE, "repeated axes %s" % axes)
+    it = iter(p._raw_keys(node.input[0]))
+    p._set_syms(0, [1 if i in axes else next(it, None) for i in range(out_r)])
+    return [p._unsqueeze(x, axes)]
+
+
+@importer("Concat",
+          restrictions="none")
+def _concat(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    names = [n for n in node.input if n]
+    dtype = None
+    for n in names:
+        if n in p._tensors:
+            dtype = p._tensors[n].dtype
+            break
+    ts = [p._tensor(n, dtype) for n in names]
+    r = len(ts[0].shape)
+    axis = p._norm_axis(int(a["axis"]), r)
+    # drop empty constants along the axis (exporters write them for optional pieces)
+    keep = [t for t, n in zip(ts, names) if not (n in p._consts and p._consts[n].ndim == r and
+                                                 p._consts[n].shape[axis] == 0)]
+    ts = keep or ts
+    if len(ts) == 1:
+        return [p._L(p.network.add_identity(ts[0]))]
+    # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat
+    # of concats along one axis is the same concat)
+    while len(ts) > MAX_CONCAT_INPUTS:
+        runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
+        ts = [run[0] if len(run) == 1 else p._concat_layer(run, axis) for run in runs]
+    return [p._concat_layer(ts, axis)]
+
+
+@importer("Split",
+          restrictions="split sizes must be constants; a dynamic axis needs explicit split sizes")
+def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    axis = p._norm_axis(int(a.get("axis", 0)), len(xs))
+    vals = [None] + [p._cval(n, "split") if n else None for n in node.input[1:2]]
+    sizes = split_sizes(p, node, a, vals, xs[axis])
+    outs = []
+    start = 0
+    for n in sizes:
+        outs.append(p._slice(x, {axis: (start, n, 1)}) if n != xs[axis] else p._L(p.network.add_identity(x)))
+        start += n
+    return outs
+
+
+@importer("Tile",
+          restrictions="repeats must be a constant; no repeats along dynamic axes")
+def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    reps = [int(v) for v in p._cval(p._inp(node, 1), "repeats").reshape(-1)]
+    if len(reps) != len(xs):
+        raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, len(xs)))
+    y = x
+    for ax, rep in enumerate(reps):
+        if rep == 1:
+            continue
+        if xs[ax] < 0:
+            raise Dynamic("Tile along the dynamic axis %d" % ax)
+        y = p._gather_axis(y, ax, np.tile(np.arange(xs[ax]), rep))
+    if y is x:
+        y = p._L(p.network.add_identity(x))
+    return [y]
+
+
+@importer("Expand",
+          restrictions="the shape must be known while parsing; its dynamic dims must be dims of network tensors")
+def _expand(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    xname = node.input[0]
+    x = p._tensor(xname)
+    shape = p._cval(p._inp(node, 1), "shape", allow_sym=True).reshape(-1)
+    r0 = len(x.shape)
+    r = max(r0, len(shape))
+    xk = p._raw_keys(xname)
+    x = p._unsqueeze_to(x, r)
+    xs = tuple(x.shape)
+    off = r - r0
+    shape = [1] * (r - len(shape)) + list(shape)
+    spec: Dict[int, int] = {}  # static target n of a static 1-dim: copied n times
+    dyn: Dict[int, Any] = {}  # dims whose size is known only at run time: broadcast by a select
+    keys: List[Any] = []
+    for i in range(r):
+        s, d = shape[i], xs[i]
+        k = xk[i - off] if i >= off and i - off < len(xk) else 1
+        if isinstance(s, Sym):
+            if d >= 0 and d != 1:
+                keys.append(d)
+                continue  # broadcasting keeps x's static dim
+            keys.append(s.key)
+            if d < 0 and p._dim_is(s, xname, i - off):
+                continue
+            dyn[i] = s  # x's 1 (or a dynamic dim of size 1 or s at run time) broadcast to s
+            continue
+        s = int(s)
+        keys.append(k if s == 1 else s)
+        if s == 1 or s == d:
+            continue
+        if d == 1:
+            spec[i] = s
+        elif d < 0:
+            dyn[i] = s  # x's dynamic dim must be 1 or s at run time: broadcast against a static carrier
+        else:
+            raise Fail(ErrorCode.INVALID_NODE, "cannot expand shape %s to %s" % (xs, shape))
+    p._set_syms(0, keys)
+    if not spec and not dyn:
+        return [p._L(p.network.add_identity(x))]
+    y = x
+    if spec and is_static(xs):
+        out = [spec.get(i, xs[i]) for i in range(r)]
+        stride = [0 if i in spec else 1 for i in range(r)]
+        y = p._L(p.network.add_slice(x, [0] * r, out, stride))
+    else:
+        for i, n in sorted(spec.items()):
+            y = p._gather_axis(y, i, np.zeros(n, np.int32))
+    static_dyn = {i: n for i, n in dyn.items() if not isinstance(n, Sym)}
+    if static_dyn:
+        cond = p._const_tensor(np.ones([static_dyn.get(i, 1) for i in range(r)], np.bool_), DataType.BOOL)
+        y = p._L(p.network.add_select(cond, y, y))
+    return [p._broadcast_to_syms(y, {i: v for i, v in dyn.items() if isinstance(v, Sym)}, "the target shape")]
+
+
+@importer("DepthToSpace", "SpaceToDepth",
+          restrictions="4-D input with static C, H and W")
+def _depth_space(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    if len(xs) != 4 or not is_static(xs[1:]):
+        raise unsupported("%s needs a 4-D input with static C, H, W, got %s" % (node.op_type, xs),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    b = int(a["blocksize"])
+    _, c, h, w = xs
+    if node.op_type == "DepthToSpace":
+        if c % (b * b):
+            raise Fail(ErrorCode.INVALID_NODE, "channels %d not divisible by blocksize^2 %d" % (c, b * b))
+        c2 = c // (b * b)
+        if a.get("mode", "DCR") == "DCR":
+            t = p._shuffle(x, reshape=[0, b, b, c2, h, w], second=[0, 3, 4, 1, 5, 2])
+        else:
+            t = p._shuffle(x, reshape=[0, c2, b, b, h, w], second=[0, 1, 4, 2, 5, 3])
+        return [p._reshape(t, [0, c2, h * b, w * b])]
+    if h % b or w % b:
+        raise Fail(ErrorCode.INVALID_NODE, "H, W (%d, %d) not divisible by blocksize %d" % (h, w, b))
+    t = p._shuffle(x, reshape=[0, c, h // b, b, w // b, b], second=[0, 3, 5, 1, 2, 4])
+    return [p._reshape(t, [0, c * b * b, h // b, w // b])]
+
+
+@importer("Shape", "Size", "Range",
+          restrictions={"Shape": "none (computed while parsing; dynamic dims become symbols)",
+                        "Size": "none (computed while parsing; dynamic dims become symbols)",
+                        "Range": "start, limit and delta must be known while parsing"})
+def _shape_only(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    raise Dynamic("%s needs its inputs known while parsing (static shapes), but they are computed at run time"
+                  % node.op_type)

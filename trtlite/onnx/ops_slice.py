@@ -1,0 +1,219 @@
+"""Importers of indexing ops: Slice, Pad, Gather, GatherElements, GatherND."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .._enums import DataType, ElementWiseOperation, GatherMode, SampleMode
+from .constants import attr_ints, clamp_slice, slice_params
+from .context import ImporterContext
+from .dtypes import TRT_NP
+from .errors import Dynamic, ErrorCode, Fail, unsupported
+from .registry import importer
+from .shape_eval import Sym, is_static
+
+
+def _resolve_bound(p: ImporterContext, v: Any, xname: str, axis: int, dim: int) -> int:
+    if isinstance(v, Sym):
+        if p._dim_is(v, xname, axis):
+            return 2 ** 62  # "the whole dim": clamps to dim
+        raise Dynamic("Slice bound %r is a dynamic dimension that is not the sliced axis' own size (e.g. "
+                      "pe[:T] with T from another tensor): trtlite has no shape tensors to slice by it" % (v,))
+    return int(v)
+
+
+_END = 2 ** 31 - 1  # bounds at least this large mean "to the end" (exporters write INT_MAX or INT64_MAX)
+
+
+def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
+    """How to slice a dynamic axis (size D known at run time) from constant bounds: ("crop", (pre, post))
+    for a padding layer that crops pre elements at the start and post at the end (output D - pre - post),
+    or ("gather", indices) when the output size is static (negative indices count from the end, which
+    trtlite's gather resolves at run time).  Raises Dynamic when the output size depends on D in a way
+    neither can express.  Bounds of magnitude >= _END mean "past the end" / "before the start"."""
+    if st == 1 and 0 <= s < _END and (e >= _END or -_END < e < 0):
+        return "crop", (s, 0 if e >= _END else -e)  # x[s:] and x[s:-k]
+    idx = None
+    if abs(s) < _END and abs(e) < _END and (s >= 0) == (e >= 0):
+        idx = np.arange(s, e, st)  # x[a:b], x[-a:-b] (either direction)
+    elif -_END < s < 0 and e >= _END and st > 0:
+        idx = np.arange(s, 0, st)  # x[-a:]
+    elif 0 <= s < _END and e <= -_END and st < 0:
+        idx = np.arange(s, -1, st)  # x[a::-1]
+    if idx is None:
+        raise Dynamic("Slice (starts %d, ends %d, step %d) along a dynamic axis gives a size that depends on the "
+                      "axis' run-time size in a way trtlite cannot express (it slices dynamic axes by cropping a "
+                      "constant number of elements from each end, step 1, or by a constant number of indices)"
+                      % (s, e, st))
+    if idx.size == 0:
+        raise unsupported("Slice gives an empty tensor", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    # as many elements as the bounds say, provided the axis is long enough at run time: a shorter one fails
+    # there with a gather index error (ONNX would clamp the bounds)
+    return "gather", idx
+
+
+@importer("Slice",
+          restrictions=("starts, ends, axes and steps must be known while parsing; dynamic axes: x[s:] and x[s:-k] "
+                        "(step 1) or a constant number of indices; no empty results"))
+def _slice_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    xname = node.input[0]
+    x = p._tensor(xname)
+    xs = tuple(x.shape)
+    r = len(xs)
+    vals: List[Any] = [None]
+    if p._opset >= 10:
+        for i in range(1, 5):
+            n = p._inp(node, i)
+            vals.append(None if n is None else p._cval(n, ["", "starts", "ends", "axes", "steps"][i], allow_sym=True))
+    starts, ends, axes, steps = slice_params(p, a, vals, r)
+    spec = {}
+    crop: Dict[int, Tuple[int, int]] = {}
+    gathers: Dict[int, np.ndarray] = {}
+    for s, e, ax, st in zip(starts, ends, axes, steps):
+        dim = xs[ax]
+        s = _resolve_bound(p, s, xname, ax, dim)
+        e = _resolve_bound(p, e, xname, ax, dim)
+        if dim < 0:
+            if s == 0 and st == 1 and e >= _END:
+                continue
+            try:
+                how, arg = _dynamic_axis_slice(s, e, st)
+            except Fail as f:
+                raise type(f)("axis %d of %s: %s" % (ax, xs, f)) if isinstance(f, Dynamic) else f
+            if how == "crop":
+                crop[ax] = arg
+            else:
+                gathers[ax] = arg
+            continue
+        s0, n = clamp_slice(s, e, st, dim)
+        if n == 0:
+            raise unsupported("Slice gives an empty tensor (axis %d of %s)" % (ax, xs),
+                              ErrorCode.UNSUPPORTED_NODE_SHAPE)
+        spec[ax] = (s0, n, st)
+    y = p._slice(x, spec)
+    if crop:
+        # one padding layer crops every such axis (it pads the trailing dims from the first one on)
+        first = min(crop)
+        pre = [-crop[i][0] if i in crop else 0 for i in range(first, r)]
+        post = [-crop[i][1] if i in crop else 0 for i in range(first, r)]
+        y = p._L(p.network.add_padding_nd(y, pre, post))
+    for ax, idx in sorted(gathers.items()):
+        y = p._gather_axis(y, ax, idx)
+    if gathers or crop:
+        keys = p._raw_keys(xname)
+        p._set_syms(0, [len(gathers[i]) if i in gathers else None if i in crop else k for i, k in enumerate(keys)])
+    if y is x:
+        y = p._L(p.network.add_identity(x))
+    return [y]
+
+
+@importer("Pad",
+          restrictions=("pads, constant_value and axes must be constants; modes constant, reflect, edge and wrap; "
+                        "reflect, edge, wrap and non-zero constant padding not along dynamic axes"))
+def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    r = len(xs)
+    mode = a.get("mode", "constant")
+    if p._opset < 11:
+        pads = attr_ints(a, "pads") or attr_ints(a, "paddings")
+        value = float(a.get("value", 0.0))
+        axes = list(range(r))
+    else:
+        pads = [int(v) for v in p._cval(p._inp(node, 1), "pads").reshape(-1)]
+        vn = p._inp(node, 2)
+        value = p._cval(vn, "constant_value").reshape(-1) if vn else np.zeros(1)
+        value = value[0].item() if value.size else 0
+        an = p._inp(node, 3)
+        axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)] if an else list(range(r))
+    if len(pads) != 2 * len(axes):
+        raise Fail(ErrorCode.INVALID_NODE, "pads %s must have %d entries" % (pads, 2 * len(axes)))
+    pre, post = [0] * r, [0] * r
+    for i, ax in enumerate(axes):
+        pre[ax] = pads[i]
+        post[ax] = pads[i + len(axes)]
+    padded = [i for i in range(r) if pre[i] or post[i]]
+    if not padded:
+        return [p._L(p.network.add_identity(x))]
+    if mode == "constant":
+        first = padded[0]
+        y = p._L(p.network.add_padding_nd(x, pre[first:], post[first:]))
+        if value != 0:
+            # padding layers pad with zeros: add `value` where the padding went (an exact mask)
+            mshape = [1] * r
+            for i in padded:
+                if xs[i] < 0:
+                    raise Dynamic("constant padding with value %r along the dynamic axis %d" % (value, i))
+                mshape[i] = xs[i] + pre[i] + post[i]
+            mask = np.full(mshape, value, dtype=TRT_NP[DataType(x.dtype)])
+            inner = tuple(slice(max(pre[i], 0), max(pre[i], 0) + xs[i] + min(pre[i], 0) + min(post[i], 0))
+                          if i in padded else slice(None) for i in range(r))
+            mask[inner] = 0
+            y = p._ew_const(y, mask, ElementWiseOperation.SUM)
+        return [y]
+    if mode not in ("reflect", "edge", "wrap"):
+        raise unsupported("Pad mode '%s'" % mode)
+    slice_mode = {"reflect": SampleMode.REFLECT, "edge": SampleMode.CLAMP, "wrap": SampleMode.WRAP}[mode]
+    for i in padded:
+        if xs[i] < 0:
+            raise Dynamic("%s padding along the dynamic axis %d" % (mode, i))
+    if is_static(xs):
+        layer = p.network.add_slice(x, [-v for v in pre], [xs[i] + pre[i] + post[i] for i in range(r)], [1] * r)
+        layer.mode = slice_mode
+        return [p._L(layer)]
+    y = x
+    for i in padded:
+        n = xs[i]
+        idx = np.arange(-pre[i], n + post[i])
+        if mode == "edge":
+            idx = np.clip(idx, 0, n - 1)
+        elif mode == "wrap":
+            idx = np.mod(idx, n)
+        else:
+            period = 2 * (n - 1) if n > 1 else 1
+            idx = np.abs(np.mod(idx, period)) if n > 1 else np.zeros_like(idx)
+            idx = np.where(idx >= n, period - idx, idx)
+        y = p._gather_axis(y, i, idx)
+    return [y]
+
+
+@importer("Gather",
+          restrictions="none")
+def _gather(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    data = p._tensor(node.input[0])
+    r = len(data.shape)
+    axis = p._norm_axis(int(a.get("axis", 0)), r)
+    iname = node.input[1]
+    if p._is_const(iname):
+        idx = p._cval(iname, "indices")
+        dim = data.shape[axis]
+        if dim >= 0 and idx.size and (idx.max() >= dim or idx.min() < -dim):
+            raise Fail(ErrorCode.INVALID_NODE, "indices out of range for axis %d of size %d" % (axis, dim))
+        it = p._const_tensor(idx.astype(np.int64), DataType.INT32, iname)
+    else:
+        it = p._cast(p._tensor(iname), DataType.INT32)
+    dk, ik = p._raw_keys(node.input[0]), p._raw_keys(iname)
+    p._set_syms(0, dk[:axis] + ik + dk[axis + 1:])
+    return [p._L(p.network.add_gather(data, it, axis))]
+
+
+@importer("GatherElements",
+          restrictions="none")
+def _gather_elements(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    data = p._tensor(node.input[0])
+    axis = p._norm_axis(int(a.get("axis", 0)), len(data.shape))
+    it = p._cast(p._tensor(node.input[1], DataType.INT32), DataType.INT32)
+    layer = p.network.add_gather_v2(data, it, GatherMode.ELEMENT)
+    layer.axis = axis
+    return [p._L(layer)]
+
+
+@importer("GatherND",
+          restrictions="none")
+def _gather_nd(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    data = p._tensor(node.input[0])
+    it = p._cast(p._tensor(node.input[1], DataType.INT32), DataType.INT32)
+    layer = p.network.add_gather_v2(data, it, GatherMode.ND)
+    layer.num_elementwise_dims = int(a.get("batch_dims", 0))
+    return [p._L(layer)]
