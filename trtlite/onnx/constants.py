@@ -255,7 +255,7 @@ def fold(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any]) -> L
     if op == "ConstantOfShape":
         shape = [int(v) for v in np.asarray(x).reshape(-1)]
         val = a.get("value")
-        fill = np.zeros(1, np.float32) if val is None else p._tensor_value(val).reshape(-1)
+        fill = np.zeros(1, np.float32) if val is None else p._tensor_value(val, "attribute 'value'").reshape(-1)
         return [np.full(shape, fill[0], dtype=fill.dtype)]
     if op == "Expand":
         shape = [int(v) for v in np.asarray(vals[1]).reshape(-1)]

@@ -264,9 +264,24 @@ class ImporterContext(LayerBuilder):
             raise Fail(ErrorCode.INVALID_NODE, "%s %d is out of range for rank %d" % (what, axis, rank))
         return a
 
-    def _tensor_value(self, tp: Any) -> np.ndarray:
-        from onnx import numpy_helper
-        return numpy_helper.to_array(tp, self._base_dir) if self._base_dir else numpy_helper.to_array(tp)
+    def _tensor_value(self, tp: Any, what: str = "the tensor attribute") -> np.ndarray:
+        """The value of a node's tensor attribute `tp` (`what` names it in errors; external data is read
+        relative to the model's folder): INVALID_NODE when it is not a tensor or cannot be decoded,
+        UNSUPPORTED_NODE_DATATYPE when it holds strings."""
+        from onnx import TensorProto, numpy_helper
+        if not isinstance(tp, TensorProto):
+            raise Fail(ErrorCode.INVALID_NODE, "%s must be a tensor (TENSOR), but it is a %s"
+                       % (what, type(tp).__name__))
+        try:
+            arr = numpy_helper.to_array(tp, self._base_dir) if self._base_dir else numpy_helper.to_array(tp)
+        except MemoryError:
+            raise
+        except Exception as e:
+            raise Fail(ErrorCode.INVALID_NODE, "cannot decode %s: %s: %s" % (what, type(e).__name__, e))
+        if arr.dtype.kind in "OSU":
+            raise unsupported("%s holds strings (trtlite has no string tensors)" % what,
+                              ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+        return arr
 
 
 def node_attrs(node: Any) -> Dict[str, Any]:
