@@ -87,7 +87,6 @@ while parsing; ``shape_eval``: symbolic dims.  ``registry``: op -> importer with
 fallback for ops without one.  Nothing here changes the network beyond importing it: graph rewrites (such as
 fusing the Erf-GELU subgraph) are the builder's passes.
 """
-
 from __future__ import annotations
 
 from .errors import ErrorCode, ParserError

@@ -15,6 +15,7 @@ from .shape_eval import as_object_array
 
 
 def attr_ints(a: Dict[str, Any], name: str, default: Any = None) -> Any:
+    """Attribute `name` as a list of ints (`default` when absent; None stays None)."""
     v = a.get(name, default)
     return None if v is None else [int(x) for x in v]
 
@@ -51,6 +52,8 @@ def _same_type(x: np.ndarray, r: Any) -> np.ndarray:
 
 
 def slice_params(p: ImporterContext, a: Dict[str, Any], vals: List[Any], rank: int):
+    """Slice's (starts, ends, axes, steps), from attributes before opset 10 and inputs from it on; axes
+    made non-negative and checked against `rank`."""
     if p._opset < 10:
         starts, ends = attr_ints(a, "starts", []), attr_ints(a, "ends", [])
         axes = attr_ints(a, "axes")
@@ -96,6 +99,8 @@ def clamp_slice(start: int, end: int, step: int, dim: int) -> Tuple[int, int]:
 
 
 def split_sizes(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any], dim: int) -> List[int]:
+    """Split's output sizes along an axis of size `dim` (-1: dynamic): the split attribute / input, or
+    num_outputs / the output count in equal parts (the last one smaller)."""
     n_out = len(node.output)
     split = None
     if p._opset >= 13:
@@ -126,6 +131,8 @@ def split_sizes(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any
 
 
 def reduce_axes(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any], rank: int) -> List[int]:
+    """A Reduce* node's axes (attribute or input by opset), sorted and non-negative; all axes when none
+    are given, none with noop_with_empty_axes."""
     since = 13 if node.op_type == "ReduceSum" else 18
     axes = _axes_of(p, node, a, vals, 1, since)
     if not axes:

@@ -32,6 +32,7 @@ def onnx_to_trt(t: int) -> Optional[DataType]:
 
 
 def trt_of_np(dt: np.dtype) -> DataType:
+    """The trtlite type of a constant of numpy dtype `dt` (bool, 32-bit integers or float)."""
     dt = np.dtype(dt)
     if dt == np.bool_:
         return DataType.BOOL
@@ -45,6 +46,7 @@ TRT_NP = {DataType.FLOAT: np.float32, DataType.INT32: np.int32, DataType.BOOL: n
 
 
 def to_dtype(a: np.ndarray, dt: DataType) -> np.ndarray:
+    """`a` as the numpy type of trtlite type `dt` (integers saturate to int32, floats truncate to it)."""
     np_t = TRT_NP[DataType(dt)]
     if np_t == np.int32 and a.dtype != np.int32 and a.size:
         if np.issubdtype(a.dtype, np.integer):

@@ -38,9 +38,11 @@ class ParserError:
         self._func = func
 
     def code(self) -> ErrorCode:
+        """The ErrorCode."""
         return self._code
 
     def desc(self) -> str:
+        """What went wrong."""
         return self._desc
 
     def node(self) -> int:
@@ -48,24 +50,31 @@ class ParserError:
         return self._node
 
     def node_name(self) -> str:
+        """The failing node's name ("" when the error is not about a node)."""
         return self._node_name
 
     def node_operator(self) -> str:
+        """The failing node's op type ("" when the error is not about a node)."""
         return self._node_operator
 
     def file(self) -> str:
+        """The source file that reported the error."""
         return __file__
 
     def func(self) -> str:
+        """The step that reported it ("import<Op>" for a node's importer, "parse" for internal errors)."""
         return self._func
 
     def line(self) -> int:
+        """0 (TensorRT's source line; not tracked)."""
         return 0
 
     def local_function_stack(self) -> List[str]:
+        """[] (model-local functions are expanded before importing)."""
         return []
 
     def local_function_stack_size(self) -> int:
+        """0 (see local_function_stack)."""
         return 0
 
     def __str__(self) -> str:
@@ -105,9 +114,11 @@ def bad_name(v: Any) -> Optional[str]:
 
 
 def unsupported(msg: str, code: ErrorCode = ErrorCode.UNSUPPORTED_NODE_ATTR) -> Fail:
+    """A Fail with an UNSUPPORTED_* code (UNSUPPORTED_NODE_ATTR by default)."""
     return Fail(code, msg)
 
 
 class Dynamic(Fail):
+    """A node needs a value that is known only at run time (UNSUPPORTED_NODE_DYNAMIC)."""
     def __init__(self, msg: str) -> None:
         super().__init__(ErrorCode.UNSUPPORTED_NODE_DYNAMIC, msg)

@@ -102,6 +102,8 @@ def _lookup_creator(op: str, domain: str, a: Dict[str, Any]) -> Tuple[Any, str]:
 
 
 def plugin_layer(p: ImporterContext, node: Any, a: Dict[str, Any], why: str) -> List[Any]:
+    """The plugin layer for `node` (an op without an importer); `why` says why it is not imported
+    otherwise, for the error when no creator is registered."""
     import trtlite as trt
     op = node.op_type
     creator, found_ns = _lookup_creator(op, node.domain, a)

@@ -111,6 +111,7 @@ class Sym:
 
 
 def has_sym(a: Any) -> bool:
+    """Whether `a` is an object array holding a Sym."""
     return isinstance(a, np.ndarray) and a.dtype == object and any(isinstance(v, Sym) for v in a.flat)
 
 
@@ -128,6 +129,7 @@ def normalize(a: Any) -> np.ndarray:
 
 
 def as_object_array(a: np.ndarray) -> np.ndarray:
+    """`a` as an object array of Python scalars (to concatenate with arrays holding Syms)."""
     if a.dtype == object:
         return a
     out = np.empty(a.shape, dtype=object)
@@ -195,6 +197,7 @@ def infer_keys(node: Any, a: Dict[str, Any], r: int, in_keys: List[List[Any]]) -
 
 
 def axes_mask(axes: Sequence[int]) -> int:
+    """The bit mask of `axes` (trtlite's reduce / normalization axes)."""
     m = 0
     for ax in axes:
         m |= 1 << int(ax)
@@ -202,4 +205,5 @@ def axes_mask(axes: Sequence[int]) -> int:
 
 
 def is_static(shape: Sequence[int]) -> bool:
+    """Whether every dim of `shape` is known (no -1)."""
     return all(d >= 0 for d in shape)
