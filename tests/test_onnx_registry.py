@@ -70,3 +70,13 @@ def test_layering():
         assert "parser" not in imported, f
         if f != "model_importer.py":
             assert "model_importer" not in imported, f
+
+
+def test_package_is_listed_for_installation():
+    """pyproject.toml lists packages explicitly: trtlite.onnx must be among them, or an installed trtlite has no
+    ONNX parser (the tests run from the source tree, where it is found anyway)."""
+    tomllib = pytest.importorskip("tomllib")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        packages = tomllib.load(f)["tool"]["setuptools"]["packages"]
+    assert "trtlite.onnx" in packages and tonnx.__name__ == "trtlite.onnx"
