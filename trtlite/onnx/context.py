@@ -17,7 +17,9 @@ from .shape_eval import Sym, has_sym, infer_keys, normalize
 class ImporterContext(LayerBuilder):
     """Per-parse state and the value, naming and symbolic-dim services importers use.
 
-    `error` records a ParserError (the parser's own list); the context never raises for it."""
+    `error` records a ParserError (the parser's own list); the context never raises for it.  The underscore
+    methods (here and in LayerBuilder) are package-internal: the interface between the context and the
+    importers of trtlite.onnx, not trtlite's public API.  One context serves one parse, on one thread."""
 
     def __init__(self, network: Any, logger: Any, error: Callable[..., None], model: Any, opset: int,
                  opsets: Dict[str, int], base_dir: Optional[str]) -> None:

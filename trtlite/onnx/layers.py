@@ -12,7 +12,9 @@ from .shape_eval import Sym, is_static
 
 
 class LayerBuilder:
-    """Helpers over ImporterContext's network; every layer is named after the node being imported."""
+    """Helpers over ImporterContext's network; every layer is named after the node being imported.  They use
+    the context's network, _L / _const_tensor (layers and constants), _tensors, _input_names, _msyms and
+    _key_of (values and symbolic dims)."""
 
     # ---- tensor helpers -----------------------------------------------------------------------------------
 
