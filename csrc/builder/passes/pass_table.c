@@ -1,7 +1,9 @@
 /* pass_table.c -- the table of builder passes and the driver that runs it (contract in passes.h).
  *
- * Order matters: scale folding precedes epilogue fusion because it only folds into a producer
- * without an epilogue. */
+ * Order matters: constant folding first turns constant subgraphs (a parser's reshaped scalars)
+ * into constants that the pattern fusions match on; GELU fusion precedes epilogue fusion so that
+ * the GELU it makes can join a convolution's or matrix multiply's epilogue; scale folding precedes
+ * epilogue fusion because it only folds into a producer without an epilogue. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,8 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                "removes layers none of whose outputs reach a network output"},
     [TRTL_PASS_CONSTANT_FOLD] = {"constant_fold", trtl_pass_constant_fold, 1, 0,
                                  "evaluates layers whose inputs are all constants at build time"},
+    [TRTL_PASS_FUSE_GELU] = {"fuse_gelu", trtl_pass_fuse_gelu, 1, 0,
+                             "replaces the elementwise erf/tanh GELU subgraph with one GELU activation"},
     [TRTL_PASS_FOLD_SCALE] = {"fold_scale", trtl_pass_fold_scale, 1, 0,
                               "folds a scale (batch norm) into the convolution or fully-connected weights before it"},
     [TRTL_PASS_FUSE_EPILOGUE] = {"fuse_epilogue", trtl_pass_fuse_epilogue, 1, 0,
