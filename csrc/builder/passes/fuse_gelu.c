@@ -5,8 +5,8 @@
  * Variants matched: either operand order of every product and sum; x / sqrt(2) or x * (1/sqrt(2));
  * the 0.5 as (x * 0.5) * a, (x * a) * 0.5 or x * (a * 0.5), and as a division by 2; x^3 as
  * pow(x, 3), x * (x * x) or (x * x) * x.  Constants must be one-element FLOAT constant tensors;
- * 1/sqrt(2) is accepted within the ONNX parser's former tolerance (1e-3 on sqrt(2)), the other
- * constants within 1e-4 relative (0.5, 1, 2 and 3 exactly).
+ * sqrt(2) and 1/sqrt(2) are accepted within the ONNX parser's former tolerance (1e-3), sqrt(2/pi)
+ * and 0.044715 within 1e-4 relative, 0.5, 1, 2 and 3 exactly.
  * Preconditions: every intermediate tensor is FLOAT, feeds exactly one layer (the next of the
  * pattern) and is not a network output; no layer of the pattern has a fused epilogue; the result
  * has x's shape (a constant must not broadcast x).  The last layer of the pattern becomes the
@@ -123,8 +123,11 @@ static int erf_core(const trtl_bgraph *g, int32_t a, match *m)
         return 0;
     d = g->n[u].n.in[0];
     int32_t dn = scaled(g, d, &x, &f);
-    /* 1/sqrt(2) as 1/c with |c - sqrt(2)| < 1e-3, i.e. about 3.5e-4 relative */
-    if (dn < 0 || !near((float)f, 0.70710678118654752, 3.5e-4))
+    if (dn < 0)
+        return 0;
+    /* the ONNX parser's former tolerances: |c - sqrt(2)| < 1e-3 for x / c, |c - sqrt(1/2)| < 1e-3 for x * c */
+    if (g->n[dn].n.p.ew.op == TRTL_EW_DIV ? fabs(1.0 / f - 1.4142135623730951) >= 1e-3
+                                          : fabs(f - 0.70710678118654752) >= 1e-3)
         return 0;
     m->x = x;
     m->act = TRTL_ACT_GELU_ERF;
