@@ -125,12 +125,17 @@ class IBuilderConfig:
     def clear_flag(self, flag: Any) -> None:
         """Disable a BuilderFlag."""
     @property
+    def disabled_passes(self) -> Any:
+        """Names of the builder passes this config switches off (trtlite's own; see trtlite.builder_passes()); assigning a list switches exactly those off.  Passes switched off by TRTLITE_DISABLE_PASSES are not listed."""
+    @property
     def flags(self) -> Any:
         """BuilderFlag bitmask."""
     def get_flag(self, flag: Any) -> bool:
         """Whether a BuilderFlag is set."""
     def get_memory_pool_limit(self, pool: Any) -> int:
         """The limit set."""
+    def get_pass_enabled(self, name: Any) -> bool:
+        """Whether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and builder_optimization_level are applied at build time and not reflected here)."""
     @property
     def int8_calibrator(self) -> Any:
         """INT8 calibrator object."""
@@ -155,6 +160,8 @@ class IBuilderConfig:
         """Enable a BuilderFlag."""
     def set_memory_pool_limit(self, pool: Any, pool_size: Any) -> None:
         """MemoryPoolType.WORKSPACE limits scratch; others are GPU-only."""
+    def set_pass_enabled(self, name: Any, enabled: Any) -> None:
+        """Switch builder pass `name` (see trtlite.builder_passes()) on or off for builds with this config; every pass is on by default.  An unknown name raises NotFoundError listing the passes.  trtlite's own API: TensorRT has no such switch."""
     def set_preview_feature(self, feature: Any, enable: Any) -> Any:
         """Accepted, no effect."""
     def set_tactic_sources(self, sources: Any) -> Any:
@@ -957,6 +964,9 @@ def _registry_register(*args: Any, **kwargs: Any) -> Any:
 
 def _set_logger(*args: Any, **kwargs: Any) -> Any:
     """Logger for messages outside builds (registry, plugins)."""
+
+def builder_passes() -> list[Any]:
+    """The builder's optimization passes in run order, as (name, min_level, description): a pass runs when config.builder_optimization_level >= min_level and it is enabled (IBuilderConfig.set_pass_enabled; the environment variable TRTLITE_DISABLE_PASSES="a,b", read at each build, switches passes off too).  trtlite's own API: TensorRT has no such switches."""
 
 def cpu_features() -> list[Any]:
     """CPU features detected at run time (kernels are chosen by them)."""

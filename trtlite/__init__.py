@@ -23,7 +23,7 @@ from ._C import (EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecution
                  ILayer, INetworkDefinition, IOptimizationProfile, ITensor, Runtime, ShapeError, InvalidArgumentError,
                  DTypeError, NotFoundError, UnsupportedError, PlanError, PluginError, PluginFieldError, StateError,
                  OutOfMemoryError,
-                 cpu_features)
+                 builder_passes, cpu_features)
 from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLayer, IConvolutionLayer,
                  IDeconvolutionLayer, IElementWiseLayer, IFullyConnectedLayer, IGatherLayer, IIdentityLayer,
                  ILRNLayer, IMatrixMultiplyLayer, INormalizationLayer, IPaddingLayer, IParametricReLULayer,

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "builder/graph.h"
+#include "builder/passes/passes.h"
 #include "network/network.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -367,16 +368,7 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 0))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)
-        st = trtl_pass_dead_layers(&g);
-    if (st == TRTL_OK && cfg->optimization_level > 0) {
-        st = trtl_pass_constant_fold(&g);
-        if (st == TRTL_OK)
-            st = trtl_pass_fold_scale(&g);
-        if (st == TRTL_OK)
-            st = trtl_pass_fuse_epilogue(&g);
-        if (st == TRTL_OK)
-            st = trtl_pass_dead_layers(&g);
-    }
+        st = trtl_run_passes(&g);
     if (st == TRTL_OK)
         st = trtl_bg_sort(&g);
     if (st == TRTL_OK)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "builder/config.h"
+#include "builder/passes/passes.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -241,4 +242,54 @@ void trtl_progress_finish(const trtl_builder_config *cfg, const char *phase)
 {
     if (cfg->progress && cfg->progress->phase_finish)
         cfg->progress->phase_finish(cfg->progress_user, phase);
+}
+
+/* ---- builder pass switches (table in passes/pass_table.c) ---- */
+
+int32_t trtl_builder_pass_count(void)
+{
+    return TRTL_PASS_COUNT;
+}
+
+trtl_status trtl_builder_pass_info(int32_t i, const char **name, int32_t *min_level, const char **description)
+{
+    TRTL_CHECK_ARG(name);
+    TRTL_CHECK_ARG(min_level);
+    TRTL_CHECK_ARG(description);
+    trtl_clear_error();
+    if (i < 0 || i >= TRTL_PASS_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "builder pass index %d out of range (0..%d)", (int)i,
+                          TRTL_PASS_COUNT - 1);
+    *name = trtl_passes[i].name;
+    *min_level = trtl_passes[i].min_level;
+    *description = trtl_passes[i].description;
+    return TRTL_OK;
+}
+
+trtl_status trtl_builder_config_set_pass_enabled(trtl_builder_config *cfg, const char *pass, int on)
+{
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(pass);
+    trtl_clear_error();
+    int32_t id = trtl_pass_find(pass);
+    if (id < 0)
+        return trtl_pass_unknown(TRTL_ERR_NOT_FOUND, "set_pass_enabled", pass);
+    if (on)
+        cfg->passes_off &= ~(1u << id);
+    else
+        cfg->passes_off |= 1u << id;
+    return TRTL_OK;
+}
+
+trtl_status trtl_builder_config_get_pass_enabled(const trtl_builder_config *cfg, const char *pass, int *on)
+{
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(pass);
+    TRTL_CHECK_ARG(on);
+    trtl_clear_error();
+    int32_t id = trtl_pass_find(pass);
+    if (id < 0)
+        return trtl_pass_unknown(TRTL_ERR_NOT_FOUND, "get_pass_enabled", pass);
+    *on = !((cfg->passes_off >> id) & 1u);
+    return TRTL_OK;
 }

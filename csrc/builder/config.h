@@ -27,6 +27,7 @@ struct trtl_builder_config {
     void *progress_user;
     trtl_config_profile *profiles;
     int32_t n_profiles;
+    uint32_t passes_off; /* bit i: builder pass i (passes/passes.h) switched off */
 };
 
 /* min/opt/max of one input of an optimization profile: same rank, 0 <= min <= opt <= max, and at

@@ -64,11 +64,7 @@ trtl_status trtl_bg_infer(trtl_bgraph *g);
 char *trtl_bg_join_names(const char *a, const char *b);
 void trtl_bg_free(trtl_bgraph *g);
 
-/* Optimization passes (passes/<name>.c).  Each logs what it changed at INFO/VERBOSE. */
-trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
-trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
-trtl_status trtl_pass_fold_scale(trtl_bgraph *g);
-trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
+/* The optimization passes and the table that runs them: passes/passes.h. */
 
 /* Kernel selection with autotuning (select.c). */
 trtl_status trtl_select_kernels(trtl_bgraph *g);

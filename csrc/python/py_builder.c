@@ -457,6 +457,140 @@ static int cfg_set_verbosity(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     return 0;
 }
 
+/* ---- builder pass switches (trtlite's own; TensorRT has none) ---------------------------- */
+
+/* The name argument of the pass switches: a str. */
+static const char *pass_name_arg(PyObject *o, const char *fn)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s(): the pass name must be a str, not %s", fn, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &len);
+    if (s && strlen(s) != (size_t)len) {
+        PyErr_Format(PyExc_ValueError, "%s(): the pass name contains a NUL character", fn);
+        return NULL;
+    }
+    return s;
+}
+
+static PyObject *config_set_pass_enabled(TrtlBuilderConfigObj *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "enabled", NULL};
+    PyObject *name_obj;
+    int on;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Op:set_pass_enabled", kw, &name_obj, &on))
+        return NULL;
+    const char *name = pass_name_arg(name_obj, "set_pass_enabled");
+    if (!name)
+        return NULL;
+    trtl_status s = trtl_builder_config_set_pass_enabled(self->cfg, name, on);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *config_get_pass_enabled(TrtlBuilderConfigObj *self, PyObject *arg)
+{
+    const char *name = pass_name_arg(arg, "get_pass_enabled");
+    int on = 0;
+    if (!name)
+        return NULL;
+    trtl_status s = trtl_builder_config_get_pass_enabled(self->cfg, name, &on);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    return PyBool_FromLong(on);
+}
+
+static PyObject *cfg_get_disabled_passes(TrtlBuilderConfigObj *self, void *c)
+{
+    (void)c;
+    PyObject *l = PyList_New(0);
+    for (int32_t i = 0; l && i < trtl_builder_pass_count(); i++) {
+        const char *name, *desc;
+        int32_t level;
+        int on = 1;
+        if (trtl_builder_pass_info(i, &name, &level, &desc) != TRTL_OK ||
+            trtl_builder_config_get_pass_enabled(self->cfg, name, &on) != TRTL_OK || on)
+            continue;
+        PyObject *s = PyUnicode_FromString(name);
+        if (!s || PyList_Append(l, s) < 0) {
+            Py_XDECREF(s);
+            Py_CLEAR(l);
+            break;
+        }
+        Py_DECREF(s);
+    }
+    return l;
+}
+
+/* Assigning a list of names switches exactly those passes off (all names are checked first). */
+static int cfg_set_disabled_passes(TrtlBuilderConfigObj *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v) {
+        PyErr_SetString(PyExc_TypeError, "disabled_passes cannot be deleted (assign [] to enable every pass)");
+        return -1;
+    }
+    if (PyUnicode_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "disabled_passes must be a list of pass names, not a str");
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(v, "disabled_passes must be a list of pass names");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int ret = 0, on;
+    for (Py_ssize_t k = 0; ret == 0 && k < n; k++) {
+        const char *name = pass_name_arg(PySequence_Fast_GET_ITEM(seq, k), "disabled_passes");
+        trtl_status s = name ? trtl_builder_config_get_pass_enabled(self->cfg, name, &on) : TRTL_OK;
+        if (!name || (s != TRTL_OK && !trtl_py_raise(TRTL_STATE(self), s)))
+            ret = -1;
+    }
+    for (int32_t i = 0; ret == 0 && i < trtl_builder_pass_count(); i++) {
+        const char *name, *desc;
+        int32_t level;
+        int off = 0;
+        if (trtl_builder_pass_info(i, &name, &level, &desc) != TRTL_OK)
+            continue;
+        for (Py_ssize_t k = 0; k < n; k++)
+            off |= strcmp(PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, k)), name) == 0;
+        trtl_builder_config_set_pass_enabled(self->cfg, name, !off);
+    }
+    Py_DECREF(seq);
+    return ret;
+}
+
+static PyObject *mod_builder_passes(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    PyObject *l = PyList_New(0);
+    for (int32_t i = 0; l && i < trtl_builder_pass_count(); i++) {
+        const char *name, *desc;
+        int32_t level;
+        if (trtl_builder_pass_info(i, &name, &level, &desc) != TRTL_OK)
+            continue;
+        PyObject *t = Py_BuildValue("(sis)", name, (int)level, desc);
+        if (!t || PyList_Append(l, t) < 0) {
+            Py_XDECREF(t);
+            Py_CLEAR(l);
+            break;
+        }
+        Py_DECREF(t);
+    }
+    return l;
+}
+
+static PyMethodDef builder_pass_functions[] = {
+    {"builder_passes", mod_builder_passes, METH_NOARGS,
+     "builder_passes() -> list[tuple[str, int, str]]\n\nThe builder's optimization passes in run order, as (name, "
+     "min_level, description): a pass runs when config.builder_optimization_level >= min_level and it is enabled "
+     "(IBuilderConfig.set_pass_enabled; the environment variable TRTLITE_DISABLE_PASSES=\"a,b\", read at each build, "
+     "switches passes off too).  trtlite's own API: TensorRT has no such switches."},
+    {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef config_getset[] = {
     {"max_workspace_size", (getter)cfg_get_workspace, (setter)cfg_set_workspace, "Workspace limit in bytes.", NULL},
     {"flags", (getter)cfg_get_flags, (setter)cfg_set_flags, "BuilderFlag bitmask.", NULL},
@@ -471,6 +605,9 @@ static PyGetSetDef config_getset[] = {
     {"progress_monitor", (getter)cfg_get_progress, (setter)cfg_set_progress,
      "A trt.IProgressMonitor told about build phases and steps; step_complete() returning False cancels.", NULL},
     {"profiling_verbosity", (getter)cfg_get_verbosity, (setter)cfg_set_verbosity, "ProfilingVerbosity (informational).", NULL},
+    {"disabled_passes", (getter)cfg_get_disabled_passes, (setter)cfg_set_disabled_passes,
+     "Names of the builder passes this config switches off (trtlite's own; see trtlite.builder_passes()); assigning a "
+     "list switches exactly those off.  Passes switched off by TRTLITE_DISABLE_PASSES are not listed.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef config_methods[] = {
@@ -487,6 +624,13 @@ static PyMethodDef config_methods[] = {
     {"reset", (PyCFunction)config_none, METH_NOARGS, "reset() -> None\n\nNo effect (kept for compatibility)."},
     {"__enter__", config_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", config_exit, METH_VARARGS, "Context manager exit."},
+    {"set_pass_enabled", (PyCFunction)(void (*)(void))config_set_pass_enabled, METH_VARARGS | METH_KEYWORDS,
+     "set_pass_enabled(name, enabled) -> None\n\nSwitch builder pass `name` (see trtlite.builder_passes()) on or off "
+     "for builds with this config; every pass is on by default.  An unknown name raises NotFoundError listing the "
+     "passes.  trtlite's own API: TensorRT has no such switch."},
+    {"get_pass_enabled", (PyCFunction)config_get_pass_enabled, METH_O,
+     "get_pass_enabled(name) -> bool\n\nWhether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and "
+     "builder_optimization_level are applied at build time and not reflected here)."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {
@@ -874,7 +1018,7 @@ int trtl_py_init_builder(PyObject *m, trtl_py_state *st)
     if (!st->ConfigType || PyModule_AddType(m, st->ConfigType) < 0)
         return -1;
     st->BuilderType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &builder_spec, NULL);
-    if (!st->BuilderType)
+    if (!st->BuilderType || PyModule_AddFunctions(m, builder_pass_functions) < 0)
         return -1;
     return PyModule_AddType(m, st->BuilderType);
 }

@@ -70,6 +70,8 @@ int main(void)
     void *data;
     size_t size;
     char *json;
+    const char *name;
+    int on;
 
     /* Calls without a handle still behave. */
     expect_true(trtl_last_error() != NULL && trtl_status_name(TRTL_ERR_INVALID_ARGUMENT) != NULL &&
@@ -160,6 +162,12 @@ int main(void)
     INVALID(trtl_builder_config_set_progress, NULL, NULL, NULL);
     INVALID(trtl_builder_config_set_shape, NULL, 0, "x", &d, &d, &d);
     GIVES(trtl_builder_config_num_profiles(NULL), 0);
+    INVALID(trtl_builder_config_set_pass_enabled, NULL, "fold_scale", 0);
+    INVALID(trtl_builder_config_get_pass_enabled, NULL, "fold_scale", &on);
+    GIVES(trtl_builder_pass_count() > 0, 1);
+    INVALID(trtl_builder_pass_info, 0, NULL, &n32, &name);
+    INVALID(trtl_builder_pass_info, 0, &name, NULL, &name);
+    INVALID(trtl_builder_pass_info, 0, &name, &n32, NULL);
     INVALID(trtl_build, NULL, NULL, &e);
 
     /* ---- engine ---- */
@@ -217,6 +225,9 @@ int main(void)
     expect_true(trtl_network_mark_output(net, trtl_layer_output(l, 0)) == TRTL_OK, "trtl_network_mark_output");
     expect_true(trtl_builder_config_create(&cfg) == TRTL_OK, "trtl_builder_config_create");
     INVALID(trtl_builder_config_set_shape, cfg, 0, "x", NULL, &d, &d);
+    INVALID(trtl_builder_config_set_pass_enabled, cfg, NULL, 0);
+    INVALID(trtl_builder_config_get_pass_enabled, cfg, NULL, &on);
+    INVALID(trtl_builder_config_get_pass_enabled, cfg, "fold_scale", NULL);
     INVALID(trtl_build, net, cfg, NULL);
     expect_true(trtl_build(net, cfg, &e) == TRTL_OK, "trtl_build");
     INVALID(trtl_engine_serialize, e, NULL, &size);

@@ -3,7 +3,7 @@
  * chains fold in one sweep. */
 #include <string.h>
 
-#include "builder/graph.h"
+#include "builder/passes/passes.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
 #include "core/status.h"
@@ -76,13 +76,11 @@ static int fold_one(trtl_bgraph *g, trtl_bg_node *b)
 
 trtl_status trtl_pass_constant_fold(trtl_bgraph *g)
 {
-    int folded = 0;
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "constant folding");
     for (int32_t i = 0; i < g->nn; i++)
-        if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i])) {
-            folded++;
-            trtl_log(TRTL_LOG_VERBOSE, "folded layer '%s' into a constant", g->n[i].n.name);
-        }
-    if (folded)
-        trtl_log(TRTL_LOG_INFO, "constant folding: %d layers evaluated at build time", folded);
+        if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i]))
+            trtl_pass_log_add(&log, "evaluated layer '%s' at build time", g->n[i].n.name);
+    trtl_pass_log_done(&log);
     return TRTL_OK;
 }

@@ -1,7 +1,7 @@
 /* dead_layers.c -- removes layers none of whose outputs reach a network output.
  * Fixed-point sweep, so it does not depend on node order. */
 #include <stdlib.h>
-#include "builder/graph.h"
+#include "builder/passes/passes.h"
 #include "core/status.h"
 
 trtl_status trtl_pass_dead_layers(trtl_bgraph *g)
@@ -9,6 +9,8 @@ trtl_status trtl_pass_dead_layers(trtl_bgraph *g)
     int32_t *uses = malloc(sizeof(int32_t) * (size_t)(g->nt ? g->nt : 1));
     if (!uses)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "dead-layer removal");
     int changed = 1;
     while (changed) {
         changed = 0;
@@ -30,10 +32,11 @@ trtl_status trtl_pass_dead_layers(trtl_bgraph *g)
             if (!used) {
                 b->dead = 1;
                 changed = 1;
-                trtl_log(TRTL_LOG_VERBOSE, "removed layer '%s': its outputs are never used", b->n.name);
+                trtl_pass_log_add(&log, "removed layer '%s' (its outputs are never used)", b->n.name);
             }
         }
     }
     free(uses);
+    trtl_pass_log_done(&log);
     return TRTL_OK;
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder/graph.h"
+#include "builder/passes/passes.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -82,6 +82,8 @@ static int fold(trtl_bgraph *g, trtl_node *p, const trtl_node *s)
 
 trtl_status trtl_pass_fold_scale(trtl_bgraph *g)
 {
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "scale folding");
     for (int32_t i = 0; i < g->nn; i++) {
         trtl_bg_node *sb = &g->n[i];
         if (sb->dead || sb->n.op != TRTL_OP_SCALE)
@@ -98,12 +100,13 @@ trtl_status trtl_pass_fold_scale(trtl_bgraph *g)
         char *nm = trtl_bg_join_names(p->name, sb->n.name);
         if (!nm)
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-        trtl_log(TRTL_LOG_INFO, "folded scale '%s' into '%s'", sb->n.name, p->name);
+        trtl_pass_log_add(&log, "folded scale '%s' into the weights of '%s'", sb->n.name, p->name);
         free(p->name);
         p->name = nm;
         p->out[0] = sb->n.out[0];
         g->t[p->out[0]].producer = prod;
         sb->dead = 1;
     }
+    trtl_pass_log_done(&log);
     return TRTL_OK;
 }

@@ -5,7 +5,7 @@
  * output. */
 #include <stdlib.h>
 
-#include "builder/graph.h"
+#include "builder/passes/passes.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -30,13 +30,13 @@ static int32_t fusable_producer(const trtl_bgraph *g, int32_t x)
     return prod;
 }
 
-static trtl_status absorb(trtl_bgraph *g, int32_t prod, trtl_bg_node *c)
+static trtl_status absorb(trtl_bgraph *g, int32_t prod, trtl_bg_node *c, trtl_pass_log *log)
 {
     trtl_node *p = &g->n[prod].n;
     char *nm = trtl_bg_join_names(p->name, c->n.name);
     if (!nm)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-    trtl_log(TRTL_LOG_INFO, "fused '%s' into '%s'", c->n.name, p->name);
+    trtl_pass_log_add(log, "fused '%s' into the epilogue of '%s'", c->n.name, p->name);
     free(p->name);
     p->name = nm;
     p->out[0] = c->n.out[0];
@@ -53,6 +53,8 @@ static int same_shape(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
 
 trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g)
 {
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "epilogue fusion");
     for (int32_t i = 0; i < g->nn; i++) {
         trtl_bg_node *c = &g->n[i];
         if (c->dead)
@@ -70,7 +72,7 @@ trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g)
                     continue;
                 p->in[p->n_in++] = skip; /* the node's input array has one spare slot */
                 p->epi.has_residual = 1;
-                TRTL_TRY(absorb(g, prod, c));
+                TRTL_TRY(absorb(g, prod, c, &log));
                 break;
             }
         } else if (c->n.op == TRTL_OP_ACTIVATION) {
@@ -83,8 +85,9 @@ trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g)
             p->epi.act = c->n.p.act.type;
             p->epi.alpha = c->n.p.act.alpha;
             p->epi.beta = c->n.p.act.beta;
-            TRTL_TRY(absorb(g, prod, c));
+            TRTL_TRY(absorb(g, prod, c, &log));
         }
     }
+    trtl_pass_log_done(&log);
     return TRTL_OK;
 }

@@ -204,6 +204,18 @@ trtl_status trtl_builder_config_set_progress(trtl_builder_config *cfg, const trt
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
                                           const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max);
 int32_t trtl_builder_config_num_profiles(const trtl_builder_config *cfg);
+/* Builder passes (trtlite's own switches; TensorRT has none): the graph rewrites the builder
+ * runs, in order, each when builder_optimization_level >= its min_level and switched on.  Every
+ * pass is on by default; the environment variable TRTLITE_DISABLE_PASSES="a,b" (read at each
+ * build; a name that is no pass fails the build with TRTL_ERR_INVALID_ARGUMENT) switches passes
+ * off too.  An engine built with any pass off computes the same values.
+ * trtl_builder_pass_info: pass i (0..count-1, others: TRTL_ERR_INVALID_ARGUMENT) as static strings.
+ * set/get_pass_enabled: `pass` is a name from pass_info; another name gives TRTL_ERR_NOT_FOUND
+ * with a message listing the valid names. */
+int32_t trtl_builder_pass_count(void);
+trtl_status trtl_builder_pass_info(int32_t i, const char **name, int32_t *min_level, const char **description);
+trtl_status trtl_builder_config_set_pass_enabled(trtl_builder_config *cfg, const char *pass, int on);
+trtl_status trtl_builder_config_get_pass_enabled(const trtl_builder_config *cfg, const char *pass, int *on);
 
 /* Builds an engine.  The network is not modified and may be built again with another config. */
 trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out);

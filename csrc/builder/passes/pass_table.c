@@ -1,0 +1,123 @@
+/* pass_table.c -- the table of builder passes and the driver that runs it (contract in passes.h).
+ *
+ * Order matters: constant folding first turns constant subgraphs (a parser's reshaped scalars)
+ * into constants that the pattern fusions match on; GELU fusion precedes epilogue fusion so that
+ * the GELU it makes can join a convolution's or matrix multiply's epilogue; scale folding precedes
+ * epilogue fusion because it only folds into a producer without an epilogue. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/passes/passes.h"
+#include "core/status.h"
+
+#define DISABLE_ENV "TRTLITE_DISABLE_PASSES"
+
+_Static_assert(TRTL_PASS_COUNT <= 32, "builder_config.passes_off is a 32-bit mask");
+
+const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
+    [TRTL_PASS_DEAD_LAYERS] = {"dead_layers", trtl_pass_dead_layers, 0, 1,
+                               "removes layers none of whose outputs reach a network output"},
+    [TRTL_PASS_CONSTANT_FOLD] = {"constant_fold", trtl_pass_constant_fold, 1, 0,
+                                 "evaluates layers whose inputs are all constants at build time"},
+    [TRTL_PASS_FUSE_GELU] = {"fuse_gelu", trtl_pass_fuse_gelu, 1, 0,
+                             "replaces the elementwise erf/tanh GELU subgraph with one GELU activation"},
+    [TRTL_PASS_FOLD_SCALE] = {"fold_scale", trtl_pass_fold_scale, 1, 0,
+                              "folds a scale (batch norm) into the convolution or fully-connected weights before it"},
+    [TRTL_PASS_FUSE_EPILOGUE] = {"fuse_epilogue", trtl_pass_fuse_epilogue, 1, 0,
+                                 "fuses a residual add and an activation into the producing layer"},
+};
+
+int32_t trtl_pass_find(const char *name)
+{
+    for (int32_t i = 0; i < TRTL_PASS_COUNT; i++)
+        if (strcmp(trtl_passes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+trtl_status trtl_pass_unknown(trtl_status status, const char *what, const char *name)
+{
+    char list[256];
+    size_t used = 0;
+    list[0] = '\0';
+    for (int32_t i = 0; i < TRTL_PASS_COUNT && used < sizeof list; i++) {
+        int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", trtl_passes[i].name);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return trtl_error(status, "%s: '%.80s' is not a builder pass (passes: %s)", what, name, list);
+}
+
+/* The passes TRTLITE_DISABLE_PASSES names ("a,b"; spaces around names and empty items are
+ * ignored), as a mask; a name that is no pass fails the build, so that a typo is not a silently
+ * ignored switch. */
+static trtl_status env_disabled(uint32_t *mask)
+{
+    *mask = 0;
+    const char *s = getenv(DISABLE_ENV);
+    while (s && *s) {
+        while (*s == ' ' || *s == '\t' || *s == ',')
+            s++;
+        const char *end = s;
+        while (*end && *end != ',')
+            end++;
+        size_t len = (size_t)(end - s);
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+        if (len) {
+            char name[96];
+            if (len >= sizeof name)
+                len = sizeof name - 1;
+            memcpy(name, s, len);
+            name[len] = '\0';
+            int32_t id = trtl_pass_find(name);
+            if (id < 0)
+                return trtl_pass_unknown(TRTL_ERR_INVALID_ARGUMENT, DISABLE_ENV, name);
+            *mask |= 1u << id;
+        }
+        s = end;
+    }
+    return TRTL_OK;
+}
+
+/* Whether pass `id` runs in this build; logs why not (once per build: `quiet` for the cleanup
+ * rerun). */
+static int pass_on(const trtl_bgraph *g, int32_t id, uint32_t env_off, int quiet)
+{
+    const trtl_pass_desc *p = &trtl_passes[id];
+    int32_t level = g->cfg->optimization_level;
+    if (level < p->min_level) {
+        if (!quiet)
+            trtl_log(TRTL_LOG_VERBOSE, "builder pass '%s' skipped: builder_optimization_level %d is below its %d",
+                     p->name, (int)level, (int)p->min_level);
+        return 0;
+    }
+    if ((g->cfg->passes_off >> id) & 1u) {
+        if (!quiet)
+            trtl_log(TRTL_LOG_INFO, "builder pass '%s' disabled by the builder config", p->name);
+        return 0;
+    }
+    if ((env_off >> id) & 1u) {
+        if (!quiet)
+            trtl_log(TRTL_LOG_INFO, "builder pass '%s' disabled by %s", p->name, DISABLE_ENV);
+        return 0;
+    }
+    return 1;
+}
+
+trtl_status trtl_run_passes(trtl_bgraph *g)
+{
+    uint32_t env_off;
+    TRTL_TRY(env_disabled(&env_off));
+    for (int32_t id = 0; id < TRTL_PASS_COUNT; id++)
+        if (pass_on(g, id, env_off, 0)) {
+            trtl_log(TRTL_LOG_VERBOSE, "running builder pass '%s'", trtl_passes[id].name);
+            TRTL_TRY(trtl_passes[id].run(g));
+        }
+    for (int32_t id = 0; id < TRTL_PASS_COUNT; id++)
+        if (trtl_passes[id].cleanup && pass_on(g, id, env_off, 1)) {
+            trtl_log(TRTL_LOG_VERBOSE, "running builder pass '%s' again (clean-up)", trtl_passes[id].name);
+            TRTL_TRY(trtl_passes[id].run(g));
+        }
+    return TRTL_OK;
+}

@@ -1,0 +1,67 @@
+/*
+ * passes.h -- the builder's optimization passes: one table, in the order they run.
+ *
+ * Each pass is one file of passes/ exporting one function that rewrites the working graph
+ * (graph.h) in place: it marks nodes dead instead of deleting them, keeps every network output
+ * and its value, and logs at INFO how many rewrites it made and at VERBOSE each one.
+ *
+ * A pass runs when the config's builder_optimization_level is at least its min_level and it is
+ * switched on: by default every pass is on; trtl_builder_config_set_pass_enabled and the
+ * TRTLITE_DISABLE_PASSES environment variable (comma-separated names, read at each build) switch
+ * passes off.  Any subset of passes may be off: each pass only makes the graph cheaper, never
+ * correct, so an engine built with a pass off computes the same values.
+ */
+#ifndef TRTL_BUILDER_PASSES_H
+#define TRTL_BUILDER_PASSES_H
+
+#include "builder/graph.h"
+#include "core/status.h"
+
+/* Indices into trtl_passes[], in run order. */
+typedef enum trtl_pass_id {
+    TRTL_PASS_DEAD_LAYERS = 0,
+    TRTL_PASS_CONSTANT_FOLD,
+    TRTL_PASS_FUSE_GELU,
+    TRTL_PASS_FOLD_SCALE,
+    TRTL_PASS_FUSE_EPILOGUE,
+    TRTL_PASS_COUNT
+} trtl_pass_id;
+
+typedef struct trtl_pass_desc {
+    const char *name;        /* the switch name (config, TRTLITE_DISABLE_PASSES, logs) */
+    trtl_status (*run)(trtl_bgraph *g);
+    int32_t min_level;       /* runs when builder_optimization_level >= min_level */
+    int cleanup;             /* also runs once more after every other pass */
+    const char *description; /* one line, for trtlite.builder_passes() */
+} trtl_pass_desc;
+
+extern const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT];
+
+/* Index of the pass called `name`, or -1. */
+int32_t trtl_pass_find(const char *name);
+/* The error for a name that is no pass: names it (`what` says where it came from) and lists the
+ * valid names.  Returns `status`. */
+trtl_status trtl_pass_unknown(trtl_status status, const char *what, const char *name);
+/* Runs the table on the graph as the config and TRTLITE_DISABLE_PASSES say (pass_table.c). */
+trtl_status trtl_run_passes(trtl_bgraph *g);
+
+/* What one pass run rewrote (pass_log.c): trtl_pass_log_add logs each rewrite at VERBOSE and
+ * keeps the first few; trtl_pass_log_done logs one INFO line with the count and those. */
+typedef struct trtl_pass_log {
+    const char *what;  /* the pass, in words ("epilogue fusion") */
+    int32_t count;
+    size_t used;
+    char first[512];   /* the first rewrites, "; "-separated (truncated) */
+} trtl_pass_log;
+void trtl_pass_log_init(trtl_pass_log *l, const char *what);
+void trtl_pass_log_add(trtl_pass_log *l, const char *fmt, ...) TRTL_PRINTF(2, 3);
+void trtl_pass_log_done(const trtl_pass_log *l);
+
+/* The passes (passes/<name>.c). */
+trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
+trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_gelu(trtl_bgraph *g);
+trtl_status trtl_pass_fold_scale(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
+
+#endif

@@ -1,0 +1,551 @@
+"""Builder passes (csrc/builder/passes/): the pass table, its switches (IBuilderConfig.set_pass_enabled,
+disabled_passes, TRTLITE_DISABLE_PASSES) and the GELU fusion.
+
+The main test builds a set of networks with every pass on, with each pass off in turn, and at
+builder_optimization_level 0 (reference kernels, no fusion), and compares every engine with a numpy float64
+reference (tests/refs.py).  Each network names the passes that must shrink it, which test_pass_fires checks by
+counting engine steps with the pass on and off.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+import refs
+from conftest import assert_close
+
+PASSES = [name for name, _, _ in trt.builder_passes()]
+E = trt.ElementWiseOperation
+EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
+
+
+def randn(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def scalar(net, v, rank):
+    """A one-element FLOAT constant of the given rank (broadcasts against any tensor of that rank)."""
+    return net.add_constant((1,) * rank, np.array([v], np.float32).reshape((1,) * rank)).get_output(0)
+
+
+def ew(net, a, b, op, name=None):
+    layer = net.add_elementwise(a, b, op)
+    if name:
+        layer.name = name
+    return layer.get_output(0)
+
+
+def gelu_erf_ref(x):
+    x = np.asarray(x, np.float64)
+    return 0.5 * x * (1.0 + refs._erf(x / math.sqrt(2.0)))
+
+
+def gelu_tanh_ref(x):
+    x = np.asarray(x, np.float64)
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_erf(net, x, rank, scale="div", half="pre", swap=False, half_div=False, prefix="g"):
+    """x * 0.5 * (1 + erf(x / sqrt(2))) as elementwise layers, in one of the forms exporters write.
+    scale: "div" (x / sqrt(2)) or "mul" (x * (1/sqrt(2))); half: "pre" ((x*0.5) * a), "post" ((x*a) * 0.5),
+    "inner" (x * (a*0.5)); swap: the other operand order everywhere; half_div: 0.5 as a division by 2."""
+    def op2(a, b, op, name):
+        return ew(net, b, a, op, prefix + name) if swap and op != E.DIV else ew(net, a, b, op, prefix + name)
+
+    def halve(t, name):
+        if half_div:
+            return ew(net, t, scalar(net, 2.0, rank), E.DIV, prefix + name)
+        return op2(t, scalar(net, 0.5, rank), E.PROD, name)
+
+    if scale == "div":
+        d = ew(net, x, scalar(net, math.sqrt(2.0), rank), E.DIV, prefix + "_div")
+    else:
+        d = op2(x, scalar(net, 1.0 / math.sqrt(2.0), rank), E.PROD, "_div")
+    erf = net.add_unary(d, trt.UnaryOperation.ERF)
+    erf.name = prefix + "_erf"
+    a = op2(erf.get_output(0), scalar(net, 1.0, rank), E.SUM, "_add")
+    if half == "pre":
+        return op2(halve(x, "_half"), a, E.PROD, "_mul")
+    if half == "post":
+        return halve(op2(x, a, E.PROD, "_mul"), "_half")
+    return op2(x, halve(a, "_half"), E.PROD, "_mul")
+
+
+def gelu_tanh(net, x, rank, cube="pow", half="post", swap=False, prefix="g"):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))); cube: "pow", "x*(x*x)" or "(x*x)*x"."""
+    def op2(a, b, op, name):
+        return ew(net, b, a, op, prefix + name) if swap else ew(net, a, b, op, prefix + name)
+
+    if cube == "pow":
+        c = ew(net, x, scalar(net, 3.0, rank), E.POW, prefix + "_pow")
+    elif cube == "x*(x*x)":
+        c = ew(net, x, ew(net, x, x, E.PROD, prefix + "_sq"), E.PROD, prefix + "_cube")
+    else:
+        c = ew(net, ew(net, x, x, E.PROD, prefix + "_sq"), x, E.PROD, prefix + "_cube")
+    inner = op2(x, op2(scalar(net, 0.044715, rank), c, E.PROD, "_kappa"), E.SUM, "_sum")
+    u = op2(scalar(net, math.sqrt(2.0 / math.pi), rank), inner, E.PROD, "_beta")
+    th = net.add_activation(u, trt.ActivationType.TANH)
+    th.name = prefix + "_tanh"
+    a = op2(th.get_output(0), scalar(net, 1.0, rank), E.SUM, "_add")
+    if half == "pre":
+        return op2(op2(scalar(net, 0.5, rank), x, E.PROD, "_half"), a, E.PROD, "_mul")
+    if half == "post":
+        return op2(op2(x, a, E.PROD, "_mul"), scalar(net, 0.5, rank), E.PROD, "_half")
+    return op2(x, op2(a, scalar(net, 0.5, rank), E.PROD, "_half"), E.PROD, "_mul")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the networks: make(network, rng) -> (inputs {name: array}, outputs [tensor], references [float64 array])
+# implicit-batch networks get inputs with the batch first and declare them without it
+# ------------------------------------------------------------------------------------------------------------
+
+CASES = {}
+
+
+def case(name, explicit=True, fires=()):
+    def reg(fn):
+        CASES[name] = (fn, explicit, tuple(fires))
+        return fn
+    return reg
+
+
+def _conv(net, t, w, b, pad, explicit):
+    if explicit:
+        layer = net.add_convolution_nd(t, w.shape[0], tuple(w.shape[2:]), w, b)
+        layer.padding_nd = pad
+    else:  # TensorRT 7's 2D API, on CHW
+        layer = net.add_convolution(t, w.shape[0], tuple(w.shape[2:]), w, b)
+        layer.padding = pad
+    return layer.get_output(0)
+
+
+def _conv_bn_relu_residual(net, rng, explicit):
+    n = 2 if explicit else 3
+    x = randn(rng, (n, 3, 9, 7))
+    w1, b1 = randn(rng, (4, 3, 3, 3), 0.4), randn(rng, 4)
+    w2, b2 = randn(rng, (4, 3, 1, 1), 0.4), randn(rng, 4)
+    sc, sh = (rng.uniform(0.5, 1.5, 4)).astype(np.float32), randn(rng, 4)
+    t = net.add_input("x", trt.float32, x.shape if explicit else x.shape[1:])
+    c1 = _conv(net, t, w1, b1, (1, 1), explicit)
+    bn = net.add_scale(c1, trt.ScaleMode.CHANNEL, shift=sh, scale=sc).get_output(0)
+    skip = _conv(net, t, w2, b2, (0, 0), explicit)
+    y = net.add_activation(ew(net, bn, skip, E.SUM), trt.ActivationType.RELU).get_output(0)
+    r1 = refs.scale(refs.convolution(x, w1, b1, None, (1, 1), (1, 1)), "CHANNEL", sh, sc)
+    ref = np.maximum(r1 + refs.convolution(x, w2, b2), 0.0)
+    return {"x": x}, [y], [ref]
+
+
+@case("conv_bn_relu_residual", fires=("fold_scale", "fuse_epilogue"))
+def _cbr_explicit(net, rng):
+    return _conv_bn_relu_residual(net, rng, True)
+
+
+@case("conv_bn_relu_residual_implicit", explicit=False, fires=("fold_scale", "fuse_epilogue"))
+def _cbr_implicit(net, rng):
+    return _conv_bn_relu_residual(net, rng, False)
+
+
+@case("fc_scale_implicit", explicit=False, fires=("fold_scale", "fuse_epilogue"))
+def _fc_scale(net, rng):
+    x = randn(rng, (3, 5, 2, 2))
+    w, b = randn(rng, (6, 20), 0.3), randn(rng, 6)
+    sc, sh = (rng.uniform(0.5, 1.5, 6)).astype(np.float32), randn(rng, 6)
+    t = net.add_input("x", trt.float32, x.shape[1:])
+    f = net.add_fully_connected(t, 6, w, b).get_output(0)
+    s = net.add_scale(f, trt.ScaleMode.CHANNEL, shift=sh, scale=sc).get_output(0)
+    y = net.add_activation(s, trt.ActivationType.SIGMOID).get_output(0)
+    ref = refs.scale(refs.fully_connected(x, w, b), "CHANNEL", sh, sc)
+    return {"x": x}, [y], [1.0 / (1.0 + np.exp(-ref))]
+
+
+@case("constant_subgraph", fires=("constant_fold",))
+def _constants(net, rng):
+    x = randn(rng, (2, 3, 4))
+    c1, c2 = randn(rng, (1, 3, 4)), randn(rng, (1, 12))
+    t = net.add_input("x", trt.float32, x.shape)
+    k1 = net.add_constant(c1.shape, c1).get_output(0)
+    k2 = net.add_constant(c2.shape, c2).get_output(0)
+    sh = net.add_shuffle(k2)
+    sh.reshape_dims = (1, 3, 4)
+    k = ew(net, net.add_unary(ew(net, k1, sh.get_output(0), E.PROD), trt.UnaryOperation.ABS).get_output(0), k1,
+           E.SUM)
+    y = ew(net, t, k, E.PROD)
+    kr = np.abs(c1.astype(np.float64) * c2.reshape(1, 3, 4)) + c1
+    return {"x": x}, [y], [x * kr]
+
+
+@case("dead_branch", fires=("dead_layers",))
+def _dead(net, rng):
+    x = randn(rng, (2, 5))
+    t = net.add_input("x", trt.float32, x.shape)
+    y = net.add_activation(t, trt.ActivationType.RELU).get_output(0)
+    dead = net.add_activation(t, trt.ActivationType.SIGMOID).get_output(0)
+    net.add_unary(dead, trt.UnaryOperation.EXP)  # never reaches an output
+    return {"x": x}, [y], [np.maximum(x, 0.0)]
+
+
+def _gelu_case(name, make, ref, **kw):
+    @case(name, fires=("fuse_gelu",))
+    def _c(net, rng):
+        x = randn(rng, (2, 3, 5), 2.0)
+        t = net.add_input("x", trt.float32, x.shape)
+        return {"x": x}, [make(net, t, 3, **kw)], [ref(x)]
+
+
+_gelu_case("gelu_erf_div_pre", gelu_erf, gelu_erf_ref)                       # the form the ONNX parser matched
+_gelu_case("gelu_erf_mul_post_swapped", gelu_erf, gelu_erf_ref, scale="mul", half="post", swap=True)
+_gelu_case("gelu_erf_div_inner_half_div", gelu_erf, gelu_erf_ref, half="inner", half_div=True)
+_gelu_case("gelu_erf_mul_pre_swapped_half_div", gelu_erf, gelu_erf_ref, scale="mul", half="pre", swap=True,
+           half_div=True)
+_gelu_case("gelu_tanh_pow_post", gelu_tanh, gelu_tanh_ref)                   # torch.nn.GELU(approximate="tanh")
+_gelu_case("gelu_tanh_cube_pre_swapped", gelu_tanh, gelu_tanh_ref, cube="x*(x*x)", half="pre", swap=True)
+_gelu_case("gelu_tanh_sqcube_inner", gelu_tanh, gelu_tanh_ref, cube="(x*x)*x", half="inner")
+
+
+@case("matmul_gelu", fires=("fuse_gelu", "fuse_epilogue"))
+def _mm_gelu(net, rng):
+    """A transformer MLP: x @ W then GELU; the fused GELU joins the matrix multiply's epilogue."""
+    x, w = randn(rng, (4, 6)), randn(rng, (6, 8), 0.5)
+    t = net.add_input("x", trt.float32, x.shape)
+    k = net.add_constant(w.shape, w).get_output(0)
+    m = net.add_matrix_multiply(t, trt.MatrixOperation.NONE, k, trt.MatrixOperation.NONE).get_output(0)
+    return {"x": x}, [gelu_erf(net, m, 2)], [gelu_erf_ref(x.astype(np.float64) @ w)]
+
+
+@case("gelu_erf_implicit", explicit=False, fires=("fuse_gelu",))
+def _gelu_implicit(net, rng):
+    x = randn(rng, (3, 4, 5), 2.0)
+    t = net.add_input("x", trt.float32, x.shape[1:])
+    return {"x": x}, [gelu_erf(net, t, 2, half="post")], [gelu_erf_ref(x)]
+
+
+@case("gelu_two_in_a_row", fires=("fuse_gelu",))
+def _gelu_twice(net, rng):
+    x = randn(rng, (3, 7))
+    t = net.add_input("x", trt.float32, x.shape)
+    y = gelu_tanh(net, gelu_erf(net, t, 2, prefix="a"), 2, prefix="b")
+    return {"x": x}, [y], [gelu_tanh_ref(gelu_erf_ref(x))]
+
+
+@case("gelu_erf_output_is_also_output")
+def _gelu_erf_out(net, rng):
+    """The erf result is a network output too: no fusion (it must keep its value), both outputs right."""
+    x = randn(rng, (2, 6))
+    t = net.add_input("x", trt.float32, x.shape)
+    y = gelu_erf(net, t, 2)
+    erf = next(net.get_layer(i) for i in range(net.num_layers) if net.get_layer(i).name == "g_erf")
+    return {"x": x}, [y, erf.get_output(0)], [gelu_erf_ref(x), refs._erf(x / math.sqrt(2.0))]
+
+
+@case("gelu_erf_intermediate_shared")
+def _gelu_shared(net, rng):
+    """1 + erf(...) also feeds another layer: no fusion."""
+    x = randn(rng, (2, 6))
+    t = net.add_input("x", trt.float32, x.shape)
+    y = gelu_erf(net, t, 2)
+    add = next(net.get_layer(i) for i in range(net.num_layers) if net.get_layer(i).name == "g_add")
+    z = ew(net, add.get_output(0), add.get_output(0), E.PROD)
+    a = 1.0 + refs._erf(x / math.sqrt(2.0))
+    return {"x": x}, [y, z], [gelu_erf_ref(x), a * a]
+
+
+@case("gelu_erf_broadcasting_constant")
+def _gelu_broadcast(net, rng):
+    """sqrt(2) is a [2, 1] constant: the result is [2, 3], not x's [1, 3], so it is not a GELU of x."""
+    x = randn(rng, (1, 3))
+    t = net.add_input("x", trt.float32, x.shape)
+    s2 = net.add_constant((2, 1), np.full((2, 1), math.sqrt(2.0), np.float32)).get_output(0)
+    d = ew(net, t, s2, E.DIV)
+    a = ew(net, net.add_unary(d, trt.UnaryOperation.ERF).get_output(0), scalar(net, 1.0, 2), E.SUM)
+    y = ew(net, ew(net, t, scalar(net, 0.5, 2), E.PROD), a, E.PROD)
+    return {"x": x}, [y], [np.broadcast_to(gelu_erf_ref(x), (2, 3))]
+
+
+@case("gelu_erf_wrong_half")
+def _gelu_wrong_half(net, rng):
+    """0.45 instead of 0.5 is not GELU: no fusion, the layers compute what they say."""
+    x = randn(rng, (2, 6))
+    t = net.add_input("x", trt.float32, x.shape)
+    d = ew(net, t, scalar(net, math.sqrt(2.0), 2), E.DIV)
+    a = ew(net, net.add_unary(d, trt.UnaryOperation.ERF).get_output(0), scalar(net, 1.0, 2), E.SUM)
+    y = ew(net, ew(net, t, scalar(net, 0.45, 2), E.PROD), a, E.PROD)
+    return {"x": x}, [y], [0.45 * x * (1.0 + refs._erf(x / math.sqrt(2.0)))]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# building and running
+# ------------------------------------------------------------------------------------------------------------
+
+class RecordingLogger(trt.ILogger):
+    def __init__(self):
+        trt.ILogger.__init__(self)
+        self.messages = []
+
+    def log(self, severity, msg):
+        self.messages.append((int(severity), msg))
+
+    def at(self, severity):
+        return [m for s, m in self.messages if s == int(severity)]
+
+
+def build(name, seed=0, level=None, off=(), logger=None):
+    """Builds case `name`; returns (engine, inputs, references, layer list of the inspector)."""
+    fn, explicit, _ = CASES[name]
+    builder = trt.Builder(logger or trt.Logger(trt.Logger.WARNING))
+    net = builder.create_network(EXPLICIT) if explicit else builder.create_network()
+    inputs, outs, ref = fn(net, np.random.default_rng(seed))
+    for i, o in enumerate(outs):
+        o.name = "out%d" % i
+        net.mark_output(o)
+    config = builder.create_builder_config()
+    config.avg_timing_iterations = 0
+    if level is not None:
+        config.builder_optimization_level = level
+    for p in off:
+        config.set_pass_enabled(p, False)
+    if not explicit:
+        builder.max_batch_size = next(iter(inputs.values())).shape[0] + 1
+    engine = builder.build_engine(net, config)
+    assert engine is not None
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    return engine, inputs, ref, info["layers"]
+
+
+def run(engine, inputs, n_out):
+    outs = engine.create_execution_context().infer(inputs)
+    return [outs["out%d" % i] for i in range(n_out)]
+
+
+MODES = ["all"] + ["off:" + p for p in PASSES] + ["level0", "level0-off:dead_layers"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_network_matches_reference(name, mode):
+    """Every network with all passes, with each pass off in turn and at level 0 computes the float64 reference."""
+    level, off = None, ()
+    if mode.startswith("level0"):
+        level = 0
+    if "off:" in mode:
+        off = (mode.split("off:")[1],)
+    engine, inputs, ref, _ = build(name, level=level, off=off)
+    for out, r in zip(run(engine, inputs, len(ref)), ref):
+        assert_close(out, r)
+
+
+FIRES = [(name, p) for name, (_, _, fires) in sorted(CASES.items()) for p in fires]
+
+
+@pytest.mark.parametrize("name,pass_name", FIRES)
+def test_pass_fires(name, pass_name):
+    """The pass shrinks the network it is for: fewer engine steps with it on than off."""
+    on = build(name)[3]
+    off = build(name, off=(pass_name,))[3]
+    assert len(on) < len(off), (pass_name, [l["name"] for l in on], [l["name"] for l in off])
+
+
+def test_every_pass_is_exercised():
+    assert set(PASSES) == {p for _, p in FIRES}
+
+
+# ------------------------------------------------------------------------------------------------------------
+# GELU fusion details
+# ------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [n for n in sorted(CASES) if n.startswith("gelu_erf_") or n.startswith("gelu_tanh_")])
+def test_gelu_becomes_one_activation(name):
+    layers = build(name)[3]
+    fused = name not in ("gelu_erf_output_is_also_output", "gelu_erf_intermediate_shared",
+                         "gelu_erf_broadcasting_constant", "gelu_erf_wrong_half")
+    types = [l["type"] for l in layers]
+    if fused:
+        assert types == ["ACTIVATION"], layers
+        # the step is named after every layer it replaced
+        assert all(part in layers[0]["name"] for part in ("g_erf" if "erf" in name else "g_tanh", "g_add", "g_mul"))
+    else:
+        assert "UNARY" in types and "ACTIVATION" not in types, layers
+
+
+def test_gelu_joins_the_matmul_epilogue():
+    layers = build("matmul_gelu")[3]
+    assert len(layers) == 1 and layers[0]["type"] == "MATRIX_MULTIPLY", layers
+    assert layers[0]["activation"] == int(trt.ActivationType.GELU_ERF)
+    layers = build("gelu_two_in_a_row")[3]
+    assert [l["type"] for l in layers] == ["ACTIVATION", "ACTIVATION"], layers
+
+
+@pytest.mark.parametrize("const,op,fused", [
+    (1.4142, "DIV", True), (1.4135, "DIV", True), (1.4160, "DIV", False), (1.4120, "DIV", False),
+    (0.7071, "PROD", True), (0.7065, "PROD", True), (0.7090, "PROD", False), (0.7050, "PROD", False),
+])
+def test_gelu_erf_constant_tolerance(const, op, fused):
+    """sqrt(2) (or 1/sqrt(2)) rounded as exporters write it fuses, within the ONNX parser's former 1e-3; farther
+    off it is left alone."""
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    net = builder.create_network(EXPLICIT)
+    t = net.add_input("x", trt.float32, (3, 5))
+    d = ew(net, t, scalar(net, const, 2), getattr(E, op))
+    a = ew(net, net.add_unary(d, trt.UnaryOperation.ERF).get_output(0), scalar(net, 1.0, 2), E.SUM)
+    y = ew(net, ew(net, t, scalar(net, 0.5, 2), E.PROD), a, E.PROD)
+    net.mark_output(y)
+    engine = builder.build_engine(net, builder.create_builder_config())
+    assert engine.num_layers == (1 if fused else 5)
+    x = randn(np.random.default_rng(2), (3, 5), 2.0)
+    out = engine.create_execution_context().infer({"x": x})[y.name]
+    if fused:  # the exact GELU
+        assert_close(out, gelu_erf_ref(x))
+    else:  # what the layers say
+        x = x.astype(np.float64)
+        arg = x / np.float32(const) if op == "DIV" else x * np.float32(const)
+        assert_close(out, 0.5 * x * (1.0 + refs._erf(arg)))
+
+
+def test_gelu_off_keeps_the_elementwise_layers():
+    layers = build("gelu_erf_div_pre", off=("fuse_gelu",))[3]
+    assert "UNARY" in [l["type"] for l in layers] and len(layers) == 5, layers
+
+
+def test_parsed_onnx_gelu_is_one_step():
+    """A GELU as an ONNX exporter writes it (Div, Erf, Add, Mul, Mul) builds into one step."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    c = {n: helper.make_tensor(n, TensorProto.FLOAT, [], [v]) for n, v in
+         (("sqrt2", math.sqrt(2.0)), ("one", 1.0), ("half", 0.5))}
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
+             helper.make_node("Mul", ["m", "half"], ["y"])]
+    graph = helper.make_graph(nodes, "gelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])], list(c.values()))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    net = builder.create_network(EXPLICIT)
+    parser = trt.OnnxParser(net, trt.Logger(trt.Logger.WARNING))
+    assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    engine = builder.build_engine(net, builder.create_builder_config())
+    assert engine.num_layers == 1
+    x = randn(np.random.default_rng(1), (2, 3, 4), 2.0)
+    assert_close(engine.create_execution_context().infer({"x": x})["y"], gelu_erf_ref(x))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# switches, names, logs, errors
+# ------------------------------------------------------------------------------------------------------------
+
+def test_builder_passes_lists_the_table():
+    table = trt.builder_passes()
+    assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fold_scale", "fuse_epilogue"]
+    assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
+                                                     "fold_scale": 1, "fuse_epilogue": 1}
+    assert all(isinstance(d, str) and d for _, _, d in table)
+
+
+def test_config_switches():
+    config = trt.Builder(trt.Logger()).create_builder_config()
+    assert config.disabled_passes == []
+    assert all(config.get_pass_enabled(p) for p in PASSES)
+    config.set_pass_enabled("fuse_gelu", False)
+    config.set_pass_enabled(name="fold_scale", enabled=False)
+    assert config.disabled_passes == ["fuse_gelu", "fold_scale"]
+    assert not config.get_pass_enabled("fuse_gelu")
+    config.set_pass_enabled("fuse_gelu", True)
+    assert config.disabled_passes == ["fold_scale"]
+    config.disabled_passes = ["dead_layers", "fuse_epilogue"]
+    assert config.disabled_passes == ["dead_layers", "fuse_epilogue"]
+    config.disabled_passes = []
+    assert config.disabled_passes == []
+
+
+def test_unknown_pass_names_are_refused():
+    config = trt.Builder(trt.Logger()).create_builder_config()
+    for call in (lambda: config.set_pass_enabled("fuse_gleu", False), lambda: config.get_pass_enabled("fuse_gleu")):
+        with pytest.raises(trt.NotFoundError) as ei:
+            call()
+        msg = str(ei.value)
+        assert "'fuse_gleu' is not a builder pass" in msg and all(p in msg for p in PASSES), msg
+    with pytest.raises(trt.NotFoundError, match="''"):
+        config.get_pass_enabled("")
+    config.set_pass_enabled("fuse_gelu", False)
+    with pytest.raises(trt.NotFoundError, match="nope"):
+        config.disabled_passes = ["fold_scale", "nope"]
+    assert config.disabled_passes == ["fuse_gelu"]  # unchanged: names are checked before anything is switched
+    with pytest.raises(TypeError):
+        config.get_pass_enabled(2)
+    with pytest.raises(TypeError):
+        config.set_pass_enabled(None, False)
+    with pytest.raises(TypeError):
+        config.disabled_passes = "fuse_gelu"
+    with pytest.raises(TypeError):
+        config.disabled_passes = [3]
+    with pytest.raises(TypeError):
+        del config.disabled_passes
+    with pytest.raises(ValueError, match="NUL"):
+        config.set_pass_enabled("fuse_gelu\0x", False)
+    assert config.disabled_passes == ["fuse_gelu"]
+
+
+def test_passes_log_what_they_did():
+    logger = RecordingLogger()
+    build("matmul_gelu", logger=logger)
+    info = logger.at(trt.ILogger.Severity.INFO)
+    assert any(m.startswith("GELU fusion: 1 rewrite:") and "tensor" in m for m in info), info
+    assert any(m.startswith("epilogue fusion: 1 rewrite:") and "g_mul" in m for m in info), info
+    verbose = logger.at(trt.ILogger.Severity.VERBOSE)
+    assert "running builder pass 'fuse_gelu'" in verbose
+    assert any(m.startswith("GELU fusion: fused 5 layers computing GELU (erf)") for m in verbose), verbose
+
+    logger = RecordingLogger()
+    build("gelu_erf_div_pre", off=("fuse_gelu",), logger=logger)
+    assert "builder pass 'fuse_gelu' disabled by the builder config" in logger.at(trt.ILogger.Severity.INFO)
+    assert not any("GELU fusion" in m for _, m in logger.messages)
+
+    logger = RecordingLogger()
+    build("gelu_erf_div_pre", level=0, logger=logger)
+    assert "builder pass 'fuse_gelu' skipped: builder_optimization_level 0 is below its 1" in \
+        logger.at(trt.ILogger.Severity.VERBOSE)
+
+
+def test_many_rewrites_are_counted_and_the_first_named():
+    logger = RecordingLogger()
+    builder = trt.Builder(logger)
+    net = builder.create_network(EXPLICIT)
+    t = net.add_input("x", trt.float32, (2, 3))
+    for i in range(6):
+        t = gelu_erf(net, t, 2, prefix="l%d" % i)
+    net.mark_output(t)
+    engine = builder.build_engine(net, builder.create_builder_config())
+    assert engine.num_layers == 6
+    msg = [m for m in logger.at(trt.ILogger.Severity.INFO) if m.startswith("GELU fusion")]
+    assert len(msg) == 1 and msg[0].startswith("GELU fusion: 6 rewrites:") and msg[0].endswith("; ..."), msg
+    assert "l0_erf" in msg[0] and "l5_erf" not in msg[0]
+
+
+def test_env_var_disables_passes(monkeypatch):
+    monkeypatch.setenv("TRTLITE_DISABLE_PASSES", " fuse_gelu, ,fold_scale,")
+    logger = RecordingLogger()
+    engine, inputs, ref, layers = build("gelu_erf_div_pre", logger=logger)
+    assert len(layers) == 5
+    assert_close(run(engine, inputs, 1)[0], ref[0])
+    info = logger.at(trt.ILogger.Severity.INFO)
+    assert "builder pass 'fuse_gelu' disabled by TRTLITE_DISABLE_PASSES" in info
+    assert "builder pass 'fold_scale' disabled by TRTLITE_DISABLE_PASSES" in info
+    conv_steps_without_fold = len(build("conv_bn_relu_residual")[3])
+    # the config does not see the variable: it is read at each build
+    config = trt.Builder(trt.Logger()).create_builder_config()
+    assert config.get_pass_enabled("fuse_gelu") and config.disabled_passes == []
+    monkeypatch.setenv("TRTLITE_DISABLE_PASSES", "")
+    assert len(build("gelu_erf_div_pre")[3]) == 1
+    monkeypatch.delenv("TRTLITE_DISABLE_PASSES")
+    assert len(build("gelu_erf_div_pre")[3]) == 1
+    assert len(build("conv_bn_relu_residual")[3]) < conv_steps_without_fold
+
+
+def test_env_var_with_an_unknown_name_fails_the_build(monkeypatch):
+    monkeypatch.setenv("TRTLITE_DISABLE_PASSES", "fuse_gelu,constant_folding")
+    with pytest.raises(trt.InvalidArgumentError) as ei:
+        build("gelu_erf_div_pre")
+    msg = str(ei.value)
+    assert "TRTLITE_DISABLE_PASSES" in msg and "'constant_folding' is not a builder pass" in msg
+    assert all(p in msg for p in PASSES), msg
