@@ -18,7 +18,7 @@ SOURCES = [
     "csrc/core/cpu.c",
     "csrc/core/status.c",
     "csrc/core/dims.c",
-    "csrc/engine/threadpool.c",
+    "csrc/core/threadpool.c",
     "csrc/network/ops/spatial.c",
     "csrc/kernels/epilogue.c",
     "csrc/kernels/conv_geometry.c",

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "builder/graph.h"
+#include "core/alloc.h"
 #include "network/network.h"
 #include "core/status.h"
 #include "core/dims.h"

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serialize/plan.h"
+#include "core/alloc.h"
 #include "plugins/fields.h"
 #include "engine/engine.h"
 #include "kernels/registry.h"

@@ -23,7 +23,7 @@
 
 #include "network/op_table.h"
 #include "kernels/kernel.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"

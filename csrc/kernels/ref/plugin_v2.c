@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "network/op_table.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 
 trtl_status trtl_ref_plugin_v2(const trtl_kernel_args *a)

@@ -10,7 +10,7 @@
 
 #include "kernels/kernel.h"
 #include "network/op_table.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
 
