@@ -19,7 +19,7 @@ SOURCES = [
     "csrc/core/status.c",
     "csrc/core/dims.c",
     "csrc/core/threadpool.c",
-    "csrc/network/ops/spatial.c",
+    "csrc/core/shape.c",
     "csrc/kernels/epilogue.c",
     "csrc/kernels/conv_geometry.c",
     "csrc/kernels/ref/convolution.c",

@@ -9,7 +9,7 @@
 #define TRTL_NETWORK_ATTRS_H
 
 #include <stddef.h>
-#include "network/params.h"
+#include "core/params.h"
 
 typedef enum trtl_attr_type {
     TRTL_ATTR_INT,      /* int32_t */

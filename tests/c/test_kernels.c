@@ -21,7 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "kernels/kernel.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"

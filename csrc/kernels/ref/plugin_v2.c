@@ -1,7 +1,7 @@
 /* Plugin layers run the context's clone of the plugin through its enqueue(). */
 #include <stdio.h>
 
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/threadpool.h"
 #include "core/status.h"
 

@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "kernels/kernel.h"
-#include "network/op_table.h"
+#include "core/shape.h"
 #include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
