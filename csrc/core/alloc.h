@@ -15,4 +15,11 @@ void *trtl_aligned_alloc(size_t bytes);
 /* NULL is allowed. */
 void trtl_aligned_free(void *p);
 
+/* Failure injection for tests: while a hook is set, trtl_aligned_alloc first calls
+ * hook(bytes, user) and returns NULL (as if out of memory) when it answers nonzero, so a test can
+ * fail the n-th allocation of a build or a run and check that the error comes back as a status.
+ * NULL removes the hook.  Process-wide: set it while no other thread allocates. */
+typedef int (*trtl_alloc_fail_fn)(size_t bytes, void *user);
+void trtl_alloc_set_fail_hook(trtl_alloc_fail_fn hook, void *user);
+
 #endif
