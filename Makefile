@@ -107,9 +107,14 @@ asan: deps-test
 stubs: build
 	$(PY) tools/gen_stubs.py
 
+# clang-format (style in .clang-format) over the C files changed since HEAD, or over FILES="a.c b.h".
+# Not the whole tree by default: its messages are hand-wrapped, and reformatting everything would
+# bury real changes in a diff of line breaks.
+FILES ?= $(shell git diff --name-only --diff-filter=d HEAD -- 'csrc/*.[ch]' 'examples/*.[ch]' 'tests/c/*.[ch]' 2>/dev/null)
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format not installed (apt-get install clang-format)"; exit 1; }
-	clang-format -i $$(find csrc examples -name '*.c' -o -name '*.h')
+	@if [ -z "$(strip $(FILES))" ]; then echo "format: no changed C files (FILES=... to pick some)"; \
+	else echo "clang-format -i $(FILES)"; clang-format -i $(FILES); fi
 
 clean:
 	rm -rf build trtlite/_C*.so .pytest_cache

@@ -4,7 +4,7 @@
  * reference kernel.  Not part of CI.
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/kernels_bench.c \
- *       csrc/core/{cpu,status,dims}.c csrc/engine/threadpool.c csrc/network/ops/spatial.c \
+ *       csrc/core/{cpu,status,dims}.c csrc/core/threadpool.c csrc/core/shape.c \
  *       csrc/kernels/epilogue.c csrc/kernels/conv_geometry.c csrc/kernels/ref/{convolution,fully_connected,matrix_multiply}.c \
  *       $(ls csrc/kernels/x86/[a-z]*.c csrc/kernels/blas/[a-z]*.c) -o build/kernels_bench -lopenblas -lm -lpthread
  *   build/kernels_bench [filter]
@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "kernels/kernel.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"

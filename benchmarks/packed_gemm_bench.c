@@ -4,7 +4,7 @@
  * thread and with a pool of all available CPUs.  Not part of CI.
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/packed_gemm_bench.c \
- *       csrc/core/{cpu,status,dims}.c csrc/engine/threadpool.c csrc/network/ops/spatial.c \
+ *       csrc/core/{cpu,status,dims}.c csrc/core/threadpool.c csrc/core/shape.c \
  *       csrc/kernels/epilogue.c csrc/kernels/conv_geometry.c $(ls csrc/kernels/x86/[a-z]*.c csrc/kernels/blas/[a-z]*.c) \
  *       -o build/packed_gemm_bench -lopenblas -lm -lpthread
  *   build/packed_gemm_bench [filter] [--avx2] [--rounds N]
@@ -20,9 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "kernels/kernel.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"

@@ -5,6 +5,7 @@ TRTL_KERNEL_TEST_SEED=<n> picks another seed (default: fixed, so failures reprod
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 
@@ -18,13 +19,15 @@ SOURCES = [
     "csrc/core/cpu.c",
     "csrc/core/status.c",
     "csrc/core/dims.c",
-    "csrc/engine/threadpool.c",
-    "csrc/network/ops/spatial.c",
+    "csrc/core/threadpool.c",
+    "csrc/core/shape.c",
     "csrc/kernels/epilogue.c",
     "csrc/kernels/conv_geometry.c",
     "csrc/kernels/ref/convolution.c",
     "csrc/kernels/ref/fully_connected.c",
     "csrc/kernels/ref/matrix_multiply.c",
+    "csrc/kernels/ref/pooling.c",
+    "csrc/kernels/ref/reduce.c",
 ]
 
 
@@ -64,3 +67,15 @@ def test_optimized_kernels_portable_paths(test_binary):
     seed = os.environ.get("TRTL_KERNEL_TEST_SEED", "20240602")
     out = _run(test_binary, [seed, "30"], {"TRTL_CPU_MASK": "0"})
     assert " 0 failures" in out
+
+
+def test_every_optimized_kernel_has_a_reference_comparison():
+    """Each kernel of the registry's optimized list is handed to a comparison in tests/c/test_kernels.c (run_opt or a
+    test_* function taking the kernel's address), so a new kernel cannot be added untested."""
+    with open(os.path.join(ROOT, "csrc/kernels/registry.c")) as f:
+        listed = re.findall(r"X\((trtl_kernel_\w+)\)", f.read())
+    with open(os.path.join(ROOT, "tests/c/test_kernels.c")) as f:
+        tests = f.read()
+    assert len(listed) >= 10, listed
+    missing = [k for k in listed if not re.search(r"&%s\b" % k, tests)]
+    assert not missing, "optimized kernels without a comparison in tests/c/test_kernels.c: %s" % missing

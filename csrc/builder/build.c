@@ -6,6 +6,7 @@
 
 #include "builder/graph.h"
 #include "builder/passes/passes.h"
+#include "core/alloc.h"
 #include "network/network.h"
 #include "core/status.h"
 #include "core/dims.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "builder/graph.h"
+#include "core/alloc.h"
 #include "core/status.h"
 #include "core/dims.h"
 

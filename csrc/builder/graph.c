@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "builder/graph.h"
+#include "core/alloc.h"
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"

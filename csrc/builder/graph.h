@@ -11,7 +11,7 @@
 
 #include "trtlite/trtlite.h"
 #include "kernels/kernel.h"
-#include "engine/engine.h"
+#include "engine/engine.h" /* trtl_tensor_kind: the graph becomes an engine (emit.c) */
 #include "builder/config.h"
 
 typedef struct trtl_bg_tensor {

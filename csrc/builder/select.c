@@ -9,9 +9,10 @@
 #include <pthread.h>
 
 #include "builder/graph.h"
+#include "core/alloc.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
 

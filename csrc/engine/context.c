@@ -13,7 +13,8 @@
 #include <time.h>
 
 #include "engine/engine.h"
-#include "engine/threadpool.h"
+#include "core/alloc.h"
+#include "core/threadpool.h"
 #include "kernels/kernel.h"
 #include "core/status.h"
 #include "core/dims.h"

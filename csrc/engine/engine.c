@@ -6,26 +6,12 @@
 #include <stdarg.h>
 
 #include "engine/engine.h"
+#include "core/alloc.h"
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
 
-#define ALIGN 64
-
-void *trtl_aligned_alloc(size_t bytes)
-{
-    void *p = NULL;
-    /* Rounding up near SIZE_MAX would wrap to a tiny block that callers then overrun. */
-    if (bytes > SIZE_MAX - (ALIGN - 1))
-        return NULL;
-    if (posix_memalign(&p, ALIGN, bytes ? (bytes + ALIGN - 1) / ALIGN * ALIGN : ALIGN) != 0)
-        return NULL;
-    return p;
-}
-
-void trtl_aligned_free(void *p) { free(p); }
-
-void trtl_free(void *p) { free(p); }
+#define ALIGN 64 /* arena offsets: as core/alloc.c aligns buffers */
 
 const char *trtl_version(void) { return "0.1.0"; }
 

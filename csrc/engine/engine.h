@@ -59,10 +59,6 @@ struct trtl_engine {
     int32_t n_owned, cap_owned;
 };
 
-/* Allocation helpers with 64-byte alignment for weights and arenas. */
-void *trtl_aligned_alloc(size_t bytes);
-void trtl_aligned_free(void *p);
-
 /* Engine construction helpers used by the builder and the plan reader. */
 trtl_engine *trtl_engine_alloc(void);
 /* Takes ownership of `p` (freed with the engine); returns 0 on out-of-memory (p is freed). */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "kernels/conv_geometry.h"
-#include "network/op_table.h"
+#include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 

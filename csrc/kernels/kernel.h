@@ -15,7 +15,7 @@
 #define TRTL_KERNELS_KERNEL_H
 
 #include <stddef.h>
-#include "network/params.h"
+#include "core/params.h"
 
 struct trtl_threadpool;
 

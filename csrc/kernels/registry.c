@@ -1,7 +1,7 @@
 /* registry.c -- the table of kernels: optimized ones listed by hand, reference ones from ops.def. */
 #include <string.h>
 #include "kernels/registry.h"
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "trtlite/trtlite.h"
 
 /* Reference kernels: "<op>.ref", no CPU requirement, epilogue applied by the engine. */

@@ -1,15 +1,15 @@
 /*
  * attrs.h -- attribute descriptors: named, typed fields of trtl_params.
  *
- * One table per op (attrs.c).  The Python bindings turn each entry into a property of the layer
- * class, the C API sets and gets by name through it, and the plan writer/reader serializes the
- * lowered params through it, so a new attribute is declared once.
+ * One table per op (network/ops/<op>.c).  The Python bindings turn each entry into a property of
+ * the layer class, the C API sets and gets by name through it, and the plan writer/reader
+ * serializes the lowered params through it, so a new attribute is declared once.
  */
 #ifndef TRTL_NETWORK_ATTRS_H
 #define TRTL_NETWORK_ATTRS_H
 
 #include <stddef.h>
-#include "network/params.h"
+#include "core/params.h"
 
 typedef enum trtl_attr_type {
     TRTL_ATTR_INT,      /* int32_t */

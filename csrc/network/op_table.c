@@ -5,7 +5,7 @@
 const trtl_op_info trtl_op_table[TRTL_OP_COUNT] = {
 #define TRTL_OP(E, l, cls, lt, disp, mi, ma, no)                                                    \
     [TRTL_OP_##E] = {#E, cls, lt, disp, mi, ma, no, trtl_init_##l, trtl_lower_##l, trtl_infer_##l, \
-                     trtl_ref_##l, trtl_attrs_##l, &trtl_nattrs_##l},
+                     trtl_attrs_##l, &trtl_nattrs_##l},
 #include "trtlite/ops.def"
 #undef TRTL_OP
 };

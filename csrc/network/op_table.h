@@ -8,14 +8,14 @@
  *   trtl_infer_<l>(c)       output dims and dtypes from lowered params and full input dims;
  *                           validates input ranks/dtypes.  Dims may be -1 (dynamic): propagate.
  *   trtl_attrs_<l>[], trtl_nattrs_<l>   attribute descriptors
- * and in csrc/kernels/ref/<l>.c:
- *   trtl_ref_<l>(args)      the reference kernel (plain C, no SIMD, obviously correct).
+ * The op's reference kernel, trtl_ref_<l>, is the kernels' business (kernels/ref/ref.h): the
+ * network describes ops, it does not run them.
  */
 #ifndef TRTL_NETWORK_OP_TABLE_H
 #define TRTL_NETWORK_OP_TABLE_H
 
 #include "network/attrs.h"
-#include "kernels/kernel.h"
+#include "core/shape.h"
 
 typedef struct trtl_infer_ctx {
     const char *layer_name;
@@ -45,7 +45,6 @@ typedef struct trtl_op_info {
     void (*init)(trtl_params *p);
     trtl_status (*lower)(trtl_params *p, const trtl_lower_ctx *c);
     trtl_status (*infer)(const trtl_infer_ctx *c);
-    trtl_kernel_fn ref;
     const trtl_attr_desc *attrs;
     const int32_t *nattrs;
 } trtl_op_info;
@@ -56,7 +55,6 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
     void trtl_init_##l(trtl_params *p);                                           \
     trtl_status trtl_lower_##l(trtl_params *p, const trtl_lower_ctx *c);          \
     trtl_status trtl_infer_##l(const trtl_infer_ctx *c);                          \
-    trtl_status trtl_ref_##l(const trtl_kernel_args *a);                          \
     extern const trtl_attr_desc trtl_attrs_##l[];                                 \
     extern const int32_t trtl_nattrs_##l;
 #include "trtlite/ops.def"
@@ -71,32 +69,10 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
 #define TRTL_A_SYM(name, pre, post, fl) {name, TRTL_ATTR_DIMS_SYM, TRTL_PARAM_OFF(pre), TRTL_PARAM_OFF(post), NULL, fl}
 #define TRTL_NATTRS(l) const int32_t trtl_nattrs_##l = (int32_t)(sizeof(trtl_attrs_##l) / sizeof(trtl_attrs_##l[0]))
 
-/* ---- shape helpers shared by spatial ops (ops/spatial.c) ---- */
-
-/* k_eff = dilation*(k-1)+1, or an error if it overflows int64. */
-trtl_status trtl_dilated_kernel(int64_t k, int64_t dilation, int64_t *k_eff);
-/* Output size and effective paddings of one spatial dim of convolution/pooling (errors, never a
- * wrapped-around size, when the arithmetic overflows int64).
- * k_eff = dilation*(k-1)+1.  in may be -1 (then out = -1, pads from explicit values). */
-trtl_status trtl_spatial_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
-                             int32_t padding_mode, int is_pooling, int64_t *out, int64_t *pre_eff,
-                             int64_t *post_eff);
-/* Same for deconvolution (output larger than input). */
-trtl_status trtl_deconv_out(int64_t in, int64_t k_eff, int64_t stride, int64_t pre, int64_t post,
-                            int32_t padding_mode, int64_t *out, int64_t *pre_eff, int64_t *post_eff);
+/* Shape arithmetic shared with the kernels (output sizes, broadcasting, single axis): core/shape.h. */
 
 /* Checks kernel_size/stride/dilation/padding of a (de)convolution agree in rank and range
  * (ops/convolution.c). */
 trtl_status trtl_conv_check_spatial(const trtl_conv_params *c, const char *layer);
-
-/* Broadcast two dims (same rank, each pair equal or one of them 1; -1 unknown). */
-trtl_status trtl_broadcast_dims(const char *layer, const trtl_dims *a, const trtl_dims *b, trtl_dims *out);
-
-/* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin
- * layer (ops/plugin_v2.c); returns buf. */
-const char *trtl_plugin_label(const trtl_plugin_params *p, char *buf, size_t n);
-
-/* Index of the single set bit of an axes mask (-1 if not exactly one). */
-int trtl_single_axis(uint32_t axes);
 
 #endif

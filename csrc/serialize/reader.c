@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "serialize/plan.h"
+#include "core/alloc.h"
 #include "plugins/fields.h"
 #include "engine/engine.h"
 #include "kernels/registry.h"
@@ -123,6 +124,14 @@ static int dims(rbuf *r, trtl_dims *d) { return read_dims(r, d, 0); }
             st = trtl_error(TRTL_ERR_INVALID_PLAN, __VA_ARGS__);  \
             goto fail;                                            \
         }                                                         \
+    } while (0)
+/* An allocation that failed is the machine's problem, not the plan's. */
+#define CHECK_ALLOC(cond)                                                                \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");      \
+            goto fail;                                                                   \
+        }                                                                                \
     } while (0)
 
 static trtl_status read_weights(rbuf *r, trtl_engine *e, trtl_weights *w, const char *node, const char *attr)
@@ -292,7 +301,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     uint32_t nt = u32(&r);
     CHECK(!r.bad && nt <= (r.n - r.off) / 8, "plan is corrupt: tensor count %u", nt);
     e->tensors = calloc(nt ? nt : 1, sizeof *e->tensors);
-    CHECK(e->tensors, "loading plan: out of memory");
+    CHECK_ALLOC(e->tensors);
     e->n_tensors = (int32_t)nt;
     for (uint32_t i = 0; i < nt; i++) {
         trtl_etensor *t = &e->tensors[i];
@@ -313,14 +322,14 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             CHECK((int64_t)nb == t->max_bytes, "plan is corrupt: constant '%s' has %llu bytes, its shape needs %lld", t->name,
                   (unsigned long long)nb, (long long)t->max_bytes);
             t->data = trtl_aligned_alloc(nb ? (size_t)nb : 64);
-            CHECK(t->data, "loading plan: out of memory");
+            CHECK_ALLOC(t->data);
             take(&r, t->data, (size_t)nb);
         }
     }
     uint32_t nio = u32(&r), nin = u32(&r);
     CHECK(!r.bad && nio <= nt && nin <= nio, "plan is corrupt: I/O counts");
     e->io = malloc(sizeof(int32_t) * (nio ? nio : 1));
-    CHECK(e->io, "loading plan: out of memory");
+    CHECK_ALLOC(e->io);
     e->n_io = (int32_t)nio;
     e->n_inputs = (int32_t)nin;
     for (uint32_t i = 0; i < nio; i++) {
@@ -343,14 +352,14 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     e->profiles = calloc(np, sizeof *e->profiles);
     e->env_min = calloc(nin ? nin : 1, sizeof(trtl_dims));
     e->env_max = calloc(nin ? nin : 1, sizeof(trtl_dims));
-    CHECK(e->profiles && e->env_min && e->env_max, "loading plan: out of memory");
+    CHECK_ALLOC(e->profiles && e->env_min && e->env_max);
     e->n_profiles = (int32_t)np;
     for (uint32_t p = 0; p < np; p++) {
         trtl_profile *pr = &e->profiles[p];
         pr->min = calloc(nin ? nin : 1, sizeof(trtl_dims));
         pr->opt = calloc(nin ? nin : 1, sizeof(trtl_dims));
         pr->max = calloc(nin ? nin : 1, sizeof(trtl_dims));
-        CHECK(pr->min && pr->opt && pr->max, "loading plan: out of memory");
+        CHECK_ALLOC(pr->min && pr->opt && pr->max);
         for (uint32_t i = 0; i < nin; i++) {
             dims(&r, &pr->min[i]);
             dims(&r, &pr->opt[i]);
@@ -371,7 +380,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     uint32_t nn = u32(&r);
     CHECK(!r.bad && nn <= (r.n - r.off) / 8, "plan is corrupt: layer count %u", nn);
     e->nodes = calloc(nn ? nn : 1, sizeof *e->nodes);
-    CHECK(e->nodes, "loading plan: out of memory");
+    CHECK_ALLOC(e->nodes);
     for (uint32_t k = 0; k < nn; k++) {
         trtl_node *n = &e->nodes[k];
         e->n_nodes = (int32_t)k + 1; /* so that cleanup frees what was read */
@@ -403,7 +412,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         uint32_t ni = u32(&r);
         CHECK(!r.bad && ni <= 1024, "plan is corrupt: input count of layer '%s'", n->name);
         n->in = malloc(sizeof(int32_t) * (ni ? ni : 1));
-        CHECK(n->in, "loading plan: out of memory");
+        CHECK_ALLOC(n->in);
         n->n_in = (int32_t)ni;
         for (uint32_t j = 0; j < ni; j++) {
             uint32_t id = u32(&r);
@@ -413,7 +422,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         uint32_t no = u32(&r);
         CHECK(!r.bad && no >= 1 && no <= 16, "plan is corrupt: output count of layer '%s'", n->name);
         n->out = malloc(sizeof(int32_t) * no);
-        CHECK(n->out, "loading plan: out of memory");
+        CHECK_ALLOC(n->out);
         n->n_out = (int32_t)no;
         for (uint32_t j = 0; j < no; j++) {
             uint32_t id = u32(&r);
@@ -437,7 +446,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     /* Self-consistency: inference at the max shapes must reproduce the stored shapes, so no
      * kernel ever sees weights or shapes that disagree. */
     check = calloc(nt ? nt : 1, sizeof *check);
-    CHECK(check, "loading plan: out of memory");
+    CHECK_ALLOC(check);
     for (int32_t i = 0; i < e->n_inputs; i++)
         check[e->io[i]] = e->tensors[e->io[i]].max_dims;
     st = trtl_engine_infer(e, check);

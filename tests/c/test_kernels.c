@@ -6,8 +6,11 @@
  * so unwritten or uninitialized values show), with no pool, a 2-thread pool and a 3-thread pool
  * (more threads than the scratch has slots on a 2-CPU machine).  A kernel's cases stop at its
  * first mismatch, which is printed with the case; the exit status is 1 if any kernel failed.
+ * Every optimized kernel of kernels/registry.c has a section here (tests/test_kernels_c.py checks
+ * that none is missing).  Kernels that do not apply the fused epilogue themselves (pooling.2d,
+ * reduce.inner) are compared without one, as the engine applies it after them.
  * Also: the thread pool (every index once, nested calls, sleeping workers) and which shapes the
- * depthwise kernel's applies() takes.
+ * depthwise, Winograd and reduce.inner kernels' applies() take.
  *
  *   test_kernels [seed] [cases-per-kernel]
  *
@@ -21,9 +24,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "kernels/kernel.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -116,9 +120,12 @@ static int compare(const char *kname, const float *got, const float *want, int64
 {
     double ss = 0.0;
     for (int64_t i = 0; i < n; i++)
-        ss += (double)want[i] * want[i];
+        if (isfinite(want[i])) /* pooling over padding only gives -inf, reducing nothing NaN or +-inf */
+            ss += (double)want[i] * want[i];
     double scale = n ? sqrt(ss / (double)n) : 0.0;
     for (int64_t i = 0; i < n; i++) {
+        if (got[i] == want[i]) /* also equal infinities, whose difference is NaN */
+            continue;
         double d = fabs((double)got[i] - (double)want[i]);
         if (!(d <= g_rtol * (fabs((double)want[i]) + scale) + g_atol + 1e-6) && !(isnan(got[i]) && isnan(want[i]))) {
             fprintf(stderr, "MISMATCH %s [%s] pool=%d: element %lld got %.7g want %.7g (of %lld; rms %.4g)\n",
@@ -890,6 +897,240 @@ static void test_winograd(int ncases)
     }
 }
 
+/* ---- 2-D pooling (x86/pooling_2d.c) ---------------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_pooling_2d;
+
+typedef struct pool_case {
+    int rank, type, mode, excl;
+    int64_t lead[3], H, W, k[2], s[2], pre[2], post[2];
+    float blend;
+} pool_case;
+
+/* The engine applies the epilogue of a kernel that does not (pooling.2d): compare bare outputs. */
+static trtl_epilogue no_epilogue(void)
+{
+    trtl_epilogue e = {0};
+    e.act = TRTL_ACT_NONE;
+    return e;
+}
+
+/* Returns 1 on failure, 0 on pass, -1 if the shape is invalid (skipped). */
+static int pool_run_case(const pool_case *c)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_POOLING;
+    nd.name = "pool";
+    nd.epi = no_epilogue();
+    trtl_pooling_params *p = &nd.p.pool;
+    p->type = c->type;
+    p->padding_mode = c->mode;
+    p->average_count_excludes_padding = c->excl;
+    p->blend_factor = c->blend;
+    p->window_size = dims(2, c->k);
+    p->stride = dims(2, c->s);
+    p->pre_padding = dims(2, c->pre);
+    p->post_padding = dims(2, c->post);
+    int64_t xd[5], yd[5], io[2] = {c->H, c->W};
+    int nl = c->rank - 2;
+    for (int i = 0; i < nl; i++)
+        xd[i] = yd[i] = c->lead[i];
+    for (int i = 0; i < 2; i++) {
+        int64_t o, pre, post;
+        if (trtl_spatial_out(io[i], c->k[i], c->s[i], c->pre[i], c->post[i], c->mode, 1, &o, &pre, &post) != TRTL_OK)
+            return -1;
+        xd[nl + i] = io[i];
+        yd[nl + i] = o;
+    }
+    trtl_dims xdims = dims(c->rank, xd), ydims = dims(c->rank, yd);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    nd.n_in = nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc,
+             "x%s -> y%s type=%d k=(%lld,%lld) s=(%lld,%lld) pre=(%lld,%lld) post=(%lld,%lld) mode=%d "
+             "excludes_padding=%d blend=%.3f",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), c->type,
+             (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], (long long)c->s[1], (long long)c->pre[0],
+             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_pooling, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference pooling [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(&trtl_kernel_pooling_2d, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(x);
+    return r;
+}
+
+/* Fixed shapes (VGG/ResNet/LeNet-like windows, count_include_pad both ways, windows reaching
+ * into or past the padding, SAME modes, Caffe's round-up rule), then random ones with odd sizes. */
+static void test_pooling(int ncases)
+{
+    static const struct { int64_t C, H, W, k, s, pad; int mode; } sh[] = {
+        {3, 8, 8, 2, 2, 0, 0},   {5, 9, 7, 3, 2, 1, 0},  {4, 13, 11, 3, 1, 1, 0}, {2, 17, 19, 3, 2, 1, 1},
+        {3, 7, 7, 7, 1, 0, 0},   {2, 10, 9, 2, 2, 0, 2}, {2, 11, 6, 3, 2, 0, 3},  {3, 12, 13, 3, 2, 1, 4},
+        {2, 9, 10, 3, 3, 2, 5},  {1, 1, 1, 1, 1, 0, 0},  {6, 5, 33, 5, 1, 2, 0},  {2, 6, 6, 2, 3, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int type = 0; type < 3; type++)
+            for (int excl = 0; excl < 2; excl++) {
+                pool_case c = {0};
+                c.rank = 4;
+                c.lead[0] = 2;
+                c.lead[1] = sh[i].C;
+                c.H = sh[i].H;
+                c.W = sh[i].W;
+                c.k[0] = c.k[1] = sh[i].k;
+                c.s[0] = c.s[1] = sh[i].s;
+                c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
+                c.mode = sh[i].mode;
+                c.type = type;
+                c.excl = excl;
+                c.blend = type == TRTL_POOL_MAX_AVERAGE_BLEND ? 0.25f + 0.25f * (float)excl : 0.0f;
+                if (pool_run_case(&c) > 0)
+                    return;
+            }
+    for (int done = 0; done < ncases;) {
+        pool_case c = {0};
+        c.rank = (int)rint_in(3, 5);
+        for (int i = 0; i < c.rank - 2; i++)
+            c.lead[i] = rint_in(1, i == c.rank - 3 ? 9 : 3);
+        c.H = rint_in(1, rnd() % 4 == 0 ? 40 : 17);
+        c.W = rint_in(1, rnd() % 4 == 0 ? 40 : 17);
+        for (int i = 0; i < 2; i++) {
+            c.k[i] = rint_in(1, 5);
+            c.s[i] = rint_in(1, 4);
+            /* mostly smaller than the window; sometimes as large (windows of padding only) */
+            c.pre[i] = rint_in(0, rnd() % 5 == 0 ? c.k[i] + 1 : c.k[i] - 1);
+            c.post[i] = rint_in(0, rnd() % 5 == 0 ? c.k[i] + 1 : c.k[i] - 1);
+        }
+        c.mode = (int)(rnd() % 6);
+        c.type = (int)(rnd() % 3);
+        c.excl = (int)(rnd() % 2);
+        c.blend = rnd() % 5 == 0 ? 1.0f : (rfloat() + 1.0f) * 0.5f;
+        int r = pool_run_case(&c);
+        if (r < 0)
+            continue;
+        done++;
+        if (r > 0)
+            return;
+    }
+}
+
+/* ---- trailing-axes reduce (x86/reduce_inner.c) ---------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_reduce_inner;
+
+/* Reduces d[first..rank) of x (keep_dims or not) with `op`; `nan_at` >= 0 puts a NaN there.
+ * Returns 1 on failure. */
+static int reduce_run_case(int op, int rank, const int64_t *d, int first, int keep, int64_t nan_at)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_REDUCE;
+    nd.name = "reduce";
+    nd.epi = no_epilogue();
+    nd.p.reduce.op = op;
+    nd.p.reduce.keep_dims = keep;
+    nd.p.reduce.axes = (uint32_t)(((1u << rank) - 1) - ((1u << first) - 1));
+    int64_t yd[TRTL_MAX_DIMS];
+    int ny = 0;
+    for (int i = 0; i < rank; i++)
+        if (i < first || keep)
+            yd[ny++] = i < first ? d[i] : 1;
+    trtl_dims xdims = dims(rank, d), ydims = dims(ny, yd);
+    int64_t nx = trtl_volume(&xdims);
+    float *x = rand_buf(nx);
+    if (op == TRTL_RED_PROD) /* products of many values in [-1, 1) vanish: keep them near 1 */
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = 1.0f + 0.05f * x[i];
+    if (nan_at >= 0 && nan_at < nx)
+        x[nan_at] = NAN;
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    nd.n_in = nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s op=%d axes=0x%x keep_dims=%d nan_at=%lld",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), op,
+             (unsigned)nd.p.reduce.axes, keep, (long long)nan_at);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_reduce, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference reduce [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(&trtl_kernel_reduce_inner, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(x);
+    return r;
+}
+
+/* applies(): exactly the trailing blocks of axes. */
+static void test_reduce_applies(void)
+{
+    static const struct { uint32_t axes; int rank, want; } c[] = {
+        {0xc, 4, 1}, {0x8, 4, 1}, {0xf, 4, 1}, {0xe, 4, 1}, {0x4, 4, 0}, {0x6, 4, 0},
+        {0x5, 3, 0}, {0x1, 1, 1}, {0x0, 3, 0}, {0x10, 4, 0}, {0x3, 3, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        trtl_node nd = {0};
+        nd.name = "applies";
+        nd.op = TRTL_OP_REDUCE;
+        nd.p.reduce.axes = c[i].axes;
+        int64_t xd[4] = {2, 3, 4, 5};
+        trtl_dims in = dims(c[i].rank, xd);
+        int got = trtl_kernel_reduce_inner.applies(&nd, &in);
+        if (got != c[i].want) {
+            fprintf(stderr, "FAIL applies reduce.inner case %zu: says %d (want %d)\n", i, got, c[i].want);
+            g_failures++;
+        }
+        g_cases++;
+    }
+}
+
+/* Every op; global pooling shapes, runs below / at / past the 8-wide partial sums and past the
+ * 4096-element grain, an empty reduced block, NaNs for MAX/MIN; then random shapes. */
+static void test_reduce(int ncases)
+{
+    static const struct { int rank; int64_t d[4]; int first; } sh[] = {
+        {4, {1, 64, 7, 7}, 2}, {4, {2, 5, 3, 3}, 2}, {3, {3, 4, 8}, 2},   {3, {2, 3, 17}, 2},
+        {2, {5, 4099}, 1},     {2, {9000, 3}, 1},    {4, {2, 3, 4, 5}, 0}, {4, {2, 3, 4, 5}, 3},
+        {1, {1}, 0},           {3, {4, 0, 5}, 1},    {3, {2, 1, 1}, 1},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int op = 0; op < TRTL_RED_COUNT; op++)
+            for (int keep = 0; keep < 2; keep++)
+                if (reduce_run_case(op, sh[i].rank, sh[i].d, sh[i].first, keep, -1))
+                    return;
+    static const int64_t nd[3] = {3, 4, 21};
+    for (int op = TRTL_RED_MAX; op <= TRTL_RED_MIN; op++)
+        for (int64_t at = 0; at < 3 * 4 * 21; at += 37)
+            if (reduce_run_case(op, 3, nd, 2, 1, at))
+                return;
+    for (int i = 0; i < ncases; i++) {
+        int rank = (int)rint_in(1, 5), first = (int)rint_in(0, rank - 1);
+        int64_t d[5], total, inner;
+        do { /* at most 100k elements, 6k per output (float sums and products stay close to double) */
+            total = inner = 1;
+            for (int j = 0; j < rank; j++) {
+                d[j] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+                total *= d[j];
+                inner *= j >= first ? d[j] : 1;
+            }
+        } while (total > 100000 || inner > 6000);
+        int op = (int)(rnd() % TRTL_RED_COUNT);
+        if (reduce_run_case(op, rank, d, first, (int)(rnd() % 2), rnd() % 6 == 0 ? rint_in(0, 50) : -1))
+            return;
+    }
+}
+
 /* ---- thread pool ------------------------------------------------------------------------------ */
 
 typedef struct pool_check {
@@ -1023,6 +1264,9 @@ int main(int argc, char **argv)
     test_fc(ncases);
     test_mm(ncases);
     test_packed_gemm(ncases);
+    test_pooling(ncases);
+    test_reduce_applies();
+    test_reduce(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

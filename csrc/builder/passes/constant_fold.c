@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "core/alloc.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
 #include "core/status.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "core/alloc.h"
 #include "core/status.h"
 #include "core/dims.h"
 

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 #include "kernels/kernel.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 
 /* Sets BLAS to one thread, once per process.  Called from every BLAS kernel's prepare and run. */
 void trtl_blas_init(void);

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <cblas.h>
 
-#include "network/op_table.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/fused_epilogue.h"

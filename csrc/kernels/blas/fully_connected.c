@@ -11,7 +11,6 @@
 #include <string.h>
 #include <cblas.h>
 
-#include "network/op_table.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/dims.h"

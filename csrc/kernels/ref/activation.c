@@ -1,5 +1,5 @@
 /* Reference activation kernel. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 
 trtl_status trtl_ref_activation(const trtl_kernel_args *a)

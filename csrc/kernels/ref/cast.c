@@ -1,6 +1,6 @@
 /* Reference cast kernel: element conversion (rules in kernels/ref/convert.h).  The output view's
  * type is the one converted to, so a set_output_type() override is honoured too. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/convert.h"

@@ -1,7 +1,7 @@
 /* Reference concatenation kernel: for each index of the dims before the axis, copy each input's
  * contiguous block (its axis extent times the inner volume) in turn. */
 #include <string.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"

@@ -1,7 +1,7 @@
 /* Reference constant kernel: copies the weights into the output, converting when their type
  * differs from the output's (HALF weights not yet converted by the builder, or an output type
  * override). */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/convert.h"

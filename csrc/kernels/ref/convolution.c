@@ -1,5 +1,6 @@
 /* Reference convolution: direct loops, double accumulation, 1-3 spatial dims (as 3-D with 1s). */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 

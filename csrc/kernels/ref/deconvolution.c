@@ -1,7 +1,8 @@
 /* Reference deconvolution (transposed convolution), written in gather form so that every output
  * is one double accumulation:  y[n, g*Kg+k, o] = bias + sum x[n, g*Cg+c, i] * w[g*Cg+c, k, kk]
  * over all (c, i, kk) with o = i*stride - pre + kk*dilation.  1-3 spatial dims (as 3-D with 1s). */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 

@@ -6,7 +6,7 @@
  * a == 0), a non-negative exponent is computed by squaring, wrapping like numpy.
  * FLOAT: MAX/MIN propagate NaN; FLOOR_DIV = floor(a / b). */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/broadcast.h"

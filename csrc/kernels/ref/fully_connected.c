@@ -1,5 +1,5 @@
 /* Reference fully connected: y[b, k] = bias[k] + sum_j W[k, j] * x[b, j], j over C*H*W. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 

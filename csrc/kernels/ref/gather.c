@@ -2,7 +2,7 @@
  * walked with broadcast strides (0 where an operand has 1); everything else is a block copy by
  * element size.  Indices are checked one by one: negative ones wrap once, others out of range fail. */
 #include <string.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"

@@ -1,5 +1,5 @@
 /* Reference identity kernel: a copy, or a conversion when the output type was overridden. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/convert.h"

@@ -1,7 +1,7 @@
 /* Reference LRN across channels (dim 1); channels outside [0, C) contribute nothing (the window is
  * clipped, the divisor stays window_size). */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 

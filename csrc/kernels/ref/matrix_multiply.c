@@ -1,7 +1,7 @@
 /* Reference matrix multiply: for every output batch index, C[m, n] = sum_k A'[m, k] * B'[k, n] in
  * double, where A' / B' are the inputs after their MatrixOperation (a VECTOR is a [1, K] row for
  * op0 and a [K, 1] column for op1); batch dims of size 1 broadcast. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"

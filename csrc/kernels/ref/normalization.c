@@ -2,7 +2,7 @@
  * variance in double (two passes), then y = (x - mean) / sqrt(var + eps) * scale + bias with scale
  * and bias broadcast.  Group norm splits dim 1 into [G, C/G]: G is kept, C/G joins the reduction. */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"

@@ -1,5 +1,5 @@
 /* Reference padding kernel: a FILL-mode resampling copy starting at -pre_padding in padded dims. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"
 

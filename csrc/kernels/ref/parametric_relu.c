@@ -1,5 +1,5 @@
 /* Reference parametric ReLU kernel: slopes broadcast to x (kernels/ref/broadcast.h). */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/broadcast.h"

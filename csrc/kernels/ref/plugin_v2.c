@@ -1,8 +1,8 @@
 /* Plugin layers run the context's clone of the plugin through its enqueue(). */
 #include <stdio.h>
 
-#include "network/op_table.h"
-#include "engine/threadpool.h"
+#include "kernels/ref/ref.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 
 trtl_status trtl_ref_plugin_v2(const trtl_kernel_args *a)

@@ -5,7 +5,8 @@
  * of data positions (excludes padding) or of data + padding positions; a window without data gives
  * -inf (MAX) and 0 (AVERAGE). */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 

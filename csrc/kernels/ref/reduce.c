@@ -1,7 +1,7 @@
 /* Reference reduce: one accumulation per output element over the reduced dims.  FLOAT accumulates
  * in double; INT32 in unsigned 64-bit, so SUM/PROD wrap modulo 2^32 like int32 arithmetic. */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"

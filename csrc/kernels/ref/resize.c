@@ -11,7 +11,7 @@
  * input, or with exclude_outside dropping them and renormalizing the remaining weights. */
 #include <math.h>
 #include <string.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"

@@ -1,6 +1,6 @@
 /* Reference scale: y = (x * scale + shift) ^ power in double; absent weights are 1 / 0 / (no pow). */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 

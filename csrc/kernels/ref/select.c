@@ -1,5 +1,5 @@
 /* Reference select kernel: three-way broadcast (kernels/ref/broadcast.h), copies by element size. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/broadcast.h"

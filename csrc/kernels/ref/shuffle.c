@@ -2,7 +2,7 @@
  * A reshape only reinterprets row-major memory, so whenever one of the two transposes is the
  * identity the whole layer is a single strided read; with both, each element goes through the
  * reshape's linear index. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"

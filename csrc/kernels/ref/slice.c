@@ -1,5 +1,5 @@
 /* Reference slice kernel: the resampling copy of strided.h with the layer's start/stride/mode. */
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"
 

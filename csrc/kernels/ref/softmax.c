@@ -1,6 +1,7 @@
 /* Reference softmax: y = exp(x - max) / sum exp(x - max) along one axis, in double. */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 

@@ -3,7 +3,8 @@
  * best comes first.  "Better" is a strict total order: MAX prefers the larger value, MIN the smaller,
  * NaN counts as the largest value (as in PyTorch), and equal values prefer the lower index. */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
+#include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 

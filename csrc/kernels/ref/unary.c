@@ -2,7 +2,7 @@
  * (ABS(INT32_MIN) = INT32_MIN, as numpy); SIGN(NaN) = NaN; ROUND is half to even whatever the
  * FPU rounding mode. */
 #include <math.h>
-#include "network/op_table.h"
+#include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"

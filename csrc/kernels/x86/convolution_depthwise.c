@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "network/op_table.h"
+#include "core/shape.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "network/op_table.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/convolution_gemm.h"
 #include "core/cpu.h"

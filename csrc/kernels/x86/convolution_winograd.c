@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "network/op_table.h"
+#include "core/shape.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "kernels/x86/winograd.h"

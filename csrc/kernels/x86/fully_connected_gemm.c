@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "network/op_table.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/gemm_packed.h"
 #include "core/cpu.h"

@@ -9,8 +9,8 @@
 #include <math.h>
 
 #include "kernels/kernel.h"
-#include "network/op_table.h"
-#include "engine/threadpool.h"
+#include "core/shape.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
 

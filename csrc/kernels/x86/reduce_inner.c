@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "kernels/kernel.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
 

@@ -24,21 +24,6 @@ trtl_status trtl_lower_plugin_v2(trtl_params *p, const trtl_lower_ctx *c)
     return TRTL_OK;
 }
 
-const char *trtl_plugin_label(const trtl_plugin_params *p, char *buf, size_t n)
-{
-    const trtl_plugin_creator *cr = p->plugin ? p->plugin->creator : NULL;
-    const char *ns = cr && cr->plugin_namespace ? cr->plugin_namespace : "";
-    char named[96] = "";
-    if (p->name[0])
-        snprintf(named, sizeof named, "'%s' ", p->name);
-    if (cr)
-        snprintf(buf, n, "plugin %s%s v%s%s%s%s", named, cr->name, cr->version, *ns ? " in namespace '" : "", ns,
-                 *ns ? "'" : "");
-    else
-        snprintf(buf, n, "plugin %swith no registered creator", named);
-    return buf;
-}
-
 trtl_status trtl_infer_plugin_v2(const trtl_infer_ctx *c)
 {
     const trtl_plugin *pl = c->p->plugin.plugin;

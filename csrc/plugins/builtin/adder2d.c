@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "plugins/builtin/common.h"
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/cpu.h"
 
 #define MAX_MR 6  /* filters per register tile */

@@ -1,6 +1,6 @@
-/* spatial.c -- output-size arithmetic shared by convolution, deconvolution and pooling,
- * broadcasting, and axes-mask helpers. */
-#include "network/op_table.h"
+/* shape.c -- output-size arithmetic shared by convolution, deconvolution and pooling (their
+ * shape inference and their kernels), broadcasting, and axes-mask helpers. */
+#include "core/shape.h"
 #include "core/status.h"
 #include "core/dims.h"
 

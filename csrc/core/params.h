@@ -7,13 +7,16 @@
  *   - on an engine node it holds the *lowered* form (see trtl_lower_<op>): axes, permutations and
  *     shapes refer to the full tensor including the batch dimension, weights are float32/int32
  *     and owned by the engine.
- * Attribute tables (attrs.c) describe these fields by offset for the bindings and the plan writer.
+ * Attribute tables (network/ops/<op>.c) describe these fields by offset for the bindings and the
+ * plan writer.  Core, because both the network (which defines and lowers them) and the kernels
+ * (which read the lowered form from trtl_node) need them, and neither may include the other.
  *
  * Enum values equal TensorRT's Python enums.
  */
-#ifndef TRTL_NETWORK_PARAMS_H
-#define TRTL_NETWORK_PARAMS_H
+#ifndef TRTL_CORE_PARAMS_H
+#define TRTL_CORE_PARAMS_H
 
+#include <stddef.h>
 #include "trtlite/ops.h"
 #include "trtlite/plugin.h"
 
@@ -192,4 +195,8 @@ typedef union trtl_params {
     trtl_empty_params empty;          /* IDENTITY, PARAMETRIC_RELU, SELECT */
 } trtl_params;
 
-#endif /* TRTL_NETWORK_PARAMS_H */
+/* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin
+ * layer or node (params.c); returns buf. */
+const char *trtl_plugin_label(const trtl_plugin_params *p, char *buf, size_t n);
+
+#endif /* TRTL_CORE_PARAMS_H */

@@ -1,12 +1,16 @@
 /*
  * threadpool.h -- a fixed pool of worker threads for one execution context.
  *
+ * Core, so every layer may use it: engines' contexts own instances, kernels get one passed in
+ * (trtl_kernel_args.pool) and built-in plugins reach the running context's through
+ * trtl_current_pool().
+ *
  * Size comes from the CPUs this process may run on (sched_getaffinity, cgroup quota), not the
  * host's core count.  Workers spin briefly after a job, then block on a condition variable, so
  * an idle pool costs nothing.  A pool is used by one caller thread at a time (its context).
  */
-#ifndef TRTL_ENGINE_THREADPOOL_H
-#define TRTL_ENGINE_THREADPOOL_H
+#ifndef TRTL_CORE_THREADPOOL_H
+#define TRTL_CORE_THREADPOOL_H
 
 #include <stdint.h>
 #include "trtlite/types.h"

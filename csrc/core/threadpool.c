@@ -40,7 +40,7 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-#include "engine/threadpool.h"
+#include "core/threadpool.h"
 #include "core/status.h"
 
 #define SPIN_NS 100000LL    /* idle workers and the waiting caller spin this long first */

@@ -1,0 +1,39 @@
+/* alloc.c -- 64-byte aligned allocation (with a failure hook for tests), and trtl_free for what
+ * the public API hands out. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "trtlite/trtlite.h"
+
+#define ALIGN 64
+
+/* Atomic so that a hook set by a test is seen by allocations on other threads (the contract still
+ * asks for none to run meanwhile: user and hook are two loads). */
+static _Atomic(trtl_alloc_fail_fn) g_fail_hook;
+static void *_Atomic g_fail_user;
+
+void trtl_alloc_set_fail_hook(trtl_alloc_fail_fn hook, void *user)
+{
+    atomic_store(&g_fail_user, user);
+    atomic_store(&g_fail_hook, hook);
+}
+
+void *trtl_aligned_alloc(size_t bytes)
+{
+    void *p = NULL;
+    trtl_alloc_fail_fn hook = atomic_load_explicit(&g_fail_hook, memory_order_relaxed);
+    if (hook && hook(bytes, atomic_load(&g_fail_user)))
+        return NULL;
+    /* Rounding up near SIZE_MAX would wrap to a tiny block that callers then overrun. */
+    if (bytes > SIZE_MAX - (ALIGN - 1))
+        return NULL;
+    if (posix_memalign(&p, ALIGN, bytes ? (bytes + ALIGN - 1) / ALIGN * ALIGN : ALIGN) != 0)
+        return NULL;
+    return p;
+}
+
+void trtl_aligned_free(void *p) { free(p); }
+
+void trtl_free(void *p) { free(p); }

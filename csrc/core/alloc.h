@@ -1,0 +1,25 @@
+/*
+ * alloc.h -- 64-byte aligned allocation for weights, constants, arenas and scratch.
+ *
+ * Every buffer that a kernel reads as weights or activations comes from here, so SIMD loads may
+ * assume cache-line alignment of a buffer's start.  Thread-safe (plain posix_memalign/free).
+ */
+#ifndef TRTL_CORE_ALLOC_H
+#define TRTL_CORE_ALLOC_H
+
+#include <stddef.h>
+
+/* At least `bytes` (rounded up to a multiple of 64; 0 gives 64) aligned to 64 bytes, or NULL when
+ * out of memory or when the rounding would overflow size_t.  Free with trtl_aligned_free. */
+void *trtl_aligned_alloc(size_t bytes);
+/* NULL is allowed. */
+void trtl_aligned_free(void *p);
+
+/* Failure injection for tests: while a hook is set, trtl_aligned_alloc first calls
+ * hook(bytes, user) and returns NULL (as if out of memory) when it answers nonzero, so a test can
+ * fail the n-th allocation of a build or a run and check that the error comes back as a status.
+ * NULL removes the hook.  Process-wide: set it while no other thread allocates. */
+typedef int (*trtl_alloc_fail_fn)(size_t bytes, void *user);
+void trtl_alloc_set_fail_hook(trtl_alloc_fail_fn hook, void *user);
+
+#endif
