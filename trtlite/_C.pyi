@@ -278,7 +278,7 @@ class IExecutionContext:
         """Context name."""
     @property
     def num_threads(self) -> Any:
-        """Set the number of threads of this context."""
+        """Threads this context runs on (the caller included); set 0..TRTL_MAX_THREADS (256), 0 for every CPU this process may use.  Setting waits for a running execute of this context."""
     @property
     def profiler(self) -> Any:
         """An object with report_layer_time(layer_name, ms), called after each execution for every step."""

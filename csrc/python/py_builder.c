@@ -22,7 +22,45 @@ typedef struct TrtlBuilderConfigObj {
     PyObject *int8_calibrator;
     PyObject *progress_monitor;
     long profiling_verbosity;
+    int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
 } TrtlBuilderConfigObj;
+
+/* 0 if no build uses the config; otherwise StateError naming `what`, -1. */
+static int config_idle(TrtlBuilderConfigObj *self, const char *what)
+{
+    if (!self->building)
+        return 0;
+    PyErr_Format(TRTL_STATE(self)->StateError,
+                 "builder config: %s is refused while a build uses this config (build_engine or "
+                 "build_serialized_network, on another thread or calling this from its logger or progress monitor); "
+                 "wait for the build to return", what);
+    return -1;
+}
+
+static PyObject *config_getattro(PyObject *self, PyObject *name)
+{
+    if (((TrtlBuilderConfigObj *)self)->building) {
+        const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        char what[128];
+        snprintf(what, sizeof what, "reading IBuilderConfig.%s", n ? n : "?");
+        PyErr_Clear();
+        config_idle((TrtlBuilderConfigObj *)self, what);
+        return NULL;
+    }
+    return PyObject_GenericGetAttr(self, name);
+}
+
+static int config_setattro(PyObject *self, PyObject *name, PyObject *v)
+{
+    if (((TrtlBuilderConfigObj *)self)->building) {
+        const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        char what[128];
+        snprintf(what, sizeof what, "setting IBuilderConfig.%s", n ? n : "?");
+        PyErr_Clear();
+        return config_idle((TrtlBuilderConfigObj *)self, what);
+    }
+    return PyObject_GenericSetAttr(self, name, v);
+}
 
 /* ---- progress monitor: C callbacks into a Python IProgressMonitor (GIL taken) ---------------- */
 
@@ -200,6 +238,8 @@ static int flag_arg(TrtlBuilderConfigObj *self, PyObject *arg, int32_t *f)
 
 static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "set_flag()") < 0)
+        return NULL;
     int32_t f;
     if (flag_arg(self, arg, &f) < 0)
         return NULL;
@@ -211,6 +251,8 @@ static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "clear_flag()") < 0)
+        return NULL;
     int32_t f;
     if (flag_arg(self, arg, &f) < 0)
         return NULL;
@@ -222,6 +264,8 @@ static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_get_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "get_flag()") < 0)
+        return NULL;
     int32_t f;
     if (flag_arg(self, arg, &f) < 0)
         return NULL;
@@ -250,7 +294,8 @@ static PyObject *config_set_pool(TrtlBuilderConfigObj *self, PyObject *args, PyO
     static char *kw[] = {"pool", "pool_size", NULL};
     PyObject *pool, *size_obj;
     long p;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:set_memory_pool_limit", kw, &pool, &size_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:set_memory_pool_limit", kw, &pool, &size_obj) ||
+        config_idle(self, "set_memory_pool_limit()") < 0)
         return NULL;
     if (pool_arg(self, pool, &p) < 0)
         return NULL;
@@ -279,6 +324,8 @@ static PyObject *config_set_pool(TrtlBuilderConfigObj *self, PyObject *args, PyO
 
 static PyObject *config_get_pool(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "get_memory_pool_limit()") < 0)
+        return NULL;
     long p;
     if (pool_arg(self, arg, &p) < 0)
         return NULL;
@@ -287,6 +334,8 @@ static PyObject *config_get_pool(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_add_profile(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "add_optimization_profile()") < 0)
+        return NULL;
     trtl_py_state *st = TRTL_STATE(self);
     if (!PyObject_TypeCheck(arg, st->ProfileType))
         return PyErr_Format(PyExc_TypeError, "add_optimization_profile(): expected an IOptimizationProfile, not %s",
@@ -494,6 +543,8 @@ static PyType_Slot config_slots[] = {
     {Py_tp_traverse, config_traverse},
     {Py_tp_getset, config_getset},
     {Py_tp_methods, config_methods},
+    {Py_tp_getattro, config_getattro},
+    {Py_tp_setattro, config_setattro},
     {Py_tp_doc, "Builder configuration (IBuilderConfig)."},
     {0, NULL}};
 
@@ -570,6 +621,7 @@ static PyObject *builder_create_config(TrtlBuilder *self, PyObject *unused)
     c->int8_calibrator = NULL;
     c->progress_monitor = NULL;
     c->profiling_verbosity = 0;
+    c->building = 0;
     trtl_status s = trtl_builder_config_create(&c->cfg);
     if (s != TRTL_OK) {
         Py_DECREF(c);
@@ -595,26 +647,45 @@ static PyObject *builder_create_profile(TrtlBuilder *self, PyObject *unused)
     return (PyObject *)p;
 }
 
-/* Builds with the GIL released (the logger and Python plugins take it back when called). */
-static trtl_status do_build(TrtlBuilder *self, TrtlNetwork *net, trtl_builder_config *cfg, PyObject *monitor,
-                            trtl_engine **out)
+/* Builds with the GIL released (the logger and Python plugins take it back when called).  The
+ * network and the config object (cfg_obj; NULL for build_cuda_engine's own config) are marked
+ * busy for the length of the build, so that no thread changes them under it; a second build of
+ * either is refused too (the build updates the network's shape caches).  The logger and monitor
+ * are held here: the builder's or config's references may be replaced meanwhile.  Returns -1
+ * with a Python exception set when refused, else 0 with the build's status in *status. */
+static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *cfg_obj, trtl_builder_config *cfg,
+                    trtl_engine **out, trtl_status *status)
 {
     trtl_status s;
+    if (trtl_py_network_idle(net, "building it") < 0 || (cfg_obj && config_idle(cfg_obj, "building with it") < 0))
+        return -1;
     if (trtl_network_implicit_batch(net->net)) {
         s = trtl_builder_config_set_max_batch_size(cfg, self->max_batch_size);
-        if (s != TRTL_OK)
-            return s;
+        if (s != TRTL_OK) {
+            *status = s;
+            return 0;
+        }
     }
-    trtl_builder_config_set_logger(cfg, self->logger != Py_None ? trtl_py_log_cb : NULL,
-                                   self->logger != Py_None ? self->logger : NULL);
-    int has_monitor = monitor && monitor != Py_None;
-    trtl_builder_config_set_progress(cfg, has_monitor ? &py_progress : NULL, has_monitor ? monitor : NULL);
+    PyObject *logger = self->logger != Py_None ? Py_NewRef(self->logger) : NULL;
+    PyObject *monitor = cfg_obj && cfg_obj->progress_monitor && cfg_obj->progress_monitor != Py_None
+                            ? Py_NewRef(cfg_obj->progress_monitor) : NULL;
+    trtl_builder_config_set_logger(cfg, logger ? trtl_py_log_cb : NULL, logger);
+    trtl_builder_config_set_progress(cfg, monitor ? &py_progress : NULL, monitor);
+    net->building = 1;
+    if (cfg_obj)
+        cfg_obj->building = 1;
     Py_BEGIN_ALLOW_THREADS
     s = trtl_build(net->net, cfg, out);
     Py_END_ALLOW_THREADS
+    net->building = 0;
+    if (cfg_obj)
+        cfg_obj->building = 0;
     trtl_builder_config_set_logger(cfg, NULL, NULL);
     trtl_builder_config_set_progress(cfg, NULL, NULL);
-    return s;
+    Py_XDECREF(logger);
+    Py_XDECREF(monitor);
+    *status = s;
+    return 0;
 }
 
 static int parse_build_args(TrtlBuilder *self, PyObject *args, PyObject *kwargs, const char *fmt, TrtlNetwork **net,
@@ -643,9 +714,10 @@ static PyObject *builder_build_engine(TrtlBuilder *self, PyObject *args, PyObjec
     TrtlNetwork *net;
     TrtlBuilderConfigObj *cfg;
     trtl_engine *e;
-    if (parse_build_args(self, args, kwargs, "OO:build_engine", &net, &cfg) < 0)
+    trtl_status s;
+    if (parse_build_args(self, args, kwargs, "OO:build_engine", &net, &cfg) < 0 ||
+        do_build(self, net, cfg, cfg->cfg, &e, &s) < 0)
         return NULL;
-    trtl_status s = do_build(self, net, cfg->cfg, cfg->progress_monitor, &e);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     return trtl_py_engine_wrap(TRTL_STATE(self), e);
@@ -657,9 +729,10 @@ static PyObject *builder_build_serialized(TrtlBuilder *self, PyObject *args, PyO
     TrtlBuilderConfigObj *cfg;
     trtl_engine *e;
     trtl_py_state *st = TRTL_STATE(self);
-    if (parse_build_args(self, args, kwargs, "OO:build_serialized_network", &net, &cfg) < 0)
+    trtl_status s;
+    if (parse_build_args(self, args, kwargs, "OO:build_serialized_network", &net, &cfg) < 0 ||
+        do_build(self, net, cfg, cfg->cfg, &e, &s) < 0)
         return NULL;
-    trtl_status s = do_build(self, net, cfg->cfg, cfg->progress_monitor, &e);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     void *data;
@@ -688,7 +761,10 @@ static PyObject *builder_build_cuda_engine(TrtlBuilder *self, PyObject *args, Py
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_FP16, self->fp16_mode);
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_INT8, self->int8_mode);
     trtl_engine *e;
-    s = do_build(self, (TrtlNetwork *)n, cfg, NULL, &e);
+    if (do_build(self, (TrtlNetwork *)n, NULL, cfg, &e, &s) < 0) {
+        trtl_builder_config_destroy(cfg);
+        return NULL;
+    }
     trtl_builder_config_destroy(cfg);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
@@ -699,7 +775,8 @@ static PyObject *builder_is_supported(TrtlBuilder *self, PyObject *args, PyObjec
 {
     TrtlNetwork *net;
     TrtlBuilderConfigObj *cfg;
-    if (parse_build_args(self, args, kwargs, "OO:is_network_supported", &net, &cfg) < 0)
+    if (parse_build_args(self, args, kwargs, "OO:is_network_supported", &net, &cfg) < 0 ||
+        trtl_py_network_idle(net, "is_network_supported()") < 0)
         return NULL;
     return PyBool_FromLong(trtl_network_infer(net->net) == TRTL_OK);
 }

@@ -23,7 +23,42 @@ typedef struct TrtlContext {
     const char **prof_names;
     float *prof_ms;
     int32_t prof_n, prof_cap;
+    /* Threading contract: one call at a time.  `lock` is held for the whole of every call that
+     * runs or changes the context (execute*, set_tensor_address, set_input_shape, the profile,
+     * profiler and num_threads setters, shape queries, which may resolve shapes); `owner` is the
+     * thread holding it (0: none), read and written with the GIL held. */
+    PyThread_type_lock lock;
+    unsigned long owner;
 } TrtlContext;
+
+/* Takes the context's lock for `what`.  Another thread's call is waited for with the GIL released
+ * (it needs the GIL to finish, e.g. in a Python plugin's enqueue); a call from the thread that
+ * already holds the lock can only come from inside that call (a Python plugin's enqueue, a
+ * profiler, a logger), which would deadlock or run on the context's half-done state: refused. */
+static int ctx_acquire(TrtlContext *self, const char *what)
+{
+    unsigned long me = PyThread_get_thread_ident();
+    if (self->owner == me) {
+        PyErr_Format(TRTL_STATE(self)->StateError,
+                     "%s: execution context '%U' is already running on this thread (called from inside its own "
+                     "execution: a plugin's enqueue or a profiler); a context runs one call at a time, use another "
+                     "execution context", what, self->name);
+        return -1;
+    }
+    if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    self->owner = me;
+    return 0;
+}
+
+static void ctx_release(TrtlContext *self)
+{
+    self->owner = 0;
+    PyThread_release_lock(self->lock);
+}
 
 static void ctx_dealloc(TrtlContext *self)
 {
@@ -36,6 +71,8 @@ static void ctx_dealloc(TrtlContext *self)
     Py_CLEAR(self->name);
     PyMem_RawFree(self->prof_names);
     PyMem_RawFree(self->prof_ms);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -71,10 +108,13 @@ PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
     o->prof_names = NULL;
     o->prof_ms = NULL;
     o->prof_n = o->prof_cap = 0;
+    o->owner = 0;
+    o->lock = PyThread_allocate_lock();
     PyObject_GC_Track(o);
-    if (!o->addr_keep || !o->name) {
+    if (!o->addr_keep || !o->name || !o->lock) {
+        int no_lock = !o->lock;
         Py_DECREF(o);
-        return NULL;
+        return no_lock ? PyErr_NoMemory() : NULL;
     }
     trtl_status s = trtl_context_create(((TrtlEngine *)engine)->e, &o->c);
     if (s != TRTL_OK) {
@@ -250,7 +290,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     return 0;
 }
 
-static PyObject *run(TrtlContext *self, int32_t batch, PyObject *bindings)
+static PyObject *run_locked(TrtlContext *self, int32_t batch, PyObject *bindings)
 {
     trtl_py_state *st = TRTL_STATE(self);
     trtl_engine *e = self->engine->e;
@@ -327,6 +367,15 @@ done:
     return result;
 }
 
+static PyObject *run(TrtlContext *self, int32_t batch, PyObject *bindings, const char *what)
+{
+    if (ctx_acquire(self, what) < 0)
+        return NULL;
+    PyObject *r = run_locked(self, batch, bindings);
+    ctx_release(self);
+    return r;
+}
+
 /* ---- methods -------------------------------------------------------------------------------- */
 
 /* stream_handle arguments: TensorRT takes an int (a CUDA stream handle).  The CPU has no streams,
@@ -358,7 +407,7 @@ static PyObject *ctx_execute_v2(TrtlContext *self, PyObject *args, PyObject *kwa
     PyObject *b;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b) || explicit_batch_only(self, "execute_v2") < 0)
         return NULL;
-    return run(self, 0, b);
+    return run(self, 0, b, "execute_v2()");
 }
 
 static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -368,7 +417,7 @@ static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObjec
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed) ||
         stream_arg(stream, "execute_async_v2") < 0 || explicit_batch_only(self, "execute_async_v2") < 0)
         return NULL;
-    return run(self, 0, b);
+    return run(self, 0, b, "execute_async_v2()");
 }
 
 static int batch_arg(TrtlContext *self, PyObject *o, int32_t *batch)
@@ -397,7 +446,7 @@ static PyObject *ctx_execute(TrtlContext *self, PyObject *args, PyObject *kwargs
         return PyErr_Format(PyExc_TypeError, "execute() missing required argument 'bindings'");
     if (batch_arg(self, bo, &batch) < 0)
         return NULL;
-    return run(self, batch, b);
+    return run(self, batch, b, "execute()");
 }
 
 static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -412,7 +461,7 @@ static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *
         return PyErr_Format(PyExc_TypeError, "execute_async() missing required argument 'bindings'");
     if (batch_arg(self, bo, &batch) < 0)
         return NULL;
-    return run(self, batch, b);
+    return run(self, batch, b, "execute_async()");
 }
 
 static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -423,17 +472,12 @@ static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObjec
         stream_arg(stream, "execute_async_v3") < 0)
         return NULL;
     return run(self, trtl_engine_implicit_batch(self->engine->e) ? trtl_engine_max_batch_size(self->engine->e) : 0,
-               NULL);
+               NULL, "execute_async_v3()");
 }
 
-static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObject *kwargs)
+static PyObject *set_tensor_address_locked(TrtlContext *self, const char *name, PyObject *mem)
 {
-    static char *kw[] = {"name", "memory", NULL};
-    const char *name;
-    PyObject *mem;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_tensor_address", kw, &name, &mem))
-        return NULL;
     int32_t i = trtl_engine_io_index(self->engine->e, name);
     if (i < 0)
         return trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "set_tensor_address: the engine has no input or output named '%s'", name);
@@ -486,11 +530,29 @@ static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObj
     Py_RETURN_TRUE;
 }
 
+static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "memory", NULL};
+    const char *name;
+    PyObject *mem;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_tensor_address", kw, &name, &mem) ||
+        ctx_acquire(self, "set_tensor_address()") < 0)
+        return NULL;
+    PyObject *r = set_tensor_address_locked(self, name, mem);
+    ctx_release(self);
+    return r;
+}
+
 static PyObject *ctx_get_tensor_address(TrtlContext *self, PyObject *arg)
 {
     if (!PyUnicode_Check(arg))
         return PyErr_Format(PyExc_TypeError, "get_tensor_address(name): name must be a str");
-    return PyLong_FromVoidPtr(trtl_context_tensor_address(self->c, PyUnicode_AsUTF8(arg)));
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name || ctx_acquire(self, "get_tensor_address()") < 0)
+        return NULL;
+    void *p = trtl_context_tensor_address(self->c, name);
+    ctx_release(self);
+    return PyLong_FromVoidPtr(p);
 }
 
 static PyObject *ctx_set_input_shape(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -502,9 +564,10 @@ static PyObject *ctx_set_input_shape(TrtlContext *self, PyObject *args, PyObject
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_input_shape", kw, &name, &shape))
         return NULL;
     trtl_dims d;
-    if (trtl_py_to_dims(st, shape, &d, "set_input_shape(): shape") < 0)
+    if (trtl_py_to_dims(st, shape, &d, "set_input_shape(): shape") < 0 || ctx_acquire(self, "set_input_shape()") < 0)
         return NULL;
     trtl_status s = trtl_context_set_input_shape(self->c, name, &d);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     Py_RETURN_TRUE;
@@ -521,18 +584,23 @@ static PyObject *ctx_set_binding_shape(TrtlContext *self, PyObject *args)
     if (!name)
         return PyErr_Format(PyExc_IndexError, "binding index %d out of range", idx);
     trtl_dims d;
-    if (trtl_py_to_dims(st, shape, &d, "set_binding_shape(): shape") < 0)
+    if (trtl_py_to_dims(st, shape, &d, "set_binding_shape(): shape") < 0 ||
+        ctx_acquire(self, "set_binding_shape()") < 0)
         return NULL;
     trtl_status s = trtl_context_set_input_shape(self->c, name, &d);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     Py_RETURN_TRUE;
 }
 
-static PyObject *shape_of(TrtlContext *self, const char *name)
+static PyObject *shape_of(TrtlContext *self, const char *name, const char *what)
 {
     trtl_dims d;
+    if (ctx_acquire(self, what) < 0)
+        return NULL;
     trtl_status s = trtl_context_tensor_shape(self->c, name, &d);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     return trtl_py_from_dims(TRTL_STATE(self), &d);
@@ -542,7 +610,8 @@ static PyObject *ctx_get_tensor_shape(TrtlContext *self, PyObject *arg)
 {
     if (!PyUnicode_Check(arg))
         return PyErr_Format(PyExc_TypeError, "get_tensor_shape(name): name must be a str");
-    return shape_of(self, PyUnicode_AsUTF8(arg));
+    const char *name = PyUnicode_AsUTF8(arg);
+    return name ? shape_of(self, name, "get_tensor_shape()") : NULL;
 }
 
 static PyObject *ctx_get_binding_shape(TrtlContext *self, PyObject *arg)
@@ -553,7 +622,7 @@ static PyObject *ctx_get_binding_shape(TrtlContext *self, PyObject *arg)
     const char *name = trtl_engine_io_name(self->engine->e, (int32_t)i);
     if (!name)
         return PyErr_Format(PyExc_IndexError, "binding index %ld out of range", i);
-    return shape_of(self, name);
+    return shape_of(self, name, "get_binding_shape()");
 }
 
 static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -562,9 +631,11 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     int idx;
     PyObject *stream = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream) ||
-        stream_arg(stream, "set_optimization_profile_async") < 0)
+        stream_arg(stream, "set_optimization_profile_async") < 0 ||
+        ctx_acquire(self, "set_optimization_profile_async()") < 0)
         return NULL;
     trtl_status s = trtl_context_set_profile(self->c, idx);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_TRUE;
@@ -593,14 +664,18 @@ static PyObject *c_all_specified(TrtlContext *self, void *c)
 {
     (void)c;
     trtl_engine *e = self->engine->e;
-    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+    int all = 1;
+    if (ctx_acquire(self, "all_binding_shapes_specified") < 0)
+        return NULL;
+    for (int32_t i = 0; all && i < trtl_engine_num_io(e); i++) {
         if (!trtl_engine_io_is_input(e, i))
             continue;
         trtl_dims d;
         if (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || trtl_dims_dynamic(&d))
-            Py_RETURN_FALSE;
+            all = 0;
     }
-    Py_RETURN_TRUE;
+    ctx_release(self);
+    return PyBool_FromLong(all);
 }
 
 static PyObject *c_true(TrtlContext *self, void *c)
@@ -623,8 +698,12 @@ static int c_set_profiler(TrtlContext *self, PyObject *v, void *c)
         PyErr_SetString(PyExc_TypeError, "profiler must have a report_layer_time(layer_name, ms) method (trt.IProfiler)");
         return -1;
     }
-    Py_XINCREF(v);
-    Py_XSETREF(self->profiler, v);
+    if (ctx_acquire(self, "profiler setter") < 0)
+        return -1;
+    PyObject *old = self->profiler;
+    self->profiler = Py_XNewRef(v);
+    ctx_release(self);
+    Py_XDECREF(old); /* after the release: freeing it may run Python code */
     return 0;
 }
 
@@ -647,16 +726,22 @@ static int c_set_debug(TrtlContext *self, PyObject *v, void *c)
 static PyObject *c_get_profile(TrtlContext *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(trtl_context_profile(self->c));
+    if (ctx_acquire(self, "active_optimization_profile") < 0)
+        return NULL;
+    int32_t p = trtl_context_profile(self->c);
+    ctx_release(self);
+    return PyLong_FromLong(p);
 }
 
 static int c_set_profile(TrtlContext *self, PyObject *v, void *c)
 {
     (void)c;
     int32_t x;
-    if (trtl_py_as_int32(v, "active_optimization_profile", &x) < 0)
+    if (trtl_py_as_int32(v, "active_optimization_profile", &x) < 0 ||
+        ctx_acquire(self, "active_optimization_profile setter") < 0)
         return -1;
     trtl_status s = trtl_context_set_profile(self->c, x);
+    ctx_release(self);
     if (s != TRTL_OK) {
         trtl_py_raise(TRTL_STATE(self), s);
         return -1;
@@ -686,9 +771,23 @@ static int c_set_threads(TrtlContext *self, PyObject *v, void *c)
 {
     (void)c;
     int32_t x;
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "num_threads cannot be deleted");
+        return -1;
+    }
     if (trtl_py_as_int32(v, "num_threads", &x) < 0)
         return -1;
+    if (x < 0 || x > TRTL_MAX_THREADS) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "execution context '%s': num_threads must be in "
+                          "0..%d (0: every CPU this process may use), got %d", PyUnicode_AsUTF8(self->name),
+                          TRTL_MAX_THREADS, (int)x);
+        return -1;
+    }
+    /* The lock waits for a running execute: the pool it uses is replaced only afterwards. */
+    if (ctx_acquire(self, "num_threads setter") < 0)
+        return -1;
     trtl_status s = trtl_context_set_num_threads(self->c, (int32_t)x);
+    ctx_release(self);
     if (s != TRTL_OK) {
         trtl_py_raise(TRTL_STATE(self), s);
         return -1;
@@ -698,9 +797,12 @@ static int c_set_threads(TrtlContext *self, PyObject *v, void *c)
 
 static PyObject *c_get_threads(TrtlContext *self, void *c)
 {
-    (void)self;
     (void)c;
-    Py_RETURN_NONE;
+    if (ctx_acquire(self, "num_threads") < 0)
+        return NULL;
+    int32_t n = trtl_context_num_threads(self->c);
+    ctx_release(self);
+    return PyLong_FromLong(n);
 }
 
 static PyGetSetDef ctx_getset[] = {
@@ -712,7 +814,8 @@ static PyGetSetDef ctx_getset[] = {
     {"debug_sync", (getter)c_get_debug, (setter)c_set_debug, "Kept for compatibility (execution is synchronous).", NULL},
     {"active_optimization_profile", (getter)c_get_profile, (setter)c_set_profile, "Optimization profile in use.", NULL},
     {"name", (getter)c_get_name, (setter)c_set_name, "Context name.", NULL},
-    {"num_threads", (getter)c_get_threads, (setter)c_set_threads, "Set the number of threads of this context.", NULL},
+    {"num_threads", (getter)c_get_threads, (setter)c_set_threads, "Threads this context runs on (the caller included); set 0..TRTL_MAX_THREADS (256), 0 for every CPU this "
+     "process may use.  Setting waits for a running execute of this context.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef ctx_methods[] = {

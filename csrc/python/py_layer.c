@@ -273,6 +273,8 @@ static int index_arg(PyObject *arg, const char *what, long *out)
 
 static PyObject *layer_get_input(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "get_input()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -284,6 +286,8 @@ static PyObject *layer_get_input(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_get_output(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "get_output()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -295,6 +299,8 @@ static PyObject *layer_get_output(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_set_input(TrtlLayer *self, PyObject *args)
 {
+    if (trtl_py_network_idle(self->owner, "set_input()") < 0)
+        return NULL;
     int i;
     PyObject *t;
     trtl_py_state *st = TRTL_STATE(self);
@@ -308,6 +314,8 @@ static PyObject *layer_set_input(TrtlLayer *self, PyObject *args)
 
 static PyObject *layer_set_output_type(TrtlLayer *self, PyObject *args)
 {
+    if (trtl_py_network_idle(self->owner, "set_output_type()") < 0)
+        return NULL;
     int i;
     PyObject *dto;
     if (!PyArg_ParseTuple(args, "iO", &i, &dto))
@@ -323,6 +331,8 @@ static PyObject *layer_set_output_type(TrtlLayer *self, PyObject *args)
 
 static PyObject *layer_get_output_type(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "get_output_type()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -335,6 +345,8 @@ static PyObject *layer_get_output_type(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_output_type_is_set(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "output_type_is_set()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -345,6 +357,8 @@ static PyObject *layer_output_type_is_set(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_reset_precision(TrtlLayer *self, PyObject *unused)
 {
+    if (trtl_py_network_idle(self->owner, "reset_precision()") < 0)
+        return NULL;
     (void)unused;
     self->l->has_precision = 0;
     Py_RETURN_NONE;
@@ -352,6 +366,8 @@ static PyObject *layer_reset_precision(TrtlLayer *self, PyObject *unused)
 
 static PyObject *layer_reset_output_type(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "reset_output_type()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -409,6 +425,8 @@ static PyType_Slot layer_slots[] = {
     {Py_tp_repr, layer_repr},
     {Py_tp_richcompare, layer_richcompare},
     {Py_tp_hash, layer_hash},
+    {Py_tp_getattro, trtl_py_net_getattro},
+    {Py_tp_setattro, trtl_py_net_setattro},
     {Py_tp_doc, "Base class of network layers (ILayer)."},
     {0, NULL}};
 

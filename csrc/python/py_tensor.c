@@ -156,6 +156,8 @@ static int set_dynamic_range(TrtlTensor *self, PyObject *v, void *c)
 
 static PyObject *tensor_set_dynamic_range(TrtlTensor *self, PyObject *args)
 {
+    if (trtl_py_network_idle(self->owner, "set_dynamic_range()") < 0)
+        return NULL;
     double lo, hi;
     if (!PyArg_ParseTuple(args, "dd", &lo, &hi))
         return NULL;
@@ -224,6 +226,8 @@ static PyType_Slot tensor_slots[] = {
     {Py_tp_repr, tensor_repr},
     {Py_tp_richcompare, tensor_richcompare},
     {Py_tp_hash, tensor_hash},
+    {Py_tp_getattro, trtl_py_net_getattro},
+    {Py_tp_setattro, trtl_py_net_setattro},
     {Py_tp_doc, "A tensor of a network definition (ITensor)."},
     {0, NULL}};
 

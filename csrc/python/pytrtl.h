@@ -51,6 +51,7 @@ typedef struct TrtlNetwork {
     PyObject_HEAD
     trtl_network *net;
     PyObject *keep;  /* dict: (layer address, attr) -> object kept alive (weights, plugins) */
+    int building;    /* a build uses the network (GIL released): every access through Python is refused */
 } TrtlNetwork;
 
 typedef struct TrtlLayer {
@@ -111,6 +112,13 @@ PyObject *trtl_py_hostmem_new(trtl_py_state *st, void *data, size_t size);
 /* Keep-alive registry of a network: object stored under (layer, key). */
 int trtl_py_keep(TrtlNetwork *net, const void *layer, const char *key, PyObject *obj);
 PyObject *trtl_py_kept(TrtlNetwork *net, const void *layer, const char *key); /* borrowed or NULL */
+
+/* 0 if no build uses `net`; otherwise raises StateError naming the network and `what`, -1. */
+int trtl_py_network_idle(TrtlNetwork *net, const char *what);
+/* Attribute access of networks, layers and tensors (tp_getattro/tp_setattro): refused while a
+ * build uses their network. */
+PyObject *trtl_py_net_getattro(PyObject *self, PyObject *name);
+int trtl_py_net_setattro(PyObject *self, PyObject *name, PyObject *v);
 
 /* Sets attribute `attr` of layer `l` from a Python object (type from the attribute table). */
 int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject *v);

@@ -200,6 +200,7 @@ int main(void)
     INVALID(trtl_context_execute_bindings, NULL, 1, NULL);
     INVALID(trtl_context_set_profiler, NULL, noop_prof, NULL);
     INVALID(trtl_context_set_num_threads, NULL, 1);
+    GIVES(trtl_context_num_threads(NULL), 0);
 
     /* ---- valid handles, NULL required pointers ---- */
     expect_true(trtl_network_create(0, &net) == TRTL_OK, "trtl_network_create");

@@ -269,7 +269,13 @@ trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, v
 /* Per-step timing callback (ms), called after each step when set. */
 typedef void (*trtl_profiler_fn)(void *user, const char *layer_name, float ms);
 trtl_status trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user);
+/* Replaces the context's thread pool: n threads (the caller included), 0 for what this process
+ * may run on; at most TRTL_MAX_THREADS are started.  Not while the context executes (one caller
+ * at a time: the pool in use would be destroyed). */
 trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n);
+#define TRTL_MAX_THREADS 256
+/* Threads of the context's pool, the caller included (0 for NULL). */
+int32_t trtl_context_num_threads(const trtl_context *c);
 
 #ifdef __cplusplus
 }
