@@ -271,8 +271,8 @@ class IExecutionContext:
         """get_tensor_address(name) -> int"""
     def get_tensor_shape(self, name: Any) -> Any:
         """Shape for the current inputs (outputs resolved once inputs are set)."""
-    def infer(self, feed: Any) -> Any:
-        """infer({input_name: array, ...}) -> {output_name: array}"""
+    def infer(self, feed: Any) -> dict:
+        """Convenience around execute: converts the inputs in `feed` ({input name: array}) to the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: array}."""
     @property
     def name(self) -> Any:
         """Context name."""

@@ -6,8 +6,6 @@
 #include "core/status.h"
 #include "core/dims.h"
 
-trtl_py_state *trtl_py_gstate;
-
 trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp)
 {
     PyObject *m = PyType_GetModuleByDef(tp, &trtl_py_module_def);
@@ -20,7 +18,7 @@ trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp)
 
 /* ---- errors -------------------------------------------------------------------------------- */
 
-static PyObject *exc_for(trtl_py_state *st, trtl_status s)
+PyObject *trtl_py_exc_for(trtl_py_state *st, trtl_status s)
 {
     switch (s) {
     case TRTL_ERR_SHAPE: return st->ShapeError;
@@ -44,7 +42,7 @@ PyObject *trtl_py_raise(trtl_py_state *st, trtl_status s)
     if (PyErr_Occurred())
         return NULL;
     const char *msg = trtl_last_error();
-    PyErr_SetString(exc_for(st, s), msg && *msg ? msg : trtl_status_name(s));
+    PyErr_SetString(trtl_py_exc_for(st, s), msg && *msg ? msg : trtl_status_name(s));
     return NULL;
 }
 
@@ -55,7 +53,7 @@ PyObject *trtl_py_raise_msg(trtl_py_state *st, trtl_status s, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    PyErr_SetString(exc_for(st, s), buf);
+    PyErr_SetString(trtl_py_exc_for(st, s), buf);
     return NULL;
 }
 
@@ -151,7 +149,9 @@ PyObject *trtl_py_enum(trtl_py_state *st, const char *enum_name, long v)
     if (!cls)
         return PyLong_FromLong(v);
     PyObject *r = PyObject_CallFunction(cls, "l", v);
-    if (!r) { /* a value the enum does not know: give the int */
+    /* A value the enum does not know (ValueError): give the int.  Anything else, KeyboardInterrupt
+     * from a signal handler run meanwhile above all, is the caller's to see. */
+    if (!r && PyErr_ExceptionMatches(PyExc_ValueError)) {
         PyErr_Clear();
         return PyLong_FromLong(v);
     }
@@ -319,21 +319,71 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
 
 /* ---- logging ------------------------------------------------------------------------------- */
 
+int trtl_py_keep_interrupt(trtl_py_sink *sink, PyObject *who)
+{
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_WriteUnraisable(who);
+        return 0;
+    }
+    if (sink && sink->keep && !sink->exc) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyErr_NormalizeException(&et, &ev, &tb);
+        if (ev && tb)
+            PyException_SetTraceback(ev, tb);
+        sink->exc = ev ? ev : Py_NewRef(Py_None);
+        Py_XDECREF(et);
+        Py_XDECREF(tb);
+    } else {
+        /* Nowhere to take it (a process-wide sink, or one already cancelling): a signal is raised
+         * again at the main thread's next check, other such exceptions are reported. */
+        if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+            PyErr_Clear();
+            PyErr_SetInterrupt();
+        } else {
+            PyErr_WriteUnraisable(who);
+        }
+    }
+    return 1;
+}
+
+int trtl_py_sink_raise(trtl_py_sink *sink)
+{
+    if (!sink->exc)
+        return 0;
+    PyObject *e = sink->exc;
+    sink->exc = NULL;
+    if (e == Py_None) {
+        Py_DECREF(e);
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+    } else {
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(e)), e, PyException_GetTraceback(e));
+    }
+    return -1;
+}
+
 void trtl_py_log_cb(void *user, trtl_severity sev, const char *msg)
 {
-    PyObject *logger = (PyObject *)user;
-    if (!logger)
+    trtl_py_sink *sink = user;
+    if (!sink)
         return;
     PyGILState_STATE g = PyGILState_Ensure();
+    /* Read with the GIL: the process-wide sink's logger may be replaced by another thread.  None
+     * while cancelling: the logger (or the monitor) raised already. */
+    PyObject *logger = sink->exc ? NULL : Py_XNewRef(sink->logger);
+    if (!logger) {
+        PyGILState_Release(g);
+        return;
+    }
     PyObject *et, *ev, *etb;
     PyErr_Fetch(&et, &ev, &etb);
-    trtl_py_state *st = trtl_py_gstate; /* loggers are Python classes: no module to find from them */
-    PyObject *sev_obj = trtl_py_enum(st, "Severity", sev);
+    PyObject *sev_obj = trtl_py_enum(sink->st, "Severity", sev);
     PyObject *r = sev_obj ? PyObject_CallMethod(logger, "log", "Os", sev_obj, msg) : NULL;
     if (!r)
-        PyErr_WriteUnraisable(logger);
+        trtl_py_keep_interrupt(sink, logger);
     Py_XDECREF(r);
     Py_XDECREF(sev_obj);
+    Py_DECREF(logger);
     PyErr_Restore(et, ev, etb);
     PyGILState_Release(g);
 }
@@ -434,7 +484,7 @@ static int make_exceptions(PyObject *m, trtl_py_state *st)
 static int module_exec(PyObject *m)
 {
     trtl_py_state *st = PyModule_GetState(m);
-    trtl_py_gstate = st;
+    st->module = m;
     st->enums = PyDict_New();
     if (!st->enums)
         return -1;
@@ -479,6 +529,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->enums);
     Py_VISIT(st->dims_cls);
     Py_VISIT(st->plugin_hooks);
+    if (st->log_sink)
+        Py_VISIT(st->log_sink->logger);
     return 0;
 }
 
@@ -514,13 +566,41 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->enums);
     Py_CLEAR(st->dims_cls);
     Py_CLEAR(st->plugin_hooks);
+    if (st->log_sink) {
+        trtl_set_log_callback(NULL, NULL);
+        Py_CLEAR(st->log_sink->logger);
+        Py_CLEAR(st->log_sink->exc);
+        PyMem_RawFree(st->log_sink);
+        st->log_sink = NULL;
+    }
     return 0;
 }
 
-static void module_free(void *m) { module_clear((PyObject *)m); }
+/* After every type of the module is gone (each holds a reference to the module). */
+static void module_free(void *m)
+{
+    module_clear((PyObject *)m);
+    trtl_py_state *st = PyModule_GetState((PyObject *)m);
+    if (!st)
+        return;
+    PyMem_Free(st->layer_getsets);
+    PyMem_Free(st->layer_type_names);
+    PyMem_Free(st->network_methods);
+    st->layer_getsets = NULL;
+    st->layer_type_names = NULL;
+    st->network_methods = NULL;
+}
 
+/* Not for subinterpreters (Python >= 3.12 refuses the import there): the C library's plugin
+ * registry and its log sink are process-wide and would hand one interpreter's Python creators and
+ * logger to another, and callbacks from C take the GIL with PyGILState_Ensure, which knows only
+ * the main interpreter.  Several instances of the module in one interpreter are fine: everything
+ * else lives in the module state. */
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, module_exec},
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
     {0, NULL}};
 
 PyModuleDef trtl_py_module_def = {

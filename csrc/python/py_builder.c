@@ -62,39 +62,64 @@ static int config_setattro(PyObject *self, PyObject *name, PyObject *v)
     return PyObject_GenericSetAttr(self, name, v);
 }
 
-/* ---- progress monitor: C callbacks into a Python IProgressMonitor (GIL taken) ---------------- */
+/* ---- build callbacks: logger, progress monitor, Ctrl-C (GIL taken) ------------------------- */
+
+/* What a build's callbacks reach: the logger (in the sink) and the user's monitor (NULL if none).
+ * The progress callbacks are installed for every build, monitor or not: each step checks for
+ * signals (Ctrl-C arrives while the GIL is released) and cancels the build when the logger, the
+ * monitor or a signal handler raised something that is not an Exception (KeyboardInterrupt). */
+typedef struct build_cb {
+    trtl_py_sink sink;
+    PyObject *monitor;
+} build_cb;
 
 static void pm_phase_start(void *user, const char *phase, const char *parent, int32_t n)
 {
+    build_cb *b = user;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod((PyObject *)user, "phase_start", "szi", phase, parent, (int)n);
-    if (!r)
-        PyErr_WriteUnraisable((PyObject *)user);
-    Py_XDECREF(r);
+    if (b->monitor && !b->sink.exc) {
+        PyObject *r = PyObject_CallMethod(b->monitor, "phase_start", "szi", phase, parent, (int)n);
+        if (!r)
+            trtl_py_keep_interrupt(&b->sink, b->monitor);
+        Py_XDECREF(r);
+    }
     PyGILState_Release(g);
 }
 
 static int pm_step(void *user, const char *phase, int32_t step)
 {
+    build_cb *b = user;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod((PyObject *)user, "step_complete", "si", phase, (int)step);
-    int keep_going = 1;
-    if (!r)
-        PyErr_WriteUnraisable((PyObject *)user);
-    else if (r != Py_None)
-        keep_going = PyObject_IsTrue(r) != 0;
-    Py_XDECREF(r);
+    if (!b->sink.exc && PyErr_CheckSignals() < 0)
+        trtl_py_keep_interrupt(&b->sink, b->monitor ? b->monitor : Py_None);
+    int keep_going = !b->sink.exc;
+    if (keep_going && b->monitor) {
+        PyObject *r = PyObject_CallMethod(b->monitor, "step_complete", "si", phase, (int)step);
+        if (!r)
+            keep_going = !trtl_py_keep_interrupt(&b->sink, b->monitor);
+        else if (r != Py_None) {
+            int t = PyObject_IsTrue(r);
+            if (t < 0)
+                keep_going = !trtl_py_keep_interrupt(&b->sink, b->monitor);
+            else
+                keep_going = t != 0;
+        }
+        Py_XDECREF(r);
+    }
     PyGILState_Release(g);
     return keep_going;
 }
 
 static void pm_phase_finish(void *user, const char *phase)
 {
+    build_cb *b = user;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod((PyObject *)user, "phase_finish", "s", phase);
-    if (!r)
-        PyErr_WriteUnraisable((PyObject *)user);
-    Py_XDECREF(r);
+    if (b->monitor && !b->sink.exc) {
+        PyObject *r = PyObject_CallMethod(b->monitor, "phase_finish", "s", phase);
+        if (!r)
+            trtl_py_keep_interrupt(&b->sink, b->monitor);
+        Py_XDECREF(r);
+    }
     PyGILState_Release(g);
 }
 
@@ -199,7 +224,8 @@ static PyType_Slot profile_slots[] = {
     {0, NULL}};
 
 static PyType_Spec profile_spec = {"trtlite.IOptimizationProfile", sizeof(TrtlProfile), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                    profile_slots};
 
 /* ---- BuilderConfig ------------------------------------------------------------------------- */
@@ -549,7 +575,8 @@ static PyType_Slot config_slots[] = {
     {0, NULL}};
 
 static PyType_Spec config_spec = {"trtlite.IBuilderConfig", sizeof(TrtlBuilderConfigObj), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                   config_slots};
 
 /* ---- Builder -------------------------------------------------------------------------------- */
@@ -606,6 +633,11 @@ static PyObject *builder_create_network(TrtlBuilder *self, PyObject *args, PyObj
         long f = trtl_py_as_long(flags, "create_network(): flags");
         if (f == -1 && PyErr_Occurred())
             return NULL;
+        /* A bit set of NetworkDefinitionCreationFlag: EXPLICIT_BATCH (bit 0), EXPLICIT_PRECISION (bit 1). */
+        if (f < 0 || f >= 4)
+            return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                                     "create_network(flags=%ld): flags is a bit set of NetworkDefinitionCreationFlag "
+                                     "(1 << EXPLICIT_BATCH = 1, 1 << EXPLICIT_PRECISION = 2), so 0..3", f);
     }
     return trtl_py_network_new(TRTL_STATE(self), flags == Py_None);
 }
@@ -666,14 +698,15 @@ static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *c
             return 0;
         }
     }
-    PyObject *logger = self->logger != Py_None ? Py_NewRef(self->logger) : NULL;
-    PyObject *monitor = cfg_obj && cfg_obj->progress_monitor && cfg_obj->progress_monitor != Py_None
-                            ? Py_NewRef(cfg_obj->progress_monitor) : NULL;
-    trtl_builder_config_set_logger(cfg, logger ? trtl_py_log_cb : NULL, logger);
-    trtl_builder_config_set_progress(cfg, monitor ? &py_progress : NULL, monitor);
+    build_cb cb = {{TRTL_STATE(self), self->logger != Py_None ? Py_NewRef(self->logger) : NULL, NULL, 1},
+                   cfg_obj && cfg_obj->progress_monitor && cfg_obj->progress_monitor != Py_None
+                       ? Py_NewRef(cfg_obj->progress_monitor) : NULL};
+    trtl_builder_config_set_logger(cfg, cb.sink.logger ? trtl_py_log_cb : NULL, cb.sink.logger ? &cb.sink : NULL);
+    trtl_builder_config_set_progress(cfg, &py_progress, &cb);
     net->building = 1;
     if (cfg_obj)
         cfg_obj->building = 1;
+    *out = NULL;
     Py_BEGIN_ALLOW_THREADS
     s = trtl_build(net->net, cfg, out);
     Py_END_ALLOW_THREADS
@@ -682,8 +715,16 @@ static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *c
         cfg_obj->building = 0;
     trtl_builder_config_set_logger(cfg, NULL, NULL);
     trtl_builder_config_set_progress(cfg, NULL, NULL);
-    Py_XDECREF(logger);
-    Py_XDECREF(monitor);
+    Py_XDECREF(cb.sink.logger);
+    Py_XDECREF(cb.monitor);
+    /* A KeyboardInterrupt (or SystemExit) from a callback or a signal wins over the build's own
+     * result: the build was cancelled for it, or finished after it arrived. */
+    if (trtl_py_sink_raise(&cb.sink) < 0) {
+        if (s == TRTL_OK)
+            trtl_engine_destroy(*out);
+        *out = NULL;
+        return -1;
+    }
     *status = s;
     return 0;
 }
@@ -940,7 +981,8 @@ static PyType_Slot builder_slots[] = {
     {0, NULL}};
 
 static PyType_Spec builder_spec = {"trtlite.Builder", sizeof(TrtlBuilder), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE, builder_slots};
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE, builder_slots};
 
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st)
 {

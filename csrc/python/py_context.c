@@ -219,10 +219,21 @@ static Py_ssize_t needed_bytes(TrtlContext *self, int32_t i)
     return (Py_ssize_t)(v < 0 ? 0 : v) * (Py_ssize_t)trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
 }
 
-/* An int binding -> address.  Addresses are unsigned: a negative int is a mistake (often a
- * pointer arithmetic slip), not a high address, and would crash the run. */
-static int int_address(TrtlContext *self, PyObject *o, const char *name, void **ptr)
+/* Below this no host memory can be mapped (Linux's vm.mmap_min_addr is 4096..65536): an int
+ * there is a size, an index or a flag passed by mistake, not an address. */
+#define MIN_HOST_ADDRESS 65536u
+
+/* An int binding of I/O tensor `i` -> address.  Addresses are unsigned: a negative int is a
+ * mistake (often a pointer arithmetic slip), not a high address, and would crash the run; so are
+ * bools (True is 1), ints below MIN_HOST_ADDRESS and addresses not aligned for the tensor's dtype.
+ * 0 is "no buffer" (refused at execution if the tensor has elements). */
+static int int_address(TrtlContext *self, PyObject *o, const char *name, int32_t i, void **ptr)
 {
+    if (PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "tensor '%s': a bool (%R) is not a host address (give an int address, e.g. "
+                     "array.ctypes.data, or the array itself)", name, o);
+        return -1;
+    }
     unsigned long long v = PyLong_AsUnsignedLongLong(o);
     if (v == (unsigned long long)-1 && PyErr_Occurred()) {
         PyErr_Clear();
@@ -233,6 +244,19 @@ static int int_address(TrtlContext *self, PyObject *o, const char *name, void **
                           "tensor '%s': %s is not a host address (give an int in 1..2**64-1, e.g. array.ctypes.data, "
                           "or the array itself)", name, rs ? rs : "the int");
         Py_XDECREF(r);
+        return -1;
+    }
+    size_t align = trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
+    if (v != 0 && v < MIN_HOST_ADDRESS) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "tensor '%s': %llu cannot be a host address (nothing is mapped below %u); give an int address, "
+                          "e.g. array.ctypes.data, or the array itself", name, v, MIN_HOST_ADDRESS);
+        return -1;
+    }
+    if (align > 1 && v % align != 0) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "tensor '%s': address 0x%llx is not aligned for its dtype %s (a multiple of %zu bytes)", name, v,
+                          trtl_dtype_name(trtl_engine_io_dtype(self->engine->e, i)), align);
         return -1;
     }
     *ptr = (void *)(uintptr_t)v; /* x86-64: pointers are 64 bits */
@@ -248,7 +272,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     int is_input = trtl_engine_io_is_input(e, i);
     *has_view = 0;
     if (PyLong_Check(o)) {
-        if (int_address(self, o, name, ptr) < 0)
+        if (int_address(self, o, name, i, ptr) < 0)
             return -1;
         if (!*ptr && needed_bytes(self, i) > 0) {
             trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "binding '%s' is a NULL address", name);
@@ -484,7 +508,7 @@ static PyObject *set_tensor_address_locked(TrtlContext *self, const char *name, 
     void *ptr = NULL;
     PyObject *entry = NULL; /* (export, nbytes) stored for arrays */
     if (PyLong_Check(mem)) {
-        if (int_address(self, mem, name, &ptr) < 0)
+        if (int_address(self, mem, name, i, &ptr) < 0)
             return NULL;
     } else {
         Py_buffer *v;
@@ -594,12 +618,42 @@ static PyObject *ctx_set_binding_shape(TrtlContext *self, PyObject *args)
     Py_RETURN_TRUE;
 }
 
+static int has_dynamic(const trtl_dims *d)
+{
+    for (int32_t k = 0; k < d->nb_dims; k++)
+        if (d->d[k] < 0)
+            return 1;
+    return 0;
+}
+
+/* Whether every input of an explicit-batch engine has a concrete shape (so outputs can be resolved). */
+static int inputs_specified(TrtlContext *self)
+{
+    trtl_engine *e = self->engine->e;
+    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+        trtl_dims d;
+        if (trtl_engine_io_is_input(e, i) &&
+            (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || has_dynamic(&d)))
+            return 0;
+    }
+    return 1;
+}
+
 static PyObject *shape_of(TrtlContext *self, const char *name, const char *what)
 {
     trtl_dims d;
+    trtl_engine *e = self->engine->e;
+    int32_t i = trtl_engine_io_index(e, name);
     if (ctx_acquire(self, what) < 0)
         return NULL;
-    trtl_status s = trtl_context_tensor_shape(self->c, name, &d);
+    /* Once every input shape is set, an output's shape is the resolved one: a failure to resolve
+     * (a shape error between the inputs, no memory for the activations) is the answer, not the
+     * build-time shape with its -1s. */
+    trtl_status s = TRTL_OK;
+    if (i >= 0 && !trtl_engine_io_is_input(e, i) && !trtl_engine_implicit_batch(e) && inputs_specified(self))
+        s = trtl_context_resolve(self->c, 0);
+    if (s == TRTL_OK)
+        s = trtl_context_tensor_shape(self->c, name, &d);
     ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
@@ -639,6 +693,195 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_TRUE;
+}
+
+/* ---- infer ------------------------------------------------------------------------------------ */
+
+/* np.<fn>(arg, dtype=<dtype of I/O tensor i>[, order="C"]) */
+static PyObject *np_call(PyObject *np, const char *fn, PyObject *arg, trtl_dtype dt, int order_c)
+{
+    PyObject *f = PyObject_GetAttrString(np, fn);
+    PyObject *kw = f ? Py_BuildValue(order_c ? "{s:s,s:s}" : "{s:s}", "dtype", dtype_np(dt), "order", "C") : NULL;
+    PyObject *a = kw ? PyTuple_Pack(1, arg) : NULL;
+    PyObject *r = a ? PyObject_Call(f, a, kw) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(kw);
+    Py_XDECREF(f);
+    return r;
+}
+
+/* Names of the engine's inputs not in `feed`, or keys of `feed` that are no input (which=1). */
+static PyObject *name_list(TrtlContext *self, PyObject *feed, PyObject *keys, int which)
+{
+    trtl_engine *e = self->engine->e;
+    PyObject *l = PyList_New(0);
+    if (!l)
+        return NULL;
+    if (which == 1) {
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys); k++) {
+            PyObject *key = PyList_GET_ITEM(keys, k);
+            const char *nm = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+            int32_t i = nm ? trtl_engine_io_index(e, nm) : -1;
+            PyErr_Clear();
+            if ((i < 0 || !trtl_engine_io_is_input(e, i)) && PyList_Append(l, key) < 0)
+                goto fail;
+        }
+        if (PyList_Sort(l) < 0) {
+            PyErr_Clear(); /* keys of mixed types: keep their order */
+        }
+        return l;
+    }
+    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
+        int has = nm ? PyMapping_HasKey(feed, nm) : 0;
+        if (!nm || (!has && PyList_Append(l, nm) < 0)) {
+            Py_XDECREF(nm);
+            goto fail;
+        }
+        Py_DECREF(nm);
+    }
+    return l;
+fail:
+    Py_DECREF(l);
+    return NULL;
+}
+
+static PyObject *input_names(TrtlContext *self)
+{
+    trtl_engine *e = self->engine->e;
+    PyObject *l = PyList_New(0);
+    for (int32_t i = 0; l && i < trtl_engine_num_io(e); i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
+        if (!nm || PyList_Append(l, nm) < 0)
+            Py_CLEAR(l);
+        Py_XDECREF(nm);
+    }
+    return l;
+}
+
+/* (batch,) + the engine's shape of I/O tensor i (implicit batch: the user view has no batch). */
+static PyObject *batched_shape(TrtlContext *self, int32_t i, long batch)
+{
+    trtl_dims d = trtl_engine_io_dims(self->engine->e, i);
+    PyObject *t = PyTuple_New(d.nb_dims + 1);
+    if (!t)
+        return NULL;
+    PyTuple_SET_ITEM(t, 0, PyLong_FromLong(batch));
+    for (int32_t k = 0; k < d.nb_dims; k++)
+        PyTuple_SET_ITEM(t, k + 1, PyLong_FromLongLong(d.d[k]));
+    for (int32_t k = 0; k <= d.nb_dims; k++)
+        if (!PyTuple_GET_ITEM(t, k)) {
+            Py_DECREF(t);
+            return NULL;
+        }
+    return t;
+}
+
+static PyObject *ctx_infer(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"feed", NULL};
+    PyObject *feed;
+    trtl_py_state *st = TRTL_STATE(self);
+    trtl_engine *e = self->engine->e;
+    int32_t n = trtl_engine_num_io(e);
+    int implicit = trtl_engine_implicit_batch(e);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:infer", kw, &feed))
+        return NULL;
+    if (!PyMapping_Check(feed) || PyList_Check(feed) || PyTuple_Check(feed))
+        return PyErr_Format(PyExc_TypeError, "infer(): feed must be a dict {input name: array}, not %s",
+                            Py_TYPE(feed)->tp_name);
+    PyObject *np = NULL, *keys = NULL, *bad = NULL, *names = NULL, *bindings = NULL, *outs = NULL, *r = NULL;
+    PyObject *result = NULL;
+    long batch = 1;
+    if (!(keys = PyMapping_Keys(feed)) || !(bad = name_list(self, feed, keys, 1)))
+        goto done;
+    if (PyList_GET_SIZE(bad) > 0) {
+        if ((names = input_names(self)))
+            PyErr_Format(st->NotFoundError, "infer(): %R are not inputs of this engine (inputs: %R)", bad, names);
+        goto done;
+    }
+    Py_CLEAR(bad);
+    if (!(bad = name_list(self, feed, keys, 0)))
+        goto done;
+    if (PyList_GET_SIZE(bad) > 0) {
+        PyErr_Format(st->InvalidArgumentError, "infer(): missing inputs %R", bad);
+        goto done;
+    }
+    if (!(np = PyImport_ImportModule("numpy")) || !(bindings = PyList_New(n)) || !(outs = PyDict_New()))
+        goto done;
+    /* Inputs: converted to the engine's dtypes (np.asarray keeps 0-d arrays 0-d). */
+    int first = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *v = PyMapping_GetItemString(feed, name);
+        PyObject *arr = v ? np_call(np, "asarray", v, trtl_engine_io_dtype(e, i), 1) : NULL;
+        Py_XDECREF(v);
+        PyObject *shape = arr ? PyObject_GetAttrString(arr, "shape") : NULL;
+        if (!shape) {
+            Py_XDECREF(arr);
+            goto done;
+        }
+        PyList_SET_ITEM(bindings, i, arr);
+        if (implicit) {
+            if (first)
+                batch = PyTuple_GET_SIZE(shape) ? PyLong_AsLong(PyTuple_GET_ITEM(shape, 0)) : 1;
+            first = 0;
+            PyObject *want = batched_shape(self, i, batch);
+            int eq = want ? PyObject_RichCompareBool(shape, want, Py_EQ) : -1;
+            if (eq == 0)
+                PyErr_Format(st->ShapeError, "infer(): input '%s' has shape %R, expected %R (batch first, then the "
+                             "engine's shape)", name, shape, want);
+            Py_XDECREF(want);
+            if (eq != 1) {
+                Py_DECREF(shape);
+                goto done;
+            }
+        } else {
+            PyObject *ok = PyObject_CallMethod((PyObject *)self, "set_input_shape", "sO", name, shape);
+            if (!ok) {
+                Py_DECREF(shape);
+                goto done;
+            }
+            Py_DECREF(ok);
+        }
+        Py_DECREF(shape);
+    }
+    /* Outputs: allocated at the resolved shapes (a shape or memory error is raised here). */
+    for (int32_t i = 0; i < n; i++) {
+        if (trtl_engine_io_is_input(e, i))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *shape = implicit ? batched_shape(self, i, batch)
+                                   : PyObject_CallMethod((PyObject *)self, "get_tensor_shape", "s", name);
+        PyObject *tup = shape ? PySequence_Tuple(shape) : NULL;
+        Py_XDECREF(shape);
+        PyObject *arr = tup ? np_call(np, "empty", tup, trtl_engine_io_dtype(e, i), 0) : NULL;
+        Py_XDECREF(tup);
+        if (!arr || PyDict_SetItemString(outs, name, arr) < 0) {
+            Py_XDECREF(arr);
+            goto done;
+        }
+        PyList_SET_ITEM(bindings, i, arr);
+    }
+    r = implicit ? PyObject_CallMethod((PyObject *)self, "execute", "lO", batch, bindings)
+                 : PyObject_CallMethod((PyObject *)self, "execute_v2", "O", bindings);
+    if (r)
+        result = Py_NewRef(outs);
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(np);
+    Py_XDECREF(keys);
+    Py_XDECREF(bad);
+    Py_XDECREF(names);
+    Py_XDECREF(bindings);
+    Py_XDECREF(outs);
+    return result;
 }
 
 static PyObject *ctx_enter(PyObject *self, PyObject *unused)
@@ -841,6 +1084,11 @@ static PyMethodDef ctx_methods[] = {
     {"get_binding_shape", (PyCFunction)ctx_get_binding_shape, METH_O, "get_binding_shape(index) -> Dims"},
     {"set_optimization_profile_async", (PyCFunction)(void (*)(void))ctx_set_profile, METH_VARARGS | METH_KEYWORDS,
      "set_optimization_profile_async(profile_index, stream_handle=0) -> bool"},
+    {"infer", (PyCFunction)(void (*)(void))ctx_infer, METH_VARARGS | METH_KEYWORDS,
+     "infer(feed) -> dict\n\nConvenience around execute: converts the inputs in `feed` ({input name: array}) to "
+     "the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the "
+     "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
+     "array}."},
     {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
     {NULL, NULL, 0, NULL}};
@@ -854,9 +1102,9 @@ static PyType_Slot ctx_slots[] = {
     {Py_tp_doc, "An execution context (IExecutionContext): one per concurrent caller of an engine."},
     {0, NULL}};
 
-/* Not immutable: trtlite/__init__.py adds the infer() convenience method. */
 static PyType_Spec ctx_spec = {"trtlite.IExecutionContext", sizeof(TrtlContext), 0,
-                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots};
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                   Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots};
 
 int trtl_py_init_context(PyObject *m, trtl_py_state *st)
 {

@@ -11,10 +11,7 @@
 
 #define MAX_ATTRS 48
 
-/* Immutable data derived from the constant op table; filled once. */
-static PyGetSetDef op_getsets[TRTL_OP_COUNT][MAX_ATTRS + 2];
-static char op_type_names[TRTL_OP_COUNT][64];
-static int getsets_ready;
+#define NAME_MAX_LEN 64
 
 static void layer_dealloc(TrtlLayer *self)
 {
@@ -431,38 +428,36 @@ static PyType_Slot layer_slots[] = {
     {0, NULL}};
 
 static PyType_Spec layer_spec = {"trtlite.ILayer", sizeof(TrtlLayer), 0,
-                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                     Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
                                      Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                  layer_slots};
 
-static void fill_getsets(void)
+/* The properties of op `op`'s layer type (from its attribute table) into gs[0..MAX_ATTRS+1], its
+ * type name into name.  Kept in the module state: the types point into them. */
+static void fill_getsets(int op, PyGetSetDef *gs, char *name)
 {
-    if (getsets_ready)
-        return;
-    for (int op = 0; op < TRTL_OP_COUNT; op++) {
-        const trtl_op_info *info = &trtl_op_table[op];
-        int k = 0;
-        snprintf(op_type_names[op], sizeof op_type_names[op], "trtlite.%s", info->py_class);
-        for (int32_t i = 0; i < *info->nattrs && k < MAX_ATTRS; i++) {
-            const trtl_attr_desc *d = &info->attrs[i];
-            if (d->flags & TRTL_ATTRF_INTERNAL)
-                continue;
-            op_getsets[op][k].name = d->name;
-            op_getsets[op][k].get = (getter)attr_get;
-            op_getsets[op][k].set = (setter)attr_set;
-            op_getsets[op][k].doc = "Layer attribute (TensorRT semantics).";
-            op_getsets[op][k].closure = (void *)d;
-            k++;
-        }
-        if (op == TRTL_OP_PLUGIN_V2) {
-            op_getsets[op][k].name = "plugin";
-            op_getsets[op][k].get = (getter)get_plugin;
-            op_getsets[op][k].doc = "The plugin object of this layer.";
-            k++;
-        }
-        memset(&op_getsets[op][k], 0, sizeof op_getsets[op][k]);
+    const trtl_op_info *info = &trtl_op_table[op];
+    int k = 0;
+    snprintf(name, NAME_MAX_LEN, "trtlite.%s", info->py_class);
+    for (int32_t i = 0; i < *info->nattrs && k < MAX_ATTRS; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        if (d->flags & TRTL_ATTRF_INTERNAL)
+            continue;
+        gs[k].name = d->name;
+        gs[k].get = (getter)attr_get;
+        gs[k].set = (setter)attr_set;
+        gs[k].doc = "Layer attribute (TensorRT semantics).";
+        gs[k].closure = (void *)d;
+        k++;
     }
-    getsets_ready = 1;
+    if (op == TRTL_OP_PLUGIN_V2) {
+        gs[k].name = "plugin";
+        gs[k].get = (getter)get_plugin;
+        gs[k].doc = "The plugin object of this layer.";
+        k++;
+    }
+    memset(&gs[k], 0, sizeof gs[k]);
 }
 
 int trtl_py_init_layers(PyObject *m, trtl_py_state *st)
@@ -470,16 +465,25 @@ int trtl_py_init_layers(PyObject *m, trtl_py_state *st)
     st->LayerType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layer_spec, NULL);
     if (!st->LayerType || PyModule_AddType(m, st->LayerType) < 0)
         return -1;
-    fill_getsets();
+    st->layer_getsets = PyMem_Calloc((size_t)TRTL_OP_COUNT * (MAX_ATTRS + 2), sizeof(PyGetSetDef));
+    st->layer_type_names = PyMem_Calloc((size_t)TRTL_OP_COUNT, NAME_MAX_LEN);
+    if (!st->layer_getsets || !st->layer_type_names) {
+        PyErr_NoMemory();
+        return -1;
+    }
     for (int op = 0; op < TRTL_OP_COUNT; op++) {
+        PyGetSetDef *gs = st->layer_getsets + (size_t)op * (MAX_ATTRS + 2);
+        char *name = st->layer_type_names + (size_t)op * NAME_MAX_LEN;
+        fill_getsets(op, gs, name);
         PyType_Slot slots[] = {
-            {Py_tp_getset, op_getsets[op]},
+            {Py_tp_getset, gs},
             {Py_tp_traverse, layer_traverse},
             {Py_tp_dealloc, layer_dealloc},
             {Py_tp_doc, (void *)trtl_op_table[op].display},
             {0, NULL}};
-        PyType_Spec spec = {op_type_names[op], sizeof(TrtlLayer), 0,
-                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+        PyType_Spec spec = {name, sizeof(TrtlLayer), 0,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
         st->layer_types[op] = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, (PyObject *)st->LayerType);
         if (!st->layer_types[op] || PyModule_AddType(m, st->layer_types[op]) < 0)
             return -1;

@@ -606,8 +606,8 @@ static PyGetSetDef network_getset[] = {
     {"name", (getter)get_name, (setter)set_name, "Network name.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-#define N_FIXED_METHODS 11
-static PyMethodDef network_methods[N_FIXED_METHODS + sizeof add_specs / sizeof add_specs[0] + 1] = {
+/* The fixed methods; trtl_py_init_network appends the add_* ones in a copy. */
+static const PyMethodDef network_methods[] = {
     {"add_input", (PyCFunction)(void (*)(void))network_add_input, METH_VARARGS | METH_KEYWORDS,
      "add_input(name, dtype, shape) -> ITensor\n\nAdd a network input (shape without the batch for implicit-batch networks; "
      "-1 for dynamic dims)."},
@@ -625,12 +625,12 @@ static PyMethodDef network_methods[N_FIXED_METHODS + sizeof add_specs / sizeof a
     {NULL, NULL, 0, NULL},
 };
 
-static PyType_Slot network_slots[] = {
+static const PyType_Slot network_slots[] = {
     {Py_tp_dealloc, network_dealloc},
     {Py_tp_traverse, network_traverse},
     {Py_tp_clear, network_clear},
     {Py_tp_getset, network_getset},
-    {Py_tp_methods, network_methods},
+    {Py_tp_methods, (void *)network_methods}, /* replaced by the module state's copy */
     {Py_sq_length, network_len},
     {Py_sq_item, network_item},
     {Py_tp_getattro, trtl_py_net_getattro},
@@ -638,28 +638,39 @@ static PyType_Slot network_slots[] = {
     {Py_tp_doc, "A network definition (INetworkDefinition), made by Builder.create_network()."},
     {0, NULL}};
 
-static PyType_Spec network_spec = {"trtlite.INetworkDefinition", sizeof(TrtlNetwork), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                                   network_slots};
+static const PyType_Spec network_spec = {"trtlite.INetworkDefinition", sizeof(TrtlNetwork), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                   (PyType_Slot *)network_slots};
 
 int trtl_py_init_network(PyObject *m, trtl_py_state *st)
 {
-    static int filled;
-    if (!filled) { /* append the table-driven add_* methods once (immutable afterwards) */
-        int k = 0;
-        while (network_methods[k].ml_name)
-            k++;
-        for (int i = 0; i < N_SPECS; i++) {
-            network_methods[k].ml_name = add_specs[i].method;
-            network_methods[k].ml_meth = (PyCFunction)(void (*)(void))add_fns[i];
-            network_methods[k].ml_flags = METH_VARARGS | METH_KEYWORDS;
-            network_methods[k].ml_doc = add_specs[i].doc;
-            k++;
-        }
-        memset(&network_methods[k], 0, sizeof network_methods[k]);
-        filled = 1;
+    /* The fixed methods, then the table-driven add_* methods, in the module state (the type points
+     * into the array). */
+    size_t n_fixed = 0;
+    while (network_methods[n_fixed].ml_name)
+        n_fixed++;
+    st->network_methods = PyMem_Calloc(n_fixed + N_SPECS + 1, sizeof(PyMethodDef));
+    if (!st->network_methods) {
+        PyErr_NoMemory();
+        return -1;
     }
-    st->NetworkType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &network_spec, NULL);
+    memcpy(st->network_methods, network_methods, n_fixed * sizeof(PyMethodDef));
+    for (int i = 0; i < N_SPECS; i++) {
+        PyMethodDef *d = &st->network_methods[n_fixed + (size_t)i];
+        d->ml_name = add_specs[i].method;
+        d->ml_meth = (PyCFunction)(void (*)(void))add_fns[i];
+        d->ml_flags = METH_VARARGS | METH_KEYWORDS;
+        d->ml_doc = add_specs[i].doc;
+    }
+    PyType_Slot slots[sizeof network_slots / sizeof network_slots[0]];
+    memcpy(slots, network_slots, sizeof slots);
+    for (size_t i = 0; slots[i].slot; i++)
+        if (slots[i].slot == Py_tp_methods)
+            slots[i].pfunc = st->network_methods;
+    PyType_Spec spec = network_spec;
+    spec.slots = slots;
+    st->NetworkType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
     if (!st->NetworkType)
         return -1;
     return PyModule_AddType(m, st->NetworkType);

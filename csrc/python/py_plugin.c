@@ -326,6 +326,7 @@ typedef struct py_stage {
 
 typedef struct py_plugin {
     trtl_plugin base;
+    PyObject *module;       /* the trtlite._C module it was made by (its state: enums, exceptions) */
     PyObject *obj;          /* the user's trt.IPluginV2 subclass instance */
     PyObject *ser;          /* bytes from the last serialize() (get_fields' data) */
     trtl_plugin_field field;
@@ -335,7 +336,7 @@ typedef struct py_plugin {
 
 static const trtl_plugin_vtable py_plugin_vt;
 
-static trtl_plugin *py_plugin_wrap(PyObject *obj, const trtl_plugin_creator *creator)
+static trtl_plugin *py_plugin_wrap(trtl_py_state *st, PyObject *obj, const trtl_plugin_creator *creator)
 {
     py_plugin *p = PyMem_RawCalloc(1, sizeof *p);
     if (!p) {
@@ -345,6 +346,7 @@ static trtl_plugin *py_plugin_wrap(PyObject *obj, const trtl_plugin_creator *cre
     p->base.vt = &py_plugin_vt;
     p->base.creator = creator;
     p->obj = Py_NewRef(obj);
+    p->module = Py_NewRef(st->module);
     return &p->base;
 }
 
@@ -377,7 +379,7 @@ static int pyp_output_desc(const trtl_plugin *self, int32_t index, const trtl_pl
     const py_plugin *p = (const py_plugin *)self;
     int rc = 1;
     PyGILState_STATE g = PyGILState_Ensure();
-    trtl_py_state *st = trtl_py_gstate;
+    trtl_py_state *st = PyModule_GetState(p->module);
     PyObject *shapes = PyList_New(nb_in), *dts = PyList_New(nb_in), *shape = NULL, *dt = NULL;
     for (int32_t i = 0; shapes && dts && i < nb_in; i++) {
         PyList_SET_ITEM(shapes, i, dims_tuple(&in[i].dims));
@@ -578,7 +580,7 @@ static trtl_plugin *pyp_clone(const trtl_plugin *self)
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *c = PyObject_CallMethod(p->obj, "clone", NULL);
     if (c)
-        r = py_plugin_wrap(c, p->base.creator);
+        r = py_plugin_wrap(PyModule_GetState(p->module), c, p->base.creator);
     if (!r)
         PyErr_WriteUnraisable(p->obj);
     Py_XDECREF(c);
@@ -592,6 +594,7 @@ static void pyp_destroy(trtl_plugin *self)
     PyGILState_STATE g = PyGILState_Ensure();
     Py_XDECREF(p->obj);
     Py_XDECREF(p->ser);
+    Py_XDECREF(p->module);
     for (int32_t k = 0; k < p->n_stage; k++)
         Py_XDECREF(p->stage[k].arr);
     PyGILState_Release(g);
@@ -607,6 +610,7 @@ static const trtl_plugin_vtable py_plugin_vt = {
 
 typedef struct py_creator {
     trtl_plugin_creator c;
+    PyObject *module; /* the trtlite._C module that registered it */
     PyObject *obj;
     char *name, *version, *ns;
     trtl_plugin_field_desc *fields;
@@ -624,7 +628,7 @@ static trtl_plugin *plugin_from_py(trtl_py_state *st, PyObject *obj, const trtl_
                      Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    return py_plugin_wrap(obj, creator);
+    return py_plugin_wrap(st, obj, creator);
 }
 
 static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *layer_name, const trtl_plugin_fields *fields,
@@ -633,7 +637,7 @@ static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *laye
     const py_creator *c = (const py_creator *)self->user; /* self may be the registry's copy */
     trtl_plugin *r = NULL;
     PyGILState_STATE g = PyGILState_Ensure();
-    trtl_py_state *st = trtl_py_gstate;
+    trtl_py_state *st = PyModule_GetState(c->module);
     const trtl_plugin_field *data = NULL;
     for (int32_t i = 0; i < fields->nb_fields; i++)
         if (strcmp(fields->fields[i].name, DATA_FIELD) == 0)
@@ -693,7 +697,6 @@ static PyObject *attr_str(PyObject *obj, const char *attr, const char *dflt)
 /* Builds (never frees: see the file comment) an adapter creator for a Python creator. */
 static const trtl_plugin_creator *py_creator_make(trtl_py_state *st, PyObject *obj)
 {
-    (void)st;
     PyObject *name = attr_str(obj, "name", ""), *ver = name ? attr_str(obj, "plugin_version", "1") : NULL;
     PyObject *ns = ver ? attr_str(obj, "plugin_namespace", "") : NULL;
     py_creator *c = NULL;
@@ -755,6 +758,7 @@ static const trtl_plugin_creator *py_creator_make(trtl_py_state *st, PyObject *o
     c->c.create = pyc_create;
     c->c.user = c;
     c->obj = Py_NewRef(obj);
+    c->module = Py_NewRef(st->module);
     Py_DECREF(name);
     Py_DECREF(ver);
     Py_DECREF(ns);
@@ -931,7 +935,8 @@ static PyType_Slot plugin_slots[] = {
     {0, NULL}};
 
 static PyType_Spec plugin_spec = {"trtlite.PluginV2", sizeof(TrtlPluginObj), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, plugin_slots};
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_DISALLOW_INSTANTIATION, plugin_slots};
 
 /* ---- _C.PluginCreator ------------------------------------------------------------------------ */
 
@@ -1155,7 +1160,8 @@ static PyType_Slot creator_slots[] = {
     {0, NULL}};
 
 static PyType_Spec creator_spec = {"trtlite.PluginCreator", sizeof(TrtlCreatorObj), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, creator_slots};
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_DISALLOW_INSTANTIATION, creator_slots};
 
 /* ---- registry functions (wrapped by trtlite/plugins.py) -------------------------------------- */
 
@@ -1299,12 +1305,24 @@ static PyObject *py_plugin_capsule(PyObject *m, PyObject *obj)
     return PyCapsule_New(p, "trtlite.plugin", NULL);
 }
 
+/* The C library has one log sink for messages outside builds (process-wide); this module's sink
+ * (in its state) carries the logger and the state to it.  Setting a logger replaces whatever
+ * sink was installed; the module removes its own when freed. */
 static PyObject *set_logger(PyObject *m, PyObject *logger)
 {
     trtl_py_state *st = PyModule_GetState(m);
     if (PyDict_SetItemString(st->plugin_hooks, "_logger", logger) < 0)
         return NULL;
-    trtl_set_log_callback(logger == Py_None ? NULL : trtl_py_log_cb, logger == Py_None ? NULL : logger);
+    if (!st->log_sink) {
+        st->log_sink = PyMem_RawCalloc(1, sizeof *st->log_sink);
+        if (!st->log_sink)
+            return PyErr_NoMemory();
+        st->log_sink->st = st;
+    }
+    trtl_set_log_callback(NULL, NULL);
+    Py_XSETREF(st->log_sink->logger, logger == Py_None ? NULL : Py_NewRef(logger));
+    if (st->log_sink->logger)
+        trtl_set_log_callback(trtl_py_log_cb, st->log_sink);
     Py_RETURN_NONE;
 }
 
@@ -1322,7 +1340,7 @@ static PyObject *register_plugin_classes(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
-PyMethodDef trtl_py_plugin_functions[] = {
+static PyMethodDef trtl_py_plugin_functions[] = {
     {"_registry_list", reg_list, METH_NOARGS, "Registered creators."},
     {"_registry_get", reg_get, METH_VARARGS, "Creator by (type, version, namespace) or None."},
     {"_registry_register", reg_register, METH_VARARGS, "Register a creator; False for a duplicate."},

@@ -232,7 +232,8 @@ static PyType_Slot tensor_slots[] = {
     {0, NULL}};
 
 static PyType_Spec tensor_spec = {"trtlite.ITensor", sizeof(TrtlTensor), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                   tensor_slots};
 
 int trtl_py_init_tensor(PyObject *m, trtl_py_state *st)

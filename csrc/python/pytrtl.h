@@ -16,6 +16,7 @@
 #include "network/network.h"
 
 typedef struct trtl_py_state {
+    PyObject *module; /* borrowed: the module owning this state (C callbacks keep a reference to it) */
     /* exceptions */
     PyObject *Error, *ShapeError, *InvalidArgumentError, *DTypeError, *NotFoundError, *UnsupportedError,
         *PlanError, *PluginError, *StateError, *OutOfMemoryError,
@@ -28,18 +29,23 @@ typedef struct trtl_py_state {
     PyObject *enums;     /* dict: enum class name -> class */
     PyObject *dims_cls;  /* trtlite.Dims (tuple subclass) or NULL */
     PyObject *plugin_hooks; /* dict of Python-side plugin helpers (issue: plugins) */
+    struct trtl_py_sink *log_sink; /* the process-wide log sink this module installed (PyMem_Raw), or NULL */
+    /* Tables the types point into (PyMem; freed with the module, after its types): the generated
+     * properties of each layer type and its name, the methods of INetworkDefinition. */
+    PyGetSetDef *layer_getsets;
+    char *layer_type_names;
+    PyMethodDef *network_methods;
 } trtl_py_state;
 
 extern PyModuleDef trtl_py_module_def;
 
-/* The state of the (single) loaded module, for C callbacks that get no object of ours (log sinks
- * of Python loggers, plugin adapters).  Set when the module is executed. */
-extern trtl_py_state *trtl_py_gstate;
 
 /* State of the module that defined `tp` (works for subclasses too). */
 trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp);
 #define TRTL_STATE(self) trtl_py_state_of_type(Py_TYPE(self))
 
+/* The exception class (borrowed) for status `s`. */
+PyObject *trtl_py_exc_for(trtl_py_state *st, trtl_status s);
 /* Raises the exception for status `s` with trtl_last_error(); returns NULL. */
 PyObject *trtl_py_raise(trtl_py_state *st, trtl_status s);
 /* Same as trtl_py_raise with an explicit message. */
@@ -123,8 +129,26 @@ int trtl_py_net_setattro(PyObject *self, PyObject *name, PyObject *v);
 /* Sets attribute `attr` of layer `l` from a Python object (type from the attribute table). */
 int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject *v);
 
-/* Log callback used by builders/runtimes: user is a Python logger object (borrowed). */
+/* Where C callbacks of one operation (a build, a plan load, the registry) deliver to Python: the
+ * module state, the user's logger (owned, or NULL) and an exception that must not be lost
+ * (KeyboardInterrupt, SystemExit: not an Exception) raised by a callback, kept to cancel the
+ * operation and raised when it returns. */
+struct trtl_py_sink {
+    trtl_py_state *st;
+    PyObject *logger;
+    PyObject *exc;
+    int keep; /* 1: keep such an exception in exc for the caller to raise; 0 (process-wide sink): re-signal */
+};
+typedef struct trtl_py_sink trtl_py_sink;
+
+/* Log callback (trtl_log_fn): user is a trtl_py_sink.  Takes the GIL. */
 void trtl_py_log_cb(void *user, trtl_severity sev, const char *msg);
+/* With an exception set by a callback into Python made for `sink`: an Exception is reported
+ * (unraisable, 0 returned); anything else is moved into sink->exc (1 returned: cancel) or, if the
+ * sink holds one already or is NULL, a KeyboardInterrupt is re-signalled.  Clears the error. */
+int trtl_py_keep_interrupt(trtl_py_sink *sink, PyObject *who);
+/* If the sink kept an exception, sets it as the current one and returns -1; else 0. */
+int trtl_py_sink_raise(trtl_py_sink *sink);
 
 /* Type creation (one function per file). */
 int trtl_py_init_network(PyObject *m, trtl_py_state *st);
