@@ -139,7 +139,8 @@ def distinct_conv_chain(builder, hw, depth=16):
     cin = 8
     for i in range(depth):
         cout = 8 + 4 * (i + 1)
-        c = network.add_convolution_nd(t, cout, (3, 3), (rng.standard_normal((cout, cin, 3, 3)) * 0.1).astype(np.float32))
+        w = (rng.standard_normal((cout, cin, 3, 3)) * 0.1).astype(np.float32)
+        c = network.add_convolution_nd(t, cout, (3, 3), w)
         c.padding_nd = (1, 1)
         t, cin = c.get_output(0), cout
     network.mark_output(t)
@@ -183,7 +184,7 @@ def test_create_network_refuses_flags_outside_the_enum(flags):
     assert not builder.create_network(EXPLICIT).has_implicit_batch_dimension
 
 
-@pytest.mark.parametrize("bad", [-1, trt.ITensor and 10 ** 6, 257])
+@pytest.mark.parametrize("bad", [-1, 10 ** 6, 257])
 def test_context_num_threads_range_and_getter(relu_engine, bad):
     context = relu_engine.create_execution_context()
     context.num_threads = 3

@@ -290,7 +290,8 @@ def test_changing_network_or_config_during_a_build_is_refused():
                                ("num_layers", lambda: network.num_layers),
                                ("avg_timing_iterations", lambda: setattr(config, "avg_timing_iterations", 3)),
                                ("set_flag", lambda: config.set_flag(trt.BuilderFlag.FP16)),
-                               ("build_engine", lambda: builder.build_engine(network, builder.create_builder_config()))):
+                               ("build_engine",
+                                lambda: builder.build_engine(network, builder.create_builder_config()))):
                 try:
                     call()
                     results[name] = "ran"

@@ -1,11 +1,10 @@
 /* py_builder.c -- trtlite.Builder, IBuilderConfig and IOptimizationProfile. */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "builder/config.h"
-#include "core/dims.h"
+#include "python/py_builder.h"
+#include "python/py_engine.h"
+#include "python/sink.h"
 
-PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch);
 
 typedef struct TrtlBuilder {
     PyObject_HEAD
@@ -165,7 +164,7 @@ static PyObject *profile_set_shape(TrtlProfile *self, PyObject *args, PyObject *
         if (trtl_py_to_dims(st, src[i], &d[i], what[i]) < 0)
             return NULL;
     }
-    trtl_status s = trtl_config_check_profile_shapes(name, &d[0], &d[1], &d[2]);
+    trtl_status s = trtl_profile_check_shapes(name, &d[0], &d[1], &d[2]);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     PyObject *t = PyTuple_New(3);
@@ -429,7 +428,11 @@ static int cfg_set_workspace(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 static PyObject *cfg_get_flags(TrtlBuilderConfigObj *self, void *c)
 {
     (void)c;
-    return PyLong_FromUnsignedLong(self->cfg->flags);
+    unsigned long flags = 0;
+    for (int f = 0; f < TRTL_FLAG_COUNT; f++)
+        if (trtl_builder_config_get_flag(self->cfg, f))
+            flags |= 1ul << f;
+    return PyLong_FromUnsignedLong(flags);
 }
 static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 {
@@ -437,7 +440,8 @@ static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     unsigned long x = v ? PyLong_AsUnsignedLong(v) : 0;
     if (PyErr_Occurred())
         return -1;
-    self->cfg->flags = (uint32_t)x;
+    for (int f = 0; f < TRTL_FLAG_COUNT; f++)
+        trtl_builder_config_set_flag(self->cfg, f, (int)((x >> f) & 1u));
     return 0;
 }
 
@@ -468,7 +472,7 @@ INT_PROP(cfg_get_level, cfg_set_level, trtl_builder_config_optimization_level, t
 static PyObject *cfg_get_threads(TrtlBuilderConfigObj *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(self->cfg->num_threads);
+    return PyLong_FromLong(trtl_builder_config_num_threads(self->cfg));
 }
 static int cfg_set_threads(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 {
@@ -819,7 +823,8 @@ static PyObject *builder_is_supported(TrtlBuilder *self, PyObject *args, PyObjec
     if (parse_build_args(self, args, kwargs, "OO:is_network_supported", &net, &cfg) < 0 ||
         trtl_py_network_idle(net, "is_network_supported()") < 0)
         return NULL;
-    return PyBool_FromLong(trtl_network_infer(net->net) == TRTL_OK);
+    int ok = trtl_network_validate(net->net) == TRTL_OK;
+    return PyBool_FromLong(ok);
 }
 
 static PyObject *builder_enter(PyObject *self, PyObject *unused)

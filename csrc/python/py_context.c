@@ -8,8 +8,7 @@
  */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_context.h"
 
 typedef struct TrtlContext {
     PyObject_HEAD
@@ -93,7 +92,6 @@ static int ctx_clear(TrtlContext *self)
     return 0;
 }
 
-PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine);
 PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
 {
     TrtlContext *o = PyObject_GC_New(TrtlContext, st->ContextType);
@@ -215,7 +213,7 @@ static Py_ssize_t needed_bytes(TrtlContext *self, int32_t i)
     trtl_dims d;
     if (trtl_context_io_dims(self->c, i, &d) != TRTL_OK)
         return 0;
-    int64_t v = trtl_volume(&d);
+    int64_t v = trtl_py_volume(&d);
     return (Py_ssize_t)(v < 0 ? 0 : v) * (Py_ssize_t)trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
 }
 
@@ -303,10 +301,10 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     Py_ssize_t need = needed_bytes(self, i);
     if (view->len < need) {
         trtl_dims d;
-        char s[TRTL_DIMS_STR_MAX];
+        char s[TRTL_PY_DIMS_STR_MAX];
         trtl_context_io_dims(self->c, i, &d);
         trtl_py_raise_msg(st, TRTL_ERR_SHAPE, "binding '%s': buffer holds %zd elements but shape %s needs %zd", name,
-                          view->len / (view->itemsize ? view->itemsize : 1), trtl_dims_str(&d, s, sizeof s),
+                          view->len / (view->itemsize ? view->itemsize : 1), trtl_py_dims_str(&d, s, sizeof s),
                           need / (Py_ssize_t)trtl_dtype_size(dt));
         return -1;
     }
@@ -914,7 +912,7 @@ static PyObject *c_all_specified(TrtlContext *self, void *c)
         if (!trtl_engine_io_is_input(e, i))
             continue;
         trtl_dims d;
-        if (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || trtl_dims_dynamic(&d))
+        if (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || has_dynamic(&d))
             all = 0;
     }
     ctx_release(self);

@@ -1,10 +1,10 @@
 /* py_engine.c -- trtlite.Runtime, ICudaEngine, IHostMemory and EngineInspector. */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_engine.h"
+#include "python/py_context.h"
+#include "python/sink.h"
 
-PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine);
 
 /* ---- IHostMemory: a serialized plan, exposed through the buffer protocol ------------------- */
 

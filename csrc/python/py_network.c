@@ -7,8 +7,10 @@
  */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_network.h"
+#include "python/py_layer.h"
+#include "python/py_tensor.h"
+#include "python/py_plugin.h"
 
 /* ---- keep-alive registry ---------------------------------------------------------------------- */
 
@@ -142,7 +144,6 @@ static int network_clear(TrtlNetwork *self)
 }
 
 /* Made by Builder.create_network(). */
-PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch);
 PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch)
 {
     TrtlNetwork *o = PyObject_GC_New(TrtlNetwork, st->NetworkType);

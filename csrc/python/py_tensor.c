@@ -1,6 +1,6 @@
 /* py_tensor.c -- trtlite.ITensor: a handle on a network tensor (keeps its network alive). */
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_tensor.h"
+#include "python/py_layer.h"
 
 static void tensor_dealloc(TrtlTensor *self)
 {
@@ -183,11 +183,11 @@ static PyObject *get_location(TrtlTensor *self, void *c)
 static PyObject *tensor_repr(TrtlTensor *self)
 {
     trtl_dims d;
-    char s[TRTL_DIMS_STR_MAX];
+    char s[TRTL_PY_DIMS_STR_MAX];
     if (trtl_tensor_dims(self->t, &d) != TRTL_OK)
         return PyUnicode_FromFormat("<ITensor '%s' (shape invalid)>", trtl_tensor_name(self->t));
     return PyUnicode_FromFormat("<ITensor '%s' shape=%s dtype=%s>", trtl_tensor_name(self->t),
-                                trtl_dims_str(&d, s, sizeof s), trtl_dtype_name(trtl_tensor_dtype(self->t)));
+                                trtl_py_dims_str(&d, s, sizeof s), trtl_dtype_name(trtl_tensor_dtype(self->t)));
 }
 
 static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)

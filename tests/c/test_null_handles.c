@@ -79,6 +79,22 @@ int main(void)
     trtl_set_log_callback(noop_log, NULL);
     trtl_set_log_callback(NULL, NULL);
     trtl_free(NULL);
+    INVALID(trtl_set_error, TRTL_ERR_STATE, NULL);
+    expect_true(trtl_set_error(TRTL_ERR_STATE, "why") == TRTL_ERR_STATE && strcmp(trtl_last_error(), "why") == 0,
+                "trtl_set_error sets the message");
+    GIVES(trtl_plugin_field_elem_size(-1), 0);
+    INVALID(trtl_plugin_encode_fields, NULL, &data, &size);
+    {
+        trtl_plugin_fields pf;
+        void *storage;
+        INVALID(trtl_plugin_decode_fields, NULL, 4, &pf, &storage);
+        INVALID(trtl_plugin_decode_fields, "abcd", 4, NULL, &storage);
+        INVALID(trtl_plugin_decode_fields, "abcd", 4, &pf, NULL);
+    }
+    GIVES(trtl_dtype_size(TRTL_DTYPE_COUNT), 0);
+    expect_true(strcmp(trtl_dtype_name(TRTL_DTYPE_COUNT), "UNKNOWN") == 0 && trtl_dtype_size(TRTL_FLOAT) == 4 &&
+                    strcmp(trtl_dtype_name(TRTL_INT8), "INT8") == 0,
+                "trtl_dtype_size/trtl_dtype_name");
 
     /* ---- network ---- */
     INVALID(trtl_network_create, 0, NULL);
@@ -99,6 +115,8 @@ int main(void)
     INVALID(trtl_layer_validate, NULL);
     INVALID(trtl_network_remove_layer, NULL, l);
     INVALID(trtl_network_add_plugin, NULL, &t, 1, NULL, &l);
+    INVALID(trtl_network_add_named_plugin, NULL, &t, 1, NULL, "p", &l);
+    INVALID(trtl_network_validate, NULL);
     INVALID(trtl_network_add_convolution, NULL, t, 1, &d, w, w, &l);
     INVALID(trtl_network_add_activation, NULL, t, TRTL_ACT_RELU, &l);
     INVALID(trtl_network_add_pooling, NULL, t, TRTL_POOL_MAX, &d, &l);
@@ -119,6 +137,11 @@ int main(void)
     INVALID(trtl_layer_set_precision, NULL, TRTL_FLOAT);
     INVALID(trtl_layer_set_output_type, NULL, 0, TRTL_FLOAT);
     GIVES(trtl_layer_plugin(NULL), NULL);
+    GIVES(trtl_layer_precision(NULL), TRTL_DTYPE_COUNT);
+    GIVES(trtl_layer_precision_is_set(NULL), 0);
+    INVALID(trtl_layer_reset_precision, NULL);
+    GIVES(trtl_layer_output_type_is_set(NULL, 0), 0);
+    INVALID(trtl_layer_reset_output_type, NULL, 0);
     INVALID(trtl_layer_set_int, NULL, "num_groups", 1);
     INVALID(trtl_layer_get_int, NULL, "num_groups", &i64);
     INVALID(trtl_layer_set_float, NULL, "alpha", 1.0);
@@ -129,6 +152,17 @@ int main(void)
     INVALID(trtl_layer_get_weights, NULL, "kernel", &w);
     INVALID(trtl_layer_set_floats, NULL, "scales", f32, 1);
     INVALID(trtl_layer_get_floats, NULL, "scales", f32, &n32);
+    {
+        trtl_attr_info info;
+        GIVES(trtl_op_num_attrs(TRTL_OP_COUNT), 0);
+        INVALID(trtl_op_attr, TRTL_OP_CONVOLUTION, 0, NULL);
+        INVALID(trtl_op_find_attr, TRTL_OP_CONVOLUTION, NULL, &info);
+        INVALID(trtl_op_find_attr, TRTL_OP_CONVOLUTION, "stride_nd", NULL);
+        expect_true(trtl_op_num_attrs(TRTL_OP_CONVOLUTION) > 0 && trtl_op_attr(TRTL_OP_CONVOLUTION, 0, &info) == TRTL_OK &&
+                        trtl_op_find_attr(TRTL_OP_CONVOLUTION, "stride_nd", &info) == TRTL_OK &&
+                        info.kind == TRTL_ATTR_KIND_DIMS,
+                    "trtl_op_attr / trtl_op_find_attr on a real op");
+    }
 
     /* ---- tensors ---- */
     GIVES(trtl_tensor_name(NULL), NULL);
@@ -160,6 +194,11 @@ int main(void)
     INVALID(trtl_builder_config_set_progress, NULL, NULL, NULL);
     INVALID(trtl_builder_config_set_shape, NULL, 0, "x", &d, &d, &d);
     GIVES(trtl_builder_config_num_profiles(NULL), 0);
+    GIVES(trtl_builder_config_num_threads(NULL), 0);
+    INVALID(trtl_profile_check_shapes, NULL, &d, &d, &d);
+    INVALID(trtl_profile_check_shapes, "x", NULL, &d, &d);
+    INVALID(trtl_profile_check_shapes, "x", &d, NULL, &d);
+    INVALID(trtl_profile_check_shapes, "x", &d, &d, NULL);
     INVALID(trtl_build, NULL, NULL, &e);
 
     /* ---- engine ---- */
