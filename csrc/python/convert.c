@@ -285,3 +285,16 @@ int64_t trtl_py_volume(const trtl_dims *d)
     }
     return v;
 }
+
+const char *trtl_py_numpy_dtype(trtl_dtype t)
+{
+    switch (t) {
+    case TRTL_FLOAT: return "float32";
+    case TRTL_HALF: return "float16";
+    case TRTL_INT8: return "int8";
+    case TRTL_INT32: return "int32";
+    case TRTL_BOOL: return "bool";
+    case TRTL_UINT8: return "uint8";
+    default: return "?";
+    }
+}

@@ -23,6 +23,8 @@ PyObject *trtl_py_buffer_hold(PyObject *o, int flags, Py_buffer **view);
  * while the weights are used (a new reference, or NULL for empty weights): a tuple (value, export)
  * where value is what the layer attribute reads back and export (None when the values were
  * copied) holds the buffer export that keeps w->values valid; dropping the tuple releases it. */
+/* numpy's name of a dtype ("float32", ...; "?" outside trtl_dtype). */
+const char *trtl_py_numpy_dtype(trtl_dtype t);
 /* Shapes in messages: "(2, 3)"; the number of elements (-1 if a dimension is unknown). */
 #define TRTL_PY_DIMS_STR_MAX 160
 const char *trtl_py_dims_str(const trtl_dims *d, char *buf, size_t n);

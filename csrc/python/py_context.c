@@ -175,19 +175,6 @@ static int prof_end(TrtlContext *self)
 
 /* ---- binding checks ------------------------------------------------------------------------- */
 
-static const char *dtype_np(trtl_dtype t)
-{
-    switch (t) {
-    case TRTL_FLOAT: return "float32";
-    case TRTL_HALF: return "float16";
-    case TRTL_INT8: return "int8";
-    case TRTL_INT32: return "int32";
-    case TRTL_BOOL: return "bool";
-    case TRTL_UINT8: return "uint8";
-    default: return "?";
-    }
-}
-
 static int format_matches(const Py_buffer *v, trtl_dtype t)
 {
     const char *f = v->format ? v->format : "B";
@@ -295,7 +282,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     if (!format_matches(view, dt)) {
         trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "binding '%s': array of format '%s' (%zd-byte items) does not match the "
                           "engine's %s (numpy %s)", name, view->format ? view->format : "B", view->itemsize,
-                          trtl_dtype_name(dt), dtype_np(dt));
+                          trtl_dtype_name(dt), trtl_py_numpy_dtype(dt));
         return -1;
     }
     Py_ssize_t need = needed_bytes(self, i);
@@ -521,7 +508,7 @@ static PyObject *set_tensor_address_locked(TrtlContext *self, const char *name, 
         if (!format_matches(v, dt)) {
             trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
                               "engine's %s (numpy %s)", name, v->format ? v->format : "B", trtl_dtype_name(dt),
-                              dtype_np(dt));
+                              trtl_py_numpy_dtype(dt));
             Py_DECREF(hold);
             return NULL;
         }
@@ -691,195 +678,6 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_TRUE;
-}
-
-/* ---- infer ------------------------------------------------------------------------------------ */
-
-/* np.<fn>(arg, dtype=<dtype of I/O tensor i>[, order="C"]) */
-static PyObject *np_call(PyObject *np, const char *fn, PyObject *arg, trtl_dtype dt, int order_c)
-{
-    PyObject *f = PyObject_GetAttrString(np, fn);
-    PyObject *kw = f ? Py_BuildValue(order_c ? "{s:s,s:s}" : "{s:s}", "dtype", dtype_np(dt), "order", "C") : NULL;
-    PyObject *a = kw ? PyTuple_Pack(1, arg) : NULL;
-    PyObject *r = a ? PyObject_Call(f, a, kw) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(kw);
-    Py_XDECREF(f);
-    return r;
-}
-
-/* Names of the engine's inputs not in `feed`, or keys of `feed` that are no input (which=1). */
-static PyObject *name_list(TrtlContext *self, PyObject *feed, PyObject *keys, int which)
-{
-    trtl_engine *e = self->engine->e;
-    PyObject *l = PyList_New(0);
-    if (!l)
-        return NULL;
-    if (which == 1) {
-        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys); k++) {
-            PyObject *key = PyList_GET_ITEM(keys, k);
-            const char *nm = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-            int32_t i = nm ? trtl_engine_io_index(e, nm) : -1;
-            PyErr_Clear();
-            if ((i < 0 || !trtl_engine_io_is_input(e, i)) && PyList_Append(l, key) < 0)
-                goto fail;
-        }
-        if (PyList_Sort(l) < 0) {
-            PyErr_Clear(); /* keys of mixed types: keep their order */
-        }
-        return l;
-    }
-    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
-        if (!trtl_engine_io_is_input(e, i))
-            continue;
-        PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
-        int has = nm ? PyMapping_HasKey(feed, nm) : 0;
-        if (!nm || (!has && PyList_Append(l, nm) < 0)) {
-            Py_XDECREF(nm);
-            goto fail;
-        }
-        Py_DECREF(nm);
-    }
-    return l;
-fail:
-    Py_DECREF(l);
-    return NULL;
-}
-
-static PyObject *input_names(TrtlContext *self)
-{
-    trtl_engine *e = self->engine->e;
-    PyObject *l = PyList_New(0);
-    for (int32_t i = 0; l && i < trtl_engine_num_io(e); i++) {
-        if (!trtl_engine_io_is_input(e, i))
-            continue;
-        PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
-        if (!nm || PyList_Append(l, nm) < 0)
-            Py_CLEAR(l);
-        Py_XDECREF(nm);
-    }
-    return l;
-}
-
-/* (batch,) + the engine's shape of I/O tensor i (implicit batch: the user view has no batch). */
-static PyObject *batched_shape(TrtlContext *self, int32_t i, long batch)
-{
-    trtl_dims d = trtl_engine_io_dims(self->engine->e, i);
-    PyObject *t = PyTuple_New(d.nb_dims + 1);
-    if (!t)
-        return NULL;
-    PyTuple_SET_ITEM(t, 0, PyLong_FromLong(batch));
-    for (int32_t k = 0; k < d.nb_dims; k++)
-        PyTuple_SET_ITEM(t, k + 1, PyLong_FromLongLong(d.d[k]));
-    for (int32_t k = 0; k <= d.nb_dims; k++)
-        if (!PyTuple_GET_ITEM(t, k)) {
-            Py_DECREF(t);
-            return NULL;
-        }
-    return t;
-}
-
-static PyObject *ctx_infer(TrtlContext *self, PyObject *args, PyObject *kwargs)
-{
-    static char *kw[] = {"feed", NULL};
-    PyObject *feed;
-    trtl_py_state *st = TRTL_STATE(self);
-    trtl_engine *e = self->engine->e;
-    int32_t n = trtl_engine_num_io(e);
-    int implicit = trtl_engine_implicit_batch(e);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:infer", kw, &feed))
-        return NULL;
-    if (!PyMapping_Check(feed) || PyList_Check(feed) || PyTuple_Check(feed))
-        return PyErr_Format(PyExc_TypeError, "infer(): feed must be a dict {input name: array}, not %s",
-                            Py_TYPE(feed)->tp_name);
-    PyObject *np = NULL, *keys = NULL, *bad = NULL, *names = NULL, *bindings = NULL, *outs = NULL, *r = NULL;
-    PyObject *result = NULL;
-    long batch = 1;
-    if (!(keys = PyMapping_Keys(feed)) || !(bad = name_list(self, feed, keys, 1)))
-        goto done;
-    if (PyList_GET_SIZE(bad) > 0) {
-        if ((names = input_names(self)))
-            PyErr_Format(st->NotFoundError, "infer(): %R are not inputs of this engine (inputs: %R)", bad, names);
-        goto done;
-    }
-    Py_CLEAR(bad);
-    if (!(bad = name_list(self, feed, keys, 0)))
-        goto done;
-    if (PyList_GET_SIZE(bad) > 0) {
-        PyErr_Format(st->InvalidArgumentError, "infer(): missing inputs %R", bad);
-        goto done;
-    }
-    if (!(np = PyImport_ImportModule("numpy")) || !(bindings = PyList_New(n)) || !(outs = PyDict_New()))
-        goto done;
-    /* Inputs: converted to the engine's dtypes (np.asarray keeps 0-d arrays 0-d). */
-    int first = 1;
-    for (int32_t i = 0; i < n; i++) {
-        if (!trtl_engine_io_is_input(e, i))
-            continue;
-        const char *name = trtl_engine_io_name(e, i);
-        PyObject *v = PyMapping_GetItemString(feed, name);
-        PyObject *arr = v ? np_call(np, "asarray", v, trtl_engine_io_dtype(e, i), 1) : NULL;
-        Py_XDECREF(v);
-        PyObject *shape = arr ? PyObject_GetAttrString(arr, "shape") : NULL;
-        if (!shape) {
-            Py_XDECREF(arr);
-            goto done;
-        }
-        PyList_SET_ITEM(bindings, i, arr);
-        if (implicit) {
-            if (first)
-                batch = PyTuple_GET_SIZE(shape) ? PyLong_AsLong(PyTuple_GET_ITEM(shape, 0)) : 1;
-            first = 0;
-            PyObject *want = batched_shape(self, i, batch);
-            int eq = want ? PyObject_RichCompareBool(shape, want, Py_EQ) : -1;
-            if (eq == 0)
-                PyErr_Format(st->ShapeError, "infer(): input '%s' has shape %R, expected %R (batch first, then the "
-                             "engine's shape)", name, shape, want);
-            Py_XDECREF(want);
-            if (eq != 1) {
-                Py_DECREF(shape);
-                goto done;
-            }
-        } else {
-            PyObject *ok = PyObject_CallMethod((PyObject *)self, "set_input_shape", "sO", name, shape);
-            if (!ok) {
-                Py_DECREF(shape);
-                goto done;
-            }
-            Py_DECREF(ok);
-        }
-        Py_DECREF(shape);
-    }
-    /* Outputs: allocated at the resolved shapes (a shape or memory error is raised here). */
-    for (int32_t i = 0; i < n; i++) {
-        if (trtl_engine_io_is_input(e, i))
-            continue;
-        const char *name = trtl_engine_io_name(e, i);
-        PyObject *shape = implicit ? batched_shape(self, i, batch)
-                                   : PyObject_CallMethod((PyObject *)self, "get_tensor_shape", "s", name);
-        PyObject *tup = shape ? PySequence_Tuple(shape) : NULL;
-        Py_XDECREF(shape);
-        PyObject *arr = tup ? np_call(np, "empty", tup, trtl_engine_io_dtype(e, i), 0) : NULL;
-        Py_XDECREF(tup);
-        if (!arr || PyDict_SetItemString(outs, name, arr) < 0) {
-            Py_XDECREF(arr);
-            goto done;
-        }
-        PyList_SET_ITEM(bindings, i, arr);
-    }
-    r = implicit ? PyObject_CallMethod((PyObject *)self, "execute", "lO", batch, bindings)
-                 : PyObject_CallMethod((PyObject *)self, "execute_v2", "O", bindings);
-    if (r)
-        result = Py_NewRef(outs);
-done:
-    Py_XDECREF(r);
-    Py_XDECREF(np);
-    Py_XDECREF(keys);
-    Py_XDECREF(bad);
-    Py_XDECREF(names);
-    Py_XDECREF(bindings);
-    Py_XDECREF(outs);
-    return result;
 }
 
 static PyObject *ctx_enter(PyObject *self, PyObject *unused)
@@ -1082,7 +880,7 @@ static PyMethodDef ctx_methods[] = {
     {"get_binding_shape", (PyCFunction)ctx_get_binding_shape, METH_O, "get_binding_shape(index) -> Dims"},
     {"set_optimization_profile_async", (PyCFunction)(void (*)(void))ctx_set_profile, METH_VARARGS | METH_KEYWORDS,
      "set_optimization_profile_async(profile_index, stream_handle=0) -> bool"},
-    {"infer", (PyCFunction)(void (*)(void))ctx_infer, METH_VARARGS | METH_KEYWORDS,
+    {"infer", (PyCFunction)(void (*)(void))trtl_py_context_infer, METH_VARARGS | METH_KEYWORDS,
      "infer(feed) -> dict\n\nConvenience around execute: converts the inputs in `feed` ({input name: array}) to "
      "the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the "
      "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
@@ -1103,6 +901,11 @@ static PyType_Slot ctx_slots[] = {
 static PyType_Spec ctx_spec = {"trtlite.IExecutionContext", sizeof(TrtlContext), 0,
                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
                                    Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots};
+
+trtl_engine *trtl_py_context_engine(PyObject *ctx)
+{
+    return ((TrtlContext *)ctx)->engine->e;
+}
 
 int trtl_py_init_context(PyObject *m, trtl_py_state *st)
 {
