@@ -262,6 +262,7 @@ def test_changing_network_or_config_during_a_build_is_refused():
     config gets StateError naming what was refused; afterwards both are usable and the engine is right."""
     builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
     network = big_network(builder)
+    conv, out = network[0], network.get_output(0)      # taken before the build
     config = builder.create_builder_config()
     started, attempted = threading.Event(), threading.Event()
     results = {}
@@ -291,7 +292,11 @@ def test_changing_network_or_config_during_a_build_is_refused():
                                ("avg_timing_iterations", lambda: setattr(config, "avg_timing_iterations", 3)),
                                ("set_flag", lambda: config.set_flag(trt.BuilderFlag.FP16)),
                                ("build_engine",
-                                lambda: builder.build_engine(network, builder.create_builder_config()))):
+                                lambda: builder.build_engine(network, builder.create_builder_config())),
+                               ("layer attribute", lambda: conv.padding_nd),
+                               ("set layer attribute", lambda: setattr(conv, "padding_nd", (0, 0))),
+                               ("tensor shape", lambda: out.shape),
+                               ("tensor name", lambda: setattr(out, "name", "renamed"))):
                 try:
                     call()
                     results[name] = "ran"
@@ -302,11 +307,13 @@ def test_changing_network_or_config_during_a_build_is_refused():
 
     n_before = network.num_layers
     run_with_deadline([build, meddle])
-    for name in ("add_identity", "layer", "num_layers", "avg_timing_iterations", "set_flag", "build_engine"):
+    for name in ("add_identity", "layer", "num_layers", "avg_timing_iterations", "set_flag", "build_engine",
+                 "layer attribute", "set layer attribute", "tensor shape", "tensor name"):
         assert isinstance(results[name], trt.StateError), (name, results[name])
     assert "network" in str(results["add_identity"]) and "add_identity" in str(results["add_identity"])
     assert "avg_timing_iterations" in str(results["avg_timing_iterations"])
     assert network.num_layers == n_before       # nothing was added
+    assert tuple(conv.padding_nd) == (1, 1) and out.name != "renamed"
     assert not config.get_flag(trt.BuilderFlag.FP16)
     network.add_identity(network.get_input(0))  # usable again
     config.avg_timing_iterations = 2
