@@ -29,8 +29,6 @@ def test_tree_follows_the_layers():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.xfail(strict=False, reason="the bindings still include internal headers (csrc/python/ is being moved to "
-                                        "the public C API on another branch); remove this mark once that is merged")
 def test_bindings_use_only_the_public_api():
     r = _check()
     assert r.returncode == 0, r.stdout + r.stderr

@@ -278,14 +278,14 @@ class IExecutionContext:
         """get_tensor_address(name) -> int"""
     def get_tensor_shape(self, name: Any) -> Any:
         """Shape for the current inputs (outputs resolved once inputs are set)."""
-    def infer(self, feed: Any) -> Any:
-        """infer({input_name: array, ...}) -> {output_name: array}"""
+    def infer(self, feed: Any) -> dict:
+        """Convenience around execute: converts the inputs in `feed` ({input name: array}) to the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: array}."""
     @property
     def name(self) -> Any:
         """Context name."""
     @property
     def num_threads(self) -> Any:
-        """Set the number of threads of this context."""
+        """Threads this context runs on (the caller included); set 0..TRTL_MAX_THREADS (256), 0 for every CPU this process may use.  Setting waits for a running execute of this context."""
     @property
     def profiler(self) -> Any:
         """An object with report_layer_time(layer_name, ms), called after each execution for every step."""

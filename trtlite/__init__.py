@@ -14,10 +14,6 @@ Write scripts exactly as for TensorRT, with ``import trtlite as trt`` and host (
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping
-
-import numpy as np
-
 from . import _C
 from ._C import (EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecutionContext, IHostMemory,
                  ILayer, INetworkDefinition, IOptimizationProfile, ITensor, Runtime, ShapeError, InvalidArgumentError,
@@ -91,53 +87,6 @@ class Builder(_C.Builder):
         "BuilderFlag.INT8 and config.int8_calibrator", "builder.int8_mode and builder.int8_calibrator"))
 
 
-def _infer(self: IExecutionContext, feed: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
-    """infer({input_name: array, ...}) -> {output_name: array}
-
-    Convenience around execute: converts inputs to the engine's dtypes, sets dynamic input
-    shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first
-    dimension), allocates outputs and runs.
-    """
-    engine = self.engine
-    names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
-    inputs = [n for n in names if engine.get_tensor_mode(n) == TensorIOMode.INPUT]
-    unknown = sorted(set(feed) - set(inputs))
-    if unknown:
-        raise NotFoundError(f"infer(): {unknown} are not inputs of this engine (inputs: {inputs})")
-    missing = [n for n in inputs if n not in feed]
-    if missing:
-        raise InvalidArgumentError(f"infer(): missing inputs {missing}")
-    # np.asarray keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d)
-    arrays = {n: np.asarray(feed[n], dtype=nptype(engine.get_tensor_dtype(n)), order="C") for n in inputs}
-    implicit = engine.has_implicit_batch_dimension
-    batch = 1
-    if implicit:
-        batch = arrays[inputs[0]].shape[0] if inputs and arrays[inputs[0]].ndim else 1
-        for n in inputs:
-            want = (batch,) + tuple(engine.get_tensor_shape(n))
-            if arrays[n].shape != want:
-                raise ShapeError(f"infer(): input '{n}' has shape {arrays[n].shape}, expected {want} "
-                                 f"(batch first, then the engine's shape)")
-    else:
-        for n in inputs:
-            self.set_input_shape(n, arrays[n].shape)
-    outs = {}
-    for n in names:
-        if n in arrays:
-            continue
-        shape = tuple(engine.get_tensor_shape(n))
-        shape = (batch,) + shape if implicit else tuple(self.get_tensor_shape(n))
-        outs[n] = np.empty(shape, dtype=nptype(engine.get_tensor_dtype(n)))
-    bindings = [arrays[n] if n in arrays else outs[n] for n in names]
-    if implicit:
-        self.execute(batch, bindings)
-    else:
-        self.execute_v2(bindings)
-    return outs
-
-
-IExecutionContext.infer = _infer
-
 _LAZY = {"OnnxParser", "ErrorCode", "ParserError"}
 
 
@@ -150,6 +99,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'trtlite' has no attribute {name!r}")
 
 
-# Names this module only uses itself (typing helpers, numpy, the __future__ flag) are not API.
-_NOT_API = {"annotations", "Dict", "Mapping", "np"}
+# Names this module only uses itself (the __future__ flag) are not API.
+_NOT_API = {"annotations"}
 __all__ = [n for n in dir() if not n.startswith("_") and n not in _NOT_API] + sorted(_LAZY)

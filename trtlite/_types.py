@@ -1,6 +1,7 @@
 """Value types of the API: Dims tuples, Weights, loggers, profilers."""
 from __future__ import annotations
 
+import operator
 import sys
 import time
 from typing import Any, Iterable, Optional
@@ -13,11 +14,18 @@ __all__ = ["Dims", "Dims2", "DimsHW", "Dims3", "Dims4", "Permutation", "Weights"
            "IProfiler", "Profiler", "IProgressMonitor", "nptype", "volume"]
 
 
+def _dim(x: Any, i: int) -> int:
+    """One dimension: an int (numpy ints included); floats and bools are refused instead of truncated."""
+    if isinstance(x, bool) or not hasattr(type(x), "__index__"):
+        raise TypeError(f"Dims[{i}] must be an int, not {type(x).__name__} ({x!r})")
+    return operator.index(x)
+
+
 class Dims(tuple):
     """A shape: a tuple of ints (trt.Dims).  Compares equal to plain tuples."""
 
     def __new__(cls, shape: Iterable[int] = ()) -> "Dims":
-        return super().__new__(cls, (int(x) for x in shape))
+        return super().__new__(cls, [_dim(x, i) for i, x in enumerate(shape)])
 
     @property
     def nbDims(self) -> int:

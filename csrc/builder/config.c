@@ -293,3 +293,20 @@ trtl_status trtl_builder_config_get_pass_enabled(const trtl_builder_config *cfg,
     *on = !((cfg->passes_off >> id) & 1u);
     return TRTL_OK;
 }
+
+int32_t trtl_builder_config_num_threads(const trtl_builder_config *cfg)
+{
+    TRTL_NULL_GIVES(cfg, 0);
+    return cfg->num_threads;
+}
+
+trtl_status trtl_profile_check_shapes(const char *input, const trtl_dims *min, const trtl_dims *opt,
+                                      const trtl_dims *max)
+{
+    TRTL_CHECK_ARG(input);
+    TRTL_CHECK_ARG(min);
+    TRTL_CHECK_ARG(opt);
+    TRTL_CHECK_ARG(max);
+    trtl_clear_error();
+    return trtl_config_check_profile_shapes(input, min, opt, max);
+}

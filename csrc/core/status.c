@@ -101,3 +101,9 @@ void trtl_log(trtl_severity sev, const char *fmt, ...)
         fprintf(stderr, "[trtlite] [%c] %s\n", tags[sev], buf);
     }
 }
+
+trtl_status trtl_set_error(trtl_status s, const char *msg)
+{
+    TRTL_CHECK_ARG(msg);
+    return trtl_error(s, "%s", msg);
+}

@@ -486,3 +486,9 @@ trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, v
     TRTL_CHECK_ARG(bindings);
     return execute_with(c, batch_size, bindings);
 }
+
+int32_t trtl_context_num_threads(const trtl_context *c)
+{
+    TRTL_NULL_GIVES(c, 0);
+    return trtl_threadpool_size(c->pool);
+}

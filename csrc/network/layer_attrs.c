@@ -376,3 +376,74 @@ trtl_status trtl_network_add_constant(trtl_network *net, const trtl_dims *shape,
         st = trtl_layer_set_weights(l, "weights", w);
     return finish(net, l, st, out);
 }
+
+/* ---- attribute descriptions for bindings (trtl_op_attr) ---- */
+
+static trtl_attr_kind attr_kind(trtl_attr_type t)
+{
+    switch (t) {
+    case TRTL_ATTR_INT: return TRTL_ATTR_KIND_INT;
+    case TRTL_ATTR_FLOAT: return TRTL_ATTR_KIND_FLOAT;
+    case TRTL_ATTR_BOOL: return TRTL_ATTR_KIND_BOOL;
+    case TRTL_ATTR_ENUM: return TRTL_ATTR_KIND_ENUM;
+    case TRTL_ATTR_AXES: return TRTL_ATTR_KIND_AXES;
+    case TRTL_ATTR_DIMS:
+    case TRTL_ATTR_DIMS_SYM: return TRTL_ATTR_KIND_DIMS;
+    case TRTL_ATTR_WEIGHTS: return TRTL_ATTR_KIND_WEIGHTS;
+    case TRTL_ATTR_FLOATS: return TRTL_ATTR_KIND_FLOATS;
+    case TRTL_ATTR_DTYPE: return TRTL_ATTR_KIND_DTYPE;
+    }
+    return TRTL_ATTR_KIND_INT;
+}
+
+static void attr_info(const trtl_attr_desc *d, trtl_attr_info *out)
+{
+    out->name = d->name;
+    out->kind = attr_kind(d->type);
+    out->enum_name = d->type == TRTL_ATTR_ENUM ? d->enum_name : NULL;
+    out->max_count = d->type == TRTL_ATTR_FLOATS ? TRTL_MAX_SCALES : 0;
+}
+
+int32_t trtl_op_num_attrs(trtl_op op)
+{
+    if ((int)op < 0 || op >= TRTL_OP_COUNT)
+        return 0;
+    const trtl_op_info *info = &trtl_op_table[op];
+    int32_t n = 0;
+    for (int32_t i = 0; i < *info->nattrs; i++)
+        n += !(info->attrs[i].flags & TRTL_ATTRF_INTERNAL);
+    return n;
+}
+
+trtl_status trtl_op_attr(trtl_op op, int32_t i, trtl_attr_info *out)
+{
+    TRTL_CHECK_ARG(out);
+    trtl_clear_error();
+    if ((int)op < 0 || op >= TRTL_OP_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "trtl_op_attr: op %d is not a trtl_op", (int)op);
+    const trtl_op_info *info = &trtl_op_table[op];
+    for (int32_t k = 0, seen = 0; k < *info->nattrs; k++) {
+        if (info->attrs[k].flags & TRTL_ATTRF_INTERNAL)
+            continue;
+        if (seen++ == i) {
+            attr_info(&info->attrs[k], out);
+            return TRTL_OK;
+        }
+    }
+    return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "trtl_op_attr: %s has no attribute %d (it has %d)", info->py_class,
+                      (int)i, (int)trtl_op_num_attrs(op));
+}
+
+trtl_status trtl_op_find_attr(trtl_op op, const char *name, trtl_attr_info *out)
+{
+    TRTL_CHECK_ARG(name);
+    TRTL_CHECK_ARG(out);
+    trtl_clear_error();
+    if ((int)op < 0 || op >= TRTL_OP_COUNT)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "trtl_op_find_attr: op %d is not a trtl_op", (int)op);
+    const trtl_attr_desc *d = trtl_attr_find(op, name);
+    if (!d || (d->flags & TRTL_ATTRF_INTERNAL))
+        return trtl_error(TRTL_ERR_NOT_FOUND, "%s has no attribute '%s'", trtl_op_table[op].py_class, name);
+    attr_info(d, out);
+    return TRTL_OK;
+}

@@ -921,3 +921,49 @@ int trtl_tensor_dynamic_range(const trtl_tensor *t, float *min, float *max)
     }
     return t->has_dynamic_range;
 }
+
+trtl_status trtl_network_validate(trtl_network *net)
+{
+    TRTL_CHECK_ARG(net);
+    trtl_clear_error();
+    return trtl_network_infer(net);
+}
+
+trtl_dtype trtl_layer_precision(const trtl_layer *l)
+{
+    TRTL_NULL_GIVES(l, TRTL_DTYPE_COUNT);
+    return l->has_precision ? l->precision : TRTL_FLOAT;
+}
+
+int trtl_layer_precision_is_set(const trtl_layer *l)
+{
+    TRTL_NULL_GIVES(l, 0);
+    return l->has_precision;
+}
+
+trtl_status trtl_layer_reset_precision(trtl_layer *l)
+{
+    TRTL_CHECK_ARG(l);
+    l->has_precision = 0;
+    return TRTL_OK;
+}
+
+int trtl_layer_output_type_is_set(const trtl_layer *l, int32_t i)
+{
+    TRTL_NULL_GIVES(l, 0);
+    return i >= 0 && i < l->n_out && l->out_type_set[i] >= 0;
+}
+
+trtl_status trtl_layer_reset_output_type(trtl_layer *l, int32_t i)
+{
+    TRTL_CHECK_ARG(l);
+    trtl_clear_error();
+    if (i < 0 || i >= l->n_out)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %d out of range (%d outputs)", l->name,
+                          (int)i, (int)l->n_out);
+    if (l->out_type_set[i] >= 0) {
+        l->out_type_set[i] = -1;
+        trtl_network_touch(l->net);
+    }
+    return TRTL_OK;
+}

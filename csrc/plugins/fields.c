@@ -1,9 +1,11 @@
 /* fields.c -- encoding of plugin fields (layout in fields.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plugins/fields.h"
 #include "core/status.h"
+#include "trtlite/trtlite.h"
 
 size_t trtl_plugin_field_elem_size(int32_t type)
 {
@@ -133,4 +135,43 @@ trtl_status trtl_plugin_fields_read(const uint8_t *src, size_t n, size_t *used, 
     *used = off;
     *storage = block;
     return TRTL_OK;
+}
+
+trtl_status trtl_plugin_encode_fields(const trtl_plugin *p, void **data, size_t *size)
+{
+    TRTL_CHECK_ARG(p);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
+    const char *name = p->creator && p->creator->name ? p->creator->name : "?";
+    trtl_plugin_fields fc = {0, NULL};
+    /* get_fields has no message argument: trtlite's own adapters leave the reason as the
+     * thread's last error, cleared first so that it is this call's. */
+    trtl_clear_error();
+    if (!p->vt || !p->vt->get_fields || p->vt->get_fields(p, &fc) != 0) {
+        char why[TRTL_MSG_MAX];
+        snprintf(why, sizeof why, "%s", trtl_last_error());
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin %s failed to report its fields%s%s", name, why[0] ? ": " : "", why);
+    }
+    if (trtl_plugin_fields_check(&fc) != TRTL_OK) {
+        trtl_error_prefix("plugin %s cannot be serialized", name);
+        return TRTL_ERR_PLUGIN;
+    }
+    size_t n = trtl_plugin_fields_size(&fc);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "plugin %s: out of memory encoding %zu bytes of fields", name, n);
+    trtl_plugin_fields_write(&fc, buf);
+    *data = buf;
+    *size = n;
+    return TRTL_OK;
+}
+
+trtl_status trtl_plugin_decode_fields(const void *data, size_t size, trtl_plugin_fields *out, void **storage)
+{
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(out);
+    TRTL_CHECK_ARG(storage);
+    trtl_clear_error();
+    size_t used;
+    return trtl_plugin_fields_read(data, size, &used, out, storage);
 }

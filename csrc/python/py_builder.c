@@ -1,11 +1,10 @@
 /* py_builder.c -- trtlite.Builder, IBuilderConfig and IOptimizationProfile. */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "builder/config.h"
-#include "core/dims.h"
+#include "python/py_builder.h"
+#include "python/py_engine.h"
+#include "python/sink.h"
 
-PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch);
 
 typedef struct TrtlBuilder {
     PyObject_HEAD
@@ -22,41 +21,104 @@ typedef struct TrtlBuilderConfigObj {
     PyObject *int8_calibrator;
     PyObject *progress_monitor;
     long profiling_verbosity;
+    int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
 } TrtlBuilderConfigObj;
 
-/* ---- progress monitor: C callbacks into a Python IProgressMonitor (GIL taken) ---------------- */
+/* 0 if no build uses the config; otherwise StateError naming `what`, -1. */
+static int config_idle(TrtlBuilderConfigObj *self, const char *what)
+{
+    if (!self->building)
+        return 0;
+    PyErr_Format(TRTL_STATE(self)->StateError,
+                 "builder config: %s is refused while a build uses this config (build_engine or "
+                 "build_serialized_network, on another thread or calling this from its logger or progress monitor); "
+                 "wait for the build to return", what);
+    return -1;
+}
+
+static PyObject *config_getattro(PyObject *self, PyObject *name)
+{
+    if (((TrtlBuilderConfigObj *)self)->building) {
+        const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        char what[128];
+        snprintf(what, sizeof what, "reading IBuilderConfig.%s", n ? n : "?");
+        PyErr_Clear();
+        config_idle((TrtlBuilderConfigObj *)self, what);
+        return NULL;
+    }
+    return PyObject_GenericGetAttr(self, name);
+}
+
+static int config_setattro(PyObject *self, PyObject *name, PyObject *v)
+{
+    if (((TrtlBuilderConfigObj *)self)->building) {
+        const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        char what[128];
+        snprintf(what, sizeof what, "setting IBuilderConfig.%s", n ? n : "?");
+        PyErr_Clear();
+        return config_idle((TrtlBuilderConfigObj *)self, what);
+    }
+    return PyObject_GenericSetAttr(self, name, v);
+}
+
+/* ---- build callbacks: logger, progress monitor, Ctrl-C (GIL taken) ------------------------- */
+
+/* What a build's callbacks reach: the logger (in the sink) and the user's monitor (NULL if none).
+ * The progress callbacks are installed for every build, monitor or not: each step checks for
+ * signals (Ctrl-C arrives while the GIL is released) and cancels the build when the logger, the
+ * monitor or a signal handler raised something that is not an Exception (KeyboardInterrupt). */
+typedef struct build_cb {
+    trtl_py_sink sink;
+    PyObject *monitor;
+} build_cb;
 
 static void pm_phase_start(void *user, const char *phase, const char *parent, int32_t n)
 {
+    build_cb *b = user;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod((PyObject *)user, "phase_start", "szi", phase, parent, (int)n);
-    if (!r)
-        PyErr_WriteUnraisable((PyObject *)user);
-    Py_XDECREF(r);
+    if (b->monitor && !b->sink.exc) {
+        PyObject *r = PyObject_CallMethod(b->monitor, "phase_start", "szi", phase, parent, (int)n);
+        if (!r)
+            trtl_py_keep_interrupt(&b->sink, b->monitor);
+        Py_XDECREF(r);
+    }
     PyGILState_Release(g);
 }
 
 static int pm_step(void *user, const char *phase, int32_t step)
 {
+    build_cb *b = user;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod((PyObject *)user, "step_complete", "si", phase, (int)step);
-    int keep_going = 1;
-    if (!r)
-        PyErr_WriteUnraisable((PyObject *)user);
-    else if (r != Py_None)
-        keep_going = PyObject_IsTrue(r) != 0;
-    Py_XDECREF(r);
+    if (!b->sink.exc && PyErr_CheckSignals() < 0)
+        trtl_py_keep_interrupt(&b->sink, b->monitor ? b->monitor : Py_None);
+    int keep_going = !b->sink.exc;
+    if (keep_going && b->monitor) {
+        PyObject *r = PyObject_CallMethod(b->monitor, "step_complete", "si", phase, (int)step);
+        if (!r)
+            keep_going = !trtl_py_keep_interrupt(&b->sink, b->monitor);
+        else if (r != Py_None) {
+            int t = PyObject_IsTrue(r);
+            if (t < 0)
+                keep_going = !trtl_py_keep_interrupt(&b->sink, b->monitor);
+            else
+                keep_going = t != 0;
+        }
+        Py_XDECREF(r);
+    }
     PyGILState_Release(g);
     return keep_going;
 }
 
 static void pm_phase_finish(void *user, const char *phase)
 {
+    build_cb *b = user;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod((PyObject *)user, "phase_finish", "s", phase);
-    if (!r)
-        PyErr_WriteUnraisable((PyObject *)user);
-    Py_XDECREF(r);
+    if (b->monitor && !b->sink.exc) {
+        PyObject *r = PyObject_CallMethod(b->monitor, "phase_finish", "s", phase);
+        if (!r)
+            trtl_py_keep_interrupt(&b->sink, b->monitor);
+        Py_XDECREF(r);
+    }
     PyGILState_Release(g);
 }
 
@@ -102,7 +164,7 @@ static PyObject *profile_set_shape(TrtlProfile *self, PyObject *args, PyObject *
         if (trtl_py_to_dims(st, src[i], &d[i], what[i]) < 0)
             return NULL;
     }
-    trtl_status s = trtl_config_check_profile_shapes(name, &d[0], &d[1], &d[2]);
+    trtl_status s = trtl_profile_check_shapes(name, &d[0], &d[1], &d[2]);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     PyObject *t = PyTuple_New(3);
@@ -161,7 +223,8 @@ static PyType_Slot profile_slots[] = {
     {0, NULL}};
 
 static PyType_Spec profile_spec = {"trtlite.IOptimizationProfile", sizeof(TrtlProfile), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                    profile_slots};
 
 /* ---- BuilderConfig ------------------------------------------------------------------------- */
@@ -200,6 +263,8 @@ static int flag_arg(TrtlBuilderConfigObj *self, PyObject *arg, int32_t *f)
 
 static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "set_flag()") < 0)
+        return NULL;
     int32_t f;
     if (flag_arg(self, arg, &f) < 0)
         return NULL;
@@ -211,6 +276,8 @@ static PyObject *config_set_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "clear_flag()") < 0)
+        return NULL;
     int32_t f;
     if (flag_arg(self, arg, &f) < 0)
         return NULL;
@@ -222,6 +289,8 @@ static PyObject *config_clear_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_get_flag(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "get_flag()") < 0)
+        return NULL;
     int32_t f;
     if (flag_arg(self, arg, &f) < 0)
         return NULL;
@@ -250,7 +319,8 @@ static PyObject *config_set_pool(TrtlBuilderConfigObj *self, PyObject *args, PyO
     static char *kw[] = {"pool", "pool_size", NULL};
     PyObject *pool, *size_obj;
     long p;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:set_memory_pool_limit", kw, &pool, &size_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:set_memory_pool_limit", kw, &pool, &size_obj) ||
+        config_idle(self, "set_memory_pool_limit()") < 0)
         return NULL;
     if (pool_arg(self, pool, &p) < 0)
         return NULL;
@@ -279,6 +349,8 @@ static PyObject *config_set_pool(TrtlBuilderConfigObj *self, PyObject *args, PyO
 
 static PyObject *config_get_pool(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "get_memory_pool_limit()") < 0)
+        return NULL;
     long p;
     if (pool_arg(self, arg, &p) < 0)
         return NULL;
@@ -287,6 +359,8 @@ static PyObject *config_get_pool(TrtlBuilderConfigObj *self, PyObject *arg)
 
 static PyObject *config_add_profile(TrtlBuilderConfigObj *self, PyObject *arg)
 {
+    if (config_idle(self, "add_optimization_profile()") < 0)
+        return NULL;
     trtl_py_state *st = TRTL_STATE(self);
     if (!PyObject_TypeCheck(arg, st->ProfileType))
         return PyErr_Format(PyExc_TypeError, "add_optimization_profile(): expected an IOptimizationProfile, not %s",
@@ -354,7 +428,11 @@ static int cfg_set_workspace(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 static PyObject *cfg_get_flags(TrtlBuilderConfigObj *self, void *c)
 {
     (void)c;
-    return PyLong_FromUnsignedLong(self->cfg->flags);
+    unsigned long flags = 0;
+    for (int f = 0; f < TRTL_FLAG_COUNT; f++)
+        if (trtl_builder_config_get_flag(self->cfg, f))
+            flags |= 1ul << f;
+    return PyLong_FromUnsignedLong(flags);
 }
 static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 {
@@ -362,7 +440,8 @@ static int cfg_set_flags(TrtlBuilderConfigObj *self, PyObject *v, void *c)
     unsigned long x = v ? PyLong_AsUnsignedLong(v) : 0;
     if (PyErr_Occurred())
         return -1;
-    self->cfg->flags = (uint32_t)x;
+    for (int f = 0; f < TRTL_FLAG_COUNT; f++)
+        trtl_builder_config_set_flag(self->cfg, f, (int)((x >> f) & 1u));
     return 0;
 }
 
@@ -393,7 +472,7 @@ INT_PROP(cfg_get_level, cfg_set_level, trtl_builder_config_optimization_level, t
 static PyObject *cfg_get_threads(TrtlBuilderConfigObj *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(self->cfg->num_threads);
+    return PyLong_FromLong(trtl_builder_config_num_threads(self->cfg));
 }
 static int cfg_set_threads(TrtlBuilderConfigObj *self, PyObject *v, void *c)
 {
@@ -638,11 +717,14 @@ static PyType_Slot config_slots[] = {
     {Py_tp_traverse, config_traverse},
     {Py_tp_getset, config_getset},
     {Py_tp_methods, config_methods},
+    {Py_tp_getattro, config_getattro},
+    {Py_tp_setattro, config_setattro},
     {Py_tp_doc, "Builder configuration (IBuilderConfig)."},
     {0, NULL}};
 
 static PyType_Spec config_spec = {"trtlite.IBuilderConfig", sizeof(TrtlBuilderConfigObj), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                   config_slots};
 
 /* ---- Builder -------------------------------------------------------------------------------- */
@@ -699,6 +781,11 @@ static PyObject *builder_create_network(TrtlBuilder *self, PyObject *args, PyObj
         long f = trtl_py_as_long(flags, "create_network(): flags");
         if (f == -1 && PyErr_Occurred())
             return NULL;
+        /* A bit set of NetworkDefinitionCreationFlag: EXPLICIT_BATCH (bit 0), EXPLICIT_PRECISION (bit 1). */
+        if (f < 0 || f >= 4)
+            return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                                     "create_network(flags=%ld): flags is a bit set of NetworkDefinitionCreationFlag "
+                                     "(1 << EXPLICIT_BATCH = 1, 1 << EXPLICIT_PRECISION = 2), so 0..3", f);
     }
     return trtl_py_network_new(TRTL_STATE(self), flags == Py_None);
 }
@@ -714,6 +801,7 @@ static PyObject *builder_create_config(TrtlBuilder *self, PyObject *unused)
     c->int8_calibrator = NULL;
     c->progress_monitor = NULL;
     c->profiling_verbosity = 0;
+    c->building = 0;
     trtl_status s = trtl_builder_config_create(&c->cfg);
     if (s != TRTL_OK) {
         Py_DECREF(c);
@@ -739,26 +827,54 @@ static PyObject *builder_create_profile(TrtlBuilder *self, PyObject *unused)
     return (PyObject *)p;
 }
 
-/* Builds with the GIL released (the logger and Python plugins take it back when called). */
-static trtl_status do_build(TrtlBuilder *self, TrtlNetwork *net, trtl_builder_config *cfg, PyObject *monitor,
-                            trtl_engine **out)
+/* Builds with the GIL released (the logger and Python plugins take it back when called).  The
+ * network and the config object (cfg_obj; NULL for build_cuda_engine's own config) are marked
+ * busy for the length of the build, so that no thread changes them under it; a second build of
+ * either is refused too (the build updates the network's shape caches).  The logger and monitor
+ * are held here: the builder's or config's references may be replaced meanwhile.  Returns -1
+ * with a Python exception set when refused, else 0 with the build's status in *status. */
+static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *cfg_obj, trtl_builder_config *cfg,
+                    trtl_engine **out, trtl_status *status)
 {
     trtl_status s;
+    if (trtl_py_network_idle(net, "building it") < 0 || (cfg_obj && config_idle(cfg_obj, "building with it") < 0))
+        return -1;
     if (trtl_network_implicit_batch(net->net)) {
         s = trtl_builder_config_set_max_batch_size(cfg, self->max_batch_size);
-        if (s != TRTL_OK)
-            return s;
+        if (s != TRTL_OK) {
+            *status = s;
+            return 0;
+        }
     }
-    trtl_builder_config_set_logger(cfg, self->logger != Py_None ? trtl_py_log_cb : NULL,
-                                   self->logger != Py_None ? self->logger : NULL);
-    int has_monitor = monitor && monitor != Py_None;
-    trtl_builder_config_set_progress(cfg, has_monitor ? &py_progress : NULL, has_monitor ? monitor : NULL);
+    build_cb cb = {{TRTL_STATE(self), self->logger != Py_None ? Py_NewRef(self->logger) : NULL, NULL, 1},
+                   cfg_obj && cfg_obj->progress_monitor && cfg_obj->progress_monitor != Py_None
+                       ? Py_NewRef(cfg_obj->progress_monitor) : NULL};
+    trtl_builder_config_set_logger(cfg, cb.sink.logger ? trtl_py_log_cb : NULL, cb.sink.logger ? &cb.sink : NULL);
+    trtl_builder_config_set_progress(cfg, &py_progress, &cb);
+    net->building = 1;
+    if (cfg_obj)
+        cfg_obj->building = 1;
+    *out = NULL;
     Py_BEGIN_ALLOW_THREADS
     s = trtl_build(net->net, cfg, out);
     Py_END_ALLOW_THREADS
+    net->building = 0;
+    if (cfg_obj)
+        cfg_obj->building = 0;
     trtl_builder_config_set_logger(cfg, NULL, NULL);
     trtl_builder_config_set_progress(cfg, NULL, NULL);
-    return s;
+    Py_XDECREF(cb.sink.logger);
+    Py_XDECREF(cb.monitor);
+    /* A KeyboardInterrupt (or SystemExit) from a callback or a signal wins over the build's own
+     * result: the build was cancelled for it, or finished after it arrived. */
+    if (trtl_py_sink_raise(&cb.sink) < 0) {
+        if (s == TRTL_OK)
+            trtl_engine_destroy(*out);
+        *out = NULL;
+        return -1;
+    }
+    *status = s;
+    return 0;
 }
 
 static int parse_build_args(TrtlBuilder *self, PyObject *args, PyObject *kwargs, const char *fmt, TrtlNetwork **net,
@@ -787,9 +903,10 @@ static PyObject *builder_build_engine(TrtlBuilder *self, PyObject *args, PyObjec
     TrtlNetwork *net;
     TrtlBuilderConfigObj *cfg;
     trtl_engine *e;
-    if (parse_build_args(self, args, kwargs, "OO:build_engine", &net, &cfg) < 0)
+    trtl_status s;
+    if (parse_build_args(self, args, kwargs, "OO:build_engine", &net, &cfg) < 0 ||
+        do_build(self, net, cfg, cfg->cfg, &e, &s) < 0)
         return NULL;
-    trtl_status s = do_build(self, net, cfg->cfg, cfg->progress_monitor, &e);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     return trtl_py_engine_wrap(TRTL_STATE(self), e);
@@ -801,9 +918,10 @@ static PyObject *builder_build_serialized(TrtlBuilder *self, PyObject *args, PyO
     TrtlBuilderConfigObj *cfg;
     trtl_engine *e;
     trtl_py_state *st = TRTL_STATE(self);
-    if (parse_build_args(self, args, kwargs, "OO:build_serialized_network", &net, &cfg) < 0)
+    trtl_status s;
+    if (parse_build_args(self, args, kwargs, "OO:build_serialized_network", &net, &cfg) < 0 ||
+        do_build(self, net, cfg, cfg->cfg, &e, &s) < 0)
         return NULL;
-    trtl_status s = do_build(self, net, cfg->cfg, cfg->progress_monitor, &e);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     void *data;
@@ -832,7 +950,10 @@ static PyObject *builder_build_cuda_engine(TrtlBuilder *self, PyObject *args, Py
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_FP16, self->fp16_mode);
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_INT8, self->int8_mode);
     trtl_engine *e;
-    s = do_build(self, (TrtlNetwork *)n, cfg, NULL, &e);
+    if (do_build(self, (TrtlNetwork *)n, NULL, cfg, &e, &s) < 0) {
+        trtl_builder_config_destroy(cfg);
+        return NULL;
+    }
     trtl_builder_config_destroy(cfg);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
@@ -843,9 +964,11 @@ static PyObject *builder_is_supported(TrtlBuilder *self, PyObject *args, PyObjec
 {
     TrtlNetwork *net;
     TrtlBuilderConfigObj *cfg;
-    if (parse_build_args(self, args, kwargs, "OO:is_network_supported", &net, &cfg) < 0)
+    if (parse_build_args(self, args, kwargs, "OO:is_network_supported", &net, &cfg) < 0 ||
+        trtl_py_network_idle(net, "is_network_supported()") < 0)
         return NULL;
-    return PyBool_FromLong(trtl_network_infer(net->net) == TRTL_OK);
+    int ok = trtl_network_validate(net->net) == TRTL_OK;
+    return PyBool_FromLong(ok);
 }
 
 static PyObject *builder_enter(PyObject *self, PyObject *unused)
@@ -1007,7 +1130,8 @@ static PyType_Slot builder_slots[] = {
     {0, NULL}};
 
 static PyType_Spec builder_spec = {"trtlite.Builder", sizeof(TrtlBuilder), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE, builder_slots};
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE, builder_slots};
 
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st)
 {

@@ -8,8 +8,7 @@
  */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_context.h"
 
 typedef struct TrtlContext {
     PyObject_HEAD
@@ -23,7 +22,42 @@ typedef struct TrtlContext {
     const char **prof_names;
     float *prof_ms;
     int32_t prof_n, prof_cap;
+    /* Threading contract: one call at a time.  `lock` is held for the whole of every call that
+     * runs or changes the context (execute*, set_tensor_address, set_input_shape, the profile,
+     * profiler and num_threads setters, shape queries, which may resolve shapes); `owner` is the
+     * thread holding it (0: none), read and written with the GIL held. */
+    PyThread_type_lock lock;
+    unsigned long owner;
 } TrtlContext;
+
+/* Takes the context's lock for `what`.  Another thread's call is waited for with the GIL released
+ * (it needs the GIL to finish, e.g. in a Python plugin's enqueue); a call from the thread that
+ * already holds the lock can only come from inside that call (a Python plugin's enqueue, a
+ * profiler, a logger), which would deadlock or run on the context's half-done state: refused. */
+static int ctx_acquire(TrtlContext *self, const char *what)
+{
+    unsigned long me = PyThread_get_thread_ident();
+    if (self->owner == me) {
+        PyErr_Format(TRTL_STATE(self)->StateError,
+                     "%s: execution context '%U' is already running on this thread (called from inside its own "
+                     "execution: a plugin's enqueue or a profiler); a context runs one call at a time, use another "
+                     "execution context", what, self->name);
+        return -1;
+    }
+    if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    self->owner = me;
+    return 0;
+}
+
+static void ctx_release(TrtlContext *self)
+{
+    self->owner = 0;
+    PyThread_release_lock(self->lock);
+}
 
 static void ctx_dealloc(TrtlContext *self)
 {
@@ -36,6 +70,8 @@ static void ctx_dealloc(TrtlContext *self)
     Py_CLEAR(self->name);
     PyMem_RawFree(self->prof_names);
     PyMem_RawFree(self->prof_ms);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -56,7 +92,6 @@ static int ctx_clear(TrtlContext *self)
     return 0;
 }
 
-PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine);
 PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
 {
     TrtlContext *o = PyObject_GC_New(TrtlContext, st->ContextType);
@@ -71,10 +106,13 @@ PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
     o->prof_names = NULL;
     o->prof_ms = NULL;
     o->prof_n = o->prof_cap = 0;
+    o->owner = 0;
+    o->lock = PyThread_allocate_lock();
     PyObject_GC_Track(o);
-    if (!o->addr_keep || !o->name) {
+    if (!o->addr_keep || !o->name || !o->lock) {
+        int no_lock = !o->lock;
         Py_DECREF(o);
-        return NULL;
+        return no_lock ? PyErr_NoMemory() : NULL;
     }
     trtl_status s = trtl_context_create(((TrtlEngine *)engine)->e, &o->c);
     if (s != TRTL_OK) {
@@ -137,19 +175,6 @@ static int prof_end(TrtlContext *self)
 
 /* ---- binding checks ------------------------------------------------------------------------- */
 
-static const char *dtype_np(trtl_dtype t)
-{
-    switch (t) {
-    case TRTL_FLOAT: return "float32";
-    case TRTL_HALF: return "float16";
-    case TRTL_INT8: return "int8";
-    case TRTL_INT32: return "int32";
-    case TRTL_BOOL: return "bool";
-    case TRTL_UINT8: return "uint8";
-    default: return "?";
-    }
-}
-
 static int format_matches(const Py_buffer *v, trtl_dtype t)
 {
     const char *f = v->format ? v->format : "B";
@@ -175,14 +200,25 @@ static Py_ssize_t needed_bytes(TrtlContext *self, int32_t i)
     trtl_dims d;
     if (trtl_context_io_dims(self->c, i, &d) != TRTL_OK)
         return 0;
-    int64_t v = trtl_volume(&d);
+    int64_t v = trtl_py_volume(&d);
     return (Py_ssize_t)(v < 0 ? 0 : v) * (Py_ssize_t)trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
 }
 
-/* An int binding -> address.  Addresses are unsigned: a negative int is a mistake (often a
- * pointer arithmetic slip), not a high address, and would crash the run. */
-static int int_address(TrtlContext *self, PyObject *o, const char *name, void **ptr)
+/* Below this no host memory can be mapped (Linux's vm.mmap_min_addr is 4096..65536): an int
+ * there is a size, an index or a flag passed by mistake, not an address. */
+#define MIN_HOST_ADDRESS 65536u
+
+/* An int binding of I/O tensor `i` -> address.  Addresses are unsigned: a negative int is a
+ * mistake (often a pointer arithmetic slip), not a high address, and would crash the run; so are
+ * bools (True is 1), ints below MIN_HOST_ADDRESS and addresses not aligned for the tensor's dtype.
+ * 0 is "no buffer" (refused at execution if the tensor has elements). */
+static int int_address(TrtlContext *self, PyObject *o, const char *name, int32_t i, void **ptr)
 {
+    if (PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "tensor '%s': a bool (%R) is not a host address (give an int address, e.g. "
+                     "array.ctypes.data, or the array itself)", name, o);
+        return -1;
+    }
     unsigned long long v = PyLong_AsUnsignedLongLong(o);
     if (v == (unsigned long long)-1 && PyErr_Occurred()) {
         PyErr_Clear();
@@ -193,6 +229,19 @@ static int int_address(TrtlContext *self, PyObject *o, const char *name, void **
                           "tensor '%s': %s is not a host address (give an int in 1..2**64-1, e.g. array.ctypes.data, "
                           "or the array itself)", name, rs ? rs : "the int");
         Py_XDECREF(r);
+        return -1;
+    }
+    size_t align = trtl_dtype_size(trtl_engine_io_dtype(self->engine->e, i));
+    if (v != 0 && v < MIN_HOST_ADDRESS) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "tensor '%s': %llu cannot be a host address (nothing is mapped below %u); give an int address, "
+                          "e.g. array.ctypes.data, or the array itself", name, v, MIN_HOST_ADDRESS);
+        return -1;
+    }
+    if (align > 1 && v % align != 0) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "tensor '%s': address 0x%llx is not aligned for its dtype %s (a multiple of %zu bytes)", name, v,
+                          trtl_dtype_name(trtl_engine_io_dtype(self->engine->e, i)), align);
         return -1;
     }
     *ptr = (void *)(uintptr_t)v; /* x86-64: pointers are 64 bits */
@@ -208,7 +257,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     int is_input = trtl_engine_io_is_input(e, i);
     *has_view = 0;
     if (PyLong_Check(o)) {
-        if (int_address(self, o, name, ptr) < 0)
+        if (int_address(self, o, name, i, ptr) < 0)
             return -1;
         if (!*ptr && needed_bytes(self, i) > 0) {
             trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "binding '%s' is a NULL address", name);
@@ -233,16 +282,16 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     if (!format_matches(view, dt)) {
         trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "binding '%s': array of format '%s' (%zd-byte items) does not match the "
                           "engine's %s (numpy %s)", name, view->format ? view->format : "B", view->itemsize,
-                          trtl_dtype_name(dt), dtype_np(dt));
+                          trtl_dtype_name(dt), trtl_py_numpy_dtype(dt));
         return -1;
     }
     Py_ssize_t need = needed_bytes(self, i);
     if (view->len < need) {
         trtl_dims d;
-        char s[TRTL_DIMS_STR_MAX];
+        char s[TRTL_PY_DIMS_STR_MAX];
         trtl_context_io_dims(self->c, i, &d);
         trtl_py_raise_msg(st, TRTL_ERR_SHAPE, "binding '%s': buffer holds %zd elements but shape %s needs %zd", name,
-                          view->len / (view->itemsize ? view->itemsize : 1), trtl_dims_str(&d, s, sizeof s),
+                          view->len / (view->itemsize ? view->itemsize : 1), trtl_py_dims_str(&d, s, sizeof s),
                           need / (Py_ssize_t)trtl_dtype_size(dt));
         return -1;
     }
@@ -250,7 +299,7 @@ static int binding_ptr(TrtlContext *self, int32_t i, PyObject *o, Py_buffer *vie
     return 0;
 }
 
-static PyObject *run(TrtlContext *self, int32_t batch, PyObject *bindings)
+static PyObject *run_locked(TrtlContext *self, int32_t batch, PyObject *bindings)
 {
     trtl_py_state *st = TRTL_STATE(self);
     trtl_engine *e = self->engine->e;
@@ -327,6 +376,15 @@ done:
     return result;
 }
 
+static PyObject *run(TrtlContext *self, int32_t batch, PyObject *bindings, const char *what)
+{
+    if (ctx_acquire(self, what) < 0)
+        return NULL;
+    PyObject *r = run_locked(self, batch, bindings);
+    ctx_release(self);
+    return r;
+}
+
 /* ---- methods -------------------------------------------------------------------------------- */
 
 /* stream_handle arguments: TensorRT takes an int (a CUDA stream handle).  The CPU has no streams,
@@ -358,7 +416,7 @@ static PyObject *ctx_execute_v2(TrtlContext *self, PyObject *args, PyObject *kwa
     PyObject *b;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:execute_v2", kw, &b) || explicit_batch_only(self, "execute_v2") < 0)
         return NULL;
-    return run(self, 0, b);
+    return run(self, 0, b, "execute_v2()");
 }
 
 static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -368,7 +426,7 @@ static PyObject *ctx_execute_async_v2(TrtlContext *self, PyObject *args, PyObjec
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:execute_async_v2", kw, &b, &stream, &consumed) ||
         stream_arg(stream, "execute_async_v2") < 0 || explicit_batch_only(self, "execute_async_v2") < 0)
         return NULL;
-    return run(self, 0, b);
+    return run(self, 0, b, "execute_async_v2()");
 }
 
 static int batch_arg(TrtlContext *self, PyObject *o, int32_t *batch)
@@ -397,7 +455,7 @@ static PyObject *ctx_execute(TrtlContext *self, PyObject *args, PyObject *kwargs
         return PyErr_Format(PyExc_TypeError, "execute() missing required argument 'bindings'");
     if (batch_arg(self, bo, &batch) < 0)
         return NULL;
-    return run(self, batch, b);
+    return run(self, batch, b, "execute()");
 }
 
 static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -412,7 +470,7 @@ static PyObject *ctx_execute_async(TrtlContext *self, PyObject *args, PyObject *
         return PyErr_Format(PyExc_TypeError, "execute_async() missing required argument 'bindings'");
     if (batch_arg(self, bo, &batch) < 0)
         return NULL;
-    return run(self, batch, b);
+    return run(self, batch, b, "execute_async()");
 }
 
 static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -423,24 +481,19 @@ static PyObject *ctx_execute_async_v3(TrtlContext *self, PyObject *args, PyObjec
         stream_arg(stream, "execute_async_v3") < 0)
         return NULL;
     return run(self, trtl_engine_implicit_batch(self->engine->e) ? trtl_engine_max_batch_size(self->engine->e) : 0,
-               NULL);
+               NULL, "execute_async_v3()");
 }
 
-static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObject *kwargs)
+static PyObject *set_tensor_address_locked(TrtlContext *self, const char *name, PyObject *mem)
 {
-    static char *kw[] = {"name", "memory", NULL};
-    const char *name;
-    PyObject *mem;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_tensor_address", kw, &name, &mem))
-        return NULL;
     int32_t i = trtl_engine_io_index(self->engine->e, name);
     if (i < 0)
         return trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "set_tensor_address: the engine has no input or output named '%s'", name);
     void *ptr = NULL;
     PyObject *entry = NULL; /* (export, nbytes) stored for arrays */
     if (PyLong_Check(mem)) {
-        if (int_address(self, mem, name, &ptr) < 0)
+        if (int_address(self, mem, name, i, &ptr) < 0)
             return NULL;
     } else {
         Py_buffer *v;
@@ -455,7 +508,7 @@ static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObj
         if (!format_matches(v, dt)) {
             trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "set_tensor_address('%s'): array format '%s' does not match the "
                               "engine's %s (numpy %s)", name, v->format ? v->format : "B", trtl_dtype_name(dt),
-                              dtype_np(dt));
+                              trtl_py_numpy_dtype(dt));
             Py_DECREF(hold);
             return NULL;
         }
@@ -486,11 +539,29 @@ static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObj
     Py_RETURN_TRUE;
 }
 
+static PyObject *ctx_set_tensor_address(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"name", "memory", NULL};
+    const char *name;
+    PyObject *mem;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_tensor_address", kw, &name, &mem) ||
+        ctx_acquire(self, "set_tensor_address()") < 0)
+        return NULL;
+    PyObject *r = set_tensor_address_locked(self, name, mem);
+    ctx_release(self);
+    return r;
+}
+
 static PyObject *ctx_get_tensor_address(TrtlContext *self, PyObject *arg)
 {
     if (!PyUnicode_Check(arg))
         return PyErr_Format(PyExc_TypeError, "get_tensor_address(name): name must be a str");
-    return PyLong_FromVoidPtr(trtl_context_tensor_address(self->c, PyUnicode_AsUTF8(arg)));
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name || ctx_acquire(self, "get_tensor_address()") < 0)
+        return NULL;
+    void *p = trtl_context_tensor_address(self->c, name);
+    ctx_release(self);
+    return PyLong_FromVoidPtr(p);
 }
 
 static PyObject *ctx_set_input_shape(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -502,9 +573,10 @@ static PyObject *ctx_set_input_shape(TrtlContext *self, PyObject *args, PyObject
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO:set_input_shape", kw, &name, &shape))
         return NULL;
     trtl_dims d;
-    if (trtl_py_to_dims(st, shape, &d, "set_input_shape(): shape") < 0)
+    if (trtl_py_to_dims(st, shape, &d, "set_input_shape(): shape") < 0 || ctx_acquire(self, "set_input_shape()") < 0)
         return NULL;
     trtl_status s = trtl_context_set_input_shape(self->c, name, &d);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     Py_RETURN_TRUE;
@@ -521,18 +593,53 @@ static PyObject *ctx_set_binding_shape(TrtlContext *self, PyObject *args)
     if (!name)
         return PyErr_Format(PyExc_IndexError, "binding index %d out of range", idx);
     trtl_dims d;
-    if (trtl_py_to_dims(st, shape, &d, "set_binding_shape(): shape") < 0)
+    if (trtl_py_to_dims(st, shape, &d, "set_binding_shape(): shape") < 0 ||
+        ctx_acquire(self, "set_binding_shape()") < 0)
         return NULL;
     trtl_status s = trtl_context_set_input_shape(self->c, name, &d);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     Py_RETURN_TRUE;
 }
 
-static PyObject *shape_of(TrtlContext *self, const char *name)
+static int has_dynamic(const trtl_dims *d)
+{
+    for (int32_t k = 0; k < d->nb_dims; k++)
+        if (d->d[k] < 0)
+            return 1;
+    return 0;
+}
+
+/* Whether every input of an explicit-batch engine has a concrete shape (so outputs can be resolved). */
+static int inputs_specified(TrtlContext *self)
+{
+    trtl_engine *e = self->engine->e;
+    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+        trtl_dims d;
+        if (trtl_engine_io_is_input(e, i) &&
+            (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || has_dynamic(&d)))
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *shape_of(TrtlContext *self, const char *name, const char *what)
 {
     trtl_dims d;
-    trtl_status s = trtl_context_tensor_shape(self->c, name, &d);
+    trtl_engine *e = self->engine->e;
+    int32_t i = trtl_engine_io_index(e, name);
+    if (ctx_acquire(self, what) < 0)
+        return NULL;
+    /* Once every input shape is set, an output's shape is the resolved one: a failure to resolve
+     * (a shape error between the inputs, no memory for the activations) is the answer, not the
+     * build-time shape with its -1s. */
+    trtl_status s = TRTL_OK;
+    if (i >= 0 && !trtl_engine_io_is_input(e, i) && !trtl_engine_implicit_batch(e) && inputs_specified(self))
+        s = trtl_context_resolve(self->c, 0);
+    if (s == TRTL_OK)
+        s = trtl_context_tensor_shape(self->c, name, &d);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     return trtl_py_from_dims(TRTL_STATE(self), &d);
@@ -542,7 +649,8 @@ static PyObject *ctx_get_tensor_shape(TrtlContext *self, PyObject *arg)
 {
     if (!PyUnicode_Check(arg))
         return PyErr_Format(PyExc_TypeError, "get_tensor_shape(name): name must be a str");
-    return shape_of(self, PyUnicode_AsUTF8(arg));
+    const char *name = PyUnicode_AsUTF8(arg);
+    return name ? shape_of(self, name, "get_tensor_shape()") : NULL;
 }
 
 static PyObject *ctx_get_binding_shape(TrtlContext *self, PyObject *arg)
@@ -553,7 +661,7 @@ static PyObject *ctx_get_binding_shape(TrtlContext *self, PyObject *arg)
     const char *name = trtl_engine_io_name(self->engine->e, (int32_t)i);
     if (!name)
         return PyErr_Format(PyExc_IndexError, "binding index %ld out of range", i);
-    return shape_of(self, name);
+    return shape_of(self, name, "get_binding_shape()");
 }
 
 static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kwargs)
@@ -562,9 +670,11 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     int idx;
     PyObject *stream = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|O:set_optimization_profile_async", kw, &idx, &stream) ||
-        stream_arg(stream, "set_optimization_profile_async") < 0)
+        stream_arg(stream, "set_optimization_profile_async") < 0 ||
+        ctx_acquire(self, "set_optimization_profile_async()") < 0)
         return NULL;
     trtl_status s = trtl_context_set_profile(self->c, idx);
+    ctx_release(self);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
     Py_RETURN_TRUE;
@@ -593,14 +703,18 @@ static PyObject *c_all_specified(TrtlContext *self, void *c)
 {
     (void)c;
     trtl_engine *e = self->engine->e;
-    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+    int all = 1;
+    if (ctx_acquire(self, "all_binding_shapes_specified") < 0)
+        return NULL;
+    for (int32_t i = 0; all && i < trtl_engine_num_io(e); i++) {
         if (!trtl_engine_io_is_input(e, i))
             continue;
         trtl_dims d;
-        if (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || trtl_dims_dynamic(&d))
-            Py_RETURN_FALSE;
+        if (trtl_context_tensor_shape(self->c, trtl_engine_io_name(e, i), &d) != TRTL_OK || has_dynamic(&d))
+            all = 0;
     }
-    Py_RETURN_TRUE;
+    ctx_release(self);
+    return PyBool_FromLong(all);
 }
 
 static PyObject *c_true(TrtlContext *self, void *c)
@@ -623,8 +737,12 @@ static int c_set_profiler(TrtlContext *self, PyObject *v, void *c)
         PyErr_SetString(PyExc_TypeError, "profiler must have a report_layer_time(layer_name, ms) method (trt.IProfiler)");
         return -1;
     }
-    Py_XINCREF(v);
-    Py_XSETREF(self->profiler, v);
+    if (ctx_acquire(self, "profiler setter") < 0)
+        return -1;
+    PyObject *old = self->profiler;
+    self->profiler = Py_XNewRef(v);
+    ctx_release(self);
+    Py_XDECREF(old); /* after the release: freeing it may run Python code */
     return 0;
 }
 
@@ -647,16 +765,22 @@ static int c_set_debug(TrtlContext *self, PyObject *v, void *c)
 static PyObject *c_get_profile(TrtlContext *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(trtl_context_profile(self->c));
+    if (ctx_acquire(self, "active_optimization_profile") < 0)
+        return NULL;
+    int32_t p = trtl_context_profile(self->c);
+    ctx_release(self);
+    return PyLong_FromLong(p);
 }
 
 static int c_set_profile(TrtlContext *self, PyObject *v, void *c)
 {
     (void)c;
     int32_t x;
-    if (trtl_py_as_int32(v, "active_optimization_profile", &x) < 0)
+    if (trtl_py_as_int32(v, "active_optimization_profile", &x) < 0 ||
+        ctx_acquire(self, "active_optimization_profile setter") < 0)
         return -1;
     trtl_status s = trtl_context_set_profile(self->c, x);
+    ctx_release(self);
     if (s != TRTL_OK) {
         trtl_py_raise(TRTL_STATE(self), s);
         return -1;
@@ -686,9 +810,23 @@ static int c_set_threads(TrtlContext *self, PyObject *v, void *c)
 {
     (void)c;
     int32_t x;
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "num_threads cannot be deleted");
+        return -1;
+    }
     if (trtl_py_as_int32(v, "num_threads", &x) < 0)
         return -1;
+    if (x < 0 || x > TRTL_MAX_THREADS) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "execution context '%s': num_threads must be in "
+                          "0..%d (0: every CPU this process may use), got %d", PyUnicode_AsUTF8(self->name),
+                          TRTL_MAX_THREADS, (int)x);
+        return -1;
+    }
+    /* The lock waits for a running execute: the pool it uses is replaced only afterwards. */
+    if (ctx_acquire(self, "num_threads setter") < 0)
+        return -1;
     trtl_status s = trtl_context_set_num_threads(self->c, (int32_t)x);
+    ctx_release(self);
     if (s != TRTL_OK) {
         trtl_py_raise(TRTL_STATE(self), s);
         return -1;
@@ -698,9 +836,12 @@ static int c_set_threads(TrtlContext *self, PyObject *v, void *c)
 
 static PyObject *c_get_threads(TrtlContext *self, void *c)
 {
-    (void)self;
     (void)c;
-    Py_RETURN_NONE;
+    if (ctx_acquire(self, "num_threads") < 0)
+        return NULL;
+    int32_t n = trtl_context_num_threads(self->c);
+    ctx_release(self);
+    return PyLong_FromLong(n);
 }
 
 static PyGetSetDef ctx_getset[] = {
@@ -712,7 +853,8 @@ static PyGetSetDef ctx_getset[] = {
     {"debug_sync", (getter)c_get_debug, (setter)c_set_debug, "Kept for compatibility (execution is synchronous).", NULL},
     {"active_optimization_profile", (getter)c_get_profile, (setter)c_set_profile, "Optimization profile in use.", NULL},
     {"name", (getter)c_get_name, (setter)c_set_name, "Context name.", NULL},
-    {"num_threads", (getter)c_get_threads, (setter)c_set_threads, "Set the number of threads of this context.", NULL},
+    {"num_threads", (getter)c_get_threads, (setter)c_set_threads, "Threads this context runs on (the caller included); set 0..TRTL_MAX_THREADS (256), 0 for every CPU this "
+     "process may use.  Setting waits for a running execute of this context.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef ctx_methods[] = {
@@ -738,6 +880,11 @@ static PyMethodDef ctx_methods[] = {
     {"get_binding_shape", (PyCFunction)ctx_get_binding_shape, METH_O, "get_binding_shape(index) -> Dims"},
     {"set_optimization_profile_async", (PyCFunction)(void (*)(void))ctx_set_profile, METH_VARARGS | METH_KEYWORDS,
      "set_optimization_profile_async(profile_index, stream_handle=0) -> bool"},
+    {"infer", (PyCFunction)(void (*)(void))trtl_py_context_infer, METH_VARARGS | METH_KEYWORDS,
+     "infer(feed) -> dict\n\nConvenience around execute: converts the inputs in `feed` ({input name: array}) to "
+     "the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the "
+     "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
+     "array}."},
     {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
     {NULL, NULL, 0, NULL}};
@@ -751,9 +898,14 @@ static PyType_Slot ctx_slots[] = {
     {Py_tp_doc, "An execution context (IExecutionContext): one per concurrent caller of an engine."},
     {0, NULL}};
 
-/* Not immutable: trtlite/__init__.py adds the infer() convenience method. */
 static PyType_Spec ctx_spec = {"trtlite.IExecutionContext", sizeof(TrtlContext), 0,
-                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots};
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                   Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots};
+
+trtl_engine *trtl_py_context_engine(PyObject *ctx)
+{
+    return ((TrtlContext *)ctx)->engine->e;
+}
 
 int trtl_py_init_context(PyObject *m, trtl_py_state *st)
 {

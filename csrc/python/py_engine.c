@@ -1,10 +1,10 @@
 /* py_engine.c -- trtlite.Runtime, ICudaEngine, IHostMemory and EngineInspector. */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_engine.h"
+#include "python/py_context.h"
+#include "python/sink.h"
 
-PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine);
 
 /* ---- IHostMemory: a serialized plan, exposed through the buffer protocol ------------------- */
 
@@ -72,7 +72,8 @@ static PyType_Slot hostmem_slots[] = {
     {0, NULL}};
 
 static PyType_Spec hostmem_spec = {"trtlite.IHostMemory", sizeof(TrtlHostMemory), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, hostmem_slots};
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_DISALLOW_INSTANTIATION, hostmem_slots};
 
 /* ---- ICudaEngine --------------------------------------------------------------------------- */
 
@@ -363,7 +364,8 @@ static PyType_Slot engine_slots[] = {
     {0, NULL}};
 
 static PyType_Spec engine_spec = {"trtlite.ICudaEngine", sizeof(TrtlEngine), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, engine_slots};
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_DISALLOW_INSTANTIATION, engine_slots};
 
 /* ---- EngineInspector ------------------------------------------------------------------------ */
 
@@ -511,7 +513,8 @@ static PyType_Slot insp_slots[] = {
     {0, NULL}};
 
 static PyType_Spec insp_spec = {"trtlite.EngineInspector", sizeof(TrtlInspector), 0,
-                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, insp_slots};
+                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                    Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, insp_slots};
 
 /* ---- Runtime -------------------------------------------------------------------------------- */
 
@@ -564,8 +567,16 @@ static PyObject *runtime_deserialize(TrtlRuntime *self, PyObject *args, PyObject
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buf);
     if (s != TRTL_OK) {
-        if (self->logger != Py_None && !PyErr_Occurred())
-            trtl_py_log_cb(self->logger, TRTL_LOG_ERROR, trtl_last_error());
+        if (self->logger != Py_None && !PyErr_Occurred()) {
+            trtl_py_sink sink = {st, self->logger, NULL, 1};
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", trtl_last_error()); /* the logger may run trtlite calls */
+            trtl_py_log_cb(&sink, TRTL_LOG_ERROR, msg);
+            if (trtl_py_sink_raise(&sink) < 0)
+                return NULL;
+            PyErr_SetString(trtl_py_exc_for(st, s), msg);
+            return NULL;
+        }
         return trtl_py_raise(st, s);
     }
     return trtl_py_engine_wrap(st, e);
@@ -646,7 +657,8 @@ static PyType_Slot runtime_slots[] = {
     {0, NULL}};
 
 static PyType_Spec runtime_spec = {"trtlite.Runtime", sizeof(TrtlRuntime), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE, runtime_slots};
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE, runtime_slots};
 
 int trtl_py_init_engine(PyObject *m, trtl_py_state *st)
 {

@@ -6,15 +6,29 @@
  */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_layer.h"
+#include "python/py_tensor.h"
+
+/* TensorRT's Python class, display name and trt.LayerType of each op, from the public op list. */
+static const char *const op_py_class[TRTL_OP_COUNT] = {
+#define TRTL_OP(E, l, cls, lt, disp, mi, ma, no) "trtlite." cls,
+#include "trtlite/ops.def"
+#undef TRTL_OP
+};
+static const char *const op_display[TRTL_OP_COUNT] = {
+#define TRTL_OP(E, l, cls, lt, disp, mi, ma, no) disp,
+#include "trtlite/ops.def"
+#undef TRTL_OP
+};
+
+static const int op_layer_type[TRTL_OP_COUNT] = {
+#define TRTL_OP(E, l, cls, lt, disp, mi, ma, no) lt,
+#include "trtlite/ops.def"
+#undef TRTL_OP
+};
 
 #define MAX_ATTRS 48
 
-/* Immutable data derived from the constant op table; filled once. */
-static PyGetSetDef op_getsets[TRTL_OP_COUNT][MAX_ATTRS + 2];
-static char op_type_names[TRTL_OP_COUNT][64];
-static int getsets_ready;
 
 static void layer_dealloc(TrtlLayer *self)
 {
@@ -50,36 +64,58 @@ PyObject *trtl_py_layer_wrap(TrtlNetwork *owner, trtl_layer *l)
 
 /* ---- attribute properties ----------------------------------------------------------------- */
 
+/* The closure of each generated property: its op's attribute, from trtl_op_attr (the names are
+ * the core's static strings). */
 static PyObject *attr_get(TrtlLayer *self, void *closure)
 {
-    const trtl_attr_desc *d = closure;
+    const char *name = closure;
     trtl_py_state *st = TRTL_STATE(self);
-    const char *base = (const char *)&self->l->p;
-    switch (d->type) {
-    case TRTL_ATTR_INT: return PyLong_FromLong(*(const int32_t *)(base + d->offset));
-    case TRTL_ATTR_BOOL: return PyBool_FromLong(*(const int32_t *)(base + d->offset));
-    case TRTL_ATTR_ENUM: return trtl_py_enum(st, d->enum_name, *(const int32_t *)(base + d->offset));
-    case TRTL_ATTR_DTYPE: return trtl_py_enum(st, "DataType", *(const int32_t *)(base + d->offset));
-    case TRTL_ATTR_AXES: return PyLong_FromUnsignedLong(*(const uint32_t *)(base + d->offset));
-    case TRTL_ATTR_FLOAT: return PyFloat_FromDouble(*(const float *)(base + d->offset));
-    case TRTL_ATTR_DIMS:
-    case TRTL_ATTR_DIMS_SYM: return trtl_py_from_dims(st, (const trtl_dims *)(base + d->offset));
-    case TRTL_ATTR_FLOATS: {
-        int32_t n = *(const int32_t *)(base + d->offset);
-        const float *v = (const float *)(base + d->offset2);
+    trtl_attr_info a;
+    trtl_status s = trtl_op_find_attr(trtl_layer_op(self->l), name, &a);
+    int64_t i = 0;
+    if (s == TRTL_OK && (a.kind == TRTL_ATTR_KIND_INT || a.kind == TRTL_ATTR_KIND_BOOL || a.kind == TRTL_ATTR_KIND_ENUM ||
+                         a.kind == TRTL_ATTR_KIND_DTYPE || a.kind == TRTL_ATTR_KIND_AXES))
+        s = trtl_layer_get_int(self->l, name, &i);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    switch (a.kind) {
+    case TRTL_ATTR_KIND_INT:
+    case TRTL_ATTR_KIND_AXES: return PyLong_FromLongLong(i);
+    case TRTL_ATTR_KIND_BOOL: return PyBool_FromLong(i != 0);
+    case TRTL_ATTR_KIND_ENUM: return trtl_py_enum(st, a.enum_name, (long)i);
+    case TRTL_ATTR_KIND_DTYPE: return trtl_py_enum(st, "DataType", (long)i);
+    case TRTL_ATTR_KIND_FLOAT: {
+        double f;
+        if ((s = trtl_layer_get_float(self->l, name, &f)) != TRTL_OK)
+            return trtl_py_raise(st, s);
+        return PyFloat_FromDouble(f);
+    }
+    case TRTL_ATTR_KIND_DIMS: {
+        trtl_dims d;
+        if ((s = trtl_layer_get_dims(self->l, name, &d)) != TRTL_OK)
+            return trtl_py_raise(st, s);
+        return trtl_py_from_dims(st, &d);
+    }
+    case TRTL_ATTR_KIND_FLOATS: {
+        float v[64];
+        int32_t n = 0;
+        if (a.max_count > 64)
+            return trtl_py_raise_msg(st, TRTL_ERR_INTERNAL, "attribute '%s' holds more values than expected", name);
+        if ((s = trtl_layer_get_floats(self->l, name, v, &n)) != TRTL_OK)
+            return trtl_py_raise(st, s);
         PyObject *l = PyList_New(n);
-        for (int32_t i = 0; l && i < n; i++) {
-            PyObject *f = PyFloat_FromDouble(v[i]);
+        for (int32_t k = 0; l && k < n; k++) {
+            PyObject *f = PyFloat_FromDouble(v[k]);
             if (!f) {
                 Py_DECREF(l);
                 return NULL;
             }
-            PyList_SET_ITEM(l, i, f);
+            PyList_SET_ITEM(l, k, f);
         }
         return l;
     }
-    case TRTL_ATTR_WEIGHTS: {
-        PyObject *kept = trtl_py_kept(self->owner, self->l, d->name);
+    case TRTL_ATTR_KIND_WEIGHTS: {
+        PyObject *kept = trtl_py_kept(self->owner, self->l, name);
         if (!kept)
             Py_RETURN_NONE;
         /* (value, export) from trtl_py_to_weights: the value is the array the user gave. */
@@ -92,10 +128,10 @@ static PyObject *attr_get(TrtlLayer *self, void *closure)
 int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject *v)
 {
     trtl_py_state *st = TRTL_STATE(net);
-    const trtl_attr_desc *d = trtl_attr_find(trtl_layer_op(l), attr);
+    trtl_attr_info a;
     char what[160];
     trtl_status s = TRTL_OK;
-    if (!d) {
+    if (trtl_op_find_attr(trtl_layer_op(l), attr, &a) != TRTL_OK) {
         trtl_py_raise_msg(st, TRTL_ERR_NOT_FOUND, "layer '%s' has no attribute '%s'", trtl_layer_name(l), attr);
         return -1;
     }
@@ -104,41 +140,41 @@ int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject
         return -1;
     }
     snprintf(what, sizeof what, "layer '%s': %s", trtl_layer_name(l), attr);
-    switch (d->type) {
-    case TRTL_ATTR_INT:
-    case TRTL_ATTR_ENUM:
-    case TRTL_ATTR_AXES:
-    case TRTL_ATTR_DTYPE: {
+    switch (a.kind) {
+    case TRTL_ATTR_KIND_INT:
+    case TRTL_ATTR_KIND_ENUM:
+    case TRTL_ATTR_KIND_AXES:
+    case TRTL_ATTR_KIND_DTYPE: {
         long x = trtl_py_as_long(v, what);
         if (x == -1 && PyErr_Occurred())
             return -1;
         s = trtl_layer_set_int(l, attr, x);
         break;
     }
-    case TRTL_ATTR_BOOL: {
+    case TRTL_ATTR_KIND_BOOL: {
         int b = PyObject_IsTrue(v);
         if (b < 0)
             return -1;
         s = trtl_layer_set_int(l, attr, b);
         break;
     }
-    case TRTL_ATTR_FLOAT: {
+    case TRTL_ATTR_KIND_FLOAT: {
         double x = PyFloat_AsDouble(v);
         if (x == -1.0 && PyErr_Occurred())
             return -1;
         s = trtl_layer_set_float(l, attr, x);
         break;
     }
-    case TRTL_ATTR_DIMS:
-    case TRTL_ATTR_DIMS_SYM: {
+    case TRTL_ATTR_KIND_DIMS: {
         trtl_dims dd;
         if (trtl_py_to_dims(st, v, &dd, what) < 0)
             return -1;
         s = trtl_layer_set_dims(l, attr, &dd);
         break;
     }
-    case TRTL_ATTR_FLOATS: {
-        float vals[TRTL_MAX_SCALES];
+    case TRTL_ATTR_KIND_FLOATS: {
+        float vals[64];
+        int32_t cap = a.max_count < 64 ? a.max_count : 64;
         PyObject *seq = PySequence_Fast(v, "");
         if (!seq) {
             PyErr_Clear();
@@ -146,9 +182,9 @@ int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject
             return -1;
         }
         Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-        if (n > TRTL_MAX_SCALES) {
+        if (n > cap) {
             Py_DECREF(seq);
-            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s takes at most %d values", what, TRTL_MAX_SCALES);
+            trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s takes at most %d values", what, (int)cap);
             return -1;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -162,7 +198,7 @@ int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject
         s = trtl_layer_set_floats(l, attr, vals, (int32_t)n);
         break;
     }
-    case TRTL_ATTR_WEIGHTS: {
+    case TRTL_ATTR_KIND_WEIGHTS: {
         trtl_weights w;
         PyObject *keep;
         if (trtl_py_to_weights(st, v, &w, &keep, what) < 0)
@@ -185,8 +221,7 @@ int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject
 
 static int attr_set(TrtlLayer *self, PyObject *v, void *closure)
 {
-    const trtl_attr_desc *d = closure;
-    return trtl_py_set_attr(self->owner, self->l, d->name, v);
+    return trtl_py_set_attr(self->owner, self->l, (const char *)closure, v);
 }
 
 /* ---- base ILayer ---------------------------------------------------------------------------- */
@@ -215,7 +250,8 @@ static int set_name(TrtlLayer *self, PyObject *v, void *c)
 static PyObject *get_type(TrtlLayer *self, void *c)
 {
     (void)c;
-    return trtl_py_enum(TRTL_STATE(self), "LayerType", trtl_op_table[trtl_layer_op(self->l)].trt_layer_type);
+    trtl_op op = trtl_layer_op(self->l);
+    return trtl_py_enum(TRTL_STATE(self), "LayerType", op < TRTL_OP_COUNT ? op_layer_type[op] : -1);
 }
 
 static PyObject *get_num_inputs(TrtlLayer *self, void *c)
@@ -233,7 +269,7 @@ static PyObject *get_num_outputs(TrtlLayer *self, void *c)
 static PyObject *get_precision(TrtlLayer *self, void *c)
 {
     (void)c;
-    return trtl_py_enum(TRTL_STATE(self), "DataType", self->l->has_precision ? self->l->precision : TRTL_FLOAT);
+    return trtl_py_enum(TRTL_STATE(self), "DataType", trtl_layer_precision(self->l));
 }
 
 static int set_precision(TrtlLayer *self, PyObject *v, void *c)
@@ -253,7 +289,7 @@ static int set_precision(TrtlLayer *self, PyObject *v, void *c)
 static PyObject *get_precision_is_set(TrtlLayer *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(self->l->has_precision);
+    return PyBool_FromLong(trtl_layer_precision_is_set(self->l));
 }
 
 static PyObject *get_plugin(TrtlLayer *self, void *c)
@@ -273,6 +309,8 @@ static int index_arg(PyObject *arg, const char *what, long *out)
 
 static PyObject *layer_get_input(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "get_input()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -284,6 +322,8 @@ static PyObject *layer_get_input(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_get_output(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "get_output()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -295,6 +335,8 @@ static PyObject *layer_get_output(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_set_input(TrtlLayer *self, PyObject *args)
 {
+    if (trtl_py_network_idle(self->owner, "set_input()") < 0)
+        return NULL;
     int i;
     PyObject *t;
     trtl_py_state *st = TRTL_STATE(self);
@@ -308,6 +350,8 @@ static PyObject *layer_set_input(TrtlLayer *self, PyObject *args)
 
 static PyObject *layer_set_output_type(TrtlLayer *self, PyObject *args)
 {
+    if (trtl_py_network_idle(self->owner, "set_output_type()") < 0)
+        return NULL;
     int i;
     PyObject *dto;
     if (!PyArg_ParseTuple(args, "iO", &i, &dto))
@@ -323,6 +367,8 @@ static PyObject *layer_set_output_type(TrtlLayer *self, PyObject *args)
 
 static PyObject *layer_get_output_type(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "get_output_type()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
@@ -335,30 +381,34 @@ static PyObject *layer_get_output_type(TrtlLayer *self, PyObject *arg)
 
 static PyObject *layer_output_type_is_set(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "output_type_is_set()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
     if (i < 0 || i >= trtl_layer_num_outputs(self->l))
         return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT, "output index %ld out of range", i);
-    return PyBool_FromLong(self->l->out_type_set[i] >= 0);
+    return PyBool_FromLong(trtl_layer_output_type_is_set(self->l, (int32_t)i));
 }
 
 static PyObject *layer_reset_precision(TrtlLayer *self, PyObject *unused)
 {
+    if (trtl_py_network_idle(self->owner, "reset_precision()") < 0)
+        return NULL;
     (void)unused;
-    self->l->has_precision = 0;
+    trtl_layer_reset_precision(self->l);
     Py_RETURN_NONE;
 }
 
 static PyObject *layer_reset_output_type(TrtlLayer *self, PyObject *arg)
 {
+    if (trtl_py_network_idle(self->owner, "reset_output_type()") < 0)
+        return NULL;
     long i;
     if (index_arg(arg, "index", &i) < 0)
         return NULL;
-    if (i >= 0 && i < trtl_layer_num_outputs(self->l)) {
-        self->l->out_type_set[i] = -1;
-        trtl_network_touch(self->l->net);
-    }
+    if (i >= 0 && i < trtl_layer_num_outputs(self->l))
+        trtl_layer_reset_output_type(self->l, (int32_t)i);
     Py_RETURN_NONE;
 }
 
@@ -409,42 +459,43 @@ static PyType_Slot layer_slots[] = {
     {Py_tp_repr, layer_repr},
     {Py_tp_richcompare, layer_richcompare},
     {Py_tp_hash, layer_hash},
+    {Py_tp_getattro, trtl_py_net_getattro},
+    {Py_tp_setattro, trtl_py_net_setattro},
     {Py_tp_doc, "Base class of network layers (ILayer)."},
     {0, NULL}};
 
 static PyType_Spec layer_spec = {"trtlite.ILayer", sizeof(TrtlLayer), 0,
-                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                     Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
                                      Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                  layer_slots};
 
-static void fill_getsets(void)
+/* The properties of op `op`'s layer type (from its attribute list) into gs[0..MAX_ATTRS+1].  Kept
+ * in the module state: the type points into it. */
+static int fill_getsets(int op, PyGetSetDef *gs)
 {
-    if (getsets_ready)
-        return;
-    for (int op = 0; op < TRTL_OP_COUNT; op++) {
-        const trtl_op_info *info = &trtl_op_table[op];
-        int k = 0;
-        snprintf(op_type_names[op], sizeof op_type_names[op], "trtlite.%s", info->py_class);
-        for (int32_t i = 0; i < *info->nattrs && k < MAX_ATTRS; i++) {
-            const trtl_attr_desc *d = &info->attrs[i];
-            if (d->flags & TRTL_ATTRF_INTERNAL)
-                continue;
-            op_getsets[op][k].name = d->name;
-            op_getsets[op][k].get = (getter)attr_get;
-            op_getsets[op][k].set = (setter)attr_set;
-            op_getsets[op][k].doc = "Layer attribute (TensorRT semantics).";
-            op_getsets[op][k].closure = (void *)d;
-            k++;
+    int k = 0;
+    for (int32_t i = 0; i < trtl_op_num_attrs((trtl_op)op) && k < MAX_ATTRS; i++) {
+        trtl_attr_info a;
+        if (trtl_op_attr((trtl_op)op, i, &a) != TRTL_OK) {
+            PyErr_SetString(PyExc_RuntimeError, trtl_last_error());
+            return -1;
         }
-        if (op == TRTL_OP_PLUGIN_V2) {
-            op_getsets[op][k].name = "plugin";
-            op_getsets[op][k].get = (getter)get_plugin;
-            op_getsets[op][k].doc = "The plugin object of this layer.";
-            k++;
-        }
-        memset(&op_getsets[op][k], 0, sizeof op_getsets[op][k]);
+        gs[k].name = a.name;
+        gs[k].get = (getter)attr_get;
+        gs[k].set = (setter)attr_set;
+        gs[k].doc = "Layer attribute (TensorRT semantics).";
+        gs[k].closure = (void *)a.name;
+        k++;
     }
-    getsets_ready = 1;
+    if (op == TRTL_OP_PLUGIN_V2) {
+        gs[k].name = "plugin";
+        gs[k].get = (getter)get_plugin;
+        gs[k].doc = "The plugin object of this layer.";
+        k++;
+    }
+    memset(&gs[k], 0, sizeof gs[k]);
+    return 0;
 }
 
 int trtl_py_init_layers(PyObject *m, trtl_py_state *st)
@@ -452,16 +503,24 @@ int trtl_py_init_layers(PyObject *m, trtl_py_state *st)
     st->LayerType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layer_spec, NULL);
     if (!st->LayerType || PyModule_AddType(m, st->LayerType) < 0)
         return -1;
-    fill_getsets();
+    st->layer_getsets = PyMem_Calloc((size_t)TRTL_OP_COUNT * (MAX_ATTRS + 2), sizeof(PyGetSetDef));
+    if (!st->layer_getsets) {
+        PyErr_NoMemory();
+        return -1;
+    }
     for (int op = 0; op < TRTL_OP_COUNT; op++) {
+        PyGetSetDef *gs = st->layer_getsets + (size_t)op * (MAX_ATTRS + 2);
+        if (fill_getsets(op, gs) < 0)
+            return -1;
         PyType_Slot slots[] = {
-            {Py_tp_getset, op_getsets[op]},
+            {Py_tp_getset, gs},
             {Py_tp_traverse, layer_traverse},
             {Py_tp_dealloc, layer_dealloc},
-            {Py_tp_doc, (void *)trtl_op_table[op].display},
+            {Py_tp_doc, (void *)op_display[op]},
             {0, NULL}};
-        PyType_Spec spec = {op_type_names[op], sizeof(TrtlLayer), 0,
-                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+        PyType_Spec spec = {op_py_class[op], sizeof(TrtlLayer), 0,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
         st->layer_types[op] = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, (PyObject *)st->LayerType);
         if (!st->layer_types[op] || PyModule_AddType(m, st->layer_types[op]) < 0)
             return -1;

@@ -7,8 +7,10 @@
  */
 #include <string.h>
 
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_network.h"
+#include "python/py_layer.h"
+#include "python/py_tensor.h"
+#include "python/py_plugin.h"
 
 /* ---- keep-alive registry ---------------------------------------------------------------------- */
 
@@ -61,6 +63,61 @@ static void keep_drop_layer(TrtlNetwork *net, const void *layer)
     PyErr_Restore(et, ev, tb);
 }
 
+/* ---- threading contract ----------------------------------------------------------------------- */
+
+/* A build reads the network with the GIL released (and updates its shape caches), so while one
+ * runs, nothing may reach the network through Python: not another thread adding layers or
+ * reading shapes, not the build's own logger or progress monitor.  Refused rather than waited
+ * for: a build can take minutes, and a callback of the build waiting for it would never return. */
+int trtl_py_network_idle(TrtlNetwork *net, const char *what)
+{
+    if (!net->building)
+        return 0;
+    const char *name = trtl_network_name(net->net);
+    PyErr_Format(TRTL_STATE(net)->StateError,
+                 "network '%s': %s is refused while a build uses this network (build_engine or "
+                 "build_serialized_network, on another thread or calling this from its logger or progress monitor); "
+                 "wait for the build to return", name && *name ? name : "(unnamed)", what);
+    return -1;
+}
+
+static TrtlNetwork *owner_of(PyObject *self)
+{
+    trtl_py_state *st = TRTL_STATE(self);
+    if (PyObject_TypeCheck(self, st->NetworkType))
+        return (TrtlNetwork *)self;
+    if (PyObject_TypeCheck(self, st->LayerType))
+        return ((TrtlLayer *)self)->owner;
+    return ((TrtlTensor *)self)->owner;
+}
+
+static int attr_idle(PyObject *self, PyObject *name, const char *verb)
+{
+    TrtlNetwork *net = owner_of(self);
+    if (!net || !net->building)
+        return 0;
+    char what[160];
+    const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!n)
+        PyErr_Clear();
+    snprintf(what, sizeof what, "%s %s.%s", verb, Py_TYPE(self)->tp_name, n ? n : "?");
+    return trtl_py_network_idle(net, what);
+}
+
+PyObject *trtl_py_net_getattro(PyObject *self, PyObject *name)
+{
+    if (attr_idle(self, name, "reading") < 0)
+        return NULL;
+    return PyObject_GenericGetAttr(self, name);
+}
+
+int trtl_py_net_setattro(PyObject *self, PyObject *name, PyObject *v)
+{
+    if (attr_idle(self, name, "setting") < 0)
+        return -1;
+    return PyObject_GenericSetAttr(self, name, v);
+}
+
 /* ---- object ---------------------------------------------------------------------------------- */
 
 static void network_dealloc(TrtlNetwork *self)
@@ -87,13 +144,13 @@ static int network_clear(TrtlNetwork *self)
 }
 
 /* Made by Builder.create_network(). */
-PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch);
 PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch)
 {
     TrtlNetwork *o = PyObject_GC_New(TrtlNetwork, st->NetworkType);
     if (!o)
         return NULL;
     o->net = NULL;
+    o->building = 0;
     o->keep = PyDict_New();
     if (!o->keep) {
         Py_DECREF(o);
@@ -233,6 +290,8 @@ static PyObject *network_add(TrtlNetwork *self, PyObject *args, PyObject *kwargs
 {
     trtl_py_state *st = TRTL_STATE(self);
     PyObject *vals[8] = {0};
+    if (trtl_py_network_idle(self, sp->method) < 0)
+        return NULL;
     int nargs = 0;
     while (nargs < 8 && sp->args[nargs].kw)
         nargs++;
@@ -339,7 +398,8 @@ static PyObject *network_add_input(TrtlNetwork *self, PyObject *args, PyObject *
     const char *name;
     PyObject *dto, *shape;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOO:add_input", kw, &name, &dto, &shape))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOO:add_input", kw, &name, &dto, &shape) ||
+        trtl_py_network_idle(self, "add_input") < 0)
         return NULL;
     int32_t dt;
     if (trtl_py_as_int32(dto, "add_input(): dtype", &dt) < 0)
@@ -359,7 +419,8 @@ static PyObject *network_mark_output(TrtlNetwork *self, PyObject *args, PyObject
     static char *kw[] = {"tensor", NULL};
     PyObject *t;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:mark_output", kw, st->TensorType, &t))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:mark_output", kw, st->TensorType, &t) ||
+        trtl_py_network_idle(self, "mark_output") < 0)
         return NULL;
     trtl_status s = trtl_network_mark_output(self->net, ((TrtlTensor *)t)->t);
     if (s != TRTL_OK)
@@ -372,7 +433,8 @@ static PyObject *network_unmark_output(TrtlNetwork *self, PyObject *args, PyObje
     static char *kw[] = {"tensor", NULL};
     PyObject *t;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:unmark_output", kw, st->TensorType, &t))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:unmark_output", kw, st->TensorType, &t) ||
+        trtl_py_network_idle(self, "unmark_output") < 0)
         return NULL;
     trtl_status s = trtl_network_unmark_output(self->net, ((TrtlTensor *)t)->t);
     if (s != TRTL_OK)
@@ -385,7 +447,8 @@ static PyObject *network_add_plugin_v2(TrtlNetwork *self, PyObject *args, PyObje
     static char *kw[] = {"inputs", "plugin", NULL};
     PyObject *ins, *plugin;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:add_plugin_v2", kw, &ins, &plugin))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:add_plugin_v2", kw, &ins, &plugin) ||
+        trtl_py_network_idle(self, "add_plugin_v2") < 0)
         return NULL;
     /* The plugin object lends a C plugin through its `_trtl_clone_capsule()` (plugins.c). */
     PyObject *cap = PyObject_CallMethod(plugin, "_trtl_clone_capsule", NULL);
@@ -442,7 +505,8 @@ static PyObject *network_add_plugin_v2(TrtlNetwork *self, PyObject *args, PyObje
 static PyObject *index_get(TrtlNetwork *self, PyObject *arg, int which)
 {
     long i = trtl_py_as_long(arg, "index");
-    if (i == -1 && PyErr_Occurred())
+    if ((i == -1 && PyErr_Occurred()) ||
+        trtl_py_network_idle(self, which == 0 ? "get_layer" : which == 1 ? "get_input" : "get_output") < 0)
         return NULL;
     int32_t n = which == 0 ? trtl_network_num_layers(self->net)
                 : which == 1 ? trtl_network_num_inputs(self->net) : trtl_network_num_outputs(self->net);
@@ -459,10 +523,15 @@ static PyObject *network_get_layer(TrtlNetwork *self, PyObject *arg) { return in
 static PyObject *network_get_input(TrtlNetwork *self, PyObject *arg) { return index_get(self, arg, 1); }
 static PyObject *network_get_output(TrtlNetwork *self, PyObject *arg) { return index_get(self, arg, 2); }
 
-static Py_ssize_t network_len(TrtlNetwork *self) { return trtl_network_num_layers(self->net); }
+static Py_ssize_t network_len(TrtlNetwork *self)
+{
+    return trtl_py_network_idle(self, "len()") < 0 ? -1 : trtl_network_num_layers(self->net);
+}
 
 static PyObject *network_item(TrtlNetwork *self, Py_ssize_t i)
 {
+    if (trtl_py_network_idle(self, "network[i]") < 0)
+        return NULL;
     if (i < 0 || i >= trtl_network_num_layers(self->net)) {
         PyErr_SetString(PyExc_IndexError, "layer index out of range");
         return NULL;
@@ -538,8 +607,8 @@ static PyGetSetDef network_getset[] = {
     {"name", (getter)get_name, (setter)set_name, "Network name.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-#define N_FIXED_METHODS 11
-static PyMethodDef network_methods[N_FIXED_METHODS + sizeof add_specs / sizeof add_specs[0] + 1] = {
+/* The fixed methods; trtl_py_init_network appends the add_* ones in a copy. */
+static const PyMethodDef network_methods[] = {
     {"add_input", (PyCFunction)(void (*)(void))network_add_input, METH_VARARGS | METH_KEYWORDS,
      "add_input(name, dtype, shape) -> ITensor\n\nAdd a network input (shape without the batch for implicit-batch networks; "
      "-1 for dynamic dims)."},
@@ -557,39 +626,52 @@ static PyMethodDef network_methods[N_FIXED_METHODS + sizeof add_specs / sizeof a
     {NULL, NULL, 0, NULL},
 };
 
-static PyType_Slot network_slots[] = {
+static const PyType_Slot network_slots[] = {
     {Py_tp_dealloc, network_dealloc},
     {Py_tp_traverse, network_traverse},
     {Py_tp_clear, network_clear},
     {Py_tp_getset, network_getset},
-    {Py_tp_methods, network_methods},
+    {Py_tp_methods, (void *)network_methods}, /* replaced by the module state's copy */
     {Py_sq_length, network_len},
     {Py_sq_item, network_item},
+    {Py_tp_getattro, trtl_py_net_getattro},
+    {Py_tp_setattro, trtl_py_net_setattro},
     {Py_tp_doc, "A network definition (INetworkDefinition), made by Builder.create_network()."},
     {0, NULL}};
 
-static PyType_Spec network_spec = {"trtlite.INetworkDefinition", sizeof(TrtlNetwork), 0,
-                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                                   network_slots};
+static const PyType_Spec network_spec = {"trtlite.INetworkDefinition", sizeof(TrtlNetwork), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                   (PyType_Slot *)network_slots};
 
 int trtl_py_init_network(PyObject *m, trtl_py_state *st)
 {
-    static int filled;
-    if (!filled) { /* append the table-driven add_* methods once (immutable afterwards) */
-        int k = 0;
-        while (network_methods[k].ml_name)
-            k++;
-        for (int i = 0; i < N_SPECS; i++) {
-            network_methods[k].ml_name = add_specs[i].method;
-            network_methods[k].ml_meth = (PyCFunction)(void (*)(void))add_fns[i];
-            network_methods[k].ml_flags = METH_VARARGS | METH_KEYWORDS;
-            network_methods[k].ml_doc = add_specs[i].doc;
-            k++;
-        }
-        memset(&network_methods[k], 0, sizeof network_methods[k]);
-        filled = 1;
+    /* The fixed methods, then the table-driven add_* methods, in the module state (the type points
+     * into the array). */
+    size_t n_fixed = 0;
+    while (network_methods[n_fixed].ml_name)
+        n_fixed++;
+    st->network_methods = PyMem_Calloc(n_fixed + N_SPECS + 1, sizeof(PyMethodDef));
+    if (!st->network_methods) {
+        PyErr_NoMemory();
+        return -1;
     }
-    st->NetworkType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &network_spec, NULL);
+    memcpy(st->network_methods, network_methods, n_fixed * sizeof(PyMethodDef));
+    for (int i = 0; i < N_SPECS; i++) {
+        PyMethodDef *d = &st->network_methods[n_fixed + (size_t)i];
+        d->ml_name = add_specs[i].method;
+        d->ml_meth = (PyCFunction)(void (*)(void))add_fns[i];
+        d->ml_flags = METH_VARARGS | METH_KEYWORDS;
+        d->ml_doc = add_specs[i].doc;
+    }
+    PyType_Slot slots[sizeof network_slots / sizeof network_slots[0]];
+    memcpy(slots, network_slots, sizeof slots);
+    for (size_t i = 0; slots[i].slot; i++)
+        if (slots[i].slot == Py_tp_methods)
+            slots[i].pfunc = st->network_methods;
+    PyType_Spec spec = network_spec;
+    spec.slots = slots;
+    st->NetworkType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);
     if (!st->NetworkType)
         return -1;
     return PyModule_AddType(m, st->NetworkType);

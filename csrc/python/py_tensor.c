@@ -1,6 +1,6 @@
 /* py_tensor.c -- trtlite.ITensor: a handle on a network tensor (keeps its network alive). */
-#include "python/pytrtl.h"
-#include "core/dims.h"
+#include "python/py_tensor.h"
+#include "python/py_layer.h"
 
 static void tensor_dealloc(TrtlTensor *self)
 {
@@ -156,6 +156,8 @@ static int set_dynamic_range(TrtlTensor *self, PyObject *v, void *c)
 
 static PyObject *tensor_set_dynamic_range(TrtlTensor *self, PyObject *args)
 {
+    if (trtl_py_network_idle(self->owner, "set_dynamic_range()") < 0)
+        return NULL;
     double lo, hi;
     if (!PyArg_ParseTuple(args, "dd", &lo, &hi))
         return NULL;
@@ -181,11 +183,11 @@ static PyObject *get_location(TrtlTensor *self, void *c)
 static PyObject *tensor_repr(TrtlTensor *self)
 {
     trtl_dims d;
-    char s[TRTL_DIMS_STR_MAX];
+    char s[TRTL_PY_DIMS_STR_MAX];
     if (trtl_tensor_dims(self->t, &d) != TRTL_OK)
         return PyUnicode_FromFormat("<ITensor '%s' (shape invalid)>", trtl_tensor_name(self->t));
     return PyUnicode_FromFormat("<ITensor '%s' shape=%s dtype=%s>", trtl_tensor_name(self->t),
-                                trtl_dims_str(&d, s, sizeof s), trtl_dtype_name(trtl_tensor_dtype(self->t)));
+                                trtl_py_dims_str(&d, s, sizeof s), trtl_dtype_name(trtl_tensor_dtype(self->t)));
 }
 
 static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)
@@ -224,11 +226,14 @@ static PyType_Slot tensor_slots[] = {
     {Py_tp_repr, tensor_repr},
     {Py_tp_richcompare, tensor_richcompare},
     {Py_tp_hash, tensor_hash},
+    {Py_tp_getattro, trtl_py_net_getattro},
+    {Py_tp_setattro, trtl_py_net_setattro},
     {Py_tp_doc, "A tensor of a network definition (ITensor)."},
     {0, NULL}};
 
 static PyType_Spec tensor_spec = {"trtlite.ITensor", sizeof(TrtlTensor), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                   tensor_slots};
 
 int trtl_py_init_tensor(PyObject *m, trtl_py_state *st)

@@ -81,6 +81,22 @@ int main(void)
     trtl_set_log_callback(noop_log, NULL);
     trtl_set_log_callback(NULL, NULL);
     trtl_free(NULL);
+    INVALID(trtl_set_error, TRTL_ERR_STATE, NULL);
+    expect_true(trtl_set_error(TRTL_ERR_STATE, "why") == TRTL_ERR_STATE && strcmp(trtl_last_error(), "why") == 0,
+                "trtl_set_error sets the message");
+    GIVES(trtl_plugin_field_elem_size(-1), 0);
+    INVALID(trtl_plugin_encode_fields, NULL, &data, &size);
+    {
+        trtl_plugin_fields pf;
+        void *storage;
+        INVALID(trtl_plugin_decode_fields, NULL, 4, &pf, &storage);
+        INVALID(trtl_plugin_decode_fields, "abcd", 4, NULL, &storage);
+        INVALID(trtl_plugin_decode_fields, "abcd", 4, &pf, NULL);
+    }
+    GIVES(trtl_dtype_size(TRTL_DTYPE_COUNT), 0);
+    expect_true(strcmp(trtl_dtype_name(TRTL_DTYPE_COUNT), "UNKNOWN") == 0 && trtl_dtype_size(TRTL_FLOAT) == 4 &&
+                    strcmp(trtl_dtype_name(TRTL_INT8), "INT8") == 0,
+                "trtl_dtype_size/trtl_dtype_name");
 
     /* ---- network ---- */
     INVALID(trtl_network_create, 0, NULL);
@@ -101,6 +117,8 @@ int main(void)
     INVALID(trtl_layer_validate, NULL);
     INVALID(trtl_network_remove_layer, NULL, l);
     INVALID(trtl_network_add_plugin, NULL, &t, 1, NULL, &l);
+    INVALID(trtl_network_add_named_plugin, NULL, &t, 1, NULL, "p", &l);
+    INVALID(trtl_network_validate, NULL);
     INVALID(trtl_network_add_convolution, NULL, t, 1, &d, w, w, &l);
     INVALID(trtl_network_add_activation, NULL, t, TRTL_ACT_RELU, &l);
     INVALID(trtl_network_add_pooling, NULL, t, TRTL_POOL_MAX, &d, &l);
@@ -121,6 +139,11 @@ int main(void)
     INVALID(trtl_layer_set_precision, NULL, TRTL_FLOAT);
     INVALID(trtl_layer_set_output_type, NULL, 0, TRTL_FLOAT);
     GIVES(trtl_layer_plugin(NULL), NULL);
+    GIVES(trtl_layer_precision(NULL), TRTL_DTYPE_COUNT);
+    GIVES(trtl_layer_precision_is_set(NULL), 0);
+    INVALID(trtl_layer_reset_precision, NULL);
+    GIVES(trtl_layer_output_type_is_set(NULL, 0), 0);
+    INVALID(trtl_layer_reset_output_type, NULL, 0);
     INVALID(trtl_layer_set_int, NULL, "num_groups", 1);
     INVALID(trtl_layer_get_int, NULL, "num_groups", &i64);
     INVALID(trtl_layer_set_float, NULL, "alpha", 1.0);
@@ -131,6 +154,17 @@ int main(void)
     INVALID(trtl_layer_get_weights, NULL, "kernel", &w);
     INVALID(trtl_layer_set_floats, NULL, "scales", f32, 1);
     INVALID(trtl_layer_get_floats, NULL, "scales", f32, &n32);
+    {
+        trtl_attr_info info;
+        GIVES(trtl_op_num_attrs(TRTL_OP_COUNT), 0);
+        INVALID(trtl_op_attr, TRTL_OP_CONVOLUTION, 0, NULL);
+        INVALID(trtl_op_find_attr, TRTL_OP_CONVOLUTION, NULL, &info);
+        INVALID(trtl_op_find_attr, TRTL_OP_CONVOLUTION, "stride_nd", NULL);
+        expect_true(trtl_op_num_attrs(TRTL_OP_CONVOLUTION) > 0 && trtl_op_attr(TRTL_OP_CONVOLUTION, 0, &info) == TRTL_OK &&
+                        trtl_op_find_attr(TRTL_OP_CONVOLUTION, "stride_nd", &info) == TRTL_OK &&
+                        info.kind == TRTL_ATTR_KIND_DIMS,
+                    "trtl_op_attr / trtl_op_find_attr on a real op");
+    }
 
     /* ---- tensors ---- */
     GIVES(trtl_tensor_name(NULL), NULL);
@@ -168,6 +202,11 @@ int main(void)
     INVALID(trtl_builder_pass_info, 0, NULL, &n32, &name);
     INVALID(trtl_builder_pass_info, 0, &name, NULL, &name);
     INVALID(trtl_builder_pass_info, 0, &name, &n32, NULL);
+    GIVES(trtl_builder_config_num_threads(NULL), 0);
+    INVALID(trtl_profile_check_shapes, NULL, &d, &d, &d);
+    INVALID(trtl_profile_check_shapes, "x", NULL, &d, &d);
+    INVALID(trtl_profile_check_shapes, "x", &d, NULL, &d);
+    INVALID(trtl_profile_check_shapes, "x", &d, &d, NULL);
     INVALID(trtl_build, NULL, NULL, &e);
 
     /* ---- engine ---- */
@@ -208,6 +247,7 @@ int main(void)
     INVALID(trtl_context_execute_bindings, NULL, 1, NULL);
     INVALID(trtl_context_set_profiler, NULL, noop_prof, NULL);
     INVALID(trtl_context_set_num_threads, NULL, 1);
+    GIVES(trtl_context_num_threads(NULL), 0);
 
     /* ---- valid handles, NULL required pointers ---- */
     expect_true(trtl_network_create(0, &net) == TRTL_OK, "trtl_network_create");

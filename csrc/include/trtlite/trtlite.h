@@ -50,11 +50,19 @@ const char *trtl_last_error(void);
 trtl_status trtl_last_status(void);
 const char *trtl_status_name(trtl_status s);
 const char *trtl_version(void);
+/* Sets this thread's last error (message copied, truncated to trtlite's message size) and returns
+ * `s`: for plugin callbacks that have no message argument (get_fields) and language bindings
+ * reporting through them.  NULL msg: TRTL_ERR_INVALID_ARGUMENT. */
+trtl_status trtl_set_error(trtl_status s, const char *msg);
 /* Process-wide log sink for messages outside a build (plugin registry, plan loading).
  * fn NULL: messages at WARNING or worse go to stderr. */
 void trtl_set_log_callback(trtl_log_fn fn, void *user);
 /* Frees memory trtlite returned to the caller (serialized plans, lists). */
 void trtl_free(void *p);
+/* Bytes of one element of `t` (0 for a value outside trtl_dtype) and its name ("FLOAT", ...;
+ * "UNKNOWN" outside trtl_dtype). */
+size_t trtl_dtype_size(trtl_dtype t);
+const char *trtl_dtype_name(trtl_dtype t);
 /* Bit set of TRTL_CPU_* features of this machine. */
 uint32_t trtl_cpu_features(void);
 #define TRTL_CPU_SSE41 (1u << 0)
@@ -99,6 +107,13 @@ trtl_status trtl_network_remove_layer(trtl_network *net, trtl_layer *l);
 /* Plugin layer; on success the network owns `plugin` (validated like add_layer + validate). */
 trtl_status trtl_network_add_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
                                     trtl_plugin *plugin, trtl_layer **out);
+/* Same, with the name messages use for the plugin (NULL: its creator's name), for plugins made
+ * without a registered creator (e.g. by language bindings). */
+trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
+                                          trtl_plugin *plugin, const char *plugin_name, trtl_layer **out);
+/* Checks the shapes and types of every layer (as build does first); the error names the first
+ * failing layer. */
+trtl_status trtl_network_validate(trtl_network *net);
 
 /* Convenience wrappers of the generic call for the common layers. */
 trtl_status trtl_network_add_convolution(trtl_network *net, trtl_tensor *input, int32_t num_output_maps,
@@ -128,6 +143,15 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t);
 trtl_status trtl_layer_set_precision(trtl_layer *l, trtl_dtype type);
 trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type);
 const trtl_plugin *trtl_layer_plugin(const trtl_layer *l);         /* plugin layers only */
+/* The precision requested with trtl_layer_set_precision (TRTL_FLOAT when none was; the _COUNT
+ * sentinel for NULL), whether one was, and forgetting it. */
+trtl_dtype trtl_layer_precision(const trtl_layer *l);
+int trtl_layer_precision_is_set(const trtl_layer *l);
+trtl_status trtl_layer_reset_precision(trtl_layer *l);
+/* Whether trtl_layer_set_output_type was called for output i (0 for NULL or i out of range), and
+ * forgetting it (i out of range: TRTL_ERR_INVALID_ARGUMENT). */
+int trtl_layer_output_type_is_set(const trtl_layer *l, int32_t i);
+trtl_status trtl_layer_reset_output_type(trtl_layer *l, int32_t i);
 
 /* Attributes by their Python name ("stride_nd", "num_groups", "kernel", ...).  Enum and bool
  * attributes are ints; axes bitmasks are ints.  Errors name the layer and the attribute. */
@@ -143,6 +167,32 @@ trtl_status trtl_layer_get_weights(const trtl_layer *l, const char *attr, trtl_w
 /* List-of-floats attributes (resize "scales"). */
 trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *v, int32_t n);
 trtl_status trtl_layer_get_floats(const trtl_layer *l, const char *attr, float *v, int32_t *n);
+
+/* The attributes each op has (the tables the by-name calls above use), e.g. to generate
+ * bindings: a kind says which call sets and gets it. */
+typedef enum trtl_attr_kind {
+    TRTL_ATTR_KIND_INT = 0,     /* set_int / get_int */
+    TRTL_ATTR_KIND_FLOAT = 1,   /* set_float / get_float */
+    TRTL_ATTR_KIND_BOOL = 2,    /* set_int / get_int: 0 or 1 */
+    TRTL_ATTR_KIND_ENUM = 3,    /* set_int / get_int: a value of the enum named by enum_name */
+    TRTL_ATTR_KIND_AXES = 4,    /* set_int / get_int: a bitmask of axes */
+    TRTL_ATTR_KIND_DIMS = 5,    /* set_dims / get_dims */
+    TRTL_ATTR_KIND_WEIGHTS = 6, /* set_weights / get_weights */
+    TRTL_ATTR_KIND_FLOATS = 7,  /* set_floats / get_floats: at most max_count values */
+    TRTL_ATTR_KIND_DTYPE = 8    /* set_int / get_int: a trtl_dtype */
+} trtl_attr_kind;
+typedef struct trtl_attr_info {
+    const char *name;      /* static storage */
+    trtl_attr_kind kind;
+    const char *enum_name; /* ENUM: TensorRT's Python enum class ("ActivationType", ...); else NULL */
+    int32_t max_count;     /* FLOATS: the values get_floats may write; else 0 */
+} trtl_attr_info;
+/* Number of attributes of `op` users see (0 for a value outside trtl_op). */
+int32_t trtl_op_num_attrs(trtl_op op);
+/* Attribute i (0..trtl_op_num_attrs(op)-1) of `op`. */
+trtl_status trtl_op_attr(trtl_op op, int32_t i, trtl_attr_info *out);
+/* Attribute `name` of `op`; TRTL_ERR_NOT_FOUND naming both if it has none of that name. */
+trtl_status trtl_op_find_attr(trtl_op op, const char *name, trtl_attr_info *out);
 
 /* Tensors. */
 const char *trtl_tensor_name(const trtl_tensor *t);
@@ -189,6 +239,7 @@ trtl_status trtl_builder_config_set_optimization_level(trtl_builder_config *cfg,
 int32_t trtl_builder_config_optimization_level(const trtl_builder_config *cfg);
 /* Threads an execution context uses (0: what this process may run on; < 0 is an error). */
 trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_t n);
+int32_t trtl_builder_config_num_threads(const trtl_builder_config *cfg);
 /* Build-time log sink. */
 trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
 /* Build progress (TensorRT 10's IProgressMonitor): phases nest ("Building engine" contains
@@ -216,6 +267,10 @@ int32_t trtl_builder_pass_count(void);
 trtl_status trtl_builder_pass_info(int32_t i, const char **name, int32_t *min_level, const char **description);
 trtl_status trtl_builder_config_set_pass_enabled(trtl_builder_config *cfg, const char *pass, int on);
 trtl_status trtl_builder_config_get_pass_enabled(const trtl_builder_config *cfg, const char *pass, int *on);
+/* The checks trtl_builder_config_set_shape applies to one input's (min, opt, max), without a
+ * config: same rank, 0 <= min <= opt <= max, the element limit; errors name `input`. */
+trtl_status trtl_profile_check_shapes(const char *input, const trtl_dims *min, const trtl_dims *opt,
+                                      const trtl_dims *max);
 
 /* Builds an engine.  The network is not modified and may be built again with another config. */
 trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out);
@@ -281,7 +336,24 @@ trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, v
 /* Per-step timing callback (ms), called after each step when set. */
 typedef void (*trtl_profiler_fn)(void *user, const char *layer_name, float ms);
 trtl_status trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user);
+/* Replaces the context's thread pool: n threads (the caller included), 0 for what this process
+ * may run on; at most TRTL_MAX_THREADS are started.  Not while the context executes (one caller
+ * at a time: the pool in use would be destroyed). */
 trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n);
+#define TRTL_MAX_THREADS 256
+/* Threads of the context's pool, the caller included (0 for NULL). */
+int32_t trtl_context_num_threads(const trtl_context *c);
+
+/* ---- plugin fields (the encoding plans use; IPluginV2.serialize()) --------------------------- */
+
+/* Bytes of one element of a field of type `type` (trtl_plugin_field_type; 0 for other values). */
+size_t trtl_plugin_field_elem_size(int32_t type);
+/* The fields plugin `p` reports (get_fields), checked as a plan writer checks them and encoded as
+ * plans store them; free *data with trtl_free.  Errors name the plugin by its creator. */
+trtl_status trtl_plugin_encode_fields(const trtl_plugin *p, void **data, size_t *size);
+/* Decodes trtl_plugin_encode_fields bytes (bounds-checked; trailing bytes ignored).  `out` points
+ * into *storage, one allocation to free with trtl_free. */
+trtl_status trtl_plugin_decode_fields(const void *data, size_t size, trtl_plugin_fields *out, void **storage);
 
 #ifdef __cplusplus
 }

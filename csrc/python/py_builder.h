@@ -1,0 +1,9 @@
+/* py_builder.h -- trtlite.Builder, IBuilderConfig and IOptimizationProfile (py_builder.c). */
+#ifndef TRTL_PYTHON_PY_BUILDER_H
+#define TRTL_PYTHON_PY_BUILDER_H
+
+#include "python/py_network.h"
+
+int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * py_context_infer.c -- IExecutionContext.infer(): the numpy convenience around execute (inputs
+ * converted to the engine's dtypes, dynamic shapes set from the arrays, outputs allocated at their
+ * resolved shapes).  It goes through the context's own methods, so each step takes its lock.
+ */
+#include "python/py_context.h"
+
+/* np.<fn>(arg, dtype=<dtype of I/O tensor i>[, order="C"]) */
+static PyObject *np_call(PyObject *np, const char *fn, PyObject *arg, trtl_dtype dt, int order_c)
+{
+    PyObject *f = PyObject_GetAttrString(np, fn);
+    const char *dtype = trtl_py_numpy_dtype(dt);
+    PyObject *kw = f ? Py_BuildValue(order_c ? "{s:s,s:s}" : "{s:s}", "dtype", dtype, "order", "C") : NULL;
+    PyObject *a = kw ? PyTuple_Pack(1, arg) : NULL;
+    PyObject *r = a ? PyObject_Call(f, a, kw) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(kw);
+    Py_XDECREF(f);
+    return r;
+}
+
+/* Names of the engine's inputs not in `feed`, or keys of `feed` that are no input (which=1). */
+static PyObject *name_list(PyObject *self, PyObject *feed, PyObject *keys, int which)
+{
+    trtl_engine *e = trtl_py_context_engine(self);
+    PyObject *l = PyList_New(0);
+    if (!l)
+        return NULL;
+    if (which == 1) {
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys); k++) {
+            PyObject *key = PyList_GET_ITEM(keys, k);
+            const char *nm = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+            int32_t i = nm ? trtl_engine_io_index(e, nm) : -1;
+            PyErr_Clear();
+            if ((i < 0 || !trtl_engine_io_is_input(e, i)) && PyList_Append(l, key) < 0)
+                goto fail;
+        }
+        if (PyList_Sort(l) < 0) {
+            PyErr_Clear(); /* keys of mixed types: keep their order */
+        }
+        return l;
+    }
+    for (int32_t i = 0; i < trtl_engine_num_io(e); i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
+        int has = nm ? PyMapping_HasKey(feed, nm) : 0;
+        if (!nm || (!has && PyList_Append(l, nm) < 0)) {
+            Py_XDECREF(nm);
+            goto fail;
+        }
+        Py_DECREF(nm);
+    }
+    return l;
+fail:
+    Py_DECREF(l);
+    return NULL;
+}
+
+static PyObject *input_names(PyObject *self)
+{
+    trtl_engine *e = trtl_py_context_engine(self);
+    PyObject *l = PyList_New(0);
+    for (int32_t i = 0; l && i < trtl_engine_num_io(e); i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        PyObject *nm = PyUnicode_FromString(trtl_engine_io_name(e, i));
+        if (!nm || PyList_Append(l, nm) < 0)
+            Py_CLEAR(l);
+        Py_XDECREF(nm);
+    }
+    return l;
+}
+
+/* (batch,) + the engine's shape of I/O tensor i (implicit batch: the user view has no batch). */
+static PyObject *batched_shape(PyObject *self, int32_t i, long batch)
+{
+    trtl_dims d = trtl_engine_io_dims(trtl_py_context_engine(self), i);
+    PyObject *t = PyTuple_New(d.nb_dims + 1);
+    if (!t)
+        return NULL;
+    PyTuple_SET_ITEM(t, 0, PyLong_FromLong(batch));
+    for (int32_t k = 0; k < d.nb_dims; k++)
+        PyTuple_SET_ITEM(t, k + 1, PyLong_FromLongLong(d.d[k]));
+    for (int32_t k = 0; k <= d.nb_dims; k++)
+        if (!PyTuple_GET_ITEM(t, k)) {
+            Py_DECREF(t);
+            return NULL;
+        }
+    return t;
+}
+
+PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"feed", NULL};
+    PyObject *feed;
+    trtl_py_state *st = TRTL_STATE(self);
+    trtl_engine *e = trtl_py_context_engine(self);
+    int32_t n = trtl_engine_num_io(e);
+    int implicit = trtl_engine_implicit_batch(e);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:infer", kw, &feed))
+        return NULL;
+    if (!PyMapping_Check(feed) || PyList_Check(feed) || PyTuple_Check(feed))
+        return PyErr_Format(PyExc_TypeError, "infer(): feed must be a dict {input name: array}, not %s",
+                            Py_TYPE(feed)->tp_name);
+    PyObject *np = NULL, *keys = NULL, *bad = NULL, *names = NULL, *bindings = NULL, *outs = NULL, *r = NULL;
+    PyObject *result = NULL;
+    long batch = 1;
+    if (!(keys = PyMapping_Keys(feed)) || !(bad = name_list(self, feed, keys, 1)))
+        goto done;
+    if (PyList_GET_SIZE(bad) > 0) {
+        if ((names = input_names(self)))
+            PyErr_Format(st->NotFoundError, "infer(): %R are not inputs of this engine (inputs: %R)", bad, names);
+        goto done;
+    }
+    Py_CLEAR(bad);
+    if (!(bad = name_list(self, feed, keys, 0)))
+        goto done;
+    if (PyList_GET_SIZE(bad) > 0) {
+        PyErr_Format(st->InvalidArgumentError, "infer(): missing inputs %R", bad);
+        goto done;
+    }
+    if (!(np = PyImport_ImportModule("numpy")) || !(bindings = PyList_New(n)) || !(outs = PyDict_New()))
+        goto done;
+    /* Inputs: converted to the engine's dtypes (np.asarray keeps 0-d arrays 0-d). */
+    int first = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (!trtl_engine_io_is_input(e, i))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *v = PyMapping_GetItemString(feed, name);
+        PyObject *arr = v ? np_call(np, "asarray", v, trtl_engine_io_dtype(e, i), 1) : NULL;
+        Py_XDECREF(v);
+        PyObject *shape = arr ? PyObject_GetAttrString(arr, "shape") : NULL;
+        if (!shape) {
+            Py_XDECREF(arr);
+            goto done;
+        }
+        PyList_SET_ITEM(bindings, i, arr);
+        if (implicit) {
+            if (first)
+                batch = PyTuple_GET_SIZE(shape) ? PyLong_AsLong(PyTuple_GET_ITEM(shape, 0)) : 1;
+            first = 0;
+            PyObject *want = batched_shape(self, i, batch);
+            int eq = want ? PyObject_RichCompareBool(shape, want, Py_EQ) : -1;
+            if (eq == 0)
+                PyErr_Format(st->ShapeError, "infer(): input '%s' has shape %R, expected %R (batch first, then the "
+                             "engine's shape)", name, shape, want);
+            Py_XDECREF(want);
+            if (eq != 1) {
+                Py_DECREF(shape);
+                goto done;
+            }
+        } else {
+            PyObject *ok = PyObject_CallMethod(self, "set_input_shape", "sO", name, shape);
+            if (!ok) {
+                Py_DECREF(shape);
+                goto done;
+            }
+            Py_DECREF(ok);
+        }
+        Py_DECREF(shape);
+    }
+    /* Outputs: allocated at the resolved shapes (a shape or memory error is raised here). */
+    for (int32_t i = 0; i < n; i++) {
+        if (trtl_engine_io_is_input(e, i))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *shape = implicit ? batched_shape(self, i, batch)
+                                   : PyObject_CallMethod(self, "get_tensor_shape", "s", name);
+        PyObject *tup = shape ? PySequence_Tuple(shape) : NULL;
+        Py_XDECREF(shape);
+        PyObject *arr = tup ? np_call(np, "empty", tup, trtl_engine_io_dtype(e, i), 0) : NULL;
+        Py_XDECREF(tup);
+        if (!arr || PyDict_SetItemString(outs, name, arr) < 0) {
+            Py_XDECREF(arr);
+            goto done;
+        }
+        PyList_SET_ITEM(bindings, i, arr);
+    }
+    r = implicit ? PyObject_CallMethod(self, "execute", "lO", batch, bindings)
+                 : PyObject_CallMethod(self, "execute_v2", "O", bindings);
+    if (r)
+        result = Py_NewRef(outs);
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(np);
+    Py_XDECREF(keys);
+    Py_XDECREF(bad);
+    Py_XDECREF(names);
+    Py_XDECREF(bindings);
+    Py_XDECREF(outs);
+    return result;
+}
