@@ -248,6 +248,9 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
+        if (n_in > 64 || n->n_out > 16)
+            return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': %d inputs / %d outputs (at most 64 / 16)", n->name,
+                              (int)n_in, (int)n->n_out);
         for (int32_t j = 0; j < n_in; j++) {
             in[j] = dims[n->in[j]];
             in_t[j] = e->tensors[n->in[j]].dtype;
@@ -258,6 +261,11 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
         TRTL_TRY(trtl_op_table[n->op].infer(&ic));
         for (int32_t j = 0; j < n->n_out; j++) {
             TRTL_TRY(check_planned(e, n, j, &out[j]));
+            /* Run-time shapes may outgrow the planned ones (see check_planned), never the bound every
+             * size computation downstream relies on. */
+            if (trtl_volume_too_large(&out[j]))
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %d (tensor '%s') would have more than 2^40 "
+                                  "elements for these input shapes", n->name, (int)j, e->tensors[n->out[j]].name);
             dims[n->out[j]] = out[j];
         }
         if (n->epi.has_residual && !trtl_dims_equal(&dims[n->in[n_in]], &out[0])) {

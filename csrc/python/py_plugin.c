@@ -616,8 +616,10 @@ typedef struct py_creator {
 static trtl_plugin *plugin_from_py(trtl_py_state *st, PyObject *obj, const trtl_plugin_creator *creator)
 {
     if (PyObject_TypeCheck(obj, plugin_type_of(st))) {
-        trtl_plugin *src = ((TrtlPluginObj *)obj)->p;
-        return src->vt->clone(src);
+        trtl_plugin *q = NULL;
+        if (trtl_plugin_clone(((TrtlPluginObj *)obj)->p, NULL, &q) != TRTL_OK)
+            trtl_py_raise(st, trtl_last_status());
+        return q;
     }
     if (!PyObject_HasAttrString(obj, "enqueue") || !PyObject_HasAttrString(obj, "get_output_shape")) {
         PyErr_Format(PyExc_TypeError, "expected a trt.IPluginV2 (with get_output_shape and enqueue), got %s",
@@ -817,10 +819,9 @@ static void plugin_dealloc(TrtlPluginObj *self)
 static PyObject *plugin_capsule(TrtlPluginObj *self, PyObject *unused)
 {
     (void)unused;
-    trtl_plugin *c = self->p->vt->clone(self->p);
-    if (!c)
-        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin %s: clone() failed",
-                                 self->p->creator ? self->p->creator->name : "?");
+    trtl_plugin *c = NULL;
+    if (trtl_plugin_clone(self->p, NULL, &c) != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), trtl_last_status());
     return PyCapsule_New(c, "trtlite.plugin", NULL);
 }
 
@@ -862,9 +863,9 @@ static PyObject *plugin_serialize(TrtlPluginObj *self, PyObject *unused)
 static PyObject *plugin_clone(TrtlPluginObj *self, PyObject *unused)
 {
     (void)unused;
-    trtl_plugin *c = self->p->vt->clone(self->p);
-    if (!c)
-        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin clone() failed");
+    trtl_plugin *c = NULL;
+    if (trtl_plugin_clone(self->p, NULL, &c) != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), trtl_last_status());
     return plugin_obj_new(TRTL_STATE(self), c, self->name);
 }
 
