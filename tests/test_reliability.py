@@ -516,13 +516,20 @@ shim = ctypes.CDLL(None)
 shim.failalloc_count.restype = ctypes.c_long
 EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
 
-def each_failure(attempt, check):
+shim.failalloc_live.restype = ctypes.c_long
+
+def each_failure(attempt, check, leak_check=False):
     # attempt() once counting, then once per allocation with that one failing; every outcome is success or
-    # OutOfMemoryError, and check() passes after each.
+    # OutOfMemoryError, check() passes after each, and with leak_check every block trtlite allocated during the
+    # attempt is freed again once its objects are gone.
+    import gc
     shim.failalloc_arm(-1)
     attempt()
     total = shim.failalloc_count()
     shim.failalloc_disarm()
+    gc.collect()
+    assert not leak_check or shim.failalloc_live() == 0, "a successful attempt leaves %d blocks" % shim.failalloc_live()
+    leaks = []
     assert total > 0, "no allocation was counted: is the shim preloaded?"
     outcomes = {}
     for k in range(total):
@@ -535,9 +542,14 @@ def each_failure(attempt, check):
         except Exception as e:
             outcome = "%s: %s" % (type(e).__name__, e)
         shim.failalloc_disarm()
+        gc.collect()
+        if leak_check and shim.failalloc_live():
+            leaks.append((k, shim.failalloc_live()))
         outcomes.setdefault(outcome, []).append(k)
         check()
     print("TOTAL", total)
+    if leak_check:
+        print("LEAKS", leaks[:20])
     for o, ks in outcomes.items():
         print("OUTCOME", len(ks), o[:300])
 """
@@ -562,7 +574,7 @@ def check():
     for k in ref:
         assert np.array_equal(got[k], ref[k]), k
 
-each_failure(attempt, check)
+each_failure(attempt, check, leak_check=True)
 """
 
 
@@ -610,7 +622,7 @@ def test_every_allocation_failure_while_loading_is_out_of_memory(tmp_path, faili
     path = tmp_path / "structural.plan"
     path.write_bytes(structural_plan())
     out = oom_outcomes(run_python(OOM_LOAD, path, env={"LD_PRELOAD": failing_alloc}))
-    assert "OutOfMemoryError" in out, out
+    assert "OutOfMemoryError" in out and "LEAKS []" in out, out
 
 
 OOM_NETWORK = OOM_PRELUDE + r"""
