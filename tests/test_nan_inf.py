@@ -25,7 +25,8 @@ import trtlite as trt
 import refs
 from conftest import Net, assert_close
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(trt.__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(trt.__file__)))  # the package's root (build/asan/pkg too)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the sources
 MASKED = os.environ.get("TRTL_NAN_TEST_MASKED")  # set in the TRTL_CPU_MASK subprocesses
 
 
@@ -325,7 +326,7 @@ NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2"}
 
 def test_every_layer_type_has_a_case():
     ops = []
-    with open(os.path.join(ROOT, "csrc", "include", "trtlite", "ops.def")) as f:
+    with open(os.path.join(REPO, "csrc", "include", "trtlite", "ops.def")) as f:
         ops = [ln[len("TRTL_OP("):].split(",")[0].strip() for ln in f if ln.startswith("TRTL_OP(")]
     covered = set(OP_OF.values())
     assert set(ops) - NO_FLOAT_INPUT <= covered, sorted(set(ops) - NO_FLOAT_INPUT - covered)
@@ -355,6 +356,7 @@ def test_nan_inf_with_cpu_features_hidden(mask, what):
     env = dict(os.environ, TRTL_CPU_MASK=mask, TRTL_NAN_TEST_MASKED="1")
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           os.path.join(ROOT, "tests", "test_nan_inf.py"), "-k", "test_nan_inf and not hidden"],
+                           "--rootdir", REPO, os.path.join(REPO, "tests", "test_nan_inf.py"), "-k",
+                           "test_nan_inf and not hidden"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert proc.returncode == 0 and " passed" in proc.stdout, what + ":\n" + proc.stdout[-4000:] + proc.stderr[-2000:]

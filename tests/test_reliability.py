@@ -21,14 +21,15 @@ import pytest
 import trtlite as trt
 
 EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(trt.__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(trt.__file__)))  # the package's root (build/asan/pkg too)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the sources
 UNDER_ASAN = bool(os.environ.get("TRTLITE_UNDER_ASAN"))
 
 
 def _op_numbers():
     """trtl_op values: the row order of ops.def."""
     ops = {}
-    with open(os.path.join(ROOT, "csrc", "include", "trtlite", "ops.def")) as f:
+    with open(os.path.join(REPO, "csrc", "include", "trtlite", "ops.def")) as f:
         for line in f:
             if line.startswith("TRTL_OP("):
                 ops[line[len("TRTL_OP("):].split(",")[0].strip()] = len(ops)
@@ -105,6 +106,7 @@ def load(plan):
 def run_python(code, *args, env=None, timeout=300):
     e = dict(os.environ)
     e["PYTHONPATH"] = ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e["TRTL_TESTS_DIR"] = os.path.join(REPO, "tests")
     e.update(env or {})
     return subprocess.run([sys.executable, "-c", code] + [str(a) for a in args], capture_output=True, text=True,
                           timeout=timeout, env=e, cwd=ROOT)
@@ -301,14 +303,14 @@ def test_huge_profile_max_never_reaches_a_kernel(tmp_path):
 
 # ---- C plugin libraries breaking the contract (tests/c/misbehaving_plugin.c) --------------------------------
 
-MISBEHAVING_SRC = os.path.join(ROOT, "tests", "c", "misbehaving_plugin.c")
+MISBEHAVING_SRC = os.path.join(REPO, "tests", "c", "misbehaving_plugin.c")
 
 
 def compile_lib(src, out_dir, name, *defines):
     if shutil.which("gcc") is None:
         pytest.skip("gcc not available")
     lib = os.path.join(str(out_dir), name)
-    subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", f"-I{ROOT}/csrc/include",
+    subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", f"-I{REPO}/csrc/include",
                     *defines, src, "-o", lib], check=True)
     return lib
 
@@ -383,7 +385,8 @@ CLONE_AT_ADD = r"""
 import sys
 import numpy as np
 import trtlite as trt
-sys.path.insert(0, "tests")
+import os
+sys.path.insert(0, os.environ["TRTL_TESTS_DIR"])
 from test_reliability import mb_plugin, EXPLICIT
 reg = trt.get_plugin_registry()
 assert reg.load_library(sys.argv[1])
@@ -430,7 +433,8 @@ def plan_with_mode(creator, mode):
 CLONE_AT_CONTEXT = r"""
 import sys
 import trtlite as trt
-sys.path.insert(0, "tests")
+import os
+sys.path.insert(0, os.environ["TRTL_TESTS_DIR"])
 from test_reliability import plan_with_mode
 reg = trt.get_plugin_registry()
 assert reg.load_library(sys.argv[1])
@@ -493,7 +497,7 @@ def test_plugin_library_breaking_the_loading_contract_is_refused(tmp_path, bad, 
 
 # ---- allocation failures (tests/c/failing_alloc.c, LD_PRELOAD) -------------------------------------------------
 
-FAILING_ALLOC_SRC = os.path.join(ROOT, "tests", "c", "failing_alloc.c")
+FAILING_ALLOC_SRC = os.path.join(REPO, "tests", "c", "failing_alloc.c")
 
 
 @pytest.fixture(scope="module")
