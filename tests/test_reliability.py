@@ -560,6 +560,7 @@ def each_failure(attempt, check, leak_check=False):
 
 OOM_LOAD = OOM_PRELUDE + r"""
 plan = open(sys.argv[1], "rb").read()
+trt.init_libnvinfer_plugins(trt.Logger(trt.Logger.ERROR), "")
 runtime = trt.Runtime(trt.Logger(trt.Logger.INTERNAL_ERROR))
 x = np.linspace(-1, 1, 2 * 2 * 4 * 4, dtype=np.float32).reshape(2, 2, 4, 4)
 ref_engine = runtime.deserialize_cuda_engine(plan)
@@ -583,7 +584,8 @@ each_failure(attempt, check, leak_check=True)
 
 
 def structural_plan():
-    """Dynamic input with a profile, fused and unfused layers, a constant, a concatenation, two outputs."""
+    """Dynamic input with a profile, fused and unfused layers, a constant, a concatenation, a built-in plugin, two
+    outputs."""
     rng = np.random.default_rng(0)
     builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
     net = builder.create_network(EXPLICIT)
@@ -604,9 +606,13 @@ def structural_plan():
     sm.axes = 2
     sm.get_output(0).name = "prob"
     rd = net.add_reduce(cat.get_output(0), trt.ReduceOperation.MAX, 2, True)
-    rd.get_output(0).name = "mx"
+    trt.init_libnvinfer_plugins(trt.Logger(trt.Logger.ERROR), "")
+    creator = trt.get_plugin_registry().get_plugin_creator("LReLU_TRT", "1", "")
+    lrelu = net.add_plugin_v2([rd.get_output(0)], creator.create_plugin("lrelu", trt.PluginFieldCollection(
+        [trt.PluginField("negSlope", np.array([0.1], np.float32), trt.PluginFieldType.FLOAT32)])))
+    lrelu.get_output(0).name = "mx"
     net.mark_output(sm.get_output(0))
-    net.mark_output(rd.get_output(0))
+    net.mark_output(lrelu.get_output(0))
     config = builder.create_builder_config()
     profile = builder.create_optimization_profile()
     profile.set_shape("x", (1, 2, 4, 4), (2, 2, 4, 4), (3, 2, 4, 4))

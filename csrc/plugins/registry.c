@@ -351,8 +351,9 @@ trtl_status trtl_plugin_create(const trtl_plugin_creator *c, const char *layer_n
     msg[sizeof msg - 1] = '\0'; /* a plugin may fill the buffer without terminating it */
     free(kept);
     if (!p)
-        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' (layer '%s'): %s", c->name, nz(layer_name),
-                          msg[0] ? msg : "create_plugin failed");
+        /* trtlite's own plugins leave TRTL_ERR_OUT_OF_MEMORY as the thread's status when that is why */
+        return trtl_error(trtl_last_status() == TRTL_ERR_OUT_OF_MEMORY ? TRTL_ERR_OUT_OF_MEMORY : TRTL_ERR_PLUGIN,
+                          "plugin '%s' (layer '%s'): %s", c->name, nz(layer_name), msg[0] ? msg : "create_plugin failed");
     trtl_status st = check_plugin(c, p);
     if (st != TRTL_OK) {
         /* Where the layout is not ours, `destroy` is not where we would read it: leak instead. */
