@@ -378,6 +378,12 @@ def test_create_message_without_nul_and_not_utf8(misbehaving):
     assert "Misbehaving_TEST" in msg and msg.endswith("C" * 509) and "C" * 510 not in msg, msg[-80:]
 
 
+def test_field_name_that_is_not_utf8_fails_the_build(misbehaving):
+    builder, net = mb_network(misbehaving, 13)
+    with pytest.raises(trt.PluginError, match="mb_layer.*the name of field 0 is not UTF-8"):
+        builder.build_serialized_network(net, builder.create_builder_config())
+
+
 CLONE_MODES = [(10, "clone() returned the instance itself"), (11, "the plugin's clone() failed")]
 
 

@@ -14,6 +14,7 @@
  *   9  output_desc fails, filling all of msg with 'B' and no NUL
  *   10 clone returns the instance itself     11 clone returns NULL
  *   12 create fails, filling all of msg with 'C' and no NUL (and bytes that are not UTF-8 first)
+ *   13 get_fields: a field name that is not UTF-8
  * Compile-time BAD_DESC: the creator (then "BadFieldDesc_TEST") has a broken field list (1: a NULL
  * name, 2: type 42).  BAD_LIB: the library itself breaks the loading contract: 1 reports 2^30
  * creators (it has one), 2 a creator name that is not UTF-8, 3 a field name that is not UTF-8,
@@ -115,6 +116,8 @@ static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
         m->field.length = -5;
     if (m->mode == 3)
         m->field.name = NULL;
+    if (m->mode == 13)
+        m->field.name = "mo\xe9" "de";
     out->nb_fields = 1;
     out->fields = &m->field;
     return 0;
