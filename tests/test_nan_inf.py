@@ -360,3 +360,33 @@ def test_nan_inf_with_cpu_features_hidden(mask, what):
                            "test_nan_inf and not hidden"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert proc.returncode == 0 and " passed" in proc.stdout, what + ":\n" + proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def _topk_nan_ref(x, largest, k):
+    """torch.topk's order (NaN ranks above every number), ties (NaN ones too) keeping the lower index first as
+    the kernel documents."""
+    vals, idx = [], []
+    for row in x.astype(np.float64):
+        key = [((0 if np.isnan(v) else 1), -v) if largest else ((1 if np.isnan(v) else 0), v) for v in row]
+        order = sorted(range(len(row)), key=lambda i: (key[i][0], 0.0 if np.isnan(key[i][1]) else key[i][1], i))
+        idx.append(order[:k])
+        vals.append(row[order[:k]])
+    return np.array(vals), np.array(idx, np.int32)
+
+
+@pytest.mark.parametrize("mode", ["opt"] if MASKED else ["opt", "ref"])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_orders_nan_as_torch_does(rng, mode, largest):
+    x = poisoned(rng, (5, 9), 3, 2, 2)
+    x[0, :] = np.nan  # a row of NaN only
+    op = trt.TopKOperation.MAX if largest else trt.TopKOperation.MIN
+    (vals, idx), _ = run(mode, lambda net, t: [net.add_topk(t, op, 4, 1 << 1)], {"x": x})
+    ref_vals, ref_idx = _topk_nan_ref(x, largest, 4)
+    check(vals, ref_vals)
+    np.testing.assert_array_equal(idx, ref_idx)
+    try:
+        import torch
+    except ImportError:
+        return
+    tv, _ = torch.topk(torch.from_numpy(x), 4, 1, largest=largest)  # (torch leaves the order of NaN ties open)
+    check(vals, tv.numpy())
