@@ -301,6 +301,28 @@ def test_huge_profile_max_never_reaches_a_kernel(tmp_path):
     assert proc.returncode == 0 and "PlanError" in proc.stdout and "2^40" in proc.stdout, describe(proc)
 
 
+def test_memory_plan_that_overflows_int64_fails_instead_of_wrapping():
+    # A plan may list millions of tensors of up to 2^40 elements; their live-together sum must not wrap around
+    # (signed overflow, found with UBSan) to a small arena.  Two overlapping 2^62-byte tensors end at 2^63.
+    import ctypes
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not available")
+    subprocess.run(["make", "-s", "build/libtrtlite.so"], cwd=REPO, check=True)
+    lib = ctypes.CDLL(os.path.join(REPO, "build", "libtrtlite.so"))
+    lib.trtl_memplan.restype = ctypes.c_int64
+    plan = lib.trtl_memplan
+
+    def run(sizes):
+        n = len(sizes)
+        i64, i32 = ctypes.c_int64 * n, ctypes.c_int32 * n
+        offsets = i64()
+        total = plan(ctypes.c_int32(n), i64(*sizes), i32(*[0] * n), i32(*[1] * n), offsets)
+        return total, list(offsets)
+    assert run([1 << 40, 1 << 40]) == ((1 << 41), [0, 1 << 40])
+    assert run([1 << 62, 1 << 62])[0] == -1
+    assert run([(1 << 63) - 1])[0] == -1
+
+
 # ---- C plugin libraries breaking the contract (tests/c/misbehaving_plugin.c) --------------------------------
 
 MISBEHAVING_SRC = os.path.join(REPO, "tests", "c", "misbehaving_plugin.c")

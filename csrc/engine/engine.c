@@ -124,7 +124,11 @@ int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, cons
     int32_t np = 0;
     for (int32_t a = 0; a < m; a++) {
         int32_t t = idx[a];
-        int64_t size = (bytes[t] + ALIGN - 1) / ALIGN * ALIGN, off = 0;
+        if (bytes[t] > INT64_MAX - ALIGN) {
+            total = -1; /* more than int64 bytes: no plan (reported as out of memory) */
+            break;
+        }
+        int64_t size = (bytes[t] + ALIGN - 1) / ALIGN * ALIGN, off = 0, end;
         int moved = 1;
         while (moved) {
             moved = 0;
@@ -133,16 +137,21 @@ int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, cons
                 if (last[u] < first[t] || last[t] < first[u])
                     continue; /* lifetimes disjoint */
                 int64_t usize = (bytes[u] + ALIGN - 1) / ALIGN * ALIGN;
-                if (off < offsets[u] + usize && offsets[u] < off + size) {
+                /* placed blocks end at or below `total` (no overflow); off + size may not exist */
+                if (off < offsets[u] + usize && offsets[u] - size < off) {
                     off = offsets[u] + usize;
                     moved = 1;
                 }
             }
         }
+        if (__builtin_add_overflow(off, size, &end)) {
+            total = -1;
+            break;
+        }
         offsets[t] = off;
         placed[np++] = t;
-        if (off + size > total)
-            total = off + size;
+        if (end > total)
+            total = end;
     }
     free(idx);
     free(placed);
