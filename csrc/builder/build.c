@@ -203,11 +203,9 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
         if (st != TRTL_OK)
             break;
         if (l->op == TRTL_OP_PLUGIN_V2) {
-            p.plugin.plugin = l->p.plugin.plugin->vt->clone(l->p.plugin.plugin);
-            if (!p.plugin.plugin) {
-                st = trtl_error(TRTL_ERR_PLUGIN, "layer '%s': the plugin's clone() failed", l->name);
+            st = trtl_plugin_clone(l->p.plugin.plugin, l->name, &p.plugin.plugin);
+            if (st != TRTL_OK)
                 break;
-            }
         }
         int32_t ni = trtl_bg_add_node(g, l->op, l->name, &p, l->n_in, in, l->n_out, out);
         if (ni < 0) {

@@ -14,12 +14,68 @@ static _Thread_local trtl_log_sink tl_sink;
 static pthread_mutex_t g_sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static trtl_log_sink g_sink;
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes available), 0 if there is none. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t k;
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        k = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        k = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (k > n)
+        return 0;
+    for (size_t j = 1; j < k; j++) {
+        if ((s[j] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[j] & 0x3F);
+    }
+    /* overlong forms, surrogates and values past U+10FFFF are not UTF-8 (Python refuses them) */
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return k;
+}
+
+int trtl_utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] ? utf8_seq(u + i, n - i) : 0;
+        if (!k)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+void trtl_utf8_repair(char *s)
+{
+    unsigned char *u = (unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq(u + i, n - i);
+        if (!k) {
+            u[i] = '?';
+            k = 1;
+        }
+        i += k;
+    }
+}
+
 trtl_status trtl_error(trtl_status s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
     va_end(ap);
+    trtl_utf8_repair(tl_msg); /* also a multi-byte character cut by the length limit */
     tl_status = s;
     return s;
 }
@@ -43,6 +99,7 @@ trtl_status trtl_error_prefix(const char *fmt, ...)
         rest = sizeof tl_msg - 1 - k;
     memcpy(tl_msg + k, old, rest);
     tl_msg[k + rest] = '\0';
+    trtl_utf8_repair(tl_msg);
     return tl_status;
 }
 
@@ -88,6 +145,7 @@ void trtl_log(trtl_severity sev, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    trtl_utf8_repair(buf);
     trtl_log_sink sink = tl_sink;
     if (!sink.fn) {
         pthread_mutex_lock(&g_sink_lock);

@@ -24,6 +24,13 @@ trtl_status trtl_error(trtl_status s, const char *fmt, ...) TRTL_PRINTF(2, 3);
 trtl_status trtl_error_prefix(const char *fmt, ...) TRTL_PRINTF(1, 2);
 void trtl_clear_error(void);
 
+/* Is s[0..n) valid UTF-8 without NUL bytes? */
+int trtl_utf8_valid(const char *s, size_t n);
+/* Replaces, in place, every byte of the NUL-terminated s that is not part of a valid UTF-8
+ * sequence with '?'.  Error and log messages go through it: they quote plugin messages and
+ * names, which come from code trtlite does not control, and Python decodes them strictly. */
+void trtl_utf8_repair(char *s);
+
 #define TRTL_TRY(expr)                      \
     do {                                    \
         trtl_status trtl_try_s_ = (expr);   \

@@ -80,10 +80,10 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
         trtl_plugin *p = e->nodes[k].op == TRTL_OP_PLUGIN_V2 ? e->nodes[k].p.plugin.plugin : NULL;
         if (!p)
             continue;
-        c->plugins[k] = p->vt->clone(p);
-        if (!c->plugins[k]) {
+        trtl_status cs = trtl_plugin_clone(p, e->nodes[k].name, &c->plugins[k]);
+        if (cs != TRTL_OK) {
             trtl_context_destroy(c);
-            return trtl_error(TRTL_ERR_PLUGIN, "layer '%s': the plugin's clone() failed", e->nodes[k].name);
+            return cs;
         }
     }
     trtl_status st = trtl_threadpool_create(e->num_threads, &c->pool);

@@ -110,7 +110,11 @@ int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, cons
     int32_t np = 0;
     for (int32_t a = 0; a < m; a++) {
         int32_t t = idx[a];
-        int64_t size = (bytes[t] + ALIGN - 1) / ALIGN * ALIGN, off = 0;
+        if (bytes[t] > INT64_MAX - ALIGN) {
+            total = -1; /* more than int64 bytes: no plan (reported as out of memory) */
+            break;
+        }
+        int64_t size = (bytes[t] + ALIGN - 1) / ALIGN * ALIGN, off = 0, end;
         int moved = 1;
         while (moved) {
             moved = 0;
@@ -119,16 +123,21 @@ int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, cons
                 if (last[u] < first[t] || last[t] < first[u])
                     continue; /* lifetimes disjoint */
                 int64_t usize = (bytes[u] + ALIGN - 1) / ALIGN * ALIGN;
-                if (off < offsets[u] + usize && offsets[u] < off + size) {
+                /* placed blocks end at or below `total` (no overflow); off + size may not exist */
+                if (off < offsets[u] + usize && offsets[u] - size < off) {
                     off = offsets[u] + usize;
                     moved = 1;
                 }
             }
         }
+        if (__builtin_add_overflow(off, size, &end)) {
+            total = -1;
+            break;
+        }
         offsets[t] = off;
         placed[np++] = t;
-        if (off + size > total)
-            total = off + size;
+        if (end > total)
+            total = end;
     }
     free(idx);
     free(placed);
@@ -234,6 +243,9 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
+        if (n_in > 64 || n->n_out > 16)
+            return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': %d inputs / %d outputs (at most 64 / 16)", n->name,
+                              (int)n_in, (int)n->n_out);
         for (int32_t j = 0; j < n_in; j++) {
             in[j] = dims[n->in[j]];
             in_t[j] = e->tensors[n->in[j]].dtype;
@@ -244,6 +256,11 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
         TRTL_TRY(trtl_op_table[n->op].infer(&ic));
         for (int32_t j = 0; j < n->n_out; j++) {
             TRTL_TRY(check_planned(e, n, j, &out[j]));
+            /* Run-time shapes may outgrow the planned ones (see check_planned), never the bound every
+             * size computation downstream relies on. */
+            if (trtl_volume_too_large(&out[j]))
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %d (tensor '%s') would have more than 2^40 "
+                                  "elements for these input shapes", n->name, (int)j, e->tensors[n->out[j]].name);
             dims[n->out[j]] = out[j];
         }
         if (n->epi.has_residual && !trtl_dims_equal(&dims[n->in[n_in]], &out[0])) {

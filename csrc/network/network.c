@@ -402,6 +402,10 @@ trtl_status trtl_network_infer(trtl_network *net)
             l->stale = 0;
             net->n_stale--;
             trtl_status ls = infer_recorded(net, l);
+            if (ls == TRTL_ERR_OUT_OF_MEMORY) { /* not the layer's fault: infer afresh next time */
+                net->shapes_valid = 0;
+                return ls;
+            }
             if (ls != TRTL_OK && net->shape_status == TRTL_OK) {
                 net->shape_status = ls;
                 net->shape_error_layer = l->id;
@@ -423,11 +427,13 @@ trtl_status trtl_network_infer(trtl_network *net)
     /* Infer everything that can be: a failing layer only poisons what depends on it. */
     trtl_status first = TRTL_OK;
     char first_msg[TRTL_MSG_MAX] = "";
+    int oom = st == TRTL_ERR_OUT_OF_MEMORY;
     for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
         trtl_layer *l = net->layers[order[k]];
         trtl_status ls = infer_recorded(net, l);
         if (ls == TRTL_OK)
             continue;
+        oom |= ls == TRTL_ERR_OUT_OF_MEMORY;
         if (first == TRTL_OK) {
             first = ls;
             net->shape_error_layer = order[k];
@@ -437,6 +443,12 @@ trtl_status trtl_network_infer(trtl_network *net)
     if (st == TRTL_OK && first != TRTL_OK)
         st = trtl_error(first, "%s", first_msg);
     free(order);
+    /* An allocation failure says nothing about the network: leave the cache invalid so that the
+     * next query or build infers again instead of repeating "out of memory" forever. */
+    if (oom) {
+        net->shapes_valid = 0;
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "network: out of memory during shape inference");
+    }
     net->shapes_valid = 1;
     net->shape_status = st;
     snprintf(net->shape_error, sizeof net->shape_error, "%s", st == TRTL_OK ? "" : trtl_last_error());

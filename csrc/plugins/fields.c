@@ -27,6 +27,11 @@ trtl_status trtl_plugin_fields_check(const trtl_plugin_fields *f)
         const trtl_plugin_field *x = &f->fields[i];
         if (!x->name || !*x->name)
             return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): field %d has no name", (int)i);
+        /* names are read only this far (a plugin library is not trusted; see plugin.h) */
+        size_t len = strnlen(x->name, 1025);
+        if (len > 1024 || !trtl_utf8_valid(x->name, len))
+            return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): the name of field %d %s", (int)i,
+                              len > 1024 ? "is longer than 1024 bytes (or has no terminating NUL)" : "is not UTF-8");
         if (x->type < 0 || x->type > TRTL_PF_UNKNOWN)
             return trtl_error(TRTL_ERR_PLUGIN, "get_fields(): field '%s' has type %d, which is not a PluginFieldType "
                               "(0..%d)", x->name, (int)x->type, (int)TRTL_PF_UNKNOWN);
@@ -93,6 +98,8 @@ trtl_status trtl_plugin_fields_read(const uint8_t *src, size_t n, size_t *used, 
         memcpy(&len, src + off, 4);
         if (len > n - off - 4 || n - off - 4 - len < 16)
             return trtl_error(TRTL_ERR_INVALID_PLAN, "plugin field %u is truncated", i);
+        if (len == 0 || len > 1024 || !trtl_utf8_valid((const char *)src + off + 4, len))
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "plugin field %u has an empty, overlong or non-UTF-8 name", i);
         off += 4 + len;
         memcpy(&type, src + off, 4);
         memcpy(&length, src + off + 4, 4);

@@ -6,6 +6,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,33 @@ static const char *field_type_name(int32_t t)
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
+/* Limits on what a plugin library hands over (see "Untrusted libraries" in plugin.h): names and
+ * strings end within NAME_MAX_BYTES, and a library has at most MAX_LIBRARY_CREATORS creators. */
+#define NAME_MAX_BYTES 1024
+#define MAX_LIBRARY_CREATORS 4096
+
+/* NULL when s is a NUL-terminated UTF-8 string of at most NAME_MAX_BYTES bytes, else why not.
+ * Nothing past NAME_MAX_BYTES is read. */
+static const char *bad_string(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strnlen(s, NAME_MAX_BYTES + 1);
+    if (n > NAME_MAX_BYTES)
+        return "is longer than 1024 bytes (or has no terminating NUL)";
+    if (!trtl_utf8_valid(s, n))
+        return "is not UTF-8";
+    return NULL;
+}
+
+/* The creator's name for messages, once it is known to be printable. */
+static const char *safe_name(const trtl_plugin_creator *c)
+{
+    if (c->struct_size < offsetof(trtl_plugin_creator, version) || !c->name || bad_string(c->name))
+        return "?";
+    return c->name;
+}
+
 static trtl_status check_creator(const trtl_plugin_creator *c)
 {
     if (!c)
@@ -43,22 +71,34 @@ static trtl_status check_creator(const trtl_plugin_creator *c)
         return trtl_error(TRTL_ERR_PLUGIN,
                           "plugin creator '%s' was built for plugin ABI version %u; this trtlite supports version %u "
                           "(rebuild it against csrc/include/trtlite/plugin.h)",
-                          c->struct_size >= offsetof(trtl_plugin_creator, version) ? nz(c->name) : "?",
-                          (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+                          safe_name(c), (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
     /* The name is read only where the creator's declared size covers it. */
     if (c->struct_size < sizeof(trtl_plugin_creator))
         return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': struct size %u is smaller than this ABI's %zu",
-                          c->struct_size >= offsetof(trtl_plugin_creator, version) ? nz(c->name) : "?",
-                          (unsigned)c->struct_size, sizeof(trtl_plugin_creator));
+                          safe_name(c), (unsigned)c->struct_size, sizeof(trtl_plugin_creator));
+    /* Names reach every later message, the creator list and the logger: check them once, here. */
+    const char *why;
+    if ((why = bad_string(c->name)) != NULL)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator: its name %s", why);
+    if ((why = bad_string(c->version)) != NULL)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': its version string %s", c->name, why);
+    if ((why = bad_string(c->plugin_namespace)) != NULL)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': its namespace %s", c->name, why);
     if (!c->name || !*c->name || !c->version || !c->create || (c->nb_fields > 0 && !c->fields) || c->nb_fields < 0)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "plugin creator '%s' is incomplete (name, version, create and fields "
                           "are required)", nz(c->name));
+    if (c->nb_fields > MAX_LIBRARY_CREATORS)
+        return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s' describes %d fields (at most %d)", c->name,
+                          (int)c->nb_fields, MAX_LIBRARY_CREATORS);
     /* trtl_plugin_create compares every given field's name with these and prints their types:
      * a bad entry here would crash there, long after the library was accepted. */
     for (int32_t k = 0; k < c->nb_fields; k++) {
         const trtl_plugin_field_desc *d = &c->fields[k];
         if (!d->name || !*d->name)
             return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': field description %d has no name", c->name, (int)k);
+        if ((why = bad_string(d->name)) != NULL)
+            return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': the name of field description %d %s", c->name,
+                              (int)k, why);
         if (d->type < 0 || d->type > TRTL_PF_UNKNOWN)
             return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': field '%s' has type %d, which is not a "
                               "PluginFieldType (0..%d)", c->name, d->name, (int)d->type, (int)TRTL_PF_UNKNOWN);
@@ -82,6 +122,9 @@ trtl_status trtl_plugin_register(const trtl_plugin_creator *creator, const char 
     if (added)
         *added = 0;
     TRTL_TRY(check_creator(creator));
+    const char *why = bad_string(plugin_namespace);
+    if (why)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "register_creator('%s'): the namespace %s", creator->name, why);
     const char *ns = plugin_namespace ? plugin_namespace : nz(creator->plugin_namespace);
     char *nsdup = malloc(strlen(ns) + 1);
     if (!nsdup)
@@ -202,6 +245,11 @@ trtl_status trtl_plugin_load_library(const char *path)
         dlclose(h);
         return trtl_error(TRTL_ERR_PLUGIN, "load_library('%s'): the library returned no creators", path);
     }
+    if (count > MAX_LIBRARY_CREATORS) {
+        dlclose(h);
+        return trtl_error(TRTL_ERR_PLUGIN, "load_library('%s'): the library reports %d creators (at most %d); its "
+                          "creator list cannot be trusted", path, (int)count, MAX_LIBRARY_CREATORS);
+    }
     for (int32_t i = 0; i < count; i++) {
         trtl_status st = check_creator(list[i]);
         if (st != TRTL_OK) {
@@ -300,10 +348,12 @@ trtl_status trtl_plugin_create(const trtl_plugin_creator *c, const char *layer_n
     char msg[512] = "";
     trtl_plugin_fields fc = {nk, kept};
     trtl_plugin *p = c->create(c, nz(layer_name), &fc, msg, sizeof msg);
+    msg[sizeof msg - 1] = '\0'; /* a plugin may fill the buffer without terminating it */
     free(kept);
     if (!p)
-        return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' (layer '%s'): %s", c->name, nz(layer_name),
-                          msg[0] ? msg : "create_plugin failed");
+        /* trtlite's own plugins leave TRTL_ERR_OUT_OF_MEMORY as the thread's status when that is why */
+        return trtl_error(trtl_last_status() == TRTL_ERR_OUT_OF_MEMORY ? TRTL_ERR_OUT_OF_MEMORY : TRTL_ERR_PLUGIN,
+                          "plugin '%s' (layer '%s'): %s", c->name, nz(layer_name), msg[0] ? msg : "create_plugin failed");
     trtl_status st = check_plugin(c, p);
     if (st != TRTL_OK) {
         /* Where the layout is not ours, `destroy` is not where we would read it: leak instead. */
@@ -315,5 +365,36 @@ trtl_status trtl_plugin_create(const trtl_plugin_creator *c, const char *layer_n
     if (!p->creator)
         p->creator = c;
     *out = p;
+    return TRTL_OK;
+}
+
+trtl_status trtl_plugin_clone(const trtl_plugin *p, const char *layer_name, trtl_plugin **out)
+{
+    TRTL_CHECK_ARG(p);
+    TRTL_CHECK_ARG(out);
+    *out = NULL;
+    const trtl_plugin_creator *c = p->creator;
+    char who[1200];
+    snprintf(who, sizeof who, "%s%s%splugin '%s'", layer_name ? "layer '" : "", layer_name ? layer_name : "",
+             layer_name ? "' (" : "", c ? c->name : "?");
+    if (layer_name)
+        strcat(who, ")");
+    trtl_plugin *q = p->vt->clone(p);
+    if (!q)
+        return trtl_error(TRTL_ERR_PLUGIN, "%s: the plugin's clone() failed", who);
+    /* Every clone is destroyed on its own: handing back the instance itself would destroy it twice. */
+    if (q == p)
+        return trtl_error(TRTL_ERR_PLUGIN, "%s: clone() returned the instance itself; a clone must be a new instance "
+                          "(it is destroyed separately)", who);
+    trtl_status st = check_plugin(c ? c : &(trtl_plugin_creator){.name = "?"}, q);
+    if (st != TRTL_OK) {
+        if (q->vt && q->vt->abi_version == TRTL_PLUGIN_ABI_VERSION && q->vt->struct_size >= sizeof(trtl_plugin_vtable) &&
+            q->vt->destroy)
+            q->vt->destroy(q);
+        return trtl_error_prefix("%s: clone()", who);
+    }
+    if (!q->creator)
+        q->creator = c;
+    *out = q;
     return TRTL_OK;
 }

@@ -376,8 +376,10 @@ typedef struct py_creator {
 trtl_plugin *trtl_py_plugin_from_py(trtl_py_state *st, PyObject *obj, const trtl_plugin_creator *creator)
 {
     if (PyObject_TypeCheck(obj, trtl_py_plugin_type(st))) {
-        trtl_plugin *src = ((TrtlPluginObj *)obj)->p;
-        return src->vt->clone(src);
+        trtl_plugin *q = NULL;
+        if (trtl_plugin_clone(((TrtlPluginObj *)obj)->p, NULL, &q) != TRTL_OK)
+            trtl_py_raise(st, trtl_last_status());
+        return q;
     }
     if (!PyObject_HasAttrString(obj, "enqueue") || !PyObject_HasAttrString(obj, "get_output_shape")) {
         PyErr_Format(PyExc_TypeError, "expected a trt.IPluginV2 (with get_output_shape and enqueue), got %s",

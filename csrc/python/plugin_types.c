@@ -53,10 +53,9 @@ static void plugin_dealloc(TrtlPluginObj *self)
 static PyObject *plugin_capsule(TrtlPluginObj *self, PyObject *unused)
 {
     (void)unused;
-    trtl_plugin *c = self->p->vt->clone(self->p);
-    if (!c)
-        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin %s: clone() failed",
-                                 self->p->creator ? self->p->creator->name : "?");
+    trtl_plugin *c = NULL;
+    if (trtl_plugin_clone(self->p, NULL, &c) != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), trtl_last_status());
     return PyCapsule_New(c, "trtlite.plugin", NULL);
 }
 
@@ -82,9 +81,9 @@ static PyObject *plugin_serialize(TrtlPluginObj *self, PyObject *unused)
 static PyObject *plugin_clone(TrtlPluginObj *self, PyObject *unused)
 {
     (void)unused;
-    trtl_plugin *c = self->p->vt->clone(self->p);
-    if (!c)
-        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_PLUGIN, "plugin clone() failed");
+    trtl_plugin *c = NULL;
+    if (trtl_plugin_clone(self->p, NULL, &c) != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), trtl_last_status());
     return trtl_py_plugin_obj_new(TRTL_STATE(self), c, self->name);
 }
 

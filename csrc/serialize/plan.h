@@ -40,7 +40,15 @@
  * Loading checks, in order: size >= header, magic, header size, version, payload size against
  * the buffer, CRC, CPU features, then every count, id, enum and length against the remaining
  * bytes and the op table, the kernels by name, plugins through the registry, and finally that
- * shape inference over the graph reproduces the stored max shapes.  Any failure is an error
+ * shape inference over the graph reproduces the stored max shapes.  Every invariant the builder
+ * guarantees is checked, as the engine relies on each: tensors of at most 2^40 elements whose
+ * shape agrees with their max shape; profiles as the builder validates them (the input's rank,
+ * 0 <= min <= opt <= max, at most 2^40 elements, within the input's max shape and equal to its
+ * static dimensions), whose union is the inputs' max shape; per layer the network API's input and
+ * output counts (at most 64 inputs, 16 outputs); every tensor a step reads is produced before it
+ * (inputs and constants count as produced), every tensor is produced exactly once, and every
+ * internal tensor and output is produced.  An allocation failure while loading is
+ * TRTL_ERR_OUT_OF_MEMORY, never reported as a corrupt plan.  Any failure is an error
  * naming what is wrong; a plan never makes the loader read out of bounds.
  */
 #ifndef TRTL_SERIALIZE_PLAN_H

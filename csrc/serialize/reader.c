@@ -15,7 +15,13 @@ typedef struct rbuf {
     const uint8_t *p;
     size_t n, off;
     int bad;        /* a read ran past the end */
+    int oom;        /* an allocation failed: reported as out of memory, never as a corrupt plan */
 } rbuf;
+
+/* The network API's limits, which every plan the builder writes keeps: inputs of one layer
+ * (concatenation, plugins; the engine's shape inference has room for this many) and outputs. */
+#define MAX_LAYER_INPUTS 64
+#define MAX_LAYER_OUTPUTS 16
 
 static int take(rbuf *r, void *dst, size_t len)
 {
@@ -92,8 +98,10 @@ static char *str(rbuf *r)
         return NULL;
     }
     char *s = malloc((size_t)n + 1);
-    if (!s)
+    if (!s) {
+        r->oom = 1;
         return NULL;
+    }
     take(r, s, n);
     s[n] = '\0';
     return s;
@@ -118,12 +126,23 @@ static int read_dims(rbuf *r, trtl_dims *d, int any_values)
 
 static int dims(rbuf *r, trtl_dims *d) { return read_dims(r, d, 0); }
 
-#define CHECK(cond, ...)                                          \
-    do {                                                          \
-        if (!(cond)) {                                            \
-            st = trtl_error(TRTL_ERR_INVALID_PLAN, __VA_ARGS__);  \
-            goto fail;                                            \
-        }                                                         \
+/* A failed check is a corrupt plan, unless an allocation on the way failed (then the check saw a
+ * NULL that is not the plan's fault). */
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            st = r.oom ? trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory")         \
+                       : trtl_error(TRTL_ERR_INVALID_PLAN, __VA_ARGS__);                           \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+/* An allocation that must succeed. */
+#define CHECK_ALLOC(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");                \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 /* An allocation that failed is the machine's problem, not the plan's. */
 #define CHECK_ALLOC(cond)                                                                \
@@ -162,13 +181,20 @@ static trtl_status read_plugin(rbuf *r, trtl_node *n)
     void *storage = NULL;
     trtl_plugin_fields fc = {0, NULL};
     size_t used = 0;
+    if (r->oom) {
+        st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory for the plugin of layer '%s'", n->name);
+        goto done;
+    }
     if (r->bad || !ns || !name || !version) {
         st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad plugin record of layer '%s'", n->name);
         goto done;
     }
     st = trtl_plugin_fields_read(r->p + r->off, r->n - r->off, &used, &fc, &storage);
     if (st != TRTL_OK) {
-        trtl_error_prefix("plan is corrupt in the fields of plugin '%s' (layer '%s')", name, n->name);
+        if (st == TRTL_ERR_OUT_OF_MEMORY)
+            trtl_error_prefix("loading plan, plugin '%s' (layer '%s')", name, n->name);
+        else
+            trtl_error_prefix("plan is corrupt in the fields of plugin '%s' (layer '%s')", name, n->name);
         goto done;
     }
     r->off += used;
@@ -275,6 +301,39 @@ static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload
     return TRTL_OK;
 }
 
+/* Profile p of input i (already read) against what the builder guarantees (the checks of
+ * builder/config.c and build.c): the input's rank, 0 <= min <= opt <= max, at most 2^40 elements
+ * at max, within the input's planned max shape, and equal to the input's static dimensions.  A
+ * context trusts these bounds: set_input_shape accepts any shape inside them. */
+static trtl_status check_profile(const trtl_engine *e, uint32_t p, uint32_t i)
+{
+    const trtl_etensor *t = &e->tensors[e->io[i]];
+    const trtl_dims *mn = &e->profiles[p].min[i], *opt = &e->profiles[p].opt[i], *mx = &e->profiles[p].max[i];
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+    if (mn->nb_dims != t->dims.nb_dims || opt->nb_dims != t->dims.nb_dims || mx->nb_dims != t->dims.nb_dims)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: optimization profile %u for input '%s' has rank "
+                          "%d/%d/%d, the input's rank is %d", p, t->name, (int)mn->nb_dims, (int)opt->nb_dims,
+                          (int)mx->nb_dims, (int)t->dims.nb_dims);
+    for (int32_t k = 0; k < mn->nb_dims; k++)
+        if (mn->d[k] < 0 || mn->d[k] > opt->d[k] || opt->d[k] > mx->d[k])
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: optimization profile %u for input '%s' breaks "
+                              "0 <= min <= opt <= max in dimension %d", p, t->name, (int)k);
+    if (trtl_volume_too_large(mx))
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: optimization profile %u for input '%s': max shape "
+                          "%s has more than 2^40 elements", p, t->name, trtl_dims_str(mx, s1, sizeof s1));
+    for (int32_t k = 0; k < mx->nb_dims; k++) {
+        if (mx->d[k] > t->max_dims.d[k])
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: optimization profile %u for input '%s': max "
+                              "shape %s exceeds the input's planned max shape %s", p, t->name,
+                              trtl_dims_str(mx, s1, sizeof s1), trtl_dims_str(&t->max_dims, s2, sizeof s2));
+        if (t->dims.d[k] >= 0 && (mn->d[k] != t->dims.d[k] || mx->d[k] != t->dims.d[k]))
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: optimization profile %u for input '%s': "
+                              "dimension %d is static (%lld), the profile gives %lld..%lld", p, t->name, (int)k,
+                              (long long)t->dims.d[k], (long long)mn->d[k], (long long)mx->d[k]);
+    }
+    return TRTL_OK;
+}
+
 trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine **out)
 {
     trtl_clear_error();
@@ -287,11 +346,12 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     trtl_status st = check_header(data, size, &payload);
     if (st != TRTL_OK)
         return st;
-    rbuf r = {(const uint8_t *)data, size, TRTL_PLAN_HEADER_SIZE, 0};
+    rbuf r = {(const uint8_t *)data, size, TRTL_PLAN_HEADER_SIZE, 0, 0};
     trtl_engine *e = trtl_engine_alloc();
     trtl_dims *check = NULL;
     if (!e)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
+    int8_t *made = NULL; /* per tensor: produced yet (inputs and constants from the start) */
     e->implicit_batch = u32(&r) != 0;
     e->max_batch_size = i32(&r);
     e->num_threads = i32(&r);
@@ -315,8 +375,13 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
                   nb <= r.n - r.off && (t->kind == TRTL_TK_CONSTANT || nb == 0),
               "plan is truncated or corrupt at tensor %u", i);
         int64_t v = trtl_volume(&t->max_dims);
-        CHECK(v >= 0 && !trtl_volume_too_large(&t->max_dims), "plan is corrupt: tensor '%s' has no valid max shape",
-              t->name);
+        CHECK(v >= 0 && !trtl_volume_too_large(&t->max_dims),
+              "plan is corrupt: tensor '%s' has no valid max shape (a dimension is negative, or it has more than "
+              "2^40 elements)", t->name);
+        int dims_ok = t->max_dims.nb_dims >= 0 && t->dims.nb_dims == t->max_dims.nb_dims;
+        for (int32_t k = 0; dims_ok && k < t->dims.nb_dims; k++)
+            dims_ok = t->dims.d[k] == t->max_dims.d[k] || (t->dims.d[k] == -1 && t->kind != TRTL_TK_CONSTANT);
+        CHECK(dims_ok, "plan is corrupt: tensor '%s' has shape and max shape that disagree", t->name);
         t->max_bytes = v * (int64_t)trtl_dtype_size(t->dtype);
         if (t->kind == TRTL_TK_CONSTANT) {
             CHECK((int64_t)nb == t->max_bytes, "plan is corrupt: constant '%s' has %llu bytes, its shape needs %lld", t->name,
@@ -365,6 +430,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             dims(&r, &pr->opt[i]);
             dims(&r, &pr->max[i]);
             CHECK(!r.bad, "plan is truncated or corrupt in optimization profile %u", p);
+            st = check_profile(e, p, i);
+            if (st != TRTL_OK)
+                goto fail;
             if (p == 0) {
                 e->env_min[i] = pr->min[i];
                 e->env_max[i] = pr->max[i];
@@ -377,6 +445,17 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             }
         }
     }
+    for (uint32_t i = 0; i < nin; i++) { /* the inputs' planned max shapes are the profiles' union */
+        const trtl_etensor *t = &e->tensors[e->io[i]];
+        char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+        CHECK(trtl_dims_equal(&e->env_max[i], &t->max_dims),
+              "plan is corrupt: input '%s' is planned for max shape %s, its optimization profiles' largest is %s",
+              t->name, trtl_dims_str(&t->max_dims, s1, sizeof s1), trtl_dims_str(&e->env_max[i], s2, sizeof s2));
+    }
+    made = calloc(nt ? nt : 1, 1);
+    CHECK_ALLOC(made);
+    for (uint32_t i = 0; i < nt; i++)
+        made[i] = e->tensors[i].kind == TRTL_TK_INPUT || e->tensors[i].kind == TRTL_TK_CONSTANT;
     uint32_t nn = u32(&r);
     CHECK(!r.bad && nn <= (r.n - r.off) / 8, "plan is corrupt: layer count %u", nn);
     e->nodes = calloc(nn ? nn : 1, sizeof *e->nodes);
@@ -397,6 +476,10 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             free(kname);
             CHECK(0, "plan is truncated or corrupt at step %u", k);
         }
+        if (r.oom) { /* a string after the name could not be allocated */
+            free(kname);
+            CHECK_ALLOC(0);
+        }
         n->kernel = trtl_kernel_find(kname);
         if (!n->kernel) {
             st = trtl_error(TRTL_ERR_INVALID_PLAN, "plan uses kernel '%s' (layer '%s') that this build of trtlite does not have",
@@ -410,17 +493,20 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
                   n->epi.has_residual <= 1,
               "plan is corrupt: bad epilogue of layer '%s'", n->name);
         uint32_t ni = u32(&r);
-        CHECK(!r.bad && ni <= 1024, "plan is corrupt: input count of layer '%s'", n->name);
+        CHECK(!r.bad && ni <= MAX_LAYER_INPUTS + 1, "plan is corrupt: layer '%s' has %u inputs (at most %d)", n->name,
+              ni, MAX_LAYER_INPUTS);
         n->in = malloc(sizeof(int32_t) * (ni ? ni : 1));
         CHECK_ALLOC(n->in);
         n->n_in = (int32_t)ni;
         for (uint32_t j = 0; j < ni; j++) {
             uint32_t id = u32(&r);
             CHECK(!r.bad && id < nt, "plan is corrupt: input %u of layer '%s'", j, n->name);
+            CHECK(made[id], "plan is corrupt: layer '%s' reads tensor '%s' before any step produces it", n->name,
+                  e->tensors[id].name);
             n->in[j] = (int32_t)id;
         }
         uint32_t no = u32(&r);
-        CHECK(!r.bad && no >= 1 && no <= 16, "plan is corrupt: output count of layer '%s'", n->name);
+        CHECK(!r.bad && no >= 1 && no <= MAX_LAYER_OUTPUTS, "plan is corrupt: output count of layer '%s'", n->name);
         n->out = malloc(sizeof(int32_t) * no);
         CHECK_ALLOC(n->out);
         n->n_out = (int32_t)no;
@@ -428,10 +514,16 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             uint32_t id = u32(&r);
             CHECK(!r.bad && id < nt && e->tensors[id].kind != TRTL_TK_CONSTANT && e->tensors[id].kind != TRTL_TK_INPUT,
                   "plan is corrupt: output %u of layer '%s'", j, n->name);
+            CHECK(!made[id], "plan is corrupt: tensor '%s' is produced twice (again by layer '%s'); every tensor has "
+                  "exactly one producing step", e->tensors[id].name, n->name);
+            made[id] = 1;
             n->out[j] = (int32_t)id;
         }
         const trtl_op_info *info = &trtl_op_table[n->op];
         int32_t real_in = n->n_in - n->epi.has_residual;
+        int32_t most = info->max_inputs < 0 ? MAX_LAYER_INPUTS : info->max_inputs;
+        CHECK(real_in <= most, "plan is corrupt: layer '%s' has %d inputs; a %s layer takes at most %d", n->name,
+              (int)real_in, info->name, (int)most);
         CHECK(real_in >= info->min_inputs && (info->max_inputs < 0 || real_in <= info->max_inputs) &&
                   (info->num_outputs < 0 || n->n_out == info->num_outputs),
               "plan is corrupt: layer '%s' has %d inputs / %d outputs", n->name, (int)real_in, (int)n->n_out);
@@ -443,6 +535,11 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
                   "plan is corrupt: plugin layer '%s' output count", n->name);
     }
     CHECK(r.off == r.n, "plan has %zu unexpected trailing bytes", r.n - r.off);
+    for (uint32_t i = 0; i < nt; i++)
+        CHECK(made[i], "plan is corrupt: tensor '%s' (%s) is not produced by any step", e->tensors[i].name,
+              e->tensors[i].kind == TRTL_TK_OUTPUT ? "a network output" : "internal");
+    free(made);
+    made = NULL;
     /* Self-consistency: inference at the max shapes must reproduce the stored shapes, so no
      * kernel ever sees weights or shapes that disagree. */
     check = calloc(nt ? nt : 1, sizeof *check);
@@ -451,8 +548,10 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         check[e->io[i]] = e->tensors[e->io[i]].max_dims;
     st = trtl_engine_infer(e, check);
     if (st != TRTL_OK) {
-        trtl_error_prefix("plan is inconsistent");
-        st = TRTL_ERR_INVALID_PLAN;
+        if (st != TRTL_ERR_OUT_OF_MEMORY) {
+            trtl_error_prefix("plan is inconsistent");
+            st = TRTL_ERR_INVALID_PLAN;
+        }
         goto fail;
     }
     for (int32_t k = 0; k < e->n_nodes; k++)
@@ -463,8 +562,10 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         }
     st = trtl_engine_check_dtypes(e);
     if (st != TRTL_OK) {
-        trtl_error_prefix("plan is inconsistent");
-        st = TRTL_ERR_INVALID_PLAN;
+        if (st != TRTL_ERR_OUT_OF_MEMORY) {
+            trtl_error_prefix("plan is inconsistent");
+            st = TRTL_ERR_INVALID_PLAN;
+        }
         goto fail;
     }
     free(check);
@@ -483,6 +584,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     *out = e;
     return TRTL_OK;
 fail:
+    free(made);
     free(check);
     trtl_engine_destroy(e);
     return st;

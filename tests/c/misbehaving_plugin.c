@@ -9,8 +9,16 @@
  *   1  get_fields: a field of type 99        2  get_fields: a field of length -5
  *   3  get_fields: a field without a name    4  workspace_size: SIZE_MAX
  *   5  output_desc: -1 as the last dimension 6  vtable struct_size 8 (an older, smaller ABI)
+ *   7  enqueue fails, filling all of msg with 'A' and no terminating NUL
+ *   8  enqueue fails with a message that is not UTF-8
+ *   9  output_desc fails, filling all of msg with 'B' and no NUL
+ *   10 clone returns the instance itself     11 clone returns NULL
+ *   12 create fails, filling all of msg with 'C' and no NUL (and bytes that are not UTF-8 first)
+ *   13 get_fields: a field name that is not UTF-8
  * Compile-time BAD_DESC: the creator (then "BadFieldDesc_TEST") has a broken field list (1: a NULL
- * name, 2: type 42).
+ * name, 2: type 42).  BAD_LIB: the library itself breaks the loading contract: 1 reports 2^30
+ * creators (it has one), 2 a creator name that is not UTF-8, 3 a field name that is not UTF-8,
+ * 4 a version string of 5000 bytes with no NUL, 5 a namespace that is not UTF-8, 6 -1 creators.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,8 +29,15 @@
 #ifndef BAD_DESC
 #define BAD_DESC 0
 #endif
+#ifndef BAD_LIB
+#define BAD_LIB 0
+#endif
 #if BAD_DESC
 #define CREATOR_NAME "BadFieldDesc_TEST"
+#elif BAD_LIB == 2
+#define CREATOR_NAME "BadName\xff\xfe_TEST"
+#elif BAD_LIB
+#define CREATOR_NAME "BadLib_TEST"
 #else
 #define CREATOR_NAME "Misbehaving_TEST"
 #endif
@@ -48,6 +63,10 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
     (void)msg_len;
     (void)nb_in;
     *out = in[0];
+    if (m->mode == 9) {
+        memset(msg, 'B', msg_len);
+        return 1;
+    }
     if (m->mode == 5)
         out->dims.d[out->dims.nb_dims - 1] = -1;
     return 0;
@@ -67,13 +86,19 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
                    const trtl_plugin_tensor_desc *out_desc, void *const *outputs, int32_t nb_out, void *workspace,
                    char *msg, size_t msg_len)
 {
-    (void)self;
     (void)nb_in;
     (void)out_desc;
     (void)nb_out;
     (void)workspace;
-    (void)msg;
-    (void)msg_len;
+    int32_t mode = ((const misbehaving *)self)->mode;
+    if (mode == 7) {
+        memset(msg, 'A', msg_len);
+        return 1;
+    }
+    if (mode == 8) {
+        strncpy(msg, "bad \xff\xfe bytes \xe2\x82", msg_len);
+        return 1;
+    }
     int64_t n = 1;
     for (int32_t k = 0; k < in_desc[0].dims.nb_dims; k++)
         n *= in_desc[0].dims.d[k];
@@ -91,6 +116,8 @@ static int get_fields(const trtl_plugin *self, trtl_plugin_fields *out)
         m->field.length = -5;
     if (m->mode == 3)
         m->field.name = NULL;
+    if (m->mode == 13)
+        m->field.name = "mo\xe9" "de";
     out->nb_fields = 1;
     out->fields = &m->field;
     return 0;
@@ -101,6 +128,10 @@ static trtl_plugin *make(const trtl_plugin_creator *cr, int32_t mode);
 static trtl_plugin *clone(const trtl_plugin *self)
 {
     const misbehaving *m = (const misbehaving *)self;
+    if (m->mode == 10)
+        return (trtl_plugin *)self;
+    if (m->mode == 11)
+        return NULL;
     return make(m->base.creator, m->mode);
 }
 
@@ -126,26 +157,45 @@ static trtl_plugin *create(const trtl_plugin_creator *self, const char *layer_na
                            char *msg, size_t msg_len)
 {
     (void)layer_name;
-    (void)msg;
-    (void)msg_len;
-    return make(self, *(const int32_t *)fields->fields[0].data);
+    int32_t mode = *(const int32_t *)fields->fields[0].data;
+    if (mode == 12) {
+        memset(msg, 'C', msg_len);
+        memcpy(msg, "\xff\xc3", msg_len < 2 ? msg_len : 2);
+        return NULL;
+    }
+    return make(self, mode);
 }
 
 #if BAD_DESC == 1
 static const trtl_plugin_field_desc descs[] = {{"mode", TRTL_PF_INT32, 1}, {NULL, TRTL_PF_INT32, 0}};
 #elif BAD_DESC == 2
 static const trtl_plugin_field_desc descs[] = {{"mode", TRTL_PF_INT32, 1}, {"gain", 42, 0}};
+#elif BAD_LIB == 3
+static const trtl_plugin_field_desc descs[] = {{"mode", TRTL_PF_INT32, 1}, {"ga\xc3in", TRTL_PF_FLOAT32, 0}};
 #else
 static const trtl_plugin_field_desc descs[] = {{"mode", TRTL_PF_INT32, 1}};
 #endif
 
-static const trtl_plugin_creator creator = {sizeof(trtl_plugin_creator), TRTL_PLUGIN_ABI_VERSION, CREATOR_NAME, "1",
-                                            "", descs, (int32_t)(sizeof descs / sizeof descs[0]), create, NULL};
+#if BAD_LIB == 4
+/* Followed in memory by the creator, whose bytes are not a NUL for a while. */
+static const char long_version[5000] = {[0 ... 4999] = '1'};
+#define VERSION long_version
+#else
+#define VERSION "1"
+#endif
+#if BAD_LIB == 5
+#define NAMESPACE "ns\x80"
+#else
+#define NAMESPACE ""
+#endif
+
+static const trtl_plugin_creator creator = {sizeof(trtl_plugin_creator), TRTL_PLUGIN_ABI_VERSION, CREATOR_NAME, VERSION,
+                                            NAMESPACE, descs, (int32_t)(sizeof descs / sizeof descs[0]), create, NULL};
 static const trtl_plugin_creator *const creators[] = {&creator};
 
 const trtl_plugin_creator *const *trtl_get_plugin_creators(int32_t *count, uint32_t *abi_version)
 {
-    *count = 1;
+    *count = BAD_LIB == 1 ? (int32_t)1 << 30 : BAD_LIB == 6 ? -1 : 1;
     *abi_version = TRTL_PLUGIN_ABI_VERSION;
     return creators;
 }

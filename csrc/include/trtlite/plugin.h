@@ -1,6 +1,24 @@
 /*
  * trtlite/plugin.h -- the plugin ABI (version 1).
  *
+ * Untrusted libraries: a plugin library is code trtlite does not control, so everything it hands
+ * over is checked where it crosses into trtlite, and a breach is an error naming the library,
+ * creator or plugin layer -- never an over-read, a crash later, or a name that breaks the creator
+ * list or the logger for every other user:
+ *   - trtl_get_plugin_creators may report at most 4096 creators (a larger count is refused before
+ *     any entry is read);
+ *   - every string a creator points to (name, version, namespace, field names) must end with a
+ *     NUL within 1024 bytes and be UTF-8; nothing past those 1024 bytes is read;
+ *   - a creator describes at most 4096 fields, each with a name and a PluginFieldType;
+ *   - `msg` buffers: trtlite terminates the buffer itself after every call (the last byte becomes
+ *     NUL, so a plugin that fills the buffer gets msg_len - 1 bytes through) and replaces bytes
+ *     that are not UTF-8 with '?';
+ *   - `clone` must return a new instance: NULL, the instance itself (which would then be destroyed
+ *     twice) or an instance without a valid vtable is refused (trtl_plugin_clone);
+ *   - output shapes, output counts and workspace sizes are checked before they size anything.
+ * What cannot be checked is trusted: a creator list shorter than its count, pointers into freed
+ * memory, and enqueue writing outside its buffers.
+ *
  * A plugin is a struct whose first member is `trtl_plugin`, pointing at a vtable.  A creator
  * describes the plugin's named, typed fields once: the same field list is used to create a plugin
  * and to serialize it (a plan stores the fields that `get_fields` returns; loading a plan calls
@@ -153,6 +171,11 @@ trtl_status trtl_plugin_init_builtins(const char *plugin_namespace);
  * missing required: error naming the field). */
 trtl_status trtl_plugin_create(const trtl_plugin_creator *creator, const char *layer_name,
                                const trtl_plugin_fields *fields, trtl_plugin **out);
+
+/* A checked clone of `p` for layer `layer_name` (NULL: none): a NULL result, the instance itself
+ * (which would be destroyed twice) or an instance with a bad vtable is an error naming the layer
+ * and the plugin.  Everything in trtlite that clones a plugin goes through here. */
+trtl_status trtl_plugin_clone(const trtl_plugin *p, const char *layer_name, trtl_plugin **out);
 
 /* What an external plugin library exports:
  *   const trtl_plugin_creator *const *trtl_get_plugin_creators(int32_t *count, uint32_t *abi_version);

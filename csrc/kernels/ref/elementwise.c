@@ -4,7 +4,8 @@
  * zero, FLOOR_DIV rounds toward -inf; division by zero gives 0 and INT32_MIN / -1 wraps to
  * INT32_MIN; POW with a negative exponent gives the truncated reciprocal (0 unless |a| == 1; 0 for
  * a == 0), a non-negative exponent is computed by squaring, wrapping like numpy.
- * FLOAT: MAX/MIN propagate NaN; FLOOR_DIV = floor(a / b). */
+ * FLOAT: MAX/MIN propagate NaN; FLOOR_DIV is numpy.floor_divide (float32): floor of the exact
+ * quotient through fmod, a / b for b == 0, and NaN for an infinite dividend (not floor(+-Inf)). */
 #include <math.h>
 #include "kernels/ref/ref.h"
 #include "core/dims.h"
@@ -27,6 +28,24 @@ typedef struct ew_ctx {
         }                                                 \
     } while (0)
 
+/* numpy's npy_floor_dividef: (a - fmod(a, b)) / b is an exact integer quotient, corrected toward
+ * -inf when the remainder's sign differs from b's.  fmod(+-Inf, b) is NaN, so an infinite dividend
+ * gives NaN; a finite one over +-Inf gives 0 or -1 as Python's // does. */
+static float f_floor_div(float a, float b)
+{
+    if (b == 0.0f)
+        return a / b;
+    float mod = fmodf(a, b), div = (a - mod) / b;
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f)))
+        div -= 1.0f;
+    if (div == 0.0f)
+        return copysignf(0.0f, a / b);
+    float fl = floorf(div);
+    if (div - fl > 0.5f)
+        fl += 1.0f;
+    return fl;
+}
+
 static float f_max(float x, float z) { return (x > z || x != x) ? x : z; }
 static float f_min(float x, float z) { return (x < z || x != x) ? x : z; }
 
@@ -44,7 +63,7 @@ static void row_f32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, c
     case TRTL_EW_SUB: EW_LOOP(float, x - z); break;
     case TRTL_EW_DIV: EW_LOOP(float, x / z); break;
     case TRTL_EW_POW: EW_LOOP(float, pow((double)x, (double)z)); break;
-    case TRTL_EW_FLOOR_DIV: EW_LOOP(float, floorf(x / z)); break;
+    case TRTL_EW_FLOOR_DIV: EW_LOOP(float, f_floor_div(x, z)); break;
     case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
     case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
     case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;

@@ -31,6 +31,7 @@ trtl_status trtl_ref_plugin_v2(const trtl_kernel_args *a)
     trtl_set_current_pool(a->pool); /* built-in plugins may use the context's threads */
     int rc = pl->vt->enqueue(pl, din, in, n->n_in, dout, out, n->n_out, a->scratch, msg, sizeof msg);
     trtl_set_current_pool(prev);
+    msg[sizeof msg - 1] = '\0'; /* a plugin may fill the buffer without terminating it */
     if (rc != 0) {
         char lb[256];
         return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): enqueue failed: %s", n->name,

@@ -3,7 +3,8 @@
  * positions [-pre, 0) and [in, in + post); positions past in + post (ROUND_UP modes) are outside the
  * window altogether.  MAX sees only data (padding is -inf); AVERAGE divides the data sum by the count
  * of data positions (excludes padding) or of data + padding positions; a window without data gives
- * -inf (MAX) and 0 (AVERAGE). */
+ * -inf (MAX) and 0 (AVERAGE).  NaN: a window holding one gives NaN (MAX, as numpy.max and
+ * onnxruntime's MaxPool; AVERAGE and the blend through the sum). */
 #include <math.h>
 #include "kernels/ref/ref.h"
 #include "core/shape.h"
@@ -60,8 +61,8 @@ trtl_status trtl_ref_pooling(const trtl_kernel_args *a)
                             for (int64_t iw = lo[2]; iw < hi[2]; iw++) {
                                 double v = xp[(id * in[1] + ih) * in[2] + iw];
                                 sum += v;
-                                if (v > mx || count == 0)
-                                    mx = v;
+                                if (v > mx || count == 0 || isnan(v))
+                                    mx = v; /* a NaN in the window makes the max NaN, as in numpy */
                                 count++;
                             }
                     int64_t div = excl ? count : padded;

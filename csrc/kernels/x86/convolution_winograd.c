@@ -30,9 +30,16 @@
  * split over input channels and phase 2 over output-channel blocks (disjoint parts of U: the
  * deep, small-map layers where U is largest).
  *
- * NaN or infinity in one input element spreads to the whole output tile (and neighbours') of
- * every channel, unlike direct convolution.
+ * NaN and infinity: the transforms mix a whole a x a input tile, so one non-finite input element
+ * would turn every output of the tiles that read it into NaN, also outputs outside its receptive
+ * field (an Inf enters with both signs and cancels to NaN).  Direct convolution (the reference
+ * kernel, numpy, onnxruntime) makes NaN/Inf only where the element is in the receptive field.  So
+ * a run first checks the input for non-finite values (one pass over the input, nothing like the
+ * convolution's cost); when there are any, the tiles whose input footprint holds one are computed
+ * again afterwards by direct convolution (in double, with the same epilogue), and every other tile
+ * keeps its Winograd result.  Inputs without NaN/Inf take exactly the usual path.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,6 +410,75 @@ static void wg_shared_output(void *ctx, int64_t sb, int64_t se, int thread)
     }
 }
 
+/* ---- non-finite inputs ----------------------------------------------------------------------- */
+
+static int all_finite(const float *x, int64_t n)
+{
+    const uint32_t *b = (const uint32_t *)(const void *)x;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) /* exponent all ones: +-Inf or NaN */
+        bad |= (b[i] & 0x7f800000u) == 0x7f800000u;
+    return !bad;
+}
+
+/* Does tile (tr, tc) of image n read a non-finite input element (any channel)? */
+static int tile_reads_nonfinite(const wg_geom *g, const float *x, int64_t n, int64_t tr, int64_t tc)
+{
+    int64_t h0 = g->m * tr - g->pt, w0 = g->m * tc - g->pl;
+    int64_t h1 = h0 + g->a < g->H ? h0 + g->a : g->H, w1 = w0 + g->a < g->W ? w0 + g->a : g->W;
+    if (h0 < 0)
+        h0 = 0;
+    if (w0 < 0)
+        w0 = 0;
+    for (int64_t c = 0; c < g->C; c++)
+        for (int64_t ih = h0; ih < h1; ih++) {
+            const float *row = x + ((n * g->C + c) * g->H + ih) * g->W;
+            for (int64_t iw = w0; iw < w1; iw++)
+                if (!isfinite(row[iw]))
+                    return 1;
+        }
+    return 0;
+}
+
+/* Recomputes, by direct convolution plus the epilogue, every output of the tiles that read a
+ * non-finite input element (see the top of the file). */
+static void wg_direct_nonfinite_tiles(const wg_job *j, const float *w)
+{
+    const wg_geom *g = j->g;
+    const trtl_epilogue *e = j->epi;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t tr = 0; tr < g->th; tr++)
+            for (int64_t tc = 0; tc < g->tw; tc++) {
+                if (!tile_reads_nonfinite(g, j->x, n, tr, tc))
+                    continue;
+                int64_t oh1 = g->m * (tr + 1) < g->OH ? g->m * (tr + 1) : g->OH;
+                int64_t ow1 = g->m * (tc + 1) < g->OW ? g->m * (tc + 1) : g->OW;
+                for (int64_t k = 0; k < g->K; k++)
+                    for (int64_t oh = g->m * tr; oh < oh1; oh++)
+                        for (int64_t ow = g->m * tc; ow < ow1; ow++) {
+                            double s = 0.0;
+                            for (int64_t c = 0; c < g->C; c++)
+                                for (int64_t kh = 0; kh < 3; kh++) {
+                                    int64_t ih = oh - g->pt + kh;
+                                    if (ih < 0 || ih >= g->H)
+                                        continue;
+                                    const float *row = j->x + ((n * g->C + c) * g->H + ih) * g->W;
+                                    const float *wk = w + ((k * g->C + c) * 3 + kh) * 3;
+                                    for (int64_t kw = 0; kw < 3; kw++) {
+                                        int64_t iw = ow - g->pl + kw;
+                                        if (iw >= 0 && iw < g->W)
+                                            s += (double)wk[kw] * (double)row[iw];
+                                    }
+                                }
+                            int64_t at = ((n * g->K + k) * g->OH + oh) * g->OW + ow;
+                            float v = (float)s + (j->bias ? j->bias[k] : 0.0f);
+                            if (j->res)
+                                v += j->res[at];
+                            j->y[at] = trtl_activation_eval(e->act, e->alpha, e->beta, v);
+                        }
+            }
+}
+
 /* ---- kernel entry points --------------------------------------------------------------------- */
 
 static trtl_status wg_run(const trtl_kernel_args *a, int64_t m)
@@ -450,17 +526,20 @@ static trtl_status wg_run(const trtl_kernel_args *a, int64_t m)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than the %zu Winograd needs",
                           nd->name, a->scratch_size, pl.total);
     j.pl = &pl;
+    int finite = all_finite(j.x, g.N * g.C * g.H * g.W);
     if (!pl.shared) {
         if (pl.slots == 1)
             wg_private(&j, 0, 1, 0);
         else
             trtl_parallel_for(a->pool, pl.slots, 1, wg_private, &j);
-        return TRTL_OK;
+    } else {
+        for (j.gi = 0; j.gi < pl.ngroups; j.gi++) {
+            trtl_parallel_for(a->pool, pl.slots, 1, wg_shared_input, &j);
+            trtl_parallel_for(a->pool, pl.slots, 1, wg_shared_output, &j);
+        }
     }
-    for (j.gi = 0; j.gi < pl.ngroups; j.gi++) {
-        trtl_parallel_for(a->pool, pl.slots, 1, wg_shared_input, &j);
-        trtl_parallel_for(a->pool, pl.slots, 1, wg_shared_output, &j);
-    }
+    if (!finite)
+        wg_direct_nonfinite_tiles(&j, (const float *)nd->p.conv.kernel.values);
     return TRTL_OK;
 }
 

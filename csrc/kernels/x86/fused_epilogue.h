@@ -31,12 +31,12 @@ void trtl_epi_act(const trtl_epilogue *e, float *y, int64_t n);
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 /* Fast activation of 8 lanes (act must satisfy trtl_act_is_fast).  Same results as
- * trtl_activation_eval, NaN included: RELU maps NaN to 0, CLIP and LEAKY_RELU keep it. */
+ * trtl_activation_eval, NaN included: all of them keep NaN. */
 __attribute__((target("avx2,fma"))) static inline __m256 trtl_act8(__m256 v, int32_t act, __m256 alpha,
                                                                       __m256 beta)
 {
     switch (act) {
-    case TRTL_ACT_RELU: return _mm256_max_ps(v, _mm256_setzero_ps()); /* max(NaN, 0) = 0 */
+    case TRTL_ACT_RELU: return _mm256_max_ps(_mm256_setzero_ps(), v); /* maxps gives its 2nd operand for NaN */
     case TRTL_ACT_LEAKY_RELU:
         return _mm256_blendv_ps(_mm256_mul_ps(v, alpha), v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ));
     case TRTL_ACT_CLIP: {

@@ -206,7 +206,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 act16(__m
                                                                              __m512 beta)
 {
     switch (act) {
-    case TRTL_ACT_RELU: return _mm512_max_ps(v, _mm512_setzero_ps()); /* max(NaN, 0) = 0 */
+    case TRTL_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v); /* maxps gives its 2nd operand for NaN */
     case TRTL_ACT_LEAKY_RELU:
         return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ), _mm512_mul_ps(v, alpha),
                                     v);

@@ -46,7 +46,7 @@ static void pool_planes(void *ctx, int64_t begin, int64_t end, int thread)
                     const float *row = xp + ih * j->W;
                     for (int64_t iw = w0; iw < w1; iw++) {
                         float v = row[iw];
-                        mx = v > mx ? v : mx;
+                        mx = v > mx || v != v ? v : mx; /* a NaN wins and stays, as in the reference */
                         sum += v;
                     }
                 }

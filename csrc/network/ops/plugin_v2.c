@@ -42,7 +42,9 @@ trtl_status trtl_infer_plugin_v2(const trtl_infer_ctx *c)
     for (int32_t i = 0; i < c->n_out; i++) {
         out.dims = c->in ? c->in[0] : c->out[i];
         out.dtype = TRTL_FLOAT;
-        if (pl->vt->output_desc(pl, i, in, c->n_in, &out, msg, sizeof msg) != 0)
+        int rc = pl->vt->output_desc(pl, i, in, c->n_in, &out, msg, sizeof msg);
+        msg[sizeof msg - 1] = '\0'; /* a plugin may fill the buffer without terminating it */
+        if (rc != 0)
             return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d: %s", c->layer_name,
                               trtl_plugin_label(&c->p->plugin, lb, sizeof lb), (int)i, msg[0] ? msg : "output_desc failed");
         if (out.dims.nb_dims < 0 || out.dims.nb_dims > TRTL_MAX_DIMS)

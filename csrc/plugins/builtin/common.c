@@ -107,6 +107,7 @@ trtl_plugin *trtl_builtin_create(const trtl_plugin_creator *self, const char *la
     trtl_builtin *h = calloc(1, size);
     if (!h) {
         trtl_plugin_fail(msg, msg_len, "out of memory (%zu bytes)", size);
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory"); /* trtl_plugin_create reports it as such */
         return NULL;
     }
     h->base.vt = cls->vt;
