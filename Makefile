@@ -15,7 +15,8 @@ LIBS     := -lopenblas -lm -lpthread -ldl
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP   := build/stamps
 
-.PHONY: all build lib examples test demo demo-lenet demo-addernet bench asan format clean deps deps-test deps-demo stubs
+.PHONY: all build lib examples test demo demo-lenet demo-addernet bench asan tsan fuzz fuzz-smoke fuzz-build check-all \
+	format clean deps deps-test deps-demo deps-fuzz stubs
 
 all: build
 
@@ -45,8 +46,26 @@ $(STAMP)/pip-test: $(STAMP)/pip-core
 	$(PY) -m pip install -q "torch==2.13.0" onnx onnxruntime
 	@touch $@
 
+# Fuzzing needs clang with libFuzzer (Debian's clang brings its runtime, libclang-rt-*-dev) and atheris
+# for the Python-level ONNX fuzzer.  No fallback: if either cannot be installed the fuzz targets (and
+# the fuzz smoke tests inside `make test`) fail loudly rather than pass without fuzzing.
+$(STAMP)/apt-clang:
+	@mkdir -p $(STAMP)
+	@command -v clang >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang; }
+	@echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; (void)n; return 0; }' > $(STAMP)/lf.c
+	@clang -fsanitize=fuzzer $(STAMP)/lf.c -o $(STAMP)/lf || { echo "error: clang cannot link libFuzzer" \
+		"(-fsanitize=fuzzer); install clang and libclang-rt-dev"; exit 1; }
+	@rm -f $(STAMP)/lf.c $(STAMP)/lf
+	@touch $@
+
+$(STAMP)/pip-fuzz: $(STAMP)/pip-core
+	$(PY) -m pip install -q atheris
+	@touch $@
+
 deps: $(STAMP)/apt-blas $(STAMP)/pip-core
-deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data
+deps-fuzz: $(STAMP)/apt-clang $(STAMP)/pip-fuzz
+deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data deps-fuzz
 deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
 
 # ---- build ---------------------------------------------------------------------------------
@@ -114,3 +133,32 @@ format:
 clean:
 	rm -rf build trtlite/_C*.so .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# ---- fuzzing (tests/fuzz/, docs/TESTING.md) -------------------------------------------------
+# The plan reader under libFuzzer: the core compiled by clang with ASan+UBSan and libFuzzer's
+# coverage (fuzzer-no-link) into build/fuzz/obj, linked with the harness tests/fuzz/fuzz_plan.c.
+FUZZ_CC     := clang
+FUZZ_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-missing-field-initializers \
+               -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ    := $(patsubst csrc/%.c,build/fuzz/obj/%.o,$(CORE_SRC))
+FUZZ_TIME   ?= 1800
+# Runtime options shared by the smoke and the long runs: allocations over 1 GiB return NULL (the
+# loader's out-of-memory paths are exercised instead of the machine's memory), leaks are not
+# findings (libFuzzer's own leak check would stop on the plugin registry's process-lifetime data).
+FUZZ_ASAN   := ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=0:abort_on_error=0 \
+               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+build/fuzz/obj/%.o: csrc/%.c $(HDRS) | $(STAMP)/apt-clang
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(INC) -c $< -o $@
+
+# clang 14's __builtin_cpu_supports does not know "f16c": feature detection is compiled by gcc,
+# uninstrumented (it reads CPUID once; nothing there to fuzz).
+build/fuzz/obj/core/cpu.o: csrc/core/cpu.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -c $< -o $@
+
+build/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_OBJ) | $(STAMP)/apt-blas
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(INC) $< $(FUZZ_OBJ) -o $@ $(LIBS)
+
+fuzz-build: deps-fuzz build/fuzz/fuzz_plan
