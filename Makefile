@@ -89,8 +89,11 @@ build/plugins/libscaled_tanh_plugin.so: examples/plugins/scaled_tanh_plugin.c cs
 	$(CC) $(CFLAGS) -fPIC -shared -Icsrc/include examples/plugins/scaled_tanh_plugin.c -o $@ -lm
 
 # ---- test / demo / bench -------------------------------------------------------------------
-test: deps-test build
+# tests/test_fuzz_smoke.py runs both fuzzers for 45 s each; the threading tests then run again under TSan,
+# which takes about a minute and a half (docs/TESTING.md: measured times; `make asan` does not fit CI's budget).
+test: deps-test build fuzz-build
 	$(PY) -m pytest -q tests
+	@$(MAKE) --no-print-directory tsan
 
 # `make demo` runs the LeNet demo, then the AdderNet demo (Adder2d_TRT plugin, TensorRT 7 API).
 demo: deps-demo build
@@ -121,6 +124,29 @@ asan: deps-test
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONPATH=$(CURDIR)/build/asan/pkg \
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
+
+# ThreadSanitizer: the bindings and core built with gcc -fsanitize=thread into build/tsan (clang 14
+# cannot compile csrc/core/cpu.c), the threading tests (every tests/*thread*.py) run against that build.
+# tests/tsan.supp suppresses only reports inside CPython's and numpy's own uninstrumented code; each entry
+# says why.  Any report fails the run (halt_on_error).  The interpreter is started by its real path:
+# a wrapper script (pyenv's shim) crashes with the TSan runtime preloaded into its shell.  OpenBLAS runs
+# single-threaded there: its own threads synchronise in uninstrumented code, which TSan cannot see.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -O1 -g
+TSAN_TESTS := $(sort $(wildcard tests/*thread*.py))
+tsan: deps-test
+	rm -rf build/tsan && mkdir -p build/tsan/pkg
+	cp -r trtlite build/tsan/pkg/ && rm -f build/tsan/pkg/trtlite/_C*.so
+	CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread" $(PY) setup.py -q build_ext -j 2 \
+		--build-temp build/tsan/tmp --build-lib build/tsan/pkg
+	cd build/tsan && TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp" \
+		PYTHONPATH=$(CURDIR)/build/tsan/pkg LD_PRELOAD="$$($(CC) -print-file-name=libtsan.so)" \
+		OPENBLAS_NUM_THREADS=1 TRTLITE_UNDER_TSAN=1 "$$($(PY) -c 'import sys; print(sys.executable)')" -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) \
+		$(addprefix $(CURDIR)/,$(TSAN_TESTS))
+
+# Everything, for a release or a change to the core: `make test` (suite, fuzz smoke, TSan), the suite under
+# ASan+UBSan, and the long fuzz runs (FUZZ_TIME each).  CI runs `make test`: docs/TESTING.md has the
+# measured times that keep `asan` and `fuzz` out of it.
+check-all: test asan fuzz
 
 # Type stubs of the extension (trtlite/_C.pyi) from the bindings' signature docstrings.
 stubs: build
@@ -161,4 +187,16 @@ build/fuzz/obj/core/cpu.o: csrc/core/cpu.c $(HDRS)
 build/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_OBJ) | $(STAMP)/apt-blas
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(INC) $< $(FUZZ_OBJ) -o $@ $(LIBS)
 
-fuzz-build: deps-fuzz build/fuzz/fuzz_plan
+fuzz-build: deps-fuzz
+	@$(MAKE) --no-print-directory -j2 build/fuzz/fuzz_plan
+
+# The smoke runs of `make test` alone: seeds, regression inputs, FUZZ_SMOKE_TIME (45) s per fuzzer.
+fuzz-smoke: deps-test build fuzz-build
+	$(PY) -m pytest -q tests/test_fuzz_smoke.py
+
+# Long runs, FUZZ_TIME seconds per fuzzer, one after the other; the corpora grow in build/fuzz/<harness>/corpus
+# (kept between runs), saved inputs of findings in build/fuzz/<harness>/artifacts, triaged against
+# tests/fuzz/known_findings.txt.  Fails if either fuzzer found something not known.
+fuzz: deps-test build fuzz-build
+	@rc=0; for h in plan onnx; do \
+		$(PY) tests/fuzz/run.py fuzz $$h --time $(FUZZ_TIME) --seed $$(date +%s) || rc=1; done; exit $$rc

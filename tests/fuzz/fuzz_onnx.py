@@ -413,7 +413,15 @@ def run_network(builder, net):
     return "ran"
 
 
+# FUZZ_ONNX_STACK_AFTER=S (set by run.py's replay): an input still running after S seconds dumps its Python stack,
+# which names where a hang or a memory blow-up is.
+STACK_AFTER = int(os.environ.get("FUZZ_ONNX_STACK_AFTER", "0"))
+
+
 def test_one_input(data):
+    if STACK_AFTER:
+        import faulthandler
+        faulthandler.dump_traceback_later(STACK_AFTER)
     builder = trt.Builder(trt.Logger(trt.Logger.INTERNAL_ERROR))
     net = builder.create_network(EXPLICIT)
     logger = CaptureLogger()
