@@ -1,4 +1,5 @@
 # trtlite -- make demo | make test | make build | make asan | make bench | make format | make clean
+#            make tsan | make fuzz | make fuzz-smoke | make check-all  (docs/TESTING.md)
 #
 # `make demo` and `make test` work on a fresh Debian machine: they install what they need
 # (Debian's libopenblas-dev and dataset-fashion-mnist; numpy, pytest, torch==2.13.0 CPU, onnx,
@@ -140,8 +141,8 @@ tsan: deps-test
 		--build-temp build/tsan/tmp --build-lib build/tsan/pkg
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp" \
 		PYTHONPATH=$(CURDIR)/build/tsan/pkg LD_PRELOAD="$$($(CC) -print-file-name=libtsan.so)" \
-		OPENBLAS_NUM_THREADS=1 TRTLITE_UNDER_TSAN=1 "$$($(PY) -c 'import sys; print(sys.executable)')" -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) \
-		$(addprefix $(CURDIR)/,$(TSAN_TESTS))
+		OPENBLAS_NUM_THREADS=1 TRTLITE_UNDER_TSAN=1 "$$($(PY) -c 'import sys; print(sys.executable)')" \
+		-m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(addprefix $(CURDIR)/,$(TSAN_TESTS))
 
 # Everything, for a release or a change to the core: `make test` (suite, fuzz smoke, TSan), the suite under
 # ASan+UBSan, and the long fuzz runs (FUZZ_TIME each).  CI runs `make test`: docs/TESTING.md has the
@@ -168,11 +169,7 @@ FUZZ_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wn
                -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ    := $(patsubst csrc/%.c,build/fuzz/obj/%.o,$(CORE_SRC))
 FUZZ_TIME   ?= 1800
-# Runtime options shared by the smoke and the long runs: allocations over 1 GiB return NULL (the
-# loader's out-of-memory paths are exercised instead of the machine's memory), leaks are not
-# findings (libFuzzer's own leak check would stop on the plugin registry's process-lifetime data).
-FUZZ_ASAN   := ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=0:abort_on_error=0 \
-               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Runtime options (ASAN_OPTIONS/UBSAN_OPTIONS) are set by tests/fuzz/run.py, which runs the fuzzers.
 
 build/fuzz/obj/%.o: csrc/%.c $(HDRS) | $(STAMP)/apt-clang
 	@mkdir -p $(dir $@)

@@ -13,7 +13,8 @@
  *   - it is serialized again and the result must load again (the writer and the reader agree);
  *   - its layer information JSON is produced;
  *   - for every optimization profile (at most 4) a context is created, each input gets the
- *     profile's max shape (else opt, else min: the first whose bytes fit FUZZ_CAP), every I/O
+ *     profile's max shape (else twice opt within [min, max], else opt, else min: the first whose
+ *     bytes fit FUZZ_CAP), every I/O
  *     tensor gets a zeroed buffer of exactly the size the engine reports for it, and the engine
  *     runs.  Engines whose activation memory exceeds FUZZ_CAP are only loaded.
  *
@@ -86,8 +87,22 @@ static void run_profile(trtl_engine *e, int32_t p)
         if (expect(trtl_engine_profile_shape(e, p, name, &mn, &opt, &mx), "profile_shape") != TRTL_OK)
             goto done;
         trtl_dtype t = trtl_engine_io_dtype(e, i);
-        const trtl_dims *pick = bytes_of(&mx, t) >= 0 ? &mx : bytes_of(&opt, t) >= 0 ? &opt : &mn;
-        if (bytes_of(pick, t) < 0)
+        /* twice opt, kept inside [min, max]: a shape the profile allows that the engine's stored max
+         * shapes (its memory plan) may not, when the loader failed to tie the two together */
+        trtl_dims mid = opt;
+        for (int32_t k = 0; k < mid.nb_dims && k < TRTL_MAX_DIMS; k++) {
+            int64_t v = opt.d[k] > 0 && opt.d[k] < ((int64_t)1 << 40) ? 2 * opt.d[k] : opt.d[k];
+            if (k < mx.nb_dims && v > mx.d[k])
+                v = mx.d[k];
+            if (k < mn.nb_dims && v < mn.d[k])
+                v = mn.d[k];
+            mid.d[k] = v;
+        }
+        const trtl_dims *cand[] = {&mx, &mid, &opt, &mn}, *pick = NULL;
+        for (int j = 0; j < 4 && !pick; j++)
+            if (bytes_of(cand[j], t) >= 0)
+                pick = cand[j];
+        if (!pick)
             goto done;
         if (expect(trtl_context_set_input_shape(c, name, pick), "set_input_shape") != TRTL_OK)
             goto done;

@@ -187,9 +187,15 @@ def fuzz(harness, seconds, seed=1, workdir=None, log=print):
                                       "-artifact_prefix=" + arts + os.sep, corpus, seed_dir(harness)]
         logf.write("\n$ %s\n" % " ".join(cmd))
         logf.flush()
-        p = subprocess.run(cmd, stdout=logf, stderr=subprocess.PIPE, text=True, errors="replace", env=env(),
-                           cwd=ROOT)
-        err = p.stderr
+        try:
+            p = subprocess.run(cmd, stdout=logf, stderr=subprocess.PIPE, text=True, errors="replace", env=env(),
+                               cwd=ROOT, timeout=left + 3 * TIMEOUT_S + 60)
+            err, rc = p.stderr, p.returncode
+        except subprocess.TimeoutExpired as e:
+            # the fuzzer itself hung (e.g. its timeout handler deadlocked in native code): no artifact to triage
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+            rc = 0
+            slow_units.append("fuzzer process hung and was killed (see %s)" % os.path.join(workdir, "fuzz.log"))
         logf.write(err)
         logf.flush()
         runs += 1
@@ -211,9 +217,9 @@ def fuzz(harness, seconds, seed=1, workdir=None, log=print):
                 sig = signature_of_output(err) or "flaky (does not reproduce): " + a.split("-")[0]
             findings.append((sig, path, known.get((harness, sig))))
             log("[%s] finding %s: %s%s" % (harness, a, sig, " (known)" if known.get((harness, sig)) else " (NEW)"))
-        if p.returncode == 0 or not new:
-            if p.returncode != 0:
-                raise RuntimeError("%s exited %d without an artifact:\n%s" % (harness, p.returncode, err[-3000:]))
+        if rc == 0 or not new:
+            if rc != 0:
+                raise RuntimeError("%s exited %d without an artifact:\n%s" % (harness, rc, err[-3000:]))
             break
     logf.close()
     return {"execs": execs, "runs": runs, "corpus": len(os.listdir(corpus)), "findings": findings,
