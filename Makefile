@@ -1,4 +1,5 @@
 # trtlite -- make demo | make test | make build | make asan | make bench | make format | make clean
+#            make tsan | make fuzz | make fuzz-smoke | make check-all  (docs/TESTING.md)
 #
 # `make demo` and `make test` work on a fresh Debian machine: they install what they need
 # (Debian's libopenblas-dev and dataset-fashion-mnist; numpy, pytest, torch==2.13.0 CPU, onnx,
@@ -15,7 +16,8 @@ LIBS     := -lopenblas -lm -lpthread -ldl
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP   := build/stamps
 
-.PHONY: all build lib examples test demo demo-lenet demo-addernet bench asan format clean deps deps-test deps-demo stubs
+.PHONY: all build lib examples test demo demo-lenet demo-addernet bench asan tsan fuzz fuzz-smoke fuzz-build check-all \
+	format clean deps deps-test deps-demo deps-fuzz stubs
 
 all: build
 
@@ -45,8 +47,26 @@ $(STAMP)/pip-test: $(STAMP)/pip-core
 	$(PY) -m pip install -q "torch==2.13.0" onnx onnxruntime
 	@touch $@
 
+# Fuzzing needs clang with libFuzzer (Debian's clang brings its runtime, libclang-rt-*-dev) and atheris
+# for the Python-level ONNX fuzzer.  No fallback: if either cannot be installed the fuzz targets (and
+# the fuzz smoke tests inside `make test`) fail loudly rather than pass without fuzzing.
+$(STAMP)/apt-clang:
+	@mkdir -p $(STAMP)
+	@command -v clang >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang; }
+	@echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; (void)n; return 0; }' > $(STAMP)/lf.c
+	@clang -fsanitize=fuzzer $(STAMP)/lf.c -o $(STAMP)/lf || { echo "error: clang cannot link libFuzzer" \
+		"(-fsanitize=fuzzer); install clang and libclang-rt-dev"; exit 1; }
+	@rm -f $(STAMP)/lf.c $(STAMP)/lf
+	@touch $@
+
+$(STAMP)/pip-fuzz: $(STAMP)/pip-core
+	$(PY) -m pip install -q atheris
+	@touch $@
+
 deps: $(STAMP)/apt-blas $(STAMP)/pip-core
-deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data
+deps-fuzz: $(STAMP)/apt-clang $(STAMP)/pip-fuzz
+deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data deps-fuzz
 deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
 
 # ---- build ---------------------------------------------------------------------------------
@@ -70,8 +90,11 @@ build/plugins/libscaled_tanh_plugin.so: examples/plugins/scaled_tanh_plugin.c cs
 	$(CC) $(CFLAGS) -fPIC -shared -Icsrc/include examples/plugins/scaled_tanh_plugin.c -o $@ -lm
 
 # ---- test / demo / bench -------------------------------------------------------------------
-test: deps-test build
+# tests/test_fuzz_smoke.py runs both fuzzers for 45 s each; the threading tests then run again under TSan,
+# which takes about a minute and a half (docs/TESTING.md: measured times; `make asan` does not fit CI's budget).
+test: deps-test build fuzz-build
 	$(PY) -m pytest -q tests
+	@$(MAKE) --no-print-directory tsan
 
 # `make demo` runs the LeNet demo, then the AdderNet demo (Adder2d_TRT plugin, TensorRT 7 API).
 demo: deps-demo build
@@ -103,6 +126,29 @@ asan: deps-test
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
 
+# ThreadSanitizer: the bindings and core built with gcc -fsanitize=thread into build/tsan (clang 14
+# cannot compile csrc/core/cpu.c), the threading tests (every tests/*thread*.py) run against that build.
+# tests/tsan.supp suppresses only reports inside CPython's and numpy's own uninstrumented code; each entry
+# says why.  Any report fails the run (halt_on_error).  The interpreter is started by its real path:
+# a wrapper script (pyenv's shim) crashes with the TSan runtime preloaded into its shell.  OpenBLAS runs
+# single-threaded there: its own threads synchronise in uninstrumented code, which TSan cannot see.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -O1 -g
+TSAN_TESTS := $(sort $(wildcard tests/*thread*.py))
+tsan: deps-test
+	rm -rf build/tsan && mkdir -p build/tsan/pkg
+	cp -r trtlite build/tsan/pkg/ && rm -f build/tsan/pkg/trtlite/_C*.so
+	CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread" $(PY) setup.py -q build_ext -j 2 \
+		--build-temp build/tsan/tmp --build-lib build/tsan/pkg
+	cd build/tsan && TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp" \
+		PYTHONPATH=$(CURDIR)/build/tsan/pkg LD_PRELOAD="$$($(CC) -print-file-name=libtsan.so)" \
+		OPENBLAS_NUM_THREADS=1 TRTLITE_UNDER_TSAN=1 "$$($(PY) -c 'import sys; print(sys.executable)')" \
+		-m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(addprefix $(CURDIR)/,$(TSAN_TESTS))
+
+# Everything, for a release or a change to the core: `make test` (suite, fuzz smoke, TSan), the suite under
+# ASan+UBSan, and the long fuzz runs (FUZZ_TIME each).  CI runs `make test`: docs/TESTING.md has the
+# measured times that keep `asan` and `fuzz` out of it.
+check-all: test asan fuzz
+
 # Type stubs of the extension (trtlite/_C.pyi) from the bindings' signature docstrings.
 stubs: build
 	$(PY) tools/gen_stubs.py
@@ -119,3 +165,40 @@ format:
 clean:
 	rm -rf build trtlite/_C*.so .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# ---- fuzzing (tests/fuzz/, docs/TESTING.md) -------------------------------------------------
+# The plan reader under libFuzzer: the core compiled by clang with ASan+UBSan and libFuzzer's
+# coverage (fuzzer-no-link) into build/fuzz/obj, linked with the harness tests/fuzz/fuzz_plan.c.
+FUZZ_CC     := clang
+FUZZ_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-missing-field-initializers \
+               -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ    := $(patsubst csrc/%.c,build/fuzz/obj/%.o,$(CORE_SRC))
+FUZZ_TIME   ?= 1800
+# Runtime options (ASAN_OPTIONS/UBSAN_OPTIONS) are set by tests/fuzz/run.py, which runs the fuzzers.
+
+build/fuzz/obj/%.o: csrc/%.c $(HDRS) | $(STAMP)/apt-clang
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(INC) -c $< -o $@
+
+# clang 14's __builtin_cpu_supports does not know "f16c": feature detection is compiled by gcc,
+# uninstrumented (it reads CPUID once; nothing there to fuzz).
+build/fuzz/obj/core/cpu.o: csrc/core/cpu.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -c $< -o $@
+
+build/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_OBJ) | $(STAMP)/apt-blas
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(INC) $< $(FUZZ_OBJ) -o $@ $(LIBS)
+
+fuzz-build: deps-fuzz
+	@$(MAKE) --no-print-directory -j2 build/fuzz/fuzz_plan
+
+# The smoke runs of `make test` alone: seeds, regression inputs, FUZZ_SMOKE_TIME (45) s per fuzzer.
+fuzz-smoke: deps-test build fuzz-build
+	$(PY) -m pytest -q tests/test_fuzz_smoke.py
+
+# Long runs, FUZZ_TIME seconds per fuzzer, one after the other; the corpora grow in build/fuzz/<harness>/corpus
+# (kept between runs), saved inputs of findings in build/fuzz/<harness>/artifacts, triaged against
+# tests/fuzz/known_findings.txt.  Fails if either fuzzer found something not known.
+fuzz: deps-test build fuzz-build
+	@rc=0; for h in plan onnx; do \
+		$(PY) tests/fuzz/run.py fuzz $$h --time $(FUZZ_TIME) --seed $$(date +%s) || rc=1; done; exit $$rc
