@@ -28,6 +28,14 @@ SOURCES = [
     "csrc/kernels/ref/matrix_multiply.c",
     "csrc/kernels/ref/pooling.c",
     "csrc/kernels/ref/reduce.c",
+    "csrc/kernels/ref/softmax.c",
+    "csrc/kernels/ref/normalization.c",
+    "csrc/kernels/ref/shuffle.c",
+    "csrc/kernels/ref/concatenation.c",
+    "csrc/kernels/ref/slice.c",
+    "csrc/kernels/ref/gather.c",
+    "csrc/kernels/ref/padding.c",
+    "csrc/kernels/ref/strided.c",
 ]
 
 

@@ -205,6 +205,78 @@ _gelu_case("gelu_tanh_cube_pre_swapped", gelu_tanh, gelu_tanh_ref, cube="x*(x*x)
 _gelu_case("gelu_tanh_sqcube_inner", gelu_tanh, gelu_tanh_ref, cube="(x*x)*x", half="inner")
 
 
+def layernorm_ref(x, axes, eps, gamma=None, beta=None):
+    x = np.asarray(x, np.float64)
+    m = x.mean(axis=axes, keepdims=True)
+    y = (x - m) / np.sqrt(((x - m) ** 2).mean(axis=axes, keepdims=True) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+def layernorm(net, x, rank, axes, eps, gamma=None, beta=None, square="pow", div="div", swap=False, prefix="ln"):
+    """LayerNorm as PyTorch exports it at opsets 11-16 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul,
+    Add); square: "pow" or "mul" (d * d); div: "div" or "recip" (d * Reciprocal(std)); swap: other operand orders."""
+    mask = sum(1 << a for a in axes)
+
+    def mean(t, name):
+        layer = net.add_reduce(t, trt.ReduceOperation.AVG, mask, True)
+        layer.name = prefix + name
+        return layer.get_output(0)
+
+    def op2(a, b, op, name):
+        return ew(net, b, a, op, prefix + name) if swap else ew(net, a, b, op, prefix + name)
+
+    d = ew(net, x, mean(x, "_mean"), E.SUB, prefix + "_sub")
+    sq = ew(net, d, scalar(net, 2.0, rank), E.POW, prefix + "_pow") if square == "pow" else ew(net, d, d, E.PROD,
+                                                                                             prefix + "_sq")
+    v = op2(mean(sq, "_var"), scalar(net, eps, rank), E.SUM, "_addeps")
+    sd = net.add_unary(v, trt.UnaryOperation.SQRT)
+    sd.name = prefix + "_sqrt"
+    if div == "div":
+        n = ew(net, d, sd.get_output(0), E.DIV, prefix + "_div")
+    else:
+        r = net.add_unary(sd.get_output(0), trt.UnaryOperation.RECIP)
+        r.name = prefix + "_recip"
+        n = op2(d, r.get_output(0), E.PROD, "_norm")
+    if gamma is not None:
+        n = op2(n, net.add_constant(gamma.shape, gamma).get_output(0), E.PROD, "_gamma")
+    if beta is not None:
+        n = op2(n, net.add_constant(beta.shape, beta).get_output(0), E.SUM, "_beta")
+    return n
+
+
+def _layernorm_case(name, shape, axes, affine=True, explicit=True, **kw):
+    @case(name, explicit=explicit, fires=("fuse_layernorm",))
+    def _c(net, rng):
+        x = randn(rng, shape, 2.0) + 3.0
+        pshape = tuple(shape[a] if a in axes else 1 for a in range(len(shape)))
+        gamma = randn(rng, pshape) if affine else None
+        beta = randn(rng, pshape) if affine else None
+        t = net.add_input("x", trt.float32, shape if explicit else shape[1:])
+        r = len(shape) if explicit else len(shape) - 1
+        sh = (lambda a: a) if explicit else (lambda a: a.reshape(a.shape[1:]))
+        net_axes = axes if explicit else tuple(a - 1 for a in axes)
+        y = layernorm(net, t, r, net_axes, 1e-5, None if gamma is None else sh(gamma), None if beta is None
+                      else sh(beta), **kw)
+        return {"x": x}, [y], [layernorm_ref(x, axes, 1e-5, gamma, beta)]
+
+
+_layernorm_case("layernorm_pow_div", (2, 7, 48), (2,))                       # torch.nn.LayerNorm at opset 11-16
+_layernorm_case("layernorm_mul_recip_swapped", (3, 5, 33), (2,), square="mul", div="recip", swap=True)
+_layernorm_case("layernorm_two_axes_no_affine", (2, 3, 4, 9), (2, 3), affine=False)
+_layernorm_case("layernorm_implicit", (3, 6, 20), (2,), explicit=False)
+
+
+@case("layernorm_output_is_also_output")
+def _ln_out(net, rng):
+    """The variance is a network output too: no fusion, both outputs right."""
+    x = randn(rng, (2, 4, 16))
+    t = net.add_input("x", trt.float32, x.shape)
+    y = layernorm(net, t, 3, (2,), 1e-5)
+    var = next(net.get_layer(i) for i in range(net.num_layers) if net.get_layer(i).name == "ln_var")
+    xm = x.astype(np.float64) - x.mean(axis=2, keepdims=True)
+    return {"x": x}, [y, var.get_output(0)], [layernorm_ref(x, (2,), 1e-5), (xm ** 2).mean(axis=2, keepdims=True)]
+
+
 @case("matmul_gelu", fires=("fuse_gelu", "fuse_epilogue"))
 def _mm_gelu(net, rng):
     """A transformer MLP: x @ W then GELU; the fused GELU joins the matrix multiply's epilogue."""
@@ -436,8 +508,10 @@ def test_parsed_onnx_gelu_is_one_step():
 
 def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
-    assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fold_scale", "fuse_epilogue"]
+    assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fold_scale",
+                                     "fuse_epilogue"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
+                                                     "fuse_layernorm": 1,
                                                      "fold_scale": 1, "fuse_epilogue": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 

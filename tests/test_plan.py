@@ -551,7 +551,7 @@ def non_utf8_cases(plan):
     bad_version = bytearray(patch_u32(plan, 8, 9))
     bad_version[32:36] = b"\xff\xfe\x80\x81"          # producer string (not covered by the CRC)
     cases["producer_string"] = bytes(bad_version)
-    kname = b"softmax.ref"
+    kname = b"softmax."  # the softmax node's kernel name (softmax.simd or softmax.ref)
     i = plan.index(kname)
     kernel = bytearray(plan)
     kernel[i + 3] = 0xFF

@@ -219,10 +219,12 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         int32_t n_in = n->n_in < 64 ? n->n_in : 64;
         for (int32_t j = 0; j < n_in; j++)
             dims[j] = g->t[n->in[j]].dopt;
-        /* The optimized kernels compute in fp32: other dtypes run on the reference kernel. */
+        /* The optimized kernels compute in fp32: other dtypes run on the reference kernel (a gather's
+         * INT32 indices aside). */
         int all_float = 1;
         for (int32_t j = 0; j < n->n_in; j++)
-            all_float &= g->t[n->in[j]].dtype == TRTL_FLOAT;
+            all_float &= g->t[n->in[j]].dtype == TRTL_FLOAT ||
+                         (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32);
         for (int32_t j = 0; j < n->n_out; j++)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
         for (int c = 0; c < nc; c++) {

@@ -23,7 +23,14 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_fc_sgemm)                                                                       \
     X(trtl_kernel_matmul_sgemm)                                                               \
     X(trtl_kernel_pooling_2d)                                                                 \
-    X(trtl_kernel_reduce_inner)
+    X(trtl_kernel_reduce_inner)                                                                \
+    X(trtl_kernel_softmax_simd)                                                               \
+    X(trtl_kernel_normalization_rows)                                                         \
+    X(trtl_kernel_shuffle_transpose)                                                          \
+    X(trtl_kernel_concat_copy)                                                                \
+    X(trtl_kernel_slice_rows)                                                                 \
+    X(trtl_kernel_gather_rows)                                                                \
+    X(trtl_kernel_padding_rows)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -1235,6 +1235,492 @@ static void test_applies(void)
     }
 }
 
+/* ---- softmax, normalization, shuffle and copy kernels (x86/softmax.c, normalization.c,
+ * transpose.c, copy_ops.c) ------------------------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_softmax_simd;
+extern const trtl_kernel trtl_kernel_normalization_rows;
+extern const trtl_kernel trtl_kernel_shuffle_transpose;
+extern const trtl_kernel trtl_kernel_concat_copy;
+extern const trtl_kernel trtl_kernel_slice_rows;
+extern const trtl_kernel trtl_kernel_gather_rows;
+extern const trtl_kernel trtl_kernel_padding_rows;
+
+/* Runs the reference `ref` and kernel k on node nd; returns 1 on failure. */
+static int ref_vs(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, const trtl_tensor_view *in,
+                  const trtl_dims *ydims)
+{
+    trtl_status st;
+    float *want = ref_output(ref, nd, in, ydims, &st);
+    if (!want) {
+        fprintf(stderr, "FAIL reference for %s [%s]: %s\n", k->name, g_desc, trtl_last_error());
+        g_failures++;
+        return 1;
+    }
+    int r = run_opt(k, nd, in, ydims, want);
+    free(want);
+    return r;
+}
+
+static void rand_dims(int rank, int64_t *d, int64_t maxvol)
+{
+    int64_t v;
+    do {
+        v = 1;
+        for (int i = 0; i < rank; i++) {
+            d[i] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+            v *= d[i];
+        }
+    } while (v > maxvol);
+}
+
+/* Puts NaN / +Inf / -Inf at a few places (special != 0). */
+static void sprinkle(float *x, int64_t n, int special)
+{
+    if (!special || n == 0)
+        return;
+    static const float v[3] = {NAN, INFINITY, -INFINITY};
+    for (int i = 0; i < 3; i++)
+        x[rint_in(0, n - 1)] = v[(special + i) % 3];
+}
+
+static int softmax_case(int rank, const int64_t *d, int axis, int special)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_SOFTMAX;
+    nd.name = "softmax";
+    nd.epi = no_epilogue();
+    nd.p.softmax.axes = 1u << axis;
+    nd.n_in = nd.n_out = 1;
+    trtl_dims xdims = dims(rank, d);
+    int64_t n = trtl_volume(&xdims);
+    float *x = rand_buf(n);
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= 20.0f;
+    sprinkle(x, n, special);
+    if (special == 4) /* a whole row of -inf */
+        for (int64_t i = 0; i < d[axis]; i++)
+            x[i * trtl_volume_range(&xdims, axis + 1, rank)] = -INFINITY;
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s axis=%d special=%d features=0x%x", trtl_dims_str(&xdims, xs, sizeof xs),
+             axis, special, trtl_cpu_features());
+    int r = ref_vs(&trtl_kernel_softmax_simd, trtl_ref_softmax, &nd, in, &xdims);
+    free(x);
+    return r;
+}
+
+/* Every axis of fixed shapes (rows below / at / past the vector widths and the 64-column block),
+ * NaN/+-Inf and a row of -Inf, then random shapes; on every ISA variant this CPU has. */
+static void test_softmax(int ncases)
+{
+    static const struct { int rank; int64_t d[4]; } sh[] = {
+        {4, {1, 3, 17, 33}}, {2, {3, 1000}}, {3, {2, 16, 130}}, {2, {5, 8}}, {1, {1}}, {3, {2, 7, 64}},
+        {4, {2, 12, 9, 16}}, {2, {1, 31}},
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+            for (int ax = 0; ax < sh[i].rank; ax++)
+                for (int sp = 0; sp < 5; sp++)
+                    if (softmax_case(sh[i].rank, sh[i].d, ax, sp))
+                        goto out;
+        for (int i = 0; i < ncases; i++) {
+            int rank = (int)rint_in(1, 5);
+            int64_t d[5];
+            rand_dims(rank, d, 60000);
+            if (softmax_case(rank, d, (int)rint_in(0, rank - 1), rnd() % 5 == 0 ? (int)rint_in(1, 4) : 0))
+                goto out;
+        }
+    }
+out:
+    trtl_cpu_set_mask(~0u);
+}
+
+/* x of rank r, axes / groups as given; scale and bias dims: each dim 1 or x's (sbits / bbits: which
+ * dims are x's), group: dim 1 may be G (sgroup / bgroup). */
+static int norm_case(int r, const int64_t *d, uint32_t axes, int G, uint32_t sbits, uint32_t bbits, int sgroup,
+                     int bgroup, int special, int want_applies)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_NORMALIZATION;
+    nd.name = "norm";
+    nd.epi = no_epilogue();
+    nd.p.norm.axes = axes;
+    nd.p.norm.num_groups = G;
+    nd.p.norm.epsilon = (rnd() % 2) ? 1e-5f : 0.1f;
+    nd.n_in = 3;
+    nd.n_out = 1;
+    int64_t sd[TRTL_MAX_DIMS], bd[TRTL_MAX_DIMS];
+    for (int i = 0; i < r; i++) {
+        sd[i] = (sbits >> i & 1u) ? d[i] : 1;
+        bd[i] = (bbits >> i & 1u) ? d[i] : 1;
+    }
+    if (sgroup)
+        sd[1] = G;
+    if (bgroup)
+        bd[1] = G;
+    trtl_dims xdims = dims(r, d), sdims = dims(r, sd), bdims = dims(r, bd);
+    int64_t n = trtl_volume(&xdims);
+    float *x = rand_buf(n), *s = rand_buf(trtl_volume(&sdims)), *b = rand_buf(trtl_volume(&bdims));
+    for (int64_t i = 0; i < n; i++)
+        x[i] = 3.0f + 2.0f * x[i]; /* an offset: the variance must not cancel */
+    sprinkle(x, n, special);
+    trtl_tensor_view in[3] = {{x, xdims, TRTL_FLOAT}, {s, sdims, TRTL_FLOAT}, {b, bdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ss[TRTL_DIMS_STR_MAX], bs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s scale%s bias%s axes=0x%x G=%d special=%d features=0x%x",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&sdims, ss, sizeof ss),
+             trtl_dims_str(&bdims, bs, sizeof bs), (unsigned)axes, G, special, trtl_cpu_features());
+    int r2 = 0;
+    trtl_dims ind[3] = {xdims, sdims, bdims};
+    int got = trtl_kernel_normalization_rows.applies(&nd, ind);
+    if (got != want_applies) {
+        fprintf(stderr, "FAIL applies %s [%s]: says %d, want %d\n", trtl_kernel_normalization_rows.name, g_desc, got,
+                want_applies);
+        g_failures++;
+        r2 = 1;
+    } else if (got) {
+        r2 = ref_vs(&trtl_kernel_normalization_rows, trtl_ref_normalization, &nd, in, &xdims);
+    }
+    g_cases++;
+    free(x);
+    free(s);
+    free(b);
+    return r2;
+}
+
+/* Layer norm over every trailing block with scale/bias broadcast inside the row, instance norm with
+ * per-channel and scalar affine, group norm with per-channel and per-group affine; shapes that must
+ * be refused; NaN/Inf rows; random shapes; on every ISA variant this CPU has. */
+static void test_normalization(int ncases)
+{
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    static const int64_t ln[3] = {2, 13, 768}, in4[4] = {2, 6, 7, 9}, gn[4] = {3, 8, 5, 3}, odd[3] = {3, 5, 33};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        for (int sp = 0; sp < 2; sp++) {
+            if (norm_case(3, ln, 0x4, 1, 0x4, 0x4, 0, 0, sp, 1) || norm_case(3, ln, 0x6, 1, 0x4, 0x6, 0, 0, sp, 1) ||
+                norm_case(3, odd, 0x4, 1, 0x4, 0x0, 0, 0, sp, 1) || norm_case(3, odd, 0x7, 1, 0x7, 0x2, 0, 0, sp, 1) ||
+                norm_case(4, in4, 0xc, 1, 0x2, 0x2, 0, 0, sp, 1) || norm_case(4, in4, 0xc, 1, 0x0, 0x2, 0, 0, sp, 1) ||
+                norm_case(4, gn, 0xc, 4, 0x2, 0x2, 0, 0, sp, 1) || norm_case(4, gn, 0xc, 4, 0x0, 0x0, 1, 1, sp, 1) ||
+                norm_case(4, gn, 0xe, 2, 0x2, 0x0, 1, 0, sp, 1) || norm_case(4, gn, 0xc, 8, 0x2, 0x2, 0, 0, sp, 1) ||
+                norm_case(2, gn, 0x0, 4, 0x2, 0x0, 0, 1, sp, 1))
+                goto out;
+        }
+        /* refused: non-trailing axes, scale varying along a kept dim other than channels, spatial group scale */
+        if (norm_case(3, odd, 0x2, 1, 0x2, 0x2, 0, 0, 0, 0) || norm_case(4, in4, 0xc, 1, 0x1, 0x2, 0, 0, 0, 0) ||
+            norm_case(4, gn, 0xc, 4, 0x4, 0x2, 0, 0, 0, 0) || norm_case(4, in4, 0x8, 2, 0x2, 0x2, 0, 0, 0, 0) ||
+            norm_case(3, odd, 0x4, 1, 0x1, 0x4, 0, 0, 0, 0))
+            goto out;
+        for (int i = 0; i < ncases; i++) {
+            int rank = (int)rint_in(2, 5);
+            int64_t d[5];
+            rand_dims(rank, d, 60000);
+            int kind = (int)(rnd() % 3);
+            if (kind == 0) { /* layer norm */
+                int first = (int)rint_in(0, rank - 1);
+                uint32_t axes = ((1u << rank) - 1) - ((1u << first) - 1);
+                if (norm_case(rank, d, axes, 1, axes & (uint32_t)rnd(), axes & (uint32_t)rnd(), 0, 0,
+                              rnd() % 6 == 0, 1))
+                    goto out;
+            } else if (rank >= 3 || kind == 2) {
+                int G = 1;
+                if (kind == 2) {
+                    G = (int)rint_in(1, 4);
+                    d[1] = G * rint_in(1, 5);
+                }
+                uint32_t axes = ((1u << rank) - 1) & ~3u;
+                if (G == 1 && !axes)
+                    continue;
+                int sg = G > 1 && G != d[1] && rnd() % 2, bg = G > 1 && G != d[1] && rnd() % 2;
+                if (norm_case(rank, d, axes, G, rnd() % 2 ? 0x2 : 0, rnd() % 2 ? 0x2 : 0, sg, bg, rnd() % 6 == 0, 1))
+                    goto out;
+            }
+        }
+    }
+out:
+    trtl_cpu_set_mask(~0u);
+}
+
+static void rand_perm(int n, int64_t *p)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rint_in(0, i);
+        int64_t t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+    }
+}
+
+/* kind 0: transposes only; 1: first transpose + reshape (adjacent dims merged); 2: reshape + second
+ * transpose; 3: both transposes around a reshape (the reference path inside the kernel). */
+static int shuffle_case(int rank, const int64_t *d, int kind)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_SHUFFLE;
+    nd.name = "shuffle";
+    nd.epi = no_epilogue();
+    nd.n_in = nd.n_out = 1;
+    trtl_shuffle_params *p = &nd.p.shuffle;
+    p->reshape_dims.nb_dims = -1;
+    p->zero_is_placeholder = 1;
+    int64_t p1[TRTL_MAX_DIMS], p2[TRTL_MAX_DIMS], t[TRTL_MAX_DIMS], m[TRTL_MAX_DIMS], yd[TRTL_MAX_DIMS];
+    rand_perm(rank, p1);
+    for (int i = 0; i < rank; i++)
+        t[i] = d[p1[i]];
+    int mr = rank;
+    if (kind != 2)
+        p->first_transpose = dims(rank, p1);
+    else
+        for (int i = 0; i < rank; i++)
+            t[i] = d[i];
+    for (int i = 0; i < rank; i++)
+        m[i] = t[i];
+    if (kind >= 1) { /* merge one random adjacent pair */
+        if (rank >= 2) {
+            int k = (int)rint_in(0, rank - 2);
+            mr = 0;
+            for (int i = 0; i < rank; i++) {
+                if (i == k + 1)
+                    m[mr - 1] *= t[i];
+                else
+                    m[mr++] = t[i];
+            }
+        }
+        p->reshape_dims = dims(mr, m);
+    }
+    for (int i = 0; i < mr; i++)
+        yd[i] = m[i];
+    if (kind != 1) {
+        rand_perm(mr, p2);
+        p->second_transpose = dims(mr, p2);
+        for (int i = 0; i < mr; i++)
+            yd[i] = m[p2[i]];
+    }
+    trtl_dims xdims = dims(rank, d), ydims = dims(mr, yd);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s kind=%d features=0x%x", trtl_dims_str(&xdims, xs, sizeof xs),
+             trtl_dims_str(&ydims, ys, sizeof ys), kind, trtl_cpu_features());
+    int r;
+    trtl_dims ind[1] = {xdims};
+    if (!trtl_kernel_shuffle_transpose.applies(&nd, ind)) {
+        int id1 = 1, id2 = 1;
+        for (int i = 0; i < rank; i++)
+            id1 &= p1[i] == i;
+        for (int i = 0; i < mr; i++)
+            id2 &= p2[i] == i;
+        r = !(kind == 3 && !id1 && !id2);
+        if (r) {
+            fprintf(stderr, "FAIL applies %s [%s]: refused\n", trtl_kernel_shuffle_transpose.name, g_desc);
+            g_failures++;
+        }
+        g_cases++;
+    } else {
+        r = ref_vs(&trtl_kernel_shuffle_transpose, trtl_ref_shuffle, &nd, in, &ydims);
+    }
+    free(x);
+    return r;
+}
+
+static void test_shuffle(int ncases)
+{
+    static const struct { int rank; int64_t d[4]; } sh[] = {
+        {4, {1, 56, 56, 96}}, {4, {2, 24, 7, 9}}, {3, {3, 17, 33}}, {2, {64, 8}}, {4, {1, 2, 3, 40}}, {1, {5}},
+    };
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            trtl_cpu_set_mask(0); /* the portable tiles */
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+            for (int rep = 0; rep < 6; rep++)
+                if (shuffle_case(sh[i].rank, sh[i].d, rep % 4))
+                    goto out;
+        for (int i = 0; i < ncases; i++) {
+            int rank = (int)rint_in(1, 5);
+            int64_t d[5];
+            rand_dims(rank, d, 60000);
+            if (shuffle_case(rank, d, (int)(rnd() % 4)))
+                goto out;
+        }
+    }
+out:
+    trtl_cpu_set_mask(~0u);
+}
+
+static int concat_case(int rank, const int64_t *d, int axis, int parts)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONCATENATION;
+    nd.name = "concat";
+    nd.epi = no_epilogue();
+    nd.p.concat.axis = axis;
+    nd.n_in = parts;
+    nd.n_out = 1;
+    trtl_tensor_view in[4];
+    int64_t yd[TRTL_MAX_DIMS];
+    for (int i = 0; i < rank; i++)
+        yd[i] = d[i];
+    yd[axis] = 0;
+    for (int k = 0; k < parts; k++) {
+        int64_t xd[TRTL_MAX_DIMS];
+        for (int i = 0; i < rank; i++)
+            xd[i] = d[i];
+        xd[axis] = rnd() % 8 == 0 ? 0 : rint_in(1, rnd() % 4 == 0 ? 3000 : 9);
+        yd[axis] += xd[axis];
+        in[k].dims = dims(rank, xd);
+        in[k].dtype = TRTL_FLOAT;
+        in[k].data = rand_buf(trtl_volume(&in[k].dims));
+    }
+    trtl_dims ydims = dims(rank, yd);
+    char ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "y%s axis=%d parts=%d", trtl_dims_str(&ydims, ys, sizeof ys), axis, parts);
+    int r = ref_vs(&trtl_kernel_concat_copy, trtl_ref_concatenation, &nd, in, &ydims);
+    for (int k = 0; k < parts; k++)
+        free(in[k].data);
+    return r;
+}
+
+static int slice_case(int rank, const int64_t *d, int mode)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_SLICE;
+    nd.name = "slice";
+    nd.epi = no_epilogue();
+    nd.n_in = nd.n_out = 1;
+    trtl_slice_params *p = &nd.p.slice;
+    p->mode = mode;
+    int64_t st[TRTL_MAX_DIMS], sz[TRTL_MAX_DIMS], sd[TRTL_MAX_DIMS];
+    for (int i = 0; i < rank; i++) {
+        sd[i] = i == rank - 1 ? 1 : (rnd() % 3 == 0 ? -rint_in(1, 3) : rint_in(1, 3));
+        if (mode != TRTL_SLICE_DEFAULT && rnd() % 3 == 0) { /* out of range: the reference path */
+            st[i] = rint_in(-3, d[i] + 2);
+            sz[i] = rint_in(1, 6);
+        } else {
+            int64_t a = rint_in(0, d[i] - 1), b = rint_in(0, d[i] - 1);
+            if (sd[i] < 0 && a < b) {
+                int64_t t = a;
+                a = b;
+                b = t;
+            } else if (sd[i] > 0 && a > b) {
+                int64_t t = a;
+                a = b;
+                b = t;
+            }
+            st[i] = a;
+            sz[i] = (b - a) / sd[i] + 1;
+        }
+    }
+    p->start = dims(rank, st);
+    p->shape = dims(rank, sz);
+    p->stride = dims(rank, sd);
+    trtl_dims xdims = dims(rank, d), ydims = dims(rank, sz);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s mode=%d", trtl_dims_str(&xdims, xs, sizeof xs),
+             trtl_dims_str(&ydims, ys, sizeof ys), mode);
+    int r = ref_vs(&trtl_kernel_slice_rows, trtl_ref_slice, &nd, in, &ydims);
+    free(x);
+    return r;
+}
+
+static int gather_case(int rank, const int64_t *d, int axis, int q)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_GATHER;
+    nd.name = "gather";
+    nd.epi = no_epilogue();
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.gather.axis = axis;
+    nd.p.gather.mode = TRTL_GATHER_DEFAULT;
+    int64_t id[3], yd[TRTL_MAX_DIMS];
+    for (int i = 0; i < q; i++)
+        id[i] = rint_in(1, 6);
+    trtl_dims xdims = dims(rank, d), idims = dims(q, id);
+    int ny = 0;
+    for (int i = 0; i < axis; i++)
+        yd[ny++] = d[i];
+    for (int i = 0; i < q; i++)
+        yd[ny++] = id[i];
+    for (int i = axis + 1; i < rank; i++)
+        yd[ny++] = d[i];
+    trtl_dims ydims = dims(ny, yd);
+    int64_t ni = trtl_volume(&idims);
+    int32_t *ind = malloc((size_t)ni * sizeof(int32_t));
+    for (int64_t i = 0; i < ni; i++)
+        ind[i] = (int32_t)rint_in(-d[axis], d[axis] - 1);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {ind, idims, TRTL_INT32}};
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s axis=%d", trtl_dims_str(&xdims, xs, sizeof xs),
+             trtl_dims_str(&ydims, ys, sizeof ys), axis);
+    int r = ref_vs(&trtl_kernel_gather_rows, trtl_ref_gather, &nd, in, &ydims);
+    free(x);
+    free(ind);
+    return r;
+}
+
+static int pad_case(int rank, const int64_t *d)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_PADDING;
+    nd.name = "pad";
+    nd.epi = no_epilogue();
+    nd.n_in = nd.n_out = 1;
+    int nb = (int)rint_in(1, rank);
+    int64_t pre[TRTL_MAX_DIMS], post[TRTL_MAX_DIMS], yd[TRTL_MAX_DIMS];
+    for (int i = 0; i < rank; i++)
+        yd[i] = d[i];
+    for (int i = 0; i < nb; i++) {
+        int k = rank - nb + i;
+        pre[i] = rint_in(-(d[k] - 1) / 2, 4);
+        post[i] = rint_in(-(d[k] - 1) / 2, 4);
+        yd[k] = d[k] + pre[i] + post[i];
+    }
+    nd.p.pad.pre_padding = dims(nb, pre);
+    nd.p.pad.post_padding = dims(nb, post);
+    trtl_dims xdims = dims(rank, d), ydims = dims(rank, yd);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s", trtl_dims_str(&xdims, xs, sizeof xs),
+             trtl_dims_str(&ydims, ys, sizeof ys));
+    int r = ref_vs(&trtl_kernel_padding_rows, trtl_ref_padding, &nd, in, &ydims);
+    free(x);
+    return r;
+}
+
+static void test_copy_ops(int ncases)
+{
+    static const int64_t fixed[4] = {2, 3, 5, 7};
+    for (int ax = 0; ax < 4; ax++)
+        if (concat_case(4, fixed, ax, 3) || gather_case(4, fixed, ax, ax % 3) || slice_case(4, fixed, ax % 5) ||
+            pad_case(4, fixed))
+            return;
+    for (int i = 0; i < ncases; i++) {
+        int rank = (int)rint_in(1, 5);
+        int64_t d[5];
+        rand_dims(rank, d, 20000);
+        if (concat_case(rank, d, (int)rint_in(0, rank - 1), (int)rint_in(1, 4)) ||
+            slice_case(rank, d, (int)(rnd() % TRTL_SLICE_COUNT)) ||
+            gather_case(rank, d, (int)rint_in(0, rank - 1), (int)rint_in(0, 2)) || pad_case(rank, d))
+            return;
+    }
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1267,6 +1753,10 @@ int main(int argc, char **argv)
     test_pooling(ncases);
     test_reduce_applies();
     test_reduce(ncases);
+    test_softmax(ncases);
+    test_normalization(ncases);
+    test_shuffle(ncases);
+    test_copy_ops(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

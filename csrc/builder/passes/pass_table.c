@@ -22,6 +22,8 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                  "evaluates layers whose inputs are all constants at build time"},
     [TRTL_PASS_FUSE_GELU] = {"fuse_gelu", trtl_pass_fuse_gelu, 1, 0,
                              "replaces the elementwise erf/tanh GELU subgraph with one GELU activation"},
+    [TRTL_PASS_FUSE_LAYERNORM] = {"fuse_layernorm", trtl_pass_fuse_layernorm, 1, 0,
+                                  "replaces the reduce/elementwise layer-norm subgraph with one normalization layer"},
     [TRTL_PASS_FOLD_SCALE] = {"fold_scale", trtl_pass_fold_scale, 1, 0,
                               "folds a scale (batch norm) into the convolution or fully-connected weights before it"},
     [TRTL_PASS_FUSE_EPILOGUE] = {"fuse_epilogue", trtl_pass_fuse_epilogue, 1, 0,

@@ -1,0 +1,283 @@
+/*
+ * transpose.c -- "shuffle.transpose": the shuffle layer (transpose / reshape / transpose) for
+ * 4-byte elements whenever it is one strided read of x, i.e. unless both transposes are
+ * non-identity around a reshape (that case stays with the reference kernel).
+ *
+ * The read is described as output dims and input strides; size-1 dims are dropped and output
+ * dims whose input strides are contiguous with the next one are merged, so a pure reshape becomes
+ * one copy and NCHW -> NHWC becomes a 2-D transpose of [C, HW] per image.  Then:
+ *   - the innermost output dim reads with stride 1: rows of contiguous copies (a single range is
+ *     split into chunks over the pool);
+ *   - otherwise some output dim `a` reads with stride 1 and the innermost output dim `b` writes
+ *     with stride 1: 8x8 tiles over (a, b) -- loaded as 8 contiguous rows of x, transposed in
+ *     registers with AVX2 and stored as 8 contiguous rows of y (scalar tiles at the edges and on
+ *     CPUs without AVX2) -- for every index of the remaining dims.
+ * Work is split over (remaining index, 32-wide stripe of a) items.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "kernels/kernel.h"
+#include "kernels/ref/ref.h"
+#include "core/threadpool.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#define STRIPE 32
+#define COPY_CHUNK 16384 /* elements per work item of a flat copy */
+
+typedef struct tr_plan {
+    int n;                            /* merged rank */
+    int64_t d[TRTL_MAX_DIMS];         /* output dims */
+    int64_t st[TRTL_MAX_DIMS];        /* input strides per output dim */
+    int64_t ost[TRTL_MAX_DIMS];       /* output strides */
+} tr_plan;
+
+static void effective_perm(const trtl_dims *p, int32_t rank, int64_t *out, int *identity)
+{
+    *identity = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        out[i] = p->nb_dims ? p->d[i] : i;
+        if (out[i] != i)
+            *identity = 0;
+    }
+}
+
+/* The strided-read description of the shuffle (as the reference kernel derives it); 0 when the
+ * layer needs the reference's general path or the shapes do not fit. */
+static int make_plan(const trtl_shuffle_params *p, const trtl_dims *X, const trtl_dims *O, tr_plan *pl)
+{
+    int32_t r = X->nb_dims, r2 = O->nb_dims;
+    if (trtl_volume(X) != trtl_volume(O) || r > TRTL_MAX_DIMS || r2 > TRTL_MAX_DIMS)
+        return 0;
+    int has_reshape = p->reshape_dims.nb_dims >= 0;
+    int32_t rm = has_reshape ? r2 : r;
+    if ((p->first_transpose.nb_dims && p->first_transpose.nb_dims < r) ||
+        (p->second_transpose.nb_dims && p->second_transpose.nb_dims < rm) || (!has_reshape && r2 != r))
+        return 0;
+    int64_t p1[TRTL_MAX_DIMS], p2[TRTL_MAX_DIMS], xs[TRTL_MAX_DIMS], d[TRTL_MAX_DIMS], st[TRTL_MAX_DIMS];
+    int id1, id2, n;
+    effective_perm(&p->first_transpose, r, p1, &id1);
+    effective_perm(&p->second_transpose, rm, p2, &id2);
+    for (int32_t k = 0; k < r; k++)
+        if (p1[k] < 0 || p1[k] >= r)
+            return 0;
+    for (int32_t k = 0; k < rm; k++)
+        if (p2[k] < 0 || p2[k] >= rm)
+            return 0;
+    xs[r > 0 ? r - 1 : 0] = 1;
+    for (int32_t k = r - 2; k >= 0; k--)
+        xs[k] = xs[k + 1] * X->d[k + 1];
+    if (!has_reshape) {
+        n = r;
+        for (int32_t j = 0; j < r; j++) {
+            d[j] = O->d[j];
+            st[j] = xs[p1[p2[j]]];
+        }
+    } else if (id2) {
+        n = r;
+        for (int32_t k = 0; k < r; k++) {
+            d[k] = X->d[p1[k]];
+            st[k] = xs[p1[k]];
+        }
+    } else if (id1) {
+        int64_t M[TRTL_MAX_DIMS], ms[TRTL_MAX_DIMS];
+        for (int32_t j = 0; j < r2; j++)
+            M[p2[j]] = O->d[j];
+        ms[r2 - 1] = 1;
+        for (int32_t k = r2 - 2; k >= 0; k--)
+            ms[k] = ms[k + 1] * M[k + 1];
+        n = r2;
+        for (int32_t j = 0; j < r2; j++) {
+            d[j] = O->d[j];
+            st[j] = ms[p2[j]];
+        }
+    } else {
+        return 0;
+    }
+    /* drop size-1 dims, merge dims contiguous in x */
+    pl->n = 0;
+    for (int j = 0; j < n; j++) {
+        if (d[j] == 1)
+            continue;
+        if (pl->n && pl->st[pl->n - 1] == st[j] * d[j]) {
+            pl->d[pl->n - 1] *= d[j];
+            pl->st[pl->n - 1] = st[j];
+        } else {
+            pl->d[pl->n] = d[j];
+            pl->st[pl->n++] = st[j];
+        }
+    }
+    int64_t s = 1;
+    for (int j = pl->n - 1; j >= 0; j--) {
+        pl->ost[j] = s;
+        s *= pl->d[j];
+    }
+    return 1;
+}
+
+typedef struct tr_job {
+    const tr_plan *pl;
+    const float *x;
+    float *y;
+    int a;                 /* tiled case: the output dim read with stride 1 */
+    int64_t stripes;       /* stripes of a per outer index */
+    int64_t rowlen;        /* row case: elements per row */
+    int avx2;
+} tr_job;
+
+/* Input / output offsets of outer index o over the plan's dims except `skip1`, `skip2`. */
+static void outer_offsets(const tr_plan *pl, int64_t o, int skip1, int skip2, int64_t *xo, int64_t *yo)
+{
+    *xo = *yo = 0;
+    for (int j = pl->n - 1; j >= 0; j--) {
+        if (j == skip1 || j == skip2)
+            continue;
+        int64_t i = o % pl->d[j];
+        o /= pl->d[j];
+        *xo += i * pl->st[j];
+        *yo += i * pl->ost[j];
+    }
+}
+
+static void rows_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const tr_job *j = ctx;
+    const tr_plan *pl = j->pl;
+    if (pl->n <= 1) { /* one flat range in chunks */
+        int64_t total = pl->n ? pl->d[0] : 1;
+        for (int64_t c = begin; c < end; c++) {
+            int64_t b = c * COPY_CHUNK, e = b + COPY_CHUNK < total ? b + COPY_CHUNK : total;
+            memcpy(j->y + b, j->x + b, (size_t)(e - b) * sizeof(float));
+        }
+        return;
+    }
+    for (int64_t o = begin; o < end; o++) {
+        int64_t xo, yo;
+        outer_offsets(pl, o, pl->n - 1, -1, &xo, &yo);
+        memcpy(j->y + yo, j->x + xo, (size_t)j->rowlen * sizeof(float));
+    }
+}
+
+__attribute__((target("avx2"), always_inline)) static inline void tile8_avx2(const float *x, int64_t sx, float *y,
+                                                                             int64_t sy)
+{
+    __m256 r0 = _mm256_loadu_ps(x), r1 = _mm256_loadu_ps(x + sx), r2 = _mm256_loadu_ps(x + 2 * sx),
+           r3 = _mm256_loadu_ps(x + 3 * sx), r4 = _mm256_loadu_ps(x + 4 * sx), r5 = _mm256_loadu_ps(x + 5 * sx),
+           r6 = _mm256_loadu_ps(x + 6 * sx), r7 = _mm256_loadu_ps(x + 7 * sx);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+           t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+           t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+           u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+           u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+           u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(y, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(y + sy, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(y + 2 * sy, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(y + 3 * sy, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(y + 4 * sy, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(y + 5 * sy, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(y + 6 * sy, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(y + 7 * sy, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* y[i * sy + k] = x[i + k * sx] for i < na, k < nb */
+static void tile_c(const float *x, int64_t sx, float *y, int64_t sy, int64_t na, int64_t nb)
+{
+    for (int64_t i = 0; i < na; i++)
+        for (int64_t k = 0; k < nb; k++)
+            y[i * sy + k] = x[i + k * sx];
+}
+
+__attribute__((target("avx2"))) static void stripe_avx2(const float *x, int64_t sx, float *y, int64_t sy, int64_t na,
+                                                        int64_t nb)
+{
+    int64_t i = 0;
+    for (; i + 8 <= na; i += 8) {
+        int64_t k = 0;
+        for (; k + 8 <= nb; k += 8)
+            tile8_avx2(x + i + k * sx, sx, y + i * sy + k, sy);
+        tile_c(x + i + k * sx, sx, y + i * sy + k, sy, 8, nb - k);
+    }
+    tile_c(x + i, sx, y + i * sy, sy, na - i, nb);
+}
+
+static void stripe_c(const float *x, int64_t sx, float *y, int64_t sy, int64_t na, int64_t nb)
+{
+    for (int64_t i = 0; i < na; i += 8)
+        for (int64_t k = 0; k < nb; k += 8)
+            tile_c(x + i + k * sx, sx, y + i * sy + k, sy, na - i < 8 ? na - i : 8, nb - k < 8 ? nb - k : 8);
+}
+
+static void tiles_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const tr_job *j = ctx;
+    const tr_plan *pl = j->pl;
+    int a = j->a, b = pl->n - 1;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t o = it / j->stripes, a0 = (it % j->stripes) * STRIPE;
+        int64_t na = pl->d[a] - a0 < STRIPE ? pl->d[a] - a0 : STRIPE, xo, yo;
+        outer_offsets(pl, o, a, b, &xo, &yo);
+        const float *x = j->x + xo + a0;
+        float *y = j->y + yo + a0 * pl->ost[a];
+        if (j->avx2)
+            stripe_avx2(x, pl->st[b], y, pl->ost[a], na, pl->d[b]);
+        else
+            stripe_c(x, pl->st[b], y, pl->ost[a], na, pl->d[b]);
+    }
+}
+
+static int tr_applies(const trtl_node *n, const trtl_dims *in_dims)
+{
+    /* both transposes around a reshape: the reference's general path */
+    const trtl_shuffle_params *p = &n->p.shuffle;
+    int64_t perm[TRTL_MAX_DIMS];
+    int id1, id2, r = in_dims[0].nb_dims;
+    if (p->reshape_dims.nb_dims < 0 || r > TRTL_MAX_DIMS || p->reshape_dims.nb_dims > TRTL_MAX_DIMS)
+        return 1;
+    effective_perm(&p->first_transpose, r, perm, &id1);
+    effective_perm(&p->second_transpose, p->reshape_dims.nb_dims, perm, &id2);
+    return id1 || id2;
+}
+
+static trtl_status tr_run(const trtl_kernel_args *a)
+{
+    tr_plan pl;
+    if (trtl_dtype_size(a->in[0].dtype) != 4 || a->in[0].dtype != a->out[0].dtype ||
+        !make_plan(&a->node->p.shuffle, &a->in[0].dims, &a->out[0].dims, &pl))
+        return trtl_ref_shuffle(a);
+    int64_t vol = trtl_volume(&a->out[0].dims);
+    if (vol == 0)
+        return TRTL_OK;
+    tr_job j = {&pl, a->in[0].data, a->out[0].data, -1, 0, 0, trtl_cpu_has(TRTL_CPU_AVX2)};
+    if (pl.n <= 1) {
+        trtl_parallel_for(a->pool, (vol + COPY_CHUNK - 1) / COPY_CHUNK, 4, rows_task, &j);
+        return TRTL_OK;
+    }
+    int b = pl.n - 1;
+    if (pl.st[b] == 1) {
+        j.rowlen = pl.d[b];
+        trtl_parallel_for(a->pool, vol / j.rowlen, j.rowlen >= 16384 ? 1 : 16384 / j.rowlen, rows_task, &j);
+        return TRTL_OK;
+    }
+    for (int k = 0; k < b; k++)
+        if (pl.st[k] == 1)
+            j.a = k;
+    if (j.a < 0) /* cannot happen for a dense x; keep the reference as the answer */
+        return trtl_ref_shuffle(a);
+    j.stripes = (pl.d[j.a] + STRIPE - 1) / STRIPE;
+    int64_t items = vol / (pl.d[j.a] * pl.d[b]) * j.stripes, per = STRIPE * pl.d[b];
+    trtl_parallel_for(a->pool, items, per >= 16384 ? 1 : 16384 / per, tiles_task, &j);
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_shuffle_transpose = {
+    .name = "shuffle.transpose",
+    .op = TRTL_OP_SHUFFLE,
+    .applies = tr_applies,
+    .run = tr_run,
+};
