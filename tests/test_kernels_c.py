@@ -28,6 +28,8 @@ SOURCES = [
     "csrc/kernels/ref/matrix_multiply.c",
     "csrc/kernels/ref/pooling.c",
     "csrc/kernels/ref/reduce.c",
+    "csrc/kernels/ref/deconvolution.c",
+    "csrc/kernels/ref/resize.c",
 ]
 
 
