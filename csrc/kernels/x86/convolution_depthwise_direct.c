@@ -150,15 +150,66 @@ st16(const dw_row *r, const trtl_epilogue *e, int fast, int64_t ow, __m512 acc, 
         _mm512_mask_storeu_ps(r->y + ow, m, acc);
 }
 
-/* The interior of one row; S is a constant at the unrolled call sites (0: use g->S). */
+/* Lanes [lo, hi) of 16 (empty when hi <= lo). */
+static inline __mmask16 lanes16(int64_t lo, int64_t hi)
+{
+    if (lo < 0)
+        lo = 0;
+    if (hi > 16)
+        hi = 16;
+    if (hi <= lo)
+        return 0;
+    return (__mmask16)((hi == 16 ? 0xffffu : ((1u << hi) - 1)) & ~((1u << lo) - 1));
+}
+
+/* 16 output columns from ow (n of them valid) that touch the horizontal padding: each tap loads only the
+ * lanes whose input column lies inside the row (the others are zero and add nothing). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 edge16(const dw_geom *g, const dw_row *r,
+                                                                               int64_t ow, int64_t n, int64_t S)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const int64_t sw = g->sw;
+    __m512 acc = _mm512_set1_ps(r->bias);
+    for (int64_t kw = 0; kw < S; kw++) {
+        const int64_t base = ow * sw - g->pl + kw * g->dw; /* input column of lane 0 */
+        /* lanes i with 0 <= base + i*sw <= W - 1 */
+        const int sh1 = sw == 2; /* sw is 1 or 2: shifts, not divisions, in this per-tap bound */
+        int64_t ilo = base >= 0 ? 0 : (-base + sw - 1) >> sh1, ihi = base > g->W - 1 ? 0 : ((g->W - 1 - base) >> sh1) + 1;
+        if (ihi > n)
+            ihi = n;
+        if (ihi <= ilo)
+            continue;
+        for (int t = 0; t < r->nr; t++) {
+            const float *xp = r->x[t] + base;
+            __m512 v;
+            if (sw == 1) {
+                v = _mm512_maskz_loadu_ps(lanes16(ilo, ihi), xp);
+            } else {
+                /* raw floats [2*ilo, 2*ihi - 1) of the 32 from xp, then the even ones */
+                __m512 a = _mm512_maskz_loadu_ps(lanes16(2 * ilo, 2 * ihi - 1), xp);
+                __m512 b = _mm512_maskz_loadu_ps(lanes16(2 * ilo - 16, 2 * ihi - 17), xp + 16);
+                v = _mm512_permutex2var_ps(a, even, b);
+            }
+            acc = _mm512_fmadd_ps(v, _mm512_set1_ps(r->w[t][kw]), acc);
+        }
+    }
+    return acc;
+}
+
+/* One output row; S is a constant at the unrolled call sites (0: use g->S).  Blocks inside the interior
+ * load whole vectors; blocks touching the padding or the row's end go through edge16. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 interior512(const dw_geom *g, const dw_row *r, const trtl_epilogue *e, int fast, const int S_const)
 {
     const int64_t S = S_const ? S_const : g->S, sw = g->sw, dw = g->dw, pl = g->pl;
     const __m512 vbias = _mm512_set1_ps(r->bias);
-    /* last column whose full 16-lane (stride 2: 32-float) load stays inside the row */
-    int64_t ow = g->lo;
     const int64_t span = (S - 1) * dw + (sw == 2 ? 1 : 0);
+    int64_t ow = 0;
+    for (; ow < g->lo; ow += 16) {
+        int64_t n = g->OW - ow < 16 ? g->OW - ow : 16;
+        __mmask16 m = lanes16(0, n);
+        st16(r, e, fast, ow, edge16(g, r, ow, n, S), m, n == 16);
+    }
     for (; ow + 32 <= g->hi && (ow + 31) * sw - pl + span <= g->W - 1; ow += 32) {
         __m512 a0 = vbias, a1 = vbias;
         for (int t = 0; t < r->nr; t++) {
@@ -173,10 +224,14 @@ interior512(const dw_geom *g, const dw_row *r, const trtl_epilogue *e, int fast,
         st16(r, e, fast, ow, a0, 0xffff, 1);
         st16(r, e, fast, ow + 16, a1, 0xffff, 1);
     }
-    for (; ow < g->hi; ow += 16) {
-        int64_t n = g->hi - ow < 16 ? g->hi - ow : 16;
+    for (; ow < g->OW; ow += 16) {
+        int64_t n = g->OW - ow < 16 ? g->OW - ow : 16;
+        __mmask16 m = lanes16(0, n);
+        if (ow + n > g->hi) {
+            st16(r, e, fast, ow, edge16(g, r, ow, n, S), m, n == 16);
+            continue;
+        }
         int full = n == 16 && (ow + 15) * sw - pl + span <= g->W - 1;
-        __mmask16 m = (__mmask16)(n == 16 ? 0xffff : ((1u << n) - 1));
         __m512 a0 = vbias;
         for (int t = 0; t < r->nr; t++) {
             const float *xp = r->x[t] + ow * sw - pl, *wp = r->w[t];
@@ -302,11 +357,13 @@ static void dw_items(void *ctx, int64_t b, int64_t e, int thread)
             const int64_t off = (plane * g->OH + oh) * g->OW;
             r.y = j->y + off;
             r.res = j->res ? j->res + off : NULL;
-            int64_t done = g->hi;
-            if (j->avx512)
+            if (j->avx512) {
                 row512(g, &r, j->epi, fast);
-            else
-                done = row256(g, &r, j->epi, fast);
+                if (!fast)
+                    trtl_epi_act(j->epi, r.y, g->OW);
+                continue;
+            }
+            int64_t done = row256(g, &r, j->epi, fast);
             dw_cols_scalar(g, &r, j->epi, 0, g->lo);
             dw_cols_scalar(g, &r, j->epi, done, g->OW);
             if (!fast)
