@@ -1462,7 +1462,7 @@ static void test_depthwise_direct(int ncases)
     trtl_cpu_set_mask(~0u);
 }
 
-/* ---- resize (x86/resize_2d.c) ------------------------------------------------------------------- */
+/* ---- resize (x86/resize_tables.c) ------------------------------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_resize_tables;
 

@@ -1,5 +1,5 @@
 /*
- * resize_2d.c -- "resize.tables": IResizeLayer with per-axis tables built once per run into scratch
+ * resize_tables.c -- "resize.tables": IResizeLayer with per-axis tables built once per run into scratch
  * (no allocation), for every mode, coordinate transformation, nearest rounding and single-pixel selector of
  * the reference kernel (kernels/ref/resize.c), whose coordinate formulas are repeated here exactly.
  *
