@@ -36,6 +36,8 @@ SOURCES = [
     "csrc/kernels/ref/gather.c",
     "csrc/kernels/ref/padding.c",
     "csrc/kernels/ref/strided.c",
+    "csrc/kernels/ref/deconvolution.c",
+    "csrc/kernels/ref/resize.c",
 ]
 
 

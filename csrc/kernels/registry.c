@@ -14,6 +14,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
 
 /* Optimized kernels (csrc/kernels/x86/ and friends).  Add new ones here, best first per op. */
 #define TRTL_OPT_KERNELS(X)                                                                       \
+    X(trtl_kernel_conv_depthwise)                                                                 \
     X(trtl_kernel_conv_depthwise_avx2)                                                            \
     X(trtl_kernel_conv_winograd_f43)                                                              \
     X(trtl_kernel_conv_winograd_f23)                                                              \
@@ -30,7 +31,9 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_concat_copy)                                                                \
     X(trtl_kernel_slice_rows)                                                                 \
     X(trtl_kernel_gather_rows)                                                                \
-    X(trtl_kernel_padding_rows)
+    X(trtl_kernel_padding_rows)                                                               \
+    X(trtl_kernel_deconv_packed_gemm)                                                             \
+    X(trtl_kernel_resize_tables)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -1721,6 +1721,343 @@ static void test_copy_ops(int ncases)
     }
 }
 
+/* ---- deconvolution (x86/deconvolution_gemm.c) ---------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_deconv_packed_gemm;
+
+/* One deconvolution case through kernel k vs trtl_ref_deconvolution (+ the engine's epilogue).
+ * Returns 1 on failure, 0 on pass, -1 if the shape is invalid (skipped). */
+static int deconv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_DECONVOLUTION;
+    nd.name = "deconv";
+    trtl_conv_params *p = &nd.p.conv;
+    p->num_output_maps = (int32_t)c->K;
+    p->num_groups = (int32_t)c->G;
+    p->padding_mode = c->mode;
+    p->kernel_size = dims(c->nsp, c->k);
+    p->stride = dims(c->nsp, c->s);
+    p->dilation = dims(c->nsp, c->d);
+    p->pre_padding = dims(c->nsp, c->pre);
+    p->post_padding = dims(c->nsp, c->post);
+    int64_t xd[5] = {c->N, c->C}, yd[5] = {c->N, c->K}, kvol = 1;
+    for (int i = 0; i < c->nsp; i++) {
+        int64_t o, pre, post;
+        if (trtl_deconv_out(c->in[i], c->d[i] * (c->k[i] - 1) + 1, c->s[i], c->pre[i], c->post[i], c->mode, &o, &pre,
+                            &post) != TRTL_OK)
+            return -1;
+        xd[2 + i] = c->in[i];
+        yd[2 + i] = o;
+        kvol *= c->k[i];
+    }
+    trtl_dims xdims = dims(c->nsp + 2, xd), ydims = dims(c->nsp + 2, yd);
+    int64_t nw = c->C * (c->K / c->G) * kvol;
+    float *w = rand_buf(nw), *b = c->bias ? rand_buf(c->K) : NULL, *x = rand_buf(trtl_volume(&xdims));
+    float *res = NULL;
+    if (combo % 5 == 4) /* NaN and infinities propagate as in the reference */
+        for (int t = 0; t < 3; t++)
+            x[rnd() % (uint32_t)trtl_volume(&xdims)] = t == 0 ? NAN : (t == 1 ? INFINITY : -INFINITY);
+    p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
+    p->bias = (trtl_weights){TRTL_FLOAT, b, c->bias ? c->K : 0};
+    nd.epi = rand_epi(combo);
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    nd.n_in = 1;
+    if (nd.epi.has_residual) {
+        res = rand_buf(trtl_volume(&ydims));
+        in[1].data = res;
+        nd.n_in = 2;
+    }
+    nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc,
+             "deconv x%s -> y%s G=%lld k=(%lld,%lld,%lld) s=(%lld,%lld,%lld) d=(%lld,%lld,%lld) pre=(%lld,%lld,%lld) "
+             "post=(%lld,%lld,%lld) mode=%d bias=%d act=%s res=%d",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)c->G,
+             (long long)c->k[0], (long long)c->k[1], (long long)c->k[2], (long long)c->s[0], (long long)c->s[1],
+             (long long)c->s[2], (long long)c->d[0], (long long)c->d[1], (long long)c->d[2], (long long)c->pre[0],
+             (long long)c->pre[1], (long long)c->pre[2], (long long)c->post[0], (long long)c->post[1],
+             (long long)c->post[2], c->mode, c->bias, act_name(nd.epi.act), nd.epi.has_residual);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_deconvolution, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference deconvolution [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(k, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(w);
+    free(b);
+    free(x);
+    free(res);
+    return r;
+}
+
+static void rand_deconv(conv_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->nsp = (int)(rnd() % 6 == 0 ? 1 : (rnd() % 6 == 0 ? 3 : 2));
+    c->N = rint_in(1, 2);
+    c->G = rnd() % 4 == 0 ? rint_in(2, 3) : 1;
+    c->C = c->G * (rnd() % 8 == 0 ? rint_in(500, 700) : rint_in(1, 9)); /* sometimes several depth blocks */
+    c->K = c->G * rint_in(1, 17);
+    c->mode = (int)(rnd() % 6);
+    c->bias = (int)(rnd() % 4 != 0);
+    int direct = rnd() % 3 == 0; /* kernel == stride: the direct path */
+    for (int i = 0; i < c->nsp; i++) {
+        int64_t maxin = c->nsp == 3 ? 5 : (c->nsp == 1 ? 60 : (c->C > 100 ? 9 : 19));
+        c->in[i] = rint_in(1, maxin);
+        c->k[i] = rint_in(1, c->nsp == 3 ? 3 : 4);
+        c->s[i] = direct ? c->k[i] : rint_in(1, 3);
+        c->d[i] = direct || rnd() % 3 ? 1 : 2;
+        c->pre[i] = rnd() % 2 ? 0 : rint_in(0, 2);
+        c->post[i] = rnd() % 2 ? 0 : rint_in(0, 2);
+    }
+}
+
+/* Fixed shapes: the U-Net up-sampling (2x2 stride 2, wide rows for the interleaving path, odd
+ * padding), 3x3 stride 2 / 4x4 stride 2 (overlapping taps), a panel larger than one slot. */
+static void test_deconv_fixed(const trtl_kernel *k)
+{
+    static const struct { int64_t N, C, K, G, H, W, k, s, pre, post; int mode; } sh[] = {
+        {1, 32, 16, 1, 16, 37, 2, 2, 0, 0, 0}, {2, 12, 8, 1, 9, 40, 2, 2, 1, 0, 0},  {1, 16, 24, 1, 9, 23, 3, 2, 1, 1, 0},
+        {1, 8, 8, 2, 12, 12, 4, 2, 1, 1, 0},  {1, 64, 32, 1, 40, 40, 2, 2, 0, 0, 0}, {1, 24, 13, 1, 70, 70, 3, 1, 1, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int combo = 0; combo < 2 * N_ACTS; combo += i == 0 ? 1 : 5) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = sh[i].N;
+            c.C = sh[i].C;
+            c.K = sh[i].K;
+            c.G = sh[i].G;
+            c.in[0] = sh[i].H;
+            c.in[1] = sh[i].W;
+            c.k[0] = c.k[1] = sh[i].k;
+            c.s[0] = c.s[1] = sh[i].s;
+            c.d[0] = c.d[1] = 1;
+            c.pre[0] = c.pre[1] = sh[i].pre;
+            c.post[0] = c.post[1] = sh[i].post;
+            c.mode = sh[i].mode;
+            c.bias = combo % 3 != 2;
+            if (deconv_run_case(k, &c, combo) > 0)
+                return;
+        }
+}
+
+static void test_deconv(int ncases)
+{
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    if (!trtl_cpu_has(trtl_kernel_deconv_packed_gemm.cpu_features)) {
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_deconv_packed_gemm.name);
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        test_deconv_fixed(&trtl_kernel_deconv_packed_gemm);
+        for (int done = 0, combo = (int)(rnd() % 64); done < (pass == 0 ? ncases : ncases / 2);) {
+            conv_case c;
+            rand_deconv(&c);
+            int r = deconv_run_case(&trtl_kernel_deconv_packed_gemm, &c, combo);
+            if (r < 0)
+                continue;
+            combo++;
+            done++;
+            if (r > 0)
+                break;
+        }
+    }
+    trtl_cpu_set_mask(~0u);
+}
+
+/* ---- depthwise convolution without a padded copy (x86/convolution_depthwise_direct.c) --------- */
+
+extern const trtl_kernel trtl_kernel_conv_depthwise;
+
+static void rand_depthwise(conv_case *c)
+{
+    static const int64_t ks[] = {3, 3, 3, 5, 5, 7, 1, 2, 4};
+    memset(c, 0, sizeof *c);
+    c->nsp = 2;
+    c->N = rint_in(1, 2);
+    c->G = c->C = c->K = rint_in(1, 21);
+    c->mode = (int)(rnd() % 6);
+    c->bias = (int)(rnd() % 4 != 0);
+    int64_t k = ks[rnd() % 9];
+    for (int i = 0; i < 2; i++) {
+        c->in[i] = rint_in(1, i == 1 && rnd() % 3 == 0 ? 90 : 24); /* wide rows: several vector blocks */
+        c->k[i] = rnd() % 5 == 0 ? rint_in(1, 6) : k;
+        c->s[i] = rint_in(1, 2);
+        c->d[i] = rnd() % 4 == 0 ? rint_in(2, 3) : 1;
+        c->pre[i] = rint_in(0, c->k[i]);
+        c->post[i] = rint_in(0, c->k[i]);
+    }
+}
+
+/* Both ISA variants; fixed MobileNet / EfficientNet shapes, then random ones. */
+static void test_depthwise_direct(int ncases)
+{
+    static const struct { int64_t C, H, W, k, s, pad; } sh[] = {
+        {32, 28, 28, 3, 1, 1}, {24, 29, 29, 3, 2, 1}, {16, 14, 14, 5, 2, 2}, {8, 17, 40, 7, 1, 3}, {12, 33, 35, 5, 1, 2},
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    if (!trtl_cpu_has(trtl_kernel_conv_depthwise.cpu_features)) {
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise.name);
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        int stop = 0;
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
+            for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
+                conv_case c = {0};
+                c.nsp = 2;
+                c.N = 1;
+                c.C = c.K = c.G = sh[i].C;
+                c.in[0] = sh[i].H;
+                c.in[1] = sh[i].W;
+                c.k[0] = c.k[1] = sh[i].k;
+                c.s[0] = c.s[1] = sh[i].s;
+                c.d[0] = c.d[1] = 1;
+                c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
+                c.bias = combo % 3 != 2;
+                stop = conv_run_case(&trtl_kernel_conv_depthwise, &c, combo) > 0;
+            }
+        for (int done = 0, combo = (int)(rnd() % 64); done < ncases && !stop;) {
+            conv_case c;
+            rand_depthwise(&c);
+            int r = conv_run_case(&trtl_kernel_conv_depthwise, &c, combo);
+            if (r < 0)
+                continue;
+            combo++;
+            done++;
+            stop = r > 0;
+        }
+    }
+    trtl_cpu_set_mask(~0u);
+}
+
+/* ---- resize (x86/resize_tables.c) ------------------------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_resize_tables;
+
+/* One resize of x (rank r, dims xd) to yd with the given modes; scales (nb_scales = r) or the shape.
+ * Returns 1 on failure. */
+static int resize_case(int r, const int64_t *xd, const int64_t *yd, int mode, int coord, int sel, int round,
+                       const float *scales, float cubic, int excl, int nan)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_RESIZE;
+    nd.name = "resize";
+    nd.epi = no_epilogue();
+    trtl_resize_params *p = &nd.p.resize;
+    p->resize_mode = mode;
+    p->coordinate_transformation = coord;
+    p->selector_for_single_pixel = sel;
+    p->nearest_rounding = round;
+    p->cubic_coeff = cubic;
+    p->exclude_outside = excl;
+    if (scales) {
+        p->nb_scales = r;
+        for (int i = 0; i < r; i++)
+            p->scales[i] = scales[i];
+    } else {
+        p->shape = dims(r, yd);
+    }
+    trtl_dims xdims = dims(r, xd), ydims = dims(r, yd);
+    int64_t nx = trtl_volume(&xdims);
+    float *x = rand_buf(nx);
+    if (nan)
+        for (int t = 0; t < 3 && nx > 0; t++)
+            x[rnd() % (uint32_t)nx] = t == 0 ? NAN : (t == 1 ? INFINITY : -INFINITY);
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    nd.n_in = nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "resize x%s -> y%s mode=%d coord=%d sel=%d round=%d scales=%s (%g %g) cubic=%g excl=%d nan=%d",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), mode, coord, sel, round,
+             scales ? "yes" : "no", scales ? scales[r - 2 >= 0 ? r - 2 : 0] : 0.0, scales ? scales[r - 1] : 0.0,
+             cubic, excl, nan);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_resize, &nd, in, &ydims, &st);
+    int res;
+    if (!want) {
+        fprintf(stderr, "FAIL reference resize [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        res = 1;
+    } else {
+        res = run_opt(&trtl_kernel_resize_tables, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(x);
+    return res;
+}
+
+static void test_resize(int ncases)
+{
+    static const float facs[] = {2.0f, 4.0f, 0.5f, 1.5f, 0.6f, 3.0f, 1.0f, 0.75f, 2.5f, 1.25f};
+    const uint32_t masks[3] = {~0u, ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI), 0u};
+    /* the shapes: nearest 2x, bilinear 4x half-pixel */
+    for (int pass = 0; pass < 3; pass++) {
+        trtl_cpu_set_mask(masks[pass]);
+        int64_t xd[4] = {1, 32, 16, 16}, yd[4] = {1, 32, 32, 32}, yd4[4] = {1, 32, 64, 64};
+        float sc2[4] = {1, 1, 2, 2};
+        if (resize_case(4, xd, yd, TRTL_RESIZE_NEAREST, TRTL_COORD_ASYMMETRIC, 0, TRTL_ROUND_FLOOR, sc2, -0.75f, 0, 0) ||
+            resize_case(4, xd, yd4, TRTL_RESIZE_LINEAR, TRTL_COORD_HALF_PIXEL, 0, TRTL_ROUND_FLOOR, NULL, -0.75f, 0, 0))
+            break;
+        int stop = 0;
+        for (int done = 0; done < (pass == 0 ? ncases : ncases / 3) && !stop; done++) {
+            int r = (int)rint_in(1, 5);
+            int64_t xd2[5], yd2[5];
+            float sc[5];
+            int use_scales = (int)(rnd() % 2), mode = (int)(rnd() % 3);
+            /* LINEAR / CUBIC mostly change only the last two axes (the kernel's own path) */
+            int lead_fixed = mode != TRTL_RESIZE_NEAREST && rnd() % 4 != 0;
+            for (int i = 0; i < r; i++) {
+                xd2[i] = rint_in(1, i >= r - 2 ? 19 : 3);
+                if (lead_fixed && i < r - 2) {
+                    sc[i] = 1.0f;
+                    yd2[i] = xd2[i];
+                } else {
+                    sc[i] = facs[rnd() % 10];
+                    yd2[i] = (int64_t)floor((double)xd2[i] * (double)sc[i]);
+                    if (yd2[i] < 1) {
+                        yd2[i] = 1;
+                        if (use_scales)
+                            sc[i] = 1.0f / (float)xd2[i];
+                        yd2[i] = (int64_t)floor((double)xd2[i] * (double)sc[i]);
+                        if (yd2[i] < 1) {
+                            sc[i] = 1.0f;
+                            yd2[i] = xd2[i];
+                        }
+                    }
+                }
+            }
+            if (rnd() % 8 == 0) { /* a wide row: vector blocks and the 2x replication */
+                xd2[r - 1] = rint_in(20, 70);
+                sc[r - 1] = 2.0f;
+                yd2[r - 1] = 2 * xd2[r - 1];
+            }
+            stop = resize_case(r, xd2, yd2, mode, (int)(rnd() % 3), (int)(rnd() % 2), (int)(rnd() % 4),
+                               use_scales ? sc : NULL, rnd() % 2 ? -0.75f : -0.5f, (int)(rnd() % 2),
+                               rnd() % 5 == 0);
+        }
+        if (stop)
+            break;
+    }
+    trtl_cpu_set_mask(~0u);
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1757,6 +2094,9 @@ int main(int argc, char **argv)
     test_normalization(ncases);
     test_shuffle(ncases);
     test_copy_ops(ncases);
+    test_deconv(ncases);
+    test_depthwise_direct(ncases);
+    test_resize(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);
