@@ -1,6 +1,6 @@
 """The model zoo: >= 20 real architectures, built locally with seeded random weights (nothing is downloaded).
 
-    from benchmarks.zoo import models            # or, with benchmarks/zoo on sys.path: import models
+    models = <benchmarks/zoo/models.py, imported by path>   # run.py and export.py import it by path
     models.names()                                # registry order
     spec = models.ZOO["resnet18"]                 # Entry(name, pretty, family, source, shape, ...)
     net = models.build("resnet18", seed=0)        # eval-mode nn.Module with seeded weights
