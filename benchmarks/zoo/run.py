@@ -162,27 +162,38 @@ def worker_trtlite(spec):
 
 
 def onnx_ops(path):
-    """{node name: op type} of every node of the ONNX file, and run.py's Conv/Gemm descriptions."""
+    """({node name: op type}, {node name: [input names]}, constant tensor names, run.py's Conv/Gemm descriptions)."""
     import onnx
     m = onnx.load(path, load_external_data=False)
-    return {nd.name: nd.op_type for nd in m.graph.node}, bench.onnx_node_info(path)
+    consts = {i.name for i in m.graph.initializer}
+    consts |= {o for nd in m.graph.node if nd.op_type == "Constant" for o in nd.output}
+    return ({nd.name: nd.op_type for nd in m.graph.node}, {nd.name: list(nd.input) for nd in m.graph.node}, consts,
+            bench.onnx_node_info(path))
 
 
-def op_kind(layer_name, layer_type, ops, nodes):
-    """The op kind a (possibly fused) trtlite layer is charged to: convolutions by class (run.py's category:
-    "conv 3x3 s1", "depthwise 3x3 s2", ...), Gemm/MatMul with constant weights as "fully connected", other
-    layers by the ONNX op type of their first node, else by the engine's layer type."""
-    first = layer_name.split(" + ")[0]
-    base = re.sub(r"/\d+$", "", first)
+def op_kind(layer_name, layer_type, graph):
+    """The op kind a (possibly fused) trtlite layer is charged to.  Convolutions by class (run.py's category:
+    "conv 3x3 s1", "depthwise 3x3 s2", ...; with whatever bias/activation/residual was fused into them);
+    MatMul/Gemm with a constant weight "fully connected", between two activations "MatMul (activations)"
+    (attention); other layers by the ONNX op type of their first node, plus "+GELU" when an Erf/Tanh GELU was fused
+    into them or "+<op>" for the other fused ops; layers with no ONNX node by the engine's layer type."""
+    ops, inputs, consts, nodes = graph
+    parts = [re.sub(r"/\d+$", "", p) if p not in ops else p for p in layer_name.split(" + ")]
+    first = parts[0]
     nd = bench.node_of(layer_name, nodes)
     if nd and nd.get("op") == "Conv":
         return bench.category(nd.get("desc"))
-    if nd and nd.get("op") in ("Gemm", "MatMul"):
-        return "fully connected"
-    op = ops.get(first) or ops.get(base)
-    if op:
-        return op
-    return (layer_type or "?").lower()
+    op = ops.get(first)
+    if op in ("Gemm", "MatMul"):
+        ins = inputs.get(first, [])
+        return "fully connected" if len(ins) > 1 and ins[1] in consts else "MatMul (activations)"
+    if not op:
+        return (layer_type or "?").lower()
+    rest = [ops.get(p) for p in parts[1:] if ops.get(p)]
+    if "Erf" in rest or ("Tanh" in rest and "Pow" in rest):
+        return op + "+GELU"
+    extra = [o for o in dict.fromkeys(rest) if o != op]
+    return op + "".join("+" + o for o in extra[:2]) + ("+..." if len(extra) > 2 else "")
 
 
 def trt_breakdown(trt, engine, context, run_once, spec):
@@ -203,12 +214,12 @@ def trt_breakdown(trt, engine, context, run_once, spec):
         run_once()
         n += 1
     context.profiler = None
-    ops, nodes = onnx_ops(spec["onnx"])
+    graph = onnx_ops(spec["onnx"])
     rows = []
     for name, v in times.items():
         lay = layers.get(name, {})
         rows.append({"name": name, "ms": float(np.median(v)), "type": lay.get("type", "?"),
-                     "kernel": lay.get("kernel", "?"), "kind": op_kind(name, lay.get("type"), ops, nodes)})
+                     "kernel": lay.get("kernel", "?"), "kind": op_kind(name, lay.get("type"), graph)})
     total = sum(r["ms"] for r in rows) or 1e-9
     kinds, kernels = {}, {}
     for r in rows:
@@ -224,7 +235,7 @@ def trt_breakdown(trt, engine, context, run_once, spec):
     return {"runs": n, "total_ms": total, "num_layers": len(layers),
             "kinds": dict(sorted(kinds.items(), key=lambda kv: -kv[1]["ms"])),
             "kernels": dict(sorted(kernels.items(), key=lambda kv: -kv[1])), "ref_share": ref_ms / total,
-            "top_layers": rows[:10]}
+            "top_layers": rows[:10], "layers": [[r["name"], round(r["ms"], 4), r["kernel"], r["kind"]] for r in rows]}
 
 
 def worker_openvino(spec):
@@ -562,10 +573,16 @@ def breakdown_table(results, top=5):
         bd = row.get("breakdown")
         if not bd:
             continue
-        kinds = ", ".join(f"{k} {100 * v['share']:.0f}%" for k, v in list(bd["kinds"].items())[:top])
+        kinds = ", ".join(f"{k}{_ref_mark(v)} {100 * v['share']:.0f}%" for k, v in list(bd["kinds"].items())[:top])
         out.append(f"| {_pretty(row['model'])} | {row['batch']} / {row['threads']} | {bench.fmt_ms(bd['total_ms'])} | "
                    f"{bd['num_layers']} | {kinds} | {100 * bd['ref_share']:.0f}% |")
     return "\n".join(out)
+
+
+def _ref_mark(kind):
+    """"†" when most of an op kind's time is spent in reference kernels ("<op>.ref")."""
+    ref = sum(ms for kn, ms in kind.get("kernels", {}).items() if kn.endswith(".ref"))
+    return "†" if kind["ms"] > 0 and ref > 0.5 * kind["ms"] else ""
 
 
 def kind_totals(results):
@@ -606,7 +623,8 @@ def chart(results, path):
                 if base and peer:
                     xs.append(i + (j - 0.5) * 0.4)
                     ys.append(peer / base)
-            ax.bar(xs, ys, width=0.4, color=color, label=f"{LABEL[eng]} / trtlite")
+            ax.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=0.4, color=color,  # bars grow from 1 both ways
+                   label=f"{LABEL[eng]} / trtlite")
         ax.axhline(1.0, color="black", lw=0.8)
         ax.set_yscale("log")
         ax.set_ylabel("latency ratio")
@@ -630,7 +648,10 @@ def markdown(d):
     if not args.get("check_only"):
         out += ["### Latency", "", speed_table(res, args), ""]
     if any(r.get("breakdown") for r in res):
-        out += ["### Where trtlite's time goes", "", breakdown_table(res), ""]
+        out += ["### Where trtlite's time goes", "", breakdown_table(res), "",
+                "Shares of the sum of per-layer times (context.profiler, median over the profiled runs); a fused "
+                "layer is charged to the op kind of its first node (a convolution with its fused bias, activation "
+                "and residual add counts as the convolution).  †: mostly reference kernels (\"<op>.ref\").", ""]
         n, tot = kind_totals(res)
         out.append(f"Across the {n} models (each model's shares averaged): "
                    + ", ".join(f"{k} {100 * s:.1f}%" for k, s in tot[:12]) + ".")
