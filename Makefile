@@ -111,6 +111,20 @@ demo-addernet: deps-demo build
 bench: deps-test build
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
+# The model zoo (benchmarks/zoo, project issue #10): 25 architectures exported to build/zoo/, each checked against
+# onnxruntime, then trtlite, onnxruntime and OpenVINO timed (batch 1 and 8, threads 2 and 1, 3 interleaved rounds).
+# Benchmark-only dependencies: torchvision's model definitions (--no-deps: its CUDA wheel's deps are not wanted),
+# pillow, OpenVINO and matplotlib (the chart).  ZOO_ARGS: options of benchmarks/zoo/run.py.
+ZOO_ARGS ?= --out build/zoo/results.json --chart build/zoo/results.png --markdown
+.PHONY: bench-zoo
+$(STAMP)/pip-zoo: $(STAMP)/pip-test
+	$(PY) -m pip install -q --no-deps "torchvision==0.28.0"
+	$(PY) -m pip install -q pillow openvino matplotlib
+	@touch $@
+
+bench-zoo: deps-test build $(STAMP)/pip-zoo
+	$(PY) benchmarks/zoo/run.py $(ZOO_ARGS)
+
 # Sanitizers: the core and bindings built with ASan/UBSan into build/asan (the in-place build is
 # left alone), the C example and the whole suite run against that build.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g
