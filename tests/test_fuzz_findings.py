@@ -84,3 +84,124 @@ def test_slice_int32_fill_exact_values(fill, fdt, rng, build_and_run):
     want = refs.slice_(x.astype(np.float64), (0, -1), (2, 5), (1, 1), "FILL", fill=float(fill))
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out.astype(np.float64), want)
+
+
+# ---- 3./4. ONNX parser: shape inference and Pad within bounded time and memory ----------------------------------
+
+_PARSE_LIMITED = textwrap.dedent("""
+    import resource, sys, time
+    resource.setrlimit(resource.RLIMIT_AS, (%d << 20,) * 2)
+    import trtlite as trt
+    t = time.time()
+    lg = trt.Logger(trt.Logger.ERROR)
+    net = trt.Builder(lg).create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    p = trt.OnnxParser(net, lg)
+    ok = p.parse_from_file(sys.argv[1])
+    print("RESULT", ok, "%%.1f" %% (time.time() - t))
+    for i in range(p.num_errors):
+        print("ERROR", p.get_error(i))
+""")
+
+
+def _parse_limited(path, mib=1536, timeout=60):
+    """Parses the model file in a subprocess limited to `mib` MiB of address space; (ok, seconds, errors)."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", _PARSE_LIMITED % mib, path], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    lines = p.stdout.splitlines()
+    res = [ln for ln in lines if ln.startswith("RESULT ")]
+    assert p.returncode == 0 and res, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    _, ok, secs = res[0].split()
+    return ok == "True", float(secs), [ln[6:] for ln in lines if ln.startswith("ERROR ")]
+
+
+def test_onnx_scan_without_body_is_refused_quickly():
+    path = os.path.join(HERE, "fuzz", "regressions", "onnx", "scan_shape_inference_blowup.onnx")
+    ok, secs, errors = _parse_limited(path)
+    assert not ok and secs < 10, (secs, errors)
+    assert any("INVALID_NODE" in e and "Scan" in e and "body" in e for e in errors), errors
+
+
+def _dyn_reshape_model(out_dims):
+    """x [?, 3] (an unnamed dynamic dim: the parser asks ONNX shape inference for it) reshaped through
+    Shape/Gather/Concat; the graph output declares `out_dims`."""
+    from onnx_helpers import helper, make_model, TensorProto
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+             helper.make_node("Concat", ["n", "three"], ["shp"], axis=0),
+             helper.make_node("Reshape", ["x", "shp"], ["y"])]
+    m = make_model(nodes, {"x": ((None, 3), np.float32)}, {"y": (out_dims, np.float32)},
+                   {"i0": np.array([0], np.int64), "three": np.array([3], np.int64)})
+    assert not m.graph.input[0].type.tensor_type.shape.dim[0].HasField("dim_param")
+    return m
+
+
+@pytest.mark.parametrize("out_dims", [(2 ** 41, 3), (2 ** 30, 2 ** 11)])
+def test_onnx_shape_inference_skipped_for_huge_declared_dims(out_dims, monkeypatch):
+    from onnx import shape_inference
+    from onnx_helpers import parse
+    called = []
+    real = shape_inference.infer_shapes
+    monkeypatch.setattr(shape_inference, "infer_shapes", lambda *a, **k: called.append(1) or real(*a, **k))
+    parse(_dyn_reshape_model((None, 3)))
+    assert called, "the model must reach ONNX shape inference (else this test proves nothing)"
+    called.clear()
+    _, net, _ = parse(_dyn_reshape_model(out_dims))
+    assert not called
+    assert tuple(net.get_output(0).shape) == (-1, 3)
+
+
+def test_onnx_shape_inference_failure_falls_back(monkeypatch, rng):
+    from onnx import shape_inference
+    from onnx_helpers import compare
+
+    def boom(*a, **k):
+        raise RuntimeError("shape inference exploded")
+    monkeypatch.setattr(shape_inference, "infer_shapes", boom)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    compare(_dyn_reshape_model((None, 3)), {"x": x})
+
+
+def test_onnx_pad_finding_parses_in_bounded_memory():
+    path = os.path.join(HERE, "fuzz", "findings", "onnx", "pad_constant_mask_blowup.onnx")
+    ok, secs, errors = _parse_limited(path, mib=700)
+    assert ok and secs < 20, (secs, errors)
+
+
+def _pad_model(shape, pads, value, dtype=np.float32, dyn=False):
+    from onnx_helpers import helper, make_model
+    node = helper.make_node("Pad", ["x", "p", "v"], ["y"], mode="constant")
+    ishape = ((None if dyn else shape[0]),) + tuple(shape[1:])
+    return make_model([node], {"x": (ishape, dtype)}, {"y": (None, dtype)},
+                      {"p": np.array(pads, np.int64), "v": np.array(value, dtype)})
+
+
+def test_onnx_pad_large_constant_in_bounded_memory(tmp_path):
+    """A [1, 1, 4] input padded to [1, 8001, 10004] (80M elements, 320 MB as float32): the parse must not make
+    data of the padded size (it made a dense mask, several copies of it)."""
+    m = _pad_model((1, 1, 4), [0, 4000, 0, 0, 4000, 10000], 1.5)
+    path = str(tmp_path / "pad.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    ok, secs, errors = _parse_limited(path, mib=450)
+    assert ok, errors
+
+
+@pytest.mark.parametrize("shape,pads,value,dtype,dyn", [
+    ((2, 3, 4), [0, 1, -1, 1, 2, 3], 0.75, np.float32, False),
+    ((2, 3, 4), [0, 1, -1, 0, 2, 3], -2.5, np.float32, True),
+    ((2, 3, 4), [0, 0, 2, 0, 3, 1], float("inf"), np.float32, True),
+    ((2, 3, 4), [1, 0, 2, 0, 3, 1], 7, np.int32, False),
+    ((2, 3, 4), [0, 2, 0, 0, 0, 3], -9, np.int64, True),
+])
+def test_onnx_pad_constant_values(shape, pads, value, dtype, dyn, rng):
+    from onnx_helpers import compare
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    compare(_pad_model(shape, pads, value, dtype, dyn), {"x": x})
+
+
+def test_onnx_pad_past_element_bound_is_refused():
+    from onnx_helpers import ParseFailed, parse
+    with pytest.raises(ParseFailed) as ei:
+        parse(_pad_model((2, 3), [0, 0, 2 ** 20, 2 ** 20], 1.0))
+    assert "INVALID_NODE" in str(ei.value) and "Pad" in str(ei.value) and "2^40" in str(ei.value), ei.value
