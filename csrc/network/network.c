@@ -727,6 +727,13 @@ static trtl_status set_slice_fill(trtl_layer *l, trtl_tensor *t)
     if (!w || w->count != 1 || (w->type != TRTL_FLOAT && w->type != TRTL_INT32))
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': the slice fill value (input 4) must be a one-element "
                           "FLOAT or INT32 constant (add_constant), got tensor '%s'", l->name, t->name);
+    if (w->type == TRTL_INT32) { /* kept as a float attribute: only integers a float holds exactly */
+        int32_t v = *(const int32_t *)w->values;
+        if ((double)(float)v != (double)v)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': the INT32 slice fill value %ld is not exactly "
+                              "representable (|value| above 2^24 must be a multiple of a power of two)", l->name,
+                              (long)v);
+    }
     l->p.slice.fill_value = w->type == TRTL_FLOAT ? *(const float *)w->values : (float)*(const int32_t *)w->values;
     trtl_layer_touch(l);
     return TRTL_OK;

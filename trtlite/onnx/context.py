@@ -14,6 +14,56 @@ from .layers import LayerBuilder
 from .shape_eval import Sym, has_sym, infer_keys, normalize
 
 
+# The largest tensor trtlite handles (elements): the bound of the network's and the engine's shape checks.
+MAX_ELEMENTS = 1 << 40
+# Control-flow ops and the graph attributes they need.
+CONTROL_FLOW_BODIES = {"If": ("then_branch", "else_branch"), "Loop": ("body",), "Scan": ("body",)}
+
+
+def bad_control_flow(node: Any) -> Optional[str]:
+    """Why a control-flow node (If, Loop, Scan) is malformed -- a missing or non-graph body -- or None."""
+    need = CONTROL_FLOW_BODIES.get(node.op_type)
+    if not need or node.domain not in ("", "ai.onnx"):
+        return None
+    attrs = {a.name: a for a in node.attribute}
+    for n in need:
+        a = attrs.get(n)
+        if a is None:
+            return "%s has no '%s' graph attribute" % (node.op_type, n)
+        if not a.HasField("g"):
+            return "%s attribute '%s' is not a graph" % (node.op_type, n)
+    return None
+
+
+def shape_inference_hazard(model: Any) -> Optional[str]:
+    """Why onnx.shape_inference must not run on `model` (it can take minutes and gigabytes on malformed or
+    huge models): a malformed control-flow node, or a declared tensor past MAX_ELEMENTS elements.  None: safe."""
+    g = model.graph
+    for n in g.node:
+        why = bad_control_flow(n)
+        if why:
+            return "node '%s': %s" % (n.name, why)
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            continue
+        vol = 1
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_value"):
+                v = int(d.dim_value)
+                if v < 0 or v > MAX_ELEMENTS:
+                    return "tensor '%s' declares a dim of %d" % (vi.name, v)
+                vol *= v
+        if vol > MAX_ELEMENTS:
+            return "tensor '%s' declares %d elements (more than 2^40)" % (vi.name, vol)
+    for init in g.initializer:
+        vol = 1
+        for v in init.dims:
+            vol *= max(int(v), 0)
+        if vol > MAX_ELEMENTS:
+            return "initializer '%s' declares %d elements (more than 2^40)" % (init.name, vol)
+    return None
+
+
 class ImporterContext(LayerBuilder):
     """Per-parse state and the value, naming and symbolic-dim services importers use.
 
@@ -68,6 +118,11 @@ class ImporterContext(LayerBuilder):
     def _sym_dims(self, name: str) -> Optional[List[Any]]:
         if self._sym_cache is None:
             self._sym_cache = {}
+            why = shape_inference_hazard(self._model)
+            if why:
+                self._log(Severity.VERBOSE, "ONNX parser: no ONNX shape inference (%s); dynamic dims are matched "
+                          "by position only" % why)
+                return None
             try:
                 import onnx
                 from onnx import shape_inference

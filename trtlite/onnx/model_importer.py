@@ -11,7 +11,7 @@ from .. import _C
 from .._enums import DataType, Severity
 from . import constants, loading
 from .constants import FOLDABLE, NOT_FOLDED, fold
-from .context import ImporterContext, node_attrs
+from .context import ImporterContext, bad_control_flow, node_attrs
 from .dtypes import T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
 from .errors import Dynamic, ErrorCode, Fail, as_text
 from .ops_plugin import plugin_layer
@@ -31,6 +31,11 @@ def import_graph(ctx: ImporterContext, model: Any) -> bool:
     graph = model.graph
     if not loading.check_names(ctx, graph):
         return False
+    for idx, n in enumerate(graph.node):  # before anything runs ONNX shape inference on the model
+        why = bad_control_flow(n)
+        if why:
+            ctx._error(ErrorCode.INVALID_NODE, why, idx, n.name, n.op_type, "import" + as_text(n.op_type))
+            return False
     try:
         loading.load_initializers(ctx, graph)
         add_inputs(ctx, graph)

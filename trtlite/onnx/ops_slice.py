@@ -7,7 +7,7 @@ import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, GatherMode, SampleMode
 from .constants import attr_ints, clamp_slice, slice_params
-from .context import ImporterContext
+from .context import MAX_ELEMENTS, ImporterContext
 from .dtypes import TRT_NP
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .registry import importer
@@ -136,22 +136,46 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     padded = [i for i in range(r) if pre[i] or post[i]]
     if not padded:
         return [p._L(p.network.add_identity(x))]
+    out_shape = [xs[i] + pre[i] + post[i] if xs[i] >= 0 else -1 for i in range(r)]
+    for i in padded:
+        if out_shape[i] < 0 and xs[i] >= 0:
+            raise Fail(ErrorCode.INVALID_NODE, "pads %s make axis %d of the %s input negative" % (pads, i, list(xs)))
+    vol = 1
+    for d in out_shape:
+        vol *= max(d, 1)
+    if vol > MAX_ELEMENTS:
+        raise Fail(ErrorCode.INVALID_NODE, "pads %s make a %s output of %d elements, more than trtlite's 2^40 "
+                   "bound" % (pads, out_shape, vol))
     if mode == "constant":
+        if value == 0:
+            first = padded[0]
+            return [p._L(p.network.add_padding_nd(x, pre[first:], post[first:]))]
+        for i in padded:
+            if xs[i] < 0:
+                raise Dynamic("constant padding with value %r along the dynamic axis %d" % (value, i))
+        if is_static(xs):
+            # a FILL slice: no data of the padded size is made while parsing
+            layer = p.network.add_slice(x, [-v for v in pre], out_shape, [1] * r)
+            layer.mode = SampleMode.FILL
+            integer = DataType(x.dtype) in (DataType.INT32, DataType.INT8, DataType.BOOL)
+            fill = np.array(value, np.int32 if integer and float(value).is_integer() and abs(value) < 2 ** 24
+                            else np.float32).reshape(())
+            layer.set_input(4, p._const_tensor(fill, DataType.INT32 if fill.dtype == np.int32 else DataType.FLOAT))
+            return [p._L(layer)]
+        # dynamic axes not padded: zero padding, then Select(inside, padded, value) with the inside of each padded
+        # axis a 1-D boolean constant along it (memory: the padded axes' lengths, not their product)
         first = padded[0]
         y = p._L(p.network.add_padding_nd(x, pre[first:], post[first:]))
-        if value != 0:
-            # padding layers pad with zeros: add `value` where the padding went (an exact mask)
-            mshape = [1] * r
-            for i in padded:
-                if xs[i] < 0:
-                    raise Dynamic("constant padding with value %r along the dynamic axis %d" % (value, i))
-                mshape[i] = xs[i] + pre[i] + post[i]
-            mask = np.full(mshape, value, dtype=TRT_NP[DataType(x.dtype)])
-            inner = tuple(slice(max(pre[i], 0), max(pre[i], 0) + xs[i] + min(pre[i], 0) + min(post[i], 0))
-                          if i in padded else slice(None) for i in range(r))
-            mask[inner] = 0
-            y = p._ew_const(y, mask, ElementWiseOperation.SUM)
-        return [y]
+        cond = None
+        for i in padded:
+            inside = np.zeros(out_shape[i], np.bool_)
+            inside[max(pre[i], 0):max(pre[i], 0) + xs[i] + min(pre[i], 0) + min(post[i], 0)] = True
+            shape = [1] * r
+            shape[i] = out_shape[i]
+            c = p._const_tensor(inside.reshape(shape), DataType.BOOL)
+            cond = c if cond is None else p._L(p.network.add_elementwise(cond, c, ElementWiseOperation.AND))
+        v = p._const_tensor(np.full([1] * r, value, dtype=TRT_NP[DataType(x.dtype)]))
+        return [p._L(p.network.add_select(cond, y, v))]
     if mode not in ("reflect", "edge", "wrap"):
         raise unsupported("Pad mode '%s'" % mode)
     slice_mode = {"reflect": SampleMode.REFLECT, "edge": SampleMode.CLAMP, "wrap": SampleMode.WRAP}[mode]

@@ -1,7 +1,40 @@
 /* Reference slice kernel: the resampling copy of strided.h with the layer's start/stride/mode. */
 #include "kernels/ref/ref.h"
 #include "core/status.h"
+#include "core/dims.h"
 #include "kernels/ref/strided.h"
+
+/* The FILL value as one element of type t in *buf.  Shape inference rejects a value an integer type cannot
+ * hold exactly; the kernel checks again (a plan's parameters reach it too) instead of converting
+ * out of range, which C leaves undefined. */
+static trtl_status fill_elem(const char *node, float f, trtl_dtype t, void *buf)
+{
+    double d = (double)f, lo = 0.0, hi = 0.0;
+    switch (t) {
+    case TRTL_FLOAT: memcpy(buf, &f, sizeof f); return TRTL_OK;
+    case TRTL_HALF: { uint16_t h = trtl_float_to_half(f); memcpy(buf, &h, sizeof h); return TRTL_OK; }
+    case TRTL_INT32: lo = -2147483648.0; hi = 2147483648.0; break;
+    case TRTL_INT8: lo = -128.0; hi = 128.0; break;
+    case TRTL_UINT8: lo = 0.0; hi = 256.0; break;
+    case TRTL_BOOL: lo = 0.0; hi = 2.0; break;
+    default: return trtl_error(TRTL_ERR_DTYPE, "layer '%s': no FILL value for type %d", node, (int)t);
+    }
+    if (!(d >= lo && d < hi) || d != (double)(int64_t)d)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': FILL value %g is not exactly representable in "
+                          "type %s", node, d, trtl_dtype_name(t));
+    int64_t v = (int64_t)d;
+    if (t == TRTL_INT32) {
+        int32_t i = (int32_t)v;
+        memcpy(buf, &i, sizeof i);
+    } else if (t == TRTL_INT8) {
+        int8_t i = (int8_t)v;
+        memcpy(buf, &i, sizeof i);
+    } else {
+        uint8_t u = (uint8_t)v;
+        memcpy(buf, &u, sizeof u);
+    }
+    return TRTL_OK;
+}
 
 trtl_status trtl_ref_slice(const trtl_kernel_args *a)
 {
@@ -11,9 +44,8 @@ trtl_status trtl_ref_slice(const trtl_kernel_args *a)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': slice start/stride have %d/%d dims, the input has %d",
                           a->node->name, (int)p->start.nb_dims, (int)p->stride.nb_dims, (int)r);
     /* FILL value (TensorRT's optional input 4, captured as a constant when it was set). */
-    float f = p->fill_value;
-    int32_t i = (int32_t)f;
-    const void *fill = a->out[0].dtype == TRTL_FLOAT ? (const void *)&f
-                       : a->out[0].dtype == TRTL_INT32 ? (const void *)&i : NULL;
+    uint8_t fill[8] = {0};
+    if (p->mode == TRTL_SLICE_FILL)
+        TRTL_TRY(fill_elem(a->node->name, p->fill_value, a->out[0].dtype, fill));
     return trtl_ref_sample(a->node->name, &a->in[0], &a->out[0], p->start.d, p->stride.d, p->mode, fill);
 }

@@ -118,7 +118,11 @@ trtl_status trtl_ref_sample(const char *node, const trtl_tensor_view *x, trtl_te
     if (vol == 0)
         return TRTL_OK;
     for (int k = 0; k < r; k++) {
-        int64_t n = xd->d[k], first = start[k], last = start[k] + (yd->d[k] - 1) * step[k];
+        int64_t n = xd->d[k], first = start[k], last, span;
+        if (__builtin_mul_overflow(yd->d[k] - 1, step[k], &span) || __builtin_add_overflow(first, span, &last))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': sampled indices overflow int64 in dimension %d (start "
+                              "%lld, size %lld, stride %lld)", node, k, (long long)first, (long long)yd->d[k],
+                              (long long)step[k]);
         if (mode == TRTL_SLICE_DEFAULT && (first < 0 || first >= n || last < 0 || last >= n))
             return trtl_error(TRTL_ERR_SHAPE,
                               "layer '%s': slice out of bounds in dimension %d: indices %lld..%lld (stride %lld) "

@@ -72,6 +72,25 @@ trtl_status trtl_lower_slice(trtl_params *p, const trtl_lower_ctx *c)
     return TRTL_OK;
 }
 
+/* The FILL value (a float attribute) must be exactly representable in an integer tensor's type: NaN, a
+ * fraction or a value out of range would need a conversion that C leaves undefined. */
+static trtl_status check_fill(const char *layer, float f, trtl_dtype t)
+{
+    double lo, hi; /* the representable range of t, [lo, hi) */
+    switch (t) {
+    case TRTL_INT32: lo = -2147483648.0; hi = 2147483648.0; break;
+    case TRTL_INT8: lo = -128.0; hi = 128.0; break;
+    case TRTL_UINT8: lo = 0.0; hi = 256.0; break;
+    case TRTL_BOOL: lo = 0.0; hi = 2.0; break;
+    default: return TRTL_OK;
+    }
+    double d = (double)f;
+    if (!(d >= lo && d < hi) || d != (double)(int64_t)d)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': FILL value %g is not exactly representable in the "
+                          "%s input (an integer in [%.0f, %.0f])", layer, d, trtl_dtype_name(t), lo, hi - 1);
+    return TRTL_OK;
+}
+
 trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
 {
     const trtl_slice_params *s = &c->p->slice;
@@ -89,7 +108,12 @@ trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
         int64_t n = x->d[i], len = o.d[i];
         if (n < 0 || len <= 0)
             continue; /* unknown now (checked by the kernel), or nothing sampled */
-        int64_t first = s->start.d[i], last = first + (len - 1) * s->stride.d[i];
+        int64_t first = s->start.d[i], last, span;
+        if (__builtin_mul_overflow(len - 1, s->stride.d[i], &span) || __builtin_add_overflow(first, span, &last))
+            return trtl_error(TRTL_ERR_SHAPE,
+                              "layer '%s': slice indices overflow int64 in dimension %d: start %lld + (size %lld - 1) "
+                              "* stride %lld", c->layer_name, (int)i, (long long)first, (long long)len,
+                              (long long)s->stride.d[i]);
         if (s->mode == TRTL_SLICE_DEFAULT && (first < 0 || first >= n || last < 0 || last >= n))
             return trtl_error(TRTL_ERR_SHAPE,
                               "layer '%s': slice out of bounds in dimension %d of input %s: start %lld, size %lld, "
@@ -101,6 +125,8 @@ trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s dimension %d is empty; %s mode has nothing to sample",
                               c->layer_name, trtl_dims_str(x, b, sizeof b), (int)i, mode_names[s->mode]);
     }
+    if (s->mode == TRTL_SLICE_FILL)
+        TRTL_TRY(check_fill(c->layer_name, s->fill_value, c->in_type[0]));
     c->out[0] = o;
     c->out_type[0] = c->in_type[0];
     return TRTL_OK;
