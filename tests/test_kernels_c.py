@@ -28,6 +28,12 @@ SOURCES = [
     "csrc/kernels/ref/matrix_multiply.c",
     "csrc/kernels/ref/pooling.c",
     "csrc/kernels/ref/reduce.c",
+    "csrc/kernels/ref/elementwise.c",
+    "csrc/kernels/ref/broadcast.c",
+    "csrc/kernels/ref/strided.c",
+    "csrc/kernels/ref/unary.c",
+    "csrc/kernels/ref/activation.c",
+    "csrc/kernels/ref/scale.c",
 ]
 
 

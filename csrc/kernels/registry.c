@@ -23,7 +23,11 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_fc_sgemm)                                                                       \
     X(trtl_kernel_matmul_sgemm)                                                               \
     X(trtl_kernel_pooling_2d)                                                                 \
-    X(trtl_kernel_reduce_inner)
+    X(trtl_kernel_reduce_inner)                                                                   \
+    X(trtl_kernel_elementwise_simd)                                                               \
+    X(trtl_kernel_unary_simd)                                                                     \
+    X(trtl_kernel_activation_simd)                                                                \
+    X(trtl_kernel_scale_simd)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE
