@@ -11,7 +11,10 @@
  *        to s^11 (|s| <= 0.172); denormal inputs are scaled by 2^23 first;
  *   tanh: odd Taylor series to x^17 for |x| < 0.5, else sign(x) (1 - 2 / (exp(2|x|) + 1));
  *   erf: odd Taylor series to x^15 for |x| < 0.5, else sign(x) (1 - erfc(|x|)) with the classic
- *        Chebyshev-fitted erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), relative error < 1.1e-7.
+ *        Chebyshev-fitted erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), relative error < 1.1e-7;
+ *   expm1 (ELU, SELU): Taylor series below |x| = 0.5;
+ *   GELU: 1 + erf(z) as erfc(-z) for z < -0.5, 0.5 (1 + tanh(u)) as sigmoid(2u), so that the
+ *        negative tails keep their relative precision (the scalar formulas cancel there).
  * NaN propagates through every function; +-Inf give the limits (exp(-inf) = 0, tanh(+-inf) =
  * +-1, erf(+-inf) = +-1, log(+inf) = +inf, log(0) = -inf, log(x < 0) = NaN).
  * Comparisons are ordered (false for NaN) and every select is written so that NaN reaches the
@@ -146,6 +149,22 @@ VT V vexp(V x)
     return vmul(vmul(p, s1), s2);
 }
 
+/* e^x - 1, by its Taylor series below |x| = 0.5 (where e^x - 1 cancels). */
+VT V vexpm1(V x)
+{
+    V p = vset(1.0f / 3628800.0f);
+    p = vfma(p, x, vset(1.0f / 362880.0f));
+    p = vfma(p, x, vset(1.0f / 40320.0f));
+    p = vfma(p, x, vset(1.0f / 5040.0f));
+    p = vfma(p, x, vset(1.0f / 720.0f));
+    p = vfma(p, x, vset(1.0f / 120.0f));
+    p = vfma(p, x, vset(1.0f / 24.0f));
+    p = vfma(p, x, vset(1.0f / 6.0f));
+    p = vfma(p, x, vset(0.5f));
+    V small = vfma(vmul(p, x), x, x);
+    return vsel(vlt(vabs(x), vset(0.5f)), small, vsub(vexp(x), vset(1.0f)));
+}
+
 /* log(x). */
 VT V vlog(V x)
 {
@@ -208,7 +227,8 @@ VT V vtanh(V x)
     return vsel(vlt(a, vset(0.5f)), small, big);
 }
 
-VT V verf(V x)
+/* erf(x); *erfc_abs receives erfc(|x|) from the Chebyshev fit (accurate where |x| >= 0.5). */
+VT V verf2(V x, V *erfc_abs)
 {
     V a = vabs(x);
     V t = vdiv(vset(1.0f), vfma(vset(0.5f), a, vset(1.0f)));
@@ -223,6 +243,7 @@ VT V verf(V x)
     q = vfma(q, t, vset(1.00002368f));
     q = vfma(q, t, vset(-1.26551223f));
     V erfc = vmul(t, vexp(vsub(q, vmul(a, a))));
+    *erfc_abs = erfc;
     V big = vcopysign(vsub(vset(1.0f), erfc), x);
     V x2 = vmul(x, x);
     V p = vset(-1.0f / 75600.0f);
@@ -236,6 +257,22 @@ VT V verf(V x)
     return vsel(vlt(a, vset(0.5f)), small, big);
 }
 
+VT V verf(V x)
+{
+    V unused;
+    return verf2(x, &unused);
+}
+
+/* 0.5 x (1 + erf(x / sqrt(2))), with 1 + erf(z) taken as erfc(-z) for z < -0.5 so that the
+ * negative tail keeps its relative precision (the reference formula cancels there). */
+VT V vgelu_erf(V x)
+{
+    V z = vmul(x, vset(0.70710678118654752f)), ec;
+    V e = verf2(z, &ec);
+    V onep = vsel(vlt(z, vset(-0.5f)), ec, vadd(vset(1.0f), e));
+    return vmul(vmul(vset(0.5f), x), onep);
+}
+
 /* One activation (TRTL_ACT_* or an internal code, params.h) of a vector; the formulas of
  * trtl_activation_eval, in the same order of operations where that decides NaN/Inf. */
 VT V vact(int32_t act, V x, V al, V be)
@@ -246,8 +283,8 @@ VT V vact(int32_t act, V x, V al, V be)
     case TRTL_ACT_SIGMOID: return vsigmoid(x);
     case TRTL_ACT_TANH: return vtanh(x);
     case TRTL_ACT_LEAKY_RELU: return vsel(vge(x, zero), x, vmul(al, x));
-    case TRTL_ACT_ELU: return vsel(vge(x, zero), x, vmul(al, vsub(vexp(x), one)));
-    case TRTL_ACT_SELU: return vsel(vgt(x, zero), vmul(be, x), vmul(vmul(be, al), vsub(vexp(x), one)));
+    case TRTL_ACT_ELU: return vsel(vge(x, zero), x, vmul(al, vexpm1(x)));
+    case TRTL_ACT_SELU: return vsel(vgt(x, zero), vmul(be, x), vmul(vmul(be, al), vexpm1(x)));
     case TRTL_ACT_SOFTSIGN: return vdiv(x, vadd(one, vabs(x)));
     case TRTL_ACT_SOFTPLUS: {
         V t = vmul(be, x);
@@ -261,11 +298,10 @@ VT V vact(int32_t act, V x, V al, V be)
     }
     case TRTL_ACT_SCALED_TANH: return vmul(al, vtanh(vmul(be, x)));
     case TRTL_ACT_THRESHOLDED_RELU: return vsel(vgt(x, al), x, zero);
-    case TRTL_ACT_GELU_ERF:
-        return vmul(vmul(vset(0.5f), x), vadd(one, verf(vmul(x, vset(0.70710678118654752f)))));
-    case TRTL_ACT_GELU_TANH: {
+    case TRTL_ACT_GELU_ERF: return vgelu_erf(x);
+    case TRTL_ACT_GELU_TANH: { /* 0.5 (1 + tanh(u)) = sigmoid(2u), which does not cancel for u < 0 */
         V u = vmul(vset(0.79788456080286536f), vadd(x, vmul(vmul(vmul(vset(0.044715f), x), x), x)));
-        return vmul(vmul(vset(0.5f), x), vadd(one, vtanh(u)));
+        return vmul(x, vsigmoid(vadd(u, u)));
     }
     case TRTL_ACT_SILU: return vmul(x, vsigmoid(x));
     case TRTL_ACT_HARD_SWISH: {
