@@ -396,3 +396,24 @@ def test_masked_isa_paths(mask):
                         "-k", "opt and not tight and not plan"],
                        capture_output=True, text=True, env=env, timeout=900)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fused_activation_after_add_and_scale(mode, rng):
+    """fuse_epilogue folds an activation into an elementwise or scale layer; elementwise.simd and scale.simd apply
+    it themselves (one step each in "opt")."""
+    x = poisoned(rng, SHAPE, n_special=5)
+    bias = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    sc = rng.uniform(0.5, 2, 3).astype(np.float32)
+
+    def make(net, t):
+        b = net.add_constant(bias.shape, bias).get_output(0)
+        r = net.add_activation(net.add_elementwise(t, b, E.SUM).get_output(0), A.RELU).get_output(0)
+        s = net.add_scale(t, trt.ScaleMode.CHANNEL, scale=sc).get_output(0)
+        return [r, net.add_activation(s, A.SIGMOID).get_output(0)]
+    (r, s), layers = build_run(make, {"x": x}, mode)
+    if mode == "opt":
+        assert sorted(kernels(layers)) == ["elementwise.simd", "scale.simd"]
+    with np.errstate(all="ignore"):
+        check(r, np.maximum(refs._f64(x) + bias, 0.0))
+        check(s, refs.activation(refs.scale(x, "CHANNEL", None, sc), "SIGMOID"))

@@ -1466,13 +1466,19 @@ static int ew_case(int32_t op, trtl_dims da, trtl_dims db)
     nd.n_in = 2;
     nd.n_out = 1;
     nd.p.ew.op = op;
+    if (rnd() % 2) { /* a fused activation (fuse_epilogue), applied by the kernel */
+        nd.epi = rand_epi((int)rint_in(0, N_ACTS - 1));
+        nd.epi.has_residual = 0;
+        if (rnd() % 4 == 0)
+            nd.epi.act = TRTL_ACT_SILU + (int32_t)(rnd() % 3);
+    }
     trtl_dims dy = da;
     for (int i = 0; i < da.nb_dims; i++)
         dy.d[i] = da.d[i] == 1 ? db.d[i] : da.d[i];
     trtl_tensor_view in[2] = {{pw_buf(trtl_volume(&da)), da, TRTL_FLOAT}, {pw_buf(trtl_volume(&db)), db, TRTL_FLOAT}};
     char sa[64], sb[64];
-    snprintf(g_desc, sizeof g_desc, "elementwise op %d, %s x %s", (int)op, trtl_dims_str(&da, sa, sizeof sa),
-             trtl_dims_str(&db, sb, sizeof sb));
+    snprintf(g_desc, sizeof g_desc, "elementwise op %d, %s x %s, epilogue %s", (int)op,
+             trtl_dims_str(&da, sa, sizeof sa), trtl_dims_str(&db, sb, sizeof sb), act_name(nd.epi.act));
     trtl_status st;
     float *want = ref_output(trtl_ref_elementwise, &nd, in, &dy, &st);
     int bad = 1;
@@ -1546,6 +1552,12 @@ static int scale_case(int mode, int axis, trtl_dims d, int has_scale, int has_sh
     trtl_scale_params *p = &nd.p.scale;
     p->mode = mode;
     p->channel_axis = axis;
+    if (rnd() % 2) { /* a fused activation (fuse_epilogue), applied by the kernel */
+        nd.epi = rand_epi((int)rint_in(0, N_ACTS - 1));
+        nd.epi.has_residual = 0;
+        if (rnd() % 4 == 0)
+            nd.epi.act = TRTL_ACT_SILU + (int32_t)(rnd() % 3);
+    }
     int64_t want = mode == TRTL_SCALE_UNIFORM ? 1
                    : mode == TRTL_SCALE_CHANNEL ? d.d[axis] : trtl_volume_range(&d, axis, d.nb_dims);
     float *sc = rand_buf(want), *sh = rand_buf(want);
@@ -1560,8 +1572,8 @@ static int scale_case(int mode, int axis, trtl_dims d, int has_scale, int has_sh
         p->shift.type = TRTL_FLOAT;
     }
     char s[64];
-    snprintf(g_desc, sizeof g_desc, "scale mode %d axis %d %s scale %d shift %d", mode, axis,
-             trtl_dims_str(&d, s, sizeof s), has_scale, has_shift);
+    snprintf(g_desc, sizeof g_desc, "scale mode %d axis %d %s scale %d shift %d epilogue %s", mode, axis,
+             trtl_dims_str(&d, s, sizeof s), has_scale, has_shift, act_name(nd.epi.act));
     int bad = pw_unary_case(&trtl_kernel_scale_simd, trtl_ref_scale, &nd, d);
     free(sc);
     free(sh);

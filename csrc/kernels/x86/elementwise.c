@@ -10,7 +10,9 @@
  *   [N,1] x [1,M] (outer product)   (a advances, b repeats) (b advances, a repeats).
  * Each inner row is one vmath.h span (vector / broadcast-scalar operands); rows are cut in chunks
  * and split over the pool.  Other shapes run the reference kernel; POW, FLOOR_DIV, comparisons
- * and the logical ops keep the reference kernel (applies() refuses them).
+ * and the logical ops keep the reference kernel (applies() refuses them).  A fused activation
+ * (fuse_epilogue: add -> relu) is applied to each chunk while it is in cache; nodes with a
+ * residual epilogue are refused.
  */
 #include "kernels/kernel.h"
 #include "kernels/ref/ref.h"
@@ -85,7 +87,8 @@ static int ew_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
     trtl_dims y;
     ew_plan p;
-    return n->n_in == 2 && trtl_vm_binary_supported(n->p.ew.op) && bcast_out(&in_dims[0], &in_dims[1], &y) &&
+    return n->n_in == 2 && !n->epi.has_residual && trtl_vm_binary_supported(n->p.ew.op) &&
+           bcast_out(&in_dims[0], &in_dims[1], &y) &&
            ew_plan_make(&in_dims[0], &in_dims[1], &y, &p);
 }
 
@@ -94,6 +97,7 @@ typedef struct ew_job {
     const float *a, *b;
     float *y;
     int32_t op;
+    const trtl_epilogue *epi; /* its activation is applied to each chunk while in cache */
 } ew_job;
 
 static void ew_row(void *ctx, int64_t row, int64_t begin, int64_t len)
@@ -102,16 +106,28 @@ static void ew_row(void *ctx, int64_t row, int64_t begin, int64_t len)
     int64_t o = row / j->p.size[1], m = row % j->p.size[1];
     const float *a = j->a + o * j->p.sa[0] + m * j->p.sa[1] + (j->p.a_vec ? begin : 0);
     const float *b = j->b + o * j->p.sb[0] + m * j->p.sb[1] + (j->p.b_vec ? begin : 0);
-    trtl_vm_binary(j->op, a, j->p.a_vec, b, j->p.b_vec, j->y + row * j->p.size[2] + begin, len);
+    float *y = j->y + row * j->p.size[2] + begin;
+    trtl_vm_binary(j->op, a, j->p.a_vec, b, j->p.b_vec, y, len);
+    if (j->epi->act != TRTL_ACT_NONE)
+        trtl_vm_act(j->epi->act, j->epi->alpha, j->epi->beta, y, y, len);
 }
 
 static trtl_status ew_run(const trtl_kernel_args *a)
 {
     ew_job j;
     j.op = a->node->p.ew.op;
+    j.epi = &a->node->epi;
+    if (j.epi->has_residual)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': elementwise.simd got a residual epilogue", a->node->name);
     if (!trtl_vm_binary_supported(j.op) || a->in[0].dtype != TRTL_FLOAT || a->in[1].dtype != TRTL_FLOAT ||
-        !ew_plan_make(&a->in[0].dims, &a->in[1].dims, &a->out[0].dims, &j.p))
-        return trtl_ref_elementwise(a); /* shapes of this run need the general broadcast */
+        !ew_plan_make(&a->in[0].dims, &a->in[1].dims, &a->out[0].dims, &j.p)) {
+        /* shapes of this run need the general broadcast: the reference, then the activation */
+        TRTL_TRY(trtl_ref_elementwise(a));
+        if (j.epi->act != TRTL_ACT_NONE && a->out[0].dtype == TRTL_FLOAT)
+            trtl_vm_act(j.epi->act, j.epi->alpha, j.epi->beta, a->out[0].data, a->out[0].data,
+                        trtl_volume(&a->out[0].dims));
+        return TRTL_OK;
+    }
     j.a = a->in[0].data;
     j.b = a->in[1].data;
     j.y = a->out[0].data;
@@ -122,6 +138,7 @@ static trtl_status ew_run(const trtl_kernel_args *a)
 const trtl_kernel trtl_kernel_elementwise_simd = {
     .name = "elementwise.simd",
     .op = TRTL_OP_ELEMENTWISE,
+    .applies_epilogue = 1,
     .applies = ew_applies,
     .run = ew_run,
 };
