@@ -38,6 +38,11 @@ SOURCES = [
     "csrc/kernels/ref/strided.c",
     "csrc/kernels/ref/deconvolution.c",
     "csrc/kernels/ref/resize.c",
+    "csrc/kernels/ref/elementwise.c",
+    "csrc/kernels/ref/broadcast.c",
+    "csrc/kernels/ref/unary.c",
+    "csrc/kernels/ref/activation.c",
+    "csrc/kernels/ref/scale.c",
 ]
 
 

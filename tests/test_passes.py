@@ -161,6 +161,28 @@ def _fc_scale(net, rng):
     return {"x": x}, [y], [1.0 / (1.0 + np.exp(-ref))]
 
 
+@case("conv_silu_hardswish_mish", fires=("fuse_pointwise", "fuse_epilogue"))
+def _conv_gated(net, rng):
+    x = randn(rng, (1, 3, 9, 10))
+    w1, b1 = randn(rng, (5, 3, 3, 3), 0.4), randn(rng, 5)
+    w2, b2 = randn(rng, (4, 5, 1, 1), 0.4), randn(rng, 4)
+    t = net.add_input("x", trt.float32, x.shape)
+    c1 = _conv(net, t, w1, b1, (1, 1), True)
+    y1 = ew(net, c1, net.add_activation(c1, trt.ActivationType.SIGMOID).get_output(0), E.PROD)
+    c2 = _conv(net, y1, w2, b2, (0, 0), True)
+    hs = net.add_activation(c2, trt.ActivationType.HARD_SIGMOID)
+    hs.alpha, hs.beta = 1.0 / 6.0, 0.5
+    y2 = ew(net, hs.get_output(0), c2, E.PROD)
+    sp = net.add_activation(y2, trt.ActivationType.SOFTPLUS)
+    sp.alpha, sp.beta = 1.0, 1.0
+    y3 = ew(net, y2, net.add_activation(sp.get_output(0), trt.ActivationType.TANH).get_output(0), E.PROD)
+    r1 = refs.convolution(x, w1, b1, None, (1, 1), (1, 1))
+    r1 = r1 * refs.activation(r1, "SIGMOID")
+    r2 = refs.convolution(r1, w2, b2)
+    r2 = r2 * refs.activation(r2, "HARD_SIGMOID", 1.0 / 6.0, 0.5)
+    return {"x": x}, [y3], [r2 * np.tanh(refs.activation(r2, "SOFTPLUS", 1.0, 1.0))]
+
+
 @case("constant_subgraph", fires=("constant_fold",))
 def _constants(net, rng):
     x = randn(rng, (2, 3, 4))
@@ -508,11 +530,11 @@ def test_parsed_onnx_gelu_is_one_step():
 
 def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
-    assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fold_scale",
-                                     "fuse_epilogue"]
+    assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
+                                     "fold_scale", "fuse_epilogue"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
-                                                     "fuse_layernorm": 1,
-                                                     "fold_scale": 1, "fuse_epilogue": 1}
+                                                     "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_scale": 1,
+                                                     "fuse_epilogue": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

@@ -42,9 +42,25 @@ typedef struct trtl_fc_params {
 } trtl_fc_params;
 
 typedef struct trtl_activation_params {
-    int32_t type;              /* trtl_activation_type */
+    int32_t type;              /* trtl_activation_type, or an internal code below */
     float alpha, beta;
 } trtl_activation_params;
+
+/* Internal activation codes: only the builder makes them (passes/fuse_pointwise.c), in activation
+ * nodes and fused epilogues; users cannot set them (they are no TensorRT ActivationType value,
+ * which are 0 .. TRTL_ACT_COUNT-1, and lowering rejects them).  Plans store them like the others
+ * and the plan reader accepts them.  Formulas in kernels/epilogue.c. */
+enum {
+    TRTL_ACT_SILU = 100,       /* x * sigmoid(x) (SiLU / Swish) */
+    TRTL_ACT_HARD_SWISH = 101, /* x * hard_sigmoid(x; alpha, beta) (HardSwish: alpha 1/6, beta 0.5) */
+    TRTL_ACT_MISH = 102,       /* x * tanh(softplus(x)), softplus with alpha = beta = 1 */
+    TRTL_ACT_INTERNAL_END
+};
+/* Is t a valid activation code in an engine (public or internal; not TRTL_ACT_NONE)? */
+static inline int trtl_act_code_valid(int32_t t)
+{
+    return (t >= 0 && t < TRTL_ACT_COUNT) || (t >= TRTL_ACT_SILU && t < TRTL_ACT_INTERNAL_END);
+}
 
 typedef struct trtl_pooling_params {
     int32_t type;              /* trtl_pooling_type */

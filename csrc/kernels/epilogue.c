@@ -35,6 +35,16 @@ float trtl_activation_eval(int32_t type, float alpha, float beta, float x)
         float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
         return 0.5f * x * (1.0f + tanhf(u));
     }
+    /* internal codes (core/params.h), made by the fuse_pointwise builder pass */
+    case TRTL_ACT_SILU: return x * (1.0f / (1.0f + expf(-x)));
+    case TRTL_ACT_HARD_SWISH: {
+        float t = alpha * x + beta;
+        return x * (t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t));
+    }
+    case TRTL_ACT_MISH: {
+        float sp = x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); /* softplus, alpha = beta = 1 */
+        return x * tanhf(sp);
+    }
     default: return x; /* TRTL_ACT_NONE */
     }
 }

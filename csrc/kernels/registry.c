@@ -33,7 +33,11 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_gather_rows)                                                                \
     X(trtl_kernel_padding_rows)                                                               \
     X(trtl_kernel_deconv_packed_gemm)                                                             \
-    X(trtl_kernel_resize_tables)
+    X(trtl_kernel_resize_tables)                                                             \
+    X(trtl_kernel_elementwise_simd)                                                               \
+    X(trtl_kernel_unary_simd)                                                                     \
+    X(trtl_kernel_activation_simd)                                                                \
+    X(trtl_kernel_scale_simd)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -489,7 +489,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         }
         free(kname);
         CHECK(n->kernel->op == n->op, "plan is corrupt: kernel '%s' does not implement layer '%s'", n->kernel->name, n->name);
-        CHECK(n->epi.act >= TRTL_ACT_NONE && n->epi.act < TRTL_ACT_COUNT && n->epi.has_residual >= 0 &&
+        CHECK((n->epi.act == TRTL_ACT_NONE || trtl_act_code_valid(n->epi.act)) && n->epi.has_residual >= 0 &&
                   n->epi.has_residual <= 1,
               "plan is corrupt: bad epilogue of layer '%s'", n->name);
         uint32_t ni = u32(&r);
@@ -530,6 +530,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         st = read_params(&r, e, n);
         if (st != TRTL_OK)
             goto fail;
+        CHECK(n->op != TRTL_OP_ACTIVATION || trtl_act_code_valid(n->p.act.type),
+              "plan is corrupt: activation type %d of layer '%s'", (int)n->p.act.type, n->name);
         if (n->op == TRTL_OP_PLUGIN_V2)
             CHECK(n->p.plugin.plugin->vt->num_outputs(n->p.plugin.plugin) == n->n_out,
                   "plan is corrupt: plugin layer '%s' output count", n->name);

@@ -31,6 +31,7 @@
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "kernels/x86/vmath.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -38,6 +39,10 @@ extern const trtl_kernel trtl_kernel_fc_sgemm;
 extern const trtl_kernel trtl_kernel_matmul_sgemm;
 extern const trtl_kernel trtl_kernel_conv_packed_gemm;
 extern const trtl_kernel trtl_kernel_fc_packed_gemm;
+extern const trtl_kernel trtl_kernel_elementwise_simd;
+extern const trtl_kernel trtl_kernel_unary_simd;
+extern const trtl_kernel trtl_kernel_activation_simd;
+extern const trtl_kernel trtl_kernel_scale_simd;
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
@@ -82,11 +87,14 @@ static const int32_t g_acts[] = {
     TRTL_ACT_ELU, TRTL_ACT_SELU, TRTL_ACT_SOFTSIGN, TRTL_ACT_SOFTPLUS, TRTL_ACT_HARD_SIGMOID,
     TRTL_ACT_SCALED_TANH, TRTL_ACT_THRESHOLDED_RELU, TRTL_ACT_GELU_ERF, TRTL_ACT_GELU_TANH};
 #define N_ACTS ((int)(sizeof g_acts / sizeof g_acts[0]))
+/* The pointwise section sets this to run the convolution / GEMM tests with one of the internal
+ * activation codes (core/params.h) in every epilogue; below TRTL_ACT_NONE: rand_epi's choice. */
+static int32_t g_force_act = TRTL_ACT_NONE - 1;
 
 static trtl_epilogue rand_epi(int combo)
 {
     trtl_epilogue e = {0};
-    e.act = g_acts[combo % N_ACTS];
+    e.act = g_force_act >= TRTL_ACT_NONE ? g_force_act : g_acts[combo % N_ACTS];
     e.has_residual = (combo / N_ACTS) % 2;
     e.alpha = 0.1f + 0.5f * (rfloat() + 1.0f) * 0.5f;
     e.beta = 0.5f + (rfloat() + 1.0f);
@@ -107,6 +115,8 @@ static const char *act_name(int32_t a)
     static const char *const n[] = {"RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU", "SOFTSIGN",
                                     "SOFTPLUS", "CLIP", "HARD_SIGMOID", "SCALED_TANH", "THRESHOLDED_RELU",
                                     "GELU_ERF", "GELU_TANH"};
+    if (a == TRTL_ACT_SILU || a == TRTL_ACT_HARD_SWISH || a == TRTL_ACT_MISH)
+        return a == TRTL_ACT_SILU ? "SILU" : a == TRTL_ACT_HARD_SWISH ? "HARD_SWISH" : "MISH";
     return a < 0 ? "NONE" : (a < TRTL_ACT_COUNT ? n[a] : "?");
 }
 
@@ -114,6 +124,8 @@ static trtl_threadpool *g_pools[3]; /* NULL, 2 threads, 3 threads */
 static int g_failures, g_cases;
 static char g_desc[512];
 static double g_rtol = 1e-4, g_atol = 0.0; /* tolerances of compare(); the Winograd section widens them */
+static int g_elementwise_tol; /* compare(): tolerance per element only (the pointwise sections, whose inputs
+                                 include huge values that would make the rms scale meaningless) */
 
 /* Compares got to want; prints the case on the first bad element. */
 static int compare(const char *kname, const float *got, const float *want, int64_t n, int pool_index)
@@ -122,7 +134,7 @@ static int compare(const char *kname, const float *got, const float *want, int64
     for (int64_t i = 0; i < n; i++)
         if (isfinite(want[i])) /* pooling over padding only gives -inf, reducing nothing NaN or +-inf */
             ss += (double)want[i] * want[i];
-    double scale = n ? sqrt(ss / (double)n) : 0.0;
+    double scale = n && !g_elementwise_tol ? sqrt(ss / (double)n) : 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (got[i] == want[i]) /* also equal infinities, whose difference is NaN */
             continue;
@@ -2058,6 +2070,411 @@ static void test_resize(int ncases)
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- pointwise kernels (elementwise / unary / activation / scale .simd) and vmath.h ----------- */
+
+/* Values that exercise every branch of the vector math: small, moderate and huge magnitudes,
+ * the exp overflow / denormal thresholds, denormals, signed zeros, +-Inf and NaN. */
+static float pw_value(void)
+{
+    static const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, 1.17549435e-38f,
+                                    88.72f, 88.73f, -87.33f, -103.9f, -104.5f, 0.5f, -0.5f, 0.49999997f,
+                                    20.0f, 20.5f, 9.0f, -9.0f, 1.0f, -1.0f, 3e38f, -3e38f};
+    uint32_t k = rnd() % 8;
+    if (k == 0)
+        return special[rnd() % (sizeof special / sizeof special[0])];
+    if (k <= 2) /* log-uniform magnitude 1e-30 .. 1e4, either sign */
+        return (rnd() & 1 ? -1.0f : 1.0f) * powf(10.0f, -30.0f + 34.0f * (rfloat() + 1.0f) * 0.5f);
+    if (k <= 4)
+        return 12.0f * rfloat();
+    if (k == 5)
+        return 120.0f * rfloat();
+    return 2.0f * rfloat();
+}
+
+static float *pw_buf(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = pw_value();
+    return p;
+}
+
+/* Accuracy of the vector math against double libm: relative error at most 1e-6 (about 8 ulp;
+ * 1e-37 absolute for results that underflow), NaN exactly where libm gives NaN, the same
+ * infinities.  fn(kind, x): 0 exp, 1 log, 2 erf, 3 tanh, 4 sigmoid, 5 silu, 6 mish. */
+static double pw_truth(int kind, double x)
+{
+    switch (kind) {
+    case 0: return exp(x);
+    case 1: return log(x);
+    case 2: return erf(x);
+    case 3: return tanh(x);
+    case 4: return 1.0 / (1.0 + exp(-x));
+    case 5: return x / (1.0 + exp(-x));
+    default: {
+        double sp = x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+        return x * tanh(sp);
+    }
+    }
+}
+
+static void pw_vm_kind(int kind, const float *x, float *y, int64_t n, int isa)
+{
+    static const int32_t un[] = {TRTL_UN_EXP, TRTL_UN_LOG, TRTL_UN_ERF};
+    static const int32_t act[] = {TRTL_ACT_TANH, TRTL_ACT_SIGMOID, TRTL_ACT_SILU, TRTL_ACT_MISH};
+#ifdef TRTL_VM_HAVE_X86
+    if (isa == 2) {
+        if (kind < 3)
+            trtl_vm_unary_avx512(un[kind], x, y, n);
+        else
+            trtl_vm_act_avx512(act[kind - 3], 0.0f, 0.0f, x, y, n);
+        return;
+    }
+    if (isa == 1) {
+        if (kind < 3)
+            trtl_vm_unary_avx2(un[kind], x, y, n);
+        else
+            trtl_vm_act_avx2(act[kind - 3], 0.0f, 0.0f, x, y, n);
+        return;
+    }
+#endif
+    (void)isa;
+    if (kind < 3)
+        trtl_vm_unary(un[kind], x, y, n);
+    else
+        trtl_vm_act(act[kind - 3], 0.0f, 0.0f, x, y, n);
+}
+
+static void test_vmath_accuracy(void)
+{
+    static const char *const names[] = {"exp", "log", "erf", "tanh", "sigmoid", "silu", "mish"};
+    enum { N = 200003 };
+    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+    for (int64_t i = 0; i < N; i++)
+        x[i] = pw_value();
+    for (int isa = 1; isa <= 2; isa++) {
+        uint32_t need = isa == 2 ? (TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA) : (TRTL_CPU_AVX2 | TRTL_CPU_FMA);
+        if (!trtl_cpu_has(need))
+            continue;
+        for (int kind = 0; kind < 7; kind++) {
+            pw_vm_kind(kind, x, y, N, isa);
+            double worst = 0.0;
+            int64_t at = -1;
+            for (int64_t i = 0; i < N; i++) {
+                double t = pw_truth(kind, (double)x[i]), g = y[i];
+                int ok;
+                if (isnan(t))
+                    ok = isnan(g);
+                else if (isinf(t) || fabs(t) > 3.4028234663852886e38)
+                    ok = g == (float)t || (isinf(g) && (g > 0) == (t > 0));
+                else {
+                    double err = fabs(g - t);
+                    ok = err <= 1e-6 * fabs(t) + 1e-37;
+                    if (fabs(t) > 1e-30 && err / fabs(t) > worst) {
+                        worst = err / fabs(t);
+                        at = i;
+                    }
+                }
+                if (!ok) {
+                    fprintf(stderr, "FAIL vmath %s (%s): x = %.9g gives %.9g, libm %.9g\n", names[kind],
+                            isa == 2 ? "avx512" : "avx2", x[i], y[i], t);
+                    g_failures++;
+                    break;
+                }
+            }
+            if (at >= 0 && worst > 5e-7)
+                printf("test_kernels: vmath %s (%s) worst relative error %.3g at x = %.9g\n", names[kind],
+                       isa == 2 ? "avx512" : "avx2", worst, x[at]);
+            g_cases++;
+        }
+    }
+    free(x);
+    free(y);
+}
+
+static trtl_dims pw_rand_dims(int64_t max_total)
+{
+    trtl_dims d;
+    int64_t total;
+    do {
+        d.nb_dims = (int)rint_in(1, 4);
+        total = 1;
+        for (int i = 0; i < d.nb_dims; i++) {
+            d.d[i] = rint_in(1, rnd() % 4 == 0 ? 70 : 9);
+            total *= d.d[i];
+        }
+    } while (total > max_total);
+    return d;
+}
+
+/* One single-input case: kernel k vs the reference on node nd with input dims d. */
+static int pw_unary_case(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, trtl_dims d)
+{
+    int64_t n = trtl_volume(&d);
+    trtl_tensor_view in = {pw_buf(n), d, TRTL_FLOAT};
+    trtl_status st;
+    float *want = ref_output(ref, nd, &in, &d, &st);
+    int bad = 1;
+    if (!want) {
+        fprintf(stderr, "FAIL %s [%s]: reference: %s\n", k->name, g_desc, trtl_last_error());
+        g_failures++;
+    } else {
+        bad = run_opt(k, nd, &in, &d, want);
+    }
+    free(want);
+    free(in.data);
+    return bad;
+}
+
+static void test_activation_simd(int ncases)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_ACTIVATION;
+    nd.name = "act";
+    nd.epi.act = TRTL_ACT_NONE;
+    nd.n_in = nd.n_out = 1;
+    for (int i = 0; i < ncases; i++) {
+        static const int32_t internal[] = {TRTL_ACT_SILU, TRTL_ACT_HARD_SWISH, TRTL_ACT_MISH};
+        int32_t act = i % (N_ACTS + 2) < N_ACTS - 1 ? g_acts[1 + i % (N_ACTS + 2)] : internal[i % (N_ACTS + 2) - (N_ACTS - 1)];
+        trtl_epilogue e = rand_epi(i); /* alpha / beta as the epilogue tests draw them */
+        nd.p.act.type = act;
+        nd.p.act.alpha = act == TRTL_ACT_CLIP ? e.alpha : (act == TRTL_ACT_HARD_SWISH ? 1.0f / 6.0f : e.alpha);
+        nd.p.act.beta = act == TRTL_ACT_HARD_SWISH ? 0.5f : e.beta;
+        if (act == TRTL_ACT_CLIP)
+            nd.p.act.beta = e.beta;
+        trtl_dims d = i < 8 ? (trtl_dims){1, {(int64_t)(i < 4 ? 1 + i * 5 : 40000 + i * 7)}} : pw_rand_dims(60000);
+        snprintf(g_desc, sizeof g_desc, "activation %s alpha %g beta %g, %lld elements", act_name(act),
+                 (double)nd.p.act.alpha, (double)nd.p.act.beta, (long long)trtl_volume(&d));
+        if (pw_unary_case(&trtl_kernel_activation_simd, trtl_ref_activation, &nd, d))
+            return;
+    }
+}
+
+static void test_unary_simd(int ncases)
+{
+    static const int32_t ops[] = {TRTL_UN_EXP, TRTL_UN_LOG, TRTL_UN_SQRT, TRTL_UN_RECIP, TRTL_UN_ABS, TRTL_UN_NEG,
+                                  TRTL_UN_CEIL, TRTL_UN_FLOOR, TRTL_UN_ROUND, TRTL_UN_ERF, TRTL_UN_SIGN};
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_UNARY;
+    nd.name = "unary";
+    nd.epi.act = TRTL_ACT_NONE;
+    nd.n_in = nd.n_out = 1;
+    for (int32_t op = 0; op < TRTL_UN_COUNT; op++) { /* applies() takes exactly the vectorized ops */
+        nd.p.unary.op = op;
+        int want = 0;
+        for (size_t j = 0; j < sizeof ops / sizeof ops[0]; j++)
+            want |= ops[j] == op;
+        trtl_dims d = {1, {5}};
+        if (trtl_kernel_unary_simd.applies(&nd, &d) != want) {
+            fprintf(stderr, "FAIL unary.simd applies(op %d) != %d\n", (int)op, want);
+            g_failures++;
+        }
+    }
+    for (int i = 0; i < ncases; i++) {
+        nd.p.unary.op = ops[i % (int)(sizeof ops / sizeof ops[0])];
+        trtl_dims d = i < 11 ? (trtl_dims){1, {(int64_t)(1 + i * 3)}} : pw_rand_dims(60000);
+        snprintf(g_desc, sizeof g_desc, "unary op %d, %lld elements", (int)nd.p.unary.op, (long long)trtl_volume(&d));
+        if (pw_unary_case(&trtl_kernel_unary_simd, trtl_ref_unary, &nd, d))
+            return;
+    }
+}
+
+/* a op b with the given input dims (equal rank); the output dims are the broadcast. */
+static int ew_case(int32_t op, trtl_dims da, trtl_dims db)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_ELEMENTWISE;
+    nd.name = "ew";
+    nd.epi.act = TRTL_ACT_NONE;
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.ew.op = op;
+    if (rnd() % 2) { /* a fused activation (fuse_epilogue), applied by the kernel */
+        nd.epi = rand_epi((int)rint_in(0, N_ACTS - 1));
+        nd.epi.has_residual = 0;
+        if (rnd() % 4 == 0)
+            nd.epi.act = TRTL_ACT_SILU + (int32_t)(rnd() % 3);
+    }
+    trtl_dims dy = da;
+    for (int i = 0; i < da.nb_dims; i++)
+        dy.d[i] = da.d[i] == 1 ? db.d[i] : da.d[i];
+    trtl_tensor_view in[2] = {{pw_buf(trtl_volume(&da)), da, TRTL_FLOAT}, {pw_buf(trtl_volume(&db)), db, TRTL_FLOAT}};
+    char sa[64], sb[64];
+    snprintf(g_desc, sizeof g_desc, "elementwise op %d, %s x %s, epilogue %s", (int)op,
+             trtl_dims_str(&da, sa, sizeof sa), trtl_dims_str(&db, sb, sizeof sb), act_name(nd.epi.act));
+    trtl_status st;
+    float *want = ref_output(trtl_ref_elementwise, &nd, in, &dy, &st);
+    int bad = 1;
+    trtl_dims ind[2] = {da, db};
+    if (!want) {
+        fprintf(stderr, "FAIL elementwise.simd [%s]: reference: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+    } else if (trtl_kernel_elementwise_simd.applies(&nd, ind)) {
+        bad = run_opt(&trtl_kernel_elementwise_simd, &nd, in, &dy, want);
+    } else { /* a broadcast of more than three levels: run() falls back to the reference */
+        int64_t n = trtl_volume(&dy);
+        trtl_tensor_view out = {nan_buf(n), dy, TRTL_FLOAT};
+        trtl_kernel_args a = {&nd, in, &out, NULL, 0, NULL, g_pools[1], NULL};
+        bad = trtl_kernel_elementwise_simd.run(&a) != TRTL_OK || compare("elementwise.simd", out.data, want, n, 1);
+        free(out.data);
+        g_cases++;
+    }
+    free(want);
+    free(in[0].data);
+    free(in[1].data);
+    return bad;
+}
+
+static void test_elementwise_simd(int ncases)
+{
+    static const int32_t ops[] = {TRTL_EW_SUM, TRTL_EW_PROD, TRTL_EW_MAX, TRTL_EW_MIN, TRTL_EW_SUB, TRTL_EW_DIV};
+    enum { NOPS = 6 };
+    /* the patterns of real models, sizes with tails, past the chunk and the grain */
+    static const struct { int nb; int64_t a[4], b[4]; } fixed[] = {
+        {4, {2, 37, 9, 11}, {2, 37, 9, 11}},  {4, {1, 96, 30, 31}, {1, 96, 1, 1}}, {4, {2, 5, 3, 3}, {1, 5, 1, 1}},
+        {4, {1, 24, 1, 1}, {1, 24, 1, 1}},    {3, {4, 7, 77}, {1, 1, 77}},        {3, {2, 100, 768}, {1, 1, 768}},
+        {2, {3, 1}, {1, 45}},                 {1, {100003}, {1}},                 {1, {1}, {9000}},
+        {4, {1, 1, 1, 1}, {2, 3, 4, 5}},      {4, {2, 1, 4, 1}, {1, 3, 1, 5}},    {4, {1, 64, 1, 1}, {1, 64, 56, 56}},
+        {2, {0, 5}, {1, 5}},
+    };
+    for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++)
+        for (int o = 0; o < NOPS; o++) {
+            trtl_dims da = dims(fixed[f].nb, fixed[f].a), db = dims(fixed[f].nb, fixed[f].b);
+            if (ew_case(ops[o], da, db) || ew_case(ops[o], db, da))
+                return;
+        }
+    for (int i = 0; i < ncases; i++) {
+        trtl_dims d = pw_rand_dims(60000), da = d, db = d;
+        for (int j = 0; j < d.nb_dims; j++) {
+            uint32_t r = rnd() % 4;
+            if (r == 1)
+                da.d[j] = 1;
+            else if (r == 2)
+                db.d[j] = 1;
+        }
+        if (ew_case(ops[rnd() % NOPS], da, db))
+            return;
+    }
+    trtl_node nd = {0};
+    nd.p.ew.op = TRTL_EW_POW;
+    nd.n_in = 2;
+    trtl_dims ad[2] = {{1, {4}}, {1, {4}}};
+    if (trtl_kernel_elementwise_simd.applies(&nd, ad)) {
+        fprintf(stderr, "FAIL elementwise.simd applies() takes POW\n");
+        g_failures++;
+    }
+}
+
+static int scale_case(int mode, int axis, trtl_dims d, int has_scale, int has_shift)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_SCALE;
+    nd.name = "scale";
+    nd.epi.act = TRTL_ACT_NONE;
+    nd.n_in = nd.n_out = 1;
+    trtl_scale_params *p = &nd.p.scale;
+    p->mode = mode;
+    p->channel_axis = axis;
+    if (rnd() % 2) { /* a fused activation (fuse_epilogue), applied by the kernel */
+        nd.epi = rand_epi((int)rint_in(0, N_ACTS - 1));
+        nd.epi.has_residual = 0;
+        if (rnd() % 4 == 0)
+            nd.epi.act = TRTL_ACT_SILU + (int32_t)(rnd() % 3);
+    }
+    int64_t want = mode == TRTL_SCALE_UNIFORM ? 1
+                   : mode == TRTL_SCALE_CHANNEL ? d.d[axis] : trtl_volume_range(&d, axis, d.nb_dims);
+    float *sc = rand_buf(want), *sh = rand_buf(want);
+    if (has_scale) {
+        p->scale.values = sc;
+        p->scale.count = want;
+        p->scale.type = TRTL_FLOAT;
+    }
+    if (has_shift) {
+        p->shift.values = sh;
+        p->shift.count = want;
+        p->shift.type = TRTL_FLOAT;
+    }
+    char s[64];
+    snprintf(g_desc, sizeof g_desc, "scale mode %d axis %d %s scale %d shift %d epilogue %s", mode, axis,
+             trtl_dims_str(&d, s, sizeof s), has_scale, has_shift, act_name(nd.epi.act));
+    int bad = pw_unary_case(&trtl_kernel_scale_simd, trtl_ref_scale, &nd, d);
+    free(sc);
+    free(sh);
+    return bad;
+}
+
+static void test_scale_simd(int ncases)
+{
+    static const int64_t fixed[][4] = {{1, 96, 30, 31}, {2, 3, 5, 7}, {1, 3, 1, 1}, {4, 9, 13, 1}};
+    for (int f = 0; f < 4; f++)
+        for (int mode = 0; mode < TRTL_SCALE_COUNT; mode++)
+            for (int w = 1; w < 4; w++)
+                if (scale_case(mode, 1, dims(4, fixed[f]), w & 1, w >> 1))
+                    return;
+    for (int i = 0; i < ncases; i++) {
+        trtl_dims d = pw_rand_dims(60000);
+        int w = (int)rint_in(1, 3);
+        if (scale_case((int)(rnd() % TRTL_SCALE_COUNT), (int)rint_in(0, d.nb_dims - 1), d, w & 1, w >> 1))
+            return;
+    }
+    trtl_node nd = {0};
+    float one = 1.0f;
+    nd.p.scale.power.values = &one;
+    nd.p.scale.power.count = 1;
+    trtl_dims d = {1, {4}};
+    if (trtl_kernel_scale_simd.applies(&nd, &d)) {
+        fprintf(stderr, "FAIL scale.simd applies() takes a power\n");
+        g_failures++;
+    }
+}
+
+/* Each pointwise kernel on the AVX-512 variant, then on the AVX2 one (the portable spans run in
+ * the TRTL_CPU_MASK=0 pass of tests/test_kernels_c.py). */
+static void test_pointwise(int ncases)
+{
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    double rtol = g_rtol, atol = g_atol;
+    g_rtol = 2e-6;
+    g_atol = 0.0;
+    g_elementwise_tol = 1;
+    test_vmath_accuracy();
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        test_activation_simd(ncases + 60);
+        test_unary_simd(ncases);
+        test_elementwise_simd(ncases);
+        test_scale_simd(ncases / 2);
+        /* the internal codes in the fused epilogues of the convolution / fully-connected kernels */
+        static const int32_t internal[] = {TRTL_ACT_SILU, TRTL_ACT_HARD_SWISH, TRTL_ACT_MISH};
+        g_rtol = rtol;
+        g_elementwise_tol = 0;
+        for (int k = 0; k < 3; k++) {
+            g_force_act = internal[k];
+            if (trtl_cpu_has(trtl_kernel_conv_packed_gemm.cpu_features)) {
+                test_conv_kernel(&trtl_kernel_conv_packed_gemm, 0, 6);
+                test_fc_packed(4);
+            }
+            if (pass == 0) {
+                test_conv_kernel(&trtl_kernel_conv_im2col_sgemm, 0, 4);
+                test_winograd(4);
+                if (trtl_cpu_has(trtl_kernel_conv_depthwise_avx2.cpu_features))
+                    test_conv_kernel(&trtl_kernel_conv_depthwise_avx2, 1, 4);
+            }
+        }
+        g_force_act = TRTL_ACT_NONE - 1;
+        g_rtol = 2e-6;
+        g_elementwise_tol = 1;
+    }
+    trtl_cpu_set_mask(~0u);
+    g_rtol = rtol;
+    g_atol = atol;
+    g_elementwise_tol = 0;
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2097,6 +2514,7 @@ int main(int argc, char **argv)
     test_deconv(ncases);
     test_depthwise_direct(ncases);
     test_resize(ncases);
+    test_pointwise(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

@@ -1,8 +1,9 @@
 /* pass_table.c -- the table of builder passes and the driver that runs it (contract in passes.h).
  *
  * Order matters: constant folding first turns constant subgraphs (a parser's reshaped scalars)
- * into constants that the pattern fusions match on; GELU fusion precedes epilogue fusion so that
- * the GELU it makes can join a convolution's or matrix multiply's epilogue; scale folding precedes
+ * into constants that the pattern fusions match on; GELU and pointwise (SiLU / HardSwish / Mish)
+ * fusion precede epilogue fusion so that the activation they make can join a convolution's or
+ * matrix multiply's epilogue; scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                              "replaces the elementwise erf/tanh GELU subgraph with one GELU activation"},
     [TRTL_PASS_FUSE_LAYERNORM] = {"fuse_layernorm", trtl_pass_fuse_layernorm, 1, 0,
                                   "replaces the reduce/elementwise layer-norm subgraph with one normalization layer"},
+    [TRTL_PASS_FUSE_POINTWISE] = {"fuse_pointwise", trtl_pass_fuse_pointwise, 1, 0,
+                                  "replaces x * sigmoid(x), x * hard_sigmoid(x) and x * tanh(softplus(x)) with one "
+                                  "SiLU / HardSwish / Mish activation"},
     [TRTL_PASS_FOLD_SCALE] = {"fold_scale", trtl_pass_fold_scale, 1, 0,
                               "folds a scale (batch norm) into the convolution or fully-connected weights before it"},
     [TRTL_PASS_FUSE_EPILOGUE] = {"fuse_epilogue", trtl_pass_fuse_epilogue, 1, 0,

@@ -23,6 +23,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_CONSTANT_FOLD,
     TRTL_PASS_FUSE_GELU,
     TRTL_PASS_FUSE_LAYERNORM,
+    TRTL_PASS_FUSE_POINTWISE,
     TRTL_PASS_FOLD_SCALE,
     TRTL_PASS_FUSE_EPILOGUE,
     TRTL_PASS_COUNT
@@ -63,6 +64,7 @@ trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
 trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_gelu(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_layernorm(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_pointwise(trtl_bgraph *g);
 trtl_status trtl_pass_fold_scale(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
 

@@ -1,6 +1,8 @@
-/* fused_epilogue.c -- epilogue pieces for the optimized kernels (AVX2 path + portable path). */
+/* fused_epilogue.c -- epilogue pieces for the optimized kernels (AVX2 path + portable path; the
+ * other activations, internal codes included, through the vector math of vmath.h). */
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
+#include "kernels/x86/vmath.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define HAVE_AVX2_PATH 1
@@ -58,8 +60,7 @@ void trtl_epi_act(const trtl_epilogue *e, float *y, int64_t n)
         }
 #endif
         /* fall through */
-    default:
-        for (int64_t i = 0; i < n; i++)
-            y[i] = trtl_activation_eval(e->act, e->alpha, e->beta, y[i]);
+    default: /* vectorized (AVX-512 / AVX2) or the scalar formulas, vmath.h */
+        trtl_vm_act(e->act, e->alpha, e->beta, y, y, n);
     }
 }

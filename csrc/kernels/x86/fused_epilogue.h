@@ -8,9 +8,10 @@
  * into the output tile, BLAS accumulates onto it (beta = 1, which also spares OpenBLAS its own
  * pass zeroing C for beta = 0), then trtl_epi_act applies the activation.
  *
- * RELU, CLIP, LEAKY_RELU and NONE have AVX2 paths (picked at run time from trtl_cpu_features);
- * every other activation goes through trtl_activation_eval, so results equal the reference
- * formulas up to the rounding of the sum.
+ * RELU, CLIP, LEAKY_RELU and NONE have AVX2 paths (picked at run time from trtl_cpu_features)
+ * usable inside the kernels' registers; trtl_epi_act computes every other activation (the
+ * internal SILU / HARD_SWISH / MISH codes included) with the vector math of vmath.h, which
+ * matches the reference formulas to a few ulp, NaN and +-Inf included.
  */
 #ifndef TRTL_KERNELS_X86_FUSED_EPILOGUE_H
 #define TRTL_KERNELS_X86_FUSED_EPILOGUE_H
