@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "builder/passes/match.h"
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -42,53 +43,23 @@ static int near(float v, double want, double rel)
     return fabs((double)v - want) <= rel * fabs(want);
 }
 
-/* The value of a one-element FLOAT constant tensor. */
-static int scalar(const trtl_bgraph *g, int32_t t, float *v)
-{
-    const trtl_bg_tensor *c = &g->t[t];
-    if (c->kind != TRTL_TK_CONSTANT || c->dtype != TRTL_FLOAT || !c->data || trtl_volume(&c->dmax) != 1)
-        return 0;
-    *v = *(const float *)c->data;
-    return 1;
-}
-
-/* The producer of intermediate tensor t if it may disappear into a fusion: a live single-output
- * node without epilogue, whose FLOAT result feeds exactly one layer and is no network output. */
-static int32_t inner(const trtl_bgraph *g, int32_t t)
-{
-    int32_t p = g->t[t].producer;
-    if (p < 0 || g->n[p].dead || g->n[p].n.n_out != 1 || g->n[p].n.epi.act != TRTL_ACT_NONE ||
-        g->n[p].n.epi.has_residual || g->t[t].dtype != TRTL_FLOAT || trtl_bg_is_output(g, t) ||
-        trtl_bg_consumers(g, t, NULL) != 1)
-        return -1;
-    return p;
-}
-
-/* Node i is a live two-input elementwise `op` (no fused epilogue). */
-static int is_ew(const trtl_bgraph *g, int32_t i, int32_t op)
-{
-    const trtl_node *n = &g->n[i].n;
-    return !g->n[i].dead && n->op == TRTL_OP_ELEMENTWISE && n->p.ew.op == op && n->n_in == 2 &&
-           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
-}
-
 /* Intermediate t = y * c, c * y or y / c for a scalar constant c: gives y and the factor. */
 static int32_t scaled(const trtl_bgraph *g, int32_t t, int32_t *y, double *factor)
 {
-    int32_t p = inner(g, t);
+    int32_t p = trtl_pm_inner(g, t, 1);
     float c;
     if (p < 0)
         return -1;
     const trtl_node *n = &g->n[p].n;
-    if (is_ew(g, p, TRTL_EW_PROD)) {
+    if (trtl_pm_is_ew(g, p, TRTL_EW_PROD)) {
         float other;
         for (int side = 0; side < 2; side++)
-            if (scalar(g, n->in[1 - side], &c) && !scalar(g, n->in[side], &other)) {
+            if (trtl_pm_scalar(g, n->in[1 - side], &c) && !trtl_pm_scalar(g, n->in[side], &other)) {
                 *y = n->in[side];
                 *factor = c;
                 return p;
             }
-    } else if (is_ew(g, p, TRTL_EW_DIV) && scalar(g, n->in[1], &c) && c != 0.0f) {
+    } else if (trtl_pm_is_ew(g, p, TRTL_EW_DIV) && trtl_pm_scalar(g, n->in[1], &c) && c != 0.0f) {
         *y = n->in[0];
         *factor = 1.0 / (double)c;
         return p;
@@ -99,13 +70,13 @@ static int32_t scaled(const trtl_bgraph *g, int32_t t, int32_t *y, double *facto
 /* Intermediate t = 1 + y or y + 1: gives y. */
 static int32_t one_plus(const trtl_bgraph *g, int32_t t, int32_t *y)
 {
-    int32_t p = inner(g, t);
+    int32_t p = trtl_pm_inner(g, t, 1);
     float c;
-    if (p < 0 || !is_ew(g, p, TRTL_EW_SUM))
+    if (p < 0 || !trtl_pm_is_ew(g, p, TRTL_EW_SUM))
         return -1;
     const trtl_node *n = &g->n[p].n;
     for (int side = 0; side < 2; side++)
-        if (scalar(g, n->in[1 - side], &c) && c == 1.0f) {
+        if (trtl_pm_scalar(g, n->in[1 - side], &c) && c == 1.0f) {
             *y = n->in[side];
             return p;
         }
@@ -118,8 +89,8 @@ static int erf_core(const trtl_bgraph *g, int32_t a, match *m)
     int32_t e, d, x;
     double f;
     int32_t s = one_plus(g, a, &e);
-    int32_t u = s < 0 ? -1 : inner(g, e);
-    if (u < 0 || g->n[u].n.op != TRTL_OP_UNARY || g->n[u].n.p.unary.op != TRTL_UN_ERF || g->n[u].n.n_in != 1)
+    int32_t u = s < 0 ? -1 : trtl_pm_inner(g, e, 1);
+    if (u < 0 || !trtl_pm_is_unary(g, u, TRTL_UN_ERF))
         return 0;
     d = g->n[u].n.in[0];
     int32_t dn = scaled(g, d, &x, &f);
@@ -140,23 +111,23 @@ static int erf_core(const trtl_bgraph *g, int32_t a, match *m)
 /* cube = x^3 as pow(x, 3), x * (x * x) or (x * x) * x. */
 static int cube_of(const trtl_bgraph *g, int32_t cube, int32_t x, match *m)
 {
-    int32_t p = inner(g, cube);
+    int32_t p = trtl_pm_inner(g, cube, 1);
     float c;
     if (p < 0)
         return 0;
     const trtl_node *n = &g->n[p].n;
-    if (is_ew(g, p, TRTL_EW_POW))
-        if (n->in[0] == x && scalar(g, n->in[1], &c) && c == 3.0f) {
+    if (trtl_pm_is_ew(g, p, TRTL_EW_POW))
+        if (n->in[0] == x && trtl_pm_scalar(g, n->in[1], &c) && c == 3.0f) {
             add(m, p);
             return 1;
         }
-    if (!is_ew(g, p, TRTL_EW_PROD))
+    if (!trtl_pm_is_ew(g, p, TRTL_EW_PROD))
         return 0;
     for (int side = 0; side < 2; side++) {
         if (n->in[1 - side] != x)
             continue;
-        int32_t sq = inner(g, n->in[side]);
-        if (sq >= 0 && is_ew(g, sq, TRTL_EW_PROD) && g->n[sq].n.in[0] == x && g->n[sq].n.in[1] == x) {
+        int32_t sq = trtl_pm_inner(g, n->in[side], 1);
+        if (sq >= 0 && trtl_pm_is_ew(g, sq, TRTL_EW_PROD) && g->n[sq].n.in[0] == x && g->n[sq].n.in[1] == x) {
             add(m, sq);
             add(m, p);
             return 1;
@@ -171,15 +142,15 @@ static int tanh_core(const trtl_bgraph *g, int32_t a, match *m)
     int32_t th, v, sum, cube;
     double k, kappa;
     int32_t s = one_plus(g, a, &th);
-    int32_t t = s < 0 ? -1 : inner(g, th);
+    int32_t t = s < 0 ? -1 : trtl_pm_inner(g, th, 1);
     if (t < 0 || g->n[t].n.op != TRTL_OP_ACTIVATION || g->n[t].n.p.act.type != TRTL_ACT_TANH)
         return 0;
     v = g->n[t].n.in[0];
     int32_t kn = scaled(g, v, &sum, &k);
     if (kn < 0 || !near((float)k, 0.79788456080286536, 1e-4))
         return 0;
-    int32_t sn = inner(g, sum);
-    if (sn < 0 || !is_ew(g, sn, TRTL_EW_SUM))
+    int32_t sn = trtl_pm_inner(g, sum, 1);
+    if (sn < 0 || !trtl_pm_is_ew(g, sn, TRTL_EW_SUM))
         return 0;
     for (int side = 0; side < 2; side++) {
         int32_t x = g->n[sn].n.in[side];
@@ -217,7 +188,7 @@ static int core(const trtl_bgraph *g, int32_t a, match *m)
 /* Node fi (a product) is the last layer of a GELU pattern: x*0.5 * a, (x*a) * 0.5 or x * (a*0.5). */
 static int match_at(const trtl_bgraph *g, int32_t fi, match *m)
 {
-    if (!is_ew(g, fi, TRTL_EW_PROD) || g->t[g->n[fi].n.out[0]].dtype != TRTL_FLOAT)
+    if (!trtl_pm_is_ew(g, fi, TRTL_EW_PROD) || g->t[g->n[fi].n.out[0]].dtype != TRTL_FLOAT)
         return 0;
     const trtl_node *f = &g->n[fi].n;
     float c;
@@ -226,10 +197,10 @@ static int match_at(const trtl_bgraph *g, int32_t fi, match *m)
     for (int side = 0; side < 2; side++) {
         int32_t p = f->in[side], q = f->in[1 - side];
         m->n = 0;
-        if (scalar(g, q, &c)) {
+        if (trtl_pm_scalar(g, q, &c)) {
             /* (x * a) * 0.5 */
-            int32_t mi = inner(g, p);
-            if (c != 0.5f || mi < 0 || !is_ew(g, mi, TRTL_EW_PROD))
+            int32_t mi = trtl_pm_inner(g, p, 1);
+            if (c != 0.5f || mi < 0 || !trtl_pm_is_ew(g, mi, TRTL_EW_PROD))
                 continue;
             for (int ms = 0; ms < 2; ms++) {
                 m->n = 0;
@@ -257,46 +228,20 @@ static int match_at(const trtl_bgraph *g, int32_t fi, match *m)
     return 0;
 }
 
-static int same_shape(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
-{
-    return trtl_dims_equal(&a->dmin, &b->dmin) && trtl_dims_equal(&a->dopt, &b->dopt) &&
-           trtl_dims_equal(&a->dmax, &b->dmax);
-}
-
-static int by_index(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Node fi becomes the activation; the rest of the pattern dies.  The name joins the pattern's
  * layer names in graph order. */
 static trtl_status rewrite(trtl_bgraph *g, int32_t fi, match *m, trtl_pass_log *log)
 {
-    qsort(m->nodes, (size_t)m->n, sizeof m->nodes[0], by_index);
-    char *name = strdup(g->n[m->nodes[0]].n.name);
-    for (int32_t k = 1; name && k < m->n; k++) {
-        char *j = trtl_bg_join_names(name, g->n[m->nodes[k]].n.name);
-        free(name);
-        name = j;
-    }
+    trtl_pm_sort_nodes(m->nodes, m->n);
+    char *name = trtl_pm_join_names(g, m->nodes, m->n);
     if (!name)
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-    trtl_node *f = &g->n[fi].n;
+        return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
     trtl_pass_log_add(log, "fused %d layers computing GELU (%s) of tensor '%s' into one activation '%s'", (int)m->n,
                       m->act == TRTL_ACT_GELU_ERF ? "erf" : "tanh", g->t[m->x].name, name);
-    for (int32_t k = 0; k < m->n; k++)
-        if (m->nodes[k] != fi)
-            g->n[m->nodes[k]].dead = 1;
     trtl_params p;
     trtl_op_table[TRTL_OP_ACTIVATION].init(&p);
     p.act.type = m->act;
-    f->op = TRTL_OP_ACTIVATION;
-    f->p = p;
-    f->n_in = 1;
-    f->in[0] = m->x;
-    free(f->name);
-    f->name = name;
+    trtl_pm_replace(g, fi, m->nodes, m->n, TRTL_OP_ACTIVATION, &p, &m->x, 1, name);
     return TRTL_OK;
 }
 
@@ -309,7 +254,7 @@ trtl_status trtl_pass_fuse_gelu(trtl_bgraph *g)
         if (!match_at(g, i, &m))
             continue;
         const trtl_bg_tensor *x = &g->t[m.x];
-        if (x->dtype != TRTL_FLOAT || !same_shape(x, &g->t[g->n[i].n.out[0]]))
+        if (x->dtype != TRTL_FLOAT || !trtl_pm_same_shape(x, &g->t[g->n[i].n.out[0]]))
             continue;
         add(&m, i);
         TRTL_TRY(rewrite(g, i, &m, &log));

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "builder/passes/match.h"
 #include "core/alloc.h"
 #include "network/op_table.h"
 #include "core/status.h"
@@ -44,40 +45,6 @@ static void add(ln_match *m, int32_t node)
         m->nodes[m->n++] = node;
 }
 
-static int scalar(const trtl_bgraph *g, int32_t t, float *v)
-{
-    const trtl_bg_tensor *c = &g->t[t];
-    if (c->kind != TRTL_TK_CONSTANT || c->dtype != TRTL_FLOAT || !c->data || trtl_volume(&c->dmax) != 1)
-        return 0;
-    *v = *(const float *)c->data;
-    return 1;
-}
-
-/* Producer of intermediate t when it may disappear into the fusion: a live single-output node
- * without epilogue whose FLOAT result feeds exactly `uses` input slots and is no network output. */
-static int32_t inner(const trtl_bgraph *g, int32_t t, int32_t uses)
-{
-    int32_t p = g->t[t].producer;
-    if (p < 0 || g->n[p].dead || g->n[p].n.n_out != 1 || g->n[p].n.epi.act != TRTL_ACT_NONE ||
-        g->n[p].n.epi.has_residual || g->t[t].dtype != TRTL_FLOAT || trtl_bg_is_output(g, t) ||
-        trtl_bg_consumers(g, t, NULL) != uses)
-        return -1;
-    return p;
-}
-
-static int is_ew(const trtl_bgraph *g, int32_t i, int32_t op)
-{
-    const trtl_node *n = &g->n[i].n;
-    return !g->n[i].dead && n->op == TRTL_OP_ELEMENTWISE && n->p.ew.op == op && n->n_in == 2 &&
-           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
-}
-
-static int is_unary(const trtl_bgraph *g, int32_t i, int32_t op)
-{
-    const trtl_node *n = &g->n[i].n;
-    return n->op == TRTL_OP_UNARY && n->p.unary.op == op && n->n_in == 1;
-}
-
 /* Node i is a keep-dims mean: gives its input and axes. */
 static int is_mean(const trtl_bgraph *g, int32_t i, int32_t *in, uint32_t *axes)
 {
@@ -94,40 +61,40 @@ static int is_mean(const trtl_bgraph *g, int32_t i, int32_t *in, uint32_t *axes)
  * `d_other` more slots (the division). */
 static int stddev(const trtl_bgraph *g, int32_t s, int32_t d, ln_match *m)
 {
-    int32_t sq_node = inner(g, s, 1), ve, v, sq, vin, xin;
+    int32_t sq_node = trtl_pm_inner(g, s, 1), ve, v, sq, vin, xin;
     uint32_t ax2;
-    if (sq_node < 0 || !is_unary(g, sq_node, TRTL_UN_SQRT))
+    if (sq_node < 0 || !trtl_pm_is_unary(g, sq_node, TRTL_UN_SQRT))
         return 0;
     ve = g->n[sq_node].n.in[0];
-    int32_t an = inner(g, ve, 1);
-    if (an < 0 || !is_ew(g, an, TRTL_EW_SUM))
+    int32_t an = trtl_pm_inner(g, ve, 1);
+    if (an < 0 || !trtl_pm_is_ew(g, an, TRTL_EW_SUM))
         return 0;
     float eps = -1.0f;
-    int side = scalar(g, g->n[an].n.in[1], &eps) ? 0 : scalar(g, g->n[an].n.in[0], &eps) ? 1 : -1;
+    int side = trtl_pm_scalar(g, g->n[an].n.in[1], &eps) ? 0 : trtl_pm_scalar(g, g->n[an].n.in[0], &eps) ? 1 : -1;
     if (side < 0 || !(eps >= 0.0f) || !isfinite(eps))
         return 0;
     v = g->n[an].n.in[side];
-    int32_t vn = inner(g, v, 1);
+    int32_t vn = trtl_pm_inner(g, v, 1);
     if (vn < 0 || !is_mean(g, vn, &sq, &ax2))
         return 0;
     int32_t qn = g->t[sq].producer;
     float two;
     int d_slots;
-    if (qn >= 0 && is_ew(g, qn, TRTL_EW_POW) && g->n[qn].n.in[0] == d && scalar(g, g->n[qn].n.in[1], &two) &&
+    if (qn >= 0 && trtl_pm_is_ew(g, qn, TRTL_EW_POW) && g->n[qn].n.in[0] == d && trtl_pm_scalar(g, g->n[qn].n.in[1], &two) &&
         two == 2.0f)
         d_slots = 1;
-    else if (qn >= 0 && is_ew(g, qn, TRTL_EW_PROD) && g->n[qn].n.in[0] == d && g->n[qn].n.in[1] == d)
+    else if (qn >= 0 && trtl_pm_is_ew(g, qn, TRTL_EW_PROD) && g->n[qn].n.in[0] == d && g->n[qn].n.in[1] == d)
         d_slots = 2;
     else
         return 0;
-    if (inner(g, sq, 1) != qn)
+    if (trtl_pm_inner(g, sq, 1) != qn)
         return 0;
     /* d = x - mean(x): used by the square and the division only */
-    int32_t dn = inner(g, d, d_slots + 1);
-    if (dn < 0 || !is_ew(g, dn, TRTL_EW_SUB))
+    int32_t dn = trtl_pm_inner(g, d, d_slots + 1);
+    if (dn < 0 || !trtl_pm_is_ew(g, dn, TRTL_EW_SUB))
         return 0;
     xin = g->n[dn].n.in[0];
-    int32_t mn = inner(g, g->n[dn].n.in[1], 1);
+    int32_t mn = trtl_pm_inner(g, g->n[dn].n.in[1], 1);
     uint32_t ax1;
     if (mn < 0 || !is_mean(g, mn, &vin, &ax1) || vin != xin || ax1 != ax2)
         return 0;
@@ -147,19 +114,19 @@ static int stddev(const trtl_bgraph *g, int32_t s, int32_t d, ln_match *m)
 static int normalized(const trtl_bgraph *g, int32_t i, ln_match *m)
 {
     const trtl_node *n = &g->n[i].n;
-    if (is_ew(g, i, TRTL_EW_DIV)) {
+    if (trtl_pm_is_ew(g, i, TRTL_EW_DIV)) {
         if (stddev(g, n->in[1], n->in[0], m)) {
             add(m, i);
             return 1;
         }
         return 0;
     }
-    if (!is_ew(g, i, TRTL_EW_PROD))
+    if (!trtl_pm_is_ew(g, i, TRTL_EW_PROD))
         return 0;
     for (int side = 0; side < 2; side++) {
-        int32_t rn = inner(g, n->in[1 - side], 1);
+        int32_t rn = trtl_pm_inner(g, n->in[1 - side], 1);
         int32_t n0 = m->n;
-        if (rn >= 0 && is_unary(g, rn, TRTL_UN_RECIP) && stddev(g, g->n[rn].n.in[0], n->in[side], m)) {
+        if (rn >= 0 && trtl_pm_is_unary(g, rn, TRTL_UN_RECIP) && stddev(g, g->n[rn].n.in[0], n->in[side], m)) {
             add(m, rn);
             add(m, i);
             return 1;
@@ -184,11 +151,11 @@ static int affine_const(const trtl_bgraph *g, int32_t t, int32_t x)
 /* Node i (a product) is n * gamma: gives gamma. */
 static int times_gamma(const trtl_bgraph *g, int32_t i, ln_match *m)
 {
-    if (!is_ew(g, i, TRTL_EW_PROD))
+    if (!trtl_pm_is_ew(g, i, TRTL_EW_PROD))
         return 0;
     const trtl_node *n = &g->n[i].n;
     for (int side = 0; side < 2; side++) {
-        int32_t p = inner(g, n->in[side], 1);
+        int32_t p = trtl_pm_inner(g, n->in[side], 1);
         int32_t n0 = m->n;
         if (p >= 0 && normalized(g, p, m) && affine_const(g, n->in[1 - side], m->x)) {
             m->gamma = n->in[1 - side];
@@ -207,10 +174,10 @@ static int match_at(const trtl_bgraph *g, int32_t fi, ln_match *m)
         return 0;
     m->n = 0;
     m->gamma = m->beta = -1;
-    if (is_ew(g, fi, TRTL_EW_SUM)) { /* (...) + beta */
+    if (trtl_pm_is_ew(g, fi, TRTL_EW_SUM)) { /* (...) + beta */
         const trtl_node *n = &g->n[fi].n;
         for (int side = 0; side < 2; side++) {
-            int32_t p = inner(g, n->in[side], 1);
+            int32_t p = trtl_pm_inner(g, n->in[side], 1);
             m->n = 0;
             m->gamma = -1;
             if (p < 0)
@@ -231,18 +198,6 @@ static int match_at(const trtl_bgraph *g, int32_t fi, ln_match *m)
     m->n = 0;
     m->gamma = -1;
     return normalized(g, fi, m);
-}
-
-static int same_shape(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
-{
-    return trtl_dims_equal(&a->dmin, &b->dmin) && trtl_dims_equal(&a->dopt, &b->dopt) &&
-           trtl_dims_equal(&a->dmax, &b->dmax);
-}
-
-static int by_index(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* A [1, .., 1] FLOAT constant holding v, named after the node; -1 on failure (error set). */
@@ -277,34 +232,20 @@ static trtl_status rewrite(trtl_bgraph *g, int32_t fi, ln_match *m, trtl_pass_lo
         return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
     if (m->beta < 0 && (m->beta = const_fill(g, g->n[fi].n.name, "zeros", rank, 0.0f)) < 0)
         return TRTL_ERR_OUT_OF_MEMORY;
-    qsort(m->nodes, (size_t)m->n, sizeof m->nodes[0], by_index);
-    char *name = strdup(g->n[m->nodes[0]].n.name);
-    for (int32_t k = 1; name && k < m->n; k++) {
-        char *j = trtl_bg_join_names(name, g->n[m->nodes[k]].n.name);
-        free(name);
-        name = j;
-    }
+    trtl_pm_sort_nodes(m->nodes, m->n);
+    char *name = trtl_pm_join_names(g, m->nodes, m->n);
     if (!name)
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-    trtl_node *f = &g->n[fi].n;
+        return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
     trtl_pass_log_add(log, "fused %d layers computing layer normalization of tensor '%s' (axes 0x%x, eps %g) into '%s'",
                       (int)m->n, g->t[m->x].name, (unsigned)m->axes, (double)m->eps, name);
-    for (int32_t k = 0; k < m->n; k++)
-        if (m->nodes[k] != fi)
-            g->n[m->nodes[k]].dead = 1;
     trtl_params p;
     trtl_op_table[TRTL_OP_NORMALIZATION].init(&p);
     p.norm.axes = m->axes;
     p.norm.epsilon = m->eps;
     p.norm.num_groups = 1;
-    f->op = TRTL_OP_NORMALIZATION;
-    f->p = p;
-    f->n_in = 3; /* elementwise nodes have room for three inputs (trtl_bg_add_node) */
-    f->in[0] = m->x;
-    f->in[1] = m->gamma;
-    f->in[2] = m->beta;
-    free(f->name);
-    f->name = name;
+    /* elementwise nodes have room for three inputs (trtl_bg_add_node) */
+    const int32_t in[3] = {m->x, m->gamma, m->beta};
+    trtl_pm_replace(g, fi, m->nodes, m->n, TRTL_OP_NORMALIZATION, &p, in, 3, name);
     return TRTL_OK;
 }
 
@@ -320,7 +261,7 @@ trtl_status trtl_pass_fuse_layernorm(trtl_bgraph *g)
         if (g->n[i].dead || g->n[i].n.op != TRTL_OP_ELEMENTWISE || !match_at(g, i, &m))
             continue;
         const trtl_bg_tensor *x = &g->t[m.x];
-        if (x->dtype != TRTL_FLOAT || !same_shape(x, &g->t[g->n[i].n.out[0]]) || (m.axes >> x->dmax.nb_dims))
+        if (x->dtype != TRTL_FLOAT || !trtl_pm_same_shape(x, &g->t[g->n[i].n.out[0]]) || (m.axes >> x->dmax.nb_dims))
             continue;
         TRTL_TRY(rewrite(g, i, &m, &log));
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "builder/passes/match.h"
 #include "network/op_table.h"
 #include "core/status.h"
 
@@ -24,13 +25,11 @@
  * whose FLOAT result feeds exactly one layer and is no network output; else -1. */
 static int32_t act_producer(const trtl_bgraph *g, int32_t t, int32_t type)
 {
-    int32_t p = g->t[t].producer;
-    if (p < 0 || g->n[p].dead)
+    int32_t p = trtl_pm_inner(g, t, 1);
+    if (p < 0)
         return -1;
     const trtl_node *n = &g->n[p].n;
-    if (n->op != TRTL_OP_ACTIVATION || n->p.act.type != type || n->n_in != 1 || n->n_out != 1 ||
-        n->epi.act != TRTL_ACT_NONE || n->epi.has_residual || g->t[t].dtype != TRTL_FLOAT ||
-        trtl_bg_is_output(g, t) || trtl_bg_consumers(g, t, NULL) != 1)
+    if (n->op != TRTL_OP_ACTIVATION || n->p.act.type != type || n->n_in != 1)
         return -1;
     return p;
 }
@@ -75,30 +74,19 @@ static const char *code_name(int32_t act)
  * order (the gate's layers come first). */
 static trtl_status rewrite(trtl_bgraph *g, int32_t fi, const match *m, trtl_pass_log *log)
 {
-    char *name = strdup(g->n[m->dead[0]].n.name);
-    for (int32_t k = 1; name && k <= m->n_dead; k++) {
-        char *j = trtl_bg_join_names(name, k < m->n_dead ? g->n[m->dead[k]].n.name : g->n[fi].n.name);
-        free(name);
-        name = j;
-    }
+    int32_t nodes[3] = {m->dead[0], m->dead[1], fi};
+    nodes[m->n_dead] = fi;
+    char *name = trtl_pm_join_names(g, nodes, m->n_dead + 1);
     if (!name)
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
     trtl_pass_log_add(log, "fused %d layers computing %s of tensor '%s' into one activation '%s'", (int)m->n_dead + 1,
                       code_name(m->act), g->t[m->x].name, name);
-    for (int32_t k = 0; k < m->n_dead; k++)
-        g->n[m->dead[k]].dead = 1;
-    trtl_node *f = &g->n[fi].n;
     trtl_params p;
     trtl_op_table[TRTL_OP_ACTIVATION].init(&p);
     p.act.type = m->act;
     p.act.alpha = m->alpha;
     p.act.beta = m->beta;
-    f->op = TRTL_OP_ACTIVATION;
-    f->p = p;
-    f->n_in = 1;
-    f->in[0] = m->x;
-    free(f->name);
-    f->name = name;
+    trtl_pm_replace(g, fi, nodes, m->n_dead + 1, TRTL_OP_ACTIVATION, &p, &m->x, 1, name);
     return TRTL_OK;
 }
 
@@ -108,9 +96,7 @@ trtl_status trtl_pass_fuse_pointwise(trtl_bgraph *g)
     trtl_pass_log_init(&log, "pointwise fusion");
     for (int32_t i = 0; i < g->nn; i++) {
         const trtl_node *n = &g->n[i].n;
-        if (g->n[i].dead || n->op != TRTL_OP_ELEMENTWISE || n->p.ew.op != TRTL_EW_PROD || n->n_in != 2 ||
-            n->n_out != 1 || n->epi.act != TRTL_ACT_NONE || n->epi.has_residual ||
-            g->t[n->out[0]].dtype != TRTL_FLOAT)
+        if (!trtl_pm_is_ew(g, i, TRTL_EW_PROD) || n->n_out != 1 || g->t[n->out[0]].dtype != TRTL_FLOAT)
             continue;
         match m;
         for (int side = 0; side < 2; side++)

@@ -1,0 +1,84 @@
+/* match.c -- graph-matching helpers shared by the pattern-fusion passes (contracts in match.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/passes/match.h"
+#include "core/dims.h"
+
+int trtl_pm_scalar(const trtl_bgraph *g, int32_t t, float *v)
+{
+    const trtl_bg_tensor *c = &g->t[t];
+    if (c->kind != TRTL_TK_CONSTANT || c->dtype != TRTL_FLOAT || !c->data || trtl_volume(&c->dmax) != 1)
+        return 0;
+    *v = *(const float *)c->data;
+    return 1;
+}
+
+int32_t trtl_pm_inner(const trtl_bgraph *g, int32_t t, int32_t uses)
+{
+    int32_t p = g->t[t].producer;
+    if (p < 0 || g->n[p].dead || g->n[p].n.n_out != 1 || g->n[p].n.epi.act != TRTL_ACT_NONE ||
+        g->n[p].n.epi.has_residual || g->t[t].dtype != TRTL_FLOAT || trtl_bg_is_output(g, t) ||
+        trtl_bg_consumers(g, t, NULL) != uses)
+        return -1;
+    return p;
+}
+
+int trtl_pm_is_ew(const trtl_bgraph *g, int32_t i, int32_t op)
+{
+    const trtl_node *n = &g->n[i].n;
+    return !g->n[i].dead && n->op == TRTL_OP_ELEMENTWISE && n->p.ew.op == op && n->n_in == 2 &&
+           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
+}
+
+int trtl_pm_is_unary(const trtl_bgraph *g, int32_t i, int32_t op)
+{
+    const trtl_node *n = &g->n[i].n;
+    return n->op == TRTL_OP_UNARY && n->p.unary.op == op && n->n_in == 1;
+}
+
+int trtl_pm_same_shape(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
+{
+    return trtl_dims_equal(&a->dmin, &b->dmin) && trtl_dims_equal(&a->dopt, &b->dopt) &&
+           trtl_dims_equal(&a->dmax, &b->dmax);
+}
+
+static int by_index(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void trtl_pm_sort_nodes(int32_t *nodes, int32_t n)
+{
+    qsort(nodes, (size_t)n, sizeof nodes[0], by_index);
+}
+
+char *trtl_pm_join_names(const trtl_bgraph *g, const int32_t *nodes, int32_t n)
+{
+    char *name = strdup(g->n[nodes[0]].n.name);
+    for (int32_t k = 1; name && k < n; k++) {
+        char *j = trtl_bg_join_names(name, g->n[nodes[k]].n.name);
+        free(name);
+        name = j;
+    }
+    if (!name)
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    return name;
+}
+
+void trtl_pm_replace(trtl_bgraph *g, int32_t fi, const int32_t *nodes, int32_t n, trtl_op op, const trtl_params *p,
+                     const int32_t *in, int32_t n_in, char *name)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (nodes[k] != fi)
+            g->n[nodes[k]].dead = 1;
+    trtl_node *f = &g->n[fi].n;
+    f->op = op;
+    f->p = *p;
+    f->n_in = n_in;
+    for (int32_t k = 0; k < n_in; k++)
+        f->in[k] = in[k];
+    free(f->name);
+    f->name = name;
+}
