@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._enums import Severity
-from .context import ImporterContext
+from .context import MAX_ELEMENTS, ImporterContext
 from .dtypes import ONNX_TO_NP, T_STRING
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .shape_eval import as_object_array
@@ -296,6 +296,100 @@ FOLDABLE = frozenset([
 # Ops never computed while parsing (random or with side effects).
 NOT_FOLDED = frozenset(["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                         "Bernoulli", "If", "Loop", "Scan"])
+
+
+# The fold budget: the most elements a folded constant may have when folding would make it larger than every
+# input (Expand, Tile, ConstantOfShape, Range, Pad, Resize, broadcasting ops...).  A node past it is not folded:
+# its importer adds layers that compute it at run time, so parsing stays fast and small.  Folds that do not grow
+# the data (Reshape, Transpose, Cast of a large initializer...) are not limited.  Past MAX_ELEMENTS (2^40) the
+# node is refused.
+FOLD_LIMIT = 1 << 24
+
+
+# Ops whose output is the numpy broadcast of their inputs.
+_BROADCASTING = frozenset([
+    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Equal", "Less", "Greater", "LessOrEqual",
+    "GreaterOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Where", "PRelu"])
+
+
+def _volume(shape: Any) -> int:
+    r = 1
+    for d in shape:
+        r *= max(int(d), 0)
+    return r
+
+
+def _broadcast_volume(shapes: List[Tuple[int, ...]]) -> Optional[int]:
+    """Elements of the numpy broadcast of `shapes` (exact ints; None when they do not broadcast)."""
+    r = max((len(s) for s in shapes), default=0)
+    out = [1] * r
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = r - len(s) + i
+            d = int(d)
+            if d != 1:
+                if out[j] not in (1, d):
+                    return None
+                out[j] = d
+    return _volume(out)
+
+
+def _ints(v: Any) -> List[int]:
+    return [int(x) for x in np.asarray(v).reshape(-1)]
+
+
+def fold_output_bound(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any]) -> Optional[int]:
+    """The element count of the node's largest output, computed from its constant inputs' shapes and values
+    without folding it, for the ops whose output can outgrow their inputs; None when it is not cheap to tell
+    (the result is checked after folding then) or the inputs are malformed (folding reports them)."""
+    op = node.op_type
+    x = vals[0] if vals else None
+    try:
+        if op == "Expand" and len(vals) > 1:
+            return _broadcast_volume([x.shape, tuple(_ints(vals[1]))])
+        if op == "Tile" and len(vals) > 1:
+            reps = _ints(vals[1])
+            return _volume(list(x.shape) + reps) if len(reps) == x.ndim else None
+        if op == "ConstantOfShape" and x is not None:
+            return _volume(_ints(x))
+        if op == "Range" and len(vals) >= 3:
+            start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in vals[:3])
+            if delta == 0 or not all(math.isfinite(v) for v in (start, limit, delta)):
+                return None
+            return max(int(math.ceil((limit - start) / delta)), 0)
+        if op == "Pad":
+            pads = _ints(vals[1]) if p._opset >= 11 and len(vals) > 1 and vals[1] is not None \
+                else attr_ints(a, "pads", [])
+            if len(pads) != 2 * x.ndim:
+                return None  # axes given, or malformed: checked after folding
+            return _volume([d + pads[i] + pads[i + x.ndim] for i, d in enumerate(x.shape)])
+        if op == "Resize" and x is not None:
+            if len(vals) > 3 and vals[3] is not None and np.asarray(vals[3]).size:
+                return _volume(_ints(vals[3]))
+            if len(vals) > 2 and vals[2] is not None and np.asarray(vals[2]).size == x.ndim:
+                sc = [float(v) for v in np.asarray(vals[2]).reshape(-1)]
+                if not all(math.isfinite(v) for v in sc):
+                    return None
+                return _volume([math.floor(d * s) for d, s in zip(x.shape, sc)])
+            return None
+        present = [v for v in vals if v is not None]
+        if op in _BROADCASTING and len(present) > 1:
+            return _broadcast_volume([tuple(v.shape) for v in present])
+    except (TypeError, ValueError, OverflowError, IndexError, AttributeError):
+        return None
+    return None
+
+
+def fold_too_big(p: ImporterContext, node: Any, n: Optional[int], vals: List[Any]) -> bool:
+    """Whether an output of `n` elements is past the fold budget and larger than every input (then the node is
+    computed by layers at run time); INVALID_NODE past the 2^40-element bound."""
+    if n is None:
+        return False
+    if n > MAX_ELEMENTS:
+        raise Fail(ErrorCode.INVALID_NODE, "%s would make a tensor of %d elements, more than trtlite's 2^40 bound"
+                   % (node.op_type, n))
+    biggest = max((int(np.asarray(v).size) for v in vals if v is not None), default=0)
+    return n > FOLD_LIMIT and n > biggest
 
 
 def reference_fold(p: ImporterContext, node: Any, vals: List[Any]) -> Optional[List[np.ndarray]]:

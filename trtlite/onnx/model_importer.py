@@ -13,7 +13,7 @@ from . import constants, loading
 from .constants import FOLDABLE, NOT_FOLDED, fold
 from .context import ImporterContext, bad_control_flow, node_attrs
 from .dtypes import T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
-from .errors import Dynamic, ErrorCode, Fail, as_text
+from .errors import Dynamic, ErrorCode, Fail, as_text, unsupported
 from .ops_plugin import plugin_layer
 from .registry import IMPORTERS
 from .shape_eval import has_sym, normalize
@@ -220,6 +220,17 @@ def check_arity(ctx: ImporterContext, node: Any) -> None:
                    % (n_out, node.op_type, sch.since_version, span(sch.min_output, sch.max_output)))
 
 
+def _folded_too_big(ctx: ImporterContext, node: Any, outs: List[Any], vals: List[Any]) -> bool:
+    """After folding: whether an output is past the fold budget (fold_too_big), for the ops whose output size
+    fold_output_bound cannot tell beforehand; the node is then imported as layers instead."""
+    n = max((int(np.asarray(o).size) for o in outs if o is not None), default=0)
+    if node.op_type == "Range" or not constants.fold_too_big(ctx, node, n, vals):
+        return False
+    ctx._log(Severity.VERBOSE, "ONNX parser: not keeping the folded %s (%d elements, past the fold budget of %d): "
+             "computed at run time" % (node.op_type, n, constants.FOLD_LIMIT))
+    return True
+
+
 def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """The node's outputs: computed while parsing when its inputs are known (Shape and Size of tensors give
     their dims), else from its importer, else from a plugin."""
@@ -249,18 +260,27 @@ def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if (present or op == "Constant") and all(i in ctx._consts for i in present) and op not in NOT_FOLDED \
             and not sym_shape:  # a shape with dynamic dims is built at run time by the importer
         vals = [ctx._consts[i] if i else None for i in ins]
-        if op in FOLDABLE:
+        big = constants.fold_too_big(ctx, node, constants.fold_output_bound(ctx, node, a, vals), vals)
+        if big and op == "Range":
+            raise unsupported("Range of more than %d elements (the fold budget): trtlite computes Range only "
+                              "while parsing" % constants.FOLD_LIMIT)
+        if big:
+            ctx._log(Severity.VERBOSE, "ONNX parser: not folding %s (its output is past the fold budget of %d "
+                     "elements): computed at run time" % (op, constants.FOLD_LIMIT))
+        elif op in FOLDABLE:
             try:
-                return [normalize(v) for v in fold(ctx, node, a, vals)]
+                r = [normalize(v) for v in fold(ctx, node, a, vals)]
             except Fail:
                 raise
             except (KeyError, ValueError, TypeError, IndexError) as e:
                 if any(v is not None and v.dtype == object for v in vals):
                     raise Dynamic("cannot compute %s over dynamic dimensions: %s" % (op, e))
                 raise Fail(ErrorCode.INVALID_NODE, "%s: %s" % (type(e).__name__, e))
-        if op != "Constant" and not any(v is not None and v.dtype == object for v in vals):
+            if not _folded_too_big(ctx, node, r, vals):
+                return r
+        elif op != "Constant" and not any(v is not None and v.dtype == object for v in vals):
             r = constants.reference_fold(ctx, node, vals)
-            if r is not None:
+            if r is not None and not _folded_too_big(ctx, node, r, vals):
                 return r
     imp = IMPORTERS.get(op)
     if imp is None:

@@ -21,8 +21,8 @@ def _constant(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
           restrictions=("static shapes are computed while parsing; dynamic dims of the shape must be dims of network "
                         "tensors"))
 def _constant_of_shape(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    """Only reached when the shape holds dynamic dims (static shapes are folded): a constant of the static
-    dims, broadcast to the dynamic ones at run time."""
+    """Only reached when the shape holds dynamic dims or is past the fold budget (other static shapes are
+    folded): one element, broadcast to the static dims by a slice and to the dynamic ones at run time."""
     shape = list(p._cval(p._inp(node, 0), "shape", allow_sym=True).reshape(-1))
     val = a.get("value")
     fill = np.zeros(1, np.float32) if val is None else p._tensor_value(val, "attribute 'value'").reshape(-1)
@@ -32,7 +32,11 @@ def _constant_of_shape(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
     if any(d < 0 for d in base):
         raise Fail(ErrorCode.INVALID_NODE, "negative dimension in shape %s" % (shape,))
     p._set_syms(0, [v.key if isinstance(v, Sym) else int(v) for v in shape])
-    c = p._const_tensor(np.full(base, fill[0], dtype=fill.dtype))
+    if int(np.prod(base, dtype=np.float64)) > 1:  # one element broadcast at run time (a stride-0 slice)
+        one = p._const_tensor(np.full([1] * len(base), fill[0], dtype=fill.dtype))
+        c = p._L(p.network.add_slice(one, [0] * len(base), base, [0] * len(base)))
+    else:
+        c = p._const_tensor(np.full(base, fill[0], dtype=fill.dtype))
     syms = {i: v for i, v in enumerate(shape) if isinstance(v, Sym)}
     return [p._broadcast_to_syms(c, syms, "the shape")]
 
