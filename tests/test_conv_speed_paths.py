@@ -279,8 +279,8 @@ def test_resize_linear_leading_axis_changes_runs_reference_math(rng):
 
 @pytest.mark.parametrize("mode", ["NEAREST", "LINEAR", "CUBIC"])
 def test_resize_nan_inf_as_the_reference_kernel(mode, rng):
-    """NaN and infinities reach the same outputs as in the reference kernel, which skips taps of weight 0 (so an
-    infinity next to an exactly hit sample does not turn it into NaN, unlike 0 * inf in numpy or PyTorch)."""
+    """NaN and infinities reach the same outputs as in the reference kernel: every tap, weight 0 included, multiplies
+    (0 * inf = NaN, as onnxruntime computes it; tests/test_nan_inf.py compares with onnxruntime itself)."""
     x = randn(rng, (1, 3, 9, 10))
     x[0, 0, 4, 5] = np.nan
     x[0, 1, 2, 3] = np.inf
@@ -293,3 +293,25 @@ def test_resize_nan_inf_as_the_reference_kernel(mode, rng):
     assert np.isnan(ref).any() and np.isinf(ref).any()
     fin = np.isfinite(ref)
     np.testing.assert_allclose(opt[fin], ref[fin], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["LINEAR", "CUBIC"])
+def test_resize_zero_weight_taps_propagate(mode):
+    """Align-corners 5 -> 9, 4 -> 7 hits input samples exactly, where the neighbours get weight 0: an Inf there gives
+    0 * inf = NaN (onnxruntime's values, checked by hand); the last input is one tap in LINEAR mode (onnxruntime
+    blends it with itself), so an Inf there stays Inf."""
+    x = np.ones((1, 1, 5, 4), np.float32)
+    x[0, 0, 2, 1] = np.inf
+    x[0, 0, 4, 3] = -np.inf
+    outs = run_modes(resize_make(shape=(1, 1, 9, 7), mode=mode, coord="ALIGN_CORNERS"), {"x": x})
+    assert "resize.tables" in outs["opt"][1].values()
+    for got in (outs["opt"][0][0, 0], outs["ref"][0][0, 0]):
+        assert np.isnan(got[4, 0]) and np.isnan(got[2, 2])  # the Inf at a tap of weight 0
+        assert got[0, 6] == 1.0 and got[3, 1] == np.inf
+        if mode == "LINEAR":
+            assert got[4, 2] == np.inf and got[0, 0] == 1.0  # the Inf itself, weight 1; far from both
+            assert got[3, 2] == np.inf and got[4, 1] == np.inf  # weights 0.5
+            assert got[8, 6] == -np.inf and got[7, 6] == -np.inf  # the last input: one tap
+        else:
+            assert np.isnan(got[8, 6])  # cubic multiplies its clamped edge taps (weight 0) too, as onnxruntime
+            assert got[7, 1] == -np.inf and np.isnan(got[0, 0]) and got[8, 1] == 1.0

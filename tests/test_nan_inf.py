@@ -6,9 +6,8 @@ the other layer tests.  Rules (numpy / onnxruntime): a NaN in a max-pooling wind
 elementwise MAX/MIN gives NaN; RELU keeps NaN (numpy.maximum(x, 0)); THRESHOLDED_RELU gives 0 for NaN (x > alpha ?
 x : 0, onnxruntime's ThresholdedRelu); FLOOR_DIV is numpy.floor_divide (NaN for an infinite dividend); a convolution
 makes NaN/Inf only inside the receptive field of a non-finite input, whatever its kernel (Winograd included);
-TopK ranks NaN above every number (torch.topk).  Not covered: RESIZE in LINEAR/CUBIC mode, whose kernel leaves out
-neighbours of weight 0 where the formula of tests/refs.py multiplies them (NaN * 0 = NaN); which one to follow is
-open.
+TopK ranks NaN above every number (torch.topk); RESIZE in LINEAR/CUBIC mode multiplies every tap of the
+interpolation, weight 0 included (0 * NaN = 0 * Inf = NaN), and is compared with onnxruntime's Resize itself.
 
 Kernel paths: every case runs with the optimized kernels at the default level ("opt"; several cases check which
 optimized kernel ran) and with builder optimization level 0 ("ref": reference kernels only, no fusion).  The "opt"
@@ -315,6 +314,53 @@ def _resize(net, x):
     layer = net.add_resize(x)
     layer.shape = (1, 2, 6, 8)
     return layer_out(layer)
+
+
+ORT_COORD = {"ALIGN_CORNERS": "align_corners", "HALF_PIXEL": "half_pixel", "ASYMMETRIC": "asymmetric"}
+
+
+def _ort_resize(x, sizes, mode, coord, cubic_coeff, exclude_outside):
+    """onnxruntime's Resize (opset 13, sizes given) of x: the reference for NaN / Inf in LINEAR and CUBIC mode."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode.lower(),
+                            coordinate_transformation_mode=ORT_COORD[coord], cubic_coeff_a=cubic_coeff,
+                            exclude_outside=exclude_outside)
+    graph = helper.make_graph([node], "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("sizes", TensorProto.INT64, [len(sizes)], list(sizes))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": x.astype(np.float32)})[0]
+
+
+def _resize_interp_case(cid, shape, sizes, mode, coord, cubic_coeff=-0.75, exclude_outside=0, n_bad=(2, 2, 2)):
+    """LINEAR / CUBIC resize against onnxruntime.  Both spatial axes change (onnxruntime also interpolates an
+    unchanged spatial axis, with weights 1 and 0, where trtlite copies it)."""
+    def make(net, x):
+        layer = net.add_resize(x)
+        layer.shape = sizes
+        layer.resize_mode = getattr(getattr(trt, "InterpolationMode", None) or trt.ResizeMode, mode)
+        layer.coordinate_transformation = getattr(trt.ResizeCoordinateTransformation, coord)
+        layer.cubic_coeff = cubic_coeff
+        layer.exclude_outside = exclude_outside
+        return layer_out(layer)
+    case("resize_" + cid, "RESIZE", lambda r: {"x": poisoned(r, shape, *n_bad)}, make,
+         lambda x: _ort_resize(x, sizes, mode, coord, cubic_coeff, exclude_outside), "resize.tables")
+
+
+# align-corners 5 -> 9 and 4 -> 7 (and asymmetric 2x) hit input samples exactly: their neighbours get weight 0
+_resize_interp_case("linear_align_corners", (1, 2, 5, 4), (1, 2, 9, 7), "LINEAR", "ALIGN_CORNERS")
+_resize_interp_case("linear_half_pixel", (1, 2, 3, 4), (1, 2, 6, 8), "LINEAR", "HALF_PIXEL")
+_resize_interp_case("linear_asymmetric", (1, 2, 3, 4), (1, 2, 6, 8), "LINEAR", "ASYMMETRIC")
+_resize_interp_case("linear_half_pixel_down", (1, 2, 9, 8), (1, 2, 4, 3), "LINEAR", "HALF_PIXEL", n_bad=(1, 1, 1))
+_resize_interp_case("linear_align_corners_wide", (2, 1, 3, 24), (2, 1, 5, 47), "LINEAR", "ALIGN_CORNERS")
+for _c in ORT_COORD:
+    for _e in (0, 1):
+        _resize_interp_case("cubic_%s_excl%d" % (_c.lower(), _e), (1, 2, 5, 4), (1, 2, 9, 7), "CUBIC", _c,
+                            -0.75 if _e else -0.5, _e, n_bad=(1, 1, 1))
+_resize_interp_case("cubic_align_corners_wide", (1, 2, 4, 20), (1, 2, 7, 39), "CUBIC", "ALIGN_CORNERS", n_bad=(1, 1, 0))
 
 
 case("cast_to_float16", "CAST", lambda r: {"x": poisoned(r, (4, 5))},

@@ -1990,9 +1990,9 @@ static int resize_case(int r, const int64_t *xd, const int64_t *yd, int mode, in
     trtl_dims xdims = dims(r, xd), ydims = dims(r, yd);
     int64_t nx = trtl_volume(&xdims);
     float *x = rand_buf(nx);
-    if (nan)
-        for (int t = 0; t < 3 && nx > 0; t++)
-            x[rnd() % (uint32_t)nx] = t == 0 ? NAN : (t == 1 ? INFINITY : -INFINITY);
+    if (nan) /* nan > 1: 2 * nan specials, so that some sit at taps of weight 0 (which must multiply too) */
+        for (int t = 0; t < (nan > 1 ? 2 * nan : 3) && nx > 0; t++)
+            x[rnd() % (uint32_t)nx] = t % 3 == 0 ? NAN : (t % 3 == 1 ? INFINITY : -INFINITY);
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     nd.n_in = nd.n_out = 1;
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
@@ -2026,6 +2026,21 @@ static void test_resize(int ncases)
         float sc2[4] = {1, 1, 2, 2};
         if (resize_case(4, xd, yd, TRTL_RESIZE_NEAREST, TRTL_COORD_ASYMMETRIC, 0, TRTL_ROUND_FLOOR, sc2, -0.75f, 0, 0) ||
             resize_case(4, xd, yd4, TRTL_RESIZE_LINEAR, TRTL_COORD_HALF_PIXEL, 0, TRTL_ROUND_FLOOR, NULL, -0.75f, 0, 0))
+            break;
+        /* NaN / Inf at taps of weight 0 (align-corners 5 -> 9 hits every input exactly), on an unchanged axis
+         * (whose filler taps must not turn an Inf into NaN) and at rank 1 (no H axis) */
+        int bad = 0;
+        for (int m = TRTL_RESIZE_LINEAR; m <= TRTL_RESIZE_CUBIC && !bad; m++)
+            for (int c = 0; c < 3 && !bad; c++) {
+                int64_t x5[4] = {1, 2, 5, 5}, y9[4] = {1, 2, 9, 9}, yh[4] = {1, 2, 9, 5}, yw[4] = {1, 2, 5, 9};
+                int64_t x1[1] = {5}, y1[1] = {9}, xw[4] = {1, 1, 3, 20}, yww[4] = {1, 1, 6, 40};
+                bad = resize_case(4, x5, y9, m, c, 0, TRTL_ROUND_FLOOR, NULL, -0.75f, c == 1, 3) ||
+                      resize_case(4, x5, yh, m, c, 0, TRTL_ROUND_FLOOR, NULL, -0.75f, 0, 4) ||
+                      resize_case(4, x5, yw, m, c, 0, TRTL_ROUND_FLOOR, NULL, -0.5f, 1, 4) ||
+                      resize_case(1, x1, y1, m, c, 0, TRTL_ROUND_FLOOR, NULL, -0.75f, 0, 1 + c) ||
+                      resize_case(4, xw, yww, m, c, 0, TRTL_ROUND_FLOOR, NULL, -0.75f, c == 2, 3);
+            }
+        if (bad)
             break;
         int stop = 0;
         for (int done = 0; done < (pass == 0 ? ncases : ncases / 3) && !stop; done++) {
@@ -2062,7 +2077,7 @@ static void test_resize(int ncases)
             }
             stop = resize_case(r, xd2, yd2, mode, (int)(rnd() % 3), (int)(rnd() % 2), (int)(rnd() % 4),
                                use_scales ? sc : NULL, rnd() % 2 ? -0.75f : -0.5f, (int)(rnd() % 2),
-                               rnd() % 5 == 0);
+                               rnd() % 4 == 0 ? (int)rint_in(1, 3) : 0);
         }
         if (stop)
             break;

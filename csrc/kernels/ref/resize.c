@@ -8,7 +8,9 @@
  * CUBIC interpolate separably over every dim whose size changes (others map o -> o): LINEAR clamps x
  * into [0, in - 1] and blends floor(x) and floor(x) + 1; CUBIC uses Keys' kernel with coefficient
  * A = cubic_coeff on taps floor(x) - 1 .. floor(x) + 2, replicating the edge for taps outside the
- * input, or with exclude_outside dropping them and renormalizing the remaining weights. */
+ * input, or with exclude_outside dropping them and renormalizing the remaining weights.  Every tap is
+ * multiplied, weight 0 included, so a NaN or Inf at any tap of the interpolation makes the output NaN
+ * (0 * Inf = NaN), as ONNX Runtime computes it. */
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/ref.h"
@@ -91,7 +93,10 @@ static int dim_taps(const trtl_resize_params *p, int64_t o, int64_t in, int64_t 
             x = (double)(in - 1);
         double f = floor(x);
         idx[0] = (int64_t)f;
-        idx[1] = idx[0] + 1 < in ? idx[0] + 1 : in - 1;
+        w[0] = 1.0;
+        if (idx[0] + 1 >= in)
+            return 1; /* at the last input: one tap (ONNX Runtime blends it with itself, 0.5 + 0.5) */
+        idx[1] = idx[0] + 1;
         w[1] = x - f;
         w[0] = 1.0 - w[1];
         return 2;
@@ -161,8 +166,7 @@ trtl_status trtl_ref_resize(const trtl_kernel_args *a)
                 off += idx[d][t] * ist[d];
                 wt *= w[d][t];
             }
-            if (wt != 0.0)
-                acc += wt * (double)x[off];
+            acc += wt * (double)x[off]; /* weight 0 too: NaN / Inf there propagate, as in ONNX Runtime */
         }
         ((float *)a->out[0].data)[e] = (float)acc;
     }

@@ -74,7 +74,9 @@ static double cubic_weight(double d, double A)
     return 0.0;
 }
 
-/* T taps (2 LINEAR, 4 CUBIC) of output coordinate o along one axis; unused taps get weight 0. */
+/* T taps (2 LINEAR, 4 CUBIC) of output coordinate o along one axis, the reference's taps in its order
+ * (clamped edge taps included); an axis that does not change has one real tap, the rest is filler that
+ * the blends never read (nth / ntw). */
 static void axis_taps(const trtl_resize_params *p, int64_t o, int64_t in, int64_t out, double scale, int use_scale,
                       int32_t *idx, float *w)
 {
@@ -97,7 +99,14 @@ static void axis_taps(const trtl_resize_params *p, int64_t o, int64_t in, int64_
         double f = floor(x);
         int64_t i0 = (int64_t)f;
         idx[0] = (int32_t)i0;
-        idx[1] = (int32_t)(i0 + 1 < in ? i0 + 1 : in - 1);
+        if (i0 + 1 >= in) {
+            /* at the last input the reference has one tap; the table blends it with itself, 0.5 + 0.5, as
+             * ONNX Runtime does (a tap of weight 0 there would turn an Inf into NaN) */
+            idx[1] = (int32_t)i0;
+            w[0] = w[1] = 0.5f;
+            return;
+        }
+        idx[1] = (int32_t)(i0 + 1);
         w[1] = (float)(x - f);
         w[0] = (float)(1.0 - (x - f));
         return;
@@ -208,6 +217,7 @@ typedef struct rs_job {
     const float *hw, *ww;
     float *ring;
     int64_t slot, slots, OH, OW, IH, IW, planes, bands, band_rows;
+    int nth, ntw; /* real taps per output along H and W: T, or 1 where that axis does not change */
     int avx2, avx512;
 } rs_job;
 
@@ -270,41 +280,38 @@ static void nearest_rows(void *ctx, int64_t b, int64_t e, int thread)
 
 /* ---- LINEAR / CUBIC ------------------------------------------------------------------------------------- */
 
-/* dst[ow] = sum_t x[wi[ow][t]] * ww[ow][t] (T taps). */
+/* dst[ow] = sum_{t < nt} x[wi[ow][t]] * ww[ow][t] (tables of T taps per output).  Every real tap is
+ * multiplied, weight 0 included, so that a NaN or Inf there propagates (0 * Inf = NaN) as in ONNX Runtime
+ * and the reference; nt = 1 on an axis that does not change (its other taps are filler). */
 __attribute__((target("avx2,fma"))) static void hrow_avx2(const float *x, const int32_t *wi, const float *ww, int T,
-                                                         float *dst, int64_t OW)
+                                                         int nt, float *dst, int64_t OW)
 {
     int64_t o = 0;
     const __m256i lane = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(T));
     const __m256 zero = _mm256_setzero_ps();
     for (; o + 8 <= OW; o += 8) {
         __m256 acc = zero;
-        for (int t = 0; t < T; t++) {
+        for (int t = 0; t < nt; t++) {
             __m256i id = _mm256_i32gather_epi32((const int *)(wi + o * T + t), lane, 4);
             __m256 wv = _mm256_i32gather_ps(ww + o * T + t, lane, 4);
-            /* taps of weight 0 are skipped, as in the reference (0 * inf would be NaN) */
-            __m256 v = _mm256_and_ps(_mm256_mul_ps(_mm256_i32gather_ps(x, id, 4), wv),
-                                     _mm256_cmp_ps(wv, zero, _CMP_NEQ_UQ));
-            acc = _mm256_add_ps(acc, v);
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_i32gather_ps(x, id, 4), wv));
         }
         _mm256_storeu_ps(dst + o, acc);
     }
     for (; o < OW; o++) {
         float acc = 0.0f;
-        for (int t = 0; t < T; t++)
-            if (ww[o * T + t] != 0.0f)
-                acc += x[wi[o * T + t]] * ww[o * T + t];
+        for (int t = 0; t < nt; t++)
+            acc += x[wi[o * T + t]] * ww[o * T + t];
         dst[o] = acc;
     }
 }
 
-static void hrow_plain(const float *x, const int32_t *wi, const float *ww, int T, float *dst, int64_t OW)
+static void hrow_plain(const float *x, const int32_t *wi, const float *ww, int T, int nt, float *dst, int64_t OW)
 {
     for (int64_t o = 0; o < OW; o++) {
         float acc = 0.0f;
-        for (int t = 0; t < T; t++)
-            if (ww[o * T + t] != 0.0f)
-                acc += x[wi[o * T + t]] * ww[o * T + t];
+        for (int t = 0; t < nt; t++)
+            acc += x[wi[o * T + t]] * ww[o * T + t];
         dst[o] = acc;
     }
 }
@@ -326,9 +333,9 @@ static const float *ring_row(const rs_job *j, float *ring, int64_t *ids, unsigne
     ids[s] = ih;
     float *dst = ring + s * align16(j->OW);
     if (j->avx2)
-        hrow_avx2(plane + ih * j->IW, j->wi, j->ww, j->g->T, dst, j->OW);
+        hrow_avx2(plane + ih * j->IW, j->wi, j->ww, j->g->T, j->ntw, dst, j->OW);
     else
-        hrow_plain(plane + ih * j->IW, j->wi, j->ww, j->g->T, dst, j->OW);
+        hrow_plain(plane + ih * j->IW, j->wi, j->ww, j->g->T, j->ntw, dst, j->OW);
     return dst;
 }
 
@@ -369,17 +376,13 @@ static void sep_slots(void *ctx, int64_t sb, int64_t se, int thread)
                 float w[4];
                 int n = 0;
                 unsigned used = 0;
-                for (int t = 0; t < T; t++) {
-                    float wt = j->hw[oh * T + t];
-                    if (wt == 0.0f)
-                        continue; /* a zero weight adds nothing (the reference skips it too) */
+                /* every real tap, weight 0 included (NaN / Inf there propagate, as in the reference) */
+                for (int t = 0; t < j->nth; t++) {
                     rows[n] = ring_row(j, ring, ids, &used, xp, j->hi[oh * T + t]);
-                    w[n++] = wt;
+                    w[n++] = j->hw[oh * T + t];
                 }
                 float *y = j->y + (plane * j->OH + oh) * j->OW;
-                if (n == 0)
-                    memset(y, 0, (size_t)j->OW * sizeof(float));
-                else if (j->avx2)
+                if (j->avx2)
                     vblend_avx2(rows, w, n, y, j->OW);
                 else
                     for (int64_t i = 0; i < j->OW; i++) {
@@ -466,6 +469,8 @@ static trtl_status rs_run(const trtl_kernel_args *a)
     }
     for (int64_t o = 0; o < j.OW; o++)
         axis_taps(p, o, j.IW, j.OW, g.use_scale ? (double)p->scales[r - 1] : 1.0, g.use_scale, wi + o * T, ww + o * T);
+    j.nth = r >= 2 && j.IH != j.OH ? T : 1;
+    j.ntw = j.IW != j.OW ? T : 1;
     j.hi = hi;
     j.hw = hw;
     j.wi = wi;
