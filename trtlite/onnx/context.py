@@ -17,6 +17,9 @@ from .shape_eval import Sym, has_sym, infer_keys, normalize
 # The largest tensor trtlite handles (elements): the bound of the network's and the engine's shape checks.
 MAX_ELEMENTS = 1 << 40
 # Control-flow ops and the graph attributes they need.
+# onnx's data propagation walks the values of rank-0/1 tensors element by element (a Slice over a declared
+# [2^31] vector runs for minutes in C++, where it cannot be interrupted): past this length it is left off.
+DATA_PROP_MAX_LEN = 1 << 16
 CONTROL_FLOW_BODIES = {"If": ("then_branch", "else_branch"), "Loop": ("body",), "Scan": ("body",)}
 
 
@@ -61,6 +64,22 @@ def shape_inference_hazard(model: Any) -> Optional[str]:
             vol *= max(int(v), 0)
         if vol > MAX_ELEMENTS:
             return "initializer '%s' declares %d elements (more than 2^40)" % (init.name, vol)
+    return None
+
+
+def data_prop_hazard(model: Any) -> Optional[str]:
+    """Why onnx shape inference must run without data propagation on `model` (a declared vector longer than
+    DATA_PROP_MAX_LEN), or None."""
+    g = model.graph
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value > DATA_PROP_MAX_LEN:
+            return "tensor '%s' declares %d elements" % (vi.name, dims[0].dim_value)
+    for init in g.initializer:
+        if len(init.dims) == 1 and init.dims[0] > DATA_PROP_MAX_LEN:
+            return "initializer '%s' has %d elements" % (init.name, init.dims[0])
     return None
 
 
@@ -138,7 +157,11 @@ class ImporterContext(LayerBuilder):
                     vi.type.tensor_type.elem_type = init.data_type
                     for d in init.dims:
                         vi.type.tensor_type.shape.dim.add().dim_value = d
-                inferred = shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
+                no_prop = data_prop_hazard(self._model)
+                if no_prop:
+                    self._log(Severity.VERBOSE, "ONNX parser: shape inference without data propagation (%s)"
+                              % no_prop)
+                inferred = shape_inference.infer_shapes(m, strict_mode=False, data_prop=not no_prop)
                 for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
                     tt = vi.type.tensor_type
                     if not tt.HasField("shape"):
