@@ -206,7 +206,7 @@ build/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_OBJ) | $(STAMP)/apt-blas
 fuzz-build: deps-fuzz
 	@$(MAKE) --no-print-directory -j2 build/fuzz/fuzz_plan
 
-# The smoke runs of `make test` alone: seeds, regression inputs, FUZZ_SMOKE_TIME (45) s per fuzzer.
+# The smoke runs of `make test` alone: seeds, regression inputs, a fixed number of inputs per fuzzer (FUZZ_SMOKE_RUNS).
 fuzz-smoke: deps-test build fuzz-build
 	$(PY) -m pytest -q tests/test_fuzz_smoke.py
 

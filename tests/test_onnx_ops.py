@@ -1138,3 +1138,15 @@ def test_resize_sizes_from_dynamic_shape(rng):
     inits = {"st": np.array([0], I64), "en": np.array([2], I64), "hw": np.array([10, 12], I64)}
     m = make_model(nodes, {"x": ("N", 2, 5, 6)}, {"y": None}, inits)
     compare(m, {"x": x})
+
+
+@pytest.mark.parametrize("fold_limit", [None, 10])
+def test_dropout_mask_output_past_the_fold_budget(rng, monkeypatch, fold_limit):
+    """Dropout's mask (all true in inference) is a constant when small, and one element broadcast at run time past
+    the fold budget: the ONNX fuzzer's [2^31] Dropout built a 2 GB numpy array while parsing."""
+    from trtlite.onnx import ops_shape
+    if fold_limit is not None:
+        monkeypatch.setattr(ops_shape, "FOLD_LIMIT", fold_limit)
+    x = randn(rng, 2, 3, 4)
+    m = single("Dropout", {"x": x}, outs=("y", "mask"), out_types=[F32, np.bool_])
+    compare(m, {"x": x})

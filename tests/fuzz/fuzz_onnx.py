@@ -392,7 +392,8 @@ def run_network(builder, net):
         t = net.get_input(i)
         shape = tuple(t.shape)
         run = tuple(2 if d == -1 else d for d in shape)
-        if any(d < 0 for d in run) or int(np.prod(run, dtype=np.float64)) > MAX_ELEMENTS:
+        # numpy refuses a shape whose non-zero dims overflow even when another dim is 0
+        if any(d < 0 for d in run) or float(np.prod([max(d, 1) for d in run], dtype=np.float64)) > MAX_ELEMENTS:
             return "input too large"
         if -1 in shape:
             profile.set_shape(t.name, tuple(1 if d == -1 else d for d in shape), run, run)

@@ -1,7 +1,7 @@
 """Runs a fuzzer for a while and triages what it finds (used by `make fuzz`, `make fuzz-smoke` and
 tests/test_fuzz_smoke.py; docs/TESTING.md).
 
-    python tests/fuzz/run.py fuzz plan|onnx --time SECONDS [--seed N] [--workdir DIR]
+    python tests/fuzz/run.py fuzz plan|onnx --time SECONDS [--runs N] [--seed N] [--workdir DIR]
     python tests/fuzz/run.py replay plan|onnx FILE...
 
 fuzz: runs the harness (build/fuzz/fuzz_plan, or tests/fuzz/fuzz_onnx.py under atheris) on WORKDIR/corpus plus
@@ -43,6 +43,7 @@ def env():
     for k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):
         e.pop(k, None)  # e.g. `make asan` preloads gcc's ASan runtime; the fuzzers bring clang's
     e.update(SAN_ENV)
+    e["PYTHONHASHSEED"] = "0"  # set iteration order is part of the ONNX harness's coverage: fixed, runs repeat
     e["PYTHONPATH"] = ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     return e
 
@@ -165,8 +166,11 @@ def known_failing():
 # fuzzing
 # ---------------------------------------------------------------------------------------------------------------
 
-def fuzz(harness, seconds, seed=1, workdir=None, log=print):
-    """Fuzzes for `seconds`; returns a dict: execs, runs, corpus, findings [(signature, artifact, known reason)]."""
+def fuzz(harness, seconds, seed=1, workdir=None, log=print, max_execs=None):
+    """Fuzzes for `seconds`, or until `max_execs` inputs have run (then `seconds` is only a cap: from a fixed seed
+    and an empty work corpus the inputs are the same sequence on every machine, so a run that stops early at the
+    cap tried a prefix of it); returns a dict: execs, runs, corpus, findings [(signature, artifact, known
+    reason)]."""
     workdir = workdir or os.path.join(ROOT, "build", "fuzz", harness)
     corpus = os.path.join(workdir, "corpus")
     arts = os.path.join(workdir, "artifacts")
@@ -178,10 +182,11 @@ def fuzz(harness, seconds, seed=1, workdir=None, log=print):
     logf = open(os.path.join(workdir, "fuzz.log"), "a")
     while True:
         left = int(deadline - time.time())
-        if left < 3:
+        if left < 3 or (max_execs is not None and execs >= max_execs):
             break
         before = set(os.listdir(arts))
-        cmd = harness_cmd(harness) + ["-seed=%d" % (seed + runs), "-max_total_time=%d" % left,
+        limit = ["-runs=%d" % (max_execs - execs)] if max_execs is not None else []
+        cmd = harness_cmd(harness) + limit + ["-seed=%d" % (seed + runs), "-max_total_time=%d" % left,
                                       "-timeout=%d" % TIMEOUT_S, "-rss_limit_mb=%d" % RSS_MB,
                                       "-max_len=65536", "-print_final_stats=1",
                                       "-artifact_prefix=" + arts + os.sep, corpus, seed_dir(harness)]
@@ -253,6 +258,7 @@ def main():
     f.add_argument("--time", type=int, default=60)
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--workdir")
+    f.add_argument("--runs", type=int, help="stop after this many inputs (--time is then a cap)")
     r = sub.add_parser("replay")
     r.add_argument("harness", choices=["plan", "onnx"])
     r.add_argument("files", nargs="+")
@@ -262,7 +268,7 @@ def main():
             for p in sorted(glob.glob(os.path.join(path, "*"))) if os.path.isdir(path) else [path]:
                 print("%s: %s" % (p, replay(a.harness, p)[0] or "-"))
         return 0
-    res = fuzz(a.harness, a.time, a.seed, a.workdir)
+    res = fuzz(a.harness, a.time, a.seed, a.workdir, max_execs=a.runs)
     print(summary(a.harness, a.time, res))
     return 1 if any(reason is None for _, _, reason in res["findings"]) else 0
 

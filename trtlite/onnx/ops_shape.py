@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._enums import DataType, Severity
-from .constants import attr_ints, split_sizes
+from .constants import FOLD_LIMIT, attr_ints, split_sizes
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .registry import importer
@@ -28,7 +28,11 @@ def _identity(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         shp = tuple(x.shape)
         if not is_static(shp):
             raise Dynamic("Dropout's mask output with a dynamic shape %s" % (shp,))
-        outs.append(np.ones(shp, np.bool_))
+        if int(np.prod(shp, dtype=np.float64)) > FOLD_LIMIT:  # one element broadcast at run time (stride 0)
+            one = p._const_tensor(np.ones([1] * len(shp), np.bool_))
+            outs.append(p._L(p.network.add_slice(one, [0] * len(shp), list(shp), [0] * len(shp))))
+        else:
+            outs.append(np.ones(shp, np.bool_))
     return outs
 
 

@@ -437,8 +437,19 @@ static trtl_status dc_run_kernel(const trtl_kernel_args *a)
     j.bias = nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL;
     j.y = (float *)a->out[0].data;
     TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.out_sp, &j.res));
-    if (g.N == 0 || g.in_sp == 0)
+    if (g.N == 0 || g.out_sp == 0)
         return TRTL_OK;
+    if (g.in_sp == 0) {
+        /* an empty input still has an output (its size is set by the kernel and padding): bias + epilogue */
+        for (int64_t n = 0; n < g.N; n++)
+            for (int64_t k = 0; k < g.K; k++) {
+                float *yc = j.y + (n * g.K + k) * g.out_sp;
+                trtl_epi_prefill(yc, j.res ? j.res + (n * g.K + k) * g.out_sp : NULL, j.bias ? j.bias[k] : 0.0f,
+                                 NULL, g.out_sp);
+                trtl_epi_act(j.epi, yc, g.out_sp);
+            }
+        return TRTL_OK;
+    }
     size_t avail = a->scratch && a->scratch_size > 64 ? (a->scratch_size - 64) / sizeof(float) : 0;
     dc_plan pl;
     make_plan(&g, st->isa, trtl_threads_for(a->pool, dc_flops(&g)), &pl);
@@ -461,6 +472,8 @@ static size_t dc_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
     dc_geom g;
     if (geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK)
         return 0;
+    if (g.N == 0 || g.in_sp == 0 || g.out_sp == 0)
+        return 0; /* run() packs nothing (see dc_run_kernel) */
     int64_t need = 0, t = max_threads(&g);
     for (int isa = TRTL_GEMM_AVX2; isa <= TRTL_GEMM_AVX512; isa++) {
         dc_plan pl;
