@@ -429,7 +429,7 @@ def machine_info():
 def versions():
     code = ("import json, numpy, onnxruntime, torch, onnx\n"
             "import trtlite\n"
-            "print(json.dumps({'trtlite': getattr(trtlite, '__version__', '?'), 'onnxruntime': onnxruntime.__version__,"
+            "print(json.dumps({'trtlite': getattr(trtlite, 'trtlite_version', '?'), 'onnxruntime': onnxruntime.__version__,"
             " 'torch': torch.__version__, 'onnx': onnx.__version__, 'numpy': numpy.__version__}))")
     try:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=worker_env(1),

@@ -36,7 +36,11 @@ from .calibration import (IInt8Calibrator, IInt8EntropyCalibrator, IInt8EntropyC
 from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
                       get_plugin_registry, init_libnvinfer_plugins, init_plugins)
 
-__version__ = _C.__version__
+# TensorRT clients branch on `trt.__version__` (TensorRT 7 bindings vs 8.5+/10 name-based I/O ...): it names the
+# TensorRT API level trtlite implements -- TensorRT 10's, with the 7/8 calls kept.  trtlite's own version is
+# `trtlite_version` (and the package metadata's).
+__version__ = "10.0.1"
+trtlite_version = _C.__version__
 
 # TensorRT's dtype aliases.
 float32 = DataType.FLOAT

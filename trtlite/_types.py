@@ -161,6 +161,14 @@ class ILogger:
         """Receive one message."""
         raise NotImplementedError
 
+    def __enter__(self) -> "ILogger":
+        """``with trt.Logger() as logger:`` (TensorRT's loggers are context managers); returns the logger."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Leaves the ``with`` block; a logger holds nothing to release."""
+        return None
+
 
 class Logger(ILogger):
     """The default logger: prints messages at ``min_severity`` or worse to stderr, TensorRT-style."""

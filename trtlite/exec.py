@@ -577,7 +577,7 @@ class Exec:
 
     def run(self) -> int:
         a, trt = self.a, self.trt
-        print(f"&&&& RUNNING trtlite-exec [trtlite {trt.__version__}] # {shlex.join([PROG] + self.argv)}")
+        print(f"&&&& RUNNING trtlite-exec [trtlite {trt.trtlite_version}] # {shlex.join([PROG] + self.argv)}")
         self._step(lambda: trt.init_libnvinfer_plugins(self.logger, ""))
         for lib in a.plugins:
             self._load_plugin(lib)
@@ -592,7 +592,7 @@ class Exec:
             _kv("Peak RSS", fmt_bytes(peak_rss_bytes()))
         else:
             self._infer()
-        print(f"&&&& PASSED trtlite-exec [trtlite {trt.__version__}]")
+        print(f"&&&& PASSED trtlite-exec [trtlite {trt.trtlite_version}]")
         return 0
 
     def _load_plugin(self, lib: str) -> None:

@@ -270,6 +270,29 @@ static PyObject *eng_subscript(TrtlEngine *self, PyObject *key)
 
 static Py_ssize_t eng_len(TrtlEngine *self) { return trtl_engine_num_io(self->e); }
 
+/* `for name in engine` (TensorRT 7 / 8.0 scripts): the I/O tensor names in binding order, a snapshot list's
+ * iterator (the engine is immutable). */
+static PyObject *eng_iter(TrtlEngine *self)
+{
+    int32_t n = trtl_engine_num_io(self->e);
+    PyObject *names = PyList_New(n);
+    if (!names)
+        return NULL;
+    for (int32_t i = 0; i < n; i++) {
+        PyObject *idx = PyLong_FromLong(i);
+        PyObject *name = idx ? eng_get_tensor_name(self, idx) : NULL;
+        Py_XDECREF(idx);
+        if (!name) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        PyList_SET_ITEM(names, i, name);
+    }
+    PyObject *it = PyObject_GetIter(names);
+    Py_DECREF(names);
+    return it;
+}
+
 static PyObject *e_num_io(TrtlEngine *self, void *c)
 {
     (void)c;
@@ -360,6 +383,7 @@ static PyType_Slot engine_slots[] = {
     {Py_tp_methods, engine_methods},
     {Py_mp_subscript, eng_subscript},
     {Py_mp_length, eng_len},
+    {Py_tp_iter, eng_iter},
     {Py_tp_doc, "A built engine (ICudaEngine): immutable, shareable by many execution contexts."},
     {0, NULL}};
 

@@ -180,6 +180,35 @@ static PyObject *get_location(TrtlTensor *self, void *c)
     return trtl_py_enum(TRTL_STATE(self), "TensorLocation", 1); /* HOST */
 }
 
+/* TensorRT scripts set `tensor.location = trt.TensorLocation.DEVICE` (or HOST) on inputs and outputs: both name
+ * memory this process reads and writes directly, which is all trtlite uses, so any TensorLocation is accepted
+ * and the tensor stays HOST.  Anything else is a TypeError / ValueError naming the tensor. */
+static int set_location(TrtlTensor *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "location cannot be deleted");
+        return -1;
+    }
+    PyObject *idx = PyNumber_Index(v);
+    if (!idx) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "tensor '%s': location must be a trt.TensorLocation, got %.100s",
+                     trtl_tensor_name(self->t), Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    long loc = PyLong_AsLong(idx);
+    Py_DECREF(idx);
+    if (loc == -1 && PyErr_Occurred())
+        return -1;
+    if (loc != 0 && loc != 1) {
+        PyErr_Format(PyExc_ValueError, "tensor '%s': %ld is not a trt.TensorLocation (DEVICE 0, HOST 1)",
+                     trtl_tensor_name(self->t), loc);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *tensor_repr(TrtlTensor *self)
 {
     trtl_dims d;
@@ -210,7 +239,9 @@ static PyGetSetDef tensor_getset[] = {
     {"dynamic_range", (getter)get_dynamic_range, (setter)set_dynamic_range,
      "(min, max) used for INT8 quantization, or None.", NULL},
     {"broadcast_across_batch", (getter)get_false, NULL, "Always False (TensorRT 7 attribute).", NULL},
-    {"location", (getter)get_location, NULL, "Always TensorLocation.HOST on the CPU.", NULL},
+    {"location", (getter)get_location, (setter)set_location,
+     "TensorLocation.HOST: trtlite reads and writes host memory.  Assigning DEVICE or HOST (TensorRT scripts do) is "
+     "accepted: both name memory this process uses directly.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef tensor_methods[] = {

@@ -10,6 +10,7 @@ import numpy as np
 from .._enums import DataType, Severity
 from .dtypes import to_dtype, trt_of_np
 from .errors import Dynamic, ErrorCode, Fail, unsupported
+from .isolated import infer_shapes as infer_shapes_isolated
 from .layers import LayerBuilder
 from .shape_eval import Sym, has_sym, infer_keys, normalize
 
@@ -144,7 +145,6 @@ class ImporterContext(LayerBuilder):
                 return None
             try:
                 import onnx
-                from onnx import shape_inference
                 m = onnx.ModelProto()
                 m.CopyFrom(self._model)
                 del m.graph.initializer[:]  # inference needs no weights (and stays small)
@@ -161,7 +161,11 @@ class ImporterContext(LayerBuilder):
                 if no_prop:
                     self._log(Severity.VERBOSE, "ONNX parser: shape inference without data propagation (%s)"
                               % no_prop)
-                inferred = shape_inference.infer_shapes(m, strict_mode=False, data_prop=not no_prop)
+                inferred = infer_shapes_isolated(m, data_prop=not no_prop)
+                if inferred is None:
+                    self._log(Severity.VERBOSE, "ONNX parser: onnx shape inference crashed, failed or timed out (in "
+                              "its own process); dynamic dims are matched by position only")
+                    return None
                 for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
                     tt = vi.type.tensor_type
                     if not tt.HasField("shape"):
