@@ -143,3 +143,16 @@ def test_constant_of_shape_value_forms():
     nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("ConstantOfShape", ["s"], ["c"], value=v),
              helper.make_node("Add", ["x", "c"], ["y"])]
     compare(make_model(nodes, {"x": ("N", 3)}, {"y": None}), {"x": np.arange(12, dtype=F32).reshape(4, 3)})
+
+
+@pytest.mark.parametrize("x,reps", [(np.array(1, np.int64), [1, 379499456, 1]),
+                                    (np.ones((2, 2), np.float32), [2]),
+                                    (np.ones((2,), np.float32), [-1])])
+def test_constant_tile_with_malformed_repeats(x, reps):
+    """Folding Tile checks that repeats match the input's rank (np.tile would pad the rank and tile anyway: the
+    fuzzer's scalar tiled 379M times ran for minutes) and are not negative."""
+    nodes = [helper.make_node("Tile", ["x", "r"], ["t"], name="tile"),
+             helper.make_node("Identity", ["t"], ["y"])]
+    m = make_model(nodes, {}, {"y": None}, {"x": x, "r": np.array(reps, np.int64)}, opset=13)
+    err = _parse_error(m)
+    assert "tile" in str(err) and "repeats" in str(err) and "rank %d" % x.ndim in str(err), str(err)

@@ -269,7 +269,10 @@ def fold(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any]) -> L
         out = np.broadcast_shapes(x.shape, tuple(shape))
         return [np.array(np.broadcast_to(x, out))]
     if op == "Tile":
-        return [np.tile(x, [int(v) for v in np.asarray(vals[1]).reshape(-1)])]
+        reps = [int(v) for v in np.asarray(vals[1]).reshape(-1)]
+        if len(reps) != np.ndim(x) or any(r < 0 for r in reps):  # np.tile would pad the rank and tile anyway
+            raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, np.ndim(x)))
+        return [np.tile(x, reps)]
     if op in ("ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"):
         axes = reduce_axes(p, node, a, vals, x.ndim)
         keep = bool(int(a.get("keepdims", 1)))
