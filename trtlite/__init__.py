@@ -41,6 +41,7 @@ from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, 
 # `trtlite_version` (and the package metadata's).
 __version__ = "10.0.1"
 trtlite_version = _C.__version__
+from ._info import get_include  # noqa: E402  (C headers for plugin authors)
 
 # TensorRT's dtype aliases.
 float32 = DataType.FLOAT

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "kernels/registry.h"
 #include "kernels/ref/ref.h"
+#include "core/status.h"
 #include "trtlite/trtlite.h"
 
 /* Reference kernels: "<op>.ref", no CPU requirement, epilogue applied by the engine. */
@@ -72,4 +73,25 @@ const trtl_kernel *trtl_kernel_find(const char *name)
 const trtl_kernel *trtl_kernel_ref(trtl_op op)
 {
     return ((int)op >= 0 && op < TRTL_OP_COUNT) ? &ref_kernels[op] : NULL;
+}
+
+int32_t trtl_kernel_count(void)
+{
+    return (int32_t)(sizeof opt_kernels / sizeof opt_kernels[0]) - 1;
+}
+
+trtl_status trtl_kernel_info(int32_t i, const char **name, trtl_op *op, uint32_t *cpu_features)
+{
+    if (name)
+        *name = NULL;
+    if (i < 0 || i >= trtl_kernel_count())
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "kernel index %d is out of range (0..%d)", (int)i,
+                          (int)trtl_kernel_count() - 1);
+    if (name)
+        *name = opt_kernels[i]->name;
+    if (op)
+        *op = opt_kernels[i]->op;
+    if (cpu_features)
+        *cpu_features = opt_kernels[i]->cpu_features;
+    return TRTL_OK;
 }

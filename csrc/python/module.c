@@ -35,11 +35,9 @@ static PyObject *mod_register(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyObject *mod_cpu_features(PyObject *m, PyObject *unused)
+/* The names of the TRTL_CPU_* bits set in f, as a list. */
+static PyObject *feature_names(uint32_t f)
 {
-    (void)m;
-    (void)unused;
-    uint32_t f = trtl_cpu_features();
     static const struct { uint32_t bit; const char *name; } names[] = {
         {TRTL_CPU_SSE41, "sse4.1"}, {TRTL_CPU_AVX, "avx"}, {TRTL_CPU_AVX2, "avx2"}, {TRTL_CPU_FMA, "fma"},
         {TRTL_CPU_F16C, "f16c"}, {TRTL_CPU_AVX512F, "avx512f"}, {TRTL_CPU_AVX512BW, "avx512bw"},
@@ -58,11 +56,55 @@ static PyObject *mod_cpu_features(PyObject *m, PyObject *unused)
     return l;
 }
 
+static PyObject *mod_cpu_features(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return feature_names(trtl_cpu_features());
+}
+
+static const char *const op_display[TRTL_OP_COUNT] = {
+#define TRTL_OP(E, l, cls, lt, disp, mi, ma, no) disp,
+#include "trtlite/ops.def"
+#undef TRTL_OP
+};
+
+static PyObject *mod_kernels(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    int32_t n = trtl_kernel_count();
+    uint32_t have = trtl_cpu_features();
+    PyObject *l = PyList_New(n);
+    for (int32_t i = 0; l && i < n; i++) {
+        const char *name;
+        trtl_op op;
+        uint32_t need;
+        if (trtl_kernel_info(i, &name, &op, &need) != TRTL_OK) {
+            Py_DECREF(l);
+            return PyErr_Format(PyExc_RuntimeError, "kernel %d: %s", (int)i, trtl_last_error());
+        }
+        PyObject *feats = feature_names(need);
+        PyObject *t = feats ? Py_BuildValue("(ssNO)", name, (int)op < TRTL_OP_COUNT ? op_display[op] : "?", feats,
+                                            (have & need) == need ? Py_True : Py_False)
+                            : NULL;
+        if (!t) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, t);
+    }
+    return l;
+}
+
 static PyMethodDef module_methods[] = {
     {"_register", mod_register, METH_VARARGS,
      "_register(enums: dict, dims_cls) -> None\n\nInstall the Python enum classes and the Dims class used for return values."},
     {"cpu_features", mod_cpu_features, METH_NOARGS,
      "cpu_features() -> list[str]\n\nCPU features detected at run time (kernels are chosen by them)."},
+    {"kernels", mod_kernels, METH_NOARGS,
+     "kernels() -> list[tuple[str, str, list[str], bool]]\n\nThe optimized kernels of this build: (name, layer kind, "
+     "CPU features it needs, whether this machine has them).  Every layer kind also has a reference kernel."},
     {NULL, NULL, 0, NULL}};
 
 /* ---- init ---------------------------------------------------------------------------------- */

@@ -2,10 +2,8 @@
 #include <string.h>
 
 #include "python/py_builder.h"
-#include "python/py_config_device.h"
 #include "python/py_engine.h"
 #include "python/sink.h"
-
 
 typedef struct TrtlBuilder {
     PyObject_HEAD
@@ -688,10 +686,7 @@ static PyGetSetDef config_getset[] = {
     {"disabled_passes", (getter)cfg_get_disabled_passes, (setter)cfg_set_disabled_passes,
      "Names of the builder passes this config switches off (trtlite's own; see trtlite.builder_passes()); assigning a "
      "list switches exactly those off.  Passes switched off by TRTLITE_DISABLE_PASSES are not listed.", NULL},
-    {"default_device_type", (getter)trtl_py_cfg_get_default_device, (setter)trtl_py_cfg_set_default_device,
-     "DeviceType.GPU (trtlite runs every layer on the CPU); DeviceType.DLA raises UnsupportedError.", NULL},
-    {"DLA_core", (getter)trtl_py_cfg_get_dla_core, (setter)trtl_py_cfg_set_dla_core,
-     "-1 (no DLA core); assigning a core >= 0 raises UnsupportedError.", NULL},
+    TRTL_PY_CFG_DEVICE_GETSET
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef config_methods[] = {
@@ -715,17 +710,7 @@ static PyMethodDef config_methods[] = {
     {"get_pass_enabled", (PyCFunction)config_get_pass_enabled, METH_O,
      "get_pass_enabled(name) -> bool\n\nWhether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and "
      "builder_optimization_level are applied at build time and not reflected here)."},
-    {"set_device_type", (PyCFunction)trtl_py_cfg_set_device_type, METH_VARARGS,
-     "set_device_type(layer, device_type) -> None\n\nDeviceType.GPU is accepted (every layer runs on the CPU, "
-     "reported as GPU); DeviceType.DLA raises UnsupportedError (no DLA core)."},
-    {"get_device_type", (PyCFunction)trtl_py_cfg_get_device_type, METH_O,
-     "get_device_type(layer) -> DeviceType\n\nAlways DeviceType.GPU: trtlite runs every layer on the CPU."},
-    {"is_device_type_set", (PyCFunction)trtl_py_cfg_layer_false, METH_O,
-     "is_device_type_set(layer) -> bool\n\nFalse: every layer runs on the default device."},
-    {"reset_device_type", (PyCFunction)trtl_py_cfg_reset_device_type, METH_O,
-     "reset_device_type(layer) -> None\n\nNo effect: every layer runs on the default device."},
-    {"can_run_on_DLA", (PyCFunction)trtl_py_cfg_layer_false, METH_O,
-     "can_run_on_DLA(layer) -> bool\n\nFalse: this machine has no DLA."},
+    TRTL_PY_CFG_DEVICE_METHODS
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {

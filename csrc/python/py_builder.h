@@ -3,6 +3,7 @@
 #define TRTL_PYTHON_PY_BUILDER_H
 
 #include "python/py_network.h"
+#include "python/py_config_device.h"
 
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
 

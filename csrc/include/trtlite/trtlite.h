@@ -65,6 +65,11 @@ size_t trtl_dtype_size(trtl_dtype t);
 const char *trtl_dtype_name(trtl_dtype t);
 /* Bit set of TRTL_CPU_* features of this machine. */
 uint32_t trtl_cpu_features(void);
+/* The optimized kernels of this build (reference kernels not included), i = 0..count-1: name (as plans and the
+ * engine inspector show it), its op, and the TRTL_CPU_* features it needs (it is a candidate on this machine
+ * when trtl_cpu_features() has them all).  Out of range: name NULL and TRTL_ERR_INVALID_ARGUMENT. */
+int32_t trtl_kernel_count(void);
+trtl_status trtl_kernel_info(int32_t i, const char **name, trtl_op *op, uint32_t *cpu_features);
 #define TRTL_CPU_SSE41 (1u << 0)
 #define TRTL_CPU_AVX (1u << 1)
 #define TRTL_CPU_AVX2 (1u << 2)
