@@ -4,6 +4,7 @@
 #include "python/py_builder.h"
 #include "python/py_engine.h"
 #include "python/sink.h"
+#include "python/views.h"
 
 
 typedef struct TrtlBuilder {
@@ -710,6 +711,7 @@ static PyMethodDef config_methods[] = {
     {"get_pass_enabled", (PyCFunction)config_get_pass_enabled, METH_O,
      "get_pass_enabled(name) -> bool\n\nWhether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and "
      "builder_optimization_level are applied at build time and not reflected here)."},
+    {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {
@@ -719,6 +721,7 @@ static PyType_Slot config_slots[] = {
     {Py_tp_methods, config_methods},
     {Py_tp_getattro, config_getattro},
     {Py_tp_setattro, config_setattro},
+    {Py_tp_repr, trtl_py_view_repr},
     {Py_tp_doc, "Builder configuration (IBuilderConfig)."},
     {0, NULL}};
 
