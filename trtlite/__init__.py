@@ -30,6 +30,8 @@ from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums
 from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, IProgressMonitor, Logger, Permutation, Profiler, Weights,
                      nptype, volume)
+from ._types import LoggingLogger
+from .progress import ProgressBar
 from ._views import LayerProfiler
 from . import calibration
 from .calibration import (IInt8Calibrator, IInt8EntropyCalibrator, IInt8EntropyCalibrator2, IInt8LegacyCalibrator,
