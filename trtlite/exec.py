@@ -489,8 +489,15 @@ class Exec:
         self.build_profile: Dict[str, Tuple[Shape, Shape, Shape]] = {}
         # One progress bar (terminals only) over parsing, calibration, the build, serialization and
         # loading; tqdm draws it when installed.
-        self.bar = trt.ProgressBar(sys.stderr, only_tty=True, delay=0.5)
+        self.bar = self.make_bar()
         self.logger.bar = self.bar
+
+    #: Seconds a stage must run before the bar appears (short runs print no bar).
+    BAR_DELAY = 0.5
+
+    def make_bar(self) -> Any:
+        """The progress bar of this run: trtlite.ProgressBar on stderr, terminals only."""
+        return self.trt.ProgressBar(sys.stderr, only_tty=True, delay=self.BAR_DELAY)
 
     # -- steps that may log errors: flush them on success, drop them on failure --
     def _step(self, fn: Callable[[], Any]) -> Any:

@@ -230,11 +230,13 @@ class ProgressBar(IProgressMonitor):
         name = self.order[-1]
         _, steps, done = self.phases[name]
         if self._bar is None:
-            self._bar = self._tqdm_cls(total=steps or None, file=self.stream, leave=False, dynamic_ncols=True)
+            self._bar = self._tqdm_cls(total=steps or None, desc=self.label(), file=self.stream, leave=False,
+                                       dynamic_ncols=True)
+            self._bar_phase = name
+        self._bar.set_description_str(self.label(), refresh=False)
         if self._bar_phase != name:
             self._bar.reset(total=steps or None)
             self._bar_phase = name
-        self._bar.set_description_str(self.label(), refresh=False)
         self._bar.n = min(done, steps) if steps else done
         self._bar.refresh()
 
