@@ -226,8 +226,12 @@ class Profiler(IProfiler):
 class IProgressMonitor:
     """Build progress (TensorRT 10's IProgressMonitor); set ``config.progress_monitor = monitor``.
 
-    Phases nest: "Building engine" (4 steps) contains "Kernel selection" (one step per engine
-    layer).  Returning False from ``step_complete`` cancels the build (it raises trt.StateError).
+    Phases, in order: "Calibration" (INT8 with a calibrator running batches; a step per batch, 0
+    steps announced), "Building engine" (4 steps) containing "Optimization passes" (a step per
+    builder pass), "Kernel selection" and "Weight packing" (a step per engine step each), then
+    "Serializing engine" (1 step, build_serialized_network only).  Returning False from
+    ``step_complete`` cancels the build (it raises trt.StateError); a KeyboardInterrupt raised here
+    propagates out of the build.  trt.ProgressBar is a ready one.
     """
 
     def phase_start(self, phase_name: str, parent_phase: Optional[str], num_steps: int) -> None:

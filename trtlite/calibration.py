@@ -40,9 +40,7 @@ import math
 import operator
 import re
 import struct
-import sys
 import time
-import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -50,6 +48,7 @@ import numpy as np
 from ._C import Error, InvalidArgumentError, ShapeError, StateError
 from ._enums import BuilderFlag, CalibrationAlgoType, DataType, Severity
 from ._types import nptype, volume
+from .progress import monitor_call as _monitor_call
 
 __all__ = ["IInt8Calibrator", "IInt8EntropyCalibrator2", "IInt8EntropyCalibrator", "IInt8MinMaxCalibrator",
            "IInt8LegacyCalibrator", "calibrate", "entropy_threshold", "parse_calibration_cache",
@@ -462,20 +461,6 @@ def _output_names(network: Any) -> List[str]:
 
 
 _PHASE = "Calibration"
-
-
-def _monitor_call(monitor: Any, method: str, *args: Any) -> Any:
-    """Call the progress monitor as the C build does: an Exception is reported (unraisable) and
-    ignored, anything else (KeyboardInterrupt) propagates."""
-    if monitor is None:
-        return True
-    try:
-        return getattr(monitor, method)(*args)
-    except Exception as e:
-        sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=e.__traceback__,
-                                                 err_msg=f"Exception ignored in progress monitor {method}",
-                                                 object=monitor))
-        return True
 
 
 def _collect(builder: Any, network: Any, cal: Any, algo: CalibrationAlgoType,

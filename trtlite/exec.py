@@ -217,7 +217,10 @@ def make_parser() -> argparse.ArgumentParser:
                        f"  {PROG} --loadEngine=model.plan --shapes=input:4x3x224x224 --dumpProfile\n"
                        f"  {PROG} --onnx=dyn.onnx --minShapes=x:1x3x64x64 --optShapes=x:4x3x64x64 "
                        "--maxShapes=x:8x3x64x64\n"
-                       "exit status: 0 ok, 1 error, 2 usage error, 130 interrupted")
+                       "CUDA-only trtexec options are accepted and ignored with a note: "
+                       + " ".join(CUDA_ONLY_FLAGS) + "\n"
+                       "exit status: 0 ok, 1 error, 2 usage error, 130 interrupted; the last line is "
+                       "&&&& PASSED or &&&& FAILED")
     g = p.add_argument_group("model and engine")
     g.add_argument("--onnx", metavar="PATH", help="build an engine from this ONNX model")
     g.add_argument("--loadEngine", metavar="PATH", help="load a serialized engine (plan) instead of building")

@@ -30,11 +30,27 @@ import os
 import sys
 import threading
 import time
+import types
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from ._types import IProgressMonitor
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "monitor_call"]
+
+
+def monitor_call(monitor: Any, method: str, *args: Any) -> Any:
+    """Call a progress monitor from Python code as the C build does: an Exception is reported
+    (sys.unraisablehook) and ignored (step_complete then counts as True), anything else
+    (KeyboardInterrupt) propagates.  No monitor: True."""
+    if monitor is None:
+        return True
+    try:
+        return getattr(monitor, method)(*args)
+    except Exception as e:
+        sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=e.__traceback__,
+                                                 err_msg=f"Exception ignored in progress monitor {method}",
+                                                 object=monitor))
+        return True
 
 
 def _load_tqdm() -> Any:
@@ -253,3 +269,19 @@ class ProgressBar(IProgressMonitor):
                 self.stream.write("\r" + " " * self.width + "\r")
                 self.stream.flush()
                 self.width = 0
+
+
+def serialize_with_progress(engine: Any, monitor: Any) -> Any:
+    """engine.serialize() as the "Serializing engine" phase (1 step) of `monitor`; step_complete
+    returning False cancels with trt.StateError, as in the build (build_serialized_network uses it
+    when a monitor is set)."""
+    from ._C import StateError
+    phase = "Serializing engine"
+    monitor_call(monitor, "phase_start", phase, None, 1)
+    try:
+        plan = engine.serialize()
+        if monitor_call(monitor, "step_complete", phase, 0) is False:
+            raise StateError("build cancelled by the progress monitor")
+    finally:
+        monitor_call(monitor, "phase_finish", phase)
+    return plan

@@ -4,8 +4,6 @@
 #include "python/py_builder.h"
 #include "python/py_engine.h"
 #include "python/sink.h"
-#include "python/views.h"
-
 
 typedef struct TrtlBuilder {
     PyObject_HEAD
@@ -927,24 +925,10 @@ static PyObject *builder_build_serialized(TrtlBuilder *self, PyObject *args, PyO
         return NULL;
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
-    /* Progress phase "Serializing engine" (one step; a monitor may still cancel there). */
-    build_cb cb = {{st, NULL, NULL, 1},
-                   cfg->progress_monitor && cfg->progress_monitor != Py_None ? Py_NewRef(cfg->progress_monitor) : NULL};
-    void *data = NULL;
-    size_t size = 0;
-    pm_phase_start(&cb, "Serializing engine", NULL, 1);
+    void *data;
+    size_t size;
     s = trtl_engine_serialize(e, &data, &size);
     trtl_engine_destroy(e);
-    int go_on = s == TRTL_OK ? pm_step(&cb, "Serializing engine", 0) : 1;
-    pm_phase_finish(&cb, "Serializing engine");
-    Py_XDECREF(cb.monitor);
-    if (trtl_py_sink_raise(&cb.sink) < 0 || !go_on) {
-        if (s == TRTL_OK)
-            trtl_free(data);
-        if (!go_on && !PyErr_Occurred())
-            return trtl_py_raise_msg(st, TRTL_ERR_STATE, "build cancelled by the progress monitor");
-        return NULL;
-    }
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     return trtl_py_hostmem_new(st, data, size);

@@ -3,6 +3,7 @@
 #define TRTL_PYTHON_PY_BUILDER_H
 
 #include "python/py_network.h"
+#include "python/views.h" /* the config's repr and _repr_html_ */
 
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
 
