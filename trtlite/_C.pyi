@@ -100,6 +100,8 @@ class Builder:
 
 class EngineInspector:
     """Engine inspector: which layers were fused and which kernel runs each step."""
+    def _repr_html_(self) -> str:
+        """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     @property
     def execution_context(self) -> Any:
         """Context to report shapes of (informational)."""
@@ -114,6 +116,8 @@ class IBuilderConfig:
         """Context manager entry."""
     def __exit__(self, *args: Any, **kwargs: Any) -> Any:
         """Context manager exit."""
+    def _repr_html_(self) -> str:
+        """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def add_optimization_profile(self, profile: Any) -> int:
         """Add a profile; returns its index."""
     @property
@@ -177,6 +181,8 @@ class ICudaEngine:
         """Return self[key]."""
     def __len__(self, *args: Any, **kwargs: Any) -> Any:
         """Return len(self)."""
+    def _repr_html_(self) -> str:
+        """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def binding_is_input(self, indexorname: Any) -> bool:
         """binding_is_input(index or name) -> bool"""
     def create_engine_inspector(self) -> EngineInspector:
@@ -240,6 +246,10 @@ class ICudaEngine:
         """False."""
     def serialize(self) -> IHostMemory:
         """The versioned, checksummed plan."""
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT text (layers or fused steps as nodes, tensors as edges labelled with shape and dtype)."""
+    def to_svg(self) -> str:
+        """The graph as SVG, rendered by the `graphviz` package (pip install graphviz, plus the Graphviz `dot` program); ImportError/RuntimeError naming what is missing otherwise."""
 
 class IExecutionContext:
     """An execution context (IExecutionContext): one per concurrent caller of an engine."""
@@ -247,6 +257,8 @@ class IExecutionContext:
         """Context manager entry."""
     def __exit__(self, *args: Any, **kwargs: Any) -> Any:
         """Context manager exit."""
+    def _repr_html_(self) -> str:
+        """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     @property
     def active_optimization_profile(self) -> Any:
         """Optimization profile in use."""
@@ -356,6 +368,8 @@ class INetworkDefinition:
         """Return self[key]."""
     def __len__(self, *args: Any, **kwargs: Any) -> Any:
         """Return len(self)."""
+    def _repr_html_(self) -> str:
+        """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def add_activation(self, input: Any, type: Any) -> IActivationLayer:
         """Elementwise activation (set alpha/beta after)."""
     def add_cast(self, input: Any, to_type: Any) -> ICastLayer:
@@ -448,6 +462,10 @@ class INetworkDefinition:
     @property
     def num_outputs(self) -> Any:
         """Number of marked outputs."""
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT text (layers or fused steps as nodes, tensors as edges labelled with shape and dtype)."""
+    def to_svg(self) -> str:
+        """The graph as SVG, rendered by the `graphviz` package (pip install graphviz, plus the Graphviz `dot` program); ImportError/RuntimeError naming what is missing otherwise."""
     def unmark_output(self, tensor: Any) -> None:
         """Undo mark_output."""
 

@@ -30,6 +30,10 @@ from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums
 from ._types import (Dims, Dims2, Dims3, Dims4, DimsHW, ILogger, IProfiler, IProgressMonitor, Logger, Permutation, Profiler, Weights,
                      nptype, volume)
+from ._types import LoggingLogger
+from .progress import ProgressBar
+from . import progress
+from ._views import LayerProfiler
 from . import calibration
 from .calibration import (IInt8Calibrator, IInt8EntropyCalibrator, IInt8EntropyCalibrator2, IInt8LegacyCalibrator,
                           IInt8MinMaxCalibrator)
@@ -62,7 +66,8 @@ def _doc(method: str, extra: str) -> str:
 
 
 _CALIB_DOC = ("\n\nWith BuilderFlag.INT8 and config.int8_calibrator set, calibrates first (trtlite.calibration): "
-              "reads the calibrator's cache or runs its batches, sets the tensors' dynamic ranges, writes the cache.")
+              "reads the calibrator's cache or runs its batches, sets the tensors' dynamic ranges, writes the cache.  "
+              "config.progress_monitor is told of each phase (see trt.IProgressMonitor).")
 
 
 # trt.Builder: the C builder plus INT8 calibration before a build (trtlite/calibration.py); everything else,
@@ -74,6 +79,10 @@ class Builder(_C.Builder):
     def build_serialized_network(self, network: INetworkDefinition, config: IBuilderConfig) -> IHostMemory:
         if isinstance(network, INetworkDefinition) and isinstance(config, IBuilderConfig):
             calibration.before_build(self, network, config, lambda: _C.Builder.build_engine(self, network, config))
+            monitor = config.progress_monitor
+            if monitor is not None:  # the build, then a "Serializing engine" phase of one step
+                engine = super().build_engine(network, config)
+                return progress.serialize_with_progress(engine, monitor)
         return super().build_serialized_network(network, config)
 
     def build_engine(self, network: INetworkDefinition, config: IBuilderConfig) -> ICudaEngine:

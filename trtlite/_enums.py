@@ -1,11 +1,30 @@
 """TensorRT's Python enums, with TensorRT's names and integer values.
 
 They are ``enum.IntEnum`` classes, so ``int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)``,
-``1 << int(...)`` and comparisons with plain ints work as in TensorRT scripts.
+``1 << int(...)`` and comparisons with plain ints work as in TensorRT scripts.  They print as
+TensorRT's do: ``str(trt.DataType.FLOAT) == "DataType.FLOAT"`` (also in f-strings without a format
+spec), ``repr(trt.DataType.FLOAT) == "<DataType.FLOAT: 0>"``; a numeric format spec formats the
+value (``f"{trt.DataType.HALF:d}" == "1"``).
 """
 from __future__ import annotations
 
 import enum
+
+
+class _TrtEnum(enum.IntEnum):
+    """IntEnum that prints like TensorRT's enums: ``DataType.FLOAT`` (Python 3.11's IntEnum prints
+    the bare number)."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}.{self.name}: {int(self)}>"
+
+    def __format__(self, spec: str) -> str:
+        if spec and spec[-1] in "bcdeEfFgGnoxX%":  # a numeric presentation type: the value
+            return int(self).__format__(spec)
+        return str(self).__format__(spec)
 
 __all__ = [
     "DataType", "LayerType", "ActivationType", "PoolingType", "ElementWiseOperation", "UnaryOperation",
@@ -17,7 +36,7 @@ __all__ = [
 ]
 
 
-class DataType(enum.IntEnum):
+class DataType(_TrtEnum):
     """Tensor element types (trt.DataType)."""
     FLOAT = 0
     HALF = 1
@@ -32,7 +51,7 @@ class DataType(enum.IntEnum):
         return {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 5: 1}[int(self)]
 
 
-class LayerType(enum.IntEnum):
+class LayerType(_TrtEnum):
     """Layer kinds (trt.LayerType), TensorRT 8.6 values."""
     CONVOLUTION = 0
     FULLY_CONNECTED = 1
@@ -66,7 +85,7 @@ class LayerType(enum.IntEnum):
     CAST = 47
 
 
-class ActivationType(enum.IntEnum):
+class ActivationType(_TrtEnum):
     """Activation functions (trt.ActivationType), TensorRT's formulas with alpha/beta."""
     RELU = 0
     SIGMOID = 1
@@ -84,14 +103,14 @@ class ActivationType(enum.IntEnum):
     GELU_TANH = 13
 
 
-class PoolingType(enum.IntEnum):
+class PoolingType(_TrtEnum):
     """Pooling kinds (trt.PoolingType)."""
     MAX = 0
     AVERAGE = 1
     MAX_AVERAGE_BLEND = 2
 
 
-class ElementWiseOperation(enum.IntEnum):
+class ElementWiseOperation(_TrtEnum):
     """Binary operations (trt.ElementWiseOperation)."""
     SUM = 0
     PROD = 1
@@ -109,7 +128,7 @@ class ElementWiseOperation(enum.IntEnum):
     LESS = 13
 
 
-class UnaryOperation(enum.IntEnum):
+class UnaryOperation(_TrtEnum):
     """Unary operations (trt.UnaryOperation)."""
     EXP = 0
     LOG = 1
@@ -137,21 +156,21 @@ class UnaryOperation(enum.IntEnum):
     ISINF = 23
 
 
-class MatrixOperation(enum.IntEnum):
+class MatrixOperation(_TrtEnum):
     """Operand treatment of a matrix multiply (trt.MatrixOperation)."""
     NONE = 0
     TRANSPOSE = 1
     VECTOR = 2
 
 
-class ScaleMode(enum.IntEnum):
+class ScaleMode(_TrtEnum):
     """How scale weights apply (trt.ScaleMode)."""
     UNIFORM = 0
     CHANNEL = 1
     ELEMENTWISE = 2
 
 
-class ReduceOperation(enum.IntEnum):
+class ReduceOperation(_TrtEnum):
     """Reductions (trt.ReduceOperation)."""
     SUM = 0
     PROD = 1
@@ -160,13 +179,13 @@ class ReduceOperation(enum.IntEnum):
     AVG = 4
 
 
-class TopKOperation(enum.IntEnum):
+class TopKOperation(_TrtEnum):
     """Top-k direction (trt.TopKOperation)."""
     MAX = 0
     MIN = 1
 
 
-class PaddingMode(enum.IntEnum):
+class PaddingMode(_TrtEnum):
     """Padding rules of convolution and pooling (trt.PaddingMode)."""
     EXPLICIT_ROUND_DOWN = 0
     EXPLICIT_ROUND_UP = 1
@@ -176,7 +195,7 @@ class PaddingMode(enum.IntEnum):
     CAFFE_ROUND_UP = 5
 
 
-class InterpolationMode(enum.IntEnum):
+class InterpolationMode(_TrtEnum):
     """Resize interpolation (trt.InterpolationMode, formerly ResizeMode)."""
     NEAREST = 0
     LINEAR = 1
@@ -186,20 +205,20 @@ class InterpolationMode(enum.IntEnum):
 ResizeMode = InterpolationMode
 
 
-class ResizeCoordinateTransformation(enum.IntEnum):
+class ResizeCoordinateTransformation(_TrtEnum):
     """Output-to-input coordinate mapping of resize."""
     ALIGN_CORNERS = 0
     ASYMMETRIC = 1
     HALF_PIXEL = 2
 
 
-class ResizeSelector(enum.IntEnum):
+class ResizeSelector(_TrtEnum):
     """Coordinate rule for outputs of size 1."""
     FORMULA = 0
     UPPER = 1
 
 
-class ResizeRoundMode(enum.IntEnum):
+class ResizeRoundMode(_TrtEnum):
     """Rounding of nearest-neighbour resize."""
     HALF_UP = 0
     HALF_DOWN = 1
@@ -207,7 +226,7 @@ class ResizeRoundMode(enum.IntEnum):
     CEIL = 3
 
 
-class SampleMode(enum.IntEnum):
+class SampleMode(_TrtEnum):
     """Out-of-bounds behaviour of slice (trt.SampleMode, formerly SliceMode)."""
     STRICT_BOUNDS = 0
     DEFAULT = 0
@@ -220,20 +239,20 @@ class SampleMode(enum.IntEnum):
 SliceMode = SampleMode
 
 
-class GatherMode(enum.IntEnum):
+class GatherMode(_TrtEnum):
     """Gather flavours (trt.GatherMode)."""
     DEFAULT = 0
     ELEMENT = 1
     ND = 2
 
 
-class NetworkDefinitionCreationFlag(enum.IntEnum):
+class NetworkDefinitionCreationFlag(_TrtEnum):
     """Flags of Builder.create_network (use as ``1 << int(flag)``)."""
     EXPLICIT_BATCH = 0
     EXPLICIT_PRECISION = 1
 
 
-class BuilderFlag(enum.IntEnum):
+class BuilderFlag(_TrtEnum):
     """Builder flags (trt.BuilderFlag)."""
     FP16 = 0
     INT8 = 1
@@ -255,7 +274,7 @@ class BuilderFlag(enum.IntEnum):
     FP8 = 17
 
 
-class MemoryPoolType(enum.IntEnum):
+class MemoryPoolType(_TrtEnum):
     """Memory pools of IBuilderConfig.set_memory_pool_limit (only WORKSPACE means something on the CPU)."""
     WORKSPACE = 0
     DLA_MANAGED_SRAM = 1
@@ -264,14 +283,14 @@ class MemoryPoolType(enum.IntEnum):
     TACTIC_DRAM = 4
 
 
-class TensorIOMode(enum.IntEnum):
+class TensorIOMode(_TrtEnum):
     """Whether an engine tensor is an input or an output."""
     NONE = 0
     INPUT = 1
     OUTPUT = 2
 
 
-class ProfilingVerbosity(enum.IntEnum):
+class ProfilingVerbosity(_TrtEnum):
     """How much the engine inspector reports (informational)."""
     LAYER_NAMES_ONLY = 0
     NONE = 1
@@ -280,7 +299,7 @@ class ProfilingVerbosity(enum.IntEnum):
     VERBOSE = 2
 
 
-class PluginFieldType(enum.IntEnum):
+class PluginFieldType(_TrtEnum):
     """Types of plugin fields (trt.PluginFieldType)."""
     FLOAT16 = 0
     FLOAT32 = 1
@@ -293,24 +312,24 @@ class PluginFieldType(enum.IntEnum):
     UNKNOWN = 8
 
 
-class TensorLocation(enum.IntEnum):
+class TensorLocation(_TrtEnum):
     """Where a tensor lives: always HOST for trtlite."""
     DEVICE = 0
     HOST = 1
 
 
-class TensorFormat(enum.IntEnum):
+class TensorFormat(_TrtEnum):
     """Memory layout of I/O tensors: always LINEAR for trtlite."""
     LINEAR = 0
 
 
-class DeviceType(enum.IntEnum):
+class DeviceType(_TrtEnum):
     """Device kinds (kept for compatibility)."""
     GPU = 0
     DLA = 1
 
 
-class EngineCapability(enum.IntEnum):
+class EngineCapability(_TrtEnum):
     """Engine capability (kept for compatibility)."""
     STANDARD = 0
     SAFETY = 1
@@ -318,13 +337,13 @@ class EngineCapability(enum.IntEnum):
     DEFAULT = 0
 
 
-class LayerInformationFormat(enum.IntEnum):
+class LayerInformationFormat(_TrtEnum):
     """Output formats of the engine inspector."""
     ONELINE = 0
     JSON = 1
 
 
-class CalibrationAlgoType(enum.IntEnum):
+class CalibrationAlgoType(_TrtEnum):
     """INT8 calibration algorithms."""
     LEGACY_CALIBRATION = 0
     ENTROPY_CALIBRATION = 1
@@ -332,7 +351,7 @@ class CalibrationAlgoType(enum.IntEnum):
     MINMAX_CALIBRATION = 3
 
 
-class Severity(enum.IntEnum):
+class Severity(_TrtEnum):
     """Log severities (trt.ILogger.Severity)."""
     INTERNAL_ERROR = 0
     ERROR = 1

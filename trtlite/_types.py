@@ -1,6 +1,7 @@
 """Value types of the API: Dims tuples, Weights, loggers, profilers."""
 from __future__ import annotations
 
+import logging
 import operator
 import sys
 import time
@@ -11,7 +12,7 @@ import numpy as np
 from ._enums import DataType, Severity
 
 __all__ = ["Dims", "Dims2", "DimsHW", "Dims3", "Dims4", "Permutation", "Weights", "ILogger", "Logger",
-           "IProfiler", "Profiler", "IProgressMonitor", "nptype", "volume"]
+           "IProfiler", "Profiler", "IProgressMonitor", "LoggingLogger", "nptype", "volume"]
 
 
 def _dim(x: Any, i: int) -> int:
@@ -170,20 +171,48 @@ class ILogger:
         return None
 
 
+#: Python logging level of each severity (forward_to_logging).
+LOGGING_LEVELS = {Severity.INTERNAL_ERROR: logging.CRITICAL, Severity.ERROR: logging.ERROR,
+                  Severity.WARNING: logging.WARNING, Severity.INFO: logging.INFO, Severity.VERBOSE: logging.DEBUG}
+
+
 class Logger(ILogger):
-    """The default logger: prints messages at ``min_severity`` or worse to stderr, TensorRT-style."""
+    """The default logger: prints messages at ``min_severity`` or worse to stderr, TensorRT-style.
+
+    ``Logger(min_severity, forward_to_logging=True)`` sends them to Python's ``logging`` instead, to
+    the logger named `logger_name` ("trtlite"), at CRITICAL (INTERNAL_ERROR), ERROR, WARNING, INFO
+    or DEBUG (VERBOSE); the record's ``trt_severity`` attribute is the trt.Severity.  Both filters
+    apply: ``min_severity`` first, then the logging logger's level (pass ``trt.Logger.VERBOSE`` to
+    let logging alone decide).  trtlite's own extension: TensorRT's Logger only prints.
+    """
 
     _TAGS = {0: "F", 1: "E", 2: "W", 3: "I", 4: "V"}
 
-    def __init__(self, min_severity: Severity = Severity.WARNING) -> None:
+    def __init__(self, min_severity: Severity = Severity.WARNING, forward_to_logging: bool = False,
+                 logger_name: str = "trtlite") -> None:
         super().__init__()
         self.min_severity = Severity(min_severity)
+        self.forward_to_logging = bool(forward_to_logging)
+        self.logger_name = logger_name
 
     def log(self, severity: Severity, msg: str) -> None:
-        """Print `msg` if `severity` is at least as severe as ``min_severity``."""
+        """Print (or forward to logging) `msg` if `severity` is at least as severe as ``min_severity``."""
         if int(severity) <= int(self.min_severity):
+            if self.forward_to_logging:
+                sev = Severity(int(severity))
+                logging.getLogger(self.logger_name).log(LOGGING_LEVELS[sev], "%s", msg, extra={"trt_severity": sev})
+                return
             stamp = time.strftime("%m/%d/%Y-%H:%M:%S")
             print(f"[{stamp}] [TRT] [{self._TAGS.get(int(severity), '?')}] {msg}", file=sys.stderr)
+
+
+class LoggingLogger(Logger):
+    """A trt.Logger that forwards every message to ``logging.getLogger(logger_name)`` (default
+    "trtlite"): ``Logger(min_severity, forward_to_logging=True)``, with VERBOSE as the default
+    minimum so that the logging configuration decides what is shown."""
+
+    def __init__(self, min_severity: Severity = Severity.VERBOSE, logger_name: str = "trtlite") -> None:
+        super().__init__(min_severity, forward_to_logging=True, logger_name=logger_name)
 
 
 class IProfiler:
@@ -205,8 +234,12 @@ class Profiler(IProfiler):
 class IProgressMonitor:
     """Build progress (TensorRT 10's IProgressMonitor); set ``config.progress_monitor = monitor``.
 
-    Phases nest: "Building engine" (4 steps) contains "Kernel selection" (one step per engine
-    layer).  Returning False from ``step_complete`` cancels the build (it raises trt.StateError).
+    Phases, in order: "Calibration" (INT8 with a calibrator running batches; a step per batch, 0
+    steps announced), "Building engine" (4 steps) containing "Optimization passes" (a step per
+    builder pass), "Kernel selection" and "Weight packing" (a step per engine step each), then
+    "Serializing engine" (1 step, build_serialized_network only).  Returning False from
+    ``step_complete`` cancels the build (it raises trt.StateError); a KeyboardInterrupt raised here
+    propagates out of the build.  trt.ProgressBar is a ready one.
     """
 
     def phase_start(self, phase_name: str, parent_phase: Optional[str], num_steps: int) -> None:

@@ -45,9 +45,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._C import Error, InvalidArgumentError, ShapeError
+from ._C import Error, InvalidArgumentError, ShapeError, StateError
 from ._enums import BuilderFlag, CalibrationAlgoType, DataType, Severity
 from ._types import nptype, volume
+from .progress import monitor_call as _monitor_call
 
 __all__ = ["IInt8Calibrator", "IInt8EntropyCalibrator2", "IInt8EntropyCalibrator", "IInt8MinMaxCalibrator",
            "IInt8LegacyCalibrator", "calibrate", "entropy_threshold", "parse_calibration_cache",
@@ -459,8 +460,11 @@ def _output_names(network: Any) -> List[str]:
     return [network.get_output(i).name for i in range(network.num_outputs)]
 
 
+_PHASE = "Calibration"
+
+
 def _collect(builder: Any, network: Any, cal: Any, algo: CalibrationAlgoType,
-             build_calibration_engine: Callable[[], Any], logger: Any) -> Dict[str, _Stats]:
+             build_calibration_engine: Callable[[], Any], logger: Any, monitor: Any = None) -> Dict[str, _Stats]:
     """Run the calibrator's batches through an fp32 engine with every float tensor as an output."""
     implicit = bool(network.has_implicit_batch_dimension)
     bs = _call(cal, "get_batch_size")
@@ -503,8 +507,26 @@ def _collect(builder: Any, network: Any, cal: Any, algo: CalibrationAlgoType,
 
     _log(logger, Severity.INFO, "Starting Calibration." if not implicit
          else f"Starting Calibration with batch size {batch_size}.")
-    n_batches = 0
     t_start = time.perf_counter()
+    _monitor_call(monitor, "phase_start", _PHASE, None, 0)  # the number of batches is not known
+    try:
+        n_batches = _run_batches(cal, names, shapes, dtypes, implicit, batch_size, context, stats, logger, monitor)
+    finally:
+        _monitor_call(monitor, "phase_finish", _PHASE)
+    if n_batches == 0:
+        raise Error(f"INT8 calibration failed: {type(cal).__name__}.get_batch() returned no batch (None or an "
+                    f"empty list on its first call), so no scaling factors could be computed")
+    _log(logger, Severity.VERBOSE, f"Calibration collected {n_batches} batches in "
+         f"{time.perf_counter() - t_start:.6g} seconds.")
+    return stats
+
+
+def _run_batches(cal: Any, names: List[str], shapes: Dict[str, Tuple[int, ...]], dtypes: Dict[str, np.dtype],
+                 implicit: bool, batch_size: int, context: Any, stats: Dict[str, _Stats], logger: Any,
+                 monitor: Any) -> int:
+    """Feed the calibrator's batches through `context` into `stats`; one progress step per batch.
+    Returns the number of batches."""
+    n_batches = 0
     while True:
         t0 = time.perf_counter()
         got = _call(cal, "get_batch", list(names))
@@ -531,12 +553,9 @@ def _collect(builder: Any, network: Any, cal: Any, algo: CalibrationAlgoType,
                 st.add(x)
         _log(logger, Severity.INFO, f"  Calibrated batch {n_batches} in {time.perf_counter() - t0:.6g} seconds.")
         n_batches += 1
-    if n_batches == 0:
-        raise Error(f"INT8 calibration failed: {type(cal).__name__}.get_batch() returned no batch (None or an "
-                    f"empty list on its first call), so no scaling factors could be computed")
-    _log(logger, Severity.VERBOSE, f"Calibration collected {n_batches} batches in "
-         f"{time.perf_counter() - t_start:.6g} seconds.")
-    return stats
+        if _monitor_call(monitor, "step_complete", _PHASE, n_batches - 1) is False:
+            raise StateError("build cancelled by the progress monitor (during INT8 calibration)")
+    return n_batches
 
 
 def _read_histogram_cache(cal: Any) -> Optional[Dict[str, _Stats]]:
@@ -579,22 +598,24 @@ def _apply(network: Any, thresholds: Dict[str, float], logger: Any, source: str)
 
 
 def calibrate(builder: Any, network: Any, calibrator: Any, build_calibration_engine: Callable[[], Any],
-              logger: Any = None) -> Dict[str, float]:
+              logger: Any = None, monitor: Any = None) -> Dict[str, float]:
     """Calibrate `network` with `calibrator`; sets the tensors' dynamic ranges; returns {tensor: threshold}.
 
     `build_calibration_engine()` builds an fp32 engine of `network` as it is when called (the
     calibration marks every float tensor as an output around that call and restores the outputs
-    exactly afterwards).  Errors raise trt.Error subclasses (logged at ERROR too).
+    exactly afterwards).  Errors raise trt.Error subclasses (logged at ERROR too).  `monitor` (a
+    trt.IProgressMonitor) gets a "Calibration" phase with a step per batch; step_complete returning
+    False cancels with trt.StateError.
     """
     try:
-        return _calibrate(builder, network, calibrator, build_calibration_engine, logger)
+        return _calibrate(builder, network, calibrator, build_calibration_engine, logger, monitor)
     except Error as e:
         _log(logger, Severity.ERROR, str(e))
         raise
 
 
 def _calibrate(builder: Any, network: Any, cal: Any, build_calibration_engine: Callable[[], Any],
-               logger: Any) -> Dict[str, float]:
+               logger: Any, monitor: Any = None) -> Dict[str, float]:
     algo = _algorithm(cal)
     algo_name = _ALGO_NAMES[algo]
     cache = _call(cal, "read_calibration_cache")
@@ -630,7 +651,7 @@ def _calibrate(builder: Any, network: Any, cal: Any, build_calibration_engine: C
         if stats is not None:
             _log(logger, Severity.INFO, "Reading Histogram Cache for calibrator: LegacyCalibration")
     if stats is None:
-        stats = _collect(builder, network, cal, algo, build_calibration_engine, logger)
+        stats = _collect(builder, network, cal, algo, build_calibration_engine, logger, monitor)
         if algo == CalibrationAlgoType.LEGACY_CALIBRATION:
             data = _histogram_cache(stats)
             _call(cal, "write_histogram_cache", data, len(data))
@@ -675,7 +696,7 @@ def before_build(builder: Any, network: Any, config: Any, build_calibration_engi
             if monitor is not None:
                 config.progress_monitor = monitor
 
-    calibrate(builder, network, cal, build, builder.logger)
+    calibrate(builder, network, cal, build, builder.logger, monitor)
 
 
 def before_build_cuda_engine(builder: Any, network: Any, build_calibration_engine: Callable[[], Any]) -> None:

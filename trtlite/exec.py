@@ -4,7 +4,7 @@ Modelled on TensorRT's ``trtexec`` and spelled the same way::
 
     trtlite-exec --onnx=model.onnx --shapes=input:8x3x224x224 --saveEngine=model.plan
     trtlite-exec --loadEngine=model.plan --shapes=input:1x3x224x224 --dumpProfile --duration=5
-    python -m trtlite.exec --onnx=model.onnx --dumpLayerInfo --exportOutput=out.npz
+    python -m trtlite.exec --onnx=model.onnx --dumpLayerInfo --exportOutput=out.json
 
 It builds an engine from an ONNX model (``--onnx``) or loads a serialized one (``--loadEngine``),
 runs it on seeded random data (or ``--loadInputs``) and reports build time, plan size, I/O shapes,
@@ -14,8 +14,18 @@ Timing follows trtexec: ``--warmUp`` milliseconds of warm-up, then at least ``--
 and at least ``--duration`` seconds.  Per-layer profiling (``--dumpProfile``/``--exportProfile``)
 runs as a separate pass after timing, so the latency figures do not include profiler overhead.
 
+Output files follow trtexec's JSON formats: ``--exportOutput`` ([{"name", "dimensions", "values"}];
+a name ending in .npz writes numpy arrays instead), ``--exportTimes`` (one row per timed iteration:
+startEnqMs ... latencyMs, endToEndMs), ``--exportProfile`` ([{"count"}, {"name", "timeMs",
+"averageMs", "medianMs", "percentage"}, ...]).  ``--calib=FILE`` takes INT8 dynamic ranges from a
+calibration cache.  CUDA-only options (``--useCudaGraph``, ``--device``, ``--streams``, ...) are
+accepted with a note that they do not apply; ``--noDataTransfers`` and ``--useSpinWait`` likewise.
+A progress bar (trtlite.ProgressBar: tqdm when installed) covers parsing, calibration, the build,
+serialization and loading on terminals.
+
 Exit status: 0 on success, 1 on errors (missing or corrupt files, parse or build failures, shape
-mismatches), 2 on usage errors, 130 when interrupted (Ctrl-C cancels a build cleanly).
+mismatches), 2 on usage errors, 130 when interrupted (Ctrl-C cancels a build cleanly).  As trtexec,
+the last line is ``&&&& PASSED ...`` or ``&&&& FAILED ...`` with the command line.
 """
 from __future__ import annotations
 
@@ -168,6 +178,31 @@ def _pool_size(text: str) -> int:
     return int(value * (scale or (1 << 20)))
 
 
+#: trtexec options that only mean something on a GPU: accepted (with or without a value), each noted
+#: once at start-up as not applying.
+CUDA_ONLY_FLAGS = ("--useCudaGraph", "--device", "--streams", "--infStreams", "--useDLACore", "--allowGPUFallback",
+                   "--exposeDMA", "--useManagedMemory", "--directIO", "--noTF32", "--tacticSources",
+                   "--persistentCacheRatio", "--inputIOFormats", "--outputIOFormats", "--sparsity",
+                   "--restricted", "--safe", "--consistency", "--useRuntime", "--leanDLLPath", "--maxAuxStreams",
+                   "--idleTime")
+
+
+class _CudaOnly(argparse.Action):
+    """Records a CUDA-only flag (its value, if any, is ignored)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        seen = list(getattr(namespace, self.dest, None) or [])
+        if option_string and option_string not in seen:
+            seen.append(option_string)
+        setattr(namespace, self.dest, seen)
+
+
+def banner(trt: Any) -> str:
+    """'trtlite-exec [trtlite X.Y.Z]': what the &&&& RUNNING/PASSED/FAILED lines name."""
+    return f"{PROG} [trtlite {getattr(trt, 'trtlite_version', getattr(trt, '__version__', '?'))}]"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, then exit 2 (argparse prints the whole usage)
         sys.stderr.write(f"{PROG}: error: {message} (see {PROG} --help)\n")
@@ -182,7 +217,10 @@ def make_parser() -> argparse.ArgumentParser:
                        f"  {PROG} --loadEngine=model.plan --shapes=input:4x3x224x224 --dumpProfile\n"
                        f"  {PROG} --onnx=dyn.onnx --minShapes=x:1x3x64x64 --optShapes=x:4x3x64x64 "
                        "--maxShapes=x:8x3x64x64\n"
-                       "exit status: 0 ok, 1 error, 2 usage error, 130 interrupted")
+                       "CUDA-only trtexec options are accepted and ignored with a note: "
+                       + " ".join(CUDA_ONLY_FLAGS) + "\n"
+                       "exit status: 0 ok, 1 error, 2 usage error, 130 interrupted; the last line is "
+                       "&&&& PASSED or &&&& FAILED")
     g = p.add_argument_group("model and engine")
     g.add_argument("--onnx", metavar="PATH", help="build an engine from this ONNX model")
     g.add_argument("--loadEngine", metavar="PATH", help="load a serialized engine (plan) instead of building")
@@ -215,6 +253,11 @@ def make_parser() -> argparse.ArgumentParser:
                    help="workspace (scratch) limit, in MiB unless suffixed K/M/G")
     g.add_argument("--profilingVerbosity", choices=["layer_names_only", "detailed", "none"],
                    help="engine inspector detail (informational in trtlite)")
+    g.add_argument("--workspace", type=_positive_int, metavar="N",
+                   help="workspace limit in MiB (trtexec's older spelling of --memPoolSize=workspace:N)")
+    g.add_argument("--calib", metavar="FILE",
+                   help="INT8 calibration cache (TensorRT's text format) to take the tensors' dynamic ranges from, "
+                        "with --int8 or --best")
 
     g = p.add_argument_group("inference options")
     g.add_argument("--shapes", type=parse_shapes, metavar="SPEC",
@@ -234,7 +277,14 @@ def make_parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=1, help="seed of the random input data (default 1)")
     g.add_argument("--loadInputs", type=parse_load_inputs, metavar="SPEC",
                    help="input data, name:file,... (.npy files, or raw bytes in the input's dtype)")
-    g.add_argument("--exportOutput", metavar="FILE.npz", help="write the outputs (one array per output name)")
+    g.add_argument("--dumpOutput", action="store_true", help="print the outputs of the first inference")
+    g.add_argument("--exportOutput", metavar="FILE",
+                   help="write the outputs of the first inference as JSON in trtexec's format ([{name, dimensions, "
+                        "values}]); a FILE ending in .npz gets one numpy array per output name instead")
+    g.add_argument("--noDataTransfers", action="store_true",
+                   help="accepted: trtlite works on host memory, so there are no transfers to leave out")
+    g.add_argument("--useSpinWait", action="store_true",
+                   help="accepted: execution is synchronous on the calling thread (no event to wait on)")
 
     g = p.add_argument_group("reporting")
     g.add_argument("--dumpProfile", action="store_true", help="print per-layer times (a separate profiled pass)")
@@ -243,8 +293,14 @@ def make_parser() -> argparse.ArgumentParser:
                    help="accepted for compatibility: profiling always runs as a separate pass")
     g.add_argument("--dumpLayerInfo", action="store_true", help="print fused layers and chosen kernels (JSON)")
     g.add_argument("--exportLayerInfo", metavar="FILE.json", help="write fused layers and chosen kernels as JSON")
-    g.add_argument("--exportTimes", metavar="FILE.json", help="write every timed iteration's start and latency")
+    g.add_argument("--exportTimes", metavar="FILE.json",
+                   help="write every timed iteration as JSON in trtexec's format (startEnqMs, ..., latencyMs)")
     g.add_argument("--verbose", "-v", action="store_true", help="verbose logging; tracebacks on errors")
+
+    g = p.add_argument_group("CUDA-only options (accepted, with a note that they do not apply)")
+    for flag in CUDA_ONLY_FLAGS:
+        g.add_argument(flag, nargs="?", action=_CudaOnly, dest="cuda_only", metavar="ARG", help=argparse.SUPPRESS)
+    p.set_defaults(cuda_only=[])
     return p
 
 
@@ -261,7 +317,7 @@ def _make_logger(trt: Any, verbose: bool) -> Any:
             self.printer = trt.Logger(trt.Logger.VERBOSE if verbose else trt.Logger.WARNING)
             self.min_severity = self.printer.min_severity
             self.pending: List[Tuple[Any, str]] = []
-            self.bar: Optional[ProgressBar] = None
+            self.bar: Any = None
 
         def log(self, severity: Any, msg: str) -> None:
             if not verbose and int(severity) <= int(trt.Logger.ERROR):
@@ -283,180 +339,26 @@ def _make_logger(trt: Any, verbose: bool) -> Any:
     return CliLogger()
 
 
-# ---- build progress --------------------------------------------------------------------------
+# ---- build progress and per-layer profiles -------------------------------------------------
 
 
-def _monitor_base() -> type:
-    try:
+def _progress_bar(stream: Any = None, delay: float = 0.5, interval: float = 0.1, use_tqdm: Optional[bool] = False,
+                  clock: Callable[[], float] = time.perf_counter) -> Any:
+    """trtlite.ProgressBar as trtlite-exec draws it: only on terminals, after `delay` seconds."""
+    import trtlite as trt
+    return trt.ProgressBar(stream if stream is not None else sys.stderr, use_tqdm=use_tqdm, only_tty=True,
+                           delay=delay, interval=interval, clock=clock)
+
+
+def __getattr__(name: str) -> Any:
+    """`ProgressBar` (trtlite-exec's defaults for trtlite.ProgressBar: terminals only, a plain line)
+    and `LayerTimes` (trtlite.LayerProfiler), kept for scripts that used them from here."""
+    if name == "ProgressBar":
+        return _progress_bar
+    if name == "LayerTimes":
         import trtlite as trt
-        return getattr(trt, "IProgressMonitor", object)
-    except Exception:  # pragma: no cover
-        return object
-
-
-class ProgressBar(_monitor_base()):  # type: ignore[misc]
-    """A build progress monitor (trt.IProgressMonitor) that draws a one-line bar on `stream`.
-
-    Nothing is drawn unless `stream` is a terminal and the build has run for `delay` seconds, so
-    short builds and redirected output stay clean.  Setting `cancel` (the Ctrl-C handler does)
-    makes the next step_complete() return False, which cancels the build."""
-
-    def __init__(self, stream: Any = None, delay: float = 0.5, interval: float = 0.1,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
-        try:
-            super().__init__()
-        except TypeError:  # pragma: no cover - a base whose __init__ takes arguments
-            pass
-        self.stream = stream if stream is not None else sys.stderr
-        try:
-            self.tty = bool(self.stream.isatty())
-        except Exception:
-            self.tty = False
-        self.delay, self.interval, self.clock = delay, interval, clock
-        self.phases: Dict[str, List[Any]] = {}  # name -> [parent, num_steps, steps_done]
-        self.order: List[str] = []
-        self.cancel = False
-        self.t0: Optional[float] = None
-        self.last_draw = -1e9
-        self.width = 0
-        self.lock = threading.RLock()
-        self._stop = threading.Event()
-        self._ticker: Optional[threading.Thread] = None
-
-    def start(self) -> None:
-        """Redraw every `interval` from a thread while the build runs (it releases the GIL), so the
-        elapsed time keeps moving during long steps.  Only on terminals."""
-        if not self.tty or self._ticker is not None:
-            return
-        self._stop.clear()
-        self._ticker = threading.Thread(target=self._tick, name="trtlite-exec-progress", daemon=True)
-        self._ticker.start()
-
-    def stop(self) -> None:
-        if self._ticker is not None:
-            self._stop.set()
-            self._ticker.join()
-            self._ticker = None
-        self.clear()
-
-    def _tick(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self._draw()
-            except Exception:
-                pass
-
-    # IProgressMonitor
-    def phase_start(self, phase_name: str, parent_phase: Optional[str], num_steps: int) -> None:
-        try:
-            with self.lock:
-                if self.t0 is None:
-                    self.t0 = self.clock()
-                self.phases[phase_name] = [parent_phase, max(int(num_steps), 0), 0]
-                self.order.append(phase_name)
-            self._draw()
-        except Exception:  # a progress bar must never break the build
-            pass
-
-    def step_complete(self, phase_name: str, step: int) -> bool:
-        try:
-            with self.lock:
-                ph = self.phases.get(phase_name)
-                if ph is not None:
-                    ph[2] = max(ph[2], int(step) + 1)
-            self._draw()
-        except Exception:
-            pass
-        return not self.cancel
-
-    def phase_finish(self, phase_name: str) -> None:
-        try:
-            with self.lock:
-                self.phases.pop(phase_name, None)
-                if phase_name in self.order:
-                    self.order.remove(phase_name)
-            if not self.phases:
-                self.clear()
-            else:
-                self._draw()
-        except Exception:
-            pass
-
-    # drawing
-    def fraction(self) -> float:
-        """Overall completion of the outermost phase, counting the active sub-phase's progress."""
-        def frac(name: str, depth: int = 0) -> float:
-            _, steps, done = self.phases[name]
-            if steps <= 0:
-                return 0.0
-            children = [n for n in self.order if self.phases[n][0] == name]
-            sub = max((frac(c, depth + 1) for c in children), default=0.0) if depth < 16 else 0.0
-            return min(1.0, (done + (sub if done < steps else 0.0)) / steps)
-        roots = [n for n in self.order if self.phases[n][0] not in self.phases]
-        return frac(roots[0]) if roots else 0.0
-
-    def line(self, cols: int = 80) -> str:
-        inner = self.order[-1] if self.order else ""
-        f = self.fraction()
-        elapsed = (self.clock() - self.t0) if self.t0 is not None else 0.0
-        detail = inner
-        if inner:
-            _, steps, done = self.phases[inner]
-            if steps > 0:
-                detail = f"{inner} {min(done, steps)}/{steps}"
-        bar_w = max(10, min(30, cols - len(detail) - 20))
-        fill = int(round(f * bar_w))
-        text = f"[{'#' * fill}{'.' * (bar_w - fill)}] {f * 100:3.0f}%  {detail}  {elapsed:.1f} s"
-        return text[:max(cols - 1, 10)]
-
-    def _draw(self) -> None:
-        if not self.tty or self.t0 is None or not self.phases:
-            return
-        with self.lock:
-            now = self.clock()
-            if now - self.t0 < self.delay or now - self.last_draw < self.interval * 0.5:
-                return
-            self.last_draw = now
-            try:
-                cols = os.get_terminal_size(self.stream.fileno()).columns
-            except Exception:
-                cols = 0
-            text = self.line(cols if cols >= 20 else 80)
-            pad = max(self.width - len(text), 0)
-            self.stream.write("\r" + text + " " * pad)
-            self.stream.flush()
-            self.width = len(text)
-
-    def clear(self) -> None:
-        with self.lock:
-            if self.width:
-                self.stream.write("\r" + " " * self.width + "\r")
-                self.stream.flush()
-                self.width = 0
-
-
-# ---- per-layer profiler ----------------------------------------------------------------------
-
-
-class LayerTimes:
-    """context.profiler: collects report_layer_time(layer_name, ms) over many executions."""
-
-    def __init__(self) -> None:
-        self.times: Dict[str, List[float]] = {}
-        self.runs = 0
-
-    def report_layer_time(self, layer_name: str, ms: float) -> None:
-        self.times.setdefault(layer_name, []).append(float(ms))
-
-    def rows(self) -> List[Dict[str, Any]]:
-        total = sum(sum(v) for v in self.times.values()) or 1.0
-        rows = []
-        for name, v in self.times.items():
-            a = np.asarray(v, dtype=np.float64)
-            rows.append({"name": name, "timeMs": float(a.sum()), "averageMs": float(a.mean()),
-                         "medianMs": float(np.median(a)), "percentage": float(100.0 * a.sum() / total)})
-        rows.sort(key=lambda r: -r["timeMs"])
-        return rows
+        return trt.LayerProfiler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- small helpers ---------------------------------------------------------------------------
@@ -472,6 +374,30 @@ def fmt_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
         n /= 1024.0
     return f"{n:.2f} GiB"  # pragma: no cover
+
+
+def _fmt_value(v: Any) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(int(v))
+
+
+def _json_value(v: Any) -> Any:
+    """A JSON number (NaN and infinities as trtexec prints them: strings "nan", "inf", "-inf")."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+    return float(v) if isinstance(v, float) else int(v)
+
+
+def times_trace(starts: Sequence[float], latencies: Sequence[float]) -> List[Dict[str, float]]:
+    """--exportTimes rows in trtexec's fields (milliseconds from the timing loop's start).  On the
+    CPU an inference is one synchronous call: enqueue and compute span it, and the host/device copies
+    take no time (they are zero-length at its ends)."""
+    rows = []
+    for s, v in zip(starts, latencies):
+        start, end, ms = s * 1e3, (s + v) * 1e3, v * 1e3
+        rows.append({"startEnqMs": start, "endEnqMs": end, "startH2dMs": start, "endH2dMs": start,
+                     "startComputeMs": start, "endComputeMs": end, "startD2hMs": end, "endD2hMs": end,
+                     "h2dMs": 0.0, "computeMs": ms, "d2hMs": 0.0, "latencyMs": ms, "endToEndMs": ms})
+    return rows
 
 
 def fmt_seconds(s: float) -> str:
@@ -564,6 +490,17 @@ class Exec:
         self.plan: Optional[bytes] = None
         self.network_layers: Optional[int] = None
         self.build_profile: Dict[str, Tuple[Shape, Shape, Shape]] = {}
+        # One progress bar (terminals only) over parsing, calibration, the build, serialization and
+        # loading; tqdm draws it when installed.
+        self.bar = self.make_bar()
+        self.logger.bar = self.bar
+
+    #: Seconds a stage must run before the bar appears (short runs print no bar).
+    BAR_DELAY = 0.5
+
+    def make_bar(self) -> Any:
+        """The progress bar of this run: trtlite.ProgressBar on stderr, terminals only."""
+        return self.trt.ProgressBar(sys.stderr, only_tty=True, delay=self.BAR_DELAY)
 
     # -- steps that may log errors: flush them on success, drop them on failure --
     def _step(self, fn: Callable[[], Any]) -> Any:
@@ -577,14 +514,19 @@ class Exec:
 
     def run(self) -> int:
         a, trt = self.a, self.trt
-        print(f"&&&& RUNNING trtlite-exec [trtlite {trt.trtlite_version}] # {shlex.join([PROG] + self.argv)}")
+        print(f"&&&& RUNNING {banner(trt)} # {self.cmdline()}")
+        self._notes()
         self._step(lambda: trt.init_libnvinfer_plugins(self.logger, ""))
         for lib in a.plugins:
             self._load_plugin(lib)
-        if a.onnx:
-            self._build()
-        else:
-            self._load()
+        self.bar.start()
+        try:
+            if a.onnx:
+                self._build()
+            else:
+                self._load()
+        finally:
+            self.bar.stop()
         self._report_engine()
         if a.dumpLayerInfo or a.exportLayerInfo:
             self._layer_info()
@@ -592,8 +534,26 @@ class Exec:
             _kv("Peak RSS", fmt_bytes(peak_rss_bytes()))
         else:
             self._infer()
-        print(f"&&&& PASSED trtlite-exec [trtlite {trt.trtlite_version}]")
+        print(f"&&&& PASSED {banner(trt)} # {self.cmdline()}")
         return 0
+
+    def cmdline(self) -> str:
+        """The command line as trtexec echoes it after '#'."""
+        return shlex.join([PROG] + self.argv)
+
+    def _notes(self) -> None:
+        """One line per accepted flag that does not apply on the CPU."""
+        a = self.a
+        for flag in a.cuda_only:
+            print(f"Note: {flag} is a CUDA option and does not apply to trtlite (CPU); ignored")
+        if a.noDataTransfers:
+            print("Note: --noDataTransfers: trtlite runs on host memory, there are no host/device transfers to "
+                  "skip; timings never include any")
+        if a.useSpinWait:
+            print("Note: --useSpinWait: trtlite's execution is synchronous on the calling thread, there is no "
+                  "event to wait on; ignored")
+        if a.calib and not (a.int8 or a.best):
+            print("Note: --calib applies with --int8 (or --best); ignored")
 
     def _load_plugin(self, lib: str) -> None:
         if not os.path.exists(lib):
@@ -638,7 +598,8 @@ class Exec:
         parser = trt.OnnxParser(network, self.logger)
         t0 = time.perf_counter()
         try:
-            ok = parser.parse_from_file(path)
+            with self.bar.phase("Parsing ONNX model"):
+                ok = parser.parse_from_file(path)
         except ImportError as e:  # the onnx package is missing
             self.logger.discard()
             raise CliError(_one_line(e)) from e
@@ -667,7 +628,7 @@ class Exec:
         """build_serialized_network with a progress bar (terminals only) and Ctrl-C cancelling the
         build through the progress monitor; returns (plan, seconds)."""
         trt = self.trt
-        bar = ProgressBar(sys.stderr)
+        bar = self.bar
         monitored = self._attach_monitor(config, bar)
         interrupted: List[bool] = []
 
@@ -681,8 +642,6 @@ class Exec:
                 old_handler = signal.signal(signal.SIGINT, on_sigint)
             except ValueError:  # not the main thread: leave Ctrl-C alone
                 old_handler = None
-            bar.start()
-        self.logger.bar = bar
         t0 = time.perf_counter()
         try:
             plan = self._step(lambda: builder.build_serialized_network(network, config))
@@ -692,8 +651,8 @@ class Exec:
             raise CliError(f"build failed: {_one_line(e)}") from e
         finally:
             build_s = time.perf_counter() - t0
-            bar.stop()
-            self.logger.bar = None
+            bar.cancel = False
+            config.progress_monitor = None
             if old_handler is not None:
                 signal.signal(signal.SIGINT, old_handler)
         if interrupted:  # the build finished before the cancel was seen
@@ -726,7 +685,7 @@ class Exec:
             where = (f"'{name}'" if name else "") + (f" ({op})" if op else "") + ": "
         return where + (f"{code}: " if code else "") + _one_line(desc)
 
-    def _attach_monitor(self, config: Any, bar: ProgressBar) -> bool:
+    def _attach_monitor(self, config: Any, bar: Any) -> bool:
         if not hasattr(self.trt, "IProgressMonitor"):
             return False
         try:
@@ -757,6 +716,10 @@ class Exec:
             config.num_threads = a.threads
         if a.memPoolSize is not None:
             config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, a.memPoolSize)
+        elif a.workspace is not None:
+            config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, a.workspace << 20)
+        if a.calib and a.int8:
+            config.int8_calibrator = self._cache_calibrator(a.calib)
         if a.profilingVerbosity:
             config.profiling_verbosity = {"layer_names_only": trt.ProfilingVerbosity.LAYER_NAMES_ONLY,
                                           "none": trt.ProfilingVerbosity.NONE,
@@ -795,6 +758,37 @@ class Exec:
         if profile is not None:
             config.add_optimization_profile(profile)
 
+    def _cache_calibrator(self, path: str) -> Any:
+        """An INT8 calibrator that only reads the calibration cache at `path` (--calib), with the
+        algorithm its header names; a cache that does not parse is an error here."""
+        from trtlite import calibration
+        data = _read_file(path, "calibration cache (--calib)")
+        try:
+            _, algo_name, scales = calibration.parse_calibration_cache(data)
+        except self.trt.Error as e:
+            raise CliError(f"--calib: '{path}' is not a calibration cache: {_one_line(e)}") from e
+        algo = calibration._ALGO_BY_NAME[algo_name]
+        bases = {self.trt.CalibrationAlgoType.ENTROPY_CALIBRATION_2: self.trt.IInt8EntropyCalibrator2,
+                 self.trt.CalibrationAlgoType.ENTROPY_CALIBRATION: self.trt.IInt8EntropyCalibrator,
+                 self.trt.CalibrationAlgoType.MINMAX_CALIBRATION: self.trt.IInt8MinMaxCalibrator,
+                 self.trt.CalibrationAlgoType.LEGACY_CALIBRATION: self.trt.IInt8LegacyCalibrator}
+
+        class CacheCalibrator(bases[algo]):  # type: ignore[misc, valid-type]
+            def get_batch_size(self) -> int:
+                return 1
+
+            def get_batch(self, names: List[str]) -> None:
+                return None
+
+            def read_calibration_cache(self) -> bytes:
+                return data
+
+            def write_calibration_cache(self, cache: bytes) -> None:
+                pass
+
+        print(f"Calibration cache: {path} ({algo_name}, {len(scales)} tensors)")
+        return CacheCalibrator()
+
     @staticmethod
     def _check_names(spec: Optional[Dict[str, Any]], inputs: Dict[str, Any], option: str) -> None:
         if not spec:
@@ -828,7 +822,8 @@ class Exec:
         trt = self.trt
         t0 = time.perf_counter()
         try:
-            self.engine = self._step(lambda: trt.Runtime(self.logger).deserialize_cuda_engine(data))
+            with self.bar.phase("Loading engine"):
+                self.engine = self._step(lambda: trt.Runtime(self.logger).deserialize_cuda_engine(data))
         except trt.Error as e:
             raise CliError(f"cannot load {what}: {_one_line(e)}") from e
         if self.engine is None:
@@ -996,23 +991,39 @@ class Exec:
         except trt.Error as ex:
             raise CliError(f"inference failed: {_one_line(ex)}") from ex
         first_ms = (time.perf_counter() - t0) * 1e3
+        if a.dumpOutput:
+            _section("Output tensors")
+            for n in outputs:
+                print(f"{n}: ({fmt_shape(arrays[n].shape)})")
+                print(" ".join(_fmt_value(v) for v in arrays[n].reshape(-1).tolist()))
         if a.exportOutput:
-            try:
-                with open(a.exportOutput, "wb") as f:
-                    np.savez(f, **{n: arrays[n] for n in outputs})
-            except OSError as ex:
-                raise CliError(f"cannot write output file '{a.exportOutput}': {ex.strerror or ex}") from ex
+            self._export_output(a.exportOutput, {n: arrays[n] for n in outputs})
 
         timing = self._time(run_once)
         self._report_perf(timing, first_ms, batch)
         if a.exportOutput:
-            print(f"Wrote outputs to {a.exportOutput} ({', '.join(outputs)})")
+            print(f"Wrote outputs to {a.exportOutput} ({', '.join(outputs)}; the first inference)")
         if a.exportTimes:
-            rows = [{"startMs": s * 1e3, "latencyMs": v * 1e3} for s, v in zip(timing["starts"], timing["latencies"])]
-            _write_file(a.exportTimes, json.dumps(rows, indent=1) + "\n", "times file")
+            _write_file(a.exportTimes, json.dumps(times_trace(timing["starts"], timing["latencies"]), indent=1)
+                        + "\n", "times file")
             print(f"Wrote iteration times to {a.exportTimes}")
         if a.dumpProfile or a.exportProfile:
             self._profile(context, run_once, len(timing["latencies"]))
+
+    def _export_output(self, path: str, outputs: Dict[str, np.ndarray]) -> None:
+        """--exportOutput: trtexec's JSON ([{"name", "dimensions": "AxB", "values": [...]}]), or an .npz."""
+        try:
+            if path.endswith(".npz"):
+                with open(path, "wb") as f:
+                    np.savez(f, **outputs)
+            else:
+                doc = [{"name": n, "dimensions": fmt_shape(v.shape) if v.ndim else "",
+                        "values": [_json_value(x) for x in v.reshape(-1).tolist()]} for n, v in outputs.items()]
+                with open(path, "w") as f:
+                    json.dump(doc, f, indent=1, allow_nan=False)
+                    f.write("\n")
+        except OSError as ex:
+            raise CliError(f"cannot write output file '{path}': {ex.strerror or ex}") from ex
 
     def _time(self, run_once: Callable[[], None]) -> Dict[str, Any]:
         """trtexec's loop: warm up for --warmUp ms, then run until both --iterations runs and
@@ -1142,7 +1153,7 @@ class Exec:
     def _profile(self, context: Any, run_once: Callable[[], None], timed: int) -> None:
         a = self.a
         runs = max(a.iterations, min(timed, 1000))
-        prof = LayerTimes()
+        prof = self.trt.LayerProfiler()
         context.profiler = prof
         try:
             for _ in range(runs):
@@ -1169,15 +1180,38 @@ def _validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None
         parser.error("give exactly one of --onnx=MODEL.onnx or --loadEngine=ENGINE.plan")
 
 
+def _failed(argv: Sequence[str], trt: Any = None) -> None:
+    """trtexec's last line on any failure: '&&&& FAILED <tool> [<version>] # <command line>' (stdout)."""
+    try:
+        print(f"&&&& FAILED {banner(trt) if trt is not None else PROG} # {shlex.join([PROG] + list(argv))}",
+              flush=True)
+    except (OSError, ValueError):  # stdout closed or a broken pipe: the exit status still says it
+        pass
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of trtlite-exec and python -m trtlite.exec; returns the exit status."""
+    """Entry point of trtlite-exec and python -m trtlite.exec; returns the exit status.
+
+    Like trtexec, a run prints '&&&& RUNNING ...' first and ends with '&&&& PASSED ...' (status 0) or
+    '&&&& FAILED ...' (any other status: usage errors, bad files, build or inference failures,
+    interruption), each followed by '# ' and the command line."""
     parser = make_parser()
     argv_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv_list)
         _validate(args, parser)
     except SystemExit as e:  # --help, or a usage error already reported
-        return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
+        status = int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if status != 0:
+            _failed(argv_list)
+        return status
+    status = _run(args, argv_list)
+    if status != 0:
+        _failed(argv_list, sys.modules.get("trtlite"))
+    return status
+
+
+def _run(args: argparse.Namespace, argv_list: List[str]) -> int:
     verbose = args.verbose
     try:
         import trtlite as trt

@@ -262,16 +262,27 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
             bench_free(&b, g, n);
         }
         n->kernel = chosen;
-        if (chosen->prepare) {
-            st = chosen->prepare(n, &n->kstate);
-            if (st != TRTL_OK)
-                trtl_error_prefix("layer '%s': preparing kernel %s", n->name, chosen->name);
-        }
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': using kernel %s", n->name, chosen->name);
-        if (st == TRTL_OK && !trtl_progress_step(g->cfg, "Kernel selection", i))
+        if (!trtl_progress_step(g->cfg, "Kernel selection", i))
             st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     }
     trtl_progress_finish(g->cfg, "Kernel selection");
     trtl_threadpool_destroy(pool);
+    /* Weight packing: each chosen kernel prepares its node once (packed weights, tables), after
+     * every choice is made; a progress phase of its own, one step per node. */
+    if (st != TRTL_OK)
+        return st;
+    trtl_progress_start(g->cfg, "Weight packing", "Building engine", g->nn);
+    for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
+        trtl_node *n = &g->n[i].n;
+        if (n->kernel->prepare) {
+            st = n->kernel->prepare(n, &n->kstate);
+            if (st != TRTL_OK)
+                trtl_error_prefix("layer '%s': preparing kernel %s", n->name, n->kernel->name);
+        }
+        if (st == TRTL_OK && !trtl_progress_step(g->cfg, "Weight packing", i))
+            st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
+    }
+    trtl_progress_finish(g->cfg, "Weight packing");
     return st;
 }

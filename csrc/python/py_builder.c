@@ -711,6 +711,7 @@ static PyMethodDef config_methods[] = {
      "get_pass_enabled(name) -> bool\n\nWhether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and "
      "builder_optimization_level are applied at build time and not reflected here)."},
     TRTL_PY_CFG_DEVICE_METHODS
+    {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {
@@ -720,6 +721,7 @@ static PyType_Slot config_slots[] = {
     {Py_tp_methods, config_methods},
     {Py_tp_getattro, config_getattro},
     {Py_tp_setattro, config_setattro},
+    {Py_tp_repr, trtl_py_view_repr},
     {Py_tp_doc, "Builder configuration (IBuilderConfig)."},
     {0, NULL}};
 

@@ -4,6 +4,7 @@
 
 #include "python/py_network.h"
 #include "python/py_config_device.h"
+#include "python/views.h" /* the config's repr and _repr_html_ */
 
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "python/py_context.h"
+#include "python/views.h"
 
 typedef struct TrtlContext {
     PyObject_HEAD
@@ -887,6 +888,7 @@ static PyMethodDef ctx_methods[] = {
      "array}."},
     {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
+    {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot ctx_slots[] = {
@@ -894,6 +896,7 @@ static PyType_Slot ctx_slots[] = {
     {Py_tp_traverse, ctx_traverse},
     {Py_tp_clear, ctx_clear},
     {Py_tp_getset, ctx_getset},
+    {Py_tp_repr, trtl_py_view_repr},
     {Py_tp_methods, ctx_methods},
     {Py_tp_doc, "An execution context (IExecutionContext): one per concurrent caller of an engine."},
     {0, NULL}};

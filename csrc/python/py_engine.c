@@ -4,6 +4,7 @@
 #include "python/py_engine.h"
 #include "python/py_context.h"
 #include "python/sink.h"
+#include "python/views.h"
 
 
 /* ---- IHostMemory: a serialized plan, exposed through the buffer protocol ------------------- */
@@ -375,6 +376,9 @@ static PyMethodDef engine_methods[] = {
      "create_engine_inspector() -> EngineInspector\n\nReports fused layers and chosen kernels."},
     {"__enter__", eng_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", eng_exit, METH_VARARGS, "Context manager exit."},
+    {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
+    {"to_dot", trtl_py_view_dot, METH_NOARGS, TRTL_PY_VIEW_DOT_DOC},
+    {"to_svg", trtl_py_view_svg, METH_NOARGS, TRTL_PY_VIEW_SVG_DOC},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot engine_slots[] = {
@@ -384,6 +388,7 @@ static PyType_Slot engine_slots[] = {
     {Py_mp_subscript, eng_subscript},
     {Py_mp_length, eng_len},
     {Py_tp_iter, eng_iter},
+    {Py_tp_repr, trtl_py_view_repr},
     {Py_tp_doc, "A built engine (ICudaEngine): immutable, shareable by many execution contexts."},
     {0, NULL}};
 
@@ -526,6 +531,7 @@ static PyMethodDef insp_methods[] = {
      "get_engine_information(format=LayerInformationFormat.JSON) -> str\n\nAll steps: fused layer names, kernels, shapes."},
     {"get_layer_information", (PyCFunction)(void (*)(void))insp_layer_info, METH_VARARGS | METH_KEYWORDS,
      "get_layer_information(layer_index, format=LayerInformationFormat.JSON) -> str\n\nOne step."},
+    {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot insp_slots[] = {
@@ -533,6 +539,7 @@ static PyType_Slot insp_slots[] = {
     {Py_tp_traverse, insp_traverse},
     {Py_tp_methods, insp_methods},
     {Py_tp_getset, insp_getset},
+    {Py_tp_repr, trtl_py_view_repr},
     {Py_tp_doc, "Engine inspector: which layers were fused and which kernel runs each step."},
     {0, NULL}};
 

@@ -10,6 +10,7 @@
 #include "python/py_network.h"
 #include "python/py_layer.h"
 #include "python/py_tensor.h"
+#include "python/views.h"
 #include "python/py_plugin.h"
 
 /* ---- keep-alive registry ---------------------------------------------------------------------- */
@@ -623,6 +624,9 @@ static const PyMethodDef network_methods[] = {
     {"get_output", (PyCFunction)network_get_output, METH_O, "get_output(index) -> ITensor\n\nOutput `index`."},
     {"__enter__", network_enter, METH_NOARGS, "Context manager entry; returns the network."},
     {"__exit__", network_exit, METH_VARARGS, "Context manager exit (the network lives until unreferenced)."},
+    {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
+    {"to_dot", trtl_py_view_dot, METH_NOARGS, TRTL_PY_VIEW_DOT_DOC},
+    {"to_svg", trtl_py_view_svg, METH_NOARGS, TRTL_PY_VIEW_SVG_DOC},
     {NULL, NULL, 0, NULL},
 };
 
@@ -636,6 +640,7 @@ static const PyType_Slot network_slots[] = {
     {Py_sq_item, network_item},
     {Py_tp_getattro, trtl_py_net_getattro},
     {Py_tp_setattro, trtl_py_net_setattro},
+    {Py_tp_repr, trtl_py_view_repr},
     {Py_tp_doc, "A network definition (INetworkDefinition), made by Builder.create_network()."},
     {0, NULL}};
 

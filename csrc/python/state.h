@@ -4,6 +4,7 @@
  * The bindings' headers are layered, each including only those below it (no circle):
  *   state.h   <- errors.h <- convert.h <- py_network.h <- py_layer.h, py_tensor.h, py_builder.h
  *   state.h   <- sink.h                   convert.h <- py_engine.h <- py_context.h
+ *   state.h   <- views.h (included by the type files that have views)
  *                                         convert.h <- py_plugin.h
  * They use only trtlite's public C API (trtlite/trtlite.h, types.h, plugin.h).
  *

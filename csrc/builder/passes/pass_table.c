@@ -111,19 +111,36 @@ static int pass_on(const trtl_bgraph *g, int32_t id, uint32_t env_off, int quiet
     return 1;
 }
 
-trtl_status trtl_run_passes(trtl_bgraph *g)
+/* Progress: phase "Optimization passes" (in "Building engine"), one step per pass of the table,
+ * run or skipped; the clean-up reruns belong to the last step. */
+#define PHASE_PASSES "Optimization passes"
+
+static trtl_status run_all(trtl_bgraph *g, uint32_t env_off)
 {
-    uint32_t env_off;
-    TRTL_TRY(env_disabled(&env_off));
-    for (int32_t id = 0; id < TRTL_PASS_COUNT; id++)
+    for (int32_t id = 0; id < TRTL_PASS_COUNT; id++) {
         if (pass_on(g, id, env_off, 0)) {
             trtl_log(TRTL_LOG_VERBOSE, "running builder pass '%s'", trtl_passes[id].name);
             TRTL_TRY(trtl_passes[id].run(g));
         }
+        if (id < TRTL_PASS_COUNT - 1 && !trtl_progress_step(g->cfg, PHASE_PASSES, id))
+            return trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
+    }
     for (int32_t id = 0; id < TRTL_PASS_COUNT; id++)
         if (trtl_passes[id].cleanup && pass_on(g, id, env_off, 1)) {
             trtl_log(TRTL_LOG_VERBOSE, "running builder pass '%s' again (clean-up)", trtl_passes[id].name);
             TRTL_TRY(trtl_passes[id].run(g));
         }
+    if (!trtl_progress_step(g->cfg, PHASE_PASSES, TRTL_PASS_COUNT - 1))
+        return trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     return TRTL_OK;
+}
+
+trtl_status trtl_run_passes(trtl_bgraph *g)
+{
+    uint32_t env_off;
+    TRTL_TRY(env_disabled(&env_off));
+    trtl_progress_start(g->cfg, PHASE_PASSES, "Building engine", TRTL_PASS_COUNT);
+    trtl_status st = run_all(g, env_off);
+    trtl_progress_finish(g->cfg, PHASE_PASSES);
+    return st;
 }

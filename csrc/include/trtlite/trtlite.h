@@ -247,8 +247,9 @@ trtl_status trtl_builder_config_set_num_threads(trtl_builder_config *cfg, int32_
 int32_t trtl_builder_config_num_threads(const trtl_builder_config *cfg);
 /* Build-time log sink. */
 trtl_status trtl_builder_config_set_logger(trtl_builder_config *cfg, trtl_log_fn fn, void *user);
-/* Build progress (TensorRT 10's IProgressMonitor): phases nest ("Building engine" contains
- * "Kernel selection"); step_complete returning 0 cancels the build (TRTL_ERR_STATE). */
+/* Build progress (TensorRT 10's IProgressMonitor): phases nest ("Building engine", 4 steps,
+ * contains "Optimization passes", "Kernel selection" and "Weight packing"); step_complete
+ * returning 0 cancels the build (TRTL_ERR_STATE). */
 typedef struct trtl_progress_monitor {
     void (*phase_start)(void *user, const char *phase, const char *parent, int32_t num_steps);
     int (*step_complete)(void *user, const char *phase, int32_t step);
