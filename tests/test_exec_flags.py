@@ -103,7 +103,7 @@ def test_json_outputs_match_a_direct_run(files, capsys):
     assert [r["timeMs"] for r in rows] == sorted((r["timeMs"] for r in rows), reverse=True)
     assert abs(sum(r["percentage"] for r in rows) - 100.0) < 1e-6
     last = out.rstrip().splitlines()[-1]
-    assert last.startswith(f"&&&& PASSED trtlite-exec [trtlite {trt.__version__}] # trtlite-exec --loadEngine=")
+    assert last.startswith(f"&&&& PASSED trtlite-exec [trtlite {trt.trtlite_version}] # trtlite-exec --loadEngine=")
 
 
 def test_dump_output_prints_the_values(files, capsys):
