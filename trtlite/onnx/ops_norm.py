@@ -60,8 +60,18 @@ def _param_tensor(p: ImporterContext, name: Optional[str], rank: int, shape_at: 
                 raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' has %d values, expected %s" % (name, v.size, count))
             shape[shape_at[0]] = v.size
         return p._const_tensor(v.reshape(shape), DataType.FLOAT)
-    t = p._tensor(name)
-    return p._unsqueeze_to(t, rank)
+    t = p._float(p._tensor(name), "parameter '%s'" % name)
+    if trailing:
+        return p._unsqueeze_to(t, rank)
+    # a run-time per-channel (or per-group) vector: its values go along dim shape_at[0], not the last dim
+    if len(t.shape) != 1 or len(shape_at) != 1:
+        raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' of shape %s must be a vector" % (name, tuple(t.shape)))
+    n = int(t.shape[0])
+    if count is not None and n >= 0 and count >= 0 and n != count:
+        raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' has %d values, expected %d" % (name, n, count))
+    shape = [1] * rank
+    shape[shape_at[0]] = n if n >= 0 else -1
+    return p._reshape(t, shape, zero_is_placeholder=False)
 
 
 @importer("InstanceNormalization",

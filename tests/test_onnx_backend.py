@@ -1,0 +1,211 @@
+"""The ONNX backend test suite (onnx.backend.test, from the installed onnx wheel) through trtlite's parser, against
+an explicit expected-failure list; and regression tests (against onnxruntime / numpy) for the parser bugs the
+suite found.
+
+The suite: tests/onnx_backend/run_cases.py runs every case in a pool of child processes and judges it as onnx's
+runner does.  tests/onnx_backend/expected_failures.txt lists each case trtlite fails, with the reason; the test
+fails on a case that fails without being listed (a regression, or a new onnx case) and on a listed case that
+passes (the list must stay true: remove the line).  Regenerate the list after a fix with
+``python tests/onnx_backend/expected.py --update`` (it keeps the reasons written by hand).
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+from onnx import helper  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_helpers import ParseFailed, make_model, ort_run, parse, trt_run  # noqa: E402
+
+import trtlite as trt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "onnx_backend"))
+import expected  # noqa: E402
+import run_cases  # noqa: E402
+
+
+# ---- the suite -------------------------------------------------------------------------------------------------
+
+def test_backend_suite_matches_expected_failures():
+    """Every case of the suite runs (2 worker processes); the failures are exactly the listed ones."""
+    cases = run_cases.collect(run_cases.KINDS)
+    assert len(cases) > 1900, "onnx's backend cases were not found (%d)" % len(cases)
+    results = run_cases.run_all(cases, "trtlite", jobs=2, timeout=120)
+    listed = expected.load()
+    unexpected_fail, unexpected_pass, unknown = expected.diff(results, listed)
+    msg = []
+    if unexpected_fail:
+        msg.append("%d cases fail that are not in expected_failures.txt:\n  %s" % (
+            len(unexpected_fail), "\n  ".join("%s: %s %s" % (n, results[n][0], results[n][1][:200])
+                                             for n in unexpected_fail[:40])))
+    if unexpected_pass:
+        msg.append("%d cases pass that expected_failures.txt lists (remove them):\n  %s"
+                   % (len(unexpected_pass), "\n  ".join(unexpected_pass[:40])))
+    if unknown:
+        msg.append("%d entries of expected_failures.txt name no case of the installed onnx:\n  %s"
+                   % (len(unknown), "\n  ".join(unknown[:40])))
+    assert not msg, "\n".join(msg)
+
+
+def test_expected_failures_state_a_reason():
+    """Each entry of the list says why it fails."""
+    for name, reason in expected.load().items():
+        assert reason.strip(), "expected_failures.txt: '%s' has no reason" % name
+
+
+def test_runner_isolates_crashes_and_timeouts(monkeypatch):
+    """A case that kills its worker or hangs is reported as CRASH / TIMEOUT, and the cases after it still run
+    (the workers are forked, so the patched backend table reaches them)."""
+    monkeypatch.setitem(run_cases.BACKENDS, "crashy", _crash_or_hang)
+    cases = run_cases.collect(["node"], r"^test_(abs|relu|neg|sigmoid)$")
+    assert len(cases) == 4
+    res = run_cases.run_all(cases, "crashy", jobs=2, timeout=5)
+    assert res["test_neg"][0] == "CRASH"
+    assert res["test_sigmoid"][0] == "TIMEOUT"
+    assert res["test_abs"] == ("PASS", "") and res["test_relu"] == ("PASS", "")
+
+
+def _crash_or_hang(model_bytes, feeds):
+    """A backend that dies on Neg, hangs on Sigmoid and runs the rest with onnxruntime."""
+    import time
+    op = onnx.load_from_string(model_bytes).graph.node[0].op_type
+    if op == "Neg":
+        os._exit(3)
+    if op == "Sigmoid":
+        time.sleep(60)
+    return run_cases.run_onnxruntime(model_bytes, feeds)
+
+
+def test_compare_is_onnx_runners_rule():
+    """Same shape, allclose with rtol/atol; outputs are cast to the expected dtype first."""
+    run_cases.compare([np.array([1, 2], np.int32)], [np.array([1, 2], np.int64)], 1e-3, 1e-7)
+    with pytest.raises(AssertionError):
+        run_cases.compare([np.array([1.0, 2.0], np.float32)], [np.array([1.0, 2.01], np.float32)], 1e-3, 1e-7)
+    with pytest.raises(AssertionError):
+        run_cases.compare([np.zeros((2, 1), np.float32)], [np.zeros((2,), np.float32)], 1e-3, 1e-7)
+    with pytest.raises(AssertionError):
+        run_cases.compare([np.zeros(2, np.float32)], [np.zeros(2, np.float32)] * 2, 1e-3, 1e-7)
+
+
+# ---- regression tests of parser bugs the suite found -----------------------------------------------------------
+
+def _vi(name, shape, elem=onnx.TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _model(nodes, inputs, outputs, opset):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = min(m.ir_version, 10)
+    return m
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 3, 4), (2, 3, 4, 5), (1, 5, 6)])
+def test_instance_norm_runtime_scale_bias_on_channels(shape):
+    """Scale and bias given as graph inputs apply per channel (dim 1), not along the last dim (with W == C this
+    was a silent wrong answer, else a parse error)."""
+    c = shape[1]
+    m = _model([helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5)],
+               [_vi("x", shape), _vi("s", [c]), _vi("b", [c])], [_vi("y", shape)], 13)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32),
+             "s": rng.standard_normal(c).astype(np.float32), "b": rng.standard_normal(c).astype(np.float32)}
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-4)
+
+
+def test_group_norm_runtime_scale_bias_on_channels():
+    shape, c, g = (2, 4, 3, 4), 4, 2
+    m = _model([helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=g, epsilon=1e-5)],
+               [_vi("x", shape), _vi("s", [c]), _vi("b", [c])], [_vi("y", shape)], 21)
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32),
+             "s": rng.standard_normal(c).astype(np.float32), "b": rng.standard_normal(c).astype(np.float32)}
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-4)
+
+
+def _space_to_depth_ref(x, b, mode):
+    """Element by element from the ONNX definition (opset 28): output channel (bh * b + bw) * C + c for DCR,
+    c * b * b + bh * b + bw for CRD."""
+    n, c, h, w = x.shape
+    y = np.empty((n, c * b * b, h // b, w // b), x.dtype)
+    for cc in range(c):
+        for bh in range(b):
+            for bw in range(b):
+                oc = (bh * b + bw) * c + cc if mode == "DCR" else cc * b * b + bh * b + bw
+                y[:, oc] = x[:, cc, bh::b, bw::b]
+    return y
+
+
+@pytest.mark.parametrize("mode", ["CRD", "DCR"])
+def test_space_to_depth_modes(mode):
+    """SpaceToDepth-28's mode=CRD was read as DCR (onnxruntime does not know the attribute yet: numpy reference)."""
+    shape = (2, 3, 4, 6)
+    m = _model([helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2, mode=mode)], [_vi("x", shape)],
+               [_vi("y", None)], 28)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    got, _ = trt_run(m, {"x": x})
+    np.testing.assert_array_equal(got["y"], _space_to_depth_ref(x, 2, mode))
+
+
+@pytest.mark.parametrize("mode", ["CRD", "DCR"])
+def test_depth_to_space_modes(mode):
+    shape = (2, 12, 2, 3)
+    m = _model([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode=mode)], [_vi("x", shape)],
+               [_vi("y", None)], 13)
+    feeds = {"x": np.arange(np.prod(shape), dtype=np.float32).reshape(shape)}
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_array_equal(got["y"], ort_run(m, feeds)["y"])
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_infinite_divisor_and_signs(fmod):
+    """x mod +-inf is x when the signs agree and +-inf (fmod=0) otherwise, as numpy's mod (C's fmod for fmod=1):
+    it was NaN; zeros take the divisor's sign under fmod=0."""
+    x = np.array([0, -0.0, 0, -0.0, -3, 3, -1, 1, np.inf, -np.inf, 1, 1, np.nan, 1, 5.5, -5.5, 7, -7], np.float32)
+    y = np.array([-2, 2, 2, -2, np.inf, np.inf, -np.inf, -np.inf, 2, 2, 0, -0.0, 2, np.nan, 2, 2, -3, 3],
+                 np.float32)
+    m = _model([helper.make_node("Mod", ["x", "y"], ["z"], fmod=fmod)], [_vi("x", [18]), _vi("y", [18])],
+               [_vi("z", [18])], 13)
+    got, _ = trt_run(m, {"x": x, "y": y})
+    with np.errstate(all="ignore"):
+        ref = np.mod(x, y) if fmod == 0 else np.fmod(x, y)
+    np.testing.assert_array_equal(got["z"], ref)
+    if fmod == 0:
+        np.testing.assert_array_equal(np.signbit(got["z"][:4]), np.signbit(ref[:4]))
+
+
+def test_dropout_runtime_training_mode_is_refused():
+    """Dropout with a run-time training_mode was an identity even when it is true (silently not dropping)."""
+    m = _model([helper.make_node("Dropout", ["x", "r", "t"], ["y"])],
+               [_vi("x", [2, 3]), _vi("r", []), _vi("t", [], onnx.TensorProto.BOOL)], [_vi("y", [2, 3])], 13)
+    with pytest.raises(ParseFailed, match="training_mode"):
+        parse(m)
+
+
+def test_opset_6_model_parses_with_a_warning():
+    """Models below opset 7 are imported (TensorRT only warns), and opset 6's explicit broadcast (broadcast=1,
+    axis=k: B lines up with A from dim k) is honoured."""
+    m = _model([helper.make_node("Add", ["x", "b"], ["y"], broadcast=1, axis=1)],
+               [_vi("x", [2, 3, 4, 5]), _vi("b", [3, 4])], [_vi("y", [2, 3, 4, 5])], 6)
+
+    class Log(trt.ILogger):
+        def __init__(self):
+            trt.ILogger.__init__(self)
+            self.msgs = []
+
+        def log(self, severity, msg):
+            self.msgs.append((severity, msg))
+    log = Log()
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((3, 4)).astype(np.float32)
+    got, _ = trt_run(m, {"x": x, "b": b}, logger=log)
+    np.testing.assert_array_equal(got["y"], x + b[None, :, :, None])
+    assert any(s == trt.Logger.WARNING and "opset 6" in msg for s, msg in log.msgs)
