@@ -209,3 +209,17 @@ def test_opset_6_model_parses_with_a_warning():
     got, _ = trt_run(m, {"x": x, "b": b}, logger=log)
     np.testing.assert_array_equal(got["y"], x + b[None, :, :, None])
     assert any(s == trt.Logger.WARNING and "opset 6" in msg for s, msg in log.msgs)
+
+
+def test_onnx_operators_doc_is_current():
+    """docs/onnx_operators.md is what tools/gen_onnx_ops_doc.py makes of the importer registry."""
+    import subprocess
+    root = os.path.dirname(HERE)
+    r = subprocess.run([sys.executable, os.path.join(root, "tools", "gen_onnx_ops_doc.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(root, "docs", "onnx_operators.md")) as f:
+        doc = f.read()
+    from trtlite.onnx import supported_ops
+    for op, _ in supported_ops():
+        assert "| %s |" % op in doc, op
