@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .._enums import DataType, ScaleMode
+from .._enums import DataType, ElementWiseOperation, ReduceOperation, ScaleMode, UnaryOperation
 from .context import ImporterContext
 from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
@@ -90,10 +90,8 @@ def _instance_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any
 
 
 @importer("LayerNormalization",
-          restrictions="output Y only (no Mean / InvStdDev outputs)")
+          restrictions="none")
 def _layer_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    if len([o for o in node.output if o]) > 1:
-        raise unsupported("LayerNormalization's Mean and InvStdDev outputs")
     x = p._float(p._tensor(node.input[0]))
     r = len(x.shape)
     axis = p._norm_axis(int(a.get("axis", -1)), r)
@@ -109,7 +107,18 @@ def _layer_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         b = _param_tensor(p, bname, r, axes, 0.0, trailing=True)
     layer = p.network.add_normalization(x, s, b, axes_mask(axes))
     layer.epsilon = float(a.get("epsilon", 1e-5))
-    return [p._L(layer)]
+    y = p._L(layer)
+    if not any(node.output[1:]):
+        return [y]
+    # the optional Mean and InvStdDev outputs (shape X.shape[:axis] + [1] * (r - axis)), from reductions beside
+    # the normalization layer: mean = E[x], inv_std = 1 / sqrt(E[(x - mean)^2] + epsilon)
+    E, R, U = ElementWiseOperation, ReduceOperation, UnaryOperation
+    mean = p._L(p.network.add_reduce(x, R.AVG, axes_mask(axes), True))
+    d = p._ew(x, mean, E.SUB)
+    var = p._L(p.network.add_reduce(p._ew(d, d, E.PROD), R.AVG, axes_mask(axes), True))
+    eps = p._const_tensor(np.full((1,) * r, a.get("epsilon", 1e-5), np.float32), DataType.FLOAT)
+    inv = p._unary(p._unary(p._ew(var, eps, E.SUM), U.SQRT), U.RECIP)
+    return [y, mean, inv]
 
 
 @importer("GroupNormalization",

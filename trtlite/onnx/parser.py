@@ -17,6 +17,10 @@ from .registry import IMPORTERS, MIN_OPSET
 IMPORTER_MODULES = (ops_activation, ops_constant, ops_conv, ops_elementwise, ops_matmul, ops_norm, ops_pool, ops_reduce,
                     ops_resize, ops_shape, ops_slice)
 
+# Importers added for ONNX's backend test suite (tests/test_onnx_backend.py).
+from . import ops_loss, ops_misc  # noqa: E402
+IMPORTER_MODULES += (ops_loss, ops_misc)
+
 
 class OnnxParser:
     """trt.OnnxParser(network, logger): parses ONNX models into an explicit-batch network."""
