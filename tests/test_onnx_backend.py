@@ -19,7 +19,7 @@ pytest.importorskip("onnxruntime")
 from onnx import helper  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_helpers import ParseFailed, make_model, ort_run, parse, trt_run  # noqa: E402
+from onnx_helpers import ParseFailed, ort_run, parse, trt_run  # noqa: E402
 
 import trtlite as trt  # noqa: E402
 
@@ -223,3 +223,41 @@ def test_onnx_operators_doc_is_current():
     from trtlite.onnx import supported_ops
     for op, _ in supported_ops():
         assert "| %s |" % op in doc, op
+
+
+@pytest.mark.parametrize("causal,mask,past,rank", [(1, "bool", True, 4), (0, "float", False, 3), (1, None, False, 3),
+                                                   (0, "bool", False, 4)])
+def test_attention_against_onnxruntime(causal, mask, past, rank):
+    """Attention-23 (grouped-query heads, causal with a past cache, bool / float masks, 3-D and 4-D); the
+    backend suite covers the rest (short masks, softcap, sliding windows, nonpad_kv_seqlen, qk outputs)."""
+    rng = np.random.default_rng(3)
+    b, hq, hk, lq, lk, e, lp = 2, 4, 2, 3, 3, 8, 2
+    s = lk + (lp if past else 0)
+    if rank == 4:
+        shapes = {"Q": (b, hq, lq, e), "K": (b, hk, lk, e), "V": (b, hk, lk, e)}
+        attrs = {}
+    else:
+        shapes = {"Q": (b, lq, hq * e), "K": (b, lk, hk * e), "V": (b, lk, hk * e)}
+        attrs = {"q_num_heads": hq, "kv_num_heads": hk}
+    feeds = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
+    ins = ["Q", "K", "V"]
+    vis = [_vi(n, list(sh)) for n, sh in shapes.items()]
+    if mask or past:
+        ins.append("M" if mask else "")
+    if mask:
+        ms = (lq, s) if mask == "bool" else (b, 1, lq, s)
+        feeds["M"] = rng.random(ms) > 0.3 if mask == "bool" else rng.standard_normal(ms).astype(np.float32)
+        vis.append(_vi("M", list(ms), onnx.TensorProto.BOOL if mask == "bool" else onnx.TensorProto.FLOAT))
+    outs = ["Y"]
+    if past:
+        ins += ["PK", "PV"]
+        for n in ("PK", "PV"):
+            feeds[n] = rng.standard_normal((b, hk, lp, e)).astype(np.float32)
+            vis.append(_vi(n, [b, hk, lp, e]))
+        outs += ["present_k", "present_v"]
+    m = _model([helper.make_node("Attention", ins, outs, is_causal=causal, **attrs)], vis,
+               [_vi(o, None) for o in outs], 23)
+    got, _ = trt_run(m, feeds)
+    ref = ort_run(m, feeds)
+    for o in outs:
+        np.testing.assert_allclose(got[o], ref[o], rtol=1e-4, atol=1e-5, err_msg=o)
