@@ -6,7 +6,7 @@ The suite: tests/onnx_backend/run_cases.py runs every case in a pool of child pr
 runner does.  tests/onnx_backend/expected_failures.txt lists each case trtlite fails, with the reason; the test
 fails on a case that fails without being listed (a regression, or a new onnx case) and on a listed case that
 passes (the list must stay true: remove the line).  Regenerate the list after a fix with
-``python tests/onnx_backend/expected.py --update`` (it keeps the reasons written by hand).
+``python tests/onnx_backend/expected.py --update`` (reasons written by hand go in its OVERRIDES).
 """
 import os
 import sys
@@ -261,3 +261,24 @@ def test_attention_against_onnxruntime(causal, mask, past, rank):
     ref = ort_run(m, feeds)
     for o in outs:
         np.testing.assert_allclose(got[o], ref[o], rtol=1e-4, atol=1e-5, err_msg=o)
+
+
+@pytest.mark.parametrize("eq,shapes", [("...ij,...jk->...ik", [(2, 3, 4, 5), (3, 5, 2)]), ("ij,jk", [(3, 4), (4, 2)]),
+                                       ("i,i", [(5,), (5,)]), ("bij->bji", [(2, 3, 4)]), ("ij->", [(3, 4)]),
+                                       ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("i,j->ij", [(3,), (4,)]),
+                                       ("abc,cd,de->ae", [(2, 3, 4), (4, 5), (5, 2)])])
+def test_einsum_against_numpy(eq, shapes):
+    rng = np.random.default_rng(4)
+    names = ["x%d" % i for i in range(len(shapes))]
+    feeds = {n: rng.standard_normal(s).astype(np.float32) for n, s in zip(names, shapes)}
+    m = _model([helper.make_node("Einsum", names, ["y"], equation=eq)], [_vi(n, list(s)) for n, s in
+                                                                         zip(names, shapes)], [_vi("y", None)], 12)
+    got, _ = trt_run(m, feeds)
+    ref = np.einsum(eq, *[feeds[n].astype(np.float64) for n in names])
+    np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_einsum_diagonal_is_refused():
+    m = _model([helper.make_node("Einsum", ["x"], ["y"], equation="ii->i")], [_vi("x", [3, 3])], [_vi("y", None)], 12)
+    with pytest.raises(ParseFailed, match="repeats an index"):
+        parse(m)

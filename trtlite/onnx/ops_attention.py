@@ -1,5 +1,5 @@
-"""The importer of Attention (opset 23+): scaled dot-product attention from matrix multiplies, a softmax and
-elementwise layers, following the ONNX definition step by step:
+"""The importers of Attention and RotaryEmbedding (opset 23+).  Attention is scaled dot-product attention from
+matrix multiplies, a softmax and elementwise layers, following the ONNX definition step by step:
 
     Q, K, V of rank 3 (B, L, H*E; q_num_heads / kv_num_heads split the heads) or 4 (B, H, L, E)
     present_key / present_value = concat(past, K / V) along the sequence axis 2
@@ -174,3 +174,53 @@ def _softcap(p: ImporterContext, qk: Any, cap: float) -> Any:
     """cap * tanh(qk / cap), with tanh as an activation."""
     x = p._ew_const(qk, np.float32(1.0 / cap), E.PROD)
     return p._ew_const(p._activation(x, ActivationType.TANH), np.float32(cap), E.PROD)
+
+
+@importer("RotaryEmbedding",
+          restrictions="static input shape")
+def _rotary(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Rotates pairs of features by the cached angles: x1' = cos x1 - sin x2, x2' = sin x1 + cos x2, the pairs
+    being (x[2i], x[2i+1]) when interleaved, else (x[i], x[i + R/2]), over the first R features of each head."""
+    x = p._float(p._tensor(node.input[0]))
+    xs = tuple(x.shape)
+    if len(xs) not in (3, 4) or not is_static(xs):
+        raise unsupported("RotaryEmbedding needs a static 3-D or 4-D input, got %s" % (xs,),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if len(xs) == 4:  # (B, H, S, D) -> (B, S, H, D)
+        t = p._transpose(x, [0, 2, 1, 3])
+    else:
+        nh = int(a.get("num_heads", 0))
+        if nh <= 0 or xs[2] % nh:
+            raise Fail(ErrorCode.INVALID_NODE, "3-D input %s needs num_heads dividing its last dim" % (xs,))
+        t = p._reshape(x, [0, 0, nh, xs[2] // nh])
+    d = int(t.shape[3])
+    rd = int(a.get("rotary_embedding_dim", 0)) or d
+    if rd % 2 or rd > d:
+        raise Fail(ErrorCode.INVALID_NODE, "rotary_embedding_dim %d must be even and at most the head size %d"
+                   % (rd, d))
+    cos, sin = (p._float(p._tensor(node.input[i]), n) for i, n in ((1, "cos_cache"), (2, "sin_cache")))
+    pos = p._inp(node, 3)
+    if pos is not None:  # caches (max_pos, R/2) indexed by position_ids (B, S)
+        pt = p._tensor(pos)
+        cos, sin = (p._L(p.network.add_gather(c, pt, 0)) for c in (cos, sin))
+    if len(cos.shape) != 3 or int(cos.shape[-1]) != rd // 2:
+        raise Fail(ErrorCode.INVALID_NODE, "the cos/sin caches give shape %s, expected (B, S, %d)"
+                   % (tuple(cos.shape), rd // 2))
+    cos, sin = p._unsqueeze(cos, [2]), p._unsqueeze(sin, [2])  # (B, S, 1, R/2)
+    interleaved = bool(int(a.get("interleaved", 0)))
+    if interleaved:
+        x1, x2 = p._gather_axis(t, 3, np.arange(0, rd, 2)), p._gather_axis(t, 3, np.arange(1, rd, 2))
+    else:
+        x1, x2 = p._gather_axis(t, 3, np.arange(rd // 2)), p._gather_axis(t, 3, np.arange(rd // 2, rd))
+    real = p._ew(p._ew(cos, x1, E.PROD), p._ew(sin, x2, E.PROD), E.SUB)
+    imag = p._ew(p._ew(sin, x1, E.PROD), p._ew(cos, x2, E.PROD), E.SUM)
+    if interleaved:
+        rot = p._reshape(p._concat_layer([p._unsqueeze(real, [4]), p._unsqueeze(imag, [4])], 4),
+                         [0, 0, 0, rd])
+    else:
+        rot = p._concat_layer([real, imag], 3)
+    if rd < d:
+        rot = p._concat_layer([rot, p._gather_axis(t, 3, np.arange(rd, d))], 3)
+    if len(xs) == 4:
+        return [p._transpose(rot, [0, 2, 1, 3])]
+    return [p._reshape(rot, [0, 0, xs[2]])]

@@ -1,14 +1,15 @@
-"""Importers of matrix products: Gemm, MatMul."""
+"""Importers of matrix products: Gemm, MatMul, Einsum."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, MatrixOperation
+from .._enums import DataType, ElementWiseOperation, MatrixOperation, ReduceOperation
 from .context import ImporterContext
-from .errors import ErrorCode, Fail
+from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
+from .shape_eval import axes_mask
 
 
 @importer("Gemm",
@@ -67,3 +68,61 @@ def _matmul(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     elif bb < ba:
         B = p._unsqueeze_to(B, rb + ba - bb)
     return [p._L(p.network.add_matrix_multiply(A, op0, B, op1))]
+
+
+def _einsum_terms(eq: str, ranks: List[int]) -> Tuple[List[str], str]:
+    """The equation's input terms and output term, each a string of one letter per dim ('...' expanded to
+    upper-case letters the equation does not use); the implicit output is the letters seen once, sorted."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise Fail(ErrorCode.INVALID_NODE, "equation '%s' has %d operands, the node %d" % (eq, len(terms), len(ranks)))
+    free = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in eq]
+    n_ell = max([r - (len(t) - 3) for t, r in zip(terms, ranks) if "..." in t] or [0])
+    ell = "".join(free[:n_ell])[::-1]
+    out_terms = []
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            k = r - (len(t) - 3)
+            t = t.replace("...", ell[len(ell) - k:] if k else "")
+        if len(t) != r or not all(c.isalpha() for c in t):
+            raise Fail(ErrorCode.INVALID_NODE, "term '%s' of equation '%s' does not fit a rank-%d operand" % (t, eq, r))
+        out_terms.append(t)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        seen = "".join(out_terms)
+        out = ell + "".join(sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ell))
+    return out_terms, out
+
+
+@importer("Einsum",
+          restrictions="no index repeated within one operand (diagonals); static dims where letters broadcast")
+def _einsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Every operand transposed to one order of all letters (missing ones as 1-dims), multiplied with numpy
+    broadcasting, summed over the letters the output lacks, then transposed to the output's order."""
+    ts = [p._tensor(n) for n in node.input]
+    dtype = ts[0].dtype
+    ts = [p._cast(t, dtype) for t in ts]
+    terms, out = _einsum_terms(str(a["equation"]), [len(t.shape) for t in ts])
+    for t in terms:
+        if len(set(t)) != len(t):
+            raise unsupported("Einsum term '%s' repeats an index (a diagonal)" % t)
+    letters = list(out) + sorted(set("".join(terms)) - set(out))
+    acc = None
+    for t, term in zip(ts, terms):
+        perm = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
+        if perm != list(range(len(term))):
+            t = p._transpose(t, perm)
+        placed = [term[i] for i in perm]
+        missing = [i for i, c in enumerate(letters) if c not in placed]
+        if missing:
+            t = p._unsqueeze(t, missing)
+        acc = t if acc is None else p._ew(acc, t, ElementWiseOperation.PROD)
+    summed = list(range(len(out), len(letters)))
+    if summed:
+        acc = p._L(p.network.add_reduce(acc, ReduceOperation.SUM, axes_mask(summed), False))
+    if not out and not summed:
+        acc = p._L(p.network.add_identity(acc))
+    return [acc]

@@ -1,5 +1,5 @@
 """Importers of ops expressed with a few existing layers: Trilu, EyeLike, Hardmax, LpNormalization, Celu, Swish,
-Shrink, MeanVarianceNormalization, RMSNormalization."""
+Shrink, MeanVarianceNormalization, RMSNormalization, BitShift."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -155,3 +155,20 @@ def _rms_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     y = p._ew(x, rms, E.DIV)
     s = p._float(p._tensor(node.input[1]), "scale")
     return [p._ew(y, s, E.PROD)]  # scale broadcasts numpy-style against X.shape[axis:]
+
+
+@importer("BitShift",
+          restrictions="integer types carried as INT32 (uint16/uint32/uint64; not uint8); shift amounts 0 to 30")
+def _bitshift(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x, y = p._operands(node.input[:2])
+    if x.dtype != DataType.INT32 or y.dtype != DataType.INT32:
+        raise unsupported("BitShift over %s (trtlite shifts integers carried as INT32)" % DataType(x.dtype).name,
+                          ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+    # x << y = x * 2^y and x >> y = x // 2^y (unsigned x); 2^y gathered from a table, so a shift past 30 is a
+    # gather index error at run time rather than a wrong value
+    table = p._const_tensor(np.array([1 << i for i in range(31)], np.int32), DataType.INT32)
+    p2 = p._L(p.network.add_gather(table, y, 0))
+    direction = a.get("direction", "")
+    if direction not in ("LEFT", "RIGHT"):
+        raise Fail(ErrorCode.INVALID_NODE, "BitShift's direction must be LEFT or RIGHT, got '%s'" % direction)
+    return [p._ew(x, p2, E.PROD if direction == "LEFT" else E.FLOOR_DIV)]

@@ -1,9 +1,11 @@
-"""Importers of pooling: MaxPool, AveragePool, LpPool (refused), GlobalAveragePool, GlobalMaxPool."""
+"""Importers of pooling: MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .._enums import PaddingMode, PoolingType, ReduceOperation
+import numpy as np
+
+from .._enums import ElementWiseOperation, PaddingMode, PoolingType, ReduceOperation, UnaryOperation
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import ErrorCode, unsupported
@@ -26,15 +28,17 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
                                     "padding modes can express"),
                         "AveragePool": ("1-D to 3-D; no dilations; ceil_mode output sizes trtlite's padding modes "
                                         "can express"),
-                        "LpPool": "not supported (an UNSUPPORTED_NODE error)"})
+                        "LpPool": ("1-D to 3-D; no dilations; ceil_mode output sizes trtlite's padding modes can "
+                                   "express")})
 def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = node.op_type
-    if op == "LpPool":
-        raise unsupported("LpPool", ErrorCode.UNSUPPORTED_NODE)
     if len([o for o in node.output if o]) > 1:
         raise unsupported("MaxPool's Indices output")
     x = p._float(p._tensor(node.input[0]))
     xs = tuple(x.shape)
+    order = float(a.get("p", 2))
+    if op == "LpPool":  # (sum over the window of |x|^p)^(1/p): an average pool counting the padding, times K
+        x = _pow(p, p._unary(x, UnaryOperation.ABS), order)
     ks = attr_ints(a, "kernel_shape")
     nsp = len(ks)
     if nsp < 1 or nsp > 3 or len(xs) != nsp + 2:
@@ -74,7 +78,22 @@ def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             layer.padding_mode = mode
     if op == "AveragePool":
         layer.average_count_excludes_padding = not bool(int(a.get("count_include_pad", 0)))
+    if op == "LpPool":
+        layer.average_count_excludes_padding = False  # padding adds |0|^p = 0 to the sum
+        y = p._ew_const(p._L(layer), np.float32(np.prod(ks)), ElementWiseOperation.PROD)
+        return [_pow(p, y, 1.0 / order)]
     return [p._L(layer)]
+
+
+def _pow(p: ImporterContext, x: Any, e: float) -> Any:
+    """x^e for x >= 0 (x * x for 2, sqrt for 1/2)."""
+    if e == 1.0:
+        return x
+    if e == 2.0:
+        return p._ew(x, x, ElementWiseOperation.PROD)
+    if e == 0.5:
+        return p._unary(x, UnaryOperation.SQRT)
+    return p._ew_const(x, np.float32(e), ElementWiseOperation.POW)
 
 
 def _trt_pool_out(n: int, k: int, s: int, pre: int, post: int, mode: PaddingMode) -> int:
@@ -86,10 +105,15 @@ def _trt_pool_out(n: int, k: int, s: int, pre: int, post: int, mode: PaddingMode
     return o
 
 
-@importer("GlobalAveragePool", "GlobalMaxPool",
+@importer("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
           restrictions="none")
 def _global_pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._float(p._tensor(node.input[0]))
     r = len(x.shape)
+    if node.op_type == "GlobalLpPool":
+        order = float(a.get("p", 2))
+        s = p._L(p.network.add_reduce(_pow(p, p._unary(x, UnaryOperation.ABS), order), ReduceOperation.SUM,
+                                      axes_mask(range(2, r)), True))
+        return [_pow(p, s, 1.0 / order)]
     op = ReduceOperation.AVG if node.op_type == "GlobalAveragePool" else ReduceOperation.MAX
     return [p._L(p.network.add_reduce(x, op, axes_mask(range(2, r)), True))]
