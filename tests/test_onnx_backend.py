@@ -282,3 +282,28 @@ def test_einsum_diagonal_is_refused():
     m = _model([helper.make_node("Einsum", ["x"], ["y"], equation="ii->i")], [_vi("x", [3, 3])], [_vi("y", None)], 12)
     with pytest.raises(ParseFailed, match="repeats an index"):
         parse(m)
+
+
+@pytest.mark.parametrize("op", ["CumSum", "CumProd"])
+@pytest.mark.parametrize("axis,reverse,exclusive", [(1, 0, 0), (-1, 1, 0), (0, 0, 1), (2, 1, 1)])
+def test_cumulative_constant_axis_against_numpy(op, axis, reverse, exclusive):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 1.5, (2, 3, 4)).astype(np.float32)
+    g = helper.make_graph([helper.make_node(op, ["x", "ax"], ["y"], reverse=reverse, exclusive=exclusive)], "g",
+                          [_vi("x", [2, 3, 4])], [_vi("y", None)],
+                          [onnx.numpy_helper.from_array(np.array(axis, np.int64), "ax")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 26)])
+    m.ir_version = min(m.ir_version, 10)
+    got, _ = trt_run(m, {"x": x})
+    f = np.cumsum if op == "CumSum" else np.cumprod
+    xd = x.astype(np.float64)
+    if reverse:
+        xd = np.flip(xd, axis)
+    ref = f(xd, axis=axis)
+    if exclusive:
+        ident = 0.0 if op == "CumSum" else 1.0
+        ref = np.concatenate([np.full_like(np.take(ref, [0], axis=axis), ident),
+                              np.take(ref, range(ref.shape[axis] - 1), axis=axis)], axis=axis)
+    if reverse:
+        ref = np.flip(ref, axis)
+    np.testing.assert_allclose(got["y"], ref, rtol=1e-5, atol=1e-6)

@@ -1,5 +1,5 @@
 """Importers of ops expressed with a few existing layers: Trilu, EyeLike, Hardmax, LpNormalization, Celu, Swish,
-Shrink, MeanVarianceNormalization, RMSNormalization, BitShift."""
+Shrink, MeanVarianceNormalization, RMSNormalization, BitShift, CumSum, CumProd, SwiGLU."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -172,3 +172,44 @@ def _bitshift(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if direction not in ("LEFT", "RIGHT"):
         raise Fail(ErrorCode.INVALID_NODE, "BitShift's direction must be LEFT or RIGHT, got '%s'" % direction)
     return [p._ew(x, p2, E.PROD if direction == "LEFT" else E.FLOOR_DIV)]
+
+
+@importer("CumSum", "CumProd",
+          restrictions=("axis a constant (any value will do for a 1-D input); the axis static; O(n^2) work "
+                        "along it (a triangular mask, then a reduction)"))
+def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """y[..., j, ...] = sum (or product) of x[..., i, ...] over the i the mask keeps: i <= j (i < j when
+    exclusive, i >= j / i > j when reverse).  x is broadcast against the (n, n) mask on a new axis after the
+    cumulated one, the masked-out terms set to 0 (1 for the product), and the cumulated axis reduced."""
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    r = len(xs)
+    an = node.input[1]
+    if r == 1 and not p._is_const(an):
+        axis = 0  # the only axis a 1-D input has
+    else:
+        axis = p._norm_axis(int(np.asarray(p._cval(an, "axis")).reshape(-1)[0]), r)
+    n = xs[axis]
+    if n < 0:
+        raise unsupported("%s along a dynamic axis" % node.op_type, ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if x.dtype not in (DataType.FLOAT, DataType.INT32):
+        x = p._float(x)
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    rev, excl = bool(int(a.get("reverse", 0))), bool(int(a.get("exclusive", 0)))
+    keep = (i > j if excl else i >= j) if rev else (i < j if excl else i <= j)
+    mask = p._const_tensor(keep.reshape((1,) * axis + (n, n) + (1,) * (r - axis - 1)), DataType.BOOL)
+    xe = p._unsqueeze(x, [axis + 1])  # (..., n, 1, ...): i along axis, j along axis + 1
+    prod = node.op_type == "CumProd"
+    fill = p._const_tensor(np.full((1,) * (r + 1), 1 if prod else 0, TRT_NP[DataType(x.dtype)]), x.dtype)
+    terms = _select(p, mask, xe, fill)
+    return [p._L(p.network.add_reduce(terms, R.PROD if prod else R.SUM, 1 << axis, False))]
+
+
+@importer("SwiGLU",
+          restrictions="floating-point inputs")
+def _swiglu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Y = A * sigmoid(alpha * A) * B."""
+    g = p._float(p._tensor(node.input[0]), "A")
+    b = p._float(p._tensor(node.input[1]), "B")
+    s = p._activation(p._ew_const(g, np.float32(a.get("alpha", 1.0)), E.PROD), ActivationType.SIGMOID)
+    return [p._ew(p._ew(g, s, E.PROD), b, E.PROD)]
