@@ -307,3 +307,24 @@ def test_cumulative_constant_axis_against_numpy(op, axis, reverse, exclusive):
     if reverse:
         ref = np.flip(ref, axis)
     np.testing.assert_allclose(got["y"], ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,xshape,wshape,attrs", [
+    ("Conv", (2, 4, 7, 6), (6, 2, 3, 2), dict(group=2, strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1])),
+    ("Conv", (1, 3, 9), (4, 3, 3), dict(auto_pad="SAME_LOWER", strides=[2])),
+    ("Conv", (1, 2, 4, 4, 5), (3, 2, 2, 3, 2), dict(pads=[1, 1, 0, 0, 1, 1])),
+    ("ConvTranspose", (2, 4, 3, 5), (4, 3, 3, 2), dict(group=2, strides=[2, 3], dilations=[1, 2], pads=[1, 0, 0, 2],
+                                                        output_padding=[1, 1])),
+    ("ConvTranspose", (1, 2, 5), (2, 3, 4), dict(strides=[2], auto_pad="SAME_UPPER")),
+])
+def test_conv_with_run_time_weights_against_onnxruntime(op, xshape, wshape, attrs):
+    """Weights (and bias) fed as graph inputs: lowered to im2col + matrix multiplies (TensorRT takes such weights
+    as layer inputs; trtlite's convolution layers take only constants)."""
+    rng = np.random.default_rng(6)
+    m_out = wshape[0] if op == "Conv" else wshape[1] * attrs.get("group", 1)
+    feeds = {"x": rng.standard_normal(xshape).astype(np.float32), "w": rng.standard_normal(wshape).astype(np.float32),
+             "b": rng.standard_normal(m_out).astype(np.float32)}
+    m = _model([helper.make_node(op, ["x", "w", "b"], ["y"], **attrs)],
+               [_vi("x", list(xshape)), _vi("w", list(wshape)), _vi("b", [m_out])], [_vi("y", None)], 13)
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-4)
