@@ -14,15 +14,23 @@ from .shape_eval import axes_mask
 
 
 @importer("BatchNormalization",
-          restrictions=("inference only (training_mode 0, one output); scale, B, input_mean and input_var must be "
-                        "constants"))
+          restrictions=("inference only (training_mode 0, one output); scale, B, input_mean and input_var "
+                        "computed at run time become elementwise layers (constants fold into one scale layer)"))
 def _batchnorm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if int(a.get("training_mode", 0)) or len([o for o in node.output if o]) > 1:
         raise unsupported("BatchNormalization in training mode (running statistics outputs)")
     x = p._float(p._tensor(node.input[0]))
     names = ["scale", "B", "input_mean", "input_var"]
-    vals = [p._cval(p._inp(node, i + 1), names[i]).astype(np.float64).reshape(-1) for i in range(4)]
     eps = float(a.get("epsilon", 1e-5))
+    if len(x.shape) >= 2 and not all(p._is_const(p._inp(node, i + 1) or "") for i in range(4)):
+        # parameters computed at run time: (x - mean) / sqrt(var + eps) * scale + B, each a vector along dim 1
+        r = len(x.shape)
+        E, U = ElementWiseOperation, UnaryOperation
+        g, b, mean, var = (_param_tensor(p, p._inp(node, i + 1), r, [1], 0.0, None) for i in range(4))
+        den = p._unary(p._ew(var, p._const_tensor(np.full((1,) * r, eps, np.float32), DataType.FLOAT), E.SUM),
+                       U.SQRT)
+        return [p._ew(p._ew(p._ew(p._ew(x, mean, E.SUB), den, E.DIV), g, E.PROD), b, E.SUM)]
+    vals = [p._cval(p._inp(node, i + 1), names[i]).astype(np.float64).reshape(-1) for i in range(4)]
     gamma, beta, mean, var = vals
     scale = gamma / np.sqrt(var + eps)
     shift = beta - mean * scale
