@@ -328,3 +328,23 @@ def test_conv_with_run_time_weights_against_onnxruntime(op, xshape, wshape, attr
                [_vi("x", list(xshape)), _vi("w", list(wshape)), _vi("b", [m_out])], [_vi("y", None)], 13)
     got, _ = trt_run(m, feeds)
     np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample_against_onnxruntime(mode, pad, align):
+    """GridSample-20 on random grids reaching past the borders (where the padding modes differ), against onnx's
+    reference implementation; onnxruntime 1.32 agrees with both except for cubic with border padding, where it
+    clamps the taps differently from the ONNX definition (the backend cases follow the reference)."""
+    rng = np.random.default_rng(7)
+    feeds = {"x": rng.standard_normal((2, 3, 5, 6)).astype(np.float32),
+             "g": rng.uniform(-1.6, 1.6, (2, 4, 7, 2)).astype(np.float32)}
+    m = _model([helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad, align_corners=align)],
+               [_vi("x", [2, 3, 5, 6]), _vi("g", [2, 4, 7, 2])], [_vi("y", None)], 20)
+    got, _ = trt_run(m, feeds)
+    from onnx.reference import ReferenceEvaluator
+    ref = ReferenceEvaluator(m).run(None, feeds)[0]
+    np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-4)
+    if not (mode == "cubic" and pad == "border"):
+        np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-4)
