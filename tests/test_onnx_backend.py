@@ -348,3 +348,17 @@ def test_grid_sample_against_onnxruntime(mode, pad, align):
     np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-4)
     if not (mode == "cubic" and pad == "border"):
         np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op,attrs", [
+    ("MaxPool", dict(kernel_shape=[3, 3], dilations=[2, 3], strides=[2, 1], pads=[1, 2, 2, 0], ceil_mode=1)),
+    ("AveragePool", dict(kernel_shape=[3, 3], dilations=[3, 2], strides=[1, 2], pads=[2, 1, 1, 2],
+                         count_include_pad=1)),
+    ("AveragePool", dict(kernel_shape=[2, 2], dilations=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),
+])
+def test_dilated_pooling_against_onnxruntime(op, attrs):
+    rng = np.random.default_rng(8)
+    feeds = {"x": rng.standard_normal((2, 3, 9, 10)).astype(np.float32)}
+    m = _model([helper.make_node(op, ["x"], ["y"], **attrs)], [_vi("x", [2, 3, 9, 10])], [_vi("y", None)], 19)
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-5, atol=1e-5)
