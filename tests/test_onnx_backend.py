@@ -362,3 +362,29 @@ def test_dilated_pooling_against_onnxruntime(op, attrs):
     m = _model([helper.make_node(op, ["x"], ["y"], **attrs)], [_vi("x", [2, 3, 9, 10])], [_vi("y", None)], 19)
     got, _ = trt_run(m, feeds)
     np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("inverse,onesided,complex_in,length", [(0, 0, 0, None), (0, 1, 0, None), (1, 0, 1, None),
+                                                                (1, 1, 1, None), (0, 0, 1, 6), (0, 0, 0, 12)])
+def test_dft_against_numpy(inverse, onesided, complex_in, length):
+    """DFT-17 with the axis attribute (and a constant dft_length that truncates or zero-pads) against numpy.fft."""
+    rng = np.random.default_rng(9)
+    n = 8 if not (inverse and onesided) else 5
+    z = rng.standard_normal((2, n, 3)) + (1j * rng.standard_normal((2, n, 3)) if complex_in else 0)
+    x = np.stack([z.real, z.imag], -1) if complex_in else z.real[..., None]
+    L = length or (2 * (n - 1) if inverse and onesided else n)
+    if inverse:
+        ref = np.fft.irfft(z, n=L, axis=1)[..., None] if onesided else np.fft.ifft(z, n=L, axis=1)
+    else:
+        ref = np.fft.fft(z, n=L, axis=1)
+        ref = ref[:, :L // 2 + 1] if onesided else ref
+    if np.iscomplexobj(ref):
+        ref = np.stack([ref.real, ref.imag], -1)
+    ins = ["x"] + (["L"] if length else [])
+    inits = [onnx.numpy_helper.from_array(np.array(length, np.int64), "L")] if length else []
+    g = helper.make_graph([helper.make_node("DFT", ins, ["y"], axis=1, inverse=inverse, onesided=onesided)], "g",
+                          [_vi("x", list(x.shape))], [_vi("y", None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = min(m.ir_version, 10)
+    got, _ = trt_run(m, {"x": x.astype(np.float32)})
+    np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-4)

@@ -47,6 +47,9 @@ OVERRIDES = [
      "restriction: BitShift by an amount outside 0..30 is a run-time gather error (integers are carried as INT32)"),
     (r"^test_training_dropout",
      "restriction: Dropout's training_mode is a run-time input; trtlite runs inference only and refuses it"),
+    (r"^test_dft_inverse_opset19$",
+     "restriction: tolerance -- the expected output holds numpy's float32 FFT rounding noise (1.9e-7 where the "
+     "exact value, which trtlite gives, is 0), past atol 1e-7 (onnxruntime fails every DFT case likewise)"),
     (r"^pytorch-operator/test_operator_add",
      "restriction: double inputs holding values outside float32's range (uninitialised memory in the case's "
      "data); trtlite, like TensorRT, computes double as FLOAT"),
