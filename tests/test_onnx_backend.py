@@ -388,3 +388,33 @@ def test_dft_against_numpy(inverse, onesided, complex_in, length):
     m.ir_version = min(m.ir_version, 10)
     got, _ = trt_run(m, {"x": x.astype(np.float32)})
     np.testing.assert_allclose(got["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op,attrs,extra", [
+    ("LSTM", dict(hidden_size=4, direction="bidirectional", clip=2.5), ["B", "sequence_lens", "initial_h", "initial_c",
+                                                                        "P"]),
+    ("GRU", dict(hidden_size=3, linear_before_reset=1), ["B", "sequence_lens", "initial_h"]),
+    ("GRU", dict(hidden_size=3, direction="reverse"), ["B"]),
+    ("RNN", dict(hidden_size=5, activations=["Relu"]), ["B", "", "initial_h"]),
+])
+def test_recurrent_against_onnxruntime(op, attrs, extra):
+    """RNN/GRU/LSTM unrolled over the steps: directions, sequence_lens given at run time, initial states,
+    peepholes, clip, linear_before_reset."""
+    rng = np.random.default_rng(10)
+    t, b, i, h = 4, 3, 5, attrs["hidden_size"]
+    g = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    d = 2 if attrs.get("direction") == "bidirectional" else 1
+    shapes = {"X": (t, b, i), "W": (d, g * h, i), "R": (d, g * h, h), "B": (d, 2 * g * h), "initial_h": (d, b, h),
+              "initial_c": (d, b, h), "P": (d, 3 * h)}
+    feeds = {k: (rng.standard_normal(shapes[k]) * 0.5).astype(np.float32) for k in ["X", "W", "R"] + extra
+             if k and k != "sequence_lens"}
+    vis = [_vi(k, list(shapes[k])) for k in ["X", "W", "R"] + extra if k and k != "sequence_lens"]
+    if "sequence_lens" in extra:
+        feeds["sequence_lens"] = np.array([4, 2, 3], np.int32)
+        vis.append(_vi("sequence_lens", [b], onnx.TensorProto.INT32))
+    outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    m = _model([helper.make_node(op, ["X", "W", "R"] + extra, outs, **attrs)], vis, [_vi(o, None) for o in outs], 14)
+    got, _ = trt_run(m, feeds)
+    ref = ort_run(m, feeds)
+    for o in outs:
+        np.testing.assert_allclose(got[o], ref[o], rtol=1e-4, atol=1e-5, err_msg=o)
