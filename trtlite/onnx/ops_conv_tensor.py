@@ -1,6 +1,6 @@
 """Conv and ConvTranspose with weights computed at run time (a graph input or a computed tensor), which trtlite's
-convolution layers cannot take (their weights are fixed when the layer is made; TensorRT's can be a tensor input).  The convolution is
-lowered to im2col and one matrix multiply per group:
+convolution layers cannot take (their weights are fixed when the layer is made; TensorRT's can be a tensor input).
+The convolution is lowered to im2col and one matrix multiply per group:
 
     x_pad  = zero-padded x                                  (N, C, S1 + p1, ...)
     cols   = concat over kernel taps t of x_pad[:, group channels, t * d : ... : s]   (N, K * Cg, O1, ...)
