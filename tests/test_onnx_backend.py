@@ -418,3 +418,23 @@ def test_recurrent_against_onnxruntime(op, attrs, extra):
     ref = ort_run(m, feeds)
     for o in outs:
         np.testing.assert_allclose(got[o], ref[o], rtol=1e-4, atol=1e-5, err_msg=o)
+
+
+@pytest.mark.parametrize("op,attrs,dshape,ishape,ivals", [
+    ("ScatterND", {}, (4, 3, 2), (2, 2), [[1, 2], [-1, 0]]),
+    ("ScatterND", dict(reduction="add"), (5, 3), (3, 1), [[1], [3], [1]]),
+    ("ScatterND", dict(reduction="max"), (4, 3), (2, 2), [[0, 1], [0, 1]]),
+    ("ScatterElements", dict(axis=1), (3, 5), (3, 2), [[0, 4], [-1, 2], [3, 1]]),
+    ("ScatterElements", dict(axis=0, reduction="mul"), (3, 4), (2, 4), [[0, 1, 2, 0], [0, 1, 2, 2]]),
+])
+def test_scatter_against_onnxruntime(op, attrs, dshape, ishape, ivals):
+    rng = np.random.default_rng(11)
+    idx = np.array(ivals, np.int64).reshape(ishape)
+    ushape = ishape if op == "ScatterElements" else ishape[:-1] + dshape[ishape[-1]:]
+    feeds = {"d": rng.standard_normal(dshape).astype(np.float32), "i": idx,
+             "u": rng.standard_normal(ushape).astype(np.float32)}
+    m = _model([helper.make_node(op, ["d", "i", "u"], ["y"], **attrs)],
+               [_vi("d", list(dshape)), _vi("i", list(ishape), onnx.TensorProto.INT64), _vi("u", list(ushape))],
+               [_vi("y", None)], 18)
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-5, atol=1e-6)

@@ -18,8 +18,8 @@ IMPORTER_MODULES = (ops_activation, ops_constant, ops_conv, ops_elementwise, ops
                     ops_resize, ops_shape, ops_slice)
 
 # Importers added for ONNX's backend test suite (tests/test_onnx_backend.py).
-from . import ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn  # noqa: E402
-IMPORTER_MODULES += (ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn)
+from . import ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter  # noqa: E402
+IMPORTER_MODULES += (ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter)
 
 
 class OnnxParser:
