@@ -438,3 +438,17 @@ def test_scatter_against_onnxruntime(op, attrs, dshape, ishape, ivals):
                [_vi("y", None)], 18)
     got, _ = trt_run(m, feeds)
     np.testing.assert_allclose(got["y"], ort_run(m, feeds)["y"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_onehot_constant_depth_against_onnxruntime(axis):
+    """OneHot with depth an initializer (the backend cases feed it at run time): negative and out-of-range
+    indices, values at run time."""
+    feeds = {"i": np.array([[1, -1, 9], [0, 4, -6]], np.int64), "v": np.array([-2.0, 3.5], np.float32)}
+    g = helper.make_graph([helper.make_node("OneHot", ["i", "depth", "v"], ["y"], axis=axis)], "g",
+                          [_vi("i", [2, 3], onnx.TensorProto.INT64), _vi("v", [2])], [_vi("y", None)],
+                          [onnx.numpy_helper.from_array(np.array(5, np.int64), "depth")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = min(m.ir_version, 10)
+    got, _ = trt_run(m, feeds)
+    np.testing.assert_array_equal(got["y"], ort_run(m, feeds)["y"])

@@ -1,5 +1,5 @@
 """Importers of ops expressed with a few existing layers: Trilu, EyeLike, Hardmax, LpNormalization, Celu, Swish,
-Shrink, MeanVarianceNormalization, RMSNormalization, BitShift, CumSum, CumProd, SwiGLU."""
+Shrink, MeanVarianceNormalization, RMSNormalization, BitShift, CumSum, CumProd, SwiGLU, OneHot, ReverseSequence."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -213,3 +213,55 @@ def _swiglu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     b = p._float(p._tensor(node.input[1]), "B")
     s = p._activation(p._ew_const(g, np.float32(a.get("alpha", 1.0)), E.PROD), ActivationType.SIGMOID)
     return [p._ew(p._ew(g, s, E.PROD), b, E.PROD)]
+
+
+@importer("OneHot",
+          restrictions="depth a constant")
+def _onehot(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """out = (index == arange(depth) along the new axis) ? on : off; negative indices count from depth, others
+    out of range match nothing (all off), as ONNX specifies."""
+    idx = p._tensor(node.input[0])
+    if idx.dtype != DataType.INT32:
+        idx = p._cast(idx, DataType.INT32)  # float indices: ONNX casts them to integers
+    depth = int(np.asarray(p._cval(node.input[1], "depth")).reshape(-1)[0])
+    if depth <= 0:
+        raise Fail(ErrorCode.INVALID_NODE, "depth %d must be positive" % depth)
+    r = len(idx.shape) + 1
+    axis = p._norm_axis(int(a.get("axis", -1)), r)
+    idx = _select(p, p._ew_const(idx, np.int32(0), E.LESS), p._ew_const(idx, np.int32(depth), E.SUM), idx)
+    shape = [1] * r
+    shape[axis] = depth
+    classes = p._const_tensor(np.arange(depth, dtype=np.int32).reshape(shape), DataType.INT32)
+    hit = p._ew(p._unsqueeze(idx, [axis]), classes, E.EQUAL)
+    vals = p._tensor(node.input[2])
+    off = p._reshape(p._gather_axis(vals, 0, np.array([0])), [1] * r, zero_is_placeholder=False)
+    on = p._reshape(p._gather_axis(vals, 0, np.array([1])), [1] * r, zero_is_placeholder=False)
+    return [_select(p, hit, on, off)]
+
+
+@importer("ReverseSequence",
+          restrictions="static batch and time dims")
+def _reverse_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """out[b, t] = x[b, len[b] - 1 - t] for t < len[b], else x[b, t]: a gather from x as a (B * T, rest) table."""
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    r = len(xs)
+    ba, ta = int(a.get("batch_axis", 1)), int(a.get("time_axis", 0))
+    if r < 2 or {ba, ta} != {0, 1}:
+        raise Fail(ErrorCode.INVALID_NODE, "batch_axis %d / time_axis %d must be 0 and 1" % (ba, ta))
+    if xs[0] < 0 or xs[1] < 0:
+        raise unsupported("ReverseSequence with dynamic batch or time dims %s" % (xs,),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if ta == 1:  # (B, T, ...)
+        xt = x
+    else:
+        xt = p._transpose(x, [1, 0] + list(range(2, r)))
+    b, t = int(xt.shape[0]), int(xt.shape[1])
+    lens = p._unsqueeze(p._cast(p._tensor(node.input[1]), DataType.INT32), [1])  # (B, 1)
+    steps = p._const_tensor(np.arange(t, dtype=np.int32).reshape(1, t), DataType.INT32)
+    rev = p._ew(p._ew_const(lens, np.int32(1), E.SUB), steps, E.SUB)  # len - 1 - t
+    src = _select(p, p._ew(steps, lens, E.LESS), rev, steps)  # (B, T)
+    lin = p._ew(src, p._const_tensor((np.arange(b, dtype=np.int32) * t).reshape(b, 1), DataType.INT32), E.SUM)
+    table = p._reshape(xt, [b * t] + [0] * (r - 2))
+    y = p._L(p.network.add_gather(table, lin, 0))  # (B, T, ...)
+    return [y if ta == 1 else p._transpose(y, [1, 0] + list(range(2, r)))]
