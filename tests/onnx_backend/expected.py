@@ -47,6 +47,9 @@ OVERRIDES = [
      "restriction: BitShift by an amount outside 0..30 is a run-time gather error (integers are carried as INT32)"),
     (r"^test_training_dropout",
      "restriction: Dropout's training_mode is a run-time input; trtlite runs inference only and refuses it"),
+    (r"^test_scan_sum$",
+     "op: Scan has no importer (issue #12); model_importer.check_arity also misreads Scan-8's empty optional "
+     "first input (sequence_lens) as a missing required one"),
     (r"^test_dft_inverse_opset19$",
      "restriction: tolerance -- the expected output holds numpy's float32 FFT rounding noise (1.9e-7 where the "
      "exact value, which trtlite gives, is 0), past atol 1e-7 (onnxruntime fails every DFT case likewise)"),
