@@ -96,6 +96,12 @@ test: deps-test build fuzz-build
 	$(PY) -m pytest -q tests
 	@$(MAKE) --no-print-directory tsan
 
+# The ONNX backend suite (onnx.backend.test; it runs inside `make test` too, tests/test_onnx_backend.py) with its
+# pass-rate report: trtlite and onnxruntime, overall and on the ops onnx-tensorrt lists as supported.
+.PHONY: onnx-backend
+onnx-backend: deps-test build
+	$(PY) tests/onnx_backend/expected.py --report
+
 # `make demo` runs the LeNet demo, then the AdderNet demo (Adder2d_TRT plugin, TensorRT 7 API).
 demo: deps-demo build
 	$(PY) examples/network_api_mnist.py

@@ -60,9 +60,8 @@ Limits
 * At most 64 graph inputs and outputs in all (MAX_IO_TENSORS: what an execution context binds); more is
   an error while parsing.
 * Not mapped (become plugins when a creator exists, else errors): control flow (If/Loop/Scan), NonZero,
-  NonMaxSuppression, Scatter*, CumSum, Einsum, RoiAlign, quantization ops on tensors, LpPool, pooling
-  with dilations, MaxPool's Indices output, Resize antialias / tf_crop_and_resize /
-  tf_half_pixel_for_nn / keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index
+  NonMaxSuppression, RoiAlign, quantization ops on tensors, MaxPool's Indices output, Resize antialias /
+  tf_crop_and_resize / tf_half_pixel_for_nn / keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index
   along a dynamic axis, string tensors.  Ops over constants only are computed while parsing (numpy,
   or onnx's reference implementation), whatever the op.
 

@@ -69,9 +69,12 @@ def prepare_model(model: Any) -> Tuple[Any, int, Dict[str, int]]:
             raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "the model imports no opset of the default ONNX domain")
         opsets[""] = max_opset
     opset = opsets[""]
-    if opset < MIN_OPSET or opset > max_opset:
+    # Below MIN_OPSET the parser only warns (ctx: see parser._parse_proto), as TensorRT's does: the importers
+    # follow the newer definitions, and the few older semantics they know (opset 6's explicit broadcast axis)
+    # are handled where they differ.
+    if opset < 1 or opset > max_opset:
         raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "unsupported ONNX opset %d: this parser supports opsets %d to %d "
-                   "(the installed onnx package's newest)" % (opset, MIN_OPSET, max_opset))
+                   "(the installed onnx package's newest)" % (opset, 1, max_opset))
     return model, opset, opsets
 
 

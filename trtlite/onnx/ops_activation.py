@@ -106,20 +106,28 @@ def _clip(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("PRelu",
-          restrictions="floating-point input; the slope broadcasts to the input (unidirectionally)")
+          restrictions=("floating-point input; the slope broadcasts to the input (unidirectionally; before opset 7 "
+                        "a slope vector is per channel)"))
 def _prelu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._float(p._tensor(node.input[0]))
     r = len(x.shape)
     sn = node.input[1]
+    # PRelu before opset 7: a slope vector is per channel (axis 1), not aligned with the last dim
+    legacy = p._opset < 7 and r > 2
     if p._is_const(sn):
         s = p._cval(sn).astype(np.float32)
+        if legacy and s.ndim == 1 and s.size == x.shape[1]:
+            s = s.reshape((1, s.size) + (1,) * (r - 2))
         if s.ndim > r:
             raise Fail(ErrorCode.INVALID_NODE, "slope of shape %s has more dims than the input %s"
                        % (s.shape, tuple(x.shape)))
         s = s.reshape((1,) * (r - s.ndim) + s.shape)
         st = p._const_tensor(s, DataType.FLOAT)
     else:
-        st = p._unsqueeze_to(p._float(p._tensor(sn)), r)
+        st = p._float(p._tensor(sn))
+        if legacy and len(st.shape) == 1 and st.shape[0] == x.shape[1] and x.shape[1] > 1:
+            st = p._reshape(st, [1, -1] + [1] * (r - 2), zero_is_placeholder=False)
+        st = p._unsqueeze_to(st, r)
     return [p._L(p.network.add_parametric_relu(x, st))]
 
 

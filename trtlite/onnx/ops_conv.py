@@ -9,6 +9,7 @@ from .._enums import ElementWiseOperation, PaddingMode, ScaleMode
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
+from .ops_conv_tensor import conv_tensor_weights, deconv_tensor_weights
 from .registry import importer
 from .shape_eval import is_static
 
@@ -46,10 +47,19 @@ def _pads(a: Dict[str, Any], nsp: int) -> Tuple[List[int], List[int]]:
 
 
 @importer("Conv",
-          restrictions=("1-D to 3-D convolutions; the weights (input 1) must be a constant; auto_pad NOTSET, VALID, "
-                        "SAME_UPPER or SAME_LOWER"))
+          restrictions=("1-D to 3-D convolutions; auto_pad NOTSET, VALID, SAME_UPPER or SAME_LOWER; weights computed "
+                        "at run time (not an initializer) need static shapes and run as im2col + matrix multiplies "
+                        "(slow)"))
 def _conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._float(p._tensor(node.input[0]))
+    wn = p._inp(node, 1)
+    if wn is not None and not p._is_const(wn):  # weights computed at run time: im2col and matrix multiplies
+        wt = p._float(p._tensor(wn), "weights (input 1)")
+        bias, bias_t = _opt_bias(p, node, int(wt.shape[0]))
+        y = conv_tensor_weights(p, node, a, x, wt)
+        if bias is not None:
+            y = p._L(p.network.add_scale(y, ScaleMode.CHANNEL, bias, None, None))
+        return [_channel_tensor_add(p, y, bias_t) if bias_t is not None else y]
     w = _conv_weights(p, node)
     nsp = w.ndim - 2
     if nsp < 1 or nsp > 3:
@@ -87,20 +97,31 @@ def _conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("ConvTranspose",
-          restrictions=("1-D to 3-D; the weights (input 1) must be a constant; output_shape and SAME auto_pad need "
-                        "static spatial dims"))
+          restrictions=("1-D to 3-D; output_shape and SAME auto_pad need static spatial dims; weights computed at "
+                        "run time need static shapes (input included) and run as zero insertion + im2col + matrix "
+                        "multiplies (slow)"))
 def _conv_transpose(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._float(p._tensor(node.input[0]))
-    w = _conv_weights(p, node)
-    nsp = w.ndim - 2
+    wn = p._inp(node, 1)
+    wt = None  # the weights as a tensor when computed at run time
+    if wn is not None and not p._is_const(wn):
+        wt = p._float(p._tensor(wn), "weights (input 1)")
+        wshape = tuple(int(d) for d in wt.shape)
+        if not is_static(wshape):
+            raise unsupported("ConvTranspose with run-time weights of dynamic shape %s" % (wshape,),
+                              ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    else:
+        w = _conv_weights(p, node)
+        wshape = w.shape
+    nsp = len(wshape) - 2
     if nsp < 1 or nsp > 3:
         raise unsupported("ConvTranspose with %d spatial dims" % nsp, ErrorCode.UNSUPPORTED_NODE_SHAPE)
     xs = tuple(x.shape)
     if len(xs) != nsp + 2:
-        raise Fail(ErrorCode.INVALID_NODE, "input of shape %s does not match weights of shape %s" % (xs, w.shape))
+        raise Fail(ErrorCode.INVALID_NODE, "input of shape %s does not match weights of shape %s" % (xs, wshape))
     group = int(a.get("group", 1))
-    k_out = w.shape[1] * group
-    ks = list(w.shape[2:])
+    k_out = wshape[1] * group
+    ks = list(wshape[2:])
     strides = attr_ints(a, "strides") or [1] * nsp
     dil = attr_ints(a, "dilations") or [1] * nsp
     opad = attr_ints(a, "output_padding") or [0] * nsp
@@ -132,6 +153,11 @@ def _conv_transpose(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[An
         raise unsupported("auto_pad '%s'" % auto_pad)
     post_eff = [q - o for q, o in zip(post, opad)]  # output_padding extends the end
     bias, bias_t = _opt_bias(p, node, k_out)
+    if wt is not None:
+        y = deconv_tensor_weights(p, x, wt, strides, dil, group, pre, post_eff)
+        if bias is not None:
+            y = p._L(p.network.add_scale(y, ScaleMode.CHANNEL, bias, None, None))
+        return [_channel_tensor_add(p, y, bias_t) if bias_t is not None else y]
     direct = all(v >= 0 for v in pre) and all(v >= 0 for v in post_eff)
     layer = p.network.add_deconvolution_nd(x, k_out, ks, w, bias if direct else None)
     layer.stride_nd = strides

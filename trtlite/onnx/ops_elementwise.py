@@ -2,14 +2,14 @@
 Where, IsNaN, IsInf, Cast, CastLike."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, UnaryOperation
 from .context import ImporterContext
 from .dtypes import T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT32, T_INT64, TRT_NP, onnx_to_trt, trt_of_np
-from .errors import ErrorCode, unsupported
+from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
 
 
@@ -66,8 +66,29 @@ def _isinf(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._ew(inf, sign, ElementWiseOperation.AND)]
 
 
+def _legacy_axis(p: ImporterContext, node: Any, names: Sequence[str]) -> Optional[int]:
+    """Opset < 7's explicit broadcast (broadcast=1, axis=k): B's dims line up with A's from dim k, not from
+    the end as numpy's do.  The axis (normalized) when that applies, else None."""
+    if p._opset >= 7 or len(names) != 2:
+        return None
+    at = {x.name: x for x in node.attribute}
+    if "broadcast" not in at or not at["broadcast"].i or "axis" not in at:
+        return None
+    return int(at["axis"].i)
+
+
 def _arith_operands(p: ImporterContext, node: Any, names: Sequence[str]) -> List[Any]:
     ts = p._operands(names)
+    axis = _legacy_axis(p, node, names)
+    if axis is not None:
+        bshape = p._consts[names[1]].shape if names[1] in p._consts else tuple(p._tensors[names[1]].shape)
+        ra, rb = len(ts[0].shape), len(bshape)
+        axis = p._norm_axis(axis, ra)
+        if axis + rb > ra or any(d < 0 for d in bshape):
+            raise Fail(ErrorCode.INVALID_NODE, "B of shape %s cannot broadcast from axis %d of a rank-%d A"
+                       % (tuple(bshape), axis, ra))
+        if axis + rb != ra:
+            ts[1] = p._reshape(ts[1], [1] * axis + list(bshape) + [1] * (ra - axis - rb), zero_is_placeholder=False)
     dts = {t.dtype for t in ts}
     if len(dts) > 1:  # e.g. Pow(float, int): ONNX allows the exponent's type to differ
         ts = [ts[0]] + [p._cast(t, ts[0].dtype) for t in ts[1:]]
@@ -108,21 +129,46 @@ def _variadic(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [y]
 
 
+def _select(p: ImporterContext, c: Any, t: Any, e: Any) -> Any:
+    """Select(c, t, e) with the three brought to one rank first (numpy broadcasting)."""
+    r = max(len(c.shape), len(t.shape), len(e.shape))
+    c, t, e = (p._unsqueeze_to(v, r) if len(v.shape) < r else v for v in (c, t, e))
+    return p._L(p.network.add_select(c, t, e))
+
+
+def _fmod_float(p: ImporterContext, x: Any, y: Any) -> Any:
+    """C's fmod over floats: x - trunc(x / y) * y, and x itself where the quotient truncates to 0 (so that a
+    finite x over an infinite y gives x, not x - 0 * inf = NaN).  NaN where x is infinite or y is 0."""
+    E, U = ElementWiseOperation, UnaryOperation
+    q = p._ew(x, y, E.DIV)
+    t = p._ew(p._unary(q, U.SIGN), p._unary(p._unary(q, U.ABS), U.FLOOR), E.PROD)
+    r = p._ew(x, p._ew(y, t, E.PROD), E.SUB)
+    return _select(p, p._ew_const(t, 0.0, E.EQUAL), x, r)
+
+
 @importer("Mod",
           restrictions="none")
 def _mod(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x, y = _arith_operands(p, node, node.input[:2])
     E = ElementWiseOperation
+    if x.dtype == DataType.INT32:
+        op = E.DIV if int(a.get("fmod", 0)) else E.FLOOR_DIV  # integer DIV truncates, as C's % does
+        q = p._L(p.network.add_elementwise(x, y, op))
+        return [p._ew(x, p._ew(y, q, E.PROD), E.SUB)]
+    r = _fmod_float(p, x, y)
     if int(a.get("fmod", 0)):
-        if x.dtype == DataType.INT32:
-            q = p._L(p.network.add_elementwise(x, y, E.DIV))
-        else:
-            q = p._L(p.network.add_elementwise(x, y, E.DIV))
-            q = p._ew(p._unary(q, UnaryOperation.SIGN), p._unary(p._unary(q, UnaryOperation.ABS),
-                                                                   UnaryOperation.FLOOR), E.PROD)
-    else:
-        q = p._L(p.network.add_elementwise(x, y, E.FLOOR_DIV))
-    return [p._ew(x, p._ew(y, q, E.PROD), E.SUB)]
+        return [r]
+    # numpy's mod (Python's %): the remainder takes the divisor's sign -- r + y where r is nonzero and of the
+    # other sign (so -3 mod inf is inf, 3 mod inf is 3), and a zero remainder is a zero of y's sign.
+    r_neg = p._ew_const(r, 0.0, E.LESS)
+    y_neg = p._ew_const(y, 0.0, E.LESS)
+    r_zero = p._ew_const(r, 0.0, E.EQUAL)
+    flip = p._ew(p._ew(r_neg, y_neg, E.XOR), p._unary(r_zero, UnaryOperation.NOT), E.AND)
+    r = _select(p, flip, p._ew(r, y, E.SUM), r)
+    signed_zero = _select(p, y_neg, p._const_tensor(np.array(-0.0, np.float32).reshape((1,) * len(y.shape)),
+                                                     DataType.FLOAT),
+                          p._const_tensor(np.zeros((1,) * len(y.shape), np.float32), DataType.FLOAT))
+    return [_select(p, r_zero, signed_zero, r)]
 
 
 @importer("Where",

@@ -1,14 +1,15 @@
-"""Importers of matrix products: Gemm, MatMul."""
+"""Importers of matrix products: Gemm, MatMul, Einsum, DFT."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, MatrixOperation
+from .._enums import DataType, ElementWiseOperation, MatrixOperation, ReduceOperation
 from .context import ImporterContext
-from .errors import ErrorCode, Fail
+from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
+from .shape_eval import axes_mask
 
 
 @importer("Gemm",
@@ -67,3 +68,134 @@ def _matmul(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     elif bb < ba:
         B = p._unsqueeze_to(B, rb + ba - bb)
     return [p._L(p.network.add_matrix_multiply(A, op0, B, op1))]
+
+
+def _einsum_terms(eq: str, ranks: List[int]) -> Tuple[List[str], str]:
+    """The equation's input terms and output term, each a string of one letter per dim ('...' expanded to
+    upper-case letters the equation does not use); the implicit output is the letters seen once, sorted."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise Fail(ErrorCode.INVALID_NODE, "equation '%s' has %d operands, the node %d" % (eq, len(terms), len(ranks)))
+    free = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in eq]
+    n_ell = max([r - (len(t) - 3) for t, r in zip(terms, ranks) if "..." in t] or [0])
+    ell = "".join(free[:n_ell])[::-1]
+    out_terms = []
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            k = r - (len(t) - 3)
+            t = t.replace("...", ell[len(ell) - k:] if k else "")
+        if len(t) != r or not all(c.isalpha() for c in t):
+            raise Fail(ErrorCode.INVALID_NODE, "term '%s' of equation '%s' does not fit a rank-%d operand" % (t, eq, r))
+        out_terms.append(t)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        seen = "".join(out_terms)
+        out = ell + "".join(sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ell))
+    return out_terms, out
+
+
+@importer("Einsum",
+          restrictions="no index repeated within one operand (diagonals); static dims where letters broadcast")
+def _einsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Every operand transposed to one order of all letters (missing ones as 1-dims), multiplied with numpy
+    broadcasting, summed over the letters the output lacks, then transposed to the output's order."""
+    ts = [p._tensor(n) for n in node.input]
+    dtype = ts[0].dtype
+    ts = [p._cast(t, dtype) for t in ts]
+    terms, out = _einsum_terms(str(a["equation"]), [len(t.shape) for t in ts])
+    for t in terms:
+        if len(set(t)) != len(t):
+            raise unsupported("Einsum term '%s' repeats an index (a diagonal)" % t)
+    letters = list(out) + sorted(set("".join(terms)) - set(out))
+    acc = None
+    for t, term in zip(ts, terms):
+        perm = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
+        if perm != list(range(len(term))):
+            t = p._transpose(t, perm)
+        placed = [term[i] for i in perm]
+        missing = [i for i, c in enumerate(letters) if c not in placed]
+        if missing:
+            t = p._unsqueeze(t, missing)
+        acc = t if acc is None else p._ew(acc, t, ElementWiseOperation.PROD)
+    summed = list(range(len(out), len(letters)))
+    if summed:
+        acc = p._L(p.network.add_reduce(acc, ReduceOperation.SUM, axes_mask(summed), False))
+    if not out and not summed:
+        acc = p._L(p.network.add_identity(acc))
+    return [acc]
+
+
+def _dft_matrices(n_in: int, length: int, inverse: bool, onesided: bool,
+                  complex_in: bool) -> Tuple[List[List[Optional[np.ndarray]]], int]:
+    """[[real <- real, real <- imag], [imag <- real, imag <- imag]] matrices (n_in, K) of the transform (None:
+    zero), and K.  Samples past `length` are dropped, missing ones are zeros (numpy's fft(x, n))."""
+    n = np.arange(n_in)[:, None].astype(np.float64)
+    live = (n < length).astype(np.float64)
+    if inverse and onesided:  # irfft: n_in = length // 2 + 1 half-spectrum bins in, `length` real samples out
+        k = np.arange(n_in)[:, None].astype(np.float64)
+        t = np.arange(length)[None, :].astype(np.float64)
+        w = np.where((k == 0) | ((length % 2 == 0) & (k == length // 2)), 1.0, 2.0) / length
+        ang = 2 * np.pi * k * t / length
+        return [[w * np.cos(ang), -w * np.sin(ang)]], length
+    k_out = length // 2 + 1 if onesided else length
+    k = np.arange(k_out)[None, :].astype(np.float64)
+    ang = 2 * np.pi * n * k / length
+    c, s = np.cos(ang) * live, np.sin(ang) * live
+    if inverse:  # x = 1/L sum Y e^{+i...}: re = (Yr c - Yi s) / L, im = (Yr s + Yi c) / L
+        c, s = c / length, s / length
+        m = [[c, -s], [s, c]]
+    else:  # Y = sum X e^{-i...}: re = Xr c + Xi s, im = -Xr s + Xi c
+        m = [[c, s], [-s, c]]
+    return [[row[0], row[1] if complex_in else None] for row in m], k_out
+
+
+@importer("DFT",
+          restrictions="axis and dft_length constants (axis not the last dim); the signal axis static; computed as "
+                       "matrix multiplies by the transform matrix (O(n^2))")
+def _dft(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    xs = tuple(x.shape)
+    r = len(xs)
+    if r < 3 or xs[-1] not in (1, 2):
+        raise Fail(ErrorCode.INVALID_NODE, "input of shape %s must end in a real/imaginary dim of 1 or 2" % (xs,))
+    if p._opset >= 20:
+        an = p._inp(node, 2)
+        axis = int(np.asarray(p._cval(an, "axis")).reshape(-1)[0]) if an else -2
+    else:
+        axis = int(a.get("axis", 1))
+    axis = p._norm_axis(axis, r)
+    if axis == r - 1:
+        raise Fail(ErrorCode.INVALID_NODE, "axis %d is the real/imaginary dim" % axis)
+    n_in = xs[axis]
+    if n_in < 0:
+        raise unsupported("DFT along a dynamic axis", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    inverse, onesided = bool(int(a.get("inverse", 0))), bool(int(a.get("onesided", 0)))
+    ln = p._inp(node, 1)
+    if ln is not None:
+        length = int(np.asarray(p._cval(ln, "dft_length")).reshape(-1)[0])
+    else:
+        length = 2 * (n_in - 1) if inverse and onesided else n_in
+    if length <= 0:
+        raise Fail(ErrorCode.INVALID_NODE, "dft_length %d" % length)
+    complex_in = xs[-1] == 2
+    mats, k_out = _dft_matrices(n_in, length, inverse, onesided, complex_in)
+    perm = [i for i in range(r - 1) if i != axis] + [axis]  # the signal axis last
+    parts = [p._transpose(p._squeeze(p._gather_axis(x, r - 1, np.array([c])), [r - 1]), perm)
+             for c in range(2 if complex_in else 1)]
+    outs = []
+    for row in mats:
+        acc = None
+        for part, m in zip(parts, row):
+            if m is None:
+                continue
+            mt = p._const_tensor(m.astype(np.float32).reshape((1,) * (r - 3) + m.shape), DataType.FLOAT)
+            y = p._L(p.network.add_matrix_multiply(part, MatrixOperation.NONE, mt, MatrixOperation.NONE))
+            acc = y if acc is None else p._ew(acc, y, ElementWiseOperation.SUM)
+        outs.append(p._unsqueeze(acc, [r - 1]))
+    y = outs[0] if len(outs) == 1 else p._concat_layer(outs, r - 1)  # (..., K, 1 or 2) in perm's order
+    inv = [perm.index(i) for i in range(r - 1)] + [r - 1]
+    del k_out
+    return [p._transpose(y, inv)]

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .._enums import DataType, ScaleMode
+from .._enums import DataType, ElementWiseOperation, ReduceOperation, ScaleMode, UnaryOperation
 from .context import ImporterContext
 from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
@@ -14,15 +14,23 @@ from .shape_eval import axes_mask
 
 
 @importer("BatchNormalization",
-          restrictions=("inference only (training_mode 0, one output); scale, B, input_mean and input_var must be "
-                        "constants"))
+          restrictions=("inference only (training_mode 0, one output); scale, B, input_mean and input_var "
+                        "computed at run time become elementwise layers (constants fold into one scale layer)"))
 def _batchnorm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if int(a.get("training_mode", 0)) or len([o for o in node.output if o]) > 1:
         raise unsupported("BatchNormalization in training mode (running statistics outputs)")
     x = p._float(p._tensor(node.input[0]))
     names = ["scale", "B", "input_mean", "input_var"]
-    vals = [p._cval(p._inp(node, i + 1), names[i]).astype(np.float64).reshape(-1) for i in range(4)]
     eps = float(a.get("epsilon", 1e-5))
+    if len(x.shape) >= 2 and not all(p._is_const(p._inp(node, i + 1) or "") for i in range(4)):
+        # parameters computed at run time: (x - mean) / sqrt(var + eps) * scale + B, each a vector along dim 1
+        r = len(x.shape)
+        E, U = ElementWiseOperation, UnaryOperation
+        g, b, mean, var = (_param_tensor(p, p._inp(node, i + 1), r, [1], 0.0, None) for i in range(4))
+        den = p._unary(p._ew(var, p._const_tensor(np.full((1,) * r, eps, np.float32), DataType.FLOAT), E.SUM),
+                       U.SQRT)
+        return [p._ew(p._ew(p._ew(p._ew(x, mean, E.SUB), den, E.DIV), g, E.PROD), b, E.SUM)]
+    vals = [p._cval(p._inp(node, i + 1), names[i]).astype(np.float64).reshape(-1) for i in range(4)]
     gamma, beta, mean, var = vals
     scale = gamma / np.sqrt(var + eps)
     shift = beta - mean * scale
@@ -60,8 +68,18 @@ def _param_tensor(p: ImporterContext, name: Optional[str], rank: int, shape_at: 
                 raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' has %d values, expected %s" % (name, v.size, count))
             shape[shape_at[0]] = v.size
         return p._const_tensor(v.reshape(shape), DataType.FLOAT)
-    t = p._tensor(name)
-    return p._unsqueeze_to(t, rank)
+    t = p._float(p._tensor(name), "parameter '%s'" % name)
+    if trailing:
+        return p._unsqueeze_to(t, rank)
+    # a run-time per-channel (or per-group) vector: its values go along dim shape_at[0], not the last dim
+    if len(t.shape) != 1 or len(shape_at) != 1:
+        raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' of shape %s must be a vector" % (name, tuple(t.shape)))
+    n = int(t.shape[0])
+    if count is not None and n >= 0 and count >= 0 and n != count:
+        raise Fail(ErrorCode.INVALID_NODE, "parameter '%s' has %d values, expected %d" % (name, n, count))
+    shape = [1] * rank
+    shape[shape_at[0]] = n if n >= 0 else -1
+    return p._reshape(t, shape, zero_is_placeholder=False)
 
 
 @importer("InstanceNormalization",
@@ -80,10 +98,8 @@ def _instance_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any
 
 
 @importer("LayerNormalization",
-          restrictions="output Y only (no Mean / InvStdDev outputs)")
+          restrictions="none")
 def _layer_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    if len([o for o in node.output if o]) > 1:
-        raise unsupported("LayerNormalization's Mean and InvStdDev outputs")
     x = p._float(p._tensor(node.input[0]))
     r = len(x.shape)
     axis = p._norm_axis(int(a.get("axis", -1)), r)
@@ -99,7 +115,18 @@ def _layer_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         b = _param_tensor(p, bname, r, axes, 0.0, trailing=True)
     layer = p.network.add_normalization(x, s, b, axes_mask(axes))
     layer.epsilon = float(a.get("epsilon", 1e-5))
-    return [p._L(layer)]
+    y = p._L(layer)
+    if not any(node.output[1:]):
+        return [y]
+    # the optional Mean and InvStdDev outputs (shape X.shape[:axis] + [1] * (r - axis)), from reductions beside
+    # the normalization layer: mean = E[x], inv_std = 1 / sqrt(E[(x - mean)^2] + epsilon)
+    E, R, U = ElementWiseOperation, ReduceOperation, UnaryOperation
+    mean = p._L(p.network.add_reduce(x, R.AVG, axes_mask(axes), True))
+    d = p._ew(x, mean, E.SUB)
+    var = p._L(p.network.add_reduce(p._ew(d, d, E.PROD), R.AVG, axes_mask(axes), True))
+    eps = p._const_tensor(np.full((1,) * r, a.get("epsilon", 1e-5), np.float32), DataType.FLOAT)
+    inv = p._unary(p._unary(p._ew(var, eps, E.SUM), U.SQRT), U.RECIP)
+    return [y, mean, inv]
 
 
 @importer("GroupNormalization",

@@ -1,9 +1,12 @@
-"""Importers of pooling: MaxPool, AveragePool, LpPool (refused), GlobalAveragePool, GlobalMaxPool."""
+"""Importers of pooling: MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool."""
 from __future__ import annotations
 
+import itertools
 from typing import Any, Dict, List
 
-from .._enums import PaddingMode, PoolingType, ReduceOperation
+import numpy as np
+
+from .._enums import DataType, ElementWiseOperation, PaddingMode, PoolingType, ReduceOperation, UnaryOperation
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import ErrorCode, unsupported
@@ -22,28 +25,31 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
 
 
 @importer("MaxPool", "AveragePool", "LpPool",
-          restrictions={"MaxPool": ("1-D to 3-D; no dilations; no Indices output; ceil_mode output sizes trtlite's "
-                                    "padding modes can express"),
-                        "AveragePool": ("1-D to 3-D; no dilations; ceil_mode output sizes trtlite's padding modes "
-                                        "can express"),
-                        "LpPool": "not supported (an UNSUPPORTED_NODE error)"})
+          restrictions={"MaxPool": ("1-D to 3-D; no Indices output; ceil_mode output sizes trtlite's padding modes "
+                                    "can express; dilations need static spatial dims (one strided slice per tap)"),
+                        "AveragePool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
+                                        "dilations need static spatial dims (one strided slice per tap)"),
+                        "LpPool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
+                                   "dilations need static spatial dims (one strided slice per tap)")})
 def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = node.op_type
-    if op == "LpPool":
-        raise unsupported("LpPool", ErrorCode.UNSUPPORTED_NODE)
     if len([o for o in node.output if o]) > 1:
         raise unsupported("MaxPool's Indices output")
     x = p._float(p._tensor(node.input[0]))
     xs = tuple(x.shape)
+    order = float(a.get("p", 2))
+    if op == "LpPool":  # (sum over the window of |x|^p)^(1/p): an average pool counting the padding, times K
+        x = _pow(p, p._unary(x, UnaryOperation.ABS), order)
     ks = attr_ints(a, "kernel_shape")
     nsp = len(ks)
     if nsp < 1 or nsp > 3 or len(xs) != nsp + 2:
         raise unsupported("pooling with kernel %s on input %s" % (ks, xs), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     strides = attr_ints(a, "strides") or [1] * nsp
     dil = attr_ints(a, "dilations") or [1] * nsp
-    if any(d != 1 for d in dil):
-        raise unsupported("pooling with dilations %s" % dil)
     ceil = bool(int(a.get("ceil_mode", 0)))
+    if any(d != 1 for d in dil):
+        y = _pool_dilated(p, x, op, ks, strides, dil, ceil, a)
+        return [_pow(p, y, 1.0 / order) if op == "LpPool" else y]  # LpPool: y is the sum of |x|^p
     layer = p.network.add_pooling_nd(x, PoolingType.MAX if op == "MaxPool" else PoolingType.AVERAGE, ks)
     layer.stride_nd = strides
     auto_pad = a.get("auto_pad", "NOTSET")
@@ -74,7 +80,22 @@ def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             layer.padding_mode = mode
     if op == "AveragePool":
         layer.average_count_excludes_padding = not bool(int(a.get("count_include_pad", 0)))
+    if op == "LpPool":
+        layer.average_count_excludes_padding = False  # padding adds |0|^p = 0 to the sum
+        y = p._ew_const(p._L(layer), np.float32(np.prod(ks)), ElementWiseOperation.PROD)
+        return [_pow(p, y, 1.0 / order)]
     return [p._L(layer)]
+
+
+def _pow(p: ImporterContext, x: Any, e: float) -> Any:
+    """x^e for x >= 0 (x * x for 2, sqrt for 1/2)."""
+    if e == 1.0:
+        return x
+    if e == 2.0:
+        return p._ew(x, x, ElementWiseOperation.PROD)
+    if e == 0.5:
+        return p._unary(x, UnaryOperation.SQRT)
+    return p._ew_const(x, np.float32(e), ElementWiseOperation.POW)
 
 
 def _trt_pool_out(n: int, k: int, s: int, pre: int, post: int, mode: PaddingMode) -> int:
@@ -86,10 +107,68 @@ def _trt_pool_out(n: int, k: int, s: int, pre: int, post: int, mode: PaddingMode
     return o
 
 
-@importer("GlobalAveragePool", "GlobalMaxPool",
+@importer("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
           restrictions="none")
 def _global_pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._float(p._tensor(node.input[0]))
     r = len(x.shape)
+    if node.op_type == "GlobalLpPool":
+        order = float(a.get("p", 2))
+        s = p._L(p.network.add_reduce(_pow(p, p._unary(x, UnaryOperation.ABS), order), ReduceOperation.SUM,
+                                      axes_mask(range(2, r)), True))
+        return [_pow(p, s, 1.0 / order)]
     op = ReduceOperation.AVG if node.op_type == "GlobalAveragePool" else ReduceOperation.MAX
     return [p._L(p.network.add_reduce(x, op, axes_mask(range(2, r)), True))]
+
+
+def _pool_dilated(p: ImporterContext, x: Any, op: str, ks: List[int], strides: List[int], dil: List[int],
+                  ceil: bool, a: Dict[str, Any]) -> Any:
+    """Pooling with dilations, which the pooling layer lacks: the input padded (-inf for max, 0 otherwise, and as
+    far past the end as ceil_mode's last window reaches), one strided slice per kernel tap, combined by max or sum;
+    an average divides by the taps inside the padded input (count_include_pad) or inside the input itself, a count
+    computed while parsing."""
+    xs = tuple(x.shape)
+    nsp = len(ks)
+    sp = list(xs[2:])
+    if not is_static(sp):
+        raise unsupported("pooling with dilations %s over dynamic spatial dims %s" % (dil, xs),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    k_eff = [d * (k - 1) + 1 for d, k in zip(dil, ks)]
+    auto_pad = a.get("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pre, post = [], []
+        for i in range(nsp):
+            total = max(0, (-(-sp[i] // strides[i]) - 1) * strides[i] + k_eff[i] - sp[i])
+            small, big = total // 2, total - total // 2
+            pre.append(small if auto_pad == "SAME_UPPER" else big)
+            post.append(big if auto_pad == "SAME_UPPER" else small)
+    elif auto_pad in ("VALID", "NOTSET"):
+        pre, post = _pads(a, nsp) if auto_pad == "NOTSET" else ([0] * nsp, [0] * nsp)
+    else:
+        raise unsupported("auto_pad '%s'" % auto_pad)
+    out = [_pool_out(sp[i], k_eff[i], strides[i], pre[i], post[i], ceil) for i in range(nsp)]
+    extra = [max(0, (out[i] - 1) * strides[i] + k_eff[i] - (sp[i] + pre[i] + post[i])) for i in range(nsp)]
+    full = [sp[i] + pre[i] + post[i] + extra[i] for i in range(nsp)]
+    inside = np.zeros(full, np.bool_)  # the input's own positions within the padded extent
+    inside[tuple(slice(pre[i], pre[i] + sp[i]) for i in range(nsp))] = True
+    padded = np.zeros(full, np.bool_)  # the positions count_include_pad counts: input and explicit pads
+    padded[tuple(slice(0, sp[i] + pre[i] + post[i]) for i in range(nsp))] = True
+    if any(pre) or any(post) or any(extra):
+        x = p._L(p.network.add_padding_nd(x, pre, [q + e for q, e in zip(post, extra)]))
+        if op == "MaxPool":
+            bias = np.where(inside, np.float32(0), np.float32(-np.inf)).astype(np.float32)
+            x = p._ew(x, p._const_tensor(bias.reshape((1, 1) + bias.shape), DataType.FLOAT), ElementWiseOperation.SUM)
+    combine = ElementWiseOperation.MAX if op == "MaxPool" else ElementWiseOperation.SUM
+    y = None
+    count = np.zeros(out, np.float64)
+    counted = padded if int(a.get("count_include_pad", 0)) else inside
+    for t in itertools.product(*[range(k) for k in ks]):
+        spec = {i + 2: (t[i] * dil[i], out[i], strides[i]) for i in range(nsp)}
+        sl = p._slice(x, spec)
+        y = sl if y is None else p._ew(y, sl, combine)
+        count += counted[tuple(slice(t[i] * dil[i], t[i] * dil[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                               for i in range(nsp))]
+    if op == "AveragePool":
+        y = p._ew(y, p._const_tensor(np.maximum(count, 1).astype(np.float32).reshape((1, 1) + tuple(out)),
+                                     DataType.FLOAT), ElementWiseOperation.DIV)
+    return y

@@ -20,9 +20,18 @@ MAX_CONCAT_INPUTS = 64
 
 @importer("Identity", "Dropout",
           restrictions={"Identity": "none",
-                        "Dropout": "inference only (an identity); the mask output needs a static shape"})
+                        "Dropout": "inference only (an identity): training_mode absent or a constant false; "
+                                   "the mask output needs a static shape"})
 def _identity(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
+    mode = p._inp(node, 2) if node.op_type == "Dropout" else None
+    if mode is not None:
+        # Dropout-12's training_mode: true drops at random, which inference (an identity) must not pass off
+        if not p._is_const(mode):
+            raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "Dropout's training_mode '%s' must be a constant false "
+                       "(trtlite runs inference only), but it is computed at run time" % mode)
+        if bool(np.asarray(p._cval(mode, "training_mode")).reshape(-1)[:1].any()):
+            raise unsupported("Dropout in training mode (training_mode is true): trtlite runs inference only")
     outs = [x]
     if len(node.output) > 1 and node.output[1]:
         shp = tuple(x.shape)
@@ -308,7 +317,9 @@ def _depth_space(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         return [p._reshape(t, [0, c2, h * b, w * b])]
     if h % b or w % b:
         raise Fail(ErrorCode.INVALID_NODE, "H, W (%d, %d) not divisible by blocksize %d" % (h, w, b))
-    t = p._shuffle(x, reshape=[0, c, h // b, b, w // b, b], second=[0, 3, 5, 1, 2, 4])
+    # DCR (the default): output channel (bh * b + bw) * C + c; CRD (opset 25's mode): c * b * b + bh * b + bw
+    perm = [0, 3, 5, 1, 2, 4] if a.get("mode", "DCR") == "DCR" else [0, 1, 3, 5, 2, 4]
+    t = p._shuffle(x, reshape=[0, c, h // b, b, w // b, b], second=perm)
     return [p._reshape(t, [0, c * b * b, h // b, w // b])]
 
 

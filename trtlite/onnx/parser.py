@@ -11,11 +11,15 @@ from .constants import FOLDABLE
 from .context import ImporterContext
 from .errors import ErrorCode, Fail, ParserError, bad_name
 from .ops_plugin import find_creator
-from .registry import IMPORTERS
+from .registry import IMPORTERS, MIN_OPSET
 
 # The importer modules: importing them fills the registry (each registers its ops).
 IMPORTER_MODULES = (ops_activation, ops_constant, ops_conv, ops_elementwise, ops_matmul, ops_norm, ops_pool, ops_reduce,
                     ops_resize, ops_shape, ops_slice)
+
+# Importers added for ONNX's backend test suite (tests/test_onnx_backend.py).
+from . import ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter  # noqa: E402
+IMPORTER_MODULES += (ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter)
 
 
 class OnnxParser:
@@ -162,6 +166,9 @@ class OnnxParser:
         except Fail as e:
             self._error(e.code, str(e))
             return False
+        if opset < MIN_OPSET:
+            self._log(Severity.WARNING, "ONNX parser: the model's opset %d is older than %d, the oldest this parser "
+                      "is tested with; importing it with the newer operator definitions" % (opset, MIN_OPSET))
         ctx = self._ctx = ImporterContext(self.network, self.logger, self._error, model, opset, opsets, base_dir)
         try:
             return model_importer.import_graph(ctx, model)

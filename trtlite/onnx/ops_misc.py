@@ -1,0 +1,267 @@
+"""Importers of ops expressed with a few existing layers: Trilu, EyeLike, Hardmax, LpNormalization, Celu, Swish,
+Shrink, MeanVarianceNormalization, RMSNormalization, BitShift, CumSum, CumProd, SwiGLU, OneHot, ReverseSequence."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+
+from .._enums import ActivationType, DataType, ElementWiseOperation, ReduceOperation, TopKOperation, UnaryOperation
+from .context import ImporterContext
+from .dtypes import ONNX_TO_NP, TRT_NP, onnx_to_trt
+from .errors import ErrorCode, Fail, unsupported
+from .registry import importer
+from .shape_eval import axes_mask, is_static
+
+E, U, R = ElementWiseOperation, UnaryOperation, ReduceOperation
+
+
+def _zeros_like_rank(p: ImporterContext, rank: int, dtype: DataType) -> Any:
+    return p._const_tensor(np.zeros((1,) * rank, TRT_NP[DataType(dtype)]), dtype)
+
+
+def _select(p: ImporterContext, c: Any, t: Any, e: Any) -> Any:
+    r = max(len(c.shape), len(t.shape), len(e.shape))
+    c, t, e = (p._unsqueeze_to(v, r) if len(v.shape) < r else v for v in (c, t, e))
+    return p._L(p.network.add_select(c, t, e))
+
+
+@importer("Trilu",
+          restrictions="the last two dims static")
+def _trilu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    if len(xs) < 2 or not is_static(xs[-2:]):
+        raise unsupported("Trilu needs rank >= 2 with static last two dims, got %s" % (xs,),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    r = len(xs)
+    n, m = xs[-2:]
+    diff = (np.arange(m)[None, :] - np.arange(n)[:, None]).reshape((1,) * (r - 2) + (n, m))  # j - i
+    upper = bool(int(a.get("upper", 1)))
+    kn = p._inp(node, 1)
+    if kn is None or p._is_const(kn):
+        k = int(np.asarray(p._cval(kn, "k")).reshape(-1)[0]) if kn else 0
+        mask = p._const_tensor((diff >= k) if upper else (diff <= k), DataType.BOOL)
+    else:  # k computed at run time: compare j - i against it
+        kt = p._tensor(kn)
+        if kt.dtype != DataType.INT32 or any(d != 1 for d in kt.shape):
+            raise Fail(ErrorCode.INVALID_NODE, "k '%s' must be an integer scalar" % kn)
+        kt = p._reshape(kt, [1] * r, zero_is_placeholder=False)
+        dt = p._const_tensor(diff.astype(np.int32), DataType.INT32)
+        # upper: keep j - i >= k, i.e. not (j - i < k); lower: keep j - i <= k, i.e. not (j - i > k)
+        mask = p._unary(p._ew(dt, kt, E.LESS if upper else E.GREATER), U.NOT)
+    return [_select(p, mask, x, _zeros_like_rank(p, r, x.dtype))]
+
+
+@importer("EyeLike",
+          restrictions="static input shape (the output is a constant)")
+def _eyelike(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    if len(xs) != 2 or not is_static(xs):
+        raise unsupported("EyeLike needs a 2-D input of static shape, got %s" % (xs,), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if "dtype" in a:
+        t = int(a["dtype"])
+        if onnx_to_trt(t) is None or t not in ONNX_TO_NP:
+            raise unsupported("EyeLike to ONNX type %d" % t, ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+        np_t = ONNX_TO_NP[t]
+    else:
+        np_t = TRT_NP[DataType(x.dtype)]
+    return [np.eye(xs[0], xs[1], int(a.get("k", 0)), dtype=np_t)]
+
+
+@importer("Hardmax",
+          restrictions="opset < 13: input of rank 2 or axis the last dim")
+def _hardmax(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    xs = tuple(x.shape)
+    r = len(xs)
+    axis = p._norm_axis(int(a.get("axis", -1 if p._opset >= 13 else 1)), r)
+    if p._opset < 13 and axis != r - 1:
+        raise unsupported("Hardmax-%d over the input flattened at axis %d (only the last axis)" % (p._opset, axis))
+    if xs[axis] < 0:
+        raise unsupported("Hardmax along a dynamic axis", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    layer = p.network.add_topk(x, TopKOperation.MAX, 1, 1 << axis)
+    p._name_layer(layer)
+    idx = layer.get_output(1)  # the first of equal maxima, as ONNX's Hardmax takes
+    shape = [1] * r
+    shape[axis] = xs[axis]
+    ar = p._const_tensor(np.arange(xs[axis], dtype=np.int32).reshape(shape), DataType.INT32)
+    return [p._cast(p._ew(idx, ar, E.EQUAL), DataType.FLOAT)]
+
+
+@importer("LpNormalization",
+          restrictions="p 1 or 2")
+def _lpnorm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    axis = p._norm_axis(int(a.get("axis", -1)), r)
+    order = int(a.get("p", 2))
+    if order not in (1, 2):
+        raise Fail(ErrorCode.INVALID_NODE, "LpNormalization's p must be 1 or 2, got %d" % order)
+    if order == 1:
+        norm = p._L(p.network.add_reduce(p._unary(x, U.ABS), R.SUM, 1 << axis, True))
+    else:
+        norm = p._unary(p._L(p.network.add_reduce(p._ew(x, x, E.PROD), R.SUM, 1 << axis, True)), U.SQRT)
+    y = p._ew(x, norm, E.DIV)
+    zero = _zeros_like_rank(p, r, DataType.FLOAT)
+    return [_select(p, p._ew(norm, zero, E.EQUAL), zero, y)]  # a zero vector stays zero (ONNX's reference)
+
+
+@importer("Celu", "Swish", "Shrink",
+          restrictions="floating-point input")
+def _pointwise(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    if node.op_type == "Celu":  # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+        alpha = float(a.get("alpha", 1.0))
+        e = p._ew_const(p._unary(p._ew_const(x, np.float32(1.0 / alpha), E.PROD), U.EXP), np.float32(1.0), E.SUB)
+        neg = p._ew_const(p._ew_const(e, np.float32(alpha), E.PROD), np.float32(0.0), E.MIN)
+        return [p._ew(p._activation(x, ActivationType.RELU), neg, E.SUM)]
+    if node.op_type == "Swish":  # x * sigmoid(alpha * x)
+        s = p._activation(p._ew_const(x, np.float32(a.get("alpha", 1.0)), E.PROD), ActivationType.SIGMOID)
+        return [p._ew(x, s, E.PROD)]
+    lambd, bias = float(a.get("lambd", 0.5)), float(a.get("bias", 0.0))
+    lo = p._ew_const(x, np.float32(-lambd), E.LESS)
+    hi = p._ew_const(x, np.float32(lambd), E.GREATER)
+    zero = _zeros_like_rank(p, r, DataType.FLOAT)
+    y = _select(p, hi, p._ew_const(x, np.float32(bias), E.SUB), zero)
+    return [_select(p, lo, p._ew_const(x, np.float32(bias), E.SUM), y)]
+
+
+@importer("MeanVarianceNormalization",
+          restrictions="none")
+def _mvn(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    axes = [p._norm_axis(v, r) for v in a.get("axes", [0, 2, 3])]
+    mask = axes_mask(axes)
+    mean = p._L(p.network.add_reduce(x, R.AVG, mask, True))
+    sq_mean = p._L(p.network.add_reduce(p._ew(x, x, E.PROD), R.AVG, mask, True))
+    var = p._ew(sq_mean, p._ew(mean, mean, E.PROD), E.SUB)  # as ONNX's function body: E[x^2] - E[x]^2
+    den = p._ew_const(p._unary(var, U.SQRT), np.float32(1e-9), E.SUM)
+    return [p._ew(p._ew(x, mean, E.SUB), den, E.DIV)]
+
+
+@importer("RMSNormalization",
+          restrictions="none")
+def _rms_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._float(p._tensor(node.input[0]))
+    r = len(x.shape)
+    axis = p._norm_axis(int(a.get("axis", -1)), r)
+    mask = axes_mask(range(axis, r))
+    ms = p._L(p.network.add_reduce(p._ew(x, x, E.PROD), R.AVG, mask, True))
+    rms = p._unary(p._ew_const(ms, np.float32(a.get("epsilon", 1e-5)), E.SUM), U.SQRT)
+    y = p._ew(x, rms, E.DIV)
+    s = p._float(p._tensor(node.input[1]), "scale")
+    return [p._ew(y, s, E.PROD)]  # scale broadcasts numpy-style against X.shape[axis:]
+
+
+@importer("BitShift",
+          restrictions="integer types carried as INT32 (uint16/uint32/uint64; not uint8); shift amounts 0 to 30")
+def _bitshift(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x, y = p._operands(node.input[:2])
+    if x.dtype != DataType.INT32 or y.dtype != DataType.INT32:
+        raise unsupported("BitShift over %s (trtlite shifts integers carried as INT32)" % DataType(x.dtype).name,
+                          ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+    # x << y = x * 2^y and x >> y = x // 2^y (unsigned x); 2^y gathered from a table, so a shift past 30 is a
+    # gather index error at run time rather than a wrong value
+    table = p._const_tensor(np.array([1 << i for i in range(31)], np.int32), DataType.INT32)
+    p2 = p._L(p.network.add_gather(table, y, 0))
+    direction = a.get("direction", "")
+    if direction not in ("LEFT", "RIGHT"):
+        raise Fail(ErrorCode.INVALID_NODE, "BitShift's direction must be LEFT or RIGHT, got '%s'" % direction)
+    return [p._ew(x, p2, E.PROD if direction == "LEFT" else E.FLOOR_DIV)]
+
+
+@importer("CumSum", "CumProd",
+          restrictions=("axis a constant (any value will do for a 1-D input); the axis static; O(n^2) work "
+                        "along it (a triangular mask, then a reduction)"))
+def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """y[..., j, ...] = sum (or product) of x[..., i, ...] over the i the mask keeps: i <= j (i < j when
+    exclusive, i >= j / i > j when reverse).  x is broadcast against the (n, n) mask on a new axis after the
+    cumulated one, the masked-out terms set to 0 (1 for the product), and the cumulated axis reduced."""
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    r = len(xs)
+    an = node.input[1]
+    if r == 1 and not p._is_const(an):
+        axis = 0  # the only axis a 1-D input has
+    else:
+        axis = p._norm_axis(int(np.asarray(p._cval(an, "axis")).reshape(-1)[0]), r)
+    n = xs[axis]
+    if n < 0:
+        raise unsupported("%s along a dynamic axis" % node.op_type, ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if x.dtype not in (DataType.FLOAT, DataType.INT32):
+        x = p._float(x)
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    rev, excl = bool(int(a.get("reverse", 0))), bool(int(a.get("exclusive", 0)))
+    keep = (i > j if excl else i >= j) if rev else (i < j if excl else i <= j)
+    mask = p._const_tensor(keep.reshape((1,) * axis + (n, n) + (1,) * (r - axis - 1)), DataType.BOOL)
+    xe = p._unsqueeze(x, [axis + 1])  # (..., n, 1, ...): i along axis, j along axis + 1
+    prod = node.op_type == "CumProd"
+    fill = p._const_tensor(np.full((1,) * (r + 1), 1 if prod else 0, TRT_NP[DataType(x.dtype)]), x.dtype)
+    terms = _select(p, mask, xe, fill)
+    return [p._L(p.network.add_reduce(terms, R.PROD if prod else R.SUM, 1 << axis, False))]
+
+
+@importer("SwiGLU",
+          restrictions="floating-point inputs")
+def _swiglu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Y = A * sigmoid(alpha * A) * B."""
+    g = p._float(p._tensor(node.input[0]), "A")
+    b = p._float(p._tensor(node.input[1]), "B")
+    s = p._activation(p._ew_const(g, np.float32(a.get("alpha", 1.0)), E.PROD), ActivationType.SIGMOID)
+    return [p._ew(p._ew(g, s, E.PROD), b, E.PROD)]
+
+
+@importer("OneHot",
+          restrictions="depth a constant")
+def _onehot(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """out = (index == arange(depth) along the new axis) ? on : off; negative indices count from depth, others
+    out of range match nothing (all off), as ONNX specifies."""
+    idx = p._tensor(node.input[0])
+    if idx.dtype != DataType.INT32:
+        idx = p._cast(idx, DataType.INT32)  # float indices: ONNX casts them to integers
+    depth = int(np.asarray(p._cval(node.input[1], "depth")).reshape(-1)[0])
+    if depth <= 0:
+        raise Fail(ErrorCode.INVALID_NODE, "depth %d must be positive" % depth)
+    r = len(idx.shape) + 1
+    axis = p._norm_axis(int(a.get("axis", -1)), r)
+    idx = _select(p, p._ew_const(idx, np.int32(0), E.LESS), p._ew_const(idx, np.int32(depth), E.SUM), idx)
+    shape = [1] * r
+    shape[axis] = depth
+    classes = p._const_tensor(np.arange(depth, dtype=np.int32).reshape(shape), DataType.INT32)
+    hit = p._ew(p._unsqueeze(idx, [axis]), classes, E.EQUAL)
+    vals = p._tensor(node.input[2])
+    off = p._reshape(p._gather_axis(vals, 0, np.array([0])), [1] * r, zero_is_placeholder=False)
+    on = p._reshape(p._gather_axis(vals, 0, np.array([1])), [1] * r, zero_is_placeholder=False)
+    return [_select(p, hit, on, off)]
+
+
+@importer("ReverseSequence",
+          restrictions="static batch and time dims")
+def _reverse_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """out[b, t] = x[b, len[b] - 1 - t] for t < len[b], else x[b, t]: a gather from x as a (B * T, rest) table."""
+    x = p._tensor(node.input[0])
+    xs = tuple(x.shape)
+    r = len(xs)
+    ba, ta = int(a.get("batch_axis", 1)), int(a.get("time_axis", 0))
+    if r < 2 or {ba, ta} != {0, 1}:
+        raise Fail(ErrorCode.INVALID_NODE, "batch_axis %d / time_axis %d must be 0 and 1" % (ba, ta))
+    if xs[0] < 0 or xs[1] < 0:
+        raise unsupported("ReverseSequence with dynamic batch or time dims %s" % (xs,),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if ta == 1:  # (B, T, ...)
+        xt = x
+    else:
+        xt = p._transpose(x, [1, 0] + list(range(2, r)))
+    b, t = int(xt.shape[0]), int(xt.shape[1])
+    lens = p._unsqueeze(p._cast(p._tensor(node.input[1]), DataType.INT32), [1])  # (B, 1)
+    steps = p._const_tensor(np.arange(t, dtype=np.int32).reshape(1, t), DataType.INT32)
+    rev = p._ew(p._ew_const(lens, np.int32(1), E.SUB), steps, E.SUB)  # len - 1 - t
+    src = _select(p, p._ew(steps, lens, E.LESS), rev, steps)  # (B, T)
+    lin = p._ew(src, p._const_tensor((np.arange(b, dtype=np.int32) * t).reshape(b, 1), DataType.INT32), E.SUM)
+    table = p._reshape(xt, [b * t] + [0] * (r - 2))
+    y = p._L(p.network.add_gather(table, lin, 0))  # (B, T, ...)
+    return [y if ta == 1 else p._transpose(y, [1, 0] + list(range(2, r)))]
