@@ -5,5 +5,8 @@
 #include "python/py_network.h"
 
 int trtl_py_init_builder(PyObject *m, trtl_py_state *st);
+/* The C config of IBuilderConfig `self`, or NULL with StateError while a build uses it (`what`
+ * names the refused call). */
+trtl_builder_config *trtl_py_config_handle(PyObject *self, const char *what);
 
 #endif

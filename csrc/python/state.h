@@ -5,6 +5,7 @@
  *   state.h   <- errors.h <- convert.h <- py_network.h <- py_layer.h, py_tensor.h, py_builder.h
  *   state.h   <- sink.h                   convert.h <- py_engine.h <- py_context.h
  *                                         convert.h <- py_plugin.h
+ *                                         convert.h <- py_timing_cache.h
  * They use only trtlite's public C API (trtlite/trtlite.h, types.h, plugin.h).
  *
  * Multi-phase init; every type is a heap type created with PyType_FromModuleAndSpec and found
@@ -30,7 +31,7 @@ typedef struct trtl_py_state {
         *PluginFieldError; /* PluginError and InvalidArgumentError: a plugin field is wrong */
     /* types */
     PyTypeObject *NetworkType, *LayerType, *TensorType, *BuilderType, *ConfigType, *ProfileType, *RuntimeType,
-        *EngineType, *ContextType, *HostMemoryType, *InspectorType;
+        *EngineType, *ContextType, *HostMemoryType, *InspectorType, *TimingCacheType;
     PyTypeObject *layer_types[TRTL_OP_COUNT];
     /* registered from Python */
     PyObject *enums;        /* dict: enum class name -> class */
