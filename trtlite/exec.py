@@ -210,8 +210,8 @@ def make_parser() -> argparse.ArgumentParser:
     g.add_argument("--avgTiming", type=_nonneg_int, metavar="N",
                    help="timed runs per candidate kernel when autotuning (0 disables timing)")
     g.add_argument("--noBuilderCache", action="store_true",
-                   help="set BuilderFlag.DISABLE_TIMING_CACHE (trtlite caches kernel timings only within a "
-                        "process, so each trtlite-exec build times kernels afresh anyway)")
+                   help="set BuilderFlag.DISABLE_TIMING_CACHE: every candidate kernel is timed, no timing cache "
+                        "is read or written (--timingCacheFile included)")
     g.add_argument("--timingCacheFile", metavar="PATH", help="kernel timing cache: loaded if the file exists, "
                    "saved after the build (a rebuild with it times nothing)")
     g.add_argument("--memPoolSize", type=_pool_size, metavar="workspace:N",

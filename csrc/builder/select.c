@@ -22,6 +22,7 @@
 
 #define MAX_CANDIDATES 16
 #define KEY_MAX TRTL_TC_KEY_MAX
+#define TIME_BUDGET_MS 25.0 /* per candidate, after its second timed run (time_kernel) */
 
 static size_t put_dims(char *buf, size_t n, const trtl_dims *d)
 {
@@ -128,9 +129,11 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
 
 /* Best (minimum) ms over max(iters, 3) runs after one warm-up, or a negative value if the kernel
  * failed.  The minimum is what the kernel costs when nothing else interferes, so a busy machine
- * does not decide which kernel an engine keeps.  Early cut-off: once the minimum is over twice
- * `beat` (the best candidate's so far; <= 0: none yet), the candidate cannot win and its timing
- * stops there.  The prepared state goes to *keep (the caller releases it) when the kernel ran. */
+ * does not decide which kernel an engine keeps.  Bounds: once the minimum is over twice `beat`
+ * (the best candidate's so far; <= 0: none yet) the candidate cannot win and its timing stops;
+ * after two timed runs, a candidate that has taken TIME_BUDGET_MS stops too (a slow layer's
+ * minimum of two is as good a guide as of three, and a loaded machine would stretch every run).
+ * The prepared state goes to *keep (the caller releases it) when the kernel ran. */
 static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *k, bench *b, int iters,
                           trtl_threadpool *pool, double beat, void **keep)
 {
@@ -157,13 +160,15 @@ static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel 
     double penalty = !k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) ? 1.05 : 1.0;
     if (k->run(&a) == TRTL_OK) {
         int ok = 1, runs = iters < 3 ? 3 : iters;
+        double spent = 0;
         for (int i = 0; i < runs && ok; i++) {
             double t0 = now_ms();
             ok = k->run(&a) == TRTL_OK;
             double ms = now_ms() - t0;
+            spent += ms;
             if (ok && (best < 0 || ms < best))
                 best = ms;
-            if (ok && beat > 0 && best * penalty > 2.0 * beat)
+            if (ok && ((beat > 0 && best * penalty > 2.0 * beat) || (i >= 1 && spent > TIME_BUDGET_MS)))
                 break;
         }
         if (!ok)
