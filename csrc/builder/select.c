@@ -127,12 +127,13 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
     return 1;
 }
 
-/* Best (minimum) ms over max(iters, 3) runs after one warm-up, or a negative value if the kernel
- * failed.  The minimum is what the kernel costs when nothing else interferes, so a busy machine
- * does not decide which kernel an engine keeps.  Bounds: once the minimum is over twice `beat`
- * (the best candidate's so far; <= 0: none yet) the candidate cannot win and its timing stops;
- * after two timed runs, a candidate that has taken TIME_BUDGET_MS stops too (a slow layer's
- * minimum of two is as good a guide as of three, and a loaded machine would stretch every run).
+/* Best (minimum) ms over max(iters, 3) runs, the first included, or a negative value if the
+ * kernel failed.  The minimum is what the kernel costs when nothing else interferes, so a busy
+ * machine does not decide which kernel an engine keeps.  Bounds: once the minimum is over twice
+ * `beat` (the best candidate's so far; <= 0: none yet; four times for the first run alone) the
+ * candidate cannot win and its timing stops; after its third run, a candidate that has taken
+ * TIME_BUDGET_MS stops too (a slow layer's minimum of three is as good a guide as of more, and a
+ * loaded machine would stretch every run).
  * The prepared state goes to *keep (the caller releases it) when the kernel ran. */
 static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *k, bench *b, int iters,
                           trtl_threadpool *pool, double beat, void **keep)
@@ -158,9 +159,15 @@ static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel 
     double best = -1.0;
     /* a kernel without the fused epilogue pays a separate sweep over the output */
     double penalty = !k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) ? 1.05 : 1.0;
+    double t_first = now_ms();
     if (k->run(&a) == TRTL_OK) {
-        int ok = 1, runs = iters < 3 ? 3 : iters;
-        double spent = 0;
+        /* The first run (first touch of outputs and scratch included) is a sample too, an upper
+         * bound; over four times the best so far, the candidate is out without further runs. */
+        double spent = now_ms() - t_first;
+        int ok = 1, runs = (iters < 3 ? 3 : iters) - 1;
+        best = spent;
+        if (beat > 0 && best * penalty > 4.0 * beat)
+            runs = 0;
         for (int i = 0; i < runs && ok; i++) {
             double t0 = now_ms();
             ok = k->run(&a) == TRTL_OK;
