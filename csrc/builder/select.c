@@ -276,6 +276,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     double t_start = now_ms();
     if (!(g->cfg->flags & (1u << TRTL_FLAG_DISABLE_TIMING_CACHE)))
         tc = g->cfg->timing_cache ? g->cfg->timing_cache : trtl_tc_process_default();
+    trtl_timing_cache_retain(tc); /* kept for this build even if the config is given another */
     trtl_progress_start(g->cfg, "Kernel selection", "Building engine", g->nn);
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
         trtl_node *n = &g->n[i].n;
@@ -328,5 +329,6 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     trtl_log(TRTL_LOG_INFO, "kernel selection: timed %d candidates on %d nodes (%d timings from the timing cache%s) in "
              "%.1f ms; preparing kernels %.1f ms; selection total %.1f ms", stats.timed, stats.nodes_timed,
              stats.cached, tc ? "" : ", disabled", stats.timing_ms, stats.prepare_ms, now_ms() - t_start);
+    trtl_timing_cache_destroy(tc);
     return st;
 }

@@ -16,15 +16,6 @@ typedef struct TrtlBuilder {
     int fp16_mode, int8_mode, strict_type_constraints, debug_sync;
 } TrtlBuilder;
 
-typedef struct TrtlBuilderConfigObj {
-    PyObject_HEAD
-    trtl_builder_config *cfg;
-    PyObject *int8_calibrator;
-    PyObject *progress_monitor;
-    long profiling_verbosity;
-    int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
-} TrtlBuilderConfigObj;
-
 /* 0 if no build uses the config; otherwise StateError naming `what`, -1. */
 static int config_idle(TrtlBuilderConfigObj *self, const char *what)
 {
@@ -35,11 +26,6 @@ static int config_idle(TrtlBuilderConfigObj *self, const char *what)
                  "build_serialized_network, on another thread or calling this from its logger or progress monitor); "
                  "wait for the build to return", what);
     return -1;
-}
-
-trtl_builder_config *trtl_py_config_handle(PyObject *self, const char *what)
-{
-    return config_idle((TrtlBuilderConfigObj *)self, what) < 0 ? NULL : ((TrtlBuilderConfigObj *)self)->cfg;
 }
 
 static PyObject *config_getattro(PyObject *self, PyObject *name)
@@ -716,19 +702,7 @@ static PyMethodDef config_methods[] = {
     {"get_pass_enabled", (PyCFunction)config_get_pass_enabled, METH_O,
      "get_pass_enabled(name) -> bool\n\nWhether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and "
      "builder_optimization_level are applied at build time and not reflected here)."},
-    {"create_timing_cache", (PyCFunction)(void (*)(void))trtl_py_config_create_timing_cache,
-     METH_VARARGS | METH_KEYWORDS,
-     "create_timing_cache(serialized_timing_cache) -> ITimingCache\n\nA timing cache from ITimingCache.serialize() "
-     "bytes (any buffer; b'' for an empty cache).  Raises PlanError for truncated, corrupt or other-version bytes."},
-    {"set_timing_cache", (PyCFunction)(void (*)(void))trtl_py_config_set_timing_cache, METH_VARARGS | METH_KEYWORDS,
-     "set_timing_cache(cache, ignore_mismatch) -> bool\n\nBuilds with this config read and add timings to `cache` "
-     "(None: builds share a process-wide cache).  A cache holding timings from another CPU, or none for this config's "
-     "num_threads (set it first), is a mismatch: without ignore_mismatch it is refused (False, with a RuntimeWarning "
-     "saying why); with it only the matching timings are read.  BuilderFlag.DISABLE_TIMING_CACHE: no cache is read "
-     "or written."},
-    {"get_timing_cache", (PyCFunction)trtl_py_config_get_timing_cache, METH_NOARGS,
-     "get_timing_cache() -> ITimingCache | None\n\nThe cache set with set_timing_cache (the same timings, a new "
-     "handle), or None."},
+    TRTL_PY_CONFIG_TIMING_CACHE_METHODS
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {

@@ -120,6 +120,18 @@ static PyType_Spec tc_spec = {"trtlite.ITimingCache", sizeof(TrtlTimingCache), 0
 
 /* ---- IBuilderConfig methods (in its method table, py_builder.c) ------------------------------ */
 
+/* The config's C handle, or NULL with StateError while a build uses it (reached only through
+ * IBuilderConfig.method(config, ...): attribute lookups on a building config are refused). */
+static trtl_builder_config *config_handle(PyObject *self, const char *what)
+{
+    TrtlBuilderConfigObj *c = (TrtlBuilderConfigObj *)self;
+    if (!c->building)
+        return c->cfg;
+    PyErr_Format(TRTL_STATE(self)->StateError, "builder config: %s is refused while a build uses this config; "
+                 "wait for the build to return", what);
+    return NULL;
+}
+
 PyObject *trtl_py_config_create_timing_cache(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"serialized_timing_cache", NULL};
@@ -146,7 +158,7 @@ PyObject *trtl_py_config_set_timing_cache(PyObject *self, PyObject *args, PyObje
     if (cache != Py_None && !PyObject_TypeCheck(cache, st->TimingCacheType))
         return PyErr_Format(PyExc_TypeError, "set_timing_cache(): cache must be an ITimingCache (from "
                             "create_timing_cache) or None, not %s", Py_TYPE(cache)->tp_name);
-    trtl_builder_config *cfg = trtl_py_config_handle(self, "set_timing_cache()");
+    trtl_builder_config *cfg = config_handle(self, "set_timing_cache()");
     if (!cfg)
         return NULL;
     trtl_status s = trtl_builder_config_set_timing_cache(cfg, cache == Py_None ? NULL : ((TrtlTimingCache *)cache)->c,
@@ -161,7 +173,7 @@ PyObject *trtl_py_config_set_timing_cache(PyObject *self, PyObject *args, PyObje
 PyObject *trtl_py_config_get_timing_cache(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    trtl_builder_config *cfg = trtl_py_config_handle(self, "get_timing_cache()");
+    trtl_builder_config *cfg = config_handle(self, "get_timing_cache()");
     if (!cfg)
         return NULL;
     trtl_timing_cache *c = trtl_builder_config_timing_cache(cfg);
