@@ -128,6 +128,8 @@ class IBuilderConfig:
         """0: reference kernels and no fusion; 1-5: all optimizations (default 3)."""
     def clear_flag(self, flag: Any) -> None:
         """Disable a BuilderFlag."""
+    def create_timing_cache(self, serialized_timing_cache: Any) -> ITimingCache:
+        """A timing cache from ITimingCache.serialize() bytes (any buffer; b'' for an empty cache).  Raises PlanError for truncated, corrupt or other-version bytes."""
     @property
     def disabled_passes(self) -> Any:
         """Names of the builder passes this config switches off (trtlite's own; see trtlite.builder_passes()); assigning a list switches exactly those off.  Passes switched off by TRTLITE_DISABLE_PASSES are not listed."""
@@ -140,6 +142,8 @@ class IBuilderConfig:
         """The limit set."""
     def get_pass_enabled(self, name: Any) -> bool:
         """Whether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and builder_optimization_level are applied at build time and not reflected here)."""
+    def get_timing_cache(self) -> Any:
+        """The cache set with set_timing_cache (the same timings, a new handle), or None."""
     @property
     def int8_calibrator(self) -> Any:
         """INT8 calibrator object."""
@@ -170,6 +174,8 @@ class IBuilderConfig:
         """Accepted, no effect."""
     def set_tactic_sources(self, sources: Any) -> Any:
         """Accepted, no effect."""
+    def set_timing_cache(self, cache: Any, ignore_mismatch: Any) -> bool:
+        """Builds with this config read and add timings to `cache` (None: builds share a process-wide cache).  A cache holding timings from another CPU, or none for this config's num_threads (set it first), is a mismatch: without ignore_mismatch it is refused (False, with a RuntimeWarning saying why); with it only the matching timings are read.  BuilderFlag.DISABLE_TIMING_CACHE: no cache is read or written."""
 
 class ICudaEngine:
     """A built engine (ICudaEngine): immutable, shareable by many execution contexts."""
@@ -506,6 +512,18 @@ class ITensor:
     @property
     def shape(self) -> Any:
         """Shape (without the batch in implicit-batch networks; -1 for dynamic dims).  Writable on inputs."""
+
+class ITimingCache:
+    """Timings of candidate kernels collected by builds (TensorRT's ITimingCache); made by IBuilderConfig.create_timing_cache.  A rebuild with a warm cache times nothing and picks the same kernels.  Thread-safe: builds on several threads may share one."""
+    def combine(self, input_cache: Any, ignore_mismatch: Any) -> bool:
+        """Add input_cache's entries to this cache (an entry this cache has keeps its value).  Entries timed on another CPU are a mismatch: without ignore_mismatch nothing is added and the answer is False (with a RuntimeWarning saying why); with it they are added too (builds read only the entries of their own CPU and thread count)."""
+    @property
+    def num_entries(self) -> Any:
+        """Number of timings held (trtlite's own; one per kernel, node signature, thread count and CPU)."""
+    def reset(self) -> bool:
+        """Empty the cache (True)."""
+    def serialize(self) -> IHostMemory:
+        """The cache as versioned, checksummed bytes (bytes(h) or f.write(h)); IBuilderConfig.create_timing_cache reads them back.  Entries keep their order, so equal caches give equal bytes."""
 
 class PluginCreator:
     """A registered plugin creator, as the registry returns it: built-in, from a library, or written in Python (then its create_plugin/deserialize_plugin run through the registry's field checks, and other attributes are the Python object's)."""

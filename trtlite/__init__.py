@@ -20,6 +20,7 @@ from ._C import (EngineInspector, Error, IBuilderConfig, ICudaEngine, IExecution
                  DTypeError, NotFoundError, UnsupportedError, PlanError, PluginError, PluginFieldError, StateError,
                  OutOfMemoryError,
                  builder_passes, cpu_features)
+from ._C import ITimingCache
 from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLayer, IConvolutionLayer,
                  IDeconvolutionLayer, IElementWiseLayer, IFullyConnectedLayer, IGatherLayer, IIdentityLayer,
                  ILRNLayer, IMatrixMultiplyLayer, INormalizationLayer, IPaddingLayer, IParametricReLULayer,

@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -247,8 +248,10 @@ def make_parser() -> argparse.ArgumentParser:
     g.add_argument("--avgTiming", type=_nonneg_int, metavar="N",
                    help="timed runs per candidate kernel when autotuning (0 disables timing)")
     g.add_argument("--noBuilderCache", action="store_true",
-                   help="set BuilderFlag.DISABLE_TIMING_CACHE (trtlite caches kernel timings only within a "
-                        "process, so each trtlite-exec build times kernels afresh anyway)")
+                   help="set BuilderFlag.DISABLE_TIMING_CACHE: every candidate kernel is timed, no timing cache "
+                        "is read or written (--timingCacheFile included)")
+    g.add_argument("--timingCacheFile", metavar="PATH", help="kernel timing cache: loaded if the file exists, "
+                   "saved after the build (a rebuild with it times nothing)")
     g.add_argument("--memPoolSize", type=_pool_size, metavar="workspace:N",
                    help="workspace (scratch) limit, in MiB unless suffixed K/M/G")
     g.add_argument("--profilingVerbosity", choices=["layer_names_only", "detailed", "none"],
@@ -575,7 +578,11 @@ class Exec:
         builder, network = self._parse_onnx(a.onnx)
         config = builder.create_builder_config()
         self._configure(builder, network, config)
+        cache = self._load_timing_cache(config) if a.timingCacheFile else None
         plan, build_s = self._build_plan(builder, network, config)
+        if cache is not None:
+            _write_file(a.timingCacheFile, cache.serialize(), "timing cache file")
+            _kv("Timing cache", f"saved {cache.num_entries} timings to {a.timingCacheFile}")
         self.plan = plan
         _section("Build")
         _kv("Build time", fmt_seconds(build_s))
@@ -583,6 +590,24 @@ class Exec:
             _write_file(a.saveEngine, plan, "engine file")
             _kv("Saved engine", a.saveEngine)
         self._deserialize(plan, "the built engine")
+
+    def _load_timing_cache(self, config: Any) -> Any:
+        """--timingCacheFile: the cache from the file (empty if there is none yet), set on `config`.
+        Timings from another CPU or thread count are kept in the file but not used (with a warning)."""
+        path = self.a.timingCacheFile
+        data = _read_file(path, "timing cache file") if os.path.exists(path) else b""
+        try:
+            cache = config.create_timing_cache(data)
+        except self.trt.Error as e:
+            raise CliError(f"cannot load timing cache file '{path}': {_one_line(e)}") from e
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if not config.set_timing_cache(cache, False):
+                print(f"Warning: {caught[-1].message if caught else 'timing cache mismatch'}; "
+                      "using only its matching timings")
+                config.set_timing_cache(cache, True)
+        _kv("Timing cache", f"loaded {cache.num_entries} timings from {path}" if data else f"new ({path})")
+        return cache
 
     def _parse_onnx(self, path: str) -> Tuple[Any, Any]:
         """An explicit-batch network from the ONNX model at `path`; parser errors become a CliError."""

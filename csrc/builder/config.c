@@ -32,6 +32,7 @@ void trtl_builder_config_destroy(trtl_builder_config *cfg)
         free(cfg->profiles[p].entries);
     }
     free(cfg->profiles);
+    trtl_timing_cache_destroy(cfg->timing_cache);
     free(cfg);
 }
 

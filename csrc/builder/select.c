@@ -1,7 +1,9 @@
 /* select.c -- kernel choice per node ("tactics").  Candidates come from the kernel registry,
  * filtered by CPU features and applies(); when several remain and timing is enabled, each is
- * timed on the node's opt shapes and the fastest kept.  Timings are cached per process by
- * (kernel, node signature) so rebuilding the same network is fast. */
+ * timed on the node's opt shapes and the fastest kept.  Timings go to the timing cache
+ * (builder/timing_cache.h: the config's, else a process-wide one; none with
+ * BuilderFlag.DISABLE_TIMING_CACHE) keyed by (kernel, node signature, threads, CPU), so that a
+ * rebuild, or a node identical to one timed before in the same build, times nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,8 @@
 #include <pthread.h>
 
 #include "builder/graph.h"
+#include "builder/config.h"
+#include "builder/timing_cache.h"
 #include "core/alloc.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
@@ -17,43 +21,8 @@
 #include "core/dims.h"
 
 #define MAX_CANDIDATES 16
-#define KEY_MAX 768
-
-typedef struct cache_entry {
-    char key[KEY_MAX];
-    double ms;
-    struct cache_entry *next;
-} cache_entry;
-
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static cache_entry *cache_head;
-
-static int cache_get(const char *key, double *ms)
-{
-    int found = 0;
-    pthread_mutex_lock(&cache_lock);
-    for (cache_entry *e = cache_head; e; e = e->next)
-        if (strcmp(e->key, key) == 0) {
-            *ms = e->ms;
-            found = 1;
-            break;
-        }
-    pthread_mutex_unlock(&cache_lock);
-    return found;
-}
-
-static void cache_put(const char *key, double ms)
-{
-    cache_entry *e = malloc(sizeof *e);
-    if (!e)
-        return;
-    snprintf(e->key, sizeof e->key, "%s", key);
-    e->ms = ms;
-    pthread_mutex_lock(&cache_lock);
-    e->next = cache_head;
-    cache_head = e;
-    pthread_mutex_unlock(&cache_lock);
-}
+#define KEY_MAX TRTL_TC_KEY_MAX
+#define TIME_BUDGET_MS 25.0 /* per candidate, after its second timed run (time_kernel) */
 
 static size_t put_dims(char *buf, size_t n, const trtl_dims *d)
 {
@@ -62,7 +31,7 @@ static size_t put_dims(char *buf, size_t n, const trtl_dims *d)
 }
 
 /* Kernel name, op, shapes, dtypes, attribute values (weights by count) and epilogue. */
-static void signature(const trtl_bgraph *g, const trtl_node *n, const trtl_kernel *k, char *key, size_t cap)
+static int signature(const trtl_bgraph *g, const trtl_node *n, const trtl_kernel *k, char *key, size_t cap)
 {
     size_t len = (size_t)snprintf(key, cap, "%s|", k->name);
     for (int32_t j = 0; j < n->n_in && len < cap; j++) {
@@ -91,8 +60,9 @@ static void signature(const trtl_bgraph *g, const trtl_node *n, const trtl_kerne
             key[len++] = ',';
     }
     if (len < cap)
-        snprintf(key + len, cap - len, "|e%d,%d", (int)n->epi.act, (int)n->epi.has_residual);
+        len += (size_t)snprintf(key + len, cap - len, "|e%d,%d", (int)n->epi.act, (int)n->epi.has_residual);
     key[cap - 1] = '\0';
+    return len < cap - 1; /* 0: truncated, so possibly shared by two different nodes: not cached */
 }
 
 static double now_ms(void)
@@ -157,15 +127,23 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
     return 1;
 }
 
-/* Best (minimum) ms over max(iters, 3) runs after one warm-up, or a negative value if the kernel
- * failed.  The minimum is what the kernel costs when nothing else interferes, so a busy machine
- * does not decide which kernel an engine keeps. */
+/* Best (minimum) ms over max(iters, 3) runs, the first included, or a negative value if the
+ * kernel failed.  The minimum is what the kernel costs when nothing else interferes, so a busy
+ * machine does not decide which kernel an engine keeps.  Bounds: once the minimum is over twice
+ * `beat` (the best candidate's so far; <= 0: none yet; four times for the first run alone) the
+ * candidate cannot win and its timing stops; after its third run, a candidate that has taken
+ * TIME_BUDGET_MS stops too (a slow layer's minimum of three is as good a guide as of more, and a
+ * loaded machine would stretch every run).
+ * The prepared state goes to *keep (the caller releases it) when the kernel ran. */
 static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *k, bench *b, int iters,
-                          trtl_threadpool *pool)
+                          trtl_threadpool *pool, double beat, void **keep)
 {
     void *state = NULL;
-    if (k->prepare && k->prepare(n, &state) != TRTL_OK)
+    *keep = NULL;
+    if (k->prepare && k->prepare(n, &state) != TRTL_OK) {
+        trtl_clear_error();
         return -1.0;
+    }
     size_t need = k->scratch ? k->scratch(n, b->in, b->out) : 0;
     if (need > b->scratch_size) {
         trtl_aligned_free(b->scratch);
@@ -179,26 +157,108 @@ static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel 
     }
     trtl_kernel_args a = {n, b->in, b->out, b->scratch, b->scratch_size, state, pool, NULL};
     double best = -1.0;
+    /* a kernel without the fused epilogue pays a separate sweep over the output */
+    double penalty = !k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) ? 1.05 : 1.0;
+    double t_first = now_ms();
     if (k->run(&a) == TRTL_OK) {
-        int ok = 1, runs = iters < 3 ? 3 : iters;
+        /* The first run (first touch of outputs and scratch included) is a sample too, an upper
+         * bound; over four times the best so far, the candidate is out without further runs. */
+        double spent = now_ms() - t_first;
+        int ok = 1, runs = (iters < 3 ? 3 : iters) - 1;
+        best = spent;
+        if (beat > 0 && best * penalty > 4.0 * beat)
+            runs = 0;
         for (int i = 0; i < runs && ok; i++) {
             double t0 = now_ms();
             ok = k->run(&a) == TRTL_OK;
             double ms = now_ms() - t0;
+            spent += ms;
             if (ok && (best < 0 || ms < best))
                 best = ms;
+            if (ok && ((beat > 0 && best * penalty > 2.0 * beat) || (i >= 1 && spent > TIME_BUDGET_MS)))
+                break;
         }
         if (!ok)
             best = -1.0;
-        else if (!k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual))
-            best *= 1.05; /* the separate epilogue pass costs a sweep over the output */
+        else
+            best *= penalty;
     }
     if (best < 0)
         trtl_clear_error();
-    if (k->release && state)
+    if (best >= 0)
+        *keep = state;
+    else if (k->release && state)
         k->release(state);
     (void)g;
     return best;
+}
+
+/* What kernel selection counts for the build log ("timed N candidates"). */
+typedef struct sel_stats {
+    int timed, cached, nodes_timed;
+    double timing_ms, prepare_ms;
+} sel_stats;
+
+/* Picks among ok[0..nok) (nok > 1) by timing, through the timing cache `tc` (NULL: none, every
+ * candidate timed).  Cached timings are read first, so a node whose candidates are all cached
+ * allocates and times nothing.  Returns the winner; its prepared state, if the winner was timed
+ * now, goes to *state (else NULL: the caller prepares it). */
+static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *const *ok, int nok,
+                                         int iters, trtl_threadpool *pool, trtl_timing_cache *tc, int32_t threads,
+                                         sel_stats *stats, void **state)
+{
+    char keys[MAX_CANDIDATES][KEY_MAX];
+    int keyed[MAX_CANDIDATES], have[MAX_CANDIDATES], missing = 0;
+    double ms[MAX_CANDIDATES];
+    *state = NULL;
+    for (int c = 0; c < nok; c++) {
+        keyed[c] = tc && signature(g, n, ok[c], keys[c], sizeof keys[c]);
+        have[c] = keyed[c] && trtl_tc_lookup(tc, threads, keys[c], &ms[c]);
+        if (!have[c])
+            ms[c] = -1.0;
+        missing += !have[c];
+        stats->cached += have[c];
+    }
+    double best = -1.0;
+    const trtl_kernel *chosen = NULL;
+    for (int c = 0; c < nok; c++) /* the cached ones first: they set the bar for the cut-off */
+        if (have[c] && ms[c] >= 0 && (best < 0 || ms[c] < best)) {
+            best = ms[c];
+            chosen = ok[c];
+        }
+    if (missing) {
+        bench b;
+        int ready = bench_init(&b, g, n);
+        if (ready)
+            stats->nodes_timed++;
+        for (int c = 0; c < nok && ready; c++) {
+            if (have[c])
+                continue;
+            void *st = NULL;
+            double t0 = now_ms();
+            ms[c] = time_kernel(g, n, ok[c], &b, iters, pool, best, &st);
+            stats->timing_ms += now_ms() - t0;
+            stats->timed++;
+            if (keyed[c])
+                trtl_tc_insert(tc, threads, keys[c], ms[c]);
+            if (ms[c] >= 0 && (best < 0 || ms[c] < best)) {
+                if (*state && chosen->release)
+                    chosen->release(*state); /* the previous winner's, timed now */
+                best = ms[c];
+                chosen = ok[c];
+                *state = st;
+            } else if (st && ok[c]->release) {
+                ok[c]->release(st);
+            }
+        }
+        bench_free(&b, g, n);
+    }
+    for (int c = 0; c < nok; c++)
+        trtl_log(TRTL_LOG_VERBOSE, "layer '%s': kernel %s %.4f ms%s", n->name, ok[c]->name, ms[c],
+                 have[c] ? " (timing cache)" : "");
+    if (!chosen && *state) /* cannot happen: a state is kept only for a winner */
+        *state = NULL;
+    return chosen ? chosen : ok[0];
 }
 
 trtl_status trtl_select_kernels(trtl_bgraph *g)
@@ -210,6 +270,13 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     if (iters > 0 && level > 0)
         trtl_threadpool_create(g->cfg->num_threads, &pool); /* timing without a pool is still valid */
     trtl_status st = TRTL_OK;
+    sel_stats stats = {0};
+    trtl_timing_cache *tc = NULL;
+    int32_t threads = trtl_tc_build_threads(g->cfg);
+    double t_start = now_ms();
+    if (!(g->cfg->flags & (1u << TRTL_FLAG_DISABLE_TIMING_CACHE)))
+        tc = g->cfg->timing_cache ? g->cfg->timing_cache : trtl_tc_process_default();
+    trtl_timing_cache_retain(tc); /* kept for this build even if the config is given another */
     trtl_progress_start(g->cfg, "Kernel selection", "Building engine", g->nn);
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
         trtl_node *n = &g->n[i].n;
@@ -240,28 +307,12 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         if (nok > 1 && ok[nok - 1] == trtl_kernel_ref(n->op))
             nok--;
         const trtl_kernel *chosen = nok ? ok[0] : trtl_kernel_ref(n->op);
-        if (nok > 1 && iters > 0) {
-            bench b;
-            double best = -1.0;
-            if (bench_init(&b, g, n)) {
-                for (int c = 0; c < nok; c++) {
-                    char key[KEY_MAX];
-                    double ms;
-                    signature(g, n, ok[c], key, sizeof key);
-                    if (!cache_get(key, &ms)) {
-                        ms = time_kernel(g, n, ok[c], &b, iters, pool);
-                        cache_put(key, ms);
-                    }
-                    trtl_log(TRTL_LOG_VERBOSE, "layer '%s': kernel %s %.4f ms", n->name, ok[c]->name, ms);
-                    if (ms >= 0 && (best < 0 || ms < best)) {
-                        best = ms;
-                        chosen = ok[c];
-                    }
-                }
-            }
-            bench_free(&b, g, n);
-        }
+        void *kept = NULL;
+        if (nok > 1 && iters > 0)
+            chosen = pick_by_timing(g, n, ok, nok, iters, pool, tc, threads, &stats, &kept);
         n->kernel = chosen;
+        if (kept)
+            n->kstate = kept; /* prepared while timing: the packing below skips it */
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': using kernel %s", n->name, chosen->name);
         if (!trtl_progress_step(g->cfg, "Kernel selection", i))
             st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
@@ -269,20 +320,27 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     trtl_progress_finish(g->cfg, "Kernel selection");
     trtl_threadpool_destroy(pool);
     /* Weight packing: each chosen kernel prepares its node once (packed weights, tables), after
-     * every choice is made; a progress phase of its own, one step per node. */
-    if (st != TRTL_OK)
-        return st;
-    trtl_progress_start(g->cfg, "Weight packing", "Building engine", g->nn);
-    for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
-        trtl_node *n = &g->n[i].n;
-        if (n->kernel->prepare) {
-            st = n->kernel->prepare(n, &n->kstate);
-            if (st != TRTL_OK)
-                trtl_error_prefix("layer '%s': preparing kernel %s", n->name, n->kernel->name);
+     * every choice is made, unless timing already prepared it; a progress phase of its own, one step
+     * per node. */
+    if (st == TRTL_OK) {
+        double t0 = now_ms();
+        trtl_progress_start(g->cfg, "Weight packing", "Building engine", g->nn);
+        for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
+            trtl_node *n = &g->n[i].n;
+            if (n->kernel->prepare && !n->kstate) {
+                st = n->kernel->prepare(n, &n->kstate);
+                if (st != TRTL_OK)
+                    trtl_error_prefix("layer '%s': preparing kernel %s", n->name, n->kernel->name);
+            }
+            if (st == TRTL_OK && !trtl_progress_step(g->cfg, "Weight packing", i))
+                st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
         }
-        if (st == TRTL_OK && !trtl_progress_step(g->cfg, "Weight packing", i))
-            st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
+        trtl_progress_finish(g->cfg, "Weight packing");
+        stats.prepare_ms += now_ms() - t0;
     }
-    trtl_progress_finish(g->cfg, "Weight packing");
+    trtl_log(TRTL_LOG_INFO, "kernel selection: timed %d candidates on %d nodes (%d timings from the timing cache%s) in "
+             "%.1f ms; preparing kernels %.1f ms; selection total %.1f ms", stats.timed, stats.nodes_timed,
+             stats.cached, tc ? "" : ", disabled", stats.timing_ms, stats.prepare_ms, now_ms() - t_start);
+    trtl_timing_cache_destroy(tc);
     return st;
 }

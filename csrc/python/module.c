@@ -9,6 +9,7 @@
 #include "python/py_engine.h"
 #include "python/py_context.h"
 #include "python/py_plugin.h"
+#include "python/py_timing_cache.h"
 
 trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp)
 {
@@ -118,7 +119,7 @@ static int module_exec(PyObject *m)
         return -1;
     if (trtl_py_init_errors(m, st) < 0 || trtl_py_init_tensor(m, st) < 0 || trtl_py_init_layers(m, st) < 0 ||
         trtl_py_init_network(m, st) < 0 || trtl_py_init_builder(m, st) < 0 || trtl_py_init_engine(m, st) < 0 ||
-        trtl_py_init_context(m, st) < 0 || trtl_py_init_plugins(m, st) < 0)
+        trtl_py_init_context(m, st) < 0 || trtl_py_init_plugins(m, st) < 0 || trtl_py_init_timing_cache(m, st) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "__version__", trtl_version()) < 0)
         return -1;
@@ -152,6 +153,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->ContextType);
     Py_VISIT(st->HostMemoryType);
     Py_VISIT(st->InspectorType);
+    Py_VISIT(st->TimingCacheType);
     for (int i = 0; i < TRTL_OP_COUNT; i++)
         Py_VISIT(st->layer_types[i]);
     Py_VISIT(st->enums);
@@ -189,6 +191,7 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->ContextType);
     Py_CLEAR(st->HostMemoryType);
     Py_CLEAR(st->InspectorType);
+    Py_CLEAR(st->TimingCacheType);
     for (int i = 0; i < TRTL_OP_COUNT; i++)
         Py_CLEAR(st->layer_types[i]);
     Py_CLEAR(st->enums);

@@ -4,6 +4,7 @@
 #include "python/py_builder.h"
 #include "python/py_engine.h"
 #include "python/sink.h"
+#include "python/py_timing_cache.h"
 
 typedef struct TrtlBuilder {
     PyObject_HEAD
@@ -13,15 +14,6 @@ typedef struct TrtlBuilder {
     uint64_t max_workspace_size;
     int fp16_mode, int8_mode, strict_type_constraints, debug_sync;
 } TrtlBuilder;
-
-typedef struct TrtlBuilderConfigObj {
-    PyObject_HEAD
-    trtl_builder_config *cfg;
-    PyObject *int8_calibrator;
-    PyObject *progress_monitor;
-    long profiling_verbosity;
-    int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
-} TrtlBuilderConfigObj;
 
 /* 0 if no build uses the config; otherwise StateError naming `what`, -1. */
 static int config_idle(TrtlBuilderConfigObj *self, const char *what)
@@ -712,6 +704,7 @@ static PyMethodDef config_methods[] = {
      "builder_optimization_level are applied at build time and not reflected here)."},
     TRTL_PY_CFG_DEVICE_METHODS
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
+    TRTL_PY_CONFIG_TIMING_CACHE_METHODS
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {

@@ -6,6 +6,7 @@
  *   state.h   <- sink.h                   convert.h <- py_engine.h <- py_context.h
  *   state.h   <- views.h (included by the type files that have views)
  *                                         convert.h <- py_plugin.h
+ *                                         convert.h <- py_timing_cache.h
  * They use only trtlite's public C API (trtlite/trtlite.h, types.h, plugin.h).
  *
  * Multi-phase init; every type is a heap type created with PyType_FromModuleAndSpec and found
@@ -31,7 +32,7 @@ typedef struct trtl_py_state {
         *PluginFieldError; /* PluginError and InvalidArgumentError: a plugin field is wrong */
     /* types */
     PyTypeObject *NetworkType, *LayerType, *TensorType, *BuilderType, *ConfigType, *ProfileType, *RuntimeType,
-        *EngineType, *ContextType, *HostMemoryType, *InspectorType;
+        *EngineType, *ContextType, *HostMemoryType, *InspectorType, *TimingCacheType;
     PyTypeObject *layer_types[TRTL_OP_COUNT];
     /* registered from Python */
     PyObject *enums;        /* dict: enum class name -> class */

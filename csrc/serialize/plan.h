@@ -57,10 +57,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/crc32.h"
+
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
 #define TRTL_PLAN_VERSION 2u
 #define TRTL_PLAN_HEADER_SIZE 64u
-
-uint32_t trtl_crc32(const void *data, size_t n);
 
 #endif

@@ -292,6 +292,48 @@ int main(void)
     trtl_builder_config_destroy(cfg);
     trtl_network_destroy(net);
 
+    /* ---- timing cache ---- */
+    {
+        trtl_timing_cache *tc = NULL, *tc2 = NULL;
+        trtl_builder_config *tcfg = NULL;
+        void *bytes = NULL;
+        size_t nbytes = 0;
+        INVALID(trtl_timing_cache_create, NULL, 0, NULL);
+        INVALID(trtl_timing_cache_create, NULL, 4, &tc);
+        trtl_timing_cache_retain(NULL);
+        trtl_timing_cache_destroy(NULL);
+        INVALID(trtl_timing_cache_serialize, NULL, &bytes, &nbytes);
+        INVALID(trtl_timing_cache_combine, NULL, NULL, 0);
+        INVALID(trtl_timing_cache_reset, NULL);
+        GIVES(trtl_timing_cache_num_entries(NULL), 0);
+        INVALID(trtl_timing_cache_check, NULL, 1);
+        INVALID(trtl_builder_config_set_timing_cache, NULL, NULL, 0);
+        GIVES(trtl_builder_config_timing_cache(NULL), NULL);
+        /* and working: empty cache -> bytes -> cache; a truncated copy is a corrupt-plan error */
+        expect_true(trtl_timing_cache_create(NULL, 0, &tc) == TRTL_OK, "trtl_timing_cache_create(empty)");
+        INVALID(trtl_timing_cache_serialize, tc, NULL, &nbytes);
+        INVALID(trtl_timing_cache_combine, tc, NULL, 0);
+        expect_true(trtl_timing_cache_serialize(tc, &bytes, &nbytes) == TRTL_OK && nbytes == 40,
+                    "trtl_timing_cache_serialize(empty): header + two counts");
+        expect_true(trtl_timing_cache_create(bytes, nbytes, &tc2) == TRTL_OK, "trtl_timing_cache_create(bytes)");
+        expect_true(trtl_timing_cache_combine(tc, tc2, 0) == TRTL_OK && trtl_timing_cache_num_entries(tc) == 0,
+                    "trtl_timing_cache_combine");
+        trtl_timing_cache_destroy(tc2);
+        tc2 = NULL;
+        expect_true(trtl_timing_cache_create(bytes, nbytes - 1, &tc2) == TRTL_ERR_INVALID_PLAN && tc2 == NULL,
+                    "trtl_timing_cache_create(truncated)");
+        expect_true(trtl_builder_config_create(&tcfg) == TRTL_OK &&
+                        trtl_builder_config_set_timing_cache(tcfg, tc, 0) == TRTL_OK &&
+                        trtl_builder_config_timing_cache(tcfg) == tc,
+                    "trtl_builder_config_set_timing_cache");
+        trtl_timing_cache_destroy(tc); /* the config keeps its own reference */
+        expect_true(trtl_timing_cache_reset(trtl_builder_config_timing_cache(tcfg)) == TRTL_OK &&
+                        trtl_timing_cache_check(trtl_builder_config_timing_cache(tcfg), 4) == TRTL_OK,
+                    "the config's reference");
+        trtl_builder_config_destroy(tcfg);
+        trtl_free(bytes);
+    }
+
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;

@@ -278,6 +278,37 @@ trtl_status trtl_builder_config_get_pass_enabled(const trtl_builder_config *cfg,
 trtl_status trtl_profile_check_shapes(const char *input, const trtl_dims *min, const trtl_dims *opt,
                                       const trtl_dims *max);
 
+/* Timing cache (TensorRT's ITimingCache): how long each candidate kernel took on each node
+ * signature, so that a rebuild times nothing and picks the same kernels (byte-identical plans).
+ * Entries are keyed by kernel, node signature (op, attributes, dims at the opt shape, epilogue),
+ * thread count and CPU identity (vendor, family, model and the TRTL_CPU_* features kernels
+ * dispatch on); a build reads only the entries of this CPU and its own thread count.  Format:
+ * csrc/builder/timing_cache.h.  Reference counted (a config holds one reference); every call is
+ * thread-safe, so builds on several threads may share one cache.
+ * create: from serialized bytes (size 0: empty; data may then be NULL).  Corrupt or truncated
+ *   bytes: TRTL_ERR_INVALID_PLAN; another format version: TRTL_ERR_VERSION (messages say which).
+ * destroy drops one reference (NULL ignored).  serialize: free *data with trtl_free.
+ * combine: adds other's entries to c (a key c has keeps c's value).  Without ignore_mismatch,
+ *   entries from another CPU make it fail with TRTL_ERR_CPU and add nothing.
+ * check: TRTL_ERR_CPU (naming both) if c holds entries from another CPU, or entries but none for
+ *   `threads` threads (<= 0: threads not checked); the mismatch set_timing_cache refuses.
+ * set_timing_cache: the cache builds with cfg read and fill (NULL: none; builds then share a
+ *   process-wide cache).  Without ignore_mismatch, a mismatching cache (check, with cfg's thread
+ *   count) is refused with TRTL_ERR_CPU and the config keeps its cache.  The flag
+ *   TRTL_FLAG_DISABLE_TIMING_CACHE makes builds neither read nor write any cache.
+ * builder_config_timing_cache: borrowed; NULL if none was set. */
+typedef struct trtl_timing_cache trtl_timing_cache;
+trtl_status trtl_timing_cache_create(const void *data, size_t size, trtl_timing_cache **out);
+void trtl_timing_cache_retain(trtl_timing_cache *c);
+void trtl_timing_cache_destroy(trtl_timing_cache *c);
+trtl_status trtl_timing_cache_serialize(trtl_timing_cache *c, void **data, size_t *size);
+trtl_status trtl_timing_cache_combine(trtl_timing_cache *c, trtl_timing_cache *other, int ignore_mismatch);
+trtl_status trtl_timing_cache_reset(trtl_timing_cache *c);
+int64_t trtl_timing_cache_num_entries(trtl_timing_cache *c);   /* 0 for NULL */
+trtl_status trtl_timing_cache_check(trtl_timing_cache *c, int32_t threads);
+trtl_status trtl_builder_config_set_timing_cache(trtl_builder_config *cfg, trtl_timing_cache *c, int ignore_mismatch);
+trtl_timing_cache *trtl_builder_config_timing_cache(const trtl_builder_config *cfg);
+
 /* Builds an engine.  The network is not modified and may be built again with another config. */
 trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out);
 
