@@ -85,7 +85,7 @@ trtl_status trtl_kernel_info(int32_t i, const char **name, trtl_op *op, uint32_t
     if (name)
         *name = NULL;
     if (i < 0 || i >= trtl_kernel_count())
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "kernel index %d is out of range (0..%d)", (int)i,
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "trtl_kernel_info: kernel index %d is out of range (0..%d)", (int)i,
                           (int)trtl_kernel_count() - 1);
     if (name)
         *name = opt_kernels[i]->name;

@@ -78,6 +78,16 @@ int main(void)
                     trtl_version() != NULL, "trtl_last_error/trtl_status_name/trtl_version");
     (void)trtl_last_status();
     (void)trtl_cpu_features();
+    {
+        const char *kname = "x";
+        trtl_op kop;
+        uint32_t kneed;
+        INVALID(trtl_kernel_info, -1, &kname, &kop, &kneed);
+        expect_true(kname == NULL, "trtl_kernel_info(-1) clears the name");
+        INVALID(trtl_kernel_info, trtl_kernel_count(), NULL, NULL, NULL);
+        expect_true(trtl_kernel_count() > 0 && trtl_kernel_info(0, &kname, &kop, &kneed) == TRTL_OK && kname != NULL,
+                    "trtl_kernel_info(0)");
+    }
     trtl_set_log_callback(noop_log, NULL);
     trtl_set_log_callback(NULL, NULL);
     trtl_free(NULL);
