@@ -569,6 +569,18 @@ class IActivationLayer(ILayer):
     def type(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class IAttentionLayer(ILayer):
+    """Attention"""
+    @property
+    def has_mask(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def k_transposed(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def scale(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class ICastLayer(ILayer):
     """Cast"""
     @property

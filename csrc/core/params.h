@@ -181,6 +181,16 @@ typedef struct trtl_plugin_params {
     char name[64];
 } trtl_plugin_params;
 
+/* Internal (ATTENTION, made by passes/fuse_attention.c only): y = softmax(Q K^T * scale [+ mask]) V
+ * over the last axis, inputs Q [.., Sq, D], K [.., Sk, D] (or K^T [.., D, Sk] when k_transposed),
+ * V [.., Sk, Dv] and, when has_mask, an additive mask of the scores' rank broadcast to [.., Sq, Sk];
+ * batch dims broadcast as in matrix multiply; y is [.., Sq, Dv]. */
+typedef struct trtl_attention_params {
+    float scale;
+    int32_t k_transposed;
+    int32_t has_mask;
+} trtl_attention_params;
+
 typedef struct trtl_empty_params {
     int32_t unused;
 } trtl_empty_params;
@@ -208,6 +218,7 @@ typedef union trtl_params {
     trtl_normalization_params norm;
     trtl_cast_params cast;
     trtl_plugin_params plugin;
+    trtl_attention_params attn;       /* ATTENTION (internal) */
     trtl_empty_params empty;          /* IDENTITY, PARAMETRIC_RELU, SELECT */
 } trtl_params;
 
