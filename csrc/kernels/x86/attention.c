@@ -10,7 +10,7 @@
  * per batch it visits (slots get contiguous runs of items, so consecutive query blocks of one
  * batch share it); K^T inputs are read in place.  Both products run one register-blocked loop
  * (rows x 2 vectors of accumulators, broadcast A, vector B rows, masked column tails): AVX-512
- * (8 rows x 32 columns) and AVX2+FMA (4 rows x 16 columns) picked at run time, plain C otherwise.
+ * (8 rows x 32 columns) and AVX2+FMA (6 rows x 16 columns) picked at run time, plain C otherwise.
  * exp is vmath's (x86/vmath.h), dispatched the same way.
  *
  * NaN/Inf as the unfused layers: the row maximum skips NaN (max_ps(x, m) keeps m for a NaN x, as
@@ -60,22 +60,22 @@ static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                                                                    int64_t ldc, __m256i k0, __m256i k1)      \
     {                                                                                                          \
         __m256 acc[MR][2];                                                                                     \
-        for (int r = 0; r < MR; r++)                                                                           \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
             acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                                       \
         for (int64_t k = 0; k < K; k++) {                                                                      \
             __m256 b0 = _mm256_maskload_ps(B + k * ldb, k0), b1 = _mm256_maskload_ps(B + k * ldb + 8, k1);     \
-            for (int r = 0; r < MR; r++) {                                                                     \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
                 __m256 a = _mm256_broadcast_ss(A + r * lda + k);                                               \
                 acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);                                                 \
                 acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);                                                 \
             }                                                                                                  \
         }                                                                                                      \
-        for (int r = 0; r < MR; r++) {                                                                         \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
             _mm256_maskstore_ps(C + r * ldc, k0, acc[r][0]);                                                   \
             _mm256_maskstore_ps(C + r * ldc + 8, k1, acc[r][1]);                                               \
         }                                                                                                      \
     }
-DEF_TILE_AVX2(4)
+DEF_TILE_AVX2(6)
 DEF_TILE_AVX2(1)
 
 __attribute__((target("avx2,fma"))) static __m256i mask8(int64_t n)
@@ -91,8 +91,8 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
     for (int64_t n0 = 0; n0 < N; n0 += 16) {
         __m256i k0 = mask8(N - n0), k1 = mask8(N - n0 - 8);
         int64_t m = 0;
-        for (; m + 4 <= M; m += 4)
-            tile_avx2_4(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 6 <= M; m += 6)
+            tile_avx2_6(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
         for (; m < M; m++)
             tile_avx2_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
     }
@@ -104,17 +104,17 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
                                                                     int64_t ldc, __mmask16 k0, __mmask16 k1) \
     {                                                                                                          \
         __m512 acc[MR][2];                                                                                     \
-        for (int r = 0; r < MR; r++)                                                                           \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
             acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                                       \
         for (int64_t k = 0; k < K; k++) {                                                                      \
             __m512 b0 = _mm512_maskz_loadu_ps(k0, B + k * ldb), b1 = _mm512_maskz_loadu_ps(k1, B + k * ldb + 16); \
-            for (int r = 0; r < MR; r++) {                                                                     \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
                 __m512 a = _mm512_set1_ps(A[r * lda + k]);                                                     \
                 acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);                                                 \
                 acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);                                                 \
             }                                                                                                  \
         }                                                                                                      \
-        for (int r = 0; r < MR; r++) {                                                                         \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
             _mm512_mask_storeu_ps(C + r * ldc, k0, acc[r][0]);                                                 \
             _mm512_mask_storeu_ps(C + r * ldc + 16, k1, acc[r][1]);                                            \
         }                                                                                                      \
