@@ -212,7 +212,7 @@ torch = pytest.importorskip("torch")
 oh = pytest.importorskip("onnx_helpers")
 
 
-def run_onnx(model_bytes, feeds, off=(), dynamic=None):
+def run_onnx(model_bytes, feeds, off=(), dynamic=None, dynamic_min=None):
     """Builds with trtlite (passes `off` disabled); returns (outputs, engine)."""
     builder, network, _ = oh.parse(model_bytes)
     config = builder.create_builder_config()
@@ -220,17 +220,19 @@ def run_onnx(model_bytes, feeds, off=(), dynamic=None):
     for p in off:
         config.set_pass_enabled(p, False)
     if any(d < 0 for i in range(network.num_inputs) for d in network.get_input(i).shape):
-        oh.add_profile(builder, config, network, {k: v.shape for k, v in feeds.items()}, max_shapes=dynamic)
+        oh.add_profile(builder, config, network, {k: v.shape for k, v in feeds.items()}, min_shapes=dynamic_min,
+                       max_shapes=dynamic)
     engine = builder.build_engine(network, config)
     return engine.create_execution_context().infer(feeds), engine
 
 
-def check_onnx(model_bytes, feeds, n_attention, dynamic=None):
+def check_onnx(model_bytes, feeds, n_attention, dynamic=None, dynamic_min=None):
     ref = oh.ort_run(model_bytes, feeds)
-    got, engine = run_onnx(model_bytes, feeds, dynamic=dynamic)
+    got, engine = run_onnx(model_bytes, feeds, dynamic=dynamic, dynamic_min=dynamic_min)
     assert len(attention_steps(engine)) == n_attention, [layer["name"] for layer in layers_of(engine)]
     oh.assert_outputs_close(got, ref, rtol=1e-3, atol=1e-5)
-    off, engine_off = run_onnx(model_bytes, feeds, off=("fuse_attention", "fold_transpose"), dynamic=dynamic)
+    off, engine_off = run_onnx(model_bytes, feeds, off=("fuse_attention", "fold_transpose"), dynamic=dynamic,
+                               dynamic_min=dynamic_min)
     assert not attention_steps(engine_off)
     oh.assert_outputs_close(off, ref, rtol=1e-3, atol=1e-5)
     return engine
@@ -317,3 +319,45 @@ def test_scaled_dot_product_attention_export(kind):
     used = {i.name for i in onnx.load_from_string(model).graph.input}
     feeds = {n: a for n, a in feeds.items() if n in used}
     check_onnx(model, feeds, 1)
+
+
+class ShiftedWindowAttention(torch.nn.Module if torch else object):
+    """Swin's window attention as torchvision writes it: q * scale @ k^T + relative position bias, then for shifted
+    windows the scores viewed as [B, nW, h, N, N] plus a per-window mask and viewed back."""
+
+    def __init__(self, dim=32, heads=2, n=9, nw=4, shifted=True):
+        super().__init__()
+        self.h, self.d, self.n, self.nw, self.shifted = heads, dim // heads, n, nw, shifted
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+        self.register_buffer("bias", torch.randn(1, heads, n, n))
+        mask = torch.zeros(nw, n, n)
+        mask[1:, :, 5:] = -100.0
+        mask[3, 2:, :2] = -100.0
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):  # x [B * nW, N, C]
+        bw, n, c = x.shape
+        qkv = self.qkv(x).reshape(bw, n, 3, self.h, self.d).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = (q * self.d ** -0.5).matmul(k.transpose(-2, -1)) + self.bias
+        if self.shifted:
+            attn = attn.view(bw // self.nw, self.nw, self.h, n, n) + self.mask.unsqueeze(1).unsqueeze(0)
+            attn = attn.view(-1, self.h, n, n)
+        x = attn.softmax(dim=-1).matmul(v).transpose(1, 2).reshape(bw, n, c)
+        return self.proj(x)
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_swin_window_attention(shifted):
+    """Both Swin blocks fuse: the shifted one with the bias and the window mask folded into one [nW, h, N, N]
+    constant that repeats along the scores' dim 0 (mask_mode 2); dynamic batch."""
+    torch.manual_seed(3)
+    x = torch.randn(8, 9, 32)
+    model = oh.export_torch(ShiftedWindowAttention(shifted=shifted).eval(), (x,), 17,
+                            dynamic_axes={"x": {0: "bw"}, "y": {0: "bw"}})
+    engine = check_onnx(model, {"x": x.numpy()}, 1, dynamic={"x": (16, 9, 32)}, dynamic_min={"x": (4, 9, 32)})
+    ctx = engine.create_execution_context()
+    x2 = np.random.default_rng(4).standard_normal((12, 9, 32)).astype(np.float32)
+    ctx.set_input_shape("x", x2.shape)
+    oh.assert_outputs_close(ctx.infer({"x": x2}), oh.ort_run(model, {"x": x2}))

@@ -572,10 +572,10 @@ class IActivationLayer(ILayer):
 class IAttentionLayer(ILayer):
     """Attention"""
     @property
-    def has_mask(self) -> Any:
+    def k_transposed(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
     @property
-    def k_transposed(self) -> Any:
+    def mask_mode(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
     @property
     def scale(self) -> Any:

@@ -20,7 +20,7 @@ trtl_status trtl_attn_geom_init(const trtl_node *nd, const trtl_tensor_view *in,
     const trtl_dims *q = &in[0].dims, *k = &in[1].dims, *v = &in[2].dims;
     char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
     int r = q->nb_dims;
-    if (nd->n_in < 3 + (p->has_mask ? 1 : 0) || r < 2 || k->nb_dims != r || v->nb_dims != r || yd->nb_dims != r)
+    if (nd->n_in < 3 + (p->mask_mode ? 1 : 0) || r < 2 || k->nb_dims != r || v->nb_dims != r || yd->nb_dims != r)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention inputs Q %s, K %s, V %s do not have one rank >= 2",
                           nd->name, trtl_dims_str(q, s1, sizeof s1), trtl_dims_str(k, s2, sizeof s2),
                           trtl_dims_str(v, s3, sizeof s3));
@@ -33,7 +33,8 @@ trtl_status trtl_attn_geom_init(const trtl_node *nd, const trtl_tensor_view *in,
     g->Sk = k->d[p->k_transposed ? r - 1 : r - 2];
     g->Dv = v->d[r - 1];
     g->scale = p->scale;
-    g->has_mask = p->has_mask != 0;
+    g->has_mask = p->mask_mode != 0;
+    g->m_period0 = 0;
     int64_t kd = k->d[p->k_transposed ? r - 2 : r - 1];
     if (kd != g->D || v->d[r - 2] != g->Sk || yd->d[r - 2] != g->Sq || yd->d[r - 1] != g->Dv)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention Q %s, K %s (k_transposed %d), V %s do not agree",
@@ -65,6 +66,13 @@ trtl_status trtl_attn_geom_init(const trtl_node *nd, const trtl_tensor_view *in,
         int64_t s = 1;
         for (int d = r - 1; d >= 0; d--) {
             int64_t want = d == r - 1 ? g->Sk : d == r - 2 ? g->Sq : g->bdims[d];
+            if (d == 0 && r > 2 && p->mask_mode == 2) {
+                if (m->d[0] < 1 || want % m->d[0])
+                    return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention window mask %s: dim 0 does not divide %lld",
+                                      nd->name, trtl_dims_str(m, s1, sizeof s1), (long long)want);
+                g->m_period0 = m->d[0];
+                want = m->d[0];
+            }
             if (m->d[d] != 1 && m->d[d] != want)
                 return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention mask %s does not broadcast to the scores (dim %d: %lld)",
                                   nd->name, trtl_dims_str(m, s1, sizeof s1), d, (long long)want);

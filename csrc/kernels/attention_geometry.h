@@ -5,7 +5,8 @@
  * The output's batch dims (all but the last two) are flattened into nb "batches"; each operand
  * is addressed through per-dim element strides that are 0 where it broadcasts (a dim of 1), so
  * batch b reads Q at q_off(b), K at k_off(b), ...  The mask (rank r) is likewise broadcast over
- * all r dims: row i of batch b starts at m_off(b) + i * m_row and steps m_col (0 or 1) per key.
+ * all r dims: row i of batch b starts at m_off(b) + i * m_row and steps m_col (0 or 1) per key;
+ * with mask_mode 2 its dim 0 repeats along the output's dim 0 (index taken modulo m_period0).
  */
 #ifndef TRTL_KERNELS_ATTENTION_GEOMETRY_H
 #define TRTL_KERNELS_ATTENTION_GEOMETRY_H
@@ -21,6 +22,7 @@ typedef struct trtl_attn_geom {
     int64_t k_row, k_col;                     /* K(j, d) at k + j * k_row + d * k_col */
     int64_t m_row, m_col;                     /* mask(i, j) at m + i * m_row + j * m_col */
     int has_mask;
+    int64_t m_period0;                        /* mask_mode 2: mask dim 0 (batch b reads b mod it); else 0 */
     float scale;
 } trtl_attn_geom;
 
@@ -38,9 +40,9 @@ static inline void trtl_attn_offsets(const trtl_attn_geom *g, int64_t b, int64_t
         int64_t i = b % g->bdims[d];
         b /= g->bdims[d];
         oq += i * g->qs[d];
+        om += (d == 0 && g->m_period0 ? i % g->m_period0 : i) * g->ms[d];
         ok += i * g->ks[d];
         ov += i * g->vs[d];
-        om += i * g->ms[d];
     }
     *q = oq;
     *k = ok;

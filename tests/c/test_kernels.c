@@ -2510,7 +2510,7 @@ static int attn_case(int nbd, const int64_t *bd, uint32_t qb, uint32_t kb, uint3
     nd.epi = no_epilogue();
     nd.p.attn.scale = 1.0f / sqrtf((float)(D ? D : 1));
     nd.p.attn.k_transposed = kt;
-    nd.p.attn.has_mask = mask != 0;
+    nd.p.attn.mask_mode = mask == 5 ? 2 : mask != 0;
     nd.n_in = mask ? 4 : 3;
     nd.n_out = 1;
     int r = nbd + 2;
@@ -2521,13 +2521,15 @@ static int attn_case(int nbd, const int64_t *bd, uint32_t qb, uint32_t kb, uint3
         v[i] = (vb >> i) & 1u ? 1 : bd[i];
         y[i] = q[i] > k[i] ? q[i] : k[i];
         y[i] = y[i] > v[i] ? y[i] : v[i];
-        m[i] = mask == 2 || mask == 4 ? y[i] : 1;
+        m[i] = mask == 2 || mask == 4 || (mask == 5 && i > 0) ? y[i] : 1;
     }
+    if (mask == 5 && nbd > 0) /* shifted windows: the mask's dim 0 repeats along the scores' dim 0 */
+        m[0] = y[0] % 3 == 0 && y[0] > 3 ? 3 : y[0] % 2 == 0 && y[0] > 2 ? 2 : 1;
     q[nbd] = Sq, q[nbd + 1] = D;
     k[nbd] = kt ? D : Sk, k[nbd + 1] = kt ? Sk : D;
     v[nbd] = Sk, v[nbd + 1] = Dv;
     y[nbd] = Sq, y[nbd + 1] = Dv;
-    m[nbd] = mask == 3 || mask == 4 ? Sq : 1, m[nbd + 1] = Sk;
+    m[nbd] = mask >= 3 ? Sq : 1, m[nbd + 1] = Sk;
     trtl_dims qd = dims(r, q), kd = dims(r, k), vd = dims(r, v), md = dims(r, m), yd = dims(r, y);
     int64_t nq = trtl_volume(&qd), nk = trtl_volume(&kd), nv = trtl_volume(&vd), nm = trtl_volume(&md);
     float *Q = rand_buf(nq), *K = rand_buf(nk), *V = rand_buf(nv), *M = rand_buf(nm);
@@ -2582,6 +2584,11 @@ static void test_attention(int ncases)
                     if (attn_case(2, bd, 0, 0, 0, 9, 13, 17, 20, kt, mk, sp))
                         goto out;
                 }
+        for (int kt = 0; kt < 2; kt++) {
+            int64_t bd[2] = {6, 3}, bd2[2] = {4, 2};
+            if (attn_case(2, bd, 0, 0, 0, 49, 49, 32, 32, kt, 5, 0) || attn_case(2, bd2, 0, 0, 0, 7, 9, 5, 6, kt, 5, 0))
+                goto out;
+        }
         {
             int64_t bd[2] = {3, 4};
             if (attn_case(2, bd, 1u, 2u, 0, 5, 33, 8, 40, 0, 2, 0) || /* broadcast Q / K batch dims */
@@ -2597,7 +2604,7 @@ static void test_attention(int ncases)
                 bd[d] = rint_in(1, 4);
             if (attn_case(nbd, bd, (uint32_t)rnd() & 7u, (uint32_t)rnd() & 7u, rnd() % 3 ? 0 : (uint32_t)rnd() & 7u,
                           rint_in(1, 70), rint_in(1, 70), rint_in(1, 90), rint_in(1, 90), (int)(rnd() & 1),
-                          (int)rint_in(0, 4), rnd() % 6 == 0 ? (int)rint_in(1, 3) : 0))
+                          (int)rint_in(0, 5), rnd() % 6 == 0 ? (int)rint_in(1, 3) : 0))
                 goto out;
         }
     }

@@ -20,10 +20,12 @@
  * attention node (keeping its output tensor); the others are marked dead.  Runs after transpose
  * folding and before epilogue fusion (which would otherwise take the mask add into the first
  * multiply as a residual). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "core/alloc.h"
 #include "builder/passes/match.h"
 #include "network/op_table.h"
 #include "core/status.h"
@@ -34,6 +36,8 @@
 
 typedef struct at_match {
     int32_t q, k, v, mask; /* mask -1 when absent */
+    int32_t bias, win;     /* shifted windows: bias [1, ..] (-1: none) and window mask [1, nW, ..]; win -1: none */
+    int64_t nW;
     int k_transposed;
     double scale;
     int32_t nodes[MAX_GROUP];
@@ -131,6 +135,150 @@ static int scores(const trtl_bgraph *g, int32_t s, at_match *m)
     return 1;
 }
 
+/* Node p is a reshape-only shuffle (permutations the identity). */
+static int is_reshape(const trtl_bgraph *g, int32_t p)
+{
+    const trtl_node *n = &g->n[p].n;
+    if (n->op != TRTL_OP_SHUFFLE || n->n_in != 1 || n->p.shuffle.reshape_dims.nb_dims < 0)
+        return 0;
+    const trtl_dims *f = &n->p.shuffle.first_transpose, *t = &n->p.shuffle.second_transpose;
+    for (int d = 0; d < f->nb_dims; d++)
+        if (f->d[d] != d)
+            return 0;
+    for (int d = 0; d < t->nb_dims; d++)
+        if (t->d[d] != d)
+            return 0;
+    return 1;
+}
+
+/* A FLOAT constant of rank r whose dim 0 is 1 and each other dim 1 or want[d] (d >= lead). */
+static int const_bcast(const trtl_bgraph *g, int32_t t, int r, const int64_t *want, int lead)
+{
+    const trtl_bg_tensor *c = &g->t[t];
+    if (c->kind != TRTL_TK_CONSTANT || c->dtype != TRTL_FLOAT || !c->data || c->dmax.nb_dims != r || c->dmax.d[0] != 1)
+        return 0;
+    for (int d = lead; d < r; d++)
+        if (c->dmax.d[d] != 1 && c->dmax.d[d] != want[d])
+            return 0;
+    return 1;
+}
+
+/* Swin's shifted-window attention: the softmax input x = reshape(reshape(S [+ bias]) + W) with the first
+ * reshape [B*nW, h, N, N] -> [B, nW, h, N, N], W a constant [1, nW | 1, h | 1, N | 1, N | 1], the second
+ * reshape back to S's shape and bias a constant [1, h | 1, N | 1, N | 1]: the mask (bias + W) repeats along
+ * S's dim 0 with period nW (mask_mode 2). */
+static int windowed(const trtl_bgraph *g, int32_t x, at_match *m)
+{
+    int32_t r2 = trtl_pm_inner(g, x, 1);
+    if (r2 < 0 || !is_reshape(g, r2))
+        return 0;
+    int32_t t3 = g->n[r2].n.in[0], a2 = trtl_pm_inner(g, t3, 1);
+    if (a2 < 0 || !trtl_pm_is_ew(g, a2, TRTL_EW_SUM))
+        return 0;
+    const trtl_bg_tensor *xt = &g->t[x];
+    int r = xt->dmax.nb_dims;
+    if (r < 3 || r + 1 > TRTL_MAX_DIMS)
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        int32_t w = g->n[a2].n.in[1 - side], t2 = g->n[a2].n.in[side];
+        int32_t r1 = trtl_pm_inner(g, t2, 1);
+        if (r1 < 0 || !is_reshape(g, r1) || !trtl_pm_same_shape(&g->t[t2], &g->t[t3]))
+            continue;
+        int32_t t1 = g->n[r1].n.in[0];
+        const trtl_bg_tensor *s1 = &g->t[t1], *v = &g->t[t2];
+        if (!trtl_pm_same_shape(s1, xt) || v->dmax.nb_dims != r + 1 || v->dmin.d[1] != v->dmax.d[1] || v->dmax.d[1] < 1)
+            continue;
+        int64_t nW = v->dmax.d[1], want[TRTL_MAX_DIMS];
+        int ok = 1;
+        for (int d = 1; d < r && ok; d++) /* the view's trailing dims are S's, static */
+            ok = s1->dmin.d[d] == s1->dmax.d[d] && v->dmin.d[d + 1] == s1->dmin.d[d] && v->dmax.d[d + 1] == s1->dmax.d[d];
+        ok = ok && s1->dmin.d[0] == v->dmin.d[0] * nW && s1->dopt.d[0] == v->dopt.d[0] * nW &&
+             s1->dmax.d[0] == v->dmax.d[0] * nW;
+        want[0] = 1;
+        want[1] = nW;
+        for (int d = 1; d < r; d++)
+            want[d + 1] = s1->dmax.d[d];
+        if (!ok || !const_bcast(g, w, r + 1, want, 1))
+            continue;
+        int32_t n0 = m->n;
+        double s0 = m->scale;
+        m->win = w;
+        m->nW = nW;
+        m->bias = -1;
+        if (!add(m, r2) || !add(m, a2) || !add(m, r1))
+            return 0;
+        int32_t a1 = trtl_pm_inner(g, t1, 1);
+        if (a1 >= 0 && trtl_pm_is_ew(g, a1, TRTL_EW_SUM)) {
+            for (int bs = 0; bs < 2; bs++) {
+                int32_t b = g->n[a1].n.in[1 - bs], sc = g->n[a1].n.in[bs];
+                int32_t n1 = m->n;
+                if (const_bcast(g, b, r, s1->dmax.d, 1) && trtl_pm_same_shape(&g->t[sc], s1) && add(m, a1) &&
+                    scores(g, sc, m)) {
+                    m->bias = b;
+                    return 1;
+                }
+                m->n = n1;
+                m->scale = s0;
+            }
+        }
+        if (scores(g, t1, m))
+            return 1;
+        m->n = n0;
+        m->scale = s0;
+        m->win = -1;
+    }
+    return 0;
+}
+
+/* The mask of a shifted-window match: C [nW, dims 1.. of S] = bias + W (broadcast), as one constant;
+ * -1 on failure (error set). */
+static int32_t window_mask(trtl_bgraph *g, const at_match *m, int32_t s_tensor, const char *node)
+{
+    const trtl_bg_tensor *s1 = &g->t[s_tensor];
+    int r = s1->dmax.nb_dims;
+    trtl_dims cd;
+    cd.nb_dims = r;
+    cd.d[0] = m->nW;
+    int64_t n = m->nW;
+    for (int d = 1; d < r; d++) {
+        cd.d[d] = s1->dmax.d[d];
+        n *= cd.d[d];
+    }
+    float *data = trtl_aligned_alloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!data) {
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        return -1;
+    }
+    const trtl_bg_tensor *wt = &g->t[m->win], *bt = m->bias >= 0 ? &g->t[m->bias] : NULL;
+    const float *W = wt->data, *Bv = bt ? bt->data : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rem = i, wo = 0, bo = 0, ws = 1, bs = 1;
+        for (int d = r - 1; d >= 0; d--) {
+            int64_t idx = rem % cd.d[d];
+            rem /= cd.d[d];
+            int64_t wdim = wt->dmax.d[d + 1]; /* W is [1, nW, ..]: its dim d + 1 is C's dim d */
+            wo += (wdim == 1 ? 0 : idx) * ws;
+            ws *= wdim;
+            if (bt && d > 0) {
+                int64_t bdim = bt->dmax.d[d];
+                bo += (bdim == 1 ? 0 : idx) * bs;
+                bs *= bdim;
+            }
+        }
+        data[i] = (Bv ? Bv[bo] : 0.0f) + W[wo];
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%.200s/window_mask", node);
+    int32_t t = trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_CONSTANT);
+    if (t < 0) {
+        trtl_aligned_free(data);
+        return -1;
+    }
+    g->t[t].data = data;
+    g->t[t].dmin = g->t[t].dopt = g->t[t].dmax = cd;
+    return t;
+}
+
 /* Node i is the second multiply of an attention pattern: fills m. */
 static int match_at(const trtl_bgraph *g, int32_t i, at_match *m)
 {
@@ -152,6 +300,9 @@ static int match_at(const trtl_bgraph *g, int32_t i, at_match *m)
         return 0;
     add(m, i);
     add(m, sm);
+    m->win = -1;
+    if (windowed(g, x, m))
+        return 1;
     int32_t an = trtl_pm_inner(g, x, 1);
     if (an >= 0 && trtl_pm_is_ew(g, an, TRTL_EW_SUM)) {
         const trtl_node *a = &g->n[an].n;
@@ -188,6 +339,8 @@ static int operands_ok(const trtl_bgraph *g, const at_match *m)
 
 static trtl_status rewrite(trtl_bgraph *g, int32_t i, at_match *m, trtl_pass_log *log)
 {
+    if (m->win >= 0 && (m->mask = window_mask(g, m, g->n[i].n.in[0], g->n[i].n.name)) < 0)
+        return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
     trtl_node *f = &g->n[i].n;
     int32_t *room = realloc(f->in, sizeof(int32_t) * 5); /* Q, K, V, mask and a fused residual */
     if (!room)
@@ -202,10 +355,10 @@ static trtl_status rewrite(trtl_bgraph *g, int32_t i, at_match *m, trtl_pass_log
     trtl_op_table[TRTL_OP_ATTENTION].init(&p);
     p.attn.scale = (float)m->scale;
     p.attn.k_transposed = m->k_transposed;
-    p.attn.has_mask = m->mask >= 0;
+    p.attn.mask_mode = m->win >= 0 ? 2 : m->mask >= 0;
     trtl_pass_log_add(log, "fused %d layers computing attention of '%s' (scale %g%s%s) into '%s'", (int)m->n,
                       g->t[m->q].name, m->scale, m->k_transposed ? ", K transposed" : "",
-                      m->mask >= 0 ? ", masked" : "", name);
+                      m->win >= 0 ? ", shifted-window mask" : m->mask >= 0 ? ", masked" : "", name);
     const int32_t in[4] = {m->q, m->k, m->v, m->mask};
     trtl_pm_replace(g, i, m->nodes, m->n, TRTL_OP_ATTENTION, &p, in, m->mask >= 0 ? 4 : 3, name);
     return TRTL_OK;

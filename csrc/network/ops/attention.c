@@ -10,7 +10,7 @@
 const trtl_attr_desc trtl_attrs_attention[] = {
     TRTL_A("scale", TRTL_ATTR_FLOAT, attn.scale),
     TRTL_A("k_transposed", TRTL_ATTR_BOOL, attn.k_transposed),
-    TRTL_A("has_mask", TRTL_ATTR_BOOL, attn.has_mask),
+    TRTL_A("mask_mode", TRTL_ATTR_INT, attn.mask_mode),
 };
 TRTL_NATTRS(attention);
 
@@ -18,7 +18,7 @@ void trtl_init_attention(trtl_params *p)
 {
     p->attn.scale = 1.0f;
     p->attn.k_transposed = 0;
-    p->attn.has_mask = 0;
+    p->attn.mask_mode = 0;
 }
 
 trtl_status trtl_lower_attention(trtl_params *p, const trtl_lower_ctx *c)
@@ -43,12 +43,12 @@ trtl_status trtl_infer_attention(const trtl_infer_ctx *c)
 {
     const trtl_attention_params *p = &c->p->attn;
     char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
-    if ((p->k_transposed != 0 && p->k_transposed != 1) || (p->has_mask != 0 && p->has_mask != 1))
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': attention flags k_transposed %d / has_mask %d",
-                          c->layer_name, (int)p->k_transposed, (int)p->has_mask);
-    if (c->n_in != 3 + p->has_mask)
+    if ((p->k_transposed != 0 && p->k_transposed != 1) || p->mask_mode < 0 || p->mask_mode > 2)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': attention k_transposed %d / mask_mode %d",
+                          c->layer_name, (int)p->k_transposed, (int)p->mask_mode);
+    if (c->n_in != 3 + (p->mask_mode != 0))
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention has %d inputs, needs %d", c->layer_name, (int)c->n_in,
-                          3 + (int)p->has_mask);
+                          3 + (p->mask_mode != 0));
     for (int i = 0; i < c->n_in; i++)
         if (c->in_type[i] != TRTL_FLOAT)
             return trtl_error(TRTL_ERR_DTYPE, "layer '%s': attention needs FLOAT inputs, input %d is %s",
@@ -77,13 +77,19 @@ trtl_status trtl_infer_attention(const trtl_infer_ctx *c)
     }
     o.d[r - 2] = Sq;
     o.d[r - 1] = Dv;
-    if (p->has_mask) {
+    if (p->mask_mode) {
         const trtl_dims *m = &c->in[3];
         if (m->nb_dims != r)
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention mask %s must have the scores' rank %d",
                               c->layer_name, trtl_dims_str(m, s1, sizeof s1), r);
         for (int i = 0; i < r; i++) {
             int64_t s = i == r - 2 ? Sq : i == r - 1 ? Sk : o.d[i];
+            if (i == 0 && p->mask_mode == 2 && r > 2) { /* repeats: must divide the scores' dim 0 */
+                if (m->d[0] == 0 || (m->d[0] > 0 && s >= 0 && s % m->d[0]))
+                    return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention window mask %s: dim 0 does not divide %lld",
+                                      c->layer_name, trtl_dims_str(m, s1, sizeof s1), (long long)s);
+                continue;
+            }
             if (m->d[i] >= 0 && m->d[i] != 1 && s >= 0 && m->d[i] != s)
                 return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention mask %s does not broadcast to the scores (dim %d: %lld)",
                                   c->layer_name, trtl_dims_str(m, s1, sizeof s1), i, (long long)s);
