@@ -17,8 +17,10 @@
  * the reference's `x > m`), a NaN score then makes the row sum, and so the whole output row, NaN;
  * a +Inf score gives Inf - Inf = NaN; a row masked entirely with -Inf gives exp(-Inf - -Inf) = NaN;
  * NaN/Inf in V reach the output through the product (0 * Inf = NaN as in the matrix multiply).
- * Scores are computed as the dot product, times scale, plus the mask (no FMA), as the layers do.
+ * Scores are computed as the dot product, times scale, plus the mask (no FMA), as the layers do.  Weights
+ * below FLT_MIN are flushed to 0, as the softmax kernel's exp does (denormals would slow the second product).
  */
+#include <float.h>
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -210,22 +212,56 @@ __attribute__((target("avx512f"))) static float scale_mask_max_avx512(float *x, 
     return mx;
 }
 
-/* x = exp(x - mx) in place; returns the sum (NaN propagates). */
-static float exp_sum(float *x, int64_t n, float mx)
+/* Values below FLT_MIN become 0 (a NaN stays): exp of scores far below the row's maximum (Swin's -100 window
+ * mask) would otherwise be denormals, which make the second product ~10x slower on x86; the unfused softmax
+ * kernel flushes them the same way. */
+static float flush_sum_c(float *x, int64_t n)
+{
+    float s = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        float v = x[j] < FLT_MIN ? 0.0f : x[j];
+        x[j] = v;
+        s += v;
+    }
+    return s;
+}
+
+__attribute__((target("avx2,fma"))) static float flush_sum_avx2(float *x, int64_t n)
+{
+    const __m256 lo = _mm256_set1_ps(FLT_MIN);
+    __m256 s = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 v = _mm256_loadu_ps(x + j);
+        v = _mm256_andnot_ps(_mm256_cmp_ps(v, lo, _CMP_LT_OQ), v); /* false for NaN: kept */
+        _mm256_storeu_ps(x + j, v);
+        s = _mm256_add_ps(s, v);
+    }
+    float buf[8], t = flush_sum_c(x + j, n - j);
+    _mm256_storeu_ps(buf, s);
+    return t + ((buf[0] + buf[1]) + (buf[2] + buf[3])) + ((buf[4] + buf[5]) + (buf[6] + buf[7]));
+}
+
+__attribute__((target("avx512f"))) static float flush_sum_avx512(float *x, int64_t n)
+{
+    const __m512 lo = _mm512_set1_ps(FLT_MIN);
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t j = 0; j < n; j += 16) {
+        __mmask16 k = mask16(n - j);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + j);
+        v = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v);
+        _mm512_mask_storeu_ps(x + j, k, v);
+        s = _mm512_add_ps(s, v);
+    }
+    return _mm512_reduce_add_ps(s);
+}
+
+/* x = exp(x - mx) in place, denormals flushed; returns the sum (NaN propagates). */
+static float exp_sum(int isa, float *x, int64_t n, float mx)
 {
     trtl_vm_binary(TRTL_EW_SUB, x, 1, &mx, 0, x, n);
     trtl_vm_unary(TRTL_UN_EXP, x, x, n);
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        s0 += x[j];
-        s1 += x[j + 1];
-        s2 += x[j + 2];
-        s3 += x[j + 3];
-    }
-    for (; j < n; j++)
-        s0 += x[j];
-    return (s0 + s1) + (s2 + s3);
+    return isa == ISA_AVX512 ? flush_sum_avx512(x, n) : isa == ISA_AVX2 ? flush_sum_avx2(x, n) : flush_sum_c(x, n);
 }
 
 /* ---- driver ------------------------------------------------------------------------------------- */
@@ -272,7 +308,7 @@ static void item(const at_job *j, int64_t it, float *slot, int64_t *packed_b)
         float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, g->Sk, g->scale, mrow, g->m_col)
                    : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, g->Sk, g->scale, mrow, g->m_col)
                                         : scale_mask_max_c(x, g->Sk, g->scale, mrow, g->m_col);
-        inv[r] = 1.0f / exp_sum(x, g->Sk, mx);
+        inv[r] = 1.0f / exp_sum(j->isa, x, g->Sk, mx);
     }
     gemm(j->isa, m, g->Dv, g->Sk, S, g->Sk, j->V + vo, g->Dv, Y, g->Dv);
     for (int64_t r = 0; r < m; r++)
