@@ -43,6 +43,8 @@ SOURCES = [
     "csrc/kernels/ref/unary.c",
     "csrc/kernels/ref/activation.c",
     "csrc/kernels/ref/scale.c",
+    "csrc/kernels/ref/attention.c",
+    "csrc/kernels/attention_geometry.c",
 ]
 
 

@@ -369,6 +369,33 @@ case("topk_max", "TOPK", lambda r: {"x": poisoned(r, (3, 8), 0, 3, 3)},
      lambda net, x: layer_out(net.add_topk(x, trt.TopKOperation.MAX, 3, 1 << 1)),
      lambda x: refs.topk(x, "MAX", 3, 1)[0])
 
+def _attention(net, q, k, v, m):
+    kt = net.add_shuffle(k)
+    kt.first_transpose = (0, 1, 3, 2)
+    s = layer_out(net.add_matrix_multiply(q, trt.MatrixOperation.NONE, layer_out(kt), trt.MatrixOperation.NONE))
+    c = net.add_constant((1, 1, 1, 1), np.full((1, 1, 1, 1), 0.25, np.float32)).get_output(0)
+    s = layer_out(net.add_elementwise(s, c, trt.ElementWiseOperation.PROD))
+    s = layer_out(net.add_elementwise(s, m, trt.ElementWiseOperation.SUM))
+    sm = net.add_softmax(s)
+    sm.axes = 1 << 3
+    return layer_out(net.add_matrix_multiply(layer_out(sm), trt.MatrixOperation.NONE, v, trt.MatrixOperation.NONE))
+
+
+def _attention_mask(r):
+    m = np.where(r.random((2, 1, 5, 6)) < 0.3, -np.inf, 0).astype(np.float32)
+    m[1, 0, 2, :] = -np.inf  # a fully masked row: NaN, as exp(-inf - -inf)
+    return m
+
+
+# attention (fused into one internal step by the builder in "opt" mode, the unfused layers in "ref" mode): a NaN
+# or +-Inf in Q poisons its row, a NaN in V its column, -inf mask entries drop keys, a fully masked row is NaN
+case("attention", "ATTENTION",
+     lambda r: {"q": poisoned(r, (2, 3, 5, 4), 1, 1, 1), "k": r.standard_normal((2, 3, 6, 4)).astype(np.float32),
+                "v": poisoned(r, (2, 3, 6, 7), 1, 0, 0), "m": _attention_mask(r)},
+     _attention,
+     lambda q, k, v, m: refs.softmax(refs._f64(q) @ np.swapaxes(refs._f64(k), -1, -2) * 0.25 + m, 3) @ refs._f64(v),
+     "attention.")
+
 # Layer types with no float input to poison: CONSTANT (no input), PLUGIN_V2 (the plugins' own tests).
 NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2"}
 

@@ -369,6 +369,49 @@ def _gelu_wrong_half(net, rng):
     return {"x": x}, [y], [0.45 * x * (1.0 + refs._erf(x / math.sqrt(2.0)))]
 
 
+def _transpose(net, t, perm):
+    layer = net.add_shuffle(t)
+    layer.first_transpose = perm
+    return layer.get_output(0)
+
+
+@case("attention_masked", fires=("fuse_attention",))
+def _attention_masked(net, rng):
+    """softmax(Q K^T / sqrt(d) + mask) V with K^T as a transpose layer, a broadcast mask: one attention step."""
+    q, k, v = randn(rng, (2, 3, 7, 16)), randn(rng, (2, 3, 9, 16)), randn(rng, (2, 3, 9, 5))
+    m = np.where(rng.random((2, 1, 1, 9)) < 0.2, -1e4, 0).astype(np.float32)
+    tq, tk, tv, tm = (net.add_input(n, trt.float32, a.shape) for n, a in (("q", q), ("k", k), ("v", v), ("m", m)))
+    s = net.add_matrix_multiply(tq, trt.MatrixOperation.NONE, _transpose(net, tk, (0, 1, 3, 2)),
+                                trt.MatrixOperation.NONE).get_output(0)
+    s = ew(net, ew(net, s, scalar(net, 4.0, 4), E.DIV), tm, E.SUM)
+    sm = net.add_softmax(s)
+    sm.axes = 1 << 3
+    y = net.add_matrix_multiply(sm.get_output(0), trt.MatrixOperation.NONE, tv, trt.MatrixOperation.NONE)
+    ref = refs.softmax(q.astype(np.float64) @ np.swapaxes(k, 2, 3) / 4.0 + m, 3) @ v
+    return {"q": q, "k": k, "v": v, "m": m}, [y.get_output(0)], [ref]
+
+
+@case("transpose_fold", fires=("fold_transpose",))
+def _transpose_fold(net, rng):
+    """x @ w^T with w^T a transpose layer (folded into op1), and two transposes of y that compose into one."""
+    x, w = randn(rng, (2, 5, 6)), randn(rng, (2, 4, 6))
+    tx, tw = net.add_input("x", trt.float32, x.shape), net.add_input("w", trt.float32, w.shape)
+    y = net.add_matrix_multiply(tx, trt.MatrixOperation.NONE, _transpose(net, tw, (0, 2, 1)),
+                                trt.MatrixOperation.NONE).get_output(0)
+    z = _transpose(net, _transpose(net, y, (1, 0, 2)), (0, 2, 1))
+    ref = x.astype(np.float64) @ np.swapaxes(w, 1, 2)
+    return {"x": x, "w": w}, [z], [np.transpose(np.transpose(ref, (1, 0, 2)), (0, 2, 1))]
+
+
+@case("transpose_cancel", fires=("fold_transpose",))
+def _transpose_cancel(net, rng):
+    """Two transposes that cancel out vanish: relu reads x."""
+    x = randn(rng, (3, 4, 5))
+    t = net.add_input("x", trt.float32, x.shape)
+    y = _transpose(net, _transpose(net, t, (2, 0, 1)), (1, 2, 0))
+    return {"x": x}, [net.add_activation(y, trt.ActivationType.RELU).get_output(0)], [np.maximum(x, 0)]
+
+
 # ------------------------------------------------------------------------------------------------------------
 # building and running
 # ------------------------------------------------------------------------------------------------------------
@@ -531,10 +574,10 @@ def test_parsed_onnx_gelu_is_one_step():
 def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
-                                     "fold_scale", "fuse_epilogue"]
+                                     "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
-                                                     "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_scale": 1,
-                                                     "fuse_epilogue": 1}
+                                                     "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
+                                                     "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

@@ -605,6 +605,18 @@ class IActivationLayer(ILayer):
     def type(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class IAttentionLayer(ILayer):
+    """Attention"""
+    @property
+    def k_transposed(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def mask_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def scale(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class ICastLayer(ILayer):
     """Cast"""
     @property

@@ -181,6 +181,18 @@ typedef struct trtl_plugin_params {
     char name[64];
 } trtl_plugin_params;
 
+/* Internal (ATTENTION, made by passes/fuse_attention.c only): y = softmax(Q K^T * scale [+ mask]) V
+ * over the last axis, inputs Q [.., Sq, D], K [.., Sk, D] (or K^T [.., D, Sk] when k_transposed),
+ * V [.., Sk, Dv] and, when mask_mode is 1, an additive mask of the scores' rank broadcast to
+ * [.., Sq, Sk]; mask_mode 2 is the same except that the mask's dim 0 repeats along the scores' dim 0
+ * (shifted windows: scores batch b reads mask batch b mod the mask's dim 0).  Batch dims broadcast
+ * as in matrix multiply; y is [.., Sq, Dv]. */
+typedef struct trtl_attention_params {
+    float scale;
+    int32_t k_transposed;
+    int32_t mask_mode;
+} trtl_attention_params;
+
 typedef struct trtl_empty_params {
     int32_t unused;
 } trtl_empty_params;
@@ -208,6 +220,7 @@ typedef union trtl_params {
     trtl_normalization_params norm;
     trtl_cast_params cast;
     trtl_plugin_params plugin;
+    trtl_attention_params attn;       /* ATTENTION (internal) */
     trtl_empty_params empty;          /* IDENTITY, PARAMETRIC_RELU, SELECT */
 } trtl_params;
 

@@ -2492,6 +2492,126 @@ static void test_pointwise(int ncases)
 
 /* ---- main ----------------------------------------------------------------------------------- */
 
+/* ---- attention (x86/attention.c, internal op) ---------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_attention_tiled;
+
+/* Q [B.., Sq, D], K [.., Sk, D] or K^T [.., D, Sk], V [.., Sk, Dv] over batch dims bd (each operand's
+ * dim may be broadcast: bits of qb / kb / vb set -> that operand has 1 there); mask kinds: 0 none,
+ * 1 [1.., 1, Sk] (key padding), 2 per batch [B.., 1, Sk], 3 causal [1.., Sq, Sk] with -inf above the
+ * diagonal, 4 full [B.., Sq, Sk] with a fully masked row (NaN output, as the unfused graph gives);
+ * special: NaN / +-Inf sprinkled into Q, K or V. */
+static int attn_case(int nbd, const int64_t *bd, uint32_t qb, uint32_t kb, uint32_t vb, int64_t Sq, int64_t Sk,
+                     int64_t D, int64_t Dv, int kt, int mask, int special)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_ATTENTION;
+    nd.name = "attention";
+    nd.epi = no_epilogue();
+    nd.p.attn.scale = 1.0f / sqrtf((float)(D ? D : 1));
+    nd.p.attn.k_transposed = kt;
+    nd.p.attn.mask_mode = mask == 5 ? 2 : mask != 0;
+    nd.n_in = mask ? 4 : 3;
+    nd.n_out = 1;
+    int r = nbd + 2;
+    int64_t q[TRTL_MAX_DIMS], k[TRTL_MAX_DIMS], v[TRTL_MAX_DIMS], m[TRTL_MAX_DIMS], y[TRTL_MAX_DIMS];
+    for (int i = 0; i < nbd; i++) {
+        q[i] = (qb >> i) & 1u ? 1 : bd[i];
+        k[i] = (kb >> i) & 1u ? 1 : bd[i];
+        v[i] = (vb >> i) & 1u ? 1 : bd[i];
+        y[i] = q[i] > k[i] ? q[i] : k[i];
+        y[i] = y[i] > v[i] ? y[i] : v[i];
+        m[i] = mask == 2 || mask == 4 || (mask == 5 && i > 0) ? y[i] : 1;
+    }
+    if (mask == 5 && nbd > 0) /* shifted windows: the mask's dim 0 repeats along the scores' dim 0 */
+        m[0] = y[0] % 3 == 0 && y[0] > 3 ? 3 : y[0] % 2 == 0 && y[0] > 2 ? 2 : 1;
+    q[nbd] = Sq, q[nbd + 1] = D;
+    k[nbd] = kt ? D : Sk, k[nbd + 1] = kt ? Sk : D;
+    v[nbd] = Sk, v[nbd + 1] = Dv;
+    y[nbd] = Sq, y[nbd + 1] = Dv;
+    m[nbd] = mask >= 3 ? Sq : 1, m[nbd + 1] = Sk;
+    trtl_dims qd = dims(r, q), kd = dims(r, k), vd = dims(r, v), md = dims(r, m), yd = dims(r, y);
+    int64_t nq = trtl_volume(&qd), nk = trtl_volume(&kd), nv = trtl_volume(&vd), nm = trtl_volume(&md);
+    float *Q = rand_buf(nq), *K = rand_buf(nk), *V = rand_buf(nv), *M = rand_buf(nm);
+    for (int64_t i = 0; i < nq; i++)
+        Q[i] *= 3.0f;
+    for (int64_t i = 0; i < nm; i++)
+        M[i] = mask == 3 ? (i % Sk > (i / Sk) % Sq ? -INFINITY : 0.0f) : M[i] * 4.0f;
+    if (mask == 4 && nm >= Sk)
+        for (int64_t i = 0; i < Sk; i++)
+            M[(Sq / 2) * Sk + i] = -INFINITY;
+    if (special)
+        sprinkle(special == 1 ? Q : special == 2 ? K : V, special == 1 ? nq : special == 2 ? nk : nv, special);
+    trtl_tensor_view in[4] = {{Q, qd, TRTL_FLOAT}, {K, kd, TRTL_FLOAT}, {V, vd, TRTL_FLOAT}, {M, md, TRTL_FLOAT}};
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX], s4[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "Q%s K%s V%s mask%d%s kt=%d special=%d features=0x%x",
+             trtl_dims_str(&qd, s1, sizeof s1), trtl_dims_str(&kd, s2, sizeof s2), trtl_dims_str(&vd, s3, sizeof s3),
+             mask, mask ? trtl_dims_str(&md, s4, sizeof s4) : "", kt, special, trtl_cpu_features());
+    int res = ref_vs(&trtl_kernel_attention_tiled, trtl_ref_attention, &nd, in, &yd);
+    free(Q);
+    free(K);
+    free(V);
+    free(M);
+    return res;
+}
+
+/* Transformer shapes (seq 1, 7, 64, 128, 197; heads 1, 3, 12; head dims 32, 64, 80) with every mask
+ * kind and both K layouts, NaN/Inf, broadcast batch dims, then random shapes; on every ISA variant
+ * this CPU has (TRTL_CPU_MASK=0 in the portable run). */
+static void test_attention(int ncases)
+{
+    static const int64_t seqs[] = {1, 7, 64, 128, 197}, heads[] = {1, 3, 12}, hdims[] = {32, 64, 80};
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        for (int si = 0; si < 5; si++)
+            for (int hi = 0; hi < 3; hi++) {
+                int64_t S = seqs[si], H = heads[hi], D = hdims[(si + hi) % 3];
+                int64_t bd[2] = {si % 2 ? 2 : 1, H};
+                if (S * S * H > 200000 && hi > 1) /* keep the reference's time in bounds */
+                    H = 3, bd[1] = 3;
+                if (attn_case(2, bd, 0, 0, 0, S, S, D, D, (si + hi) % 2, (si + hi) % 5, 0))
+                    goto out;
+            }
+        for (int mk = 0; mk < 5; mk++)
+            for (int kt = 0; kt < 2; kt++)
+                for (int sp = 0; sp < 4; sp++) {
+                    int64_t bd[2] = {2, 3};
+                    if (attn_case(2, bd, 0, 0, 0, 9, 13, 17, 20, kt, mk, sp))
+                        goto out;
+                }
+        for (int kt = 0; kt < 2; kt++) {
+            int64_t bd[2] = {6, 3}, bd2[2] = {4, 2};
+            if (attn_case(2, bd, 0, 0, 0, 49, 49, 32, 32, kt, 5, 0) || attn_case(2, bd2, 0, 0, 0, 7, 9, 5, 6, kt, 5, 0))
+                goto out;
+        }
+        {
+            int64_t bd[2] = {3, 4};
+            if (attn_case(2, bd, 1u, 2u, 0, 5, 33, 8, 40, 0, 2, 0) || /* broadcast Q / K batch dims */
+                attn_case(2, bd, 2u, 1u, 3u, 16, 16, 16, 16, 1, 1, 0) || attn_case(0, bd, 0, 0, 0, 40, 3, 5, 7, 0, 3, 0) ||
+                attn_case(1, bd, 0, 0, 0, 17, 0, 8, 8, 0, 0, 0) || /* no keys: zeros */
+                attn_case(1, bd, 0, 0, 0, 65, 31, 0, 8, 1, 1, 0)) /* D = 0: uniform weights */
+                goto out;
+        }
+        for (int i = 0; i < ncases / 3; i++) {
+            int nbd = (int)rint_in(0, 3);
+            int64_t bd[3];
+            for (int d = 0; d < nbd; d++)
+                bd[d] = rint_in(1, 4);
+            if (attn_case(nbd, bd, (uint32_t)rnd() & 7u, (uint32_t)rnd() & 7u, rnd() % 3 ? 0 : (uint32_t)rnd() & 7u,
+                          rint_in(1, 70), rint_in(1, 70), rint_in(1, 90), rint_in(1, 90), (int)(rnd() & 1),
+                          (int)rint_in(0, 5), rnd() % 6 == 0 ? (int)rint_in(1, 3) : 0))
+                goto out;
+        }
+    }
+out:
+    trtl_cpu_set_mask(~0u);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -2530,6 +2650,7 @@ int main(int argc, char **argv)
     test_depthwise_direct(ncases);
     test_resize(ncases);
     test_pointwise(ncases);
+    test_attention(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

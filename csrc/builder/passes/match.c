@@ -82,3 +82,28 @@ void trtl_pm_replace(trtl_bgraph *g, int32_t fi, const int32_t *nodes, int32_t n
     free(f->name);
     f->name = name;
 }
+
+int trtl_pm_pure_transpose(const trtl_bgraph *g, int32_t i, int32_t *perm)
+{
+    const trtl_node *n = &g->n[i].n;
+    if (g->n[i].dead || n->op != TRTL_OP_SHUFFLE || n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual || n->p.shuffle.reshape_dims.nb_dims != -1)
+        return -1;
+    const trtl_bg_tensor *x = &g->t[n->in[0]], *y = &g->t[n->out[0]];
+    int r = x->dmax.nb_dims;
+    if (x->dtype != TRTL_FLOAT || y->dtype != TRTL_FLOAT || r < 1 || x->dmin.nb_dims != r)
+        return -1;
+    const trtl_dims *f = &n->p.shuffle.first_transpose, *s = &n->p.shuffle.second_transpose;
+    if ((f->nb_dims && f->nb_dims != r) || (s->nb_dims && s->nb_dims != r))
+        return -1;
+    for (int d = 0; d < r; d++) {
+        int64_t j = s->nb_dims ? s->d[d] : d;
+        if (j < 0 || j >= r)
+            return -1;
+        int64_t k = f->nb_dims ? f->d[j] : j;
+        if (k < 0 || k >= r)
+            return -1;
+        perm[d] = (int32_t)k;
+    }
+    return r;
+}

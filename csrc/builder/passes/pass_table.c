@@ -3,7 +3,9 @@
  * Order matters: constant folding first turns constant subgraphs (a parser's reshaped scalars)
  * into constants that the pattern fusions match on; GELU and pointwise (SiLU / HardSwish / Mish)
  * fusion precede epilogue fusion so that the activation they make can join a convolution's or
- * matrix multiply's epilogue; scale folding precedes
+ * matrix multiply's epilogue; transpose folding precedes attention fusion (Q K^T arrives as one
+ * multiply), and attention fusion precedes epilogue fusion (which would take a mask add into the
+ * first multiply as a residual); scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,11 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_POINTWISE] = {"fuse_pointwise", trtl_pass_fuse_pointwise, 1, 0,
                                   "replaces x * sigmoid(x), x * hard_sigmoid(x) and x * tanh(softplus(x)) with one "
                                   "SiLU / HardSwish / Mish activation"},
+    [TRTL_PASS_FOLD_TRANSPOSE] = {"fold_transpose", trtl_pass_fold_transpose, 1, 0,
+                                  "composes consecutive transposes and folds a last-two-dims transpose into the "
+                                  "matrix multiply it feeds"},
+    [TRTL_PASS_FUSE_ATTENTION] = {"fuse_attention", trtl_pass_fuse_attention, 1, 0,
+                                  "replaces softmax(Q K^T * scale [+ mask]) V with one attention step"},
     [TRTL_PASS_FOLD_SCALE] = {"fold_scale", trtl_pass_fold_scale, 1, 0,
                               "folds a scale (batch norm) into the convolution or fully-connected weights before it"},
     [TRTL_PASS_FUSE_EPILOGUE] = {"fuse_epilogue", trtl_pass_fuse_epilogue, 1, 0,

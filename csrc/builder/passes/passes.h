@@ -24,6 +24,8 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FUSE_GELU,
     TRTL_PASS_FUSE_LAYERNORM,
     TRTL_PASS_FUSE_POINTWISE,
+    TRTL_PASS_FOLD_TRANSPOSE,
+    TRTL_PASS_FUSE_ATTENTION,
     TRTL_PASS_FOLD_SCALE,
     TRTL_PASS_FUSE_EPILOGUE,
     TRTL_PASS_COUNT
@@ -67,5 +69,7 @@ trtl_status trtl_pass_fuse_layernorm(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_pointwise(trtl_bgraph *g);
 trtl_status trtl_pass_fold_scale(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
+trtl_status trtl_pass_fold_transpose(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_attention(trtl_bgraph *g);
 
 #endif

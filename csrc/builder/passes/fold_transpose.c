@@ -1,0 +1,118 @@
+/* fold_transpose.c -- transposes that need no step of their own.
+ *
+ * A "pure transpose" is a shuffle with no reshape whose first and second permutations compose to
+ * one permutation p (y[i] = x[first[second[i]]] over dims i, a missing permutation being the
+ * identity), with FLOAT input and output.
+ *   1. Consecutive pure transposes compose: T2(T1(x)) with T1's result used by T2 only (and no
+ *      network output) becomes one transpose T2 of x with p[i] = p1[p2[i]]; T1 is marked dead.
+ *      When the composition is the identity and T2's result is no network output, T2 vanishes
+ *      too: its consumers read x.  (An identity whose result is a network output stays as an
+ *      identity shuffle, which copies.)
+ *   2. A pure transpose that swaps the last two dims (p = [0, .., r-3, r-1, r-2]) feeding input
+ *      i (0 or 1) of a matrix multiply whose operation i is NONE or TRANSPOSE becomes that
+ *      operation's flag (NONE <-> TRANSPOSE: op(x^T) with the flag flipped reads the same matrix),
+ *      since every matrix multiply kernel takes transposed operands (kernels/blas/matrix_multiply.c,
+ *      ref/matrix_multiply.c); the multiply reads x.  The shuffle stays for its other consumers and
+ *      is removed by the dead-layer clean-up when none is left.
+ * Same values exactly: a transpose moves elements, and the multiply reads the same ones.  Runs
+ * before attention fusion, which then sees Q K^T as one multiply with op1 TRANSPOSE. */
+#include <string.h>
+
+#include "builder/passes/passes.h"
+#include "builder/passes/match.h"
+#include "core/status.h"
+#include "core/dims.h"
+
+static int is_identity(const int32_t *p, int r)
+{
+    for (int d = 0; d < r; d++)
+        if (p[d] != d)
+            return 0;
+    return 1;
+}
+
+static int swaps_last_two(const int32_t *p, int r)
+{
+    if (r < 2 || p[r - 1] != r - 2 || p[r - 2] != r - 1)
+        return 0;
+    for (int d = 0; d < r - 2; d++)
+        if (p[d] != d)
+            return 0;
+    return 1;
+}
+
+/* Every live node reading tensor `from` reads `to` instead. */
+static void rewire(trtl_bgraph *g, int32_t from, int32_t to)
+{
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            for (int32_t k = 0; k < g->n[i].n.n_in; k++)
+                if (g->n[i].n.in[k] == from)
+                    g->n[i].n.in[k] = to;
+}
+
+static trtl_status compose(trtl_bgraph *g, trtl_pass_log *log)
+{
+    int32_t p2[TRTL_MAX_DIMS], p1[TRTL_MAX_DIMS];
+    for (int32_t i = 0; i < g->nn; i++) {
+        int r = trtl_pm_pure_transpose(g, i, p2);
+        if (r < 0)
+            continue;
+        trtl_node *n = &g->n[i].n;
+        int32_t a = trtl_pm_inner(g, n->in[0], 1);
+        if (a < 0 || trtl_pm_pure_transpose(g, a, p1) != r)
+            continue;
+        trtl_dims c;
+        c.nb_dims = r;
+        for (int d = 0; d < r; d++)
+            c.d[d] = p1[p2[d]];
+        int32_t x = g->n[a].n.in[0];
+        g->n[a].dead = 1;
+        n->in[0] = x;
+        n->p.shuffle.first_transpose = c;
+        n->p.shuffle.second_transpose.nb_dims = 0;
+        int32_t cp[TRTL_MAX_DIMS];
+        for (int d = 0; d < r; d++)
+            cp[d] = (int32_t)c.d[d];
+        if (is_identity(cp, r) && !trtl_bg_is_output(g, n->out[0])) {
+            trtl_pass_log_add(log, "'%s' and '%s' cancel out", g->n[a].n.name, n->name);
+            g->n[i].dead = 1;
+            rewire(g, n->out[0], x);
+        } else {
+            trtl_pass_log_add(log, "'%s' composed into '%s'", g->n[a].n.name, n->name);
+        }
+    }
+    return TRTL_OK;
+}
+
+static trtl_status into_matmul(trtl_bgraph *g, trtl_pass_log *log)
+{
+    int32_t p[TRTL_MAX_DIMS];
+    for (int32_t i = 0; i < g->nn; i++) {
+        trtl_node *n = &g->n[i].n;
+        if (g->n[i].dead || n->op != TRTL_OP_MATRIX_MULTIPLY || n->n_in < 2)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            int32_t *op = k == 0 ? &n->p.matmul.op0 : &n->p.matmul.op1;
+            if (*op != TRTL_MATOP_NONE && *op != TRTL_MATOP_TRANSPOSE)
+                continue;
+            int32_t s = g->t[n->in[k]].producer;
+            if (s < 0 || trtl_pm_pure_transpose(g, s, p) < 0 || !swaps_last_two(p, g->t[n->in[k]].dmax.nb_dims))
+                continue;
+            trtl_pass_log_add(log, "transpose '%s' folded into input %d of '%s'", g->n[s].n.name, k, n->name);
+            n->in[k] = g->n[s].n.in[0];
+            *op = *op == TRTL_MATOP_NONE ? TRTL_MATOP_TRANSPOSE : TRTL_MATOP_NONE;
+        }
+    }
+    return TRTL_OK;
+}
+
+trtl_status trtl_pass_fold_transpose(trtl_bgraph *g)
+{
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "transpose folding");
+    TRTL_TRY(compose(g, &log));
+    TRTL_TRY(into_matmul(g, &log));
+    trtl_pass_log_done(&log);
+    return TRTL_OK;
+}

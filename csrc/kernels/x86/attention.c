@@ -1,0 +1,401 @@
+/*
+ * attention.c -- "attention.tiled": the internal ATTENTION op (core/params.h), y = softmax(Q K^T *
+ * scale [+ mask]) V over the last axis, one tile of query rows at a time.
+ *
+ * Work items are (batch, query block): for a block of up to QB query rows the scores against all
+ * Sk keys go to a [QB, Sk] tile of the slot's scratch (no [Sq, Sk] matrix is ever materialized),
+ * each row is scaled, masked and exponentiated in place (two-pass softmax: maximum, then exp and
+ * sum), the unnormalized tile times V is written straight into the output rows, and each output
+ * row is finally multiplied by 1 / its sum.  When K comes as [Sk, D] a slot packs K^T [D, Sk] once
+ * per batch it visits (slots get contiguous runs of items, so consecutive query blocks of one
+ * batch share it); K^T inputs are read in place.  Both products run one register-blocked loop
+ * (rows x 2 vectors of accumulators, broadcast A, vector B rows, masked column tails): AVX-512
+ * (8 rows x 32 columns) and AVX2+FMA (6 rows x 16 columns) picked at run time, plain C otherwise.
+ * exp is vmath's (x86/vmath.h), dispatched the same way.
+ *
+ * NaN/Inf as the unfused layers: the row maximum skips NaN (max_ps(x, m) keeps m for a NaN x, as
+ * the reference's `x > m`), a NaN score then makes the row sum, and so the whole output row, NaN;
+ * a +Inf score gives Inf - Inf = NaN; a row masked entirely with -Inf gives exp(-Inf - -Inf) = NaN;
+ * NaN/Inf in V reach the output through the product (0 * Inf = NaN as in the matrix multiply).
+ * Scores are computed as the dot product, times scale, plus the mask (no FMA), as the layers do.  Weights
+ * below FLT_MIN are flushed to 0, as the softmax kernel's exp does (denormals would slow the second product).
+ */
+#include <float.h>
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/kernel.h"
+#include "kernels/attention_geometry.h"
+#include "kernels/x86/vmath.h"
+#include "core/threadpool.h"
+#include "core/cpu.h"
+#include "core/status.h"
+
+#define QB 32          /* query rows per tile (at most) */
+#define MAX_SLOTS 64
+#define MIN_ITEM_FLOPS 65536.0
+
+enum { ISA_C = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 };
+
+/* ---- C = A[M, K] x B[K, N] (row strides lda, ldb, ldc), C overwritten ---------------------- */
+
+static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                   float *C, int64_t ldc)
+{
+    for (int64_t m = 0; m < M; m++) {
+        float *c = C + m * ldc;
+        for (int64_t n = 0; n < N; n++)
+            c[n] = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            float a = A[m * lda + k];
+            const float *b = B + k * ldb;
+            for (int64_t n = 0; n < N; n++)
+                c[n] += a * b[n];
+        }
+    }
+}
+
+#define DEF_TILE_AVX2(MR)                                                                                      \
+    __attribute__((target("avx2,fma"))) static void tile_avx2_##MR(int64_t K, const float *A, int64_t lda,    \
+                                                                   const float *B, int64_t ldb, float *C,     \
+                                                                   int64_t ldc, __m256i k0, __m256i k1)      \
+    {                                                                                                          \
+        __m256 acc[MR][2];                                                                                     \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
+            acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                                       \
+        for (int64_t k = 0; k < K; k++) {                                                                      \
+            __m256 b0 = _mm256_maskload_ps(B + k * ldb, k0), b1 = _mm256_maskload_ps(B + k * ldb + 8, k1);     \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                __m256 a = _mm256_broadcast_ss(A + r * lda + k);                                               \
+                acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);                                                 \
+                acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);                                                 \
+            }                                                                                                  \
+        }                                                                                                      \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
+            _mm256_maskstore_ps(C + r * ldc, k0, acc[r][0]);                                                   \
+            _mm256_maskstore_ps(C + r * ldc + 8, k1, acc[r][1]);                                               \
+        }                                                                                                      \
+    }
+DEF_TILE_AVX2(6)
+DEF_TILE_AVX2(1)
+
+__attribute__((target("avx2,fma"))) static __m256i mask8(int64_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n < 0 ? 0 : n > 8 ? 8 : n)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+__attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, int64_t K, const float *A,
+                                                          int64_t lda, const float *B, int64_t ldb, float *C,
+                                                          int64_t ldc)
+{
+    for (int64_t n0 = 0; n0 < N; n0 += 16) {
+        __m256i k0 = mask8(N - n0), k1 = mask8(N - n0 - 8);
+        int64_t m = 0;
+        for (; m + 6 <= M; m += 6)
+            tile_avx2_6(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m < M; m++)
+            tile_avx2_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+    }
+}
+
+#define DEF_TILE_AVX512(MR)                                                                                    \
+    __attribute__((target("avx512f"))) static void tile_avx512_##MR(int64_t K, const float *A, int64_t lda,   \
+                                                                    const float *B, int64_t ldb, float *C,    \
+                                                                    int64_t ldc, __mmask16 k0, __mmask16 k1) \
+    {                                                                                                          \
+        __m512 acc[MR][2];                                                                                     \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
+            acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                                       \
+        for (int64_t k = 0; k < K; k++) {                                                                      \
+            __m512 b0 = _mm512_maskz_loadu_ps(k0, B + k * ldb), b1 = _mm512_maskz_loadu_ps(k1, B + k * ldb + 16); \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                __m512 a = _mm512_set1_ps(A[r * lda + k]);                                                     \
+                acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);                                                 \
+                acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);                                                 \
+            }                                                                                                  \
+        }                                                                                                      \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
+            _mm512_mask_storeu_ps(C + r * ldc, k0, acc[r][0]);                                                 \
+            _mm512_mask_storeu_ps(C + r * ldc + 16, k1, acc[r][1]);                                            \
+        }                                                                                                      \
+    }
+DEF_TILE_AVX512(8)
+DEF_TILE_AVX512(1)
+
+static __mmask16 mask16(int64_t n)
+{
+    return n <= 0 ? 0 : n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
+}
+
+__attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t N, int64_t K, const float *A,
+                                                           int64_t lda, const float *B, int64_t ldb, float *C,
+                                                           int64_t ldc)
+{
+    for (int64_t n0 = 0; n0 < N; n0 += 32) {
+        __mmask16 k0 = mask16(N - n0), k1 = mask16(N - n0 - 16);
+        int64_t m = 0;
+        for (; m + 8 <= M; m += 8)
+            tile_avx512_8(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m < M; m++)
+            tile_avx512_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+    }
+}
+
+static void gemm(int isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                 float *C, int64_t ldc)
+{
+    if (isa == ISA_AVX512)
+        gemm_avx512(M, N, K, A, lda, B, ldb, C, ldc);
+    else if (isa == ISA_AVX2)
+        gemm_avx2(M, N, K, A, lda, B, ldb, C, ldc);
+    else
+        gemm_c(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+/* ---- softmax numerator of one score row -------------------------------------------------------- */
+
+/* x = x * scale + mask (mask step mcol: 0 one value, 1 a row; NULL none); returns the maximum,
+ * NaNs skipped (-Inf when every value is NaN or -Inf). */
+static float scale_mask_max_c(float *x, int64_t n, float scale, const float *m, int64_t mcol)
+{
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+        float s = x[j] * scale;
+        if (m)
+            s += m[j * mcol];
+        x[j] = s;
+        mx = s > mx ? s : mx;
+    }
+    return mx;
+}
+
+__attribute__((target("avx2,fma"))) static float scale_mask_max_avx2(float *x, int64_t n, float scale,
+                                                                     const float *m, int64_t mcol)
+{
+    const __m256 sc = _mm256_set1_ps(scale), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 mv = ninf, mb = _mm256_set1_ps(m && !mcol ? m[0] : 0.0f);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 s = _mm256_mul_ps(_mm256_loadu_ps(x + j), sc);
+        if (m)
+            s = _mm256_add_ps(s, mcol ? _mm256_loadu_ps(m + j) : mb);
+        _mm256_storeu_ps(x + j, s);
+        mv = _mm256_max_ps(s, mv); /* a NaN s keeps mv */
+    }
+    float buf[8];
+    _mm256_storeu_ps(buf, mv);
+    float mx = scale_mask_max_c(x + j, n - j, scale, m ? m + j * mcol : NULL, mcol);
+    for (int i = 0; i < 8; i++)
+        mx = buf[i] > mx ? buf[i] : mx;
+    return mx;
+}
+
+__attribute__((target("avx512f"))) static float scale_mask_max_avx512(float *x, int64_t n, float scale,
+                                                                      const float *m, int64_t mcol)
+{
+    const __m512 sc = _mm512_set1_ps(scale), ninf = _mm512_set1_ps(-INFINITY);
+    __m512 mv = ninf, mb = _mm512_set1_ps(m && !mcol ? m[0] : 0.0f);
+    for (int64_t j = 0; j < n; j += 16) {
+        __mmask16 k = mask16(n - j);
+        __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + j), sc);
+        if (m)
+            s = _mm512_add_ps(s, mcol ? _mm512_maskz_loadu_ps(k, m + j) : mb);
+        _mm512_mask_storeu_ps(x + j, k, s);
+        mv = _mm512_mask_max_ps(mv, k, s, mv);
+    }
+    float buf[16], mx = -INFINITY;
+    _mm512_storeu_ps(buf, mv);
+    for (int i = 0; i < 16; i++)
+        mx = buf[i] > mx ? buf[i] : mx;
+    return mx;
+}
+
+/* Values below FLT_MIN become 0 (a NaN stays): exp of scores far below the row's maximum (Swin's -100 window
+ * mask) would otherwise be denormals, which make the second product ~10x slower on x86; the unfused softmax
+ * kernel flushes them the same way. */
+static float flush_sum_c(float *x, int64_t n)
+{
+    float s = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        float v = x[j] < FLT_MIN ? 0.0f : x[j];
+        x[j] = v;
+        s += v;
+    }
+    return s;
+}
+
+__attribute__((target("avx2,fma"))) static float flush_sum_avx2(float *x, int64_t n)
+{
+    const __m256 lo = _mm256_set1_ps(FLT_MIN);
+    __m256 s = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 v = _mm256_loadu_ps(x + j);
+        v = _mm256_andnot_ps(_mm256_cmp_ps(v, lo, _CMP_LT_OQ), v); /* false for NaN: kept */
+        _mm256_storeu_ps(x + j, v);
+        s = _mm256_add_ps(s, v);
+    }
+    float buf[8], t = flush_sum_c(x + j, n - j);
+    _mm256_storeu_ps(buf, s);
+    return t + ((buf[0] + buf[1]) + (buf[2] + buf[3])) + ((buf[4] + buf[5]) + (buf[6] + buf[7]));
+}
+
+__attribute__((target("avx512f"))) static float flush_sum_avx512(float *x, int64_t n)
+{
+    const __m512 lo = _mm512_set1_ps(FLT_MIN);
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t j = 0; j < n; j += 16) {
+        __mmask16 k = mask16(n - j);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + j);
+        v = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v);
+        _mm512_mask_storeu_ps(x + j, k, v);
+        s = _mm512_add_ps(s, v);
+    }
+    return _mm512_reduce_add_ps(s);
+}
+
+/* x = exp(x - mx) in place, denormals flushed; returns the sum (NaN propagates). */
+static float exp_sum(int isa, float *x, int64_t n, float mx)
+{
+    trtl_vm_binary(TRTL_EW_SUB, x, 1, &mx, 0, x, n);
+    trtl_vm_unary(TRTL_UN_EXP, x, x, n);
+    return isa == ISA_AVX512 ? flush_sum_avx512(x, n) : isa == ISA_AVX2 ? flush_sum_avx2(x, n) : flush_sum_c(x, n);
+}
+
+/* ---- driver ------------------------------------------------------------------------------------- */
+
+typedef struct at_job {
+    trtl_attn_geom g;
+    const float *Q, *K, *V, *M;
+    float *Y, *scratch;
+    int64_t slot_floats, qb, nqb, nitems, nslots;
+    int pack_k, isa;
+} at_job;
+
+static void pack_kt(const at_job *j, const float *k, float *kt)
+{
+    const trtl_attn_geom *g = &j->g;
+    for (int64_t s = 0; s < g->Sk; s++)
+        for (int64_t d = 0; d < g->D; d++)
+            kt[d * g->Sk + s] = k[s * g->D + d];
+}
+
+static void item(const at_job *j, int64_t it, float *slot, int64_t *packed_b)
+{
+    const trtl_attn_geom *g = &j->g;
+    int64_t b = it / j->nqb, i0 = (it % j->nqb) * j->qb;
+    int64_t m = g->Sq - i0 < j->qb ? g->Sq - i0 : j->qb;
+    int64_t qo, ko, vo, mo;
+    trtl_attn_offsets(g, b, &qo, &ko, &vo, &mo);
+    float *S = slot, *kt = slot + j->qb * g->Sk;
+    float *Y = j->Y + (b * g->Sq + i0) * g->Dv;
+    const float *B = j->K + ko;
+    if (j->pack_k) {
+        /* the same K as the last packed batch (a broadcast K packs once) */
+        if (*packed_b < 0 || ko != *packed_b) {
+            pack_kt(j, j->K + ko, kt);
+            *packed_b = ko;
+        }
+        B = kt;
+    }
+    gemm(j->isa, m, g->Sk, g->D, j->Q + qo + i0 * g->D, g->D, B, g->Sk, S, g->Sk);
+    float inv[QB];
+    for (int64_t r = 0; r < m; r++) {
+        float *x = S + r * g->Sk;
+        const float *mrow = j->M ? j->M + mo + (i0 + r) * g->m_row : NULL;
+        float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, g->Sk, g->scale, mrow, g->m_col)
+                   : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, g->Sk, g->scale, mrow, g->m_col)
+                                        : scale_mask_max_c(x, g->Sk, g->scale, mrow, g->m_col);
+        inv[r] = 1.0f / exp_sum(j->isa, x, g->Sk, mx);
+    }
+    gemm(j->isa, m, g->Dv, g->Sk, S, g->Sk, j->V + vo, g->Dv, Y, g->Dv);
+    for (int64_t r = 0; r < m; r++)
+        trtl_vm_binary(TRTL_EW_PROD, Y + r * g->Dv, 1, &inv[r], 0, Y + r * g->Dv, g->Dv);
+}
+
+static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const at_job *j = ctx;
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        float *slot = j->scratch + s * j->slot_floats;
+        int64_t packed = -1;
+        int64_t b = s * j->nitems / j->nslots, e = (s + 1) * j->nitems / j->nslots;
+        for (int64_t it = b; it < e; it++)
+            item(j, it, slot, &packed);
+    }
+}
+
+static int64_t slot_floats(const trtl_attn_geom *g, int pack_k)
+{
+    int64_t f = QB * g->Sk + (pack_k ? g->D * g->Sk : 0);
+    return ((f + 15) & ~(int64_t)15) + 16; /* slots 64-byte aligned, never empty */
+}
+
+static int64_t max_slots(void)
+{
+    int t = trtl_available_cpus();
+    return t < 1 ? 1 : t > MAX_SLOTS ? MAX_SLOTS : t;
+}
+
+static size_t attn_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    trtl_attn_geom g;
+    if (trtl_attn_geom_init(n, in, &out[0].dims, &g) != TRTL_OK)
+        return 0;
+    return (size_t)(slot_floats(&g, !n->p.attn.k_transposed) * max_slots()) * sizeof(float) + 64;
+}
+
+static trtl_status attn_run(const trtl_kernel_args *a)
+{
+    at_job j;
+    memset(&j, 0, sizeof j);
+    TRTL_TRY(trtl_attn_geom_init(a->node, a->in, &a->out[0].dims, &j.g));
+    const trtl_attn_geom *g = &j.g;
+    if (g->nb == 0 || g->Sq == 0 || g->Dv == 0)
+        return TRTL_OK;
+    if (g->Sk == 0) { /* empty sums: zeros, as the unfused products give */
+        memset(a->out[0].data, 0, sizeof(float) * (size_t)(g->nb * g->Sq * g->Dv));
+        return TRTL_OK;
+    }
+    j.Q = a->in[0].data;
+    j.K = a->in[1].data;
+    j.V = a->in[2].data;
+    j.M = g->has_mask ? a->in[3].data : NULL;
+    j.Y = a->out[0].data;
+    j.pack_k = !a->node->p.attn.k_transposed;
+    j.isa = trtl_cpu_has(TRTL_CPU_AVX512F)             ? ISA_AVX512
+            : trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA) ? ISA_AVX2
+                                                       : ISA_C;
+    j.slot_floats = slot_floats(g, j.pack_k);
+    int64_t have = (int64_t)((a->scratch_size > 64 ? a->scratch_size - 64 : 0) / sizeof(float)) / j.slot_floats;
+    if (!a->scratch || have < 1)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': attention.tiled got %zu bytes of scratch", a->node->name,
+                          a->scratch_size);
+    j.scratch = (float *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
+    /* smaller query blocks while there are fewer items than threads */
+    int threads = trtl_threadpool_size(a->pool);
+    j.qb = QB;
+    while (j.qb > 8 && g->nb * ((g->Sq + j.qb - 1) / j.qb) < 2 * threads)
+        j.qb /= 2;
+    j.nqb = (g->Sq + j.qb - 1) / j.qb;
+    j.nitems = g->nb * j.nqb;
+    double flops = 2.0 * (double)g->Sq * (double)g->Sk * (double)(g->D + g->Dv) * (double)g->nb;
+    int64_t want = (int64_t)(flops / MIN_ITEM_FLOPS);
+    j.nslots = threads < have ? threads : have;
+    if (j.nslots > j.nitems)
+        j.nslots = j.nitems;
+    if (j.nslots > want)
+        j.nslots = want < 1 ? 1 : want;
+    trtl_parallel_for(a->pool, j.nslots, 1, slots_task, &j);
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_attention_tiled = {
+    .name = "attention.tiled",
+    .op = TRTL_OP_ATTENTION,
+    .scratch = attn_scratch,
+    .run = attn_run,
+};
