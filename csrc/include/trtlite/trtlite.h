@@ -73,6 +73,7 @@ uint32_t trtl_cpu_features(void);
 #define TRTL_CPU_AVX512F (1u << 5)
 #define TRTL_CPU_AVX512BW (1u << 6)
 #define TRTL_CPU_AVX512VNNI (1u << 7)
+#define TRTL_CPU_AVX512BF16 (1u << 9) /* vdpbf16ps, vcvtne2ps2bf16 (AVX512_BF16) */
 
 /* ---- network definition ---------------------------------------------------------------------- */
 
@@ -217,6 +218,7 @@ typedef enum trtl_builder_flag {
     TRTL_FLAG_TF32 = 7, TRTL_FLAG_SPARSE_WEIGHTS = 8, TRTL_FLAG_SAFETY_SCOPE = 9,
     TRTL_FLAG_OBEY_PRECISION_CONSTRAINTS = 10, TRTL_FLAG_PREFER_PRECISION_CONSTRAINTS = 11,
     TRTL_FLAG_DIRECT_IO = 12, TRTL_FLAG_REJECT_EMPTY_ALGORITHMS = 13,
+    TRTL_FLAG_BF16 = 18, /* BuilderFlag.BF16: bf16 kernels (vdpbf16ps) where the CPU has AVX512_BF16 */
     TRTL_FLAG_COUNT = 32
 } trtl_builder_flag;
 
