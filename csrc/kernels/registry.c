@@ -39,7 +39,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_activation_simd)                                                                \
     X(trtl_kernel_scale_simd)                                                                     \
     X(trtl_kernel_conv_bf16_gemm)                                                                 \
-    X(trtl_kernel_fc_bf16_gemm)
+    X(trtl_kernel_fc_bf16_gemm)                                                                   \
+    X(trtl_kernel_fc_f16_gemm)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -1,12 +1,15 @@
 /*
  * test_kernels_bf16.c -- the bf16 kernels (convolution.bf16_gemm, fully_connected.bf16_gemm) and
- * their GEMM core's conversions against a float64 reference of the bf16-rounded math.
+ * their GEMM core's conversions against a float64 reference of the bf16-rounded math; the
+ * fp16-storage kernel (fully_connected.f16_gemm) likewise, with only the weights rounded (to IEEE
+ * fp16) in the reference.
  *
  * Reference: inputs and weights rounded to bf16 by this file's own rounding (frexp/nearbyint,
  * ties to even; denormal inputs to zero and NaN kept, as vcvtne2ps2bf16 does), then the
  * reference kernels (double accumulation) and the engine's epilogue pass.
  * Tolerance per output element, derived from fp32 accumulation of exact bf16 x bf16 products
- * (each product of two 8-bit mantissas is exact in fp32): n additions of at most 2^-24
+ * (each product of two 8-bit mantissas is exact in fp32; the fp16 kernel's FMAs round each product
+ * and sum once): n additions of at most 2^-24
  * relative rounding each bound the error by (n + 4) * 2^-24 * sum|x_i w_i|, with n the depth of
  * the dot product (+4: bias, residual, partial-block accumulation); the activation adds 4e-6
  * relative (vector math vs libm) and at most doubles the error before it (|act'| <= 2 for every
@@ -34,6 +37,8 @@
 
 extern const trtl_kernel trtl_kernel_conv_bf16_gemm;
 extern const trtl_kernel trtl_kernel_fc_bf16_gemm;
+extern const trtl_kernel trtl_kernel_fc_f16_gemm;
+static const trtl_kernel *g_fc = &trtl_kernel_fc_bf16_gemm; /* the fully connected kernel under test */
 
 static uint64_t g_rng;
 static trtl_threadpool *g_pools[3];
@@ -79,11 +84,28 @@ static float round_bf16(float x)
     return (float)ldexp(nearbyint(ldexp(m, 8)), e - 8);
 }
 
-static float *rounded_copy(const float *x, int64_t n, int absval)
+/* IEEE fp16 rounding (11 significant bits, subnormal spacing 2^-24, ties to even, overflow to inf). */
+static float round_f16(float x)
+{
+    if (isnan(x) || isinf(x) || x == 0.0f)
+        return x;
+    int e;
+    double a = fabs((double)x);
+    frexp(a, &e);
+    int q = e - 11 < -24 ? -24 : e - 11;
+    double r = ldexp(nearbyint(ldexp(a, -q)), q);
+    return (float)copysign(r > 65504.0 ? INFINITY : r, (double)x);
+}
+
+static float keep(float x) { return x; }
+
+typedef float (*round_fn)(float);
+
+static float *rounded_copy(const float *x, int64_t n, int absval, round_fn rf)
 {
     float *r = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     for (int64_t i = 0; i < n; i++)
-        r[i] = absval ? fabsf(round_bf16(x[i])) : round_bf16(x[i]);
+        r[i] = absval ? fabsf(rf(x[i])) : rf(x[i]);
     return r;
 }
 
@@ -132,10 +154,13 @@ static int compare(const char *kname, const float *got, const float *want, const
 static int check(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, trtl_tensor_view *in, float *w,
                  trtl_weights *wp, trtl_weights *bp, const trtl_dims *od, int64_t depth)
 {
+    /* bf16 kernels round both operands; the fp16-storage kernel only the weights */
+    const round_fn rx = k->precision == TRTL_HALF ? keep : round_bf16;
+    const round_fn rw = k->precision == TRTL_HALF ? round_f16 : round_bf16;
     int64_t n = trtl_volume(od), nx = trtl_volume(&in[0].dims), nw = wp->count;
     float *x = in[0].data;
-    float *xr = rounded_copy(x, nx, 0), *wr = rounded_copy(w, nw, 0);
-    float *xa = rounded_copy(x, nx, 1), *wa = rounded_copy(w, nw, 1);
+    float *xr = rounded_copy(x, nx, 0, rx), *wr = rounded_copy(w, nw, 0, rw);
+    float *xa = rounded_copy(x, nx, 1, rx), *wa = rounded_copy(w, nw, 1, rw);
     float *want = buf(n, 1), *mag = buf(n, 1);
     trtl_tensor_view ow = {want, *od, TRTL_FLOAT}, om = {mag, *od, TRTL_FLOAT};
     int bad = 0;
@@ -266,7 +291,7 @@ static int fc_case(int64_t M, int64_t D, int64_t K, int bias, int combo)
     }
     snprintf(g_desc, sizeof g_desc, "M=%lld D=%lld K=%lld bias=%d act=%d res=%d", (long long)M, (long long)D,
              (long long)K, bias, nd.epi.act, nd.epi.has_residual);
-    int r = check(&trtl_kernel_fc_bf16_gemm, trtl_ref_fully_connected, &nd, in, w, &nd.p.fc.kernel, &nd.p.fc.bias,
+    int r = check(g_fc, trtl_ref_fully_connected, &nd, in, w, &nd.p.fc.kernel, &nd.p.fc.bias,
                   &ydims, D);
     free(w);
     free(b);
@@ -478,6 +503,12 @@ int main(int argc, char **argv)
         printf("test_kernels_bf16: CPU lacks AVX512_BF16: only the refusal is checked\n");
     }
     test_refuse_without_bf16();
+    if (trtl_cpu_has(trtl_kernel_fc_f16_gemm.cpu_features)) {
+        g_fc = &trtl_kernel_fc_f16_gemm;
+        test_fc(ncases);
+    } else {
+        printf("test_kernels_bf16: CPU lacks AVX-512 + F16C: fully_connected.f16_gemm not checked\n");
+    }
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);
     printf("test_kernels_bf16: %d cases, %d failures\n", g_cases, g_failures);

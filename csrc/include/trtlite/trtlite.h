@@ -305,6 +305,8 @@ int32_t trtl_engine_num_profiles(const trtl_engine *e);
 int32_t trtl_engine_num_layers(const trtl_engine *e);
 const char *trtl_engine_layer_name(const trtl_engine *e, int32_t i);
 const char *trtl_engine_layer_kernel(const trtl_engine *e, int32_t i);
+/* The precision step i computes in: a trtl_dtype, or TRTL_BF16 (-1 for i out of range). */
+int32_t trtl_engine_layer_precision(const trtl_engine *e, int32_t i);
 trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i);   /* TRTL_OP_COUNT if out of range */
 /* JSON description of every step (inputs, outputs, shapes, fused epilogue, kernel); trtl_free. */
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json);

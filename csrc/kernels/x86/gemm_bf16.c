@@ -17,6 +17,7 @@
 
 #include "kernels/x86/gemm_bf16.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/gemm_store512.h"
 #include "core/cpu.h"
 
 #define MR TRTL_BF16_MR
@@ -52,70 +53,6 @@ static inline int32_t ld32(const uint16_t *p)
     return v;
 }
 
-typedef struct bk_args {
-    int64_t k2;            /* depth pairs */
-    const uint16_t *a, *b; /* A panel (or row) and B tile at the block's first pair */
-    int64_t as;            /* A elements per pair: 2*MR (panel) or 2 (row) */
-    float *c;
-    int64_t ldc;
-    const float *row_bias, *col_bias, *res;
-    int64_t ldr;
-    int cols, flags;
-    int32_t act;
-    float alpha, beta;
-} bk_args;
-
-typedef void (*bk_fn)(const bk_args *u);
-
-/* ---- store ----------------------------------------------------------------------------------- */
-
-TGT __attribute__((always_inline)) static inline __m512 act16(__m512 v, int32_t act, __m512 alpha, __m512 beta)
-{
-    switch (act) {
-    case TRTL_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v); /* maxps gives its 2nd operand for NaN */
-    case TRTL_ACT_LEAKY_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ), _mm512_mul_ps(v, alpha),
-                                    v);
-    case TRTL_ACT_CLIP: {
-        __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, beta, _CMP_GT_OQ), v, beta);
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, alpha, _CMP_LT_OQ), t, alpha);
-    }
-    default: return v;
-    }
-}
-
-TGT __attribute__((always_inline)) static inline void store(const bk_args *u, __m512 (*acc)[2], const int R,
-                                                            const int NV)
-{
-    const __m512 va = _mm512_set1_ps(u->alpha), vb = _mm512_set1_ps(u->beta);
-    __mmask16 mv[2];
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) {
-        const int n = u->cols - 16 * v;
-        mv[v] = (__mmask16)(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1u);
-    }
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; v++) {
-            float *cp = u->c + r * u->ldc + 16 * v;
-            const __mmask16 m = mv[v];
-            __m512 x = acc[r][v];
-            if (u->flags & TRTL_GEMM_ACC)
-                x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, cp));
-            if (u->flags & TRTL_GEMM_LAST) {
-                if (u->row_bias)
-                    x = _mm512_add_ps(x, _mm512_set1_ps(u->row_bias[r]));
-                if (u->col_bias)
-                    x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->col_bias + 16 * v));
-                if (u->res)
-                    x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->res + r * u->ldr + 16 * v));
-                x = act16(x, u->act, va, vb);
-            }
-            _mm512_mask_storeu_ps(cp, m, x);
-        }
-}
-
 /* ---- microkernels ---------------------------------------------------------------------------- */
 
 TGT __attribute__((always_inline)) static inline void ukr(const bk_args *u, const int R, const int NV)
@@ -126,7 +63,7 @@ TGT __attribute__((always_inline)) static inline void ukr(const bk_args *u, cons
 #pragma GCC unroll 2
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm512_setzero_ps();
-    const uint16_t *a = u->a, *b = u->b;
+    const uint16_t *a = (const uint16_t *)u->a, *b = (const uint16_t *)u->b;
     const int64_t as = u->as;
     for (int64_t k = u->k2; k > 0; k--) {
         __m512bh b0 = (__m512bh)_mm512_loadu_si512(b);
@@ -141,7 +78,7 @@ TGT __attribute__((always_inline)) static inline void ukr(const bk_args *u, cons
         a += as;
         b += 2 * NR;
     }
-    store(u, acc, R, NV);
+    trtl_s512_store(u, acc, R, NV);
 }
 
 #define BK_FN(R, V)                                                                                               \
@@ -159,7 +96,7 @@ TGT __attribute__((always_inline)) static inline void gemv(const bk_args *u, con
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
         s[i][0] = s[i][1] = _mm512_setzero_ps();
-    const uint16_t *a = u->a, *b = u->b;
+    const uint16_t *a = (const uint16_t *)u->a, *b = (const uint16_t *)u->b;
     int64_t k = u->k2;
     for (; k >= 4; k -= 4, a += 8, b += 8 * NR)
 #pragma GCC unroll 4
@@ -178,7 +115,7 @@ TGT __attribute__((always_inline)) static inline void gemv(const bk_args *u, con
 #pragma GCC unroll 2
     for (int v = 0; v < NV; v++)
         acc[0][v] = _mm512_add_ps(_mm512_add_ps(s[0][v], s[1][v]), _mm512_add_ps(s[2][v], s[3][v]));
-    store(u, acc, 1, NV);
+    trtl_s512_store(u, acc, 1, NV);
 }
 
 TGT static void gemv_1(const bk_args *u) { gemv(u, 1); }
