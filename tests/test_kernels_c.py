@@ -88,11 +88,14 @@ def test_optimized_kernels_portable_paths(test_binary):
 
 def test_every_optimized_kernel_has_a_reference_comparison():
     """Each kernel of the registry's optimized list is handed to a comparison in tests/c/test_kernels.c (run_opt or a
-    test_* function taking the kernel's address), so a new kernel cannot be added untested."""
+    test_* function taking the kernel's address), or in tests/c/test_kernels_bf16.c for the bf16 kernels, so a new
+    kernel cannot be added untested."""
     with open(os.path.join(ROOT, "csrc/kernels/registry.c")) as f:
         listed = re.findall(r"X\((trtl_kernel_\w+)\)", f.read())
-    with open(os.path.join(ROOT, "tests/c/test_kernels.c")) as f:
-        tests = f.read()
+    tests = ""
+    for name in ("tests/c/test_kernels.c", "tests/c/test_kernels_bf16.c"):
+        with open(os.path.join(ROOT, name)) as f:
+            tests += f.read()
     assert len(listed) >= 10, listed
     missing = [k for k in listed if not re.search(r"&%s\b" % k, tests)]
     assert not missing, "optimized kernels without a comparison in tests/c/test_kernels.c: %s" % missing

@@ -274,7 +274,8 @@ def corruptions(plan):
         "flipped_payload_byte": (bytes(flipped), ["checksum"]),
         "wrong_magic": (bytes(magic), ["magic", "not a trtlite plan"]),
         "version_next": (patch_u32(plan, 8, plan_version(plan) + 1), ["version %d" % (plan_version(plan) + 1)]),
-        "version_previous": (patch_u32(plan, 8, plan_version(plan) - 1), ["version %d" % (plan_version(plan) - 1)]),
+        # the newest version no longer read (version 3 readers also read version 2 plans)
+        "version_previous": (patch_u32(plan, 8, 1), ["version 1"]),
         "version_0": (patch_u32(plan, 8, 0), ["version 0"]),
         "header_size": (patch_u32(plan, 12, 32), ["header size"]),
         "png_file": (PNG, ["not a trtlite plan"]),

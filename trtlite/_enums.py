@@ -44,11 +44,12 @@ class DataType(_TrtEnum):
     INT32 = 3
     BOOL = 4
     UINT8 = 5
+    BF16 = 7  # a compute precision (layer.precision, the inspector's "precision"); not a tensor type here
 
     @property
     def itemsize(self) -> int:
         """Bytes per element."""
-        return {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 5: 1}[int(self)]
+        return {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 5: 1, 7: 2}[int(self)]
 
 
 class LayerType(_TrtEnum):
@@ -272,6 +273,7 @@ class BuilderFlag(_TrtEnum):
     VERSION_COMPATIBLE = 15
     EXCLUDE_LEAN_RUNTIME = 16
     FP8 = 17
+    BF16 = 18  # bf16 kernels (vdpbf16ps, fp32 accumulate) where the CPU has AVX512_BF16
 
 
 class MemoryPoolType(_TrtEnum):

@@ -726,7 +726,8 @@ class Exec:
         if a.fp16:
             config.set_flag(trt.BuilderFlag.FP16)
             if not builder.platform_has_fast_fp16:
-                print("Note: --fp16 accepted; this CPU has no fast fp16, so trtlite computes in fp32")
+                print("Note: --fp16 accepted; this CPU has no fast fp16 arithmetic, so trtlite computes in fp32 "
+                      "(fully connected weights may be stored as fp16 where that is faster)")
         if a.int8:
             config.set_flag(trt.BuilderFlag.INT8)
             if not builder.platform_has_fast_int8:

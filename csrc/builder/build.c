@@ -214,6 +214,10 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
             st = trtl_last_status();
             break;
         }
+        if (l->has_precision || l->type_hint >= 0) {
+            g->n[ni].want_set = 1;
+            g->n[ni].want_precision = l->has_precision ? (int32_t)l->precision : l->type_hint;
+        }
         st = own_weights(g, &g->n[ni].n, l->name);
     }
     free(order);

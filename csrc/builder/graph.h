@@ -28,6 +28,8 @@ typedef struct trtl_bg_node {
     trtl_node n;            /* name, params (lowered), epilogue, in/out tensor ids */
     int dead;
     int32_t order;          /* original network position (stable sorting) */
+    int32_t want_set;       /* 1: the layer asked for want_precision (layer.precision or set_output_type) */
+    int32_t want_precision; /* trtl_dtype or TRTL_BF16; honoured under OBEY/PREFER_PRECISION_CONSTRAINTS */
 } trtl_bg_node;
 
 typedef struct trtl_bgraph {

@@ -19,6 +19,7 @@
 #include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "core/cpu.h"
 
 #define MAX_CANDIDATES 16
 #define KEY_MAX TRTL_TC_KEY_MAX
@@ -205,7 +206,7 @@ typedef struct sel_stats {
  * now, goes to *state (else NULL: the caller prepares it). */
 static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *const *ok, int nok,
                                          int iters, trtl_threadpool *pool, trtl_timing_cache *tc, int32_t threads,
-                                         sel_stats *stats, void **state)
+                                         sel_stats *stats, void **state, double *ms_out)
 {
     char keys[MAX_CANDIDATES][KEY_MAX];
     int keyed[MAX_CANDIDATES], have[MAX_CANDIDATES], missing = 0;
@@ -253,12 +254,137 @@ static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, con
         }
         bench_free(&b, g, n);
     }
-    for (int c = 0; c < nok; c++)
+    for (int c = 0; c < nok; c++) {
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': kernel %s %.4f ms%s", n->name, ok[c]->name, ms[c],
                  have[c] ? " (timing cache)" : "");
+        ms_out[c] = ms[c];
+    }
     if (!chosen && *state) /* cannot happen: a state is kept only for a winner */
         *state = NULL;
     return chosen ? chosen : ok[0];
+}
+
+/* ---- precision: BuilderFlag.BF16 / FP16, layer.precision, OBEY/PREFER_PRECISION_CONSTRAINTS ----
+ *
+ * Every kernel declares the precision it computes in (trtl_kernel.precision).  A reduced-precision
+ * kernel is a candidate only when the config's flag admits it (BF16 -> TRTL_BF16 kernels, FP16 ->
+ * TRTL_HALF kernels).  A layer's requested precision (layer.precision, else set_output_type) is a
+ * constraint only under OBEY_PRECISION_CONSTRAINTS (or STRICT_TYPES) / PREFER_PRECISION_CONSTRAINTS,
+ * as in TensorRT: then only kernels of that precision are candidates (whatever the flags); none
+ * is an error naming the layer (OBEY) or a warning and the unconstrained choice (PREFER).
+ * Among the candidates timing decides; without timing a reduced-precision kernel comes first
+ * (the user asked for it).  Each layer that a reduced precision was open to but that stays fp32
+ * gets one INFO line saying why (constraint, no kernel, slower). */
+
+typedef struct prec_note {
+    int open;       /* a reduced precision was asked for (flag, or a constraint to one) */
+    int constraint; /* the layer's request restricted the candidates */
+    int n_reduced;  /* reduced-precision candidates */
+} prec_note;
+
+static const char *prec_name(int32_t p)
+{
+    return p == TRTL_BF16 ? "BF16" : trtl_dtype_name((trtl_dtype)p);
+}
+
+static int cfg_flag(const trtl_builder_config *c, int f) { return (int)((c->flags >> f) & 1u); }
+
+static int flag_admits(const trtl_builder_config *c, int32_t p)
+{
+    return p == TRTL_FLOAT || (p == TRTL_BF16 && cfg_flag(c, TRTL_FLAG_BF16)) ||
+           (p == TRTL_HALF && cfg_flag(c, TRTL_FLAG_FP16));
+}
+
+/* Filters the candidates ok[0..*nok) in place by precision (order kept, reduced ones first). */
+static trtl_status precision_filter(const trtl_bgraph *g, const trtl_bg_node *bn, const trtl_kernel **ok, int *nok,
+                                    prec_note *pn)
+{
+    const trtl_builder_config *c = g->cfg;
+    const int obey = cfg_flag(c, TRTL_FLAG_OBEY_PRECISION_CONSTRAINTS) || cfg_flag(c, TRTL_FLAG_STRICT_TYPES);
+    const int prefer = cfg_flag(c, TRTL_FLAG_PREFER_PRECISION_CONSTRAINTS);
+    const trtl_kernel *kept[MAX_CANDIDATES];
+    int nk = 0;
+    memset(pn, 0, sizeof *pn);
+    pn->open = cfg_flag(c, TRTL_FLAG_BF16) || cfg_flag(c, TRTL_FLAG_FP16);
+    if (bn->want_set && (obey || prefer)) {
+        const int32_t want = bn->want_precision;
+        for (int k = 0; k < *nok; k++)
+            if (ok[k]->precision == want)
+                kept[nk++] = ok[k];
+        if (nk > 0 || want == TRTL_FLOAT) { /* FLOAT: the reference kernel is the fallback */
+            memcpy(ok, kept, sizeof *kept * (size_t)nk);
+            *nok = nk;
+            pn->constraint = 1;
+            pn->open = want != TRTL_FLOAT;
+            pn->n_reduced = want != TRTL_FLOAT ? nk : 0;
+            return TRTL_OK;
+        }
+        if (obey)
+            return trtl_error(TRTL_ERR_UNSUPPORTED,
+                              "layer '%s': precision %s is required (layer.precision / set_output_type with "
+                              "OBEY_PRECISION_CONSTRAINTS) but no %s kernel implements this %s layer on this CPU%s; "
+                              "use PREFER_PRECISION_CONSTRAINTS to fall back to FLOAT",
+                              bn->n.name, prec_name(want), prec_name(want), trtl_op_table[bn->n.op].name,
+                              want == TRTL_BF16 && !trtl_cpu_has(TRTL_CPU_AVX512BF16) ? " (it lacks AVX512_BF16)" : "");
+        trtl_log(TRTL_LOG_WARNING,
+                 "layer '%s': no %s kernel implements this %s layer on this CPU; PREFER_PRECISION_CONSTRAINTS: "
+                 "it runs in FLOAT", bn->n.name, prec_name(want), trtl_op_table[bn->n.op].name);
+    }
+    for (int pass = 0; pass < 2; pass++) /* reduced precisions first, then fp32 */
+        for (int k = 0; k < *nok; k++)
+            if ((ok[k]->precision != TRTL_FLOAT) == (pass == 0) && flag_admits(c, ok[k]->precision)) {
+                kept[nk++] = ok[k];
+                pn->n_reduced += pass == 0;
+            }
+    memcpy(ok, kept, sizeof *kept * (size_t)nk);
+    *nok = nk;
+    return TRTL_OK;
+}
+
+/* The log line of a layer a reduced precision was open to (ms: timings of ok[], -1 untimed). */
+static void precision_report(const trtl_bgraph *g, const trtl_bg_node *bn, const trtl_kernel *const *ok, int nok,
+                             const double *ms, const trtl_kernel *chosen, const prec_note *pn)
+{
+    const char *name = bn->n.name;
+    if (chosen->precision != TRTL_FLOAT) {
+        trtl_log(TRTL_LOG_VERBOSE, "layer '%s': computes in %s (kernel %s)", name, prec_name(chosen->precision),
+                 chosen->name);
+        return;
+    }
+    if (!pn->open && !pn->constraint)
+        return;
+    if (pn->constraint && bn->want_precision == TRTL_FLOAT) {
+        trtl_log(TRTL_LOG_INFO, "layer '%s': stays FLOAT: precision constraint FLOAT", name);
+        return;
+    }
+    if (g->cfg->optimization_level == 0) {
+        trtl_log(TRTL_LOG_INFO, "layer '%s': stays FLOAT: optimization level 0 uses the reference kernels", name);
+        return;
+    }
+    if (pn->n_reduced == 0) {
+        const char *want = cfg_flag(g->cfg, TRTL_FLAG_BF16) && cfg_flag(g->cfg, TRTL_FLAG_FP16) ? "BF16 or HALF"
+                           : cfg_flag(g->cfg, TRTL_FLAG_BF16)                                    ? "BF16"
+                                                                                                 : "HALF";
+        trtl_log(TRTL_LOG_INFO, "layer '%s': stays FLOAT: no %s kernel for this %s layer on this CPU%s", name, want,
+                 trtl_op_table[bn->n.op].name,
+                 cfg_flag(g->cfg, TRTL_FLAG_BF16) && !trtl_cpu_has(TRTL_CPU_AVX512BF16) ? " (no AVX512_BF16)" : "");
+        return;
+    }
+    double best_red = -1.0, mine = -1.0;
+    const char *red = "";
+    for (int k = 0; k < nok; k++) {
+        if (ok[k] == chosen)
+            mine = ms[k];
+        if (ok[k]->precision != TRTL_FLOAT && ms[k] >= 0 && (best_red < 0 || ms[k] < best_red)) {
+            best_red = ms[k];
+            red = ok[k]->name;
+        }
+    }
+    if (best_red >= 0)
+        trtl_log(TRTL_LOG_INFO, "layer '%s': stays FLOAT: %s was slower (%.4f ms) than %s (%.4f ms)", name, red,
+                 best_red, chosen->name, mine);
+    else
+        trtl_log(TRTL_LOG_INFO, "layer '%s': stays FLOAT: the reduced-precision kernels failed to run", name);
 }
 
 trtl_status trtl_select_kernels(trtl_bgraph *g)
@@ -306,13 +432,21 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
          * of a build and it never wins on a quiet machine. */
         if (nok > 1 && ok[nok - 1] == trtl_kernel_ref(n->op))
             nok--;
+        prec_note pn;
+        double ms_of[MAX_CANDIDATES];
+        for (int c = 0; c < MAX_CANDIDATES; c++)
+            ms_of[c] = -1.0;
+        st = precision_filter(g, &g->n[i], ok, &nok, &pn);
+        if (st != TRTL_OK)
+            break;
         const trtl_kernel *chosen = nok ? ok[0] : trtl_kernel_ref(n->op);
         void *kept = NULL;
         if (nok > 1 && iters > 0)
-            chosen = pick_by_timing(g, n, ok, nok, iters, pool, tc, threads, &stats, &kept);
+            chosen = pick_by_timing(g, n, ok, nok, iters, pool, tc, threads, &stats, &kept, ms_of);
         n->kernel = chosen;
         if (kept)
             n->kstate = kept; /* prepared while timing: the packing below skips it */
+        precision_report(g, &g->n[i], ok, nok, ms_of, chosen, &pn);
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': using kernel %s", n->name, chosen->name);
         if (!trtl_progress_step(g->cfg, "Kernel selection", i))
             st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");

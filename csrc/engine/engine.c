@@ -492,6 +492,11 @@ static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
            trtl_dtype_name(t->dtype), kinds[t->kind]);
 }
 
+int32_t trtl_engine_layer_precision(const trtl_engine *e, int32_t i)
+{
+    return (e && i >= 0 && i < e->n_nodes && e->nodes[i].kernel) ? e->nodes[i].kernel->precision : -1;
+}
+
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
 {
     TRTL_CHECK_ARG(e);
@@ -517,8 +522,10 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
                 sb_put(&b, ", ", 2);
             sb_tensor(&b, e, n->out[j]);
         }
-        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s}", (int)n->epi.act,
-               n->epi.has_residual ? "true" : "false");
+        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s, \"precision\": \"%s\"}", (int)n->epi.act,
+               n->epi.has_residual ? "true" : "false",
+               n->kernel && n->kernel->precision == TRTL_BF16 ? "BF16"
+                                                              : trtl_dtype_name(n->kernel ? n->kernel->precision : 0));
     }
     sb_put(&b, "\n]}\n", 4);
     if (b.oom) {

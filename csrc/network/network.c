@@ -500,6 +500,7 @@ static trtl_status make_layer(trtl_network *net, trtl_op op, trtl_tensor *const 
     l->n_out = n_out;
     l->out = calloc((size_t)(n_out ? n_out : 1), sizeof *l->out);
     l->out_type_set = malloc(sizeof(int32_t) * (size_t)(n_out ? n_out : 1));
+    l->type_hint = -1;
     if (!l->name || !l->in || !l->out || !l->out_type_set) {
         free_layer(l);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
@@ -777,7 +778,7 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
 trtl_status trtl_layer_set_precision(trtl_layer *l, trtl_dtype type)
 {
     TRTL_CHECK_ARG(l);
-    if (!trtl_dtype_valid(type))
+    if (!trtl_dtype_valid(type) && (int)type != TRTL_BF16)
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': unknown data type %d", l->name, (int)type);
     l->has_precision = 1;
     l->precision = type;
@@ -789,13 +790,15 @@ trtl_status trtl_layer_set_output_type(trtl_layer *l, int32_t i, trtl_dtype type
     TRTL_CHECK_ARG(l);
     if (i < 0 || i >= l->n_out)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %d out of range", l->name, (int)i);
-    if (!trtl_dtype_valid(type))
+    if (!trtl_dtype_valid(type) && !((int)type == TRTL_BF16 && l->op != TRTL_OP_IDENTITY && l->op != TRTL_OP_CAST))
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': unknown data type %d", l->name, (int)type);
     /* Only identity/cast layers change representation on CPU; elsewhere the request is a
-     * precision hint that fp32 kernels satisfy by computing in fp32 (as TensorRT without
-     * precision constraints). */
+     * precision hint: the builder honours it under OBEY/PREFER_PRECISION_CONSTRAINTS (when
+     * layer.precision is not set) and the outputs stay fp32 tensors. */
     if (l->op == TRTL_OP_IDENTITY || l->op == TRTL_OP_CAST)
         l->out_type_set[i] = type;
+    else
+        l->type_hint = type;
     trtl_layer_touch(l);
     return TRTL_OK;
 }
@@ -972,7 +975,7 @@ trtl_status trtl_layer_reset_precision(trtl_layer *l)
 int trtl_layer_output_type_is_set(const trtl_layer *l, int32_t i)
 {
     TRTL_NULL_GIVES(l, 0);
-    return i >= 0 && i < l->n_out && l->out_type_set[i] >= 0;
+    return i >= 0 && i < l->n_out && (l->out_type_set[i] >= 0 || l->type_hint >= 0);
 }
 
 trtl_status trtl_layer_reset_output_type(trtl_layer *l, int32_t i)
@@ -982,6 +985,7 @@ trtl_status trtl_layer_reset_output_type(trtl_layer *l, int32_t i)
     if (i < 0 || i >= l->n_out)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': output index %d out of range (%d outputs)", l->name,
                           (int)i, (int)l->n_out);
+    l->type_hint = -1;
     if (l->out_type_set[i] >= 0) {
         l->out_type_set[i] = -1;
         trtl_network_touch(l->net);

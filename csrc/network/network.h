@@ -44,6 +44,8 @@ struct trtl_layer {
     int has_precision;
     trtl_dtype precision;
     int32_t *out_type_set; /* per output: -1 unset, else trtl_dtype */
+    int32_t type_hint;     /* set_output_type on a layer whose outputs stay fp32: the type asked for, a
+                            * precision request for the builder (-1: none) */
     /* Result of the last shape inference: the layer whose failure this layer depends on (itself
      * if it failed), so a tensor's shape query reports only failures upstream of it. */
     struct trtl_layer *bad_root;

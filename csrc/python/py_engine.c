@@ -446,6 +446,9 @@ static PyObject *engine_json(TrtlInspector *self)
     return r;
 }
 
+/* A step's compute precision as the inspector writes it (the JSON's "precision"). */
+static const char *precision_name(int32_t p) { return p == TRTL_BF16 ? "BF16" : trtl_dtype_name((trtl_dtype)p); }
+
 /* format: LayerInformationFormat.ONELINE (0) or JSON (1). */
 static PyObject *insp_engine_info(TrtlInspector *self, PyObject *args, PyObject *kwargs)
 {
@@ -461,7 +464,8 @@ static PyObject *insp_engine_info(TrtlInspector *self, PyObject *args, PyObject 
     trtl_engine *e = ((TrtlEngine *)self->engine)->e;
     PyObject *lines = PyList_New(0);
     for (int32_t i = 0; lines && i < trtl_engine_num_layers(e); i++) {
-        PyObject *l = PyUnicode_FromFormat("%s [%s]", trtl_engine_layer_name(e, i), trtl_engine_layer_kernel(e, i));
+        PyObject *l = PyUnicode_FromFormat("%s [%s] %s", trtl_engine_layer_name(e, i), trtl_engine_layer_kernel(e, i),
+                                           precision_name(trtl_engine_layer_precision(e, i)));
         if (!l || PyList_Append(lines, l) < 0) {
             Py_XDECREF(l);
             Py_DECREF(lines);
@@ -492,7 +496,8 @@ static PyObject *insp_layer_info(TrtlInspector *self, PyObject *args, PyObject *
     if (f == -1 && PyErr_Occurred())
         return NULL;
     if (f != 1)
-        return PyUnicode_FromFormat("%s [%s]", trtl_engine_layer_name(e, idx), trtl_engine_layer_kernel(e, idx));
+        return PyUnicode_FromFormat("%s [%s] %s", trtl_engine_layer_name(e, idx), trtl_engine_layer_kernel(e, idx),
+                                    precision_name(trtl_engine_layer_precision(e, idx)));
     /* One element of the engine JSON's "layers" list. */
     PyObject *full = engine_json(self);
     if (!full)

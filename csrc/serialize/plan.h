@@ -1,11 +1,14 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 2.
+ * plan.h -- the serialized engine ("plan") format, version 3.
  *
- * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads only its
- * own version and refuses others with TRTL_ERR_VERSION naming both (plans are rebuilt from the
- * network, as TensorRT engines are; there is no migration).
+ * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
+ * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
+ * with TRTL_ERR_VERSION naming both (plans are rebuilt from the network, as TensorRT engines are).
  *   1  first format
  *   2  the engine's name (the network's) after num_threads
+ *   3  each node's compute precision (i32, trtl_dtype or TRTL_BF16) after its kernel name; it must
+ *      be the kernel's own (trtl_kernel.precision).  Version 2 plans are read with the kernels'
+ *      precision (every kernel of a version 2 plan computes in fp32).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -26,7 +29,7 @@
  *     u32 n_io, u32 n_inputs, u32 io[n_io]  (tensor ids: inputs first, then outputs)
  *     u32 n_profiles, then per profile, per input: dims min, dims opt, dims max
  *     u32 n_nodes, then per node:
- *         u32 op, str name, str kernel name,
+ *         u32 op, str name, str kernel name, i32 precision (version >= 3),
  *         i32 act, f32 alpha, f32 beta, u32 has_residual      (fused epilogue)
  *         u32 n_in, u32 in[n_in], u32 n_out, u32 out[n_out]
  *         params: every non-alias attribute of the op, in table order, by type:
@@ -38,7 +41,8 @@
  *          dims = i32 nb_dims + i64[nb_dims]
  *
  * Loading checks, in order: size >= header, magic, header size, version, payload size against
- * the buffer, CRC, CPU features, then every count, id, enum and length against the remaining
+ * the buffer, CRC, CPU features (the error names the missing ones: a plan with bf16 kernels does
+ * not load where AVX512_BF16 is missing; rebuild it there and the builder picks fp32 kernels), then every count, id, enum and length against the remaining
  * bytes and the op table, the kernels by name, plugins through the registry, and finally that
  * shape inference over the graph reproduces the stored max shapes.  Every invariant the builder
  * guarantees is checked, as the engine relies on each: tensors of at most 2^40 elements whose
@@ -60,7 +64,8 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 2u
+#define TRTL_PLAN_VERSION 3u
+#define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 
 #endif

@@ -1,4 +1,5 @@
 /* reader.c -- plan bytes -> engine, with every read bounds-checked (format in plan.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,7 +264,27 @@ static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
     return TRTL_OK;
 }
 
-static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload)
+/* Names of the TRTL_CPU_* bits in `bits` ("avx512f, avx512bf16"), for messages. */
+static const char *feature_names(uint32_t bits, char *buf, size_t cap)
+{
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {TRTL_CPU_SSE41, "sse4.1"},         {TRTL_CPU_AVX, "avx"},           {TRTL_CPU_AVX2, "avx2"},
+        {TRTL_CPU_FMA, "fma"},              {TRTL_CPU_F16C, "f16c"},         {TRTL_CPU_AVX512F, "avx512f"},
+        {TRTL_CPU_AVX512BW, "avx512bw"},    {TRTL_CPU_AVX512VNNI, "avx512vnni"},
+        {TRTL_CPU_AVX512BF16, "avx512bf16 (AVX512_BF16: the plan's bf16 kernels)"}};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((bits & names[i].bit) && len < cap) {
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", names[i].name);
+            bits &= ~names[i].bit;
+        }
+    if (bits && len < cap)
+        snprintf(buf + len, cap - len, "%sunknown bits 0x%x", len ? ", " : "", bits);
+    return buf;
+}
+
+static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload, uint32_t *version_out)
 {
     uint32_t version, hsize, crc, cpu;
     if (size < TRTL_PLAN_HEADER_SIZE)
@@ -276,7 +297,8 @@ static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload
     memcpy(payload, p + 16, 8);
     memcpy(&crc, p + 24, 4);
     memcpy(&cpu, p + 28, 4);
-    if (version != TRTL_PLAN_VERSION) {
+    *version_out = version;
+    if (version < TRTL_PLAN_MIN_VERSION || version > TRTL_PLAN_VERSION) {
         char prod[17];
         memcpy(prod, p + 32, 16);
         prod[16] = '\0';
@@ -284,8 +306,9 @@ static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload
             if ((unsigned char)prod[i] < 0x20 || (unsigned char)prod[i] > 0x7e)
                 prod[i] = '?';
         return trtl_error(TRTL_ERR_VERSION,
-                          "plan format version %u (written by trtlite %s) cannot be loaded by trtlite %s, which reads version %u; "
-                          "rebuild the engine", version, prod, trtl_version(), TRTL_PLAN_VERSION);
+                          "plan format version %u (written by trtlite %s) cannot be loaded by trtlite %s, which reads version "
+                          "%u (and older versions down to %u); rebuild the engine", version, prod, trtl_version(),
+                          TRTL_PLAN_VERSION, TRTL_PLAN_MIN_VERSION);
     }
     if (hsize != TRTL_PLAN_HEADER_SIZE)
         return trtl_error(TRTL_ERR_INVALID_PLAN, "plan header size %u is wrong", hsize);
@@ -295,9 +318,11 @@ static trtl_status check_header(const uint8_t *p, size_t size, uint64_t *payload
     if (trtl_crc32(p + TRTL_PLAN_HEADER_SIZE, (size_t)*payload) != crc)
         return trtl_error(TRTL_ERR_INVALID_PLAN, "plan checksum mismatch: the file is corrupted");
     uint32_t missing = cpu & ~trtl_cpu_features();
-    if (missing)
-        return trtl_error(TRTL_ERR_CPU, "plan was built for CPU features this machine lacks (feature bits 0x%x); rebuild it here",
-                          missing);
+    if (missing) {
+        char names[256];
+        return trtl_error(TRTL_ERR_CPU, "plan was built for CPU features this machine lacks: %s (feature bits 0x%x); rebuild it here",
+                          feature_names(missing, names, sizeof names), missing);
+    }
     return TRTL_OK;
 }
 
@@ -343,7 +368,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     TRTL_CHECK_ARG(data);
     TRTL_CHECK_ARG(out);
     uint64_t payload;
-    trtl_status st = check_header(data, size, &payload);
+    uint32_t version = 0;
+    trtl_status st = check_header(data, size, &payload, &version);
     if (st != TRTL_OK)
         return st;
     rbuf r = {(const uint8_t *)data, size, TRTL_PLAN_HEADER_SIZE, 0, 0};
@@ -468,6 +494,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         n->op = (trtl_op)op;
         n->name = str(&r);
         char *kname = str(&r);
+        int32_t precision = version >= 3 ? i32(&r) : -1; /* -1: the kernel's (version 2) */
         n->epi.act = i32(&r);
         n->epi.alpha = f32(&r);
         n->epi.beta = f32(&r);
@@ -489,6 +516,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         }
         free(kname);
         CHECK(n->kernel->op == n->op, "plan is corrupt: kernel '%s' does not implement layer '%s'", n->kernel->name, n->name);
+        CHECK(precision < 0 || precision == n->kernel->precision,
+              "plan is corrupt: layer '%s' records precision %d, its kernel '%s' computes in %d", n->name, (int)precision,
+              n->kernel->name, (int)n->kernel->precision);
         CHECK((n->epi.act == TRTL_ACT_NONE || trtl_act_code_valid(n->epi.act)) && n->epi.has_residual >= 0 &&
                   n->epi.has_residual <= 1,
               "plan is corrupt: bad epilogue of layer '%s'", n->name);

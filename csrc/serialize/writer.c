@@ -169,6 +169,7 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
         u32(&b, (uint32_t)n->op);
         str(&b, n->name);
         str(&b, n->kernel ? n->kernel->name : "");
+        i32(&b, n->kernel ? n->kernel->precision : 0);
         i32(&b, n->epi.act);
         f32(&b, n->epi.alpha);
         f32(&b, n->epi.beta);

@@ -238,6 +238,7 @@ int main(void)
     GIVES(trtl_engine_num_layers(NULL), 0);
     GIVES(trtl_engine_layer_name(NULL, 0), NULL);
     GIVES(trtl_engine_layer_kernel(NULL, 0), NULL);
+    GIVES(trtl_engine_layer_precision(NULL, 0), -1);
     GIVES(trtl_engine_layer_op(NULL, 0), TRTL_OP_COUNT);
     INVALID(trtl_engine_layer_info_json, NULL, &json);
     GIVES(trtl_engine_device_memory_size(NULL), 0);

@@ -78,6 +78,7 @@ trtl_status trtl_kernel_info(int32_t i, const char **name, trtl_op *op, uint32_t
 #define TRTL_CPU_AVX512F (1u << 5)
 #define TRTL_CPU_AVX512BW (1u << 6)
 #define TRTL_CPU_AVX512VNNI (1u << 7)
+#define TRTL_CPU_AVX512BF16 (1u << 9) /* vdpbf16ps, vcvtne2ps2bf16 (AVX512_BF16) */
 
 /* ---- network definition ---------------------------------------------------------------------- */
 
@@ -222,6 +223,7 @@ typedef enum trtl_builder_flag {
     TRTL_FLAG_TF32 = 7, TRTL_FLAG_SPARSE_WEIGHTS = 8, TRTL_FLAG_SAFETY_SCOPE = 9,
     TRTL_FLAG_OBEY_PRECISION_CONSTRAINTS = 10, TRTL_FLAG_PREFER_PRECISION_CONSTRAINTS = 11,
     TRTL_FLAG_DIRECT_IO = 12, TRTL_FLAG_REJECT_EMPTY_ALGORITHMS = 13,
+    TRTL_FLAG_BF16 = 18, /* BuilderFlag.BF16: bf16 kernels (vdpbf16ps) where the CPU has AVX512_BF16 */
     TRTL_FLAG_COUNT = 32
 } trtl_builder_flag;
 
@@ -340,6 +342,8 @@ int32_t trtl_engine_num_profiles(const trtl_engine *e);
 int32_t trtl_engine_num_layers(const trtl_engine *e);
 const char *trtl_engine_layer_name(const trtl_engine *e, int32_t i);
 const char *trtl_engine_layer_kernel(const trtl_engine *e, int32_t i);
+/* The precision step i computes in: a trtl_dtype, or TRTL_BF16 (-1 for i out of range). */
+int32_t trtl_engine_layer_precision(const trtl_engine *e, int32_t i);
 trtl_op trtl_engine_layer_op(const trtl_engine *e, int32_t i);   /* TRTL_OP_COUNT if out of range */
 /* JSON description of every step (inputs, outputs, shapes, fused epilogue, kernel); trtl_free. */
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json);

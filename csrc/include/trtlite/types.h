@@ -44,6 +44,9 @@ typedef enum trtl_dtype {
     TRTL_UINT8 = 5,
     TRTL_DTYPE_COUNT
 } trtl_dtype;
+/* trt.DataType.BF16: a compute precision only (layer.precision, kernels' precision), never a
+ * tensor type. */
+#define TRTL_BF16 7
 
 /* A shape.  -1 marks a dimension only known at run time (dynamic shapes). */
 typedef struct trtl_dims {

@@ -1,0 +1,222 @@
+/*
+ * fully_connected_bf16.c -- "fully_connected.bf16_gemm": Y[M, K] = bf16(X)[M, D] x bf16(W)[K, D]^T
+ * + bias, then the fused residual + activation, on the bf16 GEMM core (gemm_bf16.h): products of
+ * bf16-rounded operands accumulated in fp32, epilogue in fp32.  Needs AVX512_BF16; chosen only
+ * under BuilderFlag.BF16 (precision TRTL_BF16, see builder/select.c).
+ *
+ * The work split is fully_connected_gemm.c's: the weights (B) are packed once in prepare() into
+ * bf16 tiles over the whole depth; each slot converts its rows of X (A) one depth block at a
+ * time into its scratch; items are (row block, channel chunk), channel chunks at batch 1 so that
+ * each thread streams its share of the weights (half the bytes of fp32) once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/blas/blas_common.h"
+#include "kernels/x86/gemm_bf16.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#define KC_MAX 768 /* depth block (even) */
+#define MB 96      /* rows converted at a time: a multiple of TRTL_BF16_MR */
+#define MAX_SLOTS 64
+#define TILE_SKEW 32 /* elements between tiles beyond their size (see convolution_gemm.c) */
+
+typedef struct fb_state {
+    int64_t K, D, ts; /* ts: tile stride of the packed weights, in bf16 elements */
+    uint16_t *b;
+} fb_state;
+
+typedef struct fb_job {
+    const fb_state *st;
+    const trtl_epilogue *epi;
+    const float *x, *bias, *res;
+    float *y;
+    uint16_t *scratch;
+    int64_t M, nmb, nnb, nb, slots, slot_elems;
+} fb_job;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* bf16 elements of one slot: MB rows x one depth block (or the whole row at batch 1). */
+static int64_t slot_elems(int64_t D)
+{
+    int64_t kc = D < KC_MAX ? D : KC_MAX;
+    int64_t a = MB * (kc + 1), row = D + 1;
+    return (a > row ? a : row) / 32 * 32 + 32;
+}
+
+/* Depth blocks of even length (the last may be odd). */
+static int64_t depth_block(int64_t D, int64_t M)
+{
+    if (M == 1)
+        return D; /* one row streams the weights once */
+    int64_t kc = ceil_div(D, ceil_div(D, KC_MAX));
+    return (kc + 1) / 2 * 2;
+}
+
+static void fb_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const fb_job *j = ctx;
+    const fb_state *st = j->st;
+    const int64_t K = st->K, D = st->D, items = j->nmb * j->nnb, kcb = depth_block(D, j->M);
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        uint16_t *apack = j->scratch + s * j->slot_elems;
+        for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++) {
+            int64_t mb = it / j->nnb, nbi = it % j->nnb;
+            int64_t m0 = mb * MB, rows = j->M - m0 < MB ? j->M - m0 : MB;
+            int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
+            if (cols <= 0)
+                continue;
+            trtl_gemm_epi e = {NULL, j->bias ? j->bias + n0 : NULL, j->res ? j->res + m0 * K + n0 : NULL, K,
+                               j->epi->act, j->epi->alpha, j->epi->beta};
+            for (int64_t k0 = 0; k0 < D; k0 += kcb) {
+                int64_t kc = D - k0 < kcb ? D - k0 : kcb;
+                int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+                if (rows > 1) {
+                    trtl_bf16_pack_a(j->x + m0 * D + k0, D, rows, kc, apack);
+                } else {
+                    trtl_bf16_pack_row(j->x + m0 * D + k0, kc, apack);
+                    flags |= TRTL_GEMM_A_ROW;
+                }
+                trtl_bf16_block(rows, cols, kc, apack, (kc + 1) / 2 * 2 * TRTL_BF16_MR,
+                                st->b + (n0 / TRTL_BF16_NR) * st->ts + k0 * TRTL_BF16_NR, st->ts, j->y + m0 * K + n0,
+                                K, &e, flags);
+            }
+        }
+    }
+}
+
+static trtl_status fb_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const fb_state *st = a->state;
+    char s1[TRTL_DIMS_STR_MAX];
+    if (!st)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': fully_connected.bf16_gemm run without its packed weights",
+                          nd->name);
+    const int64_t K = st->K, D = st->D, vol = trtl_volume(&a->in[0].dims);
+    if (a->in[0].dtype != TRTL_FLOAT || vol < 0 || vol % D)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not split into rows of %lld values", nd->name,
+                          trtl_dims_str(&a->in[0].dims, s1, sizeof s1), (long long)D);
+    const int64_t M = vol / D;
+    if (trtl_volume(&a->out[0].dims) != M * K)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not hold %lld x %lld values", nd->name,
+                          trtl_dims_str(&a->out[0].dims, s1, sizeof s1), (long long)M, (long long)K);
+    fb_job j;
+    memset(&j, 0, sizeof j);
+    j.st = st;
+    j.epi = &nd->epi;
+    j.x = (const float *)a->in[0].data;
+    j.bias = nd->p.fc.bias.count ? (const float *)nd->p.fc.bias.values : NULL;
+    j.y = (float *)a->out[0].data;
+    j.M = M;
+    TRTL_TRY(trtl_epi_residual(a, M * K, &j.res));
+    if (M == 0)
+        return TRTL_OK;
+    j.slot_elems = slot_elems(D);
+    int64_t avail = a->scratch && a->scratch_size > 64
+                        ? (int64_t)((a->scratch_size - 64) / sizeof(uint16_t)) / j.slot_elems
+                        : 0;
+    if (avail < 1)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one packed block",
+                          nd->name, a->scratch_size);
+    j.scratch = (uint16_t *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
+    int64_t t = trtl_threads_for(a->pool, 2.0 * (double)M * (double)K * (double)D);
+    if (t > avail)
+        t = avail;
+    const int64_t ntiles = ceil_div(K, TRTL_BF16_NR);
+    j.nmb = ceil_div(M, MB);
+    j.nnb = j.nmb >= 2 * t ? 1 : ceil_div(t, j.nmb);
+    if (j.nnb > ntiles)
+        j.nnb = ntiles;
+    j.nb = ceil_div(ntiles, j.nnb) * TRTL_BF16_NR;
+    j.nnb = ceil_div(K, j.nb);
+    j.slots = t < j.nmb * j.nnb ? t : j.nmb * j.nnb;
+    if (j.slots <= 1) {
+        j.slots = 1;
+        fb_slots(&j, 0, 1, 0);
+    } else {
+        trtl_parallel_for(a->pool, j.slots, 1, fb_slots, &j);
+    }
+    return TRTL_OK;
+}
+
+static size_t fb_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    const trtl_fc_params *p = &nd->p.fc;
+    (void)out;
+    if (p->num_output_channels < 1 || p->kernel.count % p->num_output_channels)
+        return 0;
+    int64_t D = p->kernel.count / p->num_output_channels, vol = trtl_volume(&in[0].dims);
+    if (D < 1 || vol < 1)
+        return 0;
+    int64_t slots = trtl_available_cpus();
+    double want = 2.0 * (double)vol * (double)p->num_output_channels / TRTL_MIN_FLOPS_PER_THREAD;
+    if (want < (double)slots)
+        slots = want < 1.0 ? 1 : (int64_t)want;
+    if (slots > MAX_SLOTS)
+        slots = MAX_SLOTS;
+    return (size_t)(slots * slot_elems(D)) * sizeof(uint16_t) + 64;
+}
+
+static int fb_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    const trtl_fc_params *p = &nd->p.fc;
+    int64_t vol = trtl_volume(&in_dims[0]);
+    return p->num_output_channels > 0 && p->kernel.count > 0 && p->kernel.type == TRTL_FLOAT &&
+           (!p->bias.count || p->bias.type == TRTL_FLOAT) && p->kernel.count % p->num_output_channels == 0 &&
+           vol >= 0 && vol % (p->kernel.count / p->num_output_channels) == 0;
+}
+
+static void fb_release(void *state)
+{
+    fb_state *st = state;
+    if (st)
+        free(st->b);
+    free(st);
+}
+
+static trtl_status fb_prepare(const trtl_node *nd, void **state)
+{
+    const trtl_fc_params *p = &nd->p.fc;
+    *state = NULL;
+    if (!trtl_bf16_available())
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': fully_connected.bf16_gemm needs AVX512_BF16", nd->name);
+    if (p->num_output_channels < 1 || p->kernel.count < 1 || p->kernel.count % p->num_output_channels ||
+        p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.count != p->num_output_channels))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit %d output channels",
+                          nd->name, (long long)p->kernel.count, (long long)p->bias.count, p->num_output_channels);
+    fb_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
+    st->K = p->num_output_channels;
+    st->D = p->kernel.count / st->K;
+    st->ts = (st->D + 1) / 2 * 2 * TRTL_BF16_NR + TILE_SKEW;
+    size_t bytes = (size_t)(ceil_div(st->K, TRTL_BF16_NR) * st->ts) * sizeof(uint16_t);
+    st->b = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!st->b) {
+        free(st);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
+                          nd->name, bytes);
+    }
+    /* B(d, n) = W[n, d] */
+    trtl_bf16_pack_b((const float *)p->kernel.values, 1, st->D, st->D, st->K, st->b, st->ts);
+    *state = st;
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_fc_bf16_gemm = {
+    .name = "fully_connected.bf16_gemm",
+    .op = TRTL_OP_FULLY_CONNECTED,
+    .cpu_features = TRTL_BF16_CPU,
+    .applies_epilogue = 1,
+    .applies = fb_applies,
+    .prepare = fb_prepare,
+    .release = fb_release,
+    .scratch = fb_scratch,
+    .run = fb_run,
+    .precision = TRTL_BF16,
+};
