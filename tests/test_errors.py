@@ -834,3 +834,19 @@ def test_held_arrays_are_released_without_leaks(engine):
     gc.collect()
     assert sys.getrefcount(w) == base_w
     assert sys.getrefcount(a) == base_a
+
+
+@pytest.mark.parametrize("scale", [1e30, 3e38])
+def test_resize_scale_past_the_element_bound_is_a_shape_error(scale):
+    """A finite but huge scale made floor(dim * scale) overflow int64 (undefined behaviour; the plan fuzzer found
+    it under UBSan): it is a ShapeError naming the layer."""
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    x = n.add_input("x", trt.float32, (1, 1, 2, 2))
+    r = n.add_resize(x)
+    r.name = "big_resize"
+    r.scales = [1.0, 1.0, scale, 1.0]
+    n.mark_output(r.get_output(0))
+    with pytest.raises(trt.ShapeError, match="big_resize.*2\\^40"):
+        b.build_serialized_network(n, b.create_builder_config())
+        raise AssertionError("the build did not fail")

@@ -133,6 +133,10 @@ trtl_status trtl_infer_resize(const trtl_infer_ctx *c)
             }
             /* float arithmetic, as TensorRT/ONNX Runtime compute it: 10 * 0.7f gives 7, not 6 */
             float v = (float)x->d[i] * r->scales[i];
+            if (!(v < 1099511627776.0f)) /* 2^40, the element bound; also NaN (converting it would be UB) */
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': scales[%d] = %g turns input dim %lld into %g, more "
+                                  "than the 2^40 bound", c->layer_name, (int)i, (double)r->scales[i],
+                                  (long long)x->d[i], (double)v);
             o.d[i] = (int64_t)floorf(v);
             if (o.d[i] < 1 && x->d[i] > 0)
                 return trtl_error(TRTL_ERR_SHAPE, "layer '%s': scales[%d] = %g turns input dim %lld into %lld",
