@@ -94,7 +94,13 @@ void trtl_qconv_release(trtl_qconv_state *s);
 const char *trtl_qconv_kernel_name(const trtl_qconv_state *s);
 
 /* Output size of one spatial dim (0 if the window does not fit; -1 on bad geometry). */
-int64_t trtl_qconv_out_dim(int64_t in, int32_t k, int32_t stride, int32_t pad0, int32_t pad1, int32_t dil);
+static inline int64_t trtl_qconv_out_dim(int64_t in, int32_t k, int32_t stride, int32_t pad0, int32_t pad1, int32_t dil)
+{
+    if (in < 0 || k < 1 || stride < 1 || dil < 1 || pad0 < 0 || pad1 < 0)
+        return -1;
+    int64_t span = (int64_t)dil * (k - 1) + 1, padded = in + pad0 + pad1;
+    return padded < span ? 0 : (padded - span) / stride + 1;
+}
 
 /* Convolution (state prepared with gemm = 0): x[N][C][H][W] -> y[N][K][OH][OW]; residual has y's
  * shape (read when has_residual, may alias nothing else).  Scratch bytes for these shapes and at
