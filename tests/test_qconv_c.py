@@ -68,3 +68,22 @@ def test_qconv_second_seed(qconv_binary):
     """Another seed, fewer cases: other shapes, zero points and activations."""
     out = _run(qconv_binary, ["7", "30"])
     assert "0 failures" in out.splitlines()[-1], out
+
+
+def test_qconv_under_address_and_undefined_sanitizers(tmp_path):
+    """The same program built with ASan + UBSan, few cases: out-of-bounds reads of the strip loads (the padded
+    image's guards), misaligned scratch (it may come at any alignment) and signed overflow are errors."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not available")
+    exe = str(tmp_path / "test_qconv_asan")
+    flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+    cmd = ["gcc"] + CFLAGS[0:1] + flags + CFLAGS[2:] + SOURCES + ["-o", exe] + LIBS
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0 and "asan" in r.stderr.lower():
+        pytest.skip("no sanitizer runtime: %s" % r.stderr[-300:])
+    assert r.returncode == 0, "compiling failed:\n%s" % r.stderr
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1", UBSAN_OPTIONS="halt_on_error=1")
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([exe, "11", "16"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0 and "runtime error" not in p.stderr, p.stdout[-4000:] + p.stderr[-4000:]
+    assert "0 failures" in p.stdout.splitlines()[-1], p.stdout

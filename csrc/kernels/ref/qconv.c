@@ -27,6 +27,9 @@ static float epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, con
     return v;
 }
 
+/* The scratch comes at any alignment; the int16 buffer starts at the next 64 bytes. */
+static int16_t *align_scratch(void *p) { return (int16_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
 typedef struct ref_job {
     const trtl_qconv_state *s;
     int64_t H, W, OH, OW;
@@ -77,14 +80,14 @@ static void conv_task(void *ctx, int64_t b, int64_t e, int thread)
 size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W)
 {
     (void)N;
-    return (size_t)(s->d.C * H * W) * sizeof(int16_t);
+    return 64 + (size_t)(s->d.C * H * W) * sizeof(int16_t);
 }
 
 void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
                         const float *residual, void *scratch, struct trtl_threadpool *pool)
 {
     const trtl_qconv_desc *d = &s->d;
-    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, scratch};
+    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, align_scratch(scratch)};
     j.OH = trtl_qconv_out_dim(H, d->R, d->stride_h, d->pad_t, d->pad_b, d->dil_h);
     j.OW = trtl_qconv_out_dim(W, d->S, d->stride_w, d->pad_l, d->pad_r, d->dil_w);
     const int64_t in_img = d->C * H * W, out_img = d->K * j.OH * j.OW;
@@ -112,12 +115,15 @@ static void gemm_task(void *ctx, int64_t b, int64_t e, int thread)
         }
 }
 
-size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M) { return (size_t)(M * s->d.C) * sizeof(int16_t); }
+size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M)
+{
+    return 64 + (size_t)(M * s->d.C) * sizeof(int16_t);
+}
 
 void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
                         void *scratch, struct trtl_threadpool *pool)
 {
-    ref_job j = {s, 0, 0, 0, 0, x, residual, y, scratch};
+    ref_job j = {s, 0, 0, 0, 0, x, residual, y, align_scratch(scratch)};
     trtl_parallel_for(pool, M * s->d.C, 4096, quant_task, &j);
     trtl_parallel_for(pool, M, 1, gemm_task, &j);
 }

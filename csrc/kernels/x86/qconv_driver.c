@@ -28,6 +28,7 @@
 #include "core/threadpool.h"
 
 #define ALIGN 64
+#define PLANE_GUARD 64 /* bytes; >= 2 VL elements of every ISA */
 /* Elements quantized per chunk in the rows phase (a multiple of 4). */
 #define ROW_CHUNK 1024
 
@@ -55,8 +56,9 @@ static void geom_init(const trtl_qconv_state *s, int64_t H, int64_t W, qd_geom *
     g->Wp = W + d->pad_l + d->pad_r;
     g->es = 4 / s->ops->g;
     g->nstrips = ceil_div(g->P, s->ops->vl);
-    /* + VL elements: a contiguous strip load never reads past the end */
-    g->plane_bytes = align_up((size_t)((d->C * g->Hp * g->Wp + s->ops->vl) * g->es));
+    /* guards of PLANE_GUARD bytes before and after: the strip loads of qt_pack_strip read up to 2 VL
+     * elements beyond the columns they keep, on either side */
+    g->plane_bytes = align_up((size_t)(d->C * g->Hp * g->Wp * g->es) + 2 * PLANE_GUARD);
     g->b_bytes = align_up((size_t)(g->nstrips * s->steps * s->ops->vl) * sizeof(int32_t));
     g->off_bytes = align_up((size_t)g->P * sizeof(int64_t));
     g->doff_bytes = align_up((size_t)s->D * sizeof(int64_t));
@@ -206,7 +208,7 @@ void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_
     memset(&j, 0, sizeof j);
     j.s = s;
     j.g = &g;
-    j.plane = base;
+    j.plane = base + PLANE_GUARD;
     j.b = (int32_t *)(void *)(base + g.plane_bytes);
     int64_t *off = (int64_t *)(void *)(base + g.plane_bytes + g.b_bytes);
     int64_t *doff = (int64_t *)(void *)(base + g.plane_bytes + g.b_bytes + g.off_bytes);

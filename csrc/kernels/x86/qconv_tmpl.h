@@ -101,31 +101,51 @@ QT_ATTR static inline __m128i QT_FN(qt_row_load)(const QT_ELEM *p)
                               : _mm_loadl_epi64((const __m128i *)(const void *)p);
 }
 
+/* The even elements of 2 VL elements at p (a stride-2 row). */
+QT_ATTR static inline __m128i QT_FN(qt_row_load2)(const QT_ELEM *p)
+{
+    if (sizeof(QT_ELEM) == 2) { /* int16: sign-extend the even halves of the int32 lanes, pack back */
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 8));
+        return _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(a, 16), 16), _mm_srai_epi32(_mm_slli_epi32(b, 16), 16));
+    }
+    const __m128i lo = _mm_set1_epi16(0x00FF);
+    __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)p), lo);
+    if (QT_ROW_BYTES == 8) /* 16 bytes in, 8 out */
+        return _mm_packus_epi16(a, a);
+    __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)), lo);
+    return _mm_packus_epi16(a, b);
+}
+
 /*
  * One strip of im2col'd activations.  Three ways to fetch the VL columns of a depth row:
- *   contiguous  the columns are consecutive in the padded image: one load;
- *   runs        stride 1 but the strip crosses output rows (at most QT_MAX_RUNS runs of
- *               consecutive columns): one load per run, blended by column;
- *   gather      anything else (strides > 1): one element at a time.
+ *   runs        the columns are runs of stride 1 or 2 in the padded image (a strip crossing
+ *               output rows has one run per row, at most QT_MAX_RUNS): one load (stride 2: two
+ *               loads, the even elements kept) per run, blended by column; a single run of
+ *               stride 1 (1x1 convolutions, strips inside an output row) is read in place;
+ *   gather      anything else: one element at a time.
+ * The loads read up to 2 VL elements beyond the kept columns on either side: the driver leaves
+ * guards around the padded image.
  */
 QT_ATTR static void QT_FN(qt_pack_strip)(const trtl_qk_strip *s)
 {
     const QT_ELEM *plane = s->plane;
     const int64_t *off = s->off;
     const int ncols = s->ncols;
-    /* runs of consecutive columns: run r starts at column start[r] and reads plane + doff + ro[r] + c */
+    const int64_t sw = ncols > 1 ? off[1] - off[0] : 1;
+    /* run r starts at column start[r]; column c of it reads plane + doff + ro[r] + c * sw */
     int nruns = 1, start[QT_MAX_RUNS] = {0};
     int64_t ro[QT_MAX_RUNS] = {off[0]};
     for (int c = 1; c < ncols && nruns <= QT_MAX_RUNS; c++) {
-        if (off[c] == off[c - 1] + 1)
+        if (off[c] == off[c - 1] + sw)
             continue;
         if (nruns < QT_MAX_RUNS) {
             start[nruns] = c;
-            ro[nruns] = off[c] - c;
+            ro[nruns] = off[c] - c * sw;
         }
         nruns++;
     }
-    const int use_runs = nruns <= QT_MAX_RUNS;
+    const int use_runs = nruns <= QT_MAX_RUNS && (sw == 1 || sw == 2);
     __m128i mask[QT_MAX_RUNS];
     if (use_runs) {
         /* byte b belongs to column b / sizeof(QT_ELEM); mask[r]: the columns >= start[r] */
@@ -145,13 +165,14 @@ QT_ATTR static void QT_FN(qt_pack_strip)(const trtl_qk_strip *s)
                 src[i] = zero;
             } else if (use_runs) {
                 const QT_ELEM *p = plane + s->doff[dd];
-                if (nruns == 1) {
+                if (nruns == 1 && sw == 1) {
                     src[i] = p + ro[0];
                     continue;
                 }
-                __m128i v = QT_FN(qt_row_load)(p + ro[0]);
+                __m128i v = sw == 1 ? QT_FN(qt_row_load)(p + ro[0]) : QT_FN(qt_row_load2)(p + ro[0]);
                 for (int r = 1; r < nruns; r++)
-                    v = _mm_blendv_epi8(v, QT_FN(qt_row_load)(p + ro[r]), mask[r]);
+                    v = _mm_blendv_epi8(v, sw == 1 ? QT_FN(qt_row_load)(p + ro[r]) : QT_FN(qt_row_load2)(p + ro[r]),
+                                        mask[r]);
                 _mm_storeu_si128((__m128i *)(void *)tmp[i], v);
                 src[i] = tmp[i];
             } else {
