@@ -79,6 +79,7 @@ trtl_status trtl_kernel_info(int32_t i, const char **name, trtl_op *op, uint32_t
 #define TRTL_CPU_AVX512BW (1u << 6)
 #define TRTL_CPU_AVX512VNNI (1u << 7)
 #define TRTL_CPU_AVX512BF16 (1u << 9) /* vdpbf16ps, vcvtne2ps2bf16 (AVX512_BF16) */
+#define TRTL_CPU_AVXVNNI (1u << 8) /* VEX-encoded vpdpbusd on ymm (AVX-VNNI) */
 
 /* ---- network definition ---------------------------------------------------------------------- */
 
