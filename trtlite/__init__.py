@@ -24,7 +24,7 @@ from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLay
                  IDeconvolutionLayer, IElementWiseLayer, IFullyConnectedLayer, IGatherLayer, IIdentityLayer,
                  ILRNLayer, IMatrixMultiplyLayer, INormalizationLayer, IPaddingLayer, IParametricReLULayer,
                  IPluginV2Layer, IPoolingLayer, IReduceLayer, IResizeLayer, IScaleLayer, ISelectLayer, IShuffleLayer,
-                 ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer)
+                 ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer, IQuantizeLayer, IDequantizeLayer)
 from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
 from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums

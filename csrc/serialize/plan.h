@@ -1,11 +1,12 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 2.
+ * plan.h -- the serialized engine ("plan") format, version 3.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads only its
  * own version and refuses others with TRTL_ERR_VERSION naming both (plans are rebuilt from the
  * network, as TensorRT engines are; there is no migration).
  *   1  first format
  *   2  the engine's name (the network's) after num_threads
+ *   3  ops QUANTIZE, DEQUANTIZE and the internal QLINEAR; INT8/UINT8 constants and tensors
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -58,7 +59,7 @@
 #include <stdint.h>
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 2u
+#define TRTL_PLAN_VERSION 3u
 #define TRTL_PLAN_HEADER_SIZE 64u
 
 uint32_t trtl_crc32(const void *data, size_t n);
