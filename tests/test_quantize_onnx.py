@@ -51,15 +51,25 @@ def _build(path, disabled=()):
     return trt.Runtime(logger).deserialize_cuda_engine(plan)
 
 
+@pytest.mark.parametrize("fuse", [True, False])
 @pytest.mark.parametrize("which,pc,act", CASES)
-def test_quantize_static_models_match_onnxruntime(models, which, pc, act, rng):
+def test_quantize_static_models_match_onnxruntime(models, which, pc, act, fuse, rng):
+    """With fuse_qdq on, every convolution / Gemm / MatMul with weights runs int8 (the inspector says so); off,
+    the Q/DQ layers simulate the same math in fp32; both agree with onnxruntime."""
     path, shape = models(which, pc, act)
     m = onnx.load(path)
     ops = {n.op_type for n in m.graph.node}
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
     scale = output_scale(path)
     assert scale is not None
-    eng = _build(path)
+    eng = _build(path, () if fuse else ("fuse_qdq",))
+    info = eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
+    n_int8 = info.count("[qlinear.")
+    if fuse:  # cnn: 7 convs + the Gemm; matmul: 6 Linear (MatMul with constant weights)
+        assert n_int8 == (8 if which == "cnn" else 6), info
+        assert "[convolution." not in info
+    else:
+        assert n_int8 == 0
     ctx = eng.create_execution_context()
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32)

@@ -6,6 +6,7 @@
 
 #include "builder/graph.h"
 #include "builder/passes/passes.h"
+#include "builder/quantize_implicit.h"
 #include "core/alloc.h"
 #include "network/network.h"
 #include "core/status.h"
@@ -364,6 +365,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_infer(&g);
     if (st == TRTL_OK)
         st = check_plugin_shapes(&g, net);
+    if (st == TRTL_OK)
+        st = trtl_place_implicit_int8(&g, net);
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 0))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)

@@ -26,6 +26,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FUSE_POINTWISE,
     TRTL_PASS_FOLD_SCALE,
     TRTL_PASS_FUSE_EPILOGUE,
+    TRTL_PASS_FUSE_QDQ,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -67,5 +68,6 @@ trtl_status trtl_pass_fuse_layernorm(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_pointwise(trtl_bgraph *g);
 trtl_status trtl_pass_fold_scale(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g);
 
 #endif

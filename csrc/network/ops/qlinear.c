@@ -3,6 +3,7 @@
  * kernels/ref/qlinear.c and the int8 kernels).  Never a network layer: lowering refuses it.
  * Inputs: 0 the FLOAT activation (quantized inside), 1 the FLOAT residual when has_residual.
  * Output FLOAT, shaped as the convolution / fully connected layer / matrix multiply it replaces. */
+#include <string.h>
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -37,6 +38,7 @@ TRTL_NATTRS(qlinear);
 
 void trtl_init_qlinear(trtl_params *p)
 {
+    memset(p, 0, sizeof *p); /* weights empty */
     trtl_init_convolution(p);
     p->qlin.mode = TRTL_QL_CONV;
     p->qlin.in_scale = 1.0f;
