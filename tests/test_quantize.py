@@ -11,7 +11,8 @@ from conftest import Net
 
 
 def np_quantize(x, scale, zp, axis, dtype):
-    """ONNX QuantizeLinear in float64: saturate(round_half_even(x / scale) + zp)."""
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zp), the quotient in float32 (as onnxruntime),
+    the rest in float64; NaN gives the lowest code."""
     x = np.asarray(x, np.float64)
     s = np.asarray(scale, np.float32).astype(np.float64)  # the network holds float32 scales
     z = np.asarray(zp, np.float64) if zp is not None else np.zeros_like(s)
@@ -21,10 +22,10 @@ def np_quantize(x, scale, zp, axis, dtype):
         s, z = s.reshape(shape), z.reshape(shape)
     else:
         s, z = s.reshape(()), z.reshape(())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.rint(x / s)
-    r = np.where(np.isnan(r), 0, r) + z
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        r = np.rint((x.astype(np.float32) / s.astype(np.float32)).astype(np.float64))  # the float32 quotient
     info = np.iinfo(dtype)
+    r = np.where(np.isnan(r), info.min, r + z)  # NaN: the lowest code
     return np.clip(r, info.min, info.max).astype(dtype)
 
 
@@ -123,11 +124,12 @@ def test_ties_round_half_to_even_and_saturation(mode):
         ref = np_quantize(x, 0.5, zp, 0, dtype)
         np.testing.assert_array_equal(q, ref)
         np.testing.assert_array_equal(dq, np_dequantize(ref, 0.5, zp, 0))
-    # the ties by hand: 0.5->0, 1.5->2, 2.5->2, -0.5->0, -1.5->-2, -2.5->-2; 126.5->126, 127.5->127 (saturated 128)
+    # the ties by hand: 0.5->0, 1.5->2, 2.5->2, -0.5->0, -1.5->-2, -2.5->-2; 126.5->126, 127.5->127 (saturated 128);
+    # +-Inf saturate, NaN is the lowest code
     n = _qdq_net(x.shape, [0.5], None, 0, np.int8, mode, scale_shape=(1,))
     q, _ = _run(n, x)
     assert list(q[:10]) == [0, 2, 2, 0, -2, -2, 126, 127, 127, -128]
-    assert list(q[10:]) == [127, -128, 0, 0]
+    assert list(q[10:]) == [127, -128, -128, 0]
 
 
 def test_no_zero_point_means_zero_and_uint8_output(rng):

@@ -517,8 +517,10 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
                 sb_put(&b, ", ", 2);
             sb_tensor(&b, e, n->out[j]);
         }
-        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s}", (int)n->epi.act,
-               n->epi.has_residual ? "true" : "false");
+        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s, \"precision\": \"%s\"}", (int)n->epi.act,
+               n->epi.has_residual ? "true" : "false",
+               trtl_dtype_name(n->op == TRTL_OP_QLINEAR ? TRTL_INT8 /* its reference kernel simulates int8 too */
+                               : n->kernel ? (trtl_dtype)n->kernel->precision : TRTL_FLOAT));
     }
     sb_put(&b, "\n]}\n", 4);
     if (b.oom) {

@@ -73,6 +73,7 @@ typedef struct trtl_kernel {
     /* Scratch bytes for these concrete shapes.  NULL: none. */
     size_t (*scratch)(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out);
     trtl_kernel_fn run;
+    int32_t precision;       /* trtl_dtype the kernel computes in; 0 (TRTL_FLOAT) for fp32 kernels */
 } trtl_kernel;
 
 /* Applies an epilogue in place over n contiguous floats (residual may be NULL). */

@@ -3,8 +3,8 @@
  * the reference kernels of QUANTIZE, DEQUANTIZE and QLINEAR (and the builder's tests of them).
  *
  *   quantize:   q = saturate(round_half_even(x / scale) + zero_point)
- *               computed in double: the quotient of two floats rounded once, so a tie is a tie of
- *               the real quotient; NaN gives the zero point, +-Inf saturate.
+ *               x / scale is the float32 quotient (correctly rounded, as onnxruntime and the int8
+ *               library kernels/qconv.h compute it); NaN gives the lowest code, +-Inf saturate.
  *   dequantize: y = (float)((q - zero_point) * scale)   (one rounding, as float32 arithmetic)
  */
 #ifndef TRTL_KERNELS_REF_QDQ_MATH_H
@@ -18,17 +18,17 @@ static inline int32_t trtl_q_min(int32_t type) { return type == TRTL_UINT8 ? 0 :
 static inline int32_t trtl_q_max(int32_t type) { return type == TRTL_UINT8 ? 255 : 127; }
 
 /* Needs the default rounding mode (round to nearest even), which trtlite never changes. */
-static inline int32_t trtl_q_value(double x, double scale, int32_t zp, int32_t type)
+static inline int32_t trtl_q_value(float x, float scale, int32_t zp, int32_t type)
 {
-    double r = x / scale;
+    float r = x / scale;
     if (r != r)
-        return zp;
-    r = nearbyint(r) + zp;
-    if (r < trtl_q_min(type))
         return trtl_q_min(type);
-    if (r > trtl_q_max(type))
+    double v = (double)nearbyintf(r) + zp;
+    if (v < trtl_q_min(type))
+        return trtl_q_min(type);
+    if (v > trtl_q_max(type))
         return trtl_q_max(type);
-    return (int32_t)r;
+    return (int32_t)v;
 }
 
 static inline float trtl_dq_value(int32_t q, int32_t zp, float scale)
