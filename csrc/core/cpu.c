@@ -32,6 +32,8 @@ static uint32_t detect(void)
         f |= TRTL_CPU_AVX512BW;
     if (__builtin_cpu_supports("avx512vnni"))
         f |= TRTL_CPU_AVX512VNNI;
+    if (__builtin_cpu_supports("avxvnni"))
+        f |= TRTL_CPU_AVXVNNI;
 #endif
     const char *env = getenv("TRTL_CPU_MASK");
     if (env && *env)

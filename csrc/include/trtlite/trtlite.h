@@ -73,6 +73,7 @@ uint32_t trtl_cpu_features(void);
 #define TRTL_CPU_AVX512F (1u << 5)
 #define TRTL_CPU_AVX512BW (1u << 6)
 #define TRTL_CPU_AVX512VNNI (1u << 7)
+#define TRTL_CPU_AVXVNNI (1u << 9) /* VEX-encoded vpdpbusd on ymm (AVX-VNNI) */
 
 /* ---- network definition ---------------------------------------------------------------------- */
 

@@ -1,0 +1,126 @@
+/*
+ * qconv_internal.h -- what the files of the int8 convolution library share (qconv.h is the
+ * interface): the prepared state, the per-ISA microkernel table and the two run paths.
+ *
+ * Files: kernels/qconv.c (validation, weight packing, dispatch), kernels/ref/qconv.c (portable
+ * path), kernels/x86/qconv_driver.c (packing + tiling + threads of the SIMD paths),
+ * kernels/x86/qconv_vnni.c and qconv_avx2.c (microkernels, from the template qconv_tmpl.h).
+ *
+ * The SIMD paths see both operations as one integer GEMM, tile by tile:
+ *   C[rows][cols] = sum over depth steps q of  rowop[row][q] . colop[q][col]
+ * where a depth step is one 32-bit word holding G depth values (G = 4: u8 or s8 bytes for
+ * vpdpbusd; G = 2: int16 pairs for vpmaddwd), and "." is the G-wide dot product.  The row operand
+ * is broadcast, the column operand fills the vector lanes (VL columns a strip):
+ *   convolution  rows = output channels (the packed weights, s8),
+ *                cols = output pixels (the im2col'd activations, u8), so y[k][pixel] rows are
+ *                contiguous as NCHW wants;
+ *   rows (gemm)  rows = the M input rows (quantized activations, u8),
+ *                cols = output features (the packed weights, s8), so y[m][k] is contiguous.
+ * Strip layout: strip t (columns t*VL ..) is [steps][VL] words.  Row layout: panels of MR rows,
+ * panel p = [steps][MR] words (row p*MR + i at step q: word q*MR + i), rows past the end zero.
+ * With u8 activations the dot products see u = q + shift (shift 128 for signed activations,
+ * else 0) and the accumulator is corrected by comp[k] = (in_zero + shift) * sum w[k] (exact in
+ * int32); with int16 the activations are stored as q - in_zero and comp is 0.
+ */
+#ifndef TRTL_KERNELS_QCONV_INTERNAL_H
+#define TRTL_KERNELS_QCONV_INTERNAL_H
+
+#include "kernels/qconv.h"
+
+typedef enum trtl_qk_isa {
+    TRTL_QK_PORTABLE = 0,
+    TRTL_QK_AVX2 = 1,
+    TRTL_QK_AVXVNNI = 2,
+    TRTL_QK_AVX512VNNI = 3
+} trtl_qk_isa;
+
+/* Epilogue constants of a state (per-channel arrays are the state's). */
+typedef struct trtl_qk_epi {
+    int32_t act;
+    float alpha, beta;
+    int32_t out_quant;
+    float out_scale, out_rcp, out_lim; /* rcp = 1/out_scale, lim = 512 * out_scale */
+    int32_t out_lo, out_hi;            /* lowest / highest code minus out_zero */
+} trtl_qk_epi;
+
+/* How activations become elements (u8 for G = 4, int16 for G = 2). */
+typedef struct trtl_qk_quant {
+    float scale, rcp, lim; /* rcp = 1/scale; x is clamped to +-lim (512 * scale) first */
+    int32_t add;           /* added to rne(x / scale): in_zero + shift (u8), 0 (int16) */
+    int32_t lo, hi;        /* then clamped: [0, 255] (u8), [lowest - zero, highest - zero] (int16) */
+    int32_t pad;           /* the element of the value 0.0 (padding pixels) */
+} trtl_qk_quant;
+
+/* One tile of the GEMM: mr (<= MR) rows x nv (<= NV) strips, the last with last_cols columns. */
+typedef struct trtl_qk_tile {
+    const int32_t *rows;   /* the row panel ([steps][MR] words) */
+    const int32_t *strips; /* strip j at strips + j * strip_stride */
+    int64_t strip_stride;
+    int64_t steps;
+    int32_t mr, nv, last_cols;
+    int32_t per_col;       /* 1: comp/scale/bias indexed by column (gemm), 0: by row (convolution) */
+    const int32_t *comp;   /* at the tile's first row or column */
+    const float *scale, *bias;
+    float *y;              /* at the tile's first row and column; rows ldy apart */
+    const float *res;      /* same indexing as y, or NULL */
+    int64_t ldy;
+} trtl_qk_tile;
+
+/* One strip of im2col'd activations: steps words x VL columns, from the quantized padded image. */
+typedef struct trtl_qk_strip {
+    const void *plane;     /* elements of the padded image (all channels) */
+    const int64_t *off;    /* per column: offset of its (r = 0, s = 0) tap; ncols of them */
+    const int64_t *doff;   /* per depth index (c, r, s): offset of the tap; D of them */
+    int64_t D, steps;
+    int32_t ncols;         /* valid columns (<= VL); the others get the pad element */
+    int32_t pad;
+    int32_t *dst;          /* steps x VL words */
+} trtl_qk_strip;
+
+typedef struct trtl_qk_ops {
+    const char *name;
+    int32_t vl, mr, nv, g;
+    void (*tile)(const trtl_qk_tile *t, const trtl_qk_epi *e);
+    /* x[0..n) -> n elements at dst */
+    void (*quant)(const float *x, int64_t n, void *dst, const trtl_qk_quant *q);
+    void (*pack_strip)(const trtl_qk_strip *s);
+    /* 1x1 stride-1 unpadded convolution: strips [t0, t1) of one image quantized from x[C][HW] */
+    void (*pack_direct)(const float *x, int64_t C, int64_t HW, int64_t t0, int64_t t1, int64_t steps, int32_t *dst,
+                        const trtl_qk_quant *q);
+    /* y[i] = fake-quantized y[i] over n floats (e->out_quant set) */
+    void (*fakequant)(float *y, int64_t n, const trtl_qk_epi *e);
+} trtl_qk_ops;
+
+extern const trtl_qk_ops trtl_qk_ops_avx512vnni, trtl_qk_ops_avxvnni, trtl_qk_ops_avx2;
+
+struct trtl_qconv_state {
+    trtl_qconv_desc d;
+    trtl_qk_isa isa;
+    const trtl_qk_ops *ops;       /* NULL for the portable path */
+    int64_t Cg, Kg, D;            /* D = Cg * R * S: depth of one output value */
+    int64_t steps;                /* ceil(D / g) words of depth (SIMD paths) */
+    int8_t *w;                    /* plain weights [K][D] (portable path, and the source of the packing) */
+    int32_t *packed;              /* SIMD: convolution row panels [Kpad/MR][steps][MR]; gemm strips [K/VL][steps][VL] */
+    int32_t *comp;                /* [Kpad]: (in_zero + shift) * sum w[k] (0 with int16 elements) */
+    float *scale, *bias;          /* [Kpad]: in_scale * w_scale[k]; bias[k] (0 without) */
+    trtl_qk_quant q;
+    trtl_qk_epi e;
+};
+
+/* Portable path (ref/qconv.c): scratch, then the run over all N images / M rows. */
+size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);
+void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
+                        const float *residual, void *scratch, struct trtl_threadpool *pool);
+size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M);
+void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
+                        void *scratch, struct trtl_threadpool *pool);
+
+/* SIMD paths (x86/qconv_driver.c). */
+size_t trtl_qconv_simd_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);
+void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
+                         const float *residual, void *scratch, struct trtl_threadpool *pool);
+size_t trtl_qgemm_simd_scratch(const trtl_qconv_state *s, int64_t M);
+void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
+                         void *scratch, struct trtl_threadpool *pool);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * qconv.c (ref) -- the portable path of the int8 convolution library (kernels/qconv.h): plain C
+ * loops that spell out the semantics.  Used on CPUs without AVX2 + FMA and for grouped and
+ * depthwise convolutions; the SIMD paths are tested against it and against a float64 model.
+ *
+ * The input (one image at a time, or all M rows) is first quantized into scratch as int16
+ * q - in_zero, then each output value is an int32 dot product over its window, dequantized and
+ * passed through the epilogue.  Work is split over output channels (convolution) or rows (gemm).
+ */
+#include <stdint.h>
+
+#include "kernels/qconv_internal.h"
+#include "kernels/kernel.h"
+#include "core/threadpool.h"
+
+/* The epilogue of one output value (qconv.h: dequantize, bias, residual, activation, out_quant). */
+static float epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res)
+{
+    const trtl_qconv_desc *d = &s->d;
+    float v = (float)acc * s->scale[k] + s->bias[k];
+    if (res)
+        v += *res;
+    if (d->act != TRTL_ACT_NONE)
+        v = trtl_activation_eval(d->act, d->alpha, d->beta, v);
+    if (d->out_quant)
+        v = (float)(trtl_q8_quantize(v, d->out_scale, d->out_zero, d->out_signed) - d->out_zero) * d->out_scale;
+    return v;
+}
+
+/* The scratch comes at any alignment; the int16 buffer starts at the next 64 bytes. */
+static int16_t *align_scratch(void *p) { return (int16_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+typedef struct ref_job {
+    const trtl_qconv_state *s;
+    int64_t H, W, OH, OW;
+    const float *x, *res;
+    float *y;
+    int16_t *q;
+} ref_job;
+
+static void quant_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    const ref_job *j = ctx;
+    const trtl_qconv_desc *d = &j->s->d;
+    (void)thread;
+    for (int64_t i = b; i < e; i++)
+        j->q[i] = (int16_t)(trtl_q8_quantize(j->x[i], d->in_scale, d->in_zero, d->in_signed) - d->in_zero);
+}
+
+static void conv_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    const ref_job *j = ctx;
+    const trtl_qconv_state *s = j->s;
+    const trtl_qconv_desc *d = &s->d;
+    const int64_t HW = j->H * j->W, P = j->OH * j->OW;
+    (void)thread;
+    for (int64_t k = b; k < e; k++) {
+        const int16_t *qg = j->q + (k / s->Kg) * s->Cg * HW;
+        const int8_t *wk = s->w + k * s->D;
+        for (int64_t oh = 0; oh < j->OH; oh++)
+            for (int64_t ow = 0; ow < j->OW; ow++) {
+                int32_t acc = 0;
+                for (int64_t c = 0; c < s->Cg; c++)
+                    for (int64_t r = 0; r < d->R; r++) {
+                        int64_t ih = oh * d->stride_h - d->pad_t + r * d->dil_h;
+                        if (ih < 0 || ih >= j->H)
+                            continue;
+                        for (int64_t t = 0; t < d->S; t++) {
+                            int64_t iw = ow * d->stride_w - d->pad_l + t * d->dil_w;
+                            if (iw >= 0 && iw < j->W)
+                                acc += (int32_t)qg[c * HW + ih * j->W + iw] * wk[(c * d->R + r) * d->S + t];
+                        }
+                    }
+                int64_t o = k * P + oh * j->OW + ow;
+                j->y[o] = epilogue_one(s, k, acc, j->res ? j->res + o : NULL);
+            }
+    }
+}
+
+size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W)
+{
+    (void)N;
+    return 64 + (size_t)(s->d.C * H * W) * sizeof(int16_t);
+}
+
+void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
+                        const float *residual, void *scratch, struct trtl_threadpool *pool)
+{
+    const trtl_qconv_desc *d = &s->d;
+    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, align_scratch(scratch)};
+    j.OH = trtl_qconv_out_dim(H, d->R, d->stride_h, d->pad_t, d->pad_b, d->dil_h);
+    j.OW = trtl_qconv_out_dim(W, d->S, d->stride_w, d->pad_l, d->pad_r, d->dil_w);
+    const int64_t in_img = d->C * H * W, out_img = d->K * j.OH * j.OW;
+    for (int64_t n = 0; n < N; n++) {
+        j.x = x + n * in_img;
+        j.y = y + n * out_img;
+        j.res = residual ? residual + n * out_img : NULL;
+        trtl_parallel_for(pool, in_img, 4096, quant_task, &j);
+        trtl_parallel_for(pool, d->K, 1, conv_task, &j);
+    }
+}
+
+static void gemm_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    const ref_job *j = ctx;
+    const trtl_qconv_state *s = j->s;
+    const int64_t C = s->d.C, K = s->d.K;
+    (void)thread;
+    for (int64_t m = b; m < e; m++)
+        for (int64_t k = 0; k < K; k++) {
+            int32_t acc = 0;
+            for (int64_t c = 0; c < C; c++)
+                acc += (int32_t)j->q[m * C + c] * s->w[k * C + c];
+            j->y[m * K + k] = epilogue_one(s, k, acc, j->res ? j->res + m * K + k : NULL);
+        }
+}
+
+size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M)
+{
+    return 64 + (size_t)(M * s->d.C) * sizeof(int16_t);
+}
+
+void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
+                        void *scratch, struct trtl_threadpool *pool)
+{
+    ref_job j = {s, 0, 0, 0, 0, x, residual, y, align_scratch(scratch)};
+    trtl_parallel_for(pool, M * s->d.C, 4096, quant_task, &j);
+    trtl_parallel_for(pool, M, 1, gemm_task, &j);
+}

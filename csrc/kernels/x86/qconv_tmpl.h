@@ -1,0 +1,322 @@
+/*
+ * qconv_tmpl.h -- the SIMD pieces of the int8 convolution library (qconv_internal.h), written once
+ * and instantiated per ISA by qconv_vnni.c (AVX512-VNNI, AVX-VNNI) and qconv_avx2.c.
+ *
+ * The includer defines:
+ *   QT_SFX                 name suffix;  QT_ATTR  the function attribute (target ISA)
+ *   QT_VL, QT_MR, QT_NV, QT_G   lanes, tile rows, tile strips, depth values per 32-bit word
+ *   QT_ELEM                uint8_t (G = 4) or int16_t (G = 2)
+ *   QT_DOT_CONV(acc, u, w) acc += the G-wide dot products of strip vector u (activations) and the
+ *                          broadcast weight word w;  QT_DOT_GEMM(acc, a, w): broadcast activation
+ *                          word a with weight strip vector w
+ *   VI / VF and the V* operation macros (loads, stores, masks, arithmetic) of the vector width,
+ *   QT_NARROW_STORE(dst, v)  VL int32 values (already clamped) stored as VL elements
+ *   QT_COMBINE(dst, src)     VL words from G rows of VL elements (src[i][col] is depth q*G + i)
+ *
+ * Quantizing divides by the scale as the reference does (float32 x / scale, correctly rounded),
+ * without a divide: t = x * rcp, e = x - t * scale (exact with FMA), t + e * rcp is the correctly
+ * rounded quotient when rcp is the rounded reciprocal (Markstein's correction step; the C tests
+ * compare it with the division on ties and random values).  x is first clamped to +-512 scale,
+ * which saturates every code and maps NaN to the lowest one (maxps returns its 2nd operand on NaN).
+ */
+#include <string.h>
+
+#include "kernels/qconv_internal.h"
+#include "kernels/x86/fused_epilogue.h"
+
+#define QT_CAT2(a, b) a##_##b
+#define QT_CAT(a, b) QT_CAT2(a, b)
+#define QT_FN(name) QT_CAT(name, QT_SFX)
+
+/* Correctly rounded x / s (x clamped to +-lim first). */
+QT_ATTR static inline VF QT_FN(qt_quot)(VF x, VF s, VF r, VF lim)
+{
+    VF xc = VF_MIN(VF_MAX(x, VF_SUB(VF_ZERO(), lim)), lim);
+    VF t = VF_MUL(xc, r);
+    VF e = VF_FNMADD(t, s, xc);
+    return VF_FMADD(e, r, t);
+}
+
+/* Fake quantization of VL outputs. */
+QT_ATTR static inline VF QT_FN(qt_fq)(VF v, const trtl_qk_epi *e)
+{
+    VF s = VF_SET1(e->out_scale);
+    VI q = VF_CVT_F2I(QT_FN(qt_quot)(v, s, VF_SET1(e->out_rcp), VF_SET1(e->out_lim)));
+    q = VI_MIN(VI_MAX(q, VI_SET1(e->out_lo)), VI_SET1(e->out_hi));
+    return VF_MUL(VF_CVT_I2F(q), s);
+}
+
+QT_ATTR static inline VF QT_FN(qt_act)(VF v, int32_t act, float alpha, float beta)
+{
+    switch (act) {
+    case TRTL_ACT_RELU: return VF_MAX(VF_ZERO(), v); /* maxps gives its 2nd operand (v) for NaN */
+    case TRTL_ACT_LEAKY_RELU: return VF_BLEND(VF_CMP_GE(v, VF_ZERO()), VF_MUL(v, VF_SET1(alpha)), v);
+    case TRTL_ACT_CLIP: {
+        VF t = VF_BLEND(VF_CMP_GT(v, VF_SET1(beta)), v, VF_SET1(beta));
+        return VF_BLEND(VF_CMP_LT(v, VF_SET1(alpha)), t, VF_SET1(alpha));
+    }
+    default: return v;
+    }
+}
+
+QT_ATTR static void QT_FN(qt_fakequant)(float *y, int64_t n, const trtl_qk_epi *e)
+{
+    int64_t i = 0;
+    for (; i + QT_VL <= n; i += QT_VL)
+        VF_STORE(y + i, QT_FN(qt_fq)(VF_LOAD(y + i), e));
+    if (i < n) {
+        VMASK m = VMASK_N((int)(n - i));
+        VF_STOREM(y + i, m, QT_FN(qt_fq)(VF_LOADM(y + i, m), e));
+    }
+}
+
+/* VL floats -> VL clamped codes (int32 lanes). */
+QT_ATTR static inline VI QT_FN(qt_codes)(VF x, const trtl_qk_quant *q)
+{
+    VI v = VF_CVT_F2I(QT_FN(qt_quot)(x, VF_SET1(q->scale), VF_SET1(q->rcp), VF_SET1(q->lim)));
+    v = VI_ADD(v, VI_SET1(q->add));
+    return VI_MIN(VI_MAX(v, VI_SET1(q->lo)), VI_SET1(q->hi));
+}
+
+QT_ATTR static void QT_FN(qt_quant)(const float *x, int64_t n, void *dst, const trtl_qk_quant *q)
+{
+    QT_ELEM *o = dst;
+    int64_t i = 0;
+    for (; i + QT_VL <= n; i += QT_VL)
+        QT_NARROW_STORE(o + i, QT_FN(qt_codes)(VF_LOAD(x + i), q));
+    if (i < n) {
+        QT_ELEM tmp[QT_VL];
+        QT_NARROW_STORE(tmp, QT_FN(qt_codes)(VF_LOADM(x + i, VMASK_N((int)(n - i))), q));
+        memcpy(o + i, tmp, (size_t)(n - i) * sizeof(QT_ELEM));
+    }
+}
+
+#define QT_ROW_BYTES (QT_VL * (int)sizeof(QT_ELEM)) /* 16 or 8 */
+#define QT_MAX_RUNS 4
+
+/* A row of VL elements (16 or 8 bytes) from p into an xmm register. */
+QT_ATTR static inline __m128i QT_FN(qt_row_load)(const QT_ELEM *p)
+{
+    return QT_ROW_BYTES == 16 ? _mm_loadu_si128((const __m128i *)(const void *)p)
+                              : _mm_loadl_epi64((const __m128i *)(const void *)p);
+}
+
+/* The even elements of 2 VL elements at p (a stride-2 row). */
+QT_ATTR static inline __m128i QT_FN(qt_row_load2)(const QT_ELEM *p)
+{
+    if (sizeof(QT_ELEM) == 2) { /* int16: sign-extend the even halves of the int32 lanes, pack back */
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 8));
+        return _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(a, 16), 16), _mm_srai_epi32(_mm_slli_epi32(b, 16), 16));
+    }
+    const __m128i lo = _mm_set1_epi16(0x00FF);
+    __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)p), lo);
+    if (QT_ROW_BYTES == 8) /* 16 bytes in, 8 out */
+        return _mm_packus_epi16(a, a);
+    __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)), lo);
+    return _mm_packus_epi16(a, b);
+}
+
+/*
+ * One strip of im2col'd activations.  Three ways to fetch the VL columns of a depth row:
+ *   runs        the columns are runs of stride 1 or 2 in the padded image (a strip crossing
+ *               output rows has one run per row, at most QT_MAX_RUNS): one load (stride 2: two
+ *               loads, the even elements kept) per run, blended by column; a single run of
+ *               stride 1 (1x1 convolutions, strips inside an output row) is read in place;
+ *   gather      anything else: one element at a time.
+ * The loads read up to 2 VL elements beyond the kept columns on either side: the driver leaves
+ * guards around the padded image.
+ */
+QT_ATTR static void QT_FN(qt_pack_strip)(const trtl_qk_strip *s)
+{
+    const QT_ELEM *plane = s->plane;
+    const int64_t *off = s->off;
+    const int ncols = s->ncols;
+    const int64_t sw = ncols > 1 ? off[1] - off[0] : 1;
+    /* run r starts at column start[r]; column c of it reads plane + doff + ro[r] + c * sw */
+    int nruns = 1, start[QT_MAX_RUNS] = {0};
+    int64_t ro[QT_MAX_RUNS] = {off[0]};
+    for (int c = 1; c < ncols && nruns <= QT_MAX_RUNS; c++) {
+        if (off[c] == off[c - 1] + sw)
+            continue;
+        if (nruns < QT_MAX_RUNS) {
+            start[nruns] = c;
+            ro[nruns] = off[c] - c * sw;
+        }
+        nruns++;
+    }
+    const int use_runs = nruns <= QT_MAX_RUNS && (sw == 1 || sw == 2);
+    __m128i mask[QT_MAX_RUNS];
+    if (use_runs) {
+        /* byte b belongs to column b / sizeof(QT_ELEM); mask[r]: the columns >= start[r] */
+        const __m128i col = sizeof(QT_ELEM) == 1 ? _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+                                                 : _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+        for (int r = 0; r < nruns; r++)
+            mask[r] = _mm_cmpgt_epi8(col, _mm_set1_epi8((char)(start[r] - 1)));
+    }
+    QT_ELEM zero[16], tmp[QT_G][16];
+    for (int i = 0; i < 16; i++)
+        zero[i] = (QT_ELEM)s->pad;
+    for (int64_t q = 0; q < s->steps; q++) {
+        const QT_ELEM *src[QT_G];
+        for (int i = 0; i < QT_G; i++) {
+            int64_t dd = q * QT_G + i;
+            if (dd >= s->D) {
+                src[i] = zero;
+            } else if (use_runs) {
+                const QT_ELEM *p = plane + s->doff[dd];
+                if (nruns == 1 && sw == 1) {
+                    src[i] = p + ro[0];
+                    continue;
+                }
+                __m128i v = sw == 1 ? QT_FN(qt_row_load)(p + ro[0]) : QT_FN(qt_row_load2)(p + ro[0]);
+                for (int r = 1; r < nruns; r++)
+                    v = _mm_blendv_epi8(v, sw == 1 ? QT_FN(qt_row_load)(p + ro[r]) : QT_FN(qt_row_load2)(p + ro[r]),
+                                        mask[r]);
+                _mm_storeu_si128((__m128i *)(void *)tmp[i], v);
+                src[i] = tmp[i];
+            } else {
+                const QT_ELEM *p = plane + s->doff[dd];
+                int c = 0;
+                for (; c < ncols; c++)
+                    tmp[i][c] = p[off[c]];
+                for (; c < QT_VL; c++)
+                    tmp[i][c] = (QT_ELEM)s->pad;
+                src[i] = tmp[i];
+            }
+        }
+        QT_COMBINE(s->dst + q * QT_VL, src);
+    }
+}
+
+/*
+ * 1x1, stride 1, unpadded convolution: strips [t0, t1) straight from x (channels HW apart),
+ * quantized and combined in registers (no padded image).  Strip t is dst + t * steps * VL.
+ */
+QT_ATTR static void QT_FN(qt_pack_direct)(const float *x, int64_t C, int64_t HW, int64_t t0, int64_t t1,
+                                           int64_t steps, int32_t *dst, const trtl_qk_quant *qp)
+{
+    for (int64_t q = 0; q < steps; q++)
+        for (int64_t t = t0; t < t1; t++) {
+            const int64_t p0 = t * QT_VL;
+            const int n = HW - p0 < QT_VL ? (int)(HW - p0) : QT_VL;
+            const VMASK m = VMASK_N(n);
+            VI w = VI_ZERO();
+            for (int i = 0; i < QT_G; i++) {
+                int64_t c = q * QT_G + i;
+                if (c >= C)
+                    break;
+                const float *xp = x + c * HW + p0;
+                VI code = QT_FN(qt_codes)(n == QT_VL ? VF_LOAD(xp) : VF_LOADM(xp, m), qp);
+                w = QT_WORD_OR(w, code, i);
+            }
+            VI_STORE(dst + (t * steps + q) * QT_VL, w);
+        }
+}
+
+/* The tile: NV strips, per_col epilogue parameters (gemm) or per row (convolution). */
+QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(const trtl_qk_tile *t,
+                                                                               const trtl_qk_epi *e, const int NV,
+                                                                               const int per_col)
+{
+    VI acc[QT_MR][QT_NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < QT_MR; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++)
+            acc[i][j] = VI_ZERO();
+    const int32_t *rp = t->rows, *sp = t->strips;
+    const int64_t ss = t->strip_stride;
+    for (int64_t q = 0; q < t->steps; q++) {
+        VI b[QT_NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++)
+            b[j] = VI_LOAD(sp + j * ss + q * QT_VL);
+#pragma GCC unroll 8
+        for (int i = 0; i < QT_MR; i++) {
+            VI w = VI_SET1(rp[q * QT_MR + i]);
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; j++)
+                acc[i][j] = per_col ? QT_DOT_GEMM(acc[i][j], w, b[j]) : QT_DOT_CONV(acc[i][j], b[j], w);
+        }
+    }
+    const int fast = trtl_act_is_fast(e->act);
+    const VMASK tail = VMASK_N(t->last_cols);
+#pragma GCC unroll 8
+    for (int i = 0; i < QT_MR; i++) {
+        if (i >= t->mr)
+            break;
+        float *yr = t->y + i * t->ldy;
+        const float *rr = t->res ? t->res + i * t->ldy : NULL;
+        VI comp = VI_ZERO();
+        VF sc = VF_ZERO(), bi = VF_ZERO();
+        if (!per_col) {
+            comp = VI_SET1(t->comp[i]);
+            sc = VF_SET1(t->scale[i]);
+            bi = VF_SET1(t->bias[i]);
+        }
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++) {
+            if (per_col) {
+                comp = VI_LOAD(t->comp + j * QT_VL);
+                sc = VF_LOAD(t->scale + j * QT_VL);
+                bi = VF_LOAD(t->bias + j * QT_VL);
+            }
+            VF v = VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi);
+            const int full = j < NV - 1 || t->last_cols == QT_VL;
+            if (rr)
+                v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
+            if (fast) {
+                v = QT_FN(qt_act)(v, e->act, e->alpha, e->beta);
+                if (e->out_quant)
+                    v = QT_FN(qt_fq)(v, e);
+            }
+            if (full)
+                VF_STORE(yr + j * QT_VL, v);
+            else
+                VF_STOREM(yr + j * QT_VL, tail, v);
+        }
+    }
+    if (!fast) {
+        const trtl_epilogue ae = {e->act, e->alpha, e->beta, 0};
+        const int64_t cols = (int64_t)(NV - 1) * QT_VL + t->last_cols;
+        for (int i = 0; i < t->mr; i++) {
+            trtl_epi_act(&ae, t->y + i * t->ldy, cols);
+            if (e->out_quant)
+                QT_FN(qt_fakequant)(t->y + i * t->ldy, cols, e);
+        }
+    }
+}
+
+#define QT_TILE_FN(nv, pc)                                                                                   \
+    QT_ATTR static void QT_CAT(QT_FN(qt_tile), nv##_##pc)(const trtl_qk_tile *t, const trtl_qk_epi *e)     \
+    {                                                                                                        \
+        QT_FN(qt_tile_body)(t, e, nv, pc);                                                                   \
+    }
+QT_TILE_FN(1, 0)
+QT_TILE_FN(2, 0)
+QT_TILE_FN(3, 0)
+QT_TILE_FN(1, 1)
+QT_TILE_FN(2, 1)
+QT_TILE_FN(3, 1)
+
+static void QT_FN(qt_tile)(const trtl_qk_tile *t, const trtl_qk_epi *e)
+{
+    static void (*const fns[2][3])(const trtl_qk_tile *, const trtl_qk_epi *) = {
+        {QT_CAT(QT_FN(qt_tile), 1_0), QT_CAT(QT_FN(qt_tile), 2_0), QT_CAT(QT_FN(qt_tile), 3_0)},
+        {QT_CAT(QT_FN(qt_tile), 1_1), QT_CAT(QT_FN(qt_tile), 2_1), QT_CAT(QT_FN(qt_tile), 3_1)}};
+    fns[t->per_col ? 1 : 0][t->nv - 1](t, e);
+}
+
+const trtl_qk_ops QT_CAT(trtl_qk_ops, QT_SFX) = {
+    .name = QT_NAME,
+    .vl = QT_VL,
+    .mr = QT_MR,
+    .nv = QT_NV,
+    .g = QT_G,
+    .tile = QT_FN(qt_tile),
+    .quant = QT_FN(qt_quant),
+    .pack_strip = QT_FN(qt_pack_strip),
+    .pack_direct = QT_FN(qt_pack_direct),
+    .fakequant = QT_FN(qt_fakequant),
+};

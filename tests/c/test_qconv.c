@@ -1,0 +1,473 @@
+/*
+ * test_qconv.c -- the int8 convolution library (csrc/kernels/qconv.h) against a float64 model of
+ * the quantized math written here, independently of the library: ONNX QuantizeLinear on the
+ * float32 quotient, an int64 dot product over the window, dequantization, bias, residual, the
+ * activation, the output fake-quantization.
+ *
+ * Every kernel the CPU has is run (TRTL_CPU_MASK-style masks via trtl_cpu_set_mask: avx512vnni,
+ * avxvnni, avx2, portable), on random shapes with tails, single-threaded and on a pool of 3:
+ *   - exact mode (scales 1, no bias / activation): y must equal the int32 accumulator exactly;
+ *   - general mode: within 1e-5 relative of the model (fp32 output) or 1 LSB of out_scale;
+ *   - the quantizer alone on ties (k + 0.5) * scale, their float neighbours, NaN and +-Inf.
+ * Bad descriptors must be refused with a status.
+ *
+ *   test_qconv [seed] [cases per kernel]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/qconv.h"
+#include "kernels/kernel.h"
+#include "core/cpu.h"
+#include "core/params.h"
+#include "core/threadpool.h"
+
+static uint64_t g_rng = 88172645463325252ull;
+static uint32_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng >> 16);
+}
+static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static double runi(double lo, double hi) { return lo + (hi - lo) * (rnd() / 4294967296.0); }
+
+static int g_fail, g_checked;
+
+/* ---- the float64 model ------------------------------------------------------------------------ */
+
+static int64_t model_quant(float x, float scale, int zero, int is_signed)
+{
+    const int64_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+    if (isnan(x))
+        return lo;
+    float t = x / scale; /* ONNX: the float32 quotient */
+    double r = nearbyint((double)t) + zero;
+    return r < lo ? lo : r > hi ? hi : (int64_t)r;
+}
+
+static double model_act(int act, double a, double b, double x)
+{
+    switch (act) {
+    case TRTL_ACT_NONE: return x;
+    case TRTL_ACT_RELU: return x < 0 ? 0 : x;
+    case TRTL_ACT_LEAKY_RELU: return x >= 0 ? x : a * x;
+    case TRTL_ACT_CLIP: return x < a ? a : x > b ? b : x;
+    case TRTL_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case TRTL_ACT_TANH: return tanh(x);
+    case TRTL_ACT_GELU_ERF: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case TRTL_ACT_ELU: return x >= 0 ? x : a * (exp(x) - 1.0);
+    case TRTL_ACT_SILU: return x / (1.0 + exp(-x));
+    default: return (double)trtl_activation_eval(act, (float)a, (float)b, (float)x);
+    }
+}
+
+static const int k_acts[] = {TRTL_ACT_NONE, TRTL_ACT_RELU,  TRTL_ACT_LEAKY_RELU, TRTL_ACT_CLIP,      TRTL_ACT_SIGMOID,
+                             TRTL_ACT_TANH, TRTL_ACT_GELU_ERF, TRTL_ACT_ELU,     TRTL_ACT_HARD_SWISH, TRTL_ACT_SILU};
+
+typedef struct tcase {
+    trtl_qconv_desc d;
+    int64_t N, H, W, M; /* M: gemm rows */
+    int per_channel, has_bias, exact;
+} tcase;
+
+/* y (N*K*P or M*K) of the model; acc (int64) too for exact mode. */
+static void model_run(const tcase *c, const float *x, const int8_t *w, const float *ws, const float *bias,
+                      const float *res, double *y, int64_t *acc_out, int64_t OH, int64_t OW)
+{
+    const trtl_qconv_desc *d = &c->d;
+    const int64_t Cg = d->C / d->groups, Kg = d->K / d->groups, P = OH * OW;
+    const int64_t N = d->gemm ? c->M : c->N, out_img = d->gemm ? d->K : d->K * P;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < d->K; k++)
+            for (int64_t p = 0; p < (d->gemm ? 1 : P); p++) {
+                int64_t oh = p / (OW ? OW : 1), ow = p % (OW ? OW : 1), g = k / Kg, acc = 0;
+                for (int64_t ci = 0; ci < Cg; ci++)
+                    for (int64_t r = 0; r < d->R; r++)
+                        for (int64_t s = 0; s < d->S; s++) {
+                            int64_t ih = oh * d->stride_h - d->pad_t + r * d->dil_h;
+                            int64_t iw = ow * d->stride_w - d->pad_l + s * d->dil_w;
+                            if (!d->gemm && (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W))
+                                continue; /* padding: q = zero, adds nothing */
+                            float xv = d->gemm ? x[n * d->C + ci]
+                                               : x[((n * d->C + g * Cg + ci) * c->H + ih) * c->W + iw];
+                            int64_t q = model_quant(xv, d->in_scale, d->in_zero, d->in_signed) - d->in_zero;
+                            acc += q * w[((k * Cg + ci) * d->R + r) * d->S + s];
+                        }
+                int64_t o = n * out_img + k * (d->gemm ? 1 : P) + p;
+                if (acc_out)
+                    acc_out[o] = acc;
+                double v = (double)acc * ((double)d->in_scale * ws[c->per_channel ? k : 0]) + (bias ? bias[k] : 0.0);
+                if (res)
+                    v += res[o];
+                v = model_act(d->act, d->alpha, d->beta, v);
+                if (d->out_quant)
+                    v = (double)(model_quant((float)v, d->out_scale, d->out_zero, d->out_signed) - d->out_zero) *
+                        d->out_scale;
+                y[o] = v;
+            }
+}
+
+/* ---- one case ---------------------------------------------------------------------------------- */
+
+static int run_case(const tcase *c, trtl_threadpool *pool, const char *want_kernel, const char *label)
+{
+    const trtl_qconv_desc *d = &c->d;
+    int64_t OH = 1, OW = 1;
+    if (!d->gemm) {
+        OH = trtl_qconv_out_dim(c->H, d->R, d->stride_h, d->pad_t, d->pad_b, d->dil_h);
+        OW = trtl_qconv_out_dim(c->W, d->S, d->stride_w, d->pad_l, d->pad_r, d->dil_w);
+    }
+    const int64_t D = (int64_t)(d->C / d->groups) * d->R * d->S;
+    const int64_t nx = d->gemm ? c->M * d->C : c->N * d->C * c->H * c->W;
+    const int64_t ny = d->gemm ? c->M * d->K : c->N * d->K * OH * OW;
+    float *x = malloc(sizeof(float) * (size_t)(nx + 1)), *y = malloc(sizeof(float) * (size_t)(ny + 1));
+    float *res = malloc(sizeof(float) * (size_t)(ny + 1)), *ws = malloc(sizeof(float) * (size_t)d->K);
+    float *bias = malloc(sizeof(float) * (size_t)d->K);
+    int8_t *w = malloc((size_t)(d->K * D));
+    double *ym = malloc(sizeof(double) * (size_t)(ny + 1));
+    int64_t *acc = malloc(sizeof(int64_t) * (size_t)(ny + 1));
+    int bad = 0;
+    /* activations over the whole code range and beyond (saturation), some exactly on ties */
+    for (int64_t i = 0; i < nx; i++) {
+        double u = runi(-200.0, 200.0);
+        x[i] = (rnd() % 8 == 0) ? (float)((floor(u) + 0.5) * d->in_scale) : (float)(u * d->in_scale);
+    }
+    for (int64_t i = 0; i < d->K * D; i++)
+        w[i] = (int8_t)rint_in(-128, 127);
+    for (int64_t k = 0; k < d->K; k++) {
+        ws[k] = c->exact ? 1.0f : (float)runi(0.001, 0.02);
+        bias[k] = (float)runi(-3.0, 3.0);
+    }
+    for (int64_t i = 0; i < ny; i++)
+        res[i] = (float)runi(-2.0, 2.0);
+    trtl_qconv_state *s = NULL;
+    trtl_status st = trtl_qconv_prepare(d, w, ws, c->per_channel, c->has_bias ? bias : NULL, &s);
+    if (st != TRTL_OK) {
+        printf("FAIL %s: prepare returned %d\n", label, (int)st);
+        bad = 1;
+        goto done;
+    }
+    if (want_kernel && strcmp(trtl_qconv_kernel_name(s), want_kernel) != 0) {
+        printf("FAIL %s: kernel %s, expected %s\n", label, trtl_qconv_kernel_name(s), want_kernel);
+        bad = 1;
+        goto done;
+    }
+    size_t sz = d->gemm ? trtl_qgemm_scratch(s, c->M, trtl_threadpool_size(pool))
+                        : trtl_qconv_scratch(s, c->N, c->H, c->W, trtl_threadpool_size(pool));
+    char *scratch = malloc(sz + 8);
+    char *sp = scratch + (rnd() % 2); /* any alignment */
+    for (int64_t i = 0; i < ny; i++)
+        y[i] = -12345.0f;
+    st = d->gemm ? trtl_qgemm_run(s, c->M, x, y, d->has_residual ? res : NULL, sp, sz, pool)
+                 : trtl_qconv_run(s, c->N, c->H, c->W, x, y, d->has_residual ? res : NULL, sp, sz, pool);
+    free(scratch);
+    if (st != TRTL_OK) {
+        printf("FAIL %s: run returned %d\n", label, (int)st);
+        bad = 1;
+        goto done;
+    }
+    model_run(c, x, w, ws, c->has_bias ? bias : NULL, d->has_residual ? res : NULL, ym, acc, OH, OW);
+    for (int64_t i = 0; i < ny && bad < 5; i++) {
+        double got = y[i], want = ym[i], tol;
+        if (c->exact) {
+            tol = 0.0;
+            want = (double)(float)acc[i];
+        } else if (d->out_quant) {
+            tol = d->out_scale * 1.0001;
+        } else {
+            int64_t k = d->gemm ? i % d->K : (i / (OH * OW)) % d->K;
+            double mag = fabs((double)acc[i] * d->in_scale * ws[c->per_channel ? k : 0]) + fabs(bias[k]) + 2.0 +
+                         fabs(want);
+            tol = 2e-5 * mag;
+        }
+        g_checked++;
+        if (!(fabs(got - want) <= tol) && !(isnan(got) && isnan(want))) {
+            printf("FAIL %s: y[%lld] = %.9g, model %.9g (acc %lld, tol %.3g)\n", label, (long long)i, got, want,
+                   (long long)acc[i], tol);
+            bad++;
+        }
+    }
+done:
+    trtl_qconv_release(s);
+    free(x);
+    free(y);
+    free(res);
+    free(ws);
+    free(bias);
+    free(w);
+    free(ym);
+    free(acc);
+    return bad ? 1 : 0;
+}
+
+static void describe(const tcase *c, char *buf, size_t n, const char *kernel, int threads)
+{
+    const trtl_qconv_desc *d = &c->d;
+    if (d->gemm)
+        snprintf(buf, n, "[%s t%d] gemm M%lld C%d K%d act %d res %d signed %d z %d pc %d oq %d exact %d", kernel,
+                 threads, (long long)c->M, d->C, d->K, d->act, d->has_residual, d->in_signed, d->in_zero,
+                 c->per_channel, d->out_quant, c->exact);
+    else
+        snprintf(buf, n,
+                 "[%s t%d] conv N%lld C%d H%lld W%lld K%d %dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d act %d res %d "
+                 "signed %d z %d pc %d oq %d exact %d",
+                 kernel, threads, (long long)c->N, d->C, (long long)c->H, (long long)c->W, d->K, d->R, d->S,
+                 d->stride_h, d->stride_w, d->pad_t, d->pad_l, d->pad_b, d->pad_r, d->dil_h, d->dil_w, d->groups,
+                 d->act, d->has_residual, d->in_signed, d->in_zero, c->per_channel, d->out_quant, c->exact);
+}
+
+/* A random case; `shape` (0..) cycles through required geometries first. */
+static void make_case(tcase *c, int idx, int gemm)
+{
+    memset(c, 0, sizeof *c);
+    trtl_qconv_desc *d = &c->d;
+    d->gemm = gemm;
+    d->groups = 1;
+    d->stride_h = d->stride_w = d->dil_h = d->dil_w = 1;
+    d->R = d->S = 1;
+    if (gemm) {
+        c->M = rint_in(1, 40);
+        d->C = rint_in(1, 300);
+        d->K = rint_in(1, 90);
+    } else {
+        static const int ks[] = {1, 1, 3, 3, 3, 5, 7};
+        d->R = ks[rnd() % 7];
+        d->S = rnd() % 4 ? d->R : ks[rnd() % 7];
+        d->C = rint_in(1, 70);
+        d->K = rint_in(1, 40);
+        c->N = rint_in(1, 3);
+        c->H = rint_in(1, 19);
+        c->W = rint_in(1, 23);
+        if (rnd() % 3 == 0) {
+            d->stride_h = rint_in(1, 2);
+            d->stride_w = rint_in(1, 3);
+        }
+        if (rnd() % 4 == 0) {
+            d->dil_h = rint_in(1, 2);
+            d->dil_w = rint_in(1, 2);
+        }
+        if (rnd() % 2) {
+            d->pad_t = rint_in(0, 3);
+            d->pad_l = rint_in(0, 3);
+            d->pad_b = rint_in(0, 3);
+            d->pad_r = rint_in(0, 3);
+        }
+        if (rnd() % 8 == 0) { /* grouped / depthwise */
+            int g = rint_in(2, 4);
+            d->C = g * rint_in(1, 6);
+            d->K = g * rint_in(1, 5);
+            d->groups = rnd() % 2 ? g : d->C;
+            if (d->K % d->groups)
+                d->K = d->groups * rint_in(1, 2);
+        }
+        switch (idx % 8) { /* the geometries that matter, with tails */
+        case 0: d->R = d->S = 1; d->pad_t = d->pad_l = d->pad_b = d->pad_r = 0; d->stride_h = d->stride_w = 1;
+            d->groups = 1; break;
+        case 1: d->R = d->S = 3; d->pad_t = d->pad_l = d->pad_b = d->pad_r = 1; d->stride_h = d->stride_w = 1;
+            d->dil_h = d->dil_w = 1; d->groups = 1; break;
+        case 2: d->R = d->S = 3; d->pad_t = d->pad_l = d->pad_b = d->pad_r = 1; d->stride_h = d->stride_w = 2;
+            d->groups = 1; break;
+        case 3: d->R = d->S = 7; d->pad_t = d->pad_l = d->pad_b = d->pad_r = 3; d->stride_h = d->stride_w = 2;
+            d->groups = 1; c->H += 8; c->W += 8; break;
+        default: break;
+        }
+    }
+    d->in_signed = rnd() % 2;
+    d->in_zero = d->in_signed ? rint_in(-20, 20) : rint_in(0, 255);
+    if (rnd() % 4 == 0)
+        d->in_zero = d->in_signed ? 0 : 128;
+    d->in_scale = (float)runi(0.005, 0.05);
+    c->per_channel = rnd() % 2;
+    c->exact = idx % 5 == 4;
+    if (c->exact) {
+        d->in_scale = 1.0f;
+        d->act = TRTL_ACT_NONE;
+        return;
+    }
+    c->has_bias = rnd() % 4 != 0;
+    d->act = k_acts[rnd() % (sizeof k_acts / sizeof k_acts[0])];
+    d->alpha = (float)runi(-1.0, 0.5);
+    d->beta = (float)runi(0.5, 3.0);
+    if (d->act == TRTL_ACT_HARD_SWISH) {
+        d->alpha = 1.0f / 6.0f;
+        d->beta = 0.5f;
+    }
+    if (d->act == TRTL_ACT_ELU)
+        d->alpha = (float)runi(0.1, 1.5);
+    d->has_residual = rnd() % 2;
+    d->out_quant = rnd() % 3 == 0;
+    d->out_signed = rnd() % 2;
+    d->out_zero = d->out_signed ? rint_in(-10, 10) : rint_in(0, 40);
+    d->out_scale = (float)runi(0.01, 0.1);
+}
+
+/* ---- the quantizer on ties, NaN and Inf ---------------------------------------------------------- */
+
+static int quantizer_case(trtl_threadpool *pool, const char *want, float scale, int zero, int is_signed)
+{
+    enum { HW = 4099 };
+    static float x[HW], y[HW];
+    for (int i = 0; i < HW; i++) {
+        float t = (float)(((int)(rnd() % 600) - 300) + 0.5) * scale;
+        switch (i % 4) {
+        case 0: x[i] = t; break;
+        case 1: x[i] = nextafterf(t, INFINITY); break;
+        case 2: x[i] = nextafterf(t, -INFINITY); break;
+        default: x[i] = (float)runi(-300.0, 300.0) * scale; break;
+        }
+    }
+    x[0] = NAN;
+    x[1] = INFINITY;
+    x[2] = -INFINITY;
+    x[3] = 3.0e38f;
+    trtl_qconv_desc d;
+    memset(&d, 0, sizeof d);
+    d.C = d.K = d.R = d.S = 1;
+    d.stride_h = d.stride_w = d.dil_h = d.dil_w = d.groups = 1;
+    d.in_scale = scale;
+    d.in_zero = zero;
+    d.in_signed = is_signed;
+    d.act = TRTL_ACT_NONE;
+    const int8_t w = 1;
+    const float ws = 1.0f;
+    trtl_qconv_state *s = NULL;
+    if (trtl_qconv_prepare(&d, &w, &ws, 0, NULL, &s) != TRTL_OK || strcmp(trtl_qconv_kernel_name(s), want)) {
+        printf("FAIL quantizer [%s]: prepare\n", want);
+        trtl_qconv_release(s);
+        return 1;
+    }
+    size_t sz = trtl_qconv_scratch(s, 1, 1, HW, 1);
+    void *scratch = malloc(sz);
+    int bad = 0;
+    if (trtl_qconv_run(s, 1, 1, HW, x, y, NULL, scratch, sz, pool) != TRTL_OK)
+        bad = 1;
+    for (int i = 0; i < HW && bad < 5; i++) {
+        /* y = (q - zero) * (scale * 1): the code comes back exactly */
+        float want_y = (float)(model_quant(x[i], scale, zero, is_signed) - zero) * scale;
+        g_checked++;
+        if (y[i] != want_y) {
+            printf("FAIL quantizer [%s] scale %.9g zero %d signed %d: x = %.9g gives %.9g, model %.9g\n", want,
+                   (double)scale, zero, is_signed, (double)x[i], (double)y[i], (double)want_y);
+            bad++;
+        }
+    }
+    free(scratch);
+    trtl_qconv_release(s);
+    return bad ? 1 : 0;
+}
+
+/* ---- bad input ---------------------------------------------------------------------------------- */
+
+static int refuses(void)
+{
+    trtl_qconv_desc d;
+    memset(&d, 0, sizeof d);
+    d.C = d.K = 4;
+    d.R = d.S = 1;
+    d.stride_h = d.stride_w = d.dil_h = d.dil_w = d.groups = 1;
+    d.in_scale = 0.1f;
+    d.act = TRTL_ACT_NONE;
+    int8_t w[16] = {0};
+    float ws[4] = {1, 1, 1, 1}, bad_ws[4] = {1, NAN, 1, 1};
+    trtl_qconv_state *s = (trtl_qconv_state *)&d;
+    int fails = 0;
+    struct {
+        const char *what;
+        trtl_qconv_desc d;
+    } cases[8];
+    for (int i = 0; i < 8; i++)
+        cases[i].d = d;
+    cases[0].what = "zero scale", cases[0].d.in_scale = 0.0f;
+    cases[1].what = "NaN scale", cases[1].d.in_scale = NAN;
+    cases[2].what = "zero out of range", cases[2].d.in_zero = 300;
+    cases[3].what = "groups", cases[3].d.groups = 3;
+    cases[4].what = "gemm with 3x3", cases[4].d.gemm = 1, cases[4].d.R = 3;
+    cases[5].what = "stride 0", cases[5].d.stride_w = 0;
+    cases[6].what = "activation", cases[6].d.act = 77;
+    cases[7].what = "out scale", cases[7].d.out_quant = 1, cases[7].d.out_scale = INFINITY;
+    for (int i = 0; i < 8; i++) {
+        s = (trtl_qconv_state *)&d;
+        if (trtl_qconv_prepare(&cases[i].d, w, ws, 0, NULL, &s) == TRTL_OK || s != NULL) {
+            printf("FAIL refuses: %s accepted\n", cases[i].what);
+            fails++;
+        }
+    }
+    if (trtl_qconv_prepare(&d, w, bad_ws, 1, NULL, &s) == TRTL_OK) {
+        printf("FAIL refuses: NaN weight scale accepted\n");
+        fails++;
+    }
+    if (trtl_qconv_prepare(&d, w, ws, 1, NULL, &s) != TRTL_OK) {
+        printf("FAIL refuses: a good descriptor refused\n");
+        return fails + 1;
+    }
+    float x[4] = {0}, y[4];
+    if (trtl_qconv_run(s, 1, 1, 1, x, y, NULL, NULL, 0, NULL) == TRTL_OK && trtl_qconv_scratch(s, 1, 1, 1, 1)) {
+        printf("FAIL refuses: run without scratch accepted\n");
+        fails++;
+    }
+    if (trtl_qgemm_run(s, 1, x, y, NULL, NULL, 0, NULL) == TRTL_OK) {
+        printf("FAIL refuses: gemm run of a convolution state accepted\n");
+        fails++;
+    }
+    trtl_qconv_release(s);
+    return fails;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
+    int cases = argc > 2 ? atoi(argv[2]) : 60;
+    g_rng ^= seed * 0x9E3779B97F4A7C15ull;
+    if (!g_rng)
+        g_rng = 1;
+    const uint32_t all = trtl_cpu_features();
+    struct {
+        const char *name;
+        uint32_t mask, need;
+    } paths[] = {
+        {"avx512vnni", ~0u, TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_FMA},
+        {"avxvnni", ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI),
+         TRTL_CPU_AVX2 | TRTL_CPU_FMA | TRTL_CPU_AVXVNNI},
+        {"avx2", ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_AVXVNNI),
+         TRTL_CPU_AVX2 | TRTL_CPU_FMA},
+        {"portable", 0u, 0u},
+    };
+    trtl_threadpool *pool = NULL;
+    if (trtl_threadpool_create(3, &pool) != TRTL_OK) {
+        printf("cannot create a pool\n");
+        return 2;
+    }
+    g_fail += refuses();
+    for (size_t pi = 0; pi < sizeof paths / sizeof paths[0]; pi++) {
+        trtl_cpu_set_mask(~0u);
+        if ((all & paths[pi].need) != paths[pi].need) {
+            printf("skip %s: this CPU lacks it\n", paths[pi].name);
+            continue;
+        }
+        trtl_cpu_set_mask(paths[pi].mask);
+        int before = g_fail;
+        for (int i = 0; i < 6; i++) {
+            float sc = (float)runi(0.001, 0.3);
+            g_fail += quantizer_case(i % 2 ? pool : NULL, paths[pi].name, sc, i % 3 == 0 ? 0 : rint_in(-100, 100) + 128 * (i % 2), i % 2 == 0);
+        }
+        for (int i = 0; i < cases; i++) {
+            tcase c;
+            make_case(&c, i, i % 4 == 3);
+            /* the SIMD kernels do not take grouped convolutions: those run the portable path */
+            const char *want = c.d.groups > 1 ? "portable" : paths[pi].name;
+            char label[512];
+            trtl_threadpool *p = i % 2 ? pool : NULL;
+            describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
+            g_fail += run_case(&c, p, want, label);
+        }
+        printf("%s: %d failures\n", paths[pi].name, g_fail - before);
+    }
+    trtl_cpu_set_mask(~0u);
+    trtl_threadpool_destroy(pool);
+    printf("%d values checked, %d failures\n", g_checked, g_fail);
+    return g_fail ? 1 : 0;
+}
