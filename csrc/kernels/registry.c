@@ -37,7 +37,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_elementwise_simd)                                                               \
     X(trtl_kernel_unary_simd)                                                                     \
     X(trtl_kernel_activation_simd)                                                                \
-    X(trtl_kernel_scale_simd)
+    X(trtl_kernel_scale_simd)                                                                     \
+    X(trtl_kernel_qlinear_int8)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE
