@@ -88,7 +88,7 @@ class Builder:
         """False: fp16 is not faster than fp32 on this CPU path."""
     @property
     def platform_has_fast_int8(self) -> Any:
-        """True when the CPU has AVX512-VNNI (int8 dot products); BuilderFlag.INT8 quantizes either way."""
+        """False here; trtlite.Builder reports AVX512-VNNI."""
     @property
     def platform_has_tf32(self) -> Any:
         """False (GPU feature)."""

@@ -81,6 +81,12 @@ class Builder(_C.Builder):
             calibration.before_build_cuda_engine(self, network, lambda: _C.Builder.build_cuda_engine(self, network))
         return super().build_cuda_engine(network)
 
+    @property
+    def platform_has_fast_int8(self) -> bool:
+        """True when the CPU has AVX512-VNNI (int8 dot products; honours TRTL_CPU_MASK).  BuilderFlag.INT8 and
+        Q/DQ layers compute convolutions, fully connected layers and matrix multiplies in int8 either way."""
+        return "avx512vnni" in cpu_features()
+
     build_serialized_network.__doc__ = _doc("build_serialized_network", _CALIB_DOC)
     build_engine.__doc__ = _doc("build_engine", _CALIB_DOC)
     build_cuda_engine.__doc__ = _doc("build_cuda_engine", _CALIB_DOC.replace(
