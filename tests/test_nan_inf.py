@@ -370,7 +370,10 @@ case("topk_max", "TOPK", lambda r: {"x": poisoned(r, (3, 8), 0, 3, 3)},
      lambda x: refs.topk(x, "MAX", 3, 1)[0])
 
 # Layer types with no float input to poison: CONSTANT (no input), PLUGIN_V2 (the plugins' own tests).
-NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2"}
+NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2",
+                  # NaN/Inf through Quantize (NaN -> lowest code, +-Inf saturate) and Dequantize (integer input):
+                  # tests/test_quantize.py; QLINEAR is internal to the builder (tests/c/test_kernels.c)
+                  "QUANTIZE", "DEQUANTIZE", "QLINEAR"}
 
 
 def test_every_layer_type_has_a_case():

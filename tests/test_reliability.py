@@ -50,7 +50,7 @@ def _dims(d):
 
 
 class PlanWriter:
-    """Writes a version-2 plan from tensors, I/O, profiles and nodes given directly (only ops whose params are
+    """Writes a version-3 plan from tensors, I/O, profiles and nodes given directly (only ops whose params are
     known here: IDENTITY none, CONCATENATION i32 axis)."""
 
     def __init__(self):
@@ -94,7 +94,7 @@ class PlanWriter:
             p += struct.pack("<I", len(outs)) + b"".join(struct.pack("<I", i) for i in outs) + params
         header = bytearray(64)
         header[0:8] = b"TRTLPLAN"
-        struct.pack_into("<IIQII", header, 8, 2, 64, len(p), zlib.crc32(p) & 0xFFFFFFFF, 0)
+        struct.pack_into("<IIQII", header, 8, 3, 64, len(p), zlib.crc32(p) & 0xFFFFFFFF, 0)
         header[32:37] = b"0.1.0"
         return bytes(header) + p
 
