@@ -1,8 +1,9 @@
 """INT8 calibration through TensorRT's API: calibrator classes, the calibration run, TensorRT's cache format.
 
-trtlite computes in fp32; calibration measures per-tensor ranges (MinMax: abs max; Entropy/Entropy2: KL search
-over a 2048-bin |x| histogram; Legacy: a quantile), writes TensorRT's cache text and sets tensor.dynamic_range,
-leaving the network's outputs exactly as they were.  References are numpy (float64 forward pass, an independent
+Calibration measures per-tensor ranges (MinMax: abs max; Entropy/Entropy2: KL search over a 2048-bin |x|
+histogram; Legacy: a quantile), writes TensorRT's cache text and sets tensor.dynamic_range, leaving the network's
+definition as it was; the INT8 build then quantizes the convolution and fully connected inputs with those ranges
+(implicit INT8, checked against reference_int8).  References are numpy (float64 forward pass, an independent
 implementation of the KL search).
 """
 import struct
@@ -41,6 +42,42 @@ def make_network(builder, explicit=True):
     net.mark_output(sm.get_output(0))
     net.mark_output(fc.get_output(0))
     return net
+
+
+def _fq(v, scale, axis=None):
+    """Symmetric int8 fake quantization in float64 (scale float32, per tensor or per row of axis 0)."""
+    scale = np.asarray(scale, np.float32).astype(np.float64)
+    if axis is not None:
+        scale = scale.reshape((-1,) + (1,) * (np.ndim(v) - 1))
+    return np.clip(np.rint(np.asarray(v, np.float64) / scale), -128, 127) * scale
+
+
+def _wq(w):
+    """Weights on their per-output-channel int8 grid (max |w| / 127), as the INT8 build puts them."""
+    s = (np.abs(w.reshape(len(w), -1)).max(axis=1).astype(np.float64) / 127).astype(np.float32)
+    return (np.rint(w.astype(np.float64) / s.astype(np.float64).reshape((-1,) + (1,) * (w.ndim - 1))) *
+            s.astype(np.float64).reshape((-1,) + (1,) * (w.ndim - 1))).astype(np.float32).astype(np.float64)
+
+
+def reference_int8(x, net):
+    """Implicit INT8 of make_network: the conv and fc inputs fake-quantized with their dynamic ranges / 127, the
+    weights on the per-channel int8 grid; everything else float64."""
+    def scale(name):
+        t = [net.get_input(0)] + [net.get_layer(i).get_output(0) for i in range(net.num_layers)]
+        lo, hi = next(u for u in t if u.name == name).dynamic_range
+        return np.float32(max(abs(lo), abs(hi))) / np.float32(127)
+    x = _fq(x, scale("data"))
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = np.zeros((x.shape[0], 4, 8, 8))
+    wc = _wq(WC)
+    for i in range(3):
+        for j in range(3):
+            conv += np.einsum("nchw,kc->nkhw", xp[:, :, i:i + 8, j:j + 8], wc[:, :, i, j])
+    conv += BC.reshape(1, -1, 1, 1)
+    pool = np.maximum(conv, 0).reshape(-1, 4, 4, 2, 4, 2).max(axis=(3, 5))
+    fc = _fq(pool, scale("pool1")).reshape(len(x), -1) @ _wq(WF).T + BF
+    e = np.exp(fc - fc.max(axis=1, keepdims=True))
+    return {"fc1": fc, "prob": e / e.sum(axis=1, keepdims=True)}
 
 
 def reference(x):
@@ -202,10 +239,10 @@ def test_cache_hex_is_the_float32_bit_pattern():
     assert scales["data_0"] == pytest.approx(2.00833, rel=1e-5)
 
 
-# ---- the network is left as it was; the engine is the fp32 engine -----------------------------------------------
+# ---- the network is left as it was; the engine quantizes with the ranges ------------------------------------------
 
 @pytest.mark.parametrize("method", ["serialized", "engine"])
-def test_network_unchanged_and_engine_equals_fp32(method):
+def test_network_unchanged_and_engine_is_int8(method):
     data = batches(2)
     builder, net, config, built = int8_build(MinMax(data), method=method)
     assert net.num_outputs == 2
@@ -216,18 +253,23 @@ def test_network_unchanged_and_engine_equals_fp32(method):
     config.int8_calibrator = None
     plan32 = builder.build_serialized_network(net, config)
     if method == "serialized":
-        assert bytes(built) == bytes(plan32)                # the same network built the same way
+        assert bytes(built) != bytes(plan32)                # the INT8 build quantizes: another engine
         engine = trt.Runtime(trt.Logger()).deserialize_cuda_engine(built)
     else:
         engine = built
     engine32 = trt.Runtime(trt.Logger()).deserialize_cuda_engine(plan32)
     assert engine.num_io_tensors == 3
+    info = engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
+    assert info.count("[qlinear.") == 2, info              # the convolution and the fully connected layer
     x = batches(3, 1)[0]
     out = engine.create_execution_context().infer({"data": x})
     out32 = engine32.create_execution_context().infer({"data": x})
+    ref8 = reference_int8(x, net)
     for name in ("prob", "fc1"):
-        np.testing.assert_array_equal(out[name], out32[name])
-        np.testing.assert_allclose(out[name].reshape(N, 10), reference(x)[name], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out32[name].reshape(N, 10), reference(x)[name], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out[name].reshape(N, 10), ref8[name], rtol=1e-4, atol=1e-5)
+    # int8 is an approximation of the fp32 result: close, not equal
+    assert 0 < np.abs(out["fc1"] - out32["fc1"]).max() < 0.05 * np.abs(out32["fc1"]).max()
 
 
 # ---- Entropy2: TensorRT's KL search, checked against an independent numpy implementation ------------------------
@@ -423,7 +465,8 @@ def test_trt7_implicit_batch_build_cuda_engine():
     assert "Calibrated batch 2 in " in text and "Writing Calibration Cache for calibrator: TRT-8601-MinMax" in text
     x = data[0][:2]
     out = engine.create_execution_context().infer({"data": x})
-    np.testing.assert_allclose(out["prob"], reference(x)["prob"].reshape(2, 10, 1, 1), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out["prob"], reference_int8(x, net)["prob"].reshape(2, 10, 1, 1), rtol=1e-4,
+                               atol=1e-6)
     # int8_mode off: no calibration
     builder.int8_mode = False
     again = MinMax(batches(10))
@@ -437,7 +480,7 @@ def test_builder_subclass_keeps_the_c_api():
         assert isinstance(builder, trt.Builder) and isinstance(builder, trt._C.Builder)
         assert trt.Builder.__doc__ == trt._C.Builder.__doc__
         assert trt.Builder.build_serialized_network.__doc__.startswith("build_serialized_network(network, config)")
-        assert builder.platform_has_fast_int8 is False
+        assert builder.platform_has_fast_int8 is ('avx512vnni' in trt.cpu_features())
         config = builder.create_builder_config()
         net = make_network(builder)
         with pytest.raises(TypeError):

@@ -45,6 +45,10 @@ SOURCES = [
     "csrc/kernels/ref/scale.c",
     "csrc/kernels/ref/attention.c",
     "csrc/kernels/attention_geometry.c",
+    "csrc/kernels/ref/qlinear.c",   # qlinear.int8 (x86/qlinear_int8.c) vs its reference, on the int8 library:
+    "csrc/kernels/qconv.c",
+    "csrc/kernels/ref/qconv.c",
+    "csrc/core/alloc.c",
 ]
 
 

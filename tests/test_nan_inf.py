@@ -397,7 +397,10 @@ case("attention", "ATTENTION",
      "attention.")
 
 # Layer types with no float input to poison: CONSTANT (no input), PLUGIN_V2 (the plugins' own tests).
-NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2"}
+NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2",
+                  # NaN/Inf through Quantize (NaN -> lowest code, +-Inf saturate) and Dequantize (integer input):
+                  # tests/test_quantize.py; QLINEAR is internal to the builder (tests/c/test_kernels.c)
+                  "QUANTIZE", "DEQUANTIZE", "QLINEAR"}
 
 
 def test_every_layer_type_has_a_case():

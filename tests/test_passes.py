@@ -412,6 +412,24 @@ def _transpose_cancel(net, rng):
     return {"x": x}, [net.add_activation(y, trt.ActivationType.RELU).get_output(0)], [np.maximum(x, 0)]
 
 
+@case("qdq_conv_relu", fires=("fuse_qdq",))
+def _qdq_conv_relu(net, rng):
+    """DQ(Q(x)) -> convolution with int8-grid weights -> ReLU: one int8 layer (tests/test_quantize_fuse.py has more)."""
+    x = randn(rng, (2, 3, 7, 6))
+    q = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.float64)
+    q[:, 0, 0, 0] = 127
+    sw = rng.uniform(0.005, 0.02, 4)
+    w = (q * sw.reshape(-1, 1, 1, 1)).astype(np.float32)
+    b = randn(rng, 4)
+    t = net.add_input("x", trt.float32, x.shape)
+    s = net.add_constant((1,), np.array([0.03], np.float32)).get_output(0)
+    dq = net.add_dequantize(net.add_quantize(t, s).get_output(0), s).get_output(0)
+    y = net.add_activation(_conv(net, dq, w, b, (1, 1), True), trt.ActivationType.RELU).get_output(0)
+    sx = np.float64(np.float32(0.03))
+    xf = np.clip(np.rint(x.astype(np.float64) / sx), -128, 127) * sx
+    return {"x": x}, [y], [np.maximum(refs.convolution(xf, w.astype(np.float64), b, None, (1, 1), (1, 1)), 0.0)]
+
+
 # ------------------------------------------------------------------------------------------------------------
 # building and running
 # ------------------------------------------------------------------------------------------------------------
@@ -574,10 +592,11 @@ def test_parsed_onnx_gelu_is_one_step():
 def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
-                                     "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue"]
+                                     "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
-                                                     "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1}
+                                                     "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
+                                                     "fuse_qdq": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

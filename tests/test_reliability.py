@@ -50,7 +50,7 @@ def _dims(d):
 
 
 class PlanWriter:
-    """Writes a version-2 plan from tensors, I/O, profiles and nodes given directly (only ops whose params are
+    """Writes a version-3 plan from tensors, I/O, profiles and nodes given directly (only ops whose params are
     known here: IDENTITY none, CONCATENATION i32 axis)."""
 
     def __init__(self):
@@ -89,12 +89,13 @@ class PlanWriter:
                 p += _dims(mn) + _dims(opt) + _dims(mx)
         p += struct.pack("<I", len(self.nodes))
         for op, name, kernel, ins, outs, params in self.nodes:
-            p += struct.pack("<I", op) + _str(name) + _str(kernel) + struct.pack("<iffI", -1, 0.0, 0.0, 0)
+            p += struct.pack("<I", op) + _str(name) + _str(kernel) + struct.pack("<i", 0)  # precision: FLOAT
+            p += struct.pack("<iffI", -1, 0.0, 0.0, 0)
             p += struct.pack("<I", len(ins)) + b"".join(struct.pack("<I", i) for i in ins)
             p += struct.pack("<I", len(outs)) + b"".join(struct.pack("<I", i) for i in outs) + params
         header = bytearray(64)
         header[0:8] = b"TRTLPLAN"
-        struct.pack_into("<IIQII", header, 8, 2, 64, len(p), zlib.crc32(p) & 0xFFFFFFFF, 0)
+        struct.pack_into("<IIQII", header, 8, 3, 64, len(p), zlib.crc32(p) & 0xFFFFFFFF, 0)
         header[32:37] = b"0.1.0"
         return bytes(header) + p
 

@@ -88,7 +88,7 @@ class Builder:
         """False: fp16 is not faster than fp32 on this CPU path."""
     @property
     def platform_has_fast_int8(self) -> Any:
-        """False: no int8 kernels yet."""
+        """False here; trtlite.Builder reports AVX512-VNNI."""
     @property
     def platform_has_tf32(self) -> Any:
         """False (GPU feature)."""
@@ -392,6 +392,8 @@ class INetworkDefinition:
         """2-D transposed convolution (TensorRT 7); kernel is CKRS."""
     def add_deconvolution_nd(self, input: Any, num_output_maps: Any, kernel_shape: Any, kernel: Any, bias: Any = ...) -> IDeconvolutionLayer:
         """N-d transposed convolution; kernel is (C, K/groups, spatial...)."""
+    def add_dequantize(self, input: Any, scale: Any, output_type: Any = ...) -> IDequantizeLayer:
+        """(input - zero point) * scale from an INT8 or UINT8 tensor; scale and zero point as add_quantize."""
     def add_elementwise(self, input1: Any, input2: Any, op: Any) -> IElementWiseLayer:
         """Binary op with broadcasting."""
     def add_fully_connected(self, input: Any, num_outputs: Any, kernel: Any, bias: Any = ...) -> IFullyConnectedLayer:
@@ -422,6 +424,8 @@ class INetworkDefinition:
         """2-D pooling (TensorRT 7). Stride defaults to 1."""
     def add_pooling_nd(self, input: Any, type: Any, window_size: Any) -> IPoolingLayer:
         """N-d pooling. Stride defaults to 1."""
+    def add_quantize(self, input: Any, scale: Any, output_type: Any = ...) -> IQuantizeLayer:
+        """round_half_even(input / scale) + zero point, saturated to INT8 (or UINT8); scale a constant tensor of one value or one per channel of `axis`; the zero point through set_input(2, constant)."""
     def add_reduce(self, input: Any, op: Any, axes: Any, keep_dims: Any) -> IReduceLayer:
         """Reduction over the axes bitmask."""
     def add_resize(self, input: Any) -> IResizeLayer:
@@ -734,6 +738,15 @@ class IDeconvolutionLayer(ILayer):
     def stride_nd(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class IDequantizeLayer(ILayer):
+    """Dequantize"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def to_type(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class IElementWiseLayer(ILayer):
     """ElementWise"""
     @property
@@ -868,6 +881,18 @@ class IPoolingLayer(ILayer):
     @property
     def window_size_nd(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
+
+class IQuantizeLayer(ILayer):
+    """Quantize"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def to_type(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
+class IQuantizedLinearNode(ILayer):
+    """Quantized Linear"""
 
 class IReduceLayer(ILayer):
     """Reduce"""

@@ -25,7 +25,7 @@ from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLay
                  IDeconvolutionLayer, IElementWiseLayer, IFullyConnectedLayer, IGatherLayer, IIdentityLayer,
                  ILRNLayer, IMatrixMultiplyLayer, INormalizationLayer, IPaddingLayer, IParametricReLULayer,
                  IPluginV2Layer, IPoolingLayer, IReduceLayer, IResizeLayer, IScaleLayer, ISelectLayer, IShuffleLayer,
-                 ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer)
+                 ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer, IQuantizeLayer, IDequantizeLayer)
 from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
 from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums
@@ -95,6 +95,12 @@ class Builder(_C.Builder):
         if isinstance(network, INetworkDefinition):
             calibration.before_build_cuda_engine(self, network, lambda: _C.Builder.build_cuda_engine(self, network))
         return super().build_cuda_engine(network)
+
+    @property
+    def platform_has_fast_int8(self) -> bool:
+        """True when the CPU has AVX512-VNNI (int8 dot products; honours TRTL_CPU_MASK).  BuilderFlag.INT8 and
+        Q/DQ layers compute convolutions, fully connected layers and matrix multiplies in int8 either way."""
+        return "avx512vnni" in cpu_features()
 
     build_serialized_network.__doc__ = _doc("build_serialized_network", _CALIB_DOC)
     build_engine.__doc__ = _doc("build_engine", _CALIB_DOC)

@@ -82,6 +82,8 @@ class LayerType(_TrtEnum):
     PARAMETRIC_RELU = 25
     RESIZE = 26
     SELECT = 31
+    QUANTIZE = 33
+    DEQUANTIZE = 34
     NORMALIZATION = 46
     CAST = 47
 
@@ -251,6 +253,7 @@ class NetworkDefinitionCreationFlag(_TrtEnum):
     """Flags of Builder.create_network (use as ``1 << int(flag)``)."""
     EXPLICIT_BATCH = 0
     EXPLICIT_PRECISION = 1
+    STRONGLY_TYPED = 1  # TensorRT 10 gave bit 1 to this flag; trtlite's types are always strict (Q/DQ decide int8)
 
 
 class BuilderFlag(_TrtEnum):

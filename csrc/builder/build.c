@@ -6,13 +6,14 @@
 
 #include "builder/graph.h"
 #include "builder/passes/passes.h"
+#include "builder/quantize_implicit.h"
 #include "core/alloc.h"
 #include "network/network.h"
 #include "core/status.h"
 #include "core/dims.h"
 
 /* Copies weights into an engine-owned buffer: float32 for every op's weights, except constants,
- * which keep INT32/BOOL/INT8 values (HALF becomes FLOAT). */
+ * which keep INT32/BOOL/INT8/UINT8 values (HALF becomes FLOAT). */
 static trtl_status convert_weights(trtl_weights *w, int keep_ints, void **buf_out, const char *layer,
                                    const char *attr)
 {
@@ -23,7 +24,7 @@ static trtl_status convert_weights(trtl_weights *w, int keep_ints, void **buf_ou
         return TRTL_OK;
     }
     trtl_dtype to = TRTL_FLOAT;
-    if (keep_ints && (w->type == TRTL_INT32 || w->type == TRTL_BOOL || w->type == TRTL_INT8))
+    if (keep_ints && (w->type == TRTL_INT32 || w->type == TRTL_BOOL || w->type == TRTL_INT8 || w->type == TRTL_UINT8))
         to = w->type;
     void *buf = trtl_aligned_alloc((size_t)w->count * trtl_dtype_size(to));
     if (!buf)
@@ -368,6 +369,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_infer(&g);
     if (st == TRTL_OK)
         st = check_plugin_shapes(&g, net);
+    if (st == TRTL_OK)
+        st = trtl_place_implicit_int8(&g, net);
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 0))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)

@@ -172,6 +172,39 @@ typedef struct trtl_cast_params {
     int32_t to_type;           /* trtl_dtype */
 } trtl_cast_params;
 
+/* IQuantizeLayer / IDequantizeLayer (ONNX QuantizeLinear / DequantizeLinear semantics):
+ *   Q:  y = saturate(round_half_even(x / scale) + zero_point)     (y INT8 or UINT8)
+ *   DQ: y = (x - zero_point) * scale                                (y FLOAT)
+ * Inputs: 0 data, 1 scale (FLOAT constant, one value or one per channel of `axis`), 2 optional zero
+ * point (constant of the integer type, the scale's shape). */
+typedef struct trtl_quantize_params {
+    int32_t axis;              /* channel axis of a per-channel scale; negative counts from the end */
+    int32_t to_type;           /* trtl_dtype of the output: Q INT8/UINT8, DQ FLOAT */
+} trtl_quantize_params;
+
+/* Internal op QLINEAR (passes/fuse_qdq.c): a convolution, fully connected layer or matrix multiply
+ * over an activation quantized per tensor and int8 weights quantized per output channel, computed
+ * on integers, then  y = acc * in_scale * w_scale[k] + bias[k];  y = act(y + residual);  and, when
+ * out_quant, y = DQ(Q(y)) with the output's per-tensor parameters.  `conv` comes first so that
+ * node->p.conv is the geometry (the conv geometry helpers read it); its kernel holds the INT8
+ * weights [K, C/g, spatial...] (FC: [K, C*H*W]; matmul: [K, Cin]) and its bias FLOAT [K] or none. */
+enum { TRTL_QL_CONV = 0, TRTL_QL_FC = 1, TRTL_QL_MATMUL = 2, TRTL_QL_MODE_COUNT };
+typedef struct trtl_qlinear_params {
+    trtl_conv_params conv;
+    int32_t mode;              /* TRTL_QL_* */
+    float in_scale;
+    int32_t in_zero_point;
+    int32_t in_type;           /* INT8 or UINT8: the range the input is quantized to */
+    trtl_weights w_scale;      /* FLOAT [K] */
+    int32_t act;               /* activation after the residual, TRTL_ACT_NONE for none */
+    float alpha, beta;
+    int32_t has_residual;      /* input 1 is added before the activation */
+    int32_t out_quant;         /* 1: the output is fake-quantized with the three fields below */
+    float out_scale;
+    int32_t out_zero_point;
+    int32_t out_type;
+} trtl_qlinear_params;
+
 struct trtl_plugin;
 typedef struct trtl_plugin_params {
     struct trtl_plugin *plugin; /* owned by the layer / node (cloned) */
@@ -222,6 +255,8 @@ typedef union trtl_params {
     trtl_plugin_params plugin;
     trtl_attention_params attn;       /* ATTENTION (internal) */
     trtl_empty_params empty;          /* IDENTITY, PARAMETRIC_RELU, SELECT */
+    trtl_quantize_params quant;       /* QUANTIZE, DEQUANTIZE */
+    trtl_qlinear_params qlin;         /* QLINEAR (internal) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

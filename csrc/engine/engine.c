@@ -524,8 +524,10 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
         }
         sb_fmt(&b, "], \"activation\": %d, \"residual\": %s, \"precision\": \"%s\"}", (int)n->epi.act,
                n->epi.has_residual ? "true" : "false",
-               n->kernel && n->kernel->precision == TRTL_BF16 ? "BF16"
-                                                              : trtl_dtype_name(n->kernel ? n->kernel->precision : 0));
+               n->op == TRTL_OP_QLINEAR ? "INT8" /* its reference kernel simulates int8 too */
+               : n->kernel && n->kernel->precision == TRTL_BF16
+                   ? "BF16"
+                   : trtl_dtype_name(n->kernel ? (trtl_dtype)n->kernel->precision : TRTL_FLOAT));
     }
     sb_put(&b, "\n]}\n", 4);
     if (b.oom) {

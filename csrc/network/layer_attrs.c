@@ -213,7 +213,7 @@ trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s: %lld weights but no data", l->name, d->name,
                           (long long)w.count);
     if (w.count > 0 && w.type != TRTL_FLOAT && w.type != TRTL_HALF && w.type != TRTL_INT32 && w.type != TRTL_BOOL &&
-        w.type != TRTL_INT8)
+        w.type != TRTL_INT8 && w.type != TRTL_UINT8)
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s: weights of type %s are not supported", l->name, d->name,
                           trtl_dtype_name(w.type));
     *FIELD(l, d, trtl_weights) = w;

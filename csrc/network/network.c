@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "network/network.h"
+#include "network/qdq.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -357,6 +358,8 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
         out_t[i] = TRTL_FLOAT;
     trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, NULL, l->n_out, out, out_t};
     TRTL_TRY(info->infer(&ic));
+    if (l->op == TRTL_OP_QUANTIZE || l->op == TRTL_OP_DEQUANTIZE)
+        TRTL_TRY(trtl_qdq_check_layer(l));
     for (int32_t i = 0; i < l->n_out; i++) {
         if (net->implicit_batch && (out[i].nb_dims < 1))
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %d lost the batch dimension", l->name, (int)i);
@@ -550,7 +553,8 @@ static int validity_needs_attributes(trtl_op op)
 {
     return op == TRTL_OP_CONVOLUTION || op == TRTL_OP_DECONVOLUTION || op == TRTL_OP_POOLING ||
            op == TRTL_OP_CONCATENATION || op == TRTL_OP_SLICE || op == TRTL_OP_NORMALIZATION ||
-           op == TRTL_OP_SOFTMAX || op == TRTL_OP_SCALE || op == TRTL_OP_MATRIX_MULTIPLY;
+           op == TRTL_OP_SOFTMAX || op == TRTL_OP_SCALE || op == TRTL_OP_MATRIX_MULTIPLY ||
+           op == TRTL_OP_QUANTIZE || op == TRTL_OP_DEQUANTIZE; /* axis, zero point: set after */
 }
 
 trtl_status trtl_layer_validate(trtl_layer *l)

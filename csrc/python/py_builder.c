@@ -1086,7 +1086,7 @@ static PyGetSetDef builder_getset[] = {
     {"debug_sync", (getter)b_get_debug_sync, (setter)b_set_debug_sync, "Kept for compatibility.", NULL},
     {"int8_calibrator", (getter)b_get_calib, (setter)b_set_calib, "INT8 calibrator (TensorRT 7).", NULL},
     {"platform_has_fast_fp16", (getter)b_false, NULL, "False: fp16 is not faster than fp32 on this CPU path.", NULL},
-    {"platform_has_fast_int8", (getter)b_false, NULL, "False: no int8 kernels yet.", NULL},
+    {"platform_has_fast_int8", (getter)b_false, NULL, "False here; trtlite.Builder reports AVX512-VNNI.", NULL},
     {"platform_has_tf32", (getter)b_false, NULL, "False (GPU feature).", NULL},
     {"num_DLA_cores", (getter)b_zero, NULL, "0 (no DLA).", NULL},
     {"max_DLA_batch_size", (getter)b_one, NULL, "1 (no DLA).", NULL},

@@ -9,6 +9,8 @@
  *   3  each node's compute precision (i32, trtl_dtype or TRTL_BF16) after its kernel name; it must
  *      be the kernel's own (trtl_kernel.precision).  Version 2 plans are read with the kernels'
  *      precision (every kernel of a version 2 plan computes in fp32).
+ *      Also new in 3: ops QUANTIZE, DEQUANTIZE and the internal QLINEAR (and ATTENTION); INT8/UINT8
+ *      constants and tensors.
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *

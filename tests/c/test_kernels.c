@@ -2612,6 +2612,123 @@ out:
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- qlinear.int8 (internal int8 conv / FC / matmul on kernels/qconv.h) vs qlinear.ref ---------- */
+
+extern const trtl_kernel trtl_kernel_qlinear_int8;
+
+/* One random case: mode 0 conv (2-D), 1 FC, 2 matmul rows.  Returns 1 on failure. */
+static int qlinear_case(int mode, int out_quant)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_QLINEAR;
+    nd.name = "qlinear";
+    nd.epi = no_epilogue();
+    trtl_qlinear_params *q = &nd.p.qlin;
+    q->mode = mode;
+    int64_t N = rint_in(1, 3), C = rint_in(1, 40), K = rint_in(1, 37), G = 1, H = 1, W = 1, R = 1, S = 1;
+    int64_t xd[4], yd[4];
+    trtl_dims xdims, ydims;
+    if (mode == TRTL_QL_CONV) {
+        G = rint_in(0, 3) == 0 ? 2 : 1;
+        C = G * rint_in(1, 12);
+        K = G * rint_in(1, 12);
+        H = rint_in(3, 14);
+        W = rint_in(3, 17);
+        R = rint_in(1, 3);
+        S = rint_in(1, 3);
+        int64_t k[2] = {R, S}, st[2] = {rint_in(1, 2), rint_in(1, 2)}, dl[2] = {rint_in(1, 2), 1};
+        int64_t pre[2] = {rint_in(0, 1), rint_in(0, 2)}, post[2] = {rint_in(0, 1), rint_in(0, 1)};
+        q->conv.kernel_size = dims(2, k);
+        q->conv.stride = dims(2, st);
+        q->conv.dilation = dims(2, dl);
+        q->conv.pre_padding = dims(2, pre);
+        q->conv.post_padding = dims(2, post);
+        q->conv.num_groups = (int32_t)G;
+        q->conv.padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+        int64_t oh, ow, a, b;
+        if (trtl_spatial_out(H, dl[0] * (R - 1) + 1, st[0], pre[0], post[0], q->conv.padding_mode, 0, &oh, &a, &b) ||
+            trtl_spatial_out(W, dl[1] * (S - 1) + 1, st[1], pre[1], post[1], q->conv.padding_mode, 0, &ow, &a, &b) ||
+            oh < 1 || ow < 1)
+            return 0;
+        xd[0] = N, xd[1] = C, xd[2] = H, xd[3] = W;
+        yd[0] = N, yd[1] = K, yd[2] = oh, yd[3] = ow;
+        xdims = dims(4, xd);
+        ydims = dims(4, yd);
+    } else if (mode == TRTL_QL_FC) {
+        H = rint_in(1, 3);
+        xd[0] = N, xd[1] = C, xd[2] = H, xd[3] = 1;
+        yd[0] = N, yd[1] = K, yd[2] = 1, yd[3] = 1;
+        xdims = dims(4, xd);
+        ydims = dims(4, yd);
+        C *= H;
+    } else {
+        int64_t M = rint_in(1, 19);
+        xd[0] = N, xd[1] = M, xd[2] = C;
+        yd[0] = N, yd[1] = M, yd[2] = K;
+        xdims = dims(3, xd);
+        ydims = dims(3, yd);
+    }
+    int64_t nw = K * (C / G) * R * S;
+    int8_t *w = malloc((size_t)nw);
+    float *ws = malloc(sizeof(float) * (size_t)K), *b = rint_in(0, 1) ? rand_buf(K) : NULL;
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = (int8_t)rint_in(-128, 127);
+    for (int64_t k = 0; k < K; k++)
+        ws[k] = 0.001f + 0.01f * (float)(rnd() % 1000) / 1000.0f;
+    q->conv.num_output_maps = (int32_t)K;
+    q->conv.kernel = (trtl_weights){TRTL_INT8, w, nw};
+    q->conv.bias = (trtl_weights){TRTL_FLOAT, b, b ? K : 0};
+    q->w_scale = (trtl_weights){TRTL_FLOAT, ws, K};
+    q->in_type = rint_in(0, 1) ? TRTL_INT8 : TRTL_UINT8;
+    q->in_zero_point = q->in_type == TRTL_INT8 ? (int32_t)rint_in(-5, 5) : (int32_t)rint_in(0, 200);
+    q->in_scale = 0.004f + 0.01f * (float)(rnd() % 100) / 100.0f;
+    q->act = rint_in(0, 1) ? TRTL_ACT_RELU : TRTL_ACT_NONE;
+    q->has_residual = (int32_t)rint_in(0, 1);
+    q->out_quant = out_quant;
+    q->out_type = rint_in(0, 1) ? TRTL_INT8 : TRTL_UINT8;
+    q->out_zero_point = q->out_type == TRTL_INT8 ? 3 : 100;
+    q->out_scale = 0.02f;
+    float *x = rand_buf(trtl_volume(&xdims)), *res = q->has_residual ? rand_buf(trtl_volume(&ydims)) : NULL;
+    for (int64_t i = 0; i < trtl_volume(&xdims); i++)
+        x[i] *= 1.5f;
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {res, ydims, TRTL_FLOAT}};
+    nd.n_in = q->has_residual ? 2 : 1;
+    nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "qlinear mode=%d x%s -> y%s G=%lld k=%lldx%lld in=%s zp=%d act=%d res=%d oq=%d",
+             mode, trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)G,
+             (long long)R, (long long)S, q->in_type == TRTL_INT8 ? "s8" : "u8", (int)q->in_zero_point, (int)q->act,
+             (int)q->has_residual, out_quant);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_qlinear, &nd, in, &ydims, &st);
+    int r = 1;
+    if (!want) {
+        fprintf(stderr, "FAIL reference qlinear [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+    } else {
+        /* the library rounds in_scale * w_scale to float once: float-rounding differences, and one output
+         * step where an output lies on a rounding tie */
+        double atol = g_atol;
+        g_atol = out_quant ? 1.001 * q->out_scale : 1e-5;
+        r = run_opt(&trtl_kernel_qlinear_int8, &nd, in, &ydims, want);
+        g_atol = atol;
+    }
+    free(want);
+    free(w);
+    free(ws);
+    free(b);
+    free(x);
+    free(res);
+    return r;
+}
+
+static void test_qlinear(int ncases)
+{
+    int bad = 0;
+    for (int i = 0; i < 3 * ncases && !bad; i++)
+        bad = qlinear_case(i % 3, (i / 3) % 2);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -2651,6 +2768,7 @@ int main(int argc, char **argv)
     test_resize(ncases);
     test_pointwise(ncases);
     test_attention(ncases);
+    test_qlinear(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

@@ -6,7 +6,7 @@ from typing import Any, List, Optional, Tuple
 
 from .._enums import Severity
 from . import (loading, model_importer, ops_activation, ops_constant, ops_conv, ops_elementwise, ops_matmul, ops_norm,
-               ops_pool, ops_reduce, ops_resize, ops_shape, ops_slice)
+               ops_pool, ops_reduce, ops_resize, ops_shape, ops_slice, ops_quant)
 from .constants import FOLDABLE
 from .context import ImporterContext
 from .errors import ErrorCode, Fail, ParserError, bad_name
@@ -15,7 +15,7 @@ from .registry import IMPORTERS, MIN_OPSET
 
 # The importer modules: importing them fills the registry (each registers its ops).
 IMPORTER_MODULES = (ops_activation, ops_constant, ops_conv, ops_elementwise, ops_matmul, ops_norm, ops_pool, ops_reduce,
-                    ops_resize, ops_shape, ops_slice)
+                    ops_resize, ops_shape, ops_slice, ops_quant)
 
 # Importers added for ONNX's backend test suite (tests/test_onnx_backend.py).
 from . import ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter  # noqa: E402

@@ -6,7 +6,8 @@
  * matrix multiply's epilogue; transpose folding precedes attention fusion (Q K^T arrives as one
  * multiply), and attention fusion precedes epilogue fusion (which would take a mask add into the
  * first multiply as a residual); scale folding precedes
- * epilogue fusion because it only folds into a producer without an epilogue. */
+ * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
+ * last and takes a node's fused epilogue into its int8 layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                               "folds a scale (batch norm) into the convolution or fully-connected weights before it"},
     [TRTL_PASS_FUSE_EPILOGUE] = {"fuse_epilogue", trtl_pass_fuse_epilogue, 1, 0,
                                  "fuses a residual add and an activation into the producing layer"},
+    [TRTL_PASS_FUSE_QDQ] = {"fuse_qdq", trtl_pass_fuse_qdq, 1, 0,
+                            "turns DQ(Q(x)) -> convolution / fully connected / matrix multiply with int8 weights "
+                            "(and its bias, activation, residual and output Q -> DQ) into one int8 layer"},
 };
 
 int32_t trtl_pass_find(const char *name)

@@ -1,6 +1,6 @@
 /* constant.c -- IConstantLayer: no inputs; the output holds `weights` with dims `shape`.
  * Output type from the weights: FLOAT for FLOAT or HALF weights (the builder converts HALF to
- * FLOAT), INT32, BOOL; other weight types are rejected.  count must equal volume(shape).
+ * FLOAT), INT32, BOOL, INT8, UINT8 (quantized weights, zero points); other weight types are rejected.  count must equal volume(shape).
  * Lowered form (implicit batch): shape gets a leading 1 (constants broadcast over the batch). */
 #include "network/op_table.h"
 #include "core/status.h"
@@ -62,8 +62,11 @@ trtl_status trtl_infer_constant(const trtl_infer_ctx *c)
     case TRTL_HALF: t = TRTL_FLOAT; break;
     case TRTL_INT32: t = TRTL_INT32; break;
     case TRTL_BOOL: t = TRTL_BOOL; break;
+    case TRTL_INT8: t = TRTL_INT8; break;   /* quantized weights and zero points (Dequantize inputs) */
+    case TRTL_UINT8: t = TRTL_UINT8; break;
     default:
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': weights of type %s are not supported (FLOAT, HALF, INT32 or BOOL)",
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': weights of type %s are not supported (FLOAT, HALF, INT32, BOOL, "
+                          "INT8 or UINT8)",
                           c->layer_name, trtl_dtype_name(p->weights.type));
     }
     int64_t vol = trtl_volume(&p->shape);

@@ -1,0 +1,400 @@
+/* fuse_qdq.c -- explicit quantization: a convolution, fully connected layer or matrix multiply
+ * whose activation arrives fake-quantized per tensor and whose weights are int8 values times a
+ * per-output-channel (or per-tensor) scale becomes one internal QLINEAR node computed on integers
+ * (trtl_qlinear_params, core/params.h):
+ *
+ *     DQ(Q(x; sx, zx)) -> conv(W = q_w * s_w, b) [-> + bias] [-> act(. + residual)] [-> Q -> DQ (sy, zy)]
+ *   ==>  QLINEAR(x): acc = sum (Q(x) - zx) * q_w;  y = acc * sx * s_w[k] + b[k];  y = act(y + residual);
+ *                    y = DQ(Q(y; sy, zy))
+ *
+ * The math is the same: conv(DQ(Q(x)), q_w * s_w) = sx * s_w[k] * sum (Q(x) - zx) * q_w, exactly in
+ * real arithmetic (float rounding of the fp32 path aside).  Preconditions:
+ *   - the activation's Q and DQ are per tensor (one scale, one zero point, constants) with equal
+ *     parameters; the DQ's other consumers keep it;
+ *   - the weights are int8 multiples of their scale: the parser and constant folding turn
+ *     DQ(int8 constant) into float weights, which are recovered here exactly (per channel or per
+ *     tensor, |q| <= 127 or 128; every weight within 1e-3 of an integer multiple); weights that
+ *     are not stay fp32 (the node is left alone);
+ *   - matrix multiply: input 0 not transposed, input 1 a constant [..1, Cin, K] (or [K, Cin]
+ *     transposed) -- a following SUM with a constant [K] vector becomes the bias;
+ *   - an absorbed intermediate feeds only the fused node and is no network output.
+ * The node's own fused epilogue (fuse_epilogue runs first: activation, residual) moves into the
+ * QLINEAR params, applied before the output fake-quantization, as the layers were ordered.
+ * Layout-only ops between the activation's DQ and the node (max pooling, shuffle, slice without
+ * FILL) commute with a per-tensor fake quantization, so DQ(Q(x)) -> maxpool -> conv also fuses: the
+ * pooling then reads x and the QLINEAR node quantizes the pooled values.
+ * Where no rule applies the Q/DQ layers stay and run as reference kernels (fp32 simulation). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/passes/passes.h"
+#include "core/alloc.h"
+#include "core/dims.h"
+#include "core/status.h"
+#include "network/op_table.h"
+
+typedef struct qparm {
+    float scale;
+    int32_t zp;
+    int32_t type; /* INT8 / UINT8 */
+} qparm;
+
+static int live(const trtl_bgraph *g, int32_t i) { return i >= 0 && i < g->nn && !g->n[i].dead; }
+
+static int const_tensor(const trtl_bgraph *g, int32_t t)
+{
+    return t >= 0 && g->t[t].kind == TRTL_TK_CONSTANT && g->t[t].data;
+}
+
+/* Per-tensor parameters of a live Q or DQ node (op) whose scale and zero point are one-element
+ * constants. */
+static int node_qparm(const trtl_bgraph *g, int32_t i, trtl_op op, qparm *q)
+{
+    if (!live(g, i))
+        return 0;
+    const trtl_node *n = &g->n[i].n;
+    if (n->op != op || n->n_out != 1 || n->n_in < 2 || n->n_in > 3 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual)
+        return 0;
+    int32_t s = n->in[1];
+    if (!const_tensor(g, s) || g->t[s].dtype != TRTL_FLOAT || trtl_volume(&g->t[s].dmax) != 1)
+        return 0;
+    q->scale = *(const float *)g->t[s].data;
+    q->type = op == TRTL_OP_QUANTIZE ? n->p.quant.to_type : (int32_t)g->t[n->in[0]].dtype;
+    q->zp = 0;
+    if (n->n_in == 3) {
+        int32_t z = n->in[2];
+        if (!const_tensor(g, z) || trtl_volume(&g->t[z].dmax) != 1 || (int32_t)g->t[z].dtype != q->type)
+            return 0;
+        q->zp = q->type == TRTL_UINT8 ? *(const uint8_t *)g->t[z].data : *(const int8_t *)g->t[z].data;
+    }
+    return (q->type == TRTL_INT8 || q->type == TRTL_UINT8) && q->scale > 0 && isfinite(q->scale);
+}
+
+static int same_qparm(const qparm *a, const qparm *b)
+{
+    return a->scale == b->scale && a->zp == b->zp && a->type == b->type;
+}
+
+/* t = DQ(Q(f)) per tensor with equal parameters: returns f (FLOAT) and the parameters, else -1.
+ * (t itself when a node fused earlier in this pass fake-quantizes it.) */
+static int32_t fake_quant_source(const trtl_bgraph *g, int32_t t, qparm *q)
+{
+    qparm dq, qq;
+    int32_t d = g->t[t].producer;
+    if (live(g, d) && g->n[d].n.op == TRTL_OP_QLINEAR && g->n[d].n.p.qlin.out_quant) {
+        /* already fake-quantized by a fused node (its output Q -> DQ): quantizing it again with the
+         * same parameters gives the same integers */
+        q->scale = g->n[d].n.p.qlin.out_scale;
+        q->zp = g->n[d].n.p.qlin.out_zero_point;
+        q->type = g->n[d].n.p.qlin.out_type;
+        return t;
+    }
+    if (!node_qparm(g, d, TRTL_OP_DEQUANTIZE, &dq))
+        return -1;
+    int32_t qn = g->t[g->n[d].n.in[0]].producer;
+    if (!node_qparm(g, qn, TRTL_OP_QUANTIZE, &qq) || !same_qparm(&dq, &qq))
+        return -1;
+    int32_t f = g->n[qn].n.in[0];
+    if (g->t[f].dtype != TRTL_FLOAT)
+        return -1;
+    *q = dq;
+    return f;
+}
+
+/* A layout-only node that commutes with a per-tensor fake quantization. */
+static int layout_only(const trtl_node *n)
+{
+    if (n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE || n->epi.has_residual)
+        return 0;
+    return (n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX) || n->op == TRTL_OP_SHUFFLE ||
+           (n->op == TRTL_OP_SLICE && n->p.slice.mode != TRTL_SLICE_FILL);
+}
+
+/* Where the quantized activation of input tensor x comes from: *src the float tensor to quantize
+ * (x's DQ(Q(.)) source, or x itself when a layout-only node L between does the moving: then *via
+ * is L, whose input is to be rewired to *lsrc); -1 when x is not fake-quantized. */
+static int32_t activation_source(const trtl_bgraph *g, int32_t x, qparm *q, int32_t *via, int32_t *lsrc)
+{
+    *via = -1;
+    int32_t f = fake_quant_source(g, x, q);
+    if (f >= 0)
+        return f;
+    int32_t l = g->t[x].producer;
+    if (!live(g, l) || !layout_only(&g->n[l].n) || trtl_bg_is_output(g, x) || trtl_bg_consumers(g, x, NULL) != 1)
+        return -1;
+    f = fake_quant_source(g, g->n[l].n.in[0], q);
+    if (f < 0)
+        return -1;
+    *via = l;
+    *lsrc = f;
+    return x;
+}
+
+/* Integer weights q and scales s (K rows of n) with w == q * s within 1e-3 of a step, per channel
+ * or else per tensor; 0 if w is no such grid. */
+static int recover_weights(const float *w, int64_t K, int64_t n, int8_t *q, float *s)
+{
+    static const double divs[2] = {127.0, 128.0};
+    for (int per_channel = 1; per_channel >= 0; per_channel--)
+        for (int di = 0; di < 2; di++) {
+            double all = 0;
+            for (int64_t i = 0; i < K * n; i++)
+                all = fmax(all, fabs(w[i]));
+            int ok = 1;
+            for (int64_t k = 0; ok && k < K; k++) {
+                double m = 0;
+                for (int64_t i = 0; per_channel && i < n; i++)
+                    m = fmax(m, fabs(w[k * n + i]));
+                if (!per_channel)
+                    m = all;
+                s[k] = m > 0 ? (float)(m / divs[di]) : 1.0f;
+                if (!(s[k] > 0) || !isfinite(s[k]))
+                    return 0;
+                for (int64_t i = 0; ok && i < n; i++) {
+                    double r = w[k * n + i] / (double)s[k], ri = nearbyint(r);
+                    ok = fabs(r - ri) <= 1e-3 && ri >= -128 && ri <= 127;
+                    q[k * n + i] = (int8_t)ri;
+                }
+            }
+            if (ok)
+                return 1;
+        }
+    return 0;
+}
+
+/* A fresh graph-owned buffer. */
+static void *owned(trtl_bgraph *g, size_t bytes)
+{
+    void *p = trtl_aligned_alloc(bytes ? bytes : 1);
+    if (!p) {
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory (fuse_qdq)");
+        return NULL;
+    }
+    return trtl_bg_own(g, p) ? p : NULL;
+}
+
+/* The float weights [K, n] of node c (the matrix multiply's transposed into *tmp, malloc'd). */
+static int weights_of(const trtl_bgraph *g, const trtl_node *c, const float **w, int64_t *K, int64_t *n, float **tmp)
+{
+    *tmp = NULL;
+    if (c->op == TRTL_OP_CONVOLUTION) {
+        if (c->p.conv.kernel.type != TRTL_FLOAT || c->p.conv.num_output_maps < 1)
+            return 0;
+        *K = c->p.conv.num_output_maps;
+        *n = c->p.conv.kernel.count / *K;
+        *w = c->p.conv.kernel.values;
+        return *n > 0 && *w;
+    }
+    if (c->op == TRTL_OP_FULLY_CONNECTED) {
+        if (c->p.fc.kernel.type != TRTL_FLOAT || c->p.fc.num_output_channels < 1)
+            return 0;
+        *K = c->p.fc.num_output_channels;
+        *n = c->p.fc.kernel.count / *K;
+        *w = c->p.fc.kernel.values;
+        return *n > 0 && *w;
+    }
+    /* matrix multiply: x [..., M, Cin] (not transposed) times a constant B */
+    int32_t b = c->in[1];
+    const trtl_dims *bd = &g->t[b].dmax, *xd = &g->t[c->in[0]].dmax;
+    if (c->n_in < 2 || c->p.matmul.op0 != TRTL_MATOP_NONE || c->p.matmul.op1 == TRTL_MATOP_VECTOR ||
+        !const_tensor(g, b) || g->t[b].dtype != TRTL_FLOAT || bd->nb_dims < 2 || xd->nb_dims < bd->nb_dims)
+        return 0;
+    for (int32_t i = 0; i + 2 < bd->nb_dims; i++)
+        if (bd->d[i] != 1)
+            return 0;
+    int tr = c->p.matmul.op1 == TRTL_MATOP_TRANSPOSE;
+    int64_t r0 = bd->d[bd->nb_dims - 2], r1 = bd->d[bd->nb_dims - 1];
+    *K = tr ? r0 : r1;
+    *n = tr ? r1 : r0;
+    const float *bv = g->t[b].data;
+    if (tr) {
+        *w = bv;
+        return *K > 0 && *n > 0;
+    }
+    *tmp = malloc(sizeof(float) * (size_t)(*K * *n));
+    if (!*tmp)
+        return -1;
+    for (int64_t i = 0; i < *n; i++)
+        for (int64_t k = 0; k < *K; k++)
+            (*tmp)[k * *n + i] = bv[i * *K + k];
+    *w = *tmp;
+    return *K > 0 && *n > 0;
+}
+
+/* y's only consumer when y is an intermediate that may disappear: else -1. */
+static int32_t sole_consumer(const trtl_bgraph *g, int32_t y)
+{
+    int32_t who;
+    if (trtl_bg_is_output(g, y) || trtl_bg_consumers(g, y, &who) != 1)
+        return -1;
+    return who;
+}
+
+/* The matrix multiply's output y feeds only SUM(y, c) with c a constant [..1, K]: c's values. */
+static const float *bias_add(const trtl_bgraph *g, int32_t y, int64_t K, int32_t *add)
+{
+    int32_t a = sole_consumer(g, y);
+    if (!live(g, a))
+        return NULL;
+    const trtl_node *n = &g->n[a].n;
+    if (n->op != TRTL_OP_ELEMENTWISE || n->p.ew.op != TRTL_EW_SUM || n->n_in != 2 || n->epi.has_residual)
+        return NULL;
+    int32_t c = n->in[0] == y ? n->in[1] : n->in[0];
+    const trtl_dims *cd = &g->t[c].dmax;
+    if (c == y || !const_tensor(g, c) || g->t[c].dtype != TRTL_FLOAT || cd->nb_dims < 1 ||
+        cd->nb_dims > g->t[y].dmax.nb_dims || cd->d[cd->nb_dims - 1] != K || trtl_volume(cd) != K)
+        return NULL;
+    *add = a;
+    return g->t[c].data;
+}
+
+/* y feeds only Q whose output feeds only DQ, both per tensor with equal parameters: the DQ node. */
+static int32_t output_fake_quant(const trtl_bgraph *g, int32_t y, qparm *q, int32_t *qnode)
+{
+    qparm a, b;
+    int32_t qn = sole_consumer(g, y);
+    if (!node_qparm(g, qn, TRTL_OP_QUANTIZE, &a) || g->n[qn].n.in[0] != y)
+        return -1;
+    int32_t dn = sole_consumer(g, g->n[qn].n.out[0]);
+    if (!node_qparm(g, dn, TRTL_OP_DEQUANTIZE, &b) || g->n[dn].n.in[0] != g->n[qn].n.out[0] || !same_qparm(&a, &b))
+        return -1;
+    *q = a;
+    *qnode = qn;
+    return dn;
+}
+
+static trtl_status rename(trtl_node *c, const char *extra)
+{
+    char *nm = trtl_bg_join_names(c->name, extra);
+    if (!nm)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    free(c->name);
+    c->name = nm;
+    return TRTL_OK;
+}
+
+/* Tries to fuse node ci; returns OK whether or not it did (*done says). */
+static trtl_status try_fuse(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
+{
+    trtl_node *c = &g->n[ci].n;
+    qparm in_q, out_q;
+    int32_t via = -1, lsrc = -1;
+    int32_t src = activation_source(g, c->in[0], &in_q, &via, &lsrc);
+    if (src < 0)
+        return TRTL_OK;
+    const float *w;
+    float *tmp;
+    int64_t K, n;
+    int wo = weights_of(g, c, &w, &K, &n, &tmp);
+    if (wo < 0)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory (fuse_qdq)");
+    if (!wo)
+        return TRTL_OK;
+    int8_t *qw = owned(g, (size_t)(K * n));
+    float *ws = qw ? owned(g, sizeof(float) * (size_t)K) : NULL;
+    if (!ws) {
+        free(tmp);
+        return trtl_last_status();
+    }
+    int exact = recover_weights(w, K, n, qw, ws);
+    free(tmp);
+    if (!exact) {
+        trtl_log(TRTL_LOG_VERBOSE, "fuse_qdq: '%s' keeps fp32: its weights are not int8 multiples of a scale", c->name);
+        return TRTL_OK;
+    }
+    trtl_params p;
+    trtl_init_qlinear(&p);
+    trtl_qlinear_params *q = &p.qlin;
+    int32_t y = c->out[0], add = -1;
+    if (c->op == TRTL_OP_CONVOLUTION) {
+        q->conv = c->p.conv;
+        q->mode = TRTL_QL_CONV;
+    } else {
+        q->mode = c->op == TRTL_OP_FULLY_CONNECTED ? TRTL_QL_FC : TRTL_QL_MATMUL;
+        q->conv.num_output_maps = (int32_t)K;
+        q->conv.bias = c->op == TRTL_OP_FULLY_CONNECTED ? c->p.fc.bias : q->conv.bias;
+    }
+    q->conv.kernel.type = TRTL_INT8;
+    q->conv.kernel.values = qw;
+    q->conv.kernel.count = K * n;
+    q->w_scale.type = TRTL_FLOAT;
+    q->w_scale.values = ws;
+    q->w_scale.count = K;
+    q->in_scale = in_q.scale;
+    q->in_zero_point = in_q.zp;
+    q->in_type = in_q.type;
+    int32_t act = c->epi.act;
+    float alpha = c->epi.alpha, beta = c->epi.beta;
+    if (q->mode == TRTL_QL_MATMUL && act == TRTL_ACT_NONE && !c->epi.has_residual) {
+        const float *bv = bias_add(g, y, K, &add);
+        if (bv) {
+            float *b = owned(g, sizeof(float) * (size_t)K);
+            if (!b)
+                return trtl_last_status();
+            memcpy(b, bv, sizeof(float) * (size_t)K);
+            q->conv.bias.type = TRTL_FLOAT;
+            q->conv.bias.values = b;
+            q->conv.bias.count = K;
+            act = g->n[add].n.epi.act;
+            alpha = g->n[add].n.epi.alpha;
+            beta = g->n[add].n.epi.beta;
+            y = g->n[add].n.out[0];
+        }
+    }
+    q->act = act;
+    q->alpha = alpha;
+    q->beta = beta;
+    q->has_residual = c->epi.has_residual;
+    int32_t qn = -1, dn = output_fake_quant(g, y, &out_q, &qn);
+    if (dn >= 0) {
+        q->out_quant = 1;
+        q->out_scale = out_q.scale;
+        q->out_zero_point = out_q.zp;
+        q->out_type = out_q.type;
+    }
+    /* commit */
+    if (add >= 0) {
+        TRTL_TRY(rename(c, g->n[add].n.name));
+        g->n[add].dead = 1;
+    }
+    if (dn >= 0) {
+        TRTL_TRY(rename(c, g->n[qn].n.name));
+        TRTL_TRY(rename(c, g->n[dn].n.name));
+        y = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    int32_t residual = c->epi.has_residual ? c->in[c->n_in - 1] : -1;
+    if (via >= 0)
+        g->n[via].n.in[0] = lsrc;
+    c->in[0] = src;
+    c->n_in = 1;
+    if (residual >= 0)
+        c->in[c->n_in++] = residual;
+    c->op = TRTL_OP_QLINEAR;
+    c->p = p;
+    c->epi.act = TRTL_ACT_NONE;
+    c->epi.has_residual = 0;
+    c->out[0] = y;
+    g->t[y].producer = ci;
+    trtl_pass_log_add(log, "'%s' computes in int8 (%s weights, input scale %g zero point %d%s%s)", c->name,
+                      K > 1 && ws[0] != ws[K - 1] ? "per-channel" : "per-tensor", (double)in_q.scale, (int)in_q.zp,
+                      via >= 0 ? ", through a layout-only layer" : "", dn >= 0 ? ", output fake-quantized" : "");
+    return TRTL_OK;
+}
+
+trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
+{
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "Q/DQ fusion into int8 layers");
+    for (int32_t i = 0; i < g->nn; i++) {
+        const trtl_node *c = &g->n[i].n;
+        if (g->n[i].dead || c->n_out != 1 || g->t[c->out[0]].dtype != TRTL_FLOAT ||
+            (c->op != TRTL_OP_CONVOLUTION && c->op != TRTL_OP_FULLY_CONNECTED && c->op != TRTL_OP_MATRIX_MULTIPLY))
+            continue;
+        TRTL_TRY(try_fuse(g, i, &log));
+    }
+    trtl_pass_log_done(&log);
+    return TRTL_OK;
+}

@@ -1,0 +1,184 @@
+/* quantize_implicit.c -- implicit INT8 (TensorRT 7/8 scripts: BuilderFlag.INT8 with a calibrator
+ * or tensor.dynamic_range) becomes explicit quantization before the passes run, so the same
+ * fuse_qdq pass and int8 kernels serve both:
+ *
+ *   for each convolution, fully connected layer and matrix multiply by a constant whose input x
+ *   has a dynamic range [-r, r] (symmetric, as TensorRT: r = max(|min|, |max|)):
+ *       x  ->  DQ(Q(x; r / 127, INT8))          (one Q/DQ pair per tensor, shared by its readers)
+ *       W  ->  per output channel s_k = max|W_k| / 127,  W_k = round(W_k / s_k) * s_k
+ *   the output stays float (no output ranges are used: the next int8 layer quantizes its input).
+ *
+ * A layer whose input has no range stays fp32 with a warning naming the tensor, unless it must
+ * run int8 (layer.precision = INT8 under OBEY_PRECISION_CONSTRAINTS or STRICT_TYPES): then the
+ * build fails naming the tensor and the layer.  Inputs that are already dequantized (explicit
+ * Q/DQ) are left alone.  Runs only with the INT8 flag. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/quantize_implicit.h"
+#include "core/alloc.h"
+#include "core/dims.h"
+#include "core/status.h"
+#include "network/network.h"
+
+static const trtl_layer *find_layer(const trtl_network *net, const char *name)
+{
+    for (int32_t i = 0; i < net->n_layers; i++)
+        if (strcmp(net->layers[i]->name, name) == 0)
+            return net->layers[i];
+    return NULL;
+}
+
+/* Is node n a candidate, and where are its float weights: *w (K rows of n, or columns when
+ * *col = 1, i.e. a matrix multiply's B [Cin, K])? */
+static int candidate(const trtl_bgraph *g, const trtl_node *nd, float **w, int64_t *K, int64_t *n, int *col)
+{
+    *col = 0;
+    if (nd->n_in < 1 || g->t[nd->in[0]].dtype != TRTL_FLOAT || nd->n_out != 1)
+        return 0;
+    if (nd->op == TRTL_OP_CONVOLUTION || nd->op == TRTL_OP_FULLY_CONNECTED) {
+        const trtl_weights *kw = nd->op == TRTL_OP_CONVOLUTION ? &nd->p.conv.kernel : &nd->p.fc.kernel;
+        *K = nd->op == TRTL_OP_CONVOLUTION ? nd->p.conv.num_output_maps : nd->p.fc.num_output_channels;
+        if (kw->type != TRTL_FLOAT || *K < 1 || !kw->values)
+            return 0;
+        *n = kw->count / *K;
+        *w = (float *)kw->values; /* the graph's own copy */
+        return *n > 0;
+    }
+    if (nd->op != TRTL_OP_MATRIX_MULTIPLY || nd->n_in < 2 || nd->p.matmul.op0 != TRTL_MATOP_NONE ||
+        nd->p.matmul.op1 == TRTL_MATOP_VECTOR)
+        return 0;
+    const trtl_bg_tensor *b = &g->t[nd->in[1]];
+    if (b->kind != TRTL_TK_CONSTANT || b->dtype != TRTL_FLOAT || !b->data || b->dmax.nb_dims < 2 ||
+        trtl_bg_consumers(g, nd->in[1], NULL) != 1)
+        return 0;
+    for (int32_t i = 0; i + 2 < b->dmax.nb_dims; i++)
+        if (b->dmax.d[i] != 1)
+            return 0;
+    int64_t r0 = b->dmax.d[b->dmax.nb_dims - 2], r1 = b->dmax.d[b->dmax.nb_dims - 1];
+    *col = nd->p.matmul.op1 == TRTL_MATOP_NONE;
+    *K = *col ? r1 : r0;
+    *n = *col ? r0 : r1;
+    *w = b->data;
+    return *K > 0 && *n > 0;
+}
+
+/* Weights to their per-channel int8 grid (in place). */
+static void quantize_weights(float *w, int64_t K, int64_t n, int col)
+{
+    for (int64_t k = 0; k < K; k++) {
+        double m = 0;
+        for (int64_t i = 0; i < n; i++)
+            m = fmax(m, fabs(w[col ? i * K + k : k * n + i]));
+        if (!(m > 0) || !isfinite(m))
+            continue;
+        float s = (float)(m / 127.0);
+        for (int64_t i = 0; i < n; i++) {
+            float *v = &w[col ? i * K + k : k * n + i];
+            *v = (float)(nearbyint(*v / (double)s) * (double)s);
+        }
+    }
+}
+
+/* x -> DQ(Q(x)) with scale r/127: the DQ output's tensor id, or -1 (error set). */
+static int32_t insert_qdq(trtl_bgraph *g, int32_t x, float scale)
+{
+    char name[512];
+    float *sv = trtl_aligned_alloc(64);
+    if (!sv) {
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        return -1;
+    }
+    *sv = scale;
+    snprintf(name, sizeof name, "%s__int8_scale", g->t[x].name);
+    int32_t s = trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_CONSTANT);
+    if (s < 0) {
+        trtl_aligned_free(sv);
+        return -1;
+    }
+    g->t[s].data = sv;
+    g->t[s].dmin.nb_dims = 1;
+    g->t[s].dmin.d[0] = 1;
+    g->t[s].dopt = g->t[s].dmax = g->t[s].dmin;
+    snprintf(name, sizeof name, "%s__int8", g->t[x].name);
+    int32_t qt = trtl_bg_add_tensor(g, name, TRTL_INT8, TRTL_TK_ACTIVATION);
+    snprintf(name, sizeof name, "%s__int8_dq", g->t[x].name);
+    int32_t dt = qt < 0 ? -1 : trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_ACTIVATION);
+    if (dt < 0)
+        return -1;
+    trtl_params p;
+    memset(&p, 0, sizeof p);
+    trtl_init_quantize(&p);
+    int32_t qin[2] = {x, s}, din[2] = {qt, s};
+    snprintf(name, sizeof name, "%s [implicit int8 Quantize]", g->t[x].name);
+    if (trtl_bg_add_node(g, TRTL_OP_QUANTIZE, name, &p, 2, qin, 1, &qt) < 0)
+        return -1;
+    trtl_init_dequantize(&p);
+    snprintf(name, sizeof name, "%s [implicit int8 Dequantize]", g->t[x].name);
+    if (trtl_bg_add_node(g, TRTL_OP_DEQUANTIZE, name, &p, 2, din, 1, &dt) < 0)
+        return -1;
+    return dt;
+}
+
+trtl_status trtl_place_implicit_int8(trtl_bgraph *g, const trtl_network *net)
+{
+    uint32_t flags = g->cfg->flags;
+    if (!((flags >> TRTL_FLAG_INT8) & 1u))
+        return TRTL_OK;
+    int strict = ((flags >> TRTL_FLAG_OBEY_PRECISION_CONSTRAINTS) & 1u) || ((flags >> TRTL_FLAG_STRICT_TYPES) & 1u);
+    int32_t nt0 = g->nt, nn0 = g->nn, placed = 0, kept = 0;
+    int32_t *dq_of = malloc(sizeof(int32_t) * (size_t)(nt0 ? nt0 : 1)); /* tensor -> its DQ output, or -1 */
+    if (!dq_of)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    for (int32_t i = 0; i < nt0; i++)
+        dq_of[i] = -1;
+    trtl_status st = TRTL_OK;
+    for (int32_t i = 0; i < nn0 && st == TRTL_OK; i++) {
+        float *w;
+        int64_t K, n;
+        int col;
+        if (g->n[i].dead || !candidate(g, &g->n[i].n, &w, &K, &n, &col))
+            continue;
+        int32_t x = g->n[i].n.in[0];
+        int32_t prod = g->t[x].producer;
+        if (prod >= 0 && g->n[prod].n.op == TRTL_OP_DEQUANTIZE)
+            continue; /* explicit quantization */
+        const trtl_tensor *nt = trtl_network_find_tensor(net, g->t[x].name);
+        const trtl_layer *l = find_layer(net, g->n[i].n.name);
+        int must = strict && l && l->has_precision && l->precision == TRTL_INT8;
+        float r = nt && nt->has_dynamic_range ? fmaxf(fabsf(nt->dyn_min), fabsf(nt->dyn_max)) : 0.0f;
+        if (!(r > 0) || !isfinite(r)) {
+            if (must) {
+                st = trtl_error(TRTL_ERR_INVALID_ARGUMENT, "INT8: tensor '%s' (input of layer '%s', whose precision "
+                                "is INT8 under precision constraints) has no dynamic range: set "
+                                "tensor.dynamic_range or give config.int8_calibrator", g->t[x].name,
+                                g->n[i].n.name);
+                break;
+            }
+            trtl_log(TRTL_LOG_WARNING, "INT8: tensor '%s' has no dynamic range; layer '%s' runs in fp32 (set "
+                     "tensor.dynamic_range or give config.int8_calibrator)", g->t[x].name, g->n[i].n.name);
+            kept++;
+            continue;
+        }
+        if (dq_of[x] < 0) {
+            dq_of[x] = insert_qdq(g, x, r / 127.0f);
+            if (dq_of[x] < 0) {
+                st = trtl_last_status();
+                break;
+            }
+        }
+        g->n[i].n.in[0] = dq_of[x];
+        quantize_weights(w, K, n, col);
+        placed++;
+        trtl_log(TRTL_LOG_VERBOSE, "INT8: layer '%s' quantizes its input '%s' with range %g", g->n[i].n.name,
+                 g->t[x].name, (double)r);
+    }
+    free(dq_of);
+    if (st != TRTL_OK)
+        return st;
+    trtl_log(TRTL_LOG_INFO, "INT8: %d layers quantized from dynamic ranges, %d kept in fp32", (int)placed, (int)kept);
+    TRTL_TRY(trtl_bg_sort(g));
+    return trtl_bg_infer(g);
+}

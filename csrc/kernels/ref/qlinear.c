@@ -1,0 +1,113 @@
+/* Reference QLINEAR (internal quantized convolution / fully connected / matrix multiply, see
+ * trtl_qlinear_params): the integer math simulated exactly -- each input element quantized as
+ * QuantizeLinear does (qdq_math.h), products of integers summed in int64, then
+ *   y = (float)(acc * in_scale * w_scale[k] + bias[k])      (double, one rounding)
+ *   y = act(y + residual);   y = DQ(Q(y)) when out_quant     (float, as the fp32 layers would).
+ * Padding taps contribute nothing: they are the value 0.0, whose quantized form minus the zero
+ * point is 0.  The slow but obvious form: inputs are quantized again for every tap (no scratch). */
+#include "kernels/ref/ref.h"
+#include "kernels/ref/qdq_math.h"
+#include "core/shape.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+static inline int32_t qx(const trtl_qlinear_params *q, float x)
+{
+    return trtl_q_value(x, q->in_scale, q->in_zero_point, q->in_type) - q->in_zero_point;
+}
+
+/* acc -> the output value with the epilogue (r: residual value or 0). */
+static float finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const float *res, int64_t i)
+{
+    const float *ws = q->w_scale.values, *b = q->conv.bias.count ? q->conv.bias.values : NULL;
+    float y = (float)((double)acc * (double)q->in_scale * (double)ws[k] + (b ? (double)b[k] : 0.0));
+    if (res)
+        y += res[i];
+    if (q->act != TRTL_ACT_NONE)
+        y = trtl_activation_eval(q->act, q->alpha, q->beta, y);
+    if (q->out_quant)
+        y = trtl_fake_quant(y, q->out_scale, q->out_zero_point, q->out_type);
+    return y;
+}
+
+static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params *q, const float *res)
+{
+    const trtl_conv_params *p = &q->conv;
+    const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
+    const float *x = a->in[0].data;
+    const int8_t *w = p->kernel.values;
+    float *y = a->out[0].data;
+    int nsp = p->kernel_size.nb_dims, off = 3 - nsp;
+    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
+            pad[3] = {0, 0, 0};
+    for (int i = 0; i < nsp; i++) {
+        int64_t post, o;
+        in[off + i] = xd->d[2 + i];
+        out[off + i] = yd->d[2 + i];
+        k[off + i] = p->kernel_size.d[i];
+        s[off + i] = p->stride.d[i];
+        dl[off + i] = p->dilation.d[i];
+        TRTL_TRY(trtl_spatial_out(in[off + i], dl[off + i] * (k[off + i] - 1) + 1, s[off + i], p->pre_padding.d[i],
+                                  p->post_padding.d[i], p->padding_mode, 0, &o, &pad[off + i], &post));
+    }
+    int64_t N = xd->d[0], C = xd->d[1], K = yd->d[1], G = p->num_groups, Cg = C / G, Kg = K / G;
+    int64_t in_sp = in[0] * in[1] * in[2], out_sp = out[0] * out[1] * out[2], kvol = k[0] * k[1] * k[2];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t kk = 0; kk < K; kk++) {
+            int64_t g = kk / Kg;
+            for (int64_t od = 0; od < out[0]; od++)
+                for (int64_t oh = 0; oh < out[1]; oh++)
+                    for (int64_t ow = 0; ow < out[2]; ow++) {
+                        int64_t acc = 0;
+                        for (int64_t c = 0; c < Cg; c++) {
+                            const float *xc = x + (n * C + g * Cg + c) * in_sp;
+                            const int8_t *wc = w + (kk * Cg + c) * kvol;
+                            for (int64_t kd = 0; kd < k[0]; kd++) {
+                                int64_t id = od * s[0] - pad[0] + kd * dl[0];
+                                if (id < 0 || id >= in[0])
+                                    continue;
+                                for (int64_t kh = 0; kh < k[1]; kh++) {
+                                    int64_t ih = oh * s[1] - pad[1] + kh * dl[1];
+                                    if (ih < 0 || ih >= in[1])
+                                        continue;
+                                    for (int64_t kw = 0; kw < k[2]; kw++) {
+                                        int64_t iw = ow * s[2] - pad[2] + kw * dl[2];
+                                        if (iw < 0 || iw >= in[2])
+                                            continue;
+                                        acc += (int64_t)qx(q, xc[(id * in[1] + ih) * in[2] + iw]) *
+                                               wc[(kd * k[1] + kh) * k[2] + kw];
+                                    }
+                                }
+                            }
+                        }
+                        int64_t i = (n * K + kk) * out_sp + (od * out[1] + oh) * out[2] + ow;
+                        y[i] = finish(q, acc, kk, res, i);
+                    }
+        }
+    return TRTL_OK;
+}
+
+/* FC and matrix multiply: rows of cin inputs times K weight rows. */
+static trtl_status run_rows(const trtl_kernel_args *a, const trtl_qlinear_params *q, const float *res)
+{
+    int64_t K = q->conv.num_output_maps, cin = q->conv.kernel.count / K;
+    int64_t total = trtl_volume(&a->in[0].dims), rows = cin ? total / cin : 0;
+    const float *x = a->in[0].data;
+    const int8_t *w = q->conv.kernel.values;
+    float *y = a->out[0].data;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t kk = 0; kk < K; kk++) {
+            int64_t acc = 0;
+            for (int64_t c = 0; c < cin; c++)
+                acc += (int64_t)qx(q, x[r * cin + c]) * w[kk * cin + c];
+            y[r * K + kk] = finish(q, acc, kk, res, r * K + kk);
+        }
+    return TRTL_OK;
+}
+
+trtl_status trtl_ref_qlinear(const trtl_kernel_args *a)
+{
+    const trtl_qlinear_params *q = &a->node->p.qlin;
+    const float *res = q->has_residual ? a->in[1].data : NULL;
+    return q->mode == TRTL_QL_CONV ? run_conv(a, q, res) : run_rows(a, q, res);
+}
