@@ -112,6 +112,9 @@ class EngineInspector:
 
 class IBuilderConfig:
     """Builder configuration (IBuilderConfig)."""
+    @property
+    def DLA_core(self) -> Any:
+        """-1 (no DLA core); assigning a core >= 0 raises UnsupportedError."""
     def __enter__(self, *args: Any, **kwargs: Any) -> Any:
         """Context manager entry."""
     def __exit__(self, *args: Any, **kwargs: Any) -> Any:
@@ -126,16 +129,23 @@ class IBuilderConfig:
     @property
     def builder_optimization_level(self) -> Any:
         """0: reference kernels and no fusion; 1-5: all optimizations (default 3)."""
+    def can_run_on_DLA(self, layer: Any) -> bool:
+        """False: this machine has no DLA."""
     def clear_flag(self, flag: Any) -> None:
         """Disable a BuilderFlag."""
     def create_timing_cache(self, serialized_timing_cache: Any) -> ITimingCache:
         """A timing cache from ITimingCache.serialize() bytes (any buffer; b'' for an empty cache).  Raises PlanError for truncated, corrupt or other-version bytes."""
+    @property
+    def default_device_type(self) -> Any:
+        """DeviceType.GPU (trtlite runs every layer on the CPU); DeviceType.DLA raises UnsupportedError."""
     @property
     def disabled_passes(self) -> Any:
         """Names of the builder passes this config switches off (trtlite's own; see trtlite.builder_passes()); assigning a list switches exactly those off.  Passes switched off by TRTLITE_DISABLE_PASSES are not listed."""
     @property
     def flags(self) -> Any:
         """BuilderFlag bitmask."""
+    def get_device_type(self, layer: Any) -> Any:
+        """Always DeviceType.GPU: trtlite runs every layer on the CPU."""
     def get_flag(self, flag: Any) -> bool:
         """Whether a BuilderFlag is set."""
     def get_memory_pool_limit(self, pool: Any) -> int:
@@ -147,6 +157,8 @@ class IBuilderConfig:
     @property
     def int8_calibrator(self) -> Any:
         """INT8 calibrator object."""
+    def is_device_type_set(self, layer: Any) -> bool:
+        """False: every layer runs on the default device."""
     @property
     def max_workspace_size(self) -> Any:
         """Workspace limit in bytes."""
@@ -164,6 +176,10 @@ class IBuilderConfig:
         """A trt.IProgressMonitor told about build phases and steps; step_complete() returning False cancels."""
     def reset(self) -> None:
         """No effect (kept for compatibility)."""
+    def reset_device_type(self, layer: Any) -> None:
+        """No effect: every layer runs on the default device."""
+    def set_device_type(self, layer: Any, device_type: Any) -> None:
+        """DeviceType.GPU is accepted (every layer runs on the CPU, reported as GPU); DeviceType.DLA raises UnsupportedError (no DLA core)."""
     def set_flag(self, flag: Any) -> None:
         """Enable a BuilderFlag."""
     def set_memory_pool_limit(self, pool: Any, pool_size: Any) -> None:
@@ -507,7 +523,7 @@ class ITensor:
         """True for tensors marked with mark_output."""
     @property
     def location(self) -> Any:
-        """Always TensorLocation.HOST on the CPU."""
+        """TensorLocation.HOST: trtlite reads and writes host memory.  Assigning DEVICE or HOST (TensorRT scripts do) is accepted: both name memory this process uses directly."""
     @property
     def name(self) -> Any:
         """Tensor name (unique in its network)."""
@@ -1043,4 +1059,7 @@ def builder_passes() -> list[Any]:
 
 def cpu_features() -> list[Any]:
     """CPU features detected at run time (kernels are chosen by them)."""
+
+def kernels() -> list[Any]:
+    """The optimized kernels of this build: (name, layer kind, CPU features it needs, whether this machine has them).  Every layer kind also has a reference kernel."""
 
