@@ -15,6 +15,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/gemm_bf16.h"
 #include "core/cpu.h"
+#include "kernels/x86/fc_rows.h"
 #include "core/dims.h"
 #include "core/status.h"
 
@@ -93,18 +94,12 @@ static trtl_status fb_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
     const fb_state *st = a->state;
-    char s1[TRTL_DIMS_STR_MAX];
     if (!st)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': fully_connected.bf16_gemm run without its packed weights",
                           nd->name);
-    const int64_t K = st->K, D = st->D, vol = trtl_volume(&a->in[0].dims);
-    if (a->in[0].dtype != TRTL_FLOAT || vol < 0 || vol % D)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not split into rows of %lld values", nd->name,
-                          trtl_dims_str(&a->in[0].dims, s1, sizeof s1), (long long)D);
-    const int64_t M = vol / D;
-    if (trtl_volume(&a->out[0].dims) != M * K)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not hold %lld x %lld values", nd->name,
-                          trtl_dims_str(&a->out[0].dims, s1, sizeof s1), (long long)M, (long long)K);
+    const int64_t K = st->K, D = st->D;
+    int64_t M;
+    TRTL_TRY(trtl_fc_rows_shapes(a, K, D, &M));
     fb_job j;
     memset(&j, 0, sizeof j);
     j.st = st;
@@ -117,24 +112,20 @@ static trtl_status fb_run(const trtl_kernel_args *a)
     if (M == 0)
         return TRTL_OK;
     j.slot_elems = slot_elems(D);
-    int64_t avail = a->scratch && a->scratch_size > 64
-                        ? (int64_t)((a->scratch_size - 64) / sizeof(uint16_t)) / j.slot_elems
-                        : 0;
+    void *aligned;
+    int64_t avail = trtl_fc_rows_avail(a, j.slot_elems, sizeof(uint16_t), &aligned);
     if (avail < 1)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one packed block",
                           nd->name, a->scratch_size);
-    j.scratch = (uint16_t *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
+    j.scratch = aligned;
     int64_t t = trtl_threads_for(a->pool, 2.0 * (double)M * (double)K * (double)D);
     if (t > avail)
         t = avail;
-    const int64_t ntiles = ceil_div(K, TRTL_BF16_NR);
-    j.nmb = ceil_div(M, MB);
-    j.nnb = j.nmb >= 2 * t ? 1 : ceil_div(t, j.nmb);
-    if (j.nnb > ntiles)
-        j.nnb = ntiles;
-    j.nb = ceil_div(ntiles, j.nnb) * TRTL_BF16_NR;
-    j.nnb = ceil_div(K, j.nb);
-    j.slots = t < j.nmb * j.nnb ? t : j.nmb * j.nnb;
+    trtl_fc_split sp = trtl_fc_rows_split(M, K, MB, TRTL_BF16_NR, t);
+    j.nmb = sp.nmb;
+    j.nnb = sp.nnb;
+    j.nb = sp.nb;
+    j.slots = sp.slots;
     if (j.slots <= 1) {
         j.slots = 1;
         fb_slots(&j, 0, 1, 0);
@@ -144,31 +135,12 @@ static trtl_status fb_run(const trtl_kernel_args *a)
     return TRTL_OK;
 }
 
+static size_t slot_bytes(int64_t D) { return (size_t)slot_elems(D) * sizeof(uint16_t); }
+
 static size_t fb_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
-    const trtl_fc_params *p = &nd->p.fc;
     (void)out;
-    if (p->num_output_channels < 1 || p->kernel.count % p->num_output_channels)
-        return 0;
-    int64_t D = p->kernel.count / p->num_output_channels, vol = trtl_volume(&in[0].dims);
-    if (D < 1 || vol < 1)
-        return 0;
-    int64_t slots = trtl_available_cpus();
-    double want = 2.0 * (double)vol * (double)p->num_output_channels / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)slots)
-        slots = want < 1.0 ? 1 : (int64_t)want;
-    if (slots > MAX_SLOTS)
-        slots = MAX_SLOTS;
-    return (size_t)(slots * slot_elems(D)) * sizeof(uint16_t) + 64;
-}
-
-static int fb_applies(const trtl_node *nd, const trtl_dims *in_dims)
-{
-    const trtl_fc_params *p = &nd->p.fc;
-    int64_t vol = trtl_volume(&in_dims[0]);
-    return p->num_output_channels > 0 && p->kernel.count > 0 && p->kernel.type == TRTL_FLOAT &&
-           (!p->bias.count || p->bias.type == TRTL_FLOAT) && p->kernel.count % p->num_output_channels == 0 &&
-           vol >= 0 && vol % (p->kernel.count / p->num_output_channels) == 0;
+    return trtl_fc_rows_scratch(nd, in, MAX_SLOTS, slot_bytes);
 }
 
 static void fb_release(void *state)
@@ -185,15 +157,13 @@ static trtl_status fb_prepare(const trtl_node *nd, void **state)
     *state = NULL;
     if (!trtl_bf16_available())
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': fully_connected.bf16_gemm needs AVX512_BF16", nd->name);
-    if (p->num_output_channels < 1 || p->kernel.count < 1 || p->kernel.count % p->num_output_channels ||
-        p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.count != p->num_output_channels))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit %d output channels",
-                          nd->name, (long long)p->kernel.count, (long long)p->bias.count, p->num_output_channels);
+    int64_t K, D;
+    TRTL_TRY(trtl_fc_rows_params(nd, &K, &D));
     fb_state *st = calloc(1, sizeof *st);
     if (!st)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
-    st->K = p->num_output_channels;
-    st->D = p->kernel.count / st->K;
+    st->K = K;
+    st->D = D;
     st->ts = (st->D + 1) / 2 * 2 * TRTL_BF16_NR + TILE_SKEW;
     size_t bytes = (size_t)(ceil_div(st->K, TRTL_BF16_NR) * st->ts) * sizeof(uint16_t);
     st->b = aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -213,7 +183,7 @@ const trtl_kernel trtl_kernel_fc_bf16_gemm = {
     .op = TRTL_OP_FULLY_CONNECTED,
     .cpu_features = TRTL_BF16_CPU,
     .applies_epilogue = 1,
-    .applies = fb_applies,
+    .applies = trtl_fc_rows_applies,
     .prepare = fb_prepare,
     .release = fb_release,
     .scratch = fb_scratch,

@@ -17,6 +17,7 @@
 
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/gemm_packed.h"
+#include "kernels/x86/fc_rows.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -84,24 +85,16 @@ static void fg_slots(void *ctx, int64_t sb, int64_t se, int thread)
     }
 }
 
-static float *align_floats(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
-
 static trtl_status fg_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
     const fg_state *st = a->state;
-    char s1[TRTL_DIMS_STR_MAX];
     if (!st)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': fully_connected.packed_gemm run without its packed weights",
                           nd->name);
-    const int64_t K = st->K, D = st->D, vol = trtl_volume(&a->in[0].dims);
-    if (a->in[0].dtype != TRTL_FLOAT || vol < 0 || vol % D)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not split into rows of %lld values", nd->name,
-                          trtl_dims_str(&a->in[0].dims, s1, sizeof s1), (long long)D);
-    const int64_t M = vol / D;
-    if (trtl_volume(&a->out[0].dims) != M * K)
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not hold %lld x %lld values", nd->name,
-                          trtl_dims_str(&a->out[0].dims, s1, sizeof s1), (long long)M, (long long)K);
+    const int64_t K = st->K, D = st->D;
+    int64_t M;
+    TRTL_TRY(trtl_fc_rows_shapes(a, K, D, &M));
     fg_job j;
     memset(&j, 0, sizeof j);
     j.st = st;
@@ -114,24 +107,20 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     if (M == 0)
         return TRTL_OK;
     j.slot_floats = slot_floats(D);
-    int64_t avail = a->scratch && a->scratch_size > 64 ? (int64_t)((a->scratch_size - 64) / sizeof(float)) / j.slot_floats
-                                                       : 0;
+    void *aligned;
+    int64_t avail = trtl_fc_rows_avail(a, j.slot_floats, sizeof(float), &aligned);
     if (avail < 1)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one packed block",
                           nd->name, a->scratch_size);
-    j.scratch = align_floats(a->scratch);
+    j.scratch = aligned;
     int64_t t = trtl_threads_for(a->pool, 2.0 * (double)M * (double)K * (double)D);
     if (t > avail)
         t = avail;
-    const int64_t nr = trtl_gemm_nr(st->isa), ntiles = ceil_div(K, nr);
-    j.nmb = ceil_div(M, MB);
-    /* channel chunks: enough items for every slot, each a run of whole tiles */
-    j.nnb = j.nmb >= 2 * t ? 1 : ceil_div(t, j.nmb);
-    if (j.nnb > ntiles)
-        j.nnb = ntiles;
-    j.nb = ceil_div(ntiles, j.nnb) * nr;
-    j.nnb = ceil_div(K, j.nb);
-    j.slots = t < j.nmb * j.nnb ? t : j.nmb * j.nnb;
+    trtl_fc_split sp = trtl_fc_rows_split(M, K, MB, trtl_gemm_nr(st->isa), t);
+    j.nmb = sp.nmb;
+    j.nnb = sp.nnb;
+    j.nb = sp.nb;
+    j.slots = sp.slots;
     if (j.slots <= 1) {
         j.slots = 1;
         fg_slots(&j, 0, 1, 0);
@@ -141,31 +130,12 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     return TRTL_OK;
 }
 
+static size_t slot_bytes(int64_t D) { return (size_t)slot_floats(D) * sizeof(float); }
+
 static size_t fg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
-    const trtl_fc_params *p = &nd->p.fc;
     (void)out;
-    if (p->num_output_channels < 1 || p->kernel.count % p->num_output_channels)
-        return 0;
-    int64_t D = p->kernel.count / p->num_output_channels, vol = trtl_volume(&in[0].dims);
-    if (D < 1 || vol < 1)
-        return 0;
-    int64_t slots = trtl_available_cpus();
-    double want = 2.0 * (double)vol * (double)p->num_output_channels / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)slots)
-        slots = want < 1.0 ? 1 : (int64_t)want;
-    if (slots > MAX_SLOTS)
-        slots = MAX_SLOTS;
-    return (size_t)(slots * slot_floats(D)) * sizeof(float) + 64;
-}
-
-static int fg_applies(const trtl_node *nd, const trtl_dims *in_dims)
-{
-    const trtl_fc_params *p = &nd->p.fc;
-    int64_t vol = trtl_volume(&in_dims[0]);
-    return p->num_output_channels > 0 && p->kernel.count > 0 && p->kernel.type == TRTL_FLOAT &&
-           (!p->bias.count || p->bias.type == TRTL_FLOAT) && p->kernel.count % p->num_output_channels == 0 &&
-           vol >= 0 && vol % (p->kernel.count / p->num_output_channels) == 0;
+    return trtl_fc_rows_scratch(nd, in, MAX_SLOTS, slot_bytes);
 }
 
 static void fg_release(void *state)
@@ -183,17 +153,15 @@ static trtl_status fg_prepare(const trtl_node *nd, void **state)
     trtl_gemm_isa isa = trtl_gemm_isa_best();
     if (isa == TRTL_GEMM_NONE)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': fully_connected.packed_gemm needs AVX2 and FMA", nd->name);
-    if (p->num_output_channels < 1 || p->kernel.count < 1 || p->kernel.count % p->num_output_channels ||
-        p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.count != p->num_output_channels))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit %d output channels",
-                          nd->name, (long long)p->kernel.count, (long long)p->bias.count, p->num_output_channels);
+    int64_t K, D;
+    TRTL_TRY(trtl_fc_rows_params(nd, &K, &D));
     fg_state *st = calloc(1, sizeof *st);
     if (!st)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
     const int64_t nr = trtl_gemm_nr(isa);
     st->isa = isa;
-    st->K = p->num_output_channels;
-    st->D = p->kernel.count / st->K;
+    st->K = K;
+    st->D = D;
     st->ts = st->D * nr + TILE_SKEW;
     size_t bytes = (size_t)(ceil_div(st->K, nr) * st->ts) * sizeof(float);
     st->b = aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -213,7 +181,7 @@ const trtl_kernel trtl_kernel_fc_packed_gemm = {
     .op = TRTL_OP_FULLY_CONNECTED,
     .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
     .applies_epilogue = 1,
-    .applies = fg_applies,
+    .applies = trtl_fc_rows_applies,
     .prepare = fg_prepare,
     .release = fg_release,
     .scratch = fg_scratch,
