@@ -711,3 +711,31 @@ print("BUILT")
 def test_failed_allocation_does_not_poison_the_network(failing_alloc):
     out = oom_outcomes(run_python(OOM_NETWORK, env={"LD_PRELOAD": failing_alloc}))
     assert "OutOfMemoryError" in out and "FAILED ONCE" in out and "BUILT" in out, out
+
+
+def test_implicit_batch_constant_output_needs_a_full_batch_buffer():
+    """An implicit-batch output computed from constants alone has a batch of 1 inside the engine and is broadcast
+    into every sample of the binding; the binding check must ask for `batch` samples (it asked for one, and the
+    broadcast wrote past a one-sample array: plan fuzz finding, heap-buffer-overflow in
+    broadcast_constant_outputs)."""
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network()
+    x = n.add_input("x", trt.float32, (2,))
+    c = n.add_constant((2,), np.array([1.5, -2.0], np.float32))
+    y = n.add_identity(c.get_output(0)).get_output(0)
+    y.name = "y"
+    n.mark_output(y)
+    xo = n.add_activation(x, trt.ActivationType.RELU).get_output(0)
+    xo.name = "xo"
+    n.mark_output(xo)
+    b.max_batch_size = 4
+    e = b.build_cuda_engine(n)
+    ctx = e.create_execution_context()
+    xin = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
+    small = np.zeros((1, 2), np.float32)
+    with pytest.raises(trt.ShapeError, match="binding 'y'"):
+        ctx.execute(3, [xin, small, np.zeros((3, 2), np.float32)])
+    ys, xs = np.full((3, 2), 77, np.float32), np.zeros((3, 2), np.float32)
+    ctx.execute(3, [xin, ys, xs])
+    np.testing.assert_array_equal(ys, np.tile([1.5, -2.0], (3, 1)))
+    np.testing.assert_array_equal(xs, np.maximum(xin, 0))

@@ -400,6 +400,10 @@ trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *ou
     if (!c->shapes_ok)
         return trtl_error(TRTL_ERR_STATE, "shapes are not resolved yet");
     *out = c->dims[c->e->io[i]];
+    /* implicit batch: every binding holds `batch` samples -- an output computed from constants alone has
+     * a batch of 1 inside the engine and is broadcast into all of them (broadcast_constant_outputs) */
+    if (c->e->implicit_batch && out->nb_dims >= 1)
+        out->d[0] = c->batch;
     return TRTL_OK;
 }
 
