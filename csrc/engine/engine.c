@@ -492,9 +492,18 @@ static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
            trtl_dtype_name(t->dtype), kinds[t->kind]);
 }
 
+/* The precision a step computes in: its kernel's, except the internal int8 op, whose reference kernel
+ * simulates the integer math too (-1 without a kernel). */
+static int32_t node_precision(const trtl_node *n)
+{
+    if (n->op == TRTL_OP_QLINEAR)
+        return TRTL_INT8;
+    return n->kernel ? n->kernel->precision : -1;
+}
+
 int32_t trtl_engine_layer_precision(const trtl_engine *e, int32_t i)
 {
-    return (e && i >= 0 && i < e->n_nodes && e->nodes[i].kernel) ? e->nodes[i].kernel->precision : -1;
+    return (e && i >= 0 && i < e->n_nodes) ? node_precision(&e->nodes[i]) : -1;
 }
 
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
@@ -524,10 +533,9 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
         }
         sb_fmt(&b, "], \"activation\": %d, \"residual\": %s, \"precision\": \"%s\"}", (int)n->epi.act,
                n->epi.has_residual ? "true" : "false",
-               n->op == TRTL_OP_QLINEAR ? "INT8" /* its reference kernel simulates int8 too */
-               : n->kernel && n->kernel->precision == TRTL_BF16
-                   ? "BF16"
-                   : trtl_dtype_name(n->kernel ? (trtl_dtype)n->kernel->precision : TRTL_FLOAT));
+               node_precision(n) == TRTL_BF16 ? "BF16"
+                                              : trtl_dtype_name(node_precision(n) < 0 ? TRTL_FLOAT
+                                                                                      : (trtl_dtype)node_precision(n)));
     }
     sb_put(&b, "\n]}\n", 4);
     if (b.oom) {
