@@ -158,12 +158,14 @@ static trtl_status slice_run(const trtl_kernel_args *a)
     j.r = r;
     int64_t xs = 1;
     for (int k = r - 1; k >= 0; k--) {
-        int64_t s = p->start.d[k], last = s + (O->d[k] - 1) * p->stride.d[k];
-        if (s < 0 || s >= X->d[k] || last < 0 || last >= X->d[k])
+        int64_t s = p->start.d[k], span, last;
+        /* start/stride are user values up to 2^63-1: an overflowing last index is out of range too */
+        if (__builtin_mul_overflow(O->d[k] - 1, p->stride.d[k], &span) || __builtin_add_overflow(s, span, &last) ||
+            s < 0 || s >= X->d[k] || last < 0 || last >= X->d[k])
             return trtl_ref_slice(a); /* out of range: the mode decides (or the reference's error) */
         j.d[k] = O->d[k];
         j.start[k] = s * xs;
-        j.st[k] = p->stride.d[k] * xs;
+        j.st[k] = O->d[k] > 1 ? p->stride.d[k] * xs : 0; /* bounded by X's volume; unused (any value) for one */
         xs *= X->d[k];
     }
     trtl_parallel_for(a->pool, vol / O->d[r - 1], grain_for(O->d[r - 1]), slice_task, &j);
