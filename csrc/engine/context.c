@@ -180,6 +180,17 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
         c->dims[e->io[i]] = d;
     }
     TRTL_TRY(trtl_engine_infer(e, c->dims));
+    if (e->implicit_batch) {
+        /* every binding holds `batch` samples (trtl_context_io_dims); an output with another leading dim
+         * (a constant with a batch of its own broadcast into it: a malformed plan) would overrun them */
+        for (int32_t i = e->n_inputs; i < e->n_io; i++) {
+            const trtl_dims *d = &c->dims[e->io[i]];
+            if (d->nb_dims < 1 || (d->d[0] != batch && d->d[0] != 1))
+                return trtl_error(TRTL_ERR_SHAPE, "output '%s' of an implicit-batch engine has shape %s at batch "
+                                  "size %d: its leading dim must be the batch (or 1, broadcast)",
+                                  e->tensors[e->io[i]].name, trtl_dims_str(d, s1, sizeof s1), (int)batch);
+        }
+    }
     /* Arena: keep the build-time plan unless some tensor outgrew it. */
     int replan = 0;
     int64_t *bytes = NULL;

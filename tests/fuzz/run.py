@@ -34,6 +34,8 @@ SAN_ENV = {"ASAN_OPTIONS": "allocator_may_return_null=1:max_allocation_size_mb=1
                            "abort_on_error=0:handle_abort=1",
            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 TIMEOUT_S = 30      # one input
+# SSE4.1, AVX, AVX2, FMA, F16C, AVX-512 F/BW, AVX512-VNNI and AVX512-BF16 (TRTL_CPU_* bits 0-7 and 9): no AVX-VNNI
+FUZZ_CPU_MASK = 0x2FF
 RSS_MB = 4096
 SLOW_S = 5          # a replayed ONNX input still running after this long dumps its Python stack
 
@@ -44,6 +46,10 @@ def env():
         e.pop(k, None)  # e.g. `make asan` preloads gcc's ASan runtime; the fuzzers bring clang's
     e.update(SAN_ENV)
     e["PYTHONHASHSEED"] = "0"  # set iteration order is part of the ONNX harness's coverage: fixed, runs repeat
+    # Kernel dispatch is part of the coverage too: a CI machine with other CPU features (Zen 4 has no AVX-VNNI, this
+    # Xeon has) takes other branches, keeps other inputs and walks another sequence from the same seed -- it found
+    # inputs no local run had tried.  The fuzzers see one feature set everywhere: what both CPUs have.
+    e.setdefault("TRTL_CPU_MASK", "0x%x" % FUZZ_CPU_MASK)
     e["PYTHONPATH"] = ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     return e
 
