@@ -205,3 +205,19 @@ def test_onnx_pad_past_element_bound_is_refused():
     with pytest.raises(ParseFailed) as ei:
         parse(_pad_model((2, 3), [0, 0, 2 ** 20, 2 ** 20], 1.0))
     assert "INVALID_NODE" in str(ei.value) and "Pad" in str(ei.value) and "2^40" in str(ei.value), ei.value
+
+
+@pytest.mark.parametrize("value,mode", [(1.5, "constant"), (0.0, "edge")])
+def test_onnx_pad_dynamic_input_huge_padded_axis_is_refused_quickly(value, mode, tmp_path):
+    """ONNX fuzz finding: an input with a dynamic axis, padded along a static axis of 2^31 (the declared dim of a
+    malformed model): the parser built a 2^31-element mask constant (minutes, gigabytes).  Now a clear error."""
+    from onnx_helpers import helper, make_model
+    node = helper.make_node("Pad", ["x", "p", "v"], ["y"], mode=mode)
+    m = make_model([node], {"x": ((None, 2, 2 ** 31, 3), np.float32)}, {"y": (None, np.float32)},
+                   {"p": np.array([0, 0, 1, 0, 0, 0, 1, 0], np.int64), "v": np.array(value, np.float32)})
+    path = str(tmp_path / "pad.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    ok, secs, errors = _parse_limited(path, mib=700)
+    assert not ok and secs < 10, (secs, errors)
+    assert any("UNSUPPORTED_NODE" in e and "padded axis 2" in e and str(2 ** 31 + 2) in e for e in errors), errors

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, GatherMode, SampleMode
-from .constants import attr_ints, clamp_slice, slice_params
+from .constants import FOLD_LIMIT, attr_ints, clamp_slice, slice_params
 from .context import MAX_ELEMENTS, ImporterContext
 from .dtypes import TRT_NP
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -108,6 +108,15 @@ def _slice_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [y]
 
 
+def _bound_index_constants(out_shape: List[int], padded: List[int], what: str) -> None:
+    """With a dynamic axis, Pad is built from one constant per padded axis as long as that axis (a mask or a
+    gather index): refuse lengths past FOLD_LIMIT instead of making gigabytes of constants while parsing."""
+    for i in padded:
+        if out_shape[i] > FOLD_LIMIT:
+            raise Fail(ErrorCode.UNSUPPORTED_NODE, "%s of an input with dynamic axes: padded axis %d would be %d "
+                       "long, and its index constant is limited to %d elements" % (what, i, out_shape[i], FOLD_LIMIT))
+
+
 @importer("Pad",
           restrictions=("pads, constant_value and axes must be constants; modes constant, reflect, edge and wrap; "
                         "reflect, edge, wrap and non-zero constant padding not along dynamic axes"))
@@ -164,6 +173,7 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             return [p._L(layer)]
         # dynamic axes not padded: zero padding, then Select(inside, padded, value) with the inside of each padded
         # axis a 1-D boolean constant along it (memory: the padded axes' lengths, not their product)
+        _bound_index_constants(out_shape, padded, "constant padding with value %r" % value)
         first = padded[0]
         y = p._L(p.network.add_padding_nd(x, pre[first:], post[first:]))
         cond = None
@@ -186,6 +196,7 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         layer = p.network.add_slice(x, [-v for v in pre], [xs[i] + pre[i] + post[i] for i in range(r)], [1] * r)
         layer.mode = slice_mode
         return [p._L(layer)]
+    _bound_index_constants(out_shape, padded, "%s padding" % mode)
     y = x
     for i in padded:
         n = xs[i]
