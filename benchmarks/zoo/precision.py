@@ -248,7 +248,14 @@ def one_row(args, model, b, t, files):
         for eng in order:
             if runs[eng] and (runs[eng][-1].get("not_installed") or not runs[eng][-1].get("ok")):
                 continue
-            runs[eng].append(run_worker(eng.split(":")[0], specs[eng], args.timeout))
+            t0 = time.time()
+            r = run_worker(eng.split(":")[0], specs[eng], args.timeout)
+            runs[eng].append(r)
+            ag = r.get("agree") or {}
+            zoo.log(f"   {model} b={b} t={t} round {rnd + 1} {eng}: "
+                    + (f"{ag.get('kind')} {ag.get('value', 0):.3f}" if ag else str(r.get("error"))[:200])
+                    + (f", median {np.median(r['lat']) * 1e3:.3g} ms" if r.get("lat") else "")
+                    + f" ({time.time() - t0:.0f} s)")
     for eng, rs in runs.items():
         ok = [r for r in rs if r.get("ok")]
         if not ok:

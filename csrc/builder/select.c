@@ -289,9 +289,11 @@ static const char *prec_name(int32_t p)
 
 static int cfg_flag(const trtl_builder_config *c, int f) { return (int)((c->flags >> f) & 1u); }
 
+/* INT8 kernels implement only the int8 ops (qlinear: made by fuse_qdq from explicit Q/DQ, or from calibration
+ * ranges under BuilderFlag.INT8): the precision was decided when the op was made, so they are always admitted. */
 static int flag_admits(const trtl_builder_config *c, int32_t p)
 {
-    return p == TRTL_FLOAT || (p == TRTL_BF16 && cfg_flag(c, TRTL_FLAG_BF16)) ||
+    return p == TRTL_FLOAT || p == TRTL_INT8 || (p == TRTL_BF16 && cfg_flag(c, TRTL_FLAG_BF16)) ||
            (p == TRTL_HALF && cfg_flag(c, TRTL_FLAG_FP16));
 }
 
