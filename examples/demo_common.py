@@ -29,7 +29,7 @@ ROOT = os.path.dirname(EXAMPLES)
 if EXAMPLES not in sys.path:
     sys.path.insert(0, EXAMPLES)
 
-import fashion_mnist  # noqa: E402
+import fashion_mnist as fashion_mnist  # noqa: E402  (re-exported for the demos)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -42,6 +42,7 @@ def load_module(name, path):
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
@@ -203,7 +204,7 @@ def deterministic_torch(seed, threads):
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
-    torch.utils.deterministic.fill_uninitialized_memory = False    # no NaN-filling of scratch buffers
+    torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]  # no NaN-filling
     return np.random.RandomState(seed)
 
 

@@ -27,7 +27,8 @@ if HERE not in sys.path:
 import demo_common as common  # noqa: E402
 from demo_common import available_cpus, median_latency_ms, predict_batched  # noqa: E402
 
-trt = common.import_trtlite()
+common.import_trtlite()  # this checkout's trtlite, when none is installed
+import trtlite as trt  # noqa: E402
 lenet = common.load_example("lenet")
 
 INPUT_NAME = "data"
@@ -187,8 +188,8 @@ def main(argv=None):
     x1 = np.ascontiguousarray(x_test[:1])
     out1 = np.empty((1, NUM_CLASSES), dtype=np.float32)
     runner.context.set_input_shape(INPUT_NAME, x1.shape)
-    bindings = {INPUT_NAME: x1.ctypes.data, OUTPUT_NAME: out1.ctypes.data}
-    bindings = [bindings[n] for n in runner.io_names]
+    addresses = {INPUT_NAME: x1.ctypes.data, OUTPUT_NAME: out1.ctypes.data}
+    bindings = [addresses[n] for n in runner.io_names]
     lat_trt = median_latency_ms(lambda: runner.context.execute_v2(bindings), warmup=50, runs=runs)
     t1 = torch.from_numpy(x1)
     with torch.inference_mode():

@@ -35,7 +35,8 @@ if EXAMPLES not in sys.path:
 import demo_common as common  # noqa: E402
 from demo_common import available_cpus, median_latency_ms, predict_batched  # noqa: E402
 
-trt = common.import_trtlite()
+common.import_trtlite()  # this checkout's trtlite, when none is installed
+import trtlite as trt  # noqa: E402
 addernet = common.load_example("addernet")
 
 INPUT_NAME = "data"
