@@ -1,5 +1,6 @@
 # trtlite -- make demo | make test | make build | make asan | make bench | make format | make clean
 #            make tsan | make fuzz | make fuzz-smoke | make check-all  (docs/TESTING.md)
+#            make stubs | make clang-check | make wheel-check | make docs  (docs/user_guide.md)
 #
 # `make demo` and `make test` work on a fresh Debian machine: they install what they need
 # (Debian's libopenblas-dev and dataset-fashion-mnist; numpy, pytest, torch==2.13.0 CPU, onnx,
@@ -178,6 +179,14 @@ check-all: test asan fuzz
 stubs: build
 	$(PY) tools/gen_stubs.py
 
+# Generated documents: the API reference (from docstrings and stubs: run `make stubs` first), the built-in plugin
+# table and the ONNX operator table.  tests/test_docs_examples.py and tests/test_onnx_backend.py check they are current.
+.PHONY: docs
+docs: build
+	$(PY) tools/gen_api_doc.py
+	$(PY) tools/gen_plugin_doc.py
+	$(PY) tools/gen_onnx_ops_doc.py
+
 # clang-format (style in .clang-format) over the C files changed since HEAD, or over FILES="a.c b.h".
 # Not the whole tree by default: its messages are hand-wrapped, and reformatting everything would
 # bury real changes in a diff of line breaks.
@@ -208,6 +217,15 @@ build/clang/obj/%.o: csrc/%.c $(HDRS) | $(STAMP)/apt-clang
 clang-check: deps-fuzz
 	@$(MAKE) --no-print-directory -j2 $(CLANG_OBJ)
 	@echo "clang-check: $(words $(CLANG_OBJ)) files compile with clang -Werror"
+
+# ---- wheel ---------------------------------------------------------------------------------
+# `pip wheel .` then `auditwheel show` on the wheel (docs/user_guide.md, "Installing", says what it reports and
+# why the wheel stays linux_x86_64).  Not part of `make test`: it compiles everything again, serially (minutes).
+.PHONY: wheel-check
+wheel-check: deps $(STAMP)/pip-typing
+	rm -rf build/wheel && mkdir -p build/wheel
+	$(PY) -m pip wheel --no-deps --no-build-isolation -w build/wheel .
+	$(PY) -m auditwheel show build/wheel/trtlite-*.whl
 
 # ---- fuzzing (tests/fuzz/, docs/TESTING.md) -------------------------------------------------
 # The plan reader under libFuzzer: the core compiled by clang with ASan+UBSan and libFuzzer's
