@@ -372,8 +372,18 @@ def init_stub() -> str:
             imports.setdefault("._C", []).append(n)
         elif isinstance(o, type) or inspect.isfunction(o):
             mod = o.__module__
-            if mod == "trtlite":
+            if mod == "trtlite" and isinstance(o, type):
                 own.append((n, o))
+            elif mod == "trtlite":  # a function of trtlite/__init__.py itself
+                sig = inspect.signature(o)
+                star = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+                ps = [f"{star.get(v.kind, '')}{p}: "
+                      f"{_annotation(v.annotation) if v.annotation is not inspect.Parameter.empty else 'Any'}"
+                      + (" = ..." if v.default is not inspect.Parameter.empty else "")
+                      for p, v in sig.parameters.items()]
+                ret = sig.return_annotation
+                values.append(f"def {n}({', '.join(ps)}) -> "
+                              f"{'Any' if ret is inspect.Signature.empty else _annotation(ret)}: ...")
             elif mod.startswith("trtlite.") and getattr(sys.modules[mod], n, None) is o:
                 imports.setdefault("." + mod.split(".", 1)[1], []).append(n)
             else:
