@@ -204,12 +204,21 @@ clean:
 # Every C file, bindings included, compiled by clang with the flags setup.py gives the extension (warnings are
 # errors) into build/clang/obj; objects only, nothing is linked or run (the suite runs the gcc build; the fuzzers
 # run a clang build of the core).  Part of `make test`; incremental.
-CLANG_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE -fPIC \
-                -fvisibility=hidden -DNDEBUG
+# Python's own CFLAGS come first, as setuptools passes them (e.g. -Wsign-compare -fwrapv -O3).
+PY_CFLAGS    := $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("CFLAGS") or "")')
+CLANG_CFLAGS := $(PY_CFLAGS) -fPIC -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -fvisibility=hidden \
+                -Wno-missing-field-initializers -DNDEBUG
 PY_INC       := -I$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 CLANG_OBJ    := $(patsubst csrc/%.c,build/clang/obj/%.o,$(PY_SRC))
 
-build/clang/obj/%.o: csrc/%.c $(HDRS) | $(STAMP)/apt-clang
+# Rewritten only when the flags change, so that a change of flags recompiles everything.
+build/clang/flags: FORCE
+	@mkdir -p build/clang
+	@echo '$(CLANG_CFLAGS)' | cmp -s - $@ || echo '$(CLANG_CFLAGS)' > $@
+.PHONY: FORCE
+FORCE:
+
+build/clang/obj/%.o: csrc/%.c $(HDRS) build/clang/flags | $(STAMP)/apt-clang
 	@mkdir -p $(dir $@)
 	@clang $(CLANG_CFLAGS) $(INC) $(PY_INC) -c $< -o $@
 
