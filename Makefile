@@ -1,5 +1,6 @@
 # trtlite -- make demo | make test | make build | make asan | make bench | make format | make clean
 #            make tsan | make fuzz | make fuzz-smoke | make check-all  (docs/TESTING.md)
+#            make stubs | make clang-check | make wheel-check | make docs  (docs/user_guide.md)
 #
 # `make demo` and `make test` work on a fresh Debian machine: they install what they need
 # (Debian's libopenblas-dev and dataset-fashion-mnist; numpy, pytest, torch==2.13.0 CPU, onnx,
@@ -42,6 +43,12 @@ $(STAMP)/pip-core:
 	$(PY) -m pip install -q numpy pytest setuptools wheel
 	@touch $@
 
+# The stubs' and examples' type checks (mypy --strict, stubtest: tests/test_typing.py) and the wheel check
+# (auditwheel show: tests/test_packaging.py).
+$(STAMP)/pip-typing: $(STAMP)/pip-core
+	$(PY) -m pip install -q "mypy==2.4.1" auditwheel
+	@touch $@
+
 # torch is pinned: the CPU build comes from a local wheel; unpinned it would pull CUDA packages.
 $(STAMP)/pip-test: $(STAMP)/pip-core
 	$(PY) -m pip install -q "torch==2.13.0" onnx onnxruntime
@@ -66,7 +73,7 @@ $(STAMP)/pip-fuzz: $(STAMP)/pip-core
 
 deps: $(STAMP)/apt-blas $(STAMP)/pip-core
 deps-fuzz: $(STAMP)/apt-clang $(STAMP)/pip-fuzz
-deps-test: deps $(STAMP)/pip-test $(STAMP)/apt-data deps-fuzz
+deps-test: deps $(STAMP)/pip-test $(STAMP)/pip-typing $(STAMP)/apt-data deps-fuzz
 deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
 
 # ---- build ---------------------------------------------------------------------------------
@@ -92,7 +99,7 @@ build/plugins/libscaled_tanh_plugin.so: examples/plugins/scaled_tanh_plugin.c cs
 # ---- test / demo / bench -------------------------------------------------------------------
 # tests/test_fuzz_smoke.py runs both fuzzers for 45 s each; the threading tests then run again under TSan,
 # which takes about a minute and a half (docs/TESTING.md: measured times; `make asan` does not fit CI's budget).
-test: deps-test build fuzz-build
+test: deps-test build fuzz-build clang-check
 	$(PY) -m pytest -q tests
 	@$(MAKE) --no-print-directory tsan
 
@@ -146,8 +153,7 @@ asan: deps-test
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
 
-# ThreadSanitizer: the bindings and core built with gcc -fsanitize=thread into build/tsan (clang 14
-# cannot compile csrc/core/cpu.c), the threading tests (every tests/*thread*.py) run against that build.
+# ThreadSanitizer: the bindings and core built with gcc -fsanitize=thread into build/tsan, the threading tests (every tests/*thread*.py) run against that build.
 # tests/tsan.supp suppresses only reports inside CPython's and numpy's own uninstrumented code; each entry
 # says why.  Any report fails the run (halt_on_error).  The interpreter is started by its real path:
 # a wrapper script (pyenv's shim) crashes with the TSan runtime preloaded into its shell.  OpenBLAS runs
@@ -169,9 +175,17 @@ tsan: deps-test
 # measured times that keep `asan` and `fuzz` out of it.
 check-all: test asan fuzz
 
-# Type stubs of the extension (trtlite/_C.pyi) from the bindings' signature docstrings.
+# Type stubs (trtlite/_C.pyi, trtlite/__init__.pyi) from the bindings, sample objects and tools/stub_hints.py.
 stubs: build
 	$(PY) tools/gen_stubs.py
+
+# Generated documents: the API reference (from docstrings and stubs: run `make stubs` first), the built-in plugin
+# table and the ONNX operator table.  tests/test_docs_examples.py and tests/test_onnx_backend.py check they are current.
+.PHONY: docs
+docs: build
+	$(PY) tools/gen_api_doc.py
+	$(PY) tools/gen_plugin_doc.py
+	$(PY) tools/gen_onnx_ops_doc.py
 
 # clang-format (style in .clang-format) over the C files changed since HEAD, or over FILES="a.c b.h".
 # Not the whole tree by default: its messages are hand-wrapped, and reformatting everything would
@@ -186,6 +200,42 @@ clean:
 	rm -rf build trtlite/_C*.so .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
+# ---- clang build (`pip install .` with CC=clang) ----------------------------------------------
+# Every C file, bindings included, compiled by clang with the flags setup.py gives the extension (warnings are
+# errors) into build/clang/obj; objects only, nothing is linked or run (the suite runs the gcc build; the fuzzers
+# run a clang build of the core).  Part of `make test`; incremental.
+# Python's own CFLAGS come first, as setuptools passes them (e.g. -Wsign-compare -fwrapv -O3).
+PY_CFLAGS    := $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("CFLAGS") or "")')
+CLANG_CFLAGS := $(PY_CFLAGS) -fPIC -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -fvisibility=hidden \
+                -Wno-missing-field-initializers -DNDEBUG
+PY_INC       := -I$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+CLANG_OBJ    := $(patsubst csrc/%.c,build/clang/obj/%.o,$(PY_SRC))
+
+# Rewritten only when the flags change, so that a change of flags recompiles everything.
+build/clang/flags: FORCE
+	@mkdir -p build/clang
+	@echo '$(CLANG_CFLAGS)' | cmp -s - $@ || echo '$(CLANG_CFLAGS)' > $@
+.PHONY: FORCE
+FORCE:
+
+build/clang/obj/%.o: csrc/%.c $(HDRS) build/clang/flags | $(STAMP)/apt-clang
+	@mkdir -p $(dir $@)
+	@clang $(CLANG_CFLAGS) $(INC) $(PY_INC) -c $< -o $@
+
+.PHONY: clang-check
+clang-check: deps-fuzz
+	@$(MAKE) --no-print-directory -j2 $(CLANG_OBJ)
+	@echo "clang-check: $(words $(CLANG_OBJ)) files compile with clang -Werror"
+
+# ---- wheel ---------------------------------------------------------------------------------
+# `pip wheel .` then `auditwheel show` on the wheel (docs/user_guide.md, "Installing", says what it reports and
+# why the wheel stays linux_x86_64).  Not part of `make test`: it compiles everything again, serially (minutes).
+.PHONY: wheel-check
+wheel-check: deps $(STAMP)/pip-typing
+	rm -rf build/wheel && mkdir -p build/wheel
+	$(PY) -m pip wheel --no-deps --no-build-isolation -w build/wheel .
+	$(PY) -m auditwheel show build/wheel/trtlite-*.whl
+
 # ---- fuzzing (tests/fuzz/, docs/TESTING.md) -------------------------------------------------
 # The plan reader under libFuzzer: the core compiled by clang with ASan+UBSan and libFuzzer's
 # coverage (fuzzer-no-link) into build/fuzz/obj, linked with the harness tests/fuzz/fuzz_plan.c.
@@ -199,12 +249,6 @@ FUZZ_TIME   ?= 1800
 build/fuzz/obj/%.o: csrc/%.c $(HDRS) | $(STAMP)/apt-clang
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(INC) -c $< -o $@
-
-# clang 14's __builtin_cpu_supports does not know "f16c": feature detection is compiled by gcc,
-# uninstrumented (it reads CPUID once; nothing there to fuzz).
-build/fuzz/obj/core/cpu.o: csrc/core/cpu.c $(HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC) -c $< -o $@
 
 build/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_OBJ) | $(STAMP)/apt-blas
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(INC) $< $(FUZZ_OBJ) -o $@ $(LIBS)

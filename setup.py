@@ -1,8 +1,13 @@
 """Build of trtlite's C core and CPython bindings (extension module trtlite._C)."""
 import glob
 import os
+import shlex
+import subprocess
+import sys
+import tempfile
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,4 +38,53 @@ class build_py_with_headers(build_py):
                 self.copy_file(h, os.path.join(dest, os.path.basename(h)))
 
 
-setup(ext_modules=[ext], cmdclass={"build_py": build_py_with_headers})
+OPENBLAS_HINT = ("install OpenBLAS's development files: apt-get install libopenblas-dev (Debian/Ubuntu), "
+                 "dnf install openblas-devel (Fedora), or point CFLAGS/LDFLAGS at an OpenBLAS with cblas.h")
+
+
+def openblas_problem(cc, header="cblas.h", library="openblas"):
+    """None when `cc` compiles and links a cblas_sgemm call against `library`, else a one-line message saying what
+    is missing and what to install.  The BLAS kernels (csrc/kernels/blas) are among the candidates the builder
+    times, and the optimized x86 kernels share their helpers: trtlite needs OpenBLAS rather than building without
+    it (docs/user_guide.md, "Installing")."""
+    prog = ("#include <%s>\nint main(void) { float a = 1, b = 1, c = 0; cblas_sgemm(CblasRowMajor, CblasNoTrans, "
+            "CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1); return c != 1; }\n" % header)
+    flags = [f for v in ("CPPFLAGS", "CFLAGS") for f in shlex.split(os.environ.get(v, ""))]
+    ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "blas_check.c")
+        with open(src, "w") as f:
+            f.write(prog)
+        obj = os.path.join(tmp, "blas_check.o")
+        try:
+            r = subprocess.run(cc + flags + ["-c", src, "-o", obj], capture_output=True, text=True)
+        except OSError as e:
+            return "trtlite: cannot run the C compiler %r (%s): install gcc or clang" % (" ".join(cc), e)
+        if r.returncode != 0:
+            return "trtlite: the C compiler finds no %s (OpenBLAS's CBLAS header); %s" % (header, OPENBLAS_HINT)
+        r = subprocess.run(cc + [obj, "-o", os.path.join(tmp, "blas_check")] + ldflags + ["-l" + library],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return "trtlite: the linker finds no lib%s; %s" % (library, OPENBLAS_HINT)
+    return None
+
+
+class build_ext_checked(build_ext):
+    """Checks for OpenBLAS first, so that a machine without it gets one line saying what to install instead of a
+    compiler error from deep inside the kernels."""
+
+    def build_extensions(self):
+        words = list(getattr(self.compiler, "compiler_so", None) or shlex.split(os.environ.get("CC", "cc")))
+        cc = []
+        for w in words:  # the compiler command ("gcc", "ccache clang"), without its flags
+            if w.startswith("-"):
+                break
+            cc.append(w)
+        problem = openblas_problem(cc or ["cc"])
+        if problem:
+            sys.exit(problem)
+        super().build_extensions()
+
+
+if __name__ == "__main__":
+    setup(ext_modules=[ext], cmdclass={"build_py": build_py_with_headers, "build_ext": build_ext_checked})

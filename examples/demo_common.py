@@ -21,39 +21,43 @@ import os
 import statistics
 import sys
 import time
+import types
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 EXAMPLES = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(EXAMPLES)
 if EXAMPLES not in sys.path:
     sys.path.insert(0, EXAMPLES)
 
-import fashion_mnist  # noqa: E402
+import fashion_mnist as fashion_mnist  # noqa: E402  (re-exported for the demos)
 
 
 # ----------------------------------------------------------------------------------------------
 # Loading
 # ----------------------------------------------------------------------------------------------
 
-def load_module(name, path):
+def load_module(name: str, path: str) -> types.ModuleType:
     """Import the file `path` as module `name` (examples/lenet and examples/addernet both have a model.py, so they
     cannot both be imported as "model").  A module already imported under `name` is returned as it is."""
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
 
 
-def load_example(which):
+def load_example(which: str) -> types.ModuleType:
     """examples/<which>/model.py ("lenet" or "addernet") as module "<which>_model"."""
     return load_module(which + "_model", os.path.join(EXAMPLES, which, "model.py"))
 
 
-def import_trtlite():
+def import_trtlite() -> types.ModuleType:
     """The trtlite package: the installed one, else the one built in place in this source checkout."""
     try:
         import trtlite
@@ -67,7 +71,7 @@ def import_trtlite():
 # Demos
 # ----------------------------------------------------------------------------------------------
 
-def available_cpus():
+def available_cpus() -> int:
     """CPUs this process may use (what trtlite's thread pool sizes itself to)."""
     try:
         return len(os.sched_getaffinity(0))
@@ -75,7 +79,7 @@ def available_cpus():
         return os.cpu_count() or 1
 
 
-def demo_arg_parser(description, model_label, weights, plan):
+def demo_arg_parser(description: str, model_label: str, weights: str, plan: str) -> argparse.ArgumentParser:
     """The options every demo has: --quick, --weights (default `weights`), --plan (default `plan`); the demo adds
     its own after these."""
     p = argparse.ArgumentParser(description=description)
@@ -85,7 +89,8 @@ def demo_arg_parser(description, model_label, weights, plan):
     return p
 
 
-def load_test_set_and_weights(which, weights_path, limit=None, train_if_missing=False):
+def load_test_set_and_weights(which: str, weights_path: str, limit: Optional[int] = None,
+                              train_if_missing: bool = False) -> tuple[npt.NDArray[Any], npt.NDArray[Any], Any]:
     """(x_test, y_test, weights) for examples/<which>: the first `limit` Fashion-MNIST test images (all with None)
     and the checkpoint at weights_path, read with the model module's load_weights.  A missing checkpoint is trained
     first with examples/<which>/train.py when train_if_missing, else the script exits saying how to train it; a
@@ -104,7 +109,7 @@ def load_test_set_and_weights(which, weights_path, limit=None, train_if_missing=
     return x_test, y_test, model.load_weights(weights_path)
 
 
-def load_engine(runtime, plan_path):
+def load_engine(runtime: Any, plan_path: str) -> Any:
     with open(plan_path, "rb") as f:
         engine = runtime.deserialize_cuda_engine(f.read())
     if engine is None:
@@ -112,7 +117,7 @@ def load_engine(runtime, plan_path):
     return engine
 
 
-def build_save_and_load(build, plan_path, logger):
+def build_save_and_load(build: Callable[[], Any], plan_path: str, logger: Any) -> tuple[Any, Any, float]:
     """Build, serialize to a file, and load back as a deployment would.
 
     build() returns the serialized engine (TensorRT 8+: build_serialized_network) or an engine to serialize
@@ -132,18 +137,20 @@ def build_save_and_load(build, plan_path, logger):
     return runtime, load_engine(runtime, plan_path), build_s
 
 
-def torch_predict(model, x):
+def torch_predict(model: Any, x: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """The PyTorch model's output for the float32 images x (numpy in, numpy out), without autograd."""
     import torch
     with torch.inference_mode():
-        return model(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
+        out: npt.NDArray[Any] = model(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy()
+        return out
 
 
-def predict_batched(fn, x, batch):
+def predict_batched(fn: Callable[[npt.NDArray[Any]], npt.NDArray[Any]], x: npt.NDArray[Any],
+                    batch: int) -> npt.NDArray[Any]:
     return np.concatenate([fn(x[i:i + batch]) for i in range(0, len(x), batch)])
 
 
-def median_latency_ms(fn, warmup, runs):
+def median_latency_ms(fn: Callable[[], Any], warmup: int, runs: int) -> float:
     for _ in range(warmup):
         fn()
     times = []
@@ -154,7 +161,8 @@ def median_latency_ms(fn, warmup, runs):
     return 1e3 * statistics.median(times)
 
 
-def compare_predictions(p_torch, p_trt, labels):
+def compare_predictions(p_torch: npt.NDArray[Any], p_trt: npt.NDArray[Any],
+                        labels: npt.NDArray[Any]) -> tuple[float, float, int, float]:
     """(PyTorch accuracy, trtlite accuracy, images where both predict the same class, max |probability diff|)."""
     acc_torch = float((p_torch.argmax(1) == labels).mean())
     acc_trt = float((p_trt.argmax(1) == labels).mean())
@@ -163,7 +171,8 @@ def compare_predictions(p_torch, p_trt, labels):
     return acc_torch, acc_trt, same_pred, max_diff
 
 
-def print_report(title, header, row, torch_cells, trt_cells, summary):
+def print_report(title: str, header: str, row: str, torch_cells: Sequence[Any], trt_cells: Sequence[Any],
+                 summary: str) -> None:
     """The demos' result table: a blank line, the title, the header line, a PyTorch row and a trtlite row
     (row % (engine label,) + cells), then the summary line."""
     import torch
@@ -179,7 +188,7 @@ def print_report(title, header, row, torch_cells, trt_cells, summary):
 # Training
 # ----------------------------------------------------------------------------------------------
 
-def add_training_args(p, epochs, lr):
+def add_training_args(p: argparse.ArgumentParser, epochs: int, lr: float) -> None:
     """--epochs, --batch-size, --lr, --seed, --threads with a training script's defaults."""
     p.add_argument("--epochs", type=int, default=epochs)
     p.add_argument("--batch-size", type=int, default=64)
@@ -188,7 +197,7 @@ def add_training_args(p, epochs, lr):
     p.add_argument("--threads", type=int, default=2)
 
 
-def exit_if_dataset_missing(fn, *args, **kwargs):
+def exit_if_dataset_missing(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """fn(*args, **kwargs); a missing Fashion-MNIST ends the script with the dataset module's message."""
     try:
         return fn(*args, **kwargs)
@@ -196,18 +205,18 @@ def exit_if_dataset_missing(fn, *args, **kwargs):
         sys.exit(str(e))
 
 
-def deterministic_torch(seed, threads):
+def deterministic_torch(seed: int, threads: int) -> np.random.RandomState:
     """Seeds PyTorch and makes it deterministic on `threads` threads; returns numpy's RandomState(seed), which orders
     the training data (a training run is then repeatable to the bit on the same machine)."""
     import torch
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
-    torch.utils.deterministic.fill_uninitialized_memory = False    # no NaN-filling of scratch buffers
+    torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]  # no NaN-filling
     return np.random.RandomState(seed)
 
 
-def evaluate(model, x, y, batch):
+def evaluate(model: Any, x: npt.NDArray[Any], y: npt.NDArray[Any], batch: int) -> float:
     """Accuracy of model.logits on images x, labels y, in batches of `batch`; leaves the model in eval mode."""
     import torch
     model.eval()
@@ -219,8 +228,9 @@ def evaluate(model, x, y, batch):
     return correct / len(x)
 
 
-def fit(model, x_train, y_train, x_eval, y_eval, epochs, batch_size, lr, rng, log, eval_label, eval_batch,
-        log_every=0):
+def fit(model: Any, x_train: npt.NDArray[Any], y_train: npt.NDArray[Any], x_eval: npt.NDArray[Any],
+        y_eval: npt.NDArray[Any], epochs: int, batch_size: int, lr: float, rng: np.random.RandomState,
+        log: Callable[[str], Any], eval_label: str, eval_batch: int, log_every: int = 0) -> float:
     """Trains model.logits with cross-entropy: Adam, one-cycle learning rate peaking at lr, `epochs` passes over
     len(x_train) // batch_size batches in an order drawn from rng each epoch.  Every `log_every` steps (0: never)
     logs the running mean loss; after each epoch logs the epoch's mean loss and the accuracy on (x_eval, y_eval),
@@ -242,7 +252,7 @@ def fit(model, x_train, y_train, x_eval, y_eval, epochs, batch_size, lr, rng, lo
             idx = perm[s * batch_size:(s + 1) * batch_size]
             loss = F.cross_entropy(model.logits(xt[idx]), yt[idx])
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
             opt.step()
             sched.step()
             total += loss.item()

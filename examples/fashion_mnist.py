@@ -19,9 +19,11 @@ The directory can be overridden with the environment variable FASHION_MNIST_DIR.
 
 import gzip
 import os
+from typing import Optional
 import struct
 
 import numpy as np
+import numpy.typing as npt
 
 DEFAULT_DIR = "/usr/share/datasets/fashion-mnist"
 
@@ -44,11 +46,11 @@ class DatasetMissingError(FileNotFoundError):
     """Raised when the Fashion-MNIST files are not installed."""
 
 
-def data_dir():
+def data_dir() -> str:
     return os.environ.get("FASHION_MNIST_DIR", DEFAULT_DIR)
 
 
-def _paths(split):
+def _paths(split: str) -> tuple[str, ...]:
     if split in ("t10k", "val"):
         split = "test"
     if split not in _FILES:
@@ -57,12 +59,12 @@ def _paths(split):
     return tuple(os.path.join(d, f) for f in _FILES[split])
 
 
-def available(split="test"):
+def available(split: str = "test") -> bool:
     """True if the files of ``split`` are present."""
     return all(os.path.isfile(p) for p in _paths(split))
 
 
-def _check(path):
+def _check(path: str) -> None:
     if not os.path.isfile(path):
         raise DatasetMissingError(
             "Fashion-MNIST file not found: %s\n"
@@ -70,7 +72,7 @@ def _check(path):
             "(or point FASHION_MNIST_DIR at a directory holding the four *-ubyte.gz files)" % path)
 
 
-def _read_idx(path):
+def _read_idx(path: str) -> npt.NDArray[np.uint8]:
     """Parse an idx file (optionally gzip-compressed) into a numpy array."""
     _check(path)
     opener = gzip.open if path.endswith(".gz") else open
@@ -89,7 +91,7 @@ def _read_idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=offset).reshape(dims)
 
 
-def normalize(images_u8):
+def normalize(images_u8: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     """uint8 (N, 28, 28) or (N, 1, 28, 28) -> float32 (N, 1, 28, 28), normalized."""
     x = np.asarray(images_u8, dtype=np.float32)
     if x.ndim == 3:
@@ -98,7 +100,7 @@ def normalize(images_u8):
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-def load_raw(split="test"):
+def load_raw(split: str = "test") -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
     """Return (uint8 images (N, 28, 28), uint8 labels (N,))."""
     img_path, lbl_path = _paths(split)
     images = _read_idx(img_path)
@@ -108,7 +110,7 @@ def load_raw(split="test"):
     return images, labels
 
 
-def load(split="test", limit=None):
+def load(split: str = "test", limit: Optional[int] = None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
     """Return (float32 images (N, 1, 28, 28), int64 labels (N,)).
 
     ``limit`` keeps only the first ``limit`` samples (the files are in a fixed order).

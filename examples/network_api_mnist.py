@@ -17,8 +17,10 @@ The script is written against the TensorRT 8/10 Python API (``import trtlite as 
 
 import os
 import sys
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -27,7 +29,8 @@ if HERE not in sys.path:
 import demo_common as common  # noqa: E402
 from demo_common import available_cpus, median_latency_ms, predict_batched  # noqa: E402
 
-trt = common.import_trtlite()
+common.import_trtlite()  # this checkout's trtlite, when none is installed
+import trtlite as trt  # noqa: E402
 lenet = common.load_example("lenet")
 
 INPUT_NAME = "data"
@@ -44,7 +47,8 @@ TRT_LOGGER = trt.Logger(trt.Logger.WARNING)
 # Network definition
 # ----------------------------------------------------------------------------------------------
 
-def add_fully_connected(network, x, weight, bias):
+def add_fully_connected(network: trt.INetworkDefinition, x: trt.ITensor, weight: npt.NDArray[np.float32],
+                        bias: npt.NDArray[np.float32]) -> trt.ITensor:
     """y = flatten(x) @ weight.T + bias, built from shuffle, constant, matrix multiply and elementwise.
 
     x: (N, ...) tensor; weight: (n_out, k) array with k = product of x's non-batch dims; bias: (n_out,).
@@ -66,7 +70,8 @@ def add_fully_connected(network, x, weight, bias):
     return add_bias.get_output(0)
 
 
-def populate_network(network, weights, batch=-1):
+def populate_network(network: trt.INetworkDefinition, weights: Mapping[str, npt.NDArray[np.float32]],
+                     batch: int = -1) -> None:
     """Add LeNet's layers to an explicit-batch network. ``batch=-1`` makes the batch dimension dynamic."""
     data = network.add_input(name=INPUT_NAME, dtype=trt.float32, shape=(batch,) + INPUT_SHAPE)
 
@@ -95,7 +100,7 @@ def populate_network(network, weights, batch=-1):
     network.mark_output(tensor=softmax.get_output(0))
 
 
-def build_serialized_engine(weights, max_batch=MAX_BATCH):
+def build_serialized_engine(weights: Mapping[str, npt.NDArray[np.float32]], max_batch: int = MAX_BATCH) -> trt.IHostMemory:
     """Return the serialized engine (IHostMemory) for LeNet with a dynamic batch of 1..max_batch."""
     with trt.Builder(TRT_LOGGER) as builder, \
             builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)) as network, \
@@ -120,7 +125,7 @@ def build_serialized_engine(weights, max_batch=MAX_BATCH):
 class LeNetEngine:
     """Runs a LeNet engine on host (numpy) buffers."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: trt.ICudaEngine) -> None:
         self.engine = engine
         self.context = engine.create_execution_context()
         # Binding order of execute_v2 = I/O tensor order of the engine.
@@ -129,31 +134,31 @@ class LeNetEngine:
         assert modes[INPUT_NAME] == trt.TensorIOMode.INPUT and modes[OUTPUT_NAME] == trt.TensorIOMode.OUTPUT
         self.out_dims = tuple(engine.get_tensor_shape(OUTPUT_NAME))[1:]      # (10,); dim 0 is dynamic
 
-    def _prepare(self, x):
-        x = np.ascontiguousarray(x, dtype=np.float32)
-        self.context.set_input_shape(INPUT_NAME, x.shape)
-        out = np.empty((x.shape[0],) + self.out_dims, dtype=np.float32)
-        return x, out
+    def _prepare(self, x: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        xf = np.ascontiguousarray(x, dtype=np.float32)
+        self.context.set_input_shape(INPUT_NAME, xf.shape)
+        out = np.empty((xf.shape[0],) + self.out_dims, dtype=np.float32)
+        return xf, out
 
-    def run_v2(self, x):
+    def run_v2(self, x: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """execute_v2 with a list of host addresses, one per I/O tensor."""
-        x, out = self._prepare(x)
-        buffers = {INPUT_NAME: x, OUTPUT_NAME: out}
+        xf, out = self._prepare(x)
+        buffers = {INPUT_NAME: xf, OUTPUT_NAME: out}
         if not self.context.execute_v2([buffers[n].ctypes.data for n in self.io_names]):
             raise RuntimeError("execute_v2 failed")
         return out
 
-    def run_v3(self, x):
+    def run_v3(self, x: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """TensorRT 10 style: set_tensor_address per named tensor, then execute_async_v3 (stream 0)."""
-        x, out = self._prepare(x)
-        self.context.set_tensor_address(INPUT_NAME, x.ctypes.data)
+        xf, out = self._prepare(x)
+        self.context.set_tensor_address(INPUT_NAME, xf.ctypes.data)
         self.context.set_tensor_address(OUTPUT_NAME, out.ctypes.data)
         if not self.context.execute_async_v3(0):
             raise RuntimeError("execute_async_v3 failed")
         return out
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     p = common.demo_arg_parser("LeNet/Fashion-MNIST through trtlite's network API", "LeNet", lenet.CHECKPOINT,
                                DEFAULT_PLAN)
     p.add_argument("--batch", type=int, default=MAX_BATCH, help="batch size for the accuracy pass")
@@ -187,8 +192,8 @@ def main(argv=None):
     x1 = np.ascontiguousarray(x_test[:1])
     out1 = np.empty((1, NUM_CLASSES), dtype=np.float32)
     runner.context.set_input_shape(INPUT_NAME, x1.shape)
-    bindings = {INPUT_NAME: x1.ctypes.data, OUTPUT_NAME: out1.ctypes.data}
-    bindings = [bindings[n] for n in runner.io_names]
+    addresses = {INPUT_NAME: x1.ctypes.data, OUTPUT_NAME: out1.ctypes.data}
+    bindings = [addresses[n] for n in runner.io_names]
     lat_trt = median_latency_ms(lambda: runner.context.execute_v2(bindings), warmup=50, runs=runs)
     t1 = torch.from_numpy(x1)
     with torch.inference_mode():

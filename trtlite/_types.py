@@ -5,7 +5,7 @@ import logging
 import operator
 import sys
 import time
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, TypeAlias
 
 import numpy as np
 
@@ -148,7 +148,7 @@ class ILogger:
     trtlite calls ``log`` for every message (builder optimizations at INFO/VERBOSE, errors at ERROR).
     """
 
-    Severity = Severity
+    Severity: TypeAlias = Severity  # a type too: `def log(self, severity: trt.ILogger.Severity, msg: str)`
     INTERNAL_ERROR = Severity.INTERNAL_ERROR
     ERROR = Severity.ERROR
     WARNING = Severity.WARNING

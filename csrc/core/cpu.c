@@ -4,37 +4,74 @@
 
 #include "core/cpu.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 /* Bit 31 marks "detected"; the feature bits live below it. */
 #define DETECTED (1u << 31)
 
 static _Atomic uint32_t g_features;
 static _Atomic uint32_t g_mask = ~0u;
 
+#if defined(__x86_64__) || defined(__i386__)
+/* CPUID leaf/subleaf -> eax, ebx, ecx, edx (zeros above the highest leaf the CPU reports). */
+static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    r[0] = r[1] = r[2] = r[3] = 0;
+    if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]))
+        r[0] = r[1] = r[2] = r[3] = 0;
+}
+
+/* XCR0: which register states the OS saves on a context switch (valid only when CPUID says OSXSAVE). */
+static uint64_t xgetbv0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+/* CPUID and XGETBV read directly (not __builtin_cpu_supports, whose feature names differ between gcc and clang:
+ * clang 14 rejects "f16c").  As libgcc does, the AVX family counts only when the OS saves the YMM registers
+ * (XCR0 bits 1-2), and AVX-512 only when it saves the opmask and ZMM registers too (bits 5-7). */
 static uint32_t detect(void)
 {
     uint32_t f = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    /* libgcc's checks include the OS's XSAVE state (XCR0) for the AVX and AVX-512 registers. */
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.1"))
+    uint32_t l1[4], l7[4], l71[4];
+    cpuid(0, 0, l1);
+    uint32_t max_leaf = l1[0];
+    cpuid(1, 0, l1);
+    if (max_leaf >= 7) {
+        cpuid(7, 0, l7);
+        cpuid(7, 1, l71);
+    } else {
+        l7[0] = l7[1] = l7[2] = l7[3] = 0;
+        l71[0] = l71[1] = l71[2] = l71[3] = 0;
+    }
+    const uint32_t ecx1 = l1[2], ebx7 = l7[1], ecx7 = l7[2], eax71 = l71[0];
+    uint64_t xcr0 = (ecx1 >> 27) & 1 ? xgetbv0() : 0; /* OSXSAVE */
+    const int ymm = (xcr0 & 0x6) == 0x6, zmm = ymm && (xcr0 & 0xe0) == 0xe0;
+    if ((ecx1 >> 19) & 1)
         f |= TRTL_CPU_SSE41;
-    if (__builtin_cpu_supports("avx"))
+    if (ymm && (ecx1 >> 28) & 1)
         f |= TRTL_CPU_AVX;
-    if (__builtin_cpu_supports("avx2"))
+    if (ymm && (ebx7 >> 5) & 1)
         f |= TRTL_CPU_AVX2;
-    if (__builtin_cpu_supports("fma"))
+    if (ymm && (ecx1 >> 12) & 1)
         f |= TRTL_CPU_FMA;
-    if (__builtin_cpu_supports("f16c"))
+    if (ymm && (ecx1 >> 29) & 1)
         f |= TRTL_CPU_F16C;
-    if (__builtin_cpu_supports("avx512f"))
+    if (zmm && (ebx7 >> 16) & 1)
         f |= TRTL_CPU_AVX512F;
-    if (__builtin_cpu_supports("avx512bw"))
+    if (zmm && (ebx7 >> 30) & 1)
         f |= TRTL_CPU_AVX512BW;
-    if (__builtin_cpu_supports("avx512vnni"))
+    if (zmm && (ecx7 >> 11) & 1)
         f |= TRTL_CPU_AVX512VNNI;
-    if (__builtin_cpu_supports("avx512bf16"))
+    if (zmm && (eax71 >> 5) & 1)
         f |= TRTL_CPU_AVX512BF16;
-    if (__builtin_cpu_supports("avxvnni"))
+    if (ymm && (eax71 >> 4) & 1)
         f |= TRTL_CPU_AVXVNNI;
 #endif
     const char *env = getenv("TRTL_CPU_MASK");

@@ -24,8 +24,10 @@ import os
 import re
 import sys
 import time
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.dirname(HERE)
@@ -35,7 +37,8 @@ if EXAMPLES not in sys.path:
 import demo_common as common  # noqa: E402
 from demo_common import available_cpus, median_latency_ms, predict_batched  # noqa: E402
 
-trt = common.import_trtlite()
+common.import_trtlite()  # this checkout's trtlite, when none is installed
+import trtlite as trt  # noqa: E402
 addernet = common.load_example("addernet")
 
 INPUT_NAME = "data"
@@ -56,12 +59,12 @@ class DemoLogger(trt.ILogger):
     _TAG = {trt.Logger.INTERNAL_ERROR: "F", trt.Logger.ERROR: "E", trt.Logger.WARNING: "W",
             trt.Logger.INFO: "I", trt.Logger.VERBOSE: "V"}
 
-    def __init__(self, min_severity=trt.Logger.WARNING):
+    def __init__(self, min_severity: trt.Severity = trt.Logger.WARNING) -> None:
         super().__init__()
         self.min_severity = min_severity
-        self._seen = set()
+        self._seen: set[str] = set()
 
-    def log(self, severity, msg):
+    def log(self, severity: trt.Severity, msg: str) -> None:
         if int(severity) > int(self.min_severity):
             return
         key = re.sub(r"\(layer '[^']*'\)", "(layer ...)", msg)
@@ -79,7 +82,7 @@ TRT_LOGGER = DemoLogger(trt.Logger.WARNING)
 # Network definition
 # ----------------------------------------------------------------------------------------------
 
-def get_adder_creator():
+def get_adder_creator() -> trt.IPluginCreator:
     """The Adder2d_TRT creator of the plugin registry (register the built-ins first)."""
     for creator in trt.get_plugin_registry().plugin_creator_list:
         if creator.name == "Adder2d_TRT":
@@ -87,7 +90,8 @@ def get_adder_creator():
     raise RuntimeError("Adder2d_TRT is not registered: call trt.init_libnvinfer_plugins(logger, '') first")
 
 
-def add_adder2d(network, input, weight, stride=1, padding=0, name="adder"):
+def add_adder2d(network: trt.INetworkDefinition, input: trt.ITensor, weight: npt.NDArray[np.float32], stride: int = 1,
+                padding: int = 0, name: str = "adder") -> trt.IPluginV2Layer:
     """Add an adder layer (Adder2d_TRT plugin) for a (F, C, k, k) weight; returns the plugin layer.
 
     input is an implicit-batch (C, H, W) tensor.  nInputHeight / nInputWidth are passed as older AdderNet
@@ -113,7 +117,8 @@ def add_adder2d(network, input, weight, stride=1, padding=0, name="adder"):
     return layer
 
 
-def add_batch_norm(network, input, weights, prefix):
+def add_batch_norm(network: trt.INetworkDefinition, input: trt.ITensor, weights: Mapping[str, npt.NDArray[np.float32]],
+                   prefix: str) -> trt.IScaleLayer:
     """Inference BatchNorm as a per-channel scale layer: y = x * scale + shift (power 1)."""
     scale, shift = addernet.bn_as_scale(weights, prefix)
     power = np.ones_like(scale)
@@ -122,14 +127,14 @@ def add_batch_norm(network, input, weights, prefix):
     return layer
 
 
-def add_max_pool(network, input, name):
+def add_max_pool(network: trt.INetworkDefinition, input: trt.ITensor, name: str) -> trt.IPoolingLayer:
     layer = network.add_pooling(input=input, type=trt.PoolingType.MAX, window_size=(2, 2))
     layer.stride = (2, 2)
     layer.name = name
     return layer
 
 
-def populate_network(network, weights):
+def populate_network(network: trt.INetworkDefinition, weights: Mapping[str, npt.NDArray[np.float32]]) -> None:
     """Add AdderNetMnist's layers to an implicit-batch network (input "data" (1, 28, 28), output "prob")."""
     data = network.add_input(name=INPUT_NAME, dtype=trt.float32, shape=INPUT_SHAPE)
 
@@ -152,7 +157,7 @@ def populate_network(network, weights):
     network.mark_output(tensor=softmax.get_output(0))
 
 
-def build_engine(weights, max_batch=MAX_BATCH):
+def build_engine(weights: Mapping[str, npt.NDArray[np.float32]], max_batch: int = MAX_BATCH) -> trt.ICudaEngine:
     """TensorRT 7 build: implicit-batch network, builder.max_batch_size, build_cuda_engine."""
     with trt.Builder(TRT_LOGGER) as builder, builder.create_network() as network:
         builder.max_batch_size = max_batch
@@ -171,7 +176,7 @@ def build_engine(weights, max_batch=MAX_BATCH):
 class AdderNetEngine:
     """Runs an implicit-batch AdderNet engine on host (numpy) buffers with context.execute."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: trt.ICudaEngine) -> None:
         self.engine = engine
         self.context = engine.create_execution_context()
         self.input_index = engine.get_binding_index(INPUT_NAME)
@@ -180,7 +185,7 @@ class AdderNetEngine:
         self.out_shape = tuple(engine.get_binding_shape(self.output_index))        # (10, 1, 1)
         self.max_batch_size = engine.max_batch_size
 
-    def buffers(self, batch_size):
+    def buffers(self, batch_size: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], list[int]]:
         """Preallocated input/output arrays and the bindings list (host addresses in binding order)."""
         x = np.zeros((batch_size,) + INPUT_SHAPE, dtype=np.float32)
         out = np.empty((batch_size,) + self.out_shape, dtype=np.float32)
@@ -189,7 +194,7 @@ class AdderNetEngine:
         bindings[self.output_index] = out.ctypes.data
         return x, out, bindings
 
-    def infer(self, x):
+    def infer(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Class probabilities (N, 10) for images x (N, 1, 28, 28), N <= max_batch_size."""
         n = len(x)
         if n > self.max_batch_size:
@@ -201,7 +206,7 @@ class AdderNetEngine:
         return out.reshape(n, NUM_CLASSES)
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     p = common.demo_arg_parser("AdderNet/Fashion-MNIST through trtlite (TensorRT 7 API, Adder2d_TRT)", "AdderNet",
                                addernet.CHECKPOINT, DEFAULT_PLAN)
     p.add_argument("--limit", type=int, default=None, help="evaluate on the first N test images")

@@ -34,8 +34,10 @@ plus bn_eps (1,) -- the BatchNorm epsilon.
 
 import math
 import os
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -51,11 +53,11 @@ BN_EPS = 1e-5
 _CHUNK_ELEMS = 1 << 20
 
 
-def _pair(v):
+def _pair(v: int | Sequence[int]) -> tuple[int, ...]:
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
-def _chunks(cols, w2d):
+def _chunks(cols: torch.Tensor, w2d: torch.Tensor) -> Any:
     """Yield (n0, n1, f0, f1, scratch) over blocks of the (N, F, D, L) difference tensor.
 
     scratch is a view of one reused buffer of shape (n1 - n0, f1 - f0, D, L).
@@ -73,7 +75,7 @@ def _chunks(cols, w2d):
             yield n0, n1, f0, f1, buf[:n1 - n0, :f1 - f0]
 
 
-def adder_unfolded(cols, w2d):
+def adder_unfolded(cols: torch.Tensor, w2d: torch.Tensor) -> torch.Tensor:
     """-L1 distance between columns and filters.
 
     cols: (N, D, L) unfolded input (D = C*kh*kw, L = output positions); w2d: (F, D).
@@ -91,13 +93,13 @@ class _AdderFullPrecisionGrad(torch.autograd.Function):
     """out = adder_unfolded(cols, w2d) with AdderNet's full-precision backward."""
 
     @staticmethod
-    def forward(ctx, cols, w2d):
+    def forward(ctx: Any, cols: torch.Tensor, w2d: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(cols, w2d)
         with torch.no_grad():
             return adder_unfolded(cols, w2d)
 
     @staticmethod
-    def backward(ctx, grad_out):                                   # grad_out: (N, F, L)
+    def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:  # grad_out: (N, F, L)
         cols, w2d = ctx.saved_tensors
         cols = cols.contiguous()
         grad_out = grad_out.contiguous()
@@ -119,13 +121,13 @@ class _AdderSignGrad(torch.autograd.Function):
     """out = adder_unfolded(cols, w2d) with the exact (sign) gradients of -|x - w|."""
 
     @staticmethod
-    def forward(ctx, cols, w2d):
+    def forward(ctx: Any, cols: torch.Tensor, w2d: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(cols, w2d)
         with torch.no_grad():
             return adder_unfolded(cols, w2d)
 
     @staticmethod
-    def backward(ctx, grad_out):
+    def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         cols, w2d = ctx.saved_tensors
         cols = cols.contiguous()
         grad_out = grad_out.contiguous()
@@ -141,7 +143,8 @@ class _AdderSignGrad(torch.autograd.Function):
         return grad_cols, grad_w
 
 
-def adder2d(x, weight, stride=1, padding=0, full_precision_grad=True):
+def adder2d(x: torch.Tensor, weight: torch.Tensor, stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+            full_precision_grad: bool = True) -> torch.Tensor:
     """Functional adder layer. x: (N, C, H, W); weight: (F, C, kh, kw). Returns (N, F, Ho, Wo)."""
     n, c, h, w_in = x.shape
     f, cw, kh, kw = weight.shape
@@ -153,14 +156,15 @@ def adder2d(x, weight, stride=1, padding=0, full_precision_grad=True):
     wo = (w_in + 2 * pw - kw) // sw + 1
     cols = F.unfold(x, (kh, kw), padding=(ph, pw), stride=(sh, sw))     # zero padding -> |0 - w| counted
     fn = _AdderFullPrecisionGrad if full_precision_grad else _AdderSignGrad
-    out = fn.apply(cols, weight.reshape(f, -1))
+    out: torch.Tensor = fn.apply(cols, weight.reshape(f, -1))  # type: ignore[no-untyped-call]  # untyped in torch
     return out.view(n, f, ho, wo)
 
 
-def adder2d_reference(x, weight, stride=1, padding=0):
+def adder2d_reference(x_in: npt.ArrayLike, weight_in: npt.ArrayLike, stride: int | Sequence[int] = 1,
+                      padding: int | Sequence[int] = 0) -> npt.NDArray[np.float64]:
     """Slow, direct transcription of the formula (numpy, float64) for checking implementations."""
-    x = np.asarray(x, dtype=np.float64)
-    weight = np.asarray(weight, dtype=np.float64)
+    x = np.asarray(x_in, dtype=np.float64)
+    weight = np.asarray(weight_in, dtype=np.float64)
     sh, sw = _pair(stride)
     ph, pw = _pair(padding)
     n, c, h, w_in = x.shape
@@ -180,7 +184,9 @@ def adder2d_reference(x, weight, stride=1, padding=0):
 class Adder2d(nn.Module):
     """Adder layer: Y = -sum |X - W| over each (zero-padded) window. No bias."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, full_precision_grad=True):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
+                 stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+                 full_precision_grad: bool = True) -> None:
         super().__init__()
         self.in_channels = in_channels
         self.out_channels = out_channels
@@ -191,20 +197,20 @@ class Adder2d(nn.Module):
         self.weight = nn.Parameter(torch.empty(out_channels, in_channels, *self.kernel_size))
         self.reset_parameters()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         fan_in = self.in_channels * self.kernel_size[0] * self.kernel_size[1]
         nn.init.normal_(self.weight, 0.0, math.sqrt(2.0 / fan_in))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return adder2d(x, self.weight, self.stride, self.padding, self.full_precision_grad)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return "%d, %d, kernel_size=%s, stride=%s, padding=%s" % (
             self.in_channels, self.out_channels, self.kernel_size, self.stride, self.padding)
 
 
 class AdderNetMnist(nn.Module):
-    def __init__(self, full_precision_grad=True):
+    def __init__(self, full_precision_grad: bool = True) -> None:
         super().__init__()
         self.adder1 = Adder2d(1, 20, 5, full_precision_grad=full_precision_grad)
         self.bn1 = nn.BatchNorm2d(20, eps=BN_EPS)
@@ -213,14 +219,15 @@ class AdderNetMnist(nn.Module):
         self.fc1 = nn.Linear(800, 500)
         self.fc2 = nn.Linear(500, 10)
 
-    def logits(self, x):
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
         x = F.max_pool2d(self.bn1(self.adder1(x)), kernel_size=2, stride=2)     # 20 x 12 x 12
         x = F.max_pool2d(self.bn2(self.adder2(x)), kernel_size=2, stride=2)     # 50 x 4 x 4
         x = torch.flatten(x, 1)
         x = F.relu(self.fc1(x))
-        return self.fc2(x)
+        out: torch.Tensor = self.fc2(x)
+        return out
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Class probabilities (softmax over dim 1)."""
         return F.softmax(self.logits(x), dim=1)
 
@@ -235,18 +242,19 @@ PARAM_SHAPES = {
 }
 
 
-def state_to_numpy(model):
+def state_to_numpy(model: "AdderNetMnist") -> dict[str, npt.NDArray[np.float32]]:
     sd = model.state_dict()
     out = {k: np.ascontiguousarray(sd[k].detach().cpu().numpy(), dtype=np.float32) for k in PARAM_SHAPES}
     out["bn_eps"] = np.array([model.bn1.eps], dtype=np.float32)
     return out
 
 
-def save_npz(model, path=CHECKPOINT):
-    np.savez_compressed(path, **state_to_numpy(model))
+def save_npz(model: "AdderNetMnist", path: str = CHECKPOINT) -> None:
+    arrays: dict[str, Any] = dict(state_to_numpy(model))  # numpy's stub types **kwds loosely
+    np.savez_compressed(path, **arrays)
 
 
-def load_weights(path=CHECKPOINT):
+def load_weights(path: str = CHECKPOINT) -> dict[str, npt.NDArray[np.float32]]:
     """Read a checkpoint into {name: float32 ndarray}, checking names and shapes."""
     with np.load(path) as f:
         weights = {k: np.ascontiguousarray(f[k], dtype=np.float32) for k in f.files}
@@ -259,22 +267,23 @@ def load_weights(path=CHECKPOINT):
     return weights
 
 
-def _bn_eps(weights):
+def _bn_eps(weights: Mapping[str, npt.NDArray[Any]]) -> float:
     return float(np.ravel(weights.get("bn_eps", BN_EPS))[0])
 
 
-def model_from_weights(weights):
+def model_from_weights(weights: Mapping[str, npt.NDArray[Any]]) -> "AdderNetMnist":
     model = AdderNetMnist()
     model.load_state_dict({k: torch.from_numpy(np.array(weights[k])) for k in PARAM_SHAPES}, strict=False)
     model.bn1.eps = model.bn2.eps = _bn_eps(weights)
     return model.eval()
 
 
-def load_model(path=CHECKPOINT):
+def load_model(path: str = CHECKPOINT) -> "AdderNetMnist":
     return model_from_weights(load_weights(path))
 
 
-def bn_as_scale(weights, prefix):
+def bn_as_scale(weights: Mapping[str, npt.NDArray[Any]],
+                prefix: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """Fold an inference BatchNorm into y = x * scale + shift (per channel): returns (scale, shift)."""
     eps = _bn_eps(weights)
     scale = weights[prefix + ".weight"] / np.sqrt(weights[prefix + ".running_var"] + eps)

@@ -10,6 +10,7 @@ subset for a quicker checkpoint.
 """
 
 import argparse
+from typing import Any, Callable
 import os
 import sys
 import time
@@ -29,8 +30,9 @@ CHECKPOINT, AdderNetMnist, save_npz = _model.CHECKPOINT, _model.AdderNetMnist, _
 EVAL_BATCH = 500
 
 
-def train(train_size=0, epochs=4, batch_size=64, lr=2e-3, seed=1234, threads=2,
-          full_precision_grad=True, out=CHECKPOINT, log=print):
+def train(train_size: int = 0, epochs: int = 4, batch_size: int = 64, lr: float = 2e-3, seed: int = 1234,
+          threads: int = 2, full_precision_grad: bool = True, out: str = CHECKPOINT,
+          log: Callable[[str], Any] = print) -> tuple[Any, float]:
     rng = common.deterministic_torch(seed, threads)
 
     x_train, y_train = fashion_mnist.load("train")
@@ -52,7 +54,7 @@ def train(train_size=0, epochs=4, batch_size=64, lr=2e-3, seed=1234, threads=2,
     return model, acc
 
 
-def main():
+def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--train-size", type=int, default=0, help="training images used (0: all 60000)")
     common.add_training_args(p, epochs=4, lr=2e-3)

@@ -5,6 +5,7 @@ examples/lenet/lenet_fashion_mnist.npz.
 """
 
 import argparse
+from typing import Any, Callable
 import os
 import sys
 
@@ -21,7 +22,8 @@ CHECKPOINT, LeNet, save_npz = _model.CHECKPOINT, _model.LeNet, _model.save_npz
 EVAL_BATCH = 1000
 
 
-def train(epochs=6, batch_size=64, lr=1e-3, seed=1234, threads=2, out=CHECKPOINT, log=print):
+def train(epochs: int = 6, batch_size: int = 64, lr: float = 1e-3, seed: int = 1234, threads: int = 2,
+          out: str = CHECKPOINT, log: Callable[[str], Any] = print) -> tuple[Any, float]:
     rng = common.deterministic_torch(seed, threads)
 
     x_train, y_train = fashion_mnist.load("train")
@@ -38,7 +40,7 @@ def train(epochs=6, batch_size=64, lr=1e-3, seed=1234, threads=2, out=CHECKPOINT
     return model, acc
 
 
-def main():
+def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     common.add_training_args(p, epochs=6, lr=1e-3)
     p.add_argument("--out", default=CHECKPOINT)

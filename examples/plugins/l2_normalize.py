@@ -8,13 +8,22 @@
 TensorFlow exports tf.math.l2_normalize this way; the helper plugin supplies the two pieces
 TensorRT's layers lack (max with a scalar, reciprocal square root).
 """
+import os
+import sys
+
 import numpy as np
 
-import trtlite as trt
+try:
+    import trtlite as trt
+except ImportError:  # run from a source checkout where trtlite is built in place, not installed
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    import trtlite as trt
 
 
-def _helper(network, x, op_type, eps=1e-12):
+def _helper(network: trt.INetworkDefinition, x: trt.ITensor, op_type: int, eps: float = 1e-12) -> trt.ITensor:
     creator = trt.get_plugin_registry().get_plugin_creator("L2Norm_Helper_TRT", "1", "")
+    if creator is None:
+        raise RuntimeError("the built-in plugin L2Norm_Helper_TRT is not registered")
     fields = trt.PluginFieldCollection([
         trt.PluginField("op_type", np.array([op_type], np.int32), trt.PluginFieldType.INT32),
         trt.PluginField("eps", np.array([eps], np.float32), trt.PluginFieldType.FLOAT32)])
@@ -22,7 +31,7 @@ def _helper(network, x, op_type, eps=1e-12):
     return network.add_plugin_v2(inputs=[x], plugin=plugin).get_output(0)
 
 
-def l2_normalize(network, x, axes, eps=1e-12):
+def l2_normalize(network: trt.INetworkDefinition, x: trt.ITensor, axes: int, eps: float = 1e-12) -> trt.ITensor:
     """Adds layers computing x / sqrt(max(sum(x**2, axes), eps)); returns the output tensor.
 
     `axes` is a reduce bitmask (trt.ReduceOperation axes)."""

@@ -1,0 +1,35 @@
+/* py_builder_config.h -- trtlite.IBuilderConfig (py_builder_config.c), used by the builder (py_builder.c) and the
+ * timing-cache methods (py_timing_cache.c). */
+#ifndef TRTL_PYTHON_PY_BUILDER_CONFIG_H
+#define TRTL_PYTHON_PY_BUILDER_CONFIG_H
+
+#include "python/py_network.h"
+#include "python/py_config_device.h"
+#include "python/views.h" /* the config's repr and _repr_html_ */
+
+/* IBuilderConfig (py_builder_config.c; its timing-cache methods are py_timing_cache.c's). */
+typedef struct TrtlBuilderConfigObj {
+    PyObject_HEAD
+    trtl_builder_config *cfg;
+    PyObject *int8_calibrator;
+    PyObject *progress_monitor;
+    long profiling_verbosity;
+    int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
+} TrtlBuilderConfigObj;
+
+/* IOptimizationProfile (its type is py_builder.c's; add_optimization_profile reads the shapes). */
+typedef struct TrtlProfile {
+    PyObject_HEAD
+    PyObject *shapes; /* dict: input name -> (min, opt, max) tuples */
+} TrtlProfile;
+
+/* 0 if no build uses the config; otherwise StateError naming `what`, -1. */
+int trtl_py_config_idle(TrtlBuilderConfigObj *self, const char *what);
+
+/* A new config with the defaults (Builder.create_builder_config); NULL with an exception set. */
+PyObject *trtl_py_builder_config_new(trtl_py_state *st);
+
+/* Adds the IBuilderConfig type (st->ConfigType) and the module function builder_passes(). */
+int trtl_py_init_builder_config(PyObject *m, trtl_py_state *st);
+
+#endif
