@@ -434,8 +434,12 @@ class INetworkDefinition:
         """Zero padding of the last dims (negative crops)."""
     def add_parametric_relu(self, input: Any, slopes: Any) -> IParametricReLULayer:
         """Leaky ReLU with slopes from a tensor."""
+    def add_plugin(self, op: Any) -> IPluginV2Layer:
+        """Insert a trtlite.plugin (tensorrt.plugin) op: add_plugin(trtp.op.ns.name(inputs..., attrs...))."""
     def add_plugin_v2(self, inputs: Any, plugin: Any) -> IPluginV2Layer:
         """Insert a plugin layer."""
+    def add_plugin_v3(self, inputs: Any, shape_inputs: Any, plugin: Any) -> IPluginV2Layer:
+        """Insert a trt.IPluginV3 plugin layer (trtlite/plugins_dynamic.py)."""
     def add_pooling(self, input: Any, type: Any, window_size: Any) -> IPoolingLayer:
         """2-D pooling (TensorRT 7). Stride defaults to 1."""
     def add_pooling_nd(self, input: Any, type: Any, window_size: Any) -> IPoolingLayer:
@@ -547,7 +551,7 @@ class ITimingCache:
 
 class PluginCreator:
     """A registered plugin creator, as the registry returns it: built-in, from a library, or written in Python (then its create_plugin/deserialize_plugin run through the registry's field checks, and other attributes are the Python object's)."""
-    def create_plugin(self, name: Any, field_collection: Any) -> Any:
+    def create_plugin(self, name: Any, field_collection: Any, phase: Any = ...) -> Any:
         """Create a plugin; unknown fields are ignored with a warning, a field of the wrong type or a missing required field raises."""
     def deserialize_plugin(self, name: Any, serialized_plugin: Any) -> Any:
         """Recreate a plugin from IPluginV2.serialize() bytes."""
@@ -1053,6 +1057,9 @@ def _registry_register(*args: Any, **kwargs: Any) -> Any:
 
 def _set_logger(*args: Any, **kwargs: Any) -> Any:
     """Logger for messages outside builds (registry, plugins)."""
+
+def _set_plugin_hook(*args: Any, **kwargs: Any) -> Any:
+    """Install a Python helper the bindings call by name."""
 
 def builder_passes() -> list[Any]:
     """The builder's optimization passes in run order, as (name, min_level, description): a pass runs when config.builder_optimization_level >= min_level and it is enabled (IBuilderConfig.set_pass_enabled; the environment variable TRTLITE_DISABLE_PASSES="a,b", read at each build, switches passes off too).  trtlite's own API: TensorRT has no such switches."""

@@ -536,7 +536,7 @@ def _name_of(p: Any) -> str:
 
 # ---- the adapter ---------------------------------------------------------------------------------------------------
 
-class PluginCallbackError(RuntimeError):
+class PluginCallbackError(_C.PluginError):
     """A user callback failed; the message names the plugin and the callback."""
 
 
@@ -553,7 +553,7 @@ class _Adapter(IPluginV2):
         self._tactic: Optional[int] = None
         self._shape_cache: Any = None   # (input shapes) -> [output shape tuples]
         self._dtype_cache: Any = None   # (input dtypes) -> [output dtypes]
-        self._checked: Any = None       # the (shapes, dtypes) supports_format_combination/configure saw
+        self._checked = False           # supports_format_combination and configure_plugin ran (build time)
         self._configured: Any = None    # the concrete shapes configure_plugin/on_shape_change last saw
         self._ws = np.empty(0, np.uint8)
         self._attached = False
@@ -731,10 +731,9 @@ class _Adapter(IPluginV2):
         """Build time: supports_format_combination for every position, configure_plugin, tactics."""
         if self._phase == TensorRTPhase.RUNTIME:
             return
-        out_shapes = self._shape_cache[1]
-        key = (tuple(in_shapes), tuple(in_dtypes))
-        if self._checked == key:
+        if self._checked:  # once, when the layer is added (later shape inferences see profile/run shapes)
             return
+        out_shapes = self._shape_cache[1]
         ins, outs = self._descs(in_shapes, in_dtypes), self._descs(out_shapes, out_dtypes)
         io = ins + outs
         arg = io if self._kind == "v2dyn" else self._dyn(io)
@@ -760,7 +759,7 @@ class _Adapter(IPluginV2):
             if len(tactics):
                 self._tactic = self._expect_int(tactics[0], "get_valid_tactics()", 1)
                 self._runtime("set_tactic")(self._tactic)
-        self._checked = key
+        self._checked = True
 
     # -- execution --
     def _prepare(self, ins: List[PluginTensorDesc], outs: List[PluginTensorDesc]) -> None:
