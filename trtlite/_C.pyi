@@ -265,7 +265,7 @@ class ICudaEngine:
         """Number of optimization profiles."""
     @property
     def refittable(self) -> Any:
-        """False."""
+        """Built with BuilderFlag.REFIT (trt.Refitter can replace its weights)."""
     def serialize(self) -> IHostMemory:
         """The versioned, checksummed plan."""
     def to_dot(self) -> str:
@@ -1033,6 +1033,15 @@ def _init_builtins(*args: Any, **kwargs: Any) -> Any:
 
 def _python_plugin_capsule(*args: Any, **kwargs: Any) -> Any:
     """A C adapter (capsule) around a Python plugin."""
+
+def _refit_apply(*args: Any, **kwargs: Any) -> Any:
+    """Replace (layer, role)'s weights with float32 values."""
+
+def _refit_check(*args: Any, **kwargs: Any) -> Any:
+    """Raise unless (layer, role) has refittable weights of `count`."""
+
+def _refit_info(*args: Any, **kwargs: Any) -> Any:
+    """[(layer, role, count)] of an engine's refittable weights."""
 
 def _register(enumsdict: Any, dims_cls: Any) -> None:
     """Install the Python enum classes and the Dims class used for return values."""
