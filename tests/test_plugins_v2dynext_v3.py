@@ -520,3 +520,27 @@ def test_trtp_misuse_is_reported():
     ctx = builder.build_engine(net, builder.create_builder_config()).create_execution_context()
     with pytest.raises(trt.PluginError, match="no_impl_layer.*has no implementation"):
         ctx.infer({"x": np.ones((6, 2), np.float32)})
+
+
+def test_plugin_resources_are_cloned_counted_and_released():
+    class Res(trt.IPluginResource):
+        released = []
+
+        def __init__(self, tag):
+            self.tag = tag
+
+        def clone(self):
+            return Res(self.tag + "-clone")
+
+        def release(self):
+            Res.released.append(self.tag)
+
+    reg = trt.get_plugin_registry()
+    a = reg.acquire_plugin_resource("trtl_test_res", Res("r"))
+    assert a.tag == "r-clone"
+    assert reg.acquire_plugin_resource("trtl_test_res", Res("other")) is a
+    assert reg.release_plugin_resource("trtl_test_res") == 1 and Res.released == []
+    assert reg.release_plugin_resource("trtl_test_res") == 0 and Res.released == ["r-clone"]
+    assert reg.release_plugin_resource("trtl_test_res") == -1
+    with pytest.raises(TypeError, match="trt.IPluginResource"):
+        reg.acquire_plugin_resource("trtl_test_res2", object())
