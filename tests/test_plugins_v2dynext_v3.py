@@ -544,3 +544,26 @@ def test_plugin_resources_are_cloned_counted_and_released():
     assert reg.release_plugin_resource("trtl_test_res") == -1
     with pytest.raises(TypeError, match="trt.IPluginResource"):
         reg.acquire_plugin_resource("trtl_test_res2", object())
+
+
+@pytest.mark.parametrize("op,domain", [("CircPadPlugin", ""), ("CircPadPluginV3", ""), ("circ_pad_plugin", "sample")])
+def test_onnx_nodes_become_these_plugins(op, domain):
+    """The samples' ONNX route: a node whose op names a registered creator becomes its plugin (the parser's plugin
+    fallback), for V2DynamicExt, V3 and trtp creators alike."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    cpp.registered()
+    pads = [1, 2, 0, 1]
+    node = helper.make_node(op, ["X"], ["Y"], name="circ", domain=domain, pads=pads)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3, 5, 7])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    opsets = [helper.make_opsetid("", 16)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=opsets)
+    builder = trt.Builder(LOG)
+    net = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    parser = trt.OnnxParser(net, LOG)
+    assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    plan = builder.build_serialized_network(net, builder.create_builder_config())
+    x = np.random.default_rng(11).standard_normal((2, 3, 5, 7)).astype(np.float32)
+    y = trt.Runtime(LOG).deserialize_cuda_engine(plan).create_execution_context().infer({"X": x})["Y"]
+    np.testing.assert_array_equal(y, wrap_pad(x, pads))
