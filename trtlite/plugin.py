@@ -21,8 +21,8 @@ fields; the return annotation (``TensorDesc`` or ``Tuple[TensorDesc, ...]``) giv
 plugin is an IPluginV3 registered with the plugin registry as (namespace, name, version "1"), so plans that use
 it serialize its attributes and load wherever the same module has been imported.
 
-``impl`` functions get :class:`Tensor` objects for host memory: ``np.asarray(t)`` (or ``torch.from_dlpack(t)`` /
-``torch.as_tensor(np.asarray(t))``) is a view to read the inputs and write the outputs in place; ``stream`` is 0.
+``impl`` functions get :class:`Tensor` objects for host memory: ``np.asarray(t)``, ``torch.as_tensor(t)`` or
+``torch.from_dlpack(t)`` is a view to read the inputs and write the outputs in place; ``stream`` is 0.
 ``autotune`` is accepted: its tactics (first one used) reach ``impl`` as ``tactic`` when impl takes it; type
 combinations beyond the network's own dtypes are not explored.  Not supported: aliased (in-place) outputs, size
 tensors (data-dependent shapes), ahead-of-time (``aot_impl``) kernels.

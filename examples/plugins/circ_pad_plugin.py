@@ -224,9 +224,13 @@ def circ_pad_plugin_desc(inp0: trtp.TensorDesc, pads: npt.NDArray[np.int32]) -> 
 @trtp.impl("sample::circ_pad_plugin")
 def circ_pad_plugin_impl(inp0: trtp.Tensor, pads: npt.NDArray[np.int32], outputs: Tuple[trtp.Tensor],
                          stream: int) -> None:
-    inp_t = np.asarray(inp0)
-    out_t = np.asarray(outputs[0])
-    out_t[...] = circ_pad_numpy(inp_t, pads.tolist())
+    if torch is not None:  # the sample's code, without device="cuda" and the CUDA stream
+        inp_t = torch.as_tensor(inp0)
+        out_t = torch.as_tensor(outputs[0])
+        out = torch.nn.functional.pad(inp_t, pads.tolist(), mode="circular")
+        out_t.copy_(out)
+    else:
+        np.asarray(outputs[0])[...] = circ_pad_numpy(np.asarray(inp0), pads.tolist())
 
 
 # ---- building and running ------------------------------------------------------------------------------------------
