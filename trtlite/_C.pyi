@@ -324,7 +324,7 @@ class ICudaEngine:
         """Number of optimization profiles."""
     @property
     def refittable(self) -> bool:
-        """False."""
+        """Built with BuilderFlag.REFIT (trt.Refitter can replace its weights)."""
     def serialize(self) -> IHostMemory:
         """The versioned, checksummed plan."""
     def to_dot(self) -> str:
@@ -512,8 +512,12 @@ class INetworkDefinition:
         """Zero padding of the last dims (negative crops)."""
     def add_parametric_relu(self, input: ITensor, slopes: ITensor) -> IParametricReLULayer:
         """Leaky ReLU with slopes from a tensor."""
+    def add_plugin(self, op: Any) -> IPluginV2Layer:
+        """Insert a trtlite.plugin (tensorrt.plugin) op: add_plugin(trtp.op.ns.name(inputs..., attrs...))."""
     def add_plugin_v2(self, inputs: Sequence[ITensor], plugin: _PyIPluginV2 | PluginV2) -> IPluginV2Layer:
         """Insert a plugin layer."""
+    def add_plugin_v3(self, inputs: Sequence[ITensor], shape_inputs: Any, plugin: _PyIPluginV2 | PluginV2) -> IPluginV2Layer:
+        """Insert a trt.IPluginV3 plugin layer (trtlite/plugins_dynamic.py)."""
     def add_pooling(self, input: ITensor, type: PoolingType, window_size: _Shape) -> IPoolingLayer:
         """2-D pooling (TensorRT 7). Stride defaults to 1."""
     def add_pooling_nd(self, input: ITensor, type: PoolingType, window_size: _Shape) -> IPoolingLayer:
@@ -643,7 +647,7 @@ class ITimingCache:
 @final
 class PluginCreator:
     """A registered plugin creator, as the registry returns it: built-in, from a library, or written in Python (then its create_plugin/deserialize_plugin run through the registry's field checks, and other attributes are the Python object's)."""
-    def create_plugin(self, name: str, field_collection: PluginFieldCollection) -> PluginV2:
+    def create_plugin(self, name: str, field_collection: PluginFieldCollection, phase: Any | None = ...) -> PluginV2:
         """Create a plugin; unknown fields are ignored with a warning, a field of the wrong type or a missing required field raises."""
     def deserialize_plugin(self, name: str, serialized_plugin: _Buffer) -> PluginV2:
         """Recreate a plugin from IPluginV2.serialize() bytes."""
@@ -1393,6 +1397,15 @@ def _init_builtins(*args: Any, **kwargs: Any) -> Any:
 def _python_plugin_capsule(*args: Any, **kwargs: Any) -> Any:
     """A C adapter (capsule) around a Python plugin."""
 
+def _refit_apply(*args: Any, **kwargs: Any) -> Any:
+    """Replace (layer, role)'s weights with float32 values."""
+
+def _refit_check(*args: Any, **kwargs: Any) -> Any:
+    """Raise unless (layer, role) has refittable weights of `count`."""
+
+def _refit_info(*args: Any, **kwargs: Any) -> Any:
+    """[(layer, role, count)] of an engine's refittable weights."""
+
 def _register(enumsdict: Any, dims_cls: Any) -> None:
     """Install the Python enum classes and the Dims class used for return values."""
 
@@ -1416,6 +1429,9 @@ def _registry_register(*args: Any, **kwargs: Any) -> Any:
 
 def _set_logger(*args: Any, **kwargs: Any) -> Any:
     """Logger for messages outside builds (registry, plugins)."""
+
+def _set_plugin_hook(*args: Any, **kwargs: Any) -> Any:
+    """Install a Python helper the bindings call by name."""
 
 def builder_passes() -> list[tuple[str, int, str]]:
     """The builder's optimization passes in run order, as (name, min_level, description): a pass runs when config.builder_optimization_level >= min_level and it is enabled (IBuilderConfig.set_pass_enabled; the environment variable TRTLITE_DISABLE_PASSES="a,b", read at each build, switches passes off too). trtlite's own API: TensorRT has no such switches."""

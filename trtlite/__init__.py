@@ -40,6 +40,11 @@ from .calibration import (IInt8Calibrator, IInt8EntropyCalibrator, IInt8EntropyC
                           IInt8MinMaxCalibrator)
 from .plugins import (IPluginCreator, IPluginRegistry, IPluginV2, IPluginV2Ext, PluginField, PluginFieldCollection,
                       get_plugin_registry, init_libnvinfer_plugins, init_plugins)
+from .plugins_dynamic import (DimensionOperation, DimsExprs, DynamicPluginTensorDesc, IDimensionExpr, IExprBuilder,
+                              IPluginCreatorInterface, IPluginCreatorV3One, IPluginResource, IPluginResourceContext,
+                              IPluginV2DynamicExt, IPluginV3, IPluginV3OneBuild, IPluginV3OneCore, IPluginV3OneRuntime,
+                              PluginCapabilityType, PluginTensorDesc, TensorRTPhase)
+from .refit import Refitter, WeightsRole
 
 # TensorRT clients branch on `trt.__version__` (TensorRT 7 bindings vs 8.5+/10 name-based I/O ...): it names the
 # TensorRT API level trtlite implements -- TensorRT 10's, with the 7/8 calls kept.  trtlite's own version is

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import threading
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -212,7 +213,44 @@ class IPluginRegistry:
         """dlopen a plugin library built against trtlite/plugin.h and register its creators."""
         return _C._registry_load_library(path)
 
+    def acquire_plugin_resource(self, key: str, resource: Any) -> Any:
+        """The resource registered under `key`: on first acquisition ``resource.clone()`` is registered (as
+        TensorRT does); later acquisitions return it and count a reference.  Thread-safe."""
+        if not isinstance(key, str):
+            raise TypeError(f"acquire_plugin_resource: key must be a str, not {type(key).__name__}")
+        with _RESOURCE_LOCK:
+            if key in _RESOURCES:
+                _RESOURCES[key][1] += 1
+                return _RESOURCES[key][0]
+            clone = getattr(resource, "clone", None)
+            if clone is None:
+                raise TypeError(f"acquire_plugin_resource('{key}'): the resource must be a trt.IPluginResource (with "
+                                f"clone() and release()), not {type(resource).__name__}")
+            r = clone()
+            if r is None:
+                raise TypeError(f"acquire_plugin_resource('{key}'): resource.clone() returned None")
+            _RESOURCES[key] = [r, 1]
+            return r
 
+    def release_plugin_resource(self, key: str) -> int:
+        """Drops one reference to the resource under `key`; the last calls its ``release()``.  Returns the
+        references left (-1 when nothing is registered under `key`)."""
+        with _RESOURCE_LOCK:
+            entry = _RESOURCES.get(key)
+            if entry is None:
+                return -1
+            entry[1] -= 1
+            if entry[1] > 0:
+                return entry[1]
+            del _RESOURCES[key]
+        release = getattr(entry[0], "release", None)
+        if release is not None:
+            release()
+        return 0
+
+
+_RESOURCES: dict = {}
+_RESOURCE_LOCK = threading.Lock()
 _REGISTRY = IPluginRegistry()
 
 

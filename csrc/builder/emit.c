@@ -28,6 +28,7 @@ trtl_status trtl_emit_engine(trtl_bgraph *g, trtl_engine **out)
     }
     e->implicit_batch = g->implicit_batch;
     e->max_batch_size = g->max_batch;
+    e->refittable = (int32_t)((g->cfg->flags >> TRTL_FLAG_REFIT) & 1u);
     /* Which tensors survive: I/O and whatever live nodes touch. */
     for (int32_t i = 0; i < g->nt; i++)
         map[i] = -1;

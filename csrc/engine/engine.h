@@ -57,6 +57,7 @@ struct trtl_engine {
     /* Owned weight buffers referenced from nodes' params. */
     void **owned;
     int32_t n_owned, cap_owned;
+    int32_t refittable;    /* built with TRTL_FLAG_REFIT: weights can be replaced (refit.c) */
 };
 
 /* Engine construction helpers used by the builder and the plan reader. */

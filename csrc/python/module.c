@@ -9,6 +9,7 @@
 #include "python/py_engine.h"
 #include "python/py_context.h"
 #include "python/py_plugin.h"
+#include "python/py_refit.h"
 #include "python/py_timing_cache.h"
 
 trtl_py_state *trtl_py_state_of_type(PyTypeObject *tp)
@@ -119,7 +120,8 @@ static int module_exec(PyObject *m)
         return -1;
     if (trtl_py_init_errors(m, st) < 0 || trtl_py_init_tensor(m, st) < 0 || trtl_py_init_layers(m, st) < 0 ||
         trtl_py_init_network(m, st) < 0 || trtl_py_init_builder(m, st) < 0 || trtl_py_init_engine(m, st) < 0 ||
-        trtl_py_init_context(m, st) < 0 || trtl_py_init_plugins(m, st) < 0 || trtl_py_init_timing_cache(m, st) < 0)
+        trtl_py_init_context(m, st) < 0 || trtl_py_init_plugins(m, st) < 0 || trtl_py_init_timing_cache(m, st) < 0 ||
+        trtl_py_init_refit(m, st) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "__version__", trtl_version()) < 0)
         return -1;

@@ -143,19 +143,38 @@ static int pyp_output_desc(const trtl_plugin *self, int32_t index, const trtl_pl
     }
     if (!shapes || !dts)
         goto fail;
-    shape = PyObject_CallMethod(p->obj, "get_output_shape", "iO", (int)index, shapes);
-    if (!shape) {
-        msg_from_exception(msg, msg_len, "get_output_shape()");
-        goto done;
-    }
-    if (trtl_py_to_dims(st, shape, &out->dims, "get_output_shape() result") < 0) {
-        msg_from_exception(msg, msg_len, "get_output_shape()");
-        goto done;
-    }
-    dt = PyObject_CallMethod(p->obj, "get_output_dtype", "iO", (int)index, dts);
-    if (!dt) {
-        msg_from_exception(msg, msg_len, "get_output_dtype()");
-        goto done;
+    /* The IPluginV2DynamicExt/IPluginV3 adapter answers both at once: (shape, dtype). */
+    if (PyObject_HasAttrString(p->obj, "_trtl_output_desc")) {
+        PyObject *r = PyObject_CallMethod(p->obj, "_trtl_output_desc", "iOO", (int)index, shapes, dts);
+        if (!r || !PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+            if (r && !PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "_trtl_output_desc() must return (shape, dtype)");
+            Py_XDECREF(r);
+            msg_from_exception(msg, msg_len, "the plugin");
+            goto done;
+        }
+        shape = Py_NewRef(PyTuple_GET_ITEM(r, 0));
+        dt = Py_NewRef(PyTuple_GET_ITEM(r, 1));
+        Py_DECREF(r);
+        if (trtl_py_to_dims(st, shape, &out->dims, "output shape") < 0) {
+            msg_from_exception(msg, msg_len, "the plugin");
+            goto done;
+        }
+    } else {
+        shape = PyObject_CallMethod(p->obj, "get_output_shape", "iO", (int)index, shapes);
+        if (!shape) {
+            msg_from_exception(msg, msg_len, "get_output_shape()");
+            goto done;
+        }
+        if (trtl_py_to_dims(st, shape, &out->dims, "get_output_shape() result") < 0) {
+            msg_from_exception(msg, msg_len, "get_output_shape()");
+            goto done;
+        }
+        dt = PyObject_CallMethod(p->obj, "get_output_dtype", "iO", (int)index, dts);
+        if (!dt) {
+            msg_from_exception(msg, msg_len, "get_output_dtype()");
+            goto done;
+        }
     }
     long t = PyLong_AsLong(dt);
     if (t == -1 && PyErr_Occurred()) {
@@ -381,6 +400,18 @@ trtl_plugin *trtl_py_plugin_from_py(trtl_py_state *st, PyObject *obj, const trtl
             trtl_py_raise(st, trtl_last_status());
         return q;
     }
+    /* IPluginV2DynamicExt and IPluginV3 objects run through a Python adapter speaking IPluginV2
+     * (trtlite/plugins_dynamic.py). */
+    if (!PyObject_HasAttrString(obj, "get_output_shape") && PyObject_HasAttrString(obj, "_trtl_adapter")) {
+        PyObject *a = PyObject_CallMethod(obj, "_trtl_adapter", NULL);
+        if (!a)
+            return NULL;
+        trtl_plugin *r = PyObject_HasAttrString(a, "get_output_shape") ? py_plugin_wrap(st, a, creator) : NULL;
+        if (!r && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s._trtl_adapter() did not return an adapter", Py_TYPE(obj)->tp_name);
+        Py_DECREF(a);
+        return r;
+    }
     if (!PyObject_HasAttrString(obj, "enqueue") || !PyObject_HasAttrString(obj, "get_output_shape")) {
         PyErr_Format(PyExc_TypeError, "expected a trt.IPluginV2 (with get_output_shape and enqueue), got %s",
                      Py_TYPE(obj)->tp_name);
@@ -407,7 +438,9 @@ static trtl_plugin *pyc_create(const trtl_plugin_creator *self, const char *laye
         Py_XDECREF(b);
     } else {
         PyObject *fc = trtl_py_fields_to_py(st, fields->fields, fields->nb_fields);
-        obj = fc ? PyObject_CallMethod(c->obj, "create_plugin", "sO", layer_name, fc) : NULL;
+        /* An IPluginCreatorV3One creates for TensorRTPhase.BUILD (trtlite/plugins_dynamic.py). */
+        const char *how = PyObject_HasAttrString(c->obj, "_trtl_v3_create") ? "_trtl_v3_create" : "create_plugin";
+        obj = fc ? PyObject_CallMethod(c->obj, how, "sO", layer_name, fc) : NULL;
         Py_XDECREF(fc);
     }
     /* A caller that held the GIL is create_from_fields, which chains what the user's code raised

@@ -170,6 +170,18 @@ static PyObject *register_plugin_classes(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Installs a Python helper the C side calls by name (network.add_plugin_v3 / add_plugin). */
+static PyObject *set_plugin_hook(PyObject *m, PyObject *args)
+{
+    const char *name;
+    PyObject *fn;
+    if (!PyArg_ParseTuple(args, "sO:_set_plugin_hook", &name, &fn))
+        return NULL;
+    if (PyDict_SetItemString(((trtl_py_state *)PyModule_GetState(m))->plugin_hooks, name, fn) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef trtl_py_plugin_functions[] = {
     {"_registry_list", reg_list, METH_NOARGS, "Registered creators."},
     {"_registry_get", reg_get, METH_VARARGS, "Creator by (type, version, namespace) or None."},
@@ -178,6 +190,7 @@ static PyMethodDef trtl_py_plugin_functions[] = {
     {"_registry_load_library", reg_load_library, METH_O, "dlopen a plugin library and register its creators."},
     {"_init_builtins", reg_init_builtins, METH_VARARGS, "Register the built-in plugins under a namespace."},
     {"_python_plugin_capsule", py_plugin_capsule, METH_O, "A C adapter (capsule) around a Python plugin."},
+    {"_set_plugin_hook", set_plugin_hook, METH_VARARGS, "Install a Python helper the bindings call by name."},
     {"_set_logger", set_logger, METH_O, "Logger for messages outside builds (registry, plugins)."},
     {"_register_plugin_classes", register_plugin_classes, METH_VARARGS,
      "Install PluginField/PluginFieldCollection, the registry object (Runtime.get_plugin_registry) and the field "

@@ -166,6 +166,12 @@ static PyObject *python_plugin_result(const trtl_plugin_creator *c, trtl_plugin 
 {
     PyObject *obj = Py_NewRef(trtl_py_python_plugin_obj(p));
     p->vt->destroy(p);
+    /* An IPluginV2DynamicExt / IPluginV3 adapter: the user gets their own object back. */
+    PyObject *user = PyObject_HasAttrString(obj, "_trtl_user_plugin") ? PyObject_GetAttrString(obj, "_trtl_user_plugin")
+                                                                        : NULL;
+    PyErr_Clear();
+    if (user)
+        Py_SETREF(obj, user);
     const char *ns = trtl_plugin_registered_namespace(c);
     PyObject *have = PyObject_GetAttrString(obj, "plugin_namespace");
     if (!have || !PyUnicode_Check(have) || strcmp(PyUnicode_AsUTF8(have), ns ? ns : "") != 0) {
@@ -205,11 +211,12 @@ static PyObject *create_from_fields(trtl_py_state *st, const trtl_plugin_creator
 
 static PyObject *creator_create_plugin(TrtlCreatorObj *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"name", "field_collection", NULL};
+    /* `phase` (TensorRT 10's IPluginCreatorV3One signature): creation from fields is for a build. */
+    static char *kw[] = {"name", "field_collection", "phase", NULL};
     const char *name;
-    PyObject *fc = NULL, *keep;
+    PyObject *fc = NULL, *keep, *phase = NULL;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|O:create_plugin", kw, &name, &fc))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OO:create_plugin", kw, &name, &fc, &phase))
         return NULL;
     trtl_plugin_field *fields;
     int32_t n;
@@ -345,7 +352,7 @@ static PyGetSetDef creator_getset[] = {
 
 static PyMethodDef creator_methods[] = {
     {"create_plugin", (PyCFunction)(void (*)(void))creator_create_plugin, METH_VARARGS | METH_KEYWORDS,
-     "create_plugin(name, field_collection) -> IPluginV2\n\nCreate a plugin; unknown fields are ignored with a warning, a "
+     "create_plugin(name, field_collection, phase=None) -> IPluginV2\n\nCreate a plugin; unknown fields are ignored with a warning, a "
      "field of the wrong type or a missing required field raises."},
     {"deserialize_plugin", (PyCFunction)(void (*)(void))creator_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_plugin(name, serialized_plugin) -> IPluginV2\n\nRecreate a plugin from IPluginV2.serialize() bytes."},

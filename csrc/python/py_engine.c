@@ -329,11 +329,10 @@ static PyObject *e_name(TrtlEngine *self, void *c)
     (void)c;
     return PyUnicode_FromString(trtl_engine_name(self->e));
 }
-static PyObject *e_false(TrtlEngine *self, void *c)
+static PyObject *e_refittable(TrtlEngine *self, void *c)
 {
-    (void)self;
     (void)c;
-    Py_RETURN_FALSE;
+    return PyBool_FromLong(trtl_engine_refittable(self->e));
 }
 
 static PyGetSetDef engine_getset[] = {
@@ -345,7 +344,8 @@ static PyGetSetDef engine_getset[] = {
     {"num_optimization_profiles", (getter)e_num_profiles, NULL, "Number of optimization profiles.", NULL},
     {"device_memory_size", (getter)e_memsize, NULL, "Activation memory per context, in bytes, at max shapes.", NULL},
     {"name", (getter)e_name, NULL, "Name of the network the engine was built from (kept in plans).", NULL},
-    {"refittable", (getter)e_false, NULL, "False.", NULL},
+    {"refittable", (getter)e_refittable, NULL, "Built with BuilderFlag.REFIT (trt.Refitter can replace its weights).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef engine_methods[] = {

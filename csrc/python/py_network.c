@@ -12,6 +12,7 @@
 #include "python/py_tensor.h"
 #include "python/views.h"
 #include "python/py_plugin.h"
+#include "python/py_network_plugin.h"
 
 /* ---- keep-alive registry ---------------------------------------------------------------------- */
 
@@ -626,6 +627,12 @@ static const PyMethodDef network_methods[] = {
      "unmark_output(tensor) -> None\n\nUndo mark_output."},
     {"add_plugin_v2", (PyCFunction)(void (*)(void))network_add_plugin_v2, METH_VARARGS | METH_KEYWORDS,
      "add_plugin_v2(inputs, plugin) -> IPluginV2Layer\n\nInsert a plugin layer."},
+    {"add_plugin_v3", (PyCFunction)(void (*)(void))trtl_py_network_add_plugin_v3, METH_VARARGS | METH_KEYWORDS,
+     "add_plugin_v3(inputs, shape_inputs, plugin) -> IPluginV2Layer\n\nInsert a trt.IPluginV3 plugin layer "
+     "(trtlite/plugins_dynamic.py)."},
+    {"add_plugin", (PyCFunction)(void (*)(void))trtl_py_network_add_plugin, METH_VARARGS | METH_KEYWORDS,
+     "add_plugin(op) -> IPluginV2Layer\n\nInsert a trtlite.plugin (tensorrt.plugin) op: "
+     "add_plugin(trtp.op.ns.name(inputs..., attrs...))."},
     {"get_layer", (PyCFunction)network_get_layer, METH_O, "get_layer(index) -> ILayer\n\nLayer `index`."},
     {"get_input", (PyCFunction)network_get_input, METH_O, "get_input(index) -> ITensor\n\nInput `index`."},
     {"get_output", (PyCFunction)network_get_output, METH_O, "get_output(index) -> ITensor\n\nOutput `index`."},

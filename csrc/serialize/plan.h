@@ -22,7 +22,9 @@
  *    24  u32      CRC-32 (IEEE 802.3, reflected, poly 0xEDB88320) of the payload
  *    28  u32      CPU features the chosen kernels need (TRTL_CPU_* bits)
  *    32  char[16] producer version string, NUL-padded
- *    48  u8[16]   reserved, zero
+ *    48  u8       flags: bit 0 refittable (built with BuilderFlag.REFIT; not covered by the CRC, it only
+ *                 lets engine/refit.c replace weights); other bits zero
+ *    49  u8[15]   reserved, zero
  *   payload
  *     u32 implicit_batch, i32 max_batch_size, i32 num_threads, str name
  *     u32 n_tensors, then per tensor:

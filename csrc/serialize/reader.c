@@ -378,6 +378,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     if (!e)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
     int8_t *made = NULL; /* per tensor: produced yet (inputs and constants from the start) */
+    e->refittable = ((const uint8_t *)data)[48] & 1u; /* flags (plan.h) */
     e->implicit_batch = u32(&r) != 0;
     e->max_batch_size = i32(&r);
     e->num_threads = i32(&r);

@@ -200,6 +200,7 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
     memcpy(b.p + 24, &crc, 4);
     memcpy(b.p + 28, &e->cpu_features, 4);
     strncpy((char *)b.p + 32, trtl_version(), 15);
+    b.p[48] = e->refittable ? 1u : 0u; /* flags (plan.h) */
     *data = b.p;
     *size = b.n;
     return TRTL_OK;

@@ -345,6 +345,19 @@ int main(void)
         trtl_free(bytes);
     }
 
+    /* refit (engine/refit.c) */
+    {
+        char lname[8];
+        int32_t role;
+        int64_t count;
+        trtl_weights w = {TRTL_FLOAT, NULL, 0};
+        GIVES(trtl_engine_refittable(NULL), 0);
+        GIVES(trtl_engine_refit_count(NULL), 0);
+        INVALID(trtl_engine_refit_info, NULL, 0, lname, sizeof lname, &role, &count);
+        INVALID(trtl_engine_refit_check, NULL, "l", 0, 1);
+        INVALID(trtl_engine_refit, NULL, "l", 0, &w);
+    }
+
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;

@@ -114,6 +114,12 @@ static int pass_on(const trtl_bgraph *g, int32_t id, uint32_t env_off, int quiet
             trtl_log(TRTL_LOG_INFO, "builder pass '%s' disabled by the builder config", p->name);
         return 0;
     }
+    /* A refittable engine keeps each layer's weights where refit finds them (engine/refit.c). */
+    if (((g->cfg->flags >> TRTL_FLAG_REFIT) & 1u) && (id == TRTL_PASS_FOLD_SCALE || id == TRTL_PASS_FUSE_QDQ)) {
+        if (!quiet)
+            trtl_log(TRTL_LOG_INFO, "builder pass '%s' skipped: BuilderFlag.REFIT keeps weights as given", p->name);
+        return 0;
+    }
     if ((env_off >> id) & 1u) {
         if (!quiet)
             trtl_log(TRTL_LOG_INFO, "builder pass '%s' disabled by %s", p->name, DISABLE_ENV);

@@ -397,6 +397,27 @@ trtl_status trtl_plugin_encode_fields(const trtl_plugin *p, void **data, size_t 
  * into *storage, one allocation to free with trtl_free. */
 trtl_status trtl_plugin_decode_fields(const void *data, size_t size, trtl_plugin_fields *out, void **storage);
 
+/* ---- refit (engines built with TRTL_FLAG_REFIT; engine/refit.c) -------------------------------
+ * Such an engine keeps every weighted layer's weights where the layer put them (the builder skips
+ * the passes that fold or quantize weights: fold_scale, fuse_qdq), and takes new values for them.
+ * Roles equal trt.WeightsRole: 0 KERNEL (convolution, deconvolution, fully connected), 1 BIAS
+ * (same layers, when built with one), 2 SHIFT and 3 SCALE (scale layers, when built non-empty).
+ * Not thread-safe with execution: no context of the engine may run during trtl_engine_refit (as
+ * TensorRT requires); contexts see the new weights from their next run. */
+int trtl_engine_refittable(const trtl_engine *e);
+/* Number of refittable weights (0 for a non-refittable engine). */
+int32_t trtl_engine_refit_count(const trtl_engine *e);
+/* The i-th refittable weights: the layer's name (copied into `layer`, at most layer_cap bytes with
+ * the NUL), role and element count. */
+trtl_status trtl_engine_refit_info(const trtl_engine *e, int32_t i, char *layer, size_t layer_cap, int32_t *role,
+                                   int64_t *count);
+/* Checks that `layer` has refittable weights of `role` holding `count` elements (an error naming
+ * the layer, the role and what it has otherwise); nothing changes. */
+trtl_status trtl_engine_refit_check(const trtl_engine *e, const char *layer, int32_t role, int64_t count);
+/* Replaces them with `w` (FLOAT, the built count) and re-runs the kernel's weight preparation
+ * (packing); on failure the engine keeps its old weights. */
+trtl_status trtl_engine_refit(trtl_engine *e, const char *layer, int32_t role, const trtl_weights *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,137 @@
+"""trt.Refitter: new weights for an engine built with ``BuilderFlag.REFIT``, without rebuilding it.
+
+    config.set_flag(trt.BuilderFlag.REFIT)
+    engine = builder.build_engine(network, config)
+    refitter = trt.Refitter(engine, logger)
+    refitter.set_weights("conv1", trt.WeightsRole.KERNEL, new_kernel)
+    refitter.set_weights("conv1", trt.WeightsRole.BIAS, new_bias)
+    assert refitter.refit_cuda_engine()
+
+The engine keeps each convolution, deconvolution, fully connected and scale layer's float32 weights in its node
+(the builder skips the passes that would fold or quantize them), and refitting re-runs the node's kernel weight
+preparation (packed GEMM panels, Winograd filters, bf16/fp16 copies) -- csrc/engine/refit.c.  Refittable:
+KERNEL and BIAS of convolution, deconvolution and fully connected layers, SHIFT and SCALE of scale layers (each
+when built non-empty).  ``set_weights`` checks the layer, role and count at once (an exception naming them, where
+TensorRT returns False); ``refit_cuda_engine`` applies every weight set since the last refit.  Weights have no
+names in trtlite's network API: ``get_all_weights`` names them ``"<layer>/<ROLE>"`` and ``set_named_weights``
+takes those names.  No context of the engine may execute while it is refitted (as in TensorRT); contexts use the
+new weights from their next run.  A refitted engine serializes with its new weights.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from . import _C
+from ._enums import _TrtEnum
+from ._types import Weights
+
+__all__ = ["WeightsRole", "Refitter"]
+
+
+class WeightsRole(_TrtEnum):
+    """Which weights of a layer (TensorRT's values)."""
+    KERNEL = 0
+    BIAS = 1
+    SHIFT = 2
+    SCALE = 3
+    CONSTANT = 4
+    ANY = 5
+
+
+def _values(weights: Any, what: str) -> np.ndarray:
+    if isinstance(weights, Weights):
+        arr = weights.numpy() if weights.size else np.zeros(0, np.float32)
+    else:
+        arr = np.asarray(weights)
+    if arr.dtype not in (np.float32, np.float16, np.float64):
+        raise TypeError(f"{what}: weights must be float32 (or float16/float64, converted), not {arr.dtype}")
+    if arr.dtype == np.float64:
+        with np.errstate(over="ignore"):
+            out = arr.astype(np.float32)
+        if np.any(np.isfinite(arr) & ~np.isfinite(out)):
+            raise ValueError(f"{what}: float64 values out of float32's range")
+        arr = out
+    return np.ascontiguousarray(arr, dtype=np.float32).reshape(-1)
+
+
+class Refitter:
+    """Updates the weights of an engine built with BuilderFlag.REFIT (TensorRT's trt.Refitter)."""
+
+    def __init__(self, engine: Any, logger: Any) -> None:
+        if not isinstance(engine, _C.ICudaEngine):
+            raise TypeError(f"Refitter: engine must be an ICudaEngine, not {type(engine).__name__}")
+        if not engine.refittable:
+            raise _C.StateError("Refitter: the engine was not built with BuilderFlag.REFIT (build it with "
+                                "config.set_flag(trt.BuilderFlag.REFIT) to refit its weights)")
+        self._engine = engine
+        self.logger = logger
+        self.max_threads = 1
+        self.weights_validation = True
+        self.error_recorder = None
+        self._pending: Dict[Tuple[str, int], np.ndarray] = {}
+
+    def _all(self) -> List[Tuple[str, int, int]]:
+        return _C._refit_info(self._engine)
+
+    def get_all(self) -> Tuple[List[str], List[WeightsRole]]:
+        """(layer names, roles) of every refittable weights."""
+        info = self._all()
+        return [n for n, _, _ in info], [WeightsRole(r) for _, r, _ in info]
+
+    def get_all_weights(self) -> List[str]:
+        """Names of every refittable weights: ``"<layer>/<ROLE>"``."""
+        return [f"{n}/{WeightsRole(r).name}" for n, r, _ in self._all()]
+
+    def get_missing(self) -> Tuple[List[str], List[WeightsRole]]:
+        """Weights that must be given with those set so far.  TensorRT reports the partners of weights it
+        combined at build time; a refittable trtlite engine combines none, so this is always empty."""
+        return [], []
+
+    def get_missing_weights(self) -> List[str]:
+        """Names of the missing weights (always empty: see get_missing)."""
+        return []
+
+    def set_weights(self, layer_name: str, role: WeightsRole, weights: Any) -> bool:
+        """New weights for (layer, role), applied by refit_cuda_engine.  An unknown layer, a role the layer does
+        not have, or a count other than the built one raises an error naming them."""
+        if not isinstance(layer_name, str):
+            raise TypeError(f"set_weights: layer_name must be a str, not {type(layer_name).__name__}")
+        try:
+            role = WeightsRole(role)
+        except ValueError:
+            raise ValueError(f"set_weights: layer '{layer_name}': {role!r} is not a trt.WeightsRole") from None
+        if role in (WeightsRole.CONSTANT, WeightsRole.ANY):
+            raise _C.UnsupportedError(f"set_weights: layer '{layer_name}': trtlite refits KERNEL, BIAS, SHIFT and "
+                                      f"SCALE weights, not {role.name}")
+        vals = _values(weights, f"set_weights('{layer_name}', {role})")
+        _C._refit_check(self._engine, layer_name, int(role), int(vals.size))
+        self._pending[(layer_name, int(role))] = vals.copy()
+        return True
+
+    def set_named_weights(self, name: str, weights: Any) -> bool:
+        """set_weights by a name from get_all_weights (``"<layer>/<ROLE>"``)."""
+        if not isinstance(name, str) or "/" not in name:
+            raise ValueError(f"set_named_weights: {name!r} is not a name get_all_weights() gives (\"<layer>/<ROLE>\")")
+        layer, _, role = name.rpartition("/")
+        if role not in WeightsRole.__members__:
+            raise ValueError(f"set_named_weights: '{name}': '{role}' is not a WeightsRole name")
+        return self.set_weights(layer, WeightsRole[role], weights)
+
+    def refit_cuda_engine(self) -> bool:
+        """Applies every weight set since the last refit (each layer's kernel prepares them again); True."""
+        pending, self._pending = self._pending, {}
+        for (layer, role), vals in pending.items():
+            _C._refit_apply(self._engine, layer, role, vals)
+        return True
+
+    def refit_cuda_engine_async(self, stream: int = 0) -> bool:
+        """refit_cuda_engine (no streams on the CPU)."""
+        return self.refit_cuda_engine()
+
+    def __enter__(self) -> "Refitter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
