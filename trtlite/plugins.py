@@ -11,12 +11,15 @@ from __future__ import annotations
 import abc
 import copy
 import threading
-from typing import Any, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _C
 from ._enums import DataType, PluginFieldType
+
+if TYPE_CHECKING:  # plugins_dynamic imports this module
+    from .plugins_dynamic import IPluginCreatorInterface
 
 __all__ = ["PluginField", "PluginFieldCollection", "IPluginV2", "IPluginV2Ext", "IPluginCreator",
            "IPluginRegistry", "get_plugin_registry", "init_libnvinfer_plugins", "init_plugins"]
@@ -201,11 +204,12 @@ class IPluginRegistry:
 
     get_creator = get_plugin_creator
 
-    def register_creator(self, creator: IPluginCreator, plugin_namespace: str = "") -> bool:
-        """Register `creator` under `plugin_namespace`; False (and a warning) if the key is taken."""
+    def register_creator(self, creator: Union[IPluginCreator, IPluginCreatorInterface],
+                         plugin_namespace: str = "") -> bool:
+        """Register `creator` (an IPluginV2 creator or a V3 one) under `plugin_namespace`; False (and a warning) if the key is taken."""
         return _C._registry_register(creator, plugin_namespace)
 
-    def deregister_creator(self, creator: IPluginCreator) -> bool:
+    def deregister_creator(self, creator: Union[IPluginCreator, IPluginCreatorInterface]) -> bool:
         """Remove `creator`; False if it was not registered."""
         return _C._registry_deregister(creator)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +23,7 @@ import trtlite.plugin as trtp
 try:  # the V2DynamicExt variant pads with torch like NVIDIA's sample; numpy does it when torch is missing
     import torch
 except ImportError:  # pragma: no cover
-    torch = None
+    torch = None  # type: ignore[assignment]
 
 
 def volume(d) -> int:
@@ -61,7 +61,7 @@ def output_dims(inputs, pads, expr_builder):
 class CircPadPlugin(trt.IPluginV2DynamicExt):
     def __init__(self, fc=None):
         trt.IPluginV2DynamicExt.__init__(self)
-        self.pads = []
+        self.pads: Any = []
         self.X_shape = []
         self.num_outputs = 1
         self.plugin_namespace = ""
@@ -138,7 +138,7 @@ class CircPadPluginV3(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild
         trt.IPluginV3OneCore.__init__(self)
         trt.IPluginV3OneBuild.__init__(self)
         trt.IPluginV3OneRuntime.__init__(self)
-        self.pads = []
+        self.pads: Any = []
         self.X_shape = []
         self.num_outputs = 1
         self.plugin_namespace = ""
