@@ -66,8 +66,68 @@ static trtl_status own_weights(trtl_bgraph *g, trtl_node *n, const char *layer)
     return TRTL_OK;
 }
 
+/* Shape-tensor inputs (network inputs whose values decide shapes, see network/shape_values.h):
+ * INT32 with a static shape of at most TRTL_MAX_DIMS values, and value ranges in every profile.
+ * Fills g->shape_input and g->vmin/vopt/vmax (with the envelope over profiles after them). */
+static trtl_status setup_shape_inputs(trtl_bgraph *g, trtl_network *net, const trtl_builder_config *cfg)
+{
+    int32_t ni = net->n_inputs, np = g->n_profiles;
+    char s1[TRTL_DIMS_STR_MAX];
+    g->shape_input = calloc((size_t)ni + 1, sizeof(int32_t));
+    g->vmin = calloc((size_t)((np + 1) * ni + 1), sizeof(trtl_dims));
+    g->vopt = calloc((size_t)((np + 1) * ni + 1), sizeof(trtl_dims));
+    g->vmax = calloc((size_t)((np + 1) * ni + 1), sizeof(trtl_dims));
+    if (!g->shape_input || !g->vmin || !g->vopt || !g->vmax)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    for (int32_t i = 0; i < ni; i++) {
+        const trtl_tensor *t = net->inputs[i];
+        int sh = 0, ex = 0;
+        TRTL_TRY(trtl_network_tensor_roles(net, t, &sh, &ex));
+        for (int32_t p = 0; p < np; p++) {
+            const trtl_profile_entry *e = NULL;
+            for (int32_t k = 0; p < cfg->n_profiles && k < cfg->profiles[p].n; k++)
+                if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0 && cfg->profiles[p].entries[k].has_values)
+                    e = &cfg->profiles[p].entries[k];
+            if (!sh) {
+                if (e)
+                    return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile %d gives values for input '%s' "
+                                      "(set_shape_input), but it is not a shape tensor: no shape position reads it",
+                                      (int)p, t->name);
+                continue;
+            }
+            int64_t vol = trtl_volume(&t->dims);
+            if (net->implicit_batch)
+                return trtl_error(TRTL_ERR_UNSUPPORTED, "input '%s' is a shape tensor: shape tensors need an "
+                                  "explicit-batch network", t->name);
+            if (t->dtype != TRTL_INT32 || trtl_dims_dynamic(&t->dims) || vol > TRTL_MAX_DIMS || t->dims.nb_dims > 1)
+                return trtl_error(TRTL_ERR_SHAPE, "input '%s' is a shape tensor (its values decide shapes), so it must "
+                                  "be INT32 with a static shape of 0 or 1 dims and at most %d values; it is %s %s",
+                                  t->name, TRTL_MAX_DIMS, trtl_dtype_name(t->dtype),
+                                  trtl_dims_str(&t->dims, s1, sizeof s1));
+            if (!e)
+                return trtl_error(TRTL_ERR_SHAPE, "input '%s' is a shape tensor but optimization profile %d gives no "
+                                  "values for it: call profile.set_shape_input('%s', min, opt, max) with %lld values each",
+                                  t->name, (int)p, t->name, (long long)vol);
+            if (e->vmin.nb_dims != vol)
+                return trtl_error(TRTL_ERR_SHAPE, "optimization profile %d: shape-input values for '%s' have %d values, "
+                                  "the input holds %lld", (int)p, t->name, (int)e->vmin.nb_dims, (long long)vol);
+            g->shape_input[i] = 1;
+            g->vmin[p * ni + i] = e->vmin;
+            g->vopt[p * ni + i] = e->vopt;
+            g->vmax[p * ni + i] = e->vmax;
+            trtl_dims *lo = &g->vmin[np * ni + i], *hi = &g->vmax[np * ni + i];
+            for (int32_t k = 0; k < e->vmin.nb_dims; k++) {
+                lo->d[k] = (p == 0 || e->vmin.d[k] < lo->d[k]) ? e->vmin.d[k] : lo->d[k];
+                hi->d[k] = (p == 0 || e->vmax.d[k] > hi->d[k]) ? e->vmax.d[k] : hi->d[k];
+            }
+            lo->nb_dims = hi->nb_dims = e->vmin.nb_dims;
+        }
+    }
+    return TRTL_OK;
+}
+
 /* Profiles: per input full min/opt/max for every profile. */
-static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const trtl_builder_config *cfg)
+static trtl_status setup_profiles(trtl_bgraph *g, trtl_network *net, const trtl_builder_config *cfg)
 {
     int32_t ni = net->n_inputs;
     int32_t np = net->implicit_batch ? 1 : (cfg->n_profiles > 0 ? cfg->n_profiles : 1);
@@ -102,7 +162,7 @@ static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const
             const trtl_profile_entry *e = NULL;
             if (p < cfg->n_profiles)
                 for (int32_t k = 0; k < cfg->profiles[p].n; k++)
-                    if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0)
+                    if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0 && cfg->profiles[p].entries[k].has_shape)
                         e = &cfg->profiles[p].entries[k];
             if (!e) {
                 if (trtl_dims_dynamic(&d))
@@ -129,7 +189,7 @@ static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const
             *op = e->opt;
             *mx = e->max;
         }
-    return TRTL_OK;
+    return setup_shape_inputs(g, net, cfg);
 }
 
 /* Input dims of the working graph: envelope over profiles for min/max, profile 0 for opt. */

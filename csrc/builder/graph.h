@@ -44,6 +44,9 @@ typedef struct trtl_bgraph {
     int32_t *outputs, n_outputs; /* tensor ids, in mark_output order */
     int32_t n_profiles;
     trtl_dims *pmin, *popt, *pmax; /* [profile * n_inputs + i], full dims */
+    trtl_dims *vmin, *vopt, *vmax; /* [profile * n_inputs + i]: shape-tensor inputs' values, else nb_dims 0;
+                                    * [n_profiles * n_inputs + i]: element-wise min / max over the profiles */
+    int32_t *shape_input;          /* per input: a shape-tensor input */
     void **owned;                /* weight buffers referenced by node params */
     int32_t n_owned, cap_owned;
 } trtl_bgraph;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "network/network.h"
+#include "network/shape_values.h"
 #include "network/qdq.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -64,6 +65,7 @@ static void free_tensor(trtl_tensor *t)
         return;
     trtl_namemap_del(&t->net->names, t->name, t);
     free(t->name);
+    free(t->sv);
     free(t);
 }
 
@@ -356,8 +358,22 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     memset(out, 0, sizeof out);
     for (int32_t i = 0; i < l->n_out; i++)
         out_t[i] = TRTL_FLOAT;
-    trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, NULL, l->n_out, out, out_t};
+    const int64_t *in_v[64];
+    for (int32_t i = 0; i < l->n_in; i++)
+        in_v[i] = l->in[i]->has_sv ? l->in[i]->sv : NULL;
+    trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, in_v, l->n_out, out, out_t, 0};
     TRTL_TRY(info->infer(&ic));
+    /* Shape values, where this layer's output carries them (a shape position may read them). */
+    trtl_tensor *o0 = l->out[0];
+    o0->has_sv = 0;
+    if (l->n_out == 1 && trtl_sv_carriable(&out[0], l->out_type_set[0] >= 0 ? (trtl_dtype)l->out_type_set[0] : out_t[0])) {
+        if (!o0->sv && !(o0->sv = malloc(sizeof(int64_t) * TRTL_SV_MAX)))
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        int done = 0;
+        TRTL_TRY(trtl_sv_eval(l->op, &p, l->name, l->n_in, in, in_t, in_v, &out[0],
+                              l->out_type_set[0] >= 0 ? (trtl_dtype)l->out_type_set[0] : out_t[0], o0->sv, &done));
+        o0->has_sv = done;
+    }
     if (l->op == TRTL_OP_QUANTIZE || l->op == TRTL_OP_DEQUANTIZE)
         TRTL_TRY(trtl_qdq_check_layer(l));
     for (int32_t i = 0; i < l->n_out; i++) {
@@ -995,4 +1011,58 @@ trtl_status trtl_layer_reset_output_type(trtl_layer *l, int32_t i)
         trtl_network_touch(l->net);
     }
     return TRTL_OK;
+}
+
+/* ---- shape-tensor roles ----------------------------------------------------------------------- */
+
+trtl_status trtl_network_tensor_roles(trtl_network *net, const trtl_tensor *t, int *shape, int *exec)
+{
+    int32_t *order = NULL;
+    TRTL_TRY(trtl_network_topo_order(net, &order));
+    char *sh = calloc((size_t)net->n_tensors + 1, 1), *ex = calloc((size_t)net->n_tensors + 1, 1);
+    if (!sh || !ex) {
+        free(order);
+        free(sh);
+        free(ex);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int32_t i = 0; i < net->n_outputs; i++)
+        ex[net->outputs[i]->id] = 1;
+    for (int32_t k = net->n_layers - 1; k >= 0; k--) {
+        const trtl_layer *l = net->layers[order[k]];
+        int os = 0, oe = 0;
+        for (int32_t j = 0; j < l->n_out; j++) {
+            os |= sh[l->out[j]->id];
+            oe |= ex[l->out[j]->id];
+        }
+        for (int32_t j = 0; j < l->n_in; j++) {
+            if (!l->in[j])
+                continue;
+            int32_t id = l->in[j]->id;
+            if (trtl_sv_shape_input(l->op, j)) {
+                sh[id] = 1;
+                continue;
+            }
+            if (l->op == TRTL_OP_SHAPE)
+                continue; /* reads dims only */
+            ex[id] |= (char)oe;
+            if (os && trtl_sv_op_evaluable(l->op))
+                sh[id] = 1;
+        }
+    }
+    *shape = sh[t->id];
+    *exec = ex[t->id];
+    free(order);
+    free(sh);
+    free(ex);
+    return TRTL_OK;
+}
+
+trtl_status trtl_tensor_roles(trtl_tensor *t, int *is_shape, int *is_execution)
+{
+    TRTL_CHECK_ARG(t);
+    TRTL_CHECK_ARG(is_shape);
+    TRTL_CHECK_ARG(is_execution);
+    trtl_clear_error();
+    return trtl_network_tensor_roles(t->net, t, is_shape, is_execution);
 }

@@ -118,6 +118,7 @@ static const trtl_progress_monitor py_progress = {pm_phase_start, pm_step, pm_ph
 typedef struct TrtlProfile {
     PyObject_HEAD
     PyObject *shapes; /* dict: input name -> (min, opt, max) tuples */
+    PyObject *values; /* dict: shape-tensor input name -> (min, opt, max) value tuples */
 } TrtlProfile;
 
 /* ---- OptimizationProfile ------------------------------------------------------------------- */
@@ -127,6 +128,7 @@ static void profile_dealloc(TrtlProfile *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Py_CLEAR(self->shapes);
+    Py_CLEAR(self->values);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -135,6 +137,7 @@ static int profile_traverse(TrtlProfile *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->shapes);
+    Py_VISIT(self->values);
     return 0;
 }
 
@@ -187,22 +190,62 @@ static PyObject *profile_get_shape(TrtlProfile *self, PyObject *args, PyObject *
     return PySequence_List(t);
 }
 
-static PyObject *profile_set_shape_input(TrtlProfile *self, PyObject *args)
+static PyObject *profile_set_shape_input(TrtlProfile *self, PyObject *args, PyObject *kwargs)
 {
-    (void)args;
-    return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_UNSUPPORTED,
-                             "set_shape_input: shape-tensor inputs are not supported by trtlite; use fixed shapes");
+    static char *kw[] = {"input", "min", "opt", "max", NULL};
+    const char *name;
+    PyObject *src[3];
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOOO:set_shape_input", kw, &name, &src[0], &src[1], &src[2]))
+        return NULL;
+    trtl_dims d[3];
+    const char *w[3] = {"min", "opt", "max"};
+    for (int i = 0; i < 3; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "set_shape_input('%s') %s values", name, w[i]);
+        if (trtl_py_to_dims(st, src[i], &d[i], what) < 0)
+            return NULL;
+    }
+    int ok = d[0].nb_dims == d[1].nb_dims && d[0].nb_dims == d[2].nb_dims;
+    for (int32_t k = 0; ok && k < d[0].nb_dims; k++)
+        ok = d[0].d[k] <= d[1].d[k] && d[1].d[k] <= d[2].d[k] && d[0].d[k] >= INT32_MIN && d[2].d[k] <= INT32_MAX;
+    if (!ok)
+        return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "set_shape_input('%s'): min, opt and max need the same "
+                                 "number of values and min <= opt <= max (INT32) for each", name);
+    PyObject *t = Py_BuildValue("(NNN)", trtl_py_from_dims(st, &d[0]), trtl_py_from_dims(st, &d[1]),
+                                trtl_py_from_dims(st, &d[2]));
+    if (!t || PyDict_SetItemString(self->values, name, t) < 0) {
+        Py_XDECREF(t);
+        return NULL;
+    }
+    Py_DECREF(t);
+    Py_RETURN_NONE;
 }
 
-static int profile_bool(TrtlProfile *self) { return PyDict_Size(self->shapes) > 0; }
+static PyObject *profile_get_shape_input(TrtlProfile *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"input", NULL};
+    const char *name;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s:get_shape_input", kw, &name))
+        return NULL;
+    PyObject *t = PyDict_GetItemString(self->values, name);
+    if (!t)
+        return PyList_New(0);
+    return PySequence_List(t);
+}
+
+static int profile_bool(TrtlProfile *self) { return PyDict_Size(self->shapes) > 0 || PyDict_Size(self->values) > 0; }
 
 static PyMethodDef profile_methods[] = {
     {"set_shape", (PyCFunction)(void (*)(void))profile_set_shape, METH_VARARGS | METH_KEYWORDS,
      "set_shape(input, min, opt, max) -> None\n\nShape range of a dynamic input for this profile."},
     {"get_shape", (PyCFunction)(void (*)(void))profile_get_shape, METH_VARARGS | METH_KEYWORDS,
      "get_shape(input) -> [min, opt, max]\n\nThe shapes set for `input` (empty list if none)."},
-    {"set_shape_input", (PyCFunction)profile_set_shape_input, METH_VARARGS,
-     "set_shape_input(input, min, opt, max)\n\nNot supported (no shape tensors): raises UnsupportedError."},
+    {"set_shape_input", (PyCFunction)(void (*)(void))profile_set_shape_input, METH_VARARGS | METH_KEYWORDS,
+     "set_shape_input(input, min, opt, max) -> None\n\nValue ranges of a shape-tensor input (INT32 values that "
+     "decide shapes) for this profile."},
+    {"get_shape_input", (PyCFunction)(void (*)(void))profile_get_shape_input, METH_VARARGS | METH_KEYWORDS,
+     "get_shape_input(input) -> [min, opt, max]\n\nThe value ranges set for `input` (empty list if none)."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot profile_slots[] = {
@@ -357,7 +400,7 @@ static PyObject *config_add_profile(TrtlBuilderConfigObj *self, PyObject *arg)
         return PyErr_Format(PyExc_TypeError, "add_optimization_profile(): expected an IOptimizationProfile, not %s",
                             Py_TYPE(arg)->tp_name);
     TrtlProfile *pr = (TrtlProfile *)arg;
-    if (PyDict_Size(pr->shapes) == 0)
+    if (PyDict_Size(pr->shapes) == 0 && PyDict_Size(pr->values) == 0)
         return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT,
                                  "add_optimization_profile(): the profile has no shapes (call profile.set_shape first)");
     int32_t idx = trtl_builder_config_num_profiles(self->cfg);
@@ -369,6 +412,16 @@ static PyObject *config_add_profile(TrtlBuilderConfigObj *self, PyObject *arg)
             if (trtl_py_to_dims(st, PyTuple_GET_ITEM(v, i), &d[i], "profile shape") < 0)
                 return NULL;
         trtl_status s = trtl_builder_config_set_shape(self->cfg, idx, PyUnicode_AsUTF8(k), &d[0], &d[1], &d[2]);
+        if (s != TRTL_OK)
+            return trtl_py_raise(st, s);
+    }
+    pos = 0;
+    while (PyDict_Next(pr->values, &pos, &k, &v)) {
+        trtl_dims d[3];
+        for (int i = 0; i < 3; i++)
+            if (trtl_py_to_dims(st, PyTuple_GET_ITEM(v, i), &d[i], "profile shape-input values") < 0)
+                return NULL;
+        trtl_status s = trtl_builder_config_set_shape_values(self->cfg, idx, PyUnicode_AsUTF8(k), &d[0], &d[1], &d[2]);
         if (s != TRTL_OK)
             return trtl_py_raise(st, s);
     }
@@ -815,7 +868,8 @@ static PyObject *builder_create_profile(TrtlBuilder *self, PyObject *unused)
     if (!p)
         return NULL;
     p->shapes = PyDict_New();
-    if (!p->shapes) {
+    p->values = PyDict_New();
+    if (!p->shapes || !p->values) {
         Py_DECREF(p);
         return NULL;
     }
