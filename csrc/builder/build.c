@@ -211,6 +211,41 @@ static void set_input_dims(trtl_bgraph *g)
     }
 }
 
+/* A constant INT32 tensor holding a slice's start (j 1), size (2) or stride (3) attribute, for a slice
+ * whose other such inputs are shape tensors: engine nodes have no unset inputs.  Returns its id or -1. */
+static int32_t slice_attr_constant(trtl_bgraph *g, const char *layer, const trtl_slice_params *s, int32_t j)
+{
+    const trtl_dims *a = j == 1 ? &s->start : j == 2 ? &s->shape : &s->stride;
+    char name[300];
+    snprintf(name, sizeof name, "%s [%s]", layer, j == 1 ? "start" : j == 2 ? "size" : "stride");
+    int32_t *v = trtl_aligned_alloc(sizeof(int32_t) * TRTL_MAX_DIMS);
+    if (!v) {
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < a->nb_dims; i++) {
+        if (a->d[i] < INT32_MIN || a->d[i] > INT32_MAX) {
+            trtl_aligned_free(v);
+            trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': slice attribute value %lld does not fit INT32", layer,
+                       (long long)a->d[i]);
+            return -1;
+        }
+        v[i] = (int32_t)a->d[i];
+    }
+    int32_t id = trtl_bg_add_tensor(g, name, TRTL_INT32, TRTL_TK_CONSTANT);
+    if (id < 0) {
+        trtl_aligned_free(v);
+        return -1;
+    }
+    trtl_bg_tensor *t = &g->t[id];
+    t->data = v;
+    t->producer = -1;
+    t->dmin.nb_dims = 1;
+    t->dmin.d[0] = a->nb_dims;
+    t->dopt = t->dmax = t->dmin;
+    return id;
+}
+
 static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
 {
     int32_t *map = malloc(sizeof(int32_t) * (size_t)(net->n_tensors ? net->n_tensors : 1));
@@ -244,6 +279,11 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
         int32_t in[64], out[16];
         trtl_dims dims[64];
         for (int32_t j = 0; j < l->n_in; j++) {
+            if (!l->in[j]) { /* a slice's start/size/stride left to its attribute: made a constant below */
+                in[j] = -1;
+                dims[j].nb_dims = -1;
+                continue;
+            }
             in[j] = map[l->in[j]->id];
             dims[j] = l->in[j]->dims;
         }
@@ -261,6 +301,11 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
         trtl_params p = l->p;
         trtl_lower_ctx lc = {l->name, net->implicit_batch, l->n_in, dims};
         st = trtl_op_table[l->op].lower(&p, &lc);
+        if (st != TRTL_OK)
+            break;
+        for (int32_t j = 1; st == TRTL_OK && l->op == TRTL_OP_SLICE && j < l->n_in && j < 4; j++)
+            if (in[j] < 0 && (in[j] = slice_attr_constant(g, l->name, &p.slice, j)) < 0)
+                st = trtl_last_status();
         if (st != TRTL_OK)
             break;
         if (l->op == TRTL_OP_PLUGIN_V2) {

@@ -12,7 +12,7 @@ static trtl_dims declared(const trtl_bg_tensor *t)
 {
     trtl_dims d = t->dmax;
     for (int32_t k = 0; k < d.nb_dims; k++)
-        if (t->dmin.d[k] != t->dmax.d[k])
+        if (t->dmin.d[k] != t->dmax.d[k] || t->corner_unknown)
             d.d[k] = -1;
     return d;
 }

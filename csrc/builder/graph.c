@@ -235,6 +235,14 @@ trtl_status trtl_bg_sort(trtl_bgraph *g)
 
 /* Runs shape inference over live nodes (in order) for one set of input dims.  which: 0 min,
  * 1 opt, 2 max. */
+static int any_unknown_input(const trtl_bgraph *g, const trtl_node *n, int32_t n_in)
+{
+    for (int32_t j = 0; j < n_in; j++)
+        if (g->t[n->in[j]].corner_unknown)
+            return 1;
+    return 0;
+}
+
 static trtl_status infer_pass(trtl_bgraph *g, int which)
 {
     trtl_dims in[64], out[16];
@@ -286,6 +294,23 @@ static trtl_status infer_pass(trtl_bgraph *g, int which)
             out_t[j] = g->t[n->out[j]].dtype;
         trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, in_v, n->n_out, out, out_t, 1};
         st = trtl_op_table[n->op].infer(&ic);
+        /* At the min / max corner, shape values of one input and shapes of another may not fit together (a
+         * reshape of x to the values of shape input s, both at their maximum): the opt shapes stand in and
+         * the dims are declared dynamic; at run time the real shapes decide. */
+        int corner = 0;
+        for (int32_t j = 0; which != 1 && j < n_in; j++)
+            corner |= g->t[n->in[j]].corner_unknown || trtl_sv_shape_input(n->op, j);
+        if (st != TRTL_OK && corner && st != TRTL_ERR_OUT_OF_MEMORY) {
+            trtl_clear_error();
+            st = TRTL_OK;
+            for (int32_t j = 0; j < n->n_out; j++) {
+                out[j] = g->t[n->out[j]].dopt;
+                g->t[n->out[j]].corner_unknown = 1;
+            }
+        } else if (corner) {
+            for (int32_t j = 0; j < n->n_out; j++)
+                g->t[n->out[j]].corner_unknown |= (int32_t)(st == TRTL_OK && any_unknown_input(g, n, n_in));
+        }
         if (st == TRTL_OK && n->n_out == 1) {
             int done = 0;
             st = trtl_sv_eval(n->op, &n->p, n->name, n_in, in, in_t, in_v, &out[0], out_t[0],
@@ -311,8 +336,11 @@ static trtl_status infer_pass(trtl_bgraph *g, int which)
 
 trtl_status trtl_bg_infer(trtl_bgraph *g)
 {
-    for (int which = 0; which < 3; which++)
-        TRTL_TRY(infer_pass(g, which));
+    static const int order[3] = {1, 0, 2}; /* opt first: it stands in where a corner has no valid shapes */
+    for (int32_t i = 0; i < g->nt; i++)
+        g->t[i].corner_unknown = 0;
+    for (int k = 0; k < 3; k++)
+        TRTL_TRY(infer_pass(g, order[k]));
     return TRTL_OK;
 }
 

@@ -22,6 +22,9 @@ typedef struct trtl_bg_tensor {
     void *data;             /* CONSTANT: owned values */
     int32_t producer;       /* node index, -1 for inputs and constants */
     int32_t io_index;       /* INPUT: position among inputs; OUTPUT: among outputs; else -1 */
+    int32_t corner_unknown; /* its dims at the profiles' min or max come from shape values that are invalid
+                             * there (a reshape to values of another corner): dmin/dmax then hold dopt and the
+                             * engine declares every dim dynamic */
 } trtl_bg_tensor;
 
 typedef struct trtl_bg_node {

@@ -290,21 +290,26 @@ static trtl_status sv_init(const trtl_engine *e, const trtl_dims *dims, const tr
     return TRTL_OK;
 }
 
-static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv);
+static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner);
 
 trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values)
+{
+    return trtl_engine_infer_corner(e, dims, values, NULL);
+}
+
+trtl_status trtl_engine_infer_corner(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values, char *corner)
 {
     for (int32_t i = 0; i < e->n_tensors; i++)
         if (e->tensors[i].kind == TRTL_TK_CONSTANT)
             dims[i] = e->tensors[i].max_dims;
     sv_store sv;
     TRTL_TRY(sv_init(e, dims, values, &sv));
-    trtl_status st = infer_nodes(e, dims, &sv);
+    trtl_status st = infer_nodes(e, dims, &sv, corner);
     sv_free(&sv);
     return st;
 }
 
-static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv)
+static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner)
 {
     trtl_dims in[64], out[16];
     trtl_dtype in_t[64], out_t[16];
@@ -326,7 +331,26 @@ static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *
         for (int32_t j = 0; j < n->n_out; j++)
             out_t[j] = e->tensors[n->out[j]].dtype;
         trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, in_v, n->n_out, out, out_t, 1};
-        TRTL_TRY(trtl_op_table[n->op].infer(&ic));
+        trtl_status ist = trtl_op_table[n->op].infer(&ic);
+        if (corner) { /* as the builder (graph.c): invalid value / shape combinations at a profile corner */
+            int c = 0;
+            for (int32_t j = 0; j < n_in; j++)
+                c |= corner[n->in[j]] || trtl_sv_shape_input(n->op, j);
+            int any_in = 0;
+            for (int32_t j = 0; j < n_in; j++)
+                any_in |= corner[n->in[j]];
+            if (ist != TRTL_OK && c && ist != TRTL_ERR_OUT_OF_MEMORY) {
+                trtl_clear_error();
+                for (int32_t j = 0; j < n->n_out; j++) {
+                    dims[n->out[j]] = e->tensors[n->out[j]].max_dims;
+                    corner[n->out[j]] = 1;
+                }
+                continue;
+            }
+            for (int32_t j = 0; ist == TRTL_OK && j < n->n_out; j++)
+                corner[n->out[j]] |= (char)any_in;
+        }
+        TRTL_TRY(ist);
         int32_t os = n->n_out == 1 ? sv->slot[n->out[0]] : -1;
         if (os >= 0) {
             int done = 0;
@@ -335,6 +359,10 @@ static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *
             sv->known[os] = (char)done;
         }
         for (int32_t j = 0; j < n->n_out; j++) {
+            if (corner && corner[n->out[j]]) {
+                dims[n->out[j]] = e->tensors[n->out[j]].max_dims;
+                continue;
+            }
             TRTL_TRY(check_planned(e, n, j, &out[j]));
             /* Run-time shapes may outgrow the planned ones (see check_planned), never the bound every
              * size computation downstream relies on. */

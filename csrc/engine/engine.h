@@ -74,6 +74,10 @@ trtl_status trtl_engine_finalize(trtl_engine *e);
  * tensors' values are computed on the way (network/shape_values.h); `values` gives those of the
  * shape-tensor inputs (per engine input, as value vectors; may be NULL when the engine has none). */
 trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values);
+/* The same at a profile corner (the plan reader's check at max shapes and values): where a node's shape
+ * values and shapes do not fit together there, as the builder allowed (builder/graph.c), its outputs keep
+ * their stored max shapes and corner[t] is set for them and everything computed from them. */
+trtl_status trtl_engine_infer_corner(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values, char *corner);
 /* Every node's inferred output dtypes match the stored tensor dtypes (identity converts to any). */
 trtl_status trtl_engine_check_dtypes(const trtl_engine *e);
 /* Greedy offset assignment: tensors whose live ranges [first,last] overlap never share bytes. */

@@ -347,6 +347,11 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     if (l->n_in > 64 || l->n_out > 16)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many inputs/outputs", l->name);
     for (int32_t i = 0; i < l->n_in; i++) {
+        if (!l->in[i] && l->op == TRTL_OP_SLICE && i >= 1) { /* start/size/stride not given: the attribute */
+            in[i].nb_dims = -1;
+            in_t[i] = TRTL_INT32;
+            continue;
+        }
         if (!l->in[i])
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input %d is not set", l->name, (int)i);
         in[i] = l->in[i]->dims;
@@ -360,7 +365,7 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
         out_t[i] = TRTL_FLOAT;
     const int64_t *in_v[64];
     for (int32_t i = 0; i < l->n_in; i++)
-        in_v[i] = l->in[i]->has_sv ? l->in[i]->sv : NULL;
+        in_v[i] = l->in[i] && l->in[i]->has_sv ? l->in[i]->sv : NULL;
     trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, in_v, l->n_out, out, out_t, 0};
     TRTL_TRY(info->infer(&ic));
     /* Shape values, where this layer's output carries them (a shape position may read them). */
@@ -767,19 +772,24 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
     TRTL_CHECK_ARG(l);
     trtl_clear_error();
     const trtl_op_info *info = &trtl_op_table[l->op];
-    if (l->op == TRTL_OP_SLICE && i >= 1 && i <= 3 && t && t->net == l->net)
-        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice start/shape/stride from tensors (input %d) are not "
-                          "supported; set the start, shape and stride attributes", l->name, (int)i);
     if (l->op == TRTL_OP_SLICE && i == 4 && t && t->net == l->net)
         return set_slice_fill(l, t);
     if (!t || t->net != l->net)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': set_input needs a tensor of the same network", l->name);
-    if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) || i > l->n_in)
+    if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) ||
+        (i > l->n_in && l->op != TRTL_OP_SLICE))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input index %d out of range (layer has %d)",
                           l->name, (int)i, (int)l->n_in);
     for (int32_t k = 0; k < l->n_out; k++)
         if (l->out[k] == t)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': cannot use its own output as input", l->name);
+    while (l->op == TRTL_OP_SLICE && i > l->n_in) { /* start/size/stride may be given alone (TensorRT) */
+        trtl_tensor **ni = realloc(l->in, sizeof *ni * (size_t)(l->n_in + 1));
+        if (!ni)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        l->in = ni;
+        l->in[l->n_in++] = NULL;
+    }
     if (i == l->n_in) {
         trtl_tensor **ni = realloc(l->in, sizeof *ni * (size_t)(l->n_in + 1));
         if (!ni)

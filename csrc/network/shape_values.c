@@ -42,7 +42,8 @@ void trtl_sv_from_data(const void *data, trtl_dtype t, int64_t n, int64_t *out)
 
 int trtl_sv_shape_input(trtl_op op, int32_t j)
 {
-    return op == TRTL_OP_SHUFFLE && j == 1;
+    return (op == TRTL_OP_SHUFFLE && j == 1) || (op == TRTL_OP_SLICE && j >= 1 && j <= 3) ||
+           (op == TRTL_OP_RESIZE && j == 1);
 }
 
 int trtl_sv_op_evaluable(trtl_op op)
@@ -190,7 +191,7 @@ trtl_status trtl_sv_eval(trtl_op op, const trtl_params *p, const char *layer, in
     if (!trtl_sv_op_evaluable(op) || n_in < 1)
         return TRTL_OK;
     /* Every input read for values must carry them; the shuffle's reshape input only decides dims. */
-    int32_t nv = op == TRTL_OP_SHUFFLE ? 1 : n_in;
+    int32_t nv = (op == TRTL_OP_SHUFFLE || op == TRTL_OP_SLICE) ? 1 : n_in;
     for (int32_t j = 0; j < nv; j++)
         if (!in_v || !in_v[j] || !trtl_sv_carriable(&in[j], in_t[j]))
             return TRTL_OK;
@@ -278,15 +279,24 @@ trtl_status trtl_sv_eval(trtl_op op, const trtl_params *p, const char *layer, in
         break;
     case TRTL_OP_SLICE: {
         const trtl_slice_params *s = &p->slice;
-        if (n_in != 1 || (s->mode != TRTL_SLICE_DEFAULT && s->mode != TRTL_SLICE_CLAMP && s->mode != TRTL_SLICE_WRAP))
+        if ((n_in != 1 && !(n_in == 4 && in_v[1] && in_v[3])) || (s->mode != TRTL_SLICE_DEFAULT && s->mode != TRTL_SLICE_CLAMP && s->mode != TRTL_SLICE_WRAP))
             return TRTL_OK;
-        int64_t xs[TRTL_MAX_DIMS];
+        int64_t xs[TRTL_MAX_DIMS], st[TRTL_MAX_DIMS], sd[TRTL_MAX_DIMS];
         strides(&in[0], xs);
+        for (int32_t i = 0; i < out->nb_dims; i++) {
+            st[i] = n_in == 4 ? in_v[1][i] : s->start.d[i];
+            sd[i] = n_in == 4 ? in_v[3][i] : s->stride.d[i];
+            if (st[i] == U || sd[i] == U || st[i] > INT32_MAX || st[i] < INT32_MIN || sd[i] > INT32_MAX ||
+                sd[i] < INT32_MIN)
+                return TRTL_OK;
+        }
         for (int64_t k = 0; k < n; k++) {
             unravel(out, k, idx);
             int64_t lin = 0;
             for (int32_t i = 0; i < out->nb_dims; i++) {
-                int64_t dn = in[0].d[i], j = s->start.d[i] + idx[i] * s->stride.d[i];
+                int64_t dn = in[0].d[i], j = st[i] + idx[i] * sd[i];
+                if (dn <= 0)
+                    return TRTL_OK;
                 if (s->mode == TRTL_SLICE_CLAMP)
                     j = j < 0 ? 0 : j >= dn ? dn - 1 : j;
                 else if (s->mode == TRTL_SLICE_WRAP)

@@ -375,6 +375,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     rbuf r = {(const uint8_t *)data, size, TRTL_PLAN_HEADER_SIZE, 0, 0};
     trtl_engine *e = trtl_engine_alloc();
     trtl_dims *check = NULL, *checkv = NULL;
+    char *corner = NULL;
     if (!e)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
     int8_t *made = NULL; /* per tensor: produced yet (inputs and constants from the start) */
@@ -617,7 +618,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
                 checkv[i].d[k] = (p == 0 || mx->d[k] > checkv[i].d[k]) ? mx->d[k] : checkv[i].d[k];
             checkv[i].nb_dims = mx->nb_dims;
         }
-    st = trtl_engine_infer(e, check, checkv);
+    corner = calloc(nt ? nt : 1, 1);
+    CHECK_ALLOC(corner);
+    st = trtl_engine_infer_corner(e, check, checkv, corner);
     free(checkv);
     checkv = NULL;
     if (st != TRTL_OK) {
@@ -632,6 +635,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             int32_t id = e->nodes[k].out[j];
             CHECK(trtl_dims_equal(&check[id], &e->tensors[id].max_dims), "plan is inconsistent: tensor '%s' shape",
                   e->tensors[id].name);
+            CHECK(!corner[id] || trtl_dims_dynamic(&e->tensors[id].dims) || e->tensors[id].dims.nb_dims == 0,
+                  "plan is inconsistent: tensor '%s' has a static shape that depends on shape values",
+                  e->tensors[id].name);
         }
     st = trtl_engine_check_dtypes(e);
     if (st != TRTL_OK) {
@@ -643,6 +649,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     }
     free(check);
     check = NULL;
+    free(corner);
+    corner = NULL;
     for (int32_t k = 0; k < e->n_nodes; k++) {
         trtl_node *n = &e->nodes[k];
         if (n->kernel->prepare) {
@@ -660,6 +668,7 @@ fail:
     free(made);
     free(check);
     free(checkv);
+    free(corner);
     trtl_engine_destroy(e);
     return st;
 }
