@@ -1,0 +1,147 @@
+"""Values known only at run time as shape tensors (TensorRT 10's IShapeLayer and shape-tensor inputs): a value
+that the parser could not compute -- an array holding symbols of dynamic dims (Shape of a tensor with dynamic
+dims, and arithmetic on it), or a graph input / computed tensor feeding a shape position -- becomes a small INT32
+tensor built from add_shape, gather, elementwise and concatenation layers, which the engine evaluates on the host
+when input shapes (and shape-input values) are set, before execution."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import numpy as np
+
+from .._enums import DataType, ElementWiseOperation
+from .errors import Dynamic
+from .shape_eval import Sym
+
+_BINARY = {"+": ElementWiseOperation.SUM, "-": ElementWiseOperation.SUB, "*": ElementWiseOperation.PROD,
+           "//": ElementWiseOperation.FLOOR_DIV}
+
+
+def _i32(p: Any, values: Any) -> Any:
+    v = np.asarray(values, dtype=np.int64).reshape(-1)
+    if v.size and (v.min() < -2 ** 31 or v.max() >= 2 ** 31):
+        raise Dynamic("shape value %s does not fit INT32" % list(v))
+    return p._L(p.network.add_constant((v.size,), v.astype(np.int32)))
+
+
+def _shape_of(p: Any, name: str) -> Any:
+    """add_shape of tensor `name` (one layer per tensor and node)."""
+    cache: Dict[str, Any] = p.__dict__.setdefault("_shape_layers", {})
+    key = (name, p._node_idx)
+    if key not in cache:
+        cache[key] = p._L(p.network.add_shape(p._tensor(name)))
+    return cache[key]
+
+
+def _dim(p: Any, name: str, axis: int) -> Any:
+    return p._L(p.network.add_gather(_shape_of(p, name), _i32(p, [axis]), 0))
+
+
+def _find_dim(p: Any, key: Any) -> Any:
+    """A [1] tensor holding the dim whose symbol is `key` (a dim_param or (tensor, axis)), or None."""
+    if isinstance(key, tuple) and len(key) == 3 and key[0] == "?":
+        key = key[1:]
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int) \
+            and key[0] in p._tensors and key[1] < len(p._tensors[key[0]].shape):
+        return _dim(p, key[0], key[1])
+    for name in list(p._input_names) + list(p._tensors):
+        t = p._tensors.get(name)
+        if t is None:
+            continue
+        for j, d in enumerate(tuple(t.shape)):
+            if d < 0 and p._key_of(name, j) == key:
+                return _dim(p, name, j)
+    return None
+
+
+def _key_tensor(p: Any, key: Any, depth: int = 0) -> Any:
+    if depth > 64:
+        raise Dynamic("a dynamic dimension expression too deep to compute at run time")
+    if isinstance(key, (int, np.integer)):
+        return _i32(p, [int(key)])
+    if isinstance(key, tuple) and key and key[0] == "neg":
+        a = _key_tensor(p, key[1], depth + 1)
+        return p._L(p.network.add_elementwise(_i32(p, [0]), a, ElementWiseOperation.SUB))
+    if isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], str) and key[0][1:-1] in _BINARY | {"%": 0}:
+        op = key[0][1:-1]
+        a = _key_tensor(p, key[1], depth + 1)
+        b = _key_tensor(p, key[2], depth + 1)
+        if op == "%":  # a - (a // b) * b, as numpy's mod for a divisor > 0
+            q = p._L(p.network.add_elementwise(a, b, ElementWiseOperation.FLOOR_DIV))
+            qb = p._L(p.network.add_elementwise(q, b, ElementWiseOperation.PROD))
+            return p._L(p.network.add_elementwise(a, qb, ElementWiseOperation.SUB))
+        return p._L(p.network.add_elementwise(a, b, _BINARY[op]))
+    t = _find_dim(p, key)
+    if t is None:
+        raise Dynamic("the dynamic dimension %r cannot be read at run time (no tensor of this network has it)"
+                      % (Sym(key),))
+    return t
+
+
+def sym_tensor(p: Any, arr: np.ndarray) -> Any:
+    """An INT32 shape tensor computing `arr` (an integer array whose elements may be symbols) at run time."""
+    flat = list(np.asarray(arr).reshape(-1))
+    parts = []
+    run: list = []
+    for v in flat:
+        if isinstance(v, Sym):
+            if run:
+                parts.append(_i32(p, run))
+                run = []
+            parts.append(_key_tensor(p, v.key))
+        else:
+            run.append(int(v))
+    if run:
+        parts.append(_i32(p, run))
+    if len(parts) == 1:
+        t = parts[0]
+    else:
+        layer = p.network.add_concatenation(parts)
+        layer.axis = 0
+        t = p._L(layer)
+    shape = np.asarray(arr).shape
+    if len(shape) != 1:
+        t = p._reshape(t, list(shape), zero_is_placeholder=False)
+    return t
+
+
+def shape_input(p: Any, name: str) -> Any:
+    """The INT32 tensor of a value computed at run time (a graph input or a layer output) used as a shape."""
+    t = p._tensor(name)
+    if t.dtype != DataType.INT32:
+        layer = p.network.add_cast(t, DataType.INT32)
+        t = p._L(layer)
+    return t
+
+
+def runtime_reshape(p: Any, x: Any, shape: Any, allowzero: bool) -> Any:
+    """x reshaped to the values of the shape tensor `shape` (0 copies unless allowzero, -1 infers)."""
+    layer = p.network.add_shuffle(x)
+    layer.set_input(1, shape)
+    if allowzero:
+        layer.zero_is_placeholder = False
+    return p._L(layer)
+
+
+def runtime_expand(p: Any, x: Any, shape: Any) -> Any:
+    """ONNX Expand of x to the values of the 1-D shape tensor `shape` (bidirectional broadcast): x gets the larger
+    rank, then a slice with size max(x's dims, shape) and stride 0 where x's dim is 1 (1 elsewhere)."""
+    k = int(shape.shape[0])
+    if k < 0:
+        raise Dynamic("Expand's shape has a dynamic length")
+    r = max(k, len(x.shape))
+    x = p._unsqueeze_to(x, r)
+    net = p.network
+    xs = p._L(net.add_shape(x))
+    if k < r:
+        cat = net.add_concatenation([_i32(p, [1] * (r - k)), shape])
+        cat.axis = 0
+        shape = p._L(cat)
+    size = p._L(net.add_elementwise(xs, shape, ElementWiseOperation.MAX))
+    one = _i32(p, [1] * r)
+    stride = p._L(net.add_elementwise(p._L(net.add_elementwise(xs, one, ElementWiseOperation.SUB)), one,
+                                      ElementWiseOperation.MIN))
+    layer = net.add_slice(x, [0] * r, [1] * r, [1] * r)
+    layer.set_input(2, size)
+    layer.set_input(3, stride)
+    return p._L(layer)
