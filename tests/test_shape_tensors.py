@@ -342,3 +342,77 @@ def test_resize_to_shape_tensor():
         rows = np.floor(np.arange(h) * (3 / h)).astype(int)
         cols = np.floor(np.arange(w) * (4 / w)).astype(int)
         np.testing.assert_array_equal(out, a[:, :, rows][:, :, :, cols])
+
+
+# ---- ONNX models with shapes computed at run time, against onnxruntime ----------------------------------------
+
+def _onnx_run(model, feeds, profile_shapes, shape_values=None):
+    """Parses `model` (onnx.ModelProto), builds with one profile and runs through a plan round trip."""
+    b, net = new_net()
+    parser = trt.OnnxParser(net, LOGGER)
+    assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    eng = build(b, net, [profile_shapes], [shape_values or {}])
+    ctx = eng.create_execution_context()
+    return [ctx.infer(f) for f in feeds]
+
+
+def _ort(model, feed):
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feed)
+
+
+def test_onnx_reshape_from_dynamic_dims_and_graph_input():
+    """y = x.reshape(B * T, C) with B, T dynamic (two dims from Shape multiplied: no static form), z = x reshaped
+    to a shape given as a graph input (an int64 shape-tensor input)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node("Gather", ["sx", "i0"], ["b"], axis=0),
+        helper.make_node("Gather", ["sx", "i1"], ["t"], axis=0),
+        helper.make_node("Gather", ["sx", "i2"], ["c"], axis=0),
+        helper.make_node("Mul", ["b", "t"], ["bt"]),
+        helper.make_node("Concat", ["bt", "c"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+        helper.make_node("Reshape", ["x", "s"], ["z"]),
+    ]
+    inits = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("i0", 0), ("i1", 1), ("i2", 2))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T", 4]),
+                                       helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    rng = np.random.default_rng(3)
+    feeds = [{"x": rng.standard_normal((b_, t_, 4)).astype(np.float32), "s": np.array(s_, np.int64)}
+             for b_, t_, s_ in ((2, 3, [4, 6]), (1, 5, [-1, 2]), (3, 1, [0, 4]))]
+    got = _onnx_run(model, feeds, {"x": ((1, 1, 4), (2, 3, 4), (3, 5, 4))}, {"s": ((-1, -1), (4, 6), (12, 20))})
+    for f, g_ in zip(feeds, got):
+        ry, rz = _ort(model, f)
+        np.testing.assert_array_equal(g_["y"], ry)
+        np.testing.assert_array_equal(g_["z"], rz)
+
+
+def test_onnx_expand_and_resize_sizes_at_run_time():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["y"]),
+             helper.make_node("Resize", ["img", "", "", "sizes"], ["r"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1]),
+                                       helper.make_tensor_value_info("shape", TensorProto.INT64, [3]),
+                                       helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 1, 2, 3]),
+                                       helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.array([[1.0], [2.0], [3.0]], np.float32)
+    img = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
+    feeds = [{"x": x, "shape": np.array(sh, np.int64), "img": img, "sizes": np.array(sz, np.int64)}
+             for sh, sz in (([2, 1, 6], [1, 1, 4, 6]), ([1, 3, 1], [1, 1, 3, 2]), ([4, 3, 5], [1, 1, 1, 1]))]
+    got = _onnx_run(model, feeds, {}, {"shape": ((1, 1, 1), (2, 1, 6), (4, 3, 6)),
+                                       "sizes": ((1, 1, 1, 1), (1, 1, 4, 6), (1, 1, 8, 8))})
+    for f, g_ in zip(feeds, got):
+        ry, rr = _ort(model, f)
+        np.testing.assert_array_equal(g_["y"], ry)
+        np.testing.assert_array_equal(g_["r"], rr)

@@ -240,11 +240,15 @@ class ICudaEngine:
         """Name of I/O tensor `index`."""
     def get_tensor_profile_shape(self, name: Any, profile_index: Any) -> list[Any]:
         """get_tensor_profile_shape(name, profile_index) -> [min, opt, max]"""
+    def get_tensor_profile_values(self, profile_index: Any, name: Any) -> list[Any]:
+        """Value ranges of a shape-tensor input."""
     def get_tensor_shape(self, name: Any) -> Any:
         """Build-time shape (-1 for dynamic dims)."""
     @property
     def has_implicit_batch_dimension(self) -> Any:
         """True for engines of TensorRT 7 style networks."""
+    def is_shape_inference_io(self, name: Any) -> bool:
+        """True for a shape-tensor input: its values (host memory at its tensor address) decide shapes."""
     @property
     def max_batch_size(self) -> Any:
         """Largest batch (implicit-batch engines; 1 otherwise)."""
@@ -452,6 +456,8 @@ class INetworkDefinition:
         """Scale with an explicit channel axis."""
     def add_select(self, condition: Any, then_input: Any, else_input: Any) -> ISelectLayer:
         """Elementwise choice with broadcasting."""
+    def add_shape(self, input: Any) -> IShapeLayer:
+        """The input's dims as a 1-D INT32 shape tensor (TensorRT 10 gives INT64; trtlite has no 64-bit integer tensors)."""
     def add_shuffle(self, input: Any) -> IShuffleLayer:
         """Transpose -> reshape -> transpose (set first_transpose, reshape_dims, ...)."""
     def add_slice(self, input: Any, start: Any, shape: Any, stride: Any) -> ISliceLayer:
@@ -499,10 +505,12 @@ class IOptimizationProfile:
     """Optimization profile (IOptimizationProfile): min/opt/max shapes of dynamic inputs."""
     def get_shape(self, input: Any) -> list[Any]:
         """The shapes set for `input` (empty list if none)."""
+    def get_shape_input(self, input: Any) -> list[Any]:
+        """The value ranges set for `input` (empty list if none)."""
     def set_shape(self, input: Any, min: Any, opt: Any, max: Any) -> None:
         """Shape range of a dynamic input for this profile."""
-    def set_shape_input(self, input: Any, min: Any, opt: Any, max: Any) -> Any:
-        """Not supported (no shape tensors): raises UnsupportedError."""
+    def set_shape_input(self, input: Any, min: Any, opt: Any, max: Any) -> None:
+        """Value ranges of a shape-tensor input (INT32 values that decide shapes) for this profile."""
 
 class ITensor:
     """A tensor of a network definition (ITensor)."""
@@ -516,11 +524,17 @@ class ITensor:
     def dynamic_range(self) -> Any:
         """(min, max) used for INT8 quantization, or None."""
     @property
+    def is_execution_tensor(self) -> Any:
+        """True when the tensor's data is read when the engine runs (a layer computing an execution tensor or a network output reads it)."""
+    @property
     def is_network_input(self) -> Any:
         """True for tensors made by add_input."""
     @property
     def is_network_output(self) -> Any:
         """True for tensors marked with mark_output."""
+    @property
+    def is_shape_tensor(self) -> Any:
+        """True when a shape position (a shuffle's reshape input, ...) reads the tensor's values, directly or through shape arithmetic computed on the host."""
     @property
     def location(self) -> Any:
         """TensorLocation.HOST: trtlite reads and writes host memory.  Assigning DEVICE or HOST (TensorRT scripts do) is accepted: both name memory this process uses directly."""
@@ -969,6 +983,9 @@ class IScaleLayer(ILayer):
 
 class ISelectLayer(ILayer):
     """Select"""
+
+class IShapeLayer(ILayer):
+    """Shape"""
 
 class IShuffleLayer(ILayer):
     """Shuffle"""
