@@ -416,3 +416,29 @@ def test_onnx_expand_and_resize_sizes_at_run_time():
         ry, rr = _ort(model, f)
         np.testing.assert_array_equal(g_["y"], ry)
         np.testing.assert_array_equal(g_["r"], rr)
+
+
+def test_onnx_pad_tile_constant_of_shape_at_run_time():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"], mode="reflect"),
+             helper.make_node("Pad", ["x", "pads", "cv"], ["pc"], mode="constant"),
+             helper.make_node("Tile", ["x", "reps"], ["t"]),
+             helper.make_node("ConstantOfShape", ["cs"], ["c"],
+                              value=helper.make_tensor("v", TensorProto.FLOAT, [1], [2.5]))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+                                       helper.make_tensor_value_info("pads", TensorProto.INT64, [4]),
+                                       helper.make_tensor_value_info("reps", TensorProto.INT64, [2]),
+                                       helper.make_tensor_value_info("cs", TensorProto.INT64, [3])],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("p", "pc", "t", "c")],
+                          [helper.make_tensor("cv", TensorProto.FLOAT, [], [-1.5])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    feeds = [{"x": x, "pads": np.array(pd, np.int64), "reps": np.array(rp, np.int64), "cs": np.array(cs, np.int64)}
+             for pd, rp, cs in (([1, 2, 0, 1], [2, 1], [2, 1, 3]), ([0, 0, 2, 3], [1, 3], [1, 1, 1]),
+                                ([2, -1, 1, 0], [3, 2], [4, 2, 0]))]
+    got = _onnx_run(model, feeds, {}, {"pads": ((-1, -1, 0, 0), (1, 2, 0, 1), (2, 3, 2, 3)),
+                                       "reps": ((1, 1), (2, 1), (3, 3)), "cs": ((1, 1, 0), (2, 1, 3), (4, 2, 3))})
+    for f, g_ in zip(feeds, got):
+        for name, ref in zip(("p", "pc", "t", "c"), _ort(model, f)):
+            np.testing.assert_array_equal(g_[name], ref, err_msg=name)

@@ -229,10 +229,13 @@ def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Tile",
-          restrictions="repeats must be a constant; no repeats along dynamic axes")
+          restrictions="repeats known while parsing may not repeat dynamic axes; repeats computed at run time may")
 def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
+    if not p._is_const(p._inp(node, 1) or ""):  # repeats computed at run time: a shape tensor
+        from .shape_tensors import runtime_tile
+        return [runtime_tile(p, x, shape_input(p, node.input[1]))]
     reps = [int(v) for v in p._cval(p._inp(node, 1), "repeats").reshape(-1)]
     if len(reps) != len(xs):
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, len(xs)))

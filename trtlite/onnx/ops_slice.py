@@ -108,6 +108,27 @@ def _slice_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [y]
 
 
+def _runtime_pad(p: ImporterContext, node: Any, x: Any, mode: str) -> Any:
+    from .shape_tensors import runtime_pad, shape_input
+    r = len(x.shape)
+    an = p._inp(node, 3)
+    axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)] if an else list(range(r))
+    modes = {"constant": SampleMode.FILL, "edge": SampleMode.CLAMP, "reflect": SampleMode.REFLECT,
+             "wrap": SampleMode.WRAP}
+    if mode not in modes:
+        raise unsupported("Pad mode '%s'" % mode)
+    fill = None
+    if mode == "constant":
+        vn = p._inp(node, 2)
+        value = p._cval(vn, "constant_value").reshape(-1) if vn else np.zeros(1)
+        value = value[0].item() if value.size else 0
+        integer = DataType(x.dtype) in (DataType.INT32, DataType.INT8, DataType.BOOL)
+        f = np.array(value, np.int32 if integer and float(value).is_integer() and abs(value) < 2 ** 24
+                     else np.float32).reshape(())
+        fill = p._const_tensor(f, DataType.INT32 if f.dtype == np.int32 else DataType.FLOAT)
+    return runtime_pad(p, x, shape_input(p, node.input[1]), axes, modes[mode], fill)
+
+
 @importer("Pad",
           restrictions=("pads, constant_value and axes must be constants; modes constant, reflect, edge and wrap; "
                         "reflect, edge, wrap and non-zero constant padding not along dynamic axes"))
@@ -121,6 +142,8 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         value = float(a.get("value", 0.0))
         axes = list(range(r))
     else:
+        if not p._is_const(p._inp(node, 1) or ""):  # pads computed at run time: a shape tensor
+            return [_runtime_pad(p, node, x, mode)]
         pads = [int(v) for v in p._cval(p._inp(node, 1), "pads").reshape(-1)]
         vn = p._inp(node, 2)
         value = p._cval(vn, "constant_value").reshape(-1) if vn else np.zeros(1)

@@ -145,3 +145,68 @@ def runtime_expand(p: Any, x: Any, shape: Any) -> Any:
     layer.set_input(2, size)
     layer.set_input(3, stride)
     return p._L(layer)
+
+
+def _pieces(p: Any, t: Any, idx: list) -> Any:
+    return p._L(p.network.add_gather(t, _i32(p, idx), 0))
+
+
+def runtime_pad(p: Any, x: Any, pads: Any, axes: list, mode: Any, fill: Any) -> Any:
+    """ONNX Pad with `pads` (an INT32 tensor [2 * len(axes)]) known at run time: one slice starting at -pre with
+    size dims + pre + post in `mode` (FILL with the constant `fill` tensor, CLAMP for edge, REFLECT, WRAP)."""
+    r = len(x.shape)
+    k = len(axes)
+    net = p.network
+    zero = _i32(p, [0])
+    pre_parts, post_parts = [], []
+    for i in range(r):
+        if i in axes:
+            j = axes.index(i)
+            pre_parts.append(_pieces(p, pads, [j]))
+            post_parts.append(_pieces(p, pads, [j + k]))
+        else:
+            pre_parts.append(zero)
+            post_parts.append(zero)
+
+    def cat(parts: list) -> Any:
+        layer = net.add_concatenation(parts)
+        layer.axis = 0
+        return p._L(layer)
+
+    pre, post = cat(pre_parts), cat(post_parts)
+    xs = p._L(net.add_shape(x))
+    start = p._L(net.add_elementwise(_i32(p, [0] * r), pre, ElementWiseOperation.SUB))
+    size = p._L(net.add_elementwise(p._L(net.add_elementwise(xs, pre, ElementWiseOperation.SUM)), post,
+                                    ElementWiseOperation.SUM))
+    layer = net.add_slice(x, [0] * r, [1] * r, [1] * r)
+    layer.mode = mode
+    layer.set_input(1, start)
+    layer.set_input(2, size)
+    if fill is not None:
+        layer.set_input(4, fill)
+    return p._L(layer)
+
+
+def runtime_tile(p: Any, x: Any, repeats: Any) -> Any:
+    """ONNX Tile with `repeats` (an INT32 tensor [rank]) known at run time: a WRAP slice of size dims * repeats."""
+    r = len(x.shape)
+    net = p.network
+    xs = p._L(net.add_shape(x))
+    size = p._L(net.add_elementwise(xs, repeats, ElementWiseOperation.PROD))
+    layer = net.add_slice(x, [0] * r, [1] * r, [1] * r)
+    from .._enums import SampleMode
+    layer.mode = SampleMode.WRAP
+    layer.set_input(2, size)
+    return p._L(layer)
+
+
+def runtime_constant_of_shape(p: Any, shape: Any, value: np.ndarray) -> Any:
+    """ONNX ConstantOfShape with `shape` (an INT32 tensor [k]) known at run time: one element, broadcast by a
+    stride-0 slice of that size."""
+    k = int(shape.shape[0])
+    if k < 0:
+        raise Dynamic("ConstantOfShape's shape has a dynamic length")
+    one = p._const_tensor(np.full([1] * k, value.reshape(-1)[0], dtype=value.dtype))
+    layer = p.network.add_slice(one, [0] * k, [1] * k, [0] * k)
+    layer.set_input(2, shape)
+    return p._L(layer)
