@@ -442,3 +442,27 @@ def test_onnx_pad_tile_constant_of_shape_at_run_time():
     for f, g_ in zip(feeds, got):
         for name, ref in zip(("p", "pc", "t", "c"), _ort(model, f)):
             np.testing.assert_array_equal(g_[name], ref, err_msg=name)
+
+
+def test_onnx_slice_bounds_axes_and_steps_at_run_time():
+    """Slice with starts / ends / axes / steps all graph inputs: ONNX's clamping of out-of-range bounds, negative
+    axes and steps, computed as shape arithmetic.  The profile holds negative values below -1 (a plan round trip
+    must keep them)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])] +
+                          [helper.make_tensor_value_info(n, TensorProto.INT64, [2])
+                           for n in ("starts", "ends", "axes", "steps")],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    cases = [([0, 1], [3, 5], [0, 1], [1, 2]), ([-1, 5], [-5, 0], [0, -1], [-1, -2]), ([1, -100], [100, 100],
+             [-1, 0], [3, 1]), ([2, 0], [2, 6], [0, 1], [1, 1])]
+    feeds = [{"x": x, **{k: np.array(v, np.int64) for k, v in zip(("starts", "ends", "axes", "steps"), c)}}
+             for c in cases]
+    lo, hi = (-100, -100), (100, 100)
+    got = _onnx_run(model, feeds, {}, {"starts": (lo, (0, 1), hi), "ends": (lo, (3, 5), hi),
+                                       "axes": ((-2, -2), (0, 1), (1, 1)), "steps": ((-3, -3), (1, 2), (3, 3))})
+    for f, g_ in zip(feeds, got):
+        np.testing.assert_array_equal(g_["y"], _ort(model, f)[0])

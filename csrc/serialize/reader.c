@@ -474,9 +474,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             dims(&r, &pr->max[i]);
             CHECK(!r.bad, "plan is truncated or corrupt in optimization profile %u", p);
             if (e->shape_input[i]) {
-                dims(&r, &pr->vmin[i]);
-                dims(&r, &pr->vopt[i]);
-                dims(&r, &pr->vmax[i]);
+                read_dims(&r, &pr->vmin[i], 1); /* values: any INT32, negative ones included */
+                read_dims(&r, &pr->vopt[i], 1);
+                read_dims(&r, &pr->vmax[i], 1);
                 CHECK(!r.bad, "plan is truncated or corrupt in optimization profile %u", p);
                 int ok = pr->vmin[i].nb_dims == trtl_volume(&e->tensors[e->io[i]].dims) &&
                          pr->vopt[i].nb_dims == pr->vmin[i].nb_dims && pr->vmax[i].nb_dims == pr->vmin[i].nb_dims;

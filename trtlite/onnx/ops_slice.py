@@ -54,14 +54,27 @@ def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
 
 
 @importer("Slice",
-          restrictions=("starts, ends, axes and steps must be known while parsing; dynamic axes: x[s:] and x[s:-k] "
-                        "(step 1) or a constant number of indices; no empty results"))
+          restrictions=("axes must be known while parsing; starts / ends / steps computed at run time are shape "
+                        "tensors; known while parsing, along dynamic axes: x[s:] and x[s:-k] (step 1) or a constant "
+                        "number of indices; no empty results"))
 def _slice_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
     xs = tuple(x.shape)
     r = len(xs)
     vals: List[Any] = [None]
+    if p._opset >= 10 and any(p._inp(node, i) and not p._is_const(p._inp(node, i)) for i in (1, 2, 3, 4)):
+        # starts / ends / axes / steps computed at run time: shape tensors
+        from .shape_tensors import runtime_slice, shape_input
+        an = p._inp(node, 3)
+        ins = [shape_input(p, node.input[i]) if p._inp(node, i) else None for i in (1, 2, 4)]
+        if an is None:
+            axes: Any = list(range(int(ins[0].shape[0])))
+        elif p._is_const(an):
+            axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)]
+        else:
+            axes = shape_input(p, an)
+        return [runtime_slice(p, x, ins[0], ins[1], axes, ins[2])]
     if p._opset >= 10:
         for i in range(1, 5):
             n = p._inp(node, i)

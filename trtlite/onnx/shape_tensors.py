@@ -210,3 +210,70 @@ def runtime_constant_of_shape(p: Any, shape: Any, value: np.ndarray) -> Any:
     layer = p.network.add_slice(one, [0] * k, [1] * k, [0] * k)
     layer.set_input(2, shape)
     return p._L(layer)
+
+
+def runtime_slice(p: Any, x: Any, starts: Any, ends: Any, axes: Any, steps: Any) -> Any:
+    """ONNX Slice whose starts / ends (/ steps) are INT32 tensors known at run time (`axes` a list of axes known
+    while parsing, `steps` None for all 1): ONNX's clamping computed as shape arithmetic, per sliced axis with d
+    its size, s / e made non-negative by adding d, then clamped to [0, d] (step > 0) or [0, d - 1] / [-1, d - 1]
+    (step < 0); size = max(ceil((e - s) / step), 0) = max(floor((e - s + step - sign(step)) / step), 0)."""
+    net = p.network
+    r = len(x.shape)
+    E = ElementWiseOperation
+    xs = p._L(net.add_shape(x))
+
+    def ew(a: Any, b: Any, op: Any) -> Any:
+        return p._L(net.add_elementwise(a, b, op))
+
+    def sel(c: Any, a: Any, b: Any) -> Any:
+        return p._L(net.add_select(c, a, b))
+
+    zero, one = _i32(p, [0]), _i32(p, [1])
+    st_parts, sz_parts, sd_parts = [], [], []
+    n_axes = int(starts.shape[0])
+    if not isinstance(axes, list):  # axes known at run time too: per dim, the entry whose axis it is
+        ax = sel(ew(axes, _i32(p, [0] * n_axes), E.LESS), ew(axes, _i32(p, [r] * n_axes), E.SUM), axes)
+    for i in range(r):
+        d = _pieces(p, xs, [i])
+        if isinstance(axes, list):
+            if i not in axes:
+                st_parts.append(zero)
+                sz_parts.append(d)
+                sd_parts.append(one)
+                continue
+            j = axes.index(i)
+            s, e = _pieces(p, starts, [j]), _pieces(p, ends, [j])
+            k = one if steps is None else _pieces(p, steps, [j])
+        else:
+            s, e, k = zero, d, one
+            for j in range(n_axes):
+                hit = ew(_pieces(p, ax, [j]), _i32(p, [i]), E.EQUAL)
+                s = sel(hit, _pieces(p, starts, [j]), s)
+                e = sel(hit, _pieces(p, ends, [j]), e)
+                if steps is not None:
+                    k = sel(hit, _pieces(p, steps, [j]), k)
+        s = sel(ew(s, zero, E.LESS), ew(s, d, E.SUM), s)
+        e = sel(ew(e, zero, E.LESS), ew(e, d, E.SUM), e)
+        neg = ew(k, zero, E.LESS)
+        dm1 = ew(d, one, E.SUB)
+        lo_e = sel(neg, ew(zero, one, E.SUB), zero)
+        hi = sel(neg, dm1, d)
+        s = ew(ew(s, zero, E.MAX), hi, E.MIN)
+        e = ew(ew(e, lo_e, E.MAX), hi, E.MIN)
+        sign = sel(neg, ew(zero, one, E.SUB), one)
+        num = ew(ew(ew(e, s, E.SUB), k, E.SUM), sign, E.SUB)
+        size = ew(ew(num, k, E.FLOOR_DIV), zero, E.MAX)
+        st_parts.append(s)
+        sz_parts.append(size)
+        sd_parts.append(k)
+
+    def cat(parts: list) -> Any:
+        layer = net.add_concatenation(parts)
+        layer.axis = 0
+        return p._L(layer)
+
+    layer = net.add_slice(x, [0] * r, [1] * r, [1] * r)
+    layer.set_input(1, cat(st_parts))
+    layer.set_input(2, cat(sz_parts))
+    layer.set_input(3, cat(sd_parts))
+    return p._L(layer)
