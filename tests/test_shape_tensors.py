@@ -466,3 +466,23 @@ def test_onnx_slice_bounds_axes_and_steps_at_run_time():
                                        "axes": ((-2, -2), (0, 1), (1, 1)), "steps": ((-3, -3), (1, 2), (3, 3))})
     for f, g_ in zip(feeds, got):
         np.testing.assert_array_equal(g_["y"], _ort(model, f)[0])
+
+
+def test_onnx_positional_slice_to_a_dynamic_length():
+    """x + pe[:, :T] with T = x.shape[1] dynamic (a transformer's positional table): the slice's end holds a dynamic
+    dim, computed at run time from a shape layer."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    pe = np.random.default_rng(5).standard_normal((1, 16, 4)).astype(np.float32)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "one"], ["t"], axis=0),
+             helper.make_node("Slice", ["pe", "zero", "t", "one"], ["pes"]), helper.make_node("Add", ["x", "pes"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "T", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+                           helper.make_tensor("zero", TensorProto.INT64, [1], [0]), numpy_helper.from_array(pe, "pe")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    rng = np.random.default_rng(6)
+    feeds = [{"x": rng.standard_normal((1, t, 4)).astype(np.float32)} for t in (1, 7, 16)]
+    got = _onnx_run(model, feeds, {"x": ((1, 1, 4), (1, 5, 4), (1, 16, 4))})
+    for f, g_ in zip(feeds, got):
+        np.testing.assert_array_equal(g_["y"], _ort(model, f)[0])

@@ -58,23 +58,46 @@ def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
                         "tensors; known while parsing, along dynamic axes: x[s:] and x[s:-k] (step 1) or a constant "
                         "number of indices; no empty results"))
 def _slice_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    try:
+        return _slice_static(p, node, a)
+    except Dynamic:
+        # bounds computed from dynamic dims (pe[:x.shape[1]]): the same slice with shape-tensor bounds
+        from .shape_eval import has_sym
+        if p._opset < 10 or not any(has_sym(p._consts.get(p._inp(node, i) or "")) for i in (1, 2, 4)):
+            raise
+        return _slice_runtime(p, node, len(p._tensor(node.input[0]).shape))
+
+
+def _slice_runtime(p: ImporterContext, node: Any, r: int) -> List[Any]:
+    """Slice with starts / ends / axes / steps computed at run time (shape tensors)."""
+    from .shape_tensors import runtime_slice, shape_input
+    x = p._tensor(node.input[0])
+    an = p._inp(node, 3)
+
+    def as_tensor(i: int) -> Any:
+        n = p._inp(node, i)
+        if n is None:
+            return None
+        return p._const_tensor(p._consts[n], DataType.INT32) if p._is_const(n) else shape_input(p, n)
+
+    ins = [as_tensor(i) for i in (1, 2, 4)]
+    if an is None:
+        axes: Any = list(range(int(ins[0].shape[0])))
+    elif p._is_const(an):
+        axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)]
+    else:
+        axes = shape_input(p, an)
+    return [runtime_slice(p, x, ins[0], ins[1], axes, ins[2])]
+
+
+def _slice_static(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
     xs = tuple(x.shape)
     r = len(xs)
     vals: List[Any] = [None]
     if p._opset >= 10 and any(p._inp(node, i) and not p._is_const(p._inp(node, i)) for i in (1, 2, 3, 4)):
-        # starts / ends / axes / steps computed at run time: shape tensors
-        from .shape_tensors import runtime_slice, shape_input
-        an = p._inp(node, 3)
-        ins = [shape_input(p, node.input[i]) if p._inp(node, i) else None for i in (1, 2, 4)]
-        if an is None:
-            axes: Any = list(range(int(ins[0].shape[0])))
-        elif p._is_const(an):
-            axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)]
-        else:
-            axes = shape_input(p, an)
-        return [runtime_slice(p, x, ins[0], ins[1], axes, ins[2])]
+        return _slice_runtime(p, node, r)
     if p._opset >= 10:
         for i in range(1, 5):
             n = p._inp(node, i)
