@@ -486,3 +486,21 @@ def test_onnx_positional_slice_to_a_dynamic_length():
     got = _onnx_run(model, feeds, {"x": ((1, 1, 4), (1, 5, 4), (1, 16, 4))})
     for f, g_ in zip(feeds, got):
         np.testing.assert_array_equal(g_["y"], _ort(model, f)[0])
+
+
+def test_onnx_reshape_back_to_two_dynamic_dims():
+    """(B*T, C) -> (B, T, C) with the target Shape(x) itself (two dynamic dims): once refused, now a shape
+    tensor."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"]), helper.make_node("Relu", ["f"], ["g"]),
+             helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Reshape", ["g", "s"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T", 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [helper.make_tensor("flat", TensorProto.INT64, [2], [-1, 8])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    rng = np.random.default_rng(8)
+    feeds = [{"x": rng.standard_normal(s).astype(np.float32)} for s in ((1, 1, 8), (2, 5, 8), (3, 2, 8))]
+    got = _onnx_run(model, feeds, {"x": ((1, 1, 8), (2, 3, 8), (3, 5, 8))})
+    for f, g_ in zip(feeds, got):
+        np.testing.assert_array_equal(g_["y"], _ort(model, f)[0])
