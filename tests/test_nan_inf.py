@@ -400,7 +400,9 @@ case("attention", "ATTENTION",
 NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2",
                   # NaN/Inf through Quantize (NaN -> lowest code, +-Inf saturate) and Dequantize (integer input):
                   # tests/test_quantize.py; QLINEAR is internal to the builder (tests/c/test_kernels.c)
-                  "QUANTIZE", "DEQUANTIZE", "QLINEAR"}
+                  "QUANTIZE", "DEQUANTIZE", "QLINEAR",
+                  # SHAPE reads its input's dims, never its values (tests/test_shape_tensors.py)
+                  "SHAPE"}
 
 
 def test_every_layer_type_has_a_case():

@@ -317,7 +317,7 @@ def _serialize(kind, rng, bf16):
 @needs_bf16
 def test_bf16_plan_round_trip_keeps_precision(rng):
     plan, w, bias, x = _serialize("conv", rng, True)
-    assert int.from_bytes(plan[8:12], "little") == 3
+    assert int.from_bytes(plan[8:12], "little") >= 3  # precision: format 3 and later
     engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
     assert layers_of(engine)[0]["precision"] == "BF16"
     check_bf16_accuracy("conv", run(engine, x), x, w, bias)

@@ -299,11 +299,15 @@ class ICudaEngine:
         """Name of I/O tensor `index`."""
     def get_tensor_profile_shape(self, name: str, profile_index: int) -> list[Dims]:
         """get_tensor_profile_shape(name, profile_index) -> [min, opt, max]"""
+    def get_tensor_profile_values(self, profile_index: int, name: str) -> list[Dims]:
+        """Value ranges of a shape-tensor input."""
     def get_tensor_shape(self, name: str) -> Dims:
         """Build-time shape (-1 for dynamic dims)."""
     @property
     def has_implicit_batch_dimension(self) -> bool:
         """True for engines of TensorRT 7 style networks."""
+    def is_shape_inference_io(self, name: str) -> bool:
+        """True for a shape-tensor input: its values (host memory at its tensor address) decide shapes."""
     @property
     def max_batch_size(self) -> int:
         """Largest batch (implicit-batch engines; 1 otherwise)."""
@@ -534,6 +538,8 @@ class INetworkDefinition:
         """Scale with an explicit channel axis."""
     def add_select(self, condition: ITensor, then_input: ITensor, else_input: ITensor) -> ISelectLayer:
         """Elementwise choice with broadcasting."""
+    def add_shape(self, input: ITensor) -> IShapeLayer:
+        """The input's dims as a 1-D INT32 shape tensor (TensorRT 10 gives INT64; trtlite has no 64-bit integer tensors)."""
     def add_shuffle(self, input: ITensor) -> IShuffleLayer:
         """Transpose -> reshape -> transpose (set first_transpose, reshape_dims, ...)."""
     def add_slice(self, input: ITensor, start: _Shape, shape: _Shape, stride: _Shape) -> ISliceLayer:
@@ -586,10 +592,12 @@ class IOptimizationProfile:
         """True if self else False"""
     def get_shape(self, input: str) -> list[Dims]:
         """The shapes set for `input` (empty list if none)."""
+    def get_shape_input(self, input: ITensor) -> list[Dims]:
+        """The value ranges set for `input` (empty list if none)."""
     def set_shape(self, input: str, min: _Shape, opt: _Shape, max: _Shape) -> None:
         """Shape range of a dynamic input for this profile."""
     def set_shape_input(self, input: str, min: _Shape, opt: _Shape, max: _Shape) -> None:
-        """Not supported (no shape tensors): raises UnsupportedError."""
+        """Value ranges of a shape-tensor input (INT32 values that decide shapes) for this profile."""
 
 @final
 class ITensor:
@@ -608,11 +616,17 @@ class ITensor:
     @dynamic_range.setter
     def dynamic_range(self, value: tuple[float, float] | None) -> None: ...
     @property
+    def is_execution_tensor(self) -> bool:
+        """True when the tensor's data is read when the engine runs (a layer computing an execution tensor or a network output reads it)."""
+    @property
     def is_network_input(self) -> bool:
         """True for tensors made by add_input."""
     @property
     def is_network_output(self) -> bool:
         """True for tensors marked with mark_output."""
+    @property
+    def is_shape_tensor(self) -> bool:
+        """True when a shape position (a shuffle's reshape input, ...) reads the tensor's values, directly or through shape arithmetic computed on the host."""
     @property
     def location(self) -> TensorLocation:
         """TensorLocation.HOST: trtlite reads and writes host memory. Assigning DEVICE or HOST (TensorRT scripts do) is accepted: both name memory this process uses directly."""
@@ -1305,6 +1319,10 @@ class IScaleLayer(ILayer):
 @final
 class ISelectLayer(ILayer):
     """Select"""
+
+@final
+class IShapeLayer(ILayer):
+    """Shape"""
 
 @final
 class IShuffleLayer(ILayer):

@@ -26,6 +26,7 @@ from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLay
                  ILRNLayer, IMatrixMultiplyLayer, INormalizationLayer, IPaddingLayer, IParametricReLULayer,
                  IPluginV2Layer, IPoolingLayer, IReduceLayer, IResizeLayer, IScaleLayer, ISelectLayer, IShuffleLayer,
                  ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer, IQuantizeLayer, IDequantizeLayer)
+from ._C import IShapeLayer
 from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
 from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums

@@ -66,8 +66,68 @@ static trtl_status own_weights(trtl_bgraph *g, trtl_node *n, const char *layer)
     return TRTL_OK;
 }
 
+/* Shape-tensor inputs (network inputs whose values decide shapes, see network/shape_values.h):
+ * INT32 with a static shape of at most TRTL_MAX_DIMS values, and value ranges in every profile.
+ * Fills g->shape_input and g->vmin/vopt/vmax (with the envelope over profiles after them). */
+static trtl_status setup_shape_inputs(trtl_bgraph *g, trtl_network *net, const trtl_builder_config *cfg)
+{
+    int32_t ni = net->n_inputs, np = g->n_profiles;
+    char s1[TRTL_DIMS_STR_MAX];
+    g->shape_input = calloc((size_t)ni + 1, sizeof(int32_t));
+    g->vmin = calloc((size_t)((np + 1) * ni + 1), sizeof(trtl_dims));
+    g->vopt = calloc((size_t)((np + 1) * ni + 1), sizeof(trtl_dims));
+    g->vmax = calloc((size_t)((np + 1) * ni + 1), sizeof(trtl_dims));
+    if (!g->shape_input || !g->vmin || !g->vopt || !g->vmax)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    for (int32_t i = 0; i < ni; i++) {
+        const trtl_tensor *t = net->inputs[i];
+        int sh = 0, ex = 0;
+        TRTL_TRY(trtl_network_tensor_roles(net, t, &sh, &ex));
+        for (int32_t p = 0; p < np; p++) {
+            const trtl_profile_entry *e = NULL;
+            for (int32_t k = 0; p < cfg->n_profiles && k < cfg->profiles[p].n; k++)
+                if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0 && cfg->profiles[p].entries[k].has_values)
+                    e = &cfg->profiles[p].entries[k];
+            if (!sh) {
+                if (e)
+                    return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile %d gives values for input '%s' "
+                                      "(set_shape_input), but it is not a shape tensor: no shape position reads it",
+                                      (int)p, t->name);
+                continue;
+            }
+            int64_t vol = trtl_volume(&t->dims);
+            if (net->implicit_batch)
+                return trtl_error(TRTL_ERR_UNSUPPORTED, "input '%s' is a shape tensor: shape tensors need an "
+                                  "explicit-batch network", t->name);
+            if (t->dtype != TRTL_INT32 || trtl_dims_dynamic(&t->dims) || vol > TRTL_MAX_DIMS || t->dims.nb_dims > 1)
+                return trtl_error(TRTL_ERR_SHAPE, "input '%s' is a shape tensor (its values decide shapes), so it must "
+                                  "be INT32 with a static shape of 0 or 1 dims and at most %d values; it is %s %s",
+                                  t->name, TRTL_MAX_DIMS, trtl_dtype_name(t->dtype),
+                                  trtl_dims_str(&t->dims, s1, sizeof s1));
+            if (!e)
+                return trtl_error(TRTL_ERR_SHAPE, "input '%s' is a shape tensor but optimization profile %d gives no "
+                                  "values for it: call profile.set_shape_input('%s', min, opt, max) with %lld values each",
+                                  t->name, (int)p, t->name, (long long)vol);
+            if (e->vmin.nb_dims != vol)
+                return trtl_error(TRTL_ERR_SHAPE, "optimization profile %d: shape-input values for '%s' have %d values, "
+                                  "the input holds %lld", (int)p, t->name, (int)e->vmin.nb_dims, (long long)vol);
+            g->shape_input[i] = 1;
+            g->vmin[p * ni + i] = e->vmin;
+            g->vopt[p * ni + i] = e->vopt;
+            g->vmax[p * ni + i] = e->vmax;
+            trtl_dims *lo = &g->vmin[np * ni + i], *hi = &g->vmax[np * ni + i];
+            for (int32_t k = 0; k < e->vmin.nb_dims; k++) {
+                lo->d[k] = (p == 0 || e->vmin.d[k] < lo->d[k]) ? e->vmin.d[k] : lo->d[k];
+                hi->d[k] = (p == 0 || e->vmax.d[k] > hi->d[k]) ? e->vmax.d[k] : hi->d[k];
+            }
+            lo->nb_dims = hi->nb_dims = e->vmin.nb_dims;
+        }
+    }
+    return TRTL_OK;
+}
+
 /* Profiles: per input full min/opt/max for every profile. */
-static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const trtl_builder_config *cfg)
+static trtl_status setup_profiles(trtl_bgraph *g, trtl_network *net, const trtl_builder_config *cfg)
 {
     int32_t ni = net->n_inputs;
     int32_t np = net->implicit_batch ? 1 : (cfg->n_profiles > 0 ? cfg->n_profiles : 1);
@@ -102,7 +162,7 @@ static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const
             const trtl_profile_entry *e = NULL;
             if (p < cfg->n_profiles)
                 for (int32_t k = 0; k < cfg->profiles[p].n; k++)
-                    if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0)
+                    if (strcmp(cfg->profiles[p].entries[k].input, t->name) == 0 && cfg->profiles[p].entries[k].has_shape)
                         e = &cfg->profiles[p].entries[k];
             if (!e) {
                 if (trtl_dims_dynamic(&d))
@@ -129,7 +189,7 @@ static trtl_status setup_profiles(trtl_bgraph *g, const trtl_network *net, const
             *op = e->opt;
             *mx = e->max;
         }
-    return TRTL_OK;
+    return setup_shape_inputs(g, net, cfg);
 }
 
 /* Input dims of the working graph: envelope over profiles for min/max, profile 0 for opt. */
@@ -149,6 +209,41 @@ static void set_input_dims(trtl_bgraph *g)
                     t->dmax.d[k] = g->pmax[p * ni + i].d[k];
             }
     }
+}
+
+/* A constant INT32 tensor holding a slice's start (j 1), size (2) or stride (3) attribute, for a slice
+ * whose other such inputs are shape tensors: engine nodes have no unset inputs.  Returns its id or -1. */
+static int32_t slice_attr_constant(trtl_bgraph *g, const char *layer, const trtl_slice_params *s, int32_t j)
+{
+    const trtl_dims *a = j == 1 ? &s->start : j == 2 ? &s->shape : &s->stride;
+    char name[300];
+    snprintf(name, sizeof name, "%s [%s]", layer, j == 1 ? "start" : j == 2 ? "size" : "stride");
+    int32_t *v = trtl_aligned_alloc(sizeof(int32_t) * TRTL_MAX_DIMS);
+    if (!v) {
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < a->nb_dims; i++) {
+        if (a->d[i] < INT32_MIN || a->d[i] > INT32_MAX) {
+            trtl_aligned_free(v);
+            trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': slice attribute value %lld does not fit INT32", layer,
+                       (long long)a->d[i]);
+            return -1;
+        }
+        v[i] = (int32_t)a->d[i];
+    }
+    int32_t id = trtl_bg_add_tensor(g, name, TRTL_INT32, TRTL_TK_CONSTANT);
+    if (id < 0) {
+        trtl_aligned_free(v);
+        return -1;
+    }
+    trtl_bg_tensor *t = &g->t[id];
+    t->data = v;
+    t->producer = -1;
+    t->dmin.nb_dims = 1;
+    t->dmin.d[0] = a->nb_dims;
+    t->dopt = t->dmax = t->dmin;
+    return id;
 }
 
 static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
@@ -184,6 +279,11 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
         int32_t in[64], out[16];
         trtl_dims dims[64];
         for (int32_t j = 0; j < l->n_in; j++) {
+            if (!l->in[j]) { /* a slice's start/size/stride left to its attribute: made a constant below */
+                in[j] = -1;
+                dims[j].nb_dims = -1;
+                continue;
+            }
             in[j] = map[l->in[j]->id];
             dims[j] = l->in[j]->dims;
         }
@@ -201,6 +301,11 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
         trtl_params p = l->p;
         trtl_lower_ctx lc = {l->name, net->implicit_batch, l->n_in, dims};
         st = trtl_op_table[l->op].lower(&p, &lc);
+        if (st != TRTL_OK)
+            break;
+        for (int32_t j = 1; st == TRTL_OK && l->op == TRTL_OP_SLICE && j < l->n_in && j < 4; j++)
+            if (in[j] < 0 && (in[j] = slice_attr_constant(g, l->name, &p.slice, j)) < 0)
+                st = trtl_last_status();
         if (st != TRTL_OK)
             break;
         if (l->op == TRTL_OP_PLUGIN_V2) {

@@ -161,6 +161,9 @@ trtl_status trtl_config_check_profile_shapes(const char *input, const trtl_dims 
     return TRTL_OK;
 }
 
+static trtl_status profile_entry(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                 trtl_profile_entry **out);
+
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
                                           const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
 {
@@ -175,6 +178,50 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
                           (int)profile, (int)cfg->n_profiles);
     TRTL_TRY(trtl_config_check_profile_shapes(input, min, opt, max));
+    trtl_profile_entry *e;
+    TRTL_TRY(profile_entry(cfg, profile, input, &e));
+    e->min = *min;
+    e->opt = *opt;
+    e->max = *max;
+    e->has_shape = 1;
+    return TRTL_OK;
+}
+
+trtl_status trtl_builder_config_set_shape_values(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                                 const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
+{
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(min);
+    TRTL_CHECK_ARG(opt);
+    TRTL_CHECK_ARG(max);
+    trtl_clear_error();
+    if (!input || !*input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
+    if (profile < 0 || profile > cfg->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
+                          (int)profile, (int)cfg->n_profiles);
+    if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims || min->nb_dims < 0 ||
+        min->nb_dims > TRTL_MAX_DIMS)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: shape-input values for '%s': min, opt and "
+                          "max must have the same number of values (0 to %d)", input, TRTL_MAX_DIMS);
+    for (int32_t i = 0; i < min->nb_dims; i++)
+        if (min->d[i] > opt->d[i] || opt->d[i] > max->d[i] || min->d[i] < INT32_MIN || max->d[i] > INT32_MAX)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: shape-input values for '%s': need "
+                              "min <= opt <= max (INT32) for every value, value %d is %lld, %lld, %lld", input, (int)i,
+                              (long long)min->d[i], (long long)opt->d[i], (long long)max->d[i]);
+    trtl_profile_entry *e;
+    TRTL_TRY(profile_entry(cfg, profile, input, &e));
+    e->vmin = *min;
+    e->vopt = *opt;
+    e->vmax = *max;
+    e->has_values = 1;
+    return TRTL_OK;
+}
+
+/* The entry of `input` in `profile` (a new zeroed one if none; profile == count adds a profile). */
+static trtl_status profile_entry(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                 trtl_profile_entry **out)
+{
     if (profile == cfg->n_profiles) {
         trtl_config_profile *np = realloc(cfg->profiles, sizeof *np * (size_t)(cfg->n_profiles + 1));
         if (!np)
@@ -186,9 +233,7 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
     trtl_config_profile *p = &cfg->profiles[profile];
     for (int32_t i = 0; i < p->n; i++)
         if (strcmp(p->entries[i].input, input) == 0) {
-            p->entries[i].min = *min;
-            p->entries[i].opt = *opt;
-            p->entries[i].max = *max;
+            *out = &p->entries[i];
             return TRTL_OK;
         }
     if (p->n == p->cap) {
@@ -200,15 +245,14 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
         p->cap = nc;
     }
     trtl_profile_entry *e = &p->entries[p->n];
+    memset(e, 0, sizeof *e);
     size_t len = strlen(input) + 1;
     e->input = malloc(len);
     if (!e->input)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
     memcpy(e->input, input, len);
-    e->min = *min;
-    e->opt = *opt;
-    e->max = *max;
     p->n++;
+    *out = e;
     return TRTL_OK;
 }
 

@@ -7,6 +7,9 @@
 typedef struct trtl_profile_entry {
     char *input;
     trtl_dims min, opt, max; /* user view */
+    int has_shape;           /* min/opt/max were set (set_shape) */
+    int has_values;          /* a shape-tensor input's value ranges were set (set_shape_input) */
+    trtl_dims vmin, vopt, vmax;
 } trtl_profile_entry;
 
 typedef struct trtl_config_profile {

@@ -12,7 +12,7 @@ static trtl_dims declared(const trtl_bg_tensor *t)
 {
     trtl_dims d = t->dmax;
     for (int32_t k = 0; k < d.nb_dims; k++)
-        if (t->dmin.d[k] != t->dmax.d[k])
+        if (t->dmin.d[k] != t->dmax.d[k] || t->corner_unknown)
             d.d[k] = -1;
     return d;
 }
@@ -104,7 +104,10 @@ trtl_status trtl_emit_engine(trtl_bgraph *g, trtl_engine **out)
         pr->min = malloc(sizeof(trtl_dims) * (size_t)(ni ? ni : 1));
         pr->opt = malloc(sizeof(trtl_dims) * (size_t)(ni ? ni : 1));
         pr->max = malloc(sizeof(trtl_dims) * (size_t)(ni ? ni : 1));
-        if (!pr->min || !pr->opt || !pr->max) {
+        pr->vmin = calloc((size_t)(ni ? ni : 1), sizeof(trtl_dims));
+        pr->vopt = calloc((size_t)(ni ? ni : 1), sizeof(trtl_dims));
+        pr->vmax = calloc((size_t)(ni ? ni : 1), sizeof(trtl_dims));
+        if (!pr->min || !pr->opt || !pr->max || !pr->vmin || !pr->vopt || !pr->vmax) {
             trtl_engine_destroy(e);
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
         }
@@ -112,8 +115,20 @@ trtl_status trtl_emit_engine(trtl_bgraph *g, trtl_engine **out)
             pr->min[i] = g->pmin[p * ni + i];
             pr->opt[i] = g->popt[p * ni + i];
             pr->max[i] = g->pmax[p * ni + i];
+            if (g->shape_input && g->shape_input[i]) {
+                pr->vmin[i] = g->vmin[p * ni + i];
+                pr->vopt[i] = g->vopt[p * ni + i];
+                pr->vmax[i] = g->vmax[p * ni + i];
+            }
         }
     }
+    e->shape_input = calloc((size_t)(ni ? ni : 1), sizeof(int32_t));
+    if (!e->shape_input) {
+        trtl_engine_destroy(e);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    }
+    for (int32_t i = 0; g->shape_input && i < ni; i++)
+        e->n_shape_inputs += (e->shape_input[i] = g->shape_input[i]);
     for (int32_t i = 0; i < ni; i++) {
         e->env_min[i] = g->pmin[i];
         e->env_max[i] = g->pmax[i];

@@ -6,6 +6,7 @@
 #include "builder/graph.h"
 #include "core/alloc.h"
 #include "network/op_table.h"
+#include "network/shape_values.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -234,27 +235,90 @@ trtl_status trtl_bg_sort(trtl_bgraph *g)
 
 /* Runs shape inference over live nodes (in order) for one set of input dims.  which: 0 min,
  * 1 opt, 2 max. */
+static int any_unknown_input(const trtl_bgraph *g, const trtl_node *n, int32_t n_in)
+{
+    for (int32_t j = 0; j < n_in; j++)
+        if (g->t[n->in[j]].corner_unknown)
+            return 1;
+    return 0;
+}
+
 static trtl_status infer_pass(trtl_bgraph *g, int which)
 {
     trtl_dims in[64], out[16];
     trtl_dtype in_t[64], out_t[16];
-    for (int32_t i = 0; i < g->nn; i++) {
+    const int64_t *in_v[64];
+    /* Shape values (network/shape_values.h): constants, shape-tensor inputs at this end of their
+     * profiles' value ranges, then whatever the nodes compute from them. */
+    int64_t *sv = malloc(sizeof(int64_t) * TRTL_SV_MAX * (size_t)(g->nt ? g->nt : 1));
+    char *known = calloc((size_t)(g->nt ? g->nt : 1), 1);
+    if (!sv || !known) {
+        free(sv);
+        free(known);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    }
+    for (int32_t i = 0; i < g->nt; i++) {
+        const trtl_bg_tensor *t = &g->t[i];
+        if (t->kind == TRTL_TK_CONSTANT && t->data && trtl_sv_carriable(&t->dmax, t->dtype)) {
+            trtl_sv_from_data(t->data, t->dtype, trtl_volume(&t->dmax), sv + (int64_t)i * TRTL_SV_MAX);
+            known[i] = 1;
+        }
+    }
+    for (int32_t k = 0; g->shape_input && k < g->n_inputs; k++) {
+        if (!g->shape_input[k])
+            continue;
+        int32_t e = g->n_profiles * g->n_inputs + k; /* the envelope over profiles (opt: profile 0's) */
+        const trtl_dims *v = which == 0 ? &g->vmin[e] : which == 1 ? &g->vopt[k] : &g->vmax[e];
+        for (int32_t j = 0; j < v->nb_dims; j++)
+            sv[(int64_t)g->inputs[k] * TRTL_SV_MAX + j] = v->d[j];
+        known[g->inputs[k]] = 1;
+    }
+    trtl_status st = TRTL_OK;
+    for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
         trtl_bg_node *b = &g->n[i];
         if (b->dead)
             continue;
         const trtl_node *n = &b->n;
         int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
-        if (n_in > 64 || n->n_out > 16)
-            return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many inputs/outputs", n->name);
+        if (n_in > 64 || n->n_out > 16) {
+            st = trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many inputs/outputs", n->name);
+            break;
+        }
         for (int32_t j = 0; j < n_in; j++) {
             const trtl_bg_tensor *t = &g->t[n->in[j]];
             in[j] = which == 0 ? t->dmin : which == 1 ? t->dopt : t->dmax;
             in_t[j] = t->dtype;
+            in_v[j] = known[n->in[j]] ? sv + (int64_t)n->in[j] * TRTL_SV_MAX : NULL;
         }
         for (int32_t j = 0; j < n->n_out; j++)
             out_t[j] = g->t[n->out[j]].dtype;
-        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t};
-        TRTL_TRY(trtl_op_table[n->op].infer(&ic));
+        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, in_v, n->n_out, out, out_t, 1};
+        st = trtl_op_table[n->op].infer(&ic);
+        /* At the min / max corner, shape values of one input and shapes of another may not fit together (a
+         * reshape of x to the values of shape input s, both at their maximum): the opt shapes stand in and
+         * the dims are declared dynamic; at run time the real shapes decide. */
+        int corner = 0;
+        for (int32_t j = 0; which != 1 && j < n_in; j++)
+            corner |= g->t[n->in[j]].corner_unknown || trtl_sv_shape_input(n->op, j);
+        if (st != TRTL_OK && corner && st != TRTL_ERR_OUT_OF_MEMORY) {
+            trtl_clear_error();
+            st = TRTL_OK;
+            for (int32_t j = 0; j < n->n_out; j++) {
+                out[j] = g->t[n->out[j]].dopt;
+                g->t[n->out[j]].corner_unknown = 1;
+            }
+        } else if (corner) {
+            for (int32_t j = 0; j < n->n_out; j++)
+                g->t[n->out[j]].corner_unknown |= (int32_t)(st == TRTL_OK && any_unknown_input(g, n, n_in));
+        }
+        if (st == TRTL_OK && n->n_out == 1) {
+            int done = 0;
+            st = trtl_sv_eval(n->op, &n->p, n->name, n_in, in, in_t, in_v, &out[0], out_t[0],
+                              sv + (int64_t)n->out[0] * TRTL_SV_MAX, &done);
+            known[n->out[0]] = (char)done;
+        }
+        if (st != TRTL_OK)
+            break;
         for (int32_t j = 0; j < n->n_out; j++) {
             trtl_bg_tensor *t = &g->t[n->out[j]];
             if (which == 0)
@@ -265,13 +329,18 @@ static trtl_status infer_pass(trtl_bgraph *g, int which)
                 t->dmax = out[j];
         }
     }
-    return TRTL_OK;
+    free(sv);
+    free(known);
+    return st;
 }
 
 trtl_status trtl_bg_infer(trtl_bgraph *g)
 {
-    for (int which = 0; which < 3; which++)
-        TRTL_TRY(infer_pass(g, which));
+    static const int order[3] = {1, 0, 2}; /* opt first: it stands in where a corner has no valid shapes */
+    for (int32_t i = 0; i < g->nt; i++)
+        g->t[i].corner_unknown = 0;
+    for (int k = 0; k < 3; k++)
+        TRTL_TRY(infer_pass(g, order[k]));
     return TRTL_OK;
 }
 
@@ -293,5 +362,9 @@ void trtl_bg_free(trtl_bgraph *g)
     free(g->pmin);
     free(g->popt);
     free(g->pmax);
+    free(g->vmin);
+    free(g->vopt);
+    free(g->vmax);
+    free(g->shape_input);
     memset(g, 0, sizeof *g);
 }

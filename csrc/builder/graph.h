@@ -22,6 +22,9 @@ typedef struct trtl_bg_tensor {
     void *data;             /* CONSTANT: owned values */
     int32_t producer;       /* node index, -1 for inputs and constants */
     int32_t io_index;       /* INPUT: position among inputs; OUTPUT: among outputs; else -1 */
+    int32_t corner_unknown; /* its dims at the profiles' min or max come from shape values that are invalid
+                             * there (a reshape to values of another corner): dmin/dmax then hold dopt and the
+                             * engine declares every dim dynamic */
 } trtl_bg_tensor;
 
 typedef struct trtl_bg_node {
@@ -44,6 +47,9 @@ typedef struct trtl_bgraph {
     int32_t *outputs, n_outputs; /* tensor ids, in mark_output order */
     int32_t n_profiles;
     trtl_dims *pmin, *popt, *pmax; /* [profile * n_inputs + i], full dims */
+    trtl_dims *vmin, *vopt, *vmax; /* [profile * n_inputs + i]: shape-tensor inputs' values, else nb_dims 0;
+                                    * [n_profiles * n_inputs + i]: element-wise min / max over the profiles */
+    int32_t *shape_input;          /* per input: a shape-tensor input */
     void **owned;                /* weight buffers referenced by node params */
     int32_t n_owned, cap_owned;
 } trtl_bgraph;

@@ -39,6 +39,8 @@ struct trtl_context {
     int32_t max_in, max_out;
     trtl_profiler_fn prof;
     void *prof_user;
+    trtl_dims *values;   /* per engine input: a shape-tensor input's values as last read from its address */
+    int32_t *values_set;
 };
 
 trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
@@ -64,12 +66,14 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
         if (e->nodes[k].n_out > c->max_out)
             c->max_out = e->nodes[k].n_out;
     }
+    c->values = calloc((size_t)(e->n_inputs ? e->n_inputs : 1), sizeof *c->values);
+    c->values_set = calloc((size_t)(e->n_inputs ? e->n_inputs : 1), sizeof *c->values_set);
     c->vin = calloc((size_t)(c->max_in + 1), sizeof *c->vin);
     c->vout = calloc((size_t)(c->max_out + 1), sizeof *c->vout);
     c->arena_cap = e->arena_bytes;
     c->arena = trtl_aligned_alloc((size_t)(c->arena_cap > 0 ? c->arena_cap : 64));
     if (!c->in_set || !c->dims || !c->addr || !c->ptr || !c->offsets || !c->plugins || !c->vin || !c->vout ||
-        !c->arena) {
+        !c->arena || !c->values || !c->values_set) {
         trtl_context_destroy(c);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (activation arena of %lld bytes)",
                           (long long)e->arena_bytes);
@@ -107,6 +111,8 @@ void trtl_context_destroy(trtl_context *c)
     trtl_aligned_free(c->scratch);
     free(c->plugins);
     free(c->in_set);
+    free(c->values);
+    free(c->values_set);
     free(c->dims);
     free(c->addr);
     free(c->ptr);
@@ -122,6 +128,49 @@ static trtl_status io_lookup(const trtl_context *c, const char *name, int32_t *i
     *i = trtl_engine_io_index(c->e, name);
     if (*i < 0)
         return trtl_error(TRTL_ERR_NOT_FOUND, "the engine has no input or output named '%s'", name ? name : "(null)");
+    return TRTL_OK;
+}
+
+/* Shape-tensor inputs: their values are read from their addresses (host memory, as TensorRT reads
+ * a shape input's values from its tensor address); a change invalidates the resolved shapes. */
+static void refresh_values(trtl_context *c, void *const *addr)
+{
+    const trtl_engine *e = c->e;
+    for (int32_t i = 0; e->n_shape_inputs && i < e->n_inputs; i++) {
+        if (!e->shape_input[i] || !addr[i])
+            continue;
+        const trtl_dims *d = &e->tensors[e->io[i]].dims;
+        trtl_dims v = {0};
+        v.nb_dims = (int32_t)trtl_volume(d);
+        for (int32_t k = 0; k < v.nb_dims; k++)
+            v.d[k] = ((const int32_t *)addr[i])[k];
+        if (!c->values_set[i] || !trtl_dims_equal(&v, &c->values[i])) {
+            c->values[i] = v;
+            c->values_set[i] = 1;
+            c->shapes_ok = 0;
+        }
+    }
+}
+
+/* The shape-tensor inputs' values against the current profile's ranges. */
+static trtl_status check_values(const trtl_context *c)
+{
+    const trtl_engine *e = c->e;
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
+    for (int32_t i = 0; e->n_shape_inputs && i < e->n_inputs; i++) {
+        if (!e->shape_input[i])
+            continue;
+        const char *nm = e->tensors[e->io[i]].name;
+        if (!c->values_set[i])
+            return trtl_error(TRTL_ERR_STATE, "input '%s' is a shape tensor and has no values: call "
+                              "set_tensor_address('%s', array) with its values (host memory) before executing", nm, nm);
+        const trtl_dims *mn = &e->profiles[c->profile].vmin[i], *mx = &e->profiles[c->profile].vmax[i];
+        for (int32_t k = 0; k < c->values[i].nb_dims; k++)
+            if (c->values[i].d[k] < mn->d[k] || c->values[i].d[k] > mx->d[k])
+                return trtl_error(TRTL_ERR_SHAPE, "shape-tensor input '%s': values %s are outside optimization profile "
+                                  "%d (min %s, max %s)", nm, trtl_dims_str(&c->values[i], s1, sizeof s1),
+                                  (int)c->profile, trtl_dims_str(mn, s2, sizeof s2), trtl_dims_str(mx, s3, sizeof s3));
+    }
     return TRTL_OK;
 }
 
@@ -179,7 +228,8 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
                               e->tensors[e->io[i]].name);
         c->dims[e->io[i]] = d;
     }
-    TRTL_TRY(trtl_engine_infer(e, c->dims));
+    TRTL_TRY(check_values(c));
+    TRTL_TRY(trtl_engine_infer(e, c->dims, c->values));
     if (e->implicit_batch) {
         /* every binding holds `batch` samples (trtl_context_io_dims); an output with another leading dim
          * (a constant with a batch of its own broadcast into it: a malformed plan) would overrun them */
@@ -299,6 +349,7 @@ trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_di
     TRTL_TRY(io_lookup(c, name, &i));
     int32_t t = e->io[i];
     trtl_dims d;
+    refresh_values(c, c->addr);
     if (i < e->n_inputs) {
         d = c->in_set[i];
         if (e->implicit_batch)
@@ -322,6 +373,7 @@ trtl_status trtl_context_set_tensor_address(trtl_context *c, const char *name, v
     int32_t i;
     TRTL_TRY(io_lookup(c, name, &i));
     c->addr[i] = addr;
+    refresh_values(c, c->addr);
     return TRTL_OK;
 }
 
@@ -449,6 +501,7 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
 {
     trtl_clear_error();
     const trtl_engine *e = c->e;
+    refresh_values(c, addr);
     TRTL_TRY(trtl_context_resolve(c, batch_size));
     for (int32_t i = 0; i < e->n_io; i++) {
         if (!addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0)

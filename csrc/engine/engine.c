@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "core/alloc.h"
 #include "network/op_table.h"
+#include "network/shape_values.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -67,7 +68,11 @@ void trtl_engine_destroy(trtl_engine *e)
         free(e->profiles[p].min);
         free(e->profiles[p].opt);
         free(e->profiles[p].max);
+        free(e->profiles[p].vmin);
+        free(e->profiles[p].vopt);
+        free(e->profiles[p].vmax);
     }
+    free(e->shape_input);
     for (int32_t i = 0; i < e->n_owned; i++)
         trtl_aligned_free(e->owned[i]);
     free(e->owned);
@@ -233,13 +238,82 @@ static trtl_status check_planned(const trtl_engine *e, const trtl_node *n, int32
                       trtl_dims_str(&t->dims, s2, sizeof s2));
 }
 
-trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
+/* Shape values of the tensors that carry them (INT32/BOOL), one TRTL_SV_MAX slot each. */
+typedef struct sv_store {
+    int32_t *slot;   /* per tensor: slot index or -1 */
+    int64_t *v;      /* slots */
+    char *known;     /* per slot */
+} sv_store;
+
+static void sv_free(sv_store *s)
 {
-    trtl_dims in[64], out[16];
-    trtl_dtype in_t[64], out_t[16];
+    free(s->slot);
+    free(s->v);
+    free(s->known);
+}
+
+static trtl_status sv_init(const trtl_engine *e, const trtl_dims *dims, const trtl_dims *values, sv_store *s)
+{
+    int32_t n = 0;
+    size_t nslots;
+    memset(s, 0, sizeof *s);
+    s->slot = malloc(sizeof(int32_t) * (e->n_tensors > 0 ? (size_t)e->n_tensors : 1u));
+    if (!s->slot)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "engine: out of memory");
+    for (int32_t i = 0; i < e->n_tensors; i++)
+        s->slot[i] = (e->tensors[i].dtype == TRTL_INT32 || e->tensors[i].dtype == TRTL_BOOL) ? n++ : -1;
+    nslots = n > 0 ? (size_t)n : 1u;
+    s->v = malloc(sizeof(int64_t) * TRTL_SV_MAX * nslots);
+    s->known = calloc(nslots, 1);
+    if (!s->v || !s->known) {
+        sv_free(s);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "engine: out of memory");
+    }
+    for (int32_t i = 0; i < e->n_tensors; i++) {
+        const trtl_etensor *t = &e->tensors[i];
+        int32_t k = s->slot[i];
+        if (k < 0)
+            continue;
+        if (t->kind == TRTL_TK_CONSTANT && t->data && trtl_sv_carriable(&t->max_dims, t->dtype)) {
+            trtl_sv_from_data(t->data, t->dtype, trtl_volume(&t->max_dims), s->v + (int64_t)k * TRTL_SV_MAX);
+            s->known[k] = 1;
+        }
+    }
+    for (int32_t i = 0; values && e->shape_input && i < e->n_inputs; i++) {
+        int32_t k = s->slot[e->io[i]];
+        if (!e->shape_input[i] || k < 0 || values[i].nb_dims != trtl_volume(&dims[e->io[i]]))
+            continue;
+        for (int32_t j = 0; j < values[i].nb_dims; j++)
+            s->v[(int64_t)k * TRTL_SV_MAX + j] = values[i].d[j];
+        s->known[k] = 1;
+    }
+    return TRTL_OK;
+}
+
+static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner);
+
+trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values)
+{
+    return trtl_engine_infer_corner(e, dims, values, NULL);
+}
+
+trtl_status trtl_engine_infer_corner(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values, char *corner)
+{
     for (int32_t i = 0; i < e->n_tensors; i++)
         if (e->tensors[i].kind == TRTL_TK_CONSTANT)
             dims[i] = e->tensors[i].max_dims;
+    sv_store sv;
+    TRTL_TRY(sv_init(e, dims, values, &sv));
+    trtl_status st = infer_nodes(e, dims, &sv, corner);
+    sv_free(&sv);
+    return st;
+}
+
+static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner)
+{
+    trtl_dims in[64], out[16];
+    trtl_dtype in_t[64], out_t[16];
+    const int64_t *in_v[64];
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
@@ -250,11 +324,45 @@ trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims)
             in[j] = dims[n->in[j]];
             in_t[j] = e->tensors[n->in[j]].dtype;
         }
+        for (int32_t j = 0; j < n_in; j++) {
+            int32_t sl = sv->slot[n->in[j]];
+            in_v[j] = (sl >= 0 && sv->known[sl]) ? sv->v + (int64_t)sl * TRTL_SV_MAX : NULL;
+        }
         for (int32_t j = 0; j < n->n_out; j++)
             out_t[j] = e->tensors[n->out[j]].dtype;
-        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t};
-        TRTL_TRY(trtl_op_table[n->op].infer(&ic));
+        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, in_v, n->n_out, out, out_t, 1};
+        trtl_status ist = trtl_op_table[n->op].infer(&ic);
+        if (corner) { /* as the builder (graph.c): invalid value / shape combinations at a profile corner */
+            int c = 0;
+            for (int32_t j = 0; j < n_in; j++)
+                c |= corner[n->in[j]] || trtl_sv_shape_input(n->op, j);
+            int any_in = 0;
+            for (int32_t j = 0; j < n_in; j++)
+                any_in |= corner[n->in[j]];
+            if (ist != TRTL_OK && c && ist != TRTL_ERR_OUT_OF_MEMORY) {
+                trtl_clear_error();
+                for (int32_t j = 0; j < n->n_out; j++) {
+                    dims[n->out[j]] = e->tensors[n->out[j]].max_dims;
+                    corner[n->out[j]] = 1;
+                }
+                continue;
+            }
+            for (int32_t j = 0; ist == TRTL_OK && j < n->n_out; j++)
+                corner[n->out[j]] |= (char)any_in;
+        }
+        TRTL_TRY(ist);
+        int32_t os = n->n_out == 1 ? sv->slot[n->out[0]] : -1;
+        if (os >= 0) {
+            int done = 0;
+            TRTL_TRY(trtl_sv_eval(n->op, &n->p, n->name, n_in, in, in_t, in_v, &out[0], out_t[0],
+                                  sv->v + (int64_t)os * TRTL_SV_MAX, &done));
+            sv->known[os] = (char)done;
+        }
         for (int32_t j = 0; j < n->n_out; j++) {
+            if (corner && corner[n->out[j]]) {
+                dims[n->out[j]] = e->tensors[n->out[j]].max_dims;
+                continue;
+            }
             TRTL_TRY(check_planned(e, n, j, &out[j]));
             /* Run-time shapes may outgrow the planned ones (see check_planned), never the bound every
              * size computation downstream relies on. */
@@ -287,7 +395,7 @@ trtl_status trtl_engine_check_dtypes(const trtl_engine *e)
         }
         for (int32_t j = 0; j < n->n_out; j++)
             out_t[j] = e->tensors[n->out[j]].dtype;
-        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t};
+        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, NULL, n->n_out, out, out_t, 0};
         TRTL_TRY(trtl_op_table[n->op].infer(&ic));
         for (int32_t j = 0; j < n->n_out; j++)
             if (out_t[j] != e->tensors[n->out[j]].dtype)
@@ -391,6 +499,35 @@ trtl_status trtl_engine_profile_shape(const trtl_engine *e, int32_t profile, con
         *opt = trtl_dims_drop_front(opt);
         *max = trtl_dims_drop_front(max);
     }
+    return TRTL_OK;
+}
+
+int trtl_engine_io_is_shape(const trtl_engine *e, int32_t i)
+{
+    TRTL_NULL_GIVES(e, 0);
+    return i >= 0 && i < e->n_inputs && e->shape_input && e->shape_input[i];
+}
+
+trtl_status trtl_engine_profile_values(const trtl_engine *e, int32_t profile, const char *input, trtl_dims *min,
+                                       trtl_dims *opt, trtl_dims *max)
+{
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(min);
+    TRTL_CHECK_ARG(opt);
+    TRTL_CHECK_ARG(max);
+    trtl_clear_error();
+    int32_t i = trtl_engine_io_index(e, input);
+    if (i < 0 || i >= e->n_inputs)
+        return trtl_error(TRTL_ERR_NOT_FOUND, "engine has no input named '%s'", input ? input : "(null)");
+    if (!trtl_engine_io_is_shape(e, i))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "input '%s' is not a shape-tensor input (it has shapes, not "
+                          "values: use get_tensor_profile_shape)", input);
+    if (profile < 0 || profile >= e->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "profile %d out of range (engine has %d)", (int)profile,
+                          (int)e->n_profiles);
+    *min = e->profiles[profile].vmin[i];
+    *opt = e->profiles[profile].vopt[i];
+    *max = e->profiles[profile].vmax[i];
     return TRTL_OK;
 }
 

@@ -34,6 +34,9 @@ typedef struct trtl_etensor {
 
 typedef struct trtl_profile {
     trtl_dims *min, *opt, *max; /* per engine input (io order, inputs first), full dims */
+    /* Per engine input: the value ranges of a shape-tensor input (a value vector in a trtl_dims,
+     * nb_dims = its volume); nb_dims 0 for other inputs. */
+    trtl_dims *vmin, *vopt, *vmax;
 } trtl_profile;
 
 struct trtl_engine {
@@ -48,6 +51,8 @@ struct trtl_engine {
     int32_t n_io;          /* inputs first (in add_input order), then outputs (in mark order) */
     int32_t n_inputs;
     int32_t *io;           /* tensor ids */
+    int32_t *shape_input;  /* per input: 1 when its values (host memory) decide shapes (a shape-tensor input) */
+    int32_t n_shape_inputs;
     int32_t n_profiles;
     trtl_profile *profiles;
     trtl_dims *env_min, *env_max; /* per input: union over profiles */
@@ -66,8 +71,14 @@ trtl_engine *trtl_engine_alloc(void);
 int trtl_engine_own(trtl_engine *e, void *p);
 /* Liveness, arena offsets and kernel state; called once all nodes/tensors are in place. */
 trtl_status trtl_engine_finalize(trtl_engine *e);
-/* Shape inference of every node for concrete input dims (full), writing all tensor dims. */
-trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims);
+/* Shape inference of every node for concrete input dims (full), writing all tensor dims.  Shape
+ * tensors' values are computed on the way (network/shape_values.h); `values` gives those of the
+ * shape-tensor inputs (per engine input, as value vectors; may be NULL when the engine has none). */
+trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values);
+/* The same at a profile corner (the plan reader's check at max shapes and values): where a node's shape
+ * values and shapes do not fit together there, as the builder allowed (builder/graph.c), its outputs keep
+ * their stored max shapes and corner[t] is set for them and everything computed from them. */
+trtl_status trtl_engine_infer_corner(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values, char *corner);
 /* Every node's inferred output dtypes match the stored tensor dtypes (identity converts to any). */
 trtl_status trtl_engine_check_dtypes(const trtl_engine *e);
 /* Greedy offset assignment: tensors whose live ranges [first,last] overlap never share bytes. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "network/network.h"
+#include "network/shape_values.h"
 #include "network/qdq.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -64,6 +65,7 @@ static void free_tensor(trtl_tensor *t)
         return;
     trtl_namemap_del(&t->net->names, t->name, t);
     free(t->name);
+    free(t->sv);
     free(t);
 }
 
@@ -345,6 +347,11 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     if (l->n_in > 64 || l->n_out > 16)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many inputs/outputs", l->name);
     for (int32_t i = 0; i < l->n_in; i++) {
+        if (!l->in[i] && l->op == TRTL_OP_SLICE && i >= 1) { /* start/size/stride not given: the attribute */
+            in[i].nb_dims = -1;
+            in_t[i] = TRTL_INT32;
+            continue;
+        }
         if (!l->in[i])
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input %d is not set", l->name, (int)i);
         in[i] = l->in[i]->dims;
@@ -356,8 +363,22 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     memset(out, 0, sizeof out);
     for (int32_t i = 0; i < l->n_out; i++)
         out_t[i] = TRTL_FLOAT;
-    trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, NULL, l->n_out, out, out_t};
+    const int64_t *in_v[64];
+    for (int32_t i = 0; i < l->n_in; i++)
+        in_v[i] = l->in[i] && l->in[i]->has_sv ? l->in[i]->sv : NULL;
+    trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, in_v, l->n_out, out, out_t, 0};
     TRTL_TRY(info->infer(&ic));
+    /* Shape values, where this layer's output carries them (a shape position may read them). */
+    trtl_tensor *o0 = l->out[0];
+    o0->has_sv = 0;
+    if (l->n_out == 1 && trtl_sv_carriable(&out[0], l->out_type_set[0] >= 0 ? (trtl_dtype)l->out_type_set[0] : out_t[0])) {
+        if (!o0->sv && !(o0->sv = malloc(sizeof(int64_t) * TRTL_SV_MAX)))
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        int done = 0;
+        TRTL_TRY(trtl_sv_eval(l->op, &p, l->name, l->n_in, in, in_t, in_v, &out[0],
+                              l->out_type_set[0] >= 0 ? (trtl_dtype)l->out_type_set[0] : out_t[0], o0->sv, &done));
+        o0->has_sv = done;
+    }
     if (l->op == TRTL_OP_QUANTIZE || l->op == TRTL_OP_DEQUANTIZE)
         TRTL_TRY(trtl_qdq_check_layer(l));
     for (int32_t i = 0; i < l->n_out; i++) {
@@ -751,19 +772,24 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
     TRTL_CHECK_ARG(l);
     trtl_clear_error();
     const trtl_op_info *info = &trtl_op_table[l->op];
-    if (l->op == TRTL_OP_SLICE && i >= 1 && i <= 3 && t && t->net == l->net)
-        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice start/shape/stride from tensors (input %d) are not "
-                          "supported; set the start, shape and stride attributes", l->name, (int)i);
     if (l->op == TRTL_OP_SLICE && i == 4 && t && t->net == l->net)
         return set_slice_fill(l, t);
     if (!t || t->net != l->net)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': set_input needs a tensor of the same network", l->name);
-    if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) || i > l->n_in)
+    if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) ||
+        (i > l->n_in && l->op != TRTL_OP_SLICE))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input index %d out of range (layer has %d)",
                           l->name, (int)i, (int)l->n_in);
     for (int32_t k = 0; k < l->n_out; k++)
         if (l->out[k] == t)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': cannot use its own output as input", l->name);
+    while (l->op == TRTL_OP_SLICE && i > l->n_in) { /* start/size/stride may be given alone (TensorRT) */
+        trtl_tensor **ni = realloc(l->in, sizeof *ni * (size_t)(l->n_in + 1));
+        if (!ni)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+        l->in = ni;
+        l->in[l->n_in++] = NULL;
+    }
     if (i == l->n_in) {
         trtl_tensor **ni = realloc(l->in, sizeof *ni * (size_t)(l->n_in + 1));
         if (!ni)
@@ -995,4 +1021,58 @@ trtl_status trtl_layer_reset_output_type(trtl_layer *l, int32_t i)
         trtl_network_touch(l->net);
     }
     return TRTL_OK;
+}
+
+/* ---- shape-tensor roles ----------------------------------------------------------------------- */
+
+trtl_status trtl_network_tensor_roles(trtl_network *net, const trtl_tensor *t, int *shape, int *exec)
+{
+    int32_t *order = NULL;
+    TRTL_TRY(trtl_network_topo_order(net, &order));
+    char *sh = calloc((size_t)net->n_tensors + 1, 1), *ex = calloc((size_t)net->n_tensors + 1, 1);
+    if (!sh || !ex) {
+        free(order);
+        free(sh);
+        free(ex);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int32_t i = 0; i < net->n_outputs; i++)
+        ex[net->outputs[i]->id] = 1;
+    for (int32_t k = net->n_layers - 1; k >= 0; k--) {
+        const trtl_layer *l = net->layers[order[k]];
+        int os = 0, oe = 0;
+        for (int32_t j = 0; j < l->n_out; j++) {
+            os |= sh[l->out[j]->id];
+            oe |= ex[l->out[j]->id];
+        }
+        for (int32_t j = 0; j < l->n_in; j++) {
+            if (!l->in[j])
+                continue;
+            int32_t id = l->in[j]->id;
+            if (trtl_sv_shape_input(l->op, j)) {
+                sh[id] = 1;
+                continue;
+            }
+            if (l->op == TRTL_OP_SHAPE)
+                continue; /* reads dims only */
+            ex[id] |= (char)oe;
+            if (os && trtl_sv_op_evaluable(l->op))
+                sh[id] = 1;
+        }
+    }
+    *shape = sh[t->id];
+    *exec = ex[t->id];
+    free(order);
+    free(sh);
+    free(ex);
+    return TRTL_OK;
+}
+
+trtl_status trtl_tensor_roles(trtl_tensor *t, int *is_shape, int *is_execution)
+{
+    TRTL_CHECK_ARG(t);
+    TRTL_CHECK_ARG(is_shape);
+    TRTL_CHECK_ARG(is_execution);
+    trtl_clear_error();
+    return trtl_network_tensor_roles(t->net, t, is_shape, is_execution);
 }

@@ -28,6 +28,8 @@ struct trtl_tensor {
     int32_t n_consumers;   /* layers reading this tensor (a leaf layer's outputs have none) */
     int has_dynamic_range;
     float dyn_min, dyn_max;
+    int64_t *sv;           /* shape values from the last inference (network/shape_values.h), owned, or NULL */
+    int has_sv;            /* sv is current: the values are (partly) known */
 };
 
 struct trtl_layer {
@@ -91,6 +93,10 @@ trtl_dims trtl_tensor_full_dims(const trtl_tensor *t);
  * that the layer's messages name it beside the default layer name. */
 trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const *inputs, int32_t nb_inputs,
                                           trtl_plugin *plugin, const char *plugin_name, trtl_layer **out);
+/* Shape-tensor roles (TensorRT's ITensor.is_shape_tensor / is_execution_tensor), from the current
+ * graph: *shape set when a shape position reads t's values (directly or through ops evaluated on the
+ * host), *exec when a layer computing an execution tensor or a network output reads its data. */
+trtl_status trtl_network_tensor_roles(trtl_network *net, const trtl_tensor *t, int *shape, int *exec);
 /* Tensor lookup by name (NULL when absent). */
 trtl_tensor *trtl_network_find_tensor(const trtl_network *net, const char *name);
 

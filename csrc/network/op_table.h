@@ -23,10 +23,12 @@ typedef struct trtl_infer_ctx {
     int32_t n_in;
     const trtl_dims *in;        /* full dims (batch included) */
     const trtl_dtype *in_type;
-    const void *const *in_values; /* constant inputs' values where known at build, else NULL (array may be NULL) */
+    const int64_t *const *in_values; /* shape-tensor inputs: their values (network/shape_values.h), else NULL
+                                   * (the array may be NULL) */
     int32_t n_out;
     trtl_dims *out;
     trtl_dtype *out_type;
+    int need_values;            /* 1: a shape input whose values are not all known is an error (engine, builder) */
 } trtl_infer_ctx;
 
 typedef struct trtl_lower_ctx {

@@ -85,6 +85,7 @@ static void profile_dealloc(TrtlProfile *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Py_CLEAR(self->shapes);
+    Py_CLEAR(self->values);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -93,6 +94,7 @@ static int profile_traverse(TrtlProfile *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->shapes);
+    Py_VISIT(self->values);
     return 0;
 }
 
@@ -135,32 +137,31 @@ static PyObject *profile_set_shape(TrtlProfile *self, PyObject *args, PyObject *
 
 static PyObject *profile_get_shape(TrtlProfile *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"input", NULL};
-    const char *name;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s:get_shape", kw, &name))
-        return NULL;
-    PyObject *t = PyDict_GetItemString(self->shapes, name);
-    if (!t)
-        return PyList_New(0);
-    return PySequence_List(t);
+    return trtl_py_profile_get_values(self->shapes, args, kwargs, "s:get_shape");
 }
 
-static PyObject *profile_set_shape_input(TrtlProfile *self, PyObject *args)
+static PyObject *profile_set_shape_input(TrtlProfile *self, PyObject *args, PyObject *kwargs)
 {
-    (void)args;
-    return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_UNSUPPORTED,
-                             "set_shape_input: shape-tensor inputs are not supported by trtlite; use fixed shapes");
+    return trtl_py_profile_set_values(TRTL_STATE(self), self->values, args, kwargs);
 }
 
-static int profile_bool(TrtlProfile *self) { return PyDict_Size(self->shapes) > 0; }
+static PyObject *profile_get_shape_input(TrtlProfile *self, PyObject *args, PyObject *kwargs)
+{
+    return trtl_py_profile_get_values(self->values, args, kwargs, "s:get_shape_input");
+}
+
+static int profile_bool(TrtlProfile *self) { return PyDict_Size(self->shapes) > 0 || PyDict_Size(self->values) > 0; }
 
 static PyMethodDef profile_methods[] = {
     {"set_shape", (PyCFunction)(void (*)(void))profile_set_shape, METH_VARARGS | METH_KEYWORDS,
      "set_shape(input, min, opt, max) -> None\n\nShape range of a dynamic input for this profile."},
     {"get_shape", (PyCFunction)(void (*)(void))profile_get_shape, METH_VARARGS | METH_KEYWORDS,
      "get_shape(input) -> [min, opt, max]\n\nThe shapes set for `input` (empty list if none)."},
-    {"set_shape_input", (PyCFunction)profile_set_shape_input, METH_VARARGS,
-     "set_shape_input(input, min, opt, max)\n\nNot supported (no shape tensors): raises UnsupportedError."},
+    {"set_shape_input", (PyCFunction)(void (*)(void))profile_set_shape_input, METH_VARARGS | METH_KEYWORDS,
+     "set_shape_input(input, min, opt, max) -> None\n\nValue ranges of a shape-tensor input (INT32 values that "
+     "decide shapes) for this profile."},
+    {"get_shape_input", (PyCFunction)(void (*)(void))profile_get_shape_input, METH_VARARGS | METH_KEYWORDS,
+     "get_shape_input(input) -> [min, opt, max]\n\nThe value ranges set for `input` (empty list if none)."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot profile_slots[] = {
@@ -253,7 +254,8 @@ static PyObject *builder_create_profile(TrtlBuilder *self, PyObject *unused)
     if (!p)
         return NULL;
     p->shapes = PyDict_New();
-    if (!p->shapes) {
+    p->values = PyDict_New();
+    if (!p->shapes || !p->values) {
         Py_DECREF(p);
         return NULL;
     }

@@ -179,7 +179,7 @@ static PyObject *config_add_profile(TrtlBuilderConfigObj *self, PyObject *arg)
         return PyErr_Format(PyExc_TypeError, "add_optimization_profile(): expected an IOptimizationProfile, not %s",
                             Py_TYPE(arg)->tp_name);
     TrtlProfile *pr = (TrtlProfile *)arg;
-    if (PyDict_Size(pr->shapes) == 0)
+    if (PyDict_Size(pr->shapes) == 0 && PyDict_Size(pr->values) == 0)
         return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT,
                                  "add_optimization_profile(): the profile has no shapes (call profile.set_shape first)");
     int32_t idx = trtl_builder_config_num_profiles(self->cfg);
@@ -194,6 +194,8 @@ static PyObject *config_add_profile(TrtlBuilderConfigObj *self, PyObject *arg)
         if (s != TRTL_OK)
             return trtl_py_raise(st, s);
     }
+    if (trtl_py_profile_push_values(st, self->cfg, idx, pr->values) < 0)
+        return NULL;
     return PyLong_FromLong(idx);
 }
 

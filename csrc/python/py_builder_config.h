@@ -21,6 +21,7 @@ typedef struct TrtlBuilderConfigObj {
 typedef struct TrtlProfile {
     PyObject_HEAD
     PyObject *shapes; /* dict: input name -> (min, opt, max) tuples */
+    PyObject *values; /* dict: shape-tensor input name -> (min, opt, max) value tuples */
 } TrtlProfile;
 
 /* 0 if no build uses the config; otherwise StateError naming `what`, -1. */
@@ -31,5 +32,14 @@ PyObject *trtl_py_builder_config_new(trtl_py_state *st);
 
 /* Adds the IBuilderConfig type (st->ConfigType) and the module function builder_passes(). */
 int trtl_py_init_builder_config(PyObject *m, trtl_py_state *st);
+
+/* Shape-tensor input values of a profile (py_profile_values.c): `values` is the profile's dict
+ * {input name: (min, opt, max) value tuples}.  get: [min, opt, max] of the dict's entry for the `input`
+ * argument, [] if none (`format` "s:<method name>"; also serves get_shape over the shapes dict). */
+PyObject *trtl_py_profile_set_values(trtl_py_state *st, PyObject *values, PyObject *args, PyObject *kwargs);
+PyObject *trtl_py_profile_get_values(PyObject *values, PyObject *args, PyObject *kwargs, const char *format);
+/* Sets every entry of `values` on profile `idx` of cfg; -1 with an exception set on failure. */
+int trtl_py_profile_push_values(trtl_py_state *st, trtl_builder_config *cfg, int32_t idx, PyObject *values);
+
 
 #endif

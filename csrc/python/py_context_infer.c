@@ -152,7 +152,10 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
                 goto done;
             }
         } else {
-            PyObject *ok = PyObject_CallMethod(self, "set_input_shape", "sO", name, shape);
+            /* a shape-tensor input's values decide the output shapes below: bound now, as TensorRT reads them
+             * from the tensor address */
+            PyObject *ok = trtl_engine_io_is_shape(e, i) ? PyObject_CallMethod(self, "set_tensor_address", "sO", name, arr)
+                                                         : PyObject_CallMethod(self, "set_input_shape", "sO", name, shape);
             if (!ok) {
                 Py_DECREF(shape);
                 goto done;

@@ -242,6 +242,35 @@ static PyObject *eng_get_tensor_profile_shape(TrtlEngine *self, PyObject *args)
     return r;
 }
 
+static PyObject *eng_is_shape_io(TrtlEngine *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "is_shape_inference_io(name): name must be a str");
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    int32_t i = trtl_engine_io_index(self->e, name);
+    if (i < 0)
+        return trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_NOT_FOUND, "the engine has no input or output named '%s'",
+                                 name);
+    return PyBool_FromLong(trtl_engine_io_is_shape(self->e, i));
+}
+
+static PyObject *eng_get_profile_values(TrtlEngine *self, PyObject *args)
+{
+    int profile;
+    const char *name;
+    trtl_py_state *st = TRTL_STATE(self);
+    if (!PyArg_ParseTuple(args, "is:get_tensor_profile_values", &profile, &name))
+        return NULL;
+    trtl_dims d[3];
+    trtl_status s = trtl_engine_profile_values(self->e, profile, name, &d[0], &d[1], &d[2]);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    return Py_BuildValue("[NNN]", trtl_py_from_dims(st, &d[0]), trtl_py_from_dims(st, &d[1]),
+                         trtl_py_from_dims(st, &d[2]));
+}
+
 static PyObject *eng_inspector(TrtlEngine *self, PyObject *unused);
 
 static PyObject *eng_enter(PyObject *self, PyObject *unused)
@@ -363,6 +392,11 @@ static PyMethodDef engine_methods[] = {
     {"get_tensor_format", (PyCFunction)eng_get_tensor_format, METH_O, "get_tensor_format(name) -> TensorFormat.LINEAR"},
     {"get_tensor_profile_shape", (PyCFunction)eng_get_tensor_profile_shape, METH_VARARGS,
      "get_tensor_profile_shape(name, profile_index) -> [min, opt, max]"},
+    {"is_shape_inference_io", (PyCFunction)eng_is_shape_io, METH_O,
+     "is_shape_inference_io(name) -> bool\n\nTrue for a shape-tensor input: its values (host memory at its tensor "
+     "address) decide shapes."},
+    {"get_tensor_profile_values", (PyCFunction)eng_get_profile_values, METH_VARARGS,
+     "get_tensor_profile_values(profile_index, name) -> [min, opt, max]\n\nValue ranges of a shape-tensor input."},
     {"get_binding_name", (PyCFunction)eng_get_tensor_name, METH_O, "get_binding_name(index) -> str"},
     {"get_binding_index", (PyCFunction)eng_get_binding_index, METH_O, "get_binding_index(name) -> int (-1 if absent)"},
     {"binding_is_input", (PyCFunction)eng_binding_is_input, METH_O, "binding_is_input(index or name) -> bool"},

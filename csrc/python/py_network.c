@@ -282,6 +282,9 @@ static const add_spec add_specs[] = {
     {"add_dequantize", TRTL_OP_DEQUANTIZE, {IN("input", 0), IN("scale", 1), OPT("output_type", "to_type")},
      "add_dequantize(input, scale, output_type=DataType.FLOAT) -> IDequantizeLayer\n\n"
      "(input - zero point) * scale from an INT8 or UINT8 tensor; scale and zero point as add_quantize."},
+    {"add_shape", TRTL_OP_SHAPE, {IN("input", 0)},
+     "add_shape(input) -> IShapeLayer\n\nThe input's dims as a 1-D INT32 shape tensor (TensorRT 10 gives INT64; trtlite "
+     "has no 64-bit integer tensors)."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -390,12 +393,12 @@ fail:
 ADD_FN(0) ADD_FN(1) ADD_FN(2) ADD_FN(3) ADD_FN(4) ADD_FN(5) ADD_FN(6) ADD_FN(7) ADD_FN(8) ADD_FN(9)
 ADD_FN(10) ADD_FN(11) ADD_FN(12) ADD_FN(13) ADD_FN(14) ADD_FN(15) ADD_FN(16) ADD_FN(17) ADD_FN(18) ADD_FN(19)
 ADD_FN(20) ADD_FN(21) ADD_FN(22) ADD_FN(23) ADD_FN(24) ADD_FN(25) ADD_FN(26) ADD_FN(27) ADD_FN(28) ADD_FN(29)
-ADD_FN(30) ADD_FN(31) ADD_FN(32)
+ADD_FN(30) ADD_FN(31) ADD_FN(32) ADD_FN(33)
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
     add_fn_20, add_fn_21, add_fn_22, add_fn_23, add_fn_24, add_fn_25, add_fn_26, add_fn_27, add_fn_28, add_fn_29,
-    add_fn_30, add_fn_31, add_fn_32};
+    add_fn_30, add_fn_31, add_fn_32, add_fn_33};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 

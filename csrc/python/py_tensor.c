@@ -229,6 +229,15 @@ static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)
 
 static Py_hash_t tensor_hash(TrtlTensor *self) { return _Py_HashPointer(self->t); }
 
+static PyObject *get_role(TrtlTensor *self, void *which)
+{
+    int sh = 0, ex = 0;
+    trtl_status s = trtl_tensor_roles(self->t, &sh, &ex);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    return PyBool_FromLong(which ? sh : ex);
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"name", (getter)get_name, (setter)set_name, "Tensor name (unique in its network).", NULL},
     {"shape", (getter)get_shape, (setter)set_shape,
@@ -236,6 +245,12 @@ static PyGetSetDef tensor_getset[] = {
     {"dtype", (getter)get_dtype, (setter)set_dtype, "trt.DataType of the tensor.", NULL},
     {"is_network_input", (getter)get_is_input, NULL, "True for tensors made by add_input.", NULL},
     {"is_network_output", (getter)get_is_output, NULL, "True for tensors marked with mark_output.", NULL},
+    {"is_shape_tensor", (getter)get_role, NULL,
+     "True when a shape position (a shuffle's reshape input, ...) reads the tensor's values, directly or through "
+     "shape arithmetic computed on the host.", (void *)1},
+    {"is_execution_tensor", (getter)get_role, NULL,
+     "True when the tensor's data is read when the engine runs (a layer computing an execution tensor or a network "
+     "output reads it).", NULL},
     {"dynamic_range", (getter)get_dynamic_range, (setter)set_dynamic_range,
      "(min, max) used for INT8 quantization, or None.", NULL},
     {"broadcast_across_batch", (getter)get_false, NULL, "Always False (TensorRT 7 attribute).", NULL},

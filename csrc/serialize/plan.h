@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 3.
+ * plan.h -- the serialized engine ("plan") format, version 4.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -11,6 +11,10 @@
  *      precision (every kernel of a version 2 plan computes in fp32).
  *      Also new in 3: ops QUANTIZE, DEQUANTIZE and the internal QLINEAR (and ATTENTION); INT8/UINT8
  *      constants and tensors.
+ *   4  shape tensors: after the I/O list, u32 shape_input[n_inputs] (0/1: the input's values decide
+ *      shapes; INT32, static, at most 8 values); per profile, after a shape input's dims, its value
+ *      ranges as three dims (vmin, vopt, vmax: nb_dims = the input's volume).  Also new in 4: op SHAPE,
+ *      and SHUFFLE with a second input (the reshape dims; reshape_dims then only holds their count).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -31,7 +35,9 @@
  *         str name, u32 dtype, u32 kind, dims dims, dims max_dims,
  *         u64 n_bytes + bytes               (constant data; 0 for other kinds)
  *     u32 n_io, u32 n_inputs, u32 io[n_io]  (tensor ids: inputs first, then outputs)
+ *     u32 shape_input[n_inputs]             (version >= 4)
  *     u32 n_profiles, then per profile, per input: dims min, dims opt, dims max
+ *         [+ dims vmin, dims vopt, dims vmax for a shape input, version >= 4]
  *     u32 n_nodes, then per node:
  *         u32 op, str name, str kernel name, i32 precision (version >= 3),
  *         i32 act, f32 alpha, f32 beta, u32 has_residual      (fused epilogue)
@@ -68,7 +74,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 3u
+#define TRTL_PLAN_VERSION 4u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

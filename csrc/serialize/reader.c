@@ -374,7 +374,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         return st;
     rbuf r = {(const uint8_t *)data, size, TRTL_PLAN_HEADER_SIZE, 0, 0};
     trtl_engine *e = trtl_engine_alloc();
-    trtl_dims *check = NULL;
+    trtl_dims *check = NULL, *checkv = NULL;
+    char *corner = NULL;
     if (!e)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
     int8_t *made = NULL; /* per tensor: produced yet (inputs and constants from the start) */
@@ -439,6 +440,19 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         CHECK(listed == (is_io ? 1 : 0), "plan is corrupt: tensor '%s' is %s the I/O list %d time(s)", e->tensors[i].name,
               is_io ? "an input/output but in" : "internal but in", (int)listed);
     }
+    e->shape_input = calloc(nin ? nin : 1, sizeof(int32_t));
+    CHECK_ALLOC(e->shape_input);
+    for (uint32_t i = 0; version >= 4 && i < nin; i++) {
+        uint32_t f = u32(&r);
+        const trtl_etensor *t = &e->tensors[e->io[i]];
+        CHECK(!r.bad && f <= 1, "plan is truncated or corrupt in the shape-input flags");
+        CHECK(!f || (t->dtype == TRTL_INT32 && t->dims.nb_dims <= 1 && !trtl_dims_dynamic(&t->dims) &&
+                     trtl_volume(&t->dims) <= TRTL_MAX_DIMS),
+              "plan is corrupt: shape-tensor input '%s' is not INT32 with a static shape of at most %d values", t->name,
+              TRTL_MAX_DIMS);
+        e->shape_input[i] = (int32_t)f;
+        e->n_shape_inputs += (int32_t)f;
+    }
     uint32_t np = u32(&r);
     CHECK(!r.bad && np >= 1 && np <= 1024, "plan is corrupt: %u optimization profiles", np);
     e->profiles = calloc(np, sizeof *e->profiles);
@@ -451,12 +465,28 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         pr->min = calloc(nin ? nin : 1, sizeof(trtl_dims));
         pr->opt = calloc(nin ? nin : 1, sizeof(trtl_dims));
         pr->max = calloc(nin ? nin : 1, sizeof(trtl_dims));
-        CHECK_ALLOC(pr->min && pr->opt && pr->max);
+        pr->vmin = calloc(nin ? nin : 1, sizeof(trtl_dims));
+        pr->vopt = calloc(nin ? nin : 1, sizeof(trtl_dims));
+        pr->vmax = calloc(nin ? nin : 1, sizeof(trtl_dims));
+        CHECK_ALLOC(pr->min && pr->opt && pr->max && pr->vmin && pr->vopt && pr->vmax);
         for (uint32_t i = 0; i < nin; i++) {
             dims(&r, &pr->min[i]);
             dims(&r, &pr->opt[i]);
             dims(&r, &pr->max[i]);
             CHECK(!r.bad, "plan is truncated or corrupt in optimization profile %u", p);
+            if (e->shape_input[i]) {
+                read_dims(&r, &pr->vmin[i], 1); /* values: any INT32, negative ones included */
+                read_dims(&r, &pr->vopt[i], 1);
+                read_dims(&r, &pr->vmax[i], 1);
+                CHECK(!r.bad, "plan is truncated or corrupt in optimization profile %u", p);
+                int ok = pr->vmin[i].nb_dims == trtl_volume(&e->tensors[e->io[i]].dims) &&
+                         pr->vopt[i].nb_dims == pr->vmin[i].nb_dims && pr->vmax[i].nb_dims == pr->vmin[i].nb_dims;
+                for (int32_t k = 0; ok && k < pr->vmin[i].nb_dims; k++)
+                    ok = pr->vmin[i].d[k] >= INT32_MIN && pr->vmin[i].d[k] <= pr->vopt[i].d[k] &&
+                         pr->vopt[i].d[k] <= pr->vmax[i].d[k] && pr->vmax[i].d[k] <= INT32_MAX;
+                CHECK(ok, "plan is corrupt: optimization profile %u gives shape-input '%s' bad value ranges", p,
+                      e->tensors[e->io[i]].name);
+            }
             st = check_profile(e, p, i);
             if (st != TRTL_OK)
                 goto fail;
@@ -579,7 +609,21 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     CHECK_ALLOC(check);
     for (int32_t i = 0; i < e->n_inputs; i++)
         check[e->io[i]] = e->tensors[e->io[i]].max_dims;
-    st = trtl_engine_infer(e, check);
+    /* shape-tensor inputs at the largest value of every profile, as the builder planned them */
+    checkv = calloc(e->n_inputs ? (size_t)e->n_inputs : 1, sizeof *checkv);
+    CHECK_ALLOC(checkv);
+    for (int32_t i = 0; i < e->n_inputs; i++)
+        for (int32_t p = 0; e->shape_input[i] && p < e->n_profiles; p++) {
+            const trtl_dims *mx = &e->profiles[p].vmax[i];
+            for (int32_t k = 0; k < mx->nb_dims; k++)
+                checkv[i].d[k] = (p == 0 || mx->d[k] > checkv[i].d[k]) ? mx->d[k] : checkv[i].d[k];
+            checkv[i].nb_dims = mx->nb_dims;
+        }
+    corner = calloc(nt ? nt : 1, 1);
+    CHECK_ALLOC(corner);
+    st = trtl_engine_infer_corner(e, check, checkv, corner);
+    free(checkv);
+    checkv = NULL;
     if (st != TRTL_OK) {
         if (st != TRTL_ERR_OUT_OF_MEMORY) {
             trtl_error_prefix("plan is inconsistent");
@@ -592,6 +636,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             int32_t id = e->nodes[k].out[j];
             CHECK(trtl_dims_equal(&check[id], &e->tensors[id].max_dims), "plan is inconsistent: tensor '%s' shape",
                   e->tensors[id].name);
+            CHECK(!corner[id] || trtl_dims_dynamic(&e->tensors[id].dims) || e->tensors[id].dims.nb_dims == 0,
+                  "plan is inconsistent: tensor '%s' has a static shape that depends on shape values",
+                  e->tensors[id].name);
         }
     st = trtl_engine_check_dtypes(e);
     if (st != TRTL_OK) {
@@ -603,6 +650,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     }
     free(check);
     check = NULL;
+    free(corner);
+    corner = NULL;
     for (int32_t k = 0; k < e->n_nodes; k++) {
         trtl_node *n = &e->nodes[k];
         if (n->kernel->prepare) {
@@ -619,6 +668,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
 fail:
     free(made);
     free(check);
+    free(checkv);
+    free(corner);
     trtl_engine_destroy(e);
     return st;
 }

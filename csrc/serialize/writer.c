@@ -156,12 +156,19 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
     u32(&b, (uint32_t)e->n_inputs);
     for (int32_t i = 0; i < e->n_io; i++)
         u32(&b, (uint32_t)e->io[i]);
+    for (int32_t i = 0; i < e->n_inputs; i++)
+        u32(&b, trtl_engine_io_is_shape(e, i) ? 1u : 0u);
     u32(&b, (uint32_t)e->n_profiles);
     for (int32_t p = 0; p < e->n_profiles; p++)
         for (int32_t i = 0; i < e->n_inputs; i++) {
             dims(&b, &e->profiles[p].min[i]);
             dims(&b, &e->profiles[p].opt[i]);
             dims(&b, &e->profiles[p].max[i]);
+            if (trtl_engine_io_is_shape(e, i)) {
+                dims(&b, &e->profiles[p].vmin[i]);
+                dims(&b, &e->profiles[p].vopt[i]);
+                dims(&b, &e->profiles[p].vmax[i]);
+            }
         }
     u32(&b, (uint32_t)e->n_nodes);
     for (int32_t k = 0; k < e->n_nodes; k++) {

@@ -56,6 +56,7 @@ int main(void)
 {
     trtl_dims d = {2, {2, 3}};
     trtl_dims out_dims;
+    int out_i = 0;
     trtl_weights w = {TRTL_FLOAT, NULL, 0};
     trtl_tensor *t = NULL;
     trtl_layer *l = NULL;
@@ -235,6 +236,10 @@ int main(void)
     GIVES(trtl_engine_io_dtype(NULL, 0), TRTL_FLOAT);
     INVALID(trtl_engine_profile_shape, NULL, 0, "x", &out_dims, &out_dims, &out_dims);
     GIVES(trtl_engine_num_profiles(NULL), 0);
+    GIVES(trtl_engine_io_is_shape(NULL, 0), 0);
+    INVALID(trtl_engine_profile_values, NULL, 0, "x", &out_dims, &out_dims, &out_dims);
+    INVALID(trtl_tensor_roles, NULL, &out_i, &out_i);
+    INVALID(trtl_builder_config_set_shape_values, NULL, 0, "x", &d, &d, &d);
     GIVES(trtl_engine_num_layers(NULL), 0);
     GIVES(trtl_engine_layer_name(NULL, 0), NULL);
     GIVES(trtl_engine_layer_kernel(NULL, 0), NULL);

@@ -175,7 +175,10 @@ def build_plan(builder, net, level=None, profiles=()):
     for prof in profiles:
         p = builder.create_optimization_profile()
         for name, (mn, op, mx) in prof.items():
-            p.set_shape(name, mn, op, mx)
+            if name.startswith("="):  # "=name": a shape-tensor input's value ranges
+                p.set_shape_input(name[1:], mn, op, mx)
+            else:
+                p.set_shape(name, mn, op, mx)
         config.add_optimization_profile(p)
     plan = builder.build_serialized_network(net, config)
     if plan is None:
@@ -295,9 +298,41 @@ def implicit_plan():
     return bytes(engine.serialize())
 
 
+def i32(net, values):
+    v = np.asarray(values, np.int32)
+    return net.add_constant((v.size,), v).get_output(0)
+
+
+def net_shape_tensors(net):
+    """Shape tensors (plan format 4): a dynamic reshape from add_shape + gather + elementwise + concatenation, a
+    slice whose size and stride are shape tensors, a resize to a shape tensor, and a shape-tensor input."""
+    x = net.add_input("x", trt.float32, (-1, 2, 3))
+    s = net.add_input("s", trt.int32, (2,))
+    shp = net.add_shape(x).get_output(0)
+    n = net.add_gather(shp, i32(net, [0]), 0).get_output(0)
+    n6 = net.add_elementwise(n, i32(net, [6]), trt.ElementWiseOperation.PROD).get_output(0)
+    cat = net.add_concatenation([n6, i32(net, [1])])
+    cat.axis = 0
+    r = net.add_shuffle(x)
+    r.set_input(1, cat.get_output(0))
+    net.mark_output(r.get_output(0))
+    sl = net.add_slice(x, (0, 0, 0), (1, 1, 1), (1, 1, 1))
+    sl.set_input(2, net.add_elementwise(shp, i32(net, [1, 1, 2]), trt.ElementWiseOperation.MIN).get_output(0))
+    sl.set_input(3, i32(net, [1, 1, 2]))
+    net.mark_output(sl.get_output(0))
+    rs = net.add_resize(x)
+    rs.set_input(1, net.add_elementwise(shp, i32(net, [1, 2, 1]), trt.ElementWiseOperation.PROD).get_output(0))
+    net.mark_output(rs.get_output(0))
+    v = net.add_shuffle(x)
+    v.set_input(1, s)
+    net.mark_output(v.get_output(0))
+    net.mark_output(shp)
+    return [{"x": ((1, 2, 3), (2, 2, 3), (3, 2, 3)), "=s": ((1, 1), (2, 6), (3, 18))}]
+
+
 NETS = {"concat40": net_concat_many, "two_profiles": net_two_profiles, "misc": net_misc,
         "select_cast_norm": net_select_cast_norm, "int_gather": net_int_gather,
-        "deconv_scale_prelu": net_deconv_scale_prelu, "plugins": net_plugins}
+        "deconv_scale_prelu": net_deconv_scale_prelu, "plugins": net_plugins, "shape_tensors": net_shape_tensors}
 
 
 def main():
@@ -327,7 +362,7 @@ def main():
         net = builder.create_network(EXPLICIT)
         profiles = define(net) or []
         plans[name] = build_plan(builder, net, None, profiles)
-        if name in ("misc", "plugins"):
+        if name in ("misc", "plugins", "shape_tensors"):
             plans[name + "_l0"] = build_plan(builder, net, 0, profiles)
     plans["implicit_batch"] = implicit_plan()
     seen = set()

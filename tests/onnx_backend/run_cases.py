@@ -175,11 +175,15 @@ def run_trtlite(model_bytes: bytes, feeds: Dict[str, Any]) -> List[np.ndarray]:
     config = builder.create_builder_config()
     dynamic = [network.get_input(i) for i in range(network.num_inputs)
                if any(d < 0 for d in network.get_input(i).shape)]
-    if dynamic:
+    shape_inputs = [network.get_input(i) for i in range(network.num_inputs) if network.get_input(i).is_shape_tensor]
+    if dynamic or shape_inputs:
         profile = builder.create_optimization_profile()
         for t in dynamic:
             shape = tuple(np.shape(feeds[t.name]))
             profile.set_shape(t.name, shape, shape, shape)
+        for t in shape_inputs:  # values that decide shapes (TensorRT's shape-tensor inputs)
+            values = tuple(int(v) for v in np.asarray(feeds[t.name]).reshape(-1))
+            profile.set_shape_input(t.name, values, values, values)
         config.add_optimization_profile(profile)
     plan = builder.build_serialized_network(network, config)
     if plan is None:

@@ -40,7 +40,11 @@ How a model is mapped
 
 Limits
 ------
-* trtlite has no shape tensors, so values computed from dynamic dims at run time are limited to these:
+* Values computed at run time that decide shapes become shape tensors (trtlite/onnx/shape_tensors.py): Reshape,
+  Expand, Tile, ConstantOfShape, Pad (pads), Slice (starts/ends/axes/steps) and Resize (sizes) whose shape
+  input is a graph input or a layer output, and values computed from dynamic dims (Shape -> Gather -> Mul ->
+  Concat -> Reshape (B*T, C)), are evaluated by the engine once input shapes are set.  Without them (older
+  paths still used where the values are known while parsing):
   - Expand targets and ConstantOfShape shapes may hold dynamic dims that are dims of a network tensor
     (cls_token.expand(x.shape[0], -1, -1), torch.zeros(x.size(0), 4)): the value is broadcast at run time
     by a Select against a boolean "carrier" of that dim, gathered from the tensor it was read from.
@@ -48,10 +52,9 @@ Limits
     (the profile must keep the result non-empty); bounds that give a constant count (x[a:b], x[-a:],
     x[-a:-b], x[a::-1], any step) gather those indices, so the axis must be long enough at run time (a
     shorter one fails there with a gather index error, where ONNX would clamp).
-  Not supported (UNSUPPORTED_NODE_DYNAMIC): Range, Tile and Resize sizes and Slice bounds computed from
-  dynamic dims (torch.arange(x.shape[1]), pe[:x.shape[1]]), dims computed from several dynamic dims
-  (Reshape (B*T, C) -> (B, T, C)), and slices of a dynamic axis whose length depends on it otherwise
-  (x[::-1], x[-3:5], x[1::2]).  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of
+  Not supported (UNSUPPORTED_NODE_DYNAMIC): Range computed from dynamic dims (torch.arange(x.shape[1]): no
+  IFillLayer yet) and the other ops' values computed from dynamic dims where no shape-tensor path exists
+  (Split's split, OneHot's depth, Reduce axes).  Slicing (Slice, Split, Pad reflect/edge, Expand) along static axes of
   tensors with dynamic dims is lowered to gathers, since ISliceLayer's output shape is static.
 * A graph output that is also a graph input (a pass-through such as outputs {y, x}, or a graph with no
   nodes) is an error (UNSUPPORTED_GRAPH): an engine's I/O tensors are bound by name, and one name cannot be

@@ -305,9 +305,9 @@ class ImporterContext(LayerBuilder):
 
     def _const_tensor(self, arr: np.ndarray, dtype: Optional[DataType] = None, name: Optional[str] = None) -> Any:
         arr = np.asarray(arr)
-        if has_sym(arr):
-            raise Dynamic("value %s%s depends on dynamic dimensions, which trtlite cannot compute at run time"
-                          % ("'%s' " % name if name else "", list(arr.reshape(-1))))
+        if has_sym(arr):  # computed at run time from the dims (a shape tensor)
+            from .shape_tensors import sym_tensor
+            return sym_tensor(self, arr)
         arr = normalize(arr)
         if dtype is None:
             dtype = trt_of_np(arr.dtype)

@@ -231,6 +231,10 @@ def _folded_too_big(ctx: ImporterContext, node: Any, outs: List[Any], vals: List
     return True
 
 
+# Ops whose importer computes, at run time, values that need dynamic dims (shape tensors), when folding fails.
+RUNTIME_SYM_OPS = ("Slice", "Reshape")
+
+
 def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """The node's outputs: computed while parsing when its inputs are known (Shape and Size of tensors give
     their dims), else from its importer, else from a plugin."""
@@ -270,13 +274,18 @@ def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         elif op in FOLDABLE:
             try:
                 r = [normalize(v) for v in fold(ctx, node, a, vals)]
+            except Dynamic:
+                # a value needs a dynamic dim: the importer may compute it at run time (shape tensors)
+                if op not in RUNTIME_SYM_OPS or not any(v is not None and v.dtype == object for v in vals):
+                    raise
+                r = None
             except Fail:
                 raise
             except (KeyError, ValueError, TypeError, IndexError) as e:
                 if any(v is not None and v.dtype == object for v in vals):
                     raise Dynamic("cannot compute %s over dynamic dimensions: %s" % (op, e))
                 raise Fail(ErrorCode.INVALID_NODE, "%s: %s" % (type(e).__name__, e))
-            if not _folded_too_big(ctx, node, r, vals):
+            if r is not None and not _folded_too_big(ctx, node, r, vals):
                 return r
         elif op != "Constant" and not any(v is not None and v.dtype == object for v in vals):
             r = constants.reference_fold(ctx, node, vals)

@@ -18,16 +18,18 @@ def _constant(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("ConstantOfShape",
-          restrictions=("static shapes are computed while parsing; dynamic dims of the shape must be dims of network "
-                        "tensors"))
+          restrictions=("none: static shapes are computed while parsing, others at run time (a shape tensor)"))
 def _constant_of_shape(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """Only reached when the shape holds dynamic dims or is past the fold budget (other static shapes are
     folded): one element, broadcast to the static dims by a slice and to the dynamic ones at run time."""
-    shape = list(p._cval(p._inp(node, 0), "shape", allow_sym=True).reshape(-1))
     val = a.get("value")
     fill = np.zeros(1, np.float32) if val is None else p._tensor_value(val, "attribute 'value'").reshape(-1)
     if fill.size != 1:
         raise Fail(ErrorCode.INVALID_NODE, "value must hold one element, it has %d" % fill.size)
+    if not p._is_const(p._inp(node, 0) or ""):  # the shape is computed at run time: a shape tensor
+        from .shape_tensors import runtime_constant_of_shape, shape_input
+        return [runtime_constant_of_shape(p, shape_input(p, node.input[0]), fill)]
+    shape = list(p._cval(p._inp(node, 0), "shape", allow_sym=True).reshape(-1))
     base = [1 if isinstance(v, Sym) else int(v) for v in shape]
     if any(d < 0 for d in base):
         raise Fail(ErrorCode.INVALID_NODE, "negative dimension in shape %s" % (shape,))

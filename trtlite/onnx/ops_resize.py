@@ -12,6 +12,23 @@ from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .registry import importer
 from .shape_eval import Sym, is_static
+from .shape_tensors import shape_input
+
+
+def _full_sizes(p: ImporterContext, x: Any, sizes: Any, axes: Optional[List[int]]) -> Any:
+    """The output shape tensor: `sizes` (run-time values) for `axes` (all when None), x's dims elsewhere."""
+    if axes is None:
+        return sizes
+    net = p.network
+    xs = p._L(net.add_shape(x))
+    parts = []
+    for i in range(len(x.shape)):
+        src, j = (sizes, axes.index(i)) if i in axes else (xs, i)
+        idx = p._const_tensor(np.array([j], np.int32))
+        parts.append(p._L(net.add_gather(src, idx, 0)))
+    cat = net.add_concatenation(parts)
+    cat.axis = 0
+    return p._L(cat)
 
 
 def _resize_scales_from_sizes(p: ImporterContext, xname: str, xs: Sequence[int],
@@ -52,6 +69,7 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     mode = a.get("mode", "nearest")
     legacy = node.op_type == "Upsample" or p._opset < 11
     sizes = scales = None
+    sizes_t = None
     axes = None
     if node.op_type == "Upsample" and p._opset < 9:
         scales = [float(v) for v in a["scales"]]
@@ -61,6 +79,8 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         sn, zn = p._inp(node, 2), p._inp(node, 3)
         if sn is not None and p._cval(sn, "scales").size > 0:
             scales = [float(v) for v in p._cval(sn, "scales").reshape(-1)]
+        elif zn is not None and not p._is_const(zn):  # sizes computed at run time: a shape tensor
+            sizes_t = shape_input(p, zn)
         elif zn is not None:
             sizes = list(p._cval(zn, "sizes", allow_sym=True).reshape(-1))
         else:
@@ -68,9 +88,12 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         axes = attr_ints(a, "axes")
         if int(a.get("antialias", 0)) and mode != "nearest":
             raise unsupported("Resize with antialias=1")
-        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch" and sizes is not None:
+        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch" and (sizes is not None or sizes_t is not None):
             raise unsupported("Resize keep_aspect_ratio_policy '%s'" % a["keep_aspect_ratio_policy"])
-    if axes is not None:
+    if sizes_t is not None:
+        layer = p.network.add_resize(x)
+        layer.set_input(1, _full_sizes(p, x, sizes_t, [p._norm_axis(v, r) for v in axes] if axes else None))
+    elif axes is not None:
         axes = [p._norm_axis(v, r) for v in axes]
         full_sc = [1.0] * r
         full_sz: List[Any] = list(p._shape_value(xs, xname, {}))
@@ -83,13 +106,16 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             scales = full_sc
         else:
             sizes = full_sz
-    layer = p.network.add_resize(x)
-    if scales is not None:
+    if sizes_t is not None:
+        ratio = None
+    elif scales is not None:
+        layer = p.network.add_resize(x)
         if len(scales) != r:
             raise Fail(ErrorCode.INVALID_NODE, "%d scales for an input of rank %d" % (len(scales), r))
         layer.scales = [float(np.float32(s)) for s in scales]
         ratio = scales
     else:
+        layer = p.network.add_resize(x)
         if len(sizes) != r:
             raise Fail(ErrorCode.INVALID_NODE, "%d sizes for an input of rank %d" % (len(sizes), r))
         shape, sc = _resize_scales_from_sizes(p, xname, xs, sizes)

@@ -12,6 +12,7 @@ from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .registry import importer
 from .shape_eval import Sym, is_static
+from .shape_tensors import runtime_expand, runtime_reshape, shape_input
 
 
 # add_concatenation takes at most this many inputs (csrc/python/py_network.c); longer Concats are chained.
@@ -79,17 +80,24 @@ def _resolve_reshape(p: ImporterContext, xname: str, x: Any, target: np.ndarray,
 
 
 @importer("Reshape",
-          restrictions=("the shape (input 1) must be known while parsing; its dynamic dims must be the input's dim "
-                        "at the same position or the one inferred dim"))
+          restrictions=("none: a shape computed at run time (a graph input or from dynamic dims) is a shape tensor "
+                        "(its values known once input shapes and shape-input values are set)"))
 def _reshape_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
+    allowzero = bool(int(a.get("allowzero", 0)))
     if p._opset < 5:
         target = np.array(a["shape"], dtype=np.int64)
+    elif not p._is_const(p._inp(node, 1) or ""):
+        return [runtime_reshape(p, x, shape_input(p, node.input[1]), allowzero)]
     else:
         target = p._cval(p._inp(node, 1), "shape (input 1)", allow_sym=True)
-    allowzero = bool(int(a.get("allowzero", 0)))
-    dims, zero_ph = _resolve_reshape(p, xname, x, target, allowzero)
+    try:
+        dims, zero_ph = _resolve_reshape(p, xname, x, target, allowzero)
+    except Dynamic:
+        if target.dtype != object:
+            raise
+        return [runtime_reshape(p, x, p._const_tensor(target), allowzero)]
     xs = tuple(x.shape)
     xk = p._raw_keys(xname)
     keys = []
@@ -221,10 +229,13 @@ def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Tile",
-          restrictions="repeats must be a constant; no repeats along dynamic axes")
+          restrictions="repeats known while parsing may not repeat dynamic axes; repeats computed at run time may")
 def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
+    if not p._is_const(p._inp(node, 1) or ""):  # repeats computed at run time: a shape tensor
+        from .shape_tensors import runtime_tile
+        return [runtime_tile(p, x, shape_input(p, node.input[1]))]
     reps = [int(v) for v in p._cval(p._inp(node, 1), "repeats").reshape(-1)]
     if len(reps) != len(xs):
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, len(xs)))
@@ -241,10 +252,12 @@ def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Expand",
-          restrictions="the shape must be known while parsing; its dynamic dims must be dims of network tensors")
+          restrictions="none: a shape computed at run time (a graph input or a layer output) is a shape tensor")
 def _expand(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
+    if not p._is_const(p._inp(node, 1) or ""):
+        return [runtime_expand(p, x, shape_input(p, node.input[1]))]
     shape = p._cval(p._inp(node, 1), "shape", allow_sym=True).reshape(-1)
     r0 = len(x.shape)
     r = max(r0, len(shape))

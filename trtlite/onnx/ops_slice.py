@@ -54,14 +54,50 @@ def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
 
 
 @importer("Slice",
-          restrictions=("starts, ends, axes and steps must be known while parsing; dynamic axes: x[s:] and x[s:-k] "
-                        "(step 1) or a constant number of indices; no empty results"))
+          restrictions=("axes must be known while parsing; starts / ends / steps computed at run time are shape "
+                        "tensors; known while parsing, along dynamic axes: x[s:] and x[s:-k] (step 1) or a constant "
+                        "number of indices; no empty results"))
 def _slice_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    try:
+        return _slice_static(p, node, a)
+    except Dynamic:
+        # bounds computed from dynamic dims (pe[:x.shape[1]]): the same slice with shape-tensor bounds
+        from .shape_eval import has_sym
+        if p._opset < 10 or not any(has_sym(p._consts.get(p._inp(node, i) or "")) for i in (1, 2, 4)):
+            raise
+        return _slice_runtime(p, node, len(p._tensor(node.input[0]).shape))
+
+
+def _slice_runtime(p: ImporterContext, node: Any, r: int) -> List[Any]:
+    """Slice with starts / ends / axes / steps computed at run time (shape tensors)."""
+    from .shape_tensors import runtime_slice, shape_input
+    x = p._tensor(node.input[0])
+    an = p._inp(node, 3)
+
+    def as_tensor(i: int) -> Any:
+        n = p._inp(node, i)
+        if n is None:
+            return None
+        return p._const_tensor(p._consts[n], DataType.INT32) if p._is_const(n) else shape_input(p, n)
+
+    ins = [as_tensor(i) for i in (1, 2, 4)]
+    if an is None:
+        axes: Any = list(range(int(ins[0].shape[0])))
+    elif p._is_const(an):
+        axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)]
+    else:
+        axes = shape_input(p, an)
+    return [runtime_slice(p, x, ins[0], ins[1], axes, ins[2])]
+
+
+def _slice_static(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
     xs = tuple(x.shape)
     r = len(xs)
     vals: List[Any] = [None]
+    if p._opset >= 10 and any(p._inp(node, i) and not p._is_const(p._inp(node, i)) for i in (1, 2, 3, 4)):
+        return _slice_runtime(p, node, r)
     if p._opset >= 10:
         for i in range(1, 5):
             n = p._inp(node, i)
@@ -117,6 +153,27 @@ def _bound_index_constants(out_shape: List[int], padded: List[int], what: str) -
                        "long, and its index constant is limited to %d elements" % (what, i, out_shape[i], FOLD_LIMIT))
 
 
+def _runtime_pad(p: ImporterContext, node: Any, x: Any, mode: str) -> Any:
+    from .shape_tensors import runtime_pad, shape_input
+    r = len(x.shape)
+    an = p._inp(node, 3)
+    axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)] if an else list(range(r))
+    modes = {"constant": SampleMode.FILL, "edge": SampleMode.CLAMP, "reflect": SampleMode.REFLECT,
+             "wrap": SampleMode.WRAP}
+    if mode not in modes:
+        raise unsupported("Pad mode '%s'" % mode)
+    fill = None
+    if mode == "constant":
+        vn = p._inp(node, 2)
+        value = p._cval(vn, "constant_value").reshape(-1) if vn else np.zeros(1)
+        value = value[0].item() if value.size else 0
+        integer = DataType(x.dtype) in (DataType.INT32, DataType.INT8, DataType.BOOL)
+        f = np.array(value, np.int32 if integer and float(value).is_integer() and abs(value) < 2 ** 24
+                     else np.float32).reshape(())
+        fill = p._const_tensor(f, DataType.INT32 if f.dtype == np.int32 else DataType.FLOAT)
+    return runtime_pad(p, x, shape_input(p, node.input[1]), axes, modes[mode], fill)
+
+
 @importer("Pad",
           restrictions=("pads, constant_value and axes must be constants; modes constant, reflect, edge and wrap; "
                         "reflect, edge, wrap and non-zero constant padding not along dynamic axes"))
@@ -130,6 +187,8 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         value = float(a.get("value", 0.0))
         axes = list(range(r))
     else:
+        if not p._is_const(p._inp(node, 1) or ""):  # pads computed at run time: a shape tensor
+            return [_runtime_pad(p, node, x, mode)]
         pads = [int(v) for v in p._cval(p._inp(node, 1), "pads").reshape(-1)]
         vn = p._inp(node, 2)
         value = p._cval(vn, "constant_value").reshape(-1) if vn else np.zeros(1)

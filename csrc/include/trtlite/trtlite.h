@@ -418,6 +418,22 @@ trtl_status trtl_engine_refit_check(const trtl_engine *e, const char *layer, int
  * (packing); on failure the engine keeps its old weights. */
 trtl_status trtl_engine_refit(trtl_engine *e, const char *layer, int32_t role, const trtl_weights *w);
 
+/* ---- shape tensors (TensorRT 10's IShapeLayer and shape-tensor inputs) ----------------------- */
+
+/* TensorRT's ITensor.is_shape_tensor / is_execution_tensor for t in its network's current graph. */
+trtl_status trtl_tensor_roles(trtl_tensor *t, int *is_shape, int *is_execution);
+/* Value ranges of a shape-tensor network input in optimization profile `profile` (as
+ * trtl_builder_config_set_shape; values as a vector in a trtl_dims, nb_dims = the input's volume,
+ * at most TRTL_MAX_DIMS): IOptimizationProfile.set_shape_input. */
+trtl_status trtl_builder_config_set_shape_values(trtl_builder_config *cfg, int32_t profile, const char *input,
+                                                 const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max);
+/* Is I/O i a shape-tensor input (its values, read from its tensor address in host memory when
+ * shapes are resolved, decide other tensors' shapes)?  ICudaEngine.is_shape_inference_io. */
+int trtl_engine_io_is_shape(const trtl_engine *e, int32_t i);
+/* The value ranges of a shape-tensor input in a profile (get_tensor_profile_values). */
+trtl_status trtl_engine_profile_values(const trtl_engine *e, int32_t profile, const char *input, trtl_dims *min,
+                                       trtl_dims *opt, trtl_dims *max);
+
 #ifdef __cplusplus
 }
 #endif

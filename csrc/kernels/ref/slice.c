@@ -38,8 +38,18 @@ static trtl_status fill_elem(const char *node, float f, trtl_dtype t, void *buf)
 
 trtl_status trtl_ref_slice(const trtl_kernel_args *a)
 {
-    const trtl_slice_params *p = &a->node->p.slice;
+    trtl_slice_params dp = a->node->p.slice; /* start / stride from shape-tensor inputs 1 / 3 when given */
+    const trtl_slice_params *p = &dp;
     int32_t r = a->in[0].dims.nb_dims;
+    for (int32_t j = 1; j < a->node->n_in && j < 4; j += 2) {
+        trtl_dims *f = j == 1 ? &dp.start : &dp.stride;
+        if (a->in[j].dtype != TRTL_INT32 || a->in[j].dims.nb_dims != 1 || a->in[j].dims.d[0] != r)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': slice input %d must be INT32 [%d]", a->node->name, (int)j,
+                              (int)r);
+        f->nb_dims = r;
+        for (int32_t i = 0; i < r; i++)
+            f->d[i] = ((const int32_t *)a->in[j].data)[i];
+    }
     if (p->start.nb_dims != r || p->stride.nb_dims != r)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': slice start/stride have %d/%d dims, the input has %d",
                           a->node->name, (int)p->start.nb_dims, (int)p->stride.nb_dims, (int)r);

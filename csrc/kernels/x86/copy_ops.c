@@ -139,7 +139,7 @@ static int slice_params_ok(const trtl_slice_params *p, int r)
 
 static int slice_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
-    return slice_params_ok(&n->p.slice, in_dims[0].nb_dims);
+    return n->n_in == 1 && slice_params_ok(&n->p.slice, in_dims[0].nb_dims); /* shape-tensor inputs: the reference */
 }
 
 static trtl_status slice_run(const trtl_kernel_args *a)

@@ -5,6 +5,7 @@
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "network/shape_values.h"
 
 const trtl_attr_desc trtl_attrs_resize[] = {
     TRTL_A("shape", TRTL_ATTR_DIMS, resize.shape),
@@ -73,6 +74,17 @@ trtl_status trtl_lower_resize(trtl_params *p, const trtl_lower_ctx *c)
 {
     trtl_resize_params *r = &p->resize;
     r->copy_mask = 0;
+    if (c->n_in > 1) {
+        /* Output dims from a shape tensor (set_input(1, t)): `shape` only records the rank (values 1, never
+         * read: shape inference takes input 1's values, the kernels work from the output dims). */
+        if (c->implicit_batch)
+            return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': a resize to a shape tensor (input 1) needs an "
+                              "explicit-batch network", c->layer_name);
+        r->nb_scales = 0;
+        r->shape.nb_dims = c->in ? c->in[0].nb_dims : 0;
+        for (int32_t i = 0; i < TRTL_MAX_DIMS; i++)
+            r->shape.d[i] = 1;
+    }
     r->exclude_outside = r->exclude_outside ? 1 : 0;
     TRTL_TRY(check_resize(r, c->layer_name));
     if (r->shape.nb_dims > 0) {
@@ -116,7 +128,26 @@ trtl_status trtl_infer_resize(const trtl_infer_ctx *c)
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': resize needs a FLOAT input (or INT32 with NEAREST), got %s",
                           c->layer_name, trtl_dtype_name(t));
     trtl_dims o = *x;
-    if (r->shape.nb_dims > 0) {
+    if (c->n_in > 1) {
+        const int64_t *v = c->in_values ? c->in_values[1] : NULL;
+        if (c->in_type[1] != TRTL_INT32 || c->in[1].nb_dims != 1 || c->in[1].d[0] != x->nb_dims)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the output shape (input 1) must be a 1-D INT32 shape tensor "
+                              "of %d values (the input's rank), got %s %s", c->layer_name, (int)x->nb_dims,
+                              trtl_dtype_name(c->in_type[1]), trtl_dims_str(&c->in[1], s, sizeof s));
+        for (int32_t i = 0; i < x->nb_dims; i++) {
+            o.d[i] = v ? v[i] : TRTL_SV_UNKNOWN;
+            if (o.d[i] == TRTL_SV_UNKNOWN) {
+                if (c->need_values)
+                    return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the output shape (input 1) is not known before "
+                                      "execution: a shape tensor must be computed from input shapes (shape layers), "
+                                      "constants and shape-tensor network inputs only", c->layer_name);
+                o.d[i] = -1;
+            } else if (o.d[i] < 1) {
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output shape (input 1) value %lld in dimension %d must be "
+                                  ">= 1", c->layer_name, (long long)o.d[i], (int)i);
+            }
+        }
+    } else if (r->shape.nb_dims > 0) {
         if (r->shape.nb_dims != x->nb_dims)
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': shape has %d dims but input %s has %d", c->layer_name,
                               (int)r->shape.nb_dims, trtl_dims_str(x, s, sizeof s), (int)x->nb_dims);

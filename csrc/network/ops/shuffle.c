@@ -7,10 +7,16 @@
  * when zero_is_placeholder (else it is a literal 0); -1 (at most one) is inferred from the volume.
  * Lowered form: permutations are cut to the rank they apply to, and for implicit-batch networks
  * get the batch as a fixed leading 0; reshape_dims gets the batch prepended through copy_mask
- * bit 0 (bit i set: output dim i of the reshape is dim i of the transposed input). */
+ * bit 0 (bit i set: output dim i of the reshape is dim i of the transposed input).
+ * Dynamic reshape (TensorRT's set_input(1, shape)): input 1, a 1-D INT32 shape tensor of static length,
+ * gives the reshape dims (same rules: 0 copies, -1 infers) and reshape_dims is ignored; the lowered
+ * reshape_dims then only records the rank (its values are 0 and never read, as the kernels work from
+ * the output dims).  Where the values are not known yet (the network's inference, before run time)
+ * the unknown dims are -1. */
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "network/shape_values.h"
 
 const trtl_attr_desc trtl_attrs_shuffle[] = {
     TRTL_A("first_transpose", TRTL_ATTR_DIMS, shuffle.first_transpose),
@@ -94,6 +100,19 @@ trtl_status trtl_lower_shuffle(trtl_params *p, const trtl_lower_ctx *c)
     trtl_shuffle_params *s = &p->shuffle;
     int imp = c->implicit_batch ? 1 : 0;
     s->copy_mask = 0;
+    if (c->n_in > 1) {
+        char b[TRTL_DIMS_STR_MAX];
+        if (imp)
+            return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': a reshape from a shape tensor (input 1) needs an "
+                              "explicit-batch network", c->layer_name);
+        if (c->in && (c->in[1].nb_dims != 1 || c->in[1].d[0] < 0 || c->in[1].d[0] > TRTL_MAX_DIMS))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the reshape dims (input 1) must be a 1-D shape tensor of at "
+                              "most %d values and static length, got shape %s", c->layer_name, TRTL_MAX_DIMS,
+                              trtl_dims_str(&c->in[1], b, sizeof b));
+        s->reshape_dims.nb_dims = c->in ? (int32_t)c->in[1].d[0] : 0;
+        for (int32_t i = 0; i < TRTL_MAX_DIMS; i++)
+            s->reshape_dims.d[i] = 0;
+    }
     TRTL_TRY(check_reshape(c->layer_name, &s->reshape_dims));
     if (imp && s->reshape_dims.nb_dims >= TRTL_MAX_DIMS)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
@@ -123,7 +142,28 @@ trtl_status trtl_infer_shuffle(const trtl_infer_ctx *c)
     char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
     int32_t r = x->nb_dims;
     TRTL_TRY(check_perm(L, "first_transpose", &s->first_transpose, r));
-    TRTL_TRY(check_reshape(L, &s->reshape_dims));
+    /* The reshape dims: the attribute, or input 1's values (bit i of `unk`: dim i not known yet). */
+    trtl_dims rdv = s->reshape_dims;
+    uint32_t unk = 0;
+    if (c->n_in > 1) {
+        const int64_t *v = c->in_values ? c->in_values[1] : NULL;
+        if (c->in_type[1] != TRTL_INT32 || c->in[1].nb_dims != 1 || c->in[1].d[0] != s->reshape_dims.nb_dims)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the reshape dims (input 1) must be a 1-D INT32 shape tensor of "
+                              "%d values, got %s %s", L, (int)s->reshape_dims.nb_dims, trtl_dtype_name(c->in_type[1]),
+                              trtl_dims_str(&c->in[1], s1, sizeof s1));
+        for (int32_t i = 0; i < rdv.nb_dims; i++) {
+            rdv.d[i] = v ? v[i] : TRTL_SV_UNKNOWN;
+            if (rdv.d[i] == TRTL_SV_UNKNOWN) {
+                if (c->need_values)
+                    return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the reshape dims (input 1) are not known before "
+                                      "execution: a shape tensor must be computed from input shapes (shape layers), "
+                                      "constants and shape-tensor network inputs only", L);
+                unk |= 1u << i;
+                rdv.d[i] = 1;
+            }
+        }
+    }
+    TRTL_TRY(check_reshape(L, &rdv));
 
     trtl_dims t = *x; /* after the first transpose */
     if (s->first_transpose.nb_dims)
@@ -132,7 +172,7 @@ trtl_status trtl_infer_shuffle(const trtl_infer_ctx *c)
 
     trtl_dims m = t; /* after the reshape */
     if (s->reshape_dims.nb_dims >= 0) {
-        const trtl_dims *rd = &s->reshape_dims;
+        const trtl_dims *rd = &rdv;
         int copied[TRTL_MAX_DIMS] = {0}; /* dims of t carried over one-to-one */
         int infer = -1;
         m.nb_dims = rd->nb_dims;
@@ -150,6 +190,8 @@ trtl_status trtl_infer_shuffle(const trtl_infer_ctx *c)
             } else if (rd->d[i] == -1) {
                 infer = i;
                 m.d[i] = -1;
+            } else if ((unk >> i) & 1u) {
+                m.d[i] = -1;
             } else {
                 m.d[i] = rd->d[i];
             }
@@ -165,8 +207,10 @@ trtl_status trtl_infer_shuffle(const trtl_infer_ctx *c)
             else if (__builtin_mul_overflow(vin, t.d[k], &vin))
                 return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input volume overflows", L);
         }
+        if (unk)
+            unknown = 1; /* nothing to check or infer until the values are known */
         for (int32_t i = 0; i < m.nb_dims; i++)
-            if (!copied[i] && i != infer && __builtin_mul_overflow(vout, m.d[i], &vout))
+            if (!copied[i] && i != infer && !((unk >> i) & 1u) && __builtin_mul_overflow(vout, m.d[i], &vout))
                 return trtl_error(TRTL_ERR_SHAPE, "layer '%s': reshape_dims volume overflows", L);
         if (infer >= 0) {
             if (unknown) {

@@ -3,10 +3,16 @@
  * inference when the dims are known, else in the kernel), WRAP takes them modulo the dim, CLAMP
  * clamps, FILL gives zero, REFLECT mirrors about the edge elements.
  * Lowered form (implicit batch): start 0, stride 1 and the batch dim via copy_mask bit 0 are
- * prepended (bit i set: output dim i is input dim i). */
+ * prepended (bit i set: output dim i is input dim i).
+ * Shape-tensor inputs (TensorRT's set_input(1|2|3, t), explicit batch only): 1-D INT32 tensors of the
+ * input's rank give start / size / stride in place of the attribute (which lowering sets to that rank,
+ * values 0 / 0 / 1, never read): their values decide the output shape (network/shape_values.h), and
+ * the kernel reads start and stride from them.  An input left unset keeps its attribute (the builder
+ * makes it a constant).  At network level, unset inputs arrive with nb_dims -1. */
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "network/shape_values.h"
 
 const trtl_attr_desc trtl_attrs_slice[] = {
     TRTL_A("start", TRTL_ATTR_DIMS, slice.start),
@@ -42,12 +48,32 @@ static trtl_status check_ranks(const char *layer, const trtl_slice_params *s, in
     return TRTL_OK;
 }
 
+/* Is slice input j (1 start, 2 size, 3 stride) given as a tensor? */
+static int dyn_input(int32_t n_in, const trtl_dims *in, int32_t j)
+{
+    return n_in > j && (!in || in[j].nb_dims >= 0);
+}
+
 trtl_status trtl_lower_slice(trtl_params *p, const trtl_lower_ctx *c)
 {
     trtl_slice_params *s = &p->slice;
     char b[TRTL_DIMS_STR_MAX];
     int imp = c->implicit_batch ? 1 : 0;
     s->copy_mask = 0;
+    if (c->n_in > 1 && c->in) {
+        trtl_dims *f[4] = {NULL, &s->start, &s->shape, &s->stride};
+        int32_t r = c->in[0].nb_dims;
+        for (int32_t j = 1; j < 4; j++) {
+            if (!dyn_input(c->n_in, c->in, j))
+                continue;
+            if (imp)
+                return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': slice inputs from shape tensors need an "
+                                  "explicit-batch network", c->layer_name);
+            f[j]->nb_dims = r;
+            for (int32_t i = 0; i < TRTL_MAX_DIMS; i++)
+                f[j]->d[i] = j == 3 ? 1 : 0;
+        }
+    }
     if (s->mode < TRTL_SLICE_DEFAULT || s->mode > TRTL_SLICE_REFLECT)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown SampleMode %d (mode)", c->layer_name,
                           (int)s->mode);
@@ -101,25 +127,60 @@ trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown SampleMode %d (mode)", c->layer_name,
                           (int)s->mode);
     TRTL_TRY(check_ranks(c->layer_name, s, r));
+    /* start / size / stride: the attributes, or the shape-tensor inputs' values (bit i of unk: dim i
+     * depends on a value not known yet) */
+    trtl_dims v[4] = {{0}, s->start, s->shape, s->stride};
+    static const char *const what[4] = {"", "start", "size", "stride"};
+    uint32_t unk = 0, unk_size = 0;
+    for (int32_t j = 1; j < 4; j++) {
+        if (!dyn_input(c->n_in, c->in, j))
+            continue;
+        if (c->in_type[j] != TRTL_INT32 || c->in[j].nb_dims != 1 || c->in[j].d[0] != r)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the slice %s (input %d) must be a 1-D INT32 shape tensor of "
+                              "%d values (the input's rank), got %s %s", c->layer_name, what[j], (int)j, (int)r,
+                              trtl_dtype_name(c->in_type[j]), trtl_dims_str(&c->in[j], b, sizeof b));
+        const int64_t *vals = c->in_values ? c->in_values[j] : NULL;
+        for (int32_t i = 0; i < r; i++) {
+            int64_t e = vals ? vals[i] : TRTL_SV_UNKNOWN;
+            if (e == TRTL_SV_UNKNOWN) {
+                if (c->need_values)
+                    return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the slice %s (input %d) is not known before "
+                                      "execution: a shape tensor must be computed from input shapes (shape layers), "
+                                      "constants and shape-tensor network inputs only", c->layer_name, what[j], (int)j);
+                unk |= 1u << i;
+                unk_size |= (j == 2 ? 1u : 0u) << i;
+                continue;
+            }
+            if (j == 2 && e < 0)
+                return trtl_error(TRTL_ERR_SHAPE, "layer '%s': slice size (input 2) has a negative value %lld in "
+                                  "dimension %d", c->layer_name, (long long)e, (int)i);
+            v[j].d[i] = e;
+        }
+    }
     trtl_dims o = {0};
     o.nb_dims = r;
     for (int32_t i = 0; i < r; i++) {
-        o.d[i] = ((s->copy_mask >> i) & 1u) ? x->d[i] : s->shape.d[i];
+        o.d[i] = ((s->copy_mask >> i) & 1u) ? x->d[i] : v[2].d[i];
+        if ((unk >> i) & 1u) {
+            if ((unk_size >> i) & 1u)
+                o.d[i] = -1;
+            continue;
+        }
         int64_t n = x->d[i], len = o.d[i];
         if (n < 0 || len <= 0)
             continue; /* unknown now (checked by the kernel), or nothing sampled */
-        int64_t first = s->start.d[i], last, span;
-        if (__builtin_mul_overflow(len - 1, s->stride.d[i], &span) || __builtin_add_overflow(first, span, &last))
+        int64_t first = v[1].d[i], last, span;
+        if (__builtin_mul_overflow(len - 1, v[3].d[i], &span) || __builtin_add_overflow(first, span, &last))
             return trtl_error(TRTL_ERR_SHAPE,
                               "layer '%s': slice indices overflow int64 in dimension %d: start %lld + (size %lld - 1) "
                               "* stride %lld", c->layer_name, (int)i, (long long)first, (long long)len,
-                              (long long)s->stride.d[i]);
+                              (long long)v[3].d[i]);
         if (s->mode == TRTL_SLICE_DEFAULT && (first < 0 || first >= n || last < 0 || last >= n))
             return trtl_error(TRTL_ERR_SHAPE,
                               "layer '%s': slice out of bounds in dimension %d of input %s: start %lld, size %lld, "
                               "stride %lld reach index %lld (valid 0..%lld)",
                               c->layer_name, (int)i, trtl_dims_str(x, b, sizeof b), (long long)first, (long long)len,
-                              (long long)s->stride.d[i], (long long)(first < 0 || first >= n ? first : last),
+                              (long long)v[3].d[i], (long long)(first < 0 || first >= n ? first : last),
                               (long long)n - 1);
         if (n == 0 && s->mode != TRTL_SLICE_FILL)
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s dimension %d is empty; %s mode has nothing to sample",
