@@ -404,6 +404,8 @@ class INetworkDefinition:
         """2-D convolution (TensorRT 7); kernel is KCRS."""
     def add_convolution_nd(self, input: Any, num_output_maps: Any, kernel_shape: Any, kernel: Any, bias: Any = ...) -> IConvolutionLayer:
         """N-d convolution; kernel is KCRS (K, C/groups, spatial...)."""
+    def add_cumulative(self, input: Any, axis: Any, op: Any, exclusive: Any, reverse: Any) -> ICumulativeLayer:
+        """Running sum along an axis given as a constant INT32 scalar tensor."""
     def add_deconvolution(self, input: Any, num_output_maps: Any, kernel_shape: Any, kernel: Any, bias: Any = ...) -> IDeconvolutionLayer:
         """2-D transposed convolution (TensorRT 7); kernel is CKRS."""
     def add_deconvolution_nd(self, input: Any, num_output_maps: Any, kernel_shape: Any, kernel: Any, bias: Any = ...) -> IDeconvolutionLayer:
@@ -418,6 +420,8 @@ class INetworkDefinition:
         """Gather along `axis` with int32 indices."""
     def add_gather_v2(self, input: Any, indices: Any, mode: Any) -> IGatherLayer:
         """Gather in GatherMode DEFAULT, ELEMENT or ND."""
+    def add_grid_sample(self, input: Any, grid: Any) -> IGridSampleLayer:
+        """Samples input (N, C, H, W) at the normalized grid (N, H_out, W_out, 2) (ONNX GridSample)."""
     def add_identity(self, input: Any) -> IIdentityLayer:
         """Copy (or convert with set_output_type)."""
     def add_input(self, name: Any, dtype: Any, shape: Any) -> ITensor:
@@ -428,6 +432,8 @@ class INetworkDefinition:
         """Batched matrix product."""
     def add_normalization(self, input: Any, scale: Any, bias: Any, axesMask: Any) -> INormalizationLayer:
         """(x - mean) / sqrt(var + epsilon) * scale + bias over the axes (num_groups for group norm)."""
+    def add_one_hot(self, indices: Any, values: Any, depth: Any, axis: Any) -> IOneHotLayer:
+        """values[1] where the index matches, values[0] elsewhere, along a new dim of size depth at `axis`; depth must be a constant INT32 scalar tensor."""
     def add_padding(self, input: Any, pre_padding: Any, post_padding: Any) -> IPaddingLayer:
         """Zero padding of the last 2 dims (negative crops)."""
     def add_padding_nd(self, input: Any, pre_padding: Any, post_padding: Any) -> IPaddingLayer:
@@ -446,10 +452,14 @@ class INetworkDefinition:
         """Reduction over the axes bitmask."""
     def add_resize(self, input: Any) -> IResizeLayer:
         """Resize (set shape or scales, resize_mode, coordinate_transformation)."""
+    def add_reverse_sequence(self, input: Any, sequence_lens: Any) -> IReverseSequenceLayer:
+        """Reverses the first sequence_lens[b] entries along sequence_axis for each b along batch_axis."""
     def add_scale(self, input: Any, mode: Any, shift: Any = ..., scale: Any = ..., power: Any = ...) -> IScaleLayer:
         """out = (in * scale + shift) ** power per ScaleMode; missing weights mean 0 / 1 / 1."""
     def add_scale_nd(self, input: Any, mode: Any, shift: Any = ..., scale: Any = ..., power: Any = ..., channel_axis: Any = ...) -> IScaleLayer:
         """Scale with an explicit channel axis."""
+    def add_scatter(self, data: Any, indices: Any, updates: Any, mode: Any) -> IScatterLayer:
+        """data with updates written where the INT32 indices point: ScatterMode.ELEMENT (along `axis`) or ND."""
     def add_select(self, condition: Any, then_input: Any, else_input: Any) -> ISelectLayer:
         """Elementwise choice with broadcasting."""
     def add_shuffle(self, input: Any) -> IShuffleLayer:
@@ -458,10 +468,14 @@ class INetworkDefinition:
         """Strided slice."""
     def add_softmax(self, input: Any) -> ISoftMaxLayer:
         """Softmax over one axis (attribute `axes`; TensorRT's default axis)."""
+    def add_squeeze(self, input: Any, axes: Any) -> ISqueezeLayer:
+        """Removes the size-1 dims listed in a constant INT32 tensor."""
     def add_topk(self, input: Any, op: Any, k: Any, axes: Any) -> ITopKLayer:
         """Top-k values (output 0) and int32 indices (output 1)."""
     def add_unary(self, input: Any, op: Any) -> IUnaryLayer:
         """Unary op."""
+    def add_unsqueeze(self, input: Any, axes: Any) -> IUnsqueezeLayer:
+        """Inserts size-1 dims at the output axes listed in a constant INT32 tensor."""
     def get_input(self, index: Any) -> ITensor:
         """Input `index`."""
     def get_layer(self, index: Any) -> ILayer:
@@ -706,6 +720,21 @@ class IConvolutionLayer(ILayer):
     def stride_nd(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class ICumulativeLayer(ILayer):
+    """Cumulative"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def exclusive(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def reverse(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class IDeconvolutionLayer(ILayer):
     """Deconvolution"""
     @property
@@ -793,6 +822,18 @@ class IGatherLayer(ILayer):
     def num_elementwise_dims(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class IGridSampleLayer(ILayer):
+    """GridSample"""
+    @property
+    def align_corners(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def interpolation_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def sample_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class IIdentityLayer(ILayer):
     """Identity"""
 
@@ -833,6 +874,15 @@ class INormalizationLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @property
     def num_groups(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
+class IOneHotLayer(ILayer):
+    """OneHot"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def depth(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
 class IPaddingLayer(ILayer):
@@ -949,6 +999,15 @@ class IResizeLayer(ILayer):
     def shape(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class IReverseSequenceLayer(ILayer):
+    """ReverseSequence"""
+    @property
+    def batch_axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def sequence_axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class IScaleLayer(ILayer):
     """Scale"""
     @property
@@ -965,6 +1024,18 @@ class IScaleLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @property
     def shift(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
+class IScatterLayer(ILayer):
+    """Scatter"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @property
+    def reduction(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
 class ISelectLayer(ILayer):
@@ -1006,6 +1077,12 @@ class ISoftMaxLayer(ILayer):
     def axes(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
+class ISqueezeLayer(ILayer):
+    """Squeeze"""
+    @property
+    def axes(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
 class ITopKLayer(ILayer):
     """TopK"""
     @property
@@ -1022,6 +1099,12 @@ class IUnaryLayer(ILayer):
     """Unary"""
     @property
     def op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
+class IUnsqueezeLayer(ILayer):
+    """Unsqueeze"""
+    @property
+    def axes(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
 def _init_builtins(*args: Any, **kwargs: Any) -> Any:

@@ -554,7 +554,8 @@ static int validity_needs_attributes(trtl_op op)
     return op == TRTL_OP_CONVOLUTION || op == TRTL_OP_DECONVOLUTION || op == TRTL_OP_POOLING ||
            op == TRTL_OP_CONCATENATION || op == TRTL_OP_SLICE || op == TRTL_OP_NORMALIZATION ||
            op == TRTL_OP_SOFTMAX || op == TRTL_OP_SCALE || op == TRTL_OP_MATRIX_MULTIPLY ||
-           op == TRTL_OP_QUANTIZE || op == TRTL_OP_DEQUANTIZE; /* axis, zero point: set after */
+           op == TRTL_OP_QUANTIZE || op == TRTL_OP_DEQUANTIZE || /* axis, zero point: set after */
+           op == TRTL_OP_SCATTER || op == TRTL_OP_REVERSE_SEQUENCE;  /* axis, batch/sequence axes */
 }
 
 trtl_status trtl_layer_validate(trtl_layer *l)
