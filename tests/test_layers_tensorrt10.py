@@ -451,3 +451,55 @@ def test_onnx_reverse_sequence_dynamic_vs_onnxruntime():
     feeds = {"x": rng.standard_normal((4, 5, 3)).astype(np.float32), "s": np.array([1, 5, 0, 3], np.int64)}
     got, _ = trt_run(m, feeds)
     np.testing.assert_array_equal(got["y"], ort_run(m, feeds)["y"])
+
+
+# ------------------------------------------------------------------------------------------------------------
+# einsum (vs numpy.einsum in float64)
+# ------------------------------------------------------------------------------------------------------------
+
+EINSUM_CASES = [
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),   # batched matmul
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),  # attention scores
+    ("ij->ji", [(3, 5)]),                        # transpose
+    ("ii->", [(4, 4)]),                          # trace
+    ("ii->i", [(4, 4)]),                         # diagonal
+    ("bii->b", [(3, 4, 4)]),                     # batched trace
+    ("ij->i", [(3, 5)]),                         # reduction
+    ("ijk", [(2, 3, 4)]),                        # implicit output: identity
+    ("ij,jk", [(3, 4), (4, 2)]),                 # implicit output: matmul
+    ("i,j->ij", [(3,), (4,)]),                   # outer product
+    ("ij,ij->", [(3, 4), (3, 4)]),               # dot
+    ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 2)]),  # chain of three
+    ("bi,bi->b", [(1, 4), (3, 4)]),              # a size-1 letter broadcasts
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM_CASES)
+def test_einsum_vs_numpy(eq, shapes, rng, build_and_run):
+    xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    names = ["x%d" % i for i in range(len(xs))]
+
+    def make(net, *ts):
+        layer = net.add_einsum(list(ts), eq)
+        assert layer.equation == eq and layer.type == trt.LayerType.EINSUM and isinstance(layer, trt.IEinsumLayer)
+        return layer
+
+    out = build_and_run(make, dict(zip(names, xs)))
+    ref = np.einsum(eq, *[x.astype(np.float64) for x in xs])
+    assert out.shape == ref.shape
+    assert_close(out, ref)
+
+
+def test_einsum_bad_equations_name_layer(expect_layer_error, new_network):
+    n = new_network()
+    a = n.network.add_input("a", trt.float32, (2, 3))
+    b = n.network.add_input("b", trt.float32, (3, 4))
+    for eq, msg in [("ij,jk->ik,", "not a letter"), ("ij,jk->il", "in no input"), ("ij,jk,kl->il", "terms"),
+                    ("...ij,jk->ik", "ellipsis"), ("ijk,jk->ik", "dims"), ("ij,ik->jk", "size")]:
+        with pytest.raises(trt.Error, match=msg):
+            n.network.add_einsum([a, b], eq)
+    layer = n.network.add_einsum([a, b], "ij,jk->ik")
+    with pytest.raises(trt.Error, match="at most 127"):
+        layer.equation = "i" * 200
+    with pytest.raises(TypeError):
+        layer.equation = 3

@@ -412,6 +412,8 @@ class INetworkDefinition:
         """N-d transposed convolution; kernel is (C, K/groups, spatial...)."""
     def add_dequantize(self, input: Any, scale: Any, output_type: Any = ...) -> IDequantizeLayer:
         """(input - zero point) * scale from an INT8 or UINT8 tensor; scale and zero point as add_quantize."""
+    def add_einsum(self, inputs: Any, equation: Any) -> IEinsumLayer:
+        """Einstein summation of FLOAT inputs ("bij,bjk->bik", "ii->", ...; no ellipsis)."""
     def add_elementwise(self, input1: Any, input2: Any, op: Any) -> IElementWiseLayer:
         """Binary op with broadcasting."""
     def add_fully_connected(self, input: Any, num_outputs: Any, kernel: Any, bias: Any = ...) -> IFullyConnectedLayer:
@@ -790,6 +792,12 @@ class IDequantizeLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @property
     def to_type(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
+class IEinsumLayer(ILayer):
+    """Einsum"""
+    @property
+    def equation(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
 class IElementWiseLayer(ILayer):

@@ -88,6 +88,7 @@ class LayerType(_TrtEnum):
     NORMALIZATION = 46
     CAST = 47
     SCATTER = 38
+    EINSUM = 39
     ONE_HOT = 41
     GRID_SAMPLE = 43
     REVERSE_SEQUENCE = 45

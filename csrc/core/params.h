@@ -257,6 +257,10 @@ typedef struct trtl_squeeze_params {
     trtl_dims axes;            /* the build-time values of input 1 (SQUEEZE and UNSQUEEZE) */
 } trtl_squeeze_params;
 
+typedef struct trtl_einsum_params {
+    char equation[128];        /* core/einsum.h; NUL-terminated */
+} trtl_einsum_params;
+
 typedef struct trtl_grid_sample_params {
     int32_t interpolation_mode; /* trtl_resize_mode */
     int32_t align_corners;
@@ -296,6 +300,7 @@ typedef union trtl_params {
     trtl_reverse_sequence_params revseq;
     trtl_squeeze_params squeeze;      /* SQUEEZE, UNSQUEEZE */
     trtl_grid_sample_params grid;
+    trtl_einsum_params einsum;
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

@@ -255,6 +255,18 @@ static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
             }
             break;
         }
+        case TRTL_ATTR_STRING: {
+            uint32_t len = u32(r);
+            if (len >= d->offset2) {
+                r->bad = 1;
+            } else {
+                take(r, f, len);
+                f[len] = '\0';
+                if (strlen(f) != len) /* an embedded NUL */
+                    r->bad = 1;
+            }
+            break;
+        }
         case TRTL_ATTR_WEIGHTS: TRTL_TRY(read_weights(r, e, (trtl_weights *)f, n->name, d->name)); break;
         }
         if (r->bad)

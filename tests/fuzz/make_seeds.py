@@ -297,7 +297,7 @@ def implicit_plan():
 
 def net_trt10_layers(net):
     """Issue #12's layers: scatter (ELEMENT with a reduction, ND), one-hot, cumulative, reverse sequence,
-    squeeze / unsqueeze, grid sample."""
+    squeeze / unsqueeze, grid sample, einsum."""
     def ci(v):
         a = np.asarray(v, np.int32)
         return net.add_constant(a.shape, a).get_output(0)
@@ -318,8 +318,10 @@ def net_trt10_layers(net):
     gs = net.add_grid_sample(sq.get_output(0), g)
     gs.interpolation_mode = trt.InterpolationMode.CUBIC
     gs.sample_mode = trt.SampleMode.REFLECT
+    es = net.add_einsum([gs.get_output(0), gs.get_output(0)], "nchw,nchw->nh")
     net.mark_output(gs.get_output(0))
     net.mark_output(oh.get_output(0))
+    net.mark_output(es.get_output(0))
 
 
 NETS = {"concat40": net_concat_many, "two_profiles": net_two_profiles, "misc": net_misc,
