@@ -503,3 +503,35 @@ def test_einsum_bad_equations_name_layer(expect_layer_error, new_network):
         layer.equation = "i" * 200
     with pytest.raises(TypeError):
         layer.equation = 3
+
+
+# ------------------------------------------------------------------------------------------------------------
+# assertion
+# ------------------------------------------------------------------------------------------------------------
+
+def test_assertion_fails_execution_with_its_message(build):
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+
+    def make(net, t):
+        zero = net.add_constant((1,), np.zeros(1, np.float32)).get_output(0)
+        cond = net.add_elementwise(t, zero, trt.ElementWiseOperation.GREATER).get_output(0)
+        a = net.add_assertion(cond, "x must be positive")
+        a.name = "check_x"
+        assert a.num_outputs == 0 and a.message == "x must be positive" and a.type == trt.LayerType.ASSERTION
+        return net.add_unary(t, trt.UnaryOperation.SQRT)
+
+    r = build(make, {"x": x})
+    np.testing.assert_allclose(r.run({"x": x}), np.sqrt(x), rtol=1e-6)
+    with pytest.raises(trt.Error, match="check_x.*assertion failed: x must be positive"):
+        r.run({"x": np.array([1.0, -2.0, 3.0], np.float32)})
+
+
+def test_assertion_needs_bool_and_message_limit(new_network):
+    n = new_network()
+    x = n.network.add_input("x", trt.float32, (3,))
+    with pytest.raises(trt.Error, match="BOOL"):
+        n.network.add_assertion(x, "m")
+    c = n.network.add_input("c", trt.bool, (3,))
+    layer = n.network.add_assertion(c, "ok")
+    with pytest.raises(trt.Error, match="at most 255"):
+        layer.message = "m" * 300

@@ -394,6 +394,8 @@ class INetworkDefinition:
         """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def add_activation(self, input: Any, type: Any) -> IActivationLayer:
         """Elementwise activation (set alpha/beta after)."""
+    def add_assertion(self, condition: Any, message: Any) -> IAssertionLayer:
+        """Execution fails with `message` when any element of the BOOL condition is false."""
     def add_cast(self, input: Any, to_type: Any) -> ICastLayer:
         """Convert to another DataType."""
     def add_concatenation(self, inputs: Any) -> IConcatenationLayer:
@@ -639,6 +641,12 @@ class IActivationLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @property
     def type(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+
+class IAssertionLayer(ILayer):
+    """Assertion"""
+    @property
+    def message(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
 
 class IAttentionLayer(ILayer):

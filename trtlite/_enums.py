@@ -89,6 +89,7 @@ class LayerType(_TrtEnum):
     CAST = 47
     SCATTER = 38
     EINSUM = 39
+    ASSERTION = 40
     ONE_HOT = 41
     GRID_SAMPLE = 43
     REVERSE_SEQUENCE = 45

@@ -261,6 +261,10 @@ typedef struct trtl_einsum_params {
     char equation[128];        /* core/einsum.h; NUL-terminated */
 } trtl_einsum_params;
 
+typedef struct trtl_assertion_params {
+    char message[256];         /* NUL-terminated; named in the run-time error */
+} trtl_assertion_params;
+
 typedef struct trtl_grid_sample_params {
     int32_t interpolation_mode; /* trtl_resize_mode */
     int32_t align_corners;
@@ -301,6 +305,7 @@ typedef union trtl_params {
     trtl_squeeze_params squeeze;      /* SQUEEZE, UNSQUEEZE */
     trtl_grid_sample_params grid;
     trtl_einsum_params einsum;
+    trtl_assertion_params assertion;
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

@@ -297,7 +297,7 @@ def implicit_plan():
 
 def net_trt10_layers(net):
     """Issue #12's layers: scatter (ELEMENT with a reduction, ND), one-hot, cumulative, reverse sequence,
-    squeeze / unsqueeze, grid sample, einsum."""
+    squeeze / unsqueeze, grid sample, einsum, assertion."""
     def ci(v):
         a = np.asarray(v, np.int32)
         return net.add_constant(a.shape, a).get_output(0)
@@ -318,6 +318,8 @@ def net_trt10_layers(net):
     gs = net.add_grid_sample(sq.get_output(0), g)
     gs.interpolation_mode = trt.InterpolationMode.CUBIC
     gs.sample_mode = trt.SampleMode.REFLECT
+    pos = net.add_elementwise(x, x, trt.ElementWiseOperation.EQUAL)
+    net.add_assertion(pos.get_output(0), "x is not NaN")
     es = net.add_einsum([gs.get_output(0), gs.get_output(0)], "nchw,nchw->nh")
     net.mark_output(gs.get_output(0))
     net.mark_output(oh.get_output(0))
