@@ -396,13 +396,69 @@ case("attention", "ATTENTION",
      lambda q, k, v, m: refs.softmax(refs._f64(q) @ np.swapaxes(refs._f64(k), -1, -2) * 0.25 + m, 3) @ refs._f64(v),
      "attention.")
 
+# TensorRT 10 layers (issue #12): data movement keeps NaN/Inf where they land; sums propagate them as numpy does.
+def _ci(net, v):
+    a = np.asarray(v, np.int32)
+    return net.add_constant(a.shape, a).get_output(0)
+
+
+_SC_IDX = np.array([[2, 0], [1, 3], [0, 0]], np.int32)
+
+
+def _scatter_ref(d, u):
+    y = d.astype(np.float64).copy()
+    for (i, j), v in np.ndenumerate(u):
+        y[i, _SC_IDX[i, j]] += v
+    return y
+
+
+def _scatter_make(net, d, u):
+    layer = net.add_scatter(d, _ci(net, _SC_IDX), u, trt.ScatterMode.ELEMENT)
+    layer.axis = 1
+    layer.reduction = trt.ScatterReduction.SUM
+    return layer_out(layer)
+
+
+case("scatter", "SCATTER", lambda r: {"d": poisoned(r, (3, 4)), "u": poisoned(r, (3, 2), 1, 1, 1)}, _scatter_make,
+     _scatter_ref)
+case("one_hot", "ONE_HOT", lambda r: {"v": np.array([np.nan, np.inf], np.float32)},
+     lambda net, v: layer_out(net.add_one_hot(_ci(net, [0, 2, -1, 5]), v, _ci(net, 3), -1)),
+     lambda v: np.where(np.arange(3)[None, :] == np.array([0, 2, 2, 99])[:, None], v[1], v[0]))
+case("cumulative", "CUMULATIVE", lambda r: {"x": poisoned(r, (3, 5))},
+     lambda net, x: layer_out(net.add_cumulative(x, _ci(net, 1), trt.CumulativeOperation.SUM, False, False)),
+     lambda x: np.cumsum(x.astype(np.float64), 1))
+case("reverse_sequence", "REVERSE_SEQUENCE", lambda r: {"x": poisoned(r, (4, 3))},
+     lambda net, x: layer_out(net.add_reverse_sequence(x, _ci(net, [4, 2, 0]))),
+     lambda x: np.stack([x[::-1, 0], np.concatenate([x[1::-1, 1], x[2:, 1]]), x[:, 2]], 1))
+case("squeeze", "SQUEEZE", lambda r: {"x": poisoned(r, (3, 1, 4))},
+     lambda net, x: layer_out(net.add_squeeze(x, _ci(net, [1]))), lambda x: x.reshape(3, 4))
+case("unsqueeze", "UNSQUEEZE", lambda r: {"x": poisoned(r, (3, 4))},
+     lambda net, x: layer_out(net.add_unsqueeze(x, _ci(net, [0, 3]))), lambda x: x.reshape(1, 3, 4, 1))
+_GS_ROWS, _GS_COLS = np.array([0, 2, 1]), np.array([3, 0, 1, 2])
+
+
+def _grid_make(net, x):
+    g = np.stack(np.broadcast_arrays(_GS_COLS[None, :] / 3.0 * 2 - 1, _GS_ROWS[:, None] / 2.0 * 2 - 1), -1)
+    layer = net.add_grid_sample(x, net.add_constant((1, 3, 4, 2), g[None].astype(np.float32)).get_output(0))
+    layer.interpolation_mode = trt.InterpolationMode.NEAREST
+    layer.align_corners = True
+    return layer_out(layer)
+
+
+case("grid_sample", "GRID_SAMPLE", lambda r: {"x": poisoned(r, (1, 2, 3, 4))}, _grid_make,
+     lambda x: x[:, :, _GS_ROWS[:, None], _GS_COLS[None, :]])
+case("einsum", "EINSUM", lambda r: {"a": poisoned(r, (3, 4), 1, 1, 0), "b": poisoned(r, (4, 2), 0, 0, 1)},
+     lambda net, a, b: layer_out(net.add_einsum([a, b], "ij,jk->ik")),
+     lambda a, b: np.einsum("ij,jk->ik", a.astype(np.float64), b.astype(np.float64)))
+
 # Layer types with no float input to poison: CONSTANT (no input), PLUGIN_V2 (the plugins' own tests).
 NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2",
                   # NaN/Inf through Quantize (NaN -> lowest code, +-Inf saturate) and Dequantize (integer input):
                   # tests/test_quantize.py; QLINEAR is internal to the builder (tests/c/test_kernels.c)
                   "QUANTIZE", "DEQUANTIZE", "QLINEAR",
                   # SHAPE reads its input's dims, never its values (tests/test_shape_tensors.py)
-                  "SHAPE"}
+                  "SHAPE",
+                  "ASSERTION"}  # a BOOL condition
 
 
 def test_every_layer_type_has_a_case():

@@ -5,7 +5,7 @@ from typing_extensions import disjoint_base
 
 import numpy.typing as npt
 
-from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, DataType, DeviceType, ElementWiseOperation, EngineCapability, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, UnaryOperation
+from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, UnaryOperation
 from ._types import Dims, Dims2, Dims3, Dims4, DimsHW, Permutation, Weights, ILogger, IProfiler, IProgressMonitor
 from .calibration import IInt8Calibrator as _PyIInt8Calibrator
 from .plugins import IPluginRegistry as _PyIPluginRegistry, IPluginV2 as _PyIPluginV2, PluginFieldCollection
@@ -476,6 +476,8 @@ class INetworkDefinition:
         """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def add_activation(self, input: ITensor, type: ActivationType) -> IActivationLayer:
         """Elementwise activation (set alpha/beta after)."""
+    def add_assertion(self, condition: ITensor, message: Any) -> IAssertionLayer:
+        """Execution fails with `message` when any element of the BOOL condition is false."""
     def add_cast(self, input: ITensor, to_type: DataType) -> ICastLayer:
         """Convert to another DataType."""
     def add_concatenation(self, inputs: Sequence[ITensor]) -> IConcatenationLayer:
@@ -486,12 +488,16 @@ class INetworkDefinition:
         """2-D convolution (TensorRT 7); kernel is KCRS."""
     def add_convolution_nd(self, input: ITensor, num_output_maps: int, kernel_shape: _Shape, kernel: _Weights, bias: _Weights | None = ...) -> IConvolutionLayer:
         """N-d convolution; kernel is KCRS (K, C/groups, spatial...)."""
+    def add_cumulative(self, input: ITensor, axis: int, op: Any, exclusive: Any, reverse: Any) -> ICumulativeLayer:
+        """Running sum along an axis given as a constant INT32 scalar tensor."""
     def add_deconvolution(self, input: ITensor, num_output_maps: int, kernel_shape: _Shape, kernel: _Weights, bias: _Weights | None = ...) -> IDeconvolutionLayer:
         """2-D transposed convolution (TensorRT 7); kernel is CKRS."""
     def add_deconvolution_nd(self, input: ITensor, num_output_maps: int, kernel_shape: _Shape, kernel: _Weights, bias: _Weights | None = ...) -> IDeconvolutionLayer:
         """N-d transposed convolution; kernel is (C, K/groups, spatial...)."""
     def add_dequantize(self, input: ITensor, scale: ITensor, output_type: DataType = ...) -> IDequantizeLayer:
         """(input - zero point) * scale from an INT8 or UINT8 tensor; scale and zero point as add_quantize."""
+    def add_einsum(self, inputs: Sequence[ITensor], equation: Any) -> IEinsumLayer:
+        """Einstein summation of FLOAT inputs ("bij,bjk->bik", "ii->", ...; no ellipsis)."""
     def add_elementwise(self, input1: ITensor, input2: ITensor, op: ElementWiseOperation) -> IElementWiseLayer:
         """Binary op with broadcasting."""
     def add_fully_connected(self, input: ITensor, num_outputs: int, kernel: _Weights, bias: _Weights | None = ...) -> IFullyConnectedLayer:
@@ -500,6 +506,8 @@ class INetworkDefinition:
         """Gather along `axis` with int32 indices."""
     def add_gather_v2(self, input: ITensor, indices: ITensor, mode: GatherMode) -> IGatherLayer:
         """Gather in GatherMode DEFAULT, ELEMENT or ND."""
+    def add_grid_sample(self, input: ITensor, grid: Any) -> IGridSampleLayer:
+        """Samples input (N, C, H, W) at the normalized grid (N, H_out, W_out, 2) (ONNX GridSample)."""
     def add_identity(self, input: ITensor) -> IIdentityLayer:
         """Copy (or convert with set_output_type)."""
     def add_input(self, name: str, dtype: DataType, shape: _Shape) -> ITensor:
@@ -510,6 +518,8 @@ class INetworkDefinition:
         """Batched matrix product."""
     def add_normalization(self, input: ITensor, scale: ITensor, bias: ITensor, axesMask: int) -> INormalizationLayer:
         """(x - mean) / sqrt(var + epsilon) * scale + bias over the axes (num_groups for group norm)."""
+    def add_one_hot(self, indices: ITensor, values: Any, depth: Any, axis: int) -> IOneHotLayer:
+        """values[1] where the index matches, values[0] elsewhere, along a new dim of size depth at `axis`; depth must be a constant INT32 scalar tensor."""
     def add_padding(self, input: ITensor, pre_padding: _Shape, post_padding: _Shape) -> IPaddingLayer:
         """Zero padding of the last 2 dims (negative crops)."""
     def add_padding_nd(self, input: ITensor, pre_padding: _Shape, post_padding: _Shape) -> IPaddingLayer:
@@ -532,10 +542,14 @@ class INetworkDefinition:
         """Reduction over the axes bitmask."""
     def add_resize(self, input: ITensor) -> IResizeLayer:
         """Resize (set shape or scales, resize_mode, coordinate_transformation)."""
+    def add_reverse_sequence(self, input: ITensor, sequence_lens: Any) -> IReverseSequenceLayer:
+        """Reverses the first sequence_lens[b] entries along sequence_axis for each b along batch_axis."""
     def add_scale(self, input: ITensor, mode: ScaleMode, shift: _Weights | None = ..., scale: _Weights | None = ..., power: _Weights | None = ...) -> IScaleLayer:
         """out = (in * scale + shift) ** power per ScaleMode; missing weights mean 0 / 1 / 1."""
     def add_scale_nd(self, input: ITensor, mode: ScaleMode, shift: _Weights | None = ..., scale: _Weights | None = ..., power: _Weights | None = ..., channel_axis: int = ...) -> IScaleLayer:
         """Scale with an explicit channel axis."""
+    def add_scatter(self, data: Any, indices: ITensor, updates: Any, mode: Any) -> IScatterLayer:
+        """data with updates written where the INT32 indices point: ScatterMode.ELEMENT (along `axis`) or ND."""
     def add_select(self, condition: ITensor, then_input: ITensor, else_input: ITensor) -> ISelectLayer:
         """Elementwise choice with broadcasting."""
     def add_shape(self, input: ITensor) -> IShapeLayer:
@@ -546,10 +560,14 @@ class INetworkDefinition:
         """Strided slice."""
     def add_softmax(self, input: ITensor) -> ISoftMaxLayer:
         """Softmax over one axis (attribute `axes`; TensorRT's default axis)."""
+    def add_squeeze(self, input: ITensor, axes: int) -> ISqueezeLayer:
+        """Removes the size-1 dims listed in a constant INT32 tensor."""
     def add_topk(self, input: ITensor, op: TopKOperation, k: int, axes: int) -> ITopKLayer:
         """Top-k values (output 0) and int32 indices (output 1)."""
     def add_unary(self, input: ITensor, op: UnaryOperation) -> IUnaryLayer:
         """Unary op."""
+    def add_unsqueeze(self, input: ITensor, axes: int) -> IUnsqueezeLayer:
+        """Inserts size-1 dims at the output axes listed in a constant INT32 tensor."""
     def get_input(self, index: int) -> ITensor:
         """Input `index`."""
     def get_layer(self, index: int) -> ILayer:
@@ -770,6 +788,15 @@ class IActivationLayer(ILayer):
     def type(self, value: ActivationType) -> None: ...
 
 @final
+class IAssertionLayer(ILayer):
+    """Assertion"""
+    @property
+    def message(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @message.setter
+    def message(self, value: Any) -> None: ...
+
+@final
 class IAttentionLayer(ILayer):
     """Attention"""
     @property
@@ -900,6 +927,30 @@ class IConvolutionLayer(ILayer):
     def stride_nd(self, value: _Shape) -> None: ...
 
 @final
+class ICumulativeLayer(ILayer):
+    """Cumulative"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axis.setter
+    def axis(self, value: Any) -> None: ...
+    @property
+    def exclusive(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @exclusive.setter
+    def exclusive(self, value: Any) -> None: ...
+    @property
+    def op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @op.setter
+    def op(self, value: Any) -> None: ...
+    @property
+    def reverse(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @reverse.setter
+    def reverse(self, value: Any) -> None: ...
+
+@final
 class IDeconvolutionLayer(ILayer):
     """Deconvolution"""
     @property
@@ -993,6 +1044,15 @@ class IDequantizeLayer(ILayer):
     def to_type(self, value: DataType) -> None: ...
 
 @final
+class IEinsumLayer(ILayer):
+    """Einsum"""
+    @property
+    def equation(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @equation.setter
+    def equation(self, value: Any) -> None: ...
+
+@final
 class IElementWiseLayer(ILayer):
     """ElementWise"""
     @property
@@ -1038,6 +1098,25 @@ class IGatherLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @num_elementwise_dims.setter
     def num_elementwise_dims(self, value: int) -> None: ...
+
+@final
+class IGridSampleLayer(ILayer):
+    """GridSample"""
+    @property
+    def align_corners(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @align_corners.setter
+    def align_corners(self, value: Any) -> None: ...
+    @property
+    def interpolation_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @interpolation_mode.setter
+    def interpolation_mode(self, value: Any) -> None: ...
+    @property
+    def sample_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @sample_mode.setter
+    def sample_mode(self, value: Any) -> None: ...
 
 @final
 class IIdentityLayer(ILayer):
@@ -1104,6 +1183,20 @@ class INormalizationLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @num_groups.setter
     def num_groups(self, value: int) -> None: ...
+
+@final
+class IOneHotLayer(ILayer):
+    """OneHot"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axis.setter
+    def axis(self, value: Any) -> None: ...
+    @property
+    def depth(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @depth.setter
+    def depth(self, value: Any) -> None: ...
 
 @final
 class IPaddingLayer(ILayer):
@@ -1288,6 +1381,20 @@ class IResizeLayer(ILayer):
     def shape(self, value: _Shape) -> None: ...
 
 @final
+class IReverseSequenceLayer(ILayer):
+    """ReverseSequence"""
+    @property
+    def batch_axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @batch_axis.setter
+    def batch_axis(self, value: Any) -> None: ...
+    @property
+    def sequence_axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @sequence_axis.setter
+    def sequence_axis(self, value: Any) -> None: ...
+
+@final
 class IScaleLayer(ILayer):
     """Scale"""
     @property
@@ -1315,6 +1422,25 @@ class IScaleLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @shift.setter
     def shift(self, value: _Weights) -> None: ...
+
+@final
+class IScatterLayer(ILayer):
+    """Scatter"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axis.setter
+    def axis(self, value: Any) -> None: ...
+    @property
+    def mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @mode.setter
+    def mode(self, value: Any) -> None: ...
+    @property
+    def reduction(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @reduction.setter
+    def reduction(self, value: Any) -> None: ...
 
 @final
 class ISelectLayer(ILayer):
@@ -1382,6 +1508,15 @@ class ISoftMaxLayer(ILayer):
     def axes(self, value: int) -> None: ...
 
 @final
+class ISqueezeLayer(ILayer):
+    """Squeeze"""
+    @property
+    def axes(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axes.setter
+    def axes(self, value: Any) -> None: ...
+
+@final
 class ITopKLayer(ILayer):
     """TopK"""
     @property
@@ -1408,6 +1543,15 @@ class IUnaryLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @op.setter
     def op(self, value: UnaryOperation) -> None: ...
+
+@final
+class IUnsqueezeLayer(ILayer):
+    """Unsqueeze"""
+    @property
+    def axes(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axes.setter
+    def axes(self, value: Any) -> None: ...
 
 def _init_builtins(*args: Any, **kwargs: Any) -> Any:
     """Register the built-in plugins under a namespace."""

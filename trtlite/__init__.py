@@ -27,6 +27,8 @@ from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLay
                  IPluginV2Layer, IPoolingLayer, IReduceLayer, IResizeLayer, IScaleLayer, ISelectLayer, IShuffleLayer,
                  ISliceLayer, ISoftMaxLayer, ITopKLayer, IUnaryLayer, IQuantizeLayer, IDequantizeLayer)
 from ._C import IShapeLayer
+from ._C import (IScatterLayer, IOneHotLayer, ICumulativeLayer, IReverseSequenceLayer, ISqueezeLayer,  # issue #12
+                 IUnsqueezeLayer, IGridSampleLayer, IEinsumLayer, IAssertionLayer)
 from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
 from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums

@@ -33,6 +33,7 @@ __all__ = [
     "SliceMode", "GatherMode", "NetworkDefinitionCreationFlag", "BuilderFlag", "MemoryPoolType",
     "TensorIOMode", "ProfilingVerbosity", "PluginFieldType", "TensorLocation", "TensorFormat", "DeviceType",
     "EngineCapability", "LayerInformationFormat", "CalibrationAlgoType", "Severity",
+    "ScatterMode", "ScatterReduction", "CumulativeOperation",
 ]
 
 
@@ -86,6 +87,15 @@ class LayerType(_TrtEnum):
     DEQUANTIZE = 34
     NORMALIZATION = 46
     CAST = 47
+    SCATTER = 38
+    EINSUM = 39
+    ASSERTION = 40
+    ONE_HOT = 41
+    GRID_SAMPLE = 43
+    REVERSE_SEQUENCE = 45
+    UNSQUEEZE = 48  # TensorRT 10's value
+    CUMULATIVE = 49  # TensorRT 10's value
+    SQUEEZE = 60  # TensorRT 10 says 47, which is CAST in the 8.6 numbering used here
 
 
 class ActivationType(_TrtEnum):
@@ -247,6 +257,27 @@ class GatherMode(_TrtEnum):
     DEFAULT = 0
     ELEMENT = 1
     ND = 2
+
+
+class ScatterMode(_TrtEnum):
+    """Scatter flavours (trt.ScatterMode): ELEMENT (ONNX ScatterElements), ND (ONNX ScatterND)."""
+    ELEMENT = 0
+    ND = 1
+
+
+class ScatterReduction(_TrtEnum):
+    """trtlite extension (IScatterLayer.reduction): how an update combines with the value in place; NONE
+    replaces, as TensorRT does."""
+    NONE = 0
+    SUM = 1
+    PROD = 2
+    MAX = 3
+    MIN = 4
+
+
+class CumulativeOperation(_TrtEnum):
+    """Cumulative operations (trt.CumulativeOperation)."""
+    SUM = 0
 
 
 class NetworkDefinitionCreationFlag(_TrtEnum):

@@ -230,6 +230,47 @@ typedef struct trtl_empty_params {
     int32_t unused;
 } trtl_empty_params;
 
+/* ---- TensorRT 10 layers (issue #12): scatter, one-hot, cumulative, reverse sequence, squeeze,
+ * grid sample.  Semantics at the top of each network/ops/<op>.c. */
+typedef struct trtl_scatter_params {
+    int32_t mode;              /* trtl_scatter_mode */
+    int32_t axis;              /* ELEMENT mode */
+    int32_t reduction;         /* trtl_scatter_reduction (trtlite extension; NONE as in TensorRT) */
+} trtl_scatter_params;
+
+typedef struct trtl_one_hot_params {
+    int32_t axis;              /* where the depth dim goes in the output; -1: last */
+    int32_t depth;             /* the build-time value of input 2 (checked again at run time) */
+} trtl_one_hot_params;
+
+typedef struct trtl_cumulative_params {
+    int32_t op;                /* trtl_cumulative_op */
+    int32_t axis;              /* the build-time value of input 1 */
+    int32_t exclusive, reverse;
+} trtl_cumulative_params;
+
+typedef struct trtl_reverse_sequence_params {
+    int32_t batch_axis, sequence_axis;
+} trtl_reverse_sequence_params;
+
+typedef struct trtl_squeeze_params {
+    trtl_dims axes;            /* the build-time values of input 1 (SQUEEZE and UNSQUEEZE) */
+} trtl_squeeze_params;
+
+typedef struct trtl_einsum_params {
+    char equation[128];        /* core/einsum.h; NUL-terminated */
+} trtl_einsum_params;
+
+typedef struct trtl_assertion_params {
+    char message[256];         /* NUL-terminated; named in the run-time error */
+} trtl_assertion_params;
+
+typedef struct trtl_grid_sample_params {
+    int32_t interpolation_mode; /* trtl_resize_mode */
+    int32_t align_corners;
+    int32_t sample_mode;        /* trtl_slice_mode: FILL (zeros), CLAMP (border), REFLECT */
+} trtl_grid_sample_params;
+
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
     trtl_fc_params fc;
@@ -257,6 +298,14 @@ typedef union trtl_params {
     trtl_empty_params empty;          /* IDENTITY, PARAMETRIC_RELU, SELECT */
     trtl_quantize_params quant;       /* QUANTIZE, DEQUANTIZE */
     trtl_qlinear_params qlin;         /* QLINEAR (internal) */
+    trtl_scatter_params scatter;
+    trtl_one_hot_params one_hot;
+    trtl_cumulative_params cum;
+    trtl_reverse_sequence_params revseq;
+    trtl_squeeze_params squeeze;      /* SQUEEZE, UNSQUEEZE */
+    trtl_grid_sample_params grid;
+    trtl_einsum_params einsum;
+    trtl_assertion_params assertion;
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

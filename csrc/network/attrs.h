@@ -21,7 +21,8 @@ typedef enum trtl_attr_type {
     TRTL_ATTR_DIMS_SYM, /* symmetric padding: set writes offset and offset2, get reads offset */
     TRTL_ATTR_WEIGHTS,  /* trtl_weights */
     TRTL_ATTR_FLOATS,   /* int32_t count at offset, float[TRTL_MAX_SCALES] at offset2 */
-    TRTL_ATTR_DTYPE     /* int32_t trtl_dtype */
+    TRTL_ATTR_DTYPE,    /* int32_t trtl_dtype */
+    TRTL_ATTR_STRING    /* char[offset2] at offset, NUL-terminated (einsum's equation) */
 } trtl_attr_type;
 
 enum {
@@ -34,7 +35,8 @@ typedef struct trtl_attr_desc {
     const char *name;
     trtl_attr_type type;
     size_t offset;   /* into trtl_params */
-    size_t offset2;  /* DIMS_SYM: post padding; FLOATS: the values; ENUM: the number of values (0..offset2-1) */
+    size_t offset2;  /* DIMS_SYM: post padding; FLOATS: the values; ENUM: the number of values (0..offset2-1);
+                      * STRING: the array's size (the text is shorter by its NUL) */
     const char *enum_name;
     uint32_t flags;
 } trtl_attr_desc;

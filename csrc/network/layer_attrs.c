@@ -31,6 +31,7 @@ static const char *type_word(trtl_attr_type t)
     case TRTL_ATTR_WEIGHTS: return "weights";
     case TRTL_ATTR_FLOATS: return "a list of floats";
     case TRTL_ATTR_DTYPE: return "a DataType";
+    case TRTL_ATTR_STRING: return "a string";
     }
     return "?";
 }
@@ -274,6 +275,37 @@ trtl_status trtl_layer_get_floats(const trtl_layer *l, const char *attr, float *
     return TRTL_OK;
 }
 
+trtl_status trtl_layer_set_string(trtl_layer *l, const char *attr, const char *v)
+{
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(v);
+    const trtl_attr_desc *d;
+    trtl_clear_error();
+    TRTL_TRY(find(l, attr, &d));
+    if (d->type != TRTL_ATTR_STRING)
+        return wrong_type(l, d);
+    size_t n = strlen(v);
+    if (n >= d->offset2)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s is %zu bytes long (at most %zu)", l->name, d->name, n,
+                          d->offset2 - 1);
+    memcpy(FIELD(l, d, char), v, n + 1);
+    trtl_layer_touch(l);
+    return TRTL_OK;
+}
+
+trtl_status trtl_layer_get_string(const trtl_layer *l, const char *attr, const char **out)
+{
+    TRTL_CHECK_ARG(l);
+    TRTL_CHECK_ARG(out);
+    const trtl_attr_desc *d;
+    trtl_clear_error();
+    TRTL_TRY(find(l, attr, &d));
+    if (d->type != TRTL_ATTR_STRING)
+        return wrong_type(l, d);
+    *out = (const char *)&l->p + d->offset;
+    return TRTL_OK;
+}
+
 /* ---- typed constructors (C convenience) --------------------------------------------------- */
 
 /* Finishes a constructor: validate, or remove the layer again and return the first error. */
@@ -392,6 +424,7 @@ static trtl_attr_kind attr_kind(trtl_attr_type t)
     case TRTL_ATTR_WEIGHTS: return TRTL_ATTR_KIND_WEIGHTS;
     case TRTL_ATTR_FLOATS: return TRTL_ATTR_KIND_FLOATS;
     case TRTL_ATTR_DTYPE: return TRTL_ATTR_KIND_DTYPE;
+    case TRTL_ATTR_STRING: return TRTL_ATTR_KIND_STRING;
     }
     return TRTL_ATTR_KIND_INT;
 }
@@ -401,7 +434,7 @@ static void attr_info(const trtl_attr_desc *d, trtl_attr_info *out)
     out->name = d->name;
     out->kind = attr_kind(d->type);
     out->enum_name = d->type == TRTL_ATTR_ENUM ? d->enum_name : NULL;
-    out->max_count = d->type == TRTL_ATTR_FLOATS ? TRTL_MAX_SCALES : 0;
+    out->max_count = d->type == TRTL_ATTR_FLOATS ? TRTL_MAX_SCALES : d->type == TRTL_ATTR_STRING ? (int32_t)d->offset2 : 0;
 }
 
 int32_t trtl_op_num_attrs(trtl_op op)

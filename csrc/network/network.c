@@ -369,8 +369,9 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, in_v, l->n_out, out, out_t, 0};
     TRTL_TRY(info->infer(&ic));
     /* Shape values, where this layer's output carries them (a shape position may read them). */
-    trtl_tensor *o0 = l->out[0];
-    o0->has_sv = 0;
+    trtl_tensor *o0 = l->n_out > 0 ? l->out[0] : NULL; /* IAssertionLayer has no outputs */
+    if (o0)
+        o0->has_sv = 0;
     if (l->n_out == 1 && trtl_sv_carriable(&out[0], l->out_type_set[0] >= 0 ? (trtl_dtype)l->out_type_set[0] : out_t[0])) {
         if (!o0->sv && !(o0->sv = malloc(sizeof(int64_t) * TRTL_SV_MAX)))
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
@@ -575,7 +576,8 @@ static int validity_needs_attributes(trtl_op op)
     return op == TRTL_OP_CONVOLUTION || op == TRTL_OP_DECONVOLUTION || op == TRTL_OP_POOLING ||
            op == TRTL_OP_CONCATENATION || op == TRTL_OP_SLICE || op == TRTL_OP_NORMALIZATION ||
            op == TRTL_OP_SOFTMAX || op == TRTL_OP_SCALE || op == TRTL_OP_MATRIX_MULTIPLY ||
-           op == TRTL_OP_QUANTIZE || op == TRTL_OP_DEQUANTIZE; /* axis, zero point: set after */
+           op == TRTL_OP_QUANTIZE || op == TRTL_OP_DEQUANTIZE || /* axis, zero point: set after */
+           op == TRTL_OP_SCATTER || op == TRTL_OP_REVERSE_SEQUENCE;  /* axis, batch/sequence axes */
 }
 
 trtl_status trtl_layer_validate(trtl_layer *l)

@@ -69,6 +69,7 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
 #define TRTL_A_ENUM(name, member, ename, count) {name, TRTL_ATTR_ENUM, TRTL_PARAM_OFF(member), count, ename, 0}
 #define TRTL_A_FLAGS(name, type, member, fl) {name, type, TRTL_PARAM_OFF(member), 0, NULL, fl}
 #define TRTL_A_SYM(name, pre, post, fl) {name, TRTL_ATTR_DIMS_SYM, TRTL_PARAM_OFF(pre), TRTL_PARAM_OFF(post), NULL, fl}
+#define TRTL_A_STRING(name, member) {name, TRTL_ATTR_STRING, TRTL_PARAM_OFF(member), sizeof(((trtl_params *)0)->member), NULL, 0}
 #define TRTL_NATTRS(l) const int32_t trtl_nattrs_##l = (int32_t)(sizeof(trtl_attrs_##l) / sizeof(trtl_attrs_##l[0]))
 
 /* Shape arithmetic shared with the kernels (output sizes, broadcasting, single axis): core/shape.h. */

@@ -114,6 +114,12 @@ static PyObject *attr_get(TrtlLayer *self, void *closure)
         }
         return l;
     }
+    case TRTL_ATTR_KIND_STRING: {
+        const char *txt;
+        if ((s = trtl_layer_get_string(self->l, name, &txt)) != TRTL_OK)
+            return trtl_py_raise(st, s);
+        return PyUnicode_FromString(txt);
+    }
     case TRTL_ATTR_KIND_WEIGHTS: {
         PyObject *kept = trtl_py_kept(self->owner, self->l, name);
         if (!kept)
@@ -170,6 +176,16 @@ int trtl_py_set_attr(TrtlNetwork *net, trtl_layer *l, const char *attr, PyObject
         if (trtl_py_to_dims(st, v, &dd, what) < 0)
             return -1;
         s = trtl_layer_set_dims(l, attr, &dd);
+        break;
+    }
+    case TRTL_ATTR_KIND_STRING: {
+        const char *txt = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        if (!txt) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "%s must be a str, not %s", what, Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        s = trtl_layer_set_string(l, attr, txt);
         break;
     }
     case TRTL_ATTR_KIND_FLOATS: {

@@ -169,13 +169,13 @@ PyObject *trtl_py_network_new(trtl_py_state *st, int implicit_batch)
 
 /* ---- the add_* table ----------------------------------------------------------------------- */
 
-enum { R_IN, R_INLIST, R_ATTR };
+enum { R_IN, R_INLIST, R_ATTR, R_CONST, R_CONST_OPT };
 
 typedef struct arg_spec {
     const char *kw;
     int role;
-    const char *attr;  /* R_ATTR: attribute name */
-    int index;         /* R_IN: input position */
+    const char *attr;  /* R_ATTR, R_CONST: attribute name */
+    int index;         /* R_IN, R_CONST: input position */
     int optional;      /* may be omitted or None */
 } arg_spec;
 
@@ -190,6 +190,10 @@ typedef struct add_spec {
 #define INS(kw) {kw, R_INLIST, NULL, 0, 0}
 #define AT(kw, attr) {kw, R_ATTR, attr, 0, 0}
 #define OPT(kw, attr) {kw, R_ATTR, attr, 0, 1}
+/* An input that must be a build-time constant (an IConstantLayer's output): also written to `attr`. */
+#define CIN(kw, attr, i) {kw, R_CONST, attr, i, 0}
+/* The same where the layer also reads the input at run time: copied to `attr` only if constant. */
+#define CIN_OPT(kw, attr, i) {kw, R_CONST_OPT, attr, i, 0}
 
 static const add_spec add_specs[] = {
     {"add_convolution", TRTL_OP_CONVOLUTION,
@@ -285,6 +289,34 @@ static const add_spec add_specs[] = {
     {"add_shape", TRTL_OP_SHAPE, {IN("input", 0)},
      "add_shape(input) -> IShapeLayer\n\nThe input's dims as a 1-D INT32 shape tensor (TensorRT 10 gives INT64; trtlite "
      "has no 64-bit integer tensors)."},
+    {"add_scatter", TRTL_OP_SCATTER, {IN("data", 0), IN("indices", 1), IN("updates", 2), AT("mode", "mode")},
+     "add_scatter(data, indices, updates, mode) -> IScatterLayer\n\n"
+     "data with updates written where the INT32 indices point: ScatterMode.ELEMENT (along `axis`) or ND."},
+    {"add_one_hot", TRTL_OP_ONE_HOT, {IN("indices", 0), IN("values", 1), CIN("depth", "depth", 2), AT("axis", "axis")},
+     "add_one_hot(indices, values, depth, axis) -> IOneHotLayer\n\n"
+     "values[1] where the index matches, values[0] elsewhere, along a new dim of size depth at `axis`; depth must "
+     "be a constant INT32 scalar tensor."},
+    {"add_cumulative", TRTL_OP_CUMULATIVE,
+     {IN("input", 0), CIN_OPT("axis", "axis", 1), AT("op", "op"), AT("exclusive", "exclusive"), AT("reverse", "reverse")},
+     "add_cumulative(input, axis, op, exclusive, reverse) -> ICumulativeLayer\n\n"
+     "Running sum along an axis given as a constant INT32 scalar tensor."},
+    {"add_reverse_sequence", TRTL_OP_REVERSE_SEQUENCE, {IN("input", 0), IN("sequence_lens", 1)},
+     "add_reverse_sequence(input, sequence_lens) -> IReverseSequenceLayer\n\n"
+     "Reverses the first sequence_lens[b] entries along sequence_axis for each b along batch_axis."},
+    {"add_squeeze", TRTL_OP_SQUEEZE, {IN("input", 0), CIN("axes", "axes", 1)},
+     "add_squeeze(input, axes) -> ISqueezeLayer\n\nRemoves the size-1 dims listed in a constant INT32 tensor."},
+    {"add_unsqueeze", TRTL_OP_UNSQUEEZE, {IN("input", 0), CIN("axes", "axes", 1)},
+     "add_unsqueeze(input, axes) -> IUnsqueezeLayer\n\nInserts size-1 dims at the output axes listed in a constant "
+     "INT32 tensor."},
+    {"add_grid_sample", TRTL_OP_GRID_SAMPLE, {IN("input", 0), IN("grid", 1)},
+     "add_grid_sample(input, grid) -> IGridSampleLayer\n\n"
+     "Samples input (N, C, H, W) at the normalized grid (N, H_out, W_out, 2) (ONNX GridSample)."},
+    {"add_einsum", TRTL_OP_EINSUM, {INS("inputs"), AT("equation", "equation")},
+     "add_einsum(inputs, equation) -> IEinsumLayer\n\nEinstein summation of FLOAT inputs (\"bij,bjk->bik\", \"ii->\", "
+     "...; no ellipsis)."},
+    {"add_assertion", TRTL_OP_ASSERTION, {IN("condition", 0), AT("message", "message")},
+     "add_assertion(condition, message) -> IAssertionLayer\n\nExecution fails with `message` when any element of "
+     "the BOOL condition is false."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -296,6 +328,50 @@ static int tensor_arg(trtl_py_state *st, PyObject *o, const char *method, const 
     }
     *out = ((TrtlTensor *)o)->t;
     return 0;
+}
+
+/* The values of tensor t, which must be the output of a constant layer of integers: an int when
+ * `attr` is a scalar attribute (one value), else a tuple.  Raises naming the method and argument;
+ * `optional`: NULL with no exception set when t is not a constant layer's output. */
+static PyObject *const_value(TrtlNetwork *self, const add_spec *sp, const char *kw, trtl_tensor *t, const char *attr,
+                             int optional)
+{
+    const char *method = sp->method;
+    trtl_py_state *st = TRTL_STATE(self);
+    trtl_weights w = {TRTL_FLOAT, NULL, 0};
+    int found = 0;
+    for (int32_t i = 0, n = trtl_network_num_layers(self->net); i < n && !found; i++) {
+        trtl_layer *c = trtl_network_layer(self->net, i);
+        if (trtl_layer_op(c) == TRTL_OP_CONSTANT && trtl_layer_output(c, 0) == t)
+            found = trtl_layer_get_weights(c, "weights", &w) == TRTL_OK;
+    }
+    if (!found && optional)
+        return NULL; /* no exception: nothing to copy */
+    if (!found || (w.type != TRTL_INT32 && w.count > 0) || (w.count > 0 && !w.values))
+        return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s(): %s must be a build-time constant: the output of "
+                                 "an IConstantLayer of INT32 values (tensor '%s')", method, kw, trtl_tensor_name(t));
+    trtl_attr_info info;
+    int scalar = trtl_op_find_attr(sp->op, attr, &info) == TRTL_OK && info.kind == TRTL_ATTR_KIND_INT;
+    const int32_t *v = (const int32_t *)w.values;
+    if (scalar) {
+        if (w.count != 1)
+            return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s(): %s must hold one value, got %lld", method, kw,
+                                     (long long)w.count);
+        return PyLong_FromLong(v[0]);
+    }
+    if (w.count > TRTL_MAX_DIMS)
+        return trtl_py_raise_msg(st, TRTL_ERR_INVALID_ARGUMENT, "%s(): %s holds %lld values (max %d)", method, kw,
+                                 (long long)w.count, TRTL_MAX_DIMS);
+    PyObject *tup = PyTuple_New((Py_ssize_t)w.count);
+    for (int64_t i = 0; tup && i < w.count; i++) {
+        PyObject *x = PyLong_FromLong(v[i]);
+        if (!x) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, (Py_ssize_t)i, x);
+    }
+    return tup;
 }
 
 static PyObject *network_add(TrtlNetwork *self, PyObject *args, PyObject *kwargs, const add_spec *sp)
@@ -334,7 +410,7 @@ static PyObject *network_add(TrtlNetwork *self, PyObject *args, PyObject *kwargs
         const arg_spec *a = &sp->args[i];
         if (!vals[i] && !a->optional)
             return PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", sp->method, a->kw);
-        if (a->role == R_IN) {
+        if (a->role == R_IN || a->role == R_CONST || a->role == R_CONST_OPT) {
             if (vals[i] == Py_None)
                 return PyErr_Format(PyExc_TypeError, "%s(): %s is None (the tensor it came from was not created?)", sp->method, a->kw);
             if (tensor_arg(st, vals[i], sp->method, a->kw, &inputs[a->index]) < 0)
@@ -368,6 +444,16 @@ static PyObject *network_add(TrtlNetwork *self, PyObject *args, PyObject *kwargs
         return trtl_py_raise(st, s);
     for (int i = 0; i < nargs; i++) {
         const arg_spec *a = &sp->args[i];
+        if (a->role == R_CONST || a->role == R_CONST_OPT) {
+            PyObject *v = const_value(self, sp, a->kw, inputs[a->index], a->attr, a->role == R_CONST_OPT);
+            if (!v && !PyErr_Occurred())
+                continue; /* not a constant: the layer reads it at run time */
+            int r = v ? trtl_py_set_attr(self, l, a->attr, v) : -1;
+            Py_XDECREF(v);
+            if (r < 0)
+                goto fail;
+            continue;
+        }
         if (a->role != R_ATTR || !vals[i] || (a->optional && vals[i] == Py_None))
             continue;
         if (trtl_py_set_attr(self, l, a->attr, vals[i]) < 0)
@@ -393,12 +479,16 @@ fail:
 ADD_FN(0) ADD_FN(1) ADD_FN(2) ADD_FN(3) ADD_FN(4) ADD_FN(5) ADD_FN(6) ADD_FN(7) ADD_FN(8) ADD_FN(9)
 ADD_FN(10) ADD_FN(11) ADD_FN(12) ADD_FN(13) ADD_FN(14) ADD_FN(15) ADD_FN(16) ADD_FN(17) ADD_FN(18) ADD_FN(19)
 ADD_FN(20) ADD_FN(21) ADD_FN(22) ADD_FN(23) ADD_FN(24) ADD_FN(25) ADD_FN(26) ADD_FN(27) ADD_FN(28) ADD_FN(29)
-ADD_FN(30) ADD_FN(31) ADD_FN(32) ADD_FN(33)
+ADD_FN(30) ADD_FN(31) ADD_FN(32)
+ADD_FN(33) ADD_FN(34) ADD_FN(35) ADD_FN(36) ADD_FN(37) ADD_FN(38) ADD_FN(39) ADD_FN(40) ADD_FN(41)
+ADD_FN(42)
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
     add_fn_20, add_fn_21, add_fn_22, add_fn_23, add_fn_24, add_fn_25, add_fn_26, add_fn_27, add_fn_28, add_fn_29,
-    add_fn_30, add_fn_31, add_fn_32, add_fn_33};
+    add_fn_30, add_fn_31, add_fn_32,
+    add_fn_33, add_fn_34, add_fn_35, add_fn_36, add_fn_37, add_fn_38, add_fn_39, add_fn_40, add_fn_41,
+    add_fn_42};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 

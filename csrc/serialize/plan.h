@@ -44,7 +44,8 @@
  *         u32 n_in, u32 in[n_in], u32 n_out, u32 out[n_out]
  *         params: every non-alias attribute of the op, in table order, by type:
  *             INT/BOOL/ENUM/DTYPE i32 | AXES u32 | FLOAT f32 | DIMS/DIMS_SYM dims |
- *             FLOATS i32 n + f32[n] | WEIGHTS u32 dtype + i64 count + raw values
+ *             FLOATS i32 n + f32[n] | WEIGHTS u32 dtype + i64 count + raw values |
+ *             STRING u32 len + len bytes (no NUL; len below the field's size)
  *         plugin nodes (op PLUGIN_V2) instead: str namespace, str name, str version,
  *             u32 n_fields, per field: str name, i32 type, i32 length, u64 n_bytes + bytes
  *   where  str  = u32 length + bytes (no NUL)

@@ -255,6 +255,18 @@ static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
             }
             break;
         }
+        case TRTL_ATTR_STRING: {
+            uint32_t len = u32(r);
+            if (len >= d->offset2) {
+                r->bad = 1;
+            } else {
+                take(r, f, len);
+                f[len] = '\0';
+                if (strlen(f) != len) /* an embedded NUL */
+                    r->bad = 1;
+            }
+            break;
+        }
         case TRTL_ATTR_WEIGHTS: TRTL_TRY(read_weights(r, e, (trtl_weights *)f, n->name, d->name)); break;
         }
         if (r->bad)
@@ -567,8 +579,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             n->in[j] = (int32_t)id;
         }
         uint32_t no = u32(&r);
-        CHECK(!r.bad && no >= 1 && no <= MAX_LAYER_OUTPUTS, "plan is corrupt: output count of layer '%s'", n->name);
-        n->out = malloc(sizeof(int32_t) * no);
+        CHECK(!r.bad && (n->op == TRTL_OP_ASSERTION ? no == 0 : no >= 1) && no <= MAX_LAYER_OUTPUTS,
+              "plan is corrupt: output count of layer '%s'", n->name); /* an assertion has none */
+        n->out = malloc(sizeof(int32_t) * (no ? no : 1));
         CHECK_ALLOC(n->out);
         n->n_out = (int32_t)no;
         for (uint32_t j = 0; j < no; j++) {

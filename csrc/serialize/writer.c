@@ -114,6 +114,12 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
             put(b, base + d->offset2, sizeof(float) * (size_t)(cnt > 0 ? cnt : 0));
             break;
         }
+        case TRTL_ATTR_STRING: {
+            size_t len = strnlen(f, d->offset2);
+            u32(b, (uint32_t)len);
+            put(b, f, len);
+            break;
+        }
         case TRTL_ATTR_WEIGHTS: {
             const trtl_weights *w = (const trtl_weights *)f;
             u32(b, (uint32_t)w->type);

@@ -166,6 +166,11 @@ int main(void)
     INVALID(trtl_layer_set_floats, NULL, "scales", f32, 1);
     INVALID(trtl_layer_get_floats, NULL, "scales", f32, &n32);
     {
+        const char *txt;
+        INVALID(trtl_layer_set_string, NULL, "equation", "ij->ji");
+        INVALID(trtl_layer_get_string, NULL, "equation", &txt);
+    }
+    {
         trtl_attr_info info;
         GIVES(trtl_op_num_attrs(TRTL_OP_COUNT), 0);
         INVALID(trtl_op_attr, TRTL_OP_CONVOLUTION, 0, NULL);

@@ -330,9 +330,41 @@ def net_shape_tensors(net):
     return [{"x": ((1, 2, 3), (2, 2, 3), (3, 2, 3)), "=s": ((1, 1), (2, 6), (3, 18))}]
 
 
+def net_trt10_layers(net):
+    """Issue #12's layers: scatter (ELEMENT with a reduction, ND), one-hot, cumulative, reverse sequence,
+    squeeze / unsqueeze, grid sample, einsum, assertion."""
+    def ci(v):
+        a = np.asarray(v, np.int32)
+        return net.add_constant(a.shape, a).get_output(0)
+    x = net.add_input("x", trt.float32, (2, 3, 4))
+    i = net.add_input("i", trt.int32, (2, 3, 2))
+    u = net.add_input("u", trt.float32, (2, 3, 2))
+    se = net.add_scatter(x, i, u, trt.ScatterMode.ELEMENT)
+    se.axis = 2
+    se.reduction = trt.ScatterReduction.SUM
+    sn = net.add_scatter(se.get_output(0), ci([[1, 2], [0, 0]]), net.add_constant((2, 4), w(2, 4)).get_output(0),
+                         trt.ScatterMode.ND)
+    cu = net.add_cumulative(sn.get_output(0), ci(-1), trt.CumulativeOperation.SUM, True, True)
+    rs = net.add_reverse_sequence(cu.get_output(0), ci([2, 1, 3]))
+    un = net.add_unsqueeze(rs.get_output(0), ci([0, -1]))
+    sq = net.add_squeeze(un.get_output(0), ci([0]))
+    oh = net.add_one_hot(ci([[0, 2], [1, -1]]), net.add_constant((2,), w(2)).get_output(0), ci(3), 1)
+    g = net.add_input("g", trt.float32, (2, 3, 2, 2))
+    gs = net.add_grid_sample(sq.get_output(0), g)
+    gs.interpolation_mode = trt.InterpolationMode.CUBIC
+    gs.sample_mode = trt.SampleMode.REFLECT
+    pos = net.add_elementwise(x, x, trt.ElementWiseOperation.EQUAL)
+    net.add_assertion(pos.get_output(0), "x is not NaN")
+    es = net.add_einsum([gs.get_output(0), gs.get_output(0)], "nchw,nchw->nh")
+    net.mark_output(gs.get_output(0))
+    net.mark_output(oh.get_output(0))
+    net.mark_output(es.get_output(0))
+
+
 NETS = {"concat40": net_concat_many, "two_profiles": net_two_profiles, "misc": net_misc,
         "select_cast_norm": net_select_cast_norm, "int_gather": net_int_gather,
-        "deconv_scale_prelu": net_deconv_scale_prelu, "plugins": net_plugins, "shape_tensors": net_shape_tensors}
+        "deconv_scale_prelu": net_deconv_scale_prelu, "plugins": net_plugins, "shape_tensors": net_shape_tensors,
+        "trt10_layers": net_trt10_layers}
 
 
 def main():

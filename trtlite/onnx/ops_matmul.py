@@ -98,7 +98,8 @@ def _einsum_terms(eq: str, ranks: List[int]) -> Tuple[List[str], str]:
 
 
 @importer("Einsum",
-          restrictions="no index repeated within one operand (diagonals); static dims where letters broadcast")
+          restrictions="static dims where letters broadcast; an index repeated within one operand (a diagonal or "
+                       "trace) runs on IEinsumLayer's reference kernel, in FLOAT")
 def _einsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """Every operand transposed to one order of all letters (missing ones as 1-dims), multiplied with numpy
     broadcasting, summed over the letters the output lacks, then transposed to the output's order."""
@@ -106,9 +107,12 @@ def _einsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     dtype = ts[0].dtype
     ts = [p._cast(t, dtype) for t in ts]
     terms, out = _einsum_terms(str(a["equation"]), [len(t.shape) for t in ts])
-    for t in terms:
-        if len(set(t)) != len(t):
-            raise unsupported("Einsum term '%s' repeats an index (a diagonal)" % t)
+    if any(len(set(t)) != len(t) for t in terms):  # diagonals / traces: IEinsumLayer
+        if dtype not in (DataType.FLOAT, DataType.HALF):
+            raise unsupported("Einsum with a repeated index on %s inputs (FLOAT only)" % DataType(dtype),
+                              ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+        ts = [p._float(t) for t in ts]
+        return [p._L(p.network.add_einsum(ts, ",".join(terms) + "->" + out))]
     letters = list(out) + sorted(set("".join(terms)) - set(out))
     acc = None
     for t, term in zip(ts, terms):

@@ -6,7 +6,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import ActivationType, DataType, ElementWiseOperation, ReduceOperation, TopKOperation, UnaryOperation
+from .._enums import (ActivationType, CumulativeOperation, DataType, ElementWiseOperation, ReduceOperation,
+                      TopKOperation, UnaryOperation)
 from .context import ImporterContext
 from .dtypes import ONNX_TO_NP, TRT_NP, onnx_to_trt
 from .errors import ErrorCode, Fail, unsupported
@@ -174,13 +175,29 @@ def _bitshift(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._ew(x, p2, E.PROD if direction == "LEFT" else E.FLOOR_DIV)]
 
 
-@importer("CumSum", "CumProd",
+@importer("CumSum",
+          restrictions="FLOAT or INT32 sums (other types are summed as FLOAT); the axis may be fed at run time")
+def _cumsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """ICumulativeLayer: the axis is its input 1, read at run time (a trtlite extension of TensorRT's layer)."""
+    x = p._tensor(node.input[0])
+    if x.dtype not in (DataType.FLOAT, DataType.INT32):
+        x = p._float(x)
+    axis = p._tensor(node.input[1])
+    if axis.dtype != DataType.INT32:
+        axis = p._cast(axis, DataType.INT32)
+    if len(axis.shape) != 0:
+        axis = p._reshape(axis, [], zero_is_placeholder=False)
+    rev, excl = bool(int(a.get("reverse", 0))), bool(int(a.get("exclusive", 0)))
+    return [p._L(p.network.add_cumulative(x, axis, CumulativeOperation.SUM, excl, rev))]
+
+
+@importer("CumProd",
           restrictions=("axis a constant (any value will do for a 1-D input); the axis static; O(n^2) work "
                         "along it (a triangular mask, then a reduction)"))
 def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    """y[..., j, ...] = sum (or product) of x[..., i, ...] over the i the mask keeps: i <= j (i < j when
-    exclusive, i >= j / i > j when reverse).  x is broadcast against the (n, n) mask on a new axis after the
-    cumulated one, the masked-out terms set to 0 (1 for the product), and the cumulated axis reduced."""
+    """y[..., j, ...] = product of x[..., i, ...] over the i the mask keeps: i <= j (i < j when exclusive,
+    i >= j / i > j when reverse).  x is broadcast against the (n, n) mask on a new axis after the cumulated one,
+    the masked-out terms set to 1, and the cumulated axis reduced."""
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
     r = len(xs)
@@ -199,10 +216,9 @@ def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     keep = (i > j if excl else i >= j) if rev else (i < j if excl else i <= j)
     mask = p._const_tensor(keep.reshape((1,) * axis + (n, n) + (1,) * (r - axis - 1)), DataType.BOOL)
     xe = p._unsqueeze(x, [axis + 1])  # (..., n, 1, ...): i along axis, j along axis + 1
-    prod = node.op_type == "CumProd"
-    fill = p._const_tensor(np.full((1,) * (r + 1), 1 if prod else 0, TRT_NP[DataType(x.dtype)]), x.dtype)
+    fill = p._const_tensor(np.full((1,) * (r + 1), 1, TRT_NP[DataType(x.dtype)]), x.dtype)
     terms = _select(p, mask, xe, fill)
-    return [p._L(p.network.add_reduce(terms, R.PROD if prod else R.SUM, 1 << axis, False))]
+    return [p._L(p.network.add_reduce(terms, R.PROD, 1 << axis, False))]
 
 
 @importer("SwiGLU",
@@ -240,28 +256,14 @@ def _onehot(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("ReverseSequence",
-          restrictions="static batch and time dims")
+          restrictions="none")
 def _reverse_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    """out[b, t] = x[b, len[b] - 1 - t] for t < len[b], else x[b, t]: a gather from x as a (B * T, rest) table."""
+    """IReverseSequenceLayer: each batch entry's first sequence_lens[b] steps along time_axis reversed."""
     x = p._tensor(node.input[0])
-    xs = tuple(x.shape)
-    r = len(xs)
-    ba, ta = int(a.get("batch_axis", 1)), int(a.get("time_axis", 0))
-    if r < 2 or {ba, ta} != {0, 1}:
-        raise Fail(ErrorCode.INVALID_NODE, "batch_axis %d / time_axis %d must be 0 and 1" % (ba, ta))
-    if xs[0] < 0 or xs[1] < 0:
-        raise unsupported("ReverseSequence with dynamic batch or time dims %s" % (xs,),
-                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
-    if ta == 1:  # (B, T, ...)
-        xt = x
-    else:
-        xt = p._transpose(x, [1, 0] + list(range(2, r)))
-    b, t = int(xt.shape[0]), int(xt.shape[1])
-    lens = p._unsqueeze(p._cast(p._tensor(node.input[1]), DataType.INT32), [1])  # (B, 1)
-    steps = p._const_tensor(np.arange(t, dtype=np.int32).reshape(1, t), DataType.INT32)
-    rev = p._ew(p._ew_const(lens, np.int32(1), E.SUB), steps, E.SUB)  # len - 1 - t
-    src = _select(p, p._ew(steps, lens, E.LESS), rev, steps)  # (B, T)
-    lin = p._ew(src, p._const_tensor((np.arange(b, dtype=np.int32) * t).reshape(b, 1), DataType.INT32), E.SUM)
-    table = p._reshape(xt, [b * t] + [0] * (r - 2))
-    y = p._L(p.network.add_gather(table, lin, 0))  # (B, T, ...)
-    return [y if ta == 1 else p._transpose(y, [1, 0] + list(range(2, r)))]
+    lens = p._tensor(node.input[1])
+    if lens.dtype != DataType.INT32:
+        lens = p._cast(lens, DataType.INT32)
+    layer = p.network.add_reverse_sequence(x, lens)
+    layer.batch_axis = int(a.get("batch_axis", 1))
+    layer.sequence_axis = int(a.get("time_axis", 0))
+    return [p._L(layer)]

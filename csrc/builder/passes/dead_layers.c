@@ -1,4 +1,5 @@
-/* dead_layers.c -- removes layers none of whose outputs reach a network output.
+/* dead_layers.c -- removes layers none of whose outputs reach a network output (assertions, which
+ * have none, stay).
  * Fixed-point sweep, so it does not depend on node order. */
 #include <stdlib.h>
 #include "builder/passes/passes.h"
@@ -26,7 +27,7 @@ trtl_status trtl_pass_dead_layers(trtl_bgraph *g)
             trtl_bg_node *b = &g->n[i];
             if (b->dead)
                 continue;
-            int used = 0;
+            int used = b->n.op == TRTL_OP_ASSERTION; /* no outputs: kept for its check */
             for (int32_t j = 0; j < b->n.n_out; j++)
                 used |= uses[b->n.out[j]] > 0;
             if (!used) {

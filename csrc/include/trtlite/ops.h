@@ -62,6 +62,12 @@ typedef enum { TRTL_ROUND_HALF_UP = 0, TRTL_ROUND_HALF_DOWN = 1, TRTL_ROUND_FLOO
 typedef enum { TRTL_SLICE_DEFAULT = 0, TRTL_SLICE_WRAP = 1, TRTL_SLICE_CLAMP = 2, TRTL_SLICE_FILL = 3,
                TRTL_SLICE_REFLECT = 4, TRTL_SLICE_COUNT } trtl_slice_mode;
 typedef enum { TRTL_GATHER_DEFAULT = 0, TRTL_GATHER_ELEMENT = 1, TRTL_GATHER_ND = 2, TRTL_GATHER_COUNT } trtl_gather_mode;
+typedef enum { TRTL_SCATTER_ELEMENT = 0, TRTL_SCATTER_ND = 1, TRTL_SCATTER_COUNT } trtl_scatter_mode;
+/* trtlite extension (TensorRT's IScatterLayer only replaces): how a scattered update combines with
+ * the value in place (ONNX ScatterElements/ScatterND `reduction`). */
+typedef enum { TRTL_SCATTER_RED_NONE = 0, TRTL_SCATTER_RED_SUM = 1, TRTL_SCATTER_RED_PROD = 2,
+               TRTL_SCATTER_RED_MAX = 3, TRTL_SCATTER_RED_MIN = 4, TRTL_SCATTER_RED_COUNT } trtl_scatter_reduction;
+typedef enum { TRTL_CUM_SUM = 0, TRTL_CUM_COUNT } trtl_cumulative_op;
 
 #ifdef __cplusplus
 }

@@ -174,6 +174,10 @@ trtl_status trtl_layer_get_weights(const trtl_layer *l, const char *attr, trtl_w
 /* List-of-floats attributes (resize "scales"). */
 trtl_status trtl_layer_set_floats(trtl_layer *l, const char *attr, const float *v, int32_t n);
 trtl_status trtl_layer_get_floats(const trtl_layer *l, const char *attr, float *v, int32_t *n);
+/* Text attributes (IEinsumLayer.equation): set copies `v` (too long: TRTL_ERR_INVALID_ARGUMENT);
+ * get returns a pointer into the layer, valid until the attribute is set again or the layer dies. */
+trtl_status trtl_layer_set_string(trtl_layer *l, const char *attr, const char *v);
+trtl_status trtl_layer_get_string(const trtl_layer *l, const char *attr, const char **out);
 
 /* The attributes each op has (the tables the by-name calls above use), e.g. to generate
  * bindings: a kind says which call sets and gets it. */
@@ -186,7 +190,8 @@ typedef enum trtl_attr_kind {
     TRTL_ATTR_KIND_DIMS = 5,    /* set_dims / get_dims */
     TRTL_ATTR_KIND_WEIGHTS = 6, /* set_weights / get_weights */
     TRTL_ATTR_KIND_FLOATS = 7,  /* set_floats / get_floats: at most max_count values */
-    TRTL_ATTR_KIND_DTYPE = 8    /* set_int / get_int: a trtl_dtype */
+    TRTL_ATTR_KIND_DTYPE = 8,   /* set_int / get_int: a trtl_dtype */
+    TRTL_ATTR_KIND_STRING = 9   /* set_string / get_string: text of at most max_count - 1 bytes */
 } trtl_attr_kind;
 typedef struct trtl_attr_info {
     const char *name;      /* static storage */

@@ -1,0 +1,49 @@
+/* Reference cumulative kernel (ops/cumulative.c): running sums along the axis, accumulated in
+ * double for FLOAT (int64 wrapped to int32 for INT32), along the axis input 1 holds at run time. */
+#include <string.h>
+#include "kernels/ref/ref.h"
+#include "core/dims.h"
+#include "core/status.h"
+#include "kernels/ref/strided.h"
+
+trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
+{
+    const trtl_cumulative_params *q = &a->node->p.cum;
+    const char *node = a->node->name;
+    const trtl_dims *X = &a->in[0].dims;
+    trtl_dtype dt = a->in[0].dtype;
+    int32_t r = X->nb_dims, axis = q->axis, av;
+    if ((dt != TRTL_FLOAT && dt != TRTL_INT32) || a->in[1].dtype != TRTL_INT32 || trtl_volume(&a->in[1].dims) != 1)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': cumulative needs FLOAT or INT32 input and an INT32 axis", node);
+    TRTL_TRY(trtl_ref_check_out_type(node, a->out[0].dtype, dt));
+    memcpy(&av, a->in[1].data, 4);
+    if (av < -r || av >= r)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': axis %d is out of range for input of %d dims", node,
+                          (int)av, (int)r);
+    axis = av < 0 ? av + r : av;
+    int64_t outer = trtl_volume_range(X, 0, axis), n = X->d[axis], inner = trtl_volume_range(X, axis + 1, r);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double acc = 0;
+            int64_t iacc = 0;
+            for (int64_t t = 0; t < n; t++) {
+                int64_t k = q->reverse ? n - 1 - t : t, e = (o * n + k) * inner + i;
+                if (dt == TRTL_FLOAT) {
+                    float x = ((const float *)a->in[0].data)[e];
+                    if (!q->exclusive)
+                        acc += x;
+                    ((float *)a->out[0].data)[e] = (float)acc;
+                    if (q->exclusive)
+                        acc += x;
+                } else {
+                    int32_t x = ((const int32_t *)a->in[0].data)[e];
+                    if (!q->exclusive)
+                        iacc = (int64_t)(int32_t)(uint32_t)((uint64_t)iacc + (uint64_t)(int64_t)x);
+                    ((int32_t *)a->out[0].data)[e] = (int32_t)iacc;
+                    if (q->exclusive)
+                        iacc = (int64_t)(int32_t)(uint32_t)((uint64_t)iacc + (uint64_t)(int64_t)x);
+                }
+            }
+        }
+    return TRTL_OK;
+}
