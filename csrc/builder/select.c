@@ -291,7 +291,9 @@ static int cfg_flag(const trtl_builder_config *c, int f) { return (int)((c->flag
 
 static int flag_admits(const trtl_builder_config *c, int32_t p)
 {
-    return p == TRTL_FLOAT || (p == TRTL_BF16 && cfg_flag(c, TRTL_FLAG_BF16)) ||
+    /* INT8 kernels implement only the internal QLINEAR op, which exists only where the network is
+     * quantized (Q/DQ layers, or BuilderFlag.INT8 with ranges): always admitted there */
+    return p == TRTL_FLOAT || p == TRTL_INT8 || (p == TRTL_BF16 && cfg_flag(c, TRTL_FLAG_BF16)) ||
            (p == TRTL_HALF && cfg_flag(c, TRTL_FLAG_FP16));
 }
 
@@ -422,7 +424,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
         for (int c = 0; c < nc; c++) {
             const trtl_kernel *k = cand[c];
-            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2)) && c != nc - 1)
+            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2 && n->op != TRTL_OP_QLINEAR)) && c != nc - 1)
                 continue; /* level 0 (and non-fp32 nodes): reference kernels only */
             if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))
                 continue;
