@@ -6,8 +6,10 @@ model level: a QDQ ResNet-18-like network from onnxruntime's quantize_static aga
 file."""
 import json
 import os
+import struct
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -97,6 +99,13 @@ def test_chain_keeps_int8_between_layers(out_type2, rng):
     assert [l["inputs"][0]["dtype"] for l in layers] == ["FLOAT", "UINT8", trt.DataType(out_type2).name]
     assert [l["outputs"][0]["dtype"] for l in layers] == ["UINT8", trt.DataType(out_type2).name, "FLOAT"]
     assert set(_dtypes(layers_off).values()) == {"FLOAT"}
+    # where int8 meets FLOAT (the inspector's "reformat"): only at the chain's ends with the pass, at every
+    # layer without it
+    t = trt.DataType(out_type2).name
+    assert [l["reformat"] for l in layers] == [["input FLOAT->UINT8"], [], ["output INT32->FLOAT"]]
+    assert [l["reformat"] for l in layers_off] == [["input FLOAT->UINT8", "output UINT8->FLOAT"],
+                                                   ["input FLOAT->UINT8", "output %s->FLOAT" % t],
+                                                   ["input FLOAT->%s" % t, "output INT32->FLOAT"]]
     np.testing.assert_array_equal(on["y"], off["y"])  # the same integers reach every layer
     _check(on["y"], model(x)[0], step)
 
@@ -114,6 +123,63 @@ def test_float_consumer_keeps_float_tensor(rng):
     ref_y, ref_mid = model(x)
     _check(on["y"], ref_y, step)
     assert np.abs(on["mid"] - ref_mid).max() <= S1 * 1.0001
+
+
+@pytest.mark.parametrize("io", [True, False])
+def test_max_pooling_between_int8_layers_pools_codes(io, rng):
+    """conv -> Q -> DQ -> max pool (padded) -> Q -> DQ (same parameters) -> conv: the pooling reads and writes
+    int8 codes (reference kernel), the max of the codes being the code of the max."""
+    x = rng.standard_normal((2, 3, 10, 9)).astype(np.float32)
+    q1, s1, w1 = _int8_weights(rng, (6, 3, 3, 3))
+    q2, s2, w2 = _int8_weights(rng, (4, 6, 1, 1))
+
+    def make(net, xin):
+        c1 = net.add_convolution_nd(_fq(net, xin, S0, Z0), 6, (3, 3), w1)
+        y1 = _fq(net, c1.get_output(0), S2, -3, trt.int8)
+        p = net.add_pooling_nd(y1, trt.PoolingType.MAX, (3, 3))
+        p.stride_nd = (2, 2)
+        p.padding_nd = (1, 1)
+        c2 = net.add_convolution_nd(_fq(net, p.get_output(0), S2, -3, trt.int8), 4, (1, 1), w2)
+        return [("y", c2.get_output(0))]
+    _, out, layers = _build(make, x, io=io)
+    assert [l["type"] for l in layers] == ["QLINEAR", "POOLING", "QLINEAR"], layers
+    assert [l["outputs"][0]["dtype"] for l in layers] == (["INT8", "INT8", "FLOAT"] if io else ["FLOAT"] * 3)
+    assert [l["precision"] for l in layers] == ["INT8", "INT8" if io else "FLOAT", "INT8"]
+    xq = q_np(x, S0, Z0, 0, 255) - Z0
+    v1 = conv2d_np(xq, q1.astype(np.float64)) * np.float64(np.float32(S0)) * s1.astype(np.float64).reshape(1, -1, 1, 1)
+    c1 = q_np(v1, S2, -3, -128, 127)
+    cp = np.pad(c1, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-1000)
+    oh, ow = (8 + 2 - 3) // 2 + 1, (7 + 2 - 3) // 2 + 1
+    pooled = np.max([cp[:, :, i:i + 2 * oh:2, j:j + 2 * ow:2] for i in range(3) for j in range(3)], axis=0) + 3
+    y = conv2d_np(pooled, q2.astype(np.float64)) * np.float64(np.float32(S2)) * s2.astype(np.float64).reshape(1, -1, 1, 1)
+    _check(out["y"], y, np.float32(S2) * np.abs(q2).reshape(4, -1).sum(1).max() * s2.max())
+
+
+def test_plan_naming_a_float_kernel_for_int8_pooling_is_refused(rng):
+    """A plan whose int8 max pooling names the fp32 optimized kernel (which would read 4 bytes an element) does
+    not load."""
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    _, _, w1 = _int8_weights(rng, (4, 3, 3, 3))
+    _, _, w2 = _int8_weights(rng, (2, 4, 1, 1))
+
+    def make(net, xin):
+        c1 = net.add_convolution_nd(_fq(net, xin, S0, Z0), 4, (3, 3), w1)
+        p = net.add_pooling_nd(_fq(net, c1.get_output(0), S2, -3, trt.int8), trt.PoolingType.MAX, (2, 2))
+        c2 = net.add_convolution_nd(_fq(net, p.get_output(0), S2, -3, trt.int8), 2, (1, 1), w2)
+        return [("y", c2.get_output(0))]
+    eng, out, layers = _build(make, x)
+    assert layers[1]["kernel"] == "pooling.ref" and layers[1]["outputs"][0]["dtype"] == "INT8", layers
+    plan = bytes(eng.serialize())
+    old, new = struct.pack("<I", 11) + b"pooling.ref", struct.pack("<I", 10) + b"pooling.2d"
+    assert plan.count(old) == 1
+    bad = bytearray(plan.replace(old, new))
+    struct.pack_into("<Q", bad, 16, len(bad) - 64)
+    struct.pack_into("<I", bad, 24, zlib.crc32(bytes(bad[64:])) & 0xFFFFFFFF)
+    runtime = trt.Runtime(trt.Logger(trt.Logger.INTERNAL_ERROR))
+    with pytest.raises(trt.PlanError, match="cannot pool INT8 codes"):
+        runtime.deserialize_cuda_engine(bytes(bad))
+    np.testing.assert_array_equal(runtime.deserialize_cuda_engine(plan).create_execution_context().infer({"x": x})["y"],
+                                  out["y"])
 
 
 def test_plan_round_trip_keeps_int8_tensors(rng):

@@ -14,7 +14,12 @@
  * in_zero_point and in_type equal to a's out_scale, out_zero_point, out_type.  Anything else keeps
  * the float tensor: where an int8 layer meets a float one, the reformat is the fused output
  * fake-quantization (codes -> float) or the consumer's input quantization (float -> codes), and the
- * inspector shows the tensor's type (INT8 / UINT8 or FLOAT) at each step. */
+ * inspector shows the tensor's type (INT8 / UINT8 or FLOAT) at each step.
+ *
+ * Max pooling between (fuse_qdq lets DQ(Q(y)) -> max pool -> QLINEAR read y through the pooling)
+ * joins the chain: the max of the codes is the code of the max (dequantization is increasing, and
+ * a window without data gives the lowest code, as -inf quantizes), so a max pooling whose output
+ * feeds only code-taking consumers (recursively, a few levels) pools the codes themselves. */
 #include "builder/passes/passes.h"
 #include "core/status.h"
 
@@ -23,8 +28,50 @@ static int live_qlinear(const trtl_bgraph *g, int32_t i)
     return i >= 0 && i < g->nn && !g->n[i].dead && g->n[i].n.op == TRTL_OP_QLINEAR;
 }
 
-/* Every consumer of y reads it as the codes of (scale, zp, type) at input 0 and nowhere else. */
-static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out)
+#define MAX_POOL_DEPTH 4
+
+/* A max pooling with nothing fused: it can pool codes. */
+static int max_pool(const trtl_node *n)
+{
+    return n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX && n->n_in == 1 && n->n_out == 1 &&
+           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
+}
+
+/* Node i's outputs reach nothing (fuse_qdq leaves the Q -> DQ it looked through for dead_layers to
+ * remove): it may be dropped now. */
+static int dead_end(const trtl_bgraph *g, int32_t i, int depth)
+{
+    const trtl_node *n = &g->n[i].n;
+    if (depth > MAX_POOL_DEPTH)
+        return 0;
+    for (int32_t o = 0; o < n->n_out; o++) {
+        if (trtl_bg_is_output(g, n->out[o]))
+            return 0;
+        for (int32_t k = 0; k < g->nn; k++) {
+            if (g->n[k].dead)
+                continue;
+            for (int32_t j = 0; j < g->n[k].n.n_in; j++)
+                if (g->n[k].n.in[j] == n->out[o] && !dead_end(g, k, depth + 1))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+/* Marks node i and everything after it dead (dead_end(i) holds). */
+static void drop(trtl_bgraph *g, int32_t i)
+{
+    g->n[i].dead = 1;
+    for (int32_t o = 0; o < g->n[i].n.n_out; o++)
+        for (int32_t k = 0; k < g->nn; k++)
+            for (int32_t j = 0; !g->n[k].dead && j < g->n[k].n.n_in; j++)
+                if (g->n[k].n.in[j] == g->n[i].n.out[o])
+                    drop(g, k);
+}
+
+/* Every consumer of y reads it as the codes of (scale, zp, type) at input 0 and nowhere else: a
+ * QLINEAR with those input parameters, or a max pooling whose output is such a tensor again. */
+static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth)
 {
     int32_t seen = 0;
     for (int32_t i = 0; i < g->nn; i++) {
@@ -36,6 +83,13 @@ static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlin
             uses += n->in[j] == y;
         if (!uses)
             continue;
+        if (dead_end(g, i, 0))
+            continue;
+        if (uses == 1 && max_pool(n) && depth < MAX_POOL_DEPTH && g->t[n->out[0]].dtype == TRTL_FLOAT &&
+            !trtl_bg_is_output(g, n->out[0]) && consumers_take_codes(g, n->out[0], out, depth + 1)) {
+            seen++;
+            continue;
+        }
         if (!live_qlinear(g, i) || uses != 1 || n->in[0] != y)
             return 0;
         const trtl_qlinear_params *q = &n->p.qlin;
@@ -44,6 +98,28 @@ static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlin
         seen++;
     }
     return seen > 0;
+}
+
+/* y and the max poolings after it (consumers_take_codes said yes) become `type` codes; consumers
+ * whose outputs reach nothing are dropped (they would read FLOAT). */
+static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type)
+{
+    int32_t pools = 0;
+    g->t[y].dtype = type;
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (g->n[i].dead)
+            continue;
+        int uses = 0;
+        for (int32_t j = 0; j < g->n[i].n.n_in; j++)
+            uses += g->n[i].n.in[j] == y;
+        if (!uses)
+            continue;
+        if (dead_end(g, i, 0))
+            drop(g, i); /* it would read FLOAT */
+        else if (max_pool(&g->n[i].n))
+            pools += 1 + retype(g, g->n[i].n.out[0], type);
+    }
+    return pools;
 }
 
 trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
@@ -57,13 +133,13 @@ trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
         trtl_qlinear_params *q = &a->p.qlin;
         int32_t y = a->out[0];
         if (q->out_quant != 1 || (q->out_type != TRTL_INT8 && q->out_type != TRTL_UINT8) ||
-            g->t[y].dtype != TRTL_FLOAT || trtl_bg_is_output(g, y) || !consumers_take_codes(g, y, q))
+            g->t[y].dtype != TRTL_FLOAT || trtl_bg_is_output(g, y) || !consumers_take_codes(g, y, q, 0))
             continue;
         q->out_quant = 2;
-        g->t[y].dtype = (trtl_dtype)q->out_type;
-        trtl_pass_log_add(&log, "'%s' writes %s codes (scale %g, zero point %d) for %d int8 layer(s)", a->name,
+        int32_t pools = retype(g, y, (trtl_dtype)q->out_type);
+        trtl_pass_log_add(&log, "'%s' writes %s codes (scale %g, zero point %d) for %d consumer(s)%s", a->name,
                           trtl_dtype_name(g->t[y].dtype), (double)q->out_scale, (int)q->out_zero_point,
-                          (int)trtl_bg_consumers(g, y, NULL));
+                          (int)trtl_bg_consumers(g, y, NULL), pools ? ", max pooling them on the way" : "");
     }
     trtl_pass_log_done(&log);
     return TRTL_OK;
