@@ -109,10 +109,12 @@ test: deps-test build fuzz-build clang-check
 onnx-backend: deps-test build
 	$(PY) tests/onnx_backend/expected.py --report
 
-# `make demo` runs the LeNet demo, then the AdderNet demo (Adder2d_TRT plugin, TensorRT 7 API).
+# `make demo` runs the LeNet demo, then the AdderNet demo (Adder2d_TRT plugin, TensorRT 7 API), then the precision
+# experiment (both at FP32 / FP16 / BF16 / INT8; --quick keeps it under a minute).
 demo: deps-demo build
 	$(PY) examples/network_api_mnist.py
 	$(PY) examples/addernet/demo.py
+	$(PY) examples/precision_mnist.py --quick
 
 demo-lenet: deps-demo build
 	$(PY) examples/network_api_mnist.py

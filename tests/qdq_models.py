@@ -62,6 +62,43 @@ class MatmulNet(nn.Module):
         return x + self.f2(nn.functional.gelu(self.f1(x)))
 
 
+class _BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.b1 = nn.BatchNorm2d(cout)
+        self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.b2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        y = self.b2(self.c2(y))
+        return torch.relu(y + (x if self.down is None else self.down(x)))
+
+
+class TinyResNet(nn.Module):
+    """ResNet-18's structure at small width and depth: 7x7/2 stem, max pool, basic blocks (two per stage, the first
+    of a stage downsampling with a 1x1 projection), global average pooling, linear."""
+
+    def __init__(self, widths=(8, 16), classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 7, 2, 3, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], widths[0]
+        for i, w in enumerate(widths):
+            blocks += [_BasicBlock(cin, w, 1 if i == 0 else 2), _BasicBlock(w, w, 1)]
+            cin = w
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 class _Reader(oq.CalibrationDataReader):
     def __init__(self, name, shape, n, seed):
         rng = np.random.default_rng(seed)
@@ -84,11 +121,13 @@ def randomize(model, seed=0):
 
 
 def qdq_model(tmpdir, which, per_channel, act_type="uint8", opset=13, seed=0):
-    """Path of the QDQ model: which 'cnn' or 'matmul'; act_type 'uint8' (QUInt8 activations, asymmetric) or
+    """Path of the QDQ model: which 'cnn', 'resnet' or 'matmul'; act_type 'uint8' (QUInt8 activations, asymmetric) or
     'int8' (QInt8, symmetric); weights QInt8, per channel or per tensor."""
     torch.manual_seed(seed)
     if which == "cnn":
         model, shape = randomize(SmallCNN(), seed), (2, 3, 16, 16)
+    elif which == "resnet":
+        model, shape = randomize(TinyResNet(), seed), (1, 3, 32, 32)
     else:
         model, shape = MatmulNet().eval(), (2, 8, 32)
     fp32 = os.path.join(str(tmpdir), "%s_fp32.onnx" % which)

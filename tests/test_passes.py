@@ -430,6 +430,33 @@ def _qdq_conv_relu(net, rng):
     return {"x": x}, [y], [np.maximum(refs.convolution(xf, w.astype(np.float64), b, None, (1, 1), (1, 1)), 0.0)]
 
 
+@case("qdq_conv_chain", fires=("fuse_qdq", "qdq_int8_io"))
+def _qdq_conv_chain(net, rng):
+    """DQ(Q(x)) -> conv -> Q -> DQ -> conv: two int8 layers joined by an int8 tensor (test_quantize_int8_io.py has
+    more)."""
+    x = randn(rng, (1, 3, 6, 5))
+    ws = []
+    for shape in ((4, 3, 3, 3), (2, 4, 1, 1)):
+        q = rng.integers(-127, 128, shape).astype(np.float64)
+        q[:, 0, 0, 0] = 127
+        ws.append((q * rng.uniform(0.005, 0.02, shape[0]).reshape(-1, 1, 1, 1)).astype(np.float32))
+    t = net.add_input("x", trt.float32, x.shape)
+
+    def fq(t, v):
+        s = net.add_constant((1,), np.array([v], np.float32)).get_output(0)
+        return net.add_dequantize(net.add_quantize(t, s).get_output(0), s).get_output(0)
+    zero = np.zeros(4, np.float32)
+    y1 = fq(_conv(net, fq(t, 0.03), ws[0], zero, (1, 1), True), 0.01)
+    y = _conv(net, y1, ws[1], np.zeros(2, np.float32), (0, 0), True)
+
+    def fq_np(v, s):
+        s = np.float64(np.float32(s))
+        return np.clip(np.rint(v / s), -128, 127) * s
+    r1 = fq_np(refs.convolution(fq_np(x.astype(np.float64), 0.03), ws[0].astype(np.float64), zero, None, (1, 1),
+                                (1, 1)), 0.01)
+    return {"x": x}, [y], [refs.convolution(r1, ws[1].astype(np.float64), np.zeros(2), None, (0, 0), (0, 0))]
+
+
 # ------------------------------------------------------------------------------------------------------------
 # building and running
 # ------------------------------------------------------------------------------------------------------------
@@ -499,6 +526,11 @@ def test_pass_fires(name, pass_name):
     """The pass shrinks the network it is for: fewer engine steps with it on than off."""
     on = build(name)[3]
     off = build(name, off=(pass_name,))[3]
+    if pass_name == "qdq_int8_io":  # retypes tensors between int8 steps, the step count stays
+        def int8_outputs(layers):
+            return sum(o["dtype"] in ("INT8", "UINT8") for l in layers for o in l["outputs"])
+        assert int8_outputs(on) > int8_outputs(off) == 0, (on, off)
+        return
     assert len(on) < len(off), (pass_name, [l["name"] for l in on], [l["name"] for l in off])
 
 
@@ -592,11 +624,12 @@ def test_parsed_onnx_gelu_is_one_step():
 def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
-                                     "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq"]
+                                     "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
+                                     "qdq_int8_io"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
-                                                     "fuse_qdq": 1}
+                                                     "fuse_qdq": 1, "qdq_int8_io": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

@@ -424,7 +424,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
         for (int c = 0; c < nc; c++) {
             const trtl_kernel *k = cand[c];
-            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2)) && c != nc - 1)
+            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2 && n->op != TRTL_OP_QLINEAR)) && c != nc - 1)
                 continue; /* level 0 (and non-fp32 nodes): reference kernels only */
             if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))
                 continue;

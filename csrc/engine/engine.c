@@ -11,6 +11,7 @@
 #include "network/shape_values.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "kernels/registry.h"
 
 #define ALIGN 64 /* arena offsets: as core/alloc.c aligns buffers */
 
@@ -404,6 +405,10 @@ trtl_status trtl_engine_check_dtypes(const trtl_engine *e)
                                   trtl_dtype_name(e->tensors[n->out[j]].dtype));
         if (n->epi.has_residual && e->tensors[n->in[n_in]].dtype != TRTL_FLOAT)
             return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' has a non-FLOAT residual input", n->name);
+        /* int8 max pooling runs on the reference kernel only (builder/select.c sends it there) */
+        if (n->op == TRTL_OP_POOLING && n_in && in_t[0] != TRTL_FLOAT && n->kernel && n->kernel != trtl_kernel_ref(n->op))
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': kernel '%s' cannot pool %s codes", n->name,
+                              n->kernel->name, trtl_dtype_name(in_t[0]));
         if ((n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) && n->n_out && e->tensors[n->out[0]].dtype != TRTL_FLOAT)
             return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' has a fused epilogue on a non-FLOAT output", n->name);
     }
@@ -630,17 +635,43 @@ static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
 }
 
 /* The precision a step computes in: its kernel's, except the internal int8 op, whose reference kernel
- * simulates the integer math too (-1 without a kernel). */
-static int32_t node_precision(const trtl_node *n)
+ * simulates the integer math too, and a max pooling of int8 codes (-1 without a kernel). */
+static int32_t node_precision(const trtl_engine *e, const trtl_node *n)
 {
     if (n->op == TRTL_OP_QLINEAR)
+        return TRTL_INT8;
+    if (n->op == TRTL_OP_POOLING && n->n_in > 0 &&
+        (e->tensors[n->in[0]].dtype == TRTL_INT8 || e->tensors[n->in[0]].dtype == TRTL_UINT8))
         return TRTL_INT8;
     return n->kernel ? n->kernel->precision : -1;
 }
 
+/* The step's conversions between FLOAT and int8 tensors (JSON "reformat"): a quantized layer
+ * quantizing a FLOAT input or writing a FLOAT output, an unfused Q or DQ. */
+static void sb_reformat(sbuf *b, const trtl_engine *e, const trtl_node *n)
+{
+    sb_put(b, ", \"reformat\": [", 15);
+    if (n->n_in < 1 || n->n_out < 1)
+        goto done;
+    trtl_dtype in = e->tensors[n->in[0]].dtype, out = e->tensors[n->out[0]].dtype;
+    if (n->op == TRTL_OP_QLINEAR) {
+        const trtl_qlinear_params *q = &n->p.qlin;
+        if (in == TRTL_FLOAT)
+            sb_fmt(b, "\"input FLOAT->%s\"", trtl_dtype_name((trtl_dtype)q->in_type));
+        if (out == TRTL_FLOAT)
+            sb_fmt(b, "%s\"output %s->FLOAT\"", in == TRTL_FLOAT ? ", " : "",
+                   q->out_quant ? trtl_dtype_name((trtl_dtype)q->out_type) : "INT32");
+    } else if ((n->op == TRTL_OP_QUANTIZE || n->op == TRTL_OP_DEQUANTIZE) && in != out) {
+        sb_fmt(b, "\"%s %s->%s\"", n->op == TRTL_OP_QUANTIZE ? "input" : "output", trtl_dtype_name(in),
+               trtl_dtype_name(out));
+    }
+done:
+    sb_put(b, "]", 1);
+}
+
 int32_t trtl_engine_layer_precision(const trtl_engine *e, int32_t i)
 {
-    return (e && i >= 0 && i < e->n_nodes) ? node_precision(&e->nodes[i]) : -1;
+    return (e && i >= 0 && i < e->n_nodes) ? node_precision(e, &e->nodes[i]) : -1;
 }
 
 trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
@@ -668,11 +699,13 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
                 sb_put(&b, ", ", 2);
             sb_tensor(&b, e, n->out[j]);
         }
-        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s, \"precision\": \"%s\"}", (int)n->epi.act,
+        sb_fmt(&b, "], \"activation\": %d, \"residual\": %s, \"precision\": \"%s\"", (int)n->epi.act,
                n->epi.has_residual ? "true" : "false",
-               node_precision(n) == TRTL_BF16 ? "BF16"
-                                              : trtl_dtype_name(node_precision(n) < 0 ? TRTL_FLOAT
-                                                                                      : (trtl_dtype)node_precision(n)));
+               node_precision(e, n) == TRTL_BF16 ? "BF16"
+                                                 : trtl_dtype_name(node_precision(e, n) < 0 ? TRTL_FLOAT
+                                                                                            : (trtl_dtype)node_precision(e, n)));
+        sb_reformat(&b, e, n);
+        sb_put(&b, "}", 1);
     }
     sb_put(&b, "\n]}\n", 4);
     if (b.oom) {

@@ -58,8 +58,8 @@ static trtl_status check_desc(const trtl_qconv_desc *d)
     if (d->has_residual != 0 && d->has_residual != 1)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: has_residual must be 0 or 1", fn);
     if (d->out_quant) {
-        if (d->out_quant != 1)
-            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: out_quant must be 0 or 1", fn);
+        if (d->out_quant != 1 && d->out_quant != 2)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: out_quant must be 0, 1 or 2", fn);
         if (!scale_ok(d->out_scale))
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: out_scale %g must be finite, in [1e-30, 1e30]", fn,
                               (double)d->out_scale);
@@ -211,6 +211,7 @@ trtl_status trtl_qconv_prepare(const trtl_qconv_desc *d, const int8_t *w, const 
         s->e.out_lim = 512.0f * d->out_scale;
         s->e.out_lo = olow - d->out_zero;
         s->e.out_hi = olow + 255 - d->out_zero;
+        s->e.out_zero = d->out_zero;
     }
     if (s->ops) {
         trtl_status st = pack_weights(s);
@@ -247,8 +248,9 @@ size_t trtl_qconv_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64
     return s->ops ? trtl_qconv_simd_scratch(s, N, H, W) : trtl_qconv_ref_scratch(s, N, H, W);
 }
 
-trtl_status trtl_qconv_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
-                           const float *residual, void *scratch, size_t scratch_size, struct trtl_threadpool *pool)
+trtl_status trtl_qconv_run_codes(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const void *x,
+                                 int32_t x_codes, void *y, const float *residual, void *scratch, size_t scratch_size,
+                                 struct trtl_threadpool *pool)
 {
     const char *fn = "trtl_qconv_run";
     TRTL_TRY(check_run(s, 0, fn));
@@ -268,11 +270,18 @@ trtl_status trtl_qconv_run(const trtl_qconv_state *s, int64_t N, int64_t H, int6
     size_t need = trtl_qconv_scratch(s, N, H, W, 1);
     if (need && (!scratch || scratch_size < need))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: scratch of %zu bytes, %zu needed", fn, scratch_size, need);
+    const trtl_qk_io io = {x, x_codes ? 1 : 0, y, d->has_residual ? residual : NULL};
     if (s->ops)
-        trtl_qconv_simd_run(s, N, H, W, x, y, d->has_residual ? residual : NULL, scratch, pool);
+        trtl_qconv_simd_run(s, N, H, W, &io, scratch, pool);
     else
-        trtl_qconv_ref_run(s, N, H, W, x, y, d->has_residual ? residual : NULL, scratch, pool);
+        trtl_qconv_ref_run(s, N, H, W, &io, scratch, pool);
     return TRTL_OK;
+}
+
+trtl_status trtl_qconv_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
+                           const float *residual, void *scratch, size_t scratch_size, struct trtl_threadpool *pool)
+{
+    return trtl_qconv_run_codes(s, N, H, W, x, 0, y, residual, scratch, scratch_size, pool);
 }
 
 size_t trtl_qgemm_scratch(const trtl_qconv_state *s, int64_t M, int nthreads)
@@ -283,8 +292,9 @@ size_t trtl_qgemm_scratch(const trtl_qconv_state *s, int64_t M, int nthreads)
     return s->ops ? trtl_qgemm_simd_scratch(s, M) : trtl_qgemm_ref_scratch(s, M);
 }
 
-trtl_status trtl_qgemm_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
-                           void *scratch, size_t scratch_size, struct trtl_threadpool *pool)
+trtl_status trtl_qgemm_run_codes(const trtl_qconv_state *s, int64_t M, const void *x, int32_t x_codes, void *y,
+                                 const float *residual, void *scratch, size_t scratch_size,
+                                 struct trtl_threadpool *pool)
 {
     const char *fn = "trtl_qgemm_run";
     TRTL_TRY(check_run(s, 1, fn));
@@ -297,9 +307,16 @@ trtl_status trtl_qgemm_run(const trtl_qconv_state *s, int64_t M, const float *x,
     size_t need = trtl_qgemm_scratch(s, M, 1);
     if (need && (!scratch || scratch_size < need))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: scratch of %zu bytes, %zu needed", fn, scratch_size, need);
+    const trtl_qk_io io = {x, x_codes ? 1 : 0, y, s->d.has_residual ? residual : NULL};
     if (s->ops)
-        trtl_qgemm_simd_run(s, M, x, y, s->d.has_residual ? residual : NULL, scratch, pool);
+        trtl_qgemm_simd_run(s, M, &io, scratch, pool);
     else
-        trtl_qgemm_ref_run(s, M, x, y, s->d.has_residual ? residual : NULL, scratch, pool);
+        trtl_qgemm_ref_run(s, M, &io, scratch, pool);
     return TRTL_OK;
+}
+
+trtl_status trtl_qgemm_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
+                           void *scratch, size_t scratch_size, struct trtl_threadpool *pool)
+{
+    return trtl_qgemm_run_codes(s, M, x, 0, y, residual, scratch, scratch_size, pool);
 }

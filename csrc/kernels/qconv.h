@@ -13,8 +13,14 @@
  *   dequantize  y = float(acc) * (in_scale * w_scale[k]) + bias[k]     (the product of the two
  *               scales rounded to float once, at prepare time)
  *   epilogue    y = act(y + residual)            (TensorRT's activation formulas, epilogue.c)
- *   out_quant   y = (sat(rne(y / out_scale) + out_zero) - out_zero) * out_scale
+ *   out_quant   1: y = (sat(rne(y / out_scale) + out_zero) - out_zero) * out_scale
  *               (a Q -> DQ pair fused after the layer; the next layer sees exactly these values)
+ *               2: y = sat(rne(y / out_scale) + out_zero) stored as int8 (out_signed) or uint8
+ *               codes: the output stays integer for the next int8 layer (no fp32 round trip)
+ *
+ * Integer input (the _codes run functions with x_codes = 1): x holds the codes q_x themselves
+ * (int8 when in_signed, else uint8, with in_scale / in_zero), as a layer with out_quant = 2
+ * wrote them; the quantize step is skipped and everything else is unchanged.
  *
  * Weights are symmetric int8 (zero point 0, as TensorRT requires), per output channel
  * (w_scale[K]) or per tensor (w_scale[1]).
@@ -65,7 +71,7 @@ typedef struct trtl_qconv_desc {
     int32_t act;
     float alpha, beta;
     int32_t has_residual;
-    /* output fake-quantization (out_quant = 1) */
+    /* output fake-quantization (out_quant = 1) or integer output codes (out_quant = 2) */
     int32_t out_quant;
     float out_scale;
     int32_t out_zero, out_signed;
@@ -113,5 +119,15 @@ trtl_status trtl_qconv_run(const trtl_qconv_state *s, int64_t N, int64_t H, int6
 size_t trtl_qgemm_scratch(const trtl_qconv_state *s, int64_t M, int nthreads);
 trtl_status trtl_qgemm_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
                            void *scratch, size_t scratch_size, struct trtl_threadpool *pool);
+
+/* The same with the input and output element types open: x is float (x_codes = 0) or the input's
+ * int8 / uint8 codes (x_codes = 1, see above); y is float, or int8 / uint8 codes when the state
+ * was prepared with out_quant = 2.  Same scratch. */
+trtl_status trtl_qconv_run_codes(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const void *x,
+                                 int32_t x_codes, void *y, const float *residual, void *scratch, size_t scratch_size,
+                                 struct trtl_threadpool *pool);
+trtl_status trtl_qgemm_run_codes(const trtl_qconv_state *s, int64_t M, const void *x, int32_t x_codes, void *y,
+                                 const float *residual, void *scratch, size_t scratch_size,
+                                 struct trtl_threadpool *pool);
 
 #endif

@@ -41,6 +41,7 @@ typedef struct trtl_qk_epi {
     int32_t out_quant;
     float out_scale, out_rcp, out_lim; /* rcp = 1/out_scale, lim = 512 * out_scale */
     int32_t out_lo, out_hi;            /* lowest / highest code minus out_zero */
+    int32_t out_zero;                  /* out_quant = 2: codes are stored as q + out_zero */
 } trtl_qk_epi;
 
 /* How activations become elements (u8 for G = 4, int16 for G = 2). */
@@ -62,6 +63,7 @@ typedef struct trtl_qk_tile {
     const int32_t *comp;   /* at the tile's first row or column */
     const float *scale, *bias;
     float *y;              /* at the tile's first row and column; rows ldy apart */
+    int8_t *yq;            /* out_quant = 2: the codes' bytes there instead (y unused) */
     const float *res;      /* same indexing as y, or NULL */
     int64_t ldy;
 } trtl_qk_tile;
@@ -107,20 +109,40 @@ struct trtl_qconv_state {
     trtl_qk_epi e;
 };
 
+/* One run's data: x float or codes (x_codes), y float or codes (the state's out_quant == 2). */
+typedef struct trtl_qk_io {
+    const void *x;
+    int32_t x_codes;
+    void *y;
+    const float *residual;
+} trtl_qk_io;
+
+/* Element (u8 / int16, as the quantizer makes) of input code c: the integer-input path. */
+static inline int32_t trtl_qk_code_elem(const trtl_qk_quant *q, int32_t g, int32_t in_zero, int32_t c)
+{
+    return g == 4 ? c + q->add - in_zero : c - in_zero;
+}
+
+/* Input code i of x (int8 when in_signed, else uint8). */
+static inline int32_t trtl_qk_code_at(const void *x, int32_t in_signed, int64_t i)
+{
+    return in_signed ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
+}
+
 /* Portable path (ref/qconv.c): scratch, then the run over all N images / M rows. */
 size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);
-void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
-                        const float *residual, void *scratch, struct trtl_threadpool *pool);
-size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M);
-void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
+void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io,
                         void *scratch, struct trtl_threadpool *pool);
+size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M);
+void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io *io, void *scratch,
+                        struct trtl_threadpool *pool);
 
 /* SIMD paths (x86/qconv_driver.c). */
 size_t trtl_qconv_simd_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);
-void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
-                         const float *residual, void *scratch, struct trtl_threadpool *pool);
-size_t trtl_qgemm_simd_scratch(const trtl_qconv_state *s, int64_t M);
-void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
+void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io,
                          void *scratch, struct trtl_threadpool *pool);
+size_t trtl_qgemm_simd_scratch(const trtl_qconv_state *s, int64_t M);
+void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io *io, void *scratch,
+                         struct trtl_threadpool *pool);
 
 #endif

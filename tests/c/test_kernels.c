@@ -2722,11 +2722,108 @@ static int qlinear_case(int mode, int out_quant)
     return r;
 }
 
+/* Integer input codes and output codes (passes/qdq_int8_io.c): qlinear.int8 vs qlinear.ref on a
+ * 3x3 convolution (mode 0) or rows (mode 2), output codes within one step. */
+static int qlinear_codes_case(int mode)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_QLINEAR;
+    nd.name = "qlinear codes";
+    nd.epi = no_epilogue();
+    trtl_qlinear_params *q = &nd.p.qlin;
+    q->mode = mode;
+    int64_t N = rint_in(1, 2), C = rint_in(1, 40), K = rint_in(1, 37), H = rint_in(1, 11), W = rint_in(1, 13);
+    int64_t R = mode == TRTL_QL_CONV ? 3 : 1, xd[4], yd[4];
+    trtl_dims xdims, ydims;
+    if (mode == TRTL_QL_CONV) {
+        int64_t k[2] = {3, 3}, one[2] = {1, 1};
+        q->conv.kernel_size = dims(2, k);
+        q->conv.stride = q->conv.dilation = q->conv.pre_padding = q->conv.post_padding = dims(2, one);
+        q->conv.num_groups = 1;
+        q->conv.padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+        xd[0] = N, xd[1] = C, xd[2] = H, xd[3] = W;
+        yd[0] = N, yd[1] = K, yd[2] = H, yd[3] = W;
+        xdims = dims(4, xd);
+        ydims = dims(4, yd);
+    } else {
+        xd[0] = N, xd[1] = H, xd[2] = C;
+        yd[0] = N, yd[1] = H, yd[2] = K;
+        xdims = dims(3, xd);
+        ydims = dims(3, yd);
+    }
+    int64_t nw = K * C * R * R, nx = trtl_volume(&xdims), ny = trtl_volume(&ydims);
+    int8_t *w = malloc((size_t)nw), *x = malloc((size_t)nx), *want = malloc((size_t)ny), *got = malloc((size_t)ny);
+    float *ws = malloc(sizeof(float) * (size_t)K), *b = rand_buf(K);
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = (int8_t)rint_in(-128, 127);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = (int8_t)rint_in(-128, 127); /* any byte is a code of either type */
+    for (int64_t k = 0; k < K; k++)
+        ws[k] = 0.001f + 0.01f * (float)(rnd() % 1000) / 1000.0f;
+    q->conv.num_output_maps = (int32_t)K;
+    q->conv.kernel = (trtl_weights){TRTL_INT8, w, nw};
+    q->conv.bias = (trtl_weights){TRTL_FLOAT, b, K};
+    q->w_scale = (trtl_weights){TRTL_FLOAT, ws, K};
+    q->in_type = rint_in(0, 1) ? TRTL_INT8 : TRTL_UINT8;
+    q->in_zero_point = q->in_type == TRTL_INT8 ? (int32_t)rint_in(-5, 5) : (int32_t)rint_in(0, 200);
+    q->in_scale = 0.004f + 0.01f * (float)(rnd() % 100) / 100.0f;
+    q->act = rint_in(0, 1) ? TRTL_ACT_RELU : TRTL_ACT_NONE;
+    q->out_quant = 2;
+    q->out_type = rint_in(0, 1) ? TRTL_INT8 : TRTL_UINT8;
+    q->out_zero_point = q->out_type == TRTL_INT8 ? 3 : 100;
+    q->out_scale = 0.02f;
+    trtl_tensor_view in[1] = {{x, xdims, (trtl_dtype)q->in_type}};
+    trtl_tensor_view out = {want, ydims, (trtl_dtype)q->out_type};
+    nd.n_in = nd.n_out = 1;
+    snprintf(g_desc, sizeof g_desc, "qlinear codes mode=%d N%lld C%lld K%lld H%lld W%lld in=%s out=%s act=%d", mode,
+             (long long)N, (long long)C, (long long)K, (long long)H, (long long)W,
+             q->in_type == TRTL_INT8 ? "s8" : "u8", q->out_type == TRTL_INT8 ? "s8" : "u8", (int)q->act);
+    int bad = 0;
+    trtl_kernel_args ra = {&nd, in, &out, NULL, 0, NULL, NULL, NULL};
+    void *state = NULL;
+    if (trtl_ref_qlinear(&ra) != TRTL_OK || trtl_kernel_qlinear_int8.prepare(&nd, &state) != TRTL_OK) {
+        fprintf(stderr, "FAIL [%s]: %s\n", g_desc, trtl_last_error());
+        bad = 1;
+    }
+    for (int pi = 0; pi < 3 && !bad; pi++) {
+        trtl_tensor_view o = {got, ydims, (trtl_dtype)q->out_type};
+        size_t ss = trtl_kernel_qlinear_int8.scratch(&nd, in, &o);
+        float *scratch = nan_buf((int64_t)(ss / sizeof(float)) + 1);
+        trtl_kernel_args a = {&nd, in, &o, scratch, ss, state, g_pools[pi], NULL};
+        memset(got, 0x5a, (size_t)ny);
+        if (trtl_kernel_qlinear_int8.run(&a) != TRTL_OK) {
+            fprintf(stderr, "FAIL qlinear.int8 [%s]: %s\n", g_desc, trtl_last_error());
+            bad = 1;
+        }
+        for (int64_t i = 0; i < ny && !bad; i++) {
+            int gv = q->out_type == TRTL_INT8 ? got[i] : (uint8_t)got[i];
+            int wv = q->out_type == TRTL_INT8 ? want[i] : (uint8_t)want[i];
+            if (abs(gv - wv) > 1) {
+                fprintf(stderr, "FAIL qlinear.int8 [%s] pool=%d: code[%lld] = %d, reference %d\n", g_desc, pi,
+                        (long long)i, gv, wv);
+                bad = 1;
+            }
+        }
+        free(scratch);
+    }
+    trtl_kernel_qlinear_int8.release(state);
+    g_failures += bad;
+    free(w);
+    free(x);
+    free(want);
+    free(got);
+    free(ws);
+    free(b);
+    return bad;
+}
+
 static void test_qlinear(int ncases)
 {
     int bad = 0;
     for (int i = 0; i < 3 * ncases && !bad; i++)
         bad = qlinear_case(i % 3, (i / 3) % 2);
+    for (int i = 0; i < ncases && !bad; i++)
+        bad = qlinear_codes_case(i % 2 ? TRTL_QL_MATMUL : TRTL_QL_CONV);
 }
 
 int main(int argc, char **argv)

@@ -8,7 +8,9 @@
  * avxvnni, avx2, portable), on random shapes with tails, single-threaded and on a pool of 3:
  *   - exact mode (scales 1, no bias / activation): y must equal the int32 accumulator exactly;
  *   - general mode: within 1e-5 relative of the model (fp32 output) or 1 LSB of out_scale;
- *   - the quantizer alone on ties (k + 0.5) * scale, their float neighbours, NaN and +-Inf.
+ *   - the quantizer alone on ties (k + 0.5) * scale, their float neighbours, NaN and +-Inf;
+ *   - integer input (x as int8 / uint8 codes, the _codes run functions) and integer output codes
+ *     (out_quant = 2): codes within 1 LSB of the model's, the int32 accumulators as above.
  * Bad descriptors must be refused with a status.
  *
  *   test_qconv [seed] [cases per kernel]
@@ -72,6 +74,7 @@ typedef struct tcase {
     trtl_qconv_desc d;
     int64_t N, H, W, M; /* M: gemm rows */
     int per_channel, has_bias, exact;
+    int x_codes; /* run with the input as codes (x then holds the values the codes stand for) */
 } tcase;
 
 /* y (N*K*P or M*K) of the model; acc (int64) too for exact mode. */
@@ -104,7 +107,9 @@ static void model_run(const tcase *c, const float *x, const int8_t *w, const flo
                 if (res)
                     v += res[o];
                 v = model_act(d->act, d->alpha, d->beta, v);
-                if (d->out_quant)
+                if (d->out_quant == 2) /* the code itself */
+                    v = (double)model_quant((float)v, d->out_scale, d->out_zero, d->out_signed);
+                else if (d->out_quant)
                     v = (double)(model_quant((float)v, d->out_scale, d->out_zero, d->out_signed) - d->out_zero) *
                         d->out_scale;
                 y[o] = v;
@@ -130,12 +135,25 @@ static int run_case(const tcase *c, trtl_threadpool *pool, const char *want_kern
     int8_t *w = malloc((size_t)(d->K * D));
     double *ym = malloc(sizeof(double) * (size_t)(ny + 1));
     int64_t *acc = malloc(sizeof(int64_t) * (size_t)(ny + 1));
+    int8_t *xq = malloc((size_t)(nx + 1)), *yq = malloc((size_t)(ny + 1));
+    trtl_qconv_state *s = NULL;
     int bad = 0;
     /* activations over the whole code range and beyond (saturation), some exactly on ties */
     for (int64_t i = 0; i < nx; i++) {
         double u = runi(-200.0, 200.0);
         x[i] = (rnd() % 8 == 0) ? (float)((floor(u) + 0.5) * d->in_scale) : (float)(u * d->in_scale);
     }
+    if (c->x_codes) /* random codes; the model sees the values they stand for, which quantize back to them */
+        for (int64_t i = 0; i < nx; i++) {
+            int code = d->in_signed ? rint_in(-128, 127) : rint_in(0, 255);
+            xq[i] = (int8_t)code;
+            x[i] = (float)(code - d->in_zero) * d->in_scale;
+            if (model_quant(x[i], d->in_scale, d->in_zero, d->in_signed) != code) {
+                printf("FAIL %s: code %d does not survive a round trip\n", label, code);
+                bad = 1;
+                goto done;
+            }
+        }
     for (int64_t i = 0; i < d->K * D; i++)
         w[i] = (int8_t)rint_in(-128, 127);
     for (int64_t k = 0; k < d->K; k++) {
@@ -144,7 +162,6 @@ static int run_case(const tcase *c, trtl_threadpool *pool, const char *want_kern
     }
     for (int64_t i = 0; i < ny; i++)
         res[i] = (float)runi(-2.0, 2.0);
-    trtl_qconv_state *s = NULL;
     trtl_status st = trtl_qconv_prepare(d, w, ws, c->per_channel, c->has_bias ? bias : NULL, &s);
     if (st != TRTL_OK) {
         printf("FAIL %s: prepare returned %d\n", label, (int)st);
@@ -162,8 +179,17 @@ static int run_case(const tcase *c, trtl_threadpool *pool, const char *want_kern
     char *sp = scratch + (rnd() % 2); /* any alignment */
     for (int64_t i = 0; i < ny; i++)
         y[i] = -12345.0f;
-    st = d->gemm ? trtl_qgemm_run(s, c->M, x, y, d->has_residual ? res : NULL, sp, sz, pool)
-                 : trtl_qconv_run(s, c->N, c->H, c->W, x, y, d->has_residual ? res : NULL, sp, sz, pool);
+    memset(yq, 0x5a, (size_t)(ny + 1));
+    const void *xin = c->x_codes ? (const void *)xq : (const void *)x;
+    void *yout = d->out_quant == 2 ? (void *)yq : (void *)y;
+    if (c->x_codes || d->out_quant == 2)
+        st = d->gemm ? trtl_qgemm_run_codes(s, c->M, xin, c->x_codes, yout, d->has_residual ? res : NULL, sp, sz,
+                                            pool)
+                     : trtl_qconv_run_codes(s, c->N, c->H, c->W, xin, c->x_codes, yout,
+                                            d->has_residual ? res : NULL, sp, sz, pool);
+    else
+        st = d->gemm ? trtl_qgemm_run(s, c->M, x, y, d->has_residual ? res : NULL, sp, sz, pool)
+                     : trtl_qconv_run(s, c->N, c->H, c->W, x, y, d->has_residual ? res : NULL, sp, sz, pool);
     free(scratch);
     if (st != TRTL_OK) {
         printf("FAIL %s: run returned %d\n", label, (int)st);
@@ -171,9 +197,16 @@ static int run_case(const tcase *c, trtl_threadpool *pool, const char *want_kern
         goto done;
     }
     model_run(c, x, w, ws, c->has_bias ? bias : NULL, d->has_residual ? res : NULL, ym, acc, OH, OW);
+    if (d->out_quant == 2 && yq[ny] != 0x5a) {
+        printf("FAIL %s: wrote past the output codes\n", label);
+        bad++;
+    }
     for (int64_t i = 0; i < ny && bad < 5; i++) {
         double got = y[i], want = ym[i], tol;
-        if (c->exact) {
+        if (d->out_quant == 2) {
+            got = d->out_signed ? (double)yq[i] : (double)(uint8_t)yq[i];
+            tol = 1.0; /* one LSB */
+        } else if (c->exact) {
             tol = 0.0;
             want = (double)(float)acc[i];
         } else if (d->out_quant) {
@@ -201,6 +234,8 @@ done:
     free(w);
     free(ym);
     free(acc);
+    free(xq);
+    free(yq);
     return bad ? 1 : 0;
 }
 
@@ -208,16 +243,16 @@ static void describe(const tcase *c, char *buf, size_t n, const char *kernel, in
 {
     const trtl_qconv_desc *d = &c->d;
     if (d->gemm)
-        snprintf(buf, n, "[%s t%d] gemm M%lld C%d K%d act %d res %d signed %d z %d pc %d oq %d exact %d", kernel,
+        snprintf(buf, n, "[%s t%d] gemm M%lld C%d K%d act %d res %d signed %d z %d pc %d oq %d exact %d codes %d", kernel,
                  threads, (long long)c->M, d->C, d->K, d->act, d->has_residual, d->in_signed, d->in_zero,
-                 c->per_channel, d->out_quant, c->exact);
+                 c->per_channel, d->out_quant, c->exact, c->x_codes);
     else
         snprintf(buf, n,
                  "[%s t%d] conv N%lld C%d H%lld W%lld K%d %dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d act %d res %d "
-                 "signed %d z %d pc %d oq %d exact %d",
+                 "signed %d z %d pc %d oq %d exact %d codes %d",
                  kernel, threads, (long long)c->N, d->C, (long long)c->H, (long long)c->W, d->K, d->R, d->S,
                  d->stride_h, d->stride_w, d->pad_t, d->pad_l, d->pad_b, d->pad_r, d->dil_h, d->dil_w, d->groups,
-                 d->act, d->has_residual, d->in_signed, d->in_zero, c->per_channel, d->out_quant, c->exact);
+                 d->act, d->has_residual, d->in_signed, d->in_zero, c->per_channel, d->out_quant, c->exact, c->x_codes);
 }
 
 /* A random case; `shape` (0..) cycles through required geometries first. */
@@ -283,6 +318,7 @@ static void make_case(tcase *c, int idx, int gemm)
     d->in_scale = (float)runi(0.005, 0.05);
     c->per_channel = rnd() % 2;
     c->exact = idx % 5 == 4;
+    c->x_codes = idx % 3 == 1;
     if (c->exact) {
         d->in_scale = 1.0f;
         d->act = TRTL_ACT_NONE;
@@ -299,7 +335,7 @@ static void make_case(tcase *c, int idx, int gemm)
     if (d->act == TRTL_ACT_ELU)
         d->alpha = (float)runi(0.1, 1.5);
     d->has_residual = rnd() % 2;
-    d->out_quant = rnd() % 3 == 0;
+    d->out_quant = rnd() % 3 == 0 ? 1 + (int)(rnd() % 2) : 0;
     d->out_signed = rnd() % 2;
     d->out_zero = d->out_signed ? rint_in(-10, 10) : rint_in(0, 40);
     d->out_scale = (float)runi(0.01, 0.1);

@@ -7,7 +7,8 @@
  * multiply), and attention fusion precedes epilogue fusion (which would take a mask add into the
  * first multiply as a residual); scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
- * last and takes a node's fused epilogue into its int8 layer. */
+ * last and takes a node's fused epilogue into its int8 layer; qdq_int8_io then joins its int8 layers
+ * with int8 tensors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_QDQ] = {"fuse_qdq", trtl_pass_fuse_qdq, 1, 0,
                             "turns DQ(Q(x)) -> convolution / fully connected / matrix multiply with int8 weights "
                             "(and its bias, activation, residual and output Q -> DQ) into one int8 layer"},
+    [TRTL_PASS_QDQ_INT8_IO] = {"qdq_int8_io", trtl_pass_qdq_int8_io, 1, 0,
+                               "keeps int8 between int8 layers: a fused layer feeding only int8 layers writes "
+                               "int8 codes instead of fake-quantized floats"},
 };
 
 int32_t trtl_pass_find(const char *name)

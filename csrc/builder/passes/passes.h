@@ -29,6 +29,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FOLD_SCALE,
     TRTL_PASS_FUSE_EPILOGUE,
     TRTL_PASS_FUSE_QDQ,
+    TRTL_PASS_QDQ_INT8_IO,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -73,5 +74,6 @@ trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
 trtl_status trtl_pass_fold_transpose(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_attention(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g);
+trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g);
 
 #endif

@@ -4,7 +4,10 @@
  * window altogether.  MAX sees only data (padding is -inf); AVERAGE divides the data sum by the count
  * of data positions (excludes padding) or of data + padding positions; a window without data gives
  * -inf (MAX) and 0 (AVERAGE).  NaN: a window holding one gives NaN (MAX, as numpy.max and
- * onnxruntime's MaxPool; AVERAGE and the blend through the sum). */
+ * onnxruntime's MaxPool; AVERAGE and the blend through the sum).
+ * MAX also takes INT8 / UINT8 codes (int8 tensors between int8 layers, passes/qdq_int8_io.c): the
+ * max of the codes is the code of the max (dequantization is increasing); a window without data
+ * gives the lowest code. */
 #include <math.h>
 #include "kernels/ref/ref.h"
 #include "core/shape.h"
@@ -20,6 +23,11 @@ trtl_status trtl_ref_pooling(const trtl_kernel_args *a)
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
     const float *x = (const float *)a->in[0].data;
     float *y = (float *)a->out[0].data;
+    const trtl_dtype dt = a->in[0].dtype;
+    const int codes = dt == TRTL_INT8 || dt == TRTL_UINT8;
+    if (codes && (p->type != TRTL_POOL_MAX || a->out[0].dtype != dt))
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s pooling of %s codes", a->node->name,
+                          p->type == TRTL_POOL_MAX ? "max" : "non-max", trtl_dtype_name(dt));
     int nsp = p->window_size.nb_dims, off = 3 - nsp, first = xd->nb_dims - nsp;
     int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, pre[3] = {0, 0, 0},
             post[3] = {0, 0, 0};
@@ -42,8 +50,8 @@ trtl_status trtl_ref_pooling(const trtl_kernel_args *a)
     int excl = p->average_count_excludes_padding;
     double f = p->blend_factor;
     for (int64_t pl = 0; pl < planes; pl++) {
-        const float *xp = x + pl * in_sp;
-        float *yp = y + pl * out_sp;
+        const float *xp = codes ? NULL : x + pl * in_sp;
+        float *yp = codes ? NULL : y + pl * out_sp;
         for (int64_t od = 0; od < out[0]; od++)
             for (int64_t oh = 0; oh < out[1]; oh++)
                 for (int64_t ow = 0; ow < out[2]; ow++) {
@@ -59,7 +67,10 @@ trtl_status trtl_ref_pooling(const trtl_kernel_args *a)
                     for (int64_t id = lo[0]; id < hi[0]; id++)
                         for (int64_t ih = lo[1]; ih < hi[1]; ih++)
                             for (int64_t iw = lo[2]; iw < hi[2]; iw++) {
-                                double v = xp[(id * in[1] + ih) * in[2] + iw];
+                                int64_t xi = (id * in[1] + ih) * in[2] + iw;
+                                double v = !codes ? xp[xi]
+                                           : dt == TRTL_INT8 ? ((const int8_t *)a->in[0].data)[pl * in_sp + xi]
+                                                             : ((const uint8_t *)a->in[0].data)[pl * in_sp + xi];
                                 sum += v;
                                 if (v > mx || count == 0 || isnan(v))
                                     mx = v; /* a NaN in the window makes the max NaN, as in numpy */
@@ -74,7 +85,13 @@ trtl_status trtl_ref_pooling(const trtl_kernel_args *a)
                         r = f < 1.0 ? (1.0 - f) * mx + f * avg : avg;
                         break;
                     }
-                    yp[(od * out[1] + oh) * out[2] + ow] = (float)r;
+                    int64_t yi = (od * out[1] + oh) * out[2] + ow;
+                    if (!codes)
+                        yp[yi] = (float)r;
+                    else if (dt == TRTL_INT8)
+                        ((int8_t *)a->out[0].data)[pl * out_sp + yi] = (int8_t)(count ? mx : -128);
+                    else
+                        ((uint8_t *)a->out[0].data)[pl * out_sp + yi] = (uint8_t)(count ? mx : 0);
                 }
     }
     return TRTL_OK;

@@ -13,18 +13,27 @@
 #include "kernels/kernel.h"
 #include "core/threadpool.h"
 
-/* The epilogue of one output value (qconv.h: dequantize, bias, residual, activation, out_quant). */
-static float epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res)
+/* The epilogue of output value o (qconv.h: dequantize, bias, residual, activation, out_quant), stored
+ * as a float or, with out_quant = 2, as its code. */
+static void epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res, void *y, int64_t o)
 {
     const trtl_qconv_desc *d = &s->d;
     float v = (float)acc * s->scale[k] + s->bias[k];
     if (res)
-        v += *res;
+        v += res[o];
     if (d->act != TRTL_ACT_NONE)
         v = trtl_activation_eval(d->act, d->alpha, d->beta, v);
+    if (d->out_quant == 2) {
+        int32_t c = trtl_q8_quantize(v, d->out_scale, d->out_zero, d->out_signed);
+        if (d->out_signed)
+            ((int8_t *)y)[o] = (int8_t)c;
+        else
+            ((uint8_t *)y)[o] = (uint8_t)c;
+        return;
+    }
     if (d->out_quant)
         v = (float)(trtl_q8_quantize(v, d->out_scale, d->out_zero, d->out_signed) - d->out_zero) * d->out_scale;
-    return v;
+    ((float *)y)[o] = v;
 }
 
 /* The scratch comes at any alignment; the int16 buffer starts at the next 64 bytes. */
@@ -33,9 +42,11 @@ static int16_t *align_scratch(void *p) { return (int16_t *)(((uintptr_t)p + 63) 
 typedef struct ref_job {
     const trtl_qconv_state *s;
     int64_t H, W, OH, OW;
-    const float *x, *res;
-    float *y;
+    const void *x; /* float, or codes (x_codes) */
+    const float *res;
+    void *y;       /* float, or codes (out_quant = 2) */
     int16_t *q;
+    int32_t x_codes;
 } ref_job;
 
 static void quant_task(void *ctx, int64_t b, int64_t e, int thread)
@@ -43,8 +54,25 @@ static void quant_task(void *ctx, int64_t b, int64_t e, int thread)
     const ref_job *j = ctx;
     const trtl_qconv_desc *d = &j->s->d;
     (void)thread;
+    if (j->x_codes) {
+        for (int64_t i = b; i < e; i++)
+            j->q[i] = (int16_t)(trtl_qk_code_at(j->x, d->in_signed, i) - d->in_zero);
+        return;
+    }
+    const float *x = j->x;
     for (int64_t i = b; i < e; i++)
-        j->q[i] = (int16_t)(trtl_q8_quantize(j->x[i], d->in_scale, d->in_zero, d->in_signed) - d->in_zero);
+        j->q[i] = (int16_t)(trtl_q8_quantize(x[i], d->in_scale, d->in_zero, d->in_signed) - d->in_zero);
+}
+
+/* Element offset of image / row block n in an x or y of this run's types. */
+static const void *in_at(const ref_job *j, int64_t i)
+{
+    return j->x_codes ? (const void *)((const int8_t *)j->x + i) : (const void *)((const float *)j->x + i);
+}
+
+static void *out_at(const trtl_qconv_state *s, void *y, int64_t i)
+{
+    return s->d.out_quant == 2 ? (void *)((int8_t *)y + i) : (void *)((float *)y + i);
 }
 
 static void conv_task(void *ctx, int64_t b, int64_t e, int thread)
@@ -71,8 +99,7 @@ static void conv_task(void *ctx, int64_t b, int64_t e, int thread)
                                 acc += (int32_t)qg[c * HW + ih * j->W + iw] * wk[(c * d->R + r) * d->S + t];
                         }
                     }
-                int64_t o = k * P + oh * j->OW + ow;
-                j->y[o] = epilogue_one(s, k, acc, j->res ? j->res + o : NULL);
+                epilogue_one(s, k, acc, j->res, j->y, k * P + oh * j->OW + ow);
             }
     }
 }
@@ -83,18 +110,19 @@ size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, i
     return 64 + (size_t)(s->d.C * H * W) * sizeof(int16_t);
 }
 
-void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
-                        const float *residual, void *scratch, struct trtl_threadpool *pool)
+void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io,
+                        void *scratch, struct trtl_threadpool *pool)
 {
     const trtl_qconv_desc *d = &s->d;
-    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, align_scratch(scratch)};
+    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, align_scratch(scratch), io->x_codes};
     j.OH = trtl_qconv_out_dim(H, d->R, d->stride_h, d->pad_t, d->pad_b, d->dil_h);
     j.OW = trtl_qconv_out_dim(W, d->S, d->stride_w, d->pad_l, d->pad_r, d->dil_w);
     const int64_t in_img = d->C * H * W, out_img = d->K * j.OH * j.OW;
     for (int64_t n = 0; n < N; n++) {
-        j.x = x + n * in_img;
-        j.y = y + n * out_img;
-        j.res = residual ? residual + n * out_img : NULL;
+        j.x = io->x;
+        j.x = in_at(&j, n * in_img);
+        j.y = out_at(s, io->y, n * out_img);
+        j.res = io->residual ? io->residual + n * out_img : NULL;
         trtl_parallel_for(pool, in_img, 4096, quant_task, &j);
         trtl_parallel_for(pool, d->K, 1, conv_task, &j);
     }
@@ -111,7 +139,7 @@ static void gemm_task(void *ctx, int64_t b, int64_t e, int thread)
             int32_t acc = 0;
             for (int64_t c = 0; c < C; c++)
                 acc += (int32_t)j->q[m * C + c] * s->w[k * C + c];
-            j->y[m * K + k] = epilogue_one(s, k, acc, j->res ? j->res + m * K + k : NULL);
+            epilogue_one(s, k, acc, j->res, j->y, m * K + k);
         }
 }
 
@@ -120,10 +148,10 @@ size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M)
     return 64 + (size_t)(M * s->d.C) * sizeof(int16_t);
 }
 
-void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
-                        void *scratch, struct trtl_threadpool *pool)
+void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io *io, void *scratch,
+                        struct trtl_threadpool *pool)
 {
-    ref_job j = {s, 0, 0, 0, 0, x, residual, y, align_scratch(scratch)};
+    ref_job j = {s, 0, 0, 0, 0, io->x, io->residual, io->y, align_scratch(scratch), io->x_codes};
     trtl_parallel_for(pool, M * s->d.C, 4096, quant_task, &j);
     trtl_parallel_for(pool, M, 1, gemm_task, &j);
 }

@@ -4,20 +4,24 @@
  *   y = (float)(acc * in_scale * w_scale[k] + bias[k])      (double, one rounding)
  *   y = act(y + residual);   y = DQ(Q(y)) when out_quant     (float, as the fp32 layers would).
  * Padding taps contribute nothing: they are the value 0.0, whose quantized form minus the zero
- * point is 0.  The slow but obvious form: inputs are quantized again for every tap (no scratch). */
+ * point is 0.  The slow but obvious form: inputs are quantized again for every tap (no scratch).
+ * Integer input (input 0 of in_type: codes) is used as it is; out_quant = 2 stores the output's codes. */
 #include "kernels/ref/ref.h"
 #include "kernels/ref/qdq_math.h"
 #include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 
-static inline int32_t qx(const trtl_qlinear_params *q, float x)
+/* Element i of input 0 quantized, minus the zero point (x: float, or codes when codes). */
+static inline int32_t qx(const trtl_qlinear_params *q, const void *x, int codes, int64_t i)
 {
-    return trtl_q_value(x, q->in_scale, q->in_zero_point, q->in_type) - q->in_zero_point;
+    if (codes)
+        return (q->in_type == TRTL_UINT8 ? ((const uint8_t *)x)[i] : ((const int8_t *)x)[i]) - q->in_zero_point;
+    return trtl_q_value(((const float *)x)[i], q->in_scale, q->in_zero_point, q->in_type) - q->in_zero_point;
 }
 
 /* acc -> the output value with the epilogue (r: residual value or 0). */
-static float finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const float *res, int64_t i)
+static float finish_value(const trtl_qlinear_params *q, int64_t acc, int64_t k, const float *res, int64_t i)
 {
     const float *ws = q->w_scale.values, *b = q->conv.bias.count ? q->conv.bias.values : NULL;
     float y = (float)((double)acc * (double)q->in_scale * (double)ws[k] + (b ? (double)b[k] : 0.0));
@@ -25,18 +29,34 @@ static float finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const 
         y += res[i];
     if (q->act != TRTL_ACT_NONE)
         y = trtl_activation_eval(q->act, q->alpha, q->beta, y);
-    if (q->out_quant)
+    if (q->out_quant == 1)
         y = trtl_fake_quant(y, q->out_scale, q->out_zero_point, q->out_type);
     return y;
+}
+
+/* Output element i: the float, or its code (out_quant = 2). */
+static void finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const float *res, void *y, int64_t i)
+{
+    float v = finish_value(q, acc, k, res, i);
+    if (q->out_quant != 2) {
+        ((float *)y)[i] = v;
+        return;
+    }
+    int32_t c = trtl_q_value(v, q->out_scale, q->out_zero_point, q->out_type);
+    if (q->out_type == TRTL_UINT8)
+        ((uint8_t *)y)[i] = (uint8_t)c;
+    else
+        ((int8_t *)y)[i] = (int8_t)c;
 }
 
 static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params *q, const float *res)
 {
     const trtl_conv_params *p = &q->conv;
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
-    const float *x = a->in[0].data;
+    const void *x = a->in[0].data;
+    const int codes = a->in[0].dtype != TRTL_FLOAT;
     const int8_t *w = p->kernel.values;
-    float *y = a->out[0].data;
+    void *y = a->out[0].data;
     int nsp = p->kernel_size.nb_dims, off = 3 - nsp;
     int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
             pad[3] = {0, 0, 0};
@@ -60,7 +80,7 @@ static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params
                     for (int64_t ow = 0; ow < out[2]; ow++) {
                         int64_t acc = 0;
                         for (int64_t c = 0; c < Cg; c++) {
-                            const float *xc = x + (n * C + g * Cg + c) * in_sp;
+                            const int64_t xc = (n * C + g * Cg + c) * in_sp;
                             const int8_t *wc = w + (kk * Cg + c) * kvol;
                             for (int64_t kd = 0; kd < k[0]; kd++) {
                                 int64_t id = od * s[0] - pad[0] + kd * dl[0];
@@ -74,14 +94,14 @@ static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params
                                         int64_t iw = ow * s[2] - pad[2] + kw * dl[2];
                                         if (iw < 0 || iw >= in[2])
                                             continue;
-                                        acc += (int64_t)qx(q, xc[(id * in[1] + ih) * in[2] + iw]) *
+                                        acc += (int64_t)qx(q, x, codes, xc + (id * in[1] + ih) * in[2] + iw) *
                                                wc[(kd * k[1] + kh) * k[2] + kw];
                                     }
                                 }
                             }
                         }
                         int64_t i = (n * K + kk) * out_sp + (od * out[1] + oh) * out[2] + ow;
-                        y[i] = finish(q, acc, kk, res, i);
+                        finish(q, acc, kk, res, y, i);
                     }
         }
     return TRTL_OK;
@@ -92,15 +112,16 @@ static trtl_status run_rows(const trtl_kernel_args *a, const trtl_qlinear_params
 {
     int64_t K = q->conv.num_output_maps, cin = q->conv.kernel.count / K;
     int64_t total = trtl_volume(&a->in[0].dims), rows = cin ? total / cin : 0;
-    const float *x = a->in[0].data;
+    const void *x = a->in[0].data;
+    const int codes = a->in[0].dtype != TRTL_FLOAT;
     const int8_t *w = q->conv.kernel.values;
-    float *y = a->out[0].data;
+    void *y = a->out[0].data;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t kk = 0; kk < K; kk++) {
             int64_t acc = 0;
             for (int64_t c = 0; c < cin; c++)
-                acc += (int64_t)qx(q, x[r * cin + c]) * w[kk * cin + c];
-            y[r * K + kk] = finish(q, acc, kk, res, r * K + kk);
+                acc += (int64_t)qx(q, x, codes, r * cin + c) * w[kk * cin + c];
+            finish(q, acc, kk, res, y, r * K + kk);
         }
     return TRTL_OK;
 }

@@ -36,6 +36,34 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t align_up(size_t a) { return (a + ALIGN - 1) / ALIGN * ALIGN; }
 static void *align_ptr(void *p) { return (void *)(((uintptr_t)p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1)); }
 
+/* n input codes from x + i (int8 or uint8) -> n elements at dst (u8 for G = 4, int16 for G = 2), as
+ * the quantizer would have made them from the values the codes stand for. */
+static void codes_to_elems(const trtl_qconv_state *s, const void *x, int64_t i, int64_t n, void *dst)
+{
+    const int32_t g = s->ops->g, zero = s->d.in_zero;
+    if (g == 4) {
+        uint8_t *o = dst;
+        const uint8_t *b = (const uint8_t *)x + i, flip = s->d.in_signed ? 0x80 : 0; /* +128 for s8 */
+        for (int64_t k = 0; k < n; k++)
+            o[k] = (uint8_t)(b[k] ^ flip);
+    } else {
+        int16_t *o = dst;
+        for (int64_t k = 0; k < n; k++)
+            o[k] = (int16_t)(trtl_qk_code_at(x, s->d.in_signed, i + k) - zero);
+    }
+}
+
+/* y at element i: floats, or code bytes with out_quant = 2 (then *yq is set and the float is NULL). */
+static float *y_at(const trtl_qconv_state *s, void *y, int64_t i, int8_t **yq)
+{
+    if (s->d.out_quant == 2) {
+        *yq = (int8_t *)y + i;
+        return NULL;
+    }
+    *yq = NULL;
+    return (float *)y + i;
+}
+
 /* ---- geometry of a convolution run --------------------------------------------------------------- */
 
 typedef struct qd_geom {
@@ -103,8 +131,10 @@ typedef struct qd_conv_job {
     const trtl_qconv_state *s;
     const qd_geom *g;
     qd_split sp;
-    const float *x, *res;
-    float *y;
+    const void *x; /* float, or codes (x_codes) */
+    int32_t x_codes;
+    const float *res;
+    void *y;       /* float, or codes (out_quant = 2) */
     uint8_t *plane;
     int32_t *b;
     const int64_t *off, *doff;
@@ -120,20 +150,26 @@ static void conv_quant_task(void *ctx, int64_t cb, int64_t ce, int thread)
     (void)thread;
     for (int64_t c = cb; c < ce; c++) {
         uint8_t *pc = j->plane + c * plane_c * g->es;
-        const float *xc = j->x + c * g->H * g->W;
+        const int64_t xc = c * g->H * g->W; /* element offset of channel c in x */
         /* the border: the element of 0.0 (int16 elements: 0; u8: in_zero + shift, one byte) */
         if (d->pad_t)
             memset(pc, s->q.pad, (size_t)(d->pad_t * g->Wp * g->es));
         if (d->pad_b)
             memset(pc + (d->pad_t + g->H) * g->Wp * g->es, s->q.pad, (size_t)(d->pad_b * g->Wp * g->es));
         if (!d->pad_l && !d->pad_r) {
-            s->ops->quant(xc, g->H * g->W, pc + d->pad_t * g->Wp * g->es, &s->q);
+            if (j->x_codes)
+                codes_to_elems(s, j->x, xc, g->H * g->W, pc + d->pad_t * g->Wp * g->es);
+            else
+                s->ops->quant((const float *)j->x + xc, g->H * g->W, pc + d->pad_t * g->Wp * g->es, &s->q);
             continue;
         }
         for (int64_t h = 0; h < g->H; h++) {
             uint8_t *row = pc + ((d->pad_t + h) * g->Wp) * g->es;
             memset(row, s->q.pad, (size_t)(d->pad_l * g->es));
-            s->ops->quant(xc + h * g->W, g->W, row + d->pad_l * g->es, &s->q);
+            if (j->x_codes)
+                codes_to_elems(s, j->x, xc + h * g->W, g->W, row + d->pad_l * g->es);
+            else
+                s->ops->quant((const float *)j->x + xc + h * g->W, g->W, row + d->pad_l * g->es, &s->q);
             memset(row + (d->pad_l + g->W) * g->es, s->q.pad, (size_t)(d->pad_r * g->es));
         }
     }
@@ -177,6 +213,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
             for (int64_t t0 = ts; t0 < te; t0 += o->nv) {
                 int64_t nv = te - t0 < o->nv ? te - t0 : o->nv, last = P - (t0 + nv - 1) * o->vl;
                 int64_t k0 = p * o->mr, yo = k0 * P + t0 * o->vl;
+                int8_t *yq;
+                float *yf = y_at(s, j->y, yo, &yq);
                 trtl_qk_tile t = {s->packed + p * s->steps * o->mr,
                                   j->b + t0 * sw,
                                   sw,
@@ -188,7 +226,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                                   s->comp + k0,
                                   s->scale + k0,
                                   s->bias + k0,
-                                  j->y + yo,
+                                  yf,
+                                  yq,
                                   j->res ? j->res + yo : NULL,
                                   P};
                 o->tile(&t, &s->e);
@@ -196,8 +235,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
     }
 }
 
-void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const float *x, float *y,
-                         const float *residual, void *scratch, struct trtl_threadpool *pool)
+void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io,
+                         void *scratch, struct trtl_threadpool *pool)
 {
     const trtl_qconv_desc *d = &s->d;
     const trtl_qk_ops *o = s->ops;
@@ -225,13 +264,15 @@ void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_
     struct trtl_threadpool *tp = threads > 1 ? pool : NULL;
     split_init(&j.sp, g.nstrips, d->K, o->nv, o->mr, threads, s->steps * o->vl * 4);
     const int64_t in_img = d->C * H * W, out_img = d->K * g.P;
-    /* 1x1 stride 1 unpadded: the im2col matrix is x itself, quantized straight into strips */
-    const int direct = d->R == 1 && d->S == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_t && !d->pad_l &&
+    /* 1x1 stride 1 unpadded: the im2col matrix is x itself, quantized straight into strips (float x) */
+    const int direct = !io->x_codes && d->R == 1 && d->S == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_t && !d->pad_l &&
                        !d->pad_b && !d->pad_r;
+    const size_t in_es = io->x_codes ? 1 : sizeof(float), out_es = d->out_quant == 2 ? 1 : sizeof(float);
+    j.x_codes = io->x_codes;
     for (int64_t n = 0; n < N; n++) {
-        j.x = x + n * in_img;
-        j.y = y + n * out_img;
-        j.res = residual ? residual + n * out_img : NULL;
+        j.x = (const uint8_t *)io->x + (size_t)(n * in_img) * in_es;
+        j.y = (uint8_t *)io->y + (size_t)(n * out_img) * out_es;
+        j.res = io->residual ? io->residual + n * out_img : NULL;
         if (direct) {
             trtl_parallel_for(tp, g.nstrips, 4, conv_direct_task, &j);
         } else {
@@ -248,9 +289,11 @@ typedef struct qd_gemm_job {
     const trtl_qconv_state *s;
     qd_split sp;
     int64_t M;
-    const float *x, *res;
-    float *y;
-    int32_t *a; /* row panels */
+    const void *x; /* float, or codes (x_codes) */
+    int32_t x_codes;
+    const float *res;
+    void *y;       /* float, or codes (out_quant = 2) */
+    int32_t *a;    /* row panels */
 } qd_gemm_job;
 
 size_t trtl_qgemm_simd_scratch(const trtl_qconv_state *s, int64_t M)
@@ -278,7 +321,10 @@ static void gemm_quant_task(void *ctx, int64_t pb, int64_t pe, int thread)
             }
             for (int64_t c0 = 0; c0 < C; c0 += ROW_CHUNK) {
                 int64_t n = C - c0 < ROW_CHUNK ? C - c0 : ROW_CHUNK;
-                o->quant(j->x + m * C + c0, n, tmp, &s->q);
+                if (j->x_codes)
+                    codes_to_elems(s, j->x, m * C + c0, n, tmp);
+                else
+                    o->quant((const float *)j->x + m * C + c0, n, tmp, &s->q);
                 memset(tmp + n * (4 / o->g), 0, 4); /* the last word's unused elements (zero weights) */
                 for (int64_t q = c0 / o->g, qe = ceil_div(c0 + n, o->g); q < qe; q++)
                     memcpy(&panel[q * mr + i], tmp + (q * o->g - c0) * (4 / o->g), 4);
@@ -302,6 +348,8 @@ static void gemm_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
             for (int64_t t0 = ts; t0 < te; t0 += o->nv) {
                 int64_t nv = te - t0 < o->nv ? te - t0 : o->nv, last = K - (t0 + nv - 1) * o->vl;
                 int64_t m0 = p * o->mr, yo = m0 * K + t0 * o->vl;
+                int8_t *yq;
+                float *yf = y_at(s, j->y, yo, &yq);
                 trtl_qk_tile t = {j->a + p * s->steps * o->mr,
                                   s->packed + t0 * sw,
                                   sw,
@@ -313,7 +361,8 @@ static void gemm_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                                   s->comp + t0 * o->vl,
                                   s->scale + t0 * o->vl,
                                   s->bias + t0 * o->vl,
-                                  j->y + yo,
+                                  yf,
+                                  yq,
                                   j->res ? j->res + yo : NULL,
                                   K};
                 o->tile(&t, &s->e);
@@ -321,17 +370,18 @@ static void gemm_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
     }
 }
 
-void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const float *x, float *y, const float *residual,
-                         void *scratch, struct trtl_threadpool *pool)
+void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io *io, void *scratch,
+                         struct trtl_threadpool *pool)
 {
     const trtl_qk_ops *o = s->ops;
     qd_gemm_job j;
     memset(&j, 0, sizeof j);
     j.s = s;
     j.M = M;
-    j.x = x;
-    j.y = y;
-    j.res = residual;
+    j.x = io->x;
+    j.x_codes = io->x_codes;
+    j.y = io->y;
+    j.res = io->residual;
     j.a = align_ptr(scratch);
     int threads = threads_for(pool, 2.0 * (double)M * (double)s->d.K * (double)s->D);
     struct trtl_threadpool *tp = threads > 1 ? pool : NULL;

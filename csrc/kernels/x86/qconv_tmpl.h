@@ -70,6 +70,29 @@ QT_ATTR static void QT_FN(qt_fakequant)(float *y, int64_t n, const trtl_qk_epi *
     }
 }
 
+/* Output codes (out_quant = 2) of n <= VL values v (bias and residual added, activation not yet
+ * applied): act, then sat(rne(v / out_scale) + out_zero), stored as n bytes at dst. */
+QT_ATTR static inline void QT_FN(qt_store_codes)(VF v, int8_t *dst, int n, const trtl_qk_epi *e, int fast)
+{
+    int32_t c[QT_VL];
+    if (fast) {
+        v = QT_FN(qt_act)(v, e->act, e->alpha, e->beta);
+        VF s = VF_SET1(e->out_scale);
+        VI q = VF_CVT_F2I(QT_FN(qt_quot)(v, s, VF_SET1(e->out_rcp), VF_SET1(e->out_lim)));
+        q = VI_MIN(VI_MAX(q, VI_SET1(e->out_lo)), VI_SET1(e->out_hi));
+        VI_STORE(c, VI_ADD(q, VI_SET1(e->out_zero)));
+    } else { /* the other activations, one value at a time */
+        float f[QT_VL];
+        const int sgn = e->out_lo + e->out_zero < 0;
+        VF_STORE(f, v);
+        for (int i = 0; i < n; i++)
+            c[i] = trtl_q8_quantize(trtl_activation_eval(e->act, e->alpha, e->beta, f[i]), e->out_scale, e->out_zero,
+                                    sgn);
+    }
+    for (int i = 0; i < n; i++)
+        dst[i] = (int8_t)c[i]; /* uint8 codes keep their bit pattern */
+}
+
 /* VL floats -> VL clamped codes (int32 lanes). */
 QT_ATTR static inline VI QT_FN(qt_codes)(VF x, const trtl_qk_quant *q)
 {
@@ -246,7 +269,7 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
     for (int i = 0; i < QT_MR; i++) {
         if (i >= t->mr)
             break;
-        float *yr = t->y + i * t->ldy;
+        float *yr = t->y ? t->y + i * t->ldy : NULL;
         const float *rr = t->res ? t->res + i * t->ldy : NULL;
         VI comp = VI_ZERO();
         VF sc = VF_ZERO(), bi = VF_ZERO();
@@ -266,6 +289,10 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
             const int full = j < NV - 1 || t->last_cols == QT_VL;
             if (rr)
                 v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
+            if (t->yq) {
+                QT_FN(qt_store_codes)(v, t->yq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e, fast);
+                continue;
+            }
             if (fast) {
                 v = QT_FN(qt_act)(v, e->act, e->alpha, e->beta);
                 if (e->out_quant)
@@ -277,7 +304,7 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
                 VF_STOREM(yr + j * QT_VL, tail, v);
         }
     }
-    if (!fast) {
+    if (!fast && !t->yq) {
         const trtl_epilogue ae = {e->act, e->alpha, e->beta, 0};
         const int64_t cols = (int64_t)(NV - 1) * QT_VL + t->last_cols;
         for (int i = 0; i < t->mr; i++) {

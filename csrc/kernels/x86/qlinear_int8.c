@@ -6,7 +6,8 @@
  * fully connected layers and matrix multiplies (rows).  The library's arithmetic is the
  * reference's up to the rounding of in_scale * w_scale (once, in float; the reference multiplies in
  * double), so results agree to float rounding and, after an output fake-quantization, within one
- * step where a value lies on a rounding tie. */
+ * step where a value lies on a rounding tie.  Input 0 may be FLOAT or the INT8 / UINT8 codes of the
+ * input's quantization, and out_quant = 2 writes the output's codes (passes/qdq_int8_io.c). */
 #include "kernels/kernel.h"
 #include "kernels/qconv.h"
 #include "core/dims.h"
@@ -106,19 +107,21 @@ static trtl_status ql_run(const trtl_kernel_args *a)
     const trtl_qconv_state *s = a->state;
     const trtl_dims *x = &a->in[0].dims;
     const float *res = n->p.qlin.has_residual ? a->in[1].data : NULL;
+    const int32_t codes = a->in[0].dtype != TRTL_FLOAT;
     struct trtl_threadpool *pool = a->pool;
     int nt = pool ? trtl_threadpool_size(pool) : 1;
     trtl_status st;
     if (conv_mode(&n->p.qlin)) {
         if (trtl_qconv_scratch(s, x->d[0], x->d[2], x->d[3], nt) > a->scratch_size)
             pool = NULL;
-        st = trtl_qconv_run(s, x->d[0], x->d[2], x->d[3], a->in[0].data, a->out[0].data, res, a->scratch,
-                            a->scratch_size, pool);
+        st = trtl_qconv_run_codes(s, x->d[0], x->d[2], x->d[3], a->in[0].data, codes, a->out[0].data, res,
+                                  a->scratch, a->scratch_size, pool);
     } else {
         int64_t m = rows_of(n, x);
         if (trtl_qgemm_scratch(s, m, nt) > a->scratch_size)
             pool = NULL;
-        st = trtl_qgemm_run(s, m, a->in[0].data, a->out[0].data, res, a->scratch, a->scratch_size, pool);
+        st = trtl_qgemm_run_codes(s, m, a->in[0].data, codes, a->out[0].data, res, a->scratch, a->scratch_size,
+                                  pool);
     }
     return st == TRTL_OK ? st : trtl_error_prefix("layer '%s'", n->name);
 }

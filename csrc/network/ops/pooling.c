@@ -107,7 +107,10 @@ trtl_status trtl_infer_pooling(const trtl_infer_ctx *c)
     int32_t nsp = q->window_size.nb_dims;
     char s[TRTL_DIMS_STR_MAX];
     TRTL_TRY(check_pooling(q, c->layer_name));
-    if (c->in_type[0] != TRTL_FLOAT)
+    /* INT8 / UINT8 codes: max pooling (the max of the codes; int8 tensors between int8 layers,
+     * passes/qdq_int8_io.c), on the reference kernel */
+    const int codes = c->in_type[0] == TRTL_INT8 || c->in_type[0] == TRTL_UINT8;
+    if (c->in_type[0] != TRTL_FLOAT && !(codes && q->type == TRTL_POOL_MAX))
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': pooling needs a FLOAT input, got %s", c->layer_name,
                           trtl_dtype_name(c->in_type[0]));
     if (x->nb_dims < nsp + 1)
@@ -125,6 +128,6 @@ trtl_status trtl_infer_pooling(const trtl_infer_ctx *c)
                                      trtl_dims_str(x, s, sizeof s), (int)i);
     }
     c->out[0] = o;
-    c->out_type[0] = TRTL_FLOAT;
+    c->out_type[0] = codes ? c->in_type[0] : TRTL_FLOAT;
     return TRTL_OK;
 }

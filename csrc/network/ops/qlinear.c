@@ -1,8 +1,10 @@
 /* qlinear.c -- QLINEAR, the builder's internal quantized convolution / fully connected / matrix
  * multiply (trtl_qlinear_params in core/params.h; made by passes/fuse_qdq.c, run by
  * kernels/ref/qlinear.c and the int8 kernels).  Never a network layer: lowering refuses it.
- * Inputs: 0 the FLOAT activation (quantized inside), 1 the FLOAT residual when has_residual.
- * Output FLOAT, shaped as the convolution / fully connected layer / matrix multiply it replaces. */
+ * Inputs: 0 the FLOAT activation (quantized inside) or its INT8 / UINT8 codes (of in_type, written
+ * by a QLINEAR with out_quant = 2: passes/qdq_int8_io.c), 1 the FLOAT residual when has_residual.
+ * Output FLOAT, or the codes of out_type when out_quant = 2, shaped as the convolution / fully
+ * connected layer / matrix multiply it replaces. */
 #include <string.h>
 #include "network/op_table.h"
 #include "core/status.h"
@@ -29,7 +31,7 @@ const trtl_attr_desc trtl_attrs_qlinear[] = {
     QA("alpha", TRTL_ATTR_FLOAT, alpha),
     QA("beta", TRTL_ATTR_FLOAT, beta),
     QA("has_residual", TRTL_ATTR_BOOL, has_residual),
-    QA("out_quant", TRTL_ATTR_BOOL, out_quant),
+    QA("out_quant", TRTL_ATTR_INT, out_quant), /* 0, 1 or 2; an i32 in plans as the BOOL it was */
     QA("out_scale", TRTL_ATTR_FLOAT, out_scale),
     QA("out_zero_point", TRTL_ATTR_INT, out_zero_point),
     QA("out_type", TRTL_ATTR_DTYPE, out_type),
@@ -81,6 +83,9 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
         (q->conv.bias.count && (q->conv.bias.type != TRTL_FLOAT || q->conv.bias.count != *K)))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': quantized weights must be INT8 with %lld FLOAT "
                           "scales (and bias)", ln, (long long)*K);
+    if (q->out_quant < 0 || q->out_quant > 2)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad output quantization mode %d", ln,
+                          (int)q->out_quant);
     if (!(q->in_scale > 0) || !range_ok(q->in_type, q->in_zero_point) ||
         (q->out_quant && (!(q->out_scale > 0) || !range_ok(q->out_type, q->out_zero_point))))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantization scale or zero point", ln);
@@ -90,8 +95,9 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %d inputs, expected %d", ln, (int)c->n_in,
                           1 + (q->has_residual ? 1 : 0));
     for (int32_t i = 0; i < c->n_in; i++)
-        if (c->in_type[i] != TRTL_FLOAT)
-            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': input %d must be FLOAT", ln, (int)i);
+        if (c->in_type[i] != TRTL_FLOAT && (i != 0 || (int32_t)c->in_type[0] != q->in_type))
+            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': input %d must be FLOAT%s%s", ln, (int)i,
+                              i ? "" : " or ", i ? "" : trtl_dtype_name((trtl_dtype)q->in_type));
     return TRTL_OK;
 }
 
@@ -103,6 +109,8 @@ trtl_status trtl_infer_qlinear(const trtl_infer_ctx *c)
     TRTL_TRY(check_params(c, &K));
     trtl_infer_ctx one = *c;
     one.n_in = 1;
+    trtl_dtype float_in = TRTL_FLOAT;
+    one.in_type = &float_in; /* the geometry's own type checks see the value type */
     if (q->mode == TRTL_QL_CONV) {
         TRTL_TRY(trtl_infer_convolution(&one)); /* node->p.conv is q->conv (first member) */
     } else if (q->mode == TRTL_QL_FC) {
@@ -121,8 +129,8 @@ trtl_status trtl_infer_qlinear(const trtl_infer_ctx *c)
                               c->layer_name, trtl_dims_str(x, b1, sizeof b1), (long long)K, (long long)cin);
         c->out[0] = *x;
         c->out[0].d[x->nb_dims - 1] = K;
-        c->out_type[0] = TRTL_FLOAT;
     }
+    c->out_type[0] = q->out_quant == 2 ? (trtl_dtype)q->out_type : TRTL_FLOAT;
     if (q->has_residual) {
         const trtl_dims *r = &c->in[1], *o = &c->out[0];
         int ok = r->nb_dims == o->nb_dims;

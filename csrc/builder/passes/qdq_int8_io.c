@@ -1,0 +1,146 @@
+/* qdq_int8_io.c -- int8 between int8 layers: a QLINEAR node whose output is fake-quantized
+ * (out_quant = 1, made by fuse_qdq from the Q -> DQ after it) and whose every consumer is a QLINEAR
+ * node that quantizes that tensor as its input 0 with the same parameters writes the integer codes
+ * instead (out_quant = 2; the tensor becomes INT8 / UINT8) and the consumers read them as they are:
+ *
+ *     QLINEAR_a(...; out Q -> DQ (s, z)) -> y (FLOAT) -> QLINEAR_b(quantize y with (s, z))
+ *   ==>  QLINEAR_a(...; out codes (s, z)) -> y (INT8/UINT8) -> QLINEAR_b(codes y)
+ *
+ * The math is the same: b quantizes DQ(Q(v)) = (Q(v) - z) * s with (s, z) again, which gives back
+ * Q(v) exactly (the float32 quotient of (q - z) * s by s rounds to q - z for |q - z| <= 255), so b
+ * sees the same integers and the fp32 tensor between (4 bytes an element, a quantize and a
+ * dequantize pass) becomes one byte an element.  Preconditions: y is no network output; every
+ * consumer is a live QLINEAR reading y as input 0 only (not as its residual) with in_scale,
+ * in_zero_point and in_type equal to a's out_scale, out_zero_point, out_type.  Anything else keeps
+ * the float tensor: where an int8 layer meets a float one, the reformat is the fused output
+ * fake-quantization (codes -> float) or the consumer's input quantization (float -> codes), and the
+ * inspector shows the tensor's type (INT8 / UINT8 or FLOAT) at each step.
+ *
+ * Max pooling between (fuse_qdq lets DQ(Q(y)) -> max pool -> QLINEAR read y through the pooling)
+ * joins the chain: the max of the codes is the code of the max (dequantization is increasing, and
+ * a window without data gives the lowest code, as -inf quantizes), so a max pooling whose output
+ * feeds only code-taking consumers (recursively, a few levels) pools the codes themselves. */
+#include "builder/passes/passes.h"
+#include "core/status.h"
+
+static int live_qlinear(const trtl_bgraph *g, int32_t i)
+{
+    return i >= 0 && i < g->nn && !g->n[i].dead && g->n[i].n.op == TRTL_OP_QLINEAR;
+}
+
+#define MAX_POOL_DEPTH 4
+
+/* A max pooling with nothing fused: it can pool codes. */
+static int max_pool(const trtl_node *n)
+{
+    return n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX && n->n_in == 1 && n->n_out == 1 &&
+           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
+}
+
+/* Node i's outputs reach nothing (fuse_qdq leaves the Q -> DQ it looked through for dead_layers to
+ * remove): it may be dropped now. */
+static int dead_end(const trtl_bgraph *g, int32_t i, int depth)
+{
+    const trtl_node *n = &g->n[i].n;
+    if (depth > MAX_POOL_DEPTH)
+        return 0;
+    for (int32_t o = 0; o < n->n_out; o++) {
+        if (trtl_bg_is_output(g, n->out[o]))
+            return 0;
+        for (int32_t k = 0; k < g->nn; k++) {
+            if (g->n[k].dead)
+                continue;
+            for (int32_t j = 0; j < g->n[k].n.n_in; j++)
+                if (g->n[k].n.in[j] == n->out[o] && !dead_end(g, k, depth + 1))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+/* Marks node i and everything after it dead (dead_end(i) holds). */
+static void drop(trtl_bgraph *g, int32_t i)
+{
+    g->n[i].dead = 1;
+    for (int32_t o = 0; o < g->n[i].n.n_out; o++)
+        for (int32_t k = 0; k < g->nn; k++)
+            for (int32_t j = 0; !g->n[k].dead && j < g->n[k].n.n_in; j++)
+                if (g->n[k].n.in[j] == g->n[i].n.out[o])
+                    drop(g, k);
+}
+
+/* Every consumer of y reads it as the codes of (scale, zp, type) at input 0 and nowhere else: a
+ * QLINEAR with those input parameters, or a max pooling whose output is such a tensor again. */
+static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth)
+{
+    int32_t seen = 0;
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (g->n[i].dead)
+            continue;
+        const trtl_node *n = &g->n[i].n;
+        int uses = 0;
+        for (int32_t j = 0; j < n->n_in; j++)
+            uses += n->in[j] == y;
+        if (!uses)
+            continue;
+        if (dead_end(g, i, 0))
+            continue;
+        if (uses == 1 && max_pool(n) && depth < MAX_POOL_DEPTH && g->t[n->out[0]].dtype == TRTL_FLOAT &&
+            !trtl_bg_is_output(g, n->out[0]) && consumers_take_codes(g, n->out[0], out, depth + 1)) {
+            seen++;
+            continue;
+        }
+        if (!live_qlinear(g, i) || uses != 1 || n->in[0] != y)
+            return 0;
+        const trtl_qlinear_params *q = &n->p.qlin;
+        if (q->in_scale != out->out_scale || q->in_zero_point != out->out_zero_point || q->in_type != out->out_type)
+            return 0;
+        seen++;
+    }
+    return seen > 0;
+}
+
+/* y and the max poolings after it (consumers_take_codes said yes) become `type` codes; consumers
+ * whose outputs reach nothing are dropped (they would read FLOAT). */
+static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type)
+{
+    int32_t pools = 0;
+    g->t[y].dtype = type;
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (g->n[i].dead)
+            continue;
+        int uses = 0;
+        for (int32_t j = 0; j < g->n[i].n.n_in; j++)
+            uses += g->n[i].n.in[j] == y;
+        if (!uses)
+            continue;
+        if (dead_end(g, i, 0))
+            drop(g, i); /* it would read FLOAT */
+        else if (max_pool(&g->n[i].n))
+            pools += 1 + retype(g, g->n[i].n.out[0], type);
+    }
+    return pools;
+}
+
+trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
+{
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "int8 tensors between int8 layers");
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (!live_qlinear(g, i))
+            continue;
+        trtl_node *a = &g->n[i].n;
+        trtl_qlinear_params *q = &a->p.qlin;
+        int32_t y = a->out[0];
+        if (q->out_quant != 1 || (q->out_type != TRTL_INT8 && q->out_type != TRTL_UINT8) ||
+            g->t[y].dtype != TRTL_FLOAT || trtl_bg_is_output(g, y) || !consumers_take_codes(g, y, q, 0))
+            continue;
+        q->out_quant = 2;
+        int32_t pools = retype(g, y, (trtl_dtype)q->out_type);
+        trtl_pass_log_add(&log, "'%s' writes %s codes (scale %g, zero point %d) for %d consumer(s)%s", a->name,
+                          trtl_dtype_name(g->t[y].dtype), (double)q->out_scale, (int)q->out_zero_point,
+                          (int)trtl_bg_consumers(g, y, NULL), pools ? ", max pooling them on the way" : "");
+    }
+    trtl_pass_log_done(&log);
+    return TRTL_OK;
+}
