@@ -7,7 +7,10 @@
  * multiply), and attention fusion precedes epilogue fusion (which would take a mask add into the
  * first multiply as a residual); scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
- * last and takes a node's fused epilogue into its int8 layer. */
+ * after them and takes a node's fused epilogue into its int8 layer; horizontal fusion
+ * (sibling convolutions) follows epilogue fusion, whose activations it matches, and makes slices;
+ * slice and concatenation elision come last (any other pass may change what they read), slices
+ * first (concatenation elision accounts for their views). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,15 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_QDQ] = {"fuse_qdq", trtl_pass_fuse_qdq, 1, 0,
                             "turns DQ(Q(x)) -> convolution / fully connected / matrix multiply with int8 weights "
                             "(and its bias, activation, residual and output Q -> DQ) into one int8 layer"},
+    [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,
+                                 "stacks sibling convolutions on one input (same geometry and activation, batch 1) "
+                                 "into one convolution whose channel slices are their results"},
+    [TRTL_PASS_ELIDE_SLICE] = {"elide_slice", trtl_pass_elide_slice, 1, 0,
+                               "makes a slice that is one contiguous block of its input (batch 1 channel split) a "
+                               "view of the input's bytes, so that nothing is copied"},
+    [TRTL_PASS_ELIDE_CONCAT] = {"elide_concat", trtl_pass_elide_concat, 1, 0,
+                                "lets the producers of a concatenation write into their slices of its output "
+                                "(contiguous slices: batch 1 channel concatenation) so that nothing is copied"},
 };
 
 int32_t trtl_pass_find(const char *name)
