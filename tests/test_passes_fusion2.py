@@ -589,3 +589,106 @@ def test_onnx_sibling_convolutions_match_onnxruntime(n, off):
     assert_outputs_close(engine.create_execution_context().infer(feeds), ort_run(model, feeds))
     layers = layers_of(engine)
     assert len(conv_kernels(layers)) == (1 if n == 1 and not off else 3)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# padding folded into the convolution (fold_padding)
+# ------------------------------------------------------------------------------------------------------------
+
+def _pad_net(net, rng, variant):
+    """x -> zero padding -> 3x3 convolution (its own padding 1) -> ReLU.  variant: "fold" (spatial padding),
+    "crop" (a negative entry), "channels" (pads the channel dim too), "shared" (the padded tensor has another
+    consumer), "same" (the convolution pads SAME_UPPER), "pool" (max pooling instead of the convolution),
+    "output" (the padded tensor is a network output)."""
+    x = randn(rng, (1, 3, 7, 6))
+    t = net.add_input("x", trt.float32, x.shape)
+    pre, post = ((1, 2), (2, 0)) if variant != "crop" else ((1, -1), (2, 0))
+    if variant == "channels":
+        pre, post = (1, 1, 2), (0, 2, 0)
+    pl = net.add_padding_nd(t, pre, post)
+    p = pl.get_output(0)
+    width = len(pre)
+    full_pre = (0,) * (4 - width) + tuple(pre)
+    full_post = (0,) * (4 - width) + tuple(post)
+    xp = x.astype(np.float64)
+    for ax in range(4):
+        a, b = full_pre[ax], full_post[ax]
+        if a < 0:
+            xp = np.take(xp, range(-a, xp.shape[ax]), axis=ax)
+            a = 0
+        if b < 0:
+            xp = np.take(xp, range(0, xp.shape[ax] + b), axis=ax)
+            b = 0
+        widths = [(0, 0)] * 4
+        widths[ax] = (a, b)
+        xp = np.pad(xp, widths)
+    if variant == "pool":
+        pool = net.add_pooling_nd(p, trt.PoolingType.MAX, (3, 3))
+        pool.padding_nd = (1, 1)
+        pool.stride_nd = (1, 1)
+        return {"x": x}, [pool.get_output(0)], [refs.pooling(xp, "MAX", (3, 3), (1, 1), (1, 1), (1, 1))]
+    cin = xp.shape[1]
+    w, b = randn(rng, (4, cin, 3, 3), 0.3), randn(rng, 4)
+    layer = net.add_convolution_nd(p, 4, (3, 3), w, b)
+    if variant == "same":
+        layer.padding_mode = trt.PaddingMode.SAME_UPPER
+        pad = (1, 1)
+    else:
+        layer.padding_nd = (1, 1)
+        pad = (1, 1)
+    y = relu(net, layer.get_output(0))
+    outs, rs = [y], [relu_ref(conv_ref(xp, w, b, pad))]
+    if variant == "shared":
+        outs.append(relu(net, net.add_unary(p, trt.UnaryOperation.NEG).get_output(0)))
+        rs.append(relu_ref(-xp))
+    if variant == "output":
+        outs.append(p)
+        rs.append(xp)
+    return {"x": x}, outs, rs
+
+
+PAD_VARIANTS = {"fold": True, "crop": False, "channels": False, "shared": False, "same": False, "pool": False,
+                "output": False}
+
+
+@pytest.mark.parametrize("off", [(), ("fold_padding",)])
+@pytest.mark.parametrize("variant", sorted(PAD_VARIANTS))
+def test_fold_padding_matches_reference(variant, off):
+    """Zero spatial padding into the explicit padding of the convolution it alone feeds; crops, channel pads, other
+    consumers, SAME padding, pooling and network outputs keep the padding layer."""
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    net = builder.create_network(EXPLICIT)
+    inputs, outs, ref = _pad_net(net, np.random.default_rng(7), variant)
+    for i, o in enumerate(outs):
+        o.name = "out%d" % i
+        net.mark_output(o)
+    config = builder.create_builder_config()
+    config.avg_timing_iterations = 0
+    for p in off:
+        config.set_pass_enabled(p, False)
+    engine = builder.build_engine(net, config)
+    for out, r in zip(run(engine, inputs, len(ref)), ref):
+        assert_close(out, r)
+    folded = PAD_VARIANTS[variant] and not off
+    assert sum(l["type"] == "PADDING" for l in layers_of(engine)) == (0 if folded else 1)
+
+
+@pytest.mark.parametrize("off", [(), ("fold_padding",)])
+@pytest.mark.parametrize("pads,folded", [([0, 0, 1, 2, 0, 0, 2, 1], True), ([0, 1, 1, 1, 0, 0, 1, 1], False)])
+def test_onnx_pad_conv_matches_onnxruntime(pads, folded, off):
+    """ONNX Pad (constant 0) -> Conv: the spatial case folds, a channel pad does not."""
+    pytest.importorskip("onnxruntime")
+    from onnx import helper
+    from onnx_helpers import assert_outputs_close, make_model, ort_run
+    rng = np.random.default_rng(8)
+    cin = 3 + pads[1] + pads[5]
+    w = {"w": randn(rng, (4, cin, 3, 3), 0.3), "b": randn(rng, 4), "pads": np.array(pads, np.int64)}
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"], mode="constant"),
+             helper.make_node("Conv", ["p", "w", "b"], ["c"], strides=[2, 1]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    model = make_model(nodes, {"x": (1, 3, 8, 7)}, {"y": None}, w)
+    feeds = {"x": randn(rng, (1, 3, 8, 7))}
+    engine = onnx_build(model, off)
+    assert_outputs_close(engine.create_execution_context().infer(feeds), ort_run(model, feeds))
+    n_pad = sum(l["type"] == "PADDING" for l in layers_of(engine))
+    assert n_pad == (0 if folded and not off else 1), [l["type"] for l in layers_of(engine)]

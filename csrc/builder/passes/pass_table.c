@@ -7,10 +7,11 @@
  * multiply), and attention fusion precedes epilogue fusion (which would take a mask add into the
  * first multiply as a residual); scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
- * after them and takes a node's fused epilogue into its int8 layer; horizontal fusion
- * (sibling convolutions) follows epilogue fusion, whose activations it matches, and makes slices;
- * slice and concatenation elision come last (any other pass may change what they read), slices
- * first (concatenation elision accounts for their views). */
+ * after them and takes a node's fused epilogue into its int8 layer; padding folding precedes
+ * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
+ * (the activations are part of its match) and makes slices; slice and concatenation elision come
+ * last (any other pass may change what they read), slices first (concatenation elision accounts
+ * for their views). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_QDQ] = {"fuse_qdq", trtl_pass_fuse_qdq, 1, 0,
                             "turns DQ(Q(x)) -> convolution / fully connected / matrix multiply with int8 weights "
                             "(and its bias, activation, residual and output Q -> DQ) into one int8 layer"},
+    [TRTL_PASS_FOLD_PADDING] = {"fold_padding", trtl_pass_fold_padding, 1, 0,
+                                "folds a zero padding of the spatial dims into the convolution it feeds"},
     [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,
                                  "stacks sibling convolutions on one input (same geometry and activation, batch 1) "
                                  "into one convolution whose channel slices are their results"},

@@ -29,6 +29,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FOLD_SCALE,
     TRTL_PASS_FUSE_EPILOGUE,
     TRTL_PASS_FUSE_QDQ,
+    TRTL_PASS_FOLD_PADDING,
     TRTL_PASS_FUSE_SIBLINGS,
     TRTL_PASS_ELIDE_SLICE,
     TRTL_PASS_ELIDE_CONCAT,
@@ -76,6 +77,7 @@ trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g);
 trtl_status trtl_pass_fold_transpose(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_attention(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g);
+trtl_status trtl_pass_fold_padding(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_siblings(trtl_bgraph *g);
 trtl_status trtl_pass_elide_slice(trtl_bgraph *g);
 trtl_status trtl_pass_elide_concat(trtl_bgraph *g);
