@@ -443,7 +443,9 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
             break;
         const trtl_kernel *chosen = nok ? ok[0] : trtl_kernel_ref(n->op);
         void *kept = NULL;
-        if (nok > 1 && iters > 0)
+        if (g->n[i].fixed_kernel) /* a pass decided (elide_concat: the memory plan relies on it) */
+            chosen = g->n[i].fixed_kernel;
+        else if (nok > 1 && iters > 0)
             chosen = pick_by_timing(g, n, ok, nok, iters, pool, tc, threads, &stats, &kept, ms_of);
         n->kernel = chosen;
         if (kept)

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 
 #include "engine/engine.h"
+#include "engine/alias.h"
+#include "kernels/inplace.h"
 #include "core/alloc.h"
 #include "network/op_table.h"
 #include "network/shape_values.h"
@@ -150,6 +152,54 @@ int64_t trtl_memplan(int32_t n, const int64_t *bytes, const int32_t *first, cons
     return total;
 }
 
+/* The tensor is an activation of static shape (so its bytes are the same at every execution). */
+static int static_activation(const trtl_etensor *t)
+{
+    if (t->kind != TRTL_TK_ACTIVATION || t->dims.nb_dims != t->max_dims.nb_dims)
+        return 0;
+    for (int32_t k = 0; k < t->dims.nb_dims; k++)
+        if (t->dims.d[k] < 0 || t->dims.d[k] != t->max_dims.d[k])
+            return 0;
+    return 1;
+}
+
+/* Places the tensors of the in-place concatenations and slices (kernels of kernels/inplace.h) as
+ * engine/alias.h says, in node order, as the builder passes elide_slice and elide_concat decided
+ * (a loaded plan is checked the same way: a node whose tensors cannot be placed copies).  0, or -1
+ * when out of memory. */
+static int place_inplace(const trtl_engine *e, trtl_alias *al)
+{
+    if (e->implicit_batch)
+        return 0; /* run-time batches below the maximum change every size */
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *nd = &e->nodes[k];
+        if (!nd->kernel || nd->n_out != 1 || nd->n_in < 1 || nd->n_in > 64 || nd->epi.act != TRTL_ACT_NONE ||
+            nd->epi.has_residual)
+            continue;
+        const trtl_etensor *o = &e->tensors[nd->out[0]];
+        trtl_dims in[64];
+        int64_t off[64];
+        int ok = static_activation(o);
+        for (int32_t j = 0; ok && j < nd->n_in; j++) {
+            const trtl_etensor *x = &e->tensors[nd->in[j]];
+            ok = static_activation(x) && x->dtype == o->dtype;
+            in[j] = x->dims;
+        }
+        if (!ok)
+            continue;
+        size_t es = trtl_dtype_size(o->dtype);
+        if (nd->op == TRTL_OP_CONCATENATION && strcmp(nd->kernel->name, TRTL_CONCAT_INPLACE_NAME) == 0 &&
+            trtl_inplace_concat_layout(nd->p.concat.axis, &o->dims, in, nd->n_in, es, off)) {
+            if (trtl_alias_concat(al, nd->out[0], nd->in, off, nd->n_in) < 0)
+                return -1;
+        } else if (nd->op == TRTL_OP_SLICE && nd->n_in == 1 && strcmp(nd->kernel->name, TRTL_SLICE_INPLACE_NAME) == 0 &&
+                   trtl_inplace_slice_layout(&in[0], &o->dims, &nd->p.slice.start, &nd->p.slice.stride, es, off)) {
+            trtl_alias_view(al, nd->out[0], nd->in[0], off[0]);
+        }
+    }
+    return 0;
+}
+
 trtl_status trtl_engine_finalize(trtl_engine *e)
 {
     int32_t n = e->n_tensors;
@@ -192,7 +242,13 @@ trtl_status trtl_engine_finalize(trtl_engine *e)
         first[i] = t->first;
         last[i] = t->last;
     }
-    int64_t total = trtl_memplan(n, bytes, first, last, off);
+    int64_t total = -1;
+    trtl_alias al;
+    if (trtl_alias_init(&al, n, bytes) == TRTL_OK) {
+        if (place_inplace(e, &al) == 0)
+            total = trtl_alias_memplan(&al, bytes, first, last, off);
+        trtl_alias_free(&al);
+    }
     if (total >= 0)
         for (int32_t i = 0; i < n; i++)
             e->tensors[i].offset = off[i];

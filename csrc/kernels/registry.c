@@ -43,7 +43,9 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_conv_bf16_gemm)                                                                 \
     X(trtl_kernel_fc_bf16_gemm)                                                                   \
     X(trtl_kernel_fc_f16_gemm)                                                                \
-    X(trtl_kernel_qlinear_int8)
+    X(trtl_kernel_qlinear_int8)                                                                   \
+    X(trtl_kernel_concat_inplace)                                                                 \
+    X(trtl_kernel_slice_inplace)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -1255,6 +1255,8 @@ extern const trtl_kernel trtl_kernel_normalization_rows;
 extern const trtl_kernel trtl_kernel_shuffle_transpose;
 extern const trtl_kernel trtl_kernel_concat_copy;
 extern const trtl_kernel trtl_kernel_slice_rows;
+extern const trtl_kernel trtl_kernel_concat_inplace; /* elided copies: tensors not in place here, so they copy */
+extern const trtl_kernel trtl_kernel_slice_inplace;
 extern const trtl_kernel trtl_kernel_gather_rows;
 extern const trtl_kernel trtl_kernel_padding_rows;
 
@@ -1599,6 +1601,11 @@ static int concat_case(int rank, const int64_t *d, int axis, int parts)
     char ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc, "y%s axis=%d parts=%d", trtl_dims_str(&ydims, ys, sizeof ys), axis, parts);
     int r = ref_vs(&trtl_kernel_concat_copy, trtl_ref_concatenation, &nd, in, &ydims);
+    if (!r) { /* the elided concatenation's copying path (its applies() says no: a pass chooses it) */
+        trtl_kernel ip = *&trtl_kernel_concat_inplace;
+        ip.applies = NULL;
+        r = ref_vs(&ip, trtl_ref_concatenation, &nd, in, &ydims);
+    }
     for (int k = 0; k < parts; k++)
         free(in[k].data);
     return r;
@@ -1644,6 +1651,11 @@ static int slice_case(int rank, const int64_t *d, int mode)
     snprintf(g_desc, sizeof g_desc, "x%s -> y%s mode=%d", trtl_dims_str(&xdims, xs, sizeof xs),
              trtl_dims_str(&ydims, ys, sizeof ys), mode);
     int r = ref_vs(&trtl_kernel_slice_rows, trtl_ref_slice, &nd, in, &ydims);
+    if (!r) { /* the elided slice's copying path (its applies() says no: a pass chooses it) */
+        trtl_kernel ip = *&trtl_kernel_slice_inplace;
+        ip.applies = NULL;
+        r = ref_vs(&ip, trtl_ref_slice, &nd, in, &ydims);
+    }
     free(x);
     return r;
 }

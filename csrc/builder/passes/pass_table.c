@@ -8,7 +8,11 @@
  * first multiply as a residual); scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
  * last and takes a node's fused epilogue into its int8 layer; qdq_int8_io then joins its int8 layers
- * with int8 tensors. */
+ * with int8 tensors; padding folding precedes
+ * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
+ * (the activations are part of its match) and makes slices; slice and concatenation elision come
+ * last (any other pass may change what they read), slices first (concatenation elision accounts
+ * for their views). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +51,17 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_QDQ_INT8_IO] = {"qdq_int8_io", trtl_pass_qdq_int8_io, 1, 0,
                                "keeps int8 between int8 layers: a fused layer feeding only int8 layers writes "
                                "int8 codes instead of fake-quantized floats"},
+    [TRTL_PASS_FOLD_PADDING] = {"fold_padding", trtl_pass_fold_padding, 1, 0,
+                                "folds a zero padding of the spatial dims into the convolution it feeds"},
+    [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,
+                                 "stacks sibling convolutions on one input (same geometry and activation, batch 1) "
+                                 "into one convolution whose channel slices are their results"},
+    [TRTL_PASS_ELIDE_SLICE] = {"elide_slice", trtl_pass_elide_slice, 1, 0,
+                               "makes a slice that is one contiguous block of its input (batch 1 channel split) a "
+                               "view of the input's bytes, so that nothing is copied"},
+    [TRTL_PASS_ELIDE_CONCAT] = {"elide_concat", trtl_pass_elide_concat, 1, 0,
+                                "lets the producers of a concatenation write into their slices of its output "
+                                "(contiguous slices: batch 1 channel concatenation) so that nothing is copied"},
 };
 
 int32_t trtl_pass_find(const char *name)
