@@ -3,11 +3,13 @@
  * on ResNet-18/50 and YOLO/DenseNet-style shapes, batch 1, for A/B comparisons of kernel changes on
  * a shared machine.  Not part of CI.
  *
- *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/conv_ab_bench.c \
- *       csrc/core/{cpu,status,dims,threadpool,shape}.c csrc/kernels/{epilogue,conv_geometry}.c \
- *       csrc/kernels/ref/[a-z]*.c $(ls csrc/kernels/x86/[a-z]*.c csrc/kernels/blas/[a-z]*.c) \
- *       -o build/conv_ab_bench -lopenblas -lm -lpthread
+ *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/conv_ab_bench.c -o build/conv_ab_bench \
+ *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
  *   build/conv_ab_bench [filter] [--threads N] [--reps N]
+ *
+ * For an A/B comparison, copy the old build/libtrtlite.so into a folder first and link a second
+ * binary against it (-L<folder> -Wl,-rpath,<folder>); the kernels are the library's exported
+ * trtl_kernel_* tables.
  *
  * One thread (default): the figure is the minimum CPU time of the calling thread
  * (CLOCK_THREAD_CPUTIME_ID) over the runs, which other processes on a loaded machine inflate far
