@@ -103,3 +103,11 @@ def test_every_optimized_kernel_has_a_reference_comparison():
     assert len(listed) >= 10, listed
     missing = [k for k in listed if not re.search(r"&%s\b" % k, tests)]
     assert not missing, "optimized kernels without a comparison in tests/c/test_kernels.c: %s" % missing
+
+
+def test_optimized_kernels_avx2_paths(test_binary):
+    """The same with AVX-512 masked off (TRTL_CPU_MASK=1f: SSE4.1, AVX, AVX2, FMA, F16C): the AVX2 variants of the
+    kernels that have both (packed GEMM tiles, Winograd transforms, the vector max pooling path)."""
+    seed = os.environ.get("TRTL_KERNEL_TEST_SEED", "20240603")
+    out = _run(test_binary, [seed, "40"], {"TRTL_CPU_MASK": "1f"})
+    assert " 0 failures" in out

@@ -158,14 +158,15 @@ for _r in trt.ReduceOperation.__members__:
     _reduce_case(_r, (0, 1), "outer")
 
 
-def _pool_case(name, window, stride, shape, kernel):
+def _pool_case(name, window, stride, shape, kernel, tag="", n_nan=2):
     def make(net, x):
         layer = net.add_pooling_nd(x, getattr(trt.PoolingType, name), window)
         layer.stride_nd = stride
         if name == "MAX_AVERAGE_BLEND":
             layer.blend_factor = 0.4
         return layer_out(layer)
-    case("pooling_%s_%dd" % (name, len(window)), "POOLING", lambda r: {"x": poisoned(r, shape, 2, 1, 1)}, make,
+    case("pooling_%s_%dd%s" % (name, len(window), tag), "POOLING", lambda r: {"x": poisoned(r, shape, n_nan, 1, 1)},
+         make,
          lambda x: refs.pooling(x, name, window, stride, blend_factor=0.4 if name == "MAX_AVERAGE_BLEND" else 0.0),
          kernel=kernel)
 
@@ -173,6 +174,9 @@ def _pool_case(name, window, stride, shape, kernel):
 for _p in trt.PoolingType.__members__:
     _pool_case(_p, (3, 3), (2, 2), (2, 3, 9, 9), "pooling.2d")
     _pool_case(_p, (2, 2, 2), (1, 2, 2), (1, 2, 4, 6, 6), None)
+# rows wide enough for the vector max path of pooling.2d (16 or 8 outputs a vector, strides 1 and 2)
+_pool_case("MAX", (3, 3), (2, 2), (1, 2, 7, 75), "pooling.2d", "_wide_s2", 8)
+_pool_case("MAX", (3, 2), (1, 1), (1, 2, 5, 70), "pooling.2d", "_wide_s1", 8)
 
 
 def _weights(seed, shape):

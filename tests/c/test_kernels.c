@@ -798,6 +798,8 @@ extern const trtl_kernel trtl_kernel_conv_winograd_f23;
 static int wino_case(const trtl_kernel *k, int64_t N, int64_t C, int64_t K, int64_t H, int64_t W, int64_t pre0,
                      int64_t pre1, int64_t post0, int64_t post1, int mode, int bias, int combo)
 {
+    if (k == &trtl_kernel_conv_winograd_f43 && N * ((H + 3) / 4) * ((W + 3) / 4) < 16)
+        return -1; /* no candidate below 16 output tiles (test_winograd_applies) */
     conv_case c = {0};
     c.nsp = 2;
     c.N = N;
@@ -876,7 +878,7 @@ static void test_winograd_applies(const trtl_kernel *k)
         trtl_conv_params *p = &nd.p.conv;
         int nsp = (int)c[i].nsp;
         int64_t kk[3] = {c[i].kh, c[i].kw, 3}, s[3] = {c[i].s0, c[i].s1, 1}, d[3] = {c[i].d0, 1, 1},
-                z[3] = {1, 1, 1}, xd[5] = {1, 8, 9, 9, 9};
+                z[3] = {1, 1, 1}, xd[5] = {1, 8, 16, 16, 16};
         if (nsp == 1)
             kk[0] = 3;
         p->num_output_maps = 8;
@@ -894,6 +896,24 @@ static void test_winograd_applies(const trtl_kernel *k)
         }
         g_cases++;
     }
+    /* F(4,3) is no candidate below 16 output tiles over the batch (7x7 map: 4); F(2,3) stays one */
+    trtl_node nd = {0};
+    nd.name = "applies";
+    nd.op = TRTL_OP_CONVOLUTION;
+    int64_t kk[2] = {3, 3}, one[2] = {1, 1}, x7[4] = {1, 8, 7, 7}, x7b4[4] = {4, 8, 7, 7};
+    nd.p.conv.num_output_maps = 8;
+    nd.p.conv.num_groups = 1;
+    nd.p.conv.kernel_size = dims(2, kk);
+    nd.p.conv.stride = nd.p.conv.dilation = nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, one);
+    nd.p.conv.kernel.count = 8 * 8 * 9;
+    trtl_dims small = dims(4, x7), batch4 = dims(4, x7b4);
+    int f43 = !strcmp(k->name, "convolution.winograd_f43");
+    if (k->applies(&nd, &small) != (have && !f43) || k->applies(&nd, &batch4) != have) {
+        fprintf(stderr, "FAIL applies %s on a 7x7 map: %d at batch 1, %d at batch 4\n", k->name,
+                k->applies(&nd, &small), k->applies(&nd, &batch4));
+        g_failures++;
+    }
+    g_cases++;
 }
 
 static void test_winograd(int ncases)
@@ -988,6 +1008,7 @@ static void test_pooling(int ncases)
         {3, 8, 8, 2, 2, 0, 0},   {5, 9, 7, 3, 2, 1, 0},  {4, 13, 11, 3, 1, 1, 0}, {2, 17, 19, 3, 2, 1, 1},
         {3, 7, 7, 7, 1, 0, 0},   {2, 10, 9, 2, 2, 0, 2}, {2, 11, 6, 3, 2, 0, 3},  {3, 12, 13, 3, 2, 1, 4},
         {2, 9, 10, 3, 3, 2, 5},  {1, 1, 1, 1, 1, 0, 0},  {6, 5, 33, 5, 1, 2, 0},  {2, 6, 6, 2, 3, 1, 1},
+        {2, 7, 75, 3, 2, 1, 0},  {2, 6, 70, 2, 2, 0, 0}, {1, 5, 41, 4, 2, 2, 1}, /* the vector max path */
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
         for (int type = 0; type < 3; type++)

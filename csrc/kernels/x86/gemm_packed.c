@@ -41,6 +41,7 @@ typedef struct ukr_args {
     const float *row_bias, *col_bias, *res; /* at the tile; used on the last block only */
     int64_t ldr;
     int cols; /* valid columns, 1..NV*width */
+    int rows; /* valid rows (the column-tail kernels only; the others have them as a constant) */
     int flags;
     int32_t act; /* fast activation or TRTL_ACT_NONE */
     float alpha, beta;
@@ -345,6 +346,64 @@ __attribute__((target("avx512f"), always_inline)) static inline void gemv512(con
 __attribute__((target("avx512f"))) static void gemv512_1(const ukr_args *u) { gemv512(u, 1); }
 __attribute__((target("avx512f"))) static void gemv512_2(const ukr_args *u) { gemv512(u, 2); }
 
+/* The last T (< 16) columns of a tile, rows in the vector: acc[c] holds rows 0..rows-1 of column c
+ * (one masked load of the A panel's mr floats and T broadcast B values per depth step).  A row
+ * tile would spend mr FMAs per step on these columns however few they are (a 7x7 map has 49 =
+ * 3 x 16 + 1 pixels: its last column cost as much as 8 or 16); this costs T.  Few columns give
+ * few independent accumulators, so the depth is split over S sets to cover the FMA latency.
+ * The results are stored one float at a time through epi1 (a transposed tile; the columns are
+ * few and the store happens once per depth block). */
+__attribute__((target("avx512f"), always_inline)) static inline void colk512(const ukr_args *u, const int T)
+{
+    enum { S_MAX = 4 };
+    const int S = T >= 8 ? 1 : T >= 4 ? 2 : 4;
+    __m512 acc[S_MAX][15];
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++)
+#pragma GCC unroll 15
+        for (int c = 0; c < T; c++)
+            acc[s][c] = _mm512_setzero_ps();
+    const __mmask16 am = (__mmask16)((1u << u->rows) - 1u);
+    const float *a = u->a, *b = u->b;
+    int64_t k = u->kc;
+    for (; k >= S; k -= S, a += S * AVX512_MR, b += S * AVX512_NR)
+#pragma GCC unroll 4
+        for (int s = 0; s < S; s++) {
+            const __m512 av = _mm512_maskz_loadu_ps(am, a + s * AVX512_MR);
+#pragma GCC unroll 15
+            for (int c = 0; c < T; c++)
+                acc[s][c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[s * AVX512_NR + c]), acc[s][c]);
+        }
+    for (; k > 0; k--, a += AVX512_MR, b += AVX512_NR) {
+        const __m512 av = _mm512_maskz_loadu_ps(am, a);
+#pragma GCC unroll 15
+        for (int c = 0; c < T; c++)
+            acc[0][c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[c]), acc[0][c]);
+    }
+    float t[16];
+#pragma GCC unroll 15
+    for (int c = 0; c < T; c++) {
+        __m512 v = acc[0][c];
+#pragma GCC unroll 4
+        for (int s = 1; s < S; s++)
+            v = _mm512_add_ps(v, acc[s][c]);
+        _mm512_storeu_ps(t, v);
+        for (int r = 0; r < u->rows; r++) {
+            float *cp = u->c + r * u->ldc + c;
+            *cp = epi1(u, t[r], cp, r, c);
+        }
+    }
+}
+
+#define COLK_FN(T)                                                                                                \
+    __attribute__((target("avx512f"))) static void colk512_##T(const ukr_args *u) { colk512(u, T); }
+COLK_FN(1) COLK_FN(2) COLK_FN(3) COLK_FN(4) COLK_FN(5) COLK_FN(6) COLK_FN(7) COLK_FN(8) COLK_FN(9) COLK_FN(10)
+COLK_FN(11)
+/* [columns - 1] */
+static const ukr_fn colk512_tab[] = {colk512_1, colk512_2, colk512_3, colk512_4,  colk512_5, colk512_6,
+                                     colk512_7, colk512_8, colk512_9, colk512_10, colk512_11};
+#define COLK_MAX ((int)(sizeof colk512_tab / sizeof colk512_tab[0]))
+
 /* ---- packing --------------------------------------------------------------------------------- */
 
 int64_t trtl_gemm_packed_a_size(trtl_gemm_isa isa, int64_t M, int64_t D)
@@ -415,13 +474,13 @@ static void at_tile(ukr_args *u, const trtl_gemm_epi *e, int64_t i, int64_t j, f
     u->res = e && e->res ? e->res + i * e->ldr + j : NULL;
 }
 
-/* Moves u to column 16 of its tile (the ymm remainder of an AVX-512 tile). */
-static void skip16(ukr_args *u)
+/* Moves u to column n of its tile (the remainder of an AVX-512 tile). */
+static void skip_cols(ukr_args *u, int n)
 {
-    u->b += 16;
-    u->c += 16;
-    u->col_bias = u->col_bias ? u->col_bias + 16 : NULL;
-    u->res = u->res ? u->res + 16 : NULL;
+    u->b += n;
+    u->c += n;
+    u->col_bias = u->col_bias ? u->col_bias + n : NULL;
+    u->res = u->res ? u->res + n : NULL;
 }
 
 /* Every tile of the block: row panels outside (the A micro-panel stays in L1), B tiles inside. */
@@ -437,8 +496,19 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
             u->b = b + (j / nr) * b_stride;
             u->cols = cols;
             at_tile(u, e, i, j, c, ldc);
+            const int rem = cols % 16;
             if (isa != TRTL_GEMM_AVX512) {
                 avx2_tab[rows - 1][cols > 8](u);
+            } else if (rem && rem < rows && rem <= COLK_MAX) {
+                /* whole vectors by rows, the few remaining columns by columns (colk512) */
+                if (cols > 16) {
+                    u->cols = cols - rem;
+                    avx512_tab[rows - 1][u->cols / 16](u);
+                    skip_cols(u, u->cols);
+                }
+                u->cols = rem;
+                u->rows = rows;
+                colk512_tab[rem - 1](u);
             } else if (cols <= 8 || cols > 24) {
                 avx512_tab[rows - 1][cols <= 8 ? 0 : 2](u);
             } else {
@@ -447,7 +517,7 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
                 avx512_tab[rows - 1][1](u);
                 if (cols > 16) {
                     u->cols = cols - 16;
-                    skip16(u);
+                    skip_cols(u, 16);
                     avx512_tab[rows - 1][0](u);
                 }
             }

@@ -5,14 +5,25 @@
  * starting at o*stride - pre sees data in [0, in), padding in [-pre, 0) and [in, in + post), and
  * nothing past in + post.  Window bounds are clipped once per output row/column instead of per
  * element, the inner loop runs over contiguous floats, and planes are split over the pool.
+ *
+ * Max pooling has a vector path (AVX-512 or AVX2, rows up to ROW_MAX floats): per output row, the
+ * rows of its window are first reduced column-wise into a row buffer padded with -inf (the
+ * padding never wins), then every output is the max over kw consecutive (stride 1) or every
+ * other (stride 2: even lanes of two loads) buffer floats, 8 or 16 outputs at once; other
+ * strides read the buffer one output at a time.  A NaN anywhere in a window wins, as in the
+ * reference (maxps alone would keep its second operand: vmax() blends a NaN back in).
  */
 #include <math.h>
+#include <immintrin.h>
 
 #include "kernels/kernel.h"
 #include "core/shape.h"
 #include "core/threadpool.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "core/cpu.h"
+
+#define ROW_MAX 4096 /* floats of the stack row buffer of the vector max path */
 
 typedef struct pool_job {
     const trtl_pooling_params *p;
@@ -61,6 +72,119 @@ static void pool_planes(void *ctx, int64_t begin, int64_t end, int thread)
     }
 }
 
+/* ---- vector max path -------------------------------------------------------------------------- */
+
+/* Row-buffer floats the max path needs: the padded input row, read up to the last window's end
+ * rounded up to whole 16-output vectors (stride <= 2; larger strides are read one by one). */
+static int64_t max_row_floats(const pool_job *j)
+{
+    int64_t reach = (j->OW + 16) * j->sw + j->kw + 32;
+    int64_t padded = j->pw + j->W + 32;
+    return reach > padded ? reach : padded;
+}
+
+/* The max path's ISA-specific parts are written once, as a macro over the vector type. */
+#define MAXROW_IMPL(SUF, TGT, V, VL, LOAD, STORE, SET1, EVENS, VMAX)                                      \
+    TGT static void maxrow_##SUF(const pool_job *j, const float *xp, float *yp, float *t)              \
+    {                                                                                                 \
+        const int64_t W = j->W, OW = j->OW, wend = max_row_floats(j);                                  \
+        const V ninf = SET1(-INFINITY);                                                                \
+        for (int64_t oh = 0; oh < j->OH; oh++) {                                                       \
+            int64_t hs = oh * j->sh - j->ph, h0 = imax(hs, 0), h1 = imin(hs + j->kh, j->H);            \
+            int64_t i = 0;                                                                             \
+            for (; i + VL <= wend; i += VL)                                                            \
+                STORE(t + i, ninf);                                                                    \
+            for (; i < wend; i++)                                                                      \
+                t[i] = -INFINITY;                                                                      \
+            if (h0 < h1) {                                                                             \
+                float *tr = t + j->pw;                                                                 \
+                const float *r0 = xp + h0 * W;                                                         \
+                int64_t w = 0;                                                                         \
+                for (; w + VL <= W; w += VL) {                                                         \
+                    V m = LOAD(r0 + w);                                                                \
+                    for (int64_t ih = h0 + 1; ih < h1; ih++)                                           \
+                        m = VMAX(m, LOAD(xp + ih * W + w));                                            \
+                    STORE(tr + w, m);                                                                  \
+                }                                                                                     \
+                for (; w < W; w++) {                                                                   \
+                    float m = r0[w];                                                                   \
+                    for (int64_t ih = h0 + 1; ih < h1; ih++) {                                         \
+                        float v = xp[ih * W + w];                                                      \
+                        m = v > m || v != v ? v : m;                                                   \
+                    }                                                                                 \
+                    tr[w] = m;                                                                         \
+                }                                                                                     \
+            }                                                                                         \
+            float *yr = yp + oh * OW;                                                                  \
+            int64_t o = 0;                                                                             \
+            if (j->sw == 1) {                                                                          \
+                for (; o + VL <= OW; o += VL) {                                                        \
+                    V m = LOAD(t + o);                                                                 \
+                    for (int64_t k = 1; k < j->kw; k++)                                                \
+                        m = VMAX(m, LOAD(t + o + k));                                                  \
+                    STORE(yr + o, m);                                                                  \
+                }                                                                                     \
+            } else if (j->sw == 2) {                                                                   \
+                for (; o + VL <= OW; o += VL) {                                                        \
+                    const float *b = t + 2 * o;                                                        \
+                    V m = EVENS(LOAD(b), LOAD(b + VL));                                                \
+                    for (int64_t k = 1; k < j->kw; k++)                                                \
+                        m = VMAX(m, EVENS(LOAD(b + k), LOAD(b + k + VL)));                             \
+                    STORE(yr + o, m);                                                                  \
+                }                                                                                     \
+            }                                                                                         \
+            for (; o < OW; o++) {                                                                      \
+                const float *b = t + o * j->sw;                                                        \
+                float m = b[0];                                                                        \
+                for (int64_t k = 1; k < j->kw; k++)                                                    \
+                    m = b[k] > m || b[k] != b[k] ? b[k] : m;                                           \
+                yr[o] = m;                                                                             \
+            }                                                                                         \
+        }                                                                                             \
+    }
+
+/* max(m, v) with a NaN of either operand kept (maxps returns its 2nd operand for NaN). */
+__attribute__((target("avx512f"))) static inline __m512 vmax512(__m512 m, __m512 v)
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_max_ps(v, m), v);
+}
+__attribute__((target("avx512f"))) static inline __m512 evens512(__m512 a, __m512 b)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(a, idx, b);
+}
+__attribute__((target("avx2"))) static inline __m256 vmax256(__m256 m, __m256 v)
+{
+    return _mm256_blendv_ps(_mm256_max_ps(v, m), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+__attribute__((target("avx2"))) static inline __m256 evens256(__m256 a, __m256 b)
+{
+    /* lanes a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs reordered */
+    __m256 s = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+MAXROW_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
+            _mm512_set1_ps, evens512, vmax512)
+MAXROW_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
+            evens256, vmax256)
+
+static void max_planes(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const pool_job *j = ctx;
+    float t[ROW_MAX] __attribute__((aligned(64)));
+    const int wide = trtl_cpu_has(TRTL_CPU_AVX512F);
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *xp = j->x + pl * j->H * j->W;
+        float *yp = j->y + pl * j->OH * j->OW;
+        if (wide)
+            maxrow_avx512(j, xp, yp, t);
+        else
+            maxrow_avx2(j, xp, yp, t);
+    }
+}
+
 static int pool_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
     const trtl_pooling_params *p = &n->p.pool;
@@ -87,7 +211,8 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     int64_t planes = trtl_volume_range(xd, 0, r - 2);
     /* ~32k window reads per task keeps threading worthwhile on small maps */
     int64_t per_plane = j.OH * j.OW * j.kh * j.kw, grain = per_plane > 32768 ? 1 : 32768 / (per_plane + 1) + 1;
-    trtl_parallel_for(a->pool, planes, grain, pool_planes, &j);
+    const int vec = p->type == TRTL_POOL_MAX && trtl_cpu_has(TRTL_CPU_AVX2) && max_row_floats(&j) <= ROW_MAX;
+    trtl_parallel_for(a->pool, planes, grain, vec ? max_planes : pool_planes, &j);
     return TRTL_OK;
 }
 

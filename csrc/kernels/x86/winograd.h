@@ -51,4 +51,9 @@ void trtl_wg_output8_f23(const float *mk, int64_t xs, const trtl_wg_out *o, int6
 void trtl_wg_gemm_6x16(int64_t C, const float *u, const float *v, float *m, int64_t ldm);
 void trtl_wg_gemm_6x8(int64_t C, const float *u, const float *v, float *m, int64_t ldm);
 
+/* AVX-512 (winograd_avx512.c; only when trtl_cpu_has(TRTL_CPU_AVX512F)): the same products with
+ * 16 tiles a zmm; 6x32 reads two panels, v0 for tiles 0-15 and v1 for tiles 16-31 of m. */
+void trtl_wg_gemm_6x32_avx512(int64_t C, const float *u, const float *v0, const float *v1, float *m, int64_t ldm);
+void trtl_wg_gemm_6x16_avx512(int64_t C, const float *u, const float *v, float *m, int64_t ldm);
+
 #endif

@@ -1,0 +1,189 @@
+/*
+ * conv_ab_bench.c -- per-shape milliseconds of every fp32 convolution kernel (and 2-D max pooling)
+ * on ResNet-18/50 and YOLO/DenseNet-style shapes, batch 1, for A/B comparisons of kernel changes on
+ * a shared machine.  Not part of CI.
+ *
+ *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/conv_ab_bench.c -o build/conv_ab_bench \
+ *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
+ *   build/conv_ab_bench [filter] [--threads N] [--reps N]
+ *
+ * For an A/B comparison, copy the old build/libtrtlite.so into a folder first and link a second
+ * binary against it (-L<folder> -Wl,-rpath,<folder>); the kernels are the library's exported
+ * trtl_kernel_* tables.
+ *
+ * One thread (default): the figure is the minimum CPU time of the calling thread
+ * (CLOCK_THREAD_CPUTIME_ID) over the runs, which other processes on a loaded machine inflate far
+ * less than wall time.  --threads N > 1: the minimum wall time with a pool of N.  To compare two
+ * builds, run their binaries alternately (A B A B) and compare the minima.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/ref/ref.h"
+#include "kernels/kernel.h"
+#include "core/threadpool.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+extern const trtl_kernel trtl_kernel_conv_packed_gemm;
+extern const trtl_kernel trtl_kernel_conv_winograd_f43;
+extern const trtl_kernel trtl_kernel_conv_winograd_f23;
+extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
+extern const trtl_kernel trtl_kernel_pooling_2d;
+
+static int g_threads = 1, g_reps = 15;
+static trtl_threadpool *g_pool;
+
+static double now_s(int cpu)
+{
+    struct timespec ts;
+    clock_gettime(cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static float *rand_buf(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    return p;
+}
+
+/* Minimum seconds of k->run, or -1 when the kernel does not apply. */
+static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
+{
+    if (k->applies && !k->applies(nd, &in[0].dims))
+        return -1;
+    void *state = NULL;
+    if (k->prepare && k->prepare(nd, &state) != TRTL_OK)
+        return -1;
+    size_t ss = k->scratch ? k->scratch(nd, in, out) : 0;
+    void *scratch = ss ? malloc(ss) : NULL;
+    trtl_kernel_args a = {nd, in, out, scratch, ss, state, g_threads > 1 ? g_pool : NULL, NULL};
+    double best = 1e9;
+    if (k->run(&a) != TRTL_OK) {
+        best = -1;
+    } else {
+        for (int i = 0; i < g_reps; i++) {
+            double t0 = now_s(g_threads == 1);
+            k->run(&a);
+            double t = now_s(g_threads == 1) - t0;
+            best = t < best ? t : best;
+        }
+    }
+    if (k->release)
+        k->release(state);
+    free(scratch);
+    return best;
+}
+
+static const char *g_filter;
+
+static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int res)
+{
+    if (g_filter && !strstr(name, g_filter))
+        return;
+    int64_t pad = ks / 2;
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONVOLUTION;
+    nd.name = (char *)name;
+    trtl_conv_params *p = &nd.p.conv;
+    p->num_output_maps = (int32_t)K;
+    p->num_groups = 1;
+    int64_t kk[2] = {ks, ks}, st[2] = {s, s}, one[2] = {1, 1}, pp[2] = {pad, pad};
+    p->kernel_size = trtl_dims_make(2, kk);
+    p->stride = trtl_dims_make(2, st);
+    p->dilation = trtl_dims_make(2, one);
+    p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
+    int64_t OH = (H + 2 * pad - ks) / s + 1;
+    int64_t nw = K * C * ks * ks;
+    float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(C * H * H), *y = rand_buf(K * OH * OH);
+    float *r = rand_buf(K * OH * OH);
+    p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
+    p->bias = (trtl_weights){TRTL_FLOAT, b, K};
+    nd.epi.act = TRTL_ACT_RELU;
+    nd.n_in = 1 + (res != 0);
+    nd.n_out = 1;
+    nd.epi.has_residual = res ? 1 : 0;
+    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OH};
+    trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
+    trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
+    double flops = 2.0 * (double)K * (double)C * (double)(ks * ks) * (double)(OH * OH);
+    const trtl_kernel *ks_[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_winograd_f43,
+                                &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm};
+    printf("%-30s %7.1f MFLOP", name, flops / 1e6);
+    for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
+        double t = time_kernel(ks_[i], &nd, in, &out);
+        if (t > 0)
+            printf(" | %s %7.3f ms %5.0f GF/s", ks_[i]->name + 12, t * 1e3, flops / t / 1e9);
+    }
+    printf("\n");
+    fflush(stdout);
+    free(w);
+    free(b);
+    free(x);
+    free(y);
+    free(r);
+}
+
+static void bench_maxpool(const char *name, int64_t C, int64_t H)
+{
+    if (g_filter && !strstr(name, g_filter))
+        return;
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_POOLING;
+    nd.name = (char *)name;
+    trtl_pooling_params *p = &nd.p.pool;
+    int64_t kk[2] = {3, 3}, st[2] = {2, 2}, pp[2] = {1, 1};
+    p->type = TRTL_POOL_MAX;
+    p->window_size = trtl_dims_make(2, kk);
+    p->stride = trtl_dims_make(2, st);
+    p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
+    int64_t OH = (H + 2 - 3) / 2 + 1;
+    nd.n_in = nd.n_out = 1;
+    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, C, OH, OH};
+    float *x = rand_buf(C * H * H), *y = rand_buf(C * OH * OH);
+    trtl_tensor_view in = {x, trtl_dims_make(4, xd), TRTL_FLOAT}, out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
+    double t = time_kernel(&trtl_kernel_pooling_2d, &nd, &in, &out);
+    printf("%-30s | pooling.2d %7.3f ms\n", name, t * 1e3);
+    free(x);
+    free(y);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            g_threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            g_reps = atoi(argv[++i]);
+        else
+            g_filter = argv[i];
+    }
+    if (g_threads > 1)
+        trtl_threadpool_create(g_threads, &g_pool);
+    bench_maxpool("maxpool 3x3s2 64x112", 64, 112);
+    bench_conv("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
+    bench_conv("r18 3x3 64->64 56", 64, 64, 56, 3, 1, 1);
+    bench_conv("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, 0);
+    bench_conv("r18 3x3 128->128 28", 128, 128, 28, 3, 1, 1);
+    bench_conv("r18 3x3s2 128->256 28", 128, 256, 28, 3, 2, 0);
+    bench_conv("r18 3x3 256->256 14", 256, 256, 14, 3, 1, 1);
+    bench_conv("r18 3x3s2 256->512 14", 256, 512, 14, 3, 2, 0);
+    bench_conv("r18 3x3 512->512 7", 512, 512, 7, 3, 1, 1);
+    bench_conv("r18 1x1s2 64->128 56", 64, 128, 56, 1, 2, 0);
+    bench_conv("r50 1x1 64->256 56", 64, 256, 56, 1, 1, 1);
+    bench_conv("r50 1x1 256->64 56", 256, 64, 56, 1, 1, 0);
+    bench_conv("r50 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
+    bench_conv("r50 1x1 1024->256 14", 1024, 256, 14, 1, 1, 0);
+    bench_conv("r50 1x1 256->1024 14", 256, 1024, 14, 1, 1, 1);
+    bench_conv("r50 1x1 2048->512 7", 2048, 512, 7, 1, 1, 0);
+    bench_conv("r50 1x1 512->2048 7", 512, 2048, 7, 1, 1, 1);
+    bench_conv("yolo 3x3 32->64 160", 32, 64, 160, 3, 1, 0);
+    bench_conv("dn 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
+    bench_conv("dn 3x3 128->32 14", 128, 32, 14, 3, 1, 0);
+    trtl_threadpool_destroy(g_pool);
+    return 0;
+}
