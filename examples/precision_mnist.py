@@ -35,7 +35,8 @@ import demo_common as common  # noqa: E402
 import fashion_mnist  # noqa: E402
 from demo_common import median_latency_ms  # noqa: E402
 
-trt = common.import_trtlite()
+common.import_trtlite()  # this checkout's trtlite, when none is installed
+import trtlite as trt  # noqa: E402
 lenet_demo = common.load_module("network_api_mnist", os.path.join(HERE, "network_api_mnist.py"))
 adder_demo = common.load_module("addernet_demo", os.path.join(HERE, "addernet", "demo.py"))
 

@@ -9,7 +9,6 @@ Regenerate after changing a docstring or the stubs (`make stubs` first, then `ma
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import enum
 import inspect
@@ -20,6 +19,7 @@ from typing import Any, Dict, List, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import trtlite  # noqa: E402
+import docgen  # noqa: E402  (tools/docgen.py: the shared command line)
 
 DOC = os.path.join(ROOT, "docs", "api.md")
 
@@ -160,20 +160,8 @@ def render() -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if docs/api.md is not current")
-    args = ap.parse_args()
-    text = render()
-    if args.check:
-        current = open(DOC).read() if os.path.exists(DOC) else ""
-        if current != text:
-            print("docs/api.md is stale: run `make docs`", file=sys.stderr)
-            return 1
-        return 0
-    with open(DOC, "w") as f:
-        f.write(text)
-    print("wrote", DOC)
-    return 0
+    """Writes (or with --check, checks) the document."""
+    return docgen.main(DOC, render, __doc__, 'make docs')
 
 
 if __name__ == "__main__":

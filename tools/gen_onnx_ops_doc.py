@@ -6,9 +6,9 @@
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+import docgen  # noqa: E402  (tools/docgen.py: the shared command line)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "onnx_operators.md")
@@ -53,23 +53,8 @@ def render() -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if docs/onnx_operators.md is not current")
-    args = ap.parse_args()
-    text = render()
-    if args.check:
-        try:
-            with open(DOC) as f:
-                current = f.read()
-        except OSError:
-            current = ""
-        if current != text:
-            print("docs/onnx_operators.md is not current: run python tools/gen_onnx_ops_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    with open(DOC, "w") as f:
-        f.write(text)
-    return 0
+    """Writes (or with --check, checks) the document."""
+    return docgen.main(DOC, render, __doc__, 'python tools/gen_onnx_ops_doc.py')
 
 
 if __name__ == "__main__":

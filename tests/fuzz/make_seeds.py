@@ -345,7 +345,7 @@ def net_trt10_layers(net):
     sn = net.add_scatter(se.get_output(0), ci([[1, 2], [0, 0]]), net.add_constant((2, 4), w(2, 4)).get_output(0),
                          trt.ScatterMode.ND)
     cu = net.add_cumulative(sn.get_output(0), ci(-1), trt.CumulativeOperation.SUM, True, True)
-    rs = net.add_reverse_sequence(cu.get_output(0), ci([2, 1, 3]))
+    rs = net.add_reverse_sequence(cu.get_output(0), ci([2, 1, 2]))  # lengths <= the sequence axis (0: 2)
     un = net.add_unsqueeze(rs.get_output(0), ci([0, -1]))
     sq = net.add_squeeze(un.get_output(0), ci([0]))
     oh = net.add_one_hot(ci([[0, 2], [1, -1]]), net.add_constant((2,), w(2)).get_output(0), ci(3), 1)
