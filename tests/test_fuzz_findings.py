@@ -221,3 +221,12 @@ def test_onnx_pad_dynamic_input_huge_padded_axis_is_refused_quickly(value, mode,
     ok, secs, errors = _parse_limited(path, mib=700)
     assert not ok and secs < 10, (secs, errors)
     assert any("UNSUPPORTED_NODE" in e and "padded axis 2" in e and str(2 ** 31 + 2) in e for e in errors), errors
+
+
+def test_onnx_constant_fold_with_absurd_axis_is_refused_quickly():
+    """ONNX fuzz finding: LayerNormalization over constants with axis -2^31 was folded by onnx's reference
+    implementation, which allocated ~17 GB for it; the importer's own error (axis out of range) comes first now."""
+    path = os.path.join(HERE, "fuzz", "regressions", "onnx", "layernorm_axis_int_min_reference_fold_17gb.onnx")
+    ok, secs, errors = _parse_limited(path, mib=1024)
+    assert not ok and secs < 10, (secs, errors)
+    assert any("INVALID_NODE" in e and "axis -2147483648" in e for e in errors), errors
