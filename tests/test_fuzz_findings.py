@@ -230,3 +230,22 @@ def test_onnx_constant_fold_with_absurd_axis_is_refused_quickly():
     ok, secs, errors = _parse_limited(path, mib=1024)
     assert not ok and secs < 10, (secs, errors)
     assert any("INVALID_NODE" in e and "axis -2147483648" in e for e in errors), errors
+
+
+def test_onnx_reference_fold_not_asked_for_absurd_axis(monkeypatch):
+    """The check above, without relying on timing: onnx's reference evaluator is never asked to fold it."""
+    from onnx import reference
+    from onnx_helpers import ParseFailed, parse
+    import onnx
+    asked = []
+    real = reference.ReferenceEvaluator
+
+    def spy(node, *a, **k):
+        asked.append(getattr(node, "op_type", "?"))
+        return real(node, *a, **k)
+    monkeypatch.setattr(reference, "ReferenceEvaluator", spy)
+    path = os.path.join(HERE, "fuzz", "regressions", "onnx", "layernorm_axis_int_min_reference_fold_17gb.onnx")
+    with pytest.raises(ParseFailed) as ei:
+        parse(onnx.load(path))
+    assert "axis -2147483648" in str(ei.value)
+    assert "LayerNormalization" not in asked, asked
