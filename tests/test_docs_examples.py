@@ -64,9 +64,12 @@ def results(tmp_path_factory):
     """Runs every block (two at a time); {(doc, line): (rc, output)}."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), MPLBACKEND="Agg")
 
+    # the directories are made here, not in the threads: mktemp from two threads at once can race
+    dirs = {key: tmp_path_factory.mktemp("doc") for key in SCRIPTS}
+
     def run(item):
         key, code = item
-        d = tmp_path_factory.mktemp("doc")
+        d = dirs[key]
         r = subprocess.run([sys.executable, "-c", code], cwd=d, env=env, capture_output=True, text=True,
                            timeout=300)
         return key, (r.returncode, r.stdout + r.stderr)
