@@ -164,6 +164,18 @@ trtl_status trtl_config_check_profile_shapes(const char *input, const trtl_dims 
 static trtl_status profile_entry(trtl_builder_config *cfg, int32_t profile, const char *input,
                                  trtl_profile_entry **out);
 
+/* The input name and profile index checks set_shape and set_shape_values share (the NULL checks stay in
+ * each, so their messages name the public function). */
+static trtl_status check_profile_input(const trtl_builder_config *cfg, int32_t profile, const char *input)
+{
+    if (!input || !*input)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
+    if (profile < 0 || profile > cfg->n_profiles)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
+                          (int)profile, (int)cfg->n_profiles);
+    return TRTL_OK;
+}
+
 trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t profile, const char *input,
                                           const trtl_dims *min, const trtl_dims *opt, const trtl_dims *max)
 {
@@ -172,11 +184,7 @@ trtl_status trtl_builder_config_set_shape(trtl_builder_config *cfg, int32_t prof
     TRTL_CHECK_ARG(opt);
     TRTL_CHECK_ARG(max);
     trtl_clear_error();
-    if (!input || !*input)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
-    if (profile < 0 || profile > cfg->n_profiles)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
-                          (int)profile, (int)cfg->n_profiles);
+    TRTL_TRY(check_profile_input(cfg, profile, input));
     TRTL_TRY(trtl_config_check_profile_shapes(input, min, opt, max));
     trtl_profile_entry *e;
     TRTL_TRY(profile_entry(cfg, profile, input, &e));
@@ -195,11 +203,7 @@ trtl_status trtl_builder_config_set_shape_values(trtl_builder_config *cfg, int32
     TRTL_CHECK_ARG(opt);
     TRTL_CHECK_ARG(max);
     trtl_clear_error();
-    if (!input || !*input)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: input name is empty");
-    if (profile < 0 || profile > cfg->n_profiles)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile index %d out of range (have %d)",
-                          (int)profile, (int)cfg->n_profiles);
+    TRTL_TRY(check_profile_input(cfg, profile, input));
     if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims || min->nb_dims < 0 ||
         min->nb_dims > TRTL_MAX_DIMS)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "optimization profile: shape-input values for '%s': min, opt and "
