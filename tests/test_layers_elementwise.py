@@ -93,6 +93,36 @@ def test_activation_attributes_roundtrip(rng, build_and_run, new_network):
     assert_close(build_and_run(make, {"x": xv}), refs.activation(xv, "LEAKY_RELU", np.float32(0.2)))
 
 
+# Defaults when alpha / beta are not set (ONNX's operator defaults; TensorRT documents none, and
+# torch2trt / NVIDIA's Caffe BNLL mapping add SOFTPLUS without either and expect log(1 + e^x)).
+ACT_DEFAULTS = {"LEAKY_RELU": (0.01, 0.0), "ELU": (1.0, 0.0), "SELU": (1.67326319217681884765625,
+                1.05070102214813232421875), "SOFTPLUS": (1.0, 1.0), "SCALED_TANH": (1.0, 1.0),
+                "HARD_SIGMOID": (0.2, 0.5), "THRESHOLDED_RELU": (1.0, 0.0), "CLIP": (0.0, 0.0), "RELU": (0.0, 0.0)}
+
+
+@pytest.mark.parametrize("name", sorted(ACT_DEFAULTS))
+def test_activation_defaults_per_type(name, rng, build_and_run, new_network):
+    a, b = ACT_DEFAULTS[name]
+    n = new_network()
+    layer = n.network.add_activation(n.network.add_input("x", trt.float32, (2, 3)), getattr(trt.ActivationType, name))
+    assert (layer.alpha, layer.beta) == (np.float32(a), np.float32(b))
+    x = randn(rng, (2, 3, 4, 5), 3.0)
+    out = build_and_run(lambda net, t: net.add_activation(t, getattr(trt.ActivationType, name)), {"x": x})
+    assert_close(out, refs.activation(x, name, np.float32(a), np.float32(b)))
+
+
+def test_activation_defaults_follow_type_but_keep_set_values(new_network):
+    n = new_network()
+    layer = n.network.add_activation(n.network.add_input("x", trt.float32, (2, 3)), trt.ActivationType.RELU)
+    layer.type = trt.ActivationType.SOFTPLUS           # untouched parameters follow the type
+    assert (layer.alpha, layer.beta) == (1.0, 1.0)
+    layer.alpha = 0.5                                  # a value the user set is kept ...
+    layer.type = trt.ActivationType.HARD_SIGMOID
+    assert (layer.alpha, layer.beta) == (0.5, 0.5)     # ... while beta, still at a default, follows
+    layer.type = trt.ActivationType.RELU
+    assert (layer.alpha, layer.beta) == (0.5, 0.0)
+
+
 def test_activation_implicit_batch_and_dynamic(rng, build_and_run, build):
     x = randn(rng, (3, 2, 5))
     assert_close(build_and_run(act_make("TANH", 0, 0), {"x": x}, explicit=False), np.tanh(x.astype(np.float64)))

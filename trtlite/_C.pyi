@@ -475,7 +475,7 @@ class INetworkDefinition:
     def _repr_html_(self) -> str:
         """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def add_activation(self, input: ITensor, type: ActivationType) -> IActivationLayer:
-        """Elementwise activation (set alpha/beta after)."""
+        """Elementwise activation. alpha / beta start at the type's natural defaults (ONNX's: LEAKY_RELU 0.01; ELU 1; SELU 1.6733, 1.0507; SOFTPLUS and SCALED_TANH 1, 1; HARD_SIGMOID 0.2, 0.5; THRESHOLDED_RELU 1; others 0, 0); set them after to override."""
     def add_assertion(self, condition: ITensor, message: Any) -> IAssertionLayer:
         """Execution fails with `message` when any element of the BOOL condition is false."""
     def add_cast(self, input: ITensor, to_type: DataType) -> ICastLayer:

@@ -99,7 +99,14 @@ class LayerType(_TrtEnum):
 
 
 class ActivationType(_TrtEnum):
-    """Activation functions (trt.ActivationType), TensorRT's formulas with alpha/beta."""
+    """Activation functions (trt.ActivationType), TensorRT's formulas with alpha/beta.
+
+    A new activation layer's alpha / beta are its type's natural defaults (ONNX's operator defaults,
+    which TensorRT's ONNX parser passes; TensorRT documents none): LEAKY_RELU 0.01; ELU 1; SELU
+    1.6733 / 1.0507; SOFTPLUS and SCALED_TANH 1 / 1; HARD_SIGMOID 0.2 / 0.5; THRESHOLDED_RELU 1; the
+    others (CLIP included) 0 / 0.  Changing ``layer.type`` moves parameters still at the old type's
+    defaults to the new type's; values set by the user are kept.
+    """
     RELU = 0
     SIGMOID = 1
     TANH = 2

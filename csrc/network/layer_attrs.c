@@ -42,6 +42,50 @@ static trtl_status wrong_type(const trtl_layer *l, const trtl_attr_desc *d)
                       type_word(d->type));
 }
 
+/* Default alpha / beta of each activation type.  TensorRT's documentation names none; clients
+ * rely on the natural ones (torch2trt's and NVIDIA's Caffe BNLL mapping add SOFTPLUS without
+ * setting either and expect log(1 + e^x)), so these are ONNX's operator defaults, which are also
+ * what TensorRT's ONNX parser passes.  Types without parameters, and CLIP (no finite natural
+ * bounds), keep 0 / 0. */
+static void activation_defaults(int32_t type, float *alpha, float *beta)
+{
+    *alpha = 0.0f;
+    *beta = 0.0f;
+    switch (type) {
+    case TRTL_ACT_LEAKY_RELU: *alpha = 0.01f; break;
+    case TRTL_ACT_ELU: *alpha = 1.0f; break;
+    case TRTL_ACT_SELU:
+        *alpha = 1.67326319217681884765625f;
+        *beta = 1.05070102214813232421875f;
+        break;
+    case TRTL_ACT_SOFTPLUS:
+    case TRTL_ACT_SCALED_TANH:
+        *alpha = 1.0f;
+        *beta = 1.0f;
+        break;
+    case TRTL_ACT_HARD_SIGMOID:
+        *alpha = 0.2f;
+        *beta = 0.5f;
+        break;
+    case TRTL_ACT_THRESHOLDED_RELU: *alpha = 1.0f; break;
+    default: break;
+    }
+}
+
+/* When an activation's type changes, alpha and beta still at the old type's defaults follow to
+ * the new type's (as follow_spatial_rank below does for spatial attributes): add_activation(x,
+ * SOFTPLUS) gets alpha = beta = 1, and values the user set are kept. */
+static void follow_activation_type(trtl_activation_params *a, int32_t type)
+{
+    float oa, ob, na, nb;
+    activation_defaults(a->type, &oa, &ob);
+    activation_defaults(type, &na, &nb);
+    if (a->alpha == oa)
+        a->alpha = na;
+    if (a->beta == ob)
+        a->beta = nb;
+}
+
 trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
 {
     TRTL_CHECK_ARG(l);
@@ -61,6 +105,8 @@ trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
         if (v < 0 || v >= (int64_t)d->offset2)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s = %lld is not a valid %s (0..%d)", l->name,
                               d->name, (long long)v, d->enum_name, (int)d->offset2 - 1);
+        if (l->op == TRTL_OP_ACTIVATION && !strcmp(d->name, "type"))
+            follow_activation_type(&l->p.act, (int32_t)v);
         *FIELD(l, d, int32_t) = (int32_t)v;
         break;
     case TRTL_ATTR_BOOL: *FIELD(l, d, int32_t) = v != 0; break;

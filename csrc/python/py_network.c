@@ -221,7 +221,9 @@ static const add_spec add_specs[] = {
     {"add_pooling_nd", TRTL_OP_POOLING, {IN("input", 0), AT("type", "type"), AT("window_size", "window_size_nd")},
      "add_pooling_nd(input, type, window_size) -> IPoolingLayer\n\nN-d pooling. Stride defaults to 1."},
     {"add_activation", TRTL_OP_ACTIVATION, {IN("input", 0), AT("type", "type")},
-     "add_activation(input, type) -> IActivationLayer\n\nElementwise activation (set alpha/beta after)."},
+     "add_activation(input, type) -> IActivationLayer\n\nElementwise activation.  alpha / beta start at the type's "
+     "natural defaults (ONNX's: LEAKY_RELU 0.01; ELU 1; SELU 1.6733, 1.0507; SOFTPLUS and SCALED_TANH 1, 1; "
+     "HARD_SIGMOID 0.2, 0.5; THRESHOLDED_RELU 1; others 0, 0); set them after to override."},
     {"add_lrn", TRTL_OP_LRN,
      {IN("input", 0), AT("window", "window_size"), AT("alpha", "alpha"), AT("beta", "beta"), AT("k", "k")},
      "add_lrn(input, window, alpha, beta, k) -> ILRNLayer\n\nCross-channel local response normalization."},
