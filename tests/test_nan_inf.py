@@ -194,14 +194,16 @@ def _conv_case(cid, C, K, ks, stride, pad, groups, shape, kernel, act=None, resi
         if residual:
             y = net.add_elementwise(y, res[0], trt.ElementWiseOperation.SUM).get_output(0)
         if act:
-            y = net.add_activation(y, getattr(trt.ActivationType, act)).get_output(0)
+            lay = net.add_activation(y, getattr(trt.ActivationType, act))
+            lay.alpha, lay.beta = ACT_PARAMS.get(act, (0.0, 0.0))
+            y = lay.get_output(0)
         return y
 
     def ref(x, *res):
         y = refs.convolution(x, w, b, stride=stride, pre_padding=pad, post_padding=pad, groups=groups)
         if residual:
             y = y + res[0]
-        return refs.activation(y, act) if act else y
+        return refs.activation(y, act, *map(np.float32, ACT_PARAMS.get(act, (0.0, 0.0)))) if act else y
 
     def inputs(r):
         d = {"x": poisoned(r, shape, *n_bad)}
