@@ -89,6 +89,9 @@ class ImportContext:
         and the new tensor is then '<layer>/<top>')."""
         known = self.blobs.get(tensor.name)
         if known is not None and known.name == tensor.name:  # an alias (Split, Dropout): the tensor keeps its name
+            if tensor.is_network_input and top != tensor.name:  # ... but an input cannot be marked as an output
+                tensor = self.named(self.network.add_identity(tensor)).get_output(0)
+                tensor.name = top
             self.blobs[top] = tensor
             return
         old = self.blobs.get(top)

@@ -57,6 +57,13 @@ class CaffeParser:
         self.plugin_factory_v2: Any = None
         self.plugin_namespace: str = ""
         self.protobuf_buffer_size: int = DEFAULT_BUFFER_SIZE
+        # SSD's layers become the built-in plugins: register them, as the ONNX parser does (idempotent and silent;
+        # no logger is passed, which would make this parser's logger the registry's for the whole process).
+        try:
+            from ..plugins import init_libnvinfer_plugins
+            init_libnvinfer_plugins(None, "")
+        except Exception as e:  # the parser works without them; SSD layers then name the missing plugin
+            self._log(Severity.WARNING, "Caffe parser: cannot register the built-in plugins: %s" % (e,))
 
     def __enter__(self) -> "CaffeParser":
         return self
