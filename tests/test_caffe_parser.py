@@ -275,8 +275,8 @@ def caffe_pool(x, k, s, p, ave, ceil=True):
 
 @pytest.mark.parametrize("H,W,k,s,p", [
     (7, 8, (3, 3), (2, 2), (0, 0)),   # ceil: 3 x 4 (floor would give 3 x 3)
-    (6, 6, (3, 3), (2, 2), (1, 1)),   # ceil 4, minus the window that would start in the padding: 3
-    (5, 9, (2, 3), (2, 3), (1, 1)),   # rectangular, _h/_w
+    (6, 6, (3, 3), (2, 2), (1, 1)),   # ceil: 4 x 4 (floor: 3 x 3)
+    (5, 9, (2, 3), (2, 3), (1, 1)),   # rectangular (_h/_w); H: ceil gives 4, minus the window starting in the padding
     (10, 7, (3, 2), (3, 1), (0, 1)),
 ])
 @pytest.mark.parametrize("ave", [False, True])

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+try:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+except ImportError as _e:  # an optional dependency, as onnx is for the ONNX parser
+    raise ImportError("trt.CaffeParser needs the protobuf package: pip install trtlite[caffe] (or protobuf)") from _e
 
 PACKAGE = "caffe"
 EXTENSION_START, EXTENSION_END = 536870000, 536870912  # the top of the field-number space
