@@ -4,7 +4,10 @@ PyTorch (float64, the same weights) or numpy float64 references written from Caf
 `layers {}` format and the new `layer {}` format; explicit-batch and implicit-batch (TensorRT 7) networks; SSD's
 PriorBox / Normalize / DetectionOutput on the built-in plugins; mean files; and every kind of bad input."""
 import logging
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +21,7 @@ from trtlite.caffe import schema  # noqa: E402
 
 from conftest import assert_close  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGGER = trt.Logger(trt.Logger.ERROR)
 EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
 
@@ -35,8 +39,8 @@ def caffemodel(weights, v1=False, name="net"):
         for a in arrays:
             b = layer.blobs.add()
             a = np.asarray(a, np.float32)
-            if a.ndim == 4 and v1:  # V1-era files store 4-D blobs with the legacy fields
-                b.num, b.channels, b.height, b.width = a.shape
+            if v1 and a.ndim <= 4:  # V1-era files store blobs as 4-D num/channels/height/width ([1, 1, K, N])
+                b.num, b.channels, b.height, b.width = (1,) * (4 - a.ndim) + a.shape
             else:
                 b.shape.dim.extend(a.shape)
             b.data.extend(a.ravel().tolist())
@@ -219,6 +223,28 @@ def test_resnet_block(rng, explicit):
     assert_close(out["conv1"], c1.numpy())  # an in-place chain: the blob is the last tensor written
     assert_close(out["pool"], pool.numpy())
     assert_close(out["fc"], fc.numpy())
+
+
+@pytest.mark.parametrize("ltype", ["Convolution", "DepthwiseConvolution", "ConvolutionDepthwise"])
+def test_mobilenet_depthwise_block(rng, ltype):
+    """MobileNet's depthwise 3x3 (group = channels; the forks' own types) + BatchNorm + Scale + ReLU6, pointwise 1x1."""
+    group = "group: 6" if ltype == "Convolution" else ""
+    proto = one_layer("""
+    layer { name: "dw" type: "%s" bottom: "data" top: "dw" convolution_param { num_output: 6 kernel_size: 3 pad: 1
+      stride: 2 bias_term: false %s } }
+    layer { name: "dw/bn" type: "BatchNorm" bottom: "dw" top: "dw" }
+    layer { name: "dw/scale" type: "Scale" bottom: "dw" top: "dw" scale_param { bias_term: true } }
+    layer { name: "dw/relu" type: "ReLU6" bottom: "dw" top: "dw" }
+    layer { name: "pw" type: "Convolution" bottom: "dw" top: "pw" convolution_param { num_output: 4 kernel_size: 1 } }
+    """ % (ltype, group), (2, 6, 7, 7))
+    w = {"dw": [randn(rng, 6, 1, 3, 3)], "dw/bn": bn_blobs(rng, 6, 1.0), "dw/scale": [randn(rng, 6), randn(rng, 6)],
+         "pw": [randn(rng, 4, 6, 1, 1), randn(rng, 4)]}
+    x = randn(rng, 2, 6, 7, 7, scale=3)
+    out = run(proto, caffemodel(w), {"data": x}, ["pw"])["pw"]
+    t = F.conv2d(t64(x), t64(w["dw"][0]), stride=2, padding=1, groups=6)
+    t = F.batch_norm(t, t64(w["dw/bn"][0]), t64(w["dw/bn"][1]), eps=1e-5)
+    t = torch.clamp(t * t64(w["dw/scale"][0]).view(1, -1, 1, 1) + t64(w["dw/scale"][1]).view(1, -1, 1, 1), 0, 6)
+    assert_close(out, F.conv2d(t, t64(w["pw"][0]), t64(w["pw"][1])).numpy())
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -607,6 +633,14 @@ def test_plugin_factory_v2(rng):
               {"data": x}, ["y"], parser=parser)["y"]
     assert parser.plugin_factory_v2.calls == [("clip1", [[-0.5, 0.25]], "ns")]
     assert_close(out, np.clip(x, -0.5, 0.25).astype(np.float64))
+
+
+def test_example_script():
+    """examples/caffe_lenet.py --quick: writes the Caffe files, parses, builds, checks against PyTorch itself."""
+    r = subprocess.run([sys.executable, os.path.join("examples", "caffe_lenet.py"), "--quick"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "same class as PyTorch: 100.00%" in r.stdout, r.stdout
 
 
 def test_api_surface():

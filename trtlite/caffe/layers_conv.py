@@ -34,7 +34,7 @@ def _opt(L: Any, p: Any, name: str) -> Optional[int]:
     return int(getattr(p, name)) if p.HasField(name) else None
 
 
-def _conv(ctx: Any, L: Any, deconv: bool) -> List[Any]:
+def _conv(ctx: Any, L: Any, deconv: bool, depthwise: bool = False) -> List[Any]:
     p = L.param("convolution_param")
     x = ctx.bottom(0)
     shape = ctx.full_shape(x)
@@ -48,6 +48,10 @@ def _conv(ctx: Any, L: Any, deconv: bool) -> List[Any]:
     stride = _spatial(ctx, p.stride, _opt(L, p, "stride_h"), _opt(L, p, "stride_w"), nsp, 1, "stride")
     dilation = _spatial(ctx, p.dilation, None, None, nsp, 1, "dilation")
     K, g, C = int(p.num_output), int(p.group), shape[1]
+    if depthwise:
+        if p.HasField("group") and g != C:
+            raise ctx.fail("group %d of a depthwise convolution must equal the input channels (%d)" % (g, C))
+        g = C
     if not p.HasField("num_output") or K < 1:
         raise ctx.fail("num_output must be given and >= 1")
     if g < 1 or C % g or K % g:
@@ -68,11 +72,13 @@ def _conv(ctx: Any, L: Any, deconv: bool) -> List[Any]:
     return [layer.get_output(0)]
 
 
-@importer("Convolution")
+@importer("Convolution", "DepthwiseConvolution", "ConvolutionDepthwise")
 def convolution(ctx: Any, L: Any) -> List[Any]:
     """Weights [K, C/group, kh, kw], bias [K] (bias_term); pad/kernel/stride as one value, one per axis or _h/_w;
-    dilation; group.  Output size floor((H + 2p - d(k-1) - 1) / s) + 1, as TensorRT's."""
-    return _conv(ctx, L, False)
+    dilation; group.  Output size floor((H + 2p - d(k-1) - 1) / s) + 1, as TensorRT's.  The MobileNet forks'
+    DepthwiseConvolution / ConvolutionDepthwise types are convolutions with group = channels (their
+    convolution_param's group, when given, must say so)."""
+    return _conv(ctx, L, False, depthwise=L.type != "Convolution")
 
 
 @importer("Deconvolution")

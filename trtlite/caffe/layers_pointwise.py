@@ -35,6 +35,14 @@ def relu(ctx: Any, L: Any) -> List[Any]:
     return [_activation(ctx, ctx.bottom(0), ActivationType.LEAKY_RELU, slope)]
 
 
+@importer("ReLU6")
+def relu6(ctx: Any, L: Any) -> List[Any]:
+    """min(max(x, 0), 6) (MobileNet-v2 forks): CLIP with alpha 0, beta 6."""
+    layer = ctx.named(ctx.network.add_activation(ctx.bottom(0), ActivationType.CLIP))
+    layer.alpha, layer.beta = 0.0, 6.0
+    return [layer.get_output(0)]
+
+
 @importer("Sigmoid")
 def sigmoid(ctx: Any, L: Any) -> List[Any]:
     """SIGMOID activation."""

@@ -108,8 +108,8 @@ class CaffeParser:
             net = read_deploy(text, dname, lambda m: self._log(Severity.WARNING, m))
             w = read_weights(weights, mname) if weights is not None else {}
             if weights is None:
-                self._log(Severity.WARNING, "no model given: every layer with weights must carry them in the "
-                                            "prototxt ('blobs')")
+                self._log(Severity.INFO, "no model given: every layer with weights must carry them in the "
+                                         "prototxt ('blobs')")
             ctx = ImportContext(network, w, lambda m: self._log(Severity.WARNING, m), self.plugin_factory_v2,
                                 self.plugin_namespace)
             import_net(ctx, net)
@@ -147,7 +147,9 @@ class CaffeParser:
         if self.logger is not None:
             self.logger.log(severity, msg)
         else:
-            _LOG.log(logging.ERROR if severity <= Severity.ERROR else logging.WARNING, msg)
+            level = {Severity.INTERNAL_ERROR: logging.CRITICAL, Severity.ERROR: logging.ERROR,
+                     Severity.WARNING: logging.WARNING, Severity.INFO: logging.INFO}.get(severity, logging.DEBUG)
+            _LOG.log(level, msg)
 
 
 def shutdown_protobuf_library() -> None:
