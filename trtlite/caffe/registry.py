@@ -2,15 +2,16 @@
 order (a tensor may be the bottom itself: Split, Dropout).  `supported_layers()` lists the types."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, TypeVar
 
 Importer = Callable[[Any, Any], List[Any]]
 IMPORTERS: Dict[str, Importer] = {}
+_F = TypeVar("_F", bound=Importer)
 
 
-def importer(*types: str) -> Callable[[Importer], Importer]:
+def importer(*types: str) -> Callable[[_F], _F]:
     """Registers the decorated function for the Caffe layer `types`."""
-    def register(fn: Importer) -> Importer:
+    def register(fn: _F) -> _F:
         for t in types:
             IMPORTERS[t] = fn
         return fn
