@@ -117,9 +117,11 @@ class CaffeParser:
         except CaffeParserError as e:
             self._log(Severity.ERROR, str(e))
             raise
-        except (ValueError, TypeError, RuntimeError) as e:  # the network refused a layer: name it
+        except Exception as e:  # the network refused a layer (or a bug here): an error naming the layer all the same
             layer = getattr(locals().get("ctx"), "layer", None)
-            err = CaffeParserError("%s: %s" % (layer, e) if layer is not None else str(e))
+            kind = "" if isinstance(e, (ValueError, TypeError, RuntimeError)) else "internal error (%s): " \
+                % type(e).__name__
+            err = CaffeParserError("%s%s" % (kind, "%s: %s" % (layer, e) if layer is not None else e))
             self._log(Severity.ERROR, str(err))
             raise err from e
 

@@ -3,6 +3,7 @@ types and blobs are read) and .binaryproto mean files.  Every failure raises Caf
 is wrong with it."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -68,7 +69,7 @@ def blob_array(blob: Any, what: str) -> np.ndarray:
     if any(d < 0 for d in shape):
         raise CaffeParserError("%s: negative dimension in shape %s" % (what, list(shape)))
     data = np.asarray(blob.data, np.float32) if len(blob.data) else np.asarray(blob.double_data, np.float64)
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     if data.size != count:
         raise CaffeParserError("%s: holds %d values but its shape %s needs %d" % (what, data.size, list(shape), count))
     return np.ascontiguousarray(data.astype(np.float32).reshape(shape))
