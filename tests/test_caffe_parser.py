@@ -728,3 +728,38 @@ def test_implicit_batch_cannot_touch_the_batch_axis():
         parse(proto, b"", explicit=False)
     out = run(proto, b"", {"data": np.ones((2, 3), np.float32)}, ["y"])["y"]  # explicit batch: fine
     assert out.shape == (4, 3)
+
+
+def test_batchnorm_scale_on_2d_blobs_and_fp16_dtype(rng):
+    """BatchNorm + Scale after an InnerProduct ([N, C] blobs); dtype=trt.float16 parses the same network."""
+    proto = one_layer("""
+    layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip" inner_product_param { num_output: 6 } }
+    layer { name: "bn" type: "BatchNorm" bottom: "ip" top: "ip" batch_norm_param { use_global_stats: false } }
+    layer { name: "sc" type: "Scale" bottom: "ip" top: "ip" scale_param { bias_term: true } }
+    """, (3, 5))
+    w = {"ip": [randn(rng, 6, 5), randn(rng, 6)], "bn": bn_blobs(rng, 6, 2.0), "sc": [randn(rng, 6), randn(rng, 6)]}
+    x = randn(rng, 3, 5)
+    logger = ListLogger()
+    builder = trt.Builder(LOGGER)
+    network = builder.create_network(EXPLICIT)
+    blobs = trt.CaffeParser(logger).parse_buffer(proto, caffemodel(w), network, trt.float16)
+    assert any("use_global_stats: false" in m for _, m in logger.messages)  # warned, stored statistics used
+    network.mark_output(blobs.find("ip"))
+    engine = builder.build_engine(network, builder.create_builder_config())
+    out = engine.create_execution_context().infer({"data": x})["ip"]
+    t = F.linear(t64(x), t64(w["ip"][0]), t64(w["ip"][1]))
+    t = F.batch_norm(t, t64(w["bn"][0] / 2), t64(w["bn"][1] / 2), eps=1e-5)
+    assert_close(out, (t * t64(w["sc"][0]) + t64(w["sc"][1])).numpy())
+
+
+@pytest.mark.parametrize("proto,match", [
+    ('input: "data"\ninput_shape { dim: 1 dim: 0 dim: 3 }\n', r"input 'data': input_shape gives the shape \[1, 0, 3\]"),
+    ('input: "a"\ninput: "b"\ninput_shape { dim: 1 }\n', r"2 inputs but 1 input_shape entries"),
+    ('layer { name: "in" type: "Input" top: "a" input_param { shape { dim: 1 } } }\n'
+     'layer { name: "in2" type: "Input" top: "a" input_param { shape { dim: 2 } } }\n', r"input 'a' is declared twice"),
+    ('layer { name: "in" type: "Input" top: "a" }\nlayers { name: "r" type: RELU bottom: "a" top: "b" }\n',
+     r"mixes new-style 'layer' and V1 'layers'"),
+])
+def test_bad_inputs(proto, match):
+    with pytest.raises(trt.CaffeParserError, match=match):
+        parse(proto, b"")
