@@ -763,3 +763,25 @@ def test_batchnorm_scale_on_2d_blobs_and_fp16_dtype(rng):
 def test_bad_inputs(proto, match):
     with pytest.raises(trt.CaffeParserError, match=match):
         parse(proto, b"")
+
+
+@pytest.mark.parametrize("explicit", [True, False])
+def test_in_place_layers_on_an_input(rng, explicit):
+    """In-place layers on the network input: the input keeps its name, the tensors after it get '<layer>/<blob>',
+    the earlier in-place results '<layer>/<blob>_in'; all names stay unique and the last one is the blob."""
+    proto = one_layer("""
+    layer { name: "scale" type: "Power" bottom: "data" top: "data" power_param { scale: 2 } }
+    layer { name: "relu" type: "ReLU" bottom: "data" top: "data" }
+    layer { name: "copy" type: "Split" bottom: "data" top: "y" top: "z" }
+    layer { name: "tanh" type: "TanH" bottom: "y" top: "y" }
+    layer { name: "sig" type: "Sigmoid" bottom: "y" top: "y" }
+    """, (2, 3))
+    x = randn(rng, 2, 3)
+    builder, network, blobs = parse(proto, b"", explicit)
+    assert blobs.find("data").name == "relu/data" and blobs.find("y").name == "y" and blobs.find("z").name == "relu/data"
+    names = [network.get_layer(i).get_output(0).name for i in range(network.num_layers)]
+    assert names == ["scale/data", "relu/data", "sig/y_in", "y"] and network.get_input(0).name == "data"
+    out = run(proto, b"", {"data": x}, ["y", "data"], explicit)
+    r = np.maximum(2 * x.astype(np.float64), 0)
+    assert_close(out["data"], r)
+    assert_close(out["y"], 1 / (1 + np.exp(-np.tanh(r))))

@@ -8,7 +8,7 @@ implicit-batch network (TensorRT 7's create_network()) it lacks N.  Importers re
 the batch axis (an error names the layer)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -57,6 +57,7 @@ class ImportContext:
         self.plugin_factory = plugin_factory
         self.plugin_namespace = plugin_namespace
         self.blobs: Dict[str, Any] = {}
+        self.input_names: Set[str] = set()  # the network inputs' names (importer.add_input)
         self.layer: Optional[Layer] = None  # the layer being imported
         self._aux = 0
 
@@ -87,23 +88,20 @@ class ImportContext:
         """Records `tensor` as blob `top` and names it so.  An in-place layer (top == an existing blob) gives the new
         tensor the blob's name; the previous tensor is renamed '<layer>/<top>_in' (a network input keeps its name
         and the new tensor is then '<layer>/<top>')."""
-        known = self.blobs.get(tensor.name)
-        if known is not None and known.name == tensor.name:  # an alias (Split, Dropout): the tensor keeps its name
+        if any(tensor is t for t in self.blobs.values()):  # an alias (Split, Dropout): the tensor keeps its name
             if tensor.is_network_input and top != tensor.name:  # ... but an input cannot be marked as an output
                 tensor = self.named(self.network.add_identity(tensor)).get_output(0)
                 tensor.name = top
             self.blobs[top] = tensor
             return
+        layer = self.layer.name if self.layer else ""
         old = self.blobs.get(top)
-        if old is not None and old.name == top and tensor.name != top:
-            if old.is_network_input:
-                tensor.name = "%s/%s" % (self.layer.name if self.layer else "", top)
-                self.blobs[top] = tensor
-                return
-            old.name = "%s/%s_in" % (self.layer.name if self.layer else "", top)
-        if old is None or tensor.name != top:
-            if not tensor.is_network_input:
-                tensor.name = top
+        if top in self.input_names:  # the network input keeps its name
+            tensor.name = "%s/%s" % (layer, top)
+        else:
+            if old is not None and old.name == top:
+                old.name = "%s/%s_in" % (layer, top)
+            tensor.name = top
         self.blobs[top] = tensor
 
     # ---- shapes and axes ---------------------------------------------------------------------------------------

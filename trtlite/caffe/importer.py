@@ -39,6 +39,7 @@ def _add_input(ctx: ImportContext, name: str, dims: List[int], where: str) -> No
     shape = dims[1:] if ctx.implicit else dims
     t = ctx.network.add_input(name, _enums.DataType.FLOAT, tuple(shape))
     ctx.blobs[name] = t
+    ctx.input_names.add(name)
 
 
 def import_net(ctx: ImportContext, net: Any) -> None:
