@@ -459,7 +459,8 @@ def test_shape_layers(rng, explicit):
 def test_input_layer_multiple_tops_and_train_layers_skipped(rng):
     """An Input layer with two tops; TRAIN-phase layers (data, loss, accuracy) do not exist in the deploy net."""
     proto = '''
-    layer { name: "train_data" type: "Data" top: "data" top: "label" include { phase: TRAIN } data_param { batch_size: 64 } }
+    layer { name: "train_data" type: "Data" top: "data" top: "label" include { phase: TRAIN } data_param { batch_size: 64 }
+      transform_param { mirror: true resize_param { height: 300 width: 300 } } }
     layer { name: "in" type: "Input" top: "a" top: "b" input_param { shape { dim: 1 dim: 2 } shape { dim: 1 dim: 3 } } }
     layer { name: "cat" type: "Concat" bottom: "a" bottom: "b" top: "cat" }
     layer { name: "loss" type: "SoftmaxWithLoss" bottom: "cat" bottom: "label" top: "loss" exclude { phase: TEST } }
@@ -692,6 +693,8 @@ class ListLogger(trt.ILogger):
     (one_layer('layer { name: "r" type: "Reshape" bottom: "data" top: "y" reshape_param { shape { dim: 5 dim: -1 } '
                '} }', (1, 3, 2)), {}, r"layer 'r' \(Reshape\): shape \[5, -1\] does not fit"),
     ('input: "data"\ninput_dim: 1\ninput_dim: 2\n', {}, r"1 inputs need 4 input_dim values"),
+    ('layer { name: "d" type: "DetectionOutput" detection_output_param { nms_param { nms_thresh: 0.4 } } }', {},
+     r'NonMaximumSuppressionParameter" has no field named "nms_thresh"'),
     ('layer { name: "x" type: "ReLU" bottom: "a" top: "b"', {}, r"deploy buffer: cannot parse the prototxt"),
 ])
 def test_bad_models(proto, weights, match):

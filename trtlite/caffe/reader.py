@@ -18,7 +18,8 @@ from .errors import CaffeParserError
 # fork's option trtlite would silently drop), so the deploy file is refused.  Unknown fields elsewhere (a fork's
 # extra layer parameters, training-only options) are skipped with a warning, as they cannot change the network
 # trtlite builds (a layer whose type trtlite does not import fails on its own).
-STRICT_MESSAGES = {m for _, _, m in schema.LAYER_PARAMS} | {"NetParameter", "BlobShape"}
+STRICT_MESSAGES = {m for _, _, m in schema.LAYER_PARAMS if m != "TransformationParameter"} | \
+    {"NetParameter", "BlobShape", "NonMaximumSuppressionParameter"}
 
 _UNKNOWN = re.compile(r'Message type "caffe\.(\w+)" has no field named "(\w+)"')
 
