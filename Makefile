@@ -4,7 +4,7 @@
 #
 # `make demo` and `make test` work on a fresh Debian machine: they install what they need
 # (Debian's libopenblas-dev and dataset-fashion-mnist; numpy, pytest, torch==2.13.0 CPU, onnx,
-# onnxruntime from PyPI) and build in place.
+# onnxruntime, protobuf from PyPI) and build in place.
 
 PY      ?= python3
 CC      ?= gcc
@@ -51,7 +51,7 @@ $(STAMP)/pip-typing: $(STAMP)/pip-core
 
 # torch is pinned: the CPU build comes from a local wheel; unpinned it would pull CUDA packages.
 $(STAMP)/pip-test: $(STAMP)/pip-core
-	$(PY) -m pip install -q "torch==2.13.0" onnx onnxruntime
+	$(PY) -m pip install -q "torch==2.13.0" onnx onnxruntime protobuf
 	@touch $@
 
 # Fuzzing needs clang with libFuzzer (Debian's clang brings its runtime, libclang-rt-*-dev) and atheris

@@ -23,7 +23,7 @@ pytest.importorskip("mypy", reason="mypy is a test dependency (make deps-test)")
 # own helpers are not annotated yet) is checked under --strict less the three "untyped definitions" flags: the
 # bodies of its functions are still checked against the stubs (check_untyped_defs), its own signatures are not.
 EXAMPLES_STRICT = {"plugins.l2_normalize", "demo_common", "fashion_mnist", "network_api_mnist", "lenet.model",
-                   "lenet.train", "addernet.model", "addernet.demo", "addernet.train"}
+                   "lenet.train", "addernet.model", "addernet.demo", "addernet.train", "caffe_lenet"}
 
 
 def _example_modules():

@@ -400,6 +400,9 @@ def init_stub() -> str:
     out += [f"from . import {m} as {m}" for m in sorted(set(modules))]
     if lazy:  # loaded on first use (the package's module __getattr__)
         imports.setdefault(".onnx", []).extend(lazy)
+    lazy_caffe = sorted(getattr(pkg, "_LAZY_CAFFE", ()))
+    if lazy_caffe:  # the Caffe parser, loaded the same way
+        imports.setdefault(".caffe", []).extend(lazy_caffe)
     for mod in sorted(imports):
         out.append(f"from {mod} import (" + "".join(f"\n    {n} as {n}," for n in sorted(imports[mod])) + "\n)")
     out += ["", "__version__: str"] + values + [""]

@@ -117,6 +117,7 @@ class Builder(_C.Builder):
 
 
 _LAZY = {"OnnxParser", "ErrorCode", "ParserError"}
+_LAZY_CAFFE = {"CaffeParser", "CaffeParserError", "IBlobNameToTensor", "shutdown_protobuf_library"}
 
 
 def __getattr__(name: str):
@@ -125,9 +126,12 @@ def __getattr__(name: str):
     if name in _LAZY:
         from . import onnx as _onnx
         return getattr(_onnx, name)
+    if name in _LAZY_CAFFE:  # the Caffe parser (trtlite.caffe, needs `protobuf`: pip install trtlite[caffe])
+        from . import caffe as _caffe
+        return getattr(_caffe, name)
     raise AttributeError(f"module 'trtlite' has no attribute {name!r}")
 
 
 # Names this module only uses itself (the __future__ flag) are not API.
 _NOT_API = {"annotations"}
-__all__ = [n for n in dir() if not n.startswith("_") and n not in _NOT_API] + sorted(_LAZY)
+__all__ = [n for n in dir() if not n.startswith("_") and n not in _NOT_API] + sorted(_LAZY) + sorted(_LAZY_CAFFE)

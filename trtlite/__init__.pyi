@@ -132,6 +132,12 @@ from ._types import (
 from ._views import (
     LayerProfiler as LayerProfiler,
 )
+from .caffe import (
+    CaffeParser as CaffeParser,
+    CaffeParserError as CaffeParserError,
+    IBlobNameToTensor as IBlobNameToTensor,
+    shutdown_protobuf_library as shutdown_protobuf_library,
+)
 from .calibration import (
     IInt8Calibrator as IInt8Calibrator,
     IInt8EntropyCalibrator as IInt8EntropyCalibrator,
@@ -356,6 +362,10 @@ __all__ = [
     'ErrorCode',
     'OnnxParser',
     'ParserError',
+    'CaffeParser',
+    'CaffeParserError',
+    'IBlobNameToTensor',
+    'shutdown_protobuf_library',
 ]
 
 class Builder(_C.Builder):
