@@ -123,3 +123,66 @@ def test_amx_plan_on_a_host_without_amx_fails_naming_the_feature(rng, tmp_path):
     out = load(NO_AMX_MASK)
     assert out.startswith("PLANERROR") and "amx_tile" in out and "amx_int8" in out, out
     assert load("ffffffff").startswith("LOADED")
+
+
+# ---- bf16 ------------------------------------------------------------------------------------------------------
+
+HAS_AMX_BF16 = "amx_bf16" in FEATS and "avx512bf16" in FEATS
+needs_amx_bf16 = pytest.mark.skipif(not HAS_AMX_BF16, reason="CPU lacks AMX-BF16 (or the OS refused the tile state)")
+
+
+def _bf16_round(a):
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("geom", [(35, 70, 3, 2, 1), (64, 33, 1, 1, 0)])  # C, K, kernel, stride, pad
+def test_bf16_convolution_on_the_best_bf16_kernel_matches_float64(geom, rng):
+    """BuilderFlag.BF16 without timing: the first bf16 kernel, convolution.amx_bf16 on AMX hosts (else
+    convolution.bf16_gemm, or fp32 without AVX512_BF16), within the bf16-rounded-math bound of a float64 model."""
+    C, K, k, s, p = geom
+    x = rng.standard_normal((2, C, 11, 13)).astype(np.float32)
+    w = rng.standard_normal((K, C, k, k)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    n = Net()
+    n.config.set_flag(trt.BuilderFlag.BF16)
+    xin = n.network.add_input("x", trt.float32, x.shape)
+    conv = n.network.add_convolution_nd(xin, K, (k, k), w, b)
+    conv.stride_nd = (s, s)
+    conv.padding_nd = (p, p)
+    y = n.network.add_activation(conv.get_output(0), trt.ActivationType.RELU).get_output(0)
+    y.name = "y"
+    n.network.mark_output(y)
+    eng = n.build()
+    layers = json.loads(eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))["layers"]
+    got = eng.create_execution_context().infer({"x": x})["y"].astype(np.float64)
+    if HAS_AMX_BF16:
+        assert layers[0]["kernel"] == "convolution.amx_bf16" and layers[0]["precision"] == "BF16", layers
+    rounded = layers[0]["precision"] == "BF16"
+    xr, wr = (_bf16_round(x), _bf16_round(w)) if rounded else (x, w)
+    want = np.maximum(conv2d_np(xr.astype(np.float64), wr.astype(np.float64), stride=s, pad=p) +
+                      b.reshape(1, -1, 1, 1), 0)
+    mag = conv2d_np(np.abs(xr).astype(np.float64), np.abs(wr).astype(np.float64), stride=s, pad=p) + 1.0
+    tol = 4 * (C * k * k + 4) * 2.0 ** -24 * mag + 1e-6
+    assert got.shape == want.shape
+    assert (np.abs(got - want) <= tol).all(), np.abs(got - want).max()
+
+
+@needs_amx_bf16
+def test_masked_amx_bf16_runs_the_avx512_bf16_kernel():
+    """With the AMX bits masked off the same test picks convolution.bf16_gemm (the subprocess sees no AMX)."""
+    env = dict(os.environ, TRTL_CPU_MASK=NO_AMX_MASK)
+    code = ("import trtlite as t, json, numpy as np\n"
+            "b = t.Builder(t.Logger(t.Logger.WARNING)); n = b.create_network(0); c = b.create_builder_config()\n"
+            "c.set_flag(t.BuilderFlag.BF16); c.avg_timing_iterations = 0\n"
+            "x = n.add_input('x', t.float32, (1, 16, 7, 7))\n"
+            "w = np.ones((8, 16, 3, 3), np.float32)\n"
+            "l = n.add_convolution_nd(x, 8, (3, 3), w, np.zeros(8, np.float32)); n.mark_output(l.get_output(0))\n"
+            "e = b.build_engine(n, c)\n"
+            "L = json.loads(e.create_engine_inspector().get_engine_information(t.LayerInformationFormat.JSON))\n"
+            "y = e.create_execution_context().infer({'x': np.ones((1, 16, 7, 7), np.float32)})\n"
+            "print(L['layers'][0]['kernel'], float(list(y.values())[0][0, 0, 3, 3]))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["convolution.bf16_gemm", "144.0"], r.stdout

@@ -131,7 +131,7 @@ def test_layer_precision_bf16_obeyed(kind, rng):
     cfg.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
     engine = b.build_engine(net, cfg)
     layers = layers_of(engine)
-    assert layers[0]["precision"] == "BF16" and layers[0]["kernel"].endswith(".bf16_gemm"), layers
+    assert layers[0]["precision"] == "BF16" and layers[0]["kernel"].endswith((".bf16_gemm", ".amx_bf16")), layers
     assert "relu" in layers[0]["name"]  # the epilogue stays fused (fp32, on the accumulators)
     check_bf16_accuracy(kind, run(engine, x), x, w, bias)
     oneline = engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
@@ -183,7 +183,8 @@ def test_bf16_without_timing_takes_the_bf16_kernel(rng):
     cfg.set_flag(trt.BuilderFlag.BF16)
     cfg.avg_timing_iterations = 0
     engine = b.build_engine(net, cfg)
-    assert layers_of(engine)[0]["kernel"] == "convolution.bf16_gemm"
+    amx = "amx_bf16" in trt.cpu_features()  # the AMX kernel is listed first (tests/test_amx.py)
+    assert layers_of(engine)[0]["kernel"] == ("convolution.amx_bf16" if amx else "convolution.bf16_gemm")
     check_bf16_accuracy("conv", run(engine, x), x, w, bias)
 
 
