@@ -186,3 +186,33 @@ def test_masked_amx_bf16_runs_the_avx512_bf16_kernel():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["convolution.bf16_gemm", "144.0"], r.stdout
+
+
+@pytest.mark.parametrize("rows", [37, 1])
+def test_bf16_fully_connected_on_the_best_bf16_kernel_matches_float64(rows, rng):
+    """BuilderFlag.BF16 without timing: fully_connected.amx_bf16 on AMX hosts where the rows fill a tile (37), the
+    AVX512-BF16 kernel for one row (a GEMV); within the bf16-rounded-math bound of a float64 model."""
+    D, K = 300, 77
+    x = rng.standard_normal((rows, D, 1, 1)).astype(np.float32)
+    w = rng.standard_normal((K, D)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    n = Net()
+    n.config.set_flag(trt.BuilderFlag.BF16)
+    xin = n.network.add_input("x", trt.float32, x.shape)
+    fc = n.network.add_fully_connected(xin, K, w, b)
+    y = fc.get_output(0)
+    y.name = "y"
+    n.network.mark_output(y)
+    eng = n.build()
+    layers = json.loads(eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))["layers"]
+    got = eng.create_execution_context().infer({"x": x})["y"].astype(np.float64).reshape(rows, K)
+    if HAS_AMX_BF16:
+        want_kernel = "fully_connected.amx_bf16" if rows >= 16 else "fully_connected.bf16_gemm"
+        assert layers[0]["kernel"] == want_kernel and layers[0]["precision"] == "BF16", layers
+    rounded = layers[0]["precision"] == "BF16"
+    xr, wr = (_bf16_round(x), _bf16_round(w)) if rounded else (x, w)
+    x2 = xr.reshape(rows, D).astype(np.float64)
+    want = x2 @ wr.astype(np.float64).T + b
+    mag = np.abs(x2) @ np.abs(wr.astype(np.float64)).T + 1.0
+    tol = 4 * (D + 4) * 2.0 ** -24 * mag + 1e-6
+    assert (np.abs(got - want) <= tol).all(), np.abs(got - want).max()

@@ -42,6 +42,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_attention_tiled)                                                                \
     X(trtl_kernel_conv_amx_bf16)                                                                  \
     X(trtl_kernel_conv_bf16_gemm)                                                                 \
+    X(trtl_kernel_fc_amx_bf16)                                                                    \
     X(trtl_kernel_fc_bf16_gemm)                                                                   \
     X(trtl_kernel_fc_f16_gemm)                                                                \
     X(trtl_kernel_qlinear_amx_int8)                                                               \

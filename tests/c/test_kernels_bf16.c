@@ -40,7 +40,7 @@ extern const trtl_kernel trtl_kernel_conv_bf16_gemm;
 extern const trtl_kernel trtl_kernel_fc_bf16_gemm;
 extern const trtl_kernel trtl_kernel_fc_f16_gemm;
 static const trtl_kernel *g_fc = &trtl_kernel_fc_bf16_gemm; /* the fully connected kernel under test */
-extern const trtl_kernel trtl_kernel_conv_amx_bf16;
+extern const trtl_kernel trtl_kernel_conv_amx_bf16, trtl_kernel_fc_amx_bf16;
 static const trtl_kernel *g_conv = &trtl_kernel_conv_bf16_gemm; /* the convolution kernel under test */
 
 static uint64_t g_rng;
@@ -459,9 +459,10 @@ static void test_conv(int ncases)
 static void test_refuse_without_bf16(void)
 {
     trtl_cpu_set_mask(~TRTL_CPU_AVX512BF16);
-    const trtl_kernel *ks[3] = {&trtl_kernel_conv_bf16_gemm, &trtl_kernel_fc_bf16_gemm, &trtl_kernel_conv_amx_bf16};
+    const trtl_kernel *ks[4] = {&trtl_kernel_conv_bf16_gemm, &trtl_kernel_fc_bf16_gemm, &trtl_kernel_conv_amx_bf16,
+                                &trtl_kernel_fc_amx_bf16};
     float w[12] = {0};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         trtl_node nd = {0};
         nd.name = "masked";
         nd.op = ks[i]->op;
@@ -514,8 +515,13 @@ int main(int argc, char **argv)
         test_conv(ncases);
         printf("test_kernels_bf16: convolution.amx_bf16 checked, %d failures\n", g_failures - before);
         g_conv = &trtl_kernel_conv_bf16_gemm;
+        g_fc = &trtl_kernel_fc_amx_bf16; /* every row count (its applies() wants >= 16 at the opt shape) */
+        before = g_failures;
+        test_fc(ncases);
+        printf("test_kernels_bf16: fully_connected.amx_bf16 checked, %d failures\n", g_failures - before);
+        g_fc = &trtl_kernel_fc_bf16_gemm;
     } else {
-        printf("test_kernels_bf16: CPU lacks AMX-BF16: convolution.amx_bf16 not checked\n");
+        printf("test_kernels_bf16: CPU lacks AMX-BF16: convolution.amx_bf16, fully_connected.amx_bf16 not checked\n");
     }
     if (trtl_cpu_has(trtl_kernel_fc_f16_gemm.cpu_features)) {
         g_fc = &trtl_kernel_fc_f16_gemm;
