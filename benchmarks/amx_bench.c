@@ -1,7 +1,8 @@
 /*
  * amx_bench.c -- the Intel AMX kernels against the AVX-512 ones on ResNet convolution shapes
- * (batch 1), one thread: fp32 convolution.packed_gemm, convolution.bf16_gemm (AVX512-BF16),
- * convolution.amx_bf16, and the int8 library's avx512vnni and amx variants (kernels/qconv.h).
+ * (batch 1) and BERT-base fully connected shapes (128 tokens), one thread: the fp32 packed GEMM
+ * kernels, the AVX512-BF16 ones, the AMX-BF16 ones, and the int8 library's avx512vnni and amx
+ * variants (kernels/qconv.h; rows mode for the FC shapes).
  * Not part of CI; short runs.
  *
  *   build with the sources of tests/test_kernels_c.py (its _sources(), with this file in place of
@@ -26,6 +27,7 @@
 #include "core/status.h"
 
 extern const trtl_kernel trtl_kernel_conv_packed_gemm, trtl_kernel_conv_bf16_gemm, trtl_kernel_conv_amx_bf16;
+extern const trtl_kernel trtl_kernel_fc_packed_gemm, trtl_kernel_fc_bf16_gemm, trtl_kernel_fc_amx_bf16;
 
 static double cpu_s(void)
 {
@@ -72,11 +74,15 @@ static double best_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor
     return best;
 }
 
-/* The int8 library with the AMX choice `amx` (TRTL_QCONV_AMX_NEVER / ONLY). */
+/* The int8 library with the AMX choice `amx` (TRTL_QCONV_AMX_NEVER / ONLY); H = 0: rows (gemm) of k = M rows. */
 static double best_qconv(int64_t C, int64_t K, int64_t H, int64_t k, int64_t pad, const float *x, float *y, int amx,
                          int runs)
 {
+    const int64_t M = k;
+    if (H == 0)
+        k = 1;
     trtl_qconv_desc d = {0};
+    d.gemm = H == 0;
     d.C = (int32_t)C;
     d.K = (int32_t)K;
     d.R = d.S = (int32_t)k;
@@ -93,12 +99,16 @@ static double best_qconv(int64_t C, int64_t K, int64_t H, int64_t k, int64_t pad
     trtl_qconv_state *s = NULL;
     double best = -1.0;
     if (trtl_qconv_prepare_amx(&d, w, &ws, 0, NULL, amx, &s) == TRTL_OK) {
-        size_t ss = trtl_qconv_scratch(s, 1, H, H, 1);
+        size_t ss = H ? trtl_qconv_scratch(s, 1, H, H, 1) : trtl_qgemm_scratch(s, M, 1);
         void *scratch = malloc(ss);
-        if (trtl_qconv_run(s, 1, H, H, x, y, NULL, scratch, ss, NULL) == TRTL_OK)
+        if ((H ? trtl_qconv_run(s, 1, H, H, x, y, NULL, scratch, ss, NULL)
+               : trtl_qgemm_run(s, M, x, y, NULL, scratch, ss, NULL)) == TRTL_OK)
             for (int i = 0; i < runs; i++) {
                 double t0 = cpu_s();
-                trtl_qconv_run(s, 1, H, H, x, y, NULL, scratch, ss, NULL);
+                if (H)
+                    trtl_qconv_run(s, 1, H, H, x, y, NULL, scratch, ss, NULL);
+                else
+                    trtl_qgemm_run(s, M, x, y, NULL, scratch, ss, NULL);
                 double t = cpu_s() - t0;
                 if (best < 0 || t < best)
                     best = t;
@@ -146,6 +156,34 @@ static void conv_shape(int64_t C, int64_t K, int64_t H, int64_t k, int64_t pad, 
     free(y);
 }
 
+static void fc_shape(int64_t M, int64_t D, int64_t K, int runs)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_FULLY_CONNECTED;
+    nd.name = "fc";
+    nd.epi.act = TRTL_ACT_NONE;
+    float *w = rand_buf(K * D), *b = rand_buf(K), *x = rand_buf(M * D), *y = rand_buf(M * K);
+    nd.p.fc.num_output_channels = (int32_t)K;
+    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
+    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
+    nd.n_in = nd.n_out = 1;
+    trtl_tensor_view in = {x, {4, {M, D, 1, 1}}, TRTL_FLOAT}, out = {y, {4, {M, K, 1, 1}}, TRTL_FLOAT};
+    const double gf = 2.0 * M * D * K * 1e-9;
+    const double t[5] = {best_kernel(&trtl_kernel_fc_packed_gemm, &nd, &in, &out, runs),
+                         best_kernel(&trtl_kernel_fc_bf16_gemm, &nd, &in, &out, runs),
+                         best_kernel(&trtl_kernel_fc_amx_bf16, &nd, &in, &out, runs),
+                         best_qconv(D, K, 0, M, 0, x, y, TRTL_QCONV_AMX_NEVER, runs),
+                         best_qconv(D, K, 0, M, 0, x, y, TRTL_QCONV_AMX_ONLY, runs)};
+    printf("FC %4lldx%-4lld -> %-4lld |", (long long)M, (long long)D, (long long)K);
+    for (int i = 0; i < 5; i++)
+        printf(" %7.3f ms %5.0f GF/s |", t[i] * 1e3, t[i] > 0 ? gf / t[i] : 0.0);
+    printf("\n");
+    free(w);
+    free(b);
+    free(x);
+    free(y);
+}
+
 int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 5;
@@ -157,5 +195,7 @@ int main(int argc, char **argv)
     conv_shape(256, 64, 56, 1, 0, runs);
     conv_shape(256, 256, 14, 3, 1, runs);
     conv_shape(512, 512, 7, 3, 1, runs);
+    fc_shape(128, 768, 3072, runs);
+    fc_shape(128, 3072, 768, runs);
     return 0;
 }
