@@ -260,7 +260,7 @@ def test_network_unchanged_and_engine_is_int8(method):
     engine32 = trt.Runtime(trt.Logger()).deserialize_cuda_engine(plan32)
     assert engine.num_io_tensors == 3
     info = engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
-    assert info.count("[qlinear.int8]") == 2, info              # the convolution and the fully connected layer
+    assert (info.count("[qlinear.int8]") + info.count("[qlinear.amx_int8]")) == 2, info              # the convolution and the fully connected layer
     x = batches(3, 1)[0]
     out = engine.create_execution_context().infer({"data": x})
     out32 = engine32.create_execution_context().infer({"data": x})

@@ -30,6 +30,10 @@ int main(void)
     if (__builtin_cpu_supports("avx512vnni")) g |= TRTL_CPU_AVX512VNNI;
     if (__builtin_cpu_supports("avx512bf16")) g |= TRTL_CPU_AVX512BF16;
     if (__builtin_cpu_supports("avxvnni")) g |= TRTL_CPU_AVXVNNI;
+    /* AMX: libgcc checks CPUID and XCR0; trtlite also asks Linux for the tile state (granted here or both 0) */
+    if (__builtin_cpu_supports("amx-tile")) g |= TRTL_CPU_AMX_TILE;
+    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16")) g |= TRTL_CPU_AMX_BF16;
+    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8")) g |= TRTL_CPU_AMX_INT8;
     printf("%u\n", g);
 #endif
     return 0;

@@ -131,7 +131,7 @@ def test_layer_precision_bf16_obeyed(kind, rng):
     cfg.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
     engine = b.build_engine(net, cfg)
     layers = layers_of(engine)
-    assert layers[0]["precision"] == "BF16" and layers[0]["kernel"].endswith(".bf16_gemm"), layers
+    assert layers[0]["precision"] == "BF16" and layers[0]["kernel"].endswith((".bf16_gemm", ".amx_bf16")), layers
     assert "relu" in layers[0]["name"]  # the epilogue stays fused (fp32, on the accumulators)
     check_bf16_accuracy(kind, run(engine, x), x, w, bias)
     oneline = engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
@@ -167,7 +167,8 @@ def test_bf16_flag_admits_bf16_kernels_and_timing_decides(rng):
     if first["precision"] == "BF16":
         check_bf16_accuracy("fc", run(engine, x), x, w, bias)
     else:
-        assert "layer 'gemm_layer + relu': stays FLOAT: fully_connected.bf16_gemm was slower" in rec.text(), rec.text()
+        assert any("layer 'gemm_layer + relu': stays FLOAT: fully_connected.%s was slower" % k in rec.text()
+                   for k in ("bf16_gemm", "amx_bf16")), rec.text()
     # without the flag: never bf16, and nothing logged about precision
     rec2 = Rec()
     b2, net2, _, _, _, _ = make_net("fc", np.random.default_rng(0), logger=rec2)
@@ -183,7 +184,8 @@ def test_bf16_without_timing_takes_the_bf16_kernel(rng):
     cfg.set_flag(trt.BuilderFlag.BF16)
     cfg.avg_timing_iterations = 0
     engine = b.build_engine(net, cfg)
-    assert layers_of(engine)[0]["kernel"] == "convolution.bf16_gemm"
+    amx = "amx_bf16" in trt.cpu_features()  # the AMX kernel is listed first (tests/test_amx.py)
+    assert layers_of(engine)[0]["kernel"] == ("convolution.amx_bf16" if amx else "convolution.bf16_gemm")
     check_bf16_accuracy("conv", run(engine, x), x, w, bias)
 
 

@@ -42,6 +42,9 @@ def test_bf16_kernels_match_rounded_float64_reference(bf16_binary):
         assert "only the refusal" not in out
         cases = int(out.split(" cases,")[0].split()[-1])
         assert cases >= 2 * 60 + 10, out
+    if HAS_BF16 and "amx_bf16" in trt.cpu_features():  # convolution.amx_bf16 ran the convolution cases too
+        assert "convolution.amx_bf16 checked, 0 failures" in out, out
+        assert "fully_connected.amx_bf16 checked, 0 failures" in out, out
 
 
 def test_bf16_kernels_refuse_without_the_feature(bf16_binary):

@@ -60,7 +60,7 @@ def test_qconv_every_kernel_matches_the_float64_model(qconv_binary):
     assert "0 failures" in out.splitlines()[-1], out
     # each kernel this CPU has was run (and reported), the portable path always
     assert "portable: 0 failures" in out
-    for name in ("avx512vnni", "avxvnni", "avx2"):
+    for name in ("amx", "avx512vnni", "avxvnni", "avx2"):
         assert ("%s: 0 failures" % name) in out or ("skip %s" % name) in out, out
 
 

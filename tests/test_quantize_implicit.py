@@ -66,7 +66,7 @@ def test_dynamic_ranges_quantize_layers(fuse, rng):
         n.config.set_pass_enabled("fuse_qdq", False)
     eng = n.build()
     info = eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
-    assert info.count("[qlinear.int8]") == (2 if fuse else 0), info
+    assert (info.count("[qlinear.int8]") + info.count("[qlinear.amx_int8]")) == (2 if fuse else 0), info
     got = eng.create_execution_context().infer({"x": x})["y"]
     h = np.maximum(fq(x, 4.0 / 127) @ wq(w1).T, 0)
     ref = fq(h, 6.0 / 127) @ wq(w2).T
@@ -81,7 +81,7 @@ def test_missing_range_warns_and_keeps_fp32(rng):
     n.network.get_input(0).dynamic_range = (-4.0, 4.0)  # mm1 int8, mm2's input 'h' has no range
     eng = n.builder.build_engine(n.network, n.config)
     info = eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
-    assert info.count("[qlinear.int8]") == 1
+    assert (info.count("[qlinear.int8]") + info.count("[qlinear.amx_int8]")) == 1
     warn = [m for s, m in log.msgs if s == int(trt.Logger.WARNING)]
     assert any("'h'" in m and "mm2" in m and "fp32" in m for m in warn), warn
     got = eng.create_execution_context().infer({"x": x})["y"]

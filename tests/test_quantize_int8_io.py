@@ -93,7 +93,7 @@ def test_chain_keeps_int8_between_layers(out_type2, rng):
     make, model, step = _chain(rng, out_type2)
     _, on, layers = _build(make, x)
     _, off, layers_off = _build(make, x, io=False)
-    assert [l["kernel"] for l in layers] == ["qlinear.int8"] * 3, layers
+    assert [l["kernel"] in ("qlinear.int8", "qlinear.amx_int8") for l in layers] == [True] * 3, layers
     assert all(l["precision"] == "INT8" for l in layers)
     # the two tensors between the three int8 steps are int8 codes; the network input and output stay FLOAT
     assert [l["inputs"][0]["dtype"] for l in layers] == ["FLOAT", "UINT8", trt.DataType(out_type2).name]
@@ -226,7 +226,7 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
         trt.LayerInformationFormat.JSON))["layers"]
     int8_steps = [l for l in layers if l["precision"] == "INT8"]
     assert len(int8_steps) == 11, [l["name"] for l in layers]  # 10 convolutions (2 projections) and the Gemm
-    assert all(l["kernel"] == "qlinear.int8" for l in int8_steps)
+    assert all(l["kernel"] in ("qlinear.int8", "qlinear.amx_int8") for l in int8_steps)
     # inside each of the 4 basic blocks the first convolution hands int8 codes to the second
     int8_edges = [l for l in int8_steps if l["outputs"][0]["dtype"] in ("INT8", "UINT8")]
     assert len(int8_edges) >= 4, [(l["name"], l["outputs"][0]["dtype"]) for l in layers]

@@ -64,7 +64,7 @@ def test_quantize_static_models_match_onnxruntime(models, which, pc, act, fuse, 
     assert scale is not None
     eng = _build(path, () if fuse else ("fuse_qdq",))
     info = eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
-    n_int8 = info.count("[qlinear.int8]")
+    n_int8 = (info.count("[qlinear.int8]") + info.count("[qlinear.amx_int8]"))
     if fuse:  # cnn: 7 convs + the Gemm; matmul: 6 Linear (MatMul with constant weights)
         assert n_int8 == (8 if which == "cnn" else 6), info
         assert "[convolution." not in info

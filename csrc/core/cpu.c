@@ -7,6 +7,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 /* Bit 31 marks "detected"; the feature bits live below it. */
 #define DETECTED (1u << 31)
@@ -32,9 +36,24 @@ static uint64_t xgetbv0(void)
 }
 #endif
 
+/* Linux hands out the 8 KiB tile state only to a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM for
+ * XFEATURE_XTILEDATA, once per process, inherited by every thread); a tile instruction without it
+ * is SIGILL.  Asked here, at detection: AMX counts only when the kernel grants it. */
+#if defined(__x86_64__) || defined(__i386__)
+static int amx_permitted(void)
+{
+#if defined(__linux__) && defined(__x86_64__)
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return 0;
+#endif
+}
+#endif
+
 /* CPUID and XGETBV read directly (not __builtin_cpu_supports, whose feature names differ between gcc and clang:
  * clang 14 rejects "f16c").  As libgcc does, the AVX family counts only when the OS saves the YMM registers
- * (XCR0 bits 1-2), and AVX-512 only when it saves the opmask and ZMM registers too (bits 5-7). */
+ * (XCR0 bits 1-2), and AVX-512 only when it saves the opmask and ZMM registers too (bits 5-7); AMX
+ * needs the tile configuration and data states (bits 17-18) and the permission above. */
 static uint32_t detect(void)
 {
     uint32_t f = 0;
@@ -50,7 +69,7 @@ static uint32_t detect(void)
         l7[0] = l7[1] = l7[2] = l7[3] = 0;
         l71[0] = l71[1] = l71[2] = l71[3] = 0;
     }
-    const uint32_t ecx1 = l1[2], ebx7 = l7[1], ecx7 = l7[2], eax71 = l71[0];
+    const uint32_t ecx1 = l1[2], ebx7 = l7[1], ecx7 = l7[2], edx7 = l7[3], eax71 = l71[0];
     uint64_t xcr0 = (ecx1 >> 27) & 1 ? xgetbv0() : 0; /* OSXSAVE */
     const int ymm = (xcr0 & 0x6) == 0x6, zmm = ymm && (xcr0 & 0xe0) == 0xe0;
     if ((ecx1 >> 19) & 1)
@@ -73,6 +92,8 @@ static uint32_t detect(void)
         f |= TRTL_CPU_AVX512BF16;
     if (ymm && (eax71 >> 4) & 1)
         f |= TRTL_CPU_AVXVNNI;
+    if ((edx7 >> 24) & 1 && (xcr0 & 0x60000) == 0x60000 && amx_permitted())
+        f |= TRTL_CPU_AMX_TILE | ((edx7 >> 22) & 1 ? TRTL_CPU_AMX_BF16 : 0) | ((edx7 >> 25) & 1 ? TRTL_CPU_AMX_INT8 : 0);
 #endif
     const char *env = getenv("TRTL_CPU_MASK");
     if (env && *env)

@@ -70,12 +70,16 @@ static trtl_status check_desc(const trtl_qconv_desc *d)
     return TRTL_OK;
 }
 
-static const trtl_qk_ops *pick_ops(const trtl_qconv_desc *d, trtl_qk_isa *isa)
+static const trtl_qk_ops *pick_ops(const trtl_qconv_desc *d, int32_t amx, trtl_qk_isa *isa)
 {
     *isa = TRTL_QK_PORTABLE;
     if (d->groups != 1) /* grouped and depthwise: portable path (see qconv.h) */
         return NULL;
 #if defined(__x86_64__)
+    if (amx != TRTL_QCONV_AMX_NEVER && trtl_cpu_has(TRTL_QCONV_AMX_CPU)) {
+        *isa = TRTL_QK_AMX;
+        return &trtl_qk_ops_amx;
+    }
     if (trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_FMA)) {
         *isa = TRTL_QK_AVX512VNNI;
         return &trtl_qk_ops_avx512vnni;
@@ -134,13 +138,20 @@ static trtl_status pack_weights(trtl_qconv_state *s)
     } else {
         for (int64_t k = 0; k < kpad; k++)
             for (int64_t q = 0; q < s->steps; q++)
-                s->packed[((k / o->mr) * s->steps + q) * o->mr + k % o->mr] = weight_word(s, k, q, o->g);
+                s->packed[(k / o->mr) * s->steps * o->mr + trtl_qk_panel_word(o, q, k % o->mr)] =
+                    weight_word(s, k, q, o->g);
     }
     return TRTL_OK;
 }
 
 trtl_status trtl_qconv_prepare(const trtl_qconv_desc *d, const int8_t *w, const float *w_scale, int32_t per_channel,
                                const float *bias, trtl_qconv_state **out)
+{
+    return trtl_qconv_prepare_amx(d, w, w_scale, per_channel, bias, TRTL_QCONV_AMX_AUTO, out);
+}
+
+trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, const float *w_scale,
+                                   int32_t per_channel, const float *bias, int32_t amx, trtl_qconv_state **out)
 {
     TRTL_CHECK_ARG(out);
     *out = NULL;
@@ -154,16 +165,21 @@ trtl_status trtl_qconv_prepare(const trtl_qconv_desc *d, const int8_t *w, const 
                               "trtl_qconv_prepare: w_scale[%lld] = %g must be finite, > 0 (in_scale * w_scale in "
                               "[1e-30, 1e30])",
                               (long long)k, (double)w_scale[k]);
+    if (amx == TRTL_QCONV_AMX_ONLY && (d->groups != 1 || !trtl_cpu_has(TRTL_QCONV_AMX_CPU)))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "trtl_qconv_prepare: the amx kernel needs groups = 1 (got %d) and a CPU "
+                          "with AMX-INT8 and AVX512-VNNI", d->groups);
     trtl_qconv_state *s = calloc(1, sizeof *s);
     if (!s)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "trtl_qconv_prepare: out of memory");
     s->d = *d;
-    s->ops = pick_ops(d, &s->isa);
+    s->ops = pick_ops(d, amx, &s->isa);
     s->Cg = d->C / d->groups;
     s->Kg = d->K / d->groups;
     s->D = s->Cg * d->R * d->S;
     const int32_t g = s->ops ? s->ops->g : 1;
     s->steps = ceil_div(s->D, g);
+    if (s->ops && s->ops->kchunk)
+        s->steps = ceil_div(s->steps, s->ops->kchunk) * s->ops->kchunk;
     int64_t kpad = d->K + 64; /* covers every padding of K (to MR rows or VL columns) */
     s->w = trtl_aligned_alloc((size_t)(d->K * s->D));
     s->comp = trtl_aligned_alloc((size_t)kpad * sizeof(int32_t));

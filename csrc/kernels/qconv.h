@@ -35,6 +35,9 @@
  *                           weights); W is [K][C] (R = S = 1, groups = 1, no stride/padding).
  *
  * Kernels (picked at prepare time from trtl_cpu_features(), so TRTL_CPU_MASK selects them):
+ *   "amx"         Intel AMX tiles (x86/qconv_amx_tile.h): tdpbsud / tdpbusd on 32 x 32 blocks, the
+ *                 avx512vnni variant's u8 activations, compensation and epilogue (bit-identical int32
+ *                 sums); the depth is padded to 64 bytes
  *   "avx512vnni"  vpdpbusd on zmm: u8 activations (signed ones shifted by +128) x s8 weights, the
  *                 shift and the zero point compensated by (in_zero + shift) * sum_k w, computed at
  *                 prepare time
@@ -96,7 +99,19 @@ trtl_status trtl_qconv_prepare(const trtl_qconv_desc *d, const int8_t *w, const 
                                const float *bias, trtl_qconv_state **out);
 void trtl_qconv_release(trtl_qconv_state *s);
 
-/* The kernel the state runs ("avx512vnni", "avxvnni", "avx2", "portable"). */
+/* trtl_qconv_prepare with the AMX choice open: AUTO (what trtl_qconv_prepare does) takes "amx" first
+ * when the CPU has TRTL_QCONV_AMX_CPU and groups = 1; NEVER picks among the others; ONLY fails
+ * (TRTL_ERR_UNSUPPORTED) unless "amx" applies.  The qlinear kernels use NEVER / ONLY so that the
+ * builder times the two and the engine inspector names the one that runs. */
+#define TRTL_QCONV_AMX_AUTO 0
+#define TRTL_QCONV_AMX_NEVER 1
+#define TRTL_QCONV_AMX_ONLY 2
+#define TRTL_QCONV_AMX_CPU                                                                                             \
+    (TRTL_CPU_AMX_TILE | TRTL_CPU_AMX_INT8 | TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_FMA)
+trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, const float *w_scale,
+                                   int32_t per_channel, const float *bias, int32_t amx, trtl_qconv_state **out);
+
+/* The kernel the state runs ("amx", "avx512vnni", "avxvnni", "avx2", "portable"). */
 const char *trtl_qconv_kernel_name(const trtl_qconv_state *s);
 
 /* Output size of one spatial dim (0 if the window does not fit; -1 on bad geometry). */

@@ -31,7 +31,8 @@ typedef enum trtl_qk_isa {
     TRTL_QK_PORTABLE = 0,
     TRTL_QK_AVX2 = 1,
     TRTL_QK_AVXVNNI = 2,
-    TRTL_QK_AVX512VNNI = 3
+    TRTL_QK_AVX512VNNI = 3,
+    TRTL_QK_AMX = 4
 } trtl_qk_isa;
 
 /* Epilogue constants of a state (per-channel arrays are the state's). */
@@ -91,9 +92,21 @@ typedef struct trtl_qk_ops {
                         const trtl_qk_quant *q);
     /* y[i] = fake-quantized y[i] over n floats (e->out_quant set) */
     void (*fakequant)(float *y, int64_t n, const trtl_qk_epi *e);
+    /* AMX: begin / end (may be NULL) bracket each GEMM work item on the thread running it (tile
+     * configuration, tilerelease); kchunk > 0: steps is a multiple of kchunk and a row panel is
+     * [steps / kchunk][MR][kchunk] words (row-major tiles) instead of [steps][MR] */
+    void (*begin)(void);
+    void (*end)(void);
+    int32_t kchunk;
 } trtl_qk_ops;
 
-extern const trtl_qk_ops trtl_qk_ops_avx512vnni, trtl_qk_ops_avxvnni, trtl_qk_ops_avx2;
+extern const trtl_qk_ops trtl_qk_ops_avx512vnni, trtl_qk_ops_avxvnni, trtl_qk_ops_avx2, trtl_qk_ops_amx;
+
+/* Word (step q, row i) of a row panel of o's layout (steps words deep). */
+static inline int64_t trtl_qk_panel_word(const trtl_qk_ops *o, int64_t q, int64_t i)
+{
+    return o->kchunk ? (q / o->kchunk * o->mr + i) * o->kchunk + q % o->kchunk : q * o->mr + i;
+}
 
 struct trtl_qconv_state {
     trtl_qconv_desc d;

@@ -40,9 +40,12 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_activation_simd)                                                                \
     X(trtl_kernel_scale_simd)                                                                     \
     X(trtl_kernel_attention_tiled)                                                                \
+    X(trtl_kernel_conv_amx_bf16)                                                                  \
     X(trtl_kernel_conv_bf16_gemm)                                                                 \
+    X(trtl_kernel_fc_amx_bf16)                                                                    \
     X(trtl_kernel_fc_bf16_gemm)                                                                   \
     X(trtl_kernel_fc_f16_gemm)                                                                \
+    X(trtl_kernel_qlinear_amx_int8)                                                               \
     X(trtl_kernel_qlinear_int8)                                                                   \
     X(trtl_kernel_concat_inplace)                                                                 \
     X(trtl_kernel_slice_inplace)

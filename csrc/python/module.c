@@ -43,7 +43,8 @@ static PyObject *feature_names(uint32_t f)
     static const struct { uint32_t bit; const char *name; } names[] = {
         {TRTL_CPU_SSE41, "sse4.1"}, {TRTL_CPU_AVX, "avx"}, {TRTL_CPU_AVX2, "avx2"}, {TRTL_CPU_FMA, "fma"},
         {TRTL_CPU_F16C, "f16c"}, {TRTL_CPU_AVX512F, "avx512f"}, {TRTL_CPU_AVX512BW, "avx512bw"},
-        {TRTL_CPU_AVX512VNNI, "avx512vnni"}, {TRTL_CPU_AVX512BF16, "avx512bf16"}, {TRTL_CPU_AVXVNNI, "avxvnni"}};
+        {TRTL_CPU_AVX512VNNI, "avx512vnni"}, {TRTL_CPU_AVX512BF16, "avx512bf16"}, {TRTL_CPU_AVXVNNI, "avxvnni"},
+        {TRTL_CPU_AMX_TILE, "amx_tile"}, {TRTL_CPU_AMX_BF16, "amx_bf16"}, {TRTL_CPU_AMX_INT8, "amx_int8"}};
     PyObject *l = PyList_New(0);
     for (size_t i = 0; l && i < sizeof names / sizeof names[0]; i++)
         if (f & names[i].bit) {

@@ -283,7 +283,9 @@ static const char *feature_names(uint32_t bits, char *buf, size_t cap)
         {TRTL_CPU_SSE41, "sse4.1"},         {TRTL_CPU_AVX, "avx"},           {TRTL_CPU_AVX2, "avx2"},
         {TRTL_CPU_FMA, "fma"},              {TRTL_CPU_F16C, "f16c"},         {TRTL_CPU_AVX512F, "avx512f"},
         {TRTL_CPU_AVX512BW, "avx512bw"},    {TRTL_CPU_AVX512VNNI, "avx512vnni"},
-        {TRTL_CPU_AVX512BF16, "avx512bf16 (AVX512_BF16: the plan's bf16 kernels)"}};
+        {TRTL_CPU_AVX512BF16, "avx512bf16 (AVX512_BF16: the plan's bf16 kernels)"},
+        {TRTL_CPU_AMX_TILE, "amx_tile (Intel AMX: the plan's amx kernels)"}, {TRTL_CPU_AMX_BF16, "amx_bf16"},
+        {TRTL_CPU_AMX_INT8, "amx_int8"}};
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

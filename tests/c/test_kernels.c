@@ -2647,7 +2647,7 @@ out:
 
 /* ---- qlinear.int8 (internal int8 conv / FC / matmul on kernels/qconv.h) vs qlinear.ref ---------- */
 
-extern const trtl_kernel trtl_kernel_qlinear_int8;
+extern const trtl_kernel trtl_kernel_qlinear_int8, trtl_kernel_qlinear_amx_int8;
 
 /* One random case: mode 0 conv (2-D), 1 FC, 2 matmul rows.  Returns 1 on failure. */
 static int qlinear_case(int mode, int out_quant)
@@ -2744,6 +2744,10 @@ static int qlinear_case(int mode, int out_quant)
         double atol = g_atol;
         g_atol = out_quant ? 1.001 * q->out_scale : 1e-5;
         r = run_opt(&trtl_kernel_qlinear_int8, &nd, in, &ydims, want);
+        /* the AMX kernel where the CPU has it (groups = 1): the same tolerance */
+        if (!r && trtl_cpu_has(trtl_kernel_qlinear_amx_int8.cpu_features) &&
+            (mode != TRTL_QL_CONV || q->conv.num_groups == 1))
+            r = run_opt(&trtl_kernel_qlinear_amx_int8, &nd, in, &ydims, want);
         g_atol = atol;
     }
     free(want);

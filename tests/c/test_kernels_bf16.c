@@ -29,6 +29,7 @@
 #include "kernels/ref/ref.h"
 #include "kernels/kernel.h"
 #include "kernels/x86/gemm_bf16.h"
+#include "kernels/x86/gemm_amx_bf16.h"
 #include "core/shape.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
@@ -39,6 +40,8 @@ extern const trtl_kernel trtl_kernel_conv_bf16_gemm;
 extern const trtl_kernel trtl_kernel_fc_bf16_gemm;
 extern const trtl_kernel trtl_kernel_fc_f16_gemm;
 static const trtl_kernel *g_fc = &trtl_kernel_fc_bf16_gemm; /* the fully connected kernel under test */
+extern const trtl_kernel trtl_kernel_conv_amx_bf16, trtl_kernel_fc_amx_bf16;
+static const trtl_kernel *g_conv = &trtl_kernel_conv_bf16_gemm; /* the convolution kernel under test */
 
 static uint64_t g_rng;
 static trtl_threadpool *g_pools[3];
@@ -374,12 +377,12 @@ static int conv_case_run(const conv_case *c, int combo)
              (long long)c->pre[1], (long long)c->pre[2], c->mode, c->bias, nd.epi.act, nd.epi.has_residual);
     trtl_dims in_dims[2] = {xdims, ydims};
     int r;
-    if (!trtl_kernel_conv_bf16_gemm.applies(&nd, in_dims)) {
-        fprintf(stderr, "FAIL %s [%s]: applies() refused the case\n", trtl_kernel_conv_bf16_gemm.name, g_desc);
+    if (!g_conv->applies(&nd, in_dims)) {
+        fprintf(stderr, "FAIL %s [%s]: applies() refused the case\n", g_conv->name, g_desc);
         g_failures++;
         r = 1;
     } else {
-        r = check(&trtl_kernel_conv_bf16_gemm, trtl_ref_convolution, &nd, in, w, &p->kernel, &p->bias, &ydims, depth);
+        r = check(g_conv, trtl_ref_convolution, &nd, in, w, &p->kernel, &p->bias, &ydims, depth);
     }
     free(w);
     free(b);
@@ -414,7 +417,9 @@ static void test_conv(int ncases)
      * odd depth, channels past one 12-row panel */
     static const struct { int64_t N, C, K, H, W, k, s, pad; } fixed[] = {
         {1, 64, 64, 28, 28, 3, 1, 1}, {1, 64, 256, 14, 14, 1, 1, 0}, {2, 32, 48, 15, 17, 3, 2, 1},
-        {1, 130, 20, 9, 9, 3, 1, 1},  {1, 3, 25, 33, 31, 7, 2, 3},  {1, 512, 13, 7, 7, 3, 1, 1}};
+        {1, 130, 20, 9, 9, 3, 1, 1},  {1, 3, 25, 33, 31, 7, 2, 3},  {1, 512, 13, 7, 7, 3, 1, 1},
+        /* AMX: channels past 32-row panels, odd depth (35 * 9), 1x1 with 33 channels, 2 images */
+        {2, 35, 70, 11, 13, 3, 2, 1}, {1, 256, 33, 14, 14, 1, 1, 0}, {2, 17, 5, 6, 5, 1, 2, 0}};
     int combo = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         conv_case c;
@@ -454,9 +459,10 @@ static void test_conv(int ncases)
 static void test_refuse_without_bf16(void)
 {
     trtl_cpu_set_mask(~TRTL_CPU_AVX512BF16);
-    const trtl_kernel *ks[2] = {&trtl_kernel_conv_bf16_gemm, &trtl_kernel_fc_bf16_gemm};
+    const trtl_kernel *ks[4] = {&trtl_kernel_conv_bf16_gemm, &trtl_kernel_fc_bf16_gemm, &trtl_kernel_conv_amx_bf16,
+                                &trtl_kernel_fc_amx_bf16};
     float w[12] = {0};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
         trtl_node nd = {0};
         nd.name = "masked";
         nd.op = ks[i]->op;
@@ -503,6 +509,20 @@ int main(int argc, char **argv)
         printf("test_kernels_bf16: CPU lacks AVX512_BF16: only the refusal is checked\n");
     }
     test_refuse_without_bf16();
+    if (trtl_amx_bf16_available()) { /* convolution.amx_bf16: the same cases */
+        g_conv = &trtl_kernel_conv_amx_bf16;
+        int before = g_failures;
+        test_conv(ncases);
+        printf("test_kernels_bf16: convolution.amx_bf16 checked, %d failures\n", g_failures - before);
+        g_conv = &trtl_kernel_conv_bf16_gemm;
+        g_fc = &trtl_kernel_fc_amx_bf16; /* every row count (its applies() wants >= 16 at the opt shape) */
+        before = g_failures;
+        test_fc(ncases);
+        printf("test_kernels_bf16: fully_connected.amx_bf16 checked, %d failures\n", g_failures - before);
+        g_fc = &trtl_kernel_fc_bf16_gemm;
+    } else {
+        printf("test_kernels_bf16: CPU lacks AMX-BF16: convolution.amx_bf16, fully_connected.amx_bf16 not checked\n");
+    }
     if (trtl_cpu_has(trtl_kernel_fc_f16_gemm.cpu_features)) {
         g_fc = &trtl_kernel_fc_f16_gemm;
         test_fc(ncases);

@@ -4,7 +4,7 @@
  * float32 quotient, an int64 dot product over the window, dequantization, bias, residual, the
  * activation, the output fake-quantization.
  *
- * Every kernel the CPU has is run (TRTL_CPU_MASK-style masks via trtl_cpu_set_mask: avx512vnni,
+ * Every kernel the CPU has is run (TRTL_CPU_MASK-style masks via trtl_cpu_set_mask: amx, avx512vnni,
  * avxvnni, avx2, portable), on random shapes with tails, single-threaded and on a pool of 3:
  *   - exact mode (scales 1, no bias / activation): y must equal the int32 accumulator exactly;
  *   - general mode: within 1e-5 relative of the model (fp32 output) or 1 LSB of out_scale;
@@ -465,7 +465,9 @@ int main(int argc, char **argv)
         const char *name;
         uint32_t mask, need;
     } paths[] = {
-        {"avx512vnni", ~0u, TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_FMA},
+        {"amx", ~0u, TRTL_QCONV_AMX_CPU},
+        {"avx512vnni", ~(uint32_t)(TRTL_CPU_AMX_TILE | TRTL_CPU_AMX_INT8 | TRTL_CPU_AMX_BF16),
+         TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_FMA},
         {"avxvnni", ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI),
          TRTL_CPU_AVX2 | TRTL_CPU_FMA | TRTL_CPU_AVXVNNI},
         {"avx2", ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_AVXVNNI),

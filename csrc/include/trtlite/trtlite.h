@@ -80,6 +80,10 @@ trtl_status trtl_kernel_info(int32_t i, const char **name, trtl_op *op, uint32_t
 #define TRTL_CPU_AVX512VNNI (1u << 7)
 #define TRTL_CPU_AVX512BF16 (1u << 9) /* vdpbf16ps, vcvtne2ps2bf16 (AVX512_BF16) */
 #define TRTL_CPU_AVXVNNI (1u << 8) /* VEX-encoded vpdpbusd on ymm (AVX-VNNI) */
+/* Intel AMX: tile registers (and the Linux permission to use them, asked for at detection), tdpbf16ps, tdpbusd */
+#define TRTL_CPU_AMX_TILE (1u << 10)
+#define TRTL_CPU_AMX_BF16 (1u << 11)
+#define TRTL_CPU_AMX_INT8 (1u << 12)
 
 /* ---- network definition ---------------------------------------------------------------------- */
 

@@ -14,6 +14,10 @@
  * Work items are (image, group, pixel panel, output-channel chunk); channel chunks only when
  * there are fewer panels than threads (each chunk converts its own B block).  A slot is handed
  * a contiguous run of items.
+ *
+ * "convolution.amx_bf16" is the same kernel on the Intel AMX core (gemm_amx_bf16.h): weights packed
+ * into 32-row tile panels, depth blocks a multiple of 32, the same B blocks (their depth tail
+ * zeroed up to the tile's 16 pairs); output-channel chunks are whole 32-row panels.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/convolution_gemm.h"
 #include "kernels/x86/gemm_bf16.h"
+#include "kernels/x86/gemm_amx_bf16.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -35,6 +40,7 @@
 typedef struct cb_state {
     int64_t K, G, Kg, ckk, group_elems;
     uint16_t *a;
+    int amx; /* convolution.amx_bf16: A in the AMX layout */
 } cb_state;
 
 typedef struct cb_plan {
@@ -61,10 +67,12 @@ static double conv_flops(const trtl_conv_geom *g)
     return 2.0 * (double)g->N * (double)g->K * (double)g->ckk * (double)g->P;
 }
 
-static int64_t depth_block(const trtl_conv_geom *g)
+static int64_t depth_block(const trtl_conv_geom *g, int amx)
 {
-    return round_up(ceil_div(g->ckk, ceil_div(g->ckk, KC_MAX)), 2);
+    return round_up(ceil_div(g->ckk, ceil_div(g->ckk, KC_MAX)), amx ? 32 : 2);
 }
+
+static int64_t rows_of_panel(int amx) { return amx ? TRTL_AMX_BF16_MR : MR; }
 
 static int64_t stage_ts(void) { return STAGE_ROWS * NR + 16; }   /* floats between staging tiles */
 static int64_t bf_ts(int64_t kc) { return round_up(kc, 2) * NR + 32; } /* bf16 elements between B tiles */
@@ -94,10 +102,11 @@ static int64_t max_slots(const trtl_conv_geom *g)
     return t > MAX_SLOTS ? MAX_SLOTS : t;
 }
 
-static void make_plan(const trtl_conv_geom *g, int64_t threads, size_t scratch_bytes, cb_plan *pl)
+static void make_plan(const trtl_conv_geom *g, int64_t threads, size_t scratch_bytes, int amx, cb_plan *pl)
 {
+    const int64_t mr = rows_of_panel(amx);
     memset(pl, 0, sizeof *pl);
-    pl->kc = depth_block(g);
+    pl->kc = depth_block(g, amx);
     const int64_t pmax = panel_max(g, pl->kc), ng = g->N * g->G;
     pl->slot_bytes = slot_bytes(g, pl->kc, pmax);
     int64_t slots = threads, fit = (int64_t)(scratch_bytes / (size_t)pl->slot_bytes);
@@ -112,11 +121,11 @@ static void make_plan(const trtl_conv_geom *g, int64_t threads, size_t scratch_b
     pl->pw = round_up(ceil_div(g->P, np), NR);
     pl->npanels = ceil_div(g->P, pl->pw);
     /* then output-channel chunks */
-    int64_t mpan = ceil_div(g->Kg, MR), items = ng * pl->npanels;
+    int64_t mpan = ceil_div(g->Kg, mr), items = ng * pl->npanels;
     pl->nmc = items >= slots ? 1 : ceil_div(slots, items);
     if (pl->nmc > mpan)
         pl->nmc = mpan;
-    pl->mc = ceil_div(mpan, pl->nmc) * MR;
+    pl->mc = ceil_div(mpan, pl->nmc) * mr;
     pl->nmc = ceil_div(g->Kg, pl->mc);
     items *= pl->nmc;
     pl->slots = slots < items ? slots : items;
@@ -128,7 +137,8 @@ static void cb_slots(void *ctx, int64_t sb, int64_t se, int thread)
     const trtl_conv_geom *g = j->g;
     const cb_plan *pl = j->pl;
     const cb_state *st = j->st;
-    const int64_t nt = ceil_div(pl->pw, NR), bts = bf_ts(pl->kc), a_stride = round_up(g->ckk, 2) * MR;
+    const int64_t nt = ceil_div(pl->pw, NR), bts = bf_ts(pl->kc), mr = rows_of_panel(st->amx);
+    const int64_t a_stride = st->amx ? round_up(g->ckk, 32) * mr : round_up(g->ckk, 2) * MR;
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         char *base = j->scratch + s * pl->slot_bytes;
@@ -154,8 +164,13 @@ static void cb_slots(void *ctx, int64_t sb, int64_t se, int thread)
                     trtl_bf16_tiles_from_f32(stage, stage_ts(), rows, ntp, bbuf + r * NR, bts);
                 }
                 int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= g->ckk ? TRTL_GEMM_LAST : 0);
-                const uint16_t *a = st->a + grp * st->group_elems + (m0 / MR) * a_stride + k0 * MR;
-                trtl_bf16_block(m1 - m0, pw, kc, a, a_stride, bbuf, bts, j->y + off, g->P, &e, flags);
+                const uint16_t *a = st->a + grp * st->group_elems + (m0 / mr) * a_stride + k0 * mr;
+                if (st->amx) {
+                    trtl_amx_bf16_zero_b_tail(bbuf, kc, ntp, bts);
+                    trtl_amx_bf16_block(m1 - m0, pw, kc, a, a_stride, bbuf, bts, j->y + off, g->P, &e, flags);
+                } else {
+                    trtl_bf16_block(m1 - m0, pw, kc, a, a_stride, bbuf, bts, j->y + off, g->P, &e, flags);
+                }
             }
         }
     }
@@ -185,7 +200,7 @@ static trtl_status cb_run(const trtl_kernel_args *a)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': convolution without input channels", nd->name);
     size_t avail = a->scratch && a->scratch_size > 64 ? a->scratch_size - 64 : 0;
     cb_plan pl;
-    make_plan(&g, trtl_threads_for(a->pool, conv_flops(&g)), avail, &pl);
+    make_plan(&g, trtl_threads_for(a->pool, conv_flops(&g)), avail, st->amx, &pl);
     if ((size_t)pl.slot_bytes > avail)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one packed panel",
                           nd->name, a->scratch_size);
@@ -201,13 +216,18 @@ static trtl_status cb_run(const trtl_kernel_args *a)
     return TRTL_OK;
 }
 
-static size_t cb_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+static size_t cb_scratch_of(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out, int amx)
 {
     trtl_conv_geom g;
     if (trtl_conv_geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK || g.P == 0 || g.ckk == 0)
         return 0;
-    int64_t kc = depth_block(&g);
+    int64_t kc = depth_block(&g, amx);
     return (size_t)(max_slots(&g) * slot_bytes(&g, kc, panel_max(&g, kc))) + 64;
+}
+
+static size_t cb_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    return cb_scratch_of(nd, in, out, 0);
 }
 
 static int cb_applies(const trtl_node *nd, const trtl_dims *in_dims)
@@ -231,12 +251,14 @@ static void cb_release(void *state)
     free(st);
 }
 
-static trtl_status cb_prepare(const trtl_node *nd, void **state)
+static trtl_status cb_prepare_of(const trtl_node *nd, void **state, int amx)
 {
     const trtl_conv_params *p = &nd->p.conv;
     *state = NULL;
     if (!trtl_bf16_available())
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': convolution.bf16_gemm needs AVX512_BF16", nd->name);
+    if (amx && !trtl_amx_bf16_available())
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': convolution.amx_bf16 needs AMX-BF16", nd->name);
     if (p->num_groups < 1 || p->num_output_maps < 1 || p->num_output_maps % p->num_groups ||
         p->kernel.count % p->num_output_maps || p->kernel.type != TRTL_FLOAT)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights do not fit %d output maps in %d groups", nd->name,
@@ -248,7 +270,8 @@ static trtl_status cb_prepare(const trtl_node *nd, void **state)
     st->G = p->num_groups;
     st->Kg = st->K / st->G;
     st->ckk = p->kernel.count / st->K;
-    st->group_elems = trtl_bf16_packed_a_size(st->Kg, st->ckk);
+    st->amx = amx;
+    st->group_elems = amx ? trtl_amx_bf16_packed_a_size(st->Kg, st->ckk) : trtl_bf16_packed_a_size(st->Kg, st->ckk);
     size_t bytes = (size_t)(st->group_elems * st->G) * sizeof(uint16_t);
     st->a = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!st->a) {
@@ -258,10 +281,13 @@ static trtl_status cb_prepare(const trtl_node *nd, void **state)
     }
     const float *w = (const float *)p->kernel.values;
     for (int64_t grp = 0; grp < st->G; grp++)
-        trtl_bf16_pack_a(w + grp * st->Kg * st->ckk, st->ckk, st->Kg, st->ckk, st->a + grp * st->group_elems);
+        (amx ? trtl_amx_bf16_pack_a : trtl_bf16_pack_a)(w + grp * st->Kg * st->ckk, st->ckk, st->Kg, st->ckk,
+                                                        st->a + grp * st->group_elems);
     *state = st;
     return TRTL_OK;
 }
+
+static trtl_status cb_prepare(const trtl_node *nd, void **state) { return cb_prepare_of(nd, state, 0); }
 
 const trtl_kernel trtl_kernel_conv_bf16_gemm = {
     .name = "convolution.bf16_gemm",
@@ -272,6 +298,26 @@ const trtl_kernel trtl_kernel_conv_bf16_gemm = {
     .prepare = cb_prepare,
     .release = cb_release,
     .scratch = cb_scratch,
+    .run = cb_run,
+    .precision = TRTL_BF16,
+};
+
+static trtl_status ca_prepare(const trtl_node *nd, void **state) { return cb_prepare_of(nd, state, 1); }
+
+static size_t ca_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    return cb_scratch_of(nd, in, out, 1);
+}
+
+const trtl_kernel trtl_kernel_conv_amx_bf16 = {
+    .name = "convolution.amx_bf16",
+    .op = TRTL_OP_CONVOLUTION,
+    .cpu_features = TRTL_AMX_BF16_CPU,
+    .applies_epilogue = 1,
+    .applies = cb_applies,
+    .prepare = ca_prepare,
+    .release = cb_release,
+    .scratch = ca_scratch,
     .run = cb_run,
     .precision = TRTL_BF16,
 };

@@ -8,12 +8,17 @@
  * bf16 tiles over the whole depth; each slot converts its rows of X (A) one depth block at a
  * time into its scratch; items are (row block, channel chunk), channel chunks at batch 1 so that
  * each thread streams its share of the weights (half the bytes of fp32) once.
+ *
+ * "fully_connected.amx_bf16" is the same on the Intel AMX core (gemm_amx_bf16.h): X's rows packed
+ * into 32-row tile panels, depth blocks a multiple of 32, the weights' tiles zero past the depth up
+ * to a whole tile.  A candidate only where the rows (at the profile's opt shape) fill a tile.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/gemm_bf16.h"
+#include "kernels/x86/gemm_amx_bf16.h"
 #include "core/cpu.h"
 #include "kernels/x86/fc_rows.h"
 #include "core/dims.h"
@@ -27,6 +32,7 @@
 typedef struct fb_state {
     int64_t K, D, ts; /* ts: tile stride of the packed weights, in bf16 elements */
     uint16_t *b;
+    int amx; /* fully_connected.amx_bf16 */
 } fb_state;
 
 typedef struct fb_job {
@@ -40,28 +46,33 @@ typedef struct fb_job {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* bf16 elements of one slot: MB rows x one depth block (or the whole row at batch 1). */
-static int64_t slot_elems(int64_t D)
+/* bf16 elements of one slot: MB rows x one depth block (or the whole row at batch 1); AMX: MB rows
+ * x a depth block of whole tiles. */
+static int64_t slot_elems_of(int64_t D, int amx)
 {
     int64_t kc = D < KC_MAX ? D : KC_MAX;
+    if (amx)
+        return MB * ceil_div(kc, 32) * 32 + 32;
     int64_t a = MB * (kc + 1), row = D + 1;
     return (a > row ? a : row) / 32 * 32 + 32;
 }
 
-/* Depth blocks of even length (the last may be odd). */
-static int64_t depth_block(int64_t D, int64_t M)
+static int64_t slot_elems(int64_t D) { return slot_elems_of(D, 0); }
+
+/* Depth blocks of even length (the last may be odd); AMX: multiples of 32 (the last aside). */
+static int64_t depth_block(int64_t D, int64_t M, int amx)
 {
-    if (M == 1)
+    if (M == 1 && !amx)
         return D; /* one row streams the weights once */
     int64_t kc = ceil_div(D, ceil_div(D, KC_MAX));
-    return (kc + 1) / 2 * 2;
+    return amx ? ceil_div(kc, 32) * 32 : (kc + 1) / 2 * 2;
 }
 
 static void fb_slots(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const fb_job *j = ctx;
     const fb_state *st = j->st;
-    const int64_t K = st->K, D = st->D, items = j->nmb * j->nnb, kcb = depth_block(D, j->M);
+    const int64_t K = st->K, D = st->D, items = j->nmb * j->nnb, kcb = depth_block(D, j->M, st->amx);
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         uint16_t *apack = j->scratch + s * j->slot_elems;
@@ -76,6 +87,13 @@ static void fb_slots(void *ctx, int64_t sb, int64_t se, int thread)
             for (int64_t k0 = 0; k0 < D; k0 += kcb) {
                 int64_t kc = D - k0 < kcb ? D - k0 : kcb;
                 int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+                if (st->amx) {
+                    trtl_amx_bf16_pack_a(j->x + m0 * D + k0, D, rows, kc, apack);
+                    trtl_amx_bf16_block(rows, cols, kc, apack, ceil_div(kc, 32) * 32 * TRTL_AMX_BF16_MR,
+                                        st->b + (n0 / TRTL_BF16_NR) * st->ts + k0 * TRTL_BF16_NR, st->ts,
+                                        j->y + m0 * K + n0, K, &e, flags);
+                    continue;
+                }
                 if (rows > 1) {
                     trtl_bf16_pack_a(j->x + m0 * D + k0, D, rows, kc, apack);
                 } else {
@@ -111,7 +129,7 @@ static trtl_status fb_run(const trtl_kernel_args *a)
     TRTL_TRY(trtl_epi_residual(a, M * K, &j.res));
     if (M == 0)
         return TRTL_OK;
-    j.slot_elems = slot_elems(D);
+    j.slot_elems = slot_elems_of(D, st->amx);
     void *aligned;
     int64_t avail = trtl_fc_rows_avail(a, j.slot_elems, sizeof(uint16_t), &aligned);
     if (avail < 1)
@@ -151,12 +169,14 @@ static void fb_release(void *state)
     free(st);
 }
 
-static trtl_status fb_prepare(const trtl_node *nd, void **state)
+static trtl_status fb_prepare_of(const trtl_node *nd, void **state, int amx)
 {
     const trtl_fc_params *p = &nd->p.fc;
     *state = NULL;
     if (!trtl_bf16_available())
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': fully_connected.bf16_gemm needs AVX512_BF16", nd->name);
+    if (amx && !trtl_amx_bf16_available())
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': fully_connected.amx_bf16 needs AMX-BF16", nd->name);
     int64_t K, D;
     TRTL_TRY(trtl_fc_rows_params(nd, &K, &D));
     fb_state *st = calloc(1, sizeof *st);
@@ -164,7 +184,8 @@ static trtl_status fb_prepare(const trtl_node *nd, void **state)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
     st->K = K;
     st->D = D;
-    st->ts = (st->D + 1) / 2 * 2 * TRTL_BF16_NR + TILE_SKEW;
+    st->amx = amx;
+    st->ts = (amx ? ceil_div(st->D, 32) * 32 : (st->D + 1) / 2 * 2) * TRTL_BF16_NR + TILE_SKEW;
     size_t bytes = (size_t)(ceil_div(st->K, TRTL_BF16_NR) * st->ts) * sizeof(uint16_t);
     st->b = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!st->b) {
@@ -174,9 +195,13 @@ static trtl_status fb_prepare(const trtl_node *nd, void **state)
     }
     /* B(d, n) = W[n, d] */
     trtl_bf16_pack_b((const float *)p->kernel.values, 1, st->D, st->D, st->K, st->b, st->ts);
+    if (amx) /* the last depth block reads whole tiles */
+        trtl_amx_bf16_zero_b_tail(st->b, st->D, ceil_div(st->K, TRTL_BF16_NR), st->ts);
     *state = st;
     return TRTL_OK;
 }
+
+static trtl_status fb_prepare(const trtl_node *nd, void **state) { return fb_prepare_of(nd, state, 0); }
 
 const trtl_kernel trtl_kernel_fc_bf16_gemm = {
     .name = "fully_connected.bf16_gemm",
@@ -187,6 +212,40 @@ const trtl_kernel trtl_kernel_fc_bf16_gemm = {
     .prepare = fb_prepare,
     .release = fb_release,
     .scratch = fb_scratch,
+    .run = fb_run,
+    .precision = TRTL_BF16,
+};
+
+static trtl_status fa_prepare(const trtl_node *nd, void **state) { return fb_prepare_of(nd, state, 1); }
+
+static size_t fa_slot_bytes(int64_t D) { return (size_t)slot_elems_of(D, 1) * sizeof(uint16_t); }
+
+static size_t fa_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    (void)out;
+    return trtl_fc_rows_scratch(nd, in, MAX_SLOTS, fa_slot_bytes);
+}
+
+/* At least one 16-row tile of rows at the opt shape (fewer: a GEMV, bound by the weights' bytes). */
+static int fa_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    if (!trtl_fc_rows_applies(nd, in_dims))
+        return 0;
+    int64_t K, D;
+    if (trtl_fc_rows_params(nd, &K, &D) != TRTL_OK || D < 1)
+        return 0;
+    return trtl_volume(&in_dims[0]) / D >= 16;
+}
+
+const trtl_kernel trtl_kernel_fc_amx_bf16 = {
+    .name = "fully_connected.amx_bf16",
+    .op = TRTL_OP_FULLY_CONNECTED,
+    .cpu_features = TRTL_AMX_BF16_CPU,
+    .applies_epilogue = 1,
+    .applies = fa_applies,
+    .prepare = fa_prepare,
+    .release = fb_release,
+    .scratch = fa_scratch,
     .run = fb_run,
     .precision = TRTL_BF16,
 };

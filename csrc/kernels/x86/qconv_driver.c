@@ -205,6 +205,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
     const trtl_qk_ops *o = s->ops;
     const int64_t P = j->g->P, K = s->d.K, sw = s->steps * o->vl, nstrips = j->g->nstrips;
     (void)thread;
+    if (o->begin)
+        o->begin();
     for (int64_t it = ib; it < ie; it++) {
         int64_t sb = it / j->sp.chunks, ch = it % j->sp.chunks;
         int64_t ts = sb * j->sp.sbw, te = ts + j->sp.sbw < nstrips ? ts + j->sp.sbw : nstrips;
@@ -233,6 +235,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                 o->tile(&t, &s->e);
             }
     }
+    if (o->end)
+        o->end();
 }
 
 void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io,
@@ -316,7 +320,7 @@ static void gemm_quant_task(void *ctx, int64_t pb, int64_t pe, int thread)
             int64_t m = p * mr + i;
             if (m >= j->M) {
                 for (int64_t q = 0; q < s->steps; q++)
-                    panel[q * mr + i] = 0;
+                    panel[trtl_qk_panel_word(o, q, i)] = 0;
                 continue;
             }
             for (int64_t c0 = 0; c0 < C; c0 += ROW_CHUNK) {
@@ -327,8 +331,10 @@ static void gemm_quant_task(void *ctx, int64_t pb, int64_t pe, int thread)
                     o->quant((const float *)j->x + m * C + c0, n, tmp, &s->q);
                 memset(tmp + n * (4 / o->g), 0, 4); /* the last word's unused elements (zero weights) */
                 for (int64_t q = c0 / o->g, qe = ceil_div(c0 + n, o->g); q < qe; q++)
-                    memcpy(&panel[q * mr + i], tmp + (q * o->g - c0) * (4 / o->g), 4);
+                    memcpy(&panel[trtl_qk_panel_word(o, q, i)], tmp + (q * o->g - c0) * (4 / o->g), 4);
             }
+            for (int64_t q = ceil_div(C, o->g); q < s->steps; q++) /* AMX: steps padded to kchunk */
+                panel[trtl_qk_panel_word(o, q, i)] = 0;
         }
     }
 }
@@ -340,6 +346,8 @@ static void gemm_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
     const trtl_qk_ops *o = s->ops;
     const int64_t K = s->d.K, sw = s->steps * o->vl, nstrips = ceil_div(K, o->vl);
     (void)thread;
+    if (o->begin)
+        o->begin();
     for (int64_t it = ib; it < ie; it++) {
         int64_t sb = it / j->sp.chunks, ch = it % j->sp.chunks;
         int64_t ts = sb * j->sp.sbw, te = ts + j->sp.sbw < nstrips ? ts + j->sp.sbw : nstrips;
@@ -368,6 +376,8 @@ static void gemm_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                 o->tile(&t, &s->e);
             }
     }
+    if (o->end)
+        o->end();
 }
 
 void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io *io, void *scratch,

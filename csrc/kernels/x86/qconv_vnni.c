@@ -64,4 +64,5 @@ QT_ATTR static inline void combine_avx512(int32_t *dst, const uint8_t *const *sr
 #define QT_COMBINE(dst, src) combine_avx512(dst, src)
 
 #include "kernels/x86/qconv_tmpl.h"
+#include "kernels/x86/qconv_amx_tile.h"
 #endif

@@ -10,6 +10,7 @@
  * input's quantization, and out_quant = 2 writes the output's codes (passes/qdq_int8_io.c). */
 #include "kernels/kernel.h"
 #include "kernels/qconv.h"
+#include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "core/threadpool.h"
@@ -63,18 +64,24 @@ static void make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d)
     d->out_signed = q->out_type == TRTL_INT8;
 }
 
-static trtl_status ql_prepare(const trtl_node *n, void **state)
+/* amx: TRTL_QCONV_AMX_NEVER ("qlinear.int8") or TRTL_QCONV_AMX_ONLY ("qlinear.amx_int8"). */
+static trtl_status ql_prepare_amx(const trtl_node *n, void **state, int32_t amx)
 {
     const trtl_qlinear_params *q = &n->p.qlin;
     trtl_qconv_desc d;
     make_desc(q, &d);
     trtl_qconv_state *s = NULL;
-    trtl_status st = trtl_qconv_prepare(&d, q->conv.kernel.values, q->w_scale.values, 1,
-                                        q->conv.bias.count ? q->conv.bias.values : NULL, &s);
+    trtl_status st = trtl_qconv_prepare_amx(&d, q->conv.kernel.values, q->w_scale.values, 1,
+                                            q->conv.bias.count ? q->conv.bias.values : NULL, amx, &s);
     if (st != TRTL_OK)
         return trtl_error_prefix("layer '%s'", n->name);
     *state = s;
     return TRTL_OK;
+}
+
+static trtl_status ql_prepare(const trtl_node *n, void **state)
+{
+    return ql_prepare_amx(n, state, TRTL_QCONV_AMX_NEVER);
 }
 
 static void ql_release(void *state) { trtl_qconv_release(state); }
@@ -87,11 +94,10 @@ static int64_t rows_of(const trtl_node *n, const trtl_dims *x)
 }
 
 /* Sized for trtl_available_cpus() threads (a larger pool runs on the calling thread). */
-static size_t ql_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+static size_t ql_scratch_amx(const trtl_node *n, const trtl_tensor_view *in, int32_t amx)
 {
-    (void)out;
     trtl_qconv_state *s = NULL;
-    if (ql_prepare(n, (void **)&s) != TRTL_OK) /* the state holds the layout; packing is off the run path */
+    if (ql_prepare_amx(n, (void **)&s, amx) != TRTL_OK) /* the state holds the layout; packing is off the run path */
         return 0;
     int nt = trtl_available_cpus();
     const trtl_dims *x = &in[0].dims;
@@ -99,6 +105,12 @@ static size_t ql_scratch(const trtl_node *n, const trtl_tensor_view *in, const t
                                       : trtl_qgemm_scratch(s, rows_of(n, x), nt);
     trtl_qconv_release(s);
     return r;
+}
+
+static size_t ql_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    (void)out;
+    return ql_scratch_amx(n, in, TRTL_QCONV_AMX_NEVER);
 }
 
 static trtl_status ql_run(const trtl_kernel_args *a)
@@ -135,6 +147,38 @@ const trtl_kernel trtl_kernel_qlinear_int8 = {
     .prepare = ql_prepare,
     .release = ql_release,
     .scratch = ql_scratch,
+    .run = ql_run,
+    .precision = TRTL_INT8,
+};
+
+/* "qlinear.amx_int8": the same on the library's Intel AMX kernel (tdpbsud / tdpbusd tiles), a candidate
+ * only where the CPU has AMX-INT8 (its plans need it: cpu_features) and groups = 1; bit-identical int32
+ * sums to "qlinear.int8" on AVX512-VNNI.  The builder times the two. */
+static int qa_applies(const trtl_node *n, const trtl_dims *in)
+{
+    return ql_applies(n, in) && (!conv_mode(&n->p.qlin) || n->p.qlin.conv.num_groups == 1);
+}
+
+static trtl_status qa_prepare(const trtl_node *n, void **state)
+{
+    return ql_prepare_amx(n, state, TRTL_QCONV_AMX_ONLY);
+}
+
+static size_t qa_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    (void)out;
+    return ql_scratch_amx(n, in, TRTL_QCONV_AMX_ONLY);
+}
+
+const trtl_kernel trtl_kernel_qlinear_amx_int8 = {
+    .name = "qlinear.amx_int8",
+    .op = TRTL_OP_QLINEAR,
+    .cpu_features = TRTL_QCONV_AMX_CPU,
+    .applies_epilogue = 1,
+    .applies = qa_applies,
+    .prepare = qa_prepare,
+    .release = ql_release,
+    .scratch = qa_scratch,
     .run = ql_run,
     .precision = TRTL_INT8,
 };
