@@ -21,6 +21,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_conv_winograd_f23)                                                              \
     X(trtl_kernel_conv_packed_gemm)                                                               \
     X(trtl_kernel_conv_im2col_sgemm)                                                              \
+    X(trtl_kernel_conv_gemv)                                                                      \
+    X(trtl_kernel_conv_depthwise_c16)                                                             \
     X(trtl_kernel_fc_packed_gemm)                                                                 \
     X(trtl_kernel_fc_sgemm)                                                                       \
     X(trtl_kernel_matmul_sgemm)                                                               \

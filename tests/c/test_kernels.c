@@ -374,6 +374,135 @@ static void test_conv_fixed(const trtl_kernel *k, int depthwise)
     }
 }
 
+/* ---- convolution.gemv (x86/convolution_gemv.c) ----------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_gemv;
+
+/* Windows covering the whole input (squeeze-and-excitation's 1x1 convolutions on 1x1 maps, and
+ * whole-map windows), depths with vector tails, output channels not a multiple of 4, channel
+ * splits over the pools; applies() must accept them.  Then inputs of another size than the window
+ * (the run-time fallback to the reference). */
+static void test_conv_gemv(int ncases)
+{
+    static const int64_t big[][3] = {{1, 1000, 250}, {2, 577, 403}, {1, 1152, 48}, {3, 48, 1152}, {1, 17, 5}};
+    int combo = (int)(rnd() % 64);
+    for (int i = 0; i < ncases + 5; i++, combo++) {
+        conv_case c = {0};
+        c.nsp = i < 5 ? 2 : (int)rint_in(1, 3);
+        c.N = i < 5 ? big[i][0] : rint_in(1, 3);
+        c.C = i < 5 ? big[i][1] : rint_in(1, 70);
+        c.K = i < 5 ? big[i][2] : rint_in(1, 23);
+        c.G = 1;
+        c.bias = (int)(rnd() % 4 != 0);
+        for (int d = 0; d < c.nsp; d++) {
+            c.in[d] = c.k[d] = i < 5 ? 1 : rint_in(1, 3);
+            c.s[d] = rint_in(1, 2);
+            c.d[d] = c.k[d] > 1 ? 1 : rint_in(1, 2);
+            c.post[d] = c.s[d] == 2 ? rint_in(0, 1) : 0; /* still one output pixel */
+        }
+        conv_case w = c;
+        trtl_node nd = {0};
+        int64_t nw = c.K * c.C, xd[5] = {c.N, c.C};
+        for (int d = 0; d < c.nsp; d++) {
+            nw *= c.k[d];
+            xd[2 + d] = c.in[d];
+        }
+        nd.op = TRTL_OP_CONVOLUTION;
+        nd.p.conv.num_output_maps = (int32_t)c.K;
+        nd.p.conv.num_groups = 1;
+        nd.p.conv.kernel_size = dims(c.nsp, c.k);
+        nd.p.conv.stride = dims(c.nsp, c.s);
+        nd.p.conv.dilation = dims(c.nsp, c.d);
+        nd.p.conv.pre_padding = dims(c.nsp, c.pre);
+        nd.p.conv.post_padding = dims(c.nsp, c.post);
+        nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, nw};
+        trtl_dims xdims = dims(c.nsp + 2, xd);
+        if (!trtl_kernel_conv_gemv.applies(&nd, &xdims)) {
+            snprintf(g_desc, sizeof g_desc, "C=%lld K=%lld nsp=%d window %lldx%lldx%lld", (long long)c.C,
+                     (long long)c.K, c.nsp, (long long)c.k[0], (long long)c.k[1], (long long)c.k[2]);
+            fprintf(stderr, "FAIL convolution.gemv does not apply to a whole-window convolution [%s]: %s\n", g_desc,
+                    trtl_last_error());
+            g_failures++;
+            return;
+        }
+        if (conv_run_case(&trtl_kernel_conv_gemv, &c, combo) > 0)
+            return;
+        if (i % 4 == 0) { /* the same weights' shape on a larger input: the fallback (run without applies()) */
+            trtl_kernel any = trtl_kernel_conv_gemv;
+            any.applies = NULL;
+            w.in[0] += 2;
+            w.pre[0] = i % 8 == 0;
+            if (conv_run_case(&any, &w, combo) > 0)
+                return;
+        }
+    }
+}
+
+/* ---- convolution.depthwise_c16 (x86/convolution_depthwise_c16.c) ----------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
+
+/* MobileNet / EfficientNet small-map shapes (channel tails past blocks of 16, 3x3 to 7x7, strides 1 and 2,
+ * padding modes), then random small depthwise convolutions the kernel applies to, every epilogue. */
+static void test_depthwise_c16(int ncases)
+{
+    static const struct { int64_t N, C, H, W, k, s, pad; int mode; } sh[] = {
+        {1, 960, 7, 7, 3, 1, 1, 0},  {1, 72, 14, 14, 5, 2, 2, 0}, {1, 1152, 7, 7, 5, 1, 2, 0},
+        {2, 40, 28, 28, 3, 2, 0, 2}, {1, 33, 9, 13, 7, 1, 3, 0},  {2, 17, 5, 6, 3, 2, 1, 1},
+    };
+    int combo = (int)(rnd() % 64);
+    for (int i = 0; i < ncases + 6; i++, combo++) {
+        conv_case c = {0};
+        c.nsp = 2;
+        if (i < 6) {
+            c.N = sh[i].N;
+            c.C = sh[i].C;
+            c.in[0] = sh[i].H;
+            c.in[1] = sh[i].W;
+            c.k[0] = c.k[1] = sh[i].k;
+            c.s[0] = c.s[1] = sh[i].s;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
+            c.mode = sh[i].mode;
+        } else {
+            c.N = rint_in(1, 2);
+            c.C = rint_in(1, 40);
+            c.mode = (int)(rnd() % 6);
+            for (int d = 0; d < 2; d++) {
+                c.in[d] = rint_in(1, 20);
+                c.k[d] = rint_in(1, 7);
+                c.s[d] = rint_in(1, 2);
+                c.pre[d] = rint_in(0, 3);
+                c.post[d] = rint_in(0, 3);
+            }
+        }
+        c.G = c.K = c.C;
+        c.d[0] = c.d[1] = 1;
+        c.bias = combo % 3 != 2;
+        trtl_node nd = {0};
+        nd.p.conv.num_output_maps = nd.p.conv.num_groups = (int32_t)c.C;
+        nd.p.conv.padding_mode = c.mode;
+        nd.p.conv.kernel_size = dims(2, c.k);
+        nd.p.conv.stride = dims(2, c.s);
+        nd.p.conv.dilation = dims(2, c.d);
+        nd.p.conv.pre_padding = dims(2, c.pre);
+        nd.p.conv.post_padding = dims(2, c.post);
+        nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c.C * c.k[0] * c.k[1]};
+        int64_t xd[4] = {c.N, c.C, c.in[0], c.in[1]};
+        trtl_dims xdims = dims(4, xd);
+        if (!trtl_kernel_conv_depthwise_c16.applies(&nd, &xdims)) {
+            trtl_clear_error();
+            if (i < 6) {
+                fprintf(stderr, "FAIL %s does not apply to fixed shape %d\n", trtl_kernel_conv_depthwise_c16.name, i);
+                g_failures++;
+                return;
+            }
+            continue; /* invalid or too large */
+        }
+        if (conv_run_case(&trtl_kernel_conv_depthwise_c16, &c, combo) > 0)
+            return;
+    }
+}
+
 /* ---- fully_connected -------------------------------------------------------------------------- */
 
 /* Naive Y[M, K] = X[M, D] W[K, D]^T + bias. */
@@ -934,7 +1063,7 @@ static void test_winograd(int ncases)
 extern const trtl_kernel trtl_kernel_pooling_2d;
 
 typedef struct pool_case {
-    int rank, type, mode, excl;
+    int rank, type, mode, excl, nans; /* nans: NaNs planted at random positions of x */
     int64_t lead[3], H, W, k[2], s[2], pre[2], post[2];
     float blend;
 } pool_case;
@@ -976,15 +1105,17 @@ static int pool_run_case(const pool_case *c)
     }
     trtl_dims xdims = dims(c->rank, xd), ydims = dims(c->rank, yd);
     float *x = rand_buf(trtl_volume(&xdims));
+    for (int i = 0; i < c->nans; i++)
+        x[rnd() % (uint32_t)trtl_volume(&xdims)] = NAN;
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     nd.n_in = nd.n_out = 1;
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc,
              "x%s -> y%s type=%d k=(%lld,%lld) s=(%lld,%lld) pre=(%lld,%lld) post=(%lld,%lld) mode=%d "
-             "excludes_padding=%d blend=%.3f",
+             "excludes_padding=%d blend=%.3f nans=%d",
              trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), c->type,
              (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], (long long)c->s[1], (long long)c->pre[0],
-             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend);
+             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend, c->nans);
     trtl_status st;
     float *want = ref_output(trtl_ref_pooling, &nd, in, &ydims, &st);
     int r;
@@ -1054,6 +1185,35 @@ static void test_pooling(int ncases)
         if (r > 0)
             return;
     }
+}
+
+/* Max pooling on GoogLeNet's maps: rows shorter than a vector or with a tail (the masked loads
+ * and stores of the vector path), NaNs planted (a NaN in a window wins).  Runs last in main(), so
+ * that the random cases of the other sections stay those of their seeds. */
+static void test_pooling_tails(void)
+{
+    static const struct { int64_t C, H, W, k, s, pad; int mode; } sh[] = {
+        {5, 14, 14, 3, 1, 1, 0}, {3, 7, 7, 3, 1, 1, 0},  {3, 28, 28, 3, 1, 1, 0}, {3, 28, 28, 3, 2, 0, 1},
+        {3, 14, 14, 3, 2, 0, 1}, {2, 9, 3, 3, 1, 1, 0},  {2, 5, 17, 2, 1, 0, 0},  {2, 6, 33, 3, 2, 1, 1},
+        {2, 13, 11, 3, 1, 1, 0}, {2, 7, 75, 3, 2, 1, 0}, {1, 5, 41, 4, 2, 2, 1},  {2, 4, 47, 5, 1, 2, 0},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int nans = 0; nans <= 3; nans += 3) {
+            pool_case c = {0};
+            c.rank = 4;
+            c.lead[0] = 2;
+            c.lead[1] = sh[i].C;
+            c.H = sh[i].H;
+            c.W = sh[i].W;
+            c.k[0] = c.k[1] = sh[i].k;
+            c.s[0] = c.s[1] = sh[i].s;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
+            c.mode = sh[i].mode;
+            c.type = TRTL_POOL_MAX;
+            c.nans = nans;
+            if (pool_run_case(&c) > 0)
+                return;
+        }
 }
 
 /* ---- trailing-axes reduce (x86/reduce_inner.c) ---------------------------------------------- */
@@ -2903,6 +3063,15 @@ int main(int argc, char **argv)
     test_pointwise(ncases);
     test_attention(ncases);
     test_qlinear(ncases);
+    test_pooling_tails();
+    if (trtl_cpu_has(trtl_kernel_conv_depthwise_c16.cpu_features))
+        test_depthwise_c16(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX-512)\n", trtl_kernel_conv_depthwise_c16.name);
+    if (trtl_cpu_has(trtl_kernel_conv_gemv.cpu_features))
+        test_conv_gemv(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_gemv.name);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

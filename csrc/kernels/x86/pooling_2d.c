@@ -84,7 +84,7 @@ static int64_t max_row_floats(const pool_job *j)
 }
 
 /* The max path's ISA-specific parts are written once, as a macro over the vector type. */
-#define MAXROW_IMPL(SUF, TGT, V, VL, LOAD, STORE, SET1, EVENS, VMAX)                                      \
+#define MAXROW_IMPL(SUF, TGT, V, VL, LOAD, STORE, MLOAD, MSTORE, SET1, EVENS, VMAX)                             \
     TGT static void maxrow_##SUF(const pool_job *j, const float *xp, float *yp, float *t)              \
     {                                                                                                 \
         const int64_t W = j->W, OW = j->OW, wend = max_row_floats(j);                                  \
@@ -106,31 +106,35 @@ static int64_t max_row_floats(const pool_job *j)
                         m = VMAX(m, LOAD(xp + ih * W + w));                                            \
                     STORE(tr + w, m);                                                                  \
                 }                                                                                     \
-                for (; w < W; w++) {                                                                   \
-                    float m = r0[w];                                                                   \
-                    for (int64_t ih = h0 + 1; ih < h1; ih++) {                                         \
-                        float v = xp[ih * W + w];                                                      \
-                        m = v > m || v != v ? v : m;                                                   \
-                    }                                                                                 \
-                    tr[w] = m;                                                                         \
+                if (w < W) { /* the row's tail: one masked vector */                                  \
+                    V m = MLOAD(r0 + w, W - w);                                                        \
+                    for (int64_t ih = h0 + 1; ih < h1; ih++)                                           \
+                        m = VMAX(m, MLOAD(xp + ih * W + w, W - w));                                    \
+                    MSTORE(tr + w, m, W - w);                                                          \
                 }                                                                                     \
             }                                                                                         \
             float *yr = yp + oh * OW;                                                                  \
             int64_t o = 0;                                                                             \
-            if (j->sw == 1) {                                                                          \
-                for (; o + VL <= OW; o += VL) {                                                        \
+            if (j->sw == 1) { /* the buffer reaches a whole vector past OW: the tail is masked */     \
+                for (; o < OW; o += VL) {                                                              \
                     V m = LOAD(t + o);                                                                 \
                     for (int64_t k = 1; k < j->kw; k++)                                                \
                         m = VMAX(m, LOAD(t + o + k));                                                  \
-                    STORE(yr + o, m);                                                                  \
+                    if (o + VL <= OW)                                                                  \
+                        STORE(yr + o, m);                                                              \
+                    else                                                                               \
+                        MSTORE(yr + o, m, OW - o);                                                     \
                 }                                                                                     \
             } else if (j->sw == 2) {                                                                   \
-                for (; o + VL <= OW; o += VL) {                                                        \
+                for (; o < OW; o += VL) {                                                              \
                     const float *b = t + 2 * o;                                                        \
                     V m = EVENS(LOAD(b), LOAD(b + VL));                                                \
                     for (int64_t k = 1; k < j->kw; k++)                                                \
                         m = VMAX(m, EVENS(LOAD(b + k), LOAD(b + k + VL)));                             \
-                    STORE(yr + o, m);                                                                  \
+                    if (o + VL <= OW)                                                                  \
+                        STORE(yr + o, m);                                                              \
+                    else                                                                               \
+                        MSTORE(yr + o, m, OW - o);                                                     \
                 }                                                                                     \
             }                                                                                         \
             for (; o < OW; o++) {                                                                      \
@@ -164,10 +168,29 @@ __attribute__((target("avx2"))) static inline __m256 evens256(__m256 a, __m256 b
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-MAXROW_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps,
-            _mm512_set1_ps, evens512, vmax512)
-MAXROW_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
-            evens256, vmax256)
+/* The first n (< VL) floats at p; the lanes past them are not read (and are 0 in the vector). */
+__attribute__((target("avx512f"))) static inline __m512 mload512(const float *p, int64_t n)
+{
+    return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+}
+__attribute__((target("avx512f"))) static inline void mstore512(float *p, __m512 v, int64_t n)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
+}
+static const int32_t lane_mask8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+__attribute__((target("avx2"))) static inline __m256 mload256(const float *p, int64_t n)
+{
+    return _mm256_maskload_ps(p, _mm256_loadu_si256((const __m256i *)(lane_mask8 + 8 - n)));
+}
+__attribute__((target("avx2"))) static inline void mstore256(float *p, __m256 v, int64_t n)
+{
+    _mm256_maskstore_ps(p, _mm256_loadu_si256((const __m256i *)(lane_mask8 + 8 - n)), v);
+}
+
+MAXROW_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, mload512,
+            mstore512, _mm512_set1_ps, evens512, vmax512)
+MAXROW_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload256,
+            mstore256, _mm256_set1_ps, evens256, vmax256)
 
 static void max_planes(void *ctx, int64_t begin, int64_t end, int thread)
 {

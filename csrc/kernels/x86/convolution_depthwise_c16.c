@@ -1,0 +1,291 @@
+/*
+ * convolution_depthwise_c16.c -- "convolution.depthwise_c16": 2-D depthwise convolution (num_groups == C == K)
+ * on small maps (padded plane of at most PLANE_MAX pixels, as MobileNet's and EfficientNet's 14x14 and 7x7
+ * stages), kernels up to 7x7, strides 1 or 2 per axis, dilation 1, every padding mode, bias + residual +
+ * activation fused.  Needs AVX-512F.
+ *
+ * The NCHW kernels vectorize along a row, which on a 7- or 14-wide row leaves most lanes idle and pays a row
+ * set-up per few outputs.  This one vectorizes across 16 channels: per (image, block of 16 channels) the
+ * block's planes are gathered into a zero-bordered [Hp][Wp][16] plane in the slot's scratch (one gather per
+ * pixel), every output pixel is then 16 channels at once (taps: one weight vector and one input vector per
+ * FMA, four output pixels of a row sharing each weight load), and the result is scattered back into the
+ * NCHW planes, where the residual and the activation are applied to the block's contiguous planes.  The
+ * weights are reordered once in prepare() into [block][tap][16] (zero lanes past C).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <immintrin.h>
+
+#include "kernels/blas/blas_common.h"
+#include "kernels/x86/fused_epilogue.h"
+#include "core/shape.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+/* applies() takes padded planes of at most this many pixels (40 x 40) at the opt shapes, where the [Hp][Wp][16]
+ * block stays in L2; run() takes any size (dynamic shapes), with scratch to match. */
+#define PLANE_MAX 1600
+#define TAPS_MAX 7
+#define MAX_SLOTS 64
+
+typedef struct c16_geom {
+    int64_t N, C, H, W, OH, OW, R, S, sh, sw, pt, pl, Hp, Wp, nblk;
+} c16_geom;
+
+typedef struct c16_state {
+    int64_t C, R, S;
+    float *w, *b; /* [nblk][R*S][16], [nblk][16] */
+} c16_state;
+
+static int params_ok(const trtl_conv_params *p, int64_t C)
+{
+    return p->kernel_size.nb_dims == 2 && p->num_groups == C && p->num_output_maps == C && C > 0 &&
+           p->stride.nb_dims == 2 && p->dilation.nb_dims == 2 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 &&
+           (p->stride.d[0] == 1 || p->stride.d[0] == 2) && (p->stride.d[1] == 1 || p->stride.d[1] == 2) &&
+           p->kernel_size.d[0] >= 1 && p->kernel_size.d[0] <= TAPS_MAX && p->kernel_size.d[1] >= 1 &&
+           p->kernel_size.d[1] <= TAPS_MAX && p->kernel.type == TRTL_FLOAT && (!p->bias.count || p->bias.type == TRTL_FLOAT) &&
+           p->kernel.count == C * p->kernel_size.d[0] * p->kernel_size.d[1] && (!p->bias.count || p->bias.count == C);
+}
+
+static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, c16_geom *g)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    char s1[TRTL_DIMS_STR_MAX];
+    if (xd->nb_dims != 4 || !params_ok(p, xd->d[1]))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': input %s is not a depthwise 2D convolution this kernel runs",
+                          nd->name, trtl_dims_str(xd, s1, sizeof s1));
+    memset(g, 0, sizeof *g);
+    g->N = xd->d[0];
+    g->C = xd->d[1];
+    g->H = xd->d[2];
+    g->W = xd->d[3];
+    g->R = p->kernel_size.d[0];
+    g->S = p->kernel_size.d[1];
+    g->sh = p->stride.d[0];
+    g->sw = p->stride.d[1];
+    int64_t post;
+    if (trtl_spatial_out(g->H, g->R, g->sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 0, &g->OH,
+                         &g->pt, &post) != TRTL_OK ||
+        trtl_spatial_out(g->W, g->S, g->sw, p->pre_padding.d[1], p->post_padding.d[1], p->padding_mode, 0, &g->OW,
+                         &g->pl, &post) != TRTL_OK)
+        return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
+    if (yd && (yd->nb_dims != 4 || yd->d[0] != g->N || yd->d[1] != g->C || yd->d[2] != g->OH || yd->d[3] != g->OW))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the depthwise convolution", nd->name,
+                          trtl_dims_str(yd, s1, sizeof s1));
+    /* the padded plane holds every row / column a window reads and every input row / column */
+    int64_t rh = g->OH > 0 ? (g->OH - 1) * g->sh + g->R : 0, rw = g->OW > 0 ? (g->OW - 1) * g->sw + g->S : 0;
+    g->Hp = rh > g->pt + g->H ? rh : g->pt + g->H;
+    g->Wp = rw > g->pl + g->W ? rw : g->pl + g->W;
+    g->nblk = (g->C + 15) / 16;
+    return TRTL_OK;
+}
+
+/* One slot: the padded input block, 4 vectors of gap, the output block. */
+static int64_t slot_floats(const c16_geom *g) { return (g->Hp * g->Wp + 4 + g->OH * g->OW) * 16; }
+
+typedef struct c16_job {
+    const c16_geom *g;
+    const c16_state *st;
+    const trtl_epilogue *epi;
+    const float *x, *res;
+    float *y, *scratch;
+    int64_t slots, items;
+} c16_job;
+
+/* One (image, channel block): gather, compute, scatter, epilogue. */
+__attribute__((target("avx512f"))) static void c16_item(const c16_job *j, int64_t n, int64_t cb, float *xp)
+{
+    const c16_geom *g = j->g;
+    const int64_t c0 = cb * 16, nc = g->C - c0 < 16 ? g->C - c0 : 16, Wp = g->Wp, R = g->R, S = g->S;
+    const __mmask16 m = (__mmask16)((1u << nc) - 1u);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 zero = _mm512_setzero_ps();
+    /* gather the block's planes into [Hp][Wp][16], zero around them (and in lanes past C) */
+    const __m512i in_idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int32_t)(g->H * g->W)));
+    for (int64_t i = 0; i < g->pt * Wp; i++)
+        _mm512_store_ps(xp + i * 16, zero);
+    const float *xb = j->x + (n * g->C + c0) * g->H * g->W;
+    for (int64_t h = 0; h < g->H; h++) {
+        float *row = xp + (g->pt + h) * Wp * 16;
+        for (int64_t w = 0; w < g->pl; w++)
+            _mm512_store_ps(row + w * 16, zero);
+        for (int64_t w = 0; w < g->W; w++)
+            _mm512_store_ps(row + (g->pl + w) * 16, _mm512_mask_i32gather_ps(zero, m, in_idx, xb + h * g->W + w, 4));
+        for (int64_t w = g->pl + g->W; w < Wp; w++)
+            _mm512_store_ps(row + w * 16, zero);
+    }
+    for (int64_t i = (g->pt + g->H) * Wp; i < g->Hp * Wp; i++)
+        _mm512_store_ps(xp + i * 16, zero);
+    /* compute into the plane's tail of the scratch: [OH*OW][16] */
+    float *yo = xp + g->Hp * Wp * 16 + 64;
+    const float *wt = j->st->w + cb * R * S * 16;
+    const __m512 bias = _mm512_loadu_ps(j->st->b + cb * 16);
+    const int64_t xs = g->sw * 16; /* floats between the inputs of neighbouring outputs */
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        const float *xr = xp + oh * g->sh * Wp * 16;
+        float *yr = yo + oh * g->OW * 16;
+        int64_t ow = 0;
+        for (; ow + 4 <= g->OW; ow += 4) {
+            __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+            for (int64_t r = 0; r < R; r++) {
+                const float *xx = xr + (r * Wp + ow * g->sw) * 16;
+                const float *ww = wt + r * S * 16;
+                for (int64_t s = 0; s < S; s++) {
+                    __m512 wv = _mm512_load_ps(ww + s * 16);
+                    a0 = _mm512_fmadd_ps(wv, _mm512_load_ps(xx + s * 16), a0);
+                    a1 = _mm512_fmadd_ps(wv, _mm512_load_ps(xx + s * 16 + xs), a1);
+                    a2 = _mm512_fmadd_ps(wv, _mm512_load_ps(xx + s * 16 + 2 * xs), a2);
+                    a3 = _mm512_fmadd_ps(wv, _mm512_load_ps(xx + s * 16 + 3 * xs), a3);
+                }
+            }
+            _mm512_store_ps(yr + ow * 16, a0);
+            _mm512_store_ps(yr + (ow + 1) * 16, a1);
+            _mm512_store_ps(yr + (ow + 2) * 16, a2);
+            _mm512_store_ps(yr + (ow + 3) * 16, a3);
+        }
+        for (; ow < g->OW; ow++) {
+            __m512 a0 = bias;
+            for (int64_t r = 0; r < R; r++) {
+                const float *xx = xr + (r * Wp + ow * g->sw) * 16;
+                for (int64_t s = 0; s < S; s++)
+                    a0 = _mm512_fmadd_ps(_mm512_load_ps(wt + (r * S + s) * 16), _mm512_load_ps(xx + s * 16), a0);
+            }
+            _mm512_store_ps(yr + ow * 16, a0);
+        }
+    }
+    /* scatter back into the NCHW planes, then residual + activation over the block's contiguous planes */
+    const int64_t P = g->OH * g->OW;
+    const __m512i out_idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int32_t)P));
+    float *yb = j->y + (n * g->C + c0) * P;
+    for (int64_t i = 0; i < P; i++)
+        _mm512_mask_i32scatter_ps(yb + i, m, out_idx, _mm512_load_ps(yo + i * 16), 4);
+    if (j->res) {
+        const float *rb = j->res + (n * g->C + c0) * P;
+        for (int64_t i = 0; i < nc * P; i++)
+            yb[i] += rb[i];
+    }
+    trtl_epi_act(j->epi, yb, nc * P);
+}
+
+static void c16_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const c16_job *j = ctx;
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        float *xp = j->scratch + s * slot_floats(j->g);
+        for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++)
+            c16_item(j, it / j->g->nblk, it % j->g->nblk, xp);
+    }
+}
+
+static float *align64(void *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+static trtl_status c16_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const c16_state *st = a->state;
+    c16_geom g;
+    TRTL_TRY(geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    if (!st || st->C != g.C || st->R != g.R || st->S != g.S)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': convolution.depthwise_c16 run without its weights", nd->name);
+    c16_job j = {&g, st, &nd->epi, a->in[0].data, NULL, a->out[0].data, NULL, 1, g.N * g.nblk};
+    TRTL_TRY(trtl_epi_residual(a, g.N * g.C * g.OH * g.OW, &j.res));
+    if (j.items == 0 || g.OH * g.OW == 0)
+        return TRTL_OK;
+    size_t avail = a->scratch && a->scratch_size > 64 ? (a->scratch_size - 64) / sizeof(float) : 0;
+    int64_t fit = (int64_t)(avail / (size_t)slot_floats(&g));
+    if (fit < 1)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one %lldx%lld plane block",
+                          nd->name, a->scratch_size, (long long)g.Hp, (long long)g.Wp);
+    double flops = 2.0 * (double)g.N * (double)g.C * (double)(g.OH * g.OW) * (double)(g.R * g.S);
+    int64_t slots = trtl_threads_for(a->pool, flops);
+    slots = slots < fit ? slots : fit;
+    j.slots = slots < j.items ? slots : j.items;
+    j.scratch = align64(a->scratch);
+    if (j.slots <= 1) {
+        j.slots = 1;
+        c16_slots(&j, 0, 1, 0);
+    } else {
+        trtl_parallel_for(a->pool, j.slots, 1, c16_slots, &j);
+    }
+    return TRTL_OK;
+}
+
+static size_t c16_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    c16_geom g;
+    if (geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK) {
+        trtl_clear_error();
+        return 0;
+    }
+    int64_t slots = trtl_available_cpus();
+    slots = slots < 1 ? 1 : (slots > MAX_SLOTS ? MAX_SLOTS : slots);
+    return (size_t)(slots * slot_floats(&g)) * sizeof(float) + 64;
+}
+
+static int c16_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    c16_geom g;
+    if (geom_init(nd, &in_dims[0], NULL, &g) != TRTL_OK) {
+        trtl_clear_error();
+        return 0;
+    }
+    return g.Hp * g.Wp <= PLANE_MAX;
+}
+
+static void c16_release(void *state)
+{
+    c16_state *st = state;
+    if (st) {
+        free(st->w);
+        free(st->b);
+    }
+    free(st);
+}
+
+static trtl_status c16_prepare(const trtl_node *nd, void **state)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    *state = NULL;
+    int64_t C = p->num_output_maps;
+    if (!params_ok(p, C))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': not a depthwise 2D convolution this kernel runs", nd->name);
+    int64_t R = p->kernel_size.d[0], S = p->kernel_size.d[1], nblk = (C + 15) / 16;
+    c16_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
+    st->C = C;
+    st->R = R;
+    st->S = S;
+    size_t wbytes = (size_t)(nblk * R * S * 16) * sizeof(float), bbytes = (size_t)(nblk * 16) * sizeof(float);
+    st->w = aligned_alloc(64, (wbytes + 63) / 64 * 64);
+    st->b = aligned_alloc(64, (bbytes + 63) / 64 * 64);
+    if (!st->w || !st->b) {
+        c16_release(st);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory reordering weights", nd->name);
+    }
+    memset(st->w, 0, wbytes);
+    memset(st->b, 0, bbytes);
+    const float *w = (const float *)p->kernel.values, *b = p->bias.count ? (const float *)p->bias.values : NULL;
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t t = 0; t < R * S; t++)
+            st->w[((c / 16) * R * S + t) * 16 + c % 16] = w[c * R * S + t];
+        if (b)
+            st->b[c] = b[c];
+    }
+    *state = st;
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_conv_depthwise_c16 = {
+    .name = "convolution.depthwise_c16",
+    .op = TRTL_OP_CONVOLUTION,
+    .cpu_features = TRTL_CPU_AVX512F,
+    .applies_epilogue = 1,
+    .applies = c16_applies,
+    .prepare = c16_prepare,
+    .release = c16_release,
+    .scratch = c16_scratch,
+    .run = c16_run,
+};
