@@ -160,5 +160,6 @@ def test_depthwise_small_maps(C, H, W, k, stride, pad, rng):
     for mode in ("opt", "ref"):
         outs, kernels = run(make, {"x": x, "s": skip}, mode)
         assert_close(list(outs.values())[0], want)
-        if mode == "opt" and H == 7 and "avx512f" in trt.cpu_features():
-            assert "convolution.depthwise_c16" in kernels.values(), kernels
+        # which depthwise kernel the builder's timing keeps is not asserted here (a 2-3x margin is not
+        # safe on a loaded machine); tests/c/test_kernels.c's test_depthwise_c16 checks that kernel itself
+        assert all(not k.endswith(".ref") for k in kernels.values()) or mode == "ref", kernels

@@ -15,13 +15,13 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
 
 /* Optimized kernels (csrc/kernels/x86/ and friends).  Add new ones here, best first per op. */
 #define TRTL_OPT_KERNELS(X)                                                                       \
+    X(trtl_kernel_conv_gemv)                                                                      \
     X(trtl_kernel_conv_depthwise)                                                                 \
     X(trtl_kernel_conv_depthwise_avx2)                                                            \
     X(trtl_kernel_conv_winograd_f43)                                                              \
     X(trtl_kernel_conv_winograd_f23)                                                              \
     X(trtl_kernel_conv_packed_gemm)                                                               \
     X(trtl_kernel_conv_im2col_sgemm)                                                              \
-    X(trtl_kernel_conv_gemv)                                                                      \
     X(trtl_kernel_conv_depthwise_c16)                                                             \
     X(trtl_kernel_fc_packed_gemm)                                                                 \
     X(trtl_kernel_fc_sgemm)                                                                       \
