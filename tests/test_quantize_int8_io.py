@@ -225,11 +225,17 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
     layers = json.loads(engines[True].create_engine_inspector().get_engine_information(
         trt.LayerInformationFormat.JSON))["layers"]
     int8_steps = [l for l in layers if l["precision"] == "INT8"]
-    assert len(int8_steps) == 11, [l["name"] for l in layers]  # 10 convolutions (2 projections) and the Gemm
-    assert all(l["kernel"] == "qlinear.int8" for l in int8_steps)
-    # inside each of the 4 basic blocks the first convolution hands int8 codes to the second
-    int8_edges = [l for l in int8_steps if l["outputs"][0]["dtype"] in ("INT8", "UINT8")]
-    assert len(int8_edges) >= 4, [(l["name"], l["outputs"][0]["dtype"]) for l in layers]
+    convs = [l for l in int8_steps if l["type"] == "QLINEAR"]
+    assert len(convs) == 11, [l["name"] for l in layers]  # 10 convolutions (2 projections) and the Gemm
+    assert all(l["kernel"] == "qlinear.int8" for l in convs)
+    # the residual adds are fused into the second convolution of each block, which reads the skip as codes
+    adds = [l for l in convs if "Add" in l["name"]]
+    assert len(adds) == 4 and all(l["inputs"][1]["dtype"] == "UINT8" for l in adds), [l["name"] for l in convs]
+    assert not any(l["type"] in ("ELEMENTWISE", "QUANTIZE", "DEQUANTIZE") and "blocks" in l["name"] for l in layers)
+    # from the stem's output to the last block no tensor is FLOAT: no reformat inside the network
+    body = layers[:[l["name"] for l in layers].index(adds[-1]["name"])]
+    assert all(o["dtype"] == "UINT8" for l in body for o in l["outputs"]), [(l["name"], l["outputs"]) for l in body]
+    assert all(l["reformat"] == [] for l in body[1:]), [(l["name"], l["reformat"]) for l in body]
     ctxs = {io: e.create_execution_context() for io, e in engines.items()}
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32)

@@ -203,6 +203,17 @@ typedef struct trtl_qlinear_params {
     float out_scale;
     int32_t out_zero_point;
     int32_t out_type;
+    /* (appended, passes/qdq_residual.c) mid_quant: y = DQ(Q(y)) with the mid_* parameters before the
+     * residual is added (the Q -> DQ between a convolution and the add it feeds); res_quant: input 1
+     * holds the residual's INT8 / UINT8 codes (res_type), read as (q - res_zero_point) * res_scale */
+    int32_t mid_quant;
+    float mid_scale;
+    int32_t mid_zero_point;
+    int32_t mid_type;
+    int32_t res_quant;
+    float res_scale;
+    int32_t res_zero_point;
+    int32_t res_type;
 } trtl_qlinear_params;
 
 struct trtl_plugin;

@@ -384,6 +384,130 @@ static trtl_status try_fuse(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
     return TRTL_OK;
 }
 
+/* ---- residual adds between int8 layers ------------------------------------------------------------
+ *
+ *     QLINEAR_c(...; out Q -> DQ (sa, za)) -> a;  DQ(qb; sb, zb) -> b  (or any FLOAT b)
+ *     add(a, b) [-> act] [-> Q -> DQ (so, zo)]
+ *   ==>  QLINEAR_c(...; mid Q -> DQ (sa, za), residual qb codes (sb, zb) or b, act, out (so, zo))
+ *
+ * ResNet's skip connection as quantize_static writes it (the add's inputs DQ'd, its output Q'd; the
+ * ReLU after it dropped: the output's range starts at 0).  The values are the same: the fused epilogue
+ * fake-quantizes the convolution's result with (sa, za) (mid_quant), adds the residual -- read from
+ * the codes qb as (qb - zb) * sb, what the DQ computes, or the float b -- applies the add's
+ * activation and quantizes the output as the Q -> DQ after the add did.  When the add's output feeds
+ * other things than one Q -> DQ, but every consumer quantizes it with one set of parameters (int8
+ * layers' inputs, Q layers), the output is fake-quantized with those (the consumers get the same
+ * integers back), so that qdq_int8_io can make it int8.  Preconditions: c has no activation or
+ * residual of its own; a feeds only the add; both inputs have the add's output shape (no broadcast);
+ * intermediates are no network outputs. */
+
+static int same_dims3(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
+{
+    return trtl_dims_equal(&a->dmin, &b->dmin) && trtl_dims_equal(&a->dopt, &b->dopt) &&
+           trtl_dims_equal(&a->dmax, &b->dmax);
+}
+
+/* Every live consumer of y quantizes it per tensor with one set of parameters (QLINEAR input 0 or a
+ * Q layer): those in *q; y no network output. */
+static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
+{
+    int32_t seen = 0;
+    if (trtl_bg_is_output(g, y))
+        return 0;
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (g->n[i].dead)
+            continue;
+        const trtl_node *n = &g->n[i].n;
+        int uses = 0;
+        for (int32_t j = 0; j < n->n_in; j++)
+            uses += n->in[j] == y;
+        if (!uses)
+            continue;
+        qparm p;
+        if (n->op == TRTL_OP_QLINEAR && uses == 1 && n->in[0] == y) {
+            p.scale = n->p.qlin.in_scale;
+            p.zp = n->p.qlin.in_zero_point;
+            p.type = n->p.qlin.in_type;
+        } else if (!(uses == 1 && n->in[0] == y && node_qparm(g, i, TRTL_OP_QUANTIZE, &p))) {
+            return 0;
+        }
+        if (seen++ && !same_qparm(&p, q))
+            return 0;
+        *q = p;
+    }
+    return seen > 0;
+}
+
+/* Tries to fuse the add node ai into the int8 layer producing one of its inputs. */
+static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
+{
+    const trtl_node *a = &g->n[ai].n;
+    if (a->op != TRTL_OP_ELEMENTWISE || a->p.ew.op != TRTL_EW_SUM || a->n_in != 2 || a->n_out != 1 ||
+        a->epi.has_residual || a->in[0] == a->in[1] || g->t[a->out[0]].dtype != TRTL_FLOAT)
+        return TRTL_OK;
+    const int32_t y = a->out[0];
+    for (int k = 0; k < 2; k++) {
+        int32_t t = a->in[k], b = a->in[1 - k], ci = g->t[t].producer;
+        if (!live(g, ci) || g->n[ci].n.op != TRTL_OP_QLINEAR || sole_consumer(g, t) != ai ||
+            g->t[b].dtype != TRTL_FLOAT || !same_dims3(&g->t[t], &g->t[y]) || !same_dims3(&g->t[b], &g->t[y]))
+            continue;
+        trtl_qlinear_params *q = &g->n[ci].n.p.qlin;
+        if (q->out_quant != 1 || q->act != TRTL_ACT_NONE || q->has_residual || q->mid_quant)
+            continue;
+        /* the residual: DQ(codes) -> the codes, else b as it is */
+        qparm rq, oq;
+        int32_t res = b, dq = g->t[b].producer;
+        int res_codes = 0;
+        if (node_qparm(g, dq, TRTL_OP_DEQUANTIZE, &rq)) {
+            res = g->n[dq].n.in[0];
+            res_codes = 1;
+        }
+        /* the output */
+        int32_t qn = -1, dn = output_fake_quant(g, y, &oq, &qn), out_quant = dn >= 0;
+        if (dn < 0 && consumers_quantize(g, y, &oq))
+            out_quant = 1;
+        trtl_node *c = &g->n[ci].n;
+        TRTL_TRY(rename(c, a->name));
+        q->mid_quant = 1;
+        q->mid_scale = q->out_scale;
+        q->mid_zero_point = q->out_zero_point;
+        q->mid_type = q->out_type;
+        q->out_quant = out_quant;
+        if (out_quant) {
+            q->out_scale = oq.scale;
+            q->out_zero_point = oq.zp;
+            q->out_type = oq.type;
+        }
+        q->act = a->epi.act;
+        q->alpha = a->epi.alpha;
+        q->beta = a->epi.beta;
+        q->has_residual = 1;
+        q->res_quant = res_codes;
+        if (res_codes) {
+            q->res_scale = rq.scale;
+            q->res_zero_point = rq.zp;
+            q->res_type = rq.type;
+        }
+        c->in[1] = res;
+        c->n_in = 2;
+        int32_t out = y;
+        g->n[ai].dead = 1;
+        if (dn >= 0) {
+            TRTL_TRY(rename(c, g->n[qn].n.name));
+            TRTL_TRY(rename(c, g->n[dn].n.name));
+            out = g->n[dn].n.out[0];
+            g->n[qn].dead = g->n[dn].dead = 1;
+        }
+        c->out[0] = out;
+        g->t[out].producer = ci;
+        trtl_pass_log_add(log, "'%s' adds its residual in int8 (%s residual%s)", c->name,
+                          res_codes ? trtl_dtype_name(g->t[res].dtype) : "FLOAT",
+                          out_quant ? ", output fake-quantized" : "");
+        return TRTL_OK;
+    }
+    return TRTL_OK;
+}
+
 trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
 {
     trtl_pass_log log;
@@ -395,6 +519,9 @@ trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
             continue;
         TRTL_TRY(try_fuse(g, i, &log));
     }
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            TRTL_TRY(try_residual(g, i, &log));
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }

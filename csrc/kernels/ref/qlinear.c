@@ -21,12 +21,17 @@ static inline int32_t qx(const trtl_qlinear_params *q, const void *x, int codes,
 }
 
 /* acc -> the output value with the epilogue (r: residual value or 0). */
-static float finish_value(const trtl_qlinear_params *q, int64_t acc, int64_t k, const float *res, int64_t i)
+static float finish_value(const trtl_qlinear_params *q, int64_t acc, int64_t k, const void *res, int64_t i)
 {
     const float *ws = q->w_scale.values, *b = q->conv.bias.count ? q->conv.bias.values : NULL;
     float y = (float)((double)acc * (double)q->in_scale * (double)ws[k] + (b ? (double)b[k] : 0.0));
-    if (res)
-        y += res[i];
+    if (q->mid_quant)
+        y = trtl_fake_quant(y, q->mid_scale, q->mid_zero_point, q->mid_type);
+    if (res && q->res_quant)
+        y += (float)((q->res_type == TRTL_UINT8 ? ((const uint8_t *)res)[i] : ((const int8_t *)res)[i]) -
+                     q->res_zero_point) * q->res_scale;
+    else if (res)
+        y += ((const float *)res)[i];
     if (q->act != TRTL_ACT_NONE)
         y = trtl_activation_eval(q->act, q->alpha, q->beta, y);
     if (q->out_quant == 1)
@@ -35,7 +40,7 @@ static float finish_value(const trtl_qlinear_params *q, int64_t acc, int64_t k, 
 }
 
 /* Output element i: the float, or its code (out_quant = 2). */
-static void finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const float *res, void *y, int64_t i)
+static void finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const void *res, void *y, int64_t i)
 {
     float v = finish_value(q, acc, k, res, i);
     if (q->out_quant != 2) {
@@ -49,7 +54,7 @@ static void finish(const trtl_qlinear_params *q, int64_t acc, int64_t k, const f
         ((int8_t *)y)[i] = (int8_t)c;
 }
 
-static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params *q, const float *res)
+static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params *q, const void *res)
 {
     const trtl_conv_params *p = &q->conv;
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
@@ -108,7 +113,7 @@ static trtl_status run_conv(const trtl_kernel_args *a, const trtl_qlinear_params
 }
 
 /* FC and matrix multiply: rows of cin inputs times K weight rows. */
-static trtl_status run_rows(const trtl_kernel_args *a, const trtl_qlinear_params *q, const float *res)
+static trtl_status run_rows(const trtl_kernel_args *a, const trtl_qlinear_params *q, const void *res)
 {
     int64_t K = q->conv.num_output_maps, cin = q->conv.kernel.count / K;
     int64_t total = trtl_volume(&a->in[0].dims), rows = cin ? total / cin : 0;
@@ -129,6 +134,6 @@ static trtl_status run_rows(const trtl_kernel_args *a, const trtl_qlinear_params
 trtl_status trtl_ref_qlinear(const trtl_kernel_args *a)
 {
     const trtl_qlinear_params *q = &a->node->p.qlin;
-    const float *res = q->has_residual ? a->in[1].data : NULL;
+    const void *res = q->has_residual ? a->in[1].data : NULL;
     return q->mode == TRTL_QL_CONV ? run_conv(a, q, res) : run_rows(a, q, res);
 }
