@@ -225,7 +225,7 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
     layers = json.loads(engines[True].create_engine_inspector().get_engine_information(
         trt.LayerInformationFormat.JSON))["layers"]
     int8_steps = [l for l in layers if l["precision"] == "INT8"]
-    convs = [l for l in int8_steps if l["type"] == "QLINEAR"]
+    convs = [l for l in int8_steps if l["kernel"] == "qlinear.int8"]
     assert len(convs) == 11, [l["name"] for l in layers]  # 10 convolutions (2 projections) and the Gemm
     assert all(l["kernel"] == "qlinear.int8" for l in convs)
     # the residual adds are fused into the second convolution of each block, which reads the skip as codes
@@ -236,6 +236,12 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
     body = layers[:[l["name"] for l in layers].index(adds[-1]["name"])]
     assert all(o["dtype"] == "UINT8" for l in body for o in l["outputs"]), [(l["name"], l["outputs"]) for l in body]
     assert all(l["reformat"] == [] for l in body[1:]), [(l["name"], l["reformat"]) for l in body]
+    # global average pooling on the codes, the flatten moving codes, the classifier reading them: every step is
+    # int8 and the only reformats are the network's input and output
+    assert [l["kernel"] for l in layers[-3:]] == ["qpool.int8", "shuffle.ref", "qlinear.int8"]
+    assert all(l["precision"] == "INT8" for l in layers), [(l["name"], l["precision"]) for l in layers]
+    reformats = [(l["name"], r) for l in layers for r in l["reformat"]]
+    assert [r for _, r in reformats] == ["input FLOAT->UINT8", "output UINT8->FLOAT"], reformats
     ctxs = {io: e.create_execution_context() for io, e in engines.items()}
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32)

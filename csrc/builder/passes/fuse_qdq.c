@@ -508,6 +508,76 @@ static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
     return TRTL_OK;
 }
 
+/* ---- average pooling on codes ---------------------------------------------------------------------
+ *
+ *     DQ(Q(x; s, z)) -> average pooling / global average pooling (a mean over the last two dims of a
+ *     4-D tensor) [-> Q -> DQ (so, zo)]
+ *   ==>  QLINEAR mode POOL(x): y = sum (Q(x) - z) * s / count [-> DQ(Q(y))]
+ *
+ * (kernels/qpool.h).  Only 2-D windows with explicit round-down padding and no blending. */
+static int pool_mode_of(const trtl_bgraph *g, const trtl_node *n, trtl_params *p)
+{
+    if (n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE || n->epi.has_residual ||
+        g->t[n->in[0]].dmax.nb_dims != 4)
+        return TRTL_QP_NONE;
+    if (n->op == TRTL_OP_REDUCE)
+        return n->p.reduce.op == TRTL_RED_AVG && n->p.reduce.axes == 0xCu
+                   ? (n->p.reduce.keep_dims ? TRTL_QP_GLOBAL : TRTL_QP_GLOBAL_DROP)
+                   : TRTL_QP_NONE;
+    const trtl_pooling_params *pp = &n->p.pool;
+    if (n->op != TRTL_OP_POOLING || pp->type != TRTL_POOL_AVERAGE || pp->window_size.nb_dims != 2 ||
+        pp->padding_mode != TRTL_PADMODE_EXPLICIT_ROUND_DOWN)
+        return TRTL_QP_NONE;
+    p->qlin.conv.kernel_size = pp->window_size;
+    p->qlin.conv.stride = pp->stride;
+    p->qlin.conv.pre_padding = pp->pre_padding;
+    p->qlin.conv.post_padding = pp->post_padding;
+    p->qlin.conv.padding_mode = pp->padding_mode;
+    return pp->average_count_excludes_padding ? TRTL_QP_AVG_EXCL : TRTL_QP_AVG;
+}
+
+static trtl_status try_pool(trtl_bgraph *g, int32_t pi, trtl_pass_log *log)
+{
+    trtl_node *n = &g->n[pi].n;
+    trtl_params p;
+    trtl_init_qlinear(&p);
+    int mode = pool_mode_of(g, n, &p);
+    if (mode == TRTL_QP_NONE)
+        return TRTL_OK;
+    qparm in_q, out_q;
+    int32_t src = fake_quant_source(g, n->in[0], &in_q);
+    if (src < 0)
+        return TRTL_OK;
+    trtl_qlinear_params *q = &p.qlin;
+    q->mode = TRTL_QL_POOL;
+    q->pool_mode = mode;
+    q->conv.num_output_maps = 0;
+    q->in_scale = in_q.scale;
+    q->in_zero_point = in_q.zp;
+    q->in_type = in_q.type;
+    int32_t y = n->out[0], qn = -1, dn = output_fake_quant(g, y, &out_q, &qn);
+    if (dn >= 0 || consumers_quantize(g, y, &out_q)) {
+        q->out_quant = 1;
+        q->out_scale = out_q.scale;
+        q->out_zero_point = out_q.zp;
+        q->out_type = out_q.type;
+    }
+    if (dn >= 0) {
+        TRTL_TRY(rename(n, g->n[qn].n.name));
+        TRTL_TRY(rename(n, g->n[dn].n.name));
+        y = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    n->op = TRTL_OP_QLINEAR;
+    n->p = p;
+    n->in[0] = src;
+    n->out[0] = y;
+    g->t[y].producer = pi;
+    trtl_pass_log_add(log, "'%s' pools int8 codes (input scale %g zero point %d%s)", n->name, (double)in_q.scale,
+                      (int)in_q.zp, q->out_quant ? ", output fake-quantized" : "");
+    return TRTL_OK;
+}
+
 trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
 {
     trtl_pass_log log;
@@ -522,6 +592,9 @@ trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
     for (int32_t i = 0; i < g->nn; i++)
         if (!g->n[i].dead)
             TRTL_TRY(try_residual(g, i, &log));
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && (g->n[i].n.op == TRTL_OP_REDUCE || g->n[i].n.op == TRTL_OP_POOLING))
+            TRTL_TRY(try_pool(g, i, &log));
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }

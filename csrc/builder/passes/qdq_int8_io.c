@@ -31,11 +31,14 @@ static int live_qlinear(const trtl_bgraph *g, int32_t i)
 
 #define MAX_POOL_DEPTH 4
 
-/* A max pooling with nothing fused: it can pool codes. */
+/* A max pooling with nothing fused: it can pool codes; and the layout-only layers (shuffle with static
+ * dims, slice without FILL: moving bytes moves codes) that pass them on. */
 static int max_pool(const trtl_node *n)
 {
-    return n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX && n->n_in == 1 && n->n_out == 1 &&
-           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
+    if (n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE || n->epi.has_residual)
+        return 0;
+    return (n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX) || n->op == TRTL_OP_SHUFFLE ||
+           (n->op == TRTL_OP_SLICE && n->p.slice.mode != TRTL_SLICE_FILL);
 }
 
 /* Node i's outputs reach nothing (fuse_qdq leaves the Q -> DQ it looked through for dead_layers to

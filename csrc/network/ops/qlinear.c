@@ -44,6 +44,7 @@ const trtl_attr_desc trtl_attrs_qlinear[] = {
     QA("res_scale", TRTL_ATTR_FLOAT, res_scale),
     QA("res_zero_point", TRTL_ATTR_INT, res_zero_point),
     QA("res_type", TRTL_ATTR_DTYPE, res_type),
+    QA("pool_mode", TRTL_ATTR_INT, pool_mode),
 };
 TRTL_NATTRS(qlinear);
 
@@ -69,6 +70,7 @@ void trtl_init_qlinear(trtl_params *p)
     p->qlin.mid_scale = p->qlin.res_scale = 1.0f;
     p->qlin.mid_zero_point = p->qlin.res_zero_point = 0;
     p->qlin.mid_type = p->qlin.res_type = TRTL_INT8;
+    p->qlin.pool_mode = TRTL_QP_NONE;
 }
 
 trtl_status trtl_lower_qlinear(trtl_params *p, const trtl_lower_ctx *c)
@@ -89,10 +91,18 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
     const trtl_qlinear_params *q = &c->p->qlin;
     const char *ln = c->layer_name;
     *K = q->conv.num_output_maps;
-    if (q->mode < 0 || q->mode >= TRTL_QL_MODE_COUNT || *K < 1)
+    if (q->mode < 0 || q->mode >= TRTL_QL_MODE_COUNT || (*K < 1 && q->mode != TRTL_QL_POOL))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantized op mode %d / %lld outputs", ln,
                           (int)q->mode, (long long)*K);
-    if (q->conv.kernel.type != TRTL_INT8 || q->w_scale.type != TRTL_FLOAT || q->w_scale.count != *K ||
+    if (q->mode == TRTL_QL_POOL) {
+        if (q->pool_mode < TRTL_QP_AVG || q->pool_mode > TRTL_QP_GLOBAL_DROP || q->has_residual || q->mid_quant ||
+            q->conv.kernel.count)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantized pooling mode %d", ln,
+                              (int)q->pool_mode);
+    } else if (q->pool_mode != TRTL_QP_NONE) {
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': pool_mode %d on a quantized linear op", ln,
+                          (int)q->pool_mode);
+    } else if (q->conv.kernel.type != TRTL_INT8 || q->w_scale.type != TRTL_FLOAT || q->w_scale.count != *K ||
         (q->conv.bias.count && (q->conv.bias.type != TRTL_FLOAT || q->conv.bias.count != *K)))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': quantized weights must be INT8 with %lld FLOAT "
                           "scales (and bias)", ln, (long long)*K);
@@ -133,7 +143,28 @@ trtl_status trtl_infer_qlinear(const trtl_infer_ctx *c)
     one.n_in = 1;
     trtl_dtype float_in = TRTL_FLOAT;
     one.in_type = &float_in; /* the geometry's own type checks see the value type */
-    if (q->mode == TRTL_QL_CONV) {
+    if (q->mode == TRTL_QL_POOL && q->pool_mode >= TRTL_QP_GLOBAL) {
+        const trtl_dims *x = &c->in[0];
+        if (x->nb_dims != 4)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': global pooling needs a 4-D input, got %s", c->layer_name,
+                              trtl_dims_str(x, b1, sizeof b1));
+        c->out[0] = *x;
+        c->out[0].d[2] = c->out[0].d[3] = 1;
+        if (q->pool_mode == TRTL_QP_GLOBAL_DROP)
+            c->out[0].nb_dims = 2;
+    } else if (q->mode == TRTL_QL_POOL) {
+        trtl_params pp;
+        trtl_init_pooling(&pp);
+        pp.pool.type = TRTL_POOL_AVERAGE;
+        pp.pool.window_size = q->conv.kernel_size;
+        pp.pool.stride = q->conv.stride;
+        pp.pool.pre_padding = q->conv.pre_padding;
+        pp.pool.post_padding = q->conv.post_padding;
+        pp.pool.padding_mode = q->conv.padding_mode;
+        pp.pool.average_count_excludes_padding = q->pool_mode == TRTL_QP_AVG_EXCL;
+        one.p = &pp;
+        TRTL_TRY(trtl_infer_pooling(&one));
+    } else if (q->mode == TRTL_QL_CONV) {
         TRTL_TRY(trtl_infer_convolution(&one)); /* node->p.conv is q->conv (first member) */
     } else if (q->mode == TRTL_QL_FC) {
         trtl_params fc;
