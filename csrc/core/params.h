@@ -188,7 +188,10 @@ typedef struct trtl_quantize_params {
  * out_quant, y = DQ(Q(y)) with the output's per-tensor parameters.  `conv` comes first so that
  * node->p.conv is the geometry (the conv geometry helpers read it); its kernel holds the INT8
  * weights [K, C/g, spatial...] (FC: [K, C*H*W]; matmul: [K, Cin]) and its bias FLOAT [K] or none. */
-enum { TRTL_QL_CONV = 0, TRTL_QL_FC = 1, TRTL_QL_MATMUL = 2, TRTL_QL_POOL = 3, TRTL_QL_MODE_COUNT };
+enum { TRTL_QL_CONV = 0, TRTL_QL_FC = 1, TRTL_QL_MATMUL = 2, TRTL_QL_POOL = 3, TRTL_QL_ADD = 4, TRTL_QL_MODE_COUNT };
+/* TRTL_QL_ADD (no weights, has_residual): y = act(DQ(x) + r) then the output quantization, x the codes of
+ * (in_scale, in_zero_point, in_type) (a FLOAT x is quantized with them first), r input 1 (res_quant: its
+ * codes, read as (q - res_zero_point) * res_scale) of x's shape: an int8 add no int8 layer produces. */
 /* TRTL_QL_POOL (no weights): average pooling of the input's codes, y = sum (q - in_zero) * in_scale / count
  * (int sums, one rounding to float), then act and the output quantization; pool_mode says which windows:
  * the conv geometry's 2-D windows (kernel_size, stride, paddings; EXPLICIT_ROUND_DOWN) counting the

@@ -438,6 +438,75 @@ static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
     return seen > 0;
 }
 
+/* Where quantized operand t comes from: the codes under its DQ (*codes = 1), or the float tensor its
+ * fake quantization quantizes (*codes = 0); -1 when t is not quantized per tensor. */
+static int32_t operand_source(const trtl_bgraph *g, int32_t t, qparm *q, int *codes)
+{
+    int32_t d = g->t[t].producer;
+    *codes = node_qparm(g, d, TRTL_OP_DEQUANTIZE, q);
+    if (*codes)
+        return g->n[d].n.in[0];
+    return fake_quant_source(g, t, q);
+}
+
+/* The add ai of two quantized operands that no int8 layer produces (or that try_residual could not
+ * fuse) becomes a standalone int8 add: QLINEAR mode ADD (x: operand 0's codes or float source,
+ * residual: operand 1's codes or float source, both with their parameters). */
+static trtl_status try_add(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
+{
+    trtl_node *a = &g->n[ai].n;
+    const int32_t y = a->out[0];
+    if (!same_dims3(&g->t[a->in[0]], &g->t[y]) || !same_dims3(&g->t[a->in[1]], &g->t[y]))
+        return TRTL_OK;
+    qparm q0, q1, oq;
+    int c0, c1;
+    int32_t s0 = operand_source(g, a->in[0], &q0, &c0), s1 = operand_source(g, a->in[1], &q1, &c1);
+    if (s0 < 0 || s1 < 0)
+        return TRTL_OK;
+    trtl_params p;
+    trtl_init_qlinear(&p);
+    trtl_qlinear_params *q = &p.qlin;
+    q->mode = TRTL_QL_ADD;
+    q->conv.num_output_maps = 0;
+    q->in_scale = q0.scale;
+    q->in_zero_point = q0.zp;
+    q->in_type = q0.type;
+    q->has_residual = 1;
+    /* a float source is fake-quantized by its own parameters first: read through a DQ(Q) it must stay so */
+    int32_t r = c1 ? s1 : a->in[1];
+    q->res_quant = c1;
+    q->res_scale = q1.scale;
+    q->res_zero_point = q1.zp;
+    q->res_type = q1.type;
+    q->act = a->epi.act;
+    q->alpha = a->epi.alpha;
+    q->beta = a->epi.beta;
+    int32_t qn = -1, dn = output_fake_quant(g, y, &oq, &qn);
+    if (dn >= 0 || consumers_quantize(g, y, &oq)) {
+        q->out_quant = 1;
+        q->out_scale = oq.scale;
+        q->out_zero_point = oq.zp;
+        q->out_type = oq.type;
+    }
+    int32_t out = y;
+    if (dn >= 0) {
+        TRTL_TRY(rename(a, g->n[qn].n.name));
+        TRTL_TRY(rename(a, g->n[dn].n.name));
+        out = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    a->op = TRTL_OP_QLINEAR;
+    a->p = p;
+    a->in[0] = s0;
+    a->in[1] = r;
+    a->epi.act = TRTL_ACT_NONE;
+    a->out[0] = out;
+    g->t[out].producer = ai;
+    trtl_pass_log_add(log, "'%s' adds in int8 (%s + %s%s)", a->name, c0 ? trtl_dtype_name(g->t[s0].dtype) : "FLOAT",
+                      c1 ? trtl_dtype_name(g->t[s1].dtype) : "FLOAT", q->out_quant ? ", output fake-quantized" : "");
+    return TRTL_OK;
+}
+
 /* Tries to fuse the add node ai into the int8 layer producing one of its inputs. */
 static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
 {
@@ -505,7 +574,7 @@ static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
                           out_quant ? ", output fake-quantized" : "");
         return TRTL_OK;
     }
-    return TRTL_OK;
+    return try_add(g, ai, log);
 }
 
 /* ---- average pooling on codes ---------------------------------------------------------------------

@@ -190,11 +190,31 @@ static trtl_status run_pool(const trtl_kernel_args *a, const trtl_qlinear_params
     return TRTL_OK;
 }
 
+/* The int8 add (TRTL_QL_ADD): y = act(DQ(x) + r), then the output quantization. */
+static trtl_status run_add(const trtl_kernel_args *a, const trtl_qlinear_params *q)
+{
+    const void *x = a->in[0].data, *r = a->in[1].data;
+    const int codes = a->in[0].dtype != TRTL_FLOAT;
+    const int64_t n = trtl_volume(&a->out[0].dims);
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)qx(q, x, codes, i) * q->in_scale;
+        if (q->res_quant)
+            v += (float)((q->res_type == TRTL_UINT8 ? ((const uint8_t *)r)[i] : ((const int8_t *)r)[i]) -
+                         q->res_zero_point) * q->res_scale;
+        else
+            v += ((const float *)r)[i];
+        put(q, v, a->out[0].data, i);
+    }
+    return TRTL_OK;
+}
+
 trtl_status trtl_ref_qlinear(const trtl_kernel_args *a)
 {
     const trtl_qlinear_params *q = &a->node->p.qlin;
     if (q->mode == TRTL_QL_POOL)
         return run_pool(a, q);
+    if (q->mode == TRTL_QL_ADD)
+        return run_add(a, q);
     const void *res = q->has_residual ? a->in[1].data : NULL;
     return q->mode == TRTL_QL_CONV ? run_conv(a, q, res) : run_rows(a, q, res);
 }

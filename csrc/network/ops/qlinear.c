@@ -91,7 +91,8 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
     const trtl_qlinear_params *q = &c->p->qlin;
     const char *ln = c->layer_name;
     *K = q->conv.num_output_maps;
-    if (q->mode < 0 || q->mode >= TRTL_QL_MODE_COUNT || (*K < 1 && q->mode != TRTL_QL_POOL))
+    const int no_weights = q->mode == TRTL_QL_POOL || q->mode == TRTL_QL_ADD;
+    if (q->mode < 0 || q->mode >= TRTL_QL_MODE_COUNT || (*K < 1 && !no_weights))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantized op mode %d / %lld outputs", ln,
                           (int)q->mode, (long long)*K);
     if (q->mode == TRTL_QL_POOL) {
@@ -99,6 +100,10 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
             q->conv.kernel.count)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantized pooling mode %d", ln,
                               (int)q->pool_mode);
+    } else if (q->mode == TRTL_QL_ADD) {
+        if (q->pool_mode != TRTL_QP_NONE || !q->has_residual || q->mid_quant || q->conv.kernel.count)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': a quantized add needs its residual input and "
+                              "no weights", ln);
     } else if (q->pool_mode != TRTL_QP_NONE) {
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': pool_mode %d on a quantized linear op", ln,
                           (int)q->pool_mode);
@@ -152,6 +157,8 @@ trtl_status trtl_infer_qlinear(const trtl_infer_ctx *c)
         c->out[0].d[2] = c->out[0].d[3] = 1;
         if (q->pool_mode == TRTL_QP_GLOBAL_DROP)
             c->out[0].nb_dims = 2;
+    } else if (q->mode == TRTL_QL_ADD) {
+        c->out[0] = c->in[0];
     } else if (q->mode == TRTL_QL_POOL) {
         trtl_params pp;
         trtl_init_pooling(&pp);

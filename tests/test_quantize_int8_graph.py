@@ -1,0 +1,207 @@
+"""int8 end to end around the layers between int8 convolutions (issue #11): the residual add fused into the int8
+convolution producing one operand (the other read as codes in the epilogue), the standalone int8 add, average and
+global average pooling on codes (builder pass fuse_qdq; kernels qlinear.int8, qadd.int8, qpool.int8).  Each network
+is written with add_quantize / add_dequantize as quantize_static places them, checked against a numpy float64 model
+of the quantized math (within one output step: float32 rounding ties), against the same network with fuse_qdq off
+(the fp32 simulation of the Q/DQ layers), and through the inspector (no ELEMENTWISE / POOLING / Q / DQ step left,
+int8 tensors between the steps).  The AVX2 and portable paths run again in a subprocess with TRTL_CPU_MASK."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+from conftest import Net
+from test_quantize_fuse import _fq, _int8_weights, conv2d_np, q_np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+F = lambda v: np.float64(np.float32(v))  # noqa: E731  (a float32 parameter, exactly, in float64)
+
+
+def _build(make, inputs, fuse=True):
+    n = Net()
+    if not fuse:
+        n.config.set_pass_enabled("fuse_qdq", False)
+    ins = [n.network.add_input(k, trt.float32, v.shape) for k, v in inputs.items()]
+    out = make(n.network, *ins)
+    out.name = "y"
+    n.network.mark_output(out)
+    eng = n.build()
+    layers = json.loads(eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))["layers"]
+    return eng.create_execution_context().infer(inputs)["y"], layers
+
+
+def _types(layers):
+    return [l["type"] for l in layers]
+
+
+def _lims(t):
+    return (0, 255) if t == trt.uint8 else (-128, 127)
+
+
+def _check(got, ref, step, name=""):
+    d = np.abs(got.astype(np.float64) - ref)
+    assert d.max() <= step * 1.0001 + 1e-6, "%s: max difference %.3g steps" % (name, d.max() / step)
+    assert np.mean(d > 1e-6 + 1e-5 * np.abs(ref)) < 0.02, name  # nearly all agree to float rounding
+
+
+# ---- residual add fused into the int8 convolution --------------------------------------------------------------
+
+@pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
+@pytest.mark.parametrize("relu", [False, True])
+def test_residual_add_fused_into_int8_conv(act_type, relu, rng):
+    """x -> Q/DQ -> conv(3x3) -> Q/DQ (sa) -> add(., Q/DQ'd x) [-> relu] -> Q/DQ (so) -> conv(1x1): the add (and the
+    relu) become part of the first convolution's int8 step, which reads the skip's codes and writes codes that the
+    second convolution reads."""
+    C, K = 5, 5
+    x = (rng.standard_normal((2, C, 9, 7)) * 1.2).astype(np.float32)
+    q1, s1, w1 = _int8_weights(rng, (K, C, 3, 3))
+    q2, s2, w2 = _int8_weights(rng, (3, K, 1, 1))
+    lo, hi = _lims(act_type)
+    z0, za, zo = (120, 110, 0 if relu else 100) if act_type == trt.uint8 else (0, 0, 0)
+    S0, Sa, So = 0.025, 0.04, 0.045
+
+    def make(net, xin):
+        xq = _fq(net, xin, S0, z0, act_type)
+        c1 = net.add_convolution_nd(xq, K, (3, 3), w1)
+        c1.padding_nd = (1, 1)
+        a = _fq(net, c1.get_output(0), Sa, za, act_type)
+        s = net.add_elementwise(a, xq, trt.ElementWiseOperation.SUM).get_output(0)
+        if relu:
+            s = net.add_activation(s, trt.ActivationType.RELU).get_output(0)
+        y = _fq(net, s, So, zo, act_type)
+        return net.add_convolution_nd(y, 3, (1, 1), w2).get_output(0)
+
+    def model(x):
+        cx = q_np(x, S0, z0, lo, hi) - z0
+        acc = conv2d_np(cx, q1.astype(np.float64), pad=1)
+        v = acc * F(S0) * s1.astype(np.float64).reshape(1, -1, 1, 1)
+        va = (q_np(v, Sa, za, lo, hi) - za) * F(Sa)
+        v = va + cx * F(S0)
+        if relu:
+            v = np.maximum(v, 0)
+        co = q_np(v, So, zo, lo, hi) - zo
+        return conv2d_np(co, q2.astype(np.float64)) * F(So) * s2.astype(np.float64).reshape(1, -1, 1, 1)
+
+    got, layers = _build(make, {"x": x})
+    off, _ = _build(make, {"x": x}, fuse=False)
+    # the network input's Q stays (its codes are the skip), the add and relu are in the first int8 step
+    assert _types(layers) == ["QUANTIZE", "QLINEAR", "QLINEAR"], [(l["name"], l["type"]) for l in layers]
+    first = layers[1]
+    assert first["kernel"] == "qlinear.int8" and "[ElementWise]" in first["name"], first["name"]
+    assert not relu or "[Activation]" in first["name"], first["name"]
+    t = trt.DataType(act_type).name
+    assert [i["dtype"] for i in first["inputs"]] == ["FLOAT", t], first["inputs"]  # the skip read as codes
+    assert first["outputs"][0]["dtype"] == t, first["outputs"]  # the second convolution reads codes
+    assert [r for l in layers for r in l["reformat"]] == ["input FLOAT->%s" % t, "input FLOAT->%s" % t,
+                                                          "output INT32->FLOAT"], [l["reformat"] for l in layers]
+    step = F(So) * np.abs(q2).reshape(3, -1).sum(1).max() * s2.max()  # one output step of the add through conv2
+    ref = model(x)
+    _check(got, ref, step, "fused")
+    _check(off, ref, step, "fp32 simulation")
+
+
+# ---- standalone int8 add ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
+@pytest.mark.parametrize("relu", [False, True])
+def test_standalone_int8_add(act_type, relu, rng):
+    """DQ(Q(x1)) + DQ(Q(x2)) [-> relu] -> Q -> DQ with no int8 layer producing an operand: one qadd.int8 step reading
+    both operands' codes (a shape with a tail after the 16- and 8-lane vectors)."""
+    shape = (2, 3, 7, 5)
+    x1 = (rng.standard_normal(shape) * 2).astype(np.float32)
+    x2 = (rng.standard_normal(shape) * 1.5).astype(np.float32)
+    lo, hi = _lims(act_type)
+    z1, z2, zo = (130, 90, 0 if relu else 120) if act_type == trt.uint8 else (3, -5, 0 if relu else -2)
+    S1, S2, So = 0.021, 0.017, 0.033
+
+    def make(net, a, b):
+        s = net.add_elementwise(_fq(net, a, S1, z1, act_type), _fq(net, b, S2, z2, act_type),
+                                trt.ElementWiseOperation.SUM).get_output(0)
+        if relu:
+            s = net.add_activation(s, trt.ActivationType.RELU).get_output(0)
+        return _fq(net, s, So, zo, act_type)
+
+    v = (q_np(x1, S1, z1, lo, hi) - z1) * F(S1) + (q_np(x2, S2, z2, lo, hi) - z2) * F(S2)
+    if relu:
+        v = np.maximum(v, 0)
+    ref = (q_np(v, So, zo, lo, hi) - zo) * F(So)
+    got, layers = _build(make, {"x1": x1, "x2": x2})
+    off, _ = _build(make, {"x1": x1, "x2": x2}, fuse=False)
+    assert _types(layers) == ["QUANTIZE", "QUANTIZE", "QLINEAR"], [(l["name"], l["type"]) for l in layers]
+    t = trt.DataType(act_type).name
+    add = layers[2]
+    assert add["kernel"] == "qadd.int8" and add["precision"] == "INT8", add
+    assert [i["dtype"] for i in add["inputs"]] == [t, t] and add["outputs"][0]["dtype"] == "FLOAT"
+    _check(got, ref, F(So), "int8 add")
+    _check(off, ref, F(So), "fp32 simulation")
+
+
+# ---- average pooling on codes -----------------------------------------------------------------------------------
+
+def _pool_np(v, k, s, p, exclude):
+    n, c, h, w = v.shape
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * s - p, j * s - p
+            win = v[:, :, max(h0, 0):min(h0 + k, h), max(w0, 0):min(w0 + k, w)]
+            cnt = win.shape[2] * win.shape[3] if exclude else k * k
+            out[:, :, i, j] = win.sum((2, 3)) / cnt
+    return out
+
+
+@pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
+@pytest.mark.parametrize("kind", ["global", "global_flat", "avg_incl", "avg_excl"])
+def test_average_pooling_on_codes(act_type, kind, rng):
+    """DQ(Q(x)) -> average pooling (3x3 stride 2 pad 1, padding counted or not) or a mean over H, W (global average
+    pooling; kept dims or dropped) -> Q -> DQ: one qpool.int8 step summing codes in integers."""
+    x = (rng.standard_normal((2, 4, 11, 9)) * 1.3).astype(np.float32)
+    lo, hi = _lims(act_type)
+    z0, zo = (128, 100) if act_type == trt.uint8 else (-3, 4)
+    S0, So = 0.019, 0.0071 if kind.startswith("global") else 0.013
+
+    def make(net, xin):
+        xq = _fq(net, xin, S0, z0, act_type)
+        if kind.startswith("global"):
+            p = net.add_reduce(xq, trt.ReduceOperation.AVG, (1 << 2) | (1 << 3), kind == "global").get_output(0)
+        else:
+            pl = net.add_pooling_nd(xq, trt.PoolingType.AVERAGE, (3, 3))
+            pl.stride_nd = (2, 2)
+            pl.padding_nd = (1, 1)
+            pl.average_count_excludes_padding = kind == "avg_excl"
+            p = pl.get_output(0)
+        return _fq(net, p, So, zo, act_type)
+
+    v = (q_np(x, S0, z0, lo, hi) - z0) * F(S0)
+    if kind.startswith("global"):
+        m = v.mean((2, 3), keepdims=kind == "global")
+    else:
+        m = _pool_np(v, 3, 2, 1, kind == "avg_excl")
+    ref = (q_np(m, So, zo, lo, hi) - zo) * F(So)
+    got, layers = _build(make, {"x": x})
+    off, _ = _build(make, {"x": x}, fuse=False)
+    assert [l["kernel"] for l in layers] == ["qpool.int8"], [(l["name"], l["kernel"]) for l in layers]
+    assert layers[0]["precision"] == "INT8"
+    assert got.shape == ref.shape
+    _check(got, ref, F(So), "int8 pooling")
+    _check(off, ref, F(So), "fp32 simulation")
+
+
+@pytest.mark.skipif(bool(os.environ.get("TRTL_CPU_MASK")), reason="runs only in the parent")
+@pytest.mark.parametrize("mask", ["1f", "0"])
+def test_on_avx2_and_portable_paths(mask):
+    """This file's tests again in a process whose TRTL_CPU_MASK hides AVX-512 and VNNI (1f: AVX2) or every feature
+    (0: the portable loops); the features are read once per process."""
+    env = dict(os.environ, TRTL_CPU_MASK=mask)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", ROOT,
+                           os.path.abspath(__file__), "-k", "not paths"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "16 passed" in proc.stdout, proc.stdout[-2000:]
