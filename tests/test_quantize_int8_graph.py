@@ -105,6 +105,30 @@ def test_residual_add_fused_into_int8_conv(act_type, relu, rng):
     _check(off, ref, step, "fp32 simulation")
 
 
+# ---- an activation between two Q/DQ pairs -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("same", [False, True])
+def test_activation_between_two_quantizations(same, rng):
+    """conv -> Q/DQ (s1) -> relu -> Q/DQ (s2) (int8 symmetric, as quantize_static keeps the ReLU): one int8 step
+    that quantizes with s1 before the activation and with s2 after it."""
+    x = rng.standard_normal((1, 4, 8, 7)).astype(np.float32)
+    q1, s1, w1 = _int8_weights(rng, (6, 4, 3, 3))
+    S0, Sa, So = 0.02, 0.03, 0.03 if same else 0.017
+
+    def make(net, xin):
+        c = net.add_convolution_nd(_fq(net, xin, S0, 0, trt.int8), 6, (3, 3), w1)
+        a = _fq(net, c.get_output(0), Sa, 0, trt.int8)
+        r = net.add_activation(a, trt.ActivationType.RELU).get_output(0)
+        return _fq(net, r, So, 0, trt.int8)
+
+    v = conv2d_np(q_np(x, S0, 0, -128, 127), q1.astype(np.float64)) * F(S0) * s1.astype(np.float64).reshape(1, -1, 1, 1)
+    v = np.maximum((q_np(v, Sa, 0, -128, 127)) * F(Sa), 0)
+    ref = q_np(v, So, 0, -128, 127) * F(So)
+    got, layers = _build(make, {"x": x})
+    assert [l["type"] for l in layers] == ["QLINEAR"] and "[Activation]" in layers[0]["name"], layers
+    _check(got, ref, F(So), "fused activation")
+
+
 # ---- standalone int8 add ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
@@ -204,4 +228,4 @@ def test_on_avx2_and_portable_paths(mask):
                            os.path.abspath(__file__), "-k", "not paths"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "16 passed" in proc.stdout, proc.stdout[-2000:]
+    assert "18 passed" in proc.stdout, proc.stdout[-2000:]

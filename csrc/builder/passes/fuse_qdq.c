@@ -577,6 +577,71 @@ static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
     return try_add(g, ai, log);
 }
 
+/* ---- an activation between two Q -> DQ pairs --------------------------------------------------------
+ *
+ *     QLINEAR_c(...; out Q -> DQ (s1, z1)) -> act -> Q -> DQ (s2, z2)     (int8 symmetric activations:
+ *     quantize_static keeps the ReLU between the convolution's Q/DQ and its own)
+ *   ==>  QLINEAR_c(...; mid Q -> DQ (s1, z1), act, out (s2, z2))
+ *
+ * A node whose epilogue already uses the mid quantization (a fused residual) or has no mid step (the
+ * add) takes the activation only when (s2, z2) == (s1, z1): act(DQ(Q(v))) quantized again with the same
+ * parameters is DQ(Q(act(v))) for the activations that keep 0 (a code) and are monotonic (ReLU, clip at
+ * 0 and above), so only those. */
+static int keeps_grid(const trtl_activation_params *a)
+{
+    return a->type == TRTL_ACT_RELU;
+}
+
+static trtl_status try_activation(trtl_bgraph *g, int32_t ni, trtl_pass_log *log)
+{
+    trtl_node *n = &g->n[ni].n;
+    if (n->op != TRTL_OP_ACTIVATION || n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual)
+        return TRTL_OK;
+    int32_t t = n->in[0], ci = g->t[t].producer, y = n->out[0];
+    if (!live(g, ci) || g->n[ci].n.op != TRTL_OP_QLINEAR || sole_consumer(g, t) != ni ||
+        g->t[y].dtype != TRTL_FLOAT)
+        return TRTL_OK;
+    trtl_node *c = &g->n[ci].n;
+    trtl_qlinear_params *q = &c->p.qlin;
+    if (q->out_quant != 1 || q->act != TRTL_ACT_NONE)
+        return TRTL_OK;
+    qparm oq, p1 = {q->out_scale, q->out_zero_point, q->out_type};
+    int32_t qn = -1, dn = output_fake_quant(g, y, &oq, &qn);
+    int out_quant = dn >= 0 || consumers_quantize(g, y, &oq);
+    const int has_mid = q->mode == TRTL_QL_CONV || q->mode == TRTL_QL_FC || q->mode == TRTL_QL_MATMUL;
+    if (!has_mid || q->mid_quant) {
+        if (!out_quant || !same_qparm(&oq, &p1) || !keeps_grid(&n->p.act))
+            return TRTL_OK;
+    } else {
+        q->mid_quant = 1;
+        q->mid_scale = p1.scale;
+        q->mid_zero_point = p1.zp;
+        q->mid_type = p1.type;
+    }
+    q->act = n->p.act.type;
+    q->alpha = n->p.act.alpha;
+    q->beta = n->p.act.beta;
+    q->out_quant = out_quant;
+    if (out_quant) {
+        q->out_scale = oq.scale;
+        q->out_zero_point = oq.zp;
+        q->out_type = oq.type;
+    }
+    TRTL_TRY(rename(c, n->name));
+    g->n[ni].dead = 1;
+    if (dn >= 0) {
+        TRTL_TRY(rename(c, g->n[qn].n.name));
+        TRTL_TRY(rename(c, g->n[dn].n.name));
+        y = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    c->out[0] = y;
+    g->t[y].producer = ci;
+    trtl_pass_log_add(log, "'%s' applies its activation between two quantizations", c->name);
+    return TRTL_OK;
+}
+
 /* ---- average pooling on codes ---------------------------------------------------------------------
  *
  *     DQ(Q(x; s, z)) -> average pooling / global average pooling (a mean over the last two dims of a
@@ -659,8 +724,14 @@ trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
         TRTL_TRY(try_fuse(g, i, &log));
     }
     for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && g->n[i].n.op == TRTL_OP_ACTIVATION)
+            TRTL_TRY(try_activation(g, i, &log));
+    for (int32_t i = 0; i < g->nn; i++)
         if (!g->n[i].dead)
             TRTL_TRY(try_residual(g, i, &log));
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && g->n[i].n.op == TRTL_OP_ACTIVATION)
+            TRTL_TRY(try_activation(g, i, &log));
     for (int32_t i = 0; i < g->nn; i++)
         if (!g->n[i].dead && (g->n[i].n.op == TRTL_OP_REDUCE || g->n[i].n.op == TRTL_OP_POOLING))
             TRTL_TRY(try_pool(g, i, &log));
