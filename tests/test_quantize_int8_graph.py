@@ -228,4 +228,57 @@ def test_on_avx2_and_portable_paths(mask):
                            os.path.abspath(__file__), "-k", "not paths"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "18 passed" in proc.stdout, proc.stdout[-2000:]
+    assert "19 passed" in proc.stdout, proc.stdout[-2000:]
+
+
+# ---- implicit INT8: calibrated ranges give the same int8 chains -------------------------------------------------
+
+def test_implicit_int8_resnet_runs_int8_end_to_end(tmp_path, rng):
+    """A ResNet-like fp32 ONNX model (torch, random weights) with BuilderFlag.INT8 and tensor.dynamic_range set from
+    the fp32 activations (min-max over random inputs, as a calibrator would): the ranges become the same Q/DQ placement
+    as quantize_static's (inputs of convolutions, residual adds, poolings, the classifier's flatten), so every step is
+    int8 and the only reformats are the network's input and output; top-1 agrees with fp32."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    torch = pytest.importorskip("torch")
+    from qdq_models import TinyResNet, randomize
+    from onnx_helpers import export_torch, parse
+    torch.manual_seed(0)
+    shape = (1, 3, 32, 32)
+    data = export_torch(randomize(TinyResNet(), 0), (torch.randn(*shape),), 13)
+    m = onnx.load_from_string(data)
+    del m.graph.output[:]
+    for nm in [o for n in m.graph.node for o in n.output]:
+        m.graph.output.append(onnx.helper.make_empty_tensor_value_info(nm))
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    r = {"x": 4.5}
+    for _ in range(8):
+        for nm, v in zip(names, sess.run(None, {"x": rng.standard_normal(shape).astype(np.float32)})):
+            r[nm] = max(r.get(nm, 0.0), float(np.abs(v).max()))
+    logger = trt.Logger(trt.Logger.ERROR)
+    builder, network, _ = parse(data, logger)
+    tensors = [network.get_input(0)] + [network.get_layer(i).get_output(j) for i in range(network.num_layers)
+                                        for j in range(network.get_layer(i).num_outputs)]
+    for t in tensors:
+        if t.name in r:
+            t.dynamic_range = (-r[t.name], r[t.name])
+    config = builder.create_builder_config()
+    config.set_flag(trt.BuilderFlag.INT8)
+    eng = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))
+    layers = json.loads(eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))["layers"]
+    assert all(l["precision"] == "INT8" for l in layers), [(l["name"], l["precision"]) for l in layers]
+    assert sum(l["kernel"] == "qlinear.int8" for l in layers) == 11  # 10 convolutions and the classifier
+    assert any(l["kernel"] == "qpool.int8" for l in layers)
+    reformats = [r for l in layers for r in l["reformat"]]
+    assert reformats == ["input FLOAT->INT8", "output INT32->FLOAT"], reformats
+    fp32 = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    ctx = eng.create_execution_context()
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(16)]
+    got = np.array([ctx.infer({"x": x})["y"].ravel() for x in xs])
+    ref = np.array([fp32.run(None, {"x": x})[0].ravel() for x in xs])
+    assert np.mean(got.argmax(1) == ref.argmax(1)) >= 0.9
+    assert np.abs(got - ref).max() <= 0.1 * np.abs(ref).max(), np.abs(got - ref).max() / np.abs(ref).max()
+    assert np.abs(got - ref).max() > 0  # it did quantize

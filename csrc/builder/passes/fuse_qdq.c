@@ -408,7 +408,7 @@ static int same_dims3(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
 }
 
 /* Every live consumer of y quantizes it per tensor with one set of parameters (QLINEAR input 0 or a
- * Q layer): those in *q; y no network output. */
+ * Q layer, or a shuffle / slice whose readers do): those in *q; y no network output. */
 static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
 {
     int32_t seen = 0;
@@ -424,7 +424,11 @@ static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
         if (!uses)
             continue;
         qparm p;
-        if (n->op == TRTL_OP_QLINEAR && uses == 1 && n->in[0] == y) {
+        if (uses == 1 && layout_only(n) && n->op != TRTL_OP_POOLING) {
+            /* a shuffle / slice passing y on: its readers decide */
+            if (!consumers_quantize(g, n->out[0], &p))
+                return 0;
+        } else if (n->op == TRTL_OP_QLINEAR && uses == 1 && n->in[0] == y) {
             p.scale = n->p.qlin.in_scale;
             p.zp = n->p.qlin.in_zero_point;
             p.type = n->p.qlin.in_type;
