@@ -21,6 +21,9 @@ from test_quantize_fuse import _fq, _int8_weights, conv2d_np, q_np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# the int8 convolution / GEMM kernels: the AMX one is listed first where the CPU has AMX-INT8
+INT8_CONV_KERNELS = ("qlinear.int8", "qlinear.amx_int8")
+
 
 def _build(make, x, io=True, extra_outputs=()):
     n = Net()
@@ -208,11 +211,13 @@ def test_chain_on_avx2_and_portable_paths(mask):
 
 # ---- model level: onnxruntime's quantize_static ResNet-18-like network ----------------------------------------------
 
-def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
-    from qdq_models import ort_run_file, output_scale, qdq_model
+@pytest.mark.parametrize("act_type", ["uint8", "int8"])
+def test_qdq_resnet_matches_onnxruntime(tmp_path, rng, act_type):
+    from qdq_models import ort, ort_run_file, output_scale, qdq_model
     from onnx_helpers import parse
     from test_quantize_onnx import check_close
-    path, shape = qdq_model(tmp_path, "resnet", per_channel=True, act_type="uint8")
+    path, shape = qdq_model(tmp_path, "resnet", per_channel=True, act_type=act_type)
+    t = act_type.upper()  # int8 (symmetric): quantize_static keeps each ReLU between two Q/DQ pairs
     scale = output_scale(path)
     engines = {}
     for io in (True, False):
@@ -225,11 +230,24 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
     layers = json.loads(engines[True].create_engine_inspector().get_engine_information(
         trt.LayerInformationFormat.JSON))["layers"]
     int8_steps = [l for l in layers if l["precision"] == "INT8"]
-    assert len(int8_steps) == 11, [l["name"] for l in layers]  # 10 convolutions (2 projections) and the Gemm
-    assert all(l["kernel"] in ("qlinear.int8", "qlinear.amx_int8") for l in int8_steps)
-    # inside each of the 4 basic blocks the first convolution hands int8 codes to the second
-    int8_edges = [l for l in int8_steps if l["outputs"][0]["dtype"] in ("INT8", "UINT8")]
-    assert len(int8_edges) >= 4, [(l["name"], l["outputs"][0]["dtype"]) for l in layers]
+    convs = [l for l in int8_steps if l["kernel"] in INT8_CONV_KERNELS]
+    assert len(convs) == 11, [l["name"] for l in layers]  # 10 convolutions (2 projections) and the Gemm
+    assert all(l["kernel"] in INT8_CONV_KERNELS for l in convs)
+    # the residual adds are fused into the second convolution of each block, which reads the skip as codes
+    adds = [l for l in convs if "Add" in l["name"]]
+    assert len(adds) == 4 and all(l["inputs"][1]["dtype"] == t for l in adds), [l["name"] for l in convs]
+    assert not any(l["type"] in ("ELEMENTWISE", "QUANTIZE", "DEQUANTIZE", "ACTIVATION") for l in layers)
+    # from the stem's output to the last block no tensor is FLOAT: no reformat inside the network
+    body = layers[:[l["name"] for l in layers].index(adds[-1]["name"])]
+    assert all(o["dtype"] == t for l in body for o in l["outputs"]), [(l["name"], l["outputs"]) for l in body]
+    assert all(l["reformat"] == [] for l in body[1:]), [(l["name"], l["reformat"]) for l in body]
+    # global average pooling on the codes, the flatten moving codes, the classifier reading them: every step is
+    # int8 and the only reformats are the network's input and output
+    assert [l["kernel"] for l in layers[-3:-1]] == ["qpool.int8", "shuffle.ref"]
+    assert layers[-1]["kernel"] in INT8_CONV_KERNELS
+    assert all(l["precision"] == "INT8" for l in layers), [(l["name"], l["precision"]) for l in layers]
+    reformats = [(l["name"], r) for l in layers for r in l["reformat"]]
+    assert [r for _, r in reformats] == ["input FLOAT->" + t, "output %s->FLOAT" % t], reformats
     ctxs = {io: e.create_execution_context() for io, e in engines.items()}
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32)
@@ -237,3 +255,10 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng):
         got = ctxs[True].infer({"x": x})["y"]
         np.testing.assert_array_equal(got, ctxs[False].infer({"x": x})["y"])
         check_close(got, ref, scale)
+    # top-1 agreement with the fp32 model the QDQ file was made from (onnxruntime fp32), on random inputs
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    fp32 = ort.InferenceSession(os.path.join(str(tmp_path), "resnet_fp32.onnx"), so, providers=["CPUExecutionProvider"])
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(24)]
+    agree = np.mean([fp32.run(None, {"x": x})[0].argmax() == ctxs[True].infer({"x": x})["y"].argmax() for x in xs])
+    assert agree >= 0.9, agree

@@ -122,6 +122,47 @@ static int32_t insert_qdq(trtl_bgraph *g, int32_t x, float scale)
     return dt;
 }
 
+/* The symmetric range of tensor x (0: none). */
+static float range_of(const trtl_bgraph *g, const trtl_network *net, int32_t x)
+{
+    const trtl_tensor *nt = trtl_network_find_tensor(net, g->t[x].name);
+    float r = nt && nt->has_dynamic_range ? fmaxf(fabsf(nt->dyn_min), fabsf(nt->dyn_max)) : 0.0f;
+    return r > 0 && isfinite(r) ? r : 0.0f;
+}
+
+/* Input j of node i reads DQ(Q(x)) (made once per tensor, dq_of) when x has a range: 1 done, 0 no range
+ * (or already dequantized), -1 error. */
+static int quantize_input(trtl_bgraph *g, const trtl_network *net, int32_t i, int32_t j, int32_t *dq_of, int32_t nt0)
+{
+    int32_t x = g->n[i].n.in[j], prod = g->t[x].producer;
+    if (x >= nt0 || g->t[x].dtype != TRTL_FLOAT || (prod >= 0 && g->n[prod].n.op == TRTL_OP_DEQUANTIZE))
+        return 0;
+    float r = range_of(g, net, x);
+    if (!(r > 0))
+        return 0;
+    if (dq_of[x] < 0 && (dq_of[x] = insert_qdq(g, x, r / 127.0f)) < 0)
+        return -1;
+    g->n[i].n.in[j] = dq_of[x];
+    return 1;
+}
+
+/* The layers between int8 layers that run on int8 codes once their inputs are quantized (fuse_qdq):
+ * residual adds (two inputs of the output's shape), poolings and global average pooling (a mean over
+ * H, W); and a layout-only shuffle alone in front of an int8 layer, whose input is quantized instead
+ * (the Q/DQ moves through it, so that a pooling before it writes codes).  Their inputs with a range get
+ * the same DQ(Q(x)) as the int8 layers' inputs; without a range they stay fp32, silently. */
+static int between_int8(const trtl_bgraph *g, const trtl_node *n)
+{
+    if (n->op == TRTL_OP_ELEMENTWISE)
+        return n->p.ew.op == TRTL_EW_SUM && n->n_in == 2 && n->n_out == 1 &&
+               trtl_dims_equal(&g->t[n->in[0]].dmax, &g->t[n->out[0]].dmax) &&
+               trtl_dims_equal(&g->t[n->in[1]].dmax, &g->t[n->out[0]].dmax);
+    if (n->op == TRTL_OP_POOLING)
+        return n->n_in == 1 && g->t[n->in[0]].dmax.nb_dims == 4;
+    return n->op == TRTL_OP_REDUCE && n->p.reduce.op == TRTL_RED_AVG && n->n_in == 1 &&
+           g->t[n->in[0]].dmax.nb_dims == 4;
+}
+
 trtl_status trtl_place_implicit_int8(trtl_bgraph *g, const trtl_network *net)
 {
     uint32_t flags = g->cfg->flags;
@@ -139,9 +180,29 @@ trtl_status trtl_place_implicit_int8(trtl_bgraph *g, const trtl_network *net)
         float *w;
         int64_t K, n;
         int col;
+        if (!g->n[i].dead && between_int8(g, &g->n[i].n)) {
+            for (int32_t j = 0; j < g->n[i].n.n_in && st == TRTL_OK; j++)
+                if (quantize_input(g, net, i, j, dq_of, nt0) < 0)
+                    st = trtl_last_status();
+            continue;
+        }
         if (g->n[i].dead || !candidate(g, &g->n[i].n, &w, &K, &n, &col))
             continue;
         int32_t x = g->n[i].n.in[0];
+        int32_t sh = g->t[x].producer;
+        if (sh >= 0 && g->n[sh].n.op == TRTL_OP_SHUFFLE && g->n[sh].n.n_in == 1 && x < nt0 &&
+            trtl_bg_consumers(g, x, NULL) == 1 && !trtl_bg_is_output(g, x) && range_of(g, net, x) > 0) {
+            int done = quantize_input(g, net, sh, 0, dq_of, nt0);
+            if (done < 0) {
+                st = trtl_last_status();
+                break;
+            }
+            if (done) { /* the shuffle moves quantized values: the layer's input counts as quantized */
+                quantize_weights(w, K, n, col);
+                placed++;
+                continue;
+            }
+        }
         int32_t prod = g->t[x].producer;
         if (prod >= 0 && g->n[prod].n.op == TRTL_OP_DEQUANTIZE)
             continue; /* explicit quantization */

@@ -188,7 +188,16 @@ typedef struct trtl_quantize_params {
  * out_quant, y = DQ(Q(y)) with the output's per-tensor parameters.  `conv` comes first so that
  * node->p.conv is the geometry (the conv geometry helpers read it); its kernel holds the INT8
  * weights [K, C/g, spatial...] (FC: [K, C*H*W]; matmul: [K, Cin]) and its bias FLOAT [K] or none. */
-enum { TRTL_QL_CONV = 0, TRTL_QL_FC = 1, TRTL_QL_MATMUL = 2, TRTL_QL_MODE_COUNT };
+enum { TRTL_QL_CONV = 0, TRTL_QL_FC = 1, TRTL_QL_MATMUL = 2, TRTL_QL_POOL = 3, TRTL_QL_ADD = 4, TRTL_QL_MODE_COUNT };
+/* TRTL_QL_ADD (no weights, has_residual): y = act(DQ(x) + r) then the output quantization, x the codes of
+ * (in_scale, in_zero_point, in_type) (a FLOAT x is quantized with them first), r input 1 (res_quant: its
+ * codes, read as (q - res_zero_point) * res_scale) of x's shape: an int8 add no int8 layer produces. */
+/* TRTL_QL_POOL (no weights): average pooling of the input's codes, y = sum (q - in_zero) * in_scale / count
+ * (int sums, one rounding to float), then act and the output quantization; pool_mode says which windows:
+ * the conv geometry's 2-D windows (kernel_size, stride, paddings; EXPLICIT_ROUND_DOWN) counting the
+ * padding or not, or all of the last two dims of a 4-D input (global average pooling), keeping them
+ * as 1s or dropping them. */
+enum { TRTL_QP_NONE = 0, TRTL_QP_AVG = 1, TRTL_QP_AVG_EXCL = 2, TRTL_QP_GLOBAL = 3, TRTL_QP_GLOBAL_DROP = 4 };
 typedef struct trtl_qlinear_params {
     trtl_conv_params conv;
     int32_t mode;              /* TRTL_QL_* */
@@ -203,6 +212,18 @@ typedef struct trtl_qlinear_params {
     float out_scale;
     int32_t out_zero_point;
     int32_t out_type;
+    /* (appended, passes/qdq_residual.c) mid_quant: y = DQ(Q(y)) with the mid_* parameters before the
+     * residual is added (the Q -> DQ between a convolution and the add it feeds); res_quant: input 1
+     * holds the residual's INT8 / UINT8 codes (res_type), read as (q - res_zero_point) * res_scale */
+    int32_t mid_quant;
+    float mid_scale;
+    int32_t mid_zero_point;
+    int32_t mid_type;
+    int32_t res_quant;
+    float res_scale;
+    int32_t res_zero_point;
+    int32_t res_type;
+    int32_t pool_mode;         /* (appended) TRTL_QP_*: mode TRTL_QL_POOL only */
 } trtl_qlinear_params;
 
 struct trtl_plugin;

@@ -696,7 +696,7 @@ static int32_t node_precision(const trtl_engine *e, const trtl_node *n)
 {
     if (n->op == TRTL_OP_QLINEAR)
         return TRTL_INT8;
-    if (n->op == TRTL_OP_POOLING && n->n_in > 0 &&
+    if ((n->op == TRTL_OP_POOLING || n->op == TRTL_OP_SHUFFLE || n->op == TRTL_OP_SLICE) && n->n_in > 0 &&
         (e->tensors[n->in[0]].dtype == TRTL_INT8 || e->tensors[n->in[0]].dtype == TRTL_UINT8))
         return TRTL_INT8;
     return n->kernel ? n->kernel->precision : -1;

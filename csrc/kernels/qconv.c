@@ -67,6 +67,17 @@ static trtl_status check_desc(const trtl_qconv_desc *d)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: out_zero %d outside the %s range", fn, d->out_zero,
                               d->out_signed ? "int8" : "uint8");
     }
+    if ((d->mid_quant != 0 && d->mid_quant != 1) || (d->res_codes != 0 && d->res_codes != 1))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: mid_quant / res_codes must be 0 or 1", fn);
+    if (d->mid_quant && (!scale_ok(d->mid_scale) || (d->mid_signed != 0 && d->mid_signed != 1) ||
+                         d->mid_zero < (d->mid_signed ? -128 : 0) || d->mid_zero > (d->mid_signed ? 127 : 255)))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: bad mid_scale %g / mid_zero %d / mid_signed %d", fn,
+                          (double)d->mid_scale, d->mid_zero, d->mid_signed);
+    if (d->res_codes && (!d->has_residual || !scale_ok(d->res_scale) || (d->res_signed != 0 && d->res_signed != 1) ||
+                         d->res_zero < (d->res_signed ? -128 : 0) || d->res_zero > (d->res_signed ? 127 : 255)))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "%s: res_codes needs has_residual and a valid res_scale %g / res_zero %d / res_signed %d",
+                          fn, (double)d->res_scale, d->res_zero, d->res_signed);
     return TRTL_OK;
 }
 
@@ -229,6 +240,19 @@ trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, co
         s->e.out_hi = olow + 255 - d->out_zero;
         s->e.out_zero = d->out_zero;
     }
+    s->e.mid_quant = d->mid_quant;
+    if (d->mid_quant) {
+        const int32_t mlow = d->mid_signed ? -128 : 0;
+        s->e.mid_scale = d->mid_scale;
+        s->e.mid_rcp = 1.0f / d->mid_scale;
+        s->e.mid_lim = 512.0f * d->mid_scale;
+        s->e.mid_lo = mlow - d->mid_zero;
+        s->e.mid_hi = mlow + 255 - d->mid_zero;
+    }
+    s->e.res_codes = d->res_codes;
+    s->e.res_signed = d->res_signed;
+    s->e.res_zero = d->res_zero;
+    s->e.res_scale = d->res_scale;
     if (s->ops) {
         trtl_status st = pack_weights(s);
         if (st != TRTL_OK) {
@@ -265,7 +289,7 @@ size_t trtl_qconv_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64
 }
 
 trtl_status trtl_qconv_run_codes(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const void *x,
-                                 int32_t x_codes, void *y, const float *residual, void *scratch, size_t scratch_size,
+                                 int32_t x_codes, void *y, const void *residual, void *scratch, size_t scratch_size,
                                  struct trtl_threadpool *pool)
 {
     const char *fn = "trtl_qconv_run";
@@ -286,7 +310,8 @@ trtl_status trtl_qconv_run_codes(const trtl_qconv_state *s, int64_t N, int64_t H
     size_t need = trtl_qconv_scratch(s, N, H, W, 1);
     if (need && (!scratch || scratch_size < need))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: scratch of %zu bytes, %zu needed", fn, scratch_size, need);
-    const trtl_qk_io io = {x, x_codes ? 1 : 0, y, d->has_residual ? residual : NULL};
+    const trtl_qk_io io = {x, x_codes ? 1 : 0, y, d->has_residual && !d->res_codes ? residual : NULL,
+                           d->has_residual && d->res_codes ? residual : NULL};
     if (s->ops)
         trtl_qconv_simd_run(s, N, H, W, &io, scratch, pool);
     else
@@ -309,7 +334,7 @@ size_t trtl_qgemm_scratch(const trtl_qconv_state *s, int64_t M, int nthreads)
 }
 
 trtl_status trtl_qgemm_run_codes(const trtl_qconv_state *s, int64_t M, const void *x, int32_t x_codes, void *y,
-                                 const float *residual, void *scratch, size_t scratch_size,
+                                 const void *residual, void *scratch, size_t scratch_size,
                                  struct trtl_threadpool *pool)
 {
     const char *fn = "trtl_qgemm_run";
@@ -323,7 +348,8 @@ trtl_status trtl_qgemm_run_codes(const trtl_qconv_state *s, int64_t M, const voi
     size_t need = trtl_qgemm_scratch(s, M, 1);
     if (need && (!scratch || scratch_size < need))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: scratch of %zu bytes, %zu needed", fn, scratch_size, need);
-    const trtl_qk_io io = {x, x_codes ? 1 : 0, y, s->d.has_residual ? residual : NULL};
+    const trtl_qk_io io = {x, x_codes ? 1 : 0, y, s->d.has_residual && !s->d.res_codes ? residual : NULL,
+                           s->d.has_residual && s->d.res_codes ? residual : NULL};
     if (s->ops)
         trtl_qgemm_simd_run(s, M, &io, scratch, pool);
     else

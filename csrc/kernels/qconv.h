@@ -12,7 +12,9 @@
  *               padding pixels are the value 0.0, i.e. q_x = in_zero: they add nothing
  *   dequantize  y = float(acc) * (in_scale * w_scale[k]) + bias[k]     (the product of the two
  *               scales rounded to float once, at prepare time)
- *   epilogue    y = act(y + residual)            (TensorRT's activation formulas, epilogue.c)
+ *   mid_quant   1: y = (sat(rne(y / mid_scale) + mid_zero) - mid_zero) * mid_scale   (before the residual)
+ *   residual    r = residual[i] (float), or with res_codes r = float(q_r - res_zero) * res_scale
+ *   epilogue    y = act(y + r)                   (TensorRT's activation formulas, epilogue.c)
  *   out_quant   1: y = (sat(rne(y / out_scale) + out_zero) - out_zero) * out_scale
  *               (a Q -> DQ pair fused after the layer; the next layer sees exactly these values)
  *               2: y = sat(rne(y / out_scale) + out_zero) stored as int8 (out_signed) or uint8
@@ -78,6 +80,17 @@ typedef struct trtl_qconv_desc {
     int32_t out_quant;
     float out_scale;
     int32_t out_zero, out_signed;
+    /* (appended) a Q -> DQ between the layer and a residual add (ResNet's skip connection as
+     * quantize_static writes it): mid_quant = 1 fake-quantizes y = acc * scale + bias with these
+     * parameters before the residual is added (act must then be applied after the residual only) */
+    int32_t mid_quant;
+    float mid_scale;
+    int32_t mid_zero, mid_signed;
+    /* (appended) res_codes = 1: the residual is given as int8 (res_signed) / uint8 codes whose value
+     * is (q - res_zero) * res_scale (float32), read in the epilogue */
+    int32_t res_codes;
+    float res_scale;
+    int32_t res_zero, res_signed;
 } trtl_qconv_desc;
 
 /* The quantize step above for one value: the definition every kernel's quantizer matches. */
@@ -137,12 +150,13 @@ trtl_status trtl_qgemm_run(const trtl_qconv_state *s, int64_t M, const float *x,
 
 /* The same with the input and output element types open: x is float (x_codes = 0) or the input's
  * int8 / uint8 codes (x_codes = 1, see above); y is float, or int8 / uint8 codes when the state
- * was prepared with out_quant = 2.  Same scratch. */
+ * was prepared with out_quant = 2; residual is float, or the codes of the residual when the state
+ * was prepared with res_codes = 1.  Same scratch. */
 trtl_status trtl_qconv_run_codes(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const void *x,
-                                 int32_t x_codes, void *y, const float *residual, void *scratch, size_t scratch_size,
+                                 int32_t x_codes, void *y, const void *residual, void *scratch, size_t scratch_size,
                                  struct trtl_threadpool *pool);
 trtl_status trtl_qgemm_run_codes(const trtl_qconv_state *s, int64_t M, const void *x, int32_t x_codes, void *y,
-                                 const float *residual, void *scratch, size_t scratch_size,
+                                 const void *residual, void *scratch, size_t scratch_size,
                                  struct trtl_threadpool *pool);
 
 #endif

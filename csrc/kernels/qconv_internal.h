@@ -43,6 +43,12 @@ typedef struct trtl_qk_epi {
     float out_scale, out_rcp, out_lim; /* rcp = 1/out_scale, lim = 512 * out_scale */
     int32_t out_lo, out_hi;            /* lowest / highest code minus out_zero */
     int32_t out_zero;                  /* out_quant = 2: codes are stored as q + out_zero */
+    /* (appended) mid_quant: fake quantization before the residual (as out_*); res_codes: residual codes */
+    int32_t mid_quant;
+    float mid_scale, mid_rcp, mid_lim;
+    int32_t mid_lo, mid_hi;
+    int32_t res_codes, res_signed, res_zero;
+    float res_scale;
 } trtl_qk_epi;
 
 /* How activations become elements (u8 for G = 4, int16 for G = 2). */
@@ -67,6 +73,7 @@ typedef struct trtl_qk_tile {
     int8_t *yq;            /* out_quant = 2: the codes' bytes there instead (y unused) */
     const float *res;      /* same indexing as y, or NULL */
     int64_t ldy;
+    const int8_t *resq;    /* (appended) res_codes: the residual's code bytes, same indexing as y, or NULL */
 } trtl_qk_tile;
 
 /* One strip of im2col'd activations: steps words x VL columns, from the quantized padded image. */
@@ -127,7 +134,8 @@ typedef struct trtl_qk_io {
     const void *x;
     int32_t x_codes;
     void *y;
-    const float *residual;
+    const float *residual;       /* float residual, or NULL */
+    const int8_t *residual_codes; /* (appended) the residual's code bytes (res_codes), or NULL */
 } trtl_qk_io;
 
 /* Element (u8 / int16, as the quantizer makes) of input code c: the integer-input path. */

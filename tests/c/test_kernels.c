@@ -3023,6 +3023,93 @@ static void test_qlinear(int ncases)
         bad = qlinear_codes_case(i % 2 ? TRTL_QL_MATMUL : TRTL_QL_CONV);
 }
 
+/* ---- qadd.int8 / qpool.int8 (QLINEAR modes ADD and POOL) against trtl_ref_qlinear: the same bytes ---- */
+extern const trtl_kernel trtl_kernel_qadd_int8, trtl_kernel_qpool_int8;
+
+static void test_qadd_qpool(int ncases)
+{
+    for (int c = 0; c < ncases; c++) {
+        const int add = c % 2 == 0;
+        const int64_t N = rint_in(1, 2), C = rint_in(1, 9), H = rint_in(1, 13), W = rint_in(1, 17), n = N * C * H * W;
+        trtl_node nd;
+        memset(&nd, 0, sizeof nd);
+        nd.op = TRTL_OP_QLINEAR;
+        nd.name = "q";
+        trtl_qlinear_params *q = &nd.p.qlin; /* zeroed: no weights, no mid quantization */
+        q->act = TRTL_ACT_NONE;
+        const int sx = (int)(rnd() % 2), sr = (int)(rnd() % 2), so = (int)(rnd() % 2);
+        q->in_type = sx ? TRTL_INT8 : TRTL_UINT8;
+        q->in_scale = 0.005f + 0.05f * (float)(rnd() % 1000) / 1000.0f;
+        q->in_zero_point = sx ? (int32_t)rint_in(-20, 20) : (int32_t)rint_in(0, 255);
+        q->out_quant = 1 + (int32_t)(rnd() % 2);
+        q->out_type = so ? TRTL_INT8 : TRTL_UINT8;
+        q->out_scale = 0.005f + 0.05f * (float)(rnd() % 1000) / 1000.0f;
+        q->out_zero_point = so ? (int32_t)rint_in(-20, 20) : (int32_t)rint_in(0, 255);
+        trtl_dims xd = {4, {N, C, H, W}}, yd = xd;
+        if (add) {
+            q->mode = TRTL_QL_ADD;
+            q->has_residual = 1;
+            q->res_quant = 1;
+            q->res_type = sr ? TRTL_INT8 : TRTL_UINT8;
+            q->res_scale = 0.005f + 0.05f * (float)(rnd() % 1000) / 1000.0f;
+            q->res_zero_point = sr ? (int32_t)rint_in(-20, 20) : (int32_t)rint_in(0, 255);
+            q->act = rnd() % 2 ? TRTL_ACT_RELU : TRTL_ACT_NONE;
+        } else {
+            q->mode = TRTL_QL_POOL;
+            q->pool_mode = (int32_t)rint_in(TRTL_QP_AVG, TRTL_QP_GLOBAL);
+            if (q->pool_mode == TRTL_QP_GLOBAL) {
+                yd.d[2] = yd.d[3] = 1;
+            } else {
+                int64_t k = rint_in(1, 3), st = rint_in(1, 2), pad = rint_in(0, k - 1);
+                q->conv.kernel_size = (trtl_dims){2, {k, k}};
+                q->conv.stride = (trtl_dims){2, {st, st}};
+                q->conv.pre_padding = q->conv.post_padding = (trtl_dims){2, {pad, pad}};
+                q->conv.padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+                if (H + 2 * pad < k || W + 2 * pad < k)
+                    continue;
+                yd.d[2] = (H + 2 * pad - k) / st + 1;
+                yd.d[3] = (W + 2 * pad - k) / st + 1;
+            }
+        }
+        int8_t *x = malloc((size_t)n), *r = malloc((size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            x[i] = (int8_t)rnd();
+            r[i] = (int8_t)rnd();
+        }
+        const int64_t ny = trtl_volume(&yd);
+        const size_t es = q->out_quant == 2 ? 1 : sizeof(float);
+        char *want = calloc((size_t)ny, es), *got = calloc((size_t)ny, es);
+        trtl_tensor_view in[2] = {{x, xd, (trtl_dtype)q->in_type}, {r, xd, (trtl_dtype)q->res_type}};
+        trtl_tensor_view out = {want, yd, q->out_quant == 2 ? (trtl_dtype)q->out_type : TRTL_FLOAT};
+        nd.n_in = add ? 2 : 1;
+        trtl_kernel_args ra = {&nd, in, &out, NULL, 0, NULL, NULL, NULL};
+        const trtl_kernel *k = add ? &trtl_kernel_qadd_int8 : &trtl_kernel_qpool_int8;
+        trtl_dims dd[2] = {xd, xd};
+        g_cases++;
+        if (!k->applies(&nd, dd) || trtl_ref_qlinear(&ra) != TRTL_OK) {
+            fprintf(stderr, "FAIL %s case %d: applies / reference\n", k->name, c);
+            g_failures++;
+        }
+        for (int pi = 0; pi < 3; pi++) {
+            memset(got, 0x5a, (size_t)ny * es);
+            out.data = got;
+            trtl_kernel_args a = {&nd, in, &out, NULL, 0, NULL, g_pools[pi], NULL};
+            if (k->run(&a) != TRTL_OK || memcmp(got, want, (size_t)ny * es) != 0) {
+                fprintf(stderr, "FAIL %s case %d (%lldx%lldx%lldx%lld, out_quant %d, pool mode %d) pool=%d: differs "
+                        "from the reference\n", k->name, c, (long long)N, (long long)C, (long long)H, (long long)W,
+                        (int)q->out_quant, (int)q->pool_mode, pi);
+                g_failures++;
+                break;
+            }
+            out.data = want;
+        }
+        free(x);
+        free(r);
+        free(want);
+        free(got);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3072,6 +3159,7 @@ int main(int argc, char **argv)
         test_conv_gemv(ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_gemv.name);
+    test_qadd_qpool(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

@@ -384,6 +384,338 @@ static trtl_status try_fuse(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
     return TRTL_OK;
 }
 
+/* ---- residual adds between int8 layers ------------------------------------------------------------
+ *
+ *     QLINEAR_c(...; out Q -> DQ (sa, za)) -> a;  DQ(qb; sb, zb) -> b  (or any FLOAT b)
+ *     add(a, b) [-> act] [-> Q -> DQ (so, zo)]
+ *   ==>  QLINEAR_c(...; mid Q -> DQ (sa, za), residual qb codes (sb, zb) or b, act, out (so, zo))
+ *
+ * ResNet's skip connection as quantize_static writes it (the add's inputs DQ'd, its output Q'd; the
+ * ReLU after it dropped: the output's range starts at 0).  The values are the same: the fused epilogue
+ * fake-quantizes the convolution's result with (sa, za) (mid_quant), adds the residual -- read from
+ * the codes qb as (qb - zb) * sb, what the DQ computes, or the float b -- applies the add's
+ * activation and quantizes the output as the Q -> DQ after the add did.  When the add's output feeds
+ * other things than one Q -> DQ, but every consumer quantizes it with one set of parameters (int8
+ * layers' inputs, Q layers), the output is fake-quantized with those (the consumers get the same
+ * integers back), so that qdq_int8_io can make it int8.  Preconditions: c has no activation or
+ * residual of its own; a feeds only the add; both inputs have the add's output shape (no broadcast);
+ * intermediates are no network outputs. */
+
+static int same_dims3(const trtl_bg_tensor *a, const trtl_bg_tensor *b)
+{
+    return trtl_dims_equal(&a->dmin, &b->dmin) && trtl_dims_equal(&a->dopt, &b->dopt) &&
+           trtl_dims_equal(&a->dmax, &b->dmax);
+}
+
+/* Every live consumer of y quantizes it per tensor with one set of parameters (QLINEAR input 0 or a
+ * Q layer, or a shuffle / slice whose readers do): those in *q; y no network output. */
+static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
+{
+    int32_t seen = 0;
+    if (trtl_bg_is_output(g, y))
+        return 0;
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (g->n[i].dead)
+            continue;
+        const trtl_node *n = &g->n[i].n;
+        int uses = 0;
+        for (int32_t j = 0; j < n->n_in; j++)
+            uses += n->in[j] == y;
+        if (!uses)
+            continue;
+        qparm p;
+        if (uses == 1 && layout_only(n) && n->op != TRTL_OP_POOLING) {
+            /* a shuffle / slice passing y on: its readers decide */
+            if (!consumers_quantize(g, n->out[0], &p))
+                return 0;
+        } else if (n->op == TRTL_OP_QLINEAR && uses == 1 && n->in[0] == y) {
+            p.scale = n->p.qlin.in_scale;
+            p.zp = n->p.qlin.in_zero_point;
+            p.type = n->p.qlin.in_type;
+        } else if (!(uses == 1 && n->in[0] == y && node_qparm(g, i, TRTL_OP_QUANTIZE, &p))) {
+            return 0;
+        }
+        if (seen++ && !same_qparm(&p, q))
+            return 0;
+        *q = p;
+    }
+    return seen > 0;
+}
+
+/* Where quantized operand t comes from: the codes under its DQ (*codes = 1), or the float tensor its
+ * fake quantization quantizes (*codes = 0); -1 when t is not quantized per tensor. */
+static int32_t operand_source(const trtl_bgraph *g, int32_t t, qparm *q, int *codes)
+{
+    int32_t d = g->t[t].producer;
+    *codes = node_qparm(g, d, TRTL_OP_DEQUANTIZE, q);
+    if (*codes)
+        return g->n[d].n.in[0];
+    return fake_quant_source(g, t, q);
+}
+
+/* The add ai of two quantized operands that no int8 layer produces (or that try_residual could not
+ * fuse) becomes a standalone int8 add: QLINEAR mode ADD (x: operand 0's codes or float source,
+ * residual: operand 1's codes or float source, both with their parameters). */
+static trtl_status try_add(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
+{
+    trtl_node *a = &g->n[ai].n;
+    const int32_t y = a->out[0];
+    if (!same_dims3(&g->t[a->in[0]], &g->t[y]) || !same_dims3(&g->t[a->in[1]], &g->t[y]))
+        return TRTL_OK;
+    qparm q0, q1, oq;
+    int c0, c1;
+    int32_t s0 = operand_source(g, a->in[0], &q0, &c0), s1 = operand_source(g, a->in[1], &q1, &c1);
+    if (s0 < 0 || s1 < 0)
+        return TRTL_OK;
+    trtl_params p;
+    trtl_init_qlinear(&p);
+    trtl_qlinear_params *q = &p.qlin;
+    q->mode = TRTL_QL_ADD;
+    q->conv.num_output_maps = 0;
+    q->in_scale = q0.scale;
+    q->in_zero_point = q0.zp;
+    q->in_type = q0.type;
+    q->has_residual = 1;
+    /* a float source is fake-quantized by its own parameters first: read through a DQ(Q) it must stay so */
+    int32_t r = c1 ? s1 : a->in[1];
+    q->res_quant = c1;
+    q->res_scale = q1.scale;
+    q->res_zero_point = q1.zp;
+    q->res_type = q1.type;
+    q->act = a->epi.act;
+    q->alpha = a->epi.alpha;
+    q->beta = a->epi.beta;
+    int32_t qn = -1, dn = output_fake_quant(g, y, &oq, &qn);
+    if (dn >= 0 || consumers_quantize(g, y, &oq)) {
+        q->out_quant = 1;
+        q->out_scale = oq.scale;
+        q->out_zero_point = oq.zp;
+        q->out_type = oq.type;
+    }
+    int32_t out = y;
+    if (dn >= 0) {
+        TRTL_TRY(rename(a, g->n[qn].n.name));
+        TRTL_TRY(rename(a, g->n[dn].n.name));
+        out = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    a->op = TRTL_OP_QLINEAR;
+    a->p = p;
+    a->in[0] = s0;
+    a->in[1] = r;
+    a->epi.act = TRTL_ACT_NONE;
+    a->out[0] = out;
+    g->t[out].producer = ai;
+    trtl_pass_log_add(log, "'%s' adds in int8 (%s + %s%s)", a->name, c0 ? trtl_dtype_name(g->t[s0].dtype) : "FLOAT",
+                      c1 ? trtl_dtype_name(g->t[s1].dtype) : "FLOAT", q->out_quant ? ", output fake-quantized" : "");
+    return TRTL_OK;
+}
+
+/* Tries to fuse the add node ai into the int8 layer producing one of its inputs. */
+static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
+{
+    const trtl_node *a = &g->n[ai].n;
+    if (a->op != TRTL_OP_ELEMENTWISE || a->p.ew.op != TRTL_EW_SUM || a->n_in != 2 || a->n_out != 1 ||
+        a->epi.has_residual || a->in[0] == a->in[1] || g->t[a->out[0]].dtype != TRTL_FLOAT)
+        return TRTL_OK;
+    const int32_t y = a->out[0];
+    for (int k = 0; k < 2; k++) {
+        int32_t t = a->in[k], b = a->in[1 - k], ci = g->t[t].producer;
+        if (!live(g, ci) || g->n[ci].n.op != TRTL_OP_QLINEAR || sole_consumer(g, t) != ai ||
+            g->t[b].dtype != TRTL_FLOAT || !same_dims3(&g->t[t], &g->t[y]) || !same_dims3(&g->t[b], &g->t[y]))
+            continue;
+        trtl_qlinear_params *q = &g->n[ci].n.p.qlin;
+        if (q->out_quant != 1 || q->act != TRTL_ACT_NONE || q->has_residual || q->mid_quant)
+            continue;
+        /* the residual: DQ(codes) -> the codes, else b as it is */
+        qparm rq, oq;
+        int32_t res = b, dq = g->t[b].producer;
+        int res_codes = 0;
+        if (node_qparm(g, dq, TRTL_OP_DEQUANTIZE, &rq)) {
+            res = g->n[dq].n.in[0];
+            res_codes = 1;
+        }
+        /* the output */
+        int32_t qn = -1, dn = output_fake_quant(g, y, &oq, &qn), out_quant = dn >= 0;
+        if (dn < 0 && consumers_quantize(g, y, &oq))
+            out_quant = 1;
+        trtl_node *c = &g->n[ci].n;
+        TRTL_TRY(rename(c, a->name));
+        q->mid_quant = 1;
+        q->mid_scale = q->out_scale;
+        q->mid_zero_point = q->out_zero_point;
+        q->mid_type = q->out_type;
+        q->out_quant = out_quant;
+        if (out_quant) {
+            q->out_scale = oq.scale;
+            q->out_zero_point = oq.zp;
+            q->out_type = oq.type;
+        }
+        q->act = a->epi.act;
+        q->alpha = a->epi.alpha;
+        q->beta = a->epi.beta;
+        q->has_residual = 1;
+        q->res_quant = res_codes;
+        if (res_codes) {
+            q->res_scale = rq.scale;
+            q->res_zero_point = rq.zp;
+            q->res_type = rq.type;
+        }
+        c->in[1] = res;
+        c->n_in = 2;
+        int32_t out = y;
+        g->n[ai].dead = 1;
+        if (dn >= 0) {
+            TRTL_TRY(rename(c, g->n[qn].n.name));
+            TRTL_TRY(rename(c, g->n[dn].n.name));
+            out = g->n[dn].n.out[0];
+            g->n[qn].dead = g->n[dn].dead = 1;
+        }
+        c->out[0] = out;
+        g->t[out].producer = ci;
+        trtl_pass_log_add(log, "'%s' adds its residual in int8 (%s residual%s)", c->name,
+                          res_codes ? trtl_dtype_name(g->t[res].dtype) : "FLOAT",
+                          out_quant ? ", output fake-quantized" : "");
+        return TRTL_OK;
+    }
+    return try_add(g, ai, log);
+}
+
+/* ---- an activation between two Q -> DQ pairs --------------------------------------------------------
+ *
+ *     QLINEAR_c(...; out Q -> DQ (s1, z1)) -> act -> Q -> DQ (s2, z2)     (int8 symmetric activations:
+ *     quantize_static keeps the ReLU between the convolution's Q/DQ and its own)
+ *   ==>  QLINEAR_c(...; mid Q -> DQ (s1, z1), act, out (s2, z2))
+ *
+ * A node whose epilogue already uses the mid quantization (a fused residual) or has no mid step (the
+ * add) takes the activation only when (s2, z2) == (s1, z1): act(DQ(Q(v))) quantized again with the same
+ * parameters is DQ(Q(act(v))) for the activations that keep 0 (a code) and are monotonic (ReLU, clip at
+ * 0 and above), so only those. */
+static int keeps_grid(const trtl_activation_params *a)
+{
+    return a->type == TRTL_ACT_RELU;
+}
+
+static trtl_status try_activation(trtl_bgraph *g, int32_t ni, trtl_pass_log *log)
+{
+    trtl_node *n = &g->n[ni].n;
+    if (n->op != TRTL_OP_ACTIVATION || n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual)
+        return TRTL_OK;
+    int32_t t = n->in[0], ci = g->t[t].producer, y = n->out[0];
+    if (!live(g, ci) || g->n[ci].n.op != TRTL_OP_QLINEAR || sole_consumer(g, t) != ni ||
+        g->t[y].dtype != TRTL_FLOAT)
+        return TRTL_OK;
+    trtl_node *c = &g->n[ci].n;
+    trtl_qlinear_params *q = &c->p.qlin;
+    if (q->out_quant != 1 || q->act != TRTL_ACT_NONE)
+        return TRTL_OK;
+    qparm oq, p1 = {q->out_scale, q->out_zero_point, q->out_type};
+    int32_t qn = -1, dn = output_fake_quant(g, y, &oq, &qn);
+    int out_quant = dn >= 0 || consumers_quantize(g, y, &oq);
+    const int has_mid = q->mode == TRTL_QL_CONV || q->mode == TRTL_QL_FC || q->mode == TRTL_QL_MATMUL;
+    if (!has_mid || q->mid_quant) {
+        if (!out_quant || !same_qparm(&oq, &p1) || !keeps_grid(&n->p.act))
+            return TRTL_OK;
+    } else {
+        q->mid_quant = 1;
+        q->mid_scale = p1.scale;
+        q->mid_zero_point = p1.zp;
+        q->mid_type = p1.type;
+    }
+    q->act = n->p.act.type;
+    q->alpha = n->p.act.alpha;
+    q->beta = n->p.act.beta;
+    q->out_quant = out_quant;
+    if (out_quant) {
+        q->out_scale = oq.scale;
+        q->out_zero_point = oq.zp;
+        q->out_type = oq.type;
+    }
+    TRTL_TRY(rename(c, n->name));
+    g->n[ni].dead = 1;
+    if (dn >= 0) {
+        TRTL_TRY(rename(c, g->n[qn].n.name));
+        TRTL_TRY(rename(c, g->n[dn].n.name));
+        y = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    c->out[0] = y;
+    g->t[y].producer = ci;
+    trtl_pass_log_add(log, "'%s' applies its activation between two quantizations", c->name);
+    return TRTL_OK;
+}
+
+/* ---- average pooling on codes ---------------------------------------------------------------------
+ *
+ *     DQ(Q(x; s, z)) -> average pooling / global average pooling (a mean over the last two dims of a
+ *     4-D tensor) [-> Q -> DQ (so, zo)]
+ *   ==>  QLINEAR mode POOL(x): y = sum (Q(x) - z) * s / count [-> DQ(Q(y))]
+ *
+ * (kernels/qpool.h).  Only 2-D windows with explicit round-down padding and no blending. */
+static int pool_mode_of(const trtl_bgraph *g, const trtl_node *n, trtl_params *p)
+{
+    if (n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE || n->epi.has_residual ||
+        g->t[n->in[0]].dmax.nb_dims != 4)
+        return TRTL_QP_NONE;
+    if (n->op == TRTL_OP_REDUCE)
+        return n->p.reduce.op == TRTL_RED_AVG && n->p.reduce.axes == 0xCu
+                   ? (n->p.reduce.keep_dims ? TRTL_QP_GLOBAL : TRTL_QP_GLOBAL_DROP)
+                   : TRTL_QP_NONE;
+    const trtl_pooling_params *pp = &n->p.pool;
+    if (n->op != TRTL_OP_POOLING || pp->type != TRTL_POOL_AVERAGE || pp->window_size.nb_dims != 2 ||
+        pp->padding_mode != TRTL_PADMODE_EXPLICIT_ROUND_DOWN)
+        return TRTL_QP_NONE;
+    p->qlin.conv.kernel_size = pp->window_size;
+    p->qlin.conv.stride = pp->stride;
+    p->qlin.conv.pre_padding = pp->pre_padding;
+    p->qlin.conv.post_padding = pp->post_padding;
+    p->qlin.conv.padding_mode = pp->padding_mode;
+    return pp->average_count_excludes_padding ? TRTL_QP_AVG_EXCL : TRTL_QP_AVG;
+}
+
+static trtl_status try_pool(trtl_bgraph *g, int32_t pi, trtl_pass_log *log)
+{
+    trtl_node *n = &g->n[pi].n;
+    trtl_params p;
+    trtl_init_qlinear(&p);
+    int mode = pool_mode_of(g, n, &p);
+    if (mode == TRTL_QP_NONE)
+        return TRTL_OK;
+    qparm in_q, out_q;
+    int32_t src = fake_quant_source(g, n->in[0], &in_q);
+    if (src < 0)
+        return TRTL_OK;
+    trtl_qlinear_params *q = &p.qlin;
+    q->mode = TRTL_QL_POOL;
+    q->pool_mode = mode;
+    q->conv.num_output_maps = 0;
+    q->in_scale = in_q.scale;
+    q->in_zero_point = in_q.zp;
+    q->in_type = in_q.type;
+    int32_t y = n->out[0], qn = -1, dn = output_fake_quant(g, y, &out_q, &qn);
+    if (dn >= 0 || consumers_quantize(g, y, &out_q)) {
+        q->out_quant = 1;
+        q->out_scale = out_q.scale;
+        q->out_zero_point = out_q.zp;
+        q->out_type = out_q.type;
+    }
+    if (dn >= 0) {
+        TRTL_TRY(rename(n, g->n[qn].n.name));
+        TRTL_TRY(rename(n, g->n[dn].n.name));
+        y = g->n[dn].n.out[0];
+        g->n[qn].dead = g->n[dn].dead = 1;
+    }
+    n->op = TRTL_OP_QLINEAR;
+    n->p = p;
+    n->in[0] = src;
+    n->out[0] = y;
+    g->t[y].producer = pi;
+    trtl_pass_log_add(log, "'%s' pools int8 codes (input scale %g zero point %d%s)", n->name, (double)in_q.scale,
+                      (int)in_q.zp, q->out_quant ? ", output fake-quantized" : "");
+    return TRTL_OK;
+}
+
 trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
 {
     trtl_pass_log log;
@@ -395,6 +727,18 @@ trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g)
             continue;
         TRTL_TRY(try_fuse(g, i, &log));
     }
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && g->n[i].n.op == TRTL_OP_ACTIVATION)
+            TRTL_TRY(try_activation(g, i, &log));
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            TRTL_TRY(try_residual(g, i, &log));
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && g->n[i].n.op == TRTL_OP_ACTIVATION)
+            TRTL_TRY(try_activation(g, i, &log));
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead && (g->n[i].n.op == TRTL_OP_REDUCE || g->n[i].n.op == TRTL_OP_POOLING))
+            TRTL_TRY(try_pool(g, i, &log));
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }

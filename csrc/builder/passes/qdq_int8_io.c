@@ -21,6 +21,7 @@
  * a window without data gives the lowest code, as -inf quantizes), so a max pooling whose output
  * feeds only code-taking consumers (recursively, a few levels) pools the codes themselves. */
 #include "builder/passes/passes.h"
+#include "core/dims.h"
 #include "core/status.h"
 
 static int live_qlinear(const trtl_bgraph *g, int32_t i)
@@ -30,11 +31,14 @@ static int live_qlinear(const trtl_bgraph *g, int32_t i)
 
 #define MAX_POOL_DEPTH 4
 
-/* A max pooling with nothing fused: it can pool codes. */
+/* A max pooling with nothing fused: it can pool codes; and the layout-only layers (shuffle with static
+ * dims, slice without FILL: moving bytes moves codes) that pass them on. */
 static int max_pool(const trtl_node *n)
 {
-    return n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX && n->n_in == 1 && n->n_out == 1 &&
-           n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
+    if (n->n_in != 1 || n->n_out != 1 || n->epi.act != TRTL_ACT_NONE || n->epi.has_residual)
+        return 0;
+    return (n->op == TRTL_OP_POOLING && n->p.pool.type == TRTL_POOL_MAX) || n->op == TRTL_OP_SHUFFLE ||
+           (n->op == TRTL_OP_SLICE && n->p.slice.mode != TRTL_SLICE_FILL);
 }
 
 /* Node i's outputs reach nothing (fuse_qdq leaves the Q -> DQ it looked through for dead_layers to
@@ -69,6 +73,27 @@ static void drop(trtl_bgraph *g, int32_t i)
                     drop(g, k);
 }
 
+/* n is a Q layer quantizing per tensor with out's output parameters (constant one-element scale and
+ * zero point), its output no network output. */
+static int quantize_like(const trtl_bgraph *g, const trtl_node *n, const trtl_qlinear_params *out)
+{
+    if (n->op != TRTL_OP_QUANTIZE || n->n_out != 1 || n->n_in < 2 || n->n_in > 3 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual || n->p.quant.to_type != out->out_type || trtl_bg_is_output(g, n->out[0]))
+        return 0;
+    const trtl_bg_tensor *s = &g->t[n->in[1]];
+    if (s->kind != TRTL_TK_CONSTANT || !s->data || s->dtype != TRTL_FLOAT || trtl_volume(&s->dmax) != 1 ||
+        *(const float *)s->data != out->out_scale)
+        return 0;
+    int32_t zp = 0;
+    if (n->n_in == 3) {
+        const trtl_bg_tensor *z = &g->t[n->in[2]];
+        if (z->kind != TRTL_TK_CONSTANT || !z->data || (int32_t)z->dtype != out->out_type || trtl_volume(&z->dmax) != 1)
+            return 0;
+        zp = out->out_type == TRTL_UINT8 ? *(const uint8_t *)z->data : *(const int8_t *)z->data;
+    }
+    return zp == out->out_zero_point;
+}
+
 /* Every consumer of y reads it as the codes of (scale, zp, type) at input 0 and nowhere else: a
  * QLINEAR with those input parameters, or a max pooling whose output is such a tensor again. */
 static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth)
@@ -90,6 +115,19 @@ static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlin
             seen++;
             continue;
         }
+        if (live_qlinear(g, i) && uses == 1 && n->in[0] != y && n->p.qlin.has_residual && n->in[1] == y) {
+            /* the residual: read as codes (res_quant; a FLOAT one is switched to these codes) */
+            const trtl_qlinear_params *r = &n->p.qlin;
+            if (r->res_quant && (r->res_scale != out->out_scale || r->res_zero_point != out->out_zero_point ||
+                                 r->res_type != out->out_type))
+                return 0;
+            seen++;
+            continue;
+        }
+        if (uses == 1 && n->in[0] == y && quantize_like(g, n, out)) {
+            seen++; /* a Q layer computing these codes again: its readers read y instead */
+            continue;
+        }
         if (!live_qlinear(g, i) || uses != 1 || n->in[0] != y)
             return 0;
         const trtl_qlinear_params *q = &n->p.qlin;
@@ -102,7 +140,7 @@ static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlin
 
 /* y and the max poolings after it (consumers_take_codes said yes) become `type` codes; consumers
  * whose outputs reach nothing are dropped (they would read FLOAT). */
-static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type)
+static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qlinear_params *out)
 {
     int32_t pools = 0;
     g->t[y].dtype = type;
@@ -114,10 +152,26 @@ static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type)
             uses += g->n[i].n.in[j] == y;
         if (!uses)
             continue;
-        if (dead_end(g, i, 0))
+        trtl_node *n = &g->n[i].n;
+        if (dead_end(g, i, 0)) {
             drop(g, i); /* it would read FLOAT */
-        else if (max_pool(&g->n[i].n))
-            pools += 1 + retype(g, g->n[i].n.out[0], type);
+        } else if (max_pool(n)) {
+            pools += 1 + retype(g, n->out[0], type, out);
+        } else if (n->op == TRTL_OP_QUANTIZE) {
+            /* quantize_like: y already holds its output's codes */
+            int32_t qo = n->out[0];
+            g->n[i].dead = 1;
+            for (int32_t k = 0; k < g->nn; k++)
+                for (int32_t j = 0; !g->n[k].dead && j < g->n[k].n.n_in; j++)
+                    if (g->n[k].n.in[j] == qo)
+                        g->n[k].n.in[j] = y;
+        } else if (n->op == TRTL_OP_QLINEAR && n->in[0] != y && !n->p.qlin.res_quant) {
+            trtl_qlinear_params *r = &n->p.qlin;
+            r->res_quant = 1;
+            r->res_scale = out->out_scale;
+            r->res_zero_point = out->out_zero_point;
+            r->res_type = out->out_type;
+        }
     }
     return pools;
 }
@@ -136,7 +190,7 @@ trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
             g->t[y].dtype != TRTL_FLOAT || trtl_bg_is_output(g, y) || !consumers_take_codes(g, y, q, 0))
             continue;
         q->out_quant = 2;
-        int32_t pools = retype(g, y, (trtl_dtype)q->out_type);
+        int32_t pools = retype(g, y, (trtl_dtype)q->out_type, q);
         trtl_pass_log_add(&log, "'%s' writes %s codes (scale %g, zero point %d) for %d consumer(s)%s", a->name,
                           trtl_dtype_name(g->t[y].dtype), (double)q->out_scale, (int)q->out_zero_point,
                           (int)trtl_bg_consumers(g, y, NULL), pools ? ", max pooling them on the way" : "");

@@ -15,12 +15,17 @@
 
 /* The epilogue of output value o (qconv.h: dequantize, bias, residual, activation, out_quant), stored
  * as a float or, with out_quant = 2, as its code. */
-static void epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res, void *y, int64_t o)
+static void epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res, const int8_t *resq,
+                         void *y, int64_t o)
 {
     const trtl_qconv_desc *d = &s->d;
     float v = (float)acc * s->scale[k] + s->bias[k];
+    if (d->mid_quant)
+        v = (float)(trtl_q8_quantize(v, d->mid_scale, d->mid_zero, d->mid_signed) - d->mid_zero) * d->mid_scale;
     if (res)
         v += res[o];
+    if (resq)
+        v += (float)(trtl_qk_code_at(resq, d->res_signed, o) - d->res_zero) * d->res_scale;
     if (d->act != TRTL_ACT_NONE)
         v = trtl_activation_eval(d->act, d->alpha, d->beta, v);
     if (d->out_quant == 2) {
@@ -47,6 +52,7 @@ typedef struct ref_job {
     void *y;       /* float, or codes (out_quant = 2) */
     int16_t *q;
     int32_t x_codes;
+    const int8_t *resq; /* residual codes (res_codes), or NULL */
 } ref_job;
 
 static void quant_task(void *ctx, int64_t b, int64_t e, int thread)
@@ -99,7 +105,7 @@ static void conv_task(void *ctx, int64_t b, int64_t e, int thread)
                                 acc += (int32_t)qg[c * HW + ih * j->W + iw] * wk[(c * d->R + r) * d->S + t];
                         }
                     }
-                epilogue_one(s, k, acc, j->res, j->y, k * P + oh * j->OW + ow);
+                epilogue_one(s, k, acc, j->res, j->resq, j->y, k * P + oh * j->OW + ow);
             }
     }
 }
@@ -114,7 +120,7 @@ void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t
                         void *scratch, struct trtl_threadpool *pool)
 {
     const trtl_qconv_desc *d = &s->d;
-    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, align_scratch(scratch), io->x_codes};
+    ref_job j = {s, H, W, 0, 0, NULL, NULL, NULL, align_scratch(scratch), io->x_codes, NULL};
     j.OH = trtl_qconv_out_dim(H, d->R, d->stride_h, d->pad_t, d->pad_b, d->dil_h);
     j.OW = trtl_qconv_out_dim(W, d->S, d->stride_w, d->pad_l, d->pad_r, d->dil_w);
     const int64_t in_img = d->C * H * W, out_img = d->K * j.OH * j.OW;
@@ -123,6 +129,7 @@ void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t
         j.x = in_at(&j, n * in_img);
         j.y = out_at(s, io->y, n * out_img);
         j.res = io->residual ? io->residual + n * out_img : NULL;
+        j.resq = io->residual_codes ? io->residual_codes + n * out_img : NULL;
         trtl_parallel_for(pool, in_img, 4096, quant_task, &j);
         trtl_parallel_for(pool, d->K, 1, conv_task, &j);
     }
@@ -139,7 +146,7 @@ static void gemm_task(void *ctx, int64_t b, int64_t e, int thread)
             int32_t acc = 0;
             for (int64_t c = 0; c < C; c++)
                 acc += (int32_t)j->q[m * C + c] * s->w[k * C + c];
-            epilogue_one(s, k, acc, j->res, j->y, m * K + k);
+            epilogue_one(s, k, acc, j->res, j->resq, j->y, m * K + k);
         }
 }
 
@@ -151,7 +158,7 @@ size_t trtl_qgemm_ref_scratch(const trtl_qconv_state *s, int64_t M)
 void trtl_qgemm_ref_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io *io, void *scratch,
                         struct trtl_threadpool *pool)
 {
-    ref_job j = {s, 0, 0, 0, 0, io->x, io->residual, io->y, align_scratch(scratch), io->x_codes};
+    ref_job j = {s, 0, 0, 0, 0, io->x, io->residual, io->y, align_scratch(scratch), io->x_codes, io->residual_codes};
     trtl_parallel_for(pool, M * s->d.C, 4096, quant_task, &j);
     trtl_parallel_for(pool, M, 1, gemm_task, &j);
 }

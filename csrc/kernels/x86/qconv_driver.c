@@ -134,6 +134,7 @@ typedef struct qd_conv_job {
     const void *x; /* float, or codes (x_codes) */
     int32_t x_codes;
     const float *res;
+    const int8_t *resq; /* residual codes (res_codes), or NULL */
     void *y;       /* float, or codes (out_quant = 2) */
     uint8_t *plane;
     int32_t *b;
@@ -231,7 +232,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                                   yf,
                                   yq,
                                   j->res ? j->res + yo : NULL,
-                                  P};
+                                  P,
+                                  j->resq ? j->resq + yo : NULL};
                 o->tile(&t, &s->e);
             }
     }
@@ -277,6 +279,7 @@ void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_
         j.x = (const uint8_t *)io->x + (size_t)(n * in_img) * in_es;
         j.y = (uint8_t *)io->y + (size_t)(n * out_img) * out_es;
         j.res = io->residual ? io->residual + n * out_img : NULL;
+        j.resq = io->residual_codes ? io->residual_codes + n * out_img : NULL;
         if (direct) {
             trtl_parallel_for(tp, g.nstrips, 4, conv_direct_task, &j);
         } else {
@@ -296,6 +299,7 @@ typedef struct qd_gemm_job {
     const void *x; /* float, or codes (x_codes) */
     int32_t x_codes;
     const float *res;
+    const int8_t *resq; /* residual codes (res_codes), or NULL */
     void *y;       /* float, or codes (out_quant = 2) */
     int32_t *a;    /* row panels */
 } qd_gemm_job;
@@ -372,7 +376,8 @@ static void gemm_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                                   yf,
                                   yq,
                                   j->res ? j->res + yo : NULL,
-                                  K};
+                                  K,
+                                  j->resq ? j->resq + yo : NULL};
                 o->tile(&t, &s->e);
             }
     }
@@ -392,6 +397,7 @@ void trtl_qgemm_simd_run(const trtl_qconv_state *s, int64_t M, const trtl_qk_io 
     j.x_codes = io->x_codes;
     j.y = io->y;
     j.res = io->residual;
+    j.resq = io->residual_codes;
     j.a = align_ptr(scratch);
     int threads = threads_for(pool, 2.0 * (double)M * (double)s->d.K * (double)s->D);
     struct trtl_threadpool *tp = threads > 1 ? pool : NULL;

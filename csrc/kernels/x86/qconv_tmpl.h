@@ -37,6 +37,33 @@ QT_ATTR static inline VF QT_FN(qt_quot)(VF x, VF s, VF r, VF lim)
     return VF_FMADD(e, r, t);
 }
 
+/* VL (n <= VL valid) residual codes at p as floats (q - res_zero) * res_scale. */
+QT_ATTR static inline VF QT_FN(qt_res_codes)(const int8_t *p, int n, const trtl_qk_epi *e)
+{
+    int8_t tmp[16] = {0};
+    if (n < QT_VL) {
+        memcpy(tmp, p, (size_t)n);
+        p = tmp;
+    }
+#if QT_VL == 16
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    VI q = e->res_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+#else
+    __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    VI q = e->res_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+#endif
+    return VF_MUL(VF_CVT_I2F(VI_SUB(q, VI_SET1(e->res_zero))), VF_SET1(e->res_scale));
+}
+
+/* Fake quantization before the residual (mid_quant): (sat(rne(v / s) + z) - z) * s. */
+QT_ATTR static inline VF QT_FN(qt_fq_mid)(VF v, const trtl_qk_epi *e)
+{
+    VF s = VF_SET1(e->mid_scale);
+    VI q = VF_CVT_F2I(QT_FN(qt_quot)(v, s, VF_SET1(e->mid_rcp), VF_SET1(e->mid_lim)));
+    q = VI_MIN(VI_MAX(q, VI_SET1(e->mid_lo)), VI_SET1(e->mid_hi));
+    return VF_MUL(VF_CVT_I2F(q), s);
+}
+
 /* Fake quantization of VL outputs. */
 QT_ATTR static inline VF QT_FN(qt_fq)(VF v, const trtl_qk_epi *e)
 {
@@ -287,8 +314,12 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
             }
             VF v = VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi);
             const int full = j < NV - 1 || t->last_cols == QT_VL;
+            if (e->mid_quant)
+                v = QT_FN(qt_fq_mid)(v, e);
             if (rr)
                 v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
+            if (t->resq)
+                v = VF_ADD(v, QT_FN(qt_res_codes)(t->resq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e));
             if (t->yq) {
                 QT_FN(qt_store_codes)(v, t->yq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e, fast);
                 continue;

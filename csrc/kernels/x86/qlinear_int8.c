@@ -62,6 +62,14 @@ static void make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d)
     d->out_scale = q->out_scale;
     d->out_zero = q->out_zero_point;
     d->out_signed = q->out_type == TRTL_INT8;
+    d->mid_quant = q->mid_quant;
+    d->mid_scale = q->mid_scale;
+    d->mid_zero = q->mid_zero_point;
+    d->mid_signed = q->mid_type == TRTL_INT8;
+    d->res_codes = q->res_quant;
+    d->res_scale = q->res_scale;
+    d->res_zero = q->res_zero_point;
+    d->res_signed = q->res_type == TRTL_INT8;
 }
 
 /* amx: TRTL_QCONV_AMX_NEVER ("qlinear.int8") or TRTL_QCONV_AMX_ONLY ("qlinear.amx_int8"). */
@@ -118,7 +126,7 @@ static trtl_status ql_run(const trtl_kernel_args *a)
     const trtl_node *n = a->node;
     const trtl_qconv_state *s = a->state;
     const trtl_dims *x = &a->in[0].dims;
-    const float *res = n->p.qlin.has_residual ? a->in[1].data : NULL;
+    const void *res = n->p.qlin.has_residual ? a->in[1].data : NULL;
     const int32_t codes = a->in[0].dtype != TRTL_FLOAT;
     struct trtl_threadpool *pool = a->pool;
     int nt = pool ? trtl_threadpool_size(pool) : 1;

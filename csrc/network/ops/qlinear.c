@@ -2,7 +2,8 @@
  * multiply (trtl_qlinear_params in core/params.h; made by passes/fuse_qdq.c, run by
  * kernels/ref/qlinear.c and the int8 kernels).  Never a network layer: lowering refuses it.
  * Inputs: 0 the FLOAT activation (quantized inside) or its INT8 / UINT8 codes (of in_type, written
- * by a QLINEAR with out_quant = 2: passes/qdq_int8_io.c), 1 the FLOAT residual when has_residual.
+ * by a QLINEAR with out_quant = 2: passes/qdq_int8_io.c), 1 the FLOAT residual when has_residual
+ * (or its codes of res_type when res_quant).
  * Output FLOAT, or the codes of out_type when out_quant = 2, shaped as the convolution / fully
  * connected layer / matrix multiply it replaces. */
 #include <string.h>
@@ -35,6 +36,15 @@ const trtl_attr_desc trtl_attrs_qlinear[] = {
     QA("out_scale", TRTL_ATTR_FLOAT, out_scale),
     QA("out_zero_point", TRTL_ATTR_INT, out_zero_point),
     QA("out_type", TRTL_ATTR_DTYPE, out_type),
+    QA("mid_quant", TRTL_ATTR_INT, mid_quant),
+    QA("mid_scale", TRTL_ATTR_FLOAT, mid_scale),
+    QA("mid_zero_point", TRTL_ATTR_INT, mid_zero_point),
+    QA("mid_type", TRTL_ATTR_DTYPE, mid_type),
+    QA("res_quant", TRTL_ATTR_INT, res_quant),
+    QA("res_scale", TRTL_ATTR_FLOAT, res_scale),
+    QA("res_zero_point", TRTL_ATTR_INT, res_zero_point),
+    QA("res_type", TRTL_ATTR_DTYPE, res_type),
+    QA("pool_mode", TRTL_ATTR_INT, pool_mode),
 };
 TRTL_NATTRS(qlinear);
 
@@ -56,6 +66,11 @@ void trtl_init_qlinear(trtl_params *p)
     p->qlin.out_scale = 1.0f;
     p->qlin.out_zero_point = 0;
     p->qlin.out_type = TRTL_INT8;
+    p->qlin.mid_quant = p->qlin.res_quant = 0;
+    p->qlin.mid_scale = p->qlin.res_scale = 1.0f;
+    p->qlin.mid_zero_point = p->qlin.res_zero_point = 0;
+    p->qlin.mid_type = p->qlin.res_type = TRTL_INT8;
+    p->qlin.pool_mode = TRTL_QP_NONE;
 }
 
 trtl_status trtl_lower_qlinear(trtl_params *p, const trtl_lower_ctx *c)
@@ -76,10 +91,23 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
     const trtl_qlinear_params *q = &c->p->qlin;
     const char *ln = c->layer_name;
     *K = q->conv.num_output_maps;
-    if (q->mode < 0 || q->mode >= TRTL_QL_MODE_COUNT || *K < 1)
+    const int no_weights = q->mode == TRTL_QL_POOL || q->mode == TRTL_QL_ADD;
+    if (q->mode < 0 || q->mode >= TRTL_QL_MODE_COUNT || (*K < 1 && !no_weights))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantized op mode %d / %lld outputs", ln,
                           (int)q->mode, (long long)*K);
-    if (q->conv.kernel.type != TRTL_INT8 || q->w_scale.type != TRTL_FLOAT || q->w_scale.count != *K ||
+    if (q->mode == TRTL_QL_POOL) {
+        if (q->pool_mode < TRTL_QP_AVG || q->pool_mode > TRTL_QP_GLOBAL_DROP || q->has_residual || q->mid_quant ||
+            q->conv.kernel.count)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantized pooling mode %d", ln,
+                              (int)q->pool_mode);
+    } else if (q->mode == TRTL_QL_ADD) {
+        if (q->pool_mode != TRTL_QP_NONE || !q->has_residual || q->mid_quant || q->conv.kernel.count)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': a quantized add needs its residual input and "
+                              "no weights", ln);
+    } else if (q->pool_mode != TRTL_QP_NONE) {
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': pool_mode %d on a quantized linear op", ln,
+                          (int)q->pool_mode);
+    } else if (q->conv.kernel.type != TRTL_INT8 || q->w_scale.type != TRTL_FLOAT || q->w_scale.count != *K ||
         (q->conv.bias.count && (q->conv.bias.type != TRTL_FLOAT || q->conv.bias.count != *K)))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': quantized weights must be INT8 with %lld FLOAT "
                           "scales (and bias)", ln, (long long)*K);
@@ -89,13 +117,22 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
     if (!(q->in_scale > 0) || !range_ok(q->in_type, q->in_zero_point) ||
         (q->out_quant && (!(q->out_scale > 0) || !range_ok(q->out_type, q->out_zero_point))))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad quantization scale or zero point", ln);
+    if ((q->mid_quant != 0 && q->mid_quant != 1) || (q->res_quant != 0 && q->res_quant != 1) ||
+        (q->res_quant && !q->has_residual) ||
+        (q->mid_quant && (!(q->mid_scale > 0) || !range_ok(q->mid_type, q->mid_zero_point))) ||
+        (q->res_quant && (!(q->res_scale > 0) || !range_ok(q->res_type, q->res_zero_point))))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad residual quantization", ln);
     if (q->act != TRTL_ACT_NONE && !trtl_act_code_valid(q->act))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown activation %d", ln, (int)q->act);
     if (c->n_in != 1 + (q->has_residual ? 1 : 0))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %d inputs, expected %d", ln, (int)c->n_in,
                           1 + (q->has_residual ? 1 : 0));
     for (int32_t i = 0; i < c->n_in; i++)
-        if (c->in_type[i] != TRTL_FLOAT && (i != 0 || (int32_t)c->in_type[0] != q->in_type))
+        if (i == 1 && q->res_quant) {
+            if ((int32_t)c->in_type[1] != q->res_type)
+                return trtl_error(TRTL_ERR_DTYPE, "layer '%s': input 1 (residual codes) must be %s", ln,
+                                  trtl_dtype_name((trtl_dtype)q->res_type));
+        } else if (c->in_type[i] != TRTL_FLOAT && (i != 0 || (int32_t)c->in_type[0] != q->in_type))
             return trtl_error(TRTL_ERR_DTYPE, "layer '%s': input %d must be FLOAT%s%s", ln, (int)i,
                               i ? "" : " or ", i ? "" : trtl_dtype_name((trtl_dtype)q->in_type));
     return TRTL_OK;
@@ -111,7 +148,30 @@ trtl_status trtl_infer_qlinear(const trtl_infer_ctx *c)
     one.n_in = 1;
     trtl_dtype float_in = TRTL_FLOAT;
     one.in_type = &float_in; /* the geometry's own type checks see the value type */
-    if (q->mode == TRTL_QL_CONV) {
+    if (q->mode == TRTL_QL_POOL && q->pool_mode >= TRTL_QP_GLOBAL) {
+        const trtl_dims *x = &c->in[0];
+        if (x->nb_dims != 4)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': global pooling needs a 4-D input, got %s", c->layer_name,
+                              trtl_dims_str(x, b1, sizeof b1));
+        c->out[0] = *x;
+        c->out[0].d[2] = c->out[0].d[3] = 1;
+        if (q->pool_mode == TRTL_QP_GLOBAL_DROP)
+            c->out[0].nb_dims = 2;
+    } else if (q->mode == TRTL_QL_ADD) {
+        c->out[0] = c->in[0];
+    } else if (q->mode == TRTL_QL_POOL) {
+        trtl_params pp;
+        trtl_init_pooling(&pp);
+        pp.pool.type = TRTL_POOL_AVERAGE;
+        pp.pool.window_size = q->conv.kernel_size;
+        pp.pool.stride = q->conv.stride;
+        pp.pool.pre_padding = q->conv.pre_padding;
+        pp.pool.post_padding = q->conv.post_padding;
+        pp.pool.padding_mode = q->conv.padding_mode;
+        pp.pool.average_count_excludes_padding = q->pool_mode == TRTL_QP_AVG_EXCL;
+        one.p = &pp;
+        TRTL_TRY(trtl_infer_pooling(&one));
+    } else if (q->mode == TRTL_QL_CONV) {
         TRTL_TRY(trtl_infer_convolution(&one)); /* node->p.conv is q->conv (first member) */
     } else if (q->mode == TRTL_QL_FC) {
         trtl_params fc;
