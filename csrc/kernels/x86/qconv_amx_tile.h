@@ -145,34 +145,10 @@ QA_ATTR static void qa_tile(const trtl_qk_tile *t, const trtl_qk_epi *e)
                 bi = VF_LOAD(t->bias + j * QT_VL);
             }
             const VI a = VI_LOAD(acc + i * QA_NV * QT_VL + j * QT_VL);
-            VF v = VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(a, comp)), sc), bi);
-            const int full = j < NV - 1 || t->last_cols == QT_VL;
-            if (rr)
-                v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
-            if (t->yq) {
-                qt_store_codes_avx512vnni(v, t->yq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e, fast);
-                continue;
-            }
-            if (fast) {
-                v = qt_act_avx512vnni(v, e->act, e->alpha, e->beta);
-                if (e->out_quant)
-                    v = qt_fq_avx512vnni(v, e);
-            }
-            if (full)
-                VF_STORE(yr + j * QT_VL, v);
-            else
-                VF_STOREM(yr + j * QT_VL, tail, v);
+            qt_epi_vec_avx512vnni(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(a, comp)), sc), bi), t, e, i, j, yr, rr, tail, fast);
         }
     }
-    if (!fast && !t->yq) {
-        const trtl_epilogue ae = {e->act, e->alpha, e->beta, 0};
-        const int64_t cols = (int64_t)(NV - 1) * QT_VL + t->last_cols;
-        for (int i = 0; i < t->mr; i++) {
-            trtl_epi_act(&ae, t->y + i * t->ldy, cols);
-            if (e->out_quant)
-                qt_fakequant_avx512vnni(t->y + i * t->ldy, cols, e);
-        }
-    }
+    qt_epi_finish_avx512vnni(t, e, fast);
 }
 
 const trtl_qk_ops trtl_qk_ops_amx = {

@@ -264,6 +264,51 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const float *x, int64_t C, int64_t HW,
         }
 }
 
+/* The epilogue of one accumulator vector (row i, vector j of a tile), dequantized to v: fake
+ * quantization before the residual, the residual (float or codes), then either the output codes
+ * or the activation (fast ones in registers) and output fake quantization, stored to yr.  Shared by
+ * every tile body of this ISA (the register-blocked one below and AMX's, qconv_amx_tile.h), so the
+ * epilogue has one definition per ISA. */
+QT_ATTR static inline void QT_FN(qt_epi_vec)(VF v, const trtl_qk_tile *t, const trtl_qk_epi *e, int i, int j,
+                                             float *yr, const float *rr, VMASK tail, int fast)
+{
+    const int full = j < t->nv - 1 || t->last_cols == QT_VL;
+    if (e->mid_quant)
+        v = QT_FN(qt_fq_mid)(v, e);
+    if (rr)
+        v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
+    if (t->resq)
+        v = VF_ADD(v, QT_FN(qt_res_codes)(t->resq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e));
+    if (t->yq) {
+        QT_FN(qt_store_codes)(v, t->yq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e, fast);
+        return;
+    }
+    if (fast) {
+        v = QT_FN(qt_act)(v, e->act, e->alpha, e->beta);
+        if (e->out_quant)
+            v = QT_FN(qt_fq)(v, e);
+    }
+    if (full)
+        VF_STORE(yr + j * QT_VL, v);
+    else
+        VF_STOREM(yr + j * QT_VL, tail, v);
+}
+
+/* After a tile's vectors: activations without a register form, and their output fake quantization,
+ * over the stored rows. */
+QT_ATTR static inline void QT_FN(qt_epi_finish)(const trtl_qk_tile *t, const trtl_qk_epi *e, int fast)
+{
+    if (fast || t->yq)
+        return;
+    const trtl_epilogue ae = {e->act, e->alpha, e->beta, 0};
+    const int64_t cols = (int64_t)(t->nv - 1) * QT_VL + t->last_cols;
+    for (int i = 0; i < t->mr; i++) {
+        trtl_epi_act(&ae, t->y + i * t->ldy, cols);
+        if (e->out_quant)
+            QT_FN(qt_fakequant)(t->y + i * t->ldy, cols, e);
+    }
+}
+
 /* The tile: NV strips, per_col epilogue parameters (gemm) or per row (convolution). */
 QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(const trtl_qk_tile *t,
                                                                                const trtl_qk_epi *e, const int NV,
@@ -312,38 +357,11 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
                 sc = VF_LOAD(t->scale + j * QT_VL);
                 bi = VF_LOAD(t->bias + j * QT_VL);
             }
-            VF v = VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi);
-            const int full = j < NV - 1 || t->last_cols == QT_VL;
-            if (e->mid_quant)
-                v = QT_FN(qt_fq_mid)(v, e);
-            if (rr)
-                v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
-            if (t->resq)
-                v = VF_ADD(v, QT_FN(qt_res_codes)(t->resq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e));
-            if (t->yq) {
-                QT_FN(qt_store_codes)(v, t->yq + i * t->ldy + j * QT_VL, full ? QT_VL : t->last_cols, e, fast);
-                continue;
-            }
-            if (fast) {
-                v = QT_FN(qt_act)(v, e->act, e->alpha, e->beta);
-                if (e->out_quant)
-                    v = QT_FN(qt_fq)(v, e);
-            }
-            if (full)
-                VF_STORE(yr + j * QT_VL, v);
-            else
-                VF_STOREM(yr + j * QT_VL, tail, v);
+            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi), t, e, i, j, yr, rr, tail,
+                              fast);
         }
     }
-    if (!fast && !t->yq) {
-        const trtl_epilogue ae = {e->act, e->alpha, e->beta, 0};
-        const int64_t cols = (int64_t)(NV - 1) * QT_VL + t->last_cols;
-        for (int i = 0; i < t->mr; i++) {
-            trtl_epi_act(&ae, t->y + i * t->ldy, cols);
-            if (e->out_quant)
-                QT_FN(qt_fakequant)(t->y + i * t->ldy, cols, e);
-        }
-    }
+    QT_FN(qt_epi_finish)(t, e, fast);
 }
 
 #define QT_TILE_FN(nv, pc)                                                                                   \
