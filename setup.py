@@ -12,10 +12,15 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "csrc", "**", "*.c"), recursive=True))
+# Headers (and ops.def): build_ext rebuilds the extension when one of these is newer than it, as it does for a
+# source; without them a change to a header-only template (x86/qconv_tmpl.h) left a stale extension.
+DEPENDS = sorted(os.path.relpath(p, HERE) for pat in ("*.h", "*.def")
+                 for p in glob.glob(os.path.join(HERE, "csrc", "**", pat), recursive=True))
 
 ext = Extension(
     "trtlite._C",
     sources=SOURCES,
+    depends=DEPENDS,
     include_dirs=["csrc", "csrc/include"],
     libraries=["openblas", "m", "pthread", "dl"],
     extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-fvisibility=hidden",
