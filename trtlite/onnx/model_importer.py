@@ -213,7 +213,8 @@ def check_arity(ctx: ImporterContext, node: Any) -> None:
         raise Fail(ErrorCode.INVALID_NODE, "the node has %d inputs but %s-%d takes %s"
                    % (n_in, node.op_type, sch.since_version, span(sch.min_input, sch.max_input)))
     for k in range(min(sch.min_input, n_in)):
-        if not node.input[k]:
+        optional = k < len(sch.inputs) and sch.inputs[k].option == sch.inputs[k].option.Optional  # Loop's M, cond
+        if not node.input[k] and not optional:
             raise Fail(ErrorCode.INVALID_NODE, "required input %d of %s is empty" % (k, node.op_type))
     if not sch.min_output <= n_out <= sch.max_output:
         raise Fail(ErrorCode.INVALID_NODE, "the node has %d outputs but %s-%d gives %s"
