@@ -49,7 +49,8 @@ trtl_status trtl_cf_check(const trtl_cf *cf, const char *name, int32_t n_in, int
         BAD("plan is corrupt: control-flow step '%s' has %d bodies / %d outputs", name, (int)cf->n_bodies, (int)n_out);
     for (int b = 0; b < cf->n_bodies; b++) {
         const trtl_engine *e = cf->body[b];
-        if (!e || e->n_inputs != cf->n_body_in[b] || e->n_io - e->n_inputs != cf->n_body_out[b] || e->n_shape_inputs)
+        if (!e || e->n_inputs != cf->n_body_in[b] || e->n_io - e->n_inputs != cf->n_body_out[b] || e->n_shape_inputs ||
+            e->implicit_batch)
             BAD("plan is corrupt: control-flow step '%s': body %d does not match its I/O lists", name, b);
         for (int32_t k = 0; k < cf->n_body_in[b]; k++)
             if (cf->in_map[b][k] < (cf->is_loop ? 0 : 1) || cf->in_map[b][k] >= n_in)
@@ -83,14 +84,19 @@ trtl_status trtl_cf_check(const trtl_cf *cf, const char *name, int32_t n_in, int
 
 /* ---- shapes ------------------------------------------------------------------------------------- */
 
-static trtl_status body_dims(const trtl_cf *cf, int b, const char *name, const trtl_dims *bin, trtl_dims *bout,
-                             trtl_dtype *bout_t)
+static trtl_status body_dims(const trtl_cf *cf, int b, const char *name, const trtl_dims *bin, const trtl_dtype *in_t,
+                             trtl_dims *bout, trtl_dtype *bout_t)
 {
     if (cf->build_net[b])
         return cf->build_infer(cf->build_net[b], bin, bout, bout_t);
     const trtl_engine *e = cf->body[b];
     char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
     for (int32_t i = 0; i < e->n_inputs; i++) {
+        /* the step copies and slices its inputs into the body's by the body's element size */
+        if (e->tensors[e->io[i]].dtype != in_t[cf->in_map[b][i]])
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': its body input '%s' is %s but reads a %s tensor", name,
+                              e->tensors[e->io[i]].name, trtl_dtype_name(e->tensors[e->io[i]].dtype),
+                              trtl_dtype_name(in_t[cf->in_map[b][i]]));
         const trtl_dims *mn = &e->env_min[i], *mx = &e->env_max[i];
         int ok = bin[i].nb_dims == mx->nb_dims;
         for (int32_t k = 0; ok && k < mx->nb_dims; k++)
@@ -164,7 +170,7 @@ static trtl_status cf_infer(const trtl_cf_head *head, const char *name, int32_t 
         for (int b = 0; b < 2 && st == TRTL_OK; b++) {
             for (int32_t k = 0; k < cf->n_body_in[b]; k++)
                 bin[k] = in[cf->in_map[b][k]];
-            st = body_dims(cf, b, name, bin, bout + b * (nbo + 1), bt + b * (nbo + 1));
+            st = body_dims(cf, b, name, bin, in_t, bout + b * (nbo + 1), bt + b * (nbo + 1));
         }
         for (int32_t j = 0; st == TRTL_OK && j < n_out; j++) {
             const trtl_dims *a = &bout[j], *c = &bout[nbo + 1 + j];
@@ -191,7 +197,7 @@ static trtl_status cf_infer(const trtl_cf_head *head, const char *name, int32_t 
     }
     if (cf->static_trip >= 0 && (trip < 0 || cf->static_trip < trip))
         trip = cf->static_trip;
-    st = body_dims(cf, 0, name, bin, bout, bt);
+    st = body_dims(cf, 0, name, bin, in_t, bout, bt);
     for (int32_t r = 0; st == TRTL_OK && r < cf->n_rec; r++)
         if (!trtl_dims_equal(&bout[r], &bin[r]) || bt[r] != in_t[cf->in_map[0][r]])
             st = trtl_error(TRTL_ERR_SHAPE, "loop '%s': recurrence %d starts as %s %s but its next value is %s %s (the "
