@@ -58,6 +58,7 @@ def import_graph(ctx: ImporterContext, model: Any) -> bool:
     order = loading.topo_order(ctx, graph)
     if order is None:
         return False
+    ctx._import_node = import_subgraph_node  # control-flow bodies (ops_control.py) import their nodes through it
     for idx in order:
         node = graph.node[idx]
         if not import_node(ctx, idx, node):
@@ -188,6 +189,18 @@ def import_node(ctx: ImporterContext, idx: int, node: Any) -> bool:
         code, msg = ErrorCode.INTERNAL_ERROR, "%s: %s" % (type(e).__name__, e)
     ctx._error(code, msg, idx, node.name, op, "import" + as_text(op))
     return False
+
+
+def import_subgraph_node(ctx: ImporterContext, node: Any) -> None:
+    """Imports one node of a control-flow body into the current scope; failures raise (Fail) to the importer of
+    the If / Loop / Scan node, which reports them as its own."""
+    check_arity(ctx, node)
+    a = node_attrs(node)
+    outs = dispatch(ctx, node, a)
+    for name, v in zip(node.output, outs):
+        if name:
+            ctx._set(name, v)
+    ctx._propagate(node, a, outs)
 
 
 def check_arity(ctx: ImporterContext, node: Any) -> None:

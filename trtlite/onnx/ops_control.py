@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
-from .context import ImporterContext, node_attrs
+from .context import ImporterContext
 from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
 
@@ -25,7 +25,6 @@ def _import_body(p: ImporterContext, graph: Any, bind: Dict[str, Any], what: str
     """Imports `graph`'s nodes with its inputs bound as `bind` (name -> ITensor or numpy value); returns its
     outputs (ITensor or numpy).  The enclosing scope's names are restored afterwards."""
     from . import loading
-    from .model_importer import check_arity, dispatch
     saved = (dict(p._tensors), dict(p._consts), p._node_idx, p._node, p._node_name, p._sub, p._explicit_syms)
     try:
         for gi in graph.input:
@@ -45,15 +44,9 @@ def _import_body(p: ImporterContext, graph: Any, bind: Dict[str, Any], what: str
             p._sub = 0
             p._explicit_syms = {}
             try:
-                check_arity(p, node)
-                a = node_attrs(node)
-                outs = dispatch(p, node, a)
+                p._import_node(p, node)
             except Fail as e:
                 raise Fail(e.code, "%s, node '%s' (%s): %s" % (what, node.name, node.op_type, e))
-            for name, v in zip(node.output, outs):
-                if name:
-                    p._set(name, v)
-            p._propagate(node, a, outs)
         res = []
         for go in graph.output:
             if go.name in p._consts:
