@@ -361,3 +361,33 @@ def test_carried_shape_must_not_change():
     net.mark_output(loop.add_loop_output(r.get_output(0), trt.LoopOutput.LAST_VALUE).get_output(0))
     with pytest.raises(trt.Error, match="carried values"):
         build_plan(builder, net)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_loop_in_loop_in_conditional(mode):
+    """A loop nested in a loop body, inside a conditional's true branch (the inner recurrence's next value is
+    computed after it in the copied body)."""
+    builder, net = new_net()
+    x = net.add_input("x", trt.float32, (3, 4))
+    c = net.add_input("c", trt.bool, ())
+    cond = net.add_if_conditional()
+    cond.set_condition(c)
+    xi = cond.add_input(x).get_output(0)
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, np.array(3, np.int32)), trt.TripLimit.COUNT)
+    acc = loop.add_recurrence(const(net, np.zeros(4, np.float32)))
+    row = loop.add_iterator(xi).get_output(0)
+    inner = net.add_loop()
+    inner.add_trip_limit(const(net, np.array(2, np.int32)), trt.TripLimit.COUNT)
+    r2 = inner.add_recurrence(row)
+    r2.set_input(1, ew(net, r2.get_output(0), const(net, np.array([2.0], np.float32)), EW.PROD))
+    row4 = inner.add_loop_output(r2.get_output(0), trt.LoopOutput.LAST_VALUE).get_output(0)
+    acc.set_input(1, ew(net, acc.get_output(0), row4, EW.SUM))
+    t = loop.add_loop_output(acc.get_output(0), trt.LoopOutput.LAST_VALUE).get_output(0)
+    f = net.add_reduce(xi, trt.ReduceOperation.MAX, 1, False).get_output(0)
+    mark(net, cond.add_output(t, f).get_output(0), "y")
+    ctx = build(builder, net, mode)
+    xv = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(ctx.infer({"x": xv, "c": np.array(True)})["y"], (xv.astype(np.float64) * 4).sum(0),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ctx.infer({"x": xv, "c": np.array(False)})["y"], xv.max(0), rtol=0)

@@ -241,10 +241,16 @@ static trtl_status make_body(trtl_network *net, const char *set, const tlist *in
                              trtl_network **out)
 {
     trtl_network *bn = NULL;
-    int32_t *order = NULL;
+    int32_t *order = NULL, n_rec = 0;
     trtl_tensor **tmap = calloc((size_t)net->n_tensors + 1, sizeof *tmap);
-    if (!tmap)
+    trtl_layer **rec = calloc((size_t)net->n_layers + 1, sizeof *rec); /* nested recurrences, next set last */
+    const trtl_layer **rec_src = calloc((size_t)net->n_layers + 1, sizeof *rec_src);
+    if (!tmap || !rec || !rec_src) {
+        free(tmap);
+        free(rec);
+        free(rec_src);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    }
     trtl_status st = trtl_network_create(0, &bn);
     if (st == TRTL_OK) {
         bn->next_layer_number = net->next_layer_number + 1000000;
@@ -263,6 +269,10 @@ static trtl_status make_body(trtl_network *net, const char *set, const tlist *in
             break;
         }
         for (int32_t j = 0; st == TRTL_OK && j < l->n_in; j++) {
+            if (l->op == TRTL_OP_RECURRENCE && j == 1) { /* a nested loop's next value: computed later, set below */
+                in[j] = NULL;
+                continue;
+            }
             in[j] = l->in[j] ? tmap[l->in[j]->id] : NULL;
             if (l->in[j] && !in[j])
                 st = trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s' inside a loop or conditional reads tensor '%s', "
@@ -273,6 +283,19 @@ static trtl_status make_body(trtl_network *net, const char *set, const tlist *in
             st = trtl_network_copy_layer(bn, l, in, &nl);
         for (int32_t j = 0; st == TRTL_OK && j < l->n_out; j++)
             tmap[l->out[j]->id] = nl->out[j];
+        if (st == TRTL_OK && l->op == TRTL_OP_RECURRENCE) {
+            rec_src[n_rec] = l;
+            rec[n_rec++] = nl;
+        }
+    }
+    for (int32_t r = 0; st == TRTL_OK && r < n_rec; r++) {
+        const trtl_layer *src = rec_src[r];
+        trtl_tensor *nx = src->n_in > 1 && src->in[1] ? tmap[src->in[1]->id] : NULL;
+        if (!nx)
+            st = trtl_error(TRTL_ERR_INVALID_ARGUMENT, "recurrence layer '%s' has no next value inside its loop",
+                            rec[r]->name);
+        else
+            st = trtl_layer_set_input(rec[r], 1, nx);
     }
     for (int32_t j = 0; st == TRTL_OK && j < outs->n; j++) {
         trtl_tensor *t = tmap[outs->t[j]->id];
@@ -292,6 +315,8 @@ static trtl_status make_body(trtl_network *net, const char *set, const tlist *in
     }
     free(order);
     free(tmap);
+    free(rec);
+    free(rec_src);
     if (st != TRTL_OK) {
         trtl_network_destroy(bn);
         return st;
