@@ -391,3 +391,34 @@ def test_loop_in_loop_in_conditional(mode):
     np.testing.assert_allclose(ctx.infer({"x": xv, "c": np.array(True)})["y"], (xv.astype(np.float64) * 4).sum(0),
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ctx.infer({"x": xv, "c": np.array(False)})["y"], xv.max(0), rtol=0)
+
+
+def test_branch_tensor_used_outside_conditional():
+    builder, net = new_net()
+    c = net.add_input("c", trt.bool, ())
+    x = net.add_input("x", trt.float32, (2,))
+    cond = net.add_if_conditional()
+    cond.set_condition(c)
+    e = net.add_unary(cond.add_input(x).get_output(0), trt.UnaryOperation.EXP).get_output(0)
+    e.name = "branch_value"
+    net.mark_output(cond.add_output(e, x).get_output(0))
+    net.mark_output(e)
+    with pytest.raises(trt.Error, match=r"tensor 'branch_value' is computed inside conditional .*add_output"):
+        build_plan(builder, net)
+
+
+def test_layer_reading_two_loops():
+    builder, net = new_net()
+    x = net.add_input("x", trt.float32, (2,))
+    bodies = []
+    for _ in range(2):
+        loop = net.add_loop()
+        loop.add_trip_limit(const(net, np.array(2, np.int32)), trt.TripLimit.COUNT)
+        r = loop.add_recurrence(x)
+        r.set_input(1, net.add_unary(r.get_output(0), trt.UnaryOperation.EXP).get_output(0))
+        net.mark_output(loop.add_loop_output(r.get_output(0), trt.LoopOutput.LAST_VALUE).get_output(0))
+        bodies.append(r.get_output(0))
+    mix = net.add_elementwise(bodies[0], bodies[1], EW.SUM)
+    mix.name = "mix"
+    with pytest.raises(trt.Error, match="layer 'mix' reads values computed inside two different loops"):
+        build_plan(builder, net)

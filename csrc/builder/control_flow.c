@@ -161,7 +161,10 @@ trtl_status trtl_cf_analyze(trtl_network *net, trtl_cf_plan *pl)
         if (nested)
             continue;
         int32_t top = pl->n;
+        int loop = 0;
         pl->owner[pl->n++] = pl->all[s];
+        for (int32_t i = 0; i < nl; i++)
+            loop |= owner_of(net->layers[i]) == pl->all[s] && is_loop_op(net->layers[i]->op);
         for (int32_t i = 0; i < nl; i++) {
             const trtl_layer *l = net->layers[i];
             int mine = pl->set[s][i] || owner_of(l) == pl->all[s];
@@ -176,8 +179,8 @@ trtl_status trtl_cf_analyze(trtl_network *net, trtl_cf_plan *pl)
                 if (l->out[j]->is_output)
                     return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "tensor '%s' is computed inside %s %d (by layer '%s') "
                                       "and marked as a network output: take it out through %s", l->out[j]->name,
-                                      kind_name(is_loop_op(l->op) || 1), (int)pl->all[s], l->name,
-                                      "a loop output (add_loop_output) or a conditional output (add_output)");
+                                      kind_name(loop), (int)pl->all[s], l->name,
+                                      loop ? "a loop output (add_loop_output)" : "a conditional output (add_output)");
         }
     }
     /* A count trip limit must not depend on the loop (it is read once, before the first iteration). */
