@@ -5,7 +5,7 @@ from typing_extensions import disjoint_base
 
 import numpy.typing as npt
 
-from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, UnaryOperation
+from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
 from ._types import Dims, Dims2, Dims3, Dims4, DimsHW, Permutation, Weights, ILogger, IProfiler, IProgressMonitor
 from .calibration import IInt8Calibrator as _PyIInt8Calibrator
 from .plugins import IPluginRegistry as _PyIPluginRegistry, IPluginV2 as _PyIPluginV2, PluginFieldCollection
@@ -472,6 +472,20 @@ class INetworkDefinition:
         """Return self[key]."""
     def __len__(self) -> int:
         """Return len(self)."""
+    def _add_condition(self, condition: ITensor, owner: Any) -> IConditionLayer:
+        """Use IIfConditional.set_condition."""
+    def _add_conditional_input(self, input: ITensor, owner: Any) -> IIfConditionalInputLayer:
+        """Use IIfConditional.add_input."""
+    def _add_conditional_output(self, true_subgraph_output: Any, false_subgraph_output: Any, owner: Any) -> IIfConditionalOutputLayer:
+        """Use IIfConditional.add_output."""
+    def _add_iterator(self, tensor: ITensor, owner: Any, axis: int, reverse: Any) -> IIteratorLayer:
+        """Use ILoop.add_iterator."""
+    def _add_loop_output(self, tensor: ITensor, owner: Any, kind: Any, axis: int) -> ILoopOutputLayer:
+        """Use ILoop.add_loop_output."""
+    def _add_recurrence(self, initial: Any, owner: Any) -> IRecurrenceLayer:
+        """Use ILoop.add_recurrence."""
+    def _add_trip_limit(self, tensor: ITensor, owner: Any, kind: Any) -> ITripLimitLayer:
+        """Use ILoop.add_trip_limit."""
     def _repr_html_(self) -> str:
         """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
     def add_activation(self, input: ITensor, type: ActivationType) -> IActivationLayer:
@@ -510,8 +524,12 @@ class INetworkDefinition:
         """Samples input (N, C, H, W) at the normalized grid (N, H_out, W_out, 2) (ONNX GridSample)."""
     def add_identity(self, input: ITensor) -> IIdentityLayer:
         """Copy (or convert with set_output_type)."""
+    def add_if_conditional(self) -> Any:
+        """A new conditional: a 0-d BOOL condition, inputs and outputs; the layers computed from its inputs form its branches (trtlite.controlflow)."""
     def add_input(self, name: str, dtype: DataType, shape: _Shape) -> ITensor:
         """Add a network input (shape without the batch for implicit-batch networks; -1 for dynamic dims)."""
+    def add_loop(self) -> Any:
+        """A new loop: recurrences, iterators, a trip limit and loop outputs; the layers computed from its recurrences and iterators form its body (trtlite.controlflow)."""
     def add_lrn(self, input: ITensor, window: int, alpha: float, beta: float, k: float) -> ILRNLayer:
         """Cross-channel local response normalization."""
     def add_matrix_multiply(self, input0: ITensor, op0: MatrixOperation, input1: ITensor, op1: MatrixOperation) -> IMatrixMultiplyLayer:
@@ -834,6 +852,15 @@ class IConcatenationLayer(ILayer):
     def axis(self, value: int) -> None: ...
 
 @final
+class IConditionLayer(ILayer):
+    """Condition"""
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
+
+@final
 class IConstantLayer(ILayer):
     """Constant"""
     @property
@@ -846,6 +873,10 @@ class IConstantLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @weights.setter
     def weights(self, value: _Weights) -> None: ...
+
+@final
+class IControlFlowNode(ILayer):
+    """Control Flow"""
 
 @final
 class IConvolutionLayer(ILayer):
@@ -1123,6 +1154,43 @@ class IIdentityLayer(ILayer):
     """Identity"""
 
 @final
+class IIfConditionalInputLayer(ILayer):
+    """Conditional Input"""
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
+
+@final
+class IIfConditionalOutputLayer(ILayer):
+    """Conditional Output"""
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
+
+@final
+class IIteratorLayer(ILayer):
+    """Iterator"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axis.setter
+    def axis(self, value: Any) -> None: ...
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
+    @property
+    def reverse(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @reverse.setter
+    def reverse(self, value: Any) -> None: ...
+
+@final
 class ILRNLayer(ILayer):
     """LRN"""
     @property
@@ -1145,6 +1213,25 @@ class ILRNLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @window_size.setter
     def window_size(self, value: int) -> None: ...
+
+@final
+class ILoopOutputLayer(ILayer):
+    """Loop Output"""
+    @property
+    def axis(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axis.setter
+    def axis(self, value: Any) -> None: ...
+    @property
+    def kind(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kind.setter
+    def kind(self, value: Any) -> None: ...
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
 
 @final
 class IMatrixMultiplyLayer(ILayer):
@@ -1316,6 +1403,15 @@ class IQuantizeLayer(ILayer):
 @final
 class IQuantizedLinearNode(ILayer):
     """Quantized Linear"""
+
+@final
+class IRecurrenceLayer(ILayer):
+    """Recurrence"""
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
 
 @final
 class IReduceLayer(ILayer):
@@ -1534,6 +1630,20 @@ class ITopKLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @op.setter
     def op(self, value: TopKOperation) -> None: ...
+
+@final
+class ITripLimitLayer(ILayer):
+    """Trip Limit"""
+    @property
+    def kind(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kind.setter
+    def kind(self, value: Any) -> None: ...
+    @property
+    def owner(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @owner.setter
+    def owner(self, value: Any) -> None: ...
 
 @final
 class IUnaryLayer(ILayer):

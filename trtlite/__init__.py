@@ -48,6 +48,9 @@ from .plugins_dynamic import (DimensionOperation, DimsExprs, DynamicPluginTensor
                               IPluginV2DynamicExt, IPluginV3, IPluginV3OneBuild, IPluginV3OneCore, IPluginV3OneRuntime,
                               PluginCapabilityType, PluginTensorDesc, TensorRTPhase)
 from .refit import Refitter, WeightsRole
+from .controlflow import IIfConditional, ILoop
+from ._C import (IConditionLayer, IIfConditionalInputLayer, IIfConditionalOutputLayer, IIteratorLayer,  # control flow
+                 ILoopOutputLayer, IRecurrenceLayer, ITripLimitLayer)
 
 # TensorRT clients branch on `trt.__version__` (TensorRT 7 bindings vs 8.5+/10 name-based I/O ...): it names the
 # TensorRT API level trtlite implements -- TensorRT 10's, with the 7/8 calls kept.  trtlite's own version is

@@ -4,6 +4,7 @@ from typing import Any
 
 from . import _C
 from . import calibration as calibration
+from . import controlflow as controlflow
 from . import plugins as plugins
 from . import plugins_dynamic as plugins_dynamic
 from . import progress as progress
@@ -17,6 +18,7 @@ from ._C import (
     IBuilderConfig as IBuilderConfig,
     ICastLayer as ICastLayer,
     IConcatenationLayer as IConcatenationLayer,
+    IConditionLayer as IConditionLayer,
     IConstantLayer as IConstantLayer,
     IConvolutionLayer as IConvolutionLayer,
     ICudaEngine as ICudaEngine,
@@ -31,8 +33,12 @@ from ._C import (
     IGridSampleLayer as IGridSampleLayer,
     IHostMemory as IHostMemory,
     IIdentityLayer as IIdentityLayer,
+    IIfConditionalInputLayer as IIfConditionalInputLayer,
+    IIfConditionalOutputLayer as IIfConditionalOutputLayer,
+    IIteratorLayer as IIteratorLayer,
     ILRNLayer as ILRNLayer,
     ILayer as ILayer,
+    ILoopOutputLayer as ILoopOutputLayer,
     IMatrixMultiplyLayer as IMatrixMultiplyLayer,
     INetworkDefinition as INetworkDefinition,
     INormalizationLayer as INormalizationLayer,
@@ -43,6 +49,7 @@ from ._C import (
     IPluginV2Layer as IPluginV2Layer,
     IPoolingLayer as IPoolingLayer,
     IQuantizeLayer as IQuantizeLayer,
+    IRecurrenceLayer as IRecurrenceLayer,
     IReduceLayer as IReduceLayer,
     IResizeLayer as IResizeLayer,
     IReverseSequenceLayer as IReverseSequenceLayer,
@@ -57,6 +64,7 @@ from ._C import (
     ITensor as ITensor,
     ITimingCache as ITimingCache,
     ITopKLayer as ITopKLayer,
+    ITripLimitLayer as ITripLimitLayer,
     IUnaryLayer as IUnaryLayer,
     IUnsqueezeLayer as IUnsqueezeLayer,
     InvalidArgumentError as InvalidArgumentError,
@@ -85,6 +93,7 @@ from ._enums import (
     InterpolationMode as InterpolationMode,
     LayerInformationFormat as LayerInformationFormat,
     LayerType as LayerType,
+    LoopOutput as LoopOutput,
     MatrixOperation as MatrixOperation,
     MemoryPoolType as MemoryPoolType,
     NetworkDefinitionCreationFlag as NetworkDefinitionCreationFlag,
@@ -107,6 +116,7 @@ from ._enums import (
     TensorIOMode as TensorIOMode,
     TensorLocation as TensorLocation,
     TopKOperation as TopKOperation,
+    TripLimit as TripLimit,
     UnaryOperation as UnaryOperation,
 )
 from ._info import (
@@ -144,6 +154,10 @@ from .calibration import (
     IInt8EntropyCalibrator2 as IInt8EntropyCalibrator2,
     IInt8LegacyCalibrator as IInt8LegacyCalibrator,
     IInt8MinMaxCalibrator as IInt8MinMaxCalibrator,
+)
+from .controlflow import (
+    IIfConditional as IIfConditional,
+    ILoop as ILoop,
 )
 from .onnx import (
     ErrorCode as ErrorCode,
@@ -224,6 +238,7 @@ __all__ = [
     'IBuilderConfig',
     'ICastLayer',
     'IConcatenationLayer',
+    'IConditionLayer',
     'IConstantLayer',
     'IConvolutionLayer',
     'ICudaEngine',
@@ -240,14 +255,20 @@ __all__ = [
     'IGridSampleLayer',
     'IHostMemory',
     'IIdentityLayer',
+    'IIfConditional',
+    'IIfConditionalInputLayer',
+    'IIfConditionalOutputLayer',
     'IInt8Calibrator',
     'IInt8EntropyCalibrator',
     'IInt8EntropyCalibrator2',
     'IInt8LegacyCalibrator',
     'IInt8MinMaxCalibrator',
+    'IIteratorLayer',
     'ILRNLayer',
     'ILayer',
     'ILogger',
+    'ILoop',
+    'ILoopOutputLayer',
     'IMatrixMultiplyLayer',
     'INetworkDefinition',
     'INormalizationLayer',
@@ -273,6 +294,7 @@ __all__ = [
     'IProfiler',
     'IProgressMonitor',
     'IQuantizeLayer',
+    'IRecurrenceLayer',
     'IReduceLayer',
     'IResizeLayer',
     'IReverseSequenceLayer',
@@ -287,6 +309,7 @@ __all__ = [
     'ITensor',
     'ITimingCache',
     'ITopKLayer',
+    'ITripLimitLayer',
     'IUnaryLayer',
     'IUnsqueezeLayer',
     'InterpolationMode',
@@ -296,6 +319,7 @@ __all__ = [
     'LayerType',
     'Logger',
     'LoggingLogger',
+    'LoopOutput',
     'MatrixOperation',
     'MemoryPoolType',
     'NetworkDefinitionCreationFlag',
@@ -335,6 +359,7 @@ __all__ = [
     'TensorLocation',
     'TensorRTPhase',
     'TopKOperation',
+    'TripLimit',
     'UnaryOperation',
     'UnsupportedError',
     'Weights',
@@ -342,6 +367,7 @@ __all__ = [
     'bool',
     'builder_passes',
     'calibration',
+    'controlflow',
     'cpu_features',
     'float16',
     'float32',

@@ -34,6 +34,7 @@ __all__ = [
     "TensorIOMode", "ProfilingVerbosity", "PluginFieldType", "TensorLocation", "TensorFormat", "DeviceType",
     "EngineCapability", "LayerInformationFormat", "CalibrationAlgoType", "Severity",
     "ScatterMode", "ScatterReduction", "CumulativeOperation",
+    "TripLimit", "LoopOutput",
 ]
 
 
@@ -96,6 +97,13 @@ class LayerType(_TrtEnum):
     UNSQUEEZE = 48  # TensorRT 10's value
     CUMULATIVE = 49  # TensorRT 10's value
     SQUEEZE = 60  # TensorRT 10 says 47, which is CAST in the 8.6 numbering used here
+    TRIP_LIMIT = 27
+    RECURRENCE = 28
+    ITERATOR = 29
+    LOOP_OUTPUT = 30
+    CONDITION = 35
+    CONDITIONAL_INPUT = 36
+    CONDITIONAL_OUTPUT = 37
 
 
 class ActivationType(_TrtEnum):
@@ -401,3 +409,18 @@ class Severity(_TrtEnum):
     WARNING = 2
     INFO = 3
     VERBOSE = 4
+
+
+class TripLimit(_TrtEnum):
+    """How a loop's trip limit ends it (trt.TripLimit): COUNT runs a 0-d INT32 number of iterations, WHILE runs
+    while a 0-d BOOL computed in the body from the iteration's values is true."""
+    COUNT = 0
+    WHILE = 1
+
+
+class LoopOutput(_TrtEnum):
+    """What a loop output gives (trt.LoopOutput): the value of the last iteration, or every iteration's value
+    concatenated along a new axis (REVERSE: last iteration first)."""
+    LAST_VALUE = 0
+    CONCATENATE = 1
+    REVERSE = 2

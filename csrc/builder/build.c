@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "builder/graph.h"
+#include "builder/control_flow.h"
 #include "builder/passes/passes.h"
 #include "builder/quantize_implicit.h"
 #include "core/alloc.h"
@@ -246,7 +247,7 @@ static int32_t slice_attr_constant(trtl_bgraph *g, const char *layer, const trtl
     return id;
 }
 
-static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
+static trtl_status lower_network(trtl_bgraph *g, trtl_network *net, const trtl_cf_plan *cfp)
 {
     int32_t *map = malloc(sizeof(int32_t) * (size_t)(net->n_tensors ? net->n_tensors : 1));
     int32_t *order = NULL;
@@ -274,8 +275,12 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
     }
     set_input_dims(g);
     st = trtl_network_topo_order(net, &order);
+    if (st == TRTL_OK)
+        st = trtl_cf_premap(g, net, cfp, map);
     for (int32_t k = 0; st == TRTL_OK && k < net->n_layers; k++) {
         trtl_layer *l = net->layers[order[k]];
+        if (cfp->region[l->id] >= 0)
+            continue; /* inside a loop or conditional: its CONTROL_FLOW step, below */
         int32_t in[64], out[16];
         trtl_dims dims[64];
         for (int32_t j = 0; j < l->n_in; j++) {
@@ -327,6 +332,8 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net)
         st = own_weights(g, &g->n[ni].n, l->name);
     }
     free(order);
+    if (st == TRTL_OK && cfp->n)
+        st = trtl_cf_lower(g, net, cfp, map);
     for (int32_t i = 0; st == TRTL_OK && i < net->n_outputs; i++) {
         int32_t id = map[net->outputs[i]->id];
         g->outputs[g->n_outputs++] = id;
@@ -461,11 +468,16 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                           "network '%s' has no outputs: call network.mark_output(tensor) on the result", net->name);
     }
+    trtl_cf_plan cfp;
+    memset(&cfp, 0, sizeof cfp);
     trtl_status st = trtl_network_infer(net);
+    if (st == TRTL_OK)
+        st = trtl_cf_analyze(net, &cfp);
     if (st == TRTL_OK)
         st = setup_profiles(&g, net, cfg);
     if (st == TRTL_OK)
-        st = lower_network(&g, net);
+        st = lower_network(&g, net, &cfp);
+    trtl_cf_plan_free(&cfp);
     if (st == TRTL_OK)
         st = materialize(&g);
     if (st == TRTL_OK)
@@ -486,6 +498,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_infer(&g);
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 1))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
+    if (st == TRTL_OK)
+        st = trtl_cf_compile(&g);
     if (st == TRTL_OK)
         st = trtl_select_kernels(&g);
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 2))

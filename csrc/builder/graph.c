@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "builder/graph.h"
+#include "engine/control_flow.h"
 #include "core/alloc.h"
 #include "network/op_table.h"
 #include "network/shape_values.h"
@@ -144,6 +145,8 @@ static void free_node(trtl_node *n)
 {
     if (n->op == TRTL_OP_PLUGIN_V2 && n->p.plugin.plugin)
         n->p.plugin.plugin->vt->destroy(n->p.plugin.plugin);
+    if (n->op == TRTL_OP_CONTROL_FLOW)
+        trtl_cf_destroy((trtl_cf *)n->p.cf.cf);
     if (n->kernel && n->kernel->release && n->kstate)
         n->kernel->release(n->kstate);
     free(n->name);

@@ -292,6 +292,30 @@ typedef struct trtl_grid_sample_params {
     int32_t sample_mode;        /* trtl_slice_mode: FILL (zeros), CLAMP (border), REFLECT */
 } trtl_grid_sample_params;
 
+/* Control flow (network/ops/control_flow.c).  Boundary layers name the loop / conditional they belong to
+ * by `owner` (trtl_network_new_control_flow); the builder's CONTROL_FLOW step holds the compiled
+ * structure (engine/control_flow.h), whose head is a table of the calls the op table needs. */
+typedef enum trtl_trip_limit { TRTL_TRIP_COUNT = 0, TRTL_TRIP_WHILE = 1, TRTL_TRIP_LIMIT_COUNT } trtl_trip_limit;
+typedef enum trtl_loop_output {
+    TRTL_LOOP_LAST_VALUE = 0, TRTL_LOOP_CONCATENATE = 1, TRTL_LOOP_REVERSE = 2, TRTL_LOOP_OUTPUT_COUNT
+} trtl_loop_output;
+struct trtl_cf_head;
+typedef struct trtl_cf_vtable {
+    /* Output dims / dtypes of the step for these input dims (shape inference of the op table). */
+    trtl_status (*infer)(const struct trtl_cf_head *cf, const char *name, int32_t n_in, const trtl_dims *in,
+                         const trtl_dtype *in_t, int32_t n_out, trtl_dims *out, trtl_dtype *out_t);
+} trtl_cf_vtable;
+typedef struct trtl_cf_head {
+    const trtl_cf_vtable *vt;
+} trtl_cf_head;
+typedef struct trtl_cf_params {
+    int32_t owner;             /* boundary layers: the loop / conditional */
+    int32_t kind;              /* TRIP_LIMIT: trtl_trip_limit; LOOP_OUTPUT: trtl_loop_output */
+    int32_t axis;              /* ITERATOR, LOOP_OUTPUT */
+    int32_t reverse;           /* ITERATOR */
+    trtl_cf_head *cf;          /* CONTROL_FLOW: the compiled structure (owned by the step's graph / engine) */
+} trtl_cf_params;
+
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
     trtl_fc_params fc;
@@ -327,6 +351,7 @@ typedef union trtl_params {
     trtl_grid_sample_params grid;
     trtl_einsum_params einsum;
     trtl_assertion_params assertion;
+    trtl_cf_params cf;                /* control flow (issue #12) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

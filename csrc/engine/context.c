@@ -18,6 +18,7 @@
 #include "kernels/kernel.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "engine/control_flow.h"
 
 struct trtl_context {
     trtl_engine *e;
@@ -41,13 +42,27 @@ struct trtl_context {
     void *prof_user;
     trtl_dims *values;   /* per engine input: a shape-tensor input's values as last read from its address */
     int32_t *values_set;
+    trtl_cf_ctx **cf;    /* per node: a control-flow step's bodies and buffers (engine/control_flow.h) */
+    int borrowed_pool;   /* a body's context: the pool is its parent's */
 };
+
+static trtl_status create_context(trtl_engine *e, trtl_threadpool *pool, trtl_context **out);
 
 trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
 {
     TRTL_CHECK_ARG(e);
     TRTL_CHECK_ARG(out);
     trtl_clear_error();
+    return create_context(e, NULL, out);
+}
+
+trtl_status trtl_context_create_nested(trtl_engine *e, trtl_threadpool *pool, trtl_context **out)
+{
+    return create_context(e, pool, out);
+}
+
+static trtl_status create_context(trtl_engine *e, trtl_threadpool *pool, trtl_context **out)
+{
     trtl_context *c = calloc(1, sizeof *c);
     if (!c)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory");
@@ -60,6 +75,7 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
     c->ptr = calloc((size_t)nt, sizeof *c->ptr);
     c->offsets = calloc((size_t)nt, sizeof *c->offsets);
     c->plugins = calloc((size_t)(e->n_nodes ? e->n_nodes : 1), sizeof *c->plugins);
+    c->cf = calloc((size_t)(e->n_nodes ? e->n_nodes : 1), sizeof *c->cf);
     for (int32_t k = 0; k < e->n_nodes; k++) {
         if (e->nodes[k].n_in > c->max_in)
             c->max_in = e->nodes[k].n_in;
@@ -73,7 +89,7 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
     c->arena_cap = e->arena_bytes;
     c->arena = trtl_aligned_alloc((size_t)(c->arena_cap > 0 ? c->arena_cap : 64));
     if (!c->in_set || !c->dims || !c->addr || !c->ptr || !c->offsets || !c->plugins || !c->vin || !c->vout ||
-        !c->arena || !c->values || !c->values_set) {
+        !c->arena || !c->values || !c->values_set || !c->cf) {
         trtl_context_destroy(c);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (activation arena of %lld bytes)",
                           (long long)e->arena_bytes);
@@ -90,7 +106,16 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
             return cs;
         }
     }
-    trtl_status st = trtl_threadpool_create(e->num_threads, &c->pool);
+    trtl_status st = TRTL_OK;
+    if (pool) {
+        c->pool = pool;
+        c->borrowed_pool = 1;
+    } else {
+        st = trtl_threadpool_create(e->num_threads, &c->pool);
+    }
+    for (int32_t k = 0; st == TRTL_OK && k < e->n_nodes; k++)
+        if (e->nodes[k].op == TRTL_OP_CONTROL_FLOW)
+            st = trtl_cf_ctx_create((const trtl_cf *)e->nodes[k].p.cf.cf, c->pool, &c->cf[k]);
     if (st != TRTL_OK) {
         trtl_context_destroy(c);
         return st;
@@ -106,7 +131,11 @@ void trtl_context_destroy(trtl_context *c)
     for (int32_t k = 0; c->plugins && k < c->e->n_nodes; k++)
         if (c->plugins[k])
             c->plugins[k]->vt->destroy(c->plugins[k]);
-    trtl_threadpool_destroy(c->pool);
+    for (int32_t k = 0; c->cf && k < c->e->n_nodes; k++)
+        trtl_cf_ctx_destroy(c->cf[k]);
+    free(c->cf);
+    if (!c->borrowed_pool)
+        trtl_threadpool_destroy(c->pool);
     trtl_aligned_free(c->arena);
     trtl_aligned_free(c->scratch);
     free(c->plugins);
@@ -304,6 +333,8 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
         }
         if (n->kernel && n->kernel->scratch)
             s = n->kernel->scratch(n, c->vin, c->vout);
+        if (c->cf[k])
+            TRTL_TRY(trtl_cf_ctx_resolve(c->cf[k], n->name, n->n_in, c->vin));
         if (n->op == TRTL_OP_PLUGIN_V2 && c->plugins[k] && c->plugins[k]->vt->workspace_size) {
             trtl_plugin_tensor_desc din[64], dout[16];
             int32_t ni = n->n_in < 64 ? n->n_in : 64, no = n->n_out < 16 ? n->n_out : 16;
@@ -427,7 +458,7 @@ trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n)
     trtl_threadpool *p = NULL;
     TRTL_TRY(trtl_threadpool_create(n, &p));
     trtl_threadpool_destroy(c->pool);
-    c->pool = p;
+    trtl_context_set_pool_nested(c, p);
     return TRTL_OK;
 }
 
@@ -526,7 +557,8 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
         }
         trtl_kernel_args a = {n, c->vin, c->vout, c->scratch, c->scratch_cap, n->kstate, c->pool, c->plugins[k]};
         double t0 = c->prof ? now_ms() : 0.0;
-        trtl_status st = n->kernel->run(&a);
+        trtl_status st = c->cf[k] ? trtl_cf_ctx_run(c->cf[k], n->name, n->n_in, c->vin, n->n_out, c->vout)
+                                  : n->kernel->run(&a);
         if (st != TRTL_OK)
             return st;
         if (!n->kernel->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual))
@@ -559,4 +591,18 @@ int32_t trtl_context_num_threads(const trtl_context *c)
 {
     TRTL_NULL_GIVES(c, 0);
     return trtl_threadpool_size(c->pool);
+}
+
+/* A body's context (engine/control_flow.c): runs inside its parent's execute, which holds the pool. */
+trtl_status trtl_context_run_nested(trtl_context *c, void *const *bindings)
+{
+    return run_steps(c, 0, bindings);
+}
+
+void trtl_context_set_pool_nested(trtl_context *c, trtl_threadpool *pool)
+{
+    c->pool = pool;
+    for (int32_t k = 0; k < c->e->n_nodes; k++)
+        if (c->cf[k])
+            trtl_cf_ctx_set_pool(c->cf[k], pool);
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "engine/engine.h"
+#include "engine/control_flow.h"
 #include "engine/alias.h"
 #include "kernels/inplace.h"
 #include "core/alloc.h"
@@ -57,6 +58,8 @@ void trtl_engine_destroy(trtl_engine *e)
         trtl_node *n = &e->nodes[i];
         if (n->op == TRTL_OP_PLUGIN_V2 && n->p.plugin.plugin)
             n->p.plugin.plugin->vt->destroy(n->p.plugin.plugin);
+        if (n->op == TRTL_OP_CONTROL_FLOW)
+            trtl_cf_destroy((trtl_cf *)n->p.cf.cf);
         if (n->kernel && n->kernel->release && n->kstate)
             n->kernel->release(n->kstate);
         free(n->name);

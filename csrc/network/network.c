@@ -313,6 +313,8 @@ trtl_status trtl_network_topo_order(const trtl_network *net, int32_t **order_out
             int ready = 1;
             for (int32_t j = 0; j < l->n_in && ready; j++) {
                 const trtl_tensor *t = l->in[j];
+                if (l->op == TRTL_OP_RECURRENCE && j == 1)
+                    continue; /* a loop's carried value: computed from this layer's output */
                 if (t && t->producer && !done[t->producer->id])
                     ready = 0;
             }
@@ -403,7 +405,7 @@ static trtl_status infer_recorded(trtl_network *net, trtl_layer *l)
     l->bad_msg = NULL;
     l->bad_root = NULL;
     for (int32_t j = 0; j < l->n_in && !l->bad_root; j++)
-        if (l->in[j] && l->in[j]->producer && l->in[j]->producer->bad_root)
+        if (l->in[j] && l->in[j]->producer && l->in[j]->producer->bad_root && !(l->op == TRTL_OP_RECURRENCE && j == 1))
             l->bad_root = l->in[j]->producer->bad_root;
     if (l->bad_root)
         return TRTL_OK;
@@ -1077,4 +1079,55 @@ trtl_status trtl_tensor_roles(trtl_tensor *t, int *is_shape, int *is_execution)
     TRTL_CHECK_ARG(is_execution);
     trtl_clear_error();
     return trtl_network_tensor_roles(t->net, t, is_shape, is_execution);
+}
+
+/* ---- control flow ------------------------------------------------------------------------------ */
+
+trtl_status trtl_network_new_control_flow(trtl_network *net, int32_t *id)
+{
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(id);
+    *id = net->next_control_flow++;
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_copy_layer(trtl_network *dst, const trtl_layer *src, trtl_tensor *const *inputs,
+                                    trtl_layer **out)
+{
+    if (src->op == TRTL_OP_PLUGIN_V2)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': plugin layers inside a loop or conditional are not "
+                          "supported", src->name);
+    trtl_layer *l = NULL;
+    TRTL_TRY(make_layer(dst, src->op, NULL, 0, src->n_out, NULL, NULL, &l));
+    trtl_tensor **in = calloc((size_t)(src->n_in ? src->n_in : 1), sizeof *in);
+    char *name = dup_str(src->name);
+    if (!in || !name) {
+        free(in);
+        free(name);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    free(l->in);
+    l->in = in;
+    l->n_in = src->n_in;
+    for (int32_t i = 0; i < src->n_in; i++) {
+        l->in[i] = inputs[i];
+        if (inputs[i])
+            inputs[i]->n_consumers++;
+    }
+    free(l->name);
+    l->name = name;
+    l->p = src->p;
+    l->has_precision = src->has_precision;
+    l->precision = src->precision;
+    l->type_hint = src->type_hint;
+    for (int32_t i = 0; i < src->n_out; i++) {
+        l->out_type_set[i] = src->out_type_set[i];
+        TRTL_TRY(trtl_tensor_set_name(l->out[i], src->out[i]->name));
+        l->out[i]->has_dynamic_range = src->out[i]->has_dynamic_range;
+        l->out[i]->dyn_min = src->out[i]->dyn_min;
+        l->out[i]->dyn_max = src->out[i]->dyn_max;
+    }
+    trtl_network_touch(dst);
+    *out = l;
+    return TRTL_OK;
 }

@@ -74,6 +74,7 @@ struct trtl_network {
     trtl_status shape_status; /* result of the last inference */
     char shape_error[1024];
     int32_t shape_error_layer; /* id of the layer that failed, -1 if none */
+    int32_t next_control_flow; /* id of the next loop / conditional (trtl_network_new_control_flow) */
 };
 
 /* Re-infers all shapes if anything changed.  On failure returns the error of the first failing
@@ -99,5 +100,10 @@ trtl_status trtl_network_add_named_plugin(trtl_network *net, trtl_tensor *const 
 trtl_status trtl_network_tensor_roles(trtl_network *net, const trtl_tensor *t, int *shape, int *exec);
 /* Tensor lookup by name (NULL when absent). */
 trtl_tensor *trtl_network_find_tensor(const trtl_network *net, const char *name);
+
+/* Control flow (builder/control_flow.c): a copy of `src` (params, names, precision) in `dst`, reading
+ * `inputs` (src->n_in entries, NULL where src has none); plugin layers are refused. */
+trtl_status trtl_network_copy_layer(trtl_network *dst, const trtl_layer *src, trtl_tensor *const *inputs,
+                                    trtl_layer **out);
 
 #endif

@@ -319,6 +319,23 @@ static const add_spec add_specs[] = {
     {"add_assertion", TRTL_OP_ASSERTION, {IN("condition", 0), AT("message", "message")},
      "add_assertion(condition, message) -> IAssertionLayer\n\nExecution fails with `message` when any element of "
      "the BOOL condition is false."},
+    /* Control flow: the boundary layers, made through ILoop / IIfConditional (trtlite/controlflow.py). */
+    {"_add_recurrence", TRTL_OP_RECURRENCE, {IN("initial", 0), AT("owner", "owner")},
+     "_add_recurrence(initial, owner) -> IRecurrenceLayer\n\nUse ILoop.add_recurrence."},
+    {"_add_iterator", TRTL_OP_ITERATOR, {IN("tensor", 0), AT("owner", "owner"), AT("axis", "axis"), AT("reverse", "reverse")},
+     "_add_iterator(tensor, owner, axis, reverse) -> IIteratorLayer\n\nUse ILoop.add_iterator."},
+    {"_add_trip_limit", TRTL_OP_TRIP_LIMIT, {IN("tensor", 0), AT("owner", "owner"), AT("kind", "kind")},
+     "_add_trip_limit(tensor, owner, kind) -> ITripLimitLayer\n\nUse ILoop.add_trip_limit."},
+    {"_add_loop_output", TRTL_OP_LOOP_OUTPUT, {IN("tensor", 0), AT("owner", "owner"), AT("kind", "kind"), AT("axis", "axis")},
+     "_add_loop_output(tensor, owner, kind, axis) -> ILoopOutputLayer\n\nUse ILoop.add_loop_output."},
+    {"_add_condition", TRTL_OP_CONDITION, {IN("condition", 0), AT("owner", "owner")},
+     "_add_condition(condition, owner) -> IConditionLayer\n\nUse IIfConditional.set_condition."},
+    {"_add_conditional_input", TRTL_OP_CONDITIONAL_INPUT, {IN("input", 0), AT("owner", "owner")},
+     "_add_conditional_input(input, owner) -> IIfConditionalInputLayer\n\nUse IIfConditional.add_input."},
+    {"_add_conditional_output", TRTL_OP_CONDITIONAL_OUTPUT,
+     {IN("true_subgraph_output", 0), IN("false_subgraph_output", 1), AT("owner", "owner")},
+     "_add_conditional_output(true_subgraph_output, false_subgraph_output, owner) -> IIfConditionalOutputLayer\n\n"
+     "Use IIfConditional.add_output."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -484,13 +501,15 @@ ADD_FN(20) ADD_FN(21) ADD_FN(22) ADD_FN(23) ADD_FN(24) ADD_FN(25) ADD_FN(26) ADD
 ADD_FN(30) ADD_FN(31) ADD_FN(32)
 ADD_FN(33) ADD_FN(34) ADD_FN(35) ADD_FN(36) ADD_FN(37) ADD_FN(38) ADD_FN(39) ADD_FN(40) ADD_FN(41)
 ADD_FN(42)
+ADD_FN(43) ADD_FN(44) ADD_FN(45) ADD_FN(46) ADD_FN(47) ADD_FN(48) ADD_FN(49) /* control flow */
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
     add_fn_20, add_fn_21, add_fn_22, add_fn_23, add_fn_24, add_fn_25, add_fn_26, add_fn_27, add_fn_28, add_fn_29,
     add_fn_30, add_fn_31, add_fn_32,
     add_fn_33, add_fn_34, add_fn_35, add_fn_36, add_fn_37, add_fn_38, add_fn_39, add_fn_40, add_fn_41,
-    add_fn_42};
+    add_fn_42,
+    add_fn_43, add_fn_44, add_fn_45, add_fn_46, add_fn_47, add_fn_48, add_fn_49};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 
@@ -711,6 +730,30 @@ static PyGetSetDef network_getset[] = {
     {"name", (getter)get_name, (setter)set_name, "Network name.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* add_loop / add_if_conditional: a new structure id (C API), wrapped by trtlite/controlflow.py. */
+static PyObject *new_control_flow(TrtlNetwork *self, const char *cls)
+{
+    int32_t id = 0;
+    if (trtl_py_network_idle(self, cls) < 0)
+        return NULL;
+    trtl_status s = trtl_network_new_control_flow(self->net, &id);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    PyObject *mod = PyImport_ImportModule("trtlite.controlflow");
+    if (!mod)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(mod, cls, "Oi", (PyObject *)self, (int)id);
+    Py_DECREF(mod);
+    return r;
+}
+
+static PyObject *network_add_loop(TrtlNetwork *self, PyObject *Py_UNUSED(a)) { return new_control_flow(self, "ILoop"); }
+
+static PyObject *network_add_if_conditional(TrtlNetwork *self, PyObject *Py_UNUSED(a))
+{
+    return new_control_flow(self, "IIfConditional");
+}
+
 /* The fixed methods; trtl_py_init_network appends the add_* ones in a copy. */
 static const PyMethodDef network_methods[] = {
     {"add_input", (PyCFunction)(void (*)(void))network_add_input, METH_VARARGS | METH_KEYWORDS,
@@ -736,6 +779,12 @@ static const PyMethodDef network_methods[] = {
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     {"to_dot", trtl_py_view_dot, METH_NOARGS, TRTL_PY_VIEW_DOT_DOC},
     {"to_svg", trtl_py_view_svg, METH_NOARGS, TRTL_PY_VIEW_SVG_DOC},
+    {"add_loop", (PyCFunction)network_add_loop, METH_NOARGS,
+     "add_loop() -> ILoop\n\nA new loop: recurrences, iterators, a trip limit and loop outputs; the layers computed "
+     "from its recurrences and iterators form its body (trtlite.controlflow)."},
+    {"add_if_conditional", (PyCFunction)network_add_if_conditional, METH_NOARGS,
+     "add_if_conditional() -> IIfConditional\n\nA new conditional: a 0-d BOOL condition, inputs and outputs; the "
+     "layers computed from its inputs form its branches (trtlite.controlflow)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 4.
+ * plan.h -- the serialized engine ("plan") format, version 5.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -15,6 +15,8 @@
  *      shapes; INT32, static, at most 8 values); per profile, after a shape input's dims, its value
  *      ranges as three dims (vmin, vopt, vmax: nb_dims = the input's volume).  Also new in 4: op SHAPE,
  *      and SHUFFLE with a second input (the reshape dims; reshape_dims then only holds their count).
+ *   5  control flow: op CONTROL_FLOW (loops and conditionals; the boundary ops never reach a plan), whose
+ *      params are its structure and nested plans (below).  Older plans load unchanged.
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -48,6 +50,12 @@
  *             STRING u32 len + len bytes (no NUL; len below the field's size)
  *         plugin nodes (op PLUGIN_V2) instead: str namespace, str name, str version,
  *             u32 n_fields, per field: str name, i32 type, i32 length, u64 n_bytes + bytes
+ *         control-flow nodes (op CONTROL_FLOW, version >= 5) instead (engine/control_flow.h):
+ *             u32 is_loop, i32 n_rec, i32 n_iter, per iterator: i32 axis + i32 reverse,
+ *             i32 trip_in, i32 cond_out, i64 static_trip,
+ *             u32 n_out, per output: i32 kind, i32 axis, i32 src, i64 len,
+ *             u32 n_bodies (1 loop, 2 conditional), per body: u32 n_in + i32 in_map[n_in], u32 n_out,
+ *             u64 n_bytes + a complete plan (header included; loaded recursively, at most 16 deep)
  *   where  str  = u32 length + bytes (no NUL)
  *          dims = i32 nb_dims + i64[nb_dims]
  *
@@ -75,7 +83,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 4u
+#define TRTL_PLAN_VERSION 5u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

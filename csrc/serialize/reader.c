@@ -7,6 +7,7 @@
 #include "core/alloc.h"
 #include "plugins/fields.h"
 #include "engine/engine.h"
+#include "engine/control_flow.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
 #include "core/status.h"
@@ -224,10 +225,100 @@ done:
     return st;
 }
 
+/* Nested plans (control-flow bodies) load recursively; a plan nesting deeper than this is refused
+ * rather than allowed to exhaust the stack. */
+#define MAX_CF_DEPTH 16
+static _Thread_local int cf_depth;
+
+/* A control-flow step's structure and bodies (plan.h, version 5). */
+static trtl_status read_cf(rbuf *r, trtl_node *n)
+{
+#define CF_CHECK(c, ...) do { if (!(c)) { st = trtl_error(TRTL_ERR_INVALID_PLAN, __VA_ARGS__); goto fail; } } while (0)
+    trtl_status st = TRTL_OK;
+    trtl_cf *cf = trtl_cf_alloc();
+    if (!cf)
+        return trtl_last_status();
+    cf->is_loop = (int32_t)u32(r);
+    cf->n_rec = i32(r);
+    cf->n_iter = i32(r);
+    CF_CHECK(!r->bad && cf->is_loop >= 0 && cf->is_loop <= 1 && cf->n_rec >= 0 && cf->n_rec <= MAX_LAYER_INPUTS &&
+                 cf->n_iter >= 0 && cf->n_iter <= MAX_LAYER_INPUTS,
+             "plan is corrupt: control-flow step '%s': counts", n->name);
+    cf->iter_axis = calloc((size_t)cf->n_iter + 1, sizeof(int32_t));
+    cf->iter_rev = calloc((size_t)cf->n_iter + 1, sizeof(int32_t));
+    if (!cf->iter_axis || !cf->iter_rev) {
+        st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory loading the plan");
+        goto fail;
+    }
+    for (int32_t k = 0; k < cf->n_iter; k++) {
+        cf->iter_axis[k] = i32(r);
+        cf->iter_rev[k] = i32(r);
+    }
+    cf->trip_in = i32(r);
+    cf->cond_out = i32(r);
+    cf->static_trip = i64(r);
+    uint32_t no = u32(r);
+    CF_CHECK(!r->bad && no <= MAX_LAYER_OUTPUTS, "plan is corrupt: control-flow step '%s': outputs", n->name);
+    cf->n_out = (int32_t)no;
+    cf->out = calloc((size_t)no + 1, sizeof *cf->out);
+    if (!cf->out) {
+        st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory loading the plan");
+        goto fail;
+    }
+    for (uint32_t j = 0; j < no; j++) {
+        cf->out[j].kind = i32(r);
+        cf->out[j].axis = i32(r);
+        cf->out[j].src = i32(r);
+        cf->out[j].len = i64(r);
+    }
+    uint32_t nb = u32(r);
+    CF_CHECK(!r->bad && nb == (cf->is_loop ? 1u : 2u), "plan is corrupt: control-flow step '%s': bodies", n->name);
+    cf->n_bodies = (int32_t)nb;
+    for (uint32_t b = 0; b < nb; b++) {
+        uint32_t ni = u32(r);
+        CF_CHECK(!r->bad && ni <= (r->n - r->off) / 4, "plan is corrupt: control-flow step '%s': body inputs", n->name);
+        cf->n_body_in[b] = (int32_t)ni;
+        cf->in_map[b] = calloc((size_t)ni + 1, sizeof(int32_t));
+        if (!cf->in_map[b]) {
+            st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory loading the plan");
+            goto fail;
+        }
+        for (uint32_t k = 0; k < ni; k++)
+            cf->in_map[b][k] = i32(r);
+        cf->n_body_out[b] = (int32_t)u32(r);
+        uint64_t size = u64(r);
+        CF_CHECK(!r->bad && size <= r->n - r->off, "plan is corrupt: control-flow step '%s': body %u size", n->name, b);
+        CF_CHECK(cf_depth < MAX_CF_DEPTH, "plan is corrupt: control-flow step '%s': bodies nested more than %d deep",
+                 n->name, MAX_CF_DEPTH);
+        cf_depth++;
+        st = trtl_engine_deserialize(r->p + r->off, (size_t)size, &cf->body[b]);
+        cf_depth--;
+        if (st != TRTL_OK) {
+            if (st != TRTL_ERR_OUT_OF_MEMORY) {
+                trtl_error_prefix("plan is corrupt: control-flow step '%s', body %u", n->name, b);
+                st = TRTL_ERR_INVALID_PLAN;
+            }
+            goto fail;
+        }
+        r->off += (size_t)size;
+    }
+    st = trtl_cf_check(cf, n->name, n->n_in, n->n_out);
+    if (st != TRTL_OK)
+        goto fail;
+    n->p.cf.cf = &cf->head;
+    return TRTL_OK;
+fail:
+    trtl_cf_destroy(cf);
+    return st;
+#undef CF_CHECK
+}
+
 static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
 {
     if (n->op == TRTL_OP_PLUGIN_V2)
         return read_plugin(r, n);
+    if (n->op == TRTL_OP_CONTROL_FLOW)
+        return read_cf(r, n);
     const trtl_op_info *info = &trtl_op_table[n->op];
     char *base = (char *)&n->p;
     info->init(&n->p);
@@ -536,6 +627,8 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         e->n_nodes = (int32_t)k + 1; /* so that cleanup frees what was read */
         uint32_t op = u32(&r);
         CHECK(!r.bad && op < TRTL_OP_COUNT, "plan is corrupt: unknown layer kind %u at step %u", op, k);
+        CHECK(version >= 5 || op < TRTL_OP_CONDITION, "plan is corrupt: layer kind %u at step %u is newer than the "
+              "plan's format version %u", op, k, version);
         n->op = (trtl_op)op;
         n->name = str(&r);
         char *kname = str(&r);

@@ -6,6 +6,7 @@
 #include "serialize/plan.h"
 #include "plugins/fields.h"
 #include "engine/engine.h"
+#include "engine/control_flow.h"
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -58,8 +59,49 @@ static void dims(wbuf *b, const trtl_dims *d)
         i64(b, d->d[i]);
 }
 
+/* A control-flow step (plan.h, version 5): its structure, then each body as a nested plan. */
+static trtl_status write_cf(wbuf *b, const trtl_node *n)
+{
+    const trtl_cf *cf = (const trtl_cf *)n->p.cf.cf;
+    u32(b, (uint32_t)cf->is_loop);
+    i32(b, cf->n_rec);
+    i32(b, cf->n_iter);
+    for (int32_t k = 0; k < cf->n_iter; k++) {
+        i32(b, cf->iter_axis[k]);
+        i32(b, cf->iter_rev[k]);
+    }
+    i32(b, cf->trip_in);
+    i32(b, cf->cond_out);
+    i64(b, cf->static_trip);
+    u32(b, (uint32_t)cf->n_out);
+    for (int32_t j = 0; j < cf->n_out; j++) {
+        i32(b, cf->out[j].kind);
+        i32(b, cf->out[j].axis);
+        i32(b, cf->out[j].src);
+        i64(b, cf->out[j].len);
+    }
+    u32(b, (uint32_t)cf->n_bodies);
+    for (int bi = 0; bi < cf->n_bodies; bi++) {
+        u32(b, (uint32_t)cf->n_body_in[bi]);
+        for (int32_t k = 0; k < cf->n_body_in[bi]; k++)
+            i32(b, cf->in_map[bi][k]);
+        u32(b, (uint32_t)cf->n_body_out[bi]);
+        void *data = NULL;
+        size_t size = 0;
+        trtl_status st = trtl_engine_serialize(cf->body[bi], &data, &size);
+        if (st != TRTL_OK)
+            return trtl_error_prefix("layer '%s'", n->name);
+        u64(b, (uint64_t)size);
+        put(b, data, size);
+        free(data);
+    }
+    return TRTL_OK;
+}
+
 static trtl_status write_params(wbuf *b, const trtl_node *n)
 {
+    if (n->op == TRTL_OP_CONTROL_FLOW)
+        return write_cf(b, n);
     if (n->op == TRTL_OP_PLUGIN_V2) {
         const trtl_plugin *pl = n->p.plugin.plugin;
         const trtl_plugin_creator *cr = pl ? pl->creator : NULL;

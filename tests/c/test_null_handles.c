@@ -367,6 +367,12 @@ int main(void)
         INVALID(trtl_engine_refit_check, NULL, "l", 0, 1);
         INVALID(trtl_engine_refit, NULL, "l", 0, &w);
     }
+    /* control flow (builder/control_flow.c) */
+    {
+        int32_t id;
+        INVALID(trtl_network_new_control_flow, NULL, &id);
+        INVALID(trtl_network_new_control_flow, net, NULL);
+    }
 
     if (failures) {
         printf("%d checks failed\n", failures);

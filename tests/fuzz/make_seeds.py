@@ -8,7 +8,7 @@ corpus/onnx/  small ONNX models (onnx.helper): convolution, Gemm, Resize, Slice,
 corpus/plan/  small valid plans: each ONNX seed that parses and builds (default and level-0 builders), plus
               networks made with the network API for what ONNX does not reach: concatenation of 40 inputs,
               two dynamic optimization profiles, built-in plugins, implicit batch, TopK, Select, LRN, Normalization,
-              Cast, Padding, Fully Connected, int32 tensors.
+              Cast, Padding, Fully Connected, int32 tensors, loops and conditionals (nested plans).
 
 Weights are tiny and deterministic (seeded), so the files stay small and the output is reproducible.
 """
@@ -361,10 +361,43 @@ def net_trt10_layers(net):
     net.mark_output(es.get_output(0))
 
 
+def net_control_flow(net):
+    """Control flow (plan format 5: CONTROL_FLOW steps with nested plans): a loop with a constant COUNT, a
+    WHILE condition, an iterator read backwards, a recurrence updated through a conditional nested in the body,
+    and LAST_VALUE / CONCATENATE / REVERSE outputs; a conditional at the top level."""
+    def c(v, dt=np.float32):
+        a = np.array(v, dt)
+        return net.add_constant(a.shape, a).get_output(0)
+    x = net.add_input("x", trt.float32, (4, 3))
+    loop = net.add_loop()
+    loop.add_trip_limit(c(4, np.int32), trt.TripLimit.COUNT)
+    acc = loop.add_recurrence(c(np.zeros(3)))
+    row = loop.add_iterator(x, 0, True).get_output(0)
+    s = net.add_reduce(acc.get_output(0), trt.ReduceOperation.SUM, 1, False).get_output(0)
+    loop.add_trip_limit(net.add_elementwise(s, c(100.0), trt.ElementWiseOperation.LESS).get_output(0),
+                        trt.TripLimit.WHILE)
+    rs = net.add_reduce(row, trt.ReduceOperation.SUM, 1, False).get_output(0)
+    cond = net.add_if_conditional()
+    cond.set_condition(net.add_elementwise(rs, c(0.0), trt.ElementWiseOperation.GREATER).get_output(0))
+    a = cond.add_input(acc.get_output(0)).get_output(0)
+    r = cond.add_input(row).get_output(0)
+    nxt = cond.add_output(net.add_elementwise(a, r, trt.ElementWiseOperation.SUM).get_output(0),
+                          net.add_elementwise(a, r, trt.ElementWiseOperation.SUB).get_output(0)).get_output(0)
+    acc.set_input(1, nxt)
+    net.mark_output(loop.add_loop_output(acc.get_output(0), trt.LoopOutput.LAST_VALUE).get_output(0))
+    net.mark_output(loop.add_loop_output(nxt, trt.LoopOutput.CONCATENATE, 1).get_output(0))
+    net.mark_output(loop.add_loop_output(row, trt.LoopOutput.REVERSE, 0).get_output(0))
+    b = net.add_input("b", trt.bool, ())
+    top = net.add_if_conditional()
+    top.set_condition(b)
+    xi = top.add_input(x).get_output(0)
+    net.mark_output(top.add_output(net.add_unary(xi, trt.UnaryOperation.EXP).get_output(0), xi).get_output(0))
+
+
 NETS = {"concat40": net_concat_many, "two_profiles": net_two_profiles, "misc": net_misc,
         "select_cast_norm": net_select_cast_norm, "int_gather": net_int_gather,
         "deconv_scale_prelu": net_deconv_scale_prelu, "plugins": net_plugins, "shape_tensors": net_shape_tensors,
-        "trt10_layers": net_trt10_layers}
+        "trt10_layers": net_trt10_layers, "control_flow": net_control_flow}
 
 
 def main():
@@ -394,7 +427,7 @@ def main():
         net = builder.create_network(EXPLICIT)
         profiles = define(net) or []
         plans[name] = build_plan(builder, net, None, profiles)
-        if name in ("misc", "plugins", "shape_tensors"):
+        if name in ("misc", "plugins", "shape_tensors", "control_flow"):
             plans[name + "_l0"] = build_plan(builder, net, 0, profiles)
     plans["implicit_batch"] = implicit_plan()
     seen = set()

@@ -113,6 +113,7 @@ class ImporterContext(LayerBuilder):
         self._node_name = ""  # layers made outside any node (graph outputs that are initializers) use these
         self._sub = 0
         self._layer_names: List[Tuple[Any, str]] = []
+        self._import_node: Optional[Callable[[Any, Any], None]] = None  # set by model_importer (control-flow bodies)
 
     def _log(self, severity: Severity, msg: str) -> None:
         try:

@@ -58,6 +58,7 @@ def import_graph(ctx: ImporterContext, model: Any) -> bool:
     order = loading.topo_order(ctx, graph)
     if order is None:
         return False
+    ctx._import_node = import_subgraph_node  # control-flow bodies (ops_control.py) import their nodes through it
     for idx in order:
         node = graph.node[idx]
         if not import_node(ctx, idx, node):
@@ -190,6 +191,18 @@ def import_node(ctx: ImporterContext, idx: int, node: Any) -> bool:
     return False
 
 
+def import_subgraph_node(ctx: ImporterContext, node: Any) -> None:
+    """Imports one node of a control-flow body into the current scope; failures raise (Fail) to the importer of
+    the If / Loop / Scan node, which reports them as its own."""
+    check_arity(ctx, node)
+    a = node_attrs(node)
+    outs = dispatch(ctx, node, a)
+    for name, v in zip(node.output, outs):
+        if name:
+            ctx._set(name, v)
+    ctx._propagate(node, a, outs)
+
+
 def check_arity(ctx: ImporterContext, node: Any) -> None:
     """Input and output counts of a default-domain node against its ONNX schema, so that importers can
     index node.input / node.output and a malformed node gets a message, not an IndexError."""
@@ -213,7 +226,8 @@ def check_arity(ctx: ImporterContext, node: Any) -> None:
         raise Fail(ErrorCode.INVALID_NODE, "the node has %d inputs but %s-%d takes %s"
                    % (n_in, node.op_type, sch.since_version, span(sch.min_input, sch.max_input)))
     for k in range(min(sch.min_input, n_in)):
-        if not node.input[k]:
+        optional = k < len(sch.inputs) and sch.inputs[k].option == sch.inputs[k].option.Optional  # Loop's M, cond
+        if not node.input[k] and not optional:
             raise Fail(ErrorCode.INVALID_NODE, "required input %d of %s is empty" % (k, node.op_type))
     if not sch.min_output <= n_out <= sch.max_output:
         raise Fail(ErrorCode.INVALID_NODE, "the node has %d outputs but %s-%d gives %s"

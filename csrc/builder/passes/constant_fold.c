@@ -14,7 +14,7 @@
 
 static int foldable(const trtl_bgraph *g, const trtl_bg_node *b)
 {
-    if (b->dead || b->n.op == TRTL_OP_PLUGIN_V2 || b->n.n_in == 0 || b->n.n_out > 4)
+    if (b->dead || b->n.op == TRTL_OP_PLUGIN_V2 || b->n.op == TRTL_OP_CONTROL_FLOW || b->n.n_in == 0 || b->n.n_out > 4)
         return 0;
     for (int32_t j = 0; j < b->n.n_in; j++)
         if (g->t[b->n.in[j]].kind != TRTL_TK_CONSTANT)

@@ -443,6 +443,12 @@ int trtl_engine_io_is_shape(const trtl_engine *e, int32_t i);
 trtl_status trtl_engine_profile_values(const trtl_engine *e, int32_t profile, const char *input, trtl_dims *min,
                                        trtl_dims *opt, trtl_dims *max);
 
+/* Control flow (ILoop / IIfConditional): a new loop or conditional id of this network.  Its boundary
+ * layers (TRTL_OP_RECURRENCE, ITERATOR, TRIP_LIMIT, LOOP_OUTPUT; CONDITION, CONDITIONAL_INPUT,
+ * CONDITIONAL_OUTPUT) are added with trtl_network_add_layer and name it in their "owner" attribute;
+ * the layers between them belong to it by data flow (docs/ARCHITECTURE.md, "Control flow"). */
+trtl_status trtl_network_new_control_flow(trtl_network *net, int32_t *id);
+
 #ifdef __cplusplus
 }
 #endif
