@@ -1,0 +1,169 @@
+"""Run-time shape operands (issue #12): layers whose axes / K / sizes come from shape tensors fed at run time --
+reduce axes (trtlite's extension), TopK's K (TensorRT 10's set_input(1, k)) -- checked against numpy, through a
+plan round trip, with the errors for bad values naming the layer."""
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
+LOGGER = trt.Logger(trt.Logger.ERROR)
+
+
+def build(b, net, shapes=None, values=None):
+    """shapes: {input: (min, opt, max)}; values: {shape input: (min, opt, max)}."""
+    cfg = b.create_builder_config()
+    p = b.create_optimization_profile()
+    for name, (mn, op, mx) in (shapes or {}).items():
+        p.set_shape(name, mn, op, mx)
+    for name, (mn, op, mx) in (values or {}).items():
+        p.set_shape_input(name, mn, op, mx)
+    cfg.add_optimization_profile(p)
+    plan = b.build_serialized_network(net, cfg)
+    return trt.Runtime(LOGGER).deserialize_cuda_engine(plan)
+
+
+def run(ctx, feeds, outputs):
+    for name, a in feeds.items():
+        if not ctx.engine.is_shape_inference_io(name):
+            ctx.set_input_shape(name, a.shape)
+        ctx.set_tensor_address(name, a)
+    res = {}
+    for name in outputs:
+        shape = tuple(ctx.get_tensor_shape(name))
+        res[name] = np.zeros(shape, dtype=trt.nptype(ctx.engine.get_tensor_dtype(name)))
+        ctx.set_tensor_address(name, res[name])
+    assert ctx.execute_async_v3(0)
+    return res
+
+
+# ---- reduce with run-time axes ------------------------------------------------------------------------------------
+
+_NP = {trt.ReduceOperation.SUM: np.sum, trt.ReduceOperation.MAX: np.max, trt.ReduceOperation.MIN: np.min,
+       trt.ReduceOperation.AVG: np.mean, trt.ReduceOperation.PROD: np.prod}
+
+
+def reduce_net(op, keep, k, xshape=(2, 3, 4)):
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, xshape)
+    axes = net.add_input("axes", trt.int32, (k,))
+    layer = net.add_reduce(x, op, 1, keep)
+    layer.name = "red"
+    layer.set_input(1, axes)
+    y = layer.get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    return b, net, layer
+
+
+@pytest.mark.parametrize("op", list(_NP))
+@pytest.mark.parametrize("keep", [True, False])
+def test_reduce_runtime_axes_matches_numpy(op, keep):
+    b, net, layer = reduce_net(op, keep, 2)
+    assert net.get_input(1).is_shape_tensor and not net.get_input(1).is_execution_tensor
+    y = layer.get_output(0)
+    assert len(y.shape) == (3 if keep else 1) and all(d == -1 for d in y.shape)
+    eng = build(b, net, values={"axes": ((-3, -3), (0, 1), (2, 2))})
+    ctx = eng.create_execution_context()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for ax in [(0, 2), (2, 1), (-1, 0), (1, -3)]:
+        a = np.array(ax, np.int32)
+        out = run(ctx, {"x": x, "axes": a}, ["y"])["y"]
+        ref = _NP[op](x.astype(np.float64), axis=tuple(int(v) % 3 for v in ax), keepdims=keep)
+        assert out.shape == ref.shape
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_reduce_runtime_axes_empty_reduces_all():
+    b, net, _ = reduce_net(trt.ReduceOperation.SUM, False, 0)
+    eng = build(b, net, values={"axes": ((), (), ())})
+    ctx = eng.create_execution_context()
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    out = run(ctx, {"x": x, "axes": np.zeros(0, np.int32)}, ["y"])["y"]
+    assert out.shape == () and out == x.sum()
+
+
+def test_reduce_runtime_axes_int32_and_computed_axes():
+    """Axes computed from a shape tensor network input by elementwise layers (a shape-tensor expression)."""
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.int32, (3, 4, 5))
+    a = net.add_input("a", trt.int32, (1,))
+    one = net.add_constant((1,), np.array([1], np.int32)).get_output(0)
+    a1 = net.add_elementwise(a, one, trt.ElementWiseOperation.SUM).get_output(0)
+    layer = net.add_reduce(x, trt.ReduceOperation.MAX, 1, True)
+    layer.set_input(1, a1)
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    eng = build(b, net, values={"a": ((-1,), (0,), (1,))})
+    ctx = eng.create_execution_context()
+    x = np.random.default_rng(1).integers(-100, 100, (3, 4, 5)).astype(np.int32)
+    for v in (0, 1, -1):
+        out = run(ctx, {"x": x, "a": np.array([v], np.int32)}, ["y"])["y"]
+        np.testing.assert_array_equal(out, x.max(axis=v + 1, keepdims=True))
+
+
+@pytest.mark.parametrize("ax,msg", [((0, 3), "axis 3 .*out of range"), ((1, -2), "axis 1 is repeated")])
+def test_reduce_runtime_axes_bad_values_name_the_layer(ax, msg):
+    b, net, _ = reduce_net(trt.ReduceOperation.SUM, True, 2)
+    eng = build(b, net, values={"axes": ((-3, -3), (0, 1), (3, 3))})
+    ctx = eng.create_execution_context()
+    ctx.set_tensor_address("axes", np.array(ax, np.int32))
+    with pytest.raises(trt.ShapeError, match="layer 'red'.*reduce axes.*" + msg):
+        ctx.get_tensor_shape("y")
+
+
+def test_reduce_runtime_axes_bad_tensor():
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (2, 3))
+    axes = net.add_input("axes", trt.int32, (3,))
+    layer = net.add_reduce(x, trt.ReduceOperation.SUM, 1, True)
+    layer.name = "red"
+    layer.set_input(1, axes)
+    with pytest.raises(trt.ShapeError, match="layer 'red'.*at most 2 values"):
+        layer.get_output(0).shape
+
+
+# ---- TopK with K from a tensor ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", [trt.TopKOperation.MAX, trt.TopKOperation.MIN])
+def test_topk_runtime_k_matches_numpy(op):
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (3, 7))
+    k = net.add_input("k", trt.int32, (1,))
+    layer = net.add_topk(x, op, 1, 1 << 1)
+    layer.set_input(1, k)
+    assert tuple(layer.get_output(0).shape) == (3, -1)
+    layer.get_output(0).name = "v"
+    layer.get_output(1).name = "i"
+    net.mark_output(layer.get_output(0))
+    net.mark_output(layer.get_output(1))
+    eng = build(b, net, values={"k": ((0,), (3,), (7,))})
+    ctx = eng.create_execution_context()
+    x = np.random.default_rng(2).permutation(21).reshape(3, 7).astype(np.float32)
+    for kv in (1, 4, 7, 0):
+        out = run(ctx, {"x": x, "k": np.array([kv], np.int32)}, ["v", "i"])
+        order = np.argsort(-x if op == trt.TopKOperation.MAX else x, axis=1, kind="stable")[:, :kv]
+        np.testing.assert_array_equal(out["i"], order)
+        np.testing.assert_array_equal(out["v"], np.take_along_axis(x, order, 1))
+
+
+def test_topk_runtime_k_too_large_names_layer():
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (3, 7))
+    k = net.add_input("k", trt.int32, ())
+    layer = net.add_topk(x, trt.TopKOperation.MAX, 1, 1 << 1)
+    layer.name = "tk"
+    layer.set_input(1, k)
+    net.mark_output(layer.get_output(0))
+    layer.get_output(0).name = "v"
+    eng = build(b, net, values={"k": ((1,), (3,), (9,))})
+    ctx = eng.create_execution_context()
+    ctx.set_tensor_address("k", np.array(8, np.int32))
+    with pytest.raises(trt.ShapeError, match="layer 'tk'.*k = 8 exceeds"):
+        ctx.get_tensor_shape("v")
