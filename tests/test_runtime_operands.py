@@ -13,6 +13,8 @@ LOGGER = trt.Logger(trt.Logger.ERROR)
 def build(b, net, shapes=None, values=None):
     """shapes: {input: (min, opt, max)}; values: {shape input: (min, opt, max)}."""
     cfg = b.create_builder_config()
+    if not shapes and not values:
+        return trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, cfg))
     p = b.create_optimization_profile()
     for name, (mn, op, mx) in (shapes or {}).items():
         p.set_shape(name, mn, op, mx)
@@ -167,3 +169,58 @@ def test_topk_runtime_k_too_large_names_layer():
     ctx.set_tensor_address("k", np.array(8, np.int32))
     with pytest.raises(trt.ShapeError, match="layer 'tk'.*k = 8 exceeds"):
         ctx.get_tensor_shape("v")
+
+
+# ---- squeeze / unsqueeze with run-time axes -----------------------------------------------------------------------
+
+def _axes_layer_net(add, xshape, k):
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, xshape)
+    axes = net.add_input("axes", trt.int32, (k,))
+    layer = add(net)(x, axes)
+    layer.name = "sq"
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    return b, net, layer
+
+
+def test_unsqueeze_runtime_axes_matches_numpy():
+    b, net, layer = _axes_layer_net(lambda n: n.add_unsqueeze, (2, 3), 2)
+    assert tuple(layer.get_output(0).shape) == (-1, -1, -1, -1)
+    eng = build(b, net, values={"axes": ((-4, -4), (0, 1), (3, 3))})
+    ctx = eng.create_execution_context()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for ax in [(0, 1), (3, 0), (-1, 1), (2, -4)]:
+        out = run(ctx, {"x": x, "axes": np.array(ax, np.int32)}, ["y"])["y"]
+        ref = np.expand_dims(x, tuple(ax))
+        assert out.shape == ref.shape
+        np.testing.assert_array_equal(out, ref)
+
+
+def test_squeeze_runtime_axes_matches_numpy_and_errors():
+    b, net, layer = _axes_layer_net(lambda n: n.add_squeeze, (1, 3, 1, 2), 1)
+    assert tuple(layer.get_output(0).shape) == (-1, -1, -1)
+    eng = build(b, net, values={"axes": ((-4,), (0,), (3,))})
+    ctx = eng.create_execution_context()
+    x = np.arange(6, dtype=np.float32).reshape(1, 3, 1, 2)
+    for ax in [(0,), (2,), (-2,), (-4,)]:
+        out = run(ctx, {"x": x, "axes": np.array(ax, np.int32)}, ["y"])["y"]
+        np.testing.assert_array_equal(out, np.squeeze(x, ax))
+    ctx.set_tensor_address("axes", np.array([1], np.int32))
+    with pytest.raises(trt.ShapeError, match="layer 'sq'.*cannot squeeze dimension 1"):
+        ctx.get_tensor_shape("y")
+
+
+def test_squeeze_constant_axes_keep_static_shapes():
+    """A constant axes tensor still gives static dims (the builder declares nothing dynamic)."""
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (1, 3, 1))
+    axes = net.add_constant((2,), np.array([0, -1], np.int32)).get_output(0)
+    y = net.add_squeeze(x, axes).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    assert tuple(y.shape) == (3,)
+    eng = build(b, net)
+    assert tuple(eng.get_tensor_shape("y")) == (3,)

@@ -308,7 +308,7 @@ static trtl_status infer_pass(trtl_bgraph *g, int which)
                 g->t[n->out[j]].corner_unknown = 1;
             }
         } else if (corner) {
-            int unb = trtl_sv_dims_unbounded(n->op, n_in);
+            int unb = trtl_sv_dims_unbounded(n->op, n_in) && g->t[n->in[1]].kind != TRTL_TK_CONSTANT;
             for (int32_t j = 0; j < n->n_out; j++)
                 g->t[n->out[j]].corner_unknown |= (int32_t)(st == TRTL_OK && (unb || any_unknown_input(g, n, n_in)));
         }

@@ -43,12 +43,13 @@ void trtl_sv_from_data(const void *data, trtl_dtype t, int64_t n, int64_t *out)
 int trtl_sv_shape_input(trtl_op op, int32_t j)
 {
     return (op == TRTL_OP_SHUFFLE && j == 1) || (op == TRTL_OP_SLICE && j >= 1 && j <= 3) ||
-           (op == TRTL_OP_RESIZE && j == 1) || (op == TRTL_OP_REDUCE && j == 1) || (op == TRTL_OP_TOPK && j == 1);
+           (op == TRTL_OP_RESIZE && j == 1) || (op == TRTL_OP_REDUCE && j == 1) || (op == TRTL_OP_TOPK && j == 1) ||
+           ((op == TRTL_OP_SQUEEZE || op == TRTL_OP_UNSQUEEZE) && j == 1);
 }
 
 int trtl_sv_dims_unbounded(trtl_op op, int32_t n_in)
 {
-    return op == TRTL_OP_REDUCE && n_in > 1;
+    return (op == TRTL_OP_REDUCE && n_in > 1) || op == TRTL_OP_SQUEEZE || op == TRTL_OP_UNSQUEEZE;
 }
 
 int trtl_sv_op_evaluable(trtl_op op)

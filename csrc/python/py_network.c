@@ -303,9 +303,9 @@ static const add_spec add_specs[] = {
     {"add_reverse_sequence", TRTL_OP_REVERSE_SEQUENCE, {IN("input", 0), IN("sequence_lens", 1)},
      "add_reverse_sequence(input, sequence_lens) -> IReverseSequenceLayer\n\n"
      "Reverses the first sequence_lens[b] entries along sequence_axis for each b along batch_axis."},
-    {"add_squeeze", TRTL_OP_SQUEEZE, {IN("input", 0), CIN("axes", "axes", 1)},
+    {"add_squeeze", TRTL_OP_SQUEEZE, {IN("input", 0), CIN_OPT("axes", "axes", 1)},
      "add_squeeze(input, axes) -> ISqueezeLayer\n\nRemoves the size-1 dims listed in a constant INT32 tensor."},
-    {"add_unsqueeze", TRTL_OP_UNSQUEEZE, {IN("input", 0), CIN("axes", "axes", 1)},
+    {"add_unsqueeze", TRTL_OP_UNSQUEEZE, {IN("input", 0), CIN_OPT("axes", "axes", 1)},
      "add_unsqueeze(input, axes) -> IUnsqueezeLayer\n\nInserts size-1 dims at the output axes listed in a constant "
      "INT32 tensor."},
     {"add_grid_sample", TRTL_OP_GRID_SAMPLE, {IN("input", 0), IN("grid", 1)},

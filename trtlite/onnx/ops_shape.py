@@ -144,14 +144,25 @@ def _transpose_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]
     return [p._transpose(x, perm)]
 
 
+def _runtime_axes_layer(p: ImporterContext, add: Any, x: Any, an: str) -> Any:
+    """A squeeze / unsqueeze layer whose axes are the run-time values of `an` (a 1-D tensor of static length)."""
+    from .shape_tensors import shape_input
+    axes = shape_input(p, an)
+    if len(axes.shape) != 1 or axes.shape[0] < 0:
+        raise Dynamic("axes of a dynamic length or rank")
+    return p._L(add(x, axes))
+
+
 @importer("Squeeze",
-          restrictions="axes must be a constant")
+          restrictions="axes computed at run time must have a static count")
 def _squeeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
     r = len(xs)
     if p._opset >= 13:
         an = p._inp(node, 1)
+        if an is not None and not p._is_const(an):  # axes known at run time: a shape tensor (trtlite's extension)
+            return [_runtime_axes_layer(p, p.network.add_squeeze, x, an)]
         axes = None if an is None else [int(v) for v in p._cval(an, "axes").reshape(-1)]
     else:
         axes = attr_ints(a, "axes")
@@ -170,11 +181,14 @@ def _squeeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Unsqueeze",
-          restrictions="axes must be a constant")
+          restrictions="axes computed at run time must have a static count")
 def _unsqueeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     if p._opset >= 13:
-        axes = [int(v) for v in p._cval(p._inp(node, 1), "axes").reshape(-1)]
+        an = p._inp(node, 1)
+        if an is not None and not p._is_const(an):
+            return [_runtime_axes_layer(p, p.network.add_unsqueeze, x, an)]
+        axes = [int(v) for v in p._cval(an, "axes").reshape(-1)]
     else:
         axes = attr_ints(a, "axes")
     out_r = len(x.shape) + len(axes)
