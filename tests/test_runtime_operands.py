@@ -224,3 +224,126 @@ def test_squeeze_constant_axes_keep_static_shapes():
     assert tuple(y.shape) == (3,)
     eng = build(b, net)
     assert tuple(eng.get_tensor_shape("y")) == (3,)
+
+
+# ---- slice FILL value as an execution tensor (input 4) -----------------------------------------------------------
+
+@pytest.mark.parametrize("dt,npdt", [(trt.float32, np.float32), (trt.int32, np.int32)])
+def test_slice_fill_value_from_execution_tensor(dt, npdt):
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", dt, (2, 3))
+    v = net.add_input("v", dt, ())
+    layer = net.add_slice(x, (-1, -2), (4, 6), (1, 1))
+    layer.mode = trt.SampleMode.FILL
+    layer.set_input(4, v)
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    assert layer.num_inputs == 5 and v.is_execution_tensor and not v.is_shape_tensor
+    eng = build(b, net)
+    ctx = eng.create_execution_context()
+    x = np.arange(6).reshape(2, 3).astype(npdt)
+    for fill in (7, -3):
+        out = run(ctx, {"x": x, "v": np.array(fill, npdt)}, ["y"])["y"]
+        np.testing.assert_array_equal(out, np.pad(x, ((1, 1), (2, 1)), constant_values=fill))
+
+
+def test_slice_fill_value_tensor_errors():
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    x = net.add_input("x", trt.float32, (2, 3))
+    v = net.add_input("v", trt.int32, (1,))
+    layer = net.add_slice(x, (0, 0), (2, 3), (1, 1))
+    layer.name = "sl"
+    layer.set_input(4, v)
+    with pytest.raises(trt.InvalidArgumentError, match="layer 'sl'.*fill value \\(input 4\\) needs mode FILL"):
+        layer.get_output(0).shape
+    layer.mode = trt.SampleMode.FILL
+    with pytest.raises(trt.ShapeError, match="layer 'sl'.*must be one FLOAT element.*got INT32"):
+        layer.get_output(0).shape
+
+
+# ---- IFillLayer ---------------------------------------------------------------------------------------------------
+
+def test_fill_linspace_attributes_static_shape():
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    f = net.add_fill((2, 3), trt.FillOperation.LINSPACE, trt.float32)
+    assert isinstance(f, trt.IFillLayer) and f.type == trt.LayerType.FILL
+    f.alpha, f.beta = 1.5, 0.25
+    f.get_output(0).name = "y"
+    net.mark_output(f.get_output(0))
+    eng = build(b, net)
+    out = run(eng.create_execution_context(), {}, ["y"])["y"]
+    i, j = np.indices((2, 3))
+    np.testing.assert_allclose(out, 1.5 + 0.25 * i + 0.25 * j, rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("dt,npdt", [(trt.int32, np.int32), (trt.float32, np.float32)])
+def test_fill_linspace_runtime_shape_alpha_beta(dt, npdt):
+    """numpy's arange / an affine grid, the length a shape tensor input, start and deltas execution tensors."""
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    shape = net.add_input("shape", trt.int32, (2,))
+    start = net.add_input("start", dt, ())
+    delta = net.add_input("delta", dt, (2,))
+    f = net.add_fill((0, 0), trt.FillOperation.LINSPACE, dt)
+    f.name = "fill"
+    f.set_input(0, shape)
+    f.set_input(1, start)
+    f.set_input(2, delta)
+    assert shape.is_shape_tensor and tuple(f.get_output(0).shape) == (-1, -1)
+    f.get_output(0).name = "y"
+    net.mark_output(f.get_output(0))
+    eng = build(b, net, values={"shape": ((0, 0), (2, 3), (4, 5))})
+    ctx = eng.create_execution_context()
+    for dims, s0, d in [((2, 3), 7, (10, -2)), ((4, 5), -3, (1, 3)), ((0, 2), 1, (1, 1))]:
+        out = run(ctx, {"shape": np.array(dims, np.int32), "start": np.array(s0, npdt),
+                        "delta": np.array(d, npdt)}, ["y"])["y"]
+        i, j = np.indices(dims)
+        np.testing.assert_array_equal(out, (s0 + d[0] * i + d[1] * j).astype(npdt))
+    ctx.set_tensor_address("shape", np.array([-1, 2], np.int32))
+    with pytest.raises(trt.ShapeError, match="outside optimization profile"):
+        ctx.get_tensor_shape("y")
+
+
+def test_fill_only_alpha_given_and_errors():
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    start = net.add_input("start", trt.int32, ())
+    f = net.add_fill((4,), trt.FillOperation.LINSPACE, trt.int32)
+    f.name = "fill"
+    f.beta = 3
+    f.set_input(1, start)  # input 0 left unset: the shape attribute (the builder makes it a constant)
+    f.get_output(0).name = "y"
+    net.mark_output(f.get_output(0))
+    eng = build(b, net)
+    out = run(eng.create_execution_context(), {"start": np.array(5, np.int32)}, ["y"])["y"]
+    np.testing.assert_array_equal(out, [5, 8, 11, 14])
+    with pytest.raises(trt.DTypeError, match=r"layer '.*\[Fill\]'.*INT32.*random operations FLOAT"):
+        net.add_fill((2,), trt.FillOperation.RANDOM_UNIFORM, trt.int32)
+    g = net.add_fill((2,), trt.FillOperation.LINSPACE, trt.float32)
+    g.name = "bad"
+    g.set_input(2, start)
+    with pytest.raises(trt.ShapeError, match="layer 'bad'.*beta \\(input 2\\) must be a 1-D FLOAT tensor"):
+        g.get_output(0).shape
+
+
+@pytest.mark.parametrize("op", [trt.FillOperation.RANDOM_UNIFORM, trt.FillOperation.RANDOM_NORMAL])
+def test_fill_random_statistics_and_determinism(op):
+    b = trt.Builder(LOGGER)
+    net = b.create_network(EXPLICIT)
+    f = net.add_fill((100, 100), op, trt.float32)
+    f.alpha, f.beta = (-2.0, 3.0) if op == trt.FillOperation.RANDOM_UNIFORM else (1.0, 2.0)
+    f.get_output(0).name = "y"
+    net.mark_output(f.get_output(0))
+    eng = build(b, net)
+    y1 = run(eng.create_execution_context(), {}, ["y"])["y"]
+    y2 = run(eng.create_execution_context(), {}, ["y"])["y"]
+    np.testing.assert_array_equal(y1, y2)
+    if op == trt.FillOperation.RANDOM_UNIFORM:
+        assert y1.min() >= -2.0 and y1.max() < 3.0
+        assert abs(y1.mean() - 0.5) < 0.05 and abs(y1.std() - 5 / np.sqrt(12)) < 0.05
+    else:
+        assert abs(y1.mean() - 1.0) < 0.05 and abs(y1.std() - 2.0) < 0.05
+    assert len(np.unique(y1)) > 9900

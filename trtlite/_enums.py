@@ -34,6 +34,7 @@ __all__ = [
     "TensorIOMode", "ProfilingVerbosity", "PluginFieldType", "TensorLocation", "TensorFormat", "DeviceType",
     "EngineCapability", "LayerInformationFormat", "CalibrationAlgoType", "Severity",
     "ScatterMode", "ScatterReduction", "CumulativeOperation",
+    "FillOperation",
 ]
 
 
@@ -96,6 +97,7 @@ class LayerType(_TrtEnum):
     UNSQUEEZE = 48  # TensorRT 10's value
     CUMULATIVE = 49  # TensorRT 10's value
     SQUEEZE = 60  # TensorRT 10 says 47, which is CAST in the 8.6 numbering used here
+    FILL = 32
 
 
 class ActivationType(_TrtEnum):
@@ -394,3 +396,10 @@ class Severity(_TrtEnum):
     WARNING = 2
     INFO = 3
     VERBOSE = 4
+
+
+class FillOperation(_TrtEnum):
+    """What an IFillLayer computes (trt.FillOperation)."""
+    LINSPACE = 0
+    RANDOM_UNIFORM = 1
+    RANDOM_NORMAL = 2

@@ -44,7 +44,7 @@ int trtl_sv_shape_input(trtl_op op, int32_t j)
 {
     return (op == TRTL_OP_SHUFFLE && j == 1) || (op == TRTL_OP_SLICE && j >= 1 && j <= 3) ||
            (op == TRTL_OP_RESIZE && j == 1) || (op == TRTL_OP_REDUCE && j == 1) || (op == TRTL_OP_TOPK && j == 1) ||
-           ((op == TRTL_OP_SQUEEZE || op == TRTL_OP_UNSQUEEZE) && j == 1);
+           ((op == TRTL_OP_SQUEEZE || op == TRTL_OP_UNSQUEEZE) && j == 1) || (op == TRTL_OP_FILL && j == 0);
 }
 
 int trtl_sv_dims_unbounded(trtl_op op, int32_t n_in)

@@ -317,6 +317,11 @@ static const add_spec add_specs[] = {
     {"add_assertion", TRTL_OP_ASSERTION, {IN("condition", 0), AT("message", "message")},
      "add_assertion(condition, message) -> IAssertionLayer\n\nExecution fails with `message` when any element of "
      "the BOOL condition is false."},
+    {"add_fill", TRTL_OP_FILL, {AT("shape", "shape"), AT("op", "operation"), OPT("output_type", "to_type")},
+     "add_fill(shape, op, output_type=DataType.FLOAT) -> IFillLayer\n\n"
+     "An output made from parameters: LINSPACE (alpha + sum_k beta_k * i_k), RANDOM_UNIFORM [alpha, beta), "
+     "RANDOM_NORMAL (mean alpha, std beta).  set_input(0, shape tensor) gives the dims at run time, set_input(1 / 2, "
+     "tensor) alpha / beta."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -482,13 +487,15 @@ ADD_FN(20) ADD_FN(21) ADD_FN(22) ADD_FN(23) ADD_FN(24) ADD_FN(25) ADD_FN(26) ADD
 ADD_FN(30) ADD_FN(31) ADD_FN(32)
 ADD_FN(33) ADD_FN(34) ADD_FN(35) ADD_FN(36) ADD_FN(37) ADD_FN(38) ADD_FN(39) ADD_FN(40) ADD_FN(41)
 ADD_FN(42)
+ADD_FN(43)
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
     add_fn_20, add_fn_21, add_fn_22, add_fn_23, add_fn_24, add_fn_25, add_fn_26, add_fn_27, add_fn_28, add_fn_29,
     add_fn_30, add_fn_31, add_fn_32,
     add_fn_33, add_fn_34, add_fn_35, add_fn_36, add_fn_37, add_fn_38, add_fn_39, add_fn_40, add_fn_41,
-    add_fn_42};
+    add_fn_42,
+    add_fn_43};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 
