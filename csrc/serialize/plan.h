@@ -15,6 +15,8 @@
  *      shapes; INT32, static, at most 8 values); per profile, after a shape input's dims, its value
  *      ranges as three dims (vmin, vopt, vmax: nb_dims = the input's volume).  Also new in 4: op SHAPE,
  *      and SHUFFLE with a second input (the reshape dims; reshape_dims then only holds their count).
+ *      Nodes added since without a layout change (the op table bounds them): op FILL, and REDUCE / TOPK with a
+ *      second input, SLICE with a fifth (run-time shape operands, issue #12).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
