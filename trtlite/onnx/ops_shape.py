@@ -11,7 +11,7 @@ from .constants import FOLD_LIMIT, attr_ints, split_sizes
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .registry import importer
-from .shape_eval import Sym, is_static
+from .shape_eval import Sym, has_sym, is_static
 from .shape_tensors import runtime_expand, runtime_reshape, shape_input
 
 
@@ -379,13 +379,13 @@ def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if dtype not in (DataType.FLOAT, DataType.INT32):
         raise unsupported("Range over %s" % dtype.name)
     E = ElementWiseOperation
-    if all(consts):
+    if all(consts) and not any(has_sym(p._consts[n]) for n in names):
         st, li, de = (p._cval(n, what).reshape(-1)[0] for n, what in zip(names, ("start", "limit", "delta")))
         if de == 0:
             raise Fail(ErrorCode.INVALID_NODE, "Range with delta 0")
         count = max(int(np.ceil((float(li) - float(st)) / float(de))), 0)
         length = p._const_tensor(np.array([count], np.int32), DataType.INT32)
-    elif dtype == DataType.INT32:
+    elif dtype == DataType.INT32:  # fed at run time, or holding dynamic dims (torch.arange(x.shape[1]))
         s, lim, d = (shape_input(p, n) for n in names)
         for t, what in zip((s, lim, d), ("start", "limit", "delta")):
             if tuple(t.shape) not in ((), (1,)):
