@@ -21,6 +21,7 @@ SOURCES = [
     "csrc/core/dims.c",
     "csrc/core/threadpool.c",
     "csrc/core/shape.c",
+    "csrc/core/axes_values.c",
     "csrc/kernels/epilogue.c",
     "csrc/kernels/conv_geometry.c",
     "csrc/kernels/ref/convolution.c",

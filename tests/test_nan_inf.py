@@ -457,6 +457,19 @@ case("einsum", "EINSUM", lambda r: {"a": poisoned(r, (3, 4), 1, 1, 0), "b": pois
      lambda net, a, b: layer_out(net.add_einsum([a, b], "ij,jk->ik")),
      lambda a, b: np.einsum("ij,jk->ik", a.astype(np.float64), b.astype(np.float64)))
 
+
+
+def _fill_make(net, a, d):
+    layer = net.add_fill((2, 3), trt.FillOperation.LINSPACE, trt.float32)
+    layer.set_input(1, a)
+    layer.set_input(2, d)
+    return layer_out(layer)
+
+
+# LINSPACE with an infinite delta: inf * 0 is NaN at index 0, as numpy's a + d0 * i + d1 * j
+case("fill", "FILL", lambda r: {"a": np.array(1.5, np.float32), "d": np.array([np.inf, 2.0], np.float32)},
+     _fill_make, lambda a, d: a + d[0] * np.indices((2, 3))[0] + d[1] * np.indices((2, 3))[1])
+
 # Layer types with no float input to poison: CONSTANT (no input), PLUGIN_V2 (the plugins' own tests).
 NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2",
                   # NaN/Inf through Quantize (NaN -> lowest code, +-Inf saturate) and Dequantize (integer input):

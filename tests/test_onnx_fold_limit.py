@@ -122,13 +122,15 @@ def test_budget_does_not_limit_folds_that_do_not_grow(monkeypatch, rng):
     compare(m, {"x": rng.standard_normal((4, 6)).astype(np.float32)})
 
 
-def test_range_past_budget_is_refused(monkeypatch):
+def test_range_past_budget_is_a_fill_layer(monkeypatch):
+    """A Range past the fold budget is an IFillLayer (LINSPACE) computed at run time, no longer refused."""
     monkeypatch.setattr(constants, "FOLD_LIMIT", 8)
     nodes = [helper.make_node("Range", ["a", "b", "d"], ["r"]), helper.make_node("Add", ["x", "r"], ["y"])]
     m = make_model(nodes, {"x": (20,)}, {"y": (20,)},
-                   {"a": np.array(0, np.float32), "b": np.array(20, np.float32), "d": np.array(1, np.float32)})
-    with pytest.raises(Exception, match="Range of more than 8 elements"):
-        parse(m)
+                   {"a": np.array(0.5, np.float32), "b": np.array(20, np.float32), "d": np.array(1, np.float32)})
+    _, net, _ = parse(m)
+    assert any(net.get_layer(i).type == trt.LayerType.FILL for i in range(net.num_layers))
+    compare(m, {"x": np.random.default_rng(0).standard_normal(20).astype(np.float32)})
 
 
 @pytest.mark.parametrize("op", ["Expand", "ConstantOfShape", "Tile"])

@@ -696,10 +696,11 @@ def test_slice_dynamic_axis(spec, rng):
     run_shapes(m, feeds, {"x": (3, 3, 4)}, {"x": (4, 8, 4)})
 
 
-@pytest.mark.parametrize("case", ["range", "slice_reverse", "slice_start_from_end_stop_from_start"])
+@pytest.mark.parametrize("case", ["slice_reverse", "slice_start_from_end_stop_from_start"])
 def test_runtime_shapes_still_unsupported(case, rng):
     """What trtlite cannot build yet: a precise UNSUPPORTED_NODE_DYNAMIC naming the node.  (pe[:x.shape[1]] and
-    (B*T, C) -> (B, T, C) are shape tensors now: tests/test_shape_tensors.py.)"""
+    (B*T, C) -> (B, T, C) are shape tensors now: tests/test_shape_tensors.py; torch.arange(x.shape[1]) is a fill
+    layer: test_arange_of_a_dynamic_dim.)"""
     i64 = lambda v: np.array(v, I64)  # noqa: E731
     inputs = {"x": ("B", "T", 8)}
     if case == "range":  # torch.arange(x.shape[1])
@@ -727,6 +728,17 @@ def test_runtime_shapes_still_unsupported(case, rng):
         parse(m)
     msg = str(e.value)
     assert "name 'bad'" in msg and "UNSUPPORTED_NODE_DYNAMIC" in msg and what in msg, msg
+
+
+def test_arange_of_a_dynamic_dim(rng):
+    """torch.arange(x.shape[1]): a LINSPACE fill whose length is a shape tensor read from x's dims."""
+    i64 = lambda v: np.array(v, I64)  # noqa: E731
+    nodes = [N_("Shape", ["x"], ["s"]), N_("Gather", ["s", "one"], ["T"], axis=0),
+             N_("Range", ["zero", "T", "one"], ["r"]), N_("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+             N_("Add", ["x", "rf"], ["y"])]
+    m = make_model(nodes, {"x": ("B", "T")}, {"y": None}, {"zero": i64(0), "one": i64(1)}, opset=13)
+    feeds = [{"x": randn(rng, n, t)} for n, t in ((2, 5), (1, 3), (3, 8))]
+    run_shapes(m, feeds, {"x": (1, 3)}, {"x": (3, 8)})
 
 
 def test_tile(rng):

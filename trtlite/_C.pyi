@@ -5,7 +5,7 @@ from typing_extensions import disjoint_base
 
 import numpy.typing as npt
 
-from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
+from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
 from ._types import Dims, Dims2, Dims3, Dims4, DimsHW, Permutation, Weights, ILogger, IProfiler, IProgressMonitor
 from .calibration import IInt8Calibrator as _PyIInt8Calibrator
 from .plugins import IPluginRegistry as _PyIPluginRegistry, IPluginV2 as _PyIPluginV2, PluginFieldCollection
@@ -514,6 +514,8 @@ class INetworkDefinition:
         """Einstein summation of FLOAT inputs ("bij,bjk->bik", "ii->", ...; no ellipsis)."""
     def add_elementwise(self, input1: ITensor, input2: ITensor, op: ElementWiseOperation) -> IElementWiseLayer:
         """Binary op with broadcasting."""
+    def add_fill(self, shape: _Shape, op: Any, output_type: DataType = ...) -> IFillLayer:
+        """An output made from parameters: LINSPACE (alpha + sum_k beta_k * i_k), RANDOM_UNIFORM [alpha, beta), RANDOM_NORMAL (mean alpha, std beta). set_input(0, shape tensor) gives the dims at run time, set_input(1 / 2, tensor) alpha / beta."""
     def add_fully_connected(self, input: ITensor, num_outputs: int, kernel: _Weights, bias: _Weights | None = ...) -> IFullyConnectedLayer:
         """Flattens the last 3 dims (C, H, W) and outputs (K, 1, 1)."""
     def add_gather(self, input: ITensor, indices: ITensor, axis: int) -> IGatherLayer:
@@ -1091,6 +1093,40 @@ class IElementWiseLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @op.setter
     def op(self, value: ElementWiseOperation) -> None: ...
+
+@final
+class IFillLayer(ILayer):
+    """Fill"""
+    @property
+    def alpha(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @alpha.setter
+    def alpha(self, value: Any) -> None: ...
+    @property
+    def beta(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @beta.setter
+    def beta(self, value: Any) -> None: ...
+    @property
+    def operation(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @operation.setter
+    def operation(self, value: Any) -> None: ...
+    @property
+    def seed(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @seed.setter
+    def seed(self, value: Any) -> None: ...
+    @property
+    def shape(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @shape.setter
+    def shape(self, value: Any) -> None: ...
+    @property
+    def to_type(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @to_type.setter
+    def to_type(self, value: Any) -> None: ...
 
 @final
 class IFullyConnectedLayer(ILayer):

@@ -29,6 +29,7 @@ from ._C import (IActivationLayer, ICastLayer, IConcatenationLayer, IConstantLay
 from ._C import IShapeLayer
 from ._C import (IScatterLayer, IOneHotLayer, ICumulativeLayer, IReverseSequenceLayer, ISqueezeLayer,  # issue #12
                  IUnsqueezeLayer, IGridSampleLayer, IEinsumLayer, IAssertionLayer)
+from ._C import IFillLayer  # run-time shape operands (issue #12)
 from ._enums import *  # noqa: F401,F403  (TensorRT's enums)
 from ._enums import DataType, Severity, TensorIOMode, __all__ as _enum_names
 from . import _enums

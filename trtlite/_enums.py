@@ -35,6 +35,7 @@ __all__ = [
     "EngineCapability", "LayerInformationFormat", "CalibrationAlgoType", "Severity",
     "ScatterMode", "ScatterReduction", "CumulativeOperation",
     "TripLimit", "LoopOutput",
+    "FillOperation",
 ]
 
 
@@ -104,6 +105,7 @@ class LayerType(_TrtEnum):
     CONDITION = 35
     CONDITIONAL_INPUT = 36
     CONDITIONAL_OUTPUT = 37
+    FILL = 32
 
 
 class ActivationType(_TrtEnum):
@@ -424,3 +426,8 @@ class LoopOutput(_TrtEnum):
     LAST_VALUE = 0
     CONCATENATE = 1
     REVERSE = 2
+class FillOperation(_TrtEnum):
+    """What an IFillLayer computes (trt.FillOperation)."""
+    LINSPACE = 0
+    RANDOM_UNIFORM = 1
+    RANDOM_NORMAL = 2

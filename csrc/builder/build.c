@@ -214,6 +214,49 @@ static void set_input_dims(trtl_bgraph *g)
 
 /* A constant INT32 tensor holding a slice's start (j 1), size (2) or stride (3) attribute, for a slice
  * whose other such inputs are shape tensors: engine nodes have no unset inputs.  Returns its id or -1. */
+/* A fill layer's input j left unset while a later one is set (network/ops/fill.c): a constant holding the
+ * attribute -- 0 the shape (INT32 [r]), 1 alpha (0-D), 2 beta (LINSPACE: [r], one delta per dim; else 0-D). */
+static int32_t fill_attr_constant(trtl_bgraph *g, const char *layer, const trtl_fill_params *f, int32_t j)
+{
+    static const char *const what[3] = {"shape", "alpha", "beta"};
+    char name[300];
+    snprintf(name, sizeof name, "%s [%s]", layer, what[j]);
+    trtl_dims d = {0};
+    if (j == 0 || (j == 2 && f->op == TRTL_FILL_LINSPACE)) {
+        d.nb_dims = 1;
+        d.d[0] = f->shape.nb_dims;
+    }
+    trtl_dtype t = j == 0 ? TRTL_INT32 : (trtl_dtype)f->to_type;
+    int32_t *v = trtl_aligned_alloc(sizeof(int32_t) * TRTL_MAX_DIMS);
+    if (!v) {
+        trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < TRTL_MAX_DIMS; i++) {
+        double x = j == 0 ? (double)(i < f->shape.nb_dims ? f->shape.d[i] : 0) : j == 1 ? f->alpha : f->beta;
+        if (t == TRTL_INT32 && !(x >= -2147483648.0 && x < 2147483648.0)) {
+            trtl_aligned_free(v);
+            trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': fill %s %g does not fit INT32", layer, what[j], x);
+            return -1;
+        }
+        if (t == TRTL_INT32)
+            v[i] = (int32_t)x;
+        else
+            ((float *)v)[i] = (float)x;
+    }
+    int32_t id = trtl_bg_add_tensor(g, name, t, TRTL_TK_CONSTANT);
+    if (id < 0) {
+        trtl_aligned_free(v);
+        return -1;
+    }
+    trtl_bg_tensor *bt = &g->t[id];
+    bt->data = v;
+    bt->producer = -1;
+    bt->dmin = d;
+    bt->dopt = bt->dmax = d;
+    return id;
+}
+
 static int32_t slice_attr_constant(trtl_bgraph *g, const char *layer, const trtl_slice_params *s, int32_t j)
 {
     const trtl_dims *a = j == 1 ? &s->start : j == 2 ? &s->shape : &s->stride;
@@ -310,6 +353,9 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net, const trtl_c
             break;
         for (int32_t j = 1; st == TRTL_OK && l->op == TRTL_OP_SLICE && j < l->n_in && j < 4; j++)
             if (in[j] < 0 && (in[j] = slice_attr_constant(g, l->name, &p.slice, j)) < 0)
+                st = trtl_last_status();
+        for (int32_t j = 0; st == TRTL_OK && l->op == TRTL_OP_FILL && j < l->n_in; j++)
+            if (in[j] < 0 && (in[j] = fill_attr_constant(g, l->name, &p.fill, j)) < 0)
                 st = trtl_last_status();
         if (st != TRTL_OK)
             break;

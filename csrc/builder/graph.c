@@ -311,8 +311,9 @@ static trtl_status infer_pass(trtl_bgraph *g, int which)
                 g->t[n->out[j]].corner_unknown = 1;
             }
         } else if (corner) {
+            int unb = trtl_sv_dims_unbounded(n->op, n_in) && g->t[n->in[1]].kind != TRTL_TK_CONSTANT;
             for (int32_t j = 0; j < n->n_out; j++)
-                g->t[n->out[j]].corner_unknown |= (int32_t)(st == TRTL_OK && any_unknown_input(g, n, n_in));
+                g->t[n->out[j]].corner_unknown |= (int32_t)(st == TRTL_OK && (unb || any_unknown_input(g, n, n_in)));
         }
         if (st == TRTL_OK && n->n_out == 1) {
             int done = 0;

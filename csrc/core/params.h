@@ -315,6 +315,13 @@ typedef struct trtl_cf_params {
     int32_t reverse;           /* ITERATOR */
     trtl_cf_head *cf;          /* CONTROL_FLOW: the compiled structure (owned by the step's graph / engine) */
 } trtl_cf_params;
+typedef struct trtl_fill_params {
+    trtl_dims shape;           /* the output's dims, unless input 0 (a shape tensor) gives them */
+    int32_t op;                /* trtl_fill_op */
+    float alpha, beta;         /* LINSPACE: start, delta (every dim); UNIFORM: min, max; NORMAL: mean, std */
+    int32_t to_type;           /* trtl_dtype of the output: FLOAT, or INT32 for LINSPACE */
+    int32_t seed;              /* RANDOM_*: trtlite's extension (the stream is a function of seed and index) */
+} trtl_fill_params;
 
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
@@ -352,6 +359,7 @@ typedef union trtl_params {
     trtl_einsum_params einsum;
     trtl_assertion_params assertion;
     trtl_cf_params cf;                /* control flow (issue #12) */
+    trtl_fill_params fill;
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

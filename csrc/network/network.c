@@ -349,7 +349,7 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     if (l->n_in > 64 || l->n_out > 16)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': too many inputs/outputs", l->name);
     for (int32_t i = 0; i < l->n_in; i++) {
-        if (!l->in[i] && l->op == TRTL_OP_SLICE && i >= 1) { /* start/size/stride not given: the attribute */
+        if (!l->in[i] && ((l->op == TRTL_OP_SLICE && i >= 1) || l->op == TRTL_OP_FILL)) { /* not given: the attribute */
             in[i].nb_dims = -1;
             in_t[i] = TRTL_INT32;
             continue;
@@ -751,7 +751,7 @@ trtl_tensor *trtl_layer_output(const trtl_layer *l, int32_t i)
     return (i >= 0 && i < l->n_out) ? l->out[i] : NULL;
 }
 
-/* ISliceLayer input 4 is the FILL value: trtlite takes it from a one-element constant. */
+/* ISliceLayer input 4 is the FILL value: trtlite takes a one-element constant's value into the attribute. */
 static trtl_status set_slice_fill(trtl_layer *l, trtl_tensor *t)
 {
     const trtl_layer *src = t->producer;
@@ -776,18 +776,19 @@ trtl_status trtl_layer_set_input(trtl_layer *l, int32_t i, trtl_tensor *t)
     TRTL_CHECK_ARG(l);
     trtl_clear_error();
     const trtl_op_info *info = &trtl_op_table[l->op];
-    if (l->op == TRTL_OP_SLICE && i == 4 && t && t->net == l->net)
-        return set_slice_fill(l, t);
+    if (l->op == TRTL_OP_SLICE && i == 4 && t && t->net == l->net && t->producer &&
+        t->producer->op == TRTL_OP_CONSTANT)
+        return set_slice_fill(l, t); /* else an execution tensor read by the kernel (network/ops/slice.c) */
     if (!t || t->net != l->net)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': set_input needs a tensor of the same network", l->name);
     if (i < 0 || (i >= l->n_in && (info->max_inputs >= 0 && i >= info->max_inputs)) ||
-        (i > l->n_in && l->op != TRTL_OP_SLICE))
+        (i > l->n_in && l->op != TRTL_OP_SLICE && l->op != TRTL_OP_FILL))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': input index %d out of range (layer has %d)",
                           l->name, (int)i, (int)l->n_in);
     for (int32_t k = 0; k < l->n_out; k++)
         if (l->out[k] == t)
             return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': cannot use its own output as input", l->name);
-    while (l->op == TRTL_OP_SLICE && i > l->n_in) { /* start/size/stride may be given alone (TensorRT) */
+    while ((l->op == TRTL_OP_SLICE || l->op == TRTL_OP_FILL) && i > l->n_in) { /* inputs may be given alone */
         trtl_tensor **ni = realloc(l->in, sizeof *ni * (size_t)(l->n_in + 1));
         if (!ni)
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "out of memory");

@@ -43,7 +43,13 @@ void trtl_sv_from_data(const void *data, trtl_dtype t, int64_t n, int64_t *out)
 int trtl_sv_shape_input(trtl_op op, int32_t j)
 {
     return (op == TRTL_OP_SHUFFLE && j == 1) || (op == TRTL_OP_SLICE && j >= 1 && j <= 3) ||
-           (op == TRTL_OP_RESIZE && j == 1);
+           (op == TRTL_OP_RESIZE && j == 1) || (op == TRTL_OP_REDUCE && j == 1) || (op == TRTL_OP_TOPK && j == 1) ||
+           ((op == TRTL_OP_SQUEEZE || op == TRTL_OP_UNSQUEEZE) && j == 1) || (op == TRTL_OP_FILL && j == 0);
+}
+
+int trtl_sv_dims_unbounded(trtl_op op, int32_t n_in)
+{
+    return (op == TRTL_OP_REDUCE && n_in > 1) || op == TRTL_OP_SQUEEZE || op == TRTL_OP_UNSQUEEZE;
 }
 
 int trtl_sv_op_evaluable(trtl_op op)
@@ -188,8 +194,8 @@ trtl_status trtl_sv_eval(trtl_op op, const trtl_params *p, const char *layer, in
         *done = 1;
         return TRTL_OK;
     }
-    if (!trtl_sv_op_evaluable(op) || n_in < 1)
-        return TRTL_OK;
+    if (!trtl_sv_op_evaluable(op) || n_in < 1 || (op == TRTL_OP_REDUCE && n_in > 1))
+        return TRTL_OK; /* a reduce with run-time axes is computed by its kernel only */
     /* Every input read for values must carry them; the shuffle's reshape input only decides dims. */
     int32_t nv = (op == TRTL_OP_SHUFFLE || op == TRTL_OP_SLICE) ? 1 : n_in;
     for (int32_t j = 0; j < nv; j++)

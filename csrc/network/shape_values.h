@@ -26,6 +26,11 @@ int trtl_sv_carriable(const trtl_dims *d, trtl_dtype t);
 void trtl_sv_from_data(const void *data, trtl_dtype t, int64_t n, int64_t *out);
 /* Is the op input j a shape-tensor position (its values decide the output's shape)? */
 int trtl_sv_shape_input(trtl_op op, int32_t j);
+/* Are the op's output dims NOT bounded by its outputs at the shape inputs' min / max values (axes from a
+ * tensor, input 1 of reduce / squeeze / unsqueeze: a dim kept at both ends of the range may be reduced in
+ * between)?  Where input 1 is not a constant, the builder then declares them dynamic, as for a corner
+ * whose shapes do not fit together. */
+int trtl_sv_dims_unbounded(trtl_op op, int32_t n_in);
 /* Does the op compute values here (then its value inputs are shape tensors when its output is)? */
 int trtl_sv_op_evaluable(trtl_op op);
 /* Values of output 0 of a node from its inputs' values (in_v[j] NULL: not known).  p: lowered params

@@ -305,9 +305,9 @@ static const add_spec add_specs[] = {
     {"add_reverse_sequence", TRTL_OP_REVERSE_SEQUENCE, {IN("input", 0), IN("sequence_lens", 1)},
      "add_reverse_sequence(input, sequence_lens) -> IReverseSequenceLayer\n\n"
      "Reverses the first sequence_lens[b] entries along sequence_axis for each b along batch_axis."},
-    {"add_squeeze", TRTL_OP_SQUEEZE, {IN("input", 0), CIN("axes", "axes", 1)},
+    {"add_squeeze", TRTL_OP_SQUEEZE, {IN("input", 0), CIN_OPT("axes", "axes", 1)},
      "add_squeeze(input, axes) -> ISqueezeLayer\n\nRemoves the size-1 dims listed in a constant INT32 tensor."},
-    {"add_unsqueeze", TRTL_OP_UNSQUEEZE, {IN("input", 0), CIN("axes", "axes", 1)},
+    {"add_unsqueeze", TRTL_OP_UNSQUEEZE, {IN("input", 0), CIN_OPT("axes", "axes", 1)},
      "add_unsqueeze(input, axes) -> IUnsqueezeLayer\n\nInserts size-1 dims at the output axes listed in a constant "
      "INT32 tensor."},
     {"add_grid_sample", TRTL_OP_GRID_SAMPLE, {IN("input", 0), IN("grid", 1)},
@@ -336,6 +336,11 @@ static const add_spec add_specs[] = {
      {IN("true_subgraph_output", 0), IN("false_subgraph_output", 1), AT("owner", "owner")},
      "_add_conditional_output(true_subgraph_output, false_subgraph_output, owner) -> IIfConditionalOutputLayer\n\n"
      "Use IIfConditional.add_output."},
+    {"add_fill", TRTL_OP_FILL, {AT("shape", "shape"), AT("op", "operation"), OPT("output_type", "to_type")},
+     "add_fill(shape, op, output_type=DataType.FLOAT) -> IFillLayer\n\n"
+     "An output made from parameters: LINSPACE (alpha + sum_k beta_k * i_k), RANDOM_UNIFORM [alpha, beta), "
+     "RANDOM_NORMAL (mean alpha, std beta).  set_input(0, shape tensor) gives the dims at run time, set_input(1 / 2, "
+     "tensor) alpha / beta."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -502,6 +507,7 @@ ADD_FN(30) ADD_FN(31) ADD_FN(32)
 ADD_FN(33) ADD_FN(34) ADD_FN(35) ADD_FN(36) ADD_FN(37) ADD_FN(38) ADD_FN(39) ADD_FN(40) ADD_FN(41)
 ADD_FN(42)
 ADD_FN(43) ADD_FN(44) ADD_FN(45) ADD_FN(46) ADD_FN(47) ADD_FN(48) ADD_FN(49) /* control flow */
+ADD_FN(50)
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
@@ -509,7 +515,7 @@ static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_30, add_fn_31, add_fn_32,
     add_fn_33, add_fn_34, add_fn_35, add_fn_36, add_fn_37, add_fn_38, add_fn_39, add_fn_40, add_fn_41,
     add_fn_42,
-    add_fn_43, add_fn_44, add_fn_45, add_fn_46, add_fn_47, add_fn_48, add_fn_49};
+    add_fn_43, add_fn_44, add_fn_45, add_fn_46, add_fn_47, add_fn_48, add_fn_49, add_fn_50};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 

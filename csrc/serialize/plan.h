@@ -17,6 +17,8 @@
  *      and SHUFFLE with a second input (the reshape dims; reshape_dims then only holds their count).
  *   5  control flow: op CONTROL_FLOW (loops and conditionals; the boundary ops never reach a plan), whose
  *      params are its structure and nested plans (below).  Older plans load unchanged.
+ *      Nodes added since without a layout change (the op table bounds them): op FILL, and REDUCE / TOPK with a
+ *      second input, SLICE with a fifth (run-time shape operands, issue #12).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *

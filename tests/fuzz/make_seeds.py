@@ -394,10 +394,43 @@ def net_control_flow(net):
     net.mark_output(top.add_output(net.add_unary(xi, trt.UnaryOperation.EXP).get_output(0), xi).get_output(0))
 
 
+def net_runtime_operands(net):
+    """Run-time shape operands (issue #12): reduce / squeeze / unsqueeze axes, TopK K and a fill's shape from
+    shape-tensor inputs, a fill's alpha / beta and a slice's FILL value (input 4) as execution tensors."""
+    x = net.add_input("x", trt.float32, (2, 3, 4))
+    ax = net.add_input("ax", trt.int32, (2,))
+    k = net.add_input("k", trt.int32, (1,))
+    n = net.add_input("n", trt.int32, (1,))
+    v = net.add_input("v", trt.float32, ())
+    red = net.add_reduce(x, trt.ReduceOperation.MAX, 1, False)
+    red.set_input(1, ax)
+    net.mark_output(red.get_output(0))
+    tk = net.add_topk(x, trt.TopKOperation.MIN, 1, 1 << 2)
+    tk.set_input(1, k)
+    net.mark_output(tk.get_output(1))
+    un = net.add_unsqueeze(x, ax)
+    sq = net.add_squeeze(un.get_output(0), ax)
+    net.mark_output(sq.get_output(0))
+    f = net.add_fill((0,), trt.FillOperation.LINSPACE, trt.float32)
+    f.set_input(0, n)
+    f.set_input(1, v)
+    f.beta = 0.5
+    net.mark_output(f.get_output(0))
+    r = net.add_fill((3, 2), trt.FillOperation.RANDOM_NORMAL, trt.float32)
+    r.seed = 7
+    net.mark_output(r.get_output(0))
+    sl = net.add_slice(x, (-1, 0, 0), (4, 3, 4), (1, 1, 1))
+    sl.mode = trt.SampleMode.FILL
+    sl.set_input(4, v)
+    net.mark_output(sl.get_output(0))
+    return [{"=ax": ((0, 1), (0, 1), (1, 2)), "=k": ((1,), (2,), (4,)), "=n": ((0,), (3,), (9,))}]
+
+
 NETS = {"concat40": net_concat_many, "two_profiles": net_two_profiles, "misc": net_misc,
         "select_cast_norm": net_select_cast_norm, "int_gather": net_int_gather,
         "deconv_scale_prelu": net_deconv_scale_prelu, "plugins": net_plugins, "shape_tensors": net_shape_tensors,
-        "trt10_layers": net_trt10_layers, "control_flow": net_control_flow}
+        "trt10_layers": net_trt10_layers, "control_flow": net_control_flow,
+        "runtime_operands": net_runtime_operands}
 
 
 def main():

@@ -273,15 +273,13 @@ def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             return [out]
         return [np.array(int(np.prod(shp)), dtype=np.int64)]
     present = [i for i in ins if i]
-    sym_shape = op in ("Expand", "ConstantOfShape") and len(ins) > (op == "Expand") and \
-        has_sym(ctx._consts.get(ins[op == "Expand"]))
+    sym_shape = (op in ("Expand", "ConstantOfShape") and len(ins) > (op == "Expand") and
+                 has_sym(ctx._consts.get(ins[op == "Expand"]))) or \
+        (op == "Range" and any(has_sym(ctx._consts.get(i)) for i in present))
     if (present or op == "Constant") and all(i in ctx._consts for i in present) and op not in NOT_FOLDED \
             and not sym_shape:  # a shape with dynamic dims is built at run time by the importer
         vals = [ctx._consts[i] if i else None for i in ins]
         big = constants.fold_too_big(ctx, node, constants.fold_output_bound(ctx, node, a, vals), vals)
-        if big and op == "Range":
-            raise unsupported("Range of more than %d elements (the fold budget): trtlite computes Range only "
-                              "while parsing" % constants.FOLD_LIMIT)
         if big:
             ctx._log(Severity.VERBOSE, "ONNX parser: not folding %s (its output is past the fold budget of %d "
                      "elements): computed at run time" % (op, constants.FOLD_LIMIT))

@@ -6,12 +6,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._enums import DataType, Severity
+from .._enums import DataType, ElementWiseOperation, FillOperation, Severity
 from .constants import FOLD_LIMIT, attr_ints, split_sizes
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .registry import importer
-from .shape_eval import Sym, is_static
+from .shape_eval import Sym, has_sym, is_static
 from .shape_tensors import runtime_expand, runtime_reshape, shape_input
 
 
@@ -144,14 +144,25 @@ def _transpose_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]
     return [p._transpose(x, perm)]
 
 
+def _runtime_axes_layer(p: ImporterContext, add: Any, x: Any, an: str) -> Any:
+    """A squeeze / unsqueeze layer whose axes are the run-time values of `an` (a 1-D tensor of static length)."""
+    from .shape_tensors import shape_input
+    axes = shape_input(p, an)
+    if len(axes.shape) != 1 or axes.shape[0] < 0:
+        raise Dynamic("axes of a dynamic length or rank")
+    return p._L(add(x, axes))
+
+
 @importer("Squeeze",
-          restrictions="axes must be a constant")
+          restrictions="axes computed at run time must have a static count")
 def _squeeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
     r = len(xs)
     if p._opset >= 13:
         an = p._inp(node, 1)
+        if an is not None and not p._is_const(an):  # axes known at run time: a shape tensor (trtlite's extension)
+            return [_runtime_axes_layer(p, p.network.add_squeeze, x, an)]
         axes = None if an is None else [int(v) for v in p._cval(an, "axes").reshape(-1)]
     else:
         axes = attr_ints(a, "axes")
@@ -170,11 +181,14 @@ def _squeeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Unsqueeze",
-          restrictions="axes must be a constant")
+          restrictions="axes computed at run time must have a static count")
 def _unsqueeze_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     if p._opset >= 13:
-        axes = [int(v) for v in p._cval(p._inp(node, 1), "axes").reshape(-1)]
+        an = p._inp(node, 1)
+        if an is not None and not p._is_const(an):
+            return [_runtime_axes_layer(p, p.network.add_unsqueeze, x, an)]
+        axes = [int(v) for v in p._cval(an, "axes").reshape(-1)]
     else:
         axes = attr_ints(a, "axes")
     out_r = len(x.shape) + len(axes)
@@ -213,11 +227,18 @@ def _concat(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Split",
-          restrictions="split sizes must be constants; a dynamic axis needs explicit split sizes")
+          restrictions="a dynamic axis needs explicit split sizes (constants, or computed at run time)")
 def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
     axis = p._norm_axis(int(a.get("axis", 0)), len(xs))
+    sn = p._inp(node, 1)
+    if sn is not None and not p._is_const(sn):  # split sizes known at run time: slices with shape-tensor inputs
+        from .shape_tensors import runtime_split
+        outs = runtime_split(p, x, shape_input(p, sn), axis)
+        if len(outs) != len([o for o in node.output]):
+            raise Fail(ErrorCode.INVALID_NODE, "split has %d sizes for %d outputs" % (len(outs), len(node.output)))
+        return outs
     vals = [None] + [p._cval(n, "split") if n else None for n in node.input[1:2]]
     sizes = split_sizes(p, node, a, vals, xs[axis])
     outs = []
@@ -336,10 +357,48 @@ def _depth_space(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._reshape(t, [0, c * b * b, h // b, w // b])]
 
 
-@importer("Shape", "Size", "Range",
+@importer("Shape", "Size",
           restrictions={"Shape": "none (computed while parsing; dynamic dims become symbols)",
-                        "Size": "none (computed while parsing; dynamic dims become symbols)",
-                        "Range": "start, limit and delta must be known while parsing"})
+                        "Size": "none (computed while parsing; dynamic dims become symbols)"})
 def _shape_only(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     raise Dynamic("%s needs its inputs known while parsing (static shapes), but they are computed at run time"
                   % node.op_type)
+
+
+@importer("Range",
+          restrictions="float start / limit / delta must be known while parsing; integer ones may be computed at run "
+                       "time (a LINSPACE fill whose length is a shape tensor)")
+def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Range (when not folded while parsing): an IFillLayer LINSPACE of max(ceil((limit - start) / delta), 0)
+    elements, start and delta as its alpha / beta inputs; the length is computed on the host (shape tensors)
+    when the inputs are integers fed at run time."""
+    names = [node.input[i] for i in range(3)]
+    consts = [p._is_const(n) for n in names]
+    ts = [p._tensor(n) for n in names]
+    dtype = DataType(ts[0].dtype)
+    if dtype not in (DataType.FLOAT, DataType.INT32):
+        raise unsupported("Range over %s" % dtype.name)
+    E = ElementWiseOperation
+    if all(consts) and not any(has_sym(p._consts[n]) for n in names):
+        st, li, de = (p._cval(n, what).reshape(-1)[0] for n, what in zip(names, ("start", "limit", "delta")))
+        if de == 0:
+            raise Fail(ErrorCode.INVALID_NODE, "Range with delta 0")
+        count = max(int(np.ceil((float(li) - float(st)) / float(de))), 0)
+        length = p._const_tensor(np.array([count], np.int32), DataType.INT32)
+    elif dtype == DataType.INT32:  # fed at run time, or holding dynamic dims (torch.arange(x.shape[1]))
+        s, lim, d = (shape_input(p, n) for n in names)
+        for t, what in zip((s, lim, d), ("start", "limit", "delta")):
+            if tuple(t.shape) not in ((), (1,)):
+                raise Fail(ErrorCode.INVALID_NODE, "Range's %s must be a scalar, got shape %s" % (what, tuple(t.shape)))
+        # ceil((limit - start) / delta) as -((start - limit) // delta), at least 0
+        q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
+        n = p._ew_const(q, np.int32(0), E.SUB, const_first=True)
+        n = p._ew_const(n, np.int32(0), E.MAX)
+        length = p._reshape(n, [1], zero_is_placeholder=False)
+    else:
+        raise unsupported("Range over FLOAT values computed at run time (its length would need float shape tensors)")
+    layer = p.network.add_fill((0,), FillOperation.LINSPACE, dtype)
+    layer.set_input(0, length)
+    layer.set_input(1, p._reshape(ts[0], [], zero_is_placeholder=False) if tuple(ts[0].shape) else ts[0])
+    layer.set_input(2, p._reshape(ts[2], [1], zero_is_placeholder=False))
+    return [p._L(layer)]

@@ -163,7 +163,12 @@ def _runtime_pad(p: ImporterContext, node: Any, x: Any, mode: str) -> Any:
     if mode not in modes:
         raise unsupported("Pad mode '%s'" % mode)
     fill = None
-    if mode == "constant":
+    if mode == "constant" and p._inp(node, 2) and not p._is_const(p._inp(node, 2)):
+        # the value known at run time: an execution tensor of x's type read by the FILL slice (input 4)
+        fill = p._tensor(p._inp(node, 2))
+        if fill.dtype != x.dtype:
+            fill = p._L(p.network.add_cast(fill, x.dtype))
+    elif mode == "constant":
         vn = p._inp(node, 2)
         value = p._cval(vn, "constant_value").reshape(-1) if vn else np.zeros(1)
         value = value[0].item() if value.size else 0
@@ -175,7 +180,7 @@ def _runtime_pad(p: ImporterContext, node: Any, x: Any, mode: str) -> Any:
 
 
 @importer("Pad",
-          restrictions=("pads, constant_value and axes must be constants; modes constant, reflect, edge and wrap; "
+          restrictions=("axes must be a constant; modes constant, reflect, edge and wrap; "
                         "reflect, edge, wrap and non-zero constant padding not along dynamic axes"))
 def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
@@ -188,6 +193,9 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         axes = list(range(r))
     else:
         if not p._is_const(p._inp(node, 1) or ""):  # pads computed at run time: a shape tensor
+            return [_runtime_pad(p, node, x, mode)]
+        vn = p._inp(node, 2)
+        if mode == "constant" and vn and not p._is_const(vn):  # the value computed at run time
             return [_runtime_pad(p, node, x, mode)]
         pads = [int(v) for v in p._cval(p._inp(node, 1), "pads").reshape(-1)]
         vn = p._inp(node, 2)

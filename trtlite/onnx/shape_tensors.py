@@ -277,3 +277,38 @@ def runtime_slice(p: Any, x: Any, starts: Any, ends: Any, axes: Any, steps: Any)
     layer.set_input(2, cat(sz_parts))
     layer.set_input(3, cat(sd_parts))
     return p._L(layer)
+
+
+def runtime_split(p: Any, x: Any, split: Any, axis: int) -> list:
+    """ONNX Split with the sizes `split` (an INT32 tensor [n]) known at run time: output i is a slice starting
+    at sum(split[:i]) along `axis` with size split[i] there (x's dims elsewhere)."""
+    n = int(split.shape[0]) if len(split.shape) == 1 else -1
+    if n < 1:
+        raise Dynamic("Split's split has a dynamic or zero length")
+    r = len(x.shape)
+    net = p.network
+    xs = p._L(net.add_shape(x))
+
+    def cat(parts: list) -> Any:
+        if len(parts) == 1:
+            return parts[0]
+        layer = net.add_concatenation(parts)
+        layer.axis = 0
+        return p._L(layer)
+
+    outs = []
+    offset = None  # sum(split[:i]) as a [1] tensor
+    for i in range(n):
+        si = _pieces(p, split, [i])
+        start = cat(([_i32(p, [0] * axis)] if axis else []) + [offset if offset is not None else _i32(p, [0])]
+                    + ([_i32(p, [0] * (r - axis - 1))] if axis < r - 1 else []))
+        size = cat(([_pieces(p, xs, list(range(axis)))] if axis else []) + [si]
+                   + ([_pieces(p, xs, list(range(axis + 1, r)))] if axis < r - 1 else []))
+        layer = net.add_slice(x, [0] * r, [1] * r, [1] * r)
+        layer.set_input(1, start)
+        layer.set_input(2, size)
+        outs.append(p._L(layer))
+        offset = si if offset is None else p._L(net.add_elementwise(offset, si, ElementWiseOperation.SUM))
+    same = p._L(net.add_elementwise(offset, _pieces(p, xs, [axis]), ElementWiseOperation.EQUAL))
+    p._name_layer(net.add_assertion(same, "Split: the split sizes must sum to the size of axis %d" % axis))
+    return outs

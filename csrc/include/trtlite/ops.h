@@ -68,6 +68,9 @@ typedef enum { TRTL_SCATTER_ELEMENT = 0, TRTL_SCATTER_ND = 1, TRTL_SCATTER_COUNT
 typedef enum { TRTL_SCATTER_RED_NONE = 0, TRTL_SCATTER_RED_SUM = 1, TRTL_SCATTER_RED_PROD = 2,
                TRTL_SCATTER_RED_MAX = 3, TRTL_SCATTER_RED_MIN = 4, TRTL_SCATTER_RED_COUNT } trtl_scatter_reduction;
 typedef enum { TRTL_CUM_SUM = 0, TRTL_CUM_COUNT } trtl_cumulative_op;
+/* IFillLayer (TensorRT's FillOperation values). */
+typedef enum { TRTL_FILL_LINSPACE = 0, TRTL_FILL_RANDOM_UNIFORM = 1, TRTL_FILL_RANDOM_NORMAL = 2,
+               TRTL_FILL_COUNT } trtl_fill_op;
 
 #ifdef __cplusplus
 }

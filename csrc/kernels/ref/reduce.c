@@ -5,17 +5,31 @@
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"
+#include "core/axes_values.h"
 
 trtl_status trtl_ref_reduce(const trtl_kernel_args *a)
 {
     const trtl_reduce_params *p = &a->node->p.reduce;
     const trtl_dims *xd = &a->in[0].dims;
     int r = xd->nb_dims;
+    uint32_t axes = p->axes;
+    if (a->node->n_in > 1) { /* run-time axes (network/ops/reduce.c): validated with the shapes, read again here */
+        const trtl_dims *ad = &a->in[1].dims;
+        int64_t k = ad->nb_dims == 0 ? 1 : ad->d[0], v[TRTL_MAX_DIMS];
+        if (ad->nb_dims > 1 || k > TRTL_MAX_DIMS || k > r || a->in[1].dtype != TRTL_INT32)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': bad reduce axes tensor", a->node->name);
+        for (int64_t i = 0; i < k; i++)
+            v[i] = ((const int32_t *)a->in[1].data)[i];
+        if (k == 0)
+            axes = (1u << r) - 1u;
+        else
+            TRTL_TRY(trtl_axes_values_mask(a->node->name, "the reduce axes (input 1)", v, k, r, &axes));
+    }
     int64_t ist[TRTL_MAX_DIMS], kd[TRTL_MAX_DIMS], ks[TRTL_MAX_DIMS], rd[TRTL_MAX_DIMS], rs[TRTL_MAX_DIMS];
     int nk = 0, nr = 0;
     ref_strides(xd->d, r, ist);
     for (int d = 0; d < r; d++) {
-        if (p->axes & (1u << d)) {
+        if (axes & (1u << d)) {
             rd[nr] = xd->d[d];
             rs[nr++] = ist[d];
         } else {

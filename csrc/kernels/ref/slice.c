@@ -55,7 +55,14 @@ trtl_status trtl_ref_slice(const trtl_kernel_args *a)
                           a->node->name, (int)p->start.nb_dims, (int)p->stride.nb_dims, (int)r);
     /* FILL value (TensorRT's optional input 4, captured as a constant when it was set). */
     uint8_t fill[8] = {0};
-    if (p->mode == TRTL_SLICE_FILL)
+    if (p->mode == TRTL_SLICE_FILL && a->node->n_in > 4) { /* a run-time fill value: one element of the type */
+        size_t es = trtl_dtype_size(a->out[0].dtype);
+        if (a->in[4].dtype != a->out[0].dtype || es > sizeof fill || trtl_volume(&a->in[4].dims) != 1)
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the fill value (input 4) must be one element of the "
+                              "input's type", a->node->name);
+        memcpy(fill, a->in[4].data, es);
+    } else if (p->mode == TRTL_SLICE_FILL) {
         TRTL_TRY(fill_elem(a->node->name, p->fill_value, a->out[0].dtype, fill));
+    }
     return trtl_ref_sample(a->node->name, &a->in[0], &a->out[0], p->start.d, p->stride.d, p->mode, fill);
 }

@@ -92,7 +92,7 @@ trtl_status trtl_ref_topk(const trtl_kernel_args *a)
     if (ax < 0 || ax >= xd->nb_dims)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': TopK axis out of range", a->node->name);
     int64_t outer = trtl_volume_range(xd, 0, ax), D = xd->d[ax], inner = trtl_volume_range(xd, ax + 1, xd->nb_dims);
-    int64_t K = p->k;
+    int64_t K = a->node->n_in > 1 ? a->out[0].dims.d[ax] : p->k; /* K from a tensor: resolved into the dims */
     if (K > D || a->out[0].dims.d[ax] != K)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': k = %lld does not fit axis size %lld", a->node->name,
                           (long long)K, (long long)D);

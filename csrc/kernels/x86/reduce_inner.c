@@ -72,7 +72,7 @@ static int suffix_start(uint32_t axes, int rank)
 
 static int reduce_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
-    return suffix_start(n->p.reduce.axes, in_dims[0].nb_dims) >= 0;
+    return n->n_in < 2 && suffix_start(n->p.reduce.axes, in_dims[0].nb_dims) >= 0; /* axes from input 1: the reference */
 }
 
 static trtl_status reduce_run(const trtl_kernel_args *a)

@@ -8,7 +8,10 @@
  * input's rank give start / size / stride in place of the attribute (which lowering sets to that rank,
  * values 0 / 0 / 1, never read): their values decide the output shape (network/shape_values.h), and
  * the kernel reads start and stride from them.  An input left unset keeps its attribute (the builder
- * makes it a constant).  At network level, unset inputs arrive with nb_dims -1. */
+ * makes it a constant).  At network level, unset inputs arrive with nb_dims -1.
+ * Input 4, the FILL value: a one-element constant becomes the attribute `fill_value` (the bindings);
+ * any other tensor (0-D or one element, the input's dtype, FILL mode only) stays an execution input
+ * whose element the kernel reads at run time (ONNX Pad's constant_value fed at run time). */
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -186,8 +189,18 @@ trtl_status trtl_infer_slice(const trtl_infer_ctx *c)
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s dimension %d is empty; %s mode has nothing to sample",
                               c->layer_name, trtl_dims_str(x, b, sizeof b), (int)i, mode_names[s->mode]);
     }
-    if (s->mode == TRTL_SLICE_FILL)
+    if (c->n_in > 4 && c->in[4].nb_dims >= 0) {
+        const trtl_dims *f = &c->in[4];
+        if (s->mode != TRTL_SLICE_FILL)
+            return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': a fill value (input 4) needs mode FILL, got %s",
+                              c->layer_name, mode_names[s->mode]);
+        if (c->in_type[4] != c->in_type[0] || f->nb_dims > 1 || (f->nb_dims == 1 && f->d[0] != 1))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': the fill value (input 4) must be one %s element (the input's "
+                              "type), got %s %s", c->layer_name, trtl_dtype_name(c->in_type[0]),
+                              trtl_dtype_name(c->in_type[4]), trtl_dims_str(f, b, sizeof b));
+    } else if (s->mode == TRTL_SLICE_FILL) {
         TRTL_TRY(check_fill(c->layer_name, s->fill_value, c->in_type[0]));
+    }
     c->out[0] = o;
     c->out_type[0] = c->in_type[0];
     return TRTL_OK;
