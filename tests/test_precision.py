@@ -384,6 +384,45 @@ def test_plan_built_without_bf16_loads_on_this_host(tmp_path):
     assert all(L["precision"] == "FLOAT" for L in layers_of(engine))
 
 
+def test_version_4_plan_with_int8_steps_still_loads():
+    """tests/data/plan_v4_qlinear.plan was written by a version-4 writer (tests/data/make_plan_v4_qlinear.py), before
+    QLINEAR gained its version-5 attributes (int8 residual adds and pooling): it loads, runs its two int8 steps and
+    computes the quantized math (float64 reference; within one output rounding of the fp32 epilogue)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "data"))
+    try:
+        import make_plan_v4_qlinear as gen
+    finally:
+        sys.path.pop(0)
+    with open(os.path.join(ROOT, "tests/data/plan_v4_qlinear.plan"), "rb") as f:
+        plan = f.read()
+    assert int.from_bytes(plan[8:12], "little") == 4
+    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
+    assert engine is not None
+    assert [L["precision"] for L in layers_of(engine)] == ["INT8", "INT8"]
+
+    def fq(v, s):
+        s = np.float64(np.float32(s))
+        return np.clip(np.round(v / s), -128, 127) * s  # symmetric int8 (zero point 0), half to even
+
+    x = np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    h = fq(x.astype(np.float64), gen.SCALES[0])
+    for i, ((k, c, ks), (q, s, bias)) in enumerate(zip(gen.LAYERS, gen.params(np.random.default_rng(2026)))):
+        p = ks // 2
+        hp = np.pad(h, ((0, 0), (0, 0), (p, p), (p, p)))
+        cols = np.stack([hp[:, :, a:a + 8, b:b + 8] for a in range(ks) for b in range(ks)], axis=2)
+        w = q.astype(np.float64) * s.astype(np.float64).reshape(-1, 1, 1, 1)
+        h = np.einsum("nckhw,ock->nohw", cols, w.reshape(k, c, ks * ks)) + bias.astype(np.float64)[None, :, None, None]
+        if i == 0:
+            h = fq(np.maximum(h, 0), gen.SCALES[1])
+    got = run(engine, x)
+    # a middle value whose fp32 and float64 sums straddle a rounding half may land one 0.05 step apart, moving the
+    # 1x1 convolution's outputs by at most 0.05 * max|w|; everything else agrees to fp32 rounding
+    w2 = gen.params(np.random.default_rng(2026))[1]
+    step = 0.05 * np.abs(w2[0].astype(np.float64) * w2[1].astype(np.float64).reshape(-1, 1, 1, 1)).max()
+    d = np.abs(got - h)
+    assert d.max() <= step + 1e-4 and np.mean(d > 1e-4) < 0.05, (d.max(), step)
+
+
 def test_version_2_plan_still_loads():
     """tests/data/plan_v2_conv_fc.plan was written by the last version-2 writer (tests/data/make_plan_v2.py, kernels
     portable): it loads, shows FLOAT precision and computes conv + ReLU + FC."""

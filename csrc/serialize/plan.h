@@ -19,6 +19,8 @@
  *      params are its structure and nested plans (below).  Older plans load unchanged.
  *      Nodes added since without a layout change (the op table bounds them): op FILL, and REDUCE / TOPK with a
  *      second input, SLICE with a fifth (run-time shape operands, issue #12).
+ *      QLINEAR's attributes gain mid_quant .. res_type and pool_mode, appended (int8 residual adds and
+ *      pooling); a version 4 plan stores its QLINEAR nodes without them (reader.c, attrs_in_version).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *

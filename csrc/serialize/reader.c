@@ -313,7 +313,16 @@ fail:
 #undef CF_CHECK
 }
 
-static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
+/* Attributes an op gained in a format version, appended to its table: a plan of an older version
+ * stores only those before them, and the rest keep their defaults (info->init). */
+static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
+{
+    if (op == TRTL_OP_QLINEAR && version < 5)
+        return nattrs - 9; /* mid_quant .. res_type, pool_mode: int8 residual adds and pooling (version 5) */
+    return nattrs;
+}
+
+static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n, uint32_t version)
 {
     if (n->op == TRTL_OP_PLUGIN_V2)
         return read_plugin(r, n);
@@ -322,7 +331,8 @@ static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n)
     const trtl_op_info *info = &trtl_op_table[n->op];
     char *base = (char *)&n->p;
     info->init(&n->p);
-    for (int32_t i = 0; i < *info->nattrs; i++) {
+    const int32_t nattrs = attrs_in_version(n->op, *info->nattrs, version);
+    for (int32_t i = 0; i < nattrs; i++) {
         const trtl_attr_desc *d = &info->attrs[i];
         if (d->flags & TRTL_ATTRF_ALIAS)
             continue;
@@ -696,7 +706,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         CHECK(real_in >= info->min_inputs && (info->max_inputs < 0 || real_in <= info->max_inputs) &&
                   (info->num_outputs < 0 || n->n_out == info->num_outputs),
               "plan is corrupt: layer '%s' has %d inputs / %d outputs", n->name, (int)real_in, (int)n->n_out);
-        st = read_params(&r, e, n);
+        st = read_params(&r, e, n, version);
         if (st != TRTL_OK)
             goto fail;
         CHECK(n->op != TRTL_OP_ACTIVATION || trtl_act_code_valid(n->p.act.type),
