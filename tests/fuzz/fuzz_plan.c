@@ -79,6 +79,9 @@ static void run_profile(trtl_engine *e, int32_t p)
     trtl_context_set_num_threads(c, 1);
     if (expect(trtl_context_set_profile(c, p), "set_profile") != TRTL_OK)
         goto done;
+    int has_shape_inputs = 0;
+    for (int32_t i = 0; i < nio; i++)
+        has_shape_inputs |= trtl_engine_io_is_input(e, i) && trtl_engine_io_is_shape(e, i);
     for (int32_t i = 0; i < nio; i++) {
         if (!trtl_engine_io_is_input(e, i))
             continue;
@@ -98,7 +101,10 @@ static void run_profile(trtl_engine *e, int32_t p)
                 v = mn.d[k];
             mid.d[k] = v;
         }
-        const trtl_dims *cand[] = {&mx, &mid, &opt, &mn}, *pick = NULL;
+        /* with shape-tensor inputs (given their opt values below) the execution shapes must agree with them:
+         * opt shapes first */
+        const trtl_dims *cand_any[] = {&mx, &mid, &opt, &mn}, *cand_opt[] = {&opt, &mx, &mid, &mn}, *pick = NULL;
+        const trtl_dims *const *cand = has_shape_inputs ? cand_opt : cand_any;
         for (int j = 0; j < 4 && !pick; j++)
             if (bytes_of(cand[j], t) >= 0)
                 pick = cand[j];
@@ -106,6 +112,22 @@ static void run_profile(trtl_engine *e, int32_t p)
             goto done;
         if (expect(trtl_context_set_input_shape(c, name, pick), "set_input_shape") != TRTL_OK)
             goto done;
+        /* a shape-tensor input's values come from its address (host memory) and decide shapes when they are
+         * resolved: the profile's opt values (int32, one per element) */
+        if (trtl_engine_io_is_shape(e, i)) {
+            trtl_dims vmn, vopt, vmx;
+            if (expect(trtl_engine_profile_values(e, p, name, &vmn, &vopt, &vmx), "profile_values") != TRTL_OK ||
+                vopt.nb_dims < 0)
+                goto done;
+            int32_t *vals = calloc((size_t)(vopt.nb_dims > 0 ? vopt.nb_dims : 1), sizeof(int32_t));
+            if (!vals)
+                goto done;
+            for (int32_t k = 0; k < vopt.nb_dims && k < TRTL_MAX_DIMS; k++)
+                vals[k] = (int32_t)vopt.d[k];
+            bufs[i] = vals;
+            if (expect(trtl_context_set_tensor_address(c, name, vals), "set_tensor_address") != TRTL_OK)
+                goto done;
+        }
     }
     int32_t batch = trtl_engine_implicit_batch(e) ? trtl_engine_max_batch_size(e) : 0;
     if (batch > 4)
@@ -114,6 +136,8 @@ static void run_profile(trtl_engine *e, int32_t p)
         goto done;
     for (int32_t i = 0; i < nio; i++) {
         trtl_dims full;
+        if (bufs[i]) /* a shape-tensor input's values, set above */
+            continue;
         if (expect(trtl_context_io_dims(c, i, &full), "io_dims") != TRTL_OK)
             goto done;
         int64_t b = bytes_of(&full, trtl_engine_io_dtype(e, i));
