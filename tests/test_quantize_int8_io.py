@@ -171,9 +171,11 @@ def test_plan_naming_a_float_kernel_for_int8_pooling_is_refused(rng):
         c2 = net.add_convolution_nd(_fq(net, p.get_output(0), S2, -3, trt.int8), 2, (1, 1), w2)
         return [("y", c2.get_output(0))]
     eng, out, layers = _build(make, x)
-    assert layers[1]["kernel"] == "pooling.ref" and layers[1]["outputs"][0]["dtype"] == "INT8", layers
+    assert layers[1]["kernel"] == "pooling.codes_max" and layers[1]["outputs"][0]["dtype"] == "INT8", layers
     plan = bytes(eng.serialize())
-    old, new = struct.pack("<I", 11) + b"pooling.ref", struct.pack("<I", 10) + b"pooling.2d"
+    # the kernel name and the precision recorded after it (INT8 = 2 -> the fp32 kernel's 0)
+    old = struct.pack("<I", 17) + b"pooling.codes_max" + struct.pack("<i", 2)
+    new = struct.pack("<I", 10) + b"pooling.2d" + struct.pack("<i", 0)
     assert plan.count(old) == 1
     bad = bytearray(plan.replace(old, new))
     struct.pack_into("<Q", bad, 16, len(bad) - 64)

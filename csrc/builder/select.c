@@ -468,9 +468,19 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                          (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32);
         for (int32_t j = 0; j < n->n_out; j++)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
+        /* ... except kernels of int8 codes (precision INT8 outside QLINEAR: pooling.codes_max), which take
+         * only nodes whose every input and output is INT8 / UINT8 codes */
+        int all_codes = 1;
+        for (int32_t j = 0; j < n->n_in + n->n_out; j++) {
+            trtl_dtype t = g->t[j < n->n_in ? n->in[j] : n->out[j - n->n_in]].dtype;
+            all_codes &= t == TRTL_INT8 || t == TRTL_UINT8;
+        }
         for (int c = 0; c < nc; c++) {
             const trtl_kernel *k = cand[c];
-            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2 && n->op != TRTL_OP_QLINEAR)) && c != nc - 1)
+            const int codes_kernel = k->precision == TRTL_INT8 && n->op != TRTL_OP_QLINEAR;
+            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2 && n->op != TRTL_OP_QLINEAR &&
+                                !(codes_kernel && all_codes)) || (codes_kernel && !all_codes)) &&
+                c != nc - 1)
                 continue; /* level 0 (and non-fp32 nodes): reference kernels only */
             if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))
                 continue;

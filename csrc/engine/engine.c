@@ -464,10 +464,12 @@ trtl_status trtl_engine_check_dtypes(const trtl_engine *e)
                                   trtl_dtype_name(e->tensors[n->out[j]].dtype));
         if (n->epi.has_residual && e->tensors[n->in[n_in]].dtype != TRTL_FLOAT)
             return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' has a non-FLOAT residual input", n->name);
-        /* int8 max pooling runs on the reference kernel only (builder/select.c sends it there) */
-        if (n->op == TRTL_OP_POOLING && n_in && in_t[0] != TRTL_FLOAT && n->kernel && n->kernel != trtl_kernel_ref(n->op))
-            return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': kernel '%s' cannot pool %s codes", n->name,
-                              n->kernel->name, trtl_dtype_name(in_t[0]));
+        /* pooling of INT8 / UINT8 codes runs on the reference kernel or a codes kernel (precision INT8:
+         * pooling.codes_max), FLOAT on the others (builder/select.c keeps them apart) */
+        if (n->op == TRTL_OP_POOLING && n_in && n->kernel && n->kernel != trtl_kernel_ref(n->op) &&
+            (in_t[0] == TRTL_INT8 || in_t[0] == TRTL_UINT8) != (n->kernel->precision == TRTL_INT8))
+            return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': kernel '%s' cannot pool %s %s", n->name,
+                              n->kernel->name, trtl_dtype_name(in_t[0]), in_t[0] == TRTL_FLOAT ? "values" : "codes");
         if ((n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) && n->n_out && e->tensors[n->out[0]].dtype != TRTL_FLOAT)
             return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s' has a fused epilogue on a non-FLOAT output", n->name);
     }

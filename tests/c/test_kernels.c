@@ -3024,7 +3024,7 @@ static void test_qlinear(int ncases)
 }
 
 /* ---- qadd.int8 / qpool.int8 (QLINEAR modes ADD and POOL) against trtl_ref_qlinear: the same bytes ---- */
-extern const trtl_kernel trtl_kernel_qadd_int8, trtl_kernel_qpool_int8;
+extern const trtl_kernel trtl_kernel_qadd_int8, trtl_kernel_qpool_int8, trtl_kernel_pooling_codes_max;
 
 static void test_qadd_qpool(int ncases)
 {
@@ -3110,6 +3110,76 @@ static void test_qadd_qpool(int ncases)
     }
 }
 
+/* pooling.codes_max against the reference on INT8 / UINT8 codes: random maps, windows 1-4, strides 1-3,
+ * padding (windows over padding only give the lowest code), ceil rounding, rows wider than its row buffer. */
+static void test_pooling_codes(int ncases)
+{
+    const trtl_kernel *k = &trtl_kernel_pooling_codes_max;
+    for (int c = 0; c < ncases + 2; c++) {
+        const int wide = c >= ncases; /* the last two: W past the 4096-byte row of column maxima */
+        const int64_t N = rint_in(1, 2), C = rint_in(1, 5), H = rint_in(1, 15), W = wide ? 4100 + c : rint_in(1, 40);
+        trtl_node nd;
+        memset(&nd, 0, sizeof nd);
+        nd.op = TRTL_OP_POOLING;
+        nd.name = "pool";
+        nd.n_in = nd.n_out = 1;
+        trtl_pooling_params *p = &nd.p.pool;
+        p->type = TRTL_POOL_MAX;
+        const int64_t kh = rint_in(1, 4), kw = rint_in(1, 4), sh = rint_in(1, 3), sw = rint_in(1, 3);
+        const int64_t ph = rint_in(0, kh - 1), pw = rint_in(0, kw - 1);
+        p->window_size = (trtl_dims){2, {kh, kw}};
+        p->stride = (trtl_dims){2, {sh, sw}};
+        p->pre_padding = (trtl_dims){2, {ph, pw}};
+        p->post_padding = (trtl_dims){2, {ph, pw}};
+        p->padding_mode = rnd() % 2 ? TRTL_PADMODE_EXPLICIT_ROUND_UP : TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+        int64_t oh, ow, pre, post;
+        if (trtl_spatial_out(H, kh, sh, ph, ph, p->padding_mode, 1, &oh, &pre, &post) != TRTL_OK ||
+            trtl_spatial_out(W, kw, sw, pw, pw, p->padding_mode, 1, &ow, &pre, &post) != TRTL_OK || oh < 1 || ow < 1) {
+            trtl_clear_error();
+            continue;
+        }
+        const trtl_dtype dt = rnd() % 2 ? TRTL_INT8 : TRTL_UINT8;
+        trtl_dims xd = {4, {N, C, H, W}}, yd = {4, {N, C, oh, ow}};
+        const int64_t n = trtl_volume(&xd), ny = trtl_volume(&yd);
+        int8_t *x = malloc((size_t)n);
+        char *want = malloc((size_t)ny), *got = malloc((size_t)ny);
+        for (int64_t i = 0; i < n; i++)
+            x[i] = (int8_t)rnd();
+        trtl_tensor_view in = {x, xd, dt}, out = {want, yd, dt};
+        trtl_kernel_args ra = {&nd, &in, &out, NULL, 0, NULL, NULL, NULL};
+        g_cases++;
+        if (!k->applies(&nd, &xd) || trtl_ref_pooling(&ra) != TRTL_OK) {
+            fprintf(stderr, "FAIL %s case %d: applies / reference\n", k->name, c);
+            g_failures++;
+        }
+        for (int pi = 0; pi < 3; pi++) {
+            memset(got, 0x5a, (size_t)ny);
+            out.data = got;
+            trtl_kernel_args a = {&nd, &in, &out, NULL, 0, NULL, g_pools[pi], NULL};
+            if (k->run(&a) != TRTL_OK || memcmp(got, want, (size_t)ny) != 0) {
+                fprintf(stderr, "FAIL %s case %d (%s %lldx%lldx%lldx%lld, window %lldx%lld, stride %lldx%lld, pad "
+                        "%lldx%lld) pool=%d: differs from the reference\n", k->name, c, trtl_dtype_name(dt),
+                        (long long)N, (long long)C, (long long)H, (long long)W, (long long)kh, (long long)kw,
+                        (long long)sh, (long long)sw, (long long)ph, (long long)pw, pi);
+                g_failures++;
+                break;
+            }
+            out.data = want;
+        }
+        /* a FLOAT tensor is refused, not misread */
+        trtl_tensor_view fin = {x, xd, TRTL_FLOAT}, fout = {got, yd, TRTL_FLOAT};
+        trtl_kernel_args fa = {&nd, &fin, &fout, NULL, 0, NULL, NULL, NULL};
+        if (c == 0 && k->run(&fa) != TRTL_ERR_DTYPE) {
+            fprintf(stderr, "FAIL %s: a FLOAT input was not refused\n", k->name);
+            g_failures++;
+        }
+        trtl_clear_error();
+        free(x);
+        free(want);
+        free(got);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3160,6 +3230,7 @@ int main(int argc, char **argv)
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_gemv.name);
     test_qadd_qpool(ncases);
+    test_pooling_codes(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

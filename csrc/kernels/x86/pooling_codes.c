@@ -1,0 +1,127 @@
+/* pooling_codes.c -- "pooling.codes_max": 2-D max pooling of INT8 / UINT8 codes (the int8 tensors
+ * between int8 layers, passes/qdq_int8_io.c).  The max of the codes is the code of the max
+ * (dequantization is increasing), so the result is the reference kernel's byte for byte
+ * (ref/pooling.c), a window without data giving the lowest code.  Per output row the window's rows
+ * are first reduced column by column into a row of maxima (byte loops the compiler vectorizes),
+ * then each output takes the max of its window's columns of that row.  Planes are split over the
+ * pool.  Portable C: no CPU requirement. */
+#include <stdint.h>
+
+#include "kernels/kernel.h"
+#include "core/dims.h"
+#include "core/shape.h"
+#include "core/status.h"
+#include "core/threadpool.h"
+
+#define ROW_MAX 4096 /* widest input row reduced through the row of column maxima; wider ones go direct */
+
+typedef struct codes_job {
+    const void *x;
+    void *y;
+    int is_signed;
+    int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw;
+} codes_job;
+
+/* One plane, element type T (int8_t or uint8_t), lowest code LO. */
+#define CODES_PLANE(NAME, T, LO)                                                                          \
+    static void NAME(const codes_job *j, const T *x, T *y)                                              \
+    {                                                                                                   \
+        T col[ROW_MAX];                                                                                 \
+        for (int64_t oh = 0; oh < j->OH; oh++) {                                                        \
+            int64_t h0 = oh * j->sh - j->ph, h1 = h0 + j->kh;                                           \
+            if (h0 < 0)                                                                                 \
+                h0 = 0;                                                                                 \
+            if (h1 > j->H)                                                                              \
+                h1 = j->H;                                                                              \
+            T *yr = y + oh * j->OW;                                                                     \
+            if (h0 >= h1) {                                                                             \
+                for (int64_t ow = 0; ow < j->OW; ow++)                                                  \
+                    yr[ow] = (T)(LO);                                                                   \
+                continue;                                                                               \
+            }                                                                                           \
+            const int direct = j->W > ROW_MAX;                                                          \
+            if (!direct) {                                                                              \
+                const T *r0 = x + h0 * j->W;                                                            \
+                for (int64_t w = 0; w < j->W; w++)                                                      \
+                    col[w] = r0[w];                                                                     \
+                for (int64_t h = h0 + 1; h < h1; h++) {                                                 \
+                    const T *r = x + h * j->W;                                                          \
+                    for (int64_t w = 0; w < j->W; w++)                                                  \
+                        col[w] = r[w] > col[w] ? r[w] : col[w];                                         \
+                }                                                                                       \
+            }                                                                                           \
+            for (int64_t ow = 0; ow < j->OW; ow++) {                                                    \
+                int64_t w0 = ow * j->sw - j->pw, w1 = w0 + j->kw;                                       \
+                if (w0 < 0)                                                                             \
+                    w0 = 0;                                                                             \
+                if (w1 > j->W)                                                                          \
+                    w1 = j->W;                                                                          \
+                T m = (T)(LO);                                                                          \
+                for (int64_t w = w0; w < w1; w++) {                                                     \
+                    if (direct) {                                                                       \
+                        for (int64_t h = h0; h < h1; h++)                                               \
+                            m = x[h * j->W + w] > m ? x[h * j->W + w] : m;                              \
+                    } else {                                                                            \
+                        m = col[w] > m ? col[w] : m;                                                    \
+                    }                                                                                   \
+                }                                                                                       \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+        }                                                                                               \
+    }
+CODES_PLANE(plane_s8, int8_t, -128)
+CODES_PLANE(plane_u8, uint8_t, 0)
+#undef CODES_PLANE
+
+static void planes_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const codes_job *j = ctx;
+    const int64_t in = j->H * j->W, out = j->OH * j->OW;
+    for (int64_t p = begin; p < end; p++) {
+        if (j->is_signed)
+            plane_s8(j, (const int8_t *)j->x + p * in, (int8_t *)j->y + p * out);
+        else
+            plane_u8(j, (const uint8_t *)j->x + p * in, (uint8_t *)j->y + p * out);
+    }
+}
+
+static int codes_applies(const trtl_node *n, const trtl_dims *in_dims)
+{
+    const trtl_pooling_params *p = &n->p.pool;
+    return p->type == TRTL_POOL_MAX && p->window_size.nb_dims == 2 && in_dims[0].nb_dims >= 3;
+}
+
+static trtl_status codes_run(const trtl_kernel_args *a)
+{
+    const trtl_pooling_params *p = &a->node->p.pool;
+    const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
+    const trtl_dtype dt = a->in[0].dtype;
+    if ((dt != TRTL_INT8 && dt != TRTL_UINT8) || a->out[0].dtype != dt)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': pooling.codes_max pools INT8 / UINT8 codes, got %s -> %s",
+                          a->node->name, trtl_dtype_name(dt), trtl_dtype_name(a->out[0].dtype));
+    int r = xd->nb_dims;
+    codes_job j = {a->in[0].data, a->out[0].data, dt == TRTL_INT8, xd->d[r - 2], xd->d[r - 1], yd->d[r - 2],
+                   yd->d[r - 1], p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0};
+    int64_t oh, ow, post;
+    if (trtl_spatial_out(j.H, j.kh, j.sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 1, &oh, &j.ph,
+                         &post) != TRTL_OK ||
+        trtl_spatial_out(j.W, j.kw, j.sw, p->pre_padding.d[1], p->post_padding.d[1], p->padding_mode, 1, &ow, &j.pw,
+                         &post) != TRTL_OK)
+        return trtl_error_prefix("layer '%s'", a->node->name);
+    if (oh != j.OH || ow != j.OW)
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %lldx%lld, expected %lldx%lld", a->node->name,
+                          (long long)j.OH, (long long)j.OW, (long long)oh, (long long)ow);
+    int64_t planes = trtl_volume_range(xd, 0, r - 2);
+    int64_t per_plane = j.H * j.W + j.OH * j.OW * j.kw, grain = per_plane > 32768 ? 1 : 32768 / (per_plane + 1) + 1;
+    trtl_parallel_for(a->pool, planes, grain, planes_task, &j);
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_pooling_codes_max = {
+    .name = "pooling.codes_max",
+    .op = TRTL_OP_POOLING,
+    .applies = codes_applies,
+    .run = codes_run,
+    .precision = TRTL_INT8,
+};
