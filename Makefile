@@ -100,7 +100,7 @@ build/plugins/libscaled_tanh_plugin.so: examples/plugins/scaled_tanh_plugin.c cs
 # tests/test_fuzz_smoke.py runs both fuzzers for 45 s each; the threading tests then run again under TSan,
 # which takes about a minute and a half (docs/TESTING.md: measured times; `make asan` does not fit CI's budget).
 test: deps-test build fuzz-build clang-check
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=30 tests
 	@$(MAKE) --no-print-directory tsan
 
 # The ONNX backend suite (onnx.backend.test; it runs inside `make test` too, tests/test_onnx_backend.py) with its

@@ -1,5 +1,5 @@
 /*
- * conv_geometry.c -- trtl_conv_geom_init (see conv_geometry.h).
+ * conv_geometry.c -- trtl_conv_geom_init and the depthwise geometry (see conv_geometry.h).
  */
 #include <string.h>
 
@@ -57,5 +57,53 @@ trtl_status trtl_conv_geom_init(const trtl_node *nd, const trtl_dims *xd, const 
     if (p->kernel.count != g->K * g->ckk || (p->bias.count && p->bias.count != g->K))
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit the convolution",
                           nd->name, (long long)p->kernel.count, (long long)p->bias.count);
+    return TRTL_OK;
+}
+
+int trtl_dw_params_ok(const trtl_conv_params *p, int64_t C, const trtl_dw_limits *lim)
+{
+    if (p->kernel_size.nb_dims != 2 || p->stride.nb_dims != 2 || p->dilation.nb_dims != 2 || C <= 0 ||
+        p->num_groups != C || p->num_output_maps != C)
+        return 0;
+    int64_t r = p->kernel_size.d[0], s = p->kernel_size.d[1];
+    if (r < 1 || s < 1 || (lim->max_r && r > lim->max_r) || (lim->max_s && s > lim->max_s))
+        return 0;
+    for (int i = 0; i < 2; i++)
+        if ((p->stride.d[i] != 1 && p->stride.d[i] != 2) || p->dilation.d[i] < 1 ||
+            (!lim->dilated && p->dilation.d[i] != 1))
+            return 0;
+    return p->kernel.type == TRTL_FLOAT && (!p->bias.count || p->bias.type == TRTL_FLOAT) &&
+           p->kernel.count == C * r * s && (!p->bias.count || p->bias.count == C);
+}
+
+trtl_status trtl_dw_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, const trtl_dw_limits *lim,
+                              trtl_dw_geom *g)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    char s1[TRTL_DIMS_STR_MAX];
+    if (xd->nb_dims != 4 || !trtl_dw_params_ok(p, xd->d[1], lim))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': input %s is not a depthwise 2D convolution this kernel runs",
+                          nd->name, trtl_dims_str(xd, s1, sizeof s1));
+    memset(g, 0, sizeof *g);
+    g->N = xd->d[0];
+    g->C = xd->d[1];
+    g->H = xd->d[2];
+    g->W = xd->d[3];
+    g->R = p->kernel_size.d[0];
+    g->S = p->kernel_size.d[1];
+    g->sh = p->stride.d[0];
+    g->sw = p->stride.d[1];
+    g->dh = p->dilation.d[0];
+    g->dw = p->dilation.d[1];
+    int64_t post, keh, kew;
+    if (trtl_dilated_kernel(g->R, g->dh, &keh) != TRTL_OK || trtl_dilated_kernel(g->S, g->dw, &kew) != TRTL_OK ||
+        trtl_spatial_out(g->H, keh, g->sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 0, &g->OH,
+                         &g->pt, &post) != TRTL_OK ||
+        trtl_spatial_out(g->W, kew, g->sw, p->pre_padding.d[1], p->post_padding.d[1], p->padding_mode, 0, &g->OW,
+                         &g->pl, &post) != TRTL_OK)
+        return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
+    if (yd && (yd->nb_dims != 4 || yd->d[0] != g->N || yd->d[1] != g->C || yd->d[2] != g->OH || yd->d[3] != g->OW))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the depthwise convolution", nd->name,
+                          trtl_dims_str(yd, s1, sizeof s1));
     return TRTL_OK;
 }

@@ -37,4 +37,28 @@ static inline void trtl_conv_row_span(int64_t iw0, int64_t sw, int64_t in2, int6
     *hi = h;
 }
 
+/* Depthwise 2-D convolutions (groups == input channels == output channels), as the depthwise
+ * kernels in x86/ see them.  A kernel embeds the fields in its own geometry through
+ * TRTL_DW_GEOM_FIELDS (an anonymous member beside `base`) and adds what it derives. */
+#define TRTL_DW_GEOM_FIELDS int64_t N, C, H, W, OH, OW, R, S, sh, sw, dh, dw, pt, pl
+typedef struct trtl_dw_geom {
+    TRTL_DW_GEOM_FIELDS;
+} trtl_dw_geom;
+
+/* What a depthwise kernel accepts beyond groups == C: kernel rows/cols at most max_r/max_s
+ * (0: no limit), dilation other than 1 only when `dilated` is set. */
+typedef struct trtl_dw_limits {
+    int64_t max_r, max_s;
+    int dilated;
+} trtl_dw_limits;
+
+/* Whether params p are a depthwise 2-D convolution over C channels with FLOAT weights (and bias),
+ * strides 1 or 2 and weight / bias counts that fit, within lim. */
+int trtl_dw_params_ok(const trtl_conv_params *p, int64_t C, const trtl_dw_limits *lim);
+
+/* Geometry of depthwise node nd for 4-D input xd; yd (may be NULL) is checked against the
+ * output size.  Refuses (TRTL_ERR_UNSUPPORTED) what trtl_dw_params_ok refuses, naming the layer. */
+trtl_status trtl_dw_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, const trtl_dw_limits *lim,
+                              trtl_dw_geom *g);
+
 #endif

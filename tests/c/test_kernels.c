@@ -1416,6 +1416,8 @@ static void test_applies(void)
         p->stride = dims(nsp, s);
         p->dilation = dims(nsp, d);
         p->pre_padding = p->post_padding = dims(nsp, z);
+        p->kernel.type = TRTL_FLOAT; /* weights that fit: applies() also checks their count */
+        p->kernel.count = c[i].K * (c[i].C / c[i].G) * (nsp == 3 ? 27 : 9);
         trtl_dims in = dims(nsp + 2, xd);
         int got = trtl_kernel_conv_depthwise_avx2.applies(&nd, &in);
         int im2col = trtl_kernel_conv_im2col_sgemm.applies(&nd, &in);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/shape.h"
+#include "kernels/conv_geometry.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
@@ -24,47 +25,22 @@
 #define MAX_SLOTS 64
 
 typedef struct dw_geom {
-    int64_t N, C, H, W, OH, OW, R, S, sh, sw, pt, pl;
+    union {
+        trtl_dw_geom base;
+        struct {
+            TRTL_DW_GEOM_FIELDS;
+        };
+    };
     int64_t rows, half, rowlen; /* padded plane: rows x rowlen floats; stride 2: half = odd offset */
 } dw_geom;
 
 static int64_t round8(int64_t v) { return (v + 7) & ~(int64_t)7; }
 
-static int params_ok(const trtl_conv_params *p, int64_t C)
-{
-    return p->kernel_size.nb_dims == 2 && p->num_groups == C && p->num_output_maps == C && p->dilation.d[0] == 1 &&
-           p->dilation.d[1] == 1 && (p->stride.d[0] == 1 || p->stride.d[0] == 2) &&
-           (p->stride.d[1] == 1 || p->stride.d[1] == 2);
-}
+static const trtl_dw_limits dw_limits = {0, 0, 0};
 
 static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, dw_geom *g)
 {
-    const trtl_conv_params *p = &nd->p.conv;
-    char s1[TRTL_DIMS_STR_MAX];
-    if (xd->nb_dims != 4 || !params_ok(p, xd->d[1]))
-        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': input %s is not a depthwise 2D convolution this kernel runs",
-                          nd->name, trtl_dims_str(xd, s1, sizeof s1));
-    memset(g, 0, sizeof *g);
-    g->N = xd->d[0];
-    g->C = xd->d[1];
-    g->H = xd->d[2];
-    g->W = xd->d[3];
-    g->R = p->kernel_size.d[0];
-    g->S = p->kernel_size.d[1];
-    g->sh = p->stride.d[0];
-    g->sw = p->stride.d[1];
-    int64_t post;
-    if (trtl_spatial_out(g->H, g->R, g->sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 0, &g->OH,
-                         &g->pt, &post) != TRTL_OK ||
-        trtl_spatial_out(g->W, g->S, g->sw, p->pre_padding.d[1], p->post_padding.d[1], p->padding_mode, 0, &g->OW,
-                         &g->pl, &post) != TRTL_OK)
-        return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
-    if (yd && (yd->nb_dims != 4 || yd->d[0] != g->N || yd->d[1] != g->C || yd->d[2] != g->OH || yd->d[3] != g->OW))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the depthwise convolution", nd->name,
-                          trtl_dims_str(yd, s1, sizeof s1));
-    if (p->kernel.count != g->C * g->R * g->S || (p->bias.count && p->bias.count != g->C))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights / %lld biases do not fit the convolution", nd->name,
-                          (long long)p->kernel.count, (long long)p->bias.count);
+    TRTL_TRY(trtl_dw_geom_init(nd, xd, yd, &dw_limits, &g->base));
     g->rows = (g->OH - 1) * g->sh + g->R;
     if (g->sw == 1) {
         g->rowlen = round8(round8(g->OW) + g->S - 1);
@@ -381,7 +357,7 @@ static size_t dw_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
 
 static int dw_applies(const trtl_node *nd, const trtl_dims *in_dims)
 {
-    return in_dims[0].nb_dims == 4 && params_ok(&nd->p.conv, in_dims[0].d[1]);
+    return in_dims[0].nb_dims == 4 && trtl_dw_params_ok(&nd->p.conv, in_dims[0].d[1], &dw_limits);
 }
 
 const trtl_kernel trtl_kernel_conv_depthwise_avx2 = {

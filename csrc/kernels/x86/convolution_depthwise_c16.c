@@ -19,6 +19,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/shape.h"
+#include "kernels/conv_geometry.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -30,7 +31,13 @@
 #define MAX_SLOTS 64
 
 typedef struct c16_geom {
-    int64_t N, C, H, W, OH, OW, R, S, sh, sw, pt, pl, Hp, Wp, nblk;
+    union {
+        trtl_dw_geom base;
+        struct {
+            TRTL_DW_GEOM_FIELDS;
+        };
+    };
+    int64_t Hp, Wp, nblk;
 } c16_geom;
 
 typedef struct c16_state {
@@ -38,41 +45,11 @@ typedef struct c16_state {
     float *w, *b; /* [nblk][R*S][16], [nblk][16] */
 } c16_state;
 
-static int params_ok(const trtl_conv_params *p, int64_t C)
-{
-    return p->kernel_size.nb_dims == 2 && p->num_groups == C && p->num_output_maps == C && C > 0 &&
-           p->stride.nb_dims == 2 && p->dilation.nb_dims == 2 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 &&
-           (p->stride.d[0] == 1 || p->stride.d[0] == 2) && (p->stride.d[1] == 1 || p->stride.d[1] == 2) &&
-           p->kernel_size.d[0] >= 1 && p->kernel_size.d[0] <= TAPS_MAX && p->kernel_size.d[1] >= 1 &&
-           p->kernel_size.d[1] <= TAPS_MAX && p->kernel.type == TRTL_FLOAT && (!p->bias.count || p->bias.type == TRTL_FLOAT) &&
-           p->kernel.count == C * p->kernel_size.d[0] * p->kernel_size.d[1] && (!p->bias.count || p->bias.count == C);
-}
+static const trtl_dw_limits dw_limits = {TAPS_MAX, TAPS_MAX, 0};
 
 static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, c16_geom *g)
 {
-    const trtl_conv_params *p = &nd->p.conv;
-    char s1[TRTL_DIMS_STR_MAX];
-    if (xd->nb_dims != 4 || !params_ok(p, xd->d[1]))
-        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': input %s is not a depthwise 2D convolution this kernel runs",
-                          nd->name, trtl_dims_str(xd, s1, sizeof s1));
-    memset(g, 0, sizeof *g);
-    g->N = xd->d[0];
-    g->C = xd->d[1];
-    g->H = xd->d[2];
-    g->W = xd->d[3];
-    g->R = p->kernel_size.d[0];
-    g->S = p->kernel_size.d[1];
-    g->sh = p->stride.d[0];
-    g->sw = p->stride.d[1];
-    int64_t post;
-    if (trtl_spatial_out(g->H, g->R, g->sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 0, &g->OH,
-                         &g->pt, &post) != TRTL_OK ||
-        trtl_spatial_out(g->W, g->S, g->sw, p->pre_padding.d[1], p->post_padding.d[1], p->padding_mode, 0, &g->OW,
-                         &g->pl, &post) != TRTL_OK)
-        return trtl_error_prefix("layer '%s': input %s", nd->name, trtl_dims_str(xd, s1, sizeof s1));
-    if (yd && (yd->nb_dims != 4 || yd->d[0] != g->N || yd->d[1] != g->C || yd->d[2] != g->OH || yd->d[3] != g->OW))
-        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %s does not match the depthwise convolution", nd->name,
-                          trtl_dims_str(yd, s1, sizeof s1));
+    TRTL_TRY(trtl_dw_geom_init(nd, xd, yd, &dw_limits, &g->base));
     /* the padded plane holds every row / column a window reads and every input row / column */
     int64_t rh = g->OH > 0 ? (g->OH - 1) * g->sh + g->R : 0, rw = g->OW > 0 ? (g->OW - 1) * g->sw + g->S : 0;
     g->Hp = rh > g->pt + g->H ? rh : g->pt + g->H;
@@ -249,7 +226,7 @@ static trtl_status c16_prepare(const trtl_node *nd, void **state)
     const trtl_conv_params *p = &nd->p.conv;
     *state = NULL;
     int64_t C = p->num_output_maps;
-    if (!params_ok(p, C))
+    if (!trtl_dw_params_ok(p, C, &dw_limits))
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': not a depthwise 2D convolution this kernel runs", nd->name);
     int64_t R = p->kernel_size.d[0], S = p->kernel_size.d[1], nblk = (C + 15) / 16;
     c16_state *st = calloc(1, sizeof *st);
