@@ -1,5 +1,5 @@
 """Optimized C kernels vs their reference kernels: compiles tests/c/test_kernels.c against the C sources
-directly (same flags as the project) and runs it on random shapes; any mismatch fails with the program's output.
+directly (same flags as the project; objects shared with the other C tests, tests/cbuild.py) and runs it on random shapes; any mismatch fails with the program's output.
 
 TRTL_KERNEL_TEST_SEED=<n> picks another seed (default: fixed, so failures reproduce).
 """
@@ -12,8 +12,7 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-Icsrc", "-Icsrc/include"]
-LIBS = ["-lopenblas", "-lm", "-lpthread"]
+from cbuild import build_program
 SOURCES = [
     "tests/c/test_kernels.c",
     "csrc/core/cpu.c",
@@ -62,11 +61,7 @@ def _sources():
 def test_binary(tmp_path_factory):
     if shutil.which("gcc") is None:
         pytest.skip("gcc not available")
-    exe = str(tmp_path_factory.mktemp("kernels") / "test_kernels")
-    cmd = ["gcc"] + CFLAGS + _sources() + ["-o", exe] + LIBS
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, "compiling the kernel tests failed:\n%s\n%s" % (" ".join(cmd), r.stderr)
-    return exe
+    return build_program(str(tmp_path_factory.mktemp("kernels") / "test_kernels"), _sources())
 
 
 def _run(exe, args, env_extra=None):

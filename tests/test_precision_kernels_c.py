@@ -12,18 +12,16 @@ import subprocess
 import pytest
 
 import trtlite as trt
-from test_kernels_c import CFLAGS, LIBS, ROOT, _sources
+from cbuild import build_program
+from test_kernels_c import ROOT, _sources
 
 HAS_BF16 = "avx512bf16" in trt.cpu_features()
 
 
 @pytest.fixture(scope="module")
 def bf16_binary(tmp_path_factory):
-    exe = str(tmp_path_factory.mktemp("bf16") / "test_kernels_bf16")
     src = ["tests/c/test_kernels_bf16.c"] + [s for s in _sources() if s != "tests/c/test_kernels.c"]
-    r = subprocess.run(["gcc"] + CFLAGS + src + ["-o", exe] + LIBS, cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, "compiling the bf16 kernel tests failed:\n%s" % r.stderr
-    return exe
+    return build_program(str(tmp_path_factory.mktemp("bf16") / "test_kernels_bf16"), src)
 
 
 def _run(exe, args, env_extra=None):

@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 
+from cbuild import CFLAGS, LIBS, build_program
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-Icsrc", "-Icsrc/include"]
-LIBS = ["-lopenblas", "-lm", "-lpthread"]
 SOURCES = [
     "tests/c/test_qconv.c",
     "csrc/core/cpu.c",
@@ -41,11 +41,7 @@ SOURCES = [
 def qconv_binary(tmp_path_factory):
     if shutil.which("gcc") is None:
         pytest.skip("gcc not available")
-    exe = str(tmp_path_factory.mktemp("qconv") / "test_qconv")
-    cmd = ["gcc"] + CFLAGS + SOURCES + ["-o", exe] + LIBS
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, "compiling the qconv tests failed:\n%s\n%s" % (" ".join(cmd), r.stderr)
-    return exe
+    return build_program(str(tmp_path_factory.mktemp("qconv") / "test_qconv"), SOURCES)
 
 
 def _run(exe, args):
