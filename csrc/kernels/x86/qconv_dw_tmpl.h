@@ -49,18 +49,25 @@ QT_ATTR static void QT_FN(qdw_elems)(const trtl_qconv_state *s, const void *x, i
         QT_FN(qt_quant)((const float *)x + ih * W, W, er, &s->q);
         return;
     }
+    int64_t i = 0;
     if (QT_G == 4) { /* u8: the code + 128 for signed codes, as the quantizer makes it */
         const uint8_t *b = (const uint8_t *)x + ih * W, flip = s->d.in_signed ? 0x80 : 0;
-        for (int64_t i = 0; i < W; i++)
+        const __m128i f = _mm_set1_epi8((char)flip);
+        for (; i + 16 <= W; i += 16)
+            _mm_storeu_si128((__m128i *)(void *)(er + i),
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), f));
+        for (; i < W; i++)
             er[i] = (QT_ELEM)(b[i] ^ flip);
-    } else if (s->d.in_signed) {
+    } else { /* int16: code - in_zero */
         const int8_t *b = (const int8_t *)x + ih * W;
-        for (int64_t i = 0; i < W; i++)
-            er[i] = (QT_ELEM)(b[i] - s->d.in_zero);
-    } else {
-        const uint8_t *b = (const uint8_t *)x + ih * W;
-        for (int64_t i = 0; i < W; i++)
-            er[i] = (QT_ELEM)(b[i] - s->d.in_zero);
+        const __m128i z = _mm_set1_epi16((short)s->d.in_zero);
+        for (; i + 8 <= W; i += 8) {
+            __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
+            v = s->d.in_signed ? _mm_cvtepi8_epi16(v) : _mm_cvtepu8_epi16(v);
+            _mm_storeu_si128((__m128i *)(void *)(er + i), _mm_sub_epi16(v, z));
+        }
+        for (; i < W; i++)
+            er[i] = (QT_ELEM)((s->d.in_signed ? (int32_t)b[i] : (int32_t)(uint8_t)b[i]) - s->d.in_zero);
     }
 }
 
