@@ -112,3 +112,40 @@ def test_concat_with_a_float_reader_stays_float(rng):
     ref = np.concatenate([q_np(v, 0.03, 0, -128, 127) * F(0.03), q_np(v, 0.05, 0, -128, 127) * F(0.05)], axis=1)
     assert [l["outputs"][0]["dtype"] for l in layers if l["type"] == "CONCATENATION"] in ([], ["FLOAT"]), layers
     _check(got, ref, F(0.05), "float concat")
+
+
+def test_implicit_int8_concat_writes_codes(rng):
+    """BuilderFlag.INT8 with dynamic ranges: the branches' float outputs are quantized by the reader of the
+    concatenation; with the pass they write those codes themselves (out_quant 0 -> codes), the same integers as
+    with qdq_int8_io off (the float concatenation quantized by the reader)."""
+    x = rng.standard_normal((1, 3, 6, 9)).astype(np.float32)
+    wa = rng.standard_normal((4, 3, 1, 1)).astype(np.float32) * 0.5
+    wb = rng.standard_normal((2, 3, 3, 3)).astype(np.float32) * 0.3
+    w2 = rng.standard_normal((3, 6, 1, 1)).astype(np.float32) * 0.4
+
+    def build(io_pass):
+        n = Net()
+        n.config.set_flag(trt.BuilderFlag.INT8)
+        n.config.set_pass_enabled("qdq_int8_io", io_pass)
+        xin = n.network.add_input("x", trt.float32, x.shape)
+        xin.dynamic_range = (-3.0, 3.0)
+        a = n.network.add_convolution_nd(xin, 4, (1, 1), wa).get_output(0)
+        cb = n.network.add_convolution_nd(xin, 2, (3, 3), wb)
+        cb.padding_nd = (1, 1)
+        cat = n.network.add_concatenation([a, cb.get_output(0)])
+        cat.axis = 1
+        c = cat.get_output(0)
+        c.dynamic_range = (-4.0, 4.0)
+        y = n.network.add_convolution_nd(c, 3, (1, 1), w2).get_output(0)
+        y.name = "y"
+        n.network.mark_output(y)
+        eng = n.build()
+        info = eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON)
+        return eng.create_execution_context().infer({"x": x})["y"], json.loads(info)["layers"]
+
+    got, layers = build(True)
+    off, layers_off = build(False)
+    cat = [l for l in layers if l["type"] == "CONCATENATION"]
+    assert len(cat) == 1 and cat[0]["outputs"][0]["dtype"] == "INT8", [(l["type"], l["outputs"]) for l in layers]
+    assert [l["outputs"][0]["dtype"] for l in layers_off if l["type"] == "CONCATENATION"] == ["FLOAT"], layers_off
+    np.testing.assert_allclose(got, off, rtol=1e-6, atol=1e-6)
