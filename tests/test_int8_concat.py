@@ -149,3 +149,39 @@ def test_implicit_int8_concat_writes_codes(rng):
     assert len(cat) == 1 and cat[0]["outputs"][0]["dtype"] == "INT8", [(l["type"], l["outputs"]) for l in layers]
     assert [l["outputs"][0]["dtype"] for l in layers_off if l["type"] == "CONCATENATION"] == ["FLOAT"], layers_off
     np.testing.assert_allclose(got, off, rtol=1e-6, atol=1e-6)
+
+
+def test_concat_read_through_a_max_pooling(rng):
+    """GoogLeNet's inception3b -> maxpool3: concat -> Q/DQ (sc) -> max pool -> Q/DQ (sc) -> conv; the Q/DQ after the
+    concatenation stays a layer (a max pooling reads it), and the concatenation still writes codes."""
+    x = rng.standard_normal((1, 3, 8, 10)).astype(np.float32)
+    qa, sa_w, wa = _int8_weights(rng, (4, 3, 1, 1))
+    qb, sb_w, wb = _int8_weights(rng, (2, 3, 1, 1))
+    q2, s2, w2 = _int8_weights(rng, (3, 6, 1, 1))
+    S0, Sa, Sb, Sc = 0.0213, 0.0291, 0.0433, 0.0517
+
+    def make(net, xin):
+        xq = _fq(net, xin, S0, 0, trt.int8)
+        a = _fq(net, net.add_convolution_nd(xq, 4, (1, 1), wa).get_output(0), Sa, 0, trt.int8)
+        b = _fq(net, net.add_convolution_nd(xq, 2, (1, 1), wb).get_output(0), Sb, 0, trt.int8)
+        cat = net.add_concatenation([a, b])
+        cat.axis = 1
+        p = net.add_pooling_nd(_fq(net, cat.get_output(0), Sc, 0, trt.int8), trt.PoolingType.MAX, (2, 2))
+        p.stride_nd = (2, 2)
+        return net.add_convolution_nd(_fq(net, p.get_output(0), Sc, 0, trt.int8), 3, (1, 1), w2).get_output(0)
+
+    cx = q_np(x, S0, 0, -128, 127)
+    va = q_np(conv2d_np(cx, qa.astype(np.float64)) * F(S0) * sa_w.astype(np.float64).reshape(1, -1, 1, 1), Sa, 0,
+              -128, 127) * F(Sa)
+    vb = q_np(conv2d_np(cx, qb.astype(np.float64)) * F(S0) * sb_w.astype(np.float64).reshape(1, -1, 1, 1), Sb, 0,
+              -128, 127) * F(Sb)
+    cc = q_np(np.concatenate([va, vb], axis=1), Sc, 0, -128, 127)
+    pc = cc.reshape(1, 6, 4, 2, 5, 2).max(axis=(3, 5))
+    ref = conv2d_np(pc, q2.astype(np.float64)) * F(Sc) * s2.astype(np.float64).reshape(1, -1, 1, 1)
+    got, layers = _build(make, x)
+    off, _ = _build(make, x, fuse=False)
+    cat = [l for l in layers if l["type"] == "CONCATENATION"]
+    assert len(cat) == 1 and cat[0]["outputs"][0]["dtype"] == "INT8", [(l["type"], l["outputs"]) for l in layers]
+    step = F(Sc) * np.abs(q2).reshape(3, -1).sum(1).max() * s2.max()
+    _check(got, ref, step, "int8 concat + max pool")
+    _check(off, ref, step, "fp32 simulation")

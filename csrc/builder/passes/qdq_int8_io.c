@@ -216,6 +216,24 @@ static int reader_params(const trtl_bgraph *g, int32_t y, trtl_qlinear_params *o
         }
         if (max_pool(n) && depth < MAX_POOL_DEPTH && reader_params(g, n->out[0], out, depth + 1))
             return 1;
+        if (n->op == TRTL_OP_QUANTIZE && n->n_in >= 2 && n->n_in <= 3 && !dead_end(g, i, 0)) {
+            /* a kept Q layer of per-tensor constant parameters (quantize_like checks the rest) */
+            const trtl_bg_tensor *st = &g->t[n->in[1]];
+            const int32_t ty = n->p.quant.to_type;
+            if (st->kind != TRTL_TK_CONSTANT || !st->data || st->dtype != TRTL_FLOAT || trtl_volume(&st->dmax) != 1 ||
+                (ty != TRTL_INT8 && ty != TRTL_UINT8))
+                continue;
+            out->out_scale = *(const float *)st->data;
+            out->out_type = ty;
+            out->out_zero_point = 0;
+            if (n->n_in == 3) {
+                const trtl_bg_tensor *z = &g->t[n->in[2]];
+                if (z->kind != TRTL_TK_CONSTANT || !z->data || trtl_volume(&z->dmax) != 1)
+                    continue;
+                out->out_zero_point = ty == TRTL_UINT8 ? *(const uint8_t *)z->data : *(const int8_t *)z->data;
+            }
+            return 1;
+        }
     }
     return 0;
 }
