@@ -29,6 +29,7 @@ SOURCES = [
     "csrc/kernels/x86/qconv_vnni.c",
     "csrc/kernels/x86/qconv_avxvnni.c",
     "csrc/kernels/x86/qconv_avx2.c",
+    "csrc/kernels/x86/qconv_dw_driver.c",
     "csrc/kernels/x86/fused_epilogue.c",
     "csrc/kernels/x86/vmath.c",
     "csrc/kernels/x86/vmath_avx2.c",

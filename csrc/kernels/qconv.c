@@ -107,6 +107,23 @@ static const trtl_qk_ops *pick_ops(const trtl_qconv_desc *d, int32_t amx, trtl_q
     return NULL;
 }
 
+/* Depthwise convolutions (one input channel a group) have their own SIMD kernel per ISA; AMX has none
+ * (a depthwise layer has no depth to fill its tiles), so the AVX512-VNNI one serves there. */
+static const trtl_qdw_ops *pick_dw(const trtl_qconv_desc *d)
+{
+    if (d->gemm || d->groups == 1 || d->C != d->groups)
+        return NULL;
+#if defined(__x86_64__)
+    if (trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_FMA))
+        return &trtl_qdw_ops_avx512vnni;
+    if (trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA | TRTL_CPU_AVXVNNI))
+        return &trtl_qdw_ops_avxvnni;
+    if (trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA))
+        return &trtl_qdw_ops_avx2;
+#endif
+    return NULL;
+}
+
 void trtl_qconv_release(trtl_qconv_state *s)
 {
     if (!s)
@@ -116,6 +133,7 @@ void trtl_qconv_release(trtl_qconv_state *s)
     trtl_aligned_free(s->comp);
     trtl_aligned_free(s->scale);
     trtl_aligned_free(s->bias);
+    trtl_aligned_free(s->dw_w);
     free(s);
 }
 
@@ -183,7 +201,13 @@ trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, co
     if (!s)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "trtl_qconv_prepare: out of memory");
     s->d = *d;
-    s->ops = pick_ops(d, amx, &s->isa);
+    s->dw = pick_dw(d);
+    if (s->dw) {
+        s->ops = s->dw->qk;
+        s->isa = s->dw->isa;
+    } else {
+        s->ops = pick_ops(d, amx, &s->isa);
+    }
     s->Cg = d->C / d->groups;
     s->Kg = d->K / d->groups;
     s->D = s->Cg * d->R * d->S;
@@ -253,8 +277,10 @@ trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, co
     s->e.res_signed = d->res_signed;
     s->e.res_zero = d->res_zero;
     s->e.res_scale = d->res_scale;
+    if (s->dw)
+        s->dw_T = ceil_div(d->S, g);
     if (s->ops) {
-        trtl_status st = pack_weights(s);
+        trtl_status st = s->dw ? trtl_qdw_pack(s) : pack_weights(s);
         if (st != TRTL_OK) {
             trtl_qconv_release(s);
             return st;
@@ -268,7 +294,7 @@ const char *trtl_qconv_kernel_name(const trtl_qconv_state *s)
 {
     if (!s)
         return NULL;
-    return s->ops ? s->ops->name : "portable";
+    return s->dw ? s->dw->name : s->ops ? s->ops->name : "portable";
 }
 
 static trtl_status check_run(const trtl_qconv_state *s, int gemm, const char *fn)
@@ -282,9 +308,10 @@ static trtl_status check_run(const trtl_qconv_state *s, int gemm, const char *fn
 
 size_t trtl_qconv_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, int nthreads)
 {
-    (void)nthreads; /* the scratch is shared by the threads */
     if (!s || s->d.gemm || N < 0 || H < 0 || W < 0)
         return 0;
+    if (s->dw) /* per thread (the other paths' scratch is shared by the threads) */
+        return trtl_qdw_scratch(s, H, W, nthreads);
     return s->ops ? trtl_qconv_simd_scratch(s, N, H, W) : trtl_qconv_ref_scratch(s, N, H, W);
 }
 
@@ -312,7 +339,9 @@ trtl_status trtl_qconv_run_codes(const trtl_qconv_state *s, int64_t N, int64_t H
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: scratch of %zu bytes, %zu needed", fn, scratch_size, need);
     const trtl_qk_io io = {x, x_codes ? 1 : 0, y, d->has_residual && !d->res_codes ? residual : NULL,
                            d->has_residual && d->res_codes ? residual : NULL};
-    if (s->ops)
+    if (s->dw)
+        trtl_qdw_run(s, N, H, W, &io, scratch, scratch_size, pool);
+    else if (s->ops)
         trtl_qconv_simd_run(s, N, H, W, &io, scratch, pool);
     else
         trtl_qconv_ref_run(s, N, H, W, &io, scratch, pool);

@@ -31,8 +31,9 @@
  *   convolution (gemm = 0)  x[N][C][H][W] -> y[N][K][OH][OW], 2-D, any stride / padding /
  *                           dilation / groups.  1x1 stride-1 unpadded: quantized straight from x;
  *                           otherwise x is quantized once into a padded int8 image, then
- *                           im2col'd from bytes.  Grouped convolutions (groups > 1) run the
- *                           portable path.
+ *                           im2col'd from bytes.  Depthwise convolutions (one input channel a
+ *                           group) run the ISA's depthwise kernel ("avx512vnni_dw", "avxvnni_dw",
+ *                           "avx2_dw"; x86/qconv_dw_tmpl.h), other grouped ones the portable path.
  *   rows (gemm = 1)         y[M][K] = x[M][C] * W^T (fully connected layers, MatMul with constant
  *                           weights); W is [K][C] (R = S = 1, groups = 1, no stride/padding).
  *
@@ -124,7 +125,7 @@ void trtl_qconv_release(trtl_qconv_state *s);
 trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, const float *w_scale,
                                    int32_t per_channel, const float *bias, int32_t amx, trtl_qconv_state **out);
 
-/* The kernel the state runs ("amx", "avx512vnni", "avxvnni", "avx2", "portable"). */
+/* The kernel the state runs ("amx", "avx512vnni", "avxvnni", "avx2", their "_dw" depthwise kernels, "portable"). */
 const char *trtl_qconv_kernel_name(const trtl_qconv_state *s);
 
 /* Output size of one spatial dim (0 if the window does not fit; -1 on bad geometry). */

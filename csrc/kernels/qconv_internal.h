@@ -127,6 +127,12 @@ struct trtl_qconv_state {
     float *scale, *bias;          /* [Kpad]: in_scale * w_scale[k]; bias[k] (0 without) */
     trtl_qk_quant q;
     trtl_qk_epi e;
+    /* (appended) depthwise convolutions (one input channel a group) on SIMD: the ISA's direct
+     * kernel (x86/qconv_dw_tmpl.h) instead of the GEMM path; ops is then its trtl_qk_ops (the
+     * quantizer, element type and compensation are that ISA's) */
+    const struct trtl_qdw_ops *dw;
+    int32_t *dw_w;                /* [K][R][dw_T] words: row r's taps tg*G .. tg*G+G-1 (zero past S) */
+    int64_t dw_T;                 /* tap groups a kernel row: ceil(S / G) */
 };
 
 /* One run's data: x float or codes (x_codes), y float or codes (the state's out_quant == 2). */
@@ -149,6 +155,43 @@ static inline int32_t trtl_qk_code_at(const void *x, int32_t in_signed, int64_t 
 {
     return in_signed ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
 }
+
+/*
+ * Depthwise convolutions (Cg = 1, any channel multiplier Kg): per output plane (image n, channel k)
+ * the input channel is quantized row by row into an element row (u8 / int16, padding the element
+ * of 0.0) and turned into a plane of words: word (ih, iw) holds the G elements at padded columns
+ * iw, iw + dil_w, .., iw + (G-1) dil_w of row ih.  Output pixels fill the vector lanes: for each
+ * kernel row r and tap group tg the VL words at columns ow * stride_w + tg * G * dil_w (one load
+ * for stride 1, two loads and an even-word permute for stride 2, a gather otherwise) are dotted
+ * with the broadcast weight word of (k, r, tg), taps past S zero.  The epilogue is the tiles'
+ * (qt_epi_vec / qt_epi_finish of qconv_tmpl.h) over one output row at a time.
+ */
+typedef struct trtl_qdw_geom {
+    int64_t H, W, OH, OW, Hp, Wp;
+    int64_t nvec;   /* ceil(OW / VL) vectors an output row */
+    int64_t WW, EW; /* words a row of the word plane; elements of the element row */
+} trtl_qdw_geom;
+
+typedef struct trtl_qdw_ops {
+    const char *name;
+    const trtl_qk_ops *qk; /* the ISA's GEMM ops: vl, g, the quantizer */
+    trtl_qk_isa isa;
+    /* One output plane: x is the input channel's plane (H x W floats, or codes with x_codes), y the
+     * output plane (floats, or codes with out_quant = 2), res / resq the residual's plane or NULL;
+     * k the output channel; scratch trtl_qdw_thread_bytes, 64-byte aligned, this thread's own. */
+    void (*plane)(const trtl_qconv_state *s, const trtl_qdw_geom *g, const void *x, int32_t x_codes, void *y,
+                  const float *res, const int8_t *resq, int64_t k, void *scratch);
+} trtl_qdw_ops;
+
+extern const trtl_qdw_ops trtl_qdw_ops_avx512vnni, trtl_qdw_ops_avxvnni, trtl_qdw_ops_avx2;
+
+/* x86/qconv_dw_driver.c: geometry, the weights' words (prepare), scratch, the run over N x K planes. */
+void trtl_qdw_geom_init(const trtl_qconv_state *s, int64_t H, int64_t W, trtl_qdw_geom *g);
+size_t trtl_qdw_thread_bytes(const trtl_qconv_state *s, const trtl_qdw_geom *g);
+trtl_status trtl_qdw_pack(trtl_qconv_state *s);
+size_t trtl_qdw_scratch(const trtl_qconv_state *s, int64_t H, int64_t W, int nthreads);
+void trtl_qdw_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io, void *scratch,
+                  size_t scratch_size, struct trtl_threadpool *pool);
 
 /* Portable path (ref/qconv.c): scratch, then the run over all N images / M rows. */
 size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);

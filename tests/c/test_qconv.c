@@ -364,6 +364,42 @@ static void make_case(tcase *c, int idx, int gemm)
     }
 }
 
+/* A depthwise case (one input channel a group; channel multiplier 1 or 2): 3x3 / 5x5 (sometimes
+ * other windows), strides 1 / 2 (sometimes 3), dilations, padding, widths with vector tails. */
+static void make_dw_case(tcase *c, int idx)
+{
+    make_case(c, idx, 0);
+    trtl_qconv_desc *d = &c->d;
+    static const int ks[] = {3, 3, 3, 5, 5, 1, 7};
+    d->R = ks[rnd() % 7];
+    d->S = rnd() % 5 ? d->R : ks[rnd() % 7];
+    d->C = d->groups = rint_in(2, 24);
+    d->K = d->C * (rnd() % 4 == 0 ? 2 : 1);
+    d->stride_h = rnd() % 6 ? rint_in(1, 2) : 3;
+    d->stride_w = rnd() % 6 ? (rnd() % 3 ? d->stride_h : rint_in(1, 2)) : 3;
+    d->dil_h = rnd() % 4 ? 1 : 2;
+    d->dil_w = rnd() % 4 ? 1 : rint_in(1, 3);
+    d->pad_t = rint_in(0, (d->R - 1) / 2 * d->dil_h + 1);
+    d->pad_b = rnd() % 3 ? d->pad_t : rint_in(0, 2);
+    d->pad_l = rint_in(0, (d->S - 1) / 2 * d->dil_w + 1);
+    d->pad_r = rnd() % 3 ? d->pad_l : rint_in(0, 2);
+    c->N = rint_in(1, 2);
+    c->H = rint_in(1, 12) + (d->R - 1) * d->dil_h;
+    c->W = rint_in(1, 45) + (d->S - 1) * d->dil_w;
+}
+
+/* The kernel a case runs on path `name`: depthwise convolutions on the ISA's depthwise kernel (AMX
+ * has none: avx512vnni's), other grouped ones on the portable path. */
+static const char *want_kernel(const tcase *c, const char *name, char *buf, size_t n)
+{
+    if (c->d.groups == 1 || !strcmp(name, "portable"))
+        return name;
+    if (c->d.C != c->d.groups)
+        return "portable";
+    snprintf(buf, n, "%s_dw", strcmp(name, "amx") ? name : "avx512vnni");
+    return buf;
+}
+
 /* ---- the quantizer on ties, NaN and Inf ---------------------------------------------------------- */
 
 static int quantizer_case(trtl_threadpool *pool, const char *want, float scale, int zero, int is_signed)
@@ -518,9 +554,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < cases; i++) {
             tcase c;
             make_case(&c, i, i % 4 == 3);
-            /* the SIMD kernels do not take grouped convolutions: those run the portable path */
-            const char *want = c.d.groups > 1 ? "portable" : paths[pi].name;
-            char label[512];
+            char wbuf[64], label[512];
+            const char *want = want_kernel(&c, paths[pi].name, wbuf, sizeof wbuf);
+            trtl_threadpool *p = i % 2 ? pool : NULL;
+            describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
+            g_fail += run_case(&c, p, want, label);
+        }
+        for (int i = 0; i < cases / 2; i++) { /* depthwise */
+            tcase c;
+            make_dw_case(&c, i);
+            char wbuf[64], label[512];
+            const char *want = want_kernel(&c, paths[pi].name, wbuf, sizeof wbuf);
             trtl_threadpool *p = i % 2 ? pool : NULL;
             describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
             g_fail += run_case(&c, p, want, label);

@@ -176,6 +176,158 @@ static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qli
     return pools;
 }
 
+/* ---- concatenations of int8 layers' outputs --------------------------------------------------------
+ *
+ * A concatenation whose readers all take codes of (s, z, t) (as above: QLINEAR inputs, max poolings,
+ * layout-only layers, Q layers of those parameters) and whose every input is the output of an int8
+ * layer (QLINEAR convolution / FC / matmul, read by the concatenation alone, no network output)
+ * concatenates codes: each producer writes the codes of (s, z, t) straight into its part, and the
+ * concatenation moves bytes (concatenation elision then removes even that).  The producer's own
+ * output quantization (s_i, z_i) is kept exactly:
+ *   out_quant 0 (implicit INT8: the reader quantized the float)   out codes (s, z, t)
+ *   out_quant 1, (s_i, z_i, t_i) = (s, z, t)                      out codes, as qdq_int8_io above
+ *   out_quant 1, other parameters, no residual, act NONE / RELU,
+ *     and no mid quantization or one equal to the output's      mid_quant (s_i, z_i, t_i), out codes (s, z, t)
+ * the last since Q(DQ(Q_i(act(v)))) = Q(act(DQ(Q_i(v)))) for ReLU (zero is a code; clamping and max(0, .)
+ * commute): the requantization from (s_i, z_i) to (s, z) is one step of the producer's epilogue, with
+ * no float tensor between.  Anything else keeps the float concatenation. */
+static int32_t producer_of(const trtl_bgraph *g, int32_t t)
+{
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            for (int32_t o = 0; o < g->n[i].n.n_out; o++)
+                if (g->n[i].n.out[o] == t)
+                    return i;
+    return -1;
+}
+
+/* The code parameters the first QLINEAR reader of y (through layout-only layers) quantizes y with. */
+static int reader_params(const trtl_bgraph *g, int32_t y, trtl_qlinear_params *out, int depth)
+{
+    for (int32_t i = 0; i < g->nn; i++) {
+        const trtl_node *n = &g->n[i].n;
+        if (g->n[i].dead || n->n_in < 1 || n->in[0] != y)
+            continue;
+        if (live_qlinear(g, i) && n->p.qlin.mode != TRTL_QL_ADD) {
+            out->out_scale = n->p.qlin.in_scale;
+            out->out_zero_point = n->p.qlin.in_zero_point;
+            out->out_type = n->p.qlin.in_type;
+            return out->out_type == TRTL_INT8 || out->out_type == TRTL_UINT8;
+        }
+        if (max_pool(n) && depth < MAX_POOL_DEPTH && reader_params(g, n->out[0], out, depth + 1))
+            return 1;
+        if (n->op == TRTL_OP_QUANTIZE && n->n_in >= 2 && n->n_in <= 3 && !dead_end(g, i, 0)) {
+            /* a kept Q layer of per-tensor constant parameters (quantize_like checks the rest) */
+            const trtl_bg_tensor *st = &g->t[n->in[1]];
+            const int32_t ty = n->p.quant.to_type;
+            if (st->kind != TRTL_TK_CONSTANT || !st->data || st->dtype != TRTL_FLOAT || trtl_volume(&st->dmax) != 1 ||
+                (ty != TRTL_INT8 && ty != TRTL_UINT8))
+                continue;
+            out->out_scale = *(const float *)st->data;
+            out->out_type = ty;
+            out->out_zero_point = 0;
+            if (n->n_in == 3) {
+                const trtl_bg_tensor *z = &g->t[n->in[2]];
+                if (z->kind != TRTL_TK_CONSTANT || !z->data || trtl_volume(&z->dmax) != 1)
+                    continue;
+                out->out_zero_point = ty == TRTL_UINT8 ? *(const uint8_t *)z->data : *(const int8_t *)z->data;
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Concatenation node ci is t's one reader (readers whose outputs reach nothing aside: dropped_readers
+ * removes them when t changes type). */
+static int only_reader(const trtl_bgraph *g, int32_t t, int32_t ci)
+{
+    for (int32_t k = 0; k < g->nn; k++) {
+        if (g->n[k].dead || k == ci)
+            continue;
+        for (int32_t j = 0; j < g->n[k].n.n_in; j++)
+            if (g->n[k].n.in[j] == t && !dead_end(g, k, 0))
+                return 0;
+    }
+    return 1;
+}
+
+static void drop_dead_readers(trtl_bgraph *g, int32_t t, int32_t ci)
+{
+    for (int32_t k = 0; k < g->nn; k++)
+        for (int32_t j = 0; k != ci && !g->n[k].dead && j < g->n[k].n.n_in; j++)
+            if (g->n[k].n.in[j] == t)
+                drop(g, k);
+}
+
+/* How input t of a concatenation read as codes of *c can become those codes: 0 no, 1 out codes
+ * (out_quant 0 or equal parameters), 2 out codes with the producer's quantization as mid_quant. */
+static int concat_part(const trtl_bgraph *g, int32_t t, const trtl_qlinear_params *c, int32_t ci)
+{
+    int32_t p = producer_of(g, t);
+    if (!live_qlinear(g, p) || g->t[t].dtype != TRTL_FLOAT || trtl_bg_is_output(g, t) || !only_reader(g, t, ci) ||
+        g->n[p].n.n_out != 1)
+        return 0;
+    const trtl_qlinear_params *q = &g->n[p].n.p.qlin;
+    if (q->mode != TRTL_QL_CONV && q->mode != TRTL_QL_FC && q->mode != TRTL_QL_MATMUL)
+        return 0;
+    if (q->out_quant == 0 ||
+        (q->out_quant == 1 && q->out_scale == c->out_scale && q->out_zero_point == c->out_zero_point &&
+         q->out_type == c->out_type))
+        return 1;
+    if (q->out_quant != 1 || (q->out_type != TRTL_INT8 && q->out_type != TRTL_UINT8) || q->has_residual ||
+        (q->act != TRTL_ACT_NONE && q->act != TRTL_ACT_RELU))
+        return 0;
+    if (q->mid_quant && (q->mid_scale != q->out_scale || q->mid_zero_point != q->out_zero_point ||
+                         q->mid_type != q->out_type))
+        return 0;
+    return 2;
+}
+
+static int concat_codes(trtl_bgraph *g, int32_t i, trtl_pass_log *log)
+{
+    trtl_node *n = &g->n[i].n;
+    if (n->op != TRTL_OP_CONCATENATION || n->n_out != 1 || n->n_in < 1 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual)
+        return 0;
+    const int32_t y = n->out[0];
+    trtl_qlinear_params c = {0};
+    if (g->t[y].dtype != TRTL_FLOAT || trtl_bg_is_output(g, y) || !reader_params(g, y, &c, 0) ||
+        !consumers_take_codes(g, y, &c, 0))
+        return 0;
+    int requant = 0;
+    for (int32_t j = 0; j < n->n_in; j++) {
+        for (int32_t k = 0; k < j; k++)
+            if (n->in[k] == n->in[j])
+                return 0;
+        int how = concat_part(g, n->in[j], &c, i);
+        if (!how)
+            return 0;
+        requant += how == 2;
+    }
+    for (int32_t j = 0; j < n->n_in; j++) {
+        int how = concat_part(g, n->in[j], &c, i);
+        trtl_qlinear_params *q = &g->n[producer_of(g, n->in[j])].n.p.qlin;
+        if (how == 2) {
+            q->mid_quant = 1;
+            q->mid_scale = q->out_scale;
+            q->mid_zero_point = q->out_zero_point;
+            q->mid_type = q->out_type;
+        }
+        q->out_quant = 2;
+        q->out_scale = c.out_scale;
+        q->out_zero_point = c.out_zero_point;
+        q->out_type = c.out_type;
+        g->t[n->in[j]].dtype = (trtl_dtype)c.out_type;
+        drop_dead_readers(g, n->in[j], i);
+    }
+    int32_t pools = retype(g, y, (trtl_dtype)c.out_type, &c);
+    trtl_pass_log_add(log, "'%s' concatenates %s codes (scale %g, zero point %d) of %d int8 layer(s), %d requantized "
+                      "in their epilogue%s", n->name, trtl_dtype_name((trtl_dtype)c.out_type), (double)c.out_scale,
+                      (int)c.out_zero_point, (int)n->n_in, requant, pools ? ", max pooling them on the way" : "");
+    return 1;
+}
+
 trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
 {
     trtl_pass_log log;
@@ -195,6 +347,9 @@ trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
                           trtl_dtype_name(g->t[y].dtype), (double)q->out_scale, (int)q->out_zero_point,
                           (int)trtl_bg_consumers(g, y, NULL), pools ? ", max pooling them on the way" : "");
     }
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            concat_codes(g, i, &log);
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * qconv.c (ref) -- the portable path of the int8 convolution library (kernels/qconv.h): plain C
- * loops that spell out the semantics.  Used on CPUs without AVX2 + FMA and for grouped and
- * depthwise convolutions; the SIMD paths are tested against it and against a float64 model.
+ * loops that spell out the semantics.  Used on CPUs without AVX2 + FMA and for grouped (not
+ * depthwise) convolutions; the SIMD paths are tested against it and against a float64 model.
  *
  * The input (one image at a time, or all M rows) is first quantized into scratch as int16
  * q - in_zero, then each output value is an int32 dot product over its window, dequantized and

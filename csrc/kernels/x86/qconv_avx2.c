@@ -40,4 +40,6 @@ QT_ATTR static inline void combine_s16x2(int32_t *dst, const int16_t *const *src
 #define QT_COMBINE(dst, src) combine_s16x2(dst, src)
 
 #include "kernels/x86/qconv_tmpl.h"
+#define QT_DW_ISA TRTL_QK_AVX2
+#include "kernels/x86/qconv_dw_tmpl.h"
 #endif

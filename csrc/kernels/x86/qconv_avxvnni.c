@@ -36,4 +36,6 @@ QT_ATTR static inline void combine_u8x4(int32_t *dst, const uint8_t *const *src)
 #define QT_COMBINE(dst, src) combine_u8x4(dst, src)
 
 #include "kernels/x86/qconv_tmpl.h"
+#define QT_DW_ISA TRTL_QK_AVXVNNI
+#include "kernels/x86/qconv_dw_tmpl.h"
 #endif

@@ -107,7 +107,22 @@ QT_ATTR static inline void QT_FN(qt_store_codes)(VF v, int8_t *dst, int n, const
         VF s = VF_SET1(e->out_scale);
         VI q = VF_CVT_F2I(QT_FN(qt_quot)(v, s, VF_SET1(e->out_rcp), VF_SET1(e->out_lim)));
         q = VI_MIN(VI_MAX(q, VI_SET1(e->out_lo)), VI_SET1(e->out_hi));
-        VI_STORE(c, VI_ADD(q, VI_SET1(e->out_zero)));
+        q = VI_ADD(q, VI_SET1(e->out_zero));
+        /* codes in [-128, 255]: their low bytes */
+#if QT_VL == 16
+        _mm512_mask_cvtepi32_storeu_epi8(dst, VMASK_N(n), q);
+#else
+        __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        h = e->out_lo + e->out_zero < 0 ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
+        if (n == QT_VL) {
+            _mm_storel_epi64((__m128i *)(void *)dst, h);
+        } else {
+            int8_t b[16];
+            _mm_storeu_si128((__m128i *)(void *)b, h);
+            memcpy(dst, b, (size_t)n);
+        }
+#endif
+        return;
     } else { /* the other activations, one value at a time */
         float f[QT_VL];
         const int sgn = e->out_lo + e->out_zero < 0;

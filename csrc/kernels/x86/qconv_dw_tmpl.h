@@ -1,0 +1,158 @@
+/*
+ * qconv_dw_tmpl.h -- the depthwise plane kernel of the int8 convolution library (the layout is
+ * described in qconv_internal.h), included after qconv_tmpl.h by each ISA's file so that it uses
+ * that ISA's vector macros, element combiner (QT_COMBINE), quantizer (qt_quant) and tile epilogue
+ * (qt_epi_vec / qt_epi_finish): the depthwise kernels' outputs go through the same code as the
+ * GEMM tiles'.  Integer sums are exact, so the accumulators equal the portable path's.
+ */
+#define QT_DW_RT_MAX 64 /* kernel rows x tap groups kept as broadcast words (else broadcast in the loop) */
+
+/* VL words of a row at p, lanes sw words apart. */
+QT_ATTR static inline VI QT_FN(qdw_load)(const int32_t *p, int64_t sw)
+{
+    if (sw == 1)
+        return VI_LOAD(p);
+    if (sw == 2) {
+#if QT_VL == 16
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        return _mm512_permutex2var_epi32(VI_LOAD(p), even, VI_LOAD(p + 16));
+#else
+        __m256 a = _mm256_castsi256_ps(VI_LOAD(p)), b = _mm256_castsi256_ps(VI_LOAD(p + 8));
+        __m256d t = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))); /* a0 a2 b0 b2 a4 a6 b4 b6 */
+        return _mm256_castpd_si256(_mm256_permute4x64_pd(t, _MM_SHUFFLE(3, 1, 2, 0)));
+#endif
+    }
+    int32_t tmp[QT_VL];
+    for (int l = 0; l < QT_VL; l++)
+        tmp[l] = p[l * sw];
+    return VI_LOAD(tmp);
+}
+
+/* The accumulators of VL outputs: rows = the word plane at the output row's first kernel row and the
+ * vector's first column; R kernel rows dh word rows apart, T tap groups tstep words apart. */
+QT_ATTR __attribute__((always_inline)) static inline VI QT_FN(qdw_dot)(const int32_t *rows, const VI *wv, const int R,
+                                                                       const int T, int64_t rstep, int64_t tstep,
+                                                                       int64_t sw)
+{
+    VI acc = VI_ZERO();
+    for (int r = 0; r < R; r++)
+        for (int tg = 0; tg < T; tg++)
+            acc = QT_DOT_CONV(acc, QT_FN(qdw_load)(rows + r * rstep + tg * tstep, sw), wv[r * T + tg]);
+    return acc;
+}
+
+/* The element row of input row ih at er + pad_l (the pads around it are set by the caller). */
+QT_ATTR static void QT_FN(qdw_elems)(const trtl_qconv_state *s, const void *x, int32_t x_codes, int64_t ih,
+                                     int64_t W, QT_ELEM *er)
+{
+    if (!x_codes) {
+        QT_FN(qt_quant)((const float *)x + ih * W, W, er, &s->q);
+        return;
+    }
+    int64_t i = 0;
+    if (QT_G == 4) { /* u8: the code + 128 for signed codes, as the quantizer makes it */
+        const uint8_t *b = (const uint8_t *)x + ih * W, flip = s->d.in_signed ? 0x80 : 0;
+        const __m128i f = _mm_set1_epi8((char)flip);
+        for (; i + 16 <= W; i += 16)
+            _mm_storeu_si128((__m128i *)(void *)(er + i),
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), f));
+        for (; i < W; i++)
+            er[i] = (QT_ELEM)(b[i] ^ flip);
+    } else { /* int16: code - in_zero */
+        const int8_t *b = (const int8_t *)x + ih * W;
+        const __m128i z = _mm_set1_epi16((short)s->d.in_zero);
+        for (; i + 8 <= W; i += 8) {
+            __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
+            v = s->d.in_signed ? _mm_cvtepi8_epi16(v) : _mm_cvtepu8_epi16(v);
+            _mm_storeu_si128((__m128i *)(void *)(er + i), _mm_sub_epi16(v, z));
+        }
+        for (; i < W; i++)
+            er[i] = (QT_ELEM)((s->d.in_signed ? (int32_t)b[i] : (int32_t)(uint8_t)b[i]) - s->d.in_zero);
+    }
+}
+
+QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_geom *g, const void *x,
+                                     int32_t x_codes, void *y, const float *res, const int8_t *resq, int64_t k,
+                                     void *scratch)
+{
+    const trtl_qconv_desc *d = &s->d;
+    const trtl_qk_epi *e = &s->e;
+    const int64_t WW = g->WW, EW = g->EW, OW = g->OW, dil = d->dil_w, sw = d->stride_w;
+    const int R = d->R, T = (int)s->dw_T;
+    QT_ELEM *er = scratch;
+    int32_t *wp = (int32_t *)(void *)((char *)scratch + (((size_t)EW * sizeof(QT_ELEM) + 63) & ~(size_t)63));
+    const QT_ELEM pad = (QT_ELEM)s->q.pad;
+    uint32_t padw = 0;
+    for (int i = 0; i < QT_G; i++)
+        padw |= (uint32_t)(QT_G == 4 ? (uint8_t)pad : (uint16_t)pad) << (32 / QT_G * i);
+    /* 1. the word plane: pad rows are pad words; image rows from their element rows */
+    for (int64_t i = 0; i < EW; i++)
+        er[i] = pad;
+    for (int64_t ihp = 0; ihp < g->Hp; ihp++) {
+        int32_t *row = wp + ihp * WW;
+        const int64_t ih = ihp - d->pad_t;
+        if (ih < 0 || ih >= g->H) {
+            for (int64_t i = 0; i < WW; i++)
+                row[i] = (int32_t)padw;
+            continue;
+        }
+        QT_FN(qdw_elems)(s, x, x_codes, ih, g->W, er + d->pad_l);
+        for (int64_t iw = 0; iw < WW; iw += QT_VL) {
+            const QT_ELEM *src[QT_G];
+            for (int i = 0; i < QT_G; i++)
+                src[i] = er + iw + i * dil;
+            QT_COMBINE(row + iw, src);
+        }
+    }
+    /* 2. output rows: VL pixels a vector, the tiles' epilogue */
+    const int32_t *wk = s->dw_w + k * R * T;
+    VI wv[QT_DW_RT_MAX];
+    const int nw = R * T <= QT_DW_RT_MAX ? R * T : 0;
+    for (int i = 0; i < nw; i++)
+        wv[i] = VI_SET1(wk[i]);
+    const VI comp = VI_SET1(s->comp[k]);
+    const VF sc = VF_SET1(s->scale[k]), bi = VF_SET1(s->bias[k]);
+    const int fast = trtl_act_is_fast(e->act);
+    const int codes = e->out_quant == 2;
+    trtl_qk_tile t;
+    memset(&t, 0, sizeof t);
+    t.mr = 1;
+    t.nv = (int32_t)g->nvec;
+    t.last_cols = (int32_t)(OW - (g->nvec - 1) * QT_VL);
+    t.ldy = OW;
+    const VMASK tail = VMASK_N(t.last_cols);
+    const int64_t rstep = d->dil_h * WW, tstep = QT_G * dil;
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        t.y = codes ? NULL : (float *)y + oh * OW;
+        t.yq = codes ? (int8_t *)y + oh * OW : NULL;
+        t.res = res ? res + oh * OW : NULL;
+        t.resq = resq ? resq + oh * OW : NULL;
+        const int32_t *rows = wp + oh * d->stride_h * WW;
+        for (int j = 0; j < t.nv; j++) {
+            const int32_t *p = rows + (int64_t)j * QT_VL * sw;
+            VI acc;
+            if (nw && R == 3 && T == (3 + QT_G - 1) / QT_G)
+                acc = QT_FN(qdw_dot)(p, wv, 3, (3 + QT_G - 1) / QT_G, rstep, tstep, sw);
+            else if (nw && R == 5 && T == (5 + QT_G - 1) / QT_G)
+                acc = QT_FN(qdw_dot)(p, wv, 5, (5 + QT_G - 1) / QT_G, rstep, tstep, sw);
+            else if (nw)
+                acc = QT_FN(qdw_dot)(p, wv, R, T, rstep, tstep, sw);
+            else {
+                acc = VI_ZERO();
+                for (int r = 0; r < R; r++)
+                    for (int tg = 0; tg < T; tg++)
+                        acc = QT_DOT_CONV(acc, QT_FN(qdw_load)(p + r * rstep + tg * tstep, sw), VI_SET1(wk[r * T + tg]));
+            }
+            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc, comp)), sc), bi), &t, e, 0, j, t.y,
+                              t.res, tail, fast);
+        }
+        QT_FN(qt_epi_finish)(&t, e, fast);
+    }
+}
+
+const trtl_qdw_ops QT_CAT(trtl_qdw_ops, QT_SFX) = {
+    .name = QT_NAME "_dw",
+    .qk = &QT_CAT(trtl_qk_ops, QT_SFX),
+    .isa = QT_DW_ISA,
+    .plane = QT_FN(qdw_plane),
+};
