@@ -80,11 +80,17 @@ deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
 build: deps lib examples build/plugins/libscaled_tanh_plugin.so
 	$(PY) setup.py -q build_ext --inplace -j 2
 
-# The C library for C programs (public header: csrc/include/trtlite/trtlite.h).
-lib: build/libtrtlite.so
-build/libtrtlite.so: $(CORE_SRC) $(HDRS) | $(STAMP)/apt-blas
-	@mkdir -p build
-	$(CC) $(CFLAGS) -fPIC -shared $(INC) $(CORE_SRC) -o $@ $(LIBS)
+# The C library for C programs (public header: csrc/include/trtlite/trtlite.h): one object per source under
+# build/obj, compiled two at a time (CI's 2 cores), then linked.
+LIB_OBJ := $(patsubst csrc/%.c,build/obj/%.o,$(CORE_SRC))
+lib: | $(STAMP)/apt-blas
+	@$(MAKE) --no-print-directory -j2 build/libtrtlite.so
+build/obj/%.o: csrc/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -fPIC $(INC) -c $< -o $@
+build/libtrtlite.so: $(LIB_OBJ)
+	$(CC) -shared $(LIB_OBJ) -o $@ $(LIBS)
 
 examples: build/examples/c_network
 build/examples/c_network: examples/c/network.c build/libtrtlite.so
