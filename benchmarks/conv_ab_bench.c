@@ -32,6 +32,9 @@ extern const trtl_kernel trtl_kernel_conv_winograd_f43;
 extern const trtl_kernel trtl_kernel_conv_winograd_f23;
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_pooling_2d;
+#ifndef NO_PIXEL_GEMM /* -DNO_PIXEL_GEMM: a binary for a library built before convolution.pixel_gemm */
+extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
+#endif
 
 static int g_threads = 1, g_reps = 15;
 static trtl_threadpool *g_pool;
@@ -112,7 +115,11 @@ static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     double flops = 2.0 * (double)K * (double)C * (double)(ks * ks) * (double)(OH * OH);
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_winograd_f43,
-                                &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm};
+                                &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm,
+#ifndef NO_PIXEL_GEMM
+                                &trtl_kernel_conv_pixel_gemm
+#endif
+    };
     printf("%-30s %7.1f MFLOP", name, flops / 1e6);
     for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
         double t = time_kernel(ks_[i], &nd, in, &out);

@@ -53,7 +53,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_concat_inplace)                                                                 \
     X(trtl_kernel_slice_inplace)                                                                  \
     X(trtl_kernel_qpool_int8)                                                                     \
-    X(trtl_kernel_qadd_int8)
+    X(trtl_kernel_qadd_int8)                                                                      \
+    X(trtl_kernel_conv_pixel_gemm)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

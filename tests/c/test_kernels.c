@@ -3182,6 +3182,104 @@ static void test_pooling_codes(int ncases)
     }
 }
 
+/* ---- convolution.pixel_gemm (x86/convolution_pixel_gemm.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
+
+/* Small maps with one group, on the AVX-512 variant and on AVX2 (AVX-512 masked off): pixel counts
+ * that cut into uneven panels (49 = 9 + 4 x 10; 1; 13; batches), channel counts that end in a
+ * partial tile (K not a multiple of 32 / 16, fewer than one tile), several depth blocks (ckk >
+ * 384) with a remainder, strides 1-3, dilation, asymmetric / SAME padding, 1x1 and 1-D, every
+ * epilogue on the first shapes; then random small shapes, and shapes past the kernel's limits run
+ * without applies() (the reference fallback). */
+static void test_conv_pixel_gemm(int ncases)
+{
+    static const struct { int64_t N, C, K, H, W, k, s, d, pre, post; int mode, nsp, all; } sh[] = {
+        {1, 40, 70, 7, 7, 3, 1, 1, 1, 1, 0, 2, 1},   /* 49 pixels, K tail (70 = 2 x 32 + 6) */
+        {2, 17, 33, 5, 6, 3, 2, 1, 1, 0, 0, 2, 1},   /* batch, stride 2, asymmetric pad */
+        {1, 200, 64, 6, 5, 3, 1, 1, 1, 1, 0, 2, 0},  /* ckk 1800: several depth blocks */
+        {1, 64, 96, 14, 14, 1, 1, 1, 0, 0, 0, 2, 0}, /* 1x1, 196 pixels */
+        {3, 12, 9, 9, 8, 3, 1, 2, 2, 2, 0, 2, 0},    /* dilation 2, K < one tile */
+        {1, 7, 50, 1, 1, 1, 1, 1, 0, 0, 0, 2, 0},    /* one pixel */
+        {1, 9, 20, 11, 13, 5, 3, 1, 2, 1, 2, 2, 0},  /* 5x5 stride 3, SAME_UPPER */
+        {2, 10, 24, 1, 29, 3, 1, 1, 1, 1, 0, 1, 0},  /* 1-D */
+        {1, 3, 16, 15, 17, 7, 2, 1, 3, 3, 0, 2, 0},  /* stem-like, 3 input channels */
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = sh[i].nsp;
+                c.N = sh[i].N;
+                c.C = sh[i].C;
+                c.K = sh[i].K;
+                c.G = 1;
+                for (int d = 0; d < c.nsp; d++) {
+                    c.in[d] = c.nsp == 1 || d == 1 ? sh[i].W : sh[i].H;
+                    c.k[d] = sh[i].k;
+                    c.s[d] = sh[i].s;
+                    c.d[d] = sh[i].d;
+                    c.pre[d] = sh[i].pre;
+                    c.post[d] = sh[i].post;
+                }
+                c.mode = sh[i].mode;
+                c.bias = combo % 3 != 2;
+                if (conv_run_case(&trtl_kernel_conv_pixel_gemm, &c, combo) > 0)
+                    goto done;
+            }
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = rint_in(1, 3);
+            c.C = rint_in(1, 40);
+            c.K = rint_in(1, 80);
+            c.G = 1;
+            c.bias = (int)(rnd() % 4 != 0);
+            for (int d = 0; d < 2; d++) {
+                c.k[d] = rint_in(1, 3);
+                c.in[d] = rint_in(c.k[d], 12);
+                c.s[d] = rint_in(1, 2);
+                c.d[d] = c.k[d] > 1 ? rint_in(1, 2) : 1;
+                c.pre[d] = rint_in(0, 1);
+                c.post[d] = rint_in(0, 1);
+            }
+            int r = conv_run_case(&trtl_kernel_conv_pixel_gemm, &c, combo);
+            if (r < 0)
+                i--;
+            else if (r > 0)
+                goto done;
+        }
+        {
+            /* past the map limit (24x24 outputs > 256 pixels): applies() refuses, run() computes the reference */
+            conv_case c = {0};
+            trtl_kernel any = trtl_kernel_conv_pixel_gemm;
+            any.applies = NULL;
+            c.nsp = 2;
+            c.N = 2;
+            c.C = 5;
+            c.K = 6;
+            c.G = 1;
+            c.bias = 1;
+            c.in[0] = c.in[1] = 24;
+            c.k[0] = c.k[1] = 3;
+            c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = 1;
+            if (conv_run_case(&any, &c, 3) > 0)
+                goto done;
+        }
+    }
+done:
+    trtl_cpu_set_mask(~0u);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3233,6 +3331,10 @@ int main(int argc, char **argv)
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_gemv.name);
     test_qadd_qpool(ncases);
     test_pooling_codes(ncases);
+    if (trtl_cpu_has(trtl_kernel_conv_pixel_gemm.cpu_features))
+        test_conv_pixel_gemm(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_pixel_gemm.name);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

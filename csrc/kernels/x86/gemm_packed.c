@@ -45,6 +45,8 @@ typedef struct ukr_args {
     int flags;
     int32_t act; /* fast activation or TRTL_ACT_NONE */
     float alpha, beta;
+    const char *pf; /* AVX-512 row tiles: cache lines to prefetch into L2, one a depth step */
+    int64_t pf_lines;
 } ukr_args;
 
 typedef void (*ukr_fn)(const ukr_args *u);
@@ -270,21 +272,52 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm512_setzero_ps();
     const float *a = u->a, *b = u->b;
-    for (int64_t k = u->kc; k > 0; k--) {
-        __m512 bv[AVX512_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; v++)
-            bv[v] = _mm512_loadu_ps(b + 16 * v);
+    int64_t k = u->kc;
+#define UKR512_STEP                                                                                               \
+    do {                                                                                                          \
+        __m512 bv[AVX512_NV];                                                                                     \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);                 \
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++)                                                      \
+        {                                                                                                         \
+            __m512 ar = _mm512_set1_ps(a[r]);                                                                     \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]); \
+        }                                                                                                         \
+        a += AVX512_MR;                                                                                           \
+        b += AVX512_NR;                                                                                           \
+    } while (0)
+    /* The first R depth steps each prefetch one row of the C tile (and of the residual on the last
+     * block): C rows are ldc apart, so the hardware prefetcher does not see them, and a tile over a
+     * map larger than L2 would otherwise wait on a miss per row at its store. */
+    const int pre_res = (u->flags & TRTL_GEMM_LAST) && u->res;
+    if (k >= R) {
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
-            __m512 ar = _mm512_set1_ps(a[r]);
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; v++)
-                acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+            const char *cp = (const char *)(u->c + r * u->ldc);
+            _mm_prefetch(cp, _MM_HINT_T0);
+            _mm_prefetch(cp + 64 * NV - 4, _MM_HINT_T0);
+            if (NV > 1)
+                _mm_prefetch(cp + 64, _MM_HINT_T0);
+            if (pre_res) {
+                const char *rp = (const char *)(u->res + r * u->ldr);
+                _mm_prefetch(rp, _MM_HINT_T0);
+                _mm_prefetch(rp + 64 * NV - 4, _MM_HINT_T0);
+                if (NV > 1)
+                    _mm_prefetch(rp + 64, _MM_HINT_T0);
+            }
+            UKR512_STEP;
         }
-        a += AVX512_MR;
-        b += AVX512_NR;
+        k -= R;
     }
+    /* the caller's prefetch stream (the operand block it reads next), one line a depth step */
+    const char *pf = u->pf;
+    int64_t pf_n = u->pf_lines;
+    for (; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
+        _mm_prefetch(pf, _MM_HINT_T1);
+        UKR512_STEP;
+    }
+    for (; k > 0; k--)
+        UKR512_STEP;
+#undef UKR512_STEP
     store512(u, acc, R, NV);
 }
 
@@ -485,14 +518,24 @@ static void skip_cols(ukr_args *u, int n)
 
 /* Every tile of the block: row panels outside (the A micro-panel stays in L1), B tiles inside. */
 static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, const float *a, int64_t a_stride,
-                        const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e)
+                        const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
+                        const char *pf_next, int64_t pf_next_lines)
 {
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
+    const int64_t ntiles = (N + nr - 1) / nr;
     for (int64_t i = 0; i < M; i += mr) {
         const int rows = M - i < mr ? (int)(M - i) : mr;
         u->a = a + (i / mr) * a_stride;
+        /* While this row panel runs, its tiles prefetch the next panel's A block (weights that
+         * would otherwise come from L3 in a burst at the next panel's first tile), or on the last
+         * panel the caller's stream; the lines are spread evenly over the tiles. */
+        const char *pf = i + mr < M ? (const char *)(u->a + a_stride) : pf_next;
+        const int64_t pf_total = i + mr < M ? (u->kc * mr * (int64_t)sizeof(float) + 63) / 64 : pf_next_lines;
         for (int64_t j = 0; j < N; j += nr) {
             const int cols = N - j < nr ? (int)(N - j) : nr;
+            const int64_t t = j / nr, l0 = pf_total * t / ntiles, l1 = pf_total * (t + 1) / ntiles;
+            u->pf = pf ? pf + 64 * l0 : NULL;
+            u->pf_lines = pf ? l1 - l0 : 0;
             u->b = b + (j / nr) * b_stride;
             u->cols = cols;
             at_tile(u, e, i, j, c, ldc);
@@ -528,6 +571,13 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
 void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
                      const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags)
 {
+    trtl_gemm_block_pf(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, NULL, 0);
+}
+
+void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                        const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
+                        const void *pf, int64_t pf_bytes)
+{
     const int nr = trtl_gemm_nr(isa);
     const int last = (flags & TRTL_GEMM_LAST) && e;
     const int slow_act = last && !trtl_act_is_fast(e->act);
@@ -554,7 +604,8 @@ void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const 
                 (u.cols > 8 ? gemv256_2 : gemv256_1)(&u);
         }
     } else {
-        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL);
+        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, (const char *)pf,
+                    pf ? (pf_bytes + 63) / 64 : 0);
     }
     if (slow_act) {
         const trtl_epilogue act = {e->act, e->alpha, e->beta, 0};
