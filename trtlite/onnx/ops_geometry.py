@@ -1,0 +1,120 @@
+"""Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid.
+
+Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
+input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
+host when the input values are set, as for Reshape or Expand.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import numpy as np
+
+from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode
+from .context import ImporterContext
+from .errors import ErrorCode, Fail
+from .registry import importer
+from .shape_tensors import shape_input
+
+E = ElementWiseOperation
+
+
+def _i32(p: ImporterContext, values: Any) -> Any:
+    return p._const_tensor(np.asarray(values, np.int32).reshape(-1), DataType.INT32)
+
+
+def _pick(p: ImporterContext, t: Any, idx: int) -> Any:
+    """Element idx of a 1-D tensor, as a [1] tensor."""
+    return p._L(p.network.add_gather(t, _i32(p, [idx]), 0))
+
+
+def _cat(p: ImporterContext, parts: List[Any]) -> Any:
+    return p._concat_layer(parts, 0) if len(parts) > 1 else parts[0]
+
+
+def _vector_input(p: ImporterContext, node: Any, name: str, what: str) -> Any:
+    t = shape_input(p, name)
+    if len(t.shape) != 1 or t.shape[0] < 0:
+        raise Fail(ErrorCode.INVALID_NODE, "%s: %s '%s' must be a 1-D tensor of static length, got shape %s"
+                   % (node.op_type, what, name, tuple(t.shape)))
+    return t
+
+
+@importer("CenterCropPad",
+          restrictions="the shape input constant or fed at run time (a shape tensor); any axes",
+          opsets=(18, None))
+def _center_crop_pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """One FILL-mode ISliceLayer (zeros outside the input): along each of `axes` the size is the target and the
+    start trunc((in - target) / 2), i.e. (in - target) // 2 when cropping and -((target - in) // 2) when padding,
+    ONNX's centring; the other axes keep their dims (start 0)."""
+    x = p._tensor(node.input[0])
+    r = len(x.shape)
+    axes = [p._norm_axis(int(v), r, "axes") for v in a.get("axes", list(range(r)))]
+    if len(set(axes)) != len(axes):
+        raise Fail(ErrorCode.INVALID_NODE, "CenterCropPad's axes %s repeat an axis" % (a.get("axes"),))
+    target = _vector_input(p, node, node.input[1], "shape")
+    if target.shape[0] != len(axes):
+        raise Fail(ErrorCode.INVALID_NODE, "CenterCropPad's shape has %d values for %d axes"
+                   % (target.shape[0], len(axes)))
+    xs = p._L(p.network.add_shape(x))
+    size = _cat(p, [_pick(p, target, axes.index(i)) if i in axes else _pick(p, xs, i) for i in range(r)])
+    start = p._ew(p._ew(xs, size, E.SUB), _i32(p, [2] * r), E.DIV)  # INT32 DIV truncates toward zero
+    layer = p.network.add_slice(x, [0] * r, [1] * r, [1] * r)
+    layer.mode = SampleMode.FILL
+    layer.set_input(1, start)
+    layer.set_input(2, size)
+    return [p._L(layer)]
+
+
+def _axis_coords(p: ImporterContext, n_i: Any, r: int, pos: int, align: bool) -> Any:
+    """ONNX AffineGrid's normalized coordinates along one spatial axis of length n (an INT32 [1] shape tensor), as an IFillLayer LINSPACE shaped [1, .., n, .., 1] (n at `pos` of `r` dims):
+    align_corners: -1 + 2 i / (n - 1) (just -1 when n == 1); else -1 + (2 i + 1) / n."""
+    net = p.network
+    n_f = p._cast(n_i, DataType.FLOAT)
+    one = p._const_tensor(np.ones(1, np.float32), DataType.FLOAT)
+    if align:
+        step = p._ew(p._const_tensor(np.full(1, 2.0, np.float32)), p._ew(p._ew(n_f, one, E.SUB), one, E.MAX), E.DIV)
+        first = p._const_tensor(np.full(1, -1.0, np.float32))
+    else:
+        step = p._ew(p._const_tensor(np.full(1, 2.0, np.float32)), n_f, E.DIV)
+        first = p._ew(p._ew(one, n_f, E.DIV), one, E.SUB)
+    zero = p._const_tensor(np.zeros(1, np.float32))
+    beta = _cat(p, [step if k == pos else zero for k in range(r)])
+    shape = _cat(p, [n_i if k == pos else _i32(p, [1]) for k in range(r)])
+    layer = net.add_fill((0,), FillOperation.LINSPACE, DataType.FLOAT)
+    layer.set_input(0, shape)
+    layer.set_input(1, p._reshape(first, [], zero_is_placeholder=False))
+    layer.set_input(2, beta)
+    return p._L(layer)
+
+
+@importer("AffineGrid",
+          restrictions="2-D (theta [N, 2, 3]) and 3-D (theta [N, 3, 4]); size constant or fed at run time",
+          opsets=(20, None))
+def _affine_grid(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """grid[n, (d,) h, w, k] = sum_j theta[n, k, j] * base_j + theta[n, k, last], with base the normalized (x, y
+    (, z)) coordinates along W, H (, D): per output component k, broadcast products of theta's columns (shaped
+    [N, 1, .., 1, dims]) with coordinate fills ([1, (D,) H, W, 1]) -- no matrix multiply, any N."""
+    theta = p._float(p._tensor(node.input[0]), "AffineGrid's theta")
+    ts = tuple(theta.shape)
+    if len(ts) != 3 or ts[1] not in (2, 3) or ts[2] != ts[1] + 1:
+        raise Fail(ErrorCode.INVALID_NODE, "AffineGrid's theta must be [N, 2, 3] or [N, 3, 4], got %s" % (ts,))
+    nd = ts[1]
+    size = _vector_input(p, node, node.input[1], "size")
+    if size.shape[0] != nd + 2:
+        raise Fail(ErrorCode.INVALID_NODE, "AffineGrid's size must have %d values for a [N, %d, %d] theta, got %d"
+                   % (nd + 2, nd, nd + 1, size.shape[0]))
+    align = bool(int(a.get("align_corners", 0)))
+    r = nd + 2  # output rank: N, spatial dims, components
+    # spatial dims of size: D, H, W (3-D) or H, W; the coordinate along W is component 0 (x)
+    coords = []
+    for k in range(nd):
+        axis = nd + 1 - k  # x: the last spatial dim (W), y: the one before, z: D
+        coords.append(_axis_coords(p, _pick(p, size, axis), r, axis - 1, align))  # output dims: [N, spatial.., k]
+    out = None
+    for j in range(nd + 1):
+        col = p._reshape(p._gather_axis(theta, 2, np.array([j])), [-1] + [1] * nd + [nd],
+                         zero_is_placeholder=False)  # theta[:, :, j] as [N, 1.., nd]
+        term = p._ew(col, coords[j], E.PROD) if j < nd else col
+        out = term if out is None else p._ew(out, term, E.SUM)
+    return [out]
