@@ -19,6 +19,7 @@ from .context import ImporterContext
 from .dtypes import (T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16,
                      T_UINT32, T_UINT64, T_BFLOAT16)
 from .errors import ErrorCode, Fail, unsupported
+from .isolated import infer_shapes as infer_shapes_isolated
 from .registry import importer
 
 E, U = ElementWiseOperation, UnaryOperation
@@ -34,15 +35,11 @@ _NP_TO_ONNX = {np.dtype(np.int8): T_INT8, np.dtype(np.uint8): T_UINT8, np.dtype(
 
 def onnx_elem_type(p: ImporterContext, name: str) -> int:
     """The ONNX element type of value `name`: as the model declares it (graph input / output, value_info,
-    initializer), a constant's numpy type, else guessed from the carried type (INT8, UINT8, BOOL, FLOAT; other
+    initializer) or onnx's type inference gives it, a constant's numpy type, else guessed from the carried type (INT8, UINT8, BOOL, FLOAT; other
     integers: int32)."""
-    g = p._model.graph
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        if vi.name == name and vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            return int(vi.type.tensor_type.elem_type)
-    for init in g.initializer:
-        if init.name == name:
-            return int(init.data_type)
+    types = _declared_types(p)
+    if name in types:
+        return types[name]
     if name in p._consts:
         return _NP_TO_ONNX.get(np.asarray(p._consts[name]).dtype, T_INT32)
     t = p._tensors.get(name)
@@ -50,6 +47,40 @@ def onnx_elem_type(p: ImporterContext, name: str) -> int:
         return T_INT32
     return {DataType.INT8: T_INT8, DataType.UINT8: T_UINT8, DataType.BOOL: T_BOOL, DataType.FLOAT: T_FLOAT,
             DataType.HALF: T_FLOAT16}.get(DataType(t.dtype), T_INT32)
+
+
+def _declared_types(p: ImporterContext) -> Dict[str, int]:
+    """name -> ONNX element type for the values the model declares or onnx's type inference gives (run once per
+    parse, in a child process as the parser's shape inference is: isolated.py), initializers included."""
+    cache = p.__dict__.get("_onnx_elem_types")
+    if cache is not None:
+        return cache
+    cache = {}
+    p.__dict__["_onnx_elem_types"] = cache
+    model = p._model
+    try:
+        import onnx
+        m = onnx.ModelProto()
+        m.CopyFrom(model)
+        del m.graph.initializer[:]  # types only: no weights needed
+        have = set(i.name for i in m.graph.input)
+        for init in model.graph.initializer:
+            if init.name not in have:
+                vi = m.graph.input.add()
+                vi.name = init.name
+                vi.type.tensor_type.elem_type = init.data_type
+                for d in init.dims:
+                    vi.type.tensor_type.shape.dim.add().dim_value = d
+        inferred = infer_shapes_isolated(m, data_prop=False) or m
+    except Exception:
+        inferred = model
+    g = inferred.graph
+    for vi in list(g.value_info) + list(g.output) + list(g.input):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            cache[vi.name] = int(vi.type.tensor_type.elem_type)
+    for init in model.graph.initializer:
+        cache[init.name] = int(init.data_type)
+    return cache
 
 
 def _int_type(p: ImporterContext, node: Any, name: str, what: str) -> Tuple[int, bool]:
