@@ -343,3 +343,47 @@ def test_dropout_runtime_training_mode(rng=np.random.default_rng(10)):
     out = run_model([node], {"x": x, "r": np.array(0.6, np.float32), "t": np.array(False)}, ["y", "mask"])
     np.testing.assert_array_equal(out["y"], x)
     assert out["mask"].all()
+
+
+# ---- 8-bit integer arithmetic, integer matrix products and convolutions -----------------------------------------
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8])
+def test_int8_arithmetic_wraps_like_numpy(dt, rng=np.random.default_rng(11)):
+    a, b = rand_int(rng, dt, (3, 4)), rand_int(rng, dt, (1, 4))
+    b[b == 0] = 1
+    ops = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum, "Min": np.minimum}
+    nodes = [h.make_node(op, ["a", "b"], ["y_" + op]) for op in ops]
+    nodes += [h.make_node("Less", ["a", "b"], ["y_less"]), h.make_node("Clip", ["a", "lo", "hi"], ["y_clip"])]
+    lo, hi = np.array(-5 if dt == np.int8 else 5, dt), np.array(60, dt)
+    out = run_model(nodes, {"a": a, "b": b, "lo": lo, "hi": hi}, ["y_" + op for op in ops] + ["y_less", "y_clip"])
+    with np.errstate(over="ignore"):
+        for op, f in ops.items():
+            np.testing.assert_array_equal(out["y_" + op].astype(np.int64), f(a, b).astype(np.int64), err_msg=op)
+    np.testing.assert_array_equal(out["y_less"], a < b)
+    np.testing.assert_array_equal(out["y_clip"].astype(np.int64), np.clip(a, lo, hi).astype(np.int64))
+
+
+def test_maxpool_uint8(rng=np.random.default_rng(12)):
+    x = rand_int(rng, np.uint8, (1, 2, 5, 6))
+    out = run_model([h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])], {"x": x}, ["y"])
+    ref = x[:, :, :4, :6].reshape(1, 2, 2, 2, 3, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(out["y"].astype(np.int64), ref.astype(np.int64))
+
+
+def test_matmul_integer_and_conv_integer(rng=np.random.default_rng(13)):
+    a, b = rand_int(rng, np.uint8, (3, 7)), rand_int(rng, np.int8, (7, 2))
+    azp, bzp = np.array(12, np.uint8), np.array(-3, np.int8)
+    out = run_model([h.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"])],
+                    {"a": a, "b": b, "azp": azp, "bzp": bzp}, ["y"], opset=21)
+    ref = (a.astype(np.int64) - 12) @ (b.astype(np.int64) + 3)
+    np.testing.assert_array_equal(out["y"], ref)
+    x, w = rand_int(rng, np.uint8, (1, 2, 5, 5)), rand_int(rng, np.uint8, (3, 2, 3, 3))
+    xzp = np.array(100, np.uint8)
+    out = run_model([h.make_node("ConvInteger", ["x", "w", "xzp"], ["y"], pads=[1, 1, 1, 1])],
+                    {"x": x, "w": w, "xzp": xzp}, ["y"], opset=21)
+    xp = np.pad(x.astype(np.int64) - 100, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ref = np.zeros((1, 3, 5, 5), np.int64)
+    for i in range(5):
+        for j in range(5):
+            ref[0, :, i, j] = np.einsum("chw,mchw->m", xp[0, :, i:i + 3, j:j + 3], w.astype(np.int64))
+    np.testing.assert_array_equal(out["y"], ref)

@@ -1,4 +1,5 @@
-"""Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid.
+"""Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid, HannWindow,
+HammingWindow, BlackmanWindow.
 
 Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
 input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
@@ -10,9 +11,10 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode
+from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, UnaryOperation
 from .context import ImporterContext
 from .errors import ErrorCode, Fail
+from .dtypes import onnx_to_trt
 from .registry import importer
 from .shape_tensors import shape_input
 
@@ -118,3 +120,40 @@ def _affine_grid(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         term = p._ew(col, coords[j], E.PROD) if j < nd else col
         out = term if out is None else p._ew(out, term, E.SUM)
     return [out]
+
+
+# cos terms of the windows: w[n] = sum_k c_k * cos(2 pi k n / N)
+_WINDOWS = {"HannWindow": (0.5, -0.5), "HammingWindow": (25.0 / 46.0, -21.0 / 46.0),
+            "BlackmanWindow": (0.42, -0.5, 0.08)}
+
+
+@importer(*_WINDOWS.keys(),
+          restrictions="size constant or fed at run time (a shape tensor); FLOAT or integer output_datatype",
+          opsets=(17, None))
+def _window(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """w[n] = sum_k c_k cos(2 pi k n / N), n = 0 .. size - 1 (an IFillLayer LINSPACE of the run-time length), N =
+    size when periodic (the default), size - 1 when symmetric; Hann (0.5, -0.5), Hamming (25/46, -21/46),
+    Blackman (0.42, -0.5, 0.08), as ONNX defines them."""
+    size = shape_input(p, node.input[0])
+    if tuple(size.shape) not in ((), (1,)):
+        raise Fail(ErrorCode.INVALID_NODE, "%s's size must be a scalar, got shape %s" % (node.op_type,
+                                                                                          tuple(size.shape)))
+    out_t = onnx_to_trt(int(a.get("output_datatype", 1)))
+    if out_t is None:
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, "%s's output_datatype %d is not supported"
+                   % (node.op_type, int(a.get("output_datatype", 1))))
+    size = p._reshape(size, [1], zero_is_placeholder=False) if len(size.shape) == 0 else size
+    fill = p.network.add_fill((0,), FillOperation.LINSPACE, DataType.FLOAT)
+    fill.set_input(0, size)
+    fill.alpha, fill.beta = 0.0, 1.0
+    n = p._L(fill)
+    big_n = p._cast(size, DataType.FLOAT)
+    if not int(a.get("periodic", 1)):
+        big_n = p._ew_const(big_n, np.float32(1.0), E.SUB)
+    phase = p._ew(p._ew_const(n, np.float32(2.0 * np.pi), E.PROD), big_n, E.DIV)  # 2 pi n / N
+    coeffs = _WINDOWS[node.op_type]
+    w = p._const_tensor(np.full(1, coeffs[0], np.float32))
+    for k, c in enumerate(coeffs[1:], start=1):
+        term = p._unary(p._ew_const(phase, np.float32(k), E.PROD) if k > 1 else phase, UnaryOperation.COS)
+        w = p._ew(w, p._ew_const(term, np.float32(c), E.PROD), E.SUM)
+    return [w if out_t == DataType.FLOAT else p._cast(w, out_t)]

@@ -1,4 +1,5 @@
-"""Quantized ops whose scales and zero points may be computed at run time: QLinearMatMul, DynamicQuantizeLinear.
+"""Quantized ops whose scales and zero points may be computed at run time: QLinearMatMul, MatMulInteger,
+ConvInteger, DynamicQuantizeLinear.
 
 Both are composed from FLOAT layers, so their quantization parameters can be graph inputs (TensorRT's Q/DQ
 layers, and trtlite's, need constant scales): integer codes are cast to FLOAT (exact), zero points subtracted,
@@ -119,3 +120,53 @@ def _dynamic_quantize_linear(p: ImporterContext, node: Any, a: Dict[str, Any]) -
     zp_b = p._reshape(zp_f, [1] * r, zero_is_placeholder=False) if r else zp_f
     y = _quantize(p, p._ew(x, scale_b, E.DIV), zp_b, 0, 255, DataType.UINT8)
     return [y, scale, p._cast(zp_f, DataType.UINT8)]
+
+
+@importer("MatMulInteger",
+          restrictions="int8 / uint8 operands; zero points scalars or 1-D (per row of A / per column of B); exact "
+                       "while K <= 258 (INT32 result)",
+          opsets=(10, None))
+def _matmul_integer(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """y = (a - a_zp) @ (b - b_zp) as INT32: the products summed exactly in FLOAT, then cast."""
+    an, bn = node.input[0], node.input[1]
+    _code_type(p, node, an, "input A")
+    _code_type(p, node, bn, "input B")
+    A, B = _as_float(p, an), _as_float(p, bn)
+    azn, bzn = p._inp(node, 2), p._inp(node, 3)
+    if azn:
+        _code_type(p, node, azn, "a_zero_point")
+        A = p._ew(A, _scalar_or_vector(p, node, azn, "a_zero_point", 2), E.SUB)
+    if bzn:
+        _code_type(p, node, bzn, "b_zero_point")
+        B = p._ew(B, _scalar_or_vector(p, node, bzn, "b_zero_point", None), E.SUB)
+    return [p._cast(_matmul(p, A, B), DataType.INT32)]
+
+
+@importer("ConvInteger",
+          restrictions="int8 / uint8 operands; x_zero_point a scalar, w_zero_point a scalar or one per output "
+                       "channel; the convolution of run-time weights (im2col, static weights and spatial dims); "
+                       "exact while the sums stay below 2^24",
+          opsets=(10, None))
+def _conv_integer(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """y = conv(x - x_zp, w - w_zp) as INT32: zero padding of the shifted input is padding with x_zp, as ONNX's
+    reference pads; computed exactly in FLOAT by ops_conv_tensor's im2col and matrix multiplies."""
+    from .ops_conv_tensor import conv_tensor_weights
+    xn, wn = node.input[0], node.input[1]
+    _code_type(p, node, xn, "input x")
+    _code_type(p, node, wn, "input w")
+    x, w = _as_float(p, xn), _as_float(p, wn)
+    xzn, wzn = p._inp(node, 2), p._inp(node, 3)
+    if xzn:
+        _code_type(p, node, xzn, "x_zero_point")
+        z = _as_float(p, xzn)
+        if len(z.shape) > 1 or (len(z.shape) == 1 and z.shape[0] != 1):
+            raise Fail(ErrorCode.INVALID_NODE, "ConvInteger's x_zero_point must be a scalar, got shape %s"
+                       % (tuple(z.shape),))
+        x = p._ew(x, z, E.SUB)
+    if wzn:
+        _code_type(p, node, wzn, "w_zero_point")
+        z = _as_float(p, wzn)
+        if len(z.shape) == 1 and z.shape[0] != 1:
+            z = p._reshape(z, [-1] + [1] * (len(w.shape) - 1), zero_is_placeholder=False)  # per output channel
+        w = p._ew(w, z, E.SUB)
+    return [p._cast(conv_tensor_weights(p, node, a, x, w), DataType.INT32)]
