@@ -387,3 +387,31 @@ def test_matmul_integer_and_conv_integer(rng=np.random.default_rng(13)):
         for j in range(5):
             ref[0, :, i, j] = np.einsum("chw,mchw->m", xp[0, :, i:i + 3, j:j + 3], w.astype(np.int64))
     np.testing.assert_array_equal(out["y"], ref)
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_window_functions_runtime_size(op, periodic):
+    size = 7
+    out = run_model([h.make_node(op, ["n"], ["w"], periodic=periodic)], {"n": np.array(size, np.int32)}, ["w"],
+                    opset=17)
+    big_n = size if periodic else size - 1
+    k = 2 * np.pi * np.arange(size, dtype=np.float64) / big_n
+    ref = {"HannWindow": 0.5 - 0.5 * np.cos(k), "HammingWindow": 25 / 46 - 21 / 46 * np.cos(k),
+           "BlackmanWindow": 0.42 - 0.5 * np.cos(k) + 0.08 * np.cos(2 * k)}[op]
+    np.testing.assert_allclose(out["w"], ref, rtol=1e-5, atol=1e-6)
+
+
+def test_range_of_integers_cast_to_float():
+    """Range(0.5, Cast(n), 1.5) over FLOAT: the limit is an integer fed at run time, so the length is computable
+    (a FLOAT limit fed directly is still refused)."""
+    nodes = [h.make_node("Cast", ["n"], ["nf"], to=int(TP.FLOAT)),
+             h.make_node("Constant", [], ["s"], value=h.make_tensor("s", TP.FLOAT, [], [0.0])),
+             h.make_node("Constant", [], ["d"], value=h.make_tensor("d", TP.FLOAT, [], [2.0])),
+             h.make_node("Range", ["s", "nf", "d"], ["y"])]
+    out = run_model(nodes, {"n": np.array(9, np.int32)}, ["y"], opset=17)
+    np.testing.assert_array_equal(out["y"], np.arange(0.0, 9.0, 2.0, dtype=np.float32))
+    msg = parse_errors([h.make_node("Range", ["s", "l", "d"], ["y"])],
+                       {"s": np.array(0.0, np.float32), "l": np.array(3.0, np.float32),
+                        "d": np.array(1.0, np.float32)}, ["y"], opset=17)
+    assert "Range over FLOAT" in msg

@@ -366,6 +366,28 @@ def _expand(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._broadcast_to_syms(y, {i: v for i, v in dyn.items() if isinstance(v, Sym)}, "the target shape")]
 
 
+def _integral_source(p: ImporterContext, name: str) -> Any:
+    """An INT32 [1] shape tensor holding the value of the scalar FLOAT `name` when that value is an integer known
+    to be one: a constant with an integral value below 2^24, or the output of an ONNX Cast of an integer value
+    computed at run time (exactly representable while below 2^24, which the Range length bounds anyway); None
+    otherwise."""
+    if p._is_const(name):
+        v = np.asarray(p._consts[name]).reshape(-1)
+        if v.size != 1 or has_sym(v) or not float(v[0]).is_integer() or abs(float(v[0])) >= 2 ** 24:
+            return None
+        return p._const_tensor(np.array([int(v[0])], np.int32), DataType.INT32)
+    producer = None
+    for nd in p._model.graph.node:
+        if name in nd.output:
+            producer = nd
+    if producer is None or producer.op_type != "Cast" or producer.input[0] not in p._tensors:
+        return None
+    src = p._tensors[producer.input[0]]
+    if src.dtype != DataType.INT32 or tuple(src.shape) not in ((), (1,)):
+        return None
+    return p._reshape(shape_input(p, producer.input[0]), [1], zero_is_placeholder=False)
+
+
 @importer("DepthToSpace", "SpaceToDepth",
           restrictions="4-D input with static C, H and W")
 def _depth_space(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
@@ -403,7 +425,8 @@ def _shape_only(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 @importer("Range",
           restrictions="float start / limit / delta must be known while parsing; integer ones may be computed at run "
-                       "time (a LINSPACE fill whose length is a shape tensor)")
+                       "time (a LINSPACE fill whose length is a shape tensor); FLOAT ones at run time only when they "
+                       "are integers cast to float (HannWindow's expansion)")
 def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """Range (when not folded while parsing): an IFillLayer LINSPACE of max(ceil((limit - start) / delta), 0)
     elements, start and delta as its alpha / beta inputs; the length is computed on the host (shape tensors)
@@ -430,6 +453,13 @@ def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
         n = p._ew_const(q, np.int32(0), E.SUB, const_first=True)
         n = p._ew_const(n, np.int32(0), E.MAX)
+        length = p._reshape(n, [1], zero_is_placeholder=False)
+    elif all(_integral_source(p, n) is not None for n in names):
+        # FLOAT values that are integers cast to float (HannWindow's expansion: Range(0, Cast(size), 1)): the
+        # length is the same INT32 shape arithmetic on the integers, the values stay FLOAT
+        s, lim, d = (_integral_source(p, n) for n in names)
+        q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
+        n = p._ew_const(p._ew_const(q, np.int32(0), E.SUB, const_first=True), np.int32(0), E.MAX)
         length = p._reshape(n, [1], zero_is_placeholder=False)
     else:
         raise unsupported("Range over FLOAT values computed at run time (its length would need float shape tensors)")
