@@ -1,5 +1,5 @@
 """Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid, HannWindow,
-HammingWindow, BlackmanWindow.
+HammingWindow, BlackmanWindow, MaxUnpool.
 
 Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
 input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
@@ -11,14 +11,16 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, UnaryOperation
+from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, ScatterMode, UnaryOperation
 from .context import ImporterContext
 from .errors import ErrorCode, Fail
 from .dtypes import onnx_to_trt
 from .registry import importer
-from .shape_tensors import shape_input
+from .constants import attr_ints
+from .shape_tensors import runtime_constant_of_shape, runtime_reshape, shape_input
 
 E = ElementWiseOperation
+TRT_NP_FLOAT = np.float32
 
 
 def _i32(p: ImporterContext, values: Any) -> Any:
@@ -157,3 +159,55 @@ def _window(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         term = p._unary(p._ew_const(phase, np.float32(k), E.PROD) if k > 1 else phase, UnaryOperation.COS)
         w = p._ew(w, p._ew_const(term, np.float32(c), E.PROD), E.SUM)
     return [w if out_t == DataType.FLOAT else p._cast(w, out_t)]
+
+
+@importer("MaxUnpool",
+          restrictions="1-D to 3-D; output_shape constant or fed at run time (a shape tensor); indices as MaxPool "
+                       "gives them (flat over the whole output)",
+          opsets=(9, None))
+def _max_unpool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Zeros of the unpooled shape ((in - 1) * stride - pads + kernel per spatial dim), flattened, with X
+    scattered to the flat positions I (IScatterLayer ELEMENT along the one axis), reshaped back, then padded with
+    zeros at the end of each dim to output_shape when given: ONNX's definition (indices count over the whole
+    unpooled N x C x spatial tensor)."""
+    x = p._tensor(node.input[0])
+    idx = p._tensor(node.input[1])
+    r = len(x.shape)
+    ks = attr_ints(a, "kernel_shape")
+    if not ks or len(ks) != r - 2 or not 1 <= len(ks) <= 3:
+        raise Fail(ErrorCode.INVALID_NODE, "MaxUnpool's kernel_shape %s does not fit an input of rank %d" % (ks, r))
+    if tuple(idx.shape) != tuple(x.shape) and -1 not in tuple(x.shape) + tuple(idx.shape):
+        raise Fail(ErrorCode.INVALID_NODE, "MaxUnpool's indices %s and input %s differ in shape"
+                   % (tuple(idx.shape), tuple(x.shape)))
+    nsp = len(ks)
+    strides = attr_ints(a, "strides") or [1] * nsp
+    pads = attr_ints(a, "pads") or [0] * (2 * nsp)
+    xs = p._L(p.network.add_shape(x))
+    parts = [_pick(p, xs, 0), _pick(p, xs, 1)]
+    for i in range(nsp):
+        d = _pick(p, xs, 2 + i)  # (d - 1) * stride - pad_begin - pad_end + kernel
+        parts.append(p._ew_const(p._ew_const(d, np.int32(strides[i]), E.PROD),
+                                 np.int32(ks[i] - strides[i] - pads[i] - pads[i + nsp]), E.SUM))
+    shape = _cat(p, parts)
+    zeros = runtime_constant_of_shape(p, shape, np.zeros(1, TRT_NP_FLOAT if x.dtype == DataType.FLOAT
+                                                          else np.int32))
+    flat = p._reshape(zeros, [-1], zero_is_placeholder=False)
+    if idx.dtype != DataType.INT32:
+        idx = p._cast(idx, DataType.INT32)
+    upd = x if x.dtype in (DataType.FLOAT, DataType.INT32) else p._cast(x, DataType.INT32)
+    layer = p.network.add_scatter(flat, p._reshape(idx, [-1], zero_is_placeholder=False),
+                                  p._reshape(upd, [-1], zero_is_placeholder=False), ScatterMode.ELEMENT)
+    layer.axis = 0
+    y = runtime_reshape(p, p._L(layer), shape, allowzero=True)
+    on = p._inp(node, 2)
+    if not on:
+        return [y]
+    # output_shape: the unpooled values keep their places, zeros after them (ONNX's reference pads at the end)
+    target = _vector_input(p, node, on, "output_shape")
+    if target.shape[0] != r:
+        raise Fail(ErrorCode.INVALID_NODE, "MaxUnpool's output_shape has %d values for an input of rank %d"
+                   % (target.shape[0], r))
+    pad = p.network.add_slice(y, [0] * r, [1] * r, [1] * r)
+    pad.mode = SampleMode.FILL
+    pad.set_input(2, target)
+    return [p._L(pad)]
