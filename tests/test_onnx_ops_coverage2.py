@@ -434,3 +434,36 @@ def test_max_unpool_roundtrip_and_output_shape(rng=np.random.default_rng(14)):
     out = run_model([node], {"v": vals, "i": flat.astype(np.int64), "s": np.array([2, 3, 5, 7], np.int64)}, ["y"],
                     opset=11)
     np.testing.assert_array_equal(out["y"], np.pad(ref.reshape(x.shape), [(0, 0), (0, 0), (0, 1), (0, 1)]))
+
+
+def _col2im_ref(x, img, blk, dil, pads, strides):
+    nsp = len(img)
+    counts = [(img[d] + pads[d] + pads[d + nsp] - dil[d] * (blk[d] - 1) - 1) // strides[d] + 1 for d in range(nsp)]
+    n, ck, ell = x.shape
+    k = int(np.prod(blk))
+    c = ck // k
+    out = np.zeros((n, c) + tuple(img), np.float64)
+    for kk in range(k):
+        kd = np.unravel_index(kk, blk)
+        for li in range(ell):
+            ld = np.unravel_index(li, counts)
+            pos = [ld[d] * strides[d] - pads[d] + kd[d] * dil[d] for d in range(nsp)]
+            if all(0 <= pos[d] < img[d] for d in range(nsp)):
+                out[(slice(None), slice(None)) + tuple(pos)] += x[:, [ci * k + kk for ci in range(c)], li]
+    return out
+
+
+@pytest.mark.parametrize("img,blk,dil,pads,strides", [((5, 6), (2, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
+                                                      ((6, 7), (3, 2), (2, 1), (1, 0, 1, 2), (2, 1)),
+                                                      ((3, 4, 4), (2, 1, 2), (1, 1, 1), (0, 0, 1, 0, 0, 1),
+                                                       (1, 2, 1))])
+def test_col2im_runtime_shapes(img, blk, dil, pads, strides, rng=np.random.default_rng(15)):
+    nsp = len(img)
+    counts = [(img[d] + pads[d] + pads[d + nsp] - dil[d] * (blk[d] - 1) - 1) // strides[d] + 1 for d in range(nsp)]
+    x = rng.standard_normal((2, 3 * int(np.prod(blk)), int(np.prod(counts)))).astype(np.float32)
+    node = h.make_node("Col2Im", ["x", "img", "blk"], ["y"], dilations=list(dil), pads=list(pads),
+                       strides=list(strides))
+    out = run_model([node], {"x": x, "img": np.array(img, np.int64), "blk": np.array(blk, np.int64)}, ["y"],
+                    opset=18)
+    np.testing.assert_allclose(out["y"], _col2im_ref(x.astype(np.float64), img, blk, dil, pads, strides),
+                               rtol=1e-5, atol=1e-5)

@@ -1,5 +1,5 @@
 """Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid, HannWindow,
-HammingWindow, BlackmanWindow, MaxUnpool.
+HammingWindow, BlackmanWindow, MaxUnpool, Col2Im.
 
 Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
 input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, ScatterMode, UnaryOperation
+from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, ScatterMode, ScatterReduction, UnaryOperation
 from .context import ImporterContext
 from .errors import ErrorCode, Fail
 from .dtypes import onnx_to_trt
@@ -211,3 +211,87 @@ def _max_unpool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     pad.mode = SampleMode.FILL
     pad.set_input(2, target)
     return [p._L(pad)]
+
+
+def _linspace_i32(p: ImporterContext, n: Any) -> Any:
+    """0, 1, .., n - 1 as INT32 (n a [1] shape tensor)."""
+    fill = p.network.add_fill((0,), FillOperation.LINSPACE, DataType.INT32)
+    fill.set_input(0, n)
+    fill.alpha, fill.beta = 0.0, 1.0
+    return p._L(fill)
+
+
+@importer("Col2Im",
+          restrictions="image_shape and block_shape constants or fed at run time (shape tensors); any number of "
+                       "spatial dims",
+          opsets=(18, None))
+def _col2im(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """ONNX Col2Im (the inverse of im2col, overlapping blocks summed): input [N, C * K, L] with K = prod(block)
+    and L the number of block positions.  The image position of column (c * K + k, l) is, per spatial dim d,
+    l_d * stride_d - pad_begin_d + k_d * dilation_d (k_d, l_d: k and l unravelled over the block dims / the
+    block counts (img_d + pads_d - dilation_d * (block_d - 1) - 1) // stride_d + 1); every element is added there
+    by one IScatterLayer ELEMENT with SUM reduction into a flat [N, C, prod(img) + 1] zero tensor, positions
+    outside the image going to the extra last slot, which is then cut off.  All index arithmetic is INT32 on
+    values the engine resolves from the run-time shapes."""
+    x = p._float(p._tensor(node.input[0]), "Col2Im's input")
+    if len(x.shape) != 3:
+        raise Fail(ErrorCode.INVALID_NODE, "Col2Im's input must be [N, C * K, L], got shape %s" % (tuple(x.shape),))
+    img = _vector_input(p, node, node.input[1], "image_shape")
+    blk = _vector_input(p, node, node.input[2], "block_shape")
+    nsp = int(img.shape[0])
+    if int(blk.shape[0]) != nsp or nsp < 1:
+        raise Fail(ErrorCode.INVALID_NODE, "Col2Im's image_shape (%d values) and block_shape (%d values) must have "
+                   "one value per spatial dim" % (nsp, int(blk.shape[0])))
+    dil = attr_ints(a, "dilations") or [1] * nsp
+    strides = attr_ints(a, "strides") or [1] * nsp
+    pads = attr_ints(a, "pads") or [0] * (2 * nsp)
+    if len(dil) != nsp or len(strides) != nsp or len(pads) != 2 * nsp:
+        raise Fail(ErrorCode.INVALID_NODE, "Col2Im's dilations %s, strides %s and pads %s do not fit %d spatial dims"
+                   % (dil, strides, pads, nsp))
+    net = p.network
+    xs = p._L(net.add_shape(x))
+    n_t, ck, ell = _pick(p, xs, 0), _pick(p, xs, 1), _pick(p, xs, 2)
+    img_d = [_pick(p, img, d) for d in range(nsp)]
+    blk_d = [_pick(p, blk, d) for d in range(nsp)]
+    k_t = blk_d[0]
+    for b in blk_d[1:]:
+        k_t = p._ew(k_t, b, E.PROD)
+    c_t = p._ew(ck, k_t, E.DIV)
+    kk = p._reshape(_linspace_i32(p, k_t), [-1, 1], zero_is_placeholder=False)  # [K, 1]
+    ll = p._reshape(_linspace_i32(p, ell), [1, -1], zero_is_placeholder=False)  # [1, L]
+    count = []  # block positions per dim: (img + pads - dilation * (block - 1) - 1) // stride + 1
+    for d, b in enumerate(blk_d):
+        span = p._ew(p._ew_const(img_d[d], np.int32(pads[d] + pads[d + nsp] - 1), E.SUM),
+                     p._ew_const(p._ew_const(b, np.int32(-1), E.SUM), np.int32(dil[d]), E.PROD), E.SUB)
+        count.append(p._ew_const(p._ew_const(span, np.int32(strides[d]), E.FLOOR_DIV), np.int32(1), E.SUM))
+    flat = valid = place = None  # place: the product of the image dims after d (the flat stride of dim d)
+    k_rest, l_rest = kk, ll
+    for d in range(nsp - 1, -1, -1):  # unravel from the last (fastest) dim
+        b2 = p._reshape(blk_d[d], [1, 1], zero_is_placeholder=False)
+        c2 = p._reshape(count[d], [1, 1], zero_is_placeholder=False)
+        k_d = p._ew(k_rest, p._ew(p._ew(k_rest, b2, E.FLOOR_DIV), b2, E.PROD), E.SUB)
+        l_d = p._ew(l_rest, p._ew(p._ew(l_rest, c2, E.FLOOR_DIV), c2, E.PROD), E.SUB)
+        k_rest, l_rest = p._ew(k_rest, b2, E.FLOOR_DIV), p._ew(l_rest, c2, E.FLOOR_DIV)
+        pos = p._ew(p._ew_const(p._ew_const(l_d, np.int32(strides[d]), E.PROD), np.int32(pads[d]), E.SUB),
+                    p._ew_const(k_d, np.int32(dil[d]), E.PROD), E.SUM)  # [K, L]
+        i2 = p._reshape(img_d[d], [1, 1], zero_is_placeholder=False)
+        ok = p._ew(p._ew_const(pos, np.int32(-1), E.GREATER), p._ew(pos, i2, E.LESS), E.AND)
+        valid = ok if valid is None else p._ew(valid, ok, E.AND)
+        term = pos if place is None else p._ew(pos, place, E.PROD)
+        flat = term if flat is None else p._ew(flat, term, E.SUM)
+        place = i2 if place is None else p._ew(place, i2, E.PROD)
+    total = p._reshape(place, [1], zero_is_placeholder=False)  # prod(img)
+    flat = p._L(net.add_select(valid, flat, p._reshape(total, [1, 1], zero_is_placeholder=False)))
+    idx = p._reshape(flat, [1, 1, -1], zero_is_placeholder=False)  # [1, 1, K * L]
+    plane = _cat(p, [n_t, c_t, _i32(p, [1])])
+    idx = p._ew(idx, runtime_constant_of_shape(p, plane, np.zeros(1, np.int32)), E.SUM)  # [N, C, K * L]
+    upd = runtime_reshape(p, x, _cat(p, [n_t, c_t, p._ew(k_t, ell, E.PROD)]), allowzero=True)
+    zeros = runtime_constant_of_shape(p, _cat(p, [n_t, c_t, p._ew_const(total, np.int32(1), E.SUM)]),
+                                      np.zeros(1, np.float32))
+    layer = net.add_scatter(zeros, idx, upd, ScatterMode.ELEMENT)
+    layer.axis = 2
+    layer.reduction = ScatterReduction.SUM
+    summed = p._L(layer)
+    cut = net.add_slice(summed, [0, 0, 0], [1, 1, 1], [1, 1, 1])
+    cut.set_input(2, _cat(p, [n_t, c_t, total]))
+    return [runtime_reshape(p, p._L(cut), _cat(p, [n_t, c_t] + img_d), allowzero=True)]
