@@ -467,3 +467,57 @@ def test_col2im_runtime_shapes(img, blk, dil, pads, strides, rng=np.random.defau
                     opset=18)
     np.testing.assert_allclose(out["y"], _col2im_ref(x.astype(np.float64), img, blk, dil, pads, strides),
                                rtol=1e-5, atol=1e-5)
+
+
+def _roi_align_ref(x, rois, bidx, oh, ow, grid, scale, half, mode):
+    """ONNX RoiAlign written out per sample (float64)."""
+    _, c, hh, ww = x.shape
+    out = np.zeros((len(rois), c, oh, ow))
+    off = 0.5 if half else 0.0
+    for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        sx, sy = x1 * scale - off, y1 * scale - off
+        rw, rh = x2 * scale - off - sx, y2 * scale - off - sy
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bw, bh = rw / ow, rh / oh
+        img = x[bidx[r]].astype(np.float64)
+        for ph in range(oh):
+            for pw in range(ow):
+                vals = []
+                for iy in range(grid):
+                    for ix in range(grid):
+                        yy = sy + ph * bh + (iy + 0.5) * bh / grid
+                        xx = sx + pw * bw + (ix + 0.5) * bw / grid
+                        if yy < -1 or yy > hh or xx < -1 or xx > ww:
+                            vals.append(np.zeros((4, c)))
+                            continue
+                        yy, xx = min(max(yy, 0.0), hh - 1), min(max(xx, 0.0), ww - 1)
+                        y0, x0 = int(yy), int(xx)
+                        y1_, x1_ = min(y0 + 1, hh - 1), min(x0 + 1, ww - 1)
+                        ly, lx = yy - y0, xx - x0
+                        vals.append(np.stack([(1 - ly) * (1 - lx) * img[:, y0, x0], (1 - ly) * lx * img[:, y0, x1_],
+                                              ly * (1 - lx) * img[:, y1_, x0], ly * lx * img[:, y1_, x1_]]))
+                v = np.stack(vals)  # [grid^2, 4, C]
+                out[r, :, ph, pw] = v.sum(1).mean(0) if mode == "avg" else v.max(1).max(0)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("ctm", ["half_pixel", "output_half_pixel"])
+def test_roi_align_runtime_rois(mode, ctm, rng=np.random.default_rng(16)):
+    x = rng.standard_normal((2, 3, 7, 9)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 6.0, 5.5], [-2.0, -1.5, 3.0, 2.0], [2.0, 2.0, 2.2, 2.1], [4.0, 0.0, 11.0, 8.5]],
+                    np.float32)
+    bidx = np.array([0, 1, 1, 0], np.int64)
+    node = h.make_node("RoiAlign", ["x", "rois", "b"], ["y"], mode=mode, coordinate_transformation_mode=ctm,
+                       output_height=3, output_width=4, sampling_ratio=2, spatial_scale=0.8)
+    out = run_model([node], {"x": x, "rois": rois, "b": bidx}, ["y"], opset=16)
+    ref = _roi_align_ref(x, rois, bidx, 3, 4, 2, 0.8, ctm == "half_pixel", mode)
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_adaptive_grid_is_refused_naming_the_node():
+    msg = parse_errors([h.make_node("RoiAlign", ["x", "rois", "b"], ["y"], name="roi", sampling_ratio=0)],
+                       {"x": np.zeros((1, 1, 4, 4), np.float32), "rois": np.zeros((2, 4), np.float32),
+                        "b": np.zeros(2, np.int64)}, ["y"], opset=16)
+    assert "roi" in msg and "sampling_ratio" in msg

@@ -1,5 +1,6 @@
 """Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid, HannWindow,
-HammingWindow, BlackmanWindow, MaxUnpool, Col2Im.
+HammingWindow, BlackmanWindow, MaxUnpool, Col2Im (and RoiAlign, whose sampling grids are computed from
+run-time ROIs).
 
 Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
 input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
@@ -11,7 +12,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, ScatterMode, ScatterReduction, UnaryOperation
+from .._enums import (DataType, ElementWiseOperation, FillOperation, InterpolationMode, PoolingType, SampleMode,
+                      ScatterMode, ScatterReduction, UnaryOperation)
 from .context import ImporterContext
 from .errors import ErrorCode, Fail
 from .dtypes import onnx_to_trt
@@ -295,3 +297,95 @@ def _col2im(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     cut = net.add_slice(summed, [0, 0, 0], [1, 1, 1], [1, 1, 1])
     cut.set_input(2, _cat(p, [n_t, c_t, total]))
     return [runtime_reshape(p, p._L(cut), _cat(p, [n_t, c_t] + img_d), allowzero=True)]
+
+
+def _roi_axis(p: ImporterContext, lo: Any, hi: Any, n: int, pooled: int, grid: int, scale: float, half: bool):
+    """Per ROI, the sample coordinates along one image axis of static length n: [R, pooled * grid] low / high
+    pixel indices (FLOAT, whole numbers) and their weights (1 - l, l), zero where the sample is outside
+    [-1, n] -- ONNX RoiAlign's bilinear_interpolate, with the coordinate clamped to [0, n - 1]."""
+    off = 0.5 if half else 0.0
+    start = p._ew_const(p._ew_const(lo, np.float32(scale), E.PROD), np.float32(off), E.SUB)
+    size = p._ew(p._ew_const(p._ew_const(hi, np.float32(scale), E.PROD), np.float32(off), E.SUB), start, E.SUB)
+    if not half:
+        size = p._ew_const(size, np.float32(1.0), E.MAX)  # malformed ROIs forced to 1 pixel
+    binsz = p._ew_const(size, np.float32(pooled), E.DIV)  # [R, 1]
+    frac = np.array([ph + (i + 0.5) / grid for ph in range(pooled) for i in range(grid)], np.float32)[None, :]
+    pos = p._ew(start, p._ew(binsz, p._const_tensor(frac), E.PROD), E.SUM)  # [R, pooled * grid]
+    inside = p._ew(p._unary(p._ew_const(pos, np.float32(-1.0), E.LESS), UnaryOperation.NOT),
+                   p._unary(p._ew_const(pos, np.float32(n), E.GREATER), UnaryOperation.NOT), E.AND)
+    c = p._ew_const(p._ew_const(pos, np.float32(0.0), E.MAX), np.float32(n - 1), E.MIN)
+    low = p._unary(c, UnaryOperation.FLOOR)
+    high = p._ew_const(p._ew_const(low, np.float32(1.0), E.SUM), np.float32(n - 1), E.MIN)
+    frac_l = p._ew(c, low, E.SUB)
+    zero = p._const_tensor(np.zeros((1, 1), np.float32))
+    w_low = p._L(p.network.add_select(inside, p._ew_const(frac_l, np.float32(1.0), E.SUB, const_first=True), zero))
+    w_high = p._L(p.network.add_select(inside, frac_l, zero))
+    return low, high, w_low, w_high
+
+
+@importer("RoiAlign",
+          restrictions="X with static H and W; sampling_ratio > 0 (0 makes the sampling grid depend on each ROI's "
+                       "size); rois and batch_indices may be computed at run time",
+          opsets=(10, None))
+def _roi_align(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """ONNX RoiAlign: each ROI's image (a gather along the batch) sampled at grid x grid points per output bin;
+    the four bilinear corners of every sample are read by IGridSampleLayer NEAREST at pixel centres, weighted,
+    and combined as ONNX's reference does: avg sums the weighted corners and averages over the grid (an average
+    pool), max takes the largest weighted corner and the largest over the grid (a max pool)."""
+    x = p._float(p._tensor(node.input[0]), "RoiAlign's X")
+    rois = p._float(p._tensor(node.input[1]), "RoiAlign's rois")
+    bidx = p._tensor(node.input[2])
+    xs = tuple(x.shape)
+    if len(xs) != 4 or xs[2] < 1 or xs[3] < 1:
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_SHAPE, "RoiAlign needs X [N, C, H, W] with static H and W, got %s"
+                   % (xs,))
+    if len(rois.shape) != 2 or rois.shape[1] not in (4, -1):
+        raise Fail(ErrorCode.INVALID_NODE, "RoiAlign's rois must be [R, 4], got %s" % (tuple(rois.shape),))
+    mode = a.get("mode", "avg")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    ctm = a.get("coordinate_transformation_mode", "half_pixel" if p._opset >= 16 else "output_half_pixel")
+    ctm = ctm.decode() if isinstance(ctm, bytes) else str(ctm)
+    if mode not in ("avg", "max") or ctm not in ("half_pixel", "output_half_pixel"):
+        raise Fail(ErrorCode.INVALID_NODE, "RoiAlign mode '%s' / coordinate_transformation_mode '%s'" % (mode, ctm))
+    oh, ow = int(a.get("output_height", 1)), int(a.get("output_width", 1))
+    grid = int(a.get("sampling_ratio", 0))
+    if grid <= 0:
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_ATTR, "RoiAlign with sampling_ratio %d: the adaptive grid "
+                   "(ceil(roi size / output size)) depends on each ROI at run time" % grid)
+    if oh < 1 or ow < 1:
+        raise Fail(ErrorCode.INVALID_NODE, "RoiAlign's output_height / output_width must be positive")
+    scale, half = float(a.get("spatial_scale", 1.0)), ctm == "half_pixel"
+    h_, w_ = xs[2], xs[3]
+    col = [p._gather_axis(rois, 1, np.array([k])) for k in range(4)]  # x1, y1, x2, y2 as [R, 1]
+    ylo, yhi, wyl, wyh = _roi_axis(p, col[1], col[3], h_, oh, grid, scale, half)
+    xlo, xhi, wxl, wxh = _roi_axis(p, col[0], col[2], w_, ow, grid, scale, half)
+    if bidx.dtype != DataType.INT32:
+        bidx = p._cast(bidx, DataType.INT32)
+    img = p._L(p.network.add_gather(x, bidx, 0))  # [R, C, H, W]
+    gh, gw = oh * grid, ow * grid
+
+    def norm(t: Any, n: int, shape: List[int]) -> Any:  # pixel index -> grid coordinate of its centre
+        return p._reshape(p._ew_const(p._ew_const(t, np.float32(2.0 / n), E.PROD), np.float32(1.0 / n - 1.0),
+                                      E.SUM), shape, zero_is_placeholder=False)
+
+    zeros = p._const_tensor(np.zeros((1, 1, 1, 1), np.float32))
+    terms = []
+    for yt, wy in ((ylo, wyl), (yhi, wyh)):
+        gy = norm(yt, h_, [-1, gh, 1, 1])
+        for xt, wx in ((xlo, wxl), (xhi, wxh)):
+            gx = norm(xt, w_, [-1, 1, gw, 1])
+            g = p._concat_layer([p._ew(gx, p._ew(gy, zeros, E.PROD), E.SUM),
+                                 p._ew(gy, p._ew(gx, zeros, E.PROD), E.SUM)], 3)  # [R, gh, gw, 2]: (x, y)
+            layer = p.network.add_grid_sample(img, g)
+            layer.interpolation_mode = InterpolationMode.NEAREST
+            layer.sample_mode = SampleMode.CLAMP
+            layer.align_corners = False
+            w = p._ew(p._reshape(wy, [-1, 1, gh, 1], zero_is_placeholder=False),
+                      p._reshape(wx, [-1, 1, 1, gw], zero_is_placeholder=False), E.PROD)  # [R, 1, gh, gw]
+            terms.append(p._ew(p._L(layer), w, E.PROD))
+    acc = terms[0]
+    for t in terms[1:]:
+        acc = p._ew(acc, t, E.SUM if mode == "avg" else E.MAX)
+    pool = p.network.add_pooling_nd(acc, PoolingType.AVERAGE if mode == "avg" else PoolingType.MAX, [grid, grid])
+    pool.stride_nd = [grid, grid]
+    return [p._L(pool)]
