@@ -521,3 +521,23 @@ def test_roi_align_adaptive_grid_is_refused_naming_the_node():
                        {"x": np.zeros((1, 1, 4, 4), np.float32), "rois": np.zeros((2, 4), np.float32),
                         "b": np.zeros(2, np.int64)}, ["y"], opset=16)
     assert "roi" in msg and "sampling_ratio" in msg
+
+
+@pytest.mark.parametrize("group,offset_group,with_mask", [(1, 1, False), (2, 2, True)])
+def test_deform_conv_against_onnx_reference(group, offset_group, with_mask, rng=np.random.default_rng(17)):
+    from onnx.reference import ReferenceEvaluator
+    x = rng.standard_normal((2, 4, 4, 5)).astype(np.float32)
+    w = rng.standard_normal((2, 4 // group, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(2).astype(np.float32)
+    oh, ow = (4 + 2 - 3) // 2 + 1, (5 + 0 - 2 * 1 - 1) // 1 + 1  # pads (1, 0, 1, 0), strides (2, 1), dilations (1, 2)
+    off = (rng.standard_normal((2, offset_group * 6 * 2, oh, ow)) * 1.5).astype(np.float32)
+    feeds = {"x": x, "w": w, "off": off, "b": b}
+    ins = ["x", "w", "off", "b"]
+    if with_mask:
+        feeds["m"] = rng.uniform(0, 1, (2, offset_group * 6, oh, ow)).astype(np.float32)
+        ins.append("m")
+    node = h.make_node("DeformConv", ins, ["y"], group=group, offset_group=offset_group, kernel_shape=[3, 2],
+                       pads=[1, 0, 1, 0], strides=[2, 1], dilations=[1, 2])
+    out = run_model([node], feeds, ["y"], opset=19)
+    ref = ReferenceEvaluator(_model([node], feeds, ["y"], 19)).run(None, feeds)[0]
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-4, atol=1e-4)

@@ -1,6 +1,6 @@
 """Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid, HannWindow,
-HammingWindow, BlackmanWindow, MaxUnpool, Col2Im (and RoiAlign, whose sampling grids are computed from
-run-time ROIs).
+HammingWindow, BlackmanWindow, MaxUnpool, Col2Im (and RoiAlign and DeformConv, whose sampling grids
+are computed from run-time ROIs / offsets).
 
 Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
 input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
@@ -12,8 +12,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import (DataType, ElementWiseOperation, FillOperation, InterpolationMode, PoolingType, SampleMode,
-                      ScatterMode, ScatterReduction, UnaryOperation)
+from .._enums import (DataType, ElementWiseOperation, FillOperation, InterpolationMode, MatrixOperation, PoolingType,
+                      SampleMode, ScatterMode, ScatterReduction, UnaryOperation)
 from .context import ImporterContext
 from .errors import ErrorCode, Fail
 from .dtypes import onnx_to_trt
@@ -389,3 +389,80 @@ def _roi_align(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     pool = p.network.add_pooling_nd(acc, PoolingType.AVERAGE if mode == "avg" else PoolingType.MAX, [grid, grid])
     pool.stride_nd = [grid, grid]
     return [p._L(pool)]
+
+
+@importer("DeformConv",
+          restrictions="2-D; static input, weight and offset shapes; weights, offsets, bias and mask constants or "
+                       "computed at run time",
+          opsets=(19, None))
+def _deform_conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """ONNX DeformConv: for each kernel tap (i, j) and offset group, the input sampled bilinearly (zeros outside)
+    at (out_y * stride - pad + i * dilation + dy, out_x * stride - pad + j * dilation + dx) by one
+    IGridSampleLayer (LINEAR, FILL), times the mask; the samples of all taps form the im2col matrix that each
+    weight group multiplies (IMatrixMultiplyLayer), plus the bias."""
+    x = p._float(p._tensor(node.input[0]), "DeformConv's X")
+    w = p._float(p._tensor(node.input[1], DataType.FLOAT), "DeformConv's W")
+    off = p._float(p._tensor(node.input[2]), "DeformConv's offset")
+    xs, ws, os_ = tuple(x.shape), tuple(w.shape), tuple(off.shape)
+    if len(xs) != 4 or len(ws) != 4 or len(os_) != 4 or any(d < 0 for d in xs[1:] + ws + os_[1:]):
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_SHAPE, "DeformConv needs 2-D X, W and offset with static dims (but "
+                   "the batch), got %s, %s, %s" % (xs, ws, os_))
+    group, og = int(a.get("group", 1)), int(a.get("offset_group", 1))
+    c, oc = xs[1], ws[0]
+    kh, kw = attr_ints(a, "kernel_shape") or list(ws[2:])
+    k = kh * kw
+    if c != ws[1] * group or oc % group or c % og or os_[1] != og * k * 2:
+        raise Fail(ErrorCode.INVALID_NODE, "DeformConv: X %s, W %s, offset %s, group %d and offset_group %d do not "
+                   "match" % (xs, ws, os_, group, og))
+    sh, sw = attr_ints(a, "strides") or [1, 1]
+    dh, dw = attr_ints(a, "dilations") or [1, 1]
+    pt, pl = (attr_ints(a, "pads") or [0, 0, 0, 0])[:2]
+    oh, ow = os_[2], os_[3]
+    hh, ww = xs[2], xs[3]
+    mask = p._float(p._tensor(node.input[4]), "DeformConv's mask") if p._inp(node, 4) else None
+    base_y = p._const_tensor((np.arange(oh, dtype=np.float32) * sh - pt).reshape(1, 1, oh, 1))
+    base_x = p._const_tensor((np.arange(ow, dtype=np.float32) * sw - pl).reshape(1, 1, 1, ow))
+    cg = c // og
+    taps: List[List[Any]] = [[] for _ in range(k)]  # per tap, the offset groups' samples
+    for g in range(og):
+        if xs[0] < 0 and og > 1:
+            raise Fail(ErrorCode.UNSUPPORTED_NODE_SHAPE, "DeformConv with offset groups needs a static batch")
+        xg = p._L(p.network.add_slice(x, [0, g * cg, 0, 0], [xs[0], cg, hh, ww], [1, 1, 1, 1])) if og > 1 else x
+        for t in range(k):
+            i, j = divmod(t, kw)
+            ch = (g * k + t) * 2
+            dy = p._gather_axis(off, 1, np.array([ch]))  # [N, 1, oh, ow]
+            dx = p._gather_axis(off, 1, np.array([ch + 1]))
+            y = p._ew(p._ew_const(dy, np.float32(i * dh), E.SUM), base_y, E.SUM)
+            xx = p._ew(p._ew_const(dx, np.float32(j * dw), E.SUM), base_x, E.SUM)
+            # pixel index -> grid coordinate of its centre (align_corners False): (2 v + 1) / n - 1
+            gy = p._ew_const(p._ew_const(y, np.float32(2.0 / hh), E.PROD), np.float32(1.0 / hh - 1.0), E.SUM)
+            gx = p._ew_const(p._ew_const(xx, np.float32(2.0 / ww), E.PROD), np.float32(1.0 / ww - 1.0), E.SUM)
+            grid = p._concat_layer([p._reshape(gx, [-1, oh, ow, 1], zero_is_placeholder=False),
+                                    p._reshape(gy, [-1, oh, ow, 1], zero_is_placeholder=False)], 3)
+            layer = p.network.add_grid_sample(xg, grid)
+            layer.interpolation_mode = InterpolationMode.LINEAR
+            layer.sample_mode = SampleMode.FILL
+            layer.align_corners = False
+            s = p._L(layer)  # [N, cg, oh, ow]
+            if mask is not None:
+                s = p._ew(s, p._gather_axis(mask, 1, np.array([g * k + t])), E.PROD)
+            taps[t].append(s)
+    full = [p._concat_layer(ts, 1) if len(ts) > 1 else ts[0] for ts in taps]  # per tap [N, C, oh, ow]
+    cw, mg = c // group, oc // group
+    if group > 1 and xs[0] < 0:
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_SHAPE, "DeformConv with groups needs a static batch")
+    outs = []
+    for g in range(group):
+        cols = [p._L(p.network.add_slice(t, [0, g * cw, 0, 0], [xs[0], cw, oh, ow], [1, 1, 1, 1]))
+                if group > 1 else t for t in full]
+        colm = p._reshape(p._concat_layer(cols, 1) if k > 1 else cols[0], [0, k * cw, oh * ow])  # (tap, c) rows
+        wg = p._L(p.network.add_slice(w, [g * mg, 0, 0, 0], [mg, cw, kh, kw], [1, 1, 1, 1])) if group > 1 else w
+        wm = p._reshape(p._transpose(wg, [0, 2, 3, 1]), [1, mg, k * cw], zero_is_placeholder=False)
+        outs.append(p._L(p.network.add_matrix_multiply(wm, MatrixOperation.NONE, colm, MatrixOperation.NONE)))
+    y = p._concat_layer(outs, 1) if group > 1 else outs[0]
+    y = p._reshape(y, [0, oc, oh, ow])
+    if p._inp(node, 3):
+        y = p._ew(y, p._reshape(p._float(p._tensor(node.input[3], DataType.FLOAT), "DeformConv's B"),
+                                [1, oc, 1, 1], zero_is_placeholder=False), E.SUM)
+    return [y]
