@@ -541,3 +541,58 @@ def test_deform_conv_against_onnx_reference(group, offset_group, with_mask, rng=
     out = run_model([node], feeds, ["y"], opset=19)
     ref = ReferenceEvaluator(_model([node], feeds, ["y"], 19)).run(None, feeds)[0]
     np.testing.assert_allclose(out["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def _two_conv_model(rng):
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    w2 = rng.standard_normal((2, 4, 1, 1)).astype(np.float32)
+    inits = [onnx.numpy_helper.from_array(w, "w"), onnx.numpy_helper.from_array(b, "b"),
+             onnx.numpy_helper.from_array(w2, "w2")]
+    nodes = [h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             h.make_node("Conv", ["c", "w2"], ["y"], name="conv2")]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 4, 4])],
+                         [h.make_tensor_value_info("y", TP.FLOAT, [1, 2, 4, 4])], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+    def ref(x):
+        xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+        c = np.zeros((1, 4, 4, 4))
+        for i in range(4):
+            for j in range(4):
+                c[0, :, i, j] = np.einsum("chw,ochw->o", xp[0, :, i:i + 3, j:j + 3], w) + b
+        return np.einsum("nchw,oc->nohw", c, w2[:, :, 0, 0].astype(np.float64))
+    return model, ref
+
+
+def test_onnx_parser_refitter(tmp_path, rng=np.random.default_rng(18)):
+    model, _ = _two_conv_model(rng)
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    parser = trt.OnnxParser(net, LOGGER)
+    assert parser.parse(model.SerializeToString())
+    cfg = b.create_builder_config()
+    cfg.set_flag(trt.BuilderFlag.REFIT)
+    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, cfg))
+    model2, ref2 = _two_conv_model(rng)  # same graph, new initializers
+    path = tmp_path / "v2.onnx"
+    path.write_bytes(model2.SerializeToString())
+    refitter = trt.Refitter(eng, LOGGER)
+    pr = trt.OnnxParserRefitter(refitter, LOGGER)
+    assert pr.refit_from_file(str(path)), [str(pr.get_error(i)) for i in range(pr.get_num_errors())]
+    assert refitter.refit_cuda_engine()
+    ctx = eng.create_execution_context()
+    x = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
+    y = np.zeros((1, 2, 4, 4), np.float32)
+    ctx.set_tensor_address("x", x)
+    ctx.set_tensor_address("y", y)
+    assert ctx.execute_async_v3(0)
+    np.testing.assert_allclose(y, ref2(x), rtol=1e-4, atol=1e-4)
+    # a model whose weights do not fit: errors naming the weights, nothing set
+    bad, _ = _two_conv_model(rng)
+    bad.graph.node[0].name = "renamed"
+    assert not pr.refit_from_bytes(bad.SerializeToString())
+    assert pr.get_num_errors() >= 1 and "conv" in str(pr.get_error(0).desc())
+    assert not pr.refit_from_file(str(tmp_path / "missing.onnx")) and pr.get_num_errors() == 1
+    with pytest.raises(TypeError, match="Refitter"):
+        trt.OnnxParserRefitter(eng, LOGGER)

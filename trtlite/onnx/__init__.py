@@ -95,6 +95,7 @@ from __future__ import annotations
 
 from .errors import ErrorCode, ParserError
 from .parser import OnnxParser
+from .refitter import OnnxParserRefitter
 from .registry import op_info, supported_ops
 
-__all__ = ["OnnxParser", "ParserError", "ErrorCode", "supported_ops", "op_info"]
+__all__ = ["OnnxParser", "OnnxParserRefitter", "ParserError", "ErrorCode", "supported_ops", "op_info"]
