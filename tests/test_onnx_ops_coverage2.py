@@ -596,3 +596,27 @@ def test_onnx_parser_refitter(tmp_path, rng=np.random.default_rng(18)):
     assert not pr.refit_from_file(str(tmp_path / "missing.onnx")) and pr.get_num_errors() == 1
     with pytest.raises(TypeError, match="Refitter"):
         trt.OnnxParserRefitter(eng, LOGGER)
+
+
+def test_random_generators_statistics(rng=np.random.default_rng(19)):
+    p_in = rng.uniform(0, 1, (40, 50)).astype(np.float32)
+    nodes = [h.make_node("Bernoulli", ["p"], ["bern"], seed=3.0),
+             h.make_node("RandomUniformLike", ["p"], ["uni"], low=-2.0, high=3.0, seed=1.0),
+             h.make_node("RandomNormal", [], ["nrm"], shape=[60, 70], mean=1.5, scale=0.5, seed=2.0),
+             h.make_node("RandomNormalLike", ["p"], ["nrm2"])]
+    out = run_model(nodes, {"p": p_in}, ["bern", "uni", "nrm", "nrm2"], opset=17)
+    b = out["bern"]
+    assert set(np.unique(b)) <= {0.0, 1.0}
+    # sum of 2000 independent Bernoulli(p_i): within 5 standard deviations of its mean
+    assert abs(b.sum() - p_in.sum()) <= 5 * np.sqrt((p_in * (1 - p_in)).sum())
+    assert b[p_in < 0.05].mean() < 0.2 and b[p_in > 0.95].mean() > 0.8
+    u = out["uni"]
+    assert u.shape == p_in.shape and u.min() >= -2.0 and u.max() < 3.0 and abs(u.mean() - 0.5) < 0.2
+    n = out["nrm"]
+    assert n.shape == (60, 70) and abs(n.mean() - 1.5) < 0.05 and abs(n.std() - 0.5) < 0.05
+    assert out["nrm2"].shape == p_in.shape
+    again = run_model(nodes, {"p": p_in}, ["bern", "uni", "nrm", "nrm2"], opset=17)  # seeded: reproducible
+    for k in again:
+        np.testing.assert_array_equal(again[k], out[k])
+    msg = parse_errors([h.make_node("RandomUniform", [], ["y"], name="ru")], {"p": p_in}, ["y"], opset=17)
+    assert "ru" in msg and "shape" in msg

@@ -1,6 +1,6 @@
 """Ops whose output shape is an input's values, built on shape tensors: CenterCropPad, AffineGrid, HannWindow,
 HammingWindow, BlackmanWindow, MaxUnpool, Col2Im (and RoiAlign and DeformConv, whose sampling grids
-are computed from run-time ROIs / offsets).
+are computed from run-time ROIs / offsets; the random generators, whose shapes may be run-time ones).
 
 Both take their target shape from an integer input that may be fed at run time (the backend suite feeds every
 input); its values become an INT32 shape tensor (``shape_tensors.shape_input``) that the engine evaluates on the
@@ -466,3 +466,59 @@ def _deform_conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         y = p._ew(y, p._reshape(p._float(p._tensor(node.input[3], DataType.FLOAT), "DeformConv's B"),
                                 [1, oc, 1, 1], zero_is_placeholder=False), E.SUM)
     return [y]
+
+
+def _seed(a: Dict[str, Any]) -> int:
+    """ONNX's float seed as the fill's integer seed (its float32 bits; 0 when absent: trtlite draws the same
+    values on every run and build unless a seed says otherwise)."""
+    if "seed" not in a:
+        return 0
+    return int(np.array(float(a["seed"]), np.float32).view(np.int32)) & 0x7FFFFFFF
+
+
+def _random_fill(p: ImporterContext, shape: Any, op: Any, alpha: float, beta: float, seed: int) -> Any:
+    fill = p.network.add_fill((0,), op, DataType.FLOAT)
+    fill.set_input(0, shape)
+    fill.alpha, fill.beta = float(alpha), float(beta)
+    fill.seed = seed
+    return p._L(fill)
+
+
+@importer("RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
+          restrictions="floating-point outputs (Bernoulli: any numeric or bool dtype); values from trtlite's seeded "
+                       "generator (IFillLayer RANDOM_UNIFORM / RANDOM_NORMAL: splitmix64 of the seed and the element "
+                       "index), not numpy's; no seed: seed 0, the same values every run")
+def _random(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """IFillLayer RANDOM_UNIFORM [low, high) / RANDOM_NORMAL (mean, scale) of the `shape` attribute or of the
+    input's shape (*Like, Bernoulli); Bernoulli is uniform[0, 1) < p, cast to `dtype` (the input's type by
+    default)."""
+    op = node.op_type
+    if op in ("RandomUniform", "RandomNormal"):
+        dims = [int(v) for v in a.get("shape", [])]
+        if "shape" not in a or any(d < 0 for d in dims):
+            raise Fail(ErrorCode.INVALID_NODE, "%s needs a 'shape' attribute of non-negative dims, got %s"
+                       % (op, a.get("shape")))
+        shape = _i32(p, dims)
+        ref_t = DataType.FLOAT
+    else:
+        x = p._tensor(node.input[0])
+        shape = p._L(p.network.add_shape(x))
+        ref_t = DataType(x.dtype)
+    if "dtype" in a:
+        out_t = onnx_to_trt(int(a["dtype"]))
+        if out_t is None:
+            raise Fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, "%s's dtype %d is not supported" % (op, int(a["dtype"])))
+    else:
+        out_t = ref_t
+    if op == "Bernoulli":
+        prob = p._float(x, "Bernoulli's input")
+        u = _random_fill(p, shape, FillOperation.RANDOM_UNIFORM, 0.0, 1.0, _seed(a))
+        hit = p._ew(u, prob, E.LESS)
+        return [hit if out_t == DataType.BOOL else p._cast(hit, out_t)]
+    if out_t != DataType.FLOAT:
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, "%s gives floating-point values, not %s" % (op, out_t.name))
+    if "Uniform" in op:
+        return [_random_fill(p, shape, FillOperation.RANDOM_UNIFORM, float(a.get("low", 0.0)),
+                             float(a.get("high", 1.0)), _seed(a))]
+    return [_random_fill(p, shape, FillOperation.RANDOM_NORMAL, float(a.get("mean", 0.0)),
+                         float(a.get("scale", 1.0)), _seed(a))]
