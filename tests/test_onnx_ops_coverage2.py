@@ -620,3 +620,22 @@ def test_random_generators_statistics(rng=np.random.default_rng(19)):
         np.testing.assert_array_equal(again[k], out[k])
     msg = parse_errors([h.make_node("RandomUniform", [], ["y"], name="ru")], {"p": p_in}, ["y"], opset=17)
     assert "ru" in msg and "shape" in msg
+
+
+@pytest.mark.parametrize("direction", [0, 1])
+def test_scan8_batch_major(direction, rng=np.random.default_rng(20)):
+    """Scan-8: states [B, 2], scan input [B, T, 2] scanned along axis 1 per batch entry."""
+    body = h.make_graph([h.make_node("Add", ["s_in", "x_t"], ["s_out"]), h.make_node("Identity", ["s_out"], ["y_t"])],
+                        "body", [h.make_tensor_value_info("s_in", TP.FLOAT, [2]),
+                                 h.make_tensor_value_info("x_t", TP.FLOAT, [2])],
+                        [h.make_tensor_value_info("s_out", TP.FLOAT, [2]),
+                         h.make_tensor_value_info("y_t", TP.FLOAT, [2])])
+    node = h.make_node("Scan", ["", "init", "x"], ["final", "ys"], num_scan_inputs=1, body=body,
+                       directions=[direction])
+    init = rng.standard_normal((3, 2)).astype(np.float32)
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    out = run_model([node], {"init": init, "x": x}, ["final", "ys"], opset=8)
+    xs = x[:, ::-1] if direction else x
+    ys = init[:, None, :] + np.cumsum(xs.astype(np.float64), axis=1)
+    np.testing.assert_allclose(out["ys"], ys, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["final"], ys[:, -1], rtol=1e-5, atol=1e-6)

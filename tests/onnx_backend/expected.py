@@ -56,8 +56,6 @@ OVERRIDES = [
     (r"^test_bitcast_(2d_|scalar_)?(float32_to_int32|int32_to_float32)$",
      "restriction: BitCast between floating-point and integer bits (no reinterpreting layer; same-width "
      "integer BitCasts are imported)"),
-    (r"^test_scan_sum$",
-     "restriction: Scan-8 (batch axis, sequence_lens) is not imported, only opset 9 and later"),
     (r"^test_loop11$",
      "restriction: a scan output of a Loop whose trip count M is a run-time input (its length is not known before "
      "the loop runs; TensorRT needs it too), and the body slices by the iteration number (dynamic slice size)"),
