@@ -35,8 +35,8 @@ _NP_TO_ONNX = {np.dtype(np.int8): T_INT8, np.dtype(np.uint8): T_UINT8, np.dtype(
 
 def onnx_elem_type(p: ImporterContext, name: str) -> int:
     """The ONNX element type of value `name`: as the model declares it (graph input / output, value_info,
-    initializer) or onnx's type inference gives it, a constant's numpy type, else guessed from the carried type (INT8, UINT8, BOOL, FLOAT; other
-    integers: int32)."""
+    initializer) or onnx's type inference gives it, a constant's numpy type, else guessed from the carried type
+    (INT8, UINT8, BOOL, FLOAT; other integers: int32)."""
     types = _declared_types(p)
     if name in types:
         return types[name]

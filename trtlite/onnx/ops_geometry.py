@@ -73,7 +73,8 @@ def _center_crop_pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[A
 
 
 def _axis_coords(p: ImporterContext, n_i: Any, r: int, pos: int, align: bool) -> Any:
-    """ONNX AffineGrid's normalized coordinates along one spatial axis of length n (an INT32 [1] shape tensor), as an IFillLayer LINSPACE shaped [1, .., n, .., 1] (n at `pos` of `r` dims):
+    """ONNX AffineGrid's normalized coordinates along one spatial axis of length n (an INT32 [1] shape tensor),
+    as an IFillLayer LINSPACE shaped [1, .., n, .., 1] (n at `pos` of `r` dims):
     align_corners: -1 + 2 i / (n - 1) (just -1 when n == 1); else -1 + (2 i + 1) / n."""
     net = p.network
     n_f = p._cast(n_i, DataType.FLOAT)

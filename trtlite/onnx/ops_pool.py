@@ -25,8 +25,9 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
 
 
 @importer("MaxPool", "AveragePool", "LpPool",
-          restrictions={"MaxPool": ("1-D to 3-D; FLOAT, or int8 / uint8 (pooled exactly as FLOAT); no Indices output; ceil_mode output sizes trtlite's padding modes "
-                                    "can express; dilations need static spatial dims (one strided slice per tap)"),
+          restrictions={"MaxPool": ("1-D to 3-D; FLOAT, or int8 / uint8 (pooled exactly as FLOAT); no Indices "
+                                    "output; ceil_mode output sizes trtlite's padding modes can express; "
+                                    "dilations need static spatial dims (one strided slice per tap)"),
                         "AveragePool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
                                         "dilations need static spatial dims (one strided slice per tap)"),
                         "LpPool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
