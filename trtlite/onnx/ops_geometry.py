@@ -22,7 +22,6 @@ from .constants import attr_ints
 from .shape_tensors import runtime_constant_of_shape, runtime_reshape, shape_input
 
 E = ElementWiseOperation
-TRT_NP_FLOAT = np.float32
 
 
 def _i32(p: ImporterContext, values: Any) -> Any:
@@ -192,7 +191,7 @@ def _max_unpool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         parts.append(p._ew_const(p._ew_const(d, np.int32(strides[i]), E.PROD),
                                  np.int32(ks[i] - strides[i] - pads[i] - pads[i + nsp]), E.SUM))
     shape = _cat(p, parts)
-    zeros = runtime_constant_of_shape(p, shape, np.zeros(1, TRT_NP_FLOAT if x.dtype == DataType.FLOAT
+    zeros = runtime_constant_of_shape(p, shape, np.zeros(1, np.float32 if x.dtype == DataType.FLOAT
                                                           else np.int32))
     flat = p._reshape(zeros, [-1], zero_is_placeholder=False)
     if idx.dtype != DataType.INT32:
