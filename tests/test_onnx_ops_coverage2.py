@@ -639,3 +639,24 @@ def test_scan8_batch_major(direction, rng=np.random.default_rng(20)):
     ys = init[:, None, :] + np.cumsum(xs.astype(np.float64), axis=1)
     np.testing.assert_allclose(out["ys"], ys, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["final"], ys[:, -1], rtol=1e-5, atol=1e-6)
+
+
+def test_bit_layers_and_cumulative_prod_plan_round_trip():
+    """The new enum values survive a plan (serialize, deserialize, run)."""
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    x = net.add_input("x", trt.DataType.INT32, (4,))
+    s = net.add_input("s", trt.DataType.INT32, (4,))
+    y = net.add_elementwise(x, s, trt.ElementWiseOperation.SHIFT_LEFT).get_output(0)
+    z = net.add_unary(y, trt.UnaryOperation.BITWISE_NOT).get_output(0)
+    axis = net.add_constant((), np.array(0, np.int32)).get_output(0)
+    c = net.add_cumulative(z, axis, trt.CumulativeOperation.PROD, False, False).get_output(0)
+    c.name = "c"
+    net.mark_output(c)
+    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(bytes(b.build_serialized_network(net, b.create_builder_config())))
+    ctx = eng.create_execution_context()
+    xv, sv, out = np.array([1, 2, 3, -4], np.int32), np.array([1, 0, 40, 2], np.int32), np.zeros(4, np.int32)
+    for n, a in (("x", xv), ("s", sv), ("c", out)):
+        ctx.set_tensor_address(n, a)
+    assert ctx.execute_async_v3(0)
+    np.testing.assert_array_equal(out, np.cumprod(~np.array([2, 2, 0, -16], np.int64)))
