@@ -116,8 +116,8 @@ def _floor_divide(a, b):
 
 
 def _elementwise_case(name):
-    if name in ("AND", "OR", "XOR"):
-        return  # bool operands: no NaN
+    if name in ("AND", "OR", "XOR") or name.startswith(("BITWISE_", "SHIFT_")):
+        return  # bool or INT32 operands: no NaN
     ref = _floor_divide if name == "FLOOR_DIV" else (lambda a, b: refs.elementwise(a, b, name))
     # POW: positive bases keep most results real; the special values are still in both operands
     base = (lambda r: np.abs(poisoned(r, (4, 6))) + 0.5) if name == "POW" else (lambda r: poisoned(r, (4, 6)))
@@ -135,8 +135,8 @@ case("elementwise_FLOOR_DIV_specials", "ELEMENTWISE",
 
 
 def _unary_case(name):
-    if name == "NOT":
-        return  # bool operand: no NaN
+    if name in ("NOT", "BITWISE_NOT"):
+        return  # bool or INT32 operand: no NaN
     case("unary_" + name, "UNARY", lambda r: {"x": poisoned(r, (3, 11))},
          lambda net, x: layer_out(net.add_unary(x, getattr(trt.UnaryOperation, name))),
          lambda x: refs.unary(x, name))

@@ -181,12 +181,20 @@ def test_mod_infinite_divisor_and_signs(fmod):
         np.testing.assert_array_equal(np.signbit(got["z"][:4]), np.signbit(ref[:4]))
 
 
-def test_dropout_runtime_training_mode_is_refused():
-    """Dropout with a run-time training_mode was an identity even when it is true (silently not dropping)."""
+def test_dropout_runtime_training_mode_is_honoured():
+    """Dropout with a run-time training_mode was an identity even when it is true (silently not dropping); it was
+    then refused, and now drops (a seeded random mask, tests/test_onnx_ops_coverage2.py checks the statistics)."""
     m = _model([helper.make_node("Dropout", ["x", "r", "t"], ["y"])],
-               [_vi("x", [2, 3]), _vi("r", []), _vi("t", [], onnx.TensorProto.BOOL)], [_vi("y", [2, 3])], 13)
-    with pytest.raises(ParseFailed, match="training_mode"):
-        parse(m)
+               [_vi("x", [20, 30]), _vi("r", []), _vi("t", [], onnx.TensorProto.BOOL)], [_vi("y", [20, 30])], 13)
+    x = np.random.default_rng(0).uniform(1, 2, (20, 30)).astype(np.float32)
+    for train in (False, True):
+        got, _ = trt_run(m, {"x": x, "r": np.array(0.5, np.float32), "t": np.array(train)})
+        if train:
+            dropped = got["y"] == 0
+            assert 0.3 < dropped.mean() < 0.7
+            np.testing.assert_allclose(got["y"][~dropped], 2 * x[~dropped], rtol=1e-6)
+        else:
+            np.testing.assert_array_equal(got["y"], x)
 
 
 def test_opset_6_model_parses_with_a_warning():

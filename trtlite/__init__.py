@@ -120,7 +120,7 @@ class Builder(_C.Builder):
         "BuilderFlag.INT8 and config.int8_calibrator", "builder.int8_mode and builder.int8_calibrator"))
 
 
-_LAZY = {"OnnxParser", "ErrorCode", "ParserError"}
+_LAZY = {"OnnxParser", "ErrorCode", "ParserError", "OnnxParserRefitter"}
 _LAZY_CAFFE = {"CaffeParser", "CaffeParserError", "IBlobNameToTensor", "shutdown_protobuf_library"}
 
 

@@ -164,6 +164,7 @@ from .controlflow import (
 from .onnx import (
     ErrorCode as ErrorCode,
     OnnxParser as OnnxParser,
+    OnnxParserRefitter as OnnxParserRefitter,
     ParserError as ParserError,
 )
 from .plugins import (
@@ -391,6 +392,7 @@ __all__ = [
     'volume',
     'ErrorCode',
     'OnnxParser',
+    'OnnxParserRefitter',
     'ParserError',
     'CaffeParser',
     'CaffeParserError',

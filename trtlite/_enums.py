@@ -156,6 +156,12 @@ class ElementWiseOperation(_TrtEnum):
     EQUAL = 11
     GREATER = 12
     LESS = 13
+    # trtlite extensions (ONNX BitwiseAnd/Or/Xor, BitShift): INT32 inputs only
+    BITWISE_AND = 14
+    BITWISE_OR = 15
+    BITWISE_XOR = 16
+    SHIFT_LEFT = 17  # amounts outside 0..31 give 0
+    SHIFT_RIGHT = 18  # arithmetic; amounts outside 0..31 give the sign fill
 
 
 class UnaryOperation(_TrtEnum):
@@ -184,6 +190,7 @@ class UnaryOperation(_TrtEnum):
     SIGN = 21
     ROUND = 22
     ISINF = 23
+    BITWISE_NOT = 24  # trtlite extension (ONNX BitwiseNot): INT32 input only
 
 
 class MatrixOperation(_TrtEnum):
@@ -295,6 +302,7 @@ class ScatterReduction(_TrtEnum):
 class CumulativeOperation(_TrtEnum):
     """Cumulative operations (trt.CumulativeOperation)."""
     SUM = 0
+    PROD = 1  # trtlite extension (ONNX CumProd)
 
 
 class NetworkDefinitionCreationFlag(_TrtEnum):

@@ -43,12 +43,19 @@ _NARROW = {"17": "float8e4m3fn", "18": "float8e4m3fnuz", "19": "float8e5m2", "20
 
 # Reasons written by hand, for cases whose failure message alone would mislead: (case-name regex, reason).
 OVERRIDES = [
-    (r"^test_bitshift_(left|right)_int(32|64)_(negative_shift|shift_ge_width|overflow)$",
-     "restriction: BitShift by an amount outside 0..30 is a run-time gather error (integers are carried as INT32)"),
-    (r"^test_training_dropout",
-     "restriction: Dropout's training_mode is a run-time input; trtlite runs inference only and refuses it"),
-    (r"^test_scan_sum$",
-     "restriction: Scan-8 (batch axis, sequence_lens) is not imported, only opset 9 and later"),
+    (r"^test_training_dropout(_default|_mask|_default_mask)?$",
+     "restriction: Dropout in training mode draws its mask from trtlite's seeded generator (an IFillLayer "
+     "RANDOM_UNIFORM), not numpy's, so the dropped elements differ from the reference's (the zero-ratio cases "
+     "pass; tests/test_onnx_ops_coverage2.py checks the kept fraction and scaling)"),
+    (r"^test_bernoulli",
+     "restriction: Bernoulli / RandomUniformLike draw from trtlite's seeded generator (IFillLayer RANDOM_UNIFORM), "
+     "not numpy's, so the draws differ from the reference's (tests/test_onnx_ops_coverage2.py checks the "
+     "statistics)"),
+    (r"^test_bitcast_(float64_to_int64|int64_to_float64)$",
+     "restriction: BitCast of 64-bit types (trtlite carries int64 / double in 32 bits, as TensorRT does)"),
+    (r"^test_bitcast_(2d_|scalar_)?(float32_to_int32|int32_to_float32)$",
+     "restriction: BitCast between floating-point and integer bits (no reinterpreting layer; same-width "
+     "integer BitCasts are imported)"),
     (r"^test_loop11$",
      "restriction: a scan output of a Loop whose trip count M is a run-time input (its length is not known before "
      "the loop runs; TensorRT needs it too), and the body slices by the iteration number (dynamic slice size)"),

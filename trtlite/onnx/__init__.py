@@ -62,13 +62,14 @@ Limits
   Identity node.  A graph output that is an initializer becomes a constant output.
 * At most 64 graph inputs and outputs in all (MAX_IO_TENSORS: what an execution context binds); more is
   an error while parsing.
-* Control flow: If, Loop and Scan (opset 9+) become IIfConditional / ILoop (ops_control.py); a body's values keep
-  their shapes from one iteration to the next, and a Loop's scan outputs need its trip count M known while parsing.
+* Control flow: If, Loop and Scan become IIfConditional / ILoop (ops_control.py; Scan-8: one loop per batch
+  entry); a body's values keep their shapes from one iteration to the next, and a Loop's scan outputs need its
+  trip count M known while parsing.
 * Not mapped (become plugins when a creator exists, else errors): NonZero,
-  NonMaxSuppression, RoiAlign, quantization ops on tensors, MaxPool's Indices output, Resize antialias /
-  tf_crop_and_resize / tf_half_pixel_for_nn / keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index
-  along a dynamic axis, string tensors.  Ops over constants only are computed while parsing (numpy,
-  or onnx's reference implementation), whatever the op.
+  NonMaxSuppression, RoiAlign with sampling_ratio 0, quantization ops on tensors, MaxPool's Indices output,
+  Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn / keep_aspect_ratio_policy, LRN with an even size,
+  ArgMax select_last_index along a dynamic axis, string tensors.  Ops over constants only are computed while
+  parsing (numpy, or onnx's reference implementation), whatever the op.
 
 Errors
 ------
@@ -95,6 +96,7 @@ from __future__ import annotations
 
 from .errors import ErrorCode, ParserError
 from .parser import OnnxParser
+from .refitter import OnnxParserRefitter
 from .registry import op_info, supported_ops
 
-__all__ = ["OnnxParser", "ParserError", "ErrorCode", "supported_ops", "op_info"]
+__all__ = ["OnnxParser", "OnnxParserRefitter", "ParserError", "ErrorCode", "supported_ops", "op_info"]

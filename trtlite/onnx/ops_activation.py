@@ -81,6 +81,8 @@ def _gelu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
           restrictions="none (min and max may be constants or tensors)")
 def _clip(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
+    if x.dtype in (DataType.INT8, DataType.UINT8):  # computed as the INT32 that carries other integers
+        x = p._cast(x, DataType.INT32)
     if p._opset < 11:
         lo, hi = a.get("min", -math.inf), a.get("max", math.inf)
         lo_n = hi_n = None
@@ -99,7 +101,8 @@ def _clip(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     y = x
     for bound, name, op in ((lo, lo_n, ElementWiseOperation.MAX), (hi, hi_n, ElementWiseOperation.MIN)):
         if bound is None:
-            y = p._ew(y, p._tensor(name), op)
+            b = p._tensor(name)
+            y = p._ew(y, p._cast(b, DataType.INT32) if b.dtype in (DataType.INT8, DataType.UINT8) else b, op)
         elif math.isfinite(bound):
             y = p._ew_const(y, np.array(bound).astype(TRT_NP[DataType(x.dtype)]), op)
     return [y]

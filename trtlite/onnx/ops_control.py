@@ -228,13 +228,12 @@ def _loop(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return results
 
 
-@importer("Scan", restrictions="opset 9 and later (no batch axis / sequence_lens); state variables keep their "
-          "shapes", opsets=(9, None))
+@importer("Scan", restrictions="state variables keep their shapes; Scan-8 (opset 8: a batch axis) with a static "
+          "batch size and no sequence_lens shorter than the sequence", opsets=(8, None))
 def _scan(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if p._opset < 9:
-        raise unsupported("Scan-8 (a batch axis and sequence_lens) is not imported; Scan from opset 9 on is")
+        return _scan8(p, node, a)
     body = a["body"]
-    net = p.network
     n_scan = int(a["num_scan_inputs"])
     ins = list(node.input)
     n_state = len(ins) - n_scan
@@ -246,6 +245,80 @@ def _scan(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     in_dirs = list(a.get("scan_input_directions", [0] * n_scan))
     out_axes = list(a.get("scan_output_axes", [0] * n_scan_out))
     out_dirs = list(a.get("scan_output_directions", [0] * n_scan_out))
+    return _scan_loop(p, body, ins, n_state, n_scan, in_axes, in_dirs, out_axes, out_dirs)
+
+
+def _scan8(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Scan-8: input 0 the optional sequence_lens, then the states and scan inputs, each with a leading batch
+    axis (scan inputs scanned along axis 1).  The body runs per batch entry, so each entry is one Scan-9 loop
+    over that entry's slices (the batch size must be static), and the results are stacked along a new batch
+    axis.  sequence_lens must be absent or a constant holding the full sequence length."""
+    body = a["body"]
+    n_scan = int(a["num_scan_inputs"])
+    ins = list(node.input)
+    seq, ins = (ins[0] if ins else ""), ins[1:]
+    n_state = len(ins) - n_scan
+    n_scan_out = len(body.output) - n_state
+    if n_state < 0 or len(body.input) != len(ins) or n_scan_out < 0 or not ins:
+        raise Fail(ErrorCode.INVALID_NODE, "Scan-8: %d inputs, %d scan inputs, body has %d inputs / %d outputs"
+                   % (len(ins) + 1, n_scan, len(body.input), len(body.output)))
+    ts = [p._tensor(n) for n in ins]
+    batch = int(ts[0].shape[0]) if len(ts[0].shape) else -1
+    if batch < 0 or any(len(t.shape) == 0 or int(t.shape[0]) != batch for t in ts):
+        raise unsupported("Scan-8 needs one static batch size, the first dim of every input (got %s)"
+                          % [tuple(t.shape) for t in ts], ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if seq:
+        lengths = [int(t.shape[1]) for t in ts[n_state:]]
+        if not p._is_const(seq) or not lengths or min(lengths) < 0 or \
+                any(int(v) != lengths[0] for v in np.asarray(p._cval(seq, "sequence_lens")).reshape(-1)):
+            raise unsupported("Scan-8 with sequence_lens other than the full (static) sequence length")
+    dirs = list(a.get("directions", [0] * n_scan))
+    per_batch = []
+    for b in range(batch):
+        names = []
+        for k, t in enumerate(ts):
+            name = "%s/scan8_batch%d_input%d" % (node.output[0] or node.name, b, k)
+            p._tensors[name] = p._squeeze(p._gather_axis(t, 0, np.array([b])), [0])
+            names.append(name)
+        per_batch.append(_scan_loop(p, body if b == 0 else _renamed_body(body, "/scan8_batch%d" % b), names,
+                                    n_state, n_scan, [0] * n_scan, dirs, [0] * n_scan_out, [0] * n_scan_out))
+    results = []
+    for j in range(len(per_batch[0])):
+        parts = [p._unsqueeze(res[j], [0]) for res in per_batch]
+        results.append(p._concat_layer(parts, 0) if len(parts) > 1 else parts[0])
+    return results
+
+
+def _renamed_body(body: Any, suffix: str) -> Any:
+    """A copy of `body` whose own values (inputs, initializers, node outputs) carry `suffix`, so that importing
+    it once more makes tensors of new names; names from the enclosing scope and nested subgraphs are left as
+    they are (a nested subgraph reading a renamed value of this body is refused by the import as undefined)."""
+    import onnx
+    g = onnx.GraphProto()
+    g.CopyFrom(body)
+    own = {v.name for v in g.input} | {t.name for t in g.initializer} | {o for n in g.node for o in n.output if o}
+    for v in list(g.input) + list(g.output) + list(g.value_info):
+        if v.name in own:
+            v.name += suffix
+    for t in g.initializer:
+        t.name += suffix
+    for n in g.node:
+        for i, name in enumerate(n.input):
+            if name in own:
+                n.input[i] = name + suffix
+        for i, name in enumerate(n.output):
+            if name:
+                n.output[i] = name + suffix
+        if n.name:
+            n.name += suffix
+    return g
+
+
+def _scan_loop(p: ImporterContext, body: Any, ins: List[str], n_state: int, n_scan: int, in_axes: List[int],
+               in_dirs: List[int], out_axes: List[int], out_dirs: List[int]) -> List[Any]:
+    """Scan-9 and later as one ILoop: states as recurrences, scan inputs as iterators, scan outputs
+    concatenated (or reversed) loop outputs."""
+    net = p.network
     loop = net.add_loop()
     # the iterators bound the trip count (all scan inputs have the same length along their axes)
     p._name_layer(loop.add_trip_limit(p._const_tensor(np.array(INT32_MAX, np.int32)), TripLimit.COUNT), "trip")

@@ -89,20 +89,43 @@ def _arith_operands(p: ImporterContext, node: Any, names: Sequence[str]) -> List
                        % (tuple(bshape), axis, ra))
         if axis + rb != ra:
             ts[1] = p._reshape(ts[1], [1] * axis + list(bshape) + [1] * (ra - axis - rb), zero_is_placeholder=False)
+    # int8 / uint8 tensors (graph inputs keep those types for Q/DQ) compute as the INT32 that carries every other
+    # integer type; _wrap8 brings an arithmetic result back to 8 bits
+    ts = [p._cast(t, DataType.INT32) if t.dtype in (DataType.INT8, DataType.UINT8) else t for t in ts]
     dts = {t.dtype for t in ts}
     if len(dts) > 1:  # e.g. Pow(float, int): ONNX allows the exponent's type to differ
         ts = [ts[0]] + [p._cast(t, ts[0].dtype) for t in ts[1:]]
     return ts
 
 
+def _int8_kind(p: ImporterContext, names: Sequence[str]) -> Optional[DataType]:
+    """INT8 or UINT8 when the first operand computed at run time has that type (its ONNX type is int8 / uint8)."""
+    for n in names:
+        if n in p._tensors:
+            dt = DataType(p._tensors[n].dtype)
+            return dt if dt in (DataType.INT8, DataType.UINT8) else None
+    return None
+
+
+def _wrap8(p: ImporterContext, y: Any, kind: Optional[DataType]) -> Any:
+    """An INT32 arithmetic result of int8 / uint8 operands wrapped to 8 bits as ONNX (numpy) computes it, in the
+    carried form (sign- or zero-extended)."""
+    if kind is None or y.dtype != DataType.INT32:
+        return y
+    from .ops_bitwise import _narrow
+    return _narrow(p, y, 8, kind == DataType.INT8)
+
+
 @importer(*_BINARY.keys(),
-          restrictions="a second operand of another type is cast to the first's (Pow's exponent)")
+          restrictions=("a second operand of another type is cast to the first's (Pow's exponent); int8 / uint8 "
+                        "compute as INT32, results wrapped to 8 bits"))
 def _binary(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = _BINARY[node.op_type]
+    kind = _int8_kind(p, node.input[:2])
     a_t, b_t = _arith_operands(p, node, node.input[:2])
     if op == ElementWiseOperation.EQUAL and a_t.dtype == DataType.BOOL:
         a_t, b_t = p._cast(a_t, DataType.INT32), p._cast(b_t, DataType.INT32)
-    return [p._L(p.network.add_elementwise(a_t, b_t, op))]
+    return [_wrap8(p, p._L(p.network.add_elementwise(a_t, b_t, op)), kind)]
 
 
 @importer("GreaterOrEqual", "LessOrEqual",
@@ -118,6 +141,7 @@ def _cmp_or_equal(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]
 def _variadic(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = _VARIADIC[node.op_type]
     names = [n for n in node.input if n]
+    kind = _int8_kind(p, names)
     ts = _arith_operands(p, node, names)
     y = ts[0]
     for t in ts[1:]:
@@ -126,7 +150,7 @@ def _variadic(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         y = p._ew_const(y, np.array(len(ts), dtype=TRT_NP[DataType(y.dtype)]), ElementWiseOperation.DIV)
     if len(ts) == 1:
         y = p._L(p.network.add_identity(y))
-    return [y]
+    return [_wrap8(p, y, kind)]
 
 
 def _select(p: ImporterContext, c: Any, t: Any, e: Any) -> Any:

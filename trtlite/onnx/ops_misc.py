@@ -1,5 +1,5 @@
 """Importers of ops expressed with a few existing layers: Trilu, EyeLike, Hardmax, LpNormalization, Celu, Swish,
-Shrink, MeanVarianceNormalization, RMSNormalization, BitShift, CumSum, CumProd, SwiGLU, OneHot, ReverseSequence."""
+Shrink, MeanVarianceNormalization, RMSNormalization, CumSum, CumProd, SwiGLU, OneHot, ReverseSequence."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -158,67 +158,23 @@ def _rms_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._ew(y, s, E.PROD)]  # scale broadcasts numpy-style against X.shape[axis:]
 
 
-@importer("BitShift",
-          restrictions="integer types carried as INT32 (uint16/uint32/uint64; not uint8); shift amounts 0 to 30")
-def _bitshift(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    x, y = p._operands(node.input[:2])
-    if x.dtype != DataType.INT32 or y.dtype != DataType.INT32:
-        raise unsupported("BitShift over %s (trtlite shifts integers carried as INT32)" % DataType(x.dtype).name,
-                          ErrorCode.UNSUPPORTED_NODE_DATATYPE)
-    # x << y = x * 2^y and x >> y = x // 2^y (unsigned x); 2^y gathered from a table, so a shift past 30 is a
-    # gather index error at run time rather than a wrong value
-    table = p._const_tensor(np.array([1 << i for i in range(31)], np.int32), DataType.INT32)
-    p2 = p._L(p.network.add_gather(table, y, 0))
-    direction = a.get("direction", "")
-    if direction not in ("LEFT", "RIGHT"):
-        raise Fail(ErrorCode.INVALID_NODE, "BitShift's direction must be LEFT or RIGHT, got '%s'" % direction)
-    return [p._ew(x, p2, E.PROD if direction == "LEFT" else E.FLOOR_DIV)]
-
-
-@importer("CumSum",
-          restrictions="FLOAT or INT32 sums (other types are summed as FLOAT); the axis may be fed at run time")
-def _cumsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    """ICumulativeLayer: the axis is its input 1, read at run time (a trtlite extension of TensorRT's layer)."""
+@importer("CumSum", "CumProd",
+          restrictions=("FLOAT or INT32 sums / products (other types are computed as FLOAT); the axis may be fed "
+                        "at run time"))
+def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """ICumulativeLayer SUM (CumSum) or PROD (CumProd, trtlite's extension): the axis is its input 1, read at run
+    time (a trtlite extension of TensorRT's layer)."""
     x = p._tensor(node.input[0])
     if x.dtype not in (DataType.FLOAT, DataType.INT32):
-        x = p._float(x)
+        x = p._cast(x, DataType.INT32) if x.dtype in (DataType.INT8, DataType.UINT8) else p._float(x)
     axis = p._tensor(node.input[1])
     if axis.dtype != DataType.INT32:
         axis = p._cast(axis, DataType.INT32)
     if len(axis.shape) != 0:
         axis = p._reshape(axis, [], zero_is_placeholder=False)
     rev, excl = bool(int(a.get("reverse", 0))), bool(int(a.get("exclusive", 0)))
-    return [p._L(p.network.add_cumulative(x, axis, CumulativeOperation.SUM, excl, rev))]
-
-
-@importer("CumProd",
-          restrictions=("axis a constant (any value will do for a 1-D input); the axis static; O(n^2) work "
-                        "along it (a triangular mask, then a reduction)"))
-def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    """y[..., j, ...] = product of x[..., i, ...] over the i the mask keeps: i <= j (i < j when exclusive,
-    i >= j / i > j when reverse).  x is broadcast against the (n, n) mask on a new axis after the cumulated one,
-    the masked-out terms set to 1, and the cumulated axis reduced."""
-    x = p._tensor(node.input[0])
-    xs = tuple(x.shape)
-    r = len(xs)
-    an = node.input[1]
-    if r == 1 and not p._is_const(an):
-        axis = 0  # the only axis a 1-D input has
-    else:
-        axis = p._norm_axis(int(np.asarray(p._cval(an, "axis")).reshape(-1)[0]), r)
-    n = xs[axis]
-    if n < 0:
-        raise unsupported("%s along a dynamic axis" % node.op_type, ErrorCode.UNSUPPORTED_NODE_SHAPE)
-    if x.dtype not in (DataType.FLOAT, DataType.INT32):
-        x = p._float(x)
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    rev, excl = bool(int(a.get("reverse", 0))), bool(int(a.get("exclusive", 0)))
-    keep = (i > j if excl else i >= j) if rev else (i < j if excl else i <= j)
-    mask = p._const_tensor(keep.reshape((1,) * axis + (n, n) + (1,) * (r - axis - 1)), DataType.BOOL)
-    xe = p._unsqueeze(x, [axis + 1])  # (..., n, 1, ...): i along axis, j along axis + 1
-    fill = p._const_tensor(np.full((1,) * (r + 1), 1, TRT_NP[DataType(x.dtype)]), x.dtype)
-    terms = _select(p, mask, xe, fill)
-    return [p._L(p.network.add_reduce(terms, R.PROD, 1 << axis, False))]
+    op = CumulativeOperation.SUM if node.op_type == "CumSum" else CumulativeOperation.PROD
+    return [p._L(p.network.add_cumulative(x, axis, op, excl, rev))]
 
 
 @importer("SwiGLU",

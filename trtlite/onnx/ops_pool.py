@@ -25,8 +25,9 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
 
 
 @importer("MaxPool", "AveragePool", "LpPool",
-          restrictions={"MaxPool": ("1-D to 3-D; no Indices output; ceil_mode output sizes trtlite's padding modes "
-                                    "can express; dilations need static spatial dims (one strided slice per tap)"),
+          restrictions={"MaxPool": ("1-D to 3-D; FLOAT, or int8 / uint8 (pooled exactly as FLOAT); no Indices "
+                                    "output; ceil_mode output sizes trtlite's padding modes can express; "
+                                    "dilations need static spatial dims (one strided slice per tap)"),
                         "AveragePool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
                                         "dilations need static spatial dims (one strided slice per tap)"),
                         "LpPool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
@@ -35,7 +36,15 @@ def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = node.op_type
     if len([o for o in node.output if o]) > 1:
         raise unsupported("MaxPool's Indices output")
-    x = p._float(p._tensor(node.input[0]))
+    x = p._tensor(node.input[0])
+    if op == "MaxPool" and x.dtype in (DataType.INT8, DataType.UINT8):
+        # 8-bit codes pooled exactly as FLOAT, then carried as INT32 like every integer the parser computes on
+        return [p._cast(_pool_float(p, node, a, p._cast(x, DataType.FLOAT)), DataType.INT32)]
+    return [_pool_float(p, node, a, p._float(x))]
+
+
+def _pool_float(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any) -> Any:
+    op = node.op_type
     xs = tuple(x.shape)
     order = float(a.get("p", 2))
     if op == "LpPool":  # (sum over the window of |x|^p)^(1/p): an average pool counting the padding, times K
@@ -49,7 +58,7 @@ def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     ceil = bool(int(a.get("ceil_mode", 0)))
     if any(d != 1 for d in dil):
         y = _pool_dilated(p, x, op, ks, strides, dil, ceil, a)
-        return [_pow(p, y, 1.0 / order) if op == "LpPool" else y]  # LpPool: y is the sum of |x|^p
+        return _pow(p, y, 1.0 / order) if op == "LpPool" else y  # LpPool: y is the sum of |x|^p
     layer = p.network.add_pooling_nd(x, PoolingType.MAX if op == "MaxPool" else PoolingType.AVERAGE, ks)
     layer.stride_nd = strides
     auto_pad = a.get("auto_pad", "NOTSET")
@@ -83,8 +92,8 @@ def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if op == "LpPool":
         layer.average_count_excludes_padding = False  # padding adds |0|^p = 0 to the sum
         y = p._ew_const(p._L(layer), np.float32(np.prod(ks)), ElementWiseOperation.PROD)
-        return [_pow(p, y, 1.0 / order)]
-    return [p._L(layer)]
+        return _pow(p, y, 1.0 / order)
+    return p._L(layer)
 
 
 def _pow(p: ImporterContext, x: Any, e: float) -> Any:

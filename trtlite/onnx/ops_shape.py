@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, FillOperation, Severity
+from .._enums import DataType, ElementWiseOperation, FillOperation, Severity, UnaryOperation
 from .constants import FOLD_LIMIT, attr_ints, split_sizes
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -21,18 +21,16 @@ MAX_CONCAT_INPUTS = 64
 
 @importer("Identity", "Dropout",
           restrictions={"Identity": "none",
-                        "Dropout": "inference only (an identity): training_mode absent or a constant false; "
-                                   "the mask output needs a static shape"})
+                        "Dropout": "training_mode absent or false: an identity (the mask output needs a static "
+                                   "shape); training_mode true or fed at run time: a seeded RANDOM_UNIFORM fill "
+                                   "decides the kept elements (not numpy's generator: other values than onnx's "
+                                   "reference draws)"})
 def _identity(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     mode = p._inp(node, 2) if node.op_type == "Dropout" else None
-    if mode is not None:
-        # Dropout-12's training_mode: true drops at random, which inference (an identity) must not pass off
-        if not p._is_const(mode):
-            raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "Dropout's training_mode '%s' must be a constant false "
-                       "(trtlite runs inference only), but it is computed at run time" % mode)
-        if bool(np.asarray(p._cval(mode, "training_mode")).reshape(-1)[:1].any()):
-            raise unsupported("Dropout in training mode (training_mode is true): trtlite runs inference only")
+    if mode is not None and (not p._is_const(mode) or
+                             bool(np.asarray(p._cval(mode, "training_mode")).reshape(-1)[:1].any())):
+        return _dropout_training(p, node, a, x, mode)
     outs = [x]
     if len(node.output) > 1 and node.output[1]:
         shp = tuple(x.shape)
@@ -43,6 +41,44 @@ def _identity(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             outs.append(p._L(p.network.add_slice(one, [0] * len(shp), list(shp), [0] * len(shp))))
         else:
             outs.append(np.ones(shp, np.bool_))
+    return outs
+
+
+def _dropout_training(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, mode: str) -> List[Any]:
+    """Dropout-12+ with training_mode true or fed at run time: keep = uniform[0, 1) >= ratio (an IFillLayer
+    RANDOM_UNIFORM of x's shape, seeded by the `seed` attribute, else 0), y = x * keep / (1 - ratio) where
+    training_mode holds, x elsewhere; the mask output is keep (true where not training)."""
+    E = ElementWiseOperation
+    x = p._float(x, "Dropout's input")
+    r = len(x.shape)
+    rn = p._inp(node, 1)
+    ratio = p._float(p._tensor(rn), "Dropout's ratio") if rn else p._const_tensor(np.float32(0.5))
+    if len(ratio.shape) != 0 and tuple(ratio.shape) != (1,):
+        raise Fail(ErrorCode.INVALID_NODE, "Dropout's ratio must be a scalar, got shape %s" % (tuple(ratio.shape),))
+    if rn and p._is_const(rn):
+        rv = float(np.asarray(p._cval(rn, "ratio")).reshape(-1)[0])
+        if not 0.0 <= rv < 1.0:
+            raise Fail(ErrorCode.INVALID_NODE, "Dropout's ratio %g must be in [0, 1)" % rv)
+    ratio = p._reshape(ratio, [1] * r, zero_is_placeholder=False) if r else p._reshape(ratio, [],
+                                                                                     zero_is_placeholder=False)
+    train = p._tensor(mode)
+    if train.dtype != DataType.BOOL:
+        train = p._cast(train, DataType.BOOL)
+    train = p._reshape(train, [1] * r, zero_is_placeholder=False) if r else p._reshape(train, [],
+                                                                                     zero_is_placeholder=False)
+    fill = p.network.add_fill((0,), FillOperation.RANDOM_UNIFORM, DataType.FLOAT)
+    fill.set_input(0, p._L(p.network.add_shape(x)))
+    fill.alpha, fill.beta = 0.0, 1.0
+    fill.seed = int(float(a.get("seed", 0))) & 0x7FFFFFFF
+    u = p._L(fill)
+    keep = p._unary(p._ew(u, ratio, E.LESS), UnaryOperation.NOT)
+    scale = p._ew(p._const_tensor(np.ones([1] * r, np.float32)), p._ew_const(ratio, np.float32(1), E.SUB,
+                                                                             const_first=True), E.DIV)
+    kept = p._L(p.network.add_select(keep, p._ew(x, scale, E.PROD), p._const_tensor(np.zeros([1] * r, np.float32))))
+    y = p._L(p.network.add_select(train, kept, x))
+    outs = [y]
+    if len(node.output) > 1 and node.output[1]:
+        outs.append(p._ew(keep, p._unary(train, UnaryOperation.NOT), E.OR))
     return outs
 
 
@@ -330,6 +366,28 @@ def _expand(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._broadcast_to_syms(y, {i: v for i, v in dyn.items() if isinstance(v, Sym)}, "the target shape")]
 
 
+def _integral_source(p: ImporterContext, name: str) -> Any:
+    """An INT32 [1] shape tensor holding the value of the scalar FLOAT `name` when that value is an integer known
+    to be one: a constant with an integral value below 2^24, or the output of an ONNX Cast of an integer value
+    computed at run time (exactly representable while below 2^24, which the Range length bounds anyway); None
+    otherwise."""
+    if p._is_const(name):
+        v = np.asarray(p._consts[name]).reshape(-1)
+        if v.size != 1 or has_sym(v) or not float(v[0]).is_integer() or abs(float(v[0])) >= 2 ** 24:
+            return None
+        return p._const_tensor(np.array([int(v[0])], np.int32), DataType.INT32)
+    producer = None
+    for nd in p._model.graph.node:
+        if name in nd.output:
+            producer = nd
+    if producer is None or producer.op_type != "Cast" or producer.input[0] not in p._tensors:
+        return None
+    src = p._tensors[producer.input[0]]
+    if src.dtype != DataType.INT32 or tuple(src.shape) not in ((), (1,)):
+        return None
+    return p._reshape(shape_input(p, producer.input[0]), [1], zero_is_placeholder=False)
+
+
 @importer("DepthToSpace", "SpaceToDepth",
           restrictions="4-D input with static C, H and W")
 def _depth_space(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
@@ -367,7 +425,8 @@ def _shape_only(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 @importer("Range",
           restrictions="float start / limit / delta must be known while parsing; integer ones may be computed at run "
-                       "time (a LINSPACE fill whose length is a shape tensor)")
+                       "time (a LINSPACE fill whose length is a shape tensor); FLOAT ones at run time only when they "
+                       "are integers cast to float (HannWindow's expansion)")
 def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """Range (when not folded while parsing): an IFillLayer LINSPACE of max(ceil((limit - start) / delta), 0)
     elements, start and delta as its alpha / beta inputs; the length is computed on the host (shape tensors)
@@ -394,6 +453,13 @@ def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
         n = p._ew_const(q, np.int32(0), E.SUB, const_first=True)
         n = p._ew_const(n, np.int32(0), E.MAX)
+        length = p._reshape(n, [1], zero_is_placeholder=False)
+    elif all(_integral_source(p, n) is not None for n in names):
+        # FLOAT values that are integers cast to float (HannWindow's expansion: Range(0, Cast(size), 1)): the
+        # length is the same INT32 shape arithmetic on the integers, the values stay FLOAT
+        s, lim, d = (_integral_source(p, n) for n in names)
+        q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
+        n = p._ew_const(p._ew_const(q, np.int32(0), E.SUB, const_first=True), np.int32(0), E.MAX)
         length = p._reshape(n, [1], zero_is_placeholder=False)
     else:
         raise unsupported("Range over FLOAT values computed at run time (its length would need float shape tensors)")

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, GatherMode, SampleMode
+from .._enums import DataType, ElementWiseOperation, GatherMode, ReduceOperation, SampleMode
 from .constants import FOLD_LIMIT, attr_ints, clamp_slice, slice_params
 from .context import MAX_ELEMENTS, ImporterContext
 from .dtypes import TRT_NP
@@ -157,7 +157,11 @@ def _runtime_pad(p: ImporterContext, node: Any, x: Any, mode: str) -> Any:
     from .shape_tensors import runtime_pad, shape_input
     r = len(x.shape)
     an = p._inp(node, 3)
-    axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)] if an else list(range(r))
+    pads = shape_input(p, node.input[1])
+    if an and not p._is_const(an):
+        pads, axes = _pads_over_runtime_axes(p, pads, shape_input(p, an), r), list(range(r))
+    else:
+        axes = [p._norm_axis(int(v), r) for v in p._cval(an, "axes").reshape(-1)] if an else list(range(r))
     modes = {"constant": SampleMode.FILL, "edge": SampleMode.CLAMP, "reflect": SampleMode.REFLECT,
              "wrap": SampleMode.WRAP}
     if mode not in modes:
@@ -176,12 +180,38 @@ def _runtime_pad(p: ImporterContext, node: Any, x: Any, mode: str) -> Any:
         f = np.array(value, np.int32 if integer and float(value).is_integer() and abs(value) < 2 ** 24
                      else np.float32).reshape(())
         fill = p._const_tensor(f, DataType.INT32 if f.dtype == np.int32 else DataType.FLOAT)
-    return runtime_pad(p, x, shape_input(p, node.input[1]), axes, modes[mode], fill)
+    return runtime_pad(p, x, pads, axes, modes[mode], fill)
+
+
+def _pads_over_runtime_axes(p: ImporterContext, pads: Any, axes: Any, r: int) -> Any:
+    """Pad's pads [2k] for the k `axes` known at run time (INT32 shape tensors) spread over all r dims: pre_i =
+    sum_j pads[j] * (axes[j] mod r == i), post_i likewise from pads[k + j] (shape-tensor arithmetic)."""
+    E = ElementWiseOperation
+    k = int(axes.shape[0]) if len(axes.shape) == 1 else -1
+    if k < 0 or tuple(pads.shape) != (2 * k,):
+        raise Fail(ErrorCode.INVALID_NODE, "Pad's axes (shape %s) and pads (shape %s) must be 1-D, pads twice as long"
+                   % (tuple(axes.shape), tuple(pads.shape)))
+    net = p.network
+
+    def i32(v: Any) -> Any:
+        return p._const_tensor(np.asarray(v, np.int32).reshape(-1), DataType.INT32)
+
+    wrapped = p._ew(axes, p._ew(p._cast(p._ew(axes, i32([0] * k), E.LESS), DataType.INT32), i32([r] * k), E.PROD),
+                    E.SUM)
+    halves = [p._L(net.add_slice(pads, [h * k], [k], [1])) for h in range(2)]
+    parts = []
+    for h in range(2):
+        for i in range(r):
+            hit = p._cast(p._ew(wrapped, i32([i] * k), E.EQUAL), DataType.INT32)
+            parts.append(p._L(net.add_reduce(p._ew(hit, halves[h], E.PROD), ReduceOperation.SUM, 1, True)))
+    return p._concat_layer(parts, 0)
 
 
 @importer("Pad",
-          restrictions=("axes must be a constant; modes constant, reflect, edge and wrap; "
-                        "reflect, edge, wrap and non-zero constant padding not along dynamic axes"))
+          restrictions=("pads, constant_value and axes constants or computed at run time; modes constant, reflect, "
+                        "edge and wrap; "
+                        "with constant pads, reflect, edge, wrap and non-zero constant padding not along dynamic "
+                        "axes"))
 def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
@@ -193,6 +223,8 @@ def _pad(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         axes = list(range(r))
     else:
         if not p._is_const(p._inp(node, 1) or ""):  # pads computed at run time: a shape tensor
+            return [_runtime_pad(p, node, x, mode)]
+        if p._inp(node, 3) and not p._is_const(p._inp(node, 3)):  # axes computed at run time: shape tensors
             return [_runtime_pad(p, node, x, mode)]
         vn = p._inp(node, 2)
         if mode == "constant" and vn and not p._is_const(vn):  # the value computed at run time

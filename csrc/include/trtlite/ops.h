@@ -34,6 +34,10 @@ typedef enum { TRTL_ACT_RELU = 0, TRTL_ACT_SIGMOID = 1, TRTL_ACT_TANH = 2, TRTL_
 typedef enum { TRTL_EW_SUM = 0, TRTL_EW_PROD = 1, TRTL_EW_MAX = 2, TRTL_EW_MIN = 3, TRTL_EW_SUB = 4,
                TRTL_EW_DIV = 5, TRTL_EW_POW = 6, TRTL_EW_FLOOR_DIV = 7, TRTL_EW_AND = 8, TRTL_EW_OR = 9,
                TRTL_EW_XOR = 10, TRTL_EW_EQUAL = 11, TRTL_EW_GREATER = 12, TRTL_EW_LESS = 13,
+               /* trtlite extensions (ONNX BitwiseAnd/Or/Xor, BitShift), INT32 only: bitwise; SHIFT_LEFT
+                * gives 0 and SHIFT_RIGHT (arithmetic) the sign fill for an amount outside 0..31. */
+               TRTL_EW_BITWISE_AND = 14, TRTL_EW_BITWISE_OR = 15, TRTL_EW_BITWISE_XOR = 16,
+               TRTL_EW_SHIFT_LEFT = 17, TRTL_EW_SHIFT_RIGHT = 18,
                TRTL_EW_COUNT } trtl_elementwise_op;
 
 typedef enum { TRTL_UN_EXP = 0, TRTL_UN_LOG = 1, TRTL_UN_SQRT = 2, TRTL_UN_RECIP = 3, TRTL_UN_ABS = 4,
@@ -41,7 +45,9 @@ typedef enum { TRTL_UN_EXP = 0, TRTL_UN_LOG = 1, TRTL_UN_SQRT = 2, TRTL_UN_RECIP
                TRTL_UN_COSH = 10, TRTL_UN_ASIN = 11, TRTL_UN_ACOS = 12, TRTL_UN_ATAN = 13,
                TRTL_UN_ASINH = 14, TRTL_UN_ACOSH = 15, TRTL_UN_ATANH = 16, TRTL_UN_CEIL = 17,
                TRTL_UN_FLOOR = 18, TRTL_UN_ERF = 19, TRTL_UN_NOT = 20, TRTL_UN_SIGN = 21,
-               TRTL_UN_ROUND = 22, TRTL_UN_ISINF = 23, TRTL_UN_COUNT } trtl_unary_op;
+               TRTL_UN_ROUND = 22, TRTL_UN_ISINF = 23,
+               TRTL_UN_BITWISE_NOT = 24 /* trtlite extension (ONNX BitwiseNot): ~x over INT32 */,
+               TRTL_UN_COUNT } trtl_unary_op;
 
 typedef enum { TRTL_POOL_MAX = 0, TRTL_POOL_AVERAGE = 1, TRTL_POOL_MAX_AVERAGE_BLEND = 2,
                TRTL_POOL_COUNT } trtl_pooling_type;
@@ -67,7 +73,8 @@ typedef enum { TRTL_SCATTER_ELEMENT = 0, TRTL_SCATTER_ND = 1, TRTL_SCATTER_COUNT
  * the value in place (ONNX ScatterElements/ScatterND `reduction`). */
 typedef enum { TRTL_SCATTER_RED_NONE = 0, TRTL_SCATTER_RED_SUM = 1, TRTL_SCATTER_RED_PROD = 2,
                TRTL_SCATTER_RED_MAX = 3, TRTL_SCATTER_RED_MIN = 4, TRTL_SCATTER_RED_COUNT } trtl_scatter_reduction;
-typedef enum { TRTL_CUM_SUM = 0, TRTL_CUM_COUNT } trtl_cumulative_op;
+/* PROD: trtlite's extension (ONNX CumProd); TensorRT 10 has SUM only. */
+typedef enum { TRTL_CUM_SUM = 0, TRTL_CUM_PROD = 1, TRTL_CUM_COUNT } trtl_cumulative_op;
 /* IFillLayer (TensorRT's FillOperation values). */
 typedef enum { TRTL_FILL_LINSPACE = 0, TRTL_FILL_RANDOM_UNIFORM = 1, TRTL_FILL_RANDOM_NORMAL = 2,
                TRTL_FILL_COUNT } trtl_fill_op;

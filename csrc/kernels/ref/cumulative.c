@@ -1,10 +1,17 @@
-/* Reference cumulative kernel (ops/cumulative.c): running sums along the axis, accumulated in
- * double for FLOAT (int64 wrapped to int32 for INT32), along the axis input 1 holds at run time. */
+/* Reference cumulative kernel (ops/cumulative.c): running sums (products for PROD) along the axis,
+ * accumulated in double for FLOAT (wrapped to int32 for INT32), along the axis input 1 holds at run time. */
 #include <string.h>
 #include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"
+
+/* acc + x or acc * x, wrapping modulo 2^32 (acc holds an int32 value). */
+static int64_t i_step(int prod, int64_t acc, int32_t x)
+{
+    uint32_t u = (uint32_t)(int32_t)acc, v = (uint32_t)x;
+    return (int64_t)(int32_t)(prod ? u * v : u + v);
+}
 
 trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
 {
@@ -24,24 +31,25 @@ trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
     int64_t outer = trtl_volume_range(X, 0, axis), n = X->d[axis], inner = trtl_volume_range(X, axis + 1, r);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
-            double acc = 0;
-            int64_t iacc = 0;
+            int prod = q->op == TRTL_CUM_PROD;
+            double acc = prod ? 1.0 : 0.0;
+            int64_t iacc = prod ? 1 : 0;
             for (int64_t t = 0; t < n; t++) {
                 int64_t k = q->reverse ? n - 1 - t : t, e = (o * n + k) * inner + i;
                 if (dt == TRTL_FLOAT) {
                     float x = ((const float *)a->in[0].data)[e];
                     if (!q->exclusive)
-                        acc += x;
+                        acc = prod ? acc * x : acc + x;
                     ((float *)a->out[0].data)[e] = (float)acc;
                     if (q->exclusive)
-                        acc += x;
+                        acc = prod ? acc * x : acc + x;
                 } else {
                     int32_t x = ((const int32_t *)a->in[0].data)[e];
                     if (!q->exclusive)
-                        iacc = (int64_t)(int32_t)(uint32_t)((uint64_t)iacc + (uint64_t)(int64_t)x);
+                        iacc = i_step(prod, iacc, x);
                     ((int32_t *)a->out[0].data)[e] = (int32_t)iacc;
                     if (q->exclusive)
-                        iacc = (int64_t)(int32_t)(uint32_t)((uint64_t)iacc + (uint64_t)(int64_t)x);
+                        iacc = i_step(prod, iacc, x);
                 }
             }
         }

@@ -3,7 +3,10 @@
  * INT32 semantics (no UB for any input): SUM/SUB/PROD wrap modulo 2^32; DIV truncates toward
  * zero, FLOOR_DIV rounds toward -inf; division by zero gives 0 and INT32_MIN / -1 wraps to
  * INT32_MIN; POW with a negative exponent gives the truncated reciprocal (0 unless |a| == 1; 0 for
- * a == 0), a non-negative exponent is computed by squaring, wrapping like numpy.
+ * a == 0), a non-negative exponent is computed by squaring, wrapping like numpy.  BITWISE_* on
+ * two's complement bits; SHIFT_LEFT by b in 0..31 drops the bits shifted out, by any other b gives 0;
+ * SHIFT_RIGHT is arithmetic, by b outside 0..31 the sign fill (-1 or 0) -- ONNX BitShift's out-of-range
+ * rule, and for narrower types carried sign- or zero-extended in INT32 the same bits as at their width.
  * FLOAT: MAX/MIN propagate NaN; FLOOR_DIV is numpy.floor_divide (float32): floor of the exact
  * quotient through fmod, a / b for b == 0, and NaN for an infinite dividend (not floor(+-Inf)). */
 #include <math.h>
@@ -113,6 +116,12 @@ static int32_t i_pow(int32_t x, int32_t e)
     return wrap32(r);
 }
 
+/* Arithmetic right shift without implementation-defined behaviour (>> of a negative int). */
+static int32_t i_sar(int32_t x, int32_t s)
+{
+    return x >= 0 ? x >> s : wrap32(~(~(uint32_t)x >> s));
+}
+
 static void row_i32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
 {
     typedef int32_t A;
@@ -131,6 +140,11 @@ static void row_i32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, c
     case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
     case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
     case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;
+    case TRTL_EW_BITWISE_AND: EW_LOOP(int32_t, x & z); break;
+    case TRTL_EW_BITWISE_OR: EW_LOOP(int32_t, x | z); break;
+    case TRTL_EW_BITWISE_XOR: EW_LOOP(int32_t, x ^ z); break;
+    case TRTL_EW_SHIFT_LEFT: EW_LOOP(int32_t, z >= 0 && z < 32 ? wrap32((uint32_t)x << z) : 0); break;
+    case TRTL_EW_SHIFT_RIGHT: EW_LOOP(int32_t, z >= 0 && z < 32 ? i_sar(x, z) : (x < 0 ? -1 : 0)); break;
     default: break;
     }
 }

@@ -64,6 +64,11 @@ trtl_status trtl_ref_unary(const trtl_kernel_args *a)
         uint8_t *y = (uint8_t *)a->out[0].data;
         for (int64_t i = 0; i < n; i++)
             y[i] = isinf(x[i]) != 0;
+    } else if (op == TRTL_UN_BITWISE_NOT && t == TRTL_INT32) {
+        const int32_t *x = (const int32_t *)a->in[0].data;
+        int32_t *y = (int32_t *)a->out[0].data;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (int32_t)~(uint32_t)x[i];
     } else if (t == TRTL_INT32 && (op == TRTL_UN_ABS || op == TRTL_UN_NEG || op == TRTL_UN_SIGN)) {
         const int32_t *x = (const int32_t *)a->in[0].data;
         int32_t *y = (int32_t *)a->out[0].data;
@@ -77,7 +82,7 @@ trtl_status trtl_ref_unary(const trtl_kernel_args *a)
             else
                 y[i] = (v > 0) - (v < 0);
         }
-    } else if (t == TRTL_FLOAT && op >= 0 && op < TRTL_UN_COUNT && op != TRTL_UN_NOT) {
+    } else if (t == TRTL_FLOAT && op >= 0 && op < TRTL_UN_COUNT && op != TRTL_UN_NOT && op != TRTL_UN_BITWISE_NOT) {
         const float *x = (const float *)a->in[0].data;
         float *y = (float *)a->out[0].data;
         for (int64_t i = 0; i < n; i++)

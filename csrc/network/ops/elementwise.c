@@ -1,6 +1,7 @@
 /* elementwise.c -- IElementWiseLayer: y = a <op> b with broadcasting (same rank; each pair of dims
  * equal or one of them 1).  Both inputs have one type: FLOAT or INT32 for arithmetic and the
- * comparisons EQUAL/GREATER/LESS (which give BOOL), BOOL for AND/OR/XOR. */
+ * comparisons EQUAL/GREATER/LESS (which give BOOL), BOOL for AND/OR/XOR, INT32 for trtlite's
+ * BITWISE_AND/OR/XOR and SHIFT_LEFT/RIGHT (b the shift amount; see the reference kernel). */
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -11,7 +12,9 @@ const trtl_attr_desc trtl_attrs_elementwise[] = {
 TRTL_NATTRS(elementwise);
 
 static const char *const ew_names[TRTL_EW_COUNT] = {"SUM", "PROD", "MAX", "MIN", "SUB", "DIV", "POW",
-                                                    "FLOOR_DIV", "AND", "OR", "XOR", "EQUAL", "GREATER", "LESS"};
+                                                    "FLOOR_DIV", "AND", "OR", "XOR", "EQUAL", "GREATER", "LESS",
+                                                    "BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "SHIFT_LEFT",
+                                                    "SHIFT_RIGHT"};
 
 void trtl_init_elementwise(trtl_params *p) { p->ew.op = TRTL_EW_SUM; }
 
@@ -35,6 +38,10 @@ trtl_status trtl_infer_elementwise(const trtl_infer_ctx *c)
                           c->layer_name, ew_names[op], trtl_dtype_name(t0), trtl_dtype_name(t1));
     int logic = op == TRTL_EW_AND || op == TRTL_EW_OR || op == TRTL_EW_XOR;
     int compare = op == TRTL_EW_EQUAL || op == TRTL_EW_GREATER || op == TRTL_EW_LESS;
+    int bits = op >= TRTL_EW_BITWISE_AND && op <= TRTL_EW_SHIFT_RIGHT;
+    if (bits && t0 != TRTL_INT32)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs INT32 inputs, got %s", c->layer_name, ew_names[op],
+                          trtl_dtype_name(t0));
     if (logic && t0 != TRTL_BOOL)
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs BOOL inputs, got %s", c->layer_name, ew_names[op],
                           trtl_dtype_name(t0));

@@ -11,7 +11,8 @@ TRTL_NATTRS(unary);
 
 static const char *const un_names[TRTL_UN_COUNT] = {
     "EXP",  "LOG",  "SQRT", "RECIP", "ABS",   "NEG",   "SIN",   "COS",  "TAN",   "SINH", "COSH",  "ASIN",
-    "ACOS", "ATAN", "ASINH", "ACOSH", "ATANH", "CEIL", "FLOOR", "ERF", "NOT", "SIGN", "ROUND", "ISINF"};
+    "ACOS", "ATAN", "ASINH", "ACOSH", "ATANH", "CEIL", "FLOOR", "ERF", "NOT", "SIGN", "ROUND", "ISINF",
+    "BITWISE_NOT"};
 
 void trtl_init_unary(trtl_params *p) { p->unary.op = TRTL_UN_EXP; }
 
@@ -33,6 +34,10 @@ trtl_status trtl_infer_unary(const trtl_infer_ctx *c)
     if (op == TRTL_UN_NOT) {
         if (t != TRTL_BOOL)
             return trtl_error(TRTL_ERR_DTYPE, "layer '%s': NOT needs a BOOL input, got %s", c->layer_name,
+                              trtl_dtype_name(t));
+    } else if (op == TRTL_UN_BITWISE_NOT) {
+        if (t != TRTL_INT32)
+            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': BITWISE_NOT needs an INT32 input, got %s", c->layer_name,
                               trtl_dtype_name(t));
     } else if (op == TRTL_UN_ABS || op == TRTL_UN_NEG || op == TRTL_UN_SIGN) {
         if (t != TRTL_FLOAT && t != TRTL_INT32)
