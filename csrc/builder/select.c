@@ -468,6 +468,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                          (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32);
         for (int32_t j = 0; j < n->n_out; j++)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
+        /* Q / DQ: their optimized kernels (quantize.simd, dequantize.simd) are the reference's math on codes */
+        all_float |= n->op == TRTL_OP_QUANTIZE || n->op == TRTL_OP_DEQUANTIZE;
         /* ... except kernels of int8 codes (precision INT8 outside QLINEAR: pooling.codes_max), which take
          * only nodes whose every input and output is INT8 / UINT8 codes */
         int all_codes = 1;
