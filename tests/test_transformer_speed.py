@@ -202,3 +202,36 @@ def test_onnx_encoder_ffn_vs_onnxruntime():
         got = engine.create_execution_context().infer(feeds)
         oh.assert_outputs_close(got, ref, rtol=1e-4, atol=1e-5)
         assert len(linear_steps(engine)) == (0 if off else 2)
+
+
+class _Log(trt.ILogger):
+    def __init__(self):
+        trt.ILogger.__init__(self)
+        self.msgs = []
+
+    def log(self, severity, msg):
+        self.msgs.append(msg)
+
+
+def test_build_serialized_network_skips_weight_packing():
+    """build_serialized_network builds straight into a plan: no kernel packs its weights (the plan loader does),
+    and the plan is byte for byte the one build_engine's engine serializes to, and runs the same."""
+    log = _Log()
+    builder = trt.Builder(log)
+    net = builder.create_network(EXPLICIT)
+    inputs, outs, ref = ffn_block(net, np.random.default_rng(0))
+    for i, o in enumerate(outs):
+        o.name = "out%d" % i
+        net.mark_output(o)
+    config = builder.create_builder_config()
+    config.avg_timing_iterations = 0
+    log.msgs.clear()
+    plan = bytes(builder.build_serialized_network(net, config))
+    assert any("weight packing skipped" in m for m in log.msgs)
+    log.msgs.clear()
+    engine = builder.build_engine(net, config)
+    assert not any("weight packing skipped" in m for m in log.msgs)
+    assert plan == bytes(engine.serialize())
+    loaded = trt.Runtime(log).deserialize_cuda_engine(plan)
+    for out, r in zip(run(loaded, inputs, len(ref)), ref):
+        assert_close(out, r)

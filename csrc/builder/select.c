@@ -518,7 +518,9 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     /* Weight packing: each chosen kernel prepares its node once (packed weights, tables), after
      * every choice is made, unless timing already prepared it; a progress phase of its own, one step
      * per node. */
-    if (st == TRTL_OK) {
+    if (st == TRTL_OK && g->plan_only) {
+        trtl_log(TRTL_LOG_VERBOSE, "weight packing skipped: the engine is only serialized (the plan loader packs)");
+    } else if (st == TRTL_OK) {
         double t0 = now_ms();
         trtl_progress_start(g->cfg, "Weight packing", "Building engine", g->nn);
         for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
