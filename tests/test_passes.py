@@ -391,6 +391,18 @@ def _attention_masked(net, rng):
     return {"q": q, "k": k, "v": v, "m": m}, [y.get_output(0)], [ref]
 
 
+@case("linear_bias_gelu", fires=("fuse_linear",))
+def _linear_bias_gelu(net, rng):
+    """x @ W + b -> GELU with a constant W [1, K, N] and bias [1, 1, N]: one linear step (fuse_linear)."""
+    x, w, b = randn(rng, (1, 6, 10)), randn(rng, (1, 10, 7), 0.3), randn(rng, (1, 1, 7), 0.1)
+    tx = net.add_input("x", trt.float32, x.shape)
+    y = net.add_matrix_multiply(tx, trt.MatrixOperation.NONE, net.add_constant(w.shape, w).get_output(0),
+                                trt.MatrixOperation.NONE).get_output(0)
+    y = ew(net, y, net.add_constant(b.shape, b).get_output(0), E.SUM)
+    y = net.add_activation(y, trt.ActivationType.GELU_ERF).get_output(0)
+    return {"x": x}, [y], [gelu_erf_ref(x.astype(np.float64) @ w[0] + b)]
+
+
 @case("transpose_fold", fires=("fold_transpose",))
 def _transpose_fold(net, rng):
     """x @ w^T with w^T a transpose layer (folded into op1), and two transposes of y that compose into one."""
@@ -563,7 +575,7 @@ def test_gelu_becomes_one_activation(name):
 
 def test_gelu_joins_the_matmul_epilogue():
     layers = build("matmul_gelu")[3]
-    assert len(layers) == 1 and layers[0]["type"] == "MATRIX_MULTIPLY", layers
+    assert len(layers) == 1 and layers[0]["type"] == "LINEAR", layers  # a constant weight: fuse_linear
     assert layers[0]["activation"] == int(trt.ActivationType.GELU_ERF)
     layers = build("gelu_two_in_a_row")[3]
     assert [l["type"] for l in layers] == ["ACTIVATION", "ACTIVATION"], layers
@@ -630,12 +642,14 @@ def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
-                                     "qdq_int8_io", "fold_padding", "fuse_siblings", "elide_slice", "elide_concat"]
+                                     "qdq_int8_io", "fold_padding", "fuse_siblings", "elide_slice", "elide_concat",
+                                     "fuse_linear"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
                                                      "fuse_qdq": 1, "qdq_int8_io": 1, "fold_padding": 1,
-                                                     "fuse_siblings": 1, "elide_slice": 1, "elide_concat": 1}
+                                                     "fuse_siblings": 1, "elide_slice": 1, "elide_concat": 1,
+                                                     "fuse_linear": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

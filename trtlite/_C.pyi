@@ -1251,6 +1251,25 @@ class ILRNLayer(ILayer):
     def window_size(self, value: int) -> None: ...
 
 @final
+class ILinearNode(ILayer):
+    """Linear"""
+    @property
+    def bias(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @bias.setter
+    def bias(self, value: Any) -> None: ...
+    @property
+    def kernel(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kernel.setter
+    def kernel(self, value: Any) -> None: ...
+    @property
+    def num_output_channels(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @num_output_channels.setter
+    def num_output_channels(self, value: Any) -> None: ...
+
+@final
 class ILoopOutputLayer(ILayer):
     """Loop Output"""
     @property

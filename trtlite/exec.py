@@ -237,6 +237,8 @@ def make_parser() -> argparse.ArgumentParser:
     g.add_argument("--int8", action="store_true", help="allow int8 kernels (trtlite computes in fp32 on CPUs "
                                                        "without fast int8)")
     g.add_argument("--best", action="store_true", help="same as --fp16 --int8")
+    g.add_argument("--bf16", action="store_true", help="allow bf16 kernels (BuilderFlag.BF16; CPUs with "
+                                                       "AVX512_BF16 / AMX-BF16, fp32 elsewhere)")
     g.add_argument("--minShapes", type=parse_shapes, metavar="SPEC", help="optimization profile minimum shapes "
                    "(name:AxBxC,...); defaults to the opt shapes")
     g.add_argument("--optShapes", type=parse_shapes, metavar="SPEC", help="optimization profile opt shapes; "
@@ -728,6 +730,8 @@ class Exec:
             if not builder.platform_has_fast_fp16:
                 print("Note: --fp16 accepted; this CPU has no fast fp16 arithmetic, so trtlite computes in fp32 "
                       "(fully connected weights may be stored as fp16 where that is faster)")
+        if a.bf16:
+            config.set_flag(trt.BuilderFlag.BF16)
         if a.int8:
             config.set_flag(trt.BuilderFlag.INT8)
             if not builder.platform_has_fast_int8:

@@ -500,11 +500,12 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out)
+static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, trtl_engine **out, int plan_only)
 {
     trtl_bgraph g;
     memset(&g, 0, sizeof g);
     g.cfg = cfg;
+    g.plan_only = plan_only;
     g.implicit_batch = net->implicit_batch;
     g.max_batch = net->implicit_batch ? cfg->max_batch_size : 1;
     double t0 = now_ms();
@@ -581,7 +582,30 @@ trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, 
     TRTL_CHECK_ARG(out);
     trtl_log_sink prev = trtl_log_push(cfg->log_fn, cfg->log_user);
     /* Shape inference caches results on the network; building never changes what it defines. */
-    trtl_status st = do_build((trtl_network *)net, cfg, out);
+    trtl_status st = do_build((trtl_network *)net, cfg, out, 0);
+    if (st != TRTL_OK)
+        trtl_log(TRTL_LOG_ERROR, "%s", trtl_last_error());
+    trtl_log_pop(prev);
+    return st;
+}
+
+trtl_status trtl_build_serialized(const trtl_network *net, const trtl_builder_config *cfg, void **data, size_t *size)
+{
+    trtl_clear_error();
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(cfg);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
+    *data = NULL;
+    *size = 0;
+    trtl_log_sink prev = trtl_log_push(cfg->log_fn, cfg->log_user);
+    trtl_engine *e = NULL;
+    /* The unpacked engine never leaves this function: it is serialized and destroyed. */
+    trtl_status st = do_build((trtl_network *)net, cfg, &e, 1);
+    if (st == TRTL_OK) {
+        st = trtl_engine_serialize(e, data, size);
+        trtl_engine_destroy(e);
+    }
     if (st != TRTL_OK)
         trtl_log(TRTL_LOG_ERROR, "%s", trtl_last_error());
     trtl_log_pop(prev);

@@ -53,6 +53,8 @@ typedef struct trtl_bgraph {
     int32_t *shape_input;          /* per input: a shape-tensor input */
     void **owned;                /* weight buffers referenced by node params */
     int32_t n_owned, cap_owned;
+    int32_t plan_only;           /* trtl_build_serialized: the engine is only serialized, so kernel selection
+                                  * skips the weight packing (prepare), which a plan does not store */
 } trtl_bgraph;
 
 int32_t trtl_bg_add_tensor(trtl_bgraph *g, const char *name, trtl_dtype dtype, int32_t kind);

@@ -468,6 +468,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                          (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32);
         for (int32_t j = 0; j < n->n_out; j++)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
+        /* Q / DQ: their optimized kernels (quantize.simd, dequantize.simd) are the reference's math on codes */
+        all_float |= n->op == TRTL_OP_QUANTIZE || n->op == TRTL_OP_DEQUANTIZE;
         /* ... except kernels of int8 codes (precision INT8 outside QLINEAR: pooling.codes_max), which take
          * only nodes whose every input and output is INT8 / UINT8 codes */
         int all_codes = 1;
@@ -516,7 +518,9 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     /* Weight packing: each chosen kernel prepares its node once (packed weights, tables), after
      * every choice is made, unless timing already prepared it; a progress phase of its own, one step
      * per node. */
-    if (st == TRTL_OK) {
+    if (st == TRTL_OK && g->plan_only) {
+        trtl_log(TRTL_LOG_VERBOSE, "weight packing skipped: the engine is only serialized (the plan loader packs)");
+    } else if (st == TRTL_OK) {
         double t0 = now_ms();
         trtl_progress_start(g->cfg, "Weight packing", "Building engine", g->nn);
         for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {

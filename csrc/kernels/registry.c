@@ -54,7 +54,13 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_slice_inplace)                                                                  \
     X(trtl_kernel_qpool_int8)                                                                     \
     X(trtl_kernel_qadd_int8)                                                                      \
-    X(trtl_kernel_conv_pixel_gemm)
+    X(trtl_kernel_conv_pixel_gemm)                                                                \
+    X(trtl_kernel_linear_amx_bf16)                                                                \
+    X(trtl_kernel_linear_bf16_gemm)                                                               \
+    X(trtl_kernel_linear_packed_gemm)                                                             \
+    X(trtl_kernel_linear_sgemm)                                                                   \
+    X(trtl_kernel_quantize_simd)                                                                  \
+    X(trtl_kernel_dequantize_simd)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -270,7 +270,7 @@ static PyObject *builder_create_profile(TrtlBuilder *self, PyObject *unused)
  * are held here: the builder's or config's references may be replaced meanwhile.  Returns -1
  * with a Python exception set when refused, else 0 with the build's status in *status. */
 static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *cfg_obj, trtl_builder_config *cfg,
-                    trtl_engine **out, trtl_status *status)
+                    trtl_engine **out, trtl_status *status, void **plan, size_t *plan_size)
 {
     trtl_status s;
     if (trtl_py_network_idle(net, "building it") < 0 ||
@@ -293,7 +293,8 @@ static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *c
         cfg_obj->building = 1;
     *out = NULL;
     Py_BEGIN_ALLOW_THREADS
-    s = trtl_build(net->net, cfg, out);
+    /* plan: build straight into a plan (no weight packing: the loader packs) */
+    s = plan ? trtl_build_serialized(net->net, cfg, plan, plan_size) : trtl_build(net->net, cfg, out);
     Py_END_ALLOW_THREADS
     net->building = 0;
     if (cfg_obj)
@@ -305,8 +306,12 @@ static int do_build(TrtlBuilder *self, TrtlNetwork *net, TrtlBuilderConfigObj *c
     /* A KeyboardInterrupt (or SystemExit) from a callback or a signal wins over the build's own
      * result: the build was cancelled for it, or finished after it arrived. */
     if (trtl_py_sink_raise(&cb.sink) < 0) {
-        if (s == TRTL_OK)
+        if (s == TRTL_OK && plan) {
+            trtl_free(*plan);
+            *plan = NULL;
+        } else if (s == TRTL_OK) {
             trtl_engine_destroy(*out);
+        }
         *out = NULL;
         return -1;
     }
@@ -342,7 +347,7 @@ static PyObject *builder_build_engine(TrtlBuilder *self, PyObject *args, PyObjec
     trtl_engine *e;
     trtl_status s;
     if (parse_build_args(self, args, kwargs, "OO:build_engine", &net, &cfg) < 0 ||
-        do_build(self, net, cfg, cfg->cfg, &e, &s) < 0)
+        do_build(self, net, cfg, cfg->cfg, &e, &s, NULL, NULL) < 0)
         return NULL;
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
@@ -356,15 +361,11 @@ static PyObject *builder_build_serialized(TrtlBuilder *self, PyObject *args, PyO
     trtl_engine *e;
     trtl_py_state *st = TRTL_STATE(self);
     trtl_status s;
+    void *data = NULL;
+    size_t size = 0;
     if (parse_build_args(self, args, kwargs, "OO:build_serialized_network", &net, &cfg) < 0 ||
-        do_build(self, net, cfg, cfg->cfg, &e, &s) < 0)
+        do_build(self, net, cfg, cfg->cfg, &e, &s, &data, &size) < 0)
         return NULL;
-    if (s != TRTL_OK)
-        return trtl_py_raise(st, s);
-    void *data;
-    size_t size;
-    s = trtl_engine_serialize(e, &data, &size);
-    trtl_engine_destroy(e);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
     return trtl_py_hostmem_new(st, data, size);
@@ -387,7 +388,7 @@ static PyObject *builder_build_cuda_engine(TrtlBuilder *self, PyObject *args, Py
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_FP16, self->fp16_mode);
     trtl_builder_config_set_flag(cfg, TRTL_FLAG_INT8, self->int8_mode);
     trtl_engine *e;
-    if (do_build(self, (TrtlNetwork *)n, NULL, cfg, &e, &s) < 0) {
+    if (do_build(self, (TrtlNetwork *)n, NULL, cfg, &e, &s, NULL, NULL) < 0) {
         trtl_builder_config_destroy(cfg);
         return NULL;
     }

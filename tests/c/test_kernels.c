@@ -3207,6 +3207,153 @@ static void test_conv_pixel_gemm(int ncases)
     };
     const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     for (int pass = 0; pass < 2; pass++) {
+/* ---- linear (internal LINEAR op: passes/fuse_linear.c; the fully connected kernels' functions) ------------ */
+
+extern const trtl_kernel trtl_kernel_linear_packed_gemm, trtl_kernel_linear_sgemm;
+trtl_status trtl_ref_linear(const trtl_kernel_args *a);
+
+/* x [B.., M, D] (nb leading dims of 2) -> y [B.., M, K]: the kernel vs trtl_ref_linear (and the naive FC). */
+static int linear_case(const trtl_kernel *k, int nb, int64_t M, int64_t D, int64_t K, int bias, int combo)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_LINEAR;
+    nd.name = "linear";
+    int64_t xd[4] = {2, 3, M, D}, yd[4] = {2, 3, M, K}, rows = M;
+    for (int i = 2 - nb; i < 2; i++)
+        rows *= xd[i];
+    trtl_dims xdims = dims(nb + 2, xd + 2 - nb), ydims = dims(nb + 2, yd + 2 - nb);
+    float *w = rand_buf(K * D), *b = bias ? rand_buf(K) : NULL, *x = rand_buf(rows * D), *res = NULL;
+    nd.p.fc.num_output_channels = (int32_t)K;
+    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
+    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, bias ? K : 0};
+    nd.epi = rand_epi(combo);
+    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    nd.n_in = 1;
+    nd.n_out = 1;
+    if (nd.epi.has_residual) {
+        res = rand_buf(rows * K);
+        in[1].data = res;
+        nd.n_in = 2;
+    }
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s x%s K=%lld bias=%d act=%s res=%d", k->name,
+             trtl_dims_str(&xdims, xs, sizeof xs), (long long)K, bias, act_name(nd.epi.act), nd.epi.has_residual);
+    float *want = want_output(trtl_ref_linear, naive_fc, "linear", &nd, in, &ydims);
+    int r = want ? run_opt(k, &nd, in, &ydims, want) : 1;
+    free(want);
+    free(w);
+    free(b);
+    free(x);
+    free(res);
+    return r;
+}
+
+/* Transformer-like shapes (128 x 768 -> 96 with depth blocks), one-row GEMVs, tails, 2-D and 3-/4-D inputs. */
+static void test_linear(int ncases)
+{
+    static const int64_t fixed[][4] = {{0, 1, 1, 1},   {1, 128, 768, 96}, {0, 1, 300, 70}, {1, 13, 33, 31},
+                                       {2, 5, 97, 17}, {0, 100, 64, 130}, {1, 1, 2048, 40}};
+    const trtl_kernel *ks[2] = {&trtl_kernel_linear_sgemm, &trtl_kernel_linear_packed_gemm};
+    int combo = 1;
+    for (int ki = 0; ki < 2; ki++) {
+        if (!trtl_cpu_has(ks[ki]->cpu_features)) {
+            printf("test_kernels: skipping %s (CPU lacks its features)\n", ks[ki]->name);
+            continue;
+        }
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (linear_case(ks[ki], (int)fixed[i][0], fixed[i][1], fixed[i][2], fixed[i][3], (int)(i % 3 != 2),
+                            combo++))
+                return;
+        for (int c = 0; c < ncases / 4 + 1; c++, combo++)
+            if (linear_case(ks[ki], (int)(rnd() % 3), rint_in(1, 40), rint_in(1, 90), rint_in(1, 70),
+                            (int)(rnd() % 3 != 0), combo))
+                return;
+    }
+}
+
+/* ---- quantize.simd / dequantize.simd (x86/qdq_simd.c) vs the reference Q / DQ, byte for byte ------------------ */
+
+extern const trtl_kernel trtl_kernel_quantize_simd, trtl_kernel_dequantize_simd;
+
+/* n values (tails of 8 / 16 / 32 lanes), a scale near 1/20..1/2, int8 or uint8 codes, a zero point (or none);
+ * x holds ties (k + 0.5 steps), values past both saturation bounds, NaN and +-Inf; each pool size. */
+static int qdq_case(int64_t n, int u8, int zp_kind)
+{
+    const trtl_dtype ct = u8 ? TRTL_UINT8 : TRTL_INT8;
+    float scale = 0.05f + (float)(rnd() % 1000) / 2000.0f;
+    int8_t zi = (int8_t)(zp_kind == 2 ? (int)(rnd() % 41) - 20 : 0);
+    uint8_t zu = (uint8_t)(zp_kind == 2 ? 100 + rnd() % 56 : 0);
+    float *x = malloc((size_t)n * sizeof(float)), *back = malloc((size_t)n * sizeof(float) * 2);
+    uint8_t *codes = malloc((size_t)n * 2 + 1);
+    for (int64_t i = 0; i < n; i++) {
+        int r = (int)(rnd() % 40);
+        x[i] = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY : r < 8 ? ((float)(rnd() % 600) - 300.0f + 0.5f) * scale
+                                                                     : ((float)(rnd() % 20001) - 10000.0f) / 500.0f;
+    }
+    trtl_node nd = {0};
+    nd.name = "qdq";
+    nd.n_in = zp_kind ? 3 : 2;
+    nd.n_out = 1;
+    int64_t one = 1, nn = n;
+    trtl_dims xd = dims(1, &nn), sd = dims(1, &one);
+    trtl_tensor_view in[3] = {{x, xd, TRTL_FLOAT}, {&scale, sd, TRTL_FLOAT}, {u8 ? (void *)&zu : (void *)&zi, sd, ct}};
+    snprintf(g_desc, sizeof g_desc, "n=%lld %s scale=%g zp=%d", (long long)n, u8 ? "uint8" : "int8", scale,
+             zp_kind ? (u8 ? zu : zi) : -999);
+    int bad = 0;
+    for (int dq = 0; dq < 2 && !bad; dq++) {
+        const trtl_kernel *k = dq ? &trtl_kernel_dequantize_simd : &trtl_kernel_quantize_simd;
+        nd.op = dq ? TRTL_OP_DEQUANTIZE : TRTL_OP_QUANTIZE;
+        if (dq) /* the reference quantize's codes as input */
+            in[0] = (trtl_tensor_view){codes, xd, ct};
+        trtl_dims ind[3] = {in[0].dims, in[1].dims, in[2].dims};
+        if (!k->applies(&nd, ind)) {
+            fprintf(stderr, "FAIL %s [%s]: applies() refused\n", k->name, g_desc);
+            g_failures++;
+            bad = 1;
+            break;
+        }
+        size_t esz = dq ? sizeof(float) : 1;
+        trtl_tensor_view want = {dq ? (void *)back : (void *)codes, xd, dq ? TRTL_FLOAT : ct};
+        trtl_kernel_args ra = {&nd, in, &want, NULL, 0, NULL, NULL, NULL};
+        if ((dq ? trtl_ref_dequantize(&ra) : trtl_ref_quantize(&ra)) != TRTL_OK) {
+            fprintf(stderr, "FAIL reference [%s]: %s\n", g_desc, trtl_last_error());
+            g_failures++;
+            bad = 1;
+            break;
+        }
+        for (int pi = 0; pi < 3 && !bad; pi++) {
+            unsigned char *got = malloc((size_t)n * esz + 1);
+            memset(got, 0xA5, (size_t)n * esz + 1);
+            trtl_tensor_view out = {got, xd, want.dtype};
+            trtl_kernel_args a = {&nd, in, &out, NULL, 0, NULL, g_pools[pi], NULL};
+            if (k->run(&a) != TRTL_OK) {
+                fprintf(stderr, "FAIL %s [%s] pool=%d: run: %s\n", k->name, g_desc, pi, trtl_last_error());
+                g_failures++;
+                bad = 1;
+            } else if (memcmp(got, want.data, (size_t)n * esz) != 0) {
+                int64_t i = 0;
+                while (memcmp(got + i * esz, (unsigned char *)want.data + i * esz, esz) == 0)
+                    i++;
+                fprintf(stderr, "MISMATCH %s [%s] pool=%d: element %lld (x %g) differs from the reference\n", k->name,
+                        g_desc, pi, (long long)i, (double)x[i]);
+                g_failures++;
+                bad = 1;
+            }
+            free(got);
+        }
+        g_cases++;
+    }
+    free(x);
+    free(back);
+    free(codes);
+    return bad;
+}
+
+static void test_qdq_simd(int ncases)
+{
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    static const int64_t fixed[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 100, 16384, 16385, 70001};
+    for (int pass = 0; pass < 2; pass++) { /* the widest variant, then AVX2 (AVX-512 masked off) */
         if (pass == 1) {
             if (!trtl_cpu_has(TRTL_CPU_AVX512F))
                 break;
@@ -3275,6 +3422,12 @@ static void test_conv_pixel_gemm(int ncases)
             if (conv_run_case(&any, &c, 3) > 0)
                 goto done;
         }
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (qdq_case(fixed[i], (int)(i % 2), (int)(i % 3)))
+                goto done;
+        for (int c = 0; c < ncases / 4 + 1; c++)
+            if (qdq_case(rint_in(1, 300), (int)(rnd() % 2), (int)(rnd() % 3)))
+                goto done;
     }
 done:
     trtl_cpu_set_mask(~0u);
@@ -3335,6 +3488,8 @@ int main(int argc, char **argv)
         test_conv_pixel_gemm(ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_pixel_gemm.name);
+    test_linear(ncases);
+    test_qdq_simd(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

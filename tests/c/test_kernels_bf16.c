@@ -41,6 +41,7 @@ extern const trtl_kernel trtl_kernel_fc_bf16_gemm;
 extern const trtl_kernel trtl_kernel_fc_f16_gemm;
 static const trtl_kernel *g_fc = &trtl_kernel_fc_bf16_gemm; /* the fully connected kernel under test */
 extern const trtl_kernel trtl_kernel_conv_amx_bf16, trtl_kernel_fc_amx_bf16;
+extern const trtl_kernel trtl_kernel_linear_bf16_gemm, trtl_kernel_linear_amx_bf16;
 static const trtl_kernel *g_conv = &trtl_kernel_conv_bf16_gemm; /* the convolution kernel under test */
 
 static uint64_t g_rng;
@@ -272,13 +273,17 @@ static void test_conversions(void)
 
 /* ---- fully connected -------------------------------------------------------------------------- */
 
+/* 1: fc_case makes internal LINEAR nodes ([M, D] -> [M, K], passes/fuse_linear.c) for the linear.* kernels */
+static int g_fc_linear;
+trtl_status trtl_ref_linear(const trtl_kernel_args *a);
+
 static int fc_case(int64_t M, int64_t D, int64_t K, int bias, int combo)
 {
     trtl_node nd = {0};
-    nd.op = TRTL_OP_FULLY_CONNECTED;
+    nd.op = g_fc_linear ? TRTL_OP_LINEAR : TRTL_OP_FULLY_CONNECTED;
     nd.name = "fc";
     int64_t xd[4] = {M, D, 1, 1}, yd[4] = {M, K, 1, 1};
-    trtl_dims xdims = dims(4, xd), ydims = dims(4, yd);
+    trtl_dims xdims = dims(g_fc_linear ? 2 : 4, xd), ydims = dims(g_fc_linear ? 2 : 4, yd);
     float *w = buf(K * D, 0), *b = bias ? buf(K, 0) : NULL, *x = buf(M * D, 0), *res = NULL;
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
@@ -294,7 +299,7 @@ static int fc_case(int64_t M, int64_t D, int64_t K, int bias, int combo)
     }
     snprintf(g_desc, sizeof g_desc, "M=%lld D=%lld K=%lld bias=%d act=%d res=%d", (long long)M, (long long)D,
              (long long)K, bias, nd.epi.act, nd.epi.has_residual);
-    int r = check(g_fc, trtl_ref_fully_connected, &nd, in, w, &nd.p.fc.kernel, &nd.p.fc.bias,
+    int r = check(g_fc, g_fc_linear ? trtl_ref_linear : trtl_ref_fully_connected, &nd, in, w, &nd.p.fc.kernel, &nd.p.fc.bias,
                   &ydims, D);
     free(w);
     free(b);
@@ -523,6 +528,18 @@ int main(int argc, char **argv)
     } else {
         printf("test_kernels_bf16: CPU lacks AMX-BF16: convolution.amx_bf16, fully_connected.amx_bf16 not checked\n");
     }
+    /* linear.bf16_gemm / linear.amx_bf16: the fully connected kernels' functions on LINEAR nodes (2-D input) */
+    g_fc_linear = 1;
+    if (trtl_bf16_available()) {
+        g_fc = &trtl_kernel_linear_bf16_gemm;
+        test_fc(ncases / 2);
+    }
+    if (trtl_amx_bf16_available()) {
+        g_fc = &trtl_kernel_linear_amx_bf16;
+        test_fc(ncases / 2);
+    }
+    g_fc_linear = 0;
+    g_fc = &trtl_kernel_fc_bf16_gemm;
     if (trtl_cpu_has(trtl_kernel_fc_f16_gemm.cpu_features)) {
         g_fc = &trtl_kernel_fc_f16_gemm;
         test_fc(ncases);

@@ -290,6 +290,14 @@ int main(void)
     INVALID(trtl_builder_config_get_pass_enabled, cfg, NULL, &on);
     INVALID(trtl_builder_config_get_pass_enabled, cfg, "fold_scale", NULL);
     INVALID(trtl_build, net, cfg, NULL);
+    {
+        void *plan;
+        size_t plan_size;
+        INVALID(trtl_build_serialized, NULL, cfg, &plan, &plan_size);
+        INVALID(trtl_build_serialized, net, NULL, &plan, &plan_size);
+        INVALID(trtl_build_serialized, net, cfg, NULL, &plan_size);
+        INVALID(trtl_build_serialized, net, cfg, &plan, NULL);
+    }
     expect_true(trtl_build(net, cfg, &e) == TRTL_OK, "trtl_build");
     INVALID(trtl_engine_serialize, e, NULL, &size);
     INVALID(trtl_engine_serialize, e, &data, NULL);

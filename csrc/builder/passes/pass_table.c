@@ -12,7 +12,8 @@
  * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
  * (the activations are part of its match) and makes slices; slice and concatenation elision come
  * last (any other pass may change what they read), slices first (concatenation elision accounts
- * for their views). */
+ * for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
+ * its bias and residual adds are elementwise sums no other pass takes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_ELIDE_CONCAT] = {"elide_concat", trtl_pass_elide_concat, 1, 0,
                                 "lets the producers of a concatenation write into their slices of its output "
                                 "(contiguous slices: batch 1 channel concatenation) so that nothing is copied"},
+    [TRTL_PASS_FUSE_LINEAR] = {"fuse_linear", trtl_pass_fuse_linear, 1, 0,
+                               "turns a matrix multiply by a constant weight (and the bias add, activation and "
+                               "residual add after it) into one linear step on the fully connected kernels"},
 };
 
 int32_t trtl_pass_find(const char *name)

@@ -34,6 +34,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FUSE_SIBLINGS,
     TRTL_PASS_ELIDE_SLICE,
     TRTL_PASS_ELIDE_CONCAT,
+    TRTL_PASS_FUSE_LINEAR,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -83,5 +84,6 @@ trtl_status trtl_pass_fold_padding(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_siblings(trtl_bgraph *g);
 trtl_status trtl_pass_elide_slice(trtl_bgraph *g);
 trtl_status trtl_pass_elide_concat(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_linear(trtl_bgraph *g);
 
 #endif

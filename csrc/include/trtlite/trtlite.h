@@ -449,6 +449,12 @@ trtl_status trtl_engine_profile_values(const trtl_engine *e, int32_t profile, co
  * the layers between them belong to it by data flow (docs/ARCHITECTURE.md, "Control flow"). */
 trtl_status trtl_network_new_control_flow(trtl_network *net, int32_t *id);
 
+/* Builds as trtl_build does and serializes the engine into a plan (free *data with trtl_free); the kernels' weight
+ * preparation (packing), which a plan does not store and trtl_engine_deserialize redoes, is skipped, so a build
+ * whose timings all come from the timing cache does little more than lowering, passes and serializing
+ * (builder.build_serialized_network). */
+trtl_status trtl_build_serialized(const trtl_network *net, const trtl_builder_config *cfg, void **data, size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -131,3 +131,17 @@ const trtl_kernel trtl_kernel_fc_sgemm = {
     .scratch = NULL,
     .run = fc_run,
 };
+
+/* The internal LINEAR op (passes/fuse_linear.c) has FULLY_CONNECTED's params and row semantics: the same
+ * kernel runs it (the optimized LINEAR kernel of CPUs without AVX2 + FMA). */
+const trtl_kernel trtl_kernel_linear_sgemm = {
+    .name = "linear.sgemm",
+    .op = TRTL_OP_LINEAR,
+    .cpu_features = 0,
+    .applies_epilogue = 1,
+    .applies = fc_applies,
+    .prepare = fc_prepare,
+    .release = NULL,
+    .scratch = NULL,
+    .run = fc_run,
+};

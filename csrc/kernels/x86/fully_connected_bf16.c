@@ -249,3 +249,31 @@ const trtl_kernel trtl_kernel_fc_amx_bf16 = {
     .run = fb_run,
     .precision = TRTL_BF16,
 };
+
+/* The internal LINEAR op (passes/fuse_linear.c) has FULLY_CONNECTED's params and row semantics: the same
+ * kernels run it. */
+const trtl_kernel trtl_kernel_linear_amx_bf16 = {
+    .name = "linear.amx_bf16",
+    .op = TRTL_OP_LINEAR,
+    .cpu_features = TRTL_AMX_BF16_CPU,
+    .applies_epilogue = 1,
+    .applies = fa_applies,
+    .prepare = fa_prepare,
+    .release = fb_release,
+    .scratch = fa_scratch,
+    .run = fb_run,
+    .precision = TRTL_BF16,
+};
+
+const trtl_kernel trtl_kernel_linear_bf16_gemm = {
+    .name = "linear.bf16_gemm",
+    .op = TRTL_OP_LINEAR,
+    .cpu_features = TRTL_BF16_CPU,
+    .applies_epilogue = 1,
+    .applies = trtl_fc_rows_applies,
+    .prepare = fb_prepare,
+    .release = fb_release,
+    .scratch = fb_scratch,
+    .run = fb_run,
+    .precision = TRTL_BF16,
+};

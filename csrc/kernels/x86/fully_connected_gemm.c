@@ -187,3 +187,17 @@ const trtl_kernel trtl_kernel_fc_packed_gemm = {
     .scratch = fg_scratch,
     .run = fg_run,
 };
+
+/* The internal LINEAR op (passes/fuse_linear.c: a matrix multiply by a constant weight) has FULLY_CONNECTED's
+ * params and row semantics (volume / D rows of D values, output [.., N]): the same kernel runs it. */
+const trtl_kernel trtl_kernel_linear_packed_gemm = {
+    .name = "linear.packed_gemm",
+    .op = TRTL_OP_LINEAR,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = trtl_fc_rows_applies,
+    .prepare = fg_prepare,
+    .release = fg_release,
+    .scratch = fg_scratch,
+    .run = fg_run,
+};
