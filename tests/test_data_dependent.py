@@ -406,3 +406,16 @@ def test_onnx_nms_vs_onnxruntime(center):
     got, want = onnx_case(make)
     assert len(want[0]) > 0
     np.testing.assert_array_equal(got["sel"], want[0])
+
+
+def test_onnx_compress_runtime_condition_vs_onnxruntime():
+    def make(onnx):
+        h = onnx.helper
+        g = h.make_graph([h.make_node("Compress", ["x", "c"], ["y"], axis=1)], "g",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 5]),
+                          h.make_tensor_value_info("c", onnx.TensorProto.BOOL, [4])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, None])])
+        x = np.arange(10, dtype=np.float32).reshape(2, 5)
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 11)]), {"x": x, "c": np.array([1, 0, 1, 1], bool)}
+    got, want = onnx_case(make)
+    np.testing.assert_array_equal(got["y"], want[0])

@@ -48,3 +48,29 @@ def _nms(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     layer.topk_box_limit = 2**31 - 1  # ONNX has no such limit
     p._name_layer(layer)
     return [layer.get_output(0)]
+
+
+@importer("Compress",
+          restrictions="a condition computed at run time gives a data-dependent output (count known after execution)")
+def _compress(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    x = p._tensor(node.input[0])
+    if "axis" not in a:  # the flattened input
+        flat = p.network.add_shuffle(x)
+        flat.reshape_dims = (-1,)
+        p._name_layer(flat, "flatten")
+        x, axis = flat.get_output(0), 0
+    else:
+        axis = p._norm_axis(int(a["axis"]), len(x.shape))
+    cn = node.input[1]
+    if p._is_const(cn):  # known while parsing: a gather of constant indices
+        idx = p._const_tensor(np.nonzero(np.asarray(p._cval(cn, "condition")).reshape(-1))[0].astype(np.int32))
+    else:
+        nz = p.network.add_non_zero(p._tensor(cn))
+        p._name_layer(nz, "nonzero")
+        flat = p.network.add_shuffle(nz.get_output(0))
+        flat.reshape_dims = (-1,)
+        p._name_layer(flat, "indices")
+        idx = flat.get_output(0)
+    layer = p.network.add_gather(x, idx, axis)
+    p._name_layer(layer)
+    return [layer.get_output(0)]
