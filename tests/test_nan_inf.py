@@ -470,6 +470,22 @@ def _fill_make(net, a, d):
 case("fill", "FILL", lambda r: {"a": np.array(1.5, np.float32), "d": np.array([np.inf, 2.0], np.float32)},
      _fill_make, lambda a, d: a + d[0] * np.indices((2, 3))[0] + d[1] * np.indices((2, 3))[1])
 
+# NonZero: NaN and +-Inf are non-zero, as numpy (the output's size is data-dependent: infer() cuts it)
+case("non_zero", "NON_ZERO", lambda r: {"x": poisoned(r, (3, 5))},
+     lambda net, x: layer_out(net.add_non_zero(x)), lambda x: np.array(np.nonzero(x)).astype(np.float64))
+
+
+def _nms_make(net, boxes, scores):
+    layer = net.add_nms(boxes, scores, net.add_constant((), np.array(5, np.int32)).get_output(0))
+    return layer_out(layer)
+
+
+# NMS: a NaN score never exceeds the threshold; a box with an infinite corner has an infinite area, so its IoU
+# with a finite box is 0 and both stay
+case("nms", "NMS", lambda r: {"boxes": np.array([[[0, 0, 1, 1], [0, 0, np.inf, np.inf], [5, 5, 6, 6]]], np.float32),
+                              "scores": np.array([[[0.9], [0.8], [np.nan]]], np.float32)},
+     _nms_make, lambda b, s: np.array([[0, 0, 0], [0, 0, 1]], np.float64))
+
 # Layer types with no float input to poison: CONSTANT (no input), PLUGIN_V2 (the plugins' own tests).
 NO_FLOAT_INPUT = {"CONSTANT", "PLUGIN_V2",
                   # NaN/Inf through Quantize (NaN -> lowest code, +-Inf saturate) and Dequantize (integer input):

@@ -5,7 +5,7 @@ from typing_extensions import disjoint_base
 
 import numpy.typing as npt
 
-from ._enums import ActivationType, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
+from ._enums import ActivationType, BoundingBoxFormat, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
 from ._types import Dims, Dims2, Dims3, Dims4, DimsHW, Permutation, Weights, ILogger, IProfiler, IProgressMonitor
 from .calibration import IInt8Calibrator as _PyIInt8Calibrator
 from .plugins import IPluginRegistry as _PyIPluginRegistry, IPluginV2 as _PyIPluginV2, PluginFieldCollection
@@ -376,6 +376,10 @@ class IExecutionContext:
         """Run with bindings in engine I/O order (int addresses or arrays). Releases the GIL."""
     def get_binding_shape(self, index: int) -> Dims:
         """get_binding_shape(index) -> Dims"""
+    def get_max_output_size(self, tensor_name: Any) -> int:
+        """Bytes the output can need at the current input shapes (its upper bound when data-dependent): the size of a buffer bound to it without an allocator."""
+    def get_output_allocator(self, tensor_name: Any) -> Any:
+        """The allocator set for the output, or None."""
     def get_tensor_address(self, name: str) -> int:
         """get_tensor_address(name) -> int"""
     def get_tensor_shape(self, name: str) -> Dims:
@@ -403,6 +407,8 @@ class IExecutionContext:
         """Shape of a dynamic input (within the optimization profile)."""
     def set_optimization_profile_async(self, profile_index: int, stream_handle: int = ...) -> bool:
         """set_optimization_profile_async(profile_index, stream_handle=0) -> bool"""
+    def set_output_allocator(self, tensor_name: Any, output_allocator: Any) -> bool:
+        """The trt.IOutputAllocator that gives output `tensor_name` its memory once its size is known (needed by data-dependent outputs: NonZero, NMS); None clears it."""
     def set_tensor_address(self, name: str, memory: _Binding) -> bool:
         """Bind an I/O tensor to an int address or an array (kept alive)."""
 
@@ -536,6 +542,10 @@ class INetworkDefinition:
         """Cross-channel local response normalization."""
     def add_matrix_multiply(self, input0: ITensor, op0: MatrixOperation, input1: ITensor, op1: MatrixOperation) -> IMatrixMultiplyLayer:
         """Batched matrix product."""
+    def add_nms(self, boxes: Any, scores: Any, max_output_boxes_per_class: Any) -> INMSLayer:
+        """Non-maximum suppression per batch item and class: boxes [B, N, 4] (or [B, N, C, 4]), scores [B, N, C], a 0-D INT32 limit; set_input(3, iou_threshold) / set_input(4, score_threshold) (0-D FLOAT). Output 0: INT32 [NumOutputBoxes, 3] (batch, class, box) rows, output 1: NumOutputBoxes (0-D INT32)."""
+    def add_non_zero(self, input: ITensor) -> INonZeroLayer:
+        """Indices of the non-zero elements: INT32 [rank, count], count known only after execution (-1 until then; outputs need an IOutputAllocator)."""
     def add_normalization(self, input: ITensor, scale: ITensor, bias: ITensor, axesMask: int) -> INormalizationLayer:
         """(x - mean) / sqrt(var + epsilon) * scale + bias over the axes (num_groups for group norm)."""
     def add_one_hot(self, indices: ITensor, values: Any, depth: Any, axis: int) -> IOneHotLayer:
@@ -1301,6 +1311,24 @@ class IMatrixMultiplyLayer(ILayer):
         """Layer attribute (TensorRT semantics)."""
     @op1.setter
     def op1(self, value: MatrixOperation) -> None: ...
+
+@final
+class INMSLayer(ILayer):
+    """NMS"""
+    @property
+    def bounding_box_format(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @bounding_box_format.setter
+    def bounding_box_format(self, value: Any) -> None: ...
+    @property
+    def topk_box_limit(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @topk_box_limit.setter
+    def topk_box_limit(self, value: Any) -> None: ...
+
+@final
+class INonZeroLayer(ILayer):
+    """NonZero"""
 
 @final
 class INormalizationLayer(ILayer):

@@ -50,6 +50,8 @@ from .plugins_dynamic import (DimensionOperation, DimsExprs, DynamicPluginTensor
                               PluginCapabilityType, PluginTensorDesc, TensorRTPhase)
 from .refit import Refitter, WeightsRole
 from .controlflow import IIfConditional, ILoop
+from .output_allocator import IOutputAllocator  # data-dependent shapes (issue #12)
+from ._C import INonZeroLayer, INMSLayer
 from ._C import (IConditionLayer, IIfConditionalInputLayer, IIfConditionalOutputLayer, IIteratorLayer,  # control flow
                  ILoopOutputLayer, IRecurrenceLayer, ITripLimitLayer)
 

@@ -5,6 +5,7 @@ from typing import Any
 from . import _C
 from . import calibration as calibration
 from . import controlflow as controlflow
+from . import output_allocator as output_allocator
 from . import plugins as plugins
 from . import plugins_dynamic as plugins_dynamic
 from . import progress as progress
@@ -41,7 +42,9 @@ from ._C import (
     ILayer as ILayer,
     ILoopOutputLayer as ILoopOutputLayer,
     IMatrixMultiplyLayer as IMatrixMultiplyLayer,
+    INMSLayer as INMSLayer,
     INetworkDefinition as INetworkDefinition,
+    INonZeroLayer as INonZeroLayer,
     INormalizationLayer as INormalizationLayer,
     IOneHotLayer as IOneHotLayer,
     IOptimizationProfile as IOptimizationProfile,
@@ -83,6 +86,7 @@ from ._C import (
 )
 from ._enums import (
     ActivationType as ActivationType,
+    BoundingBoxFormat as BoundingBoxFormat,
     BuilderFlag as BuilderFlag,
     CalibrationAlgoType as CalibrationAlgoType,
     CumulativeOperation as CumulativeOperation,
@@ -167,6 +171,9 @@ from .onnx import (
     OnnxParserRefitter as OnnxParserRefitter,
     ParserError as ParserError,
 )
+from .output_allocator import (
+    IOutputAllocator as IOutputAllocator,
+)
 from .plugins import (
     IPluginCreator as IPluginCreator,
     IPluginRegistry as IPluginRegistry,
@@ -216,6 +223,7 @@ uint8: DataType
 
 __all__ = [
     'ActivationType',
+    'BoundingBoxFormat',
     'Builder',
     'BuilderFlag',
     'CalibrationAlgoType',
@@ -275,10 +283,13 @@ __all__ = [
     'ILoop',
     'ILoopOutputLayer',
     'IMatrixMultiplyLayer',
+    'INMSLayer',
     'INetworkDefinition',
+    'INonZeroLayer',
     'INormalizationLayer',
     'IOneHotLayer',
     'IOptimizationProfile',
+    'IOutputAllocator',
     'IPaddingLayer',
     'IParametricReLULayer',
     'IPluginCreator',
@@ -383,6 +394,7 @@ __all__ = [
     'int32',
     'int8',
     'nptype',
+    'output_allocator',
     'plugins',
     'plugins_dynamic',
     'progress',

@@ -36,6 +36,7 @@ __all__ = [
     "ScatterMode", "ScatterReduction", "CumulativeOperation",
     "TripLimit", "LoopOutput",
     "FillOperation",
+    "BoundingBoxFormat",
 ]
 
 
@@ -106,6 +107,8 @@ class LayerType(_TrtEnum):
     CONDITIONAL_INPUT = 36
     CONDITIONAL_OUTPUT = 37
     FILL = 32
+    NON_ZERO = 42
+    NMS = 44
 
 
 class ActivationType(_TrtEnum):
@@ -439,3 +442,10 @@ class FillOperation(_TrtEnum):
     LINSPACE = 0
     RANDOM_UNIFORM = 1
     RANDOM_NORMAL = 2
+
+
+class BoundingBoxFormat(_TrtEnum):
+    """How an INMSLayer reads its boxes (trt.BoundingBoxFormat): CORNER_PAIRS (x1, y1, x2, y2), any two diagonal
+    corners; CENTER_SIZES (x_center, y_center, width, height)."""
+    CORNER_PAIRS = 0
+    CENTER_SIZES = 1

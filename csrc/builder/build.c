@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "builder/data_dependent.h"
+#include "engine/data_dependent.h"
 #include "builder/graph.h"
 #include "builder/control_flow.h"
 #include "builder/passes/passes.h"
@@ -520,6 +522,10 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     trtl_status st = trtl_network_infer(net);
     if (st == TRTL_OK)
         st = trtl_cf_analyze(net, &cfp);
+    for (int32_t i = 0; st == TRTL_OK && i < net->n_layers; i++)
+        if (cfp.region && cfp.region[net->layers[i]->id] >= 0 && trtl_dd_op(net->layers[i]->op))
+            st = trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': data-dependent layers (NonZero, NMS) cannot be inside "
+                            "a loop or conditional", net->layers[i]->name);
     if (st == TRTL_OK)
         st = setup_profiles(&g, net, cfg);
     if (st == TRTL_OK)
@@ -545,6 +551,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_bg_infer(&g);
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 1))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
+    if (st == TRTL_OK)
+        st = trtl_check_data_dependent(&g);
     if (st == TRTL_OK)
         st = trtl_cf_compile(&g);
     if (st == TRTL_OK)

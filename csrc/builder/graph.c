@@ -295,7 +295,8 @@ static trtl_status infer_pass(trtl_bgraph *g, int which)
         }
         for (int32_t j = 0; j < n->n_out; j++)
             out_t[j] = g->t[n->out[j]].dtype;
-        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, in_v, n->n_out, out, out_t, 1};
+        /* need_values 2 at the min corner: data-dependent extents (NonZero, NMS) at their lower bound */
+        trtl_infer_ctx ic = {n->name, &n->p, n_in, in, in_t, in_v, n->n_out, out, out_t, which == 0 ? 2 : 1};
         st = trtl_op_table[n->op].infer(&ic);
         /* At the min / max corner, shape values of one input and shapes of another may not fit together (a
          * reshape of x to the values of shape input s, both at their maximum): the opt shapes stand in and

@@ -322,6 +322,10 @@ typedef struct trtl_fill_params {
     int32_t to_type;           /* trtl_dtype of the output: FLOAT, or INT32 for LINSPACE */
     int32_t seed;              /* RANDOM_*: trtlite's extension (the stream is a function of seed and index) */
 } trtl_fill_params;
+typedef struct trtl_nms_params {
+    int32_t box_format;        /* trtl_box_format */
+    int32_t topk_box_limit;    /* candidates considered per batch item (TensorRT's default 5000) */
+} trtl_nms_params;
 
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
@@ -360,6 +364,7 @@ typedef union trtl_params {
     trtl_assertion_params assertion;
     trtl_cf_params cf;                /* control flow (issue #12) */
     trtl_fill_params fill;
+    trtl_nms_params nms;              /* NMS (NON_ZERO: empty) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

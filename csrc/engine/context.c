@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "core/dims.h"
 #include "engine/control_flow.h"
+#include "engine/data_dependent.h"
 
 struct trtl_context {
     trtl_engine *e;
@@ -44,6 +45,15 @@ struct trtl_context {
     int32_t *values_set;
     trtl_cf_ctx **cf;    /* per node: a control-flow step's bodies and buffers (engine/control_flow.h) */
     int borrowed_pool;   /* a body's context: the pool is its parent's */
+    /* Data-dependent shapes (engine/data_dependent.h); dd_t NULL: the engine has no such step. */
+    char *dd_t;          /* per tensor: its dims may depend on a data-dependent step's result */
+    char *dd_kept;       /* per node: a data-dependent step that has run in this execution */
+    trtl_dims *dims_ub;  /* per tensor: the dims resolved before execution (upper bounds) */
+    int dd_ran;          /* dims hold the real extents of the last execution */
+    trtl_output_allocator *alloc; /* per I/O: the output allocator (reallocate NULL: none) */
+    void **alloc_last;   /* per I/O: what the allocator returned last */
+    void **stage;        /* per I/O: where an output with an allocator is computed before the copy */
+    size_t *stage_cap;
 };
 
 static trtl_status create_context(trtl_engine *e, trtl_threadpool *pool, trtl_context **out);
@@ -84,12 +94,24 @@ static trtl_status create_context(trtl_engine *e, trtl_threadpool *pool, trtl_co
     }
     c->values = calloc((size_t)(e->n_inputs ? e->n_inputs : 1), sizeof *c->values);
     c->values_set = calloc((size_t)(e->n_inputs ? e->n_inputs : 1), sizeof *c->values_set);
+    int dd_oom = 0;
+    c->dd_t = trtl_dd_tensors(e, &dd_oom);
+    if (c->dd_t) {
+        c->dd_kept = calloc((size_t)(e->n_nodes ? e->n_nodes : 1), 1);
+        c->dims_ub = calloc((size_t)nt, sizeof *c->dims_ub);
+        dd_oom = !c->dd_kept || !c->dims_ub;
+    }
+    c->alloc = calloc((size_t)(e->n_io ? e->n_io : 1), sizeof *c->alloc);
+    c->alloc_last = calloc((size_t)(e->n_io ? e->n_io : 1), sizeof *c->alloc_last);
+    c->stage = calloc((size_t)(e->n_io ? e->n_io : 1), sizeof *c->stage);
+    c->stage_cap = calloc((size_t)(e->n_io ? e->n_io : 1), sizeof *c->stage_cap);
+    dd_oom |= !c->alloc || !c->alloc_last || !c->stage || !c->stage_cap;
     c->vin = calloc((size_t)(c->max_in + 1), sizeof *c->vin);
     c->vout = calloc((size_t)(c->max_out + 1), sizeof *c->vout);
     c->arena_cap = e->arena_bytes;
     c->arena = trtl_aligned_alloc((size_t)(c->arena_cap > 0 ? c->arena_cap : 64));
     if (!c->in_set || !c->dims || !c->addr || !c->ptr || !c->offsets || !c->plugins || !c->vin || !c->vout ||
-        !c->arena || !c->values || !c->values_set || !c->cf) {
+        !c->arena || !c->values || !c->values_set || !c->cf || dd_oom) {
         trtl_context_destroy(c);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory (activation arena of %lld bytes)",
                           (long long)e->arena_bytes);
@@ -134,6 +156,15 @@ void trtl_context_destroy(trtl_context *c)
     for (int32_t k = 0; c->cf && k < c->e->n_nodes; k++)
         trtl_cf_ctx_destroy(c->cf[k]);
     free(c->cf);
+    for (int32_t i = 0; c->stage && i < c->e->n_io; i++)
+        trtl_aligned_free(c->stage[i]);
+    free(c->stage);
+    free(c->stage_cap);
+    free(c->alloc);
+    free(c->alloc_last);
+    free(c->dd_t);
+    free(c->dd_kept);
+    free(c->dims_ub);
     if (!c->borrowed_pool)
         trtl_threadpool_destroy(c->pool);
     trtl_aligned_free(c->arena);
@@ -367,6 +398,9 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
     }
     c->batch = batch;
     c->shapes_ok = 1;
+    c->dd_ran = 0;
+    if (c->dims_ub)
+        memcpy(c->dims_ub, c->dims, sizeof *c->dims * (size_t)e->n_tensors);
     return TRTL_OK;
 }
 
@@ -390,6 +424,8 @@ trtl_status trtl_context_tensor_shape(trtl_context *c, const char *name, trtl_di
         d = e->tensors[t].dims;
     } else if (e->implicit_batch && !c->shapes_ok) {
         d = e->tensors[t].dims;
+    } else if (c->dd_t && c->dd_t[t] && !c->dd_ran) {
+        d = e->tensors[t].dims; /* data-dependent: -1 where the engine has it until an execution tells */
     } else {
         d = c->dims[t];
     }
@@ -493,7 +529,7 @@ trtl_status trtl_context_io_dims(const trtl_context *c, int32_t i, trtl_dims *ou
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "I/O index %d out of range", (int)i);
     if (!c->shapes_ok)
         return trtl_error(TRTL_ERR_STATE, "shapes are not resolved yet");
-    *out = c->dims[c->e->io[i]];
+    *out = c->dims_ub ? c->dims_ub[c->e->io[i]] : c->dims[c->e->io[i]]; /* buffers hold the upper bound */
     /* implicit batch: every binding holds `batch` samples -- an output computed from constants alone has
      * a batch of 1 inside the engine and is broadcast into all of them (broadcast_constant_outputs) */
     if (c->e->implicit_batch && out->nb_dims >= 1)
@@ -519,6 +555,164 @@ static void broadcast_constant_outputs(trtl_context *c, int32_t batch)
 
 static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *addr);
 
+/* ---- data-dependent shapes and output allocators (engine/data_dependent.h) -------------------- */
+
+static int is_dd_io(const trtl_context *c, int32_t i)
+{
+    const trtl_etensor *t = &c->e->tensors[c->e->io[i]];
+    if (!c->dd_t || !c->dd_t[c->e->io[i]])
+        return 0;
+    for (int32_t k = 0; k < t->dims.nb_dims; k++)
+        if (t->dims.d[k] < 0)
+            return 1;
+    return 0;
+}
+
+int trtl_engine_io_is_data_dependent(const trtl_engine *e, int32_t i)
+{
+    if (!e || i < e->n_inputs || i >= e->n_io)
+        return 0;
+    int oom = 0;
+    char *dd = trtl_dd_tensors(e, &oom);
+    const trtl_etensor *t = &e->tensors[e->io[i]];
+    int r = 0;
+    for (int32_t k = 0; dd && dd[e->io[i]] && k < t->dims.nb_dims; k++)
+        r |= t->dims.d[k] < 0;
+    free(dd);
+    return r;
+}
+
+trtl_status trtl_context_set_output_allocator(trtl_context *c, const char *name, const trtl_output_allocator *a)
+{
+    TRTL_CHECK_ARG(c);
+    trtl_clear_error();
+    int32_t i;
+    TRTL_TRY(io_lookup(c, name, &i));
+    if (i < c->e->n_inputs)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "'%s' is an input; output allocators are for outputs", name);
+    if (c->e->implicit_batch && a)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "output '%s': output allocators need an explicit-batch engine", name);
+    if (a && !a->reallocate)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "output '%s': the output allocator has no reallocate function",
+                          name);
+    if (a)
+        c->alloc[i] = *a;
+    else
+        memset(&c->alloc[i], 0, sizeof c->alloc[i]);
+    c->alloc_last[i] = NULL;
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_max_output_size(trtl_context *c, const char *name, int64_t *bytes)
+{
+    TRTL_CHECK_ARG(c);
+    TRTL_CHECK_ARG(bytes);
+    trtl_clear_error();
+    int32_t i;
+    trtl_dims d;
+    TRTL_TRY(io_lookup(c, name, &i));
+    TRTL_TRY(trtl_context_resolve(c, c->batch > 0 ? c->batch : 1));
+    TRTL_TRY(trtl_context_io_dims(c, i, &d));
+    *bytes = trtl_volume(&d) * (int64_t)trtl_dtype_size(c->e->tensors[c->e->io[i]].dtype);
+    return TRTL_OK;
+}
+
+/* Output i has an allocator: it is computed into a staging buffer of its upper-bound size. */
+static trtl_status stage_output(trtl_context *c, int32_t i)
+{
+    int32_t t = c->e->io[i];
+    const trtl_dims *d = c->dims_ub ? &c->dims_ub[t] : &c->dims[t];
+    size_t need = (size_t)trtl_volume(d) * trtl_dtype_size(c->e->tensors[t].dtype);
+    if (need > c->stage_cap[i] || !c->stage[i]) {
+        void *p = trtl_aligned_alloc(need ? need : 64);
+        if (!p)
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "output '%s': out of memory (%zu bytes)", c->e->tensors[t].name,
+                              need);
+        trtl_aligned_free(c->stage[i]);
+        c->stage[i] = p;
+        c->stage_cap[i] = need;
+    }
+    c->ptr[t] = c->stage[i];
+    return TRTL_OK;
+}
+
+/* A data-dependent step (node k) ran: its outputs take the extents it reported, the later steps'
+ * shapes are inferred again, and none may outgrow the buffer planned at the upper bound. */
+static trtl_status dd_after_step(trtl_context *c, int32_t k)
+{
+    const trtl_engine *e = c->e;
+    const trtl_node *n = &e->nodes[k];
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX];
+    for (int32_t j = 0; j < n->n_out; j++) {
+        int32_t t = n->out[j];
+        const trtl_dims *got = &c->vout[j].dims, *ub = &c->dims_ub[t];
+        int ok = got->nb_dims == ub->nb_dims;
+        for (int32_t q = 0; ok && q < got->nb_dims; q++)
+            ok = got->d[q] >= 0 && got->d[q] <= ub->d[q];
+        if (!ok)
+            return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': output %d reported %s, outside its bound %s", n->name,
+                              (int)j, trtl_dims_str(got, s1, sizeof s1), trtl_dims_str(ub, s2, sizeof s2));
+        c->dims[t] = *got;
+    }
+    c->dd_kept[k] = 1;
+    TRTL_TRY(trtl_engine_infer_kept(e, c->dims, c->values, c->dd_kept));
+    for (int32_t t = 0; t < e->n_tensors; t++) {
+        if (!c->dd_t[t] || e->tensors[t].kind == TRTL_TK_CONSTANT)
+            continue;
+        size_t es = trtl_dtype_size(e->tensors[t].dtype);
+        int64_t v = trtl_volume(&c->dims[t]), vub = trtl_volume(&c->dims_ub[t]);
+        if (v < 0 || v * (int64_t)es > vub * (int64_t)es)
+            return trtl_error(TRTL_ERR_UNSUPPORTED, "tensor '%s': its data-dependent shape %s (after layer '%s') "
+                              "is larger than the upper bound %s its buffer was planned for (a layer whose output "
+                              "grows as a data-dependent input shrinks)", e->tensors[t].name,
+                              trtl_dims_str(&c->dims[t], s1, sizeof s1), n->name,
+                              trtl_dims_str(&c->dims_ub[t], s2, sizeof s2));
+    }
+    return TRTL_OK;
+}
+
+/* A step after a data-dependent one: its scratch at the real shapes (rarely above the upper bound's). */
+static trtl_status dd_scratch(trtl_context *c, const trtl_node *n)
+{
+    if (!n->kernel || !n->kernel->scratch)
+        return TRTL_OK;
+    size_t s = n->kernel->scratch(n, c->vin, c->vout);
+    if (s <= c->scratch_cap)
+        return TRTL_OK;
+    void *ns = trtl_aligned_alloc(s);
+    if (!ns)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory (scratch of %zu bytes)", n->name, s);
+    trtl_aligned_free(c->scratch);
+    c->scratch = ns;
+    c->scratch_cap = s;
+    return TRTL_OK;
+}
+
+/* After the steps: outputs with an allocator are copied to the memory it gives for their real size. */
+static trtl_status hand_outputs(trtl_context *c)
+{
+    const trtl_engine *e = c->e;
+    for (int32_t i = e->n_inputs; i < e->n_io; i++) {
+        if (!c->alloc[i].reallocate)
+            continue;
+        int32_t t = e->io[i];
+        const char *nm = e->tensors[t].name;
+        uint64_t bytes = (uint64_t)trtl_volume(&c->dims[t]) * trtl_dtype_size(e->tensors[t].dtype);
+        char msg[512] = "";
+        void *p = c->alloc[i].reallocate(c->alloc[i].user, nm, c->alloc_last[i], bytes ? bytes : 1, 64, msg,
+                                         sizeof msg);
+        if (!p)
+            return trtl_error(TRTL_ERR_STATE, "output '%s': the output allocator gave no memory for %llu bytes%s%s", nm,
+                              (unsigned long long)bytes, msg[0] ? ": " : "", msg);
+        c->alloc_last[i] = p;
+        if (bytes)
+            memcpy(p, c->stage[i], (size_t)bytes);
+        if (c->alloc[i].notify_shape)
+            c->alloc[i].notify_shape(c->alloc[i].user, nm, &c->dims[t]);
+    }
+    return TRTL_OK;
+}
+
 static trtl_status execute_with(trtl_context *c, int32_t batch_size, void *const *addr)
 {
     /* Workers stay hot between the steps of this inference, then may sleep. */
@@ -534,11 +728,27 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
     const trtl_engine *e = c->e;
     refresh_values(c, addr);
     TRTL_TRY(trtl_context_resolve(c, batch_size));
+    int dd_seen = 0;
+    if (c->dd_t) { /* every execution starts from the upper bounds */
+        memcpy(c->dims, c->dims_ub, sizeof *c->dims * (size_t)e->n_tensors);
+        memset(c->dd_kept, 0, (size_t)e->n_nodes);
+        c->dd_ran = 0;
+    }
     for (int32_t i = 0; i < e->n_io; i++) {
-        if (!addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0)
+        if (i >= e->n_inputs && c->alloc[i].reallocate) {
+            TRTL_TRY(stage_output(c, i));
+            continue;
+        }
+        if (!addr[i] && trtl_volume(&c->dims[e->io[i]]) != 0) {
+            if (i >= e->n_inputs && is_dd_io(c, i))
+                return trtl_error(TRTL_ERR_STATE, "output '%s' has a data-dependent shape (known only after execution) "
+                                  "and no buffer: call set_output_allocator('%s', allocator), or bind a buffer of "
+                                  "get_max_output_size('%s') bytes", e->tensors[e->io[i]].name,
+                                  e->tensors[e->io[i]].name, e->tensors[e->io[i]].name);
             return trtl_error(TRTL_ERR_STATE, "%s '%s' has no buffer: pass it in the bindings or call "
                               "set_tensor_address('%s', array)", i < e->n_inputs ? "input" : "output",
                               e->tensors[e->io[i]].name, e->tensors[e->io[i]].name);
+        }
         c->ptr[e->io[i]] = addr[i];
     }
     for (int32_t k = 0; k < e->n_nodes; k++) {
@@ -555,6 +765,8 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
             c->vout[j].dims = c->dims[t];
             c->vout[j].dtype = e->tensors[t].dtype;
         }
+        if (dd_seen)
+            TRTL_TRY(dd_scratch(c, n));
         trtl_kernel_args a = {n, c->vin, c->vout, c->scratch, c->scratch_cap, n->kstate, c->pool, c->plugins[k]};
         double t0 = c->prof ? now_ms() : 0.0;
         trtl_status st = c->cf[k] ? trtl_cf_ctx_run(c->cf[k], n->name, n->n_in, c->vin, n->n_out, c->vout)
@@ -565,12 +777,17 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
             trtl_epilogue_apply(&n->epi, (float *)c->vout[0].data,
                                 n->epi.has_residual ? (const float *)c->vin[n->n_in - 1].data : NULL,
                                 trtl_volume(&c->vout[0].dims));
+        if (c->dd_t && trtl_dd_op(n->op)) {
+            TRTL_TRY(dd_after_step(c, k));
+            dd_seen = 1;
+        }
         if (c->prof)
             c->prof(c->prof_user, n->name, (float)(now_ms() - t0));
     }
     if (e->implicit_batch && c->batch > 1)
         broadcast_constant_outputs(c, c->batch);
-    return TRTL_OK;
+    c->dd_ran = c->dd_t != NULL;
+    return hand_outputs(c);
 }
 
 trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size)

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "engine/engine.h"
+#include "engine/data_dependent.h"
 #include "engine/control_flow.h"
 #include "engine/alias.h"
 #include "kernels/inplace.h"
@@ -350,7 +351,7 @@ static trtl_status sv_init(const trtl_engine *e, const trtl_dims *dims, const tr
     return TRTL_OK;
 }
 
-static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner);
+static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner, const char *kept);
 
 trtl_status trtl_engine_infer(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values)
 {
@@ -364,18 +365,33 @@ trtl_status trtl_engine_infer_corner(const trtl_engine *e, trtl_dims *dims, cons
             dims[i] = e->tensors[i].max_dims;
     sv_store sv;
     TRTL_TRY(sv_init(e, dims, values, &sv));
-    trtl_status st = infer_nodes(e, dims, &sv, corner);
+    trtl_status st = infer_nodes(e, dims, &sv, corner, NULL);
     sv_free(&sv);
     return st;
 }
 
-static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner)
+/* engine/data_dependent.h */
+trtl_status trtl_engine_infer_kept(const trtl_engine *e, trtl_dims *dims, const trtl_dims *values, const char *kept)
+{
+    for (int32_t i = 0; i < e->n_tensors; i++)
+        if (e->tensors[i].kind == TRTL_TK_CONSTANT)
+            dims[i] = e->tensors[i].max_dims;
+    sv_store sv;
+    TRTL_TRY(sv_init(e, dims, values, &sv));
+    trtl_status st = infer_nodes(e, dims, &sv, NULL, kept);
+    sv_free(&sv);
+    return st;
+}
+
+static trtl_status infer_nodes(const trtl_engine *e, trtl_dims *dims, sv_store *sv, char *corner, const char *kept)
 {
     trtl_dims in[64], out[16];
     trtl_dtype in_t[64], out_t[16];
     const int64_t *in_v[64];
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
+        if (kept && kept[k])
+            continue; /* a data-dependent step that ran: its outputs keep their real dims (values unknown) */
         int32_t n_in = n->n_in - (n->epi.has_residual ? 1 : 0);
         if (n_in > 64 || n->n_out > 16)
             return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': %d inputs / %d outputs (at most 64 / 16)", n->name,

@@ -5,10 +5,11 @@
 #include "core/status.h"
 #include "trtlite/trtlite.h"
 
-/* Reference kernels: "<op>.ref", no CPU requirement, epilogue applied by the engine. */
+/* Reference kernels: "<op>.ref", no CPU requirement, epilogue applied by the engine; scratch for NMS only. */
+#define TRTL_REF_SCRATCH(E) (TRTL_OP_##E == TRTL_OP_NMS ? trtl_ref_nms_scratch : NULL)
 static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
 #define TRTL_OP(E, l, cls, lt, disp, mi, ma, no) \
-    [TRTL_OP_##E] = {#l ".ref", TRTL_OP_##E, 0, 0, NULL, NULL, NULL, NULL, trtl_ref_##l},
+    [TRTL_OP_##E] = {#l ".ref", TRTL_OP_##E, 0, 0, NULL, NULL, NULL, TRTL_REF_SCRATCH(E), trtl_ref_##l},
 #include "trtlite/ops.def"
 #undef TRTL_OP
 };

@@ -28,7 +28,9 @@ typedef struct trtl_infer_ctx {
     int32_t n_out;
     trtl_dims *out;
     trtl_dtype *out_type;
-    int need_values;            /* 1: a shape input whose values are not all known is an error (engine, builder) */
+    int need_values;            /* 1: a shape input whose values are not all known is an error (engine, builder);
+                                 * 2: the same at the builder's min corner, where data-dependent extents (NonZero,
+                                 * NMS) take their lower bound (0: the network, where they are -1) */
 } trtl_infer_ctx;
 
 typedef struct trtl_lower_ctx {

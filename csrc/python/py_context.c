@@ -10,6 +10,7 @@
 
 #include "python/py_context.h"
 #include "python/views.h"
+#include "python/py_output_allocator.h"
 
 typedef struct TrtlContext {
     PyObject_HEAD
@@ -29,6 +30,7 @@ typedef struct TrtlContext {
      * thread holding it (0: none), read and written with the GIL held. */
     PyThread_type_lock lock;
     unsigned long owner;
+    trtl_py_allocs *allocs; /* IOutputAllocator objects per I/O (py_output_allocator.c) */
 } TrtlContext;
 
 /* Takes the context's lock for `what`.  Another thread's call is waited for with the GIL released
@@ -65,6 +67,7 @@ static void ctx_dealloc(TrtlContext *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     trtl_context_destroy(self->c);
+    trtl_py_allocs_free(self->allocs);
     Py_CLEAR(self->engine);
     Py_CLEAR(self->addr_keep);
     Py_CLEAR(self->profiler);
@@ -83,7 +86,7 @@ static int ctx_traverse(TrtlContext *self, visitproc visit, void *arg)
     Py_VISIT(self->engine);
     Py_VISIT(self->addr_keep);
     Py_VISIT(self->profiler);
-    return 0;
+    return trtl_py_allocs_traverse(self->allocs, visit, arg);
 }
 
 static int ctx_clear(TrtlContext *self)
@@ -109,9 +112,10 @@ PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
     o->prof_n = o->prof_cap = 0;
     o->owner = 0;
     o->lock = PyThread_allocate_lock();
+    o->allocs = trtl_py_allocs_new(st, trtl_engine_num_io(((TrtlEngine *)engine)->e));
     PyObject_GC_Track(o);
-    if (!o->addr_keep || !o->name || !o->lock) {
-        int no_lock = !o->lock;
+    if (!o->addr_keep || !o->name || !o->lock || !o->allocs) {
+        int no_lock = !o->lock || !o->allocs;
         Py_DECREF(o);
         return no_lock ? PyErr_NoMemory() : NULL;
     }
@@ -362,6 +366,8 @@ static PyObject *run_locked(TrtlContext *self, int32_t batch, PyObject *bindings
     Py_BEGIN_ALLOW_THREADS
     s = bindings ? trtl_context_execute_bindings(self->c, batch, ptrs) : trtl_context_execute(self->c, batch);
     Py_END_ALLOW_THREADS
+    if (trtl_py_allocs_raise_pending(self->allocs))
+        goto done; /* an output allocator raised: that exception */
     if (s != TRTL_OK) {
         trtl_py_raise(st, s);
         goto done;
@@ -681,6 +687,36 @@ static PyObject *ctx_set_profile(TrtlContext *self, PyObject *args, PyObject *kw
     Py_RETURN_TRUE;
 }
 
+/* ---- output allocators (TensorRT 10; py_output_allocator.c) --------------------------------- */
+
+static PyObject *ctx_set_output_allocator(TrtlContext *self, PyObject *args, PyObject *kwargs)
+{
+    if (ctx_acquire(self, "set_output_allocator()") < 0)
+        return NULL;
+    PyObject *r = trtl_py_allocs_set(self->allocs, self->c, self->engine->e, args, kwargs);
+    ctx_release(self);
+    return r;
+}
+
+static PyObject *ctx_get_output_allocator(TrtlContext *self, PyObject *name)
+{
+    return trtl_py_allocs_get(self->allocs, self->engine->e, name);
+}
+
+static PyObject *ctx_get_max_output_size(TrtlContext *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "get_max_output_size(name): name must be a str");
+    int64_t bytes = 0;
+    if (ctx_acquire(self, "get_max_output_size()") < 0)
+        return NULL;
+    trtl_status s = trtl_context_max_output_size(self->c, PyUnicode_AsUTF8(arg), &bytes);
+    ctx_release(self);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    return PyLong_FromLongLong(bytes);
+}
+
 static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -886,6 +922,15 @@ static PyMethodDef ctx_methods[] = {
      "the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the "
      "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
      "array}."},
+    {"set_output_allocator", (PyCFunction)(void (*)(void))ctx_set_output_allocator, METH_VARARGS | METH_KEYWORDS,
+     "set_output_allocator(tensor_name, output_allocator) -> bool\n\nThe trt.IOutputAllocator that gives output "
+     "`tensor_name` its memory once its size is known (needed by data-dependent outputs: NonZero, NMS); None "
+     "clears it."},
+    {"get_output_allocator", (PyCFunction)ctx_get_output_allocator, METH_O,
+     "get_output_allocator(tensor_name) -> IOutputAllocator | None\n\nThe allocator set for the output, or None."},
+    {"get_max_output_size", (PyCFunction)ctx_get_max_output_size, METH_O,
+     "get_max_output_size(tensor_name) -> int\n\nBytes the output can need at the current input shapes (its "
+     "upper bound when data-dependent): the size of a buffer bound to it without an allocator."},
     {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},

@@ -169,8 +169,16 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
         if (trtl_engine_io_is_input(e, i))
             continue;
         const char *name = trtl_engine_io_name(e, i);
+        /* data-dependent (NonZero, NMS): a flat buffer of the upper bound, cut to the real shape below */
+        int dd = trtl_engine_io_is_data_dependent(e, i);
         PyObject *shape = implicit ? batched_shape(self, i, batch)
-                                   : PyObject_CallMethod(self, "get_tensor_shape", "s", name);
+                          : dd ? PyObject_CallMethod(self, "get_max_output_size", "s", name)
+                               : PyObject_CallMethod(self, "get_tensor_shape", "s", name);
+        if (dd && shape) {
+            long long nb = PyLong_AsLongLong(shape);
+            Py_SETREF(shape, nb < 0 && PyErr_Occurred() ? NULL
+                             : Py_BuildValue("(L)", nb / (long long)trtl_dtype_size(trtl_engine_io_dtype(e, i))));
+        }
         PyObject *tup = shape ? PySequence_Tuple(shape) : NULL;
         Py_XDECREF(shape);
         PyObject *arr = tup ? np_call(np, "empty", tup, trtl_engine_io_dtype(e, i), 0) : NULL;
@@ -183,6 +191,28 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
     }
     r = implicit ? PyObject_CallMethod(self, "execute", "lO", batch, bindings)
                  : PyObject_CallMethod(self, "execute_v2", "O", bindings);
+    for (int32_t i = 0; r && i < n; i++) {
+        if (trtl_engine_io_is_input(e, i) || !trtl_engine_io_is_data_dependent(e, i))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *shape = PyObject_CallMethod(self, "get_tensor_shape", "s", name);
+        PyObject *tup = shape ? PySequence_Tuple(shape) : NULL;
+        Py_ssize_t vol = 1;
+        for (Py_ssize_t k = 0; tup && k < PyTuple_GET_SIZE(tup); k++)
+            vol *= PyLong_AsSsize_t(PyTuple_GET_ITEM(tup, k));
+        PyObject *stop = tup ? PyLong_FromSsize_t(vol) : NULL;
+        PyObject *sl = stop ? PySlice_New(NULL, stop, NULL) : NULL;
+        Py_XDECREF(stop);
+        PyObject *flat = sl ? PyObject_GetItem(PyList_GET_ITEM(bindings, i), sl) : NULL;
+        PyObject *cut = flat ? PyObject_CallMethod(flat, "reshape", "O", tup) : NULL;
+        Py_XDECREF(shape);
+        Py_XDECREF(tup);
+        Py_XDECREF(sl);
+        Py_XDECREF(flat);
+        if (!cut || PyDict_SetItemString(outs, name, cut) < 0)
+            Py_CLEAR(r);
+        Py_XDECREF(cut);
+    }
     if (r)
         result = Py_NewRef(outs);
 done:

@@ -341,6 +341,15 @@ static const add_spec add_specs[] = {
      "An output made from parameters: LINSPACE (alpha + sum_k beta_k * i_k), RANDOM_UNIFORM [alpha, beta), "
      "RANDOM_NORMAL (mean alpha, std beta).  set_input(0, shape tensor) gives the dims at run time, set_input(1 / 2, "
      "tensor) alpha / beta."},
+    {"add_non_zero", TRTL_OP_NON_ZERO, {IN("input", 0)},
+     "add_non_zero(input) -> INonZeroLayer\n\n"
+     "Indices of the non-zero elements: INT32 [rank, count], count known only after execution (-1 until then; "
+     "outputs need an IOutputAllocator)."},
+    {"add_nms", TRTL_OP_NMS, {IN("boxes", 0), IN("scores", 1), IN("max_output_boxes_per_class", 2)},
+     "add_nms(boxes, scores, max_output_boxes_per_class) -> INMSLayer\n\n"
+     "Non-maximum suppression per batch item and class: boxes [B, N, 4] (or [B, N, C, 4]), scores [B, N, C], a "
+     "0-D INT32 limit; set_input(3, iou_threshold) / set_input(4, score_threshold) (0-D FLOAT).  Output 0: INT32 "
+     "[NumOutputBoxes, 3] (batch, class, box) rows, output 1: NumOutputBoxes (0-D INT32)."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -508,6 +517,7 @@ ADD_FN(33) ADD_FN(34) ADD_FN(35) ADD_FN(36) ADD_FN(37) ADD_FN(38) ADD_FN(39) ADD
 ADD_FN(42)
 ADD_FN(43) ADD_FN(44) ADD_FN(45) ADD_FN(46) ADD_FN(47) ADD_FN(48) ADD_FN(49) /* control flow */
 ADD_FN(50)
+ADD_FN(51) ADD_FN(52) /* add_non_zero, add_nms */
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
@@ -515,7 +525,8 @@ static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_30, add_fn_31, add_fn_32,
     add_fn_33, add_fn_34, add_fn_35, add_fn_36, add_fn_37, add_fn_38, add_fn_39, add_fn_40, add_fn_41,
     add_fn_42,
-    add_fn_43, add_fn_44, add_fn_45, add_fn_46, add_fn_47, add_fn_48, add_fn_49, add_fn_50};
+    add_fn_43, add_fn_44, add_fn_45, add_fn_46, add_fn_47, add_fn_48, add_fn_49, add_fn_50,
+    add_fn_51, add_fn_52};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 

@@ -381,6 +381,13 @@ int main(void)
         INVALID(trtl_network_new_control_flow, NULL, &id);
         INVALID(trtl_network_new_control_flow, net, NULL);
     }
+    /* data-dependent shapes (engine/context.c) */
+    {
+        int64_t bytes;
+        INVALID(trtl_context_set_output_allocator, NULL, "y", NULL);
+        INVALID(trtl_context_max_output_size, NULL, "y", &bytes);
+        GIVES(trtl_engine_io_is_data_dependent(NULL, 0), 0);
+    }
 
     if (failures) {
         printf("%d checks failed\n", failures);

@@ -65,11 +65,12 @@ Limits
 * Control flow: If, Loop and Scan become IIfConditional / ILoop (ops_control.py; Scan-8: one loop per batch
   entry); a body's values keep their shapes from one iteration to the next, and a Loop's scan outputs need its
   trip count M known while parsing.
-* Not mapped (become plugins when a creator exists, else errors): NonZero,
-  NonMaxSuppression, RoiAlign with sampling_ratio 0, quantization ops on tensors, MaxPool's Indices output,
-  Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn / keep_aspect_ratio_policy, LRN with an even size,
-  ArgMax select_last_index along a dynamic axis, string tensors.  Ops over constants only are computed while
-  parsing (numpy, or onnx's reference implementation), whatever the op.
+* NonZero, NonMaxSuppression and Compress (with a condition computed at run time) give outputs whose size is known
+  only after execution (ops_data_dependent.py): bind them with ``context.set_output_allocator``.
+* Not mapped (become plugins when a creator exists, else errors): RoiAlign with sampling_ratio 0, quantization ops
+  on tensors, MaxPool's Indices output, Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn /
+  keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index along a dynamic axis, string tensors.
+  Ops over constants only are computed while parsing (numpy, or onnx's reference implementation), whatever the op.
 
 Errors
 ------

@@ -24,6 +24,8 @@ IMPORTER_MODULES += (ops_bitwise, ops_geometry, ops_qlinear)
 IMPORTER_MODULES += (ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter)
 from . import ops_control  # noqa: E402  (If, Loop, Scan)
 IMPORTER_MODULES += (ops_control,)
+from . import ops_data_dependent  # noqa: E402  (NonZero, NonMaxSuppression)
+IMPORTER_MODULES += (ops_data_dependent,)
 
 
 class OnnxParser:

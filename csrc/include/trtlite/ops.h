@@ -78,6 +78,8 @@ typedef enum { TRTL_CUM_SUM = 0, TRTL_CUM_PROD = 1, TRTL_CUM_COUNT } trtl_cumula
 /* IFillLayer (TensorRT's FillOperation values). */
 typedef enum { TRTL_FILL_LINSPACE = 0, TRTL_FILL_RANDOM_UNIFORM = 1, TRTL_FILL_RANDOM_NORMAL = 2,
                TRTL_FILL_COUNT } trtl_fill_op;
+/* INMSLayer's box coordinates (TensorRT's BoundingBoxFormat values). */
+typedef enum { TRTL_BOX_CORNER_PAIRS = 0, TRTL_BOX_CENTER_SIZES = 1, TRTL_BOX_FORMAT_COUNT } trtl_box_format;
 
 #ifdef __cplusplus
 }

@@ -454,6 +454,30 @@ trtl_status trtl_network_new_control_flow(trtl_network *net, int32_t *id);
  * whose timings all come from the timing cache does little more than lowering, passes and serializing
  * (builder.build_serialized_network). */
 trtl_status trtl_build_serialized(const trtl_network *net, const trtl_builder_config *cfg, void **data, size_t *size);
+/* ---- data-dependent output shapes (INonZeroLayer, INMSLayer; TensorRT 10's IOutputAllocator) ------- */
+
+/* An output allocator (IOutputAllocator) for one output whose shape is known only after execution.
+ * `reallocate` is called once per execution, after the steps ran, with the bytes the output needs
+ * (`size`, at least 1 even for an empty tensor) and the address given last time (or NULL); it returns
+ * host memory of at least `size` bytes aligned to `alignment`, or NULL with a message in msg (msg_len
+ * bytes) to fail the execution.  The context copies the output there, then calls `notify_shape` with
+ * the real dims (may be NULL).  Both run on the executing thread, inside trtl_context_execute*. */
+typedef struct trtl_output_allocator {
+    void *(*reallocate)(void *user, const char *tensor, void *current, uint64_t size, uint64_t alignment, char *msg,
+                        size_t msg_len);
+    void (*notify_shape)(void *user, const char *tensor, const trtl_dims *dims);
+    void *user;
+} trtl_output_allocator;
+/* Sets (a copy of *a) or clears (a NULL) the allocator of output `name`.  Data-dependent outputs need
+ * an allocator or a buffer of trtl_context_max_output_size bytes (set_tensor_address / bindings); other
+ * outputs accept an allocator too (called with their resolved size). */
+trtl_status trtl_context_set_output_allocator(trtl_context *c, const char *name, const trtl_output_allocator *a);
+/* Does output i have a data-dependent shape (NonZero / NMS upstream: -1 in the engine's dims until
+ * executed)? */
+int trtl_engine_io_is_data_dependent(const trtl_engine *e, int32_t i);
+/* Bytes output `name` can need at the current input shapes (the upper bound of a data-dependent one;
+ * IExecutionContext.get_max_output_size). */
+trtl_status trtl_context_max_output_size(trtl_context *c, const char *name, int64_t *bytes);
 
 #ifdef __cplusplus
 }

@@ -12,4 +12,7 @@
 #include "trtlite/ops.def"
 #undef TRTL_OP
 
+/* The NMS reference kernel's scratch (its candidate list); the registry gives it to "nms.ref". */
+size_t trtl_ref_nms_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out);
+
 #endif
