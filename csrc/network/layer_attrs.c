@@ -117,7 +117,7 @@ trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
         *FIELD(l, d, uint32_t) = (uint32_t)v;
         break;
     case TRTL_ATTR_DTYPE:
-        if (v < 0 || v >= TRTL_DTYPE_COUNT)
+        if (v < 0 || v >= TRTL_DTYPE_COUNT || !trtl_dtype_valid((int)v))
             return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s: unknown data type %lld", l->name, d->name, (long long)v);
         *FIELD(l, d, int32_t) = (int32_t)v;
         break;

@@ -191,7 +191,8 @@ static int format_matches(const Py_buffer *v, trtl_dtype t)
     case TRTL_INT8: return c == 'b';
     case TRTL_UINT8: return c == 'B';
     case TRTL_BOOL: return c == '?' || c == 'B';
-    default: return 0;
+    case TRTL_INT64: return c == 'q' || c == 'l';
+    default: return trtl_py_is_storage(t) && (c == 'B' || c == 'b'); /* code bytes */
     }
 }
 
