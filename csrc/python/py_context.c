@@ -886,7 +886,9 @@ static PyMethodDef ctx_methods[] = {
      "infer(feed) -> dict\n\nConvenience around execute: converts the inputs in `feed` ({input name: array}) to "
      "the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the "
      "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
-     "array}."},
+     "array}.  Storage types (FP8, INT4, FP4, E8M0 and the extensions): inputs are ml_dtypes arrays of that type or "
+     "uint8 / int8 codes (never numbers: a TypeError names the input); outputs are ml_dtypes arrays when ml_dtypes "
+     "imports, else uint8 codes."},
     {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},

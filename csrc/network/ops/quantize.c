@@ -26,7 +26,7 @@ static int is_int8ish(int32_t t)
     return t == TRTL_INT8 || t == TRTL_UINT8 || (trtl_dtype_is_storage(t) && t != TRTL_E8M0);
 }
 
-#define QTYPES "INT8, UINT8, INT4, FP8, FP4 or an extension (FP8E5M2, FP8E4M3FNUZ, FP8E5M2FNUZ, UINT4, INT2, UINT2)"
+#define QTYPES "INT8 or UINT8 (or a storage type: INT4, FP8, FP4, FP8E5M2, FP8E4M3FNUZ, FP8E5M2FNUZ, UINT4, INT2, UINT2)"
 
 trtl_status trtl_lower_quantize(trtl_params *p, const trtl_lower_ctx *c)
 {
