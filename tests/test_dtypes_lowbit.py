@@ -396,3 +396,34 @@ def test_enum_values_and_itemsize():
     assert DT.FP8.itemsize == 1 and DT.INT4.itemsize == 1 and trt.nptype(DT.FP4) == np.uint8
     with pytest.raises(TypeError):
         trt.nptype(DT.BF16)
+
+
+@pytest.mark.parametrize("dt", [DT.FP8, DT.INT4, DT.INT64], ids=lambda d: d.name)
+def test_moving_layers_keep_the_codes(dt):
+    np_t = trt.nptype(dt)
+    x = (np.arange(24).reshape(2, 3, 4) * (2 ** 35 if dt == DT.INT64 else 1) % (2 ** 62 if dt == DT.INT64 else 16))
+    x = x.astype(np_t)
+
+    def build(net):
+        xi = net.add_input("x", dt, x.shape)
+        outs = {}
+        sh = net.add_shuffle(xi)
+        sh.first_transpose = (2, 0, 1)
+        outs["t"] = sh.get_output(0)
+        cat = net.add_concatenation([xi, xi])
+        cat.axis = 1
+        outs["cat"] = cat.get_output(0)
+        outs["sl"] = net.add_slice(xi, (0, 1, 1), (2, 2, 2), (1, 1, 2)).get_output(0)
+        idx = net.add_constant((2,), np.array([2, 0], np.int32)).get_output(0)
+        outs["g"] = net.add_gather(xi, idx, 1).get_output(0)
+        outs["pad"] = net.add_padding_nd(xi, (1, 0), (0, 1)).get_output(0)
+        for k, t in outs.items():
+            t.name = k
+            net.mark_output(t)
+
+    out = run(engine(build)[0], x=x)
+    assert np.array_equal(out["t"], x.transpose(2, 0, 1))
+    assert np.array_equal(out["cat"], np.concatenate([x, x], axis=1))
+    assert np.array_equal(out["sl"], x[:, 1:3, 1:4:2])
+    assert np.array_equal(out["g"], x[:, [2, 0]])
+    assert np.array_equal(out["pad"], np.pad(x, ((0, 0), (1, 0), (0, 1))))
