@@ -6,6 +6,7 @@ exponent bias, mantissa bits, special codes) -- not against ml_dtypes or onnx's 
 code; encoding random floats with NaN, +-Inf, overflows, ties and subnormals, saturating and not, by a
 nearest-neighbour search over the decoded grid.
 """
+import functools
 import math
 
 import numpy as np
@@ -50,16 +51,21 @@ def ref_decode(dt, code):
     return -v if sign else v
 
 
+@functools.lru_cache(maxsize=None)
+def _grid(dt):
+    bits = FLOATS[dt][5]
+    codes = [c for c in range(1 << (bits - 1)) if math.isfinite(ref_decode(dt, c))]
+    return sorted((ref_decode(dt, c), c) for c in codes)
+
+
 def ref_encode_value(dt, x, saturate):
     """The float64 value (NaN / +-Inf / +-0 included) that a float format stores for x (round to nearest, ties to
     the even code; FNUZ has no -0; FP4 saturates and gives -0 for NaN)."""
     eb, mb, bias, has_inf, nan, bits = FLOATS[dt]
     if math.isnan(x):
         return -0.0 if nan is None else math.nan
-    codes = [c for c in range(1 << (bits - 1)) if math.isfinite(ref_decode(dt, c))]
-    grid = sorted((ref_decode(dt, c), c) for c in codes)  # non-negative values with their codes
+    grid = _grid(dt)  # non-negative values with their codes
     top, top_code = grid[-1]
-    ulp = top - grid[-2][0] if top_code & 1 == 0 else 2 * (top - grid[-2][0])
     beyond = top + (top - grid[-2][0])  # the next grid point after the largest finite value
     beyond_even = (top_code & 1) == 1  # its code would follow an odd code
     a = abs(x)
@@ -79,7 +85,6 @@ def ref_encode_value(dt, x, saturate):
             even = lambda g: beyond_even if g[1] == -1 else g[1] % 2 == 0  # noqa: E731
             pick = lo if even(lo) else hi
         r = math.inf if pick[1] == -1 else pick[0]
-    del ulp
     if r > top:
         if saturate or nan is None:
             r = top
