@@ -432,3 +432,31 @@ def test_moving_layers_keep_the_codes(dt):
     assert np.array_equal(out["sl"], x[:, 1:3, 1:4:2])
     assert np.array_equal(out["g"], x[:, [2, 0]])
     assert np.array_equal(out["pad"], np.pad(x, ((0, 0), (1, 0), (0, 1))))
+
+
+def test_onnx_fp8_weights_and_qdq_vs_onnxruntime():
+    """FP8 initializers (weights dequantized while parsing) and an FP8 Q/DQ pair with a constant FP8 zero point
+    (Quantize / Dequantize layers of FP8, the zero point a constant of FP8 codes), against onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from onnx import TensorProto, helper, numpy_helper
+    w = (np.random.default_rng(0).standard_normal((4, 3)) * 3).astype(ml_dtypes.float8_e4m3fn)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+             numpy_helper.from_array(np.array(0.25, np.float32), "s2"),
+             numpy_helper.from_array(np.array(0, ml_dtypes.float8_e4m3fn), "zp")]
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"]), helper.make_node("MatMul", ["x", "wf"], ["y0"]),
+             helper.make_node("QuantizeLinear", ["y0", "s2", "zp"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s2", "zp"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
+    x = (np.random.default_rng(1).standard_normal((2, 4)) * 4).astype(np.float32)
+    ref = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    parser = trt.OnnxParser(net, LOGGER)
+    assert parser.parse(model), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    assert any(net.get_layer(i).type == trt.LayerType.QUANTIZE for i in range(net.num_layers))
+    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, b.create_builder_config()))
+    got = eng.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_array_equal(got, ref)

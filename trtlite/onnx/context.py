@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._enums import DataType, Severity
+from .._types import Weights
 from .dtypes import ML_STORAGE, to_dtype, trt_of_np
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .isolated import infer_shapes as infer_shapes_isolated
