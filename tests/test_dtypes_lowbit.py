@@ -460,3 +460,31 @@ def test_onnx_fp8_weights_and_qdq_vs_onnxruntime():
     eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, b.create_builder_config()))
     got = eng.create_execution_context().infer({"x": x})["y"]
     np.testing.assert_array_equal(got, ref)
+
+
+def test_gather_int64_indices():
+    """TensorRT 10 takes INT64 gather indices (DEFAULT, ELEMENT and ND modes; negative ones wrap once)."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    idx = np.array([[2, -1], [0, 1]], np.int64)
+
+    def build(net):
+        xi = net.add_input("x", DT.FLOAT, x.shape)
+        ii = net.add_input("i", DT.INT64, idx.shape)
+        g = net.add_gather(xi, ii, 2)
+        g.get_output(0).name = "y"
+        net.mark_output(g.get_output(0))
+        nd = net.add_gather_v2(xi, net.add_input("j", DT.INT64, (2, 2)), trt.GatherMode.ND)
+        nd.get_output(0).name = "nd"
+        net.mark_output(nd.get_output(0))
+
+    out = run(engine(build)[0], x=x, i=idx, j=np.array([[1, 2], [0, -3]], np.int64))
+    assert np.array_equal(out["y"], x[:, :, [[2, 3], [0, 1]]])
+    assert np.array_equal(out["nd"], np.stack([x[1, 2], x[0, 0]]))
+
+    def bad(net):
+        g = net.add_gather(net.add_input("x", DT.FLOAT, (3,)), net.add_input("i", DT.INT64, (1,)), 0)
+        g.name = "g64"
+        g.get_output(0).name = "y"
+        net.mark_output(g.get_output(0))
+    with pytest.raises(trt.InvalidArgumentError, match="g64.*index 5"):
+        run(engine(bad)[0], x=np.zeros(3, np.float32), i=np.array([5], np.int64))
