@@ -232,7 +232,7 @@ def test_dynamic_shapes_loop():
 def test_plan_round_trip():
     builder, net = cumsum_net()
     plan = build_plan(builder, net)
-    assert struct.unpack_from("<I", plan, 8)[0] == 5  # plan format 5: control-flow steps
+    assert struct.unpack_from("<I", plan, 8)[0] >= 5  # plan format 5 and later: control-flow steps
     engine = load(plan)
     again = load(bytes(engine.serialize()))
     x = np.random.default_rng(5).standard_normal((5, 3)).astype(np.float32)

@@ -41,19 +41,42 @@ __all__ = [
 
 
 class DataType(_TrtEnum):
-    """Tensor element types (trt.DataType)."""
+    """Tensor element types (trt.DataType), TensorRT 10's values.
+
+    INT64 is an integer type (8 bytes).  FP8 (float8 e4m3fn), INT4, FP4 (float4 e2m1) and E8M0
+    (float8 e8m0fnu, TensorRT 10.12) are storage types: tensors of them are moved (identity,
+    shuffle, concatenation, slice, gather) and converted (cast, quantize, dequantize), never computed
+    on.  trtlite extensions, the other ONNX storage types (values outside TensorRT's range):
+    FP8E5M2, FP8E4M3FNUZ, FP8E5M2FNUZ, UINT4, INT2, UINT2.
+
+    Host buffers of a storage type hold one code a byte, unpacked (TensorRT packs INT4 / FP4 two a
+    byte; trtlite does not): the bytes of the ml_dtypes arrays that onnx.numpy_helper gives
+    (``arr.view(np.uint8)``; INT4 / UINT4 / INT2 / UINT2 in the low bits).  Bindings take uint8 or
+    int8 arrays of codes; ``context.infer`` also takes and returns ml_dtypes arrays.
+    """
     FLOAT = 0
     HALF = 1
     INT8 = 2
     INT32 = 3
     BOOL = 4
     UINT8 = 5
+    FP8 = 6
     BF16 = 7  # a compute precision (layer.precision, the inspector's "precision"); not a tensor type here
+    INT64 = 8
+    INT4 = 9
+    FP4 = 10
+    E8M0 = 11
+    FP8E5M2 = 32  # trtlite extension
+    FP8E4M3FNUZ = 33  # trtlite extension
+    FP8E5M2FNUZ = 34  # trtlite extension
+    UINT4 = 35  # trtlite extension
+    INT2 = 36  # trtlite extension
+    UINT2 = 37  # trtlite extension
 
     @property
     def itemsize(self) -> int:
-        """Bytes per element."""
-        return {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 5: 1, 7: 2}[int(self)]
+        """Bytes per element of a host buffer (1 for every storage type: codes are unpacked)."""
+        return {0: 4, 1: 2, 3: 4, 7: 2, 8: 8}.get(int(self), 1)
 
 
 class LayerType(_TrtEnum):

@@ -91,11 +91,20 @@ class Permutation(tuple):
         return super().__new__(cls, (int(x) for x in order))
 
 
+# ml_dtypes names -> the storage types (trt.DataType's docstring)
+_ML_DTYPES = {"float8_e4m3fn": DataType.FP8, "float8_e5m2": DataType.FP8E5M2,
+              "float8_e4m3fnuz": DataType.FP8E4M3FNUZ, "float8_e5m2fnuz": DataType.FP8E5M2FNUZ,
+              "float8_e8m0fnu": DataType.E8M0, "float4_e2m1fn": DataType.FP4, "int4": DataType.INT4,
+              "uint4": DataType.UINT4, "int2": DataType.INT2, "uint2": DataType.UINT2}
+
+
 class Weights:
     """Weights for a layer: keeps a reference to a C-contiguous numpy array (no copy until build).
 
     ``Weights()`` is empty; ``Weights(array)`` wraps an array (float64 is converted to float32,
     as TensorRT has no float64 weights); ``Weights(DataType)`` is an empty weight of that type.
+    An ml_dtypes array (float8_e4m3fn, int4, ...: what onnx.numpy_helper gives for those ONNX types)
+    gives weights of the storage type (FP8, INT4, ...) holding its code bytes (constant layers only).
     """
 
     def __init__(self, a: Any = None) -> None:
@@ -104,6 +113,11 @@ class Weights:
             self._dtype = a if isinstance(a, DataType) else DataType.FLOAT
             return
         arr = np.asarray(a)
+        storage = _ML_DTYPES.get(arr.dtype.name)
+        if storage is not None:  # an ml_dtypes array (FP8, INT4, ...): its code bytes, typed
+            self._trtl_array = np.ascontiguousarray(arr).view(np.uint8)
+            self._dtype = storage
+            return
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64:
@@ -254,12 +268,16 @@ class IProgressMonitor:
 
 
 _NP = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,
-       DataType.INT32: np.int32, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8}
+       DataType.INT32: np.int32, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8, DataType.INT64: np.int64}
 
 
 def nptype(dtype: DataType) -> type:
-    """The numpy type of a trt.DataType."""
-    return _NP[DataType(dtype)]
+    """The numpy type of a trt.DataType: np.uint8 (the code bytes) for the storage types FP8, INT4, FP4,
+    E8M0 and the extensions; TypeError for BF16 (no tensor type here)."""
+    dt = DataType(dtype)
+    if dt == DataType.BF16:
+        raise TypeError("DataType.BF16 is a compute precision in trtlite, not a tensor type: no numpy type")
+    return _NP.get(dt, np.uint8)
 
 
 def volume(shape: Iterable[int]) -> int:

@@ -16,7 +16,7 @@
 #include "core/dims.h"
 
 /* Copies weights into an engine-owned buffer: float32 for every op's weights, except constants,
- * which keep INT32/BOOL/INT8/UINT8 values (HALF becomes FLOAT). */
+ * which keep INT32/BOOL/INT8/UINT8/INT64 values and storage-type codes (HALF becomes FLOAT). */
 static trtl_status convert_weights(trtl_weights *w, int keep_ints, void **buf_out, const char *layer,
                                    const char *attr)
 {
@@ -27,7 +27,8 @@ static trtl_status convert_weights(trtl_weights *w, int keep_ints, void **buf_ou
         return TRTL_OK;
     }
     trtl_dtype to = TRTL_FLOAT;
-    if (keep_ints && (w->type == TRTL_INT32 || w->type == TRTL_BOOL || w->type == TRTL_INT8 || w->type == TRTL_UINT8))
+    if (keep_ints && (w->type == TRTL_INT32 || w->type == TRTL_BOOL || w->type == TRTL_INT8 || w->type == TRTL_UINT8 ||
+                      w->type == TRTL_INT64 || trtl_dtype_is_storage(w->type)))
         to = w->type;
     void *buf = trtl_aligned_alloc((size_t)w->count * trtl_dtype_size(to));
     if (!buf)

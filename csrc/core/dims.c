@@ -95,17 +95,64 @@ size_t trtl_dtype_size(trtl_dtype t)
     case TRTL_INT32: return 4;
     case TRTL_BOOL: return 1;
     case TRTL_UINT8: return 1;
+    case TRTL_INT64: return 8;
+    case TRTL_FP8:
+    case TRTL_INT4:
+    case TRTL_FP4:
+    case TRTL_E8M0:
+    case TRTL_FP8E5M2:
+    case TRTL_FP8E4M3FNUZ:
+    case TRTL_FP8E5M2FNUZ:
+    case TRTL_UINT4:
+    case TRTL_INT2:
+    case TRTL_UINT2: return 1; /* storage types: one element a byte, sub-byte codes unpacked */
     default: return 0;
     }
 }
 
 const char *trtl_dtype_name(trtl_dtype t)
 {
-    static const char *const names[TRTL_DTYPE_COUNT] = {"FLOAT", "HALF", "INT8", "INT32", "BOOL", "UINT8"};
-    return (t >= 0 && t < TRTL_DTYPE_COUNT) ? names[t] : "UNKNOWN";
+    switch (t) {
+    case TRTL_FLOAT: return "FLOAT";
+    case TRTL_HALF: return "HALF";
+    case TRTL_INT8: return "INT8";
+    case TRTL_INT32: return "INT32";
+    case TRTL_BOOL: return "BOOL";
+    case TRTL_UINT8: return "UINT8";
+    case TRTL_FP8: return "FP8";
+    case TRTL_INT64: return "INT64";
+    case TRTL_INT4: return "INT4";
+    case TRTL_FP4: return "FP4";
+    case TRTL_E8M0: return "E8M0";
+    case TRTL_FP8E5M2: return "FP8E5M2";
+    case TRTL_FP8E4M3FNUZ: return "FP8E4M3FNUZ";
+    case TRTL_FP8E5M2FNUZ: return "FP8E5M2FNUZ";
+    case TRTL_UINT4: return "UINT4";
+    case TRTL_INT2: return "INT2";
+    case TRTL_UINT2: return "UINT2";
+    default: return "UNKNOWN";
+    }
 }
 
-int trtl_dtype_valid(int t) { return t >= 0 && t < TRTL_DTYPE_COUNT; }
+/* Tensor types: every named value but BF16 (a compute precision only). */
+int trtl_dtype_valid(int t) { return t != TRTL_BF16 && trtl_dtype_size((trtl_dtype)t) != 0; }
+
+int trtl_dtype_is_storage(int t)
+{
+    switch (t) {
+    case TRTL_FP8:
+    case TRTL_INT4:
+    case TRTL_FP4:
+    case TRTL_E8M0:
+    case TRTL_FP8E5M2:
+    case TRTL_FP8E4M3FNUZ:
+    case TRTL_FP8E5M2FNUZ:
+    case TRTL_UINT4:
+    case TRTL_INT2:
+    case TRTL_UINT2: return 1;
+    default: return 0;
+    }
+}
 
 float trtl_half_to_float(uint16_t h)
 {

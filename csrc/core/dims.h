@@ -35,6 +35,9 @@ trtl_dims trtl_dims_drop_front(const trtl_dims *d);
 size_t trtl_dtype_size(trtl_dtype t);
 const char *trtl_dtype_name(trtl_dtype t);
 int trtl_dtype_valid(int t);
+/* 1 for the low-bit storage types (FP8, INT4, FP4, E8M0 and trtlite's extensions): moved and
+ * converted, never computed on. */
+int trtl_dtype_is_storage(int t);
 
 /* IEEE half <-> float (software; used off the hot path and as the reference). */
 float trtl_half_to_float(uint16_t h);

@@ -170,6 +170,7 @@ typedef struct trtl_normalization_params {
 
 typedef struct trtl_cast_params {
     int32_t to_type;           /* trtl_dtype */
+    int32_t saturate;          /* trtlite extension (ONNX Cast): 1 (default) float8 / E8M0 targets saturate */
 } trtl_cast_params;
 
 /* IQuantizeLayer / IDequantizeLayer (ONNX QuantizeLinear / DequantizeLinear semantics):

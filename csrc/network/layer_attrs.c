@@ -117,7 +117,7 @@ trtl_status trtl_layer_set_int(trtl_layer *l, const char *attr, int64_t v)
         *FIELD(l, d, uint32_t) = (uint32_t)v;
         break;
     case TRTL_ATTR_DTYPE:
-        if (v < 0 || v >= TRTL_DTYPE_COUNT)
+        if (v < 0 || v >= TRTL_DTYPE_COUNT || !trtl_dtype_valid((int)v))
             return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s: unknown data type %lld", l->name, d->name, (long long)v);
         *FIELD(l, d, int32_t) = (int32_t)v;
         break;
@@ -259,8 +259,9 @@ trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights
     if (w.count < 0 || (w.count > 0 && !w.values))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s: %lld weights but no data", l->name, d->name,
                           (long long)w.count);
+    int constant_codes = l->op == TRTL_OP_CONSTANT && (w.type == TRTL_INT64 || trtl_dtype_is_storage(w.type));
     if (w.count > 0 && w.type != TRTL_FLOAT && w.type != TRTL_HALF && w.type != TRTL_INT32 && w.type != TRTL_BOOL &&
-        w.type != TRTL_INT8 && w.type != TRTL_UINT8)
+        w.type != TRTL_INT8 && w.type != TRTL_UINT8 && !constant_codes) /* storage codes: constants only */
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s: weights of type %s are not supported", l->name, d->name,
                           trtl_dtype_name(w.type));
     *FIELD(l, d, trtl_weights) = w;

@@ -171,6 +171,14 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
     if (inner) {
         int r = trtl_py_to_weights(st, inner, w, keep, what);
         Py_DECREF(inner);
+        if (r == 0 && w->type == TRTL_UINT8) { /* the codes of a storage type (Weights of an ml_dtypes array) */
+            PyObject *d = PyObject_GetAttrString(o, "_dtype");
+            long v = d ? PyLong_AsLong(d) : -1;
+            Py_XDECREF(d);
+            PyErr_Clear();
+            if (v >= 0 && v < TRTL_DTYPE_COUNT && trtl_py_is_storage((trtl_dtype)v))
+                w->type = (trtl_dtype)v;
+        }
         return r;
     }
     PyErr_Clear();
@@ -295,6 +303,29 @@ const char *trtl_py_numpy_dtype(trtl_dtype t)
     case TRTL_INT32: return "int32";
     case TRTL_BOOL: return "bool";
     case TRTL_UINT8: return "uint8";
-    default: return "?";
+    case TRTL_INT64: return "int64";
+    default: return trtl_py_is_storage(t) ? "uint8" : "?"; /* storage types: their code bytes */
+    }
+}
+
+int trtl_py_is_storage(trtl_dtype t)
+{
+    return trtl_py_ml_dtype(t) != NULL;
+}
+
+const char *trtl_py_ml_dtype(trtl_dtype t)
+{
+    switch (t) {
+    case TRTL_FP8: return "float8_e4m3fn";
+    case TRTL_FP8E5M2: return "float8_e5m2";
+    case TRTL_FP8E4M3FNUZ: return "float8_e4m3fnuz";
+    case TRTL_FP8E5M2FNUZ: return "float8_e5m2fnuz";
+    case TRTL_E8M0: return "float8_e8m0fnu";
+    case TRTL_FP4: return "float4_e2m1fn";
+    case TRTL_INT4: return "int4";
+    case TRTL_UINT4: return "uint4";
+    case TRTL_INT2: return "int2";
+    case TRTL_UINT2: return "uint2";
+    default: return NULL;
     }
 }

@@ -25,6 +25,11 @@ PyObject *trtl_py_buffer_hold(PyObject *o, int flags, Py_buffer **view);
  * copied) holds the buffer export that keeps w->values valid; dropping the tuple releases it. */
 /* numpy's name of a dtype ("float32", ...; "?" outside trtl_dtype). */
 const char *trtl_py_numpy_dtype(trtl_dtype t);
+/* The ml_dtypes name of a storage type (FP8 "float8_e4m3fn", INT4 "int4", ...; NULL for the others).
+ * Host buffers of these types hold one code a byte (uint8 / int8 arrays, or ml_dtypes arrays given
+ * to infer()). */
+const char *trtl_py_ml_dtype(trtl_dtype t);
+int trtl_py_is_storage(trtl_dtype t);
 /* Shapes in messages: "(2, 3)"; the number of elements (-1 if a dimension is unknown). */
 #define TRTL_PY_DIMS_STR_MAX 160
 const char *trtl_py_dims_str(const trtl_dims *d, char *buf, size_t n);

@@ -195,7 +195,8 @@ static int format_matches(const Py_buffer *v, trtl_dtype t)
     case TRTL_INT8: return c == 'b';
     case TRTL_UINT8: return c == 'B';
     case TRTL_BOOL: return c == '?' || c == 'B';
-    default: return 0;
+    case TRTL_INT64: return c == 'q' || c == 'l';
+    default: return trtl_py_is_storage(t) && (c == 'B' || c == 'b'); /* code bytes */
     }
 }
 
@@ -921,7 +922,9 @@ static PyMethodDef ctx_methods[] = {
      "infer(feed) -> dict\n\nConvenience around execute: converts the inputs in `feed` ({input name: array}) to "
      "the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the "
      "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
-     "array}."},
+     "array}.  Storage types (FP8, INT4, FP4, E8M0 and the extensions): inputs are ml_dtypes arrays of that type or "
+     "uint8 / int8 codes (never numbers: a TypeError names the input); outputs are ml_dtypes arrays when ml_dtypes "
+     "imports, else uint8 codes."},
     {"set_output_allocator", (PyCFunction)(void (*)(void))ctx_set_output_allocator, METH_VARARGS | METH_KEYWORDS,
      "set_output_allocator(tensor_name, output_allocator) -> bool\n\nThe trt.IOutputAllocator that gives output "
      "`tensor_name` its memory once its size is known (needed by data-dependent outputs: NonZero, NMS); None "

@@ -3,6 +3,7 @@
  * converted to the engine's dtypes, dynamic shapes set from the arrays, outputs allocated at their
  * resolved shapes).  It goes through the context's own methods, so each step takes its lock.
  */
+#include <string.h>
 #include "python/py_context.h"
 
 /* np.<fn>(arg, dtype=<dtype of I/O tensor i>[, order="C"]) */
@@ -16,6 +17,53 @@ static PyObject *np_call(PyObject *np, const char *fn, PyObject *arg, trtl_dtype
     Py_XDECREF(a);
     Py_XDECREF(kw);
     Py_XDECREF(f);
+    return r;
+}
+
+/* An input of a storage type (FP8, INT4, ...) -> its code bytes as a C-contiguous uint8 array, from
+ * an ml_dtypes array of that very type (onnx.numpy_helper's) or from uint8 / int8 codes; anything
+ * else is refused, since converting numbers to codes is the network's job (a cast or quantize
+ * layer), not the binding's. */
+static PyObject *storage_input(PyObject *np, PyObject *v, trtl_dtype dt, const char *name)
+{
+    PyObject *arr = PyObject_CallMethod(np, "asarray", "O", v);
+    PyObject *dtype = arr ? PyObject_GetAttrString(arr, "dtype") : NULL;
+    PyObject *dname = dtype ? PyObject_GetAttrString(dtype, "name") : NULL;
+    const char *dn = dname ? PyUnicode_AsUTF8(dname) : NULL;
+    PyObject *r = NULL;
+    if (dn) {
+        if (strcmp(dn, trtl_py_ml_dtype(dt)) == 0 || strcmp(dn, "uint8") == 0 || strcmp(dn, "int8") == 0) {
+            PyObject *c = PyObject_CallMethod(np, "ascontiguousarray", "O", arr);
+            r = c ? PyObject_CallMethod(c, "view", "s", "uint8") : NULL;
+            Py_XDECREF(c);
+        } else {
+            PyErr_Format(PyExc_TypeError, "infer(): input '%s' is %s: give an ml_dtypes %s array or its codes as "
+                         "uint8 (one a byte), not %s values", name, trtl_dtype_name(dt), trtl_py_ml_dtype(dt), dn);
+        }
+    }
+    Py_XDECREF(dname);
+    Py_XDECREF(dtype);
+    Py_XDECREF(arr);
+    return r;
+}
+
+/* Output codes of a storage type as the ml_dtypes array of that type when ml_dtypes imports (onnx
+ * >= 1.16 needs it), else the uint8 codes themselves. */
+static PyObject *storage_output(PyObject *codes, trtl_dtype dt)
+{
+    PyObject *ml = PyImport_ImportModule("ml_dtypes");
+    if (!ml) {
+        PyErr_Clear();
+        return Py_NewRef(codes);
+    }
+    PyObject *t = PyObject_GetAttrString(ml, trtl_py_ml_dtype(dt));
+    Py_DECREF(ml);
+    if (!t) {
+        PyErr_Clear();
+        return Py_NewRef(codes);
+    }
+    PyObject *r = PyObject_CallMethod(codes, "view", "O", t);
+    Py_DECREF(t);
     return r;
 }
 
@@ -129,7 +177,9 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
             continue;
         const char *name = trtl_engine_io_name(e, i);
         PyObject *v = PyMapping_GetItemString(feed, name);
-        PyObject *arr = v ? np_call(np, "asarray", v, trtl_engine_io_dtype(e, i), 1) : NULL;
+        trtl_dtype idt = trtl_engine_io_dtype(e, i);
+        PyObject *arr = !v ? NULL : trtl_py_is_storage(idt) ? storage_input(np, v, idt, name)
+                                                             : np_call(np, "asarray", v, idt, 1);
         Py_XDECREF(v);
         PyObject *shape = arr ? PyObject_GetAttrString(arr, "shape") : NULL;
         if (!shape) {
@@ -212,6 +262,19 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
         if (!cut || PyDict_SetItemString(outs, name, cut) < 0)
             Py_CLEAR(r);
         Py_XDECREF(cut);
+    }
+    for (int32_t i = 0; r && i < n; i++) {
+        trtl_dtype odt = trtl_engine_io_dtype(e, i);
+        if (trtl_engine_io_is_input(e, i) || !trtl_py_is_storage(odt))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *typed = storage_output(PyDict_GetItemString(outs, name), odt);
+        if (!typed || PyDict_SetItemString(outs, name, typed) < 0) {
+            Py_XDECREF(typed);
+            Py_CLEAR(r);
+            break;
+        }
+        Py_DECREF(typed);
     }
     if (r)
         result = Py_NewRef(outs);

@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 5.
+ * plan.h -- the serialized engine ("plan") format, version 6.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -21,6 +21,8 @@
  *      second input, SLICE with a fifth (run-time shape operands, issue #12).
  *      QLINEAR's attributes gain mid_quant .. res_type and pool_mode, appended (int8 residual adds and
  *      pooling); a version 4 plan stores its QLINEAR nodes without them (reader.c, attrs_in_version).
+ *   6  CAST's attribute `saturate` (appended; version 5 plans are read with 1, attrs_in_version); new
+ *      dtypes FP8, INT64, INT4, FP4, E8M0 and trtlite's storage extensions 32..37 (types.h).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -87,7 +89,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 5u
+#define TRTL_PLAN_VERSION 6u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

@@ -319,6 +319,8 @@ static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
 {
     if (op == TRTL_OP_QLINEAR && version < 5)
         return nattrs - 9; /* mid_quant .. res_type, pool_mode: int8 residual adds and pooling (version 5) */
+    if (op == TRTL_OP_CAST && version < 6)
+        return nattrs - 1; /* saturate (version 6) */
     return nattrs;
 }
 

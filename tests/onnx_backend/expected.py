@@ -1,9 +1,8 @@
 """The expected-failure list of the ONNX backend suite (expected_failures.txt) and the pass-rate report.
 
 expected_failures.txt: one case a line, ``name<TAB>reason``; '#' starts a comment line.  The reason says why the
-case fails: an op trtlite has no importer for, a TensorRT restriction trtlite shares (no string / float8 / int4
-tensors, no shape tensors so an input that must be known while parsing cannot be fed at run time), or a known bug
-with its issue.
+case fails: an op trtlite has no importer for, a TensorRT restriction trtlite shares (no string or complex tensors;
+float8 / float4 / int4 / int2 are storage types since issue #12), or a known bug with its issue.
 
     python tests/onnx_backend/expected.py --update     # run the suite, rewrite the list
     python tests/onnx_backend/expected.py --report     # pass rates: trtlite and onnxruntime, overall and on the
@@ -109,8 +108,7 @@ def classify(name: str, status: str, why: str) -> str:
     m = re.search(r"unsupported type (\d+)|Cast to ONNX type (\d+)", why)
     if m:
         t = m.group(1) or m.group(2)
-        return "restriction: %s tensors (trtlite has none; TensorRT's FP8/INT4 exist only for quantization)" \
-            % _NARROW.get(t, "type %s" % t)
+        return "restriction: %s tensors (trtlite, like TensorRT, has none)" % _NARROW.get(t, "type %s" % t)
     if "is not a tensor" in why:
         return "restriction: sequence / optional / map values (TensorRT has none)"
     if "imports no opset of the default ONNX domain" in why or "no built-in mapping for domain" in why:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._enums import Severity
 from .context import MAX_ELEMENTS, ImporterContext
-from .dtypes import ONNX_TO_NP, T_STRING
+from .dtypes import ML_STORAGE, ONNX_STORAGE, ONNX_TO_NP, T_STRING, storage_array
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .shape_eval import as_object_array
 
@@ -157,8 +157,12 @@ def fold(p: ImporterContext, node: Any, a: Dict[str, Any], vals: List[Any]) -> L
             return [x]
         if to == T_STRING:
             raise unsupported("Cast to STRING", ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+        if to in ONNX_STORAGE:
+            return [storage_array(x, ONNX_STORAGE[to], bool(int(a.get("saturate", 1))))]
         return [x.astype(ONNX_TO_NP[to])]
     if op == "CastLike":
+        if x.dtype != object and vals[1].dtype.name in ML_STORAGE:
+            return [storage_array(x, ML_STORAGE[vals[1].dtype.name], bool(int(a.get("saturate", 1))))]
         return [x if x.dtype == object else x.astype(vals[1].dtype)]
     if op == "Reshape":
         shape = [int(v) for v in (np.asarray(vals[1]).reshape(-1) if p._opset >= 5 else a["shape"])]

@@ -8,7 +8,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._enums import DataType, Severity
-from .dtypes import to_dtype, trt_of_np
+from .._types import Weights
+from .dtypes import ML_STORAGE, to_dtype, trt_of_np
 from .errors import Dynamic, ErrorCode, Fail, unsupported
 from .isolated import infer_shapes as infer_shapes_isolated
 from .layers import LayerBuilder
@@ -316,7 +317,7 @@ class ImporterContext(LayerBuilder):
         if key is not None and key in self._const_tensors:
             return self._const_tensors[key]
         a = to_dtype(arr, dtype)
-        layer = self.network.add_constant(a.shape, a)
+        layer = self.network.add_constant(a.shape, Weights(a) if a.dtype.name in ML_STORAGE else a)
         self._name_layer(layer, "const" if not name else None, const_name=name)
         t = layer.get_output(0)
         if key is not None:

@@ -8,7 +8,8 @@ import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, UnaryOperation
 from .context import ImporterContext
-from .dtypes import T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT32, T_INT64, TRT_NP, onnx_to_trt, trt_of_np
+from .dtypes import (ML_NAME, ML_STORAGE, T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT32, T_INT64, TRT_NP, onnx_to_trt,
+                     trt_of_np)
 from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
 
@@ -214,25 +215,36 @@ def _where(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Cast", "CastLike",
-          restrictions="no STRING target; 64-bit integers are carried as INT32, double as FLOAT")
+          restrictions=("no STRING target; 64-bit integers are carried as INT32, double as FLOAT; float8 / float4 / "
+                        "4- and 2-bit integer types are storage types (trt.DataType), saturate honoured; FLOAT8E8M0 "
+                        "only with round_mode 'up'"))
 def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     if node.op_type == "Cast":
         to = int(a["to"])
+        dt = onnx_to_trt(to)
     else:
         ln = node.input[1]
         if p._is_const(ln):
             v = p._consts[ln]
             to = {np.dtype(np.float32): T_FLOAT, np.dtype(np.float64): T_DOUBLE, np.dtype(np.float16): T_FLOAT16,
                   np.dtype(np.bool_): T_BOOL}.get(v.dtype, T_INT64)
+            dt = ML_STORAGE.get(v.dtype.name) or onnx_to_trt(to)
         else:
             dt = p._tensors[ln].dtype
             to = {DataType.FLOAT: T_FLOAT, DataType.BOOL: T_BOOL}.get(dt, T_INT32)
-    dt = onnx_to_trt(to)
+            if dt not in ML_NAME:
+                dt = onnx_to_trt(to)
     if dt is None:
         raise unsupported("Cast to ONNX type %d" % to, ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+    rm = a.get("round_mode", "up")
+    rm = rm.decode() if isinstance(rm, bytes) else str(rm)
+    if dt == DataType.E8M0 and rm != "up":
+        raise unsupported("Cast to FLOAT8E8M0 with round_mode '%s' (trtlite rounds up, ONNX's default)" % rm,
+                          ErrorCode.UNSUPPORTED_NODE_ATTR)
     if x.dtype == dt:
         return [x]
-    if x.dtype == DataType.FLOAT and dt == DataType.INT32:
-        pass  # trtlite's float -> int truncates toward zero, as ONNX
-    return [p._cast(x, dt)]
+    layer = p.network.add_cast(x, dt)
+    if not int(a.get("saturate", 1)):
+        layer.saturate = False
+    return [p._L(layer)]

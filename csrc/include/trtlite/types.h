@@ -42,7 +42,23 @@ typedef enum trtl_dtype {
     TRTL_INT32 = 3,
     TRTL_BOOL = 4,
     TRTL_UINT8 = 5,
-    TRTL_DTYPE_COUNT
+    /* TensorRT 10's storage types (issue #12).  Every one but INT64 is a storage type: tensors of
+     * it are moved (identity, shuffle, concatenation, slice, gather) and converted (cast, quantize,
+     * dequantize), never computed on.  One element a byte (kernels/ref/lowbit.h: INT4 / FP4 keep
+     * their code in the low nibble, unpacked, as the ml_dtypes arrays of onnx's numpy_helper do). */
+    TRTL_FP8 = 6,              /* float8 e4m3fn: bias 7, no Inf, NaN S.1111.111, max 448 */
+    TRTL_INT64 = 8,            /* a real integer type: 8 bytes */
+    TRTL_INT4 = 9,             /* -8..7 */
+    TRTL_FP4 = 10,             /* float4 e2m1: bias 1, no Inf or NaN, max 6 */
+    TRTL_E8M0 = 11,            /* float8 e8m0fnu: 2^(code-127), code 255 NaN (TensorRT 10.12) */
+    /* trtlite extensions (ONNX types TensorRT has not): storage types as above. */
+    TRTL_FP8E5M2 = 32,         /* float8 e5m2: bias 15, Inf and NaN as IEEE, max 57344 */
+    TRTL_FP8E4M3FNUZ = 33,     /* float8 e4m3fnuz: bias 8, no Inf, no -0, NaN 0x80, max 240 */
+    TRTL_FP8E5M2FNUZ = 34,     /* float8 e5m2fnuz: bias 16, no Inf, no -0, NaN 0x80, max 57344 */
+    TRTL_UINT4 = 35,           /* 0..15 */
+    TRTL_INT2 = 36,            /* -2..1 */
+    TRTL_UINT2 = 37,           /* 0..3 */
+    TRTL_DTYPE_COUNT           /* one past the largest value; the values in between are no types */
 } trtl_dtype;
 /* trt.DataType.BF16: a compute precision only (layer.precision, kernels' precision), never a
  * tensor type. */

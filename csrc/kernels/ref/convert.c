@@ -1,6 +1,7 @@
 /* convert.c -- dtype conversion loops, one per (source, destination) pair (see convert.h). */
 #include <string.h>
 #include "kernels/ref/convert.h"
+#include "kernels/ref/lowbit.h"
 #include "core/dims.h"
 #include "core/status.h"
 
@@ -15,6 +16,14 @@ static inline double sat(double v, double lo, double hi)
 static inline int32_t wf_i32(double v) { return (int32_t)sat(v, -2147483648.0, 2147483647.0); }
 static inline int8_t wf_i8(double v) { return (int8_t)sat(v, -128.0, 127.0); }
 static inline uint8_t wf_u8(double v) { return (uint8_t)sat(v, 0.0, 255.0); }
+static inline int64_t wf_i64(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return INT64_MAX;
+    return v < -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+}
 
 /* Writers from an integer source value (narrowing keeps the low bits). */
 static inline float wi_f32(int64_t v) { return (float)v; }
@@ -23,6 +32,7 @@ static inline uint8_t wi_b(int64_t v) { return v != 0; }
 static inline int32_t wi_i32(int64_t v) { return (int32_t)(uint32_t)v; }
 static inline int8_t wi_i8(int64_t v) { return (int8_t)(uint8_t)v; }
 static inline uint8_t wi_u8(int64_t v) { return (uint8_t)v; }
+static inline int64_t wi_i64(int64_t v) { return v; }
 
 #define LOOP(ST, DT, EXPR)                           \
     do {                                             \
@@ -43,10 +53,60 @@ static inline uint8_t wi_u8(int64_t v) { return (uint8_t)v; }
     case TRTL_INT32: LOOP(ST, int32_t, W##_i32(RD)); break;    \
     case TRTL_BOOL: LOOP(ST, uint8_t, W##_b(RD)); break;       \
     case TRTL_UINT8: LOOP(ST, uint8_t, W##_u8(RD)); break;     \
+    case TRTL_INT64: LOOP(ST, int64_t, W##_i64(RD)); break;    \
     default: break;                                            \
     }
 
-trtl_status trtl_ref_convert(void *dst, trtl_dtype dt, const void *src, trtl_dtype st, int64_t n)
+/* One element of any type as a number: a double (floating-point types) or an int64 (integers and
+ * BOOL; `is_int`).  The storage types take this slower path. */
+typedef struct num {
+    double f;
+    int64_t i;
+    int is_int;
+} num;
+
+static num read_num(const void *src, trtl_dtype st, int64_t k)
+{
+    num v = {0.0, 0, 1};
+    switch (st) {
+    case TRTL_FLOAT: v.f = ((const float *)src)[k]; v.is_int = 0; break;
+    case TRTL_HALF: v.f = trtl_half_to_float(((const uint16_t *)src)[k]); v.is_int = 0; break;
+    case TRTL_INT8: v.i = ((const int8_t *)src)[k]; break;
+    case TRTL_INT32: v.i = ((const int32_t *)src)[k]; break;
+    case TRTL_BOOL: v.i = ((const uint8_t *)src)[k] != 0; break;
+    case TRTL_UINT8: v.i = ((const uint8_t *)src)[k]; break;
+    case TRTL_INT64: v.i = ((const int64_t *)src)[k]; break;
+    default:
+        v.f = trtl_lowbit_decode(st, ((const uint8_t *)src)[k]);
+        v.is_int = !trtl_lowbit_is_float(st);
+        v.i = v.is_int ? (int64_t)v.f : 0;
+        break;
+    }
+    return v;
+}
+
+static void write_num(void *dst, trtl_dtype dt, int64_t k, num v, int saturate)
+{
+    double f = v.is_int ? (double)v.i : v.f;
+    switch (dt) {
+    case TRTL_FLOAT: ((float *)dst)[k] = (float)f; break;
+    case TRTL_HALF: ((uint16_t *)dst)[k] = wf_f16(f); break;
+    case TRTL_INT8: ((int8_t *)dst)[k] = v.is_int ? wi_i8(v.i) : wf_i8(f); break;
+    case TRTL_INT32: ((int32_t *)dst)[k] = v.is_int ? wi_i32(v.i) : wf_i32(f); break;
+    case TRTL_BOOL: ((uint8_t *)dst)[k] = v.is_int ? v.i != 0 : f != 0.0; break;
+    case TRTL_UINT8: ((uint8_t *)dst)[k] = v.is_int ? wi_u8(v.i) : wf_u8(f); break;
+    case TRTL_INT64: ((int64_t *)dst)[k] = v.is_int ? v.i : wf_i64(f); break;
+    default:
+        if (trtl_lowbit_is_float(dt)) {
+            ((uint8_t *)dst)[k] = trtl_lowbit_encode_float(dt, f, saturate);
+        } else { /* truncate toward zero (NaN 0, saturating to int64), then the low bits */
+            ((uint8_t *)dst)[k] = trtl_lowbit_encode_int(dt, v.is_int ? v.i : wf_i64(f));
+        }
+        break;
+    }
+}
+
+trtl_status trtl_ref_convert_sat(void *dst, trtl_dtype dt, const void *src, trtl_dtype st, int64_t n, int saturate)
 {
     if (!trtl_dtype_valid((int)dt) || !trtl_dtype_valid((int)st))
         return trtl_error(TRTL_ERR_DTYPE, "cannot convert from type %d to type %d", (int)st, (int)dt);
@@ -57,6 +117,11 @@ trtl_status trtl_ref_convert(void *dst, trtl_dtype dt, const void *src, trtl_dty
             memcpy(dst, src, (size_t)n * trtl_dtype_size(st));
         return TRTL_OK;
     }
+    if (trtl_dtype_is_storage((int)st) || trtl_dtype_is_storage((int)dt)) {
+        for (int64_t i = 0; i < n; i++)
+            write_num(dst, dt, i, read_num(src, st, i), saturate);
+        return TRTL_OK;
+    }
     switch (st) {
     case TRTL_FLOAT: TO_ANY(float, (double)v, wf); break;
     case TRTL_HALF: TO_ANY(uint16_t, (double)trtl_half_to_float(v), wf); break;
@@ -64,7 +129,13 @@ trtl_status trtl_ref_convert(void *dst, trtl_dtype dt, const void *src, trtl_dty
     case TRTL_INT32: TO_ANY(int32_t, (int64_t)v, wi); break;
     case TRTL_BOOL: TO_ANY(uint8_t, (int64_t)(v != 0), wi); break;
     case TRTL_UINT8: TO_ANY(uint8_t, (int64_t)v, wi); break;
+    case TRTL_INT64: TO_ANY(int64_t, (int64_t)v, wi); break;
     default: break;
     }
     return TRTL_OK;
+}
+
+trtl_status trtl_ref_convert(void *dst, trtl_dtype dt, const void *src, trtl_dtype st, int64_t n)
+{
+    return trtl_ref_convert_sat(dst, dt, src, st, n, 1);
 }

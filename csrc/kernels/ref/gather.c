@@ -8,17 +8,23 @@
 #include "kernels/ref/strided.h"
 
 /* Wraps a negative index once; -1 if still out of [0, n). */
-static int64_t fix_index(int32_t v, int64_t n)
+static int64_t fix_index(int64_t v, int64_t n)
 {
-    int64_t i = v < 0 ? (int64_t)v + n : (int64_t)v;
+    int64_t i = v < 0 ? v + n : v;
     return (i < 0 || i >= n) ? -1 : i;
 }
 
-static trtl_status bad_index(const char *node, int32_t v, int64_t n, int dim)
+static trtl_status bad_index(const char *node, int64_t v, int64_t n, int dim)
 {
     return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
-                      "layer '%s': gather index %d is out of range for data dimension %d of size %lld (valid %lld..%lld)",
-                      node, (int)v, dim, (long long)n, (long long)-n, (long long)n - 1);
+                      "layer '%s': gather index %lld is out of range for data dimension %d of size %lld (valid %lld..%lld)",
+                      node, (long long)v, dim, (long long)n, (long long)-n, (long long)n - 1);
+}
+
+/* Index k of INT32 or INT64 indices (TensorRT 10 takes both). */
+static inline int64_t index_at(const void *ind, int is64, int64_t k)
+{
+    return is64 ? ((const int64_t *)ind)[k] : (int64_t)((const int32_t *)ind)[k];
 }
 
 /* Offsets of paired index pl (row-major over O[0..b)) into data and indices. */
@@ -45,11 +51,12 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
     int32_t r = D->nb_dims, q = I->nb_dims, b = g->num_elementwise_dims, axis = g->axis;
     size_t es = trtl_dtype_size(a->in[0].dtype);
     const uint8_t *data = (const uint8_t *)a->in[0].data;
-    const int32_t *ind = (const int32_t *)a->in[1].data;
+    const void *ind = a->in[1].data;
+    int is64 = a->in[1].dtype == TRTL_INT64;
     uint8_t *y = (uint8_t *)a->out[0].data;
     char sd[TRTL_DIMS_STR_MAX], si[TRTL_DIMS_STR_MAX];
-    if (a->in[1].dtype != TRTL_INT32)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': indices must be INT32", node);
+    if (a->in[1].dtype != TRTL_INT32 && !is64)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': indices must be INT32 or INT64", node);
     TRTL_TRY(trtl_ref_check_out_type(node, a->out[0].dtype, a->in[0].dtype));
     if (b < 0 || b >= r || b > q || b > O->nb_dims)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': bad num_elementwise_dims %d for data %s and indices %s", node,
@@ -76,9 +83,9 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
             paired_offsets(pl, b, O, D, Ds, I, Is, &doff, &ioff);
             for (int64_t o = 0; o < outer; o++)
                 for (int64_t j = 0; j < Q; j++) {
-                    int64_t idx = fix_index(ind[ioff + j], A);
+                    int64_t idx = fix_index(index_at(ind, is64, ioff + j), A);
                     if (idx < 0)
-                        return bad_index(node, ind[ioff + j], A, axis);
+                        return bad_index(node, index_at(ind, is64, ioff + j), A, axis);
                     memcpy(y, data + (size_t)(doff + (o * A + idx) * inner) * es, bytes);
                     y += bytes;
                 }
@@ -103,9 +110,9 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
                 if (i != axis && (D->d[i] != 1 || i >= b))
                     doff += idx[i] * Ds[i];
             }
-            int64_t v = fix_index(ind[ioff], A);
+            int64_t v = fix_index(index_at(ind, is64, ioff), A);
             if (v < 0)
-                return bad_index(node, ind[ioff], A, axis);
+                return bad_index(node, index_at(ind, is64, ioff), A, axis);
             trtl_ref_copy_elem(y, data + (size_t)(doff + v * Ds[axis]) * es, es);
             for (int32_t i = r - 1; i >= 0; i--) {
                 if (++idx[i] < O->d[i])
@@ -127,12 +134,12 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
             int64_t doff, ioff;
             paired_offsets(pl, b, O, D, Ds, I, Is, &doff, &ioff);
             for (int64_t j = 0; j < J; j++) {
-                const int32_t *iv = ind + ioff + j * k;
+                int64_t iv = ioff + j * k;
                 int64_t off = doff;
                 for (int64_t t = 0; t < k; t++) {
-                    int64_t n = D->d[b + t], v = fix_index(iv[t], n);
+                    int64_t n = D->d[b + t], v = fix_index(index_at(ind, is64, iv + t), n);
                     if (v < 0)
-                        return bad_index(node, iv[t], n, (int)(b + t));
+                        return bad_index(node, index_at(ind, is64, iv + t), n, (int)(b + t));
                     off += v * Ds[b + t];
                 }
                 memcpy(y, data + (size_t)off * es, bytes);

@@ -64,7 +64,12 @@ trtl_status trtl_infer_constant(const trtl_infer_ctx *c)
     case TRTL_BOOL: t = TRTL_BOOL; break;
     case TRTL_INT8: t = TRTL_INT8; break;   /* quantized weights and zero points (Dequantize inputs) */
     case TRTL_UINT8: t = TRTL_UINT8; break;
+    case TRTL_INT64: t = TRTL_INT64; break;
     default:
+        if (trtl_dtype_is_storage(p->weights.type)) { /* codes: zero points, storage-type data */
+            t = p->weights.type;
+            break;
+        }
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': weights of type %s are not supported (FLOAT, HALF, INT32, BOOL, "
                           "INT8 or UINT8)",
                           c->layer_name, trtl_dtype_name(p->weights.type));

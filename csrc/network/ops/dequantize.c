@@ -1,5 +1,5 @@
 /* dequantize.c -- IDequantizeLayer: y = (x - zero_point) * scale, FLOAT, from INT8 or UINT8 (ONNX
- * DequantizeLinear).  Inputs and axis as the Quantize layer (inference: ops/quantize.c). */
+ * DequantizeLinear) or a storage type (kernels/ref/dequantize.c).  Inputs and axis as the Quantize layer (inference: ops/quantize.c). */
 #include "network/qdq.h"
 #include "core/status.h"
 #include "core/dims.h"

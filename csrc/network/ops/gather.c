@@ -67,8 +67,8 @@ trtl_status trtl_infer_gather(const trtl_infer_ctx *c)
     int32_t r = D->nb_dims, q = I->nb_dims, b = g->num_elementwise_dims, axis = g->axis;
     if (g->mode < TRTL_GATHER_DEFAULT || g->mode > TRTL_GATHER_ND)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown GatherMode %d (mode)", L, (int)g->mode);
-    if (c->in_type[1] != TRTL_INT32)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': indices must be INT32, got %s", L,
+    if (c->in_type[1] != TRTL_INT32 && c->in_type[1] != TRTL_INT64)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': indices must be INT32 or INT64, got %s", L,
                           trtl_dtype_name(c->in_type[1]));
     if (r < 1)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': data must have at least 1 dim, got %s", L,

@@ -62,7 +62,7 @@ trtl_status trtl_infer_plugin_v2(const trtl_infer_ctx *c)
                                   "input", c->layer_name, trtl_plugin_label(&c->p->plugin, lb, sizeof lb), (int)i,
                                   trtl_dims_str(&out.dims, s1, sizeof s1));
         }
-        if (out.dtype < 0 || out.dtype >= TRTL_DTYPE_COUNT)
+        if (!trtl_dtype_valid((int)out.dtype))
             return trtl_error(TRTL_ERR_PLUGIN, "plugin layer '%s' (%s): output %d has an unknown dtype %d",
                               c->layer_name, trtl_plugin_label(&c->p->plugin, lb, sizeof lb), (int)i, (int)out.dtype);
         c->out[i] = out.dims;
