@@ -557,6 +557,7 @@ PyObject *trtl_py_builder_config_new(trtl_py_state *st)
     c->progress_monitor = NULL;
     c->profiling_verbosity = 0;
     c->building = 0;
+    c->dla_core = -1;
     trtl_status s = trtl_builder_config_create(&c->cfg);
     if (s != TRTL_OK) {
         Py_DECREF(c);

@@ -15,6 +15,7 @@ typedef struct TrtlBuilderConfigObj {
     PyObject *progress_monitor;
     long profiling_verbosity;
     int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
+    long dla_core; /* DLA_core as set (-1: none); no layer can run on a DLA, so it is only remembered */
 } TrtlBuilderConfigObj;
 
 /* IOptimizationProfile (its type is py_builder.c's; add_optimization_profile reads the shapes). */
