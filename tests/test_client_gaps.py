@@ -35,3 +35,57 @@ def test_dla_core_is_kept_and_unused_as_torch2trt_sets_it():
         cfg.DLA_core = -2
     xv = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
     np.testing.assert_array_equal(_run(n, b, {"x": xv}, cfg)["y"], np.maximum(xv, 0))
+
+
+class _AddressCalibrator(trt.IInt8MinMaxCalibrator):
+    """torch2trt's style: get_batch returns the batch's host address (a CUDA pointer there)."""
+
+    def __init__(self, batches):
+        trt.IInt8MinMaxCalibrator.__init__(self)
+        self.batches, self.i = batches, 0
+
+    def get_batch_size(self):
+        return self.batches[0].shape[0]
+
+    def get_batch(self, names):
+        if self.i == len(self.batches):
+            return None
+        self.i += 1
+        return [int(self.batches[self.i - 1].ctypes.data)]
+
+    def read_calibration_cache(self):
+        return None
+
+    def write_calibration_cache(self, cache):
+        pass
+
+
+def test_calibration_profile_gives_the_shapes_of_address_batches():
+    # torch2trt: dynamic-shape network, a profile with min = opt = max, config.set_calibration_profile(profile)
+    # and a calibrator that hands out addresses; the batches are read at the profile's opt shape
+    rng = np.random.default_rng(0)
+    batches = [rng.standard_normal((2, 4)).astype(np.float32) * s for s in (1.0, 3.0)]
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(EXPLICIT)
+    x = n.add_input("x", trt.float32, (-1, 4))
+    r = n.add_activation(x, trt.ActivationType.RELU).get_output(0)
+    r.name = "r"
+    y = n.add_unary(r, trt.UnaryOperation.NEG).get_output(0)
+    y.name = "y"
+    n.mark_output(y)
+    cfg = b.create_builder_config()
+    profile = b.create_optimization_profile()
+    profile.set_shape("x", (2, 4), (2, 4), (2, 4))
+    cfg.add_optimization_profile(profile)
+    assert cfg.get_calibration_profile() is None
+    assert cfg.set_calibration_profile(profile) is True
+    assert cfg.get_calibration_profile() is profile
+    with pytest.raises(TypeError, match="IOptimizationProfile"):
+        cfg.set_calibration_profile("x")
+    cfg.set_flag(trt.BuilderFlag.INT8)
+    cfg.int8_calibrator = _AddressCalibrator(batches)
+    b.build_serialized_network(n, cfg)
+    amax = max(np.abs(a).max() for a in batches)
+    ramax = max(np.maximum(a, 0).max() for a in batches)
+    np.testing.assert_allclose(x.dynamic_range, (-amax, amax), rtol=1e-6)
+    np.testing.assert_allclose(r.dynamic_range, (-ramax, ramax), rtol=1e-6)
