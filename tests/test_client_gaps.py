@@ -89,3 +89,35 @@ def test_calibration_profile_gives_the_shapes_of_address_batches():
     ramax = max(np.maximum(a, 0).max() for a in batches)
     np.testing.assert_allclose(x.dynamic_range, (-amax, amax), rtol=1e-6)
     np.testing.assert_allclose(r.dynamic_range, (-ramax, ramax), rtol=1e-6)
+
+
+def _small_engine_and_plan():
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(EXPLICIT)
+    x = n.add_input("x", trt.float32, (1, 4))
+    y = n.add_unary(x, trt.UnaryOperation.EXP).get_output(0)
+    y.name = "y"
+    n.mark_output(y)
+    return b, n
+
+
+def test_serialized_plan_is_a_context_manager_as_polygraphy_convert_uses_it():
+    b, n = _small_engine_and_plan()
+    with b.build_serialized_network(n, b.create_builder_config()) as plan:
+        data = bytes(plan)
+    assert len(data) == plan.nbytes > 0  # still valid after the block
+    engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(data)
+    xv = np.array([[0, 1, -2, 0.5]], np.float32)
+    np.testing.assert_allclose(engine.create_execution_context().infer({"x": xv})["y"], np.exp(xv), rtol=1e-6)
+
+
+def test_engine_answers_polygraphy_inspect_questions():
+    # polygraphy inspect model: get_tensor_format(name) == TensorFormat.HWC, engine.profiling_verbosity
+    b, n = _small_engine_and_plan()
+    e = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(
+        b.build_serialized_network(n, b.create_builder_config()))
+    assert e.get_tensor_format("y") == trt.TensorFormat.LINEAR != trt.TensorFormat.HWC
+    assert (int(trt.TensorFormat.CHW4), int(trt.TensorFormat.HWC), int(trt.TensorFormat.DHWC)) == (3, 8, 12)
+    assert e.profiling_verbosity == trt.ProfilingVerbosity.DETAILED
+    info = e.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON)
+    assert "Layers" in info or "layers" in info.lower()
