@@ -121,3 +121,32 @@ def test_engine_answers_polygraphy_inspect_questions():
     assert e.profiling_verbosity == trt.ProfilingVerbosity.DETAILED
     info = e.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON)
     assert "Layers" in info or "layers" in info.lower()
+
+
+def test_refitter_prototype_and_location_as_tensorrt_10_samples_call_them():
+    # engine_refit_onnx_bidaf's calls: get_weights_prototype(name), set_named_weights(name, w, TensorLocation.HOST)
+    rng = np.random.default_rng(0)
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(EXPLICIT)
+    x = n.add_input("x", trt.float32, (1, 2, 3, 3))
+    w0 = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+    conv = n.add_convolution_nd(x, 2, (1, 1), w0, np.zeros(2, np.float32))
+    conv.name = "conv"
+    y = conv.get_output(0)
+    y.name = "y"
+    n.mark_output(y)
+    cfg = b.create_builder_config()
+    cfg.set_flag(trt.BuilderFlag.REFIT)
+    e = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(b.build_serialized_network(n, cfg))
+    r = trt.Refitter(e, trt.Logger(trt.Logger.ERROR))
+    r.weights_validation = False
+    proto = r.get_weights_prototype("conv/KERNEL")
+    assert proto.dtype == trt.DataType.FLOAT and proto.size == w0.size
+    with pytest.raises(trt.NotFoundError, match="nope/KERNEL"):
+        r.get_weights_prototype("nope/KERNEL")
+    w1 = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+    assert r.set_named_weights("conv/KERNEL", w1, trt.TensorLocation.HOST)
+    assert r.get_missing_weights() == [] and r.refit_cuda_engine()
+    xv = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
+    got = e.create_execution_context().infer({"x": xv})["y"]
+    np.testing.assert_allclose(got, np.einsum("oc,nchw->nohw", w1[:, :, 0, 0], xv), rtol=1e-5, atol=1e-6)
