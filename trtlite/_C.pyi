@@ -190,6 +190,8 @@ class IBuilderConfig:
         """BuilderFlag bitmask."""
     @flags.setter
     def flags(self, value: int) -> None: ...
+    def get_calibration_profile(self) -> IOptimizationProfile:
+        """The profile set by set_calibration_profile, or None."""
     def get_device_type(self, layer: ILayer) -> DeviceType:
         """Always DeviceType.GPU: trtlite runs every layer on the CPU."""
     def get_flag(self, flag: BuilderFlag) -> bool:
@@ -234,6 +236,8 @@ class IBuilderConfig:
         """No effect (kept for compatibility)."""
     def reset_device_type(self, layer: ILayer) -> None:
         """No effect: every layer runs on the default device."""
+    def set_calibration_profile(self, profile: IOptimizationProfile) -> bool:
+        """INT8 calibration runs the calibrator's batches at this profile's opt shapes (inputs with dynamic dimensions whose get_batch() entries are addresses need it); None clears."""
     def set_device_type(self, layer: ILayer, device_type: DeviceType) -> None:
         """DeviceType.GPU is accepted (every layer runs on the CPU, reported as GPU); DeviceType.DLA raises UnsupportedError (no DLA core)."""
     def set_flag(self, flag: BuilderFlag) -> None:
@@ -327,6 +331,9 @@ class ICudaEngine:
     def num_optimization_profiles(self) -> int:
         """Number of optimization profiles."""
     @property
+    def profiling_verbosity(self) -> ProfilingVerbosity:
+        """ProfilingVerbosity.DETAILED: the engine inspector always reports every step in full."""
+    @property
     def refittable(self) -> bool:
         """Built with BuilderFlag.REFIT (trt.Refitter can replace its weights)."""
     def serialize(self) -> IHostMemory:
@@ -415,6 +422,10 @@ class IExecutionContext:
 @final
 class IHostMemory:
     """Host memory holding a serialized plan (IHostMemory); use bytes(h) or f.write(h)."""
+    def __enter__(self) -> Self:
+        """Context manager entry; returns the host memory."""
+    def __exit__(self, *args: object) -> None:
+        """Context manager exit."""
     def __len__(self) -> int:
         """Return len(self)."""
     @property

@@ -406,8 +406,21 @@ class TensorLocation(_TrtEnum):
 
 
 class TensorFormat(_TrtEnum):
-    """Memory layout of I/O tensors: always LINEAR for trtlite."""
+    """Memory layout of I/O tensors, with TensorRT's members and values; trtlite's engines always use LINEAR
+    (the others name GPU vectorized layouts, which clients compare against)."""
     LINEAR = 0
+    CHW2 = 1
+    HWC8 = 2
+    CHW4 = 3
+    CHW16 = 4
+    CHW32 = 5
+    DHWC8 = 6
+    CDHW32 = 7
+    HWC = 8
+    DLA_LINEAR = 9
+    DLA_HWC4 = 10
+    HWC16 = 11
+    DHWC = 12
 
 
 class DeviceType(_TrtEnum):

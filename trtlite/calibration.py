@@ -464,8 +464,11 @@ _PHASE = "Calibration"
 
 
 def _collect(builder: Any, network: Any, cal: Any, algo: CalibrationAlgoType,
-             build_calibration_engine: Callable[[], Any], logger: Any, monitor: Any = None) -> Dict[str, _Stats]:
-    """Run the calibrator's batches through an fp32 engine with every float tensor as an output."""
+             build_calibration_engine: Callable[[], Any], logger: Any, monitor: Any = None,
+             profile: Any = None) -> Dict[str, _Stats]:
+    """Run the calibrator's batches through an fp32 engine with every float tensor as an output.
+
+    `profile` (config.set_calibration_profile's): inputs with dynamic dimensions are fed at its opt shapes."""
     implicit = bool(network.has_implicit_batch_dimension)
     bs = _call(cal, "get_batch_size")
     try:
@@ -479,6 +482,11 @@ def _collect(builder: Any, network: Any, cal: Any, algo: CalibrationAlgoType,
     inputs = [network.get_input(i) for i in range(network.num_inputs)]
     names = [t.name for t in inputs]
     shapes = {t.name: ((batch_size,) if implicit else ()) + tuple(t.shape) for t in inputs}
+    if profile is not None:
+        for n, shape in shapes.items():
+            got = profile.get_shape(n) if any(d < 0 for d in shape) else None
+            if got:
+                shapes[n] = tuple(got[1])
     dtypes = {t.name: np.dtype(nptype(t.dtype)) for t in inputs}
     tensors = _float_tensors(network)
     histogram = algo != CalibrationAlgoType.MINMAX_CALIBRATION
@@ -598,24 +606,25 @@ def _apply(network: Any, thresholds: Dict[str, float], logger: Any, source: str)
 
 
 def calibrate(builder: Any, network: Any, calibrator: Any, build_calibration_engine: Callable[[], Any],
-              logger: Any = None, monitor: Any = None) -> Dict[str, float]:
+              logger: Any = None, monitor: Any = None, profile: Any = None) -> Dict[str, float]:
     """Calibrate `network` with `calibrator`; sets the tensors' dynamic ranges; returns {tensor: threshold}.
 
     `build_calibration_engine()` builds an fp32 engine of `network` as it is when called (the
     calibration marks every float tensor as an output around that call and restores the outputs
     exactly afterwards).  Errors raise trt.Error subclasses (logged at ERROR too).  `monitor` (a
     trt.IProgressMonitor) gets a "Calibration" phase with a step per batch; step_complete returning
-    False cancels with trt.StateError.
+    False cancels with trt.StateError.  `profile`: the calibration profile (its opt shapes feed inputs with
+    dynamic dimensions).
     """
     try:
-        return _calibrate(builder, network, calibrator, build_calibration_engine, logger, monitor)
+        return _calibrate(builder, network, calibrator, build_calibration_engine, logger, monitor, profile)
     except Error as e:
         _log(logger, Severity.ERROR, str(e))
         raise
 
 
 def _calibrate(builder: Any, network: Any, cal: Any, build_calibration_engine: Callable[[], Any],
-               logger: Any, monitor: Any = None) -> Dict[str, float]:
+               logger: Any, monitor: Any = None, profile: Any = None) -> Dict[str, float]:
     algo = _algorithm(cal)
     algo_name = _ALGO_NAMES[algo]
     cache = _call(cal, "read_calibration_cache")
@@ -651,7 +660,7 @@ def _calibrate(builder: Any, network: Any, cal: Any, build_calibration_engine: C
         if stats is not None:
             _log(logger, Severity.INFO, "Reading Histogram Cache for calibrator: LegacyCalibration")
     if stats is None:
-        stats = _collect(builder, network, cal, algo, build_calibration_engine, logger, monitor)
+        stats = _collect(builder, network, cal, algo, build_calibration_engine, logger, monitor, profile)
         if algo == CalibrationAlgoType.LEGACY_CALIBRATION:
             data = _histogram_cache(stats)
             _call(cal, "write_histogram_cache", data, len(data))
@@ -696,7 +705,8 @@ def before_build(builder: Any, network: Any, config: Any, build_calibration_engi
             if monitor is not None:
                 config.progress_monitor = monitor
 
-    calibrate(builder, network, cal, build, builder.logger, monitor)
+    get_profile = getattr(config, "get_calibration_profile", None)
+    calibrate(builder, network, cal, build, builder.logger, monitor, get_profile() if get_profile else None)
 
 
 def before_build_cuda_engine(builder: Any, network: Any, build_calibration_engine: Callable[[], Any]) -> None:

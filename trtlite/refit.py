@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from . import _C
-from ._enums import _TrtEnum
+from ._enums import DataType, _TrtEnum
 from ._types import Weights
 
 __all__ = ["WeightsRole", "Refitter"]
@@ -54,6 +54,15 @@ def _values(weights: Any, what: str) -> np.ndarray:
             raise ValueError(f"{what}: float64 values out of float32's range")
         arr = out
     return np.ascontiguousarray(arr, dtype=np.float32).reshape(-1)
+
+
+class _Prototype:
+    """get_weights_prototype's answer: a FLOAT type and a count, no values."""
+
+    def __init__(self, count: int) -> None:
+        self.dtype = DataType.FLOAT
+        self.size = int(count)
+        self.nbytes = 4 * self.size
 
 
 class Refitter:
@@ -110,14 +119,26 @@ class Refitter:
         self._pending[(layer_name, int(role))] = vals.copy()
         return True
 
-    def set_named_weights(self, name: str, weights: Any) -> bool:
-        """set_weights by a name from get_all_weights (``"<layer>/<ROLE>"``)."""
+    def set_named_weights(self, name: str, weights: Any, location: Any = None) -> bool:
+        """set_weights by a name from get_all_weights (``"<layer>/<ROLE>"``).  `location` (TensorRT 10's
+        trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
         if not isinstance(name, str) or "/" not in name:
             raise ValueError(f"set_named_weights: {name!r} is not a name get_all_weights() gives (\"<layer>/<ROLE>\")")
         layer, _, role = name.rpartition("/")
         if role not in WeightsRole.__members__:
             raise ValueError(f"set_named_weights: '{name}': '{role}' is not a WeightsRole name")
         return self.set_weights(layer, WeightsRole[role], weights)
+
+    def get_weights_prototype(self, name: str) -> "_Prototype":
+        """Empty FLOAT Weights whose `size` is the count the engine holds for weights `name` (as TensorRT's
+        prototype, which carries type and count but no values)."""
+        if not isinstance(name, str) or "/" not in name:
+            raise ValueError(f"get_weights_prototype: {name!r} is not a name get_all_weights() gives "
+                             f"(\"<layer>/<ROLE>\")")
+        for n, r, count in self._all():
+            if f"{n}/{WeightsRole(r).name}" == name:
+                return _Prototype(count)
+        raise _C.NotFoundError(f"get_weights_prototype: no refittable weights '{name}' (see get_all_weights())")
 
     def refit_cuda_engine(self) -> bool:
         """Applies every weight set since the last refit (each layer's kernel prepares them again); True."""

@@ -48,6 +48,7 @@ static void config_dealloc(TrtlBuilderConfigObj *self)
     PyObject_GC_UnTrack(self);
     Py_CLEAR(self->int8_calibrator);
     Py_CLEAR(self->progress_monitor);
+    Py_CLEAR(self->calibration_profile);
     trtl_builder_config_destroy(self->cfg);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -58,6 +59,7 @@ static int config_traverse(TrtlBuilderConfigObj *self, visitproc visit, void *ar
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->int8_calibrator);
     Py_VISIT(self->progress_monitor);
+    Py_VISIT(self->calibration_profile);
     return 0;
 }
 
@@ -505,6 +507,24 @@ static PyGetSetDef config_getset[] = {
     TRTL_PY_CFG_DEVICE_GETSET
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* The profile whose opt shapes INT8 calibration feeds (trtlite/calibration.py reads it back); None clears. */
+static PyObject *config_set_calib_profile(TrtlBuilderConfigObj *self, PyObject *arg)
+{
+    if (trtl_py_config_idle(self, "set_calibration_profile()") < 0)
+        return NULL;
+    if (arg != Py_None && !PyObject_TypeCheck(arg, TRTL_STATE(self)->ProfileType))
+        return PyErr_Format(PyExc_TypeError, "set_calibration_profile(): expected an IOptimizationProfile, not %s",
+                            Py_TYPE(arg)->tp_name);
+    Py_XSETREF(self->calibration_profile, arg == Py_None ? NULL : Py_NewRef(arg));
+    Py_RETURN_TRUE;
+}
+
+static PyObject *config_get_calib_profile(TrtlBuilderConfigObj *self, PyObject *noargs)
+{
+    (void)noargs;
+    return Py_NewRef(self->calibration_profile ? self->calibration_profile : Py_None);
+}
+
 static PyMethodDef config_methods[] = {
     {"set_flag", (PyCFunction)config_set_flag, METH_O, "set_flag(flag) -> None\n\nEnable a BuilderFlag."},
     {"clear_flag", (PyCFunction)config_clear_flag, METH_O, "clear_flag(flag) -> None\n\nDisable a BuilderFlag."},
@@ -529,6 +549,11 @@ static PyMethodDef config_methods[] = {
     TRTL_PY_CFG_DEVICE_METHODS
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     TRTL_PY_CONFIG_TIMING_CACHE_METHODS
+    {"set_calibration_profile", (PyCFunction)config_set_calib_profile, METH_O,
+     "set_calibration_profile(profile) -> bool\n\nINT8 calibration runs the calibrator's batches at this profile's opt "
+     "shapes (inputs with dynamic dimensions whose get_batch() entries are addresses need it); None clears."},
+    {"get_calibration_profile", (PyCFunction)config_get_calib_profile, METH_NOARGS,
+     "get_calibration_profile() -> IOptimizationProfile\n\nThe profile set by set_calibration_profile, or None."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot config_slots[] = {
@@ -557,6 +582,8 @@ PyObject *trtl_py_builder_config_new(trtl_py_state *st)
     c->progress_monitor = NULL;
     c->profiling_verbosity = 0;
     c->building = 0;
+    c->dla_core = -1;
+    c->calibration_profile = NULL;
     trtl_status s = trtl_builder_config_create(&c->cfg);
     if (s != TRTL_OK) {
         Py_DECREF(c);

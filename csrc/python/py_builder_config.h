@@ -15,6 +15,8 @@ typedef struct TrtlBuilderConfigObj {
     PyObject *progress_monitor;
     long profiling_verbosity;
     int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
+    long dla_core; /* DLA_core as set (-1: none); no layer can run on a DLA, so it is only remembered */
+    PyObject *calibration_profile; /* set_calibration_profile's IOptimizationProfile, or NULL */
 } TrtlBuilderConfigObj;
 
 /* IOptimizationProfile (its type is py_builder.c's; add_optimization_profile reads the shapes). */

@@ -1,12 +1,13 @@
 /* py_config_device.c -- IBuilderConfig's device placement calls (default_device_type, set_device_type,
  * DLA_core, can_run_on_DLA, ...).  TensorRT places layers on the GPU or a DLA core; trtlite runs every layer on
  * the CPU, which these calls report as DeviceType.GPU ("the default device"), so that scripts written for
- * TensorRT run unchanged.  Asking for a DLA is refused with an error naming the reason (as TensorRT refuses a
- * DLA core the platform does not have), never silently ignored.  No state: the answers are the same for every
- * config. */
+ * TensorRT run unchanged.  Placing a layer on a DLA is refused with an error naming the reason, never silently
+ * ignored; DLA_core (which TensorRT only reads for layers placed on a DLA) is remembered in the config object and
+ * otherwise unused.  The other answers are the same for every config. */
 #include "python/py_config_device.h"
 #include "python/errors.h"
 #include "python/py_layer.h"
+#include "python/py_builder_config.h"
 
 #define DEVICE_GPU 0
 #define DEVICE_DLA 1
@@ -61,9 +62,8 @@ int trtl_py_cfg_set_default_device(PyObject *self, PyObject *v, void *c)
 
 PyObject *trtl_py_cfg_get_dla_core(PyObject *self, void *c)
 {
-    (void)self;
     (void)c;
-    return PyLong_FromLong(-1);
+    return PyLong_FromLong(((TrtlBuilderConfigObj *)self)->dla_core);
 }
 
 int trtl_py_cfg_set_dla_core(PyObject *self, PyObject *v, void *c)
@@ -76,11 +76,16 @@ int trtl_py_cfg_set_dla_core(PyObject *self, PyObject *v, void *c)
     long core = PyLong_AsLong(v);
     if (core == -1 && PyErr_Occurred())
         return -1;
-    if (core == -1)
-        return 0;
-    trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_UNSUPPORTED,
-                      "IBuilderConfig.DLA_core = %ld: this machine has no DLA core (builder.num_DLA_cores == 0)", core);
-    return -1;
+    /* TensorRT takes any core number here and checks it only for layers placed on a DLA (torch2trt sets
+     * DLA_core = 0 on every build, DLA or not); no layer can be placed on one here, so the value is kept and
+     * never used. */
+    if (core < -1) {
+        trtl_py_raise_msg(TRTL_STATE(self), TRTL_ERR_INVALID_ARGUMENT,
+                          "IBuilderConfig.DLA_core = %ld: a DLA core number is >= 0 (-1: none)", core);
+        return -1;
+    }
+    ((TrtlBuilderConfigObj *)self)->dla_core = core;
+    return 0;
 }
 
 PyObject *trtl_py_cfg_set_device_type(PyObject *self, PyObject *args)

@@ -63,9 +63,30 @@ static PyGetSetDef hostmem_getset[] = {
     {"dtype", (getter)hm_dtype, NULL, "DataType.UINT8 (raw bytes).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* `with builder.build_serialized_network(...) as plan:` (polygraphy's convert); the plan stays valid after the
+ * block, as TensorRT's does until it is released. */
+static PyObject *hm_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_NewRef(self);
+}
+
+static PyObject *hm_exit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef hostmem_methods[] = {
+    {"__enter__", hm_enter, METH_NOARGS, "Context manager entry; returns the host memory."},
+    {"__exit__", hm_exit, METH_VARARGS, "Context manager exit."},
+    {NULL, NULL, 0, NULL}};
+
 static PyType_Slot hostmem_slots[] = {
     {Py_tp_dealloc, hostmem_dealloc},
     {Py_tp_getset, hostmem_getset},
+    {Py_tp_methods, hostmem_methods},
     {Py_bf_getbuffer, hostmem_getbuffer},
     {Py_bf_releasebuffer, hostmem_releasebuffer},
     {Py_sq_length, hostmem_len},
@@ -192,6 +213,13 @@ static PyObject *eng_get_location(TrtlEngine *self, PyObject *arg)
     if (io_index(self, arg) < 0)
         return NULL;
     return trtl_py_enum(TRTL_STATE(self), "TensorLocation", 1);
+}
+
+/* The inspector always reports every step in full (names, kernels, shapes), whatever the config asked. */
+static PyObject *e_profiling_verbosity(TrtlEngine *self, void *c)
+{
+    (void)c;
+    return trtl_py_enum(TRTL_STATE(self), "ProfilingVerbosity", 2 /* DETAILED */);
 }
 
 static PyObject *eng_get_tensor_format(TrtlEngine *self, PyObject *arg)
@@ -366,6 +394,8 @@ static PyObject *e_refittable(TrtlEngine *self, void *c)
 
 static PyGetSetDef engine_getset[] = {
     {"num_io_tensors", (getter)e_num_io, NULL, "Number of inputs and outputs.", NULL},
+    {"profiling_verbosity", (getter)e_profiling_verbosity, NULL,
+     "ProfilingVerbosity.DETAILED: the engine inspector always reports every step in full.", NULL},
     {"num_bindings", (getter)e_num_io, NULL, "Number of bindings (inputs then outputs).", NULL},
     {"num_layers", (getter)e_num_layers, NULL, "Number of steps after fusion.", NULL},
     {"max_batch_size", (getter)e_max_batch, NULL, "Largest batch (implicit-batch engines; 1 otherwise).", NULL},
