@@ -28,6 +28,7 @@ SOURCES = [
     "csrc/kernels/ref/linear.c",
     "csrc/kernels/ref/quantize.c",
     "csrc/kernels/ref/dequantize.c",
+    "csrc/kernels/ref/lowbit.c",
     "csrc/kernels/ref/matrix_multiply.c",
     "csrc/kernels/ref/pooling.c",
     "csrc/kernels/ref/reduce.c",

@@ -247,6 +247,13 @@ case("fully_connected_relu", "FULLY_CONNECTED", lambda r: {"x": poisoned(r, (4, 
      lambda net, x: layer_out(net.add_activation(layer_out(net.add_fully_connected(x, 13, _fw, _fb)),
                                                  trt.ActivationType.RELU)),
      lambda x: refs.activation(refs.fully_connected(x, _fw, _fb), "RELU"), kernel="fully_connected.")
+_lw = np.random.default_rng(31).standard_normal((1, 7, 6)).astype(np.float32)
+# a matrix multiply by a constant weight runs as the builder's internal LINEAR op (passes/fuse_linear.c)
+case("linear", "LINEAR", lambda r: {"a": poisoned(r, (2, 5, 7))},
+     lambda net, a: layer_out(net.add_matrix_multiply(a, trt.MatrixOperation.NONE,
+                                                      layer_out(net.add_constant(_lw.shape, _lw)),
+                                                      trt.MatrixOperation.NONE)),
+     lambda a: refs.matrix_multiply(a, "NONE", _lw, "NONE"), kernel="linear.")
 case("matrix_multiply", "MATRIX_MULTIPLY", lambda r: {"a": poisoned(r, (2, 5, 7)), "b": poisoned(r, (2, 7, 6))},
      lambda net, a, b: layer_out(net.add_matrix_multiply(a, trt.MatrixOperation.NONE, b, trt.MatrixOperation.NONE)),
      lambda a, b: refs.matrix_multiply(a, "NONE", b, "NONE"), kernel="matrix_multiply.")

@@ -468,8 +468,14 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                          (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32);
         for (int32_t j = 0; j < n->n_out; j++)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
-        /* Q / DQ: their optimized kernels (quantize.simd, dequantize.simd) are the reference's math on codes */
-        all_float |= n->op == TRTL_OP_QUANTIZE || n->op == TRTL_OP_DEQUANTIZE;
+        /* Q / DQ: their optimized kernels (quantize.simd, dequantize.simd) are the reference's math on codes,
+         * FLOAT <-> INT8 / UINT8 with a FLOAT scale (the low-bit storage types stay on the reference) */
+        if ((n->op == TRTL_OP_QUANTIZE || n->op == TRTL_OP_DEQUANTIZE) && n->n_in >= 2 && n->n_out >= 1) {
+            const int q = n->op == TRTL_OP_QUANTIZE;
+            trtl_dtype real = g->t[q ? n->in[0] : n->out[0]].dtype, codes = g->t[q ? n->out[0] : n->in[0]].dtype;
+            all_float = real == TRTL_FLOAT && (codes == TRTL_INT8 || codes == TRTL_UINT8) &&
+                        g->t[n->in[1]].dtype == TRTL_FLOAT;
+        }
         /* ... except kernels of int8 codes (precision INT8 outside QLINEAR: pooling.codes_max), which take
          * only nodes whose every input and output is INT8 / UINT8 codes */
         int all_codes = 1;

@@ -3182,31 +3182,6 @@ static void test_pooling_codes(int ncases)
     }
 }
 
-/* ---- convolution.pixel_gemm (x86/convolution_pixel_gemm.c) ------------------------------------ */
-
-extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
-
-/* Small maps with one group, on the AVX-512 variant and on AVX2 (AVX-512 masked off): pixel counts
- * that cut into uneven panels (49 = 9 + 4 x 10; 1; 13; batches), channel counts that end in a
- * partial tile (K not a multiple of 32 / 16, fewer than one tile), several depth blocks (ckk >
- * 384) with a remainder, strides 1-3, dilation, asymmetric / SAME padding, 1x1 and 1-D, every
- * epilogue on the first shapes; then random small shapes, and shapes past the kernel's limits run
- * without applies() (the reference fallback). */
-static void test_conv_pixel_gemm(int ncases)
-{
-    static const struct { int64_t N, C, K, H, W, k, s, d, pre, post; int mode, nsp, all; } sh[] = {
-        {1, 40, 70, 7, 7, 3, 1, 1, 1, 1, 0, 2, 1},   /* 49 pixels, K tail (70 = 2 x 32 + 6) */
-        {2, 17, 33, 5, 6, 3, 2, 1, 1, 0, 0, 2, 1},   /* batch, stride 2, asymmetric pad */
-        {1, 200, 64, 6, 5, 3, 1, 1, 1, 1, 0, 2, 0},  /* ckk 1800: several depth blocks */
-        {1, 64, 96, 14, 14, 1, 1, 1, 0, 0, 0, 2, 0}, /* 1x1, 196 pixels */
-        {3, 12, 9, 9, 8, 3, 1, 2, 2, 2, 0, 2, 0},    /* dilation 2, K < one tile */
-        {1, 7, 50, 1, 1, 1, 1, 1, 0, 0, 0, 2, 0},    /* one pixel */
-        {1, 9, 20, 11, 13, 5, 3, 1, 2, 1, 2, 2, 0},  /* 5x5 stride 3, SAME_UPPER */
-        {2, 10, 24, 1, 29, 3, 1, 1, 1, 1, 0, 1, 0},  /* 1-D */
-        {1, 3, 16, 15, 17, 7, 2, 1, 3, 3, 0, 2, 0},  /* stem-like, 3 input channels */
-    };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-    for (int pass = 0; pass < 2; pass++) {
 /* ---- linear (internal LINEAR op: passes/fuse_linear.c; the fully connected kernels' functions) ------------ */
 
 extern const trtl_kernel trtl_kernel_linear_packed_gemm, trtl_kernel_linear_sgemm;
@@ -3359,6 +3334,47 @@ static void test_qdq_simd(int ncases)
                 break;
             trtl_cpu_set_mask(no512);
         }
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (qdq_case(fixed[i], (int)(i % 2), (int)(i % 3)))
+                goto done;
+        for (int c = 0; c < ncases / 4 + 1; c++)
+            if (qdq_case(rint_in(1, 300), (int)(rnd() % 2), (int)(rnd() % 3)))
+                goto done;
+    }
+done:
+    trtl_cpu_set_mask(~0u);
+}
+
+/* ---- convolution.pixel_gemm (x86/convolution_pixel_gemm.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
+
+/* Small maps with one group, on the AVX-512 variant and on AVX2 (AVX-512 masked off): pixel counts
+ * that cut into uneven panels (49 = 9 + 4 x 10; 1; 13; batches), channel counts that end in a
+ * partial tile (K not a multiple of 32 / 16, fewer than one tile), several depth blocks (ckk >
+ * 384) with a remainder, strides 1-3, dilation, asymmetric / SAME padding, 1x1 and 1-D, every
+ * epilogue on the first shapes; then random small shapes, and shapes past the kernel's limits run
+ * without applies() (the reference fallback). */
+static void test_conv_pixel_gemm(int ncases)
+{
+    static const struct { int64_t N, C, K, H, W, k, s, d, pre, post; int mode, nsp, all; } sh[] = {
+        {1, 40, 70, 7, 7, 3, 1, 1, 1, 1, 0, 2, 1},   /* 49 pixels, K tail (70 = 2 x 32 + 6) */
+        {2, 17, 33, 5, 6, 3, 2, 1, 1, 0, 0, 2, 1},   /* batch, stride 2, asymmetric pad */
+        {1, 200, 64, 6, 5, 3, 1, 1, 1, 1, 0, 2, 0},  /* ckk 1800: several depth blocks */
+        {1, 64, 96, 14, 14, 1, 1, 1, 0, 0, 0, 2, 0}, /* 1x1, 196 pixels */
+        {3, 12, 9, 9, 8, 3, 1, 2, 2, 2, 0, 2, 0},    /* dilation 2, K < one tile */
+        {1, 7, 50, 1, 1, 1, 1, 1, 0, 0, 0, 2, 0},    /* one pixel */
+        {1, 9, 20, 11, 13, 5, 3, 1, 2, 1, 2, 2, 0},  /* 5x5 stride 3, SAME_UPPER */
+        {2, 10, 24, 1, 29, 3, 1, 1, 1, 1, 0, 1, 0},  /* 1-D */
+        {1, 3, 16, 15, 17, 7, 2, 1, 3, 3, 0, 2, 0},  /* stem-like, 3 input channels */
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
@@ -3422,12 +3438,6 @@ static void test_qdq_simd(int ncases)
             if (conv_run_case(&any, &c, 3) > 0)
                 goto done;
         }
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (qdq_case(fixed[i], (int)(i % 2), (int)(i % 3)))
-                goto done;
-        for (int c = 0; c < ncases / 4 + 1; c++)
-            if (qdq_case(rint_in(1, 300), (int)(rnd() % 2), (int)(rnd() % 3)))
-                goto done;
     }
 done:
     trtl_cpu_set_mask(~0u);
