@@ -23,6 +23,10 @@ from .context import ImporterContext
 from .errors import ErrorCode, Fail, unsupported
 from .shape_eval import is_static
 
+# A convolution by run-time weights is built from one slice layer per kernel tap and group (conv_tensor_weights):
+# past this many the network would be unreasonably large (a fuzzed 1 x 1048576 kernel took minutes to parse).
+MAX_TAP_SLICES = 16384
+
 
 def conv_tensor_weights(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, w: Any) -> Any:
     """Conv of `x` by the weight tensor `w` (no bias), as the module docstring says."""
@@ -63,6 +67,11 @@ def conv_tensor_weights(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any
     if any(o <= 0 for o in out):
         raise Fail(ErrorCode.INVALID_NODE, "the kernel %s does not fit the padded input %s" % (ks, xs))
     mg = m // group
+    taps_total = group * int(np.prod(ks))
+    if taps_total > MAX_TAP_SLICES:
+        raise unsupported("Conv with weights computed at run time takes one slice layer per tap and group: %d "
+                          "groups x kernel %s is %d, over trtlite's limit of %d" % (group, ks, taps_total,
+                                                                                     MAX_TAP_SLICES))
     # (N, O..., C') <- (N, C', O...): channels last for the matrix multiply
     to_last = [0] + list(range(2, nsp + 2)) + [1]
     ys = []
