@@ -10,6 +10,7 @@
 #include "builder/control_flow.h"
 #include "builder/passes/passes.h"
 #include "builder/quantize_implicit.h"
+#include "builder/half_casts.h"
 #include "core/alloc.h"
 #include "network/network.h"
 #include "core/status.h"
@@ -367,6 +368,15 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net, const trtl_c
             if (st != TRTL_OK)
                 break;
         }
+        int32_t f16_orig[16]; /* 16-bit tensors on a float32 layer: casts around it (half_casts.h) */
+        st = trtl_bg_f16_inputs(g, l->op, l->name, l->n_in, in);
+        if (st == TRTL_OK)
+            st = trtl_bg_f16_outputs(g, l->op, l->name, l->n_out, out, f16_orig);
+        if (st != TRTL_OK) {
+            if (l->op == TRTL_OP_PLUGIN_V2)
+                p.plugin.plugin->vt->destroy(p.plugin.plugin);
+            break;
+        }
         int32_t ni = trtl_bg_add_node(g, l->op, l->name, &p, l->n_in, in, l->n_out, out);
         if (ni < 0) {
             if (l->op == TRTL_OP_PLUGIN_V2)
@@ -379,6 +389,8 @@ static trtl_status lower_network(trtl_bgraph *g, trtl_network *net, const trtl_c
             g->n[ni].want_precision = l->has_precision ? (int32_t)l->precision : l->type_hint;
         }
         st = own_weights(g, &g->n[ni].n, l->name);
+        if (st == TRTL_OK)
+            st = trtl_bg_f16_output_casts(g, l->name, l->n_out, out, f16_orig);
     }
     free(order);
     if (st == TRTL_OK && cfp->n)

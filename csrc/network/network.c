@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "network/network.h"
+#include "network/half_compute.h"
 #include "network/shape_values.h"
 #include "network/qdq.h"
 #include "core/status.h"
@@ -362,6 +363,7 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
     trtl_params p = l->p;
     trtl_lower_ctx lc = {l->name, net->implicit_batch, l->n_in, in};
     TRTL_TRY(info->lower(&p, &lc));
+    trtl_dtype f16 = trtl_f16_promote_inputs(l->op, l->n_in, in_t); /* network/half_compute.h */
     memset(out, 0, sizeof out);
     for (int32_t i = 0; i < l->n_out; i++)
         out_t[i] = TRTL_FLOAT;
@@ -370,6 +372,9 @@ static trtl_status infer_layer(trtl_network *net, trtl_layer *l)
         in_v[i] = l->in[i] && l->in[i]->has_sv ? l->in[i]->sv : NULL;
     trtl_infer_ctx ic = {l->name, &p, l->n_in, in, in_t, in_v, l->n_out, out, out_t, 0};
     TRTL_TRY(info->infer(&ic));
+    for (int32_t i = 0; f16 != TRTL_DTYPE_COUNT && i < l->n_out; i++)
+        if (out_t[i] == TRTL_FLOAT)
+            out_t[i] = f16;
     /* Shape values, where this layer's output carries them (a shape position may read them). */
     trtl_tensor *o0 = l->n_out > 0 ? l->out[0] : NULL; /* IAssertionLayer has no outputs */
     if (o0)
@@ -927,6 +932,12 @@ trtl_status trtl_tensor_set_dtype(trtl_tensor *t, trtl_dtype type)
         trtl_network_infer(t->net);
         if (t->dtype == type)
             return TRTL_OK;
+        if (t->producer && trtl_op_promotes_f16(t->producer->op) && (t->dtype == TRTL_FLOAT || trtl_dtype_is_f16(t->dtype)) &&
+            (type == TRTL_FLOAT || trtl_dtype_is_f16(type))) { /* fp32 math, stored as asked (builder/half_casts.c) */
+            t->producer->out_type_set[t->producer_out] = type;
+            trtl_network_touch(t->net);
+            return TRTL_OK;
+        }
         return trtl_error(TRTL_ERR_DTYPE, "tensor '%s': only network inputs and identity/cast outputs can change "
                           "dtype (it is %s); add a cast layer", t->name, trtl_dtype_name(t->dtype));
     }
