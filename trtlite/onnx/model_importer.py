@@ -65,12 +65,24 @@ def import_graph(ctx: ImporterContext, model: Any) -> bool:
             return False
     ctx._node_idx, ctx._node = -1, None  # what follows is about the graph, not the last node
     ctx._node_name, ctx._sub = "", 0
+    narrow_shape_inputs(ctx)
     return mark_outputs(ctx, graph)
+
+
+def narrow_shape_inputs(ctx: ImporterContext) -> None:
+    """int64 graph inputs whose values decide shapes (Reshape's shape, Slice's starts, ... fed at run time)
+    become INT32 inputs: trtlite's shape tensors are INT32 (TensorRT 10's may be INT64; the values are dims,
+    which fit).  Their cast to INT32 is then an identity."""
+    net = ctx.network
+    for i in range(net.num_inputs):
+        t = net.get_input(i)
+        if t.dtype == DataType.INT64 and t.is_shape_tensor:
+            t.dtype = DataType.INT32
 
 
 def add_inputs(ctx: ImporterContext, graph: Any) -> None:
     """Adds the graph inputs that are not initializers as network inputs (dynamic dims -1, types as trtlite
-    carries them: float16 is cast to FLOAT at once, 64-bit integers are INT32)."""
+    carries them: float16 is cast to FLOAT at once, int64 inputs are INT64 cast to INT32 at once, uint64 is INT32)."""
     net = ctx.network
     for vi in graph.input:
         name = vi.name
@@ -104,7 +116,17 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
         if dt is None:
             raise Fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, "graph input '%s' has an unsupported type %d"
                        % (name, elem))
-        if elem in (T_INT64, T_UINT64, T_DOUBLE):
+        if elem == T_INT64:
+            # TensorRT 10 keeps int64 graph inputs INT64 (numpy int64 buffers); trtlite's layers compute
+            # integers in INT32, so the value is narrowed once, right after the input (low bits, as numpy).
+            t = net.add_input(name, DataType.INT64, dims)
+            ctx._named.add(name)
+            cast = net.add_cast(t, DataType.INT32)
+            cast.name = "%s/cast_to_int32" % name
+            ctx._tensors[name] = cast.get_output(0)
+            ctx._input_names.append(name)
+            continue
+        if elem in (T_UINT64, T_DOUBLE):
             ctx._log(Severity.WARNING, "ONNX parser: input '%s' is %s in the model; trtlite's input is %s"
                      % (name, "int64" if elem != T_DOUBLE else "double", dt.name))
         ctx._tensors[name] = net.add_input(name, dt, dims)
@@ -113,7 +135,8 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
 
 
 def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
-    """Marks the graph outputs as network outputs under their ONNX names (float16 outputs cast back to HALF)."""
+    """Marks the graph outputs as network outputs under their ONNX names (float16 outputs cast back to HALF,
+    int64 ones to INT64, as TensorRT 10 gives them)."""
     net = ctx.network
     inputs = set(vi.name for vi in graph.input if vi.name not in ctx._consts)
     for vi in graph.output:
@@ -140,9 +163,9 @@ def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
                 t = layer.get_output(0)
             t.name = name
             elem = int(vi.type.tensor_type.elem_type) if vi.type.HasField("tensor_type") else 0
-            if elem == T_FLOAT16 and t.dtype == DataType.FLOAT:
-                layer = net.add_cast(t, DataType.HALF)
-                layer.name = "%s/cast_to_half" % name
+            if (elem == T_FLOAT16 and t.dtype == DataType.FLOAT) or (elem == T_INT64 and t.dtype == DataType.INT32):
+                layer = net.add_cast(t, DataType.HALF if elem == T_FLOAT16 else DataType.INT64)
+                layer.name = "%s/cast_to_%s" % (name, "half" if elem == T_FLOAT16 else "int64")
                 t.name = "%s/float" % name
                 t = layer.get_output(0)
                 t.name = name
