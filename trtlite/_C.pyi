@@ -527,6 +527,8 @@ class INetworkDefinition:
         """N-d transposed convolution; kernel is (C, K/groups, spatial...)."""
     def add_dequantize(self, input: ITensor, scale: ITensor, output_type: DataType = ...) -> IDequantizeLayer:
         """(input - zero point) * scale from an INT8 or UINT8 tensor; scale and zero point as add_quantize."""
+    def add_dynamic_quantize(self, input: ITensor, axis: int, block_size: Any, output_type: DataType, scale_type: Any) -> Any:
+        """Block quantization with scales computed at run time (NVFP4: FP4 data, FP8 scales; trtlite/dynamic_quantize.py)."""
     def add_einsum(self, inputs: Sequence[ITensor], equation: Any) -> IEinsumLayer:
         """Einstein summation of FLOAT inputs ("bij,bjk->bik", "ii->", ...; no ellipsis)."""
     def add_elementwise(self, input1: ITensor, input2: ITensor, op: ElementWiseOperation) -> IElementWiseLayer:

@@ -51,6 +51,7 @@ from .plugins_dynamic import (DimensionOperation, DimsExprs, DynamicPluginTensor
 from .refit import Refitter, WeightsRole
 from .controlflow import IIfConditional, ILoop
 from .output_allocator import IOutputAllocator  # data-dependent shapes (issue #12)
+from .dynamic_quantize import IDynamicQuantizeLayer  # add_dynamic_quantize (issue #12)
 from ._C import INonZeroLayer, INMSLayer
 from ._C import (IConditionLayer, IIfConditionalInputLayer, IIfConditionalOutputLayer, IIteratorLayer,  # control flow
                  ILoopOutputLayer, IRecurrenceLayer, ITripLimitLayer)

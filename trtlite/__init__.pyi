@@ -5,6 +5,7 @@ from typing import Any
 from . import _C
 from . import calibration as calibration
 from . import controlflow as controlflow
+from . import dynamic_quantize as dynamic_quantize
 from . import output_allocator as output_allocator
 from . import plugins as plugins
 from . import plugins_dynamic as plugins_dynamic
@@ -165,6 +166,9 @@ from .controlflow import (
     IIfConditional as IIfConditional,
     ILoop as ILoop,
 )
+from .dynamic_quantize import (
+    IDynamicQuantizeLayer as IDynamicQuantizeLayer,
+)
 from .onnx import (
     ErrorCode as ErrorCode,
     OnnxParser as OnnxParser,
@@ -258,6 +262,7 @@ __all__ = [
     'IDeconvolutionLayer',
     'IDequantizeLayer',
     'IDimensionExpr',
+    'IDynamicQuantizeLayer',
     'IEinsumLayer',
     'IElementWiseLayer',
     'IExecutionContext',
@@ -385,6 +390,7 @@ __all__ = [
     'calibration',
     'controlflow',
     'cpu_features',
+    'dynamic_quantize',
     'float16',
     'float32',
     'get_include',

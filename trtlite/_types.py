@@ -98,6 +98,33 @@ _ML_DTYPES = {"float8_e4m3fn": DataType.FP8, "float8_e5m2": DataType.FP8E5M2,
               "uint4": DataType.UINT4, "int2": DataType.INT2, "uint2": DataType.UINT2}
 
 
+def _weights_at_address(dt: DataType, ptr: Any, count: Any) -> Optional[np.ndarray]:
+    """A numpy view of `count` values of type `dt` at address `ptr` (Weights(type, ptr, count))."""
+    import ctypes
+    for what, v in (("ptr", ptr), ("count", count)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"Weights(type, ptr, count): {what} must be an int, not {type(v).__name__}")
+    ptr, count = int(ptr), int(count)
+    if count < 0:
+        raise ValueError(f"Weights(type, ptr, count): count must be >= 0, got {count}")
+    np_t = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT32: np.int32,
+            DataType.INT8: np.int8, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8,
+            DataType.INT64: np.int64}.get(dt)
+    if np_t is None and dt in _ML_DTYPES.values():
+        np_t = np.uint8  # storage types: one code a byte
+    if np_t is None:
+        raise TypeError(f"Weights(type, ptr, count): type {dt.name} is not a weights type (FLOAT, HALF, INT32, "
+                        f"INT64, INT8, BOOL, UINT8 or a storage type)")
+    if count == 0:
+        return None
+    if ptr == 0:
+        raise ValueError(f"Weights(type, ptr, count): ptr is NULL but count is {count}")
+    if ptr < 0 or ptr >= 1 << 64:
+        raise ValueError(f"Weights(type, ptr, count): ptr {ptr:#x} is not an address")
+    nbytes = count * np.dtype(np_t).itemsize
+    return np.frombuffer((ctypes.c_char * nbytes).from_address(ptr), dtype=np_t, count=count)
+
+
 class Weights:
     """Weights for a layer: keeps a reference to a C-contiguous numpy array (no copy until build).
 
@@ -105,9 +132,20 @@ class Weights:
     as TensorRT has no float64 weights); ``Weights(DataType)`` is an empty weight of that type.
     An ml_dtypes array (float8_e4m3fn, int4, ...: what onnx.numpy_helper gives for those ONNX types)
     gives weights of the storage type (FP8, INT4, ...) holding its code bytes (constant layers only).
+    ``Weights(DataType, ptr, count)`` (TensorRT's form) reads `count` values of that type at the raw address
+    `ptr` (e.g. ``array.ctypes.data``) without copying: the memory must stay valid until the build.
     """
 
-    def __init__(self, a: Any = None) -> None:
+    def __init__(self, a: Any = None, ptr: Any = None, count: Any = None) -> None:
+        if isinstance(a, DataType) and (ptr is not None or count is not None):
+            # TensorRT's Weights(type, ptr, count): `count` values of `type` at the raw address `ptr`, not
+            # copied (the memory must stay valid until the network is built, as TensorRT requires).
+            arr = _weights_at_address(a, ptr, count)
+            if a == DataType.INT64:  # as Weights(int64 array): INT32 values (a copy)
+                self._trtl_array, self._dtype = (None if arr is None else arr.astype(np.int32)), DataType.INT32
+            else:
+                self._trtl_array, self._dtype = arr, a
+            return
         if a is None or isinstance(a, DataType):
             self._trtl_array: Optional[np.ndarray] = None
             self._dtype = a if isinstance(a, DataType) else DataType.FLOAT

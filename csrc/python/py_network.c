@@ -13,6 +13,7 @@
 #include "python/views.h"
 #include "python/py_plugin.h"
 #include "python/py_network_plugin.h"
+#include "python/py_network_dq.h"
 
 /* ---- keep-alive registry ---------------------------------------------------------------------- */
 
@@ -802,6 +803,11 @@ static const PyMethodDef network_methods[] = {
     {"add_if_conditional", (PyCFunction)network_add_if_conditional, METH_NOARGS,
      "add_if_conditional() -> IIfConditional\n\nA new conditional: a 0-d BOOL condition, inputs and outputs; the "
      "layers computed from its inputs form its branches (trtlite.controlflow)."},
+    {"add_dynamic_quantize", (PyCFunction)(void (*)(void))trtl_py_network_add_dynamic_quantize,
+     METH_VARARGS | METH_KEYWORDS,
+     "add_dynamic_quantize(input, axis, block_size, output_type, scale_type) -> IDynamicQuantizeLayer\n\n"
+     "Block quantization with scales computed at run time (NVFP4: FP4 data, FP8 scales; "
+     "trtlite/dynamic_quantize.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,108 @@
+"""network.add_dynamic_quantize (TensorRT 10's IDynamicQuantizeLayer, NVFP4): FP4 data and FP8 block scales
+computed at run time, checked against a float64 reference written here from the formats' definitions (FP4 e2m1's
+and FP8 e4m3fn's value grids, round to nearest with ties to the even code, saturating) -- not ml_dtypes."""
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+DT = trt.DataType
+LOGGER = trt.Logger(trt.Logger.ERROR)
+
+
+def e4m3(code):
+    s, e, m = code >> 7, (code >> 3) & 15, code & 7
+    if e == 15 and m == 7:
+        return np.nan
+    v = m * 2.0 ** -9 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+    return -v if s else v
+
+
+def e2m1(code):
+    s, e, m = code >> 3, (code >> 1) & 3, code & 1
+    v = m * 0.5 if e == 0 else (1 + m / 2) * 2.0 ** (e - 1)
+    return -v if s else v
+
+
+FP8 = [(e4m3(c), c) for c in range(128) if not np.isnan(e4m3(c))]
+FP4 = [(e2m1(c), c) for c in range(8)]
+
+
+def encode(v, grid, bits):
+    """Nearest code (ties to the even code), saturating at the grid's maximum; v >= 0 or negative by sign bit."""
+    sign = 1 << (bits - 1) if v < 0 else 0
+    a = min(abs(v), grid[-1][0])
+    best = min(grid, key=lambda g: (abs(g[0] - a), g[1] & 1))
+    return best[1] | (sign if best[0] != 0 or v < 0 else 0)
+
+
+def reference(x, axis, bs, dq=1.0):
+    """(FP4 codes, FP8 codes) of x in float64."""
+    x = np.moveaxis(x.astype(np.float64), axis, -1)
+    blocks = x.reshape(x.shape[:-1] + (x.shape[-1] // bs, bs))
+    amax = np.abs(blocks).max(-1)
+    s8 = np.vectorize(lambda v: encode(v, FP8, 8))(amax / 6.0 / dq).astype(np.uint8)
+    eff = np.vectorize(e4m3)(s8) * dq
+    safe = np.where(eff == 0, 1.0, eff)
+    ratio = blocks / safe[..., None]
+    q = np.vectorize(lambda v: encode(v, FP4, 4))(ratio).astype(np.uint8)
+    return (np.moveaxis(q.reshape(x.shape), -1, axis), np.moveaxis(s8, -1, axis),
+            np.moveaxis(ratio.reshape(x.shape), -1, axis))
+
+
+def build_run(x, axis, bs, dq=None, in_type=DT.FLOAT):
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    t = net.add_input("x", in_type, x.shape)
+    layer = net.add_dynamic_quantize(t, axis, bs, DT.FP4, DT.FP8)
+    if dq is not None:
+        c = net.add_constant((), trt.Weights(np.array(dq, np.float32)))
+        layer.set_input(1, c.get_output(0))
+    assert layer.num_outputs == 2 and layer.get_output(0).dtype == DT.FP4 and layer.get_output(1).dtype == DT.FP8
+    layer.get_output(0).name, layer.get_output(1).name = "q", "s"
+    net.mark_output(layer.get_output(0))
+    net.mark_output(layer.get_output(1))
+    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, b.create_builder_config()))
+    out = eng.create_execution_context().infer({"x": x})
+    return (np.asarray(out["q"]).view(np.uint8), np.asarray(out["s"]).view(np.uint8))
+
+
+def check(x, axis, bs, dq=1.0, in_type=DT.FLOAT):
+    q, s = build_run(x, axis, bs, None if dq == 1.0 else dq, in_type)
+    rq, rs, ratio = reference(x, axis, bs, dq)
+    assert s.shape == rs.shape and q.shape == x.shape
+    np.testing.assert_array_equal(s, rs)
+    # float32 division may land on the other side of a rounding tie than float64: only near-ties may differ
+    # (FP4's grid steps are 0.5, 1 and 2, so ties sit at multiples of 0.25)
+    near_tie = np.isclose(np.abs(ratio) * 4 % 1, 0.0, atol=1e-5) | np.isclose(np.abs(ratio) * 4 % 1, 1.0, atol=1e-5)
+    assert np.all((q == rq) | near_tie), np.argwhere(q != rq)[:5]
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_nvfp4_2d_against_float64(axis):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((32, 48)) * rng.choice([0.01, 1.0, 300.0], (32, 1))).astype(np.float32)
+    x[0, :16] = 0.0  # an all-zero block: scale 0, data 0
+    check(x, axis, 16)
+
+
+def test_nvfp4_3d_double_quant_scale_and_half_input():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 32)).astype(np.float16)
+    check(x, 2, 16, dq=0.0625, in_type=DT.HALF)
+
+
+def test_refusals_name_the_layer():
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    t = net.add_input("x", DT.FLOAT, (4, 20))
+    with pytest.raises(trt.ShapeError, match="DynamicQuantize.*multiple of block_size 16"):
+        net.add_dynamic_quantize(t, -1, 16, DT.FP4, DT.FP8)
+    with pytest.raises(trt.UnsupportedError, match="NVFP4 only"):
+        net.add_dynamic_quantize(t, -1, 4, DT.FP8, DT.E8M0)
+    t3 = net.add_input("y", DT.FLOAT, (2, 4, 16, 16))
+    with pytest.raises(trt.ShapeError, match="2-D or 3-D"):
+        net.add_dynamic_quantize(t3, -1, 16, DT.FP4, DT.FP8)
+    layer = net.add_dynamic_quantize(t, -1, 4, DT.FP4, DT.FP8)
+    with pytest.raises(trt.UnsupportedError, match="fixed"):
+        layer.block_size = 8
