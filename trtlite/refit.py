@@ -14,7 +14,8 @@ KERNEL and BIAS of convolution, deconvolution and fully connected layers, SHIFT 
 when built non-empty).  ``set_weights`` checks the layer, role and count at once (an exception naming them, where
 TensorRT returns False); ``refit_cuda_engine`` applies every weight set since the last refit.  Weights have no
 names in trtlite's network API: ``get_all_weights`` names them ``"<layer>/<ROLE>"`` and ``set_named_weights``
-takes those names.  No context of the engine may execute while it is refitted (as in TensorRT); contexts use the
+takes those names, and the names of ONNX initializers (``"conv1.weight"``, as TensorRT names a parsed engine's
+weights) for models parsed in this process.  No context of the engine may execute while it is refitted (as in TensorRT); contexts use the
 new weights from their next run.  A refitted engine serializes with its new weights.
 """
 from __future__ import annotations
@@ -28,6 +29,20 @@ from ._enums import DataType, _TrtEnum
 from ._types import Weights
 
 __all__ = ["WeightsRole", "Refitter"]
+
+
+# ONNX initializer name -> [(layer, role)] of the layers the ONNX parser gave those weights unchanged, from every
+# parse in this process (trtlite/onnx/refitter.py: record_weight_names).  TensorRT names a parsed engine's
+# weights after its initializers; trtlite's plans carry no such names, so they are known where the model was
+# parsed.
+_ONNX_WEIGHT_NAMES: Dict[str, List[Tuple[str, int]]] = {}
+
+
+def register_weight_name(name: str, layer: str, role: int) -> None:
+    """Records that weights `name` (an ONNX initializer) are (layer, role) of the networks parsed from it."""
+    entries = _ONNX_WEIGHT_NAMES.setdefault(name, [])
+    if (layer, int(role)) not in entries:
+        entries.append((layer, int(role)))
 
 
 class WeightsRole(_TrtEnum):
@@ -119,12 +134,30 @@ class Refitter:
         self._pending[(layer_name, int(role))] = vals.copy()
         return True
 
+    def _onnx_targets(self, name: str) -> List[Tuple[str, int, int]]:
+        """(layer, role, count) of this engine's refittable weights that ONNX initializer `name` became."""
+        have = {(n, r): c for n, r, c in self._all()}
+        return [(layer, role, have[(layer, role)]) for layer, role in _ONNX_WEIGHT_NAMES.get(name, ())
+                if (layer, role) in have]
+
     def set_named_weights(self, name: str, weights: Any, location: Any = None) -> bool:
-        """set_weights by a name from get_all_weights (``"<layer>/<ROLE>"``).  `location` (TensorRT 10's
-        trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
-        if not isinstance(name, str) or "/" not in name:
-            raise ValueError(f"set_named_weights: {name!r} is not a name get_all_weights() gives (\"<layer>/<ROLE>\")")
+        """set_weights by name: an ONNX initializer's name, as TensorRT names the weights of an engine built
+        through trt.OnnxParser (``"conv1.weight"``: every layer that took that initializer unchanged; the model
+        must have been parsed in this process), or a name from get_all_weights (``"<layer>/<ROLE>"``).
+        `location` (TensorRT 10's trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
+        if not isinstance(name, str):
+            raise TypeError(f"set_named_weights: the name must be a str, not {type(name).__name__}")
+        targets = self._onnx_targets(name)
+        if targets:
+            vals = _values(weights, f"set_named_weights('{name}')")
+            for layer, role, _ in targets:
+                self.set_weights(layer, WeightsRole(role), vals)
+            return True
         layer, _, role = name.rpartition("/")
+        if not layer:
+            raise ValueError(f"set_named_weights: {name!r} is not a name get_all_weights() gives (\"<layer>/<ROLE>\") "
+                             f"nor the name of an ONNX initializer that became refittable weights of this engine "
+                             f"(parsed by trt.OnnxParser in this process)")
         if role not in WeightsRole.__members__:
             raise ValueError(f"set_named_weights: '{name}': '{role}' is not a WeightsRole name")
         return self.set_weights(layer, WeightsRole[role], weights)
@@ -132,9 +165,11 @@ class Refitter:
     def get_weights_prototype(self, name: str) -> "_Prototype":
         """Empty FLOAT Weights whose `size` is the count the engine holds for weights `name` (as TensorRT's
         prototype, which carries type and count but no values)."""
+        if isinstance(name, str) and self._onnx_targets(name):
+            return _Prototype(self._onnx_targets(name)[0][2])
         if not isinstance(name, str) or "/" not in name:
             raise ValueError(f"get_weights_prototype: {name!r} is not a name get_all_weights() gives "
-                             f"(\"<layer>/<ROLE>\")")
+                             f"(\"<layer>/<ROLE>\") nor an ONNX initializer of this engine's refittable weights")
         for n, r, count in self._all():
             if f"{n}/{WeightsRole(r).name}" == name:
                 return _Prototype(count)

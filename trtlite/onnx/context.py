@@ -110,6 +110,7 @@ class ImporterContext(LayerBuilder):
         self._explicit_syms: Dict[int, List[Any]] = {}
         self._node_idx = -1
         self._node: Any = None
+        self._weight_layers: List[Any] = []  # (layer with weights, the node it was imported for)
         self._input_names: List[str] = []
         self._node_name = ""  # layers made outside any node (graph outputs that are initializers) use these
         self._sub = 0
@@ -335,6 +336,8 @@ class ImporterContext(LayerBuilder):
         # named when parsing ends: renaming a layer makes trtlite re-infer the network's shapes at the next
         # shape query, which would make parsing quadratic
         self._layer_names.append((layer, name))
+        if self._node is not None and (hasattr(layer, "kernel") or hasattr(layer, "shift")):
+            self._weight_layers.append((layer, self._node))  # refit by initializer name (refitter.py)
         return layer
 
     def _L(self, layer: Any) -> Any:

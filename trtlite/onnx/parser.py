@@ -177,6 +177,10 @@ class OnnxParser:
                       "is tested with; importing it with the newer operator definitions" % (opset, MIN_OPSET))
         ctx = self._ctx = ImporterContext(self.network, self.logger, self._error, model, opset, opsets, base_dir)
         try:
-            return model_importer.import_graph(ctx, model)
+            ok = model_importer.import_graph(ctx, model)
         finally:
             ctx.apply_layer_names()
+        if ok:
+            from .refitter import record_weight_names
+            record_weight_names(ctx)
+        return ok

@@ -122,3 +122,32 @@ class OnnxParserRefitter:
         for name, role, w in found:
             self._refitter.set_weights(name, role, w)
         return True
+
+
+def record_weight_names(ctx: Any) -> None:
+    """After a parse: the initializers that became a refittable layer's weights unchanged (Conv's W and B, ...),
+    registered as TensorRT names them (``Refitter.set_named_weights("conv1.weight", ...)``; trtlite/refit.py).
+    Only initializers among the inputs of the node a layer was imported for are matched, by their values, so
+    weights the importer transformed (transposed, folded with a BatchNormalization, ...) keep only their
+    ``"<layer>/<ROLE>"`` names."""
+    from ..refit import register_weight_name
+    for layer, node in ctx._weight_layers:
+        inits = [n for n in node.input if n in ctx._consts and n not in ctx._tensors]
+        if not inits:
+            continue
+        for role, prop in _ROLE_PROPERTY.items():
+            try:
+                w = getattr(layer, prop)
+            except AttributeError:
+                continue
+            arr = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
+            if arr.size == 0 or arr.dtype.kind != "f":
+                continue
+            arr = np.asarray(arr, np.float32).reshape(-1)
+            for name in inits:
+                c = ctx._consts[name]
+                if c.dtype.kind == "f" and c.size == arr.size and np.array_equal(
+                        np.asarray(c, np.float32).reshape(-1), arr):
+                    register_weight_name(name, layer.name, role)
+                    break
+
