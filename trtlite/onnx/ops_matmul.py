@@ -157,20 +157,68 @@ def _dft_matrices(n_in: int, length: int, inverse: bool, onesided: bool,
 
 
 @importer("DFT",
-          restrictions="axis and dft_length constants (axis not the last dim); the signal axis static; computed as "
-                       "matrix multiplies by the transform matrix (O(n^2))")
+          restrictions="dft_length a constant; an axis given at run time is computed along every candidate axis whose "
+                       "output has the node's shape and selected by the value (asserted to be one of them); the "
+                       "signal axis static; computed as matrix multiplies by the transform matrix (O(n^2))")
 def _dft(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._float(p._tensor(node.input[0]))
     xs = tuple(x.shape)
     r = len(xs)
     if r < 3 or xs[-1] not in (1, 2):
         raise Fail(ErrorCode.INVALID_NODE, "input of shape %s must end in a real/imaginary dim of 1 or 2" % (xs,))
+    an = p._inp(node, 2) if p._opset >= 20 else None
+    if an is not None and not p._is_const(an):
+        return [_dft_runtime_axis(p, node, a, x, an)]
     if p._opset >= 20:
-        an = p._inp(node, 2)
         axis = int(np.asarray(p._cval(an, "axis")).reshape(-1)[0]) if an else -2
     else:
         axis = int(a.get("axis", 1))
-    axis = p._norm_axis(axis, r)
+    return [_dft_along(p, node, a, x, p._norm_axis(axis, r))]
+
+
+def _dft_runtime_axis(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, an: str) -> Any:
+    """DFT whose axis is a run-time value: the transform along each axis whose result has the node's output shape
+    (ONNX shape inference's, else the shape all candidates share), picked by select layers; an assertion stops
+    execution when the value names another axis."""
+    r = len(x.shape)
+    cands = []
+    for k in range(r - 1):
+        try:
+            cands.append((k, _dft_along(p, node, a, x, k)))
+        except Fail:
+            continue
+    want = p._sym_dims(node.output[0])
+    if want is not None and all(isinstance(d, int) for d in want):
+        cands = [(k, y) for k, y in cands if tuple(y.shape) == tuple(want)]
+    elif len(set(tuple(y.shape) for _, y in cands)) > 1:
+        cands = []
+    if not cands:
+        raise unsupported("DFT whose axis is given at run time, where the transforms along the possible axes give "
+                          "outputs of different shapes", ErrorCode.UNSUPPORTED_NODE_INPUT)
+    axis = p._tensor(an)
+    if axis.dtype != DataType.INT32:
+        axis = p._cast(axis, DataType.INT32)
+    axis = p._reshape(axis, [1] * r, zero_is_placeholder=False)
+    E = ElementWiseOperation
+    hits = [p._ew(p._ew_const(axis, np.int32(k), E.EQUAL), p._ew_const(axis, np.int32(k - r), E.EQUAL), E.OR)
+            for k, _ in cands]
+    ok = hits[0]
+    for h in hits[1:]:
+        ok = p._ew(ok, h, E.OR)
+    assertion = p.network.add_assertion(p._reshape(ok, [], zero_is_placeholder=False),
+                                        "DFT '%s': the axis value must be one of %s (the axes whose transform has "
+                                        "the output's shape)" % (node.name, [k for k, _ in cands]))
+    p._name_layer(assertion, "assert")
+    y = cands[0][1]
+    for (_, yk), h in zip(cands[1:], hits[1:]):
+        y = p._L(p.network.add_select(h, yk, y))
+    return y
+
+
+def _dft_along(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, axis: int) -> Any:
+    """The DFT of x along `axis` (normalized) as matrix multiplies."""
+    xs = tuple(x.shape)
+    r = len(xs)
     if axis == r - 1:
         raise Fail(ErrorCode.INVALID_NODE, "axis %d is the real/imaginary dim" % axis)
     n_in = xs[axis]
@@ -202,4 +250,4 @@ def _dft(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     y = outs[0] if len(outs) == 1 else p._concat_layer(outs, r - 1)  # (..., K, 1 or 2) in perm's order
     inv = [perm.index(i) for i in range(r - 1)] + [r - 1]
     del k_out
-    return [p._transpose(y, inv)]
+    return p._transpose(y, inv)

@@ -1,0 +1,37 @@
+"""ONNX operands given at run time (issue #12 (1)): DFT with a run-time axis.  References: numpy float64 FFT."""
+import numpy as np
+import pytest
+
+from onnx_helpers import helper, make_model, trt_build
+
+import trtlite as trt
+
+
+def dft_model(shape, onesided=0):
+    nodes = [helper.make_node("DFT", ["x", "", "axis"], ["y"], onesided=onesided)]
+    return make_model(nodes, {"x": (shape, np.float32), "axis": ((), np.int64)}, {"y": None}, opset=20)
+
+
+@pytest.mark.parametrize("axis", [1, 2, -2])
+def test_dft_runtime_axis_against_numpy(axis):
+    x = np.random.default_rng(5).standard_normal((2, 6, 6, 1)).astype(np.float32)
+    eng, _ = trt_build(dft_model(x.shape))
+    got = eng.create_execution_context().infer({"x": x, "axis": np.array(axis, np.int64)})["y"]
+    ax = axis if axis >= 0 else axis + 4
+    f = np.fft.fft(x[..., 0].astype(np.float64), axis=ax)
+    np.testing.assert_allclose(got, np.stack([f.real, f.imag], -1), rtol=1e-4, atol=1e-4)
+
+
+def test_dft_runtime_axis_value_outside_the_candidates_fails():
+    # one-sided: axes 1 and 2 give different shapes, only the declared output's is built
+    x = np.random.default_rng(6).standard_normal((1, 4, 5, 1)).astype(np.float32)
+    m = dft_model(x.shape, onesided=1)
+    del m.graph.output[:]
+    m.graph.output.append(helper.make_tensor_value_info("y", 1, [1, 3, 5, 2]))
+    eng, _ = trt_build(m)
+    ctx = eng.create_execution_context()
+    f = np.fft.rfft(x[..., 0].astype(np.float64), axis=1)
+    np.testing.assert_allclose(ctx.infer({"x": x, "axis": np.array(1, np.int64)})["y"],
+                               np.stack([f.real, f.imag], -1), rtol=1e-4, atol=1e-4)
+    with pytest.raises(trt.Error, match="axis value must be one of"):
+        ctx.infer({"x": x, "axis": np.array(2, np.int64)})
