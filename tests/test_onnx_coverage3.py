@@ -35,3 +35,18 @@ def test_dft_runtime_axis_value_outside_the_candidates_fails():
                                np.stack([f.real, f.imag], -1), rtol=1e-4, atol=1e-4)
     with pytest.raises(trt.Error, match="axis value must be one of"):
         ctx.infer({"x": x, "axis": np.array(2, np.int64)})
+
+
+def test_onehot_runtime_depth_from_the_output_shape():
+    nodes = [helper.make_node("OneHot", ["i", "depth", "v"], ["y"], axis=0)]
+    m = make_model(nodes, {"i": ((3,), np.int64), "depth": ((), np.float32), "v": ((2,), np.float32)},
+                   {"y": ((5, 3), np.float32)})
+    eng, _ = trt_build(m)
+    ctx = eng.create_execution_context()
+    i = np.array([0, -1, 7], np.int64)
+    got = ctx.infer({"i": i, "depth": np.array(5.0, np.float32), "v": np.array([2.0, 9.0], np.float32)})["y"]
+    want = np.full((5, 3), 2.0, np.float32)
+    want[0, 0] = want[4, 1] = 9.0  # -1 counts from the depth; 7 is out of range: all off
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(trt.Error, match="depth must be 5"):
+        ctx.infer({"i": i, "depth": np.array(6.0, np.float32), "v": np.array([2.0, 9.0], np.float32)})

@@ -187,19 +187,43 @@ def _swiglu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._ew(p._ew(g, s, E.PROD), b, E.PROD)]
 
 
+def _onehot_runtime_depth(p: ImporterContext, node: Any, r: int, axis: int) -> int:
+    """A depth given at run time: its value decides the output's shape, so it is taken from the output's static
+    shape (declared, or ONNX shape inference's) and the run-time value is asserted to equal it."""
+    want = p._sym_dims(node.output[0])
+    if want is None or len(want) != r or not isinstance(want[axis], int) or want[axis] <= 0:
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "depth '%s' must be a constant (an initializer or computed "
+                   "from static shapes), or the output's shape static along axis %d, but it is computed at run time"
+                   % (node.input[1], axis))
+    depth = int(want[axis])
+    d = p._tensor(node.input[1])
+    d = p._reshape(d, [], zero_is_placeholder=False) if len(d.shape) else d
+    if d.dtype != DataType.INT32:  # ONNX casts a non-integer depth to int64 (truncation)
+        d = p._cast(d, DataType.INT32)
+    ok = p._ew_const(d, np.int32(depth), E.EQUAL)
+    assertion = p.network.add_assertion(ok, "OneHot '%s': depth must be %d (the output's shape along axis %d)"
+                                        % (node.name, depth, axis))
+    p._name_layer(assertion, "assert")
+    return depth
+
+
 @importer("OneHot",
-          restrictions="depth a constant")
+          restrictions="depth a constant, or the output's shape static along the one-hot axis (the run-time value "
+                       "is asserted to equal it)")
 def _onehot(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """out = (index == arange(depth) along the new axis) ? on : off; negative indices count from depth, others
     out of range match nothing (all off), as ONNX specifies."""
     idx = p._tensor(node.input[0])
     if idx.dtype != DataType.INT32:
         idx = p._cast(idx, DataType.INT32)  # float indices: ONNX casts them to integers
-    depth = int(np.asarray(p._cval(node.input[1], "depth")).reshape(-1)[0])
-    if depth <= 0:
-        raise Fail(ErrorCode.INVALID_NODE, "depth %d must be positive" % depth)
     r = len(idx.shape) + 1
     axis = p._norm_axis(int(a.get("axis", -1)), r)
+    if p._is_const(node.input[1]):
+        depth = int(np.asarray(p._cval(node.input[1], "depth")).reshape(-1)[0])
+    else:
+        depth = _onehot_runtime_depth(p, node, r, axis)
+    if depth <= 0:
+        raise Fail(ErrorCode.INVALID_NODE, "depth %d must be positive" % depth)
     idx = _select(p, p._ew_const(idx, np.int32(0), E.LESS), p._ew_const(idx, np.int32(depth), E.SUM), idx)
     shape = [1] * r
     shape[axis] = depth
