@@ -50,3 +50,23 @@ def test_onehot_runtime_depth_from_the_output_shape():
     np.testing.assert_array_equal(got, want)
     with pytest.raises(trt.Error, match="depth must be 5"):
         ctx.infer({"i": i, "depth": np.array(6.0, np.float32), "v": np.array([2.0, 9.0], np.float32)})
+
+
+@pytest.mark.parametrize("mode,ctm,scales,out", [
+    ("linear", "half_pixel", [1, 1, 0.6, 1.7], [1, 2, 3, 8]),
+    ("cubic", "align_corners", [1, 1, 2.0, 0.8], [1, 2, 10, 4]),
+    ("nearest", "asymmetric", [1, 1, 1.5, 0.5], [1, 2, 7, 2]),
+])
+def test_resize_runtime_scales_against_onnxruntime(mode, ctm, scales, out):
+    from onnx_helpers import ort_run
+    nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode, coordinate_transformation_mode=ctm)]
+    m = make_model(nodes, {"x": ((1, 2, 5, 5), np.float32), "scales": ((4,), np.float32)},
+                   {"y": (tuple(out), np.float32)}, opset=13)
+    x = np.random.default_rng(8).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    feeds = {"x": x, "scales": np.array(scales, np.float32)}
+    eng, _ = trt_build(m)
+    ctx = eng.create_execution_context()
+    np.testing.assert_allclose(ctx.infer(feeds)["y"], ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-5)
+    bad = dict(feeds, scales=np.array([1, 1, 3.0, 3.0], np.float32))
+    with pytest.raises(trt.Error, match="floor\\(input extent \\* scale\\) must equal"):
+        ctx.infer(bad)

@@ -6,7 +6,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._enums import InterpolationMode, ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector
+from .._enums import (DataType, ElementWiseOperation, InterpolationMode, ResizeCoordinateTransformation,
+                      ResizeRoundMode, ResizeSelector, UnaryOperation)
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -58,9 +59,12 @@ def _resize_scales_from_sizes(p: ImporterContext, xname: str, xs: Sequence[int],
 
 @importer("Resize", "Upsample",
           restrictions=("modes nearest, linear and cubic; coordinate_transformation_mode half_pixel, "
-                        "pytorch_half_pixel, align_corners or asymmetric; scales and sizes known while parsing; no "
-                        "antialias, no keep_aspect_ratio_policy but stretch; nearest before opset 11 must not mix "
-                        "up- and downsampling"))
+                        "pytorch_half_pixel, align_corners or asymmetric (and half_pixel_symmetric with run-time "
+                        "scales); scales known while parsing, or at run time with the output's shape static (each "
+                        "axis resampled by gathers and weights computed from the scale; floor(size * scale) "
+                        "asserted); sizes known while parsing or a shape tensor; no antialias, no "
+                        "keep_aspect_ratio_policy but stretch; nearest before opset 11 must not mix up- and "
+                        "downsampling"))
 def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
     x = p._tensor(xname)
@@ -73,10 +77,23 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     axes = None
     if node.op_type == "Upsample" and p._opset < 9:
         scales = [float(v) for v in a["scales"]]
+    elif legacy and p._inp(node, 1) is not None and not p._is_const(p._inp(node, 1)):
+        # Upsample / Resize-10 with run-time scales: asymmetric coordinates; nearest floors when upsampling and
+        # ceils when downsampling (ONNX Runtime's rule), told apart by the output's static shape
+        want = p._sym_dims(node.output[0]) or []
+        up = all(isinstance(w, int) and w >= n for w, n in zip(want, xs))
+        down = all(isinstance(w, int) and w <= n for w, n in zip(want, xs))
+        if mode == "nearest" and not (up or down):
+            raise unsupported("nearest Resize that upsamples some axes and downsamples others (opset < 11)")
+        a2 = dict(a, coordinate_transformation_mode="asymmetric", nearest_mode="floor" if up else "ceil")
+        m2 = "linear" if mode in ("linear", "bilinear") else mode
+        return [_resize_runtime_scales(p, node, a2, x, p._inp(node, 1), None, m2)]
     elif legacy:
         scales = [float(v) for v in p._cval(p._inp(node, 1), "scales").reshape(-1)]
     else:
         sn, zn = p._inp(node, 2), p._inp(node, 3)
+        if sn is not None and not p._is_const(sn):  # scales computed at run time
+            return [_resize_runtime_scales(p, node, a, x, sn, attr_ints(a, "axes"), mode)]
         if sn is not None and p._cval(sn, "scales").size > 0:
             scales = [float(v) for v in p._cval(sn, "scales").reshape(-1)]
         elif zn is not None and not p._is_const(zn):  # sizes computed at run time: a shape tensor
@@ -169,3 +186,137 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             raise unsupported("Resize nearest_mode '%s'" % nm)
         layer.nearest_rounding = table[nm]
     return [p._L(layer)]
+
+
+def _coords(p: ImporterContext, s: Any, n_in: int, n_out: int, ctm: str) -> Any:
+    """[n_out] FLOAT source coordinates of the output positions for the run-time scale `s` ([1] FLOAT), as ONNX's
+    coordinate_transformation_mode defines them."""
+    E = ElementWiseOperation
+    i = p._const_tensor(np.arange(n_out, dtype=np.float32))
+    if ctm == "align_corners":  # i * (in - 1) / (in * s - 1): the resized length unrounded, as ONNX's reference
+        if n_out <= 1:
+            return p._const_tensor(np.zeros(n_out, np.float32))
+        denom = p._ew_const(p._ew_const(s, np.float32(n_in), E.PROD), np.float32(1.0), E.SUB)
+        return p._ew(p._ew_const(i, np.float32(n_in - 1), E.PROD), denom, E.DIV)
+    if ctm == "asymmetric":
+        return p._ew(i, s, E.DIV)
+    if ctm == "pytorch_half_pixel" and n_out <= 1:
+        return p._const_tensor(np.zeros(n_out, np.float32))
+    x = p._ew_const(p._ew(p._ew_const(i, np.float32(0.5), E.SUM), s, E.DIV), np.float32(0.5), E.SUB)
+    if ctm == "half_pixel_symmetric":
+        # offset = in/2 * (1 - floor(s * in) / (s * in))
+        out_w = p._ew_const(s, np.float32(n_in), E.PROD)
+        adj = p._ew(p._unary(out_w, UnaryOperation.FLOOR), out_w, E.DIV)
+        offset = p._ew_const(p._ew_const(adj, np.float32(1.0), E.SUB, const_first=True), np.float32(n_in / 2.0),
+                             E.PROD)
+        x = p._ew(x, offset, E.SUM)
+    return x
+
+
+def _cubic_weight(p: ImporterContext, d: Any, A: float) -> Any:
+    """Keys' cubic kernel W(d) for d in [0, 2] (ONNX's cubic_coeffs with coefficient A)."""
+    E = ElementWiseOperation
+    d2 = p._ew(d, d, E.PROD)
+    d3 = p._ew(d2, d, E.PROD)
+    near = p._ew_const(p._ew(p._ew_const(d3, np.float32(A + 2), E.PROD), p._ew_const(d2, np.float32(A + 3), E.PROD),
+                             E.SUB), np.float32(1.0), E.SUM)                      # (A+2)d^3 - (A+3)d^2 + 1
+    far = p._ew(p._ew(p._ew_const(d3, np.float32(A), E.PROD), p._ew_const(d2, np.float32(5 * A), E.PROD), E.SUB),
+                p._ew_const(p._ew_const(d, np.float32(8 * A), E.PROD), np.float32(4 * A), E.SUB), E.SUM)
+    is_near = p._ew_const(d, np.float32(1.0), E.LESS)                           # A d^3 - 5A d^2 + 8A d - 4A
+    return p._L(p.network.add_select(is_near, near, far))
+
+
+def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, sn: str,
+                           axes: Optional[List[int]], mode: str) -> Any:
+    """Resize whose scales are computed at run time.  The output's shape must be static (declared, or ONNX shape
+    inference's): each axis whose extent is not 1 in and out is resampled separately -- source coordinates
+    computed from its scale, then a gather per tap (nearest: 1, linear: 2, cubic: 4) weighted and summed -- and
+    floor(extent * scale) == output extent is asserted at run time."""
+    E = ElementWiseOperation
+    xs = tuple(x.shape)
+    r = len(xs)
+    want = p._sym_dims(node.output[0])
+    if want is None or len(want) != r or not all(isinstance(d, int) and d >= 0 for d in want) or \
+            any(d < 0 for d in xs):
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "scales '%s' is computed at run time: the input's and the "
+                   "output's shapes must then be static (the output's as declared or inferred by ONNX)" % sn)
+    if int(a.get("antialias", 0)) and mode != "nearest":
+        raise unsupported("Resize with antialias=1")
+    ctm = a.get("coordinate_transformation_mode", "half_pixel")
+    if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"):
+        raise unsupported("Resize coordinate_transformation_mode '%s'" % ctm)
+    if mode not in ("nearest", "linear", "cubic"):
+        raise unsupported("Resize mode '%s'" % mode)
+    ax_list = [p._norm_axis(v, r) for v in axes] if axes else list(range(r))
+    scales = p._tensor(sn)
+    if scales.dtype != DataType.FLOAT:
+        scales = p._cast(scales, DataType.FLOAT)
+    if tuple(scales.shape) != (len(ax_list),):
+        raise Fail(ErrorCode.INVALID_NODE, "scales of shape %s for %d resized axes" % (tuple(scales.shape),
+                                                                                      len(ax_list)))
+    y = x
+    if mode != "nearest" and y.dtype != DataType.FLOAT:
+        y = p._cast(y, DataType.FLOAT)
+    checks = None
+    for k, ax in enumerate(ax_list):
+        n_in, n_out = xs[ax], want[ax]
+        s = p._L(p.network.add_gather(scales, p._const_tensor(np.array([k], np.int32)), 0))
+        fits = p._ew_const(p._unary(p._ew_const(s, np.float32(n_in), E.PROD), UnaryOperation.FLOOR),
+                           np.float32(n_out), E.EQUAL)
+        checks = fits if checks is None else p._ew(checks, fits, E.AND)
+        if n_in == n_out == 1:
+            continue
+        c = _coords(p, s, n_in, n_out, ctm)
+        if mode == "nearest":
+            nm = a.get("nearest_mode", "round_prefer_floor")
+            if nm == "round_prefer_floor":
+                c = p._unary(p._ew_const(c, np.float32(0.5), E.SUB), UnaryOperation.CEIL)
+            elif nm == "round_prefer_ceil":
+                c = p._unary(p._ew_const(c, np.float32(0.5), E.SUM), UnaryOperation.FLOOR)
+            elif nm in ("floor", "ceil"):
+                c = p._unary(c, UnaryOperation.FLOOR if nm == "floor" else UnaryOperation.CEIL)
+            else:
+                raise unsupported("Resize nearest_mode '%s'" % nm)
+            taps = [(c, None)]
+        else:
+            i0 = p._unary(c, UnaryOperation.FLOOR)
+            t = p._ew(c, i0, E.SUB)
+            if mode == "linear":
+                taps = [(i0, p._ew_const(t, np.float32(1.0), E.SUB, const_first=True)),
+                        (p._ew_const(i0, np.float32(1.0), E.SUM), t)]
+            else:
+                A = float(a.get("cubic_coeff_a", -0.75))
+                taps = []
+                for off, dist in ((-1, p._ew_const(t, np.float32(1.0), E.SUM)), (0, t),
+                                  (1, p._ew_const(t, np.float32(1.0), E.SUB, const_first=True)),
+                                  (2, p._ew_const(t, np.float32(2.0), E.SUB, const_first=True))):
+                    taps.append((p._ew_const(i0, np.float32(off), E.SUM), _cubic_weight(p, dist, A)))
+                if bool(int(a.get("exclude_outside", 0))):
+                    kept = []
+                    for idx, w in taps:
+                        inside = p._ew(p._ew_const(idx, np.float32(0.0), E.LESS),
+                                       p._ew_const(idx, np.float32(n_in - 1), E.GREATER), E.OR)
+                        kept.append((idx, p._L(p.network.add_select(inside, p._const_tensor(
+                            np.zeros(1, np.float32)), w))))
+                    total = kept[0][1]
+                    for _, w in kept[1:]:
+                        total = p._ew(total, w, E.SUM)
+                    taps = [(idx, p._ew(w, total, E.DIV)) for idx, w in kept]
+        shape = [1] * r
+        shape[ax] = n_out
+        acc = None
+        for idx, w in taps:
+            idx = p._ew_const(p._ew_const(idx, np.float32(0.0), E.MAX), np.float32(n_in - 1), E.MIN)
+            g = p._L(p.network.add_gather(y, p._cast(idx, DataType.INT32), ax))
+            if w is not None:
+                g = p._ew(g, p._reshape(w, shape, zero_is_placeholder=False), E.PROD)
+            acc = g if acc is None else p._ew(acc, g, E.SUM)
+        y = acc
+    assertion = p.network.add_assertion(p._reshape(checks, [], zero_is_placeholder=False),
+                                        "Resize '%s': floor(input extent * scale) must equal the output's static "
+                                        "shape %s" % (node.name, list(want)))
+    p._name_layer(assertion, "assert")
+    if y.dtype != x.dtype:
+        y = p._cast(y, x.dtype)
+    return y
+
