@@ -70,3 +70,33 @@ def test_resize_runtime_scales_against_onnxruntime(mode, ctm, scales, out):
     bad = dict(feeds, scales=np.array([1, 1, 3.0, 3.0], np.float32))
     with pytest.raises(trt.Error, match="floor\\(input extent \\* scale\\) must equal"):
         ctx.infer(bad)
+
+
+def np_unique(x, axis, sorted_):
+    """numpy's unique, reordered by first occurrence when not sorted (ONNX's sorted=0)."""
+    y, idx, inv, cnt = np.unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    if not sorted_:
+        order = np.argsort(idx)
+        remap = np.empty_like(order)
+        remap[order] = np.arange(order.size)
+        y, idx, cnt, inv = np.take(y, order, axis=0 if axis is None else axis), idx[order], cnt[order], remap[inv]
+    return y, idx, inv, cnt
+
+
+@pytest.mark.parametrize("axis,sorted_", [(None, 1), (None, 0), (1, 1), (-1, 1), (0, 0)])
+def test_unique_against_numpy(axis, sorted_):
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 3, (4, 5, 2)).astype(np.float32)
+    x[:, 3] = x[:, 1]  # repeated slices along axis 1
+    kw = {"sorted": sorted_} if axis is None else {"sorted": sorted_, "axis": axis}
+    nodes = [helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], **kw)]
+    m = make_model(nodes, {"x": (x.shape, np.float32)},
+                   {"y": None, "i": (None, np.int64), "inv": (None, np.int64), "c": (None, np.int64)}, opset=11)
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer({"x": x})
+    y, idx, inv, cnt = np_unique(x, axis, sorted_)
+    np.testing.assert_array_equal(got["y"], y)
+    np.testing.assert_array_equal(got["i"], idx)
+    np.testing.assert_array_equal(got["inv"], inv)
+    np.testing.assert_array_equal(got["c"], cnt)
