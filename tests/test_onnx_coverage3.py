@@ -100,3 +100,52 @@ def test_unique_against_numpy(axis, sorted_):
     np.testing.assert_array_equal(got["i"], idx)
     np.testing.assert_array_equal(got["inv"], inv)
     np.testing.assert_array_equal(got["c"], cnt)
+
+
+def tf_crop_linear_ref(x, roi, out, extrapolation):
+    """float64 reference of ONNX's tf_crop_and_resize (linear) over the last two axes, from the operator's text."""
+    y = x.astype(np.float64)
+    outside = np.zeros(out, bool)
+    for k, ax in enumerate((2, 3)):
+        n_in, n_out = x.shape[ax], out[ax]
+        st, en = roi[k], roi[k + 2]
+        c = st * (n_in - 1) + np.arange(n_out) * (en - st) * (n_in - 1) / (n_out - 1)
+        i0 = np.floor(c).astype(int)
+        t = c - i0
+        a = np.take(y, np.clip(i0, 0, n_in - 1), axis=ax)
+        b = np.take(y, np.clip(i0 + 1, 0, n_in - 1), axis=ax)
+        shape = [1, 1, 1, 1]
+        shape[ax] = n_out
+        y = a * (1 - t).reshape(shape) + b * t.reshape(shape)
+        outside |= ((c < 0) | (c > n_in - 1)).reshape(shape)
+    return np.where(outside, extrapolation, y)
+
+
+def test_resize_tf_crop_and_resize_runtime_roi_against_float64():
+    nodes = [helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear", axes=[2, 3],
+                              coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0)]
+    m = make_model(nodes, {"x": ((1, 2, 5, 5), np.float32), "roi": ((4,), np.float32), "sizes": ((2,), np.int64)},
+                   {"y": ((1, 2, 3, 5), np.float32)}, opset=18)
+    x = np.random.default_rng(10).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    roi = np.array([0.1, -0.2, 0.9, 1.1], np.float32)
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer({"x": x, "roi": roi, "sizes": np.array([3, 5], np.int64)})["y"]
+    np.testing.assert_allclose(got, tf_crop_linear_ref(x, roi.astype(np.float64), (1, 2, 3, 5), 7.0),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw,sizes,out", [
+    ({"keep_aspect_ratio_policy": "not_larger"}, [3, 9], [1, 2, 3, 3]),
+    ({"keep_aspect_ratio_policy": "not_smaller", "mode": "nearest"}, [3, 9], [1, 2, 9, 9]),
+])
+def test_resize_runtime_sizes_kept_aspect_ratio_against_onnxruntime(kw, sizes, out):
+    from onnx_helpers import ort_run
+    kw = dict({"mode": "linear", "axes": [2, 3]}, **kw)
+    nodes = [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **kw)]
+    m = make_model(nodes, {"x": ((1, 2, 5, 5), np.float32), "sizes": ((2,), np.int64)},
+                   {"y": (tuple(out), np.float32)}, opset=18)
+    x = np.random.default_rng(10).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    feeds = {"x": x, "sizes": np.array(sizes, np.int64)}
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer(feeds)["y"]
+    np.testing.assert_allclose(got, ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-5)

@@ -6,8 +6,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._enums import (DataType, ElementWiseOperation, InterpolationMode, ResizeCoordinateTransformation,
-                      ResizeRoundMode, ResizeSelector, UnaryOperation)
+from .._enums import (DataType, ElementWiseOperation, InterpolationMode, ReduceOperation,
+                      ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector, UnaryOperation)
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -96,6 +96,12 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             return [_resize_runtime_scales(p, node, a, x, sn, attr_ints(a, "axes"), mode)]
         if sn is not None and p._cval(sn, "scales").size > 0:
             scales = [float(v) for v in p._cval(sn, "scales").reshape(-1)]
+        elif zn is not None and not p._is_const(zn) and (
+                a.get("keep_aspect_ratio_policy", "stretch") != "stretch" or
+                a.get("coordinate_transformation_mode") == "tf_crop_and_resize"):
+            # sizes at run time that are not the output shape as they are (a kept aspect ratio) or whose
+            # coordinates come from roi: resampled as for run-time scales
+            return [_resize_runtime_scales(p, node, a, x, None, attr_ints(a, "axes"), mode, zn)]
         elif zn is not None and not p._is_const(zn):  # sizes computed at run time: a shape tensor
             sizes_t = shape_input(p, zn)
         elif zn is not None:
@@ -226,34 +232,63 @@ def _cubic_weight(p: ImporterContext, d: Any, A: float) -> Any:
     return p._L(p.network.add_select(is_near, near, far))
 
 
-def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, sn: str,
-                           axes: Optional[List[int]], mode: str) -> Any:
-    """Resize whose scales are computed at run time.  The output's shape must be static (declared, or ONNX shape
-    inference's): each axis whose extent is not 1 in and out is resampled separately -- source coordinates
-    computed from its scale, then a gather per tap (nearest: 1, linear: 2, cubic: 4) weighted and summed -- and
-    floor(extent * scale) == output extent is asserted at run time."""
+def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, sn: Optional[str],
+                           axes: Optional[List[int]], mode: str, zn: Optional[str] = None) -> Any:
+    """Resize whose scales (`sn`) or sizes (`zn`, with keep_aspect_ratio_policy not_larger / not_smaller or
+    coordinate_transformation_mode tf_crop_and_resize) are computed at run time.  The output's shape must be
+    static (declared, or ONNX shape inference's): each axis whose extent is not 1 in and out is resampled
+    separately -- source coordinates computed from its scale (or roi), then a gather per tap (nearest: 1, linear:
+    2, cubic: 4) weighted and summed -- and the output extents the run-time values give (floor(extent * scale);
+    round(extent * scale) for a kept aspect ratio; the sizes themselves for tf_crop_and_resize) are asserted to
+    be the static ones."""
     E = ElementWiseOperation
     xs = tuple(x.shape)
     r = len(xs)
     want = p._sym_dims(node.output[0])
     if want is None or len(want) != r or not all(isinstance(d, int) and d >= 0 for d in want) or \
             any(d < 0 for d in xs):
-        raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "scales '%s' is computed at run time: the input's and the "
-                   "output's shapes must then be static (the output's as declared or inferred by ONNX)" % sn)
+        raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "%s '%s' is computed at run time: the input's and the "
+                   "output's shapes must then be static (the output's as declared or inferred by ONNX)"
+                   % ("scales" if sn else "sizes", sn or zn))
     if int(a.get("antialias", 0)) and mode != "nearest":
         raise unsupported("Resize with antialias=1")
     ctm = a.get("coordinate_transformation_mode", "half_pixel")
-    if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"):
+    if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
+                   "tf_crop_and_resize"):
         raise unsupported("Resize coordinate_transformation_mode '%s'" % ctm)
     if mode not in ("nearest", "linear", "cubic"):
         raise unsupported("Resize mode '%s'" % mode)
     ax_list = [p._norm_axis(v, r) for v in axes] if axes else list(range(r))
-    scales = p._tensor(sn)
-    if scales.dtype != DataType.FLOAT:
-        scales = p._cast(scales, DataType.FLOAT)
-    if tuple(scales.shape) != (len(ax_list),):
-        raise Fail(ErrorCode.INVALID_NODE, "scales of shape %s for %d resized axes" % (tuple(scales.shape),
+    policy = a.get("keep_aspect_ratio_policy", "stretch") if zn else "stretch"
+    if sn is not None:
+        scales = p._float(p._tensor(sn), "scales")
+        if tuple(scales.shape) != (len(ax_list),):
+            raise Fail(ErrorCode.INVALID_NODE, "scales of shape %s for %d resized axes" % (tuple(scales.shape),
+                                                                                          len(ax_list)))
+    else:
+        sizes = p._tensor(zn)
+        if sizes.dtype != DataType.FLOAT:
+            sizes = p._cast(sizes, DataType.FLOAT)
+        if tuple(sizes.shape) != (len(ax_list),):
+            raise Fail(ErrorCode.INVALID_NODE, "sizes of shape %s for %d resized axes" % (tuple(sizes.shape),
+                                                                                        len(ax_list)))
+        scales = p._ew(sizes, p._const_tensor(np.array([xs[i] for i in ax_list], np.float32)), E.DIV)
+        if policy in ("not_larger", "not_smaller"):  # one scale for every resized axis
+            one = p._L(p.network.add_reduce(scales, ReduceOperation.MIN if policy == "not_larger" else
+                                            ReduceOperation.MAX, 1, True))
+            scales = p._ew(p._const_tensor(np.ones(len(ax_list), np.float32)), one, E.PROD)
+        elif policy != "stretch":
+            raise unsupported("Resize keep_aspect_ratio_policy '%s'" % policy)
+    roi = None
+    if ctm == "tf_crop_and_resize":
+        rn = p._inp(node, 1)
+        if rn is None:
+            raise Fail(ErrorCode.INVALID_NODE, "tf_crop_and_resize needs roi (input 1)")
+        roi = p._float(p._tensor(rn), "roi")
+        if tuple(roi.shape) != (2 * len(ax_list),):
+            raise Fail(ErrorCode.INVALID_NODE, "roi of shape %s for %d resized axes" % (tuple(roi.shape),
                                                                                       len(ax_list)))
+    outside = None  # tf_crop_and_resize: output positions mapped outside the input
     y = x
     if mode != "nearest" and y.dtype != DataType.FLOAT:
         y = p._cast(y, DataType.FLOAT)
@@ -261,12 +296,34 @@ def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: 
     for k, ax in enumerate(ax_list):
         n_in, n_out = xs[ax], want[ax]
         s = p._L(p.network.add_gather(scales, p._const_tensor(np.array([k], np.int32)), 0))
-        fits = p._ew_const(p._unary(p._ew_const(s, np.float32(n_in), E.PROD), UnaryOperation.FLOOR),
-                           np.float32(n_out), E.EQUAL)
+        if sn is not None:
+            got = p._unary(p._ew_const(s, np.float32(n_in), E.PROD), UnaryOperation.FLOOR)
+        elif policy != "stretch":  # round half up, as ONNX's reference rounds the kept-ratio sizes
+            got = p._unary(p._ew_const(p._ew_const(s, np.float32(n_in), E.PROD), np.float32(0.5), E.SUM),
+                           UnaryOperation.FLOOR)
+        else:
+            got = p._L(p.network.add_gather(sizes, p._const_tensor(np.array([k], np.int32)), 0))
+        fits = p._ew_const(got, np.float32(n_out), E.EQUAL)
         checks = fits if checks is None else p._ew(checks, fits, E.AND)
-        if n_in == n_out == 1:
+        if n_in == n_out == 1 and roi is None:
             continue
-        c = _coords(p, s, n_in, n_out, ctm)
+        if roi is not None:  # start * (in - 1) + i * (end - start) * (in - 1) / (out - 1)
+            st = p._L(p.network.add_gather(roi, p._const_tensor(np.array([k], np.int32)), 0))
+            en = p._L(p.network.add_gather(roi, p._const_tensor(np.array([k + len(ax_list)], np.int32)), 0))
+            if n_out > 1:
+                step = p._ew_const(p._ew(en, st, E.SUB), np.float32((n_in - 1) / (n_out - 1)), E.PROD)
+                c = p._ew(p._ew_const(st, np.float32(n_in - 1), E.PROD),
+                          p._ew(p._const_tensor(np.arange(n_out, dtype=np.float32)), step, E.PROD), E.SUM)
+            else:
+                c = p._ew_const(p._ew(st, en, E.SUM), np.float32(0.5 * (n_in - 1)), E.PROD)
+            out_k = p._ew(p._ew_const(c, np.float32(0.0), E.LESS), p._ew_const(c, np.float32(n_in - 1),
+                                                                                E.GREATER), E.OR)
+            shape_k = [1] * r
+            shape_k[ax] = n_out
+            out_k = p._reshape(out_k, shape_k, zero_is_placeholder=False)
+            outside = out_k if outside is None else p._ew(outside, out_k, E.OR)
+        else:
+            c = _coords(p, s, n_in, n_out, ctm)
         if mode == "nearest":
             nm = a.get("nearest_mode", "round_prefer_floor")
             if nm == "round_prefer_floor":
@@ -312,9 +369,14 @@ def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: 
                 g = p._ew(g, p._reshape(w, shape, zero_is_placeholder=False), E.PROD)
             acc = g if acc is None else p._ew(acc, g, E.SUM)
         y = acc
+    if outside is not None:
+        ext = p._const_tensor(np.full([1] * r, float(a.get("extrapolation_value", 0.0)), np.float32))
+        y = p._L(p.network.add_select(outside, ext, y))
+    what = "floor(input extent * scale)" if sn is not None else (
+        "round(input extent * scale)" if policy != "stretch" else "the sizes")
     assertion = p.network.add_assertion(p._reshape(checks, [], zero_is_placeholder=False),
-                                        "Resize '%s': floor(input extent * scale) must equal the output's static "
-                                        "shape %s" % (node.name, list(want)))
+                                        "Resize '%s': %s must equal the output's static shape %s"
+                                        % (node.name, what, list(want)))
     p._name_layer(assertion, "assert")
     if y.dtype != x.dtype:
         y = p._cast(y, x.dtype)
