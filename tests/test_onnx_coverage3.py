@@ -149,3 +149,15 @@ def test_resize_runtime_sizes_kept_aspect_ratio_against_onnxruntime(kw, sizes, o
     eng, _ = trt_build(m)
     got = eng.create_execution_context().infer(feeds)["y"]
     np.testing.assert_allclose(got, ort_run(m, feeds)["y"], rtol=1e-4, atol=1e-5)
+
+
+def test_range_runtime_float_values_against_numpy():
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["y"])]
+    m = make_model(nodes, {"s": ((), np.float32), "l": ((), np.float32), "d": ((), np.float32)},
+                   {"y": ((4,), np.float32)}, opset=11)
+    eng, _ = trt_build(m)
+    ctx = eng.create_execution_context()
+    f = {"s": np.array(1.5, np.float32), "l": np.array(-0.5, np.float32), "d": np.array(-0.6, np.float32)}
+    np.testing.assert_allclose(ctx.infer(f)["y"], np.arange(1.5, -0.5, -0.6), rtol=1e-6, atol=1e-6)
+    with pytest.raises(trt.Error, match="must be 4"):
+        ctx.infer(dict(f, l=np.array(9.0, np.float32)))

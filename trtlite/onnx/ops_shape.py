@@ -424,9 +424,9 @@ def _shape_only(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Range",
-          restrictions="float start / limit / delta must be known while parsing; integer ones may be computed at run "
-                       "time (a LINSPACE fill whose length is a shape tensor); FLOAT ones at run time only when they "
-                       "are integers cast to float (HannWindow's expansion)")
+          restrictions="integer start / limit / delta may be computed at run time (a LINSPACE fill whose length is a "
+                       "shape tensor); FLOAT ones at run time when they are integers cast to float (HannWindow's "
+                       "expansion) or when the output's length is static (asserted against the values)")
 def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """Range (when not folded while parsing): an IFillLayer LINSPACE of max(ceil((limit - start) / delta), 0)
     elements, start and delta as its alpha / beta inputs; the length is computed on the host (shape tensors)
@@ -462,7 +462,21 @@ def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         n = p._ew_const(p._ew_const(q, np.int32(0), E.SUB, const_first=True), np.int32(0), E.MAX)
         length = p._reshape(n, [1], zero_is_placeholder=False)
     else:
-        raise unsupported("Range over FLOAT values computed at run time (its length would need float shape tensors)")
+        # FLOAT values at run time: the length from the output's static shape, asserted against
+        # max(ceil((limit - start) / delta), 0) computed from the values
+        want = p._sym_dims(node.output[0])
+        if want is None or len(want) != 1 or not isinstance(want[0], int) or want[0] < 0:
+            raise unsupported("Range over FLOAT values computed at run time (its length would need float shape "
+                              "tensors), with an output whose shape is not static")
+        sc = [p._reshape(t, [1], zero_is_placeholder=False) for t in ts]
+        cnt = p._unary(p._ew(p._ew(sc[1], sc[0], E.SUB), sc[2], E.DIV), UnaryOperation.CEIL)
+        cnt = p._ew_const(cnt, np.float32(0.0), E.MAX)
+        ok = p._ew_const(cnt, np.float32(want[0]), E.EQUAL)
+        assertion = p.network.add_assertion(p._reshape(ok, [], zero_is_placeholder=False),
+                                            "Range '%s': max(ceil((limit - start) / delta), 0) must be %d (the "
+                                            "output's static length)" % (node.name, want[0]))
+        p._name_layer(assertion, "assert")
+        length = p._const_tensor(np.array([want[0]], np.int32), DataType.INT32)
     layer = p.network.add_fill((0,), FillOperation.LINSPACE, dtype)
     layer.set_input(0, length)
     layer.set_input(1, p._reshape(ts[0], [], zero_is_placeholder=False) if tuple(ts[0].shape) else ts[0])
