@@ -16,7 +16,8 @@ How a model is mapped
 * Graph inputs become network inputs.  ``dim_param`` (or missing) dims become -1: add an optimization
   profile for them.  Types: float/double/bfloat16 -> FLOAT; float16 -> HALF input cast to FLOAT at
   once (outputs declared float16 are cast back to HALF); every integer type but int8/uint8 -> INT32
-  (trtlite has no 64-bit integers: int64 inputs and outputs are INT32); bool -> BOOL.
+  inside the network; int64 graph inputs and outputs are INT64 (numpy int64, as TensorRT 10's parser binds
+  them), cast to and from INT32 at the boundary (int64 shape-tensor inputs are INT32); bool -> BOOL.
 * Each node maps to one or a few layers named after the node (extra layers get ``<node>/<n>``); the
   tensors a node produces keep their ONNX names.
 * Values that do not depend on the inputs (initializers, Constant, and chains such as
