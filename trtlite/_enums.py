@@ -26,6 +26,23 @@ class _TrtEnum(enum.IntEnum):
             return int(self).__format__(spec)
         return str(self).__format__(spec)
 
+    # Members of two different TensorRT enums are never equal, as in TensorRT (pybind11 enums compare
+    # their types first), while a member still equals its int.  `layer.type` of an activation or
+    # pooling layer is its ActivationType / PoolingType (TensorRT's subclasses shadow ILayer.type), so
+    # without this `ActivationType.RELU in {LayerType.CONVOLUTION: ...}` was True (both 0): polygraphy's
+    # network inspector took ReLU layers for convolutions.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _TrtEnum) and type(other) is not type(self):
+            return False
+        return int.__eq__(self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, _TrtEnum) and type(other) is not type(self):
+            return True
+        return int.__ne__(self, other)  # type: ignore[no-any-return]
+
+    __hash__ = int.__hash__
+
 __all__ = [
     "DataType", "LayerType", "ActivationType", "PoolingType", "ElementWiseOperation", "UnaryOperation",
     "MatrixOperation", "ScaleMode", "ReduceOperation", "TopKOperation", "PaddingMode", "InterpolationMode",

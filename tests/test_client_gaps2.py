@@ -1,0 +1,136 @@
+"""Gaps found by re-running real TensorRT clients on trtlite once IOutputAllocator existed (issue #12's proof,
+second round: polygraphy `run --trt/--int8/--fp16`, `inspect model` on ONNX, NVIDIA's python_plugin and
+quickly_deployable_plugins samples, tensorrtx's large builders; docs/clients.md says what each client did).
+Each test is written here in the client's style, not copied from it, and checks numbers against numpy.
+"""
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+
+def _scaled_outputs(n_out):
+    """x (2, 3) -> y_k = x * (k + 1) for k < n_out, each marked as an output."""
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(0)
+    x = n.add_input("x", trt.float32, (2, 3))
+    for k in range(n_out):
+        c = n.add_constant((1, 1), np.array([[k + 1]], np.float32)).get_output(0)
+        y = n.add_elementwise(x, c, trt.ElementWiseOperation.PROD).get_output(0)
+        y.name = f"y{k}"
+        n.mark_output(y)
+    return b, n
+
+
+def test_engines_with_more_than_64_io_tensors_execute():
+    # INT8 calibration marks every float tensor as an output (hundreds for polygraphy's ResNet-50 --int8 run);
+    # the bindings path refused more than 64
+    b, n = _scaled_outputs(70)
+    engine = b.build_engine(n, b.create_builder_config())
+    ctx = engine.create_execution_context()
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    outs = [np.full((2, 3), np.nan, np.float32) for _ in range(70)]
+    assert ctx.execute_v2([xv] + outs)
+    for k, o in enumerate(outs):
+        np.testing.assert_array_equal(o, xv.astype(np.float64) * (k + 1))
+    outs2 = [np.full((2, 3), np.nan, np.float32) for _ in range(70)]
+    for i, a in enumerate([xv] + outs2):
+        ctx.set_tensor_address(engine.get_tensor_name(i), a.ctypes.data)
+    assert ctx.execute_async_v3(0)
+    np.testing.assert_array_equal(outs2[69], xv.astype(np.float64) * 70)
+    with pytest.raises(trt.InvalidArgumentError, match="expected 71 bindings"):
+        ctx.execute_v2([xv] + outs[:-1])
+
+
+class _PolygraphyStyleCalibrator(trt.IInt8MinMaxCalibrator):
+    """polygraphy's calibrator keeps `cache.tobytes()` (TensorRT passes a buffer object, not bytes)."""
+
+    def __init__(self, batch):
+        trt.IInt8MinMaxCalibrator.__init__(self)
+        self.batch, self.cache_contents = batch, None
+
+    def get_batch_size(self):
+        return 1
+
+    def get_batch(self, names):
+        b, self.batch = self.batch, None
+        return None if b is None else [b]
+
+    def read_calibration_cache(self):
+        return None
+
+    def write_calibration_cache(self, cache):
+        self.cache_contents = cache.tobytes()
+
+
+def test_int8_calibration_of_a_deep_network_writes_a_buffer_cache():
+    # 70 leaky-ReLU layers: 71 float tensors in the calibration engine, and polygraphy's cache.tobytes()
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(0)
+    t = n.add_input("x", trt.float32, (1, 4, 2, 2))
+    for _ in range(70):
+        act = n.add_activation(t, trt.ActivationType.LEAKY_RELU)
+        act.alpha = 0.5
+        t = act.get_output(0)
+    t.name = "y"
+    n.mark_output(t)
+    xv = np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 4, 2, 2)
+    cfg = b.create_builder_config()
+    cfg.set_flag(trt.BuilderFlag.INT8)
+    cal = _PolygraphyStyleCalibrator(xv)
+    cfg.int8_calibrator = cal
+    plan = b.build_serialized_network(n, cfg)
+    text = cal.cache_contents.decode()
+    assert text.startswith("TRT-") and "MinMaxCalibration" in text.splitlines()[0]
+    assert len(text.splitlines()) == 1 + 71  # the input and the 70 layer outputs
+    assert [t.name for t in (n.get_output(i) for i in range(n.num_outputs))] == ["y"]
+    ctx = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(plan).create_execution_context()
+    got = ctx.infer({"x": xv})["y"]
+    ref = np.where(xv > 0, xv, xv * 0.5 ** 70).astype(np.float64)
+    np.testing.assert_allclose(got, ref, atol=1.0 / 127)
+
+
+def _conv_relu_pool_network():
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    n = b.create_network(0)
+    x = n.add_input("x", trt.float32, (1, 2, 4, 4))
+    w = np.arange(2 * 2 * 9, dtype=np.float32).reshape(2, 2, 3, 3) / 10 - 1
+    conv = n.add_convolution_nd(x, 2, (3, 3), w, np.zeros(2, np.float32))
+    conv.padding_nd = (1, 1)
+    relu = n.add_activation(conv.get_output(0), trt.ActivationType.RELU)
+    pool = n.add_pooling_nd(relu.get_output(0), trt.PoolingType.MAX, (2, 2))
+    pool.stride_nd = (2, 2)
+    n.mark_output(pool.get_output(0))
+    return n, (conv, relu, pool)
+
+
+def test_members_of_different_enums_are_not_equal():
+    # IActivationLayer.type is its ActivationType (as in TensorRT, where the subclass shadows ILayer.type):
+    # ActivationType.RELU and PoolingType.MAX are 0 like LayerType.CONVOLUTION, and matched it in dicts
+    assert trt.ActivationType.RELU != trt.LayerType.CONVOLUTION
+    assert not (trt.PoolingType.MAX == trt.LayerType.CONVOLUTION)
+    assert trt.ActivationType.RELU not in {trt.LayerType.CONVOLUTION: 1}
+    assert trt.DataType.HALF == 1 and trt.DataType.HALF != 2 and {1: "h"}[trt.DataType.HALF] == "h"
+    assert hash(trt.DataType.HALF) == hash(1) and trt.LayerType.CONVOLUTION == trt.LayerType(0)
+    n, (conv, relu, pool) = _conv_relu_pool_network()
+    assert [layer.type for layer in n] == [trt.LayerType.CONVOLUTION, trt.ActivationType.RELU, trt.PoolingType.MAX]
+
+
+def test_layer_downcast_by_class_assignment_as_polygraphy_inspects():
+    # polygraphy's network inspector: `if layer.type in mapping: layer.__class__ = mapping[layer.type]`
+    mapping = {trt.LayerType.CONVOLUTION: trt.IConvolutionLayer, trt.LayerType.ACTIVATION: trt.IActivationLayer,
+               trt.LayerType.POOLING: trt.IPoolingLayer}
+    n, _ = _conv_relu_pool_network()
+    seen = []
+    for layer in n:
+        if layer.type in mapping:
+            layer.__class__ = mapping[layer.type]
+        layer.__class__ = trt.ILayer  # a base class: nothing to change either
+        seen.append(type(layer))
+    assert seen == [trt.IConvolutionLayer, trt.IActivationLayer, trt.IPoolingLayer]
+    assert n.get_layer(0).kernel_size_nd == (3, 3) and n.get_layer(2).window_size_nd == (2, 2)
+    with pytest.raises(TypeError, match=r"class of layer '.*' from trtlite.IActivationLayer to .*IConvolutionLayer"):
+        n.get_layer(1).__class__ = trt.IConvolutionLayer
+    with pytest.raises(TypeError, match="class of layer"):
+        n.get_layer(1).__class__ = int
+    assert type(n.get_layer(1)) is trt.IActivationLayer
