@@ -54,6 +54,7 @@ __all__ = [
     "TripLimit", "LoopOutput",
     "FillOperation",
     "BoundingBoxFormat",
+    "PreviewFeature",
 ]
 
 
@@ -502,3 +503,11 @@ class BoundingBoxFormat(_TrtEnum):
     corners; CENTER_SIZES (x_center, y_center, width, height)."""
     CORNER_PAIRS = 0
     CENTER_SIZES = 1
+
+
+class PreviewFeature(_TrtEnum):
+    """TensorRT's preview-feature switches (``config.set_preview_feature``), TensorRT 10.10's values.  trtlite
+    remembers them (``get_preview_feature``); none changes what it builds."""
+    PROFILE_SHARING_0806 = 0
+    ALIASED_PLUGIN_IO_10_03 = 1
+    RUNTIME_ACTIVATION_RESIZE_10_10 = 2
