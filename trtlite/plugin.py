@@ -139,8 +139,8 @@ class TensorDesc:
         """An output aliased to this input (written in place): same shape and dtype.  trtlite gives ``impl`` the
         output's buffer, holding a copy of the input, in place of the input."""
         if self._input_index is None:
-            raise ValueError("trtlite.plugin: aliased() is called on an input's TensorDesc (the output is written in "
-                             "place of that input)")
+            raise ValueError("trtlite.plugin: aliased() needs one of the plugin's input TensorDescs (the output is "
+                             "written in place of that input); this desc is not an input")
         d = self.like()
         d._alias_of = self._input_index
         return d
