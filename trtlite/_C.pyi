@@ -5,7 +5,7 @@ from typing_extensions import disjoint_base
 
 import numpy.typing as npt
 
-from ._enums import ActivationType, BoundingBoxFormat, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
+from ._enums import ActivationType, BoundingBoxFormat, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, PreviewFeature, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
 from ._types import Dims, Dims2, Dims3, Dims4, DimsHW, Permutation, Weights, ILogger, IProfiler, IProgressMonitor
 from .calibration import IInt8Calibrator as _PyIInt8Calibrator
 from .plugins import IPluginRegistry as _PyIPluginRegistry, IPluginV2 as _PyIPluginV2, PluginFieldCollection
@@ -200,6 +200,8 @@ class IBuilderConfig:
         """The limit set."""
     def get_pass_enabled(self, name: str) -> bool:
         """Whether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and builder_optimization_level are applied at build time and not reflected here)."""
+    def get_preview_feature(self, feature: Any) -> bool:
+        """Whether set_preview_feature enabled it (PROFILE_SHARING_0806: True, as in TensorRT 10)."""
     def get_timing_cache(self) -> ITimingCache | None:
         """The cache set with set_timing_cache (the same timings, a new handle), or None."""
     @property
@@ -247,7 +249,7 @@ class IBuilderConfig:
     def set_pass_enabled(self, name: str, enabled: bool) -> None:
         """Switch builder pass `name` (see trtlite.builder_passes()) on or off for builds with this config; every pass is on by default. An unknown name raises NotFoundError listing the passes. trtlite's own API: TensorRT has no such switch."""
     def set_preview_feature(self, feature: int, enable: bool) -> None:
-        """Accepted, no effect."""
+        """Remember whether a trt.PreviewFeature is enabled (get_preview_feature answers it); no feature changes what trtlite builds: ALIASED_PLUGIN_IO_10_03's aliased plugin outputs are always allowed, PROFILE_SHARING_0806 is always on."""
     def set_tactic_sources(self, sources: int) -> bool:
         """Accepted, no effect."""
     def set_timing_cache(self, cache: ITimingCache | None, ignore_mismatch: bool) -> bool:

@@ -26,6 +26,23 @@ class _TrtEnum(enum.IntEnum):
             return int(self).__format__(spec)
         return str(self).__format__(spec)
 
+    # Members of two different TensorRT enums are never equal, as in TensorRT (pybind11 enums compare
+    # their types first), while a member still equals its int.  `layer.type` of an activation or
+    # pooling layer is its ActivationType / PoolingType (TensorRT's subclasses shadow ILayer.type), so
+    # without this `ActivationType.RELU in {LayerType.CONVOLUTION: ...}` was True (both 0): polygraphy's
+    # network inspector took ReLU layers for convolutions.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _TrtEnum) and type(other) is not type(self):
+            return False
+        return int.__eq__(self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, _TrtEnum) and type(other) is not type(self):
+            return True
+        return int.__ne__(self, other)  # type: ignore[no-any-return]
+
+    __hash__ = int.__hash__
+
 __all__ = [
     "DataType", "LayerType", "ActivationType", "PoolingType", "ElementWiseOperation", "UnaryOperation",
     "MatrixOperation", "ScaleMode", "ReduceOperation", "TopKOperation", "PaddingMode", "InterpolationMode",
@@ -37,6 +54,7 @@ __all__ = [
     "TripLimit", "LoopOutput",
     "FillOperation",
     "BoundingBoxFormat",
+    "PreviewFeature",
 ]
 
 
@@ -485,3 +503,11 @@ class BoundingBoxFormat(_TrtEnum):
     corners; CENTER_SIZES (x_center, y_center, width, height)."""
     CORNER_PAIRS = 0
     CENTER_SIZES = 1
+
+
+class PreviewFeature(_TrtEnum):
+    """TensorRT's preview-feature switches (``config.set_preview_feature``), TensorRT 10.10's values.  trtlite
+    remembers them (``get_preview_feature``); none changes what it builds."""
+    PROFILE_SHARING_0806 = 0
+    ALIASED_PLUGIN_IO_10_03 = 1
+    RUNTIME_ACTIVATION_RESIZE_10_10 = 2

@@ -100,8 +100,9 @@ class IInt8Calibrator:
         """A calibration cache written earlier (bytes), or None to calibrate."""
         return None
 
-    def write_calibration_cache(self, cache: bytes) -> None:
-        """Receive the calibration cache (bytes in TensorRT's text format) to store it."""
+    def write_calibration_cache(self, cache: memoryview) -> None:
+        """Receive the calibration cache (TensorRT's text format) to store it: a read-only memoryview over the
+        bytes, as TensorRT passes a buffer (``f.write(cache)``, ``bytes(cache)`` and ``cache.tobytes()`` work)."""
         return None
 
 
@@ -673,7 +674,8 @@ def _calibrate(builder: Any, network: Any, cal: Any, build_calibration_engine: C
     _apply(network, thresholds, logger, "calibration")
     header = f"TRT-{CACHE_VERSION}-{algo_name}"
     _log(logger, Severity.INFO, f"Writing Calibration Cache for calibrator: {header}")
-    _call(cal, "write_calibration_cache", format_calibration_cache(algo, scales))
+    # A memoryview as TensorRT passes a buffer object: polygraphy's calibrator calls cache.tobytes().
+    _call(cal, "write_calibration_cache", memoryview(format_calibration_cache(algo, scales)))
     return thresholds
 
 

@@ -813,7 +813,7 @@ class Exec:
             def read_calibration_cache(self) -> bytes:
                 return data
 
-            def write_calibration_cache(self, cache: bytes) -> None:
+            def write_calibration_cache(self, cache: memoryview) -> None:
                 pass
 
         print(f"Calibration cache: {path} ({algo_name}, {len(scales)} tensors)")

@@ -24,13 +24,21 @@ it serialize its attributes and load wherever the same module has been imported.
 ``impl`` functions get :class:`Tensor` objects for host memory: ``np.asarray(t)``, ``torch.as_tensor(t)`` or
 ``torch.from_dlpack(t)`` is a view to read the inputs and write the outputs in place; ``stream`` is 0.
 ``autotune`` is accepted: its tactics (first one used) reach ``impl`` as ``tactic`` when impl takes it; type
-combinations beyond the network's own dtypes are not explored.  Not supported: aliased (in-place) outputs, size
-tensors (data-dependent shapes), ahead-of-time (``aot_impl``) kernels.
+combinations beyond the network's own dtypes are not explored.
+
+An output declared ``inp.aliased()`` (in place, TensorRT's ``PreviewFeature.ALIASED_PLUGIN_IO_10_03``) starts as a
+copy of that input, and ``impl`` gets the output's buffer as that input, so an impl that writes its input in place
+writes the output.  ``aot_impl`` (an ahead-of-time GPU kernel: PTX/cubin with ``KernelLaunchParams`` and
+``SymIntExprs``) is accepted and recorded but never called: a CPU cannot run it, so the plugin runs its ``impl``
+(also for ``add_plugin(..., aot=True)`` and an ONNX node's ``aot`` attribute); a plugin with an ``aot_impl`` and no
+``impl`` is refused, naming the plugin, when its layer is added.  Not supported: size tensors (data-dependent
+shapes), ``Tensor.aliased(shape)``.
 """
 from __future__ import annotations
 
 import inspect
 import typing
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -41,8 +49,9 @@ from .plugins import PluginField, PluginFieldCollection, get_plugin_registry
 from .plugins_dynamic import (DimsExprs, IDimensionExpr, IPluginCreatorV3One, IPluginV3, IPluginV3OneBuild,
                               IPluginV3OneCore, IPluginV3OneRuntime, TensorRTPhase, _as_expr)
 
-__all__ = ["register", "impl", "autotune", "TensorDesc", "Tensor", "ShapeExpr", "ShapeExprs", "Shape",
-           "AutoTuneCombination", "from_shape_expr", "op"]
+__all__ = ["register", "impl", "autotune", "aot_impl", "TensorDesc", "Tensor", "ShapeExpr", "ShapeExprs", "Shape",
+           "AutoTuneCombination", "from_shape_expr", "op", "KernelLaunchParams", "SymExprs", "SymIntExprs",
+           "SymInt32", "cdiv"]
 
 
 # ---- shapes ----------------------------------------------------------------------------------------------------------
@@ -114,6 +123,8 @@ class TensorDesc:
         self.shape_expr = ShapeExprs(shape_expr)
         self.dtype = DataType(dtype)
         self.format = TensorFormat(format)
+        self._input_index: Optional[int] = None  # set on the inputs the shape function gets
+        self._alias_of: Optional[int] = None  # an output made by inputs[i].aliased()
 
     @property
     def ndim(self) -> int:
@@ -125,8 +136,14 @@ class TensorDesc:
         return TensorDesc(list(self.shape_expr), self.dtype, self.format)
 
     def aliased(self) -> "TensorDesc":
-        """In-place outputs are not supported by trtlite."""
-        raise NotImplementedError("trtlite.plugin: aliased (in-place) outputs are not supported")
+        """An output aliased to this input (written in place): same shape and dtype.  trtlite gives ``impl`` the
+        output's buffer, holding a copy of the input, in place of the input."""
+        if self._input_index is None:
+            raise ValueError("trtlite.plugin: aliased() needs one of the plugin's input TensorDescs (the output is "
+                             "written in place of that input); this desc is not an input")
+        d = self.like()
+        d._alias_of = self._input_index
+        return d
 
     @property
     def shape(self) -> Shape:
@@ -185,8 +202,8 @@ class Tensor:
         return self._a.__dlpack_device__()
 
     def aliased(self, shape: Any = None) -> "Tensor":
-        """In-place outputs are not supported by trtlite."""
-        raise NotImplementedError("trtlite.plugin: aliased (in-place) outputs are not supported")
+        """A view of this buffer with another shape (data-dependent outputs): not supported by trtlite."""
+        raise NotImplementedError("trtlite.plugin: Tensor.aliased() (data-dependent output shapes) is not supported")
 
     def __repr__(self) -> str:
         return f"Tensor(shape={tuple(self._a.shape)}, dtype={self.dtype})"
@@ -208,6 +225,75 @@ class AutoTuneCombination:
     def tactics(self, tactics: Sequence[int]) -> None:
         """Tactics to choose from (trtlite uses the first)."""
         self._tactics = [int(t) for t in tactics]
+
+
+# ---- ahead-of-time kernel declarations (accepted, never run) ---------------------------------------------------------
+
+class SymInt32(ShapeExpr):
+    """A 32-bit scalar argument of an ahead-of-time kernel: an int or a shape expression (resolved when the
+    shapes are known).  trtlite records it; AOT kernels are never launched on a CPU."""
+
+    __slots__ = ()
+
+    def __init__(self, value: Any = None) -> None:
+        if value is None:
+            super().__init__(None)
+        else:
+            super().__init__(_shape_expr(value, "SymInt32")._v)
+
+
+class SymExprs(list):
+    """A list of symbolic scalar expressions (extra arguments of an AOT kernel)."""
+
+    def __init__(self, length_or_items: Any = 0) -> None:
+        if isinstance(length_or_items, (int, np.integer)) and not isinstance(length_or_items, bool):
+            super().__init__(SymInt32() for _ in range(int(length_or_items)))
+        else:
+            super().__init__(self._item(v, i) for i, v in enumerate(length_or_items))
+
+    @staticmethod
+    def _item(v: Any, i: int) -> SymInt32:
+        return v if isinstance(v, SymInt32) else SymInt32(_shape_expr(v, f"SymExprs[{i}]"))
+
+    @classmethod
+    def from_tuple(cls, items: Sequence[Any]) -> "SymExprs":
+        """From SymInt32s (or ints / shape expressions)."""
+        return cls(list(items))
+
+    def __setitem__(self, i, v) -> None:  # type: ignore[override]
+        """Set one expression."""
+        super().__setitem__(i, self._item(v, i))
+
+
+class SymIntExprs(SymExprs):
+    """SymExprs of SymInt32 (TensorRT's ``trtp.SymIntExprs``)."""
+
+
+class KernelLaunchParams:
+    """Grid, block and shared-memory sizes of an AOT kernel launch (ints or shape expressions); recorded only."""
+
+    _FIELDS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem")
+
+    def __init__(self, grid_x: Any = 1, grid_y: Any = 1, grid_z: Any = 1, block_x: Any = 1, block_y: Any = 1,
+                 block_z: Any = 1, shared_mem: Any = 0) -> None:
+        for f, v in zip(self._FIELDS, (grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem)):
+            setattr(self, f, v)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._FIELDS:
+            raise AttributeError(f"KernelLaunchParams has no field '{name}' (fields: {', '.join(self._FIELDS)})")
+        object.__setattr__(self, name, SymInt32(value))
+
+    def __repr__(self) -> str:
+        return "KernelLaunchParams(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
+
+
+def cdiv(a: Any, b: Any) -> Any:
+    """Ceiling division of ints or shape expressions: ``(a + b - 1) // b``."""
+    if isinstance(a, IDimensionExpr) or isinstance(b, IDimensionExpr):
+        a, b = _shape_expr(a, "cdiv"), _shape_expr(b, "cdiv")
+        return (a + b - 1) // b
+    return -(-int(a) // int(b))
 
 
 # ---- plugin definitions ---------------------------------------------------------------------------------------------
@@ -294,6 +380,7 @@ class _PluginDef:
         self.desc_fn = fn
         self.impl_fn: Optional[Callable] = None
         self.autotune_fn: Optional[Callable] = None
+        self.aot_impl_fn: Optional[Callable] = None  # recorded, never called (GPU code)
         try:
             hints = typing.get_type_hints(fn)
         except Exception:  # noqa: BLE001 (unresolvable annotations: fall back to the raw ones)
@@ -403,9 +490,28 @@ def autotune(plugin_id: str) -> Callable[[Callable], Callable]:
 
 
 def aot_impl(plugin_id: str) -> Callable[[Callable], Callable]:
-    """Ahead-of-time kernels (PTX/cubin) cannot run on the CPU: refused."""
-    raise NotImplementedError("trtlite.plugin.aot_impl: ahead-of-time GPU kernels cannot run in trtlite; use "
-                              "trtp.impl with a numpy/torch-CPU implementation")
+    """Decorator: the plugin's ahead-of-time kernel ``f(inputs..., attrs..., outputs, tactic) -> (kernel name,
+    PTX/cubin, KernelLaunchParams, SymExprs)``.  Recorded, never called: a CPU cannot run GPU code, so the
+    plugin runs its ``impl``; without an ``impl`` adding its layer raises NotImplementedError."""
+    def deco(fn: Callable) -> Callable:
+        _get(plugin_id, "aot_impl").aot_impl_fn = fn
+        return fn
+    return deco
+
+
+_AOT_WARNED: set = set()
+
+
+def _check_runnable(d: "_PluginDef", aot: bool) -> None:
+    """Refuse a plugin that has only an ahead-of-time kernel; note once when aot=True falls back to impl."""
+    if d.impl_fn is None and d.aot_impl_fn is not None:
+        raise NotImplementedError(
+            f"plugin '{d.id}' has only an ahead-of-time implementation (trtp.aot_impl, a GPU kernel), which cannot "
+            f"run on the CPU; define a trtp.impl (numpy or torch on the CPU) for it")
+    if aot and d.impl_fn is not None and d.id not in _AOT_WARNED:
+        _AOT_WARNED.add(d.id)
+        warnings.warn(f"plugin '{d.id}': aot=True asks for its ahead-of-time GPU kernel; trtlite runs its "
+                      f"trtp.impl instead", RuntimeWarning, stacklevel=3)
 
 
 # ---- the IPluginV3 behind every definition ----------------------------------------------------------------------------
@@ -427,6 +533,8 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
             raise ValueError(f"plugin '{d.id}' takes {len(d.inputs)} inputs ({', '.join(d.inputs)}), got "
                              f"{len(inputs)}")
         descs = [TensorDesc(list(e), t) for e, t in zip(inputs, dtypes)]
+        for i, desc in enumerate(descs):
+            desc._input_index = i
         r = d.desc_fn(*descs, **self._values)
         outs = [r] if d.num_outputs == 1 and isinstance(r, TensorDesc) else r
         if not isinstance(outs, (list, tuple)) or not all(isinstance(o, TensorDesc) for o in outs):
@@ -437,6 +545,7 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
             raise ValueError(f"plugin '{d.id}': the registered function returned {len(outs)} descs for "
                              f"{d.num_outputs} outputs (its return annotation)")
         self._descs = (descs, list(outs))
+        self._aliases = {j: o._alias_of for j, o in enumerate(outs) if o._alias_of is not None}
         return [list(o.shape_expr) for o in outs], [o.dtype for o in outs]
 
     def get_output_data_types(self, input_types):
@@ -464,6 +573,13 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
             raise RuntimeError(f"plugin '{d.id}' has no implementation (decorate one with trtp.impl)")
         ins = [Tensor(_host_view(a, desc), desc.type) for a, desc in zip(inputs, input_desc)]
         outs = tuple(Tensor(_host_view(a, desc), desc.type) for a, desc in zip(outputs, output_desc))
+        aliases = getattr(self, "_aliases", None)
+        if aliases is None:  # a plugin made for the runtime: ask the shape function at the concrete shapes
+            self._trtl_descs([DimsExprs(tuple(desc.dims)) for desc in input_desc], [desc.type for desc in input_desc])
+            aliases = self._aliases
+        for j, i in aliases.items():  # in place: the output starts as the input and stands for it
+            np.copyto(outs[j]._a, ins[i]._a)
+            ins[i] = outs[j]
         kwargs = dict(self._values)
         if "tactic" in inspect.signature(d.impl_fn).parameters:
             kwargs["tactic"] = self.tactic if self.tactic is not None else 0
@@ -475,6 +591,8 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
     def clone(self):
         c = _Plugin(self._def, dict(self._values), self.phase)
         c.tactic = self.tactic
+        if hasattr(self, "_aliases"):
+            c._aliases = dict(self._aliases)
         return c
 
 
@@ -497,6 +615,9 @@ class _Creator(IPluginCreatorV3One):
         self.field_names = PluginFieldCollection([PluginField(a.name, None, a.ftype) for a in d.attrs])
 
     def create_plugin(self, name, field_collection, phase):
+        if phase == TensorRTPhase.BUILD:  # an ONNX node (TensorRT's parser reads its "aot" attribute)
+            aot = [f for f in (field_collection or []) if f.name == "aot" and f.data is not None]
+            _check_runnable(self._def, bool(aot and np.asarray(aot[0].data).reshape(-1)[:1].any()))
         return _Plugin(self._def, self._def.attr_values(field_collection), phase)
 
 
@@ -560,11 +681,11 @@ class _Ops:
 op = _Ops()
 
 
-def _add_plugin(network: Any, op_call: Any = None, aot: bool = False) -> Any:
-    """network.add_plugin(trtp.op.ns.name(...)): the plugin layer."""
-    if aot:
-        raise NotImplementedError("add_plugin(aot=True): ahead-of-time GPU kernels cannot run in trtlite")
+def _add_plugin(network: Any, op_call: Any = None, aot: Optional[bool] = None) -> Any:
+    """network.add_plugin(trtp.op.ns.name(...), aot=None): the plugin layer.  The plugin runs its trtp.impl
+    (also with aot=True: a CPU cannot run the ahead-of-time GPU kernel); one with only an aot_impl is refused."""
     if isinstance(op_call, _OpCall):
+        _check_runnable(op_call.plugin._def, bool(aot))
         return network.add_plugin_v3(op_call.inputs, [], op_call.plugin)
     if isinstance(op_call, tuple) and len(op_call) == 3:
         return network.add_plugin_v3(*op_call)

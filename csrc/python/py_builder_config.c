@@ -535,7 +535,6 @@ static PyMethodDef config_methods[] = {
     {"add_optimization_profile", (PyCFunction)config_add_profile, METH_O,
      "add_optimization_profile(profile) -> int\n\nAdd a profile; returns its index."},
     {"set_tactic_sources", (PyCFunction)config_true, METH_VARARGS, "set_tactic_sources(sources) -> True\n\nAccepted, no effect."},
-    {"set_preview_feature", (PyCFunction)config_none, METH_VARARGS, "set_preview_feature(feature, enable)\n\nAccepted, no effect."},
     {"reset", (PyCFunction)config_none, METH_NOARGS, "reset() -> None\n\nNo effect (kept for compatibility)."},
     {"__enter__", config_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", config_exit, METH_VARARGS, "Context manager exit."},
@@ -547,6 +546,7 @@ static PyMethodDef config_methods[] = {
      "get_pass_enabled(name) -> bool\n\nWhether this config leaves builder pass `name` on (TRTLITE_DISABLE_PASSES and "
      "builder_optimization_level are applied at build time and not reflected here)."},
     TRTL_PY_CFG_DEVICE_METHODS
+    TRTL_PY_CFG_PREVIEW_METHODS
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},
     TRTL_PY_CONFIG_TIMING_CACHE_METHODS
     {"set_calibration_profile", (PyCFunction)config_set_calib_profile, METH_O,
@@ -584,6 +584,7 @@ PyObject *trtl_py_builder_config_new(trtl_py_state *st)
     c->building = 0;
     c->dla_core = -1;
     c->calibration_profile = NULL;
+    c->preview_features = TRTL_PY_PREVIEW_DEFAULT;
     trtl_status s = trtl_builder_config_create(&c->cfg);
     if (s != TRTL_OK) {
         Py_DECREF(c);

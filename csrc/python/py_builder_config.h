@@ -5,6 +5,7 @@
 
 #include "python/py_network.h"
 #include "python/py_config_device.h"
+#include "python/py_config_preview.h"
 #include "python/views.h" /* the config's repr and _repr_html_ */
 
 /* IBuilderConfig (py_builder_config.c; its timing-cache methods are py_timing_cache.c's). */
@@ -17,6 +18,7 @@ typedef struct TrtlBuilderConfigObj {
     int building; /* a build uses this config: refused as the network is (trtl_py_network_idle) */
     long dla_core; /* DLA_core as set (-1: none); no layer can run on a DLA, so it is only remembered */
     PyObject *calibration_profile; /* set_calibration_profile's IOptimizationProfile, or NULL */
+    unsigned long preview_features; /* set_preview_feature's bits (1 << PreviewFeature); only remembered */
 } TrtlBuilderConfigObj;
 
 /* IOptimizationProfile (its type is py_builder.c's; add_optimization_profile reads the shapes). */

@@ -310,16 +310,23 @@ static PyObject *run_locked(TrtlContext *self, int32_t batch, PyObject *bindings
     trtl_py_state *st = TRTL_STATE(self);
     trtl_engine *e = self->engine->e;
     int32_t n = trtl_engine_num_io(e);
-    Py_buffer views[64];
-    int has[64] = {0};
-    void *ptrs[64];
+    /* Heap arrays: an engine may have any number of I/O tensors (INT8 calibration marks every
+     * float tensor of the network as an output, hundreds for a ResNet-50). */
+    size_t nn = n > 0 ? (size_t)n : 1;
+    Py_buffer *views = PyMem_Calloc(nn, sizeof *views);
+    int *has = PyMem_Calloc(nn, sizeof *has);
+    void **ptrs = PyMem_Calloc(nn, sizeof *ptrs);
     PyObject *seq = NULL, *result = NULL;
     trtl_status s;
-    if (n > 64)
-        return trtl_py_raise_msg(st, TRTL_ERR_UNSUPPORTED, "more than 64 bindings");
+    if (!views || !has || !ptrs) {
+        PyErr_NoMemory();
+        goto done;
+    }
     s = trtl_context_resolve(self->c, batch);
-    if (s != TRTL_OK)
-        return trtl_py_raise(st, s);
+    if (s != TRTL_OK) {
+        trtl_py_raise(st, s);
+        goto done;
+    }
     if (bindings) {
         seq = PySequence_Fast(bindings, "bindings must be a list of addresses or arrays");
         if (!seq)
@@ -377,9 +384,12 @@ static PyObject *run_locked(TrtlContext *self, int32_t batch, PyObject *bindings
         goto done;
     result = Py_NewRef(Py_True);
 done:
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; has && i < n; i++)
         if (has[i])
             PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    PyMem_Free(has);
+    PyMem_Free(ptrs);
     Py_XDECREF(seq);
     return result;
 }

@@ -443,6 +443,22 @@ static PyObject *layer_richcompare(PyObject *a, PyObject *b, int op)
 
 static Py_hash_t layer_hash(TrtlLayer *self) { return _Py_HashPointer(self->l); }
 
+/* `layer.__class__ = trt.IConvolutionLayer`: TensorRT's Python API hands out layers as the base ILayer and
+ * clients (polygraphy's network inspector) downcast them by assigning __class__.  trtlite already gives
+ * every layer its concrete (immutable) class, so assigning that class or one of its bases is a no-op;
+ * any other class is a TypeError naming the layer and both classes. */
+static int layer_setattro(PyObject *self, PyObject *name, PyObject *v)
+{
+    if (v && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
+        if (PyType_Check(v) && PyObject_TypeCheck(self, (PyTypeObject *)v))
+            return 0;
+        PyErr_Format(PyExc_TypeError, "cannot change the class of layer '%s' from %s to %R: trtlite layers already "
+                     "have their concrete class", trtl_layer_name(((TrtlLayer *)self)->l), Py_TYPE(self)->tp_name, v);
+        return -1;
+    }
+    return trtl_py_net_setattro(self, name, v);
+}
+
 static PyGetSetDef layer_getset[] = {
     {"name", (getter)get_name, (setter)set_name, "Layer name (TensorRT-style default: '(Unnamed Layer* N) [Type]').", NULL},
     {"type", (getter)get_type, NULL, "trt.LayerType of this layer.", NULL},
@@ -476,7 +492,7 @@ static PyType_Slot layer_slots[] = {
     {Py_tp_richcompare, layer_richcompare},
     {Py_tp_hash, layer_hash},
     {Py_tp_getattro, trtl_py_net_getattro},
-    {Py_tp_setattro, trtl_py_net_setattro},
+    {Py_tp_setattro, layer_setattro},
     {Py_tp_doc, "Base class of network layers (ILayer)."},
     {0, NULL}};
 

@@ -62,7 +62,7 @@ class Calibrator(trt.IInt8EntropyCalibrator2):
     def read_calibration_cache(self) -> Optional[bytes]:
         return None
 
-    def write_calibration_cache(self, cache: bytes) -> None:
+    def write_calibration_cache(self, cache: memoryview) -> None:
         pass
 
 

@@ -7,6 +7,7 @@ sys.modules["torchvision._meta_registrations"] = types.ModuleType("m")
 import numpy as np, torch, torch.nn as nn, torchvision
 
 R = "/work/clients_run/src/tensorrtx/"
+WT = os.environ.get("TRTLITE_WT", "/work/wt/clients2")
 
 
 class Lenet5(nn.Module):
@@ -52,20 +53,18 @@ def main(name):
     for mod in m.modules():  # non-trivial batch-norm statistics
         if isinstance(mod, nn.BatchNorm2d):
             mod.running_mean.uniform_(-0.1, 0.1); mod.running_var.uniform_(0.5, 1.5)
-    with open(os.path.join(d, wts) if not os.environ.get("SKIP_WTS") else os.devnull, "w") as f:
-        sd = m.state_dict()
-        f.write("%d\n" % len(sd))
-        for k, v in (sd.items() if not os.environ.get("SKIP_WTS") else ()):
-            vr = v.reshape(-1).float().numpy()
-            f.write("%s %d %s\n" % (k, len(vr), " ".join(struct.pack(">f", float(x)).hex() for x in vr)))
-    env = dict(os.environ, PYTHONPATH="/work/clients_run:/work/wt/clients", SHIM_TORCH="0", SHIM_POLYGRAPHY="0")
+    if not os.environ.get("SKIP_WTS"):
+        sys.path.insert(0, "/work/clients_run")
+        from write_wts import write_wts
+        write_wts(os.path.join(d, wts), m.state_dict())
+    env = dict(os.environ, PYTHONPATH="/work/clients_run:" + WT, SHIM_TORCH="0", SHIM_POLYGRAPHY="0")
     for flag in (("-d",) if os.environ.get("SKIP_WTS") else ("-s", "-d")):
         p = subprocess.run([sys.executable, "/work/clients_run/shim.py", R + script, flag], cwd=d, env=env,
                            capture_output=True, text=True, timeout=1800)
         print("%s %s: rc=%d %s" % (name, flag, p.returncode, (p.stdout + p.stderr).strip().splitlines()[-1:]))
         if p.returncode:
             print((p.stdout + p.stderr)[-3000:]); return 1
-    sys.path.insert(0, "/work/wt/clients")
+    sys.path.insert(0, WT)
     import trtlite as trt
     e = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(open(os.path.join(d, engine_file), "rb").read())
     ctx = e.create_execution_context()

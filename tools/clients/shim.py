@@ -229,6 +229,9 @@ def _patch_torch():
 
         def wait_stream(self, *a):
             pass
+    import contextlib
+    torch.cuda.ExternalStream = lambda *a, **k: _TStream()
+    torch.cuda.stream = lambda *a, **k: contextlib.nullcontext()
     torch.cuda.current_stream = lambda *a, **k: _TStream()
     torch.cuda.default_stream = lambda *a, **k: _TStream()
     torch.cuda.Stream = lambda *a, **k: _TStream()
