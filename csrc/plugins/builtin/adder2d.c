@@ -38,17 +38,20 @@
  *   (outputs of the same magnitude as those sums) the two paths agree to ~1e-6 relative.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "plugins/builtin/common.h"
+#include "plugins/builtin/adder2d_int8.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
 
 #define MAX_MR 6  /* filters per register tile */
 #define CHUNK 8   /* output columns per AVX2 vector */
 
-enum { F_WEIGHTS, F_NB_WEIGHTS, F_NB_INPUT_CHANNELS, F_FILTER_SIZE, F_NB_FILTERS, F_STRIDE, F_PADDING, F_COUNT };
+enum { F_WEIGHTS, F_NB_WEIGHTS, F_NB_INPUT_CHANNELS, F_FILTER_SIZE, F_NB_FILTERS, F_STRIDE, F_PADDING, F_INT8_SCALE,
+       F_COUNT };
 
 static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_WEIGHTS] = {"weights", TRTL_PF_FLOAT32, 1},
@@ -58,6 +61,9 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_NB_FILTERS] = {"nbFilters", TRTL_PF_INT32, 1},
     [F_STRIDE] = {"stride", TRTL_PF_INT32, 0},
     [F_PADDING] = {"padding", TRTL_PF_INT32, 0},
+    /* the shared scale of input and weight codes (int8 path): set by the builder through `configure`
+     * under BuilderFlag.INT8 and kept in plans; absent: fp32 only */
+    [F_INT8_SCALE] = {"int8Scale", TRTL_PF_FLOAT32, 0},
 };
 
 static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
@@ -68,6 +74,9 @@ typedef struct adder2d {
     float *w;                          /* [F][C][k][k] as given (get_fields, reference path) */
     float *wpack;                      /* filter groups, each [K][mr] (AVX2 path) */
     float *wsum;                       /* [F]: sum of each filter's weights */
+    float int8_scale;                  /* > 0: the int8 path is configured (input INT8 codes of this scale) */
+    int8_t *wq;                        /* [F][C][k][k] weight codes (int8 path) */
+    uint8_t *wpk;                      /* packed weight codes (adder2d_int8.h) */
 } adder2d;
 
 /* Geometry of one enqueue (or workspace query). */
@@ -78,14 +87,20 @@ typedef struct geom {
 
 /* ---- fields -------------------------------------------------------------------------------- */
 
-/* The tail holds w, wpack (nb_weights each) and wsum (F). */
+/* The tail holds w, wpack (nb_weights each) and wsum (F) as floats, then the int8 path's weight
+ * codes (nb_weights bytes) and their packed form (at most 8 * nb_weights bytes: channels rounded up
+ * to a multiple of 8). */
 static void relink(trtl_builtin *h)
 {
     adder2d *a = (adder2d *)h;
     a->w = (float *)(a + 1);
     a->wpack = a->w + a->nb_weights;
     a->wsum = a->wpack + a->nb_weights;
+    a->wq = (int8_t *)(a->wsum + a->F);
+    a->wpk = (uint8_t *)(a->wq + a->nb_weights); /* unaligned: read by 8-byte broadcasts */
 }
+
+static size_t tail_bytes(int64_t n, int64_t F) { return sizeof(float) * (size_t)(2 * n + F) + 9u * (size_t)n + 64u; }
 
 /* Exact for the fields init accepts (then nbFilters divides the weight count); 0 otherwise. */
 static size_t tail(const trtl_plugin_fields *fs)
@@ -93,7 +108,7 @@ static size_t tail(const trtl_plugin_fields *fs)
     const trtl_plugin_field *f = trtl_field_find(fs, "nbFilters");
     const int64_t n = trtl_field_length(fs, "weights");
     const int64_t F = f && f->type == TRTL_PF_INT32 && f->length > 0 ? *(const int32_t *)f->data : 0;
-    return n <= INT32_MAX / 2 && F > 0 && F <= n ? sizeof(float) * (size_t)(2 * n + F) : 0;
+    return n <= INT32_MAX / 16 && F > 0 && F <= n ? tail_bytes(n, F) : 0;
 }
 
 /* Filter groups: ceil(F / MAX_MR) groups whose sizes differ by at most one, larger ones first. */
@@ -127,6 +142,30 @@ static void pack_weights(adder2d *a)
     }
 }
 
+/* max |w| / 127 in float32: the smallest scale that keeps every weight code within +-127. */
+static float weight_scale(const adder2d *a)
+{
+    float m = 0;
+    for (int32_t i = 0; i < a->nb_weights; i++)
+        m = fmaxf(m, fabsf(a->w[i]));
+    return m / 127.0f;
+}
+
+/* Configures the int8 path with shared scale `scale` (checked) and packs the weight codes. */
+static int set_int8_scale(adder2d *a, float scale, char *msg, size_t msg_len)
+{
+    const float ws = weight_scale(a);
+    if (!(scale > 0) || !isfinite(scale))
+        return trtl_plugin_fail(msg, msg_len, "field 'int8Scale' must be a positive finite scale, got %g",
+                                (double)scale);
+    if (scale < ws * (1.0f - 1e-6f))
+        return trtl_plugin_fail(msg, msg_len, "field 'int8Scale' (%g) is smaller than max|weights| / 127 (%g): the "
+                                "weights would clip", (double)scale, (double)ws);
+    a->int8_scale = scale;
+    trtl_adder_q_pack(a->w, a->F, a->C, a->k, scale, a->wq, a->wpk);
+    return 0;
+}
+
 static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
     adder2d *a = (adder2d *)h;
@@ -139,7 +178,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
         trtl_field_scalar(r, &field_descs[F_NB_FILTERS], &a->F) ||
         trtl_field_scalar(r, &field_descs[F_STRIDE], &a->s) ||
         trtl_field_scalar(r, &field_descs[F_PADDING], &a->p) ||
-        trtl_field_array(r, &field_descs[F_WEIGHTS], 0, TRTL_FIELD_ANY_LENGTH, &wf))
+        trtl_field_array(r, &field_descs[F_WEIGHTS], 0, TRTL_FIELD_ANY_LENGTH, &wf) ||
+        trtl_field_scalar(r, &field_descs[F_INT8_SCALE], &a->int8_scale))
         return 1;
     const int has_nbw = trtl_field_find(r->fields, "nbWeights") != NULL;
     const int has_c = trtl_field_find(r->fields, "nbInputChannels") != NULL;
@@ -168,15 +208,17 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
                                (long long)per_channel);
     if (!has_c)
         a->C = (int32_t)(count / per_channel);
-    if (count > INT32_MAX / 2)
+    if (count > INT32_MAX / 16)
         return trtl_field_fail(r, "field 'weights' is too large (%lld values)", (long long)count);
-    if (h->size - sizeof *a < sizeof(float) * (size_t)(2 * count + a->F)) /* tail() is exact for the sizes above */
+    if (h->size - sizeof *a < tail_bytes(count, a->F)) /* tail() is exact for the sizes above */
         return trtl_field_fail(r, "fields 'weights' (%lld values) and 'nbFilters' (%d) do not fit together",
                                (long long)count, (int)a->F);
     a->nb_weights = (int32_t)count;
     relink(h);
     memcpy(a->w, wf->data, sizeof(float) * (size_t)count);
     pack_weights(a);
+    if (trtl_field_find(r->fields, "int8Scale") != NULL && set_int8_scale(a, a->int8_scale, r->msg, r->msg_len))
+        return 1;
     trtl_builtin_field(h, &field_descs[F_WEIGHTS], a->w, a->nb_weights);
     trtl_builtin_field(h, &field_descs[F_NB_WEIGHTS], &a->nb_weights, 1);
     trtl_builtin_field(h, &field_descs[F_NB_INPUT_CHANNELS], &a->C, 1);
@@ -184,6 +226,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
     trtl_builtin_field(h, &field_descs[F_NB_FILTERS], &a->F, 1);
     trtl_builtin_field(h, &field_descs[F_STRIDE], &a->s, 1);
     trtl_builtin_field(h, &field_descs[F_PADDING], &a->p, 1);
+    if (a->int8_scale > 0)
+        trtl_builtin_field(h, &field_descs[F_INT8_SCALE], &a->int8_scale, 1);
     return 0;
 }
 
@@ -202,10 +246,25 @@ static int out_size(const adder2d *a, int64_t in, int64_t *out)
     return 0;
 }
 
+/* The int8 path's view of the instance. */
+static trtl_adder_q int8_view(const adder2d *a)
+{
+    trtl_adder_q q = {a->F, a->C, a->k, a->s, a->p, a->int8_scale, a->wq, a->wpk};
+    return q;
+}
+
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const adder2d *a = (const adder2d *)self;
+    if (nb_in == 1 && in[0].dtype == TRTL_INT8) {
+        if (!(a->int8_scale > 0))
+            return trtl_plugin_fail(msg, msg_len, "input 0 is INT8, but the plugin has no 'int8Scale' (the builder "
+                                    "sets it under BuilderFlag.INT8 with a dynamic range for the input)");
+        trtl_plugin_tensor_desc f = in[0];
+        f.dtype = TRTL_FLOAT; /* the checks below are the float input's */
+        return output_desc(self, index, &f, 1, out, msg, msg_len);
+    }
     if (trtl_check_single_io(index, in, nb_in, &input_spec, msg, msg_len))
         return 1;
     const trtl_dims *d = &in[0].dims;
@@ -264,7 +323,14 @@ static size_t workspace_size(const trtl_plugin *self, const trtl_plugin_tensor_d
     (void)nb_out;
     const adder2d *a = (const adder2d *)self;
     geom g;
-    if (nb_in != 1 || geom_init(a, &in[0].dims, &g) || !fast_ok(&g) || !use_fast())
+    if (nb_in != 1 || geom_init(a, &in[0].dims, &g))
+        return 0;
+    if (in[0].dtype == TRTL_INT8) {
+        trtl_adder_q q = int8_view(a);
+        size_t b = a->int8_scale > 0 ? trtl_adder_q_workspace(&q, g.H, g.W) : 0;
+        return b == (size_t)-1 ? 0 : b;
+    }
+    if (!fast_ok(&g) || !use_fast())
         return 0;
     /* one padded-sample slot per thread that may run (trtl_current_pool()), then the offsets */
     return ws_plane_bytes(&g) * (size_t)trtl_available_cpus() + (size_t)g.K * sizeof(int32_t);
@@ -549,6 +615,11 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
                                 (int)a->F, (long long)g.OH, (long long)g.OW);
     if (g.N == 0 || g.OH == 0 || g.OW == 0)
         return 0;
+    if (in_desc[0].dtype == TRTL_INT8) {
+        trtl_adder_q q = int8_view(a);
+        trtl_adder_q_run(&q, inputs[0], g.N, g.H, g.W, outputs[0], workspace);
+        return 0;
+    }
     if (use_fast() && fast_ok(&g) && workspace)
         adder_avx2(a, &g, inputs[0], outputs[0], workspace);
     else
@@ -556,9 +627,62 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable =
-    TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, workspace_size, enqueue);
+/* ---- reduced precision (plugin ABI version 2) ----------------------------------------------- */
+
+/* Input 0 may be INT8 codes, the output is FLOAT. */
+static int32_t supports_format(const trtl_plugin *self, int32_t pos, const trtl_plugin_tensor_desc *desc, int32_t nb_in,
+                               int32_t nb_out)
+{
+    (void)self;
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1)
+        return 0;
+    return desc[pos].dtype == TRTL_FLOAT || (pos == 0 && desc[pos].dtype == TRTL_INT8);
+}
+
+/* An INT8 input: the shared scale is the larger of the proposed one (calibrated range / 127) and
+ * max|W| / 127, written back so that the builder quantizes the input with it. */
+static int configure(trtl_plugin *self, trtl_plugin_quant_desc *in, int32_t nb_in, trtl_plugin_quant_desc *out,
+                     int32_t nb_out, char *msg, size_t msg_len)
+{
+    adder2d *a = (adder2d *)self;
+    if (nb_in != 1 || nb_out != 1)
+        return trtl_plugin_fail(msg, msg_len, "expects 1 input and 1 output, got %d and %d", (int)nb_in, (int)nb_out);
+    if (out[0].dtype != TRTL_FLOAT)
+        return trtl_plugin_fail(msg, msg_len, "the output must be FLOAT, got %s", trtl_dtype_name(out[0].dtype));
+    if (in[0].dtype == TRTL_FLOAT)
+        return 0;
+    if (in[0].dtype != TRTL_INT8)
+        return trtl_plugin_fail(msg, msg_len, "input 0 must be FLOAT or INT8, got %s", trtl_dtype_name(in[0].dtype));
+    if (!(in[0].scale > 0) || !isfinite(in[0].scale))
+        return trtl_plugin_fail(msg, msg_len, "input 0's INT8 scale must be positive and finite, got %g",
+                                (double)in[0].scale);
+    const float scale = fmaxf(in[0].scale, weight_scale(a));
+    const int had = a->int8_scale > 0;
+    if (set_int8_scale(a, scale, msg, msg_len))
+        return 1;
+    if (!had)
+        trtl_builtin_field(&a->h, &field_descs[F_INT8_SCALE], &a->int8_scale, 1);
+    in[0].scale = scale;
+    return 0;
+}
+
+static const trtl_plugin_vtable_v2 vtable2 = {
+    .base =
+        {
+            .struct_size = sizeof(trtl_plugin_vtable_v2),
+            .abi_version = TRTL_PLUGIN_ABI_VERSION_2,
+            .num_outputs = trtl_builtin_one_output,
+            .output_desc = output_desc,
+            .workspace_size = workspace_size,
+            .enqueue = enqueue,
+            .get_fields = trtl_builtin_get_fields,
+            .clone = trtl_builtin_clone,
+            .destroy = trtl_builtin_destroy,
+        },
+    .supports_format = supports_format,
+    .configure = configure,
+};
 static const trtl_builtin_class cls = {
-    .vt = &vtable, .size = sizeof(adder2d), .first_of_many = 1, .tail = tail, .init = init, .relink = relink};
+    .vt = &vtable2.base, .size = sizeof(adder2d), .first_of_many = 1, .tail = tail, .init = init, .relink = relink};
 
 const trtl_plugin_creator trtl_creator_adder2d = TRTL_BUILTIN_CREATOR("Adder2d_TRT", field_descs, cls);
