@@ -228,3 +228,32 @@ def test_version_1_plugin_still_loads_and_stays_fp32_under_int8(tmp_path):
     assert layer_info(e, "twice")["precision"] == "FLOAT"
     xv = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
     np.testing.assert_array_equal(e.create_execution_context().infer({"x": xv})[layer.get_output(0).name], 2 * xv)
+
+
+# ---- the fp32 path: AVX-512 (16-column vectors on rows wider than 8), AVX2 (8) -----------------------------------
+
+FP32_SHAPES = [(3, 7, 3, 1, 1, 9, 30, 2), (2, 13, 5, 2, 2, 17, 37, 1), (4, 5, 3, 1, 0, 10, 10, 3), (1, 6, 5, 1, 0, 28, 28, 1)]
+
+
+def check_fp32_shape(C, F, k, s, p, H, W, N, seed=2):
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(-1, 1, (F, C, k, k)).astype(np.float32)
+    x = rng.uniform(-1, 1, (N, C, H, W)).astype(np.float32)
+    y = build(w, s, p, x.shape, int8=False).create_execution_context().infer({"x": x})["y"]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(2, 3))[:, :, ::s, ::s]  # N C OH OW k k
+    want = -np.abs(win[:, None] - w.astype(np.float64)[None, :, :, None, None]).sum(axis=(2, 5, 6))
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("mask", [None, "1f"])
+def test_fp32_adder_avx512_and_avx2_paths(mask):
+    if mask is None:
+        for shape in FP32_SHAPES:
+            check_fp32_shape(*shape)
+        return
+    code = ("import sys; sys.path.insert(0, %r); import test_adder2d_int8 as t\n"
+            "for s in t.FP32_SHAPES: t.check_fp32_shape(*s)\n" % os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TRTL_CPU_MASK=mask), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr

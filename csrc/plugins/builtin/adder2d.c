@@ -83,6 +83,7 @@ typedef struct adder2d {
 typedef struct geom {
     int64_t N, C, H, W, OH, OW, K;
     int64_t hp, lp, row, plane; /* padded rows; sub-row length; floats per padded row / channel */
+    int64_t cw;                 /* output columns per vector: 8 (AVX2) or 16 (AVX-512) */
 } geom;
 
 /* ---- fields -------------------------------------------------------------------------------- */
@@ -284,6 +285,8 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
     return 0;
 }
 
+static int use_512(void) { return trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA); }
+
 /* Geometry of the AVX2 path for concrete input dims.  Nonzero when the shape is unusable. */
 static int geom_init(const adder2d *a, const trtl_dims *d, geom *g)
 {
@@ -297,7 +300,11 @@ static int geom_init(const adder2d *a, const trtl_dims *d, geom *g)
         return 1;
     g->K = g->C * a->k * a->k;
     int64_t s = a->s, wp = g->W + 2 * (int64_t)a->p;
-    int64_t owr = (g->OW + CHUNK - 1) / CHUNK * CHUNK;
+    /* 16-column vectors where they do more work than 8-column ones: not on rows of 8 or fewer (AdderNet's
+     * 8x8 maps would leave half of every vector empty) */
+    const int64_t r8 = (g->OW + 7) / 8 * 8, r16 = (g->OW + 15) / 16 * 16;
+    g->cw = use_512() && 2 * r8 > r16 ? 16 : CHUNK;
+    int64_t owr = (g->OW + g->cw - 1) / g->cw * g->cw;
     /* Chunk x0..x0+7 of tap j reads sub-row j % s at indices x + j/s <= owr - 1 + (k-1)/s. */
     g->lp = (wp + s - 1) / s;
     if (owr + (a->k - 1) / s > g->lp)
@@ -525,7 +532,7 @@ static AVX2_FN void sample_chunks(const adder2d *a, const geom *g, const float *
                                   int64_t t0, int64_t t1)
 {
     static const tile_fn tiles[MAX_MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
-    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + g->cw - 1) / g->cw);
     const int32_t ng = group_count(a->F);
     for (int64_t t = t0; t < t1; t += 2) {
         chunk ca, cb;
@@ -540,6 +547,116 @@ static AVX2_FN void sample_chunks(const adder2d *a, const geom *g, const float *
             int32_t f0, mr;
             group_range(a->F, gi, &f0, &mr);
             chunk ga = ca, gb = cb;
+            ga.y += f0 * ohw;
+            gb.y += f0 * ohw;
+            tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
+        }
+    }
+}
+
+/* ---- AVX-512 path: the AVX2 tile with 16-column chunks (same weights, offsets and plane) ---------- */
+
+#define AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+
+typedef struct chunk512 {
+    const float *x;
+    float *y;
+    int64_t cnt; /* pixels to store: 16, fewer for a row's last chunk, 0 for none */
+    __m512 sx;
+} chunk512;
+
+static inline __attribute__((always_inline)) AVX512_FN void tile512_mr(const int MR, const chunk512 *a,
+                                                                       const chunk512 *b, const int32_t *off,
+                                                                       int64_t K, const float *w, const float *wsum,
+                                                                       int64_t ohw)
+{
+    __m512 a0[MAX_MR], a1[MAX_MR];
+    const float *xa = a->x, *xb = b->x;
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; m++) {
+        a0[m] = _mm512_setzero_ps();
+        a1[m] = _mm512_setzero_ps();
+    }
+    for (int64_t q = 0; q < K; q++) {
+        __m512 va = _mm512_loadu_ps(xa + off[q]);
+        __m512 vb = _mm512_loadu_ps(xb + off[q]);
+#pragma GCC unroll 6
+        for (int m = 0; m < MR; m++) {
+            __m512 vw = _mm512_set1_ps(w[m]);
+            a0[m] = _mm512_add_ps(a0[m], _mm512_min_ps(va, vw)); /* operand order as the AVX2 tile (NaN) */
+            a1[m] = _mm512_add_ps(a1[m], _mm512_min_ps(vb, vw));
+        }
+        w += MR;
+    }
+    const __mmask16 ma = (__mmask16)((1u << a->cnt) - 1u), mb = (__mmask16)((1u << b->cnt) - 1u);
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; m++) {
+        __m512 ws = _mm512_set1_ps(wsum[m]), two = _mm512_set1_ps(2.0f);
+        _mm512_mask_storeu_ps(a->y + m * ohw, ma, _mm512_fmsub_ps(two, a0[m], _mm512_add_ps(a->sx, ws)));
+        _mm512_mask_storeu_ps(b->y + m * ohw, mb, _mm512_fmsub_ps(two, a1[m], _mm512_add_ps(b->sx, ws)));
+    }
+}
+
+#define TILE512_FN(MR)                                                                                                \
+    static AVX512_FN void tile512_##MR(const chunk512 *a, const chunk512 *b, const int32_t *off, int64_t K,         \
+                                       const float *w, const float *wsum, int64_t ohw)                               \
+    {                                                                                                                 \
+        tile512_mr(MR, a, b, off, K, w, wsum, ohw);                                                                   \
+    }
+TILE512_FN(1)
+TILE512_FN(2)
+TILE512_FN(3)
+TILE512_FN(4)
+TILE512_FN(5)
+TILE512_FN(6)
+#undef TILE512_FN
+
+typedef void (*tile512_fn)(const chunk512 *, const chunk512 *, const int32_t *, int64_t, const float *, const float *,
+                           int64_t);
+
+static AVX512_FN __m512 box_sum512(const float *x, const int32_t *off, int64_t K)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int64_t q = 0;
+    for (; q + 1 < K; q += 2) {
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + off[q]));
+        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + off[q + 1]));
+    }
+    if (q < K)
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + off[q]));
+    return _mm512_add_ps(s0, s1);
+}
+
+static AVX512_FN void chunk_at512(const adder2d *a, const geom *g, const float *pad, float *yn, int64_t t,
+                                  const int32_t *off, chunk512 *c)
+{
+    const int64_t cpr = (g->OW + 15) / 16, oy = t / cpr, ox = t % cpr * 16;
+    c->x = pad + oy * a->s * g->row + ox;
+    c->y = yn + oy * g->OW + ox;
+    c->cnt = g->OW - ox < 16 ? g->OW - ox : 16;
+    c->sx = box_sum512(c->x, off, g->K);
+}
+
+static AVX512_FN void sample_chunks512(const adder2d *a, const geom *g, const float *pad, float *yn,
+                                       const int32_t *off, int64_t t0, int64_t t1)
+{
+    static const tile512_fn tiles[MAX_MR + 1] = {NULL,         tile512_1, tile512_2, tile512_3,
+                                                 tile512_4, tile512_5, tile512_6};
+    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + 15) / 16);
+    const int32_t ng = group_count(a->F);
+    for (int64_t t = t0; t < t1; t += 2) {
+        chunk512 ca, cb;
+        chunk_at512(a, g, pad, yn, t, off, &ca);
+        if (t + 1 < nch) {
+            chunk_at512(a, g, pad, yn, t + 1, off, &cb);
+        } else {
+            cb = ca;
+            cb.cnt = 0;
+        }
+        for (int32_t gi = 0; gi < ng; gi++) {
+            int32_t f0, mr;
+            group_range(a->F, gi, &f0, &mr);
+            chunk512 ga = ca, gb = cb;
             ga.y += f0 * ohw;
             gb.y += f0 * ohw;
             tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
@@ -562,10 +679,13 @@ static AVX2_FN void sample_task(void *ctx, int64_t begin, int64_t end, int threa
     const adder_job *j = ctx;
     const geom *g = j->g;
     float *pad = (float *)(j->slots + (size_t)thread * ws_plane_bytes(g));
-    const int64_t ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    const int64_t ohw = g->OH * g->OW, nch = g->OH * ((g->OW + g->cw - 1) / g->cw);
     for (int64_t n = begin; n < end; n++) {
         pad_sample(j->a, g, j->x + n * g->C * g->H * g->W, pad);
-        sample_chunks(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
+        if (g->cw == 16)
+            sample_chunks512(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
+        else
+            sample_chunks(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
     }
 }
 
@@ -574,7 +694,10 @@ static AVX2_FN void chunk_task(void *ctx, int64_t begin, int64_t end, int thread
 {
     (void)thread;
     const adder_job *j = ctx;
-    sample_chunks(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
+    if (j->g->cw == 16)
+        sample_chunks512(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
+    else
+        sample_chunks(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
 }
 
 static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, float *y, void *workspace)
@@ -584,7 +707,7 @@ static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, 
     if (nthreads > trtl_available_cpus()) /* more threads than workspace slots: run here */
         pool = NULL;
     int32_t *off = (int32_t *)((char *)workspace + ws_plane_bytes(g) * (size_t)trtl_available_cpus());
-    const int64_t nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    const int64_t nch = g->OH * ((g->OW + g->cw - 1) / g->cw);
     make_offsets(a, g, off);
     adder_job job = {a, g, x, y, workspace, off};
     if (g->N > 1 || !pool) {
