@@ -257,3 +257,23 @@ def test_fp32_adder_avx512_and_avx2_paths(mask):
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TRTL_CPU_MASK=mask), capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_batch_norm_scale_with_power_ones_runs_the_simd_kernel():
+    """AdderNet's batch norms are Scale layers with power = ones (TensorRT scripts write them so): scale.simd takes
+    them (it had fallen back to scale.ref's double pow), with NaN and Inf as the reference."""
+    builder = trt.Builder(LOGGER)
+    net = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    x = net.add_input("x", trt.float32, (2, 3, 4, 5))
+    sc, sh = np.array([0.5, -2.0, 3.0], np.float32), np.array([0.25, 1.0, -1.5], np.float32)
+    layer = net.add_scale(x, trt.ScaleMode.CHANNEL, sh, sc, np.ones(3, np.float32))
+    layer.name = "bn"
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    e = trt.Runtime(LOGGER).deserialize_cuda_engine(builder.build_serialized_network(net, builder.create_builder_config()))
+    assert layer_info(e, "bn")["kernel"] == "scale.simd"
+    xv = np.random.default_rng(4).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    xv[0, 1, 2, 3], xv[1, 2, 0, 0] = np.nan, np.inf
+    y = e.create_execution_context().infer({"x": xv})["y"]
+    want = xv.astype(np.float64) * sc.reshape(1, 3, 1, 1) + sh.reshape(1, 3, 1, 1)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
