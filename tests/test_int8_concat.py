@@ -152,8 +152,9 @@ def test_implicit_int8_concat_writes_codes(rng):
 
 
 def test_concat_read_through_a_max_pooling(rng):
-    """GoogLeNet's inception3b -> maxpool3: concat -> Q/DQ (sc) -> max pool -> Q/DQ (sc) -> conv; the Q/DQ after the
-    concatenation stays a layer (a max pooling reads it), and the concatenation still writes codes."""
+    """GoogLeNet's inception3b -> maxpool3: concat -> Q/DQ (sc) -> max pool -> Q/DQ (sc) -> conv; the concatenation
+    writes codes, the max pooling pools them (the kept DQ after the concatenation is removed) and the convolution
+    reads the pooled codes: no float tensor between the concatenation and the convolution."""
     x = rng.standard_normal((1, 3, 8, 10)).astype(np.float32)
     qa, sa_w, wa = _int8_weights(rng, (4, 3, 1, 1))
     qb, sb_w, wb = _int8_weights(rng, (2, 3, 1, 1))
@@ -182,6 +183,11 @@ def test_concat_read_through_a_max_pooling(rng):
     off, _ = _build(make, x, fuse=False)
     cat = [l for l in layers if l["type"] == "CONCATENATION"]
     assert len(cat) == 1 and cat[0]["outputs"][0]["dtype"] == "INT8", [(l["type"], l["outputs"]) for l in layers]
+    pool = [l for l in layers if l["type"] == "POOLING"]
+    assert len(pool) == 1 and pool[0]["precision"] == "INT8", pool
+    assert pool[0]["inputs"][0]["dtype"] == pool[0]["outputs"][0]["dtype"] == "INT8", pool
+    assert not [l for l in layers if l["type"] == "DEQUANTIZE"], [l["type"] for l in layers]
+    assert layers[-1]["reformat"] == ["output INT32->FLOAT"], layers[-1]
     step = F(Sc) * np.abs(q2).reshape(3, -1).sum(1).max() * s2.max()
     _check(got, ref, step, "int8 concat + max pool")
     _check(off, ref, step, "fp32 simulation")

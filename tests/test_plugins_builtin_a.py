@@ -167,7 +167,8 @@ def spp_ref(x, levels, avg):
 # ---- registry -------------------------------------------------------------------------------------------------------
 
 MINE = {
-    "Adder2d_TRT": ["weights", "nbWeights", "nbInputChannels", "filterSize", "nbFilters", "stride", "padding"],
+    "Adder2d_TRT": ["weights", "nbWeights", "nbInputChannels", "filterSize", "nbFilters", "stride", "padding",
+                    "int8Scale"],
     "L2Norm_Helper_TRT": ["op_type", "eps"],
     "SPP_TRT": ["pool_list", "pool_type"],
     "LReLU_TRT": ["negSlope"],

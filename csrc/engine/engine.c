@@ -712,12 +712,14 @@ static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
 }
 
 /* The precision a step computes in: its kernel's, except the internal int8 op, whose reference kernel
- * simulates the integer math too, and a max pooling of int8 codes (-1 without a kernel). */
+ * simulates the integer math too, a max pooling of int8 codes and a plugin reading int8 codes (-1 without a
+ * kernel). */
 static int32_t node_precision(const trtl_engine *e, const trtl_node *n)
 {
     if (n->op == TRTL_OP_QLINEAR)
         return TRTL_INT8;
-    if ((n->op == TRTL_OP_POOLING || n->op == TRTL_OP_SHUFFLE || n->op == TRTL_OP_SLICE) && n->n_in > 0 &&
+    if ((n->op == TRTL_OP_POOLING || n->op == TRTL_OP_SHUFFLE || n->op == TRTL_OP_SLICE || n->op == TRTL_OP_PLUGIN_V2) &&
+        n->n_in > 0 &&
         (e->tensors[n->in[0]].dtype == TRTL_INT8 || e->tensors[n->in[0]].dtype == TRTL_UINT8))
         return TRTL_INT8;
     return n->kernel ? n->kernel->precision : -1;

@@ -63,15 +63,31 @@ static const char *safe_name(const trtl_plugin_creator *c)
     return c->name;
 }
 
+/* ABI versions this trtlite accepts (plugin.h: version 2 only appends to version 1). */
+static int abi_known(uint32_t v) { return v >= TRTL_PLUGIN_ABI_VERSION && v <= TRTL_PLUGIN_ABI_VERSION_MAX; }
+
+/* The vtable size a version promises. */
+static size_t vtable_size_of(uint32_t v)
+{
+    return v >= TRTL_PLUGIN_ABI_VERSION_2 ? sizeof(trtl_plugin_vtable_v2) : sizeof(trtl_plugin_vtable);
+}
+
+/* Whether trtlite may call destroy through vt (a layout it knows). */
+static int vtable_usable(const trtl_plugin_vtable *vt)
+{
+    return vt && abi_known(vt->abi_version) && vt->struct_size >= vtable_size_of(vt->abi_version) && vt->destroy;
+}
+
 static trtl_status check_creator(const trtl_plugin_creator *c)
 {
     if (!c)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "register_creator: no creator given");
-    if (c->abi_version != TRTL_PLUGIN_ABI_VERSION)
+    if (!abi_known(c->abi_version))
         return trtl_error(TRTL_ERR_PLUGIN,
                           "plugin creator '%s' was built for plugin ABI version %u; this trtlite supports version %u "
-                          "(rebuild it against csrc/include/trtlite/plugin.h)",
-                          safe_name(c), (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+                          "to version %u (rebuild it against csrc/include/trtlite/plugin.h)",
+                          safe_name(c), (unsigned)c->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION,
+                          (unsigned)TRTL_PLUGIN_ABI_VERSION_MAX);
     /* The name is read only where the creator's declared size covers it. */
     if (c->struct_size < sizeof(trtl_plugin_creator))
         return trtl_error(TRTL_ERR_PLUGIN, "plugin creator '%s': struct size %u is smaller than this ABI's %zu",
@@ -236,10 +252,11 @@ trtl_status trtl_plugin_load_library(const char *path)
     int32_t count = 0;
     uint32_t abi = 0;
     const trtl_plugin_creator *const *list = fn(&count, &abi);
-    if (abi != TRTL_PLUGIN_ABI_VERSION) {
+    if (!abi_known(abi)) {
         dlclose(h);
         return trtl_error(TRTL_ERR_PLUGIN, "load_library('%s'): the library was built for plugin ABI version %u; this "
-                          "trtlite supports version %u", path, (unsigned)abi, (unsigned)TRTL_PLUGIN_ABI_VERSION);
+                          "trtlite supports version %u to version %u", path, (unsigned)abi,
+                          (unsigned)TRTL_PLUGIN_ABI_VERSION, (unsigned)TRTL_PLUGIN_ABI_VERSION_MAX);
     }
     if (!list || count < 0) {
         dlclose(h);
@@ -287,13 +304,14 @@ static trtl_status check_plugin(const trtl_plugin_creator *c, trtl_plugin *p)
     const trtl_plugin_vtable *vt = p->vt;
     if (!vt)
         return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance without a vtable", c->name);
-    if (vt->abi_version != TRTL_PLUGIN_ABI_VERSION)
+    if (!abi_known(vt->abi_version))
         return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable has ABI version %u (expected "
-                          "%u)", c->name, (unsigned)vt->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION);
-    if (vt->struct_size < sizeof(trtl_plugin_vtable))
+                          "%u to %u)", c->name, (unsigned)vt->abi_version, (unsigned)TRTL_PLUGIN_ABI_VERSION,
+                          (unsigned)TRTL_PLUGIN_ABI_VERSION_MAX);
+    if (vt->struct_size < vtable_size_of(vt->abi_version))
         return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable struct size is %u, smaller "
-                          "than this ABI's %zu (rebuild it against csrc/include/trtlite/plugin.h)", c->name,
-                          (unsigned)vt->struct_size, sizeof(trtl_plugin_vtable));
+                          "than this ABI's %zu for version %u (rebuild it against csrc/include/trtlite/plugin.h)", c->name,
+                          (unsigned)vt->struct_size, vtable_size_of(vt->abi_version), (unsigned)vt->abi_version);
     if (!vt->num_outputs || !vt->output_desc || !vt->enqueue || !vt->get_fields || !vt->clone || !vt->destroy)
         return trtl_error(TRTL_ERR_PLUGIN, "plugin '%s' returned an instance whose vtable is missing functions "
                           "(num_outputs, output_desc, enqueue, get_fields, clone and destroy are required)", c->name);
@@ -357,8 +375,7 @@ trtl_status trtl_plugin_create(const trtl_plugin_creator *c, const char *layer_n
     trtl_status st = check_plugin(c, p);
     if (st != TRTL_OK) {
         /* Where the layout is not ours, `destroy` is not where we would read it: leak instead. */
-        if (p->vt && p->vt->abi_version == TRTL_PLUGIN_ABI_VERSION && p->vt->struct_size >= sizeof(trtl_plugin_vtable) &&
-            p->vt->destroy)
+        if (vtable_usable(p->vt))
             p->vt->destroy(p);
         return st;
     }
@@ -388,8 +405,7 @@ trtl_status trtl_plugin_clone(const trtl_plugin *p, const char *layer_name, trtl
                           "(it is destroyed separately)", who);
     trtl_status st = check_plugin(c ? c : &(trtl_plugin_creator){.name = "?"}, q);
     if (st != TRTL_OK) {
-        if (q->vt && q->vt->abi_version == TRTL_PLUGIN_ABI_VERSION && q->vt->struct_size >= sizeof(trtl_plugin_vtable) &&
-            q->vt->destroy)
+        if (vtable_usable(q->vt))
             q->vt->destroy(q);
         return trtl_error_prefix("%s: clone()", who);
     }

@@ -2628,12 +2628,18 @@ static void test_scale_simd(int ncases)
             return;
     }
     trtl_node nd = {0};
-    float one = 1.0f;
-    nd.p.scale.power.values = &one;
+    float two = 2.0f, one = 1.0f;
+    nd.p.scale.power.type = TRTL_FLOAT;
+    nd.p.scale.power.values = &two;
     nd.p.scale.power.count = 1;
     trtl_dims d = {1, {4}};
     if (trtl_kernel_scale_simd.applies(&nd, &d)) {
         fprintf(stderr, "FAIL scale.simd applies() takes a power\n");
+        g_failures++;
+    }
+    nd.p.scale.power.values = &one; /* a power of ones is no power (batch-norm scripts) */
+    if (!trtl_kernel_scale_simd.applies(&nd, &d)) {
+        fprintf(stderr, "FAIL scale.simd applies() refuses a power of ones\n");
         g_failures++;
     }
 }

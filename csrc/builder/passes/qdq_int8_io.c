@@ -328,6 +328,56 @@ static int concat_codes(trtl_bgraph *g, int32_t i, trtl_pass_log *log)
     return 1;
 }
 
+/* ---- a kept DQ of codes in front of a max pooling -------------------------------------------------
+ *
+ * GoogLeNet's inception3b -> maxpool3 after the concatenation sweep: codes c (INT8 / UINT8) -> DQ (s, z) -> max
+ * pool -> QLINEAR quantizing with (s, z).  The DQ stays a layer (fuse_qdq looks through max poolings only between a
+ * Q and a DQ, and the Q before it was bypassed), so the pooling ran on floats and its reader quantized again.  Where
+ * every reader of the DQ's output takes the codes of (s, z) (consumers_take_codes: max poolings, layout-only
+ * layers, QLINEAR inputs / residuals, Q layers of those parameters) and at least one is a max pooling, the DQ is
+ * removed and its readers read c: the max of the codes is the code of the max, and the QLINEAR readers see the
+ * integers they computed before (quantizing (q - z) * s by s gives q back). */
+static int dq_codes(trtl_bgraph *g, int32_t i, trtl_pass_log *log)
+{
+    const trtl_node *n = &g->n[i].n;
+    if (n->op != TRTL_OP_DEQUANTIZE || n->n_out != 1 || n->n_in < 2 || n->n_in > 3 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual)
+        return 0;
+    const int32_t c = n->in[0], y = n->out[0];
+    const trtl_dtype ty = g->t[c].dtype;
+    if ((ty != TRTL_INT8 && ty != TRTL_UINT8) || g->t[y].dtype != TRTL_FLOAT || trtl_bg_is_output(g, y))
+        return 0;
+    const trtl_bg_tensor *st = &g->t[n->in[1]];
+    if (st->kind != TRTL_TK_CONSTANT || !st->data || st->dtype != TRTL_FLOAT || trtl_volume(&st->dmax) != 1)
+        return 0;
+    trtl_qlinear_params p = {0};
+    p.out_scale = *(const float *)st->data;
+    p.out_type = ty;
+    if (n->n_in == 3) {
+        const trtl_bg_tensor *z = &g->t[n->in[2]];
+        if (z->kind != TRTL_TK_CONSTANT || !z->data || z->dtype != ty || trtl_volume(&z->dmax) != 1)
+            return 0;
+        p.out_zero_point = ty == TRTL_UINT8 ? *(const uint8_t *)z->data : *(const int8_t *)z->data;
+    }
+    int pooled = 0;
+    for (int32_t k = 0; k < g->nn; k++)
+        if (!g->n[k].dead && g->n[k].n.op == TRTL_OP_POOLING && g->n[k].n.n_in == 1 && g->n[k].n.in[0] == y &&
+            max_pool(&g->n[k].n))
+            pooled = 1;
+    if (!pooled || !consumers_take_codes(g, y, &p, 0))
+        return 0;
+    g->n[i].dead = 1;
+    for (int32_t k = 0; k < g->nn; k++)
+        for (int32_t j = 0; !g->n[k].dead && j < g->n[k].n.n_in; j++)
+            if (g->n[k].n.in[j] == y)
+                g->n[k].n.in[j] = c;
+    int32_t pools = retype(g, c, ty, &p);
+    trtl_pass_log_add(log, "'%s' removed: its readers take the %s codes (scale %g, zero point %d) it dequantized, "
+                      "%d max pooling(s) of codes", g->n[i].n.name, trtl_dtype_name(ty), (double)p.out_scale,
+                      (int)p.out_zero_point, (int)pools);
+    return 1;
+}
+
 trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
 {
     trtl_pass_log log;
@@ -350,6 +400,9 @@ trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g)
     for (int32_t i = 0; i < g->nn; i++)
         if (!g->n[i].dead)
             concat_codes(g, i, &log);
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            dq_codes(g, i, &log);
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }

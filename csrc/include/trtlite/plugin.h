@@ -1,5 +1,5 @@
 /*
- * trtlite/plugin.h -- the plugin ABI (version 1).
+ * trtlite/plugin.h -- the plugin ABI (version 1, and version 2: version 1's vtable extended with reduced precision).
  *
  * Untrusted libraries: a plugin library is code trtlite does not control, so everything it hands
  * over is checked where it crosses into trtlite, and a breach is an error naming the library,
@@ -36,7 +36,13 @@
  * error naming the plugin layer.  A plugin must never abort the process.
  *
  * ABI versioning: `struct_size` and `abi_version` are checked when a creator is registered and
- * when a library is loaded; a mismatch is refused with a message, not guessed at.
+ * when a library is loaded; a mismatch is refused with a message, not guessed at.  Versions only
+ * extend: version 2 is trtl_plugin_vtable_v2, version 1's vtable (unchanged, first member) followed
+ * by two optional slots (supports_format, configure: INT8 formats and per-tensor scales, TensorRT's
+ * supportsFormatCombination / configurePlugin).  A version-2 plugin sets its instance's `vt` to
+ * the first member and that member's abi_version to TRTL_PLUGIN_ABI_VERSION_2 and struct_size to
+ * sizeof(trtl_plugin_vtable_v2).  Plugins, creators and libraries of version 1 build and run
+ * unchanged (fp32 only); trtlite reads the version-2 slots only through trtl_plugin_vt2().
  */
 #ifndef TRTLITE_PLUGIN_H
 #define TRTLITE_PLUGIN_H
@@ -47,7 +53,9 @@
 extern "C" {
 #endif
 
-#define TRTL_PLUGIN_ABI_VERSION 1u
+#define TRTL_PLUGIN_ABI_VERSION 1u   /* the base vtable below */
+#define TRTL_PLUGIN_ABI_VERSION_2 2u /* trtl_plugin_vtable_v2 (reduced precision) */
+#define TRTL_PLUGIN_ABI_VERSION_MAX TRTL_PLUGIN_ABI_VERSION_2 /* the newest this trtlite accepts */
 
 /* Values equal trt.PluginFieldType. */
 typedef enum trtl_plugin_field_type {
@@ -91,6 +99,12 @@ typedef struct trtl_plugin_tensor_desc {
 typedef struct trtl_plugin trtl_plugin;
 typedef struct trtl_plugin_creator trtl_plugin_creator;
 
+/* A tensor's format as `configure` (version 2) sees it. */
+typedef struct trtl_plugin_quant_desc {
+    trtl_dtype dtype;
+    float scale; /* TRTL_INT8: real value = code * scale; 0 otherwise */
+} trtl_plugin_quant_desc;
+
 typedef struct trtl_plugin_vtable {
     uint32_t struct_size; /* sizeof(trtl_plugin_vtable) as the plugin was compiled */
     uint32_t abi_version; /* TRTL_PLUGIN_ABI_VERSION */
@@ -122,6 +136,31 @@ typedef struct trtl_plugin_vtable {
     void (*destroy)(trtl_plugin *self);
 } trtl_plugin_vtable;
 
+/* Version 2: reduced precision. */
+typedef struct trtl_plugin_vtable_v2 {
+    trtl_plugin_vtable base; /* struct_size = sizeof(trtl_plugin_vtable_v2), abi_version = TRTL_PLUGIN_ABI_VERSION_2 */
+
+    /* ---- reduced precision.  Both optional (NULL: the plugin takes and
+     * gives FLOAT only, as in version 1).  Build time only: a plan stores what `configure` decided
+     * through `get_fields`, so loading a plan creates the configured plugin again. ---- */
+
+    /* Can tensor `pos` (inputs 0..nb_in-1, then outputs) have `desc[pos].dtype`, given the dtypes
+     * of desc[0..pos-1]?  1 yes, 0 no.  trtlite asks for TRTL_INT8 inputs under BuilderFlag.INT8
+     * (implicit quantization) where the tensor has a dynamic range. */
+    int32_t (*supports_format)(const trtl_plugin *self, int32_t pos, const trtl_plugin_tensor_desc *desc,
+                               int32_t nb_in, int32_t nb_out);
+
+    /* The chosen formats, once: each tensor's dtype and, for TRTL_INT8 tensors, the scale of its
+     * symmetric quantization (real = code * scale, zero point 0); 0 for float tensors.  trtlite
+     * proposes the calibrated range / 127 for an INT8 input; the plugin may raise it (never lower
+     * it, which would clip the calibrated range) to share one scale with its weights, and
+     * trtlite quantizes the input with the scale left in in[i].scale.  Called on the builder's
+     * own instance before any clone; the plugin keeps what it needs in its fields.  0, or nonzero
+     * + msg (an error naming the layer). */
+    int (*configure)(trtl_plugin *self, trtl_plugin_quant_desc *in, int32_t nb_in, trtl_plugin_quant_desc *out,
+                     int32_t nb_out, char *msg, size_t msg_len);
+} trtl_plugin_vtable_v2;
+
 /* Embed as the first member of a plugin instance. */
 struct trtl_plugin {
     const trtl_plugin_vtable *vt;
@@ -142,6 +181,15 @@ struct trtl_plugin_creator {
                            const trtl_plugin_fields *fields, char *msg, size_t msg_len);
     void *user; /* free for the creator's own use */
 };
+
+/* The version-2 vtable of `p` (its slots may still be NULL), or NULL for a version-1 plugin. */
+static inline const trtl_plugin_vtable_v2 *trtl_plugin_vt2(const trtl_plugin *p)
+{
+    return p && p->vt && p->vt->abi_version >= TRTL_PLUGIN_ABI_VERSION_2 &&
+                   p->vt->struct_size >= sizeof(trtl_plugin_vtable_v2)
+               ? (const trtl_plugin_vtable_v2 *)(const void *)p->vt
+               : NULL;
+}
 
 /* ---- registry ---------------------------------------------------------------------------------
  * One process-wide registry keyed by (namespace, name, version).  All calls are thread-safe.

@@ -1,6 +1,7 @@
 /* scale.c -- scale.simd: y = x * scale + shift (uniform, per-channel or elementwise weights) with
- * one FMA per element, rows split over the pool.  Scales with a power keep the reference kernel
- * (applies() refuses them): pow is computed in double there.  A fused activation (fuse_epilogue:
+ * one FMA per element, rows split over the pool.  Scales with a power other than all ones keep the
+ * reference kernel (applies() refuses them): pow is computed in double there.  A power of ones (as
+ * TensorRT batch-norm scripts write it: pow(v, 1) = v, NaN included) is no power.  A fused activation (fuse_epilogue:
  * batch norm -> relu) is applied to each chunk while it is in cache; residual epilogues are refused. */
 #include "kernels/kernel.h"
 #include "kernels/x86/vmath.h"
@@ -26,10 +27,23 @@ static void scale_row(void *ctx, int64_t row, int64_t begin, int64_t len)
         trtl_vm_act(j->epi->act, j->epi->alpha, j->epi->beta, j->y + at, j->y + at, len);
 }
 
+/* No power, or every power exactly 1. */
+static int no_power(const trtl_scale_params *p)
+{
+    if (p->power.count == 0)
+        return 1;
+    if (p->power.type != TRTL_FLOAT || !p->power.values)
+        return 0;
+    for (int64_t i = 0; i < p->power.count; i++)
+        if (((const float *)p->power.values)[i] != 1.0f)
+            return 0;
+    return 1;
+}
+
 static int scale_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
     const trtl_scale_params *p = &n->p.scale;
-    return p->power.count == 0 && !n->epi.has_residual &&
+    return no_power(p) && !n->epi.has_residual &&
            (p->mode == TRTL_SCALE_UNIFORM || (p->channel_axis >= 0 && p->channel_axis < in_dims[0].nb_dims));
 }
 
@@ -37,7 +51,7 @@ static trtl_status scale_run(const trtl_kernel_args *a)
 {
     const trtl_scale_params *p = &a->node->p.scale;
     const trtl_dims *xd = &a->in[0].dims;
-    if (p->power.count || a->node->epi.has_residual)
+    if (!no_power(p) || a->node->epi.has_residual)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scale.simd got a power or a residual", a->node->name);
     scale_job j = {a->in[0].data, p->scale.count ? (const float *)p->scale.values : NULL,
                    p->shift.count ? (const float *)p->shift.values : NULL,

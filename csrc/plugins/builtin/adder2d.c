@@ -38,17 +38,20 @@
  *   (outputs of the same magnitude as those sums) the two paths agree to ~1e-6 relative.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "plugins/builtin/common.h"
+#include "plugins/builtin/adder2d_int8.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
 
 #define MAX_MR 6  /* filters per register tile */
 #define CHUNK 8   /* output columns per AVX2 vector */
 
-enum { F_WEIGHTS, F_NB_WEIGHTS, F_NB_INPUT_CHANNELS, F_FILTER_SIZE, F_NB_FILTERS, F_STRIDE, F_PADDING, F_COUNT };
+enum { F_WEIGHTS, F_NB_WEIGHTS, F_NB_INPUT_CHANNELS, F_FILTER_SIZE, F_NB_FILTERS, F_STRIDE, F_PADDING, F_INT8_SCALE,
+       F_COUNT };
 
 static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_WEIGHTS] = {"weights", TRTL_PF_FLOAT32, 1},
@@ -58,6 +61,9 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_NB_FILTERS] = {"nbFilters", TRTL_PF_INT32, 1},
     [F_STRIDE] = {"stride", TRTL_PF_INT32, 0},
     [F_PADDING] = {"padding", TRTL_PF_INT32, 0},
+    /* the shared scale of input and weight codes (int8 path): set by the builder through `configure`
+     * under BuilderFlag.INT8 and kept in plans; absent: fp32 only */
+    [F_INT8_SCALE] = {"int8Scale", TRTL_PF_FLOAT32, 0},
 };
 
 static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
@@ -68,24 +74,34 @@ typedef struct adder2d {
     float *w;                          /* [F][C][k][k] as given (get_fields, reference path) */
     float *wpack;                      /* filter groups, each [K][mr] (AVX2 path) */
     float *wsum;                       /* [F]: sum of each filter's weights */
+    float int8_scale;                  /* > 0: the int8 path is configured (input INT8 codes of this scale) */
+    int8_t *wq;                        /* [F][C][k][k] weight codes (int8 path) */
+    uint8_t *wpk;                      /* packed weight codes (adder2d_int8.h) */
 } adder2d;
 
 /* Geometry of one enqueue (or workspace query). */
 typedef struct geom {
     int64_t N, C, H, W, OH, OW, K;
     int64_t hp, lp, row, plane; /* padded rows; sub-row length; floats per padded row / channel */
+    int64_t cw;                 /* output columns per vector: 8 (AVX2) or 16 (AVX-512) */
 } geom;
 
 /* ---- fields -------------------------------------------------------------------------------- */
 
-/* The tail holds w, wpack (nb_weights each) and wsum (F). */
+/* The tail holds w, wpack (nb_weights each) and wsum (F) as floats, then the int8 path's weight
+ * codes (nb_weights bytes) and their packed form (at most 8 * nb_weights bytes: channels rounded up
+ * to a multiple of 8). */
 static void relink(trtl_builtin *h)
 {
     adder2d *a = (adder2d *)h;
     a->w = (float *)(a + 1);
     a->wpack = a->w + a->nb_weights;
     a->wsum = a->wpack + a->nb_weights;
+    a->wq = (int8_t *)(a->wsum + a->F);
+    a->wpk = (uint8_t *)(a->wq + a->nb_weights); /* unaligned: read by 8-byte broadcasts */
 }
+
+static size_t tail_bytes(int64_t n, int64_t F) { return sizeof(float) * (size_t)(2 * n + F) + 9u * (size_t)n + 64u; }
 
 /* Exact for the fields init accepts (then nbFilters divides the weight count); 0 otherwise. */
 static size_t tail(const trtl_plugin_fields *fs)
@@ -93,7 +109,7 @@ static size_t tail(const trtl_plugin_fields *fs)
     const trtl_plugin_field *f = trtl_field_find(fs, "nbFilters");
     const int64_t n = trtl_field_length(fs, "weights");
     const int64_t F = f && f->type == TRTL_PF_INT32 && f->length > 0 ? *(const int32_t *)f->data : 0;
-    return n <= INT32_MAX / 2 && F > 0 && F <= n ? sizeof(float) * (size_t)(2 * n + F) : 0;
+    return n <= INT32_MAX / 16 && F > 0 && F <= n ? tail_bytes(n, F) : 0;
 }
 
 /* Filter groups: ceil(F / MAX_MR) groups whose sizes differ by at most one, larger ones first. */
@@ -127,6 +143,30 @@ static void pack_weights(adder2d *a)
     }
 }
 
+/* max |w| / 127 in float32: the smallest scale that keeps every weight code within +-127. */
+static float weight_scale(const adder2d *a)
+{
+    float m = 0;
+    for (int32_t i = 0; i < a->nb_weights; i++)
+        m = fmaxf(m, fabsf(a->w[i]));
+    return m / 127.0f;
+}
+
+/* Configures the int8 path with shared scale `scale` (checked) and packs the weight codes. */
+static int set_int8_scale(adder2d *a, float scale, char *msg, size_t msg_len)
+{
+    const float ws = weight_scale(a);
+    if (!(scale > 0) || !isfinite(scale))
+        return trtl_plugin_fail(msg, msg_len, "field 'int8Scale' must be a positive finite scale, got %g",
+                                (double)scale);
+    if (scale < ws * (1.0f - 1e-6f))
+        return trtl_plugin_fail(msg, msg_len, "field 'int8Scale' (%g) is smaller than max|weights| / 127 (%g): the "
+                                "weights would clip", (double)scale, (double)ws);
+    a->int8_scale = scale;
+    trtl_adder_q_pack(a->w, a->F, a->C, a->k, scale, a->wq, a->wpk);
+    return 0;
+}
+
 static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
     adder2d *a = (adder2d *)h;
@@ -139,7 +179,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
         trtl_field_scalar(r, &field_descs[F_NB_FILTERS], &a->F) ||
         trtl_field_scalar(r, &field_descs[F_STRIDE], &a->s) ||
         trtl_field_scalar(r, &field_descs[F_PADDING], &a->p) ||
-        trtl_field_array(r, &field_descs[F_WEIGHTS], 0, TRTL_FIELD_ANY_LENGTH, &wf))
+        trtl_field_array(r, &field_descs[F_WEIGHTS], 0, TRTL_FIELD_ANY_LENGTH, &wf) ||
+        trtl_field_scalar(r, &field_descs[F_INT8_SCALE], &a->int8_scale))
         return 1;
     const int has_nbw = trtl_field_find(r->fields, "nbWeights") != NULL;
     const int has_c = trtl_field_find(r->fields, "nbInputChannels") != NULL;
@@ -168,15 +209,17 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
                                (long long)per_channel);
     if (!has_c)
         a->C = (int32_t)(count / per_channel);
-    if (count > INT32_MAX / 2)
+    if (count > INT32_MAX / 16)
         return trtl_field_fail(r, "field 'weights' is too large (%lld values)", (long long)count);
-    if (h->size - sizeof *a < sizeof(float) * (size_t)(2 * count + a->F)) /* tail() is exact for the sizes above */
+    if (h->size - sizeof *a < tail_bytes(count, a->F)) /* tail() is exact for the sizes above */
         return trtl_field_fail(r, "fields 'weights' (%lld values) and 'nbFilters' (%d) do not fit together",
                                (long long)count, (int)a->F);
     a->nb_weights = (int32_t)count;
     relink(h);
     memcpy(a->w, wf->data, sizeof(float) * (size_t)count);
     pack_weights(a);
+    if (trtl_field_find(r->fields, "int8Scale") != NULL && set_int8_scale(a, a->int8_scale, r->msg, r->msg_len))
+        return 1;
     trtl_builtin_field(h, &field_descs[F_WEIGHTS], a->w, a->nb_weights);
     trtl_builtin_field(h, &field_descs[F_NB_WEIGHTS], &a->nb_weights, 1);
     trtl_builtin_field(h, &field_descs[F_NB_INPUT_CHANNELS], &a->C, 1);
@@ -184,6 +227,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
     trtl_builtin_field(h, &field_descs[F_NB_FILTERS], &a->F, 1);
     trtl_builtin_field(h, &field_descs[F_STRIDE], &a->s, 1);
     trtl_builtin_field(h, &field_descs[F_PADDING], &a->p, 1);
+    if (a->int8_scale > 0)
+        trtl_builtin_field(h, &field_descs[F_INT8_SCALE], &a->int8_scale, 1);
     return 0;
 }
 
@@ -202,10 +247,25 @@ static int out_size(const adder2d *a, int64_t in, int64_t *out)
     return 0;
 }
 
+/* The int8 path's view of the instance. */
+static trtl_adder_q int8_view(const adder2d *a)
+{
+    trtl_adder_q q = {a->F, a->C, a->k, a->s, a->p, a->int8_scale, a->wq, a->wpk};
+    return q;
+}
+
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
 {
     const adder2d *a = (const adder2d *)self;
+    if (nb_in == 1 && in[0].dtype == TRTL_INT8) {
+        if (!(a->int8_scale > 0))
+            return trtl_plugin_fail(msg, msg_len, "input 0 is INT8, but the plugin has no 'int8Scale' (the builder "
+                                    "sets it under BuilderFlag.INT8 with a dynamic range for the input)");
+        trtl_plugin_tensor_desc f = in[0];
+        f.dtype = TRTL_FLOAT; /* the checks below are the float input's */
+        return output_desc(self, index, &f, 1, out, msg, msg_len);
+    }
     if (trtl_check_single_io(index, in, nb_in, &input_spec, msg, msg_len))
         return 1;
     const trtl_dims *d = &in[0].dims;
@@ -225,6 +285,8 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
     return 0;
 }
 
+static int use_512(void) { return trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA); }
+
 /* Geometry of the AVX2 path for concrete input dims.  Nonzero when the shape is unusable. */
 static int geom_init(const adder2d *a, const trtl_dims *d, geom *g)
 {
@@ -238,7 +300,11 @@ static int geom_init(const adder2d *a, const trtl_dims *d, geom *g)
         return 1;
     g->K = g->C * a->k * a->k;
     int64_t s = a->s, wp = g->W + 2 * (int64_t)a->p;
-    int64_t owr = (g->OW + CHUNK - 1) / CHUNK * CHUNK;
+    /* 16-column vectors where they do more work than 8-column ones: not on rows of 8 or fewer (AdderNet's
+     * 8x8 maps would leave half of every vector empty) */
+    const int64_t r8 = (g->OW + 7) / 8 * 8, r16 = (g->OW + 15) / 16 * 16;
+    g->cw = use_512() && 2 * r8 > r16 ? 16 : CHUNK;
+    int64_t owr = (g->OW + g->cw - 1) / g->cw * g->cw;
     /* Chunk x0..x0+7 of tap j reads sub-row j % s at indices x + j/s <= owr - 1 + (k-1)/s. */
     g->lp = (wp + s - 1) / s;
     if (owr + (a->k - 1) / s > g->lp)
@@ -264,7 +330,14 @@ static size_t workspace_size(const trtl_plugin *self, const trtl_plugin_tensor_d
     (void)nb_out;
     const adder2d *a = (const adder2d *)self;
     geom g;
-    if (nb_in != 1 || geom_init(a, &in[0].dims, &g) || !fast_ok(&g) || !use_fast())
+    if (nb_in != 1 || geom_init(a, &in[0].dims, &g))
+        return 0;
+    if (in[0].dtype == TRTL_INT8) {
+        trtl_adder_q q = int8_view(a);
+        size_t b = a->int8_scale > 0 ? trtl_adder_q_workspace(&q, g.H, g.W) : 0;
+        return b == (size_t)-1 ? 0 : b;
+    }
+    if (!fast_ok(&g) || !use_fast())
         return 0;
     /* one padded-sample slot per thread that may run (trtl_current_pool()), then the offsets */
     return ws_plane_bytes(&g) * (size_t)trtl_available_cpus() + (size_t)g.K * sizeof(int32_t);
@@ -459,7 +532,7 @@ static AVX2_FN void sample_chunks(const adder2d *a, const geom *g, const float *
                                   int64_t t0, int64_t t1)
 {
     static const tile_fn tiles[MAX_MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
-    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + g->cw - 1) / g->cw);
     const int32_t ng = group_count(a->F);
     for (int64_t t = t0; t < t1; t += 2) {
         chunk ca, cb;
@@ -474,6 +547,116 @@ static AVX2_FN void sample_chunks(const adder2d *a, const geom *g, const float *
             int32_t f0, mr;
             group_range(a->F, gi, &f0, &mr);
             chunk ga = ca, gb = cb;
+            ga.y += f0 * ohw;
+            gb.y += f0 * ohw;
+            tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
+        }
+    }
+}
+
+/* ---- AVX-512 path: the AVX2 tile with 16-column chunks (same weights, offsets and plane) ---------- */
+
+#define AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+
+typedef struct chunk512 {
+    const float *x;
+    float *y;
+    int64_t cnt; /* pixels to store: 16, fewer for a row's last chunk, 0 for none */
+    __m512 sx;
+} chunk512;
+
+static inline __attribute__((always_inline)) AVX512_FN void tile512_mr(const int MR, const chunk512 *a,
+                                                                       const chunk512 *b, const int32_t *off,
+                                                                       int64_t K, const float *w, const float *wsum,
+                                                                       int64_t ohw)
+{
+    __m512 a0[MAX_MR], a1[MAX_MR];
+    const float *xa = a->x, *xb = b->x;
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; m++) {
+        a0[m] = _mm512_setzero_ps();
+        a1[m] = _mm512_setzero_ps();
+    }
+    for (int64_t q = 0; q < K; q++) {
+        __m512 va = _mm512_loadu_ps(xa + off[q]);
+        __m512 vb = _mm512_loadu_ps(xb + off[q]);
+#pragma GCC unroll 6
+        for (int m = 0; m < MR; m++) {
+            __m512 vw = _mm512_set1_ps(w[m]);
+            a0[m] = _mm512_add_ps(a0[m], _mm512_min_ps(va, vw)); /* operand order as the AVX2 tile (NaN) */
+            a1[m] = _mm512_add_ps(a1[m], _mm512_min_ps(vb, vw));
+        }
+        w += MR;
+    }
+    const __mmask16 ma = (__mmask16)((1u << a->cnt) - 1u), mb = (__mmask16)((1u << b->cnt) - 1u);
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; m++) {
+        __m512 ws = _mm512_set1_ps(wsum[m]), two = _mm512_set1_ps(2.0f);
+        _mm512_mask_storeu_ps(a->y + m * ohw, ma, _mm512_fmsub_ps(two, a0[m], _mm512_add_ps(a->sx, ws)));
+        _mm512_mask_storeu_ps(b->y + m * ohw, mb, _mm512_fmsub_ps(two, a1[m], _mm512_add_ps(b->sx, ws)));
+    }
+}
+
+#define TILE512_FN(MR)                                                                                                \
+    static AVX512_FN void tile512_##MR(const chunk512 *a, const chunk512 *b, const int32_t *off, int64_t K,         \
+                                       const float *w, const float *wsum, int64_t ohw)                               \
+    {                                                                                                                 \
+        tile512_mr(MR, a, b, off, K, w, wsum, ohw);                                                                   \
+    }
+TILE512_FN(1)
+TILE512_FN(2)
+TILE512_FN(3)
+TILE512_FN(4)
+TILE512_FN(5)
+TILE512_FN(6)
+#undef TILE512_FN
+
+typedef void (*tile512_fn)(const chunk512 *, const chunk512 *, const int32_t *, int64_t, const float *, const float *,
+                           int64_t);
+
+static AVX512_FN __m512 box_sum512(const float *x, const int32_t *off, int64_t K)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int64_t q = 0;
+    for (; q + 1 < K; q += 2) {
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + off[q]));
+        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + off[q + 1]));
+    }
+    if (q < K)
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + off[q]));
+    return _mm512_add_ps(s0, s1);
+}
+
+static AVX512_FN void chunk_at512(const adder2d *a, const geom *g, const float *pad, float *yn, int64_t t,
+                                  const int32_t *off, chunk512 *c)
+{
+    const int64_t cpr = (g->OW + 15) / 16, oy = t / cpr, ox = t % cpr * 16;
+    c->x = pad + oy * a->s * g->row + ox;
+    c->y = yn + oy * g->OW + ox;
+    c->cnt = g->OW - ox < 16 ? g->OW - ox : 16;
+    c->sx = box_sum512(c->x, off, g->K);
+}
+
+static AVX512_FN void sample_chunks512(const adder2d *a, const geom *g, const float *pad, float *yn,
+                                       const int32_t *off, int64_t t0, int64_t t1)
+{
+    static const tile512_fn tiles[MAX_MR + 1] = {NULL,         tile512_1, tile512_2, tile512_3,
+                                                 tile512_4, tile512_5, tile512_6};
+    const int64_t K = g->K, ohw = g->OH * g->OW, nch = g->OH * ((g->OW + 15) / 16);
+    const int32_t ng = group_count(a->F);
+    for (int64_t t = t0; t < t1; t += 2) {
+        chunk512 ca, cb;
+        chunk_at512(a, g, pad, yn, t, off, &ca);
+        if (t + 1 < nch) {
+            chunk_at512(a, g, pad, yn, t + 1, off, &cb);
+        } else {
+            cb = ca;
+            cb.cnt = 0;
+        }
+        for (int32_t gi = 0; gi < ng; gi++) {
+            int32_t f0, mr;
+            group_range(a->F, gi, &f0, &mr);
+            chunk512 ga = ca, gb = cb;
             ga.y += f0 * ohw;
             gb.y += f0 * ohw;
             tiles[mr](&ga, &gb, off, K, a->wpack + f0 * K, a->wsum + f0, ohw);
@@ -496,10 +679,13 @@ static AVX2_FN void sample_task(void *ctx, int64_t begin, int64_t end, int threa
     const adder_job *j = ctx;
     const geom *g = j->g;
     float *pad = (float *)(j->slots + (size_t)thread * ws_plane_bytes(g));
-    const int64_t ohw = g->OH * g->OW, nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    const int64_t ohw = g->OH * g->OW, nch = g->OH * ((g->OW + g->cw - 1) / g->cw);
     for (int64_t n = begin; n < end; n++) {
         pad_sample(j->a, g, j->x + n * g->C * g->H * g->W, pad);
-        sample_chunks(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
+        if (g->cw == 16)
+            sample_chunks512(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
+        else
+            sample_chunks(j->a, g, pad, j->y + n * j->a->F * ohw, j->off, 0, nch);
     }
 }
 
@@ -508,7 +694,10 @@ static AVX2_FN void chunk_task(void *ctx, int64_t begin, int64_t end, int thread
 {
     (void)thread;
     const adder_job *j = ctx;
-    sample_chunks(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
+    if (j->g->cw == 16)
+        sample_chunks512(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
+    else
+        sample_chunks(j->a, j->g, (const float *)j->slots, j->y, j->off, 2 * begin, 2 * end);
 }
 
 static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, float *y, void *workspace)
@@ -518,7 +707,7 @@ static AVX2_FN void adder_avx2(const adder2d *a, const geom *g, const float *x, 
     if (nthreads > trtl_available_cpus()) /* more threads than workspace slots: run here */
         pool = NULL;
     int32_t *off = (int32_t *)((char *)workspace + ws_plane_bytes(g) * (size_t)trtl_available_cpus());
-    const int64_t nch = g->OH * ((g->OW + CHUNK - 1) / CHUNK);
+    const int64_t nch = g->OH * ((g->OW + g->cw - 1) / g->cw);
     make_offsets(a, g, off);
     adder_job job = {a, g, x, y, workspace, off};
     if (g->N > 1 || !pool) {
@@ -549,6 +738,11 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
                                 (int)a->F, (long long)g.OH, (long long)g.OW);
     if (g.N == 0 || g.OH == 0 || g.OW == 0)
         return 0;
+    if (in_desc[0].dtype == TRTL_INT8) {
+        trtl_adder_q q = int8_view(a);
+        trtl_adder_q_run(&q, inputs[0], g.N, g.H, g.W, outputs[0], workspace);
+        return 0;
+    }
     if (use_fast() && fast_ok(&g) && workspace)
         adder_avx2(a, &g, inputs[0], outputs[0], workspace);
     else
@@ -556,9 +750,62 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
     return 0;
 }
 
-static const trtl_plugin_vtable vtable =
-    TRTL_BUILTIN_VTABLE(trtl_builtin_one_output, output_desc, workspace_size, enqueue);
+/* ---- reduced precision (plugin ABI version 2) ----------------------------------------------- */
+
+/* Input 0 may be INT8 codes, the output is FLOAT. */
+static int32_t supports_format(const trtl_plugin *self, int32_t pos, const trtl_plugin_tensor_desc *desc, int32_t nb_in,
+                               int32_t nb_out)
+{
+    (void)self;
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1)
+        return 0;
+    return desc[pos].dtype == TRTL_FLOAT || (pos == 0 && desc[pos].dtype == TRTL_INT8);
+}
+
+/* An INT8 input: the shared scale is the larger of the proposed one (calibrated range / 127) and
+ * max|W| / 127, written back so that the builder quantizes the input with it. */
+static int configure(trtl_plugin *self, trtl_plugin_quant_desc *in, int32_t nb_in, trtl_plugin_quant_desc *out,
+                     int32_t nb_out, char *msg, size_t msg_len)
+{
+    adder2d *a = (adder2d *)self;
+    if (nb_in != 1 || nb_out != 1)
+        return trtl_plugin_fail(msg, msg_len, "expects 1 input and 1 output, got %d and %d", (int)nb_in, (int)nb_out);
+    if (out[0].dtype != TRTL_FLOAT)
+        return trtl_plugin_fail(msg, msg_len, "the output must be FLOAT, got %s", trtl_dtype_name(out[0].dtype));
+    if (in[0].dtype == TRTL_FLOAT)
+        return 0;
+    if (in[0].dtype != TRTL_INT8)
+        return trtl_plugin_fail(msg, msg_len, "input 0 must be FLOAT or INT8, got %s", trtl_dtype_name(in[0].dtype));
+    if (!(in[0].scale > 0) || !isfinite(in[0].scale))
+        return trtl_plugin_fail(msg, msg_len, "input 0's INT8 scale must be positive and finite, got %g",
+                                (double)in[0].scale);
+    const float scale = fmaxf(in[0].scale, weight_scale(a));
+    const int had = a->int8_scale > 0;
+    if (set_int8_scale(a, scale, msg, msg_len))
+        return 1;
+    if (!had)
+        trtl_builtin_field(&a->h, &field_descs[F_INT8_SCALE], &a->int8_scale, 1);
+    in[0].scale = scale;
+    return 0;
+}
+
+static const trtl_plugin_vtable_v2 vtable2 = {
+    .base =
+        {
+            .struct_size = sizeof(trtl_plugin_vtable_v2),
+            .abi_version = TRTL_PLUGIN_ABI_VERSION_2,
+            .num_outputs = trtl_builtin_one_output,
+            .output_desc = output_desc,
+            .workspace_size = workspace_size,
+            .enqueue = enqueue,
+            .get_fields = trtl_builtin_get_fields,
+            .clone = trtl_builtin_clone,
+            .destroy = trtl_builtin_destroy,
+        },
+    .supports_format = supports_format,
+    .configure = configure,
+};
 static const trtl_builtin_class cls = {
-    .vt = &vtable, .size = sizeof(adder2d), .first_of_many = 1, .tail = tail, .init = init, .relink = relink};
+    .vt = &vtable2.base, .size = sizeof(adder2d), .first_of_many = 1, .tail = tail, .init = init, .relink = relink};
 
 const trtl_plugin_creator trtl_creator_adder2d = TRTL_BUILTIN_CREATOR("Adder2d_TRT", field_descs, cls);

@@ -1,0 +1,488 @@
+/*
+ * adder2d_int8.c -- Adder2d_TRT on int8 codes: packing, geometry, the AVX-512BW / AVX2 `vpsadbw`
+ * tiles and the portable definition (see adder2d_int8.h for the math and the layout).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "plugins/builtin/adder2d_int8.h"
+#include "core/cpu.h"
+#include "core/threadpool.h"
+
+#define MAX_NC 3 /* pixel vectors per register tile (AVX-512; AVX2 uses 2) */
+#define AVX512_MR 8
+#define AVX2_MR 6
+
+typedef enum path { PATH_PORTABLE, PATH_AVX2, PATH_AVX512 } path;
+
+static path pick_path(void)
+{
+    if (trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX2))
+        return PATH_AVX512;
+    if (trtl_cpu_has(TRTL_CPU_AVX2))
+        return PATH_AVX2;
+    return PATH_PORTABLE;
+}
+
+const char *trtl_adder_q_path(void)
+{
+    static const char *const names[] = {"portable", "avx2", "avx512bw"};
+    return names[pick_path()];
+}
+
+static int32_t blocks_of(int32_t C) { return (C + 7) / 8; }
+
+/* Which bytes share a word: 8 channels of one tap (CHANNELS), or, where that would leave most of the
+ * word empty (few channels: a first layer), 8 consecutive kernel columns of one channel and kernel row
+ * (COLUMNS; the taps past the kernel's width are masked to 0 in x and are 0 in the weights).  The
+ * cheaper in words per output pixel; G is that count. */
+typedef enum layout { LAYOUT_CHANNELS, LAYOUT_COLUMNS } layout;
+
+static layout layout_of(int32_t C, int32_t k, int64_t *G)
+{
+    const int64_t gc = (int64_t)blocks_of(C) * k * k, gw = (int64_t)C * k * ((k + 7) / 8);
+    *G = gw < gc ? gw : gc;
+    return gw < gc ? LAYOUT_COLUMNS : LAYOUT_CHANNELS;
+}
+
+size_t trtl_adder_q_packed_bytes(int32_t F, int32_t C, int32_t k)
+{
+    int64_t G;
+    layout_of(C, k, &G);
+    return (size_t)G * (size_t)F * 8u;
+}
+
+void trtl_adder_q_pack(const float *w, int32_t F, int32_t C, int32_t k, float scale, int8_t *wq, uint8_t *wpk)
+{
+    const int64_t kk = (int64_t)k * k, K = (int64_t)C * kk, jg = (k + 7) / 8;
+    int64_t G;
+    const layout lay = layout_of(C, k, &G);
+    for (int64_t i = 0; i < F * K; i++) {
+        /* the float32 quotient, rounded half to even, as QuantizeLinear quantizes the input */
+        float v = nearbyintf(w[i] / scale);
+        wq[i] = (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
+    }
+    memset(wpk, 0, (size_t)(G * F * 8));
+    for (int32_t f = 0; f < F; f++)
+        for (int32_t c = 0; c < C; c++)
+            for (int64_t t = 0; t < kk; t++) {
+                const int64_t i = t / k, j = t % k;
+                /* CHANNELS: group (channel block, i, j), lane c % 8; COLUMNS: group (c, i, j / 8), lane j % 8 */
+                const int64_t g = lay == LAYOUT_CHANNELS ? (c / 8) * kk + t : ((int64_t)c * k + i) * jg + j / 8;
+                const int64_t lane = lay == LAYOUT_CHANNELS ? c % 8 : j % 8;
+                wpk[(g * F + f) * 8 + lane] = (uint8_t)wq[(f * C + c) * kk + t] ^ 0x80u;
+            }
+}
+
+/* ---- geometry ------------------------------------------------------------------------------- */
+
+typedef struct geom {
+    int64_t N, H, W, OH, OW, G;   /* G: tap groups = blocks * k * k */
+    int64_t cw;                    /* pixels per vector: 8 (zmm) or 4 (ymm) */
+    int64_t hp, lp, row, plane;    /* padded rows; words per sub-row, per padded row, per block / channel */
+    int64_t blocks;                /* channel blocks (CHANNELS) or channels (COLUMNS) */
+    int64_t jg, wrow;              /* COLUMNS: words per kernel row; bytes of a padded row incl. slack */
+    layout lay;
+} geom;
+
+static int64_t out_len(int64_t in, int32_t k, int32_t s, int32_t p) { return (in + 2 * (int64_t)p - k) / s + 1; }
+
+static void geom_init(const trtl_adder_q *q, int64_t H, int64_t W, int64_t cw, geom *g)
+{
+    g->H = H;
+    g->W = W;
+    g->OH = out_len(H, q->k, q->s, q->p);
+    g->OW = out_len(W, q->k, q->s, q->p);
+    g->lay = layout_of(q->C, q->k, &g->G);
+    g->cw = cw;
+    const int64_t s = q->s, wp = W + 2 * (int64_t)q->p, owr = (g->OW + cw - 1) / cw * cw;
+    g->hp = H + 2 * (int64_t)q->p;
+    if (g->lay == LAYOUT_COLUMNS) {
+        /* word t of (channel, padded row, kernel-column group jg): padded columns t*s + 8 jg .. + 7 */
+        g->blocks = q->C;
+        g->jg = (q->k + 7) / 8;
+        g->lp = owr;
+        g->row = g->jg * g->lp;
+        g->plane = g->hp * g->row;
+        g->wrow = (owr - 1) * s + 8 * g->jg;
+        if (g->wrow < wp)
+            g->wrow = wp;
+        return;
+    }
+    g->blocks = blocks_of(q->C);
+    g->jg = g->wrow = 0;
+    /* a vector of output columns x0..x0+cw-1 and tap j reads sub-row j % s at x + j / s <= owr - 1 + (k-1)/s */
+    g->lp = (wp + s - 1) / s;
+    if (owr + (q->k - 1) / s > g->lp)
+        g->lp = owr + (q->k - 1) / s;
+    g->row = s * g->lp;
+    g->plane = g->hp * g->row;
+}
+
+/* One thread's laid-out sample (COLUMNS: and its scratch row). */
+static size_t slot_bytes(const geom *g)
+{
+    size_t b = (size_t)(g->blocks * g->plane) * 8u + (g->lay == LAYOUT_COLUMNS ? (size_t)g->wrow : 0u);
+    return (b + 63u) & ~(size_t)63u;
+}
+
+size_t trtl_adder_q_workspace(const trtl_adder_q *q, int64_t H, int64_t W)
+{
+    path pa = pick_path();
+    if (pa == PATH_PORTABLE)
+        return 0;
+    geom g;
+    geom_init(q, H, W, pa == PATH_AVX512 ? 8 : 4, &g);
+    if (g.OH < 1 || g.OW < 1 || g.blocks * g.plane >= INT32_MAX / 2)
+        return (size_t)-1;
+    return slot_bytes(&g) * (size_t)trtl_available_cpus() + (size_t)g.G * (sizeof(int32_t) + 8u) + 8u;
+}
+
+/* ---- layout of one sample ------------------------------------------------------------------- */
+
+/* COLUMNS: x [C][H][W] codes -> per (channel, padded row) the words of 8 consecutive padded
+ * columns from t*s + 8 jg; `prow` is a scratch row of g->wrow bytes (code 0 = 0x80 in the padding). */
+static void pad_sample_columns(const trtl_adder_q *q, const geom *g, const int8_t *x, uint8_t *dst, uint8_t *prow)
+{
+    const int64_t s = q->s, p = q->p;
+    for (int64_t c = 0; c < q->C; c++)
+        for (int64_t r = 0; r < g->hp; r++) {
+            const int64_t iy = r - p;
+            memset(prow, 0x80, (size_t)g->wrow);
+            if (iy >= 0 && iy < g->H) {
+                const int8_t *src = x + (c * g->H + iy) * g->W;
+                for (int64_t ix = 0; ix < g->W; ix++)
+                    prow[ix + p] = (uint8_t)src[ix] ^ 0x80u;
+            }
+            uint8_t *words = dst + (c * g->plane + r * g->row) * 8;
+            for (int64_t jg = 0; jg < g->jg; jg++)
+                for (int64_t t = 0; t < g->lp; t++)
+                    memcpy(words + (jg * g->lp + t) * 8, prow + t * s + 8 * jg, 8);
+        }
+}
+
+/* x [C][H][W] codes -> the blocked, phase-split, zero-bordered words (see adder2d_int8.h).  A
+ * padded position holds code 0 (0x80) in the channels < C; channels past C hold 0, as the weights. */
+static void pad_sample(const trtl_adder_q *q, const geom *g, const int8_t *x, uint8_t *dst)
+{
+    const int64_t s = q->s, p = q->p;
+    if (g->lay == LAYOUT_COLUMNS) {
+        pad_sample_columns(q, g, x, dst, dst + g->blocks * g->plane * 8);
+        return;
+    }
+    for (int64_t b = 0; b < g->blocks; b++) {
+        uint8_t word[8];
+        for (int l = 0; l < 8; l++)
+            word[l] = b * 8 + l < q->C ? 0x80u : 0u;
+        uint8_t *plane = dst + b * g->plane * 8;
+        for (int64_t t = 0; t < g->plane; t++)
+            memcpy(plane + t * 8, word, 8);
+    }
+    for (int64_t c = 0; c < q->C; c++) {
+        uint8_t *plane = dst + (c / 8) * g->plane * 8 + c % 8;
+        for (int64_t iy = 0; iy < g->H; iy++) {
+            const int8_t *src = x + (c * g->H + iy) * g->W;
+            uint8_t *r = plane + (iy + p) * g->row * 8;
+            for (int64_t ix = 0; ix < g->W; ix++) {
+                int64_t pc = ix + p;
+                r[((pc % s) * g->lp + pc / s) * 8] = (uint8_t)src[ix] ^ 0x80u;
+            }
+        }
+    }
+}
+
+/* Word offset of each tap group (block, i, j) / (channel, i, jg) from an output vector's base word, and
+ * its lane mask (all ones but for COLUMNS' last group of a kernel row). */
+static void make_offsets(const trtl_adder_q *q, const geom *g, int32_t *off, uint64_t *mask)
+{
+    const int64_t k = q->k, s = q->s;
+    int64_t t = 0;
+    if (g->lay == LAYOUT_COLUMNS) {
+        for (int64_t c = 0; c < q->C; c++)
+            for (int64_t i = 0; i < k; i++)
+                for (int64_t jg = 0; jg < g->jg; jg++, t++) {
+                    off[t] = (int32_t)(c * g->plane + i * g->row + jg * g->lp);
+                    const int64_t n = k - 8 * jg >= 8 ? 8 : k - 8 * jg;
+                    mask[t] = n >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * n)) - 1u);
+                }
+        return;
+    }
+    for (int64_t i = 0; i < g->G; i++)
+        mask[i] = ~(uint64_t)0;
+    for (int64_t b = 0; b < g->blocks; b++)
+        for (int64_t i = 0; i < k; i++)
+            for (int64_t j = 0; j < k; j++)
+                off[t++] = (int32_t)(b * g->plane + i * g->row + (j % s) * g->lp + j / s);
+}
+
+/* Filter groups of at most `mr`, sizes differing by at most one. */
+static void group_range(int32_t F, int32_t mr_max, int32_t gi, int32_t *f0, int32_t *mr)
+{
+    int32_t ng = (F + mr_max - 1) / mr_max, base = F / ng, extra = F % ng;
+    *mr = base + (gi < extra);
+    *f0 = gi * base + (gi < extra ? gi : extra);
+}
+
+/* One pixel vector of a tile: its base word, its output (filter f0), how many pixels to store. */
+typedef struct vchunk {
+    const uint64_t *x;
+    float *y;
+    int64_t cnt;
+} vchunk;
+
+static void chunk_at(const trtl_adder_q *q, const geom *g, const uint64_t *pad, float *yn, int64_t t, vchunk *c)
+{
+    const int64_t cpr = (g->OW + g->cw - 1) / g->cw, oy = t / cpr, ox = t % cpr * g->cw;
+    c->x = pad + oy * q->s * g->row + ox;
+    c->y = yn + oy * g->OW + ox;
+    c->cnt = g->OW - ox < g->cw ? g->OW - ox : g->cw;
+}
+
+/* ---- AVX-512BW tile: NC x 8 pixels x MR filters ---------------------------------------------- */
+
+#define AVX512_FN __attribute__((target("avx512f,avx512bw,avx2")))
+#define AVX2_FN __attribute__((target("avx2")))
+
+static inline __attribute__((always_inline)) AVX512_FN void tile512(const int NC, const int MR, const vchunk *ch,
+                                                                    const int32_t *off, const uint64_t *mask,
+                                                                    int64_t G, const uint8_t *w,
+                                                                    int64_t wstride, float nscale, int64_t ohw)
+{
+    __m512i acc[MAX_NC][AVX512_MR];
+#pragma GCC unroll 3
+    for (int c = 0; c < NC; c++)
+#pragma GCC unroll 8
+        for (int m = 0; m < MR; m++)
+            acc[c][m] = _mm512_setzero_si512();
+    for (int64_t t = 0; t < G; t++) {
+        __m512i xv[MAX_NC];
+        const __m512i mk = _mm512_set1_epi64((int64_t)mask[t]);
+#pragma GCC unroll 3
+        for (int c = 0; c < NC; c++)
+            xv[c] = _mm512_and_si512(_mm512_loadu_si512((const void *)(ch[c].x + off[t])), mk);
+#pragma GCC unroll 8
+        for (int m = 0; m < MR; m++) {
+            __m512i wv = _mm512_set1_epi64(*(const int64_t *)(const void *)(w + m * 8));
+#pragma GCC unroll 3
+            for (int c = 0; c < NC; c++)
+                acc[c][m] = _mm512_add_epi64(acc[c][m], _mm512_sad_epu8(xv[c], wv));
+        }
+        w += wstride;
+    }
+    const __m256 ns = _mm256_set1_ps(nscale);
+#pragma GCC unroll 3
+    for (int c = 0; c < NC; c++) {
+        if (ch[c].cnt <= 0)
+            continue;
+        const __mmask8 mk = (__mmask8)((1u << ch[c].cnt) - 1u);
+#pragma GCC unroll 8
+        for (int m = 0; m < MR; m++) {
+            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm512_cvtepi64_epi32(acc[c][m])), ns);
+            _mm512_mask_storeu_ps(ch[c].y + m * ohw, (__mmask16)mk, _mm512_castps256_ps512(v));
+        }
+    }
+}
+
+#define TILE512(MR)                                                                                                   \
+    static AVX512_FN void tile512_##MR(const vchunk *ch, const int32_t *off, const uint64_t *mask, int64_t G,         \
+                                       const uint8_t *w, int64_t ws, float ns, int64_t ohw)                           \
+    {                                                                                                                 \
+        tile512(3, MR, ch, off, mask, G, w, ws, ns, ohw);                                                             \
+    }
+TILE512(1)
+TILE512(2)
+TILE512(3)
+TILE512(4)
+TILE512(5)
+TILE512(6)
+TILE512(7)
+TILE512(8)
+#undef TILE512
+
+/* ---- AVX2 tile: 2 x 4 pixels x MR filters ---------------------------------------------------- */
+
+static inline __attribute__((always_inline)) AVX2_FN void tile256(const int NC, const int MR, const vchunk *ch,
+                                                                  const int32_t *off, const uint64_t *mask,
+                                                                  int64_t G, const uint8_t *w,
+                                                                  int64_t wstride, float nscale, int64_t ohw)
+{
+    __m256i acc[MAX_NC][AVX2_MR];
+#pragma GCC unroll 3
+    for (int c = 0; c < NC; c++)
+#pragma GCC unroll 6
+        for (int m = 0; m < MR; m++)
+            acc[c][m] = _mm256_setzero_si256();
+    for (int64_t t = 0; t < G; t++) {
+        __m256i xv[MAX_NC];
+        const __m256i mk = _mm256_set1_epi64x((int64_t)mask[t]);
+#pragma GCC unroll 3
+        for (int c = 0; c < NC; c++)
+            xv[c] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(ch[c].x + off[t])), mk);
+#pragma GCC unroll 6
+        for (int m = 0; m < MR; m++) {
+            __m256i wv = _mm256_set1_epi64x(*(const int64_t *)(const void *)(w + m * 8));
+#pragma GCC unroll 3
+            for (int c = 0; c < NC; c++)
+                acc[c][m] = _mm256_add_epi64(acc[c][m], _mm256_sad_epu8(xv[c], wv));
+        }
+        w += wstride;
+    }
+    const __m128 ns = _mm_set1_ps(nscale);
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+#pragma GCC unroll 3
+    for (int c = 0; c < NC; c++) {
+        if (ch[c].cnt <= 0)
+            continue;
+        const __m128i mk = _mm_cmpgt_epi32(_mm_set1_epi32((int)ch[c].cnt), _mm_setr_epi32(0, 1, 2, 3));
+#pragma GCC unroll 6
+        for (int m = 0; m < MR; m++) {
+            __m128i lo = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(acc[c][m], even));
+            __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(lo), ns);
+            _mm_maskstore_ps(ch[c].y + m * ohw, mk, v);
+        }
+    }
+}
+
+#define TILE256(MR)                                                                                                   \
+    static AVX2_FN void tile256_##MR(const vchunk *ch, const int32_t *off, const uint64_t *mask, int64_t G,           \
+                                     const uint8_t *w, int64_t ws, float ns, int64_t ohw)                             \
+    {                                                                                                                 \
+        tile256(2, MR, ch, off, mask, G, w, ws, ns, ohw);                                                             \
+    }
+TILE256(1)
+TILE256(2)
+TILE256(3)
+TILE256(4)
+TILE256(5)
+TILE256(6)
+#undef TILE256
+
+typedef void (*tile_fn)(const vchunk *, const int32_t *, const uint64_t *, int64_t, const uint8_t *, int64_t, float,
+                        int64_t);
+
+static const tile_fn tiles512[AVX512_MR + 1] = {NULL,       tile512_1, tile512_2, tile512_3, tile512_4,
+                                                tile512_5, tile512_6, tile512_7, tile512_8};
+static const tile_fn tiles256[AVX2_MR + 1] = {NULL, tile256_1, tile256_2, tile256_3, tile256_4, tile256_5, tile256_6};
+
+typedef struct job {
+    const trtl_adder_q *q;
+    const geom *g;
+    path pa;
+    const int8_t *x;
+    float *y;
+    char *slots;
+    const int32_t *off;
+    const uint64_t *mask;
+} job;
+
+/* Tiles [t0, t1) (in units of NC pixel vectors) of one laid-out sample. */
+static void sample_tiles(const job *j, const uint64_t *pad, float *yn, int64_t t0, int64_t t1)
+{
+    const trtl_adder_q *q = j->q;
+    const geom *g = j->g;
+    const int nc = j->pa == PATH_AVX512 ? 3 : 2, mr_max = j->pa == PATH_AVX512 ? AVX512_MR : AVX2_MR;
+    const tile_fn *tiles = j->pa == PATH_AVX512 ? tiles512 : tiles256;
+    const int64_t ohw = g->OH * g->OW, nv = g->OH * ((g->OW + g->cw - 1) / g->cw);
+    const int32_t ng = (q->F + mr_max - 1) / mr_max;
+    for (int64_t t = t0; t < t1; t++) {
+        vchunk ch[MAX_NC];
+        for (int c = 0; c < nc; c++) {
+            int64_t v = t * nc + c;
+            if (v < nv) {
+                chunk_at(q, g, pad, yn, v, &ch[c]);
+            } else { /* past the last vector: recompute the first one of the tile, store nothing */
+                ch[c] = ch[0];
+                ch[c].cnt = 0;
+            }
+        }
+        for (int32_t gi = 0; gi < ng; gi++) {
+            int32_t f0, mr;
+            group_range(q->F, mr_max, gi, &f0, &mr);
+            vchunk cg[MAX_NC];
+            for (int c = 0; c < nc; c++) {
+                cg[c] = ch[c];
+                cg[c].y += f0 * ohw;
+            }
+            tiles[mr](cg, j->off, j->mask, g->G, q->wpk + f0 * 8, (int64_t)q->F * 8, -q->scale, ohw);
+        }
+    }
+}
+
+static int64_t tile_count(const job *j)
+{
+    const int nc = j->pa == PATH_AVX512 ? 3 : 2;
+    const int64_t nv = j->g->OH * ((j->g->OW + j->g->cw - 1) / j->g->cw);
+    return (nv + nc - 1) / nc;
+}
+
+static void sample_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    const job *j = ctx;
+    const geom *g = j->g;
+    uint64_t *pad = (uint64_t *)(void *)(j->slots + (size_t)thread * slot_bytes(g));
+    const int64_t ohw = g->OH * g->OW;
+    for (int64_t n = begin; n < end; n++) {
+        pad_sample(j->q, g, j->x + n * j->q->C * g->H * g->W, (uint8_t *)pad);
+        sample_tiles(j, pad, j->y + n * j->q->F * ohw, 0, tile_count(j));
+    }
+}
+
+static void tile_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const job *j = ctx;
+    sample_tiles(j, (const uint64_t *)(const void *)j->slots, j->y, begin, end);
+}
+
+/* ---- portable: the definition ------------------------------------------------------------------ */
+
+static void adder_q_portable(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y)
+{
+    const int64_t k = q->k, s = q->s, p = q->p, OH = out_len(H, q->k, q->s, q->p), OW = out_len(W, q->k, q->s, q->p);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t f = 0; f < q->F; f++)
+            for (int64_t oy = 0; oy < OH; oy++)
+                for (int64_t ox = 0; ox < OW; ox++) {
+                    int32_t acc = 0;
+                    for (int64_t c = 0; c < q->C; c++)
+                        for (int64_t i = 0; i < k; i++)
+                            for (int64_t jj = 0; jj < k; jj++) {
+                                const int64_t iy = oy * s + i - p, ix = ox * s + jj - p;
+                                const int32_t xv = iy >= 0 && iy < H && ix >= 0 && ix < W
+                                                       ? x[((n * q->C + c) * H + iy) * W + ix]
+                                                       : 0;
+                                const int32_t d = xv - q->wq[((f * q->C + c) * k + i) * k + jj];
+                                acc += d < 0 ? -d : d;
+                            }
+                    y[((n * q->F + f) * OH + oy) * OW + ox] = (float)acc * -q->scale;
+                }
+}
+
+void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y,
+                      void *workspace)
+{
+    path pa = pick_path();
+    size_t need = trtl_adder_q_workspace(q, H, W);
+    if (pa == PATH_PORTABLE || !workspace || need == 0 || need == (size_t)-1) {
+        adder_q_portable(q, x, N, H, W, y);
+        return;
+    }
+    geom g;
+    geom_init(q, H, W, pa == PATH_AVX512 ? 8 : 4, &g);
+    g.N = N;
+    trtl_threadpool *pool = trtl_current_pool();
+    if (trtl_threadpool_size(pool) > trtl_available_cpus()) /* more threads than workspace slots: run here */
+        pool = NULL;
+    char *tables = (char *)workspace + slot_bytes(&g) * (size_t)trtl_available_cpus();
+    uint64_t *mask = (uint64_t *)(void *)tables; /* slots are multiples of 64 bytes: aligned */
+    int32_t *off = (int32_t *)(void *)(mask + g.G);
+    make_offsets(q, &g, off, mask);
+    job j = {q, &g, pa, x, y, workspace, off, mask};
+    if (N > 1 || !pool) {
+        trtl_parallel_for(pool, N, 1, sample_task, &j);
+    } else {
+        pad_sample(q, &g, x, workspace);
+        trtl_parallel_for(pool, tile_count(&j), 8, tile_task, &j);
+    }
+}
