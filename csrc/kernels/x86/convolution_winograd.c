@@ -345,7 +345,14 @@ static void wg_gemm_output(const wg_job *j, const wg_slot *sl, int64_t kb0, int6
                 float *mr = sl->m + xi * mxs + (kb - ck) * MR * tgp;
                 for (int64_t p = 0; p < np; p++) {
                     const float *v = vx + p * NRW * C;
-                    if (wide && sl->tgp - p * NRW >= 2 * NRW) { /* two full panels */
+                    int64_t rem = sl->tgp - p * NRW;
+                    if (wide && rem == 2 * NRW + 8) { /* two full panels and the 8-tile last one */
+                        trtl_wg_gemm_6x40_avx512(C, u, v, v + NRW * C, v + 2 * NRW * C, mr + p * NRW, tgp);
+                        p += 2;
+                    } else if (wide && rem == NRW + 8) {
+                        trtl_wg_gemm_6x24_avx512(C, u, v, v + NRW * C, mr + p * NRW, tgp);
+                        p++;
+                    } else if (wide && rem >= 2 * NRW) { /* two full panels */
                         trtl_wg_gemm_6x32_avx512(C, u, v, v + NRW * C, mr + p * NRW, tgp);
                         p++;
                     } else if (sl->tgp - p * NRW >= NRW) {
@@ -417,15 +424,6 @@ static void wg_shared_output(void *ctx, int64_t sb, int64_t se, int thread)
 }
 
 /* ---- non-finite inputs ----------------------------------------------------------------------- */
-
-static int all_finite(const float *x, int64_t n)
-{
-    const uint32_t *b = (const uint32_t *)(const void *)x;
-    uint32_t bad = 0;
-    for (int64_t i = 0; i < n; i++) /* exponent all ones: +-Inf or NaN */
-        bad |= (b[i] & 0x7f800000u) == 0x7f800000u;
-    return !bad;
-}
 
 /* Does tile (tr, tc) of image n read a non-finite input element (any channel)? */
 static int tile_reads_nonfinite(const wg_geom *g, const float *x, int64_t n, int64_t tr, int64_t tc)
@@ -532,7 +530,7 @@ static trtl_status wg_run(const trtl_kernel_args *a, int64_t m)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than the %zu Winograd needs",
                           nd->name, a->scratch_size, pl.total);
     j.pl = &pl;
-    int finite = all_finite(j.x, g.N * g.C * g.H * g.W);
+    int finite = trtl_wg_all_finite(j.x, g.N * g.C * g.H * g.W);
     if (!pl.shared) {
         if (pl.slots == 1)
             wg_private(&j, 0, 1, 0);

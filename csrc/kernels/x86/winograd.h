@@ -22,6 +22,9 @@
 extern const double trtl_wg_G23[4][3];
 extern const double trtl_wg_G43[6][3];
 
+/* 1 when none of x[0..n) is +-Inf or NaN. */
+int trtl_wg_all_finite(const float *x, int64_t n);
+
 /* d[j] = src[j - pl] where 0 <= j - pl < W, else 0, for j < wp (src NULL: a row of zeros). */
 void trtl_wg_pad_row(float *d, const float *src, int64_t wp, int64_t pl, int64_t W);
 
@@ -55,5 +58,10 @@ void trtl_wg_gemm_6x8(int64_t C, const float *u, const float *v, float *m, int64
  * 16 tiles a zmm; 6x32 reads two panels, v0 for tiles 0-15 and v1 for tiles 16-31 of m. */
 void trtl_wg_gemm_6x32_avx512(int64_t C, const float *u, const float *v0, const float *v1, float *m, int64_t ldm);
 void trtl_wg_gemm_6x16_avx512(int64_t C, const float *u, const float *v, float *m, int64_t ldm);
+/* A 16-tile panel v0 (and v1) with the group's last, 8-tile panel v8 ([c][8]) in one pass:
+ * columns [0, 16) (and [16, 32)) from v0 (v1), the last 8 from v8. */
+void trtl_wg_gemm_6x24_avx512(int64_t C, const float *u, const float *v0, const float *v8, float *m, int64_t ldm);
+void trtl_wg_gemm_6x40_avx512(int64_t C, const float *u, const float *v0, const float *v1, const float *v8,
+                              float *m, int64_t ldm);
 
 #endif

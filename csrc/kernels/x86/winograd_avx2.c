@@ -50,6 +50,29 @@ AVX2_INLINE void transpose4(__m256 z0, __m256 z1, __m256 z2, __m256 z3, __m256 *
     *c3 = _mm256_shuffle_ps(a1, a3, 0xEE);
 }
 
+/* An exponent field of all ones is +-Inf or NaN: x & 0x7f800000 == 0x7f800000, 32 floats a step. */
+AVX2 int trtl_wg_all_finite(const float *x, int64_t n)
+{
+    const __m256i ex = _mm256_set1_epi32(0x7f800000);
+    __m256i bad = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            __m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 8 * q)), ex);
+            bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(b, ex));
+        }
+    for (; i + 8 <= n; i += 8) {
+        __m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), ex);
+        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(b, ex));
+    }
+    int any = !_mm256_testz_si256(bad, bad);
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    for (; i < n; i++)
+        any |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    return !any;
+}
+
 AVX2 void trtl_wg_pad_row(float *d, const float *src, int64_t wp, int64_t pl, int64_t W)
 {
     int64_t z0 = pl < wp ? pl : wp, z1 = pl + W < wp ? pl + W : wp, j = 0;
@@ -154,13 +177,27 @@ AVX2_INLINE void at43(__m256 m0, __m256 m1, __m256 m2, __m256 m3, __m256 m4, __m
 }
 
 /* Store of one tile's values (rows `stride` floats apart in tv) clipped to its valid extent:
- * partial edge tiles, and activations without a vector path (trtl_activation_eval). */
+ * partial edge tiles, and activations without a vector path (trtl_activation_eval).  With a
+ * vector activation a row is one masked 4-lane load of the residual and one masked store (a 14x14
+ * map in F(4,3) has 7 of its 16 tiles on a partial edge: a scalar loop there was ~7% of the layer). */
 AVX2 static void store_tile(const trtl_wg_out *o, int64_t t, const float *tv, int64_t stride)
 {
     int32_t v = o->valid[t];
     int vr = v & 255, vc = v >> 8;
     const trtl_epilogue *e = o->epi;
     const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
+    if (o->fast && vc <= 4) {
+        const __m128i mask = _mm_cmpgt_epi32(_mm_set1_epi32(vc), _mm_setr_epi32(0, 1, 2, 3));
+        for (int r = 0; r < vr; r++) {
+            int64_t i = o->y_off[t] + r * o->ow;
+            __m128 s = _mm_maskload_ps(tv + r * stride, mask); /* F23 rows hold 2 values */
+            if (o->res)
+                s = _mm_add_ps(s, _mm_maskload_ps(o->res + i, mask));
+            s = _mm256_castps256_ps128(trtl_act8(_mm256_castps128_ps256(s), e->act, va, vb));
+            _mm_maskstore_ps(o->y + i, mask, s);
+        }
+        return;
+    }
     for (int r = 0; r < vr; r++) {
         float b[8] = {0};
         int64_t i = o->y_off[t] + r * o->ow;
@@ -335,24 +372,32 @@ AVX2 void trtl_wg_gemm_6x16(int64_t C, const float *u, const float *v, float *m,
     _mm256_storeu_ps(m + 5 * ldm + 8, c51);
 }
 
-/* 6 x 8 tail (the last panel of a group whose tile count is 8 mod 16). */
+/* 6 x 8 tail (the last panel of a group whose tile count is 8 mod 16): the channel loop in two
+ * halves (even and odd channels) summed at the end, so that 12 FMA chains are in flight rather
+ * than 6 (one chain's FMA latency would otherwise bound it). */
 AVX2 void trtl_wg_gemm_6x8(int64_t C, const float *u, const float *v, float *m, int64_t ldm)
 {
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+    __m256 acc[2][6];
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; r++)
+        acc[0][r] = acc[1][r] = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 2 <= C; c += 2) {
 #pragma GCC unroll 2
-    for (int64_t c = 0; c < C; c++) {
-        __m256 b = _mm256_loadu_ps(v + 8 * c);
-        c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c), b, c0);
-        c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c + 1), b, c1);
-        c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c + 2), b, c2);
-        c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c + 3), b, c3);
-        c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c + 4), b, c4);
-        c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c + 5), b, c5);
+        for (int h = 0; h < 2; h++) {
+            const __m256 b = _mm256_loadu_ps(v + 8 * (c + h));
+#pragma GCC unroll 6
+            for (int r = 0; r < 6; r++)
+                acc[h][r] = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * (c + h) + r), b, acc[h][r]);
+        }
     }
-    _mm256_storeu_ps(m, c0);
-    _mm256_storeu_ps(m + ldm, c1);
-    _mm256_storeu_ps(m + 2 * ldm, c2);
-    _mm256_storeu_ps(m + 3 * ldm, c3);
-    _mm256_storeu_ps(m + 4 * ldm, c4);
-    _mm256_storeu_ps(m + 5 * ldm, c5);
+    if (c < C) {
+        const __m256 b = _mm256_loadu_ps(v + 8 * c);
+#pragma GCC unroll 6
+        for (int r = 0; r < 6; r++)
+            acc[0][r] = _mm256_fmadd_ps(_mm256_broadcast_ss(u + 6 * c + r), b, acc[0][r]);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; r++)
+        _mm256_storeu_ps(m + r * ldm, _mm256_add_ps(acc[0][r], acc[1][r]));
 }
