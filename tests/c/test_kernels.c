@@ -449,12 +449,15 @@ static void test_depthwise_c16(int ncases)
     static const struct { int64_t N, C, H, W, k, s, pad; int mode; } sh[] = {
         {1, 960, 7, 7, 3, 1, 1, 0},  {1, 72, 14, 14, 5, 2, 2, 0}, {1, 1152, 7, 7, 5, 1, 2, 0},
         {2, 40, 28, 28, 3, 2, 0, 2}, {1, 33, 9, 13, 7, 1, 3, 0},  {2, 17, 5, 6, 3, 2, 1, 1},
+        {1, 35, 14, 14, 5, 1, 4, 0}, {1, 20, 14, 14, 3, 1, 2, 0}, /* dilation 2 (DeepLabV3 / LR-ASPP) */
     };
+    const int nfixed = (int)(sizeof sh / sizeof sh[0]);
     int combo = (int)(rnd() % 64);
-    for (int i = 0; i < ncases + 6; i++, combo++) {
+    for (int i = 0; i < ncases + nfixed; i++, combo++) {
         conv_case c = {0};
         c.nsp = 2;
-        if (i < 6) {
+        c.d[0] = c.d[1] = 1;
+        if (i < nfixed) {
             c.N = sh[i].N;
             c.C = sh[i].C;
             c.in[0] = sh[i].H;
@@ -463,6 +466,7 @@ static void test_depthwise_c16(int ncases)
             c.s[0] = c.s[1] = sh[i].s;
             c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
             c.mode = sh[i].mode;
+            c.d[0] = c.d[1] = i >= 6 ? 2 : 1;
         } else {
             c.N = rint_in(1, 2);
             c.C = rint_in(1, 40);
@@ -473,10 +477,10 @@ static void test_depthwise_c16(int ncases)
                 c.s[d] = rint_in(1, 2);
                 c.pre[d] = rint_in(0, 3);
                 c.post[d] = rint_in(0, 3);
+                c.d[d] = rnd() % 3 == 0 ? rint_in(2, 3) : 1;
             }
         }
         c.G = c.K = c.C;
-        c.d[0] = c.d[1] = 1;
         c.bias = combo % 3 != 2;
         trtl_node nd = {0};
         nd.p.conv.num_output_maps = nd.p.conv.num_groups = (int32_t)c.C;
@@ -491,7 +495,7 @@ static void test_depthwise_c16(int ncases)
         trtl_dims xdims = dims(4, xd);
         if (!trtl_kernel_conv_depthwise_c16.applies(&nd, &xdims)) {
             trtl_clear_error();
-            if (i < 6) {
+            if (i < nfixed) {
                 fprintf(stderr, "FAIL %s does not apply to fixed shape %d\n", trtl_kernel_conv_depthwise_c16.name, i);
                 g_failures++;
                 return;
@@ -1187,8 +1191,8 @@ static void test_pooling(int ncases)
     }
 }
 
-/* Max pooling on GoogLeNet's maps: rows shorter than a vector or with a tail (the masked loads
- * and stores of the vector path), NaNs planted (a NaN in a window wins).  Runs last in main(), so
+/* Max and average pooling on GoogLeNet's, Inception-V3's and DenseNet's maps: rows shorter than a vector or
+ * with a tail (the masked loads and stores of the vector paths), NaNs planted (a NaN in a window wins).  Runs last in main(), so
  * that the random cases of the other sections stay those of their seeds. */
 static void test_pooling_tails(void)
 {
@@ -1196,9 +1200,12 @@ static void test_pooling_tails(void)
         {5, 14, 14, 3, 1, 1, 0}, {3, 7, 7, 3, 1, 1, 0},  {3, 28, 28, 3, 1, 1, 0}, {3, 28, 28, 3, 2, 0, 1},
         {3, 14, 14, 3, 2, 0, 1}, {2, 9, 3, 3, 1, 1, 0},  {2, 5, 17, 2, 1, 0, 0},  {2, 6, 33, 3, 2, 1, 1},
         {2, 13, 11, 3, 1, 1, 0}, {2, 7, 75, 3, 2, 1, 0}, {1, 5, 41, 4, 2, 2, 1},  {2, 4, 47, 5, 1, 2, 0},
+        {3, 35, 35, 3, 1, 1, 0}, {2, 17, 17, 3, 1, 1, 0}, {2, 8, 8, 3, 1, 1, 0},  {3, 28, 28, 2, 2, 0, 0},
+        {2, 9, 7, 4, 3, 2, 0}, /* Inception-V3's and DenseNet's average pools; a stride of 3 */
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
-        for (int nans = 0; nans <= 3; nans += 3) {
+        for (int nans = 0; nans <= 3; nans += 3)
+            for (int type = TRTL_POOL_MAX; type <= TRTL_POOL_AVERAGE; type++) {
             pool_case c = {0};
             c.rank = 4;
             c.lead[0] = 2;
@@ -1209,7 +1216,8 @@ static void test_pooling_tails(void)
             c.s[0] = c.s[1] = sh[i].s;
             c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
             c.mode = sh[i].mode;
-            c.type = TRTL_POOL_MAX;
+            c.type = type;
+            c.excl = (int)(i % 2);
             c.nans = nans;
             if (pool_run_case(&c) > 0)
                 return;

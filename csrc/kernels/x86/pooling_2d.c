@@ -12,6 +12,8 @@
  * other (stride 2: even lanes of two loads) buffer floats, 8 or 16 outputs at once; other
  * strides read the buffer one output at a time.  A NaN anywhere in a window wins, as in the
  * reference (maxps alone would keep its second operand: vmax() blends a NaN back in).
+ *
+ * Average pooling has the same vector path with sums (zero padding) and a division by each window's count.
  */
 #include <math.h>
 #include <immintrin.h>
@@ -24,6 +26,7 @@
 #include "core/cpu.h"
 
 #define ROW_MAX 4096 /* floats of the stack row buffer of the vector max path */
+#define PLANE_FLOATS 2048 /* floats of the average path's small-plane buffer (half the row buffer) */
 
 typedef struct pool_job {
     const trtl_pooling_params *p;
@@ -177,6 +180,15 @@ __attribute__((target("avx512f"))) static inline void mstore512(float *p, __m512
 {
     _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
 }
+/* as mload512 / mstore512, n up to 16 */
+__attribute__((target("avx512f"))) static inline __m512 mload16(const float *p, int64_t n)
+{
+    return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+}
+__attribute__((target("avx512f"))) static inline void mstore16(float *p, __m512 v, int64_t n)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
+}
 static const int32_t lane_mask8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 __attribute__((target("avx2"))) static inline __m256 mload256(const float *p, int64_t n)
 {
@@ -187,10 +199,224 @@ __attribute__((target("avx2"))) static inline void mstore256(float *p, __m256 v,
     _mm256_maskstore_ps(p, _mm256_loadu_si256((const __m256i *)(lane_mask8 + 8 - n)), v);
 }
 
+__attribute__((target("avx2"))) static inline __m256 mload8(const float *p, int64_t n)
+{
+    return n >= 8 ? _mm256_loadu_ps(p) : mload256(p, n);
+}
+__attribute__((target("avx2"))) static inline void mstore8(float *p, __m256 v, int64_t n)
+{
+    if (n >= 8)
+        _mm256_storeu_ps(p, v);
+    else
+        mstore256(p, v, n);
+}
+
 MAXROW_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, mload512,
             mstore512, _mm512_set1_ps, evens512, vmax512)
 MAXROW_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload256,
             mstore256, _mm256_set1_ps, evens256, vmax256)
+
+/* ---- vector average path ---------------------------------------------------------------------- */
+
+/* Per output row: the window's rows summed column-wise into a row buffer padded with zeros, then every output is
+ * the sum of kw consecutive (stride 1) or every-other (stride 2) buffer floats divided by its count, the product
+ * of the row's count and the column's (wc[o], built once per call): the reference's count, data only or padding
+ * included, factorizes so.  A count of 0 (a window of nothing) gives 0, as in the reference.  NaN / Inf
+ * propagate through the sums as in the reference; only the order of the additions differs. */
+#define AVGROW_IMPL(SUF, TGT, V, VL, LOAD, STORE, MLOAD, MSTORE, SET1, EVENS, ADD, DIVZ)                       \
+    TGT static void avgrow_##SUF(const pool_job *j, const float *xp, float *yp, float *t, const float *wc)    \
+    {                                                                                                 \
+        const int64_t W = j->W, OW = j->OW, wend = max_row_floats(j);                                  \
+        const int excl = j->p->average_count_excludes_padding;                                         \
+        const V zero = SET1(0.0f);                                                                     \
+        for (int64_t oh = 0; oh < j->OH; oh++) {                                                       \
+            int64_t hs = oh * j->sh - j->ph, he = hs + j->kh, h0 = imax(hs, 0), h1 = imin(he, j->H);   \
+            int64_t hc = excl ? imax(h1 - h0, 0) : imax(imin(he, j->H + j->qh) - imax(hs, -j->ph), 0);  \
+            int64_t i = 0;                                                                             \
+            for (; i + VL <= wend; i += VL)                                                            \
+                STORE(t + i, zero);                                                                    \
+            for (; i < wend; i++)                                                                      \
+                t[i] = 0.0f;                                                                           \
+            if (h0 < h1) {                                                                             \
+                float *tr = t + j->pw;                                                                 \
+                const float *r0 = xp + h0 * W;                                                         \
+                int64_t w = 0;                                                                         \
+                for (; w + VL <= W; w += VL) {                                                         \
+                    V m = LOAD(r0 + w);                                                                \
+                    for (int64_t ih = h0 + 1; ih < h1; ih++)                                           \
+                        m = ADD(m, LOAD(xp + ih * W + w));                                             \
+                    STORE(tr + w, m);                                                                  \
+                }                                                                                     \
+                if (w < W) {                                                                           \
+                    V m = MLOAD(r0 + w, W - w);                                                        \
+                    for (int64_t ih = h0 + 1; ih < h1; ih++)                                           \
+                        m = ADD(m, MLOAD(xp + ih * W + w, W - w));                                     \
+                    MSTORE(tr + w, m, W - w);                                                          \
+                }                                                                                     \
+            }                                                                                         \
+            const V hv = SET1((float)hc);                                                              \
+            float *yr = yp + oh * OW;                                                                  \
+            int64_t o = 0;                                                                             \
+            if (j->sw == 1) {                                                                          \
+                for (; o < OW; o += VL) {                                                              \
+                    V m = LOAD(t + o);                                                                 \
+                    for (int64_t k = 1; k < j->kw; k++)                                                \
+                        m = ADD(m, LOAD(t + o + k));                                                   \
+                    m = DIVZ(m, _mul(hv, LOAD(wc + o)));                                               \
+                    if (o + VL <= OW)                                                                  \
+                        STORE(yr + o, m);                                                              \
+                    else                                                                               \
+                        MSTORE(yr + o, m, OW - o);                                                     \
+                }                                                                                     \
+            } else if (j->sw == 2) {                                                                   \
+                for (; o < OW; o += VL) {                                                              \
+                    const float *b = t + 2 * o;                                                        \
+                    V m = EVENS(LOAD(b), LOAD(b + VL));                                                \
+                    for (int64_t k = 1; k < j->kw; k++)                                                \
+                        m = ADD(m, EVENS(LOAD(b + k), LOAD(b + k + VL)));                              \
+                    m = DIVZ(m, _mul(hv, LOAD(wc + o)));                                               \
+                    if (o + VL <= OW)                                                                  \
+                        STORE(yr + o, m);                                                              \
+                    else                                                                               \
+                        MSTORE(yr + o, m, OW - o);                                                     \
+                }                                                                                     \
+            }                                                                                         \
+            for (; o < OW; o++) {                                                                      \
+                const float *b = t + o * j->sw;                                                        \
+                float m = b[0];                                                                        \
+                for (int64_t k = 1; k < j->kw; k++)                                                    \
+                    m += b[k];                                                                         \
+                float cnt = (float)hc * wc[o];                                                         \
+                yr[o] = cnt > 0.0f ? m / cnt : 0.0f;                                                   \
+            }                                                                                         \
+        }                                                                                             \
+    }
+
+/* a / b where b > 0, else 0 (b is a window count: 0 or a positive integer) */
+__attribute__((target("avx512f"))) static inline __m512 divz512(__m512 a, __m512 b)
+{
+    return _mm512_maskz_div_ps(_mm512_cmp_ps_mask(b, _mm512_setzero_ps(), _CMP_GT_OQ), a, b);
+}
+__attribute__((target("avx2"))) static inline __m256 divz256(__m256 a, __m256 b)
+{
+    return _mm256_and_ps(_mm256_div_ps(a, b), _mm256_cmp_ps(b, _mm256_setzero_ps(), _CMP_GT_OQ));
+}
+
+#define _mul _mm512_mul_ps
+AVGROW_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, mload512,
+            mstore512, _mm512_set1_ps, evens512, _mm512_add_ps, divz512)
+#undef _mul
+#define _mul _mm256_mul_ps
+AVGROW_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload256,
+            mstore256, _mm256_set1_ps, evens256, _mm256_add_ps, divz256)
+#undef _mul
+
+/* The small-plane path's buffer: every row and column a window reads and every input row and column. */
+static int64_t plane_hp(const pool_job *j)
+{
+    int64_t a = (j->OH - 1) * j->sh + j->kh, b = j->ph + j->H;
+    return a > b ? a : b;
+}
+static int64_t plane_wp(const pool_job *j)
+{
+    int64_t a = (j->OW - 1) * j->sw + j->kw, b = j->pw + j->W;
+    return a > b ? a : b;
+}
+static int plane_path(const pool_job *j)
+{
+    return j->sh == 1 && j->sw == 1 && j->OW <= 32 && plane_hp(j) * plane_wp(j) + j->kw + 16 <= PLANE_FLOATS &&
+           j->OH <= PLANE_FLOATS;
+}
+
+/* Small planes at stride 1 (Inception-V3's 17x17 and 8x8 pools): the rows are too short for the row path's set-up
+ * to pay.  The plane is copied into a zero-bordered [Hp][Wp] buffer p, whose windows are then summed over the
+ * flattened buffer as if it were one long row (vertical: v[i] = sum of p[i + r*Wp]; horizontal: v[i] += v[i+k],
+ * in place from the left), whole vectors regardless of the row length; the OW valid floats of each Wp-long row
+ * are divided by their counts into y.  Needs Hp*Wp + kw + VL <= PLANE_FLOATS and the columns' counts wc. */
+#define AVGPLANE_IMPL(SUF, TGT, V, VL, LOAD, STORE, MLOAD, MSTORE, SET1, ADD, MUL, DIVZ)                        \
+    TGT static void avgplane_##SUF(const pool_job *j, const float *xp, float *yp, float *p, float *v,         \
+                                   const float *wc, const float *hc)                                         \
+    {                                                                                                 \
+        const int64_t W = j->W, OW = j->OW, OH = j->OH, Wp = plane_wp(j), Hp = plane_hp(j);             \
+        const int64_t n = Hp * Wp, nv = OH * Wp;                                                       \
+        const V zero = SET1(0.0f);                                                                     \
+        for (int64_t i = 0; i < n + VL; i += VL)                                                       \
+            STORE(p + i, zero);                                                                        \
+        for (int64_t h = 0; h < j->H; h++)                                                             \
+            for (int64_t w = 0; w < W; w += VL)                                                        \
+                MSTORE(p + (j->ph + h) * Wp + j->pw + w, MLOAD(xp + h * W + w, W - w < VL ? W - w : VL),    \
+                       W - w < VL ? W - w : VL);                                                       \
+        for (int64_t i = 0; i < nv; i += VL) {                                                         \
+            V m = LOAD(p + i);                                                                         \
+            for (int64_t r = 1; r < j->kh; r++)                                                        \
+                m = ADD(m, LOAD(p + i + r * Wp));                                                      \
+            STORE(v + i, m);                                                                           \
+        }                                                                                             \
+        for (int64_t i = nv; i < nv + j->kw + VL; i++) /* what the last vectors read past nv */       \
+            v[i] = 0.0f;                                                                               \
+        for (int64_t i = 0; i < nv; i += VL) { /* in place from the left: reads i + k >= i only */     \
+            V m = LOAD(v + i);                                                                         \
+            for (int64_t k = 1; k < j->kw; k++)                                                        \
+                m = ADD(m, LOAD(v + i + k));                                                           \
+            STORE(v + i, m);                                                                           \
+        }                                                                                             \
+        for (int64_t oh = 0; oh < OH; oh++) {                                                          \
+            const V hv = SET1(hc[oh]);                                                                 \
+            for (int64_t o = 0; o < OW; o += VL) {                                                     \
+                int64_t c = OW - o < VL ? OW - o : VL;                                                 \
+                MSTORE(yp + oh * OW + o, DIVZ(LOAD(v + oh * Wp + o), MUL(hv, LOAD(wc + o))), c);        \
+            }                                                                                         \
+        }                                                                                             \
+    }
+
+AVGPLANE_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, mload16,
+              mstore16, _mm512_set1_ps, _mm512_add_ps, _mm512_mul_ps, divz512)
+AVGPLANE_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload8, mstore8,
+              _mm256_set1_ps, _mm256_add_ps, _mm256_mul_ps, divz256)
+
+static void avg_planes(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const pool_job *j = ctx;
+    float t[ROW_MAX] __attribute__((aligned(64)));
+    float wc[ROW_MAX] __attribute__((aligned(64)));
+    /* the columns' counts, zero a vector past OW (read by the last, masked, output vector) */
+    for (int64_t o = 0; o < j->OW + 16; o++) {
+        int64_t ws = o * j->sw - j->pw, we = ws + j->kw;
+        wc[o] = o >= j->OW ? 0.0f
+                : j->p->average_count_excludes_padding
+                    ? (float)imax(imin(we, j->W) - imax(ws, 0), 0)
+                    : (float)imax(imin(we, j->W + j->qw) - imax(ws, -j->pw), 0);
+    }
+    const int wide = trtl_cpu_has(TRTL_CPU_AVX512F);
+    if (plane_path(j)) {
+        /* t: the rows' counts, then the padded plane (p) and the window sums (v) in wc's tail */
+        float *hc = t, *pb = t + PLANE_FLOATS, *v = wc + 64;
+        for (int64_t oh = 0; oh < j->OH; oh++) {
+            int64_t hs = oh * j->sh - j->ph, he = hs + j->kh;
+            hc[oh] = j->p->average_count_excludes_padding
+                         ? (float)imax(imin(he, j->H) - imax(hs, 0), 0)
+                         : (float)imax(imin(he, j->H + j->qh) - imax(hs, -j->ph), 0);
+        }
+        for (int64_t pl = begin; pl < end; pl++) {
+            const float *xp = j->x + pl * j->H * j->W;
+            float *yp = j->y + pl * j->OH * j->OW;
+            if (wide)
+                avgplane_avx512(j, xp, yp, pb, v, wc, hc);
+            else
+                avgplane_avx2(j, xp, yp, pb, v, wc, hc);
+        }
+        return;
+    }
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *xp = j->x + pl * j->H * j->W;
+        float *yp = j->y + pl * j->OH * j->OW;
+        if (wide)
+            avgrow_avx512(j, xp, yp, t, wc);
+        else
+            avgrow_avx2(j, xp, yp, t, wc);
+    }
+}
 
 static void max_planes(void *ctx, int64_t begin, int64_t end, int thread)
 {
@@ -234,8 +460,13 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     int64_t planes = trtl_volume_range(xd, 0, r - 2);
     /* ~32k window reads per task keeps threading worthwhile on small maps */
     int64_t per_plane = j.OH * j.OW * j.kh * j.kw, grain = per_plane > 32768 ? 1 : 32768 / (per_plane + 1) + 1;
-    const int vec = p->type == TRTL_POOL_MAX && trtl_cpu_has(TRTL_CPU_AVX2) && max_row_floats(&j) <= ROW_MAX;
-    trtl_parallel_for(a->pool, planes, grain, vec ? max_planes : pool_planes, &j);
+    const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && max_row_floats(&j) <= ROW_MAX && j.OW + 16 <= ROW_MAX;
+    void (*fn)(void *, int64_t, int64_t, int) = pool_planes;
+    if (vec && p->type == TRTL_POOL_MAX)
+        fn = max_planes;
+    else if (vec && p->type == TRTL_POOL_AVERAGE)
+        fn = avg_planes;
+    trtl_parallel_for(a->pool, planes, grain, fn, &j);
     return TRTL_OK;
 }
 

@@ -221,18 +221,6 @@ typedef struct rs_job {
     int avx2, avx512;
 } rs_job;
 
-/* Source offset of output row `row` (all axes but the last). */
-static int64_t row_source(const rs_job *j, int64_t row)
-{
-    const rs_geom *g = j->g;
-    int64_t off = 0;
-    for (int d = g->r - 2; d >= 0; d--) {
-        off += j->off[d][row % g->out[d]];
-        row /= g->out[d];
-    }
-    return off;
-}
-
 __attribute__((target("avx2"))) static void gather_row_avx2(const float *src, const int64_t *tab, float *dst,
                                                             int64_t n, int dup2)
 {
@@ -244,6 +232,11 @@ __attribute__((target("avx2"))) static void gather_row_avx2(const float *src, co
             __m256 lo = _mm256_unpacklo_ps(a, a), hi = _mm256_unpackhi_ps(a, a);
             _mm256_storeu_ps(dst + i, _mm256_permute2f128_ps(lo, hi, 0x20));
             _mm256_storeu_ps(dst + i + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+        }
+        for (; i + 8 <= n; i += 8) { /* the row's tail: 4 sources, then at most 7 floats one by one */
+            __m128 a = _mm_loadu_ps(src + i / 2);
+            _mm_storeu_ps(dst + i, _mm_unpacklo_ps(a, a));
+            _mm_storeu_ps(dst + i + 4, _mm_unpackhi_ps(a, a));
         }
     }
     for (; i < n; i++)
@@ -261,9 +254,29 @@ static void nearest_rows(void *ctx, int64_t b, int64_t e, int thread)
     int dup2 = OW >= 2;
     for (int64_t i = 0; i < OW && dup2; i++)
         dup2 = tab[i] == i / 2;
-    int64_t prev = -1;
+    /* the output row's index along each leading axis, advanced as an odometer (no divisions per row) */
+    const int lead = g->r - 1;
+    int64_t idx[TRTL_MAX_DIMS], src = 0, prev = -1;
+    {
+        int64_t r = b;
+        for (int d = lead - 1; d >= 0; d--) {
+            idx[d] = r % g->out[d];
+            r /= g->out[d];
+            src += j->off[d][idx[d]];
+        }
+    }
     for (int64_t row = b; row < e; row++) {
-        int64_t src = row_source(j, row);
+        if (row > b) {
+            for (int d = lead - 1; d >= 0; d--) {
+                src -= j->off[d][idx[d]];
+                if (++idx[d] < g->out[d]) {
+                    src += j->off[d][idx[d]];
+                    break;
+                }
+                idx[d] = 0;
+                src += j->off[d][0];
+            }
+        }
         float *dst = j->y + row * OW;
         if (src == prev) {
             memcpy(dst, dst - OW, (size_t)OW * sizeof(float));
