@@ -874,6 +874,9 @@ static void test_fc_packed(int ncases)
         {1, 800, 1, 1, 500}, {1, 500, 1, 1, 10},  {1, 50, 4, 4, 37},   {3, 300, 1, 1, 100}, {16, 64, 1, 1, 33},
         {2, 7, 3, 3, 130},   {1, 2048, 1, 1, 1000}, {100, 97, 1, 1, 75}, {200, 30, 1, 1, 17}, {1, 1, 1, 1, 1},
         {7, 1000, 1, 1, 41}, {1, 40, 1, 1, 24},    {5, 13, 1, 1, 9},
+        /* the weight-tile-stationary order (>= 4 tiles a chunk): row blocks past 240, depth blocks
+         * past 256 with a remainder, row and channel tails */
+        {250, 300, 1, 1, 130}, {13, 520, 1, 1, 200}, {37, 64, 1, 1, 257}, {2, 33, 1, 1, 300},
     };
     int combo = 3;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
