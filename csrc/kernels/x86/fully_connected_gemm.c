@@ -18,6 +18,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/gemm_packed.h"
 #include "kernels/x86/fc_rows.h"
+#include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -67,6 +68,11 @@ static void fg_slots_tiles(void *ctx, int64_t sb, int64_t se, int thread)
     const trtl_gemm_isa isa = st->isa;
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
     const int64_t items = j->nmb * j->nnb, kcb = ceil_div(D, ceil_div(D, KC_T));
+    /* An activation without a register path (GELU, ...) runs over each row of the chunk once the
+     * chunk is done (hot in L2), not per 32-column tile: one call per row instead of one per row
+     * and tile (the per-call dispatch cost as much as the math for 32 columns). */
+    const int slow = !trtl_act_is_fast(j->epi->act);
+    const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         float *apack = j->scratch + s * j->slot_floats;
@@ -83,11 +89,14 @@ static void fg_slots_tiles(void *ctx, int64_t sb, int64_t se, int thread)
                 for (int64_t c0 = 0; c0 < cols; c0 += nr) {
                     int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
                     trtl_gemm_epi e = {NULL, j->bias ? j->bias + n : NULL, j->res ? j->res + m0 * K + n : NULL, K,
-                                       j->epi->act, j->epi->alpha, j->epi->beta};
+                                       slow ? TRTL_ACT_NONE : j->epi->act, j->epi->alpha, j->epi->beta};
                     trtl_gemm_block(isa, rows, w, kc, apack, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
                                     j->y + m0 * K + n, K, &e, flags);
                 }
             }
+            if (slow)
+                for (int64_t r = 0; r < rows; r++)
+                    trtl_epi_act(&act, j->y + (m0 + r) * K + n0, cols);
         }
     }
 }
