@@ -6,15 +6,18 @@
  *
  * Accuracy (float32, checked by tests/c/test_kernels.c against double libm over wide ranges):
  *   exp: Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, degree-7 Taylor polynomial, 2^n applied
- *        in two halves so that results in the denormal range come out (rounded twice there);
+ *        by vscalefps on AVX-512 (one rounding), in two halves on AVX2 so that results in the
+ *        denormal range come out (rounded twice there);
  *   log: x = 2^e m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), odd series
  *        to s^11 (|s| <= 0.172); denormal inputs are scaled by 2^23 first;
  *   tanh: odd Taylor series to x^17 for |x| < 0.5, else sign(x) (1 - 2 / (exp(2|x|) + 1));
  *   erf: odd Taylor series to x^15 for |x| < 0.5, else sign(x) (1 - erfc(|x|)) with the classic
  *        Chebyshev-fitted erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), relative error < 1.1e-7;
  *   expm1 (ELU, SELU): Taylor series below |x| = 0.5;
- *   GELU: 1 + erf(z) as erfc(-z) for z < -0.5, 0.5 (1 + tanh(u)) as sigmoid(2u), so that the
- *        negative tails keep their relative precision (the scalar formulas cancel there).
+ *   GELU: 1 + erf(z) as erfc(-z) for z < 0 and 2 - erfc(z) otherwise (no series), 0.5 (1 + tanh(u))
+ *        as sigmoid(2u), so that the negative tails keep their relative precision (the scalar
+ *        formulas cancel there);
+ *   the erfc fit's 1 / (1 + z/2) is a reciprocal estimate with one Newton step (vrcp_ge1).
  * NaN propagates through every function; +-Inf give the limits (exp(-inf) = 0, tanh(+-inf) =
  * +-1, erf(+-inf) = +-1, log(+inf) = +inf, log(0) = -inf, log(x < 0) = NaN).
  * Comparisons are ordered (false for NaN) and every select is written so that NaN reaches the
@@ -39,6 +42,7 @@ VT V vadd(V a, V b) { return _mm512_add_ps(a, b); }
 VT V vsub(V a, V b) { return _mm512_sub_ps(a, b); }
 VT V vmul(V a, V b) { return _mm512_mul_ps(a, b); }
 VT V vdiv(V a, V b) { return _mm512_div_ps(a, b); }
+VT V vrcp_est(V b) { return _mm512_rcp14_ps(b); } /* relative error < 2^-14 */
 VT V vfma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 VT V vmin2(V a, V b) { return _mm512_min_ps(a, b); } /* b if either is NaN */
 VT V vmax2(V a, V b) { return _mm512_max_ps(a, b); } /* b if either is NaN */
@@ -83,6 +87,7 @@ VT V vadd(V a, V b) { return _mm256_add_ps(a, b); }
 VT V vsub(V a, V b) { return _mm256_sub_ps(a, b); }
 VT V vmul(V a, V b) { return _mm256_mul_ps(a, b); }
 VT V vdiv(V a, V b) { return _mm256_div_ps(a, b); }
+VT V vrcp_est(V b) { return _mm256_rcp_ps(b); } /* relative error < 1.5 * 2^-12 */
 VT V vfma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 VT V vmin2(V a, V b) { return _mm256_min_ps(a, b); }
 VT V vmax2(V a, V b) { return _mm256_max_ps(a, b); }
@@ -143,10 +148,15 @@ VT V vexp(V x)
     p = vfma(p, r, vset(0.5f));
     p = vfma(p, r, vset(1.0f));
     p = vfma(p, r, vset(1.0f));
+#if defined(VM_AVX512)
+    /* p 2^n in one step, rounded once (also in the denormal range), overflowing to +inf */
+    return _mm512_scalef_ps(p, n);
+#else
     VI ni = vcvt(n); /* in [-150, 129] */
     VI n1 = isra1(ni), n2 = isub(ni, n1);
     V s1 = vfrombits(isll23(iadd(n1, 127))), s2 = vfrombits(isll23(iadd(n2, 127)));
     return vmul(vmul(p, s1), s2);
+#endif
 }
 
 /* e^x - 1, by its Taylor series below |x| = 0.5 (where e^x - 1 cancels). */
@@ -227,11 +237,22 @@ VT V vtanh(V x)
     return vsel(vlt(a, vset(0.5f)), small, big);
 }
 
-/* erf(x); *erfc_abs receives erfc(|x|) from the Chebyshev fit (accurate where |x| >= 0.5). */
-VT V verf2(V x, V *erfc_abs)
+/* 1 / d for d >= 1 (or NaN): the estimate and one Newton step, r (2 - d r), within about 2 ulp of
+ * the quotient (the AVX2 estimate's 1.5 * 2^-12 squares to 2^-23); a fraction of a division's cost
+ * (vdivps is the slowest step of erf / GELU).  d is capped at 2^100 first so that r d stays finite
+ * (an infinite d would give 0 * inf = NaN in the step); 1 / 2^100 is as good as 0 where it is used. */
+VT V vrcp_ge1(V d)
+{
+    d = vsel(vgt(d, vset(1.2676506e30f)), vset(1.2676506e30f), d);
+    V r = vrcp_est(d);
+    return vfma(r, vfma(vset(-1.0f), vmul(d, r), vset(1.0f)), r);
+}
+
+/* erfc(|x|) from the Chebyshev fit into *erfc_abs (relative error < 1.2e-7 for every x). */
+VT void verfc_abs(V x, V *erfc_abs)
 {
     V a = vabs(x);
-    V t = vdiv(vset(1.0f), vfma(vset(0.5f), a, vset(1.0f)));
+    V t = vrcp_ge1(vfma(vset(0.5f), a, vset(1.0f)));
     V q = vset(0.17087277f);
     q = vfma(q, t, vset(-0.82215223f));
     q = vfma(q, t, vset(1.48851587f));
@@ -242,8 +263,14 @@ VT V verf2(V x, V *erfc_abs)
     q = vfma(q, t, vset(0.37409196f));
     q = vfma(q, t, vset(1.00002368f));
     q = vfma(q, t, vset(-1.26551223f));
-    V erfc = vmul(t, vexp(vsub(q, vmul(a, a))));
-    *erfc_abs = erfc;
+    *erfc_abs = vmul(t, vexp(vsub(q, vmul(a, a))));
+}
+
+/* erf(x); *erfc_abs receives erfc(|x|) from the Chebyshev fit (accurate where |x| >= 0.5). */
+VT V verf2(V x, V *erfc_abs)
+{
+    verfc_abs(x, erfc_abs);
+    V erfc = *erfc_abs;
     V big = vcopysign(vsub(vset(1.0f), erfc), x);
     V x2 = vmul(x, x);
     V p = vset(-1.0f / 75600.0f);
@@ -254,7 +281,7 @@ VT V verf2(V x, V *erfc_abs)
     p = vfma(p, x2, vset(1.0f / 10.0f));
     p = vfma(p, x2, vset(-1.0f / 3.0f));
     V small = vmul(vset(1.12837916709551257f), vfma(vmul(p, x2), x, x));
-    return vsel(vlt(a, vset(0.5f)), small, big);
+    return vsel(vlt(vabs(x), vset(0.5f)), small, big);
 }
 
 VT V verf(V x)
@@ -263,13 +290,15 @@ VT V verf(V x)
     return verf2(x, &unused);
 }
 
-/* 0.5 x (1 + erf(x / sqrt(2))), with 1 + erf(z) taken as erfc(-z) for z < -0.5 so that the
- * negative tail keeps its relative precision (the reference formula cancels there). */
+/* 0.5 x (1 + erf(x / sqrt(2))), with 1 + erf(z) taken as erfc(-z) for z < 0 so that the negative
+ * tail keeps its relative precision (the reference formula cancels there) and as 2 - erfc(z) for
+ * z >= 0: the fit's relative error (< 1.2e-7 for every z >= 0) is then also the relative error of
+ * 1 + erf(z) in [1, 2], so the series erf needs near 0 (where 1 + erf does not) is not computed. */
 VT V vgelu_erf(V x)
 {
     V z = vmul(x, vset(0.70710678118654752f)), ec;
-    V e = verf2(z, &ec);
-    V onep = vsel(vlt(z, vset(-0.5f)), ec, vadd(vset(1.0f), e));
+    verfc_abs(z, &ec);
+    V onep = vsel(vlt(z, vset(0.0f)), ec, vsub(vset(2.0f), ec));
     return vmul(vmul(vset(0.5f), x), onep);
 }
 
