@@ -322,7 +322,7 @@ VT V vact(int32_t act, V x, V al, V be)
     }
     case TRTL_ACT_CLIP: return vsel(vlt(x, al), al, vsel(vgt(x, be), be, x));
     case TRTL_ACT_HARD_SIGMOID: {
-        V t = vfma(al, x, be);
+        V t = vadd(vmul(al, x), be); /* two roundings, as the reference (see HARD_SWISH) */
         return vsel(vlt(t, zero), zero, vsel(vgt(t, one), one, t));
     }
     case TRTL_ACT_SCALED_TANH: return vmul(al, vtanh(vmul(be, x)));
@@ -334,7 +334,9 @@ VT V vact(int32_t act, V x, V al, V be)
     }
     case TRTL_ACT_SILU: return vmul(x, vsigmoid(x));
     case TRTL_ACT_HARD_SWISH: {
-        V t = vfma(al, x, be);
+        /* alpha x + beta rounded twice, as the reference: a fused multiply-add differs from it by the cancelled
+         * rounding error where the sum is near 0 (x near -3), which the result then multiplies by x */
+        V t = vadd(vmul(al, x), be);
         return vmul(x, vsel(vlt(t, zero), zero, vsel(vgt(t, one), one, t)));
     }
     case TRTL_ACT_MISH: {
