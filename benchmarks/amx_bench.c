@@ -25,24 +25,10 @@
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_packed_gemm, trtl_kernel_conv_bf16_gemm, trtl_kernel_conv_amx_bf16;
 extern const trtl_kernel trtl_kernel_fc_packed_gemm, trtl_kernel_fc_bf16_gemm, trtl_kernel_fc_amx_bf16;
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)n * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 /* Minimum seconds of k->run, or -1 if the kernel does not run here. */
 static double best_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out,
@@ -62,9 +48,9 @@ static double best_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor
     double best = -1.0;
     if (k->run(&a) == TRTL_OK)
         for (int i = 0; i < runs; i++) {
-            double t0 = cpu_s();
+            double t0 = bench_cpu_s();
             k->run(&a);
-            double t = cpu_s() - t0;
+            double t = bench_cpu_s() - t0;
             if (best < 0 || t < best)
                 best = t;
         }
@@ -104,12 +90,12 @@ static double best_qconv(int64_t C, int64_t K, int64_t H, int64_t k, int64_t pad
         if ((H ? trtl_qconv_run(s, 1, H, H, x, y, NULL, scratch, ss, NULL)
                : trtl_qgemm_run(s, M, x, y, NULL, scratch, ss, NULL)) == TRTL_OK)
             for (int i = 0; i < runs; i++) {
-                double t0 = cpu_s();
+                double t0 = bench_cpu_s();
                 if (H)
                     trtl_qconv_run(s, 1, H, H, x, y, NULL, scratch, ss, NULL);
                 else
                     trtl_qgemm_run(s, M, x, y, NULL, scratch, ss, NULL);
-                double t = cpu_s() - t0;
+                double t = bench_cpu_s() - t0;
                 if (best < 0 || t < best)
                     best = t;
             }
@@ -127,7 +113,8 @@ static void conv_shape(int64_t C, int64_t K, int64_t H, int64_t k, int64_t pad, 
     nd.name = "conv";
     nd.epi.act = TRTL_ACT_RELU;
     trtl_conv_params *p = &nd.p.conv;
-    float *w = rand_buf(K * C * k * k), *b = rand_buf(K), *x = rand_buf(C * H * H), *y = rand_buf(K * H * H);
+    float *w = bench_rand_buf(K * C * k * k, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+          *y = bench_rand_buf(K * H * H, 1.0f);
     p->num_output_maps = (int32_t)K;
     p->num_groups = 1;
     p->kernel_size = (trtl_dims){2, {k, k}};
@@ -162,7 +149,8 @@ static void fc_shape(int64_t M, int64_t D, int64_t K, int runs)
     nd.op = TRTL_OP_FULLY_CONNECTED;
     nd.name = "fc";
     nd.epi.act = TRTL_ACT_NONE;
-    float *w = rand_buf(K * D), *b = rand_buf(K), *x = rand_buf(M * D), *y = rand_buf(M * K);
+    float *w = bench_rand_buf(K * D, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(M * D, 1.0f),
+          *y = bench_rand_buf(M * K, 1.0f);
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
     nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};

@@ -23,24 +23,10 @@
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_fc_packed_gemm, trtl_kernel_fc_bf16_gemm, trtl_kernel_fc_f16_gemm;
 extern const trtl_kernel trtl_kernel_conv_packed_gemm, trtl_kernel_conv_winograd_f43, trtl_kernel_conv_bf16_gemm;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)n * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 /* Minimum seconds of k->run over `runs` runs, or -1 if the kernel does not run here. */
 static double best_of(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out,
@@ -60,9 +46,9 @@ static double best_of(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_vie
     double best = -1.0;
     if (k->run(&a) == TRTL_OK)
         for (int i = 0; i < runs; i++) {
-            double t0 = now_s();
+            double t0 = bench_wall_s();
             k->run(&a);
-            double t = now_s() - t0;
+            double t = bench_wall_s() - t0;
             if (best < 0 || t < best)
                 best = t;
         }
@@ -94,7 +80,8 @@ int main(int argc, char **argv)
         nd.op = TRTL_OP_FULLY_CONNECTED;
         nd.name = "fc";
         nd.epi.act = TRTL_ACT_NONE;
-        float *w = rand_buf(K * D), *b = rand_buf(K), *x = rand_buf(M * D), *y = rand_buf(M * K);
+        float *w = bench_rand_buf(K * D, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(M * D, 1.0f),
+              *y = bench_rand_buf(M * K, 1.0f);
         nd.p.fc.num_output_channels = (int32_t)K;
         nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
         nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
@@ -124,7 +111,8 @@ int main(int argc, char **argv)
         nd.name = "conv";
         nd.epi.act = TRTL_ACT_RELU;
         trtl_conv_params *p = &nd.p.conv;
-        float *w = rand_buf(K * C * 9), *b = rand_buf(K), *x = rand_buf(C * H * W), *y = rand_buf(K * H * W);
+        float *w = bench_rand_buf(K * C * 9, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * W, 1.0f),
+              *y = bench_rand_buf(K * H * W, 1.0f);
         p->num_output_maps = (int32_t)K;
         p->num_groups = 1;
         p->kernel_size = (trtl_dims){2, {3, 3}};

@@ -26,6 +26,7 @@
 #include "core/threadpool.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_packed_gemm;
 extern const trtl_kernel trtl_kernel_conv_winograd_f43;
@@ -38,21 +39,6 @@ extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
 
 static int g_threads = 1, g_reps = 15;
 static trtl_threadpool *g_pool;
-
-static double now_s(int cpu)
-{
-    struct timespec ts;
-    clock_gettime(cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 /* Minimum seconds of k->run, or -1 when the kernel does not apply. */
 static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
@@ -70,9 +56,9 @@ static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor
         best = -1;
     } else {
         for (int i = 0; i < g_reps; i++) {
-            double t0 = now_s(g_threads == 1);
+            double t0 = bench_clock_s((g_threads == 1) ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
             k->run(&a);
-            double t = now_s(g_threads == 1) - t0;
+            double t = bench_clock_s((g_threads == 1) ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC) - t0;
             best = t < best ? t : best;
         }
     }
@@ -102,8 +88,9 @@ static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
     int64_t OH = (H + 2 * pad - ks) / s + 1;
     int64_t nw = K * C * ks * ks;
-    float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(C * H * H), *y = rand_buf(K * OH * OH);
-    float *r = rand_buf(K * OH * OH);
+    float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+          *y = bench_rand_buf(K * OH * OH, 1.0f);
+    float *r = bench_rand_buf(K * OH * OH, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = TRTL_ACT_RELU;
@@ -151,7 +138,7 @@ static void bench_maxpool(const char *name, int64_t C, int64_t H)
     int64_t OH = (H + 2 - 3) / 2 + 1;
     nd.n_in = nd.n_out = 1;
     int64_t xd[4] = {1, C, H, H}, yd[4] = {1, C, OH, OH};
-    float *x = rand_buf(C * H * H), *y = rand_buf(C * OH * OH);
+    float *x = bench_rand_buf(C * H * H, 1.0f), *y = bench_rand_buf(C * OH * OH, 1.0f);
     trtl_tensor_view in = {x, trtl_dims_make(4, xd), TRTL_FLOAT}, out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     double t = time_kernel(&trtl_kernel_pooling_2d, &nd, &in, &out);
     printf("%-30s | pooling.2d %7.3f ms\n", name, t * 1e3);

@@ -21,26 +21,12 @@
 #include "core/threadpool.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_deconv_packed_gemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_resize_tables;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -56,10 +42,10 @@ static double time_ms(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, c
         trtl_kernel_args a = {nd, in, out, NULL, 0, NULL, NULL, NULL};
         double best = 1e30;
         for (int r = 0; r < 2; r++) {
-            double t0 = now_s();
+            double t0 = bench_wall_s();
             if (ref(&a) != TRTL_OK)
                 return -1.0;
-            double t = now_s() - t0;
+            double t = bench_wall_s() - t0;
             best = t < best ? t : best;
         }
         return best * 1e3;
@@ -76,11 +62,11 @@ static double time_ms(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, c
     double ts[200];
     int n = 0;
     k->run(&a);
-    double start = now_s();
-    while (n < 200 && (n < 10 || now_s() - start < 0.2)) {
-        double t0 = now_s();
+    double start = bench_wall_s();
+    while (n < 200 && (n < 10 || bench_wall_s() - start < 0.2)) {
+        double t0 = bench_wall_s();
         k->run(&a);
-        ts[n++] = now_s() - t0;
+        ts[n++] = bench_wall_s() - t0;
     }
     qsort(ts, (size_t)n, sizeof ts[0], cmp_d);
     free(scratch);
@@ -113,7 +99,7 @@ static trtl_dims d2(int64_t a, int64_t b)
 static void report(const char *what, const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, trtl_tensor_view *in,
                    trtl_dims yd, trtl_threadpool *pool)
 {
-    trtl_tensor_view out = {rand_buf(trtl_volume(&yd)), yd, TRTL_FLOAT};
+    trtl_tensor_view out = {bench_rand_buf(trtl_volume(&yd), 1.0f), yd, TRTL_FLOAT};
     double tr = time_ms(NULL, ref, nd, in, &out, NULL);
     double to = time_ms(k, ref, nd, in, &out, pool);
     printf("%-44s %-28s %9.3f ms   reference %9.3f ms   x%.1f\n", what, k->name, to, tr, tr / to);
@@ -133,8 +119,8 @@ static void conv_node(trtl_node *nd, trtl_op op, int64_t K, int64_t G, int64_t k
     p->stride = d2(s, s);
     p->dilation = d2(1, 1);
     p->pre_padding = p->post_padding = d2(pad, pad);
-    p->kernel = (trtl_weights){TRTL_FLOAT, rand_buf(nw), nw};
-    p->bias = (trtl_weights){TRTL_FLOAT, rand_buf(K), K};
+    p->kernel = (trtl_weights){TRTL_FLOAT, bench_rand_buf(nw, 1.0f), nw};
+    p->bias = (trtl_weights){TRTL_FLOAT, bench_rand_buf(K, 1.0f), K};
     nd->epi.act = TRTL_ACT_NONE;
 }
 
@@ -146,7 +132,7 @@ int main(void)
     trtl_node nd;
     {
         trtl_dims xd = d4(1, 32, 64, 64);
-        trtl_tensor_view in[1] = {{rand_buf(trtl_volume(&xd)), xd, TRTL_FLOAT}};
+        trtl_tensor_view in[1] = {{bench_rand_buf(trtl_volume(&xd), 1.0f), xd, TRTL_FLOAT}};
         conv_node(&nd, TRTL_OP_DECONVOLUTION, 16, 1, 2, 2, 0, 32 * 16 * 4);
         report("ConvTranspose 32->16 2x2 s2 [1,32,64,64]", &trtl_kernel_deconv_packed_gemm, trtl_ref_deconvolution,
                &nd, in, d4(1, 16, 128, 128), pool);
@@ -169,7 +155,7 @@ int main(void)
         for (size_t i = 0; i < sizeof dw / sizeof dw[0]; i++) {
             trtl_dims xd = d4(1, dw[i].C, dw[i].H, dw[i].H);
             int64_t o = (dw[i].H + 2 * dw[i].pad - dw[i].k) / dw[i].s + 1;
-            trtl_tensor_view in[1] = {{rand_buf(trtl_volume(&xd)), xd, TRTL_FLOAT}};
+            trtl_tensor_view in[1] = {{bench_rand_buf(trtl_volume(&xd), 1.0f), xd, TRTL_FLOAT}};
             conv_node(&nd, TRTL_OP_CONVOLUTION, dw[i].C, dw[i].C, dw[i].k, dw[i].s, dw[i].pad, dw[i].C * dw[i].k * dw[i].k);
             nd.epi.act = TRTL_ACT_RELU;
             report(dw[i].what, &trtl_kernel_conv_depthwise, trtl_ref_convolution, &nd, in, d4(1, dw[i].C, o, o), pool);
@@ -189,7 +175,7 @@ int main(void)
         };
         for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
             trtl_dims xd = d4(1, rs[i].C, rs[i].H, rs[i].H), yd = d4(1, rs[i].C, rs[i].H * rs[i].f, rs[i].H * rs[i].f);
-            trtl_tensor_view in[1] = {{rand_buf(trtl_volume(&xd)), xd, TRTL_FLOAT}};
+            trtl_tensor_view in[1] = {{bench_rand_buf(trtl_volume(&xd), 1.0f), xd, TRTL_FLOAT}};
             memset(&nd, 0, sizeof nd);
             nd.op = TRTL_OP_RESIZE;
             nd.name = "bench";

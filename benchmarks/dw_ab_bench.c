@@ -18,6 +18,7 @@
 #include "kernels/kernel.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_depthwise;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -25,21 +26,6 @@ extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
 
 static int g_reps = 30;
 static const char *g_filter;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
 {
@@ -56,9 +42,9 @@ static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor
         best = -1;
     } else {
         for (int i = 0; i < g_reps; i++) {
-            double t0 = now_s();
+            double t0 = bench_cpu_s();
             k->run(&a);
-            double t = now_s() - t0;
+            double t = bench_cpu_s() - t0;
             best = t < best ? t : best;
         }
     }
@@ -84,7 +70,8 @@ static void bench_dw(const char *name, int64_t C, int64_t H, int64_t ks, int64_t
     p->dilation = trtl_dims_make(2, dl);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
     int64_t OH = (H + 2 * pad - d * (ks - 1) - 1) / s + 1;
-    float *w = rand_buf(C * ks * ks), *b = rand_buf(C), *x = rand_buf(C * H * H), *y = rand_buf(C * OH * OH);
+    float *w = bench_rand_buf(C * ks * ks, 1.0f), *b = bench_rand_buf(C, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+          *y = bench_rand_buf(C * OH * OH, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, C * ks * ks};
     p->bias = (trtl_weights){TRTL_FLOAT, b, C};
     nd.epi.act = act;

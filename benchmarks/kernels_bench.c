@@ -24,26 +24,12 @@
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_fc_sgemm;
 extern const trtl_kernel trtl_kernel_matmul_sgemm;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -70,20 +56,20 @@ static double time_kernel(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *n
     trtl_kernel_fn fn = k ? k->run : ref;
     double times[1000];
     int n = 0;
-    double t_start = now_s();
+    double t_start = bench_wall_s();
     if (fn(&a) != TRTL_OK) { /* warm-up (or the single reference run) */
         fprintf(stderr, "run failed: %s\n", trtl_last_error());
         exit(1);
     }
     if (!k) {
         free(scratch);
-        return now_s() - t_start;
+        return bench_wall_s() - t_start;
     }
-    t_start = now_s();
-    while (n < 1000 && (n < 10 || now_s() - t_start < 0.3)) {
-        double t0 = now_s();
+    t_start = bench_wall_s();
+    while (n < 1000 && (n < 10 || bench_wall_s() - t_start < 0.3)) {
+        double t0 = bench_wall_s();
         fn(&a);
-        times[n++] = now_s() - t0;
+        times[n++] = bench_wall_s() - t0;
     }
     qsort(times, (size_t)n, sizeof times[0], cmp_d);
     if (k->release)
@@ -125,7 +111,8 @@ static void bench_conv(const char *name, const trtl_kernel *k, int64_t C, int64_
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
     int64_t OH = (H + 2 * pad - ks) / s + 1;
     int64_t nw = K * (C / G) * ks * ks;
-    float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(C * H * H), *y = rand_buf(K * OH * OH);
+    float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+          *y = bench_rand_buf(K * OH * OH, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = act;
@@ -147,7 +134,8 @@ static void bench_fc(const char *name, int64_t M, int64_t D, int64_t K)
     trtl_node nd = {0};
     nd.op = TRTL_OP_FULLY_CONNECTED;
     nd.name = (char *)name;
-    float *w = rand_buf(K * D), *b = rand_buf(K), *x = rand_buf(M * D), *y = rand_buf(M * K);
+    float *w = bench_rand_buf(K * D, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(M * D, 1.0f),
+          *y = bench_rand_buf(M * K, 1.0f);
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
     nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
@@ -171,7 +159,8 @@ static void bench_mm(const char *name, int64_t batch, int64_t M, int64_t K, int6
     nd.epi.act = TRTL_ACT_NONE;
     nd.n_in = 2;
     nd.n_out = 1;
-    float *A = rand_buf(batch * M * K), *B = rand_buf((shared_b ? 1 : batch) * K * N), *C = rand_buf(batch * M * N);
+    float *A = bench_rand_buf(batch * M * K, 1.0f), *B = bench_rand_buf((shared_b ? 1 : batch) * K * N, 1.0f),
+          *C = bench_rand_buf(batch * M * N, 1.0f);
     int64_t ad[3] = {batch, M, K}, bd[3] = {shared_b ? 1 : batch, K, N}, cd[3] = {batch, M, N};
     trtl_tensor_view in[2] = {{A, trtl_dims_make(3, ad), TRTL_FLOAT}, {B, trtl_dims_make(3, bd), TRTL_FLOAT}};
     trtl_tensor_view out = {C, trtl_dims_make(3, cd), TRTL_FLOAT};
@@ -210,28 +199,28 @@ static void bench_pool(void)
 {
     double t[200], acc[64];
     for (int i = 0; i < 200; i++) {
-        double t0 = now_s();
+        double t0 = bench_wall_s();
         trtl_parallel_for(g_pool, 64, 1, noop_task, NULL);
-        t[i] = now_s() - t0;
+        t[i] = bench_wall_s() - t0;
     }
     qsort(t, 200, sizeof t[0], cmp_d);
     double hot = t[100];
     for (int i = 0; i < 20; i++) {
         struct timespec ts = {0, 5000000};
         nanosleep(&ts, NULL);
-        double t0 = now_s();
+        double t0 = bench_wall_s();
         trtl_parallel_for(g_pool, 64, 1, noop_task, NULL);
-        t[i] = now_s() - t0;
+        t[i] = bench_wall_s() - t0;
     }
     qsort(t, 20, sizeof t[0], cmp_d);
     double cold = t[10];
     int n = trtl_threadpool_size(g_pool);
-    double t0 = now_s();
+    double t0 = bench_wall_s();
     spin_task(acc, 0, n, 0);
-    double serial = now_s() - t0;
-    t0 = now_s();
+    double serial = bench_wall_s() - t0;
+    t0 = bench_wall_s();
     trtl_parallel_for(g_pool, n, 1, spin_task, acc);
-    double par = now_s() - t0;
+    double par = bench_wall_s() - t0;
     printf("pool: %d threads; empty parallel_for %.2f us (workers spinning), %.2f us (workers asleep); "
            "compute-bound %.2f ms serial, %.2f ms parallel: x%.2f\n",
            n, hot * 1e6, cold * 1e6, serial * 1e3, par * 1e3, serial / par);

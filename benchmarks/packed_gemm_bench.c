@@ -26,26 +26,12 @@
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_packed_gemm;
 extern const trtl_kernel trtl_kernel_fc_sgemm;
 extern const trtl_kernel trtl_kernel_fc_packed_gemm;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-    return p;
-}
 
 /* Minimum seconds of k->run. */
 static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out,
@@ -63,11 +49,11 @@ static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor
         fprintf(stderr, "run failed: %s\n", trtl_last_error());
         exit(1);
     }
-    double best = 1e30, t_start = now_s();
-    for (int n = 0; n < 20 || now_s() - t_start < 0.25; n++) {
-        double t0 = now_s();
+    double best = 1e30, t_start = bench_wall_s();
+    for (int n = 0; n < 20 || bench_wall_s() - t_start < 0.25; n++) {
+        double t0 = bench_wall_s();
         k->run(&a);
-        double t = now_s() - t0;
+        double t = bench_wall_s() - t0;
         if (t < best)
             best = t;
     }
@@ -120,8 +106,9 @@ static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_
     p->dilation = trtl_dims_make(2, one);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
     int64_t OH = (H + 2 * pad - ks) / s + 1, nw = K * C * ks * ks;
-    float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(C * H * H), *y = rand_buf(K * OH * OH);
-    float *r = res ? rand_buf(K * OH * OH) : NULL;
+    float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+          *y = bench_rand_buf(K * OH * OH, 1.0f);
+    float *r = res ? bench_rand_buf(K * OH * OH, 1.0f) : NULL;
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = act;
@@ -149,7 +136,8 @@ static void bench_fc(const char *name, int64_t M, int64_t D, int64_t K, int act)
     trtl_node nd = {0};
     nd.op = TRTL_OP_FULLY_CONNECTED;
     nd.name = (char *)name;
-    float *w = rand_buf(K * D), *b = rand_buf(K), *x = rand_buf(M * D), *y = rand_buf(M * K);
+    float *w = bench_rand_buf(K * D, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(M * D, 1.0f),
+          *y = bench_rand_buf(M * K, 1.0f);
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
     nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};

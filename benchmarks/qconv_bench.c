@@ -27,6 +27,7 @@
 #include "core/dims.h"
 #include "core/status.h"
 #include "core/threadpool.h"
+#include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_packed_gemm, trtl_kernel_conv_winograd_f43, trtl_kernel_conv_winograd_f23,
     trtl_kernel_conv_im2col_sgemm;
@@ -38,21 +39,6 @@ static double g_sum32, g_sum8;
 /* One thread: this thread's CPU time (on a loaded machine the wall clock of a run longer than a
  * scheduler slice mostly measures the other processes); more: the wall clock. */
 static int g_threads = 1;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(g_threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static float *rand_buf(int64_t n, float scale)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-        p[i] = scale * ((float)rand() / (float)RAND_MAX - 0.5f);
-    return p;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -76,9 +62,9 @@ static double best_time(run_fn fn, void *ctx)
         clock_gettime(CLOCK_MONOTONIC, &w1);
         if (n >= 64 || (n >= 5 && (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec) > 0.2))
             break;
-        double t0 = now_s();
+        double t0 = bench_clock_s(g_threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
         fn(ctx);
-        t[n++] = now_s() - t0;
+        t[n++] = bench_clock_s(g_threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC) - t0;
     }
     qsort(t, (size_t)n, sizeof t[0], cmp_d);
     return t[0];
@@ -153,7 +139,8 @@ static void bench_conv(const char *name, int mult, int64_t C, int64_t K, int64_t
     p->dilation = trtl_dims_make(2, one);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
     int64_t OH = (H + 2 * pad - ks) / s + 1, nw = K * C * ks * ks;
-    float *w = rand_buf(nw, 0.1f), *b = rand_buf(K, 1.0f), *x = rand_buf(C * H * H, 4.0f), *y = rand_buf(K * OH * OH, 1.0f);
+    float *w = bench_rand_buf(nw, 0.1f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 4.0f),
+          *y = bench_rand_buf(K * OH * OH, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = TRTL_ACT_RELU;
@@ -212,7 +199,8 @@ static void bench_fc(const char *name, int64_t M, int64_t C, int64_t K)
     trtl_node nd = {0};
     nd.op = TRTL_OP_FULLY_CONNECTED;
     nd.name = (char *)name;
-    float *w = rand_buf(K * C, 0.1f), *b = rand_buf(K, 1.0f), *x = rand_buf(M * C, 4.0f), *y = rand_buf(M * K, 1.0f);
+    float *w = bench_rand_buf(K * C, 0.1f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(M * C, 4.0f),
+          *y = bench_rand_buf(M * K, 1.0f);
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
     nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
