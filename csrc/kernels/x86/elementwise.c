@@ -118,7 +118,8 @@ static trtl_status ew_run(const trtl_kernel_args *a)
     j.op = a->node->p.ew.op;
     j.epi = &a->node->epi;
     if (j.epi->has_residual)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': elementwise.simd got a residual epilogue", a->node->name);
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': elementwise.simd cannot apply a residual "
+                          "epilogue (the plan is corrupt: the builder never picks it for this layer)", a->node->name);
     if (!trtl_vm_binary_supported(j.op) || a->in[0].dtype != TRTL_FLOAT || a->in[1].dtype != TRTL_FLOAT ||
         !ew_plan_make(&a->in[0].dims, &a->in[1].dims, &a->out[0].dims, &j.p)) {
         /* shapes of this run need the general broadcast: the reference, then the activation */

@@ -165,7 +165,8 @@ static trtl_status qs_run(const trtl_kernel_args *a, int quantize)
     if (nd->n_in < 2 || trtl_volume(&a->in[1].dims) != 1 || a->in[1].dtype != TRTL_FLOAT ||
         (nd->n_in >= 3 && trtl_volume(&a->in[2].dims) != 1) || (codes != TRTL_INT8 && codes != TRTL_UINT8) ||
         (quantize ? a->in[0].dtype : a->out[0].dtype) != TRTL_FLOAT)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': %s.simd needs a FLOAT tensor, INT8/UINT8 codes and one scale",
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': %s.simd needs a FLOAT tensor, INT8/UINT8 codes and one "
+                          "scale (the plan is corrupt: the builder never picks it for this layer)",
                           nd->name, quantize ? "quantize" : "dequantize");
     qs_job j;
     memset(&j, 0, sizeof j);

@@ -52,7 +52,8 @@ static trtl_status scale_run(const trtl_kernel_args *a)
     const trtl_scale_params *p = &a->node->p.scale;
     const trtl_dims *xd = &a->in[0].dims;
     if (!no_power(p) || a->node->epi.has_residual)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scale.simd got a power or a residual", a->node->name);
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': scale.simd cannot apply a power or a residual "
+                          "(the plan is corrupt: the builder never picks it for this layer)", a->node->name);
     scale_job j = {a->in[0].data, p->scale.count ? (const float *)p->scale.values : NULL,
                    p->shift.count ? (const float *)p->shift.values : NULL,
                    a->out[0].data, 0, 0, 1, 0, &a->node->epi};

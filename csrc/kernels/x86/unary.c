@@ -28,7 +28,8 @@ static int unary_applies(const trtl_node *n, const trtl_dims *in_dims)
 static trtl_status unary_run(const trtl_kernel_args *a)
 {
     if (!trtl_vm_unary_supported(a->node->p.unary.op) || a->in[0].dtype != TRTL_FLOAT)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': unary.simd got op %d / a non-float input", a->node->name,
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': unary.simd cannot compute op %d / a non-float input "
+                          "(the plan is corrupt: the builder never picks it for this layer)", a->node->name,
                           (int)a->node->p.unary.op);
     unary_job j = {a->in[0].data, a->out[0].data, a->node->p.unary.op};
     trtl_vm_rows(a->pool, 1, trtl_volume(&a->in[0].dims), unary_chunk, &j);
