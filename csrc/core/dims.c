@@ -96,17 +96,7 @@ size_t trtl_dtype_size(trtl_dtype t)
     case TRTL_BOOL: return 1;
     case TRTL_UINT8: return 1;
     case TRTL_INT64: return 8;
-    case TRTL_FP8:
-    case TRTL_INT4:
-    case TRTL_FP4:
-    case TRTL_E8M0:
-    case TRTL_FP8E5M2:
-    case TRTL_FP8E4M3FNUZ:
-    case TRTL_FP8E5M2FNUZ:
-    case TRTL_UINT4:
-    case TRTL_INT2:
-    case TRTL_UINT2: return 1; /* storage types: one element a byte, sub-byte codes unpacked */
-    default: return 0;
+    default: return trtl_dtype_is_storage(t) ? 1 : 0; /* storage types: one element a byte, sub-byte codes unpacked */
     }
 }
 
