@@ -40,34 +40,6 @@ extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
 static int g_threads = 1, g_reps = 15;
 static trtl_threadpool *g_pool;
 
-/* Minimum seconds of k->run, or -1 when the kernel does not apply. */
-static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
-{
-    if (k->applies && !k->applies(nd, &in[0].dims))
-        return -1;
-    void *state = NULL;
-    if (k->prepare && k->prepare(nd, &state) != TRTL_OK)
-        return -1;
-    size_t ss = k->scratch ? k->scratch(nd, in, out) : 0;
-    void *scratch = ss ? malloc(ss) : NULL;
-    trtl_kernel_args a = {nd, in, out, scratch, ss, state, g_threads > 1 ? g_pool : NULL, NULL};
-    double best = 1e9;
-    if (k->run(&a) != TRTL_OK) {
-        best = -1;
-    } else {
-        for (int i = 0; i < g_reps; i++) {
-            double t0 = bench_clock_s((g_threads == 1) ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
-            k->run(&a);
-            double t = bench_clock_s((g_threads == 1) ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC) - t0;
-            best = t < best ? t : best;
-        }
-    }
-    if (k->release)
-        k->release(state);
-    free(scratch);
-    return best;
-}
-
 static const char *g_filter;
 
 static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int res)
@@ -109,7 +81,7 @@ static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_
     };
     printf("%-30s %7.1f MFLOP", name, flops / 1e6);
     for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
-        double t = time_kernel(ks_[i], &nd, in, &out);
+        double t = bench_time_kernel(ks_[i], &nd, in, &out, g_threads > 1 ? g_pool : NULL, g_reps);
         if (t > 0)
             printf(" | %s %7.3f ms %5.0f GF/s", ks_[i]->name + 12, t * 1e3, flops / t / 1e9);
     }
@@ -140,7 +112,7 @@ static void bench_maxpool(const char *name, int64_t C, int64_t H)
     int64_t xd[4] = {1, C, H, H}, yd[4] = {1, C, OH, OH};
     float *x = bench_rand_buf(C * H * H, 1.0f), *y = bench_rand_buf(C * OH * OH, 1.0f);
     trtl_tensor_view in = {x, trtl_dims_make(4, xd), TRTL_FLOAT}, out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
-    double t = time_kernel(&trtl_kernel_pooling_2d, &nd, &in, &out);
+    double t = bench_time_kernel(&trtl_kernel_pooling_2d, &nd, &in, &out, g_threads > 1 ? g_pool : NULL, g_reps);
     printf("%-30s | pooling.2d %7.3f ms\n", name, t * 1e3);
     free(x);
     free(y);

@@ -27,33 +27,6 @@ extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
 static int g_reps = 30;
 static const char *g_filter;
 
-static double time_kernel(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
-{
-    if (k->applies && !k->applies(nd, &in[0].dims))
-        return -1;
-    void *state = NULL;
-    if (k->prepare && k->prepare(nd, &state) != TRTL_OK)
-        return -1;
-    size_t ss = k->scratch ? k->scratch(nd, in, out) : 0;
-    void *scratch = ss ? malloc(ss) : NULL;
-    trtl_kernel_args a = {nd, in, out, scratch, ss, state, NULL, NULL};
-    double best = 1e9;
-    if (k->run(&a) != TRTL_OK) {
-        best = -1;
-    } else {
-        for (int i = 0; i < g_reps; i++) {
-            double t0 = bench_cpu_s();
-            k->run(&a);
-            double t = bench_cpu_s() - t0;
-            best = t < best ? t : best;
-        }
-    }
-    if (k->release)
-        k->release(state);
-    free(scratch);
-    return best;
-}
-
 static void bench_dw(const char *name, int64_t C, int64_t H, int64_t ks, int64_t s, int64_t d, int32_t act)
 {
     if (g_filter && !strstr(name, g_filter))
@@ -83,7 +56,7 @@ static void bench_dw(const char *name, int64_t C, int64_t H, int64_t ks, int64_t
                                 &trtl_kernel_conv_depthwise_c16};
     printf("%-28s", name);
     for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
-        double t = time_kernel(ks_[i], &nd, &in, &out);
+        double t = bench_time_kernel(ks_[i], &nd, &in, &out, NULL, g_reps);
         if (t > 0)
             printf(" | %s %7.1f us", ks_[i]->name + 12, t * 1e6);
     }
