@@ -52,6 +52,7 @@
 #define TW_MAX_TAPS 64              /* kernel taps at most (9 for 3x3; 7x7 = 49) */
 #define TW_MAX_B_FLOATS (8 << 20)   /* packed B of one image at most 32 MiB */
 #define TW_MAX_SLOTS 64
+#define TW_B_BLOCK_BYTES (384 * 1024) /* a pixel panel's B block stays in L2 (as convolution.packed_gemm) */
 #define TW_TILE_SKEW 16 /* B tiles kc*nr + skew floats apart (see convolution_gemm.c's TILE_SKEW) */
 
 typedef struct tw_state {
@@ -278,14 +279,23 @@ static void gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
                 e.alpha = j->epi->alpha;
                 e.beta = j->epi->beta;
             }
-            for (int64_t k0 = 0, kc0 = ceil_div(C, ceil_div(C, TW_KC_MAX)); k0 < C; k0 += kc0) {
-                const int64_t kc = C - k0 < kc0 ? C - k0 : kc0;
-                /* into Y: accumulate unless this is the first full tap's first block; into the
-                 * compact buffer: accumulate over the depth blocks */
-                const int acc = k0 > 0 || (rows_whole && !(tp->full && i == 0));
-                const int flags = (acc ? TRTL_GEMM_ACC : 0) | (k0 + kc >= C ? TRTL_GEMM_LAST : 0);
-                trtl_gemm_block(st->isa, m1 - m0, tp->npix, kc, a + k0 * mr, C * mr, b + k0 * nr, pl->ts, c, ldc,
-                                &e, flags);
+            const int64_t kc0 = ceil_div(C, ceil_div(C, TW_KC_MAX));
+            int64_t pw = TW_B_BLOCK_BYTES / (kc0 * (int64_t)sizeof(float)) / nr * nr;
+            pw = pw < 4 * nr ? 4 * nr : pw;
+            /* pixel panels of pw (B block kc0 x pw in L2), each over the depth blocks */
+            for (int64_t p0 = 0; p0 < tp->npix; p0 += pw) {
+                const int64_t cols = tp->npix - p0 < pw ? tp->npix - p0 : pw;
+                trtl_gemm_epi ep = e;
+                ep.res = e.res ? e.res + p0 : NULL;
+                for (int64_t k0 = 0; k0 < C; k0 += kc0) {
+                    const int64_t kc = C - k0 < kc0 ? C - k0 : kc0;
+                    /* into Y: accumulate unless this is the first full tap's first block; into the
+                     * compact buffer: accumulate over the depth blocks */
+                    const int acc = k0 > 0 || (rows_whole && !(tp->full && i == 0));
+                    const int flags = (acc ? TRTL_GEMM_ACC : 0) | (k0 + kc >= C ? TRTL_GEMM_LAST : 0);
+                    trtl_gemm_block(st->isa, m1 - m0, cols, kc, a + k0 * mr, C * mr, b + (p0 / nr) * pl->ts + k0 * nr,
+                                    pl->ts, c + p0, ldc, &ep, flags);
+                }
             }
             if (!rows_whole) { /* the compact rows into Y's sub-rectangle */
                 const int64_t rw = tp->ow1 - tp->ow0;
