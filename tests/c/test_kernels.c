@@ -3609,6 +3609,113 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- convolution.grouped_direct (x86/convolution_grouped.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_conv_grouped_direct;
+
+/* Grouped convolutions with few channels per group on the AVX-512, AVX2 and portable variants:
+ * RegNet's group width 8 at stride 1 and 2 (odd and even maps), output channels per group that
+ * fill one block of 8, two, or part of one, strides (2, 1) and 3, dilation, 5x5 and 1x1 kernels,
+ * asymmetric / SAME padding, batches, every epilogue on the first shapes; NaN weights and input;
+ * random small shapes; and a shape past the kernel's limits run without applies(). */
+static void test_conv_grouped_direct(int ncases)
+{
+    static const struct { int64_t N, G, Cg, Kg, H, W, kh, kw, sh, sw, d, pre, post; int mode, all; } sh[] = {
+        {1, 6, 8, 8, 15, 15, 3, 3, 2, 2, 1, 1, 1, 0, 1},  /* RegNet stride 2, odd map */
+        {1, 13, 8, 8, 14, 14, 3, 3, 1, 1, 1, 1, 1, 0, 1}, /* RegNet stride 1 */
+        {2, 3, 4, 12, 9, 11, 3, 3, 1, 1, 1, 1, 1, 0, 0},  /* Kg 12: a full and a partial block, batch */
+        {1, 2, 3, 16, 10, 9, 5, 5, 2, 1, 2, 3, 1, 0, 0},  /* 5x5, stride (2, 1), dilation 2, asymmetric */
+        {1, 4, 5, 3, 12, 13, 3, 3, 3, 3, 1, 0, 2, 2, 0},  /* stride 3, SAME_UPPER */
+        {2, 5, 2, 2, 7, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* 1x1 */
+        {1, 55, 8, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 0, 0},   /* RegNet's last stage */
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                continue;
+            trtl_cpu_set_mask(no512);
+        } else if (pass == 2) {
+            trtl_cpu_set_mask(no512 & ~(uint32_t)(TRTL_CPU_AVX2 | TRTL_CPU_FMA));
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = 2;
+                c.N = sh[i].N;
+                c.G = sh[i].G;
+                c.C = sh[i].G * sh[i].Cg;
+                c.K = sh[i].G * sh[i].Kg;
+                c.in[0] = sh[i].H;
+                c.in[1] = sh[i].W;
+                c.k[0] = sh[i].kh;
+                c.k[1] = sh[i].kw;
+                c.s[0] = sh[i].sh;
+                c.s[1] = sh[i].sw;
+                c.d[0] = c.d[1] = sh[i].d;
+                c.pre[0] = c.pre[1] = sh[i].pre;
+                c.post[0] = c.post[1] = sh[i].post;
+                c.mode = sh[i].mode;
+                c.bias = combo % 3 != 2;
+                if (combo == (int)i + 1) { /* a NaN weight, then a NaN input */
+                    g_conv_nan_w = (int64_t)i * 7;
+                    g_conv_nan_x = (int64_t)i * 13 + 5;
+                }
+                int r = conv_run_case(&trtl_kernel_conv_grouped_direct, &c, combo);
+                g_conv_nan_w = g_conv_nan_x = -1;
+                if (r > 0)
+                    goto done;
+            }
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = rint_in(1, 2);
+            c.G = rint_in(2, 5);
+            c.C = c.G * rint_in(2, 16);
+            c.K = c.G * rint_in(2, 16);
+            c.bias = (int)(rnd() % 4 != 0);
+            c.mode = (int)(rnd() % 6);
+            for (int d = 0; d < 2; d++) {
+                c.k[d] = rint_in(1, 3);
+                c.in[d] = rint_in(1, 13);
+                c.s[d] = rint_in(1, 2);
+                c.d[d] = rint_in(1, 2);
+                c.pre[d] = rint_in(0, 2);
+                c.post[d] = rint_in(0, 2);
+            }
+            int r = conv_run_case(&trtl_kernel_conv_grouped_direct, &c, combo);
+            if (r < 0)
+                i--;
+            else if (r > 0)
+                goto done;
+        }
+        {
+            /* 20 input channels per group (past GD_MAX_CG): applies() refuses, run() computes the reference */
+            conv_case c = {0};
+            trtl_kernel any = trtl_kernel_conv_grouped_direct;
+            any.applies = NULL;
+            c.nsp = 2;
+            c.N = 1;
+            c.G = 2;
+            c.C = 40;
+            c.K = 6;
+            c.bias = 1;
+            for (int d = 0; d < 2; d++) {
+                c.in[d] = 5;
+                c.k[d] = 3;
+                c.s[d] = c.d[d] = c.pre[d] = c.post[d] = 1;
+            }
+            if (conv_run_case(&any, &c, 3) > 0)
+                goto done;
+        }
+    }
+done:
+    g_conv_nan_w = g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3670,6 +3777,7 @@ int main(int argc, char **argv)
         test_conv_tapwise(ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
+    test_conv_grouped_direct(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);
