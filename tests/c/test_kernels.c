@@ -229,6 +229,9 @@ typedef struct conv_case {
     int mode, bias;
 } conv_case;
 
+/* conv_run_case(): where >= 0, the weight / input element set to NaN (the convolution.tapwise section). */
+static int64_t g_conv_nan_w = -1, g_conv_nan_x = -1;
+
 /* Builds the node and runs one case through kernel k (and the reference).  Returns 1 on failure,
  * 0 on pass, -1 if the shape is invalid (skipped). */
 static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
@@ -259,6 +262,10 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     int64_t nw = c->K * (c->C / c->G) * kvol;
     float *w = rand_buf(nw), *b = c->bias ? rand_buf(c->K) : NULL, *x = rand_buf(trtl_volume(&xdims));
     float *res = NULL;
+    if (g_conv_nan_w >= 0 && g_conv_nan_w < nw)
+        w[g_conv_nan_w] = NAN;
+    if (g_conv_nan_x >= 0 && g_conv_nan_x < trtl_volume(&xdims))
+        x[g_conv_nan_x] = NAN;
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, c->bias ? c->K : 0};
     nd.epi = rand_epi(combo);
@@ -3476,6 +3483,239 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- convolution.tapwise (x86/convolution_tapwise.c) ------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_tapwise;
+
+/* Dilated / padding-heavy convolutions of one group, on the AVX-512 variant and on AVX2: dilations
+ * where no, some and all off-centre taps are dead (ASPP-like 3x3 with dilation = padding on a small
+ * map), partial taps that span whole rows and narrow ones, no full tap at all (stride 2, kernel
+ * larger than the map), channel tails, several depth blocks (C > 512), batches, 1-D, every
+ * epilogue on the first shapes; NaN weights on a dead tap and on a partial one (0 * NaN must reach
+ * every output as in the reference), a NaN input; random small dilated shapes; and a shape past
+ * the kernel's limits run without applies() (the reference fallback). */
+static void test_conv_tapwise(int ncases)
+{
+    static const struct { int64_t N, C, K, H, W, k, s, d, pre, post; int nsp, all; } sh[] = {
+        {1, 40, 70, 9, 9, 3, 1, 6, 6, 6, 2, 1},    /* off-centre taps partial (3 rows / columns) */
+        {1, 33, 45, 6, 7, 3, 1, 8, 8, 8, 2, 1},    /* every off-centre tap dead: a 1x1 convolution */
+        {2, 20, 27, 8, 8, 3, 1, 2, 2, 2, 2, 0},    /* no tap dead, batch */
+        {1, 600, 20, 5, 5, 3, 1, 3, 3, 3, 2, 0},   /* two depth blocks */
+        {1, 9, 13, 7, 10, 3, 2, 3, 3, 2, 2, 0},    /* stride 2 (no full tap), asymmetric padding */
+        {1, 5, 6, 2, 3, 5, 1, 1, 2, 2, 2, 0},      /* kernel larger than the map: dead taps, dilation 1 */
+        {2, 10, 24, 1, 29, 3, 1, 12, 12, 12, 1, 0}, /* 1-D */
+        {1, 16, 40, 14, 14, 3, 1, 12, 12, 12, 2, 0}, /* the ASPP's dilation 12 on 14x14 */
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = sh[i].nsp;
+                c.N = sh[i].N;
+                c.C = sh[i].C;
+                c.K = sh[i].K;
+                c.G = 1;
+                for (int d = 0; d < c.nsp; d++) {
+                    c.in[d] = c.nsp == 1 || d == 1 ? sh[i].W : sh[i].H;
+                    c.k[d] = sh[i].k;
+                    c.s[d] = sh[i].s;
+                    c.d[d] = sh[i].d;
+                    c.pre[d] = sh[i].pre;
+                    c.post[d] = sh[i].post;
+                }
+                c.bias = combo % 3 != 2;
+                if (conv_run_case(&trtl_kernel_conv_tapwise, &c, combo) > 0)
+                    goto done;
+            }
+        }
+        /* NaN weight of output channel 3, input channel 2 on tap 0 (dead in the first case, partial in
+         * the second), then on the centre tap (4, full), then a NaN input */
+        for (int v = 0; v < 4; v++) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = 1;
+            c.C = 7;
+            c.K = 9;
+            c.G = 1;
+            c.bias = 1;
+            for (int d = 0; d < 2; d++) {
+                c.in[d] = 6;
+                c.k[d] = 3;
+                c.s[d] = 1;
+                c.d[d] = c.pre[d] = c.post[d] = v == 1 ? 3 : 7;
+            }
+            g_conv_nan_w = v == 3 ? -1 : (3 * c.C + 2) * 9 + (v == 2 ? 4 : 0);
+            g_conv_nan_x = v == 3 ? 2 * 36 + 15 : -1;
+            int r = conv_run_case(&trtl_kernel_conv_tapwise, &c, v + 1);
+            g_conv_nan_w = g_conv_nan_x = -1;
+            if (r > 0)
+                goto done;
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = rint_in(1, 2);
+            c.C = rint_in(1, 40);
+            c.K = rint_in(1, 80);
+            c.G = 1;
+            c.bias = (int)(rnd() % 4 != 0);
+            for (int d = 0; d < 2; d++) {
+                c.k[d] = rint_in(1, 3);
+                c.in[d] = rint_in(1, 12);
+                c.s[d] = rint_in(1, 2);
+                c.d[d] = rint_in(2, 9);
+                c.pre[d] = rint_in(0, 9);
+                c.post[d] = rint_in(0, 9);
+            }
+            if (rnd() % 4 == 0)
+                g_conv_nan_w = (int64_t)(rnd() % (uint32_t)(c.K * c.C * c.k[0] * c.k[1]));
+            int r = conv_run_case(&trtl_kernel_conv_tapwise, &c, combo);
+            g_conv_nan_w = -1;
+            if (r < 0)
+                i--;
+            else if (r > 0)
+                goto done;
+        }
+        {
+            /* a 3-D convolution: applies() refuses, run() computes the reference */
+            conv_case c = {0};
+            trtl_kernel any = trtl_kernel_conv_tapwise;
+            any.applies = NULL;
+            c.nsp = 3;
+            c.N = 1;
+            c.C = 3;
+            c.K = 4;
+            c.G = 1;
+            c.bias = 1;
+            for (int d = 0; d < 3; d++) {
+                c.in[d] = 4;
+                c.k[d] = 3;
+                c.s[d] = 1;
+                c.d[d] = c.pre[d] = c.post[d] = 2;
+            }
+            if (conv_run_case(&any, &c, 3) > 0)
+                goto done;
+        }
+    }
+done:
+    g_conv_nan_w = g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
+/* ---- convolution.grouped_direct (x86/convolution_grouped.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_conv_grouped_direct;
+
+/* Grouped convolutions with few channels per group on the AVX-512, AVX2 and portable variants:
+ * RegNet's group width 8 at stride 1 and 2 (odd and even maps), output channels per group that
+ * fill one block of 8, two, or part of one, strides (2, 1) and 3, dilation, 5x5 and 1x1 kernels,
+ * asymmetric / SAME padding, batches, every epilogue on the first shapes; NaN weights and input;
+ * random small shapes; and a shape past the kernel's limits run without applies(). */
+static void test_conv_grouped_direct(int ncases)
+{
+    static const struct { int64_t N, G, Cg, Kg, H, W, kh, kw, sh, sw, d, pre, post; int mode, all; } sh[] = {
+        {1, 6, 8, 8, 15, 15, 3, 3, 2, 2, 1, 1, 1, 0, 1},  /* RegNet stride 2, odd map */
+        {1, 13, 8, 8, 14, 14, 3, 3, 1, 1, 1, 1, 1, 0, 1}, /* RegNet stride 1 */
+        {2, 3, 4, 12, 9, 11, 3, 3, 1, 1, 1, 1, 1, 0, 0},  /* Kg 12: a full and a partial block, batch */
+        {1, 2, 3, 16, 10, 9, 5, 5, 2, 1, 2, 3, 1, 0, 0},  /* 5x5, stride (2, 1), dilation 2, asymmetric */
+        {1, 4, 5, 3, 12, 13, 3, 3, 3, 3, 1, 0, 2, 2, 0},  /* stride 3, SAME_UPPER */
+        {2, 5, 2, 2, 7, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* 1x1 */
+        {1, 55, 8, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 0, 0},   /* RegNet's last stage */
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                continue;
+            trtl_cpu_set_mask(no512);
+        } else if (pass == 2) {
+            trtl_cpu_set_mask(no512 & ~(uint32_t)(TRTL_CPU_AVX2 | TRTL_CPU_FMA));
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = 2;
+                c.N = sh[i].N;
+                c.G = sh[i].G;
+                c.C = sh[i].G * sh[i].Cg;
+                c.K = sh[i].G * sh[i].Kg;
+                c.in[0] = sh[i].H;
+                c.in[1] = sh[i].W;
+                c.k[0] = sh[i].kh;
+                c.k[1] = sh[i].kw;
+                c.s[0] = sh[i].sh;
+                c.s[1] = sh[i].sw;
+                c.d[0] = c.d[1] = sh[i].d;
+                c.pre[0] = c.pre[1] = sh[i].pre;
+                c.post[0] = c.post[1] = sh[i].post;
+                c.mode = sh[i].mode;
+                c.bias = combo % 3 != 2;
+                if (combo == (int)i + 1) { /* a NaN weight, then a NaN input */
+                    g_conv_nan_w = (int64_t)i * 7;
+                    g_conv_nan_x = (int64_t)i * 13 + 5;
+                }
+                int r = conv_run_case(&trtl_kernel_conv_grouped_direct, &c, combo);
+                g_conv_nan_w = g_conv_nan_x = -1;
+                if (r > 0)
+                    goto done;
+            }
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = rint_in(1, 2);
+            c.G = rint_in(2, 5);
+            c.C = c.G * rint_in(2, 16);
+            c.K = c.G * rint_in(2, 16);
+            c.bias = (int)(rnd() % 4 != 0);
+            c.mode = (int)(rnd() % 6);
+            for (int d = 0; d < 2; d++) {
+                c.k[d] = rint_in(1, 3);
+                c.in[d] = rint_in(1, 13);
+                c.s[d] = rint_in(1, 2);
+                c.d[d] = rint_in(1, 2);
+                c.pre[d] = rint_in(0, 2);
+                c.post[d] = rint_in(0, 2);
+            }
+            int r = conv_run_case(&trtl_kernel_conv_grouped_direct, &c, combo);
+            if (r < 0)
+                i--;
+            else if (r > 0)
+                goto done;
+        }
+        {
+            /* 20 input channels per group (past GD_MAX_CG): applies() refuses, run() computes the reference */
+            conv_case c = {0};
+            trtl_kernel any = trtl_kernel_conv_grouped_direct;
+            any.applies = NULL;
+            c.nsp = 2;
+            c.N = 1;
+            c.G = 2;
+            c.C = 40;
+            c.K = 6;
+            c.bias = 1;
+            for (int d = 0; d < 2; d++) {
+                c.in[d] = 5;
+                c.k[d] = 3;
+                c.s[d] = c.d[d] = c.pre[d] = c.post[d] = 1;
+            }
+            if (conv_run_case(&any, &c, 3) > 0)
+                goto done;
+        }
+    }
+done:
+    g_conv_nan_w = g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3533,6 +3773,11 @@ int main(int argc, char **argv)
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_pixel_gemm.name);
     test_linear(ncases);
     test_qdq_simd(ncases);
+    if (trtl_cpu_has(trtl_kernel_conv_tapwise.cpu_features))
+        test_conv_tapwise(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
+    test_conv_grouped_direct(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

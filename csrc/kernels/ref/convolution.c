@@ -1,4 +1,5 @@
-/* Reference convolution: direct loops, double accumulation, 1-3 spatial dims (as 3-D with 1s). */
+/* Reference convolution: direct loops, double accumulation, 1-3 spatial dims (as 3-D with 1s).  Padding
+ * is read as zeros and multiplied like the image (0 * NaN = NaN), as numpy, onnxruntime and the GEMM kernels. */
 #include "kernels/ref/ref.h"
 #include "core/shape.h"
 #include "core/dims.h"
@@ -38,18 +39,17 @@ trtl_status trtl_ref_convolution(const trtl_kernel_args *a)
                             const float *wc = w + (kk * Cg + c) * kvol;
                             for (int64_t kd = 0; kd < k[0]; kd++) {
                                 int64_t id = od * s[0] - pad[0] + kd * dl[0];
-                                if (id < 0 || id >= in[0])
-                                    continue;
+                                int dout = id < 0 || id >= in[0];
                                 for (int64_t kh = 0; kh < k[1]; kh++) {
                                     int64_t ih = oh * s[1] - pad[1] + kh * dl[1];
-                                    if (ih < 0 || ih >= in[1])
-                                        continue;
+                                    int hout = dout || ih < 0 || ih >= in[1];
                                     for (int64_t kw = 0; kw < k[2]; kw++) {
                                         int64_t iw = ow * s[2] - pad[2] + kw * dl[2];
-                                        if (iw < 0 || iw >= in[2])
-                                            continue;
-                                        acc += (double)xc[(id * in[1] + ih) * in[2] + iw] *
-                                               (double)wc[(kd * k[1] + kh) * k[2] + kw];
+                                        /* padding reads 0, so a NaN / Inf weight there still gives NaN */
+                                        double xv = hout || iw < 0 || iw >= in[2]
+                                                        ? 0.0
+                                                        : (double)xc[(id * in[1] + ih) * in[2] + iw];
+                                        acc += xv * (double)wc[(kd * k[1] + kh) * k[2] + kw];
                                     }
                                 }
                             }

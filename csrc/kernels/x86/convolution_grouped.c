@@ -1,0 +1,442 @@
+/*
+ * convolution_grouped.c -- "convolution.grouped_direct": 2-D grouped convolutions with few channels
+ * per group (RegNet's 3x3 convolutions of group width 8, stride 1 and 2), computed directly, without
+ * the im2col packing that convolution.packed_gemm does per group for an 8-row GEMM of depth 72.
+ *
+ * Per (image, group) item, in a slot's scratch:
+ *   1. the group's Cg input planes are copied zero-padded and split into s x s phase planes (s the
+ *      stride; one plane for stride 1): padded row r = s*i + a, column u = s*j + b go to phase plane
+ *      (a, b) at (i, j), planes Wh = ceil(Wp / s) wide.  Output pixel (oh, ow) is then computed at
+ *      q = oh*Wh + ow of a Wh-wide grid, and tap (kh, kw) reads phase plane (dh*kh % s, dw*kw % s)
+ *      at q + (dh*kh / s)*Wh + dw*kw / s: every tap is a contiguous run of the grid, so a vector of
+ *      consecutive q (crossing rows; the columns ow >= OW are computed and dropped) loads at once.
+ *   2. for each block of 8 output channels of the group and each run of V vectors of q, 8 x V
+ *      accumulators start at the bias and take, per tap (c, kh, kw), V input vectors times 8
+ *      broadcast weights (pre-arranged in prepare() as [group][block][c, kh, kw][8], zero past Kg).
+ *      AVX-512: V = 3 vectors of 16 (24 accumulators), AVX2: V = 1 of 8, portable: scalar.
+ *   3. the grid rows' first OW columns go to the output (+ residual), then the activation over
+ *      the group's channels.
+ * Padding is read as zeros and multiplied like the image (0 * NaN = NaN, as the reference).
+ * Items (image, group) are split over the pool's threads in contiguous runs.
+ *
+ * applies(): groups > 1 with 2..GD_MAX_CG input and 2..GD_MAX_KG output channels per group, 2-D;
+ * scratch() sizes for the shapes it is given, and a run with less scratch than its shapes need
+ * computes the reference and the epilogue pass.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <immintrin.h>
+
+#include "kernels/blas/blas_common.h"
+#include "kernels/conv_geometry.h"
+#include "kernels/ref/ref.h"
+#include "kernels/x86/fused_epilogue.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#define GD_MAX_CG 16
+#define GD_MAX_KG 16
+#define GD_KB 8            /* output channels per accumulator block */
+#define GD_MAX_TAPS 512    /* Cg * kh * kw at most */
+#define GD_MAX_SLOTS 64
+#define GD_MAX_SLOT_FLOATS (8 << 20)
+
+typedef enum gd_isa { GD_PORTABLE = 0, GD_AVX2 = 1, GD_AVX512 = 2 } gd_isa;
+
+typedef struct gd_state {
+    gd_isa isa;
+    int64_t K, G, Cg, Kg, kvol, nkb;
+    float *w; /* [G][nkb][Cg*kvol][GD_KB] */
+} gd_state;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+/* The grid and plane sizes of geometry g. */
+typedef struct gd_layout {
+    int64_t s1, s2, hp, wp, hh, wh, q, plane, tmp, slot;
+} gd_layout;
+
+static void layout(const trtl_conv_geom *g, gd_layout *l)
+{
+    l->s1 = g->s[1];
+    l->s2 = g->s[2];
+    l->hp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->dl[1] + 1;
+    l->wp = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->dl[2] + 1;
+    l->hh = ceil_div(l->hp, l->s1);
+    l->wh = ceil_div(l->wp, l->s2);
+    l->q = round_up(g->out[1] * l->wh, 48); /* whole runs of 3 x 16 */
+    const int64_t maxoff = ((g->k[1] - 1) * g->dl[1] / l->s1) * l->wh + (g->k[2] - 1) * g->dl[2] / l->s2;
+    l->plane = round_up((l->hh > ceil_div(l->q + maxoff, l->wh) ? l->hh : ceil_div(l->q + maxoff, l->wh)) * l->wh + 16,
+                        16);
+    l->tmp = GD_KB * l->q;
+    l->slot = round_up(g->Cg * l->s1 * l->s2 * l->plane + l->tmp, 16);
+}
+
+static int fits(const trtl_conv_geom *g)
+{
+    if (g->G < 2 || g->Cg < 2 || g->Cg > GD_MAX_CG || g->Kg < 2 || g->Kg > GD_MAX_KG || g->in[0] != 1 ||
+        g->k[0] != 1 || g->out[0] != 1 || g->Cg * g->kvol > GD_MAX_TAPS || g->P < 1)
+        return 0;
+    gd_layout l;
+    layout(g, &l);
+    return l.slot <= GD_MAX_SLOT_FLOATS;
+}
+
+typedef struct gd_job {
+    const trtl_conv_geom *g;
+    const gd_state *st;
+    const trtl_epilogue *epi;
+    const float *x, *bias, *res;
+    float *y, *base;
+    gd_layout l;
+    int64_t items, slots;
+    int32_t off[GD_MAX_TAPS]; /* tap (c, kh, kw): its phase plane and offset from the plane base */
+} gd_job;
+
+/* n floats of src (padded columns u0, u0 + 1, ...) split by column parity: column u goes to
+ * even[u / 2] (u even) or odd[u / 2] (u odd), odd = even + plane. */
+__attribute__((target("avx2,fma"))) static void deinterleave2(const float *src, int64_t n, float *even,
+                                                               int64_t plane, int64_t u0)
+{
+    float *odd = even + plane;
+    int64_t i = 0;
+    if (u0 % 2) { /* start on an even column */
+        odd[u0 / 2] = src[0];
+        i = 1;
+    }
+    const __m256i perm = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    for (; i + 16 <= n; i += 16) {
+        const int64_t e = (u0 + i) / 2; /* u0 + i is even */
+        const __m256 a = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i), perm);     /* e0..e3 o0..o3 */
+        const __m256 b = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i + 8), perm); /* e4..e7 o4..o7 */
+        _mm256_storeu_ps(even + e, _mm256_permute2f128_ps(a, b, 0x20));
+        _mm256_storeu_ps(odd + e, _mm256_permute2f128_ps(a, b, 0x31));
+    }
+    for (; i < n; i++) {
+        const int64_t u = u0 + i;
+        (u % 2 ? odd : even)[u / 2] = src[i];
+    }
+}
+
+/* Step 1: the group's input channels into zero-padded phase planes. */
+static void build_planes(const gd_job *j, const float *xg, float *planes)
+{
+    const trtl_conv_geom *g = j->g;
+    const gd_layout *l = &j->l;
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pad[1], pl = g->pad[2];
+    memset(planes, 0, (size_t)(g->Cg * l->s1 * l->s2 * l->plane) * sizeof(float));
+    for (int64_t c = 0; c < g->Cg; c++) {
+        const float *xc = xg + c * g->in_sp;
+        float *pc = planes + c * l->s1 * l->s2 * l->plane;
+        for (int64_t r = 0; r < l->hp; r++) {
+            const int64_t ih = r - pt;
+            if (ih < 0 || ih >= H)
+                continue;
+            const float *row = xc + ih * W;
+            int64_t lo, hi; /* padded columns [lo, hi) are inside the row */
+            trtl_conv_row_span(-pl, 1, W, l->wp, &lo, &hi);
+            if (l->s2 == 1) {
+                memcpy(pc + (r % l->s1) * l->plane + (r / l->s1) * l->wh + lo, row + lo - pl,
+                       (size_t)(hi - lo) * sizeof(float));
+            } else if (l->s2 == 2 && j->st->isa != GD_PORTABLE) {
+                deinterleave2(row + lo - pl, hi - lo, pc + (r % l->s1) * 2 * l->plane + (r / l->s1) * l->wh,
+                              l->plane, lo);
+            } else {
+                /* column phase b takes padded columns u = b, b + s2, ... of [lo, hi) */
+                for (int64_t b = 0; b < l->s2; b++) {
+                    float *dst = pc + ((r % l->s1) * l->s2 + b) * l->plane + (r / l->s1) * l->wh;
+                    int64_t u = lo + ((b - lo % l->s2) + l->s2) % l->s2, jd = u / l->s2;
+                    for (const float *src = row + u - pl; u < hi; u += l->s2, src += l->s2, jd++)
+                        dst[jd] = *src;
+                }
+            }
+        }
+    }
+}
+
+/* Step 2, the three ISA variants: 8 output channels of grid positions [q0, q1) into tmp[8][Q]. */
+__attribute__((target("avx512f"), always_inline)) static inline void tile512(const float *pl, const int32_t *off,
+                                                                              int64_t ntaps, const float *w,
+                                                                              const float *b8, float *o, int64_t ldo,
+                                                                              const int V)
+{
+    __m512 acc[GD_KB][3];
+#pragma GCC unroll 8
+    for (int k = 0; k < GD_KB; k++)
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++)
+            acc[k][v] = _mm512_set1_ps(b8[k]);
+    for (int64_t t = 0; t < ntaps; t++, w += GD_KB) {
+        const float *p = pl + off[t];
+        __m512 xv[3];
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++)
+            xv[v] = _mm512_loadu_ps(p + 16 * v);
+#pragma GCC unroll 8
+        for (int k = 0; k < GD_KB; k++) {
+            const __m512 wk = _mm512_set1_ps(w[k]);
+#pragma GCC unroll 3
+            for (int v = 0; v < V; v++)
+                acc[k][v] = _mm512_fmadd_ps(xv[v], wk, acc[k][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < GD_KB; k++)
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++)
+            _mm512_storeu_ps(o + k * ldo + 16 * v, acc[k][v]);
+}
+
+__attribute__((target("avx512f"))) static void block512(const float *pl, const int32_t *off, int64_t ntaps,
+                                                         const float *w, const float *b8, float *o, int64_t ldo,
+                                                         int64_t nq)
+{
+    int64_t q = 0;
+    for (; q + 48 <= nq; q += 48)
+        tile512(pl + q, off, ntaps, w, b8, o + q, ldo, 3);
+    if (nq - q > 16)
+        tile512(pl + q, off, ntaps, w, b8, o + q, ldo, 2), q += 32;
+    if (q < nq)
+        tile512(pl + q, off, ntaps, w, b8, o + q, ldo, 1);
+}
+
+__attribute__((target("avx2,fma"))) static void block256(const float *pl, const int32_t *off, int64_t ntaps,
+                                                          const float *w, const float *b8, float *o, int64_t ldo,
+                                                          int64_t nq)
+{
+    for (int64_t q = 0; q < nq; q += 8) {
+        __m256 acc[GD_KB];
+        for (int k = 0; k < GD_KB; k++)
+            acc[k] = _mm256_set1_ps(b8[k]);
+        const float *wt = w;
+        for (int64_t t = 0; t < ntaps; t++, wt += GD_KB) {
+            const __m256 xv = _mm256_loadu_ps(pl + q + off[t]);
+            for (int k = 0; k < GD_KB; k++)
+                acc[k] = _mm256_fmadd_ps(xv, _mm256_set1_ps(wt[k]), acc[k]);
+        }
+        for (int k = 0; k < GD_KB; k++)
+            _mm256_storeu_ps(o + k * ldo + q, acc[k]);
+    }
+}
+
+static void block_portable(const float *pl, const int32_t *off, int64_t ntaps, const float *w, const float *b8,
+                           float *o, int64_t ldo, int64_t nq)
+{
+    for (int64_t q = 0; q < nq; q++) {
+        float acc[GD_KB];
+        for (int k = 0; k < GD_KB; k++)
+            acc[k] = b8[k];
+        const float *wt = w;
+        for (int64_t t = 0; t < ntaps; t++, wt += GD_KB) {
+            const float xv = pl[q + off[t]];
+            for (int k = 0; k < GD_KB; k++)
+                acc[k] += xv * wt[k];
+        }
+        for (int k = 0; k < GD_KB; k++)
+            o[k * ldo + q] = acc[k];
+    }
+}
+
+static void run_slots(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const gd_job *j = ctx;
+    const trtl_conv_geom *g = j->g;
+    const gd_state *st = j->st;
+    const gd_layout *l = &j->l;
+    const int64_t ntaps = g->Cg * g->kvol, OH = g->out[1], OW = g->out[2], P = g->P;
+    const int64_t nq = g->out[1] * l->wh; /* grid positions up to the last output row's end */
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        float *planes = j->base + s * l->slot, *tmp = planes + g->Cg * l->s1 * l->s2 * l->plane;
+        for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
+            const int64_t n = it / g->G, grp = it % g->G;
+            build_planes(j, j->x + (n * g->C + grp * g->Cg) * g->in_sp, planes);
+            for (int64_t kb = 0; kb < st->nkb; kb++) {
+                const int64_t k0 = kb * GD_KB, kn = g->Kg - k0 < GD_KB ? g->Kg - k0 : GD_KB;
+                const float *w = st->w + (grp * st->nkb + kb) * ntaps * GD_KB;
+                float b8[GD_KB] = {0};
+                for (int64_t k = 0; k < kn; k++)
+                    b8[k] = j->bias ? j->bias[grp * g->Kg + k0 + k] : 0.0f;
+                if (st->isa == GD_AVX512)
+                    block512(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
+                else if (st->isa == GD_AVX2)
+                    block256(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
+                else
+                    block_portable(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
+                /* step 3: the grid's valid columns into the output (+ residual), then the activation */
+                const int64_t ch = n * g->K + grp * g->Kg + k0;
+                for (int64_t k = 0; k < kn; k++) {
+                    float *yk = j->y + (ch + k) * P;
+                    const float *rk = j->res ? j->res + (ch + k) * P : NULL;
+                    for (int64_t oh = 0; oh < OH; oh++) {
+                        const float *src = tmp + k * l->q + oh * l->wh;
+                        if (rk)
+                            for (int64_t ow = 0; ow < OW; ow++)
+                                yk[oh * OW + ow] = src[ow] + rk[oh * OW + ow];
+                        else
+                            memcpy(yk + oh * OW, src, (size_t)OW * sizeof(float));
+                    }
+                }
+                trtl_epi_act(j->epi, j->y + ch * P, kn * P);
+            }
+        }
+    }
+}
+
+static int64_t max_slots(void)
+{
+    int64_t t = trtl_available_cpus();
+    return t < 1 ? 1 : t > GD_MAX_SLOTS ? GD_MAX_SLOTS : t;
+}
+
+static trtl_status gd_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const gd_state *st = a->state;
+    trtl_conv_geom g;
+    TRTL_TRY(trtl_conv_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    const float *res;
+    TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.P, &res));
+    if (!st || st->K != g.K || st->G != g.G || st->Cg != g.Cg || st->kvol != g.kvol)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': convolution.grouped_direct run without its weights",
+                          nd->name);
+    if (g.N == 0 || g.K == 0 || g.P == 0)
+        return TRTL_OK;
+    gd_job *j = NULL;
+    gd_layout l;
+    int ok = fits(&g);
+    if (ok)
+        layout(&g, &l);
+    const size_t job_bytes = (sizeof(gd_job) + 63) / 64 * 64;
+    if (!ok || !a->scratch || a->scratch_size < job_bytes + (size_t)l.slot * sizeof(float) + 128) {
+        /* another input size than the scratch was sized for: the reference and the epilogue pass */
+        TRTL_TRY(trtl_ref_convolution(a));
+        trtl_epilogue_apply(&nd->epi, (float *)a->out[0].data, res, g.N * g.K * g.P);
+        return TRTL_OK;
+    }
+    /* the job (with its tap offsets) at the start of the scratch, the slots after it */
+    j = (gd_job *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
+    memset(j, 0, sizeof *j);
+    j->g = &g;
+    j->st = st;
+    j->l = l;
+    j->epi = &nd->epi;
+    j->x = (const float *)a->in[0].data;
+    j->bias = nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL;
+    j->res = res;
+    j->y = (float *)a->out[0].data;
+    j->base = (float *)((char *)j + job_bytes);
+    for (int64_t c = 0, t = 0; c < g.Cg; c++)
+        for (int64_t kh = 0; kh < g.k[1]; kh++)
+            for (int64_t kw = 0; kw < g.k[2]; kw++, t++) {
+                const int64_t dh = kh * g.dl[1], dw = kw * g.dl[2];
+                j->off[t] = (int32_t)((c * l.s1 * l.s2 + (dh % l.s1) * l.s2 + dw % l.s2) * l.plane +
+                                      (dh / l.s1) * l.wh + dw / l.s2);
+            }
+    const size_t avail = (a->scratch_size - job_bytes - 128) / sizeof(float);
+    int64_t slots = trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.Cg * (double)g.kvol *
+                                                  (double)g.P);
+    if ((int64_t)(avail / (size_t)l.slot) < slots)
+        slots = (int64_t)(avail / (size_t)l.slot);
+    j->items = g.N * g.G;
+    j->slots = slots < j->items ? slots : j->items;
+    if (j->slots <= 1) {
+        j->slots = 1;
+        run_slots(j, 0, 1, 0);
+    } else {
+        trtl_parallel_for(a->pool, j->slots, 1, run_slots, j);
+    }
+    return TRTL_OK;
+}
+
+static size_t gd_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    trtl_conv_geom g;
+    if (trtl_conv_geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK) {
+        trtl_clear_error();
+        return 0;
+    }
+    if (!fits(&g))
+        return 0;
+    gd_layout l;
+    layout(&g, &l);
+    return (sizeof(gd_job) + 63) / 64 * 64 + (size_t)(max_slots() * l.slot) * sizeof(float) + 128;
+}
+
+static int gd_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    if (p->num_groups < 2 || p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.type != TRTL_FLOAT) ||
+        p->kernel_size.nb_dims != 2)
+        return 0;
+    trtl_conv_geom g;
+    if (trtl_conv_geom_init(nd, &in_dims[0], NULL, &g) != TRTL_OK) {
+        trtl_clear_error();
+        return 0;
+    }
+    return fits(&g);
+}
+
+static void gd_release(void *state)
+{
+    gd_state *st = state;
+    if (st)
+        free(st->w);
+    free(st);
+}
+
+static trtl_status gd_prepare(const trtl_node *nd, void **state)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    *state = NULL;
+    int64_t kvol = 1;
+    for (int i = 0; i < p->kernel_size.nb_dims; i++)
+        kvol *= p->kernel_size.d[i];
+    if (p->num_groups < 1 || p->num_output_maps < 1 || p->num_output_maps % p->num_groups || kvol < 1 ||
+        p->kernel.type != TRTL_FLOAT || p->kernel.count % ((int64_t)p->num_output_maps * kvol))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': %lld weights do not fit %d output maps in %d groups",
+                          nd->name, (long long)p->kernel.count, p->num_output_maps, p->num_groups);
+    gd_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
+    st->isa = trtl_cpu_has(TRTL_CPU_AVX512F)              ? GD_AVX512
+              : trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA) ? GD_AVX2
+                                                           : GD_PORTABLE;
+    st->K = p->num_output_maps;
+    st->G = p->num_groups;
+    st->Kg = st->K / st->G;
+    st->kvol = kvol;
+    st->Cg = p->kernel.count / st->K / kvol;
+    st->nkb = ceil_div(st->Kg, GD_KB);
+    const int64_t ntaps = st->Cg * kvol;
+    const size_t bytes = (size_t)(st->G * st->nkb * ntaps * GD_KB) * sizeof(float);
+    st->w = calloc(1, bytes ? bytes : 1);
+    if (!st->w) {
+        free(st);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory arranging %zu bytes of weights",
+                          nd->name, bytes);
+    }
+    /* w[g][kb][t][k] = W[g*Kg + kb*8 + k][t], t = (c, kh, kw); zero past Kg */
+    const float *w = (const float *)p->kernel.values;
+    for (int64_t grp = 0; grp < st->G; grp++)
+        for (int64_t k = 0; k < st->Kg; k++)
+            for (int64_t t = 0; t < ntaps; t++)
+                st->w[((grp * st->nkb + k / GD_KB) * ntaps + t) * GD_KB + k % GD_KB] =
+                    w[(grp * st->Kg + k) * ntaps + t];
+    *state = st;
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_conv_grouped_direct = {
+    .name = "convolution.grouped_direct",
+    .op = TRTL_OP_CONVOLUTION,
+    .cpu_features = 0,
+    .applies_epilogue = 1,
+    .applies = gd_applies,
+    .prepare = gd_prepare,
+    .release = gd_release,
+    .scratch = gd_scratch,
+    .run = gd_run,
+};

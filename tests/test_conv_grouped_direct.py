@@ -1,0 +1,105 @@
+"""convolution.grouped_direct (csrc/kernels/x86/convolution_grouped.c, issue #10) at layer level: grouped
+convolutions with few channels per group (RegNet's group width 8, stride 1 and 2) + bias + residual add +
+activation, built three ways -- with timing, with a timing cache forged so that kernel selection keeps
+convolution.grouped_direct (the engine inspector shows it ran), and at optimization level 0 (reference kernels) --
+each compared with a float64 numpy reference, NaN included.  Also the AVX2 and portable variants (TRTL_CPU_MASK, in
+subprocesses)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+import refs
+from conftest import assert_close
+import test_conv_pixel_gemm as pg
+
+KERNEL = "convolution.grouped_direct"
+
+
+def _case(rng, N, G, Cg, Kg, H, W, stride, act):
+    """Network maker and float64 reference of a grouped conv(3x3, stride, pad 1) + bias + skip, then act."""
+    C, K = G * Cg, G * Kg
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    x[N - 1, C // 2, H // 2, W // 2] = np.nan
+    w = (rng.standard_normal((K, Cg, 3, 3)) / np.sqrt(Cg * 9)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    conv = refs.convolution(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), (stride, stride),
+                            (1, 1), (1, 1), groups=G)
+    skip = rng.standard_normal(conv.shape).astype(np.float32)
+    y = conv + skip
+    want = np.where(y > 0, y, 0.0) if act == "relu" else y
+    want[np.isnan(y)] = np.nan
+
+    def make(network):
+        t = network.add_input("x", trt.float32, x.shape)
+        s = network.add_input("s", trt.float32, skip.shape)
+        layer = network.add_convolution_nd(t, K, (3, 3), w, b)
+        layer.num_groups = G
+        layer.stride_nd = (stride, stride)
+        layer.padding_nd = (1, 1)
+        out = network.add_elementwise(layer.get_output(0), s, trt.ElementWiseOperation.SUM).get_output(0)
+        if act == "relu":
+            out = network.add_activation(out, trt.ActivationType.RELU).get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    return make, {"x": x, "s": skip}, want
+
+
+def _forced(make):
+    """Builds with timing, then again from the cache with every other convolution kernel made slow; None where
+    the kernel was no candidate."""
+    _, _, data = pg._build(make)
+    cpus, entries = pg._parse(data)
+    if not any(e[2].startswith(KERNEL + "|") for e in entries):
+        return None
+    for e in entries:
+        if e[2].startswith("convolution."):
+            e[3] = 1e-6 if e[2].startswith(KERNEL + "|") else 1e3
+    return pg._build(make, cache=pg._write(cpus, entries))
+
+
+SHAPES = [  # N, G, Cg, Kg, H, W, stride, act
+    (1, 6, 8, 8, 15, 15, 2, "relu"),   # RegNet's group width, stride 2, odd map
+    (2, 4, 8, 8, 14, 13, 1, "none"),   # stride 1, batch 2
+    (1, 3, 5, 12, 7, 9, 1, "relu"),    # 12 output channels a group: one full and one partial block of 8
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_grouped_direct_layer(shape, rng):
+    """Timed, forced and reference builds all match float64 numpy; the forced one ran the kernel."""
+    make, inputs, want = _case(rng, *shape)
+    for level in (None, 0):
+        engine, kernels, _ = pg._build(make, level)
+        assert_close(pg._run(engine, inputs), want)
+        if level == 0:
+            assert all(k.endswith(".ref") for k in kernels), kernels
+    forced = _forced(make)
+    assert forced is not None, "convolution.grouped_direct (portable) must be a candidate on every CPU"
+    engine, kernels, _ = forced
+    assert KERNEL in kernels, kernels
+    assert_close(pg._run(engine, inputs), want)
+
+
+@pytest.mark.parametrize("mask", [0x20 | 0x40 | 0x80 | 0x200 | 0x1c00, 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00 | 0xc],
+                         ids=["avx2", "portable"])
+def test_grouped_direct_other_variants(mask):
+    """The AVX2 variant (AVX-512 and AMX masked off by TRTL_CPU_MASK) and the portable one (AVX2 and FMA off too),
+    forced the same way, in a subprocess."""
+    code = (
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_conv_grouped_direct as t\n"
+        "from conftest import assert_close\n"
+        "make, inputs, want = t._case(np.random.default_rng(3), 1, 5, 8, 8, 11, 11, 2, 'relu')\n"
+        "engine, kernels, _ = t._forced(make)\n"
+        "assert t.KERNEL in kernels, kernels\n"
+        "assert_close(t.pg._run(engine, inputs), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~mask))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
