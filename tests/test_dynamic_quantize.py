@@ -98,11 +98,51 @@ def test_refusals_name_the_layer():
     t = net.add_input("x", DT.FLOAT, (4, 20))
     with pytest.raises(trt.ShapeError, match="DynamicQuantize.*multiple of block_size 16"):
         net.add_dynamic_quantize(t, -1, 16, DT.FP4, DT.FP8)
-    with pytest.raises(trt.UnsupportedError, match="NVFP4 only"):
-        net.add_dynamic_quantize(t, -1, 4, DT.FP8, DT.E8M0)
+    with pytest.raises(trt.UnsupportedError, match="NVFP4 .* or MXFP8 .* got FP8 / FP8"):
+        net.add_dynamic_quantize(t, -1, 4, DT.FP8, DT.FP8)
     t3 = net.add_input("y", DT.FLOAT, (2, 4, 16, 16))
     with pytest.raises(trt.ShapeError, match="2-D or 3-D"):
         net.add_dynamic_quantize(t3, -1, 16, DT.FP4, DT.FP8)
     layer = net.add_dynamic_quantize(t, -1, 4, DT.FP4, DT.FP8)
     with pytest.raises(trt.UnsupportedError, match="fixed"):
         layer.block_size = 8
+
+
+def mx_reference(x, axis, bs):
+    """(FP8 codes, E8M0 codes) of MXFP8 in float64, from the OCP Microscaling definition: scale 2^(floor(log2
+    amax) - 8) clamped to 2^-127 .. 2^127 (all-zero block: 2^-127), data FP8(x / scale) saturating."""
+    import math
+    x = np.moveaxis(x.astype(np.float64), axis, -1)
+    blocks = x.reshape(x.shape[:-1] + (x.shape[-1] // bs, bs))
+    amax = np.abs(blocks).max(-1)
+    shared = np.vectorize(lambda v: -127 if v == 0 else min(max(math.frexp(v)[1] - 1 - 8, -127), 127))(amax)
+    ratio = blocks / np.exp2(shared.astype(np.float64))[..., None]
+    q = np.vectorize(lambda v: encode(v, FP8, 8))(ratio).astype(np.uint8)
+    return (np.moveaxis(q.reshape(x.shape), -1, axis), np.moveaxis((shared + 127).astype(np.uint8), -1, axis),
+            np.moveaxis(ratio.reshape(x.shape), -1, axis))
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_mxfp8_against_float64(axis):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((2, 64, 64)) * rng.choice([1e-30, 0.01, 1.0, 3e4], (2, 64, 1))).astype(np.float32)
+    x[0, :32, :32] = 0.0                      # all-zero blocks
+    x[1, 0, :32] = 4.0                        # amax a power of two
+    x[1, 1, :32] = np.float32(3.99999976)     # just below one
+    x[1, 2, 0] = 1e-40                        # subnormal amax: the scale clamps at 2^-127
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    layer = net.add_dynamic_quantize(net.add_input("x", DT.FLOAT, x.shape), axis, 32, DT.FP8, DT.E8M0)
+    assert layer.to_type == DT.FP8 and layer.scale_type == DT.E8M0
+    with pytest.raises(trt.UnsupportedError, match="MXFP8.*no double-quantization scale"):
+        layer.set_input(1, net.add_constant((), trt.Weights(np.array(1.0, np.float32))).get_output(0))
+    layer.get_output(0).name, layer.get_output(1).name = "q", "s"
+    net.mark_output(layer.get_output(0))
+    net.mark_output(layer.get_output(1))
+    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, b.create_builder_config()))
+    out = eng.create_execution_context().infer({"x": x})
+    q, s = np.asarray(out["q"]).view(np.uint8), np.asarray(out["s"]).view(np.uint8)
+    rq, rs, ratio = mx_reference(x, axis, 32)
+    np.testing.assert_array_equal(s, rs)
+    # x / scale is exact (a power-of-two scale), so the data codes match exactly
+    np.testing.assert_array_equal(q, rq)

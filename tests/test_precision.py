@@ -256,11 +256,11 @@ def test_float_constraint_keeps_a_layer_fp32_under_bf16(rng):
     np.testing.assert_allclose(run(engine, x), reference("conv", x, w, bias), rtol=1e-4, atol=1e-4)
 
 
-def test_bf16_is_not_a_tensor_type():
+def test_bf16_is_a_tensor_type_too():
+    # TensorRT 10: BF16 tensors as well as the precision (tests/test_bf16.py tests them)
     b = trt.Builder(trt.Logger(trt.Logger.WARNING))
     net = b.create_network(0)
-    with pytest.raises(trt.Error):
-        net.add_input("x", trt.DataType.BF16, (1, 2))
+    assert net.add_input("x", trt.DataType.BF16, (1, 2)).dtype == trt.DataType.BF16
 
 
 # ---- FP16 -------------------------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ from ._info import get_include  # noqa: E402  (C headers for plugin authors)
 # TensorRT's dtype aliases.
 float32 = DataType.FLOAT
 float16 = DataType.HALF
+bfloat16 = DataType.BF16
 int8 = DataType.INT8
 int32 = DataType.INT32
 bool = DataType.BOOL  # noqa: A001  (TensorRT exposes trt.bool)

@@ -218,6 +218,7 @@ from .refit import (
 )
 
 __version__: str
+bfloat16: DataType
 bool: DataType
 float16: DataType
 float32: DataType
@@ -387,6 +388,7 @@ __all__ = [
     'UnsupportedError',
     'Weights',
     'WeightsRole',
+    'bfloat16',
     'bool',
     'builder_passes',
     'calibration',

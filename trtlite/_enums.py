@@ -71,6 +71,12 @@ class DataType(_TrtEnum):
     byte; trtlite does not): the bytes of the ml_dtypes arrays that onnx.numpy_helper gives
     (``arr.view(np.uint8)``; INT4 / UINT4 / INT2 / UINT2 in the low bits).  Bindings take uint8 or
     int8 arrays of codes; ``context.infer`` also takes and returns ml_dtypes arrays.
+
+    BF16 (bfloat16) is a 2-byte float tensor type, stored and converted (cast, identity, byte-moving
+    layers) and computed on through float32 (compute layers cast around themselves, as for HALF).
+    numpy has no bfloat16, so host buffers hold uint16 bit patterns (``nptype(BF16)`` is np.uint16);
+    ``context.infer`` also takes ml_dtypes bfloat16 arrays or numbers (rounded to nearest even) and
+    returns ml_dtypes bfloat16 arrays when ml_dtypes imports.
     """
     FLOAT = 0
     HALF = 1
@@ -79,7 +85,7 @@ class DataType(_TrtEnum):
     BOOL = 4
     UINT8 = 5
     FP8 = 6
-    BF16 = 7  # a compute precision (layer.precision, the inspector's "precision"); not a tensor type here
+    BF16 = 7  # a tensor type (host buffers: uint16 bit patterns) and a compute precision (layer.precision)
     INT64 = 8
     INT4 = 9
     FP4 = 10

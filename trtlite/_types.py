@@ -109,12 +109,12 @@ def _weights_at_address(dt: DataType, ptr: Any, count: Any) -> Optional[np.ndarr
         raise ValueError(f"Weights(type, ptr, count): count must be >= 0, got {count}")
     np_t = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT32: np.int32,
             DataType.INT8: np.int8, DataType.BOOL: np.bool_, DataType.UINT8: np.uint8,
-            DataType.INT64: np.int64}.get(dt)
+            DataType.INT64: np.int64, DataType.BF16: np.uint16}.get(dt)
     if np_t is None and dt in _ML_DTYPES.values():
         np_t = np.uint8  # storage types: one code a byte
     if np_t is None:
-        raise TypeError(f"Weights(type, ptr, count): type {dt.name} is not a weights type (FLOAT, HALF, INT32, "
-                        f"INT64, INT8, BOOL, UINT8 or a storage type)")
+        raise TypeError(f"Weights(type, ptr, count): type {dt.name} is not a weights type (FLOAT, HALF, BF16, "
+                        f"INT32, INT64, INT8, BOOL, UINT8 or a storage type)")
     if count == 0:
         return None
     if ptr == 0:
@@ -131,7 +131,9 @@ class Weights:
     ``Weights()`` is empty; ``Weights(array)`` wraps an array (float64 is converted to float32,
     as TensorRT has no float64 weights); ``Weights(DataType)`` is an empty weight of that type.
     An ml_dtypes array (float8_e4m3fn, int4, ...: what onnx.numpy_helper gives for those ONNX types)
-    gives weights of the storage type (FP8, INT4, ...) holding its code bytes (constant layers only).
+    gives weights of the storage type (FP8, INT4, ...) holding its code bytes (constant layers only);
+    an ml_dtypes bfloat16 array gives BF16 weights holding its uint16 bit patterns (``Weights(DataType.BF16)``
+    plus ``Weights(DataType.BF16, ptr, count)`` read bit patterns too).
     ``Weights(DataType, ptr, count)`` (TensorRT's form) reads `count` values of that type at the raw address
     `ptr` (e.g. ``array.ctypes.data``) without copying: the memory must stay valid until the build.
     """
@@ -151,6 +153,9 @@ class Weights:
             self._dtype = a if isinstance(a, DataType) else DataType.FLOAT
             return
         arr = np.asarray(a)
+        if arr.dtype.name == "bfloat16":  # ml_dtypes: numpy has no bfloat16; keep the bit patterns
+            self._trtl_array, self._dtype = np.ascontiguousarray(arr).view(np.uint16), DataType.BF16
+            return
         storage = _ML_DTYPES.get(arr.dtype.name)
         if storage is not None:  # an ml_dtypes array (FP8, INT4, ...): its code bytes, typed
             self._trtl_array = np.ascontiguousarray(arr).view(np.uint8)
@@ -311,10 +316,10 @@ _NP = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.
 
 def nptype(dtype: DataType) -> type:
     """The numpy type of a trt.DataType: np.uint8 (the code bytes) for the storage types FP8, INT4, FP4,
-    E8M0 and the extensions; TypeError for BF16 (no tensor type here)."""
+    E8M0 and the extensions; np.uint16 (the bit patterns; numpy has no bfloat16) for BF16."""
     dt = DataType(dtype)
     if dt == DataType.BF16:
-        raise TypeError("DataType.BF16 is a compute precision in trtlite, not a tensor type: no numpy type")
+        return np.uint16
     return _NP.get(dt, np.uint8)
 
 

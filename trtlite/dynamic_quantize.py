@@ -1,5 +1,5 @@
-"""INetworkDefinition.add_dynamic_quantize: TensorRT 10's IDynamicQuantizeLayer (NVFP4 block quantization with
-scales computed at run time), composed from existing layers.
+"""INetworkDefinition.add_dynamic_quantize: TensorRT 10's IDynamicQuantizeLayer (NVFP4 and MXFP8 block
+quantization with scales computed at run time), composed from existing layers.
 
     dq = network.add_dynamic_quantize(x, axis=-1, block_size=16, output_type=trt.DataType.FP4,
                                       scale_type=trt.DataType.FP8)
@@ -16,9 +16,20 @@ DynamicQuantize operator defines NVFP4:
     data    = FP4(x / (float(scale) * double_quant_scale))   (round to nearest even on FP4's grid, saturating at 6;
                                                          a block whose scale is 0 gives 0s)
 
-Output 0 has the input's shape (FP4 codes, one a byte, as trtlite stores its storage types); output 1 has it too
-except along `axis`, which is divided by the block size (FP8 codes).  TensorRT also accepts FP8 output with E8M0
-(MXFP8) scales and 2-D block shapes in its newest releases; trtlite refuses those with an error naming the layer.
+MXFP8 (output_type FP8, scale_type E8M0; TensorRT's block size 32, any block size here), as the OCP
+Microscaling format defines it (TensorRT: "the quantization formulas are identical to FP8's"):
+
+    amax    = max(|x|) over the block
+    scale   = 2^(floor(log2(amax)) - 8)                 (8: e4m3's largest exponent; as E8M0, clamped to
+                                                         2^-127 .. 2^127; an all-zero block gets 2^-127)
+    data    = FP8(x / scale)                            (round to nearest even, saturating at +-448)
+
+computed exactly: floor(log2(amax)) from amax's E8M0 rounding up (2^ceil(log2 amax)), halved unless amax is a
+power of two.  MXFP8 takes no double-quantization scale (set_input(1) is refused).
+
+Output 0 has the input's shape (FP4 / FP8 codes, one a byte, as trtlite stores its storage types); output 1 has it
+too except along `axis`, which is divided by the block size (FP8 / E8M0 codes).  TensorRT's 2-D block shapes
+(`block_shape`) are not implemented.
 The layer's attributes are fixed at creation (the composition is built then): setting them raises.
 """
 from __future__ import annotations
@@ -63,12 +74,12 @@ class IDynamicQuantizeLayer:
 
     @property
     def to_type(self) -> DataType:
-        """The quantized output's type (FP4)."""
+        """The quantized output's type (FP4, or FP8 for MXFP8)."""
         return self._to_type
 
     @property
     def scale_type(self) -> DataType:
-        """The scales' type (FP8)."""
+        """The scales' type (FP8, or E8M0 for MXFP8)."""
         return self._scale_type
 
     def __setattr__(self, key: str, value: Any) -> None:
@@ -122,6 +133,9 @@ class IDynamicQuantizeLayer:
         if i != 1:
             raise _C.UnsupportedError(f"layer '{self._name}': only input 1 (the double-quantization scale) can be "
                                       f"set after add_dynamic_quantize")
+        if not self._dq_users:
+            raise _C.UnsupportedError(f"layer '{self._name}': MXFP8 dynamic quantization (FP8 data, E8M0 scales) "
+                                      f"takes no double-quantization scale")
         if tensor.dtype != DataType.FLOAT:
             raise _C.DTypeError(f"layer '{self._name}': the double-quantization scale must be FLOAT, got "
                                 f"{tensor.dtype.name}")
@@ -155,9 +169,11 @@ def add_dynamic_quantize(network: Any, input: Any, axis: int, block_size: int, o
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"add_dynamic_quantize(): {what} must be an int, not {type(v).__name__}")
     output_type, scale_type = DataType(output_type), DataType(scale_type)
-    if output_type != DataType.FP4 or scale_type != DataType.FP8:
-        raise _C.UnsupportedError(f"layer '{layer_name}': trtlite's dynamic quantization is NVFP4 only "
-                                  f"(output_type FP4, scale_type FP8), got {output_type.name} / {scale_type.name}")
+    mx = (output_type, scale_type) == (DataType.FP8, DataType.E8M0)
+    if (output_type, scale_type) != (DataType.FP4, DataType.FP8) and not mx:
+        raise _C.UnsupportedError(f"layer '{layer_name}': trtlite's dynamic quantization is NVFP4 (output_type FP4, "
+                                  f"scale_type FP8) or MXFP8 (output_type FP8, scale_type E8M0), got "
+                                  f"{output_type.name} / {scale_type.name}")
     if input.dtype not in (DataType.FLOAT, DataType.HALF):
         raise _C.DTypeError(f"layer '{layer_name}': the input must be FLOAT or HALF, got {input.dtype.name}")
     shape = tuple(input.shape)
@@ -189,6 +205,9 @@ def add_dynamic_quantize(network: Any, input: Any, axis: int, block_size: int, o
     xb = L(sh)                                                            # [.., D/bs, bs, (T)]
     amax = L(net.add_reduce(L(net.add_unary(xb, UnaryOperation.ABS)), ReduceOperation.MAX, 1 << (a + 1), True))
     one = _const(net, 1.0, r + 1)
+    if mx:
+        return _finish(net, layer_name, input, a, bs, d, trail, output_type, scale_type, layers, *_mxfp8(net, L, xb,
+                                                                                                      amax, r))
     raw = L(net.add_elementwise(amax, _const(net, _FP4_MAX, r + 1), ElementWiseOperation.DIV))
     div_dq = net.add_elementwise(raw, one, ElementWiseOperation.DIV)      # / double_quant_scale
     scale8 = L(net.add_cast(L(div_dq), DataType.FP8))
@@ -197,14 +216,43 @@ def add_dynamic_quantize(network: Any, input: Any, axis: int, block_size: int, o
     zero = L(net.add_elementwise(eff, _const(net, 0.0, r + 1), ElementWiseOperation.EQUAL))
     safe = L(net.add_select(zero, one, eff))
     q = L(net.add_cast(L(net.add_elementwise(xb, safe, ElementWiseOperation.DIV)), DataType.FP4))
+    return _finish(net, layer_name, input, a, bs, d, trail, output_type, scale_type, layers, q, scale8,
+                   [div_dq, mul_dq])
+
+
+def _mxfp8(net: Any, L: Any, xb: Any, amax: Any, r: int) -> Any:
+    """(FP8 data, E8M0 scales, []) of MXFP8 from the blocked input xb and its block maxima amax (exact powers of
+    two throughout: see the module docstring)."""
+    E = ElementWiseOperation
+    up = L(net.add_cast(L(net.add_cast(amax, DataType.E8M0)), DataType.FLOAT))   # 2^ceil(log2 amax)
+    above = L(net.add_elementwise(up, amax, E.GREATER))
+    p2 = L(net.add_select(above, L(net.add_elementwise(up, _const(net, 0.5, r + 1), E.PROD)), up))
+    raw = L(net.add_elementwise(p2, _const(net, 2.0 ** -8, r + 1), E.PROD))
+    # below 2^-126 (float32's normal range, where E8M0's cast reads exponents) the scale clamps at 2^-127:
+    # 0 is E8M0's code 0, 2^-127
+    tiny = L(net.add_elementwise(raw, _const(net, 2.0 ** -126, r + 1), E.LESS))
+    raw = L(net.add_select(tiny, _const(net, 0.0, r + 1), raw))
+    scale = L(net.add_cast(raw, DataType.E8M0))
+    s32 = L(net.add_cast(scale, DataType.FLOAT))
+    q = L(net.add_cast(L(net.add_elementwise(xb, s32, E.DIV)), DataType.FP8))     # saturating at 448
+    return q, scale, []
+
+
+def _finish(net: Any, layer_name: str, input: Any, a: int, bs: int, d: int, trail: List[int], output_type: DataType,
+            scale_type: DataType, layers: List[Any], q: Any, scale8: Any, dq_users: List[Any]) -> IDynamicQuantizeLayer:
+    """Reshapes the blocked data and scales back to the input's layout and makes the layer object."""
+    def L(layer: Any) -> Any:
+        layers.append(layer)
+        return layer.get_output(0)
+
     back = net.add_shuffle(q)
     back.reshape_dims = tuple([0] * a + [d] + trail)
     data = L(back)
     sc = net.add_shuffle(scale8)
     sc.reshape_dims = tuple([0] * a + [d // bs] + trail)
     scales = L(sc)
-    out = IDynamicQuantizeLayer(layer_name, input, a, bs, output_type, scale_type, [data, scales],
-                                [div_dq, mul_dq], layers)
+    out = IDynamicQuantizeLayer(layer_name, input, a, bs, output_type, scale_type, [data, scales], dq_users,
+                                layers)
     object.__setattr__(out, "_network", net)
     out.name = layer_name
     return out

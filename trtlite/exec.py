@@ -970,6 +970,9 @@ class Exec:
             return rng.integers(-128, 128, size=shape).astype(dt)
         if dt == np.uint8:
             return rng.integers(0, 256, size=shape).astype(dt)
+        if dt == np.uint16:  # BF16 bit patterns (trt.nptype(BF16)): numbers in [-1, 1) as bfloat16
+            from ._bf16 import bits_from_float
+            return bits_from_float(rng.uniform(-1.0, 1.0, size=shape))
         return rng.integers(0, 2, size=shape).astype(dt)  # int32: small values, safe as indices
 
     def _infer(self) -> None:

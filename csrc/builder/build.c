@@ -41,6 +41,7 @@ static trtl_status convert_weights(trtl_weights *w, int keep_ints, void **buf_ou
         for (int64_t i = 0; i < w->count; i++) {
             switch (w->type) {
             case TRTL_HALF: f[i] = trtl_half_to_float(((const uint16_t *)w->values)[i]); break;
+            case TRTL_BF16: f[i] = trtl_bf16_to_float(((const uint16_t *)w->values)[i]); break;
             case TRTL_INT32: f[i] = (float)((const int32_t *)w->values)[i]; break;
             case TRTL_INT8: f[i] = (float)((const int8_t *)w->values)[i]; break;
             case TRTL_BOOL:

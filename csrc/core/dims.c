@@ -91,6 +91,7 @@ size_t trtl_dtype_size(trtl_dtype t)
     switch (t) {
     case TRTL_FLOAT: return 4;
     case TRTL_HALF: return 2;
+    case TRTL_BF16: return 2;
     case TRTL_INT8: return 1;
     case TRTL_INT32: return 4;
     case TRTL_BOOL: return 1;
@@ -110,6 +111,7 @@ const char *trtl_dtype_name(trtl_dtype t)
     case TRTL_BOOL: return "BOOL";
     case TRTL_UINT8: return "UINT8";
     case TRTL_FP8: return "FP8";
+    case TRTL_BF16: return "BF16";
     case TRTL_INT64: return "INT64";
     case TRTL_INT4: return "INT4";
     case TRTL_FP4: return "FP4";
@@ -124,8 +126,8 @@ const char *trtl_dtype_name(trtl_dtype t)
     }
 }
 
-/* Tensor types: every named value but BF16 (a compute precision only). */
-int trtl_dtype_valid(int t) { return t != TRTL_BF16 && trtl_dtype_size((trtl_dtype)t) != 0; }
+/* Tensor types: every named value. */
+int trtl_dtype_valid(int t) { return trtl_dtype_size((trtl_dtype)t) != 0; }
 
 int trtl_dtype_is_storage(int t)
 {
@@ -200,4 +202,24 @@ uint16_t trtl_float_to_half(float f)
     if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
         h++; /* may carry into the exponent: correct rounding */
     return (uint16_t)h;
+}
+
+float trtl_bf16_to_float(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16; /* bf16 is the top half of a float32: exact */
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t trtl_float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) /* NaN: keep sign and top payload bits, set the quiet bit */
+        return (uint16_t)((x >> 16) | 0x0040u);
+    /* round to nearest, ties to even: add 0x7fff plus the kept part's lowest bit; a carry into the
+     * exponent is the correct rounding (up to Inf past the largest finite bf16) */
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
 }

@@ -42,5 +42,8 @@ int trtl_dtype_is_storage(int t);
 /* IEEE half <-> float (software; used off the hot path and as the reference). */
 float trtl_half_to_float(uint16_t h);
 uint16_t trtl_float_to_half(float f);
+/* bfloat16 <-> float: widening is exact; narrowing rounds to nearest even, NaN stays a (quiet) NaN. */
+float trtl_bf16_to_float(uint16_t h);
+uint16_t trtl_float_to_bf16(float f);
 
 #endif

@@ -260,7 +260,7 @@ trtl_status trtl_layer_set_weights(trtl_layer *l, const char *attr, trtl_weights
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': %s: %lld weights but no data", l->name, d->name,
                           (long long)w.count);
     int constant_codes = l->op == TRTL_OP_CONSTANT && (w.type == TRTL_INT64 || trtl_dtype_is_storage(w.type));
-    if (w.count > 0 && w.type != TRTL_FLOAT && w.type != TRTL_HALF && w.type != TRTL_INT32 && w.type != TRTL_BOOL &&
+    if (w.count > 0 && w.type != TRTL_FLOAT && w.type != TRTL_HALF && w.type != TRTL_BF16 && w.type != TRTL_INT32 && w.type != TRTL_BOOL &&
         w.type != TRTL_INT8 && w.type != TRTL_UINT8 && !constant_codes) /* storage codes: constants only */
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s: weights of type %s are not supported", l->name, d->name,
                           trtl_dtype_name(w.type));

@@ -27,6 +27,7 @@ trtl_status trtl_qdq_check_layer(const trtl_layer *l)
             continue;
         for (int64_t k = 0; k < w->count; k++) {
             double v = w->type == TRTL_HALF ? (double)trtl_half_to_float(((const uint16_t *)w->values)[k])
+                       : w->type == TRTL_BF16 ? (double)trtl_bf16_to_float(((const uint16_t *)w->values)[k])
                        : w->type == TRTL_FLOAT ? (double)((const float *)w->values)[k] : 1.0;
             if (!(v > 0) || isinf(v))
                 return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': scale value %lld of tensor '%s' is %g; "

@@ -159,6 +159,36 @@ PyObject *trtl_py_buffer_hold(PyObject *o, int flags, Py_buffer **view)
     return cap;
 }
 
+/* trt.Weights' `_dtype` as a value (-1 if absent). */
+static long weights_dtype(PyObject *o)
+{
+    PyObject *d = PyObject_GetAttrString(o, "_dtype");
+    long v = d ? PyLong_AsLong(d) : -1;
+    Py_XDECREF(d);
+    PyErr_Clear();
+    return v;
+}
+
+/* BF16 weights: trt.Weights holds their bit patterns as a C-contiguous uint16 array (numpy has no
+ * bfloat16), exported as they are. */
+static int bf16_weights(trtl_py_state *st, PyObject *arr, trtl_weights *w, PyObject **keep, const char *what)
+{
+    Py_buffer *view;
+    PyObject *hold = trtl_py_buffer_hold(arr, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, &view);
+    if (!hold)
+        return -1;
+    if (view->itemsize != 2) {
+        Py_DECREF(hold);
+        trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "%s: BF16 weights must hold 2-byte bit patterns", what);
+        return -1;
+    }
+    w->type = TRTL_BF16;
+    w->values = view->buf;
+    w->count = view->len / 2;
+    *keep = Py_BuildValue("(ON)", arr, hold);
+    return *keep ? 0 : -1;
+}
+
 int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject **keep, const char *what)
 {
     memset(w, 0, sizeof *w);
@@ -169,6 +199,11 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
     /* trt.Weights wraps an array in `_array` (None for empty weights). */
     PyObject *inner = PyObject_GetAttrString(o, "_trtl_array");
     if (inner) {
+        if (inner != Py_None && weights_dtype(o) == TRTL_BF16) { /* uint16 bit patterns, kept as they are */
+            int r = bf16_weights(st, inner, w, keep, what);
+            Py_DECREF(inner);
+            return r;
+        }
         int r = trtl_py_to_weights(st, inner, w, keep, what);
         Py_DECREF(inner);
         if (r == 0 && w->type == TRTL_UINT8) { /* the codes of a storage type (Weights of an ml_dtypes array) */
@@ -299,6 +334,7 @@ const char *trtl_py_numpy_dtype(trtl_dtype t)
     switch (t) {
     case TRTL_FLOAT: return "float32";
     case TRTL_HALF: return "float16";
+    case TRTL_BF16: return "uint16"; /* bit patterns */
     case TRTL_INT8: return "int8";
     case TRTL_INT32: return "int32";
     case TRTL_BOOL: return "bool";

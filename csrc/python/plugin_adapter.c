@@ -51,6 +51,7 @@ static const char *np_tensor_dtype(trtl_dtype t)
     switch (t) {
     case TRTL_FLOAT: return "float32";
     case TRTL_HALF: return "float16";
+    case TRTL_BF16: return "uint16"; /* bit patterns */
     case TRTL_INT8: return "int8";
     case TRTL_INT32: return "int32";
     case TRTL_BOOL: return "bool";

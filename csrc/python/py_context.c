@@ -191,6 +191,7 @@ static int format_matches(const Py_buffer *v, trtl_dtype t)
     switch (t) {
     case TRTL_FLOAT: return c == 'f';
     case TRTL_HALF: return c == 'e';
+    case TRTL_BF16: return c == 'H'; /* bit patterns (numpy has no bfloat16; ml_dtypes' exports no buffer) */
     case TRTL_INT32: return c == 'i' || c == 'l';
     case TRTL_INT8: return c == 'b';
     case TRTL_UINT8: return c == 'B';

@@ -67,6 +67,17 @@ static PyObject *storage_output(PyObject *codes, trtl_dtype dt)
     return r;
 }
 
+/* BF16 I/O through trtlite._bf16 (numpy has no bfloat16): an input becomes its uint16 bit patterns
+ * (from an ml_dtypes bfloat16 array, uint16 bit patterns, or numbers rounded to nearest even); an
+ * output's bit patterns become an ml_dtypes bfloat16 array when ml_dtypes imports. */
+static PyObject *bf16_call(const char *fn, PyObject *v, const char *name)
+{
+    PyObject *m = PyImport_ImportModule("trtlite._bf16");
+    PyObject *r = m ? PyObject_CallMethod(m, fn, "Os", v, name) : NULL;
+    Py_XDECREF(m);
+    return r;
+}
+
 /* Names of the engine's inputs not in `feed`, or keys of `feed` that are no input (which=1). */
 static PyObject *name_list(PyObject *self, PyObject *feed, PyObject *keys, int which)
 {
@@ -179,6 +190,7 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
         PyObject *v = PyMapping_GetItemString(feed, name);
         trtl_dtype idt = trtl_engine_io_dtype(e, i);
         PyObject *arr = !v ? NULL : trtl_py_is_storage(idt) ? storage_input(np, v, idt, name)
+                                  : idt == TRTL_BF16        ? bf16_call("host_bits", v, name)
                                                              : np_call(np, "asarray", v, idt, 1);
         Py_XDECREF(v);
         PyObject *shape = arr ? PyObject_GetAttrString(arr, "shape") : NULL;
@@ -265,10 +277,11 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
     }
     for (int32_t i = 0; r && i < n; i++) {
         trtl_dtype odt = trtl_engine_io_dtype(e, i);
-        if (trtl_engine_io_is_input(e, i) || !trtl_py_is_storage(odt))
+        if (trtl_engine_io_is_input(e, i) || (!trtl_py_is_storage(odt) && odt != TRTL_BF16))
             continue;
         const char *name = trtl_engine_io_name(e, i);
-        PyObject *typed = storage_output(PyDict_GetItemString(outs, name), odt);
+        PyObject *typed = odt == TRTL_BF16 ? bf16_call("typed_output", PyDict_GetItemString(outs, name), name)
+                                           : storage_output(PyDict_GetItemString(outs, name), odt);
         if (!typed || PyDict_SetItemString(outs, name, typed) < 0) {
             Py_XDECREF(typed);
             Py_CLEAR(r);

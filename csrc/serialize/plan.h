@@ -22,7 +22,8 @@
  *      QLINEAR's attributes gain mid_quant .. res_type and pool_mode, appended (int8 residual adds and
  *      pooling); a version 4 plan stores its QLINEAR nodes without them (reader.c, attrs_in_version).
  *   6  CAST's attribute `saturate` (appended; version 5 plans are read with 1, attrs_in_version); new
- *      dtypes FP8, INT64, INT4, FP4, E8M0 and trtlite's storage extensions 32..37 (types.h).
+ *      dtypes FP8, INT64, INT4, FP4, E8M0 and trtlite's storage extensions 32..37 (types.h).  BF16 (7)
+ *      tensors came later without a layout change (a reader from before refuses them as an unknown dtype).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *

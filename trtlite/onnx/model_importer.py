@@ -12,7 +12,7 @@ from .._enums import DataType, Severity
 from . import constants, loading
 from .constants import FOLDABLE, NOT_FOLDED, fold
 from .context import ImporterContext, bad_control_flow, node_attrs
-from .dtypes import T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
+from .dtypes import T_BFLOAT16, T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
 from .errors import Dynamic, ErrorCode, Fail, as_text, unsupported
 from .ops_plugin import plugin_layer
 from .registry import IMPORTERS
@@ -101,8 +101,8 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
             keys.append(dims[-1] if dims[-1] >= 0 else (d.dim_param if d.dim_param else ("?", name, j)))
         if any(d < 0 for d in dims):
             ctx._msyms[name] = keys
-        if elem == T_FLOAT16:
-            t = net.add_input(name, DataType.HALF, dims)
+        if elem in (T_FLOAT16, T_BFLOAT16):  # 16-bit inputs keep their type; the graph computes in FLOAT
+            t = net.add_input(name, DataType.HALF if elem == T_FLOAT16 else DataType.BF16, dims)
             ctx._named.add(name)
             cast = net.add_cast(t, DataType.FLOAT)
             cast.name = "%s/cast_to_float" % name
@@ -136,7 +136,7 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
 
 def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
     """Marks the graph outputs as network outputs under their ONNX names (float16 outputs cast back to HALF,
-    int64 ones to INT64, as TensorRT 10 gives them)."""
+    bfloat16 ones to BF16, int64 ones to INT64, as TensorRT 10 gives them)."""
     net = ctx.network
     inputs = set(vi.name for vi in graph.input if vi.name not in ctx._consts)
     for vi in graph.output:
@@ -163,9 +163,11 @@ def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
                 t = layer.get_output(0)
             t.name = name
             elem = int(vi.type.tensor_type.elem_type) if vi.type.HasField("tensor_type") else 0
-            if (elem == T_FLOAT16 and t.dtype == DataType.FLOAT) or (elem == T_INT64 and t.dtype == DataType.INT32):
-                layer = net.add_cast(t, DataType.HALF if elem == T_FLOAT16 else DataType.INT64)
-                layer.name = "%s/cast_to_%s" % (name, "half" if elem == T_FLOAT16 else "int64")
+            back = {T_FLOAT16: (DataType.FLOAT, DataType.HALF, "half"), T_BFLOAT16: (DataType.FLOAT, DataType.BF16, "bf16"),
+                    T_INT64: (DataType.INT32, DataType.INT64, "int64")}.get(elem)
+            if back is not None and t.dtype == back[0]:
+                layer = net.add_cast(t, back[1])
+                layer.name = "%s/cast_to_%s" % (name, back[2])
                 t.name = "%s/float" % name
                 t = layer.get_output(0)
                 t.name = name

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, UnaryOperation
 from .context import ImporterContext
-from .dtypes import (ML_NAME, ML_STORAGE, T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT32, T_INT64, TRT_NP, onnx_to_trt,
+from .dtypes import (ML_NAME, ML_STORAGE, T_BFLOAT16, T_BOOL, T_DOUBLE, T_FLOAT, T_FLOAT16, T_INT32, T_INT64, TRT_NP, onnx_to_trt,
                      trt_of_np)
 from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
@@ -242,6 +242,11 @@ def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if dt == DataType.E8M0 and rm != "up":
         raise unsupported("Cast to FLOAT8E8M0 with round_mode '%s' (trtlite rounds up, ONNX's default)" % rm,
                           ErrorCode.UNSUPPORTED_NODE_ATTR)
+    if node.op_type == "Cast" and to in (T_FLOAT16, T_BFLOAT16) and x.dtype != DataType.BOOL:
+        # 16-bit floats are computed in FLOAT inside: round to the 16-bit grid (cast there and back)
+        x16 = p.network.add_cast(x, DataType.HALF if to == T_FLOAT16 else DataType.BF16)
+        p._name_layer(x16, "round")
+        x = x16.get_output(0)
     if x.dtype == dt:
         return [x]
     layer = p.network.add_cast(x, dt)

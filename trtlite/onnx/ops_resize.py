@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._enums import (DataType, ElementWiseOperation, InterpolationMode, ReduceOperation,
+from .._enums import (DataType, ElementWiseOperation, InterpolationMode, MatrixOperation, ReduceOperation,
                       ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector, UnaryOperation)
 from .constants import attr_ints
 from .context import ImporterContext
@@ -62,8 +62,9 @@ def _resize_scales_from_sizes(p: ImporterContext, xname: str, xs: Sequence[int],
                         "pytorch_half_pixel, align_corners or asymmetric (and half_pixel_symmetric with run-time "
                         "scales); scales known while parsing, or at run time with the output's shape static (each "
                         "axis resampled by gathers and weights computed from the scale; floor(size * scale) "
-                        "asserted); sizes known while parsing or a shape tensor; no antialias, no "
-                        "keep_aspect_ratio_policy but stretch; nearest before opset 11 must not mix up- and "
+                        "asserted); sizes known while parsing or a shape tensor; antialias (linear / cubic) "
+                        "only with static shapes and scales or sizes known while parsing, not with "
+                        "tf_crop_and_resize; no keep_aspect_ratio_policy but stretch; nearest before opset 11 must not mix up- and "
                         "downsampling"))
 def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     xname = node.input[0]
@@ -98,6 +99,7 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             scales = [float(v) for v in p._cval(sn, "scales").reshape(-1)]
         elif zn is not None and not p._is_const(zn) and (
                 a.get("keep_aspect_ratio_policy", "stretch") != "stretch" or
+                (int(a.get("antialias", 0)) and mode != "nearest") or
                 a.get("coordinate_transformation_mode") == "tf_crop_and_resize"):
             # sizes at run time that are not the output shape as they are (a kept aspect ratio) or whose
             # coordinates come from roi: resampled as for run-time scales
@@ -110,7 +112,7 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             raise Fail(ErrorCode.INVALID_NODE, "neither scales nor sizes is given")
         axes = attr_ints(a, "axes")
         if int(a.get("antialias", 0)) and mode != "nearest":
-            raise unsupported("Resize with antialias=1")
+            return [_resize_antialias(p, a, x, scales, sizes, axes, mode)]
         if a.get("keep_aspect_ratio_policy", "stretch") != "stretch" and (sizes is not None or sizes_t is not None):
             raise unsupported("Resize keep_aspect_ratio_policy '%s'" % a["keep_aspect_ratio_policy"])
     if sizes_t is not None:
@@ -194,6 +196,123 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._L(layer)]
 
 
+def _antialias_matrix(n_in: int, n_out: int, s: float, ctm: str, mode: str, A: float, exclude: bool) -> np.ndarray:
+    """The [n_out, n_in] float64 weights of ONNX Resize-18's antialiased linear / cubic resampling of one axis by
+    scale `s`: output position y reads source coordinate x(y) (coordinate_transformation_mode `ctm`); when
+    downsampling (s < 1) the kernel is stretched by 1/s (its support grows to 1/s or 2/s taps each side), evaluated
+    at s * (tap - x) and normalized to sum 1; the taps are the 2 * ceil(support / s) sources nearest x (ties to the
+    smaller); taps outside the input are clamped to its edge, or with exclude_outside dropped and the rest
+    renormalized."""
+    y = np.arange(n_out, dtype=np.float64)
+    out_w = s * n_in  # the resized length before rounding, as ONNX's coordinates use it
+    if ctm == "asymmetric":
+        x = y / s
+    elif ctm == "align_corners":
+        x = y * (n_in - 1) / (out_w - 1) if out_w != 1 else np.zeros(n_out)
+    elif ctm == "pytorch_half_pixel" and n_out <= 1:
+        x = np.zeros(n_out)
+    else:  # half_pixel, pytorch_half_pixel, half_pixel_symmetric
+        x = (y + 0.5) / s - 0.5
+        if ctm == "half_pixel_symmetric":
+            x = x + n_in / 2.0 * (1.0 - n_out / out_w)
+    ss = min(s, 1.0)
+    support = 1.0 if mode == "linear" else 2.0
+    first = int(np.floor(-support / ss)) + 1  # taps first .. 1 - first around the source coordinate
+    taps = np.arange(first, 2 - first, dtype=np.float64)
+    base = np.floor(x)
+    frac = x - base
+    on_grid = frac == 0  # an exact source position counts as the far end of the interval before it
+    base = np.where(on_grid, base - 1, base)
+    frac = np.where(on_grid, 1.0, frac)
+    d = np.abs(ss * (taps[None, :] - frac[:, None]))
+    if mode == "linear":
+        w = np.clip(1.0 - d, 0.0, 1.0)
+    else:
+        w = np.where(d <= 1, ((A + 2) * d - (A + 3)) * d * d + 1,
+                     np.where(d < 2, ((A * d - 5 * A) * d + 8 * A) * d - 4 * A, 0.0))
+    w = w / w.sum(axis=1, keepdims=True)
+    idx = base[:, None].astype(np.int64) + taps[None, :].astype(np.int64)
+    if exclude:
+        w = np.where((idx < 0) | (idx >= n_in), 0.0, w)
+        tot = w.sum(axis=1, keepdims=True)
+        w = w / np.where(tot == 0, 1.0, tot)
+    m = np.zeros((n_out, n_in))
+    rows = np.repeat(np.arange(n_out), idx.shape[1])
+    np.add.at(m, (rows, np.clip(idx, 0, n_in - 1).ravel()), w.ravel())
+    return m
+
+
+def _resize_antialias(p: ImporterContext, a: Dict[str, Any], x: Any, scales: Optional[List[float]],
+                      sizes: Optional[List[Any]], axes: Optional[List[int]], mode: str) -> Any:
+    """Resize-18 with antialias=1 (linear / cubic): with static shapes the resampling of each axis is a constant
+    [n_out, n_in] matrix (_antialias_matrix), applied as a matrix multiply along that axis (the axis moved
+    last by a transpose when it is not one of the last two)."""
+    xs = tuple(x.shape)
+    r = len(xs)
+    if any(not isinstance(d, int) or d < 0 for d in xs):
+        raise unsupported("Resize with antialias=1 on an input with dynamic dimensions %s" % (xs,))
+    ctm = a.get("coordinate_transformation_mode", "half_pixel")
+    if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"):
+        raise unsupported("Resize with antialias=1 and coordinate_transformation_mode '%s'" % ctm)
+    mode = "linear" if mode in ("linear", "bilinear", "trilinear") else "cubic" if mode in ("cubic", "bicubic") \
+        else mode
+    if mode not in ("linear", "cubic"):
+        raise unsupported("Resize mode '%s'" % mode)
+    if a.get("keep_aspect_ratio_policy", "stretch") != "stretch" and sizes is not None:
+        raise unsupported("Resize keep_aspect_ratio_policy '%s'" % a["keep_aspect_ratio_policy"])
+    if x.dtype != DataType.FLOAT:
+        raise unsupported("Resize with antialias=1 of a %s input (FLOAT only)" % DataType(x.dtype).name)
+    ax_list = [p._norm_axis(v, r) for v in axes] if axes else list(range(r))
+    vals = scales if scales is not None else sizes
+    if vals is None or len(vals) != len(ax_list):
+        raise Fail(ErrorCode.INVALID_NODE, "%d %s for %d resized axes" % (len(vals or []),
+                   "scales" if scales is not None else "sizes", len(ax_list)))
+    A = float(a.get("cubic_coeff_a", -0.75))
+    exclude = bool(int(a.get("exclude_outside", 0)))
+    y = x
+    for k, ax in enumerate(ax_list):
+        n_in = xs[ax]
+        if scales is not None:
+            s = float(np.float32(vals[k]))
+            n_out = int(math.floor(n_in * s))
+        else:
+            if not isinstance(vals[k], (int, np.integer)):
+                raise unsupported("Resize with antialias=1 to a size computed at run time")
+            n_out = int(vals[k])
+            s = n_out / n_in if n_in else 1.0
+        if s <= 0:
+            raise Fail(ErrorCode.INVALID_NODE, "Resize scale %g along axis %d is not positive" % (s, ax))
+        m = _antialias_matrix(n_in, n_out, s, ctm, mode, A, exclude)
+        if m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(n_in)):
+            continue
+        y = _apply_along(p, y, m.astype(np.float32), ax)
+    if y is x:
+        layer = p.network.add_identity(x)
+        return p._L(layer)
+    return y
+
+
+def _apply_along(p: ImporterContext, t: Any, m: np.ndarray, ax: int) -> Any:
+    """t with axis `ax` replaced by m @ (that axis): a matrix multiply by a constant."""
+    N = MatrixOperation.NONE
+    shape = tuple(t.shape)
+    r = len(shape)
+    if r == 1:
+        t2 = p._reshape(t, [1, shape[0]], zero_is_placeholder=False)
+        out = _apply_along(p, t2, m, 1)
+        return p._reshape(out, [m.shape[0]], zero_is_placeholder=False)
+    if ax == r - 2:  # M @ t
+        c = p._const_tensor(m.reshape((1,) * (r - 2) + m.shape))
+        return p._L(p.network.add_matrix_multiply(c, N, t, N))
+    perm = list(range(r))
+    if ax != r - 1:
+        perm[ax], perm[r - 1] = perm[r - 1], perm[ax]
+        t = p._transpose(t, perm)
+    c = p._const_tensor(np.ascontiguousarray(m.T).reshape((1,) * (r - 2) + m.T.shape))
+    out = p._L(p.network.add_matrix_multiply(t, N, c, N))
+    return p._transpose(out, perm) if ax != r - 1 else out
+
+
 def _coords(p: ImporterContext, s: Any, n_in: int, n_out: int, ctm: str) -> Any:
     """[n_out] FLOAT source coordinates of the output positions for the run-time scale `s` ([1] FLOAT), as ONNX's
     coordinate_transformation_mode defines them."""
@@ -217,6 +336,52 @@ def _coords(p: ImporterContext, s: Any, n_in: int, n_out: int, ctm: str) -> Any:
                              E.PROD)
         x = p._ew(x, offset, E.SUM)
     return x
+
+
+def _antialias_taps(p: ImporterContext, a: Dict[str, Any], c: Any, s: Any, n_in: int, n_out: int,
+                    mode: str) -> List[Tuple[Any, Any]]:
+    """(source index, weight) pairs of antialiased linear / cubic resampling (Resize-18 antialias=1) with the
+    run-time scale `s` ([1] FLOAT) at the source coordinates `c` ([n_out] FLOAT): the kernel stretched by 1/s'
+    (s' = min(s, 1)) is evaluated at s' * (tap - c) over the taps floor(c) - T .. floor(c) + T + 1, normalized
+    to sum 1 (exclude_outside: taps outside the input dropped first).  T = ceil(support / s'_min) with s'_min the
+    smallest scale giving n_out (floor(n_in * s) == n_out is asserted), so the window holds every tap the kernel
+    reaches for any such scale; the others weigh 0, so the result is _antialias_matrix's."""
+    E = ElementWiseOperation
+    support = 1.0 if mode == "linear" else 2.0
+    ss_min = min(n_out / n_in, 1.0) if n_in else 1.0
+    T = int(math.ceil(support / ss_min)) if ss_min > 0 else 1
+    ss = p._ew_const(s, np.float32(1.0), E.MIN)
+    i0 = p._unary(c, UnaryOperation.FLOOR)
+    t = p._ew(c, i0, E.SUB)
+    A = float(a.get("cubic_coeff_a", -0.75))
+    zero = p._const_tensor(np.zeros(1, np.float32))
+    taps = []
+    for j in range(-T, T + 2):
+        d = p._unary(p._ew(p._ew_const(t, np.float32(j), E.SUB), ss, E.PROD), UnaryOperation.ABS)
+        if mode == "linear":
+            w = p._ew_const(p._ew_const(d, np.float32(1.0), E.SUB, const_first=True), np.float32(0.0), E.MAX)
+        else:
+            w = p._L(p.network.add_select(p._ew_const(d, np.float32(2.0), E.LESS), _cubic_weight(p, d, A), zero))
+        taps.append((p._ew_const(i0, np.float32(j), E.SUM), w))
+
+    def normalized(ts: List[Tuple[Any, Any]]) -> List[Tuple[Any, Any]]:
+        total = ts[0][1]
+        for _, w in ts[1:]:
+            total = p._ew(total, w, E.SUM)
+        if bool(int(a.get("exclude_outside", 0))):  # all taps outside: weights 0, not 0 / 0
+            total = p._L(p.network.add_select(p._ew_const(total, np.float32(0.0), E.EQUAL),
+                                              p._const_tensor(np.ones(1, np.float32)), total))
+        return [(idx, p._ew(w, total, E.DIV)) for idx, w in ts]
+
+    taps = normalized(taps)
+    if bool(int(a.get("exclude_outside", 0))):
+        kept = []
+        for idx, w in taps:
+            inside = p._ew(p._ew_const(idx, np.float32(0.0), E.LESS),
+                           p._ew_const(idx, np.float32(n_in - 1), E.GREATER), E.OR)
+            kept.append((idx, p._L(p.network.add_select(inside, zero, w))))
+        taps = normalized(kept)
+    return taps
 
 
 def _cubic_weight(p: ImporterContext, d: Any, A: float) -> Any:
@@ -250,9 +415,10 @@ def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: 
         raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "%s '%s' is computed at run time: the input's and the "
                    "output's shapes must then be static (the output's as declared or inferred by ONNX)"
                    % ("scales" if sn else "sizes", sn or zn))
-    if int(a.get("antialias", 0)) and mode != "nearest":
-        raise unsupported("Resize with antialias=1")
+    antialias = bool(int(a.get("antialias", 0))) and mode != "nearest"
     ctm = a.get("coordinate_transformation_mode", "half_pixel")
+    if antialias and ctm == "tf_crop_and_resize":
+        raise unsupported("Resize with antialias=1 and coordinate_transformation_mode 'tf_crop_and_resize'")
     if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
                    "tf_crop_and_resize"):
         raise unsupported("Resize coordinate_transformation_mode '%s'" % ctm)
@@ -335,6 +501,8 @@ def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: 
             else:
                 raise unsupported("Resize nearest_mode '%s'" % nm)
             taps = [(c, None)]
+        elif antialias:
+            taps = _antialias_taps(p, a, c, s, n_in, n_out, mode)
         else:
             i0 = p._unary(c, UnaryOperation.FLOOR)
             t = p._ew(c, i0, E.SUB)

@@ -47,6 +47,8 @@ typedef enum trtl_dtype {
      * dequantize), never computed on.  One element a byte (kernels/ref/lowbit.h: INT4 / FP4 keep
      * their code in the low nibble, unpacked, as the ml_dtypes arrays of onnx's numpy_helper do). */
     TRTL_FP8 = 6,              /* float8 e4m3fn: bias 7, no Inf, NaN S.1111.111, max 448 */
+    TRTL_BF16 = 7,             /* bfloat16: a 2-byte float tensor type (the top half of a float32), and
+                                * a compute precision (layer.precision, kernels' precision) */
     TRTL_INT64 = 8,            /* a real integer type: 8 bytes */
     TRTL_INT4 = 9,             /* -8..7 */
     TRTL_FP4 = 10,             /* float4 e2m1: bias 1, no Inf or NaN, max 6 */
@@ -60,9 +62,6 @@ typedef enum trtl_dtype {
     TRTL_UINT2 = 37,           /* 0..3 */
     TRTL_DTYPE_COUNT           /* one past the largest value; the values in between are no types */
 } trtl_dtype;
-/* trt.DataType.BF16: a compute precision only (layer.precision, kernels' precision), never a
- * tensor type. */
-#define TRTL_BF16 7
 
 /* A shape.  -1 marks a dimension only known at run time (dynamic shapes). */
 typedef struct trtl_dims {

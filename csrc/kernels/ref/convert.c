@@ -8,6 +8,18 @@
 /* Writers from a floating-point source value. */
 static inline float wf_f32(double v) { return (float)v; }
 static inline uint16_t wf_f16(double v) { return trtl_float_to_half((float)v); }
+/* double -> bf16, rounded once (to nearest even): going through float32 rounds twice, which is wrong
+ * only when the float32 lands exactly on a bf16 tie that the double was not on; then the double's
+ * side of the tie decides. */
+static inline uint16_t wf_bf16(double v)
+{
+    float f = (float)v;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0xffffu) == 0x8000u && (double)f != v && v == v)
+        return (uint16_t)((x >> 16) + ((v < 0 ? -v : v) > (double)(f < 0 ? -f : f))); /* sign-magnitude: +1 is away from 0 */
+    return trtl_float_to_bf16(f);
+}
 static inline uint8_t wf_b(double v) { return v != 0.0; }
 static inline double sat(double v, double lo, double hi)
 {
@@ -28,6 +40,7 @@ static inline int64_t wf_i64(double v)
 /* Writers from an integer source value (narrowing keeps the low bits). */
 static inline float wi_f32(int64_t v) { return (float)v; }
 static inline uint16_t wi_f16(int64_t v) { return trtl_float_to_half((float)v); }
+static inline uint16_t wi_bf16(int64_t v) { return wf_bf16((double)v); }
 static inline uint8_t wi_b(int64_t v) { return v != 0; }
 static inline int32_t wi_i32(int64_t v) { return (int32_t)(uint32_t)v; }
 static inline int8_t wi_i8(int64_t v) { return (int8_t)(uint8_t)v; }
@@ -49,6 +62,7 @@ static inline int64_t wi_i64(int64_t v) { return v; }
     switch (dt) {                                              \
     case TRTL_FLOAT: LOOP(ST, float, W##_f32(RD)); break;      \
     case TRTL_HALF: LOOP(ST, uint16_t, W##_f16(RD)); break;    \
+    case TRTL_BF16: LOOP(ST, uint16_t, W##_bf16(RD)); break;   \
     case TRTL_INT8: LOOP(ST, int8_t, W##_i8(RD)); break;       \
     case TRTL_INT32: LOOP(ST, int32_t, W##_i32(RD)); break;    \
     case TRTL_BOOL: LOOP(ST, uint8_t, W##_b(RD)); break;       \
@@ -71,6 +85,7 @@ static num read_num(const void *src, trtl_dtype st, int64_t k)
     switch (st) {
     case TRTL_FLOAT: v.f = ((const float *)src)[k]; v.is_int = 0; break;
     case TRTL_HALF: v.f = trtl_half_to_float(((const uint16_t *)src)[k]); v.is_int = 0; break;
+    case TRTL_BF16: v.f = trtl_bf16_to_float(((const uint16_t *)src)[k]); v.is_int = 0; break;
     case TRTL_INT8: v.i = ((const int8_t *)src)[k]; break;
     case TRTL_INT32: v.i = ((const int32_t *)src)[k]; break;
     case TRTL_BOOL: v.i = ((const uint8_t *)src)[k] != 0; break;
@@ -91,6 +106,7 @@ static void write_num(void *dst, trtl_dtype dt, int64_t k, num v, int saturate)
     switch (dt) {
     case TRTL_FLOAT: ((float *)dst)[k] = (float)f; break;
     case TRTL_HALF: ((uint16_t *)dst)[k] = wf_f16(f); break;
+    case TRTL_BF16: ((uint16_t *)dst)[k] = wf_bf16(f); break;
     case TRTL_INT8: ((int8_t *)dst)[k] = v.is_int ? wi_i8(v.i) : wf_i8(f); break;
     case TRTL_INT32: ((int32_t *)dst)[k] = v.is_int ? wi_i32(v.i) : wf_i32(f); break;
     case TRTL_BOOL: ((uint8_t *)dst)[k] = v.is_int ? v.i != 0 : f != 0.0; break;
@@ -125,6 +141,7 @@ trtl_status trtl_ref_convert_sat(void *dst, trtl_dtype dt, const void *src, trtl
     switch (st) {
     case TRTL_FLOAT: TO_ANY(float, (double)v, wf); break;
     case TRTL_HALF: TO_ANY(uint16_t, (double)trtl_half_to_float(v), wf); break;
+    case TRTL_BF16: TO_ANY(uint16_t, (double)trtl_bf16_to_float(v), wf); break;
     case TRTL_INT8: TO_ANY(int8_t, (int64_t)v, wi); break;
     case TRTL_INT32: TO_ANY(int32_t, (int64_t)v, wi); break;
     case TRTL_BOOL: TO_ANY(uint8_t, (int64_t)(v != 0), wi); break;

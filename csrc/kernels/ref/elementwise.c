@@ -7,6 +7,7 @@
  * two's complement bits; SHIFT_LEFT by b in 0..31 drops the bits shifted out, by any other b gives 0;
  * SHIFT_RIGHT is arithmetic, by b outside 0..31 the sign fill (-1 or 0) -- ONNX BitShift's out-of-range
  * rule, and for narrower types carried sign- or zero-extended in INT32 the same bits as at their width.
+ * INT64: the same rules at 64 bits (wrap modulo 2^64, INT64_MIN / -1 = INT64_MIN, shifts by 0..63).
  * FLOAT: MAX/MIN propagate NaN; FLOOR_DIV is numpy.floor_divide (float32): floor of the exact
  * quotient through fmod, a / b for b == 0, and NaN for an infinite dividend (not floor(+-Inf)). */
 #include <math.h>
@@ -149,6 +150,83 @@ static void row_i32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, c
     }
 }
 
+static int64_t wrap64(uint64_t v)
+{
+    return v <= (uint64_t)INT64_MAX ? (int64_t)v : (int64_t)(v - (uint64_t)INT64_MAX - 1u) + INT64_MIN;
+}
+
+static int64_t l_div(int64_t x, int64_t z)
+{
+    if (z == 0)
+        return 0;
+    if (z == -1)
+        return wrap64(0u - (uint64_t)x);
+    return x / z;
+}
+
+static int64_t l_floor_div(int64_t x, int64_t z)
+{
+    if (z == 0)
+        return 0;
+    if (z == -1)
+        return wrap64(0u - (uint64_t)x);
+    int64_t q = x / z;
+    if (x % z != 0 && ((x < 0) != (z < 0)))
+        q--;
+    return q;
+}
+
+static int64_t l_pow(int64_t x, int64_t e)
+{
+    if (e < 0) {
+        if (x == 1)
+            return 1;
+        if (x == -1)
+            return (e & 1) ? -1 : 1;
+        return 0;
+    }
+    uint64_t r = 1, base = (uint64_t)x;
+    while (e) {
+        if (e & 1)
+            r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return wrap64(r);
+}
+
+static int64_t l_sar(int64_t x, int64_t s)
+{
+    return x >= 0 ? x >> s : wrap64(~(~(uint64_t)x >> s));
+}
+
+static void row_i64(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
+{
+    typedef int64_t A;
+    const ew_ctx *c = (const ew_ctx *)ctx;
+    const int64_t *a = (const int64_t *)c->a + off[0], *b = (const int64_t *)c->b + off[1];
+    int64_t sa = s[0], sb = s[1];
+    switch (c->op) {
+    case TRTL_EW_SUM: EW_LOOP(int64_t, wrap64((uint64_t)x + (uint64_t)z)); break;
+    case TRTL_EW_PROD: EW_LOOP(int64_t, wrap64((uint64_t)x * (uint64_t)z)); break;
+    case TRTL_EW_MAX: EW_LOOP(int64_t, x > z ? x : z); break;
+    case TRTL_EW_MIN: EW_LOOP(int64_t, x < z ? x : z); break;
+    case TRTL_EW_SUB: EW_LOOP(int64_t, wrap64((uint64_t)x - (uint64_t)z)); break;
+    case TRTL_EW_DIV: EW_LOOP(int64_t, l_div(x, z)); break;
+    case TRTL_EW_POW: EW_LOOP(int64_t, l_pow(x, z)); break;
+    case TRTL_EW_FLOOR_DIV: EW_LOOP(int64_t, l_floor_div(x, z)); break;
+    case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
+    case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
+    case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;
+    case TRTL_EW_BITWISE_AND: EW_LOOP(int64_t, x & z); break;
+    case TRTL_EW_BITWISE_OR: EW_LOOP(int64_t, x | z); break;
+    case TRTL_EW_BITWISE_XOR: EW_LOOP(int64_t, x ^ z); break;
+    case TRTL_EW_SHIFT_LEFT: EW_LOOP(int64_t, z >= 0 && z < 64 ? wrap64((uint64_t)x << z) : 0); break;
+    case TRTL_EW_SHIFT_RIGHT: EW_LOOP(int64_t, z >= 0 && z < 64 ? l_sar(x, z) : (x < 0 ? -1 : 0)); break;
+    default: break;
+    }
+}
+
 static void row_bool(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
 {
     typedef int A; /* 0 or 1 */
@@ -185,6 +263,8 @@ trtl_status trtl_ref_elementwise(const trtl_kernel_args *a)
         row = row_f32;
     else if (!logic && t == TRTL_INT32)
         row = row_i32;
+    else if (!logic && t == TRTL_INT64)
+        row = row_i64;
     else
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': elementwise op %d does not support %s inputs", name, (int)op,
                           trtl_dtype_name(t));

@@ -10,7 +10,8 @@ static int nonzero_at(const void *x, trtl_dtype t, int64_t i)
 {
     switch (t) {
     case TRTL_FLOAT: return ((const float *)x)[i] != 0.0f;
-    case TRTL_HALF: return (((const uint16_t *)x)[i] & 0x7fffu) != 0;
+    case TRTL_HALF:
+    case TRTL_BF16: return (((const uint16_t *)x)[i] & 0x7fffu) != 0;
     case TRTL_INT32: return ((const int32_t *)x)[i] != 0;
     case TRTL_INT8: return ((const int8_t *)x)[i] != 0;
     default: return ((const uint8_t *)x)[i] != 0; /* UINT8, BOOL */

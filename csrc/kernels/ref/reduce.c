@@ -1,5 +1,6 @@
 /* Reference reduce: one accumulation per output element over the reduced dims.  FLOAT accumulates
- * in double; INT32 in unsigned 64-bit, so SUM/PROD wrap modulo 2^32 like int32 arithmetic. */
+ * in double; INT32 in unsigned 64-bit, so SUM/PROD wrap modulo 2^32 like int32 arithmetic; INT64 in
+ * unsigned 64-bit too, wrapping modulo 2^64. */
 #include <math.h>
 #include "kernels/ref/ref.h"
 #include "core/dims.h"
@@ -67,8 +68,31 @@ trtl_status trtl_ref_reduce(const trtl_kernel_args *a)
         }
         return TRTL_OK;
     }
+    if (a->in[0].dtype == TRTL_INT64) {
+        const int64_t *x = (const int64_t *)a->in[0].data;
+        int64_t *y = (int64_t *)a->out[0].data;
+        for (int64_t k = 0; k < nkept; k++) {
+            int64_t base = ref_offset(k, kd, ks, nk);
+            uint64_t acc = p->op == TRTL_RED_PROD ? 1u : 0u;
+            int64_t best = p->op == TRTL_RED_MAX ? INT64_MIN : INT64_MAX;
+            for (int64_t j = 0; j < nred; j++) {
+                int64_t v = x[base + ref_offset(j, rd, rs, nr)];
+                if (p->op == TRTL_RED_SUM)
+                    acc += (uint64_t)v;
+                else if (p->op == TRTL_RED_PROD)
+                    acc *= (uint64_t)v;
+                else if (p->op == TRTL_RED_MAX ? v > best : v < best)
+                    best = v;
+            }
+            if (p->op == TRTL_RED_SUM || p->op == TRTL_RED_PROD)
+                y[k] = acc <= (uint64_t)INT64_MAX ? (int64_t)acc : (int64_t)(acc - (uint64_t)INT64_MAX - 1u) + INT64_MIN;
+            else
+                y[k] = best;
+        }
+        return TRTL_OK;
+    }
     if (a->in[0].dtype != TRTL_FLOAT)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': reduce kernel needs FLOAT or INT32", a->node->name);
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': reduce kernel needs FLOAT, INT32 or INT64", a->node->name);
     const float *x = (const float *)a->in[0].data;
     float *y = (float *)a->out[0].data;
     for (int64_t k = 0; k < nkept; k++) {

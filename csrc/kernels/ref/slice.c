@@ -13,6 +13,7 @@ static trtl_status fill_elem(const char *node, float f, trtl_dtype t, void *buf)
     switch (t) {
     case TRTL_FLOAT: memcpy(buf, &f, sizeof f); return TRTL_OK;
     case TRTL_HALF: { uint16_t h = trtl_float_to_half(f); memcpy(buf, &h, sizeof h); return TRTL_OK; }
+    case TRTL_BF16: { uint16_t h = trtl_float_to_bf16(f); memcpy(buf, &h, sizeof h); return TRTL_OK; }
     case TRTL_INT32: lo = -2147483648.0; hi = 2147483648.0; break;
     case TRTL_INT8: lo = -128.0; hi = 128.0; break;
     case TRTL_UINT8: lo = 0.0; hi = 256.0; break;

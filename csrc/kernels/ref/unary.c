@@ -1,4 +1,4 @@
-/* Reference unary kernel.  Math in double, rounded once to float.  INT32 ABS/NEG wrap
+/* Reference unary kernel.  Math in double, rounded once to float.  INT32 / INT64 ABS/NEG wrap
  * (ABS(INT32_MIN) = INT32_MIN, as numpy); SIGN(NaN) = NaN; ROUND is half to even whatever the
  * FPU rounding mode. */
 #include <math.h>
@@ -81,6 +81,24 @@ trtl_status trtl_ref_unary(const trtl_kernel_args *a)
                 y[i] = (int32_t)neg;
             else
                 y[i] = (v > 0) - (v < 0);
+        }
+    } else if (t == TRTL_INT64 && (op == TRTL_UN_ABS || op == TRTL_UN_NEG || op == TRTL_UN_SIGN ||
+                                   op == TRTL_UN_BITWISE_NOT)) {
+        const int64_t *x = (const int64_t *)a->in[0].data;
+        int64_t *y = (int64_t *)a->out[0].data;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = x[i];
+            uint64_t neg = 0u - (uint64_t)v, r;
+            if (op == TRTL_UN_ABS)
+                r = v < 0 ? neg : (uint64_t)v;
+            else if (op == TRTL_UN_NEG)
+                r = neg;
+            else if (op == TRTL_UN_BITWISE_NOT)
+                r = ~(uint64_t)v;
+            else
+                r = (uint64_t)(int64_t)((v > 0) - (v < 0));
+            /* back to two's complement without an out-of-range conversion */
+            y[i] = r <= (uint64_t)INT64_MAX ? (int64_t)r : (int64_t)(r - (uint64_t)INT64_MAX - 1u) + INT64_MIN;
         }
     } else if (t == TRTL_FLOAT && op >= 0 && op < TRTL_UN_COUNT && op != TRTL_UN_NOT && op != TRTL_UN_BITWISE_NOT) {
         const float *x = (const float *)a->in[0].data;

@@ -38,14 +38,6 @@ uint16_t trtl_bf16_from_float(float x)
     return (uint16_t)(u >> 16);
 }
 
-float trtl_bf16_to_float(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
 static inline int32_t ld32(const uint16_t *p)
 {
     int32_t v;

@@ -38,7 +38,7 @@ int trtl_bf16_available(void);
 /* Round-to-nearest-even fp32 -> bf16 of one value, as the hardware does (NaN quiet, denormal
  * inputs to signed zero); and back (exact). */
 uint16_t trtl_bf16_from_float(float x);
-float trtl_bf16_to_float(uint16_t h);
+float trtl_bf16_to_float(uint16_t h); /* defined in core/dims.c */
 
 /* uint16 elements of a packed A of M rows over depth D. */
 int64_t trtl_bf16_packed_a_size(int64_t M, int64_t D);

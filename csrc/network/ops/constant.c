@@ -59,7 +59,8 @@ trtl_status trtl_infer_constant(const trtl_infer_ctx *c)
     trtl_dtype t;
     switch (p->weights.type) {
     case TRTL_FLOAT:
-    case TRTL_HALF: t = TRTL_FLOAT; break;
+    case TRTL_HALF:
+    case TRTL_BF16: t = TRTL_FLOAT; break;
     case TRTL_INT32: t = TRTL_INT32; break;
     case TRTL_BOOL: t = TRTL_BOOL; break;
     case TRTL_INT8: t = TRTL_INT8; break;   /* quantized weights and zero points (Dequantize inputs) */
@@ -70,7 +71,7 @@ trtl_status trtl_infer_constant(const trtl_infer_ctx *c)
             t = p->weights.type;
             break;
         }
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': weights of type %s are not supported (FLOAT, HALF, INT32, BOOL, "
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': weights of type %s are not supported (FLOAT, HALF, BF16, INT32, BOOL, "
                           "INT8 or UINT8)",
                           c->layer_name, trtl_dtype_name(p->weights.type));
     }

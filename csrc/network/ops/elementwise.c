@@ -1,7 +1,8 @@
 /* elementwise.c -- IElementWiseLayer: y = a <op> b with broadcasting (same rank; each pair of dims
  * equal or one of them 1).  Both inputs have one type: FLOAT or INT32 for arithmetic and the
  * comparisons EQUAL/GREATER/LESS (which give BOOL), BOOL for AND/OR/XOR, INT32 for trtlite's
- * BITWISE_AND/OR/XOR and SHIFT_LEFT/RIGHT (b the shift amount; see the reference kernel). */
+ * BITWISE_AND/OR/XOR and SHIFT_LEFT/RIGHT (b the shift amount; see the reference kernel).  INT64 wherever
+ * INT32 is taken (TensorRT 10's int64 arithmetic), with the same integer rules at 64 bits. */
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -39,14 +40,14 @@ trtl_status trtl_infer_elementwise(const trtl_infer_ctx *c)
     int logic = op == TRTL_EW_AND || op == TRTL_EW_OR || op == TRTL_EW_XOR;
     int compare = op == TRTL_EW_EQUAL || op == TRTL_EW_GREATER || op == TRTL_EW_LESS;
     int bits = op >= TRTL_EW_BITWISE_AND && op <= TRTL_EW_SHIFT_RIGHT;
-    if (bits && t0 != TRTL_INT32)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs INT32 inputs, got %s", c->layer_name, ew_names[op],
+    if (bits && t0 != TRTL_INT32 && t0 != TRTL_INT64)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs INT32 or INT64 inputs, got %s", c->layer_name, ew_names[op],
                           trtl_dtype_name(t0));
     if (logic && t0 != TRTL_BOOL)
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs BOOL inputs, got %s", c->layer_name, ew_names[op],
                           trtl_dtype_name(t0));
-    if (!logic && t0 != TRTL_FLOAT && t0 != TRTL_INT32)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs FLOAT or INT32 inputs, got %s", c->layer_name,
+    if (!logic && t0 != TRTL_FLOAT && t0 != TRTL_INT32 && t0 != TRTL_INT64)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs FLOAT, INT32 or INT64 inputs, got %s", c->layer_name,
                           ew_names[op], trtl_dtype_name(t0));
     TRTL_TRY(trtl_broadcast_dims(c->layer_name, &c->in[0], &c->in[1], &c->out[0]));
     c->out_type[0] = (logic || compare) ? TRTL_BOOL : t0;

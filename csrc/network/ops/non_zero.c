@@ -31,8 +31,9 @@ trtl_status trtl_infer_non_zero(const trtl_infer_ctx *c)
 {
     const trtl_dims *x = &c->in[0];
     trtl_dtype t = c->in_type[0];
-    if (t != TRTL_FLOAT && t != TRTL_HALF && t != TRTL_INT32 && t != TRTL_INT8 && t != TRTL_UINT8 && t != TRTL_BOOL)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': NonZero takes FLOAT, HALF, INT32, INT8, UINT8 or BOOL, got %s",
+    if (t != TRTL_FLOAT && t != TRTL_HALF && t != TRTL_BF16 && t != TRTL_INT32 && t != TRTL_INT8 && t != TRTL_UINT8 &&
+        t != TRTL_BOOL)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': NonZero takes FLOAT, HALF, BF16, INT32, INT8, UINT8 or BOOL, got %s",
                           c->layer_name, trtl_dtype_name(t));
     int64_t v = trtl_volume(x); /* -1 when a dim is unknown */
     int64_t count = -1;

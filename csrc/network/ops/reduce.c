@@ -1,5 +1,5 @@
 /* reduce.c -- IReduceLayer: SUM / PROD / MAX / MIN / AVG over the dims in `axes`; reduced dims become
- * 1 (keep_dims) or disappear (a rank-0 output is allowed).  FLOAT, and INT32 except for AVG.
+ * 1 (keep_dims) or disappear (a rank-0 output is allowed).  FLOAT, and INT32 / INT64 except for AVG.
  * Run-time axes (trtlite's extension; TensorRT takes axes only as a build-time bitmask): an optional
  * input 1, a 0-D or 1-D INT32 shape tensor of k axis values (negative counts from the end; an empty
  * tensor reduces every dim, as ONNX's Reduce* without noop_with_empty_axes), replaces `axes`.  Its
@@ -89,9 +89,10 @@ trtl_status trtl_infer_reduce(const trtl_infer_ctx *c)
     const trtl_dims *x = &c->in[0];
     TRTL_TRY(check_reduce(p, x->nb_dims, c->layer_name));
     trtl_dtype t = c->in_type[0];
-    if (!(t == TRTL_FLOAT || (t == TRTL_INT32 && p->op != TRTL_RED_AVG)))
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': reduce needs a FLOAT input (or INT32 for SUM/PROD/MAX/MIN), got %s%s",
-                          c->layer_name, trtl_dtype_name(t), t == TRTL_INT32 ? " with AVG" : "");
+    if (!(t == TRTL_FLOAT || ((t == TRTL_INT32 || t == TRTL_INT64) && p->op != TRTL_RED_AVG)))
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': reduce needs a FLOAT input (or INT32 / INT64 for SUM/PROD/MAX/MIN), "
+                          "got %s%s", c->layer_name, trtl_dtype_name(t),
+                          t == TRTL_INT32 || t == TRTL_INT64 ? " with AVG" : "");
     uint32_t axes = p->axes;
     if (c->n_in > 1) {
         int known;

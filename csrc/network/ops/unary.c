@@ -1,5 +1,5 @@
 /* unary.c -- IUnaryLayer: y = f(x) elementwise.  FLOAT for the math functions; ABS, NEG and SIGN
- * also take INT32; NOT is BOOL -> BOOL; ISINF is FLOAT -> BOOL; ROUND rounds half to even. */
+ * (and BITWISE_NOT) also take INT32 and INT64; NOT is BOOL -> BOOL; ISINF is FLOAT -> BOOL; ROUND rounds half to even. */
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -36,12 +36,12 @@ trtl_status trtl_infer_unary(const trtl_infer_ctx *c)
             return trtl_error(TRTL_ERR_DTYPE, "layer '%s': NOT needs a BOOL input, got %s", c->layer_name,
                               trtl_dtype_name(t));
     } else if (op == TRTL_UN_BITWISE_NOT) {
-        if (t != TRTL_INT32)
-            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': BITWISE_NOT needs an INT32 input, got %s", c->layer_name,
+        if (t != TRTL_INT32 && t != TRTL_INT64)
+            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': BITWISE_NOT needs an INT32 or INT64 input, got %s", c->layer_name,
                               trtl_dtype_name(t));
     } else if (op == TRTL_UN_ABS || op == TRTL_UN_NEG || op == TRTL_UN_SIGN) {
-        if (t != TRTL_FLOAT && t != TRTL_INT32)
-            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs a FLOAT or INT32 input, got %s", c->layer_name,
+        if (t != TRTL_FLOAT && t != TRTL_INT32 && t != TRTL_INT64)
+            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs a FLOAT, INT32 or INT64 input, got %s", c->layer_name,
                               un_names[op], trtl_dtype_name(t));
     } else if (t != TRTL_FLOAT) {
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': %s needs a FLOAT input, got %s", c->layer_name, un_names[op],
