@@ -319,13 +319,14 @@ QT_ATTR static inline void QT_FN(qt_epi_vec)(VF v, const trtl_qk_tile *t, const 
  */
 typedef struct QT_FN(qt_epc) {
     VF s, r, lim, nlim;      /* output quantizer */
-    VI lo, hi, zero;
+    VI zero;
     VF ms, mr, mlim, mnlim;  /* mid quantizer (mid_quant) */
     VI mlo, mhi;
     VF rs;                   /* residual codes: (q - rz) * rs */
     VI rz;
     VF alpha, beta;
-    int32_t act, mid, rsigned, sgn;
+    VF flo, fhi;             /* fold: the activation and the +-lim clamp as one clamp */
+    int32_t act, mid, rsigned, sgn, fold;
 } QT_FN(qt_epc);
 
 /* 1: the tile's epilogue can run qt_epc_store (codes out, register activation, no float residual). */
@@ -340,8 +341,6 @@ QT_ATTR static inline void QT_FN(qt_epc_init)(QT_FN(qt_epc) *c, const trtl_qk_ep
     c->r = VF_SET1(e->out_rcp);
     c->lim = VF_SET1(e->out_lim);
     c->nlim = VF_SUB(VF_ZERO(), c->lim);
-    c->lo = VI_SET1(e->out_lo);
-    c->hi = VI_SET1(e->out_hi);
     c->zero = VI_SET1(e->out_zero);
     c->ms = VF_SET1(e->mid_scale);
     c->mr = VF_SET1(e->mid_rcp);
@@ -357,6 +356,9 @@ QT_ATTR static inline void QT_FN(qt_epc_init)(QT_FN(qt_epc) *c, const trtl_qk_ep
     c->mid = e->mid_quant;
     c->rsigned = e->res_signed;
     c->sgn = e->out_lo + e->out_zero < 0;
+    c->fold = e->fold;
+    c->flo = VF_SET1(e->fold_lo);
+    c->fhi = VF_SET1(e->fold_hi);
 }
 
 /* qt_quot with the limits given. */
@@ -392,20 +394,31 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_epc_store)(VF
 #endif
         v = VF_ADD(v, VF_MUL(VF_CVT_I2F(VI_SUB(q, c->rz)), c->rs));
     }
-    switch (c->act) { /* qt_act with the constants given */
-    case TRTL_ACT_RELU: v = VF_MAX(VF_ZERO(), v); break;
-    case TRTL_ACT_LEAKY_RELU: v = VF_BLEND(VF_CMP_GE(v, VF_ZERO()), VF_MUL(v, c->alpha), v); break;
-    case TRTL_ACT_CLIP: {
-        VF t = VF_BLEND(VF_CMP_GT(v, c->beta), v, c->beta);
-        v = VF_BLEND(VF_CMP_LT(v, c->alpha), t, c->alpha);
-        break;
+    if (c->fold) { /* v is finite: act + the +-lim clamp as one clamp (qconv.c, fold_init) */
+        VF xc = VF_MIN(VF_MAX(v, c->flo), c->fhi);
+        VF t = VF_MUL(xc, c->r);
+        v = VF_FMADD(VF_FNMADD(t, c->s, xc), c->r, t);
+    } else {
+        switch (c->act) { /* qt_act with the constants given */
+        case TRTL_ACT_RELU: v = VF_MAX(VF_ZERO(), v); break;
+        case TRTL_ACT_LEAKY_RELU: v = VF_BLEND(VF_CMP_GE(v, VF_ZERO()), VF_MUL(v, c->alpha), v); break;
+        case TRTL_ACT_CLIP: {
+            VF t = VF_BLEND(VF_CMP_GT(v, c->beta), v, c->beta);
+            v = VF_BLEND(VF_CMP_LT(v, c->alpha), t, c->alpha);
+            break;
+        }
+        default: break;
+        }
+        v = QT_FN(qt_quot2)(v, c->s, c->r, c->lim, c->nlim);
     }
-    default: break;
-    }
-    VI q = VF_CVT_F2I(QT_FN(qt_quot2)(v, c->s, c->r, c->lim, c->nlim));
-    q = VI_ADD(VI_MIN(VI_MAX(q, c->lo), c->hi), c->zero);
+    /* the codes q + zero, saturated by the narrowing store ([-128, 127] or [0, 255]: the clamp of q to
+     * [out_lo, out_hi] plus out_zero) */
+    VI q = VI_ADD(VF_CVT_F2I(v), c->zero);
 #if QT_VL == 16
-    _mm512_mask_cvtepi32_storeu_epi8(dst, VMASK_N(n), q);
+    if (c->sgn)
+        _mm512_mask_cvtsepi32_storeu_epi8(dst, VMASK_N(n), q);
+    else
+        _mm512_mask_cvtusepi32_storeu_epi8(dst, VMASK_N(n), VI_MAX(q, VI_ZERO()));
 #else
     __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     h = c->sgn ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
