@@ -17,10 +17,13 @@ each in its own process, one engine per process, equal threads, rounds interleav
   onnxruntime fp32 / int8     the fp32 / QDQ file (CPU EP, all optimizations)
   OpenVINO fp32 / bf16 / int8 the fp32 file (INFERENCE_PRECISION_HINT f32 / bf16) / the QDQ file
 
-Agreement (before timing, not timed): every engine runs --agree seeded random inputs (in batches of the row's
-batch size) and is compared with the fp32 model under onnxruntime: top-1 agreement for classifiers, the mean
-cosine similarity of the outputs for the BERT encoder.  An engine whose output is not finite or whose agreement is
-below --min-agree is reported, not timed.
+Agreement (before timing, not timed): every engine runs --agree seeded random inputs and is compared with the fp32
+model under onnxruntime: top-1 agreement for classifiers, the mean cosine similarity of the outputs for the BERT
+encoder.  An engine whose output is not finite or whose agreement is below --min-agree is reported, not timed.
+The inputs are the same for every batch size: chunks of --agree-batch samples, each made from its own seed, so the
+reference is computed once per model (in chunks, on the row's threads) and shared by the batch-1 and batch-8 rows;
+onnxruntime runs whole chunks (its batch dimension is dynamic), the fixed-shape engines (trtlite, OpenVINO) the
+chunks cut into pieces of the row's batch size (the last piece padded).
 """
 import argparse
 import json
@@ -42,11 +45,24 @@ ENGINES = ["trtlite:fp32", "trtlite:bf16", "trtlite:int8", "onnxruntime:fp32", "
 
 # ==== workers (each in its own process) ============================================================
 
-def _inputs(spec):
-    """The agreement inputs: --agree samples in batches of the row's batch size (the last one padded)."""
+def _chunks(spec):
+    """The agreement inputs: --agree samples as chunks of --agree-batch, chunk i made from seed + 1000 + i (the
+    same samples for every row batch size); the last chunk holds only what is left."""
     m = zoo._zoo_models()
-    n, b = spec["agree"], spec["batch"]
-    return [m.make_input(spec["model"], b, spec["seed"] + 1000 + i) for i in range((n + b - 1) // b)]
+    n, ab = spec["agree"], max(1, spec.get("agree_batch", 50))
+    for i in range((n + ab - 1) // ab):
+        yield m.make_input(spec["model"], min(ab, n - i * ab), spec["seed"] + 1000 + i)
+
+
+def _pieces(chunk, b):
+    """A chunk cut into inputs of exactly b samples (the last one padded with zeros) and their valid counts."""
+    import numpy as np
+    for s in range(0, chunk.shape[0], b):
+        x = chunk[s:s + b]
+        n = x.shape[0]
+        if n < b:
+            x = np.concatenate([x, np.zeros((b - n,) + x.shape[1:], x.dtype)])
+        yield x, n
 
 
 def worker_qdq(spec):
@@ -71,10 +87,11 @@ def worker_qdq(spec):
 def worker_agree_ref(spec):
     """The fp32 model's outputs on the agreement inputs (onnxruntime, 1 thread)."""
     import numpy as np
-    sess = zoo._zoo_export().ort_session(spec["onnx"], 1)
-    outs = [sess.run(None, {"input": x})[0] for x in _inputs(spec)]
+    t0 = time.perf_counter()
+    sess = zoo._zoo_export().ort_session(spec["onnx"], spec.get("threads", 1))
+    outs = [sess.run(None, {"input": x})[0] for x in _chunks(spec)]
     np.save(spec["agree_ref"], np.concatenate(outs)[:spec["agree"]])
-    bench.emit({"ok": True})
+    bench.emit({"ok": True, "ref_s": time.perf_counter() - t0})
 
 
 def agreement(got, ref):
@@ -90,23 +107,32 @@ def agreement(got, ref):
     return {"kind": "cosine", "value": float(cos.mean())}
 
 
-def _finish(spec, t_setup, run_once, set_input, get_output):
-    """Agreement over the agreement inputs, then (unless --check-only) the timed loop on the first of them."""
+def _finish(spec, t_setup, run_once, set_input, get_output, run_chunk=None):
+    """Agreement over the agreement inputs (run_chunk(x) -> outputs for a whole chunk where the engine takes any
+    batch size, else pieces of the row's batch through set_input / run_once / get_output), then (unless
+    --check-only) the timed loop on the first piece."""
     import numpy as np
-    xs = _inputs(spec)
-    outs = []
+    b = spec["batch"]
+    outs, first = [], None
     t0 = time.perf_counter()
-    for x in xs:
-        set_input(x)
-        run_once()
-        outs.append(np.array(get_output(), copy=True))
+    for chunk in _chunks(spec):
+        if run_chunk is not None:
+            outs.append(np.array(run_chunk(chunk), copy=True))
+            if first is None:
+                first = next(_pieces(chunk, b))[0]
+            continue
+        for x, n in _pieces(chunk, b):
+            first = x if first is None else first
+            set_input(x)
+            run_once()
+            outs.append(np.array(get_output(), copy=True)[:n])
     agree_s = time.perf_counter() - t0
     ref = np.load(spec["agree_ref"])
     ag = agreement(np.concatenate(outs)[:spec["agree"]], ref)
     res = {"setup_s": t_setup, "agree": ag, "agree_s": agree_s}
     res["ok"] = ag["value"] >= spec["min_agree"]
     if res["ok"] and not spec.get("check_only"):
-        set_input(xs[0])
+        set_input(first)
         res.update(bench.time_loop(run_once, spec))
     res["peak_rss_kib"] = bench.peak_rss_kib()
     bench.emit(res)
@@ -176,7 +202,7 @@ def worker_onnxruntime(spec):
     binding.bind_cpu_input("input", x)
     binding.bind_output(out_meta.name, "cpu", 0, np.float32, list(out.shape), out.ctypes.data)
     _finish(spec, time.perf_counter() - t0, lambda: sess.run_with_iobinding(binding), lambda v: np.copyto(x, v),
-            lambda: out)
+            lambda: out, run_chunk=lambda c: sess.run(None, {"input": c})[0])
 
 
 def worker_openvino(spec):
@@ -225,8 +251,8 @@ def run_worker(kind, spec, timeout):
 def one_row(args, model, b, t, files):
     import numpy as np
     row = {"model": model, "batch": b, "threads": t, "engines": {}, "builds": {}}
-    base = dict(model=model, batch=b, threads=t, seed=args.seed, agree=args.agree, min_agree=args.min_agree,
-                agree_ref=files["agree_ref"], warmup_runs=args.warmup_runs, warmup_s=args.warmup,
+    base = dict(model=model, batch=b, threads=t, seed=args.seed, agree=args.agree, agree_batch=args.agree_batch,
+                min_agree=args.min_agree, agree_ref=files["agree_ref"], warmup_runs=args.warmup_runs, warmup_s=args.warmup,
                 min_runs=args.iters, min_time=args.min_time, max_time=args.max_time, check_only=args.check_only)
     specs = {}
     for eng in args.engines:
@@ -334,6 +360,8 @@ def parse_args(argv):
     p.add_argument("--warmup", type=float, default=0.5)
     p.add_argument("--warmup-runs", type=int, default=2)
     p.add_argument("--agree", type=int, default=1000, help="agreement inputs (default 1000; BERT: 64)")
+    p.add_argument("--agree-batch", type=int, default=50,
+                   help="agreement inputs a chunk (the reference's and onnxruntime's batch; default 50)")
     p.add_argument("--min-agree", type=float, default=0.5, help="below this an engine is reported, not timed")
     p.add_argument("--calib", type=int, default=16, help="calibration inputs for quantize_static")
     p.add_argument("--quick", action="store_true", help="one round, few iterations, 64 agreement inputs")
@@ -388,17 +416,22 @@ def main(argv=None):
                 continue
             zoo.log(f"   {model}: quantized in {q['quantize_s']:.1f} s")
         agree_n = args.agree if not model.startswith("bert") else min(args.agree, 64)
+        agree_b = args.agree_batch if not model.startswith("bert") else min(args.agree_batch, 8)
+        # one reference per model: the agreement inputs do not depend on the row's batch size
+        files["agree_ref"] = os.path.join(work, f"{model}.agree_ref.npy")
+        r = run_worker("agree_ref", dict(model=model, onnx=onnx_path, seed=args.seed, agree=agree_n,
+                                         agree_batch=agree_b, threads=max(args.threads),
+                                         agree_ref=files["agree_ref"]), args.timeout)
+        if not r.get("ok"):
+            zoo.log(f"   {model}: reference FAILED: {r.get('error')}")
+            failed = True
+            continue
+        zoo.log(f"   {model}: reference outputs of {agree_n} inputs in {r.get('ref_s', 0):.1f} s")
         for b in args.batch:
-            files["agree_ref"] = os.path.join(work, f"{model}.b{b}.agree_ref.npy")
-            r = run_worker("agree_ref", dict(model=model, batch=b, onnx=onnx_path, seed=args.seed, agree=agree_n,
-                                             agree_ref=files["agree_ref"]), args.timeout)
-            if not r.get("ok"):
-                zoo.log(f"   {model} b={b}: reference FAILED: {r.get('error')}")
-                failed = True
-                continue
             for t in args.threads:
                 a = argparse.Namespace(**vars(args))
                 a.agree = agree_n
+                a.agree_batch = agree_b
                 row = one_row(a, model, b, t, files)
                 failed |= not all(e.get("ok") or e.get("not_installed") for e in row["engines"].values())
                 rows.append(row)

@@ -179,6 +179,38 @@ trtl_status trtl_qconv_prepare(const trtl_qconv_desc *d, const int8_t *w, const 
     return trtl_qconv_prepare_amx(d, w, w_scale, per_channel, bias, TRTL_QCONV_AMX_AUTO, out);
 }
 
+/* The epilogue's folded clamp (trtl_qk_epi.fold): act then the clamp to +-lim equal one clamp to
+ * [clamp(a), clamp(b)] when y is never NaN (clamps compose: clamp_[L,U] o clamp_[a,b] is the clamp to
+ * the interval [clamp_[L,U](a), clamp_[L,U](b)], a <= b).  y = float(acc) * scale + bias with |acc| <
+ * 2^31 is finite when scale * 2^31 and bias are. */
+static float fold_med(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void fold_init(trtl_qconv_state *s, int64_t kpad)
+{
+    const trtl_qconv_desc *d = &s->d;
+    const float lim = s->e.out_lim;
+    s->e.fold = 0;
+    if (d->out_quant != 2)
+        return;
+    for (int64_t k = 0; k < kpad; k++)
+        if (!isfinite(s->scale[k] * 2147483648.0f) || !isfinite(s->bias[k]))
+            return;
+    float a = -lim, b = lim;
+    if (d->act == TRTL_ACT_RELU) {
+        a = 0.0f;
+    } else if (d->act == TRTL_ACT_CLIP) {
+        if (!(d->alpha <= d->beta)) /* also NaN bounds */
+            return;
+        a = fold_med(d->alpha, -lim, lim);
+        b = fold_med(d->beta, -lim, lim);
+    } else if (d->act != TRTL_ACT_NONE) {
+        return;
+    }
+    s->e.fold = 1;
+    s->e.fold_lo = a;
+    s->e.fold_hi = b;
+}
+
 trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, const float *w_scale,
                                    int32_t per_channel, const float *bias, int32_t amx, trtl_qconv_state **out)
 {
@@ -277,6 +309,7 @@ trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, co
     s->e.res_signed = d->res_signed;
     s->e.res_zero = d->res_zero;
     s->e.res_scale = d->res_scale;
+    fold_init(s, kpad);
     if (s->dw)
         s->dw_T = ceil_div(d->S, g);
     if (s->ops) {

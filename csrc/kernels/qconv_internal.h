@@ -49,6 +49,11 @@ typedef struct trtl_qk_epi {
     int32_t mid_lo, mid_hi;
     int32_t res_codes, res_signed, res_zero;
     float res_scale;
+    /* (appended) fold = 1: every y = acc * scale + bias is finite (scales below 2^-31 FLT_MAX, biases
+     * finite) and the activation is none, ReLU or a clip with alpha <= beta, so act followed by the
+     * output quantizer's clamp to +-out_lim is one clamp to [fold_lo, fold_hi] (see qt_epc_store) */
+    int32_t fold;
+    float fold_lo, fold_hi;
 } trtl_qk_epi;
 
 /* How activations become elements (u8 for G = 4, int16 for G = 2). */

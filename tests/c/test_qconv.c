@@ -512,6 +512,101 @@ static int refuses(void)
     return fails;
 }
 
+/* ---- the codes epilogue's folded clamp (trtl_qk_epi.fold) ------------------------------------------ */
+
+/* Codes out on the current path vs the portable path, bit for bit: ReLU6 and the other clamps that fold
+ * into one (bounds beyond +-512 out_scale, alpha > beta which does not fold, biases of 1e30 and NaN which
+ * do not either), a 1x1 convolution, a 3x3 one and a depthwise one, signed and unsigned codes, a
+ * residual of codes with mid quantization, codes in. */
+static int fold_case(trtl_threadpool *pool, const char *path, uint32_t mask, int variant)
+{
+    static const float acts[][3] = {{TRTL_ACT_CLIP, 0, 6},     {TRTL_ACT_CLIP, -1e6f, 1e6f}, {TRTL_ACT_CLIP, 3, 1},
+                                    {TRTL_ACT_CLIP, -1e30f, -1e29f}, {TRTL_ACT_RELU, 0, 0}, {TRTL_ACT_NONE, 0, 0},
+                                    {TRTL_ACT_LEAKY_RELU, 0.1f, 0}, {TRTL_ACT_CLIP, 2e9f, 3e9f}};
+    const int na = (int)(sizeof acts / sizeof acts[0]);
+    trtl_qconv_desc d;
+    memset(&d, 0, sizeof d);
+    const int shape = variant % 3, dw = shape == 2;
+    d.C = dw ? 19 : 21;
+    d.K = dw ? 19 : 35;
+    d.R = d.S = shape == 0 ? 1 : 3;
+    d.stride_h = d.stride_w = 1 + (variant / 3) % 2;
+    d.pad_t = d.pad_l = d.pad_b = d.pad_r = shape == 0 ? 0 : 1;
+    d.dil_h = d.dil_w = 1;
+    d.groups = dw ? d.C : 1;
+    d.in_scale = 0.03f;
+    d.in_signed = variant % 2;
+    d.in_zero = d.in_signed ? 3 : 120;
+    d.act = (int32_t)acts[variant % na][0];
+    d.alpha = acts[variant % na][1];
+    d.beta = acts[variant % na][2];
+    d.out_quant = 2;
+    d.out_scale = variant % 4 == 0 ? 0.011f : 0.2f;
+    d.out_signed = (variant / 2) % 2;
+    d.out_zero = d.out_signed ? -5 : 17;
+    if (variant % 5 == 4) { /* a residual of codes after a mid quantization */
+        d.mid_quant = 1, d.mid_scale = 0.05f, d.mid_zero = 2, d.mid_signed = 1;
+        d.has_residual = 1, d.res_codes = 1, d.res_scale = 0.07f, d.res_zero = -1, d.res_signed = 1;
+    }
+    const int64_t N = 2, H = 13, W = 23, Cg = d.C / d.groups, D = Cg * d.R * d.S;
+    const int64_t OH = trtl_qconv_out_dim(H, d.R, d.stride_h, d.pad_t, d.pad_b, 1);
+    const int64_t OW = trtl_qconv_out_dim(W, d.S, d.stride_w, d.pad_l, d.pad_r, 1);
+    const int64_t nx = N * d.C * H * W, ny = N * d.K * OH * OW;
+    int8_t *w = malloc((size_t)(d.K * D)), *x = malloc((size_t)nx), *r = malloc((size_t)ny);
+    int8_t *y0 = malloc((size_t)ny), *y1 = malloc((size_t)ny);
+    float *ws = malloc(sizeof(float) * (size_t)d.K), *bias = malloc(sizeof(float) * (size_t)d.K);
+    for (int64_t i = 0; i < d.K * D; i++)
+        w[i] = (int8_t)rint_in(-127, 127);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = (int8_t)rint_in(-128, 127);
+    for (int64_t i = 0; i < ny; i++)
+        r[i] = (int8_t)rint_in(-128, 127);
+    for (int64_t k = 0; k < d.K; k++) {
+        ws[k] = (float)runi(0.0005, 0.02);
+        bias[k] = (float)runi(-3.0, 3.0);
+    }
+    if (variant % 7 == 5)
+        bias[3] = 1e30f;
+    if (variant % 7 == 6)
+        bias[4] = NAN;
+    trtl_qconv_state *s1 = NULL, *s0 = NULL;
+    int bad = 0;
+    trtl_status st1 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s1);
+    trtl_cpu_set_mask(0u);
+    trtl_status st0 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s0);
+    trtl_cpu_set_mask(mask);
+    if (st1 != TRTL_OK || st0 != TRTL_OK) {
+        printf("FAIL fold %s variant %d: prepare failed: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    size_t n1 = trtl_qconv_scratch(s1, N, H, W, 3), n0 = trtl_qconv_scratch(s0, N, H, W, 3);
+    void *sc1 = malloc(n1 ? n1 : 1), *sc0 = malloc(n0 ? n0 : 1);
+    trtl_status r1 = trtl_qconv_run_codes(s1, N, H, W, x, 1, y1, d.res_codes ? r : NULL, sc1, n1, pool);
+    trtl_status r0 = trtl_qconv_run_codes(s0, N, H, W, x, 1, y0, d.res_codes ? r : NULL, sc0, n0, pool);
+    free(sc1);
+    free(sc0);
+    if (r1 != TRTL_OK || r0 != TRTL_OK) {
+        printf("FAIL fold %s variant %d: run failed: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    for (int64_t i = 0; i < ny; i++) {
+        g_checked++;
+        if (y1[i] != y0[i]) {
+            printf("FAIL fold %s (%s) variant %d: code %lld is %d, the portable path's %d\n", path,
+                   trtl_qconv_kernel_name(s1), variant, (long long)i, y1[i], y0[i]);
+            bad = 1;
+            break;
+        }
+    }
+done:
+    trtl_qconv_release(s1);
+    trtl_qconv_release(s0);
+    free(w), free(x), free(r), free(y0), free(y1), free(ws), free(bias);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
@@ -569,6 +664,8 @@ int main(int argc, char **argv)
             describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
             g_fail += run_case(&c, p, want, label);
         }
+        for (int v = 0; v < 48; v++)
+            g_fail += fold_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         printf("%s: %d failures\n", paths[pi].name, g_fail - before);
     }
     trtl_cpu_set_mask(~0u);

@@ -127,6 +127,31 @@ QA_ATTR static void qa_tile(const trtl_qk_tile *t, const trtl_qk_epi *e)
     else
         (NV == 2 ? qa_dot_conv2 : qa_dot_conv1)(t, acc);
     const int fast = trtl_act_is_fast(e->act);
+    if (qt_epc_applies_avx512vnni(t, fast)) {
+        qt_epc_avx512vnni c;
+        qt_epc_init_avx512vnni(&c, e);
+        for (int i = 0; i < t->mr; i++) {
+            VI comp = VI_ZERO();
+            VF sc = VF_ZERO(), bi = VF_ZERO();
+            if (!per_col) {
+                comp = VI_SET1(t->comp[i]);
+                sc = VF_SET1(t->scale[i]);
+                bi = VF_SET1(t->bias[i]);
+            }
+            for (int j = 0; j < NV; j++) {
+                if (per_col) {
+                    comp = VI_LOAD(t->comp + j * QT_VL);
+                    sc = VF_LOAD(t->scale + j * QT_VL);
+                    bi = VF_LOAD(t->bias + j * QT_VL);
+                }
+                const VI a = VI_LOAD(acc + i * QA_NV * QT_VL + j * QT_VL);
+                const int64_t o = i * t->ldy + j * QT_VL;
+                qt_epc_store_avx512vnni(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(a, comp)), sc), bi), &c,
+                                        t->resq ? t->resq + o : NULL, t->yq + o, j < NV - 1 ? QT_VL : t->last_cols);
+            }
+        }
+        return;
+    }
     const VMASK tail = VMASK_N(t->last_cols);
     for (int i = 0; i < t->mr; i++) {
         float *yr = t->y ? t->y + i * t->ldy : NULL;

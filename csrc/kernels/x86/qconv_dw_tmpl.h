@@ -122,6 +122,10 @@ QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_g
     t.ldy = OW;
     const VMASK tail = VMASK_N(t.last_cols);
     const int64_t rstep = d->dil_h * WW, tstep = QT_G * dil;
+    /* codes out, register activation, no float residual: the epilogue's constants in registers */
+    const int epc = codes && fast && !res;
+    QT_FN(qt_epc) c;
+    QT_FN(qt_epc_init)(&c, e);
     for (int64_t oh = 0; oh < g->OH; oh++) {
         t.y = codes ? NULL : (float *)y + oh * OW;
         t.yq = codes ? (int8_t *)y + oh * OW : NULL;
@@ -143,8 +147,13 @@ QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_g
                     for (int tg = 0; tg < T; tg++)
                         acc = QT_DOT_CONV(acc, QT_FN(qdw_load)(p + r * rstep + tg * tstep, sw), VI_SET1(wk[r * T + tg]));
             }
-            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc, comp)), sc), bi), &t, e, 0, j, t.y,
-                              t.res, tail, fast);
+            if (epc)
+                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc, comp)), sc), bi), &c,
+                                    t.resq ? t.resq + (int64_t)j * QT_VL : NULL, t.yq + (int64_t)j * QT_VL,
+                                    j < t.nv - 1 ? QT_VL : t.last_cols);
+            else
+                QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc, comp)), sc), bi), &t, e, 0, j, t.y,
+                                  t.res, tail, fast);
         }
         QT_FN(qt_epi_finish)(&t, e, fast);
     }

@@ -309,6 +309,129 @@ QT_ATTR static inline void QT_FN(qt_epi_vec)(VF v, const trtl_qk_tile *t, const 
         VF_STOREM(yr + j * QT_VL, tail, v);
 }
 
+/*
+ * The codes epilogue with its constants in registers: what qt_epi_vec does for a tile that writes
+ * output codes (out_quant = 2) with a register activation and no float residual (mid quantization and
+ * residual codes allowed) -- the same operations in the same order, so the codes are identical -- with
+ * every scale, limit and clamp broadcast once per tile instead of once per vector (the code-byte stores
+ * may alias the epilogue parameters, so the compiler reloads them otherwise).  MobileNetV2's int8
+ * layers spent about half their time in qt_epi_vec's per-vector set-up.
+ */
+typedef struct QT_FN(qt_epc) {
+    VF s, r, lim, nlim;      /* output quantizer */
+    VI zero;
+    VF ms, mr, mlim, mnlim;  /* mid quantizer (mid_quant) */
+    VI mlo, mhi;
+    VF rs;                   /* residual codes: (q - rz) * rs */
+    VI rz;
+    VF alpha, beta;
+    VF flo, fhi;             /* fold: the activation and the +-lim clamp as one clamp */
+    int32_t act, mid, rsigned, sgn, fold;
+} QT_FN(qt_epc);
+
+/* 1: the tile's epilogue can run qt_epc_store (codes out, register activation, no float residual). */
+static inline int QT_FN(qt_epc_applies)(const trtl_qk_tile *t, int fast)
+{
+    return t->yq && fast && !t->res;
+}
+
+QT_ATTR static inline void QT_FN(qt_epc_init)(QT_FN(qt_epc) *c, const trtl_qk_epi *e)
+{
+    c->s = VF_SET1(e->out_scale);
+    c->r = VF_SET1(e->out_rcp);
+    c->lim = VF_SET1(e->out_lim);
+    c->nlim = VF_SUB(VF_ZERO(), c->lim);
+    c->zero = VI_SET1(e->out_zero);
+    c->ms = VF_SET1(e->mid_scale);
+    c->mr = VF_SET1(e->mid_rcp);
+    c->mlim = VF_SET1(e->mid_lim);
+    c->mnlim = VF_SUB(VF_ZERO(), c->mlim);
+    c->mlo = VI_SET1(e->mid_lo);
+    c->mhi = VI_SET1(e->mid_hi);
+    c->rs = VF_SET1(e->res_scale);
+    c->rz = VI_SET1(e->res_zero);
+    c->alpha = VF_SET1(e->alpha);
+    c->beta = VF_SET1(e->beta);
+    c->act = e->act;
+    c->mid = e->mid_quant;
+    c->rsigned = e->res_signed;
+    c->sgn = e->out_lo + e->out_zero < 0;
+    c->fold = e->fold;
+    c->flo = VF_SET1(e->fold_lo);
+    c->fhi = VF_SET1(e->fold_hi);
+}
+
+/* qt_quot with the limits given. */
+QT_ATTR __attribute__((always_inline)) static inline VF QT_FN(qt_quot2)(VF x, VF s, VF r, VF lim, VF nlim)
+{
+    VF xc = VF_MIN(VF_MAX(x, nlim), lim);
+    VF t = VF_MUL(xc, r);
+    VF e = VF_FNMADD(t, s, xc);
+    return VF_FMADD(e, r, t);
+}
+
+/* n <= VL outputs v (dequantized, bias added) -> codes at dst; resq: the residual's codes there or NULL. */
+QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_epc_store)(VF v, const QT_FN(qt_epc) *c,
+                                                                               const int8_t *resq, int8_t *dst, int n)
+{
+    if (c->mid) {
+        VI q = VF_CVT_F2I(QT_FN(qt_quot2)(v, c->ms, c->mr, c->mlim, c->mnlim));
+        q = VI_MIN(VI_MAX(q, c->mlo), c->mhi);
+        v = VF_MUL(VF_CVT_I2F(q), c->ms);
+    }
+    if (resq) {
+        int8_t tmp[16] = {0};
+        if (n < QT_VL) {
+            memcpy(tmp, resq, (size_t)n);
+            resq = tmp;
+        }
+#if QT_VL == 16
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)resq);
+        VI q = c->rsigned ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+#else
+        __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)resq);
+        VI q = c->rsigned ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+#endif
+        v = VF_ADD(v, VF_MUL(VF_CVT_I2F(VI_SUB(q, c->rz)), c->rs));
+    }
+    if (c->fold) { /* v is finite: act + the +-lim clamp as one clamp (qconv.c, fold_init) */
+        VF xc = VF_MIN(VF_MAX(v, c->flo), c->fhi);
+        VF t = VF_MUL(xc, c->r);
+        v = VF_FMADD(VF_FNMADD(t, c->s, xc), c->r, t);
+    } else {
+        switch (c->act) { /* qt_act with the constants given */
+        case TRTL_ACT_RELU: v = VF_MAX(VF_ZERO(), v); break;
+        case TRTL_ACT_LEAKY_RELU: v = VF_BLEND(VF_CMP_GE(v, VF_ZERO()), VF_MUL(v, c->alpha), v); break;
+        case TRTL_ACT_CLIP: {
+            VF t = VF_BLEND(VF_CMP_GT(v, c->beta), v, c->beta);
+            v = VF_BLEND(VF_CMP_LT(v, c->alpha), t, c->alpha);
+            break;
+        }
+        default: break;
+        }
+        v = QT_FN(qt_quot2)(v, c->s, c->r, c->lim, c->nlim);
+    }
+    /* the codes q + zero, saturated by the narrowing store ([-128, 127] or [0, 255]: the clamp of q to
+     * [out_lo, out_hi] plus out_zero) */
+    VI q = VI_ADD(VF_CVT_F2I(v), c->zero);
+#if QT_VL == 16
+    if (c->sgn)
+        _mm512_mask_cvtsepi32_storeu_epi8(dst, VMASK_N(n), q);
+    else
+        _mm512_mask_cvtusepi32_storeu_epi8(dst, VMASK_N(n), VI_MAX(q, VI_ZERO()));
+#else
+    __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    h = c->sgn ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
+    if (n == QT_VL) {
+        _mm_storel_epi64((__m128i *)(void *)dst, h);
+    } else {
+        int8_t b[16];
+        _mm_storeu_si128((__m128i *)(void *)b, h);
+        memcpy(dst, b, (size_t)n);
+    }
+#endif
+}
+
 /* After a tile's vectors: activations without a register form, and their output fake quantization,
  * over the stored rows. */
 QT_ATTR static inline void QT_FN(qt_epi_finish)(const trtl_qk_tile *t, const trtl_qk_epi *e, int fast)
@@ -351,6 +474,33 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
         }
     }
     const int fast = trtl_act_is_fast(e->act);
+    if (QT_FN(qt_epc_applies)(t, fast)) {
+        QT_FN(qt_epc) c;
+        QT_FN(qt_epc_init)(&c, e);
+        for (int i = 0; i < QT_MR; i++) {
+            if (i >= t->mr)
+                break;
+            VI comp = VI_ZERO();
+            VF sc = VF_ZERO(), bi = VF_ZERO();
+            if (!per_col) {
+                comp = VI_SET1(t->comp[i]);
+                sc = VF_SET1(t->scale[i]);
+                bi = VF_SET1(t->bias[i]);
+            }
+            for (int j = 0; j < NV; j++) {
+                if (per_col) {
+                    comp = VI_LOAD(t->comp + j * QT_VL);
+                    sc = VF_LOAD(t->scale + j * QT_VL);
+                    bi = VF_LOAD(t->bias + j * QT_VL);
+                }
+                const int64_t o = i * t->ldy + j * QT_VL;
+                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi), &c,
+                                    t->resq ? t->resq + o : NULL, t->yq + o,
+                                    j < NV - 1 ? QT_VL : t->last_cols);
+            }
+        }
+        return;
+    }
     const VMASK tail = VMASK_N(t->last_cols);
 #pragma GCC unroll 8
     for (int i = 0; i < QT_MR; i++) {
