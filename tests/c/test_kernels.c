@@ -3476,6 +3476,124 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- reduce over any axes (x86/reduce_axes.c) ----------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_reduce_axes;
+
+/* Reduces the axes of `axes` of x (keep_dims or not) with `op` on reduce.axes; `nan_at` >= 0 puts a
+ * NaN there, `inf_at` >= 0 a -inf (MAX must keep it where nothing is larger).  Returns 1 on failure. */
+static int reduce_axes_case(int op, int rank, const int64_t *d, uint32_t axes, int keep, int64_t nan_at,
+                            int64_t inf_at)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_REDUCE;
+    nd.name = "reduce";
+    nd.epi = no_epilogue();
+    nd.p.reduce.op = op;
+    nd.p.reduce.keep_dims = keep;
+    nd.p.reduce.axes = axes;
+    int64_t yd[TRTL_MAX_DIMS];
+    int ny = 0;
+    for (int i = 0; i < rank; i++)
+        if (!(axes >> i & 1u) || keep)
+            yd[ny++] = axes >> i & 1u ? 1 : d[i];
+    trtl_dims xdims = dims(rank, d), ydims = dims(ny, yd);
+    int64_t nx = trtl_volume(&xdims);
+    float *x = rand_buf(nx);
+    if (op == TRTL_RED_PROD) /* products of many values in [-1, 1) vanish: keep them near 1 */
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = 1.0f + 0.05f * x[i];
+    if (nan_at >= 0 && nan_at < nx)
+        x[nan_at] = NAN;
+    if (inf_at >= 0 && inf_at < nx)
+        x[inf_at] = op == TRTL_RED_MIN ? INFINITY : -INFINITY;
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    nd.n_in = nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s op=%d axes=0x%x keep_dims=%d nan_at=%lld inf_at=%lld",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), op, (unsigned)axes, keep,
+             (long long)nan_at, (long long)inf_at);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_reduce, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference reduce [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(&trtl_kernel_reduce_axes, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(x);
+    return r;
+}
+
+/* applies(): any constant axes but a trailing block (reduce.inner's). */
+static void test_reduce_axes_applies(void)
+{
+    static const struct { uint32_t axes; int rank, want; } c[] = {
+        {0x4, 4, 1}, {0x6, 4, 1}, {0x5, 3, 1}, {0x1, 2, 1}, {0xa, 4, 1}, {0x3, 3, 1},
+        {0xc, 4, 0}, {0x8, 4, 0}, {0xf, 4, 0}, {0x0, 3, 0}, {0x10, 4, 0}, {0x1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        trtl_node nd = {0};
+        nd.name = "applies";
+        nd.op = TRTL_OP_REDUCE;
+        nd.n_in = 1;
+        nd.p.reduce.axes = c[i].axes;
+        int64_t xd[4] = {2, 3, 4, 5};
+        trtl_dims in = dims(c[i].rank, xd);
+        int got = trtl_kernel_reduce_axes.applies(&nd, &in);
+        if (got != c[i].want) {
+            fprintf(stderr, "FAIL applies reduce.axes case %zu: says %d (want %d)\n", i, got, c[i].want);
+            g_failures++;
+        }
+        g_cases++;
+    }
+}
+
+/* Every op on: AdderNet's channel sums (kept rows of 576 and 64), rows past the 128-wide block with
+ * every vector tail, two reduced groups around a kept one (rows and runs forms), size-1 and empty
+ * dims, one element per output; NaNs and infinities for MAX / MIN; then random shapes and axes. */
+static void test_reduce_axes(int ncases)
+{
+    static const struct { int rank; int64_t d[5]; uint32_t axes; } sh[] = {
+        {5, {1, 4, 25, 24, 24}, 0x4}, {5, {2, 3, 50, 8, 8}, 0x4}, {2, {7, 300}, 0x1},   {2, {5, 177}, 0x1},
+        {3, {3, 9, 47}, 0x2},         {3, {2, 5, 15}, 0x2},       {4, {3, 4, 5, 6}, 0x5}, {4, {3, 4, 5, 6}, 0xa},
+        {4, {3, 4, 5, 6}, 0x9},       {4, {3, 4, 5, 6}, 0xb},     {4, {3, 4, 5, 6}, 0x3}, {5, {2, 3, 2, 5, 33}, 0xb},
+        {4, {2, 1, 5, 1}, 0x5},       {3, {4, 1, 6}, 0x2},        {3, {4, 0, 6}, 0x2},    {3, {0, 3, 6}, 0x2},
+        {4, {1, 1, 1, 1}, 0x3},       {3, {2, 70, 3}, 0x2},       {3, {9000, 2, 3}, 0x1}, {2, {3, 20000}, 0x1},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int op = 0; op < TRTL_RED_COUNT; op++)
+            for (int keep = 0; keep < 2; keep++)
+                if (reduce_axes_case(op, sh[i].rank, sh[i].d, sh[i].axes, keep, -1, -1))
+                    return;
+    static const int64_t nd1[3] = {3, 21, 37}, nd2[4] = {3, 4, 5, 21};
+    for (int op = TRTL_RED_MAX; op <= TRTL_RED_MIN; op++)
+        for (int64_t at = 0; at < 3 * 21 * 37; at += 97)
+            if (reduce_axes_case(op, 3, nd1, 0x2, 1, at, at + 40) || reduce_axes_case(op, 3, nd1, 0x5, 0, at, at + 40) ||
+                reduce_axes_case(op, 4, nd2, 0xa, 0, at, at + 40) || reduce_axes_case(op, 3, nd1, 0x1, 0, -1, at))
+                return;
+    for (int i = 0; i < ncases; i++) {
+        int rank = (int)rint_in(2, 5);
+        int64_t d[5], total;
+        uint32_t axes;
+        do { /* at most 100k elements, not a trailing block of axes */
+            total = 1;
+            for (int j = 0; j < rank; j++) {
+                d[j] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+                total *= d[j];
+            }
+            axes = rnd() & ((1u << rank) - 1);
+        } while (total > 100000 || !trtl_kernel_reduce_axes.applies(&(trtl_node){.n_in = 1, .p.reduce.axes = axes},
+                                                                     &(trtl_dims){.nb_dims = rank}));
+        int op = (int)(rnd() % TRTL_RED_COUNT);
+        if (reduce_axes_case(op, rank, d, axes, (int)(rnd() % 2), rnd() % 6 == 0 ? rint_in(0, 50) : -1, -1))
+            return;
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3533,6 +3651,8 @@ int main(int argc, char **argv)
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_pixel_gemm.name);
     test_linear(ncases);
     test_qdq_simd(ncases);
+    test_reduce_axes_applies();
+    test_reduce_axes(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);
