@@ -150,7 +150,7 @@ def _reduce_case(name, axes, tag):
     mask = sum(1 << a for a in axes)
     case("reduce_%s_%s" % (name, tag), "REDUCE", lambda r: {"x": poisoned(r, (3, 4, 9))},
          lambda net, x: layer_out(net.add_reduce(x, getattr(trt.ReduceOperation, name), mask, True)),
-         lambda x: refs.reduce(x, name, axes, True), kernel="reduce.inner" if tag == "inner" else None)
+         lambda x: refs.reduce(x, name, axes, True), kernel="reduce.inner" if tag == "inner" else "reduce.axes")
 
 
 for _r in trt.ReduceOperation.__members__:
