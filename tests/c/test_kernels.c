@@ -3594,6 +3594,125 @@ static void test_reduce_axes(int ncases)
     }
 }
 
+/* ---- reduce of an elementwise result (x86/reduce_binary.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_reduce_binary_rows;
+
+/* y = reduce op over `axes` of unary(a ew b), a of dims da and b of dims db (equal rank, broadcasting), on
+ * reduce_binary.rows vs the reference; `nan_at` >= 0 puts a NaN into a there.  Returns 1 on failure, 0 also
+ * when the kernel does not take the shapes (the caller counts those). */
+static int reduce_binary_case(int ew, int un, int op, int rank, const int64_t *da, const int64_t *db, uint32_t axes,
+                              int keep, int64_t nan_at, int *taken)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_REDUCE_BINARY;
+    nd.name = "reduce_binary";
+    nd.epi = no_epilogue();
+    nd.p.rbin.ew_op = ew;
+    nd.p.rbin.unary_op = un;
+    nd.p.rbin.op = op;
+    nd.p.rbin.axes = axes;
+    nd.p.rbin.keep_dims = keep;
+    nd.n_in = 2;
+    nd.n_out = 1;
+    int64_t yd[TRTL_MAX_DIMS];
+    int ny = 0;
+    for (int i = 0; i < rank; i++)
+        if (!(axes >> i & 1u) || keep)
+            yd[ny++] = axes >> i & 1u ? 1 : (da[i] == 1 ? db[i] : da[i]);
+    trtl_dims adims = dims(rank, da), bdims = dims(rank, db), ydims = dims(ny, yd);
+    trtl_dims both[2] = {adims, bdims};
+    *taken = trtl_kernel_reduce_binary_rows.applies(&nd, both);
+    if (!*taken)
+        return 0;
+    int64_t na = trtl_volume(&adims), nb = trtl_volume(&bdims);
+    float *a = rand_buf(na), *b = rand_buf(nb);
+    if (op == TRTL_RED_PROD) /* keep long products near 1 */
+        for (int64_t i = 0; i < nb; i++)
+            b[i] = ew == TRTL_EW_PROD ? 1.0f + 0.01f * b[i] : 0.05f * b[i];
+    if (op == TRTL_RED_PROD)
+        for (int64_t i = 0; i < na; i++)
+            a[i] = ew == TRTL_EW_SUB ? 1.0f + 0.05f * a[i] : ew == TRTL_EW_SUM ? 1.0f + 0.05f * a[i] : 1.0f + 0.01f * a[i];
+    if (nan_at >= 0 && nan_at < na)
+        a[nan_at] = NAN;
+    trtl_tensor_view in[2] = {{a, adims, TRTL_FLOAT}, {b, bdims, TRTL_FLOAT}};
+    char as[TRTL_DIMS_STR_MAX], bs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "a%s ew%d b%s unary=%d -> y%s op=%d axes=0x%x keep_dims=%d nan_at=%lld",
+             trtl_dims_str(&adims, as, sizeof as), ew, trtl_dims_str(&bdims, bs, sizeof bs), un,
+             trtl_dims_str(&ydims, ys, sizeof ys), op, (unsigned)axes, keep, (long long)nan_at);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_reduce_binary, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference reduce_binary [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(&trtl_kernel_reduce_binary_rows, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(a);
+    free(b);
+    return r;
+}
+
+/* AdderNet's two layers (scaled down), both operands along the row, the row a broadcast of b, reduced groups
+ * on both sides of a kept one, every vector tail; NaNs; applies() refusing a reduced last group; random
+ * shapes and axes. */
+static void test_reduce_binary(int ncases)
+{
+    static const struct { int rank; int64_t a[5], b[5]; uint32_t axes; int want; } sh[] = {
+        {5, {1, 1, 25, 24, 24}, {1, 6, 25, 1, 1}, 0x4, 1}, {5, {1, 1, 50, 8, 8}, {1, 7, 50, 1, 1}, 0x4, 1},
+        {5, {2, 1, 9, 3, 5}, {1, 4, 9, 1, 1}, 0x4, 1},     {3, {3, 9, 131}, {3, 9, 131}, 0x2, 1},
+        {3, {3, 9, 1}, {1, 9, 77}, 0x2, 1},                {4, {3, 4, 1, 9}, {1, 4, 5, 9}, 0x5, 1},
+        {4, {3, 4, 5, 17}, {3, 1, 5, 1}, 0x5, 1},           {2, {40, 33}, {40, 1}, 0x1, 1},
+        {3, {2, 5, 7}, {1, 5, 7}, 0x4, 0},                  {3, {2, 5, 7}, {2, 5, 1}, 0x6, 0},
+        {2, {5, 7}, {5, 7}, 0x0, 0},
+    };
+    static const int ews[3] = {TRTL_EW_SUB, TRTL_EW_SUM, TRTL_EW_PROD};
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int op = 0; op < TRTL_RED_COUNT; op++)
+            for (int e = 0; e < 3; e++)
+                for (int un = 0; un < 2; un++) {
+                    int taken;
+                    if (reduce_binary_case(ews[e], un ? TRTL_UN_ABS : -1, op, sh[i].rank, sh[i].a, sh[i].b, sh[i].axes,
+                                           (op + e) % 2, -1, &taken))
+                        return;
+                    if (taken != sh[i].want) {
+                        fprintf(stderr, "FAIL applies reduce_binary.rows shape case %zu: says %d (want %d)\n", i, taken,
+                                sh[i].want);
+                        g_failures++;
+                        return;
+                    }
+                }
+    static const int64_t na[4] = {3, 4, 5, 21}, nb[4] = {1, 4, 5, 1};
+    for (int op = TRTL_RED_MAX; op <= TRTL_RED_MIN; op++)
+        for (int64_t at = 0; at < 3 * 4 * 5 * 21; at += 61) {
+            int taken;
+            if (reduce_binary_case(TRTL_EW_SUB, TRTL_UN_ABS, op, 4, na, nb, 0x5, 1, at, &taken) ||
+                reduce_binary_case(TRTL_EW_SUB, -1, op, 4, na, nb, 0x2, 0, at, &taken))
+                return;
+        }
+    for (int i = 0, done = 0; done < ncases && i < 50 * ncases; i++) {
+        int rank = (int)rint_in(2, 5), taken;
+        int64_t a[5], b[5], total = 1;
+        for (int j = 0; j < rank; j++) {
+            int64_t d = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+            int k = (int)(rnd() % 3); /* 0: both, 1: a only, 2: b only */
+            a[j] = k == 2 ? 1 : d;
+            b[j] = k == 1 ? 1 : d;
+            total *= d;
+        }
+        if (total > 100000)
+            continue;
+        uint32_t axes = rnd() & ((1u << rank) - 1);
+        if (reduce_binary_case(ews[rnd() % 3], rnd() % 2 ? TRTL_UN_ABS : -1, (int)(rnd() % TRTL_RED_COUNT), rank, a, b,
+                               axes, (int)(rnd() % 2), rnd() % 6 == 0 ? rint_in(0, 50) : -1, &taken))
+            return;
+        done += taken;
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -3653,6 +3772,7 @@ int main(int argc, char **argv)
     test_qdq_simd(ncases);
     test_reduce_axes_applies();
     test_reduce_axes(ncases);
+    test_reduce_binary(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);
