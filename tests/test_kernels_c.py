@@ -53,6 +53,7 @@ SOURCES = [
     "csrc/kernels/qconv.c",
     "csrc/kernels/ref/qconv.c",
     "csrc/core/alloc.c",
+    "csrc/kernels/ref/reduce_binary.c",
 ]
 
 

@@ -150,7 +150,7 @@ def _reduce_case(name, axes, tag):
     mask = sum(1 << a for a in axes)
     case("reduce_%s_%s" % (name, tag), "REDUCE", lambda r: {"x": poisoned(r, (3, 4, 9))},
          lambda net, x: layer_out(net.add_reduce(x, getattr(trt.ReduceOperation, name), mask, True)),
-         lambda x: refs.reduce(x, name, axes, True), kernel="reduce.inner" if tag == "inner" else None)
+         lambda x: refs.reduce(x, name, axes, True), kernel="reduce.inner" if tag == "inner" else "reduce.axes")
 
 
 for _r in trt.ReduceOperation.__members__:
@@ -254,6 +254,14 @@ case("linear", "LINEAR", lambda r: {"a": poisoned(r, (2, 5, 7))},
                                                       layer_out(net.add_constant(_lw.shape, _lw)),
                                                       trt.MatrixOperation.NONE)),
      lambda a: refs.matrix_multiply(a, "NONE", _lw, "NONE"), kernel="linear.")
+# a reduce of |a - b| runs as the builder's internal REDUCE_BINARY op (passes/fuse_reduce.c), for every reduce op
+for _r in trt.ReduceOperation.__members__:
+    case("reduce_binary_" + _r, "REDUCE_BINARY",
+         lambda r: {"a": poisoned(r, (3, 4, 1, 9)), "b": poisoned(r, (1, 4, 5, 1))},
+         lambda net, a, b, _r=_r: layer_out(net.add_reduce(
+             layer_out(net.add_unary(layer_out(net.add_elementwise(a, b, trt.ElementWiseOperation.SUB)),
+                                     trt.UnaryOperation.ABS)), getattr(trt.ReduceOperation, _r), 0b0101, True)),
+         lambda a, b, _r=_r: refs.reduce(np.abs(a.astype(np.float64) - b), _r, (0, 2), True), kernel="reduce_binary.")
 case("matrix_multiply", "MATRIX_MULTIPLY", lambda r: {"a": poisoned(r, (2, 5, 7)), "b": poisoned(r, (2, 7, 6))},
      lambda net, a, b: layer_out(net.add_matrix_multiply(a, trt.MatrixOperation.NONE, b, trt.MatrixOperation.NONE)),
      lambda a, b: refs.matrix_multiply(a, "NONE", b, "NONE"), kernel="matrix_multiply.")

@@ -513,6 +513,21 @@ def run(engine, inputs, n_out):
     return [outs["out%d" % i] for i in range(n_out)]
 
 
+@case("adder_reduce", fires=("fuse_reduce",))
+def _adder_reduce(net, rng):
+    """AdderNet: |x - w| broadcast over filters, summed over input channels (one REDUCE_BINARY step, fuse_reduce),
+    and a product's mean over two separated axes without an Abs (also one step)."""
+    x, w = randn(rng, (1, 1, 6, 5, 7)), randn(rng, (1, 4, 6, 1, 1))
+    a, b = randn(rng, (3, 4, 1, 9)), randn(rng, (1, 4, 5, 9))
+    tx, ta, tb = (net.add_input(n, trt.float32, v.shape) for n, v in (("x", x), ("a", a), ("b", b)))
+    d = ew(net, tx, net.add_constant(w.shape, w).get_output(0), E.SUB)
+    y = net.add_reduce(net.add_unary(d, trt.UnaryOperation.ABS).get_output(0), trt.ReduceOperation.SUM, 1 << 2,
+                       False).get_output(0)
+    z = net.add_reduce(ew(net, ta, tb, E.PROD), trt.ReduceOperation.AVG, 0b101, True).get_output(0)
+    return ({"x": x, "a": a, "b": b}, [y, z],
+            [np.abs(x.astype(np.float64) - w).sum(axis=2), (a.astype(np.float64) * b).mean(axis=(0, 2), keepdims=True)])
+
+
 MODES = ["all"] + ["off:" + p for p in PASSES] + ["level0", "level0-off:dead_layers"]
 
 
@@ -643,13 +658,13 @@ def test_builder_passes_lists_the_table():
     assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
                                      "qdq_int8_io", "fold_padding", "fuse_siblings", "elide_slice", "elide_concat",
-                                     "fuse_linear"]
+                                     "fuse_linear", "fuse_reduce"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
                                                      "fuse_qdq": 1, "qdq_int8_io": 1, "fold_padding": 1,
                                                      "fuse_siblings": 1, "elide_slice": 1, "elide_concat": 1,
-                                                     "fuse_linear": 1}
+                                                     "fuse_linear": 1, "fuse_reduce": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

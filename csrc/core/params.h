@@ -328,6 +328,16 @@ typedef struct trtl_nms_params {
     int32_t topk_box_limit;    /* candidates considered per batch item (TensorRT's default 5000) */
 } trtl_nms_params;
 
+/* REDUCE_BINARY (internal, passes/fuse_reduce.c): y = reduce_op over `axes` of unary(a ew_op b), a and b of
+ * equal rank broadcasting to the reduced input's dims. */
+typedef struct trtl_reduce_binary_params {
+    int32_t ew_op;             /* trtl_elementwise_op: SUM, PROD or SUB */
+    int32_t unary_op;          /* trtl_unary_op ABS, or -1: none */
+    int32_t op;                /* trtl_reduce_op */
+    uint32_t axes;
+    int32_t keep_dims;
+} trtl_reduce_binary_params;
+
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
     trtl_fc_params fc;
@@ -366,6 +376,7 @@ typedef union trtl_params {
     trtl_cf_params cf;                /* control flow (issue #12) */
     trtl_fill_params fill;
     trtl_nms_params nms;              /* NMS (NON_ZERO: empty) */
+    trtl_reduce_binary_params rbin;   /* REDUCE_BINARY (internal) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

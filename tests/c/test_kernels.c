@@ -3714,6 +3714,241 @@ static void test_conv_grouped_direct(int ncases)
 done:
     g_conv_nan_w = g_conv_nan_x = -1;
     trtl_cpu_set_mask(~0u);
+/* ---- reduce over any axes (x86/reduce_axes.c) ----------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_reduce_axes;
+
+/* Reduces the axes of `axes` of x (keep_dims or not) with `op` on reduce.axes; `nan_at` >= 0 puts a
+ * NaN there, `inf_at` >= 0 a -inf (MAX must keep it where nothing is larger).  Returns 1 on failure. */
+static int reduce_axes_case(int op, int rank, const int64_t *d, uint32_t axes, int keep, int64_t nan_at,
+                            int64_t inf_at)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_REDUCE;
+    nd.name = "reduce";
+    nd.epi = no_epilogue();
+    nd.p.reduce.op = op;
+    nd.p.reduce.keep_dims = keep;
+    nd.p.reduce.axes = axes;
+    int64_t yd[TRTL_MAX_DIMS];
+    int ny = 0;
+    for (int i = 0; i < rank; i++)
+        if (!(axes >> i & 1u) || keep)
+            yd[ny++] = axes >> i & 1u ? 1 : d[i];
+    trtl_dims xdims = dims(rank, d), ydims = dims(ny, yd);
+    int64_t nx = trtl_volume(&xdims);
+    float *x = rand_buf(nx);
+    if (op == TRTL_RED_PROD) /* products of many values in [-1, 1) vanish: keep them near 1 */
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = 1.0f + 0.05f * x[i];
+    if (nan_at >= 0 && nan_at < nx)
+        x[nan_at] = NAN;
+    if (inf_at >= 0 && inf_at < nx)
+        x[inf_at] = op == TRTL_RED_MIN ? INFINITY : -INFINITY;
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    nd.n_in = nd.n_out = 1;
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s op=%d axes=0x%x keep_dims=%d nan_at=%lld inf_at=%lld",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), op, (unsigned)axes, keep,
+             (long long)nan_at, (long long)inf_at);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_reduce, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference reduce [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(&trtl_kernel_reduce_axes, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(x);
+    return r;
+}
+
+/* applies(): any constant axes but a trailing block (reduce.inner's). */
+static void test_reduce_axes_applies(void)
+{
+    static const struct { uint32_t axes; int rank, want; } c[] = {
+        {0x4, 4, 1}, {0x6, 4, 1}, {0x5, 3, 1}, {0x1, 2, 1}, {0xa, 4, 1}, {0x3, 3, 1},
+        {0xc, 4, 0}, {0x8, 4, 0}, {0xf, 4, 0}, {0x0, 3, 0}, {0x10, 4, 0}, {0x1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        trtl_node nd = {0};
+        nd.name = "applies";
+        nd.op = TRTL_OP_REDUCE;
+        nd.n_in = 1;
+        nd.p.reduce.axes = c[i].axes;
+        int64_t xd[4] = {2, 3, 4, 5};
+        trtl_dims in = dims(c[i].rank, xd);
+        int got = trtl_kernel_reduce_axes.applies(&nd, &in);
+        if (got != c[i].want) {
+            fprintf(stderr, "FAIL applies reduce.axes case %zu: says %d (want %d)\n", i, got, c[i].want);
+            g_failures++;
+        }
+        g_cases++;
+    }
+}
+
+/* Every op on: AdderNet's channel sums (kept rows of 576 and 64), rows past the 128-wide block with
+ * every vector tail, two reduced groups around a kept one (rows and runs forms), size-1 and empty
+ * dims, one element per output; NaNs and infinities for MAX / MIN; then random shapes and axes. */
+static void test_reduce_axes(int ncases)
+{
+    static const struct { int rank; int64_t d[5]; uint32_t axes; } sh[] = {
+        {5, {1, 4, 25, 24, 24}, 0x4}, {5, {2, 3, 50, 8, 8}, 0x4}, {2, {7, 300}, 0x1},   {2, {5, 177}, 0x1},
+        {3, {3, 9, 47}, 0x2},         {3, {2, 5, 15}, 0x2},       {4, {3, 4, 5, 6}, 0x5}, {4, {3, 4, 5, 6}, 0xa},
+        {4, {3, 4, 5, 6}, 0x9},       {4, {3, 4, 5, 6}, 0xb},     {4, {3, 4, 5, 6}, 0x3}, {5, {2, 3, 2, 5, 33}, 0xb},
+        {4, {2, 1, 5, 1}, 0x5},       {3, {4, 1, 6}, 0x2},        {3, {4, 0, 6}, 0x2},    {3, {0, 3, 6}, 0x2},
+        {4, {1, 1, 1, 1}, 0x3},       {3, {2, 70, 3}, 0x2},       {3, {9000, 2, 3}, 0x1}, {2, {3, 20000}, 0x1},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int op = 0; op < TRTL_RED_COUNT; op++)
+            for (int keep = 0; keep < 2; keep++)
+                if (reduce_axes_case(op, sh[i].rank, sh[i].d, sh[i].axes, keep, -1, -1))
+                    return;
+    static const int64_t nd1[3] = {3, 21, 37}, nd2[4] = {3, 4, 5, 21};
+    for (int op = TRTL_RED_MAX; op <= TRTL_RED_MIN; op++)
+        for (int64_t at = 0; at < 3 * 21 * 37; at += 97)
+            if (reduce_axes_case(op, 3, nd1, 0x2, 1, at, at + 40) || reduce_axes_case(op, 3, nd1, 0x5, 0, at, at + 40) ||
+                reduce_axes_case(op, 4, nd2, 0xa, 0, at, at + 40) || reduce_axes_case(op, 3, nd1, 0x1, 0, -1, at))
+                return;
+    for (int i = 0; i < ncases; i++) {
+        int rank = (int)rint_in(2, 5);
+        int64_t d[5], total;
+        uint32_t axes;
+        do { /* at most 100k elements, not a trailing block of axes */
+            total = 1;
+            for (int j = 0; j < rank; j++) {
+                d[j] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+                total *= d[j];
+            }
+            axes = rnd() & ((1u << rank) - 1);
+        } while (total > 100000 || !trtl_kernel_reduce_axes.applies(&(trtl_node){.n_in = 1, .p.reduce.axes = axes},
+                                                                     &(trtl_dims){.nb_dims = rank}));
+        int op = (int)(rnd() % TRTL_RED_COUNT);
+        if (reduce_axes_case(op, rank, d, axes, (int)(rnd() % 2), rnd() % 6 == 0 ? rint_in(0, 50) : -1, -1))
+            return;
+    }
+}
+
+/* ---- reduce of an elementwise result (x86/reduce_binary.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_reduce_binary_rows;
+
+/* y = reduce op over `axes` of unary(a ew b), a of dims da and b of dims db (equal rank, broadcasting), on
+ * reduce_binary.rows vs the reference; `nan_at` >= 0 puts a NaN into a there.  Returns 1 on failure, 0 also
+ * when the kernel does not take the shapes (the caller counts those). */
+static int reduce_binary_case(int ew, int un, int op, int rank, const int64_t *da, const int64_t *db, uint32_t axes,
+                              int keep, int64_t nan_at, int *taken)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_REDUCE_BINARY;
+    nd.name = "reduce_binary";
+    nd.epi = no_epilogue();
+    nd.p.rbin.ew_op = ew;
+    nd.p.rbin.unary_op = un;
+    nd.p.rbin.op = op;
+    nd.p.rbin.axes = axes;
+    nd.p.rbin.keep_dims = keep;
+    nd.n_in = 2;
+    nd.n_out = 1;
+    int64_t yd[TRTL_MAX_DIMS];
+    int ny = 0;
+    for (int i = 0; i < rank; i++)
+        if (!(axes >> i & 1u) || keep)
+            yd[ny++] = axes >> i & 1u ? 1 : (da[i] == 1 ? db[i] : da[i]);
+    trtl_dims adims = dims(rank, da), bdims = dims(rank, db), ydims = dims(ny, yd);
+    trtl_dims both[2] = {adims, bdims};
+    *taken = trtl_kernel_reduce_binary_rows.applies(&nd, both);
+    if (!*taken)
+        return 0;
+    int64_t na = trtl_volume(&adims), nb = trtl_volume(&bdims);
+    float *a = rand_buf(na), *b = rand_buf(nb);
+    if (op == TRTL_RED_PROD) /* keep long products near 1 */
+        for (int64_t i = 0; i < nb; i++)
+            b[i] = ew == TRTL_EW_PROD ? 1.0f + 0.01f * b[i] : 0.05f * b[i];
+    if (op == TRTL_RED_PROD)
+        for (int64_t i = 0; i < na; i++)
+            a[i] = ew == TRTL_EW_SUB ? 1.0f + 0.05f * a[i] : ew == TRTL_EW_SUM ? 1.0f + 0.05f * a[i] : 1.0f + 0.01f * a[i];
+    if (nan_at >= 0 && nan_at < na)
+        a[nan_at] = NAN;
+    trtl_tensor_view in[2] = {{a, adims, TRTL_FLOAT}, {b, bdims, TRTL_FLOAT}};
+    char as[TRTL_DIMS_STR_MAX], bs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "a%s ew%d b%s unary=%d -> y%s op=%d axes=0x%x keep_dims=%d nan_at=%lld",
+             trtl_dims_str(&adims, as, sizeof as), ew, trtl_dims_str(&bdims, bs, sizeof bs), un,
+             trtl_dims_str(&ydims, ys, sizeof ys), op, (unsigned)axes, keep, (long long)nan_at);
+    trtl_status st;
+    float *want = ref_output(trtl_ref_reduce_binary, &nd, in, &ydims, &st);
+    int r;
+    if (!want) {
+        fprintf(stderr, "FAIL reference reduce_binary [%s]: %s\n", g_desc, trtl_last_error());
+        g_failures++;
+        r = 1;
+    } else {
+        r = run_opt(&trtl_kernel_reduce_binary_rows, &nd, in, &ydims, want);
+    }
+    free(want);
+    free(a);
+    free(b);
+    return r;
+}
+
+/* AdderNet's two layers (scaled down), both operands along the row, the row a broadcast of b, reduced groups
+ * on both sides of a kept one, every vector tail; NaNs; applies() refusing a reduced last group; random
+ * shapes and axes. */
+static void test_reduce_binary(int ncases)
+{
+    static const struct { int rank; int64_t a[5], b[5]; uint32_t axes; int want; } sh[] = {
+        {5, {1, 1, 25, 24, 24}, {1, 6, 25, 1, 1}, 0x4, 1}, {5, {1, 1, 50, 8, 8}, {1, 7, 50, 1, 1}, 0x4, 1},
+        {5, {2, 1, 9, 3, 5}, {1, 4, 9, 1, 1}, 0x4, 1},     {3, {3, 9, 131}, {3, 9, 131}, 0x2, 1},
+        {3, {3, 9, 1}, {1, 9, 77}, 0x2, 1},                {4, {3, 4, 1, 9}, {1, 4, 5, 9}, 0x5, 1},
+        {4, {3, 4, 5, 17}, {3, 1, 5, 1}, 0x5, 1},           {2, {40, 33}, {40, 1}, 0x1, 1},
+        {3, {2, 5, 7}, {1, 5, 7}, 0x4, 0},                  {3, {2, 5, 7}, {2, 5, 1}, 0x6, 0},
+        {2, {5, 7}, {5, 7}, 0x0, 0},
+    };
+    static const int ews[3] = {TRTL_EW_SUB, TRTL_EW_SUM, TRTL_EW_PROD};
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int op = 0; op < TRTL_RED_COUNT; op++)
+            for (int e = 0; e < 3; e++)
+                for (int un = 0; un < 2; un++) {
+                    int taken;
+                    if (reduce_binary_case(ews[e], un ? TRTL_UN_ABS : -1, op, sh[i].rank, sh[i].a, sh[i].b, sh[i].axes,
+                                           (op + e) % 2, -1, &taken))
+                        return;
+                    if (taken != sh[i].want) {
+                        fprintf(stderr, "FAIL applies reduce_binary.rows shape case %zu: says %d (want %d)\n", i, taken,
+                                sh[i].want);
+                        g_failures++;
+                        return;
+                    }
+                }
+    static const int64_t na[4] = {3, 4, 5, 21}, nb[4] = {1, 4, 5, 1};
+    for (int op = TRTL_RED_MAX; op <= TRTL_RED_MIN; op++)
+        for (int64_t at = 0; at < 3 * 4 * 5 * 21; at += 61) {
+            int taken;
+            if (reduce_binary_case(TRTL_EW_SUB, TRTL_UN_ABS, op, 4, na, nb, 0x5, 1, at, &taken) ||
+                reduce_binary_case(TRTL_EW_SUB, -1, op, 4, na, nb, 0x2, 0, at, &taken))
+                return;
+        }
+    for (int i = 0, done = 0; done < ncases && i < 50 * ncases; i++) {
+        int rank = (int)rint_in(2, 5), taken;
+        int64_t a[5], b[5], total = 1;
+        for (int j = 0; j < rank; j++) {
+            int64_t d = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+            int k = (int)(rnd() % 3); /* 0: both, 1: a only, 2: b only */
+            a[j] = k == 2 ? 1 : d;
+            b[j] = k == 1 ? 1 : d;
+            total *= d;
+        }
+        if (total > 100000)
+            continue;
+        uint32_t axes = rnd() & ((1u << rank) - 1);
+        if (reduce_binary_case(ews[rnd() % 3], rnd() % 2 ? TRTL_UN_ABS : -1, (int)(rnd() % TRTL_RED_COUNT), rank, a, b,
+                               axes, (int)(rnd() % 2), rnd() % 6 == 0 ? rint_in(0, 50) : -1, &taken))
+            return;
+        done += taken;
+    }
 }
 
 int main(int argc, char **argv)
@@ -3778,6 +4013,9 @@ int main(int argc, char **argv)
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
     test_conv_grouped_direct(ncases);
+    test_reduce_axes_applies();
+    test_reduce_axes(ncases);
+    test_reduce_binary(ncases);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

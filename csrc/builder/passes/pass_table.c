@@ -13,7 +13,8 @@
  * (the activations are part of its match) and makes slices; slice and concatenation elision come
  * last (any other pass may change what they read), slices first (concatenation elision accounts
  * for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
- * its bias and residual adds are elementwise sums no other pass takes). */
+ * its bias and residual adds are elementwise sums no other pass takes).  Reduce fusion comes last: it takes an
+ * elementwise layer and an Abs into the reduce they feed, which no other pass matches. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_LINEAR] = {"fuse_linear", trtl_pass_fuse_linear, 1, 0,
                                "turns a matrix multiply by a constant weight (and the bias add, activation and "
                                "residual add after it) into one linear step on the fully connected kernels"},
+    [TRTL_PASS_FUSE_REDUCE] = {"fuse_reduce", trtl_pass_fuse_reduce, 1, 0,
+                               "turns an elementwise sum / product / difference (and an absolute value after it) "
+                               "feeding a reduce into one step that never writes the broadcast tensor (AdderNet)"},
 };
 
 int32_t trtl_pass_find(const char *name)
