@@ -61,7 +61,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_linear_packed_gemm)                                                             \
     X(trtl_kernel_linear_sgemm)                                                                   \
     X(trtl_kernel_quantize_simd)                                                                  \
-    X(trtl_kernel_dequantize_simd)
+    X(trtl_kernel_dequantize_simd)                                                                \
+    X(trtl_kernel_conv_1x1_direct)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE
