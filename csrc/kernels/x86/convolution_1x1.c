@@ -27,6 +27,7 @@
  * channels, on large maps over pixel chunks, each thread reusing its chunk's rows from L1/L2.
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <immintrin.h>
 
@@ -128,20 +129,21 @@ T512 static inline __attribute__((always_inline)) void tile512(const float *wp, 
         }
     }
     if (ne) {
-        float t[PW_MAX_EXTRA][PW_MR];
-        _Pragma("GCC unroll 8")
-        for (int j = 0; j < ne; j++)
-            _mm256_storeu_ps(t[j], ex[j]);
+        /* extra pixel j of the 8 channels: lanes i*P apart in the output (7 * P fits an int: see pw_chunk_at) */
         const int64_t off = 16 * (nv - 1) + __builtin_popcount(mlast);
-        _Pragma("GCC unroll 8")
-        for (int i = 0; i < kr; i++)
-            _Pragma("GCC unroll 8")
-            for (int j = 0; j < ne; j++) {
-                float s = t[j][i] + (bias ? bias[i] : 0.0f);
-                if (res)
-                    s += res[i * P + off + j];
-                y[i * P + off + j] = fast ? trtl_activation_eval(e->act, e->alpha, e->beta, s) : s;
-            }
+        const __mmask8 km = (__mmask8)((1u << kr) - 1u);
+        const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)P));
+        const __m256 bv = bias ? _mm256_maskz_loadu_ps(km, bias) : _mm256_setzero_ps();
+        const __m256 a8 = _mm256_set1_ps(e->alpha), b8 = _mm256_set1_ps(e->beta);
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < ne; j++) {
+            __m256 t = _mm256_add_ps(ex[j], bv);
+            if (res)
+                t = _mm256_add_ps(t, _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), km, idx, res + off + j, 4));
+            if (fast)
+                t = trtl_act8(t, e->act, a8, b8);
+            _mm256_mask_i32scatter_ps(y + off + j, km, idx, t, 4);
+        }
     }
 }
 
@@ -242,14 +244,14 @@ typedef struct pw_chunk {
 static int64_t pw_nchunks(int64_t P, int vl, int extra)
 {
     int64_t whole = P / vl, r = P % vl;
-    int64_t nvec = whole + (r && !(extra && r <= PW_MAX_EXTRA && whole > 0));
+    int64_t nvec = whole + (r && !(extra && r <= PW_MAX_EXTRA && whole > 0 && P <= INT32_MAX / PW_MR));
     return (nvec + PW_MAX_NV - 1) / PW_MAX_NV;
 }
 
 static pw_chunk pw_chunk_at(int64_t P, int vl, int extra, int64_t q)
 {
     int64_t whole = P / vl, r = P % vl;
-    int use_extra = extra && r && r <= PW_MAX_EXTRA && whole > 0;
+    int use_extra = extra && r && r <= PW_MAX_EXTRA && whole > 0 && P <= INT32_MAX / PW_MR;
     int64_t nvec = whole + (r && !use_extra), nch = (nvec + PW_MAX_NV - 1) / PW_MAX_NV;
     pw_chunk c;
     c.p0 = q * PW_MAX_NV * vl;
