@@ -100,7 +100,7 @@ def _forced(make, profile=None):
 
 
 SHAPES = [  # N, C, K, H, W, act, residual
-    (1, 160, 37, 7, 7, "relu6", True),    # 49 = 3 x 16 + 1: an extra column; K tail past panels of 8
+    (1, 256, 37, 7, 7, "relu6", True),    # 49 = 3 x 16 + 1: an extra column; K tail past panels of 8
     (1, 24, 64, 14, 14, "sigmoid", True),  # 196 = 12 x 16 + 4: four extra columns; the row pass activation
     (2, 19, 12, 9, 10, "relu6", False),   # 90 = 5 x 16 + 10: a masked vector; batch 2
 ]
@@ -129,7 +129,7 @@ def test_1x1_direct_layer_avx2_variant():
     code = (
         "import sys, numpy as np; sys.path.insert(0, %r); import test_conv_1x1_direct as t\n"
         "from conftest import assert_close\n"
-        "make, inputs, want = t._case(np.random.default_rng(3), 2, 33, 21, 7, 7, 'relu6', True)\n"
+        "make, inputs, want = t._case(np.random.default_rng(3), 2, 33, 21, 9, 9, 'relu6', True)\n"
         "forced = t._forced(make)\n"
         "if forced is None: print('ok'); sys.exit(0)\n"
         "engine, kernels, _ = forced\n"
@@ -144,8 +144,9 @@ def test_1x1_direct_layer_avx2_variant():
 
 
 def test_1x1_direct_other_input_size(rng):
-    """Built with dynamic H/W (opt 7x7), forced, run at 7x7, 5x13 and 20x20: every map size is the same kernel
-    (a 1x1 stride-1 convolution stays one at any size) and matches numpy."""
+    """Built with dynamic H/W (opt 10x10), forced, run at 7x7, 5x13, 40x40 (past the maps applies() takes at build
+    time) and 1x1: every map size is the same kernel (a 1x1 stride-1 convolution stays one at any size) and matches
+    numpy."""
     C, K = 16, 24
     w = (rng.standard_normal((K, C, 1, 1)) / 4).astype(np.float32)
     b = rng.standard_normal(K).astype(np.float32)
@@ -157,12 +158,12 @@ def test_1x1_direct_other_input_size(rng):
         out.name = "y"
         network.mark_output(out)
 
-    forced = _forced(make, profile=("x", (1, C, 1, 1), (1, C, 7, 7), (1, C, 20, 20)))
+    forced = _forced(make, profile=("x", (1, C, 1, 1), (1, C, 10, 10), (1, C, 40, 40)))
     if forced is None:
         pytest.skip("convolution.1x1_direct is no candidate on this CPU")
     engine, kernels, _ = forced
     assert KERNEL in kernels, kernels
-    for h, wd in ((7, 7), (5, 13), (20, 20), (1, 1)):
+    for h, wd in ((7, 7), (5, 13), (40, 40), (1, 1)):
         x = rng.standard_normal((1, C, h, wd)).astype(np.float32)
         y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64)) + b[:, None, None]
         assert_close(_run(engine, {"x": x}), np.maximum(y, 0))

@@ -3485,6 +3485,25 @@ extern const trtl_kernel trtl_kernel_conv_1x1_direct;
  * columns up to 4, masked vectors past them), maps smaller than a vector, output channels past a panel of 8 (K
  * tails, K < 8), batches, 1-D and 3-D 1x1, every epilogue on the first shapes; then random shapes; NaN and Inf in
  * the activations propagate as the reference's. */
+/* The registered kernel where its applies() takes case c, else `any` (the same kernel without applies()). */
+static const trtl_kernel *pw_kernel(const trtl_kernel *any, const conv_case *c)
+{
+    int64_t xd[5] = {c->N, c->C}, one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    for (int d = 0; d < c->nsp; d++)
+        xd[2 + d] = c->in[d];
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONVOLUTION;
+    nd.name = "conv";
+    nd.p.conv.num_output_maps = (int32_t)c->K;
+    nd.p.conv.num_groups = 1;
+    nd.p.conv.kernel_size = nd.p.conv.stride = dims(c->nsp, one);
+    nd.p.conv.dilation = dims(c->nsp, c->d);
+    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(c->nsp, zero);
+    nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * c->C};
+    trtl_dims xdims = dims(c->nsp + 2, xd);
+    return trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) ? &trtl_kernel_conv_1x1_direct : any;
+}
+
 static void test_conv_1x1(int ncases)
 {
     static const struct { int64_t N, C, K, H, W; int nsp, all; } sh[] = {
@@ -3493,6 +3512,31 @@ static void test_conv_1x1(int ncases)
         {2, 40, 9, 28, 28, 2, 0},  {1, 17, 31, 2, 3, 3, 0},    {1, 64, 64, 1, 47, 2, 0},   {1, 11, 3, 1, 35, 1, 0},
     };
     const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    trtl_kernel any = trtl_kernel_conv_1x1_direct; /* shapes applies() leaves to other kernels: run() computes them */
+    any.applies = NULL;
+    {
+        /* applies(): small maps yes, maps past 32x32 no, 7x7 with a short depth no (what the builder would time) */
+        static const struct { int64_t C, H, W; int want; } ap[] = {
+            {960, 7, 7, 1}, {160, 7, 7, 0}, {64, 14, 14, 1}, {32, 28, 28, 1}, {24, 56, 56, 0}, {16, 112, 112, 0}};
+        for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
+            trtl_node nd = {0};
+            int64_t one[2] = {1, 1}, zero[2] = {0, 0}, xd[4] = {1, ap[i].C, ap[i].H, ap[i].W};
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            nd.p.conv.num_output_maps = 32;
+            nd.p.conv.num_groups = 1;
+            nd.p.conv.kernel_size = nd.p.conv.stride = nd.p.conv.dilation = dims(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, zero);
+            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 32 * ap[i].C};
+            trtl_dims xdims = dims(4, xd);
+            if (trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) != ap[i].want) {
+                fprintf(stderr, "FAIL convolution.1x1_direct applies() on C=%lld %lldx%lld: %d, want %d\n",
+                        (long long)ap[i].C, (long long)ap[i].H, (long long)ap[i].W, !ap[i].want, ap[i].want);
+                g_failures++;
+                return;
+            }
+        }
+    }
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
             if (!trtl_cpu_has(TRTL_CPU_AVX512F))
@@ -3513,7 +3557,7 @@ static void test_conv_1x1(int ncases)
                     c.k[d] = c.s[d] = c.d[d] = 1;
                 }
                 c.bias = combo % 3 != 2;
-                if (conv_run_case(&trtl_kernel_conv_1x1_direct, &c, combo) > 0)
+                if (conv_run_case(pw_kernel(&any, &c), &c, combo) > 0)
                     goto done;
             }
         }
@@ -3528,7 +3572,7 @@ static void test_conv_1x1(int ncases)
             c.in[1] = w;
             c.k[0] = c.k[1] = c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
             c.bias = (int)(w % 2);
-            if (conv_run_case(&trtl_kernel_conv_1x1_direct, &c, (int)w) > 0)
+            if (conv_run_case(pw_kernel(&any, &c), &c, (int)w) > 0)
                 goto done;
         }
         for (int i = 0, combo = (int)(rnd() % 64); i < ncases / 4; i++, combo++) {
@@ -3544,7 +3588,7 @@ static void test_conv_1x1(int ncases)
                 c.k[d] = c.s[d] = 1;
                 c.d[d] = rint_in(1, 2);
             }
-            if (conv_run_case(&trtl_kernel_conv_1x1_direct, &c, combo) > 0)
+            if (conv_run_case(pw_kernel(&any, &c), &c, combo) > 0)
                 goto done;
         }
         {
@@ -3576,7 +3620,7 @@ static void test_conv_1x1(int ncases)
             snprintf(g_desc, sizeof g_desc, "1x1 with NaN / Inf inputs, clip 0..6");
             trtl_status st;
             float *want = ref_output(trtl_ref_convolution, &nd, in, &ydims, &st);
-            int bad = want ? run_opt(&trtl_kernel_conv_1x1_direct, &nd, in, &ydims, want) : 1;
+            int bad = want ? run_opt(&any, &nd, in, &ydims, want) : 1;
             if (!want) {
                 fprintf(stderr, "FAIL reference convolution [%s]: %s\n", g_desc, trtl_last_error());
                 g_failures++;

@@ -22,6 +22,9 @@
  * accumulators of the 16 registers), the last vector masked.  CPUs without AVX2/FMA do not get
  * this kernel (cpu_features); the packed GEMM / BLAS kernels and the reference remain.
  *
+ * applies() keeps it to maps of at most 32x32 pixels and, on maps of at most 8x8, to depths of 256 or more
+ * (see there); run() computes any 1x1 stride-1 shape, so other run-time sizes need no fallback.
+ *
  * Work split: items are (image, pixel chunk, channel group), channel group fastest, cut into
  * contiguous runs per thread: on small maps (one or two chunks) that is a split over output
  * channels, on large maps over pixel chunks, each thread reusing its chunk's rows from L1/L2.
@@ -41,6 +44,9 @@
 #define PW_MR 8      /* output channels per packed panel */
 #define PW_MAX_NV 3  /* pixel vectors per tile */
 #define PW_MAX_EXTRA 4
+#define PW_MAX_PIXELS 1024          /* applies(): output pixels an image at most (32x32) */
+#define PW_SHORT_MAP 64             /* applies(): maps of at most 64 pixels (8x8) need ... */
+#define PW_MIN_DEPTH_SHORT_MAP 256  /* ... at least this many input channels */
 
 typedef struct pw_state {
     int64_t K, C;
@@ -348,7 +354,13 @@ static int pw_applies(const trtl_node *nd, const trtl_dims *in_dims)
         trtl_clear_error();
         return 0;
     }
-    return g.direct && g.kvol == 1 && p->kernel.count == g.K * g.C;
+    if (!g.direct || g.kvol != 1 || p->kernel.count != g.K * g.C)
+        return 0;
+    /* Where it loses (measured with the weights and activations coming from memory, as in a network, which the
+     * builder's hot-cache timing does not see): maps past 32x32, whose C rows P apart stream from memory without
+     * a hardware prefetch stream (the packed GEMM copies them into one), and 7x7-size maps with a short depth,
+     * where every 8-channel tile streams its panel once for few FMAs. */
+    return g.P <= PW_MAX_PIXELS && (g.P > PW_SHORT_MAP || g.C >= PW_MIN_DEPTH_SHORT_MAP);
 }
 
 static void pw_release(void *state)
