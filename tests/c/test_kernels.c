@@ -3507,6 +3507,67 @@ static void test_conv_tapwise(int ncases)
         {1, 16, 40, 14, 14, 3, 1, 12, 12, 12, 2, 0}, /* the ASPP's dilation 12 on 14x14 */
     };
     const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+/* ---- convolution.1x1_direct (x86/convolution_1x1.c) -------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_1x1_direct;
+
+/* Pointwise convolutions on the AVX-512 variant and on AVX2 (AVX-512 masked off): MobileNet shapes (49 = 3 x 16 + 1
+ * and 196 = 12 x 16 + 4 pixels: extra columns; 784, 3136: whole vectors), every remainder of a vector 0..15 (extra
+ * columns up to 4, masked vectors past them), maps smaller than a vector, output channels past a panel of 8 (K
+ * tails, K < 8), batches, 1-D and 3-D 1x1, every epilogue on the first shapes; then random shapes; NaN and Inf in
+ * the activations propagate as the reference's. */
+/* The registered kernel where its applies() takes case c, else `any` (the same kernel without applies()). */
+static const trtl_kernel *pw_kernel(const trtl_kernel *any, const conv_case *c)
+{
+    int64_t xd[5] = {c->N, c->C}, one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    for (int d = 0; d < c->nsp; d++)
+        xd[2 + d] = c->in[d];
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONVOLUTION;
+    nd.name = "conv";
+    nd.p.conv.num_output_maps = (int32_t)c->K;
+    nd.p.conv.num_groups = 1;
+    nd.p.conv.kernel_size = nd.p.conv.stride = dims(c->nsp, one);
+    nd.p.conv.dilation = dims(c->nsp, c->d);
+    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(c->nsp, zero);
+    nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * c->C};
+    trtl_dims xdims = dims(c->nsp + 2, xd);
+    return trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) ? &trtl_kernel_conv_1x1_direct : any;
+}
+
+static void test_conv_1x1(int ncases)
+{
+    static const struct { int64_t N, C, K, H, W; int nsp, all; } sh[] = {
+        {1, 160, 960, 7, 7, 2, 1}, {1, 960, 160, 7, 7, 2, 0},  {1, 96, 576, 14, 14, 2, 1}, {1, 24, 144, 56, 56, 2, 0},
+        {2, 19, 13, 1, 50, 2, 1},  {1, 7, 5, 3, 6, 2, 0},      {3, 33, 17, 1, 20, 1, 0},   {1, 5, 70, 1, 1, 2, 0},
+        {2, 40, 9, 28, 28, 2, 0},  {1, 17, 31, 2, 3, 3, 0},    {1, 64, 64, 1, 47, 2, 0},   {1, 11, 3, 1, 35, 1, 0},
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    trtl_kernel any = trtl_kernel_conv_1x1_direct; /* shapes applies() leaves to other kernels: run() computes them */
+    any.applies = NULL;
+    {
+        /* applies(): small maps yes, maps past 32x32 no, 7x7 with a short depth no (what the builder would time) */
+        static const struct { int64_t C, H, W; int want; } ap[] = {
+            {960, 7, 7, 1}, {160, 7, 7, 0}, {64, 14, 14, 1}, {32, 28, 28, 1}, {24, 56, 56, 0}, {16, 112, 112, 0}};
+        for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
+            trtl_node nd = {0};
+            int64_t one[2] = {1, 1}, zero[2] = {0, 0}, xd[4] = {1, ap[i].C, ap[i].H, ap[i].W};
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            nd.p.conv.num_output_maps = 32;
+            nd.p.conv.num_groups = 1;
+            nd.p.conv.kernel_size = nd.p.conv.stride = nd.p.conv.dilation = dims(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, zero);
+            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 32 * ap[i].C};
+            trtl_dims xdims = dims(4, xd);
+            if (trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) != ap[i].want) {
+                fprintf(stderr, "FAIL convolution.1x1_direct applies() on C=%lld %lldx%lld: %d, want %d\n",
+                        (long long)ap[i].C, (long long)ap[i].H, (long long)ap[i].W, !ap[i].want, ap[i].want);
+                g_failures++;
+                return;
+            }
+        }
+    }
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
             if (!trtl_cpu_has(TRTL_CPU_AVX512F))
@@ -3515,6 +3576,7 @@ static void test_conv_tapwise(int ncases)
         }
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 5;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
                 conv_case c = {0};
                 c.nsp = sh[i].nsp;
@@ -3708,6 +3770,82 @@ static void test_conv_grouped_direct(int ncases)
                 c.s[d] = c.d[d] = c.pre[d] = c.post[d] = 1;
             }
             if (conv_run_case(&any, &c, 3) > 0)
+                    c.in[d] = d == c.nsp - 1 ? sh[i].W : d == c.nsp - 2 ? sh[i].H : 2;
+                    c.k[d] = c.s[d] = c.d[d] = 1;
+                }
+                c.bias = combo % 3 != 2;
+                if (conv_run_case(pw_kernel(&any, &c), &c, combo) > 0)
+                    goto done;
+            }
+        }
+        for (int64_t w = 1; w <= 37; w++) { /* every remainder of 16 and 8, with and without whole vectors */
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = 1;
+            c.C = 1 + w % 5;
+            c.K = 1 + w % 11;
+            c.G = 1;
+            c.in[0] = w > 18 ? 2 : 1;
+            c.in[1] = w;
+            c.k[0] = c.k[1] = c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+            c.bias = (int)(w % 2);
+            if (conv_run_case(pw_kernel(&any, &c), &c, (int)w) > 0)
+                goto done;
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < ncases / 4; i++, combo++) {
+            conv_case c = {0};
+            c.nsp = (int)rint_in(1, 3);
+            c.N = rint_in(1, 3);
+            c.C = rint_in(1, 70);
+            c.K = rint_in(1, 40);
+            c.G = 1;
+            c.bias = (int)(rnd() % 4 != 0);
+            for (int d = 0; d < c.nsp; d++) {
+                c.in[d] = rint_in(1, c.nsp == 1 ? 120 : 15);
+                c.k[d] = c.s[d] = 1;
+                c.d[d] = rint_in(1, 2);
+            }
+            if (conv_run_case(pw_kernel(&any, &c), &c, combo) > 0)
+                goto done;
+        }
+        {
+            /* NaN and +-Inf in the activations: they reach exactly the outputs the reference gives them */
+            trtl_node nd = {0};
+            int64_t C = 6, K = 11, H = 7, W = 7, P = H * W;
+            int64_t xd[4] = {1, C, H, W}, yd[4] = {1, K, H, W}, one[2] = {1, 1};
+            float *w = rand_buf(K * C), *x = rand_buf(C * P);
+            x[2 * P + 5] = NAN;
+            x[4 * P + 48] = INFINITY; /* an extra column */
+            x[0 * P + 20] = -INFINITY;
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            nd.p.conv.num_output_maps = (int32_t)K;
+            nd.p.conv.num_groups = 1;
+            nd.p.conv.kernel_size = dims(2, one);
+            nd.p.conv.stride = dims(2, one);
+            nd.p.conv.dilation = dims(2, one);
+            int64_t zero[2] = {0, 0};
+            nd.p.conv.pre_padding = dims(2, zero);
+            nd.p.conv.post_padding = dims(2, zero);
+            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
+            nd.n_in = nd.n_out = 1;
+            nd.epi.act = TRTL_ACT_CLIP;
+            nd.epi.alpha = 0.0f;
+            nd.epi.beta = 6.0f;
+            trtl_dims xdims = dims(4, xd), ydims = dims(4, yd);
+            trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+            snprintf(g_desc, sizeof g_desc, "1x1 with NaN / Inf inputs, clip 0..6");
+            trtl_status st;
+            float *want = ref_output(trtl_ref_convolution, &nd, in, &ydims, &st);
+            int bad = want ? run_opt(&any, &nd, in, &ydims, want) : 1;
+            if (!want) {
+                fprintf(stderr, "FAIL reference convolution [%s]: %s\n", g_desc, trtl_last_error());
+                g_failures++;
+            }
+            free(want);
+            free(w);
+            free(x);
+            if (bad)
                 goto done;
         }
     }
@@ -3949,6 +4087,7 @@ static void test_reduce_binary(int ncases)
             return;
         done += taken;
     }
+    trtl_cpu_set_mask(~0u);
 }
 
 int main(int argc, char **argv)
@@ -4016,6 +4155,10 @@ int main(int argc, char **argv)
     test_reduce_axes_applies();
     test_reduce_axes(ncases);
     test_reduce_binary(ncases);
+    if (trtl_cpu_has(trtl_kernel_conv_1x1_direct.cpu_features))
+        test_conv_1x1(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_1x1_direct.name);
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

@@ -1,0 +1,149 @@
+/*
+ * pw_ab_bench.c -- per-shape milliseconds of the fp32 kernels that take a 1x1 (pointwise) convolution, on the
+ * expand / project shapes of MobileNetV2, MNASNet and EfficientNet-B0 (batch 1, ReLU6 or no activation, residual
+ * on the project layers as in the networks), for A/B comparisons on a shared machine.  Not part of CI.
+ *
+ *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/pw_ab_bench.c -o build/pw_ab_bench \
+ *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
+ *   build/pw_ab_bench [filter] [--threads N] [--reps N]
+ *
+ * One thread (default): the minimum CPU time of the calling thread over the runs (bench_time_kernel); --threads
+ * N > 1: minimum wall time with a pool of N, meaningful on a quiet machine only.  --cold: 64 MiB are written
+ * before every run, so weights and activations come from memory as in a network whose weights exceed the caches.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernel.h"
+#include "core/threadpool.h"
+#include "core/dims.h"
+#include "bench_util.h"
+
+extern const trtl_kernel trtl_kernel_conv_packed_gemm;
+extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
+extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
+extern const trtl_kernel trtl_kernel_conv_1x1_direct;
+
+static int g_threads = 1, g_reps = 20, g_cold;
+static trtl_threadpool *g_pool;
+static const char *g_filter;
+
+/* Minimum CPU (no pool) or wall time of k->run over g_reps runs, each after 64 MiB of writes evicting the caches. */
+static double time_cold(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
+{
+    static float *evict;
+    const int64_t ne = 16 << 20;
+    if (!evict && !(evict = malloc((size_t)ne * sizeof(float))))
+        return -1;
+    if (k->applies && !k->applies(nd, &in[0].dims))
+        return -1;
+    void *state = NULL;
+    if (k->prepare && k->prepare(nd, &state) != TRTL_OK)
+        return -1;
+    size_t ss = k->scratch ? k->scratch(nd, in, out) : 0;
+    void *scratch = ss ? malloc(ss) : NULL;
+    trtl_kernel_args a = {nd, in, out, scratch, ss, state, g_threads > 1 ? g_pool : NULL, NULL};
+    const clockid_t clk = g_threads > 1 ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+    double best = 1e9;
+    for (int i = 0; i < g_reps; i++) {
+        for (int64_t j = 0; j < ne; j += 16)
+            evict[j] = (float)i;
+        double t0 = bench_clock_s(clk);
+        if (k->run(&a) != TRTL_OK) {
+            best = -1;
+            break;
+        }
+        double t = bench_clock_s(clk) - t0;
+        best = t < best ? t : best;
+    }
+    if (k->release)
+        k->release(state);
+    free(scratch);
+    return best;
+}
+
+static void bench_pw(const char *name, int64_t C, int64_t K, int64_t H, int relu6, int res)
+{
+    if (g_filter && !strstr(name, g_filter))
+        return;
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONVOLUTION;
+    nd.name = (char *)name;
+    trtl_conv_params *p = &nd.p.conv;
+    p->num_output_maps = (int32_t)K;
+    p->num_groups = 1;
+    int64_t one[2] = {1, 1}, zero[2] = {0, 0};
+    p->kernel_size = p->stride = p->dilation = trtl_dims_make(2, one);
+    p->pre_padding = p->post_padding = trtl_dims_make(2, zero);
+    float *w = bench_rand_buf(K * C, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+          *y = bench_rand_buf(K * H * H, 1.0f), *r = bench_rand_buf(K * H * H, 1.0f);
+    p->kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
+    p->bias = (trtl_weights){TRTL_FLOAT, b, K};
+    nd.epi.act = relu6 ? TRTL_ACT_CLIP : TRTL_ACT_NONE;
+    nd.epi.alpha = 0.0f;
+    nd.epi.beta = 6.0f;
+    nd.epi.has_residual = res;
+    nd.n_in = 1 + (res != 0);
+    nd.n_out = 1;
+    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, H, H};
+    trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
+    trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
+    double flops = 2.0 * (double)K * (double)C * (double)(H * H);
+    const trtl_kernel *ks[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_pixel_gemm,
+                               &trtl_kernel_conv_im2col_sgemm, &trtl_kernel_conv_1x1_direct};
+    printf("%-24s %6.1f MFLOP", name, flops / 1e6);
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        double t = g_cold ? time_cold(ks[i], &nd, in, &out)
+                          : bench_time_kernel(ks[i], &nd, in, &out, g_threads > 1 ? g_pool : NULL, g_reps);
+        if (t > 0)
+            printf(" | %s %6.1f us %4.0f GF/s", ks[i]->name + 12, t * 1e6, flops / t / 1e9);
+    }
+    printf("\n");
+    fflush(stdout);
+    free(w);
+    free(b);
+    free(x);
+    free(y);
+    free(r);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            g_threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cold"))
+            g_cold = 1;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            g_reps = atoi(argv[++i]);
+        else
+            g_filter = argv[i];
+    }
+    if (g_threads > 1)
+        trtl_threadpool_create(g_threads, &g_pool);
+    /* MobileNetV2 (expand: ReLU6; project: none, residual where the block has one) */
+    bench_pw("v2 32->16 112", 32, 16, 112, 0, 0);
+    bench_pw("v2 16->96 112", 16, 96, 112, 1, 0);
+    bench_pw("v2 96->24 56", 96, 24, 56, 0, 0);
+    bench_pw("v2 24->144 56", 24, 144, 56, 1, 0);
+    bench_pw("v2 144->24 56 res", 144, 24, 56, 0, 1);
+    bench_pw("v2 32->192 28", 32, 192, 28, 1, 0);
+    bench_pw("v2 192->32 28 res", 192, 32, 28, 0, 1);
+    bench_pw("v2 64->384 14", 64, 384, 14, 1, 0);
+    bench_pw("v2 384->64 14 res", 384, 64, 14, 0, 1);
+    bench_pw("v2 96->576 14", 96, 576, 14, 1, 0);
+    bench_pw("v2 576->96 14 res", 576, 96, 14, 0, 1);
+    bench_pw("v2 160->960 7", 160, 960, 7, 1, 0);
+    bench_pw("v2 960->160 7 res", 960, 160, 7, 0, 1);
+    bench_pw("v2 960->320 7", 960, 320, 7, 0, 0);
+    bench_pw("v2 320->1280 7", 320, 1280, 7, 1, 0);
+    /* MNASNet / EfficientNet-B0 extras */
+    bench_pw("mnas 40->120 28", 40, 120, 28, 1, 0);
+    bench_pw("mnas 480->96 14", 480, 96, 14, 0, 0);
+    bench_pw("effb0 192->1152 7", 192, 1152, 7, 1, 0);
+    bench_pw("effb0 1152->192 7 res", 1152, 192, 7, 0, 1);
+    if (g_pool)
+        trtl_threadpool_destroy(g_pool);
+    return 0;
+}

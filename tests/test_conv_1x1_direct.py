@@ -1,0 +1,169 @@
+"""convolution.1x1_direct (csrc/kernels/x86/convolution_1x1.c, issue #10) at layer level: MobileNet-style pointwise
+convolutions + bias (+ residual add) + activation, built with timing, with a timing cache forged so that kernel
+selection keeps convolution.1x1_direct (the engine inspector shows it ran), and at optimization level 0 (reference
+kernels), each compared with float64 numpy, NaN included.  Pixel counts: 49 (three vectors + one extra column),
+196 (four extra columns), 90 (a masked vector), batch 2; ReLU6 (in registers) and sigmoid (the row pass).  Also the
+AVX2 variant (TRTL_CPU_MASK without AVX-512, in a subprocess) and another input size than the opt shape."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+from conftest import assert_close
+from test_conv_pixel_gemm import _parse, _write
+
+KERNEL = "convolution.1x1_direct"
+
+
+def _case(rng, N, C, K, H, W, act, residual):
+    """Network maker and float64 reference of a 1x1 convolution + bias (+ skip), then act."""
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    x[N - 1, C // 2, H - 1, W - 1] = np.nan  # the last pixel: an extra column on 7x7 / 14x14 maps
+    w = (rng.standard_normal((K, C, 1, 1)) / np.sqrt(C)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64)) + b[:, None, None]
+    skip = rng.standard_normal(y.shape).astype(np.float32)
+    if residual:
+        y = y + skip
+    if act == "relu6":
+        want = np.where(y < 0, 0.0, np.where(y > 6, 6.0, y))
+    else:
+        want = 1.0 / (1.0 + np.exp(-y))
+    want[np.isnan(y)] = np.nan
+
+    def make(network):
+        t = network.add_input("x", trt.float32, x.shape)
+        out = network.add_convolution_nd(t, K, (1, 1), w, b).get_output(0)
+        if residual:
+            s = network.add_input("s", trt.float32, skip.shape)
+            out = network.add_elementwise(out, s, trt.ElementWiseOperation.SUM).get_output(0)
+        if act == "relu6":
+            a = network.add_activation(out, trt.ActivationType.CLIP)
+            a.alpha, a.beta = 0.0, 6.0
+        else:
+            a = network.add_activation(out, trt.ActivationType.SIGMOID)
+        out = a.get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    return make, ({"x": x, "s": skip} if residual else {"x": x}), want
+
+
+def _build(make, level=None, cache=None, profile=None):
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    network = builder.create_network(0)
+    make(network)
+    config = builder.create_builder_config()
+    config.num_threads = 2
+    config.avg_timing_iterations = 1
+    if level is not None:
+        config.builder_optimization_level = level
+    if profile:
+        p = builder.create_optimization_profile()
+        p.set_shape(*profile)
+        config.add_optimization_profile(p)
+    tc = config.create_timing_cache(cache or b"")
+    assert config.set_timing_cache(tc, False) is True
+    plan = builder.build_serialized_network(network, config)
+    assert plan is not None
+    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    return engine, [layer["kernel"] for layer in info["layers"]], bytes(tc.serialize())
+
+
+def _run(engine, inputs):
+    ctx = engine.create_execution_context()
+    for k, v in inputs.items():
+        ctx.set_input_shape(k, v.shape)
+    out = np.full(tuple(ctx.get_tensor_shape("y")), 77, np.float32)
+    arrays = dict(inputs, y=out)
+    assert ctx.execute_v2([arrays[engine.get_tensor_name(i)] for i in range(engine.num_io_tensors)])
+    return out
+
+
+def _forced(make, profile=None):
+    """Builds with timing, then again from the cache with every other convolution kernel made slow; None where
+    the kernel was no candidate (a CPU without AVX2 + FMA)."""
+    _, _, data = _build(make, profile=profile)
+    cpus, entries = _parse(data)
+    if not any(e[2].startswith(KERNEL + "|") for e in entries):
+        return None
+    for e in entries:
+        if e[2].startswith("convolution."):
+            e[3] = 1e-6 if e[2].startswith(KERNEL + "|") else 1e3
+    return _build(make, cache=_write(cpus, entries), profile=profile)
+
+
+SHAPES = [  # N, C, K, H, W, act, residual
+    (1, 256, 37, 7, 7, "relu6", True),    # 49 = 3 x 16 + 1: an extra column; K tail past panels of 8
+    (1, 24, 64, 14, 14, "sigmoid", True),  # 196 = 12 x 16 + 4: four extra columns; the row pass activation
+    (2, 19, 12, 9, 10, "relu6", False),   # 90 = 5 x 16 + 10: a masked vector; batch 2
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_1x1_direct_layer(shape, rng):
+    """Timed, forced and reference builds all match float64 numpy; the forced one ran convolution.1x1_direct."""
+    make, inputs, want = _case(rng, *shape)
+    for level in (None, 0):
+        engine, kernels, _ = _build(make, level)
+        assert_close(_run(engine, inputs), want)
+        if level == 0:
+            assert all(k.endswith(".ref") for k in kernels), kernels
+    forced = _forced(make)
+    if forced is None:
+        pytest.skip("convolution.1x1_direct is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert KERNEL in kernels, kernels
+    assert_close(_run(engine, inputs), want)
+
+
+def test_1x1_direct_layer_avx2_variant():
+    """The AVX2 variant (4-channel x 24-pixel tiles, masked last vector), forced the same way, in a subprocess with
+    AVX-512 (and AMX) masked off by TRTL_CPU_MASK; on a CPU without AVX-512 this is the same run as above."""
+    code = (
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_conv_1x1_direct as t\n"
+        "from conftest import assert_close\n"
+        "make, inputs, want = t._case(np.random.default_rng(3), 2, 33, 21, 9, 9, 'relu6', True)\n"
+        "forced = t._forced(make)\n"
+        "if forced is None: print('ok'); sys.exit(0)\n"
+        "engine, kernels, _ = forced\n"
+        "assert t.KERNEL in kernels, kernels\n"
+        "assert_close(t._run(engine, inputs), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+    no512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
+    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~no512))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_1x1_direct_other_input_size(rng):
+    """Built with dynamic H/W (opt 10x10), forced, run at 7x7, 5x13, 40x40 (past the maps applies() takes at build
+    time) and 1x1: every map size is the same kernel (a 1x1 stride-1 convolution stays one at any size) and matches
+    numpy."""
+    C, K = 16, 24
+    w = (rng.standard_normal((K, C, 1, 1)) / 4).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+
+    def make(network):
+        t = network.add_input("x", trt.float32, (1, C, -1, -1))
+        layer = network.add_convolution_nd(t, K, (1, 1), w, b)
+        out = network.add_activation(layer.get_output(0), trt.ActivationType.RELU).get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    forced = _forced(make, profile=("x", (1, C, 1, 1), (1, C, 10, 10), (1, C, 40, 40)))
+    if forced is None:
+        pytest.skip("convolution.1x1_direct is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert KERNEL in kernels, kernels
+    for h, wd in ((7, 7), (5, 13), (40, 40), (1, 1)):
+        x = rng.standard_normal((1, C, h, wd)).astype(np.float32)
+        y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64)) + b[:, None, None]
+        assert_close(_run(engine, {"x": x}), np.maximum(y, 0))
