@@ -177,7 +177,12 @@ static void put_run(float *bt, int64_t ts, int64_t nr, int64_t j, const float *s
 {
     while (len > 0) {
         const int64_t lane = j % nr, n = len < nr - lane ? len : nr - lane;
-        memcpy(bt + (j / nr) * ts + lane, src, (size_t)n * sizeof(float));
+        float *d = bt + (j / nr) * ts + lane;
+        if (n >= 8)
+            memcpy(d, src, (size_t)n * sizeof(float));
+        else /* the few columns of a band or corner: a call would cost more than the copy */
+            for (int64_t i = 0; i < n; i++)
+                d[i] = src[i];
         j += n;
         src += n;
         len -= n;
