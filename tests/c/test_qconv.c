@@ -517,7 +517,8 @@ static int refuses(void)
 /* Codes out on the current path vs the portable path, bit for bit: ReLU6 and the other clamps that fold
  * into one (bounds beyond +-512 out_scale, alpha > beta which does not fold, biases of 1e30 and NaN which
  * do not either), a 1x1 convolution, a 3x3 one and a depthwise one, signed and unsigned codes, a
- * residual of codes with mid quantization, codes in. */
+ * residual of codes with mid quantization, codes in; rows 1, 7, 23 and 70 wide (the depthwise kernels'
+ * word rows straight from codes: masked loads at both ends of a row, beyond 64 columns). */
 static int fold_case(trtl_threadpool *pool, const char *path, uint32_t mask, int variant)
 {
     static const float acts[][3] = {{TRTL_ACT_CLIP, 0, 6},     {TRTL_ACT_CLIP, -1e6f, 1e6f}, {TRTL_ACT_CLIP, 3, 1},
@@ -548,7 +549,10 @@ static int fold_case(trtl_threadpool *pool, const char *path, uint32_t mask, int
         d.mid_quant = 1, d.mid_scale = 0.05f, d.mid_zero = 2, d.mid_signed = 1;
         d.has_residual = 1, d.res_codes = 1, d.res_scale = 0.07f, d.res_zero = -1, d.res_signed = 1;
     }
-    const int64_t N = 2, H = 13, W = 23, Cg = d.C / d.groups, D = Cg * d.R * d.S;
+    static const int64_t widths[] = {23, 70, 7, 1};
+    const int64_t N = 2, H = 13, W = widths[(variant / 6) % 4], Cg = d.C / d.groups, D = Cg * d.R * d.S;
+    if (variant % 9 == 8) /* a wider left pad than the window needs */
+        d.pad_l = 2;
     const int64_t OH = trtl_qconv_out_dim(H, d.R, d.stride_h, d.pad_t, d.pad_b, 1);
     const int64_t OW = trtl_qconv_out_dim(W, d.S, d.stride_w, d.pad_l, d.pad_r, 1);
     const int64_t nx = N * d.C * H * W, ny = N * d.K * OH * OW;
@@ -664,7 +668,7 @@ int main(int argc, char **argv)
             describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
             g_fail += run_case(&c, p, want, label);
         }
-        for (int v = 0; v < 48; v++)
+        for (int v = 0; v < 72; v++)
             g_fail += fold_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         printf("%s: %d failures\n", paths[pi].name, g_fail - before);
     }

@@ -53,6 +53,14 @@ QT_ATTR static void QT_FN(qdw_elems)(const trtl_qconv_state *s, const void *x, i
     if (QT_G == 4) { /* u8: the code + 128 for signed codes, as the quantizer makes it */
         const uint8_t *b = (const uint8_t *)x + ih * W, flip = s->d.in_signed ? 0x80 : 0;
         const __m128i f = _mm_set1_epi8((char)flip);
+#if QT_VL == 16
+        /* AVX-512 BW: 64 codes a masked load / store, no byte loop for the row's tail */
+        const __m512i f64 = _mm512_set1_epi8((char)flip);
+        for (; i < W; i += 64) {
+            const __mmask64 m = W - i >= 64 ? ~0ull : (1ull << (W - i)) - 1;
+            _mm512_mask_storeu_epi8(er + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, b + i), f64));
+        }
+#endif
         for (; i + 16 <= W; i += 16)
             _mm_storeu_si128((__m128i *)(void *)(er + i),
                              _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), f));
@@ -70,6 +78,35 @@ QT_ATTR static void QT_FN(qdw_elems)(const trtl_qconv_state *s, const void *x, i
             er[i] = (QT_ELEM)((s->d.in_signed ? (int32_t)b[i] : (int32_t)(uint8_t)b[i]) - s->d.in_zero);
     }
 }
+
+#if QT_VL == 16 && QT_G == 4
+/* The word row of input row ih straight from its codes (AVX-512 BW, u8 elements, dilation 1): per 16
+ * words one masked 64-byte load of the padded row (the pad element outside the row), the three shifted
+ * copies by alignr, widened and combined in registers.  Going through an element row in memory made
+ * the word loads wait for the (masked or byte-wise) stores that wrote it: store forwarding fails. */
+QT_ATTR static void QT_FN(qdw_words_codes)(const trtl_qconv_state *s, const void *x, int64_t ih, int64_t W,
+                                           int64_t WW, int32_t *row)
+{
+    const trtl_qconv_desc *d = &s->d;
+    const uint8_t flip = d->in_signed ? 0x80 : 0;
+    const uintptr_t b = (uintptr_t)((const uint8_t *)x + ih * W);
+    const __m512i padc = _mm512_set1_epi8((char)((uint8_t)s->q.pad ^ flip));
+    const __m512i fl = _mm512_set1_epi32((int)(flip * 0x01010101u));
+    for (int64_t iw = 0; iw < WW; iw += 16) {
+        const int64_t c0 = iw - d->pad_l; /* the input column of element iw */
+        const int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0 < 64 ? W - c0 : 64;
+        const __mmask64 m = hi <= lo ? 0 : ((hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1));
+        /* masked-off bytes are not read (no fault), so the address may lie outside the row */
+        const __m512i v = _mm512_mask_loadu_epi8(padc, m, (const void *)(b + (uintptr_t)c0));
+        const __m128i e0 = _mm512_castsi512_si128(v), e1 = _mm512_extracti32x4_epi32(v, 1);
+        __m512i w = _mm512_cvtepu8_epi32(e0);
+        w = _mm512_or_si512(w, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_alignr_epi8(e1, e0, 1)), 8));
+        w = _mm512_or_si512(w, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_alignr_epi8(e1, e0, 2)), 16));
+        w = _mm512_or_si512(w, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_alignr_epi8(e1, e0, 3)), 24));
+        _mm512_storeu_si512((void *)(row + iw), _mm512_xor_si512(w, fl));
+    }
+}
+#endif
 
 QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_geom *g, const void *x,
                                      int32_t x_codes, void *y, const float *res, const int8_t *resq, int64_t k,
@@ -96,6 +133,12 @@ QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_g
                 row[i] = (int32_t)padw;
             continue;
         }
+#if QT_VL == 16 && QT_G == 4
+        if (x_codes && dil == 1) {
+            QT_FN(qdw_words_codes)(s, x, ih, g->W, WW, row);
+            continue;
+        }
+#endif
         QT_FN(qdw_elems)(s, x, x_codes, ih, g->W, er + d->pad_l);
         for (int64_t iw = 0; iw < WW; iw += QT_VL) {
             const QT_ELEM *src[QT_G];
