@@ -394,7 +394,7 @@ class IExecutionContext:
     def get_tensor_shape(self, name: str) -> Dims:
         """Shape for the current inputs (outputs resolved once inputs are set)."""
     def infer(self, feed: Mapping[str, npt.ArrayLike]) -> dict[str, npt.NDArray[Any]]:
-        """Convenience around execute: converts the inputs in `feed` ({input name: array}) to the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: array}. Storage types (FP8, INT4, FP4, E8M0 and the extensions): inputs are ml_dtypes arrays of that type or uint8 / int8 codes (never numbers: a TypeError names the input); outputs are ml_dtypes arrays when ml_dtypes imports, else uint8 codes."""
+        """Convenience around execute: converts the inputs in `feed` ({input name: array}) to the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: array}. Storage types (FP8, INT4, FP4, E8M0 and the extensions): inputs are ml_dtypes arrays of that type or uint8 / int8 codes (never numbers: a TypeError names the input); outputs are ml_dtypes arrays when ml_dtypes imports, else uint8 codes. BF16: inputs are numbers (rounded to nearest even), ml_dtypes bfloat16 arrays or uint16 bit patterns; outputs are ml_dtypes bfloat16 arrays when ml_dtypes imports, else uint16 bit patterns."""
     @property
     def name(self) -> str:
         """Context name."""

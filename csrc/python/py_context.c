@@ -935,7 +935,8 @@ static PyMethodDef ctx_methods[] = {
      "batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: "
      "array}.  Storage types (FP8, INT4, FP4, E8M0 and the extensions): inputs are ml_dtypes arrays of that type or "
      "uint8 / int8 codes (never numbers: a TypeError names the input); outputs are ml_dtypes arrays when ml_dtypes "
-     "imports, else uint8 codes."},
+     "imports, else uint8 codes.  BF16: inputs are numbers (rounded to nearest even), ml_dtypes bfloat16 arrays or "
+     "uint16 bit patterns; outputs are ml_dtypes bfloat16 arrays when ml_dtypes imports, else uint16 bit patterns."},
     {"set_output_allocator", (PyCFunction)(void (*)(void))ctx_set_output_allocator, METH_VARARGS | METH_KEYWORDS,
      "set_output_allocator(tensor_name, output_allocator) -> bool\n\nThe trt.IOutputAllocator that gives output "
      "`tensor_name` its memory once its size is known (needed by data-dependent outputs: NonZero, NMS); None "
