@@ -164,9 +164,9 @@ def test_bitshift_bad_direction_names_the_node():
 def test_bitwise_layers_refuse_float_naming_the_layer():
     net = trt.Builder(LOGGER).create_network(0)
     x = net.add_input("x", trt.DataType.FLOAT, (3,))
-    with pytest.raises(trt.DTypeError, match=r"layer .*SHIFT_LEFT needs INT32 inputs, got FLOAT"):
+    with pytest.raises(trt.DTypeError, match=r"layer .*SHIFT_LEFT needs INT32 or INT64 inputs, got FLOAT"):
         net.add_elementwise(x, x, trt.ElementWiseOperation.SHIFT_LEFT)
-    with pytest.raises(trt.DTypeError, match=r"layer .*BITWISE_NOT needs an INT32 input, got FLOAT"):
+    with pytest.raises(trt.DTypeError, match=r"layer .*BITWISE_NOT needs an INT32 or INT64 input, got FLOAT"):
         net.add_unary(x, trt.UnaryOperation.BITWISE_NOT)
 
 

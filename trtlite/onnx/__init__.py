@@ -15,7 +15,7 @@ How a model is mapped
 ---------------------
 * Graph inputs become network inputs.  ``dim_param`` (or missing) dims become -1: add an optimization
   profile for them.  Types: float/double -> FLOAT; float16 / bfloat16 -> HALF / BF16 input cast to FLOAT
-  at once (outputs declared float16 / bfloat16 are cast back; Cast to them rounds); every integer type but int8/uint8 -> INT32
+  at once (outputs declared float16 / bfloat16 are cast back; Cast to bfloat16 rounds); every integer type but int8/uint8 -> INT32
   inside the network; int64 graph inputs and outputs are INT64 (numpy int64, as TensorRT 10's parser binds
   them), cast to and from INT32 at the boundary (int64 shape-tensor inputs are INT32); bool -> BOOL.
 * Each node maps to one or a few layers named after the node (extra layers get ``<node>/<n>``); the

@@ -242,9 +242,11 @@ def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if dt == DataType.E8M0 and rm != "up":
         raise unsupported("Cast to FLOAT8E8M0 with round_mode '%s' (trtlite rounds up, ONNX's default)" % rm,
                           ErrorCode.UNSUPPORTED_NODE_ATTR)
-    if node.op_type == "Cast" and to in (T_FLOAT16, T_BFLOAT16) and x.dtype != DataType.BOOL:
-        # 16-bit floats are computed in FLOAT inside: round to the 16-bit grid (cast there and back)
-        x16 = p.network.add_cast(x, DataType.HALF if to == T_FLOAT16 else DataType.BF16)
+    if node.op_type == "Cast" and to == T_BFLOAT16 and x.dtype != DataType.BOOL:
+        # bfloat16 is computed in FLOAT inside: round to its grid (cast there and back).  (Cast to FLOAT16 keeps
+        # the float32 values, as before: rounding there but not at the ops between moved fp16 graphs such as
+        # attention_4d_causal_fp16_expanded further from their reference.)
+        x16 = p.network.add_cast(x, DataType.BF16)
         p._name_layer(x16, "round")
         x = x16.get_output(0)
     if x.dtype == dt:
