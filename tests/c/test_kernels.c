@@ -3734,7 +3734,7 @@ static void test_shuffle_inplace(void)
     memcpy(keep, x, 60 * sizeof(float));
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     snprintf(g_desc, sizeof g_desc, "reshape x(2, 6, 5) -> y(2, 2, 3, 5)");
-    trtl_kernel ip = trtl_kernel_shuffle_inplace;
+    trtl_kernel ip = *&trtl_kernel_shuffle_inplace;
     ip.applies = NULL;
     if (!ref_vs(&ip, trtl_ref_shuffle, &nd, in, &ydims)) {
         trtl_tensor_view out = {x, ydims, TRTL_FLOAT};
