@@ -1517,6 +1517,35 @@ class IRecurrenceLayer(ILayer):
     def owner(self, value: Any) -> None: ...
 
 @final
+class IReduceBinaryNode(ILayer):
+    """Reduce Binary"""
+    @property
+    def axes(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @axes.setter
+    def axes(self, value: Any) -> None: ...
+    @property
+    def ew_op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @ew_op.setter
+    def ew_op(self, value: Any) -> None: ...
+    @property
+    def keep_dims(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @keep_dims.setter
+    def keep_dims(self, value: Any) -> None: ...
+    @property
+    def op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @op.setter
+    def op(self, value: Any) -> None: ...
+    @property
+    def unary_op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @unary_op.setter
+    def unary_op(self, value: Any) -> None: ...
+
+@final
 class IReduceLayer(ILayer):
     """Reduce"""
     @property

@@ -167,8 +167,8 @@ static int static_activation(const trtl_etensor *t)
     return 1;
 }
 
-/* Places the tensors of the in-place concatenations and slices (kernels of kernels/inplace.h) as
- * engine/alias.h says, in node order, as the builder passes elide_slice and elide_concat decided
+/* Places the tensors of the in-place concatenations, slices and reshapes (kernels of kernels/inplace.h) as
+ * engine/alias.h says, in node order, as the builder passes elide_slice, elide_concat and elide_reshape decided
  * (a loaded plan is checked the same way: a node whose tensors cannot be placed copies).  0, or -1
  * when out of memory. */
 static int place_inplace(const trtl_engine *e, trtl_alias *al)
@@ -199,6 +199,10 @@ static int place_inplace(const trtl_engine *e, trtl_alias *al)
         } else if (nd->op == TRTL_OP_SLICE && nd->n_in == 1 && strcmp(nd->kernel->name, TRTL_SLICE_INPLACE_NAME) == 0 &&
                    trtl_inplace_slice_layout(&in[0], &o->dims, &nd->p.slice.start, &nd->p.slice.stride, es, off)) {
             trtl_alias_view(al, nd->out[0], nd->in[0], off[0]);
+        } else if (nd->op == TRTL_OP_SHUFFLE && nd->n_in == 1 &&
+                   strcmp(nd->kernel->name, TRTL_SHUFFLE_INPLACE_NAME) == 0 &&
+                   trtl_inplace_shuffle_is_reshape(&nd->p.shuffle, &in[0], &o->dims)) {
+            trtl_alias_view(al, nd->out[0], nd->in[0], 0);
         }
     }
     return 0;

@@ -15,9 +15,12 @@
 
 #define TRTL_CONCAT_INPLACE_NAME "concatenation.inplace"
 #define TRTL_SLICE_INPLACE_NAME "slice.inplace"
+#define TRTL_SHUFFLE_INPLACE_NAME "shuffle.inplace"
 
 extern const trtl_kernel trtl_kernel_concat_inplace;
 extern const trtl_kernel trtl_kernel_slice_inplace;
+/* A pure reshape (shuffle.inplace, pass elide_reshape): its output is its input's bytes. */
+extern const trtl_kernel trtl_kernel_shuffle_inplace;
 
 /* The byte offset of each input's block in a concatenation along `axis` of in[0..n_in) into
  * `out` (elements of es bytes) when every input is one contiguous block of the output: same rank,
@@ -32,5 +35,9 @@ int trtl_inplace_concat_layout(int32_t axis, const trtl_dims *out, const trtl_di
  * else 0. */
 int trtl_inplace_slice_layout(const trtl_dims *in, const trtl_dims *out, const trtl_dims *start,
                               const trtl_dims *stride, size_t es, int64_t *off);
+
+/* A one-input shuffle whose transposes are identities (or absent) from `in` to `out` of equal volume: a
+ * reshape, whose output bytes are its input's.  Returns 1 or 0. */
+int trtl_inplace_shuffle_is_reshape(const trtl_shuffle_params *p, const trtl_dims *in, const trtl_dims *out);
 
 #endif

@@ -66,7 +66,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_conv_grouped_direct)                                                            \
     X(trtl_kernel_reduce_axes)                                                                    \
     X(trtl_kernel_reduce_binary_rows)                                                             \
-    X(trtl_kernel_conv_1x1_direct)
+    X(trtl_kernel_conv_1x1_direct)                                                                \
+    X(trtl_kernel_shuffle_inplace)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -14,7 +14,8 @@
  * last (any other pass may change what they read), slices first (concatenation elision accounts
  * for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
  * its bias and residual adds are elementwise sums no other pass takes).  Reduce fusion comes last: it takes an
- * elementwise layer and an Abs into the reduce they feed, which no other pass matches. */
+ * elementwise layer and an Abs into the reduce they feed, which no other pass matches.  Reshape elision follows
+ * (views of elided concatenations' outputs join their groups). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_REDUCE] = {"fuse_reduce", trtl_pass_fuse_reduce, 1, 0,
                                "turns an elementwise sum / product / difference (and an absolute value after it) "
                                "feeding a reduce into one step that never writes the broadcast tensor (AdderNet)"},
+    [TRTL_PASS_ELIDE_RESHAPE] = {"elide_reshape", trtl_pass_elide_reshape, 1, 0,
+                                 "makes a shuffle that only reshapes (static shapes) a view of its input's bytes, so "
+                                 "that nothing is copied"},
 };
 
 int32_t trtl_pass_find(const char *name)

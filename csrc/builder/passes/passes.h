@@ -36,6 +36,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_ELIDE_CONCAT,
     TRTL_PASS_FUSE_LINEAR,
     TRTL_PASS_FUSE_REDUCE,
+    TRTL_PASS_ELIDE_RESHAPE,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -87,5 +88,6 @@ trtl_status trtl_pass_elide_slice(trtl_bgraph *g);
 trtl_status trtl_pass_elide_concat(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_linear(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_reduce(trtl_bgraph *g);
+trtl_status trtl_pass_elide_reshape(trtl_bgraph *g);
 
 #endif

@@ -1,4 +1,4 @@
-/* inplace.c -- "concatenation.inplace" and "slice.inplace" (contracts in kernels/inplace.h).
+/* inplace.c -- "concatenation.inplace", "slice.inplace" and "shuffle.inplace" (contracts in kernels/inplace.h).
  *
  * Each checks per call that its tensors lie where the memory plan was to put them: the
  * concatenation's inputs at their blocks of the output, the slice's output at its block of the
@@ -13,6 +13,7 @@
 
 extern const trtl_kernel trtl_kernel_concat_copy;
 extern const trtl_kernel trtl_kernel_slice_rows;
+extern const trtl_kernel trtl_kernel_shuffle_transpose;
 
 int trtl_inplace_concat_layout(int32_t axis, const trtl_dims *out, const trtl_dims *in, int32_t n_in, size_t es,
                                int64_t *off)
@@ -129,4 +130,45 @@ const trtl_kernel trtl_kernel_slice_inplace = {
     .op = TRTL_OP_SLICE,
     .applies = never,
     .run = slice_run,
+};
+
+static int identity_perm(const trtl_dims *t, int32_t rank)
+{
+    if (t->nb_dims == 0)
+        return 1;
+    if (t->nb_dims != rank)
+        return 0;
+    for (int32_t k = 0; k < rank; k++)
+        if (t->d[k] != k)
+            return 0;
+    return 1;
+}
+
+int trtl_inplace_shuffle_is_reshape(const trtl_shuffle_params *p, const trtl_dims *in, const trtl_dims *out)
+{
+    int32_t mid = p->reshape_dims.nb_dims < 0 ? in->nb_dims : p->reshape_dims.nb_dims;
+    if (!identity_perm(&p->first_transpose, in->nb_dims) || !identity_perm(&p->second_transpose, mid))
+        return 0;
+    for (int32_t k = 0; k < in->nb_dims; k++)
+        if (in->d[k] < 0)
+            return 0;
+    for (int32_t k = 0; k < out->nb_dims; k++)
+        if (out->d[k] < 0)
+            return 0;
+    return trtl_volume(in) == trtl_volume(out);
+}
+
+static trtl_status shuffle_run(const trtl_kernel_args *a)
+{
+    if (a->node->n_in == 1 && a->in[0].dtype == a->out[0].dtype && a->out[0].data == a->in[0].data &&
+        trtl_inplace_shuffle_is_reshape(&a->node->p.shuffle, &a->in[0].dims, &a->out[0].dims))
+        return TRTL_OK;
+    return trtl_kernel_shuffle_transpose.run(a);
+}
+
+const trtl_kernel trtl_kernel_shuffle_inplace = {
+    .name = TRTL_SHUFFLE_INPLACE_NAME,
+    .op = TRTL_OP_SHUFFLE,
+    .applies = never,
+    .run = shuffle_run,
 };
