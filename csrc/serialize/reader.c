@@ -778,6 +778,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             st = n->kernel->prepare(n, &n->kstate);
             if (st != TRTL_OK)
                 goto fail;
+            trtl_engine_drop_plain_weights(e, k); /* node by node: the load peaks at one copy beside the plan */
         }
     }
     st = trtl_engine_finalize(e);
