@@ -784,6 +784,7 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     st = trtl_engine_finalize(e);
     if (st != TRTL_OK)
         goto fail;
+    trtl_alloc_trim(); /* the plain weights freed after packing */
     *out = e;
     return TRTL_OK;
 fail:
