@@ -569,8 +569,10 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
         st = trtl_check_data_dependent(&g);
     if (st == TRTL_OK)
         st = trtl_cf_compile(&g);
-    if (st == TRTL_OK)
+    if (st == TRTL_OK) {
+        trtl_bg_release_unused_constants(&g);
         st = trtl_select_kernels(&g);
+    }
     if (st == TRTL_OK && !trtl_progress_step(cfg, PHASE_BUILD, 2))
         st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
     if (st == TRTL_OK)
@@ -593,6 +595,7 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
                  (int)(*out)->n_nodes, now_ms() - t0);
     }
     trtl_bg_free(&g);
+    trtl_alloc_trim(); /* the graph's copies go back to the system, not only to malloc's free lists */
     return st;
 }
 

@@ -74,6 +74,14 @@ trtl_status trtl_bg_infer(trtl_bgraph *g);
 /* Joins two node names as "a + b" (for fusions); returns a new string or NULL. */
 char *trtl_bg_join_names(const char *a, const char *b);
 void trtl_bg_free(trtl_bgraph *g);
+/* Frees the values of constant t when no live node reads it, no node's weights and no other tensor point at
+ * them and it is no network output; 1 when freed (release.c). */
+int trtl_bg_release_constant(trtl_bgraph *g, int32_t t);
+/* trtl_bg_release_constant on every tensor. */
+void trtl_bg_release_unused_constants(trtl_bgraph *g);
+/* Frees node i's plain weights once its kernel's prepared state holds them packed (kernel->unpack), unless
+ * the build is REFIT; the weights keep type and count, values NULL (release.c). */
+void trtl_bg_drop_plain_weights(trtl_bgraph *g, int32_t i);
 
 /* The optimization passes and the table that runs them: passes/passes.h. */
 

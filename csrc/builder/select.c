@@ -551,6 +551,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                 if (st != TRTL_OK)
                     trtl_error_prefix("layer '%s': preparing kernel %s", n->name, n->kernel->name);
             }
+            if (st == TRTL_OK)
+                trtl_bg_drop_plain_weights(g, i); /* node by node: plain and packed copies never pile up */
             if (st == TRTL_OK && !trtl_progress_step(g->cfg, "Weight packing", i))
                 st = trtl_error(TRTL_ERR_STATE, "build cancelled by the progress monitor");
         }

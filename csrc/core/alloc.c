@@ -3,6 +3,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__GLIBC__) || defined(__linux__)
+#include <malloc.h>
+#endif
 
 #include "core/alloc.h"
 #include "trtlite/trtlite.h"
@@ -35,5 +38,12 @@ void *trtl_aligned_alloc(size_t bytes)
 }
 
 void trtl_aligned_free(void *p) { free(p); }
+
+void trtl_alloc_trim(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
 
 void trtl_free(void *p) { free(p); }

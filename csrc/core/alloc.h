@@ -15,6 +15,11 @@ void *trtl_aligned_alloc(size_t bytes);
 /* NULL is allowed. */
 void trtl_aligned_free(void *p);
 
+/* Returns memory freed to malloc back to the system where the C library can (glibc: malloc_trim), so
+ * that the weights a build or a plan load freed leave the resident set: glibc keeps freed blocks of a
+ * few MiB on its heap once its mmap threshold has grown.  No-op elsewhere; thread-safe. */
+void trtl_alloc_trim(void);
+
 /* Failure injection for tests: while a hook is set, trtl_aligned_alloc first calls
  * hook(bytes, user) and returns NULL (as if out of memory) when it answers nonzero, so a test can
  * fail the n-th allocation of a build or a run and check that the error comes back as a status.

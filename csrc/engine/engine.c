@@ -222,6 +222,8 @@ trtl_status trtl_engine_finalize(trtl_engine *e)
         free(off);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "engine: out of memory");
     }
+    for (int32_t k = 0; k < e->n_nodes; k++)
+        trtl_engine_drop_plain_weights(e, k);
     for (int32_t i = 0; i < n; i++) {
         e->tensors[i].first = e->tensors[i].last = -1;
         e->tensors[i].offset = -1;
@@ -762,8 +764,9 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
     TRTL_CHECK_ARG(e);
     TRTL_CHECK_ARG(json);
     sbuf b = {0};
-    sb_fmt(&b, "{\"implicit_batch\": %s, \"max_batch_size\": %d, \"activation_bytes\": %lld, \"layers\": [",
-           e->implicit_batch ? "true" : "false", (int)e->max_batch_size, (long long)e->arena_bytes);
+    sb_fmt(&b, "{\"implicit_batch\": %s, \"max_batch_size\": %d, \"activation_bytes\": %lld, "
+           "\"plain_weight_bytes\": %llu, \"layers\": [", e->implicit_batch ? "true" : "false", (int)e->max_batch_size,
+           (long long)e->arena_bytes, (unsigned long long)trtl_engine_plain_weight_bytes(e));
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         sb_put(&b, k ? ",\n {" : "\n {", k ? 4 : 3);

@@ -69,7 +69,16 @@ struct trtl_engine {
 trtl_engine *trtl_engine_alloc(void);
 /* Takes ownership of `p` (freed with the engine); returns 0 on out-of-memory (p is freed). */
 int trtl_engine_own(trtl_engine *e, void *p);
-/* Liveness, arena offsets and kernel state; called once all nodes/tensors are in place. */
+/* Frees node k's plain weights that its kernel's prepared state holds packed (kernel->unpack; see
+ * kernel.h), so that the engine keeps one copy; the weights keep their type and count, values NULL.
+ * No-op for refittable engines, nodes without such a kernel or state, and weights already dropped.
+ * A buffer another node or tensor still points at is not freed (its last holder frees it). */
+void trtl_engine_drop_plain_weights(trtl_engine *e, int32_t k);
+/* Bytes of the weights the engine holds in plain form (owned buffers and constant tensors): the
+ * packed weights of kernels with unpack() are not counted (they live in the kernels' states). */
+uint64_t trtl_engine_plain_weight_bytes(const trtl_engine *e);
+/* Liveness, arena offsets and kernel state; called once all nodes/tensors are in place.  Drops the
+ * plain copy of packed weights (trtl_engine_drop_plain_weights) of every node. */
 trtl_status trtl_engine_finalize(trtl_engine *e);
 /* Shape inference of every node for concrete input dims (full), writing all tensor dims.  Shape
  * tensors' values are computed on the way (network/shape_values.h); `values` gives those of the

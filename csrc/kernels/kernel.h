@@ -74,7 +74,20 @@ typedef struct trtl_kernel {
     size_t (*scratch)(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out);
     trtl_kernel_fn run;
     int32_t precision;       /* trtl_dtype the kernel computes in; 0 (TRTL_FLOAT) for fp32 kernels */
+    /* Optional: writes the node's packed weights (trtl_node_packed_weights) exactly, in plain form, from
+     * prepare()'s state to dst (their count values of their type).  A kernel with it reads nothing of
+     * those weights but the state after prepare(), so the engine frees the plain copy once the state
+     * exists (refittable engines keep it: refit writes there) and the plan writer calls this instead:
+     * the weights are held once, packed (trtl_engine_drop_plain_weights). */
+    void (*unpack)(const trtl_node *n, const void *state, void *dst);
 } trtl_kernel;
+
+/* The weights a kernel with unpack() keeps packed in its state: a fully connected or linear layer's
+ * kernel (W [N, D]); NULL for other ops. */
+static inline trtl_weights *trtl_node_packed_weights(trtl_node *n)
+{
+    return n->op == TRTL_OP_FULLY_CONNECTED || n->op == TRTL_OP_LINEAR ? &n->p.fc.kernel : NULL;
+}
 
 /* Applies an epilogue in place over n contiguous floats (residual may be NULL). */
 void trtl_epilogue_apply(const trtl_epilogue *e, float *y, const float *residual, int64_t n);

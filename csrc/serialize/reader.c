@@ -778,11 +778,13 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             st = n->kernel->prepare(n, &n->kstate);
             if (st != TRTL_OK)
                 goto fail;
+            trtl_engine_drop_plain_weights(e, k); /* node by node: the load peaks at one copy beside the plan */
         }
     }
     st = trtl_engine_finalize(e);
     if (st != TRTL_OK)
         goto fail;
+    trtl_alloc_trim(); /* the plain weights freed after packing */
     *out = e;
     return TRTL_OK;
 fail:

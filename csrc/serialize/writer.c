@@ -1,4 +1,5 @@
 /* writer.c -- engine -> plan bytes (format in plan.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static void put(wbuf *b, const void *src, size_t len)
         b->p = np;
         b->cap = nc;
     }
-    if (len)
+    if (len && src) /* src NULL: reserves len bytes for the caller to fill */
         memcpy(b->p + b->n, src, len);
     b->n += len;
 }
@@ -164,9 +165,22 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
         }
         case TRTL_ATTR_WEIGHTS: {
             const trtl_weights *w = (const trtl_weights *)f;
+            size_t nb = (size_t)w->count * trtl_dtype_size(w->type);
             u32(b, (uint32_t)w->type);
             i64(b, w->count);
-            put(b, w->values, (size_t)w->count * trtl_dtype_size(w->type));
+            if (w->values || !nb) {
+                put(b, w->values, nb);
+            } else if (n->kernel && n->kernel->unpack && n->kstate &&
+                       w == trtl_node_packed_weights((trtl_node *)(uintptr_t)n)) {
+                /* held packed only (engine/weights.c): the kernel writes the plain values back */
+                size_t at = b->n;
+                put(b, NULL, nb);
+                if (!b->oom)
+                    n->kernel->unpack(n, n->kstate, b->p + at);
+            } else {
+                return trtl_error(TRTL_ERR_INTERNAL, "serialize: layer '%s' has no values for its weights '%s'",
+                                  n->name, d->name);
+            }
             break;
         }
         }

@@ -178,6 +178,22 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
         return 1;
     }
     nd->kstate = state;
+    /* A kernel with unpack(): it writes the weights back bit for bit, and run() reads none of the plain copy
+     * (the engine frees it after prepare: engine/weights.c) */
+    trtl_weights *pw = k->unpack ? trtl_node_packed_weights(nd) : NULL;
+    const void *plain = pw ? pw->values : NULL;
+    if (pw) {
+        size_t nb = (size_t)pw->count * trtl_dtype_size(pw->type);
+        void *back = malloc(nb ? nb : 1);
+        k->unpack(nd, state, back);
+        int diff = memcmp(back, plain, nb) != 0;
+        free(back);
+        if (diff) {
+            fprintf(stderr, "FAIL %s [%s]: unpack() does not give back the weights\n", k->name, g_desc);
+            g_failures++;
+        }
+        pw->values = NULL;
+    }
     int64_t n = trtl_volume(out_dims);
     int bad = 0;
     g_jump = nd->epi.act == TRTL_ACT_THRESHOLDED_RELU ? nd->epi.alpha : NAN;
@@ -198,6 +214,8 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
         free(out.data);
     }
     g_jump = NAN;
+    if (pw)
+        pw->values = plain;
     if (k->release)
         k->release(state);
     nd->kstate = NULL;

@@ -132,9 +132,12 @@ static trtl_status to_linear(trtl_bgraph *g, int32_t i, int64_t K, int64_t N, tr
     memset(&p, 0, sizeof p);
     p.fc.num_output_channels = (int32_t)N;
     p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, N * K};
+    int32_t bt = n->in[1];
     n->op = TRTL_OP_LINEAR;
     n->p = p;
     n->n_in = 1;
+    /* the constant B, now unread, goes at once: the graph holds one copy of the weights at a time */
+    trtl_bg_release_constant(g, bt);
     trtl_pass_log_add(log, "matrix multiply '%s' by a constant %lld x %lld weight", n->name, (long long)K,
                       (long long)N);
 

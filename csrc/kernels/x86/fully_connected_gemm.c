@@ -230,6 +230,20 @@ static trtl_status fg_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+/* W[n, d] = B(d, n), read back from its tile: exact (the packing only moves floats). */
+static void fg_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const fg_state *st = state;
+    const int64_t nr = trtl_gemm_nr(st->isa);
+    float *w = dst;
+    (void)nd;
+    for (int64_t n = 0; n < st->K; n++) {
+        const float *tile = st->b + (n / nr) * st->ts + n % nr;
+        for (int64_t d = 0; d < st->D; d++)
+            w[n * st->D + d] = tile[d * nr];
+    }
+}
+
 const trtl_kernel trtl_kernel_fc_packed_gemm = {
     .name = "fully_connected.packed_gemm",
     .op = TRTL_OP_FULLY_CONNECTED,
@@ -240,6 +254,7 @@ const trtl_kernel trtl_kernel_fc_packed_gemm = {
     .release = fg_release,
     .scratch = fg_scratch,
     .run = fg_run,
+    .unpack = fg_unpack,
 };
 
 /* The internal LINEAR op (passes/fuse_linear.c: a matrix multiply by a constant weight) has FULLY_CONNECTED's
@@ -254,4 +269,5 @@ const trtl_kernel trtl_kernel_linear_packed_gemm = {
     .release = fg_release,
     .scratch = fg_scratch,
     .run = fg_run,
+    .unpack = fg_unpack,
 };
