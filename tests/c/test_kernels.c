@@ -3526,67 +3526,6 @@ static void test_conv_tapwise(int ncases)
         {1, 16, 40, 14, 14, 3, 1, 12, 12, 12, 2, 0}, /* the ASPP's dilation 12 on 14x14 */
     };
     const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-/* ---- convolution.1x1_direct (x86/convolution_1x1.c) -------------------------------------------- */
-
-extern const trtl_kernel trtl_kernel_conv_1x1_direct;
-
-/* Pointwise convolutions on the AVX-512 variant and on AVX2 (AVX-512 masked off): MobileNet shapes (49 = 3 x 16 + 1
- * and 196 = 12 x 16 + 4 pixels: extra columns; 784, 3136: whole vectors), every remainder of a vector 0..15 (extra
- * columns up to 4, masked vectors past them), maps smaller than a vector, output channels past a panel of 8 (K
- * tails, K < 8), batches, 1-D and 3-D 1x1, every epilogue on the first shapes; then random shapes; NaN and Inf in
- * the activations propagate as the reference's. */
-/* The registered kernel where its applies() takes case c, else `any` (the same kernel without applies()). */
-static const trtl_kernel *pw_kernel(const trtl_kernel *any, const conv_case *c)
-{
-    int64_t xd[5] = {c->N, c->C}, one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
-    for (int d = 0; d < c->nsp; d++)
-        xd[2 + d] = c->in[d];
-    trtl_node nd = {0};
-    nd.op = TRTL_OP_CONVOLUTION;
-    nd.name = "conv";
-    nd.p.conv.num_output_maps = (int32_t)c->K;
-    nd.p.conv.num_groups = 1;
-    nd.p.conv.kernel_size = nd.p.conv.stride = dims(c->nsp, one);
-    nd.p.conv.dilation = dims(c->nsp, c->d);
-    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(c->nsp, zero);
-    nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * c->C};
-    trtl_dims xdims = dims(c->nsp + 2, xd);
-    return trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) ? &trtl_kernel_conv_1x1_direct : any;
-}
-
-static void test_conv_1x1(int ncases)
-{
-    static const struct { int64_t N, C, K, H, W; int nsp, all; } sh[] = {
-        {1, 160, 960, 7, 7, 2, 1}, {1, 960, 160, 7, 7, 2, 0},  {1, 96, 576, 14, 14, 2, 1}, {1, 24, 144, 56, 56, 2, 0},
-        {2, 19, 13, 1, 50, 2, 1},  {1, 7, 5, 3, 6, 2, 0},      {3, 33, 17, 1, 20, 1, 0},   {1, 5, 70, 1, 1, 2, 0},
-        {2, 40, 9, 28, 28, 2, 0},  {1, 17, 31, 2, 3, 3, 0},    {1, 64, 64, 1, 47, 2, 0},   {1, 11, 3, 1, 35, 1, 0},
-    };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-    trtl_kernel any = trtl_kernel_conv_1x1_direct; /* shapes applies() leaves to other kernels: run() computes them */
-    any.applies = NULL;
-    {
-        /* applies(): small maps yes, maps past 32x32 no, 7x7 with a short depth no (what the builder would time) */
-        static const struct { int64_t C, H, W; int want; } ap[] = {
-            {960, 7, 7, 1}, {160, 7, 7, 0}, {64, 14, 14, 1}, {32, 28, 28, 1}, {24, 56, 56, 0}, {16, 112, 112, 0}};
-        for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
-            trtl_node nd = {0};
-            int64_t one[2] = {1, 1}, zero[2] = {0, 0}, xd[4] = {1, ap[i].C, ap[i].H, ap[i].W};
-            nd.op = TRTL_OP_CONVOLUTION;
-            nd.name = "conv";
-            nd.p.conv.num_output_maps = 32;
-            nd.p.conv.num_groups = 1;
-            nd.p.conv.kernel_size = nd.p.conv.stride = nd.p.conv.dilation = dims(2, one);
-            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, zero);
-            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 32 * ap[i].C};
-            trtl_dims xdims = dims(4, xd);
-            if (trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) != ap[i].want) {
-                fprintf(stderr, "FAIL convolution.1x1_direct applies() on C=%lld %lldx%lld: %d, want %d\n",
-                        (long long)ap[i].C, (long long)ap[i].H, (long long)ap[i].W, !ap[i].want, ap[i].want);
-                g_failures++;
-                return;
-            }
-        }
-    }
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
             if (!trtl_cpu_has(TRTL_CPU_AVX512F))
@@ -3595,7 +3534,6 @@ static void test_conv_1x1(int ncases)
         }
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
-            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 5;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
                 conv_case c = {0};
                 c.nsp = sh[i].nsp;
@@ -3789,6 +3727,91 @@ static void test_conv_grouped_direct(int ncases)
                 c.s[d] = c.d[d] = c.pre[d] = c.post[d] = 1;
             }
             if (conv_run_case(&any, &c, 3) > 0)
+                goto done;
+        }
+    }
+done:
+    g_conv_nan_w = g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
+/* ---- convolution.1x1_direct (x86/convolution_1x1.c) -------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_1x1_direct;
+
+/* Pointwise convolutions on the AVX-512 variant and on AVX2 (AVX-512 masked off): MobileNet shapes (49 = 3 x 16 + 1
+ * and 196 = 12 x 16 + 4 pixels: extra columns; 784, 3136: whole vectors), every remainder of a vector 0..15 (extra
+ * columns up to 4, masked vectors past them), maps smaller than a vector, output channels past a panel of 8 (K
+ * tails, K < 8), batches, 1-D and 3-D 1x1, every epilogue on the first shapes; then random shapes; NaN and Inf in
+ * the activations propagate as the reference's. */
+/* The registered kernel where its applies() takes case c, else `any` (the same kernel without applies()). */
+static const trtl_kernel *pw_kernel(const trtl_kernel *any, const conv_case *c)
+{
+    int64_t xd[5] = {c->N, c->C}, one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    for (int d = 0; d < c->nsp; d++)
+        xd[2 + d] = c->in[d];
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_CONVOLUTION;
+    nd.name = "conv";
+    nd.p.conv.num_output_maps = (int32_t)c->K;
+    nd.p.conv.num_groups = 1;
+    nd.p.conv.kernel_size = nd.p.conv.stride = dims(c->nsp, one);
+    nd.p.conv.dilation = dims(c->nsp, c->d);
+    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(c->nsp, zero);
+    nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * c->C};
+    trtl_dims xdims = dims(c->nsp + 2, xd);
+    return trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) ? &trtl_kernel_conv_1x1_direct : any;
+}
+
+static void test_conv_1x1(int ncases)
+{
+    static const struct { int64_t N, C, K, H, W; int nsp, all; } sh[] = {
+        {1, 160, 960, 7, 7, 2, 1}, {1, 960, 160, 7, 7, 2, 0},  {1, 96, 576, 14, 14, 2, 1}, {1, 24, 144, 56, 56, 2, 0},
+        {2, 19, 13, 1, 50, 2, 1},  {1, 7, 5, 3, 6, 2, 0},      {3, 33, 17, 1, 20, 1, 0},   {1, 5, 70, 1, 1, 2, 0},
+        {2, 40, 9, 28, 28, 2, 0},  {1, 17, 31, 2, 3, 3, 0},    {1, 64, 64, 1, 47, 2, 0},   {1, 11, 3, 1, 35, 1, 0},
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    trtl_kernel any = trtl_kernel_conv_1x1_direct; /* shapes applies() leaves to other kernels: run() computes them */
+    any.applies = NULL;
+    {
+        /* applies(): small maps yes, maps past 32x32 no, 7x7 with a short depth no (what the builder would time) */
+        static const struct { int64_t C, H, W; int want; } ap[] = {
+            {960, 7, 7, 1}, {160, 7, 7, 0}, {64, 14, 14, 1}, {32, 28, 28, 1}, {24, 56, 56, 0}, {16, 112, 112, 0}};
+        for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
+            trtl_node nd = {0};
+            int64_t one[2] = {1, 1}, zero[2] = {0, 0}, xd[4] = {1, ap[i].C, ap[i].H, ap[i].W};
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            nd.p.conv.num_output_maps = 32;
+            nd.p.conv.num_groups = 1;
+            nd.p.conv.kernel_size = nd.p.conv.stride = nd.p.conv.dilation = dims(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, zero);
+            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 32 * ap[i].C};
+            trtl_dims xdims = dims(4, xd);
+            if (trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) != ap[i].want) {
+                fprintf(stderr, "FAIL convolution.1x1_direct applies() on C=%lld %lldx%lld: %d, want %d\n",
+                        (long long)ap[i].C, (long long)ap[i].H, (long long)ap[i].W, !ap[i].want, ap[i].want);
+                g_failures++;
+                return;
+            }
+        }
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                break;
+            trtl_cpu_set_mask(no512);
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 5;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = sh[i].nsp;
+                c.N = sh[i].N;
+                c.C = sh[i].C;
+                c.K = sh[i].K;
+                c.G = 1;
+                for (int d = 0; d < c.nsp; d++) {
                     c.in[d] = d == c.nsp - 1 ? sh[i].W : d == c.nsp - 2 ? sh[i].H : 2;
                     c.k[d] = c.s[d] = c.d[d] = 1;
                 }
@@ -3869,8 +3892,9 @@ static void test_conv_grouped_direct(int ncases)
         }
     }
 done:
-    g_conv_nan_w = g_conv_nan_x = -1;
     trtl_cpu_set_mask(~0u);
+}
+
 /* ---- reduce over any axes (x86/reduce_axes.c) ----------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_reduce_axes;
@@ -4105,7 +4129,6 @@ static void test_reduce_binary(int ncases)
             return;
         done += taken;
     }
-    trtl_cpu_set_mask(~0u);
 }
 
 /* ---- reshape as a view (x86/inplace.c, shuffle.inplace) --------------------------------------- */
@@ -4220,11 +4243,11 @@ int main(int argc, char **argv)
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
     test_conv_grouped_direct(ncases);
-    test_reduce_axes_applies();
     if (trtl_cpu_has(trtl_kernel_conv_1x1_direct.cpu_features))
         test_conv_1x1(ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_1x1_direct.name);
+    test_reduce_axes_applies();
     test_reduce_axes(ncases / 3);
     test_reduce_binary(ncases / 3);
     test_shuffle_inplace();
