@@ -75,7 +75,8 @@ typedef struct trtl_kernel {
     trtl_kernel_fn run;
     int32_t precision;       /* trtl_dtype the kernel computes in; 0 (TRTL_FLOAT) for fp32 kernels */
     /* Optional: writes the node's packed weights (trtl_node_packed_weights) exactly, in plain form, from
-     * prepare()'s state to dst (their count values of their type).  A kernel with it reads nothing of
+     * prepare()'s state to dst (their count values of their type; dst has no alignment: the plan writer's
+     * buffer, so store with memcpy).  A kernel with it reads nothing of
      * those weights but the state after prepare(), so the engine frees the plain copy once the state
      * exists (refittable engines keep it: refit writes there) and the plan writer calls this instead:
      * the weights are held once, packed (trtl_engine_drop_plain_weights). */

@@ -230,17 +230,18 @@ static trtl_status fg_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
-/* W[n, d] = B(d, n), read back from its tile: exact (the packing only moves floats). */
+/* W[n, d] = B(d, n), read back from its tile: exact (the packing only moves floats).  dst is the plan
+ * writer's buffer at any byte offset, so each float is stored with memcpy. */
 static void fg_unpack(const trtl_node *nd, const void *state, void *dst)
 {
     const fg_state *st = state;
     const int64_t nr = trtl_gemm_nr(st->isa);
-    float *w = dst;
+    unsigned char *w = dst;
     (void)nd;
     for (int64_t n = 0; n < st->K; n++) {
         const float *tile = st->b + (n / nr) * st->ts + n % nr;
         for (int64_t d = 0; d < st->D; d++)
-            w[n * st->D + d] = tile[d * nr];
+            memcpy(w + (size_t)(n * st->D + d) * sizeof(float), &tile[d * nr], sizeof(float));
     }
 }
 
