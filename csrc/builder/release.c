@@ -12,20 +12,9 @@
 /* Does a weights attribute of a node other than `self` point at p? */
 static int weights_use(const trtl_bgraph *g, const void *p, const trtl_weights *self)
 {
-    for (int32_t k = 0; k < g->nn; k++) {
-        const trtl_node *n = &g->n[k].n;
-        if (n->op == TRTL_OP_PLUGIN_V2 || n->op == TRTL_OP_CONTROL_FLOW)
-            continue;
-        const trtl_op_info *info = &trtl_op_table[n->op];
-        for (int32_t i = 0; i < *info->nattrs; i++) {
-            const trtl_attr_desc *d = &info->attrs[i];
-            if (d->type != TRTL_ATTR_WEIGHTS)
-                continue;
-            const trtl_weights *w = (const trtl_weights *)((const char *)&n->p + d->offset);
-            if (w != self && w->values == p)
-                return 1;
-        }
-    }
+    for (int32_t k = 0; k < g->nn; k++)
+        if (trtl_params_weights_at(g->n[k].n.op, &g->n[k].n.p, p, self))
+            return 1;
     return 0;
 }
 

@@ -22,20 +22,9 @@ static int still_used(const trtl_engine *e, const void *p, const trtl_weights *s
     for (int32_t i = 0; i < e->n_tensors; i++)
         if (e->tensors[i].data == p)
             return 1;
-    for (int32_t k = 0; k < e->n_nodes; k++) {
-        const trtl_node *n = &e->nodes[k];
-        if (n->op == TRTL_OP_PLUGIN_V2 || n->op == TRTL_OP_CONTROL_FLOW)
-            continue;
-        const trtl_op_info *info = &trtl_op_table[n->op];
-        for (int32_t i = 0; i < *info->nattrs; i++) {
-            const trtl_attr_desc *d = &info->attrs[i];
-            if (d->type != TRTL_ATTR_WEIGHTS)
-                continue;
-            const trtl_weights *w = (const trtl_weights *)((const char *)&n->p + d->offset);
-            if (w != self && w->values == p)
-                return 1;
-        }
-    }
+    for (int32_t k = 0; k < e->n_nodes; k++)
+        if (trtl_params_weights_at(e->nodes[k].op, &e->nodes[k].p, p, self))
+            return 1;
     return 0;
 }
 

@@ -20,3 +20,19 @@ const trtl_attr_desc *trtl_attr_find(trtl_op op, const char *name)
             return &info->attrs[i];
     return NULL;
 }
+
+int trtl_params_weights_at(trtl_op op, const trtl_params *prm, const void *p, const trtl_weights *self)
+{
+    if (op == TRTL_OP_PLUGIN_V2 || op == TRTL_OP_CONTROL_FLOW)
+        return 0;
+    const trtl_op_info *info = &trtl_op_table[op];
+    for (int32_t i = 0; i < *info->nattrs; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        if (d->type != TRTL_ATTR_WEIGHTS)
+            continue;
+        const trtl_weights *w = (const trtl_weights *)((const char *)prm + d->offset);
+        if (w != self && w->values == p)
+            return 1;
+    }
+    return 0;
+}

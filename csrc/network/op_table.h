@@ -76,6 +76,11 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
 
 /* Shape arithmetic shared with the kernels (output sizes, broadcasting, single axis): core/shape.h. */
 
+/* Does a weights attribute of an `op` node's params `prm`, other than `self`, point at p?  (Plugin and
+ * control-flow nodes hold none.)  The builder and the engine ask it before freeing a weights buffer that
+ * several nodes may share. */
+int trtl_params_weights_at(trtl_op op, const trtl_params *prm, const void *p, const trtl_weights *self);
+
 /* Checks kernel_size/stride/dilation/padding of a (de)convolution agree in rank and range
  * (ops/convolution.c). */
 trtl_status trtl_conv_check_spatial(const trtl_conv_params *c, const char *layer);
