@@ -75,157 +75,79 @@ static void row_f32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, c
     }
 }
 
-static int32_t wrap32(uint32_t v) { return (int32_t)v; }
-
-static int32_t i_div(int32_t x, int32_t z)
-{
-    if (z == 0)
-        return 0;
-    if (z == -1)
-        return wrap32(0u - (uint32_t)x);
-    return x / z;
-}
-
-static int32_t i_floor_div(int32_t x, int32_t z)
-{
-    if (z == 0)
-        return 0;
-    if (z == -1)
-        return wrap32(0u - (uint32_t)x);
-    int32_t q = x / z;
-    if (x % z != 0 && ((x < 0) != (z < 0)))
-        q--;
-    return q;
-}
-
-static int32_t i_pow(int32_t x, int32_t e)
-{
-    if (e < 0) {
-        if (x == 1)
-            return 1;
-        if (x == -1)
-            return (e & 1) ? -1 : 1;
-        return 0;
+/* Integer elementwise rows for one width (int32 and int64 share the rules): SUM/SUB/PROD wrap modulo 2^BITS
+ * (through the unsigned type), DIV truncates and FLOOR_DIV floors, division by zero gives 0 and MIN / -1 wraps to
+ * MIN, POW by squaring (negative exponents: the truncated reciprocal), shifts by 0..BITS-1 (other amounts: 0, or
+ * the sign fill for SHIFT_RIGHT).  No undefined or implementation-defined behaviour for any operands. */
+#define INT_ROW(sfx, T, UT, BITS, TMIN, TMAX)                                                                      \
+    static T wrap_##sfx(UT v) { return v <= (UT)TMAX ? (T)v : (T)(v - (UT)TMAX - 1u) + TMIN; }                    \
+    static T div_##sfx(T x, T z)                                                                                \
+    {                                                                                                           \
+        if (z == 0)                                                                                             \
+            return 0;                                                                                           \
+        if (z == -1)                                                                                            \
+            return wrap_##sfx((UT)0 - (UT)x);                                                                   \
+        return x / z;                                                                                           \
+    }                                                                                                           \
+    static T floor_div_##sfx(T x, T z)                                                                          \
+    {                                                                                                           \
+        if (z == 0 || z == -1)                                                                                  \
+            return div_##sfx(x, z);                                                                             \
+        T q = x / z;                                                                                            \
+        if (x % z != 0 && ((x < 0) != (z < 0)))                                                                 \
+            q--;                                                                                                \
+        return q;                                                                                               \
+    }                                                                                                           \
+    static T pow_##sfx(T x, T e)                                                                                \
+    {                                                                                                           \
+        if (e < 0) {                                                                                            \
+            if (x == 1)                                                                                         \
+                return 1;                                                                                       \
+            if (x == -1)                                                                                        \
+                return (e & 1) ? -1 : 1;                                                                        \
+            return 0;                                                                                           \
+        }                                                                                                       \
+        UT r = 1, base = (UT)x;                                                                                 \
+        while (e) {                                                                                             \
+            if (e & 1)                                                                                          \
+                r *= base;                                                                                      \
+            base *= base;                                                                                       \
+            e >>= 1;                                                                                            \
+        }                                                                                                       \
+        return wrap_##sfx(r);                                                                                   \
+    }                                                                                                           \
+    /* arithmetic right shift without implementation-defined behaviour (>> of a negative value) */              \
+    static T sar_##sfx(T x, T sh) { return x >= 0 ? x >> sh : wrap_##sfx(~(~(UT)x >> sh)); }                     \
+    static void row_##sfx(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)         \
+    {                                                                                                           \
+        typedef T A;                                                                                            \
+        const ew_ctx *c = (const ew_ctx *)ctx;                                                                  \
+        const T *a = (const T *)c->a + off[0], *b = (const T *)c->b + off[1];                                   \
+        int64_t sa = s[0], sb = s[1];                                                                           \
+        switch (c->op) {                                                                                        \
+        case TRTL_EW_SUM: EW_LOOP(T, wrap_##sfx((UT)x + (UT)z)); break;                                         \
+        case TRTL_EW_PROD: EW_LOOP(T, wrap_##sfx((UT)x * (UT)z)); break;                                        \
+        case TRTL_EW_MAX: EW_LOOP(T, x > z ? x : z); break;                                                     \
+        case TRTL_EW_MIN: EW_LOOP(T, x < z ? x : z); break;                                                     \
+        case TRTL_EW_SUB: EW_LOOP(T, wrap_##sfx((UT)x - (UT)z)); break;                                         \
+        case TRTL_EW_DIV: EW_LOOP(T, div_##sfx(x, z)); break;                                                   \
+        case TRTL_EW_POW: EW_LOOP(T, pow_##sfx(x, z)); break;                                                   \
+        case TRTL_EW_FLOOR_DIV: EW_LOOP(T, floor_div_##sfx(x, z)); break;                                       \
+        case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;                                                    \
+        case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;                                                   \
+        case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;                                                      \
+        case TRTL_EW_BITWISE_AND: EW_LOOP(T, x & z); break;                                                     \
+        case TRTL_EW_BITWISE_OR: EW_LOOP(T, x | z); break;                                                      \
+        case TRTL_EW_BITWISE_XOR: EW_LOOP(T, x ^ z); break;                                                     \
+        case TRTL_EW_SHIFT_LEFT: EW_LOOP(T, z >= 0 && z < BITS ? wrap_##sfx((UT)x << z) : 0); break;            \
+        case TRTL_EW_SHIFT_RIGHT: EW_LOOP(T, z >= 0 && z < BITS ? sar_##sfx(x, z) : (x < 0 ? -1 : 0)); break;   \
+        default: break;                                                                                         \
+        }                                                                                                       \
     }
-    uint32_t r = 1, base = (uint32_t)x;
-    while (e) {
-        if (e & 1)
-            r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return wrap32(r);
-}
 
-/* Arithmetic right shift without implementation-defined behaviour (>> of a negative int). */
-static int32_t i_sar(int32_t x, int32_t s)
-{
-    return x >= 0 ? x >> s : wrap32(~(~(uint32_t)x >> s));
-}
-
-static void row_i32(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
-{
-    typedef int32_t A;
-    const ew_ctx *c = (const ew_ctx *)ctx;
-    const int32_t *a = (const int32_t *)c->a + off[0], *b = (const int32_t *)c->b + off[1];
-    int64_t sa = s[0], sb = s[1];
-    switch (c->op) {
-    case TRTL_EW_SUM: EW_LOOP(int32_t, wrap32((uint32_t)x + (uint32_t)z)); break;
-    case TRTL_EW_PROD: EW_LOOP(int32_t, wrap32((uint32_t)x * (uint32_t)z)); break;
-    case TRTL_EW_MAX: EW_LOOP(int32_t, x > z ? x : z); break;
-    case TRTL_EW_MIN: EW_LOOP(int32_t, x < z ? x : z); break;
-    case TRTL_EW_SUB: EW_LOOP(int32_t, wrap32((uint32_t)x - (uint32_t)z)); break;
-    case TRTL_EW_DIV: EW_LOOP(int32_t, i_div(x, z)); break;
-    case TRTL_EW_POW: EW_LOOP(int32_t, i_pow(x, z)); break;
-    case TRTL_EW_FLOOR_DIV: EW_LOOP(int32_t, i_floor_div(x, z)); break;
-    case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
-    case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
-    case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;
-    case TRTL_EW_BITWISE_AND: EW_LOOP(int32_t, x & z); break;
-    case TRTL_EW_BITWISE_OR: EW_LOOP(int32_t, x | z); break;
-    case TRTL_EW_BITWISE_XOR: EW_LOOP(int32_t, x ^ z); break;
-    case TRTL_EW_SHIFT_LEFT: EW_LOOP(int32_t, z >= 0 && z < 32 ? wrap32((uint32_t)x << z) : 0); break;
-    case TRTL_EW_SHIFT_RIGHT: EW_LOOP(int32_t, z >= 0 && z < 32 ? i_sar(x, z) : (x < 0 ? -1 : 0)); break;
-    default: break;
-    }
-}
-
-static int64_t wrap64(uint64_t v)
-{
-    return v <= (uint64_t)INT64_MAX ? (int64_t)v : (int64_t)(v - (uint64_t)INT64_MAX - 1u) + INT64_MIN;
-}
-
-static int64_t l_div(int64_t x, int64_t z)
-{
-    if (z == 0)
-        return 0;
-    if (z == -1)
-        return wrap64(0u - (uint64_t)x);
-    return x / z;
-}
-
-static int64_t l_floor_div(int64_t x, int64_t z)
-{
-    if (z == 0)
-        return 0;
-    if (z == -1)
-        return wrap64(0u - (uint64_t)x);
-    int64_t q = x / z;
-    if (x % z != 0 && ((x < 0) != (z < 0)))
-        q--;
-    return q;
-}
-
-static int64_t l_pow(int64_t x, int64_t e)
-{
-    if (e < 0) {
-        if (x == 1)
-            return 1;
-        if (x == -1)
-            return (e & 1) ? -1 : 1;
-        return 0;
-    }
-    uint64_t r = 1, base = (uint64_t)x;
-    while (e) {
-        if (e & 1)
-            r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return wrap64(r);
-}
-
-static int64_t l_sar(int64_t x, int64_t s)
-{
-    return x >= 0 ? x >> s : wrap64(~(~(uint64_t)x >> s));
-}
-
-static void row_i64(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
-{
-    typedef int64_t A;
-    const ew_ctx *c = (const ew_ctx *)ctx;
-    const int64_t *a = (const int64_t *)c->a + off[0], *b = (const int64_t *)c->b + off[1];
-    int64_t sa = s[0], sb = s[1];
-    switch (c->op) {
-    case TRTL_EW_SUM: EW_LOOP(int64_t, wrap64((uint64_t)x + (uint64_t)z)); break;
-    case TRTL_EW_PROD: EW_LOOP(int64_t, wrap64((uint64_t)x * (uint64_t)z)); break;
-    case TRTL_EW_MAX: EW_LOOP(int64_t, x > z ? x : z); break;
-    case TRTL_EW_MIN: EW_LOOP(int64_t, x < z ? x : z); break;
-    case TRTL_EW_SUB: EW_LOOP(int64_t, wrap64((uint64_t)x - (uint64_t)z)); break;
-    case TRTL_EW_DIV: EW_LOOP(int64_t, l_div(x, z)); break;
-    case TRTL_EW_POW: EW_LOOP(int64_t, l_pow(x, z)); break;
-    case TRTL_EW_FLOOR_DIV: EW_LOOP(int64_t, l_floor_div(x, z)); break;
-    case TRTL_EW_EQUAL: EW_LOOP(uint8_t, x == z); break;
-    case TRTL_EW_GREATER: EW_LOOP(uint8_t, x > z); break;
-    case TRTL_EW_LESS: EW_LOOP(uint8_t, x < z); break;
-    case TRTL_EW_BITWISE_AND: EW_LOOP(int64_t, x & z); break;
-    case TRTL_EW_BITWISE_OR: EW_LOOP(int64_t, x | z); break;
-    case TRTL_EW_BITWISE_XOR: EW_LOOP(int64_t, x ^ z); break;
-    case TRTL_EW_SHIFT_LEFT: EW_LOOP(int64_t, z >= 0 && z < 64 ? wrap64((uint64_t)x << z) : 0); break;
-    case TRTL_EW_SHIFT_RIGHT: EW_LOOP(int64_t, z >= 0 && z < 64 ? l_sar(x, z) : (x < 0 ? -1 : 0)); break;
-    default: break;
-    }
-}
+INT_ROW(i32, int32_t, uint32_t, 32, INT32_MIN, INT32_MAX)
+INT_ROW(i64, int64_t, uint64_t, 64, INT64_MIN, INT64_MAX)
+#undef INT_ROW
 
 static void row_bool(void *ctx, int64_t out_off, const int64_t *off, int64_t n, const int64_t *s)
 {
