@@ -4,7 +4,6 @@ selection keeps convolution.1x1_direct (the engine inspector shows it ran), and 
 kernels), each compared with float64 numpy, NaN included.  Pixel counts: 49 (three vectors + one extra column),
 196 (four extra columns), 90 (a masked vector), batch 2; ReLU6 (in registers) and sigmoid (the row pass).  Also the
 AVX2 variant (TRTL_CPU_MASK without AVX-512, in a subprocess) and another input size than the opt shape."""
-import json
 import os
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 import trtlite as trt
 
 from conftest import assert_close
-from test_conv_pixel_gemm import _parse, _write
+import test_conv_pixel_gemm as pg
 
 KERNEL = "convolution.1x1_direct"
 
@@ -54,49 +53,12 @@ def _case(rng, N, C, K, H, W, act, residual):
     return make, ({"x": x, "s": skip} if residual else {"x": x}), want
 
 
-def _build(make, level=None, cache=None, profile=None):
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    network = builder.create_network(0)
-    make(network)
-    config = builder.create_builder_config()
-    config.num_threads = 2
-    config.avg_timing_iterations = 1
-    if level is not None:
-        config.builder_optimization_level = level
-    if profile:
-        p = builder.create_optimization_profile()
-        p.set_shape(*profile)
-        config.add_optimization_profile(p)
-    tc = config.create_timing_cache(cache or b"")
-    assert config.set_timing_cache(tc, False) is True
-    plan = builder.build_serialized_network(network, config)
-    assert plan is not None
-    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
-    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
-    return engine, [layer["kernel"] for layer in info["layers"]], bytes(tc.serialize())
-
-
-def _run(engine, inputs):
-    ctx = engine.create_execution_context()
-    for k, v in inputs.items():
-        ctx.set_input_shape(k, v.shape)
-    out = np.full(tuple(ctx.get_tensor_shape("y")), 77, np.float32)
-    arrays = dict(inputs, y=out)
-    assert ctx.execute_v2([arrays[engine.get_tensor_name(i)] for i in range(engine.num_io_tensors)])
-    return out
+_build, _run = pg._build, pg._run
 
 
 def _forced(make, profile=None):
-    """Builds with timing, then again from the cache with every other convolution kernel made slow; None where
-    the kernel was no candidate (a CPU without AVX2 + FMA)."""
-    _, _, data = _build(make, profile=profile)
-    cpus, entries = _parse(data)
-    if not any(e[2].startswith(KERNEL + "|") for e in entries):
-        return None
-    for e in entries:
-        if e[2].startswith("convolution."):
-            e[3] = 1e-6 if e[2].startswith(KERNEL + "|") else 1e3
-    return _build(make, cache=_write(cpus, entries), profile=profile)
+    """The layer built with this file's kernel forced through the timing cache (test_conv_pixel_gemm._forced)."""
+    return pg._forced(make, KERNEL, profile)
 
 
 SHAPES = [  # N, C, K, H, W, act, residual

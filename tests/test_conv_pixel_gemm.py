@@ -82,7 +82,10 @@ def _case(rng, N, C, K, H, W, k, stride, pad, act):
     return make, {"x": x, "s": skip}, want
 
 
-def _build(make, level=None, cache=None, threads=2):
+def _build(make, level=None, cache=None, threads=2, profile=None):
+    """Builds the network `make` fills (timing cache `cache`, optional (name, min, opt, max) profile); returns the
+    engine, its layers' kernels and the timing cache's bytes.  Shared by the forced-kernel layer tests
+    (test_conv_1x1_direct, test_conv_tapwise, test_conv_grouped_direct)."""
     builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
     network = builder.create_network(0)
     make(network)
@@ -91,6 +94,10 @@ def _build(make, level=None, cache=None, threads=2):
     config.avg_timing_iterations = 1
     if level is not None:
         config.builder_optimization_level = level
+    if profile:
+        p = builder.create_optimization_profile()
+        p.set_shape(*profile)
+        config.add_optimization_profile(p)
     tc = config.create_timing_cache(cache or b"")
     assert config.set_timing_cache(tc, False) is True
     plan = builder.build_serialized_network(network, config)
@@ -102,23 +109,25 @@ def _build(make, level=None, cache=None, threads=2):
 
 def _run(engine, inputs):
     ctx = engine.create_execution_context()
-    out = np.full(tuple(engine.get_tensor_shape("y")), 77, np.float32)
+    for k, v in inputs.items():
+        ctx.set_input_shape(k, v.shape)
+    out = np.full(tuple(ctx.get_tensor_shape("y")), 77, np.float32)
     arrays = dict(inputs, y=out)
     assert ctx.execute_v2([arrays[engine.get_tensor_name(i)] for i in range(engine.num_io_tensors)])
     return out
 
 
-def _forced(make):
+def _forced(make, kernel=KERNEL, profile=None):
     """Builds with timing, then again from the cache with every other convolution kernel made slow; None where
-    the kernel was no candidate (a CPU without AVX2 + FMA)."""
-    _, _, data = _build(make)
+    `kernel` was no candidate (a CPU without its features)."""
+    _, _, data = _build(make, profile=profile)
     cpus, entries = _parse(data)
-    if not any(e[2].startswith(KERNEL + "|") for e in entries):
+    if not any(e[2].startswith(kernel + "|") for e in entries):
         return None
     for e in entries:
         if e[2].startswith("convolution."):
-            e[3] = 1e-6 if e[2].startswith(KERNEL + "|") else 1e3
-    return _build(make, cache=_write(cpus, entries))
+            e[3] = 1e-6 if e[2].startswith(kernel + "|") else 1e3
+    return _build(make, cache=_write(cpus, entries), profile=profile)
 
 
 SHAPES = [  # N, C, K, H, W, k, stride, pad, act
