@@ -31,7 +31,6 @@
 #include "core/dims.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define RA_X86 1
 #endif
 
@@ -163,213 +162,17 @@ static float run_c(int op, const float *x, int64_t n)
 }
 
 #ifdef RA_X86
-/* ---- AVX-512 ------------------------------------------------------------------------------- */
+/* ---- AVX-512 and AVX2: one body (reduce_axes_simd.h) over each ISA's vectors (reduce_vec.h) -------- */
 
-__attribute__((target("avx512f"), always_inline)) static inline __m512 comb16(int op, __m512 acc, __m512 v)
-{
-    switch (op) {
-    case TRTL_RED_PROD: return _mm512_mul_ps(acc, v);
-    case TRTL_RED_MAX: /* max_ps(v, acc) = v > acc ? v : acc; then a NaN v wins */
-        return _mm512_mask_mov_ps(_mm512_max_ps(v, acc), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-    case TRTL_RED_MIN:
-        return _mm512_mask_mov_ps(_mm512_min_ps(v, acc), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-    default: return _mm512_add_ps(acc, v);
-    }
-}
+#define RV_AVX512
+#include "kernels/x86/reduce_vec.h"
+#include "kernels/x86/reduce_axes_simd.h"
+#include "kernels/x86/reduce_vec_end.h"
 
-/* rows over NV full vectors of 16 (constant after inlining: the accumulators stay in registers). */
-__attribute__((target("avx512f"), always_inline)) static inline void rows16_nv(int op, int nv, const float *x,
-                                                                              int64_t st, int64_t n, float *y,
-                                                                              int first)
-{
-    __m512 acc[8];
-    for (int v = 0; v < nv; v++)
-        acc[v] = first ? _mm512_set1_ps(ra_identity(op)) : _mm512_loadu_ps(y + 16 * v);
-    for (int64_t r = 0; r < n; r++) {
-        const float *p = x + r * st;
-        for (int v = 0; v < nv; v++)
-            acc[v] = comb16(op, acc[v], _mm512_loadu_ps(p + 16 * v));
-    }
-    for (int v = 0; v < nv; v++)
-        _mm512_storeu_ps(y + 16 * v, acc[v]);
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline void rows16_op(int op, const float *x, int64_t st,
-                                                                              int64_t n, int64_t w, float *y,
-                                                                              int first)
-{
-    int64_t i = 0;
-    for (; i + 128 <= w; i += 128)
-        rows16_nv(op, 8, x + i, st, n, y + i, first);
-    if (i + 64 <= w) {
-        rows16_nv(op, 4, x + i, st, n, y + i, first);
-        i += 64;
-    }
-    if (i + 32 <= w) {
-        rows16_nv(op, 2, x + i, st, n, y + i, first);
-        i += 32;
-    }
-    if (i + 16 <= w) {
-        rows16_nv(op, 1, x + i, st, n, y + i, first);
-        i += 16;
-    }
-    if (i < w) {
-        __mmask16 k = (__mmask16)((1u << (w - i)) - 1u);
-        __m512 acc = first ? _mm512_set1_ps(ra_identity(op)) : _mm512_maskz_loadu_ps(k, y + i);
-        for (int64_t r = 0; r < n; r++)
-            acc = comb16(op, acc, _mm512_maskz_loadu_ps(k, x + i + r * st));
-        _mm512_mask_storeu_ps(y + i, k, acc);
-    }
-}
-
-__attribute__((target("avx512f"))) static void rows_avx512(int op, const float *x, int64_t st, int64_t n, int64_t w,
-                                                          float *y, int first)
-{
-    switch (op) {
-    case TRTL_RED_PROD: rows16_op(TRTL_RED_PROD, x, st, n, w, y, first); break;
-    case TRTL_RED_MAX: rows16_op(TRTL_RED_MAX, x, st, n, w, y, first); break;
-    case TRTL_RED_MIN: rows16_op(TRTL_RED_MIN, x, st, n, w, y, first); break;
-    default: rows16_op(TRTL_RED_SUM, x, st, n, w, y, first); break;
-    }
-}
-
-/* Horizontal op of 16 lanes; a NaN lane gives NaN for MAX / MIN. */
-__attribute__((target("avx512f"))) static float hred16(int op, __m512 v)
-{
-    switch (op) {
-    case TRTL_RED_PROD: return _mm512_reduce_mul_ps(v);
-    case TRTL_RED_MAX:
-    case TRTL_RED_MIN: {
-        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        if (nan) {
-            float t[16];
-            _mm512_storeu_ps(t, v);
-            for (int k = 0; k < 16; k++)
-                if (nan >> k & 1u)
-                    return t[k];
-        }
-        return op == TRTL_RED_MAX ? _mm512_reduce_max_ps(v) : _mm512_reduce_min_ps(v);
-    }
-    default: return _mm512_reduce_add_ps(v);
-    }
-}
-
-__attribute__((target("avx512f"))) static float run_avx512(int op, const float *x, int64_t n)
-{
-    __m512 id = _mm512_set1_ps(ra_identity(op));
-    __m512 a0 = id, a1 = id, a2 = id, a3 = id;
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        a0 = comb16(op, a0, _mm512_loadu_ps(x + i));
-        a1 = comb16(op, a1, _mm512_loadu_ps(x + i + 16));
-        a2 = comb16(op, a2, _mm512_loadu_ps(x + i + 32));
-        a3 = comb16(op, a3, _mm512_loadu_ps(x + i + 48));
-    }
-    for (; i + 16 <= n; i += 16)
-        a0 = comb16(op, a0, _mm512_loadu_ps(x + i));
-    if (i < n) {
-        __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
-        a1 = comb16(op, a1, _mm512_mask_loadu_ps(id, k, x + i));
-    }
-    return hred16(op, comb16(op, comb16(op, a0, a1), comb16(op, a2, a3)));
-}
-
-/* ---- AVX2 ---------------------------------------------------------------------------------- */
-
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 comb8(int op, __m256 acc, __m256 v)
-{
-    switch (op) {
-    case TRTL_RED_PROD: return _mm256_mul_ps(acc, v);
-    case TRTL_RED_MAX:
-        return _mm256_blendv_ps(_mm256_max_ps(v, acc), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    case TRTL_RED_MIN:
-        return _mm256_blendv_ps(_mm256_min_ps(v, acc), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    default: return _mm256_add_ps(acc, v);
-    }
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline void rows8_nv(int op, int nv, const float *x,
-                                                                             int64_t st, int64_t n, float *y,
-                                                                             int first)
-{
-    __m256 acc[8];
-    for (int v = 0; v < nv; v++)
-        acc[v] = first ? _mm256_set1_ps(ra_identity(op)) : _mm256_loadu_ps(y + 8 * v);
-    for (int64_t r = 0; r < n; r++) {
-        const float *p = x + r * st;
-        for (int v = 0; v < nv; v++)
-            acc[v] = comb8(op, acc[v], _mm256_loadu_ps(p + 8 * v));
-    }
-    for (int v = 0; v < nv; v++)
-        _mm256_storeu_ps(y + 8 * v, acc[v]);
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256i tail8(int64_t t)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline void rows8_op(int op, const float *x, int64_t st,
-                                                                             int64_t n, int64_t w, float *y,
-                                                                             int first)
-{
-    int64_t i = 0;
-    for (; i + 64 <= w; i += 64)
-        rows8_nv(op, 8, x + i, st, n, y + i, first);
-    if (i + 32 <= w) {
-        rows8_nv(op, 4, x + i, st, n, y + i, first);
-        i += 32;
-    }
-    if (i + 16 <= w) {
-        rows8_nv(op, 2, x + i, st, n, y + i, first);
-        i += 16;
-    }
-    if (i + 8 <= w) {
-        rows8_nv(op, 1, x + i, st, n, y + i, first);
-        i += 8;
-    }
-    if (i < w) {
-        __m256i k = tail8(w - i);
-        __m256 acc = first ? _mm256_set1_ps(ra_identity(op)) : _mm256_maskload_ps(y + i, k);
-        for (int64_t r = 0; r < n; r++)
-            acc = comb8(op, acc, _mm256_maskload_ps(x + i + r * st, k));
-        _mm256_maskstore_ps(y + i, k, acc);
-    }
-}
-
-__attribute__((target("avx2,fma"))) static void rows_avx2(int op, const float *x, int64_t st, int64_t n, int64_t w,
-                                                         float *y, int first)
-{
-    switch (op) {
-    case TRTL_RED_PROD: rows8_op(TRTL_RED_PROD, x, st, n, w, y, first); break;
-    case TRTL_RED_MAX: rows8_op(TRTL_RED_MAX, x, st, n, w, y, first); break;
-    case TRTL_RED_MIN: rows8_op(TRTL_RED_MIN, x, st, n, w, y, first); break;
-    default: rows8_op(TRTL_RED_SUM, x, st, n, w, y, first); break;
-    }
-}
-
-__attribute__((target("avx2,fma"))) static float run_avx2(int op, const float *x, int64_t n)
-{
-    __m256 id = _mm256_set1_ps(ra_identity(op));
-    __m256 a0 = id, a1 = id, a2 = id, a3 = id;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = comb8(op, a0, _mm256_loadu_ps(x + i));
-        a1 = comb8(op, a1, _mm256_loadu_ps(x + i + 8));
-        a2 = comb8(op, a2, _mm256_loadu_ps(x + i + 16));
-        a3 = comb8(op, a3, _mm256_loadu_ps(x + i + 24));
-    }
-    for (; i + 8 <= n; i += 8)
-        a0 = comb8(op, a0, _mm256_loadu_ps(x + i));
-    float t[8];
-    _mm256_storeu_ps(t, comb8(op, comb8(op, a0, a1), comb8(op, a2, a3)));
-    float acc = t[0];
-    for (int k = 1; k < 8; k++)
-        acc = comb1(op, acc, t[k]);
-    for (; i < n; i++)
-        acc = comb1(op, acc, x[i]);
-    return acc;
-}
+#define RV_AVX2
+#include "kernels/x86/reduce_vec.h"
+#include "kernels/x86/reduce_axes_simd.h"
+#include "kernels/x86/reduce_vec_end.h"
 #endif
 
 /* ---- driver -------------------------------------------------------------------------------- */

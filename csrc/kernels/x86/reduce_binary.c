@@ -26,7 +26,6 @@
 #include "core/dims.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define RB_X86 1
 #endif
 
@@ -133,75 +132,7 @@ static void rows_c(const rb_row *q, float *y, int first)
 }
 
 #ifdef RB_X86
-/* ---- AVX-512 ------------------------------------------------------------------------------- */
-
-__attribute__((target("avx512f"), always_inline)) static inline __m512 val16(int ew, int un, __m512 u, __m512 w)
-{
-    __m512 e = ew == TRTL_EW_SUM ? _mm512_add_ps(u, w) : ew == TRTL_EW_PROD ? _mm512_mul_ps(u, w) : _mm512_sub_ps(u, w);
-    return un == TRTL_UN_ABS ? _mm512_abs_ps(e) : e;
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline __m512 comb16(int op, __m512 acc, __m512 v)
-{
-    switch (op) {
-    case TRTL_RED_PROD: return _mm512_mul_ps(acc, v);
-    case TRTL_RED_MAX: return _mm512_mask_mov_ps(_mm512_max_ps(v, acc), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-    case TRTL_RED_MIN: return _mm512_mask_mov_ps(_mm512_min_ps(v, acc), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-    default: return _mm512_add_ps(acc, v);
-    }
-}
-
-/* nv full vectors at column c (nv constant after inlining). */
-__attribute__((target("avx512f"), always_inline)) static inline void rows16_nv(const rb_row *q, int op, int av,
-                                                                              int bv, int nv, int64_t c, float *y,
-                                                                              int first)
-{
-    __m512 acc[8];
-    for (int v = 0; v < nv; v++)
-        acc[v] = first ? _mm512_set1_ps(rb_identity(op)) : _mm512_loadu_ps(y + c + 16 * v);
-    const int ew = q->ew, un = q->un;
-    for (int64_t r = 0; r < q->n; r++) {
-        const float *a = q->a + r * q->sa + (av ? c : 0), *b = q->b + r * q->sb + (bv ? c : 0);
-        __m512 ua = _mm512_set1_ps(a[0]), ub = _mm512_set1_ps(b[0]);
-        for (int v = 0; v < nv; v++) {
-            __m512 u = av ? _mm512_loadu_ps(a + 16 * v) : ua, w = bv ? _mm512_loadu_ps(b + 16 * v) : ub;
-            acc[v] = comb16(op, acc[v], val16(ew, un, u, w));
-        }
-    }
-    for (int v = 0; v < nv; v++)
-        _mm512_storeu_ps(y + c + 16 * v, acc[v]);
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline void rows16_op(const rb_row *q, int op, int av,
-                                                                              int bv, float *y, int first)
-{
-    int64_t c = 0, w = q->w;
-    for (; c + 128 <= w; c += 128)
-        rows16_nv(q, op, av, bv, 8, c, y, first);
-    if (c + 64 <= w) {
-        rows16_nv(q, op, av, bv, 4, c, y, first);
-        c += 64;
-    }
-    if (c + 32 <= w) {
-        rows16_nv(q, op, av, bv, 2, c, y, first);
-        c += 32;
-    }
-    if (c + 16 <= w) {
-        rows16_nv(q, op, av, bv, 1, c, y, first);
-        c += 16;
-    }
-    if (c < w) {
-        __mmask16 k = (__mmask16)((1u << (w - c)) - 1u);
-        __m512 acc = first ? _mm512_set1_ps(rb_identity(op)) : _mm512_maskz_loadu_ps(k, y + c);
-        for (int64_t r = 0; r < q->n; r++) {
-            const float *a = q->a + r * q->sa, *b = q->b + r * q->sb;
-            __m512 u = av ? _mm512_maskz_loadu_ps(k, a + c) : _mm512_set1_ps(a[0]);
-            __m512 v = bv ? _mm512_maskz_loadu_ps(k, b + c) : _mm512_set1_ps(b[0]);
-            acc = comb16(op, acc, val16(q->ew, q->un, u, v));
-        }
-        _mm512_mask_storeu_ps(y + c, k, acc);
-    }
-}
+/* ---- AVX-512 and AVX2: one body (reduce_binary_simd.h) over each ISA's vectors (reduce_vec.h) ------ */
 
 #define RB_OPERANDS(F, q, op, y, first)                                                                        \
     do {                                                                                                       \
@@ -213,94 +144,15 @@ __attribute__((target("avx512f"), always_inline)) static inline void rows16_op(c
             F(q, op, 0, 1, y, first);                                                                          \
     } while (0)
 
-__attribute__((target("avx512f"))) static void rows_avx512(const rb_row *q, float *y, int first)
-{
-    switch (q->op) {
-    case TRTL_RED_PROD: RB_OPERANDS(rows16_op, q, TRTL_RED_PROD, y, first); break;
-    case TRTL_RED_MAX: RB_OPERANDS(rows16_op, q, TRTL_RED_MAX, y, first); break;
-    case TRTL_RED_MIN: RB_OPERANDS(rows16_op, q, TRTL_RED_MIN, y, first); break;
-    default: RB_OPERANDS(rows16_op, q, TRTL_RED_SUM, y, first); break;
-    }
-}
+#define RV_AVX512
+#include "kernels/x86/reduce_vec.h"
+#include "kernels/x86/reduce_binary_simd.h"
+#include "kernels/x86/reduce_vec_end.h"
 
-/* ---- AVX2 ---------------------------------------------------------------------------------- */
-
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 val8(int ew, int un, __m256 u, __m256 w)
-{
-    __m256 e = ew == TRTL_EW_SUM ? _mm256_add_ps(u, w) : ew == TRTL_EW_PROD ? _mm256_mul_ps(u, w) : _mm256_sub_ps(u, w);
-    return un == TRTL_UN_ABS ? _mm256_andnot_ps(_mm256_set1_ps(-0.0f), e) : e;
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 comb8(int op, __m256 acc, __m256 v)
-{
-    switch (op) {
-    case TRTL_RED_PROD: return _mm256_mul_ps(acc, v);
-    case TRTL_RED_MAX: return _mm256_blendv_ps(_mm256_max_ps(v, acc), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    case TRTL_RED_MIN: return _mm256_blendv_ps(_mm256_min_ps(v, acc), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    default: return _mm256_add_ps(acc, v);
-    }
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline void rows8_nv(const rb_row *q, int op, int av,
-                                                                             int bv, int nv, int64_t c, float *y,
-                                                                             int first)
-{
-    __m256 acc[8];
-    for (int v = 0; v < nv; v++)
-        acc[v] = first ? _mm256_set1_ps(rb_identity(op)) : _mm256_loadu_ps(y + c + 8 * v);
-    const int ew = q->ew, un = q->un;
-    for (int64_t r = 0; r < q->n; r++) {
-        const float *a = q->a + r * q->sa + (av ? c : 0), *b = q->b + r * q->sb + (bv ? c : 0);
-        __m256 ua = _mm256_set1_ps(a[0]), ub = _mm256_set1_ps(b[0]);
-        for (int v = 0; v < nv; v++) {
-            __m256 u = av ? _mm256_loadu_ps(a + 8 * v) : ua, w = bv ? _mm256_loadu_ps(b + 8 * v) : ub;
-            acc[v] = comb8(op, acc[v], val8(ew, un, u, w));
-        }
-    }
-    for (int v = 0; v < nv; v++)
-        _mm256_storeu_ps(y + c + 8 * v, acc[v]);
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline void rows8_op(const rb_row *q, int op, int av,
-                                                                             int bv, float *y, int first)
-{
-    int64_t c = 0, w = q->w;
-    for (; c + 64 <= w; c += 64)
-        rows8_nv(q, op, av, bv, 8, c, y, first);
-    if (c + 32 <= w) {
-        rows8_nv(q, op, av, bv, 4, c, y, first);
-        c += 32;
-    }
-    if (c + 16 <= w) {
-        rows8_nv(q, op, av, bv, 2, c, y, first);
-        c += 16;
-    }
-    if (c + 8 <= w) {
-        rows8_nv(q, op, av, bv, 1, c, y, first);
-        c += 8;
-    }
-    if (c < w) {
-        __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(w - c)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        __m256 acc = first ? _mm256_set1_ps(rb_identity(op)) : _mm256_maskload_ps(y + c, k);
-        for (int64_t r = 0; r < q->n; r++) {
-            const float *a = q->a + r * q->sa, *b = q->b + r * q->sb;
-            __m256 u = av ? _mm256_maskload_ps(a + c, k) : _mm256_set1_ps(a[0]);
-            __m256 v = bv ? _mm256_maskload_ps(b + c, k) : _mm256_set1_ps(b[0]);
-            acc = comb8(op, acc, val8(q->ew, q->un, u, v));
-        }
-        _mm256_maskstore_ps(y + c, k, acc);
-    }
-}
-
-__attribute__((target("avx2,fma"))) static void rows_avx2(const rb_row *q, float *y, int first)
-{
-    switch (q->op) {
-    case TRTL_RED_PROD: RB_OPERANDS(rows8_op, q, TRTL_RED_PROD, y, first); break;
-    case TRTL_RED_MAX: RB_OPERANDS(rows8_op, q, TRTL_RED_MAX, y, first); break;
-    case TRTL_RED_MIN: RB_OPERANDS(rows8_op, q, TRTL_RED_MIN, y, first); break;
-    default: RB_OPERANDS(rows8_op, q, TRTL_RED_SUM, y, first); break;
-    }
-}
+#define RV_AVX2
+#include "kernels/x86/reduce_vec.h"
+#include "kernels/x86/reduce_binary_simd.h"
+#include "kernels/x86/reduce_vec_end.h"
 #endif
 
 /* ---- driver -------------------------------------------------------------------------------- */

@@ -1,0 +1,23 @@
+/* reduce_vec_end.h -- undoes reduce_vec.h's names, so that the next inclusion can define them for another ISA. */
+#undef RV_AVX512
+#undef RV_AVX2
+#undef RV_INL
+#undef RV_FN
+#undef RV_W
+#undef RV_SFX
+#undef rv_v
+#undef rv_k
+#undef rv_set
+#undef rv_load
+#undef rv_store
+#undef rv_tail
+#undef rv_loadm
+#undef rv_storem
+#undef rv_add
+#undef rv_sub
+#undef rv_mul
+#undef rv_abs
+#undef rv_max
+#undef rv_min
+#undef rv_if_nan
+#undef rv_comb
