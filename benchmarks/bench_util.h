@@ -6,10 +6,13 @@
 #define TRTL_BENCH_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kernels/kernel.h"
+#include "core/dims.h"
 
 /* Seconds on `clk`: CLOCK_THREAD_CPUTIME_ID (the calling thread's CPU time, what a shared, loaded machine can
  * still compare) or CLOCK_MONOTONIC (wall time, for thread-pool runs on a quiet machine). */
@@ -61,6 +64,65 @@ static inline double bench_time_kernel(const trtl_kernel *k, trtl_node *nd, cons
         k->release(state);
     free(scratch);
     return best;
+}
+
+/* One 2-D convolution layer (batch 1, square map and kernel, bias, fused activation `act`) on random weights and
+ * input, for timing conv kernels against each other: pads = dilation * (k - 1) / 2 ("same" for stride 1). */
+typedef struct bench_conv {
+    trtl_node nd;
+    trtl_tensor_view in[1], out;
+    float *w, *b, *x, *y;
+} bench_conv;
+
+static inline void bench_conv_make(bench_conv *c, int64_t C, int64_t K, int64_t H, int64_t k, int64_t stride,
+                                   int64_t dil, int64_t groups, int act)
+{
+    memset(c, 0, sizeof *c);
+    const int64_t pad = dil * (k - 1) / 2, OH = (H + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+    trtl_conv_params *p = &c->nd.p.conv;
+    c->nd.op = TRTL_OP_CONVOLUTION;
+    c->nd.name = "bench_conv";
+    p->num_output_maps = (int32_t)K;
+    p->num_groups = (int32_t)groups;
+    int64_t kk[2] = {k, k}, st[2] = {stride, stride}, dd[2] = {dil, dil}, pp[2] = {pad, pad};
+    p->kernel_size = trtl_dims_make(2, kk);
+    p->stride = trtl_dims_make(2, st);
+    p->dilation = trtl_dims_make(2, dd);
+    p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
+    const int64_t nw = K * (C / groups) * k * k;
+    c->w = bench_rand_buf(nw, 0.1f);
+    c->b = bench_rand_buf(K, 1.0f);
+    c->x = bench_rand_buf(C * H * H, 1.0f);
+    c->y = bench_rand_buf(K * OH * OH, 1.0f);
+    p->kernel = (trtl_weights){TRTL_FLOAT, c->w, nw};
+    p->bias = (trtl_weights){TRTL_FLOAT, c->b, K};
+    c->nd.epi.act = act;
+    c->nd.n_in = c->nd.n_out = 1;
+    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OH};
+    c->in[0] = (trtl_tensor_view){c->x, trtl_dims_make(4, xd), TRTL_FLOAT};
+    c->out = (trtl_tensor_view){c->y, trtl_dims_make(4, yd), TRTL_FLOAT};
+}
+
+static inline void bench_conv_free(bench_conv *c)
+{
+    free(c->w);
+    free(c->b);
+    free(c->x);
+    free(c->y);
+}
+
+/* Prints " | <name without its family prefix> <ms>" for each kernel that applies (bench_time_kernel's clock). */
+static inline void bench_conv_row(bench_conv *c, const trtl_kernel *const *ks, int nk, struct trtl_threadpool *pool,
+                                  int reps)
+{
+    for (int i = 0; i < nk; i++) {
+        double t = bench_time_kernel(ks[i], &c->nd, c->in, &c->out, pool, reps);
+        const char *dot = strchr(ks[i]->name, '.');
+        if (t > 0)
+            printf(" | %s %8.4f ms", dot ? dot + 1 : ks[i]->name, t * 1e3);
+    }
+    printf("\n");
+    fflush(stdout);
 }
 
 #endif

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernel.h"
-#include "core/dims.h"
 #include "core/threadpool.h"
 #include "bench_util.h"
 
@@ -25,58 +23,27 @@ extern const trtl_kernel trtl_kernel_conv_packed_gemm;
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
 
-static int g_reps = 10;
-static trtl_threadpool *g_pool;
-
-static void bench(int64_t C, int64_t K, int64_t H, int64_t d)
-{
-    trtl_node nd = {0};
-    nd.op = TRTL_OP_CONVOLUTION;
-    nd.name = "aspp";
-    trtl_conv_params *p = &nd.p.conv;
-    p->num_output_maps = (int32_t)K;
-    p->num_groups = 1;
-    int64_t kk[2] = {3, 3}, one[2] = {1, 1}, dd[2] = {d, d};
-    p->kernel_size = trtl_dims_make(2, kk);
-    p->stride = trtl_dims_make(2, one);
-    p->dilation = trtl_dims_make(2, dd);
-    p->pre_padding = p->post_padding = trtl_dims_make(2, dd);
-    int64_t nw = K * C * 9;
-    float *w = bench_rand_buf(nw, 0.1f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
-          *y = bench_rand_buf(K * H * H, 1.0f);
-    p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
-    p->bias = (trtl_weights){TRTL_FLOAT, b, K};
-    nd.epi.act = TRTL_ACT_RELU;
-    nd.n_in = nd.n_out = 1;
-    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, H, H};
-    trtl_tensor_view in[1] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}};
-    trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
-    const trtl_kernel *ks[] = {&trtl_kernel_conv_tapwise, &trtl_kernel_conv_packed_gemm,
-                               &trtl_kernel_conv_im2col_sgemm, &trtl_kernel_conv_pixel_gemm};
-    printf("C=%lld K=%lld %lldx%lld d=%-3lld", (long long)C, (long long)K, (long long)H, (long long)H, (long long)d);
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        double t = bench_time_kernel(ks[i], &nd, in, &out, g_pool, g_reps);
-        if (t > 0)
-            printf(" | %s %8.3f ms", ks[i]->name + 12, t * 1e3);
-    }
-    printf("\n");
-    fflush(stdout);
-    free(w);
-    free(b);
-    free(x);
-    free(y);
-}
-
 int main(int argc, char **argv)
 {
+    int reps = 10;
+    trtl_threadpool *pool = NULL;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-            g_reps = atoi(argv[++i]);
+            reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc && atoi(argv[i + 1]) > 1)
-            trtl_threadpool_create(atoi(argv[++i]), &g_pool);
+            trtl_threadpool_create(atoi(argv[++i]), &pool);
+    const trtl_kernel *ks[] = {&trtl_kernel_conv_tapwise, &trtl_kernel_conv_packed_gemm,
+                               &trtl_kernel_conv_im2col_sgemm, &trtl_kernel_conv_pixel_gemm};
+    const int64_t cases[][2] = {{14, 12}, {14, 24}, {14, 36}, {32, 12}}; /* map, dilation */
     srand(1);
-    for (int64_t d = 12; d <= 36; d += 12)
-        bench(960, 256, 14, d);
-    bench(960, 256, 32, 12);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench_conv c;
+        bench_conv_make(&c, 960, 256, cases[i][0], 3, 1, cases[i][1], 1, TRTL_ACT_RELU);
+        printf("C=960 K=256 %lldx%lld d=%-3lld", (long long)cases[i][0], (long long)cases[i][0],
+               (long long)cases[i][1]);
+        bench_conv_row(&c, ks, (int)(sizeof ks / sizeof ks[0]), pool, reps);
+        bench_conv_free(&c);
+    }
+    trtl_threadpool_destroy(pool);
     return 0;
 }
