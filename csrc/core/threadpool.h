@@ -26,7 +26,9 @@ void trtl_threadpool_destroy(trtl_threadpool *pool);
 /* Number of threads including the caller; 1 for NULL. */
 int trtl_threadpool_size(const trtl_threadpool *pool);
 /* Splits [0, n) into chunks of at least `grain` items over the pool's threads (the caller takes
- * part) and returns when all are done.  Runs inline when pool is NULL or n <= grain. */
+ * part) and returns when all are done.  Runs inline when pool is NULL or n <= grain.  With grain 1
+ * and n <= the pool's size, each thread gets at most one index: kernels that give each of `slots`
+ * work slots its own scratch call it with n = slots >= 1 (one slot a thread, inline when 1). */
 void trtl_parallel_for(trtl_threadpool *pool, int64_t n, int64_t grain, trtl_task_fn fn, void *ctx);
 /* While held (calls nest), idle workers keep spinning instead of sleeping between jobs, so the
  * layers of one inference do not pay a wake-up each (a context holds its pool for the length of

@@ -268,12 +268,9 @@ static trtl_status conv_run(const trtl_kernel_args *a)
     j.npanels = npanels;
     j.items = ng * npanels * j.nkb;
     j.slots = slots < j.items ? slots : j.items;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        conv_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, conv_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, conv_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

@@ -504,12 +504,9 @@ static trtl_status rs_run(const trtl_kernel_args *a)
     j.bands = (j.OH + j.band_rows - 1) / j.band_rows;
     if (j.slots > j.planes * j.bands)
         j.slots = j.planes * j.bands;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        sep_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, sep_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, sep_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 
