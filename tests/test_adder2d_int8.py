@@ -28,6 +28,12 @@ SHAPES = [
     (2, 9, 9, 2, 1, 30, 29, 1),     # column words, 2 words a kernel row
     (9, 13, 3, 1, 2, 9, 10, 2),     # 2 channel blocks, the second one partial
     (1, 3, 11, 3, 2, 17, 19, 1),
+    # stride 1, k <= 8 (AVX-512BW: vdbpsadbw on 4 x 8 pixel vectors): k = 4 and 8 (no taps past the kernel), 7 and
+    # 1; rows not a multiple of 4, columns past a segment of 8, channels over several 16-bit widenings, batch 1
+    (3, 14, 4, 1, 1, 13, 21, 1),
+    (17, 25, 7, 1, 3, 10, 19, 2),
+    (2, 3, 8, 1, 0, 9, 26, 1),
+    (70, 4, 1, 1, 0, 6, 5, 2),
 ]
 
 

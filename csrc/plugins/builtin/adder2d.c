@@ -89,8 +89,9 @@ typedef struct geom {
 /* ---- fields -------------------------------------------------------------------------------- */
 
 /* The tail holds w, wpack (nb_weights each) and wsum (F) as floats, then the int8 path's weight
- * codes (nb_weights bytes) and their packed form (at most 8 * nb_weights bytes: channels rounded up
- * to a multiple of 8). */
+ * codes (nb_weights bytes) and their packed forms (vpsadbw: at most 8 * nb_weights bytes, channels
+ * rounded up to a multiple of 8; vdbpsadbw: 16 bytes per (filter, channel, kernel row), at most
+ * 16 * nb_weights). */
 static void relink(trtl_builtin *h)
 {
     adder2d *a = (adder2d *)h;
@@ -101,7 +102,10 @@ static void relink(trtl_builtin *h)
     a->wpk = (uint8_t *)(a->wq + a->nb_weights); /* unaligned: read by 8-byte broadcasts */
 }
 
-static size_t tail_bytes(int64_t n, int64_t F) { return sizeof(float) * (size_t)(2 * n + F) + 9u * (size_t)n + 64u; }
+static size_t tail_bytes(int64_t n, int64_t F)
+{
+    return sizeof(float) * (size_t)(2 * n + F) + 25u * (size_t)n + 64u;
+}
 
 /* Exact for the fields init accepts (then nbFilters divides the weight count); 0 otherwise. */
 static size_t tail(const trtl_plugin_fields *fs)

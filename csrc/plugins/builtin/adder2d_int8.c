@@ -46,11 +46,24 @@ static layout layout_of(int32_t C, int32_t k, int64_t *G)
     return gw < gc ? LAYOUT_COLUMNS : LAYOUT_CHANNELS;
 }
 
-size_t trtl_adder_q_packed_bytes(int32_t F, int32_t C, int32_t k)
+/* Bytes of the `vdbpsadbw` weights (stride 1, k <= 8): per (channel, kernel row) and filter 16 bytes, taps
+ * 0..3 twice, then taps 4..7 twice, 0 past the kernel. */
+static size_t db_packed_bytes(int32_t F, int32_t C, int32_t k)
+{
+    return k <= 8 ? (size_t)C * (size_t)k * (size_t)F * 16u : 0u;
+}
+
+/* The vpsadbw packing's bytes (the `vdbpsadbw` weights follow them). */
+static size_t sad_packed_bytes(int32_t F, int32_t C, int32_t k)
 {
     int64_t G;
     layout_of(C, k, &G);
     return (size_t)G * (size_t)F * 8u;
+}
+
+size_t trtl_adder_q_packed_bytes(int32_t F, int32_t C, int32_t k)
+{
+    return sad_packed_bytes(F, C, k) + db_packed_bytes(F, C, k);
 }
 
 void trtl_adder_q_pack(const float *w, int32_t F, int32_t C, int32_t k, float scale, int8_t *wq, uint8_t *wpk)
@@ -72,6 +85,18 @@ void trtl_adder_q_pack(const float *w, int32_t F, int32_t C, int32_t k, float sc
                 const int64_t g = lay == LAYOUT_CHANNELS ? (c / 8) * kk + t : ((int64_t)c * k + i) * jg + j / 8;
                 const int64_t lane = lay == LAYOUT_CHANNELS ? c % 8 : j % 8;
                 wpk[(g * F + f) * 8 + lane] = (uint8_t)wq[(f * C + c) * kk + t] ^ 0x80u;
+            }
+    if (k > 8)
+        return;
+    uint8_t *db = wpk + sad_packed_bytes(F, C, k);
+    for (int32_t c = 0; c < C; c++)
+        for (int32_t i = 0; i < k; i++)
+            for (int32_t f = 0; f < F; f++) {
+                uint8_t *d = db + (((int64_t)c * k + i) * F + f) * 16;
+                for (int32_t j = 0; j < 8; j++) {
+                    uint8_t b = j < k ? (uint8_t)wq[((f * C + c) * kk) + i * k + j] ^ 0x80u : 0u;
+                    d[(j / 4) * 8 + j % 4] = d[(j / 4) * 8 + 4 + j % 4] = b;
+                }
             }
 }
 
@@ -127,11 +152,16 @@ static size_t slot_bytes(const geom *g)
     return (b + 63u) & ~(size_t)63u;
 }
 
+static int use_db(const trtl_adder_q *q, path pa);
+static size_t db_workspace(const trtl_adder_q *q, int64_t H, int64_t W);
+
 size_t trtl_adder_q_workspace(const trtl_adder_q *q, int64_t H, int64_t W)
 {
     path pa = pick_path();
     if (pa == PATH_PORTABLE)
         return 0;
+    if (use_db(q, pa))
+        return db_workspace(q, H, W);
     geom g;
     geom_init(q, H, W, pa == PATH_AVX512 ? 8 : 4, &g);
     if (g.OH < 1 || g.OW < 1 || g.blocks * g.plane >= INT32_MAX / 2)
@@ -435,6 +465,307 @@ static void tile_task(void *ctx, int64_t begin, int64_t end, int thread)
     sample_tiles(j, (const uint64_t *)(const void *)j->slots, j->y, begin, end);
 }
 
+/* ---- AVX-512BW, stride 1, k <= 8: `vdbpsadbw` ------------------------------------------------- */
+/*
+ * vdbpsadbw(a, b, imm) gives per 64-bit lane four 16-bit sums of |a - b| over 4 bytes: words 0, 1 pair
+ * a's bytes 0..3 with b's bytes 0..3 and 1..4, words 2, 3 pair a's bytes 4..7 with b's bytes 2..5 and
+ * 3..6, where b's 8 bytes are two dwords of its 128-bit lane chosen by imm.  With b's lane holding 16
+ * consecutive padded columns x[c0 .. c0 + 15] of one input row and a = 4 weight taps twice, word p is
+ * sum_t |w_t - x[c0 + p + t]|, output pixel c0 + p over those 4 taps: imm 0x94 (dwords 0,1 | 1,2) makes
+ * the lane's 8 words output pixels c0 .. c0 + 7 over taps 0..3, imm 0xE9 (dwords 1,2 | 2,3) the same
+ * pixels over taps 4..7.  A zmm is 4 rows x 8 columns of output pixels (the 4 lanes are 4 input rows:
+ * the sample is laid out [C][column segment][row][16 bytes], so 4 rows are one 64-byte load), 128
+ * |x - w| per instruction against vpsadbw's 64, and no channel padding (one instruction covers one
+ * channel).  Taps past the kernel (k % 4 != 0) carry weight byte 0: they add the input's unsigned code
+ * x ^ 0x80 there, a sum over the input alone, computed once per sample (`corr`) and subtracted.  The
+ * 16-bit sums are widened into int32 after at most 64 instructions (64 * 4 * 255 < 65536).
+ */
+
+#define DB_NV 2  /* pixel vectors (4 x 8 pixels each) per register tile */
+#define DB_MR 12 /* filters per register tile */
+
+static int use_db(const trtl_adder_q *q, path pa) { return pa == PATH_AVX512 && q->s == 1 && q->k <= 8; }
+
+typedef struct dgeom {
+    int64_t H, W, OH, OW, Hp, Wp;
+    int64_t nseg, nrb, R, Wc, CW, nq; /* column segments of 8, row blocks of 4, rows and columns laid out */
+    size_t seg, pl, rw, corr, prow;   /* byte offsets inside a slot */
+    size_t slot;
+} dgeom;
+
+static size_t up64(size_t b) { return (b + 63u) & ~(size_t)63u; }
+
+static void dgeom_init(const trtl_adder_q *q, int64_t H, int64_t W, dgeom *d)
+{
+    d->H = H;
+    d->W = W;
+    d->OH = out_len(H, q->k, 1, q->p);
+    d->OW = out_len(W, q->k, 1, q->p);
+    d->Hp = H + 2 * (int64_t)q->p;
+    d->Wp = W + 2 * (int64_t)q->p;
+    d->nq = q->k <= 4 ? 1 : 2;
+    d->nseg = d->OW > 0 ? (d->OW + 7) / 8 : 0;
+    d->nrb = d->OH > 0 ? (d->OH + 3) / 4 : 0;
+    d->R = 4 * d->nrb + q->k - 1; /* >= Hp; rows past Hp are 0 and feed only unstored pixels */
+    d->Wc = 8 * d->nseg + 8;      /* > Wp; columns past Wp are 0 (in the layout and in corr alike) */
+    d->CW = 8 * d->nseg;
+    d->seg = 0;
+    d->pl = up64((size_t)((int64_t)q->C * d->nseg * d->R * 16));
+    d->rw = d->pl + up64((size_t)(d->R * d->Wc) * 4u);
+    d->corr = d->rw + up64((size_t)(d->R * d->CW) * 4u);
+    d->prow = d->corr + up64((size_t)(d->OH * d->CW) * 4u);
+    d->slot = d->prow + up64((size_t)d->Wc);
+}
+
+static size_t db_workspace(const trtl_adder_q *q, int64_t H, int64_t W)
+{
+    dgeom d;
+    dgeom_init(q, H, W, &d);
+    if (d.OH < 1 || d.OW < 1 || (int64_t)q->C * d.nseg * d.R * 16 >= INT32_MAX / 2 || d.R * d.Wc >= INT32_MAX / 8)
+        return (size_t)-1;
+    return d.slot * (size_t)trtl_available_cpus();
+}
+
+/* corr's row sums: rw[r][ox] = sum_{j = k .. ex - 1} pl[r][ox + j], then corr[oy][ox] = sum_i rw[oy + i][ox]
+ * (CW a multiple of 8). */
+static AVX512_FN void db_corr(const dgeom *d, int64_t k, int64_t ex, const int32_t *pl, int32_t *rw, int32_t *corr)
+{
+    const int64_t Wc = d->Wc, CW = d->CW;
+    for (int64_t r = 0; r < d->Hp; r++)
+        for (int64_t ox = 0; ox < CW; ox += 8) {
+            __m256i sum = _mm256_setzero_si256();
+            for (int64_t j = k; j < ex; j++)
+                sum = _mm256_add_epi32(sum, _mm256_loadu_si256((const __m256i *)(const void *)(pl + r * Wc + ox + j)));
+            _mm256_storeu_si256((__m256i *)(void *)(rw + r * CW + ox), sum);
+        }
+    for (int64_t oy = 0; oy < d->OH; oy++)
+        for (int64_t ox = 0; ox < CW; ox += 8) {
+            __m256i sum = _mm256_setzero_si256();
+            for (int64_t i = 0; i < k; i++)
+                sum = _mm256_add_epi32(sum,
+                                       _mm256_loadu_si256((const __m256i *)(const void *)(rw + (oy + i) * CW + ox)));
+            _mm256_storeu_si256((__m256i *)(void *)(corr + oy * CW + ox), sum);
+        }
+}
+
+/* pl[col] += prow[col] for col < Wc (a multiple of 8). */
+static AVX512_FN void db_add_row(int32_t *pl, const uint8_t *prow, int64_t Wc)
+{
+    for (int64_t col = 0; col < Wc; col += 8) {
+        __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(prow + col));
+        __m256i *o = (__m256i *)(void *)(pl + col);
+        _mm256_storeu_si256(o, _mm256_add_epi32(_mm256_loadu_si256(o), _mm256_cvtepu8_epi32(b)));
+    }
+}
+
+/* x [C][H][W] codes -> the segment layout (code ^ 0x80, 0x80 in the padding, 0 past it) and, where the
+ * kernel's width is not a multiple of 4, corr[oy][ox] = the sum of the laid-out bytes under the taps past
+ * the kernel (columns ox + k .. ox + 4 nq - 1 of rows oy .. oy + k - 1, over every channel). */
+static void db_pad(const trtl_adder_q *q, const dgeom *d, const int8_t *x, char *slot)
+{
+    const int64_t k = q->k, p = q->p, R = d->R, Wc = d->Wc, ex = 4 * d->nq;
+    uint8_t *seg = (uint8_t *)slot + d->seg, *prow = (uint8_t *)slot + d->prow;
+    int32_t *pl = (int32_t *)(void *)(slot + d->pl);
+    const int need_corr = k != ex;
+    if (need_corr)
+        memset(pl, 0, (size_t)(R * Wc) * 4u);
+    for (int64_t c = 0; c < q->C; c++)
+        for (int64_t r = 0; r < R; r++) {
+            memset(prow, 0, (size_t)Wc);
+            if (r < d->Hp) {
+                memset(prow, 0x80, (size_t)d->Wp);
+                const int64_t iy = r - p;
+                if (iy >= 0 && iy < d->H) {
+                    const int8_t *src = x + (c * d->H + iy) * d->W;
+                    for (int64_t ix = 0; ix < d->W; ix++)
+                        prow[ix + p] = (uint8_t)src[ix] ^ 0x80u;
+                }
+                if (need_corr)
+                    db_add_row(pl + r * Wc, prow, Wc);
+            }
+            for (int64_t sg = 0; sg < d->nseg; sg++)
+                memcpy(seg + ((c * d->nseg + sg) * R + r) * 16, prow + 8 * sg, 16);
+        }
+    if (need_corr)
+        db_corr(d, k, ex, pl, (int32_t *)(void *)(slot + d->rw), (int32_t *)(void *)(slot + d->corr));
+}
+
+/* DB_NV pixel vectors x MR filters: acc32[m][v][32] (row-major 4 x 8 pixels) = the int32 sums over
+ * every channel and tap (taps past the kernel included).  xb[v]: vector v's 16-byte rows of channel 0;
+ * w: filter f0's weights at (channel 0, kernel row 0), F * 16 bytes a (channel, kernel row). */
+static inline __attribute__((always_inline)) AVX512_FN void dtile(const int NQ, const int MR, const uint8_t *const *xb,
+                                                                  const uint8_t *w, int64_t F, int32_t C, int32_t k,
+                                                                  int64_t cstride, int32_t *acc32)
+{
+    const int32_t chunk = 64 / (k * NQ); /* channels per widening: k * NQ instructions each */
+    for (int32_t c0 = 0; c0 < C; c0 += chunk) {
+        const int32_t c1 = C - c0 < chunk ? C : c0 + chunk;
+        __m512i acc[DB_NV][DB_MR];
+#pragma GCC unroll 2
+        for (int v = 0; v < DB_NV; v++)
+#pragma GCC unroll 12
+            for (int m = 0; m < MR; m++)
+                acc[v][m] = _mm512_setzero_si512();
+        for (int32_t c = c0; c < c1; c++)
+            for (int32_t i = 0; i < k; i++) {
+                const int64_t xo = c * cstride + (int64_t)i * 16;
+                const uint8_t *wp = w + ((int64_t)c * k + i) * F * 16;
+                __m512i xv[DB_NV];
+#pragma GCC unroll 2
+                for (int v = 0; v < DB_NV; v++)
+                    xv[v] = _mm512_loadu_si512((const void *)(xb[v] + xo));
+#pragma GCC unroll 12
+                for (int m = 0; m < MR; m++) {
+                    int64_t w0;
+                    memcpy(&w0, wp + m * 16, 8);
+                    const __m512i a0 = _mm512_set1_epi64(w0);
+#pragma GCC unroll 2
+                    for (int v = 0; v < DB_NV; v++)
+                        acc[v][m] = _mm512_add_epi16(acc[v][m], _mm512_dbsad_epu8(a0, xv[v], 0x94));
+                    if (NQ == 2) {
+                        int64_t w1;
+                        memcpy(&w1, wp + m * 16 + 8, 8);
+                        const __m512i a1 = _mm512_set1_epi64(w1);
+#pragma GCC unroll 2
+                        for (int v = 0; v < DB_NV; v++)
+                            acc[v][m] = _mm512_add_epi16(acc[v][m], _mm512_dbsad_epu8(a1, xv[v], 0xE9));
+                    }
+                }
+            }
+#pragma GCC unroll 12
+        for (int m = 0; m < MR; m++)
+#pragma GCC unroll 2
+            for (int v = 0; v < DB_NV; v++) {
+                int32_t *o = acc32 + (m * DB_NV + v) * 32;
+                const __m512i lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(acc[v][m]));
+                const __m512i hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(acc[v][m], 1));
+                if (c0 == 0) {
+                    _mm512_storeu_si512((void *)o, lo);
+                    _mm512_storeu_si512((void *)(o + 16), hi);
+                } else {
+                    _mm512_storeu_si512((void *)o, _mm512_add_epi32(_mm512_loadu_si512((const void *)o), lo));
+                    _mm512_storeu_si512((void *)(o + 16),
+                                        _mm512_add_epi32(_mm512_loadu_si512((const void *)(o + 16)), hi));
+                }
+            }
+    }
+}
+
+#define DTILE(NQ, MR)                                                                                                 \
+    static AVX512_FN void dtile_##NQ##_##MR(const uint8_t *const *xb, const uint8_t *w, int64_t F, int32_t C,         \
+                                            int32_t k, int64_t cs, int32_t *acc32)                                    \
+    {                                                                                                                 \
+        dtile(NQ, MR, xb, w, F, C, k, cs, acc32);                                                                     \
+    }
+#define DTILES(NQ)                                                                                                    \
+    DTILE(NQ, 1) DTILE(NQ, 2) DTILE(NQ, 3) DTILE(NQ, 4) DTILE(NQ, 5) DTILE(NQ, 6) DTILE(NQ, 7) DTILE(NQ, 8)          \
+    DTILE(NQ, 9) DTILE(NQ, 10) DTILE(NQ, 11) DTILE(NQ, 12)
+DTILES(1)
+DTILES(2)
+#undef DTILES
+#undef DTILE
+
+typedef void (*dtile_fn)(const uint8_t *const *, const uint8_t *, int64_t, int32_t, int32_t, int64_t, int32_t *);
+
+static const dtile_fn dtiles[2][DB_MR + 1] = {
+    {NULL, dtile_1_1, dtile_1_2, dtile_1_3, dtile_1_4, dtile_1_5, dtile_1_6, dtile_1_7, dtile_1_8, dtile_1_9,
+     dtile_1_10, dtile_1_11, dtile_1_12},
+    {NULL, dtile_2_1, dtile_2_2, dtile_2_3, dtile_2_4, dtile_2_5, dtile_2_6, dtile_2_7, dtile_2_8, dtile_2_9,
+     dtile_2_10, dtile_2_11, dtile_2_12},
+};
+
+/* y = -scale * (acc32 - corr) for the stored pixels of vector (rb, sg), filter rows yf. */
+static AVX512_FN void db_store(const dgeom *d, const int32_t *acc, const int32_t *corr, int need_corr, float *yf,
+                               int64_t rb, int64_t sg, float nscale)
+{
+    const int64_t ox = 8 * sg, cnt = d->OW - ox < 8 ? d->OW - ox : 8;
+    const __m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cnt), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 ns = _mm256_set1_ps(nscale);
+    for (int64_t l = 0; l < 4; l++) {
+        const int64_t oy = 4 * rb + l;
+        if (oy >= d->OH)
+            break;
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + l * 8));
+        if (need_corr)
+            a = _mm256_sub_epi32(a, _mm256_loadu_si256((const __m256i *)(const void *)(corr + oy * d->CW + ox)));
+        _mm256_maskstore_ps(yf + oy * d->OW + ox, mk, _mm256_mul_ps(_mm256_cvtepi32_ps(a), ns));
+    }
+}
+
+typedef struct djob {
+    const trtl_adder_q *q;
+    const dgeom *d;
+    const int8_t *x;
+    float *y;
+    char *slots;
+} djob;
+
+static int64_t db_tile_count(const dgeom *d) { return (d->nseg * d->nrb + DB_NV - 1) / DB_NV; }
+
+/* Tiles [t0, t1) of one laid-out sample (slot), output yn [F][OH][OW]. */
+static void db_tiles(const djob *j, const char *slot, float *yn, int64_t t0, int64_t t1)
+{
+    const trtl_adder_q *q = j->q;
+    const dgeom *d = j->d;
+    const uint8_t *seg = (const uint8_t *)slot + d->seg, *wdb = q->wpk + sad_packed_bytes(q->F, q->C, q->k);
+    const int32_t *corr = (const int32_t *)(const void *)(slot + d->corr);
+    const int64_t nv = d->nseg * d->nrb, ohw = d->OH * d->OW, cstride = d->nseg * d->R * 16;
+    const int32_t ng = (q->F + DB_MR - 1) / DB_MR;
+    const int need_corr = q->k != 4 * d->nq;
+    int32_t acc32[DB_MR * DB_NV * 32];
+    for (int64_t t = t0; t < t1; t++) {
+        const uint8_t *xb[DB_NV];
+        int64_t vi[DB_NV];
+        for (int v = 0; v < DB_NV; v++) {
+            vi[v] = t * DB_NV + v < nv ? t * DB_NV + v : -1; /* past the last vector: recompute vector 0 */
+            const int64_t e = vi[v] >= 0 ? vi[v] : t * DB_NV;
+            xb[v] = seg + ((e % d->nseg) * d->R + 4 * (e / d->nseg)) * 16;
+        }
+        for (int32_t gi = 0; gi < ng; gi++) {
+            int32_t f0, mr;
+            group_range(q->F, DB_MR, gi, &f0, &mr);
+            dtiles[d->nq - 1][mr](xb, wdb + (int64_t)f0 * 16, q->F, q->C, q->k, cstride, acc32);
+            for (int32_t m = 0; m < mr; m++)
+                for (int v = 0; v < DB_NV; v++)
+                    if (vi[v] >= 0)
+                        db_store(d, acc32 + (m * DB_NV + v) * 32, corr, need_corr, yn + (f0 + m) * ohw,
+                                 vi[v] / d->nseg, vi[v] % d->nseg, -q->scale);
+        }
+    }
+}
+
+static void db_sample_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    const djob *j = ctx;
+    const dgeom *d = j->d;
+    char *slot = j->slots + (size_t)thread * d->slot;
+    for (int64_t n = begin; n < end; n++) {
+        db_pad(j->q, d, j->x + n * j->q->C * d->H * d->W, slot);
+        db_tiles(j, slot, j->y + n * j->q->F * d->OH * d->OW, 0, db_tile_count(d));
+    }
+}
+
+static void db_tile_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const djob *j = ctx;
+    db_tiles(j, j->slots, j->y, begin, end);
+}
+
+static void db_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y,
+                   void *workspace, trtl_threadpool *pool)
+{
+    dgeom d;
+    dgeom_init(q, H, W, &d);
+    djob j = {q, &d, x, y, workspace};
+    if (N > 1 || !pool) {
+        trtl_parallel_for(pool, N, 1, db_sample_task, &j);
+    } else {
+        db_pad(q, &d, x, workspace);
+        trtl_parallel_for(pool, db_tile_count(&d), 2, db_tile_task, &j);
+    }
+}
+
 /* ---- portable: the definition ------------------------------------------------------------------ */
 
 static void adder_q_portable(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y)
@@ -468,12 +799,16 @@ void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t
         adder_q_portable(q, x, N, H, W, y);
         return;
     }
-    geom g;
-    geom_init(q, H, W, pa == PATH_AVX512 ? 8 : 4, &g);
-    g.N = N;
     trtl_threadpool *pool = trtl_current_pool();
     if (trtl_threadpool_size(pool) > trtl_available_cpus()) /* more threads than workspace slots: run here */
         pool = NULL;
+    if (use_db(q, pa)) {
+        db_run(q, x, N, H, W, y, workspace, pool);
+        return;
+    }
+    geom g;
+    geom_init(q, H, W, pa == PATH_AVX512 ? 8 : 4, &g);
+    g.N = N;
     char *tables = (char *)workspace + slot_bytes(&g) * (size_t)trtl_available_cpus();
     uint64_t *mask = (uint64_t *)(void *)tables; /* slots are multiples of 64 bytes: aligned */
     int32_t *off = (int32_t *)(void *)(mask + g.G);

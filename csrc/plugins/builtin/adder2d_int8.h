@@ -21,6 +21,12 @@
  * A register tile is 3 (AVX-512) or 2 (AVX2) pixel vectors x up to 8 / 6 filters; per group one
  * load per pixel vector and one 8-byte broadcast per filter, `vpsadbw` + `vpaddq` per pair; the
  * lanes end holding each pixel's sum, so no horizontal reduction.  Portable: the definition.
+ *
+ * Stride 1 and k <= 8 on AVX-512BW take `vdbpsadbw` instead (adder2d_int8.c, "vdbpsadbw"): a zmm is
+ * 4 output rows x 8 columns over 4 taps of one channel (128 |x - w| an instruction against 64, no
+ * channel padding), 16-bit sums widened to int32 every <= 64 instructions, the taps past the kernel
+ * (weight byte 0) subtracted as a per-sample sum over the input.  Weights packed once beside the
+ * vpsadbw form (trtl_adder_q_packed_bytes counts both).
  */
 #ifndef TRTLITE_PLUGINS_ADDER2D_INT8_H
 #define TRTLITE_PLUGINS_ADDER2D_INT8_H
