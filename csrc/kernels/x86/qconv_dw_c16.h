@@ -111,9 +111,6 @@ QDWC_ATTR __attribute__((always_inline)) static inline __m512i qdwc_dot(const ui
     return acc;
 }
 
-void trtl_qdwc_block(const trtl_qconv_state *s, const trtl_qdwc_geom *g, const void *x, void *y, int64_t cb,
-                     void *scratch, int border);
-
 QDWC_ATTR void trtl_qdwc_block(const trtl_qconv_state *s, const trtl_qdwc_geom *g, const void *x, void *y, int64_t cb,
                                void *scratch, int border)
 {
