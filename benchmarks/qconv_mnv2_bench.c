@@ -2,7 +2,9 @@
  * qconv_mnv2_bench.c -- the int8 convolution library (kernels/qconv.h) on MobileNetV2's layer shapes as the QDQ
  * model runs them (int8 codes in and out, per-channel weights, ReLU6 as a clip, batch 1): one thread, the
  * thread's CPU time (minimum of the runs), per layer and summed, for the kernel that trtl_qconv_prepare_amx picks
- * with AMX allowed (AUTO) and without (NEVER).  TRTL_CPU_MASK selects the ISA as in the library.  Not part of CI.
+ * with AMX allowed (AUTO) and without (NEVER); for the depthwise layers the columns are the kernel prepare picks
+ * (the channel-interleaved one where it applies) and the plane kernel (the state's dwc turned off).
+ * TRTL_CPU_MASK selects the ISA as in the library.  Not part of CI.
  *
  *   make build && gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/qconv_mnv2_bench.c \
  *       -Lbuild -ltrtlite -Wl,-rpath,$PWD/build -o build/qconv_mnv2_bench
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "kernels/qconv.h"
+#include "kernels/qconv_internal.h"
 #include "core/status.h"
 #include "trtlite/trtlite.h"
 #include "bench_util.h"
@@ -67,6 +70,10 @@ static double time_layer(const layer *l, int amx, int reps, int N, const char **
         return -1;
     }
     *kname = trtl_qconv_kernel_name(s);
+    if (l->dw && amx == TRTL_QCONV_AMX_NEVER)
+        s->dwc = 0;
+    else if (s->dwc)
+        *kname = "dw_c16";
     const int64_t H = l->H, OH = trtl_qconv_out_dim(H, l->ks, l->stride, l->ks / 2, l->ks / 2, 1);
     int8_t *x = malloc((size_t)(N * l->C * H * H)), *y = malloc((size_t)(N * l->K * OH * OH));
     for (int64_t i = 0; i < N * l->C * H * H; i++)

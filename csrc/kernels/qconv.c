@@ -134,6 +134,7 @@ void trtl_qconv_release(trtl_qconv_state *s)
     trtl_aligned_free(s->scale);
     trtl_aligned_free(s->bias);
     trtl_aligned_free(s->dw_w);
+    trtl_aligned_free(s->dwc_w);
     free(s);
 }
 

@@ -138,6 +138,12 @@ struct trtl_qconv_state {
     const struct trtl_qdw_ops *dw;
     int32_t *dw_w;                /* [K][R][dw_T] words: row r's taps tg*G .. tg*G+G-1 (zero past S) */
     int64_t dw_T;                 /* tap groups a kernel row: ceil(S / G) */
+    /* (appended) the channel-interleaved depthwise kernel (x86/qconv_dw_c16.h, below): dwc = 1 when it
+     * applies to this state; dwc_w its weights [ceil(K/16)][R][dwc_T][16] words (4 taps of a kernel row
+     * a word, zero past S and past K) */
+    int32_t dwc;
+    int64_t dwc_T;
+    int32_t *dwc_w;
 };
 
 /* One run's data: x float or codes (x_codes), y float or codes (the state's out_quant == 2). */
@@ -197,6 +203,31 @@ trtl_status trtl_qdw_pack(trtl_qconv_state *s);
 size_t trtl_qdw_scratch(const trtl_qconv_state *s, int64_t H, int64_t W, int nthreads);
 void trtl_qdw_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io, void *scratch,
                   size_t scratch_size, struct trtl_threadpool *pool);
+
+/*
+ * Channel-interleaved depthwise kernel (x86/qconv_dw_c16.h, AVX512-VNNI + AVX512-VBMI), for small maps
+ * where the plane kernel's pixel lanes are mostly idle (7 x 7: 7 of 16): channel multiplier 1, codes in
+ * and out (out_quant = 2), no residual, a register activation, dilation 1 along W, S <= 8.  Per (image,
+ * block of 16 channels) the input codes are transposed into a padded byte plane [Hp][Wq][16] (u8
+ * elements as the quantizer makes them, the pad element around), so that the 64 bytes at pixel w hold
+ * 4 pixels x 16 channels; one vpermb turns them into 16 words (channel c: the bytes of pixels w .. w+3)
+ * dotted by vpdpbusd with the 16 channels' weight words of 4 taps.  Accumulators (16 channels of one
+ * output pixel), compensation, scales, bias and the codes epilogue (qt_epc_store) are the plane
+ * kernel's, so codes are identical; the [OH*OW][16] code block is transposed back into the 16 planes.
+ */
+typedef struct trtl_qdwc_geom {
+    int64_t H, W, OH, OW, Hp, Wq;
+    size_t plane_bytes, out_bytes; /* the byte plane (64-aligned, + a 64-byte pad), the output code block */
+} trtl_qdwc_geom;
+
+/* 1: the CPU has what the kernel needs (AVX512-VNNI as trtl_cpu_has sees it, and AVX512-VBMI). */
+int trtl_qdwc_cpu(void);
+void trtl_qdwc_geom_init(const trtl_qconv_state *s, int64_t H, int64_t W, trtl_qdwc_geom *g);
+/* One block: image n's channels 16 cb .. 16 cb + 15 (x, y: the image's first code); scratch
+ * plane_bytes + out_bytes, 64-byte aligned; border = 1 fills the plane's pad elements first (they are
+ * never written otherwise, so a thread's later blocks of the same run skip it). */
+void trtl_qdwc_block(const trtl_qconv_state *s, const trtl_qdwc_geom *g, const void *x, void *y, int64_t cb,
+                     void *scratch, int border);
 
 /* Portable path (ref/qconv.c): scratch, then the run over all N images / M rows. */
 size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kernels/qconv.h"
+#include "kernels/qconv_internal.h"
 #include "kernels/kernel.h"
 #include "core/cpu.h"
 #include "core/params.h"
@@ -611,6 +612,105 @@ done:
     return bad;
 }
 
+/* ---- the channel-interleaved depthwise kernel (x86/qconv_dw_c16.h) ------------------------------- */
+
+/* Codes in and out on the current path vs the portable path, bit for bit, on the shapes the channel-
+ * interleaved kernel takes (channel counts with a block tail, 1x1 .. 7x7 and 3x5 windows, strides 1-3,
+ * dilation 2 along H, asymmetric and wider-than-needed padding, maps from 1 x 1, signed / unsigned codes,
+ * the fast activations), and that it ran where the CPU has it (avx512vnni and amx paths). */
+static int dwc_case(trtl_threadpool *pool, const char *path, uint32_t mask, int variant)
+{
+    static const int ks[][2] = {{3, 3}, {3, 3}, {5, 5}, {7, 7}, {1, 1}, {3, 5}, {5, 3}, {8, 8}};
+    static const float acts[][3] = {{TRTL_ACT_CLIP, 0, 6}, {TRTL_ACT_RELU, 0, 0}, {TRTL_ACT_NONE, 0, 0},
+                                    {TRTL_ACT_LEAKY_RELU, 0.1f, 0}, {TRTL_ACT_CLIP, -1e30f, -1e29f}};
+    trtl_qconv_desc d;
+    memset(&d, 0, sizeof d);
+    d.C = d.K = d.groups = variant % 5 == 0 ? 16 * rint_in(1, 3) : rint_in(2, 40);
+    d.R = ks[variant % 8][0];
+    d.S = ks[variant % 8][1];
+    d.stride_h = rint_in(1, 2);
+    d.stride_w = variant % 7 == 3 ? 3 : rint_in(1, 2);
+    d.dil_h = variant % 6 == 5 ? 2 : 1;
+    d.dil_w = 1;
+    d.pad_t = rint_in(0, d.R / 2 + 1);
+    d.pad_b = rint_in(0, d.R / 2);
+    d.pad_l = rint_in(0, d.S / 2 + 1);
+    d.pad_r = rint_in(0, d.S / 2);
+    d.in_scale = 0.03f;
+    d.in_signed = variant % 2;
+    d.in_zero = d.in_signed ? rint_in(-5, 5) : rint_in(100, 140);
+    d.act = (int32_t)acts[variant % 5][0];
+    d.alpha = acts[variant % 5][1];
+    d.beta = acts[variant % 5][2];
+    d.out_quant = 2;
+    d.out_scale = (float)runi(0.01, 0.2);
+    d.out_signed = (variant / 2) % 2;
+    d.out_zero = d.out_signed ? rint_in(-5, 5) : rint_in(0, 20);
+    const int64_t N = rint_in(1, 2), H = rint_in(1, 9) + (d.R - 1) * d.dil_h, W = rint_in(1, 17) + d.S - 1, D = d.R * d.S;
+    const int64_t OH = trtl_qconv_out_dim(H, d.R, d.stride_h, d.pad_t, d.pad_b, d.dil_h);
+    const int64_t OW = trtl_qconv_out_dim(W, d.S, d.stride_w, d.pad_l, d.pad_r, 1);
+    const int64_t nx = N * d.C * H * W, ny = N * d.K * OH * OW;
+    int8_t *w = malloc((size_t)(d.K * D)), *x = malloc((size_t)nx);
+    int8_t *y0 = malloc((size_t)ny + 1), *y1 = malloc((size_t)ny + 1);
+    float *ws = malloc(sizeof(float) * (size_t)d.K), *bias = malloc(sizeof(float) * (size_t)d.K);
+    for (int64_t i = 0; i < d.K * D; i++)
+        w[i] = (int8_t)rint_in(-127, 127);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = (int8_t)rint_in(-128, 127);
+    for (int64_t k = 0; k < d.K; k++) {
+        ws[k] = (float)runi(0.0005, 0.02);
+        bias[k] = (float)runi(-3.0, 3.0);
+    }
+    trtl_qconv_state *s1 = NULL, *s0 = NULL;
+    int bad = 0;
+    trtl_status st1 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s1);
+    trtl_cpu_set_mask(0u);
+    trtl_status st0 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s0);
+    trtl_cpu_set_mask(mask);
+    if (st1 != TRTL_OK || st0 != TRTL_OK) {
+        printf("FAIL dwc %s variant %d: prepare failed: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    const int want = (!strcmp(path, "avx512vnni") || !strcmp(path, "amx")) && trtl_qdwc_cpu();
+    if (s1->dwc != want) {
+        printf("FAIL dwc %s variant %d: channel-interleaved kernel %s\n", path, variant, want ? "not used" : "used");
+        bad = 1;
+        goto done;
+    }
+    size_t n1 = trtl_qconv_scratch(s1, N, H, W, 3), n0 = trtl_qconv_scratch(s0, N, H, W, 3);
+    void *sc1 = malloc(n1 ? n1 : 1), *sc0 = malloc(n0 ? n0 : 1);
+    y1[ny] = 0x5a;
+    trtl_status r1 = trtl_qconv_run_codes(s1, N, H, W, x, 1, y1, NULL, sc1, n1, pool);
+    trtl_status r0 = trtl_qconv_run_codes(s0, N, H, W, x, 1, y0, NULL, sc0, n0, pool);
+    free(sc1);
+    free(sc0);
+    if (r1 != TRTL_OK || r0 != TRTL_OK) {
+        printf("FAIL dwc %s variant %d: run failed: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    if (y1[ny] != 0x5a) {
+        printf("FAIL dwc %s variant %d: wrote past the output\n", path, variant);
+        bad = 1;
+    }
+    for (int64_t i = 0; i < ny && !bad; i++) {
+        g_checked++;
+        if (y1[i] != y0[i]) {
+            printf("FAIL dwc %s (%s) variant %d: C %d %dx%d stride %d,%d dil_h %d pad %d,%d,%d,%d N %lld H %lld W %lld: "
+                   "code %lld is %d, the portable path's %d\n", path, trtl_qconv_kernel_name(s1), variant, d.C, d.R,
+                   d.S, d.stride_h, d.stride_w, d.dil_h, d.pad_t, d.pad_l, d.pad_b, d.pad_r, (long long)N,
+                   (long long)H, (long long)W, (long long)i, y1[i], y0[i]);
+            bad = 1;
+        }
+    }
+done:
+    trtl_qconv_release(s1);
+    trtl_qconv_release(s0);
+    free(w), free(x), free(y0), free(y1), free(ws), free(bias);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
@@ -670,6 +770,8 @@ int main(int argc, char **argv)
         }
         for (int v = 0; v < 72; v++)
             g_fail += fold_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
+        for (int v = 0; v < 40; v++)
+            g_fail += dwc_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         printf("%s: %d failures\n", paths[pi].name, g_fail - before);
     }
     trtl_cpu_set_mask(~0u);

@@ -22,6 +22,9 @@
  * Tables of offsets (per output pixel and per depth index) are built once per call.
  */
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/qconv_internal.h"
 #include "kernels/blas/blas_common.h"
@@ -44,7 +47,20 @@ static void codes_to_elems(const trtl_qconv_state *s, const void *x, int64_t i, 
     if (g == 4) {
         uint8_t *o = dst;
         const uint8_t *b = (const uint8_t *)x + i, flip = s->d.in_signed ? 0x80 : 0; /* +128 for s8 */
-        for (int64_t k = 0; k < n; k++)
+        if (!flip) {
+            memcpy(o, b, (size_t)n);
+            return;
+        }
+        /* 16 bytes a step (SSE2, x86-64's baseline): a byte loop was half of a 1x1 layer's time on
+         * MobileNetV2's 112 x 112 maps */
+        int64_t k = 0;
+#if defined(__x86_64__)
+        const __m128i f = _mm_set1_epi8((char)flip);
+        for (; k + 16 <= n; k += 16)
+            _mm_storeu_si128((__m128i *)(void *)(o + k),
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + k)), f));
+#endif
+        for (; k < n; k++)
             o[k] = (uint8_t)(b[k] ^ flip);
     } else {
         int16_t *o = dst;

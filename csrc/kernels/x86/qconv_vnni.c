@@ -67,4 +67,5 @@ QT_ATTR static inline void combine_avx512(int32_t *dst, const uint8_t *const *sr
 #include "kernels/x86/qconv_amx_tile.h"
 #define QT_DW_ISA TRTL_QK_AVX512VNNI
 #include "kernels/x86/qconv_dw_tmpl.h"
+#include "kernels/x86/qconv_dw_c16.h"
 #endif
