@@ -664,8 +664,6 @@ trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *c
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: unknown layer kind %d", (int)op);
     if (op == TRTL_OP_PLUGIN_V2)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: use trtl_network_add_plugin for plugin layers");
-    if (op == TRTL_OP_ATTENTION)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: attention is an internal layer kind of the builder");
     if (op == TRTL_OP_LINEAR)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: linear is an internal layer kind of the builder");
     if (op == TRTL_OP_REDUCE_BINARY)

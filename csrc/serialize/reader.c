@@ -321,6 +321,8 @@ static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
         return nattrs - 9; /* mid_quant .. res_type, pool_mode: int8 residual adds and pooling (version 5) */
     if (op == TRTL_OP_CAST && version < 6)
         return nattrs - 1; /* saturate (version 6) */
+    if (op == TRTL_OP_ATTENTION && version < 7)
+        return nattrs - 5; /* norm_op .. empty_rows_zero: the IAttention layer (version 7) */
     return nattrs;
 }
 
