@@ -3,6 +3,8 @@ the reference kernel), against numpy float64: softmax / NONE normalization, caus
 Attention with past keys, lower right), BOOL and additive FLOAT masks, grouped-query attention, sequence lengths
 that are no multiple of the 32-row query tile, plans serialized and loaded, and bad inputs naming the layer.
 The ONNX Attention op (opset 23) goes through the same layer where it can (trtlite/onnx/ops_attention.py)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,8 @@ def run_attention(mode, q, k, v, mask=None, causal=False, norm=None, scale=None,
     engine = trt.Runtime(logger).deserialize_cuda_engine(plan)
     if serialize:
         engine = trt.Runtime(logger).deserialize_cuda_engine(engine.serialize())
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    assert [layer["kernel"] for layer in info["layers"]] == ["attention.tiled" if mode == "opt" else "attention.ref"]
     out = engine.create_execution_context().infer(feeds)
     return np.asarray(next(iter(out.values())))
 
@@ -146,3 +150,98 @@ def bad_network(shapes, mask=None):
 ])
 def test_attention_bad_inputs(expect_layer_error, shapes, mask):
     expect_layer_error(bad_network(shapes, mask), trt.Error, ("my_attn", "[Attention]"))
+
+
+# ---- ONNX Attention (opset 23) through the layer ---------------------------------------------------------------
+
+def onnx_attention_model(shapes, attrs, mask_dtype=None, past=None, dynamic_seq=False):
+    """One Attention node: inputs Q, K, V (+ attn_mask, past_key, past_value) as graph inputs; outputs Y
+    (+ present_key, present_value with past)."""
+    from onnx import TensorProto, helper
+    names = ["Q", "K", "V"]
+    ins = []
+    for n, s in zip(names, shapes):
+        dims = list(s)
+        if dynamic_seq:
+            dims[-2 if len(s) == 4 else 1] = "S_" + n
+        ins.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, dims))
+    node_in = list(names)
+    if mask_dtype is not None:
+        ins.append(helper.make_tensor_value_info("M", mask_dtype[0], list(mask_dtype[1])))
+        node_in.append("M")
+    outs = ["Y"]
+    if past is not None:
+        node_in += [""] if mask_dtype is None else []
+        node_in += ["PK", "PV"]
+        ins += [helper.make_tensor_value_info("PK", TensorProto.FLOAT, list(past)),
+                helper.make_tensor_value_info("PV", TensorProto.FLOAT, list(past))]
+        outs += ["PKo", "PVo"]
+    node = helper.make_node("Attention", node_in, outs, **attrs)
+    graph = helper.make_graph([node], "attn", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                                                     for o in outs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+
+
+def run_onnx(model, feeds, profile=None):
+    logger = trt.Logger(trt.Logger.WARNING)
+    builder = trt.Builder(logger)
+    net = builder.create_network(EXPLICIT)
+    parser = trt.OnnxParser(net, logger)
+    assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    config = builder.create_builder_config()
+    config.avg_timing_iterations = 0
+    if profile:
+        prof = builder.create_optimization_profile()
+        for n, a in feeds.items():
+            prof.set_shape(n, a.shape, a.shape, a.shape)
+        config.add_optimization_profile(prof)
+    engine = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(net, config))
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    kernels = [layer["kernel"] for layer in info["layers"]]
+    out = engine.create_execution_context().infer(feeds)
+    return {k: np.asarray(v) for k, v in out.items()}, kernels
+
+
+def ort_run(model, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+
+
+@pytest.mark.parametrize("case", ["gqa_bool_causal", "heads3d_float", "past_causal", "dynamic"])
+def test_onnx_attention_fused(rng, case):
+    from onnx import TensorProto
+    if case == "gqa_bool_causal":
+        q, k, v = qkv(rng, 2, 4, 2, 37, 37, 8)
+        mask = rng.random((37, 37)) < 0.8
+        model = onnx_attention_model([q.shape, k.shape, v.shape], {"is_causal": 1},
+                                     (TensorProto.BOOL, mask.shape))
+        feeds = {"Q": q, "K": k, "V": v, "M": mask}
+        want = reference(q, k, v, mask[None, None], causal=True, scale=1 / np.sqrt(8))
+    elif case == "heads3d_float":
+        q, k, v = (rng.standard_normal((2, 33, 24)).astype(np.float32) for _ in range(3))
+        mask = rng.standard_normal((2, 1, 33, 33)).astype(np.float32)
+        model = onnx_attention_model([q.shape, k.shape, v.shape], {"q_num_heads": 3, "kv_num_heads": 3,
+                                                                   "scale": 0.25}, (TensorProto.FLOAT, mask.shape))
+        feeds = {"Q": q, "K": k, "V": v, "M": mask}
+        heads = lambda t: t.reshape(2, 33, 3, 8).transpose(0, 2, 1, 3)  # noqa: E731
+        want = reference(heads(q), heads(k), heads(v), mask, scale=0.25).transpose(0, 2, 1, 3).reshape(2, 33, 24)
+    elif case == "past_causal":
+        q, k, v = qkv(rng, 1, 2, 2, 5, 5, 8)
+        pk, pv = (rng.standard_normal((1, 2, 40, 8)).astype(np.float32) for _ in range(2))
+        model = onnx_attention_model([q.shape, k.shape, v.shape], {"is_causal": 1}, past=pk.shape)
+        feeds = {"Q": q, "K": k, "V": v, "PK": pk, "PV": pv}
+        want = reference(q, np.concatenate([pk, k], 2), np.concatenate([pv, v], 2), causal=True, lower_right=True,
+                         scale=1 / np.sqrt(8))
+    else:
+        q, k, v = qkv(rng, 1, 2, 1, 45, 19, 16)
+        model = onnx_attention_model([q.shape, k.shape, v.shape], {}, dynamic_seq=True)
+        feeds = {"Q": q, "K": k, "V": v}
+        want = reference(q, k, v, scale=0.25)
+    out, kernels = run_onnx(model, feeds, profile=case == "dynamic")
+    assert "attention.tiled" in kernels, kernels
+    assert_close(out["Y"], want)
+    ref = ort_run(model, feeds)
+    assert_close(out["Y"], ref["Y"])
+    if case == "past_causal":
+        assert_close(out["PKo"], ref["PKo"])
