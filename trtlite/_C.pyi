@@ -1830,6 +1830,9 @@ class IUnsqueezeLayer(ILayer):
 def _init_builtins(*args: Any, **kwargs: Any) -> Any:
     """Register the built-in plugins under a namespace."""
 
+def _network_add_weights_name(*args: Any, **kwargs: Any) -> Any:
+    """Record that weights `name` are (layer, role) of the network (kept in the engine and its plans)."""
+
 def _python_plugin_capsule(*args: Any, **kwargs: Any) -> Any:
     """A C adapter (capsule) around a Python plugin."""
 
@@ -1841,6 +1844,9 @@ def _refit_check(*args: Any, **kwargs: Any) -> Any:
 
 def _refit_info(*args: Any, **kwargs: Any) -> Any:
     """[(layer, role, count)] of an engine's refittable weights."""
+
+def _refit_names(*args: Any, **kwargs: Any) -> Any:
+    """The engine's weights names: "layer\\trole\\tname\\n" lines."""
 
 def _register(enumsdict: Any, dims_cls: Any) -> None:
     """Install the Python enum classes and the Dims class used for return values."""

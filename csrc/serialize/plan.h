@@ -25,7 +25,8 @@
  *      dtypes FP8, INT64, INT4, FP4, E8M0 and trtlite's storage extensions 32..37 (types.h).  BF16 (7)
  *      tensors came later without a layout change (a reader from before refuses them as an unknown dtype).
  *   7  ATTENTION's attributes norm_op, causal, decomposable, causal_lower_right, empty_rows_zero (appended;
- *      the IAttention layer; older plans are read with softmax, no causality, NaN for empty rows).
+ *      the IAttention layer; older plans are read with softmax, no causality, NaN for empty rows).  After the
+ *      nodes: str weights_names (trtl_engine_weights_names: "layer\trole\tname\n" lines, refit by name).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -65,6 +66,7 @@
  *             u32 n_out, per output: i32 kind, i32 axis, i32 src, i64 len,
  *             u32 n_bodies (1 loop, 2 conditional), per body: u32 n_in + i32 in_map[n_in], u32 n_out,
  *             u64 n_bytes + a complete plan (header included; loaded recursively, at most 16 deep)
+ *     str weights_names                     (version >= 7)
  *   where  str  = u32 length + bytes (no NUL)
  *          dims = i32 nb_dims + i64[nb_dims]
  *

@@ -719,6 +719,10 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
             CHECK(n->p.plugin.plugin->vt->num_outputs(n->p.plugin.plugin) == n->n_out,
                   "plan is corrupt: plugin layer '%s' output count", n->name);
     }
+    if (version >= 7) { /* weights names (trtl_engine_weights_names) */
+        e->weights_names = str(&r);
+        CHECK(!r.bad && e->weights_names, "plan is truncated or corrupt in the weights names");
+    }
     CHECK(r.off == r.n, "plan has %zu unexpected trailing bytes", r.n - r.off);
     for (uint32_t i = 0; i < nt; i++)
         CHECK(made[i], "plan is corrupt: tensor '%s' (%s) is not produced by any step", e->tensors[i].name,
