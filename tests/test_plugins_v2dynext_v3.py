@@ -567,3 +567,11 @@ def test_onnx_nodes_become_these_plugins(op, domain):
     x = np.random.default_rng(11).standard_normal((2, 3, 5, 7)).astype(np.float32)
     y = trt.Runtime(LOG).deserialize_cuda_engine(plan).create_execution_context().infer({"X": x})["Y"]
     np.testing.assert_array_equal(y, wrap_pad(x, pads))
+
+
+def test_trtp_size_tensor_is_refused_clearly():
+    """trtp.size_tensor (data-dependent Python-plugin outputs) is not supported: a clear NotImplementedError, not an
+    AttributeError from a missing name."""
+    import trtlite.plugin as trtp_mod
+    with pytest.raises(NotImplementedError, match="size_tensor.*not supported.*add_non_zero"):
+        trtp_mod.size_tensor(4, 16)

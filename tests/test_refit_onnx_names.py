@@ -48,3 +48,29 @@ def test_refit_by_initializer_names_matches_onnxruntime():
         refitter.set_named_weights("conv3.weight", new[0])
     with pytest.raises(trt.InvalidArgumentError, match="layer .c1. KERNEL weights: 5 values"):
         refitter.set_named_weights("conv1.weight", np.zeros(5, np.float32))
+
+
+def test_refit_names_survive_the_plan(monkeypatch):
+    """The initializer names are stored in the plan (version 7): a deserialized engine, in a process that never
+    parsed the model (the parser's in-process record cleared), refits by them."""
+    from trtlite import refit
+    old, new = weights(1), weights(2)
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    parser = trt.OnnxParser(net, LOGGER)
+    assert parser.parse(model(*old).SerializeToString())
+    cfg = b.create_builder_config()
+    cfg.set_flag(trt.BuilderFlag.REFIT)
+    plan = bytes(b.build_serialized_network(net, cfg))
+    monkeypatch.setattr(refit, "_ONNX_WEIGHT_NAMES", {})
+    engine = trt.Runtime(LOGGER).deserialize_cuda_engine(plan)
+    engine = trt.Runtime(LOGGER).deserialize_cuda_engine(engine.serialize())  # and written again
+    refitter = trt.Refitter(engine, LOGGER)
+    assert {"conv1.weight", "conv1.bias", "conv2.weight"} <= set(refitter.get_all_weights())
+    assert refitter.get_missing_weights() == []
+    for name, arr in zip(["conv1.weight", "conv1.bias", "conv2.weight"], new):
+        assert refitter.set_named_weights(name, arr)
+    assert refitter.refit_cuda_engine()
+    x = np.random.default_rng(3).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    got = engine.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_allclose(got, ort_run(model(*new), {"x": x})["y"], rtol=1e-4, atol=1e-4)

@@ -5,7 +5,7 @@ from typing_extensions import disjoint_base
 
 import numpy.typing as npt
 
-from ._enums import ActivationType, BoundingBoxFormat, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, PreviewFeature, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
+from ._enums import ActivationType, AttentionNormalizationOp, BoundingBoxFormat, BuilderFlag, CalibrationAlgoType, CumulativeOperation, DataType, DeviceType, ElementWiseOperation, EngineCapability, FillOperation, GatherMode, InterpolationMode, LayerInformationFormat, LayerType, LoopOutput, MatrixOperation, MemoryPoolType, NetworkDefinitionCreationFlag, PaddingMode, PluginFieldType, PoolingType, PreviewFeature, ProfilingVerbosity, ReduceOperation, ResizeCoordinateTransformation, ResizeMode, ResizeRoundMode, ResizeSelector, SampleMode, ScaleMode, ScatterMode, ScatterReduction, Severity, SliceMode, TensorFormat, TensorIOMode, TensorLocation, TopKOperation, TripLimit, UnaryOperation
 from ._types import Dims, Dims2, Dims3, Dims4, DimsHW, Permutation, Weights, ILogger, IProfiler, IProgressMonitor
 from .calibration import IInt8Calibrator as _PyIInt8Calibrator
 from .plugins import IPluginRegistry as _PyIPluginRegistry, IPluginV2 as _PyIPluginV2, PluginFieldCollection
@@ -511,6 +511,8 @@ class INetworkDefinition:
         """Elementwise activation. alpha / beta start at the type's natural defaults (ONNX's: LEAKY_RELU 0.01; ELU 1; SELU 1.6733, 1.0507; SOFTPLUS and SCALED_TANH 1, 1; HARD_SIGMOID 0.2, 0.5; THRESHOLDED_RELU 1; others 0, 0); set them after to override."""
     def add_assertion(self, condition: ITensor, message: Any) -> IAssertionLayer:
         """Execution fails with `message` when any element of the BOOL condition is false."""
+    def add_attention(self, query: Any, key: Any, value: Any, norm_op: Any = ..., causal: Any = ...) -> Any:
+        """Fused attention (TensorRT 10.14): norm(query key^T [+ mask]) value over the last axis, query [B, Hq, Sq, D], key / value [B, Hkv, Sk, D] (Hkv dividing Hq: grouped-query attention). No implicit 1/sqrt(D) scale (scale the query, or set the layer's `scale`). `mask` (input 3): BOOL (true = may attend) or FLOAT (added to the scores), broadcast to [B, Hq, Sq, Sk]; causal: key j allowed for query i where j <= i. A row without an attendable key gives zeros."""
     def add_cast(self, input: ITensor, to_type: DataType) -> ICastLayer:
         """Convert to another DataType."""
     def add_concatenation(self, inputs: Sequence[ITensor]) -> IConcatenationLayer:
@@ -845,15 +847,45 @@ class IAssertionLayer(ILayer):
 class IAttentionLayer(ILayer):
     """Attention"""
     @property
+    def causal(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @causal.setter
+    def causal(self, value: Any) -> None: ...
+    @property
+    def causal_lower_right(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @causal_lower_right.setter
+    def causal_lower_right(self, value: Any) -> None: ...
+    @property
+    def decomposable(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @decomposable.setter
+    def decomposable(self, value: Any) -> None: ...
+    @property
+    def empty_rows_zero(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @empty_rows_zero.setter
+    def empty_rows_zero(self, value: Any) -> None: ...
+    @property
     def k_transposed(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
     @k_transposed.setter
     def k_transposed(self, value: Any) -> None: ...
     @property
+    def mask(self) -> Any:
+        """The optional mask (input 3): BOOL (true = may attend) or FLOAT (added to the scores)."""
+    @mask.setter
+    def mask(self, value: Any) -> None: ...
+    @property
     def mask_mode(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
     @mask_mode.setter
     def mask_mode(self, value: Any) -> None: ...
+    @property
+    def norm_op(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @norm_op.setter
+    def norm_op(self, value: Any) -> None: ...
     @property
     def scale(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
@@ -1798,6 +1830,9 @@ class IUnsqueezeLayer(ILayer):
 def _init_builtins(*args: Any, **kwargs: Any) -> Any:
     """Register the built-in plugins under a namespace."""
 
+def _network_add_weights_name(*args: Any, **kwargs: Any) -> Any:
+    """Record that weights `name` are (layer, role) of the network (kept in the engine and its plans)."""
+
 def _python_plugin_capsule(*args: Any, **kwargs: Any) -> Any:
     """A C adapter (capsule) around a Python plugin."""
 
@@ -1809,6 +1844,9 @@ def _refit_check(*args: Any, **kwargs: Any) -> Any:
 
 def _refit_info(*args: Any, **kwargs: Any) -> Any:
     """[(layer, role, count)] of an engine's refittable weights."""
+
+def _refit_names(*args: Any, **kwargs: Any) -> Any:
+    """The engine's weights names: "layer\\trole\\tname\\n" lines."""
 
 def _register(enumsdict: Any, dims_cls: Any) -> None:
     """Install the Python enum classes and the Dims class used for return values."""

@@ -53,6 +53,8 @@ from .controlflow import IIfConditional, ILoop
 from .output_allocator import IOutputAllocator  # data-dependent shapes (issue #12)
 from .dynamic_quantize import IDynamicQuantizeLayer  # add_dynamic_quantize (issue #12)
 from ._C import INonZeroLayer, INMSLayer
+from ._C import IAttentionLayer  # network.add_attention (issue #12)
+IAttention = IAttentionLayer  # TensorRT 10.14 names the class IAttention
 from ._C import (IConditionLayer, IIfConditionalInputLayer, IIfConditionalOutputLayer, IIteratorLayer,  # control flow
                  ILoopOutputLayer, IRecurrenceLayer, ITripLimitLayer)
 

@@ -17,6 +17,7 @@ from ._C import (
     Error as Error,
     IActivationLayer as IActivationLayer,
     IAssertionLayer as IAssertionLayer,
+    IAttentionLayer as IAttentionLayer,
     IBuilderConfig as IBuilderConfig,
     ICastLayer as ICastLayer,
     IConcatenationLayer as IConcatenationLayer,
@@ -87,6 +88,7 @@ from ._C import (
 )
 from ._enums import (
     ActivationType as ActivationType,
+    AttentionNormalizationOp as AttentionNormalizationOp,
     BoundingBoxFormat as BoundingBoxFormat,
     BuilderFlag as BuilderFlag,
     CalibrationAlgoType as CalibrationAlgoType,
@@ -229,6 +231,7 @@ uint8: DataType
 
 __all__ = [
     'ActivationType',
+    'AttentionNormalizationOp',
     'BoundingBoxFormat',
     'Builder',
     'BuilderFlag',
@@ -253,6 +256,8 @@ __all__ = [
     'GatherMode',
     'IActivationLayer',
     'IAssertionLayer',
+    'IAttention',
+    'IAttentionLayer',
     'IBuilderConfig',
     'ICastLayer',
     'IConcatenationLayer',
@@ -433,3 +438,6 @@ class Builder(_C.Builder):
     @property
     def platform_has_fast_int8(self) -> builtins.bool:
         """True when the CPU has AVX512-VNNI (int8 dot products; honours TRTL_CPU_MASK). BuilderFlag.INT8 and Q/DQ layers compute convolutions, fully connected layers and matrix multiplies in int8 either way."""
+
+class IAttention(_C.ILayer):
+    """Attention"""

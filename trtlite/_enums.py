@@ -55,6 +55,7 @@ __all__ = [
     "FillOperation",
     "BoundingBoxFormat",
     "PreviewFeature",
+    "AttentionNormalizationOp",
 ]
 
 
@@ -517,3 +518,11 @@ class PreviewFeature(_TrtEnum):
     PROFILE_SHARING_0806 = 0
     ALIASED_PLUGIN_IO_10_03 = 1
     RUNTIME_ACTIVATION_RESIZE_10_10 = 2
+
+
+class AttentionNormalizationOp(_TrtEnum):
+    """How an IAttention normalizes its scores (trt.AttentionNormalizationOp, TensorRT 10.14): NONE (the scaled,
+    masked scores weigh the values directly; keys ruled out by causality or a BOOL mask weigh 0) or SOFTMAX
+    over the keys."""
+    NONE = 0
+    SOFTMAX = 1

@@ -32,7 +32,7 @@ writes the output.  ``aot_impl`` (an ahead-of-time GPU kernel: PTX/cubin with ``
 ``SymIntExprs``) is accepted and recorded but never called: a CPU cannot run it, so the plugin runs its ``impl``
 (also for ``add_plugin(..., aot=True)`` and an ONNX node's ``aot`` attribute); a plugin with an ``aot_impl`` and no
 ``impl`` is refused, naming the plugin, when its layer is added.  Not supported: size tensors (data-dependent
-shapes), ``Tensor.aliased(shape)``.
+shapes: ``trtp.size_tensor`` raises NotImplementedError saying so), ``Tensor.aliased(shape)``.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ from .plugins_dynamic import (DimsExprs, IDimensionExpr, IPluginCreatorV3One, IP
 
 __all__ = ["register", "impl", "autotune", "aot_impl", "TensorDesc", "Tensor", "ShapeExpr", "ShapeExprs", "Shape",
            "AutoTuneCombination", "from_shape_expr", "op", "KernelLaunchParams", "SymExprs", "SymIntExprs",
-           "SymInt32", "cdiv"]
+           "SymInt32", "cdiv", "size_tensor"]
 
 
 # ---- shapes ----------------------------------------------------------------------------------------------------------
@@ -286,6 +286,15 @@ class KernelLaunchParams:
 
     def __repr__(self) -> str:
         return "KernelLaunchParams(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
+
+
+def size_tensor(opt: Any, upper_bound: Any) -> ShapeExpr:
+    """TensorRT's ``trtp.size_tensor(opt, upper_bound)``: an output extent known only once the plugin has run (a
+    data-dependent shape).  trtlite does not support it for Python plugins: this raises NotImplementedError
+    saying so (the built-in data-dependent layers, ``add_non_zero`` and ``add_nms``, are supported)."""
+    raise NotImplementedError(
+        "trtp.size_tensor: data-dependent output shapes of Python plugins (size tensors) are not supported by "
+        "trtlite; network.add_non_zero / add_nms (and ONNX NonZero, NonMaxSuppression) give data-dependent outputs")
 
 
 def cdiv(a: Any, b: Any) -> Any:

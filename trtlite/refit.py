@@ -15,7 +15,8 @@ when built non-empty).  ``set_weights`` checks the layer, role and count at once
 TensorRT returns False); ``refit_cuda_engine`` applies every weight set since the last refit.  Weights have no
 names in trtlite's network API: ``get_all_weights`` names them ``"<layer>/<ROLE>"`` and ``set_named_weights``
 takes those names, and the names of ONNX initializers (``"conv1.weight"``, as TensorRT names a parsed engine's
-weights) for models parsed in this process.  No context of the engine may execute while it is refitted (as in TensorRT); contexts use the
+weights): the parser records them in the network, the engine keeps them and so do its plans (version 7), so a
+deserialized engine finds them in any process.  No context of the engine may execute while it is refitted (as in TensorRT); contexts use the
 new weights from their next run.  A refitted engine serializes with its new weights.
 """
 from __future__ import annotations
@@ -104,9 +105,21 @@ class Refitter:
         info = self._all()
         return [n for n, _, _ in info], [WeightsRole(r) for _, r, _ in info]
 
+    def _engine_names(self) -> Dict[str, List[Tuple[str, int]]]:
+        """Weights name -> [(layer, role)] as the engine records them (the ONNX parser's initializer names; plans
+        keep them, so a deserialized engine knows them in any process)."""
+        names: Dict[str, List[Tuple[str, int]]] = {}
+        for line in _C._refit_names(self._engine).splitlines():
+            layer, role, name = line.split("\t", 2)
+            names.setdefault(name, []).append((layer, int(role)))
+        return names
+
     def get_all_weights(self) -> List[str]:
-        """Names of every refittable weights: ``"<layer>/<ROLE>"``."""
-        return [f"{n}/{WeightsRole(r).name}" for n, r, _ in self._all()]
+        """Names of every refittable weights: ``"<layer>/<ROLE>"``, and the names the engine records for them (an
+        ONNX model's initializer names, as TensorRT names a parsed engine's weights)."""
+        have = {(n, r) for n, r, _ in self._all()}
+        named = [name for name, targets in self._engine_names().items() if any(t in have for t in targets)]
+        return [f"{n}/{WeightsRole(r).name}" for n, r, _ in self._all()] + named
 
     def get_missing(self) -> Tuple[List[str], List[WeightsRole]]:
         """Weights that must be given with those set so far.  TensorRT reports the partners of weights it
@@ -137,8 +150,8 @@ class Refitter:
     def _onnx_targets(self, name: str) -> List[Tuple[str, int, int]]:
         """(layer, role, count) of this engine's refittable weights that ONNX initializer `name` became."""
         have = {(n, r): c for n, r, c in self._all()}
-        return [(layer, role, have[(layer, role)]) for layer, role in _ONNX_WEIGHT_NAMES.get(name, ())
-                if (layer, role) in have]
+        targets = self._engine_names().get(name) or _ONNX_WEIGHT_NAMES.get(name, ())
+        return [(layer, role, have[(layer, role)]) for layer, role in targets if (layer, role) in have]
 
     def set_named_weights(self, name: str, weights: Any, location: Any = None) -> bool:
         """set_weights by name: an ONNX initializer's name, as TensorRT names the weights of an engine built

@@ -585,7 +585,8 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     if (st == TRTL_OK) {
         (*out)->num_threads = cfg->num_threads;
         (*out)->name = strdup(net->name ? net->name : ""); /* TensorRT: the engine is named after its network */
-        if (!(*out)->name) {
+        (*out)->weights_names = net->weights_names ? strdup(net->weights_names) : NULL;
+        if (!(*out)->name || (net->weights_names && !(*out)->weights_names)) {
             trtl_engine_destroy(*out);
             *out = NULL;
             trtl_bg_free(&g);

@@ -476,11 +476,12 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         for (int32_t j = 0; j < n_in; j++)
             dims[j] = g->t[n->in[j]].dopt;
         /* The optimized kernels compute in fp32: other dtypes run on the reference kernel (a gather's
-         * INT32 indices aside). */
+         * INT32 indices and an attention's BOOL mask aside). */
         int all_float = 1;
         for (int32_t j = 0; j < n->n_in; j++)
             all_float &= g->t[n->in[j]].dtype == TRTL_FLOAT ||
-                         (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32);
+                         (n->op == TRTL_OP_GATHER && j == 1 && g->t[n->in[j]].dtype == TRTL_INT32) ||
+                         (n->op == TRTL_OP_ATTENTION && j == 3 && g->t[n->in[j]].dtype == TRTL_BOOL);
         for (int32_t j = 0; j < n->n_out; j++)
             all_float &= g->t[n->out[j]].dtype == TRTL_FLOAT;
         /* Q / DQ: their optimized kernels (quantize.simd, dequantize.simd) are the reference's math on codes,

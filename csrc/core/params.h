@@ -246,7 +246,21 @@ typedef struct trtl_attention_params {
     float scale;
     int32_t k_transposed;
     int32_t mask_mode;
+    /* The network layer (IAttention, network.add_attention; plan version 7).  A BOOL mask allows key j of
+     * query i where it is true (mask_mode 1 only).  norm_op: TRTL_ATTN_NORM_SOFTMAX, or NONE (the weights are
+     * the scaled, masked scores themselves; a masked-out key weighs 0).  causal: key j allowed for query
+     * i where j <= i (upper left), or j <= i + Sk - Sq with causal_lower_right.  empty_rows_zero: a row
+     * without an attendable key (every score -inf) gives weights 0 instead of NaN.  K and V batch dims may
+     * divide Q's (grouped-query attention: query head h reads key head h / (Hq / Hkv)).  decomposable is
+     * recorded only (every attention step runs as one kernel here). */
+    int32_t norm_op;
+    int32_t causal;
+    int32_t decomposable;
+    int32_t causal_lower_right;
+    int32_t empty_rows_zero;
 } trtl_attention_params;
+
+enum { TRTL_ATTN_NORM_NONE = 0, TRTL_ATTN_NORM_SOFTMAX = 1, TRTL_ATTN_NORM_COUNT = 2 };
 
 typedef struct trtl_empty_params {
     int32_t unused;

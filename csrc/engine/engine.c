@@ -90,6 +90,7 @@ void trtl_engine_destroy(trtl_engine *e)
     free(e->nodes);
     free(e->io);
     free(e->name);
+    free(e->weights_names);
     free(e);
 }
 

@@ -44,6 +44,7 @@ struct trtl_engine {
     int implicit_batch;
     int32_t max_batch_size;
     char *name;            /* the network's name (owned; "" if unnamed) */
+    char *weights_names;   /* trtl_engine_weights_names' records (owned; NULL: none) */
     int32_t n_tensors;
     trtl_etensor *tensors;
     int32_t n_nodes;

@@ -54,6 +54,12 @@ static int node_is_layer(const trtl_node *n, const char *layer)
     return strlen(layer) == len && strncmp(n->name, layer, len) == 0;
 }
 
+const char *trtl_engine_weights_names(const trtl_engine *e)
+{
+    TRTL_NULL_GIVES(e, NULL);
+    return e->weights_names ? e->weights_names : "";
+}
+
 int trtl_engine_refittable(const trtl_engine *e)
 {
     return e && e->refittable;

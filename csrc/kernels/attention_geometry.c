@@ -25,8 +25,9 @@ trtl_status trtl_attn_geom_init(const trtl_node *nd, const trtl_tensor_view *in,
                           nd->name, trtl_dims_str(q, s1, sizeof s1), trtl_dims_str(k, s2, sizeof s2),
                           trtl_dims_str(v, s3, sizeof s3));
     for (int i = 0; i < nd->n_in; i++)
-        if (in[i].dtype != TRTL_FLOAT)
-            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': attention needs FLOAT inputs", nd->name);
+        if (in[i].dtype != TRTL_FLOAT && !(i == 3 && in[i].dtype == TRTL_BOOL && p->mask_mode == 1))
+            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': attention needs FLOAT inputs (and a FLOAT or BOOL mask)",
+                              nd->name);
     g->nbd = r - 2;
     g->Sq = q->d[r - 2];
     g->D = q->d[r - 1];
@@ -35,6 +36,11 @@ trtl_status trtl_attn_geom_init(const trtl_node *nd, const trtl_tensor_view *in,
     g->scale = p->scale;
     g->has_mask = p->mask_mode != 0;
     g->m_period0 = 0;
+    g->mask_bool = g->has_mask && in[3].dtype == TRTL_BOOL;
+    g->norm_none = p->norm_op == TRTL_ATTN_NORM_NONE;
+    g->causal = p->causal != 0;
+    g->causal_off = p->causal_lower_right ? g->Sk - g->Sq : 0;
+    g->empty_zero = p->empty_rows_zero != 0;
     int64_t kd = k->d[p->k_transposed ? r - 2 : r - 1];
     if (kd != g->D || v->d[r - 2] != g->Sk || yd->d[r - 2] != g->Sq || yd->d[r - 1] != g->Dv)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention Q %s, K %s (k_transposed %d), V %s do not agree",
@@ -43,11 +49,16 @@ trtl_status trtl_attn_geom_init(const trtl_node *nd, const trtl_tensor_view *in,
     g->nb = 1;
     for (int d = 0; d < g->nbd; d++) {
         int64_t o = yd->d[d];
-        if ((q->d[d] != 1 && q->d[d] != o) || (k->d[d] != 1 && k->d[d] != o) || (v->d[d] != 1 && v->d[d] != o))
+        /* K / V may divide Q's heads (grouped-query attention) */
+        int kg = k->d[d] > 1 && q->d[d] == o && o % k->d[d] == 0, vg = v->d[d] > 1 && q->d[d] == o && o % v->d[d] == 0;
+        if ((q->d[d] != 1 && q->d[d] != o) || (k->d[d] != 1 && k->d[d] != o && !kg) ||
+            (v->d[d] != 1 && v->d[d] != o && !vg))
             return trtl_error(TRTL_ERR_SHAPE, "layer '%s': attention batch dim %d of Q %s, K %s, V %s does not broadcast to %lld",
                               nd->name, d, trtl_dims_str(q, s1, sizeof s1), trtl_dims_str(k, s2, sizeof s2),
                               trtl_dims_str(v, s3, sizeof s3), (long long)o);
         g->bdims[d] = o;
+        g->krep[d] = k->d[d] > 1 ? o / k->d[d] : 1;
+        g->vrep[d] = v->d[d] > 1 ? o / v->d[d] : 1;
         g->nb *= o;
     }
     batch_strides(q, g->nbd, g->Sq * g->D, g->qs);

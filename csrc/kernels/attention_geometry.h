@@ -7,6 +7,10 @@
  * batch b reads Q at q_off(b), K at k_off(b), ...  The mask (rank r) is likewise broadcast over
  * all r dims: row i of batch b starts at m_off(b) + i * m_row and steps m_col (0 or 1) per key;
  * with mask_mode 2 its dim 0 repeats along the output's dim 0 (index taken modulo m_period0).
+ * K and V batch dims that divide the output's (grouped-query attention) are read at index i / krep[d]
+ * (i / vrep[d]): output head h reads key head h / (Hq / Hkv), as ONNX Attention repeats them.
+ * A row's attendable keys are j < lim(i) = i + causal_off + 1 with causal (all Sk without), and, with a
+ * BOOL mask (mask_bool), those whose mask value is nonzero.
  */
 #ifndef TRTL_KERNELS_ATTENTION_GEOMETRY_H
 #define TRTL_KERNELS_ATTENTION_GEOMETRY_H
@@ -24,7 +28,22 @@ typedef struct trtl_attn_geom {
     int has_mask;
     int64_t m_period0;                        /* mask_mode 2: mask dim 0 (batch b reads b mod it); else 0 */
     float scale;
+    int64_t krep[TRTL_MAX_DIMS], vrep[TRTL_MAX_DIMS]; /* grouped-query divisors (1: plain) */
+    int mask_bool;                            /* the mask is BOOL (uint8): allowed where nonzero */
+    int norm_none;                            /* norm_op NONE: the weights are the masked scores */
+    int causal;                               /* keys j >= i + causal_off + 1 are masked out */
+    int64_t causal_off;                       /* 0 (upper left) or Sk - Sq (lower right) */
+    int empty_zero;                           /* a row without an attendable key: weights 0, not NaN */
 } trtl_attn_geom;
+
+/* Keys of query row i that causality leaves (all Sk without causality), in 0..Sk. */
+static inline int64_t trtl_attn_limit(const trtl_attn_geom *g, int64_t i)
+{
+    if (!g->causal)
+        return g->Sk;
+    int64_t l = i + g->causal_off + 1;
+    return l < 0 ? 0 : l > g->Sk ? g->Sk : l;
+}
 
 /* Geometry of node nd for its inputs (3 or 4 views) and output dims yd; checks every dim against
  * the others.  Fails with a message naming the layer. */
@@ -41,8 +60,8 @@ static inline void trtl_attn_offsets(const trtl_attn_geom *g, int64_t b, int64_t
         b /= g->bdims[d];
         oq += i * g->qs[d];
         om += (d == 0 && g->m_period0 ? i % g->m_period0 : i) * g->ms[d];
-        ok += i * g->ks[d];
-        ov += i * g->vs[d];
+        ok += i / g->krep[d] * g->ks[d];
+        ov += i / g->vrep[d] * g->vs[d];
     }
     *q = oq;
     *k = ok;

@@ -83,6 +83,7 @@ void trtl_network_destroy(trtl_network *net)
     free(net->inputs);
     free(net->outputs);
     free(net->name);
+    free(net->weights_names);
     trtl_namemap_free(&net->names);
     free(net);
 }
@@ -664,8 +665,6 @@ trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *c
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: unknown layer kind %d", (int)op);
     if (op == TRTL_OP_PLUGIN_V2)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: use trtl_network_add_plugin for plugin layers");
-    if (op == TRTL_OP_ATTENTION)
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: attention is an internal layer kind of the builder");
     if (op == TRTL_OP_LINEAR)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: linear is an internal layer kind of the builder");
     if (op == TRTL_OP_REDUCE_BINARY)
@@ -1146,5 +1145,24 @@ trtl_status trtl_network_copy_layer(trtl_network *dst, const trtl_layer *src, tr
     }
     trtl_network_touch(dst);
     *out = l;
+    return TRTL_OK;
+}
+
+trtl_status trtl_network_add_weights_name(trtl_network *net, const char *layer, int32_t role, const char *name)
+{
+    TRTL_CHECK_ARG(net);
+    TRTL_CHECK_ARG(layer);
+    TRTL_CHECK_ARG(name);
+    trtl_clear_error();
+    if (!name[0] || strpbrk(name, "\t\n") || strpbrk(layer, "\t\n") || role < 0 || role > 99)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "set_weights_name: layer '%s': weights name '%s' (role %d) must be "
+                          "non-empty, without tab or newline", layer, name, (int)role);
+    size_t have = net->weights_names ? strlen(net->weights_names) : 0;
+    size_t add = strlen(layer) + strlen(name) + 8;
+    char *s = realloc(net->weights_names, have + add);
+    if (!s)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "network: out of memory");
+    snprintf(s + have, add, "%s\t%d\t%s\n", layer, (int)role, name);
+    net->weights_names = s;
     return TRTL_OK;
 }

@@ -75,6 +75,7 @@ struct trtl_network {
     char shape_error[1024];
     int32_t shape_error_layer; /* id of the layer that failed, -1 if none */
     int32_t next_control_flow; /* id of the next loop / conditional (trtl_network_new_control_flow) */
+    char *weights_names;   /* trtl_network_add_weights_name's records, "layer\trole\tname\n" lines (NULL: none) */
 };
 
 /* Re-infers all shapes if anything changed.  On failure returns the error of the first failing

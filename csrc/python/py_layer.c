@@ -317,6 +317,35 @@ static PyObject *get_plugin(TrtlLayer *self, void *c)
     return Py_NewRef(p);
 }
 
+static PyObject *layer_get_input_fwd(TrtlLayer *self, PyObject *arg);
+static PyObject *layer_set_input_fwd(TrtlLayer *self, PyObject *args);
+
+/* IAttention.mask: input 3 (None when not set). */
+static PyObject *get_mask(TrtlLayer *self, void *c)
+{
+    (void)c;
+    if (trtl_layer_num_inputs(self->l) < 4)
+        Py_RETURN_NONE;
+    PyObject *i = PyLong_FromLong(3);
+    PyObject *r = i ? layer_get_input_fwd(self, i) : NULL;
+    Py_XDECREF(i);
+    return r;
+}
+
+static int set_mask(TrtlLayer *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v || v == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "IAttention.mask: give an ITensor (a mask cannot be removed)");
+        return -1;
+    }
+    PyObject *args = Py_BuildValue("(iO)", 3, v);
+    PyObject *r = args ? layer_set_input_fwd(self, args) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
 static int index_arg(PyObject *arg, const char *what, long *out)
 {
     *out = trtl_py_as_long(arg, what);
@@ -428,6 +457,9 @@ static PyObject *layer_reset_output_type(TrtlLayer *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *layer_get_input_fwd(TrtlLayer *self, PyObject *arg) { return layer_get_input(self, arg); }
+static PyObject *layer_set_input_fwd(TrtlLayer *self, PyObject *args) { return layer_set_input(self, args); }
+
 static PyObject *layer_repr(TrtlLayer *self)
 {
     return PyUnicode_FromFormat("<%s '%s'>", Py_TYPE(self)->tp_name, trtl_layer_name(self->l));
@@ -518,6 +550,13 @@ static int fill_getsets(int op, PyGetSetDef *gs)
         gs[k].set = (setter)attr_set;
         gs[k].doc = "Layer attribute (TensorRT semantics).";
         gs[k].closure = (void *)a.name;
+        k++;
+    }
+    if (op == TRTL_OP_ATTENTION) {
+        gs[k].name = "mask";
+        gs[k].get = (getter)get_mask;
+        gs[k].set = (setter)set_mask;
+        gs[k].doc = "The optional mask (input 3): BOOL (true = may attend) or FLOAT (added to the scores).";
         k++;
     }
     if (op == TRTL_OP_PLUGIN_V2) {

@@ -351,6 +351,14 @@ static const add_spec add_specs[] = {
      "Non-maximum suppression per batch item and class: boxes [B, N, 4] (or [B, N, C, 4]), scores [B, N, C], a "
      "0-D INT32 limit; set_input(3, iou_threshold) / set_input(4, score_threshold) (0-D FLOAT).  Output 0: INT32 "
      "[NumOutputBoxes, 3] (batch, class, box) rows, output 1: NumOutputBoxes (0-D INT32)."},
+    {"add_attention", TRTL_OP_ATTENTION,
+     {IN("query", 0), IN("key", 1), IN("value", 2), OPT("norm_op", "norm_op"), OPT("causal", "causal")},
+     "add_attention(query, key, value, norm_op=AttentionNormalizationOp.SOFTMAX, causal=False) -> IAttention\n\n"
+     "Fused attention (TensorRT 10.14): norm(query key^T [+ mask]) value over the last axis, query [B, Hq, Sq, D], "
+     "key / value [B, Hkv, Sk, D] (Hkv dividing Hq: grouped-query attention).  No implicit 1/sqrt(D) scale (scale "
+     "the query, or set the layer's `scale`).  `mask` (input 3): BOOL (true = may attend) or FLOAT (added to the "
+     "scores), broadcast to [B, Hq, Sq, Sk]; causal: key j allowed for query i where j <= i.  A row without an "
+     "attendable key gives zeros."},
 };
 #define N_SPECS ((int)(sizeof add_specs / sizeof add_specs[0]))
 
@@ -519,6 +527,7 @@ ADD_FN(42)
 ADD_FN(43) ADD_FN(44) ADD_FN(45) ADD_FN(46) ADD_FN(47) ADD_FN(48) ADD_FN(49) /* control flow */
 ADD_FN(50)
 ADD_FN(51) ADD_FN(52) /* add_non_zero, add_nms */
+ADD_FN(53) /* add_attention */
 static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_0, add_fn_1, add_fn_2, add_fn_3, add_fn_4, add_fn_5, add_fn_6, add_fn_7, add_fn_8, add_fn_9,
     add_fn_10, add_fn_11, add_fn_12, add_fn_13, add_fn_14, add_fn_15, add_fn_16, add_fn_17, add_fn_18, add_fn_19,
@@ -527,7 +536,8 @@ static PyObject *(*const add_fns[])(TrtlNetwork *, PyObject *, PyObject *) = {
     add_fn_33, add_fn_34, add_fn_35, add_fn_36, add_fn_37, add_fn_38, add_fn_39, add_fn_40, add_fn_41,
     add_fn_42,
     add_fn_43, add_fn_44, add_fn_45, add_fn_46, add_fn_47, add_fn_48, add_fn_49, add_fn_50,
-    add_fn_51, add_fn_52};
+    add_fn_51, add_fn_52,
+    add_fn_53};
 _Static_assert(sizeof add_fns / sizeof add_fns[0] == sizeof add_specs / sizeof add_specs[0],
                "one C entry point per add_* spec");
 

@@ -1,6 +1,7 @@
 /* py_refit.c -- the engine's refit calls (trtlite.h, engine/refit.c) for trtlite.Refitter, which keeps the
  * weights a user sets and applies them together in refit_cuda_engine (trtlite/refit.py). */
 #include "python/py_refit.h"
+#include "python/py_network.h"
 
 static int engine_arg(trtl_py_state *st, PyObject *o, trtl_engine **e)
 {
@@ -75,7 +76,39 @@ static PyObject *refit_apply(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _refit_names(engine) -> [(layer, role, name)]: the engine's weights names (plans keep them). */
+static PyObject *refit_names(PyObject *m, PyObject *arg)
+{
+    trtl_py_state *st = PyModule_GetState(m);
+    trtl_engine *e;
+    if (engine_arg(st, arg, &e) < 0)
+        return NULL;
+    PyObject *text = PyUnicode_FromString(trtl_engine_weights_names(e));
+    return text;
+}
+
+/* _network_add_weights_name(network, layer, role, name): a weights name the built engine keeps. */
+static PyObject *network_add_weights_name(PyObject *m, PyObject *args)
+{
+    trtl_py_state *st = PyModule_GetState(m);
+    PyObject *no;
+    const char *layer, *name;
+    int role;
+    if (!PyArg_ParseTuple(args, "Osis:_network_add_weights_name", &no, &layer, &role, &name))
+        return NULL;
+    if (!PyObject_TypeCheck(no, st->NetworkType))
+        return PyErr_Format(PyExc_TypeError, "set_weights_name: network must be an INetworkDefinition, not %s",
+                            Py_TYPE(no)->tp_name);
+    trtl_status s = trtl_network_add_weights_name(((TrtlNetwork *)no)->net, layer, role, name);
+    if (s != TRTL_OK)
+        return trtl_py_raise(st, s);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef refit_functions[] = {
+    {"_refit_names", refit_names, METH_O, "The engine's weights names: \"layer\\trole\\tname\\n\" lines."},
+    {"_network_add_weights_name", network_add_weights_name, METH_VARARGS,
+     "Record that weights `name` are (layer, role) of the network (kept in the engine and its plans)."},
     {"_refit_info", refit_info, METH_O, "[(layer, role, count)] of an engine's refittable weights."},
     {"_refit_check", refit_check, METH_VARARGS, "Raise unless (layer, role) has refittable weights of `count`."},
     {"_refit_apply", refit_apply, METH_VARARGS, "Replace (layer, role)'s weights with float32 values."},

@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 6.
+ * plan.h -- the serialized engine ("plan") format, version 7.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -24,6 +24,9 @@
  *   6  CAST's attribute `saturate` (appended; version 5 plans are read with 1, attrs_in_version); new
  *      dtypes FP8, INT64, INT4, FP4, E8M0 and trtlite's storage extensions 32..37 (types.h).  BF16 (7)
  *      tensors came later without a layout change (a reader from before refuses them as an unknown dtype).
+ *   7  ATTENTION's attributes norm_op, causal, decomposable, causal_lower_right, empty_rows_zero (appended;
+ *      the IAttention layer; older plans are read with softmax, no causality, NaN for empty rows).  After the
+ *      nodes: str weights_names (trtl_engine_weights_names: "layer\trole\tname\n" lines, refit by name).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -63,6 +66,7 @@
  *             u32 n_out, per output: i32 kind, i32 axis, i32 src, i64 len,
  *             u32 n_bodies (1 loop, 2 conditional), per body: u32 n_in + i32 in_map[n_in], u32 n_out,
  *             u64 n_bytes + a complete plan (header included; loaded recursively, at most 16 deep)
+ *     str weights_names                     (version >= 7)
  *   where  str  = u32 length + bytes (no NUL)
  *          dims = i32 nb_dims + i64[nb_dims]
  *
@@ -90,7 +94,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 6u
+#define TRTL_PLAN_VERSION 7u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

@@ -321,6 +321,8 @@ static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
         return nattrs - 9; /* mid_quant .. res_type, pool_mode: int8 residual adds and pooling (version 5) */
     if (op == TRTL_OP_CAST && version < 6)
         return nattrs - 1; /* saturate (version 6) */
+    if (op == TRTL_OP_ATTENTION && version < 7)
+        return nattrs - 5; /* norm_op .. empty_rows_zero: the IAttention layer (version 7) */
     return nattrs;
 }
 
@@ -716,6 +718,10 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         if (n->op == TRTL_OP_PLUGIN_V2)
             CHECK(n->p.plugin.plugin->vt->num_outputs(n->p.plugin.plugin) == n->n_out,
                   "plan is corrupt: plugin layer '%s' output count", n->name);
+    }
+    if (version >= 7) { /* weights names (trtl_engine_weights_names) */
+        e->weights_names = str(&r);
+        CHECK(!r.bad && e->weights_names, "plan is truncated or corrupt in the weights names");
     }
     CHECK(r.off == r.n, "plan has %zu unexpected trailing bytes", r.n - r.off);
     for (uint32_t i = 0; i < nt; i++)

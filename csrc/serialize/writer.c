@@ -255,6 +255,7 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
             return st;
         }
     }
+    str(&b, e->weights_names ? e->weights_names : ""); /* version 7 */
     if (b.oom) {
         free(b.p);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "serialize: out of memory");

@@ -2765,6 +2765,7 @@ static int attn_case(int nbd, const int64_t *bd, uint32_t qb, uint32_t kb, uint3
     nd.p.attn.scale = 1.0f / sqrtf((float)(D ? D : 1));
     nd.p.attn.k_transposed = kt;
     nd.p.attn.mask_mode = mask == 5 ? 2 : mask != 0;
+    nd.p.attn.norm_op = TRTL_ATTN_NORM_SOFTMAX;
     nd.n_in = mask ? 4 : 3;
     nd.n_out = 1;
     int r = nbd + 2;
@@ -2809,6 +2810,54 @@ static int attn_case(int nbd, const int64_t *bd, uint32_t qb, uint32_t kb, uint3
     return res;
 }
 
+/* The IAttention layer's modes (network.add_attention): grouped-query heads (Hkv dividing Hq), causal upper
+ * left / lower right, a BOOL or FLOAT mask of [1|B, 1|Hq, Sq, Sk], norm_op NONE, empty rows as zeros, NaN /
+ * Inf in Q, K or V (special 1..3), sequence lengths across the 32-row tile. */
+static int attn_layer_case(int64_t B, int64_t Hq, int64_t Hk, int64_t Sq, int64_t Sk, int64_t D, int causal,
+                           int mask, int norm_none, int special)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_ATTENTION;
+    nd.name = "attention_layer";
+    nd.epi = no_epilogue();
+    nd.p.attn.scale = 0.7f;
+    nd.p.attn.mask_mode = mask != 0;
+    nd.p.attn.norm_op = norm_none ? TRTL_ATTN_NORM_NONE : TRTL_ATTN_NORM_SOFTMAX;
+    nd.p.attn.causal = causal != 0;
+    nd.p.attn.causal_lower_right = causal == 2;
+    nd.p.attn.empty_rows_zero = 1;
+    nd.n_in = mask ? 4 : 3;
+    nd.n_out = 1;
+    int64_t q[4] = {B, Hq, Sq, D}, k[4] = {B, Hk, Sk, D}, v[4] = {B, Hk, Sk, D + 3}, y[4] = {B, Hq, Sq, D + 3};
+    int64_t m[4] = {rnd() & 1 ? B : 1, rnd() & 1 ? Hq : 1, rnd() % 4 ? Sq : 1, Sk};
+    trtl_dims qd = dims(4, q), kd = dims(4, k), vd = dims(4, v), md = dims(4, m), yd = dims(4, y);
+    int64_t nq = trtl_volume(&qd), nk = trtl_volume(&kd), nv = trtl_volume(&vd), nm = trtl_volume(&md);
+    float *Q = rand_buf(nq), *K = rand_buf(nk), *V = rand_buf(nv), *M = rand_buf(nm);
+    unsigned char *MB = malloc((size_t)(nm > 0 ? nm : 1));
+    for (int64_t i = 0; i < nm; i++) {
+        MB[i] = rnd() % 4 != 0;
+        M[i] *= 3.0f;
+    }
+    if (nm >= Sk && Sq > 1)
+        for (int64_t j = 0; j < Sk; j++) /* one row without a key */
+            MB[j] = 0;
+    if (special)
+        sprinkle(special == 1 ? Q : special == 2 ? K : V, special == 1 ? nq : special == 2 ? nk : nv, special);
+    trtl_tensor_view in[4] = {{Q, qd, TRTL_FLOAT}, {K, kd, TRTL_FLOAT}, {V, vd, TRTL_FLOAT},
+                              {mask == 2 ? (void *)MB : (void *)M, md, mask == 2 ? TRTL_BOOL : TRTL_FLOAT}};
+    char s1[TRTL_DIMS_STR_MAX], s2[TRTL_DIMS_STR_MAX], s3[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "layer Q%s K%s mask%d%s causal=%d none=%d special=%d features=0x%x",
+             trtl_dims_str(&qd, s1, sizeof s1), trtl_dims_str(&kd, s2, sizeof s2), mask,
+             mask ? trtl_dims_str(&md, s3, sizeof s3) : "", causal, norm_none, special, trtl_cpu_features());
+    int res = ref_vs(&trtl_kernel_attention_tiled, trtl_ref_attention, &nd, in, &yd);
+    free(Q);
+    free(K);
+    free(V);
+    free(M);
+    free(MB);
+    return res;
+}
+
 /* Transformer shapes (seq 1, 7, 64, 128, 197; heads 1, 3, 12; head dims 32, 64, 80) with every mask
  * kind and both K layouts, NaN/Inf, broadcast batch dims, then random shapes; on every ISA variant
  * this CPU has (TRTL_CPU_MASK=0 in the portable run). */
@@ -2849,6 +2898,18 @@ static void test_attention(int ncases)
                 attn_case(2, bd, 2u, 1u, 3u, 16, 16, 16, 16, 1, 1, 0) || attn_case(0, bd, 0, 0, 0, 40, 3, 5, 7, 0, 3, 0) ||
                 attn_case(1, bd, 0, 0, 0, 17, 0, 8, 8, 0, 0, 0) || /* no keys: zeros */
                 attn_case(1, bd, 0, 0, 0, 65, 31, 0, 8, 1, 1, 0)) /* D = 0: uniform weights */
+                goto out;
+        }
+        for (int c = 0; c < 3; c++)
+            for (int mk = 0; mk < 3; mk++)
+                for (int sp = 0; sp < 4; sp++)
+                    if (attn_layer_case(2, 4, sp % 2 ? 2 : 4, 37 + 30 * (c == 2), 45 - 20 * (c == 2), 9, c, mk,
+                                        sp == 3, sp))
+                        goto out;
+        for (int i = 0; i < ncases / 6; i++) {
+            int64_t hk = rint_in(1, 3);
+            if (attn_layer_case(rint_in(1, 2), hk * rint_in(1, 3), hk, rint_in(1, 75), rint_in(1, 75), rint_in(1, 40),
+                                (int)rint_in(0, 2), (int)rint_in(0, 2), rnd() % 4 == 0, rnd() % 5 == 0 ? (int)rint_in(1, 3) : 0))
                 goto out;
         }
         for (int i = 0; i < ncases / 3; i++) {

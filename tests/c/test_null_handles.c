@@ -374,6 +374,8 @@ int main(void)
         INVALID(trtl_engine_refit_info, NULL, 0, lname, sizeof lname, &role, &count);
         INVALID(trtl_engine_refit_check, NULL, "l", 0, 1);
         INVALID(trtl_engine_refit, NULL, "l", 0, &w);
+        GIVES(trtl_engine_weights_names(NULL), NULL);
+        INVALID(trtl_network_add_weights_name, NULL, "l", 0, "w");
     }
     /* control flow (builder/control_flow.c) */
     {

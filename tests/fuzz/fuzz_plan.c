@@ -3,7 +3,7 @@
  * csrc/serialize/plan.h), built by `make fuzz-build` with ASan+UBSan (docs/TESTING.md).
  *
  * Each input is a whole plan file.  Before loading, the harness rewrites the header fields that
- * only guard against accidents -- magic, version, header size, payload size, CRC-32 and the CPU
+ * only guard against accidents -- magic, version (unless it is one the reader loads), header size, payload size, CRC-32 and the CPU
  * feature bits (masked to this machine's) -- so that nearly every mutation reaches the structural
  * checks behind the checksum instead of stopping at "checksum mismatch".  Shapes are not limited
  * at load time: the reader's own overflow and size checks are what is being tested.
@@ -208,7 +208,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf)
         return 0;
     memcpy(buf, data, size);
-    uint32_t version = TRTL_PLAN_VERSION, hsize = TRTL_PLAN_HEADER_SIZE, cpu;
+    uint32_t version, hsize = TRTL_PLAN_HEADER_SIZE, cpu;
+    memcpy(&version, buf + 8, 4); /* a readable older version stays (seeds written before a format change) */
+    if (version < TRTL_PLAN_MIN_VERSION || version > TRTL_PLAN_VERSION)
+        version = TRTL_PLAN_VERSION;
     uint64_t payload = size - TRTL_PLAN_HEADER_SIZE;
     memcpy(buf, TRTL_PLAN_MAGIC, 8);
     memcpy(buf + 8, &version, 4);

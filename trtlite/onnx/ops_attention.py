@@ -15,8 +15,12 @@ matrix multiplies, a softmax and elementwise layers, following the ONNX definiti
     sliding window (left / right_window_size >= 0): key j allowed where -right <= i + offset - j <= left
     nonpad_kv_seqlen (B,): keys j >= nonpad[b] masked, and the causal / window offset is nonpad[b] - L per batch
 
-Shapes must be static (the masks and head repeats are built while parsing); softmax_precision is ignored
-(computed in FLOAT).
+Most nodes become one IAttention layer (network.add_attention: the fused ATTENTION step) with its scale set,
+grouped-query heads, the mask as a BOOL or FLOAT input broadcast to rank 4, and causality upper left (no past)
+or lower right (past keys, when the past length is S - L): those without softcap, sliding windows,
+nonpad_kv_seqlen, a qk_matmul_output, or a mask shorter than the keys; their shapes may be dynamic but for the
+head size.  The others are composed from matrix multiplies, a softmax and elementwise layers as above, with static
+shapes (the masks and head repeats are built while parsing).  softmax_precision is ignored (computed in FLOAT).
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from .._enums import ActivationType, DataType, ElementWiseOperation, MatrixOperation, ReduceOperation, UnaryOperation
+from .._enums import ActivationType, AttentionNormalizationOp, DataType, ElementWiseOperation, MatrixOperation, ReduceOperation, UnaryOperation
 from .context import ImporterContext
 from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
@@ -99,14 +103,81 @@ def _bias(p: ImporterContext, mask_name: Optional[str], causal: bool, left: int,
     return bias
 
 
+def _fusable(p: ImporterContext, node: Any, a: Dict[str, Any], q: Any, k: Any, r: int) -> bool:
+    """Can the node be one IAttention layer (see the module's docstring)?"""
+    if float(a.get("softcap", 0.0)) > 0 or int(a.get("left_window_size", -1)) >= 0 or \
+            int(a.get("right_window_size", -1)) >= 0 or p._inp(node, 6) is not None or \
+            (len(node.output) > 3 and node.output[3]):
+        return False
+    qs, ks = [int(d) for d in q.shape], [int(d) for d in k.shape]
+    e = qs[3] if r == 4 else (qs[2] // int(a["q_num_heads"]) if qs[2] >= 0 else -1)
+    lq, s = qs[r - 2], ks[r - 2]
+    past = p._inp(node, 4)
+    offset = 0
+    if past is not None:
+        ps = [int(d) for d in p._tensor(past).shape]
+        if len(ps) != 4 or ps[2] < 0:
+            return False
+        offset = ps[2]
+        s = s + offset if s >= 0 else -1
+    if e < 0 or (offset and bool(int(a.get("is_causal", 0))) and (lq < 0 or s < 0 or s - lq != offset)):
+        return False
+    mask = p._inp(node, 3)
+    if mask is not None:
+        ms = [int(d) for d in p._tensor(mask).shape]
+        if not 1 <= len(ms) <= 4 or s < 0 or ms[-1] != s:
+            return False
+    return True
+
+
+def _fused(p: ImporterContext, node: Any, a: Dict[str, Any], q: Any, k: Any, v: Any, r: int) -> List[Any]:
+    """The node as one IAttention layer (_fusable said it can be)."""
+    if r == 3:
+        hq, hk = int(a["q_num_heads"]), int(a["kv_num_heads"])
+        q, k, v = _heads(p, q, hq), _heads(p, k, hk), _heads(p, v, hk)
+    past_k, past_v = p._inp(node, 4), p._inp(node, 5)
+    if past_k is not None:
+        pk, pv = p._float(p._tensor(past_k), "past_key"), p._float(p._tensor(past_v), "past_value")
+        k = p._concat_layer([pk, k], 2)
+        v = p._concat_layer([pv, v], 2)
+    hq, hk = int(q.shape[1]), int(k.shape[1])
+    if hq > 0 and hk > 0 and hq % hk:
+        raise Fail(ErrorCode.INVALID_NODE, "%d query heads are not a multiple of %d key/value heads" % (hq, hk))
+    m = None
+    mask = p._inp(node, 3)
+    if mask is not None:
+        m = p._tensor(mask)
+        if m.dtype != DataType.BOOL:
+            m = p._float(m, "attn_mask")
+        if len(m.shape) < 4:
+            m = p._unsqueeze(m, list(range(4 - len(m.shape))))
+    layer = p.network.add_attention(q, k, v, AttentionNormalizationOp.SOFTMAX, bool(int(a.get("is_causal", 0))))
+    layer.scale = float(a["scale"]) if "scale" in a else 1.0 / np.sqrt(int(q.shape[3]))
+    layer.causal_lower_right = past_k is not None
+    if m is not None:
+        layer.mask = m
+    y = p._L(layer)
+    if r == 3:
+        y = p._shuffle(y, first=[0, 2, 1, 3], reshape=[0, 0, -1])
+    return [y, k, v][:max(1, len(node.output))]
+
+
 @importer("Attention",
-          restrictions="static shapes of Q, K, V and attn_mask; softmax_precision ignored (computed in FLOAT)")
+          restrictions="one fused IAttention layer without softcap, sliding windows, nonpad_kv_seqlen or "
+                       "qk_matmul_output (dynamic shapes but the head size); otherwise composed, with static shapes "
+                       "of Q, K, V and attn_mask; softmax_precision ignored (computed in FLOAT)")
 def _attention(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     q, k, v = (p._float(p._tensor(node.input[i]), name) for i, name in enumerate(("Q", "K", "V")))
     r = len(q.shape)
     if r not in (3, 4) or len(k.shape) != r or len(v.shape) != r:
         raise Fail(ErrorCode.INVALID_NODE, "Q, K and V must all be of rank 3 or 4, got %s, %s, %s"
                    % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    if r == 3 and ("q_num_heads" not in a or "kv_num_heads" not in a):
+        raise Fail(ErrorCode.INVALID_NODE, "3-D Q, K, V need the q_num_heads and kv_num_heads attributes")
+    if (p._inp(node, 4) is None) != (p._inp(node, 5) is None):
+        raise Fail(ErrorCode.INVALID_NODE, "past_key and past_value must be given together")
+    if _fusable(p, node, a, q, k, r):
+        return _fused(p, node, a, q, k, v, r)
     for t, name in ((q, "Q"), (k, "K"), (v, "V")):
         if not is_static(tuple(t.shape)):
             raise unsupported("Attention needs a static shape of %s, got %s" % (name, tuple(t.shape)),

@@ -130,6 +130,7 @@ def record_weight_names(ctx: Any) -> None:
     Only initializers among the inputs of the node a layer was imported for are matched, by their values, so
     weights the importer transformed (transposed, folded with a BatchNormalization, ...) keep only their
     ``"<layer>/<ROLE>"`` names."""
+    from .. import _C
     from ..refit import register_weight_name
     for layer, node in ctx._weight_layers:
         inits = [n for n in node.input if n in ctx._consts and n not in ctx._tensors]
@@ -149,5 +150,9 @@ def record_weight_names(ctx: Any) -> None:
                 if c.dtype.kind == "f" and c.size == arr.size and np.array_equal(
                         np.asarray(c, np.float32).reshape(-1), arr):
                     register_weight_name(name, layer.name, role)
+                    try:  # kept in the engine and its plans; a name with a tab or newline stays unrecorded
+                        _C._network_add_weights_name(ctx.network, layer.name, role, name)
+                    except _C.InvalidArgumentError:
+                        pass
                     break
 

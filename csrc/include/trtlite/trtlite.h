@@ -426,6 +426,12 @@ trtl_status trtl_engine_refit_check(const trtl_engine *e, const char *layer, int
 /* Replaces them with `w` (FLOAT, the built count) and re-runs the kernel's weight preparation
  * (packing); on failure the engine keeps its old weights. */
 trtl_status trtl_engine_refit(trtl_engine *e, const char *layer, int32_t role, const trtl_weights *w);
+/* Names of weights (TensorRT's set_weights_name; the ONNX parser names them after their initializers): records
+ * that weights `name` are (layer, role) of the network; the builder copies the records into the engine and plans
+ * keep them (version 7).  No tab or newline in any of the strings. */
+trtl_status trtl_network_add_weights_name(trtl_network *net, const char *layer, int32_t role, const char *name);
+/* The engine's records, one "layer\trole\tname\n" line each ("" when none; owned by the engine). */
+const char *trtl_engine_weights_names(const trtl_engine *e);
 
 /* ---- shape tensors (TensorRT 10's IShapeLayer and shape-tensor inputs) ----------------------- */
 

@@ -17,7 +17,15 @@
  * the reference's `x > m`), a NaN score then makes the row sum, and so the whole output row, NaN;
  * a +Inf score gives Inf - Inf = NaN; a row masked entirely with -Inf gives exp(-Inf - -Inf) = NaN;
  * NaN/Inf in V reach the output through the product (0 * Inf = NaN as in the matrix multiply).
- * Scores are computed as the dot product, times scale, plus the mask (no FMA), as the layers do.  Weights
+ * Scores are computed as the dot product, times scale, plus the mask (no FMA), as the layers do.
+ *
+ * Network layers (IAttention) add: causality (key j allowed for query i where j < lim(i), attention_geometry.h):
+ * a query block computes scores only for the keys its last row may see, so the tiles above the diagonal are
+ * neither multiplied nor exponentiated, and the second product runs over those keys only -- unless V holds a
+ * NaN or Inf (checked once per batch a slot visits), when it runs over all keys with weight 0 for the skipped
+ * ones, as 0 * Inf = NaN in the reference; a BOOL mask (ruled-out keys -inf before the maximum); norm_op NONE
+ * (weights are the masked scores, ruled-out keys 0, no 1 / sum); empty_rows_zero (a row whose scores are all
+ * -inf, none NaN, weighs every key 0).  Weights
  * below FLT_MIN are flushed to 0, as the softmax kernel's exp does (denormals would slow the second product).
  */
 #include <float.h>
@@ -268,11 +276,18 @@ static float exp_sum(int isa, float *x, int64_t n, float mx)
 
 typedef struct at_job {
     trtl_attn_geom g;
-    const float *Q, *K, *V, *M;
+    const float *Q, *K, *V;
+    const void *M;
     float *Y, *scratch;
     int64_t slot_floats, qb, nqb, nitems, nslots;
     int pack_k, isa;
 } at_job;
+
+/* What a slot remembers between its items: the K it packed, the V it scanned for NaN / Inf. */
+typedef struct at_slot {
+    int64_t packed_k, scanned_v;
+    int v_nonfinite;
+} at_slot;
 
 static void pack_kt(const at_job *j, const float *k, float *kt)
 {
@@ -282,7 +297,44 @@ static void pack_kt(const at_job *j, const float *k, float *kt)
             kt[d * g->Sk + s] = k[s * g->D + d];
 }
 
-static void item(const at_job *j, int64_t it, float *slot, int64_t *packed_b)
+static int any_nonfinite(const float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 1;
+    return 0;
+}
+
+/* One score row x[0..nk) of query i (its first `valid` keys allowed by causality): scaled, masked, ruled-out
+ * keys -inf (softmax) or 0 (NONE); returns the maximum (NaN skipped) and sets *nan when a NaN is left. */
+static float row_scores(const at_job *j, float *x, int64_t valid, int64_t nk, const void *mrow, int *nan)
+{
+    const trtl_attn_geom *g = &j->g;
+    const float *mf = g->mask_bool ? NULL : mrow;
+    float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, valid, g->scale, mf, g->m_col)
+               : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, valid, g->scale, mf, g->m_col)
+                                    : scale_mask_max_c(x, valid, g->scale, mf, g->m_col);
+    float out = g->norm_none ? 0.0f : -INFINITY;
+    if (g->mask_bool && mrow) {
+        const unsigned char *mb = mrow;
+        mx = -INFINITY;
+        for (int64_t c = 0; c < valid; c++) {
+            if (!mb[c * g->m_col])
+                x[c] = out;
+            else
+                mx = x[c] > mx ? x[c] : mx;
+        }
+    }
+    for (int64_t c = valid; c < nk; c++)
+        x[c] = out;
+    *nan = 0;
+    if (mx == -INFINITY && g->empty_zero)
+        for (int64_t c = 0; c < valid && !*nan; c++)
+            *nan = x[c] != x[c];
+    return mx;
+}
+
+static void item(const at_job *j, int64_t it, float *slot, at_slot *st)
 {
     const trtl_attn_geom *g = &j->g;
     int64_t b = it / j->nqb, i0 = (it % j->nqb) * j->qb;
@@ -292,27 +344,55 @@ static void item(const at_job *j, int64_t it, float *slot, int64_t *packed_b)
     float *S = slot, *kt = slot + j->qb * g->Sk;
     float *Y = j->Y + (b * g->Sq + i0) * g->Dv;
     const float *B = j->K + ko;
+    /* keys the block's last row may see: the columns computed (all keys without causality) */
+    int64_t nk = trtl_attn_limit(g, i0 + m - 1);
     if (j->pack_k) {
         /* the same K as the last packed batch (a broadcast K packs once) */
-        if (*packed_b < 0 || ko != *packed_b) {
+        if (st->packed_k < 0 || ko != st->packed_k) {
             pack_kt(j, j->K + ko, kt);
-            *packed_b = ko;
+            st->packed_k = ko;
         }
         B = kt;
     }
-    gemm(j->isa, m, g->Sk, g->D, j->Q + qo + i0 * g->D, g->D, B, g->Sk, S, g->Sk);
+    int64_t n2 = nk; /* keys of the second product */
+    if (g->causal && nk < g->Sk) {
+        if (st->scanned_v != vo) {
+            st->v_nonfinite = any_nonfinite(j->V + vo, g->Sk * g->Dv);
+            st->scanned_v = vo;
+        }
+        if (st->v_nonfinite)
+            n2 = g->Sk;
+    }
+    if (nk > 0)
+        gemm(j->isa, m, nk, g->D, j->Q + qo + i0 * g->D, g->D, B, g->Sk, S, g->Sk);
+    size_t msz = g->mask_bool ? 1 : sizeof(float);
     float inv[QB];
     for (int64_t r = 0; r < m; r++) {
         float *x = S + r * g->Sk;
-        const float *mrow = j->M ? j->M + mo + (i0 + r) * g->m_row : NULL;
-        float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, g->Sk, g->scale, mrow, g->m_col)
-                   : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, g->Sk, g->scale, mrow, g->m_col)
-                                        : scale_mask_max_c(x, g->Sk, g->scale, mrow, g->m_col);
-        inv[r] = 1.0f / exp_sum(j->isa, x, g->Sk, mx);
+        const void *mrow = j->M ? (const char *)j->M + (size_t)(mo + (i0 + r) * g->m_row) * msz : NULL;
+        int nan;
+        float mx = row_scores(j, x, trtl_attn_limit(g, i0 + r), nk, mrow, &nan);
+        for (int64_t c = nk; c < n2; c++)
+            x[c] = 0.0f;
+        if (g->norm_none) {
+            inv[r] = 1.0f;
+        } else if (mx == -INFINITY && g->empty_zero && !nan) { /* no attendable key: weights 0 */
+            for (int64_t c = 0; c < nk; c++)
+                x[c] = 0.0f;
+            inv[r] = 1.0f;
+        } else {
+            inv[r] = 1.0f / exp_sum(j->isa, x, nk, mx);
+        }
     }
-    gemm(j->isa, m, g->Dv, g->Sk, S, g->Sk, j->V + vo, g->Dv, Y, g->Dv);
+    if (n2 == 0) { /* no keys: empty sums */
+        for (int64_t r = 0; r < m; r++)
+            memset(Y + r * g->Dv, 0, sizeof(float) * (size_t)g->Dv);
+        return;
+    }
+    gemm(j->isa, m, g->Dv, n2, S, g->Sk, j->V + vo, g->Dv, Y, g->Dv);
     for (int64_t r = 0; r < m; r++)
-        trtl_vm_binary(TRTL_EW_PROD, Y + r * g->Dv, 1, &inv[r], 0, Y + r * g->Dv, g->Dv);
+        if (inv[r] != 1.0f)
+            trtl_vm_binary(TRTL_EW_PROD, Y + r * g->Dv, 1, &inv[r], 0, Y + r * g->Dv, g->Dv);
 }
 
 static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
@@ -321,10 +401,10 @@ static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         float *slot = j->scratch + s * j->slot_floats;
-        int64_t packed = -1;
+        at_slot st = {-1, -1, 0};
         int64_t b = s * j->nitems / j->nslots, e = (s + 1) * j->nitems / j->nslots;
         for (int64_t it = b; it < e; it++)
-            item(j, it, slot, &packed);
+            item(j, it, slot, &st);
     }
 }
 
