@@ -390,6 +390,23 @@ static trtl_status cg_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+/* W[grp*Kg + m][d] read back from A panel m / mr of its group (gemm_packed.h's layout): exact, the packing
+ * only moves floats.  dst is the plan writer's buffer at any byte offset: stored with memcpy. */
+static void cg_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const cg_state *st = state;
+    const int64_t mr = trtl_gemm_mr(st->isa);
+    unsigned char *w = dst;
+    (void)nd;
+    for (int64_t grp = 0; grp < st->G; grp++)
+        for (int64_t m = 0; m < st->Kg; m++) {
+            const float *panel = st->a + grp * st->group_floats + (m / mr) * st->ckk * mr + m % mr;
+            unsigned char *row = w + (size_t)((grp * st->Kg + m) * st->ckk) * sizeof(float);
+            for (int64_t d = 0; d < st->ckk; d++)
+                memcpy(row + (size_t)d * sizeof(float), &panel[d * mr], sizeof(float));
+        }
+}
+
 const trtl_kernel trtl_kernel_conv_packed_gemm = {
     .name = "convolution.packed_gemm",
     .op = TRTL_OP_CONVOLUTION,
@@ -400,4 +417,5 @@ const trtl_kernel trtl_kernel_conv_packed_gemm = {
     .release = cg_release,
     .scratch = cg_scratch,
     .run = cg_run,
+    .unpack = cg_unpack,
 };

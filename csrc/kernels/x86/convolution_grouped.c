@@ -30,6 +30,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/ref/ref.h"
+#include "kernels/x86/convolution_unpacked.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
 #include "core/dims.h"
@@ -291,6 +292,8 @@ static int64_t max_slots(void)
     return t < 1 ? 1 : t > GD_MAX_SLOTS ? GD_MAX_SLOTS : t;
 }
 
+static void gd_unpack(const trtl_node *nd, const void *state, void *dst);
+
 static trtl_status gd_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
@@ -310,12 +313,8 @@ static trtl_status gd_run(const trtl_kernel_args *a)
     if (ok)
         layout(&g, &l);
     const size_t job_bytes = (sizeof(gd_job) + 63) / 64 * 64;
-    if (!ok || !a->scratch || a->scratch_size < job_bytes + (size_t)l.slot * sizeof(float) + 128) {
-        /* another input size than the scratch was sized for: the reference and the epilogue pass */
-        TRTL_TRY(trtl_ref_convolution(a));
-        trtl_epilogue_apply(&nd->epi, (float *)a->out[0].data, res, g.N * g.K * g.P);
-        return TRTL_OK;
-    }
+    if (!ok || !a->scratch || a->scratch_size < job_bytes + (size_t)l.slot * sizeof(float) + 128)
+        return trtl_conv_reference_fallback(a, res, gd_unpack); /* a shape the direct path does not take */
     /* the job (with its tap offsets) at the start of the scratch, the slots after it */
     j = (gd_job *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
     memset(j, 0, sizeof *j);
@@ -359,7 +358,7 @@ static size_t gd_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
         return 0;
     }
     if (!fits(&g))
-        return 0;
+        return trtl_conv_unpacked_bytes(nd); /* the reference fallback rebuilds the plain weights there */
     gd_layout l;
     layout(&g, &l);
     return (sizeof(gd_job) + 63) / 64 * 64 + (size_t)(max_slots() * l.slot) * sizeof(float) + 128;
@@ -429,6 +428,21 @@ static trtl_status gd_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+/* W[grp*Kg + k][t] read back from the arranged weights (exact: arranging only moves floats); dst at any
+ * byte offset. */
+static void gd_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const gd_state *st = state;
+    const int64_t ntaps = st->Cg * st->kvol;
+    unsigned char *w = dst;
+    (void)nd;
+    for (int64_t grp = 0; grp < st->G; grp++)
+        for (int64_t k = 0; k < st->Kg; k++)
+            for (int64_t t = 0; t < ntaps; t++)
+                memcpy(w + (size_t)((grp * st->Kg + k) * ntaps + t) * sizeof(float),
+                       &st->w[((grp * st->nkb + k / GD_KB) * ntaps + t) * GD_KB + k % GD_KB], sizeof(float));
+}
+
 const trtl_kernel trtl_kernel_conv_grouped_direct = {
     .name = "convolution.grouped_direct",
     .op = TRTL_OP_CONVOLUTION,
@@ -439,4 +453,5 @@ const trtl_kernel trtl_kernel_conv_grouped_direct = {
     .release = gd_release,
     .scratch = gd_scratch,
     .run = gd_run,
+    .unpack = gd_unpack,
 };

@@ -34,6 +34,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/ref/ref.h"
+#include "kernels/x86/convolution_unpacked.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "kernels/x86/gemm_packed.h"
 #include "core/cpu.h"
@@ -246,6 +247,8 @@ static void gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
     }
 }
 
+static void pg_unpack(const trtl_node *nd, const void *state, void *dst);
+
 static trtl_status pg_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
@@ -263,12 +266,8 @@ static trtl_status pg_run(const trtl_kernel_args *a)
     memset(&j, 0, sizeof j);
     const int mr = trtl_gemm_mr(st->isa), nr = trtl_gemm_nr(st->isa);
     layout(&g, mr, &j.l);
-    if (!fits(&g) || !a->scratch || a->scratch_size < (size_t)j.l.total * sizeof(float) + 64) {
-        /* another input size than the scratch was sized for: the reference and the epilogue pass */
-        TRTL_TRY(trtl_ref_convolution(a));
-        trtl_epilogue_apply(&nd->epi, (float *)a->out[0].data, res, g.N * g.K * g.P);
-        return TRTL_OK;
-    }
+    if (!fits(&g) || !a->scratch || a->scratch_size < (size_t)j.l.total * sizeof(float) + 64)
+        return trtl_conv_reference_fallback(a, res, pg_unpack); /* a shape the packed path does not take */
     j.g = &g;
     j.st = st;
     j.epi = &nd->epi;
@@ -320,7 +319,7 @@ static size_t pg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
         return 0;
     }
     if (!fits(&g))
-        return 0;
+        return trtl_conv_unpacked_bytes(nd); /* the reference fallback rebuilds the plain weights there */
     pg_layout l;
     layout(&g, 12, &l); /* the AVX-512 panels (12 rows) round M up further than the AVX2 ones (6) */
     return (size_t)l.total * sizeof(float) + 64;
@@ -380,6 +379,20 @@ static trtl_status pg_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+/* W[k][d] = B(d, k), read back from its tile (exact: the packing only moves floats); dst at any byte offset. */
+static void pg_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const pg_state *st = state;
+    const int64_t nr = trtl_gemm_nr(st->isa);
+    unsigned char *w = dst;
+    (void)nd;
+    for (int64_t k = 0; k < st->K; k++) {
+        const float *tile = st->wt + (k / nr) * st->tile_stride + k % nr;
+        for (int64_t d = 0; d < st->ckk; d++)
+            memcpy(w + (size_t)(k * st->ckk + d) * sizeof(float), &tile[d * nr], sizeof(float));
+    }
+}
+
 const trtl_kernel trtl_kernel_conv_pixel_gemm = {
     .name = "convolution.pixel_gemm",
     .op = TRTL_OP_CONVOLUTION,
@@ -390,4 +403,5 @@ const trtl_kernel trtl_kernel_conv_pixel_gemm = {
     .release = pg_release,
     .scratch = pg_scratch,
     .run = pg_run,
+    .unpack = pg_unpack,
 };

@@ -1,0 +1,114 @@
+"""Convolution weights held once (engine/weights.c, kernel->unpack; issue #10): the convolution kernels that
+pack their weights in prepare() -- convolution.packed_gemm (A panels), .pixel_gemm (B tiles) and
+.grouped_direct (8-channel blocks) -- keep only the packed copy; the engine frees the plain one, built in
+process or loaded from a plan, and the plan writer rebuilds the values from the packed state.  Checked
+through the inspector's "plain_weight_bytes" (a byte count, not a noisy RSS), outputs against float64 numpy,
+the plan's weight bytes against the original numpy weights, and plan -> engine -> plan bit-identical.
+Refittable engines keep the plain copy."""
+import json
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+import refs
+from conftest import assert_close
+from test_conv_pixel_gemm import _build, _parse, _run, _write
+
+# kernel, (N, C, K, H, W, k, stride, pad, groups)
+CASES = [
+    ("convolution.packed_gemm", (1, 20, 30, 11, 9, 3, 2, 1, 1)),  # K not a multiple of mr, stride 2
+    ("convolution.pixel_gemm", (1, 24, 40, 7, 7, 3, 1, 1, 1)),    # K past one 32-wide tile
+    ("convolution.grouped_direct", (1, 32, 48, 9, 9, 3, 1, 1, 4)),  # 8 in, 12 out per group
+]
+
+
+def _case(rng, N, C, K, H, W, k, stride, pad, groups):
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    w = (rng.standard_normal((K, C // groups, k, k)) / np.sqrt(C // groups * k * k)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    xs = np.split(x.astype(np.float64), groups, axis=1)
+    ws = np.split(w.astype(np.float64), groups, axis=0)
+    bs = np.split(b.astype(np.float64), groups)
+    want = np.concatenate([refs.convolution(xg, wg, bg, (stride, stride), (pad, pad), (pad, pad))
+                           for xg, wg, bg in zip(xs, ws, bs)], axis=1)
+
+    def make(network):
+        t = network.add_input("x", trt.float32, x.shape)
+        layer = network.add_convolution_nd(t, K, (k, k), w, b)
+        layer.stride_nd = (stride, stride)
+        layer.padding_nd = (pad, pad)
+        layer.num_groups = groups
+        out = network.add_activation(layer.get_output(0), trt.ActivationType.RELU).get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    return make, {"x": x}, np.maximum(want, 0), w
+
+
+def _cache_forcing(make, kernel):
+    """A timing cache in which every convolution kernel but `kernel` is slow; None where it is no candidate."""
+    _, _, data = _build(make)
+    cpus, entries = _parse(data)
+    if not any(e[2].startswith(kernel + "|") for e in entries):
+        return None
+    for e in entries:
+        if e[2].startswith("convolution."):
+            e[3] = 1e-6 if e[2].startswith(kernel + "|") else 1e3
+    return _write(cpus, entries)
+
+
+def _engine(make, cache, refit=False):
+    """An engine built in process (builder.build_engine) with the forged timing cache."""
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    network = builder.create_network(0)
+    make(network)
+    config = builder.create_builder_config()
+    config.num_threads = 2
+    config.set_timing_cache(config.create_timing_cache(cache), False)
+    if refit:
+        config.set_flag(trt.BuilderFlag.REFIT)
+    engine = builder.build_engine(network, config)
+    assert engine is not None
+    return engine
+
+
+def _info(engine):
+    return json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+
+
+@pytest.mark.parametrize("kernel,shape", CASES, ids=[c[0].split(".")[1] for c in CASES])
+def test_conv_weights_held_once(kernel, shape, rng):
+    """Built in process and loaded from its plan, the layer's plain weights are freed (only the bias stays
+    plain); the plan holds the original weights bit for bit, re-serializes to the same bytes, and every engine
+    computes the float64 reference (the loaded one bit-equal to the built one)."""
+    make, inputs, want, w = _case(rng, *shape)
+    cache = _cache_forcing(make, kernel)
+    if cache is None:
+        pytest.skip("%s is no candidate on this CPU" % kernel)
+    engine = _engine(make, cache)
+    doc = _info(engine)
+    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
+    assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
+    out = _run(engine, inputs)
+    assert_close(out, want)
+    plan = bytes(engine.serialize())
+    assert w.tobytes() in plan  # the plan writer rebuilt the plain weights exactly
+    loaded = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
+    assert _info(loaded)["plain_weight_bytes"] == doc["plain_weight_bytes"]
+    np.testing.assert_array_equal(_run(loaded, inputs), out)
+    assert bytes(loaded.serialize()) == plan
+
+
+def test_conv_refittable_keeps_plain_weights(rng):
+    """A refittable engine keeps the plain copy beside the packed one (refit writes there and packs again)."""
+    kernel, shape = CASES[0]
+    make, inputs, want, w = _case(rng, *shape)
+    cache = _cache_forcing(make, kernel)
+    if cache is None:
+        pytest.skip("%s is no candidate on this CPU" % kernel)
+    engine = _engine(make, cache, refit=True)
+    assert _info(engine)["layers"][0]["kernel"] == kernel
+    assert _info(engine)["plain_weight_bytes"] >= w.nbytes
+    assert_close(_run(engine, inputs), want)
