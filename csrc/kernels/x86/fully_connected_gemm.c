@@ -45,7 +45,6 @@ typedef struct fg_job {
 } fg_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int trtl_exp_knob = 0;
 
 #define KC_T 256  /* depth block of the tile-stationary orders: a kc x 32 weight tile is 32 KiB (L1) */
 #define MB_T 240  /* rows a row block in those orders at most */
@@ -121,8 +120,6 @@ static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t 
                 nx = (fg_next){st->b + (n / nr + 1) * st->ts + k0 * nr, kc * nr};
             else if (k0 + kc < D)
                 nx = (fg_next){st->b + (n0 / nr) * st->ts + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
-            if (trtl_exp_knob & 1)
-                nx.p = NULL;
             trtl_gemm_block_pf_spread(isa, rows, w, kc, apack, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
                                       j->y + m0 * K + n, K, &e, flags, nx.p,
                                       nx.p ? nx.floats * (int64_t)sizeof(float) : 0);
@@ -160,8 +157,6 @@ static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n
                 nx = (fg_next){tile + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
             else if (c0 + nr < cols)
                 nx = (fg_next){tile + st->ts, kcb * nr};
-            if (trtl_exp_knob & 1)
-                nx.p = NULL;
             trtl_gemm_block_pf_spread(isa, rows, w, kc, apack + k0 * mr, D * mr, tile + k0 * nr, st->ts,
                                       j->y + m0 * K + n, K, &e, flags, nx.p,
                                       nx.p ? nx.floats * (int64_t)sizeof(float) : 0);
@@ -284,7 +279,7 @@ static trtl_status fg_run(const trtl_kernel_args *a)
         t = avail;
     const int64_t nr = trtl_gemm_nr(st->isa), mr = trtl_gemm_mr(st->isa);
     const int tile_order = M > 1 && trtl_fc_rows_split(M, K, MB_T, nr, t).nb >= MIN_TILES_T * nr;
-    const int64_t tmr = (trtl_exp_knob & 2) ? 0 : tm_rows(D, mr);
+    const int64_t tmr = tm_rows(D, mr);
     j.tile_major = tile_order && tmr > 0;
     const int64_t mb = !tile_order ? MB : j.tile_major ? tmr : MB_T;
     trtl_fc_split sp = trtl_fc_rows_split(M, K, mb, nr, t);
@@ -295,7 +290,7 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     /* Whole row blocks per thread: as many blocks as a multiple of the threads, so that each gets the
      * same number of (balanced) blocks; e.g. 1024 rows on 2 threads: 6 blocks of 168-180 rows, not
      * 4 x 240 + 64 split 2 / 3. */
-    if (tile_order && sp.nnb == 1 && j.slots > 1 && !(trtl_exp_knob & 4))
+    if (tile_order && sp.nnb == 1 && j.slots > 1)
         j.nmb = ceil_div(j.nmb, j.slots) * j.slots;
     if (j.nmb > ceil_div(M, mr))
         j.nmb = ceil_div(M, mr);

@@ -144,18 +144,29 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm256_setzero_ps();
     const float *a = u->a, *b = u->b;
-    for (int64_t k = u->kc; k > 0; k--) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;
-#pragma GCC unroll 12
-        for (int r = 0; r < R; r++) {
-            __m256 ar = _mm256_broadcast_ss(a + r);
-            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
-            if (NV > 1)
-                acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
-        }
-        a += AS;
-        b += BS;
+#define UKR256_STEP                                                                                               \
+    do {                                                                                                          \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;                                \
+        _Pragma("GCC unroll 12") for (int r = 0; r < R; r++)                                                      \
+        {                                                                                                         \
+            __m256 ar = _mm256_broadcast_ss(a + r);                                                               \
+            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);                                                       \
+            if (NV > 1)                                                                                           \
+                acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);                                                   \
+        }                                                                                                         \
+        a += AS;                                                                                                  \
+        b += BS;                                                                                                  \
+    } while (0)
+    int64_t k = u->kc;
+    /* the caller's prefetch stream, one line a depth step (as the AVX-512 tiles) */
+    const char *pf = u->pf;
+    for (int64_t pf_n = u->pf_lines; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
+        _mm_prefetch(pf, _MM_HINT_T1);
+        UKR256_STEP;
     }
+    for (; k > 0; k--)
+        UKR256_STEP;
+#undef UKR256_STEP
     store256(u, acc, R, NV);
 }
 
