@@ -8,6 +8,7 @@ inspector says which steps became LINEAR and what they absorbed, including the s
 fire (a weight with a batch dim, a non-constant B, a bias add whose input is also a network output).
 """
 import json
+import os
 
 import numpy as np
 import pytest
@@ -234,4 +235,48 @@ def test_build_serialized_network_skips_weight_packing():
     assert plan == bytes(engine.serialize())
     loaded = trt.Runtime(log).deserialize_cuda_engine(plan)
     for out, r in zip(run(loaded, inputs, len(ref)), ref):
+        assert_close(out, r)
+
+
+def big_linears(net, rng, S=100, D=200, F=300, DD=1800):
+    """Shapes past the packed kernel's order switches (csrc/kernels/x86/fully_connected_gemm.c): x W1 + b1 -> GELU
+    with 10 weight tiles (the tile-major order: A packed over the whole depth, the GELU applied every 8 tiles and
+    at the chunk's end), (.) W2 + b2 + x (residual, 7 tiles), and u Wu^T with a depth of 1800 (past what the
+    tile-major order packs whole: the depth-major order, depth blocks with a remainder)."""
+    x, u = randn(rng, (1, S, D)), randn(rng, (1, 40, DD))
+    w1, b1 = randn(rng, (1, D, F), 0.1), randn(rng, (1, 1, F), 0.1)
+    w2, b2 = randn(rng, (1, F, D), 0.1), randn(rng, (1, 1, D), 0.1)
+    wu = randn(rng, (1, F, DD), 0.03)
+    xt, ut = net.add_input("x", trt.float32, x.shape), net.add_input("u", trt.float32, u.shape)
+    h = net.add_matrix_multiply(xt, MO.NONE, const(net, w1), MO.NONE).get_output(0)
+    h = net.add_elementwise(h, const(net, b1), trt.ElementWiseOperation.SUM).get_output(0)
+    h = net.add_activation(h, trt.ActivationType.GELU_ERF).get_output(0)
+    y = net.add_matrix_multiply(h, MO.NONE, const(net, w2), MO.NONE).get_output(0)
+    y = net.add_elementwise(y, const(net, b2), trt.ElementWiseOperation.SUM).get_output(0)
+    y = net.add_elementwise(y, xt, trt.ElementWiseOperation.SUM).get_output(0)
+    z = net.add_matrix_multiply(ut, MO.NONE, const(net, wu), MO.TRANSPOSE).get_output(0)
+    xf = x.astype(np.float64)
+    hf = gelu_ref(xf @ w1[0] + b1)
+    return {"x": x, "u": u}, [y, z], [xf + (hf @ w2[0] + b2), u.astype(np.float64) @ wu[0].T.astype(np.float64)]
+
+
+@pytest.mark.parametrize("cpu_mask", [None, "1f"])
+def test_packed_linear_orders_vs_float64(cpu_mask):
+    """linear.packed_gemm on both of its weight-tile-stationary orders (tile-major and depth-major), with the bias,
+    GELU and residual epilogues, on AVX-512 and on AVX2 (TRTL_CPU_MASK=1f is read once per process, so the masked
+    variant runs in a child process), against float64 numpy."""
+    if cpu_mask is not None:
+        import subprocess
+        import sys
+        code = ("import sys; sys.path.insert(0, %r); import test_transformer_speed as t; "
+                "t.test_packed_linear_orders_vs_float64(None)" % os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ, TRTL_CPU_MASK=cpu_mask)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+        return
+    engine, inputs, ref = build(big_linears)
+    kernels = [layer["kernel"] for layer in linear_steps(engine)]
+    if "avx2" in trt.cpu_features() and "fma" in trt.cpu_features():
+        assert kernels == ["linear.packed_gemm"] * 3, kernels
+    for out, r in zip(run(engine, inputs, len(ref)), ref):
         assert_close(out, r)

@@ -916,6 +916,9 @@ static void test_fc_packed(int ncases)
         /* the weight-tile-stationary order (>= 4 tiles a chunk): row blocks past 240, depth blocks
          * past 256 with a remainder, row and channel tails */
         {250, 300, 1, 1, 130}, {13, 520, 1, 1, 200}, {37, 64, 1, 1, 257}, {2, 33, 1, 1, 300},
+        /* the depth-major order (depth past what the tile-major order packs whole), and the tile-major
+         * order's balanced row blocks (a multiple of the threads, panels differing by at most one) */
+        {100, 1800, 1, 1, 140}, {800, 20, 1, 1, 130}, {517, 3, 7, 1, 161},
     };
     int combo = 3;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)

@@ -40,63 +40,172 @@ typedef struct fg_job {
     const float *x, *bias, *res;
     float *y, *scratch;
     int64_t M, nmb, nnb, nb, slots, slot_floats; /* nb: channels per chunk (whole tiles) */
+    int64_t mb_rows; /* fg_slots: rows a row block (the last one fewer) */
+    int tile_major;  /* fg_slots_tiles: the tile-major order (A packed over the whole depth) */
 } fg_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-#define KC_T 256  /* depth block of the tile-stationary order: a kc x 32 weight tile is 32 KiB (L1) */
-#define MB_T 240  /* rows packed at a time in that order (A block <= 240 KiB, in L2) */
+#define KC_T 256  /* depth block of the tile-stationary orders: a kc x 32 weight tile is 32 KiB (L1) */
+#define MB_T 240  /* rows a row block in those orders at most */
 #define MIN_TILES_T 4 /* fewer weight tiles per chunk: the panel-stationary order */
+#define A_TM_BYTES (640 * 1024) /* the tile-major order's packed A (whole depth) at most: in L2 */
+#define TM_MIN_ROWS 96 /* fewer rows fit A_TM_BYTES: the depth-major order (weights would be re-read) */
+
+/* Rows a row block of the tile-major order may have for depth D (whole panels), 0 when fewer than
+ * TM_MIN_ROWS fit. */
+static int64_t tm_rows(int64_t D, int64_t mr)
+{
+    int64_t r = A_TM_BYTES / ((int64_t)sizeof(float) * D) / mr * mr;
+    if (r > MB_T)
+        r = MB_T;
+    return r >= TM_MIN_ROWS ? r : 0;
+}
+
 static int64_t slot_floats(int64_t D)
 {
     int64_t kc = D < KC_MAX ? D : KC_MAX;
     int64_t a = (MB * kc + 15) / 16 * 16, kc2 = D < KC_T ? D : KC_T, b = (MB_T * kc2 + 15) / 16 * 16;
-    return a > b ? a : b;
+    /* the tile-major order's A: both variants' mr divide MB_T, so AVX-512's rows bound AVX2's */
+    int64_t t = tm_rows(D, 12) * D, m = a > b ? a : b;
+    t = tm_rows(D, 6) * D > t ? tm_rows(D, 6) * D : t;
+    return m > t ? m : t;
 }
 
-/* The weight-tile-stationary order (transformer projections: many channels, depth 192..3072): per
- * depth block of <= KC_T, the row block's A is packed once, then each weight tile (kc x nr, 32 KiB)
- * runs over all row panels of the block while it stays in L1; A streams from L2 as 12 broadcasts a
- * depth step.  fg_slots (A panel in L1, every weight tile streamed from L2 per row panel) reads
- * 128 bytes of weights a depth step instead and measured 1.05-1.5x slower on BERT / ViT / Swin
- * shapes at one thread; it stays for few channels (Swin's 384 -> 96), where A would be re-read
- * from L2 for each of 3 tiles. */
+/* Row block mb of the tile-stationary orders: whole panels, the blocks' panel counts differing by at
+ * most one (so that two threads with equally many blocks get equal work). */
+static void row_block(const fg_job *j, int64_t mb, int64_t mr, int64_t *m0, int64_t *rows)
+{
+    const int64_t P = ceil_div(j->M, mr), p0 = P * mb / j->nmb, p1 = P * (mb + 1) / j->nmb;
+    *m0 = p0 * mr;
+    *rows = (p1 * mr < j->M ? p1 * mr : j->M) - *m0;
+}
+
+/* The weight tile after tile t's depth block [k0, k0 + kc) in an item (the next depth block of the
+ * same tile in the tile-major order, of the next tile in the depth-major order, ...): its first float
+ * and its floats, or NULL at the item's end.  Each call prefetches it into L2 while its tile runs
+ * (spread over the row panels), so that the next tile's first panel does not wait on L3 / memory. */
+typedef struct fg_next {
+    const float *p;
+    int64_t floats;
+} fg_next;
+
+static void fg_epi(const fg_job *j, int64_t m0, int64_t n, int slow, trtl_gemm_epi *e)
+{
+    const int64_t K = j->st->K;
+    *e = (trtl_gemm_epi){NULL, j->bias ? j->bias + n : NULL, j->res ? j->res + m0 * K + n : NULL, K,
+                         slow ? TRTL_ACT_NONE : j->epi->act, j->epi->alpha, j->epi->beta};
+}
+
+/* Depth-major order: per depth block of <= KC_T, the row block's A block is packed once, then each
+ * weight tile (kc x nr, 32 KiB) runs over all row panels while it stays in L1; A streams from L2.
+ * C is read back once a depth block. */
+static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, float *apack,
+                             int slow)
+{
+    const fg_state *st = j->st;
+    const trtl_gemm_isa isa = st->isa;
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
+    const int64_t kcb = ceil_div(D, ceil_div(D, KC_T));
+    for (int64_t k0 = 0; k0 < D; k0 += kcb) {
+        int64_t kc = D - k0 < kcb ? D - k0 : kcb;
+        int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+        trtl_gemm_pack_a(isa, j->x + m0 * D + k0, D, 1, rows, kc, apack);
+        for (int64_t c0 = 0; c0 < cols; c0 += nr) {
+            int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
+            trtl_gemm_epi e;
+            fg_epi(j, m0, n, slow, &e);
+            fg_next nx = {NULL, 0};
+            if (c0 + nr < cols)
+                nx = (fg_next){st->b + (n / nr + 1) * st->ts + k0 * nr, kc * nr};
+            else if (k0 + kc < D)
+                nx = (fg_next){st->b + (n0 / nr) * st->ts + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
+            trtl_gemm_block_pf_spread(isa, rows, w, kc, apack, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
+                                      j->y + m0 * K + n, K, &e, flags, nx.p,
+                                      nx.p ? nx.floats * (int64_t)sizeof(float) : 0);
+        }
+    }
+}
+
+#define TM_ACT_TILES 8 /* the tile-major order applies a slow activation every this many tiles (hot in L2) */
+
+/* Tile-major order: the row block's A is packed once over the whole depth (<= A_TM_BYTES, in L2), then
+ * each weight tile runs all its depth blocks over all row panels before the next: the C strip of a
+ * tile (rows x nr) stays in L1 / L2 between depth blocks instead of the whole chunk's C being read
+ * back from L3 once a depth block (the chunk's C is rows x cols: 1.5 MiB for BERT's 768 -> 3072), and
+ * the weights are read in their packed order, one sequential stream. */
+static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, float *apack,
+                            int slow)
+{
+    const fg_state *st = j->st;
+    const trtl_gemm_isa isa = st->isa;
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
+    const int64_t kcb = ceil_div(D, ceil_div(D, KC_T));
+    const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
+    trtl_gemm_pack_a(isa, j->x + m0 * D, D, 1, rows, D, apack);
+    int64_t act_from = 0; /* columns [act_from, c0) of the chunk still wait for a slow activation */
+    for (int64_t c0 = 0; c0 < cols; c0 += nr) {
+        const int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
+        const float *tile = st->b + (n / nr) * st->ts;
+        trtl_gemm_epi e;
+        fg_epi(j, m0, n, slow, &e);
+        for (int64_t k0 = 0; k0 < D; k0 += kcb) {
+            int64_t kc = D - k0 < kcb ? D - k0 : kcb;
+            int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+            fg_next nx = {NULL, 0};
+            if (k0 + kc < D)
+                nx = (fg_next){tile + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
+            else if (c0 + nr < cols)
+                nx = (fg_next){tile + st->ts, kcb * nr};
+            trtl_gemm_block_pf_spread(isa, rows, w, kc, apack + k0 * mr, D * mr, tile + k0 * nr, st->ts,
+                                      j->y + m0 * K + n, K, &e, flags, nx.p,
+                                      nx.p ? nx.floats * (int64_t)sizeof(float) : 0);
+        }
+        if (slow && (c0 / nr + 1) % TM_ACT_TILES == 0) {
+            for (int64_t r = 0; r < rows; r++)
+                trtl_epi_act(&act, j->y + (m0 + r) * K + n0 + act_from, c0 + w - act_from);
+            act_from = c0 + w;
+        }
+    }
+    if (slow && act_from < cols)
+        for (int64_t r = 0; r < rows; r++)
+            trtl_epi_act(&act, j->y + (m0 + r) * K + n0 + act_from, cols - act_from);
+}
+
+/* The weight-tile-stationary orders (transformer projections: many channels, depth 192..3072): each
+ * weight tile (kc x nr, 32 KiB) runs over all row panels of a row block while it stays in L1; A
+ * streams from L2 as 12 broadcasts a depth step.  fg_slots (A panel in L1, every weight tile streamed
+ * from L2 per row panel) reads 128 bytes of weights a depth step instead and measured 1.05-1.5x slower
+ * on BERT / ViT / Swin shapes at one thread; it stays for few channels (Swin's 384 -> 96), where A
+ * would be re-read from L2 for each of 3 tiles.  An activation without a register path (GELU, ...)
+ * runs over rows of the output once many tiles are done (hot in L2), not per 32-column tile: one call
+ * per row instead of one per row and tile (the per-call dispatch cost as much as the math for 32
+ * columns). */
 static void fg_slots_tiles(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const fg_job *j = ctx;
     const fg_state *st = j->st;
-    const trtl_gemm_isa isa = st->isa;
-    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
-    const int64_t items = j->nmb * j->nnb, kcb = ceil_div(D, ceil_div(D, KC_T));
-    /* An activation without a register path (GELU, ...) runs over each row of the chunk once the
-     * chunk is done (hot in L2), not per 32-column tile: one call per row instead of one per row
-     * and tile (the per-call dispatch cost as much as the math for 32 columns). */
+    const int64_t mr = trtl_gemm_mr(st->isa), K = st->K;
+    const int64_t items = j->nmb * j->nnb;
     const int slow = !trtl_act_is_fast(j->epi->act);
     const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         float *apack = j->scratch + s * j->slot_floats;
         for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++) {
-            int64_t mb = it / j->nnb, nbi = it % j->nnb;
-            int64_t m0 = mb * MB_T, rows = j->M - m0 < MB_T ? j->M - m0 : MB_T;
+            int64_t mb = it / j->nnb, nbi = it % j->nnb, m0, rows;
+            row_block(j, mb, mr, &m0, &rows);
             int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
-            if (cols <= 0)
+            if (cols <= 0 || rows <= 0)
                 continue;
-            for (int64_t k0 = 0; k0 < D; k0 += kcb) {
-                int64_t kc = D - k0 < kcb ? D - k0 : kcb;
-                int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
-                trtl_gemm_pack_a(isa, j->x + m0 * D + k0, D, 1, rows, kc, apack);
-                for (int64_t c0 = 0; c0 < cols; c0 += nr) {
-                    int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
-                    trtl_gemm_epi e = {NULL, j->bias ? j->bias + n : NULL, j->res ? j->res + m0 * K + n : NULL, K,
-                                       slow ? TRTL_ACT_NONE : j->epi->act, j->epi->alpha, j->epi->beta};
-                    trtl_gemm_block(isa, rows, w, kc, apack, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
-                                    j->y + m0 * K + n, K, &e, flags);
-                }
+            if (j->tile_major) {
+                item_tile_major(j, m0, rows, n0, cols, apack, slow);
+            } else {
+                item_depth_major(j, m0, rows, n0, cols, apack, slow);
+                if (slow)
+                    for (int64_t r = 0; r < rows; r++)
+                        trtl_epi_act(&act, j->y + (m0 + r) * K + n0, cols);
             }
-            if (slow)
-                for (int64_t r = 0; r < rows; r++)
-                    trtl_epi_act(&act, j->y + (m0 + r) * K + n0, cols);
         }
     }
 }
@@ -168,13 +277,24 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     int64_t t = trtl_threads_for(a->pool, 2.0 * (double)M * (double)K * (double)D);
     if (t > avail)
         t = avail;
-    const int tile_order = M > 1 && trtl_fc_rows_split(M, K, MB_T, trtl_gemm_nr(st->isa), t).nb >=
-                                 MIN_TILES_T * trtl_gemm_nr(st->isa);
-    trtl_fc_split sp = trtl_fc_rows_split(M, K, tile_order ? MB_T : MB, trtl_gemm_nr(st->isa), t);
+    const int64_t nr = trtl_gemm_nr(st->isa), mr = trtl_gemm_mr(st->isa);
+    const int tile_order = M > 1 && trtl_fc_rows_split(M, K, MB_T, nr, t).nb >= MIN_TILES_T * nr;
+    const int64_t tmr = tm_rows(D, mr);
+    j.tile_major = tile_order && tmr > 0;
+    const int64_t mb = !tile_order ? MB : j.tile_major ? tmr : MB_T;
+    trtl_fc_split sp = trtl_fc_rows_split(M, K, mb, nr, t);
     j.nmb = sp.nmb;
     j.nnb = sp.nnb;
     j.nb = sp.nb;
     j.slots = sp.slots;
+    /* Whole row blocks per thread: as many blocks as a multiple of the threads, so that each gets the
+     * same number of (balanced) blocks; e.g. 1024 rows on 2 threads: 6 blocks of 168-180 rows, not
+     * 4 x 240 + 64 split 2 / 3. */
+    if (tile_order && sp.nnb == 1 && j.slots > 1)
+        j.nmb = ceil_div(j.nmb, j.slots) * j.slots;
+    if (j.nmb > ceil_div(M, mr))
+        j.nmb = ceil_div(M, mr);
+    j.mb_rows = mb;
     if (j.slots <= 1) {
         j.slots = 1;
         (tile_order ? fg_slots_tiles : fg_slots)(&j, 0, 1, 0);

@@ -144,18 +144,29 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm256_setzero_ps();
     const float *a = u->a, *b = u->b;
-    for (int64_t k = u->kc; k > 0; k--) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;
-#pragma GCC unroll 12
-        for (int r = 0; r < R; r++) {
-            __m256 ar = _mm256_broadcast_ss(a + r);
-            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
-            if (NV > 1)
-                acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
-        }
-        a += AS;
-        b += BS;
+#define UKR256_STEP                                                                                               \
+    do {                                                                                                          \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;                                \
+        _Pragma("GCC unroll 12") for (int r = 0; r < R; r++)                                                      \
+        {                                                                                                         \
+            __m256 ar = _mm256_broadcast_ss(a + r);                                                               \
+            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);                                                       \
+            if (NV > 1)                                                                                           \
+                acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);                                                   \
+        }                                                                                                         \
+        a += AS;                                                                                                  \
+        b += BS;                                                                                                  \
+    } while (0)
+    int64_t k = u->kc;
+    /* the caller's prefetch stream, one line a depth step (as the AVX-512 tiles) */
+    const char *pf = u->pf;
+    for (int64_t pf_n = u->pf_lines; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
+        _mm_prefetch(pf, _MM_HINT_T1);
+        UKR256_STEP;
     }
+    for (; k > 0; k--)
+        UKR256_STEP;
+#undef UKR256_STEP
     store256(u, acc, R, NV);
 }
 
@@ -445,9 +456,45 @@ int64_t trtl_gemm_packed_a_size(trtl_gemm_isa isa, int64_t M, int64_t D)
     return (M + mr - 1) / mr * mr * D;
 }
 
+/* Rows [r0, r0 + 4) of a panel of mr rows from rows of contiguous depth (cs == 1): 4 x 4 blocks
+ * transposed in SSE registers (a row of the block becomes one depth step's 4 values).  Packing is
+ * on every call for the row GEMMs (fully connected), a scalar loop cost as much as one 32-column tile's
+ * multiply; this is about 3x faster. */
+static void pack_a_rows4(const float *src, int64_t rs, int64_t D, int64_t mr, float *panel)
+{
+    int64_t d = 0;
+    for (; d + 4 <= D; d += 4) {
+        __m128 r0 = _mm_loadu_ps(src + d), r1 = _mm_loadu_ps(src + rs + d), r2 = _mm_loadu_ps(src + 2 * rs + d),
+               r3 = _mm_loadu_ps(src + 3 * rs + d);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(panel + d * mr, r0);
+        _mm_storeu_ps(panel + (d + 1) * mr, r1);
+        _mm_storeu_ps(panel + (d + 2) * mr, r2);
+        _mm_storeu_ps(panel + (d + 3) * mr, r3);
+    }
+    for (; d < D; d++)
+        for (int64_t r = 0; r < 4; r++)
+            panel[d * mr + r] = src[r * rs + d];
+}
+
 void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t M, int64_t D, float *dst)
 {
     const int64_t mr = trtl_gemm_mr(isa);
+    if (cs == 1) {
+        for (int64_t p = 0; p * mr < M; p++) {
+            float *panel = dst + p * mr * D;
+            const int64_t rows = M - p * mr < mr ? M - p * mr : mr;
+            int64_t r = 0;
+            for (; r + 4 <= rows; r += 4)
+                pack_a_rows4(src + (p * mr + r) * rs, rs, D, mr, panel + r);
+            for (; r < rows; r++) {
+                const float *row = src + (p * mr + r) * rs;
+                for (int64_t d = 0; d < D; d++)
+                    panel[d * mr + r] = row[d];
+            }
+        }
+        return;
+    }
     for (int64_t p = 0; p * mr < M; p++) {
         float *panel = dst + p * mr * D;
         for (int64_t r = 0; r < mr && p * mr + r < M; r++) {
@@ -519,18 +566,24 @@ static void skip_cols(ukr_args *u, int n)
 /* Every tile of the block: row panels outside (the A micro-panel stays in L1), B tiles inside. */
 static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, const float *a, int64_t a_stride,
                         const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
-                        const char *pf_next, int64_t pf_next_lines)
+                        const char *pf_next, int64_t pf_next_lines, int spread)
 {
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
-    const int64_t ntiles = (N + nr - 1) / nr;
+    const int64_t ntiles = (N + nr - 1) / nr, npanels = (M + mr - 1) / mr;
     for (int64_t i = 0; i < M; i += mr) {
         const int rows = M - i < mr ? (int)(M - i) : mr;
         u->a = a + (i / mr) * a_stride;
         /* While this row panel runs, its tiles prefetch the next panel's A block (weights that
          * would otherwise come from L3 in a burst at the next panel's first tile), or on the last
-         * panel the caller's stream; the lines are spread evenly over the tiles. */
+         * panel the caller's stream; the lines are spread evenly over the tiles.  spread: the
+         * caller's stream is spread over every panel instead (A is already in cache). */
         const char *pf = i + mr < M ? (const char *)(u->a + a_stride) : pf_next;
-        const int64_t pf_total = i + mr < M ? (u->kc * mr * (int64_t)sizeof(float) + 63) / 64 : pf_next_lines;
+        int64_t pf_total = i + mr < M ? (u->kc * mr * (int64_t)sizeof(float) + 63) / 64 : pf_next_lines;
+        if (spread) {
+            const int64_t p = i / mr, l0 = pf_next_lines * p / npanels;
+            pf = pf_next ? pf_next + 64 * l0 : NULL;
+            pf_total = pf_next_lines * (p + 1) / npanels - l0;
+        }
         for (int64_t j = 0; j < N; j += nr) {
             const int cols = N - j < nr ? (int)(N - j) : nr;
             const int64_t t = j / nr, l0 = pf_total * t / ntiles, l1 = pf_total * (t + 1) / ntiles;
@@ -574,9 +627,9 @@ void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const 
     trtl_gemm_block_pf(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, NULL, 0);
 }
 
-void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
-                        const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
-                        const void *pf, int64_t pf_bytes)
+static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                      const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
+                      const void *pf, int64_t pf_bytes, int spread)
 {
     const int nr = trtl_gemm_nr(isa);
     const int last = (flags & TRTL_GEMM_LAST) && e;
@@ -605,11 +658,25 @@ void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, con
         }
     } else {
         block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, (const char *)pf,
-                    pf ? (pf_bytes + 63) / 64 : 0);
+                    pf ? (pf_bytes + 63) / 64 : 0, spread);
     }
     if (slow_act) {
         const trtl_epilogue act = {e->act, e->alpha, e->beta, 0};
         for (int64_t i = 0; i < M; i++)
             trtl_epi_act(&act, c + i * ldc, N);
     }
+}
+
+void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                        const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
+                        const void *pf, int64_t pf_bytes)
+{
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, pf, pf_bytes, 0);
+}
+
+void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a,
+                               int64_t a_stride, const float *b, int64_t b_stride, float *c, int64_t ldc,
+                               const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes)
+{
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, pf, pf_bytes, 1);
 }

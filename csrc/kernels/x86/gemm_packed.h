@@ -75,10 +75,17 @@ void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const 
 
 /* trtl_gemm_block that also prefetches pf_bytes from pf into L2 while its last row panel runs (the
  * operand block the caller reads next, e.g. the next weight tile), one cache line a depth step of
- * the AVX-512 row tiles, spread over the panel's tiles (the other tails and AVX2 ignore it).  The
+ * the row tiles (AVX-512 and AVX2), spread over the panel's tiles (the column tails ignore it).  The
  * row panels before the last prefetch the next panel's A block the same way in both functions. */
 void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
                         const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
                         const void *pf, int64_t pf_bytes);
+
+/* trtl_gemm_block_pf with the prefetch stream spread over every row panel's tiles (no prefetch of
+ * the next A panel): for a caller whose A block is already in cache and that runs one B tile over
+ * many row panels (the weight-tile-stationary order), prefetching the next B tile. */
+void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a,
+                               int64_t a_stride, const float *b, int64_t b_stride, float *c, int64_t ldc,
+                               const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes);
 
 #endif
