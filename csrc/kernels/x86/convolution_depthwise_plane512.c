@@ -174,6 +174,14 @@ __attribute__((target("avx512f"))) static inline void p5_ahead(const p5_geom *g,
     int64_t need = (oh_end - 1) * g->sh + g->R;
     if (need > pa->done) {
         pad_rows(g, pa->x, pa->buf, pa->done, need);
+        /* the next group's input rows: on maps past L2 (112x112 stride 2) the copy otherwise waits on memory
+         * with the FMAs idle */
+        int64_t i0 = need - g->pt < 0 ? 0 : need - g->pt, i1 = i0 + 4 * g->sh;
+        if (i1 > g->H)
+            i1 = g->H;
+        for (int64_t i = i0; i < i1; i++)
+            for (int64_t c = 0; c < g->W; c += 16)
+                _mm_prefetch((const char *)(pa->x + i * g->W + c), _MM_HINT_T0);
         pa->done = need;
     }
 }
