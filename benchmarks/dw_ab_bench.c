@@ -23,6 +23,7 @@
 extern const trtl_kernel trtl_kernel_conv_depthwise;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
+extern const trtl_kernel trtl_kernel_conv_depthwise_plane512;
 
 static int g_reps = 30;
 static const char *g_filter;
@@ -53,7 +54,7 @@ static void bench_dw(const char *name, int64_t C, int64_t H, int64_t ks, int64_t
     trtl_tensor_view in = {x, trtl_dims_make(4, xd), TRTL_FLOAT};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_depthwise, &trtl_kernel_conv_depthwise_avx2,
-                                &trtl_kernel_conv_depthwise_c16};
+                                &trtl_kernel_conv_depthwise_c16, &trtl_kernel_conv_depthwise_plane512};
     printf("%-28s", name);
     for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
         double t = bench_time_kernel(ks_[i], &nd, &in, &out, NULL, g_reps);
@@ -79,6 +80,11 @@ int main(int argc, char **argv)
     bench_dw("3x3 s1 C32 112 relu", 32, 112, 3, 1, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s2 C96 112 relu", 96, 112, 3, 2, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s1 C144 56 relu", 144, 56, 3, 1, 1, TRTL_ACT_RELU);
+    bench_dw("3x3 s2 C144 56 relu", 144, 56, 3, 2, 1, TRTL_ACT_RELU);
+    bench_dw("3x3 s2 C192 28 relu", 192, 28, 3, 2, 1, TRTL_ACT_RELU);
+    bench_dw("3x3 s2 C576 14 relu", 576, 14, 3, 2, 1, TRTL_ACT_RELU);
+    bench_dw("5x5 s2 C144 56 relu", 144, 56, 5, 2, 1, TRTL_ACT_RELU);
+    bench_dw("3x3 s2 C48 112 relu", 48, 112, 3, 2, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s1 C192 28 relu", 192, 28, 3, 1, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s1 C384 14 relu", 384, 14, 3, 1, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s1 C960 7 relu", 960, 7, 3, 1, 1, TRTL_ACT_RELU);
