@@ -334,12 +334,9 @@ static trtl_status pw_run(const trtl_kernel_args *a)
     j.items = g.N * j.nchunk * j.ngroup;
     int64_t slots = trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.C * (double)g.P);
     j.slots = slots < j.items ? slots : j.items;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        pw_items(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, pw_items, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, pw_items, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

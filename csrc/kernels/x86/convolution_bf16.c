@@ -207,12 +207,9 @@ static trtl_status cb_run(const trtl_kernel_args *a)
     j.pl = &pl;
     j.scratch = (char *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
     j.items = g.N * g.G * pl.npanels * pl.nmc;
-    if (pl.slots <= 1) {
+    if (pl.slots < 1)
         pl.slots = 1;
-        cb_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, pl.slots, 1, cb_slots, &j);
-    }
+    trtl_parallel_for(a->pool, pl.slots, 1, cb_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

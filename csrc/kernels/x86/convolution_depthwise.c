@@ -332,12 +332,9 @@ static trtl_status dw_run(const trtl_kernel_args *a)
         j.slots = avail;
     if (j.slots > j.items)
         j.slots = j.items;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        dw_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, dw_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, dw_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

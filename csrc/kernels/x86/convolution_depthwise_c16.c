@@ -245,12 +245,9 @@ static trtl_status c16_run(const trtl_kernel_args *a)
     slots = slots < fit ? slots : fit;
     j.slots = slots < j.items ? slots : j.items;
     j.scratch = align64(a->scratch);
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        c16_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, c16_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, c16_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

@@ -308,12 +308,9 @@ static trtl_status cg_run(const trtl_kernel_args *a)
         return TRTL_OK;
     }
     j.items = g.N * g.G * pl.npanels;
-    if (pl.slots <= 1) {
+    if (pl.slots < 1)
         pl.slots = 1;
-        panel_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, pl.slots, 1, panel_slots, &j);
-    }
+    trtl_parallel_for(a->pool, pl.slots, 1, panel_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

@@ -143,12 +143,9 @@ static trtl_status gv_run(const trtl_kernel_args *a)
     int64_t slots = trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.ckk);
     int64_t quads = (g.K + 3) / 4;
     j.slots = slots < quads ? slots : quads;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        gv_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, gv_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, gv_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

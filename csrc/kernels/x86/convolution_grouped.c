@@ -341,12 +341,9 @@ static trtl_status gd_run(const trtl_kernel_args *a)
         slots = (int64_t)(avail / (size_t)l.slot);
     j->items = g.N * g.G;
     j->slots = slots < j->items ? slots : j->items;
-    if (j->slots <= 1) {
+    if (j->slots < 1)
         j->slots = 1;
-        run_slots(j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j->slots, 1, run_slots, j);
-    }
+    trtl_parallel_for(a->pool, j->slots, 1, run_slots, j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

@@ -295,19 +295,13 @@ static trtl_status pg_run(const trtl_kernel_args *a)
     if (threads > PG_MAX_SLOTS)
         threads = PG_MAX_SLOTS;
     j.slots = threads < g.C ? threads : g.C;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        pack_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, pack_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, pack_slots, &j); /* a slot a thread; inline when 1 */
     j.slots = threads < ntiles ? threads : ntiles;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        gemm_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, gemm_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, gemm_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

@@ -368,20 +368,14 @@ static trtl_status tw_run(const trtl_kernel_args *a)
     for (j.n = 0; j.n < g.N; j.n++) {
         if (pl.nlive > 0) {
             j.slots = threads < g.C ? threads : g.C;
-            if (j.slots <= 1) {
+            if (j.slots < 1)
                 j.slots = 1;
-                pack_slots(&j, 0, 1, 0);
-            } else {
-                trtl_parallel_for(a->pool, j.slots, 1, pack_slots, &j);
-            }
+            trtl_parallel_for(a->pool, j.slots, 1, pack_slots, &j); /* a slot a thread; inline when 1 */
         }
         j.slots = threads < npan ? threads : npan;
-        if (j.slots <= 1) {
+        if (j.slots < 1)
             j.slots = 1;
-            gemm_slots(&j, 0, 1, 0);
-        } else {
-            trtl_parallel_for(a->pool, j.slots, 1, gemm_slots, &j);
-        }
+        trtl_parallel_for(a->pool, j.slots, 1, gemm_slots, &j); /* a slot a thread; inline when 1 */
     }
     return TRTL_OK;
 }

@@ -144,12 +144,9 @@ static trtl_status fb_run(const trtl_kernel_args *a)
     j.nnb = sp.nnb;
     j.nb = sp.nb;
     j.slots = sp.slots;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        fb_slots(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, fb_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, fb_slots, &j); /* a slot a thread; inline when 1 */
     return TRTL_OK;
 }
 

@@ -295,12 +295,9 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     if (j.nmb > ceil_div(M, mr))
         j.nmb = ceil_div(M, mr);
     j.mb_rows = mb;
-    if (j.slots <= 1) {
+    if (j.slots < 1)
         j.slots = 1;
-        (tile_order ? fg_slots_tiles : fg_slots)(&j, 0, 1, 0);
-    } else {
-        trtl_parallel_for(a->pool, j.slots, 1, tile_order ? fg_slots_tiles : fg_slots, &j);
-    }
+    trtl_parallel_for(a->pool, j.slots, 1, tile_order ? fg_slots_tiles : fg_slots, &j); /* a slot a thread */
     return TRTL_OK;
 }
 
