@@ -370,6 +370,8 @@ def init_stub() -> str:
             continue
         if getattr(C, n, None) is o and (isinstance(o, type) or callable(o)):
             imports.setdefault("._C", []).append(n)
+        elif isinstance(o, type) and getattr(C, o.__name__, None) is o:  # another name of a _C class
+            values.append(f"{n} = _C.{o.__name__}")
         elif isinstance(o, type) or inspect.isfunction(o):
             mod = o.__module__
             if mod == "trtlite" and isinstance(o, type):

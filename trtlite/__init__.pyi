@@ -220,6 +220,7 @@ from .refit import (
 )
 
 __version__: str
+IAttention = _C.IAttentionLayer
 bfloat16: DataType
 bool: DataType
 float16: DataType
@@ -438,6 +439,3 @@ class Builder(_C.Builder):
     @property
     def platform_has_fast_int8(self) -> builtins.bool:
         """True when the CPU has AVX512-VNNI (int8 dot products; honours TRTL_CPU_MASK). BuilderFlag.INT8 and Q/DQ layers compute convolutions, fully connected layers and matrix multiplies in int8 either way."""
-
-class IAttention(_C.ILayer):
-    """Attention"""
