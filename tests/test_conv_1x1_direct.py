@@ -38,17 +38,7 @@ def _case(rng, N, C, K, H, W, act, residual):
     def make(network):
         t = network.add_input("x", trt.float32, x.shape)
         out = network.add_convolution_nd(t, K, (1, 1), w, b).get_output(0)
-        if residual:
-            s = network.add_input("s", trt.float32, skip.shape)
-            out = network.add_elementwise(out, s, trt.ElementWiseOperation.SUM).get_output(0)
-        if act == "relu6":
-            a = network.add_activation(out, trt.ActivationType.CLIP)
-            a.alpha, a.beta = 0.0, 6.0
-        else:
-            a = network.add_activation(out, trt.ActivationType.SIGMOID)
-        out = a.get_output(0)
-        out.name = "y"
-        network.mark_output(out)
+        pg._residual_act_output(network, out, skip.shape if residual else None, act)
 
     return make, ({"x": x, "s": skip} if residual else {"x": x}), want
 
@@ -72,17 +62,7 @@ SHAPES = [  # N, C, K, H, W, act, residual
 def test_1x1_direct_layer(shape, rng):
     """Timed, forced and reference builds all match float64 numpy; the forced one ran convolution.1x1_direct."""
     make, inputs, want = _case(rng, *shape)
-    for level in (None, 0):
-        engine, kernels, _ = _build(make, level)
-        assert_close(_run(engine, inputs), want)
-        if level == 0:
-            assert all(k.endswith(".ref") for k in kernels), kernels
-    forced = _forced(make)
-    if forced is None:
-        pytest.skip("convolution.1x1_direct is no candidate on this CPU")
-    engine, kernels, _ = forced
-    assert KERNEL in kernels, kernels
-    assert_close(_run(engine, inputs), want)
+    pg._check_timed_ref_forced(make, inputs, want, KERNEL)
 
 
 def test_1x1_direct_layer_avx2_variant():

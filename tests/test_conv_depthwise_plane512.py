@@ -58,18 +58,7 @@ def _case(rng, N, C, H, W, k, stride, pad, act, residual):
         layer.num_groups = C
         layer.stride_nd = (stride, stride)
         layer.padding_nd = (pad, pad)
-        out = layer.get_output(0)
-        if residual:
-            s = network.add_input("s", trt.float32, skip.shape)
-            out = network.add_elementwise(out, s, trt.ElementWiseOperation.SUM).get_output(0)
-        if act == "relu6":
-            a = network.add_activation(out, trt.ActivationType.CLIP)
-            a.alpha, a.beta = 0.0, 6.0
-        else:
-            a = network.add_activation(out, trt.ActivationType.SIGMOID)
-        out = a.get_output(0)
-        out.name = "y"
-        network.mark_output(out)
+        pg._residual_act_output(network, layer.get_output(0), skip.shape if residual else None, act)
 
     return make, ({"x": x, "s": skip} if residual else {"x": x}), want
 
@@ -85,17 +74,7 @@ SHAPES = [  # N, C, H, W, k, stride, pad, act, residual
 def test_depthwise_plane512_layer(shape, rng):
     """Timed, forced and reference builds all match float64 numpy; the forced one ran convolution.depthwise_plane512."""
     make, inputs, want = _case(rng, *shape)
-    for level in (None, 0):
-        engine, kernels, _ = pg._build(make, level)
-        assert_close(pg._run(engine, inputs), want)
-        if level == 0:
-            assert all(k.endswith(".ref") for k in kernels), kernels
-    forced = pg._forced(make, KERNEL)
-    if forced is None:
-        pytest.skip("convolution.depthwise_plane512 is no candidate on this CPU")
-    engine, kernels, _ = forced
-    assert KERNEL in kernels, kernels
-    assert_close(pg._run(engine, inputs), want)
+    pg._check_timed_ref_forced(make, inputs, want, KERNEL)
 
 
 def test_depthwise_plane512_other_input_size(rng):

@@ -14,7 +14,6 @@ import pytest
 import trtlite as trt
 
 import refs
-from conftest import assert_close
 import test_conv_pixel_gemm as pg
 
 KERNEL = "convolution.grouped_direct"
@@ -66,16 +65,7 @@ SHAPES = [  # N, G, Cg, Kg, H, W, stride, act
 def test_grouped_direct_layer(shape, rng):
     """Timed, forced and reference builds all match float64 numpy; the forced one ran the kernel."""
     make, inputs, want = _case(rng, *shape)
-    for level in (None, 0):
-        engine, kernels, _ = pg._build(make, level)
-        assert_close(pg._run(engine, inputs), want)
-        if level == 0:
-            assert all(k.endswith(".ref") for k in kernels), kernels
-    forced = _forced(make)
-    assert forced is not None, "convolution.grouped_direct (portable) must be a candidate on every CPU"
-    engine, kernels, _ = forced
-    assert KERNEL in kernels, kernels
-    assert_close(pg._run(engine, inputs), want)
+    pg._check_timed_ref_forced(make, inputs, want, KERNEL, required=True)  # the portable variant applies anywhere
 
 
 @pytest.mark.parametrize("mask", [0x20 | 0x40 | 0x80 | 0x200 | 0x1c00, 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00 | 0xc],

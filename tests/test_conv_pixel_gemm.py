@@ -130,6 +130,39 @@ def _forced(make, kernel=KERNEL, profile=None):
     return _build(make, cache=_write(cpus, entries), profile=profile)
 
 
+def _check_timed_ref_forced(make, inputs, want, kernel, required=False):
+    """The timed build and the reference build (optimization level 0: every layer a .ref kernel) match `want`; so does
+    the build with `kernel` forced (test_conv_1x1_direct, test_conv_tapwise, test_conv_grouped_direct,
+    test_conv_depthwise_plane512).  Where `kernel` is no candidate on this CPU: a failure if `required`, else a skip."""
+    for level in (None, 0):
+        engine, kernels, _ = _build(make, level)
+        assert_close(_run(engine, inputs), want)
+        if level == 0:
+            assert all(k.endswith(".ref") for k in kernels), kernels
+    forced = _forced(make, kernel)
+    if forced is None:
+        assert not required, f"{kernel} must be a candidate on every CPU"
+        pytest.skip(f"{kernel} is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert kernel in kernels, kernels
+    assert_close(_run(engine, inputs), want)
+
+
+def _residual_act_output(network, out, skip_shape, act):
+    """out (+ an input "s" of skip_shape when given), then ReLU6 ("relu6", as CLIP 0..6) or sigmoid, marked as "y"."""
+    if skip_shape is not None:
+        s = network.add_input("s", trt.float32, skip_shape)
+        out = network.add_elementwise(out, s, trt.ElementWiseOperation.SUM).get_output(0)
+    if act == "relu6":
+        a = network.add_activation(out, trt.ActivationType.CLIP)
+        a.alpha, a.beta = 0.0, 6.0
+    else:
+        a = network.add_activation(out, trt.ActivationType.SIGMOID)
+    out = a.get_output(0)
+    out.name = "y"
+    network.mark_output(out)
+
+
 SHAPES = [  # N, C, K, H, W, k, stride, pad, act
     (1, 48, 70, 7, 7, 3, 1, 1, "relu"),    # 49 pixels in 5 panels, K = 2 x 32 + 6
     (2, 24, 40, 14, 14, 3, 2, 1, "none"),  # batch of 2, stride 2

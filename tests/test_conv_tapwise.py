@@ -70,17 +70,7 @@ SHAPES = [  # N, C, K, H, W, d, act, nan_w
 def test_tapwise_layer(shape, rng):
     """Timed, forced and reference builds all match float64 numpy; the forced one ran convolution.tapwise."""
     make, inputs, want = _case(rng, *shape)
-    for level in (None, 0):
-        engine, kernels, _ = pg._build(make, level)
-        assert_close(pg._run(engine, inputs), want)
-        if level == 0:
-            assert all(k.endswith(".ref") for k in kernels), kernels
-    forced = _forced(make)
-    if forced is None:
-        pytest.skip("convolution.tapwise is no candidate on this CPU")
-    engine, kernels, _ = forced
-    assert KERNEL in kernels, kernels
-    assert_close(pg._run(engine, inputs), want)
+    pg._check_timed_ref_forced(make, inputs, want, KERNEL)
 
 
 def test_tapwise_chosen_for_aspp(rng):
