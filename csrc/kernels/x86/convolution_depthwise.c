@@ -16,13 +16,13 @@
 
 #include "core/shape.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/x86/depthwise_planes.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
 
-#define MAX_SLOTS 64
 
 typedef struct dw_geom {
     union {
@@ -53,7 +53,6 @@ static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trt
 
 static size_t slot_floats(const dw_geom *g) { return (size_t)(g->rows * g->rowlen); }
 
-static double dw_flops(const dw_geom *g) { return 2.0 * (double)(g->N * g->C * g->OH * g->OW * g->R * g->S); }
 
 /* d[t] = s[t] for t < n. */
 __attribute__((target("avx2,fma"))) static inline void copy_avx2(float *d, const float *s, int64_t n)
@@ -280,76 +279,31 @@ __attribute__((target("avx2,fma"))) static void dw_plane(const dw_geom *g, const
         trtl_epi_act(epi, y, g->OH * g->OW);
 }
 
-typedef struct dw_job {
-    const dw_geom *g;
-    const trtl_epilogue *epi;
-    const float *x, *w, *bias, *res;
-    float *y, *scratch;
-    int64_t items, slots;
-} dw_job;
-
-static void dw_slots(void *ctx, int64_t sb, int64_t se, int thread)
+/* one plane: the padded copy, then the rows (the driver's plane function) */
+static void dw_plane_fn(const void *geom, const float *x, float *buf, const float *w, float bias, const float *res,
+                        float *y, const trtl_epilogue *epi)
 {
-    const dw_job *j = ctx;
-    const dw_geom *g = j->g;
-    (void)thread;
-    const int64_t in_sp = g->H * g->W, out_sp = g->OH * g->OW;
-    for (int64_t s = sb; s < se; s++) {
-        float *buf = j->scratch + (size_t)s * slot_floats(g);
-        for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
-            int64_t c = it % g->C;
-            pad_plane(g, j->x + it * in_sp, buf);
-            dw_plane(g, buf, j->w + c * g->R * g->S, j->bias ? j->bias[c] : 0.0f, j->res ? j->res + it * out_sp : NULL,
-                     j->y + it * out_sp, j->epi);
-        }
-    }
+    pad_plane(geom, x, buf);
+    dw_plane(geom, buf, w, bias, res, y, epi);
 }
 
 static trtl_status dw_run(const trtl_kernel_args *a)
 {
-    const trtl_node *nd = a->node;
-    const trtl_conv_params *p = &nd->p.conv;
     dw_geom g;
-    TRTL_TRY(geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
-    dw_job j = {0};
-    j.g = &g;
-    j.epi = &nd->epi;
-    j.x = (const float *)a->in[0].data;
-    j.w = (const float *)p->kernel.values;
-    j.bias = p->bias.count ? (const float *)p->bias.values : NULL;
-    j.y = (float *)a->out[0].data;
-    j.items = g.N * g.C;
-    TRTL_TRY(trtl_epi_residual(a, j.items * g.OH * g.OW, &j.res));
-    if (j.items == 0)
-        return TRTL_OK;
-    int64_t avail = (int64_t)(a->scratch_size / (slot_floats(&g) * sizeof(float)));
-    if (avail < 1 || !a->scratch)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one padded plane",
-                          nd->name, a->scratch_size);
-    j.scratch = (float *)a->scratch;
-    j.slots = trtl_threads_for(a->pool, dw_flops(&g));
-    if (j.slots > avail)
-        j.slots = avail;
-    if (j.slots > j.items)
-        j.slots = j.items;
-    if (j.slots < 1)
-        j.slots = 1;
-    trtl_parallel_for(a->pool, j.slots, 1, dw_slots, &j); /* a slot a thread; inline when 1 */
-    return TRTL_OK;
+    TRTL_TRY(geom_init(a->node, &a->in[0].dims, &a->out[0].dims, &g));
+    const trtl_dw_planes d = {&g, &g.base, dw_plane_fn, slot_floats(&g), 0};
+    return trtl_dw_planes_run(a, &d);
 }
 
 static size_t dw_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
     dw_geom g;
-    if (geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK)
+    if (geom_init(nd, &in[0].dims, out ? &out[0].dims : NULL, &g) != TRTL_OK) {
+        trtl_clear_error();
         return 0;
-    int t = trtl_available_cpus();
-    double want = dw_flops(&g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < t)
-        t = want < 1.0 ? 1 : (int)want;
-    if (t > MAX_SLOTS)
-        t = MAX_SLOTS;
-    return (size_t)t * slot_floats(&g) * sizeof(float);
+    }
+    const trtl_dw_planes d = {&g, &g.base, dw_plane_fn, slot_floats(&g), 0};
+    return trtl_dw_planes_scratch(&d);
 }
 
 static int dw_applies(const trtl_node *nd, const trtl_dims *in_dims)

@@ -23,13 +23,13 @@
 
 #include "core/shape.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/x86/depthwise_planes.h"
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
 
-#define MAX_SLOTS 64
 
 typedef struct p5_geom {
     union {
@@ -68,7 +68,6 @@ static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trt
 
 static size_t slot_floats(const p5_geom *g) { return (size_t)(g->rows * g->rowlen); }
 
-static double p5_flops(const p5_geom *g) { return 2.0 * (double)(g->N * g->C * g->OH * g->OW * g->R * g->S); }
 
 /* Lanes [0, n) of 16 (n clamped to 0..16). */
 static inline __mmask16 first16(int64_t n)
@@ -330,65 +329,19 @@ __attribute__((target("avx512f,avx2,fma"))) static void p5_one(const p5_geom *g,
         trtl_epi_act(epi, y, g->OH * g->OW);
 }
 
-typedef struct p5_job {
-    const p5_geom *g;
-    const trtl_epilogue *epi;
-    const float *x, *w, *bias, *res;
-    float *y, *scratch;
-    int64_t items, slots;
-} p5_job;
-
-static void p5_slots(void *ctx, int64_t sb, int64_t se, int thread)
+/* the driver's plane function */
+static void p5_plane_fn(const void *geom, const float *x, float *buf, const float *w, float bias, const float *res,
+                        float *y, const trtl_epilogue *epi)
 {
-    const p5_job *j = ctx;
-    const p5_geom *g = j->g;
-    (void)thread;
-    const int64_t in_sp = g->H * g->W, out_sp = g->OH * g->OW;
-    for (int64_t s = sb; s < se; s++) {
-        float *buf = j->scratch + (size_t)s * slot_floats(g);
-        memset(buf, 0, slot_floats(g) * sizeof(float));
-        for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
-            int64_t c = it % g->C;
-            p5_one(g, j->x + it * in_sp, buf, j->w + c * g->R * g->S, j->bias ? j->bias[c] : 0.0f, j->res ? j->res + it * out_sp : NULL,
-                   j->y + it * out_sp, j->epi);
-        }
-    }
+    p5_one(geom, x, buf, w, bias, res, y, epi);
 }
 
 static trtl_status p5_run(const trtl_kernel_args *a)
 {
-    const trtl_node *nd = a->node;
-    const trtl_conv_params *p = &nd->p.conv;
     p5_geom g;
-    TRTL_TRY(geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
-    p5_job j;
-    memset(&j, 0, sizeof j);
-    j.g = &g;
-    j.epi = &nd->epi;
-    j.x = (const float *)a->in[0].data;
-    j.w = (const float *)p->kernel.values;
-    j.bias = p->bias.count ? (const float *)p->bias.values : NULL;
-    j.y = (float *)a->out[0].data;
-    j.items = g.N * g.C;
-    TRTL_TRY(trtl_epi_residual(a, j.items * g.OH * g.OW, &j.res));
-    if (j.items == 0 || g.OH * g.OW == 0)
-        return TRTL_OK;
-    /* slots start on cache lines: rows are whole lines, so only the taps' offsets split loads */
-    const size_t slot_bytes = slot_floats(&g) * sizeof(float);
-    int64_t avail = a->scratch && a->scratch_size > 64 ? (int64_t)((a->scratch_size - 64) / slot_bytes) : 0;
-    if (avail < 1)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one padded plane",
-                          nd->name, a->scratch_size);
-    j.scratch = (float *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
-    j.slots = trtl_threads_for(a->pool, p5_flops(&g));
-    if (j.slots > avail)
-        j.slots = avail;
-    if (j.slots > j.items)
-        j.slots = j.items;
-    if (j.slots < 1)
-        j.slots = 1;
-    trtl_parallel_for(a->pool, j.slots, 1, p5_slots, &j); /* a slot a thread; inline when 1 */
-    return TRTL_OK;
+    TRTL_TRY(geom_init(a->node, &a->in[0].dims, &a->out[0].dims, &g));
+    const trtl_dw_planes d = {&g, &g.base, p5_plane_fn, slot_floats(&g), 1};
+    return trtl_dw_planes_run(a, &d);
 }
 
 static size_t p5_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
@@ -398,13 +351,8 @@ static size_t p5_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
         trtl_clear_error();
         return 0;
     }
-    int t = trtl_available_cpus();
-    double want = p5_flops(&g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < t)
-        t = want < 1.0 ? 1 : (int)want;
-    if (t > MAX_SLOTS)
-        t = MAX_SLOTS;
-    return (size_t)t * slot_floats(&g) * sizeof(float) + 64;
+    const trtl_dw_planes d = {&g, &g.base, p5_plane_fn, slot_floats(&g), 1};
+    return trtl_dw_planes_scratch(&d);
 }
 
 static int p5_applies(const trtl_node *nd, const trtl_dims *in_dims)
