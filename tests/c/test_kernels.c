@@ -248,6 +248,28 @@ typedef struct conv_case {
     int mode, bias;
 } conv_case;
 
+/* A 2-D case with square kernel k, stride st and dilation 1; padding (pre, post) the same on both axes. */
+static conv_case conv2d(int64_t N, int64_t C, int64_t K, int64_t G, int64_t H, int64_t W, int64_t k, int64_t st,
+                        int64_t pre, int64_t post, int mode, int bias)
+{
+    conv_case c = {0};
+    c.nsp = 2;
+    c.N = N;
+    c.C = C;
+    c.K = K;
+    c.G = G;
+    c.in[0] = H;
+    c.in[1] = W;
+    c.k[0] = c.k[1] = k;
+    c.s[0] = c.s[1] = st;
+    c.d[0] = c.d[1] = 1;
+    c.pre[0] = c.pre[1] = pre;
+    c.post[0] = c.post[1] = post;
+    c.mode = mode;
+    c.bias = bias;
+    return c;
+}
+
 /* conv_run_case(): where >= 0, the weight / input element set to NaN (the convolution.tapwise section). */
 static int64_t g_conv_nan_w = -1, g_conv_nan_x = -1;
 
@@ -389,20 +411,8 @@ static void test_conv_fixed(const trtl_kernel *k, int depthwise)
         if (depthwise && !(sh[i].G == sh[i].C && sh[i].K == sh[i].C))
             continue;
         for (int combo = 0; combo < 2 * N_ACTS; combo += (i == 0 || i == 7) ? 1 : 7) {
-            conv_case c = {0};
-            c.nsp = 2;
-            c.N = sh[i].N;
-            c.C = sh[i].C;
-            c.K = sh[i].K;
-            c.G = sh[i].G;
-            c.in[0] = sh[i].H;
-            c.in[1] = sh[i].W;
-            c.k[0] = c.k[1] = sh[i].k;
-            c.s[0] = c.s[1] = sh[i].s;
-            c.d[0] = c.d[1] = 1;
-            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
-            c.mode = sh[i].mode;
-            c.bias = combo % 3 != 2;
+            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].K, sh[i].G, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
+                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
             if (conv_run_case(k, &c, combo) > 0)
                 return;
         }
@@ -974,22 +984,9 @@ static int wino_case(const trtl_kernel *k, int64_t N, int64_t C, int64_t K, int6
 {
     if (k == &trtl_kernel_conv_winograd_f43 && N * ((H + 3) / 4) * ((W + 3) / 4) < 16)
         return -1; /* no candidate below 16 output tiles (test_winograd_applies) */
-    conv_case c = {0};
-    c.nsp = 2;
-    c.N = N;
-    c.C = C;
-    c.K = K;
-    c.G = 1;
-    c.in[0] = H;
-    c.in[1] = W;
-    c.k[0] = c.k[1] = 3;
-    c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
-    c.pre[0] = pre0;
+    conv_case c = conv2d(N, C, K, 1, H, W, 3, 1, pre0, post0, mode, bias);
     c.pre[1] = pre1;
-    c.post[0] = post0;
     c.post[1] = post1;
-    c.mode = mode;
-    c.bias = bias;
     g_rtol = WINO_TOL;
     g_atol = WINO_TOL * sqrt((double)C);
     int r = conv_run_case(k, &c, combo);
@@ -2084,21 +2081,8 @@ static void test_deconv_fixed(const trtl_kernel *k)
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
         for (int combo = 0; combo < 2 * N_ACTS; combo += i == 0 ? 1 : 5) {
-            conv_case c = {0};
-            c.nsp = 2;
-            c.N = sh[i].N;
-            c.C = sh[i].C;
-            c.K = sh[i].K;
-            c.G = sh[i].G;
-            c.in[0] = sh[i].H;
-            c.in[1] = sh[i].W;
-            c.k[0] = c.k[1] = sh[i].k;
-            c.s[0] = c.s[1] = sh[i].s;
-            c.d[0] = c.d[1] = 1;
-            c.pre[0] = c.pre[1] = sh[i].pre;
-            c.post[0] = c.post[1] = sh[i].post;
-            c.mode = sh[i].mode;
-            c.bias = combo % 3 != 2;
+            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].K, sh[i].G, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pre,
+                                 sh[i].post, sh[i].mode, combo % 3 != 2);
             if (deconv_run_case(k, &c, combo) > 0)
                 return;
         }
@@ -2177,17 +2161,8 @@ static void test_depthwise_direct(int ncases)
         int stop = 0;
         for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
             for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
-                conv_case c = {0};
-                c.nsp = 2;
-                c.N = 1;
-                c.C = c.K = c.G = sh[i].C;
-                c.in[0] = sh[i].H;
-                c.in[1] = sh[i].W;
-                c.k[0] = c.k[1] = sh[i].k;
-                c.s[0] = c.s[1] = sh[i].s;
-                c.d[0] = c.d[1] = 1;
-                c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
-                c.bias = combo % 3 != 2;
+                conv_case c = conv2d(1, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
+                                     sh[i].pad, 0, combo % 3 != 2);
                 stop = conv_run_case(&trtl_kernel_conv_depthwise, &c, combo) > 0;
             }
         for (int done = 0, combo = (int)(rnd() % 64); done < ncases && !stop;) {
@@ -2220,18 +2195,8 @@ static void test_depthwise_plane512(int ncases)
     int stop = 0;
     for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
         for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
-            conv_case c = {0};
-            c.nsp = 2;
-            c.N = sh[i].N;
-            c.C = c.K = c.G = sh[i].C;
-            c.in[0] = sh[i].H;
-            c.in[1] = sh[i].W;
-            c.k[0] = c.k[1] = sh[i].k;
-            c.s[0] = c.s[1] = sh[i].s;
-            c.d[0] = c.d[1] = 1;
-            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
-            c.mode = sh[i].mode;
-            c.bias = combo % 3 != 2;
+            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
+                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
             /* a NaN in the last input column of the first plane (the masked tail of the copy), in every third case */
             g_conv_nan_x = combo % 9 == 0 ? sh[i].W - 1 : -1;
             stop = conv_run_case(&trtl_kernel_conv_depthwise_plane512, &c, combo) > 0;
@@ -3591,19 +3556,9 @@ static void test_conv_pixel_gemm(int ncases)
         }
         {
             /* past the map limit (24x24 outputs > 256 pixels): applies() refuses, run() computes the reference */
-            conv_case c = {0};
             trtl_kernel any = trtl_kernel_conv_pixel_gemm;
             any.applies = NULL;
-            c.nsp = 2;
-            c.N = 2;
-            c.C = 5;
-            c.K = 6;
-            c.G = 1;
-            c.bias = 1;
-            c.in[0] = c.in[1] = 24;
-            c.k[0] = c.k[1] = 3;
-            c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
-            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = 1;
+            conv_case c = conv2d(2, 5, 6, 1, 24, 24, 3, 1, 1, 1, 0, 1);
             if (conv_run_case(&any, &c, 3) > 0)
                 goto done;
         }
@@ -3822,20 +3777,9 @@ static void test_conv_grouped_direct(int ncases)
         }
         {
             /* 20 input channels per group (past GD_MAX_CG): applies() refuses, run() computes the reference */
-            conv_case c = {0};
             trtl_kernel any = trtl_kernel_conv_grouped_direct;
             any.applies = NULL;
-            c.nsp = 2;
-            c.N = 1;
-            c.G = 2;
-            c.C = 40;
-            c.K = 6;
-            c.bias = 1;
-            for (int d = 0; d < 2; d++) {
-                c.in[d] = 5;
-                c.k[d] = 3;
-                c.s[d] = c.d[d] = c.pre[d] = c.post[d] = 1;
-            }
+            conv_case c = conv2d(1, 40, 6, 2, 5, 5, 3, 1, 1, 1, 0, 1);
             if (conv_run_case(&any, &c, 3) > 0)
                 goto done;
         }
