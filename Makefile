@@ -78,17 +78,19 @@ deps-demo: deps $(STAMP)/pip-test $(STAMP)/apt-data
 
 # ---- build ---------------------------------------------------------------------------------
 build: deps lib examples build/plugins/libscaled_tanh_plugin.so
-	$(PY) setup.py -q build_ext --inplace -j 2
+	TRTLITE_CORE_OBJDIR=build/obj $(PY) setup.py -q build_ext --inplace -j 2
 
 # The C library for C programs (public header: csrc/include/trtlite/trtlite.h): one object per source under
-# build/obj, compiled two at a time (CI's 2 cores), then linked.
+# build/obj, compiled two at a time (CI's 2 cores), then linked.  The extension module links the same objects
+# (setup.py, TRTLITE_CORE_OBJDIR) and tests/cbuild.py reuses them for the C tests, so the core is compiled by gcc
+# once; -fno-semantic-interposition lets gcc optimise calls within a file as it would with hidden visibility.
 LIB_OBJ := $(patsubst csrc/%.c,build/obj/%.o,$(CORE_SRC))
 lib: | $(STAMP)/apt-blas
 	@$(MAKE) --no-print-directory -j2 build/libtrtlite.so
 build/obj/%.o: csrc/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
-	@$(CC) $(CFLAGS) -fPIC $(INC) -c $< -o $@
+	@$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition $(INC) -c $< -o $@
 build/libtrtlite.so: $(LIB_OBJ)
 	$(CC) -shared $(LIB_OBJ) -o $@ $(LIBS)
 

@@ -28,6 +28,39 @@ ext = Extension(
     define_macros=[("NDEBUG", "1")],
 )
 
+EXPORTS_MAP = os.path.join("csrc", "python", "exports.map")
+
+
+def prebuilt_core(objdir):
+    """The C core's objects from the Makefile's library build (`make build` compiles every core source once into
+    build/obj/ for libtrtlite.so and passes that folder here as TRTLITE_CORE_OBJDIR), or None when any is missing or
+    older than its source: then the extension compiles every source itself, as a plain `pip install` does.  Sharing
+    them saves a second compile of the whole core in `make build` and CI."""
+    objs = []
+    for src in SOURCES:
+        rel = os.path.relpath(src, "csrc")
+        if rel.startswith("python" + os.sep):
+            continue
+        obj = os.path.join(objdir, os.path.splitext(rel)[0] + ".o")
+        try:
+            if os.path.getmtime(obj) < os.path.getmtime(os.path.join(HERE, src)):
+                return None
+        except OSError:
+            return None
+        objs.append(obj)
+    return objs
+
+
+CORE_OBJS = prebuilt_core(os.environ["TRTLITE_CORE_OBJDIR"]) if os.environ.get("TRTLITE_CORE_OBJDIR") else None
+if CORE_OBJS:
+    # Only the bindings are compiled here; the core objects (compiled with default visibility and
+    # -fno-semantic-interposition) are linked in, and the version script keeps every symbol but the module's init
+    # function local, as -fvisibility=hidden does for a full compile.
+    ext.sources = [s for s in SOURCES if os.path.relpath(s, "csrc").startswith("python" + os.sep)]
+    ext.extra_objects = CORE_OBJS
+    ext.depends = DEPENDS + CORE_OBJS + [EXPORTS_MAP]
+    ext.extra_link_args = ["-Wl,--version-script=" + EXPORTS_MAP]
+
 
 
 class build_py_with_headers(build_py):

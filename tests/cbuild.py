@@ -3,7 +3,9 @@
 Each source is compiled once to an object under build/ctest/<flags>/ (in parallel, one job per CPU) and reused
 while neither it nor a header it includes (gcc's -MMD dependency list) has changed; programs are then linked from
 those objects.  The C kernel tests (test_kernels_c, test_precision_kernels_c, test_qconv_c) share the kernel
-objects instead of each compiling every source serially, which was most of their time in `make test`.
+objects instead of each compiling every source serially, which was most of their time in `make test`.  Library
+sources reuse the Makefile's own objects (build/obj/, `make build`) when those are current, so in `make test` the
+core is compiled once.
 """
 import concurrent.futures
 import hashlib
@@ -39,7 +41,40 @@ def _up_to_date(obj, dep):
     return True
 
 
+_HEADERS_MTIME = []
+
+
+def _newest_header():
+    """The newest mtime of csrc's headers (the Makefile rebuilds every build/obj object when any header changes)."""
+    if not _HEADERS_MTIME:
+        newest = 0.0
+        for d, _, files in os.walk(os.path.join(ROOT, "csrc")):
+            for f in files:
+                if f.endswith((".h", ".def")):
+                    newest = max(newest, os.path.getmtime(os.path.join(d, f)))
+        _HEADERS_MTIME.append(newest)
+    return _HEADERS_MTIME[0]
+
+
+def _library_object(src, cflags):
+    """The Makefile's object for a library source (build/obj/..., compiled by `make build` with the same flags plus
+    -fPIC), when the C tests use the default flags and it is newer than its source and every header; else None."""
+    if cflags != CFLAGS or not src.startswith("csrc/") or src.startswith("csrc/python/"):
+        return None
+    obj = os.path.join(ROOT, "build", "obj", src[len("csrc/"):-2] + ".o")
+    try:
+        t = os.path.getmtime(obj)
+        if t < os.path.getmtime(os.path.join(ROOT, src)) or t < _newest_header():
+            return None
+    except OSError:
+        return None
+    return obj
+
+
 def _compile(src, cflags):
+    lib_obj = _library_object(src, cflags)
+    if lib_obj:
+        return lib_obj, None
     obj, dep = _paths(src, cflags)
     if _up_to_date(obj, dep):
         return obj, None

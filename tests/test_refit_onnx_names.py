@@ -25,15 +25,21 @@ def weights(seed):
             rng.standard_normal((4, 3, 1, 1)).astype(np.float32))
 
 
-def test_refit_by_initializer_names_matches_onnxruntime():
-    old, new = weights(1), weights(2)
+@pytest.fixture(scope="module")
+def plan():
+    """A refittable plan of the model with weights(1), parsed and built once for the module."""
     b = trt.Builder(LOGGER)
     net = b.create_network(0)
     parser = trt.OnnxParser(net, LOGGER)
-    assert parser.parse(model(*old).SerializeToString())
+    assert parser.parse(model(*weights(1)).SerializeToString())
     cfg = b.create_builder_config()
     cfg.set_flag(trt.BuilderFlag.REFIT)
-    engine = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, cfg))
+    return bytes(b.build_serialized_network(net, cfg))
+
+
+def test_refit_by_initializer_names_matches_onnxruntime(plan):
+    old, new = weights(1), weights(2)
+    engine = trt.Runtime(LOGGER).deserialize_cuda_engine(plan)
     x = np.random.default_rng(3).standard_normal((1, 2, 6, 6)).astype(np.float32)
     refitter = trt.Refitter(engine, LOGGER)
     assert refitter.get_weights_prototype("conv1.weight").size == 54
@@ -50,18 +56,11 @@ def test_refit_by_initializer_names_matches_onnxruntime():
         refitter.set_named_weights("conv1.weight", np.zeros(5, np.float32))
 
 
-def test_refit_names_survive_the_plan(monkeypatch):
+def test_refit_names_survive_the_plan(plan, monkeypatch):
     """The initializer names are stored in the plan (version 7): a deserialized engine, in a process that never
     parsed the model (the parser's in-process record cleared), refits by them."""
     from trtlite import refit
-    old, new = weights(1), weights(2)
-    b = trt.Builder(LOGGER)
-    net = b.create_network(0)
-    parser = trt.OnnxParser(net, LOGGER)
-    assert parser.parse(model(*old).SerializeToString())
-    cfg = b.create_builder_config()
-    cfg.set_flag(trt.BuilderFlag.REFIT)
-    plan = bytes(b.build_serialized_network(net, cfg))
+    new = weights(2)
     monkeypatch.setattr(refit, "_ONNX_WEIGHT_NAMES", {})
     engine = trt.Runtime(LOGGER).deserialize_cuda_engine(plan)
     engine = trt.Runtime(LOGGER).deserialize_cuda_engine(engine.serialize())  # and written again
