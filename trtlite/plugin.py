@@ -361,10 +361,17 @@ class _Attr:
 
 
 def _ndarray_dtype(ann: Any) -> Optional[np.dtype]:
-    """npt.NDArray[np.int32] (= np.ndarray[Any, np.dtype[np.int32]]) -> dtype('int32')."""
-    if typing.get_origin(ann) is not np.ndarray:
+    """npt.NDArray[np.int32] (= np.ndarray[Any, np.dtype[np.int32]]) -> dtype('int32').  From numpy 2.5 NDArray is a
+    type alias (PEP 695): NDArray[np.int32] then has the alias as origin and the scalar type as its one argument."""
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    alias_of = getattr(origin, "__value__", None)
+    if origin is not np.ndarray and alias_of is not None and typing.get_origin(alias_of) is np.ndarray:
+        try:
+            return np.dtype(args[0]) if len(args) == 1 else None
+        except TypeError:
+            return None
+    if origin is not np.ndarray:
         return None
-    args = typing.get_args(ann)
     if len(args) != 2:
         return None
     inner = typing.get_args(args[1])
