@@ -409,6 +409,7 @@ __all__ = [
     'init_libnvinfer_plugins',
     'init_plugins',
     'int32',
+    'int64',
     'int8',
     'nptype',
     'output_allocator',
