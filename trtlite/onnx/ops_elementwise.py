@@ -237,6 +237,8 @@ def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                 dt = onnx_to_trt(to)
     if dt is None:
         raise unsupported("Cast to ONNX type %d" % to, ErrorCode.UNSUPPORTED_NODE_DATATYPE)
+    if to == T_INT64 and x.dtype == DataType.INT64:  # an INT64 graph input kept wide (model_importer.py)
+        return [x]
     rm = a.get("round_mode", "up")
     rm = rm.decode() if isinstance(rm, bytes) else str(rm)
     if dt == DataType.E8M0 and rm != "up":
