@@ -50,21 +50,35 @@ def reference(x, axis, bs, dq=1.0):
             np.moveaxis(ratio.reshape(x.shape), -1, axis))
 
 
-def build_run(x, axis, bs, dq=None, in_type=DT.FLOAT):
+def run_layer(x, add, out_type=DT.FP4, scale_type=DT.FP8, dq=None, in_type=DT.FLOAT, dyn=None):
+    """(layer, data codes, scale codes): layer = add(network, input tensor), built (through a plan) and run on x;
+    dyn: the index of a dim made dynamic (profile 1 .. 2x)."""
     b = trt.Builder(LOGGER)
     net = b.create_network(0)
-    t = net.add_input("x", in_type, x.shape)
-    layer = net.add_dynamic_quantize(t, axis, bs, DT.FP4, DT.FP8)
+    shape = tuple(-1 if dyn is not None and i == dyn else d for i, d in enumerate(x.shape))
+    layer = add(net, net.add_input("x", in_type, shape))
     if dq is not None:
-        c = net.add_constant((), trt.Weights(np.array(dq, np.float32)))
-        layer.set_input(1, c.get_output(0))
-    assert layer.num_outputs == 2 and layer.get_output(0).dtype == DT.FP4 and layer.get_output(1).dtype == DT.FP8
+        layer.set_input(1, net.add_constant((), trt.Weights(np.array(dq, np.float32))).get_output(0))
+    assert layer.num_outputs == 2 and layer.get_output(0).dtype == out_type and \
+        layer.get_output(1).dtype == scale_type
     layer.get_output(0).name, layer.get_output(1).name = "q", "s"
     net.mark_output(layer.get_output(0))
     net.mark_output(layer.get_output(1))
-    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, b.create_builder_config()))
+    cfg = b.create_builder_config()
+    if dyn is not None:
+        p = b.create_optimization_profile()
+        lo, hi = list(x.shape), list(x.shape)
+        lo[dyn], hi[dyn] = 1, x.shape[dyn] * 2
+        p.set_shape("x", lo, x.shape, hi)
+        cfg.add_optimization_profile(p)
+    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, cfg))
     out = eng.create_execution_context().infer({"x": x})
-    return (np.asarray(out["q"]).view(np.uint8), np.asarray(out["s"]).view(np.uint8))
+    return layer, np.asarray(out["q"]).view(np.uint8), np.asarray(out["s"]).view(np.uint8)
+
+
+def build_run(x, axis, bs, dq=None, in_type=DT.FLOAT):
+    return run_layer(x, lambda net, t: net.add_dynamic_quantize(t, axis, bs, DT.FP4, DT.FP8), dq=dq,
+                     in_type=in_type)[1:]
 
 
 def check(x, axis, bs, dq=1.0, in_type=DT.FLOAT):
@@ -130,18 +144,14 @@ def test_mxfp8_against_float64(axis):
     x[1, 0, :32] = 4.0                        # amax a power of two
     x[1, 1, :32] = np.float32(3.99999976)     # just below one
     x[1, 2, 0] = 1e-40                        # subnormal amax: the scale clamps at 2^-127
-    b = trt.Builder(LOGGER)
-    net = b.create_network(0)
-    layer = net.add_dynamic_quantize(net.add_input("x", DT.FLOAT, x.shape), axis, 32, DT.FP8, DT.E8M0)
-    assert layer.to_type == DT.FP8 and layer.scale_type == DT.E8M0
-    with pytest.raises(trt.UnsupportedError, match="MXFP8.*no double-quantization scale"):
-        layer.set_input(1, net.add_constant((), trt.Weights(np.array(1.0, np.float32))).get_output(0))
-    layer.get_output(0).name, layer.get_output(1).name = "q", "s"
-    net.mark_output(layer.get_output(0))
-    net.mark_output(layer.get_output(1))
-    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, b.create_builder_config()))
-    out = eng.create_execution_context().infer({"x": x})
-    q, s = np.asarray(out["q"]).view(np.uint8), np.asarray(out["s"]).view(np.uint8)
+    def add(net, t):
+        layer = net.add_dynamic_quantize(t, axis, 32, DT.FP8, DT.E8M0)
+        assert layer.to_type == DT.FP8 and layer.scale_type == DT.E8M0
+        with pytest.raises(trt.UnsupportedError, match="MXFP8.*no double-quantization scale"):
+            layer.set_input(1, net.add_constant((), trt.Weights(np.array(1.0, np.float32))).get_output(0))
+        return layer
+
+    _, q, s = run_layer(x, add, DT.FP8, DT.E8M0)
     rq, rs, ratio = mx_reference(x, axis, 32)
     np.testing.assert_array_equal(s, rs)
     # x / scale is exact (a power-of-two scale), so the data codes match exactly
@@ -168,25 +178,10 @@ def reference_blocks(x, block, dq=1.0):
 
 
 def run_v2(x, block, out_type=DT.FP4, scale_type=DT.FP8, dq=None, in_type=DT.FLOAT, dyn=None):
-    b = trt.Builder(LOGGER)
-    net = b.create_network(0)
-    shape = tuple(-1 if dyn is not None and i == dyn else d for i, d in enumerate(x.shape))
-    layer = net.add_dynamic_quantize_v2(net.add_input("x", in_type, shape), block, out_type, scale_type)
-    if dq is not None:
-        layer.set_input(1, net.add_constant((), trt.Weights(np.array(dq, np.float32))).get_output(0))
-    layer.get_output(0).name, layer.get_output(1).name = "q", "s"
-    net.mark_output(layer.get_output(0))
-    net.mark_output(layer.get_output(1))
-    cfg = b.create_builder_config()
-    if dyn is not None:
-        p = b.create_optimization_profile()
-        lo, hi = list(x.shape), list(x.shape)
-        lo[dyn], hi[dyn] = 1, x.shape[dyn] * 2
-        p.set_shape("x", lo, x.shape, hi)
-        cfg.add_optimization_profile(p)
-    eng = trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, cfg))
-    out = eng.create_execution_context().infer({"x": x.astype(np.float16 if in_type == DT.HALF else np.float32)})
-    return layer, np.asarray(out["q"]).view(np.uint8), np.asarray(out["s"]).view(np.uint8)
+    if in_type == DT.HALF:
+        x = x.astype(np.float16)
+    return run_layer(x, lambda net, t: net.add_dynamic_quantize_v2(t, block, out_type, scale_type), out_type,
+                     scale_type, dq, in_type, dyn)
 
 
 def check_v2(x, block, dq=1.0, **kw):
