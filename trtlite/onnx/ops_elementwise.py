@@ -215,7 +215,8 @@ def _where(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Cast", "CastLike",
-          restrictions=("no STRING target; 64-bit integers are carried as INT32, double as FLOAT; float8 / float4 / "
+          restrictions=("no STRING target; 64-bit integers are carried as INT32 (INT64 where an int64 graph input "
+                        "only meets INT64-capable ops), double as FLOAT; float8 / float4 / "
                         "4- and 2-bit integer types are storage types (trt.DataType), saturate honoured; FLOAT8E8M0 "
                         "only with round_mode 'up'"))
 def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
