@@ -569,9 +569,10 @@ def test_onnx_nodes_become_these_plugins(op, domain):
     np.testing.assert_array_equal(y, wrap_pad(x, pads))
 
 
-def test_trtp_size_tensor_is_refused_clearly():
-    """trtp.size_tensor (data-dependent Python-plugin outputs) is not supported: a clear NotImplementedError, not an
-    AttributeError from a missing name."""
+def test_trtp_size_tensor_checks_its_bounds():
+    """trtp.size_tensor is supported (tests/test_plugin_size_tensors.py runs such plugins); its arguments are
+    checked at once."""
     import trtlite.plugin as trtp_mod
-    with pytest.raises(NotImplementedError, match="size_tensor.*not supported.*add_non_zero"):
-        trtp_mod.size_tensor(4, 16)
+    assert trtp_mod.size_tensor(4, 16).expr().is_size_tensor
+    with pytest.raises(ValueError, match="opt is 17"):
+        trtp_mod.size_tensor(17, 16)

@@ -533,6 +533,8 @@ class INetworkDefinition:
         """(input - zero point) * scale from an INT8 or UINT8 tensor; scale and zero point as add_quantize."""
     def add_dynamic_quantize(self, input: ITensor, axis: int, block_size: Any, output_type: DataType, scale_type: Any) -> Any:
         """Block quantization with scales computed at run time (NVFP4: FP4 data, FP8 scales; trtlite/dynamic_quantize.py)."""
+    def add_dynamic_quantize_v2(self, input: ITensor, block_shape: Any, output_type: DataType, scale_type: Any) -> Any:
+        """Block quantization with a block shape (one extent per input dim, -1: all of it; e.g. 2-D blocks) and scales computed at run time (trtlite/dynamic_quantize.py)."""
     def add_einsum(self, inputs: Sequence[ITensor], equation: Any) -> IEinsumLayer:
         """Einstein summation of FLOAT inputs ("bij,bjk->bik", "ii->", ...; no ellipsis)."""
     def add_elementwise(self, input1: ITensor, input2: ITensor, op: ElementWiseOperation) -> IElementWiseLayer:

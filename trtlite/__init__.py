@@ -71,6 +71,7 @@ float16 = DataType.HALF
 bfloat16 = DataType.BF16
 int8 = DataType.INT8
 int32 = DataType.INT32
+int64 = DataType.INT64
 bool = DataType.BOOL  # noqa: A001  (TensorRT exposes trt.bool)
 uint8 = DataType.UINT8
 

@@ -226,6 +226,7 @@ bool: DataType
 float16: DataType
 float32: DataType
 int32: DataType
+int64: DataType
 int8: DataType
 trtlite_version: str
 uint8: DataType
@@ -408,6 +409,7 @@ __all__ = [
     'init_libnvinfer_plugins',
     'init_plugins',
     'int32',
+    'int64',
     'int8',
     'nptype',
     'output_allocator',

@@ -28,8 +28,13 @@ computed exactly: floor(log2(amax)) from amax's E8M0 rounding up (2^ceil(log2 am
 power of two.  MXFP8 takes no double-quantization scale (set_input(1) is refused).
 
 Output 0 has the input's shape (FP4 / FP8 codes, one a byte, as trtlite stores its storage types); output 1 has it
-too except along `axis`, which is divided by the block size (FP8 / E8M0 codes).  TensorRT's 2-D block shapes
-(`block_shape`) are not implemented.
+too except along `axis`, which is divided by the block size (FP8 / E8M0 codes).
+
+TensorRT 10's block shapes: ``network.add_dynamic_quantize_v2(x, block_shape, output_type, scale_type)`` takes one
+extent per input dim (-1: the whole dim), e.g. ``(16, 16)``: a block is the product of those ranges, its amax the
+maximum over all of it, the formulas as above; the scales' shape is the input's divided by ``block_shape``, and
+``layer.block_shape`` reports it (1-D layers: ``block_size`` on ``axis``, 1 elsewhere).  Every blocked dim must be
+static and a multiple of its block extent.  Both forms are one composition (``_compose``).
 The layer's attributes are fixed at creation (the composition is built then): setting them raises.
 """
 from __future__ import annotations
@@ -64,13 +69,18 @@ class IDynamicQuantizeLayer:
     # ---- TensorRT's attributes (read-only here) ----
     @property
     def axis(self) -> int:
-        """The blocked axis (as given, normalized to >= 0)."""
+        """The blocked axis (as given, normalized to >= 0; -1 for a layer made with a block shape)."""
         return self._axis
 
     @property
     def block_size(self) -> int:
-        """Elements a block."""
+        """Elements a block (0 for a layer made with a block shape: see block_shape)."""
         return self._block_size
+
+    @property
+    def block_shape(self) -> tuple:
+        """The block's extent along each input dim (1-D blocks: block_size on axis, 1 elsewhere)."""
+        return self._block_shape
 
     @property
     def to_type(self) -> DataType:
@@ -160,14 +170,7 @@ def _const(net: Any, value: float, rank: int) -> Any:
     return net.add_constant((1,) * rank, Weights(np.full((1,) * rank, value, np.float32))).get_output(0)
 
 
-def add_dynamic_quantize(network: Any, input: Any, axis: int, block_size: int, output_type: Any,
-                         scale_type: Any) -> IDynamicQuantizeLayer:
-    """add_dynamic_quantize(input, axis, block_size, output_type, scale_type) -> IDynamicQuantizeLayer."""
-    net = network
-    layer_name = "(Unnamed Layer* %d) [DynamicQuantize]" % net.num_layers
-    for what, v in (("axis", axis), ("block_size", block_size)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"add_dynamic_quantize(): {what} must be an int, not {type(v).__name__}")
+def _check_types(layer_name: str, input: Any, output_type: Any, scale_type: Any):
     output_type, scale_type = DataType(output_type), DataType(scale_type)
     mx = (output_type, scale_type) == (DataType.FP8, DataType.E8M0)
     if (output_type, scale_type) != (DataType.FP4, DataType.FP8) and not mx:
@@ -177,85 +180,145 @@ def add_dynamic_quantize(network: Any, input: Any, axis: int, block_size: int, o
     if input.dtype not in (DataType.FLOAT, DataType.HALF):
         raise _C.DTypeError(f"layer '{layer_name}': the input must be FLOAT or HALF, got {input.dtype.name}")
     shape = tuple(input.shape)
-    r = len(shape)
-    if r not in (2, 3):
+    if len(shape) not in (2, 3):
         raise _C.ShapeError(f"layer '{layer_name}': the input must be 2-D or 3-D (as TensorRT's), got shape {shape}")
+    return output_type, scale_type, mx, shape
+
+
+def add_dynamic_quantize(network: Any, input: Any, axis: int, block_size: int, output_type: Any,
+                         scale_type: Any) -> IDynamicQuantizeLayer:
+    """add_dynamic_quantize(input, axis, block_size, output_type, scale_type) -> IDynamicQuantizeLayer."""
+    layer_name = "(Unnamed Layer* %d) [DynamicQuantize]" % network.num_layers
+    for what, v in (("axis", axis), ("block_size", block_size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"add_dynamic_quantize(): {what} must be an int, not {type(v).__name__}")
+    output_type, scale_type, mx, shape = _check_types(layer_name, input, output_type, scale_type)
+    r = len(shape)
     a = int(axis) + r if axis < 0 else int(axis)
     if a not in (r - 1, r - 2):
         raise _C.ShapeError(f"layer '{layer_name}': axis {axis} must be the last or second to last of {r} dims")
     bs = int(block_size)
     if bs < 1:
         raise ValueError(f"layer '{layer_name}': block_size must be >= 1, got {bs}")
-    d = shape[a]
-    if d < 0 or d % bs:
-        raise _C.ShapeError(f"layer '{layer_name}': the blocked extent (axis {a}) must be static and a multiple of "
-                            f"block_size {bs}, got {d} in shape {shape}")
+    block = [1] * r
+    block[a] = bs
+    return _compose(network, layer_name, input, shape, block, output_type, scale_type, mx, a)
+
+
+def add_dynamic_quantize_v2(network: Any, input: Any, block_shape: Any, output_type: Any,
+                            scale_type: Any) -> IDynamicQuantizeLayer:
+    """add_dynamic_quantize_v2(input, block_shape, output_type, scale_type) -> IDynamicQuantizeLayer: TensorRT
+    10's block shape (one entry per input dim; -1: the whole extent), e.g. (16, 16) for 2-D blocks."""
+    layer_name = "(Unnamed Layer* %d) [DynamicQuantize]" % network.num_layers
+    output_type, scale_type, mx, shape = _check_types(layer_name, input, output_type, scale_type)
+    try:
+        block = [int(v) for v in block_shape]
+    except (TypeError, ValueError):
+        raise TypeError(f"add_dynamic_quantize_v2(): block_shape must be a sequence of ints, not "
+                        f"{type(block_shape).__name__}") from None
+    if len(block) != len(shape):
+        raise _C.ShapeError(f"layer '{layer_name}': block_shape {tuple(block)} must have the input's rank "
+                            f"{len(shape)} (input shape {shape})")
+    for i, (bv, d) in enumerate(zip(block, shape)):
+        if bv == -1:
+            if d < 0:
+                raise _C.ShapeError(f"layer '{layer_name}': block_shape[{i}] = -1 (the whole extent) needs a static "
+                                    f"dim {i}, got shape {shape}")
+            block[i] = d
+        elif bv < 1:
+            raise ValueError(f"layer '{layer_name}': block_shape[{i}] must be >= 1 or -1, got {bv}")
+    return _compose(network, layer_name, input, shape, block, output_type, scale_type, mx, None)
+
+
+def _reshape_dims(targets: List[List[int]], split_before: List[bool], layer_name: str) -> tuple:
+    """Reshape dims from the target extents of each input dim i (a dynamic one -1): 0 (copy) for a dynamic dim with
+    no blocked dim before it (it keeps its position on both sides of the reshape), -1 for one other."""
+    out: List[int] = []
+    for i, piece in enumerate(targets):
+        out.extend(v if v >= 0 else (-1 if split_before[i] else 0) for v in piece)
+    if out.count(-1) > 1:
+        raise _C.ShapeError(f"layer '{layer_name}': more than one dynamic dim after a blocked one")
+    return tuple(out)
+
+
+def _compose(net: Any, layer_name: str, input: Any, shape: tuple, block: List[int], output_type: DataType,
+             scale_type: DataType, mx: bool, axis: Any) -> IDynamicQuantizeLayer:
+    """The layers: the input split into [.., D/b, b, ..] for each blocked dim, |x|'s block maxima, the scales
+    (NVFP4 or MXFP8), the data divided by them and cast, both reshaped back to the input's layout."""
+    r = len(shape)
+    split = [i for i in range(r) if block[i] > 1]
+    for i in split:
+        if shape[i] < 0 or shape[i] % block[i]:
+            raise _C.ShapeError(f"layer '{layer_name}': the blocked extent (axis {i}) must be static and a multiple "
+                                f"of block_size {block[i]}, got {shape[i]} in shape {shape}")
+    if not split:
+        raise _C.ShapeError(f"layer '{layer_name}': block shape {tuple(block)} blocks no dim (every entry 1)")
+    pieces = [[shape[i] // block[i], block[i]] if i in split else [shape[i]] for i in range(r)]
+    R = sum(len(p) for p in pieces)
     layers: List[Any] = []
 
     def L(layer: Any) -> Any:
         layers.append(layer)
         return layer.get_output(0)
 
-    trail = [-1] if a == r - 2 else []
     x = input
     if x.dtype == DataType.HALF:
         x = L(net.add_cast(x, DataType.FLOAT))
+    before = [any(j in split for j in range(i)) for i in range(r)]
     sh = net.add_shuffle(x)
-    sh.reshape_dims = tuple([0] * a + [d // bs, bs] + trail)
-    xb = L(sh)                                                            # [.., D/bs, bs, (T)]
-    amax = L(net.add_reduce(L(net.add_unary(xb, UnaryOperation.ABS)), ReduceOperation.MAX, 1 << (a + 1), True))
-    one = _const(net, 1.0, r + 1)
+    sh.reshape_dims = _reshape_dims(pieces, before, layer_name)
+    xb = L(sh)                                                            # [.., D/b, b, ..]
+    mask, pos = 0, 0
+    for p in pieces:
+        if len(p) == 2:
+            mask |= 1 << (pos + 1)
+        pos += len(p)
+    amax = L(net.add_reduce(L(net.add_unary(xb, UnaryOperation.ABS)), ReduceOperation.MAX, mask, True))
     if mx:
-        return _finish(net, layer_name, input, a, bs, d, trail, output_type, scale_type, layers, *_mxfp8(net, L, xb,
-                                                                                                      amax, r))
-    raw = L(net.add_elementwise(amax, _const(net, _FP4_MAX, r + 1), ElementWiseOperation.DIV))
-    div_dq = net.add_elementwise(raw, one, ElementWiseOperation.DIV)      # / double_quant_scale
-    scale8 = L(net.add_cast(L(div_dq), DataType.FP8))
-    mul_dq = net.add_elementwise(L(net.add_cast(scale8, DataType.FLOAT)), one, ElementWiseOperation.PROD)
-    eff = L(mul_dq)
-    zero = L(net.add_elementwise(eff, _const(net, 0.0, r + 1), ElementWiseOperation.EQUAL))
-    safe = L(net.add_select(zero, one, eff))
-    q = L(net.add_cast(L(net.add_elementwise(xb, safe, ElementWiseOperation.DIV)), DataType.FP4))
-    return _finish(net, layer_name, input, a, bs, d, trail, output_type, scale_type, layers, q, scale8,
-                   [div_dq, mul_dq])
+        q, scale8, dq_users = _mxfp8(net, L, xb, amax, R)
+    else:
+        one = _const(net, 1.0, R)
+        raw = L(net.add_elementwise(amax, _const(net, _FP4_MAX, R), ElementWiseOperation.DIV))
+        div_dq = net.add_elementwise(raw, one, ElementWiseOperation.DIV)      # / double_quant_scale
+        scale8 = L(net.add_cast(L(div_dq), DataType.FP8))
+        mul_dq = net.add_elementwise(L(net.add_cast(scale8, DataType.FLOAT)), one, ElementWiseOperation.PROD)
+        eff = L(mul_dq)
+        zero = L(net.add_elementwise(eff, _const(net, 0.0, R), ElementWiseOperation.EQUAL))
+        safe = L(net.add_select(zero, one, eff))
+        q = L(net.add_cast(L(net.add_elementwise(xb, safe, ElementWiseOperation.DIV)), DataType.FP4))
+        dq_users = [div_dq, mul_dq]
+    back = net.add_shuffle(q)
+    back.reshape_dims = _reshape_dims([[shape[i]] for i in range(r)], before, layer_name)
+    data = L(back)
+    sc = net.add_shuffle(scale8)
+    sc.reshape_dims = _reshape_dims([[p[0]] for p in pieces], before, layer_name)
+    scales = L(sc)
+    a = axis if axis is not None else -1
+    bs = block[axis] if axis is not None else 0
+    out = IDynamicQuantizeLayer(layer_name, input, a, bs, output_type, scale_type, [data, scales], dq_users, layers)
+    object.__setattr__(out, "_block_shape", tuple(block))
+    object.__setattr__(out, "_network", net)
+    out.name = layer_name
+    return out
 
 
-def _mxfp8(net: Any, L: Any, xb: Any, amax: Any, r: int) -> Any:
-    """(FP8 data, E8M0 scales, []) of MXFP8 from the blocked input xb and its block maxima amax (exact powers of
-    two throughout: see the module docstring)."""
+def _mxfp8(net: Any, L: Any, xb: Any, amax: Any, R: int) -> Any:
+    """(FP8 data, E8M0 scales, []) of MXFP8 from the blocked input xb (rank R) and its block maxima amax (exact
+    powers of two throughout: see the module docstring)."""
     E = ElementWiseOperation
     up = L(net.add_cast(L(net.add_cast(amax, DataType.E8M0)), DataType.FLOAT))   # 2^ceil(log2 amax)
     above = L(net.add_elementwise(up, amax, E.GREATER))
-    p2 = L(net.add_select(above, L(net.add_elementwise(up, _const(net, 0.5, r + 1), E.PROD)), up))
-    raw = L(net.add_elementwise(p2, _const(net, 2.0 ** -8, r + 1), E.PROD))
+    p2 = L(net.add_select(above, L(net.add_elementwise(up, _const(net, 0.5, R), E.PROD)), up))
+    raw = L(net.add_elementwise(p2, _const(net, 2.0 ** -8, R), E.PROD))
     # below 2^-126 (float32's normal range, where E8M0's cast reads exponents) the scale clamps at 2^-127:
     # 0 is E8M0's code 0, 2^-127
-    tiny = L(net.add_elementwise(raw, _const(net, 2.0 ** -126, r + 1), E.LESS))
-    raw = L(net.add_select(tiny, _const(net, 0.0, r + 1), raw))
+    tiny = L(net.add_elementwise(raw, _const(net, 2.0 ** -126, R), E.LESS))
+    raw = L(net.add_select(tiny, _const(net, 0.0, R), raw))
     scale = L(net.add_cast(raw, DataType.E8M0))
     s32 = L(net.add_cast(scale, DataType.FLOAT))
     q = L(net.add_cast(L(net.add_elementwise(xb, s32, E.DIV)), DataType.FP8))     # saturating at 448
     return q, scale, []
 
 
-def _finish(net: Any, layer_name: str, input: Any, a: int, bs: int, d: int, trail: List[int], output_type: DataType,
-            scale_type: DataType, layers: List[Any], q: Any, scale8: Any, dq_users: List[Any]) -> IDynamicQuantizeLayer:
-    """Reshapes the blocked data and scales back to the input's layout and makes the layer object."""
-    def L(layer: Any) -> Any:
-        layers.append(layer)
-        return layer.get_output(0)
-
-    back = net.add_shuffle(q)
-    back.reshape_dims = tuple([0] * a + [d] + trail)
-    data = L(back)
-    sc = net.add_shuffle(scale8)
-    sc.reshape_dims = tuple([0] * a + [d // bs] + trail)
-    scales = L(sc)
-    out = IDynamicQuantizeLayer(layer_name, input, a, bs, output_type, scale_type, [data, scales], dq_users,
-                                layers)
-    object.__setattr__(out, "_network", net)
-    out.name = layer_name
-    return out
-
-
 _C._set_plugin_hook("_add_dynamic_quantize", add_dynamic_quantize)
+_C._set_plugin_hook("_add_dynamic_quantize_v2", add_dynamic_quantize_v2)

@@ -51,7 +51,7 @@ from .plugins_dynamic import (DimsExprs, IDimensionExpr, IPluginCreatorV3One, IP
 
 __all__ = ["register", "impl", "autotune", "aot_impl", "TensorDesc", "Tensor", "ShapeExpr", "ShapeExprs", "Shape",
            "AutoTuneCombination", "from_shape_expr", "op", "KernelLaunchParams", "SymExprs", "SymIntExprs",
-           "SymInt32", "cdiv", "size_tensor"]
+           "SymInt32", "cdiv", "size_tensor", "SizeTensorDesc"]
 
 
 # ---- shapes ----------------------------------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ class ShapeExpr(IDimensionExpr):
 
     @property
     def is_size_tensor(self) -> bool:  # type: ignore[override]
-        """Always False (size tensors are not supported)."""
+        """True for a size tensor's ``expr()``."""
         return False
 
 
@@ -163,10 +163,14 @@ class Tensor:
     """An input or output buffer in host memory for an impl function: ``np.asarray(t)`` is a view (writable for
     outputs); ``shape``, ``dtype``, ``ndim``, ``numel()``, ``data_ptr``, ``format``; DLPack (``torch.from_dlpack``)."""
 
-    def __init__(self, array: np.ndarray, dtype: DataType) -> None:
+    def __init__(self, array: np.ndarray, dtype: DataType, dd: Optional[Dict[int, int]] = None,
+                 owner: str = "") -> None:
         self._a = array
         self.dtype = dtype
         self.format = TensorFormat.LINEAR
+        self._dd = dd  # an output with data-dependent dims: {dim: size tensor number}, its buffer at the bound
+        self._owner = owner
+        self._view_shape: Optional[Tuple[int, ...]] = None
 
     @property
     def shape(self) -> Shape:
@@ -201,9 +205,35 @@ class Tensor:
     def __dlpack_device__(self) -> Any:
         return self._a.__dlpack_device__()
 
+    def copy_(self, src: Any) -> "Tensor":
+        """Copies ``src`` (an array, torch tensor or Tensor of this many elements) into this buffer."""
+        a = np.asarray(src.numpy() if hasattr(src, "numpy") else src)
+        if a.size != self._a.size:
+            raise ValueError(f"{self._owner}: copy_() of {a.size} elements into a tensor of shape {self._a.shape}")
+        np.copyto(self._a, a.reshape(self._a.shape), casting="unsafe")
+        return self
+
     def aliased(self, shape: Any = None) -> "Tensor":
-        """A view of this buffer with another shape (data-dependent outputs): not supported by trtlite."""
-        raise NotImplementedError("trtlite.plugin: Tensor.aliased() (data-dependent output shapes) is not supported")
+        """A view of this output with its real shape, for an output whose shape depends on a size tensor: the
+        data-dependent dims at most their upper bound, the others as declared (anything else is a ValueError:
+        nothing can be written past the buffer).  Without ``shape``, or with this tensor's own shape, itself."""
+        if shape is None or tuple(int(v) for v in shape) == tuple(self._a.shape):
+            if self._dd is not None:
+                self._view_shape = tuple(self._a.shape)
+            return self
+        shape = tuple(int(v) for v in shape)
+        if self._dd is None:
+            raise ValueError(f"{self._owner}: aliased({shape}) of a tensor of shape {tuple(self._a.shape)}: only an "
+                             "output with a size-tensor dimension (trtp.size_tensor) takes another shape")
+        ok = len(shape) == self._a.ndim and all(
+            (0 <= v <= b) if k in self._dd else v == b for k, (v, b) in enumerate(zip(shape, self._a.shape)))
+        if not ok:
+            raise ValueError(f"{self._owner}: aliased({shape}): the output holds at most {tuple(self._a.shape)} "
+                             f"(the data-dependent dims {sorted(self._dd)} up to their size tensor's upper bound, "
+                             "the others as declared)")
+        self._view_shape = shape
+        t = Tensor(self._a[tuple(slice(0, v) for v in shape)], self.dtype, None, self._owner)
+        return t
 
     def __repr__(self) -> str:
         return f"Tensor(shape={tuple(self._a.shape)}, dtype={self.dtype})"
@@ -288,13 +318,59 @@ class KernelLaunchParams:
         return "KernelLaunchParams(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
 
 
-def size_tensor(opt: Any, upper_bound: Any) -> ShapeExpr:
-    """TensorRT's ``trtp.size_tensor(opt, upper_bound)``: an output extent known only once the plugin has run (a
-    data-dependent shape).  trtlite does not support it for Python plugins: this raises NotImplementedError
-    saying so (the built-in data-dependent layers, ``add_non_zero`` and ``add_nms``, are supported)."""
-    raise NotImplementedError(
-        "trtp.size_tensor: data-dependent output shapes of Python plugins (size tensors) are not supported by "
-        "trtlite; network.add_non_zero / add_nms (and ONNX NonZero, NonMaxSuppression) give data-dependent outputs")
+class _SizeExpr(ShapeExpr):
+    """A size tensor's ``expr()``: a whole output dimension known only once the plugin has run."""
+
+    __slots__ = ("_st",)
+
+    def __init__(self, st: "SizeTensorDesc") -> None:
+        super().__init__(None)
+        self._st = st
+
+    @property
+    def is_size_tensor(self) -> bool:  # type: ignore[override]
+        """True."""
+        return True
+
+    def _bin(self, other: Any, op: Any, swap: bool = False) -> "ShapeExpr":
+        raise ValueError("trtlite.plugin: a size tensor's expr() stands for a whole output dimension; arithmetic on "
+                         "it is not supported (declare another size tensor for that extent)")
+
+
+class SizeTensorDesc(TensorDesc):
+    """An output holding a data-dependent extent (``trtp.size_tensor(opt, upper_bound)``): 0-D INT64, written by
+    ``impl``; ``expr()`` is the extent as an output dimension.  ``opt`` and ``upper_bound`` are ints or shape
+    expressions of the inputs (``opt`` is recorded: trtlite does not tune)."""
+
+    def __init__(self, opt: Any, upper_bound: Any) -> None:
+        super().__init__((), DataType.INT64)
+        for what, v in (("opt", opt), ("upper_bound", upper_bound)):
+            if isinstance(v, _SizeExpr) or not isinstance(v, (int, np.integer, IDimensionExpr)) or \
+                    isinstance(v, bool):
+                raise TypeError(f"trtp.size_tensor: {what} must be an int or a shape expression of the inputs, not "
+                                f"{type(v).__name__}")
+        self.opt, self.upper_bound = _shape_expr(opt, "opt"), _shape_expr(upper_bound, "upper_bound")
+        ub, o = self.upper_bound._v, self.opt._v
+        if ub is not None and ub < 0:
+            raise ValueError(f"trtp.size_tensor: upper_bound is {ub}; it must be at least 0")
+        if o is not None and (o < 0 or (ub is not None and o > ub)):
+            raise ValueError(f"trtp.size_tensor: opt is {o}; it must lie in [0, upper_bound = {ub}]")
+        self._expr = _SizeExpr(self)
+
+    def expr(self) -> ShapeExpr:
+        """The extent as a dimension of another output."""
+        return self._expr
+
+    def like(self) -> "TensorDesc":
+        """A plain 0-D INT64 desc."""
+        return TensorDesc((), DataType.INT64)
+
+
+def size_tensor(opt: Any, upper_bound: Any) -> SizeTensorDesc:
+    """TensorRT's ``trtp.size_tensor(opt, upper_bound)``: an output holding an extent known only once the plugin
+    has run (a data-dependent shape); return it among the outputs and use ``.expr()`` as a dimension of another
+    output.  ``upper_bound`` (an int or an expression of the input dims) bounds the extent."""
+    return SizeTensorDesc(opt, upper_bound)
 
 
 def cdiv(a: Any, b: Any) -> Any:
@@ -533,11 +609,13 @@ def _check_runnable(d: "_PluginDef", aot: bool) -> None:
 # ---- the IPluginV3 behind every definition ----------------------------------------------------------------------------
 
 class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntime):
-    def __init__(self, d: _PluginDef, values: Dict[str, Any], phase: TensorRTPhase) -> None:
+    def __init__(self, d: _PluginDef, values: Dict[str, Any], phase: TensorRTPhase,
+                 n_sizes: Optional[int] = 0) -> None:
         self._def = d
         self._values = values
         self.phase = phase
-        self.num_outputs = d.num_outputs
+        self._n_sizes = n_sizes  # size tensors (hidden mask outputs); None: not known (an ONNX node)
+        self.num_outputs = d.num_outputs + (n_sizes or 0)
         self.plugin_name = d.name
         self.plugin_namespace = d.namespace
         self.plugin_version = "1"
@@ -551,18 +629,20 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
         descs = [TensorDesc(list(e), t) for e, t in zip(inputs, dtypes)]
         for i, desc in enumerate(descs):
             desc._input_index = i
-        r = d.desc_fn(*descs, **self._values)
-        outs = [r] if d.num_outputs == 1 and isinstance(r, TensorDesc) else r
-        if not isinstance(outs, (list, tuple)) or not all(isinstance(o, TensorDesc) for o in outs):
-            raise TypeError(f"plugin '{d.id}': the registered function must return "
-                            f"{'a trtp.TensorDesc' if d.num_outputs == 1 else 'a tuple of trtp.TensorDesc'}, "
-                            f"not {type(r).__name__}")
-        if len(outs) != d.num_outputs:
-            raise ValueError(f"plugin '{d.id}': the registered function returned {len(outs)} descs for "
-                             f"{d.num_outputs} outputs (its return annotation)")
+        outs = _call_desc(d, descs, self._values)
+        sizes, dd, shapes = _size_layout(d, outs)
+        if sizes and self._n_sizes is None:
+            raise NotImplementedError(f"plugin '{d.id}' declares size tensors (data-dependent output shapes), which "
+                                      "trtlite supports only through network.add_plugin(trtp.op...), not as an ONNX "
+                                      "node")
+        if len(sizes) != (self._n_sizes or 0):
+            raise ValueError(f"plugin '{d.id}': the registered function declares {len(sizes)} size tensors here and "
+                             f"{self._n_sizes} when the layer was added; their number must not depend on the shapes")
         self._descs = (descs, list(outs))
         self._aliases = {j: o._alias_of for j, o in enumerate(outs) if o._alias_of is not None}
-        return [list(o.shape_expr) for o in outs], [o.dtype for o in outs]
+        self._sizes, self._dd = sizes, dd
+        masks = [[s.upper_bound] for s in (outs[k] for k in sizes)]  # hidden INT32 masks, one per size tensor
+        return shapes + masks, [o.dtype for o in outs] + [DataType.INT32] * len(sizes)
 
     def get_output_data_types(self, input_types):
         return [DataType.FLOAT] * self.num_outputs  # not used: _trtl_descs answers for shapes and dtypes
@@ -581,18 +661,24 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
         self.tactic = int(tactic)
 
     def get_fields_to_serialize(self):
-        return self._def.fields(self._values)
+        fc = self._def.fields(self._values)
+        if self._n_sizes:
+            fc = PluginFieldCollection(list(fc) + [PluginField(_SIZES_FIELD, np.array([self._n_sizes], np.int32),
+                                                               PluginFieldType.INT32)])
+        return fc
 
     def enqueue(self, input_desc, output_desc, inputs, outputs, workspace, stream):
         d = self._def
         if d.impl_fn is None:
             raise RuntimeError(f"plugin '{d.id}' has no implementation (decorate one with trtp.impl)")
-        ins = [Tensor(_host_view(a, desc), desc.type) for a, desc in zip(inputs, input_desc)]
-        outs = tuple(Tensor(_host_view(a, desc), desc.type) for a, desc in zip(outputs, output_desc))
         aliases = getattr(self, "_aliases", None)
         if aliases is None:  # a plugin made for the runtime: ask the shape function at the concrete shapes
             self._trtl_descs([DimsExprs(tuple(desc.dims)) for desc in input_desc], [desc.type for desc in input_desc])
             aliases = self._aliases
+        nd = d.num_outputs
+        ins = [Tensor(_host_view(a, desc), desc.type) for a, desc in zip(inputs, input_desc)]
+        outs = tuple(Tensor(_host_view(a, desc), desc.type, self._dd.get(j), f"plugin '{d.id}': output {j}")
+                     for j, (a, desc) in enumerate(zip(outputs[:nd], output_desc[:nd])))
         for j, i in aliases.items():  # in place: the output starts as the input and stands for it
             np.copyto(outs[j]._a, ins[i]._a)
             ins[i] = outs[j]
@@ -600,16 +686,77 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
         if "tactic" in inspect.signature(d.impl_fn).parameters:
             kwargs["tactic"] = self.tactic if self.tactic is not None else 0
         d.impl_fn(*ins, outputs=outs, stream=stream, **kwargs)
+        if self._sizes:
+            self._finish_sizes(outs, [_host_view(a, desc) for a, desc in zip(outputs[nd:], output_desc[nd:])])
+
+    def _finish_sizes(self, outs: Tuple[Tensor, ...], masks: List[np.ndarray]) -> None:
+        """After impl: each size tensor's value checked against its bound and written as its mask's leading ones;
+        an output's aliased() view must agree with the size tensors of its data-dependent dims."""
+        d = self._def
+        values = []
+        for i, (k, m) in enumerate(zip(self._sizes, masks)):
+            v = int(outs[k]._a.reshape(-1)[0])
+            if not 0 <= v <= m.size:
+                raise ValueError(f"plugin '{d.id}': size tensor (output {k}) holds {v}, outside [0, {m.size}] (its "
+                                 "upper_bound)")
+            m[...] = 0
+            m[:v] = 1
+            values.append(v)
+        for j, dims in self._dd.items():
+            vs = outs[j]._view_shape
+            bad = [k for k, sn in dims.items() if vs is not None and vs[k] != values[sn]]
+            if bad:
+                raise ValueError(f"plugin '{d.id}': output {j} was written through aliased({vs}), but its dim "
+                                 f"{bad[0]} is the size tensor (output {self._sizes[dims[bad[0]]]}) that holds "
+                                 f"{values[dims[bad[0]]]}")
 
     def attach_to_context(self, context):
         return self.clone()
 
     def clone(self):
-        c = _Plugin(self._def, dict(self._values), self.phase)
+        c = _Plugin(self._def, dict(self._values), self.phase, self._n_sizes)
         c.tactic = self.tactic
         if hasattr(self, "_aliases"):
-            c._aliases = dict(self._aliases)
+            c._aliases, c._sizes, c._dd = dict(self._aliases), list(self._sizes), dict(self._dd)
         return c
+
+
+_SIZES_FIELD = "_trtl_size_tensors"  # a plan's record of how many size tensors (hidden outputs) a plugin has
+
+
+def _call_desc(d: _PluginDef, descs: List[TensorDesc], values: Dict[str, Any]) -> List[TensorDesc]:
+    """The registered shape function's output descs, checked against its return annotation."""
+    r = d.desc_fn(*descs, **values)
+    outs = [r] if d.num_outputs == 1 and isinstance(r, TensorDesc) else r
+    if not isinstance(outs, (list, tuple)) or not all(isinstance(o, TensorDesc) for o in outs):
+        raise TypeError(f"plugin '{d.id}': the registered function must return "
+                        f"{'a trtp.TensorDesc' if d.num_outputs == 1 else 'a tuple of trtp.TensorDesc'}, "
+                        f"not {type(r).__name__}")
+    if len(outs) != d.num_outputs:
+        raise ValueError(f"plugin '{d.id}': the registered function returned {len(outs)} descs for "
+                         f"{d.num_outputs} outputs (its return annotation)")
+    return list(outs)
+
+
+def _size_layout(d: _PluginDef, outs: List[TensorDesc]):
+    """Size tensors among the outputs: (their output indices, {output: {dim: size tensor number}}, the output
+    shapes with each size-tensor dim at its upper bound)."""
+    sizes = [k for k, o in enumerate(outs) if isinstance(o, SizeTensorDesc)]
+    number = {id(outs[k]): n for n, k in enumerate(sizes)}
+    dd: Dict[int, Dict[int, int]] = {}
+    shapes = []
+    for j, o in enumerate(outs):
+        shape = []
+        for k, e in enumerate(o.shape_expr):
+            if isinstance(e, _SizeExpr):
+                if id(e._st) not in number:
+                    raise ValueError(f"plugin '{d.id}': output {j} dim {k} is a size tensor's expr(), but that size "
+                                     "tensor is not one of the outputs the registered function returns")
+                dd.setdefault(j, {})[k] = number[id(e._st)]
+                e = e._st.upper_bound
+            shape.append(e)
+        shapes.append(shape)
+    return sizes, dd, shapes
 
 
 def _host_view(address: int, desc: Any) -> np.ndarray:
@@ -634,7 +781,11 @@ class _Creator(IPluginCreatorV3One):
         if phase == TensorRTPhase.BUILD:  # an ONNX node (TensorRT's parser reads its "aot" attribute)
             aot = [f for f in (field_collection or []) if f.name == "aot" and f.data is not None]
             _check_runnable(self._def, bool(aot and np.asarray(aot[0].data).reshape(-1)[:1].any()))
-        return _Plugin(self._def, self._def.attr_values(field_collection), phase)
+        n_sizes: Optional[int] = 0 if phase == TensorRTPhase.RUNTIME else None
+        for f in field_collection or []:
+            if f.name == _SIZES_FIELD and f.data is not None:
+                n_sizes = int(np.asarray(f.data).reshape(-1)[0])
+        return _Plugin(self._def, self._def.attr_values(field_collection), phase, n_sizes)
 
 
 # ---- trtp.op.<namespace>.<name>(inputs..., attrs...) ------------------------------------------------------------------
@@ -702,8 +853,69 @@ def _add_plugin(network: Any, op_call: Any = None, aot: Optional[bool] = None) -
     (also with aot=True: a CPU cannot run the ahead-of-time GPU kernel); one with only an aot_impl is refused."""
     if isinstance(op_call, _OpCall):
         _check_runnable(op_call.plugin._def, bool(aot))
-        return network.add_plugin_v3(op_call.inputs, [], op_call.plugin)
+        return _add_with_sizes(network, op_call)
     if isinstance(op_call, tuple) and len(op_call) == 3:
         return network.add_plugin_v3(*op_call)
     raise TypeError(f"add_plugin(): expected trtp.op.<namespace>.<name>(...), not {type(op_call).__name__}")
 
+
+
+class _SizeTensorPluginLayer:
+    """What add_plugin returns for a plugin with size tensors: the plugin layer (names, precision and the rest
+    are its), whose ``get_output(j)`` is output j at its real, data-dependent shape."""
+
+    def __init__(self, layer: Any, outputs: List[Any]) -> None:
+        object.__setattr__(self, "_layer", layer)
+        object.__setattr__(self, "_outputs", outputs)
+
+    @property
+    def num_outputs(self) -> int:
+        """The plugin's declared outputs."""
+        return len(self._outputs)
+
+    def get_output(self, index: int) -> Any:
+        """Output ``index`` (a data-dependent one as the gather of its valid part)."""
+        if not 0 <= int(index) < len(self._outputs):
+            raise IndexError(f"plugin layer '{self._layer.name}': output {index} of {len(self._outputs)}")
+        return self._outputs[int(index)]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._layer, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._layer, name, value)
+
+
+def _add_with_sizes(network: Any, op_call: _OpCall) -> Any:
+    """The plugin layer; with size tensors, also per size tensor the indices of its mask's ones (NonZero) and
+    per data-dependent dim a gather of those indices, so the outputs carry their real shapes."""
+    plugin = op_call.plugin
+    d = plugin._def
+    descs = []
+    for i, t in enumerate(op_call.inputs):
+        shape = getattr(t, "shape", None)
+        if shape is None:
+            raise TypeError(f"trtp.op.{d.namespace}.{d.name}: input {i} must be an ITensor, not {type(t).__name__}")
+        descs.append(TensorDesc([ShapeExpr(int(v)) for v in shape], t.dtype))
+        descs[-1]._input_index = i
+    try:
+        sizes, dd, _ = _size_layout(d, _call_desc(d, descs, plugin._values))
+    except Exception:  # noqa: BLE001 (add_plugin_v3 asks again and reports it as a PluginError naming the layer)
+        sizes, dd = [], {}
+    plugin._n_sizes, plugin.num_outputs = len(sizes), d.num_outputs + len(sizes)
+    layer = network.add_plugin_v3(op_call.inputs, [], plugin)
+    if not sizes:
+        return layer
+    index = []
+    for n in range(len(sizes)):
+        nz = network.add_non_zero(layer.get_output(d.num_outputs + n))
+        flat = network.add_shuffle(nz.get_output(0))
+        flat.reshape_dims = (-1,)
+        index.append(flat.get_output(0))
+    outs = []
+    for j in range(d.num_outputs):
+        t = layer.get_output(j)
+        for k, n in sorted(dd.get(j, {}).items()):
+            t = network.add_gather(t, index[n], k).get_output(0)
+        outs.append(t)
+    return _SizeTensorPluginLayer(layer, outs)

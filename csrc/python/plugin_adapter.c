@@ -54,6 +54,7 @@ static const char *np_tensor_dtype(trtl_dtype t)
     case TRTL_BF16: return "uint16"; /* bit patterns */
     case TRTL_INT8: return "int8";
     case TRTL_INT32: return "int32";
+    case TRTL_INT64: return "int64";
     case TRTL_BOOL: return "bool";
     case TRTL_UINT8: return "uint8";
     default: return "uint8";

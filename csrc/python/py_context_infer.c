@@ -163,6 +163,7 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
         return PyErr_Format(PyExc_TypeError, "infer(): feed must be a dict {input name: array}, not %s",
                             Py_TYPE(feed)->tp_name);
     PyObject *np = NULL, *keys = NULL, *bad = NULL, *names = NULL, *bindings = NULL, *outs = NULL, *r = NULL;
+    PyObject *held = NULL; /* output name -> the user's allocator, set aside during the call */
     PyObject *result = NULL;
     long batch = 1;
     if (!(keys = PyMapping_Keys(feed)) || !(bad = name_list(self, feed, keys, 1)))
@@ -251,6 +252,22 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
         }
         PyList_SET_ITEM(bindings, i, arr);
     }
+    /* infer() returns its own arrays: a user's output allocator is set aside for the call (else the data
+     * would go only to the allocator's memory and the array returned would hold none of it) */
+    if (!(held = PyDict_New()))
+        goto done;
+    for (int32_t i = 0; i < n && !implicit; i++) {
+        if (trtl_engine_io_is_input(e, i))
+            continue;
+        const char *name = trtl_engine_io_name(e, i);
+        PyObject *a = PyObject_CallMethod(self, "get_output_allocator", "s", name);
+        PyObject *off = a && a != Py_None && PyDict_SetItemString(held, name, a) == 0
+                            ? PyObject_CallMethod(self, "set_output_allocator", "sO", name, Py_None) : Py_NewRef(Py_None);
+        Py_XDECREF(a);
+        if (!a || !off)
+            goto done;
+        Py_DECREF(off);
+    }
     r = implicit ? PyObject_CallMethod(self, "execute", "lO", batch, bindings)
                  : PyObject_CallMethod(self, "execute_v2", "O", bindings);
     for (int32_t i = 0; r && i < n; i++) {
@@ -292,6 +309,19 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
     if (r)
         result = Py_NewRef(outs);
 done:
+    if (held) { /* the allocators go back, also after an error (keeping that error) */
+        PyObject *et, *ev, *tb, *k, *v;
+        Py_ssize_t pos = 0;
+        PyErr_Fetch(&et, &ev, &tb);
+        while (PyDict_Next(held, &pos, &k, &v)) {
+            PyObject *back = PyObject_CallMethod(self, "set_output_allocator", "OO", k, v);
+            if (!back)
+                PyErr_Clear();
+            Py_XDECREF(back);
+        }
+        PyErr_Restore(et, ev, tb);
+        Py_DECREF(held);
+    }
     Py_XDECREF(r);
     Py_XDECREF(np);
     Py_XDECREF(keys);

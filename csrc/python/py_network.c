@@ -818,6 +818,11 @@ static const PyMethodDef network_methods[] = {
      "add_dynamic_quantize(input, axis, block_size, output_type, scale_type) -> IDynamicQuantizeLayer\n\n"
      "Block quantization with scales computed at run time (NVFP4: FP4 data, FP8 scales; "
      "trtlite/dynamic_quantize.py)."},
+    {"add_dynamic_quantize_v2", (PyCFunction)(void (*)(void))trtl_py_network_add_dynamic_quantize_v2,
+     METH_VARARGS | METH_KEYWORDS,
+     "add_dynamic_quantize_v2(input, block_shape, output_type, scale_type) -> IDynamicQuantizeLayer\n\n"
+     "Block quantization with a block shape (one extent per input dim, -1: all of it; e.g. 2-D blocks) and "
+     "scales computed at run time (trtlite/dynamic_quantize.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,13 +1,13 @@
-/* py_network_dq.c -- INetworkDefinition.add_dynamic_quantize: the layer is composed in Python from existing
- * layers (trtlite/dynamic_quantize.py); the network type is immutable, so this forwarder is its method. */
+/* py_network_dq.c -- INetworkDefinition.add_dynamic_quantize(_v2): the layer is composed in Python from existing
+ * layers (trtlite/dynamic_quantize.py); the network type is immutable, so these forwarders are its methods. */
 #include "python/py_network_dq.h"
 
-PyObject *trtl_py_network_add_dynamic_quantize(PyObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *forward(PyObject *self, PyObject *args, PyObject *kwargs, const char *hook)
 {
     trtl_py_state *st = TRTL_STATE(self);
-    PyObject *f = st->plugin_hooks ? PyDict_GetItemString(st->plugin_hooks, "_add_dynamic_quantize") : NULL;
+    PyObject *f = st->plugin_hooks ? PyDict_GetItemString(st->plugin_hooks, hook) : NULL;
     if (!f)
-        return PyErr_Format(PyExc_RuntimeError, "add_dynamic_quantize(): trtlite.dynamic_quantize is not imported");
+        return PyErr_Format(PyExc_RuntimeError, "%s(): trtlite.dynamic_quantize is not imported", hook + 1);
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     PyObject *a = PyTuple_New(n + 1);
     if (!a)
@@ -18,4 +18,14 @@ PyObject *trtl_py_network_add_dynamic_quantize(PyObject *self, PyObject *args, P
     PyObject *r = PyObject_Call(f, a, kwargs);
     Py_DECREF(a);
     return r;
+}
+
+PyObject *trtl_py_network_add_dynamic_quantize(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return forward(self, args, kwargs, "_add_dynamic_quantize");
+}
+
+PyObject *trtl_py_network_add_dynamic_quantize_v2(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return forward(self, args, kwargs, "_add_dynamic_quantize_v2");
 }

@@ -317,9 +317,13 @@ class ImporterContext(LayerBuilder):
         key = (name, int(dtype)) if name else None
         if key is not None and key in self._const_tensors:
             return self._const_tensors[key]
-        a = to_dtype(arr, dtype)
-        layer = self.network.add_constant(a.shape, Weights(a) if a.dtype.name in ML_STORAGE else a)
-        self._name_layer(layer, "const" if not name else None, const_name=name)
+        if DataType(dtype) == DataType.INT64:  # meeting an INT64 input kept wide: an INT32 constant cast
+            layer = self.network.add_cast(self._const_tensor(arr, DataType.INT32, name), DataType.INT64)
+            self._name_layer(layer, "int64")
+        else:
+            a = to_dtype(arr, dtype)
+            layer = self.network.add_constant(a.shape, Weights(a) if a.dtype.name in ML_STORAGE else a)
+            self._name_layer(layer, "const" if not name else None, const_name=name)
         t = layer.get_output(0)
         if key is not None:
             self._const_tensors[key] = t

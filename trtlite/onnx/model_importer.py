@@ -80,10 +80,59 @@ def narrow_shape_inputs(ctx: ImporterContext) -> None:
             t.dtype = DataType.INT32
 
 
+# ONNX ops that trtlite computes on INT64 tensors (elementwise, unary, reduce: "INT64 arithmetic" in
+# docs/ARCHITECTURE.md), with the input positions that may be INT64; their outputs carry INT64 on, except
+# comparisons (BOOL) and Cast (its own type), where the INT64 value stops.
+_INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum")}
+_INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd")})
+_INT64_ENDS = {op: None for op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Cast")}
+
+
+def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
+    """The int64 graph inputs that stay INT64 inside: every node their values reach (through the ops above) takes
+    INT64, and every constant operand of those nodes fits int32 (trtlite's integer constants are INT32, cast to
+    INT64 where they meet an INT64 operand).  A graph with subgraphs (If / Loop / Scan bodies may read any outer
+    tensor) keeps the narrowing."""
+    if any(at.type in (5, 10) for n in graph.node for at in n.attribute):  # GRAPH, GRAPHS
+        return set()
+    consumers: Dict[str, List[Tuple[Any, int]]] = {}
+    for n in graph.node:
+        for k, nm in enumerate(n.input):
+            consumers.setdefault(nm, []).append((n, k))
+    out: set = set()
+    for vi in graph.input:
+        if vi.name in ctx._consts or not vi.type.HasField("tensor_type") or \
+                int(vi.type.tensor_type.elem_type) != T_INT64:
+            continue
+        seen, todo, ok = set(), [vi.name], True
+        while todo and ok:
+            t = todo.pop()
+            if t in seen:
+                continue
+            seen.add(t)
+            for n, k in consumers.get(t, []):
+                pos = _INT64_OPS.get(n.op_type, _INT64_ENDS.get(n.op_type, ()))
+                if n.op_type not in _INT64_OPS and n.op_type not in _INT64_ENDS or (pos is not None and k not in pos) \
+                        or n.domain not in ("", "ai.onnx"):
+                    ok = False
+                    break
+                for other in n.input:
+                    c = ctx._consts.get(other)
+                    if c is not None and np.asarray(c).dtype.kind in "iu" and np.asarray(c).size and \
+                            (np.asarray(c).max() > 2 ** 31 - 1 or np.asarray(c).min() < -2 ** 31):
+                        ok = False
+                if n.op_type in _INT64_OPS:
+                    todo.extend(o for o in n.output if o)
+        if ok:
+            out.add(vi.name)
+    return out
+
+
 def add_inputs(ctx: ImporterContext, graph: Any) -> None:
     """Adds the graph inputs that are not initializers as network inputs (dynamic dims -1, types as trtlite
     carries them: float16 is cast to FLOAT at once, int64 inputs are INT64 cast to INT32 at once, uint64 is INT32)."""
     net = ctx.network
+    wide = wide_int64_inputs(ctx, graph)
     for vi in graph.input:
         name = vi.name
         if name in ctx._consts:
@@ -117,10 +166,15 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
             raise Fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, "graph input '%s' has an unsupported type %d"
                        % (name, elem))
         if elem == T_INT64:
-            # TensorRT 10 keeps int64 graph inputs INT64 (numpy int64 buffers); trtlite's layers compute
-            # integers in INT32, so the value is narrowed once, right after the input (low bits, as numpy).
+            # TensorRT 10 keeps int64 graph inputs INT64 (numpy int64 buffers).  Where every node the value
+            # reaches computes INT64 in trtlite (wide_int64_inputs) it stays INT64; otherwise the parser's
+            # integers are INT32 and the value is narrowed once, right after the input (low bits, as numpy).
             t = net.add_input(name, DataType.INT64, dims)
             ctx._named.add(name)
+            if name in wide:
+                ctx._tensors[name] = t
+                ctx._input_names.append(name)
+                continue
             cast = net.add_cast(t, DataType.INT32)
             cast.name = "%s/cast_to_int32" % name
             ctx._tensors[name] = cast.get_output(0)
