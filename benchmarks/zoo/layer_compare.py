@@ -42,24 +42,20 @@ def _zoo_run():
     return sys.modules[name]
 
 
-def build_plan(trt, onnx_path, shape, threads, plan):
-    """Builds (or reuses) the plan of onnx_path for one input shape and thread count."""
+def build_plan(zr, onnx_path, x, threads, plan):
+    """Builds (or reuses) the plan of onnx_path for x's shape and a thread count, with run.py's build worker."""
     if os.path.exists(plan):
         return
-    logger = trt.Logger(trt.Logger.ERROR)
-    builder = trt.Builder(logger)
-    network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
-    parser = trt.OnnxParser(network, logger)
-    with open(onnx_path, "rb") as f:
-        if not parser.parse(f.read()):
-            raise RuntimeError("; ".join(str(parser.get_error(i)) for i in range(parser.num_errors)))
-    config = builder.create_builder_config()
-    config.num_threads = threads
-    profile = builder.create_optimization_profile()
-    profile.set_shape("input", shape, shape, shape)
-    config.add_optimization_profile(profile)
-    with open(plan, "wb") as f:
-        f.write(bytes(builder.build_serialized_network(network, config)))
+    import contextlib
+    import io
+    import numpy as np
+    np.save(plan + ".input.npy", x)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        zr.worker_trtbuild({"onnx": onnx_path, "input": plan + ".input.npy", "threads": threads, "plan": plan})
+    res = json.loads(out.getvalue().split(zr.bench.RESULT_TAG)[-1])
+    if not res.get("ok"):
+        raise RuntimeError(f"{onnx_path}: {res.get('stage')} failed: {res.get('error')}")
 
 
 def ort_conv_kinds(onnx_path, nodes, category):
@@ -94,7 +90,7 @@ def compare(args, model, threads, work):
     x = zr._zoo_models().make_input(model, args.batch, 0)
     plan = os.path.join(work, f"{model}_b{args.batch}_t{threads}.plan")
     t0 = time.perf_counter()
-    build_plan(trt, onnx_path, tuple(x.shape), threads, plan)
+    build_plan(zr, onnx_path, x, threads, plan)
     build_s = time.perf_counter() - t0
     logger = trt.Logger(trt.Logger.ERROR)
     with open(plan, "rb") as f:
