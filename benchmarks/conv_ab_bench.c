@@ -42,7 +42,7 @@ static trtl_threadpool *g_pool;
 
 static const char *g_filter;
 
-static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int res)
+static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int res)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -131,25 +131,25 @@ int main(int argc, char **argv)
     if (g_threads > 1)
         trtl_threadpool_create(g_threads, &g_pool);
     bench_maxpool("maxpool 3x3s2 64x112", 64, 112);
-    bench_conv("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
-    bench_conv("r18 3x3 64->64 56", 64, 64, 56, 3, 1, 1);
-    bench_conv("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, 0);
-    bench_conv("r18 3x3 128->128 28", 128, 128, 28, 3, 1, 1);
-    bench_conv("r18 3x3s2 128->256 28", 128, 256, 28, 3, 2, 0);
-    bench_conv("r18 3x3 256->256 14", 256, 256, 14, 3, 1, 1);
-    bench_conv("r18 3x3s2 256->512 14", 256, 512, 14, 3, 2, 0);
-    bench_conv("r18 3x3 512->512 7", 512, 512, 7, 3, 1, 1);
-    bench_conv("r18 1x1s2 64->128 56", 64, 128, 56, 1, 2, 0);
-    bench_conv("r50 1x1 64->256 56", 64, 256, 56, 1, 1, 1);
-    bench_conv("r50 1x1 256->64 56", 256, 64, 56, 1, 1, 0);
-    bench_conv("r50 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
-    bench_conv("r50 1x1 1024->256 14", 1024, 256, 14, 1, 1, 0);
-    bench_conv("r50 1x1 256->1024 14", 256, 1024, 14, 1, 1, 1);
-    bench_conv("r50 1x1 2048->512 7", 2048, 512, 7, 1, 1, 0);
-    bench_conv("r50 1x1 512->2048 7", 512, 2048, 7, 1, 1, 1);
-    bench_conv("yolo 3x3 32->64 160", 32, 64, 160, 3, 1, 0);
-    bench_conv("dn 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
-    bench_conv("dn 3x3 128->32 14", 128, 32, 14, 3, 1, 0);
+    conv_shape("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
+    conv_shape("r18 3x3 64->64 56", 64, 64, 56, 3, 1, 1);
+    conv_shape("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, 0);
+    conv_shape("r18 3x3 128->128 28", 128, 128, 28, 3, 1, 1);
+    conv_shape("r18 3x3s2 128->256 28", 128, 256, 28, 3, 2, 0);
+    conv_shape("r18 3x3 256->256 14", 256, 256, 14, 3, 1, 1);
+    conv_shape("r18 3x3s2 256->512 14", 256, 512, 14, 3, 2, 0);
+    conv_shape("r18 3x3 512->512 7", 512, 512, 7, 3, 1, 1);
+    conv_shape("r18 1x1s2 64->128 56", 64, 128, 56, 1, 2, 0);
+    conv_shape("r50 1x1 64->256 56", 64, 256, 56, 1, 1, 1);
+    conv_shape("r50 1x1 256->64 56", 256, 64, 56, 1, 1, 0);
+    conv_shape("r50 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
+    conv_shape("r50 1x1 1024->256 14", 1024, 256, 14, 1, 1, 0);
+    conv_shape("r50 1x1 256->1024 14", 256, 1024, 14, 1, 1, 1);
+    conv_shape("r50 1x1 2048->512 7", 2048, 512, 7, 1, 1, 0);
+    conv_shape("r50 1x1 512->2048 7", 512, 2048, 7, 1, 1, 1);
+    conv_shape("yolo 3x3 32->64 160", 32, 64, 160, 3, 1, 0);
+    conv_shape("dn 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
+    conv_shape("dn 3x3 128->32 14", 128, 32, 14, 3, 1, 0);
     trtl_threadpool_destroy(g_pool);
     return 0;
 }

@@ -591,10 +591,10 @@ def category(desc):
     """Coarse layer class from the ONNX node description (for the per-class comparison)."""
     m = re.match(r"conv (\d+)x(\d+)/s(\d+) (\d+)->(\d+)( g(\d+))?", desc or "")
     if m:
-        kh, s, g = int(m.group(1)), int(m.group(3)), int(m.group(7) or 1)
+        kh, kw, s, g = int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(7) or 1)
         if g > 1:
-            return f"depthwise {kh}x{kh} s{s}" if g == int(m.group(4)) else f"grouped conv {kh}x{kh} s{s}"
-        return f"conv {kh}x{kh} s{s}"
+            return f"depthwise {kh}x{kw} s{s}" if g == int(m.group(4)) else f"grouped conv {kh}x{kw} s{s}"
+        return f"conv {kh}x{kw} s{s}"  # both sizes: Inception's 1x7 and 7x1 are neither 1x1 nor 7x7
     if (desc or "").startswith("fc"):
         return "fully connected"
     return (desc or "other").split(" ")[0]

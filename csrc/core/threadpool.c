@@ -19,7 +19,9 @@
  * done: no data race.
  *
  * Idle workers spin for about SPIN_NS on `gen` (back-to-back layers keep them hot), then sleep
- * on `wake`.  `sleepers` tells the caller whether a broadcast is needed at all.
+ * on `wake`; while the pool is held they keep spinning.  The caller, its own chunks done, spins
+ * for the others' (SPIN_NS, or HELD_WAIT_NS while held), then sleeps on `idle`.  `sleepers` tells
+ * the caller whether a broadcast is needed at all.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_ALLOC */
@@ -44,6 +46,10 @@
 #include "core/status.h"
 
 #define SPIN_NS 100000LL    /* idle workers and the waiting caller spin this long first */
+/* While the pool is held (an inference is running), the caller waits this long for the other threads to finish
+ * their chunks before it blocks: a step whose threads finish more than SPIN_NS apart (a few percent of a
+ * millisecond layer) would otherwise put the caller to sleep and make every such step pay a wake-up. */
+#define HELD_WAIT_NS 2000000LL
 #define CHUNKS_PER_THREAD 4 /* chunks per thread when grain allows (room for stealing) */
 #define MAX_THREADS 256
 #define CACHE_LINE 64
@@ -288,12 +294,13 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
     /* Wait for chunks other threads are still running: spin, then block. */
     if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
         return;
-    int64_t t0 = now_ns();
+    const int64_t t0 = now_ns();
+    const int64_t limit = atomic_load_explicit(&p->hold, memory_order_relaxed) > 0 ? HELD_WAIT_NS : SPIN_NS;
     for (int i = 0;; i++) {
         if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
             return;
         CPU_RELAX();
-        if ((i & 63) == 63 && now_ns() - t0 > SPIN_NS)
+        if ((i & 63) == 63 && now_ns() - t0 > limit)
             break;
     }
     pthread_mutex_lock(&p->lock);

@@ -41,6 +41,7 @@ struct trtl_context {
     int32_t max_in, max_out;
     trtl_profiler_fn prof;
     void *prof_user;
+    int prof_cpu; /* the profiler times the calling thread's CPU time (TRTL_PROFILE_CLOCK=thread) */
     trtl_dims *values;   /* per engine input: a shape-tensor input's values as last read from its address */
     int32_t *values_set;
     trtl_cf_ctx **cf;    /* per node: a control-flow step's bodies and buffers (engine/control_flow.h) */
@@ -456,6 +457,8 @@ trtl_status trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void
     TRTL_CHECK_ARG(c);
     c->prof = fn;
     c->prof_user = user;
+    const char *clk = getenv("TRTL_PROFILE_CLOCK");
+    c->prof_cpu = clk && strcmp(clk, "thread") == 0;
     return TRTL_OK;
 }
 
@@ -498,10 +501,13 @@ trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n)
     return TRTL_OK;
 }
 
-static double now_ms(void)
+/* The profiler's clock: wall time, or the calling thread's CPU time (cpu: TRTL_PROFILE_CLOCK=thread when
+ * trtl_context_set_profiler ran -- the Python binding calls it at each execution with a profiler): per-layer
+ * times of a one-thread context on a loaded machine, where wall time also counts other processes' turns. */
+static double now_ms(int cpu)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -768,7 +774,7 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
         if (dd_seen)
             TRTL_TRY(dd_scratch(c, n));
         trtl_kernel_args a = {n, c->vin, c->vout, c->scratch, c->scratch_cap, n->kstate, c->pool, c->plugins[k]};
-        double t0 = c->prof ? now_ms() : 0.0;
+        double t0 = c->prof ? now_ms(c->prof_cpu) : 0.0;
         trtl_status st = c->cf[k] ? trtl_cf_ctx_run(c->cf[k], n->name, n->n_in, c->vin, n->n_out, c->vout)
                                   : n->kernel->run(&a);
         if (st != TRTL_OK)
@@ -782,7 +788,7 @@ static trtl_status run_steps(trtl_context *c, int32_t batch_size, void *const *a
             dd_seen = 1;
         }
         if (c->prof)
-            c->prof(c->prof_user, n->name, (float)(now_ms() - t0));
+            c->prof(c->prof_user, n->name, (float)(now_ms(c->prof_cpu) - t0));
     }
     if (e->implicit_batch && c->batch > 1)
         broadcast_constant_outputs(c, c->batch);

@@ -384,7 +384,8 @@ trtl_status trtl_context_execute(trtl_context *c, int32_t batch_size);
 /* Runs with bindings in engine I/O order, for this call only (set_tensor_address addresses are
  * left as they were). */
 trtl_status trtl_context_execute_bindings(trtl_context *c, int32_t batch_size, void *const *bindings);
-/* Per-step timing callback (ms), called after each step when set. */
+/* Per-step timing callback (ms), called after each step when set.  Wall time, or the calling thread's CPU time
+ * when the environment has TRTL_PROFILE_CLOCK=thread as set_profiler runs (one-thread profiles on a loaded machine). */
 typedef void (*trtl_profiler_fn)(void *user, const char *layer_name, float ms);
 trtl_status trtl_context_set_profiler(trtl_context *c, trtl_profiler_fn fn, void *user);
 /* Replaces the context's thread pool: n threads (the caller included), 0 for what this process
