@@ -103,6 +103,7 @@ static void engine_dealloc(TrtlEngine *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     trtl_engine_destroy(self->e);
+    Py_CLEAR(self->plan); /* after the engine, which pointed into it */
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -115,7 +116,25 @@ PyObject *trtl_py_engine_wrap(trtl_py_state *st, trtl_engine *e)
         return NULL;
     }
     o->e = e;
+    o->plan = NULL;
     return (PyObject *)o;
+}
+
+/* Runs with the GIL held, so that no other thread uses the engine or takes a reference to the plan
+ * meanwhile: a plan whose only reference is the engine's can be read by no one else, and its pages are
+ * given back to the system as they are read (the load then peaks at about one copy of the weights). */
+int trtl_py_engine_ready(TrtlEngine *self)
+{
+    if (!self->plan)
+        return 0;
+    int discard = Py_REFCNT(self->plan) == 1;
+    trtl_status s = trtl_engine_load_weights(self->e, discard);
+    Py_CLEAR(self->plan);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
 }
 
 /* An I/O index from an int or a tensor name; -1 with an exception set if invalid. */
@@ -145,6 +164,8 @@ static PyObject *eng_serialize(TrtlEngine *self, PyObject *unused)
     void *data;
     size_t size;
     trtl_py_state *st = TRTL_STATE(self);
+    if (trtl_py_engine_ready(self) < 0)
+        return NULL;
     trtl_status s = trtl_engine_serialize(self->e, &data, &size);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
@@ -502,6 +523,8 @@ static PyObject *eng_inspector(TrtlEngine *self, PyObject *unused)
 static PyObject *engine_json(TrtlInspector *self)
 {
     char *json;
+    if (trtl_py_engine_ready((TrtlEngine *)self->engine) < 0)
+        return NULL;
     trtl_status s = trtl_engine_layer_info_json(((TrtlEngine *)self->engine)->e, &json);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
@@ -653,17 +676,26 @@ static int runtime_traverse(TrtlRuntime *self, visitproc visit, void *arg)
     return 0;
 }
 
+/* A bytes plan loads deferred: the engine keeps the bytes object and copies the weights out at its first
+ * use (trtl_py_engine_ready), after the caller has had the chance to drop its reference -- as
+ * deserialize_cuda_engine(f.read()) does -- so that the plan's pages can go as the engine fills.  Other
+ * buffers (bytearray, IHostMemory, memoryview, numpy) may change or go, so they load at once. */
 static PyObject *runtime_deserialize(TrtlRuntime *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"serialized_engine", NULL};
+    PyObject *obj;
     Py_buffer buf;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*:deserialize_cuda_engine", kw, &buf))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:deserialize_cuda_engine", kw, &obj))
+        return NULL;
+    int deferred = PyBytes_CheckExact(obj);
+    if (PyObject_GetBuffer(obj, &buf, PyBUF_SIMPLE) < 0)
         return NULL;
     trtl_engine *e = NULL;
     trtl_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = trtl_engine_deserialize(buf.buf, (size_t)buf.len, &e);
+    s = deferred ? trtl_engine_deserialize_deferred(buf.buf, (size_t)buf.len, &e)
+                 : trtl_engine_deserialize(buf.buf, (size_t)buf.len, &e);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buf);
     if (s != TRTL_OK) {
@@ -679,7 +711,10 @@ static PyObject *runtime_deserialize(TrtlRuntime *self, PyObject *args, PyObject
         }
         return trtl_py_raise(st, s);
     }
-    return trtl_py_engine_wrap(st, e);
+    PyObject *o = trtl_py_engine_wrap(st, e);
+    if (o && deferred)
+        ((TrtlEngine *)o)->plan = Py_NewRef(obj);
+    return o;
 }
 
 static PyObject *runtime_enter(PyObject *self, PyObject *unused)
