@@ -413,6 +413,17 @@ static PyObject *e_refittable(TrtlEngine *self, void *c)
     return PyBool_FromLong(trtl_engine_refittable(self->e));
 }
 
+static PyObject *e_weights_pending(TrtlEngine *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(trtl_engine_weights_pending(self->e));
+}
+static PyObject *e_plan_discarded(TrtlEngine *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(trtl_engine_plan_discarded(self->e));
+}
+
 static PyGetSetDef engine_getset[] = {
     {"num_io_tensors", (getter)e_num_io, NULL, "Number of inputs and outputs.", NULL},
     {"profiling_verbosity", (getter)e_profiling_verbosity, NULL,
@@ -426,6 +437,12 @@ static PyGetSetDef engine_getset[] = {
     {"name", (getter)e_name, NULL, "Name of the network the engine was built from (kept in plans).", NULL},
     {"refittable", (getter)e_refittable, NULL, "Built with BuilderFlag.REFIT (trt.Refitter can replace its weights).",
      NULL},
+    {"_weights_pending", (getter)e_weights_pending, NULL,
+     "True while a plan loaded from bytes has not copied its weights out yet (they are, at the engine's first "
+     "context, serialize, inspector or refit).", NULL},
+    {"_plan_bytes_discarded", (getter)e_plan_discarded, NULL,
+     "Bytes of the plan's bytes object given back to the system while the weights were loaded (nonzero only when "
+     "the engine held the plan's only reference).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef engine_methods[] = {
