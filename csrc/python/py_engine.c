@@ -789,7 +789,10 @@ static PyObject *runtime_get_plugin_registry(PyObject *self, PyObject *unused)
 static PyMethodDef runtime_methods[] = {
     {"deserialize_cuda_engine", (PyCFunction)(void (*)(void))runtime_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_cuda_engine(serialized_engine) -> ICudaEngine\n\nLoad a plan (bytes, IHostMemory, or any buffer).  "
-     "Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins."},
+     "Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins.  "
+     "A bytes plan's weights are copied out at the engine's first context, serialize(), inspector or Refitter "
+     "call; when the engine then holds the bytes' only reference (deserialize_cuda_engine(f.read())) their memory "
+     "is given back as it is read, so the load peaks at one copy of the weights."},
     {"deserialize_engine", (PyCFunction)(void (*)(void))runtime_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_engine(serialized_engine) -> ICudaEngine\n\nAlias of deserialize_cuda_engine."},
     {"get_plugin_registry", runtime_get_plugin_registry, METH_NOARGS,
