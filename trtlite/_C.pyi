@@ -268,8 +268,14 @@ class ICudaEngine:
         """Implement iter(self)."""
     def __len__(self) -> int:
         """Return len(self)."""
+    @property
+    def _plan_bytes_discarded(self) -> int:
+        """Bytes of the plan's bytes object given back to the system while the weights were loaded (nonzero only when the engine held the plan's only reference)."""
     def _repr_html_(self) -> str:
         """An HTML table of this object (Jupyter calls it; trtlite/_views.py)."""
+    @property
+    def _weights_pending(self) -> bool:
+        """True while a plan loaded from bytes has not copied its weights out yet (they are, at the engine's first context, serialize, inspector or refit)."""
     def binding_is_input(self, index: int | str) -> bool:
         """binding_is_input(index or name) -> bool"""
     def create_engine_inspector(self) -> EngineInspector:
@@ -803,7 +809,7 @@ class Runtime:
     def __exit__(self, *args: object) -> None:
         """Context manager exit."""
     def deserialize_cuda_engine(self, serialized_engine: _Buffer) -> ICudaEngine:
-        """Load a plan (bytes, IHostMemory, or any buffer). Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins."""
+        """Load a plan (bytes, IHostMemory, or any buffer). Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins. A bytes plan's weights are copied out at the engine's first context, serialize(), inspector or Refitter call; when the engine then holds the bytes' only reference (deserialize_cuda_engine(f.read())) their memory is given back as it is read, so the load peaks at one copy of the weights."""
     def deserialize_engine(self, serialized_engine: _Buffer) -> ICudaEngine:
         """Alias of deserialize_cuda_engine."""
     def get_plugin_registry(self) -> _PyIPluginRegistry:

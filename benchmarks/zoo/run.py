@@ -68,6 +68,16 @@ def _zoo_export():
 
 # ==== workers (each in its own process) ============================================================
 
+def rss_stage(res, name):
+    """Append (stage, VmRSS MiB, VmHWM MiB) of this process to res["rss_stages"] (the per-stage memory report)."""
+    vals = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                vals[line.split(":")[0]] = int(line.split()[1]) / 1024
+    res.setdefault("rss_stages", []).append([name, round(vals.get("VmRSS", 0), 1), round(vals.get("VmHWM", 0), 1)])
+
+
 def worker_ref(spec):
     """The seeded input and onnxruntime's reference output for one (model, batch)."""
     import numpy as np
@@ -81,8 +91,10 @@ def worker_ref(spec):
 
 def worker_trtbuild(spec):
     """ONNX -> OnnxParser -> build for one batch (min = opt = max) and thread count -> plan file."""
+    stages = {}
     import trtlite as trt
     import numpy as np
+    rss_stage(stages, "import")
     logger = trt.Logger(trt.Logger.ERROR)
     t0 = time.perf_counter()
     builder = trt.Builder(logger)
@@ -91,6 +103,7 @@ def worker_trtbuild(spec):
     try:
         with open(spec["onnx"], "rb") as f:
             ok = parser.parse(f.read())
+        rss_stage(stages, "parse")
         err = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
     except Exception as e:  # noqa: BLE001 -- reported
         ok, err = False, f"{type(e).__name__}: {e}"
@@ -112,10 +125,12 @@ def worker_trtbuild(spec):
         bench.emit({"ok": False, "stage": "build", "error": f"{type(e).__name__}: {e}", "parse_s": t1 - t0})
         return
     t2 = time.perf_counter()
+    rss_stage(stages, "build")
     with open(spec["plan"], "wb") as f:
         f.write(bytes(plan))
-    bench.emit({"ok": True, "parse_s": t1 - t0, "build_s": t2 - t1, "plan_bytes": os.path.getsize(spec["plan"]),
-                "layers": network.num_layers, "build_peak_rss_kib": bench.peak_rss_kib()})
+    rss_stage(stages, "plan written")
+    bench.emit(dict(stages, ok=True, parse_s=t1 - t0, build_s=t2 - t1, plan_bytes=os.path.getsize(spec["plan"]),
+                    layers=network.num_layers, build_peak_rss_kib=bench.peak_rss_kib()))
 
 
 def _timed(res, check, run_once, spec):
@@ -125,15 +140,19 @@ def _timed(res, check, run_once, spec):
 
 def worker_trtlite(spec):
     """Load the plan, check the first output against onnxruntime's, time it, optionally profile it."""
+    res = {}
     import numpy as np
     import trtlite as trt
+    rss_stage(res, "import")
     x = np.load(spec["input"])
     ref = np.load(spec["ref"])
     logger = trt.Logger(trt.Logger.ERROR)
     t0 = time.perf_counter()
     with open(spec["plan"], "rb") as f:
         engine = trt.Runtime(logger).deserialize_cuda_engine(f.read())
+    rss_stage(res, "deserialize")
     context = engine.create_execution_context()
+    rss_stage(res, "context")
     context.num_threads = spec["threads"]
     context.set_input_shape("input", x.shape)
     names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
@@ -149,10 +168,11 @@ def worker_trtlite(spec):
     t0 = time.perf_counter()
     run_once()
     first = time.perf_counter() - t0
+    rss_stage(res, "first run")
     check = bench.verify(out, ref) if out.size == ref.size else {
         "ok": False, "max_abs": float("nan"), "max_rel": float("nan"), "ref_max": float(np.abs(ref).max()),
         "error": f"output shape {out.shape} vs onnxruntime's {ref.shape}"}
-    res = {"setup_s": setup, "first_s": first, "verify": check}
+    res.update({"setup_s": setup, "first_s": first, "verify": check})
     _timed(res, check, run_once, spec)
     if check["ok"] and spec.get("breakdown"):
         res["breakdown"] = trt_breakdown(trt, engine, context, run_once, spec)
@@ -333,7 +353,8 @@ def summarize(runs, batch):
            "setup_s": float(np.median([r["setup_s"] for r in ok])),
            "first_s": float(np.median([r["first_s"] for r in ok])),
            "peak_rss_kib": max(r["peak_rss_kib"] for r in ok),
-           "foreign_cpus": float(np.mean([r.get("foreign_cpus", 0.0) for r in ok]))}
+           "foreign_cpus": float(np.mean([r.get("foreign_cpus", 0.0) for r in ok])),
+           "rss_stages": max(ok, key=lambda r: r["peak_rss_kib"]).get("rss_stages")}
     lat = [x for r in ok for x in r.get("lat", [])]
     if lat:
         out["stats"] = bench.stats({"lat": lat}, batch)

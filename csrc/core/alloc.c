@@ -6,6 +6,10 @@
 #if defined(__GLIBC__) || defined(__linux__)
 #include <malloc.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "core/alloc.h"
 #include "trtlite/trtlite.h"
@@ -43,6 +47,25 @@ void trtl_alloc_trim(void)
 {
 #ifdef __GLIBC__
     malloc_trim(0);
+#endif
+}
+
+size_t trtl_alloc_discard(const void *base, size_t *done, size_t upto)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+    uintptr_t lo = ((uintptr_t)base + *done + page - 1) / page * page;
+    uintptr_t hi = ((uintptr_t)base + upto) / page * page;
+    if (hi <= lo)
+        return 0;
+    *done = (size_t)(hi - (uintptr_t)base);
+    return madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED) == 0 ? (size_t)(hi - lo) : 0;
+#else
+    (void)base;
+    (void)done;
+    (void)upto;
+    return 0;
 #endif
 }
 

@@ -20,6 +20,12 @@ void trtl_aligned_free(void *p);
  * few MiB on its heap once its mmap threshold has grown.  No-op elsewhere; thread-safe. */
 void trtl_alloc_trim(void);
 
+/* Gives the whole pages of [base + *done, base + upto) back to the system (Linux: madvise DONTNEED;
+ * they read as zeros afterwards) and advances *done to the end of the last page given back; returns
+ * the bytes given back (0 elsewhere).  Partial pages at either end are kept, so the bytes before
+ * base and from base + upto on are never touched: for a buffer its owner will not read again. */
+size_t trtl_alloc_discard(const void *base, size_t *done, size_t upto);
+
 /* Failure injection for tests: while a hook is set, trtl_aligned_alloc first calls
  * hook(bytes, user) and returns NULL (as if out of memory) when it answers nonzero, so a test can
  * fail the n-th allocation of a build or a run and check that the error comes back as a status.

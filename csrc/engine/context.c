@@ -64,6 +64,7 @@ trtl_status trtl_context_create(trtl_engine *e, trtl_context **out)
     TRTL_CHECK_ARG(e);
     TRTL_CHECK_ARG(out);
     trtl_clear_error();
+    TRTL_TRY(trtl_engine_check_loaded(e, "creating an execution context"));
     return create_context(e, NULL, out);
 }
 

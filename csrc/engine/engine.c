@@ -55,6 +55,8 @@ void trtl_engine_destroy(trtl_engine *e)
 {
     if (!e || atomic_fetch_sub(&e->refcount, 1) != 1)
         return;
+    if (e->deferred)
+        trtl_engine_forget_pending(e, 0); /* its pending buffers are the plan's, not the engine's */
     for (int32_t i = 0; i < e->n_nodes; i++) {
         trtl_node *n = &e->nodes[i];
         if (n->op == TRTL_OP_PLUGIN_V2 && n->p.plugin.plugin)
@@ -764,6 +766,7 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
 {
     TRTL_CHECK_ARG(e);
     TRTL_CHECK_ARG(json);
+    TRTL_TRY(trtl_engine_check_loaded(e, "engine information"));
     sbuf b = {0};
     sb_fmt(&b, "{\"implicit_batch\": %s, \"max_batch_size\": %d, \"activation_bytes\": %lld, "
            "\"plain_weight_bytes\": %llu, \"layers\": [", e->implicit_batch ? "true" : "false", (int)e->max_batch_size,

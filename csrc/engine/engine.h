@@ -39,6 +39,15 @@ typedef struct trtl_profile {
     trtl_dims *vmin, *vopt, *vmax;
 } trtl_profile;
 
+/* A weights buffer of a deferred plan load (trtl_engine_deserialize_deferred) still in the plan's
+ * bytes: node weights (w) or a constant tensor's data (node -1). */
+typedef struct trtl_pending_weights {
+    size_t off, bytes;     /* where in the plan */
+    int32_t node;          /* the node whose params hold w; -1: constant tensor `tensor` */
+    int32_t tensor;
+    trtl_weights *w;
+} trtl_pending_weights;
+
 struct trtl_engine {
     atomic_int refcount;
     int implicit_batch;
@@ -64,6 +73,15 @@ struct trtl_engine {
     void **owned;
     int32_t n_owned, cap_owned;
     int32_t refittable;    /* built with TRTL_FLAG_REFIT: weights can be replaced (refit.c) */
+    /* Deferred plan load (serialize/load_weights.c): until trtl_engine_load_weights the pending
+     * weights and constants point into the caller's plan bytes and no kernel is prepared. */
+    int32_t deferred;      /* 1 while weights are pending */
+    trtl_status load_status; /* a failed trtl_engine_load_weights (the engine is unusable) */
+    const uint8_t *plan;
+    size_t plan_size;
+    trtl_pending_weights *pending;
+    int32_t n_pending, cap_pending;
+    uint64_t plan_discarded; /* bytes of the plan given back to the system while loading */
 };
 
 /* Engine construction helpers used by the builder and the plan reader. */
@@ -78,6 +96,11 @@ void trtl_engine_drop_plain_weights(trtl_engine *e, int32_t k);
 /* Bytes of the weights the engine holds in plain form (owned buffers and constant tensors): the
  * packed weights of kernels with unpack() are not counted (they live in the kernels' states). */
 uint64_t trtl_engine_plain_weight_bytes(const trtl_engine *e);
+/* TRTL_OK when the engine's weights are loaded (not a deferred plan load still pending, nor one
+ * that failed); else TRTL_ERR_STATE with a message starting with `what` (serialize/load_weights.c). */
+trtl_status trtl_engine_check_loaded(const trtl_engine *e, const char *what);
+/* Clears the pending entries from `from` on (their pointers into the plan) and forgets the plan. */
+void trtl_engine_forget_pending(trtl_engine *e, int32_t from);
 /* Liveness, arena offsets and kernel state; called once all nodes/tensors are in place.  Drops the
  * plain copy of packed weights (trtl_engine_drop_plain_weights) of every node. */
 trtl_status trtl_engine_finalize(trtl_engine *e);

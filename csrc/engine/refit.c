@@ -210,6 +210,7 @@ trtl_status trtl_engine_refit(trtl_engine *e, const char *layer, int32_t role, c
     TRTL_CHECK_ARG(layer);
     TRTL_CHECK_ARG(w);
     trtl_clear_error();
+    TRTL_TRY(trtl_engine_check_loaded(e, "refit"));
     if (w->type != TRTL_FLOAT)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "refit: layer '%s': weights must be FLOAT, not %s", layer,
                           trtl_dtype_name(w->type));

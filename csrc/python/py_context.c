@@ -98,6 +98,8 @@ static int ctx_clear(TrtlContext *self)
 
 PyObject *trtl_py_context_new(trtl_py_state *st, PyObject *engine)
 {
+    if (trtl_py_engine_ready((TrtlEngine *)engine) < 0)
+        return NULL;
     TrtlContext *o = PyObject_GC_New(TrtlContext, st->ContextType);
     if (!o)
         return NULL;

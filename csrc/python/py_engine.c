@@ -103,6 +103,7 @@ static void engine_dealloc(TrtlEngine *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     trtl_engine_destroy(self->e);
+    Py_CLEAR(self->plan); /* after the engine, which pointed into it */
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -115,7 +116,25 @@ PyObject *trtl_py_engine_wrap(trtl_py_state *st, trtl_engine *e)
         return NULL;
     }
     o->e = e;
+    o->plan = NULL;
     return (PyObject *)o;
+}
+
+/* Runs with the GIL held, so that no other thread uses the engine or takes a reference to the plan
+ * meanwhile: a plan whose only reference is the engine's can be read by no one else, and its pages are
+ * given back to the system as they are read (the load then peaks at about one copy of the weights). */
+int trtl_py_engine_ready(TrtlEngine *self)
+{
+    if (!self->plan)
+        return 0;
+    int discard = Py_REFCNT(self->plan) == 1;
+    trtl_status s = trtl_engine_load_weights(self->e, discard);
+    Py_CLEAR(self->plan);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
 }
 
 /* An I/O index from an int or a tensor name; -1 with an exception set if invalid. */
@@ -145,6 +164,8 @@ static PyObject *eng_serialize(TrtlEngine *self, PyObject *unused)
     void *data;
     size_t size;
     trtl_py_state *st = TRTL_STATE(self);
+    if (trtl_py_engine_ready(self) < 0)
+        return NULL;
     trtl_status s = trtl_engine_serialize(self->e, &data, &size);
     if (s != TRTL_OK)
         return trtl_py_raise(st, s);
@@ -392,6 +413,17 @@ static PyObject *e_refittable(TrtlEngine *self, void *c)
     return PyBool_FromLong(trtl_engine_refittable(self->e));
 }
 
+static PyObject *e_weights_pending(TrtlEngine *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(trtl_engine_weights_pending(self->e));
+}
+static PyObject *e_plan_discarded(TrtlEngine *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(trtl_engine_plan_discarded(self->e));
+}
+
 static PyGetSetDef engine_getset[] = {
     {"num_io_tensors", (getter)e_num_io, NULL, "Number of inputs and outputs.", NULL},
     {"profiling_verbosity", (getter)e_profiling_verbosity, NULL,
@@ -405,6 +437,12 @@ static PyGetSetDef engine_getset[] = {
     {"name", (getter)e_name, NULL, "Name of the network the engine was built from (kept in plans).", NULL},
     {"refittable", (getter)e_refittable, NULL, "Built with BuilderFlag.REFIT (trt.Refitter can replace its weights).",
      NULL},
+    {"_weights_pending", (getter)e_weights_pending, NULL,
+     "True while a plan loaded from bytes has not copied its weights out yet (they are, at the engine's first "
+     "context, serialize, inspector or refit).", NULL},
+    {"_plan_bytes_discarded", (getter)e_plan_discarded, NULL,
+     "Bytes of the plan's bytes object given back to the system while the weights were loaded (nonzero only when "
+     "the engine held the plan's only reference).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef engine_methods[] = {
@@ -502,6 +540,8 @@ static PyObject *eng_inspector(TrtlEngine *self, PyObject *unused)
 static PyObject *engine_json(TrtlInspector *self)
 {
     char *json;
+    if (trtl_py_engine_ready((TrtlEngine *)self->engine) < 0)
+        return NULL;
     trtl_status s = trtl_engine_layer_info_json(((TrtlEngine *)self->engine)->e, &json);
     if (s != TRTL_OK)
         return trtl_py_raise(TRTL_STATE(self), s);
@@ -653,17 +693,26 @@ static int runtime_traverse(TrtlRuntime *self, visitproc visit, void *arg)
     return 0;
 }
 
+/* A bytes plan loads deferred: the engine keeps the bytes object and copies the weights out at its first
+ * use (trtl_py_engine_ready), after the caller has had the chance to drop its reference -- as
+ * deserialize_cuda_engine(f.read()) does -- so that the plan's pages can go as the engine fills.  Other
+ * buffers (bytearray, IHostMemory, memoryview, numpy) may change or go, so they load at once. */
 static PyObject *runtime_deserialize(TrtlRuntime *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"serialized_engine", NULL};
+    PyObject *obj;
     Py_buffer buf;
     trtl_py_state *st = TRTL_STATE(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*:deserialize_cuda_engine", kw, &buf))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:deserialize_cuda_engine", kw, &obj))
+        return NULL;
+    int deferred = PyBytes_CheckExact(obj);
+    if (PyObject_GetBuffer(obj, &buf, PyBUF_SIMPLE) < 0)
         return NULL;
     trtl_engine *e = NULL;
     trtl_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = trtl_engine_deserialize(buf.buf, (size_t)buf.len, &e);
+    s = deferred ? trtl_engine_deserialize_deferred(buf.buf, (size_t)buf.len, &e)
+                 : trtl_engine_deserialize(buf.buf, (size_t)buf.len, &e);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buf);
     if (s != TRTL_OK) {
@@ -679,7 +728,10 @@ static PyObject *runtime_deserialize(TrtlRuntime *self, PyObject *args, PyObject
         }
         return trtl_py_raise(st, s);
     }
-    return trtl_py_engine_wrap(st, e);
+    PyObject *o = trtl_py_engine_wrap(st, e);
+    if (o && deferred)
+        ((TrtlEngine *)o)->plan = Py_NewRef(obj);
+    return o;
 }
 
 static PyObject *runtime_enter(PyObject *self, PyObject *unused)
@@ -737,7 +789,10 @@ static PyObject *runtime_get_plugin_registry(PyObject *self, PyObject *unused)
 static PyMethodDef runtime_methods[] = {
     {"deserialize_cuda_engine", (PyCFunction)(void (*)(void))runtime_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_cuda_engine(serialized_engine) -> ICudaEngine\n\nLoad a plan (bytes, IHostMemory, or any buffer).  "
-     "Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins."},
+     "Raises PlanError for truncated, corrupt, foreign or other-version plans, PluginError for missing plugins.  "
+     "A bytes plan's weights are copied out at the engine's first context, serialize(), inspector or Refitter "
+     "call; when the engine then holds the bytes' only reference (deserialize_cuda_engine(f.read())) their memory "
+     "is given back as it is read, so the load peaks at one copy of the weights."},
     {"deserialize_engine", (PyCFunction)(void (*)(void))runtime_deserialize, METH_VARARGS | METH_KEYWORDS,
      "deserialize_engine(serialized_engine) -> ICudaEngine\n\nAlias of deserialize_cuda_engine."},
     {"get_plugin_registry", runtime_get_plugin_registry, METH_NOARGS,

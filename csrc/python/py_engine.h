@@ -7,6 +7,7 @@
 typedef struct TrtlEngine {
     PyObject_HEAD
     trtl_engine *e;
+    PyObject *plan; /* a deferred load's plan (bytes) until trtl_py_engine_ready; else NULL */
 } TrtlEngine;
 
 typedef struct TrtlHostMemory {
@@ -18,6 +19,9 @@ typedef struct TrtlHostMemory {
 
 int trtl_py_init_engine(PyObject *m, trtl_py_state *st);
 PyObject *trtl_py_engine_wrap(trtl_py_state *st, trtl_engine *e);
+/* Loads a deferred plan load's weights (trtl_engine_load_weights) before the engine's first use that
+ * needs them (contexts, serialize, inspector, refit); 0, or -1 with an exception set. */
+int trtl_py_engine_ready(TrtlEngine *self);
 PyObject *trtl_py_hostmem_new(trtl_py_state *st, void *data, size_t size);
 
 #endif

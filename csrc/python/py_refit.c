@@ -9,6 +9,8 @@ static int engine_arg(trtl_py_state *st, PyObject *o, trtl_engine **e)
         PyErr_Format(PyExc_TypeError, "Refitter: engine must be an ICudaEngine, not %s", Py_TYPE(o)->tp_name);
         return -1;
     }
+    if (trtl_py_engine_ready((TrtlEngine *)o) < 0)
+        return -1;
     *e = ((TrtlEngine *)o)->e;
     return 0;
 }

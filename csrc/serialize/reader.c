@@ -1,4 +1,5 @@
 /* reader.c -- plan bytes -> engine, with every read bounds-checked (format in plan.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "engine/control_flow.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
+#include "network/shape_values.h"
 #include "core/status.h"
 #include "core/dims.h"
 
@@ -155,24 +157,39 @@ static int dims(rbuf *r, trtl_dims *d) { return read_dims(r, d, 0); }
         }                                                                                \
     } while (0)
 
-static trtl_status read_weights(rbuf *r, trtl_engine *e, trtl_weights *w, const char *node, const char *attr)
+/* Records a buffer left in the plan for trtl_engine_load_weights (load_weights.c); 0 when out of memory. */
+static int add_pending(trtl_engine *e, size_t off, size_t bytes, int32_t node, int32_t tensor, trtl_weights *w)
+{
+    if (e->n_pending == e->cap_pending) {
+        int32_t nc = e->cap_pending ? e->cap_pending * 2 : 64;
+        trtl_pending_weights *np = realloc(e->pending, sizeof *np * (size_t)nc);
+        if (!np)
+            return 0;
+        e->pending = np;
+        e->cap_pending = nc;
+    }
+    e->pending[e->n_pending++] = (trtl_pending_weights){off, bytes, node, tensor, w};
+    return 1;
+}
+
+/* Weights stay in the plan (values point there, readable for the checks) until trtl_engine_load_weights. */
+static trtl_status read_weights(rbuf *r, trtl_engine *e, trtl_node *n, trtl_weights *w, const char *attr)
 {
     uint32_t dt = u32(r);
     int64_t count = i64(r);
     if (r->bad || !trtl_dtype_valid((int)dt) || count < 0 ||
         (uint64_t)count > (r->n - r->off) / (trtl_dtype_size((trtl_dtype)dt) ? trtl_dtype_size((trtl_dtype)dt) : 1))
-        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad weights '%s' of layer '%s'", attr, node);
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is corrupt: bad weights '%s' of layer '%s'", attr, n->name);
     w->type = (trtl_dtype)dt;
     w->count = count;
     w->values = NULL;
     if (count == 0)
         return TRTL_OK;
     size_t bytes = (size_t)count * trtl_dtype_size(w->type);
-    void *buf = trtl_aligned_alloc(bytes);
-    if (!buf || !trtl_engine_own(e, buf))
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory for weights of layer '%s'", node);
-    take(r, buf, bytes);
-    w->values = buf;
+    if (!add_pending(e, r->off, bytes, (int32_t)(n - e->nodes), -1, w))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory for weights of layer '%s'", n->name);
+    w->values = r->p + r->off;
+    r->off += bytes;
     return TRTL_OK;
 }
 
@@ -372,7 +389,7 @@ static trtl_status read_params(rbuf *r, trtl_engine *e, trtl_node *n, uint32_t v
             }
             break;
         }
-        case TRTL_ATTR_WEIGHTS: TRTL_TRY(read_weights(r, e, (trtl_weights *)f, n->name, d->name)); break;
+        case TRTL_ATTR_WEIGHTS: TRTL_TRY(read_weights(r, e, n, (trtl_weights *)f, d->name)); break;
         }
         if (r->bad)
             return trtl_error(TRTL_ERR_INVALID_PLAN, "plan is truncated or corrupt in attribute '%s' of layer '%s'", d->name,
@@ -480,6 +497,19 @@ static trtl_status check_profile(const trtl_engine *e, uint32_t p, uint32_t i)
 
 trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine **out)
 {
+    trtl_status st = trtl_engine_deserialize_deferred(data, size, out);
+    if (st != TRTL_OK)
+        return st;
+    st = trtl_engine_load_weights(*out, 0);
+    if (st != TRTL_OK) {
+        trtl_engine_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+trtl_status trtl_engine_deserialize_deferred(const void *data, size_t size, trtl_engine **out)
+{
     trtl_clear_error();
     const uint32_t one = 1;
     if (*(const uint8_t *)&one != 1)
@@ -497,6 +527,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     char *corner = NULL;
     if (!e)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "loading plan: out of memory");
+    e->deferred = 1;
+    e->plan = (const uint8_t *)data;
+    e->plan_size = size;
     int8_t *made = NULL; /* per tensor: produced yet (inputs and constants from the start) */
     e->refittable = ((const uint8_t *)data)[48] & 1u; /* flags (plan.h) */
     e->implicit_batch = u32(&r) != 0;
@@ -533,9 +566,15 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
         if (t->kind == TRTL_TK_CONSTANT) {
             CHECK((int64_t)nb == t->max_bytes, "plan is corrupt: constant '%s' has %llu bytes, its shape needs %lld", t->name,
                   (unsigned long long)nb, (long long)t->max_bytes);
-            t->data = trtl_aligned_alloc(nb ? (size_t)nb : 64);
-            CHECK_ALLOC(t->data);
-            take(&r, t->data, (size_t)nb);
+            if (nb && !trtl_sv_carriable(&t->max_dims, t->dtype)) { /* shape values are read now: copied */
+                CHECK_ALLOC(add_pending(e, r.off, (size_t)nb, -1, (int32_t)i, NULL));
+                t->data = (void *)(uintptr_t)(r.p + r.off);
+                r.off += (size_t)nb;
+            } else {
+                t->data = trtl_aligned_alloc(nb ? (size_t)nb : 64);
+                CHECK_ALLOC(t->data);
+                take(&r, t->data, (size_t)nb);
+            }
         }
     }
     uint32_t nio = u32(&r), nin = u32(&r);
@@ -778,19 +817,9 @@ trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine *
     check = NULL;
     free(corner);
     corner = NULL;
-    for (int32_t k = 0; k < e->n_nodes; k++) {
-        trtl_node *n = &e->nodes[k];
-        if (n->kernel->prepare) {
-            st = n->kernel->prepare(n, &n->kstate);
-            if (st != TRTL_OK)
-                goto fail;
-            trtl_engine_drop_plain_weights(e, k); /* node by node: the load peaks at one copy beside the plan */
-        }
-    }
-    st = trtl_engine_finalize(e);
+    st = trtl_engine_finalize(e); /* kernels are prepared by trtl_engine_load_weights */
     if (st != TRTL_OK)
         goto fail;
-    trtl_alloc_trim(); /* the plain weights freed after packing */
     *out = e;
     return TRTL_OK;
 fail:

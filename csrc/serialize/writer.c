@@ -194,6 +194,7 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
     TRTL_CHECK_ARG(data);
     TRTL_CHECK_ARG(size);
     trtl_clear_error();
+    TRTL_TRY(trtl_engine_check_loaded(e, "serializing the engine"));
     wbuf b = {0};
     uint8_t header[TRTL_PLAN_HEADER_SIZE];
     memset(header, 0, sizeof header);

@@ -228,6 +228,10 @@ int main(void)
     /* ---- engine ---- */
     INVALID(trtl_engine_serialize, NULL, &data, &size);
     INVALID(trtl_engine_deserialize, NULL, 16, &e);
+    INVALID(trtl_engine_deserialize_deferred, NULL, 16, &e);
+    INVALID(trtl_engine_load_weights, NULL, 0);
+    GIVES(trtl_engine_weights_pending(NULL), 0);
+    GIVES(trtl_engine_plan_discarded(NULL), 0);
     trtl_engine_retain(NULL);
     trtl_engine_destroy(NULL);
     GIVES(trtl_engine_name(NULL), NULL);

@@ -330,6 +330,21 @@ trtl_status trtl_build(const trtl_network *net, const trtl_builder_config *cfg, 
 trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size);
 /* Loads a plan; plugins are looked up in the registry. */
 trtl_status trtl_engine_deserialize(const void *data, size_t size, trtl_engine **out);
+/* A plan load in two halves, so that a caller who gives up its plan buffer peaks at one copy of the
+ * weights instead of two: trtl_engine_deserialize_deferred checks the whole plan (checksum, structure,
+ * shapes, kernels, plugins) as trtl_engine_deserialize does but leaves the weights and large constants
+ * in `data`, which must stay alive and unchanged until trtl_engine_load_weights (or the engine's
+ * destruction).  trtl_engine_load_weights copies them out node by node, prepares (packs) each node's
+ * kernel and drops the plain copies as trtl_engine_deserialize does; with discard != 0 it also gives
+ * every page of `data` it has read back to the system (madvise DONTNEED: the caller's buffer then
+ * reads as zeros there and must not be used again).  Until it has run the engine cannot create
+ * contexts, serialize, report layer information or refit (TRTL_ERR_STATE); after a failure it reports that
+ * failure again.  trtl_engine_deserialize is both halves without discarding. */
+trtl_status trtl_engine_deserialize_deferred(const void *data, size_t size, trtl_engine **out);
+trtl_status trtl_engine_load_weights(trtl_engine *e, int discard);
+/* 1 while trtl_engine_load_weights has not run on a deferred load; bytes of the plan it discarded. */
+int trtl_engine_weights_pending(const trtl_engine *e);
+uint64_t trtl_engine_plan_discarded(const trtl_engine *e);
 /* Engines are reference counted so that contexts keep theirs alive. */
 void trtl_engine_retain(trtl_engine *e);
 void trtl_engine_destroy(trtl_engine *e);
