@@ -165,7 +165,7 @@ __attribute__((target("avx512f"))) static void c16_item(const trtl_dwc_job *j, i
     trtl_epi_act(j->epi, yb, nc * P);
 }
 
-static const trtl_dwc_kernel c16_kernel = {"convolution.depthwise_c16", 16, c16_item};
+static const trtl_dwc_kernel c16_kernel = {"convolution.depthwise_c16", 16, c16_item, 0};
 
 static trtl_status c16_run(const trtl_kernel_args *a) { return trtl_dwc_run(a, &c16_kernel); }
 

@@ -1,7 +1,7 @@
 /*
  * convolution_depthwise_c8.c -- "convolution.depthwise_c8": 2-D depthwise convolution (num_groups == C == K) on
- * small maps (padded plane of at most 1600 pixels: MobileNet's, MNASNet's and EfficientNet's 28x28 stride 2,
- * 14x14 and 7x7 stages, the dilated last stage of LR-ASPP / DeepLabV3), kernels up to 7x7, strides 1 or 2 per
+ * small maps (padded plane of at most 3600 pixels: MobileNet's, MNASNet's and EfficientNet's 56x56 stride 2,
+ * 28x28, 14x14 and 7x7 stages, the dilated last stage of LR-ASPP / DeepLabV3), kernels up to 7x7, strides 1 or 2 per
  * axis, any dilation, every padding mode, bias + residual + activation fused.  Needs AVX2 + FMA: the counterpart
  * of depthwise_c16 for machines without AVX-512 (AMD Zen 2/3, older Intel), where the row kernels
  * (depthwise_avx2) leave most of the 8 lanes idle on 7- and 14-wide rows and pay a plane copy per few outputs.
@@ -46,25 +46,14 @@ __attribute__((target("avx2,fma"))) static inline void tr8(__m256 r[8])
     }
 }
 
-/* The block's nc planes (plane stride HW) into [Hp][Wp][8] with a zero border and zero lanes past nc: 8 pixels of
- * the planes at a time (the last n < 8 through a zeroed buffer), transposed, each pixel vector stored at its padded
- * position. */
+/* The block's nc planes (plane stride HW) into [Hp][Wp][8] with zero lanes past nc: 8 pixels of the planes at a
+ * time (the last n < 8 through a zeroed buffer), transposed, each pixel vector stored at its padded position.  The
+ * border is the driver's (zeroed once per run, never written here). */
 __attribute__((target("avx2,fma"))) static void c8_gather(const trtl_dwc_geom *g, const float *xb, int64_t nc,
                                                           float *xp)
 {
     const int64_t Wp = g->Wp, HW = g->H * g->W;
     const __m256 zero = _mm256_setzero_ps();
-    for (int64_t i = 0; i < g->pt * Wp; i++)
-        _mm256_store_ps(xp + i * 8, zero);
-    for (int64_t h = 0; h < g->H; h++) {
-        float *row = xp + (g->pt + h) * Wp * 8;
-        for (int64_t w = 0; w < g->pl; w++)
-            _mm256_store_ps(row + w * 8, zero);
-        for (int64_t w = g->pl + g->W; w < Wp; w++)
-            _mm256_store_ps(row + w * 8, zero);
-    }
-    for (int64_t i = (g->pt + g->H) * Wp; i < g->Hp * Wp; i++)
-        _mm256_store_ps(xp + i * 8, zero);
     int64_t h = 0, w = 0; /* position of pixel p0 */
     for (int64_t p0 = 0; p0 < HW; p0 += 8) {
         const int64_t n = HW - p0 < 8 ? HW - p0 : 8;
@@ -182,7 +171,7 @@ __attribute__((target("avx2,fma"))) static void c8_item(const trtl_dwc_job *j, i
         trtl_epi_act(e, yb, nc * P);
 }
 
-static const trtl_dwc_kernel c8_kernel = {"convolution.depthwise_c8", 8, c8_item};
+static const trtl_dwc_kernel c8_kernel = {"convolution.depthwise_c8", 8, c8_item, 1};
 
 static trtl_status c8_run(const trtl_kernel_args *a) { return trtl_dwc_run(a, &c8_kernel); }
 

@@ -10,9 +10,9 @@
 #include "core/dims.h"
 #include "core/status.h"
 
-/* applies() takes padded planes of at most this many pixels (40 x 40) at the opt shapes, where the block stays in
- * L2; run() takes any size (dynamic shapes), with scratch to match. */
-#define PLANE_MAX 1600
+/* applies() takes padded planes of at most this many pixels at the opt shapes (40 x 40 of 16 lanes, 60 x 60 of 8:
+ * the block, 100-115 KB, stays in L2); run() takes any size (dynamic shapes), with scratch to match. */
+#define PLANE_MAX(lanes) ((lanes) >= 16 ? 1600 : 3600)
 #define TAPS_MAX 7
 #define MAX_SLOTS 64
 
@@ -38,6 +38,7 @@ static int64_t slot_floats(const trtl_dwc_geom *g) { return (g->Hp * g->Wp + 4 +
 typedef struct dwc_run_ctx {
     trtl_dwc_job j;
     trtl_dwc_item_fn item;
+    int zero_once;
 } dwc_run_ctx;
 
 static void dwc_run_slots(void *ctx, int64_t sb, int64_t se, int thread)
@@ -47,6 +48,8 @@ static void dwc_run_slots(void *ctx, int64_t sb, int64_t se, int thread)
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         float *xp = j->scratch + s * slot_floats(j->g);
+        if (c->zero_once)
+            memset(xp, 0, (size_t)(j->g->Hp * j->g->Wp * j->g->lanes) * sizeof(float));
         for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++)
             c->item(j, it / j->g->nblk, it % j->g->nblk, xp);
     }
@@ -62,7 +65,7 @@ trtl_status trtl_dwc_run(const trtl_kernel_args *a, const trtl_dwc_kernel *k)
     TRTL_TRY(geom_init(nd, &a->in[0].dims, &a->out[0].dims, k->lanes, &g));
     if (!st || st->C != g.C || st->R != g.R || st->S != g.S || st->lanes != k->lanes)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': %s run without its weights", nd->name, k->name);
-    dwc_run_ctx c = {{&g, st, &nd->epi, a->in[0].data, NULL, a->out[0].data, NULL, 1, g.N * g.nblk}, k->item};
+    dwc_run_ctx c = {{&g, st, &nd->epi, a->in[0].data, NULL, a->out[0].data, NULL, 1, g.N * g.nblk}, k->item, k->zero_once};
     trtl_dwc_job *j = &c.j;
     TRTL_TRY(trtl_epi_residual(a, g.N * g.C * g.OH * g.OW, &j->res));
     if (j->items == 0 || g.OH * g.OW == 0)
@@ -102,7 +105,7 @@ int trtl_dwc_applies(const trtl_node *nd, const trtl_dims *in_dims, int64_t lane
         trtl_clear_error();
         return 0;
     }
-    return g.Hp * g.Wp <= PLANE_MAX;
+    return g.Hp * g.Wp <= PLANE_MAX(lanes);
 }
 
 void trtl_dwc_release(void *state)

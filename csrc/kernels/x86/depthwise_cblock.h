@@ -48,6 +48,7 @@ typedef struct trtl_dwc_kernel {
     const char *name;
     int64_t lanes;
     trtl_dwc_item_fn item;
+    int zero_once; /* the driver zeroes each slot's padded plane once per run: the item rewrites only input pixels */
 } trtl_dwc_kernel;
 
 /* The output block of a slot: after the padded plane and 4 vectors of gap. */
@@ -58,7 +59,8 @@ void trtl_dwc_release(void *state);
 /* run(): every item over the context's pool; errors name the layer (weights not prepared, scratch too small). */
 trtl_status trtl_dwc_run(const trtl_kernel_args *a, const trtl_dwc_kernel *k);
 size_t trtl_dwc_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out, int64_t lanes);
-/* applies(): depthwise, kernels up to 7x7, any dilation, padded plane of at most 1600 pixels at these dims. */
+/* applies(): depthwise, kernels up to 7x7, any dilation, a padded plane of at most 1600 pixels (16 lanes) or 3600
+ * (8 lanes) at these dims. */
 int trtl_dwc_applies(const trtl_node *nd, const trtl_dims *in_dims, int64_t lanes);
 
 #endif
