@@ -176,7 +176,8 @@ def report(model, rows, ort_nodes, show_layers):
         subs = sorted((s for s in groups if s.startswith("  " + k + " ")), key=lambda s: s)
         for key in [k] + subs:
             n, ms, oms, kern = groups[key]
-            kn = ", ".join(f"{a.replace('convolution.', '')} x{b}" for a, b in sorted(kern.items(), key=lambda kv: -kv[1]))
+            kn = ", ".join(f"{a.replace('convolution.', '')} x{b}"
+                           for a, b in sorted(kern.items(), key=lambda kv: -kv[1]))
             print(f"  {key:<30} x{n:<3} trtlite {ms:7.3f} ms  ORT {oms:7.3f} ms  gap {ms - oms:+7.3f}  "
                   f"({ms / oms if oms else float('nan'):4.2f}x)  {kn}")
     if show_layers:

@@ -57,7 +57,8 @@ __attribute__((target("avx512f"))) static inline void tr16(__m512 r[16])
 
 /* The block's nc planes (plane stride HW) into [Hp][Wp][16] with a zero border and zero lanes past nc: 16 pixels
  * of the planes at a time, transposed in registers, each pixel vector stored at its padded position. */
-__attribute__((target("avx512f"))) static void c16_gather(const trtl_dwc_geom *g, const float *xb, int64_t nc, float *xp)
+__attribute__((target("avx512f"))) static void c16_gather(const trtl_dwc_geom *g, const float *xb, int64_t nc,
+                                                          float *xp)
 {
     const int64_t Wp = g->Wp, HW = g->H * g->W;
     const __m512 zero = _mm512_setzero_ps();

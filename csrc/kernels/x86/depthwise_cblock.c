@@ -65,7 +65,8 @@ trtl_status trtl_dwc_run(const trtl_kernel_args *a, const trtl_dwc_kernel *k)
     TRTL_TRY(geom_init(nd, &a->in[0].dims, &a->out[0].dims, k->lanes, &g));
     if (!st || st->C != g.C || st->R != g.R || st->S != g.S || st->lanes != k->lanes)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': %s run without its weights", nd->name, k->name);
-    dwc_run_ctx c = {{&g, st, &nd->epi, a->in[0].data, NULL, a->out[0].data, NULL, 1, g.N * g.nblk}, k->item, k->zero_once};
+    dwc_run_ctx c = {{&g, st, &nd->epi, a->in[0].data, NULL, a->out[0].data, NULL, 1, g.N * g.nblk}, k->item,
+                     k->zero_once};
     trtl_dwc_job *j = &c.j;
     TRTL_TRY(trtl_epi_residual(a, g.N * g.C * g.OH * g.OW, &j->res));
     if (j->items == 0 || g.OH * g.OW == 0)
@@ -73,8 +74,9 @@ trtl_status trtl_dwc_run(const trtl_kernel_args *a, const trtl_dwc_kernel *k)
     size_t avail = a->scratch && a->scratch_size > 64 ? (a->scratch_size - 64) / sizeof(float) : 0;
     int64_t fit = (int64_t)(avail / (size_t)slot_floats(&g));
     if (fit < 1)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one %lldx%lld plane block",
-                          nd->name, a->scratch_size, (long long)g.Hp, (long long)g.Wp);
+        return trtl_error(TRTL_ERR_INTERNAL,
+                          "layer '%s': scratch of %zu bytes is smaller than one %lldx%lld plane block", nd->name,
+                          a->scratch_size, (long long)g.Hp, (long long)g.Wp);
     double flops = 2.0 * (double)g.N * (double)g.C * (double)(g.OH * g.OW) * (double)(g.R * g.S);
     int64_t slots = trtl_threads_for(a->pool, flops);
     slots = slots < fit ? slots : fit;
@@ -124,7 +126,8 @@ trtl_status trtl_dwc_prepare(const trtl_node *nd, int64_t lanes, void **state)
     *state = NULL;
     int64_t C = p->num_output_maps;
     if (!trtl_dw_params_ok(p, C, &dwc_limits))
-        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': not a depthwise 2D convolution this kernel runs", nd->name);
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': not a depthwise 2D convolution this kernel runs",
+                          nd->name);
     int64_t R = p->kernel_size.d[0], S = p->kernel_size.d[1], nblk = (C + lanes - 1) / lanes;
     trtl_dwc_state *st = calloc(1, sizeof *st);
     if (!st)
