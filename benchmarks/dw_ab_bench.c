@@ -18,12 +18,14 @@
 #include "kernels/kernel.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "core/cpu.h"
 #include "bench_util.h"
 
 extern const trtl_kernel trtl_kernel_conv_depthwise;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
 extern const trtl_kernel trtl_kernel_conv_depthwise_plane512;
+extern const trtl_kernel trtl_kernel_conv_depthwise_c8;
 
 static int g_reps = 30;
 static const char *g_filter;
@@ -54,9 +56,12 @@ static void bench_dw(const char *name, int64_t C, int64_t H, int64_t ks, int64_t
     trtl_tensor_view in = {x, trtl_dims_make(4, xd), TRTL_FLOAT};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_depthwise, &trtl_kernel_conv_depthwise_avx2,
-                                &trtl_kernel_conv_depthwise_c16, &trtl_kernel_conv_depthwise_plane512};
+                                &trtl_kernel_conv_depthwise_c16, &trtl_kernel_conv_depthwise_plane512,
+                                &trtl_kernel_conv_depthwise_c8};
     printf("%-28s", name);
     for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
+        if (!trtl_cpu_has(ks_[i]->cpu_features))
+            continue; /* e.g. the AVX-512 kernels on an AVX2-only machine */
         double t = bench_time_kernel(ks_[i], &nd, &in, &out, NULL, g_reps);
         if (t > 0)
             printf(" | %s %7.1f us", ks_[i]->name + 12, t * 1e6);
@@ -96,5 +101,11 @@ int main(int argc, char **argv)
     bench_dw("5x5 s2 C672 14 silu", 672, 14, 5, 2, 1, TRTL_ACT_SILU);
     bench_dw("5x5 s1 d2 C960 14 hswish", 960, 14, 5, 1, 2, TRTL_ACT_HARD_SWISH);
     bench_dw("3x3 s1 d2 C480 14 hswish", 480, 14, 3, 1, 2, TRTL_ACT_HARD_SWISH);
+    /* MNASNet 1.0 */
+    bench_dw("5x5 s2 C72 56 relu", 72, 56, 5, 2, 1, TRTL_ACT_RELU);
+    bench_dw("5x5 s2 C240 28 none", 240, 28, 5, 2, 1, TRTL_ACT_NONE);
+    bench_dw("5x5 s1 C480 14 relu", 480, 14, 5, 1, 1, TRTL_ACT_RELU);
+    bench_dw("5x5 s2 C576 14 relu", 576, 14, 5, 2, 1, TRTL_ACT_RELU);
+    bench_dw("3x3 s1 C1152 7 relu", 1152, 7, 3, 1, 1, TRTL_ACT_RELU);
     return 0;
 }

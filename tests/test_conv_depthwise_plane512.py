@@ -80,6 +80,11 @@ def test_depthwise_plane512_layer(shape, rng):
 def test_depthwise_plane512_other_input_size(rng):
     """Built with dynamic H/W (opt 10x10, max 64x64), forced, run at 7x7, 64x64 (a larger padded plane than the opt
     shape's) and 1x3: every size matches numpy."""
+    _other_input_size(rng, KERNEL)
+
+
+def _other_input_size(rng, kernel):
+    """The dynamic-size check of `kernel` (also used by test_conv_depthwise_c8.py)."""
     C = 8
     w = (rng.standard_normal((C, 1, 3, 3)) / 3).astype(np.float32)
     b = rng.standard_normal(C).astype(np.float32)
@@ -94,11 +99,11 @@ def test_depthwise_plane512_other_input_size(rng):
         out.name = "y"
         network.mark_output(out)
 
-    forced = pg._forced(make, KERNEL, profile=("x", (1, C, 1, 1), (1, C, 10, 10), (1, C, 64, 64)))
+    forced = pg._forced(make, kernel, profile=("x", (1, C, 1, 1), (1, C, 10, 10), (1, C, 64, 64)))
     if forced is None:
-        pytest.skip("convolution.depthwise_plane512 is no candidate on this CPU")
+        pytest.skip(f"{kernel} is no candidate on this CPU")
     engine, kernels, _ = forced
-    assert KERNEL in kernels, kernels
+    assert kernel in kernels, kernels
     for h, wd in ((7, 7), (64, 64), (1, 3)):
         x = rng.standard_normal((1, C, h, wd)).astype(np.float32)
         y = _depthwise64(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), 2, 1)

@@ -21,7 +21,7 @@
 #include "core/dims.h"
 #include "core/cpu.h"
 
-#define MAX_CANDIDATES 16
+#define MAX_CANDIDATES 32 /* per op, the reference included: trtl_kernels_for drops kernels past it */
 #define KEY_MAX TRTL_TC_KEY_MAX
 #define TIME_BUDGET_MS 25.0 /* per candidate, after its second timed run (time_kernel) */
 

@@ -483,18 +483,21 @@ static void test_conv_gemv(int ncases)
     }
 }
 
-/* ---- convolution.depthwise_c16 (x86/convolution_depthwise_c16.c) ----------------------------- */
+/* ---- convolution.depthwise_c16 / depthwise_c8 (x86/convolution_depthwise_c16.c, _c8.c, depthwise_cblock.c) --- */
 
 extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
+extern const trtl_kernel trtl_kernel_conv_depthwise_c8;
 
-/* MobileNet / EfficientNet small-map shapes (channel tails past blocks of 16, 3x3 to 7x7, strides 1 and 2,
- * padding modes), then random small depthwise convolutions the kernel applies to, every epilogue. */
-static void test_depthwise_c16(int ncases)
+/* MobileNet / EfficientNet small-map shapes (channel tails past blocks of 16 / 8, 3x3 to 7x7, strides 1 and 2,
+ * padding modes, planes of a multiple of 8 pixels and not), then random small depthwise convolutions the kernel
+ * applies to, every epilogue. */
+static void test_depthwise_cblock(const trtl_kernel *k, int ncases)
 {
     static const struct { int64_t N, C, H, W, k, s, pad; int mode; } sh[] = {
         {1, 960, 7, 7, 3, 1, 1, 0},  {1, 72, 14, 14, 5, 2, 2, 0}, {1, 1152, 7, 7, 5, 1, 2, 0},
         {2, 40, 28, 28, 3, 2, 0, 2}, {1, 33, 9, 13, 7, 1, 3, 0},  {2, 17, 5, 6, 3, 2, 1, 1},
         {1, 35, 14, 14, 5, 1, 4, 0}, {1, 20, 14, 14, 3, 1, 2, 0}, /* dilation 2 (DeepLabV3 / LR-ASPP) */
+        {1, 24, 8, 8, 3, 1, 1, 0},   {1, 9, 28, 28, 5, 2, 2, 0},  {2, 7, 4, 4, 5, 1, 2, 0},
     };
     const int nfixed = (int)(sizeof sh / sizeof sh[0]);
     int combo = (int)(rnd() % 64);
@@ -511,7 +514,7 @@ static void test_depthwise_c16(int ncases)
             c.s[0] = c.s[1] = sh[i].s;
             c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = sh[i].pad;
             c.mode = sh[i].mode;
-            c.d[0] = c.d[1] = i >= 6 ? 2 : 1;
+            c.d[0] = c.d[1] = i == 6 || i == 7 ? 2 : 1;
         } else {
             c.N = rint_in(1, 2);
             c.C = rint_in(1, 40);
@@ -538,16 +541,16 @@ static void test_depthwise_c16(int ncases)
         nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c.C * c.k[0] * c.k[1]};
         int64_t xd[4] = {c.N, c.C, c.in[0], c.in[1]};
         trtl_dims xdims = dims(4, xd);
-        if (!trtl_kernel_conv_depthwise_c16.applies(&nd, &xdims)) {
+        if (!k->applies(&nd, &xdims)) {
             trtl_clear_error();
             if (i < nfixed) {
-                fprintf(stderr, "FAIL %s does not apply to fixed shape %d\n", trtl_kernel_conv_depthwise_c16.name, i);
+                fprintf(stderr, "FAIL %s does not apply to fixed shape %d\n", k->name, i);
                 g_failures++;
                 return;
             }
             continue; /* invalid or too large */
         }
-        if (conv_run_case(&trtl_kernel_conv_depthwise_c16, &c, combo) > 0)
+        if (conv_run_case(k, &c, combo) > 0)
             return;
     }
 }
@@ -4277,9 +4280,13 @@ int main(int argc, char **argv)
     test_qlinear(ncases);
     test_pooling_tails();
     if (trtl_cpu_has(trtl_kernel_conv_depthwise_c16.cpu_features))
-        test_depthwise_c16(ncases);
+        test_depthwise_cblock(&trtl_kernel_conv_depthwise_c16, ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX-512)\n", trtl_kernel_conv_depthwise_c16.name);
+    if (trtl_cpu_has(trtl_kernel_conv_depthwise_c8.cpu_features))
+        test_depthwise_cblock(&trtl_kernel_conv_depthwise_c8, ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise_c8.name);
     if (trtl_cpu_has(trtl_kernel_conv_gemv.cpu_features))
         test_conv_gemv(ncases);
     else
