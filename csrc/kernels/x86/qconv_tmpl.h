@@ -600,18 +600,24 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
     }
 QT_TILE_FN(1, 0)
 QT_TILE_FN(2, 0)
-QT_TILE_FN(3, 0)
 QT_TILE_FN(1, 1)
 QT_TILE_FN(2, 1)
+#if QT_NV >= 3 /* NV is 2 or 3 */
+QT_TILE_FN(3, 0)
 QT_TILE_FN(3, 1)
+#define QT_TILE3(pc) QT_CAT(QT_FN(qt_tile), 3_##pc)
+#else
+#define QT_TILE3(pc) NULL
+#endif
 
 static void QT_FN(qt_tile)(const trtl_qk_tile *t, const trtl_qk_epi *e)
 {
     static void (*const fns[2][3])(const trtl_qk_tile *, const trtl_qk_epi *) = {
-        {QT_CAT(QT_FN(qt_tile), 1_0), QT_CAT(QT_FN(qt_tile), 2_0), QT_CAT(QT_FN(qt_tile), 3_0)},
-        {QT_CAT(QT_FN(qt_tile), 1_1), QT_CAT(QT_FN(qt_tile), 2_1), QT_CAT(QT_FN(qt_tile), 3_1)}};
-    fns[t->per_col ? 1 : 0][t->nv - 1](t, e);
+        {QT_CAT(QT_FN(qt_tile), 1_0), QT_CAT(QT_FN(qt_tile), 2_0), QT_TILE3(0)},
+        {QT_CAT(QT_FN(qt_tile), 1_1), QT_CAT(QT_FN(qt_tile), 2_1), QT_TILE3(1)}};
+    fns[t->per_col ? 1 : 0][t->nv - 1](t, e); /* nv <= QT_NV (the driver's tiles) */
 }
+#undef QT_TILE3
 
 const trtl_qk_ops QT_CAT(trtl_qk_ops, QT_SFX) = {
     .name = QT_NAME,
