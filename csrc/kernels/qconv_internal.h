@@ -99,9 +99,10 @@ typedef struct trtl_qk_ops {
     /* x[0..n) -> n elements at dst */
     void (*quant)(const float *x, int64_t n, void *dst, const trtl_qk_quant *q);
     void (*pack_strip)(const trtl_qk_strip *s);
-    /* 1x1 stride-1 unpadded convolution: strips [t0, t1) of one image quantized from x[C][HW] */
-    void (*pack_direct)(const float *x, int64_t C, int64_t HW, int64_t t0, int64_t t1, int64_t steps, int32_t *dst,
-                        const trtl_qk_quant *q);
+    /* 1x1 stride-1 unpadded convolution: strips [t0, t1) of one image straight from x[C][HW], floats
+     * quantized (x_codes = 0) or the input's codes turned into elements (x_codes = 1, the `codes` map) */
+    void (*pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t t0, int64_t t1,
+                        int64_t steps, int32_t *dst, const trtl_qk_quant *q, int32_t in_signed, int32_t in_zero);
     /* y[i] = fake-quantized y[i] over n floats (e->out_quant set) */
     void (*fakequant)(float *y, int64_t n, const trtl_qk_epi *e);
     /* AMX: begin / end (may be NULL) bracket each GEMM work item on the thread running it (tile
@@ -110,6 +111,10 @@ typedef struct trtl_qk_ops {
     void (*begin)(void);
     void (*end)(void);
     int32_t kchunk;
+    /* (appended) n input codes at x (int8 when in_signed, else uint8) -> n elements at dst, as the
+     * quantizer makes them from the values the codes stand for (u8: the code + 128 for signed codes;
+     * int16: the code - in_zero) */
+    void (*codes)(const void *x, int64_t n, void *dst, int32_t in_signed, int32_t in_zero);
 } trtl_qk_ops;
 
 extern const trtl_qk_ops trtl_qk_ops_avx512vnni, trtl_qk_ops_avxvnni, trtl_qk_ops_avx2, trtl_qk_ops_amx;

@@ -389,6 +389,22 @@ static void make_dw_case(tcase *c, int idx)
     c->W = rint_in(1, 45) + (d->S - 1) * d->dil_w;
 }
 
+/* A 1x1, stride-1, unpadded convolution with the input as codes: the strips are packed straight from
+ * the codes (pack_direct, no padded image); depths with every remainder of the word's G and image
+ * sizes with strip tails. */
+static void make_direct_codes_case(tcase *c, int idx)
+{
+    make_case(c, idx, 0);
+    trtl_qconv_desc *d = &c->d;
+    d->R = d->S = 1;
+    d->stride_h = d->stride_w = d->dil_h = d->dil_w = 1;
+    d->pad_t = d->pad_l = d->pad_b = d->pad_r = 0;
+    d->groups = 1;
+    d->C = rint_in(1, 70);
+    d->K = rint_in(1, 40);
+    c->x_codes = 1;
+}
+
 /* The kernel a case runs on path `name`: depthwise convolutions on the ISA's depthwise kernel (AMX
  * has none: avx512vnni's), other grouped ones on the portable path. */
 static const char *want_kernel(const tcase *c, const char *name, char *buf, size_t n)
@@ -402,6 +418,15 @@ static const char *want_kernel(const tcase *c, const char *name, char *buf, size
 }
 
 /* ---- the quantizer on ties, NaN and Inf ---------------------------------------------------------- */
+
+/* A made case on path `name` (its expected kernel), described for the failure message. */
+static int run_made(const tcase *c, trtl_threadpool *p, const char *name)
+{
+    char wbuf[64], label[512];
+    const char *want = want_kernel(c, name, wbuf, sizeof wbuf);
+    describe(c, label, sizeof label, want, trtl_threadpool_size(p));
+    return run_case(c, p, want, label);
+}
 
 static int quantizer_case(trtl_threadpool *pool, const char *want, float scale, int zero, int is_signed)
 {
@@ -753,20 +778,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < cases; i++) {
             tcase c;
             make_case(&c, i, i % 4 == 3);
-            char wbuf[64], label[512];
-            const char *want = want_kernel(&c, paths[pi].name, wbuf, sizeof wbuf);
-            trtl_threadpool *p = i % 2 ? pool : NULL;
-            describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
-            g_fail += run_case(&c, p, want, label);
+            g_fail += run_made(&c, i % 2 ? pool : NULL, paths[pi].name);
         }
         for (int i = 0; i < cases / 2; i++) { /* depthwise */
             tcase c;
             make_dw_case(&c, i);
-            char wbuf[64], label[512];
-            const char *want = want_kernel(&c, paths[pi].name, wbuf, sizeof wbuf);
-            trtl_threadpool *p = i % 2 ? pool : NULL;
-            describe(&c, label, sizeof label, want, trtl_threadpool_size(p));
-            g_fail += run_case(&c, p, want, label);
+            g_fail += run_made(&c, i % 2 ? pool : NULL, paths[pi].name);
+        }
+        for (int i = 0; i < cases / 4; i++) { /* 1x1 stride 1 from codes */
+            tcase c;
+            make_direct_codes_case(&c, i);
+            g_fail += run_made(&c, i % 2 ? pool : NULL, paths[pi].name);
         }
         for (int v = 0; v < 72; v++)
             g_fail += fold_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);

@@ -190,4 +190,5 @@ const trtl_qk_ops trtl_qk_ops_amx = {
     .begin = qa_begin,
     .end = qa_end,
     .kchunk = 16,
+    .codes = qt_codes_elems_avx512vnni,
 };

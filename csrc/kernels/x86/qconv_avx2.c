@@ -5,11 +5,24 @@
  * stored as int16 q - in_zero (in [-255, 255]) and the weights as int16, in pairs; vpmaddwd
  * multiplies and sums the pairs into int32 exactly (|sum| <= 2 * 255 * 128), so no compensation
  * is needed either.  Half VNNI's multiply-adds per instruction, plus one add.  Tiles of 4 rows x
- * 3 strips of 8 columns (qconv_internal.h has the layouts, qconv_tmpl.h the code).
+ * 2 strips of 8 columns (below; qconv_internal.h has the layouts, qconv_tmpl.h the code).
  */
 #if defined(__x86_64__)
 #include <stdint.h>
 #include "kernels/x86/qconv_v256.h"
+/* Tiles of 4 rows x 2 strips here (AVX-VNNI keeps 4 x 3): vpmaddwd + vpaddd need a temporary per
+ * product, and 4 x 3 accumulators + 3 strips + the broadcast + it exceed the 16 ymm registers (the
+ * compiler spilled accumulators in the inner loop).  Measured on MobileNetV2's 1x1 layers
+ * (benchmarks/qconv_mnv2_bench.c, Zen 3): 4 x 2 16% less thread CPU time than 4 x 3, 3 x 3 9%, 5 x 2
+ * and 6 x 2 slower.  QT_AVX2_MR / QT_AVX2_NV (NV 2 or 3) override it for such experiments. */
+#undef QT_MR
+#undef QT_NV
+#ifndef QT_AVX2_MR
+#define QT_AVX2_MR 4
+#define QT_AVX2_NV 2
+#endif
+#define QT_MR QT_AVX2_MR
+#define QT_NV QT_AVX2_NV
 
 #define QT_SFX avx2
 #define QT_NAME "avx2"

@@ -3,8 +3,8 @@
  * tiling and threads around the per-ISA microkernels of trtl_qk_ops (qconv_internal.h).
  *
  * Convolution, per image, three parallel phases:
- *   (1x1 stride-1 unpadded convolutions skip phase 1: phase 2 quantizes x's channel rows straight
- *   into the strips, combining the words in registers)
+ *   (1x1 stride-1 unpadded convolutions skip phase 1: phase 2 quantizes x's channel rows -- or
+ *   converts their codes -- straight into the strips, combining the words in registers)
  *   1. quantize   x -> a padded image of elements (u8 or int16, the border holds the element of
  *                 0.0), split over channels;
  *   2. im2col     the padded image -> [strips][steps][VL] words (the GEMM's column operand), split
@@ -38,36 +38,6 @@
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static size_t align_up(size_t a) { return (a + ALIGN - 1) / ALIGN * ALIGN; }
 static void *align_ptr(void *p) { return (void *)(((uintptr_t)p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1)); }
-
-/* n input codes from x + i (int8 or uint8) -> n elements at dst (u8 for G = 4, int16 for G = 2), as
- * the quantizer would have made them from the values the codes stand for. */
-static void codes_to_elems(const trtl_qconv_state *s, const void *x, int64_t i, int64_t n, void *dst)
-{
-    const int32_t g = s->ops->g, zero = s->d.in_zero;
-    if (g == 4) {
-        uint8_t *o = dst;
-        const uint8_t *b = (const uint8_t *)x + i, flip = s->d.in_signed ? 0x80 : 0; /* +128 for s8 */
-        if (!flip) {
-            memcpy(o, b, (size_t)n);
-            return;
-        }
-        /* 16 bytes a step (SSE2, x86-64's baseline): a byte loop was half of a 1x1 layer's time on
-         * MobileNetV2's 112 x 112 maps */
-        int64_t k = 0;
-#if defined(__x86_64__)
-        const __m128i f = _mm_set1_epi8((char)flip);
-        for (; k + 16 <= n; k += 16)
-            _mm_storeu_si128((__m128i *)(void *)(o + k),
-                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + k)), f));
-#endif
-        for (; k < n; k++)
-            o[k] = (uint8_t)(b[k] ^ flip);
-    } else {
-        int16_t *o = dst;
-        for (int64_t k = 0; k < n; k++)
-            o[k] = (int16_t)(trtl_qk_code_at(x, s->d.in_signed, i + k) - zero);
-    }
-}
 
 /* y at element i: floats, or code bytes with out_quant = 2 (then *yq is set and the float is NULL). */
 static float *y_at(const trtl_qconv_state *s, void *y, int64_t i, int8_t **yq)
@@ -175,7 +145,8 @@ static void conv_quant_task(void *ctx, int64_t cb, int64_t ce, int thread)
             memset(pc + (d->pad_t + g->H) * g->Wp * g->es, s->q.pad, (size_t)(d->pad_b * g->Wp * g->es));
         if (!d->pad_l && !d->pad_r) {
             if (j->x_codes)
-                codes_to_elems(s, j->x, xc, g->H * g->W, pc + d->pad_t * g->Wp * g->es);
+                s->ops->codes((const int8_t *)j->x + xc, g->H * g->W, pc + d->pad_t * g->Wp * g->es, d->in_signed,
+                              d->in_zero);
             else
                 s->ops->quant((const float *)j->x + xc, g->H * g->W, pc + d->pad_t * g->Wp * g->es, &s->q);
             continue;
@@ -184,7 +155,8 @@ static void conv_quant_task(void *ctx, int64_t cb, int64_t ce, int thread)
             uint8_t *row = pc + ((d->pad_t + h) * g->Wp) * g->es;
             memset(row, s->q.pad, (size_t)(d->pad_l * g->es));
             if (j->x_codes)
-                codes_to_elems(s, j->x, xc + h * g->W, g->W, row + d->pad_l * g->es);
+                s->ops->codes((const int8_t *)j->x + xc + h * g->W, g->W, row + d->pad_l * g->es, d->in_signed,
+                              d->in_zero);
             else
                 s->ops->quant((const float *)j->x + xc + h * g->W, g->W, row + d->pad_l * g->es, &s->q);
             memset(row + (d->pad_l + g->W) * g->es, s->q.pad, (size_t)(d->pad_r * g->es));
@@ -212,7 +184,8 @@ static void conv_direct_task(void *ctx, int64_t tb, int64_t te, int thread)
     const qd_conv_job *j = ctx;
     const trtl_qconv_state *s = j->s;
     (void)thread;
-    s->ops->pack_direct(j->x, s->d.C, j->g->P, tb, te, s->steps, j->b, &s->q);
+    s->ops->pack_direct(j->x, j->x_codes, s->d.C, j->g->P, tb, te, s->steps, j->b, &s->q, s->d.in_signed,
+                        s->d.in_zero);
 }
 
 static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
@@ -286,8 +259,9 @@ void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_
     struct trtl_threadpool *tp = threads > 1 ? pool : NULL;
     split_init(&j.sp, g.nstrips, d->K, o->nv, o->mr, threads, s->steps * o->vl * 4);
     const int64_t in_img = d->C * H * W, out_img = d->K * g.P;
-    /* 1x1 stride 1 unpadded: the im2col matrix is x itself, quantized straight into strips (float x) */
-    const int direct = !io->x_codes && d->R == 1 && d->S == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_t && !d->pad_l &&
+    /* 1x1 stride 1 unpadded: the im2col matrix is x itself, quantized (floats) or converted (codes)
+     * straight into strips */
+    const int direct = d->R == 1 && d->S == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_t && !d->pad_l &&
                        !d->pad_b && !d->pad_r;
     const size_t in_es = io->x_codes ? 1 : sizeof(float), out_es = d->out_quant == 2 ? 1 : sizeof(float);
     j.x_codes = io->x_codes;
@@ -346,7 +320,7 @@ static void gemm_quant_task(void *ctx, int64_t pb, int64_t pe, int thread)
             for (int64_t c0 = 0; c0 < C; c0 += ROW_CHUNK) {
                 int64_t n = C - c0 < ROW_CHUNK ? C - c0 : ROW_CHUNK;
                 if (j->x_codes)
-                    codes_to_elems(s, j->x, m * C + c0, n, tmp);
+                    o->codes((const int8_t *)j->x + m * C + c0, n, tmp, s->d.in_signed, s->d.in_zero);
                 else
                     o->quant((const float *)j->x + m * C + c0, n, tmp, &s->q);
                 memset(tmp + n * (4 / o->g), 0, 4); /* the last word's unused elements (zero weights) */

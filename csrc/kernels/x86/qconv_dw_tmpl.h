@@ -45,38 +45,10 @@ QT_ATTR __attribute__((always_inline)) static inline VI QT_FN(qdw_dot)(const int
 QT_ATTR static void QT_FN(qdw_elems)(const trtl_qconv_state *s, const void *x, int32_t x_codes, int64_t ih,
                                      int64_t W, QT_ELEM *er)
 {
-    if (!x_codes) {
+    if (x_codes)
+        QT_FN(qt_codes_elems)((const int8_t *)x + ih * W, W, er, s->d.in_signed, s->d.in_zero);
+    else
         QT_FN(qt_quant)((const float *)x + ih * W, W, er, &s->q);
-        return;
-    }
-    int64_t i = 0;
-    if (QT_G == 4) { /* u8: the code + 128 for signed codes, as the quantizer makes it */
-        const uint8_t *b = (const uint8_t *)x + ih * W, flip = s->d.in_signed ? 0x80 : 0;
-        const __m128i f = _mm_set1_epi8((char)flip);
-#if QT_VL == 16
-        /* AVX-512 BW: 64 codes a masked load / store, no byte loop for the row's tail */
-        const __m512i f64 = _mm512_set1_epi8((char)flip);
-        for (; i < W; i += 64) {
-            const __mmask64 m = W - i >= 64 ? ~0ull : (1ull << (W - i)) - 1;
-            _mm512_mask_storeu_epi8(er + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, b + i), f64));
-        }
-#endif
-        for (; i + 16 <= W; i += 16)
-            _mm_storeu_si128((__m128i *)(void *)(er + i),
-                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), f));
-        for (; i < W; i++)
-            er[i] = (QT_ELEM)(b[i] ^ flip);
-    } else { /* int16: code - in_zero */
-        const int8_t *b = (const int8_t *)x + ih * W;
-        const __m128i z = _mm_set1_epi16((short)s->d.in_zero);
-        for (; i + 8 <= W; i += 8) {
-            __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
-            v = s->d.in_signed ? _mm_cvtepi8_epi16(v) : _mm_cvtepu8_epi16(v);
-            _mm_storeu_si128((__m128i *)(void *)(er + i), _mm_sub_epi16(v, z));
-        }
-        for (; i < W; i++)
-            er[i] = (QT_ELEM)((s->d.in_signed ? (int32_t)b[i] : (int32_t)(uint8_t)b[i]) - s->d.in_zero);
-    }
 }
 
 #if QT_VL == 16 && QT_G == 4

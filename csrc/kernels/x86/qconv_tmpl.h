@@ -254,24 +254,88 @@ QT_ATTR static void QT_FN(qt_pack_strip)(const trtl_qk_strip *s)
     }
 }
 
-/*
- * 1x1, stride 1, unpadded convolution: strips [t0, t1) straight from x (channels HW apart),
- * quantized and combined in registers (no padded image).  Strip t is dst + t * steps * VL.
- */
-QT_ATTR static void QT_FN(qt_pack_direct)(const float *x, int64_t C, int64_t HW, int64_t t0, int64_t t1,
-                                           int64_t steps, int32_t *dst, const trtl_qk_quant *qp)
+/* n input codes at x (int8 when in_signed, else uint8) -> n elements at dst, as the quantizer makes
+ * them: u8 the code + 128 for signed codes (the +128 shift), int16 the code - in_zero. */
+QT_ATTR static void QT_FN(qt_codes_elems)(const void *x, int64_t n, void *dst, int32_t in_signed, int32_t in_zero)
 {
+    QT_ELEM *er = dst;
+    int64_t i = 0;
+    if (QT_G == 4) {
+        const uint8_t *b = x, flip = in_signed ? 0x80 : 0;
+        const __m128i f = _mm_set1_epi8((char)flip);
+#if QT_VL == 16
+        /* AVX-512 BW: 64 codes a masked load / store, no byte loop for the tail */
+        const __m512i f64 = _mm512_set1_epi8((char)flip);
+        for (; i < n; i += 64) {
+            const __mmask64 m = n - i >= 64 ? ~0ull : (1ull << (n - i)) - 1;
+            _mm512_mask_storeu_epi8(er + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, b + i), f64));
+        }
+#endif
+        for (; i + 16 <= n; i += 16)
+            _mm_storeu_si128((__m128i *)(void *)(er + i),
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), f));
+        for (; i + 8 <= n; i += 8) /* a strip of 8 (AVX-VNNI's pack_direct) */
+            _mm_storel_epi64((__m128i *)(void *)(er + i),
+                             _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(b + i)), f));
+        for (; i < n; i++)
+            er[i] = (QT_ELEM)(b[i] ^ flip);
+    } else {
+        const int8_t *b = x;
+        const __m128i z = _mm_set1_epi16((short)in_zero);
+        for (; i + 8 <= n; i += 8) {
+            __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
+            v = in_signed ? _mm_cvtepi8_epi16(v) : _mm_cvtepu8_epi16(v);
+            _mm_storeu_si128((__m128i *)(void *)(er + i), _mm_sub_epi16(v, z));
+        }
+        for (; i < n; i++)
+            er[i] = (QT_ELEM)((in_signed ? (int32_t)b[i] : (int32_t)(uint8_t)b[i]) - in_zero);
+    }
+}
+
+/*
+ * 1x1, stride 1, unpadded convolution: strips [t0, t1) straight from x (channels HW apart), without
+ * a padded image: floats quantized and combined in registers, or (x_codes) the G channel rows' codes
+ * of a strip turned into elements (qt_codes_elems) and combined.  Strip t is dst + t * steps * VL.
+ * Columns past HW (the last strip's tail) are never stored by the tiles: their words are arbitrary.
+ */
+QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t t0,
+                                           int64_t t1, int64_t steps, int32_t *dst, const trtl_qk_quant *qp,
+                                           int32_t in_signed, int32_t in_zero)
+{
+    QT_ELEM zero[QT_VL], el[QT_G][QT_VL];
+    int8_t tail[QT_VL];
+    memset(zero, 0, sizeof zero);
     for (int64_t q = 0; q < steps; q++)
         for (int64_t t = t0; t < t1; t++) {
             const int64_t p0 = t * QT_VL;
             const int n = HW - p0 < QT_VL ? (int)(HW - p0) : QT_VL;
+            if (x_codes) {
+                const QT_ELEM *src[QT_G];
+                for (int i = 0; i < QT_G; i++) {
+                    const int64_t c = q * QT_G + i;
+                    if (c >= C) { /* zero weights there */
+                        src[i] = zero;
+                        continue;
+                    }
+                    const int8_t *xp = (const int8_t *)x + c * HW + p0;
+                    if (n < QT_VL) { /* no read past the row */
+                        memset(tail, 0, sizeof tail);
+                        memcpy(tail, xp, (size_t)n);
+                        xp = tail;
+                    }
+                    QT_FN(qt_codes_elems)(xp, QT_VL, el[i], in_signed, in_zero);
+                    src[i] = el[i];
+                }
+                QT_COMBINE(dst + (t * steps + q) * QT_VL, src);
+                continue;
+            }
             const VMASK m = VMASK_N(n);
             VI w = VI_ZERO();
             for (int i = 0; i < QT_G; i++) {
                 int64_t c = q * QT_G + i;
                 if (c >= C)
                     break;
-                const float *xp = x + c * HW + p0;
+                const float *xp = (const float *)x + c * HW + p0;
                 VI code = QT_FN(qt_codes)(n == QT_VL ? VF_LOAD(xp) : VF_LOADM(xp, m), qp);
                 w = QT_WORD_OR(w, code, i);
             }
@@ -536,18 +600,24 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
     }
 QT_TILE_FN(1, 0)
 QT_TILE_FN(2, 0)
-QT_TILE_FN(3, 0)
 QT_TILE_FN(1, 1)
 QT_TILE_FN(2, 1)
+#if QT_NV >= 3 /* NV is 2 or 3 */
+QT_TILE_FN(3, 0)
 QT_TILE_FN(3, 1)
+#define QT_TILE3(pc) QT_CAT(QT_FN(qt_tile), 3_##pc)
+#else
+#define QT_TILE3(pc) NULL
+#endif
 
 static void QT_FN(qt_tile)(const trtl_qk_tile *t, const trtl_qk_epi *e)
 {
     static void (*const fns[2][3])(const trtl_qk_tile *, const trtl_qk_epi *) = {
-        {QT_CAT(QT_FN(qt_tile), 1_0), QT_CAT(QT_FN(qt_tile), 2_0), QT_CAT(QT_FN(qt_tile), 3_0)},
-        {QT_CAT(QT_FN(qt_tile), 1_1), QT_CAT(QT_FN(qt_tile), 2_1), QT_CAT(QT_FN(qt_tile), 3_1)}};
-    fns[t->per_col ? 1 : 0][t->nv - 1](t, e);
+        {QT_CAT(QT_FN(qt_tile), 1_0), QT_CAT(QT_FN(qt_tile), 2_0), QT_TILE3(0)},
+        {QT_CAT(QT_FN(qt_tile), 1_1), QT_CAT(QT_FN(qt_tile), 2_1), QT_TILE3(1)}};
+    fns[t->per_col ? 1 : 0][t->nv - 1](t, e); /* nv <= QT_NV (the driver's tiles) */
 }
+#undef QT_TILE3
 
 const trtl_qk_ops QT_CAT(trtl_qk_ops, QT_SFX) = {
     .name = QT_NAME,
@@ -560,4 +630,5 @@ const trtl_qk_ops QT_CAT(trtl_qk_ops, QT_SFX) = {
     .pack_strip = QT_FN(qt_pack_strip),
     .pack_direct = QT_FN(qt_pack_direct),
     .fakequant = QT_FN(qt_fakequant),
+    .codes = QT_FN(qt_codes_elems),
 };
