@@ -95,7 +95,7 @@ static void report(const char *name, const char *kname, double flops, const trtl
     fflush(stdout);
 }
 
-static void bench_conv(const char *name, const trtl_kernel *k, int64_t C, int64_t K, int64_t G, int64_t H,
+static void conv_shape(const char *name, const trtl_kernel *k, int64_t C, int64_t K, int64_t G, int64_t H,
                        int64_t ks, int64_t s, int64_t pad, int act)
 {
     trtl_node nd = {0};
@@ -234,21 +234,21 @@ int main(int argc, char **argv)
     printf("kernels_bench: %d threads, cpu features 0x%x\n", trtl_threadpool_size(g_pool), trtl_cpu_features());
     const trtl_kernel *im2col = &trtl_kernel_conv_im2col_sgemm, *dw = &trtl_kernel_conv_depthwise_avx2;
     /* ResNet-18/50 */
-    bench_conv("resnet conv1 3->64 k7s2 224", im2col, 3, 64, 1, 224, 7, 2, 3, TRTL_ACT_RELU);
-    bench_conv("resnet 3x3 64->64 56", im2col, 64, 64, 1, 56, 3, 1, 1, TRTL_ACT_RELU);
-    bench_conv("resnet 1x1 64->256 56", im2col, 64, 256, 1, 56, 1, 1, 0, TRTL_ACT_RELU);
-    bench_conv("resnet 1x1 256->64 56", im2col, 256, 64, 1, 56, 1, 1, 0, TRTL_ACT_RELU);
-    bench_conv("resnet 1x1s2 256->512 56", im2col, 256, 512, 1, 56, 1, 2, 0, TRTL_ACT_NONE);
-    bench_conv("resnet 3x3s2 128->128 56", im2col, 128, 128, 1, 56, 3, 2, 1, TRTL_ACT_RELU);
-    bench_conv("resnet 3x3 128->128 28", im2col, 128, 128, 1, 28, 3, 1, 1, TRTL_ACT_RELU);
-    bench_conv("resnet 3x3 256->256 14", im2col, 256, 256, 1, 14, 3, 1, 1, TRTL_ACT_RELU);
-    bench_conv("resnet 3x3 512->512 7", im2col, 512, 512, 1, 7, 3, 1, 1, TRTL_ACT_RELU);
-    bench_conv("resnet 1x1 512->2048 7", im2col, 512, 2048, 1, 7, 1, 1, 0, TRTL_ACT_RELU);
-    bench_conv("vgg 3x3 256->256 56", im2col, 256, 256, 1, 56, 3, 1, 1, TRTL_ACT_RELU);
-    bench_conv("vgg 3x3 64->64 224", im2col, 64, 64, 1, 224, 3, 1, 1, TRTL_ACT_RELU);
+    conv_shape("resnet conv1 3->64 k7s2 224", im2col, 3, 64, 1, 224, 7, 2, 3, TRTL_ACT_RELU);
+    conv_shape("resnet 3x3 64->64 56", im2col, 64, 64, 1, 56, 3, 1, 1, TRTL_ACT_RELU);
+    conv_shape("resnet 1x1 64->256 56", im2col, 64, 256, 1, 56, 1, 1, 0, TRTL_ACT_RELU);
+    conv_shape("resnet 1x1 256->64 56", im2col, 256, 64, 1, 56, 1, 1, 0, TRTL_ACT_RELU);
+    conv_shape("resnet 1x1s2 256->512 56", im2col, 256, 512, 1, 56, 1, 2, 0, TRTL_ACT_NONE);
+    conv_shape("resnet 3x3s2 128->128 56", im2col, 128, 128, 1, 56, 3, 2, 1, TRTL_ACT_RELU);
+    conv_shape("resnet 3x3 128->128 28", im2col, 128, 128, 1, 28, 3, 1, 1, TRTL_ACT_RELU);
+    conv_shape("resnet 3x3 256->256 14", im2col, 256, 256, 1, 14, 3, 1, 1, TRTL_ACT_RELU);
+    conv_shape("resnet 3x3 512->512 7", im2col, 512, 512, 1, 7, 3, 1, 1, TRTL_ACT_RELU);
+    conv_shape("resnet 1x1 512->2048 7", im2col, 512, 2048, 1, 7, 1, 1, 0, TRTL_ACT_RELU);
+    conv_shape("vgg 3x3 256->256 56", im2col, 256, 256, 1, 56, 3, 1, 1, TRTL_ACT_RELU);
+    conv_shape("vgg 3x3 64->64 224", im2col, 64, 64, 1, 224, 3, 1, 1, TRTL_ACT_RELU);
     /* LeNet */
-    bench_conv("lenet conv1 1->20 k5 28", im2col, 1, 20, 1, 28, 5, 1, 0, TRTL_ACT_NONE);
-    bench_conv("lenet conv2 20->50 k5 12", im2col, 20, 50, 1, 12, 5, 1, 0, TRTL_ACT_NONE);
+    conv_shape("lenet conv1 1->20 k5 28", im2col, 1, 20, 1, 28, 5, 1, 0, TRTL_ACT_NONE);
+    conv_shape("lenet conv2 20->50 k5 12", im2col, 20, 50, 1, 12, 5, 1, 0, TRTL_ACT_NONE);
     /* MobileNetV2 depthwise (ReLU6), and the same through im2col for comparison */
     static const struct { int64_t C, H, s; } mb[] = {{32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2},
                                                    {192, 28, 1},  {384, 14, 1}, {576, 14, 2},  {960, 7, 1}};
@@ -257,13 +257,13 @@ int main(int argc, char **argv)
             char nm[64];
             snprintf(nm, sizeof nm, "mbv2 dw3x3 %lld s%lld %lld", (long long)mb[i].C, (long long)mb[i].s,
                      (long long)mb[i].H);
-            bench_conv(nm, dw, mb[i].C, mb[i].C, mb[i].C, mb[i].H, 3, mb[i].s, 1, TRTL_ACT_CLIP);
-            bench_conv(nm, im2col, mb[i].C, mb[i].C, mb[i].C, mb[i].H, 3, mb[i].s, 1, TRTL_ACT_CLIP);
+            conv_shape(nm, dw, mb[i].C, mb[i].C, mb[i].C, mb[i].H, 3, mb[i].s, 1, TRTL_ACT_CLIP);
+            conv_shape(nm, im2col, mb[i].C, mb[i].C, mb[i].C, mb[i].H, 3, mb[i].s, 1, TRTL_ACT_CLIP);
         }
-    bench_conv("mbv2 1x1 32->16 112", im2col, 32, 16, 1, 112, 1, 1, 0, TRTL_ACT_NONE);
-    bench_conv("mbv2 1x1 96->24 56", im2col, 144, 24, 1, 56, 1, 1, 0, TRTL_ACT_NONE);
-    bench_conv("mbv2 1x1 24->144 56", im2col, 24, 144, 1, 56, 1, 1, 0, TRTL_ACT_CLIP);
-    bench_conv("mbv2 1x1 320->1280 7", im2col, 320, 1280, 1, 7, 1, 1, 0, TRTL_ACT_CLIP);
+    conv_shape("mbv2 1x1 32->16 112", im2col, 32, 16, 1, 112, 1, 1, 0, TRTL_ACT_NONE);
+    conv_shape("mbv2 1x1 96->24 56", im2col, 144, 24, 1, 56, 1, 1, 0, TRTL_ACT_NONE);
+    conv_shape("mbv2 1x1 24->144 56", im2col, 24, 144, 1, 56, 1, 1, 0, TRTL_ACT_CLIP);
+    conv_shape("mbv2 1x1 320->1280 7", im2col, 320, 1280, 1, 7, 1, 1, 0, TRTL_ACT_CLIP);
     /* fully connected, matmul */
     bench_fc("lenet fc 800->500", 1, 800, 500);
     bench_fc("resnet fc 2048->1000", 1, 2048, 1000);

@@ -89,7 +89,7 @@ static void report(const char *name, double flops, const trtl_kernel *base, cons
     fflush(stdout);
 }
 
-static void bench_conv(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int act, int res)
+static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int act, int res)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -156,49 +156,49 @@ static void run_shapes(void)
 {
     const int R = TRTL_ACT_RELU, C6 = TRTL_ACT_CLIP;
     /* ResNet-18 */
-    bench_conv("r18 conv1 3->64 k7s2 224", 3, 64, 224, 7, 2, R, 0);
-    bench_conv("r18 3x3 64->64 56", 64, 64, 56, 3, 1, R, 0);
-    bench_conv("r18 3x3 64->64 56 +res", 64, 64, 56, 3, 1, R, 1);
-    bench_conv("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, R, 0);
-    bench_conv("r18 1x1s2 64->128 56", 64, 128, 56, 1, 2, TRTL_ACT_NONE, 0);
-    bench_conv("r18 3x3 128->128 28", 128, 128, 28, 3, 1, R, 0);
-    bench_conv("r18 3x3s2 128->256 28", 128, 256, 28, 3, 2, R, 0);
-    bench_conv("r18 3x3 256->256 14", 256, 256, 14, 3, 1, R, 0);
-    bench_conv("r18 3x3s2 256->512 14", 256, 512, 14, 3, 2, R, 0);
-    bench_conv("r18 3x3 512->512 7", 512, 512, 7, 3, 1, R, 0);
-    bench_conv("r18 3x3 512->512 7 +res", 512, 512, 7, 3, 1, R, 1);
+    conv_shape("r18 conv1 3->64 k7s2 224", 3, 64, 224, 7, 2, R, 0);
+    conv_shape("r18 3x3 64->64 56", 64, 64, 56, 3, 1, R, 0);
+    conv_shape("r18 3x3 64->64 56 +res", 64, 64, 56, 3, 1, R, 1);
+    conv_shape("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, R, 0);
+    conv_shape("r18 1x1s2 64->128 56", 64, 128, 56, 1, 2, TRTL_ACT_NONE, 0);
+    conv_shape("r18 3x3 128->128 28", 128, 128, 28, 3, 1, R, 0);
+    conv_shape("r18 3x3s2 128->256 28", 128, 256, 28, 3, 2, R, 0);
+    conv_shape("r18 3x3 256->256 14", 256, 256, 14, 3, 1, R, 0);
+    conv_shape("r18 3x3s2 256->512 14", 256, 512, 14, 3, 2, R, 0);
+    conv_shape("r18 3x3 512->512 7", 512, 512, 7, 3, 1, R, 0);
+    conv_shape("r18 3x3 512->512 7 +res", 512, 512, 7, 3, 1, R, 1);
     /* ResNet-50 */
-    bench_conv("r50 1x1 64->64 56", 64, 64, 56, 1, 1, R, 0);
-    bench_conv("r50 1x1 64->256 56 +res", 64, 256, 56, 1, 1, R, 1);
-    bench_conv("r50 1x1 256->64 56", 256, 64, 56, 1, 1, R, 0);
-    bench_conv("r50 1x1 256->128 56", 256, 128, 56, 1, 1, R, 0);
-    bench_conv("r50 1x1s2 256->512 56", 256, 512, 56, 1, 2, TRTL_ACT_NONE, 0);
-    bench_conv("r50 3x3s2 128->128 56", 128, 128, 56, 3, 2, R, 0);
-    bench_conv("r50 1x1 128->512 28 +res", 128, 512, 28, 1, 1, R, 1);
-    bench_conv("r50 1x1 512->128 28", 512, 128, 28, 1, 1, R, 0);
-    bench_conv("r50 1x1 256->1024 14 +res", 256, 1024, 14, 1, 1, R, 1);
-    bench_conv("r50 1x1 1024->256 14", 1024, 256, 14, 1, 1, R, 0);
-    bench_conv("r50 1x1 512->2048 7 +res", 512, 2048, 7, 1, 1, R, 1);
-    bench_conv("r50 1x1 2048->512 7", 2048, 512, 7, 1, 1, R, 0);
+    conv_shape("r50 1x1 64->64 56", 64, 64, 56, 1, 1, R, 0);
+    conv_shape("r50 1x1 64->256 56 +res", 64, 256, 56, 1, 1, R, 1);
+    conv_shape("r50 1x1 256->64 56", 256, 64, 56, 1, 1, R, 0);
+    conv_shape("r50 1x1 256->128 56", 256, 128, 56, 1, 1, R, 0);
+    conv_shape("r50 1x1s2 256->512 56", 256, 512, 56, 1, 2, TRTL_ACT_NONE, 0);
+    conv_shape("r50 3x3s2 128->128 56", 128, 128, 56, 3, 2, R, 0);
+    conv_shape("r50 1x1 128->512 28 +res", 128, 512, 28, 1, 1, R, 1);
+    conv_shape("r50 1x1 512->128 28", 512, 128, 28, 1, 1, R, 0);
+    conv_shape("r50 1x1 256->1024 14 +res", 256, 1024, 14, 1, 1, R, 1);
+    conv_shape("r50 1x1 1024->256 14", 1024, 256, 14, 1, 1, R, 0);
+    conv_shape("r50 1x1 512->2048 7 +res", 512, 2048, 7, 1, 1, R, 1);
+    conv_shape("r50 1x1 2048->512 7", 2048, 512, 7, 1, 1, R, 0);
     /* MobileNetV2 (dense convolutions only) */
-    bench_conv("mbv2 stem 3->32 k3s2 224", 3, 32, 224, 3, 2, C6, 0);
-    bench_conv("mbv2 1x1 32->16 112", 32, 16, 112, 1, 1, TRTL_ACT_NONE, 0);
-    bench_conv("mbv2 1x1 16->96 112", 16, 96, 112, 1, 1, C6, 0);
-    bench_conv("mbv2 1x1 96->24 56", 96, 24, 56, 1, 1, TRTL_ACT_NONE, 0);
-    bench_conv("mbv2 1x1 24->144 56", 24, 144, 56, 1, 1, C6, 0);
-    bench_conv("mbv2 1x1 144->24 56 +res", 144, 24, 56, 1, 1, TRTL_ACT_NONE, 1);
-    bench_conv("mbv2 1x1 32->192 28", 32, 192, 28, 1, 1, C6, 0);
-    bench_conv("mbv2 1x1 192->32 28 +res", 192, 32, 28, 1, 1, TRTL_ACT_NONE, 1);
-    bench_conv("mbv2 1x1 64->384 14", 64, 384, 14, 1, 1, C6, 0);
-    bench_conv("mbv2 1x1 384->64 14 +res", 384, 64, 14, 1, 1, TRTL_ACT_NONE, 1);
-    bench_conv("mbv2 1x1 96->576 14", 96, 576, 14, 1, 1, C6, 0);
-    bench_conv("mbv2 1x1 576->160 7", 576, 160, 7, 1, 1, TRTL_ACT_NONE, 0);
-    bench_conv("mbv2 1x1 160->960 7", 160, 960, 7, 1, 1, C6, 0);
-    bench_conv("mbv2 1x1 960->320 7", 960, 320, 7, 1, 1, TRTL_ACT_NONE, 0);
-    bench_conv("mbv2 1x1 320->1280 7", 320, 1280, 7, 1, 1, C6, 0);
+    conv_shape("mbv2 stem 3->32 k3s2 224", 3, 32, 224, 3, 2, C6, 0);
+    conv_shape("mbv2 1x1 32->16 112", 32, 16, 112, 1, 1, TRTL_ACT_NONE, 0);
+    conv_shape("mbv2 1x1 16->96 112", 16, 96, 112, 1, 1, C6, 0);
+    conv_shape("mbv2 1x1 96->24 56", 96, 24, 56, 1, 1, TRTL_ACT_NONE, 0);
+    conv_shape("mbv2 1x1 24->144 56", 24, 144, 56, 1, 1, C6, 0);
+    conv_shape("mbv2 1x1 144->24 56 +res", 144, 24, 56, 1, 1, TRTL_ACT_NONE, 1);
+    conv_shape("mbv2 1x1 32->192 28", 32, 192, 28, 1, 1, C6, 0);
+    conv_shape("mbv2 1x1 192->32 28 +res", 192, 32, 28, 1, 1, TRTL_ACT_NONE, 1);
+    conv_shape("mbv2 1x1 64->384 14", 64, 384, 14, 1, 1, C6, 0);
+    conv_shape("mbv2 1x1 384->64 14 +res", 384, 64, 14, 1, 1, TRTL_ACT_NONE, 1);
+    conv_shape("mbv2 1x1 96->576 14", 96, 576, 14, 1, 1, C6, 0);
+    conv_shape("mbv2 1x1 576->160 7", 576, 160, 7, 1, 1, TRTL_ACT_NONE, 0);
+    conv_shape("mbv2 1x1 160->960 7", 160, 960, 7, 1, 1, C6, 0);
+    conv_shape("mbv2 1x1 960->320 7", 960, 320, 7, 1, 1, TRTL_ACT_NONE, 0);
+    conv_shape("mbv2 1x1 320->1280 7", 320, 1280, 7, 1, 1, C6, 0);
     /* LeNet */
-    bench_conv("lenet conv1 1->20 k5 28", 1, 20, 28, 5, 1, TRTL_ACT_NONE, 0);
-    bench_conv("lenet conv2 20->50 k5 12", 20, 50, 12, 5, 1, TRTL_ACT_NONE, 0);
+    conv_shape("lenet conv1 1->20 k5 28", 1, 20, 28, 5, 1, TRTL_ACT_NONE, 0);
+    conv_shape("lenet conv2 20->50 k5 12", 20, 50, 12, 5, 1, TRTL_ACT_NONE, 0);
     bench_fc("lenet fc 800->500", 1, 800, 500, R);
     bench_fc("lenet fc 500->10", 1, 500, 10, TRTL_ACT_NONE);
     /* fully connected */

@@ -125,7 +125,7 @@ static void report(const char *name, int mult, double flops, double t32, const c
     g_sum8 += mult * t8;
 }
 
-static void bench_conv(const char *name, int mult, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad)
+static void qconv_shape(const char *name, int mult, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad)
 {
     trtl_node nd = {0};
     nd.op = TRTL_OP_CONVOLUTION;
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof rn / sizeof rn[0]; i++)
         if (!filter || strstr(rn[i].name, filter))
-            bench_conv(rn[i].name, rn[i].mult, rn[i].C, rn[i].K, rn[i].H, rn[i].ks, rn[i].s, rn[i].pad);
+            qconv_shape(rn[i].name, rn[i].mult, rn[i].C, rn[i].K, rn[i].H, rn[i].ks, rn[i].s, rn[i].pad);
     if (!filter)
         printf("ResNet-50 convolutions, sum with multiplicities: fp32 %.2f ms, int8 %.2f ms: %.2fx\n", g_sum32 * 1e3,
                g_sum8 * 1e3, g_sum32 / g_sum8);
