@@ -92,7 +92,7 @@ int32_t trtl_pass_find(const char *name)
 
 trtl_status trtl_pass_unknown(trtl_status status, const char *what, const char *name)
 {
-    char list[256];
+    char list[512]; /* every name, with room for more passes */
     size_t used = 0;
     list[0] = '\0';
     for (int32_t i = 0; i < TRTL_PASS_COUNT && used < sizeof list; i++) {
