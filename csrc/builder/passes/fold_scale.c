@@ -30,12 +30,16 @@ static int scale_ok(const trtl_node *s, int64_t K)
     return (sp->scale.count == 0 || sp->scale.count == want) && (sp->shift.count == 0 || sp->shift.count == want);
 }
 
+int trtl_scale_foldable(const trtl_node *s, int64_t K) { return scale_ok(s, K); }
+
 static float at(const trtl_weights *w, int64_t k, float dflt)
 {
     if (w->count == 0)
         return dflt;
     return ((const float *)w->values)[w->count == 1 ? 0 : k];
 }
+
+float trtl_scale_value(const trtl_weights *w, int64_t k, float dflt) { return at(w, k, dflt); }
 
 static int fold(trtl_bgraph *g, trtl_node *p, const trtl_node *s)
 {

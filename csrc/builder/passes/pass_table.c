@@ -15,7 +15,9 @@
  * for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
  * its bias and residual adds are elementwise sums no other pass takes).  Reduce fusion comes last: it takes an
  * elementwise layer and an Abs into the reduce they feed, which no other pass matches.  Reshape elision follows
- * (views of elided concatenations' outputs join their groups). */
+ * (views of elided concatenations' outputs join their groups).  Plugin int8 output runs last: it needs the int8
+ * layers fuse_qdq made (the readers whose quantizer it takes) and the plugins' INT8 inputs that implicit INT8
+ * placed, and it only changes a plugin, the scale after it and tensor types. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_ELIDE_RESHAPE] = {"elide_reshape", trtl_pass_elide_reshape, 1, 0,
                                  "makes a shuffle that only reshapes (static shapes) a view of its input's bytes, so "
                                  "that nothing is copied"},
+    [TRTL_PASS_PLUGIN_INT8_OUT] = {"plugin_int8_out", trtl_pass_plugin_int8_out, 1, 0,
+                                   "lets a plugin reading int8 codes that can write them (Adder2d_TRT) take the "
+                                   "batch norm after it and its readers' quantizer: it writes int8 codes, max "
+                                   "poolings pool them (AdderNet INT8)"},
 };
 
 int32_t trtl_pass_find(const char *name)
@@ -86,7 +92,7 @@ int32_t trtl_pass_find(const char *name)
 
 trtl_status trtl_pass_unknown(trtl_status status, const char *what, const char *name)
 {
-    char list[256];
+    char list[512]; /* every name, with room for more passes */
     size_t used = 0;
     list[0] = '\0';
     for (int32_t i = 0; i < TRTL_PASS_COUNT && used < sizeof list; i++) {

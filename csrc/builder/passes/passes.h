@@ -37,6 +37,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FUSE_LINEAR,
     TRTL_PASS_FUSE_REDUCE,
     TRTL_PASS_ELIDE_RESHAPE,
+    TRTL_PASS_PLUGIN_INT8_OUT,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -89,5 +90,18 @@ trtl_status trtl_pass_elide_concat(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_linear(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_reduce(trtl_bgraph *g);
 trtl_status trtl_pass_elide_reshape(trtl_bgraph *g);
+trtl_status trtl_pass_plugin_int8_out(trtl_bgraph *g);
+
+/* Shared by passes (defined in the pass named).  qdq_int8_io.c: the code parameters (out_scale,
+ * out_zero_point, out_type of *out) that the first int8 reader of y quantizes it with (through max poolings
+ * and layout-only layers, or a kept Q layer); whether every reader of y takes those codes; and y's retyping
+ * to those codes (max poolings after it pool codes, Q layers recomputing them are bypassed), returning the
+ * poolings retyped.  fold_scale.c: whether a scale layer is a per-tensor or per-channel (axis 1, K
+ * channels) scale and shift without power, and its value for channel k (`dflt` where absent). */
+int trtl_qio_reader_params(const trtl_bgraph *g, int32_t y, trtl_qlinear_params *out, int depth);
+int trtl_qio_consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth);
+int32_t trtl_qio_retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qlinear_params *out);
+int trtl_scale_foldable(const trtl_node *s, int64_t K);
+float trtl_scale_value(const trtl_weights *w, int64_t k, float dflt);
 
 #endif

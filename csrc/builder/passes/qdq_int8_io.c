@@ -96,6 +96,12 @@ static int quantize_like(const trtl_bgraph *g, const trtl_node *n, const trtl_ql
 
 /* Every consumer of y reads it as the codes of (scale, zp, type) at input 0 and nowhere else: a
  * QLINEAR with those input parameters, or a max pooling whose output is such a tensor again. */
+static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth);
+int trtl_qio_consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth)
+{
+    return consumers_take_codes(g, y, out, depth);
+}
+
 static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlinear_params *out, int depth)
 {
     int32_t seen = 0;
@@ -140,6 +146,12 @@ static int consumers_take_codes(const trtl_bgraph *g, int32_t y, const trtl_qlin
 
 /* y and the max poolings after it (consumers_take_codes said yes) become `type` codes; consumers
  * whose outputs reach nothing are dropped (they would read FLOAT). */
+static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qlinear_params *out);
+int32_t trtl_qio_retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qlinear_params *out)
+{
+    return retype(g, y, type, out);
+}
+
 static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qlinear_params *out)
 {
     int32_t pools = 0;
@@ -202,6 +214,12 @@ static int32_t producer_of(const trtl_bgraph *g, int32_t t)
 }
 
 /* The code parameters the first QLINEAR reader of y (through layout-only layers) quantizes y with. */
+static int reader_params(const trtl_bgraph *g, int32_t y, trtl_qlinear_params *out, int depth);
+int trtl_qio_reader_params(const trtl_bgraph *g, int32_t y, trtl_qlinear_params *out, int depth)
+{
+    return reader_params(g, y, out, depth);
+}
+
 static int reader_params(const trtl_bgraph *g, int32_t y, trtl_qlinear_params *out, int depth)
 {
     for (int32_t i = 0; i < g->nn; i++) {

@@ -4,7 +4,10 @@
  * (ref/pooling.c), a window without data giving the lowest code.  Per output row the window's rows
  * are first reduced column by column into a row of maxima (byte loops the compiler vectorizes),
  * then each output takes the max of its window's columns of that row.  Planes are split over the
- * pool.  Portable C: no CPU requirement. */
+ * pool.  Portable C: no CPU requirement.  The 2x2 stride-2 window without padding (LeNet / AdderNet)
+ * has its own plane loop: AVX2 (vertical byte max of two rows, then the max of each byte pair as
+ * 16-bit lanes, 16 outputs a step) where the CPU has it, else a direct loop. */
+#include <immintrin.h>
 #include <stdint.h>
 
 #include "kernels/kernel.h"
@@ -12,6 +15,7 @@
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/threadpool.h"
+#include "core/cpu.h"
 
 #define ROW_MAX 4096 /* widest input row reduced through the row of column maxima; wider ones go direct */
 
@@ -73,13 +77,80 @@ CODES_PLANE(plane_s8, int8_t, -128)
 CODES_PLANE(plane_u8, uint8_t, 0)
 #undef CODES_PLANE
 
+/* 2x2 windows, stride 2, every window inside the plane (2 OH <= H, 2 OW <= W). */
+static int is_2x2(const codes_job *j)
+{
+    return j->kh == 2 && j->kw == 2 && j->sh == 2 && j->sw == 2 && j->ph == 0 && j->pw == 0 && 2 * j->OH <= j->H &&
+           2 * j->OW <= j->W;
+}
+
+#define PLANE_2X2(NAME, T)                                                                                \
+    static void NAME(const codes_job *j, const T *x, T *y, int64_t ow0)                                 \
+    {                                                                                                   \
+        for (int64_t oh = 0; oh < j->OH; oh++) {                                                        \
+            const T *r0 = x + 2 * oh * j->W, *r1 = r0 + j->W;                                           \
+            for (int64_t ow = ow0; ow < j->OW; ow++) {                                                  \
+                T a = r0[2 * ow] > r0[2 * ow + 1] ? r0[2 * ow] : r0[2 * ow + 1];                        \
+                T b = r1[2 * ow] > r1[2 * ow + 1] ? r1[2 * ow] : r1[2 * ow + 1];                        \
+                y[oh * j->OW + ow] = a > b ? a : b;                                                     \
+            }                                                                                           \
+        }                                                                                               \
+    }
+PLANE_2X2(plane2x2_s8, int8_t)
+PLANE_2X2(plane2x2_u8, uint8_t)
+#undef PLANE_2X2
+
+/* The AVX2 steps of 16 outputs (32 input columns) per output row; the rest of each row is left to
+ * plane2x2_* from column (OW / 16) * 16. */
+static __attribute__((target("avx2"))) void plane2x2_avx2(const codes_job *j, const uint8_t *x, uint8_t *y,
+                                                          int is_signed)
+{
+    const __m256i low = _mm256_set1_epi16(0x00FF);
+    for (int64_t oh = 0; oh < j->OH; oh++) {
+        const uint8_t *r0 = x + 2 * oh * j->W, *r1 = r0 + j->W;
+        for (int64_t ow = 0; ow + 16 <= j->OW; ow += 16) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(r0 + 2 * ow));
+            const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(r1 + 2 * ow));
+            __m256i p;
+            if (is_signed) {
+                const __m256i m = _mm256_max_epi8(a, b);
+                const __m256i v = _mm256_max_epi16(_mm256_srai_epi16(_mm256_slli_epi16(m, 8), 8),
+                                                   _mm256_srai_epi16(m, 8));
+                p = _mm256_packs_epi16(v, v);
+            } else {
+                const __m256i m = _mm256_max_epu8(a, b);
+                const __m256i v = _mm256_max_epu16(_mm256_and_si256(m, low), _mm256_srli_epi16(m, 8));
+                p = _mm256_packus_epi16(v, v);
+            }
+            p = _mm256_permute4x64_epi64(p, 0x08); /* the 8 bytes of each lane, side by side */
+            _mm_storeu_si128((__m128i *)(void *)(y + oh * j->OW + ow), _mm256_castsi256_si128(p));
+        }
+    }
+}
+
+static void plane_2x2(const codes_job *j, const void *x, void *y)
+{
+    int64_t ow0 = 0;
+    if (trtl_cpu_has(TRTL_CPU_AVX2)) {
+        plane2x2_avx2(j, x, y, j->is_signed);
+        ow0 = j->OW / 16 * 16;
+    }
+    if (j->is_signed)
+        plane2x2_s8(j, x, y, ow0);
+    else
+        plane2x2_u8(j, x, y, ow0);
+}
+
 static void planes_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const codes_job *j = ctx;
     const int64_t in = j->H * j->W, out = j->OH * j->OW;
+    const int fast = is_2x2(j);
     for (int64_t p = begin; p < end; p++) {
-        if (j->is_signed)
+        if (fast)
+            plane_2x2(j, (const int8_t *)j->x + p * in, (int8_t *)j->y + p * out);
+        else if (j->is_signed)
             plane_s8(j, (const int8_t *)j->x + p * in, (int8_t *)j->y + p * out);
         else
             plane_u8(j, (const uint8_t *)j->x + p * in, (uint8_t *)j->y + p * out);

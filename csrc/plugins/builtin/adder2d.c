@@ -51,7 +51,7 @@
 #define CHUNK 8   /* output columns per AVX2 vector */
 
 enum { F_WEIGHTS, F_NB_WEIGHTS, F_NB_INPUT_CHANNELS, F_FILTER_SIZE, F_NB_FILTERS, F_STRIDE, F_PADDING, F_INT8_SCALE,
-       F_COUNT };
+       F_OUT_SCALE, F_OUT_CH_SCALE, F_OUT_CH_SHIFT, F_COUNT };
 
 static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     [F_WEIGHTS] = {"weights", TRTL_PF_FLOAT32, 1},
@@ -64,6 +64,13 @@ static const trtl_plugin_field_desc field_descs[F_COUNT] = {
     /* the shared scale of input and weight codes (int8 path): set by the builder through `configure`
      * under BuilderFlag.INT8 and kept in plans; absent: fp32 only */
     [F_INT8_SCALE] = {"int8Scale", TRTL_PF_FLOAT32, 0},
+    /* INT8 output (set by the builder pass plugin_int8_out, kept in plans; needs int8Scale): the output is
+     * the INT8 codes saturate(round_half_even((outputChannelScale[f] * Y + outputChannelShift[f]) / outputScale))
+     * of a folded per-channel scale (batch norm) and the next layer's quantizer; the two arrays (nbFilters
+     * values each) default to 1 and 0 */
+    [F_OUT_SCALE] = {"outputScale", TRTL_PF_FLOAT32, 0},
+    [F_OUT_CH_SCALE] = {"outputChannelScale", TRTL_PF_FLOAT32, 0},
+    [F_OUT_CH_SHIFT] = {"outputChannelShift", TRTL_PF_FLOAT32, 0},
 };
 
 static const trtl_input_spec input_spec = {NULL, 4, 4, "[N, C, H, W]"};
@@ -75,6 +82,9 @@ typedef struct adder2d {
     float *wpack;                      /* filter groups, each [K][mr] (AVX2 path) */
     float *wsum;                       /* [F]: sum of each filter's weights */
     float int8_scale;                  /* > 0: the int8 path is configured (input INT8 codes of this scale) */
+    float out_scale;                   /* > 0: INT8 output codes of this scale (needs int8_scale) */
+    float *och_scale, *och_shift;      /* [F] each: the folded per-channel scale and shift (fields) */
+    float *oa, *ob;                    /* [F] each: och_scale / out_scale, och_shift / out_scale */
     int8_t *wq;                        /* [F][C][k][k] weight codes (int8 path) */
     uint8_t *wpk;                      /* packed weight codes (adder2d_int8.h) */
 } adder2d;
@@ -88,7 +98,8 @@ typedef struct geom {
 
 /* ---- fields -------------------------------------------------------------------------------- */
 
-/* The tail holds w, wpack (nb_weights each) and wsum (F) as floats, then the int8 path's weight
+/* The tail holds w, wpack (nb_weights each), wsum, och_scale, och_shift, oa, ob (F each) as floats, then the
+ * int8 path's weight
  * codes (nb_weights bytes) and their packed forms (vpsadbw: at most 8 * nb_weights bytes, channels
  * rounded up to a multiple of 8; vdbpsadbw: 16 bytes per (filter, channel, kernel row), at most
  * 16 * nb_weights). */
@@ -98,13 +109,17 @@ static void relink(trtl_builtin *h)
     a->w = (float *)(a + 1);
     a->wpack = a->w + a->nb_weights;
     a->wsum = a->wpack + a->nb_weights;
-    a->wq = (int8_t *)(a->wsum + a->F);
+    a->och_scale = a->wsum + a->F;
+    a->och_shift = a->och_scale + a->F;
+    a->oa = a->och_shift + a->F;
+    a->ob = a->oa + a->F;
+    a->wq = (int8_t *)(a->ob + a->F);
     a->wpk = (uint8_t *)(a->wq + a->nb_weights); /* unaligned: read by 8-byte broadcasts */
 }
 
 static size_t tail_bytes(int64_t n, int64_t F)
 {
-    return sizeof(float) * (size_t)(2 * n + F) + 25u * (size_t)n + 64u;
+    return sizeof(float) * (size_t)(2 * n + 5 * F) + 25u * (size_t)n + 64u;
 }
 
 /* Exact for the fields init accepts (then nbFilters divides the weight count); 0 otherwise. */
@@ -171,6 +186,52 @@ static int set_int8_scale(adder2d *a, float scale, char *msg, size_t msg_len)
     return 0;
 }
 
+/* One per-filter array field of the INT8 output (absent: `dflt` for every filter). */
+static int output_array(adder2d *a, const trtl_field_reader *r, int fi, float dflt, float *dst)
+{
+    const trtl_plugin_field *f;
+    if (trtl_field_array(r, &field_descs[fi], a->F, a->F, &f)) /* nbFilters values */
+        return 1;
+    if (!f) {
+        for (int32_t i = 0; i < a->F; i++)
+            dst[i] = dflt;
+        return 0;
+    }
+    memcpy(dst, f->data, sizeof(float) * (size_t)a->F);
+    for (int32_t i = 0; i < a->F; i++)
+        if (!isfinite(dst[i]))
+            return trtl_field_fail(r, "field '%s' value %d is not finite (%g)", field_descs[fi].name, (int)i,
+                                   (double)dst[i]);
+    return 0;
+}
+
+/* The INT8 output's fields (outputScale and the per-channel arrays), checked; oa / ob from them. */
+static int init_output_codes(adder2d *a, const trtl_field_reader *r)
+{
+    const int has = trtl_field_find(r->fields, "outputScale") != NULL;
+    if (!has) {
+        if (trtl_field_find(r->fields, "outputChannelScale") || trtl_field_find(r->fields, "outputChannelShift"))
+            return trtl_field_fail(r, "fields 'outputChannelScale' / 'outputChannelShift' need 'outputScale' (the "
+                                   "INT8 output's scale)");
+        a->out_scale = 0;
+        return 0;
+    }
+    if (!(a->out_scale > 0) || !isfinite(a->out_scale))
+        return trtl_field_fail(r, "field 'outputScale' must be a positive finite scale, got %g", (double)a->out_scale);
+    if (!(a->int8_scale > 0))
+        return trtl_field_fail(r, "field 'outputScale' (INT8 output) needs 'int8Scale' (INT8 input codes)");
+    if (output_array(a, r, F_OUT_CH_SCALE, 1.0f, a->och_scale) || output_array(a, r, F_OUT_CH_SHIFT, 0.0f, a->och_shift))
+        return 1;
+    for (int32_t f = 0; f < a->F; f++) {
+        a->oa[f] = a->och_scale[f] / a->out_scale;
+        a->ob[f] = a->och_shift[f] / a->out_scale;
+        if (!isfinite(a->oa[f]) || !isfinite(a->ob[f]))
+            return trtl_field_fail(r, "filter %d: outputChannelScale / outputScale or outputChannelShift / outputScale "
+                                   "is not finite", (int)f);
+    }
+    return 0;
+}
+
 static int init(trtl_builtin *h, const trtl_field_reader *r)
 {
     adder2d *a = (adder2d *)h;
@@ -184,7 +245,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
         trtl_field_scalar(r, &field_descs[F_STRIDE], &a->s) ||
         trtl_field_scalar(r, &field_descs[F_PADDING], &a->p) ||
         trtl_field_array(r, &field_descs[F_WEIGHTS], 0, TRTL_FIELD_ANY_LENGTH, &wf) ||
-        trtl_field_scalar(r, &field_descs[F_INT8_SCALE], &a->int8_scale))
+        trtl_field_scalar(r, &field_descs[F_INT8_SCALE], &a->int8_scale) ||
+        trtl_field_scalar(r, &field_descs[F_OUT_SCALE], &a->out_scale))
         return 1;
     const int has_nbw = trtl_field_find(r->fields, "nbWeights") != NULL;
     const int has_c = trtl_field_find(r->fields, "nbInputChannels") != NULL;
@@ -224,6 +286,8 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
     pack_weights(a);
     if (trtl_field_find(r->fields, "int8Scale") != NULL && set_int8_scale(a, a->int8_scale, r->msg, r->msg_len))
         return 1;
+    if (init_output_codes(a, r))
+        return 1;
     trtl_builtin_field(h, &field_descs[F_WEIGHTS], a->w, a->nb_weights);
     trtl_builtin_field(h, &field_descs[F_NB_WEIGHTS], &a->nb_weights, 1);
     trtl_builtin_field(h, &field_descs[F_NB_INPUT_CHANNELS], &a->C, 1);
@@ -233,6 +297,11 @@ static int init(trtl_builtin *h, const trtl_field_reader *r)
     trtl_builtin_field(h, &field_descs[F_PADDING], &a->p, 1);
     if (a->int8_scale > 0)
         trtl_builtin_field(h, &field_descs[F_INT8_SCALE], &a->int8_scale, 1);
+    if (a->out_scale > 0) {
+        trtl_builtin_field(h, &field_descs[F_OUT_SCALE], &a->out_scale, 1);
+        trtl_builtin_field(h, &field_descs[F_OUT_CH_SCALE], a->och_scale, a->F);
+        trtl_builtin_field(h, &field_descs[F_OUT_CH_SHIFT], a->och_shift, a->F);
+    }
     return 0;
 }
 
@@ -254,9 +323,16 @@ static int out_size(const adder2d *a, int64_t in, int64_t *out)
 /* The int8 path's view of the instance. */
 static trtl_adder_q int8_view(const adder2d *a)
 {
-    trtl_adder_q q = {a->F, a->C, a->k, a->s, a->p, a->int8_scale, a->wq, a->wpk};
+    trtl_adder_q q = {a->F, a->C, a->k, a->s, a->p, a->int8_scale, a->wq, a->wpk, NULL, NULL};
+    if (a->out_scale > 0) {
+        q.oa = a->oa;
+        q.ob = a->ob;
+    }
     return q;
 }
+
+static int float_output_desc(const adder2d *a, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
+                             trtl_plugin_tensor_desc *out, char *msg, size_t msg_len);
 
 static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
                        trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
@@ -267,9 +343,23 @@ static int output_desc(const trtl_plugin *self, int32_t index, const trtl_plugin
             return trtl_plugin_fail(msg, msg_len, "input 0 is INT8, but the plugin has no 'int8Scale' (the builder "
                                     "sets it under BuilderFlag.INT8 with a dynamic range for the input)");
         trtl_plugin_tensor_desc f = in[0];
-        f.dtype = TRTL_FLOAT; /* the checks below are the float input's */
-        return output_desc(self, index, &f, 1, out, msg, msg_len);
+        f.dtype = TRTL_FLOAT; /* the checks are the float input's */
+        if (float_output_desc(a, index, &f, 1, out, msg, msg_len))
+            return 1;
+        if (a->out_scale > 0)
+            out->dtype = TRTL_INT8;
+        return 0;
     }
+    if (a->out_scale > 0 && nb_in == 1 && in[0].dtype == TRTL_FLOAT)
+        return trtl_plugin_fail(msg, msg_len, "the plugin writes INT8 codes (field 'outputScale') and reads INT8 "
+                                "codes, but input 0 is FLOAT");
+    return float_output_desc(a, index, in, nb_in, out, msg, msg_len);
+}
+
+/* The output of a FLOAT input: shape checks, [N, F, OH, OW] FLOAT. */
+static int float_output_desc(const adder2d *a, int32_t index, const trtl_plugin_tensor_desc *in, int32_t nb_in,
+                             trtl_plugin_tensor_desc *out, char *msg, size_t msg_len)
+{
     if (trtl_check_single_io(index, in, nb_in, &input_spec, msg, msg_len))
         return 1;
     const trtl_dims *d = &in[0].dims;
@@ -742,6 +832,9 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
                                 (int)a->F, (long long)g.OH, (long long)g.OW);
     if (g.N == 0 || g.OH == 0 || g.OW == 0)
         return 0;
+    if (out_desc[0].dtype != want.dtype)
+        return trtl_plugin_fail(msg, msg_len, "output buffer is %s, expected %s", trtl_dtype_name(out_desc[0].dtype),
+                                trtl_dtype_name(want.dtype));
     if (in_desc[0].dtype == TRTL_INT8) {
         trtl_adder_q q = int8_view(a);
         trtl_adder_q_run(&q, inputs[0], g.N, g.H, g.W, outputs[0], workspace);
@@ -756,13 +849,15 @@ static int enqueue(trtl_plugin *self, const trtl_plugin_tensor_desc *in_desc, co
 
 /* ---- reduced precision (plugin ABI version 2) ----------------------------------------------- */
 
-/* Input 0 may be INT8 codes, the output is FLOAT. */
+/* Input 0 may be INT8 codes; the output is FLOAT, or INT8 codes once 'outputScale' is set (with INT8 input). */
 static int32_t supports_format(const trtl_plugin *self, int32_t pos, const trtl_plugin_tensor_desc *desc, int32_t nb_in,
                                int32_t nb_out)
 {
-    (void)self;
+    const adder2d *a = (const adder2d *)self;
     if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1)
         return 0;
+    if (pos == 1 && a->out_scale > 0)
+        return desc[1].dtype == TRTL_INT8 && desc[0].dtype == TRTL_INT8;
     return desc[pos].dtype == TRTL_FLOAT || (pos == 0 && desc[pos].dtype == TRTL_INT8);
 }
 

@@ -155,6 +155,91 @@ static size_t slot_bytes(const geom *g)
 static int use_db(const trtl_adder_q *q, path pa);
 static size_t db_workspace(const trtl_adder_q *q, int64_t H, int64_t W);
 
+/* ---- output: float, or INT8 codes through a per-slot float sample ------------------------------ */
+
+static size_t up64(size_t b) { return (b + 63u) & ~(size_t)63u; }
+
+/* Bytes of one slot's float sample output (INT8 output only). */
+static size_t codes_slot_bytes(const trtl_adder_q *q, int64_t OH, int64_t OW)
+{
+    return q->oa ? up64((size_t)((int64_t)q->F * OH * OW) * sizeof(float)) : 0u;
+}
+
+/* Where the paths' float results go: y [N][F][ohw], or (INT8 output) each thread's slot in scr, whose
+ * sample the output stage turns into yq's codes. */
+typedef struct sink {
+    const trtl_adder_q *q;
+    float *y;
+    int8_t *yq;
+    char *scr;
+    size_t scr_slot;
+    int64_t ohw;
+} sink;
+
+static void sink_init(sink *o, const trtl_adder_q *q, void *y, char *scr, int64_t OH, int64_t OW)
+{
+    o->q = q;
+    o->ohw = OH * OW;
+    o->y = q->oa ? NULL : (float *)y;
+    o->yq = q->oa ? (int8_t *)y : NULL;
+    o->scr = scr;
+    o->scr_slot = codes_slot_bytes(q, OH, OW);
+}
+
+/* Sample n's float output, written by thread `thread`. */
+static float *sink_sample(const sink *o, int64_t n, int thread)
+{
+    return o->yq ? (float *)(void *)(o->scr + (size_t)thread * o->scr_slot) : o->y + n * o->q->F * o->ohw;
+}
+
+/* Sample n is complete in sink_sample(n, thread): INT8 output writes its codes. */
+static void sink_done(const sink *o, int64_t n, int thread)
+{
+    if (o->yq)
+        trtl_adder_q_codes(o->q, sink_sample(o, n, thread), o->yq + n * o->q->F * o->ohw, o->ohw);
+}
+
+#define AVX2_CODES_FN __attribute__((target("avx2,fma")))
+
+static inline int8_t code_of(float v, float a, float b)
+{
+    float t = fmaf(v, a, b);
+    t = t >= -128.0f ? t : -128.0f; /* NaN too */
+    t = t <= 127.0f ? t : 127.0f;
+    return (int8_t)nearbyintf(t);
+}
+
+static AVX2_CODES_FN void codes_avx2(const float *src, int8_t *dst, int64_t n, float a, float b)
+{
+    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), lo = _mm256_set1_ps(-128.0f),
+                 hi = _mm256_set1_ps(127.0f);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        /* max(t, lo) is lo for a NaN t (the second operand is returned) */
+        __m256 t0 = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(_mm256_loadu_ps(src + i), va, vb), lo), hi);
+        __m256 t1 = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(_mm256_loadu_ps(src + i + 8), va, vb), lo), hi);
+        __m256i p = _mm256_packs_epi32(_mm256_cvtps_epi32(t0), _mm256_cvtps_epi32(t1)); /* 0-3 8-11 4-7 12-15 */
+        p = _mm256_permute4x64_epi64(p, 0xD8);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i),
+                         _mm_packs_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+    }
+    for (; i < n; i++)
+        dst[i] = code_of(src[i], a, b);
+}
+
+void trtl_adder_q_codes(const trtl_adder_q *q, const float *src, int8_t *dst, int64_t ohw)
+{
+    const int simd = pick_path() != PATH_PORTABLE && trtl_cpu_has(TRTL_CPU_FMA);
+    for (int32_t f = 0; f < q->F; f++) {
+        if (simd) {
+            codes_avx2(src + f * ohw, dst + f * ohw, ohw, q->oa[f], q->ob[f]);
+            continue;
+        }
+        for (int64_t i = 0; i < ohw; i++)
+            dst[f * ohw + i] = code_of(src[f * ohw + i], q->oa[f], q->ob[f]);
+    }
+}
+
 size_t trtl_adder_q_workspace(const trtl_adder_q *q, int64_t H, int64_t W)
 {
     path pa = pick_path();
@@ -166,7 +251,8 @@ size_t trtl_adder_q_workspace(const trtl_adder_q *q, int64_t H, int64_t W)
     geom_init(q, H, W, pa == PATH_AVX512 ? 8 : 4, &g);
     if (g.OH < 1 || g.OW < 1 || g.blocks * g.plane >= INT32_MAX / 2)
         return (size_t)-1;
-    return slot_bytes(&g) * (size_t)trtl_available_cpus() + (size_t)g.G * (sizeof(int32_t) + 8u) + 8u;
+    return (slot_bytes(&g) + codes_slot_bytes(q, g.OH, g.OW)) * (size_t)trtl_available_cpus() +
+           up64((size_t)g.G * (sizeof(int32_t) + 8u) + 8u);
 }
 
 /* ---- layout of one sample ------------------------------------------------------------------- */
@@ -400,7 +486,7 @@ typedef struct job {
     const geom *g;
     path pa;
     const int8_t *x;
-    float *y;
+    sink out;
     char *slots;
     const int32_t *off;
     const uint64_t *mask;
@@ -451,10 +537,10 @@ static void sample_task(void *ctx, int64_t begin, int64_t end, int thread)
     const job *j = ctx;
     const geom *g = j->g;
     uint64_t *pad = (uint64_t *)(void *)(j->slots + (size_t)thread * slot_bytes(g));
-    const int64_t ohw = g->OH * g->OW;
     for (int64_t n = begin; n < end; n++) {
         pad_sample(j->q, g, j->x + n * j->q->C * g->H * g->W, (uint8_t *)pad);
-        sample_tiles(j, pad, j->y + n * j->q->F * ohw, 0, tile_count(j));
+        sample_tiles(j, pad, sink_sample(&j->out, n, thread), 0, tile_count(j));
+        sink_done(&j->out, n, thread);
     }
 }
 
@@ -462,7 +548,7 @@ static void tile_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const job *j = ctx;
-    sample_tiles(j, (const uint64_t *)(const void *)j->slots, j->y, begin, end);
+    sample_tiles(j, (const uint64_t *)(const void *)j->slots, sink_sample(&j->out, 0, 0), begin, end);
 }
 
 /* ---- AVX-512BW, stride 1, k <= 8: `vdbpsadbw` ------------------------------------------------- */
@@ -493,8 +579,6 @@ typedef struct dgeom {
     size_t slot;
 } dgeom;
 
-static size_t up64(size_t b) { return (b + 63u) & ~(size_t)63u; }
-
 static void dgeom_init(const trtl_adder_q *q, int64_t H, int64_t W, dgeom *d)
 {
     d->H = H;
@@ -523,7 +607,7 @@ static size_t db_workspace(const trtl_adder_q *q, int64_t H, int64_t W)
     dgeom_init(q, H, W, &d);
     if (d.OH < 1 || d.OW < 1 || (int64_t)q->C * d.nseg * d.R * 16 >= INT32_MAX / 2 || d.R * d.Wc >= INT32_MAX / 8)
         return (size_t)-1;
-    return d.slot * (size_t)trtl_available_cpus();
+    return (d.slot + codes_slot_bytes(q, d.OH, d.OW)) * (size_t)trtl_available_cpus();
 }
 
 /* corr's row sums: rw[r][ox] = sum_{j = k .. ex - 1} pl[r][ox + j], then corr[oy][ox] = sum_i rw[oy + i][ox]
@@ -696,7 +780,7 @@ typedef struct djob {
     const trtl_adder_q *q;
     const dgeom *d;
     const int8_t *x;
-    float *y;
+    sink out;
     char *slots;
 } djob;
 
@@ -741,7 +825,8 @@ static void db_sample_task(void *ctx, int64_t begin, int64_t end, int thread)
     char *slot = j->slots + (size_t)thread * d->slot;
     for (int64_t n = begin; n < end; n++) {
         db_pad(j->q, d, j->x + n * j->q->C * d->H * d->W, slot);
-        db_tiles(j, slot, j->y + n * j->q->F * d->OH * d->OW, 0, db_tile_count(d));
+        db_tiles(j, slot, sink_sample(&j->out, n, thread), 0, db_tile_count(d));
+        sink_done(&j->out, n, thread);
     }
 }
 
@@ -749,26 +834,28 @@ static void db_tile_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const djob *j = ctx;
-    db_tiles(j, j->slots, j->y, begin, end);
+    db_tiles(j, j->slots, sink_sample(&j->out, 0, 0), begin, end);
 }
 
-static void db_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y,
+static void db_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, void *y,
                    void *workspace, trtl_threadpool *pool)
 {
     dgeom d;
     dgeom_init(q, H, W, &d);
-    djob j = {q, &d, x, y, workspace};
+    djob j = {q, &d, x, {0}, workspace};
+    sink_init(&j.out, q, y, (char *)workspace + d.slot * (size_t)trtl_available_cpus(), d.OH, d.OW);
     if (N > 1 || !pool) {
         trtl_parallel_for(pool, N, 1, db_sample_task, &j);
     } else {
         db_pad(q, &d, x, workspace);
         trtl_parallel_for(pool, db_tile_count(&d), 2, db_tile_task, &j);
+        sink_done(&j.out, 0, 0);
     }
 }
 
 /* ---- portable: the definition ------------------------------------------------------------------ */
 
-static void adder_q_portable(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y)
+static void adder_q_portable(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, void *y)
 {
     const int64_t k = q->k, s = q->s, p = q->p, OH = out_len(H, q->k, q->s, q->p), OW = out_len(W, q->k, q->s, q->p);
     for (int64_t n = 0; n < N; n++)
@@ -786,11 +873,16 @@ static void adder_q_portable(const trtl_adder_q *q, const int8_t *x, int64_t N, 
                                 const int32_t d = xv - q->wq[((f * q->C + c) * k + i) * k + jj];
                                 acc += d < 0 ? -d : d;
                             }
-                    y[((n * q->F + f) * OH + oy) * OW + ox] = (float)acc * -q->scale;
+                    const float v = (float)acc * -q->scale;
+                    const int64_t at = ((n * q->F + f) * OH + oy) * OW + ox;
+                    if (q->oa)
+                        ((int8_t *)y)[at] = code_of(v, q->oa[f], q->ob[f]);
+                    else
+                        ((float *)y)[at] = v;
                 }
 }
 
-void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y,
+void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, void *y,
                       void *workspace)
 {
     path pa = pick_path();
@@ -813,11 +905,13 @@ void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t
     uint64_t *mask = (uint64_t *)(void *)tables; /* slots are multiples of 64 bytes: aligned */
     int32_t *off = (int32_t *)(void *)(mask + g.G);
     make_offsets(q, &g, off, mask);
-    job j = {q, &g, pa, x, y, workspace, off, mask};
+    job j = {q, &g, pa, x, {0}, workspace, off, mask};
+    sink_init(&j.out, q, y, tables + up64((size_t)g.G * (sizeof(int32_t) + 8u) + 8u), g.OH, g.OW);
     if (N > 1 || !pool) {
         trtl_parallel_for(pool, N, 1, sample_task, &j);
     } else {
         pad_sample(q, &g, x, workspace);
         trtl_parallel_for(pool, tile_count(&j), 8, tile_task, &j);
+        sink_done(&j.out, 0, 0);
     }
 }

@@ -39,6 +39,10 @@ typedef struct trtl_adder_q {
     float scale;         /* the shared scale */
     const int8_t *wq;    /* [F][C][k][k] weight codes (portable path) */
     const uint8_t *wpk;  /* [ceil(C/8) * k * k][F][8]: codes ^ 0x80, 0 past C (SIMD paths) */
+    /* INT8 output codes (the output stage of a folded batch norm and the next layer's quantizer, builder
+     * pass plugin_int8_out): code = saturate(round_half_even(fma(Y, oa[f], ob[f]))) to [-128, 127] (NaN: -128),
+     * Y the float output above.  NULL: float output. */
+    const float *oa, *ob;
 } trtl_adder_q;
 
 /* Bytes of the packed weights. */
@@ -51,13 +55,18 @@ void trtl_adder_q_pack(const float *w, int32_t F, int32_t C, int32_t k, float sc
 const char *trtl_adder_q_path(void);
 
 /* Workspace bytes for input [N, C, H, W] (0 for the portable path): a padded-sample slot per thread
- * that may run, then the group offsets.  -1 when the geometry is too large for the SIMD paths (then
+ * that may run, then the group offsets (INT8 output, q->oa set: then one float sample output per slot,
+ * which the output stage turns into codes while it is in cache).  -1 when the geometry is too large for the SIMD paths (then
  * the portable path runs, with no workspace). */
 size_t trtl_adder_q_workspace(const trtl_adder_q *q, int64_t H, int64_t W);
 
-/* y [N, F, OH, OW] from the codes x [N, C, H, W]; workspace of trtl_adder_q_workspace bytes (NULL
- * when that was 0).  Uses the running context's pool (trtl_current_pool). */
-void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, float *y,
+/* y [N, F, OH, OW] from the codes x [N, C, H, W]: float32, or INT8 codes where q->oa is set;
+ * workspace of trtl_adder_q_workspace bytes (NULL when that was 0).  Uses the running context's pool
+ * (trtl_current_pool). */
+void trtl_adder_q_run(const trtl_adder_q *q, const int8_t *x, int64_t N, int64_t H, int64_t W, void *y,
                       void *workspace);
+
+/* The output stage alone: codes dst[f][i] of src[f][i] (F planes of ohw floats) as q->oa / q->ob say. */
+void trtl_adder_q_codes(const trtl_adder_q *q, const float *src, int8_t *dst, int64_t ohw);
 
 #endif /* TRTLITE_PLUGINS_ADDER2D_INT8_H */
