@@ -168,7 +168,7 @@ def spp_ref(x, levels, avg):
 
 MINE = {
     "Adder2d_TRT": ["weights", "nbWeights", "nbInputChannels", "filterSize", "nbFilters", "stride", "padding",
-                    "int8Scale"],
+                    "int8Scale", "outputScale", "outputChannelScale", "outputChannelShift"],
     "L2Norm_Helper_TRT": ["op_type", "eps"],
     "SPP_TRT": ["pool_list", "pool_type"],
     "LReLU_TRT": ["negSlope"],
