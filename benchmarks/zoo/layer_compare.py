@@ -129,20 +129,9 @@ def compare(args, model, threads, work):
             wall[k].append((time.perf_counter() - w0) * 1e3)
 
     # trtlite per layer
-    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
-    layers = {lay["name"]: lay for lay in info.get("layers", [])}
-    times = {}
-
-    class Prof(trt.IProfiler):
-        def report_layer_time(self, layer_name, ms):
-            times.setdefault(layer_name, []).append(ms)
-    prof = Prof()
     if args.thread_clock:  # read at each profiled execution
         os.environ["TRTL_PROFILE_CLOCK"] = "thread"
-    ctx.profiler = prof
-    for _ in range(args.runs):
-        engines["trtlite"]()
-    ctx.profiler = None
+    layers, times, _ = zr.layer_times(trt, engine, ctx, lambda: [engines["trtlite"]() for _ in range(args.runs)])
     os.environ.pop("TRTL_PROFILE_CLOCK", None)
     graph = zr.onnx_ops(onnx_path)
     kinds, rows = {}, []

@@ -216,9 +216,9 @@ def op_kind(layer_name, layer_type, graph):
     return op + "".join("+" + o for o in extra[:2]) + ("+..." if len(extra) > 2 else "")
 
 
-def trt_breakdown(trt, engine, context, run_once, spec):
-    """Per-layer times from context.profiler (a separate pass), summed per op kind and per kernel."""
-    import numpy as np
+def layer_times(trt, engine, context, run_profiled):
+    """Per-layer times from context.profiler: ({layer name: inspector entry}, {layer name: [ms per run]}, what
+    run_profiled() returned); run_profiled runs the engine as often as it likes while the profiler is set."""
     info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
     layers = {lay["name"]: lay for lay in info.get("layers", [])}
     times = {}
@@ -229,11 +229,26 @@ def trt_breakdown(trt, engine, context, run_once, spec):
 
     prof = Prof()
     context.profiler = prof
-    t0, n = time.perf_counter(), 0
-    while n < spec.get("profile_min_runs", 5) or (time.perf_counter() - t0 < spec.get("profile_s", 2.0) and n < 200):
-        run_once()
-        n += 1
-    context.profiler = None
+    try:
+        out = run_profiled()
+    finally:
+        context.profiler = None
+    return layers, times, out
+
+
+def trt_breakdown(trt, engine, context, run_once, spec):
+    """Per-layer times from context.profiler (a separate pass), summed per op kind and per kernel."""
+    import numpy as np
+
+    def profiled_runs():
+        t0, n = time.perf_counter(), 0
+        while n < spec.get("profile_min_runs", 5) or (time.perf_counter() - t0 < spec.get("profile_s", 2.0)
+                                                       and n < 200):
+            run_once()
+            n += 1
+        return n
+
+    layers, times, n = layer_times(trt, engine, context, profiled_runs)
     graph = onnx_ops(spec["onnx"])
     rows = []
     for name, v in times.items():
