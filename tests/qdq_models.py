@@ -153,8 +153,14 @@ def output_scale(path):
     return None
 
 
-def ort_run_file(path, feeds):
+def ort_run_file(path, feeds, simulate=False):
+    """onnxruntime's outputs for a model file.  simulate=True turns its graph optimizations off, so that Q/DQ nodes
+    run as they are written (the quantized math simulated in float) instead of being fused into its integer
+    kernels: on x86 hosts without VNNI those multiply u8 x s8 pairs with vpmaddubsw, whose int16 sums saturate, and
+    differ from the exact quantized math by more than rounding."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
+    if simulate:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
