@@ -375,6 +375,19 @@ static void rand_conv(conv_case *c, int depthwise)
     }
 }
 
+/* The two ISA passes of a kernel test: pass 0 with every feature the CPU has, pass 1 with AVX-512 hidden (the
+ * AVX2 paths) where the CPU has AVX-512 (elsewhere pass 0 already ran them).  Whether `pass` runs; the test restores
+ * the mask after its loop. */
+static int isa_pass(int pass)
+{
+    if (pass == 0)
+        return 1;
+    if (pass > 1 || !trtl_cpu_has(TRTL_CPU_AVX512F))
+        return 0;
+    trtl_cpu_set_mask(~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI));
+    return 1;
+}
+
 static void test_conv_kernel(const trtl_kernel *k, int depthwise, int ncases)
 {
     int done = 0, combo = (int)(rnd() % 64);
@@ -948,17 +961,11 @@ static void test_fc_packed(int ncases)
  * prepare() picks the variant, so both layouts and both sets of microkernels are checked. */
 static void test_packed_gemm(int ncases)
 {
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     if (!trtl_cpu_has(trtl_kernel_conv_packed_gemm.cpu_features)) {
         printf("test_kernels: skipping the packed_gemm kernels (CPU lacks AVX2/FMA)\n");
         return;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         /* the AVX2 pass (microkernels and packing layout of the other variant) a bit lighter */
         test_conv_packed_fixed(&trtl_kernel_conv_packed_gemm, pass == 0);
         test_conv_kernel(&trtl_kernel_conv_packed_gemm, 0, pass == 0 ? ncases : ncases / 2);
@@ -1564,13 +1571,7 @@ static void test_softmax(int ncases)
         {4, {1, 3, 17, 33}}, {2, {3, 1000}}, {3, {2, 16, 130}}, {2, {5, 8}}, {1, {1}}, {3, {2, 7, 64}},
         {4, {2, 12, 9, 16}}, {2, {1, 31}},
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
             for (int ax = 0; ax < sh[i].rank; ax++)
                 for (int sp = 0; sp < 5; sp++)
@@ -1645,14 +1646,8 @@ static int norm_case(int r, const int64_t *d, uint32_t axes, int G, uint32_t sbi
  * be refused; NaN/Inf rows; random shapes; on every ISA variant this CPU has. */
 static void test_normalization(int ncases)
 {
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     static const int64_t ln[3] = {2, 13, 768}, in4[4] = {2, 6, 7, 9}, gn[4] = {3, 8, 5, 3}, odd[3] = {3, 5, 33};
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         for (int sp = 0; sp < 2; sp++) {
             if (norm_case(3, ln, 0x4, 1, 0x4, 0x4, 0, 0, sp, 1) || norm_case(3, ln, 0x6, 1, 0x4, 0x6, 0, 0, sp, 1) ||
                 norm_case(3, odd, 0x4, 1, 0x4, 0x0, 0, 0, sp, 1) || norm_case(3, odd, 0x7, 1, 0x7, 0x2, 0, 0, sp, 1) ||
@@ -2093,17 +2088,11 @@ static void test_deconv_fixed(const trtl_kernel *k)
 
 static void test_deconv(int ncases)
 {
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     if (!trtl_cpu_has(trtl_kernel_deconv_packed_gemm.cpu_features)) {
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_deconv_packed_gemm.name);
         return;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         test_deconv_fixed(&trtl_kernel_deconv_packed_gemm);
         for (int done = 0, combo = (int)(rnd() % 64); done < (pass == 0 ? ncases : ncases / 2);) {
             conv_case c;
@@ -2150,17 +2139,11 @@ static void test_depthwise_direct(int ncases)
     static const struct { int64_t C, H, W, k, s, pad; } sh[] = {
         {32, 28, 28, 3, 1, 1}, {24, 29, 29, 3, 2, 1}, {16, 14, 14, 5, 2, 2}, {8, 17, 40, 7, 1, 3}, {12, 33, 35, 5, 1, 2},
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     if (!trtl_cpu_has(trtl_kernel_conv_depthwise.cpu_features)) {
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise.name);
         return;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         int stop = 0;
         for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
             for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
@@ -2718,18 +2701,12 @@ static void test_scale_simd(int ncases)
  * the TRTL_CPU_MASK=0 pass of tests/test_kernels_c.py). */
 static void test_pointwise(int ncases)
 {
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     double rtol = g_rtol, atol = g_atol;
     g_rtol = 2e-6;
     g_atol = 0.0;
     g_elementwise_tol = 1;
     test_vmath_accuracy();
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         test_activation_simd(ncases + 60);
         test_unary_simd(ncases);
         test_elementwise_simd(ncases);
@@ -2881,13 +2858,7 @@ static int attn_layer_case(int64_t B, int64_t Hq, int64_t Hk, int64_t Sq, int64_
 static void test_attention(int ncases)
 {
     static const int64_t seqs[] = {1, 7, 64, 128, 197}, heads[] = {1, 3, 12}, hdims[] = {32, 64, 80};
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         for (int si = 0; si < 5; si++)
             for (int hi = 0; hi < 3; hi++) {
                 int64_t S = seqs[si], H = heads[hi], D = hdims[(si + hi) % 3];
@@ -3471,14 +3442,8 @@ static int qdq_case(int64_t n, int u8, int zp_kind)
 
 static void test_qdq_simd(int ncases)
 {
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     static const int64_t fixed[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 100, 16384, 16385, 70001};
-    for (int pass = 0; pass < 2; pass++) { /* the widest variant, then AVX2 (AVX-512 masked off) */
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) { /* the widest variant, then AVX2 (AVX-512 masked off) */
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             if (qdq_case(fixed[i], (int)(i % 2), (int)(i % 3)))
                 goto done;
@@ -3513,13 +3478,7 @@ static void test_conv_pixel_gemm(int ncases)
         {2, 10, 24, 1, 29, 3, 1, 1, 1, 1, 0, 1, 0},  /* 1-D */
         {1, 3, 16, 15, 17, 7, 2, 1, 3, 3, 0, 2, 0},  /* stem-like, 3 input channels */
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
@@ -3601,13 +3560,7 @@ static void test_conv_tapwise(int ncases)
         {2, 10, 24, 1, 29, 3, 1, 12, 12, 12, 1, 0}, /* 1-D */
         {1, 16, 40, 14, 14, 3, 1, 12, 12, 12, 2, 0}, /* the ASPP's dilation 12 on 14x14 */
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
@@ -3835,7 +3788,6 @@ static void test_conv_1x1(int ncases)
         {2, 19, 13, 1, 50, 2, 1},  {1, 7, 5, 3, 6, 2, 0},      {3, 33, 17, 1, 20, 1, 0},   {1, 5, 70, 1, 1, 2, 0},
         {2, 40, 9, 28, 28, 2, 0},  {1, 17, 31, 2, 3, 3, 0},    {1, 64, 64, 1, 47, 2, 0},   {1, 11, 3, 1, 35, 1, 0},
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     trtl_kernel any = trtl_kernel_conv_1x1_direct; /* shapes applies() leaves to other kernels: run() computes them */
     any.applies = NULL;
     {
@@ -3861,12 +3813,7 @@ static void test_conv_1x1(int ncases)
             }
         }
     }
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                break;
-            trtl_cpu_set_mask(no512);
-        }
+    for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 5;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
