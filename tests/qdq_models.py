@@ -13,6 +13,8 @@ from onnxruntime import quantization as oq  # noqa: E402
 
 from onnx_helpers import export_torch  # noqa: E402
 
+import trtlite as trt  # noqa: E402
+
 nn = torch.nn
 
 
@@ -153,14 +155,18 @@ def output_scale(path):
     return None
 
 
-def ort_run_file(path, feeds, simulate=False):
-    """onnxruntime's outputs for a model file.  simulate=True turns its graph optimizations off, so that Q/DQ nodes
-    run as they are written (the quantized math simulated in float) instead of being fused into its integer
-    kernels: on x86 hosts without VNNI those multiply u8 x s8 pairs with vpmaddubsw, whose int16 sums saturate, and
-    differ from the exact quantized math by more than rounding."""
+# whether onnxruntime's int8 kernels compute the quantized math exactly on this host (ort_run_file)
+ORT_INT8_EXACT = bool({"avx512vnni", "avxvnni"} & set(trt.cpu_features()))
+
+
+def ort_run_file(path, feeds):
+    """onnxruntime's outputs for a QDQ model file, as a reference of the quantized math.  Its integer kernels are
+    exact only where the host has VNNI: without it they multiply u8 x s8 pairs with vpmaddubsw, whose int16 sums
+    saturate, and differ from the quantized math by more than rounding -- there its graph optimizations are turned
+    off, so that the Q/DQ nodes run as written (the quantized math simulated in float)."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
-    if simulate:
+    if not ORT_INT8_EXACT:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))

@@ -17,10 +17,6 @@ import pytest
 import trtlite as trt
 
 from conftest import Net
-
-# onnxruntime's own int8 kernels are exact only with VNNI (see qdq_models.ort_run_file); elsewhere the model-level
-# comparison uses its float simulation of the Q/DQ graph
-VNNI = bool({"avx512vnni", "avxvnni"} & set(trt.cpu_features()))
 from test_quantize_fuse import _fq, _int8_weights, conv2d_np, q_np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -257,7 +253,7 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng, act_type):
     ctxs = {io: e.create_execution_context() for io, e in engines.items()}
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32)
-        ref = ort_run_file(path, {"x": x}, simulate=not VNNI)["y"]
+        ref = ort_run_file(path, {"x": x})["y"]
         got = ctxs[True].infer({"x": x})["y"]
         np.testing.assert_array_equal(got, ctxs[False].infer({"x": x})["y"])
         check_close(got, ref, scale)

@@ -17,10 +17,6 @@ from onnx import TensorProto, helper
 
 import trtlite as trt
 
-# onnxruntime's own int8 kernels are exact only with VNNI (qdq_models.ort_run_file); elsewhere the references are its
-# float simulation of the Q/DQ graph
-VNNI = bool({"avx512vnni", "avxvnni"} & set(trt.cpu_features()))
-
 CASES = [("cnn", False, "uint8"), ("cnn", True, "uint8"), ("cnn", True, "int8"), ("cnn", False, "int8"),
          ("matmul", False, "uint8"), ("matmul", True, "uint8"), ("matmul", True, "int8")]
 
@@ -77,7 +73,7 @@ def test_quantize_static_models_match_onnxruntime(models, which, pc, act, fuse, 
     ctx = eng.create_execution_context()
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32)
-        ref = ort_run_file(path, {"x": x}, simulate=not VNNI)["y"]
+        ref = ort_run_file(path, {"x": x})["y"]
         got = ctx.infer({"x": x})["y"]
         check_close(got, ref, scale)
 
@@ -86,7 +82,7 @@ def test_quantize_static_opset17(models, rng):
     path, shape = models("cnn", True, "uint8", 17)
     x = rng.standard_normal(shape).astype(np.float32)
     got = _build(path).create_execution_context().infer({"x": x})["y"]
-    check_close(got, ort_run_file(path, {"x": x}, simulate=not VNNI)["y"], output_scale(path))
+    check_close(got, ort_run_file(path, {"x": x})["y"], output_scale(path))
 
 
 # ---- hand-made nodes ------------------------------------------------------------------------------------
