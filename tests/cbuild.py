@@ -8,6 +8,7 @@ sources reuse the Makefile's own objects (build/obj/, `make build`) when those a
 core is compiled once.
 """
 import concurrent.futures
+import functools
 import hashlib
 import os
 import subprocess
@@ -41,19 +42,15 @@ def _up_to_date(obj, dep):
     return True
 
 
-_HEADERS_MTIME = []
-
-
+@functools.lru_cache(maxsize=None)
 def _newest_header():
     """The newest mtime of csrc's headers (the Makefile rebuilds every build/obj object when any header changes)."""
-    if not _HEADERS_MTIME:
-        newest = 0.0
-        for d, _, files in os.walk(os.path.join(ROOT, "csrc")):
-            for f in files:
-                if f.endswith((".h", ".def")):
-                    newest = max(newest, os.path.getmtime(os.path.join(d, f)))
-        _HEADERS_MTIME.append(newest)
-    return _HEADERS_MTIME[0]
+    newest = 0.0
+    for d, _, files in os.walk(os.path.join(ROOT, "csrc")):
+        for f in files:
+            if f.endswith((".h", ".def")):
+                newest = max(newest, os.path.getmtime(os.path.join(d, f)))
+    return newest
 
 
 def _library_object(src, cflags):
