@@ -340,16 +340,9 @@ def worker_onnxruntime(spec):
     emit(res)
 
 
-def ort_profile(ort, so, spec, x):
-    """onnxruntime's per-node times (its own profiler, a second session, after timing)."""
-    import numpy as np
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(os.path.dirname(spec["onnx"]), "ort_profile")
-    sess = ort.InferenceSession(spec["onnx"], so, providers=["CPUExecutionProvider"])
-    t0, n = time.perf_counter(), 0
-    while n < 5 or (time.perf_counter() - t0 < 2.0 and n < 200):
-        sess.run(None, {"input": x})
-        n += 1
+def ort_node_times(sess):
+    """Ends a profiling onnxruntime session: ({node name: [ms per run]}, {node name: op type}) from its profile
+    file's per-node kernel times (the file is removed)."""
     path = sess.end_profiling()
     with open(path) as f:
         events = json.load(f)
@@ -360,6 +353,19 @@ def ort_profile(ort, so, spec, x):
             name = e["name"][:-len("_kernel_time")]
             times.setdefault(name, []).append(e["dur"] / 1000.0)
             ops[name] = e.get("args", {}).get("op_name", "?")
+    return times, ops
+
+def ort_profile(ort, so, spec, x):
+    """onnxruntime's per-node times (its own profiler, a second session, after timing)."""
+    import numpy as np
+    so.enable_profiling = True
+    so.profile_file_prefix = os.path.join(os.path.dirname(spec["onnx"]), "ort_profile")
+    sess = ort.InferenceSession(spec["onnx"], so, providers=["CPUExecutionProvider"])
+    t0, n = time.perf_counter(), 0
+    while n < 5 or (time.perf_counter() - t0 < 2.0 and n < 200):
+        sess.run(None, {"input": x})
+        n += 1
+    times, ops = ort_node_times(sess)
     return {"runs": n, "nodes": {k: {"ms": float(np.median(v)), "op": ops[k]} for k, v in times.items()}}
 
 

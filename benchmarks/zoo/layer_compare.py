@@ -149,16 +149,7 @@ def compare(args, model, threads, work):
     s2 = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
     for _ in range(args.runs):
         s2.run(None, {"input": x})
-    path = s2.end_profiling()
-    with open(path) as f:
-        events = json.load(f)
-    os.remove(path)
-    ot, oop = {}, {}
-    for e in events:
-        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
-            nm = e["name"][:-len("_kernel_time")]
-            ot.setdefault(nm, []).append(e["dur"] / 1000.0)
-            oop[nm] = e.get("args", {}).get("op_name", "?")
+    ot, oop = bench.ort_node_times(s2)
     conv_kind = ort_conv_kinds(onnx_path, graph[3], bench.category)
     for nm, v in ot.items():
         kind = (conv_kind(nm) if oop[nm] in ("Conv", "FusedConv") else None) or oop[nm]
