@@ -92,8 +92,18 @@ class RaisingLogger(trt.ILogger):
                 raise KeyboardInterrupt
 
 
+@pytest.fixture
+def sigint_handled():
+    """Python's own SIGINT handler for the test's duration.  A process started in the background by a shell without
+    job control (`make test &`, some CI runners) inherits SIGINT ignored, Python then installs no handler, and
+    `_thread.interrupt_main()` does nothing (as a real Ctrl-C would not reach it either)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize("interrupt_main", [False, True])
-def test_keyboard_interrupt_in_a_logger_cancels_the_build(interrupt_main):
+def test_keyboard_interrupt_in_a_logger_cancels_the_build(interrupt_main, sigint_handled):
     """Before: the enum conversion or the callback swallowed it; the build ran to the end and returned an engine."""
     logger = RaisingLogger(interrupt_main)
     builder = trt.Builder(logger)
