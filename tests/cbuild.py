@@ -76,12 +76,12 @@ def _compile(src, cflags):
     if _up_to_date(obj, dep):
         return obj, None
     os.makedirs(os.path.dirname(obj), exist_ok=True)
-    tmp = obj + ".%d.tmp" % os.getpid()
-    cmd = ["gcc"] + cflags + ["-MMD", "-MF", dep + ".tmp", "-c", src, "-o", tmp]
+    tmp = obj + ".%d.tmp" % os.getpid()      # several pytest workers may compile the same file at once
+    cmd = ["gcc"] + cflags + ["-MMD", "-MF", tmp + ".d", "-c", src, "-o", tmp]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         return obj, "%s\n%s" % (" ".join(cmd), r.stderr)
-    os.replace(dep + ".tmp", dep)
+    os.replace(tmp + ".d", dep)
     os.replace(tmp, obj)
     return obj, None
 
