@@ -26,6 +26,7 @@ extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
 extern const trtl_kernel trtl_kernel_conv_depthwise_plane512;
 extern const trtl_kernel trtl_kernel_conv_depthwise_c8;
+extern const trtl_kernel trtl_kernel_conv_depthwise_rows8;
 
 static int g_reps = 30;
 static const char *g_filter;
@@ -57,7 +58,7 @@ static void bench_dw(const char *name, int64_t C, int64_t H, int64_t ks, int64_t
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_depthwise, &trtl_kernel_conv_depthwise_avx2,
                                 &trtl_kernel_conv_depthwise_c16, &trtl_kernel_conv_depthwise_plane512,
-                                &trtl_kernel_conv_depthwise_c8};
+                                &trtl_kernel_conv_depthwise_c8, &trtl_kernel_conv_depthwise_rows8};
     printf("%-28s", name);
     for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0]; i++) {
         if (!trtl_cpu_has(ks_[i]->cpu_features))
@@ -107,5 +108,10 @@ int main(int argc, char **argv)
     bench_dw("5x5 s1 C480 14 relu", 480, 14, 5, 1, 1, TRTL_ACT_RELU);
     bench_dw("5x5 s2 C576 14 relu", 576, 14, 5, 2, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s1 C1152 7 relu", 1152, 7, 3, 1, 1, TRTL_ACT_RELU);
+    /* MobileNetV3-L / EfficientNet-B0 stride 2 on 56 / 28 / 14 maps */
+    bench_dw("3x3 s2 C64 56 relu", 64, 56, 3, 2, 1, TRTL_ACT_RELU);
+    bench_dw("5x5 s2 C72 28 relu", 72, 28, 5, 2, 1, TRTL_ACT_RELU);
+    bench_dw("3x3 s2 C240 14 hswish", 240, 14, 3, 2, 1, TRTL_ACT_HARD_SWISH);
+    bench_dw("3x3 s1 C32 112 silu", 32, 112, 3, 1, 1, TRTL_ACT_SILU);
     return 0;
 }
