@@ -36,7 +36,7 @@
 
 #define RW_MAXK 7
 #define RW_MARGIN 64  /* zero floats on each side of a staged row: loads reach at most this far past the row */
-#define RW_MAXEDGE 8  /* vectors of a row that read past the row's ends (their masks) */
+#define RW_MAXVEC 16  /* vectors a row (128 output columns; wider rows run the reference) */
 #define RW_MAXSTAGE 8 /* staged input rows per plane */
 
 typedef struct rw_geom {
@@ -47,21 +47,19 @@ typedef struct rw_geom {
         };
     };
     int64_t nvec;     /* vectors per output row */
-    int64_t jl, jr;   /* vectors [0, jl) and [jr, nvec) (jr >= jl) read past the row's ends: masked */
+    int64_t jl, jr;   /* vectors [0, jl) and [jr, nvec) (jr >= jl) read past the row's ends: masked tiles */
     int64_t top, bot; /* input rows [0, top) and [bot, H) (bot >= top) read outside their plane */
     int64_t hi;       /* an input row's loads span [row - pl, row + hi) */
     const float *xbeg, *xend; /* the input tensor (run() sets them): only reads outside it are staged */
     int64_t rowlen;   /* floats of a staged row: RW_MARGIN + W + RW_MARGIN */
     int ok;           /* the shapes fit the limits; else run() computes the reference */
-    float mask[RW_MAXEDGE][RW_MAXK][8] __attribute__((aligned(32))); /* [edge vector][tap column][lane] */
+    float mask[RW_MAXVEC][RW_MAXK][8] __attribute__((aligned(32))); /* [vector][tap column][lane] */
 } rw_geom;
 
 /* The output column of accumulator lane l, relative to the vector's first column: stride 2 keeps the shufps order. */
 static const int lane_col2[8] = {0, 1, 4, 5, 2, 3, 6, 7};
 
 static const trtl_dw_limits rw_limits = {RW_MAXK, RW_MAXK, 0};
-
-static int64_t edge_slot(const rw_geom *g, int64_t j) { return j < g->jl ? j : g->jl + (j - g->jr); }
 
 static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, rw_geom *g)
 {
@@ -92,20 +90,17 @@ static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trt
     }
     if (g->jr < g->jl)
         g->jr = g->jl;
-    if (g->jl + (g->nvec - g->jr) > RW_MAXEDGE) {
+    if (g->nvec > RW_MAXVEC) {
         g->ok = 0;
         return TRTL_OK;
     }
-    for (int64_t j = 0; j < g->nvec; j++) {
-        if (j >= g->jl && j < g->jr)
-            continue;
+    for (int64_t j = 0; j < g->nvec; j++) /* every vector's: a masked tile may pair an edge vector with another */
         for (int64_t kw = 0; kw < g->S; kw++)
             for (int l = 0; l < 8; l++) {
                 int64_t c = 8 * j + (st == 2 ? lane_col2[l] : l), iw = c * st - g->pl + kw;
                 uint32_t bits = c < g->OW && iw >= 0 && iw < g->W ? 0xffffffffu : 0u;
-                memcpy(&g->mask[edge_slot(g, j)][kw][l], &bits, sizeof bits);
+                memcpy(&g->mask[j][kw][l], &bits, sizeof bits);
             }
-    }
     /* an input row's loads span [row - pl, row + hi): stage the rows where that leaves the plane */
     const int64_t hi = g->hi = 8 * st * (g->nvec - 1) + (g->S - 1) - g->pl + 8 * st;
     g->top = g->pl > 0 ? (g->pl + g->W - 1) / g->W : 0;
@@ -173,7 +168,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void rw_store(c
     }
 }
 
-/* NR output rows from oh0 x NV vectors from j0, K x K taps, stride ST; MASKED: every vector is an edge vector. */
+/* NR output rows from oh0 x NV vectors from j0, K x K taps, stride ST; MASKED: the inputs ANDed with the masks. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void rw_tile(const rw_geom *g, const rw_plane *pp,
                                                                                int64_t oh0, int64_t j0, const int K,
                                                                                const int ST, const int NR,
@@ -188,7 +183,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void rw_tile(co
     const __m256 *mk[2] = {NULL, NULL};
     if (MASKED)
         for (int v = 0; v < NV; v++)
-            mk[v] = (const __m256 *)g->mask[edge_slot(g, j0 + v)];
+            mk[v] = (const __m256 *)g->mask[j0 + v];
 #pragma GCC unroll 13
     for (int ir = 0; ir < (NR - 1) * ST + K; ir++) {
         const int64_t ih = oh0 * ST + ir - g->pt;
@@ -258,27 +253,22 @@ typedef struct rw_tiles {
 static const rw_tiles rw_tile_sets[6] = {RW_TSET(3, 1), RW_TSET(3, 2), RW_TSET(5, 1), RW_TSET(5, 2), RW_TSET(7, 1),
                                          RW_TSET(7, 2)};
 
-/* Output rows oh0..oh0+NR-1 with the tiles t of that NR: the last vector first (its whole-vector store may spill
- * onto the next row's first columns, which the later stores overwrite; a tile stores row by row, so one tile of
- * all the vectors is safe too), then the others from the left, interior ones two at a time. */
+/* Vectors j0..j0+nv-1 (nv 1 or 2) of a band, masked where one of them reads past the row's ends. */
+static void rw_tile_at(const rw_geom *g, const rw_plane *pp, int64_t oh0, const rw_tile_fn *t, int64_t j0, int nv)
+{
+    const int masked = j0 < g->jl || j0 + nv > g->jr;
+    t[nv == 2 ? (masked ? 3 : 2) : (masked ? 0 : 1)](g, pp, oh0, j0);
+}
+
+/* Output rows oh0..oh0+NR-1 with the tiles t of that NR, in pairs of vectors: the tile with the last vector first
+ * (its whole-vector store may spill onto the next row's first columns, which the later tiles overwrite; a tile
+ * stores row by row, so the spill of its own rows is overwritten too), then the others from the left. */
 static void rw_band(const rw_geom *g, const rw_plane *pp, int64_t oh0, const rw_tile_fn *t)
 {
-    const int64_t last = g->nvec - 1;
-    if (g->nvec == 2 && g->jl + (g->nvec - g->jr) == 2) { /* 9..16-wide rows: both vectors in one tile */
-        t[3](g, pp, oh0, 0);
-        return;
-    }
-    t[last < g->jl || last >= g->jr ? 0 : 1](g, pp, oh0, last);
-    int64_t j = 0;
-    for (; j < g->jl && j < last; j++)
-        t[0](g, pp, oh0, j);
-    const int64_t ie = g->jr < last ? g->jr : last;
-    for (; j + 2 <= ie; j += 2)
-        t[2](g, pp, oh0, j);
-    if (j < ie)
-        t[1](g, pp, oh0, j++);
-    for (; j < last; j++)
-        t[0](g, pp, oh0, j);
+    const int64_t first = g->nvec % 2 ? g->nvec - 1 : g->nvec - 2;
+    rw_tile_at(g, pp, oh0, t, first, (int)(g->nvec - first));
+    for (int64_t j = 0; j < first; j += 2)
+        rw_tile_at(g, pp, oh0, t, j, 2);
 }
 
 static void rw_rows(const rw_geom *g, const rw_plane *pp, const rw_tiles *ts)

@@ -115,6 +115,12 @@ __attribute__((target("avx2,fma"))) static void deinterleave2(const float *src, 
         _mm256_storeu_ps(even + e, _mm256_permute2f128_ps(a, b, 0x20));
         _mm256_storeu_ps(odd + e, _mm256_permute2f128_ps(a, b, 0x31));
     }
+    for (; i + 8 <= n; i += 8) { /* 8 more (14- and 28-wide rows had gone through the scalar loop) */
+        const int64_t e = (u0 + i) / 2;
+        const __m256 a = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i), perm); /* e0..e3 o0..o3 */
+        _mm_storeu_ps(even + e, _mm256_castps256_ps128(a));
+        _mm_storeu_ps(odd + e, _mm256_extractf128_ps(a, 1));
+    }
     for (; i < n; i++) {
         const int64_t u = u0 + i;
         (u % 2 ? odd : even)[u / 2] = src[i];
