@@ -2178,23 +2178,36 @@ extern const trtl_kernel trtl_kernel_conv_depthwise_plane512;
 
 /* MobileNet-like fixed shapes (112-wide rows, both strides, 3x3 / 5x5 / 7x7, every padding mode), then random
  * undilated depthwise shapes of rand_depthwise: kernels 1..7 (even ones too), pads up to the kernel size. */
+/* A fixed depthwise shape of the plane kernels' tests. */
+typedef struct dw_shape {
+    int64_t N, C, H, W, k, s, pad;
+    int mode;
+} dw_shape;
+
+/* Kernel k on the n shapes sh, every third epilogue combination, bias on and off, a NaN in the last input column of
+ * the first plane (the masked tail of a copy, an edge mask) in every ninth case; 1 when one failed. */
+static int dw_fixed_shapes(const trtl_kernel *k, const dw_shape *sh, size_t n)
+{
+    int stop = 0;
+    for (size_t i = 0; i < n && !stop; i++)
+        for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
+            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
+                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
+            g_conv_nan_x = combo % 9 == 0 ? sh[i].W - 1 : -1;
+            stop = conv_run_case(k, &c, combo) > 0;
+            g_conv_nan_x = -1;
+        }
+    return stop;
+}
+
 static void test_depthwise_plane512(int ncases)
 {
-    static const struct { int64_t N, C, H, W, k, s, pad; int mode; } sh[] = {
+    static const dw_shape sh[] = {
         {1, 6, 9, 112, 3, 2, 1, 0}, {1, 5, 12, 112, 3, 1, 1, 0}, {1, 16, 29, 29, 3, 2, 1, 0}, {1, 12, 14, 14, 5, 2, 2, 0},
         {1, 8, 17, 40, 7, 1, 3, 0}, {2, 20, 28, 28, 3, 1, 1, 0}, {1, 9, 7, 7, 3, 1, 1, 0}, {1, 7, 33, 47, 3, 2, 0, 2},
         {1, 7, 16, 34, 5, 2, 1, 3}, {1, 4, 16, 33, 2, 2, 0, 1},
     };
-    int stop = 0;
-    for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
-        for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
-            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
-                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
-            /* a NaN in the last input column of the first plane (the masked tail of the copy), in every third case */
-            g_conv_nan_x = combo % 9 == 0 ? sh[i].W - 1 : -1;
-            stop = conv_run_case(&trtl_kernel_conv_depthwise_plane512, &c, combo) > 0;
-            g_conv_nan_x = -1;
-        }
+    int stop = dw_fixed_shapes(&trtl_kernel_conv_depthwise_plane512, sh, sizeof sh / sizeof sh[0]);
     for (int done = 0, combo = (int)(rnd() % 64); done < ncases && !stop;) {
         conv_case c;
         rand_depthwise(&c);
@@ -2219,7 +2232,7 @@ extern const trtl_kernel trtl_kernel_conv_depthwise_rows8;
  * vectors a row, pads up to the kernel size), every epilogue. */
 static void test_depthwise_rows8(int ncases)
 {
-    static const struct { int64_t N, C, H, W, k, s, pad; int mode; } sh[] = {
+    static const dw_shape sh[] = {
         {1, 6, 9, 112, 3, 2, 1, 0}, {1, 5, 12, 112, 3, 1, 1, 0}, {1, 16, 29, 29, 3, 2, 1, 0}, {1, 12, 14, 14, 5, 2, 2, 0},
         {1, 8, 17, 40, 7, 1, 3, 0}, {2, 20, 28, 28, 3, 1, 1, 0}, {1, 9, 7, 7, 3, 1, 1, 0},   {1, 7, 33, 47, 3, 2, 0, 2},
         {1, 7, 16, 34, 5, 2, 1, 3}, {2, 11, 14, 14, 3, 1, 1, 0}, {2, 10, 14, 14, 3, 2, 1, 0}, {1, 13, 7, 7, 5, 1, 2, 0},
@@ -2229,15 +2242,7 @@ static void test_depthwise_rows8(int ncases)
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise_rows8.name);
         return;
     }
-    int stop = 0;
-    for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
-        for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
-            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
-                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
-            g_conv_nan_x = combo % 9 == 0 ? sh[i].W - 1 : -1;
-            stop = conv_run_case(&trtl_kernel_conv_depthwise_rows8, &c, combo) > 0;
-            g_conv_nan_x = -1;
-        }
+    int stop = dw_fixed_shapes(&trtl_kernel_conv_depthwise_rows8, sh, sizeof sh / sizeof sh[0]);
     static const int64_t ks[] = {3, 3, 5, 7};
     for (int done = 0, tries = 0, combo = (int)(rnd() % 64); done < ncases && !stop && tries < 50 * ncases; tries++) {
         conv_case c;
