@@ -69,7 +69,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_conv_1x1_direct)                                                                \
     X(trtl_kernel_shuffle_inplace)                                                                \
     X(trtl_kernel_conv_depthwise_plane512)                                                        \
-    X(trtl_kernel_conv_depthwise_c8)
+    X(trtl_kernel_conv_depthwise_c8)                                                              \
+    X(trtl_kernel_conv_depthwise_rows8)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -501,6 +501,25 @@ static void test_conv_gemv(int ncases)
 extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
 extern const trtl_kernel trtl_kernel_conv_depthwise_c8;
 
+/* Whether depthwise kernel k's applies() takes the 2-D depthwise case c (G = K = C). */
+static int dw_case_applies(const trtl_kernel *k, const conv_case *c)
+{
+    trtl_node nd = {0};
+    nd.p.conv.num_output_maps = nd.p.conv.num_groups = (int32_t)c->C;
+    nd.p.conv.padding_mode = c->mode;
+    nd.p.conv.kernel_size = dims(2, c->k);
+    nd.p.conv.stride = dims(2, c->s);
+    nd.p.conv.dilation = dims(2, c->d);
+    nd.p.conv.pre_padding = dims(2, c->pre);
+    nd.p.conv.post_padding = dims(2, c->post);
+    nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->C * c->k[0] * c->k[1]};
+    int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]};
+    trtl_dims xdims = dims(4, xd);
+    int ok = k->applies(&nd, &xdims);
+    trtl_clear_error();
+    return ok;
+}
+
 /* MobileNet / EfficientNet small-map shapes (channel tails past blocks of 16 / 8, 3x3 to 7x7, strides 1 and 2,
  * padding modes, planes of a multiple of 8 pixels and not), then random small depthwise convolutions the kernel
  * applies to, every epilogue. */
@@ -543,19 +562,7 @@ static void test_depthwise_cblock(const trtl_kernel *k, int ncases)
         }
         c.G = c.K = c.C;
         c.bias = combo % 3 != 2;
-        trtl_node nd = {0};
-        nd.p.conv.num_output_maps = nd.p.conv.num_groups = (int32_t)c.C;
-        nd.p.conv.padding_mode = c.mode;
-        nd.p.conv.kernel_size = dims(2, c.k);
-        nd.p.conv.stride = dims(2, c.s);
-        nd.p.conv.dilation = dims(2, c.d);
-        nd.p.conv.pre_padding = dims(2, c.pre);
-        nd.p.conv.post_padding = dims(2, c.post);
-        nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c.C * c.k[0] * c.k[1]};
-        int64_t xd[4] = {c.N, c.C, c.in[0], c.in[1]};
-        trtl_dims xdims = dims(4, xd);
-        if (!k->applies(&nd, &xdims)) {
-            trtl_clear_error();
+        if (!dw_case_applies(k, &c)) {
             if (i < nfixed) {
                 fprintf(stderr, "FAIL %s does not apply to fixed shape %d\n", k->name, i);
                 g_failures++;
@@ -2171,28 +2178,85 @@ extern const trtl_kernel trtl_kernel_conv_depthwise_plane512;
 
 /* MobileNet-like fixed shapes (112-wide rows, both strides, 3x3 / 5x5 / 7x7, every padding mode), then random
  * undilated depthwise shapes of rand_depthwise: kernels 1..7 (even ones too), pads up to the kernel size. */
+/* A fixed depthwise shape of the plane kernels' tests. */
+typedef struct dw_shape {
+    int64_t N, C, H, W, k, s, pad;
+    int mode;
+} dw_shape;
+
+/* Kernel k on the n shapes sh, every third epilogue combination, bias on and off, a NaN in the last input column of
+ * the first plane (the masked tail of a copy, an edge mask) in every ninth case; 1 when one failed. */
+static int dw_fixed_shapes(const trtl_kernel *k, const dw_shape *sh, size_t n)
+{
+    int stop = 0;
+    for (size_t i = 0; i < n && !stop; i++)
+        for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
+            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
+                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
+            g_conv_nan_x = combo % 9 == 0 ? sh[i].W - 1 : -1;
+            stop = conv_run_case(k, &c, combo) > 0;
+            g_conv_nan_x = -1;
+        }
+    return stop;
+}
+
 static void test_depthwise_plane512(int ncases)
 {
-    static const struct { int64_t N, C, H, W, k, s, pad; int mode; } sh[] = {
+    static const dw_shape sh[] = {
         {1, 6, 9, 112, 3, 2, 1, 0}, {1, 5, 12, 112, 3, 1, 1, 0}, {1, 16, 29, 29, 3, 2, 1, 0}, {1, 12, 14, 14, 5, 2, 2, 0},
         {1, 8, 17, 40, 7, 1, 3, 0}, {2, 20, 28, 28, 3, 1, 1, 0}, {1, 9, 7, 7, 3, 1, 1, 0}, {1, 7, 33, 47, 3, 2, 0, 2},
         {1, 7, 16, 34, 5, 2, 1, 3}, {1, 4, 16, 33, 2, 2, 0, 1},
     };
-    int stop = 0;
-    for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
-        for (int combo = 0; combo < 2 * N_ACTS && !stop; combo += 3) {
-            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].C, sh[i].C, sh[i].H, sh[i].W, sh[i].k, sh[i].s, sh[i].pad,
-                                 sh[i].pad, sh[i].mode, combo % 3 != 2);
-            /* a NaN in the last input column of the first plane (the masked tail of the copy), in every third case */
-            g_conv_nan_x = combo % 9 == 0 ? sh[i].W - 1 : -1;
-            stop = conv_run_case(&trtl_kernel_conv_depthwise_plane512, &c, combo) > 0;
-            g_conv_nan_x = -1;
-        }
+    int stop = dw_fixed_shapes(&trtl_kernel_conv_depthwise_plane512, sh, sizeof sh / sizeof sh[0]);
     for (int done = 0, combo = (int)(rnd() % 64); done < ncases && !stop;) {
         conv_case c;
         rand_depthwise(&c);
         c.d[0] = c.d[1] = 1;
         int r = conv_run_case(&trtl_kernel_conv_depthwise_plane512, &c, combo);
+        if (r < 0)
+            continue;
+        combo++;
+        done++;
+        stop = r > 0;
+    }
+}
+
+/* ---- convolution.depthwise_rows8 (x86/convolution_depthwise_rows8.c) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_conv_depthwise_rows8;
+
+/* MobileNet / MNASNet / EfficientNet shapes (112 / 56 / 28 / 14 / 7 maps, 3x3 / 5x5 / 7x7, strides 1 and 2, odd
+ * maps, every padding mode, rows of 1..3 vectors with and without a partial last one, batch 2: the whole-vector
+ * stores of partial vectors and the staged first / last rows at the tensor's ends), a NaN in the last input column
+ * of the first plane (masked edge loads), then random undilated square-kernel shapes (the edge masks of 1..12
+ * vectors a row, pads up to the kernel size), every epilogue. */
+static void test_depthwise_rows8(int ncases)
+{
+    static const dw_shape sh[] = {
+        {1, 6, 9, 112, 3, 2, 1, 0}, {1, 5, 12, 112, 3, 1, 1, 0}, {1, 16, 29, 29, 3, 2, 1, 0}, {1, 12, 14, 14, 5, 2, 2, 0},
+        {1, 8, 17, 40, 7, 1, 3, 0}, {2, 20, 28, 28, 3, 1, 1, 0}, {1, 9, 7, 7, 3, 1, 1, 0},   {1, 7, 33, 47, 3, 2, 0, 2},
+        {1, 7, 16, 34, 5, 2, 1, 3}, {2, 11, 14, 14, 3, 1, 1, 0}, {2, 10, 14, 14, 3, 2, 1, 0}, {1, 13, 7, 7, 5, 1, 2, 0},
+        {2, 6, 7, 7, 5, 2, 2, 0},   {1, 8, 56, 56, 3, 2, 1, 0},  {1, 5, 28, 28, 5, 2, 2, 0},  {1, 4, 10, 9, 3, 1, 0, 0},
+    };
+    if (!trtl_cpu_has(trtl_kernel_conv_depthwise_rows8.cpu_features)) {
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_depthwise_rows8.name);
+        return;
+    }
+    int stop = dw_fixed_shapes(&trtl_kernel_conv_depthwise_rows8, sh, sizeof sh / sizeof sh[0]);
+    static const int64_t ks[] = {3, 3, 5, 7};
+    for (int done = 0, tries = 0, combo = (int)(rnd() % 64); done < ncases && !stop && tries < 50 * ncases; tries++) {
+        conv_case c;
+        rand_depthwise(&c);
+        c.k[0] = c.k[1] = ks[rnd() % 4];
+        c.s[1] = c.s[0];
+        c.d[0] = c.d[1] = 1;
+        for (int i = 0; i < 2; i++) {
+            c.pre[i] = rint_in(0, c.k[i]);
+            c.post[i] = rint_in(0, c.k[i]);
+        }
+        if (!dw_case_applies(&trtl_kernel_conv_depthwise_rows8, &c))
+            continue; /* an invalid shape, or staged rows past the kernel's limit (maps a few pixels wide) */
+        int r = conv_run_case(&trtl_kernel_conv_depthwise_rows8, &c, combo);
         if (r < 0)
             continue;
         combo++;
@@ -4267,6 +4331,7 @@ int main(int argc, char **argv)
     test_reduce_axes(ncases / 3);
     test_reduce_binary(ncases / 3);
     test_shuffle_inplace();
+    test_depthwise_rows8(ncases);
     if (trtl_cpu_has(trtl_kernel_conv_depthwise_plane512.cpu_features))
         test_depthwise_plane512(ncases);
     else

@@ -115,6 +115,12 @@ __attribute__((target("avx2,fma"))) static void deinterleave2(const float *src, 
         _mm256_storeu_ps(even + e, _mm256_permute2f128_ps(a, b, 0x20));
         _mm256_storeu_ps(odd + e, _mm256_permute2f128_ps(a, b, 0x31));
     }
+    for (; i + 8 <= n; i += 8) { /* 8 more (14- and 28-wide rows had gone through the scalar loop) */
+        const int64_t e = (u0 + i) / 2;
+        const __m256 a = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i), perm); /* e0..e3 o0..o3 */
+        _mm_storeu_ps(even + e, _mm256_castps256_ps128(a));
+        _mm_storeu_ps(odd + e, _mm256_extractf128_ps(a, 1));
+    }
     for (; i < n; i++) {
         const int64_t u = u0 + i;
         (u % 2 ? odd : even)[u / 2] = src[i];
@@ -207,16 +213,21 @@ __attribute__((target("avx2,fma"))) static void block256(const float *pl, const 
                                                           const float *w, const float *b8, float *o, int64_t ldo,
                                                           int64_t nq)
 {
+    /* the k loops unrolled: the 8 accumulators stay in registers (without the pragmas gcc -O2 kept them in a
+     * stack array, a store-to-load round trip per FMA) */
     for (int64_t q = 0; q < nq; q += 8) {
         __m256 acc[GD_KB];
+#pragma GCC unroll 8
         for (int k = 0; k < GD_KB; k++)
             acc[k] = _mm256_set1_ps(b8[k]);
         const float *wt = w;
         for (int64_t t = 0; t < ntaps; t++, wt += GD_KB) {
             const __m256 xv = _mm256_loadu_ps(pl + q + off[t]);
+#pragma GCC unroll 8
             for (int k = 0; k < GD_KB; k++)
-                acc[k] = _mm256_fmadd_ps(xv, _mm256_set1_ps(wt[k]), acc[k]);
+                acc[k] = _mm256_fmadd_ps(xv, _mm256_broadcast_ss(wt + k), acc[k]);
         }
+#pragma GCC unroll 8
         for (int k = 0; k < GD_KB; k++)
             _mm256_storeu_ps(o + k * ldo + q, acc[k]);
     }
