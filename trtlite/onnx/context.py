@@ -317,7 +317,11 @@ class ImporterContext(LayerBuilder):
         key = (name, int(dtype)) if name else None
         if key is not None and key in self._const_tensors:
             return self._const_tensors[key]
-        if DataType(dtype) == DataType.INT64:  # meeting an INT64 input kept wide: an INT32 constant cast
+        if DataType(dtype) == DataType.INT64 and arr.dtype.kind in "iu" and arr.size and \
+                (int(arr.max()) > 2 ** 31 - 1 or int(arr.min()) < -2 ** 31):  # values beyond int32: INT64 weights
+            layer = self.network.add_constant(arr.shape, Weights(np.asarray(arr, np.int64)))
+            self._name_layer(layer, "const" if not name else None, const_name=name)
+        elif DataType(dtype) == DataType.INT64:  # meeting an INT64 input kept wide: an INT32 constant cast
             layer = self.network.add_cast(self._const_tensor(arr, DataType.INT32, name), DataType.INT64)
             self._name_layer(layer, "int64")
         else:

@@ -81,51 +81,80 @@ def narrow_shape_inputs(ctx: ImporterContext) -> None:
 
 
 # ONNX ops that trtlite computes on INT64 tensors (elementwise, unary, reduce: "INT64 arithmetic" in
-# docs/ARCHITECTURE.md), with the input positions that may be INT64; their outputs carry INT64 on, except
-# comparisons (BOOL) and Cast (its own type), where the INT64 value stops.
-_INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum")}
-_INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd")})
-_INT64_ENDS = {op: None for op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Cast")}
+# docs/ARCHITECTURE.md) or moves as they are (shuffle, concatenation, slice, gather data), with the input positions
+# that may be INT64 (None: all); their outputs carry INT64 on.  At the positions in _INT64_ENDS an INT64 value
+# stops: comparisons (BOOL), Cast (its own type), indices of the gathers, shapes (Shape, Size).
+_INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum",
+                                  "Concat")}
+_INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Flatten",
+                                       "Squeeze", "Unsqueeze", "Transpose", "Gather", "GatherElements", "GatherND",
+                                       "Slice", "Expand", "Tile", "Split")})
+_INT64_OPS["Where"] = (1, 2)
+_INT64_ENDS = {op: None for op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Cast", "Shape",
+                                   "Size")}
+_INT64_ENDS.update({op: (1,) for op in ("Gather", "GatherElements", "GatherND")})
+
+
+def _int64_role(n: Any, k: int) -> Optional[str]:
+    """How node `n` takes an INT64 value at input `k`: "carry" (computes or moves it: its outputs are INT64),
+    "end" (takes it without passing it on), or None (it cannot take INT64 there)."""
+    if n.domain not in ("", "ai.onnx"):
+        return None
+    if n.op_type == "Cast" and any(at.name == "to" and at.i == T_INT64 for at in n.attribute):
+        return "carry"  # Cast(to=int64) of an INT64 tensor is an identity (ops_elementwise.py)
+    for table, role in ((_INT64_OPS, "carry"), (_INT64_ENDS, "end")):
+        if n.op_type in table and (table[n.op_type] is None or k in table[n.op_type]):
+            return role
+    return None
 
 
 def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
     """The int64 graph inputs that stay INT64 inside: every node their values reach (through the ops above) takes
-    INT64, and every constant operand of those nodes fits int32 (trtlite's integer constants are INT32, cast to
-    INT64 where they meet an INT64 operand).  A graph with subgraphs (If / Loop / Scan bodies may read any outer
-    tensor) keeps the narrowing."""
+    INT64 there, and every other operand a carrying node computes with is a constant (integer constants are INT32
+    cast to INT64 where they fit, INT64 constants where they do not) or itself reached from inputs kept wide.  A
+    graph with subgraphs (If / Loop / Scan bodies may read any outer tensor) keeps the narrowing."""
     if any(at.type in (5, 10) for n in graph.node for at in n.attribute):  # GRAPH, GRAPHS
         return set()
     consumers: Dict[str, List[Tuple[Any, int]]] = {}
     for n in graph.node:
         for k, nm in enumerate(n.input):
             consumers.setdefault(nm, []).append((n, k))
-    out: set = set()
+    reach: Dict[str, set] = {}  # input -> the tensors its value reaches as INT64
     for vi in graph.input:
         if vi.name in ctx._consts or not vi.type.HasField("tensor_type") or \
                 int(vi.type.tensor_type.elem_type) != T_INT64:
             continue
-        seen, todo, ok = set(), [vi.name], True
-        while todo and ok:
+        seen, todo = set(), [vi.name]
+        while todo and seen is not None:
             t = todo.pop()
             if t in seen:
                 continue
             seen.add(t)
             for n, k in consumers.get(t, []):
-                pos = _INT64_OPS.get(n.op_type, _INT64_ENDS.get(n.op_type, ()))
-                if n.op_type not in _INT64_OPS and n.op_type not in _INT64_ENDS or (pos is not None and k not in pos) \
-                        or n.domain not in ("", "ai.onnx"):
-                    ok = False
+                role = _int64_role(n, k)
+                if role is None:
+                    seen = None
                     break
-                for other in n.input:
-                    c = ctx._consts.get(other)
-                    if c is not None and np.asarray(c).dtype.kind in "iu" and np.asarray(c).size and \
-                            (np.asarray(c).max() > 2 ** 31 - 1 or np.asarray(c).min() < -2 ** 31):
-                        ok = False
-                if n.op_type in _INT64_OPS:
+                if role == "carry":
                     todo.extend(o for o in n.output if o)
-        if ok:
-            out.add(vi.name)
-    return out
+        if seen is not None:
+            reach[vi.name] = seen
+    while True:  # drop inputs whose carrying nodes compute with a run-time operand that is not INT64
+        wide_tensors = set().union(*reach.values()) if reach else set()
+        bad = set()
+        for name, seen in reach.items():
+            for t in seen:
+                for n, k in consumers.get(t, []):
+                    if _int64_role(n, k) != "carry":
+                        continue
+                    for j, other in enumerate(n.input):
+                        if other and other not in ctx._consts and other not in wide_tensors and \
+                                _int64_role(n, j) == "carry":
+                            bad.add(name)
+        if not bad:
+            return set(reach)
+        for name in bad:
+            del reach[name]
 
 
 def add_inputs(ctx: ImporterContext, graph: Any) -> None:
@@ -206,9 +235,11 @@ def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
             if name in ctx._tensors:
                 t = ctx._tensors[name]
             elif name in ctx._consts:
-                if has_sym(ctx._consts[name]):
+                c = ctx._consts[name]
+                if has_sym(c):
                     raise Dynamic("graph output '%s' is a shape computed from dynamic dimensions" % name)
-                t = ctx._const_tensor(ctx._consts[name], None, name)
+                wide = np.asarray(c).dtype == np.int64 and c.size and (c.max() > 2 ** 31 - 1 or c.min() < -2 ** 31)
+                t = ctx._const_tensor(c, DataType.INT64 if wide else None, name)  # beyond int32: INT64 as it is
             else:
                 raise Fail(ErrorCode.INVALID_GRAPH, "graph output '%s' is not produced by any node" % name)
             if t.name != name or t.is_network_input or t.is_network_output:
