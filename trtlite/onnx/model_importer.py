@@ -9,12 +9,12 @@ import numpy as np
 
 from .. import _C
 from .._enums import DataType, Severity
-from . import constants, loading
+from . import constants, functions, loading
 from .constants import FOLDABLE, NOT_FOLDED, fold
 from .context import ImporterContext, bad_control_flow, node_attrs
 from .dtypes import T_BFLOAT16, T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
 from .errors import Dynamic, ErrorCode, Fail, as_text, unsupported
-from .ops_plugin import plugin_layer
+from .ops_plugin import find_creator, plugin_layer
 from .registry import IMPORTERS
 from .shape_eval import has_sym, normalize
 
@@ -415,5 +415,9 @@ def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                 return r
     imp = IMPORTERS.get(op)
     if imp is None:
+        if find_creator(op, node.domain, a) is None:  # a registered plugin comes first
+            outs = functions.expand(ctx, node)  # else the body the op's schema defines it by
+            if outs is not None:
+                return outs
         return plugin_layer(ctx, node, a, "no built-in mapping for op '%s'" % op)
     return imp(ctx, node, a)

@@ -1,0 +1,176 @@
+"""LLM-era ops (issue #12 (4)): CausalConvWithState and LinearAttention (opset 27), which have no importer and are
+imported as the function body onnx builds for the node, and TensorScatter (opset 24, a KV-cache update).  References:
+numpy float64 implementations written from the ONNX operator documentation, on random shapes."""
+import numpy as np
+import pytest
+
+from onnx_helpers import helper, make_model, trt_build
+
+import trtlite as trt
+
+
+def _causal_conv_ref(x, w, b, past, act):
+    """y[n, c, t] = sum_j w[c, 0, j] * xp[n, c, t + j] over the past state prepended to x; present = last k-1."""
+    k = w.shape[2]
+    xp = np.concatenate([past, x], axis=2).astype(np.float64)
+    T = x.shape[2]
+    y = np.zeros(x.shape, np.float64)
+    for j in range(k):
+        y += w[None, :, 0, j, None] * xp[:, :, j:j + T]
+    if b is not None:
+        y += b[None, :, None]
+    if act in ("silu", "swish"):
+        y = y / (1 + np.exp(-y))
+    return y, xp[:, :, xp.shape[2] - (k - 1):]
+
+
+@pytest.mark.parametrize("n,c,t,k,bias,past,act", [(2, 3, 7, 4, True, True, "silu"), (1, 5, 1, 3, False, True, "none"),
+                                                     (3, 2, 9, 2, True, False, "swish")])
+def test_causal_conv_with_state(n, c, t, k, bias, past, act):
+    rng = np.random.default_rng(n * 100 + t)
+    x = rng.standard_normal((n, c, t)).astype(np.float32)
+    w = rng.standard_normal((c, 1, k)).astype(np.float32)
+    b = rng.standard_normal(c).astype(np.float32) if bias else None
+    ps = rng.standard_normal((n, c, k - 1)).astype(np.float32) if past else np.zeros((n, c, k - 1), np.float32)
+    ins = {"x": ((n, c, t), np.float32), "w": ((c, 1, k), np.float32)}
+    names = ["x", "w", "b" if bias else "", "p" if past else ""]
+    if bias:
+        ins["b"] = ((c,), np.float32)
+    if past:
+        ins["p"] = ((n, c, k - 1), np.float32)
+    node = helper.make_node("CausalConvWithState", names, ["y", "s"], activation=act)
+    m = make_model([node], ins, {"y": None, "s": None}, opset=27)
+    eng, _ = trt_build(m)
+    feeds = {"x": x, "w": w}
+    if bias:
+        feeds["b"] = b
+    if past:
+        feeds["p"] = ps
+    out = eng.create_execution_context().infer(feeds)
+    y, s = _causal_conv_ref(x, w, b, ps, act)
+    np.testing.assert_allclose(out["y"], y, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-6, atol=1e-6)
+
+
+def _linear_attention_ref(q, k, v, state, decay, beta, hq, hkv, rule, scale):
+    """The recurrences of the ONNX LinearAttention documentation, token by token, in float64."""
+    B, T, _ = q.shape
+    dk, dv = q.shape[2] // hq, v.shape[2] // hkv
+    q4 = q.reshape(B, T, hq, dk).astype(np.float64)
+    k4 = k.reshape(B, T, hkv, dk).astype(np.float64)
+    v4 = v.reshape(B, T, hkv, dv).astype(np.float64)
+    S = state.astype(np.float64).copy()  # [B, hkv, dk, dv]
+    out = np.zeros((B, T, hq, dv))
+    g = hq // hkv
+    for t in range(T):
+        kt, vt = k4[:, t], v4[:, t]  # [B, hkv, dk], [B, hkv, dv]
+        if rule in ("gated", "gated_delta"):
+            S = np.exp(decay.reshape(B, T, -1)[:, t].astype(np.float64))[:, :, None, None] * S
+        if rule == "linear" or rule == "gated":
+            S = S + kt[:, :, :, None] * vt[:, :, None, :]
+        else:
+            bt = beta.reshape(B, T, -1)[:, t].astype(np.float64)[:, :, None]  # [B, hkv, 1]
+            pred = np.einsum("bhkv,bhk->bhv", S, kt)
+            S = S + kt[:, :, :, None] * (bt * (vt - pred))[:, :, None, :]
+        for h in range(hq):
+            out[:, t, h] = scale * np.einsum("bk,bkv->bv", q4[:, t, h], S[:, h // g])
+    return out.reshape(B, T, hq * dv), S
+
+
+@pytest.mark.parametrize("rule,hq,hkv,t", [("linear", 2, 2, 5), ("gated", 2, 1, 3), ("delta", 2, 2, 1),
+                                           ("gated_delta", 4, 2, 4)])
+def test_linear_attention(rule, hq, hkv, t):
+    rng = np.random.default_rng(hq * 10 + t)
+    B, dk, dv = 2, 3, 5
+    q = rng.standard_normal((B, t, hq * dk)).astype(np.float32)
+    k = (rng.standard_normal((B, t, hkv * dk)) * 0.5).astype(np.float32)
+    v = rng.standard_normal((B, t, hkv * dv)).astype(np.float32)
+    st = rng.standard_normal((B, hkv, dk, dv)).astype(np.float32)
+    decay = (-rng.random((B, t, hkv))).astype(np.float32)
+    beta = rng.random((B, t, hkv)).astype(np.float32)
+    names = ["q", "k", "v", "s", "g" if "gated" in rule else "", "b" if "delta" in rule else ""]
+    ins = {"q": (q.shape, np.float32), "k": (k.shape, np.float32), "v": (v.shape, np.float32),
+           "s": (st.shape, np.float32)}
+    feeds = {"q": q, "k": k, "v": v, "s": st}
+    if "gated" in rule:
+        ins["g"], feeds["g"] = (decay.shape, np.float32), decay
+    if "delta" in rule:
+        ins["b"], feeds["b"] = (beta.shape, np.float32), beta
+    node = helper.make_node("LinearAttention", names, ["o", "ps"], q_num_heads=hq, kv_num_heads=hkv,
+                            update_rule=rule)
+    m = make_model([node], ins, {"o": None, "ps": None}, opset=27)
+    eng, _ = trt_build(m)
+    out = eng.create_execution_context().infer(feeds)
+    o, s = _linear_attention_ref(q, k, v, st, decay, beta, hq, hkv, rule, 1 / np.sqrt(dk))
+    np.testing.assert_allclose(out["o"], o, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out["ps"], s, rtol=1e-4, atol=1e-4)
+
+
+def test_an_op_with_no_importer_and_no_function_is_still_refused():
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
+                            max_skip_count=0, ngram_counts=[0], ngram_indexes=[0], pool_int64s=[1])
+    m = make_model([node], {"x": ((4,), np.int32)}, {"y": None}, opset=11)
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = b.create_network(0)
+    parser = trt.OnnxParser(net, trt.Logger(trt.Logger.ERROR))
+    assert not parser.parse(m.SerializeToString())
+    assert "no built-in mapping for op 'TfIdfVectorizer'" in parser.get_error(0).desc()
+
+
+def _tensor_scatter_ref(past, upd, wi, axis, mode):
+    out = past.copy()
+    L, S = past.shape[axis], upd.shape[axis]
+    for idx in np.ndindex(past.shape[:axis]):
+        for s in range(S):
+            c = wi[idx[0]] + s
+            c = c % L if mode == "circular" else c
+            out[idx + (c,)] = upd[idx + (s,)]
+    return out
+
+
+@pytest.mark.parametrize("mode,axis,with_indices", [("linear", -2, True), ("circular", 2, True),
+                                                    ("linear", 1, False)])
+def test_tensor_scatter_kv_cache_update(mode, axis, with_indices):
+    """TensorScatter (opset 24), with a dynamic batch."""
+    rng = np.random.default_rng(7)
+    shape_p, shape_u = [3, 5, 6, 4], [3, 5, 6, 4]
+    ax = axis % 4
+    shape_u[ax] = 3
+    past = rng.standard_normal(shape_p).astype(np.float32)
+    upd = rng.standard_normal(shape_u).astype(np.float32)
+    wi = np.array([0, 2, 5 if mode == "circular" else 3], np.int64)
+    if ax != 2:
+        wi = np.array([0, 1, 2], np.int64)
+    names = ["p", "u", "w" if with_indices else ""]
+    ins = {"p": ([-1] + shape_p[1:], np.float32), "u": ([-1] + shape_u[1:], np.float32)}
+    if with_indices:
+        ins["w"] = ([-1], np.int64)
+    node = helper.make_node("TensorScatter", names, ["y"], mode=mode, axis=axis)
+    m = make_model([node], ins, {"y": None}, opset=24)
+    feeds = {"p": past, "u": upd}
+    if with_indices:
+        feeds["w"] = wi
+    eng, _ = trt_build(m, feeds)
+    ctx = eng.create_execution_context()
+    got = ctx.infer(feeds)["y"]
+    np.testing.assert_array_equal(got, _tensor_scatter_ref(past, upd, wi if with_indices else np.zeros(3, int),
+                                                           ax, mode))
+    # batch 1 through the same engine
+    f1 = {k: v[:1] for k, v in feeds.items()}
+    np.testing.assert_array_equal(ctx.infer(f1)["y"], _tensor_scatter_ref(
+        past[:1], upd[:1], wi[:1] if with_indices else np.zeros(1, int), ax, mode))
+
+
+# ---- Range of run-time integer scalars of rank 0 and rank 1 (affine_grid_3d_expanded's Range: was a ShapeError) ----
+
+@pytest.mark.parametrize("n,delta", [(7, 2), (1, 1), (9, 4)])
+def test_range_over_a_dynamic_dim_with_a_rank_1_delta(n, delta):
+    """Range(0-d start, 0-d limit from a dynamic dim, 1-element delta): was a ShapeError (ranks 0 and 1 met)."""
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]), helper.make_node("Gather", ["sh", "i0"], ["lim"], axis=0),
+             helper.make_node("Range", ["st", "lim", "d"], ["y"])]
+    m = make_model(nodes, {"x": ((-1, 3), np.float32)}, {"y": None},
+                   {"i0": np.array(0, np.int64), "st": np.array(0, np.int64), "d": np.array([delta], np.int64)}, opset=11)
+    x = np.zeros((n, 3), np.float32)
+    eng, _ = trt_build(m, {"x": x})
+    out = eng.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_array_equal(out, np.arange(0, n, delta))
