@@ -174,3 +174,35 @@ def test_range_over_a_dynamic_dim_with_a_rank_1_delta(n, delta):
     eng, _ = trt_build(m, {"x": x})
     out = eng.create_execution_context().infer({"x": x})["y"]
     np.testing.assert_array_equal(out, np.arange(0, n, delta))
+
+
+# ---- QLinearConv (was without an importer) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("x_t,w_t,per_channel,bias,pads,strides", [
+    (np.uint8, np.int8, True, True, [1, 1, 1, 1], [1, 1]), (np.int8, np.int8, False, False, [0, 0, 0, 0], [2, 1]),
+    (np.uint8, np.uint8, True, True, [0, 1, 2, 0], [1, 2])])
+def test_qlinear_conv_against_onnx_reference(x_t, w_t, per_channel, bias, pads, strides):
+    """Against onnx's own numpy reference implementation (onnx.reference), scales and zero points fed at run
+    time, per-output-channel weight scales / zero points, INT32 bias, padding with the input's zero point."""
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(int(per_channel) + 2 * int(bias) + 4 * strides[0])
+    N, C, H, W, M, k = 2, 3, 7, 6, 4, 3
+    lo_x, hi_x = np.iinfo(x_t).min, np.iinfo(x_t).max
+    lo_w, hi_w = np.iinfo(w_t).min, np.iinfo(w_t).max
+    feeds = {"x": rng.integers(lo_x, hi_x + 1, (N, C, H, W)).astype(x_t),
+             "xs": np.array(0.02, np.float32), "xz": np.array(rng.integers(lo_x, hi_x // 2 + 1), x_t),
+             "w": rng.integers(lo_w, hi_w + 1, (M, C, k, k)).astype(w_t),
+             "ws": (rng.random(M if per_channel else ()) * 0.01 + 0.002).astype(np.float32),
+             "wz": (rng.integers(lo_w // 4, hi_w // 4 + 1, M if per_channel else ())).astype(w_t),
+             "ys": np.array(0.5, np.float32), "yz": np.array(100 if x_t == np.uint8 else -5, x_t)}
+    names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    if bias:
+        feeds["b"] = rng.integers(-3000, 3000, M).astype(np.int32)
+        names.append("b")
+    node = helper.make_node("QLinearConv", names, ["y"], pads=pads, strides=strides)
+    m = make_model([node], {n: (feeds[n].shape, feeds[n].dtype.type) for n in names}, {"y": None}, opset=13)
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer(feeds)["y"]
+    ref = ReferenceEvaluator(m).run(None, feeds)[0]
+    assert got.dtype == ref.dtype and len(np.unique(ref)) > 20  # not a saturated, near-constant output
+    np.testing.assert_array_equal(got, ref)
