@@ -206,3 +206,28 @@ def test_qlinear_conv_against_onnx_reference(x_t, w_t, per_channel, bias, pads, 
     ref = ReferenceEvaluator(m).run(None, feeds)[0]
     assert got.dtype == ref.dtype and len(np.unique(ref)) > 20  # not a saturated, near-constant output
     np.testing.assert_array_equal(got, ref)
+
+
+# ---- Det (was without an importer) -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_det_against_numpy(n):
+    rng = np.random.default_rng(n)
+    m = make_model([helper.make_node("Det", ["x"], ["y"])], {"x": ((-1, 2, n, n), np.float32)}, {"y": None})
+    x = rng.standard_normal((3, 2, n, n)).astype(np.float32)
+    eng, _ = trt_build(m, {"x": x})
+    ctx = eng.create_execution_context()
+    for xb in (x, x[:1]):
+        got = ctx.infer({"x": xb})["y"]
+        ref = np.linalg.det(xb.astype(np.float64))
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max())))
+
+
+def test_det_of_a_large_matrix_is_refused():
+    m = make_model([helper.make_node("Det", ["x"], ["y"])], {"x": ((6, 6), np.float32)}, {"y": None})
+    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = b.create_network(0)
+    parser = trt.OnnxParser(net, trt.Logger(trt.Logger.ERROR))
+    assert not parser.parse(m.SerializeToString())
+    assert "Det of 6x6 matrices (N static, from 1 to 5)" in parser.get_error(0).desc()

@@ -1,4 +1,4 @@
-"""Importers of matrix products: Gemm, MatMul, Einsum, DFT."""
+"""Importers of matrix products: Gemm, MatMul, Einsum, DFT; and Det."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -251,3 +251,35 @@ def _dft_along(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, axis: i
     inv = [perm.index(i) for i in range(r - 1)] + [r - 1]
     del k_out
     return p._transpose(y, inv)
+
+
+_DET_MAX = 5  # Leibniz terms: n! (120 at n = 5)
+
+
+@importer("Det",
+          restrictions="the matrix size N static and at most %d (Leibniz expansion over the N! permutations); "
+                       "batch dims any" % _DET_MAX)
+def _det(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """det(X) over the last two dims: sum over the permutations s of sign(s) * prod_i X[i, s(i)], as one gather of
+    X's flattened N*N entries per row i (all permutations at once), their product, the signs, and a sum."""
+    import itertools
+    x = p._float(p._tensor(node.input[0]), "Det's input")
+    r = len(x.shape)
+    if r < 2 or x.shape[-1] != x.shape[-2]:
+        raise Fail(ErrorCode.INVALID_NODE, "Det needs square matrices in the last two dims, got shape %s"
+                   % (tuple(x.shape),))
+    n = int(x.shape[-1])
+    if n < 1 or n > _DET_MAX:
+        raise unsupported("Det of %s matrices (N static, from 1 to %d)" % ("dynamic" if n < 0 else "%dx%d" % (n, n),
+                                                                           _DET_MAX))
+    batch = list(x.shape[:-2])
+    flat = p._reshape(x, [0] * len(batch) + [n * n])
+    perms = list(itertools.permutations(range(n)))
+    signs = np.array([(-1) ** sum(1 for i in range(n) for j in range(i + 1, n) if s[i] > s[j]) for s in perms],
+                     np.float32)
+    prod = None
+    for i in range(n):
+        t = p._gather_axis(flat, len(batch), np.array([i * n + s[i] for s in perms], np.int32))
+        prod = t if prod is None else p._ew(prod, t, ElementWiseOperation.PROD)
+    terms = p._ew_const(prod, signs, ElementWiseOperation.PROD)
+    return [p._L(p.network.add_reduce(terms, ReduceOperation.SUM, 1 << len(batch), False))]
