@@ -107,14 +107,14 @@ def test_linear_attention(rule, hq, hkv, t):
 
 
 def test_an_op_with_no_importer_and_no_function_is_still_refused():
-    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
-                            max_skip_count=0, ngram_counts=[0], ngram_indexes=[0], pool_int64s=[1])
-    m = make_model([node], {"x": ((4,), np.int32)}, {"y": None}, opset=11)
+    node = helper.make_node("MelWeightMatrix", ["n", "d", "r", "lo", "hi"], ["y"])
+    m = make_model([node], {"n": ((), np.int32), "d": ((), np.int32), "r": ((), np.int32), "lo": ((), np.float32),
+                            "hi": ((), np.float32)}, {"y": None}, opset=17)
     b = trt.Builder(trt.Logger(trt.Logger.ERROR))
     net = b.create_network(0)
     parser = trt.OnnxParser(net, trt.Logger(trt.Logger.ERROR))
     assert not parser.parse(m.SerializeToString())
-    assert "no built-in mapping for op 'TfIdfVectorizer'" in parser.get_error(0).desc()
+    assert "no built-in mapping for op 'MelWeightMatrix'" in parser.get_error(0).desc()
 
 
 def _tensor_scatter_ref(past, upd, wi, axis, mode):
@@ -231,3 +231,41 @@ def test_det_of_a_large_matrix_is_refused():
     parser = trt.OnnxParser(net, trt.Logger(trt.Logger.ERROR))
     assert not parser.parse(m.SerializeToString())
     assert "Det of 6x6 matrices (N static, from 1 to 5)" in parser.get_error(0).desc()
+
+
+# ---- TfIdfVectorizer over integer tokens (was without an importer) ----------------------------------------------
+
+@pytest.mark.parametrize("mode,lo,hi,skip,batch,seed", [("TF", 1, 2, 2, True, 0), ("IDF", 2, 3, 1, False, 1),
+                                                       ("TFIDF", 1, 3, 0, True, 2), ("TFIDF", 1, 1, 3, False, 3)])
+def test_tfidf_vectorizer_against_references(mode, lo, hi, skip, batch, seed):
+    """Random pools of 1..3-grams over a small vocabulary (so they occur), shared output columns (TF), weights per
+    pool n-gram (IDF, TFIDF); against onnxruntime, and onnx's reference implementation for TF."""
+    from onnx.reference import ReferenceEvaluator
+    from onnx_helpers import ort_run
+    rng = np.random.default_rng(seed)
+    grams = {n: [tuple(int(v) for v in rng.integers(0, 4, n)) for _ in range(3)] for n in (1, 2, 3)}
+    grams = {n: sorted(set(g)) for n, g in grams.items()}
+    pool, counts = [], []
+    for n in (1, 2, 3):
+        counts.append(len(pool))
+        for g in grams[n]:
+            pool.extend(g)
+    k = sum(len(g) for g in grams.values())
+    index = [int(v) for v in rng.permutation(k)]
+    if mode == "TF":
+        index = [v % (k - 1) for v in index]  # two entries share a column
+    attrs = dict(mode=mode, min_gram_length=lo, max_gram_length=hi, max_skip_count=skip, ngram_counts=counts,
+                 ngram_indexes=index, pool_int64s=pool)
+    if mode != "TF":
+        attrs["weights"] = [float(w) for w in rng.random(k) + 0.5]  # one per ngram_indexes entry
+    shape = (3, 11) if batch else (13,)
+    x = rng.integers(0, 5, shape).astype(np.int32)
+    m = make_model([helper.make_node("TfIdfVectorizer", ["x"], ["y"], **attrs)], {"x": (shape, np.int32)},
+                   {"y": None}, opset=9)
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer({"x": x})["y"]
+    ref = ort_run(m, {"x": x})["y"]
+    assert np.abs(ref).sum() > 0  # some n-grams occur
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+    if mode == "TF":  # (onnx's reference indexes weights by output column, the spec and onnxruntime by n-gram)
+        np.testing.assert_allclose(got, ReferenceEvaluator(m).run(None, {"x": x})[0], rtol=1e-6)
