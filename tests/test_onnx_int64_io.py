@@ -4,7 +4,7 @@ and onnxruntime."""
 import numpy as np
 import pytest
 
-from onnx_helpers import helper, make_model, ort_run, trt_build
+from onnx_helpers import helper, make_model, ort_run, parse, trt_build
 
 import trtlite as trt
 
@@ -168,10 +168,7 @@ def test_int64_beyond_int32_through_data_moving_ops(case):
     outs = ["y", "z"] if case == "split" else ["y"]
     static = case in ("expand_tile", "shape_of_int64")
     m = make_model(nodes, {"x": ((2 if static else -1, 4), I64)}, {k: (None, I64) for k in outs}, inits, opset=18)
-    b = trt.Builder(trt.Logger(trt.Logger.ERROR))
-    net = b.create_network(0)
-    parser = trt.OnnxParser(net, trt.Logger(trt.Logger.ERROR))
-    assert parser.parse(m.SerializeToString()), parser.get_error(0)
+    b, net, _ = parse(m)
     assert net.get_input(0).dtype == DT.INT64
     assert not any(net.get_layer(i).name.endswith("cast_to_int32") for i in range(net.num_layers))  # not narrowed
     cfg = b.create_builder_config()

@@ -832,7 +832,8 @@ class _Adapter(IPluginV2):
             for k in self._sizes:
                 if out_dtypes[k] not in (DataType.INT32, DataType.INT64):
                     raise PluginCallbackError(f"plugin '{self._pname()}': output {k} is a size tensor, so "
-                                              f"get_output_data_types() must give it INT32 or INT64, not {out_dtypes[k]}")
+                                              "get_output_data_types() must give it INT32 or INT64, not "
+                                              f"{out_dtypes[k]}")
         if index == self.num_outputs - 1:
             self._check_formats(shapes_in, dtypes_in, out_dtypes[:self._n_user()])
         return out_shapes[index], int(out_dtypes[index])
