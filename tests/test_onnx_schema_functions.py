@@ -262,3 +262,32 @@ def test_tfidf_vectorizer_against_references(mode, lo, hi, skip, batch, seed):
     np.testing.assert_allclose(got, ref, rtol=1e-6)
     if mode == "TF":  # (onnx's reference indexes weights by output column, the spec and onnxruntime by n-gram)
         np.testing.assert_allclose(got, ReferenceEvaluator(m).run(None, {"x": x})[0], rtol=1e-6)
+
+
+# ---- STFT with constant frame_step / frame_length (was without an importer) --------------------------------------
+
+@pytest.mark.parametrize("n,step,length,window,onesided,complex_in", [
+    (64, 8, 16, True, 1, False), (50, 7, 12, False, 1, False), (40, 5, 10, True, 0, True), (33, 4, 9, True, 0, False)])
+def test_stft_against_numpy(n, step, length, window, onesided, complex_in):
+    rng = np.random.default_rng(n)
+    sig = rng.standard_normal((2, n, 2 if complex_in else 1)).astype(np.float32)
+    win = np.hanning(length + 2)[1:-1].astype(np.float32)
+    inits = {"step": np.array(step, np.int64)}
+    names = ["x", "step", "w" if window else "", "" if window else "fl"]
+    if window:
+        inits["w"] = win
+    else:
+        inits["fl"] = np.array(length, np.int64)
+    m = make_model([helper.make_node("STFT", names, ["y"], onesided=onesided)], {"x": (sig.shape, np.float32)},
+                   {"y": None}, inits, opset=17)
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer({"x": sig})["y"]
+    z = sig[..., 0].astype(np.float64) + (1j * sig[..., 1] if complex_in else 0)
+    frames = 1 + (n - length) // step
+    fr = np.stack([z[:, f * step:f * step + length] for f in range(frames)], 1)
+    if window:
+        fr = fr * win.astype(np.float64)
+    spec = np.fft.fft(fr, axis=-1)
+    if onesided:
+        spec = spec[..., :length // 2 + 1]
+    np.testing.assert_allclose(got, np.stack([spec.real, spec.imag], -1), rtol=1e-4, atol=1e-4)

@@ -1,4 +1,4 @@
-"""Importers of matrix products: Gemm, MatMul, Einsum, DFT; and Det."""
+"""Importers of matrix products: Gemm, MatMul, Einsum, DFT, STFT; and Det."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -232,6 +232,14 @@ def _dft_along(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, axis: i
         length = 2 * (n_in - 1) if inverse and onesided else n_in
     if length <= 0:
         raise Fail(ErrorCode.INVALID_NODE, "dft_length %d" % length)
+    return _dft_matmul(p, x, axis, length, inverse, onesided)
+
+
+def _dft_matmul(p: ImporterContext, x: Any, axis: int, length: int, inverse: bool, onesided: bool) -> Any:
+    """The DFT of x (..., 1 or 2 for real / complex) along `axis` as matrix multiplies by the transform matrices."""
+    xs = tuple(x.shape)
+    r = len(xs)
+    n_in = xs[axis]
     complex_in = xs[-1] == 2
     mats, k_out = _dft_matrices(n_in, length, inverse, onesided, complex_in)
     perm = [i for i in range(r - 1) if i != axis] + [axis]  # the signal axis last
@@ -251,6 +259,44 @@ def _dft_along(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, axis: i
     inv = [perm.index(i) for i in range(r - 1)] + [r - 1]
     del k_out
     return p._transpose(y, inv)
+
+
+@importer("STFT",
+          restrictions="frame_step and frame_length constants, the signal length static; frames gathered, windowed and "
+                       "transformed by matrix multiplies (O(n^2) per frame)",
+          opsets=(17, None))
+def _stft(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Frame f holds samples f * frame_step .. + frame_length - 1 of each signal (a gather along the signal axis),
+    times the window, then its DFT (one-sided by default): output (B, frames, bins, 2)."""
+    x = p._float(p._tensor(node.input[0]), "STFT's signal")
+    xs = tuple(x.shape)
+    if len(xs) != 3 or xs[2] not in (1, 2):
+        raise Fail(ErrorCode.INVALID_NODE, "STFT's signal must be (batch, length, 1 or 2), got %s" % (xs,))
+    n = xs[1]
+    if n < 0:
+        raise unsupported("STFT of a signal of dynamic length", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    step = int(np.asarray(p._cval(p._inp(node, 1), "frame_step")).reshape(-1)[0])
+    wn, fln = p._inp(node, 2), p._inp(node, 3)
+    window = p._float(p._tensor(wn), "STFT's window") if wn else None
+    if window is not None and (len(window.shape) != 1 or window.shape[0] < 0):
+        raise Fail(ErrorCode.INVALID_NODE, "STFT's window must be 1-D and static, got %s" % (tuple(window.shape),))
+    length = int(np.asarray(p._cval(fln, "frame_length")).reshape(-1)[0]) if fln else None
+    if length is None:
+        if window is None:
+            raise Fail(ErrorCode.INVALID_NODE, "STFT needs a window or a frame_length")
+        length = int(window.shape[0])
+    if window is not None and int(window.shape[0]) != length:
+        raise Fail(ErrorCode.INVALID_NODE, "STFT's window has %d values for frame_length %d"
+                   % (window.shape[0], length))
+    if step <= 0 or length <= 0 or length > n:
+        raise Fail(ErrorCode.INVALID_NODE, "STFT with frame_step %d and frame_length %d of a signal of length %d"
+                   % (step, length, n))
+    frames = 1 + (n - length) // step
+    idx = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
+    fr = p._gather_axis(x, 1, idx)  # (B, frames, length, 1 or 2)
+    if window is not None:
+        fr = p._ew(fr, p._reshape(window, [1, 1, length, 1], zero_is_placeholder=False), ElementWiseOperation.PROD)
+    return [_dft_matmul(p, fr, 2, length, False, bool(int(a.get("onesided", 1))))]
 
 
 _DET_MAX = 5  # Leibniz terms: n! (120 at n = 5)
