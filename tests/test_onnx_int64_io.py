@@ -223,3 +223,50 @@ def test_weights_of_int64_values():
     f = net.add_input("f", DT.FLOAT, (1, 1, 3, 3))
     with pytest.raises(trt.DTypeError, match="kernel: weights of type INT64 are not supported"):
         net.add_convolution_nd(f, 1, (1, 1), trt.Weights(big[:1, :1]), None)
+
+
+class _Capture(trt.ILogger):
+    def __init__(self):
+        trt.ILogger.__init__(self)
+        self.msgs = []
+
+    def log(self, severity, msg):
+        self.msgs.append((severity, msg))
+
+
+def test_cast_to_int64_meeting_a_constant_beyond_int32_is_computed_int64():
+    """Cast(float -> int64) is carried as INT32 unless its value meets an integer constant beyond int32: then the
+    cast gives INT64 and the chain computes INT64 (exact, as onnxruntime)."""
+    nodes = [helper.make_node("Cast", ["x"], ["c"], to=7), helper.make_node("Min", ["c", "k"], ["m"]),
+             helper.make_node("Add", ["m", "k"], ["y"]), helper.make_node("Cast", ["x2"], ["z"], to=7)]
+    m = make_model(nodes, {"x": ((3,), np.float32), "x2": ((3,), np.float32)}, {"y": ((3,), I64), "z": ((3,), I64)},
+                   {"k": np.array([2 ** 40, 5, -2 ** 35], I64)})
+    _, net = trt_build(m)
+    casts = [net.get_layer(i) for i in range(net.num_layers) if net.get_layer(i).type == trt.LayerType.CAST]
+    assert sorted(str(c.get_output(0).dtype) for c in casts if c.get_input(0).name in ("x", "x2")) == \
+        ["DataType.INT32", "DataType.INT64"]  # the Cast whose value meets no such constant: INT32 as before
+    feeds = {"x": np.array([7.5, 9.0, -3.0e9], np.float32), "x2": np.array([1.5, -2.0, 3.0], np.float32)}
+    eng, _ = trt_build(m)
+    got = eng.create_execution_context().infer(feeds)
+    ref = ort_run(m, feeds)
+    assert got["y"].dtype == np.int64
+    np.testing.assert_array_equal(got["y"], ref["y"])
+    np.testing.assert_array_equal(got["z"], ref["z"])
+
+
+def test_int64_constant_beyond_int32_meeting_an_int32_chain_warns():
+    """Where the chain cannot compute INT64 (Mod has no INT64 kernel), a constant beyond int32 meeting it is clamped,
+    as TensorRT's parser casts INT64 weights down -- with a warning naming the node and the constant."""
+    nodes = [helper.make_node("Cast", ["x"], ["c"], to=7), helper.make_node("Mod", ["c", "d"], ["r"]),
+             helper.make_node("Min", ["r", "k"], ["y"], name="mymin")]
+    m = make_model(nodes, {"x": ((3,), np.float32)}, {"y": ((3,), I64)},
+                   {"d": np.array(7, I64), "k": np.array([2 ** 40, 5, -2 ** 35], I64)})
+    log = _Capture()
+    eng, _ = trt_build(m, logger=log)
+    warned = [msg for sev, msg in log.msgs if sev == trt.ILogger.Severity.WARNING and "beyond int32" in msg]
+    assert warned and "node 'mymin'" in warned[0] and "constant 'k'" in warned[0] and "2 of them" in warned[0]
+    x = np.array([7.5, 9.0, -3.0], np.float32)
+    got = eng.create_execution_context().infer({"x": x})["y"]
+    r = np.fmod(x.astype(np.int64), 7)
+    r = np.where((r != 0) & (r < 0), r + 7, r)  # ONNX Mod (fmod=0): the divisor's sign
+    np.testing.assert_array_equal(got, np.minimum(r, np.clip([2 ** 40, 5, -2 ** 35], -2 ** 31, 2 ** 31 - 1)))

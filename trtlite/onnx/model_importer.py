@@ -109,7 +109,8 @@ def _int64_role(n: Any, k: int) -> Optional[str]:
 
 
 def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
-    """The int64 graph inputs that stay INT64 inside: every node their values reach (through the ops above) takes
+    """The int64 graph inputs that stay INT64 inside (and the Cast(to=int64) outputs computed INT64, where their
+    values meet integer constants beyond int32): every node their values reach (through the ops above) takes
     INT64 there, and every other operand a carrying node computes with is a constant (integer constants are INT32
     cast to INT64 where they fit, INT64 constants where they do not) or itself reached from inputs kept wide.  A
     graph with subgraphs (If / Loop / Scan bodies may read any outer tensor) keeps the narrowing."""
@@ -119,12 +120,17 @@ def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
     for n in graph.node:
         for k, nm in enumerate(n.input):
             consumers.setdefault(nm, []).append((n, k))
-    reach: Dict[str, set] = {}  # input -> the tensors its value reaches as INT64
-    for vi in graph.input:
-        if vi.name in ctx._consts or not vi.type.HasField("tensor_type") or \
-                int(vi.type.tensor_type.elem_type) != T_INT64:
+    reach: Dict[str, set] = {}  # seed -> the tensors its value reaches as INT64
+    seeds = [vi.name for vi in graph.input if vi.name not in ctx._consts and vi.type.HasField("tensor_type") and
+             int(vi.type.tensor_type.elem_type) == T_INT64]
+    # Cast(to=int64) outputs too, where their values meet an integer constant beyond int32 (which would otherwise
+    # be clamped to meet the INT32 the cast's value is carried as)
+    casts = [n.output[0] for n in graph.node if n.op_type == "Cast" and n.output and n.output[0] and
+             n.domain in ("", "ai.onnx") and any(at.name == "to" and at.i == T_INT64 for at in n.attribute)]
+    for name in seeds + casts:
+        if name in reach:
             continue
-        seen, todo = set(), [vi.name]
+        seen, todo = set(), [name]
         while todo and seen is not None:
             t = todo.pop()
             if t in seen:
@@ -137,8 +143,8 @@ def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
                     break
                 if role == "carry":
                     todo.extend(o for o in n.output if o)
-        if seen is not None:
-            reach[vi.name] = seen
+        if seen is not None and (name in seeds or _meets_a_big_constant(ctx, seen, consumers)):
+            reach[name] = seen
     while True:  # drop inputs whose carrying nodes compute with a run-time operand that is not INT64
         wide_tensors = set().union(*reach.values()) if reach else set()
         bad = set()
@@ -157,11 +163,26 @@ def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
             del reach[name]
 
 
+def _meets_a_big_constant(ctx: ImporterContext, tensors: set, consumers: Dict[str, List[Tuple[Any, int]]]) -> bool:
+    """Whether a node carrying one of `tensors` as INT64 computes with an integer constant beyond int32."""
+    for t in tensors:
+        for n, k in consumers.get(t, []):
+            if _int64_role(n, k) != "carry":
+                continue
+            for other in n.input:
+                c = ctx._consts.get(other) if other else None
+                if c is not None and np.asarray(c).dtype.kind in "iu" and np.asarray(c).size and \
+                        (np.asarray(c).max() > 2 ** 31 - 1 or np.asarray(c).min() < -2 ** 31):
+                    return True
+    return False
+
+
 def add_inputs(ctx: ImporterContext, graph: Any) -> None:
     """Adds the graph inputs that are not initializers as network inputs (dynamic dims -1, types as trtlite
     carries them: float16 is cast to FLOAT at once, int64 inputs are INT64 cast to INT32 at once, uint64 is INT32)."""
     net = ctx.network
     wide = wide_int64_inputs(ctx, graph)
+    ctx._wide_casts = wide - set(vi.name for vi in graph.input)  # Cast(to=int64) outputs computed INT64
     for vi in graph.input:
         name = vi.name
         if name in ctx._consts:
