@@ -32,7 +32,7 @@ writes the output.  ``aot_impl`` (an ahead-of-time GPU kernel: PTX/cubin with ``
 ``SymIntExprs``) is accepted and recorded but never called: a CPU cannot run it, so the plugin runs its ``impl``
 (also for ``add_plugin(..., aot=True)`` and an ONNX node's ``aot`` attribute); a plugin with an ``aot_impl`` and no
 ``impl`` is refused, naming the plugin, when its layer is added.  ``trtp.size_tensor`` (data-dependent output
-shapes) works through ``network.add_plugin``; an ONNX node of such a plugin is refused.
+shapes) works through ``network.add_plugin``, ``add_plugin_v3`` and ONNX nodes naming the plugin.
 """
 from __future__ import annotations
 
@@ -633,9 +633,9 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
         outs = _call_desc(d, descs, self._values)
         sizes, dd, shapes = _size_layout(d, outs)
         if sizes and self._n_sizes is None:
-            raise NotImplementedError(f"plugin '{d.id}' declares size tensors (data-dependent output shapes), which "
-                                      "trtlite supports only through network.add_plugin(trtp.op...), not as an ONNX "
-                                      "node")
+            raise NotImplementedError(f"plugin '{d.id}' declares size tensors (data-dependent output shapes): add "
+                                      "its layer with network.add_plugin(trtp.op...) or add_plugin_v3, not "
+                                      "add_plugin_v2")
         if len(sizes) != (self._n_sizes or 0):
             raise ValueError(f"plugin '{d.id}': the registered function declares {len(sizes)} size tensors here and "
                              f"{self._n_sizes} when the layer was added; their number must not depend on the shapes")

@@ -1055,6 +1055,9 @@ def _add_plugin_v3(network: Any, inputs: Sequence[Any], shape_inputs: Sequence[A
                                   "by trtlite (pass shape_inputs=[])")
     if not isinstance(plugin, (IPluginV3, _C.PluginV2)):
         raise TypeError(f"add_plugin_v3(): plugin must be a trt.IPluginV3, not {type(plugin).__name__}")
+    if hasattr(plugin, "_trtl_descs") and getattr(plugin, "_n_sizes", 0) is None:
+        from .plugin import _add_with_sizes, _OpCall  # a trtp plugin made from fields (an ONNX node): its sizes
+        return _add_with_sizes(network, _OpCall(list(inputs), plugin))
     n_out, dd, sizes = 0, {}, []
     if isinstance(plugin, IPluginV3) and not hasattr(plugin, "_trtl_descs"):  # (trtp plugins: plugin.py)
         try:  # the shapes at the network's input shapes: does it declare size tensors?
