@@ -222,13 +222,23 @@ def test_size_expr_without_its_size_tensor_output_is_refused():
         n.add_plugin(trtp.op.sztest.orphan(x))
 
 
-def test_onnx_node_of_a_size_tensor_plugin_is_refused():
+def test_onnx_node_of_a_size_tensor_plugin():
+    """An ONNX node naming the plugin (the parser's plugin fallback, session 11: was refused) gets the same
+    data-dependent outputs as network.add_plugin, through a plan."""
     from onnx import TensorProto, helper
     node = helper.make_node("above", ["x"], ["y", "c"], plugin_namespace="sztest", thr=0.5)
     g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("c", TensorProto.INT64, None)])
     b, n = _net()
     parser = trt.OnnxParser(n, LOG)
-    ok = parser.parse(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]).SerializeToString())
-    assert not ok
-    assert "only through network.add_plugin" in str(parser.get_error(0))
+    assert parser.parse(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]).SerializeToString()), \
+        parser.get_error(0)
+    ctx = _engine(b, n).create_execution_context()
+    rng = np.random.default_rng(12)
+    for _ in range(3):
+        x = rng.standard_normal((2, 5)).astype(np.float32)
+        out = ctx.infer({"x": x})
+        ref = x.reshape(-1)[x.reshape(-1) > 0.5]
+        np.testing.assert_array_equal(out["y"], ref)
+        assert int(out["c"]) == ref.size

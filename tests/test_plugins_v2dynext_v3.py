@@ -409,13 +409,20 @@ def test_v3_build_time_misuse(bad, match):
     assert e.match(match)
 
 
-def test_v3_run_and_serialize_misuse():
+def test_v3_run_and_serialize_misuse(scale_creator):
+    """Serializing needs the creator registered (the plan names it), so this test asks for the scale_creator fixture
+    itself instead of relying on an earlier test of this module having registered it."""
     builder, net, _ = scale_network(ScaleV3(bad={"attach": "nope"}))
     ctx = builder.build_engine(net, builder.create_builder_config()).create_execution_context()
     with pytest.raises(trt.PluginError, match=r"scale_layer.*attach_to_context\(\) must return a trt.IPluginV3, not str"):
         ctx.infer({"x": np.ones((2, 3), np.float32)})
     builder, net, _ = scale_network(ScaleV3(bad={"fields": 42}))
     with pytest.raises(trt.Error, match=r"scale_layer.*get_fields_to_serialize\(\) must return a PluginFieldCollection"):
+        builder.build_serialized_network(net, builder.create_builder_config())
+    unregistered = ScaleV3()
+    unregistered.plugin_name = "ScaleV3_Unregistered_TEST"
+    builder, net, _ = scale_network(unregistered)
+    with pytest.raises(trt.PluginError, match=r"scale_layer.*the plugin has no creator, so it cannot be serialized"):
         builder.build_serialized_network(net, builder.create_builder_config())
 
 

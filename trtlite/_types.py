@@ -5,7 +5,7 @@ import logging
 import operator
 import sys
 import time
-from typing import Any, Iterable, Optional, TypeAlias
+from typing import Any, Iterable, Optional, Tuple, TypeAlias
 
 import numpy as np
 
@@ -125,11 +125,21 @@ def _weights_at_address(dt: DataType, ptr: Any, count: Any) -> Optional[np.ndarr
     return np.frombuffer((ctypes.c_char * nbytes).from_address(ptr), dtype=np_t, count=count)
 
 
+def _int64_values(arr: Optional[np.ndarray]) -> Tuple[Optional[np.ndarray], DataType]:
+    """int64 weights: INT32 (a copy) where every value fits, else INT64 as they are (constant layers only)."""
+    if arr is None:
+        return None, DataType.INT32
+    if arr.size and (int(arr.max()) > 2 ** 31 - 1 or int(arr.min()) < -2 ** 31):
+        return np.ascontiguousarray(arr), DataType.INT64
+    return np.ascontiguousarray(arr.astype(np.int32)), DataType.INT32
+
+
 class Weights:
     """Weights for a layer: keeps a reference to a C-contiguous numpy array (no copy until build).
 
     ``Weights()`` is empty; ``Weights(array)`` wraps an array (float64 is converted to float32,
-    as TensorRT has no float64 weights); ``Weights(DataType)`` is an empty weight of that type.
+    as TensorRT has no float64 weights; int64 to INT32 where every value fits, else INT64 weights, which only
+    constant layers take); ``Weights(DataType)`` is an empty weight of that type.
     An ml_dtypes array (float8_e4m3fn, int4, ...: what onnx.numpy_helper gives for those ONNX types)
     gives weights of the storage type (FP8, INT4, ...) holding its code bytes (constant layers only);
     an ml_dtypes bfloat16 array gives BF16 weights holding its uint16 bit patterns (``Weights(DataType.BF16)``
@@ -143,8 +153,8 @@ class Weights:
             # TensorRT's Weights(type, ptr, count): `count` values of `type` at the raw address `ptr`, not
             # copied (the memory must stay valid until the network is built, as TensorRT requires).
             arr = _weights_at_address(a, ptr, count)
-            if a == DataType.INT64:  # as Weights(int64 array): INT32 values (a copy)
-                self._trtl_array, self._dtype = (None if arr is None else arr.astype(np.int32)), DataType.INT32
+            if a == DataType.INT64:  # as Weights(int64 array): INT32 values (a copy) where they fit
+                self._trtl_array, self._dtype = _int64_values(arr)
             else:
                 self._trtl_array, self._dtype = arr, a
             return
@@ -164,7 +174,8 @@ class Weights:
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64:
-            arr = arr.astype(np.int32)
+            self._trtl_array, self._dtype = _int64_values(arr)
+            return
         self._trtl_array = np.ascontiguousarray(arr)
         self._dtype = {np.dtype(np.float32): DataType.FLOAT, np.dtype(np.float16): DataType.HALF,
                        np.dtype(np.int32): DataType.INT32, np.dtype(np.int8): DataType.INT8,

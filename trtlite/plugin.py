@@ -31,8 +31,8 @@ copy of that input, and ``impl`` gets the output's buffer as that input, so an i
 writes the output.  ``aot_impl`` (an ahead-of-time GPU kernel: PTX/cubin with ``KernelLaunchParams`` and
 ``SymIntExprs``) is accepted and recorded but never called: a CPU cannot run it, so the plugin runs its ``impl``
 (also for ``add_plugin(..., aot=True)`` and an ONNX node's ``aot`` attribute); a plugin with an ``aot_impl`` and no
-``impl`` is refused, naming the plugin, when its layer is added.  Not supported: size tensors (data-dependent
-shapes: ``trtp.size_tensor`` raises NotImplementedError saying so), ``Tensor.aliased(shape)``.
+``impl`` is refused, naming the plugin, when its layer is added.  ``trtp.size_tensor`` (data-dependent output
+shapes) works through ``network.add_plugin``, ``add_plugin_v3`` and ONNX nodes naming the plugin.
 """
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ from ._enums import DataType, PluginFieldType, TensorFormat
 from ._types import nptype
 from .plugins import PluginField, PluginFieldCollection, get_plugin_registry
 from .plugins_dynamic import (DimsExprs, IDimensionExpr, IPluginCreatorV3One, IPluginV3, IPluginV3OneBuild,
-                              IPluginV3OneCore, IPluginV3OneRuntime, TensorRTPhase, _as_expr)
+                              IPluginV3OneCore, IPluginV3OneRuntime, TensorRTPhase, _as_expr, _fill_size_masks,
+                              _gather_valid)
 
 __all__ = ["register", "impl", "autotune", "aot_impl", "TensorDesc", "Tensor", "ShapeExpr", "ShapeExprs", "Shape",
            "AutoTuneCombination", "from_shape_expr", "op", "KernelLaunchParams", "SymExprs", "SymIntExprs",
@@ -632,9 +633,9 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
         outs = _call_desc(d, descs, self._values)
         sizes, dd, shapes = _size_layout(d, outs)
         if sizes and self._n_sizes is None:
-            raise NotImplementedError(f"plugin '{d.id}' declares size tensors (data-dependent output shapes), which "
-                                      "trtlite supports only through network.add_plugin(trtp.op...), not as an ONNX "
-                                      "node")
+            raise NotImplementedError(f"plugin '{d.id}' declares size tensors (data-dependent output shapes): add "
+                                      "its layer with network.add_plugin(trtp.op...) or add_plugin_v3, not "
+                                      "add_plugin_v2")
         if len(sizes) != (self._n_sizes or 0):
             raise ValueError(f"plugin '{d.id}': the registered function declares {len(sizes)} size tensors here and "
                              f"{self._n_sizes} when the layer was added; their number must not depend on the shapes")
@@ -693,15 +694,7 @@ class _Plugin(IPluginV3, IPluginV3OneCore, IPluginV3OneBuild, IPluginV3OneRuntim
         """After impl: each size tensor's value checked against its bound and written as its mask's leading ones;
         an output's aliased() view must agree with the size tensors of its data-dependent dims."""
         d = self._def
-        values = []
-        for i, (k, m) in enumerate(zip(self._sizes, masks)):
-            v = int(outs[k]._a.reshape(-1)[0])
-            if not 0 <= v <= m.size:
-                raise ValueError(f"plugin '{d.id}': size tensor (output {k}) holds {v}, outside [0, {m.size}] (its "
-                                 "upper_bound)")
-            m[...] = 0
-            m[:v] = 1
-            values.append(v)
+        values = _fill_size_masks(d.id, [(k, outs[k]._a) for k in self._sizes], masks)
         for j, dims in self._dd.items():
             vs = outs[j]._view_shape
             bad = [k for k, sn in dims.items() if vs is not None and vs[k] != values[sn]]
@@ -860,32 +853,6 @@ def _add_plugin(network: Any, op_call: Any = None, aot: Optional[bool] = None) -
 
 
 
-class _SizeTensorPluginLayer:
-    """What add_plugin returns for a plugin with size tensors: the plugin layer (names, precision and the rest
-    are its), whose ``get_output(j)`` is output j at its real, data-dependent shape."""
-
-    def __init__(self, layer: Any, outputs: List[Any]) -> None:
-        object.__setattr__(self, "_layer", layer)
-        object.__setattr__(self, "_outputs", outputs)
-
-    @property
-    def num_outputs(self) -> int:
-        """The plugin's declared outputs."""
-        return len(self._outputs)
-
-    def get_output(self, index: int) -> Any:
-        """Output ``index`` (a data-dependent one as the gather of its valid part)."""
-        if not 0 <= int(index) < len(self._outputs):
-            raise IndexError(f"plugin layer '{self._layer.name}': output {index} of {len(self._outputs)}")
-        return self._outputs[int(index)]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._layer, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._layer, name, value)
-
-
 def _add_with_sizes(network: Any, op_call: _OpCall) -> Any:
     """The plugin layer; with size tensors, also per size tensor the indices of its mask's ones (NonZero) and
     per data-dependent dim a gather of those indices, so the outputs carry their real shapes."""
@@ -904,18 +871,4 @@ def _add_with_sizes(network: Any, op_call: _OpCall) -> Any:
         sizes, dd = [], {}
     plugin._n_sizes, plugin.num_outputs = len(sizes), d.num_outputs + len(sizes)
     layer = network.add_plugin_v3(op_call.inputs, [], plugin)
-    if not sizes:
-        return layer
-    index = []
-    for n in range(len(sizes)):
-        nz = network.add_non_zero(layer.get_output(d.num_outputs + n))
-        flat = network.add_shuffle(nz.get_output(0))
-        flat.reshape_dims = (-1,)
-        index.append(flat.get_output(0))
-    outs = []
-    for j in range(d.num_outputs):
-        t = layer.get_output(j)
-        for k, n in sorted(dd.get(j, {}).items()):
-            t = network.add_gather(t, index[n], k).get_output(0)
-        outs.append(t)
-    return _SizeTensorPluginLayer(layer, outs)
+    return _gather_valid(network, layer, d.num_outputs, len(sizes), dd) if sizes else layer

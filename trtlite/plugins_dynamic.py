@@ -87,7 +87,7 @@ class IDimensionExpr:
         return -1 if self._v is None else self._v
 
     def is_size_tensor(self) -> bool:
-        """Size tensors (data-dependent shapes) are not supported: always False."""
+        """True when this is what IExprBuilder.declare_size_tensor returned (a data-dependent extent)."""
         return False
 
     def __repr__(self) -> str:
@@ -126,11 +126,33 @@ def _as_expr(x: Any, what: str) -> IDimensionExpr:
     raise TypeError(f"{what} must be an IDimensionExpr (or an int), not {type(x).__name__}")
 
 
+class _SizeDimExpr(IDimensionExpr):
+    """What IExprBuilder.declare_size_tensor returns: the value of the size tensor output ``output``, known only
+    once the plugin has run; ``upper`` bounds it (``opt`` is recorded: trtlite does not tune)."""
+
+    __slots__ = ("_output", "_opt", "_upper")
+
+    def __init__(self, output: int, opt: IDimensionExpr, upper: IDimensionExpr) -> None:
+        super().__init__(None)
+        self._output, self._opt, self._upper = output, opt, upper
+
+    def is_size_tensor(self) -> bool:
+        """True."""
+        return True
+
+    def __repr__(self) -> str:
+        return f"IDimensionExpr(size tensor of output {self._output})"
+
+
 def _evaluate(op: Any, a: IDimensionExpr, b: IDimensionExpr) -> IDimensionExpr:
     try:
         op = DimensionOperation(op)
     except ValueError:
         raise ValueError(f"unknown DimensionOperation {op!r}") from None
+    if isinstance(a, _SizeDimExpr) or isinstance(b, _SizeDimExpr):
+        raise ValueError(f"DimensionOperation.{op.name} on a size tensor's expression (declare_size_tensor): trtlite "
+                         "supports a size tensor only as a whole output dimension (declare another size tensor for "
+                         "that extent)")
     if a._v is None or b._v is None:
         return IDimensionExpr(None)
     x, y = a._v, b._v
@@ -149,6 +171,11 @@ def _evaluate(op: Any, a: IDimensionExpr, b: IDimensionExpr) -> IDimensionExpr:
 class IExprBuilder:
     """Builds dimension expressions in get_output_dimensions / get_output_shapes."""
 
+    def __init__(self) -> None:
+        self._sizes: dict = {}                  # output index -> its _SizeDimExpr
+        self._num_outputs: Optional[int] = None  # known when trtlite asks a plugin
+        self._refuse: Optional[str] = None       # why size tensors cannot be declared here (None: they can)
+
     def constant(self, value: int) -> IDimensionExpr:
         """A constant dimension."""
         return _as_expr(value, "IExprBuilder.constant()")
@@ -159,8 +186,34 @@ class IExprBuilder:
                          _as_expr(second, "IExprBuilder.operation() second"))
 
     def declare_size_tensor(self, output_index: int, opt: IDimensionExpr, upper: IDimensionExpr) -> IDimensionExpr:
-        """Size tensors (data-dependent output shapes) are not supported by trtlite."""
-        raise NotImplementedError("trtlite does not support size tensors (data-dependent plugin output shapes)")
+        """Declare output ``output_index`` a size tensor (an IPluginV3's get_output_shapes): a 0-D INT32/INT64
+        output the plugin writes with an extent known only once it has run; the returned expression is that
+        extent, used as a whole dimension of other outputs.  ``upper`` (an expression of the input dims) bounds
+        it and sizes the buffer; ``opt`` (the tuning value, recorded only) must lie in [0, upper].  Neither may
+        depend on a size tensor.  Declaring an output twice returns the same expression if the bounds agree."""
+        if self._refuse is not None:
+            raise NotImplementedError(self._refuse)
+        if isinstance(output_index, bool) or not isinstance(output_index, (int, np.integer)):
+            raise TypeError(f"declare_size_tensor(): output_index must be an int, not {type(output_index).__name__}")
+        k = int(output_index)
+        if k < 0 or (self._num_outputs is not None and k >= self._num_outputs):
+            raise ValueError(f"declare_size_tensor(): output_index {k} is not an output of the plugin (it has "
+                             f"{self._num_outputs} outputs)")
+        o, u = _as_expr(opt, "declare_size_tensor() opt"), _as_expr(upper, "declare_size_tensor() upper")
+        for what, e in (("opt", o), ("upper", u)):
+            if isinstance(e, _SizeDimExpr):
+                raise ValueError(f"declare_size_tensor({k}): {what} must not depend on a size tensor")
+        if o._v is not None and u._v is not None and o._v > u._v:
+            raise ValueError(f"declare_size_tensor({k}): opt is {o._v}; it must lie in [0, upper = {u._v}]")
+        have = self._sizes.get(k)
+        if have is not None:
+            if (have._opt._v, have._upper._v) != (o._v, u._v):
+                raise ValueError(f"declare_size_tensor({k}): output {k} is already a size tensor with opt "
+                                 f"{have._opt.get_constant_value()} and upper {have._upper.get_constant_value()}")
+            return have
+        e = _SizeDimExpr(k, o, u)
+        self._sizes[k] = e
+        return e
 
 
 class DimsExprs(list):
@@ -334,10 +387,11 @@ class IPluginV3:
         """Nothing to do: Python frees the object."""
 
     def _trtl_adapter(self) -> "_Adapter":
-        return _Adapter(self, "v3", phase=getattr(self, "phase", TensorRTPhase.BUILD))
+        return _Adapter(self, "v3", phase=getattr(self, "phase", TensorRTPhase.BUILD),
+                        n_sizes=getattr(self, "_trtl_size_tensors", 0))
 
     def _trtl_clone_capsule(self):
-        return _C._python_plugin_capsule(_Adapter(self, "v3"))
+        return _C._python_plugin_capsule(_Adapter(self, "v3", n_sizes=getattr(self, "_trtl_size_tensors", 0)))
 
 
 class IPluginV3OneCore:
@@ -425,8 +479,14 @@ class IPluginCreatorV3One(IPluginCreatorInterface):
         """A plugin from a plan: the stored fields go to ``create_plugin(name, fields, TensorRTPhase.RUNTIME)``,
         then the stored tactic to ``set_tactic``."""
         fc, tactic = _decode_v3(data, self.name)
+        n_sizes = 0
+        for f in list(fc):  # trtlite's record of the size tensors (hidden outputs), not a field of the plugin's
+            if f.name == _V3_SIZES_FIELD:
+                n_sizes = int(np.asarray(f.data).reshape(-1)[0])
+                fc = PluginFieldCollection([g for g in fc if g.name != _V3_SIZES_FIELD])
         p = _checked_v3(self.create_plugin(name, fc, TensorRTPhase.RUNTIME), self.name, "create_plugin()")
-        a = _Adapter(p, "v3", phase=TensorRTPhase.RUNTIME)
+        p._trtl_size_tensors = n_sizes
+        a = _Adapter(p, "v3", phase=TensorRTPhase.RUNTIME, n_sizes=n_sizes)
         if tactic is not None:
             a._runtime("set_tactic")(tactic)
         a._tactic = tactic
@@ -461,12 +521,17 @@ def _field_bytes(f: Any, plugin: str) -> bytes:
         raise TypeError(f"plugin '{plugin}': field '{f.name}': {e}") from e
 
 
-def _encode_v3(fc: Any, tactic: Optional[int], plugin: str) -> bytes:
+_V3_SIZES_FIELD = "_trtl_v3_size_tensors"  # how many size tensors (hidden mask outputs) a V3 plugin declared
+
+
+def _encode_v3(fc: Any, tactic: Optional[int], plugin: str, n_sizes: int = 0) -> bytes:
     if fc is None:
         fc = []
     if not isinstance(fc, (list, tuple)):
         raise TypeError(f"plugin '{plugin}': get_fields_to_serialize() must return a PluginFieldCollection, not "
                         f"{type(fc).__name__}")
+    if n_sizes:
+        fc = list(fc) + [PluginField(_V3_SIZES_FIELD, np.array([n_sizes], np.int32), PluginFieldType.INT32)]
     out = [_MAGIC, struct.pack("<iqi", tactic is not None, 0 if tactic is None else int(tactic), len(fc))]
     for f in fc:
         data = _field_bytes(f, plugin)
@@ -546,8 +611,16 @@ _ENUM_DT = {int(d): d for d in DataType}
 class _Adapter(IPluginV2):
     """Runs an IPluginV2DynamicExt or IPluginV3 through the IPluginV2 protocol the C adapter speaks."""
 
-    def __init__(self, inner: Any, kind: str, phase: TensorRTPhase = TensorRTPhase.BUILD) -> None:
+    def __init__(self, inner: Any, kind: str, phase: TensorRTPhase = TensorRTPhase.BUILD,
+                 n_sizes: Optional[int] = 0) -> None:
         self._inner = inner
+        # size tensors (IExprBuilder.declare_size_tensor): how many the layer was added with (None: not known
+        # yet, when add_plugin_v3 asks), the outputs they are, {output: {dim: size tensor number}}, and that
+        # layout as first seen (it must not change with the shapes)
+        self._n_sizes = n_sizes
+        self._sizes: List[int] = []
+        self._dd: dict = {}
+        self._layout: Any = None
         self._kind = kind
         self._phase = TensorRTPhase(phase)
         self._tactic: Optional[int] = None
@@ -592,6 +665,10 @@ class _Adapter(IPluginV2):
 
     @property  # type: ignore[override]
     def num_outputs(self) -> int:
+        """The plugin's outputs plus one hidden mask output per size tensor."""
+        return self._n_user() + (self._n_sizes or 0)
+
+    def _n_user(self) -> int:
         n = getattr(self._inner, "num_outputs", None)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= 16:
             raise TypeError(f"plugin '{self._pname()}': num_outputs must be an int from 1 to 16, not {n!r}")
@@ -653,13 +730,18 @@ class _Adapter(IPluginV2):
         key = tuple(tuple(s) for s in input_shapes)
         if self._shape_cache and self._shape_cache[0] == key:
             return self._shape_cache[1]
-        n = self.num_outputs
+        n = self._n_user()
         ins = [_dims_exprs_of(s) for s in key]
         eb = IExprBuilder()
+        eb._num_outputs = n
         if self._kind == "v2dyn":
-            shapes = [self._dims_result(self._call(self._inner, "get_output_dimensions", i, ins, eb),
-                                        "get_output_dimensions()") for i in range(n)]
+            eb._refuse = (f"plugin '{self._pname()}': IExprBuilder.declare_size_tensor(): size tensors "
+                          "(data-dependent output shapes) need an IPluginV3 plugin (get_output_shapes), as in "
+                          "TensorRT; an IPluginV2DynamicExt cannot declare them")
+            what = "get_output_dimensions()"
+            r = [self._call(self._inner, "get_output_dimensions", i, ins, eb) for i in range(n)]
         else:
+            what = "get_output_shapes()"
             r = self._build("get_output_shapes")(ins, [], eb)
             if not isinstance(r, (list, tuple)) or (len(r) and not isinstance(r[0], (list, tuple))):
                 raise PluginCallbackError(f"plugin '{self._pname()}': get_output_shapes() must return a list of "
@@ -667,15 +749,53 @@ class _Adapter(IPluginV2):
             if len(r) != n:
                 raise PluginCallbackError(f"plugin '{self._pname()}': get_output_shapes() returned {len(r)} shapes for "
                                      f"{n} outputs (num_outputs)")
-            shapes = [self._dims_result(d, "get_output_shapes()") for d in r]
+        shapes = self._resolve_sizes(list(r), eb, what)
         self._shape_cache = (key, shapes)
         return shapes
+
+    def _resolve_sizes(self, raw: List[Any], eb: IExprBuilder, what: str) -> List[tuple]:
+        """The output shapes with each size tensor's dimension at its upper bound, followed by one hidden INT32
+        mask shape [upper] per size tensor; records which outputs are size tensors and which dims they size."""
+        p = self._pname()
+        sizes = sorted(eb._sizes)
+        number = {k: i for i, k in enumerate(sizes)}
+        dd: dict = {}
+        shapes = []
+        for j, d in enumerate(raw):
+            if not isinstance(d, (list, tuple)):
+                self._dims_result(d, what)  # raises naming the type
+            if j in number and len(d):
+                raise PluginCallbackError(f"plugin '{p}': output {j} is a size tensor (declare_size_tensor({j}, "
+                                          f"...)), so its shape must be 0-D (trt.DimsExprs(0)), not {len(d)}-D")
+            shape = []
+            for k, e in enumerate(d):
+                if isinstance(e, _SizeDimExpr):
+                    if eb._sizes.get(e._output) is not e:
+                        raise PluginCallbackError(f"plugin '{p}': {what}: output {j} dim {k} is a size tensor's "
+                                                  "expression from another call; declare it in this one")
+                    dd.setdefault(j, {})[k] = number[e._output]
+                    e = e._upper
+                shape.append(e)
+            shapes.append(self._dims_result(shape, what))
+        if self._n_sizes is not None and len(sizes) != self._n_sizes:
+            if not self._n_sizes:
+                raise PluginCallbackError(f"plugin '{p}': {what} declares size tensors (outputs {sizes}), which "
+                                          "need the layer added with network.add_plugin_v3")
+            raise PluginCallbackError(f"plugin '{p}': {what} declares {len(sizes)} size tensors here and "
+                                      f"{self._n_sizes} when the layer was added; their number must not depend on "
+                                      "the input shapes")
+        layout = (tuple(sizes), tuple(sorted((j, tuple(sorted(m.items()))) for j, m in dd.items())))
+        if self._layout is not None and layout != self._layout:
+            raise PluginCallbackError(f"plugin '{p}': {what}: which outputs are size tensors and which dims they "
+                                      "size must not depend on the input shapes")
+        self._layout, self._sizes, self._dd = layout, sizes, dd
+        return shapes + [(eb._sizes[k]._upper.get_constant_value(),) for k in sizes]
 
     def _out_dtypes(self, input_dtypes: List[DataType]) -> List[DataType]:
         key = tuple(int(t) for t in input_dtypes)
         if self._dtype_cache and self._dtype_cache[0] == key:
             return self._dtype_cache[1]
-        n = self.num_outputs
+        n = self._n_user()
         ins = [_ENUM_DT[t] for t in key]
         if self._kind == "v2dyn":
             dts = [self._expect_dtype(self._call(self._inner, "get_output_datatype", i, ins),
@@ -689,6 +809,7 @@ class _Adapter(IPluginV2):
                 raise PluginCallbackError(f"plugin '{self._pname()}': get_output_data_types() returned {len(r)} dtypes "
                                      f"for {n} outputs (num_outputs)")
             dts = [self._expect_dtype(t, "get_output_data_types()") for t in r]
+        dts += [DataType.INT32] * (self._n_sizes or 0)  # the size tensors' masks
         self._dtype_cache = (key, dts)
         return dts
 
@@ -708,8 +829,13 @@ class _Adapter(IPluginV2):
         else:
             out_dtypes = self._out_dtypes(dtypes_in)
             out_shapes = self._out_shapes(shapes_in)
+            for k in self._sizes:
+                if out_dtypes[k] not in (DataType.INT32, DataType.INT64):
+                    raise PluginCallbackError(f"plugin '{self._pname()}': output {k} is a size tensor, so "
+                                              "get_output_data_types() must give it INT32 or INT64, not "
+                                              f"{out_dtypes[k]}")
         if index == self.num_outputs - 1:
-            self._check_formats(shapes_in, dtypes_in, out_dtypes)
+            self._check_formats(shapes_in, dtypes_in, out_dtypes[:self._n_user()])
         return out_shapes[index], int(out_dtypes[index])
 
     def get_output_shape(self, index: int, input_shapes: List[tuple]) -> tuple:
@@ -733,7 +859,7 @@ class _Adapter(IPluginV2):
             return
         if self._checked:  # once, when the layer is added (later shape inferences see profile/run shapes)
             return
-        out_shapes = self._shape_cache[1]
+        out_shapes = self._shape_cache[1][:len(out_dtypes)]
         ins, outs = self._descs(in_shapes, in_dtypes), self._descs(out_shapes, out_dtypes)
         io = ins + outs
         arg = io if self._kind == "v2dyn" else self._dyn(io)
@@ -789,7 +915,7 @@ class _Adapter(IPluginV2):
         self._configured = key
 
     def enqueue(self, inputs: List[np.ndarray], outputs: List[np.ndarray]) -> None:
-        from ._types import DataType as _DT  # noqa: F401
+        outputs, masks = outputs[:self._n_user()], outputs[self._n_user():]
         ins = [PluginTensorDesc(a.shape, _dtype_of(a)) for a in inputs]
         outs = [PluginTensorDesc(a.shape, _dtype_of(a)) for a in outputs]
         self._prepare(ins, outs)
@@ -798,9 +924,26 @@ class _Adapter(IPluginV2):
         ws = self._ws.__array_interface__["data"][0] if self._ws.size else 0
         target = self._inner if self._kind == "v2dyn" else self._capability(PluginCapabilityType.RUNTIME)
         r = self._call(target, "enqueue", ins, outs, addr, oaddr, ws, 0)
-        if r is None or (isinstance(r, (int, np.integer)) and int(r) == 0):
-            return
-        raise PluginCallbackError(f"plugin '{self._pname()}': enqueue() returned {r!r} (0 or None means success)")
+        if not (r is None or (isinstance(r, (int, np.integer)) and int(r) == 0)):
+            raise PluginCallbackError(f"plugin '{self._pname()}': enqueue() returned {r!r} (0 or None means "
+                                      "success)")
+        if self._n_sizes:
+            if self._layout is None:  # an instance that has not been asked for shapes yet
+                self._out_shapes([a.shape for a in inputs])
+            self._finish_sizes(outputs, masks)
+
+    def _finish_sizes(self, outputs: List[np.ndarray], masks: List[np.ndarray]) -> None:
+        """After enqueue: the size tensors' values checked and written as their masks' leading ones; each
+        output with a size-tensor dim holds its data packed at its real shape (as TensorRT's plugins write it),
+        which is moved to the leading corner of the upper-bound buffer, where the network's gathers read it."""
+        values = _fill_size_masks(self._pname(), [(k, outputs[k]) for k in self._sizes], masks)
+        for j, dims in self._dd.items():
+            a = outputs[j]
+            real = list(a.shape)
+            for k, n in dims.items():
+                real[k] = values[n]
+            packed = a.reshape(-1)[:int(np.prod(real, dtype=np.int64))].reshape(real).copy()
+            a[tuple(slice(0, r) for r in real)] = packed
 
     # -- copies and serialization --
     def clone(self) -> "_Adapter":
@@ -810,7 +953,8 @@ class _Adapter(IPluginV2):
                                  f"{type(c).__name__}")
         if self._kind == "v3":
             _checked_v3(c, self._pname(), "clone()")
-        a = _Adapter(c, self._kind, self._phase)
+        a = _Adapter(c, self._kind, self._phase, self._n_sizes)
+        a._layout, a._sizes, a._dd = self._layout, list(self._sizes), dict(self._dd)
         a._tactic = self._tactic
         a._checked = self._checked
         return a
@@ -819,10 +963,70 @@ class _Adapter(IPluginV2):
         if self._kind == "v2dyn":
             return _as_bytes(self._call(self._inner, "serialize"), self._inner, "serialize()")
         fc = self._runtime("get_fields_to_serialize")()
-        return _encode_v3(fc, self._tactic, self._pname())
+        return _encode_v3(fc, self._tactic, self._pname(), self._n_sizes or 0)
 
     def __deepcopy__(self, memo: Any) -> "_Adapter":
         return self.clone()
+
+
+def _fill_size_masks(plugin: str, sizes: List[Any], masks: List[np.ndarray]) -> List[int]:
+    """Size tensors after a plugin ran: each (output index, 0-D array) value checked against its mask's length
+    (the upper bound) and written as the mask's leading ones; returns the values."""
+    values = []
+    for (k, a), m in zip(sizes, masks):
+        v = int(np.asarray(a).reshape(-1)[0])
+        if not 0 <= v <= m.size:
+            raise ValueError(f"plugin '{plugin}': size tensor (output {k}) holds {v}, outside [0, {m.size}] (its "
+                             "upper_bound)")
+        m[...] = 0
+        m[:v] = 1
+        values.append(v)
+    return values
+
+
+class _SizeTensorPluginLayer:
+    """What adding a plugin with size tensors returns: the plugin layer (names, precision and the rest are its),
+    whose ``get_output(j)`` is output j at its real, data-dependent shape."""
+
+    def __init__(self, layer: Any, outputs: List[Any]) -> None:
+        object.__setattr__(self, "_layer", layer)
+        object.__setattr__(self, "_outputs", outputs)
+
+    @property
+    def num_outputs(self) -> int:
+        """The plugin's declared outputs."""
+        return len(self._outputs)
+
+    def get_output(self, index: int) -> Any:
+        """Output ``index`` (a data-dependent one as the gather of its valid part)."""
+        if not 0 <= int(index) < len(self._outputs):
+            raise IndexError(f"plugin layer '{self._layer.name}': output {index} of {len(self._outputs)}")
+        return self._outputs[int(index)]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._layer, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._layer, name, value)
+
+
+def _gather_valid(network: Any, layer: Any, n_out: int, n_sizes: int, dd: dict) -> _SizeTensorPluginLayer:
+    """A plugin layer whose outputs n_out.. are one INT32 mask per size tensor: per size tensor the indices of
+    its mask's ones (NonZero, reshaped to 1-D), and per data-dependent dim ({output: {dim: size tensor
+    number}}) a gather of those indices, so the outputs carry their real shapes."""
+    index = []
+    for n in range(n_sizes):
+        nz = network.add_non_zero(layer.get_output(n_out + n))
+        flat = network.add_shuffle(nz.get_output(0))
+        flat.reshape_dims = (-1,)
+        index.append(flat.get_output(0))
+    outs = []
+    for j in range(n_out):
+        t = layer.get_output(j)
+        for k, n in sorted(dd.get(j, {}).items()):
+            t = network.add_gather(t, index[n], k).get_output(0)
+        outs.append(t)
+    return _SizeTensorPluginLayer(layer, outs)
 
 
 def _dtype_of(a: np.ndarray) -> DataType:
@@ -851,7 +1055,21 @@ def _add_plugin_v3(network: Any, inputs: Sequence[Any], shape_inputs: Sequence[A
                                   "by trtlite (pass shape_inputs=[])")
     if not isinstance(plugin, (IPluginV3, _C.PluginV2)):
         raise TypeError(f"add_plugin_v3(): plugin must be a trt.IPluginV3, not {type(plugin).__name__}")
-    return network.add_plugin_v2(inputs, plugin)
+    if hasattr(plugin, "_trtl_descs") and getattr(plugin, "_n_sizes", 0) is None:
+        from .plugin import _add_with_sizes, _OpCall  # a trtp plugin made from fields (an ONNX node): its sizes
+        return _add_with_sizes(network, _OpCall(list(inputs), plugin))
+    n_out, dd, sizes = 0, {}, []
+    if isinstance(plugin, IPluginV3) and not hasattr(plugin, "_trtl_descs"):  # (trtp plugins: plugin.py)
+        try:  # the shapes at the network's input shapes: does it declare size tensors?
+            probe = _Adapter(plugin, "v3", n_sizes=None)
+            probe._out_shapes([tuple(t.shape) for t in inputs])
+            n_out, dd, sizes = probe._n_user(), probe._dd, probe._sizes
+        except Exception:  # noqa: BLE001 (add_plugin_v2 asks again and reports it as a PluginError naming the layer)
+            pass
+        plugin._trtl_size_tensors = len(sizes)
+    layer = network.add_plugin_v2(inputs, plugin)
+    n_sizes = getattr(plugin, "_trtl_size_tensors", 0)
+    return _gather_valid(network, layer, n_out, n_sizes, dd) if n_sizes else layer
 
 
 def _add_plugin(network: Any, *args: Any, **kwargs: Any) -> Any:

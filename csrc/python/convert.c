@@ -169,22 +169,26 @@ static long weights_dtype(PyObject *o)
     return v;
 }
 
-/* BF16 weights: trt.Weights holds their bit patterns as a C-contiguous uint16 array (numpy has no
- * bfloat16), exported as they are. */
-static int bf16_weights(trtl_py_state *st, PyObject *arr, trtl_weights *w, PyObject **keep, const char *what)
+/* Weights exported as they are, of a type numpy's format does not say: BF16 (trt.Weights holds their bit
+ * patterns as a C-contiguous uint16 array: numpy has no bfloat16) and INT64 (values beyond int32, which
+ * trt.Weights keeps as int64 instead of narrowing them). */
+static int exact_weights(trtl_py_state *st, PyObject *arr, trtl_weights *w, PyObject **keep, const char *what,
+                         trtl_dtype type)
 {
     Py_buffer *view;
     PyObject *hold = trtl_py_buffer_hold(arr, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, &view);
     if (!hold)
         return -1;
-    if (view->itemsize != 2) {
+    Py_ssize_t size = type == TRTL_BF16 ? 2 : 8;
+    if (view->itemsize != size) {
         Py_DECREF(hold);
-        trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "%s: BF16 weights must hold 2-byte bit patterns", what);
+        trtl_py_raise_msg(st, TRTL_ERR_DTYPE, "%s: %s weights must hold %d-byte values", what,
+                          type == TRTL_BF16 ? "BF16" : "INT64", (int)size);
         return -1;
     }
-    w->type = TRTL_BF16;
+    w->type = type;
     w->values = view->buf;
-    w->count = view->len / 2;
+    w->count = view->len / size;
     *keep = Py_BuildValue("(ON)", arr, hold);
     return *keep ? 0 : -1;
 }
@@ -199,8 +203,9 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
     /* trt.Weights wraps an array in `_array` (None for empty weights). */
     PyObject *inner = PyObject_GetAttrString(o, "_trtl_array");
     if (inner) {
-        if (inner != Py_None && weights_dtype(o) == TRTL_BF16) { /* uint16 bit patterns, kept as they are */
-            int r = bf16_weights(st, inner, w, keep, what);
+        long wt = inner != Py_None ? weights_dtype(o) : -1;
+        if (wt == TRTL_BF16 || wt == TRTL_INT64) { /* uint16 bit patterns / int64 values, kept as they are */
+            int r = exact_weights(st, inner, w, keep, what, (trtl_dtype)wt);
             Py_DECREF(inner);
             return r;
         }
@@ -273,6 +278,15 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
                 case 2: v = is_signed ? *(const int16_t *)src : *(const uint16_t *)src; break;
                 case 8: v = *(const int64_t *)src; break;
                 default: break;
+                }
+                if ((v < INT32_MIN || v > INT32_MAX) && view->itemsize == 8 && is_signed) {
+                    /* int64 values beyond int32: INT64 weights as they are (constant layers only) */
+                    Py_DECREF(b);
+                    w->type = TRTL_INT64;
+                    w->values = view->buf;
+                    w->count = count;
+                    *keep = Py_BuildValue("(NN)", o, hold);
+                    return *keep ? 0 : -1;
                 }
                 if (v < INT32_MIN || v > INT32_MAX) {
                     Py_DECREF(b);

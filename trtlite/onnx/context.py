@@ -317,10 +317,21 @@ class ImporterContext(LayerBuilder):
         key = (name, int(dtype)) if name else None
         if key is not None and key in self._const_tensors:
             return self._const_tensors[key]
-        if DataType(dtype) == DataType.INT64:  # meeting an INT64 input kept wide: an INT32 constant cast
+        if DataType(dtype) == DataType.INT64 and arr.dtype.kind in "iu" and arr.size and \
+                (int(arr.max()) > 2 ** 31 - 1 or int(arr.min()) < -2 ** 31):  # values beyond int32: INT64 weights
+            layer = self.network.add_constant(arr.shape, Weights(np.asarray(arr, np.int64)))
+            self._name_layer(layer, "const" if not name else None, const_name=name)
+        elif DataType(dtype) == DataType.INT64:  # meeting an INT64 input kept wide: an INT32 constant cast
             layer = self.network.add_cast(self._const_tensor(arr, DataType.INT32, name), DataType.INT64)
             self._name_layer(layer, "int64")
         else:
+            if DataType(dtype) == DataType.INT32 and arr.dtype.kind in "iu" and arr.size and \
+                    (int(arr.max()) > 2 ** 31 - 1 or int(arr.min()) < -2 ** 31):
+                self._log(Severity.WARNING, "ONNX parser: node '%s': constant%s holds int64 values beyond int32 (%d "
+                          "of them, e.g. %d); it meets INT32 tensors here, so they are clamped to int32 (as TensorRT's "
+                          "parser casts INT64 weights down)" % (self._node_name, " '%s'" % name if name else "",
+                                                                int(((arr > 2 ** 31 - 1) | (arr < -2 ** 31)).sum()),
+                                                                int(arr[(arr > 2 ** 31 - 1) | (arr < -2 ** 31)][0])))
             a = to_dtype(arr, dtype)
             layer = self.network.add_constant(a.shape, Weights(a) if a.dtype.name in ML_STORAGE else a)
             self._name_layer(layer, "const" if not name else None, const_name=name)

@@ -9,12 +9,12 @@ import numpy as np
 
 from .. import _C
 from .._enums import DataType, Severity
-from . import constants, loading
+from . import constants, functions, loading
 from .constants import FOLDABLE, NOT_FOLDED, fold
 from .context import ImporterContext, bad_control_flow, node_attrs
 from .dtypes import T_BFLOAT16, T_DOUBLE, T_FLOAT16, T_INT8, T_INT64, T_UINT8, T_UINT64, onnx_to_trt
 from .errors import Dynamic, ErrorCode, Fail, as_text, unsupported
-from .ops_plugin import plugin_layer
+from .ops_plugin import find_creator, plugin_layer
 from .registry import IMPORTERS
 from .shape_eval import has_sym, normalize
 
@@ -81,51 +81,100 @@ def narrow_shape_inputs(ctx: ImporterContext) -> None:
 
 
 # ONNX ops that trtlite computes on INT64 tensors (elementwise, unary, reduce: "INT64 arithmetic" in
-# docs/ARCHITECTURE.md), with the input positions that may be INT64; their outputs carry INT64 on, except
-# comparisons (BOOL) and Cast (its own type), where the INT64 value stops.
-_INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum")}
-_INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd")})
-_INT64_ENDS = {op: None for op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Cast")}
+# docs/ARCHITECTURE.md) or moves as they are (shuffle, concatenation, slice, gather data), with the input positions
+# that may be INT64 (None: all); their outputs carry INT64 on.  At the positions in _INT64_ENDS an INT64 value
+# stops: comparisons (BOOL), Cast (its own type), indices of the gathers, shapes (Shape, Size).
+_INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum",
+                                  "Concat")}
+_INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Flatten",
+                                       "Squeeze", "Unsqueeze", "Transpose", "Gather", "GatherElements", "GatherND",
+                                       "Slice", "Expand", "Tile", "Split")})
+_INT64_OPS["Where"] = (1, 2)
+_INT64_ENDS = {op: None for op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Cast", "Shape",
+                                   "Size")}
+_INT64_ENDS.update({op: (1,) for op in ("Gather", "GatherElements", "GatherND")})
+
+
+def _int64_role(n: Any, k: int) -> Optional[str]:
+    """How node `n` takes an INT64 value at input `k`: "carry" (computes or moves it: its outputs are INT64),
+    "end" (takes it without passing it on), or None (it cannot take INT64 there)."""
+    if n.domain not in ("", "ai.onnx"):
+        return None
+    if n.op_type == "Cast" and any(at.name == "to" and at.i == T_INT64 for at in n.attribute):
+        return "carry"  # Cast(to=int64) of an INT64 tensor is an identity (ops_elementwise.py)
+    for table, role in ((_INT64_OPS, "carry"), (_INT64_ENDS, "end")):
+        if n.op_type in table and (table[n.op_type] is None or k in table[n.op_type]):
+            return role
+    return None
 
 
 def wide_int64_inputs(ctx: ImporterContext, graph: Any) -> set:
-    """The int64 graph inputs that stay INT64 inside: every node their values reach (through the ops above) takes
-    INT64, and every constant operand of those nodes fits int32 (trtlite's integer constants are INT32, cast to
-    INT64 where they meet an INT64 operand).  A graph with subgraphs (If / Loop / Scan bodies may read any outer
-    tensor) keeps the narrowing."""
+    """The int64 graph inputs that stay INT64 inside (and the Cast(to=int64) outputs computed INT64, where their
+    values meet integer constants beyond int32): every node their values reach (through the ops above) takes
+    INT64 there, and every other operand a carrying node computes with is a constant (integer constants are INT32
+    cast to INT64 where they fit, INT64 constants where they do not) or itself reached from inputs kept wide.  A
+    graph with subgraphs (If / Loop / Scan bodies may read any outer tensor) keeps the narrowing."""
     if any(at.type in (5, 10) for n in graph.node for at in n.attribute):  # GRAPH, GRAPHS
         return set()
     consumers: Dict[str, List[Tuple[Any, int]]] = {}
     for n in graph.node:
         for k, nm in enumerate(n.input):
             consumers.setdefault(nm, []).append((n, k))
-    out: set = set()
-    for vi in graph.input:
-        if vi.name in ctx._consts or not vi.type.HasField("tensor_type") or \
-                int(vi.type.tensor_type.elem_type) != T_INT64:
+    reach: Dict[str, set] = {}  # seed -> the tensors its value reaches as INT64
+    seeds = [vi.name for vi in graph.input if vi.name not in ctx._consts and vi.type.HasField("tensor_type") and
+             int(vi.type.tensor_type.elem_type) == T_INT64]
+    # Cast(to=int64) outputs too, where their values meet an integer constant beyond int32 (which would otherwise
+    # be clamped to meet the INT32 the cast's value is carried as)
+    casts = [n.output[0] for n in graph.node if n.op_type == "Cast" and n.output and n.output[0] and
+             n.domain in ("", "ai.onnx") and any(at.name == "to" and at.i == T_INT64 for at in n.attribute)]
+    for name in seeds + casts:
+        if name in reach:
             continue
-        seen, todo, ok = set(), [vi.name], True
-        while todo and ok:
+        seen, todo = set(), [name]
+        while todo and seen is not None:
             t = todo.pop()
             if t in seen:
                 continue
             seen.add(t)
             for n, k in consumers.get(t, []):
-                pos = _INT64_OPS.get(n.op_type, _INT64_ENDS.get(n.op_type, ()))
-                if n.op_type not in _INT64_OPS and n.op_type not in _INT64_ENDS or (pos is not None and k not in pos) \
-                        or n.domain not in ("", "ai.onnx"):
-                    ok = False
+                role = _int64_role(n, k)
+                if role is None:
+                    seen = None
                     break
-                for other in n.input:
-                    c = ctx._consts.get(other)
-                    if c is not None and np.asarray(c).dtype.kind in "iu" and np.asarray(c).size and \
-                            (np.asarray(c).max() > 2 ** 31 - 1 or np.asarray(c).min() < -2 ** 31):
-                        ok = False
-                if n.op_type in _INT64_OPS:
+                if role == "carry":
                     todo.extend(o for o in n.output if o)
-        if ok:
-            out.add(vi.name)
-    return out
+        if seen is not None and (name in seeds or _meets_a_big_constant(ctx, seen, consumers)):
+            reach[name] = seen
+    while True:  # drop inputs whose carrying nodes compute with a run-time operand that is not INT64
+        wide_tensors = set().union(*reach.values()) if reach else set()
+        bad = set()
+        for name, seen in reach.items():
+            for t in seen:
+                for n, k in consumers.get(t, []):
+                    if _int64_role(n, k) != "carry":
+                        continue
+                    for j, other in enumerate(n.input):
+                        if other and other not in ctx._consts and other not in wide_tensors and \
+                                _int64_role(n, j) == "carry":
+                            bad.add(name)
+        if not bad:
+            return set(reach)
+        for name in bad:
+            del reach[name]
+
+
+def _meets_a_big_constant(ctx: ImporterContext, tensors: set, consumers: Dict[str, List[Tuple[Any, int]]]) -> bool:
+    """Whether a node carrying one of `tensors` as INT64 computes with an integer constant beyond int32."""
+    for t in tensors:
+        for n, k in consumers.get(t, []):
+            if _int64_role(n, k) != "carry":
+                continue
+            for other in n.input:
+                c = ctx._consts.get(other) if other else None
+                if c is not None and np.asarray(c).dtype.kind in "iu" and np.asarray(c).size and \
+                        (np.asarray(c).max() > 2 ** 31 - 1 or np.asarray(c).min() < -2 ** 31):
+                    return True
+    return False
 
 
 def add_inputs(ctx: ImporterContext, graph: Any) -> None:
@@ -133,6 +182,7 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
     carries them: float16 is cast to FLOAT at once, int64 inputs are INT64 cast to INT32 at once, uint64 is INT32)."""
     net = ctx.network
     wide = wide_int64_inputs(ctx, graph)
+    ctx._wide_casts = wide - set(vi.name for vi in graph.input)  # Cast(to=int64) outputs computed INT64
     for vi in graph.input:
         name = vi.name
         if name in ctx._consts:
@@ -206,9 +256,11 @@ def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
             if name in ctx._tensors:
                 t = ctx._tensors[name]
             elif name in ctx._consts:
-                if has_sym(ctx._consts[name]):
+                c = ctx._consts[name]
+                if has_sym(c):
                     raise Dynamic("graph output '%s' is a shape computed from dynamic dimensions" % name)
-                t = ctx._const_tensor(ctx._consts[name], None, name)
+                wide = np.asarray(c).dtype == np.int64 and c.size and (c.max() > 2 ** 31 - 1 or c.min() < -2 ** 31)
+                t = ctx._const_tensor(c, DataType.INT64 if wide else None, name)  # beyond int32: INT64 as it is
             else:
                 raise Fail(ErrorCode.INVALID_GRAPH, "graph output '%s' is not produced by any node" % name)
             if t.name != name or t.is_network_input or t.is_network_output:
@@ -384,5 +436,9 @@ def dispatch(ctx: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                 return r
     imp = IMPORTERS.get(op)
     if imp is None:
+        if find_creator(op, node.domain, a) is None:  # a registered plugin comes first
+            outs = functions.expand(ctx, node)  # else the body the op's schema defines it by
+            if outs is not None:
+                return outs
         return plugin_layer(ctx, node, a, "no built-in mapping for op '%s'" % op)
     return imp(ctx, node, a)

@@ -216,7 +216,8 @@ def _where(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 @importer("Cast", "CastLike",
           restrictions=("no STRING target; 64-bit integers are carried as INT32 (INT64 where an int64 graph input "
-                        "only meets INT64-capable ops), double as FLOAT; float8 / float4 / "
+                        "only meets INT64-capable ops, or a Cast to int64 meets a constant beyond int32), double as "
+                        "FLOAT; float8 / float4 / "
                         "4- and 2-bit integer types are storage types (trt.DataType), saturate honoured; FLOAT8E8M0 "
                         "only with round_mode 'up'"))
 def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
@@ -240,6 +241,8 @@ def _cast_op(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         raise unsupported("Cast to ONNX type %d" % to, ErrorCode.UNSUPPORTED_NODE_DATATYPE)
     if to == T_INT64 and x.dtype == DataType.INT64:  # an INT64 graph input kept wide (model_importer.py)
         return [x]
+    if to == T_INT64 and node.output[0] in getattr(p, "_wide_casts", ()):  # meets constants beyond int32
+        dt = DataType.INT64
     rm = a.get("round_mode", "up")
     rm = rm.decode() if isinstance(rm, bytes) else str(rm)
     if dt == DataType.E8M0 and rm != "up":

@@ -1,4 +1,4 @@
-"""Importers of matrix products: Gemm, MatMul, Einsum, DFT."""
+"""Importers of matrix products: Gemm, MatMul, Einsum, DFT, STFT; and Det."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
@@ -232,6 +232,14 @@ def _dft_along(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, axis: i
         length = 2 * (n_in - 1) if inverse and onesided else n_in
     if length <= 0:
         raise Fail(ErrorCode.INVALID_NODE, "dft_length %d" % length)
+    return _dft_matmul(p, x, axis, length, inverse, onesided)
+
+
+def _dft_matmul(p: ImporterContext, x: Any, axis: int, length: int, inverse: bool, onesided: bool) -> Any:
+    """The DFT of x (..., 1 or 2 for real / complex) along `axis` as matrix multiplies by the transform matrices."""
+    xs = tuple(x.shape)
+    r = len(xs)
+    n_in = xs[axis]
     complex_in = xs[-1] == 2
     mats, k_out = _dft_matrices(n_in, length, inverse, onesided, complex_in)
     perm = [i for i in range(r - 1) if i != axis] + [axis]  # the signal axis last
@@ -251,3 +259,73 @@ def _dft_along(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, axis: i
     inv = [perm.index(i) for i in range(r - 1)] + [r - 1]
     del k_out
     return p._transpose(y, inv)
+
+
+@importer("STFT",
+          restrictions="frame_step and frame_length constants, the signal length static; frames gathered, windowed and "
+                       "transformed by matrix multiplies (O(n^2) per frame)",
+          opsets=(17, None))
+def _stft(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """Frame f holds samples f * frame_step .. + frame_length - 1 of each signal (a gather along the signal axis),
+    times the window, then its DFT (one-sided by default): output (B, frames, bins, 2)."""
+    x = p._float(p._tensor(node.input[0]), "STFT's signal")
+    xs = tuple(x.shape)
+    if len(xs) != 3 or xs[2] not in (1, 2):
+        raise Fail(ErrorCode.INVALID_NODE, "STFT's signal must be (batch, length, 1 or 2), got %s" % (xs,))
+    n = xs[1]
+    if n < 0:
+        raise unsupported("STFT of a signal of dynamic length", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    step = int(np.asarray(p._cval(p._inp(node, 1), "frame_step")).reshape(-1)[0])
+    wn, fln = p._inp(node, 2), p._inp(node, 3)
+    window = p._float(p._tensor(wn), "STFT's window") if wn else None
+    if window is not None and (len(window.shape) != 1 or window.shape[0] < 0):
+        raise Fail(ErrorCode.INVALID_NODE, "STFT's window must be 1-D and static, got %s" % (tuple(window.shape),))
+    length = int(np.asarray(p._cval(fln, "frame_length")).reshape(-1)[0]) if fln else None
+    if length is None:
+        if window is None:
+            raise Fail(ErrorCode.INVALID_NODE, "STFT needs a window or a frame_length")
+        length = int(window.shape[0])
+    if window is not None and int(window.shape[0]) != length:
+        raise Fail(ErrorCode.INVALID_NODE, "STFT's window has %d values for frame_length %d"
+                   % (window.shape[0], length))
+    if step <= 0 or length <= 0 or length > n:
+        raise Fail(ErrorCode.INVALID_NODE, "STFT with frame_step %d and frame_length %d of a signal of length %d"
+                   % (step, length, n))
+    frames = 1 + (n - length) // step
+    idx = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
+    fr = p._gather_axis(x, 1, idx)  # (B, frames, length, 1 or 2)
+    if window is not None:
+        fr = p._ew(fr, p._reshape(window, [1, 1, length, 1], zero_is_placeholder=False), ElementWiseOperation.PROD)
+    return [_dft_matmul(p, fr, 2, length, False, bool(int(a.get("onesided", 1))))]
+
+
+_DET_MAX = 5  # Leibniz terms: n! (120 at n = 5)
+
+
+@importer("Det",
+          restrictions="the matrix size N static and at most %d (Leibniz expansion over the N! permutations); "
+                       "batch dims any" % _DET_MAX)
+def _det(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """det(X) over the last two dims: sum over the permutations s of sign(s) * prod_i X[i, s(i)], as one gather of
+    X's flattened N*N entries per row i (all permutations at once), their product, the signs, and a sum."""
+    import itertools
+    x = p._float(p._tensor(node.input[0]), "Det's input")
+    r = len(x.shape)
+    if r < 2 or x.shape[-1] != x.shape[-2]:
+        raise Fail(ErrorCode.INVALID_NODE, "Det needs square matrices in the last two dims, got shape %s"
+                   % (tuple(x.shape),))
+    n = int(x.shape[-1])
+    if n < 1 or n > _DET_MAX:
+        raise unsupported("Det of %s matrices (N static, from 1 to %d)" % ("dynamic" if n < 0 else "%dx%d" % (n, n),
+                                                                           _DET_MAX))
+    batch = list(x.shape[:-2])
+    flat = p._reshape(x, [0] * len(batch) + [n * n])
+    perms = list(itertools.permutations(range(n)))
+    signs = np.array([(-1) ** sum(1 for i in range(n) for j in range(i + 1, n) if s[i] > s[j]) for s in perms],
+                     np.float32)
+    prod = None
+    for i in range(n):
+        t = p._gather_axis(flat, len(batch), np.array([i * n + s[i] for s in perms], np.int32))
+        prod = t if prod is None else p._ew(prod, t, ElementWiseOperation.PROD)
+    terms = p._ew_const(prod, signs, ElementWiseOperation.PROD)
+    return [p._L(p.network.add_reduce(terms, ReduceOperation.SUM, 1 << len(batch), False))]

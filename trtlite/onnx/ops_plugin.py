@@ -212,7 +212,10 @@ def plugin_layer(p: ImporterContext, node: Any, a: Dict[str, Any], why: str) -> 
             plugin.plugin_namespace = ns
         except Exception:
             pass
-    layer = p.network.add_plugin_v2(inputs, plugin)
+    if isinstance(plugin, trt.IPluginV3):  # add_plugin_v3 wires size tensors (data-dependent output shapes)
+        layer = p.network.add_plugin_v3(inputs, [], plugin)
+    else:
+        layer = p.network.add_plugin_v2(inputs, plugin)
     p._name_layer(layer)
     n_out = layer.num_outputs
     outs = [o for o in node.output]

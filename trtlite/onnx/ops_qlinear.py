@@ -1,5 +1,5 @@
-"""Quantized ops whose scales and zero points may be computed at run time: QLinearMatMul, MatMulInteger,
-ConvInteger, DynamicQuantizeLinear.
+"""Quantized ops whose scales and zero points may be computed at run time: QLinearMatMul, QLinearConv,
+MatMulInteger, ConvInteger, DynamicQuantizeLinear.
 
 Both are composed from FLOAT layers, so their quantization parameters can be graph inputs (TensorRT's Q/DQ
 layers, and trtlite's, need constant scales): integer codes are cast to FLOAT (exact), zero points subtracted,
@@ -142,31 +142,63 @@ def _matmul_integer(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[An
     return [p._cast(_matmul(p, A, B), DataType.INT32)]
 
 
+def _int_conv(p: ImporterContext, node: Any, a: Dict[str, Any], xn: str, wn: str, xzn: Optional[str],
+              wzn: Optional[str]) -> Any:
+    """conv(x - x_zp, w - w_zp) in FLOAT (exact while the sums stay below 2^24): zero padding of the shifted
+    input is padding with x_zp, as ONNX's reference pads; ops_conv_tensor's im2col and matrix multiplies."""
+    from .ops_conv_tensor import conv_tensor_weights
+    _code_type(p, node, xn, "input x")
+    _code_type(p, node, wn, "input w")
+    x, w = _as_float(p, xn), _as_float(p, wn)
+    if xzn:
+        _code_type(p, node, xzn, "x_zero_point")
+        z = _as_float(p, xzn)
+        if len(z.shape) > 1 or (len(z.shape) == 1 and z.shape[0] != 1):
+            raise Fail(ErrorCode.INVALID_NODE, "%s's x_zero_point must be a scalar, got shape %s"
+                       % (node.op_type, tuple(z.shape)))
+        x = p._ew(x, z, E.SUB)
+    if wzn:
+        _code_type(p, node, wzn, "w_zero_point")
+        w = p._ew(w, _per_channel(p, _as_float(p, wzn), len(w.shape), 0), E.SUB)
+    return conv_tensor_weights(p, node, a, x, w)
+
+
+def _per_channel(p: ImporterContext, t: Any, rank: int, axis: int) -> Any:
+    """A scalar, or a 1-D tensor of one value per channel shaped to broadcast along `axis` of a rank-`rank` tensor."""
+    if len(t.shape) == 1 and t.shape[0] != 1:
+        return p._reshape(t, [1] * axis + [-1] + [1] * (rank - axis - 1), zero_is_placeholder=False)
+    return t
+
+
 @importer("ConvInteger",
           restrictions="int8 / uint8 operands; x_zero_point a scalar, w_zero_point a scalar or one per output "
                        "channel; the convolution of run-time weights (im2col, static weights and spatial dims); "
                        "exact while the sums stay below 2^24",
           opsets=(10, None))
 def _conv_integer(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
-    """y = conv(x - x_zp, w - w_zp) as INT32: zero padding of the shifted input is padding with x_zp, as ONNX's
-    reference pads; computed exactly in FLOAT by ops_conv_tensor's im2col and matrix multiplies."""
-    from .ops_conv_tensor import conv_tensor_weights
-    xn, wn = node.input[0], node.input[1]
-    _code_type(p, node, xn, "input x")
-    _code_type(p, node, wn, "input w")
-    x, w = _as_float(p, xn), _as_float(p, wn)
-    xzn, wzn = p._inp(node, 2), p._inp(node, 3)
-    if xzn:
-        _code_type(p, node, xzn, "x_zero_point")
-        z = _as_float(p, xzn)
-        if len(z.shape) > 1 or (len(z.shape) == 1 and z.shape[0] != 1):
-            raise Fail(ErrorCode.INVALID_NODE, "ConvInteger's x_zero_point must be a scalar, got shape %s"
-                       % (tuple(z.shape),))
-        x = p._ew(x, z, E.SUB)
-    if wzn:
-        _code_type(p, node, wzn, "w_zero_point")
-        z = _as_float(p, wzn)
-        if len(z.shape) == 1 and z.shape[0] != 1:
-            z = p._reshape(z, [-1] + [1] * (len(w.shape) - 1), zero_is_placeholder=False)  # per output channel
-        w = p._ew(w, z, E.SUB)
-    return [p._cast(conv_tensor_weights(p, node, a, x, w), DataType.INT32)]
+    """y = conv(x - x_zp, w - w_zp) as INT32."""
+    return [p._cast(_int_conv(p, node, a, node.input[0], node.input[1], p._inp(node, 2), p._inp(node, 3)),
+                    DataType.INT32)]
+
+
+@importer("QLinearConv",
+          restrictions="int8 / uint8 codes; x_scale, x_zero_point, y_scale, y_zero_point scalars, w_scale / "
+                       "w_zero_point scalars or one per output channel, constants or computed at run time; the "
+                       "convolution of run-time weights (im2col); exact while the sums stay below 2^24",
+          opsets=(10, None))
+def _qlinear_conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
+    """y = clip(rint((conv(x - x_zp, w - w_zp) + B) * (x_scale * w_scale / y_scale)) + y_zp): the integer
+    convolution computed exactly in FLOAT, the INT32 bias added, then requantized (ONNX's reference order)."""
+    if len(node.input) < 8 or not all(node.input[:8]):
+        raise Fail(ErrorCode.INVALID_NODE, "QLinearConv needs its 8 inputs (x, x_scale, x_zero_point, w, w_scale, "
+                   "w_zero_point, y_scale, y_zero_point)")
+    xn, xsn, xzn, wn, wsn, wzn, ysn, yzn = node.input[:8]
+    out_t, qmin, qmax = _code_type(p, node, yzn, "y_zero_point")
+    y = _int_conv(p, node, a, xn, wn, xzn, wzn)
+    r = len(y.shape)
+    bn = p._inp(node, 8)
+    if bn:
+        y = p._ew(y, _per_channel(p, _as_float(p, bn), r, 1), E.SUM)
+    scale = p._ew(p._ew(_as_float(p, xsn), _per_channel(p, _as_float(p, wsn), r, 1), E.PROD), _as_float(p, ysn),
+                  E.DIV)
+    return [_quantize(p, p._ew(y, scale, E.PROD), _as_float(p, yzn), qmin, qmax, out_t)]

@@ -450,7 +450,7 @@ def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             if tuple(t.shape) not in ((), (1,)):
                 raise Fail(ErrorCode.INVALID_NODE, "Range's %s must be a scalar, got shape %s" % (what, tuple(t.shape)))
         # ceil((limit - start) / delta) as -((start - limit) // delta), at least 0
-        q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
+        q = p._ew(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV)  # (_ew: scalars of rank 0 and 1 meet)
         n = p._ew_const(q, np.int32(0), E.SUB, const_first=True)
         n = p._ew_const(n, np.int32(0), E.MAX)
         length = p._reshape(n, [1], zero_is_placeholder=False)
@@ -458,7 +458,7 @@ def _range(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         # FLOAT values that are integers cast to float (HannWindow's expansion: Range(0, Cast(size), 1)): the
         # length is the same INT32 shape arithmetic on the integers, the values stay FLOAT
         s, lim, d = (_integral_source(p, n) for n in names)
-        q = p._L(p.network.add_elementwise(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV))
+        q = p._ew(p._ew(s, lim, E.SUB), d, E.FLOOR_DIV)
         n = p._ew_const(p._ew_const(q, np.int32(0), E.SUB, const_first=True), np.int32(0), E.MAX)
         length = p._reshape(n, [1], zero_is_placeholder=False)
     else:

@@ -19,8 +19,8 @@ IMPORTER_MODULES = (ops_activation, ops_constant, ops_conv, ops_elementwise, ops
 
 # Importers added for ONNX's backend test suite (tests/test_onnx_backend.py).
 from . import ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter  # noqa: E402
-from . import ops_bitwise, ops_geometry, ops_qlinear  # noqa: E402
-IMPORTER_MODULES += (ops_bitwise, ops_geometry, ops_qlinear)
+from . import ops_bitwise, ops_geometry, ops_qlinear, ops_text  # noqa: E402
+IMPORTER_MODULES += (ops_bitwise, ops_geometry, ops_qlinear, ops_text)
 IMPORTER_MODULES += (ops_attention, ops_grid_sample, ops_loss, ops_misc, ops_rnn, ops_scatter)
 from . import ops_control  # noqa: E402  (If, Loop, Scan)
 IMPORTER_MODULES += (ops_control,)
