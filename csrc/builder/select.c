@@ -9,10 +9,12 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "builder/graph.h"
 #include "builder/config.h"
 #include "builder/timing_cache.h"
+#include "builder/select_hook.h"
 #include "core/alloc.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
@@ -23,7 +25,6 @@
 
 #define MAX_CANDIDATES 32 /* per op, the reference included: trtl_kernels_for drops kernels past it */
 #define KEY_MAX TRTL_TC_KEY_MAX
-#define TIME_BUDGET_MS 25.0 /* per candidate, after its second timed run (time_kernel) */
 
 static size_t put_dims(char *buf, size_t n, const trtl_dims *d)
 {
@@ -141,121 +142,242 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
     return 1;
 }
 
-/* Best (minimum) ms over max(iters, 3) runs, the first included, or a negative value if the
- * kernel failed.  The minimum is what the kernel costs when nothing else interferes, so a busy
- * machine does not decide which kernel an engine keeps.  Bounds: once the minimum is over twice
- * `beat` (the best candidate's so far; <= 0: none yet; four times for the first run alone) the
- * candidate cannot win and its timing stops; after its third run, a candidate that has taken
- * TIME_BUDGET_MS stops too (a slow layer's minimum of three is as good a guide as of more, and a
- * loaded machine would stretch every run).
- * The prepared state goes to *keep (the caller releases it) when the kernel ran. */
-static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *k, bench *b, int iters,
-                          trtl_threadpool *pool, double beat, void **keep)
+/* ---- timing: candidates alternated in rounds, each kept by its minimum ----
+ *
+ * Every candidate of a node is prepared, run once (warm-up: first touch of outputs and scratch),
+ * then timed in rounds, A B C A B C ..., one run of each candidate still in the race per round, so
+ * a burst of load falls on all of them alike; each keeps its minimum (load only adds time: the
+ * minimum is the best estimate of what the kernel costs).  After a round, a candidate whose minimum
+ * is over the leader's by more than drop_margin(k) (60% after one sample, shrinking as 0.6 / k,
+ * never under TIE) is out; the node is decided once one candidate is left, or, after min_samples
+ * rounds, once the ones left are all within TIE of the leader, or after MAX_SAMPLES rounds or
+ * NODE_BUDGET_MS of running.  The choice is decide(): among the candidates within TIE of the
+ * fastest, the first in registry order ("best first per op", kernels/registry.c), so that two
+ * builds whose timings differ by noise agree, and a warm build (timings from the cache) decides as
+ * the cold one did.  Candidates whose first run is over four times the best so far are out at once.
+ * A node whose weights are over BIG_NODE_BYTES prepares its candidates one at a time (each timed
+ * alone, min of its runs) so that two copies of packed weights at most are alive.
+ *
+ * Clock (sample_ms): one-thread builds time the calling thread's CPU time, which the time other
+ * processes take the core away does not inflate; with more threads the kernel's wall time is what
+ * the engine will see (work split, barriers), so those builds take the wall clock, still by
+ * min-of-rounds.  A test hook (builder/select_hook.h) can replace every sample by a made-up one. */
+#define TIE 0.03
+#define MIN_SAMPLES 3
+#define MAX_SAMPLES 12
+#define NODE_BUDGET_MS 60.0
+#define BIG_NODE_BYTES ((size_t)64 << 20)
+
+static _Atomic(trtl_select_timing_hook) g_hook;
+static void *_Atomic g_hook_user;
+
+void trtl_select_set_timing_hook(trtl_select_timing_hook hook, void *user)
 {
-    void *state = NULL;
-    *keep = NULL;
-    if (k->prepare && k->prepare(n, &state) != TRTL_OK) {
-        trtl_clear_error();
-        return -1.0;
-    }
-    size_t need = k->scratch ? k->scratch(n, b->in, b->out) : 0;
-    if (need > b->scratch_size) {
-        trtl_aligned_free(b->scratch);
-        b->scratch = trtl_aligned_alloc(need);
-        b->scratch_size = b->scratch ? need : 0;
-        if (!b->scratch) {
-            if (k->release && state)
-                k->release(state);
-            return -1.0;
-        }
-    }
-    trtl_kernel_args a = {n, b->in, b->out, b->scratch, b->scratch_size, state, pool, NULL};
+    atomic_store(&g_hook_user, user);
+    atomic_store(&g_hook, hook);
+}
+
+/* How far over the leader a candidate with k samples is out: 60% after one sample, 0.6 / k after k;
+ * twice that on the wall clock (several threads), where one preempted run can double a sample. */
+static double drop_margin(int k, int wall_clock)
+{
+    double m = (wall_clock ? 1.2 : 0.6) / (k > 0 ? k : 1);
+    return m > TIE ? m : TIE;
+}
+
+/* The choice among ms[0..nok) (< 0: failed or untimed): the first candidate within TIE of the
+ * fastest; -1 if none ran. */
+static int decide(const double *ms, int nok)
+{
     double best = -1.0;
-    /* a kernel without the fused epilogue pays a separate sweep over the output */
-    double penalty = !k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) ? 1.05 : 1.0;
-    const int cpu_clock = trtl_threadpool_size(pool) == 1;
-    double t_first = now_ms(), c_first = sample_ms(cpu_clock);
-    if (k->run(&a) == TRTL_OK) {
-        /* The first run (first touch of outputs and scratch included) is a sample too, an upper
-         * bound; over four times the best so far, the candidate is out without further runs.
-         * `spent` (wall clock) bounds the build time; `best` is on sample_ms()'s clock. */
-        double spent = now_ms() - t_first;
-        int ok = 1, runs = (iters < 3 ? 3 : iters) - 1;
-        best = sample_ms(cpu_clock) - c_first;
-        if (beat > 0 && best * penalty > 4.0 * beat)
-            runs = 0;
-        for (int i = 0; i < runs && ok; i++) {
-            double t0 = now_ms(), c0 = sample_ms(cpu_clock);
-            ok = k->run(&a) == TRTL_OK;
-            double ms = sample_ms(cpu_clock) - c0;
-            spent += now_ms() - t0;
-            if (ok && (best < 0 || ms < best))
-                best = ms;
-            if (ok && ((beat > 0 && best * penalty > 2.0 * beat) || (i >= 1 && spent > TIME_BUDGET_MS)))
-                break;
+    for (int c = 0; c < nok; c++)
+        if (ms[c] >= 0 && (best < 0 || ms[c] < best))
+            best = ms[c];
+    for (int c = 0; c < nok; c++)
+        if (ms[c] >= 0 && ms[c] <= best * (1.0 + TIE))
+            return c;
+    return -1;
+}
+
+/* Constant bytes the node's candidates pack from (weights attributes and constant inputs). */
+static size_t weight_bytes(const trtl_bgraph *g, const trtl_node *n)
+{
+    size_t bytes = 0;
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    for (int32_t i = 0; i < *info->nattrs; i++)
+        if (info->attrs[i].type == TRTL_ATTR_WEIGHTS && !(info->attrs[i].flags & TRTL_ATTRF_ALIAS))
+            bytes += (size_t)((const trtl_weights *)((const char *)&n->p + info->attrs[i].offset))->count * 4u;
+    for (int32_t j = 0; j < n->n_in; j++)
+        if (g->t[n->in[j]].kind == TRTL_TK_CONSTANT) {
+            int64_t v = trtl_volume(&g->t[n->in[j]].dopt);
+            bytes += (size_t)(v > 0 ? v : 0) * trtl_dtype_size(g->t[n->in[j]].dtype);
         }
-        if (!ok)
-            best = -1.0;
-        else
-            best *= penalty;
-    }
-    if (best < 0)
-        trtl_clear_error();
-    if (best >= 0)
-        *keep = state;
-    else if (k->release && state)
-        k->release(state);
-    (void)g;
-    return best;
+    return bytes;
 }
 
 /* What kernel selection counts for the build log ("timed N candidates"). */
 typedef struct sel_stats {
-    int timed, cached, nodes_timed, close_calls;
+    int timed, cached, nodes_timed, samples, near_ties;
     double timing_ms, prepare_ms;
 } sel_stats;
 
-/* A close call timed once can be decided by a burst of load that hit only one candidate's runs
- * (a 2-core machine shared with anything else).  Each candidate timed now within CLOSE_CALL of the
- * winner is timed again, interleaved with the winner (contender, winner), and both keep the
- * minimum over both rounds; the winner changes only if the contender's new minimum is lower.  The
- * winner's kept state is the first round's (a re-timed winner's state is released). */
-#define CLOSE_CALL 1.3
-static void confirm_close_calls(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *const *ok, int nok,
-                                const int *have, double *ms, bench *b, int iters, trtl_threadpool *pool,
-                                sel_stats *stats, const trtl_kernel **chosen, void **state)
+/* One node's race: the candidates ok[], their timings ms[] (cached ones fixed), prepared states. */
+typedef struct race {
+    const trtl_bgraph *g;
+    trtl_node *n;
+    const trtl_kernel *const *ok;
+    int nok, min_samples, wall_clock;
+    double *ms;
+    void **st;
+    bench *b;
+    trtl_threadpool *pool;
+    sel_stats *stats;
+} race;
+
+/* One run of candidate c; returns its sample (ms, the epilogue penalty applied; < 0: failed) and
+ * adds it (before the penalty) to *spent. */
+static double run_once(race *r, int c, int sample, double *spent)
 {
-    int w = -1;
-    for (int c = 0; c < nok; c++)
-        if (ok[c] == *chosen)
-            w = c;
-    if (w < 0 || have[w] || ms[w] < 0)
-        return;
-    for (int c = 0; c < nok; c++) {
-        if (c == w || have[c] || ms[c] < 0 || ms[c] > CLOSE_CALL * ms[w])
-            continue;
-        void *st = NULL, *stw = NULL;
-        double t0 = now_ms();
-        double again = time_kernel(g, n, ok[c], b, iters, pool, -1.0, &st);
-        double again_w = time_kernel(g, n, ok[w], b, iters, pool, -1.0, &stw);
-        stats->timing_ms += now_ms() - t0; /* not counted in `timed`: the same candidates, timed again */
-        stats->close_calls++;
-        if (stw && ok[w]->release)
-            ok[w]->release(stw);
-        if (again >= 0 && again < ms[c])
-            ms[c] = again;
-        if (again_w >= 0 && again_w < ms[w])
-            ms[w] = again_w;
-        if (ms[c] < ms[w]) {
-            if (*state && ok[w]->release)
-                ok[w]->release(*state);
-            *state = st; /* the contender's state, prepared for this node just now */
-            *chosen = ok[c];
-            w = c;
-        } else if (st && ok[c]->release) {
-            ok[c]->release(st);
-        }
+    const trtl_kernel *k = r->ok[c];
+    trtl_kernel_args a = {r->n, r->b->in, r->b->out, r->b->scratch, r->b->scratch_size, r->st[c], r->pool, NULL};
+    /* a kernel without the fused epilogue pays a separate sweep over the output */
+    double penalty = !k->applies_epilogue && (r->n->epi.act != TRTL_ACT_NONE || r->n->epi.has_residual) ? 1.05 : 1.0;
+    double t0 = now_ms(), c0 = sample_ms(!r->wall_clock);
+    int ok = k->run(&a) == TRTL_OK;
+    double ms = sample_ms(!r->wall_clock) - c0, wall = now_ms() - t0;
+    trtl_select_timing_hook hook = atomic_load(&g_hook);
+    if (hook)
+        ms = hook(atomic_load(&g_hook_user), r->n->name, k->name, sample);
+    *spent += ms > 0 ? ms : 0.0; /* on the sample clock: how many rounds a node gets does not depend on the load */
+    if (getenv("TRTL_TUNE_TRACE")) fprintf(stderr, "TRACE|%s|%s|%d|%.4f|%.4f\n", r->n->name, k->name, sample, ms, wall);
+    r->stats->samples += sample > 0;
+    if (!ok) {
+        trtl_clear_error();
+        return -1.0;
     }
+    return ms < 0 ? -1.0 : ms * penalty;
+}
+
+/* Candidate c leaves the race (its state is released: it cannot win). */
+static void drop_out(race *r, int c, int *alive, int *n_alive)
+{
+    alive[c] = 0;
+    (*n_alive)--;
+    if (r->st[c] && r->ok[c]->release)
+        r->ok[c]->release(r->st[c]);
+    r->st[c] = NULL;
+}
+
+/* The lowest timing among the candidates not in the group (cached or timed before) and the group's
+ * minima so far; < 0: none. */
+static double bar_of(const race *r, const double *mins, const int *in_group)
+{
+    double bar = -1.0;
+    for (int c = 0; c < r->nok; c++) {
+        double v = in_group[c] ? mins[c] : r->ms[c];
+        if (v >= 0 && (bar < 0 || v < bar))
+            bar = v;
+    }
+    return bar;
+}
+
+/* Prepares and times the group's candidates (in_group[c]) in alternating rounds; their results go
+ * to r->ms[] and their prepared states to r->st[] (NULL: failed). */
+static void race_group(race *r, const int *in_group)
+{
+    double mins[MAX_CANDIDATES], spent = 0.0, t0 = now_ms();
+    int alive[MAX_CANDIDATES], n_alive = 0, members = 0, outside = 0;
+    for (int c = 0; c < r->nok; c++) {
+        mins[c] = -1.0;
+        alive[c] = 0;
+        outside += !in_group[c] && r->ms[c] >= 0; /* cached, or timed in an earlier group */
+        if (!in_group[c])
+            continue;
+        const trtl_kernel *k = r->ok[c];
+        members++;
+        r->stats->timed++;
+        r->st[c] = NULL;
+        if (k->prepare && k->prepare(r->n, &r->st[c]) != TRTL_OK) {
+            trtl_clear_error();
+            r->st[c] = NULL;
+            continue;
+        }
+        size_t need = k->scratch ? k->scratch(r->n, r->b->in, r->b->out) : 0;
+        if (need > r->b->scratch_size) {
+            trtl_aligned_free(r->b->scratch);
+            r->b->scratch = trtl_aligned_alloc(need);
+            r->b->scratch_size = r->b->scratch ? need : 0;
+        }
+        if (need > r->b->scratch_size) {
+            if (k->release && r->st[c])
+                k->release(r->st[c]);
+            r->st[c] = NULL;
+            continue;
+        }
+        alive[c] = 1;
+        n_alive++;
+    }
+    /* warm-up: first touch; a sample for the four-times cut-off only */
+    double warm[MAX_CANDIDATES];
+    for (int c = 0; c < r->nok; c++)
+        if (alive[c] && (warm[c] = run_once(r, c, 0, &spent)) < 0)
+            drop_out(r, c, alive, &n_alive);
+    double bar = -1.0;
+    for (int c = 0; c < r->nok; c++) {
+        double v = alive[c] ? warm[c] : in_group[c] ? -1.0 : r->ms[c];
+        if (v >= 0 && (bar < 0 || v < bar))
+            bar = v;
+    }
+    for (int c = 0; c < r->nok; c++)
+        if (alive[c] && warm[c] > 4.0 * bar) {
+            mins[c] = warm[c]; /* an upper bound: it cannot win */
+            drop_out(r, c, alive, &n_alive);
+        }
+    for (int k = 1; n_alive > 0; k++) {
+        for (int c = 0; c < r->nok; c++) /* one round: A B C ... */
+            if (alive[c]) {
+                double s = run_once(r, c, k, &spent);
+                if (s < 0) {
+                    drop_out(r, c, alive, &n_alive);
+                    mins[c] = -1.0;
+                } else if (mins[c] < 0 || s < mins[c]) {
+                    mins[c] = s;
+                }
+            }
+        bar = bar_of(r, mins, in_group);
+        int tied = 1;
+        for (int c = 0; c < r->nok; c++)
+            if (alive[c] && mins[c] > bar * (1.0 + drop_margin(k, r->wall_clock)))
+                drop_out(r, c, alive, &n_alive);
+            else if (alive[c] && mins[c] > bar * (1.0 + TIE)) {
+                tied = 0;
+            }
+        if (n_alive == 1 && members > 1 && !outside) /* the others are out: a clear winner */
+            break;
+        if (k >= r->min_samples && (n_alive == 1 || tied || k >= MAX_SAMPLES || spent > NODE_BUDGET_MS))
+            break;
+    }
+    for (int c = 0; c < r->nok; c++)
+        if (in_group[c]) {
+            r->ms[c] = mins[c];
+            if (mins[c] < 0 && r->st[c]) {
+                if (r->ok[c]->release)
+                    r->ok[c]->release(r->st[c]);
+                r->st[c] = NULL;
+            }
+        }
+    r->stats->timing_ms += now_ms() - t0;
+}
+
+/* Releases the prepared states of r's candidates except `keep`'s. */
+static void release_others(race *r, int keep)
+{
+    for (int c = 0; c < r->nok; c++)
+        if (c != keep && r->st[c]) {
+            if (r->ok[c]->release)
+                r->ok[c]->release(r->st[c]);
+            r->st[c] = NULL;
+        }
 }
 
 /* Picks among ok[0..nok) (nok > 1) by timing, through the timing cache `tc` (NULL: none, every
@@ -269,6 +391,7 @@ static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, con
     char keys[MAX_CANDIDATES][KEY_MAX];
     int keyed[MAX_CANDIDATES], have[MAX_CANDIDATES], missing = 0;
     double ms[MAX_CANDIDATES];
+    void *st[MAX_CANDIDATES] = {NULL};
     *state = NULL;
     for (int c = 0; c < nok; c++) {
         keyed[c] = tc && signature(g, n, ok[c], keys[c], sizeof keys[c]);
@@ -278,51 +401,54 @@ static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, con
         missing += !have[c];
         stats->cached += have[c];
     }
-    double best = -1.0;
-    const trtl_kernel *chosen = NULL;
-    for (int c = 0; c < nok; c++) /* the cached ones first: they set the bar for the cut-off */
-        if (have[c] && ms[c] >= 0 && (best < 0 || ms[c] < best)) {
-            best = ms[c];
-            chosen = ok[c];
-        }
     if (missing) {
         bench b;
-        int ready = bench_init(&b, g, n);
-        if (ready)
+        race r = {g, n, ok, nok, iters > MIN_SAMPLES ? iters : MIN_SAMPLES, trtl_threadpool_size(pool) > 1, ms, st,
+                  &b, pool, stats};
+        if (r.min_samples > MAX_SAMPLES)
+            r.min_samples = MAX_SAMPLES;
+        if (bench_init(&b, g, n)) {
+            int in_group[MAX_CANDIDATES];
             stats->nodes_timed++;
-        for (int c = 0; c < nok && ready; c++) {
-            if (have[c])
-                continue;
-            void *st = NULL;
-            double t0 = now_ms();
-            ms[c] = time_kernel(g, n, ok[c], &b, iters, pool, best, &st);
-            stats->timing_ms += now_ms() - t0;
-            stats->timed++;
-            if (ms[c] >= 0 && (best < 0 || ms[c] < best)) {
-                if (*state && chosen->release)
-                    chosen->release(*state); /* the previous winner's, timed now */
-                best = ms[c];
-                chosen = ok[c];
-                *state = st;
-            } else if (st && ok[c]->release) {
-                ok[c]->release(st);
+            if (weight_bytes(g, n) <= BIG_NODE_BYTES) { /* one race of all the untimed candidates */
+                for (int c = 0; c < nok; c++)
+                    in_group[c] = !have[c];
+                race_group(&r, in_group);
+            } else { /* one at a time; only the leader's state is kept */
+                for (int c = 0; c < nok; c++) {
+                    if (have[c])
+                        continue;
+                    memset(in_group, 0, sizeof in_group);
+                    in_group[c] = 1;
+                    race_group(&r, in_group);
+                    release_others(&r, decide(ms, nok));
+                }
             }
+            for (int c = 0; c < nok; c++)
+                if (!have[c] && keyed[c])
+                    trtl_tc_insert(tc, threads, keys[c], ms[c]);
         }
-        if (ready && chosen)
-            confirm_close_calls(g, n, ok, nok, have, ms, &b, iters, pool, stats, &chosen, state);
-        for (int c = 0; c < nok && ready; c++)
-            if (!have[c] && keyed[c])
-                trtl_tc_insert(tc, threads, keys[c], ms[c]);
         bench_free(&b, g, n);
     }
+    int w = decide(ms, nok);
+    release_others(&(race){.nok = nok, .ok = ok, .st = st}, w);
+    if (w >= 0)
+        *state = st[w];
     for (int c = 0; c < nok; c++) {
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': kernel %s %.4f ms%s", n->name, ok[c]->name, ms[c],
                  have[c] ? " (timing cache)" : "");
         ms_out[c] = ms[c];
     }
-    if (!chosen && *state) /* cannot happen: a state is kept only for a winner */
-        *state = NULL;
-    return chosen ? chosen : ok[0];
+    if (w >= 0 && ms[w] > 0) {
+        for (int c = 0; c < nok; c++)
+            if (ms[c] >= 0 && ms[c] < ms[w]) {
+                trtl_log(TRTL_LOG_VERBOSE, "layer '%s': near-tie (within %.0f%%): kernel %s kept (registry order) "
+                         "over %s", n->name, 100.0 * TIE, ok[w]->name, ok[c]->name);
+                stats->near_ties++;
+                break;
+            }
+    }
+    return w >= 0 ? ok[w] : ok[0];
 }
 
 /* ---- precision: BuilderFlag.BF16 / FP16, layer.precision, OBEY/PREFER_PRECISION_CONSTRAINTS ----
@@ -561,8 +687,9 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         stats.prepare_ms += now_ms() - t0;
     }
     trtl_log(TRTL_LOG_INFO, "kernel selection: timed %d candidates on %d nodes (%d timings from the timing cache%s; "
-             "%d close calls timed again) in %.1f ms; preparing kernels %.1f ms; selection total %.1f ms", stats.timed,
-             stats.nodes_timed, stats.cached, tc ? "" : ", disabled", stats.close_calls, stats.timing_ms,
+             "%d samples in alternating rounds, %d near-ties kept by registry order) in %.1f ms; preparing kernels "
+             "%.1f ms; selection total %.1f ms", stats.timed, stats.nodes_timed, stats.cached, tc ? "" : ", disabled",
+             stats.samples, stats.near_ties, stats.timing_ms,
              stats.prepare_ms, now_ms() - t_start);
     trtl_timing_cache_destroy(tc);
     return st;
