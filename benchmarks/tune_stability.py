@@ -13,6 +13,7 @@ The machine may be loaded (other processes): say so with the numbers.  Used for 
 reproducibility item (session 11)."""
 import argparse
 import collections
+import json
 import re
 import time
 
@@ -80,8 +81,12 @@ def main():
     ap.add_argument("--builds", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--json", help="also write every build's timings and kept kernels to this JSON file")
     a = ap.parse_args()
     runs = [build_once(a.model, a.threads, a.batch) for _ in range(a.builds)]
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([{"timings": r[0], "kept": r[1], "wall_s": r[2], "cpu_s": r[3]} for r in runs], f)
     layers = [name for name, t in runs[0][0].items() if len(t) > 1]
     best_of = {}
     for name in layers:

@@ -74,17 +74,73 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* The clock a candidate's runs are timed with.  A one-thread build runs every kernel on the
- * calling thread, so its CPU time is the kernel's cost without the time other processes took
- * the core away: on a loaded machine wall-clock minima over 3-10 runs were still inflated and
- * ranked candidates wrongly (a ResNet-18 3x3 layer kept Winograd F(2,3), 1.4x slower than
- * F(4,3) in thread CPU time).  With more threads the kernel's wall time is what counts (the
- * work split, barriers and idle threads are part of it), so those builds keep the wall clock. */
-static double sample_ms(int cpu_clock)
+/* The clocks a candidate's runs are timed with: the CPU time of each thread that runs kernels
+ * (the calling thread, and the pool's workers), never the wall clock.  A run's sample is the
+ * largest of the threads' CPU times over the run: what the run would take on a quiet machine --
+ * the critical path, the waiting at the barrier included (a waiting thread spins, and its spin is
+ * CPU time, until it blocks after ~0.1 ms) -- without the time other processes took the cores
+ * away.  A kernel that runs on the calling thread alone gets its own CPU time.  On the loaded
+ * 2-core machine wall-clock minima over 3-12 runs of two-thread kernels were inflated 20-280% at
+ * random (every run preempted), so that four builds of ResNet-50 disagreed on 46 of 53 layers;
+ * a one-thread build was already timed by its CPU time. */
+typedef struct pool_clocks {
+    int n; /* threads with a clock; 0: the pool's workers' clocks could not be found (wall clock) */
+    clockid_t clk[TRTL_MAX_THREADS];
+    int seen[TRTL_MAX_THREADS];
+} pool_clocks;
+
+static void note_clock(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    pool_clocks *pc = ctx;
+    struct timespec until, ts;
+    clock_gettime(CLOCK_MONOTONIC, &until); /* stay ~20 us, so that the sleeping workers wake to take a slice */
+    until.tv_nsec += 20000;
+    do
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+    while (ts.tv_sec < until.tv_sec || (ts.tv_sec == until.tv_sec && ts.tv_nsec < until.tv_nsec));
+    (void)begin;
+    (void)end;
+    if (thread >= 0 && thread < TRTL_MAX_THREADS && pthread_getcpuclockid(pthread_self(), &pc->clk[thread]) == 0)
+        pc->seen[thread] = 1;
+}
+
+/* Each pool thread's CPU clock (by thread index): slices of a parallel loop of one slice a thread
+ * record their thread's clock, until every thread has taken one (a few tries at most). */
+static void pool_clocks_init(pool_clocks *pc, trtl_threadpool *pool)
+{
+    int n = trtl_threadpool_size(pool);
+    memset(pc, 0, sizeof *pc);
+    if (n > TRTL_MAX_THREADS)
+        return;
+    for (int attempt = 0; attempt < 200; attempt++) {
+        trtl_parallel_for(pool, n, 1, note_clock, pc);
+        int all = 1;
+        for (int i = 0; i < n; i++)
+            all &= pc->seen[i];
+        if (all) {
+            pc->n = n;
+            return;
+        }
+    }
+}
+
+/* Reads every thread's CPU time (ms) into t[]; without clocks, t[0] = the wall clock. */
+static void read_clocks(const pool_clocks *pc, double *t)
 {
     struct timespec ts;
-    clock_gettime(cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    for (int i = 0; i < (pc->n ? pc->n : 1); i++) {
+        clock_gettime(pc->n ? pc->clk[i] : CLOCK_MONOTONIC, &ts);
+        t[i] = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    }
+}
+
+/* A run's sample from the clocks before (t0) and after (t1): the largest thread's CPU time. */
+static double sample_of(const pool_clocks *pc, const double *t0, const double *t1)
+{
+    double ms = 0.0;
+    for (int i = 0; i < (pc->n ? pc->n : 1); i++)
+        ms = t1[i] - t0[i] > ms ? t1[i] - t0[i] : ms;
+    return ms;
 }
 
 /* Buffers for timing a node at its opt shapes. */
@@ -162,7 +218,9 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
  * processes take the core away does not inflate; with more threads the kernel's wall time is what
  * the engine will see (work split, barriers), so those builds take the wall clock, still by
  * min-of-rounds.  A test hook (builder/select_hook.h) can replace every sample by a made-up one. */
-#define TIE 0.03
+#define TIE_DEFAULT 0.03
+static double tie_margin(void) { const char *e = getenv("TRTL_TUNE_TIE"); return e ? atof(e) : TIE_DEFAULT; }
+#define TIE tie_margin()
 #define MIN_SAMPLES 3
 #define MAX_SAMPLES 12
 #define NODE_BUDGET_MS 60.0
@@ -178,10 +236,11 @@ void trtl_select_set_timing_hook(trtl_select_timing_hook hook, void *user)
 }
 
 /* How far over the leader a candidate with k samples is out: 60% after one sample, 0.6 / k after k;
- * twice that on the wall clock (several threads), where one preempted run can double a sample. */
-static double drop_margin(int k, int wall_clock)
+ * twice that with several threads, where a preempted worker (its slices stolen by the others) can
+ * double a sample. */
+static double drop_margin(int k, int several)
 {
-    double m = (wall_clock ? 1.2 : 0.6) / (k > 0 ? k : 1);
+    double m = (several ? 1.2 : 0.6) / (k > 0 ? k : 1);
     return m > TIE ? m : TIE;
 }
 
@@ -226,7 +285,8 @@ typedef struct race {
     const trtl_bgraph *g;
     trtl_node *n;
     const trtl_kernel *const *ok;
-    int nok, min_samples, wall_clock;
+    int nok, min_samples, several; /* several: the pool has several threads (samples jump when one is preempted) */
+    const pool_clocks *pc;
     double *ms;
     void **st;
     bench *b;
@@ -242,9 +302,11 @@ static double run_once(race *r, int c, int sample, double *spent)
     trtl_kernel_args a = {r->n, r->b->in, r->b->out, r->b->scratch, r->b->scratch_size, r->st[c], r->pool, NULL};
     /* a kernel without the fused epilogue pays a separate sweep over the output */
     double penalty = !k->applies_epilogue && (r->n->epi.act != TRTL_ACT_NONE || r->n->epi.has_residual) ? 1.05 : 1.0;
-    double t0 = now_ms(), c0 = sample_ms(!r->wall_clock);
+    double t0[TRTL_MAX_THREADS], t1[TRTL_MAX_THREADS], w0 = now_ms();
+    read_clocks(r->pc, t0);
     int ok = k->run(&a) == TRTL_OK;
-    double ms = sample_ms(!r->wall_clock) - c0, wall = now_ms() - t0;
+    read_clocks(r->pc, t1);
+    double ms = sample_of(r->pc, t0, t1), wall = now_ms() - w0;
     trtl_select_timing_hook hook = atomic_load(&g_hook);
     if (hook)
         ms = hook(atomic_load(&g_hook_user), r->n->name, k->name, sample);
@@ -347,7 +409,7 @@ static void race_group(race *r, const int *in_group)
         bar = bar_of(r, mins, in_group);
         int tied = 1;
         for (int c = 0; c < r->nok; c++)
-            if (alive[c] && mins[c] > bar * (1.0 + drop_margin(k, r->wall_clock)))
+            if (alive[c] && mins[c] > bar * (1.0 + drop_margin(k, r->several)))
                 drop_out(r, c, alive, &n_alive);
             else if (alive[c] && mins[c] > bar * (1.0 + TIE)) {
                 tied = 0;
@@ -385,8 +447,9 @@ static void release_others(race *r, int keep)
  * allocates and times nothing.  Returns the winner; its prepared state, if the winner was timed
  * now, goes to *state (else NULL: the caller prepares it). */
 static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *const *ok, int nok,
-                                         int iters, trtl_threadpool *pool, trtl_timing_cache *tc, int32_t threads,
-                                         sel_stats *stats, void **state, double *ms_out)
+                                         int iters, trtl_threadpool *pool, const pool_clocks *pc,
+                                         trtl_timing_cache *tc, int32_t threads, sel_stats *stats, void **state,
+                                         double *ms_out)
 {
     char keys[MAX_CANDIDATES][KEY_MAX];
     int keyed[MAX_CANDIDATES], have[MAX_CANDIDATES], missing = 0;
@@ -403,7 +466,7 @@ static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, con
     }
     if (missing) {
         bench b;
-        race r = {g, n, ok, nok, iters > MIN_SAMPLES ? iters : MIN_SAMPLES, trtl_threadpool_size(pool) > 1, ms, st,
+        race r = {g, n, ok, nok, iters > MIN_SAMPLES ? iters : MIN_SAMPLES, trtl_threadpool_size(pool) > 1, pc, ms, st,
                   &b, pool, stats};
         if (r.min_samples > MAX_SAMPLES)
             r.min_samples = MAX_SAMPLES;
@@ -584,6 +647,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     trtl_threadpool *pool = NULL;
     if (iters > 0 && level > 0)
         trtl_threadpool_create(g->cfg->num_threads, &pool); /* timing without a pool is still valid */
+    pool_clocks clocks;
+    pool_clocks_init(&clocks, pool);
     trtl_status st = TRTL_OK;
     sel_stats stats = {0};
     trtl_timing_cache *tc = NULL;
@@ -652,7 +717,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         if (g->n[i].fixed_kernel) /* a pass decided (elide_concat: the memory plan relies on it) */
             chosen = g->n[i].fixed_kernel;
         else if (nok > 1 && iters > 0)
-            chosen = pick_by_timing(g, n, ok, nok, iters, pool, tc, threads, &stats, &kept, ms_of);
+            chosen = pick_by_timing(g, n, ok, nok, iters, pool, &clocks, tc, threads, &stats, &kept, ms_of);
         n->kernel = chosen;
         if (kept)
             n->kstate = kept; /* prepared while timing: the packing below skips it */
