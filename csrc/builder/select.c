@@ -214,13 +214,10 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
  * A node whose weights are over BIG_NODE_BYTES prepares its candidates one at a time (each timed
  * alone, min of its runs) so that two copies of packed weights at most are alive.
  *
- * Clock (sample_ms): one-thread builds time the calling thread's CPU time, which the time other
- * processes take the core away does not inflate; with more threads the kernel's wall time is what
- * the engine will see (work split, barriers), so those builds take the wall clock, still by
- * min-of-rounds.  A test hook (builder/select_hook.h) can replace every sample by a made-up one. */
-#define TIE_DEFAULT 0.03
-static double tie_margin(void) { const char *e = getenv("TRTL_TUNE_TIE"); return e ? atof(e) : TIE_DEFAULT; }
-#define TIE tie_margin()
+ * Clock: the largest per-thread CPU time of the run (pool_clocks above).  The budget counts samples,
+ * not the wall clock, so how many rounds a node gets does not depend on the load either.  A test
+ * hook (builder/select_hook.h) can replace every sample by a made-up one. */
+#define TIE 0.03
 #define MIN_SAMPLES 3
 #define MAX_SAMPLES 12
 #define NODE_BUDGET_MS 60.0
@@ -302,16 +299,15 @@ static double run_once(race *r, int c, int sample, double *spent)
     trtl_kernel_args a = {r->n, r->b->in, r->b->out, r->b->scratch, r->b->scratch_size, r->st[c], r->pool, NULL};
     /* a kernel without the fused epilogue pays a separate sweep over the output */
     double penalty = !k->applies_epilogue && (r->n->epi.act != TRTL_ACT_NONE || r->n->epi.has_residual) ? 1.05 : 1.0;
-    double t0[TRTL_MAX_THREADS], t1[TRTL_MAX_THREADS], w0 = now_ms();
+    double t0[TRTL_MAX_THREADS], t1[TRTL_MAX_THREADS];
     read_clocks(r->pc, t0);
     int ok = k->run(&a) == TRTL_OK;
     read_clocks(r->pc, t1);
-    double ms = sample_of(r->pc, t0, t1), wall = now_ms() - w0;
+    double ms = sample_of(r->pc, t0, t1);
     trtl_select_timing_hook hook = atomic_load(&g_hook);
     if (hook)
         ms = hook(atomic_load(&g_hook_user), r->n->name, k->name, sample);
     *spent += ms > 0 ? ms : 0.0; /* on the sample clock: how many rounds a node gets does not depend on the load */
-    if (getenv("TRTL_TUNE_TRACE")) fprintf(stderr, "TRACE|%s|%s|%d|%.4f|%.4f\n", r->n->name, k->name, sample, ms, wall);
     r->stats->samples += sample > 0;
     if (!ok) {
         trtl_clear_error();
