@@ -7,7 +7,7 @@ build), reads each build's verbose log (every candidate's timing, the kernel kep
     "misses" are layers more than 3% / 20% over the best, "lost" is the sum over layers of (kept - best) in ms;
   * each build's wall and CPU time (process CPU time: both threads of a 2-thread build) and selection time.
 
-usage: python benchmarks/tune_stability.py MODEL.onnx [--builds 4] [--threads 2] [--batch 1]
+usage: python benchmarks/tune_stability.py MODEL.onnx [--builds 4] [--threads 2] [--batch 1] [--warm] [--json F]
 
 The machine may be loaded (other processes): say so with the numbers.  Used for issue #10's build-time and
 reproducibility item (session 11)."""
@@ -38,8 +38,9 @@ class Capture(trt.ILogger):
         self.msgs.append(msg)
 
 
-def build_once(path, threads, batch):
-    """Parses and builds `path` once with an empty timing cache; returns (timings, kept, wall_s, cpu_s, summary)."""
+def build_once(path, threads, batch, cache=None):
+    """Parses and builds `path` once with `cache` (None: a new, empty timing cache); returns (timings, kept, wall_s,
+    cpu_s, summary, cache)."""
     log = Capture()
     builder = trt.Builder(log)
     network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
@@ -48,7 +49,8 @@ def build_once(path, threads, batch):
         assert parser.parse(f.read()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
     config = builder.create_builder_config()
     config.num_threads = threads
-    config.set_timing_cache(config.create_timing_cache(b""), False)
+    cache = cache or config.create_timing_cache(b"")
+    config.set_timing_cache(cache, False)
     inp = network.get_input(0)
     shape = (batch,) + tuple(inp.shape)[1:]
     profile = builder.create_optimization_profile()
@@ -72,7 +74,7 @@ def build_once(path, threads, batch):
             kept[g.group(1)] = g.group(2)
         elif SUMMARY.search(m):
             summary = m
-    return timings, kept, wall, cpu, summary
+    return timings, kept, wall, cpu, summary, cache
 
 
 def main():
@@ -81,12 +83,18 @@ def main():
     ap.add_argument("--builds", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--warm", action="store_true", help="then build once more with the last build's timing cache")
     ap.add_argument("--json", help="also write every build's timings and kept kernels to this JSON file")
     a = ap.parse_args()
     runs = [build_once(a.model, a.threads, a.batch) for _ in range(a.builds)]
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{"timings": r[0], "kept": r[1], "wall_s": r[2], "cpu_s": r[3]} for r in runs], f)
+    if a.warm:
+        _, kept, wall, cpu, summary, _ = build_once(a.model, a.threads, a.batch, runs[-1][5])
+        same = sum(kept.get(n) == runs[-1][1].get(n) for n in kept)
+        print(f"warm build (the last cold build's cache): wall {wall:.2f} s, cpu {cpu:.2f} s; kept the same kernel on "
+              f"{same} of {len(kept)} layers\n    {summary}")
     layers = [name for name, t in runs[0][0].items() if len(t) > 1]
     best_of = {}
     for name in layers:
@@ -99,7 +107,7 @@ def main():
     differ = [n for n in layers if len({r[1].get(n) for r in runs}) > 1]
     print(f"{a.model}: {a.builds} cold builds, {a.threads} threads, batch {a.batch}; "
           f"{len(layers)} layers with 2+ timed candidates; choices differ between builds on {len(differ)}")
-    for i, (timings, kept, wall, cpu, summary) in enumerate(runs):
+    for i, (timings, kept, wall, cpu, summary, _) in enumerate(runs):
         over = []
         lost = 0.0
         for n in layers:

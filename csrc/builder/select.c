@@ -1,6 +1,7 @@
 /* select.c -- kernel choice per node ("tactics").  Candidates come from the kernel registry,
- * filtered by CPU features and applies(); when several remain and timing is enabled, each is
- * timed on the node's opt shapes and the fastest kept.  Timings go to the timing cache
+ * filtered by CPU features and applies(); when several remain and timing is enabled, they are
+ * timed on the node's opt shapes in alternating rounds and the fastest kept, a near-tie (within
+ * 3%) going to the first in registry order (see "timing" below).  Timings go to the timing cache
  * (builder/timing_cache.h: the config's, else a process-wide one; none with
  * BuilderFlag.DISABLE_TIMING_CACHE) keyed by (kernel, node signature, threads, CPU), so that a
  * rebuild, or a node identical to one timed before in the same build, times nothing. */
