@@ -76,14 +76,18 @@ static double now_ms(void)
 }
 
 /* The clocks a candidate's runs are timed with: the CPU time of each thread that runs kernels
- * (the calling thread, and the pool's workers), never the wall clock.  A run's sample is the
- * largest of the threads' CPU times over the run: what the run would take on a quiet machine --
- * the critical path, the waiting at the barrier included (a waiting thread spins, and its spin is
- * CPU time, until it blocks after ~0.1 ms) -- without the time other processes took the cores
- * away.  A kernel that runs on the calling thread alone gets its own CPU time.  On the loaded
- * 2-core machine wall-clock minima over 3-12 runs of two-thread kernels were inflated 20-280% at
- * random (every run preempted), so that four builds of ResNet-50 disagreed on 46 of 53 layers;
- * a one-thread build was already timed by its CPU time. */
+ * (the calling thread, and the pool's workers), never the wall clock.  A run's sample is the mean
+ * of the threads' CPU times over the run: the run's work per thread, which is what it takes on a
+ * quiet machine for a kernel that splits its work evenly, and which the load does not change: the
+ * time other processes take the cores is not CPU time of ours, and a preempted worker whose slices
+ * the caller steals moves work between threads without changing the sum.  A one-thread build gets
+ * the calling thread's CPU time.  Measured on the loaded 2-core machine (load 5-9; A/B interleaved,
+ * one cold build a process), four two-thread builds of ResNet-50 / Inception-V3 disagreed on 17-19 of
+ * 53 / 19-21 of 84 layers with this sample, against 43 / 76 with the wall clock in the same rounds,
+ * 32-44 / 52-66 with the largest thread's CPU time (a stolen slice doubles it: its minimum depends
+ * on whether a clean round happened), and 11-34 / 31-52 with session 10's wall-clock timing.  Its blind spot: a kernel that runs a node on one thread only
+ * (never calling the pool) is credited with half its time at two threads; the optimized kernels
+ * that compete on fp32 layers all split over the pool. */
 typedef struct pool_clocks {
     int n; /* threads with a clock; 0: the pool's workers' clocks could not be found (wall clock) */
     clockid_t clk[TRTL_MAX_THREADS];
@@ -135,13 +139,14 @@ static void read_clocks(const pool_clocks *pc, double *t)
     }
 }
 
-/* A run's sample from the clocks before (t0) and after (t1): the largest thread's CPU time. */
+/* A run's sample from the clocks before (t0) and after (t1): the threads' mean CPU time. */
 static double sample_of(const pool_clocks *pc, const double *t0, const double *t1)
 {
-    double ms = 0.0;
-    for (int i = 0; i < (pc->n ? pc->n : 1); i++)
-        ms = t1[i] - t0[i] > ms ? t1[i] - t0[i] : ms;
-    return ms;
+    int n = pc->n ? pc->n : 1;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += t1[i] - t0[i];
+    return sum / n;
 }
 
 /* Buffers for timing a node at its opt shapes. */
@@ -215,7 +220,7 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
  * A node whose weights are over BIG_NODE_BYTES prepares its candidates one at a time (each timed
  * alone, min of its runs) so that two copies of packed weights at most are alive.
  *
- * Clock: the largest per-thread CPU time of the run (pool_clocks above).  The budget counts samples,
+ * Clock: the mean per-thread CPU time of the run (pool_clocks above).  The budget counts samples,
  * not the wall clock, so how many rounds a node gets does not depend on the load either.  A test
  * hook (builder/select_hook.h) can replace every sample by a made-up one. */
 #define TIE 0.03
@@ -234,8 +239,7 @@ void trtl_select_set_timing_hook(trtl_select_timing_hook hook, void *user)
 }
 
 /* How far over the leader a candidate with k samples is out: 60% after one sample, 0.6 / k after k;
- * twice that with several threads, where a preempted worker (its slices stolen by the others) can
- * double a sample. */
+ * twice that with several threads, whose samples are noisier (spinning at the barrier is CPU time). */
 static double drop_margin(int k, int several)
 {
     double m = (several ? 1.2 : 0.6) / (k > 0 ? k : 1);
@@ -283,7 +287,7 @@ typedef struct race {
     const trtl_bgraph *g;
     trtl_node *n;
     const trtl_kernel *const *ok;
-    int nok, min_samples, several; /* several: the pool has several threads (samples jump when one is preempted) */
+    int nok, min_samples, several; /* several: the pool has several threads (noisier samples) */
     const pool_clocks *pc;
     double *ms;
     void **st;
@@ -292,8 +296,8 @@ typedef struct race {
     sel_stats *stats;
 } race;
 
-/* One run of candidate c; returns its sample (ms, the epilogue penalty applied; < 0: failed) and
- * adds it (before the penalty) to *spent. */
+/* One run of candidate c (sample 0: its warm-up, 1, 2, ...: its rounds); returns its sample (ms,
+ * the epilogue penalty applied; < 0: failed) and adds it (before the penalty) to *spent. */
 static double run_once(race *r, int c, int sample, double *spent)
 {
     const trtl_kernel *k = r->ok[c];
