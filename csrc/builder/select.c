@@ -85,9 +85,10 @@ static double now_ms(void)
  * one cold build a process), four two-thread builds of ResNet-50 / Inception-V3 disagreed on 17-19 of
  * 53 / 19-21 of 84 layers with this sample, against 43 / 76 with the wall clock in the same rounds,
  * 32-44 / 52-66 with the largest thread's CPU time (a stolen slice doubles it: its minimum depends
- * on whether a clean round happened), and 11-34 / 31-52 with session 10's wall-clock timing.  Its blind spot: a kernel that runs a node on one thread only
- * (never calling the pool) is credited with half its time at two threads; the optimized kernels
- * that compete on fp32 layers all split over the pool. */
+ * on whether a clean round happened), and 11-34 / 31-52 with session 10's wall-clock timing.
+ * Its blind spot: a kernel that runs a node on one thread only (never calling the pool) is
+ * credited with half its time at two threads; the optimized kernels that compete on fp32 layers
+ * all split over the pool. */
 typedef struct pool_clocks {
     int n; /* threads with a clock; 0: the pool's workers' clocks could not be found (wall clock) */
     clockid_t clk[TRTL_MAX_THREADS];
@@ -97,12 +98,9 @@ typedef struct pool_clocks {
 static void note_clock(void *ctx, int64_t begin, int64_t end, int thread)
 {
     pool_clocks *pc = ctx;
-    struct timespec until, ts;
-    clock_gettime(CLOCK_MONOTONIC, &until); /* stay ~20 us, so that the sleeping workers wake to take a slice */
-    until.tv_nsec += 20000;
-    do
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-    while (ts.tv_sec < until.tv_sec || (ts.tv_sec == until.tv_sec && ts.tv_nsec < until.tv_nsec));
+    double until = now_ms() + 0.02; /* stay ~20 us, so that the sleeping workers wake to take a slice */
+    while (now_ms() < until)
+        ;
     (void)begin;
     (void)end;
     if (thread >= 0 && thread < TRTL_MAX_THREADS && pthread_getcpuclockid(pthread_self(), &pc->clk[thread]) == 0)
