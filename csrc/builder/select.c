@@ -211,7 +211,7 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
  * is over the leader's by more than drop_margin(k) (60% after one sample, shrinking as 0.6 / k,
  * never under TIE) is out; the node is decided once one candidate is left, or, after min_samples
  * rounds, once the ones left are all within TIE of the leader, or after MAX_SAMPLES rounds or
- * NODE_BUDGET_MS of running.  The choice is decide(): among the candidates within TIE of the
+ * NODE_BUDGET_MS of CPU time (all threads').  The choice is decide(): among the candidates within TIE of the
  * fastest, the first in registry order ("best first per op", kernels/registry.c), so that two
  * builds whose timings differ by noise agree, and a warm build (timings from the cache) decides as
  * the cold one did.  Candidates whose first run is over four times the best so far are out at once.
@@ -236,11 +236,10 @@ void trtl_select_set_timing_hook(trtl_select_timing_hook hook, void *user)
     atomic_store(&g_hook, hook);
 }
 
-/* How far over the leader a candidate with k samples is out: 60% after one sample, 0.6 / k after k;
- * twice that with several threads, whose samples are noisier (spinning at the barrier is CPU time). */
-static double drop_margin(int k, int several)
+/* How far over the leader a candidate with k samples is out: 60% after one sample, 0.6 / k after k. */
+static double drop_margin(int k)
 {
-    double m = (several ? 1.2 : 0.6) / (k > 0 ? k : 1);
+    double m = 0.6 / (k > 0 ? k : 1);
     return m > TIE ? m : TIE;
 }
 
@@ -285,7 +284,7 @@ typedef struct race {
     const trtl_bgraph *g;
     trtl_node *n;
     const trtl_kernel *const *ok;
-    int nok, min_samples, several; /* several: the pool has several threads (noisier samples) */
+    int nok, min_samples, threads; /* threads: the pool's */
     const pool_clocks *pc;
     double *ms;
     void **st;
@@ -295,7 +294,7 @@ typedef struct race {
 } race;
 
 /* One run of candidate c (sample 0: its warm-up, 1, 2, ...: its rounds); returns its sample (ms,
- * the epilogue penalty applied; < 0: failed) and adds it (before the penalty) to *spent. */
+ * the epilogue penalty applied; < 0: failed) and adds the run's CPU time to *spent. */
 static double run_once(race *r, int c, int sample, double *spent)
 {
     const trtl_kernel *k = r->ok[c];
@@ -310,7 +309,8 @@ static double run_once(race *r, int c, int sample, double *spent)
     trtl_select_timing_hook hook = atomic_load(&g_hook);
     if (hook)
         ms = hook(atomic_load(&g_hook_user), r->n->name, k->name, sample);
-    *spent += ms > 0 ? ms : 0.0; /* on the sample clock: how many rounds a node gets does not depend on the load */
+    /* the budget counts CPU time of all threads: how many rounds a node gets does not depend on the load */
+    *spent += ms > 0 ? ms * r->threads : 0.0;
     r->stats->samples += sample > 0;
     if (!ok) {
         trtl_clear_error();
@@ -408,7 +408,7 @@ static void race_group(race *r, const int *in_group)
         bar = bar_of(r, mins, in_group);
         int tied = 1;
         for (int c = 0; c < r->nok; c++)
-            if (alive[c] && mins[c] > bar * (1.0 + drop_margin(k, r->several)))
+            if (alive[c] && mins[c] > bar * (1.0 + drop_margin(k)))
                 drop_out(r, c, alive, &n_alive);
             else if (alive[c] && mins[c] > bar * (1.0 + TIE)) {
                 tied = 0;
@@ -465,7 +465,7 @@ static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, con
     }
     if (missing) {
         bench b;
-        race r = {g, n, ok, nok, iters > MIN_SAMPLES ? iters : MIN_SAMPLES, trtl_threadpool_size(pool) > 1, pc, ms, st,
+        race r = {g, n, ok, nok, iters > MIN_SAMPLES ? iters : MIN_SAMPLES, trtl_threadpool_size(pool), pc, ms, st,
                   &b, pool, stats};
         if (r.min_samples > MAX_SAMPLES)
             r.min_samples = MAX_SAMPLES;
