@@ -380,15 +380,12 @@ static void race_group(race *r, const int *in_group)
     }
     /* warm-up: first touch; a sample for the four-times cut-off only */
     double warm[MAX_CANDIDATES];
-    for (int c = 0; c < r->nok; c++)
+    for (int c = 0; c < r->nok; c++) {
+        warm[c] = -1.0;
         if (alive[c] && (warm[c] = run_once(r, c, 0, &spent)) < 0)
             drop_out(r, c, alive, &n_alive);
-    double bar = -1.0;
-    for (int c = 0; c < r->nok; c++) {
-        double v = alive[c] ? warm[c] : in_group[c] ? -1.0 : r->ms[c];
-        if (v >= 0 && (bar < 0 || v < bar))
-            bar = v;
     }
+    double bar = bar_of(r, warm, in_group);
     for (int c = 0; c < r->nok; c++)
         if (alive[c] && warm[c] > 4.0 * bar) {
             mins[c] = warm[c]; /* an upper bound: it cannot win */
