@@ -1,6 +1,7 @@
 /* select.c -- kernel choice per node ("tactics").  Candidates come from the kernel registry,
- * filtered by CPU features and applies(); when several remain and timing is enabled, each is
- * timed on the node's opt shapes and the fastest kept.  Timings go to the timing cache
+ * filtered by CPU features and applies(); when several remain and timing is enabled, they are
+ * timed on the node's opt shapes in alternating rounds and the fastest kept, a near-tie (within
+ * 3%) going to the first in registry order (see "timing" below).  Timings go to the timing cache
  * (builder/timing_cache.h: the config's, else a process-wide one; none with
  * BuilderFlag.DISABLE_TIMING_CACHE) keyed by (kernel, node signature, threads, CPU), so that a
  * rebuild, or a node identical to one timed before in the same build, times nothing. */
@@ -9,10 +10,12 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "builder/graph.h"
 #include "builder/config.h"
 #include "builder/timing_cache.h"
+#include "builder/select_hook.h"
 #include "core/alloc.h"
 #include "kernels/registry.h"
 #include "network/op_table.h"
@@ -23,7 +26,6 @@
 
 #define MAX_CANDIDATES 32 /* per op, the reference included: trtl_kernels_for drops kernels past it */
 #define KEY_MAX TRTL_TC_KEY_MAX
-#define TIME_BUDGET_MS 25.0 /* per candidate, after its second timed run (time_kernel) */
 
 static size_t put_dims(char *buf, size_t n, const trtl_dims *d)
 {
@@ -73,17 +75,76 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* The clock a candidate's runs are timed with.  A one-thread build runs every kernel on the
- * calling thread, so its CPU time is the kernel's cost without the time other processes took
- * the core away: on a loaded machine wall-clock minima over 3-10 runs were still inflated and
- * ranked candidates wrongly (a ResNet-18 3x3 layer kept Winograd F(2,3), 1.4x slower than
- * F(4,3) in thread CPU time).  With more threads the kernel's wall time is what counts (the
- * work split, barriers and idle threads are part of it), so those builds keep the wall clock. */
-static double sample_ms(int cpu_clock)
+/* The clocks a candidate's runs are timed with: the CPU time of each thread that runs kernels
+ * (the calling thread, and the pool's workers), never the wall clock.  A run's sample is the mean
+ * of the threads' CPU times over the run: the run's work per thread, which is what it takes on a
+ * quiet machine for a kernel that splits its work evenly, and which the load does not change: the
+ * time other processes take the cores is not CPU time of ours, and a preempted worker whose slices
+ * the caller steals moves work between threads without changing the sum.  A one-thread build gets
+ * the calling thread's CPU time.  Measured on the loaded 2-core machine (load 5-9; A/B interleaved,
+ * one cold build a process), four two-thread builds of ResNet-50 / Inception-V3 disagreed on 17-19 of
+ * 53 / 19-21 of 84 layers with this sample, against 43 / 76 with the wall clock in the same rounds,
+ * 32-44 / 52-66 with the largest thread's CPU time (a stolen slice doubles it: its minimum depends
+ * on whether a clean round happened), and 11-34 / 31-52 with session 10's wall-clock timing.
+ * Its blind spot: a kernel that runs a node on one thread only (never calling the pool) is
+ * credited with half its time at two threads; the optimized kernels that compete on fp32 layers
+ * all split over the pool. */
+typedef struct pool_clocks {
+    int n; /* threads with a clock; 0: the pool's workers' clocks could not be found (wall clock) */
+    clockid_t clk[TRTL_MAX_THREADS];
+    int seen[TRTL_MAX_THREADS];
+} pool_clocks;
+
+static void note_clock(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    pool_clocks *pc = ctx;
+    double until = now_ms() + 0.02; /* stay ~20 us, so that the sleeping workers wake to take a slice */
+    while (now_ms() < until)
+        ;
+    (void)begin;
+    (void)end;
+    if (thread >= 0 && thread < TRTL_MAX_THREADS && pthread_getcpuclockid(pthread_self(), &pc->clk[thread]) == 0)
+        pc->seen[thread] = 1;
+}
+
+/* Each pool thread's CPU clock (by thread index): slices of a parallel loop of one slice a thread
+ * record their thread's clock, until every thread has taken one (a few tries at most). */
+static void pool_clocks_init(pool_clocks *pc, trtl_threadpool *pool)
+{
+    int n = trtl_threadpool_size(pool);
+    memset(pc, 0, sizeof *pc);
+    if (n > TRTL_MAX_THREADS)
+        return;
+    for (int attempt = 0; attempt < 200; attempt++) {
+        trtl_parallel_for(pool, n, 1, note_clock, pc);
+        int all = 1;
+        for (int i = 0; i < n; i++)
+            all &= pc->seen[i];
+        if (all) {
+            pc->n = n;
+            return;
+        }
+    }
+}
+
+/* Reads every thread's CPU time (ms) into t[]; without clocks, t[0] = the wall clock. */
+static void read_clocks(const pool_clocks *pc, double *t)
 {
     struct timespec ts;
-    clock_gettime(cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    for (int i = 0; i < (pc->n ? pc->n : 1); i++) {
+        clock_gettime(pc->n ? pc->clk[i] : CLOCK_MONOTONIC, &ts);
+        t[i] = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    }
+}
+
+/* A run's sample from the clocks before (t0) and after (t1): the threads' mean CPU time. */
+static double sample_of(const pool_clocks *pc, const double *t0, const double *t1)
+{
+    int n = pc->n ? pc->n : 1;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += t1[i] - t0[i];
+    return sum / n;
 }
 
 /* Buffers for timing a node at its opt shapes. */
@@ -141,121 +202,240 @@ static int bench_init(bench *b, const trtl_bgraph *g, const trtl_node *n)
     return 1;
 }
 
-/* Best (minimum) ms over max(iters, 3) runs, the first included, or a negative value if the
- * kernel failed.  The minimum is what the kernel costs when nothing else interferes, so a busy
- * machine does not decide which kernel an engine keeps.  Bounds: once the minimum is over twice
- * `beat` (the best candidate's so far; <= 0: none yet; four times for the first run alone) the
- * candidate cannot win and its timing stops; after its third run, a candidate that has taken
- * TIME_BUDGET_MS stops too (a slow layer's minimum of three is as good a guide as of more, and a
- * loaded machine would stretch every run).
- * The prepared state goes to *keep (the caller releases it) when the kernel ran. */
-static double time_kernel(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *k, bench *b, int iters,
-                          trtl_threadpool *pool, double beat, void **keep)
+/* ---- timing: candidates alternated in rounds, each kept by its minimum ----
+ *
+ * Every candidate of a node is prepared, run once (warm-up: first touch of outputs and scratch),
+ * then timed in rounds, A B C A B C ..., one run of each candidate still in the race per round, so
+ * a burst of load falls on all of them alike; each keeps its minimum (load only adds time: the
+ * minimum is the best estimate of what the kernel costs).  After a round, a candidate whose minimum
+ * is over the leader's by more than drop_margin(k) (60% after one sample, shrinking as 0.6 / k,
+ * never under TIE) is out; the node is decided once one candidate is left, or, after min_samples
+ * rounds, once the ones left are all within TIE of the leader, or after MAX_SAMPLES rounds or
+ * NODE_BUDGET_MS of CPU time (all threads').  The choice is decide(): among the candidates within TIE of the
+ * fastest, the first in registry order ("best first per op", kernels/registry.c), so that two
+ * builds whose timings differ by noise agree, and a warm build (timings from the cache) decides as
+ * the cold one did.  Candidates whose first run is over four times the best so far are out at once.
+ * A node whose weights are over BIG_NODE_BYTES prepares its candidates one at a time (each timed
+ * alone, min of its runs) so that two copies of packed weights at most are alive.
+ *
+ * Clock: the mean per-thread CPU time of the run (pool_clocks above).  The budget counts samples,
+ * not the wall clock, so how many rounds a node gets does not depend on the load either.  A test
+ * hook (builder/select_hook.h) can replace every sample by a made-up one. */
+#define TIE 0.03
+#define MIN_SAMPLES 3
+#define MAX_SAMPLES 12
+#define NODE_BUDGET_MS 60.0
+#define BIG_NODE_BYTES ((size_t)64 << 20)
+
+static _Atomic(trtl_select_timing_hook) g_hook;
+static void *_Atomic g_hook_user;
+
+void trtl_select_set_timing_hook(trtl_select_timing_hook hook, void *user)
 {
-    void *state = NULL;
-    *keep = NULL;
-    if (k->prepare && k->prepare(n, &state) != TRTL_OK) {
-        trtl_clear_error();
-        return -1.0;
-    }
-    size_t need = k->scratch ? k->scratch(n, b->in, b->out) : 0;
-    if (need > b->scratch_size) {
-        trtl_aligned_free(b->scratch);
-        b->scratch = trtl_aligned_alloc(need);
-        b->scratch_size = b->scratch ? need : 0;
-        if (!b->scratch) {
-            if (k->release && state)
-                k->release(state);
-            return -1.0;
-        }
-    }
-    trtl_kernel_args a = {n, b->in, b->out, b->scratch, b->scratch_size, state, pool, NULL};
+    atomic_store(&g_hook_user, user);
+    atomic_store(&g_hook, hook);
+}
+
+/* How far over the leader a candidate with k samples is out: 60% after one sample, 0.6 / k after k. */
+static double drop_margin(int k)
+{
+    double m = 0.6 / (k > 0 ? k : 1);
+    return m > TIE ? m : TIE;
+}
+
+/* The choice among ms[0..nok) (< 0: failed or untimed): the first candidate within TIE of the
+ * fastest; -1 if none ran. */
+static int decide(const double *ms, int nok)
+{
     double best = -1.0;
-    /* a kernel without the fused epilogue pays a separate sweep over the output */
-    double penalty = !k->applies_epilogue && (n->epi.act != TRTL_ACT_NONE || n->epi.has_residual) ? 1.05 : 1.0;
-    const int cpu_clock = trtl_threadpool_size(pool) == 1;
-    double t_first = now_ms(), c_first = sample_ms(cpu_clock);
-    if (k->run(&a) == TRTL_OK) {
-        /* The first run (first touch of outputs and scratch included) is a sample too, an upper
-         * bound; over four times the best so far, the candidate is out without further runs.
-         * `spent` (wall clock) bounds the build time; `best` is on sample_ms()'s clock. */
-        double spent = now_ms() - t_first;
-        int ok = 1, runs = (iters < 3 ? 3 : iters) - 1;
-        best = sample_ms(cpu_clock) - c_first;
-        if (beat > 0 && best * penalty > 4.0 * beat)
-            runs = 0;
-        for (int i = 0; i < runs && ok; i++) {
-            double t0 = now_ms(), c0 = sample_ms(cpu_clock);
-            ok = k->run(&a) == TRTL_OK;
-            double ms = sample_ms(cpu_clock) - c0;
-            spent += now_ms() - t0;
-            if (ok && (best < 0 || ms < best))
-                best = ms;
-            if (ok && ((beat > 0 && best * penalty > 2.0 * beat) || (i >= 1 && spent > TIME_BUDGET_MS)))
-                break;
+    for (int c = 0; c < nok; c++)
+        if (ms[c] >= 0 && (best < 0 || ms[c] < best))
+            best = ms[c];
+    for (int c = 0; c < nok; c++)
+        if (ms[c] >= 0 && ms[c] <= best * (1.0 + TIE))
+            return c;
+    return -1;
+}
+
+/* Constant bytes the node's candidates pack from (weights attributes and constant inputs). */
+static size_t weight_bytes(const trtl_bgraph *g, const trtl_node *n)
+{
+    size_t bytes = 0;
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    for (int32_t i = 0; i < *info->nattrs; i++)
+        if (info->attrs[i].type == TRTL_ATTR_WEIGHTS && !(info->attrs[i].flags & TRTL_ATTRF_ALIAS))
+            bytes += (size_t)((const trtl_weights *)((const char *)&n->p + info->attrs[i].offset))->count * 4u;
+    for (int32_t j = 0; j < n->n_in; j++)
+        if (g->t[n->in[j]].kind == TRTL_TK_CONSTANT) {
+            int64_t v = trtl_volume(&g->t[n->in[j]].dopt);
+            bytes += (size_t)(v > 0 ? v : 0) * trtl_dtype_size(g->t[n->in[j]].dtype);
         }
-        if (!ok)
-            best = -1.0;
-        else
-            best *= penalty;
-    }
-    if (best < 0)
-        trtl_clear_error();
-    if (best >= 0)
-        *keep = state;
-    else if (k->release && state)
-        k->release(state);
-    (void)g;
-    return best;
+    return bytes;
 }
 
 /* What kernel selection counts for the build log ("timed N candidates"). */
 typedef struct sel_stats {
-    int timed, cached, nodes_timed, close_calls;
+    int timed, cached, nodes_timed, samples, near_ties;
     double timing_ms, prepare_ms;
 } sel_stats;
 
-/* A close call timed once can be decided by a burst of load that hit only one candidate's runs
- * (a 2-core machine shared with anything else).  Each candidate timed now within CLOSE_CALL of the
- * winner is timed again, interleaved with the winner (contender, winner), and both keep the
- * minimum over both rounds; the winner changes only if the contender's new minimum is lower.  The
- * winner's kept state is the first round's (a re-timed winner's state is released). */
-#define CLOSE_CALL 1.3
-static void confirm_close_calls(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *const *ok, int nok,
-                                const int *have, double *ms, bench *b, int iters, trtl_threadpool *pool,
-                                sel_stats *stats, const trtl_kernel **chosen, void **state)
+/* One node's race: the candidates ok[], their timings ms[] (cached ones fixed), prepared states. */
+typedef struct race {
+    const trtl_bgraph *g;
+    trtl_node *n;
+    const trtl_kernel *const *ok;
+    int nok, min_samples, threads; /* threads: the pool's */
+    const pool_clocks *pc;
+    double *ms;
+    void **st;
+    bench *b;
+    trtl_threadpool *pool;
+    sel_stats *stats;
+} race;
+
+/* One run of candidate c (sample 0: its warm-up, 1, 2, ...: its rounds); returns its sample (ms,
+ * the epilogue penalty applied; < 0: failed) and adds the run's CPU time to *spent. */
+static double run_once(race *r, int c, int sample, double *spent)
 {
-    int w = -1;
-    for (int c = 0; c < nok; c++)
-        if (ok[c] == *chosen)
-            w = c;
-    if (w < 0 || have[w] || ms[w] < 0)
-        return;
-    for (int c = 0; c < nok; c++) {
-        if (c == w || have[c] || ms[c] < 0 || ms[c] > CLOSE_CALL * ms[w])
-            continue;
-        void *st = NULL, *stw = NULL;
-        double t0 = now_ms();
-        double again = time_kernel(g, n, ok[c], b, iters, pool, -1.0, &st);
-        double again_w = time_kernel(g, n, ok[w], b, iters, pool, -1.0, &stw);
-        stats->timing_ms += now_ms() - t0; /* not counted in `timed`: the same candidates, timed again */
-        stats->close_calls++;
-        if (stw && ok[w]->release)
-            ok[w]->release(stw);
-        if (again >= 0 && again < ms[c])
-            ms[c] = again;
-        if (again_w >= 0 && again_w < ms[w])
-            ms[w] = again_w;
-        if (ms[c] < ms[w]) {
-            if (*state && ok[w]->release)
-                ok[w]->release(*state);
-            *state = st; /* the contender's state, prepared for this node just now */
-            *chosen = ok[c];
-            w = c;
-        } else if (st && ok[c]->release) {
-            ok[c]->release(st);
-        }
+    const trtl_kernel *k = r->ok[c];
+    trtl_kernel_args a = {r->n, r->b->in, r->b->out, r->b->scratch, r->b->scratch_size, r->st[c], r->pool, NULL};
+    /* a kernel without the fused epilogue pays a separate sweep over the output */
+    double penalty = !k->applies_epilogue && (r->n->epi.act != TRTL_ACT_NONE || r->n->epi.has_residual) ? 1.05 : 1.0;
+    double t0[TRTL_MAX_THREADS], t1[TRTL_MAX_THREADS];
+    read_clocks(r->pc, t0);
+    int ok = k->run(&a) == TRTL_OK;
+    read_clocks(r->pc, t1);
+    double ms = sample_of(r->pc, t0, t1);
+    trtl_select_timing_hook hook = atomic_load(&g_hook);
+    if (hook)
+        ms = hook(atomic_load(&g_hook_user), r->n->name, k->name, sample);
+    /* the budget counts CPU time of all threads: how many rounds a node gets does not depend on the load */
+    *spent += ms > 0 ? ms * r->threads : 0.0;
+    r->stats->samples += sample > 0;
+    if (!ok) {
+        trtl_clear_error();
+        return -1.0;
     }
+    return ms < 0 ? -1.0 : ms * penalty;
+}
+
+/* Candidate c leaves the race (its state is released: it cannot win). */
+static void drop_out(race *r, int c, int *alive, int *n_alive)
+{
+    alive[c] = 0;
+    (*n_alive)--;
+    if (r->st[c] && r->ok[c]->release)
+        r->ok[c]->release(r->st[c]);
+    r->st[c] = NULL;
+}
+
+/* The lowest timing among the candidates not in the group (cached or timed before) and the group's
+ * minima so far; < 0: none. */
+static double bar_of(const race *r, const double *mins, const int *in_group)
+{
+    double bar = -1.0;
+    for (int c = 0; c < r->nok; c++) {
+        double v = in_group[c] ? mins[c] : r->ms[c];
+        if (v >= 0 && (bar < 0 || v < bar))
+            bar = v;
+    }
+    return bar;
+}
+
+/* Prepares and times the group's candidates (in_group[c]) in alternating rounds; their results go
+ * to r->ms[] and their prepared states to r->st[] (NULL: failed). */
+static void race_group(race *r, const int *in_group)
+{
+    double mins[MAX_CANDIDATES], spent = 0.0, t0 = now_ms();
+    int alive[MAX_CANDIDATES], n_alive = 0, members = 0, outside = 0;
+    for (int c = 0; c < r->nok; c++) {
+        mins[c] = -1.0;
+        alive[c] = 0;
+        outside += !in_group[c] && r->ms[c] >= 0; /* cached, or timed in an earlier group */
+        if (!in_group[c])
+            continue;
+        const trtl_kernel *k = r->ok[c];
+        members++;
+        r->stats->timed++;
+        r->st[c] = NULL;
+        if (k->prepare && k->prepare(r->n, &r->st[c]) != TRTL_OK) {
+            trtl_clear_error();
+            r->st[c] = NULL;
+            continue;
+        }
+        size_t need = k->scratch ? k->scratch(r->n, r->b->in, r->b->out) : 0;
+        if (need > r->b->scratch_size) {
+            trtl_aligned_free(r->b->scratch);
+            r->b->scratch = trtl_aligned_alloc(need);
+            r->b->scratch_size = r->b->scratch ? need : 0;
+        }
+        if (need > r->b->scratch_size) {
+            if (k->release && r->st[c])
+                k->release(r->st[c]);
+            r->st[c] = NULL;
+            continue;
+        }
+        alive[c] = 1;
+        n_alive++;
+    }
+    /* warm-up: first touch; a sample for the four-times cut-off only */
+    double warm[MAX_CANDIDATES];
+    for (int c = 0; c < r->nok; c++) {
+        warm[c] = -1.0;
+        if (alive[c] && (warm[c] = run_once(r, c, 0, &spent)) < 0)
+            drop_out(r, c, alive, &n_alive);
+    }
+    double bar = bar_of(r, warm, in_group);
+    for (int c = 0; c < r->nok; c++)
+        if (alive[c] && warm[c] > 4.0 * bar) {
+            mins[c] = warm[c]; /* an upper bound: it cannot win */
+            drop_out(r, c, alive, &n_alive);
+        }
+    for (int k = 1; n_alive > 0; k++) {
+        for (int c = 0; c < r->nok; c++) /* one round: A B C ... */
+            if (alive[c]) {
+                double s = run_once(r, c, k, &spent);
+                if (s < 0) {
+                    drop_out(r, c, alive, &n_alive);
+                    mins[c] = -1.0;
+                } else if (mins[c] < 0 || s < mins[c]) {
+                    mins[c] = s;
+                }
+            }
+        bar = bar_of(r, mins, in_group);
+        int tied = 1;
+        for (int c = 0; c < r->nok; c++)
+            if (alive[c] && mins[c] > bar * (1.0 + drop_margin(k)))
+                drop_out(r, c, alive, &n_alive);
+            else if (alive[c] && mins[c] > bar * (1.0 + TIE)) {
+                tied = 0;
+            }
+        if (n_alive == 1 && members > 1 && !outside) /* the others are out: a clear winner */
+            break;
+        if (k >= r->min_samples && (n_alive == 1 || tied || k >= MAX_SAMPLES || spent > NODE_BUDGET_MS))
+            break;
+    }
+    for (int c = 0; c < r->nok; c++)
+        if (in_group[c]) {
+            r->ms[c] = mins[c];
+            if (mins[c] < 0 && r->st[c]) {
+                if (r->ok[c]->release)
+                    r->ok[c]->release(r->st[c]);
+                r->st[c] = NULL;
+            }
+        }
+    r->stats->timing_ms += now_ms() - t0;
+}
+
+/* Releases the prepared states of r's candidates except `keep`'s. */
+static void release_others(race *r, int keep)
+{
+    for (int c = 0; c < r->nok; c++)
+        if (c != keep && r->st[c]) {
+            if (r->ok[c]->release)
+                r->ok[c]->release(r->st[c]);
+            r->st[c] = NULL;
+        }
 }
 
 /* Picks among ok[0..nok) (nok > 1) by timing, through the timing cache `tc` (NULL: none, every
@@ -263,12 +443,14 @@ static void confirm_close_calls(const trtl_bgraph *g, trtl_node *n, const trtl_k
  * allocates and times nothing.  Returns the winner; its prepared state, if the winner was timed
  * now, goes to *state (else NULL: the caller prepares it). */
 static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, const trtl_kernel *const *ok, int nok,
-                                         int iters, trtl_threadpool *pool, trtl_timing_cache *tc, int32_t threads,
-                                         sel_stats *stats, void **state, double *ms_out)
+                                         int iters, trtl_threadpool *pool, const pool_clocks *pc,
+                                         trtl_timing_cache *tc, int32_t threads, sel_stats *stats, void **state,
+                                         double *ms_out)
 {
     char keys[MAX_CANDIDATES][KEY_MAX];
     int keyed[MAX_CANDIDATES], have[MAX_CANDIDATES], missing = 0;
     double ms[MAX_CANDIDATES];
+    void *st[MAX_CANDIDATES] = {NULL};
     *state = NULL;
     for (int c = 0; c < nok; c++) {
         keyed[c] = tc && signature(g, n, ok[c], keys[c], sizeof keys[c]);
@@ -278,51 +460,54 @@ static const trtl_kernel *pick_by_timing(const trtl_bgraph *g, trtl_node *n, con
         missing += !have[c];
         stats->cached += have[c];
     }
-    double best = -1.0;
-    const trtl_kernel *chosen = NULL;
-    for (int c = 0; c < nok; c++) /* the cached ones first: they set the bar for the cut-off */
-        if (have[c] && ms[c] >= 0 && (best < 0 || ms[c] < best)) {
-            best = ms[c];
-            chosen = ok[c];
-        }
     if (missing) {
         bench b;
-        int ready = bench_init(&b, g, n);
-        if (ready)
+        race r = {g, n, ok, nok, iters > MIN_SAMPLES ? iters : MIN_SAMPLES, trtl_threadpool_size(pool), pc, ms, st,
+                  &b, pool, stats};
+        if (r.min_samples > MAX_SAMPLES)
+            r.min_samples = MAX_SAMPLES;
+        if (bench_init(&b, g, n)) {
+            int in_group[MAX_CANDIDATES];
             stats->nodes_timed++;
-        for (int c = 0; c < nok && ready; c++) {
-            if (have[c])
-                continue;
-            void *st = NULL;
-            double t0 = now_ms();
-            ms[c] = time_kernel(g, n, ok[c], &b, iters, pool, best, &st);
-            stats->timing_ms += now_ms() - t0;
-            stats->timed++;
-            if (ms[c] >= 0 && (best < 0 || ms[c] < best)) {
-                if (*state && chosen->release)
-                    chosen->release(*state); /* the previous winner's, timed now */
-                best = ms[c];
-                chosen = ok[c];
-                *state = st;
-            } else if (st && ok[c]->release) {
-                ok[c]->release(st);
+            if (weight_bytes(g, n) <= BIG_NODE_BYTES) { /* one race of all the untimed candidates */
+                for (int c = 0; c < nok; c++)
+                    in_group[c] = !have[c];
+                race_group(&r, in_group);
+            } else { /* one at a time; only the leader's state is kept */
+                for (int c = 0; c < nok; c++) {
+                    if (have[c])
+                        continue;
+                    memset(in_group, 0, sizeof in_group);
+                    in_group[c] = 1;
+                    race_group(&r, in_group);
+                    release_others(&r, decide(ms, nok));
+                }
             }
+            for (int c = 0; c < nok; c++)
+                if (!have[c] && keyed[c])
+                    trtl_tc_insert(tc, threads, keys[c], ms[c]);
         }
-        if (ready && chosen)
-            confirm_close_calls(g, n, ok, nok, have, ms, &b, iters, pool, stats, &chosen, state);
-        for (int c = 0; c < nok && ready; c++)
-            if (!have[c] && keyed[c])
-                trtl_tc_insert(tc, threads, keys[c], ms[c]);
         bench_free(&b, g, n);
     }
+    int w = decide(ms, nok);
+    release_others(&(race){.nok = nok, .ok = ok, .st = st}, w);
+    if (w >= 0)
+        *state = st[w];
     for (int c = 0; c < nok; c++) {
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': kernel %s %.4f ms%s", n->name, ok[c]->name, ms[c],
                  have[c] ? " (timing cache)" : "");
         ms_out[c] = ms[c];
     }
-    if (!chosen && *state) /* cannot happen: a state is kept only for a winner */
-        *state = NULL;
-    return chosen ? chosen : ok[0];
+    if (w >= 0 && ms[w] > 0) {
+        for (int c = 0; c < nok; c++)
+            if (ms[c] >= 0 && ms[c] < ms[w]) {
+                trtl_log(TRTL_LOG_VERBOSE, "layer '%s': near-tie (within %.0f%%): kernel %s kept (registry order) "
+                         "over %s", n->name, 100.0 * TIE, ok[w]->name, ok[c]->name);
+                stats->near_ties++;
+                break;
+            }
+    }
+    return w >= 0 ? ok[w] : ok[0];
 }
 
 /* ---- precision: BuilderFlag.BF16 / FP16, layer.precision, OBEY/PREFER_PRECISION_CONSTRAINTS ----
@@ -458,6 +643,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     trtl_threadpool *pool = NULL;
     if (iters > 0 && level > 0)
         trtl_threadpool_create(g->cfg->num_threads, &pool); /* timing without a pool is still valid */
+    pool_clocks clocks;
+    pool_clocks_init(&clocks, pool);
     trtl_status st = TRTL_OK;
     sel_stats stats = {0};
     trtl_timing_cache *tc = NULL;
@@ -526,7 +713,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         if (g->n[i].fixed_kernel) /* a pass decided (elide_concat: the memory plan relies on it) */
             chosen = g->n[i].fixed_kernel;
         else if (nok > 1 && iters > 0)
-            chosen = pick_by_timing(g, n, ok, nok, iters, pool, tc, threads, &stats, &kept, ms_of);
+            chosen = pick_by_timing(g, n, ok, nok, iters, pool, &clocks, tc, threads, &stats, &kept, ms_of);
         n->kernel = chosen;
         if (kept)
             n->kstate = kept; /* prepared while timing: the packing below skips it */
@@ -561,8 +748,9 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         stats.prepare_ms += now_ms() - t0;
     }
     trtl_log(TRTL_LOG_INFO, "kernel selection: timed %d candidates on %d nodes (%d timings from the timing cache%s; "
-             "%d close calls timed again) in %.1f ms; preparing kernels %.1f ms; selection total %.1f ms", stats.timed,
-             stats.nodes_timed, stats.cached, tc ? "" : ", disabled", stats.close_calls, stats.timing_ms,
+             "%d samples in alternating rounds, %d near-ties kept by registry order) in %.1f ms; preparing kernels "
+             "%.1f ms; selection total %.1f ms", stats.timed, stats.nodes_timed, stats.cached, tc ? "" : ", disabled",
+             stats.samples, stats.near_ties, stats.timing_ms,
              stats.prepare_ms, now_ms() - t_start);
     trtl_timing_cache_destroy(tc);
     return st;
