@@ -72,6 +72,10 @@ static int fold_one(trtl_bgraph *g, trtl_bg_node *b)
         t->producer = -1;
     }
     b->dead = 1;
+    /* inputs nothing else reads go now, not before kernel selection: a model whose weights are folded
+     * (BERT-base's transposed MatMul weights) would otherwise hold them twice through the passes */
+    for (int32_t j = 0; j < b->n.n_in; j++)
+        trtl_bg_release_constant(g, b->n.in[j]);
     return 1;
 }
 
@@ -83,5 +87,6 @@ trtl_status trtl_pass_constant_fold(trtl_bgraph *g)
         if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i]))
             trtl_pass_log_add(&log, "evaluated layer '%s' at build time", g->n[i].n.name);
     trtl_pass_log_done(&log);
+    trtl_alloc_trim(); /* the released inputs leave the resident set */
     return TRTL_OK;
 }
