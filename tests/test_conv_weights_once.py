@@ -94,14 +94,35 @@ def test_conv_weights_held_once(kernel, shape, rng):
     doc = _info(engine)
     assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
     assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
+    # the packed copy is counted instead (padded panels / tiles: at least the weights, at most twice them)
+    assert w.nbytes <= doc["packed_weight_bytes"] <= 2 * w.nbytes + 4096, (doc["packed_weight_bytes"], w.nbytes)
     out = _run(engine, inputs)
     assert_close(out, want)
     plan = bytes(engine.serialize())
     assert w.tobytes() in plan  # the plan writer rebuilt the plain weights exactly
     loaded = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
     assert _info(loaded)["plain_weight_bytes"] == doc["plain_weight_bytes"]
+    assert _info(loaded)["packed_weight_bytes"] == doc["packed_weight_bytes"]
     np.testing.assert_array_equal(_run(loaded, inputs), out)
     assert bytes(loaded.serialize()) == plan
+
+
+@pytest.mark.parametrize("kernel,tile", [("convolution.winograd_f23", 4), ("convolution.winograd_f43", 6)])
+def test_winograd_keeps_plain_weights_and_counts_transforms(kernel, tile, rng):
+    """Winograd keeps the plain weights by design (its transform is not exactly invertible, and tiles whose input
+    holds NaN / Inf run the direct convolution from them); the inspector counts both copies: the plain bytes and
+    the transformed ones (tile x tile per 3x3 kernel, output channels rounded up to the register block)."""
+    make, inputs, want, w = _case(rng, 1, 16, 24, 12, 12, 3, 1, 1, 1)
+    cache = _cache_forcing(make, kernel)
+    if cache is None:
+        pytest.skip("%s is no candidate on this CPU" % kernel)
+    engine = _engine(make, cache)
+    doc = _info(engine)
+    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
+    assert doc["plain_weight_bytes"] >= w.nbytes
+    transformed = w.nbytes // 9 * tile * tile
+    assert transformed <= doc["packed_weight_bytes"] <= transformed * 2 + 4096, (doc["packed_weight_bytes"], transformed)
+    assert_close(_run(engine, inputs), want)
 
 
 def test_conv_refittable_keeps_plain_weights(rng):

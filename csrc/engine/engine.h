@@ -103,6 +103,9 @@ size_t trtl_engine_release_written(trtl_engine *e, int32_t tensor, int32_t node)
  * and node's weights are freed as soon as the plan holds them (trtl_engine_release_written), so the build
  * peaks at the engine or the plan, not both.  The engine can then only be destroyed (serialize/writer.c). */
 trtl_status trtl_engine_serialize_consume(trtl_engine *e, void **data, size_t *size);
+/* Bytes the kernels' prepared states hold (packed weights, Winograd transforms), as far as their kernels
+ * report them (kernel->state_bytes: the fp32 packing convolution and linear kernels). */
+uint64_t trtl_engine_packed_weight_bytes(const trtl_engine *e);
 /* Bytes of the weights the engine holds in plain form (owned buffers and constant tensors): the
  * packed weights of kernels with unpack() are not counted (they live in the kernels' states). */
 uint64_t trtl_engine_plain_weight_bytes(const trtl_engine *e);

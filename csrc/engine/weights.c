@@ -103,6 +103,17 @@ size_t trtl_engine_release_written(trtl_engine *e, int32_t tensor, int32_t node)
     return freed;
 }
 
+uint64_t trtl_engine_packed_weight_bytes(const trtl_engine *e)
+{
+    uint64_t total = 0;
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        if (n->kernel && n->kernel->state_bytes && n->kstate)
+            total += n->kernel->state_bytes(n->kstate);
+    }
+    return total;
+}
+
 uint64_t trtl_engine_plain_weight_bytes(const trtl_engine *e)
 {
     uint64_t total = 0;

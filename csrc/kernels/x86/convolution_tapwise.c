@@ -67,6 +67,7 @@ typedef struct tw_state {
     int64_t K, C, kvol, tap_floats;
     float *a;                          /* tap t's packed weights at t * tap_floats */
     unsigned char nonfinite[TW_MAX_TAPS]; /* 1: tap t holds a NaN / Inf weight */
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } tw_state;
 
 /* One live tap: its output rectangle [oh0, oh1) x [ow0, ow1), input offsets, place in B. */
@@ -443,6 +444,12 @@ static int tw_applies(const trtl_node *nd, const trtl_dims *in_dims)
     return fits(&g);
 }
 
+static size_t tw_state_bytes(const void *state)
+{
+    const tw_state *st = state;
+    return sizeof *st + st->packed_bytes;
+}
+
 static void tw_release(void *state)
 {
     tw_state *st = state;
@@ -478,6 +485,7 @@ static trtl_status tw_prepare(const trtl_node *nd, void **state)
     st->tap_floats = round_up(trtl_gemm_packed_a_size(isa, st->K, st->C), 16);
     size_t bytes = (size_t)(st->tap_floats * kvol) * sizeof(float);
     st->a = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    st->packed_bytes = bytes;
     if (!st->a) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
@@ -516,6 +524,7 @@ const trtl_kernel trtl_kernel_conv_tapwise = {
     .applies = tw_applies,
     .prepare = tw_prepare,
     .release = tw_release,
+    .state_bytes = tw_state_bytes,
     .scratch = tw_scratch,
     .run = tw_run,
     .unpack = tw_unpack,
