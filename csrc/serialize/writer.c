@@ -203,10 +203,6 @@ static size_t release(trtl_engine *e, int32_t t, int32_t k, const size_t *since)
 /* consume: the engine being written (e itself), whose weights are freed once written (see plan.h), or NULL. */
 static trtl_status write_plan(const trtl_engine *e, trtl_engine *consume, void **data, size_t *size)
 {
-    TRTL_CHECK_ARG(e);
-    TRTL_CHECK_ARG(data);
-    TRTL_CHECK_ARG(size);
-    trtl_clear_error();
     TRTL_TRY(trtl_engine_check_loaded(e, "serializing the engine"));
     size_t freed = 0;
     for (int32_t k = 0; consume && k < e->n_nodes; k++)
@@ -300,10 +296,18 @@ static trtl_status write_plan(const trtl_engine *e, trtl_engine *consume, void *
 
 trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
+    trtl_clear_error();
     return write_plan(e, NULL, data, size);
 }
 
 trtl_status trtl_engine_serialize_consume(trtl_engine *e, void **data, size_t *size)
 {
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
+    trtl_clear_error();
     return write_plan(e, e, data, size);
 }
