@@ -189,22 +189,11 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
     return TRTL_OK;
 }
 
-/* Frees what the plan now holds of tensor t / node k (trtl_engine_release_written) and gives the C heap back
- * to the system every 32 MiB freed (glibc keeps freed blocks of a few MiB once its mmap threshold grew).
- * Returns the bytes freed; *since is the running total. */
-static size_t release(trtl_engine *e, int32_t t, int32_t k, const size_t *since)
-{
-    size_t f = trtl_engine_release_written(e, t, k);
-    if (f && (*since + f) / ((size_t)32 << 20) != *since / ((size_t)32 << 20))
-        trtl_alloc_trim();
-    return f;
-}
-
 /* consume: the engine being written (e itself), whose weights are freed once written (see plan.h), or NULL. */
 static trtl_status write_plan(const trtl_engine *e, trtl_engine *consume, void **data, size_t *size)
 {
     TRTL_TRY(trtl_engine_check_loaded(e, "serializing the engine"));
-    size_t freed = 0;
+    size_t freed = 0; /* since the last trim of the C heap (core/alloc.h) */
     for (int32_t k = 0; consume && k < e->n_nodes; k++)
         if (e->nodes[k].op == TRTL_OP_CONTROL_FLOW)
             consume = NULL; /* written after the constants, a body may still read them: keep everything */
@@ -228,7 +217,7 @@ static trtl_status write_plan(const trtl_engine *e, trtl_engine *consume, void *
         u64(&b, nb);
         put(&b, t->data, (size_t)nb);
         if (consume && !b.oom)
-            freed += release(consume, i, -1, &freed);
+            trtl_alloc_trim_after(&freed, trtl_engine_release_written(consume, i, -1));
     }
     u32(&b, (uint32_t)e->n_io);
     u32(&b, (uint32_t)e->n_inputs);
@@ -271,7 +260,7 @@ static trtl_status write_plan(const trtl_engine *e, trtl_engine *consume, void *
             return st;
         }
         if (consume && !b.oom)
-            freed += release(consume, -1, k, &freed);
+            trtl_alloc_trim_after(&freed, trtl_engine_release_written(consume, -1, k));
     }
     str(&b, e->weights_names ? e->weights_names : ""); /* version 7 */
     if (b.oom) {

@@ -36,9 +36,9 @@ static size_t const_bytes(const trtl_bgraph *g, int32_t t)
     return v > 0 ? (size_t)v * trtl_dtype_size(g->t[t].dtype) : 0;
 }
 
-/* *freed: bytes released so far; the heap goes back to the system every 32 MiB (glibc keeps freed blocks
- * below its grown mmap threshold, so BERT-base's folded weights piled up to 190 MiB within the pass). */
-static int fold_one(trtl_bgraph *g, trtl_bg_node *b, size_t *freed)
+/* *freed: bytes released since the last trim; the heap goes back to the system every 32 MiB (glibc keeps freed
+ * blocks below its grown mmap threshold, so BERT-base's folded weights piled up to 190 MiB within the pass). */
+static int fold_one(trtl_bgraph *g, trtl_bg_node *b, size_t *freed, int *released)
 {
     trtl_tensor_view in[16], out[4];
     if (b->n.n_in > 16)
@@ -86,9 +86,8 @@ static int fold_one(trtl_bgraph *g, trtl_bg_node *b, size_t *freed)
     for (int32_t j = 0; j < b->n.n_in; j++) {
         size_t bytes = const_bytes(g, b->n.in[j]);
         if (trtl_bg_release_constant(g, b->n.in[j])) {
-            if ((*freed + bytes) >> 25 != *freed >> 25)
-                trtl_alloc_trim();
-            *freed += bytes;
+            trtl_alloc_trim_after(freed, bytes);
+            *released = 1;
         }
     }
     return 1;
@@ -99,11 +98,12 @@ trtl_status trtl_pass_constant_fold(trtl_bgraph *g)
     trtl_pass_log log;
     trtl_pass_log_init(&log, "constant folding");
     size_t freed = 0;
+    int released = 0;
     for (int32_t i = 0; i < g->nn; i++)
-        if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i], &freed))
+        if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i], &freed, &released))
             trtl_pass_log_add(&log, "evaluated layer '%s' at build time", g->n[i].n.name);
     trtl_pass_log_done(&log);
-    if (freed)
+    if (released)
         trtl_alloc_trim(); /* the released inputs leave the resident set */
     return TRTL_OK;
 }
