@@ -1,7 +1,7 @@
 """Convolution weights held once (engine/weights.c, kernel->unpack; issue #10): the convolution kernels that
-pack their weights in prepare() -- convolution.packed_gemm (A panels), .pixel_gemm (B tiles) and
-.grouped_direct (8-channel blocks) -- keep only the packed copy; the engine frees the plain one, built in
-process or loaded from a plan, and the plan writer rebuilds the values from the packed state.  Checked
+pack their weights in prepare() -- convolution.packed_gemm (A panels), .pixel_gemm (B tiles),
+.grouped_direct (8-channel blocks) and .tapwise (A panels per tap) -- keep only the packed copy; the engine
+frees the plain one, built in process or loaded from a plan, and the plan writer rebuilds the values from the packed state.  Checked
 through the inspector's "plain_weight_bytes" (a byte count, not a noisy RSS), outputs against float64 numpy,
 the plan's weight bytes against the original numpy weights, and plan -> engine -> plan bit-identical.
 Refittable engines keep the plain copy."""
@@ -16,22 +16,24 @@ import refs
 from conftest import assert_close
 from test_conv_pixel_gemm import _build, _parse, _run, _write
 
-# kernel, (N, C, K, H, W, k, stride, pad, groups)
+# kernel, (N, C, K, H, W, k, stride, pad, groups[, dilation])
 CASES = [
     ("convolution.packed_gemm", (1, 20, 30, 11, 9, 3, 2, 1, 1)),  # K not a multiple of mr, stride 2
     ("convolution.pixel_gemm", (1, 24, 40, 7, 7, 3, 1, 1, 1)),    # K past one 32-wide tile
     ("convolution.grouped_direct", (1, 32, 48, 9, 9, 3, 1, 1, 4)),  # 8 in, 12 out per group
+    ("convolution.tapwise", (1, 20, 27, 7, 6, 3, 1, 4, 1, 4)),     # dilation 4: off-centre taps partial
 ]
 
 
-def _case(rng, N, C, K, H, W, k, stride, pad, groups):
+def _case(rng, N, C, K, H, W, k, stride, pad, groups, dilation=1):
     x = rng.standard_normal((N, C, H, W)).astype(np.float32)
     w = (rng.standard_normal((K, C // groups, k, k)) / np.sqrt(C // groups * k * k)).astype(np.float32)
     b = rng.standard_normal(K).astype(np.float32)
     xs = np.split(x.astype(np.float64), groups, axis=1)
     ws = np.split(w.astype(np.float64), groups, axis=0)
     bs = np.split(b.astype(np.float64), groups)
-    want = np.concatenate([refs.convolution(xg, wg, bg, (stride, stride), (pad, pad), (pad, pad))
+    want = np.concatenate([refs.convolution(xg, wg, bg, (stride, stride), (pad, pad), (pad, pad),
+                                            (dilation, dilation))
                            for xg, wg, bg in zip(xs, ws, bs)], axis=1)
 
     def make(network):
@@ -40,6 +42,7 @@ def _case(rng, N, C, K, H, W, k, stride, pad, groups):
         layer.stride_nd = (stride, stride)
         layer.padding_nd = (pad, pad)
         layer.num_groups = groups
+        layer.dilation_nd = (dilation, dilation)
         out = network.add_activation(layer.get_output(0), trt.ActivationType.RELU).get_output(0)
         out.name = "y"
         network.mark_output(out)
@@ -91,14 +94,35 @@ def test_conv_weights_held_once(kernel, shape, rng):
     doc = _info(engine)
     assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
     assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
+    # the packed copy is counted instead (padded panels / tiles: at least the weights, at most twice them)
+    assert w.nbytes <= doc["packed_weight_bytes"] <= 2 * w.nbytes + 4096, (doc["packed_weight_bytes"], w.nbytes)
     out = _run(engine, inputs)
     assert_close(out, want)
     plan = bytes(engine.serialize())
     assert w.tobytes() in plan  # the plan writer rebuilt the plain weights exactly
     loaded = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
     assert _info(loaded)["plain_weight_bytes"] == doc["plain_weight_bytes"]
+    assert _info(loaded)["packed_weight_bytes"] == doc["packed_weight_bytes"]
     np.testing.assert_array_equal(_run(loaded, inputs), out)
     assert bytes(loaded.serialize()) == plan
+
+
+@pytest.mark.parametrize("kernel,tile", [("convolution.winograd_f23", 4), ("convolution.winograd_f43", 6)])
+def test_winograd_keeps_plain_weights_and_counts_transforms(kernel, tile, rng):
+    """Winograd keeps the plain weights by design (its transform is not exactly invertible, and tiles whose input
+    holds NaN / Inf run the direct convolution from them); the inspector counts both copies: the plain bytes and
+    the transformed ones (tile x tile per 3x3 kernel, output channels rounded up to the register block)."""
+    make, inputs, want, w = _case(rng, 1, 16, 24, 12, 12, 3, 1, 1, 1)
+    cache = _cache_forcing(make, kernel)
+    if cache is None:
+        pytest.skip("%s is no candidate on this CPU" % kernel)
+    engine = _engine(make, cache)
+    doc = _info(engine)
+    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
+    assert doc["plain_weight_bytes"] >= w.nbytes
+    transformed = w.nbytes // 9 * tile * tile
+    assert transformed <= doc["packed_weight_bytes"] <= transformed * 2 + 4096, (doc["packed_weight_bytes"], transformed)
+    assert_close(_run(engine, inputs), want)
 
 
 def test_conv_refittable_keeps_plain_weights(rng):

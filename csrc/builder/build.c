@@ -629,8 +629,9 @@ trtl_status trtl_build_serialized(const trtl_network *net, const trtl_builder_co
     /* The unpacked engine never leaves this function: it is serialized and destroyed. */
     trtl_status st = do_build((trtl_network *)net, cfg, &e, 1);
     if (st == TRTL_OK) {
-        st = trtl_engine_serialize(e, data, size);
+        st = trtl_engine_serialize_consume(e, data, size); /* frees the weights as it writes them */
         trtl_engine_destroy(e);
+        trtl_alloc_trim(); /* the engine's weights go back to the system, not only to malloc's free lists */
     }
     if (st != TRTL_OK)
         trtl_log(TRTL_LOG_ERROR, "%s", trtl_last_error());

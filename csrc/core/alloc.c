@@ -50,6 +50,15 @@ void trtl_alloc_trim(void)
 #endif
 }
 
+void trtl_alloc_trim_after(size_t *since, size_t bytes)
+{
+    *since += bytes;
+    if (*since >= TRTL_ALLOC_TRIM_EVERY) {
+        trtl_alloc_trim();
+        *since = 0;
+    }
+}
+
 size_t trtl_alloc_discard(const void *base, size_t *done, size_t upto)
 {
 #if defined(__linux__) && defined(MADV_DONTNEED)

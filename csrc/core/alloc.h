@@ -19,6 +19,11 @@ void trtl_aligned_free(void *p);
  * that the weights a build or a plan load freed leave the resident set: glibc keeps freed blocks of a
  * few MiB on its heap once its mmap threshold has grown.  No-op elsewhere; thread-safe. */
 void trtl_alloc_trim(void);
+/* Counts `bytes` freed (or copied out) into *since and calls trtl_alloc_trim() once *since reaches
+ * TRTL_ALLOC_TRIM_EVERY, then restarts the count: for loops that free weights buffer by buffer, so the
+ * resident set follows them without a trim per buffer. */
+#define TRTL_ALLOC_TRIM_EVERY ((size_t)32 << 20)
+void trtl_alloc_trim_after(size_t *since, size_t bytes);
 
 /* Gives the whole pages of [base + *done, base + upto) back to the system (Linux: madvise DONTNEED;
  * they read as zeros afterwards) and advances *done to the end of the last page given back; returns

@@ -769,8 +769,9 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
     TRTL_TRY(trtl_engine_check_loaded(e, "engine information"));
     sbuf b = {0};
     sb_fmt(&b, "{\"implicit_batch\": %s, \"max_batch_size\": %d, \"activation_bytes\": %lld, "
-           "\"plain_weight_bytes\": %llu, \"layers\": [", e->implicit_batch ? "true" : "false", (int)e->max_batch_size,
-           (long long)e->arena_bytes, (unsigned long long)trtl_engine_plain_weight_bytes(e));
+           "\"plain_weight_bytes\": %llu, \"packed_weight_bytes\": %llu, \"layers\": [",
+           e->implicit_batch ? "true" : "false", (int)e->max_batch_size, (long long)e->arena_bytes,
+           (unsigned long long)trtl_engine_plain_weight_bytes(e), (unsigned long long)trtl_engine_packed_weight_bytes(e));
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         sb_put(&b, k ? ",\n {" : "\n {", k ? 4 : 3);

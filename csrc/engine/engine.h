@@ -93,6 +93,19 @@ int trtl_engine_own(trtl_engine *e, void *p);
  * No-op for refittable engines, nodes without such a kernel or state, and weights already dropped.
  * A buffer another node or tensor still points at is not freed (its last holder frees it). */
 void trtl_engine_drop_plain_weights(trtl_engine *e, int32_t k);
+/* For the plan writer of an engine that is serialized and then destroyed (trtl_build_serialized): frees
+ * constant tensor `tensor`'s data (tensor >= 0) or node `node`'s weights buffers and kept kernel state, once
+ * written, so that the plan and the engine's weights never coexist in full.  Buffers below
+ * TRTL_RELEASE_WRITTEN_MIN bytes or that another node or tensor points at are kept.  Returns the bytes freed. */
+#define TRTL_RELEASE_WRITTEN_MIN ((size_t)64 << 10)
+size_t trtl_engine_release_written(trtl_engine *e, int32_t tensor, int32_t node);
+/* trtl_engine_serialize for an engine that is destroyed right after (trtl_build_serialized): each constant
+ * and node's weights are freed as soon as the plan holds them (trtl_engine_release_written), so the build
+ * peaks at the engine or the plan, not both.  The engine can then only be destroyed (serialize/writer.c). */
+trtl_status trtl_engine_serialize_consume(trtl_engine *e, void **data, size_t *size);
+/* Bytes the kernels' prepared states hold (packed weights, Winograd transforms), as far as their kernels
+ * report them (kernel->state_bytes: the fp32 packing convolution and linear kernels). */
+uint64_t trtl_engine_packed_weight_bytes(const trtl_engine *e);
 /* Bytes of the weights the engine holds in plain form (owned buffers and constant tensors): the
  * packed weights of kernels with unpack() are not counted (they live in the kernels' states). */
 uint64_t trtl_engine_plain_weight_bytes(const trtl_engine *e);

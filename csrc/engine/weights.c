@@ -48,6 +48,72 @@ void trtl_engine_drop_plain_weights(trtl_engine *e, int32_t k)
         }
 }
 
+/* Frees p when nothing but the reference just cleared points at it: a constant tensor's data (tensor >= 0,
+ * freed by the tensor) or an owned weights buffer.  Returns the bytes freed. */
+static size_t free_unshared(trtl_engine *e, void *p, int32_t tensor, trtl_weights *w, size_t bytes)
+{
+    if (!p || bytes < TRTL_RELEASE_WRITTEN_MIN || still_used(e, p, w))
+        return 0;
+    if (tensor >= 0) {
+        trtl_aligned_free(p);
+        e->tensors[tensor].data = NULL;
+        return bytes;
+    }
+    for (int32_t i = 0; i < e->n_owned; i++)
+        if (e->owned[i] == p) {
+            trtl_aligned_free(p);
+            w->values = NULL;
+            e->owned[i] = e->owned[--e->n_owned];
+            return bytes;
+        }
+    return 0;
+}
+
+size_t trtl_engine_release_written(trtl_engine *e, int32_t tensor, int32_t node)
+{
+    if (tensor >= 0) {
+        trtl_etensor *t = &e->tensors[tensor];
+        if (t->kind != TRTL_TK_CONSTANT || !t->data)
+            return 0;
+        void *p = t->data;
+        t->data = NULL; /* still_used() must not find the tensor itself */
+        size_t freed = free_unshared(e, p, tensor, NULL, (size_t)t->max_bytes);
+        if (!freed)
+            t->data = p;
+        return freed;
+    }
+    trtl_node *n = &e->nodes[node];
+    if (n->op == TRTL_OP_PLUGIN_V2 || n->op == TRTL_OP_CONTROL_FLOW)
+        return 0;
+    size_t freed = 0;
+    const trtl_op_info *info = &trtl_op_table[n->op];
+    for (int32_t i = 0; i < *info->nattrs; i++) {
+        const trtl_attr_desc *d = &info->attrs[i];
+        if (d->type != TRTL_ATTR_WEIGHTS)
+            continue;
+        trtl_weights *w = (trtl_weights *)((char *)&n->p + d->offset);
+        if (w->values && w->count > 0)
+            freed += free_unshared(e, (void *)(uintptr_t)w->values, -1, w,
+                                   (size_t)w->count * trtl_dtype_size(w->type));
+    }
+    if (n->kernel && n->kernel->release && n->kstate) { /* a state kept from timing (packed weights) */
+        n->kernel->release(n->kstate);
+        n->kstate = NULL;
+    }
+    return freed;
+}
+
+uint64_t trtl_engine_packed_weight_bytes(const trtl_engine *e)
+{
+    uint64_t total = 0;
+    for (int32_t k = 0; k < e->n_nodes; k++) {
+        const trtl_node *n = &e->nodes[k];
+        if (n->kernel && n->kernel->state_bytes && n->kstate)
+            total += n->kernel->state_bytes(n->kstate);
+    }
+    return total;
+}
+
 uint64_t trtl_engine_plain_weight_bytes(const trtl_engine *e)
 {
     uint64_t total = 0;

@@ -81,6 +81,9 @@ typedef struct trtl_kernel {
      * exists (refittable engines keep it: refit writes there) and the plan writer calls this instead:
      * the weights are held once, packed (trtl_engine_drop_plain_weights). */
     void (*unpack)(const trtl_node *n, const void *state, void *dst);
+    /* Optional: bytes prepare()'s state holds (the packed weights and the state itself), for the engine's
+     * memory report (inspector "packed_weight_bytes"); NULL: not counted. */
+    size_t (*state_bytes)(const void *state);
 } trtl_kernel;
 
 /* The weights a kernel with unpack() keeps packed in its state: a fully connected or linear layer's

@@ -52,9 +52,9 @@ void trtl_engine_forget_pending(trtl_engine *e, int32_t from)
     e->deferred = 0;
 }
 
-/* Bytes of weights copied out between two trims of the C heap: the peak of a load is the plan left plus
- * the engine plus at most this much freed-but-resident plain copies (ViT-B/16 plan load: 434 -> 388 MiB peak; 11 trims). */
-#define TRIM_EVERY ((size_t)32 << 20)
+/* The C heap is trimmed every TRTL_ALLOC_TRIM_EVERY bytes of weights copied out: the peak of a load is the plan
+ * left plus the engine plus at most this much freed-but-resident plain copies (ViT-B/16 plan load: 434 -> 388 MiB
+ * peak; 11 trims). */
 
 static trtl_status copy_out(trtl_engine *e, const trtl_pending_weights *p)
 {
@@ -86,7 +86,7 @@ trtl_status trtl_engine_load_weights(trtl_engine *e, int discard)
     for (int32_t k = -1; k < e->n_nodes && st == TRTL_OK; k++) {
         while (st == TRTL_OK && i < e->n_pending && e->pending[i].node == k) {
             st = copy_out(e, &e->pending[i]);
-            copied += e->pending[i].bytes;
+            copied += e->pending[i].bytes; /* trimmed below, after this node's plain copy may be dropped */
             i += st == TRTL_OK; /* a failed entry still points into the plan: forgotten below */
         }
         trtl_node *n = k >= 0 ? &e->nodes[k] : NULL;
@@ -99,10 +99,7 @@ trtl_status trtl_engine_load_weights(trtl_engine *e, int discard)
         }
         if (st == TRTL_OK && discard)
             e->plan_discarded += trtl_alloc_discard(e->plan, &done, i < e->n_pending ? e->pending[i].off : e->plan_size);
-        if (copied >= TRIM_EVERY) { /* glibc keeps the dropped plain copies on its heap (its mmap threshold grew) */
-            trtl_alloc_trim();
-            copied = 0;
-        }
+        trtl_alloc_trim_after(&copied, 0); /* glibc keeps the dropped plain copies (its mmap threshold grew) */
     }
     trtl_engine_forget_pending(e, i);
     trtl_alloc_trim(); /* the plain weights freed after packing */

@@ -11,6 +11,7 @@
 #include "network/op_table.h"
 #include "core/status.h"
 #include "core/dims.h"
+#include "core/alloc.h"
 
 typedef struct wbuf {
     uint8_t *p;
@@ -188,13 +189,14 @@ static trtl_status write_params(wbuf *b, const trtl_node *n)
     return TRTL_OK;
 }
 
-trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size)
+/* consume: the engine being written (e itself), whose weights are freed once written (see plan.h), or NULL. */
+static trtl_status write_plan(const trtl_engine *e, trtl_engine *consume, void **data, size_t *size)
 {
-    TRTL_CHECK_ARG(e);
-    TRTL_CHECK_ARG(data);
-    TRTL_CHECK_ARG(size);
-    trtl_clear_error();
     TRTL_TRY(trtl_engine_check_loaded(e, "serializing the engine"));
+    size_t freed = 0; /* since the last trim of the C heap (core/alloc.h) */
+    for (int32_t k = 0; consume && k < e->n_nodes; k++)
+        if (e->nodes[k].op == TRTL_OP_CONTROL_FLOW)
+            consume = NULL; /* written after the constants, a body may still read them: keep everything */
     wbuf b = {0};
     uint8_t header[TRTL_PLAN_HEADER_SIZE];
     memset(header, 0, sizeof header);
@@ -214,6 +216,8 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
         uint64_t nb = t->kind == TRTL_TK_CONSTANT ? (uint64_t)t->max_bytes : 0;
         u64(&b, nb);
         put(&b, t->data, (size_t)nb);
+        if (consume && !b.oom)
+            trtl_alloc_trim_after(&freed, trtl_engine_release_written(consume, i, -1));
     }
     u32(&b, (uint32_t)e->n_io);
     u32(&b, (uint32_t)e->n_inputs);
@@ -255,6 +259,8 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
             free(b.p);
             return st;
         }
+        if (consume && !b.oom)
+            trtl_alloc_trim_after(&freed, trtl_engine_release_written(consume, -1, k));
     }
     str(&b, e->weights_names ? e->weights_names : ""); /* version 7 */
     if (b.oom) {
@@ -275,4 +281,22 @@ trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *siz
     *data = b.p;
     *size = b.n;
     return TRTL_OK;
+}
+
+trtl_status trtl_engine_serialize(const trtl_engine *e, void **data, size_t *size)
+{
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
+    trtl_clear_error();
+    return write_plan(e, NULL, data, size);
+}
+
+trtl_status trtl_engine_serialize_consume(trtl_engine *e, void **data, size_t *size)
+{
+    TRTL_CHECK_ARG(e);
+    TRTL_CHECK_ARG(data);
+    TRTL_CHECK_ARG(size);
+    trtl_clear_error();
+    return write_plan(e, e, data, size);
 }

@@ -129,6 +129,27 @@ def load_initializers(ctx: ImporterContext, graph: Any) -> None:
         raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "sparse initializer '%s' is not supported" % sp.values.name)
 
 
+# The TensorProto fields that hold an initializer's values (name, type, dims and external_data stay).
+_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def drop_weight_data(ctx: ImporterContext) -> None:
+    """Replaces ctx._model by a copy whose top-level initializers keep their name, type and dims but not their
+    values, once load_initializers has made them numpy arrays: the protobuf's copy of the weights is freed (upb
+    frees a message's memory only with the whole message, hence the copy), so a parse holds the weights as the
+    protobuf or as numpy arrays but not both.  Needs ctx._model to be the model's only reference."""
+    onnx = import_onnx()
+    model = ctx._model
+    if not any(init.ByteSize() > 4096 for init in model.graph.initializer):
+        return
+    for init in model.graph.initializer:
+        for f in _DATA_FIELDS:
+            init.ClearField(f)
+    slim = onnx.ModelProto()
+    slim.CopyFrom(model)
+    ctx._model = slim
+
+
 def topo_order(ctx: ImporterContext, graph: Any) -> Optional[List[int]]:
     """Node indices in an order where each node follows its producers (the file's order when it is one)."""
     produced = set(ctx._consts) | set(ctx._tensors)

@@ -26,9 +26,10 @@ MAX_IO_TENSORS = 64
 _SCHEMAS: Dict[Tuple[str, int], Any] = {}
 
 
-def import_graph(ctx: ImporterContext, model: Any) -> bool:
-    """Fills ctx.network from `model`'s graph; False (with the error recorded) at the first failure."""
-    graph = model.graph
+def import_graph(ctx: ImporterContext) -> bool:
+    """Fills ctx.network from ctx._model's graph; False (with the error recorded) at the first failure.  Once the
+    initializers are numpy arrays, ctx._model becomes a copy without their data (loading.drop_weight_data)."""
+    graph = ctx._model.graph
     if not loading.check_names(ctx, graph):
         return False
     for idx, n in enumerate(graph.node):  # before anything runs ONNX shape inference on the model
@@ -38,6 +39,9 @@ def import_graph(ctx: ImporterContext, model: Any) -> bool:
             return False
     try:
         loading.load_initializers(ctx, graph)
+        n = graph = None  # no reference into the old model may survive drop_weight_data
+        loading.drop_weight_data(ctx)
+        graph = ctx._model.graph
         add_inputs(ctx, graph)
     except Fail as e:
         ctx._error(e.code, str(e))

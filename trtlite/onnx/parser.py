@@ -79,10 +79,16 @@ class OnnxParser:
     def parse(self, model: Any, path: Optional[str] = None) -> bool:
         """Parses a serialized ModelProto (bytes-like).  `path`: the model file's path, for initializers
         stored as external data (they are read relative to its folder)."""
+        return self._parse_held([model], path)
+
+    def _parse_held(self, held: List[Any], path: Optional[str]) -> bool:
+        """parse() of the model bytes in the one-element list `held`, which this call empties: the bytes and then
+        the decoded model are referenced only from here on, so each can be freed as soon as it is used up
+        (parse_from_file's bytes after decoding; the protobuf's weight data once copied into numpy arrays)."""
         loading.import_onnx()  # outside the catch-all: a missing onnx package is the caller's ImportError
         self._ctx = None
         try:
-            return self._parse(model, path)
+            return self._parse(held, path)
         except Exception as e:
             # Whatever a model triggers, parse() reports it as a parser error and returns False, as
             # TensorRT's parser does: a bug must never reach the caller as a raw traceback.
@@ -108,13 +114,13 @@ class OnnxParser:
         except Exception:  # the report itself must not raise either
             self._errors.append(ParserError(code, "unexpected %s" % type(e).__name__))
 
-    def _parse(self, model: Any, path: Optional[str]) -> bool:
+    def _parse(self, held: List[Any], path: Optional[str]) -> bool:
         try:
-            proto = loading.decode_model(model)
+            held.append(loading.decode_model(held.pop()))  # the bytes go once decoded (unless the caller holds them)
         except Fail as e:
             self._error(e.code, str(e))
             return False
-        return self._parse_proto(proto, loading.base_dir_of(path))
+        return self._parse_proto(held, loading.base_dir_of(path))
 
     def parse_from_file(self, model: str) -> bool:
         """Parses the model in file `model`; initializers in external data files are read relative to it."""
@@ -124,7 +130,9 @@ class OnnxParser:
         except OSError as e:
             self._error(ErrorCode.INVALID_VALUE, "cannot read model file '%s': %s" % (model, e))
             return False
-        return self.parse(data, path=model)
+        held = [data]
+        del data  # only `held` references the bytes: decoding frees them
+        return self._parse_held(held, model)
 
     def supports_model(self, model: Any, path: Optional[str] = None) -> Tuple[bool, List[Tuple[List[int], bool]]]:
         """(all ops supported, [(node indices, supported)]) -- a static check of the ops only."""
@@ -162,13 +170,13 @@ class OnnxParser:
 
     # ---- model level ------------------------------------------------------------------------------------
 
-    def _parse_proto(self, model: Any, base_dir: Optional[str]) -> bool:
+    def _parse_proto(self, held: List[Any], base_dir: Optional[str]) -> bool:
         if self.network.has_implicit_batch_dimension:
             self._error(ErrorCode.UNSUPPORTED_GRAPH, "the ONNX parser needs an explicit-batch network: create it "
                         "with 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)")
             return False
         try:
-            model, opset, opsets = loading.prepare_model(model)
+            model, opset, opsets = loading.prepare_model(held.pop())
         except Fail as e:
             self._error(e.code, str(e))
             return False
@@ -176,8 +184,9 @@ class OnnxParser:
             self._log(Severity.WARNING, "ONNX parser: the model's opset %d is older than %d, the oldest this parser "
                       "is tested with; importing it with the newer operator definitions" % (opset, MIN_OPSET))
         ctx = self._ctx = ImporterContext(self.network, self.logger, self._error, model, opset, opsets, base_dir)
+        del model  # ctx._model is the only reference: import_graph replaces it by a copy without weight data
         try:
-            ok = model_importer.import_graph(ctx, model)
+            ok = model_importer.import_graph(ctx)
         finally:
             ctx.apply_layer_names()
         if ok:

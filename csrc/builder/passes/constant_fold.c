@@ -29,7 +29,16 @@ static int foldable(const trtl_bgraph *g, const trtl_bg_node *b)
     return 1;
 }
 
-static int fold_one(trtl_bgraph *g, trtl_bg_node *b)
+/* Bytes of constant t's values (its max shape). */
+static size_t const_bytes(const trtl_bgraph *g, int32_t t)
+{
+    int64_t v = trtl_volume(&g->t[t].dmax);
+    return v > 0 ? (size_t)v * trtl_dtype_size(g->t[t].dtype) : 0;
+}
+
+/* *freed: bytes released since the last trim; the heap goes back to the system every 32 MiB (glibc keeps freed
+ * blocks below its grown mmap threshold, so BERT-base's folded weights piled up to 190 MiB within the pass). */
+static int fold_one(trtl_bgraph *g, trtl_bg_node *b, size_t *freed, int *released)
 {
     trtl_tensor_view in[16], out[4];
     if (b->n.n_in > 16)
@@ -72,6 +81,15 @@ static int fold_one(trtl_bgraph *g, trtl_bg_node *b)
         t->producer = -1;
     }
     b->dead = 1;
+    /* inputs nothing else reads go now, not before kernel selection: a model whose weights are folded
+     * (BERT-base's transposed MatMul weights) would otherwise hold them twice through the passes */
+    for (int32_t j = 0; j < b->n.n_in; j++) {
+        size_t bytes = const_bytes(g, b->n.in[j]);
+        if (trtl_bg_release_constant(g, b->n.in[j])) {
+            trtl_alloc_trim_after(freed, bytes);
+            *released = 1;
+        }
+    }
     return 1;
 }
 
@@ -79,9 +97,13 @@ trtl_status trtl_pass_constant_fold(trtl_bgraph *g)
 {
     trtl_pass_log log;
     trtl_pass_log_init(&log, "constant folding");
+    size_t freed = 0;
+    int released = 0;
     for (int32_t i = 0; i < g->nn; i++)
-        if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i]))
+        if (foldable(g, &g->n[i]) && fold_one(g, &g->n[i], &freed, &released))
             trtl_pass_log_add(&log, "evaluated layer '%s' at build time", g->n[i].n.name);
     trtl_pass_log_done(&log);
+    if (released)
+        trtl_alloc_trim(); /* the released inputs leave the resident set */
     return TRTL_OK;
 }

@@ -49,6 +49,7 @@ typedef struct cg_state {
     trtl_gemm_isa isa;
     int64_t K, G, Kg, ckk, group_floats;
     float *a;
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } cg_state;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -344,6 +345,12 @@ static int cg_applies(const trtl_node *nd, const trtl_dims *in_dims)
            p->kernel.count % p->num_output_maps == 0 && p->kernel.count > 0;
 }
 
+static size_t cg_state_bytes(const void *state)
+{
+    const cg_state *st = state;
+    return sizeof *st + st->packed_bytes;
+}
+
 static void cg_release(void *state)
 {
     cg_state *st = state;
@@ -374,6 +381,7 @@ static trtl_status cg_prepare(const trtl_node *nd, void **state)
     st->group_floats = trtl_gemm_packed_a_size(isa, st->Kg, st->ckk);
     size_t bytes = (size_t)(st->group_floats * st->G) * sizeof(float);
     st->a = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    st->packed_bytes = bytes;
     if (!st->a) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
@@ -412,6 +420,7 @@ const trtl_kernel trtl_kernel_conv_packed_gemm = {
     .applies = cg_applies,
     .prepare = cg_prepare,
     .release = cg_release,
+    .state_bytes = cg_state_bytes,
     .scratch = cg_scratch,
     .run = cg_run,
     .unpack = cg_unpack,

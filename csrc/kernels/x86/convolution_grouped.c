@@ -49,6 +49,7 @@ typedef struct gd_state {
     gd_isa isa;
     int64_t K, G, Cg, Kg, kvol, nkb;
     float *w; /* [G][nkb][Cg*kvol][GD_KB] */
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } gd_state;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -386,6 +387,12 @@ static int gd_applies(const trtl_node *nd, const trtl_dims *in_dims)
     return fits(&g);
 }
 
+static size_t gd_state_bytes(const void *state)
+{
+    const gd_state *st = state;
+    return sizeof *st + st->packed_bytes;
+}
+
 static void gd_release(void *state)
 {
     gd_state *st = state;
@@ -420,6 +427,7 @@ static trtl_status gd_prepare(const trtl_node *nd, void **state)
     const int64_t ntaps = st->Cg * kvol;
     const size_t bytes = (size_t)(st->G * st->nkb * ntaps * GD_KB) * sizeof(float);
     st->w = calloc(1, bytes ? bytes : 1);
+    st->packed_bytes = bytes;
     if (!st->w) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory arranging %zu bytes of weights",
@@ -459,6 +467,7 @@ const trtl_kernel trtl_kernel_conv_grouped_direct = {
     .applies = gd_applies,
     .prepare = gd_prepare,
     .release = gd_release,
+    .state_bytes = gd_state_bytes,
     .scratch = gd_scratch,
     .run = gd_run,
     .unpack = gd_unpack,

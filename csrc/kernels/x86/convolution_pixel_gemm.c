@@ -54,6 +54,7 @@ typedef struct pg_state {
     trtl_gemm_isa isa;
     int64_t K, ckk, tile_stride;
     float *wt; /* W^T as B tiles: tile t = [ckk][nr] at t * tile_stride */
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } pg_state;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -333,6 +334,12 @@ static int pg_applies(const trtl_node *nd, const trtl_dims *in_dims)
     return fits(&g) && p->kernel.count == g.K * g.ckk && (!p->bias.count || p->bias.count == g.K);
 }
 
+static size_t pg_state_bytes(const void *state)
+{
+    const pg_state *st = state;
+    return sizeof *st + st->packed_bytes;
+}
+
 static void pg_release(void *state)
 {
     pg_state *st = state;
@@ -362,6 +369,7 @@ static trtl_status pg_prepare(const trtl_node *nd, void **state)
     st->tile_stride = st->ckk * nr + PG_TILE_SKEW;
     size_t bytes = (size_t)(ceil_div(st->K, nr) * st->tile_stride) * sizeof(float);
     st->wt = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    st->packed_bytes = bytes;
     if (!st->wt) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
@@ -395,6 +403,7 @@ const trtl_kernel trtl_kernel_conv_pixel_gemm = {
     .applies = pg_applies,
     .prepare = pg_prepare,
     .release = pg_release,
+    .state_bytes = pg_state_bytes,
     .scratch = pg_scratch,
     .run = pg_run,
     .unpack = pg_unpack,

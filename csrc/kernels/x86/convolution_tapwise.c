@@ -34,6 +34,9 @@
  * applies() takes a node only where some tap can be dropped or dilation > 1 (elsewhere the
  * other kernels do the same work with fewer passes); scratch() sizes for the shapes it is given
  * and a run with less scratch than its shapes need computes the reference and the epilogue pass.
+ * The weights are held once, packed: unpack() reads them back exactly, the engine frees the plain
+ * copy, the reference fallback rebuilds it in scratch (convolution_unpacked.h), and scratch() reads
+ * the non-finite taps from the state once the plain copy is gone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,7 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/ref/ref.h"
+#include "kernels/x86/convolution_unpacked.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "kernels/x86/gemm_packed.h"
 #include "core/cpu.h"
@@ -55,11 +59,15 @@
 #define TW_B_BLOCK_BYTES (384 * 1024) /* a pixel panel's B block stays in L2 (as convolution.packed_gemm) */
 #define TW_TILE_SKEW 16 /* B tiles kc*nr + skew floats apart (see convolution_gemm.c's TILE_SKEW) */
 
+#define TW_MAGIC 0x54415057u /* "TAPW": scratch() recognises its own state on the node */
+
 typedef struct tw_state {
+    uint32_t magic;
     trtl_gemm_isa isa;
     int64_t K, C, kvol, tap_floats;
     float *a;                          /* tap t's packed weights at t * tap_floats */
     unsigned char nonfinite[TW_MAX_TAPS]; /* 1: tap t holds a NaN / Inf weight */
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } tw_state;
 
 /* One live tap: its output rectangle [oh0, oh1) x [ow0, ow1), input offsets, place in B. */
@@ -92,6 +100,24 @@ static void find_nonfinite(const trtl_conv_params *p, int64_t K, int64_t C, int6
     for (int64_t i = 0; i < K * C * kvol; i++)
         if (!isfinite(w[i]))
             flags[i % kvol] = 1;
+}
+
+extern const trtl_kernel trtl_kernel_conv_tapwise;
+
+/* The non-finite taps of node nd for scratch(), which gets no state: from the plain weights while they
+ * exist, else from the node's prepared state (the engine dropped the plain copy), else every tap (the
+ * largest plan). */
+static void nonfinite_of(const trtl_node *nd, const trtl_conv_geom *g, unsigned char *flags)
+{
+    const tw_state *st = nd->kstate;
+    if (nd->p.conv.kernel.values) {
+        find_nonfinite(&nd->p.conv, g->K, g->C, g->kvol, flags);
+    } else if (st && (!nd->kernel || nd->kernel == &trtl_kernel_conv_tapwise) && st->magic == TW_MAGIC &&
+               st->kvol == g->kvol) {
+        memcpy(flags, st->nonfinite, (size_t)g->kvol);
+    } else {
+        memset(flags, 1, (size_t)g->kvol);
+    }
 }
 
 static int shape_ok(const trtl_conv_geom *g)
@@ -322,6 +348,8 @@ static void gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
     }
 }
 
+static void tw_unpack(const trtl_node *nd, const void *state, void *dst);
+
 static trtl_status tw_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
@@ -342,9 +370,7 @@ static trtl_status tw_run(const trtl_kernel_args *a)
     if (!shape_ok(&g) || pl.b_total > TW_MAX_B_FLOATS || !a->scratch ||
         a->scratch_size < (size_t)pl.total * sizeof(float) + 64) {
         /* another input size than the scratch was sized for: the reference and the epilogue pass */
-        TRTL_TRY(trtl_ref_convolution(a));
-        trtl_epilogue_apply(&nd->epi, (float *)a->out[0].data, res, g.N * g.K * g.P);
-        return TRTL_OK;
+        return trtl_conv_reference_fallback(a, res, tw_unpack);
     }
     tw_job j;
     memset(&j, 0, sizeof j);
@@ -388,16 +414,16 @@ static size_t tw_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
         return 0;
     }
     if (!shape_ok(&g) || g.P < 1)
-        return 0;
+        return trtl_conv_unpacked_bytes(nd); /* the reference fallback rebuilds the plain weights there */
     /* the plan run() makes, for both variants' tiles (AVX-512 12 x 32, AVX2 6 x 16) */
     unsigned char nonfinite[TW_MAX_TAPS];
-    find_nonfinite(&nd->p.conv, g.K, g.C, g.kvol, nonfinite);
+    nonfinite_of(nd, &g, nonfinite);
     int64_t total = 0;
     for (int v = 0; v < 2; v++) {
         tw_plan pl;
         make_plan(&g, nonfinite, v ? 6 : 12, v ? 16 : 32, &pl);
         if (pl.b_total > TW_MAX_B_FLOATS)
-            return 0;
+            return trtl_conv_unpacked_bytes(nd);
         if (pl.total > total)
             total = pl.total;
     }
@@ -416,6 +442,12 @@ static int tw_applies(const trtl_node *nd, const trtl_dims *in_dims)
         return 0;
     }
     return fits(&g);
+}
+
+static size_t tw_state_bytes(const void *state)
+{
+    const tw_state *st = state;
+    return sizeof *st + st->packed_bytes;
 }
 
 static void tw_release(void *state)
@@ -445,6 +477,7 @@ static trtl_status tw_prepare(const trtl_node *nd, void **state)
     tw_state *st = calloc(1, sizeof *st);
     if (!st)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", nd->name);
+    st->magic = TW_MAGIC;
     st->isa = isa;
     st->K = p->num_output_maps;
     st->kvol = kvol;
@@ -452,6 +485,7 @@ static trtl_status tw_prepare(const trtl_node *nd, void **state)
     st->tap_floats = round_up(trtl_gemm_packed_a_size(isa, st->K, st->C), 16);
     size_t bytes = (size_t)(st->tap_floats * kvol) * sizeof(float);
     st->a = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    st->packed_bytes = bytes;
     if (!st->a) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
@@ -466,6 +500,22 @@ static trtl_status tw_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+/* W[k][c][t] read back from tap t's A panels (gemm_packed.h: [K/mr][C][mr]): exact, the packing only moves
+ * floats.  dst is the plan writer's buffer at any byte offset: stored with memcpy. */
+static void tw_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const tw_state *st = state;
+    const int64_t mr = trtl_gemm_mr(st->isa);
+    unsigned char *w = dst;
+    (void)nd;
+    for (int64_t t = 0; t < st->kvol; t++)
+        for (int64_t k = 0; k < st->K; k++) {
+            const float *panel = st->a + t * st->tap_floats + (k / mr) * st->C * mr + k % mr;
+            for (int64_t c = 0; c < st->C; c++)
+                memcpy(w + (size_t)((k * st->C + c) * st->kvol + t) * sizeof(float), &panel[c * mr], sizeof(float));
+        }
+}
+
 const trtl_kernel trtl_kernel_conv_tapwise = {
     .name = "convolution.tapwise",
     .op = TRTL_OP_CONVOLUTION,
@@ -474,6 +524,8 @@ const trtl_kernel trtl_kernel_conv_tapwise = {
     .applies = tw_applies,
     .prepare = tw_prepare,
     .release = tw_release,
+    .state_bytes = tw_state_bytes,
     .scratch = tw_scratch,
     .run = tw_run,
+    .unpack = tw_unpack,
 };

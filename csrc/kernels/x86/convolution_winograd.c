@@ -76,6 +76,7 @@ typedef struct wg_geom {
 typedef struct wg_state {
     int64_t m, C, K, nkb;
     float *u; /* [xi][kb][c][MR], channels past K zero */
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } wg_state;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -609,6 +610,7 @@ static trtl_status wg_prepare(const trtl_node *nd, void **state, int64_t m)
                           nd->name, bytes);
     }
     st->u = u;
+    st->packed_bytes = bytes;
     memset(st->u, 0, bytes);
     const float *w = (const float *)p->kernel.values;
     const double(*G)[3] = m == 4 ? trtl_wg_G43 : trtl_wg_G23;
@@ -628,6 +630,12 @@ static trtl_status wg_prepare(const trtl_node *nd, void **state, int64_t m)
         }
     *state = st;
     return TRTL_OK;
+}
+
+static size_t wg_state_bytes(const void *state)
+{
+    const wg_state *st = state;
+    return sizeof *st + st->packed_bytes;
 }
 
 static void wg_release(void *state)
@@ -659,6 +667,7 @@ const trtl_kernel trtl_kernel_conv_winograd_f43 = {
     .applies = wg43_applies,
     .prepare = wg43_prepare,
     .release = wg_release,
+    .state_bytes = wg_state_bytes,
     .scratch = wg43_scratch,
     .run = wg43_run,
 };
@@ -671,6 +680,7 @@ const trtl_kernel trtl_kernel_conv_winograd_f23 = {
     .applies = wg_applies,
     .prepare = wg23_prepare,
     .release = wg_release,
+    .state_bytes = wg_state_bytes,
     .scratch = wg23_scratch,
     .run = wg23_run,
 };

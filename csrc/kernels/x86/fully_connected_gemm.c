@@ -32,6 +32,7 @@ typedef struct fg_state {
     trtl_gemm_isa isa;
     int64_t K, D, ts; /* ts: tile stride of the packed weights */
     float *b;
+    size_t packed_bytes; /* of the packed weights (state_bytes) */
 } fg_state;
 
 typedef struct fg_job {
@@ -309,6 +310,12 @@ static size_t fg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
     return trtl_fc_rows_scratch(nd, in, MAX_SLOTS, slot_bytes);
 }
 
+static size_t fg_state_bytes(const void *state)
+{
+    const fg_state *st = state;
+    return sizeof *st + st->packed_bytes;
+}
+
 static void fg_release(void *state)
 {
     fg_state *st = state;
@@ -336,6 +343,7 @@ static trtl_status fg_prepare(const trtl_node *nd, void **state)
     st->ts = st->D * nr + TILE_SKEW;
     size_t bytes = (size_t)(ceil_div(st->K, nr) * st->ts) * sizeof(float);
     st->b = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    st->packed_bytes = bytes;
     if (!st->b) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
@@ -370,6 +378,7 @@ const trtl_kernel trtl_kernel_fc_packed_gemm = {
     .applies = trtl_fc_rows_applies,
     .prepare = fg_prepare,
     .release = fg_release,
+    .state_bytes = fg_state_bytes,
     .scratch = fg_scratch,
     .run = fg_run,
     .unpack = fg_unpack,
@@ -385,6 +394,7 @@ const trtl_kernel trtl_kernel_linear_packed_gemm = {
     .applies = trtl_fc_rows_applies,
     .prepare = fg_prepare,
     .release = fg_release,
+    .state_bytes = fg_state_bytes,
     .scratch = fg_scratch,
     .run = fg_run,
     .unpack = fg_unpack,
