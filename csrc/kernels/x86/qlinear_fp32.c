@@ -1,0 +1,400 @@
+/* qlinear_fp32.c -- "qlinear.fp32.<conv kernel>": an int8 convolution (QLINEAR, conv mode) whose
+ * quantized math runs on one of the fp32 convolution kernels, so that kernel selection can time it
+ * against the int8 kernels (qlinear.int8 / qlinear.amx_int8) and keep the faster: on CPUs without
+ * VNNI the int8 library's vpmaddwd kernels do no more multiply-adds an instruction than an fp32 FMA,
+ * and the fp32 kernels (Winograd, the depthwise ones) are the better tuned.
+ *
+ * The same integer math, in fp32 arithmetic:
+ *   x -> (q - in_zero) as floats (the input's codes, or QuantizeLinear of a float input): exact
+ *   acc = conv(x, w) with the int8 weights as floats: an integer sum, exact while |acc| < 2^24
+ *         (every partial sum of these layers is far below that except on outliers; then it is the
+ *         fp32 rounding of the exact sum, a relative 2^-24, under one output step)
+ *   y = acc * (in_scale * w_scale[k]) + bias[k], then mid quantization, residual (float or codes),
+ *       activation and output quantization (fake-quantized floats or codes) as kernels/qconv.h defines
+ * so the codes are the int8 kernels' (a rounding tie of y / out_scale may move one by one step).
+ * One wrapper per fp32 convolution kernel (the list below), each a candidate the builder times like
+ * any other kernel; the reformats (codes -> floats in, the requantization out) are inside run(), so
+ * the timing includes them.  cpu_features repeat the inner kernel's (tests check they match).
+ * builder/select.c admits these candidates only for the nodes the int8_tactics pass marked. */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include "kernels/kernel.h"
+#include "kernels/qconv_internal.h"
+#include "kernels/qlinear_fp32.h"
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+#include "core/threadpool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define QF_X86 1
+#endif
+
+typedef struct qf_state {
+    const trtl_kernel *inner;
+    trtl_node node;   /* the inner CONVOLUTION node: float weights, no bias, no epilogue */
+    int32_t io[2];
+    float *w;         /* the int8 weights as floats */
+    void *istate;     /* the inner kernel's prepared state */
+    trtl_qconv_state *qs; /* the int8 library's state of the node: its checks, scales, bias and epilogue */
+} qf_state;
+
+static int qf_geometry(const trtl_node *n, const trtl_dims *in)
+{
+    const trtl_qlinear_params *q = &n->p.qlin;
+    return q->mode == TRTL_QL_CONV && q->conv.kernel_size.nb_dims == 2 && in[0].nb_dims == 4 &&
+           q->conv.padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_DOWN && q->conv.kernel.type == TRTL_INT8 &&
+           q->w_scale.count == q->conv.num_output_maps && q->conv.num_output_maps > 0;
+}
+
+/* The inner node of n: p.conv with the weights w (floats) and no bias. */
+static void qf_inner_node(const trtl_node *n, const trtl_kernel *inner, const float *w, int32_t *io, trtl_node *o)
+{
+    memset(o, 0, sizeof *o);
+    o->op = TRTL_OP_CONVOLUTION;
+    o->name = n->name;
+    o->p.conv = n->p.qlin.conv;
+    o->p.conv.kernel = (trtl_weights){TRTL_FLOAT, w, n->p.qlin.conv.kernel.count};
+    o->p.conv.bias = (trtl_weights){TRTL_FLOAT, NULL, 0};
+    o->epi.act = TRTL_ACT_NONE;
+    o->n_in = o->n_out = 1;
+    o->in = io;
+    o->out = io + 1;
+    o->kernel = inner;
+}
+
+static float *qf_weights(const trtl_node *n)
+{
+    const trtl_weights *k = &n->p.qlin.conv.kernel;
+    float *w = trtl_aligned_alloc((size_t)(k->count > 0 ? k->count : 1) * sizeof(float));
+    if (w)
+        for (int64_t i = 0; i < k->count; i++)
+            w[i] = (float)((const int8_t *)k->values)[i];
+    return w;
+}
+
+static int qf_applies(const trtl_kernel *inner, const trtl_node *n, const trtl_dims *in)
+{
+    if (!qf_geometry(n, in) || (inner->cpu_features & ~trtl_cpu_features()))
+        return 0;
+    if (!inner->applies)
+        return 1;
+    int32_t io[2] = {0, 1};
+    trtl_node o;
+    qf_inner_node(n, inner, NULL, io, &o); /* applies() reads the geometry only */
+    return inner->applies(&o, in);
+}
+
+static void qf_release(void *state)
+{
+    qf_state *s = state;
+    if (!s)
+        return;
+    if (s->istate && s->inner->release)
+        s->inner->release(s->istate);
+    trtl_aligned_free(s->w);
+    trtl_qconv_release(s->qs);
+    free(s);
+}
+
+static trtl_status qf_prepare(const trtl_kernel *inner, const trtl_node *n, void **state)
+{
+    *state = NULL;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    uint32_t missing = inner->cpu_features & ~trtl_cpu_features();
+    if (missing)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': kernel qlinear.fp32 over %s needs CPU features 0x%x "
+                          "this CPU lacks", n->name, inner->name, (unsigned)missing);
+    if (q->mode != TRTL_QL_CONV || q->conv.kernel.type != TRTL_INT8 || q->w_scale.count != q->conv.num_output_maps)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': qlinear.fp32 runs int8 convolutions with per-channel "
+                          "weight scales only", n->name);
+    qf_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
+    s->inner = inner;
+    s->io[0] = 0;
+    s->io[1] = 1;
+    s->w = qf_weights(n);
+    if (!s->w) {
+        qf_release(s);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
+    }
+    trtl_qconv_desc d;
+    trtl_qlinear_make_desc(q, &d);
+    if (trtl_qconv_prepare_amx(&d, q->conv.kernel.values, q->w_scale.values, 1,
+                               q->conv.bias.count ? q->conv.bias.values : NULL, TRTL_QCONV_AMX_NEVER,
+                               &s->qs) != TRTL_OK) {
+        qf_release(s);
+        return trtl_error_prefix("layer '%s'", n->name);
+    }
+    qf_inner_node(n, inner, s->w, s->io, &s->node);
+    if (inner->prepare && inner->prepare(&s->node, &s->istate) != TRTL_OK) {
+        qf_release(s);
+        return trtl_error_prefix("layer '%s': preparing %s", n->name, inner->name);
+    }
+    *state = s;
+    return TRTL_OK;
+}
+
+/* ---- scratch: [x as floats][acc, when the output is codes][the inner kernel's] ---- */
+
+static size_t al64(size_t b) { return (b + 63) & ~(size_t)63; }
+
+static void qf_views(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out,
+                     trtl_tensor_view *vi, trtl_tensor_view *vo)
+{
+    *vi = (trtl_tensor_view){NULL, in[0].dims, TRTL_FLOAT};
+    *vo = (trtl_tensor_view){NULL, out[0].dims, TRTL_FLOAT};
+    (void)n;
+}
+
+static size_t qf_acc_bytes(const trtl_node *n, const trtl_tensor_view *out)
+{
+    return n->p.qlin.out_quant == 2 ? al64((size_t)trtl_volume(&out[0].dims) * sizeof(float)) : 0;
+}
+
+static size_t qf_scratch(const trtl_kernel *inner, const trtl_node *n, const trtl_tensor_view *in,
+                         const trtl_tensor_view *out)
+{
+    size_t head = al64((size_t)trtl_volume(&in[0].dims) * sizeof(float)) + qf_acc_bytes(n, out);
+    if (!inner->scratch)
+        return head;
+    float *w = qf_weights(n); /* off the run path: the inner kernel sizes its scratch from a node */
+    if (!w)
+        return head;
+    int32_t io[2] = {0, 1};
+    trtl_node o;
+    trtl_tensor_view vi, vo;
+    qf_inner_node(n, inner, w, io, &o);
+    qf_views(n, in, out, &vi, &vo);
+    size_t r = head + inner->scratch(&o, &vi, &vo);
+    trtl_aligned_free(w);
+    return r;
+}
+
+/* ---- the reformats ---- */
+
+typedef struct qf_job {
+    const qf_state *s;
+    const trtl_qlinear_params *q;
+    const void *x;      /* input: floats or codes */
+    int32_t x_codes;
+    float *xf;          /* input as (q - zero) floats */
+    const float *acc;   /* [N][K][P] accumulators */
+    void *y;            /* output: floats or codes */
+    const void *res;    /* residual: floats or codes (q->res_quant), or NULL */
+    int64_t K, P;       /* output channels, pixels a plane */
+    int64_t n_in;       /* input elements */
+} qf_job;
+
+#define QF_CHUNK 8192
+
+/* One value of the input as the int8 kernels see it: q - zero. */
+static float qf_in_scalar(const trtl_qlinear_params *q, const void *x, int32_t codes, int64_t i)
+{
+    const int32_t sg = q->in_type == TRTL_INT8;
+    int32_t c = codes ? (sg ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i])
+                      : trtl_q8_quantize(((const float *)x)[i], q->in_scale, q->in_zero_point, sg);
+    return (float)(c - q->in_zero_point);
+}
+
+#if QF_X86
+__attribute__((target("avx2,fma"))) static int64_t qf_in_avx2(const qf_job *j, int64_t b, int64_t e)
+{
+    const trtl_qlinear_params *q = j->q;
+    const int32_t sg = q->in_type == TRTL_INT8;
+    const __m256 zf = _mm256_set1_ps((float)q->in_zero_point), sc = _mm256_set1_ps(q->in_scale);
+    const __m256 lo = _mm256_set1_ps(sg ? -128.0f : 0.0f), hi = _mm256_set1_ps(sg ? 127.0f : 255.0f);
+    const __m256i zi = _mm256_set1_epi32(q->in_zero_point);
+    int64_t i = b;
+    for (; i + 8 <= e; i += 8) {
+        __m256 v;
+        if (j->x_codes) {
+            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)j->x + i));
+            __m256i c = sg ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
+            v = _mm256_cvtepi32_ps(_mm256_sub_epi32(c, zi));
+        } else {
+            __m256 t = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps((const float *)j->x + i), sc),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, zf), lo), hi); /* max first: NaN -> lo */
+            v = _mm256_sub_ps(t, zf);
+        }
+        _mm256_storeu_ps(j->xf + i, v);
+    }
+    return i;
+}
+#endif
+
+static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    const qf_job *j = ctx;
+    (void)thread;
+    b *= QF_CHUNK;
+    e = e * QF_CHUNK < j->n_in ? e * QF_CHUNK : j->n_in;
+    int64_t i = b;
+#if QF_X86
+    if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
+        i = qf_in_avx2(j, b, e);
+#endif
+    for (; i < e; i++)
+        j->xf[i] = qf_in_scalar(j->q, j->x, j->x_codes, i);
+}
+
+/* The output of channel k's pixels [b, e) of image plane `plane` (= n * K + k): vector where the
+ * activation is none, ReLU or an upright clip, else (and for the tail) trtl_qconv_epilogue_one. */
+#if QF_X86
+__attribute__((target("avx2,fma"))) static inline __m256 qf_fq_avx2(__m256 v, float scale, int32_t zero,
+                                                                       int32_t sg, __m256 *codes)
+{
+    const __m256 zf = _mm256_set1_ps((float)zero);
+    __m256 t = _mm256_round_ps(_mm256_div_ps(v, _mm256_set1_ps(scale)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, zf), _mm256_set1_ps(sg ? -128.0f : 0.0f)),
+                      _mm256_set1_ps(sg ? 127.0f : 255.0f)); /* max first: NaN -> the lowest code */
+    *codes = t;
+    return _mm256_mul_ps(_mm256_sub_ps(t, zf), _mm256_set1_ps(scale));
+}
+
+__attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, const trtl_qconv_state *qs,
+                                                               int64_t k, int64_t b, int64_t e)
+{
+    const trtl_qconv_desc *d = &qs->d;
+    if (!(d->act == TRTL_ACT_NONE || d->act == TRTL_ACT_RELU || (d->act == TRTL_ACT_CLIP && d->alpha <= d->beta)))
+        return b;
+    const __m256 sc = _mm256_set1_ps(qs->scale[k]), bi = _mm256_set1_ps(qs->bias[k]);
+    const __m256 al = _mm256_set1_ps(d->act == TRTL_ACT_CLIP ? d->alpha : 0.0f), be = _mm256_set1_ps(d->beta);
+    const __m256 rs = _mm256_set1_ps(d->res_scale);
+    const __m256i rz = _mm256_set1_epi32(d->res_zero);
+    int64_t i = b;
+    for (; i + 8 <= e; i += 8) {
+        __m256 c, v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(j->acc + i), sc), bi);
+        if (d->mid_quant)
+            v = qf_fq_avx2(v, d->mid_scale, d->mid_zero, d->mid_signed, &c);
+        if (j->res && d->res_codes) {
+            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)j->res + i));
+            __m256i r = d->res_signed ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
+            v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(r, rz)), rs));
+        } else if (j->res) {
+            v = _mm256_add_ps(v, _mm256_loadu_ps((const float *)j->res + i));
+        }
+        if (d->act != TRTL_ACT_NONE) /* max(alpha, v): NaN stays NaN, as trtl_activation_eval */
+            v = _mm256_max_ps(al, v);
+        if (d->act == TRTL_ACT_CLIP)
+            v = _mm256_min_ps(be, v);
+        if (d->out_quant == 2) {
+            qf_fq_avx2(v, d->out_scale, d->out_zero, d->out_signed, &c);
+            __m256i ci = _mm256_cvtps_epi32(c);
+            __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(ci), _mm256_extracti128_si256(ci, 1));
+            w = d->out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+            _mm_storel_epi64((__m128i *)((int8_t *)j->y + i), w);
+            continue;
+        }
+        if (d->out_quant)
+            v = qf_fq_avx2(v, d->out_scale, d->out_zero, d->out_signed, &c);
+        _mm256_storeu_ps((float *)j->y + i, v);
+    }
+    return i;
+}
+#endif
+
+static void qf_out_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    const qf_job *j = ctx;
+    const trtl_qconv_state *qs = j->s->qs;
+    (void)thread;
+    for (int64_t plane = b; plane < e; plane++) {
+        const int64_t k = plane % j->K, p0 = plane * j->P, p1 = p0 + j->P;
+        int64_t i = p0;
+#if QF_X86
+        if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
+            i = qf_out_avx2(j, qs, k, p0, p1);
+#endif
+        const float *res = j->res && !qs->d.res_codes ? j->res : NULL;
+        const int8_t *resq = j->res && qs->d.res_codes ? j->res : NULL;
+        for (; i < p1; i++) {
+            float a = j->acc[i]; /* an integer: as the int32 accumulator (saturated past int32) */
+            int32_t acc = a >= 2147483520.0f ? INT32_MAX : a <= -2147483648.0f ? INT32_MIN : (int32_t)a;
+            trtl_qconv_epilogue_one(qs, k, acc, res, resq, j->y, i);
+        }
+    }
+}
+
+static trtl_status qf_run(const trtl_kernel_args *a)
+{
+    const trtl_node *n = a->node;
+    const qf_state *s = a->state;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
+    size_t xbytes = al64((size_t)trtl_volume(xd) * sizeof(float)), abytes = qf_acc_bytes(n, a->out);
+    if (a->scratch_size < xbytes + abytes)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': qlinear.fp32 scratch too small", n->name);
+    qf_job j = {s, q, a->in[0].data, a->in[0].dtype != TRTL_FLOAT, a->scratch, NULL, a->out[0].data,
+                q->has_residual ? a->in[1].data : NULL, yd->d[1], yd->d[2] * yd->d[3], trtl_volume(xd)};
+    float *acc = abytes ? (float *)((char *)a->scratch + xbytes) : (float *)a->out[0].data;
+    j.acc = acc;
+    trtl_parallel_for(a->pool, (j.n_in + QF_CHUNK - 1) / QF_CHUNK, 1, qf_in_task, &j);
+    trtl_tensor_view vi = {j.xf, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
+    trtl_kernel_args ia = {&s->node, &vi, &vo, (char *)a->scratch + xbytes + abytes,
+                           a->scratch_size - xbytes - abytes, s->istate, a->pool, NULL};
+    trtl_status st = s->inner->run(&ia);
+    if (st != TRTL_OK)
+        return st;
+    trtl_parallel_for(a->pool, yd->d[0] * j.K, 1, qf_out_task, &j);
+    return TRTL_OK;
+}
+
+/* ---- one kernel per fp32 convolution kernel ---- */
+#define QF_INNER(X)                                                                                                    \
+    X(gemv, trtl_kernel_conv_gemv, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                       \
+    X(depthwise, trtl_kernel_conv_depthwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
+    X(depthwise_avx2, trtl_kernel_conv_depthwise_avx2, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                   \
+    X(depthwise_c8, trtl_kernel_conv_depthwise_c8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
+    X(depthwise_c16, trtl_kernel_conv_depthwise_c16, TRTL_CPU_AVX512F)                                                 \
+    X(depthwise_plane512, trtl_kernel_conv_depthwise_plane512, TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA)        \
+    X(winograd_f43, trtl_kernel_conv_winograd_f43, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
+    X(winograd_f23, trtl_kernel_conv_winograd_f23, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
+    X(1x1_direct, trtl_kernel_conv_1x1_direct, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
+    X(pixel_gemm, trtl_kernel_conv_pixel_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
+    X(packed_gemm, trtl_kernel_conv_packed_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                         \
+    X(tapwise, trtl_kernel_conv_tapwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                 \
+    X(grouped_direct, trtl_kernel_conv_grouped_direct, 0)                                                              \
+    X(im2col_sgemm, trtl_kernel_conv_im2col_sgemm, 0)
+
+#define QF_DECLARE(id, inner, feat) extern const trtl_kernel inner;
+QF_INNER(QF_DECLARE)
+#undef QF_DECLARE
+
+#define QF_WRAP(id, inner, feat)                                                                                       \
+    static int qf_applies_##id(const trtl_node *n, const trtl_dims *in) { return qf_applies(&inner, n, in); }          \
+    static trtl_status qf_prepare_##id(const trtl_node *n, void **st) { return qf_prepare(&inner, n, st); }           \
+    static size_t qf_scratch_##id(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)         \
+    {                                                                                                                  \
+        return qf_scratch(&inner, n, in, out);                                                                         \
+    }                                                                                                                  \
+    const trtl_kernel trtl_kernel_qlinear_fp32_##id = {                                                                \
+        .name = "qlinear.fp32." #id,                                                                                   \
+        .op = TRTL_OP_QLINEAR,                                                                                         \
+        .cpu_features = feat,                                                                                          \
+        .applies_epilogue = 1,                                                                                         \
+        .applies = qf_applies_##id,                                                                                    \
+        .prepare = qf_prepare_##id,                                                                                    \
+        .release = qf_release,                                                                                         \
+        .scratch = qf_scratch_##id,                                                                                    \
+        .run = qf_run,                                                                                                 \
+        .precision = TRTL_FLOAT,                                                                                       \
+    };
+QF_INNER(QF_WRAP)
+#undef QF_WRAP
+
+const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k)
+{
+#define QF_MATCH(id, inner, feat)                                                                                      \
+    if (k == &trtl_kernel_qlinear_fp32_##id)                                                                           \
+        return &inner;
+    QF_INNER(QF_MATCH)
+#undef QF_MATCH
+    return NULL;
+}
