@@ -203,27 +203,61 @@ static float qf_in_scalar(const trtl_qlinear_params *q, const void *x, int32_t c
 }
 
 #if QF_X86
+/* A quantizer in registers: rne(x / scale) + zero clamped to the codes' range, as trtl_q8_quantize.  The
+ * quotient is the reciprocal product with one FMA correction (the correctly rounded float32 quotient, as the int8
+ * library's quantizer), after x is clamped to +-512 scale (so +-Inf saturate and the product cannot overflow;
+ * NaN becomes -lim: the lowest code). */
+typedef struct qf_vq {
+    __m256 scale, rcp, lim, nlim, zero, lo, hi;
+} qf_vq;
+
+__attribute__((target("avx2,fma"))) static void qf_vq_init(qf_vq *v, float scale, int32_t zero, int32_t sg)
+{
+    v->scale = _mm256_set1_ps(scale);
+    v->rcp = _mm256_set1_ps(1.0f / scale);
+    v->lim = _mm256_set1_ps(512.0f * scale);
+    v->nlim = _mm256_set1_ps(-512.0f * scale);
+    v->zero = _mm256_set1_ps((float)zero);
+    v->lo = _mm256_set1_ps(sg ? -128.0f : 0.0f);
+    v->hi = _mm256_set1_ps(sg ? 127.0f : 255.0f);
+}
+
+/* The code (as an exact float integer). */
+__attribute__((target("avx2,fma"))) static inline __m256 qf_vq_code(__m256 x, const qf_vq *v)
+{
+    x = _mm256_min_ps(_mm256_max_ps(x, v->nlim), v->lim); /* max first: NaN -> -lim */
+    __m256 q = _mm256_mul_ps(x, v->rcp);
+    q = _mm256_fmadd_ps(_mm256_fnmadd_ps(q, v->scale, x), v->rcp, q);
+    q = _mm256_add_ps(_mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), v->zero);
+    return _mm256_min_ps(_mm256_max_ps(q, v->lo), v->hi);
+}
+
+/* The fake-quantized value (code - zero) * scale. */
+__attribute__((target("avx2,fma"))) static inline __m256 qf_vq_fake(__m256 x, const qf_vq *v)
+{
+    return _mm256_mul_ps(_mm256_sub_ps(qf_vq_code(x, v), v->zero), v->scale);
+}
+
 __attribute__((target("avx2,fma"))) static int64_t qf_in_avx2(const qf_job *j, int64_t b, int64_t e)
 {
     const trtl_qlinear_params *q = j->q;
-    const int32_t sg = q->in_type == TRTL_INT8;
-    const __m256 zf = _mm256_set1_ps((float)q->in_zero_point), sc = _mm256_set1_ps(q->in_scale);
-    const __m256 lo = _mm256_set1_ps(sg ? -128.0f : 0.0f), hi = _mm256_set1_ps(sg ? 127.0f : 255.0f);
+    const int32_t sg = q->in_type == TRTL_INT8, codes = j->x_codes;
+    qf_vq vq;
+    qf_vq_init(&vq, q->in_scale, q->in_zero_point, sg);
     const __m256i zi = _mm256_set1_epi32(q->in_zero_point);
+    const void *x = j->x;
+    float *xf = j->xf;
     int64_t i = b;
     for (; i + 8 <= e; i += 8) {
         __m256 v;
-        if (j->x_codes) {
-            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)j->x + i));
+        if (codes) {
+            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)x + i));
             __m256i c = sg ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
             v = _mm256_cvtepi32_ps(_mm256_sub_epi32(c, zi));
         } else {
-            __m256 t = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps((const float *)j->x + i), sc),
-                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, zf), lo), hi); /* max first: NaN -> lo */
-            v = _mm256_sub_ps(t, zf);
+            v = _mm256_sub_ps(qf_vq_code(_mm256_loadu_ps((const float *)x + i), &vq), vq.zero);
         }
-        _mm256_storeu_ps(j->xf + i, v);
+        _mm256_storeu_ps(xf + i, v);
     }
     return i;
 }
@@ -244,57 +278,55 @@ static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
         j->xf[i] = qf_in_scalar(j->q, j->x, j->x_codes, i);
 }
 
-/* The output of channel k's pixels [b, e) of image plane `plane` (= n * K + k): vector where the
- * activation is none, ReLU or an upright clip, else (and for the tail) trtl_qconv_epilogue_one. */
+/* The output of channel k's pixels [b, e): vector where the activation is none, ReLU or an upright clip (returns
+ * where it stopped), else nothing; trtl_qconv_epilogue_one does the rest.  Every parameter is read into a register
+ * first (stores of code bytes may alias anything). */
 #if QF_X86
-__attribute__((target("avx2,fma"))) static inline __m256 qf_fq_avx2(__m256 v, float scale, int32_t zero,
-                                                                       int32_t sg, __m256 *codes)
-{
-    const __m256 zf = _mm256_set1_ps((float)zero);
-    __m256 t = _mm256_round_ps(_mm256_div_ps(v, _mm256_set1_ps(scale)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, zf), _mm256_set1_ps(sg ? -128.0f : 0.0f)),
-                      _mm256_set1_ps(sg ? 127.0f : 255.0f)); /* max first: NaN -> the lowest code */
-    *codes = t;
-    return _mm256_mul_ps(_mm256_sub_ps(t, zf), _mm256_set1_ps(scale));
-}
-
 __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, const trtl_qconv_state *qs,
                                                                int64_t k, int64_t b, int64_t e)
 {
     const trtl_qconv_desc *d = &qs->d;
-    if (!(d->act == TRTL_ACT_NONE || d->act == TRTL_ACT_RELU || (d->act == TRTL_ACT_CLIP && d->alpha <= d->beta)))
+    const int32_t act = d->act;
+    if (!(act == TRTL_ACT_NONE || act == TRTL_ACT_RELU || (act == TRTL_ACT_CLIP && d->alpha <= d->beta)))
         return b;
+    const int32_t mid = d->mid_quant, outq = d->out_quant, osg = d->out_signed, rsg = d->res_signed;
+    const int32_t rcodes = j->res && d->res_codes, rfloat = j->res && !d->res_codes;
+    qf_vq vm, vo;
+    qf_vq_init(&vm, mid ? d->mid_scale : 1.0f, d->mid_zero, d->mid_signed);
+    qf_vq_init(&vo, outq ? d->out_scale : 1.0f, d->out_zero, osg);
     const __m256 sc = _mm256_set1_ps(qs->scale[k]), bi = _mm256_set1_ps(qs->bias[k]);
-    const __m256 al = _mm256_set1_ps(d->act == TRTL_ACT_CLIP ? d->alpha : 0.0f), be = _mm256_set1_ps(d->beta);
+    const __m256 al = _mm256_set1_ps(act == TRTL_ACT_CLIP ? d->alpha : 0.0f), be = _mm256_set1_ps(d->beta);
     const __m256 rs = _mm256_set1_ps(d->res_scale);
     const __m256i rz = _mm256_set1_epi32(d->res_zero);
+    const float *acc = j->acc;
+    const void *res = j->res;
+    void *y = j->y;
     int64_t i = b;
     for (; i + 8 <= e; i += 8) {
-        __m256 c, v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(j->acc + i), sc), bi);
-        if (d->mid_quant)
-            v = qf_fq_avx2(v, d->mid_scale, d->mid_zero, d->mid_signed, &c);
-        if (j->res && d->res_codes) {
-            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)j->res + i));
-            __m256i r = d->res_signed ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
+        __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(acc + i), sc), bi);
+        if (mid)
+            v = qf_vq_fake(v, &vm);
+        if (rcodes) {
+            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)res + i));
+            __m256i r = rsg ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
             v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(r, rz)), rs));
-        } else if (j->res) {
-            v = _mm256_add_ps(v, _mm256_loadu_ps((const float *)j->res + i));
+        } else if (rfloat) {
+            v = _mm256_add_ps(v, _mm256_loadu_ps((const float *)res + i));
         }
-        if (d->act != TRTL_ACT_NONE) /* max(alpha, v): NaN stays NaN, as trtl_activation_eval */
+        if (act != TRTL_ACT_NONE) /* max(alpha, v): NaN stays NaN, as trtl_activation_eval */
             v = _mm256_max_ps(al, v);
-        if (d->act == TRTL_ACT_CLIP)
+        if (act == TRTL_ACT_CLIP)
             v = _mm256_min_ps(be, v);
-        if (d->out_quant == 2) {
-            qf_fq_avx2(v, d->out_scale, d->out_zero, d->out_signed, &c);
-            __m256i ci = _mm256_cvtps_epi32(c);
+        if (outq == 2) {
+            __m256i ci = _mm256_cvtps_epi32(qf_vq_code(v, &vo));
             __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(ci), _mm256_extracti128_si256(ci, 1));
-            w = d->out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-            _mm_storel_epi64((__m128i *)((int8_t *)j->y + i), w);
+            w = osg ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+            _mm_storel_epi64((__m128i *)((int8_t *)y + i), w);
             continue;
         }
-        if (d->out_quant)
-            v = qf_fq_avx2(v, d->out_scale, d->out_zero, d->out_signed, &c);
-        _mm256_storeu_ps((float *)j->y + i, v);
+        if (outq)
+            v = qf_vq_fake(v, &vo);
+        _mm256_storeu_ps((float *)y + i, v);
     }
     return i;
 }
