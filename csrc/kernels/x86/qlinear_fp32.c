@@ -34,6 +34,8 @@
 #define QF_X86 1
 #endif
 
+extern const trtl_kernel trtl_kernel_dequantize_simd; /* x86/qdq_simd.c: codes in */
+
 typedef struct qf_state {
     const trtl_kernel *inner;
     trtl_node node;   /* the inner CONVOLUTION node: float weights, no bias, no epilogue */
@@ -193,13 +195,10 @@ typedef struct qf_job {
 
 #define QF_CHUNK 8192
 
-/* One value of the input as the int8 kernels see it: q - zero. */
-static float qf_in_scalar(const trtl_qlinear_params *q, const void *x, int32_t codes, int64_t i)
+/* One value of a float input as the int8 kernels see it: its code - zero. */
+static float qf_in_scalar(const trtl_qlinear_params *q, const float *x, int64_t i)
 {
-    const int32_t sg = q->in_type == TRTL_INT8;
-    int32_t c = codes ? (sg ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i])
-                      : trtl_q8_quantize(((const float *)x)[i], q->in_scale, q->in_zero_point, sg);
-    return (float)(c - q->in_zero_point);
+    return (float)(trtl_q8_quantize(x[i], q->in_scale, q->in_zero_point, q->in_type == TRTL_INT8) - q->in_zero_point);
 }
 
 #if QF_X86
@@ -241,24 +240,14 @@ __attribute__((target("avx2,fma"))) static inline __m256 qf_vq_fake(__m256 x, co
 __attribute__((target("avx2,fma"))) static int64_t qf_in_avx2(const qf_job *j, int64_t b, int64_t e)
 {
     const trtl_qlinear_params *q = j->q;
-    const int32_t sg = q->in_type == TRTL_INT8, codes = j->x_codes;
+    const int32_t sg = q->in_type == TRTL_INT8;
     qf_vq vq;
     qf_vq_init(&vq, q->in_scale, q->in_zero_point, sg);
-    const __m256i zi = _mm256_set1_epi32(q->in_zero_point);
-    const void *x = j->x;
+    const float *x = j->x;
     float *xf = j->xf;
     int64_t i = b;
-    for (; i + 8 <= e; i += 8) {
-        __m256 v;
-        if (codes) {
-            __m128i c8 = _mm_loadl_epi64((const __m128i *)((const int8_t *)x + i));
-            __m256i c = sg ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
-            v = _mm256_cvtepi32_ps(_mm256_sub_epi32(c, zi));
-        } else {
-            v = _mm256_sub_ps(qf_vq_code(_mm256_loadu_ps((const float *)x + i), &vq), vq.zero);
-        }
-        _mm256_storeu_ps(xf + i, v);
-    }
+    for (; i + 8 <= e; i += 8)
+        _mm256_storeu_ps(xf + i, _mm256_sub_ps(qf_vq_code(_mm256_loadu_ps(x + i), &vq), vq.zero));
     return i;
 }
 #endif
@@ -275,7 +264,24 @@ static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
         i = qf_in_avx2(j, b, e);
 #endif
     for (; i < e; i++)
-        j->xf[i] = qf_in_scalar(j->q, j->x, j->x_codes, i);
+        j->xf[i] = qf_in_scalar(j->q, j->x, i);
+}
+
+/* Input codes -> (q - zero) floats: DequantizeLinear with scale 1, on its kernel (dequantize.simd). */
+static trtl_status qf_codes_in(const trtl_kernel_args *a, float *xf)
+{
+    const trtl_qlinear_params *q = &a->node->p.qlin;
+    const float one = 1.0f;
+    const int8_t zs = (int8_t)q->in_zero_point;
+    const uint8_t zu = (uint8_t)q->in_zero_point;
+    const trtl_dims scalar = {0, {0}};
+    int32_t io[4] = {0, 1, 2, 3};
+    trtl_node dq = {.op = TRTL_OP_DEQUANTIZE, .name = a->node->name, .n_in = 3, .n_out = 1, .in = io, .out = io + 3};
+    trtl_tensor_view in[3] = {a->in[0], {(void *)&one, scalar, TRTL_FLOAT},
+                              {a->in[0].dtype == TRTL_INT8 ? (void *)&zs : (void *)&zu, scalar, a->in[0].dtype}};
+    trtl_tensor_view out = {xf, a->in[0].dims, TRTL_FLOAT};
+    trtl_kernel_args da = {&dq, in, &out, NULL, 0, NULL, a->pool, NULL};
+    return trtl_kernel_dequantize_simd.run(&da);
 }
 
 /* The output of channel k's pixels [b, e): vector where the activation is none, ReLU or an upright clip (returns
@@ -367,7 +373,13 @@ static trtl_status qf_run(const trtl_kernel_args *a)
                 q->has_residual ? a->in[1].data : NULL, yd->d[1], yd->d[2] * yd->d[3], trtl_volume(xd)};
     float *acc = abytes ? (float *)((char *)a->scratch + xbytes) : (float *)a->out[0].data;
     j.acc = acc;
-    trtl_parallel_for(a->pool, (j.n_in + QF_CHUNK - 1) / QF_CHUNK, 1, qf_in_task, &j);
+    if (j.x_codes) {
+        trtl_status cs = qf_codes_in(a, j.xf);
+        if (cs != TRTL_OK)
+            return cs;
+    } else {
+        trtl_parallel_for(a->pool, (j.n_in + QF_CHUNK - 1) / QF_CHUNK, 1, qf_in_task, &j);
+    }
     trtl_tensor_view vi = {j.xf, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
     trtl_kernel_args ia = {&s->node, &vi, &vo, (char *)a->scratch + xbytes + abytes,
                            a->scratch_size - xbytes - abytes, s->istate, a->pool, NULL};
