@@ -41,7 +41,7 @@ def _dw_np(x, w, pad):
 def _case(rng, act_type, H, W):
     """x -> Q/DQ -> conv 3x3 -> Q/DQ (mid) + skip codes -> relu -> Q/DQ (codes) -> depthwise 3x3 + ReLU6 -> Q/DQ
     (codes) -> conv 1x1 -> float: float and codes in, mid quantization, residual codes, codes and float out."""
-    C = 6
+    C = 12  # the depthwise layer: one block of 8 channels and a tail of 4 (qlinear.fp32.depthwise*)
     x = (rng.standard_normal((2, C, H, W)) * 1.2).astype(np.float32)
     q1, s1, w1 = _int8_weights(rng, (C, C, 3, 3))
     q2, s2, w2 = _int8_weights(rng, (C, 1, 3, 3))
@@ -110,6 +110,8 @@ def test_each_choice_matches_the_quantized_math(act_type, shape, rng):
     fp32, lf = _build(make, x, precision=trt.float32)
     assert len(lf) == 3 and all(l["kernel"].startswith("qlinear.fp32.") and l["precision"] == "FLOAT" for l in lf), \
         [(l["kernel"], l["precision"]) for l in lf]
+    if "avx2" in trt.cpu_features():  # the depthwise layer on a depthwise kernel, in channel blocks
+        assert "depthwise" in lf[1]["kernel"], lf[1]["kernel"]
     int8, li = _build(make, x, precision=trt.int8)
     assert all(l["kernel"] in ("qlinear.int8", "qlinear.amx_int8") and l["precision"] == "INT8" for l in li), li
     off, lo = _build(make, x, tactics=False)

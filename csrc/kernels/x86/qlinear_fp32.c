@@ -43,7 +43,14 @@ typedef struct qf_state {
     float *w;         /* the int8 weights as floats */
     void *istate;     /* the inner kernel's prepared state */
     trtl_qconv_state *qs; /* the int8 library's state of the node: its checks, scales, bias and epilogue */
+    /* depthwise convolutions on a depthwise kernel run in blocks of QF_DW_BLOCK channels (nblk > 0): each block's
+     * input, accumulators and outputs stay in cache between the conversion, the kernel and the epilogue */
+    int32_t nblk;
+    trtl_node *bnode; /* [nblk]: the blocks' inner nodes (weights inside w) */
+    void **bstate;    /* [nblk] */
 } qf_state;
+
+#define QF_DW_BLOCK 8
 
 static int qf_geometry(const trtl_node *n, const trtl_dims *in)
 {
@@ -69,6 +76,31 @@ static void qf_inner_node(const trtl_node *n, const trtl_kernel *inner, const fl
     o->kernel = inner;
 }
 
+/* Depthwise with channel multiplier 1 (groups = C = K) on a depthwise kernel, more than one block of channels. */
+static int qf_blocked(const trtl_kernel *inner, const trtl_node *n)
+{
+    const trtl_conv_params *c = &n->p.qlin.conv;
+    int64_t K = c->num_output_maps, RS = c->kernel_size.d[0] * c->kernel_size.d[1];
+    return strncmp(inner->name, "convolution.depthwise", 21) == 0 && c->num_groups == K && K > QF_DW_BLOCK &&
+           RS > 0 && c->kernel.count == K * RS;
+}
+
+/* The inner node of channels [c0, c0 + cbk) of a blocked depthwise convolution. */
+static void qf_block_node(const trtl_node *n, const trtl_kernel *inner, const float *w, int64_t c0, int64_t cbk,
+                          int32_t *io, trtl_node *o)
+{
+    int64_t RS = n->p.qlin.conv.kernel_size.d[0] * n->p.qlin.conv.kernel_size.d[1];
+    qf_inner_node(n, inner, w ? w + c0 * RS : NULL, io, o);
+    o->p.conv.num_output_maps = (int32_t)cbk;
+    o->p.conv.num_groups = (int32_t)cbk;
+    o->p.conv.kernel.count = cbk * RS;
+}
+
+static int64_t qf_nblk(const trtl_node *n)
+{
+    return (n->p.qlin.conv.num_output_maps + QF_DW_BLOCK - 1) / QF_DW_BLOCK;
+}
+
 static float *qf_weights(const trtl_node *n)
 {
     const trtl_weights *k = &n->p.qlin.conv.kernel;
@@ -87,6 +119,18 @@ static int qf_applies(const trtl_kernel *inner, const trtl_node *n, const trtl_d
         return 1;
     int32_t io[2] = {0, 1};
     trtl_node o;
+    if (qf_blocked(inner, n)) { /* the full block and the last one */
+        int64_t K = n->p.qlin.conv.num_output_maps, last = K - (qf_nblk(n) - 1) * QF_DW_BLOCK;
+        for (int i = 0; i < 2; i++) {
+            trtl_dims d = in[0];
+            d.d[0] = 1;
+            d.d[1] = i ? last : QF_DW_BLOCK;
+            qf_block_node(n, inner, NULL, 0, d.d[1], io, &o);
+            if (!inner->applies(&o, &d))
+                return 0;
+        }
+        return 1;
+    }
     qf_inner_node(n, inner, NULL, io, &o); /* applies() reads the geometry only */
     return inner->applies(&o, in);
 }
@@ -98,6 +142,11 @@ static void qf_release(void *state)
         return;
     if (s->istate && s->inner->release)
         s->inner->release(s->istate);
+    for (int32_t b = 0; s->bstate && b < s->nblk; b++)
+        if (s->bstate[b] && s->inner->release)
+            s->inner->release(s->bstate[b]);
+    free(s->bstate);
+    free(s->bnode);
     trtl_aligned_free(s->w);
     trtl_qconv_release(s->qs);
     free(s);
@@ -134,7 +183,24 @@ static trtl_status qf_prepare(const trtl_kernel *inner, const trtl_node *n, void
         return trtl_error_prefix("layer '%s'", n->name);
     }
     qf_inner_node(n, inner, s->w, s->io, &s->node);
-    if (inner->prepare && inner->prepare(&s->node, &s->istate) != TRTL_OK) {
+    if (qf_blocked(inner, n)) {
+        int64_t nb = qf_nblk(n), K = q->conv.num_output_maps;
+        s->bnode = calloc((size_t)nb, sizeof *s->bnode);
+        s->bstate = calloc((size_t)nb, sizeof *s->bstate);
+        if (!s->bnode || !s->bstate) {
+            qf_release(s);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
+        }
+        s->nblk = (int32_t)nb;
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t c0 = b * QF_DW_BLOCK, cbk = K - c0 < QF_DW_BLOCK ? K - c0 : QF_DW_BLOCK;
+            qf_block_node(n, inner, s->w, c0, cbk, s->io, &s->bnode[b]);
+            if (inner->prepare && inner->prepare(&s->bnode[b], &s->bstate[b]) != TRTL_OK) {
+                qf_release(s);
+                return trtl_error_prefix("layer '%s': preparing %s", n->name, inner->name);
+            }
+        }
+    } else if (inner->prepare && inner->prepare(&s->node, &s->istate) != TRTL_OK) {
         qf_release(s);
         return trtl_error_prefix("layer '%s': preparing %s", n->name, inner->name);
     }
@@ -159,23 +225,37 @@ static size_t qf_acc_bytes(const trtl_node *n, const trtl_tensor_view *out)
     return n->p.qlin.out_quant == 2 ? al64((size_t)trtl_volume(&out[0].dims) * sizeof(float)) : 0;
 }
 
+/* Blocked depthwise: one slot a thread, each [a block's input floats][its accumulators][the inner scratch]. */
+static size_t qf_block_bytes(const trtl_dims *x, const trtl_dims *y)
+{
+    return al64((size_t)(QF_DW_BLOCK * x->d[2] * x->d[3]) * sizeof(float)) +
+           al64((size_t)(QF_DW_BLOCK * y->d[2] * y->d[3]) * sizeof(float));
+}
+
 static size_t qf_scratch(const trtl_kernel *inner, const trtl_node *n, const trtl_tensor_view *in,
                          const trtl_tensor_view *out)
 {
-    size_t head = al64((size_t)trtl_volume(&in[0].dims) * sizeof(float)) + qf_acc_bytes(n, out);
-    if (!inner->scratch)
-        return head;
-    float *w = qf_weights(n); /* off the run path: the inner kernel sizes its scratch from a node */
-    if (!w)
-        return head;
-    int32_t io[2] = {0, 1};
-    trtl_node o;
-    trtl_tensor_view vi, vo;
-    qf_inner_node(n, inner, w, io, &o);
-    qf_views(n, in, out, &vi, &vo);
-    size_t r = head + inner->scratch(&o, &vi, &vo);
-    trtl_aligned_free(w);
-    return r;
+    const int blocked = qf_blocked(inner, n);
+    size_t head = blocked ? qf_block_bytes(&in[0].dims, &out[0].dims)
+                          : al64((size_t)trtl_volume(&in[0].dims) * sizeof(float)) + qf_acc_bytes(n, out);
+    size_t r = head;
+    float *w = inner->scratch ? qf_weights(n) : NULL; /* off the run path: the inner kernel sizes it from a node */
+    if (w) {
+        int32_t io[2] = {0, 1};
+        trtl_node o;
+        trtl_tensor_view vi, vo;
+        qf_views(n, in, out, &vi, &vo);
+        if (blocked) { /* the full block's scratch (the last block is no larger) */
+            vi.dims.d[0] = vo.dims.d[0] = 1;
+            vi.dims.d[1] = vo.dims.d[1] = QF_DW_BLOCK;
+            qf_block_node(n, inner, w, 0, QF_DW_BLOCK, io, &o);
+        } else {
+            qf_inner_node(n, inner, w, io, &o);
+        }
+        r += al64(inner->scratch(&o, &vi, &vo));
+        trtl_aligned_free(w);
+    }
+    return blocked ? r * (size_t)trtl_available_cpus() : r;
 }
 
 /* ---- the reformats ---- */
@@ -237,20 +317,29 @@ __attribute__((target("avx2,fma"))) static inline __m256 qf_vq_fake(__m256 x, co
     return _mm256_mul_ps(_mm256_sub_ps(qf_vq_code(x, v), v->zero), v->scale);
 }
 
-__attribute__((target("avx2,fma"))) static int64_t qf_in_avx2(const qf_job *j, int64_t b, int64_t e)
+__attribute__((target("avx2,fma"))) static int64_t qf_in_avx2(const trtl_qlinear_params *q, const float *x,
+                                                              float *xf, int64_t n)
 {
-    const trtl_qlinear_params *q = j->q;
-    const int32_t sg = q->in_type == TRTL_INT8;
     qf_vq vq;
-    qf_vq_init(&vq, q->in_scale, q->in_zero_point, sg);
-    const float *x = j->x;
-    float *xf = j->xf;
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8)
+    qf_vq_init(&vq, q->in_scale, q->in_zero_point, q->in_type == TRTL_INT8);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(xf + i, _mm256_sub_ps(qf_vq_code(_mm256_loadu_ps(x + i), &vq), vq.zero));
     return i;
 }
 #endif
+
+/* n float inputs -> (code - zero) floats. */
+static void qf_in_floats(const trtl_qlinear_params *q, const float *x, float *xf, int64_t n)
+{
+    int64_t i = 0;
+#if QF_X86
+    if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
+        i = qf_in_avx2(q, x, xf, n);
+#endif
+    for (; i < n; i++)
+        xf[i] = qf_in_scalar(q, x, i);
+}
 
 static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
 {
@@ -258,29 +347,23 @@ static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
     (void)thread;
     b *= QF_CHUNK;
     e = e * QF_CHUNK < j->n_in ? e * QF_CHUNK : j->n_in;
-    int64_t i = b;
-#if QF_X86
-    if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
-        i = qf_in_avx2(j, b, e);
-#endif
-    for (; i < e; i++)
-        j->xf[i] = qf_in_scalar(j->q, j->x, i);
+    qf_in_floats(j->q, (const float *)j->x + b, j->xf + b, e - b);
 }
 
 /* Input codes -> (q - zero) floats: DequantizeLinear with scale 1, on its kernel (dequantize.simd). */
-static trtl_status qf_codes_in(const trtl_kernel_args *a, float *xf)
+static trtl_status qf_codes_in(const trtl_node *node, const trtl_tensor_view *x, float *xf, struct trtl_threadpool *pool)
 {
-    const trtl_qlinear_params *q = &a->node->p.qlin;
+    const trtl_qlinear_params *q = &node->p.qlin;
     const float one = 1.0f;
     const int8_t zs = (int8_t)q->in_zero_point;
     const uint8_t zu = (uint8_t)q->in_zero_point;
     const trtl_dims scalar = {0, {0}};
     int32_t io[4] = {0, 1, 2, 3};
-    trtl_node dq = {.op = TRTL_OP_DEQUANTIZE, .name = a->node->name, .n_in = 3, .n_out = 1, .in = io, .out = io + 3};
-    trtl_tensor_view in[3] = {a->in[0], {(void *)&one, scalar, TRTL_FLOAT},
-                              {a->in[0].dtype == TRTL_INT8 ? (void *)&zs : (void *)&zu, scalar, a->in[0].dtype}};
-    trtl_tensor_view out = {xf, a->in[0].dims, TRTL_FLOAT};
-    trtl_kernel_args da = {&dq, in, &out, NULL, 0, NULL, a->pool, NULL};
+    trtl_node dq = {.op = TRTL_OP_DEQUANTIZE, .name = node->name, .n_in = 3, .n_out = 1, .in = io, .out = io + 3};
+    trtl_tensor_view in[3] = {*x, {(void *)&one, scalar, TRTL_FLOAT},
+                              {x->dtype == TRTL_INT8 ? (void *)&zs : (void *)&zu, scalar, x->dtype}};
+    trtl_tensor_view out = {xf, x->dims, TRTL_FLOAT};
+    trtl_kernel_args da = {&dq, in, &out, NULL, 0, NULL, pool, NULL};
     return trtl_kernel_dequantize_simd.run(&da);
 }
 
@@ -289,12 +372,12 @@ static trtl_status qf_codes_in(const trtl_kernel_args *a, float *xf)
  * first (stores of code bytes may alias anything). */
 #if QF_X86
 __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, const trtl_qconv_state *qs,
-                                                               int64_t k, int64_t b, int64_t e)
+                                                               int64_t k, const float *acc, int64_t o0, int64_t e)
 {
     const trtl_qconv_desc *d = &qs->d;
     const int32_t act = d->act;
     if (!(act == TRTL_ACT_NONE || act == TRTL_ACT_RELU || (act == TRTL_ACT_CLIP && d->alpha <= d->beta)))
-        return b;
+        return 0;
     const int32_t mid = d->mid_quant, outq = d->out_quant, osg = d->out_signed, rsg = d->res_signed;
     const int32_t rcodes = j->res && d->res_codes, rfloat = j->res && !d->res_codes;
     qf_vq vm, vo;
@@ -304,10 +387,9 @@ __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, 
     const __m256 al = _mm256_set1_ps(act == TRTL_ACT_CLIP ? d->alpha : 0.0f), be = _mm256_set1_ps(d->beta);
     const __m256 rs = _mm256_set1_ps(d->res_scale);
     const __m256i rz = _mm256_set1_epi32(d->res_zero);
-    const float *acc = j->acc;
-    const void *res = j->res;
-    void *y = j->y;
-    int64_t i = b;
+    const void *res = j->res ? (const char *)j->res + o0 * (rcodes ? 1 : 4) : NULL;
+    void *y = (char *)j->y + o0 * (outq == 2 ? 1 : 4);
+    int64_t i = 0;
     for (; i + 8 <= e; i += 8) {
         __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(acc + i), sc), bi);
         if (mid)
@@ -338,26 +420,96 @@ __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, 
 }
 #endif
 
+/* The epilogue of output plane (image, channel k) at element o0 of the output, from its accumulators acc[P]. */
+static void qf_out_plane(const qf_job *j, int64_t k, const float *acc, int64_t o0)
+{
+    const trtl_qconv_state *qs = j->s->qs;
+    int64_t i = 0;
+#if QF_X86
+    if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
+        i = qf_out_avx2(j, qs, k, acc, o0, j->P);
+#endif
+    const float *res = j->res && !qs->d.res_codes ? j->res : NULL;
+    const int8_t *resq = j->res && qs->d.res_codes ? j->res : NULL;
+    for (; i < j->P; i++) {
+        float a = acc[i]; /* an integer: as the int32 accumulator (saturated past int32) */
+        int32_t v = a >= 2147483520.0f ? INT32_MAX : a <= -2147483648.0f ? INT32_MIN : (int32_t)a;
+        trtl_qconv_epilogue_one(qs, k, v, res, resq, j->y, o0 + i);
+    }
+}
+
 static void qf_out_task(void *ctx, int64_t b, int64_t e, int thread)
 {
     const qf_job *j = ctx;
-    const trtl_qconv_state *qs = j->s->qs;
     (void)thread;
-    for (int64_t plane = b; plane < e; plane++) {
-        const int64_t k = plane % j->K, p0 = plane * j->P, p1 = p0 + j->P;
-        int64_t i = p0;
-#if QF_X86
-        if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
-            i = qf_out_avx2(j, qs, k, p0, p1);
-#endif
-        const float *res = j->res && !qs->d.res_codes ? j->res : NULL;
-        const int8_t *resq = j->res && qs->d.res_codes ? j->res : NULL;
-        for (; i < p1; i++) {
-            float a = j->acc[i]; /* an integer: as the int32 accumulator (saturated past int32) */
-            int32_t acc = a >= 2147483520.0f ? INT32_MAX : a <= -2147483648.0f ? INT32_MIN : (int32_t)a;
-            trtl_qconv_epilogue_one(qs, k, acc, res, resq, j->y, i);
+    for (int64_t plane = b; plane < e; plane++)
+        qf_out_plane(j, plane % j->K, j->acc + plane * j->P, plane * j->P);
+}
+
+/* Blocked depthwise: items (image, block of channels), each converted, convolved and requantized in its thread's
+ * scratch slot. */
+typedef struct qf_bjob {
+    const qf_job *j;
+    const trtl_tensor_view *x;
+    trtl_dims xd, yd;
+    char *scratch;
+    size_t slot;
+    trtl_status *st; /* [threads] */
+} qf_bjob;
+
+static void qf_block_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    const qf_bjob *bj = ctx;
+    const qf_job *j = bj->j;
+    const qf_state *s = j->s;
+    const int64_t HW = bj->xd.d[2] * bj->xd.d[3], C = bj->xd.d[1];
+    float *xf = (float *)(bj->scratch + (size_t)thread * bj->slot);
+    float *acc = (float *)((char *)xf + al64((size_t)(QF_DW_BLOCK * HW) * sizeof(float)));
+    char *iscratch = (char *)xf + qf_block_bytes(&bj->xd, &bj->yd);
+    size_t isize = bj->slot - qf_block_bytes(&bj->xd, &bj->yd);
+    for (int64_t item = b; item < e && bj->st[thread] == TRTL_OK; item++) {
+        const int64_t n = item / s->nblk, blk = item % s->nblk, c0 = blk * QF_DW_BLOCK;
+        const int64_t cbk = j->K - c0 < QF_DW_BLOCK ? j->K - c0 : QF_DW_BLOCK, off = (n * C + c0) * HW;
+        trtl_tensor_view vi = {xf, bj->xd, TRTL_FLOAT}, vo = {acc, bj->yd, TRTL_FLOAT};
+        vi.dims.d[0] = vo.dims.d[0] = 1;
+        vi.dims.d[1] = vo.dims.d[1] = cbk;
+        if (j->x_codes) {
+            trtl_tensor_view xc = {(char *)bj->x->data + off, vi.dims, bj->x->dtype};
+            bj->st[thread] = qf_codes_in(&s->node, &xc, xf, NULL);
+        } else {
+            qf_in_floats(j->q, (const float *)j->x + off, xf, cbk * HW);
         }
+        trtl_kernel_args ia = {&s->bnode[blk], &vi, &vo, iscratch, isize, s->bstate[blk], NULL, NULL};
+        if (bj->st[thread] == TRTL_OK)
+            bj->st[thread] = s->inner->run(&ia);
+        for (int64_t kk = 0; kk < cbk && bj->st[thread] == TRTL_OK; kk++)
+            qf_out_plane(j, c0 + kk, acc + kk * j->P, (n * j->K + c0 + kk) * j->P);
     }
+}
+
+static trtl_status qf_run_blocked(const trtl_kernel_args *a, const qf_job *j)
+{
+    struct trtl_threadpool *pool = a->pool;
+    int nt = pool ? trtl_threadpool_size(pool) : 1;
+    size_t slot = a->scratch_size / (size_t)trtl_available_cpus();
+    slot &= ~(size_t)63;
+    if (nt > trtl_available_cpus() || slot * (size_t)nt > a->scratch_size) {
+        pool = NULL; /* a larger pool than the scratch was sized for runs on the calling thread */
+        nt = 1;
+    }
+    trtl_status st[64];
+    for (int t = 0; t < 64; t++)
+        st[t] = TRTL_OK;
+    if (nt > 64) {
+        pool = NULL;
+        nt = 1;
+    }
+    qf_bjob bj = {j, &a->in[0], a->in[0].dims, a->out[0].dims, a->scratch, slot, st};
+    trtl_parallel_for(pool, a->in[0].dims.d[0] * j->s->nblk, 1, qf_block_task, &bj);
+    for (int t = 0; t < nt; t++)
+        if (st[t] != TRTL_OK)
+            return st[t];
+    return TRTL_OK;
 }
 
 static trtl_status qf_run(const trtl_kernel_args *a)
@@ -367,14 +519,20 @@ static trtl_status qf_run(const trtl_kernel_args *a)
     const trtl_qlinear_params *q = &n->p.qlin;
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
     size_t xbytes = al64((size_t)trtl_volume(xd) * sizeof(float)), abytes = qf_acc_bytes(n, a->out);
-    if (a->scratch_size < xbytes + abytes)
-        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': qlinear.fp32 scratch too small", n->name);
     qf_job j = {s, q, a->in[0].data, a->in[0].dtype != TRTL_FLOAT, a->scratch, NULL, a->out[0].data,
                 q->has_residual ? a->in[1].data : NULL, yd->d[1], yd->d[2] * yd->d[3], trtl_volume(xd)};
+    if (s->nblk) {
+        size_t need = qf_block_bytes(xd, yd);
+        if (a->scratch_size / (size_t)trtl_available_cpus() < need)
+            return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': qlinear.fp32 scratch too small", n->name);
+        return qf_run_blocked(a, &j);
+    }
+    if (a->scratch_size < xbytes + abytes)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': qlinear.fp32 scratch too small", n->name);
     float *acc = abytes ? (float *)((char *)a->scratch + xbytes) : (float *)a->out[0].data;
     j.acc = acc;
     if (j.x_codes) {
-        trtl_status cs = qf_codes_in(a, j.xf);
+        trtl_status cs = qf_codes_in(n, &a->in[0], j.xf, a->pool);
         if (cs != TRTL_OK)
             return cs;
     } else {
