@@ -45,9 +45,10 @@ def _case(rng, act_type, H, W):
     x = (rng.standard_normal((2, C, H, W)) * 1.2).astype(np.float32)
     q1, s1, w1 = _int8_weights(rng, (C, C, 3, 3))
     q2, s2, w2 = _int8_weights(rng, (C, 1, 3, 3))
+    b2 = (rng.standard_normal(C) * 0.5).astype(np.float32)
     q3, s3, w3 = _int8_weights(rng, (4, C, 1, 1))
     lo, hi = _lims(act_type)
-    z0, za, zo, zd = (120, 110, 0, 0) if act_type == trt.uint8 else (0, 0, 0, 0)
+    z0, za, zo, zd = (120, 110, 30, 0) if act_type == trt.uint8 else (0, 0, 0, 0)
     S0, Sa, So, Sd = 0.025, 0.04, 0.045, 0.03
 
     def make(net, xin, precision):
@@ -59,7 +60,7 @@ def _case(rng, act_type, H, W):
         s = net.add_elementwise(a, xq, trt.ElementWiseOperation.SUM).get_output(0)
         s = net.add_activation(s, trt.ActivationType.RELU).get_output(0)
         y = _fq(net, s, So, zo, act_type)
-        c2 = net.add_convolution_nd(y, C, (3, 3), w2)
+        c2 = net.add_convolution_nd(y, C, (3, 3), w2, b2)
         c2.num_groups = C
         c2.padding_nd = (1, 1)
         r6 = net.add_activation(c2.get_output(0), trt.ActivationType.CLIP)
@@ -78,6 +79,7 @@ def _case(rng, act_type, H, W):
         v = (q_np(v, Sa, za, lo, hi) - za) * F(Sa) + cx * F(S0)
         co = q_np(np.maximum(v, 0), So, zo, lo, hi) - zo
         v = _dw_np(co, q2.astype(np.float64), 1) * F(So) * s2.astype(np.float64).reshape(1, -1, 1, 1)
+        v = v + b2.astype(np.float64).reshape(1, -1, 1, 1)
         cd = q_np(np.clip(v, 0, 6), Sd, zd, lo, hi) - zd
         return conv2d_np(cd, q3.astype(np.float64)) * F(Sd) * s3.astype(np.float64).reshape(1, -1, 1, 1)
 
@@ -103,7 +105,7 @@ def _build(make, x, precision=None, tactics=True, timing=True):
 
 
 @pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
-@pytest.mark.parametrize("shape", [(9, 7), (14, 13)])
+@pytest.mark.parametrize("shape", [(9, 7), (14, 13), (8, 8)])
 def test_each_choice_matches_the_quantized_math(act_type, shape, rng):
     x, make, model, step = _case(rng, act_type, *shape)
     ref = model(x)

@@ -352,7 +352,7 @@ static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
 
 /* Input codes -> (q - zero) floats: DequantizeLinear with scale 1, on its kernel (dequantize.simd). */
 static trtl_status qf_codes_in(const trtl_node *node, const trtl_tensor_view *x, float *xf, struct trtl_threadpool *pool)
-{
+{ /* node: the QLINEAR node (its input quantization) */
     const trtl_qlinear_params *q = &node->p.qlin;
     const float one = 1.0f;
     const int8_t zs = (int8_t)q->in_zero_point;
@@ -450,6 +450,7 @@ static void qf_out_task(void *ctx, int64_t b, int64_t e, int thread)
  * scratch slot. */
 typedef struct qf_bjob {
     const qf_job *j;
+    const trtl_node *node; /* the QLINEAR node */
     const trtl_tensor_view *x;
     trtl_dims xd, yd;
     char *scratch;
@@ -475,7 +476,7 @@ static void qf_block_task(void *ctx, int64_t b, int64_t e, int thread)
         vi.dims.d[1] = vo.dims.d[1] = cbk;
         if (j->x_codes) {
             trtl_tensor_view xc = {(char *)bj->x->data + off, vi.dims, bj->x->dtype};
-            bj->st[thread] = qf_codes_in(&s->node, &xc, xf, NULL);
+            bj->st[thread] = qf_codes_in(bj->node, &xc, xf, NULL);
         } else {
             qf_in_floats(j->q, (const float *)j->x + off, xf, cbk * HW);
         }
@@ -504,7 +505,7 @@ static trtl_status qf_run_blocked(const trtl_kernel_args *a, const qf_job *j)
         pool = NULL;
         nt = 1;
     }
-    qf_bjob bj = {j, &a->in[0], a->in[0].dims, a->out[0].dims, a->scratch, slot, st};
+    qf_bjob bj = {j, a->node, &a->in[0], a->in[0].dims, a->out[0].dims, a->scratch, slot, st};
     trtl_parallel_for(pool, a->in[0].dims.d[0] * j->s->nblk, 1, qf_block_task, &bj);
     for (int t = 0; t < nt; t++)
         if (st[t] != TRTL_OK)
