@@ -174,4 +174,4 @@ def test_on_avx2_and_portable_paths(mask):
                            os.path.abspath(__file__), "-k", "not paths"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "6 passed" in proc.stdout, proc.stdout[-2000:]
+    assert "8 passed" in proc.stdout, proc.stdout[-2000:]
