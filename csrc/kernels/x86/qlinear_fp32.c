@@ -432,7 +432,7 @@ static void qf_out_plane(const qf_job *j, int64_t k, const float *acc, int64_t o
     const float *res = j->res && !qs->d.res_codes ? j->res : NULL;
     const int8_t *resq = j->res && qs->d.res_codes ? j->res : NULL;
     for (; i < j->P; i++) {
-        float a = acc[i]; /* an integer: as the int32 accumulator (saturated past int32) */
+        float a = rintf(acc[i]); /* an integer (Winograd: to float rounding): the int32 accumulator, saturated */
         int32_t v = a >= 2147483520.0f ? INT32_MAX : a <= -2147483648.0f ? INT32_MIN : (int32_t)a;
         trtl_qconv_epilogue_one(qs, k, v, res, resq, j->y, o0 + i);
     }
