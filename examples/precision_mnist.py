@@ -120,6 +120,13 @@ def reduced_steps(engine):
     return sum(p != "FLOAT" for p in precisions), len(precisions)
 
 
+def fp32_tactic_steps(engine):
+    """Int8 layers whose quantized math the builder ran on an fp32 kernel because it timed faster (kernels
+    "qlinear.fp32.*", builder pass int8_tactics): FLOAT steps with the int8 layers' results."""
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    return sum(layer["kernel"].startswith("qlinear.fp32.") for layer in info["layers"])
+
+
 def throughput(infer, x, batch, runs):
     """Images per second of infer on `batch` images (median of `runs` timed calls after a warm-up)."""
     xb = np.ascontiguousarray(np.resize(x, (batch,) + x.shape[1:]))
@@ -138,6 +145,7 @@ def evaluate(which, weights, x_test, y_test, calib_images, runs1, runs64, precis
         results[precision] = {
             "accuracy": float((pred.argmax(1) == y_test).mean()),
             "reduced": reduced,
+            "fp32_tactics": fp32_tactic_steps(engine),
             "steps": steps,
             "b1": throughput(infer, x_test, 1, runs1),
             "b64": throughput(infer, x_test, MAX_BATCH, runs64),

@@ -267,6 +267,7 @@ def test_implicit_int8_resnet_runs_int8_end_to_end(tmp_path, rng):
             t.dynamic_range = (-r[t.name], r[t.name])
     config = builder.create_builder_config()
     config.set_flag(trt.BuilderFlag.INT8)
+    config.set_pass_enabled("int8_tactics", False)  # the int8 kernels (test_int8_tactics.py: the fp32 ones)
     eng = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))
     layers = json.loads(eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))["layers"]
     assert all(l["precision"] == "INT8" for l in layers), [(l["name"], l["precision"]) for l in layers]

@@ -226,6 +226,7 @@ def test_qdq_resnet_matches_onnxruntime(tmp_path, rng, act_type):
         logger = trt.Logger(trt.Logger.ERROR)
         builder, network, _ = parse(open(path, "rb").read(), logger)
         config = builder.create_builder_config()
+        config.set_pass_enabled("int8_tactics", False)  # the int8 kernels (test_int8_tactics.py: the fp32 ones)
         if not io:
             config.set_pass_enabled("qdq_int8_io", False)
         engines[io] = trt.Runtime(logger).deserialize_cuda_engine(builder.build_serialized_network(network, config))

@@ -62,7 +62,7 @@ def test_quantize_static_models_match_onnxruntime(models, which, pc, act, fuse, 
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
     scale = output_scale(path)
     assert scale is not None
-    eng = _build(path, () if fuse else ("fuse_qdq",))
+    eng = _build(path, ("int8_tactics",) if fuse else ("fuse_qdq",))  # int8 kernels (test_int8_tactics.py: fp32 ones)
     info = eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.ONELINE)
     n_int8 = (info.count("[qlinear.int8]") + info.count("[qlinear.amx_int8]"))
     if fuse:  # cnn: 7 convs + the Gemm; matmul: 6 Linear (MatMul with constant weights)

@@ -34,6 +34,7 @@ typedef struct trtl_bg_node {
     int32_t want_set;       /* 1: the layer asked for want_precision (layer.precision or set_output_type) */
     int32_t want_precision; /* trtl_dtype or TRTL_BF16; honoured under OBEY/PREFER_PRECISION_CONSTRAINTS */
     const struct trtl_kernel *fixed_kernel; /* set by a pass that decides the kernel (elide_concat); else NULL */
+    int32_t fp32_tactics;   /* QLINEAR: the int8_tactics pass admitted the qlinear.fp32.* kernels (select.c) */
 } trtl_bg_node;
 
 typedef struct trtl_bgraph {

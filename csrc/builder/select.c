@@ -18,6 +18,7 @@
 #include "builder/select_hook.h"
 #include "core/alloc.h"
 #include "kernels/registry.h"
+#include "kernels/qlinear_fp32.h"
 #include "network/op_table.h"
 #include "core/threadpool.h"
 #include "core/status.h"
@@ -594,6 +595,22 @@ static void precision_report(const trtl_bgraph *g, const trtl_bg_node *bn, const
                              const double *ms, const trtl_kernel *chosen, const prec_note *pn)
 {
     const char *name = bn->n.name;
+    if (bn->n.op == TRTL_OP_QLINEAR) {
+        int32_t best[2] = {-1, -1}; /* the fastest timed int8 (0) and fp32 (1) candidates */
+        for (int k = 0; k < nok; k++) {
+            int f = ok[k]->precision == TRTL_FLOAT;
+            if (ms[k] >= 0 && (best[f] < 0 || ms[k] < ms[best[f]]))
+                best[f] = k;
+        }
+        if (best[0] >= 0 && best[1] >= 0)
+            trtl_log(TRTL_LOG_INFO, "layer '%s': %s: %s %.4f ms, %s %.4f ms", name,
+                     chosen->precision == TRTL_FLOAT ? "runs its int8 math on an fp32 kernel" : "stays INT8",
+                     ok[best[0]]->name, ms[best[0]], ok[best[1]]->name, ms[best[1]]);
+        else
+            trtl_log(TRTL_LOG_VERBOSE, "layer '%s': int8 layer on kernel %s (%s)", name, chosen->name,
+                     bn->fp32_tactics ? "not timed against fp32 kernels" : "int8_tactics off");
+        return;
+    }
     if (chosen->precision != TRTL_FLOAT) {
         trtl_log(TRTL_LOG_VERBOSE, "layer '%s': computes in %s (kernel %s)", name, prec_name(chosen->precision),
                  chosen->name);
@@ -695,6 +712,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
                 continue; /* level 0 (and non-fp32 nodes): reference kernels only */
             if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))
                 continue;
+            if (trtl_qlinear_fp32_inner(k) && !g->n[i].fp32_tactics)
+                continue; /* fp32 tactics of an int8 layer: only as passes/int8_tactics.c admits them */
             ok[nok++] = k;
         }
         /* The reference kernel is the fallback, not a competitor: timing it on big layers costs most

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "core/dims.h"
 #include "kernels/registry.h"
+#include "kernels/qlinear_fp32.h"
 
 #define ALIGN 64 /* arena offsets: as core/alloc.c aligns buffers */
 
@@ -725,8 +726,8 @@ static void sb_tensor(sbuf *b, const trtl_engine *e, int32_t id)
  * kernel). */
 static int32_t node_precision(const trtl_engine *e, const trtl_node *n)
 {
-    if (n->op == TRTL_OP_QLINEAR)
-        return TRTL_INT8;
+    if (n->op == TRTL_OP_QLINEAR) /* FLOAT on an fp32 tactic (kernels/x86/qlinear_fp32.c) */
+        return n->kernel && trtl_qlinear_fp32_inner(n->kernel) ? TRTL_FLOAT : TRTL_INT8;
     if ((n->op == TRTL_OP_POOLING || n->op == TRTL_OP_SHUFFLE || n->op == TRTL_OP_SLICE || n->op == TRTL_OP_PLUGIN_V2) &&
         n->n_in > 0 &&
         (e->tensors[n->in[0]].dtype == TRTL_INT8 || e->tensors[n->in[0]].dtype == TRTL_UINT8))

@@ -235,6 +235,11 @@ void trtl_qdwc_block(const trtl_qconv_state *s, const trtl_qdwc_geom *g, const v
                      void *scratch, int border);
 
 /* Portable path (ref/qconv.c): scratch, then the run over all N images / M rows. */
+/* The epilogue of output value o from its int32 accumulator (channel k): dequantize, bias, mid
+ * quantization, residual (res or resq, may be NULL), activation, out_quant; stored at y[o] as a
+ * float or, with out_quant = 2, its code (also used by x86/qlinear_fp32.c for its tails). */
+void trtl_qconv_epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res, const int8_t *resq,
+                             void *y, int64_t o);
 size_t trtl_qconv_ref_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W);
 void trtl_qconv_ref_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, const trtl_qk_io *io,
                         void *scratch, struct trtl_threadpool *pool);

@@ -70,7 +70,22 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_shuffle_inplace)                                                                \
     X(trtl_kernel_conv_depthwise_plane512)                                                        \
     X(trtl_kernel_conv_depthwise_c8)                                                              \
-    X(trtl_kernel_conv_depthwise_rows8)
+    X(trtl_kernel_conv_depthwise_rows8)                                                           \
+    X(trtl_kernel_qlinear_fp32_gemv)                                                              \
+    X(trtl_kernel_qlinear_fp32_depthwise)                                                         \
+    X(trtl_kernel_qlinear_fp32_depthwise_avx2)                                                    \
+    X(trtl_kernel_qlinear_fp32_depthwise_c8)                                                      \
+    X(trtl_kernel_qlinear_fp32_depthwise_rows8)                                                   \
+    X(trtl_kernel_qlinear_fp32_depthwise_c16)                                                     \
+    X(trtl_kernel_qlinear_fp32_depthwise_plane512)                                                \
+    X(trtl_kernel_qlinear_fp32_winograd_f43)                                                      \
+    X(trtl_kernel_qlinear_fp32_winograd_f23)                                                      \
+    X(trtl_kernel_qlinear_fp32_1x1_direct)                                                        \
+    X(trtl_kernel_qlinear_fp32_pixel_gemm)                                                        \
+    X(trtl_kernel_qlinear_fp32_packed_gemm)                                                       \
+    X(trtl_kernel_qlinear_fp32_tapwise)                                                           \
+    X(trtl_kernel_qlinear_fp32_grouped_direct)                                                    \
+    X(trtl_kernel_qlinear_fp32_im2col_sgemm)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

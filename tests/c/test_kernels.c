@@ -2982,6 +2982,28 @@ out:
 /* ---- qlinear.int8 (internal int8 conv / FC / matmul on kernels/qconv.h) vs qlinear.ref ---------- */
 
 extern const trtl_kernel trtl_kernel_qlinear_int8, trtl_kernel_qlinear_amx_int8;
+/* The fp32 tactics of int8 convolutions (x86/qlinear_fp32.c): the same quantized math on fp32 convolution kernels. */
+extern const trtl_kernel trtl_kernel_qlinear_fp32_gemv, trtl_kernel_qlinear_fp32_depthwise,
+    trtl_kernel_qlinear_fp32_depthwise_avx2, trtl_kernel_qlinear_fp32_depthwise_c8, trtl_kernel_qlinear_fp32_depthwise_c16,
+    trtl_kernel_qlinear_fp32_depthwise_plane512, trtl_kernel_qlinear_fp32_winograd_f43,
+    trtl_kernel_qlinear_fp32_winograd_f23, trtl_kernel_qlinear_fp32_1x1_direct, trtl_kernel_qlinear_fp32_pixel_gemm,
+    trtl_kernel_qlinear_fp32_packed_gemm, trtl_kernel_qlinear_fp32_tapwise, trtl_kernel_qlinear_fp32_grouped_direct,
+    trtl_kernel_qlinear_fp32_im2col_sgemm;
+static const trtl_kernel *const qf_tactics[] = {
+    &trtl_kernel_qlinear_fp32_gemv, &trtl_kernel_qlinear_fp32_depthwise, &trtl_kernel_qlinear_fp32_depthwise_avx2,
+    &trtl_kernel_qlinear_fp32_depthwise_c8, &trtl_kernel_qlinear_fp32_depthwise_c16,
+    &trtl_kernel_qlinear_fp32_depthwise_plane512, &trtl_kernel_qlinear_fp32_winograd_f43,
+    &trtl_kernel_qlinear_fp32_winograd_f23, &trtl_kernel_qlinear_fp32_1x1_direct, &trtl_kernel_qlinear_fp32_pixel_gemm,
+    &trtl_kernel_qlinear_fp32_packed_gemm, &trtl_kernel_qlinear_fp32_tapwise, &trtl_kernel_qlinear_fp32_grouped_direct,
+    &trtl_kernel_qlinear_fp32_im2col_sgemm};
+#define N_QF_TACTICS ((int)(sizeof qf_tactics / sizeof qf_tactics[0]))
+
+/* A tactic that can run nd on this CPU (the CPU's features and its applies()). */
+static int qf_tactic_runs(const trtl_kernel *k, const trtl_node *nd, const trtl_tensor_view *in)
+{
+    trtl_dims d[2] = {in[0].dims, in[0].dims};
+    return !(k->cpu_features & ~trtl_cpu_features()) && (!k->applies || k->applies(nd, d));
+}
 
 /* One random case: mode 0 conv (2-D), 1 FC, 2 matmul rows.  Returns 1 on failure. */
 static int qlinear_case(int mode, int out_quant)
@@ -2999,6 +3021,8 @@ static int qlinear_case(int mode, int out_quant)
         G = rint_in(0, 3) == 0 ? 2 : 1;
         C = G * rint_in(1, 12);
         K = G * rint_in(1, 12);
+        if (rint_in(0, 2) == 0) /* depthwise (the fp32 tactics' blocks of 8 channels and a tail) */
+            G = C = K = rint_in(2, 21);
         H = rint_in(3, 14);
         W = rint_in(3, 17);
         R = rint_in(1, 3);
@@ -3082,6 +3106,10 @@ static int qlinear_case(int mode, int out_quant)
         if (!r && trtl_cpu_has(trtl_kernel_qlinear_amx_int8.cpu_features) &&
             (mode != TRTL_QL_CONV || q->conv.num_groups == 1))
             r = run_opt(&trtl_kernel_qlinear_amx_int8, &nd, in, &ydims, want);
+        /* the fp32 tactics that take the convolution (Winograd: sums to float rounding, the same tolerance) */
+        for (int t = 0; t < N_QF_TACTICS && !r; t++)
+            if (mode == TRTL_QL_CONV && qf_tactic_runs(qf_tactics[t], &nd, in))
+                r = run_opt(qf_tactics[t], &nd, in, &ydims, want);
         g_atol = atol;
     }
     free(want);
@@ -3151,33 +3179,44 @@ static int qlinear_codes_case(int mode)
              q->in_type == TRTL_INT8 ? "s8" : "u8", q->out_type == TRTL_INT8 ? "s8" : "u8", (int)q->act);
     int bad = 0;
     trtl_kernel_args ra = {&nd, in, &out, NULL, 0, NULL, NULL, NULL};
-    void *state = NULL;
-    if (trtl_ref_qlinear(&ra) != TRTL_OK || trtl_kernel_qlinear_int8.prepare(&nd, &state) != TRTL_OK) {
+    if (trtl_ref_qlinear(&ra) != TRTL_OK) {
         fprintf(stderr, "FAIL [%s]: %s\n", g_desc, trtl_last_error());
         bad = 1;
     }
-    for (int pi = 0; pi < 3 && !bad; pi++) {
-        trtl_tensor_view o = {got, ydims, (trtl_dtype)q->out_type};
-        size_t ss = trtl_kernel_qlinear_int8.scratch(&nd, in, &o);
-        float *scratch = nan_buf((int64_t)(ss / sizeof(float)) + 1);
-        trtl_kernel_args a = {&nd, in, &o, scratch, ss, state, g_pools[pi], NULL};
-        memset(got, 0x5a, (size_t)ny);
-        if (trtl_kernel_qlinear_int8.run(&a) != TRTL_OK) {
-            fprintf(stderr, "FAIL qlinear.int8 [%s]: %s\n", g_desc, trtl_last_error());
+    /* qlinear.int8, then the fp32 tactics that take the convolution */
+    for (int t = -1; t < N_QF_TACTICS && !bad; t++) {
+        const trtl_kernel *k = t < 0 ? &trtl_kernel_qlinear_int8 : qf_tactics[t];
+        if (t >= 0 && (mode != TRTL_QL_CONV || !qf_tactic_runs(k, &nd, in)))
+            continue;
+        void *state = NULL;
+        if (k->prepare(&nd, &state) != TRTL_OK) {
+            fprintf(stderr, "FAIL %s prepare [%s]: %s\n", k->name, g_desc, trtl_last_error());
             bad = 1;
         }
-        for (int64_t i = 0; i < ny && !bad; i++) {
-            int gv = q->out_type == TRTL_INT8 ? got[i] : (uint8_t)got[i];
-            int wv = q->out_type == TRTL_INT8 ? want[i] : (uint8_t)want[i];
-            if (abs(gv - wv) > 1) {
-                fprintf(stderr, "FAIL qlinear.int8 [%s] pool=%d: code[%lld] = %d, reference %d\n", g_desc, pi,
-                        (long long)i, gv, wv);
+        for (int pi = 0; pi < 3 && !bad; pi++) {
+            trtl_tensor_view o = {got, ydims, (trtl_dtype)q->out_type};
+            size_t ss = k->scratch(&nd, in, &o);
+            float *scratch = nan_buf((int64_t)(ss / sizeof(float)) + 1);
+            trtl_kernel_args a = {&nd, in, &o, scratch, ss, state, g_pools[pi], NULL};
+            memset(got, 0x5a, (size_t)ny);
+            if (k->run(&a) != TRTL_OK) {
+                fprintf(stderr, "FAIL %s [%s]: %s\n", k->name, g_desc, trtl_last_error());
                 bad = 1;
             }
+            for (int64_t i = 0; i < ny && !bad; i++) {
+                int gv = q->out_type == TRTL_INT8 ? got[i] : (uint8_t)got[i];
+                int wv = q->out_type == TRTL_INT8 ? want[i] : (uint8_t)want[i];
+                if (abs(gv - wv) > 1) {
+                    fprintf(stderr, "FAIL %s [%s] pool=%d: code[%lld] = %d, reference %d\n", k->name, g_desc, pi,
+                            (long long)i, gv, wv);
+                    bad = 1;
+                }
+            }
+            free(scratch);
         }
-        free(scratch);
+        if (state)
+            k->release(state);
     }
-    trtl_kernel_qlinear_int8.release(state);
     g_failures += bad;
     free(w);
     free(x);

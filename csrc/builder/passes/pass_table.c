@@ -17,7 +17,8 @@
  * elementwise layer and an Abs into the reduce they feed, which no other pass matches.  Reshape elision follows
  * (views of elided concatenations' outputs join their groups).  Plugin int8 output runs last: it needs the int8
  * layers fuse_qdq made (the readers whose quantizer it takes) and the plugins' INT8 inputs that implicit INT8
- * placed, and it only changes a plugin, the scale after it and tensor types. */
+ * placed, and it only changes a plugin, the scale after it and tensor types.  int8_tactics comes after everything
+ * that makes or changes int8 layers: it only marks them for kernel selection. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                    "lets a plugin reading int8 codes that can write them (Adder2d_TRT) take the "
                                    "batch norm after it and its readers' quantizer: it writes int8 codes, max "
                                    "poolings pool them (AdderNet INT8)"},
+    [TRTL_PASS_INT8_TACTICS] = {"int8_tactics", trtl_pass_int8_tactics, 1, 0,
+                                "lets kernel selection time fp32 convolution kernels running an int8 convolution's "
+                                "quantized math (same codes) against the int8 kernels and keep the faster"},
 };
 
 int32_t trtl_pass_find(const char *name)

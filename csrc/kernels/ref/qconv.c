@@ -15,7 +15,7 @@
 
 /* The epilogue of output value o (qconv.h: dequantize, bias, residual, activation, out_quant), stored
  * as a float or, with out_quant = 2, as its code. */
-static void epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res, const int8_t *resq,
+void trtl_qconv_epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, const float *res, const int8_t *resq,
                          void *y, int64_t o)
 {
     const trtl_qconv_desc *d = &s->d;
@@ -105,7 +105,7 @@ static void conv_task(void *ctx, int64_t b, int64_t e, int thread)
                                 acc += (int32_t)qg[c * HW + ih * j->W + iw] * wk[(c * d->R + r) * d->S + t];
                         }
                     }
-                epilogue_one(s, k, acc, j->res, j->resq, j->y, k * P + oh * j->OW + ow);
+                trtl_qconv_epilogue_one(s, k, acc, j->res, j->resq, j->y, k * P + oh * j->OW + ow);
             }
     }
 }
@@ -146,7 +146,7 @@ static void gemm_task(void *ctx, int64_t b, int64_t e, int thread)
             int32_t acc = 0;
             for (int64_t c = 0; c < C; c++)
                 acc += (int32_t)j->q[m * C + c] * s->w[k * C + c];
-            epilogue_one(s, k, acc, j->res, j->resq, j->y, m * K + k);
+            trtl_qconv_epilogue_one(s, k, acc, j->res, j->resq, j->y, m * K + k);
         }
 }
 

@@ -10,6 +10,7 @@
  * input's quantization, and out_quant = 2 writes the output's codes (passes/qdq_int8_io.c). */
 #include "kernels/kernel.h"
 #include "kernels/qconv.h"
+#include "kernels/qlinear_fp32.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -26,7 +27,7 @@ static int ql_applies(const trtl_node *n, const trtl_dims *in)
            q->conv.padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
 }
 
-static void make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d)
+void trtl_qlinear_make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d)
 {
     const trtl_conv_params *c = &q->conv;
     int64_t K = c->num_output_maps, n = c->kernel.count / (K ? K : 1);
@@ -77,7 +78,7 @@ static trtl_status ql_prepare_amx(const trtl_node *n, void **state, int32_t amx)
 {
     const trtl_qlinear_params *q = &n->p.qlin;
     trtl_qconv_desc d;
-    make_desc(q, &d);
+    trtl_qlinear_make_desc(q, &d);
     trtl_qconv_state *s = NULL;
     trtl_status st = trtl_qconv_prepare_amx(&d, q->conv.kernel.values, q->w_scale.values, 1,
                                             q->conv.bias.count ? q->conv.bias.values : NULL, amx, &s);
