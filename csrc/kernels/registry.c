@@ -67,6 +67,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_reduce_axes)                                                                    \
     X(trtl_kernel_reduce_binary_rows)                                                             \
     X(trtl_kernel_conv_1x1_direct)                                                                \
+    X(trtl_kernel_conv_1x1_block)                                                                 \
     X(trtl_kernel_shuffle_inplace)                                                                \
     X(trtl_kernel_conv_depthwise_plane512)                                                        \
     X(trtl_kernel_conv_depthwise_c8)
