@@ -143,11 +143,13 @@ PW_T512 static inline void pw_tile512_any(const float *wp, const float *x, int64
 
 static const int32_t pw_lane_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
-/* Rows k0 .. k0+kr-1 (kr <= 4, the panel half at wp), nv ymm pixel vectors, the last one of nlast lanes. */
+/* Rows k0 .. k0+kr-1 (kr <= 4, the panel half at wp), nv ymm pixel vectors, the last one of nlast lanes (a masked
+ * load / store only where `part`: vmaskmovps is several micro-ops a load on AMD Zen, in the loop over C). */
 PW_T256 static inline __attribute__((always_inline)) void pw_tile256(const float *wp, const float *x, int64_t xs,
-                                                                     int64_t ys, int64_t C, const int nv, int nlast,
-                                                                     const float *bias, const float *res, float *y,
-                                                                     int kr, const trtl_epilogue *e)
+                                                                     int64_t ys, int64_t C, const int nv,
+                                                                     const int part, int nlast, const float *bias,
+                                                                     const float *res, float *y, int kr,
+                                                                     const trtl_epilogue *e)
 {
     __m256 acc[4][PW_MAX_NV];
     const __m256i ml = _mm256_loadu_si256((const __m256i *)(pw_lane_mask + 8 - nlast));
@@ -161,7 +163,7 @@ PW_T256 static inline __attribute__((always_inline)) void pw_tile256(const float
         __m256 xv[PW_MAX_NV];
         _Pragma("GCC unroll 8")
         for (int v = 0; v < nv; v++)
-            xv[v] = v == nv - 1 ? _mm256_maskload_ps(xr + 8 * v, ml) : _mm256_loadu_ps(xr + 8 * v);
+            xv[v] = part && v == nv - 1 ? _mm256_maskload_ps(xr + 8 * v, ml) : _mm256_loadu_ps(xr + 8 * v);
         _Pragma("GCC unroll 8")
         for (int i = 0; i < 4; i++) {
             __m256 w = _mm256_broadcast_ss(wp + i);
@@ -178,7 +180,7 @@ PW_T256 static inline __attribute__((always_inline)) void pw_tile256(const float
         _Pragma("GCC unroll 8")
         for (int v = 0; v < nv; v++) {
             __m256 t = _mm256_add_ps(acc[i][v], b);
-            if (v == nv - 1) {
+            if (part && v == nv - 1) {
                 if (res)
                     t = _mm256_add_ps(t, _mm256_maskload_ps(res + i * ys + 8 * v, ml));
                 if (fast)
@@ -199,10 +201,13 @@ PW_T256 static inline void pw_tile256_any(const float *wp, const float *x, int64
                                           int nlast, const float *bias, const float *res, float *y, int kr,
                                           const trtl_epilogue *e)
 {
-    switch (nv) {
-    case 1: pw_tile256(wp, x, xs, ys, C, 1, nlast, bias, res, y, kr, e); break;
-    case 2: pw_tile256(wp, x, xs, ys, C, 2, nlast, bias, res, y, kr, e); break;
-    case 3: pw_tile256(wp, x, xs, ys, C, 3, nlast, bias, res, y, kr, e); break;
+    switch (nv * 2 + (nlast < 8)) {
+    case 2: pw_tile256(wp, x, xs, ys, C, 1, 0, nlast, bias, res, y, kr, e); break;
+    case 3: pw_tile256(wp, x, xs, ys, C, 1, 1, nlast, bias, res, y, kr, e); break;
+    case 4: pw_tile256(wp, x, xs, ys, C, 2, 0, nlast, bias, res, y, kr, e); break;
+    case 5: pw_tile256(wp, x, xs, ys, C, 2, 1, nlast, bias, res, y, kr, e); break;
+    case 6: pw_tile256(wp, x, xs, ys, C, 3, 0, nlast, bias, res, y, kr, e); break;
+    case 7: pw_tile256(wp, x, xs, ys, C, 3, 1, nlast, bias, res, y, kr, e); break;
     default: break;
     }
 }
