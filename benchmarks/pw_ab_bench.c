@@ -77,7 +77,7 @@ static void time_all(const trtl_kernel *const *ks, int nk, trtl_node *nd, const 
 }
 
 /* A 1x1 layer C -> K on an H x H output map, input stride s (the input map is H*s - s + 1 wide... rounded as
- * ResNet's shortcuts: input (H*s) x (H*s)); act: 0 none, 1 ReLU6, 2 ReLU. */
+ * ResNet's shortcuts: input (H*s) x (H*s)); act: 0 none, 1 ReLU6, 2 ReLU, 3 SiLU. */
 static void bench_pws(const char *name, int64_t C, int64_t K, int64_t H, int s, int act, int res)
 {
     if (g_filter && !strstr(name, g_filter))
@@ -97,7 +97,7 @@ static void bench_pws(const char *name, int64_t C, int64_t K, int64_t H, int s, 
           *y = bench_rand_buf(K * H * H, 1.0f), *r = bench_rand_buf(K * H * H, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
-    nd.epi.act = act == 1 ? TRTL_ACT_CLIP : act == 2 ? TRTL_ACT_RELU : TRTL_ACT_NONE;
+    nd.epi.act = act == 1 ? TRTL_ACT_CLIP : act == 2 ? TRTL_ACT_RELU : act == 3 ? TRTL_ACT_SILU : TRTL_ACT_NONE;
     nd.epi.alpha = 0.0f;
     nd.epi.beta = 6.0f;
     nd.epi.has_residual = res;
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
     bench_pw("mnas 480->96 14", 480, 96, 14, 0, 0);
     bench_pw("effb0 192->1152 7", 192, 1152, 7, 1, 0);
     bench_pw("effb0 1152->192 7 res", 1152, 192, 7, 0, 1);
-    /* ResNet-50 (ReLU after conv1, residual + ReLU after conv3; the shortcuts: none) and YOLO's 1x1 maps */
+    /* ResNet-50 (ReLU after conv1, residual + ReLU after conv3; the shortcuts: none) and YOLO's 1x1 maps (SiLU) */
     bench_pws("r50 64->256 56 res", 64, 256, 56, 1, 2, 1);
     bench_pws("r50 256->64 56", 256, 64, 56, 1, 2, 0);
     bench_pws("r50 64->64 56", 64, 64, 56, 1, 2, 0);
@@ -180,11 +180,11 @@ int main(int argc, char **argv)
     bench_pws("r50 s2 256->512 28", 256, 512, 28, 2, 0, 0);
     bench_pws("r50 s2 512->1024 14", 512, 1024, 14, 2, 0, 0);
     bench_pws("r50 s2 1024->2048 7", 1024, 2048, 7, 2, 0, 0);
-    bench_pws("yolo 64->64 80", 64, 64, 80, 1, 2, 0);
-    bench_pws("yolo 64->32 80", 64, 32, 80, 1, 2, 0);
-    bench_pws("yolo 32->32 80", 32, 32, 80, 1, 2, 0);
-    bench_pws("yolo 256->64 40", 256, 64, 40, 1, 2, 0);
-    bench_pws("yolo 128->128 40", 128, 128, 40, 1, 2, 0);
+    bench_pws("yolo 64->64 80", 64, 64, 80, 1, 3, 0);
+    bench_pws("yolo 64->32 80", 64, 32, 80, 1, 3, 0);
+    bench_pws("yolo 32->32 80", 32, 32, 80, 1, 3, 0);
+    bench_pws("yolo 256->64 40", 256, 64, 40, 1, 3, 0);
+    bench_pws("yolo 128->128 40", 128, 128, 40, 1, 3, 0);
     if (g_pool)
         trtl_threadpool_destroy(g_pool);
     return 0;

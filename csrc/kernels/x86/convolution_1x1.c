@@ -19,7 +19,8 @@
  * channel.  Larger remainders are a masked vector.
  *
  * AVX2 + FMA (no AVX-512): tiles of 4 channels (half a panel) x up to 3 ymm pixel vectors (12
- * accumulators of the 16 registers), the last vector masked.  CPUs without AVX2/FMA do not get
+ * accumulators of the 16 registers), the last vector masked where the chunk ends in a partial one.
+ * The tiles, chunks and the weight packing are shared with convolution.1x1_block (pw_tile.h).  CPUs without AVX2/FMA do not get
  * this kernel (cpu_features); the packed GEMM / BLAS kernels and the reference remain.
  *
  * applies() keeps it to maps of at most 32x32 pixels and, on maps of at most 8x8, to depths of 256 or more
