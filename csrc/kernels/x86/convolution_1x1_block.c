@@ -36,9 +36,6 @@
 #ifndef PB_BLOCK_BYTES
 #define PB_BLOCK_BYTES (128 * 1024) /* a block's rows (C x xs floats) */
 #endif
-#ifndef PB_GROUPS
-#define PB_GROUPS 1
-#endif
 #define PB_MAX_BLOCK 2048 /* pixels a block at most */
 #define PB_SKEW 16        /* floats past a row's vectors, so that rows a power of two apart do not share L1 sets */
 #define PB_MAX_SLOTS 64
@@ -58,6 +55,7 @@ typedef struct pb_job {
     const float *x, *bias, *res;
     float *y, *buf;
     const trtl_epilogue *epi;
+    trtl_epilogue tile_epi; /* epi, without its activation where that is no register one (applied per block row) */
     int64_t nrange, items, slots, slot_floats;
 } pb_job;
 
@@ -152,7 +150,7 @@ static void pb_items(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const pb_job *j = ctx;
     const pb_geom *g = j->g;
-    const int vl = g->wide ? 16 : 8;
+    const int vl = g->wide ? 16 : 8, gr = g->wide ? PW_MR : 4;
     const int64_t P = g->P, C = g->C, K = g->K;
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
@@ -164,13 +162,15 @@ static void pb_items(void *ctx, int64_t sb, int64_t se, int thread)
             pb_copy(g, j->x + n * C * g->in_sp, p0, np, buf);
             const float *res = j->res ? j->res + n * K * P + p0 : NULL;
             float *y = j->y + n * K * P + p0;
-            for (int64_t gb = g0; gb < g1; gb += PB_GROUPS) {
-                int64_t ge = pb_min(gb + PB_GROUPS, g1);
+            for (int64_t gi = g0; gi < g1; gi++) {
                 for (int64_t q = 0, nq = pw_nchunks(np, vl, g->wide, P); q < nq; q++) {
                     pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
-                    pw_chunk_groups(j->st, g->wide, &ch, gb, ge, buf + ch.p0, g->xs, j->bias,
-                                    res ? res + ch.p0 : NULL, y + ch.p0, P, j->epi);
+                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, buf + ch.p0, g->xs, j->bias,
+                                    res ? res + ch.p0 : NULL, y + ch.p0, P, &j->tile_epi);
                 }
+                if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
+                    for (int64_t k = gi * gr, ke = pb_min(k + gr, K); k < ke; k++)
+                        trtl_epi_act(j->epi, y + k * P, np);
             }
         }
     }
@@ -224,8 +224,10 @@ static trtl_status pb_run(const trtl_kernel_args *a)
                           nd->name, a->scratch_size);
     pb_job j = {st, &g, (const float *)a->in[0].data,
                 nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL, res, (float *)a->out[0].data,
-                (float *)(((uintptr_t)a->scratch + PB_ALIGN - 1) & ~(uintptr_t)(PB_ALIGN - 1)), &nd->epi, 1, 0, 1,
-                (int64_t)slot_floats};
+                (float *)(((uintptr_t)a->scratch + PB_ALIGN - 1) & ~(uintptr_t)(PB_ALIGN - 1)), &nd->epi, nd->epi,
+                1, 0, 1, (int64_t)slot_floats};
+    if (!trtl_act_is_fast(nd->epi.act))
+        j.tile_epi.act = TRTL_ACT_NONE;
     int64_t slots = trtl_threads_for(a->pool, pb_flops(&g));
     slots = pb_min(pb_min(slots, avail), pb_max_slots(&g));
     int64_t blocks = g.N * g.nblock;
