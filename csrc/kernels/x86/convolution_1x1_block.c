@@ -181,14 +181,7 @@ static void pb_items(void *ctx, int64_t sb, int64_t se, int thread)
 static double pb_flops(const pb_geom *g) { return 2.0 * (double)g->N * (double)g->K * (double)g->C * (double)g->P; }
 
 /* Slots the scratch is sized for and run() may use. */
-static int64_t pb_max_slots(const pb_geom *g)
-{
-    int64_t t = trtl_available_cpus();
-    double want = pb_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)t)
-        t = want < 1.0 ? 1 : (int64_t)want;
-    return t > PB_MAX_SLOTS ? PB_MAX_SLOTS : t;
-}
+static int64_t pb_max_slots(const pb_geom *g) { return trtl_scratch_slots(pb_flops(g), PB_MAX_SLOTS); }
 
 static size_t pb_slot_floats(const pb_geom *g)
 {
