@@ -7,9 +7,12 @@
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
  *   build/pw_ab_bench [filter] [--threads N] [--reps N]
  *
- * One thread (default): the minimum CPU time of the calling thread over the runs (bench_time_kernel); --threads
- * N > 1: minimum wall time with a pool of N, meaningful on a quiet machine only.  --cold: 64 MiB are written
- * before every run, so weights and activations come from memory as in a network whose weights exceed the caches.
+ * One thread (default): the minimum CPU time of the calling thread over the runs, the kernels taking turns run by
+ * run (time_all); --threads N > 1: minimum wall time with a pool of N, meaningful on a quiet machine only.  --cold:
+ * 64 MiB are written before every run, so weights and activations come from memory as in a network whose weights
+ * exceed the caches.  Also ResNet-50's and YOLO's 1x1 shapes (stride 2 shortcuts, SiLU).  A/B of two builds of one
+ * kernel in one process: compile the variant with -Dtrtl_kernel_conv_1x1_block=trtl_kernel_conv_1x1_block_alt (and
+ * its settings) into an object and link it in; it is timed as "(alt)" next to the library's kernels.
  */
 #include <stdio.h>
 #include <stdlib.h>
