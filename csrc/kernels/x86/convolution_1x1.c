@@ -175,6 +175,17 @@ trtl_status trtl_pw_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+void trtl_pw_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const pw_state *st = state;
+    unsigned char *w = dst;
+    (void)nd;
+    for (int64_t k = 0; k < st->K; k++)
+        for (int64_t c = 0; c < st->C; c++)
+            memcpy(w + (size_t)(k * st->C + c) * sizeof(float), &st->wp[((k / PW_MR) * st->C + c) * PW_MR + k % PW_MR],
+                   sizeof(float));
+}
+
 const trtl_kernel trtl_kernel_conv_1x1_direct = {
     .name = "convolution.1x1_direct",
     .op = TRTL_OP_CONVOLUTION,
@@ -184,4 +195,5 @@ const trtl_kernel trtl_kernel_conv_1x1_direct = {
     .prepare = trtl_pw_prepare,
     .release = trtl_pw_release,
     .run = pw_run,
+    .unpack = trtl_pw_unpack,
 };

@@ -254,4 +254,5 @@ const trtl_kernel trtl_kernel_conv_1x1_block = {
     .release = trtl_pw_release,
     .scratch = pb_scratch,
     .run = pb_run,
+    .unpack = trtl_pw_unpack,
 };

@@ -27,6 +27,8 @@ typedef struct pw_state {
 /* The packed weights of a 1x1, one-group FLOAT convolution (convolution_1x1.c); the state is a pw_state. */
 trtl_status trtl_pw_prepare(const trtl_node *nd, void **state);
 void trtl_pw_release(void *state);
+/* The plain weights [K][C] back from the panels (trtl_kernel.unpack: the engine keeps only the packed copy). */
+void trtl_pw_unpack(const trtl_node *nd, const void *state, void *dst);
 
 /* ---- AVX-512 tiles ------------------------------------------------------------------------- */
 
