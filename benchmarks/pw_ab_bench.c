@@ -7,9 +7,12 @@
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
  *   build/pw_ab_bench [filter] [--threads N] [--reps N]
  *
- * One thread (default): the minimum CPU time of the calling thread over the runs (bench_time_kernel); --threads
- * N > 1: minimum wall time with a pool of N, meaningful on a quiet machine only.  --cold: 64 MiB are written
- * before every run, so weights and activations come from memory as in a network whose weights exceed the caches.
+ * One thread (default): the minimum CPU time of the calling thread over the runs, the kernels taking turns run by
+ * run (time_all); --threads N > 1: minimum wall time with a pool of N, meaningful on a quiet machine only.  --cold:
+ * 64 MiB are written before every run, so weights and activations come from memory as in a network whose weights
+ * exceed the caches.  Also ResNet-50's and YOLO's 1x1 shapes (stride 2 shortcuts, SiLU).  A/B of two builds of one
+ * kernel in one process: compile the variant with -Dtrtl_kernel_conv_1x1_block=trtl_kernel_conv_1x1_block_alt (and
+ * its settings) into an object and link it in; it is timed as "(alt)" next to the library's kernels.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,46 +27,61 @@ extern const trtl_kernel trtl_kernel_conv_packed_gemm;
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
 extern const trtl_kernel trtl_kernel_conv_1x1_direct;
+extern const trtl_kernel trtl_kernel_conv_1x1_block;
+/* A variant of a kernel under test, linked in from an object built with -Dtrtl_kernel_conv_1x1_block=
+ * trtl_kernel_conv_1x1_block_alt and other settings (absent: not timed). */
+extern const trtl_kernel trtl_kernel_conv_1x1_block_alt __attribute__((weak));
 
 static int g_threads = 1, g_reps = 20, g_cold;
 static trtl_threadpool *g_pool;
 static const char *g_filter;
 
-/* Minimum CPU (no pool) or wall time of k->run over g_reps runs, each after 64 MiB of writes evicting the caches. */
-static double time_cold(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, trtl_tensor_view *out)
+/* Minimum CPU (no pool) or wall time over g_reps runs of each of the nk kernels, the kernels taking turns run by run
+ * (A/B interleaved, so that a loaded machine's slow phases hit every kernel alike); with --cold each run comes after
+ * 64 MiB of writes evicting the caches.  t[i] < 0: kernel i does not apply or failed. */
+static void time_all(const trtl_kernel *const *ks, int nk, trtl_node *nd, const trtl_tensor_view *in,
+                     trtl_tensor_view *out, double *t)
 {
     static float *evict;
     const int64_t ne = 16 << 20;
-    if (!evict && !(evict = malloc((size_t)ne * sizeof(float))))
-        return -1;
-    if (k->applies && !k->applies(nd, &in[0].dims))
-        return -1;
-    void *state = NULL;
-    if (k->prepare && k->prepare(nd, &state) != TRTL_OK)
-        return -1;
-    size_t ss = k->scratch ? k->scratch(nd, in, out) : 0;
-    void *scratch = ss ? malloc(ss) : NULL;
-    trtl_kernel_args a = {nd, in, out, scratch, ss, state, g_threads > 1 ? g_pool : NULL, NULL};
-    const clockid_t clk = g_threads > 1 ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
-    double best = 1e9;
-    for (int i = 0; i < g_reps; i++) {
-        for (int64_t j = 0; j < ne; j += 16)
-            evict[j] = (float)i;
-        double t0 = bench_clock_s(clk);
-        if (k->run(&a) != TRTL_OK) {
-            best = -1;
-            break;
-        }
-        double t = bench_clock_s(clk) - t0;
-        best = t < best ? t : best;
+    if (g_cold && !evict && !(evict = malloc((size_t)ne * sizeof(float))))
+        return;
+    void *state[8] = {0}, *scratch[8] = {0};
+    trtl_kernel_args a[8];
+    for (int i = 0; i < nk; i++) {
+        t[i] = -1;
+        if ((ks[i]->applies && !ks[i]->applies(nd, &in[0].dims)) ||
+            (ks[i]->prepare && ks[i]->prepare(nd, &state[i]) != TRTL_OK))
+            continue;
+        size_t ss = ks[i]->scratch ? ks[i]->scratch(nd, in, out) : 0;
+        scratch[i] = ss ? malloc(ss) : NULL;
+        a[i] = (trtl_kernel_args){nd, in, out, scratch[i], ss, state[i], g_threads > 1 ? g_pool : NULL, NULL};
+        if (ks[i]->run(&a[i]) == TRTL_OK)
+            t[i] = 1e9;
     }
-    if (k->release)
-        k->release(state);
-    free(scratch);
-    return best;
+    const clockid_t clk = g_threads > 1 ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+    for (int r = 0; r < g_reps; r++)
+        for (int i = 0; i < nk; i++) {
+            if (t[i] < 0)
+                continue;
+            if (g_cold)
+                for (int64_t j = 0; j < ne; j += 16)
+                    evict[j] = (float)r;
+            double t0 = bench_clock_s(clk);
+            ks[i]->run(&a[i]);
+            double dt = bench_clock_s(clk) - t0;
+            t[i] = dt < t[i] ? dt : t[i];
+        }
+    for (int i = 0; i < nk; i++) {
+        if (ks[i]->release && state[i])
+            ks[i]->release(state[i]);
+        free(scratch[i]);
+    }
 }
 
-static void bench_pw(const char *name, int64_t C, int64_t K, int64_t H, int relu6, int res)
+/* A 1x1 layer C -> K on an H x H output map, input stride s (the input map is H*s - s + 1 wide... rounded as
+ * ResNet's shortcuts: input (H*s) x (H*s)); act: 0 none, 1 ReLU6, 2 ReLU, 3 SiLU. */
+static void bench_pws(const char *name, int64_t C, int64_t K, int64_t H, int s, int act, int res)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -74,31 +92,34 @@ static void bench_pw(const char *name, int64_t C, int64_t K, int64_t H, int relu
     p->num_output_maps = (int32_t)K;
     p->num_groups = 1;
     int64_t one[2] = {1, 1}, zero[2] = {0, 0};
-    p->kernel_size = p->stride = p->dilation = trtl_dims_make(2, one);
+    int64_t st[2] = {s, s};
+    p->kernel_size = p->dilation = trtl_dims_make(2, one);
+    p->stride = trtl_dims_make(2, st);
     p->pre_padding = p->post_padding = trtl_dims_make(2, zero);
-    float *w = bench_rand_buf(K * C, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
+    float *w = bench_rand_buf(K * C, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H * s * s, 1.0f),
           *y = bench_rand_buf(K * H * H, 1.0f), *r = bench_rand_buf(K * H * H, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
-    nd.epi.act = relu6 ? TRTL_ACT_CLIP : TRTL_ACT_NONE;
+    nd.epi.act = act == 1 ? TRTL_ACT_CLIP : act == 2 ? TRTL_ACT_RELU : act == 3 ? TRTL_ACT_SILU : TRTL_ACT_NONE;
     nd.epi.alpha = 0.0f;
     nd.epi.beta = 6.0f;
     nd.epi.has_residual = res;
     nd.n_in = 1 + (res != 0);
     nd.n_out = 1;
-    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, H, H};
+    int64_t xd[4] = {1, C, H * s, H * s}, yd[4] = {1, K, H, H};
     trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     double flops = 2.0 * (double)K * (double)C * (double)(H * H);
     const trtl_kernel *ks[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_pixel_gemm,
-                               &trtl_kernel_conv_im2col_sgemm, &trtl_kernel_conv_1x1_direct};
+                               &trtl_kernel_conv_im2col_sgemm, &trtl_kernel_conv_1x1_direct,
+                               &trtl_kernel_conv_1x1_block, &trtl_kernel_conv_1x1_block_alt};
+    const int nk = (int)(sizeof ks / sizeof ks[0]) - !ks[sizeof ks / sizeof ks[0] - 1];
+    double t[8];
+    time_all(ks, nk, &nd, in, &out, t);
     printf("%-24s %6.1f MFLOP", name, flops / 1e6);
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        double t = g_cold ? time_cold(ks[i], &nd, in, &out)
-                          : bench_time_kernel(ks[i], &nd, in, &out, g_threads > 1 ? g_pool : NULL, g_reps);
-        if (t > 0)
-            printf(" | %s %6.1f us %4.0f GF/s", ks[i]->name + 12, t * 1e6, flops / t / 1e9);
-    }
+    for (int i = 0; i < nk; i++)
+        if (t[i] > 0)
+            printf(" | %s%s %6.1f us %4.0f GF/s", ks[i]->name + 12, i == nk - 1 && ks[i] != &trtl_kernel_conv_1x1_block ? "(alt)" : "", t[i] * 1e6, flops / t[i] / 1e9);
     printf("\n");
     fflush(stdout);
     free(w);
@@ -106,6 +127,11 @@ static void bench_pw(const char *name, int64_t C, int64_t K, int64_t H, int relu
     free(x);
     free(y);
     free(r);
+}
+
+static void bench_pw(const char *name, int64_t C, int64_t K, int64_t H, int relu6, int res)
+{
+    bench_pws(name, C, K, H, 1, relu6, res);
 }
 
 int main(int argc, char **argv)
@@ -143,6 +169,25 @@ int main(int argc, char **argv)
     bench_pw("mnas 480->96 14", 480, 96, 14, 0, 0);
     bench_pw("effb0 192->1152 7", 192, 1152, 7, 1, 0);
     bench_pw("effb0 1152->192 7 res", 1152, 192, 7, 0, 1);
+    /* ResNet-50 (ReLU after conv1, residual + ReLU after conv3; the shortcuts: none) and YOLO's 1x1 maps (SiLU) */
+    bench_pws("r50 64->256 56 res", 64, 256, 56, 1, 2, 1);
+    bench_pws("r50 256->64 56", 256, 64, 56, 1, 2, 0);
+    bench_pws("r50 64->64 56", 64, 64, 56, 1, 2, 0);
+    bench_pws("r50 256->128 56", 256, 128, 56, 1, 2, 0);
+    bench_pws("r50 128->512 28 res", 128, 512, 28, 1, 2, 1);
+    bench_pws("r50 512->128 28", 512, 128, 28, 1, 2, 0);
+    bench_pws("r50 256->1024 14 res", 256, 1024, 14, 1, 2, 1);
+    bench_pws("r50 1024->256 14", 1024, 256, 14, 1, 2, 0);
+    bench_pws("r50 512->2048 7 res", 512, 2048, 7, 1, 2, 1);
+    bench_pws("r50 2048->512 7", 2048, 512, 7, 1, 2, 0);
+    bench_pws("r50 s2 256->512 28", 256, 512, 28, 2, 0, 0);
+    bench_pws("r50 s2 512->1024 14", 512, 1024, 14, 2, 0, 0);
+    bench_pws("r50 s2 1024->2048 7", 1024, 2048, 7, 2, 0, 0);
+    bench_pws("yolo 64->64 80", 64, 64, 80, 1, 3, 0);
+    bench_pws("yolo 64->32 80", 64, 32, 80, 1, 3, 0);
+    bench_pws("yolo 32->32 80", 32, 32, 80, 1, 3, 0);
+    bench_pws("yolo 256->64 40", 256, 64, 40, 1, 3, 0);
+    bench_pws("yolo 128->128 40", 128, 128, 40, 1, 3, 0);
     if (g_pool)
         trtl_threadpool_destroy(g_pool);
     return 0;

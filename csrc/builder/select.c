@@ -25,7 +25,7 @@
 #include "core/dims.h"
 #include "core/cpu.h"
 
-#define MAX_CANDIDATES 32 /* per op, the reference included: trtl_kernels_for drops kernels past it */
+#define MAX_CANDIDATES TRTL_KERNELS_PER_OP_MAX /* per op, the reference included (kernels/registry.h) */
 #define KEY_MAX TRTL_TC_KEY_MAX
 
 static size_t put_dims(char *buf, size_t n, const trtl_dims *d)

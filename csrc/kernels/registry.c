@@ -67,6 +67,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_reduce_axes)                                                                    \
     X(trtl_kernel_reduce_binary_rows)                                                             \
     X(trtl_kernel_conv_1x1_direct)                                                                \
+    X(trtl_kernel_conv_1x1_block)                                                                 \
     X(trtl_kernel_shuffle_inplace)                                                                \
     X(trtl_kernel_conv_depthwise_plane512)                                                        \
     X(trtl_kernel_conv_depthwise_c8)                                                              \
@@ -81,6 +82,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_qlinear_fp32_winograd_f43)                                                      \
     X(trtl_kernel_qlinear_fp32_winograd_f23)                                                      \
     X(trtl_kernel_qlinear_fp32_1x1_direct)                                                        \
+    X(trtl_kernel_qlinear_fp32_1x1_block)                                                         \
     X(trtl_kernel_qlinear_fp32_pixel_gemm)                                                        \
     X(trtl_kernel_qlinear_fp32_packed_gemm)                                                       \
     X(trtl_kernel_qlinear_fp32_tapwise)                                                           \

@@ -8,6 +8,10 @@
 
 #include "kernels/kernel.h"
 
+/* The most candidates one op may have, the reference included: the builder's selection holds this many, and a
+ * registry listing more for an op would drop the last ones (tests/c/test_kernels.c test_candidate_limit). */
+#define TRTL_KERNELS_PER_OP_MAX 32
+
 /* Candidates for `op`, best-first guess order, the reference kernel last. */
 int trtl_kernels_for(trtl_op op, const trtl_kernel **out, int max);
 const trtl_kernel *trtl_kernel_find(const char *name);

@@ -33,6 +33,7 @@
 #include "core/status.h"
 #include "kernels/x86/vmath.h"
 #include "kernels/inplace.h"
+#include "kernels/registry.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -1458,6 +1459,21 @@ static void test_threadpool(void)
 }
 
 /* ---- applies() ------------------------------------------------------------------------------ */
+
+/* Every op's candidates fit the builder's selection (a registry listing more would drop the last ones silently, as
+ * happened once to convolution.depthwise_c8). */
+static void test_candidate_limit(void)
+{
+    const trtl_kernel *buf[4 * TRTL_KERNELS_PER_OP_MAX];
+    for (int op = 0; op < TRTL_OP_COUNT; op++) {
+        int n = trtl_kernels_for((trtl_op)op, buf, 4 * TRTL_KERNELS_PER_OP_MAX);
+        if (n > TRTL_KERNELS_PER_OP_MAX) {
+            fprintf(stderr, "FAIL candidate limit: op %d has %d kernels, the selection holds %d\n", op, n,
+                    TRTL_KERNELS_PER_OP_MAX);
+            g_failures++;
+        }
+    }
+}
 
 static void test_applies(void)
 {
@@ -2985,6 +3001,7 @@ extern const trtl_kernel trtl_kernel_qlinear_int8, trtl_kernel_qlinear_amx_int8;
 /* The fp32 tactics of int8 convolutions (x86/qlinear_fp32.c): the same quantized math on fp32 convolution kernels. */
 extern const trtl_kernel trtl_kernel_qlinear_fp32_gemv, trtl_kernel_qlinear_fp32_depthwise,
     trtl_kernel_qlinear_fp32_depthwise_avx2, trtl_kernel_qlinear_fp32_depthwise_c8, trtl_kernel_qlinear_fp32_depthwise_c16,
+    trtl_kernel_qlinear_fp32_depthwise_rows8, trtl_kernel_qlinear_fp32_1x1_block,
     trtl_kernel_qlinear_fp32_depthwise_plane512, trtl_kernel_qlinear_fp32_winograd_f43,
     trtl_kernel_qlinear_fp32_winograd_f23, trtl_kernel_qlinear_fp32_1x1_direct, trtl_kernel_qlinear_fp32_pixel_gemm,
     trtl_kernel_qlinear_fp32_packed_gemm, trtl_kernel_qlinear_fp32_tapwise, trtl_kernel_qlinear_fp32_grouped_direct,
@@ -2992,6 +3009,7 @@ extern const trtl_kernel trtl_kernel_qlinear_fp32_gemv, trtl_kernel_qlinear_fp32
 static const trtl_kernel *const qf_tactics[] = {
     &trtl_kernel_qlinear_fp32_gemv, &trtl_kernel_qlinear_fp32_depthwise, &trtl_kernel_qlinear_fp32_depthwise_avx2,
     &trtl_kernel_qlinear_fp32_depthwise_c8, &trtl_kernel_qlinear_fp32_depthwise_c16,
+    &trtl_kernel_qlinear_fp32_depthwise_rows8, &trtl_kernel_qlinear_fp32_1x1_block,
     &trtl_kernel_qlinear_fp32_depthwise_plane512, &trtl_kernel_qlinear_fp32_winograd_f43,
     &trtl_kernel_qlinear_fp32_winograd_f23, &trtl_kernel_qlinear_fp32_1x1_direct, &trtl_kernel_qlinear_fp32_pixel_gemm,
     &trtl_kernel_qlinear_fp32_packed_gemm, &trtl_kernel_qlinear_fp32_tapwise, &trtl_kernel_qlinear_fp32_grouped_direct,
@@ -4010,6 +4028,109 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- convolution.1x1_block (x86/convolution_1x1_block.c) ---------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_1x1_block;
+
+/* Pointwise convolutions over pixel blocks, AVX-512 and AVX2 (AVX-512 masked off): maps of several blocks with a
+ * short last block (C = 64: blocks of 504 / 480 pixels; C = 300: one chunk a block), strides 2 and 3 in the width
+ * and height with odd input widths (the vector gather of the even lanes must stop inside the row), 1-D and 3-D,
+ * K tails, batches, every epilogue; then random shapes with strides 1..3; applies() refuses padding, groups and
+ * windows past 1x1. */
+static void test_conv_1x1_block(int ncases)
+{
+    static const struct { int64_t N, C, K, D, H, W, sd, sh, sw; int nsp, all; } sh[] = {
+        {1, 64, 20, 1, 41, 40, 1, 1, 1, 2, 1}, {1, 32, 13, 1, 30, 31, 1, 2, 2, 2, 1}, {2, 300, 9, 1, 7, 9, 1, 1, 1, 2, 0},
+        {1, 16, 35, 1, 57, 57, 1, 2, 2, 2, 0}, {1, 5, 7, 1, 1, 101, 1, 1, 3, 1, 0},   {1, 7, 11, 5, 6, 7, 2, 2, 2, 3, 0},
+        {3, 9, 4, 1, 9, 10, 1, 3, 2, 2, 0},    {1, 256, 33, 1, 14, 14, 1, 2, 2, 2, 0}, {1, 3, 70, 1, 2, 2, 1, 1, 1, 2, 0},
+    };
+    {
+        static const struct { int64_t k, s, pad, G; int want; } ap[] = {
+            {1, 1, 0, 1, 1}, {1, 2, 0, 1, 1}, {1, 3, 0, 1, 1}, {1, 1, 1, 1, 0}, {3, 1, 0, 1, 0}, {1, 1, 0, 2, 0}};
+        for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
+            trtl_node nd = {0};
+            int64_t k[2] = {ap[i].k, ap[i].k}, st[2] = {ap[i].s, ap[i].s}, pad[2] = {ap[i].pad, ap[i].pad};
+            int64_t one[2] = {1, 1}, xd[4] = {1, 8, 12, 12};
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            nd.p.conv.num_output_maps = 16;
+            nd.p.conv.num_groups = (int32_t)ap[i].G;
+            nd.p.conv.kernel_size = dims(2, k);
+            nd.p.conv.stride = dims(2, st);
+            nd.p.conv.dilation = dims(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, pad);
+            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 8 / ap[i].G * ap[i].k * ap[i].k};
+            trtl_dims xdims = dims(4, xd);
+            if (trtl_kernel_conv_1x1_block.applies(&nd, &xdims) != ap[i].want) {
+                fprintf(stderr, "FAIL convolution.1x1_block applies() on k=%lld s=%lld pad=%lld G=%lld: %d, want %d\n",
+                        (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, (long long)ap[i].G, !ap[i].want,
+                        ap[i].want);
+                g_failures++;
+                return;
+            }
+        }
+    }
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 5;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = sh[i].nsp;
+                c.N = sh[i].N;
+                c.C = sh[i].C;
+                c.K = sh[i].K;
+                c.G = 1;
+                const int64_t in[3] = {sh[i].D, sh[i].H, sh[i].W}, s[3] = {sh[i].sd, sh[i].sh, sh[i].sw};
+                for (int d = 0; d < c.nsp; d++) {
+                    c.in[d] = in[3 - c.nsp + d];
+                    c.s[d] = s[3 - c.nsp + d];
+                    c.k[d] = c.d[d] = 1;
+                }
+                c.bias = combo % 3 != 2;
+                if (conv_run_case(&trtl_kernel_conv_1x1_block, &c, combo) > 0)
+                    goto done;
+            }
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < ncases / 4; i++, combo++) {
+            conv_case c = {0};
+            c.nsp = (int)rint_in(1, 3);
+            c.N = rint_in(1, 3);
+            c.C = rint_in(1, 90);
+            c.K = rint_in(1, 40);
+            c.G = 1;
+            c.bias = (int)(rnd() % 4 != 0);
+            for (int d = 0; d < c.nsp; d++) {
+                c.in[d] = rint_in(1, c.nsp == 1 ? 300 : c.nsp == 2 ? 40 : 9);
+                c.k[d] = 1;
+                c.s[d] = rint_in(1, 3);
+                c.d[d] = rint_in(1, 2);
+            }
+            if (conv_run_case(&trtl_kernel_conv_1x1_block, &c, combo) > 0)
+                goto done;
+        }
+        g_conv_nan_x = 3 * 40 * 41 + 17; /* a NaN activation (channel 3) reaches its pixel's outputs */
+        {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = 1;
+            c.C = 64;
+            c.K = 12;
+            c.G = 1;
+            c.in[0] = 41;
+            c.in[1] = 40;
+            c.k[0] = c.k[1] = c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+            c.bias = 1;
+            int r = conv_run_case(&trtl_kernel_conv_1x1_block, &c, 5);
+            g_conv_nan_x = -1;
+            if (r > 0)
+                goto done;
+        }
+    }
+done:
+    g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
 /* ---- reduce over any axes (x86/reduce_axes.c) ----------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_reduce_axes;
@@ -4309,6 +4430,7 @@ int main(int argc, char **argv)
     }
 
     test_threadpool();
+    test_candidate_limit();
     test_applies();
     test_conv_fixed(&trtl_kernel_conv_im2col_sgemm, 0);
     test_conv_kernel(&trtl_kernel_conv_im2col_sgemm, 0, ncases);
@@ -4366,6 +4488,10 @@ int main(int argc, char **argv)
         test_conv_1x1(ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_1x1_direct.name);
+    if (trtl_cpu_has(trtl_kernel_conv_1x1_block.cpu_features))
+        test_conv_1x1_block(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_1x1_block.name);
     test_reduce_axes_applies();
     test_reduce_axes(ncases / 3);
     test_reduce_binary(ncases / 3);

@@ -21,6 +21,15 @@ int trtl_threads_for(const struct trtl_threadpool *pool, double flops)
     return want < (double)t ? (int)want : t;
 }
 
+int64_t trtl_scratch_slots(double flops, int64_t max_slots)
+{
+    int64_t t = trtl_available_cpus();
+    double want = flops / TRTL_MIN_FLOPS_PER_THREAD;
+    if (want < (double)t)
+        t = want < 1.0 ? 1 : (int64_t)want;
+    return t > max_slots ? max_slots : t;
+}
+
 trtl_status trtl_epi_residual(const trtl_kernel_args *a, int64_t count, const float **res)
 {
     const trtl_node *n = a->node;

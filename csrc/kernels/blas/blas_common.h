@@ -20,6 +20,9 @@ void trtl_blas_init(void);
 
 /* Threads worth using for `flops` of work on `pool` (at least 1). */
 int trtl_threads_for(const struct trtl_threadpool *pool, double flops);
+/* Slots a kernel sizes its per-thread scratch for: the machine's CPUs, fewer where `flops` of work would leave
+ * some idle (TRTL_MIN_FLOPS_PER_THREAD each), at least 1 and at most max_slots. */
+int64_t trtl_scratch_slots(double flops, int64_t max_slots);
 
 /* BLAS takes int sizes. */
 #define TRTL_BLAS_MAX_DIM 0x7fffffffLL

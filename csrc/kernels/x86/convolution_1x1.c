@@ -19,7 +19,8 @@
  * channel.  Larger remainders are a masked vector.
  *
  * AVX2 + FMA (no AVX-512): tiles of 4 channels (half a panel) x up to 3 ymm pixel vectors (12
- * accumulators of the 16 registers), the last vector masked.  CPUs without AVX2/FMA do not get
+ * accumulators of the 16 registers), the last vector masked where the chunk ends in a partial one.
+ * The tiles, chunks and the weight packing are shared with convolution.1x1_block (pw_tile.h).  CPUs without AVX2/FMA do not get
  * this kernel (cpu_features); the packed GEMM / BLAS kernels and the reference remain.
  *
  * applies() keeps it to maps of at most 32x32 pixels and, on maps of at most 8x8, to depths of 256 or more
@@ -37,21 +38,14 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/pw_tile.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
 
-#define PW_MR 8      /* output channels per packed panel */
-#define PW_MAX_NV 3  /* pixel vectors per tile */
-#define PW_MAX_EXTRA 4
 #define PW_MAX_PIXELS 1024          /* applies(): output pixels an image at most (32x32) */
 #define PW_SHORT_MAP 64             /* applies(): maps of at most 64 pixels (8x8) need ... */
 #define PW_MIN_DEPTH_SHORT_MAP 256  /* ... at least this many input channels */
-
-typedef struct pw_state {
-    int64_t K, C;
-    float *wp; /* [ceil(K/8)][C][8] */
-} pw_state;
 
 typedef struct pw_job {
     const pw_state *st;
@@ -62,245 +56,22 @@ typedef struct pw_job {
     int wide; /* AVX-512 */
 } pw_job;
 
-/* ---- AVX-512 tiles ------------------------------------------------------------------------- */
-
-#define T512 __attribute__((target("avx512f,avx512vl,fma,avx2")))
-
-T512 static inline __m512 act512(__m512 v, int32_t act, __m512 alpha, __m512 beta)
-{
-    const __m512 z = _mm512_setzero_ps();
-    switch (act) {
-    case TRTL_ACT_RELU: return _mm512_max_ps(z, v); /* the second operand when v is NaN: NaN kept */
-    case TRTL_ACT_LEAKY_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, z, _CMP_GE_OQ), _mm512_mul_ps(v, alpha), v);
-    case TRTL_ACT_CLIP: { /* x < alpha ? alpha : (x > beta ? beta : x), NaN kept */
-        __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, beta, _CMP_GT_OQ), v, beta);
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, alpha, _CMP_LT_OQ), t, alpha);
-    }
-    default: return v;
-    }
-}
-
-/* One tile: rows k0 .. k0+kr-1 (kr <= 8) of the output, pixels p0 + [0, nv*16 - masked lanes) as vectors
- * and ne <= 4 extra pixels after them.  wp: the panel [C][8]; x, y, res already at (row 0 / k0, p0). */
-T512 static inline __attribute__((always_inline)) void tile512(const float *wp, const float *x, int64_t P, int64_t C,
-                                                                const int nv, __mmask16 mlast, const int ne,
-                                                                const float *bias, const float *res, float *y, int kr,
-                                                                const trtl_epilogue *e)
-{
-    __m512 acc[PW_MR][PW_MAX_NV];
-    __m256 ex[PW_MAX_EXTRA];
-    _Pragma("GCC unroll 8")
-    for (int i = 0; i < PW_MR; i++)
-        _Pragma("GCC unroll 8")
-        for (int v = 0; v < nv; v++)
-            acc[i][v] = _mm512_setzero_ps();
-    _Pragma("GCC unroll 8")
-    for (int j = 0; j < ne; j++)
-        ex[j] = _mm256_setzero_ps();
-    const float *xr = x;
-    for (int64_t c = 0; c < C; c++, xr += P, wp += PW_MR) {
-        __m512 xv[PW_MAX_NV];
-        _Pragma("GCC unroll 8")
-        for (int v = 0; v < nv; v++)
-            xv[v] = v == nv - 1 ? _mm512_maskz_loadu_ps(mlast, xr + 16 * v) : _mm512_loadu_ps(xr + 16 * v);
-        _Pragma("GCC unroll 8")
-        for (int i = 0; i < PW_MR; i++) {
-            __m512 w = _mm512_set1_ps(wp[i]);
-            _Pragma("GCC unroll 8")
-            for (int v = 0; v < nv; v++)
-                acc[i][v] = _mm512_fmadd_ps(w, xv[v], acc[i][v]);
-        }
-        if (ne) {
-            __m256 wv = _mm256_loadu_ps(wp);
-            _Pragma("GCC unroll 8")
-            for (int j = 0; j < ne; j++)
-                ex[j] = _mm256_fmadd_ps(wv, _mm256_set1_ps(xr[16 * nv + j]), ex[j]);
-        }
-    }
-    const int fast = trtl_act_is_fast(e->act);
-    const __m512 alpha = _mm512_set1_ps(e->alpha), beta = _mm512_set1_ps(e->beta);
-    _Pragma("GCC unroll 8")
-    for (int i = 0; i < kr; i++) {
-        __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-        _Pragma("GCC unroll 8")
-        for (int v = 0; v < nv; v++) {
-            __mmask16 m = v == nv - 1 ? mlast : (__mmask16)0xFFFF;
-            __m512 t = _mm512_add_ps(acc[i][v], b);
-            if (res)
-                t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, res + i * P + 16 * v));
-            if (fast)
-                t = act512(t, e->act, alpha, beta);
-            _mm512_mask_storeu_ps(y + i * P + 16 * v, m, t);
-        }
-    }
-    if (ne) {
-        /* extra pixel j of the 8 channels: lanes i*P apart in the output (7 * P fits an int: see pw_chunk_at) */
-        const int64_t off = 16 * (nv - 1) + __builtin_popcount(mlast);
-        const __mmask8 km = (__mmask8)((1u << kr) - 1u);
-        const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)P));
-        const __m256 bv = bias ? _mm256_maskz_loadu_ps(km, bias) : _mm256_setzero_ps();
-        const __m256 a8 = _mm256_set1_ps(e->alpha), b8 = _mm256_set1_ps(e->beta);
-        _Pragma("GCC unroll 4")
-        for (int j = 0; j < ne; j++) {
-            __m256 t = _mm256_add_ps(ex[j], bv);
-            if (res)
-                t = _mm256_add_ps(t, _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), km, idx, res + off + j, 4));
-            if (fast)
-                t = trtl_act8(t, e->act, a8, b8);
-            _mm256_mask_i32scatter_ps(y + off + j, km, idx, t, 4);
-        }
-    }
-}
-
-/* The chunk's vector count and extra pixels are run-time values; each combination is its own
- * specialization of tile512 so that the accumulators stay in registers. */
-T512 static void tile512_any(const float *wp, const float *x, int64_t P, int64_t C, int nv, __mmask16 mlast, int ne,
-                             const float *bias, const float *res, float *y, int kr, const trtl_epilogue *e)
-{
-#define PW_CASE(NV, NE)                                                                                        \
-    case (NV) * 8 + (NE): tile512(wp, x, P, C, NV, mlast, NE, bias, res, y, kr, e); break;
-    switch (nv * 8 + ne) {
-        PW_CASE(1, 0) PW_CASE(1, 1) PW_CASE(1, 2) PW_CASE(1, 3) PW_CASE(1, 4)
-        PW_CASE(2, 0) PW_CASE(2, 1) PW_CASE(2, 2) PW_CASE(2, 3) PW_CASE(2, 4)
-        PW_CASE(3, 0) PW_CASE(3, 1) PW_CASE(3, 2) PW_CASE(3, 3) PW_CASE(3, 4)
-    default: break;
-    }
-#undef PW_CASE
-}
-
-/* ---- AVX2 tiles ---------------------------------------------------------------------------- */
-
-#define T256 __attribute__((target("avx2,fma")))
-
-static const int32_t pw_lane_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-/* Rows k0 .. k0+kr-1 (kr <= 4, the panel half at wp), nv ymm pixel vectors, the last one of nlast lanes. */
-T256 static inline __attribute__((always_inline)) void tile256(const float *wp, const float *x, int64_t P, int64_t C,
-                                                                const int nv, int nlast, const float *bias,
-                                                                const float *res, float *y, int kr,
-                                                                const trtl_epilogue *e)
-{
-    __m256 acc[4][PW_MAX_NV];
-    const __m256i ml = _mm256_loadu_si256((const __m256i *)(pw_lane_mask + 8 - nlast));
-    _Pragma("GCC unroll 8")
-    for (int i = 0; i < 4; i++)
-        _Pragma("GCC unroll 8")
-        for (int v = 0; v < nv; v++)
-            acc[i][v] = _mm256_setzero_ps();
-    const float *xr = x;
-    for (int64_t c = 0; c < C; c++, xr += P, wp += PW_MR) {
-        __m256 xv[PW_MAX_NV];
-        _Pragma("GCC unroll 8")
-        for (int v = 0; v < nv; v++)
-            xv[v] = v == nv - 1 ? _mm256_maskload_ps(xr + 8 * v, ml) : _mm256_loadu_ps(xr + 8 * v);
-        _Pragma("GCC unroll 8")
-        for (int i = 0; i < 4; i++) {
-            __m256 w = _mm256_broadcast_ss(wp + i);
-            _Pragma("GCC unroll 8")
-            for (int v = 0; v < nv; v++)
-                acc[i][v] = _mm256_fmadd_ps(w, xv[v], acc[i][v]);
-        }
-    }
-    const int fast = trtl_act_is_fast(e->act);
-    const __m256 alpha = _mm256_set1_ps(e->alpha), beta = _mm256_set1_ps(e->beta);
-    _Pragma("GCC unroll 8")
-    for (int i = 0; i < kr; i++) {
-        __m256 b = _mm256_set1_ps(bias ? bias[i] : 0.0f);
-        _Pragma("GCC unroll 8")
-        for (int v = 0; v < nv; v++) {
-            __m256 t = _mm256_add_ps(acc[i][v], b);
-            if (v == nv - 1) {
-                if (res)
-                    t = _mm256_add_ps(t, _mm256_maskload_ps(res + i * P + 8 * v, ml));
-                if (fast)
-                    t = trtl_act8(t, e->act, alpha, beta);
-                _mm256_maskstore_ps(y + i * P + 8 * v, ml, t);
-            } else {
-                if (res)
-                    t = _mm256_add_ps(t, _mm256_loadu_ps(res + i * P + 8 * v));
-                if (fast)
-                    t = trtl_act8(t, e->act, alpha, beta);
-                _mm256_storeu_ps(y + i * P + 8 * v, t);
-            }
-        }
-    }
-}
-
-T256 static void tile256_any(const float *wp, const float *x, int64_t P, int64_t C, int nv, int nlast,
-                             const float *bias, const float *res, float *y, int kr, const trtl_epilogue *e)
-{
-    switch (nv) {
-    case 1: tile256(wp, x, P, C, 1, nlast, bias, res, y, kr, e); break;
-    case 2: tile256(wp, x, P, C, 2, nlast, bias, res, y, kr, e); break;
-    case 3: tile256(wp, x, P, C, 3, nlast, bias, res, y, kr, e); break;
-    default: break;
-    }
-}
-
-/* ---- chunks and the work split ------------------------------------------------------------- */
-
-/* Pixel chunk q of a row of P pixels, vectors of vl lanes, at most 3 vectors a chunk; with AVX-512
- * (extra allowed) a remainder of <= 4 pixels past whole vectors rides on the last chunk as extras. */
-typedef struct pw_chunk {
-    int64_t p0, npx;
-    int nv, nlast, ne;
-} pw_chunk;
-
-static int64_t pw_nchunks(int64_t P, int vl, int extra)
-{
-    int64_t whole = P / vl, r = P % vl;
-    int64_t nvec = whole + (r && !(extra && r <= PW_MAX_EXTRA && whole > 0 && P <= INT32_MAX / PW_MR));
-    return (nvec + PW_MAX_NV - 1) / PW_MAX_NV;
-}
-
-static pw_chunk pw_chunk_at(int64_t P, int vl, int extra, int64_t q)
-{
-    int64_t whole = P / vl, r = P % vl;
-    int use_extra = extra && r && r <= PW_MAX_EXTRA && whole > 0 && P <= INT32_MAX / PW_MR;
-    int64_t nvec = whole + (r && !use_extra), nch = (nvec + PW_MAX_NV - 1) / PW_MAX_NV;
-    pw_chunk c;
-    c.p0 = q * PW_MAX_NV * vl;
-    c.nv = (int)(q == nch - 1 ? nvec - q * PW_MAX_NV : PW_MAX_NV);
-    c.nlast = vl;
-    c.ne = 0;
-    if (q == nch - 1) {
-        if (use_extra)
-            c.ne = (int)r;
-        else if (r)
-            c.nlast = (int)r;
-    }
-    c.npx = (int64_t)(c.nv - 1) * vl + c.nlast + c.ne;
-    return c;
-}
+/* ---- the work split ------------------------------------------------------------------------ */
 
 static void pw_items(void *ctx, int64_t sb, int64_t se, int thread)
 {
     const pw_job *j = ctx;
     const pw_state *st = j->st;
     const int64_t P = j->P, C = st->C, K = st->K;
-    const int vl = j->wide ? 16 : 8, gr = j->wide ? PW_MR : 4;
+    const int vl = j->wide ? 16 : 8;
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         int64_t b = s * j->items / j->slots, en = (s + 1) * j->items / j->slots;
         for (int64_t it = b; it < en; it++) {
             int64_t g = it % j->ngroup, col = it / j->ngroup, n = col / j->nchunk, q = col % j->nchunk;
-            pw_chunk ch = pw_chunk_at(P, vl, j->wide, q);
-            int64_t k0 = g * gr;
-            int kr = (int)(K - k0 < gr ? K - k0 : gr);
-            const float *wp = st->wp + (k0 / PW_MR) * C * PW_MR + k0 % PW_MR;
-            const float *x = j->x + n * C * P + ch.p0;
-            const float *bias = j->bias ? j->bias + k0 : NULL;
-            const float *res = j->res ? j->res + (n * K + k0) * P + ch.p0 : NULL;
-            float *y = j->y + (n * K + k0) * P + ch.p0;
-            if (j->wide)
-                tile512_any(wp, x, P, C, ch.nv, (__mmask16)((1u << ch.nlast) - 1u), ch.ne, bias, res, y, kr, j->epi);
-            else
-                tile256_any(wp, x, P, C, ch.nv, ch.nlast, bias, res, y, kr, j->epi);
-            if (!trtl_act_is_fast(j->epi->act))
-                _Pragma("GCC unroll 8")
-                for (int i = 0; i < kr; i++)
-                    trtl_epi_act(j->epi, y + i * P, ch.npx);
+            pw_chunk ch = pw_chunk_at(P, vl, j->wide, P, q);
+            pw_chunk_groups(st, j->wide, &ch, g, g + 1, j->x + n * C * P + ch.p0, P, j->bias,
+                            j->res ? j->res + n * K * P + ch.p0 : NULL, j->y + n * K * P + ch.p0, P, j->epi);
         }
     }
 }
@@ -329,7 +100,7 @@ static trtl_status pw_run(const trtl_kernel_args *a)
                 nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL, res, (float *)a->out[0].data,
                 &nd->epi, g.P, 0, 0, 0, 1, trtl_cpu_has(TRTL_CPU_AVX512F)};
     const int vl = j.wide ? 16 : 8, gr = j.wide ? PW_MR : 4;
-    j.nchunk = pw_nchunks(g.P, vl, j.wide);
+    j.nchunk = pw_nchunks(g.P, vl, j.wide, g.P);
     j.ngroup = (g.K + gr - 1) / gr;
     j.items = g.N * j.nchunk * j.ngroup;
     int64_t slots = trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.C * (double)g.P);
@@ -360,7 +131,7 @@ static int pw_applies(const trtl_node *nd, const trtl_dims *in_dims)
     return g.P <= PW_MAX_PIXELS && (g.P > PW_SHORT_MAP || g.C >= PW_MIN_DEPTH_SHORT_MAP);
 }
 
-static void pw_release(void *state)
+void trtl_pw_release(void *state)
 {
     pw_state *st = state;
     if (st)
@@ -368,7 +139,7 @@ static void pw_release(void *state)
     free(st);
 }
 
-static trtl_status pw_prepare(const trtl_node *nd, void **state)
+trtl_status trtl_pw_prepare(const trtl_node *nd, void **state)
 {
     const trtl_conv_params *p = &nd->p.conv;
     *state = NULL;
@@ -404,13 +175,25 @@ static trtl_status pw_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+void trtl_pw_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const pw_state *st = state;
+    unsigned char *w = dst;
+    (void)nd;
+    for (int64_t k = 0; k < st->K; k++)
+        for (int64_t c = 0; c < st->C; c++)
+            memcpy(w + (size_t)(k * st->C + c) * sizeof(float), &st->wp[((k / PW_MR) * st->C + c) * PW_MR + k % PW_MR],
+                   sizeof(float));
+}
+
 const trtl_kernel trtl_kernel_conv_1x1_direct = {
     .name = "convolution.1x1_direct",
     .op = TRTL_OP_CONVOLUTION,
     .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
     .applies_epilogue = 1,
     .applies = pw_applies,
-    .prepare = pw_prepare,
-    .release = pw_release,
+    .prepare = trtl_pw_prepare,
+    .release = trtl_pw_release,
     .run = pw_run,
+    .unpack = trtl_pw_unpack,
 };

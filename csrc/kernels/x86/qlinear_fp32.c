@@ -561,6 +561,7 @@ static trtl_status qf_run(const trtl_kernel_args *a)
     X(winograd_f43, trtl_kernel_conv_winograd_f43, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
     X(winograd_f23, trtl_kernel_conv_winograd_f23, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
     X(1x1_direct, trtl_kernel_conv_1x1_direct, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
+    X(1x1_block, trtl_kernel_conv_1x1_block, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
     X(pixel_gemm, trtl_kernel_conv_pixel_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
     X(packed_gemm, trtl_kernel_conv_packed_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                         \
     X(tapwise, trtl_kernel_conv_tapwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                 \

@@ -1,0 +1,258 @@
+/*
+ * convolution_1x1_block.c -- "convolution.1x1_block": pointwise convolutions (1x1 window, no padding, one group,
+ * any strides, any map size) on the register tiles of convolution.1x1_direct (pw_tile.h: the weights packed once
+ * into panels of 8 output channels and broadcast, the activation rows the vector operand, the NCHW output rows
+ * stored once with bias, residual and activation applied), over cache blocks of output pixels:
+ *
+ *   item (image n, pixel block b, channel range r):
+ *       the block's input pixels of every input channel are copied into the slot's buffer as rows of
+ *       xs floats (stride 1: row pieces; stride 2 in the width: the even lanes of two vectors; other strides one
+ *       by one), a C x PB block of at most PB_BLOCK_BYTES that stays in L2;
+ *       then for every pixel chunk (3 vectors) of the block, every channel group of the range runs its tile over
+ *       the chunk's rows (in L1 while the groups run).
+ *
+ * Why a block copy: read in place (convolution.1x1_direct) a chunk is C rows P floats apart, C streams that no
+ * hardware prefetcher follows and, on large maps, rows that map to a few L1 sets (112x112: 49 KiB apart) and
+ * many pages; the copy reads each row's piece of the block as one sequential run (prefetched, many misses in
+ * flight) once and every channel group then reuses it.  It also is where a stride is applied, so the strided
+ * shortcut convolutions (ResNet's 1x1/s2) need no separate strided tile.
+ *
+ * The work split: items (n, b, r), r fastest; a channel range is the whole K unless there are fewer blocks than
+ * threads (then the groups are split into ranges and the ranges of a block copy its pixels each).
+ */
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <immintrin.h>
+
+#include "kernels/blas/blas_common.h"
+#include "kernels/conv_geometry.h"
+#include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/pw_tile.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#ifndef PB_BLOCK_BYTES
+#define PB_BLOCK_BYTES (128 * 1024) /* a block's rows (C x xs floats) */
+#endif
+#define PB_MAX_BLOCK 2048 /* pixels a block at most */
+#define PB_SKEW 16        /* floats past a row's vectors, so that rows a power of two apart do not share L1 sets */
+#define PB_MAX_SLOTS 64
+#define PB_ALIGN 64
+
+typedef struct pb_geom {
+    int64_t N, C, K, P, in_sp;
+    int64_t in[3], out[3], s[3];
+    int64_t pb, xs;        /* pixels a block, buffer row stride (floats) */
+    int64_t nblock, ngroup;
+    int wide;
+} pb_geom;
+
+typedef struct pb_job {
+    const pw_state *st;
+    const pb_geom *g;
+    const float *x, *bias, *res;
+    float *y, *buf;
+    const trtl_epilogue *epi;
+    trtl_epilogue tile_epi; /* epi, without its activation where that is no register one (applied per block row) */
+    int64_t nrange, items, slots, slot_floats;
+} pb_job;
+
+static int64_t pb_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Block size for C input channels: a whole number of 3-vector chunks, PB_BLOCK_BYTES of rows, at least a chunk. */
+static void pb_geom_block(pb_geom *g)
+{
+    const int vl = g->wide ? 16 : 8, cw = PW_MAX_NV * vl;
+    int64_t pb = PB_BLOCK_BYTES / (int64_t)sizeof(float) / (g->C > 0 ? g->C : 1);
+    pb = pb_min(pb, PB_MAX_BLOCK) / cw * cw;
+    if (pb < cw)
+        pb = cw;
+    if (pb > g->P)
+        pb = g->P;
+    g->pb = pb;
+    g->xs = (pb + 15) / 16 * 16 + PB_SKEW;
+    g->nblock = pb ? (g->P + pb - 1) / pb : 0;
+    const int gr = g->wide ? PW_MR : 4;
+    g->ngroup = (g->K + gr - 1) / gr;
+}
+
+/* The pb_geom of node nd on input dims xd (output dims yd or NULL); 0 where this kernel cannot compute it. */
+static int pb_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, pb_geom *g)
+{
+    trtl_conv_geom cg;
+    if (trtl_conv_geom_init(nd, xd, yd, &cg) != TRTL_OK) {
+        trtl_clear_error();
+        return 0;
+    }
+    if (cg.G != 1 || cg.kvol != 1)
+        return 0;
+    for (int d = 0; d < 3; d++)
+        if (cg.pad[d] != 0)
+            return 0;
+    memset(g, 0, sizeof *g);
+    g->N = cg.N;
+    g->C = cg.C;
+    g->K = cg.K;
+    g->P = cg.P;
+    g->in_sp = cg.in_sp;
+    for (int d = 0; d < 3; d++) {
+        g->in[d] = cg.in[d];
+        g->out[d] = cg.out[d];
+        g->s[d] = cg.s[d];
+    }
+    g->wide = trtl_cpu_has(TRTL_CPU_AVX512F);
+    pb_geom_block(g);
+    return 1;
+}
+
+/* ---- the block copy ------------------------------------------------------------------------ */
+
+/* n outputs of one input row, every sw-th float from src. */
+__attribute__((target("avx2,fma"))) static void pb_row(float *dst, const float *src, int64_t n, int64_t sw,
+                                                       int64_t avail)
+{
+    int64_t i = 0;
+    if (sw == 1) {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+        return;
+    }
+    if (sw == 2) /* the even lanes of src[2i .. 2i+15], while those 16 floats lie in the row (avail of them) */
+        for (; 2 * (i + 8) <= avail; i += 8) {
+            __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
+            __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 a4 a6 b4 b6 */
+            _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+        }
+    for (; i < n; i++)
+        dst[i] = src[i * sw];
+}
+
+/* Output pixels [p0, p0 + np) of image x (C input maps) into buf: row c at buf + c * xs. */
+static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, float *buf)
+{
+    const int64_t ow = g->out[2], oh = g->out[1];
+    int64_t p = p0;
+    while (p < p0 + np) {
+        int64_t w = p % ow, h = (p / ow) % oh, d = p / (ow * oh);
+        int64_t run = pb_min(ow - w, p0 + np - p);
+        int64_t src = (d * g->s[0] * g->in[1] + h * g->s[1]) * g->in[2] + w * g->s[2];
+        int64_t avail = g->in[2] - w * g->s[2];
+        for (int64_t c = 0; c < g->C; c++)
+            pb_row(buf + c * g->xs + (p - p0), x + c * g->in_sp + src, run, g->s[2], avail);
+        p += run;
+    }
+}
+
+/* ---- the work split ------------------------------------------------------------------------ */
+
+static void pb_items(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    const pb_job *j = ctx;
+    const pb_geom *g = j->g;
+    const int vl = g->wide ? 16 : 8, gr = g->wide ? PW_MR : 4;
+    const int64_t P = g->P, C = g->C, K = g->K;
+    (void)thread;
+    for (int64_t s = sb; s < se; s++) {
+        float *buf = j->buf + s * j->slot_floats;
+        for (int64_t it = s * j->items / j->slots, en = (s + 1) * j->items / j->slots; it < en; it++) {
+            int64_t r = it % j->nrange, col = it / j->nrange, n = col / g->nblock, b = col % g->nblock;
+            int64_t p0 = b * g->pb, np = pb_min(g->pb, P - p0);
+            int64_t g0 = r * g->ngroup / j->nrange, g1 = (r + 1) * g->ngroup / j->nrange;
+            pb_copy(g, j->x + n * C * g->in_sp, p0, np, buf);
+            const float *res = j->res ? j->res + n * K * P + p0 : NULL;
+            float *y = j->y + n * K * P + p0;
+            for (int64_t gi = g0; gi < g1; gi++) {
+                for (int64_t q = 0, nq = pw_nchunks(np, vl, g->wide, P); q < nq; q++) {
+                    pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
+                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, buf + ch.p0, g->xs, j->bias,
+                                    res ? res + ch.p0 : NULL, y + ch.p0, P, &j->tile_epi);
+                }
+                if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
+                    for (int64_t k = gi * gr, ke = pb_min(k + gr, K); k < ke; k++)
+                        trtl_epi_act(j->epi, y + k * P, np);
+            }
+        }
+    }
+}
+
+/* ---- the kernel ---------------------------------------------------------------------------- */
+
+static double pb_flops(const pb_geom *g) { return 2.0 * (double)g->N * (double)g->K * (double)g->C * (double)g->P; }
+
+/* Slots the scratch is sized for and run() may use. */
+static int64_t pb_max_slots(const pb_geom *g) { return trtl_scratch_slots(pb_flops(g), PB_MAX_SLOTS); }
+
+static size_t pb_slot_floats(const pb_geom *g)
+{
+    return (size_t)((g->C * g->xs + PB_ALIGN / 4 - 1) / (PB_ALIGN / 4) * (PB_ALIGN / 4));
+}
+
+static size_t pb_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    pb_geom g;
+    if (!pb_geom_init(nd, &in[0].dims, &out[0].dims, &g))
+        return 0;
+    return (size_t)pb_max_slots(&g) * pb_slot_floats(&g) * sizeof(float) + PB_ALIGN;
+}
+
+static trtl_status pb_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    const pw_state *st = a->state;
+    pb_geom g;
+    if (!pb_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g) || !st || g.C != st->C || g.K != st->K)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': convolution.1x1_block cannot compute this "
+                          "convolution (the plan is corrupt)", nd->name);
+    const float *res;
+    TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.P, &res));
+    if (g.N == 0 || g.K == 0 || g.P == 0)
+        return TRTL_OK;
+    const size_t slot_floats = pb_slot_floats(&g);
+    int64_t avail = a->scratch && a->scratch_size > PB_ALIGN
+                        ? (int64_t)((a->scratch_size - PB_ALIGN) / (slot_floats * sizeof(float)))
+                        : 0;
+    if (avail < 1)
+        return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': scratch of %zu bytes is smaller than one pixel block",
+                          nd->name, a->scratch_size);
+    pb_job j = {st, &g, (const float *)a->in[0].data,
+                nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL, res, (float *)a->out[0].data,
+                (float *)(((uintptr_t)a->scratch + PB_ALIGN - 1) & ~(uintptr_t)(PB_ALIGN - 1)), &nd->epi, nd->epi,
+                1, 0, 1, (int64_t)slot_floats};
+    if (!trtl_act_is_fast(nd->epi.act))
+        j.tile_epi.act = TRTL_ACT_NONE;
+    int64_t slots = trtl_threads_for(a->pool, pb_flops(&g));
+    slots = pb_min(pb_min(slots, avail), pb_max_slots(&g));
+    int64_t blocks = g.N * g.nblock;
+    if (blocks < slots) /* fewer blocks than threads: split the output channels too */
+        j.nrange = pb_min((slots + blocks - 1) / blocks, g.ngroup);
+    j.items = blocks * j.nrange;
+    j.slots = slots < j.items ? slots : j.items;
+    if (j.slots < 1)
+        j.slots = 1;
+    trtl_parallel_for(a->pool, j.slots, 1, pb_items, &j); /* a slot a thread; inline when 1 */
+    return TRTL_OK;
+}
+
+static int pb_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    if (p->num_groups != 1 || p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.type != TRTL_FLOAT) ||
+        p->num_output_maps < 1 || p->kernel.count % p->num_output_maps)
+        return 0;
+    pb_geom g;
+    return pb_geom_init(nd, &in_dims[0], NULL, &g) && p->kernel.count == g.K * g.C;
+}
+
+const trtl_kernel trtl_kernel_conv_1x1_block = {
+    .name = "convolution.1x1_block",
+    .op = TRTL_OP_CONVOLUTION,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = pb_applies,
+    .prepare = trtl_pw_prepare,
+    .release = trtl_pw_release,
+    .scratch = pb_scratch,
+    .run = pb_run,
+    .unpack = trtl_pw_unpack,
+};

@@ -1,0 +1,107 @@
+"""convolution.1x1_block (csrc/kernels/x86/convolution_1x1_block.c, issue #10) at layer level: pointwise convolutions
++ bias (+ residual add) + activation on maps of several pixel blocks and with strides (ResNet's 1x1/s2 shortcuts),
+built with timing, with a timing cache forged so that kernel selection keeps convolution.1x1_block (the engine
+inspector shows it ran), and at optimization level 0 (reference kernels), each compared with float64 numpy, NaN
+included.  Also the AVX2 variant (TRTL_CPU_MASK without AVX-512, in a subprocess) and other input sizes than the opt
+shape."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+from conftest import assert_close
+import test_conv_pixel_gemm as pg
+
+KERNEL = "convolution.1x1_block"
+
+
+def _case(rng, N, C, K, H, W, stride, act, residual):
+    """Network maker and float64 reference of a 1x1 convolution (stride `stride`) + bias (+ skip), then act."""
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    x[N - 1, C // 2, H - 1 - (H - 1) % stride, W - 1 - (W - 1) % stride] = np.nan  # the last pixel the stride reads
+    w = (rng.standard_normal((K, C, 1, 1)) / np.sqrt(C)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    xs = x[:, :, ::stride, ::stride].astype(np.float64)
+    y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), xs) + b[:, None, None]
+    skip = rng.standard_normal(y.shape).astype(np.float32)
+    if residual:
+        y = y + skip
+    if act == "relu6":
+        want = np.where(y < 0, 0.0, np.where(y > 6, 6.0, y))
+    else:
+        want = 1.0 / (1.0 + np.exp(-y))
+    want[np.isnan(y)] = np.nan
+
+    def make(network):
+        t = network.add_input("x", trt.float32, x.shape)
+        layer = network.add_convolution_nd(t, K, (1, 1), w, b)
+        layer.stride_nd = (stride, stride)
+        pg._residual_act_output(network, layer.get_output(0), skip.shape if residual else None, act)
+
+    return make, ({"x": x, "s": skip} if residual else {"x": x}), want
+
+
+SHAPES = [  # N, C, K, H, W, stride, act, residual
+    (1, 64, 37, 45, 44, 1, "relu6", True),     # 1980 pixels: blocks of 504 (AVX2) / 480 (AVX-512), a short last one
+    (1, 40, 24, 29, 31, 2, "sigmoid", False),  # stride 2, odd input sizes: 15 x 16 outputs; the row pass activation
+    (2, 300, 12, 9, 10, 1, "relu6", True),     # a deep input: blocks of one chunk; batch 2
+    (1, 16, 20, 12, 17, 3, "relu6", False),    # stride 3: the scalar gather
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_1x1_block_layer(shape, rng):
+    """Timed, forced and reference builds all match float64 numpy; the forced one ran convolution.1x1_block."""
+    make, inputs, want = _case(rng, *shape)
+    pg._check_timed_ref_forced(make, inputs, want, KERNEL)
+
+
+def test_1x1_block_layer_avx2_variant():
+    """The AVX2 variant (4-channel x 24-pixel tiles), forced the same way, in a subprocess with AVX-512 (and AMX)
+    masked off by TRTL_CPU_MASK; on a CPU without AVX-512 this is the same run as above."""
+    code = (
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_conv_1x1_block as t\n"
+        "from conftest import assert_close\n"
+        "for shape in ((2, 33, 21, 30, 29, 1, 'relu6', True), (1, 20, 9, 23, 22, 2, 'relu6', True)):\n"
+        "    make, inputs, want = t._case(np.random.default_rng(3), *shape)\n"
+        "    forced = t.pg._forced(make, t.KERNEL)\n"
+        "    if forced is None: print('ok'); sys.exit(0)\n"
+        "    engine, kernels, _ = forced\n"
+        "    assert t.KERNEL in kernels, kernels\n"
+        "    assert_close(t.pg._run(engine, inputs), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+    no512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
+    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~no512))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_1x1_block_other_input_size(rng):
+    """Built with dynamic H/W (opt 20x20), stride 2, forced, run at 7x7, 5x13, 64x64 and 1x1: the scratch is sized
+    per run shape and every map size matches numpy."""
+    C, K = 16, 24
+    w = (rng.standard_normal((K, C, 1, 1)) / 4).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+
+    def make(network):
+        t = network.add_input("x", trt.float32, (1, C, -1, -1))
+        layer = network.add_convolution_nd(t, K, (1, 1), w, b)
+        layer.stride_nd = (2, 2)
+        out = network.add_activation(layer.get_output(0), trt.ActivationType.RELU).get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    forced = pg._forced(make, KERNEL, profile=("x", (1, C, 1, 1), (1, C, 20, 20), (1, C, 64, 64)))
+    if forced is None:
+        pytest.skip("convolution.1x1_block is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert KERNEL in kernels, kernels
+    for h, wd in ((7, 7), (5, 13), (64, 64), (1, 1)):
+        x = rng.standard_normal((1, C, h, wd)).astype(np.float32)
+        y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), x[:, :, ::2, ::2].astype(np.float64))
+        assert_close(pg._run(engine, {"x": x}), np.maximum(y + b[:, None, None], 0))
