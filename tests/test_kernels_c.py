@@ -114,3 +114,19 @@ def test_optimized_kernels_avx2_paths(test_binary):
     seed = os.environ.get("TRTL_KERNEL_TEST_SEED", "20240603")
     out = _run(test_binary, [seed, "40"], {"TRTL_CPU_MASK": "1f"})
     assert " 0 failures" in out
+
+
+def test_every_op_fits_the_candidate_limit():
+    """No op has more kernels than the builder's selection holds (kernels/registry.h TRTL_KERNELS_PER_OP_MAX):
+    trtl_kernels_for stops at that many, so the last registered kernel of an op past it would never be a candidate
+    (as happened once to convolution.depthwise_c8).  Counted through the library itself."""
+    import ctypes
+    with open(os.path.join(ROOT, "csrc/kernels/registry.h")) as f:
+        limit = int(re.search(r"#define TRTL_KERNELS_PER_OP_MAX (\d+)", f.read()).group(1))
+    lib = ctypes.CDLL(os.path.join(ROOT, "build", "libtrtlite.so"))
+    lib.trtl_kernels_for.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    buf = (ctypes.c_void_p * 256)()
+    counts = {op: lib.trtl_kernels_for(op, buf, 256) for op in range(200)}
+    assert max(counts.values()) >= 10                       # the convolution's list is long: the count is real
+    over = {op: n for op, n in counts.items() if n > limit}
+    assert not over, "ops with more kernels than the selection holds (%d): %s" % (limit, over)

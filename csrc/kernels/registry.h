@@ -9,7 +9,7 @@
 #include "kernels/kernel.h"
 
 /* The most candidates one op may have, the reference included: the builder's selection holds this many, and a
- * registry listing more for an op would drop the last ones (tests/c/test_kernels.c test_candidate_limit). */
+ * registry listing more for an op would drop the last ones (tests/test_kernels_c.py test_every_op_fits_the_candidate_limit). */
 #define TRTL_KERNELS_PER_OP_MAX 32
 
 /* Candidates for `op`, best-first guess order, the reference kernel last. */

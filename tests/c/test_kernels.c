@@ -33,7 +33,6 @@
 #include "core/status.h"
 #include "kernels/x86/vmath.h"
 #include "kernels/inplace.h"
-#include "kernels/registry.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -1459,21 +1458,6 @@ static void test_threadpool(void)
 }
 
 /* ---- applies() ------------------------------------------------------------------------------ */
-
-/* Every op's candidates fit the builder's selection (a registry listing more would drop the last ones silently, as
- * happened once to convolution.depthwise_c8). */
-static void test_candidate_limit(void)
-{
-    const trtl_kernel *buf[4 * TRTL_KERNELS_PER_OP_MAX];
-    for (int op = 0; op < TRTL_OP_COUNT; op++) {
-        int n = trtl_kernels_for((trtl_op)op, buf, 4 * TRTL_KERNELS_PER_OP_MAX);
-        if (n > TRTL_KERNELS_PER_OP_MAX) {
-            fprintf(stderr, "FAIL candidate limit: op %d has %d kernels, the selection holds %d\n", op, n,
-                    TRTL_KERNELS_PER_OP_MAX);
-            g_failures++;
-        }
-    }
-}
 
 static void test_applies(void)
 {
@@ -4430,7 +4414,6 @@ int main(int argc, char **argv)
     }
 
     test_threadpool();
-    test_candidate_limit();
     test_applies();
     test_conv_fixed(&trtl_kernel_conv_im2col_sgemm, 0);
     test_conv_kernel(&trtl_kernel_conv_im2col_sgemm, 0, ncases);

@@ -157,7 +157,8 @@ trtl_status trtl_pw_prepare(const trtl_node *nd, void **state)
     st->C = p->kernel.count / st->K;
     int64_t panels = (st->K + PW_MR - 1) / PW_MR;
     size_t bytes = (size_t)(panels * st->C * PW_MR) * sizeof(float);
-    st->wp = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    st->packed_bytes = (bytes + 63) / 64 * 64;
+    st->wp = aligned_alloc(64, st->packed_bytes);
     if (!st->wp) {
         free(st);
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory packing %zu bytes of weights",
@@ -186,6 +187,12 @@ void trtl_pw_unpack(const trtl_node *nd, const void *state, void *dst)
                    sizeof(float));
 }
 
+size_t trtl_pw_state_bytes(const void *state)
+{
+    const pw_state *st = state;
+    return sizeof *st + st->packed_bytes;
+}
+
 const trtl_kernel trtl_kernel_conv_1x1_direct = {
     .name = "convolution.1x1_direct",
     .op = TRTL_OP_CONVOLUTION,
@@ -196,4 +203,5 @@ const trtl_kernel trtl_kernel_conv_1x1_direct = {
     .release = trtl_pw_release,
     .run = pw_run,
     .unpack = trtl_pw_unpack,
+    .state_bytes = trtl_pw_state_bytes,
 };

@@ -255,4 +255,5 @@ const trtl_kernel trtl_kernel_conv_1x1_block = {
     .scratch = pb_scratch,
     .run = pb_run,
     .unpack = trtl_pw_unpack,
+    .state_bytes = trtl_pw_state_bytes,
 };

@@ -21,7 +21,8 @@
 
 typedef struct pw_state {
     int64_t K, C;
-    float *wp; /* [ceil(K/8)][C][8] */
+    float *wp;           /* [ceil(K/8)][C][8] */
+    size_t packed_bytes; /* of wp (trtl_kernel.state_bytes) */
 } pw_state;
 
 /* The packed weights of a 1x1, one-group FLOAT convolution (convolution_1x1.c); the state is a pw_state. */
@@ -29,6 +30,8 @@ trtl_status trtl_pw_prepare(const trtl_node *nd, void **state);
 void trtl_pw_release(void *state);
 /* The plain weights [K][C] back from the panels (trtl_kernel.unpack: the engine keeps only the packed copy). */
 void trtl_pw_unpack(const trtl_node *nd, const void *state, void *dst);
+/* The state's bytes, packed weights included (trtl_kernel.state_bytes: the engine's packed_weight_bytes). */
+size_t trtl_pw_state_bytes(const void *state);
 
 /* ---- AVX-512 tiles ------------------------------------------------------------------------- */
 
