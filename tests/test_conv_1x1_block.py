@@ -50,6 +50,9 @@ SHAPES = [  # N, C, K, H, W, stride, act, residual
     (1, 40, 24, 29, 31, 2, "sigmoid", False),  # stride 2, odd input sizes: 15 x 16 outputs; the row pass activation
     (2, 300, 12, 9, 10, 1, "relu6", True),     # a deep input: blocks of one chunk; batch 2
     (1, 16, 20, 12, 17, 3, "relu6", False),    # stride 3: the scalar gather
+    # stride 2 from 112 x 112, deep input: blocks of 48 pixels end inside 56-pixel output rows, where the vector
+    # gather of a row once ran past the block's last pixel into the next channel's row (wrong outputs in ResNet-50)
+    (1, 512, 8, 112, 112, 2, "relu6", True),
 ]
 
 

@@ -118,8 +118,9 @@ __attribute__((target("avx2,fma"))) static void pb_row(float *dst, const float *
         memcpy(dst, src, (size_t)n * sizeof(float));
         return;
     }
-    if (sw == 2) /* the even lanes of src[2i .. 2i+15], while those 16 floats lie in the row (avail of them) */
-        for (; 2 * (i + 8) <= avail; i += 8) {
+    if (sw == 2) /* the even lanes of src[2i .. 2i+15], while those 16 floats lie in the row (avail of them) and the
+                  * 8 outputs are among the n wanted (past n lies the next channel's row of the block) */
+        for (; i + 8 <= n && 2 * (i + 8) <= avail; i += 8) {
             __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
             __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 a4 a6 b4 b6 */
             _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
