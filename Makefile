@@ -171,7 +171,7 @@ asan: deps-test
 # says why.  Any report fails the run (halt_on_error).  The interpreter is started by its real path:
 # a wrapper script (pyenv's shim) crashes with the TSan runtime preloaded into its shell.  OpenBLAS runs
 # single-threaded there: its own threads synchronise in uninstrumented code, which TSan cannot see.
-TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -O1 -g
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -O1 -g1
 TSAN_TESTS := $(sort $(wildcard tests/*thread*.py))
 tsan: deps-test
 	rm -rf build/tsan && mkdir -p build/tsan/pkg
@@ -256,22 +256,23 @@ wheel-check: deps $(STAMP)/pip-typing
 # ---- fuzzing (tests/fuzz/, docs/TESTING.md) -------------------------------------------------
 # The plan reader under libFuzzer: the core compiled by clang with ASan+UBSan and libFuzzer's
 # coverage (fuzzer-no-link) into build/fuzz/obj, linked with the harness tests/fuzz/fuzz_plan.c.
-# The SIMD kernels (csrc/kernels/x86) go without UBSan's alignment check: on intrinsic-heavy files it multiplies
-# clang's time (gemm_bf16.c, CPU seconds on a loaded machine: ASan 24, ASan+UBSan without alignment 39, with it
-# over 130; that check was most of `make test`'s build time), and x86 SIMD code reads through unaligned loads by
-# design.  Every other UBSan check (signed overflow, shifts, bounds, null, pointer overflow) stays on them.
+# The SIMD kernels (csrc/kernels/x86) are compiled at -O0: clang's optimizer on intrinsic-heavy code instrumented by
+# ASan+UBSan took most of `make test`'s build time (gemm_bf16.c, CPU seconds on a quiet machine: 99 at -O1, 2.9 at
+# -O0, the same checks); the fuzzers' inputs are small, so their speed hardly depends on the kernels' code quality.
 FUZZ_CC     := clang
-FUZZ_BASE   := -std=c11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-missing-field-initializers \
-               -D_GNU_SOURCE
-FUZZ_SAN_ALL  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_SAN_SIMD := $(FUZZ_SAN_ALL) -fno-sanitize=alignment
-FUZZ_SAN      = $(FUZZ_SAN_ALL)
-FUZZ_CFLAGS   = $(FUZZ_BASE) $(FUZZ_SAN)
+FUZZ_BASE   := -std=c11 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE \
+               -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OPT_CORE := -O1
+FUZZ_OPT_SIMD := -O0
+FUZZ_OPT       = $(FUZZ_OPT_CORE)
+FUZZ_CFLAGS    = $(FUZZ_BASE) $(FUZZ_OPT)
 FUZZ_OBJ    := $(patsubst csrc/%.c,build/fuzz/obj/%.o,$(CORE_SRC))
 FUZZ_TIME   ?= 1800
 # Runtime options (ASAN_OPTIONS/UBSAN_OPTIONS) are set by tests/fuzz/run.py, which runs the fuzzers.
 
-build/fuzz/obj/kernels/x86/%.o: FUZZ_SAN = $(FUZZ_SAN_SIMD)
+build/fuzz/obj/kernels/x86/%.o: FUZZ_OPT = $(FUZZ_OPT_SIMD)
+# ... except the vector math template, which clang takes minutes over at -O0 (3.9 s at -O1)
+build/fuzz/obj/kernels/x86/vmath%.o: FUZZ_OPT = $(FUZZ_OPT_CORE)
 build/fuzz/obj/%.o: csrc/%.c $(HDRS) build/fuzz/flags | $(STAMP)/apt-clang
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(INC) -c $< -o $@
@@ -279,8 +280,8 @@ build/fuzz/obj/%.o: csrc/%.c $(HDRS) build/fuzz/flags | $(STAMP)/apt-clang
 # Rewritten only when the flags change (as build/clang/flags).
 build/fuzz/flags: FORCE
 	@mkdir -p build/fuzz
-	@echo '$(FUZZ_BASE) | $(FUZZ_SAN_ALL) | $(FUZZ_SAN_SIMD)' | cmp -s - $@ || \
-		echo '$(FUZZ_BASE) | $(FUZZ_SAN_ALL) | $(FUZZ_SAN_SIMD)' > $@
+	@echo '$(FUZZ_BASE) | $(FUZZ_OPT_CORE) | $(FUZZ_OPT_SIMD)' | cmp -s - $@ || \
+		echo '$(FUZZ_BASE) | $(FUZZ_OPT_CORE) | $(FUZZ_OPT_SIMD)' > $@
 
 build/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c $(FUZZ_OBJ) | $(STAMP)/apt-blas
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(INC) $< $(FUZZ_OBJ) -o $@ $(LIBS)

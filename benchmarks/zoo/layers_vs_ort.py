@@ -1,16 +1,27 @@
 """Per-layer trtlite vs onnxruntime on zoo models, one process, alternating runs (for loaded machines).
 
     python benchmarks/zoo/layers_vs_ort.py --models mnasnet1_0,mobilenet_v2 [--dir /path/zoo] [--runs 30]
-        [--threads 1] [--plans DIR] [--layers] [--json FILE] [--without KERNEL]
+        [--threads 1,2] [--plans DIR] [--by class|kind] [--layers] [--json FILE] [--without KERNEL]
+        [--thread-clock]
 
-Builds each model's engine (batch 1, `--threads`; `--plans DIR` keeps / reuses the plan files), then alternates
-one trtlite run under context.profiler with one onnxruntime run under its own profiler (enable_profiling), `--runs`
-times, and keeps each layer's / node's minimum.  Layers are joined to onnxruntime nodes as benchmarks/run.py's
---profile does and summed by layer class ("depthwise 5x5 s2", "conv 1x1 s1", ...) and, for depthwise layers, by
-class and map size.  The trtlite figures are the profiler's per-layer times, onnxruntime's its node kernel times;
-both are wall clock, so the minimum over many alternating runs is what a shared machine can compare.  --without K
-adds a second engine built from the first one's timing cache with kernel K made slow, run alternately with the
-others: a new kernel's A/B in one process.  Not part of CI.
+Builds each model's engine (batch 1, per `--threads` count; `--plans DIR` keeps / reuses the plan files), then
+  * end to end: `--runs` runs of trtlite and onnxruntime (sequential, IOBinding-free `run`) alternating ABBA, without
+    profilers: median and minimum wall ms, and at one thread the minimum CPU time of the calling thread (both run on
+    it), which a loaded machine inflates far less than wall time;
+  * per layer: one trtlite run under context.profiler alternating with one onnxruntime run under its own profiler
+    (enable_profiling), `--runs` times, each layer's / node's minimum.  `--by class` (default) joins layers to
+    onnxruntime nodes as benchmarks/run.py's --profile does and sums them by layer class ("depthwise 5x5 s2",
+    "conv 1x1 s1", ...; depthwise layers also by map size); `--by kind` sums both sides per op kind (zoo/run.py's
+    op_kind for trtlite; onnxruntime's Conv nodes, fused or NCHWc, traced back to their ONNX Conv node for the same
+    class), with each side's sum of layers beside its end-to-end minimum (the difference: per-step and thread-pool
+    overhead the steps do not account for).
+Both are wall clock unless `--thread-clock` (trtlite's per-layer times by the calling thread's CPU time,
+TRTL_PROFILE_CLOCK=thread: one thread on a loaded machine; onnxruntime's stay wall time), so read minima over many
+alternating runs.  `--without K` adds a second engine built from the first one's timing cache with kernel K made
+slow, run alternately with the others: a new kernel's A/B in one process.  Outputs are checked against
+onnxruntime first.  At more than one thread onnxruntime's pool does not spin between runs here (its spinning
+threads took the cores of the trtlite run after it: twice trtlite's time on SqueezeNet); the zoo's own runs
+(run.py) keep one engine per process.  Not part of CI.
 """
 from __future__ import annotations
 
@@ -23,7 +34,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import bench, DEFAULT_DIR  # noqa: E402  (zoo/run.py: benchmarks/run.py loaded as `bench`)
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository: trtlite in place
+import run as zr  # noqa: E402  (zoo/run.py: its op_kind / onnx_ops, benchmarks/run.py loaded as `bench`)
+from run import bench, DEFAULT_DIR  # noqa: E402
 
 
 def build_plan(trt, onnx_path, shape, threads, cache=b""):
@@ -60,25 +73,29 @@ def without_kernel(cache, kernel):
 
 
 class Engine:
-    """One built engine with its buffers and a profiler keeping per-layer minima."""
+    """One built engine with its buffers; attach_profiler() keeps per-layer minima from then on."""
 
     def __init__(self, trt, plan, shape, x, threads):
         import numpy as np
+        self.trt = trt
         self.engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(plan)
         self.context = self.engine.create_execution_context()
         self.context.num_threads = threads
         self.context.set_input_shape("input", shape)
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
-        out_name = [n for n in names if n != "input"][0]
-        self.arrays = {"input": x, out_name: np.empty(tuple(self.engine.get_tensor_shape(out_name)), np.float32)}
+        self.out_name = [n for n in names if n != "input"][0]
+        self.arrays = {"input": x,
+                       self.out_name: np.empty(tuple(self.engine.get_tensor_shape(self.out_name)), np.float32)}
         self.ptrs = [self.arrays[n].ctypes.data for n in names]
         info = json.loads(self.engine.create_engine_inspector().get_engine_information(
             trt.LayerInformationFormat.JSON))
         self.layers = {lay["name"]: lay for lay in info.get("layers", [])}
         self.times = {}
+
+    def attach_profiler(self):
         times = self.times
 
-        class Prof(trt.IProfiler):
+        class Prof(self.trt.IProfiler):
             def report_layer_time(self, layer_name, ms):
                 times[layer_name] = min(ms, times.get(layer_name, 1e30))
 
@@ -88,50 +105,73 @@ class Engine:
         self.context.execute_v2(self.ptrs)
 
 
-def one_model(model, args):
+def end_to_end(runs, fns):
+    """{name: (wall ms list, calling-thread CPU ms list)} of `runs` runs of each fn, alternating ABBA."""
+    import time
+    out = {k: ([], []) for k in fns}
+    order = list(fns)
+    for i in range(runs):
+        for k in (order if i % 2 == 0 else order[::-1]):
+            w0, c0 = time.perf_counter(), time.thread_time()
+            fns[k]()
+            out[k][1].append((time.thread_time() - c0) * 1e3)
+            out[k][0].append((time.perf_counter() - w0) * 1e3)
+    return out
+
+
+def one_model(model, threads, args):
+    """(per-engine layer rows, onnxruntime nodes {name: {ms, op}}, end-to-end times, output check) of one model."""
     import numpy as np
     import onnxruntime as ort
     import trtlite as trt
     onnx_path = os.path.join(args.dir, model + ".onnx")
-    sess0 = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if threads > 1:  # its pool threads spin after each run and, alternating in one process, take trtlite's cores
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")  # (SqueezeNet, 2 threads: 2x slower)
+    sess0 = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
     shape = tuple(d if isinstance(d, int) else 1 for d in sess0.get_inputs()[0].shape)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    plan_path = os.path.join(args.plans, f"{model}_t{args.threads}.plan") if args.plans else None
+    plan_path = os.path.join(args.plans, f"{model}_t{threads}.plan") if args.plans else None
     if plan_path and os.path.exists(plan_path) and not args.without:
         with open(plan_path, "rb") as f:
             plan = f.read()
     else:
-        plan, cache = build_plan(trt, onnx_path, shape, args.threads)
+        plan, cache = build_plan(trt, onnx_path, shape, threads)
         if plan_path:
             with open(plan_path, "wb") as f:
                 f.write(plan)
-    engines = [Engine(trt, plan, shape, x, args.threads)]
+    engines = [Engine(trt, plan, shape, x, threads)]
     if args.without:
-        plan_b, _ = build_plan(trt, onnx_path, shape, args.threads, without_kernel(cache, args.without))
-        engines.append(Engine(trt, plan_b, shape, x, args.threads))
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = args.threads
-    so.inter_op_num_threads = 1
+        plan_b, _ = build_plan(trt, onnx_path, shape, threads, without_kernel(cache, args.without))
+        engines.append(Engine(trt, plan_b, shape, x, threads))
+    ref = sess0.run(None, {"input": x})[0]
+    engines[0].run()
+    check = bench.verify(engines[0].arrays[engines[0].out_name], ref)
+    fns = {"trtlite": engines[0].run, "onnxruntime": lambda: sess0.run(None, {"input": x})}
+    for _ in range(3):
+        for f in fns.values():
+            f()
+    e2e = end_to_end(args.runs, fns)
+
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(tempfile.gettempdir(), f"layers_vs_ort_{os.getpid()}")
     sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    for e in engines:
+        e.attach_profiler()
+    if args.thread_clock:  # read at each profiled execution
+        os.environ["TRTL_PROFILE_CLOCK"] = "thread"
     for _ in range(3):
         sess.run(None, {"input": x})
     for _ in range(args.runs):
         for e in engines:
             e.run()
         sess.run(None, {"input": x})
-    path = sess.end_profiling()
-    with open(path) as f:
-        events = json.load(f)
-    os.remove(path)
-    ort_nodes = {}
-    for e in events:
-        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
-            name = e["name"][:-len("_kernel_time")]
-            ms = e["dur"] / 1000.0
-            if name not in ort_nodes or ms < ort_nodes[name]["ms"]:
-                ort_nodes[name] = {"ms": ms, "op": e.get("args", {}).get("op_name", "?")}
+    os.environ.pop("TRTL_PROFILE_CLOCK", None)
+    ot, oop = bench.ort_node_times(sess)
+    ort_nodes = {k: {"ms": float(min(v)), "op": oop[k]} for k, v in ot.items()}
     nodes = bench.onnx_node_info(onnx_path)
     results = []
     for e in engines:
@@ -139,14 +179,76 @@ def one_model(model, args):
         for name, ms in e.times.items():
             lay = e.layers.get(name, {})
             nd = bench.node_of(name, nodes) or {}
-            r = {"name": name, "ms": ms, "kernel": lay.get("kernel", "?"), "desc": nd.get("desc", ""),
-                 "out": [o.get("dims", "") for o in lay.get("outputs", [])][:1],
+            r = {"name": name, "ms": ms, "kernel": lay.get("kernel", "?"), "type": lay.get("type"),
+                 "desc": nd.get("desc", ""), "out": [o.get("dims", "") for o in lay.get("outputs", [])][:1],
                  "out_name": (lay.get("outputs") or [{}])[0].get("name", "")}
             r["ort"] = bench.join_ort(r, ort_nodes)
             r["ort_ms"] = ort_nodes[r["ort"]]["ms"] if r["ort"] else 0.0
             rows.append(r)
         results.append(rows)
-    return results, ort_nodes
+    return results, ort_nodes, e2e, check
+
+
+def ort_conv_kinds(onnx_path, nodes, category):
+    """{onnxruntime profiler node name -> op kind} resolver: fused Conv nodes keep the ONNX name, NCHWc ones are
+    named after their output tensor (+ '_nchwc'), whose producer may be the Relu/Add fused into the Conv."""
+    import onnx
+    m = onnx.load(onnx_path, load_external_data=False)
+    producer = {o: nd for nd in m.graph.node for o in nd.output}
+    byname = {nd.name: nd for nd in m.graph.node}
+
+    def kind(name):
+        nd = byname.get(name) or byname.get(re.sub(r"^fused ", "", name)) or producer.get(re.sub(r"_nchwc$", "", name))
+        for _ in range(6):
+            if nd is None:
+                return None
+            if nd.op_type == "Conv":
+                return category(nodes[nd.name]["desc"]) if nd.name in nodes else None
+            if nd.op_type not in ("Relu", "Add", "Clip", "Sigmoid", "Mul", "LeakyRelu", "HardSigmoid", "HardSwish"):
+                return None
+            nd = next((producer[i] for i in nd.input if i in producer), None)
+        return None
+    return kind
+
+
+def report_end_to_end(title, e2e, check, threads, runs):
+    import numpy as np
+    med = {k: float(np.median(v[0])) for k, v in e2e.items()}
+    mn = {k: min(v[0]) for k, v in e2e.items()}
+    cpu = {k: min(v[1]) for k, v in e2e.items()}
+    print(f"\n## {title}, {threads} thread(s): agrees {check['ok']} (max abs {check['max_abs']:.1e}), "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(f"end to end, {runs} runs each (ABBA): wall median trtlite {med['trtlite']:.2f} ms, onnxruntime "
+          f"{med['onnxruntime']:.2f} ms (ORT / trtlite {med['onnxruntime'] / med['trtlite']:.3f}); wall min "
+          f"{mn['trtlite']:.2f} / {mn['onnxruntime']:.2f} ({mn['onnxruntime'] / mn['trtlite']:.3f})" +
+          (f"; caller CPU min {cpu['trtlite']:.2f} / {cpu['onnxruntime']:.2f} "
+           f"({cpu['onnxruntime'] / cpu['trtlite']:.3f})" if threads == 1 else ""))
+    return mn
+
+
+def report_kinds(title, onnx_path, rows, ort_nodes, mn):
+    """Both sides summed per op kind, with each side's sum of layers beside its end-to-end minimum."""
+    print(f"== {title}")
+    graph = zr.onnx_ops(onnx_path)
+    kinds = {}
+    for r in rows:
+        k = kinds.setdefault(zr.op_kind(r["name"], r["type"], graph), [0, 0.0, 0, 0.0])
+        k[0] += 1
+        k[1] += r["ms"]
+    conv_kind = ort_conv_kinds(onnx_path, graph[3], bench.category)
+    for nm, v in ort_nodes.items():
+        kind = (conv_kind(nm) if v["op"] in ("Conv", "FusedConv") else None) or v["op"]
+        k = kinds.setdefault(kind, [0, 0.0, 0, 0.0])
+        k[2] += 1
+        k[3] += v["ms"]
+    tt, to = sum(k[1] for k in kinds.values()), sum(k[3] for k in kinds.values())
+    print(f"sum of per-layer minima: trtlite {tt:.2f} ms over {len(rows)} layers (end-to-end min - sum = "
+          f"{mn['trtlite'] - tt:+.2f} ms), onnxruntime {to:.2f} ms over {len(ort_nodes)} nodes "
+          f"({mn['onnxruntime'] - to:+.2f} ms)")
+    print("| op kind | trtlite layers | trtlite ms | ORT nodes | ORT ms | trtlite - ORT ms |")
+    print("|---|---|---|---|---|---|")
+    for kind, (n1, ms1, n2, ms2) in sorted(kinds.items(), key=lambda kv: -max(kv[1][1], kv[1][3])):
+        print(f"| {kind} | {n1} | {ms1:.2f} | {n2} | {ms2:.2f} | {ms1 - ms2:+.2f} |")
 
 
 def out_map(r):
@@ -191,20 +293,29 @@ def main(argv=None):
     ap.add_argument("--models", required=True)
     ap.add_argument("--dir", default=DEFAULT_DIR)
     ap.add_argument("--runs", type=int, default=30)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", default="1", help="comma list of thread counts (default 1)")
     ap.add_argument("--plans", default=None, help="directory to keep / reuse the built plans in")
+    ap.add_argument("--by", choices=("class", "kind"), default="class",
+                    help="per-layer sums by layer class (joined to onnxruntime's nodes) or by op kind")
     ap.add_argument("--layers", action="store_true", help="also list the 25 layers furthest behind onnxruntime")
     ap.add_argument("--json", default=None, help="write the per-layer rows as JSON")
     ap.add_argument("--without", default=None, metavar="KERNEL",
                     help="also build and profile (alternating) an engine whose timing cache makes KERNEL slow: "
                          "the same build without that kernel (A/B of a new kernel)")
+    ap.add_argument("--thread-clock", action="store_true",
+                    help="trtlite's per-layer times by the calling thread's CPU time (TRTL_PROFILE_CLOCK=thread)")
     args = ap.parse_args(argv)
     out = {}
     for model in args.models.split(","):
-        results, ort_nodes = one_model(model, args)
-        for rows, label in zip(results, ["", f" without {args.without}"]):
-            report(model + label, rows, ort_nodes, args.layers)
-        out[model] = results
+        for threads in (int(t) for t in args.threads.split(",")):
+            results, ort_nodes, e2e, check = one_model(model, threads, args)
+            mn = report_end_to_end(model, e2e, check, threads, args.runs)
+            for rows, label in zip(results, ["", f" without {args.without}"]):
+                if args.by == "kind":
+                    report_kinds(model + label, os.path.join(args.dir, model + ".onnx"), rows, ort_nodes, mn)
+                else:
+                    report(model + label, rows, ort_nodes, args.layers)
+            out[f"{model}_t{threads}"] = results
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
