@@ -113,8 +113,9 @@ def test_each_choice_matches_the_quantized_math(act_type, shape, rng):
     fp32, lf = _build(make, x, precision=trt.float32)
     assert len(lf) == 3 and all(l["kernel"].startswith("qlinear.fp32.") and l["precision"] == "FLOAT" for l in lf), \
         [(l["kernel"], l["precision"]) for l in lf]
-    if "avx2" in trt.cpu_features():  # the depthwise layer on a depthwise kernel, in channel blocks
-        assert "depthwise" in lf[1]["kernel"], lf[1]["kernel"]
+    # Which fp32 kernel the depthwise layer gets is the timing's choice (im2col_sgemm won it once under a loaded
+    # xdist run): every qlinear.fp32.* kernel, the depthwise ones in channel blocks included, is compared with
+    # qlinear.ref in tests/c/test_kernels.c; here the answer must be right whichever ran.
     int8, li = _build(make, x, precision=trt.int8)
     assert all(l["kernel"] in ("qlinear.int8", "qlinear.amx_int8") and l["precision"] == "INT8" for l in li), li
     off, lo = _build(make, x, tactics=False)
