@@ -5,8 +5,6 @@ kernels), each compared with float64 numpy, NaN included.  Pixel counts: 49 (thr
 196 (four extra columns), 90 (a masked vector), batch 2; ReLU6 (in registers) and sigmoid (the row pass).  Also the
 AVX2 variant (TRTL_CPU_MASK without AVX-512, in a subprocess) and another input size than the opt shape."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -78,11 +76,7 @@ def test_1x1_direct_layer_avx2_variant():
         "assert t.KERNEL in kernels, kernels\n"
         "assert_close(t._run(engine, inputs), want)\n"
         "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
-    no512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
-    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~no512))
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+    pg.run_without_avx512(code)
 
 
 def test_1x1_direct_other_input_size(rng):

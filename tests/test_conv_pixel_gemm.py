@@ -200,11 +200,7 @@ def test_pixel_gemm_layer_avx2_variant():
         "assert t.KERNEL in kernels, kernels\n"
         "assert_close(t._run(engine, inputs), want)\n"
         "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
-    no512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
-    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~no512))
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+    run_without_avx512(code)
 
 
 def test_pixel_gemm_other_input_size(rng):
@@ -252,3 +248,13 @@ def test_pixel_gemm_other_input_size(rng):
                                 (1, 1))
         out = ctx.infer({"x": x})
         assert_close(list(out.values())[0], np.maximum(conv, 0))
+
+
+def run_without_avx512(code):
+    """Runs Python `code` in a subprocess (from the repository root) with AVX-512 and AMX masked off by
+    TRTL_CPU_MASK, so that a kernel's AVX2 variant is what runs; the code prints "ok" when its checks passed."""
+    no512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
+    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~no512))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
