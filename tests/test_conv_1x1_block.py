@@ -13,34 +13,14 @@ import trtlite as trt
 
 from conftest import assert_close
 import test_conv_pixel_gemm as pg
+import test_conv_1x1_direct as pw
 
 KERNEL = "convolution.1x1_block"
 
 
 def _case(rng, N, C, K, H, W, stride, act, residual):
     """Network maker and float64 reference of a 1x1 convolution (stride `stride`) + bias (+ skip), then act."""
-    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
-    x[N - 1, C // 2, H - 1 - (H - 1) % stride, W - 1 - (W - 1) % stride] = np.nan  # the last pixel the stride reads
-    w = (rng.standard_normal((K, C, 1, 1)) / np.sqrt(C)).astype(np.float32)
-    b = rng.standard_normal(K).astype(np.float32)
-    xs = x[:, :, ::stride, ::stride].astype(np.float64)
-    y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), xs) + b[:, None, None]
-    skip = rng.standard_normal(y.shape).astype(np.float32)
-    if residual:
-        y = y + skip
-    if act == "relu6":
-        want = np.where(y < 0, 0.0, np.where(y > 6, 6.0, y))
-    else:
-        want = 1.0 / (1.0 + np.exp(-y))
-    want[np.isnan(y)] = np.nan
-
-    def make(network):
-        t = network.add_input("x", trt.float32, x.shape)
-        layer = network.add_convolution_nd(t, K, (1, 1), w, b)
-        layer.stride_nd = (stride, stride)
-        pg._residual_act_output(network, layer.get_output(0), skip.shape if residual else None, act)
-
-    return make, ({"x": x, "s": skip} if residual else {"x": x}), want
+    return pw._case(rng, N, C, K, H, W, act, residual, stride)
 
 
 SHAPES = [  # N, C, K, H, W, stride, act, residual

@@ -17,13 +17,16 @@ import test_conv_pixel_gemm as pg
 KERNEL = "convolution.1x1_direct"
 
 
-def _case(rng, N, C, K, H, W, act, residual):
-    """Network maker and float64 reference of a 1x1 convolution + bias (+ skip), then act."""
+def _case(rng, N, C, K, H, W, act, residual, stride=1):
+    """Network maker and float64 reference of a 1x1 convolution (stride `stride`) + bias (+ skip), then act
+    (test_conv_1x1_block.py's cases too)."""
     x = rng.standard_normal((N, C, H, W)).astype(np.float32)
-    x[N - 1, C // 2, H - 1, W - 1] = np.nan  # the last pixel: an extra column on 7x7 / 14x14 maps
+    # the last pixel the stride reads (stride 1: the last pixel, an extra column on 7x7 / 14x14 maps)
+    x[N - 1, C // 2, H - 1 - (H - 1) % stride, W - 1 - (W - 1) % stride] = np.nan
     w = (rng.standard_normal((K, C, 1, 1)) / np.sqrt(C)).astype(np.float32)
     b = rng.standard_normal(K).astype(np.float32)
-    y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64)) + b[:, None, None]
+    xs = x[:, :, ::stride, ::stride].astype(np.float64)
+    y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), xs) + b[:, None, None]
     skip = rng.standard_normal(y.shape).astype(np.float32)
     if residual:
         y = y + skip
@@ -35,8 +38,9 @@ def _case(rng, N, C, K, H, W, act, residual):
 
     def make(network):
         t = network.add_input("x", trt.float32, x.shape)
-        out = network.add_convolution_nd(t, K, (1, 1), w, b).get_output(0)
-        pg._residual_act_output(network, out, skip.shape if residual else None, act)
+        layer = network.add_convolution_nd(t, K, (1, 1), w, b)
+        layer.stride_nd = (stride, stride)
+        pg._residual_act_output(network, layer.get_output(0), skip.shape if residual else None, act)
 
     return make, ({"x": x, "s": skip} if residual else {"x": x}), want
 
