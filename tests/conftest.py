@@ -19,6 +19,7 @@ Fixtures:
 """
 import functools
 import os
+import subprocess
 import sys
 import zlib
 
@@ -36,6 +37,19 @@ def _trt():
 RTOL = 1e-4
 ATOL = 1e-5
 
+
+def rerun_with_cpu_mask(test_file, mask, passed):
+    """Runs test_file's tests but the `*paths*` ones again in a pytest subprocess whose TRTL_CPU_MASK is `mask` (the
+    CPU features are read once per process) and asserts that all `passed` of them passed."""
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TRTL_CPU_MASK=mask)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", root,
+                           os.path.abspath(test_file), "-k", "not paths"],
+                          capture_output=True, text=True, cwd=root, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "%d passed" % passed in proc.stdout, proc.stdout[-2000:]
 
 def assert_close(out, ref, rtol=RTOL, atol=ATOL, scale_atol=True):
     """trtlite output vs float64 reference.  Shapes must match exactly; float outputs must be float32 (unless the

@@ -8,8 +8,6 @@ epilogue)."""
 import json
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,10 +15,9 @@ import pytest
 import trtlite as trt
 import trtlite._C as _C
 
-from conftest import Net
+from conftest import Net, rerun_with_cpu_mask
 from test_quantize_fuse import _fq, _int8_weights, conv2d_np, q_np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 F = lambda v: np.float64(np.float32(v))  # noqa: E731
 
 
@@ -173,10 +170,4 @@ def test_tactic_kernels_need_what_their_fp32_kernels_need():
 def test_on_avx2_and_portable_paths(mask):
     """This file's tests again where TRTL_CPU_MASK hides AVX-512 (1f) or every feature (0: fp32 tactics on the BLAS
     im2col / grouped kernels, scalar epilogue; int8 on the portable loops)."""
-    env = dict(os.environ, TRTL_CPU_MASK=mask)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", ROOT,
-                           os.path.abspath(__file__), "-k", "not paths"],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "8 passed" in proc.stdout, proc.stdout[-2000:]
+    rerun_with_cpu_mask(__file__, mask, 8)

@@ -7,18 +7,15 @@ of the quantized math (within one output step: float32 rounding ties), against t
 int8 tensors between the steps).  The AVX2 and portable paths run again in a subprocess with TRTL_CPU_MASK."""
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import trtlite as trt
 
-from conftest import Net
+from conftest import Net, rerun_with_cpu_mask
 from test_quantize_fuse import _fq, _int8_weights, conv2d_np, q_np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 F = lambda v: np.float64(np.float32(v))  # noqa: E731  (a float32 parameter, exactly, in float64)
 
 
@@ -222,13 +219,7 @@ def test_average_pooling_on_codes(act_type, kind, rng):
 def test_on_avx2_and_portable_paths(mask):
     """This file's tests again in a process whose TRTL_CPU_MASK hides AVX-512 and VNNI (1f: AVX2) or every feature
     (0: the portable loops); the features are read once per process."""
-    env = dict(os.environ, TRTL_CPU_MASK=mask)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", ROOT,
-                           os.path.abspath(__file__), "-k", "not paths"],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "19 passed" in proc.stdout, proc.stdout[-2000:]
+    rerun_with_cpu_mask(__file__, mask, 19)
 
 
 # ---- implicit INT8: calibrated ranges give the same int8 chains -------------------------------------------------
