@@ -65,11 +65,7 @@ static double conv_flops(const conv_geom *g) { return 2.0 * (double)g->N * (doub
 
 static int max_slots(const conv_geom *g)
 {
-    int t = trtl_available_cpus();
-    double want = conv_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < t)
-        t = want < 1.0 ? 1 : (int)want;
-    return t > MAX_SLOTS ? MAX_SLOTS : t;
+    return (int)trtl_scratch_slots(conv_flops(g), MAX_SLOTS);
 }
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -95,11 +95,7 @@ static int64_t slot_bytes(const trtl_conv_geom *g, int64_t kc, int64_t pw)
 
 static int64_t max_slots(const trtl_conv_geom *g)
 {
-    int64_t t = trtl_available_cpus();
-    double want = conv_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)t)
-        t = want < 1.0 ? 1 : (int64_t)want;
-    return t > MAX_SLOTS ? MAX_SLOTS : t;
+    return trtl_scratch_slots(conv_flops(g), MAX_SLOTS);
 }
 
 static void make_plan(const trtl_conv_geom *g, int64_t threads, size_t scratch_bytes, int amx, cb_plan *pl)

@@ -205,11 +205,7 @@ static void plan_make(const wg_geom *g, int64_t slots, wg_plan *pl)
 
 static int max_slots(const wg_geom *g)
 {
-    int t = trtl_available_cpus();
-    double want = wg_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < t)
-        t = want < 1.0 ? 1 : (int)want;
-    return t > MAX_SLOTS ? MAX_SLOTS : t;
+    return (int)trtl_scratch_slots(wg_flops(g), MAX_SLOTS);
 }
 
 /* ---- per-group work ---------------------------------------------------------------------- */

@@ -177,11 +177,7 @@ static void make_plan(const dc_geom *g, trtl_gemm_isa isa, int64_t threads, dc_p
 
 static int64_t max_threads(const dc_geom *g)
 {
-    int64_t t = trtl_available_cpus();
-    double want = dc_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)t)
-        t = want < 1.0 ? 1 : (int64_t)want;
-    return t > MAX_SLOTS ? MAX_SLOTS : t;
+    return trtl_scratch_slots(dc_flops(g), MAX_SLOTS);
 }
 
 /* ---- col2im ------------------------------------------------------------------------------------- */

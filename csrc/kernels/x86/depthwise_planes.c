@@ -83,11 +83,5 @@ trtl_status trtl_dw_planes_run(const trtl_kernel_args *a, const trtl_dw_planes *
 
 size_t trtl_dw_planes_scratch(const trtl_dw_planes *d)
 {
-    int t = trtl_available_cpus();
-    double want = dw_flops(d->base) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < t)
-        t = want < 1.0 ? 1 : (int)want;
-    if (t > MAX_SLOTS)
-        t = MAX_SLOTS;
-    return (size_t)t * slot_stride(d) + SLOT_ALIGN;
+    return (size_t)trtl_scratch_slots(dw_flops(d->base), MAX_SLOTS) * slot_stride(d) + SLOT_ALIGN;
 }

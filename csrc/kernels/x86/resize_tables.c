@@ -197,11 +197,7 @@ static void layout(const rs_geom *g, int64_t threads, rs_layout *l)
 
 static int64_t max_threads(const rs_geom *g)
 {
-    int64_t t = trtl_available_cpus();
-    double want = rs_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)t)
-        t = want < 1.0 ? 1 : (int64_t)want;
-    return t > 64 ? 64 : t;
+    return trtl_scratch_slots(rs_flops(g), 64);
 }
 
 /* ---- NEAREST ------------------------------------------------------------------------------------------- */
