@@ -33,6 +33,7 @@
 #include "core/status.h"
 #include "kernels/x86/vmath.h"
 #include "kernels/inplace.h"
+#include "kernels/qlinear_fp32.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -2982,22 +2983,16 @@ out:
 /* ---- qlinear.int8 (internal int8 conv / FC / matmul on kernels/qconv.h) vs qlinear.ref ---------- */
 
 extern const trtl_kernel trtl_kernel_qlinear_int8, trtl_kernel_qlinear_amx_int8;
-/* The fp32 tactics of int8 convolutions (x86/qlinear_fp32.c): the same quantized math on fp32 convolution kernels. */
-extern const trtl_kernel trtl_kernel_qlinear_fp32_gemv, trtl_kernel_qlinear_fp32_depthwise,
-    trtl_kernel_qlinear_fp32_depthwise_avx2, trtl_kernel_qlinear_fp32_depthwise_c8, trtl_kernel_qlinear_fp32_depthwise_c16,
-    trtl_kernel_qlinear_fp32_depthwise_rows8, trtl_kernel_qlinear_fp32_1x1_block,
-    trtl_kernel_qlinear_fp32_depthwise_plane512, trtl_kernel_qlinear_fp32_winograd_f43,
-    trtl_kernel_qlinear_fp32_winograd_f23, trtl_kernel_qlinear_fp32_1x1_direct, trtl_kernel_qlinear_fp32_pixel_gemm,
-    trtl_kernel_qlinear_fp32_packed_gemm, trtl_kernel_qlinear_fp32_tapwise, trtl_kernel_qlinear_fp32_grouped_direct,
-    trtl_kernel_qlinear_fp32_im2col_sgemm;
+/* The fp32 tactics of int8 convolutions (x86/qlinear_fp32.c): the same quantized math on fp32 convolution kernels;
+ * every one of the list (kernels/qlinear_fp32.h), so that a tactic added there is compared here. */
+#define QF_EXTERN(id, inner, feat) extern const trtl_kernel trtl_kernel_qlinear_fp32_##id;
+TRTL_QLINEAR_FP32_TACTICS(QF_EXTERN)
+#undef QF_EXTERN
 static const trtl_kernel *const qf_tactics[] = {
-    &trtl_kernel_qlinear_fp32_gemv, &trtl_kernel_qlinear_fp32_depthwise, &trtl_kernel_qlinear_fp32_depthwise_avx2,
-    &trtl_kernel_qlinear_fp32_depthwise_c8, &trtl_kernel_qlinear_fp32_depthwise_c16,
-    &trtl_kernel_qlinear_fp32_depthwise_rows8, &trtl_kernel_qlinear_fp32_1x1_block,
-    &trtl_kernel_qlinear_fp32_depthwise_plane512, &trtl_kernel_qlinear_fp32_winograd_f43,
-    &trtl_kernel_qlinear_fp32_winograd_f23, &trtl_kernel_qlinear_fp32_1x1_direct, &trtl_kernel_qlinear_fp32_pixel_gemm,
-    &trtl_kernel_qlinear_fp32_packed_gemm, &trtl_kernel_qlinear_fp32_tapwise, &trtl_kernel_qlinear_fp32_grouped_direct,
-    &trtl_kernel_qlinear_fp32_im2col_sgemm};
+#define QF_ADDR(id, inner, feat) &trtl_kernel_qlinear_fp32_##id,
+    TRTL_QLINEAR_FP32_TACTICS(QF_ADDR)
+#undef QF_ADDR
+};
 #define N_QF_TACTICS ((int)(sizeof qf_tactics / sizeof qf_tactics[0]))
 
 /* A tactic that can run nd on this CPU (the CPU's features and its applies()). */

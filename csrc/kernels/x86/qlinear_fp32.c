@@ -12,7 +12,7 @@
  *   y = acc * (in_scale * w_scale[k]) + bias[k], then mid quantization, residual (float or codes),
  *       activation and output quantization (fake-quantized floats or codes) as kernels/qconv.h defines
  * so the codes are the int8 kernels' (a rounding tie of y / out_scale may move one by one step).
- * One wrapper per fp32 convolution kernel (the list below), each a candidate the builder times like
+ * One wrapper per fp32 convolution kernel (the list: TRTL_QLINEAR_FP32_TACTICS in kernels/qlinear_fp32.h), each a candidate the builder times like
  * any other kernel; the reformats (codes -> floats in, the requantization out) are inside run(), so
  * the timing includes them.  cpu_features repeat the inner kernel's (tests check they match).
  * builder/select.c admits these candidates only for the nodes the int8_tactics pass marked. */
@@ -549,27 +549,9 @@ static trtl_status qf_run(const trtl_kernel_args *a)
     return TRTL_OK;
 }
 
-/* ---- one kernel per fp32 convolution kernel ---- */
-#define QF_INNER(X)                                                                                                    \
-    X(gemv, trtl_kernel_conv_gemv, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                       \
-    X(depthwise, trtl_kernel_conv_depthwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
-    X(depthwise_avx2, trtl_kernel_conv_depthwise_avx2, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                   \
-    X(depthwise_c8, trtl_kernel_conv_depthwise_c8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
-    X(depthwise_rows8, trtl_kernel_conv_depthwise_rows8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                 \
-    X(depthwise_c16, trtl_kernel_conv_depthwise_c16, TRTL_CPU_AVX512F)                                                 \
-    X(depthwise_plane512, trtl_kernel_conv_depthwise_plane512, TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA)        \
-    X(winograd_f43, trtl_kernel_conv_winograd_f43, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
-    X(winograd_f23, trtl_kernel_conv_winograd_f23, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
-    X(1x1_direct, trtl_kernel_conv_1x1_direct, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
-    X(1x1_block, trtl_kernel_conv_1x1_block, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
-    X(pixel_gemm, trtl_kernel_conv_pixel_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
-    X(packed_gemm, trtl_kernel_conv_packed_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                         \
-    X(tapwise, trtl_kernel_conv_tapwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                 \
-    X(grouped_direct, trtl_kernel_conv_grouped_direct, 0)                                                              \
-    X(im2col_sgemm, trtl_kernel_conv_im2col_sgemm, 0)
-
+/* ---- one kernel per fp32 convolution kernel (the list: kernels/qlinear_fp32.h) ---- */
 #define QF_DECLARE(id, inner, feat) extern const trtl_kernel inner;
-QF_INNER(QF_DECLARE)
+TRTL_QLINEAR_FP32_TACTICS(QF_DECLARE)
 #undef QF_DECLARE
 
 #define QF_WRAP(id, inner, feat)                                                                                       \
@@ -591,7 +573,7 @@ QF_INNER(QF_DECLARE)
         .run = qf_run,                                                                                                 \
         .precision = TRTL_FLOAT,                                                                                       \
     };
-QF_INNER(QF_WRAP)
+TRTL_QLINEAR_FP32_TACTICS(QF_WRAP)
 #undef QF_WRAP
 
 const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k)
@@ -599,7 +581,7 @@ const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k)
 #define QF_MATCH(id, inner, feat)                                                                                      \
     if (k == &trtl_kernel_qlinear_fp32_##id)                                                                           \
         return &inner;
-    QF_INNER(QF_MATCH)
+    TRTL_QLINEAR_FP32_TACTICS(QF_MATCH)
 #undef QF_MATCH
     return NULL;
 }
