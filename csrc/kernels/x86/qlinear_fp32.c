@@ -101,13 +101,16 @@ static int64_t qf_nblk(const trtl_node *n)
     return (n->p.qlin.conv.num_output_maps + QF_DW_BLOCK - 1) / QF_DW_BLOCK;
 }
 
+/* The int8 weights as floats; divided by in_scale where a FLOAT input comes on its grid (in_grid, passes/
+ * int8_regions.c): (q - zero) * in_scale times w / in_scale sums to the integer sum (to float rounding). */
 static float *qf_weights(const trtl_node *n)
 {
     const trtl_weights *k = &n->p.qlin.conv.kernel;
+    const float div = n->p.qlin.in_grid ? n->p.qlin.in_scale : 1.0f;
     float *w = trtl_aligned_alloc((size_t)(k->count > 0 ? k->count : 1) * sizeof(float));
     if (w)
         for (int64_t i = 0; i < k->count; i++)
-            w[i] = (float)((const int8_t *)k->values)[i];
+            w[i] = (float)((const int8_t *)k->values)[i] / div;
     return w;
 }
 
@@ -477,6 +480,8 @@ static void qf_block_task(void *ctx, int64_t b, int64_t e, int thread)
         if (j->x_codes) {
             trtl_tensor_view xc = {(char *)bj->x->data + off, vi.dims, bj->x->dtype};
             bj->st[thread] = qf_codes_in(bj->node, &xc, xf, NULL);
+        } else if (j->q->in_grid) { /* on the grid already: the kernel reads it */
+            vi.data = (float *)bj->x->data + off;
         } else {
             qf_in_floats(j->q, (const float *)j->x + off, xf, cbk * HW);
         }
@@ -532,14 +537,17 @@ static trtl_status qf_run(const trtl_kernel_args *a)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': qlinear.fp32 scratch too small", n->name);
     float *acc = abytes ? (float *)((char *)a->scratch + xbytes) : (float *)a->out[0].data;
     j.acc = acc;
+    const float *xin = j.xf;
     if (j.x_codes) {
         trtl_status cs = qf_codes_in(n, &a->in[0], j.xf, a->pool);
         if (cs != TRTL_OK)
             return cs;
+    } else if (q->in_grid) { /* on the grid already (passes/int8_regions.c): the kernel reads it */
+        xin = a->in[0].data;
     } else {
         trtl_parallel_for(a->pool, (j.n_in + QF_CHUNK - 1) / QF_CHUNK, 1, qf_in_task, &j);
     }
-    trtl_tensor_view vi = {j.xf, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
+    trtl_tensor_view vi = {(void *)xin, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
     trtl_kernel_args ia = {&s->node, &vi, &vo, (char *)a->scratch + xbytes + abytes,
                            a->scratch_size - xbytes - abytes, s->istate, a->pool, NULL};
     trtl_status st = s->inner->run(&ia);
