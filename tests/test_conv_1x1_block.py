@@ -41,6 +41,29 @@ def test_1x1_block_layer(shape, rng):
     pg._check_timed_ref_forced(make, inputs, want, KERNEL)
 
 
+@pytest.mark.parametrize("post", [(1, 1), (0, 1), (1, 0)])
+def test_1x1_block_refuses_post_padding(post, rng):
+    """A 1x1 convolution with padding after the input that adds outputs past the input's last row (stride 1 x 2) is
+    no candidate for convolution.1x1_block (it once was, and read past the input: garbage outputs); the timed build,
+    and the forced one where 1x1_block applies, match float64 numpy."""
+    x = rng.standard_normal((3, 12, 8, 5)).astype(np.float32)
+    w = rng.standard_normal((10, 12, 1, 1)).astype(np.float32)
+
+    def make(net):
+        c = net.add_convolution_nd(net.add_input("x", trt.float32, x.shape), 10, (1, 1), w)
+        c.stride_nd = (1, 2)
+        c.post_padding = post
+        c.get_output(0).name = "y"
+        net.mark_output(c.get_output(0))
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (0, post[0]), (0, post[1])))[:, :, :, ::2]
+    want = np.einsum("nchw,kc->nkhw", xp, w[:, :, 0, 0].astype(np.float64))
+    forced = pg._forced(make, KERNEL)
+    # a post padding the stride skips (width 5 + 1, stride 2: the last output reads column 4) reads no padding
+    assert (forced is None) == (post[0] == 1), post
+    for engine, kernels, _ in [pg._build(make)] + ([forced] if forced else []):
+        assert_close(pg._run(engine, {"x": x}), want)
+
+
 def test_1x1_block_layer_avx2_variant():
     """The AVX2 variant (4-channel x 24-pixel tiles), forced the same way, in a subprocess with AVX-512 (and AMX)
     masked off by TRTL_CPU_MASK; on a CPU without AVX-512 this is the same run as above."""

@@ -66,9 +66,9 @@ def _case(rng, act_type, H, W):
         d = _fq(net, r6.get_output(0), Sd, zd, act_type)
         c3 = net.add_convolution_nd(d, 4, (1, 1), w3)
         convs = [c1, c2, c3]
-        if precision is not None:
-            for c in convs:
-                c.precision = precision
+        if precision is not None:  # one for all, or one a convolution
+            for c, p in zip(convs, precision if isinstance(precision, (list, tuple)) else [precision] * 3):
+                c.precision = p
         return c3.get_output(0)
 
     def model(x):
@@ -85,7 +85,7 @@ def _case(rng, act_type, H, W):
     return x, make, model, step
 
 
-def _build(make, x, precision=None, tactics=True, timing=True):
+def _build(make, x, precision=None, tactics=True, timing=True, regions=True):
     n = Net()
     n.config.avg_timing_iterations = 2 if timing else 0
     n.config.set_flag(trt.BuilderFlag.DISABLE_TIMING_CACHE)
@@ -93,11 +93,13 @@ def _build(make, x, precision=None, tactics=True, timing=True):
         n.config.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
     if not tactics:
         n.config.set_pass_enabled("int8_tactics", False)
+    if not regions:
+        n.config.set_pass_enabled("int8_float_regions", False)
     xin = n.network.add_input("x", trt.float32, x.shape)
     out = make(n.network, xin, precision)
     out.name = "y"
     n.network.mark_output(out)
-    eng = n.build()
+    eng = n.build()  # through a plan (QLINEAR's in_grid is stored: plan version 8)
     layers = json.loads(eng.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))["layers"]
     return eng.create_execution_context().infer({"x": x})["y"], [l for l in layers if l["type"] == "QLINEAR"]
 
@@ -119,12 +121,42 @@ def test_each_choice_matches_the_quantized_math(act_type, shape, rng):
     assert all(l["precision"] == "INT8" for l in lo), [(l["kernel"], l["precision"]) for l in lo]
     timed, lt = _build(make, x)  # whichever timing keeps
     assert all(l["kernel"].startswith(("qlinear.fp32.", "qlinear.int8", "qlinear.amx_int8")) for l in lt), lt
-    # the int8 tensors between the steps are the same whichever kernel runs them
-    assert [o["dtype"] for l in lf for o in l["outputs"]] == [o["dtype"] for l in li for o in l["outputs"]]
+    # the int8 tensors between the steps are the same whichever kernel runs them (without float regions)
+    nr, lnr = _build(make, x, precision=trt.float32, regions=False)
+    assert [o["dtype"] for l in lnr for o in l["outputs"]] == [o["dtype"] for l in li for o in l["outputs"]]
+    _check(nr, ref, step, "fp32 tactics, codes between")
     for got, name in ((fp32, "fp32 tactics"), (int8, "int8 kernels"), (off, "pass off"), (timed, "timed")):
         _check(got, ref, step, name)
     # same codes: the fp32 tactics' accumulators are exact integers here, so the outputs agree to float rounding
     np.testing.assert_allclose(fp32, int8, rtol=1e-5, atol=step * 1.0001)
+
+
+@pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
+@pytest.mark.parametrize("shape", [(9, 7), (14, 13)])
+def test_float_regions_between_fp32_tactics(act_type, shape, rng):
+    """Pass int8_float_regions: a tensor between two int8 layers that both run on fp32 tactics stays FLOAT (the
+    producer fake-quantizes it in its epilogue, the reader takes it without a conversion: in_grid); between an fp32
+    tactic and an int8 kernel it stays codes.  Every variant matches the float64 model of the quantized math within
+    one output step (built through a plan: in_grid is stored); the pass off keeps the codes."""
+    x, make, model, step = _case(rng, act_type, *shape)
+    ref = model(x)
+    codes = "UINT8" if act_type == trt.uint8 else "INT8"
+    F32, I8 = trt.float32, trt.int8
+    for prec, between in (((F32, F32, F32), ["FLOAT", "FLOAT"]),   # conv1 -> dw -> conv3: both tensors FLOAT
+                          ((F32, F32, I8), ["FLOAT", codes]),      # dw -> int8 conv3: codes
+                          ((I8, F32, F32), [codes, "FLOAT"]),      # int8 conv1 -> dw: codes
+                          ((F32, I8, F32), [codes, codes])):
+        for regions in (True, False):
+            got, ls = _build(make, x, precision=prec, regions=regions)
+            assert [l["precision"] for l in ls] == ["FLOAT" if p == F32 else "INT8" for p in prec], ls
+            want = between if regions else [codes, codes]
+            assert [ls[0]["outputs"][0]["dtype"], ls[1]["outputs"][0]["dtype"]] == want, (prec, regions, ls)
+            # a reader on its grid converts nothing; one quantizing a FLOAT input says so
+            for i in (1, 2):
+                inp = [r for r in ls[i]["reformat"] if r.startswith("input")]
+                assert inp == ([] if want[i - 1] != "FLOAT" or prec[i] == F32 else ["input FLOAT->" + codes]), \
+                    (prec, regions, i, ls[i]["reformat"])
+            _check(got, ref, step, "regions %s, precisions %s" % (regions, prec))
 
 
 def test_untimed_build_keeps_int8_and_the_log_says_why(rng):
@@ -170,4 +202,4 @@ def test_tactic_kernels_need_what_their_fp32_kernels_need():
 def test_on_avx2_and_portable_paths(mask):
     """This file's tests again where TRTL_CPU_MASK hides AVX-512 (1f) or every feature (0: fp32 tactics on the BLAS
     im2col / grouped kernels, scalar epilogue; int8 on the portable loops)."""
-    rerun_with_cpu_mask(__file__, mask, 8)
+    rerun_with_cpu_mask(__file__, mask, 12)

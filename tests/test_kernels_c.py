@@ -98,13 +98,23 @@ def test_every_optimized_kernel_has_a_reference_comparison():
     test_* function taking the kernel's address), or in tests/c/test_kernels_bf16.c for the bf16 kernels, so a new
     kernel cannot be added untested."""
     with open(os.path.join(ROOT, "csrc/kernels/registry.c")) as f:
-        listed = re.findall(r"X\((trtl_kernel_\w+)\)", f.read())
+        registry = f.read()
+    listed = re.findall(r"X\((trtl_kernel_\w+)\)", registry)
     tests = ""
     for name in ("tests/c/test_kernels.c", "tests/c/test_kernels_bf16.c"):
         with open(os.path.join(ROOT, name)) as f:
             tests += f.read()
     assert len(listed) >= 10, listed
     missing = [k for k in listed if not re.search(r"&%s\b" % k, tests)]
+    # the qlinear.fp32 tactics: one list (kernels/qlinear_fp32.h), which the registry and the C test both expand
+    with open(os.path.join(ROOT, "csrc/kernels/qlinear_fp32.h")) as f:
+        tactics = re.findall(r"^\s*X\((\w+), (trtl_kernel_\w+),", f.read(), re.M)
+    assert len(tactics) >= 10, tactics
+    assert "TRTL_QLINEAR_FP32_TACTICS(X##_QF)" in registry
+    assert re.search(r"qf_tactics\[\] = \{\s*#define QF_ADDR\(id, inner, feat\) &trtl_kernel_qlinear_fp32_##id,"
+                     r"\s*TRTL_QLINEAR_FP32_TACTICS\(QF_ADDR\)", tests), "test_kernels.c's qf_tactics[] is not the list"
+    missing += ["trtl_kernel_qlinear_fp32_" + t for t, inner in tactics
+                if not re.search(r"&%s\b" % inner, tests)]  # and each inner fp32 kernel compared itself
     assert not missing, "optimized kernels without a comparison in tests/c/test_kernels.c: %s" % missing
 
 

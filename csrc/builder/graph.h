@@ -35,6 +35,7 @@ typedef struct trtl_bg_node {
     int32_t want_precision; /* trtl_dtype or TRTL_BF16; honoured under OBEY/PREFER_PRECISION_CONSTRAINTS */
     const struct trtl_kernel *fixed_kernel; /* set by a pass that decides the kernel (elide_concat); else NULL */
     int32_t fp32_tactics;   /* QLINEAR: the int8_tactics pass admitted the qlinear.fp32.* kernels (select.c) */
+    int32_t float_region;   /* QLINEAR: its codes output may become FLOAT after selection (passes/int8_regions.c) */
 } trtl_bg_node;
 
 typedef struct trtl_bgraph {

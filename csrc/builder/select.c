@@ -16,6 +16,7 @@
 #include "builder/config.h"
 #include "builder/timing_cache.h"
 #include "builder/select_hook.h"
+#include "builder/passes/passes.h"
 #include "core/alloc.h"
 #include "kernels/registry.h"
 #include "kernels/qlinear_fp32.h"
@@ -743,6 +744,8 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
     }
     trtl_progress_finish(g->cfg, "Kernel selection");
     trtl_threadpool_destroy(pool);
+    if (st == TRTL_OK)
+        trtl_int8_float_regions(g); /* code tensors between fp32 tactics back to FLOAT (passes/int8_regions.c) */
     /* Weight packing: each chosen kernel prepares its node once (packed weights, tables), after
      * every choice is made, unless timing already prepared it; a progress phase of its own, one step
      * per node. */

@@ -225,6 +225,10 @@ typedef struct trtl_qlinear_params {
     int32_t res_zero_point;
     int32_t res_type;
     int32_t pool_mode;         /* (appended) TRTL_QP_*: mode TRTL_QL_POOL only */
+    /* (appended, plan version 8; builder/passes/int8_regions.c) 1: a FLOAT input 0 is already on the input's grid
+     * ((q - in_zero_point) * in_scale, fake-quantized by its producer): the fp32 tactics read it without the
+     * quantize pass; other kernels may ignore it (quantizing it again gives q back) */
+    int32_t in_grid;
 } trtl_qlinear_params;
 
 struct trtl_plugin;

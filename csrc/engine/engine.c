@@ -745,10 +745,12 @@ static void sb_reformat(sbuf *b, const trtl_engine *e, const trtl_node *n)
     trtl_dtype in = e->tensors[n->in[0]].dtype, out = e->tensors[n->out[0]].dtype;
     if (n->op == TRTL_OP_QLINEAR) {
         const trtl_qlinear_params *q = &n->p.qlin;
-        if (in == TRTL_FLOAT)
+        /* an fp32 tactic reading a FLOAT input on its grid converts nothing (passes/int8_regions.c) */
+        const int conv_in = in == TRTL_FLOAT && !(q->in_grid && n->kernel && trtl_qlinear_fp32_inner(n->kernel));
+        if (conv_in)
             sb_fmt(b, "\"input FLOAT->%s\"", trtl_dtype_name((trtl_dtype)q->in_type));
         if (out == TRTL_FLOAT)
-            sb_fmt(b, "%s\"output %s->FLOAT\"", in == TRTL_FLOAT ? ", " : "",
+            sb_fmt(b, "%s\"output %s->FLOAT\"", conv_in ? ", " : "",
                    q->out_quant ? trtl_dtype_name((trtl_dtype)q->out_type) : "INT32");
     } else if ((n->op == TRTL_OP_QUANTIZE || n->op == TRTL_OP_DEQUANTIZE) && in != out) {
         sb_fmt(b, "\"%s %s->%s\"", n->op == TRTL_OP_QUANTIZE ? "input" : "output", trtl_dtype_name(in),

@@ -7,6 +7,28 @@
 #include "kernels/kernel.h"
 #include "kernels/qconv.h"
 
+/* The qlinear.fp32 tactics, X(id, inner fp32 kernel, cpu_features): the one list.  x86/qlinear_fp32.c defines
+ * "qlinear.fp32.<id>" (trtl_kernel_qlinear_fp32_<id>) for each, kernels/registry.c registers them (in this order,
+ * after the int8 kernels of QLINEAR), tests/c/test_kernels.c compares each with qlinear.ref.  cpu_features repeat
+ * the inner kernel's (tests/test_int8_tactics.py checks).  Add a tactic here and nowhere else. */
+#define TRTL_QLINEAR_FP32_TACTICS(X)                                                                                   \
+    X(gemv, trtl_kernel_conv_gemv, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                       \
+    X(depthwise, trtl_kernel_conv_depthwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
+    X(depthwise_avx2, trtl_kernel_conv_depthwise_avx2, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                   \
+    X(depthwise_c8, trtl_kernel_conv_depthwise_c8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
+    X(depthwise_rows8, trtl_kernel_conv_depthwise_rows8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                 \
+    X(depthwise_c16, trtl_kernel_conv_depthwise_c16, TRTL_CPU_AVX512F)                                                 \
+    X(depthwise_plane512, trtl_kernel_conv_depthwise_plane512, TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA)        \
+    X(winograd_f43, trtl_kernel_conv_winograd_f43, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
+    X(winograd_f23, trtl_kernel_conv_winograd_f23, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
+    X(1x1_direct, trtl_kernel_conv_1x1_direct, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
+    X(1x1_block, trtl_kernel_conv_1x1_block, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
+    X(pixel_gemm, trtl_kernel_conv_pixel_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
+    X(packed_gemm, trtl_kernel_conv_packed_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                         \
+    X(tapwise, trtl_kernel_conv_tapwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                 \
+    X(grouped_direct, trtl_kernel_conv_grouped_direct, 0)                                                              \
+    X(im2col_sgemm, trtl_kernel_conv_im2col_sgemm, 0)
+
 /* The int8 library's descriptor of a QLINEAR node's params (x86/qlinear_int8.c). */
 void trtl_qlinear_make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d);
 

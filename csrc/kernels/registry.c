@@ -1,6 +1,7 @@
 /* registry.c -- the table of kernels: optimized ones listed by hand, reference ones from ops.def. */
 #include <string.h>
 #include "kernels/registry.h"
+#include "kernels/qlinear_fp32.h"
 #include "kernels/ref/ref.h"
 #include "core/status.h"
 #include "trtlite/trtlite.h"
@@ -72,28 +73,17 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_conv_depthwise_plane512)                                                        \
     X(trtl_kernel_conv_depthwise_c8)                                                              \
     X(trtl_kernel_conv_depthwise_rows8)                                                           \
-    X(trtl_kernel_qlinear_fp32_gemv)                                                              \
-    X(trtl_kernel_qlinear_fp32_depthwise)                                                         \
-    X(trtl_kernel_qlinear_fp32_depthwise_avx2)                                                    \
-    X(trtl_kernel_qlinear_fp32_depthwise_c8)                                                      \
-    X(trtl_kernel_qlinear_fp32_depthwise_rows8)                                                   \
-    X(trtl_kernel_qlinear_fp32_depthwise_c16)                                                     \
-    X(trtl_kernel_qlinear_fp32_depthwise_plane512)                                                \
-    X(trtl_kernel_qlinear_fp32_winograd_f43)                                                      \
-    X(trtl_kernel_qlinear_fp32_winograd_f23)                                                      \
-    X(trtl_kernel_qlinear_fp32_1x1_direct)                                                        \
-    X(trtl_kernel_qlinear_fp32_1x1_block)                                                         \
-    X(trtl_kernel_qlinear_fp32_pixel_gemm)                                                        \
-    X(trtl_kernel_qlinear_fp32_packed_gemm)                                                       \
-    X(trtl_kernel_qlinear_fp32_tapwise)                                                           \
-    X(trtl_kernel_qlinear_fp32_grouped_direct)                                                    \
-    X(trtl_kernel_qlinear_fp32_im2col_sgemm)
+    TRTL_QLINEAR_FP32_TACTICS(X##_QF) /* the qlinear.fp32 tactics: kernels/qlinear_fp32.h */
 #define DECLARE(k) extern const trtl_kernel k;
+#define DECLARE_QF(id, inner, feat) DECLARE(trtl_kernel_qlinear_fp32_##id)
 TRTL_OPT_KERNELS(DECLARE)
+#undef DECLARE_QF
 #undef DECLARE
 static const trtl_kernel *const opt_kernels[] = {
 #define ENTRY(k) &k,
+#define ENTRY_QF(id, inner, feat) ENTRY(trtl_kernel_qlinear_fp32_##id)
     TRTL_OPT_KERNELS(ENTRY)
+#undef ENTRY_QF
 #undef ENTRY
     NULL};
 

@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 7.
+ * plan.h -- the serialized engine ("plan") format, version 8.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -27,6 +27,7 @@
  *   7  ATTENTION's attributes norm_op, causal, decomposable, causal_lower_right, empty_rows_zero (appended;
  *      the IAttention layer; older plans are read with softmax, no causality, NaN for empty rows).  After the
  *      nodes: str weights_names (trtl_engine_weights_names: "layer\trole\tname\n" lines, refit by name).
+ *   8  QLINEAR's attribute in_grid (appended; builder/passes/int8_regions.c; older plans are read with 0).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -94,7 +95,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 7u
+#define TRTL_PLAN_VERSION 8u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

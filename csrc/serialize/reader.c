@@ -334,6 +334,8 @@ fail:
  * stores only those before them, and the rest keep their defaults (info->init). */
 static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
 {
+    if (op == TRTL_OP_QLINEAR && version < 8)
+        nattrs -= 1; /* in_grid: float tensors between fp32 tactics (version 8) */
     if (op == TRTL_OP_QLINEAR && version < 5)
         return nattrs - 9; /* mid_quant .. res_type, pool_mode: int8 residual adds and pooling (version 5) */
     if (op == TRTL_OP_CAST && version < 6)

@@ -33,6 +33,7 @@
 #include "core/status.h"
 #include "kernels/x86/vmath.h"
 #include "kernels/inplace.h"
+#include "kernels/qlinear_fp32.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -2982,22 +2983,16 @@ out:
 /* ---- qlinear.int8 (internal int8 conv / FC / matmul on kernels/qconv.h) vs qlinear.ref ---------- */
 
 extern const trtl_kernel trtl_kernel_qlinear_int8, trtl_kernel_qlinear_amx_int8;
-/* The fp32 tactics of int8 convolutions (x86/qlinear_fp32.c): the same quantized math on fp32 convolution kernels. */
-extern const trtl_kernel trtl_kernel_qlinear_fp32_gemv, trtl_kernel_qlinear_fp32_depthwise,
-    trtl_kernel_qlinear_fp32_depthwise_avx2, trtl_kernel_qlinear_fp32_depthwise_c8, trtl_kernel_qlinear_fp32_depthwise_c16,
-    trtl_kernel_qlinear_fp32_depthwise_rows8, trtl_kernel_qlinear_fp32_1x1_block,
-    trtl_kernel_qlinear_fp32_depthwise_plane512, trtl_kernel_qlinear_fp32_winograd_f43,
-    trtl_kernel_qlinear_fp32_winograd_f23, trtl_kernel_qlinear_fp32_1x1_direct, trtl_kernel_qlinear_fp32_pixel_gemm,
-    trtl_kernel_qlinear_fp32_packed_gemm, trtl_kernel_qlinear_fp32_tapwise, trtl_kernel_qlinear_fp32_grouped_direct,
-    trtl_kernel_qlinear_fp32_im2col_sgemm;
+/* The fp32 tactics of int8 convolutions (x86/qlinear_fp32.c): the same quantized math on fp32 convolution kernels;
+ * every one of the list (kernels/qlinear_fp32.h), so that a tactic added there is compared here. */
+#define QF_EXTERN(id, inner, feat) extern const trtl_kernel trtl_kernel_qlinear_fp32_##id;
+TRTL_QLINEAR_FP32_TACTICS(QF_EXTERN)
+#undef QF_EXTERN
 static const trtl_kernel *const qf_tactics[] = {
-    &trtl_kernel_qlinear_fp32_gemv, &trtl_kernel_qlinear_fp32_depthwise, &trtl_kernel_qlinear_fp32_depthwise_avx2,
-    &trtl_kernel_qlinear_fp32_depthwise_c8, &trtl_kernel_qlinear_fp32_depthwise_c16,
-    &trtl_kernel_qlinear_fp32_depthwise_rows8, &trtl_kernel_qlinear_fp32_1x1_block,
-    &trtl_kernel_qlinear_fp32_depthwise_plane512, &trtl_kernel_qlinear_fp32_winograd_f43,
-    &trtl_kernel_qlinear_fp32_winograd_f23, &trtl_kernel_qlinear_fp32_1x1_direct, &trtl_kernel_qlinear_fp32_pixel_gemm,
-    &trtl_kernel_qlinear_fp32_packed_gemm, &trtl_kernel_qlinear_fp32_tapwise, &trtl_kernel_qlinear_fp32_grouped_direct,
-    &trtl_kernel_qlinear_fp32_im2col_sgemm};
+#define QF_ADDR(id, inner, feat) &trtl_kernel_qlinear_fp32_##id,
+    TRTL_QLINEAR_FP32_TACTICS(QF_ADDR)
+#undef QF_ADDR
+};
 #define N_QF_TACTICS ((int)(sizeof qf_tactics / sizeof qf_tactics[0]))
 
 /* A tactic that can run nd on this CPU (the CPU's features and its applies()). */
@@ -3084,14 +3079,23 @@ static int qlinear_case(int mode, int out_quant)
     float *x = rand_buf(trtl_volume(&xdims)), *res = q->has_residual ? rand_buf(trtl_volume(&ydims)) : NULL;
     for (int64_t i = 0; i < trtl_volume(&xdims); i++)
         x[i] *= 1.5f;
+    /* half the convolutions: the input on its grid ((q - zero) * scale, as an int8 layer's fake-quantized output)
+     * and in_grid set (passes/int8_regions.c): the fp32 tactics read it without their quantize pass, the other
+     * kernels quantize it again (the same codes) */
+    if (mode == TRTL_QL_CONV && rint_in(0, 1)) {
+        q->in_grid = 1;
+        for (int64_t i = 0; i < trtl_volume(&xdims); i++)
+            x[i] = (float)(trtl_q8_quantize(x[i], q->in_scale, q->in_zero_point, q->in_type == TRTL_INT8) -
+                           q->in_zero_point) * q->in_scale;
+    }
     trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {res, ydims, TRTL_FLOAT}};
     nd.n_in = q->has_residual ? 2 : 1;
     nd.n_out = 1;
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
-    snprintf(g_desc, sizeof g_desc, "qlinear mode=%d x%s -> y%s G=%lld k=%lldx%lld in=%s zp=%d act=%d res=%d oq=%d",
-             mode, trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)G,
+    snprintf(g_desc, sizeof g_desc, "qlinear mode=%d x%s -> y%s G=%lld k=%lldx%lld in=%s zp=%d act=%d res=%d oq=%d "
+             "grid=%d", mode, trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)G,
              (long long)R, (long long)S, q->in_type == TRTL_INT8 ? "s8" : "u8", (int)q->in_zero_point, (int)q->act,
-             (int)q->has_residual, out_quant);
+             (int)q->has_residual, out_quant, (int)q->in_grid);
     trtl_status st;
     float *want = ref_output(trtl_ref_qlinear, &nd, in, &ydims, &st);
     int r = 1;

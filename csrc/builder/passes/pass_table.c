@@ -18,7 +18,8 @@
  * (views of elided concatenations' outputs join their groups).  Plugin int8 output runs last: it needs the int8
  * layers fuse_qdq made (the readers whose quantizer it takes) and the plugins' INT8 inputs that implicit INT8
  * placed, and it only changes a plugin, the scale after it and tensor types.  int8_tactics comes after everything
- * that makes or changes int8 layers: it only marks them for kernel selection. */
+ * that makes or changes int8 layers: it only marks them for kernel selection; int8_float_regions too (it marks the
+ * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_INT8_TACTICS] = {"int8_tactics", trtl_pass_int8_tactics, 1, 0,
                                 "lets kernel selection time fp32 convolution kernels running an int8 convolution's "
                                 "quantized math (same codes) against the int8 kernels and keep the faster"},
+    [TRTL_PASS_INT8_FLOAT_REGIONS] = {"int8_float_regions", trtl_pass_int8_float_regions, 1, 0,
+                                      "keeps the tensor between two int8 layers FLOAT (fake-quantized in the "
+                                      "producer's epilogue) where kernel selection puts both on fp32 tactics"},
 };
 
 int32_t trtl_pass_find(const char *name)

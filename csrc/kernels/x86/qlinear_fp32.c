@@ -12,7 +12,7 @@
  *   y = acc * (in_scale * w_scale[k]) + bias[k], then mid quantization, residual (float or codes),
  *       activation and output quantization (fake-quantized floats or codes) as kernels/qconv.h defines
  * so the codes are the int8 kernels' (a rounding tie of y / out_scale may move one by one step).
- * One wrapper per fp32 convolution kernel (the list below), each a candidate the builder times like
+ * One wrapper per fp32 convolution kernel (the list: TRTL_QLINEAR_FP32_TACTICS in kernels/qlinear_fp32.h), each a candidate the builder times like
  * any other kernel; the reformats (codes -> floats in, the requantization out) are inside run(), so
  * the timing includes them.  cpu_features repeat the inner kernel's (tests check they match).
  * builder/select.c admits these candidates only for the nodes the int8_tactics pass marked. */
@@ -101,13 +101,16 @@ static int64_t qf_nblk(const trtl_node *n)
     return (n->p.qlin.conv.num_output_maps + QF_DW_BLOCK - 1) / QF_DW_BLOCK;
 }
 
+/* The int8 weights as floats; divided by in_scale where a FLOAT input comes on its grid (in_grid, passes/
+ * int8_regions.c): (q - zero) * in_scale times w / in_scale sums to the integer sum (to float rounding). */
 static float *qf_weights(const trtl_node *n)
 {
     const trtl_weights *k = &n->p.qlin.conv.kernel;
+    const float div = n->p.qlin.in_grid ? n->p.qlin.in_scale : 1.0f;
     float *w = trtl_aligned_alloc((size_t)(k->count > 0 ? k->count : 1) * sizeof(float));
     if (w)
         for (int64_t i = 0; i < k->count; i++)
-            w[i] = (float)((const int8_t *)k->values)[i];
+            w[i] = (float)((const int8_t *)k->values)[i] / div;
     return w;
 }
 
@@ -477,6 +480,8 @@ static void qf_block_task(void *ctx, int64_t b, int64_t e, int thread)
         if (j->x_codes) {
             trtl_tensor_view xc = {(char *)bj->x->data + off, vi.dims, bj->x->dtype};
             bj->st[thread] = qf_codes_in(bj->node, &xc, xf, NULL);
+        } else if (j->q->in_grid) { /* on the grid already: the kernel reads it */
+            vi.data = (float *)bj->x->data + off;
         } else {
             qf_in_floats(j->q, (const float *)j->x + off, xf, cbk * HW);
         }
@@ -532,14 +537,17 @@ static trtl_status qf_run(const trtl_kernel_args *a)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': qlinear.fp32 scratch too small", n->name);
     float *acc = abytes ? (float *)((char *)a->scratch + xbytes) : (float *)a->out[0].data;
     j.acc = acc;
+    const float *xin = j.xf;
     if (j.x_codes) {
         trtl_status cs = qf_codes_in(n, &a->in[0], j.xf, a->pool);
         if (cs != TRTL_OK)
             return cs;
+    } else if (q->in_grid) { /* on the grid already (passes/int8_regions.c): the kernel reads it */
+        xin = a->in[0].data;
     } else {
         trtl_parallel_for(a->pool, (j.n_in + QF_CHUNK - 1) / QF_CHUNK, 1, qf_in_task, &j);
     }
-    trtl_tensor_view vi = {j.xf, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
+    trtl_tensor_view vi = {(void *)xin, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
     trtl_kernel_args ia = {&s->node, &vi, &vo, (char *)a->scratch + xbytes + abytes,
                            a->scratch_size - xbytes - abytes, s->istate, a->pool, NULL};
     trtl_status st = s->inner->run(&ia);
@@ -549,27 +557,9 @@ static trtl_status qf_run(const trtl_kernel_args *a)
     return TRTL_OK;
 }
 
-/* ---- one kernel per fp32 convolution kernel ---- */
-#define QF_INNER(X)                                                                                                    \
-    X(gemv, trtl_kernel_conv_gemv, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                       \
-    X(depthwise, trtl_kernel_conv_depthwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
-    X(depthwise_avx2, trtl_kernel_conv_depthwise_avx2, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                   \
-    X(depthwise_c8, trtl_kernel_conv_depthwise_c8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
-    X(depthwise_rows8, trtl_kernel_conv_depthwise_rows8, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                 \
-    X(depthwise_c16, trtl_kernel_conv_depthwise_c16, TRTL_CPU_AVX512F)                                                 \
-    X(depthwise_plane512, trtl_kernel_conv_depthwise_plane512, TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA)        \
-    X(winograd_f43, trtl_kernel_conv_winograd_f43, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
-    X(winograd_f23, trtl_kernel_conv_winograd_f23, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                       \
-    X(1x1_direct, trtl_kernel_conv_1x1_direct, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
-    X(1x1_block, trtl_kernel_conv_1x1_block, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                             \
-    X(pixel_gemm, trtl_kernel_conv_pixel_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                           \
-    X(packed_gemm, trtl_kernel_conv_packed_gemm, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                         \
-    X(tapwise, trtl_kernel_conv_tapwise, TRTL_CPU_AVX2 | TRTL_CPU_FMA)                                                 \
-    X(grouped_direct, trtl_kernel_conv_grouped_direct, 0)                                                              \
-    X(im2col_sgemm, trtl_kernel_conv_im2col_sgemm, 0)
-
+/* ---- one kernel per fp32 convolution kernel (the list: kernels/qlinear_fp32.h) ---- */
 #define QF_DECLARE(id, inner, feat) extern const trtl_kernel inner;
-QF_INNER(QF_DECLARE)
+TRTL_QLINEAR_FP32_TACTICS(QF_DECLARE)
 #undef QF_DECLARE
 
 #define QF_WRAP(id, inner, feat)                                                                                       \
@@ -591,7 +581,7 @@ QF_INNER(QF_DECLARE)
         .run = qf_run,                                                                                                 \
         .precision = TRTL_FLOAT,                                                                                       \
     };
-QF_INNER(QF_WRAP)
+TRTL_QLINEAR_FP32_TACTICS(QF_WRAP)
 #undef QF_WRAP
 
 const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k)
@@ -599,7 +589,7 @@ const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k)
 #define QF_MATCH(id, inner, feat)                                                                                      \
     if (k == &trtl_kernel_qlinear_fp32_##id)                                                                           \
         return &inner;
-    QF_INNER(QF_MATCH)
+    TRTL_QLINEAR_FP32_TACTICS(QF_MATCH)
 #undef QF_MATCH
     return NULL;
 }

@@ -45,6 +45,7 @@ const trtl_attr_desc trtl_attrs_qlinear[] = {
     QA("res_zero_point", TRTL_ATTR_INT, res_zero_point),
     QA("res_type", TRTL_ATTR_DTYPE, res_type),
     QA("pool_mode", TRTL_ATTR_INT, pool_mode),
+    QA("in_grid", TRTL_ATTR_INT, in_grid),
 };
 TRTL_NATTRS(qlinear);
 
@@ -71,6 +72,7 @@ void trtl_init_qlinear(trtl_params *p)
     p->qlin.mid_zero_point = p->qlin.res_zero_point = 0;
     p->qlin.mid_type = p->qlin.res_type = TRTL_INT8;
     p->qlin.pool_mode = TRTL_QP_NONE;
+    p->qlin.in_grid = 0;
 }
 
 trtl_status trtl_lower_qlinear(trtl_params *p, const trtl_lower_ctx *c)
@@ -111,6 +113,8 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
         (q->conv.bias.count && (q->conv.bias.type != TRTL_FLOAT || q->conv.bias.count != *K)))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': quantized weights must be INT8 with %lld FLOAT "
                           "scales (and bias)", ln, (long long)*K);
+    if (q->in_grid != 0 && q->in_grid != 1)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad in_grid %d (0 or 1)", ln, (int)q->in_grid);
     if (q->out_quant < 0 || q->out_quant > 2)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad output quantization mode %d", ln,
                           (int)q->out_quant);

@@ -1,0 +1,109 @@
+/* int8_regions.c -- float tensors between int8 layers that both run on fp32 tactics (issue #11, session 12).
+ *
+ * qdq_int8_io turns the tensor y between two int8 layers A -> B into codes (A writes them, B reads them) before
+ * kernel selection.  Where selection then puts both on fp32 tactics (kernels/x86/qlinear_fp32.c), the codes are a
+ * round trip: A's epilogue quantizes to bytes, B converts the bytes back to (q - zero) floats in a pass of its own
+ * before its fp32 kernel reads them.  A region of fp32-tactic layers keeps y FLOAT instead:
+ *
+ *   A (qlinear.fp32.*, out codes (s, z)) -> y INT8/UINT8 -> B (qlinear.fp32.*, in codes (s, z))
+ *   ==> A (out fake-quantized: out_quant 1) -> y FLOAT = (q - z) * s -> B (in_grid 1: no input conversion)
+ *
+ * The quantized model's rounding is kept: A's epilogue still rounds to the code q (fake quantization, fused), so y
+ * holds exactly the values DequantizeLinear gives and any reader quantizing y with (s, z) gets q back.  B, told by
+ * in_grid that its FLOAT input is on its own grid, skips the quantize pass and convolves y itself with its int8
+ * weights divided by s (qlinear_fp32.c): the sums are the integer sums to float rounding (relative 2^-23 or so),
+ * as on the Winograd tactics, so an output moves by one step at most, on a rounding tie.  (TensorRT would keep the
+ * Q/DQ pair of an explicitly quantized tensor; it is kept here too, inside A's epilogue.)  Every other kernel of
+ * QLINEAR ignores in_grid (it quantizes y again and gets q: correct, only slower), so a plan loaded where another
+ * kernel runs the step stays right.
+ *
+ * Two halves: the pass (last in the table) marks the int8 layers whose output qdq_int8_io made codes read only by
+ * int8 layers' input 0 (trtl_bg_node.float_region); after kernel selection trtl_int8_float_regions() makes each
+ * such tensor FLOAT where its producer and all its readers chose fp32 tactics, and drops their prepared states (the
+ * weight packing prepares them again for the new params).  The choice itself is selection's, by timing, as each
+ * layer's; the one mechanism.  Off (config.set_pass_enabled("int8_float_regions", False)): codes stay. */
+#include "builder/passes/passes.h"
+#include "kernels/qlinear_fp32.h"
+#include "core/status.h"
+
+/* Node i (QLINEAR, out codes) and the readers of its output: each reader a live QLINEAR reading it as input 0 only,
+ * with the same parameters; visit(reader) for each; returns the readers (0: not a region edge). */
+static int32_t region_readers(trtl_bgraph *g, int32_t i, int (*ok)(const trtl_bg_node *), void (*visit)(trtl_bg_node *))
+{
+    const trtl_qlinear_params *a = &g->n[i].n.p.qlin;
+    const int32_t y = g->n[i].n.out[0];
+    if (a->out_quant != 2 || g->n[i].n.n_out != 1 || trtl_bg_is_output(g, y))
+        return 0;
+    int32_t seen = 0;
+    for (int pass = 0; pass < 2; pass++) /* check all, then visit all */
+        for (int32_t k = 0; k < g->nn; k++) {
+            trtl_bg_node *b = &g->n[k];
+            if (b->dead)
+                continue;
+            int uses = 0;
+            for (int32_t j = 0; j < b->n.n_in; j++)
+                uses += b->n.in[j] == y;
+            if (!uses)
+                continue;
+            const trtl_qlinear_params *q = &b->n.p.qlin;
+            if (pass == 1) {
+                visit(b);
+                continue;
+            }
+            if (b->n.op != TRTL_OP_QLINEAR || uses != 1 || b->n.in[0] != y || q->in_scale != a->out_scale ||
+                q->in_zero_point != a->out_zero_point || q->in_type != a->out_type || (ok && !ok(b)))
+                return 0;
+            seen++;
+        }
+    return seen;
+}
+
+static void no_visit(trtl_bg_node *b) { (void)b; }
+
+trtl_status trtl_pass_int8_float_regions(trtl_bgraph *g)
+{
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "int8 float regions (candidates)");
+    for (int32_t i = 0; i < g->nn; i++) {
+        trtl_bg_node *bn = &g->n[i];
+        bn->float_region = !bn->dead && bn->n.op == TRTL_OP_QLINEAR && region_readers(g, i, NULL, no_visit) > 0;
+        if (bn->float_region)
+            trtl_pass_log_add(&log, "'%s'", bn->n.name);
+    }
+    trtl_pass_log_done(&log);
+    return TRTL_OK;
+}
+
+static int on_fp32_tactic(const trtl_bg_node *b) { return b->n.kernel && trtl_qlinear_fp32_inner(b->n.kernel) != NULL; }
+
+static void drop_state(trtl_bg_node *b)
+{
+    if (b->n.kstate && b->n.kernel->release)
+        b->n.kernel->release(b->n.kstate);
+    b->n.kstate = NULL;
+}
+
+static void take_grid(trtl_bg_node *b)
+{
+    b->n.p.qlin.in_grid = 1;
+    drop_state(b);
+}
+
+int32_t trtl_int8_float_regions(trtl_bgraph *g)
+{
+    trtl_pass_log log;
+    trtl_pass_log_init(&log, "int8 float regions (tensors kept FLOAT between fp32 tactics)");
+    for (int32_t i = 0; i < g->nn; i++) {
+        trtl_bg_node *a = &g->n[i];
+        if (a->dead || !a->float_region || a->n.op != TRTL_OP_QLINEAR || !on_fp32_tactic(a) ||
+            region_readers(g, i, on_fp32_tactic, no_visit) == 0)
+            continue;
+        region_readers(g, i, on_fp32_tactic, take_grid);
+        a->n.p.qlin.out_quant = 1;
+        g->t[a->n.out[0]].dtype = TRTL_FLOAT;
+        drop_state(a);
+        trtl_pass_log_add(&log, "'%s'", a->n.name);
+    }
+    trtl_pass_log_done(&log);
+    return log.count;
+}
