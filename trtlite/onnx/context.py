@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._enums import DataType, Severity
+from .._enums import DataType, LayerType, Severity
 from .._types import Weights
 from .dtypes import ML_STORAGE, to_dtype, trt_of_np
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -351,7 +351,8 @@ class ImporterContext(LayerBuilder):
         # named when parsing ends: renaming a layer makes trtlite re-infer the network's shapes at the next
         # shape query, which would make parsing quadratic
         self._layer_names.append((layer, name))
-        if self._node is not None and (hasattr(layer, "kernel") or hasattr(layer, "shift")):
+        if self._node is not None and (hasattr(layer, "kernel") or hasattr(layer, "shift") or
+                                       layer.type == LayerType.CONSTANT):
             self._weight_layers.append((layer, self._node))  # refit by initializer name (refitter.py)
         return layer
 
