@@ -89,7 +89,8 @@ def narrow_shape_inputs(ctx: ImporterContext) -> None:
 # that may be INT64 (None: all); their outputs carry INT64 on.  At the positions in _INT64_ENDS an INT64 value
 # stops: comparisons (BOOL), Cast (its own type), indices of the gathers, shapes (Shape, Size).
 _INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum",
-                                  "Concat")}
+                                  "Concat", "MatMul", "Mod")}
+_INT64_OPS.update({op: (0,) for op in ("CumSum", "CumProd")})
 _INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Flatten",
                                        "Squeeze", "Unsqueeze", "Transpose", "Gather", "GatherElements", "GatherND",
                                        "Slice", "Expand", "Tile", "Split")})

@@ -51,12 +51,30 @@ def _gemm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [y]
 
 
+def _int_operands(p: ImporterContext, names: List[str]) -> Optional[List[Any]]:
+    """Integer MatMul operands as one type (INT64 where an operand is carried INT64, else INT32: the integer math
+    wraps as numpy's), or None when an operand is floating-point."""
+    ints = (DataType.INT32, DataType.INT64)
+    if any((p._tensors[n].dtype not in ints) if n in p._tensors else p._cval(n).dtype.kind not in "iu"
+           for n in names):
+        return None
+    dt = DataType.INT64 if any(n in p._tensors and p._tensors[n].dtype == DataType.INT64 for n in names) \
+        else DataType.INT32
+    ts = [p._tensors[n] if n in p._tensors else p._tensor(n, dt) for n in names]
+    return [t if t.dtype == dt else p._cast(t, dt) for t in ts]
+
+
 @importer("MatMul",
-          restrictions="floating-point operands")
+          restrictions="floating-point, int32 or int64 operands (int64 computed as INT64 where the int64 chain is "
+                       "kept wide, else as INT32)")
 def _matmul(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     an, bn = node.input[:2]
-    A = p._float(p._tensor(an))
-    B = p._float(p._tensor(bn, DataType.FLOAT))
+    ints = _int_operands(p, [an, bn])
+    if ints is not None:
+        A, B = ints
+    else:
+        A = p._float(p._tensor(an))
+        B = p._float(p._tensor(bn, DataType.FLOAT))
     ra, rb = len(A.shape), len(B.shape)
     M = MatrixOperation
     op0 = M.VECTOR if ra == 1 else M.NONE
