@@ -266,6 +266,9 @@ def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
                     raise Dynamic("graph output '%s' is a shape computed from dynamic dimensions" % name)
                 wide = np.asarray(c).dtype == np.int64 and c.size and (c.max() > 2 ** 31 - 1 or c.min() < -2 ** 31)
                 t = ctx._const_tensor(c, DataType.INT64 if wide else None, name)  # beyond int32: INT64 as it is
+            elif name in ctx._seqs:
+                raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph output '%s' is a sequence: sequences exist only while "
+                           "parsing (TensorRT has no sequence values)" % name)
             else:
                 raise Fail(ErrorCode.INVALID_GRAPH, "graph output '%s' is not produced by any node" % name)
             if t.name != name or t.is_network_input or t.is_network_output:
