@@ -147,6 +147,7 @@ class Weights:
     plus ``Weights(DataType.BF16, ptr, count)`` read bit patterns too).
     ``Weights(DataType, ptr, count)`` (TensorRT's form) reads `count` values of that type at the raw address
     `ptr` (e.g. ``array.ctypes.data``) without copying: the memory must stay valid until the build.
+    TensorRT's keyword spellings work too: ``Weights(type=DataType.HALF)``, ``Weights(type=..., ptr=..., count=...)``.
     """
 
     def __init__(self, a: Any = None, ptr: Any = None, count: Any = None, type: Any = None) -> None:

@@ -181,9 +181,10 @@ class Refitter:
 
     def set_named_weights(self, name: str, weights: Any, location: Any = None) -> bool:
         """set_weights by name: an ONNX initializer's name, as TensorRT names the weights of an engine built
-        through trt.OnnxParser (``"conv1.weight"``: every layer that took that initializer unchanged; the model
-        must have been parsed in this process), or a name from get_all_weights (``"<layer>/<ROLE>"``).
-        `location` (TensorRT 10's trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
+        through trt.OnnxParser (``"conv1.weight"``, ``"W_0"``: every layer or constant that took that initializer
+        unchanged; the engine and its plans keep the names), a constant layer's name, or a name from
+        get_all_weights (``"<layer>/<ROLE>"``).  The weights are held by reference, as in set_weights.  `location`
+        (TensorRT 10's trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
         if not isinstance(name, str):
             raise TypeError(f"set_named_weights: the name must be a str, not {type(name).__name__}")
         targets = self._onnx_targets(name)
