@@ -30,7 +30,7 @@ def bidaf_like(w):
              helper.make_node("ArgMax", ["s"], ["start"], axis=1, keepdims=0, name="argmax")]
     inits = {"emb": w["emb"], "W_0": w["W_0"], "Parameter576_B_0": w["Parameter576_B_0"],
              "conv.weight": w["conv.weight"], "ax": np.array([0], np.int64)}
-    return make_model(nodes, {"words": ((T,), np.int64)}, {"s": None, "start": ((1,), np.int64)}, inits)
+    return make_model(nodes, {"words": (("T",), np.int64)}, {"s": None, "start": ((1,), np.int64)}, inits)
 
 
 def weights(seed):
@@ -49,6 +49,10 @@ def plan():
     assert parser.parse(bidaf_like(weights(1)).SerializeToString())
     cfg = b.create_builder_config()
     cfg.set_flag(trt.BuilderFlag.REFIT)
+    for opt in (3, T):  # two profiles, as the sample builds
+        prof = b.create_optimization_profile()
+        prof.set_shape("words", (1,), (opt,), (8,))
+        cfg.add_optimization_profile(prof)
     return bytes(b.build_serialized_network(net, cfg))
 
 
@@ -57,10 +61,22 @@ REFITTED = ["Parameter576_B_0", "W_0"]
 
 
 def check(engine, w):
-    got = engine.create_execution_context().infer({"words": WORDS})
+    """Runs every profile as the sample does (set_optimization_profile_async, set_input_shape, tensor addresses,
+    execute_async_v3) and compares with onnxruntime."""
     want = ort_run(bidaf_like(w), {"words": WORDS})
-    np.testing.assert_allclose(got["s"], want["s"], rtol=1e-5, atol=1e-5)
-    return got["s"]
+    ctx = engine.create_execution_context()
+    for k in range(engine.num_optimization_profiles):
+        ctx.set_optimization_profile_async(k, 0)
+        ctx.set_input_shape("words", WORDS.shape)
+        bufs = {"words": np.ascontiguousarray(WORDS, trt.nptype(engine.get_tensor_dtype("words")))}
+        for name, ref in want.items():
+            bufs[name] = np.zeros(ref.shape, trt.nptype(engine.get_tensor_dtype(name)))
+        for name, buf in bufs.items():
+            ctx.set_tensor_address(name, buf.ctypes.data)
+        assert ctx.execute_async_v3(0)
+        np.testing.assert_allclose(bufs["s"], want["s"], rtol=1e-5, atol=1e-5)
+        assert int(bufs["start"][0]) == int(want["start"][0])
+    return bufs["s"]
 
 
 @pytest.mark.parametrize("location", ["GPU", "CPU"])
