@@ -199,3 +199,26 @@ def test_weights_keyword_forms():
         trt.Weights(type="float")
     with pytest.raises(TypeError, match="give the type once"):
         trt.Weights(trt.DataType.FLOAT, type=trt.DataType.FLOAT)
+
+
+def test_batched_matmul_by_an_initializer_refits_by_name():
+    """x [B, T, D] @ W [D, H] (a transformer's linear layer as torch exports it): W stays the initializer's values
+    in the engine (made [1, D, H] directly, not a shuffle the builder folds), so it refits by name."""
+    rng = np.random.default_rng(8)
+    w0, w1 = (rng.standard_normal((6, 5)).astype(np.float32) for _ in range(2))
+    nodes = [helper.make_node("MatMul", ["x", "onnx::MatMul_7"], ["y"], name="lin")]
+
+    def model(w):
+        return make_model(nodes, {"x": (2, 3, 6)}, {"y": None}, {"onnx::MatMul_7": w})
+    b = trt.Builder(LOG)
+    net = b.create_network(0)
+    assert trt.OnnxParser(net, LOG).parse(model(w0).SerializeToString())
+    cfg = b.create_builder_config()
+    cfg.set_flag(trt.BuilderFlag.REFIT)
+    engine = trt.Runtime(LOG).deserialize_cuda_engine(b.build_serialized_network(net, cfg))
+    r = trt.Refitter(engine, LOG)
+    assert "onnx::MatMul_7" in r.get_all_weights()
+    assert r.set_named_weights("onnx::MatMul_7", w1) and r.refit_cuda_engine()
+    x = rng.standard_normal((2, 3, 6)).astype(np.float32)
+    got = engine.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_allclose(got, ort_run(model(w1), {"x": x})["y"], rtol=1e-5, atol=1e-5)

@@ -82,10 +82,20 @@ def _matmul(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     ba = ra - (1 if ra == 1 else 2)
     bb = rb - (1 if rb == 1 else 2)
     if ba < bb:
-        A = p._unsqueeze_to(A, ra + bb - ba)
+        A = _unsqueezed(p, an, A, ra + bb - ba)
     elif bb < ba:
-        B = p._unsqueeze_to(B, rb + ba - bb)
+        B = _unsqueezed(p, bn, B, rb + ba - bb)
     return [p._L(p.network.add_matrix_multiply(A, op0, B, op1))]
+
+
+def _unsqueezed(p: ImporterContext, name: str, t: Any, rank: int) -> Any:
+    """`t` with leading 1-dims up to `rank`; a constant operand (x @ W with W an initializer) is made a constant of
+    that shape directly, so that the engine keeps the initializer's values as they are (refit by its name) instead
+    of a shuffle of a constant that the builder folds into another."""
+    v = p._consts.get(name)
+    if v is None or v.dtype.kind not in "fiu" or tuple(v.shape) != tuple(t.shape):
+        return p._unsqueeze_to(t, rank)
+    return p._const_tensor(v.reshape((1,) * (rank - v.ndim) + v.shape), t.dtype)
 
 
 def _einsum_terms(eq: str, ranks: List[int]) -> Tuple[List[str], str]:
