@@ -6,6 +6,7 @@
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"
+#include "kernels/ref/ref_index.h"
 
 /* acc + x or acc * x, wrapping modulo 2^64 (uint64 arithmetic: its low 32 bits are the int32 result). */
 static uint64_t i_step(int prod, uint64_t acc, uint64_t x)
@@ -47,8 +48,7 @@ trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
                         acc = prod ? acc * x : acc + x;
                 } else {
                     int w = dt == TRTL_INT64;
-                    uint64_t x = w ? (uint64_t)((const int64_t *)a->in[0].data)[e]
-                                   : (uint64_t)(int64_t)((const int32_t *)a->in[0].data)[e];
+                    uint64_t x = (uint64_t)ref_int_at(a->in[0].data, w, e);
                     if (!q->exclusive)
                         iacc = i_step(prod, iacc, x);
                     if (w)

@@ -8,12 +8,6 @@
 #include "kernels/ref/ref_index.h"
 #include "kernels/ref/strided.h"
 
-/* Element i of an INT32 / INT64 buffer, as an unsigned 64-bit value (two's complement). */
-static uint64_t int_at(const void *p, trtl_dtype dt, int64_t i)
-{
-    return dt == TRTL_INT64 ? (uint64_t)((const int64_t *)p)[i] : (uint64_t)(int64_t)((const int32_t *)p)[i];
-}
-
 /* One integer matrix product, A at element offset oa, B at ob, C at oc; uint64 arithmetic wraps,
  * and its low 32 bits are the int32 result. */
 static void int_matmul(const void *A, int64_t oa, const void *B, int64_t ob, void *C, int64_t oc, trtl_dtype dt,
@@ -23,7 +17,8 @@ static void int_matmul(const void *A, int64_t oa, const void *B, int64_t ob, voi
         for (int64_t n = 0; n < N; n++) {
             uint64_t acc = 0;
             for (int64_t k = 0; k < K; k++)
-                acc += int_at(A, dt, oa + (ta ? k * M + m : m * K + k)) * int_at(B, dt, ob + (tb ? n * K + k : k * N + n));
+                acc += (uint64_t)ref_int_at(A, dt == TRTL_INT64, oa + (ta ? k * M + m : m * K + k)) *
+                       (uint64_t)ref_int_at(B, dt == TRTL_INT64, ob + (tb ? n * K + k : k * N + n));
             if (dt == TRTL_INT64)
                 ((int64_t *)C)[oc + m * N + n] = (int64_t)acc;
             else
