@@ -196,8 +196,8 @@ class Refitter:
         layer, _, role = name.rpartition("/")
         if not layer:
             raise ValueError(f"set_named_weights: {name!r} is not a name get_all_weights() gives (\"<layer>/<ROLE>\") "
-                             f"nor the name of an ONNX initializer that became refittable weights of this engine "
-                             f"(parsed by trt.OnnxParser in this process)")
+                             f"nor the name of an ONNX initializer or constant layer that became refittable "
+                             f"weights of this engine")
         if role not in WeightsRole.__members__:
             raise ValueError(f"set_named_weights: '{name}': '{role}' is not a WeightsRole name")
         return self.set_weights(layer, WeightsRole[role], weights)
