@@ -134,3 +134,62 @@ def test_int64_refusals_name_the_layer():
         f = net.add_input("f", DT.FLOAT, (2,))
         with pytest.raises(trt.DTypeError, match=r"layer '\(Unnamed Layer\* 0\).*" + msg):
             add(net, x, f)
+
+
+@pytest.mark.parametrize("dt", [DT.INT64, DT.INT32])
+def test_integer_matrix_multiply_wraps_exactly(dt, rng=np.random.default_rng(31)):
+    """INT32 / INT64 matrix multiply (both inputs of one type; trtlite's extension for ONNX integer MatMul): every
+    op pair, batch broadcast, products and sums wrapping at the type's width, vs Python integers."""
+    bits = 64 if dt == DT.INT64 else 32
+    npt = np.int64 if dt == DT.INT64 else np.int32
+    lim = 2 ** (bits - 1)
+    w = lambda v: (v + lim) % (2 * lim) - lim  # noqa: E731
+    M, K, N = (int(v) for v in rng.integers(1, 6, 3))
+    for op0, op1 in [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (0, 2)]:
+        O = trt.MatrixOperation
+        sa = (3, K) if op0 == 2 else ((3, K, M) if op0 == 1 else (3, M, K))
+        sb = (1, K) if op1 == 2 else ((1, N, K) if op1 == 1 else (1, K, N))
+        a = rng.integers(-lim, lim, sa, dtype=npt)
+        b = rng.integers(-lim, lim, sb, dtype=npt)
+
+        def make(net):
+            y = net.add_matrix_multiply(net.add_input("a", dt, sa), O(op0), net.add_input("b", dt, sb), O(op1))
+            y.get_output(0).name = "y"
+            net.mark_output(y.get_output(0))
+        got = engine(make).create_execution_context().infer({"a": a, "b": b})["y"]
+        A = [[int(v) for v in r] for r in (a[:, None, :] if op0 == 2 else (a.swapaxes(1, 2) if op0 == 1 else a))
+             .reshape(-1, K)]
+        B = b[0].T if op1 == 1 else (b[0][:, None] if op1 == 2 else b[0])
+        B = [[int(v) for v in r] for r in B]
+        want = [[w(sum(x * B[k][j] for k, x in enumerate(row))) for j in range(len(B[0]))] for row in A]
+        assert got.dtype == npt
+        assert got.reshape(len(A), len(B[0])).tolist() == want, (op0, op1)
+
+
+def test_int64_cumulative_wraps(rng=np.random.default_rng(32)):
+    x = rng.integers(LO, HI, (3, 5), dtype=np.int64, endpoint=True)
+
+    def make(net):
+        t = net.add_input("x", DT.INT64, x.shape)
+        ax = net.add_constant((), trt.Weights(np.array(1, np.int32))).get_output(0)
+        for name, op, excl, rev in (("s", trt.CumulativeOperation.SUM, False, False),
+                                    ("p", trt.CumulativeOperation.PROD, True, True)):
+            y = net.add_cumulative(t, ax, op, excl, rev).get_output(0)
+            y.name = name
+            net.mark_output(y)
+    out = engine(make).create_execution_context().infer({"x": x})
+    for i, row in enumerate(x.tolist()):
+        acc, s = 0, []
+        for v in row:
+            acc = wrap(acc + v)
+            s.append(acc)
+        acc, p = 1, []
+        for v in reversed(row):
+            p.append(acc)
+            acc = wrap(acc * v)
+        assert out["s"][i].tolist() == s and out["p"][i].tolist() == p[::-1]
+    with pytest.raises(trt.DTypeError, match=r"matrix multiply needs FLOAT inputs \(or two INT32 or two INT64 inputs\), "
+                                             r"got INT64 and INT32"):
+        net = trt.Builder(LOGGER).create_network(0)
+        net.add_matrix_multiply(net.add_input("a", DT.INT64, (2, 2)), trt.MatrixOperation.NONE,
+                                net.add_input("b", DT.INT32, (2, 2)), trt.MatrixOperation.NONE)

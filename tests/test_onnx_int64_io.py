@@ -113,11 +113,12 @@ def test_int64_beyond_int32_cast_compare_identity():
 
 
 def test_int64_narrowed_where_a_consumer_needs_int32():
-    # Mod has no INT64 kernel, nor a Concat operand computed from another source (a shape), so the input is narrowed
-    # once (values within int32 stay exact)
-    nodes = [helper.make_node("Add", ["x", "k"], ["a"]), helper.make_node("Mod", ["a", "m"], ["y"])]
+    # Clip does not compute INT64, nor a Concat operand computed from another source (a shape), so the input is
+    # narrowed once (values within int32 stay exact)
+    nodes = [helper.make_node("Add", ["x", "k"], ["a"]), helper.make_node("Clip", ["a", "lo", "hi"], ["y"])]
     m = make_model(nodes, {"x": ((1, 3), np.int64)}, {"y": ((1, 3), np.int64)},
-                   {"k": np.array([1, 2, 3], np.int64), "m": np.array([7, 5, 3], np.int64)})
+                   {"k": np.array([1, 2, 3], np.int64), "lo": np.array(-100000, np.int64),
+                    "hi": np.array(5, np.int64)})
     types, dts = _internal_dtypes(m)
     assert trt.LayerType.CAST in types and DT.INT32 in dts
     x = np.array([[1, -200000, 7]], np.int64)
@@ -129,9 +130,49 @@ def test_int64_narrowed_where_a_consumer_needs_int32():
     assert DT.INT32 in dts2
 
 
-# ---- session 11: int64 kept INT64 through the data-moving ops, and constants beyond int32 --------------------------
+# ---- session 12: MatMul, Mod and CumSum compute INT64 (wrapping as numpy / onnxruntime) ---------------------------
 
 I64 = np.int64
+
+_ARITH = {
+    "matmul_batched": ([helper.make_node("MatMul", ["x3", "w"], ["y"])], {"w": np.array([[3], [-2 ** 33], [5], [7]], I64)},
+                       (3, 2, 4)),
+    "matmul_two_inputs_vector": ([helper.make_node("MatMul", ["x2", "x2t"], ["y"])], {}, None),
+    "mod_floor_and_fmod": ([helper.make_node("Mod", ["x2", "m"], ["a"]),
+                            helper.make_node("Mod", ["x2", "m"], ["b"], fmod=1),
+                            helper.make_node("Sub", ["a", "b"], ["y"])], {"m": np.array([7, -5, 2 ** 33, -3], I64)},
+                           None),
+    "cumsum_reverse_exclusive": ([helper.make_node("CumSum", ["x2", "ax"], ["c"], reverse=1, exclusive=1),
+                                  helper.make_node("CumSum", ["c", "ax0"], ["y"])],
+                                 {"ax": np.array(1, I64), "ax0": np.array(-2, I64)}, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ARITH))
+def test_int64_matmul_mod_cumsum_beyond_int32(case, rng=np.random.default_rng(12)):
+    """Values beyond int32 (and sums that wrap 64 bits in the MatMul) computed as INT64, exactly as onnxruntime."""
+    nodes, inits, shape3 = _ARITH[case]
+    feeds = {}
+    if shape3:
+        x = rng.integers(-2 ** 40, 2 ** 40, shape3, dtype=I64)
+        x[0, 0, 1] = 2 ** 62  # times -2^33 wraps
+        inputs, feeds = {"x3": ((-1,) + shape3[1:], I64)}, {"x3": x}
+    else:
+        x = rng.integers(-2 ** 45, 2 ** 45, (int(rng.integers(2, 6)), 4), dtype=I64)
+        inputs, feeds = {"x2": (x.shape, I64)}, {"x2": x}
+        if "x2t" in nodes[0].input:
+            inputs["x2t"] = ((4,), I64)
+            feeds["x2t"] = rng.integers(-2 ** 20, 2 ** 20, (4,), dtype=I64)
+    m = make_model(nodes, inputs, {"y": (None, I64)}, inits, opset=14)
+    eng, _ = trt_build(m, feeds)
+    got = eng.create_execution_context().infer(feeds)["y"]
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, ort_run(m, feeds)["y"])
+    types, dts = _internal_dtypes(m)
+    assert DT.INT32 not in dts[-1:] and trt.LayerType.CAST not in types  # computed wide, not narrowed
+
+
+# ---- session 11: int64 kept INT64 through the data-moving ops, and constants beyond int32 --------------------------
 _MOVES = {
     "reshape_transpose_flatten_unsqueeze_squeeze": (
         [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Transpose", ["r"], ["t"], perm=[1, 0]),
@@ -255,18 +296,17 @@ def test_cast_to_int64_meeting_a_constant_beyond_int32_is_computed_int64():
 
 
 def test_int64_constant_beyond_int32_meeting_an_int32_chain_warns():
-    """Where the chain cannot compute INT64 (Mod has no INT64 kernel), a constant beyond int32 meeting it is clamped,
-    as TensorRT's parser casts INT64 weights down -- with a warning naming the node and the constant."""
-    nodes = [helper.make_node("Cast", ["x"], ["c"], to=7), helper.make_node("Mod", ["c", "d"], ["r"]),
+    """Where the chain cannot compute INT64 (Clip does not), a constant beyond int32 meeting it is clamped, as
+    TensorRT's parser casts INT64 weights down -- with a warning naming the node and the constant."""
+    nodes = [helper.make_node("Cast", ["x"], ["c"], to=7), helper.make_node("Clip", ["c", "lo", "hi"], ["r"]),
              helper.make_node("Min", ["r", "k"], ["y"], name="mymin")]
     m = make_model(nodes, {"x": ((3,), np.float32)}, {"y": ((3,), I64)},
-                   {"d": np.array(7, I64), "k": np.array([2 ** 40, 5, -2 ** 35], I64)})
+                   {"lo": np.array(-5, I64), "hi": np.array(8, I64), "k": np.array([2 ** 40, 5, -2 ** 35], I64)})
     log = _Capture()
     eng, _ = trt_build(m, logger=log)
     warned = [msg for sev, msg in log.msgs if sev == trt.ILogger.Severity.WARNING and "beyond int32" in msg]
     assert warned and "node 'mymin'" in warned[0] and "constant 'k'" in warned[0] and "2 of them" in warned[0]
     x = np.array([7.5, 9.0, -3.0], np.float32)
     got = eng.create_execution_context().infer({"x": x})["y"]
-    r = np.fmod(x.astype(np.int64), 7)
-    r = np.where((r != 0) & (r < 0), r + 7, r)  # ONNX Mod (fmod=0): the divisor's sign
+    r = np.clip(x.astype(np.int64), -5, 8)
     np.testing.assert_array_equal(got, np.minimum(r, np.clip([2 ** 40, 5, -2 ** 35], -2 ** 31, 2 ** 31 - 1)))

@@ -175,8 +175,10 @@ def test_refitter_misuse_is_a_clear_error():
         r.set_weights("fc", trt.WeightsRole.KERNEL, np.zeros(539, np.float32))
     with pytest.raises(TypeError, match="must be float32"):
         r.set_weights("fc", trt.WeightsRole.BIAS, np.zeros(5, np.int32))
-    with pytest.raises(trt.UnsupportedError, match="not CONSTANT"):
+    with pytest.raises(trt.InvalidArgumentError, match=r"layer 'fc' has no CONSTANT weights \(it has: KERNEL, BIAS\)"):
         r.set_weights("fc", trt.WeightsRole.CONSTANT, np.zeros(5, np.float32))
+    with pytest.raises(trt.UnsupportedError, match="not ANY"):
+        r.set_weights("fc", trt.WeightsRole.ANY, np.zeros(5, np.float32))
     with pytest.raises(ValueError, match="is not a trt.WeightsRole"):
         r.set_weights("fc", 9, np.zeros(5, np.float32))
     with pytest.raises(ValueError, match="not a name get_all_weights"):

@@ -1,6 +1,7 @@
 """Value types of the API: Dims tuples, Weights, loggers, profilers."""
 from __future__ import annotations
 
+import builtins
 import logging
 import operator
 import sys
@@ -146,9 +147,16 @@ class Weights:
     plus ``Weights(DataType.BF16, ptr, count)`` read bit patterns too).
     ``Weights(DataType, ptr, count)`` (TensorRT's form) reads `count` values of that type at the raw address
     `ptr` (e.g. ``array.ctypes.data``) without copying: the memory must stay valid until the build.
+    TensorRT's keyword spellings work too: ``Weights(type=DataType.HALF)``, ``Weights(type=..., ptr=..., count=...)``.
     """
 
-    def __init__(self, a: Any = None, ptr: Any = None, count: Any = None) -> None:
+    def __init__(self, a: Any = None, ptr: Any = None, count: Any = None, type: Any = None) -> None:
+        if type is not None:  # TensorRT's keyword forms: Weights(type=...), Weights(type=..., ptr=..., count=...)
+            if a is not None:
+                raise TypeError("Weights: give the type once (positionally or as type=), not both")
+            if not isinstance(type, DataType):
+                raise TypeError(f"Weights: type must be a trt.DataType, not {builtins.type(type).__name__}")
+            a = type
         if isinstance(a, DataType) and (ptr is not None or count is not None):
             # TensorRT's Weights(type, ptr, count): `count` values of `type` at the raw address `ptr`, not
             # copied (the memory must stay valid until the network is built, as TensorRT requires).

@@ -11,13 +11,22 @@ The engine keeps each convolution, deconvolution, fully connected and scale laye
 (the builder skips the passes that would fold or quantize them), and refitting re-runs the node's kernel weight
 preparation (packed GEMM panels, Winograd filters, bf16/fp16 copies) -- csrc/engine/refit.c.  Refittable:
 KERNEL and BIAS of convolution, deconvolution and fully connected layers, SHIFT and SCALE of scale layers (each
-when built non-empty).  ``set_weights`` checks the layer, role and count at once (an exception naming them, where
-TensorRT returns False); ``refit_cuda_engine`` applies every weight set since the last refit.  Weights have no
-names in trtlite's network API: ``get_all_weights`` names them ``"<layer>/<ROLE>"`` and ``set_named_weights``
-takes those names, and the names of ONNX initializers (``"conv1.weight"``, as TensorRT names a parsed engine's
-weights): the parser records them in the network, the engine keeps them and so do its plans (version 7), so a
-deserialized engine finds them in any process.  No context of the engine may execute while it is refitted (as in TensorRT); contexts use the
-new weights from their next run.  A refitted engine serializes with its new weights.
+when built non-empty), and CONSTANT: every FLOAT constant of more than one element that a layer of the engine
+reads (a MatMul's or Gemm's weights, a bias added, an embedding table; one-element constants are not refittable:
+builder passes copy their value into the layers using them).  A constant is named by its constant layer's name
+or its tensor's (``set_weights("W/const", trt.WeightsRole.CONSTANT, w)``); constants the builder computed from
+others (constant folding) are not refittable.  ``set_weights`` checks the layer, role and count at once (an
+exception naming them, where TensorRT returns False); ``refit_cuda_engine`` applies every weight set so far.
+As in TensorRT, the weights given are held by reference, not copied: each ``refit_cuda_engine`` reads their
+values then (float32 arrays and ``trt.Weights(trt.DataType.FLOAT, ptr, count)`` at that address; other dtypes
+are converted when set), so weights set once at an address are read again at every refit (NVIDIA's
+engine_refit_onnx_bidaf sample sets them once and copies new values there before each refit).  Names:
+``get_all_weights`` lists ``"<layer>/<ROLE>"`` (a constant's tensor for its layer) and the names of ONNX
+initializers (``"conv1.weight"``, as TensorRT names a parsed engine's weights), which ``set_named_weights`` and
+``get_weights_prototype`` take: the parser records them in the network, the engine keeps them and so do its plans
+(version 7), so a deserialized engine finds them in any process.  No context of the engine may execute while it
+is refitted (as in TensorRT); contexts use the new weights from their next run.  A refitted engine serializes
+with its new weights.
 """
 from __future__ import annotations
 
@@ -95,7 +104,8 @@ class Refitter:
         self.max_threads = 1
         self.weights_validation = True
         self.error_recorder = None
-        self._pending: Dict[Tuple[str, int], np.ndarray] = {}
+        # (engine layer, role) -> the weights given (held by reference; refit_cuda_engine reads them)
+        self._given: Dict[Tuple[str, int], Tuple[Any, str]] = {}
 
     def _all(self) -> List[Tuple[str, int, int]]:
         return _C._refit_info(self._engine)
@@ -130,34 +140,51 @@ class Refitter:
         """Names of the missing weights (always empty: see get_missing)."""
         return []
 
+    def _target(self, layer_name: str, role: int) -> str:
+        """The engine's name for (layer_name, role): a constant layer's name (or an ONNX initializer's) becomes
+        its tensor's, which the engine knows it by; other names are the engine's own."""
+        if role == int(WeightsRole.CONSTANT):
+            have = {n for n, r, _ in self._all() if r == role}
+            if layer_name not in have:
+                targets = [layer for layer, r in self._engine_names().get(layer_name, ()) if r == role]
+                for layer in sorted(targets, key=lambda t: t not in have):
+                    return layer
+        return layer_name
+
     def set_weights(self, layer_name: str, role: WeightsRole, weights: Any) -> bool:
         """New weights for (layer, role), applied by refit_cuda_engine.  An unknown layer, a role the layer does
-        not have, or a count other than the built one raises an error naming them."""
+        not have, or a count other than the built one raises an error naming them.  The weights are held by
+        reference: refit_cuda_engine reads their values (keep them alive and unchanged until then)."""
         if not isinstance(layer_name, str):
             raise TypeError(f"set_weights: layer_name must be a str, not {type(layer_name).__name__}")
         try:
             role = WeightsRole(role)
         except ValueError:
             raise ValueError(f"set_weights: layer '{layer_name}': {role!r} is not a trt.WeightsRole") from None
-        if role in (WeightsRole.CONSTANT, WeightsRole.ANY):
-            raise _C.UnsupportedError(f"set_weights: layer '{layer_name}': trtlite refits KERNEL, BIAS, SHIFT and "
-                                      f"SCALE weights, not {role.name}")
-        vals = _values(weights, f"set_weights('{layer_name}', {role})")
-        _C._refit_check(self._engine, layer_name, int(role), int(vals.size))
-        self._pending[(layer_name, int(role))] = vals.copy()
+        if role == WeightsRole.ANY:
+            raise _C.UnsupportedError(f"set_weights: layer '{layer_name}': trtlite refits KERNEL, BIAS, SHIFT, SCALE "
+                                      f"and CONSTANT weights, not ANY")
+        what = f"set_weights('{layer_name}', {role})"
+        vals = _values(weights, what)
+        target = self._target(layer_name, int(role))
+        _C._refit_check(self._engine, target, int(role), int(vals.size))
+        self._given[(target, int(role))] = (weights, what)
         return True
 
     def _onnx_targets(self, name: str) -> List[Tuple[str, int, int]]:
         """(layer, role, count) of this engine's refittable weights that ONNX initializer `name` became."""
         have = {(n, r): c for n, r, c in self._all()}
         targets = self._engine_names().get(name) or _ONNX_WEIGHT_NAMES.get(name, ())
+        if not targets and (name, int(WeightsRole.CONSTANT)) in have:  # a constant's tensor name
+            targets = [(name, int(WeightsRole.CONSTANT))]
         return [(layer, role, have[(layer, role)]) for layer, role in targets if (layer, role) in have]
 
     def set_named_weights(self, name: str, weights: Any, location: Any = None) -> bool:
         """set_weights by name: an ONNX initializer's name, as TensorRT names the weights of an engine built
-        through trt.OnnxParser (``"conv1.weight"``: every layer that took that initializer unchanged; the model
-        must have been parsed in this process), or a name from get_all_weights (``"<layer>/<ROLE>"``).
-        `location` (TensorRT 10's trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
+        through trt.OnnxParser (``"conv1.weight"``, ``"W_0"``: every layer or constant that took that initializer
+        unchanged; the engine and its plans keep the names), a constant layer's name, or a name from
+        get_all_weights (``"<layer>/<ROLE>"``).  The weights are held by reference, as in set_weights.  `location`
+        (TensorRT 10's trt.TensorLocation.HOST or DEVICE) is accepted: both are host memory here."""
         if not isinstance(name, str):
             raise TypeError(f"set_named_weights: the name must be a str, not {type(name).__name__}")
         targets = self._onnx_targets(name)
@@ -169,8 +196,8 @@ class Refitter:
         layer, _, role = name.rpartition("/")
         if not layer:
             raise ValueError(f"set_named_weights: {name!r} is not a name get_all_weights() gives (\"<layer>/<ROLE>\") "
-                             f"nor the name of an ONNX initializer that became refittable weights of this engine "
-                             f"(parsed by trt.OnnxParser in this process)")
+                             f"nor the name of an ONNX initializer or constant layer that became refittable "
+                             f"weights of this engine")
         if role not in WeightsRole.__members__:
             raise ValueError(f"set_named_weights: '{name}': '{role}' is not a WeightsRole name")
         return self.set_weights(layer, WeightsRole[role], weights)
@@ -189,10 +216,10 @@ class Refitter:
         raise _C.NotFoundError(f"get_weights_prototype: no refittable weights '{name}' (see get_all_weights())")
 
     def refit_cuda_engine(self) -> bool:
-        """Applies every weight set since the last refit (each layer's kernel prepares them again); True."""
-        pending, self._pending = self._pending, {}
-        for (layer, role), vals in pending.items():
-            _C._refit_apply(self._engine, layer, role, vals)
+        """Applies every weights set so far, reading their values now (each layer's kernel prepares them again);
+        True.  Weights stay set: a later refit reads them again (weights at an address refit what is there)."""
+        for (layer, role), (weights, what) in self._given.items():
+            _C._refit_apply(self._engine, layer, role, _values(weights, what))
         return True
 
     def refit_cuda_engine_async(self, stream: int = 0) -> bool:

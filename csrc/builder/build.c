@@ -6,6 +6,7 @@
 
 #include "builder/data_dependent.h"
 #include "engine/data_dependent.h"
+#include "engine/refit_names.h"
 #include "builder/graph.h"
 #include "builder/control_flow.h"
 #include "builder/passes/passes.h"
@@ -585,8 +586,7 @@ static trtl_status do_build(trtl_network *net, const trtl_builder_config *cfg, t
     if (st == TRTL_OK) {
         (*out)->num_threads = cfg->num_threads;
         (*out)->name = strdup(net->name ? net->name : ""); /* TensorRT: the engine is named after its network */
-        (*out)->weights_names = net->weights_names ? strdup(net->weights_names) : NULL;
-        if (!(*out)->name || (net->weights_names && !(*out)->weights_names)) {
+        if (!(*out)->name || trtl_engine_take_weights_names(*out, net) != TRTL_OK) {
             trtl_engine_destroy(*out);
             *out = NULL;
             trtl_bg_free(&g);

@@ -224,6 +224,19 @@ int trtl_py_to_weights(trtl_py_state *st, PyObject *o, trtl_weights *w, PyObject
     PyErr_Clear();
     Py_buffer *view;
     PyObject *hold = trtl_py_buffer_hold(o, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, &view);
+    if (!hold && PyObject_HasAttrString(o, "dtype")) {
+        /* An array numpy cannot export (ml_dtypes' bfloat16, float8, int4: no buffer format): as trt.Weights
+         * of it, which keeps their bit patterns typed (what torch2trt passes for a bf16 model's weights). */
+        PyErr_Clear();
+        PyObject *types = PyImport_ImportModule("trtlite._types");
+        PyObject *wo = types ? PyObject_CallMethod(types, "Weights", "O", o) : NULL;
+        Py_XDECREF(types);
+        if (wo) {
+            int r = trtl_py_to_weights(st, wo, w, keep, what);
+            Py_DECREF(wo);
+            return r;
+        }
+    }
     if (!hold) {
         PyErr_Clear();
         /* Lists, scalars and non-contiguous arrays: let numpy make an array (imported lazily). */

@@ -68,8 +68,10 @@ Limits
   trip count M known while parsing.
 * NonZero, NonMaxSuppression and Compress (with a condition computed at run time) give outputs whose size is known
   only after execution (ops_data_dependent.py): bind them with ``context.set_output_allocator``.
+* Sequences (SequenceConstruct, SplitToSequence, ...) exist only while parsing, as lists of tensors with constant
+  positions (ops_sequence.py); no graph input or output may be a sequence.
 * Not mapped (become plugins when a creator exists, else errors): RoiAlign with sampling_ratio 0, quantization ops
-  on tensors, MaxPool's Indices output, Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn /
+  on tensors, MaxPool's Indices output with dynamic dims, Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn /
   keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index along a dynamic axis, string tensors.
   Ops over constants only are computed while parsing (numpy, or onnx's reference implementation), whatever the op.
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._enums import DataType, Severity
+from .._enums import DataType, LayerType, Severity
 from .._types import Weights
 from .dtypes import ML_STORAGE, to_dtype, trt_of_np
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -110,6 +110,7 @@ class ImporterContext(LayerBuilder):
         self._explicit_syms: Dict[int, List[Any]] = {}
         self._node_idx = -1
         self._node: Any = None
+        self._seqs: Dict[str, Any] = {}  # sequence values while parsing (ops_sequence.py)
         self._weight_layers: List[Any] = []  # (layer with weights, the node it was imported for)
         self._input_names: List[str] = []
         self._node_name = ""  # layers made outside any node (graph outputs that are initializers) use these
@@ -251,7 +252,7 @@ class ImporterContext(LayerBuilder):
         explicit, self._explicit_syms = self._explicit_syms, {}
         in_keys = None
         for k, (oname, v) in enumerate(zip(node.output, outs)):
-            if not oname or isinstance(v, np.ndarray):
+            if not oname or isinstance(v, np.ndarray) or type(v).__name__ == "Seq":
                 continue
             shape = tuple(v.shape)
             if all(d >= 0 for d in shape):
@@ -270,6 +271,9 @@ class ImporterContext(LayerBuilder):
     # ---- values -------------------------------------------------------------------------------------------
 
     def _set(self, name: str, v: Any) -> None:
+        if type(v).__name__ == "Seq":  # a sequence (ops_sequence.py): a list of tensors while parsing
+            self._seqs[name] = v
+            return
         if isinstance(v, np.ndarray):
             self._consts[name] = v
             self._tensors.pop(name, None)
@@ -351,7 +355,8 @@ class ImporterContext(LayerBuilder):
         # named when parsing ends: renaming a layer makes trtlite re-infer the network's shapes at the next
         # shape query, which would make parsing quadratic
         self._layer_names.append((layer, name))
-        if self._node is not None and (hasattr(layer, "kernel") or hasattr(layer, "shift")):
+        if self._node is not None and (hasattr(layer, "kernel") or hasattr(layer, "shift") or
+                                       layer.type == LayerType.CONSTANT):
             self._weight_layers.append((layer, self._node))  # refit by initializer name (refitter.py)
         return layer
 

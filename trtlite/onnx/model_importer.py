@@ -89,7 +89,8 @@ def narrow_shape_inputs(ctx: ImporterContext) -> None:
 # that may be INT64 (None: all); their outputs carry INT64 on.  At the positions in _INT64_ENDS an INT64 value
 # stops: comparisons (BOOL), Cast (its own type), indices of the gathers, shapes (Shape, Size).
 _INT64_OPS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs", "Sign", "Identity", "Sum",
-                                  "Concat")}
+                                  "Concat", "MatMul", "Mod")}
+_INT64_OPS.update({op: (0,) for op in ("CumSum", "CumProd")})
 _INT64_OPS.update({op: (0,) for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Flatten",
                                        "Squeeze", "Unsqueeze", "Transpose", "Gather", "GatherElements", "GatherND",
                                        "Slice", "Expand", "Tile", "Split")})
@@ -265,6 +266,9 @@ def mark_outputs(ctx: ImporterContext, graph: Any) -> bool:
                     raise Dynamic("graph output '%s' is a shape computed from dynamic dimensions" % name)
                 wide = np.asarray(c).dtype == np.int64 and c.size and (c.max() > 2 ** 31 - 1 or c.min() < -2 ** 31)
                 t = ctx._const_tensor(c, DataType.INT64 if wide else None, name)  # beyond int32: INT64 as it is
+            elif name in ctx._seqs:
+                raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph output '%s' is a sequence: sequences exist only while "
+                           "parsing (TensorRT has no sequence values)" % name)
             else:
                 raise Fail(ErrorCode.INVALID_GRAPH, "graph output '%s' is not produced by any node" % name)
             if t.name != name or t.is_network_input or t.is_network_output:

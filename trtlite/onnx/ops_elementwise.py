@@ -176,7 +176,7 @@ def _fmod_float(p: ImporterContext, x: Any, y: Any) -> Any:
 def _mod(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x, y = _arith_operands(p, node, node.input[:2])
     E = ElementWiseOperation
-    if x.dtype == DataType.INT32:
+    if x.dtype in (DataType.INT32, DataType.INT64):
         op = E.DIV if int(a.get("fmod", 0)) else E.FLOOR_DIV  # integer DIV truncates, as C's % does
         q = p._L(p.network.add_elementwise(x, y, op))
         return [p._ew(x, p._ew(y, q, E.PROD), E.SUB)]

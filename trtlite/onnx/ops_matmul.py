@@ -51,12 +51,30 @@ def _gemm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [y]
 
 
+def _int_operands(p: ImporterContext, names: List[str]) -> Optional[List[Any]]:
+    """Integer MatMul operands as one type (INT64 where an operand is carried INT64, else INT32: the integer math
+    wraps as numpy's), or None when an operand is floating-point."""
+    ints = (DataType.INT32, DataType.INT64)
+    if any((p._tensors[n].dtype not in ints) if n in p._tensors else p._cval(n).dtype.kind not in "iu"
+           for n in names):
+        return None
+    dt = DataType.INT64 if any(n in p._tensors and p._tensors[n].dtype == DataType.INT64 for n in names) \
+        else DataType.INT32
+    ts = [p._tensors[n] if n in p._tensors else p._tensor(n, dt) for n in names]
+    return [t if t.dtype == dt else p._cast(t, dt) for t in ts]
+
+
 @importer("MatMul",
-          restrictions="floating-point operands")
+          restrictions="floating-point, int32 or int64 operands (int64 computed as INT64 where the int64 chain is "
+                       "kept wide, else as INT32)")
 def _matmul(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     an, bn = node.input[:2]
-    A = p._float(p._tensor(an))
-    B = p._float(p._tensor(bn, DataType.FLOAT))
+    ints = _int_operands(p, [an, bn])
+    if ints is not None:
+        A, B = ints
+    else:
+        A = p._float(p._tensor(an))
+        B = p._float(p._tensor(bn, DataType.FLOAT))
     ra, rb = len(A.shape), len(B.shape)
     M = MatrixOperation
     op0 = M.VECTOR if ra == 1 else M.NONE
@@ -64,10 +82,20 @@ def _matmul(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     ba = ra - (1 if ra == 1 else 2)
     bb = rb - (1 if rb == 1 else 2)
     if ba < bb:
-        A = p._unsqueeze_to(A, ra + bb - ba)
+        A = _unsqueezed(p, an, A, ra + bb - ba)
     elif bb < ba:
-        B = p._unsqueeze_to(B, rb + ba - bb)
+        B = _unsqueezed(p, bn, B, rb + ba - bb)
     return [p._L(p.network.add_matrix_multiply(A, op0, B, op1))]
+
+
+def _unsqueezed(p: ImporterContext, name: str, t: Any, rank: int) -> Any:
+    """`t` with leading 1-dims up to `rank`; a constant operand (x @ W with W an initializer) is made a constant of
+    that shape directly, so that the engine keeps the initializer's values as they are (refit by its name) instead
+    of a shuffle of a constant that the builder folds into another."""
+    v = p._consts.get(name)
+    if v is None or v.dtype.kind not in "fiu" or tuple(v.shape) != tuple(t.shape):
+        return p._unsqueeze_to(t, rank)
+    return p._const_tensor(v.reshape((1,) * (rank - v.ndim) + v.shape), t.dtype)
 
 
 def _einsum_terms(eq: str, ranks: List[int]) -> Tuple[List[str], str]:

@@ -159,13 +159,13 @@ def _rms_norm(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("CumSum", "CumProd",
-          restrictions=("FLOAT or INT32 sums / products (other types are computed as FLOAT); the axis may be fed "
-                        "at run time"))
+          restrictions=("FLOAT, INT32 or INT64 sums / products (INT64 where the int64 chain is kept wide; other "
+                        "types are computed as FLOAT); the axis may be fed at run time"))
 def _cumulative(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     """ICumulativeLayer SUM (CumSum) or PROD (CumProd, trtlite's extension): the axis is its input 1, read at run
     time (a trtlite extension of TensorRT's layer)."""
     x = p._tensor(node.input[0])
-    if x.dtype not in (DataType.FLOAT, DataType.INT32):
+    if x.dtype not in (DataType.FLOAT, DataType.INT32, DataType.INT64):
         x = p._cast(x, DataType.INT32) if x.dtype in (DataType.INT8, DataType.UINT8) else p._float(x)
     axis = p._tensor(node.input[1])
     if axis.dtype != DataType.INT32:

@@ -6,7 +6,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, PaddingMode, PoolingType, ReduceOperation, UnaryOperation
+from .._enums import (DataType, ElementWiseOperation, PaddingMode, PoolingType, ReduceOperation, TopKOperation,
+                      UnaryOperation)
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import ErrorCode, unsupported
@@ -25,8 +26,9 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
 
 
 @importer("MaxPool", "AveragePool", "LpPool",
-          restrictions={"MaxPool": ("1-D to 3-D; FLOAT, or int8 / uint8 (pooled exactly as FLOAT); no Indices "
-                                    "output; ceil_mode output sizes trtlite's padding modes can express; "
+          restrictions={"MaxPool": ("1-D to 3-D; FLOAT, or int8 / uint8 (pooled exactly as FLOAT); the Indices "
+                                    "output needs static dims; ceil_mode output sizes trtlite's padding modes can "
+                                    "express; "
                                     "dilations need static spatial dims (one strided slice per tap)"),
                         "AveragePool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
                                         "dilations need static spatial dims (one strided slice per tap)"),
@@ -34,13 +36,62 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
                                    "dilations need static spatial dims (one strided slice per tap)")})
 def _pool(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = node.op_type
-    if len([o for o in node.output if o]) > 1:
-        raise unsupported("MaxPool's Indices output")
     x = p._tensor(node.input[0])
+    if op == "MaxPool" and len(node.output) > 1 and node.output[1]:
+        y = _pool_float(p, node, a, p._float(x))
+        return [p._cast(y, DataType.INT32) if x.dtype in (DataType.INT8, DataType.UINT8) else y,
+                _maxpool_indices(p, a, p._float(x), tuple(y.shape))]
     if op == "MaxPool" and x.dtype in (DataType.INT8, DataType.UINT8):
         # 8-bit codes pooled exactly as FLOAT, then carried as INT32 like every integer the parser computes on
         return [p._cast(_pool_float(p, node, a, p._cast(x, DataType.FLOAT)), DataType.INT32)]
     return [_pool_float(p, node, a, p._float(x))]
+
+
+def _maxpool_indices(p: ImporterContext, a: Dict[str, Any], x: Any, out: tuple) -> Any:
+    """MaxPool's Indices: the flat index into x (N, C, spatial row-major, or spatial column-major with
+    storage_order 1) of each window's first maximum.  Every window's taps are gathered from x's flattened spatial
+    axis plus one -inf slot standing for the padding ([N, C, O, K]), TopK(1) picks the tap, and the tap's index
+    becomes base[o] + offset[k] (both constants: the index is linear in the tap position)."""
+    xs = tuple(x.shape)
+    if not is_static(xs) or not is_static(out):
+        raise unsupported("MaxPool's Indices output with dynamic dims %s" % (xs,), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    n, c, sp, osp = xs[0], xs[1], xs[2:], out[2:]
+    nsp = len(sp)
+    ks = attr_ints(a, "kernel_shape")
+    strides = attr_ints(a, "strides") or [1] * nsp
+    dil = attr_ints(a, "dilations") or [1] * nsp
+    auto_pad = a.get("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        tot = [max((osp[i] - 1) * strides[i] + (ks[i] - 1) * dil[i] + 1 - sp[i], 0) for i in range(nsp)]
+        pre = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in tot]
+    else:
+        pre = [0] * nsp if auto_pad == "VALID" else _pads(a, nsp)[0]
+    S, K, O = int(np.prod(sp)), int(np.prod(ks)), int(np.prod(osp))
+    row = [int(np.prod(sp[i + 1:])) for i in range(nsp)]  # row-major spatial strides
+    col = [int(np.prod(sp[:i])) for i in range(nsp)]      # column-major (storage_order 1)
+    order = col if int(a.get("storage_order", 0)) else row
+    col_v = lambda v: np.asarray(v, np.int64).reshape(nsp, 1)  # noqa: E731
+    start = np.indices(osp).reshape(nsp, O) * col_v(strides) - col_v(pre)   # [nsp, O]
+    taps = np.indices(ks).reshape(nsp, K) * col_v(dil)                         # [nsp, K]
+    pos = start[:, :, None] + taps[:, None, :]                                 # [nsp, O, K]
+    inside = np.all((pos >= 0) & (pos < col_v(sp)[:, :, None]), axis=0)
+    table = np.where(inside, np.tensordot(np.asarray(row, np.int64), pos, 1), S)  # [O, K]; S: the -inf slot
+    base = np.asarray(order, np.int64) @ start
+    offset = np.asarray(order, np.int64) @ taps
+    flat = p._reshape(x, [n, c, S])
+    neg = p._const_tensor(np.full((n, c, 1), -np.inf, np.float32), DataType.FLOAT)
+    taps = p._gather_axis(p._concat_layer([flat, neg], 2), 2, table.reshape(-1))
+    taps = p._reshape(taps, [n, c, O, K])
+    pick = p.network.add_topk(taps, TopKOperation.MAX, 1, 1 << 3)
+    p._L(pick)
+    k_idx = pick.get_output(1)  # [N, C, O, 1], INT32
+    tap = p._L(p.network.add_gather(p._const_tensor(offset.astype(np.int32), DataType.INT32), k_idx, 0))
+    tap = p._reshape(tap, [n, c, O])
+    nc = (np.arange(n * c, dtype=np.int64) * S).reshape(n, c, 1) + base.reshape(1, 1, O)
+    if nc.size and int(nc.max()) + int(offset.max(initial=0)) > 2 ** 31 - 1:
+        raise unsupported("MaxPool's Indices beyond int32 (%d elements)" % (n * c * S), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    idx = p._ew(tap, p._const_tensor(nc.astype(np.int32), DataType.INT32), ElementWiseOperation.SUM)
+    return p._reshape(idx, [n, c] + list(osp))
 
 
 def _pool_float(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any) -> Any:

@@ -26,6 +26,8 @@ from . import ops_control  # noqa: E402  (If, Loop, Scan)
 IMPORTER_MODULES += (ops_control,)
 from . import ops_data_dependent  # noqa: E402  (NonZero, NonMaxSuppression)
 IMPORTER_MODULES += (ops_data_dependent,)
+from . import ops_sequence  # noqa: E402  (sequences while parsing, optionals of tensors)
+IMPORTER_MODULES += (ops_sequence,)
 
 
 class OnnxParser:

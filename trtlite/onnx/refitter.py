@@ -15,9 +15,10 @@ another size, are errors (``get_error``), as are parse errors; ``refit_from_*`` 
 nothing.  Weights are set on the Refitter; ``refit_cuda_engine`` applies them, as in TensorRT.
 
 Only the weights trtlite's engines can refit are set: convolution, deconvolution, fully connected and scale
-layers' (trt.Refitter).  Initializers that became constant layers (a Gemm's or MatMul's weights, which the
-parser imports as a constant times a matrix multiply) keep their built values: TensorRT refits those too
-(WeightsRole.CONSTANT), trtlite's Refitter does not.
+layers', and FLOAT constants of more than one element (WeightsRole.CONSTANT: a Gemm's or MatMul's weights, which
+the parser imports as a constant times a matrix multiply, biases, embedding tables), each matched to the constant
+layer of the same output tensor in the scratch network.  Constants the builder computed from others (constant
+folding) have no namesake there and keep their built values (a warning names them).
 """
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from .._enums import LayerType, Severity
 from .errors import ErrorCode, ParserError
 from .parser import OnnxParser
 
 # (engine weight role, layer property holding those weights in the network)
-_ROLE_PROPERTY = {0: "kernel", 1: "bias", 2: "shift", 3: "scale"}
+_CONSTANT = 4
+_ROLE_PROPERTY = {0: "kernel", 1: "bias", 2: "shift", 3: "scale", _CONSTANT: "weights"}
 
 
 class OnnxParserRefitter:
@@ -96,13 +99,21 @@ class OnnxParserRefitter:
         if not parser.parse(model, path):
             self._errors = [parser.get_error(i) for i in range(parser.num_errors)]
             return False
-        layers = {}
+        layers, constants = {}, {}
         for i in range(network.num_layers):
             layer = network.get_layer(i)
             layers[layer.name] = layer
+            if layer.type == LayerType.CONSTANT:
+                constants[layer.get_output(0).name] = layer
         found = []
         for name, role, count in _C._refit_info(engine):
-            layer = layers.get(name)
+            if role == _CONSTANT and name not in constants:
+                # computed at build time from the model's constants (constant folding): not refittable here
+                if hasattr(self.logger, "log"):
+                    self.logger.log(Severity.WARNING, "OnnxParserRefitter: constant '%s' of the engine was computed "
+                                    "at build time (constant folding); it keeps its built values" % name)
+                continue
+            layer = constants.get(name) if role == _CONSTANT else layers.get(name)
             prop = _ROLE_PROPERTY.get(int(role))
             what = "weights '%s/%s'" % (name, WeightsRole(role).name)
             if layer is None or prop is None or not hasattr(layer, prop):
@@ -125,11 +136,12 @@ class OnnxParserRefitter:
 
 
 def record_weight_names(ctx: Any) -> None:
-    """After a parse: the initializers that became a refittable layer's weights unchanged (Conv's W and B, ...),
-    registered as TensorRT names them (``Refitter.set_named_weights("conv1.weight", ...)``; trtlite/refit.py).
-    Only initializers among the inputs of the node a layer was imported for are matched, by their values, so
-    weights the importer transformed (transposed, folded with a BatchNormalization, ...) keep only their
-    ``"<layer>/<ROLE>"`` names."""
+    """After a parse: the initializers that became a refittable layer's weights or a constant unchanged (Conv's W
+    and B, a MatMul's weights, a bias reshaped to broadcast, ...), registered as TensorRT names them
+    (``Refitter.set_named_weights("conv1.weight", ...)``; trtlite/refit.py).  Only initializers among the inputs of
+    the node a layer was imported for are matched, by their values in order, so weights the importer transformed
+    (transposed, folded with a BatchNormalization, ...) keep only their ``"<layer>/<ROLE>"`` names.  A constant is
+    recorded under its output tensor's name, which the engine knows it by."""
     from .. import _C
     from ..refit import register_weight_name
     for layer, node in ctx._weight_layers:
@@ -142,17 +154,17 @@ def record_weight_names(ctx: Any) -> None:
             except AttributeError:
                 continue
             arr = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
-            if arr.size == 0 or arr.dtype.kind != "f":
+            if arr.size <= (1 if role == _CONSTANT else 0) or arr.dtype.kind != "f":
                 continue
             arr = np.asarray(arr, np.float32).reshape(-1)
+            target = layer.get_output(0).name if role == _CONSTANT else layer.name
             for name in inits:
                 c = ctx._consts[name]
                 if c.dtype.kind == "f" and c.size == arr.size and np.array_equal(
                         np.asarray(c, np.float32).reshape(-1), arr):
-                    register_weight_name(name, layer.name, role)
+                    register_weight_name(name, target, role)
                     try:  # kept in the engine and its plans; a name with a tab or newline stays unrecorded
-                        _C._network_add_weights_name(ctx.network, layer.name, role, name)
+                        _C._network_add_weights_name(ctx.network, target, role, name)
                     except _C.InvalidArgumentError:
                         pass
                     break
-

@@ -426,7 +426,8 @@ trtl_status trtl_plugin_decode_fields(const void *data, size_t size, trtl_plugin
  * Such an engine keeps every weighted layer's weights where the layer put them (the builder skips
  * the passes that fold or quantize weights: fold_scale, fuse_qdq), and takes new values for them.
  * Roles equal trt.WeightsRole: 0 KERNEL (convolution, deconvolution, fully connected), 1 BIAS
- * (same layers, when built with one), 2 SHIFT and 3 SCALE (scale layers, when built non-empty).
+ * (same layers, when built with one), 2 SHIFT and 3 SCALE (scale layers, when built non-empty), 4 CONSTANT
+ * (a FLOAT constant tensor of more than one element that a layer reads; `layer` is the tensor's name).
  * Not thread-safe with execution: no context of the engine may run during trtl_engine_refit (as
  * TensorRT requires); contexts see the new weights from their next run. */
 int trtl_engine_refittable(const trtl_engine *e);

@@ -1,16 +1,17 @@
 /* Reference cumulative kernel (ops/cumulative.c): running sums (products for PROD) along the axis,
- * accumulated in double for FLOAT (wrapped to int32 for INT32), along the axis input 1 holds at run time. */
+ * accumulated in double for FLOAT (wrapped to int32 / int64 for INT32 / INT64), along the axis input 1 holds at
+ * run time. */
 #include <string.h>
 #include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"
+#include "kernels/ref/ref_index.h"
 
-/* acc + x or acc * x, wrapping modulo 2^32 (acc holds an int32 value). */
-static int64_t i_step(int prod, int64_t acc, int32_t x)
+/* acc + x or acc * x, wrapping modulo 2^64 (uint64 arithmetic: its low 32 bits are the int32 result). */
+static uint64_t i_step(int prod, uint64_t acc, uint64_t x)
 {
-    uint32_t u = (uint32_t)(int32_t)acc, v = (uint32_t)x;
-    return (int64_t)(int32_t)(prod ? u * v : u + v);
+    return prod ? acc * x : acc + x;
 }
 
 trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
@@ -20,8 +21,10 @@ trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
     const trtl_dims *X = &a->in[0].dims;
     trtl_dtype dt = a->in[0].dtype;
     int32_t r = X->nb_dims, axis = q->axis, av;
-    if ((dt != TRTL_FLOAT && dt != TRTL_INT32) || a->in[1].dtype != TRTL_INT32 || trtl_volume(&a->in[1].dims) != 1)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': cumulative needs FLOAT or INT32 input and an INT32 axis", node);
+    if ((dt != TRTL_FLOAT && dt != TRTL_INT32 && dt != TRTL_INT64) || a->in[1].dtype != TRTL_INT32 ||
+        trtl_volume(&a->in[1].dims) != 1)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': cumulative needs FLOAT, INT32 or INT64 input and an INT32 axis",
+                          node);
     TRTL_TRY(trtl_ref_check_out_type(node, a->out[0].dtype, dt));
     memcpy(&av, a->in[1].data, 4);
     if (av < -r || av >= r)
@@ -33,7 +36,7 @@ trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
         for (int64_t i = 0; i < inner; i++) {
             int prod = q->op == TRTL_CUM_PROD;
             double acc = prod ? 1.0 : 0.0;
-            int64_t iacc = prod ? 1 : 0;
+            uint64_t iacc = prod ? 1 : 0;
             for (int64_t t = 0; t < n; t++) {
                 int64_t k = q->reverse ? n - 1 - t : t, e = (o * n + k) * inner + i;
                 if (dt == TRTL_FLOAT) {
@@ -44,10 +47,14 @@ trtl_status trtl_ref_cumulative(const trtl_kernel_args *a)
                     if (q->exclusive)
                         acc = prod ? acc * x : acc + x;
                 } else {
-                    int32_t x = ((const int32_t *)a->in[0].data)[e];
+                    int w = dt == TRTL_INT64;
+                    uint64_t x = (uint64_t)ref_int_at(a->in[0].data, w, e);
                     if (!q->exclusive)
                         iacc = i_step(prod, iacc, x);
-                    ((int32_t *)a->out[0].data)[e] = (int32_t)iacc;
+                    if (w)
+                        ((int64_t *)a->out[0].data)[e] = (int64_t)iacc;
+                    else
+                        ((int32_t *)a->out[0].data)[e] = (int32_t)(uint32_t)iacc;
                     if (q->exclusive)
                         iacc = i_step(prod, iacc, x);
                 }

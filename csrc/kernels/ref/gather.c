@@ -3,6 +3,7 @@
  * element size.  Indices are checked one by one: negative ones wrap once, others out of range fail. */
 #include <string.h>
 #include "kernels/ref/ref.h"
+#include "kernels/ref/ref_index.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/strided.h"
@@ -19,12 +20,6 @@ static trtl_status bad_index(const char *node, int64_t v, int64_t n, int dim)
     return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                       "layer '%s': gather index %lld is out of range for data dimension %d of size %lld (valid %lld..%lld)",
                       node, (long long)v, dim, (long long)n, (long long)-n, (long long)n - 1);
-}
-
-/* Index k of INT32 or INT64 indices (TensorRT 10 takes both). */
-static inline int64_t index_at(const void *ind, int is64, int64_t k)
-{
-    return is64 ? ((const int64_t *)ind)[k] : (int64_t)((const int32_t *)ind)[k];
 }
 
 /* Offsets of paired index pl (row-major over O[0..b)) into data and indices. */
@@ -83,9 +78,9 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
             paired_offsets(pl, b, O, D, Ds, I, Is, &doff, &ioff);
             for (int64_t o = 0; o < outer; o++)
                 for (int64_t j = 0; j < Q; j++) {
-                    int64_t idx = fix_index(index_at(ind, is64, ioff + j), A);
+                    int64_t idx = fix_index(ref_int_at(ind, is64, ioff + j), A);
                     if (idx < 0)
-                        return bad_index(node, index_at(ind, is64, ioff + j), A, axis);
+                        return bad_index(node, ref_int_at(ind, is64, ioff + j), A, axis);
                     memcpy(y, data + (size_t)(doff + (o * A + idx) * inner) * es, bytes);
                     y += bytes;
                 }
@@ -110,9 +105,9 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
                 if (i != axis && (D->d[i] != 1 || i >= b))
                     doff += idx[i] * Ds[i];
             }
-            int64_t v = fix_index(index_at(ind, is64, ioff), A);
+            int64_t v = fix_index(ref_int_at(ind, is64, ioff), A);
             if (v < 0)
-                return bad_index(node, index_at(ind, is64, ioff), A, axis);
+                return bad_index(node, ref_int_at(ind, is64, ioff), A, axis);
             trtl_ref_copy_elem(y, data + (size_t)(doff + v * Ds[axis]) * es, es);
             for (int32_t i = r - 1; i >= 0; i--) {
                 if (++idx[i] < O->d[i])
@@ -137,9 +132,9 @@ trtl_status trtl_ref_gather(const trtl_kernel_args *a)
                 int64_t iv = ioff + j * k;
                 int64_t off = doff;
                 for (int64_t t = 0; t < k; t++) {
-                    int64_t n = D->d[b + t], v = fix_index(index_at(ind, is64, iv + t), n);
+                    int64_t n = D->d[b + t], v = fix_index(ref_int_at(ind, is64, iv + t), n);
                     if (v < 0)
-                        return bad_index(node, index_at(ind, is64, iv + t), n, (int)(b + t));
+                        return bad_index(node, ref_int_at(ind, is64, iv + t), n, (int)(b + t));
                     off += v * Ds[b + t];
                 }
                 memcpy(y, data + (size_t)off * es, bytes);

@@ -43,4 +43,10 @@ static inline int64_t ref_offset(int64_t flat, const int64_t *d, const int64_t *
     return off;
 }
 
+/* Element i of an INT32 (is64 0) or INT64 (is64 1) buffer, as int64. */
+static inline int64_t ref_int_at(const void *p, int is64, int64_t i)
+{
+    return is64 ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
+}
+
 #endif

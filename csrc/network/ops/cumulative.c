@@ -1,5 +1,5 @@
 /* cumulative.c -- ICumulativeLayer (ONNX CumSum, CumProd): running SUM (or trtlite's PROD) of input
- * (FLOAT or INT32) along an axis.  Input 1 is the axis, an INT32 scalar.  The kernel reads it at run time (negative counts from
+ * (FLOAT, INT32 or INT64) along an axis.  Input 1 is the axis, an INT32 scalar.  The kernel reads it at run time (negative counts from
  * the end; out of range fails naming the layer), so unlike TensorRT it may be fed at run time; when
  * it is a constant the bindings also copy it into the attribute `axis` (checked at build).
  * exclusive: y[i] sums x[0..i) instead of x[0..i] (PROD: the empty product is 1); reverse: from the end. */
@@ -45,8 +45,8 @@ trtl_status trtl_infer_cumulative(const trtl_infer_ctx *c)
     char s[TRTL_DIMS_STR_MAX];
     if (q->op != TRTL_CUM_SUM && q->op != TRTL_CUM_PROD)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': unknown CumulativeOperation %d (op)", L, (int)q->op);
-    if (c->in_type[0] != TRTL_FLOAT && c->in_type[0] != TRTL_INT32)
-        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': input must be FLOAT or INT32, got %s", L,
+    if (c->in_type[0] != TRTL_FLOAT && c->in_type[0] != TRTL_INT32 && c->in_type[0] != TRTL_INT64)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': input must be FLOAT, INT32 or INT64, got %s", L,
                           trtl_dtype_name(c->in_type[0]));
     if (c->in_type[1] != TRTL_INT32 || trtl_volume(&c->in[1]) != 1 || c->in[1].nb_dims > 1)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': axis must be an INT32 scalar, got %s %s", L,

@@ -41,10 +41,13 @@ trtl_status trtl_infer_matrix_multiply(const trtl_infer_ctx *c)
     char sa[TRTL_DIMS_STR_MAX], sb[TRTL_DIMS_STR_MAX];
     static const char *const opn[] = {"NONE", "TRANSPOSE", "VECTOR"};
     TRTL_TRY(check_ops(p, c->layer_name));
-    for (int i = 0; i < 2; i++)
-        if (c->in_type[i] != TRTL_FLOAT)
-            return trtl_error(TRTL_ERR_DTYPE, "layer '%s': matrix multiply needs FLOAT inputs, input %d is %s",
-                              c->layer_name, i, trtl_dtype_name(c->in_type[i]));
+    /* FLOAT (16-bit floats are computed as FLOAT: network/half_compute.c), or INT32 / INT64 (both inputs
+     * of one type; wrapping integer math, the reference kernel) */
+    trtl_dtype t0 = c->in_type[0];
+    if ((t0 != TRTL_FLOAT && t0 != TRTL_INT32 && t0 != TRTL_INT64) || c->in_type[1] != t0)
+        return trtl_error(TRTL_ERR_DTYPE, "layer '%s': matrix multiply needs FLOAT inputs (or two INT32 or two INT64 "
+                          "inputs), got %s and %s", c->layer_name, trtl_dtype_name(t0),
+                          trtl_dtype_name(c->in_type[1]));
     const trtl_dims *in[2] = {A, B};
     int32_t op[2] = {p->op0, p->op1};
     for (int i = 0; i < 2; i++) {
@@ -98,6 +101,6 @@ trtl_status trtl_infer_matrix_multiply(const trtl_infer_ctx *c)
     if (p->op1 != TRTL_MATOP_VECTOR)
         o.d[o.nb_dims++] = N;
     c->out[0] = o;
-    c->out_type[0] = TRTL_FLOAT;
+    c->out_type[0] = t0;
     return TRTL_OK;
 }
