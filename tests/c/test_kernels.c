@@ -952,6 +952,9 @@ static void test_fc_packed(int ncases)
         /* the depth-major order (depth past what the tile-major order packs whole), and the tile-major
          * order's balanced row blocks (a multiple of the threads, panels differing by at most one) */
         {100, 1800, 1, 1, 140}, {800, 20, 1, 1, 130}, {517, 3, 7, 1, 161},
+        /* a whole pool claiming items with stealing: channel chunks finer than one a thread (many tiles), with
+         * several row blocks (A packed once per row block a slot visits), in both orders */
+        {128, 72, 1, 1, 700}, {130, 1800, 1, 1, 520}, {300, 1750, 1, 1, 90}, {400, 48, 1, 1, 333},
     };
     int combo = 3;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)

@@ -274,6 +274,12 @@ static float exp_sum(int isa, float *x, int64_t n, float mx)
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
+/* What a slot remembers between its items: the K it packed, the V it scanned for NaN / Inf. */
+typedef struct at_slot {
+    int64_t packed_k, scanned_v;
+    int v_nonfinite;
+} at_slot;
+
 typedef struct at_job {
     trtl_attn_geom g;
     const float *Q, *K, *V;
@@ -281,13 +287,8 @@ typedef struct at_job {
     float *Y, *scratch;
     int64_t slot_floats, qb, nqb, nitems, nslots;
     int pack_k, isa;
+    at_slot slot[MAX_SLOTS]; /* items_stealing: slot i's memory, touched only by pool thread i */
 } at_job;
-
-/* What a slot remembers between its items: the K it packed, the V it scanned for NaN / Inf. */
-typedef struct at_slot {
-    int64_t packed_k, scanned_v;
-    int v_nonfinite;
-} at_slot;
 
 static void pack_kt(const at_job *j, const float *k, float *kt)
 {
@@ -408,6 +409,16 @@ static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
     }
 }
 
+/* Items [b, e) on the calling thread's slot: the whole pool claims the items with stealing (threadpool.c: a
+ * contiguous run a thread first, so consecutive query blocks of a batch share the packed K), and a thread that
+ * starts late or is preempted leaves its items to the others instead of holding the step. */
+static void items_stealing(void *ctx, int64_t b, int64_t e, int thread)
+{
+    at_job *j = ctx;
+    for (int64_t it = b; it < e; it++)
+        item(j, it, j->scratch + thread * j->slot_floats, &j->slot[thread]);
+}
+
 static int64_t slot_floats(const trtl_attn_geom *g, int pack_k)
 {
     int64_t f = QB * g->Sk + (pack_k ? g->D * g->Sk : 0);
@@ -469,6 +480,12 @@ static trtl_status attn_run(const trtl_kernel_args *a)
         j.nslots = j.nitems;
     if (j.nslots > want)
         j.nslots = want < 1 ? 1 : want;
+    if (j.nslots > 1 && j.nslots == threads && threads <= MAX_SLOTS) {
+        for (int s = 0; s < threads; s++)
+            j.slot[s] = (at_slot){-1, -1, 0};
+        trtl_parallel_for(a->pool, j.nitems, 1, items_stealing, &j);
+        return TRTL_OK;
+    }
     trtl_parallel_for(a->pool, j.nslots, 1, slots_task, &j);
     return TRTL_OK;
 }
