@@ -120,15 +120,16 @@ static void fg_epi(const fg_job *j, int64_t m0, int64_t n, int slow, trtl_gemm_e
 }
 
 /* Depth-major order: per depth block of <= KC_T, each weight tile (kc x nr, 32 KiB) runs over all row panels
- * while it stays in L1; the row block's A block (packed over the whole depth by fg_item, read from L3 once a
- * depth block of an item) streams from L2.  C is read back once a depth block. */
+ * while it stays in L1; the row block's A block streams from L2 (fg_item packs the whole depth, one depth block
+ * after the other, each block's panels contiguous: read as one stream from L3 by the first tile of the block).
+ * C is read back once a depth block. */
 static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, const float *apack,
                              int slow)
 {
     const fg_state *st = j->st;
     const trtl_gemm_isa isa = st->isa;
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
-    const int64_t kcb = ceil_div(D, ceil_div(D, KC_T));
+    const int64_t kcb = ceil_div(D, ceil_div(D, KC_T)), prow = ceil_div(rows, mr) * mr;
     for (int64_t k0 = 0; k0 < D; k0 += kcb) {
         int64_t kc = D - k0 < kcb ? D - k0 : kcb;
         int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
@@ -141,7 +142,7 @@ static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t 
                 nx = (fg_next){st->b + (n / nr + 1) * st->ts + k0 * nr, kc * nr};
             else if (k0 + kc < D)
                 nx = (fg_next){st->b + (n0 / nr) * st->ts + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
-            trtl_gemm_block_pf_spread(isa, rows, w, kc, apack + k0 * mr, D * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
+            trtl_gemm_block_pf_spread(isa, rows, w, kc, apack + k0 * prow, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
                                       j->y + m0 * K + n, K, &e, flags, nx.p,
                                       nx.p ? nx.floats * (int64_t)sizeof(float) : 0);
         }
@@ -215,7 +216,14 @@ static void fg_item(fg_job *j, int64_t it, int64_t slot)
         return;
     float *apack = j->scratch + slot * j->slot_floats;
     if (j->packed_mb[slot] != mb) {
-        trtl_gemm_pack_a(st->isa, j->x + m0 * D, D, 1, rows, D, apack);
+        if (j->tile_major) { /* panels over the whole depth */
+            trtl_gemm_pack_a(st->isa, j->x + m0 * D, D, 1, rows, D, apack);
+        } else { /* depth block after depth block, as item_depth_major reads them */
+            const int64_t kcb = ceil_div(D, ceil_div(D, KC_T)), prow = ceil_div(rows, mr) * mr;
+            for (int64_t k0 = 0; k0 < D; k0 += kcb)
+                trtl_gemm_pack_a(st->isa, j->x + m0 * D + k0, D, 1, rows, D - k0 < kcb ? D - k0 : kcb,
+                                 apack + k0 * prow);
+        }
         j->packed_mb[slot] = mb;
     }
     if (j->tile_major) {
