@@ -4,13 +4,16 @@
  * kernel.count / num_output_channels, M = volume(input) / D.  Needs AVX2 + FMA.
  *
  * The weights are the B operand (output channels are the contiguous axis of Y), packed once in
- * prepare() into tiles of nr channels over the whole depth.  X is the A operand: each slot packs
- * its rows one depth block at a time (at most MB rows x KC_MAX, a few KiB at batch 1).  Bias,
- * residual and activation are applied to the accumulator tiles before their single store.
+ * prepare() into tiles of nr channels over the whole depth.  X is the A operand: in the panel order
+ * (one row, few channels) each slot packs its rows one depth block at a time (at most MB rows x
+ * KC_MAX); in the weight-tile-stationary orders a slot packs its row block over the whole depth once
+ * per row block it visits.  Bias, residual and activation are applied to the accumulator tiles
+ * before their single store.
  *
- * Work items are (row block, channel chunk): at batch 1 the channels are cut into one chunk per
- * slot (tile-aligned), so each thread streams its share of the weights once; with many rows the
- * row blocks alone are spread over the slots.
+ * Work items are (row block, channel chunk): at batch 1 the channels are cut into chunks of whole
+ * tiles, so each thread streams its share of the weights once; with many rows the row blocks are
+ * spread over the slots.  On a whole pool the tile-stationary orders cut about ITEMS_PER_THREAD
+ * items a thread, claimed with stealing (a slot a pool thread); otherwise each slot runs a fixed run.
  */
 #include <stdlib.h>
 #include <string.h>
