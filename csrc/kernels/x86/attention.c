@@ -86,6 +86,8 @@ static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
         }                                                                                                      \
     }
 DEF_TILE_AVX2(6)
+DEF_TILE_AVX2(3)
+DEF_TILE_AVX2(2)
 DEF_TILE_AVX2(1)
 
 __attribute__((target("avx2,fma"))) static __m256i mask8(int64_t n)
@@ -103,6 +105,12 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
         int64_t m = 0;
         for (; m + 6 <= M; m += 6)
             tile_avx2_6(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        /* the row tail (the 2 of 32 query rows, ...) in 3- and 2-row tiles: 6 or 4 independent accumulators a
+         * depth step instead of a one-row tile's 2, which wait on the FMA latency */
+        for (; m + 3 <= M; m += 3)
+            tile_avx2_3(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 2 <= M; m += 2)
+            tile_avx2_2(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
         for (; m < M; m++)
             tile_avx2_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
     }
@@ -130,6 +138,8 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
         }                                                                                                      \
     }
 DEF_TILE_AVX512(8)
+DEF_TILE_AVX512(4)
+DEF_TILE_AVX512(2)
 DEF_TILE_AVX512(1)
 
 static __mmask16 mask16(int64_t n)
@@ -146,6 +156,10 @@ __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t N,
         int64_t m = 0;
         for (; m + 8 <= M; m += 8)
             tile_avx512_8(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 4 <= M; m += 4) /* the row tail as in gemm_avx2 */
+            tile_avx512_4(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 2 <= M; m += 2)
+            tile_avx512_2(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
         for (; m < M; m++)
             tile_avx512_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
     }
