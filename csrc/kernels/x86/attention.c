@@ -35,6 +35,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/attention_geometry.h"
+#include "kernels/x86/transpose_2d.h"
 #include "kernels/x86/vmath.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
@@ -304,12 +305,12 @@ typedef struct at_job {
     at_slot slot[MAX_SLOTS]; /* items_stealing: slot i's memory, touched only by pool thread i */
 } at_job;
 
+/* K [Sk, D] -> K^T [D, Sk] (8 x 8 register-transposed tiles on AVX2: the scalar loop took about a sixth of BERT's
+ * attention step) */
 static void pack_kt(const at_job *j, const float *k, float *kt)
 {
     const trtl_attn_geom *g = &j->g;
-    for (int64_t s = 0; s < g->Sk; s++)
-        for (int64_t d = 0; d < g->D; d++)
-            kt[d * g->Sk + s] = k[s * g->D + d];
+    trtl_transpose_2d(k, g->D, kt, g->Sk, g->D, g->Sk, trtl_cpu_has(TRTL_CPU_AVX2));
 }
 
 static int any_nonfinite(const float *v, int64_t n)
