@@ -20,7 +20,9 @@
  *
  * Idle workers spin for about SPIN_NS on `gen` (back-to-back layers keep them hot), then sleep
  * on `wake`; while the pool is held they keep spinning.  The caller, its own chunks done, spins
- * for the others' (SPIN_NS, or HELD_WAIT_NS while held), then sleeps on `idle`.  `sleepers` tells
+ * for the others' (SPIN_NS, or HELD_WAIT_NS while held), then sleeps on `idle`.  Past YIELD_AFTER_NS
+ * a spinning thread yields its CPU at each check, so it never keeps a runnable thread of its own
+ * pool waiting behind it for a time slice.  `sleepers` tells
  * the caller whether a broadcast is needed at all.
  */
 #ifndef _GNU_SOURCE
@@ -50,6 +52,11 @@
  * their chunks before it blocks: a step whose threads finish more than SPIN_NS apart (a few percent of a
  * millisecond layer) would otherwise put the caller to sleep and make every such step pay a wake-up. */
 #define HELD_WAIT_NS 2000000LL
+/* A thread that has spun this long (a worker waiting for the next step while the pool is held, the caller waiting
+ * for the others' chunks) yields its CPU at each check (every 64 pauses): on a loaded machine a thread of this
+ * pool that still has work may be queued behind it on the same CPU, and a spinning thread would hold that CPU for
+ * its whole time slice.  With nothing else runnable sched_yield() returns at once (< 1 us). */
+#define YIELD_AFTER_NS 20000LL
 #define CHUNKS_PER_THREAD 4 /* chunks per thread when grain allows (room for stealing) */
 #define MAX_THREADS 256
 #define CACHE_LINE 64
@@ -157,8 +164,13 @@ static void *worker_main(void *arg)
             if (gen != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
                 break;
             CPU_RELAX();
-            if ((i & 63) == 63 && !atomic_load_explicit(&p->hold, memory_order_relaxed) && now_ns() - t0 > SPIN_NS)
-                break;
+            if ((i & 63) == 63) {
+                const int64_t spun = now_ns() - t0;
+                if (!atomic_load_explicit(&p->hold, memory_order_relaxed) && spun > SPIN_NS)
+                    break;
+                if (spun > YIELD_AFTER_NS)
+                    sched_yield();
+            }
         }
         if (gen == seen) {
             pthread_mutex_lock(&p->lock);
@@ -300,8 +312,13 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
         if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
             return;
         CPU_RELAX();
-        if ((i & 63) == 63 && now_ns() - t0 > limit)
-            break;
+        if ((i & 63) == 63) {
+            const int64_t spun = now_ns() - t0;
+            if (spun > limit)
+                break;
+            if (spun > YIELD_AFTER_NS)
+                sched_yield();
+        }
     }
     pthread_mutex_lock(&p->lock);
     p->caller_waiting = 1;

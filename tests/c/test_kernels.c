@@ -965,6 +965,23 @@ static void test_fc_packed(int ncases)
             return;
 }
 
+/* The tile-stationary orders on a whole pool, items claimed with stealing (a scratch slot a pool thread):
+ * channel chunks finer than one a thread (many tiles), several row blocks (A packed once per row block a slot
+ * visits), tile-major and depth-major, channel and row tails; on the 2-thread pool (and the 3-thread one where the
+ * scratch has a slot for each of its threads, else its fixed runs).  Run last in main() so that the random cases
+ * of the other kernels stay the ones they were. */
+static void test_fc_stealing(void)
+{
+    static const struct { int64_t M, D, K; } fixed[] = {
+        {128, 72, 700}, {130, 1800, 520}, {300, 1750, 90}, {400, 48, 333}, {1024, 40, 200},
+    };
+    int combo = 5;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        for (int r = 0; r < 2; r++, combo += 3)
+            if (packed_fc_case(fixed[i].M, 0, fixed[i].D, 1, 1, fixed[i].K, r == 0, combo))
+                return;
+}
+
 /* The packed kernels on the widest variant this CPU has, then on AVX2 (AVX-512 masked off):
  * prepare() picks the variant, so both layouts and both sets of microkernels are checked. */
 static void test_packed_gemm(int ncases)
@@ -4488,6 +4505,8 @@ int main(int argc, char **argv)
         test_depthwise_plane512(ncases);
     else
         printf("test_kernels: skipping %s (CPU lacks AVX-512)\n", trtl_kernel_conv_depthwise_plane512.name);
+    if (trtl_cpu_has(trtl_kernel_fc_packed_gemm.cpu_features))
+        test_fc_stealing();
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

@@ -35,6 +35,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/attention_geometry.h"
+#include "kernels/x86/transpose_2d.h"
 #include "kernels/x86/vmath.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
@@ -86,6 +87,8 @@ static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
         }                                                                                                      \
     }
 DEF_TILE_AVX2(6)
+DEF_TILE_AVX2(3)
+DEF_TILE_AVX2(2)
 DEF_TILE_AVX2(1)
 
 __attribute__((target("avx2,fma"))) static __m256i mask8(int64_t n)
@@ -103,6 +106,12 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
         int64_t m = 0;
         for (; m + 6 <= M; m += 6)
             tile_avx2_6(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        /* the row tail (the 2 of 32 query rows, ...) in 3- and 2-row tiles: 6 or 4 independent accumulators a
+         * depth step instead of a one-row tile's 2, which wait on the FMA latency */
+        for (; m + 3 <= M; m += 3)
+            tile_avx2_3(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 2 <= M; m += 2)
+            tile_avx2_2(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
         for (; m < M; m++)
             tile_avx2_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
     }
@@ -130,6 +139,8 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
         }                                                                                                      \
     }
 DEF_TILE_AVX512(8)
+DEF_TILE_AVX512(4)
+DEF_TILE_AVX512(2)
 DEF_TILE_AVX512(1)
 
 static __mmask16 mask16(int64_t n)
@@ -146,6 +157,10 @@ __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t N,
         int64_t m = 0;
         for (; m + 8 <= M; m += 8)
             tile_avx512_8(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 4 <= M; m += 4) /* the row tail as in gemm_avx2 */
+            tile_avx512_4(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (; m + 2 <= M; m += 2)
+            tile_avx512_2(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
         for (; m < M; m++)
             tile_avx512_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
     }
@@ -274,6 +289,12 @@ static float exp_sum(int isa, float *x, int64_t n, float mx)
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
+/* What a slot remembers between its items: the K it packed, the V it scanned for NaN / Inf. */
+typedef struct at_slot {
+    int64_t packed_k, scanned_v;
+    int v_nonfinite;
+} at_slot;
+
 typedef struct at_job {
     trtl_attn_geom g;
     const float *Q, *K, *V;
@@ -281,20 +302,15 @@ typedef struct at_job {
     float *Y, *scratch;
     int64_t slot_floats, qb, nqb, nitems, nslots;
     int pack_k, isa;
+    at_slot slot[MAX_SLOTS]; /* items_stealing: slot i's memory, touched only by pool thread i */
 } at_job;
 
-/* What a slot remembers between its items: the K it packed, the V it scanned for NaN / Inf. */
-typedef struct at_slot {
-    int64_t packed_k, scanned_v;
-    int v_nonfinite;
-} at_slot;
-
+/* K [Sk, D] -> K^T [D, Sk] (8 x 8 register-transposed tiles on AVX2: the scalar loop took about a sixth of BERT's
+ * attention step) */
 static void pack_kt(const at_job *j, const float *k, float *kt)
 {
     const trtl_attn_geom *g = &j->g;
-    for (int64_t s = 0; s < g->Sk; s++)
-        for (int64_t d = 0; d < g->D; d++)
-            kt[d * g->Sk + s] = k[s * g->D + d];
+    trtl_transpose_2d(k, g->D, kt, g->Sk, g->D, g->Sk, trtl_cpu_has(TRTL_CPU_AVX2));
 }
 
 static int any_nonfinite(const float *v, int64_t n)
@@ -408,6 +424,16 @@ static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
     }
 }
 
+/* Items [b, e) on the calling thread's slot: the whole pool claims the items with stealing (threadpool.c: a
+ * contiguous run a thread first, so consecutive query blocks of a batch share the packed K), and a thread that
+ * starts late or is preempted leaves its items to the others instead of holding the step. */
+static void items_stealing(void *ctx, int64_t b, int64_t e, int thread)
+{
+    at_job *j = ctx;
+    for (int64_t it = b; it < e; it++)
+        item(j, it, j->scratch + thread * j->slot_floats, &j->slot[thread]);
+}
+
 static int64_t slot_floats(const trtl_attn_geom *g, int pack_k)
 {
     int64_t f = QB * g->Sk + (pack_k ? g->D * g->Sk : 0);
@@ -469,6 +495,12 @@ static trtl_status attn_run(const trtl_kernel_args *a)
         j.nslots = j.nitems;
     if (j.nslots > want)
         j.nslots = want < 1 ? 1 : want;
+    if (j.nslots > 1 && j.nslots == threads && threads <= MAX_SLOTS) {
+        for (int s = 0; s < threads; s++)
+            j.slot[s] = (at_slot){-1, -1, 0};
+        trtl_parallel_for(a->pool, j.nitems, 1, items_stealing, &j);
+        return TRTL_OK;
+    }
     trtl_parallel_for(a->pool, j.nslots, 1, slots_task, &j);
     return TRTL_OK;
 }

@@ -4,13 +4,16 @@
  * kernel.count / num_output_channels, M = volume(input) / D.  Needs AVX2 + FMA.
  *
  * The weights are the B operand (output channels are the contiguous axis of Y), packed once in
- * prepare() into tiles of nr channels over the whole depth.  X is the A operand: each slot packs
- * its rows one depth block at a time (at most MB rows x KC_MAX, a few KiB at batch 1).  Bias,
- * residual and activation are applied to the accumulator tiles before their single store.
+ * prepare() into tiles of nr channels over the whole depth.  X is the A operand: in the panel order
+ * (one row, few channels) each slot packs its rows one depth block at a time (at most MB rows x
+ * KC_MAX); in the weight-tile-stationary orders a slot packs its row block over the whole depth once
+ * per row block it visits.  Bias, residual and activation are applied to the accumulator tiles
+ * before their single store.
  *
- * Work items are (row block, channel chunk): at batch 1 the channels are cut into one chunk per
- * slot (tile-aligned), so each thread streams its share of the weights once; with many rows the
- * row blocks alone are spread over the slots.
+ * Work items are (row block, channel chunk): at batch 1 the channels are cut into chunks of whole
+ * tiles, so each thread streams its share of the weights once; with many rows the row blocks are
+ * spread over the slots.  On a whole pool the tile-stationary orders cut about ITEMS_PER_THREAD
+ * items a thread, claimed with stealing (a slot a pool thread); otherwise each slot runs a fixed run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +45,10 @@ typedef struct fg_job {
     float *y, *scratch;
     int64_t M, nmb, nnb, nb, slots, slot_floats; /* nb: channels per chunk (whole tiles) */
     int64_t mb_rows; /* fg_slots: rows a row block (the last one fewer) */
-    int tile_major;  /* fg_slots_tiles: the tile-major order (A packed over the whole depth) */
+    int tile_major;  /* fg_slots_tiles: the tile-major order (else depth-major) */
+    /* the tile-stationary orders: the row block whose A (packed over the whole depth) is in slot s, -1: none;
+     * entry s is touched only by the thread that runs slot s */
+    int64_t packed_mb[MAX_SLOTS];
 } fg_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -52,6 +58,8 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 #define MIN_TILES_T 4 /* fewer weight tiles per chunk: the panel-stationary order */
 #define A_TM_BYTES (640 * 1024) /* the tile-major order's packed A (whole depth) at most: in L2 */
 #define TM_MIN_ROWS 96 /* fewer rows fit A_TM_BYTES: the depth-major order (weights would be re-read) */
+#define A_DM_BYTES (2048 * 1024) /* the depth-major order's packed A (whole depth, one depth block hot in L2) */
+#define ITEMS_PER_THREAD 4 /* the tile-stationary orders on a whole pool: items claimed with stealing */
 
 /* Rows a row block of the tile-major order may have for depth D (whole panels), 0 when fewer than
  * TM_MIN_ROWS fit. */
@@ -63,14 +71,30 @@ static int64_t tm_rows(int64_t D, int64_t mr)
     return r >= TM_MIN_ROWS ? r : 0;
 }
 
-static int64_t slot_floats(int64_t D)
+/* Rows a row block of the depth-major order has at most for depth D: whole panels whose A, packed over the whole
+ * depth, fits A_DM_BYTES (at least one panel, at most MB_T rows). */
+static int64_t dm_rows(int64_t D, int64_t mr)
+{
+    int64_t r = A_DM_BYTES / ((int64_t)sizeof(float) * D) / mr * mr;
+    return r > MB_T ? MB_T : r < mr ? mr : r;
+}
+
+/* Floats a scratch slot holds for depth D: the panel order's A block, and with more than one row (`rows`) the
+ * tile-stationary orders' A over the whole depth. */
+static int64_t slot_floats(int64_t D, int rows)
 {
     int64_t kc = D < KC_MAX ? D : KC_MAX;
-    int64_t a = (MB * kc + 15) / 16 * 16, kc2 = D < KC_T ? D : KC_T, b = (MB_T * kc2 + 15) / 16 * 16;
-    /* the tile-major order's A: both variants' mr divide MB_T, so AVX-512's rows bound AVX2's */
-    int64_t t = tm_rows(D, 12) * D, m = a > b ? a : b;
-    t = tm_rows(D, 6) * D > t ? tm_rows(D, 6) * D : t;
-    return m > t ? m : t;
+    int64_t a = (MB * kc + 15) / 16 * 16;
+    if (!rows)
+        return a;
+    /* the tile-stationary orders' A over the whole depth: both variants' mr divide MB_T, so the larger of
+     * AVX-512's and AVX2's rows bounds both */
+    int64_t t = tm_rows(D, 12) * D;
+    for (int64_t mr = 6; mr <= 12; mr += 6) {
+        int64_t r = tm_rows(D, mr) > 0 ? tm_rows(D, mr) : dm_rows(D, mr);
+        t = r * D > t ? r * D : t;
+    }
+    return a > t ? a : t;
 }
 
 /* Row block mb of the tile-stationary orders: whole panels, the blocks' panel counts differing by at
@@ -98,20 +122,20 @@ static void fg_epi(const fg_job *j, int64_t m0, int64_t n, int slow, trtl_gemm_e
                          slow ? TRTL_ACT_NONE : j->epi->act, j->epi->alpha, j->epi->beta};
 }
 
-/* Depth-major order: per depth block of <= KC_T, the row block's A block is packed once, then each
- * weight tile (kc x nr, 32 KiB) runs over all row panels while it stays in L1; A streams from L2.
+/* Depth-major order: per depth block of <= KC_T, each weight tile (kc x nr, 32 KiB) runs over all row panels
+ * while it stays in L1; the row block's A block streams from L2 (fg_item packs the whole depth, one depth block
+ * after the other, each block's panels contiguous: read as one stream from L3 by the first tile of the block).
  * C is read back once a depth block. */
-static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, float *apack,
+static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, const float *apack,
                              int slow)
 {
     const fg_state *st = j->st;
     const trtl_gemm_isa isa = st->isa;
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
-    const int64_t kcb = ceil_div(D, ceil_div(D, KC_T));
+    const int64_t kcb = ceil_div(D, ceil_div(D, KC_T)), prow = ceil_div(rows, mr) * mr;
     for (int64_t k0 = 0; k0 < D; k0 += kcb) {
         int64_t kc = D - k0 < kcb ? D - k0 : kcb;
         int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
-        trtl_gemm_pack_a(isa, j->x + m0 * D + k0, D, 1, rows, kc, apack);
         for (int64_t c0 = 0; c0 < cols; c0 += nr) {
             int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
             trtl_gemm_epi e;
@@ -121,7 +145,7 @@ static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t 
                 nx = (fg_next){st->b + (n / nr + 1) * st->ts + k0 * nr, kc * nr};
             else if (k0 + kc < D)
                 nx = (fg_next){st->b + (n0 / nr) * st->ts + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
-            trtl_gemm_block_pf_spread(isa, rows, w, kc, apack, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
+            trtl_gemm_block_pf_spread(isa, rows, w, kc, apack + k0 * prow, kc * mr, st->b + (n / nr) * st->ts + k0 * nr, st->ts,
                                       j->y + m0 * K + n, K, &e, flags, nx.p,
                                       nx.p ? nx.floats * (int64_t)sizeof(float) : 0);
         }
@@ -130,12 +154,12 @@ static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t 
 
 #define TM_ACT_TILES 8 /* the tile-major order applies a slow activation every this many tiles (hot in L2) */
 
-/* Tile-major order: the row block's A is packed once over the whole depth (<= A_TM_BYTES, in L2), then
+/* Tile-major order: the row block's A is packed over the whole depth (<= A_TM_BYTES, in L2), then
  * each weight tile runs all its depth blocks over all row panels before the next: the C strip of a
  * tile (rows x nr) stays in L1 / L2 between depth blocks instead of the whole chunk's C being read
  * back from L3 once a depth block (the chunk's C is rows x cols: 1.5 MiB for BERT's 768 -> 3072), and
  * the weights are read in their packed order, one sequential stream. */
-static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, float *apack,
+static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n0, int64_t cols, const float *apack,
                             int slow)
 {
     const fg_state *st = j->st;
@@ -143,7 +167,6 @@ static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
     const int64_t kcb = ceil_div(D, ceil_div(D, KC_T));
     const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
-    trtl_gemm_pack_a(isa, j->x + m0 * D, D, 1, rows, D, apack);
     int64_t act_from = 0; /* columns [act_from, c0) of the chunk still wait for a slow activation */
     for (int64_t c0 = 0; c0 < cols; c0 += nr) {
         const int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
@@ -182,33 +205,60 @@ static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n
  * runs over rows of the output once many tiles are done (hot in L2), not per 32-column tile: one call
  * per row instead of one per row and tile (the per-call dispatch cost as much as the math for 32
  * columns). */
-static void fg_slots_tiles(void *ctx, int64_t sb, int64_t se, int thread)
+/* Item `it` (row block, channel chunk) on slot `slot`: the row block's A is packed over the whole depth once
+ * per row block the slot visits (items are numbered row block first, so a slot's run of items shares it). */
+static void fg_item(fg_job *j, int64_t it, int64_t slot)
 {
-    const fg_job *j = ctx;
     const fg_state *st = j->st;
-    const int64_t mr = trtl_gemm_mr(st->isa), K = st->K;
-    const int64_t items = j->nmb * j->nnb;
+    const int64_t mr = trtl_gemm_mr(st->isa), K = st->K, D = st->D;
     const int slow = !trtl_act_is_fast(j->epi->act);
-    const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
-    (void)thread;
-    for (int64_t s = sb; s < se; s++) {
-        float *apack = j->scratch + s * j->slot_floats;
-        for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++) {
-            int64_t mb = it / j->nnb, nbi = it % j->nnb, m0, rows;
-            row_block(j, mb, mr, &m0, &rows);
-            int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
-            if (cols <= 0 || rows <= 0)
-                continue;
-            if (j->tile_major) {
-                item_tile_major(j, m0, rows, n0, cols, apack, slow);
-            } else {
-                item_depth_major(j, m0, rows, n0, cols, apack, slow);
-                if (slow)
-                    for (int64_t r = 0; r < rows; r++)
-                        trtl_epi_act(&act, j->y + (m0 + r) * K + n0, cols);
-            }
+    int64_t mb = it / j->nnb, nbi = it % j->nnb, m0, rows;
+    row_block(j, mb, mr, &m0, &rows);
+    int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
+    if (cols <= 0 || rows <= 0)
+        return;
+    float *apack = j->scratch + slot * j->slot_floats;
+    if (j->packed_mb[slot] != mb) {
+        if (j->tile_major) { /* panels over the whole depth */
+            trtl_gemm_pack_a(st->isa, j->x + m0 * D, D, 1, rows, D, apack);
+        } else { /* depth block after depth block, as item_depth_major reads them */
+            const int64_t kcb = ceil_div(D, ceil_div(D, KC_T)), prow = ceil_div(rows, mr) * mr;
+            for (int64_t k0 = 0; k0 < D; k0 += kcb)
+                trtl_gemm_pack_a(st->isa, j->x + m0 * D + k0, D, 1, rows, D - k0 < kcb ? D - k0 : kcb,
+                                 apack + k0 * prow);
+        }
+        j->packed_mb[slot] = mb;
+    }
+    if (j->tile_major) {
+        item_tile_major(j, m0, rows, n0, cols, apack, slow);
+    } else {
+        item_depth_major(j, m0, rows, n0, cols, apack, slow);
+        if (slow) {
+            const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
+            for (int64_t r = 0; r < rows; r++)
+                trtl_epi_act(&act, j->y + (m0 + r) * K + n0, cols);
         }
     }
+}
+
+/* Slots [sb, se), each a fixed run of the items (a pool with more threads than scratch slots). */
+static void fg_slots_tiles(void *ctx, int64_t sb, int64_t se, int thread)
+{
+    fg_job *j = ctx;
+    const int64_t items = j->nmb * j->nnb;
+    (void)thread;
+    for (int64_t s = sb; s < se; s++)
+        for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++)
+            fg_item(j, it, s);
+}
+
+/* Items [b, e) on the calling thread's slot: the whole pool claims ITEMS_PER_THREAD items a thread with
+ * stealing (threadpool.c), so a thread that starts late or is preempted leaves its items to the others
+ * instead of holding the step. */
+static void fg_items_stealing(void *ctx, int64_t b, int64_t e, int thread)
+{
+    for (int64_t it = b; it < e; it++)
+        fg_item(ctx, it, thread);
 }
 
 static void fg_slots(void *ctx, int64_t sb, int64_t se, int thread)
@@ -268,7 +318,7 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     TRTL_TRY(trtl_epi_residual(a, M * K, &j.res));
     if (M == 0)
         return TRTL_OK;
-    j.slot_floats = slot_floats(D);
+    j.slot_floats = slot_floats(D, M > 1);
     void *aligned;
     int64_t avail = trtl_fc_rows_avail(a, j.slot_floats, sizeof(float), &aligned);
     if (avail < 1)
@@ -282,7 +332,7 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     const int tile_order = M > 1 && trtl_fc_rows_split(M, K, MB_T, nr, t).nb >= MIN_TILES_T * nr;
     const int64_t tmr = tm_rows(D, mr);
     j.tile_major = tile_order && tmr > 0;
-    const int64_t mb = !tile_order ? MB : j.tile_major ? tmr : MB_T;
+    const int64_t mb = !tile_order ? MB : j.tile_major ? tmr : dm_rows(D, mr);
     trtl_fc_split sp = trtl_fc_rows_split(M, K, mb, nr, t);
     j.nmb = sp.nmb;
     j.nnb = sp.nnb;
@@ -298,16 +348,36 @@ static trtl_status fg_run(const trtl_kernel_args *a)
     j.mb_rows = mb;
     if (j.slots < 1)
         j.slots = 1;
+    for (int s = 0; s < MAX_SLOTS; s++)
+        j.packed_mb[s] = -1;
+    const int pool = trtl_threadpool_size(a->pool);
+    if (tile_order && t > 1 && t == pool && avail >= pool && pool <= MAX_SLOTS) {
+        /* The whole pool, a slot a thread: finer channel chunks (>= MIN_TILES_T tiles each) so that there are
+         * about ITEMS_PER_THREAD items a thread, claimed with stealing. */
+        const int64_t ntiles = ceil_div(K, nr), most = ntiles / MIN_TILES_T > 1 ? ntiles / MIN_TILES_T : 1;
+        int64_t nnb = ceil_div(ITEMS_PER_THREAD * t, j.nmb);
+        nnb = nnb > most ? most : nnb;
+        if (nnb > j.nnb) {
+            j.nb = ceil_div(ntiles, nnb) * nr;
+            j.nnb = ceil_div(K, j.nb);
+        }
+        trtl_parallel_for(a->pool, j.nmb * j.nnb, 1, fg_items_stealing, &j);
+        return TRTL_OK;
+    }
     trtl_parallel_for(a->pool, j.slots, 1, tile_order ? fg_slots_tiles : fg_slots, &j); /* a slot a thread */
     return TRTL_OK;
 }
 
-static size_t slot_bytes(int64_t D) { return (size_t)slot_floats(D) * sizeof(float); }
+static size_t slot_bytes(int64_t D) { return (size_t)slot_floats(D, 1) * sizeof(float); }
+static size_t slot_bytes_row(int64_t D) { return (size_t)slot_floats(D, 0) * sizeof(float); }
 
 static size_t fg_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
     (void)out;
-    return trtl_fc_rows_scratch(nd, in, MAX_SLOTS, slot_bytes);
+    const trtl_fc_params *p = &nd->p.fc;
+    const int64_t D = p->num_output_channels > 0 ? p->kernel.count / p->num_output_channels : 0;
+    const int one_row = D > 0 && trtl_volume(&in[0].dims) <= D;
+    return trtl_fc_rows_scratch(nd, in, MAX_SLOTS, one_row ? slot_bytes_row : slot_bytes);
 }
 
 static size_t fg_state_bytes(const void *state)

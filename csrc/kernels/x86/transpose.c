@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kernels/kernel.h"
+#include "kernels/x86/transpose_2d.h"
 #include "kernels/ref/ref.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
@@ -210,6 +211,14 @@ static void stripe_c(const float *x, int64_t sx, float *y, int64_t sy, int64_t n
     for (int64_t i = 0; i < na; i += 8)
         for (int64_t k = 0; k < nb; k += 8)
             tile_c(x + i + k * sx, sx, y + i * sy + k, sy, na - i < 8 ? na - i : 8, nb - k < 8 ? nb - k : 8);
+}
+
+void trtl_transpose_2d(const float *x, int64_t sx, float *y, int64_t sy, int64_t na, int64_t nb, int avx2)
+{
+    if (avx2)
+        stripe_avx2(x, sx, y, sy, na, nb);
+    else
+        stripe_c(x, sx, y, sy, na, nb);
 }
 
 static void tiles_task(void *ctx, int64_t begin, int64_t end, int thread)
