@@ -87,7 +87,8 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_qlinear_fp32_packed_gemm)                                                       \
     X(trtl_kernel_qlinear_fp32_tapwise)                                                           \
     X(trtl_kernel_qlinear_fp32_grouped_direct)                                                    \
-    X(trtl_kernel_qlinear_fp32_im2col_sgemm)
+    X(trtl_kernel_qlinear_fp32_im2col_sgemm)                                                      \
+    X(trtl_kernel_nchwc_conv_avx2)
 #define DECLARE(k) extern const trtl_kernel k;
 TRTL_OPT_KERNELS(DECLARE)
 #undef DECLARE

@@ -18,7 +18,8 @@
  * (views of elided concatenations' outputs join their groups).  Plugin int8 output runs last: it needs the int8
  * layers fuse_qdq made (the readers whose quantizer it takes) and the plugins' INT8 inputs that implicit INT8
  * placed, and it only changes a plugin, the scale after it and tensor types.  int8_tactics comes after everything
- * that makes or changes int8 layers: it only marks them for kernel selection. */
+ * that makes or changes int8 layers: it only marks them for kernel selection.  nchwc runs after every fusion (it
+ * takes the fused convolutions as they are and changes only their op and layouts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_INT8_TACTICS] = {"int8_tactics", trtl_pass_int8_tactics, 1, 0,
                                 "lets kernel selection time fp32 convolution kernels running an int8 convolution's "
                                 "quantized math (same codes) against the int8 kernels and keep the faster"},
+    [TRTL_PASS_NCHWC] = {"nchwc", trtl_pass_nchwc, 1, 0,
+                         "keeps activations in a blocked channel layout (NCHWc, 8 channels) between pointwise and "
+                         "depthwise convolutions, reordering only at the region's edges (AVX2)"},
 };
 
 int32_t trtl_pass_find(const char *name)

@@ -39,6 +39,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_ELIDE_RESHAPE,
     TRTL_PASS_PLUGIN_INT8_OUT,
     TRTL_PASS_INT8_TACTICS,
+    TRTL_PASS_NCHWC,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -93,6 +94,7 @@ trtl_status trtl_pass_fuse_reduce(trtl_bgraph *g);
 trtl_status trtl_pass_elide_reshape(trtl_bgraph *g);
 trtl_status trtl_pass_plugin_int8_out(trtl_bgraph *g);
 trtl_status trtl_pass_int8_tactics(trtl_bgraph *g);
+trtl_status trtl_pass_nchwc(trtl_bgraph *g);
 
 /* Shared by passes (defined in the pass named).  qdq_int8_io.c: the code parameters (out_scale,
  * out_zero_point, out_type of *out) that the first int8 reader of y quantizes it with (through max poolings
