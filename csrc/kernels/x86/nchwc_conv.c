@@ -37,6 +37,16 @@ typedef struct nc_state {
     size_t bytes;
 } nc_state;
 
+/* 1x1, stride 1, no padding, groups 1: the pointwise path (else depthwise). */
+static int nc_pointwise(const trtl_conv_params *p)
+{
+    return p->num_groups == 1 && p->kernel_size.d[0] == 1 && p->kernel_size.d[1] == 1 && p->stride.d[0] == 1 &&
+           p->stride.d[1] == 1 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 && p->pre_padding.d[0] == 0 &&
+           p->pre_padding.d[1] == 0 && p->post_padding.d[0] == 0 && p->post_padding.d[1] == 0 &&
+           (p->padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_DOWN || p->padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_UP ||
+            p->padding_mode == TRTL_PADMODE_SAME_UPPER || p->padding_mode == TRTL_PADMODE_SAME_LOWER);
+}
+
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
 {
     const trtl_conv_params *p = &nd->p.conv;
@@ -48,12 +58,7 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
     const trtl_dw_limits lim = {DW_MAXK, DW_MAXK, 0};
     if (trtl_dw_params_ok(p, xd->d[1], &lim))
         return 1;
-    return p->num_groups == 1 && p->kernel_size.d[0] == 1 && p->kernel_size.d[1] == 1 && p->stride.d[0] == 1 &&
-           p->stride.d[1] == 1 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 && p->pre_padding.d[0] == 0 &&
-           p->pre_padding.d[1] == 0 && p->post_padding.d[0] == 0 && p->post_padding.d[1] == 0 &&
-           (p->padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_DOWN || p->padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_UP ||
-            p->padding_mode == TRTL_PADMODE_SAME_UPPER || p->padding_mode == TRTL_PADMODE_SAME_LOWER) &&
-           p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
+    return nc_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
 }
 
 static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, nc_geom *g)
@@ -69,7 +74,7 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->N = cg.N, g->C = cg.C, g->K = cg.K, g->H = cg.in[1], g->W = cg.in[2], g->OH = cg.out[1], g->OW = cg.out[2];
     g->R = cg.k[1], g->S = cg.k[2], g->sh = cg.s[1], g->sw = cg.s[2], g->pt = cg.pad[1], g->pl = cg.pad[2];
     g->CB = trtl_nchwc_blocks(g->C, NB), g->KB = trtl_nchwc_blocks(g->K, NB), g->P = g->OH * g->OW;
-    g->dw = cg.G > 1;
+    g->dw = !nc_pointwise(&nd->p.conv);
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
     return TRTL_OK;
@@ -324,7 +329,7 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
 {
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = p->num_groups > 1;
+    const int dw = !nc_pointwise(p);
     const int64_t C = dw ? K : p->kernel.count / K; /* pointwise: [K, C]; depthwise: [C, 1, R, S] */
     const size_t wcount = (size_t)(dw ? KB * kv * NB : KB * C * NB), bytes = (wcount + (size_t)KB * NB) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
