@@ -1,7 +1,8 @@
 /* nchwc.c -- the blocked channel layout (NCHWc, B = 8) across runs of convolutions.
  *
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
- * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7, at the opt shapes).  A tensor is kept
+ * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7, at the opt shapes) on input maps of at least
+ * MIN_PIXELS pixels.  A tensor is kept
  * blocked when its producer and every reader are candidates, each reader taking it as its input or its fused
  * residual, and it is no network output; a candidate's residual must then have its output's layout (both are
  * made plain until that holds).  Every candidate with a blocked input or output becomes NCHWC_CONV with
@@ -19,6 +20,9 @@
 #include "core/status.h"
 
 #define BLOCK 8
+/* Maps of fewer pixels (at the opt shape) stay NCHW: squeeze-and-excitation's 1x1 maps run on convolution.gemv,
+ * several times faster than a blocked tile of one pixel. */
+#define MIN_PIXELS 16
 
 static int candidate(const trtl_bgraph *g, int32_t i)
 {
@@ -28,7 +32,8 @@ static int candidate(const trtl_bgraph *g, int32_t i)
         n->n_in != 1 + (n->epi.has_residual ? 1 : 0))
         return 0;
     const trtl_bg_tensor *x = &g->t[n->in[0]], *y = &g->t[n->out[0]];
-    if (x->dtype != TRTL_FLOAT || y->dtype != TRTL_FLOAT || x->dopt.nb_dims != 4 || x->corner_unknown)
+    if (x->dtype != TRTL_FLOAT || y->dtype != TRTL_FLOAT || x->dopt.nb_dims != 4 || x->corner_unknown ||
+        x->dopt.d[2] * x->dopt.d[3] < MIN_PIXELS)
         return 0;
     if (n->epi.has_residual && g->t[n->in[1]].dtype != TRTL_FLOAT)
         return 0;
