@@ -127,7 +127,8 @@ def _run(engine, x):
     return out
 
 
-AVX2 = {"avx2", "fma"} <= set(trt.cpu_features())
+# where the pass blocks: AVX2 + FMA without AVX-512 (passes/nchwc.c); test_avx2_path_on_avx512_hosts masks AVX-512
+AVX2 = {"avx2", "fma"} <= set(trt.cpu_features()) and "avx512f" not in trt.cpu_features()
 
 
 def _blocked(layers):
@@ -193,6 +194,23 @@ def test_portable_machine_keeps_nchw():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, TRTL_CPU_MASK="0"))
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+def test_avx2_path_on_avx512_hosts():
+    """With AVX-512 masked off (a subprocess; on an AVX2-only CPU the same run as above) the chain is blocked and
+    matches numpy."""
+    import os
+    import test_conv_pixel_gemm as pg
+    if not {"avx2", "fma"} <= set(trt.cpu_features()):
+        pytest.skip("no AVX2 + FMA")
+    pg.run_without_avx512(
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_nchwc as t\n"
+        "from conftest import assert_close\n"
+        "make, x, want = t._chain(np.random.default_rng(6), 2, 21, 9, 8)\n"
+        "engine, layers = t._build(make)\n"
+        "assert len(t._blocked(layers)) == 10, layers\n"
+        "assert_close(t._run(engine, x), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_pass_is_listed_and_switchable(monkeypatch):
