@@ -357,6 +357,20 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
     return TRTL_OK;
 }
 
+/* The plain weights [K, C/G, R, S] back from the packed ones (the engine then holds only the packed copy). */
+static void nc_unpack(const trtl_node *n, const void *state, void *dst)
+{
+    const nc_state *st = (const nc_state *)state;
+    const trtl_conv_params *p = &n->p.conv;
+    const int64_t K = p->num_output_maps, kv = p->kernel_size.d[0] * p->kernel_size.d[1];
+    const int dw = !nc_pointwise(p);
+    const int64_t C = dw ? K : p->kernel.count / K;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
+            memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / NB) * nt + t) * NB + k % NB],
+                   sizeof(float));
+}
+
 static void nc_release(void *state)
 {
     nc_state *st = (nc_state *)state;
@@ -462,5 +476,6 @@ const trtl_kernel trtl_kernel_nchwc_conv_avx2 = {
     .release = nc_release,
     .scratch = nc_scratch,
     .run = nc_run,
+    .unpack = nc_unpack,
     .state_bytes = nc_state_bytes,
 };
