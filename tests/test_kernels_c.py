@@ -54,6 +54,7 @@ SOURCES = [
     "csrc/kernels/ref/qconv.c",
     "csrc/core/alloc.c",
     "csrc/kernels/ref/reduce_binary.c",
+    "csrc/kernels/ref/nchwc_conv.c",
 ]
 
 

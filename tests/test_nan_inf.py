@@ -229,6 +229,29 @@ _conv_case("conv_depthwise_relu", 12, 12, (3, 3), (1, 1), (1, 1), 12, (2, 12, 9,
            act="RELU")
 _conv_case("conv_grouped_sigmoid", 6, 4, (3, 3), (1, 1), (1, 1), 2, (1, 6, 7, 7), None, act="SIGMOID")
 
+# 1x1 -> depthwise 3x3 -> 1x1 (+ the first's output): the nchwc pass makes them NCHWC_CONV steps with blocked tensors
+# between them on AVX2 machines without AVX-512 (no kernel asserted: AVX-512 and masked runs keep CONVOLUTION)
+_bw = [np.random.default_rng(41 + i).standard_normal(s).astype(np.float32) * 0.3
+       for i, s in enumerate([(12, 9, 1, 1), (12, 1, 3, 3), (12, 12, 1, 1)])]
+_bb = [np.random.default_rng(51 + i).standard_normal(12).astype(np.float32) for i in range(3)]
+
+
+def _blocked_chain(net, x):
+    h = layer_out(net.add_convolution_nd(x, 12, (1, 1), _bw[0], _bb[0]))
+    d = net.add_convolution_nd(h, 12, (3, 3), _bw[1], _bb[1])
+    d.padding_nd, d.num_groups = (1, 1), 12
+    y = layer_out(net.add_convolution_nd(layer_out(d), 12, (1, 1), _bw[2], _bb[2]))
+    return layer_out(net.add_elementwise(y, h, trt.ElementWiseOperation.SUM))
+
+
+def _blocked_chain_ref(x):
+    h = refs.convolution(x, _bw[0], _bb[0])
+    d = refs.convolution(h, _bw[1], _bb[1], pre_padding=(1, 1), post_padding=(1, 1), groups=12)
+    return refs.convolution(d, _bw[2], _bb[2]) + h
+
+
+case("nchwc_chain", "NCHWC_CONV", lambda r: {"x": poisoned(r, (2, 9, 6, 7))}, _blocked_chain, _blocked_chain_ref)
+
 
 def _deconv_make(w, b):
     def make(net, x):

@@ -566,7 +566,8 @@ FIRES_ELSEWHERE = {"fold_padding": "test_passes_fusion2.py", "fuse_siblings": "t
                    "elide_concat": "test_passes_fusion2.py", "elide_reshape": "test_reshape_view.py",
                    "plugin_int8_out": "test_adder_int8_out.py",  # INT8 builds with calibrated plugin inputs
                    "int8_tactics": "test_int8_tactics.py",  # kernel candidates only
-                   "int8_float_regions": "test_int8_tactics.py"}  # tensor types after kernel selection
+                   "int8_float_regions": "test_int8_tactics.py",  # tensor types after kernel selection
+                   "nchwc": "test_nchwc.py"}  # changes layouts, not the step count
 
 
 def test_every_pass_is_exercised():
@@ -662,7 +663,7 @@ def test_builder_passes_lists_the_table():
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
                                      "qdq_int8_io", "fold_padding", "fuse_siblings", "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
-                                     "int8_tactics", "int8_float_regions"]
+                                     "int8_tactics", "int8_float_regions", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
@@ -670,7 +671,7 @@ def test_builder_passes_lists_the_table():
                                                      "fuse_siblings": 1, "elide_slice": 1, "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,
                                                      "plugin_int8_out": 1, "int8_tactics": 1,
-                                                     "int8_float_regions": 1}
+                                                     "int8_float_regions": 1, "nchwc": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

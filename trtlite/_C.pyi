@@ -1387,6 +1387,70 @@ class INMSLayer(ILayer):
     def topk_box_limit(self, value: Any) -> None: ...
 
 @final
+class INchwcConvNode(ILayer):
+    """Blocked Convolution"""
+    @property
+    def bias(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @bias.setter
+    def bias(self, value: Any) -> None: ...
+    @property
+    def dilation_nd(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @dilation_nd.setter
+    def dilation_nd(self, value: Any) -> None: ...
+    @property
+    def in_block(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @in_block.setter
+    def in_block(self, value: Any) -> None: ...
+    @property
+    def kernel(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kernel.setter
+    def kernel(self, value: Any) -> None: ...
+    @property
+    def kernel_size_nd(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kernel_size_nd.setter
+    def kernel_size_nd(self, value: Any) -> None: ...
+    @property
+    def num_groups(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @num_groups.setter
+    def num_groups(self, value: Any) -> None: ...
+    @property
+    def num_output_maps(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @num_output_maps.setter
+    def num_output_maps(self, value: Any) -> None: ...
+    @property
+    def out_block(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @out_block.setter
+    def out_block(self, value: Any) -> None: ...
+    @property
+    def padding_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @padding_mode.setter
+    def padding_mode(self, value: Any) -> None: ...
+    @property
+    def post_padding(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @post_padding.setter
+    def post_padding(self, value: Any) -> None: ...
+    @property
+    def pre_padding(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @pre_padding.setter
+    def pre_padding(self, value: Any) -> None: ...
+    @property
+    def stride_nd(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @stride_nd.setter
+    def stride_nd(self, value: Any) -> None: ...
+
+@final
 class INonZeroLayer(ILayer):
     """NonZero"""
 

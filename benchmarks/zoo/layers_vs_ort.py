@@ -2,7 +2,7 @@
 
     python benchmarks/zoo/layers_vs_ort.py --models mnasnet1_0,mobilenet_v2 [--dir /path/zoo] [--runs 30]
         [--threads 1,2] [--plans DIR] [--by class|kind] [--layers] [--json FILE] [--without KERNEL]
-        [--thread-clock]
+        [--thread-clock] [--without-pass PASS]
 
 Builds each model's engine (batch 1, per `--threads` count; `--plans DIR` keeps / reuses the plan files), then
   * end to end: `--runs` runs of trtlite and onnxruntime (sequential, IOBinding-free `run`) alternating ABBA, without
@@ -18,7 +18,8 @@ Builds each model's engine (batch 1, per `--threads` count; `--plans DIR` keeps 
 Both are wall clock unless `--thread-clock` (trtlite's per-layer times by the calling thread's CPU time,
 TRTL_PROFILE_CLOCK=thread: one thread on a loaded machine; onnxruntime's stay wall time), so read minima over many
 alternating runs.  `--without K` adds a second engine built from the first one's timing cache with kernel K made
-slow, run alternately with the others: a new kernel's A/B in one process.  Outputs are checked against
+slow, run alternately with the others: a new kernel's A/B in one process; `--without-pass P` does the same with
+builder pass P off (the end-to-end line then also gives that engine's times).  Outputs are checked against
 onnxruntime first.  At more than one thread onnxruntime's pool does not spin between runs here (its spinning
 threads took the cores of the trtlite run after it: twice trtlite's time on SqueezeNet); the zoo's own runs
 (run.py) keep one engine per process.  Not part of CI.
@@ -39,9 +40,9 @@ import run as zr  # noqa: E402  (zoo/run.py: its op_kind / onnx_ops, benchmarks/
 from run import bench, DEFAULT_DIR  # noqa: E402
 
 
-def build_plan(trt, onnx_path, shape, threads, cache=b""):
+def build_plan(trt, onnx_path, shape, threads, cache=b"", off=()):
     """(serialized plan, timing cache bytes) of the ONNX model at one input shape (min = opt = max) and thread
-    count, kernel timings read from / added to the timing cache `cache`."""
+    count, kernel timings read from / added to the timing cache `cache`, the builder passes `off` switched off."""
     logger = trt.Logger(trt.Logger.ERROR)
     builder = trt.Builder(logger)
     network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
@@ -51,6 +52,8 @@ def build_plan(trt, onnx_path, shape, threads, cache=b""):
             raise RuntimeError("; ".join(str(parser.get_error(i)) for i in range(parser.num_errors)))
     config = builder.create_builder_config()
     config.num_threads = threads
+    for name in off:
+        config.set_pass_enabled(name, False)
     profile = builder.create_optimization_profile()
     profile.set_shape("input", shape, shape, shape)
     config.add_optimization_profile(profile)
@@ -135,7 +138,7 @@ def one_model(model, threads, args):
     shape = tuple(d if isinstance(d, int) else 1 for d in sess0.get_inputs()[0].shape)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     plan_path = os.path.join(args.plans, f"{model}_t{threads}.plan") if args.plans else None
-    if plan_path and os.path.exists(plan_path) and not args.without:
+    if plan_path and os.path.exists(plan_path) and not args.without and not args.without_pass:
         with open(plan_path, "rb") as f:
             plan = f.read()
     else:
@@ -147,10 +150,19 @@ def one_model(model, threads, args):
     if args.without:
         plan_b, _ = build_plan(trt, onnx_path, shape, threads, without_kernel(cache, args.without))
         engines.append(Engine(trt, plan_b, shape, x, threads))
+    elif args.without_pass:
+        plan_b, _ = build_plan(trt, onnx_path, shape, threads, cache, off=(args.without_pass,))
+        engines.append(Engine(trt, plan_b, shape, x, threads))
     ref = sess0.run(None, {"input": x})[0]
     engines[0].run()
     check = bench.verify(engines[0].arrays[engines[0].out_name], ref)
     fns = {"trtlite": engines[0].run, "onnxruntime": lambda: sess0.run(None, {"input": x})}
+    if args.without_pass:
+        engines[1].run()
+        check_b = bench.verify(engines[1].arrays[engines[1].out_name], ref)
+        if not check_b["ok"]:
+            raise RuntimeError(f"{model}: the engine without pass {args.without_pass} disagrees with onnxruntime")
+        fns["without " + args.without_pass] = engines[1].run
     for _ in range(3):
         for f in fns.values():
             f()
@@ -223,6 +235,9 @@ def report_end_to_end(title, e2e, check, threads, runs):
           f"{mn['trtlite']:.2f} / {mn['onnxruntime']:.2f} ({mn['onnxruntime'] / mn['trtlite']:.3f})" +
           (f"; caller CPU min {cpu['trtlite']:.2f} / {cpu['onnxruntime']:.2f} "
            f"({cpu['onnxruntime'] / cpu['trtlite']:.3f})" if threads == 1 else ""))
+    for k in [k for k in e2e if k.startswith("without ")]:
+        print(f"  {k}: wall median {med[k]:.2f} ms, wall min {mn[k]:.2f} ms" +
+              (f", caller CPU min {cpu[k]:.2f} ms" if threads == 1 else ""))
     return mn
 
 
@@ -302,6 +317,8 @@ def main(argv=None):
     ap.add_argument("--without", default=None, metavar="KERNEL",
                     help="also build and profile (alternating) an engine whose timing cache makes KERNEL slow: "
                          "the same build without that kernel (A/B of a new kernel)")
+    ap.add_argument("--without-pass", default=None, metavar="PASS",
+                    help="also build and profile (alternating) the engine with builder pass PASS off")
     ap.add_argument("--thread-clock", action="store_true",
                     help="trtlite's per-layer times by the calling thread's CPU time (TRTL_PROFILE_CLOCK=thread)")
     args = ap.parse_args(argv)
@@ -310,7 +327,8 @@ def main(argv=None):
         for threads in (int(t) for t in args.threads.split(",")):
             results, ort_nodes, e2e, check = one_model(model, threads, args)
             mn = report_end_to_end(model, e2e, check, threads, args.runs)
-            for rows, label in zip(results, ["", f" without {args.without}"]):
+            label_b = f" without {args.without}" if args.without else f" without pass {args.without_pass}"
+            for rows, label in zip(results, ["", label_b]):
                 if args.by == "kind":
                     report_kinds(model + label, os.path.join(args.dir, model + ".onnx"), rows, ort_nodes, mn)
                 else:

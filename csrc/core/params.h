@@ -356,6 +356,15 @@ typedef struct trtl_reduce_binary_params {
     int32_t keep_dims;
 } trtl_reduce_binary_params;
 
+/* NCHWC_CONV (internal, passes/nchwc.c): a 2-D convolution whose input and/or output is in a blocked channel
+ * layout, [N, ceil(C/B), H, W, B] with channel c at [n, c/B, h, w, c%B] (lanes c >= C finite).  `conv` first, so
+ * that nd->p.conv reads the convolution's params (conv_geometry.h) as for CONVOLUTION.  in_block / out_block: B of
+ * the input / output (and residual), 0 for plain NCHW. */
+typedef struct trtl_nchwc_conv_params {
+    trtl_conv_params conv;
+    int32_t in_block, out_block;
+} trtl_nchwc_conv_params;
+
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
     trtl_fc_params fc;
@@ -395,6 +404,7 @@ typedef union trtl_params {
     trtl_fill_params fill;
     trtl_nms_params nms;              /* NMS (NON_ZERO: empty) */
     trtl_reduce_binary_params rbin;   /* REDUCE_BINARY (internal) */
+    trtl_nchwc_conv_params nchwc;     /* NCHWC_CONV (internal; .conv aliases `conv` above) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

@@ -667,6 +667,8 @@ trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *c
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: use trtl_network_add_plugin for plugin layers");
     if (op == TRTL_OP_LINEAR)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: linear is an internal layer kind of the builder");
+    if (op == TRTL_OP_NCHWC_CONV)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: nchwc_conv is an internal layer kind of the builder");
     if (op == TRTL_OP_REDUCE_BINARY)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                           "add_layer: reduce binary is an internal layer kind of the builder");

@@ -34,6 +34,7 @@
 #include "kernels/x86/vmath.h"
 #include "kernels/inplace.h"
 #include "kernels/qlinear_fp32.h"
+#include "kernels/nchwc.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -273,15 +274,33 @@ static conv_case conv2d(int64_t N, int64_t C, int64_t K, int64_t G, int64_t H, i
 
 /* conv_run_case(): where >= 0, the weight / input element set to NaN (the convolution.tapwise section). */
 static int64_t g_conv_nan_w = -1, g_conv_nan_x = -1;
+/* conv_run_case(): where either is set, the node is an NCHWC_CONV with these input / output blocks (the nchwc
+ * section): blocked operands [N, ceil(C/B), H, W, B], blocked input lanes past C huge (1e20, finite: a kernel
+ * mixing them into real channels fails), the reference trtl_ref_nchwc_conv. */
+static int32_t g_nchwc_in, g_nchwc_out;
+
+/* dims d (4-D, plain) as [N, ceil(C/B), H, W, B] when B, else d. */
+static trtl_dims blocked_dims(trtl_dims d, int32_t B)
+{
+    if (B) {
+        d.nb_dims = 5;
+        d.d[1] = (d.d[1] + B - 1) / B;
+        d.d[4] = B;
+    }
+    return d;
+}
 
 /* Builds the node and runs one case through kernel k (and the reference).  Returns 1 on failure,
  * 0 on pass, -1 if the shape is invalid (skipped). */
 static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
 {
     trtl_node nd = {0};
-    nd.op = TRTL_OP_CONVOLUTION;
+    const int nchwc = g_nchwc_in || g_nchwc_out;
+    nd.op = nchwc ? TRTL_OP_NCHWC_CONV : TRTL_OP_CONVOLUTION;
     nd.name = "conv";
     trtl_conv_params *p = &nd.p.conv;
+    nd.p.nchwc.in_block = g_nchwc_in;
+    nd.p.nchwc.out_block = g_nchwc_out;
     p->num_output_maps = (int32_t)c->K;
     p->num_groups = (int32_t)c->G;
     p->padding_mode = c->mode;
@@ -300,10 +319,13 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
         yd[2 + i] = o;
         kvol *= c->k[i];
     }
-    trtl_dims xdims = dims(c->nsp + 2, xd), ydims = dims(c->nsp + 2, yd);
+    trtl_dims xdims = blocked_dims(dims(c->nsp + 2, xd), g_nchwc_in), ydims = blocked_dims(dims(c->nsp + 2, yd), g_nchwc_out);
     int64_t nw = c->K * (c->C / c->G) * kvol;
     float *w = rand_buf(nw), *b = c->bias ? rand_buf(c->K) : NULL, *x = rand_buf(trtl_volume(&xdims));
     float *res = NULL;
+    for (int64_t i = 0, B = g_nchwc_in, hwb = B * xdims.d[2] * xdims.d[3]; B && i < trtl_volume(&xdims); i++)
+        if (i / hwb % xdims.d[1] * B + i % B >= c->C)
+            x[i] = 1e20f; /* a lane past the channels */
     if (g_conv_nan_w >= 0 && g_conv_nan_w < nw)
         w[g_conv_nan_w] = NAN;
     if (g_conv_nan_x >= 0 && g_conv_nan_x < trtl_volume(&xdims))
@@ -321,15 +343,16 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     nd.n_out = 1;
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc,
-             "x%s -> y%s G=%lld k=(%lld,%lld,%lld) s=(%lld,%lld,%lld) d=(%lld,%lld,%lld) pre=(%lld,%lld,%lld) "
+             "%sx%s -> y%s G=%lld k=(%lld,%lld,%lld) s=(%lld,%lld,%lld) d=(%lld,%lld,%lld) pre=(%lld,%lld,%lld) "
              "post=(%lld,%lld,%lld) mode=%d bias=%d act=%s res=%d",
-             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)c->G,
+             nchwc ? "nchwc " : "", trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys),
+             (long long)c->G,
              (long long)c->k[0], (long long)c->k[1], (long long)c->k[2], (long long)c->s[0], (long long)c->s[1],
              (long long)c->s[2], (long long)c->d[0], (long long)c->d[1], (long long)c->d[2], (long long)c->pre[0],
              (long long)c->pre[1], (long long)c->pre[2], (long long)c->post[0], (long long)c->post[1],
              (long long)c->post[2], c->mode, c->bias, act_name(nd.epi.act), nd.epi.has_residual);
     trtl_status st;
-    float *want = ref_output(trtl_ref_convolution, &nd, in, &ydims, &st);
+    float *want = ref_output(nchwc ? trtl_ref_nchwc_conv : trtl_ref_convolution, &nd, in, &ydims, &st);
     int r;
     if (!want) {
         fprintf(stderr, "FAIL reference convolution [%s]: %s\n", g_desc, trtl_last_error());
@@ -2281,6 +2304,96 @@ static void test_depthwise_rows8(int ncases)
         done++;
         stop = r > 0;
     }
+}
+
+/* ---- blocked channel layout (x86/nchwc_conv.c) ---------------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_nchwc_conv_avx2;
+
+/* Whether nchwc_conv.avx2 runs case c (its applies() on the case's convolution). */
+static int nchwc_case_applies(const conv_case *c)
+{
+    int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]};
+    trtl_dims xp = dims(4, xd);
+    trtl_node probe = {0};
+    trtl_conv_params *p = &probe.p.conv;
+    probe.op = TRTL_OP_CONVOLUTION;
+    p->num_output_maps = (int32_t)c->K;
+    p->num_groups = (int32_t)c->G;
+    p->kernel_size = dims(2, c->k);
+    p->stride = dims(2, c->s);
+    p->dilation = dims(2, c->d);
+    p->pre_padding = dims(2, c->pre);
+    p->post_padding = dims(2, c->post);
+    p->padding_mode = c->mode;
+    p->kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * (c->C / c->G) * c->k[0] * c->k[1]};
+    return c->nsp == 2 && trtl_nchwc_conv_supported(&probe, &xp);
+}
+
+/* nchwc_conv.avx2 vs trtl_ref_nchwc_conv on every (input, output) layout: MobileNet shapes, then random pointwise
+ * and depthwise shapes with channel tails, strides, paddings and every epilogue (conv_run_case with g_nchwc_*). */
+static void test_nchwc(int ncases)
+{
+    const trtl_kernel *k = &trtl_kernel_nchwc_conv_avx2;
+    if (!trtl_cpu_has(k->cpu_features)) {
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", k->name);
+        return;
+    }
+    static const int64_t fixed[][8] = { /* N C K H W k stride depthwise */
+        {1, 32, 16, 14, 14, 1, 1, 0},   {1, 96, 24, 7, 7, 1, 1, 0},     {2, 13, 21, 5, 9, 1, 1, 0},
+        {1, 960, 160, 7, 7, 1, 1, 0},   {1, 144, 144, 56, 56, 3, 2, 1}, {1, 32, 32, 112, 112, 3, 1, 1},
+        {1, 19, 19, 9, 13, 5, 2, 1},    {2, 12, 12, 7, 7, 7, 1, 1},     {1, 576, 576, 14, 14, 3, 1, 1},
+        {1, 3, 3, 1, 1, 3, 1, 1},       {1, 11, 11, 3, 2, 5, 2, 1}};
+    int stop = 0, combo = (int)(rnd() % 64);
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !stop; i++)
+        for (int lay = 1; lay < 4 && !stop; lay++) {
+            const int64_t *f = fixed[i];
+            conv_case c = conv2d(f[0], f[1], f[2], f[7] ? f[1] : 1, f[3], f[4], f[5], f[6], f[5] / 2, f[5] / 2,
+                                 TRTL_PADMODE_EXPLICIT_ROUND_DOWN, (int)((i + (size_t)lay) % 3 != 0));
+            g_nchwc_in = lay & 1 ? 8 : 0;
+            g_nchwc_out = lay & 2 ? 8 : 0;
+            if (!nchwc_case_applies(&c)) {
+                fprintf(stderr, "FAIL %s: does not apply to fixed case %zu\n", k->name, i);
+                g_failures++;
+                break;
+            }
+            stop = conv_run_case(k, &c, combo++) > 0;
+        }
+    for (int done = 0, tries = 0; done < ncases && !stop && tries < 50 * ncases; tries++) {
+        conv_case c;
+        int dw = (int)(rnd() % 2);
+        rand_conv(&c, dw);
+        if (dw) {
+            c.k[0] = c.k[1] = rint_in(1, 4) * 2 - 1;
+            c.pre[0] = rint_in(0, c.k[0]);
+            c.pre[1] = rint_in(0, c.k[1]);
+            c.post[0] = rint_in(0, c.k[0]);
+            c.post[1] = rint_in(0, c.k[1]);
+        } else {
+            c.nsp = 2;
+            c.G = 1;
+            c.C = rint_in(1, 40);
+            c.K = rint_in(1, 40);
+            for (int a = 0; a < 2; a++) {
+                c.k[a] = c.s[a] = c.d[a] = 1;
+                c.pre[a] = c.post[a] = 0;
+                c.in[a] = rint_in(1, 21);
+            }
+            c.mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+        }
+        int lay = (int)(rnd() % 3) + 1;
+        g_nchwc_in = lay & 1 ? 8 : 0;
+        g_nchwc_out = lay & 2 ? 8 : 0;
+        if (!nchwc_case_applies(&c))
+            continue;
+        int r = conv_run_case(k, &c, combo);
+        if (r < 0)
+            continue;
+        combo++;
+        done++;
+        stop = r > 0;
+    }
+    g_nchwc_in = g_nchwc_out = 0;
 }
 
 /* ---- resize (x86/resize_tables.c) ------------------------------------------------------------------- */
@@ -4501,6 +4614,7 @@ int main(int argc, char **argv)
     test_reduce_binary(ncases / 3);
     test_shuffle_inplace();
     test_depthwise_rows8(ncases);
+    test_nchwc(ncases);
     if (trtl_cpu_has(trtl_kernel_conv_depthwise_plane512.cpu_features))
         test_depthwise_plane512(ncases);
     else

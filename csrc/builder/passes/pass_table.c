@@ -20,6 +20,8 @@
  * placed, and it only changes a plugin, the scale after it and tensor types.  int8_tactics comes after everything
  * that makes or changes int8 layers: it only marks them for kernel selection; int8_float_regions too (it marks the
  * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c). */
+ * that makes or changes int8 layers: it only marks them for kernel selection.  nchwc runs after every fusion (it
+ * takes the fused convolutions as they are and changes only their op and layouts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_INT8_FLOAT_REGIONS] = {"int8_float_regions", trtl_pass_int8_float_regions, 1, 0,
                                       "keeps the tensor between two int8 layers FLOAT (fake-quantized in the "
                                       "producer's epilogue) where kernel selection puts both on fp32 tactics"},
+    [TRTL_PASS_NCHWC] = {"nchwc", trtl_pass_nchwc, 1, 0,
+                         "keeps activations in a blocked channel layout (NCHWc, 8 channels) between pointwise and "
+                         "depthwise convolutions, reordering only at the region's edges (AVX2)"},
 };
 
 int32_t trtl_pass_find(const char *name)

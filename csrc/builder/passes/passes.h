@@ -40,6 +40,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_PLUGIN_INT8_OUT,
     TRTL_PASS_INT8_TACTICS,
     TRTL_PASS_INT8_FLOAT_REGIONS,
+    TRTL_PASS_NCHWC,
     TRTL_PASS_COUNT
 } trtl_pass_id;
 
@@ -98,6 +99,7 @@ trtl_status trtl_pass_int8_float_regions(trtl_bgraph *g);
 /* After kernel selection (select.c): the tensors int8_float_regions marked whose producer and readers all chose
  * fp32 tactics become FLOAT again (int8_regions.c); returns how many. */
 int32_t trtl_int8_float_regions(trtl_bgraph *g);
+trtl_status trtl_pass_nchwc(trtl_bgraph *g);
 
 /* Shared by passes (defined in the pass named).  qdq_int8_io.c: the code parameters (out_scale,
  * out_zero_point, out_type of *out) that the first int8 reader of y quantizes it with (through max poolings

@@ -1,0 +1,40 @@
+/*
+ * nchwc.h -- the blocked channel layout of the NCHWC_CONV op (core/params.h: trtl_nchwc_conv_params) as the
+ * kernels and the builder pass (passes/nchwc.c) see it.
+ *
+ * A blocked tensor of C channels with block B is [N, ceil(C/B), H, W, B]: channel c of pixel (h, w) of image n at
+ * [n, c/B, h, w, c%B].  Lanes c >= C are finite (the kernels write bias 0 times zero weights there, then the
+ * epilogue): readers never mix them into real channels.
+ */
+#ifndef TRTL_KERNELS_NCHWC_H
+#define TRTL_KERNELS_NCHWC_H
+
+#include <stdint.h>
+#include "kernels/kernel.h"
+
+static inline int64_t trtl_nchwc_blocks(int64_t C, int64_t B)
+{
+    return (C + B - 1) / B;
+}
+
+/* Offset of element (n, c, h, w) of a tensor of C channels and H x W pixels, plain (B == 0) or blocked. */
+static inline int64_t trtl_nchwc_at(int64_t B, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c, int64_t h,
+                                    int64_t w)
+{
+    if (!B)
+        return ((n * C + c) * H + h) * W + w;
+    return (((n * trtl_nchwc_blocks(C, B) + c / B) * H + h) * W + w) * B + c % B;
+}
+
+/* Plain NCHW dims of a node's input (blocked or not): the channels from the weights. */
+trtl_dims trtl_nchwc_plain_in(const trtl_node *nd, const trtl_dims *xd);
+/* Plain NCHW dims of its output. */
+trtl_dims trtl_nchwc_plain_out(const trtl_node *nd, const trtl_dims *yd);
+
+/* The convolutions the AVX2 blocked kernels run (x86/nchwc_conv.c), for kernel applies() and the pass:
+ * pointwise (1x1, stride 1, no padding, groups 1) or depthwise (groups == C == K, kernel up to 7x7, strides 1/2,
+ * dilation 1, any padding), 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one
+ * (its p.conv is read), xd its plain input dims. */
+int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd);
+
+#endif

@@ -1,0 +1,481 @@
+/* nchwc_conv.c -- "nchwc_conv.avx2": the NCHWC_CONV op (kernels/nchwc.h) with 8-channel blocks on AVX2 + FMA.
+ *
+ * - Pointwise (1x1, stride 1, no padding, groups 1): weights packed once into [ceil(K/8)][C][8]; a register tile of
+ *   2 output blocks x 6 pixels (12 accumulators): per input channel 6 broadcasts of the input value and 2 weight
+ *   vectors.  Pixels in chunks whose input rows stay in L2 (C * chunk floats), every output block pair over a chunk.
+ * - Depthwise (groups == C == K, up to 7x7, strides 1/2, dilation 1, any padding): weights packed into
+ *   [ceil(C/8)][R*S][8]; every tap one full-vector FMA over 8 channels, 8 (4, 1) output pixels a register tile on
+ *   the row's interior (every tap inside), single pixels with bounds checks on the edges, rows outside skipped.
+ * The epilogue (bias, residual, activation) is applied in registers (ReLU / clip / leaky) or over each finished
+ * chunk / row (trtl_epi_act).  A plain input is reordered into a blocked scratch copy first, a plain output is
+ * computed blocked into scratch and reordered (residual added, activation after) per block: the reorders at a
+ * region's edges (x86/nchwc_reorder.c).  Work is split over (image, pixel chunk, output block group) or (image,
+ * channel block). */
+#include <string.h>
+#include <immintrin.h>
+
+#include "kernels/nchwc.h"
+#include "kernels/conv_geometry.h"
+#include "kernels/x86/nchwc_reorder.h"
+#include "kernels/x86/fused_epilogue.h"
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "core/threadpool.h"
+#include "core/dims.h"
+#include "core/status.h"
+
+#define NB 8       /* channels a block */
+#define DW_MAXK 7
+
+typedef struct nc_geom {
+    int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
+    int dw, in_plain, out_plain;
+} nc_geom;
+
+typedef struct nc_state {
+    float *w, *b; /* packed weights, bias [KB * 8] (zero past K) */
+    size_t bytes;
+} nc_state;
+
+/* 1x1, stride 1, no padding, groups 1: the pointwise path (else depthwise). */
+static int nc_pointwise(const trtl_conv_params *p)
+{
+    return p->num_groups == 1 && p->kernel_size.d[0] == 1 && p->kernel_size.d[1] == 1 && p->stride.d[0] == 1 &&
+           p->stride.d[1] == 1 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 && p->pre_padding.d[0] == 0 &&
+           p->pre_padding.d[1] == 0 && p->post_padding.d[0] == 0 && p->post_padding.d[1] == 0 &&
+           (p->padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_DOWN || p->padding_mode == TRTL_PADMODE_EXPLICIT_ROUND_UP ||
+            p->padding_mode == TRTL_PADMODE_SAME_UPPER || p->padding_mode == TRTL_PADMODE_SAME_LOWER);
+}
+
+int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    if (xd->nb_dims != 4 || xd->d[1] <= 0 || p->kernel_size.nb_dims != 2 || p->kernel.type != TRTL_FLOAT ||
+        (p->bias.count && p->bias.type != TRTL_FLOAT))
+        return 0;
+    if (nd->op == TRTL_OP_NCHWC_CONV && ((nd->p.nchwc.in_block & ~NB) || (nd->p.nchwc.out_block & ~NB)))
+        return 0;
+    const trtl_dw_limits lim = {DW_MAXK, DW_MAXK, 0};
+    if (trtl_dw_params_ok(p, xd->d[1], &lim))
+        return 1;
+    return nc_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
+}
+
+static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, nc_geom *g)
+{
+    const trtl_dims xd = trtl_nchwc_plain_in(nd, xd5), yd = trtl_nchwc_plain_out(nd, yd5);
+    char s[TRTL_DIMS_STR_MAX];
+    if (!trtl_nchwc_conv_supported(nd, &xd))
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': input %s is not a convolution nchwc_conv.avx2 runs",
+                          nd->name, trtl_dims_str(xd5, s, sizeof s));
+    trtl_conv_geom cg;
+    TRTL_TRY(trtl_conv_geom_init(nd, &xd, &yd, &cg));
+    memset(g, 0, sizeof *g);
+    g->N = cg.N, g->C = cg.C, g->K = cg.K, g->H = cg.in[1], g->W = cg.in[2], g->OH = cg.out[1], g->OW = cg.out[2];
+    g->R = cg.k[1], g->S = cg.k[2], g->sh = cg.s[1], g->sw = cg.s[2], g->pt = cg.pad[1], g->pl = cg.pad[2];
+    g->CB = trtl_nchwc_blocks(g->C, NB), g->KB = trtl_nchwc_blocks(g->K, NB), g->P = g->OH * g->OW;
+    g->dw = !nc_pointwise(&nd->p.conv);
+    g->in_plain = !nd->p.nchwc.in_block;
+    g->out_plain = !nd->p.nchwc.out_block;
+    return TRTL_OK;
+}
+
+/* ---- pointwise ------------------------------------------------------------------------------------- */
+typedef struct pw_job {
+    const nc_geom *g;
+    const nc_state *st;
+    const float *x, *res;
+    float *y;
+    const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
+    int64_t chunk, nchunk, ngroup, kb_per_group;
+} pw_job;
+
+/* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(const float *x, int64_t xs, int64_t C,
+                                                                             const float *w, int64_t ws,
+                                                                             const float *bias, float *y, int64_t ys,
+                                                                             const float *res, int32_t act,
+                                                                             __m256 va, __m256 vb, const int np,
+                                                                             const int nb)
+{
+    __m256 acc[2][6];
+#pragma GCC unroll 8
+    for (int b = 0; b < nb; b++)
+#pragma GCC unroll 8
+        for (int j = 0; j < np; j++)
+            acc[b][j] = _mm256_loadu_ps(bias + b * NB);
+    for (int64_t c0 = 0; c0 < C; c0 += NB) {
+        const float *xc = x + (c0 / NB) * xs;
+        const int64_t nl = C - c0 < NB ? C - c0 : NB;
+        for (int64_t l = 0; l < nl; l++) {
+            __m256 w0 = _mm256_loadu_ps(w + (c0 + l) * NB), w1 = w0;
+            if (nb > 1)
+                w1 = _mm256_loadu_ps(w + ws + (c0 + l) * NB);
+#pragma GCC unroll 8
+            for (int j = 0; j < np; j++) {
+                __m256 xv = _mm256_broadcast_ss(xc + j * NB + l);
+                acc[0][j] = _mm256_fmadd_ps(xv, w0, acc[0][j]);
+                if (nb > 1)
+                    acc[1][j] = _mm256_fmadd_ps(xv, w1, acc[1][j]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int b = 0; b < nb; b++)
+#pragma GCC unroll 8
+        for (int j = 0; j < np; j++) {
+            __m256 v = acc[b][j];
+            if (res)
+                v = _mm256_add_ps(v, _mm256_loadu_ps(res + b * ys + j * NB));
+            _mm256_storeu_ps(y + b * ys + j * NB, trtl_act8(v, act, va, vb));
+        }
+}
+
+#define PW_TILE_FN(NP, NBK)                                                                                           \
+    __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
+        const float *x, int64_t xs, int64_t C, const float *w, int64_t ws, const float *bias, float *y, int64_t ys,  \
+        const float *res, int32_t act, __m256 va, __m256 vb)                                                         \
+    {                                                                                                                 \
+        pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, NP, NBK);                                            \
+    }
+#define PW_TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
+PW_TILES(PW_TILE_FN)
+
+typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64_t, const float *, float *, int64_t,
+                           const float *, int32_t, __m256, __m256);
+#define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
+static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
+
+__attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const pw_job *j = (const pw_job *)ctx;
+    const nc_geom *g = j->g;
+    const int64_t P = g->P, xs = P * NB;
+    const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
+    const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t grp = it % j->ngroup, ch = it / j->ngroup % j->nchunk, n = it / j->ngroup / j->nchunk;
+        const int64_t p0 = ch * j->chunk, p1 = p0 + j->chunk < P ? p0 + j->chunk : P;
+        const int64_t kb0 = grp * j->kb_per_group, kb1 = kb0 + j->kb_per_group < g->KB ? kb0 + j->kb_per_group : g->KB;
+        const float *x = j->x + n * g->CB * xs;
+        for (int64_t kb = kb0; kb < kb1; kb += 2) {
+            const int nbk = kb + 1 < kb1 ? 2 : 1;
+            const float *w = j->st->w + kb * g->C * NB;
+            float *y = j->y + (n * g->KB + kb) * xs;
+            const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
+            for (int64_t p = p0; p < p1; p += 6) {
+                const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
+                pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
+                                          res ? res + p * NB : NULL, act, va, vb);
+            }
+            if (j->e && !trtl_act_is_fast(j->e->act))
+                for (int b = 0; b < nbk; b++)
+                    trtl_epi_act(j->e, y + b * xs + p0 * NB, (p1 - p0) * NB);
+        }
+    }
+}
+
+static void pw_run(const nc_geom *g, const nc_state *st, const float *x, const float *res, float *y,
+                   const trtl_epilogue *e, trtl_threadpool *pool)
+{
+    pw_job j = {g, st, x, res, y, e, 0, 0, 0, 0};
+    int64_t chunk = 24576 / (g->C > 0 ? g->C : 1);
+    chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk / 6 * 6;
+    j.chunk = chunk;
+    j.nchunk = (g->P + chunk - 1) / chunk;
+    const int64_t threads = trtl_threadpool_size(pool), pairs = (g->KB + 1) / 2;
+    int64_t ngroup = 1;
+    while (ngroup < pairs && g->N * j.nchunk * ngroup < 4 * threads)
+        ngroup++;
+    j.kb_per_group = 2 * ((pairs + ngroup - 1) / ngroup);
+    j.ngroup = (g->KB + j.kb_per_group - 1) / j.kb_per_group;
+    trtl_parallel_for(pool, g->N * j.nchunk * j.ngroup, 1, pw_task, &j);
+}
+
+/* ---- depthwise ------------------------------------------------------------------------------------- */
+typedef struct dw_job {
+    const nc_geom *g;
+    const nc_state *st;
+    const float *x, *res;
+    float *y;
+    const trtl_epilogue *e;
+} dw_job;
+
+/* nt output pixels from ow (every tap inside the row) of output row `yr` from input rows r0..r1 of the block. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void dw_tile(const nc_geom *g, const float *xb,
+                                                                             const float *wb, __m256 bias,
+                                                                             int64_t oh, int64_t ow, int64_t r0,
+                                                                             int64_t r1, float *yr, const float *rr,
+                                                                             int32_t act, __m256 va, __m256 vb,
+                                                                             const int nt, const int S, const int sw)
+{
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < nt; j++)
+        acc[j] = bias;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = xb + ((oh * g->sh - g->pt + r) * g->W + ow * sw - g->pl) * NB;
+        const float *wr = wb + r * S * NB;
+#pragma GCC unroll 8
+        for (int t = 0; t < S; t++) {
+            const __m256 wv = _mm256_loadu_ps(wr + t * NB);
+#pragma GCC unroll 8
+            for (int j = 0; j < nt; j++)
+                acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + (j * sw + t) * NB), wv, acc[j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < nt; j++) {
+        __m256 v = acc[j];
+        if (rr)
+            v = _mm256_add_ps(v, _mm256_loadu_ps(rr + (ow + j) * NB));
+        _mm256_storeu_ps(yr + (ow + j) * NB, trtl_act8(v, act, va, vb));
+    }
+}
+
+/* One output pixel anywhere (taps outside the input skipped). */
+__attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const float *xb, const float *wb,
+                                                         __m256 bias, int64_t oh, int64_t ow, int64_t r0, int64_t r1,
+                                                         float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)
+{
+    __m256 acc = bias;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ih = oh * g->sh - g->pt + r;
+        for (int64_t t = 0; t < g->S; t++) {
+            const int64_t iw = ow * g->sw - g->pl + t;
+            if (iw >= 0 && iw < g->W)
+                acc = _mm256_fmadd_ps(_mm256_loadu_ps(xb + (ih * g->W + iw) * NB),
+                                      _mm256_loadu_ps(wb + (r * g->S + t) * NB), acc);
+        }
+    }
+    if (rr)
+        acc = _mm256_add_ps(acc, _mm256_loadu_ps(rr + ow * NB));
+    _mm256_storeu_ps(yr + ow * NB, trtl_act8(acc, act, va, vb));
+}
+
+/* The interior columns [lo, hi) of a row in tiles of 8, 4 and 1, S and the stride constant. */
+#define DW_ROW_FN(S, SW)                                                                                              \
+    __attribute__((target("avx2,fma"), noinline)) static void dw_row_##S##_##SW(                                     \
+        const nc_geom *g, const float *xb, const float *wb, __m256 bias, int64_t oh, int64_t lo, int64_t hi,         \
+        int64_t r0, int64_t r1, float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)                       \
+    {                                                                                                                 \
+        int64_t ow = lo;                                                                                              \
+        for (; ow + 8 <= hi; ow += 8)                                                                                 \
+            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 8, S, SW);                                  \
+        for (; ow + 4 <= hi; ow += 4)                                                                                 \
+            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 4, S, SW);                                  \
+        for (; ow < hi; ow++)                                                                                         \
+            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 1, S, SW);                                  \
+    }
+#define DW_ROWS(X) X(1, 1) X(1, 2) X(3, 1) X(3, 2) X(5, 1) X(5, 2) X(7, 1) X(7, 2)
+DW_ROWS(DW_ROW_FN)
+typedef void (*dw_row_fn)(const nc_geom *, const float *, const float *, __m256, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, float *, const float *, int32_t, __m256, __m256);
+#define DW_ENTRY(S, SW) [S][SW] = dw_row_##S##_##SW,
+static const dw_row_fn dw_rows[DW_MAXK + 1][3] = {DW_ROWS(DW_ENTRY)};
+
+__attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const dw_job *j = (const dw_job *)ctx;
+    const nc_geom *g = j->g;
+    const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
+    const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
+    /* interior columns: every tap inside the row */
+    int64_t lo = (g->pl + g->sw - 1) / g->sw, hi = g->W - g->S + g->pl >= 0 ? (g->W - g->S + g->pl) / g->sw + 1 : 0;
+    if (hi > g->OW)
+        hi = g->OW;
+    if (lo > hi)
+        lo = hi;
+    const dw_row_fn row = (g->S % 2 && g->sw <= 2) ? dw_rows[g->S][g->sw] : NULL;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t cb = it % g->CB;
+        const float *xb = j->x + it * g->H * g->W * NB, *wb = j->st->w + cb * g->R * g->S * NB;
+        float *yb = j->y + it * g->P * NB;
+        const float *rb = j->res ? j->res + it * g->P * NB : NULL;
+        const __m256 bias = _mm256_loadu_ps(j->st->b + cb * NB);
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+            const int64_t ih0 = oh * g->sh - g->pt;
+            const int64_t r0 = ih0 < 0 ? -ih0 : 0, r1 = g->H - ih0 < g->R ? g->H - ih0 : g->R;
+            float *yr = yb + oh * g->OW * NB;
+            const float *rr = rb ? rb + oh * g->OW * NB : NULL;
+            if (r1 <= r0) { /* the whole row in padding */
+                for (int64_t ow = 0; ow < g->OW; ow++)
+                    dw_pixel(g, xb, wb, bias, oh, ow, 0, 0, yr, rr, act, va, vb);
+            } else if (row) {
+                for (int64_t ow = 0; ow < lo; ow++)
+                    dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
+                row(g, xb, wb, bias, oh, lo, hi, r0, r1, yr, rr, act, va, vb);
+                for (int64_t ow = hi; ow < g->OW; ow++)
+                    dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
+            } else
+                for (int64_t ow = 0; ow < g->OW; ow++)
+                    dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
+            if (j->e && !trtl_act_is_fast(j->e->act))
+                trtl_epi_act(j->e, yr, g->OW * NB);
+        }
+    }
+}
+
+/* ---- the kernel ------------------------------------------------------------------------------------ */
+static int nc_applies(const trtl_node *n, const trtl_dims *in_dims)
+{
+    const trtl_dims xd = trtl_nchwc_plain_in(n, &in_dims[0]);
+    return n->op == TRTL_OP_NCHWC_CONV && trtl_nchwc_conv_supported(n, &xd);
+}
+
+static trtl_status nc_prepare(const trtl_node *n, void **state)
+{
+    const trtl_conv_params *p = &n->p.conv;
+    const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
+    const int dw = !nc_pointwise(p);
+    const int64_t C = dw ? K : p->kernel.count / K; /* pointwise: [K, C]; depthwise: [C, 1, R, S] */
+    const size_t wcount = (size_t)(dw ? KB * kv * NB : KB * C * NB), bytes = (wcount + (size_t)KB * NB) * sizeof(float);
+    nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
+    float *w = (float *)trtl_aligned_alloc(bytes);
+    if (!st || !w) {
+        trtl_aligned_free(st);
+        trtl_aligned_free(w);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': no memory for packed weights", n->name);
+    }
+    memset(w, 0, bytes);
+    const float *src = (const float *)p->kernel.values, *bias = p->bias.count ? (const float *)p->bias.values : NULL;
+    for (int64_t k = 0; k < K; k++) {
+        if (dw)
+            for (int64_t t = 0; t < kv; t++)
+                w[((k / NB) * kv + t) * NB + k % NB] = src[k * kv + t];
+        else
+            for (int64_t c = 0; c < C; c++)
+                w[((k / NB) * C + c) * NB + k % NB] = src[k * C + c];
+        w[wcount + k] = bias ? bias[k] : 0.0f;
+    }
+    st->w = w;
+    st->b = w + wcount;
+    st->bytes = bytes + sizeof *st;
+    *state = st;
+    return TRTL_OK;
+}
+
+/* The plain weights [K, C/G, R, S] back from the packed ones (the engine then holds only the packed copy). */
+static void nc_unpack(const trtl_node *n, const void *state, void *dst)
+{
+    const nc_state *st = (const nc_state *)state;
+    const trtl_conv_params *p = &n->p.conv;
+    const int64_t K = p->num_output_maps, kv = p->kernel_size.d[0] * p->kernel_size.d[1];
+    const int dw = !nc_pointwise(p);
+    const int64_t C = dw ? K : p->kernel.count / K;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
+            memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / NB) * nt + t) * NB + k % NB],
+                   sizeof(float));
+}
+
+static void nc_release(void *state)
+{
+    nc_state *st = (nc_state *)state;
+    if (st)
+        trtl_aligned_free(st->w);
+    trtl_aligned_free(st);
+}
+
+static size_t nc_state_bytes(const void *state)
+{
+    return state ? ((const nc_state *)state)->bytes : 0;
+}
+
+static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    nc_geom g;
+    if (nc_geom_init(n, &in[0].dims, &out[0].dims, &g) != TRTL_OK)
+        return 0;
+    size_t s = 0;
+    if (g.in_plain)
+        s += (size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
+    if (g.out_plain)
+        s += (size_t)(g.N * g.KB * g.P * NB) * sizeof(float) + 64;
+    return s;
+}
+
+typedef struct edge_job {
+    const nc_geom *g;
+    const float *src, *res;
+    float *dst;
+    const trtl_epilogue *e;
+} edge_job;
+
+static void to_blocked_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const edge_job *j = (const edge_job *)ctx;
+    const nc_geom *g = j->g;
+    const int64_t HW = g->H * g->W;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / g->CB, cb = it % g->CB, c0 = cb * NB;
+        trtl_nchwc8_from_planes(j->src + (n * g->C + c0) * HW, g->C - c0 < NB ? g->C - c0 : NB, HW,
+                                j->dst + it * HW * NB);
+    }
+}
+
+static void to_plain_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const edge_job *j = (const edge_job *)ctx;
+    const nc_geom *g = j->g;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / g->KB, kb = it % g->KB, k0 = kb * NB, nk = g->K - k0 < NB ? g->K - k0 : NB;
+        float *dst = j->dst + (n * g->K + k0) * g->P;
+        trtl_nchwc8_to_planes(j->src + it * g->P * NB, nk, g->P, j->res ? j->res + (n * g->K + k0) * g->P : NULL,
+                              dst);
+        trtl_epi_act(j->e, dst, nk * g->P);
+    }
+}
+
+static trtl_status nc_run(const trtl_kernel_args *a)
+{
+    const trtl_node *nd = a->node;
+    nc_geom g;
+    TRTL_TRY(nc_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    if (!g.N || !g.P || !g.H || !g.W)
+        return TRTL_OK;
+    const nc_state *st = (const nc_state *)a->state;
+    if (!st || a->scratch_size < nc_scratch(nd, a->in, a->out))
+        return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.avx2 was not prepared", nd->name);
+    const float *res = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
+    char *sp = (char *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
+    const float *x = (const float *)a->in[0].data;
+    if (g.in_plain) {
+        float *xb = (float *)sp;
+        sp += ((size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 63) / 64 * 64;
+        edge_job ej = {&g, x, NULL, xb, NULL};
+        trtl_parallel_for(a->pool, g.N * g.CB, 1, to_blocked_task, &ej);
+        x = xb;
+    }
+    float *y = g.out_plain ? (float *)sp : (float *)a->out[0].data;
+    const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
+    const float *rb = g.out_plain ? NULL : res;
+    if (g.dw) {
+        dw_job j = {&g, st, x, rb, y, e};
+        trtl_parallel_for(a->pool, g.N * g.CB, 1, dw_task, &j);
+    } else
+        pw_run(&g, st, x, rb, y, e, a->pool);
+    if (g.out_plain) {
+        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi};
+        trtl_parallel_for(a->pool, g.N * g.KB, 1, to_plain_task, &ej);
+    }
+    return TRTL_OK;
+}
+
+const trtl_kernel trtl_kernel_nchwc_conv_avx2 = {
+    .name = "nchwc_conv.avx2",
+    .op = TRTL_OP_NCHWC_CONV,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = nc_applies,
+    .prepare = nc_prepare,
+    .release = nc_release,
+    .scratch = nc_scratch,
+    .run = nc_run,
+    .unpack = nc_unpack,
+    .state_bytes = nc_state_bytes,
+};

@@ -1,0 +1,251 @@
+"""The blocked channel layout (issue #10): builder pass `nchwc` (csrc/builder/passes/nchwc.c), the internal op
+NCHWC_CONV (csrc/network/ops/nchwc_conv.c, reference csrc/kernels/ref/nchwc_conv.c) and its AVX2 kernel
+nchwc_conv.avx2 (csrc/kernels/x86/nchwc_conv.c) at network level: MobileNetV2-style inverted residual blocks (1x1
+expand, depthwise 3x3 / 5x5 stride 1 / 2, 1x1 project + residual, channel counts with tails past 8), every fused
+activation, batch 2, NaN in the input, dynamic shapes, a plan round trip, built with the pass on and off, each
+compared with float64 numpy; MobileNetV2 and a ResNet bottleneck from torchvision against onnxruntime with the pass
+on and off.  The kernel itself against the reference kernel on random shapes: tests/c/test_kernels.c
+(test_nchwc)."""
+import json
+
+import numpy as np
+import pytest
+
+import trtlite as trt
+
+import refs
+from conftest import assert_close
+
+ACTS = {  # name: (trtlite activation, alpha, beta, float64 numpy)
+    "relu6": (trt.ActivationType.CLIP, 0.0, 6.0, lambda v: np.clip(v, 0.0, 6.0)),
+    "relu": (trt.ActivationType.RELU, 0.0, 0.0, lambda v: np.maximum(v, 0.0)),
+    "sigmoid": (trt.ActivationType.SIGMOID, 0.0, 0.0, lambda v: 1.0 / (1.0 + np.exp(-v))),
+    "leaky": (trt.ActivationType.LEAKY_RELU, 0.1, 0.0, lambda v: np.where(v >= 0, v, 0.1 * v)),
+    "none": (None, 0.0, 0.0, lambda v: v),
+}
+
+
+def _nan_keep(f):
+    def g(v):
+        out = f(v)
+        out[np.isnan(v)] = np.nan
+        return out
+    return g
+
+
+class _Net:
+    """Builds a chain of inverted residual blocks on the network and the float64 reference beside it."""
+
+    def __init__(self, network, rng, x, dynamic):
+        self.net, self.rng = network, rng
+        shape = (-1, x.shape[1], -1, -1) if dynamic else x.shape
+        self.t = network.add_input("x", trt.float32, shape)
+        self.ref = x.astype(np.float64)
+
+    def conv(self, t, ref, K, k, stride, groups, act):
+        C = ref.shape[1]
+        w = (self.rng.standard_normal((K, C // groups, k, k)) / np.sqrt(C // groups * k * k)).astype(np.float32)
+        b = self.rng.standard_normal(K).astype(np.float32) * 0.1
+        layer = self.net.add_convolution_nd(t, K, (k, k), w, b)
+        layer.stride_nd = (stride, stride)
+        layer.padding_nd = (k // 2, k // 2)
+        layer.num_groups = groups
+        out = refs.convolution(ref, w.astype(np.float64), b.astype(np.float64), (stride, stride), (k // 2, k // 2),
+                               (k // 2, k // 2), groups=groups)
+        return self.act(layer.get_output(0), out, act)
+
+    def act(self, t, ref, act):
+        kind, alpha, beta, f = ACTS[act]
+        if kind is None:
+            return t, ref
+        layer = self.net.add_activation(t, kind)
+        layer.alpha, layer.beta = alpha, beta
+        return layer.get_output(0), _nan_keep(f)(ref)
+
+    def block(self, E, Cout, k, stride, act, act_out="none"):
+        """1x1 expand to E + act, depthwise k x k / stride + act, 1x1 project to Cout (+ the block input where the
+        shapes allow), then act_out."""
+        t, ref = self.t, self.ref
+        C = ref.shape[1]
+        h, hr = self.conv(t, ref, E, 1, 1, 1, act)
+        h, hr = self.conv(h, hr, E, k, stride, E, act)
+        h, hr = self.conv(h, hr, Cout, 1, 1, 1, "none")
+        if stride == 1 and Cout == C:
+            h = self.net.add_elementwise(h, t, trt.ElementWiseOperation.SUM).get_output(0)
+            hr = hr + ref
+        self.t, self.ref = self.act(h, hr, act_out)
+
+    def head(self, K, act):
+        self.t, self.ref = self.conv(self.t, self.ref, K, 1, 1, 1, act)
+        self.t.name = "y"
+        self.net.mark_output(self.t)
+
+
+def _chain(rng, N, C, H, W, acts=("relu6", "relu6", "sigmoid"), dynamic=False):
+    """(network maker, input, float64 reference) of three blocks (the second's input a blocked residual) and a head."""
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    x[N - 1, C // 2, H // 2, W // 2] = np.nan
+    holder = {}
+
+    def make(network):
+        m = _Net(network, np.random.default_rng(7), x, dynamic)
+        m.block(3 * C, C, 3, 1, acts[0])
+        m.block(2 * C + 3, C, 5, 1, acts[1], "leaky")
+        m.block(4 * C, C + 5, 3, 2, acts[2])
+        m.head(2 * C + 1, "relu")
+        holder["ref"] = m.ref
+
+    make(trt.Builder(trt.Logger(trt.Logger.WARNING)).create_network(0))  # fills the reference once
+    return make, x, holder["ref"]
+
+
+def _build(make, off=(), profile=None, serialize=True):
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    network = builder.create_network(0)
+    make(network)
+    config = builder.create_builder_config()
+    config.num_threads = 2
+    for p in off:
+        config.set_pass_enabled(p, False)
+    if profile:
+        pr = builder.create_optimization_profile()
+        pr.set_shape(*profile)
+        config.add_optimization_profile(pr)
+    plan = builder.build_serialized_network(network, config)
+    assert plan is not None
+    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    return engine, info["layers"]
+
+
+def _run(engine, x):
+    ctx = engine.create_execution_context()
+    ctx.set_input_shape("x", x.shape)
+    out = np.full(tuple(ctx.get_tensor_shape("y")), 77, np.float32)
+    arrays = {"x": x, "y": out}
+    assert ctx.execute_v2([arrays[engine.get_tensor_name(i)] for i in range(engine.num_io_tensors)])
+    return out
+
+
+# where the pass blocks: AVX2 + FMA without AVX-512 (passes/nchwc.c); test_avx2_path_on_avx512_hosts masks AVX-512
+AVX2 = {"avx2", "fma"} <= set(trt.cpu_features()) and "avx512f" not in trt.cpu_features()
+
+
+def _blocked(layers):
+    return [lay for lay in layers if lay["type"] == "NCHWC_CONV"]
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 14, 14), (2, 13, 9, 11), (1, 24, 28, 28)])
+@pytest.mark.parametrize("acts", [("relu6", "relu6", "sigmoid"), ("relu", "leaky", "relu6")])
+def test_chain_on_and_off(shape, acts):
+    """Pass on: every convolution but none of the plain ones is NCHWC_CONV on AVX2 + FMA machines; on and off both
+    match float64 numpy (NaN included)."""
+    make, x, want = _chain(np.random.default_rng(1), *shape, acts=acts)
+    on, layers_on = _build(make)
+    off, layers_off = _build(make, off=("nchwc",))
+    assert not _blocked(layers_off)
+    assert_close(_run(on, x), want)
+    assert_close(_run(off, x), want)
+    blocked = _blocked(layers_on)
+    if AVX2:  # the 3 x 3 block convolutions and the head; the residual adds fused into the projections
+        assert len(blocked) == 10 and len(layers_on) == 10, [(lay["name"], lay["type"]) for lay in layers_on]
+        assert all(lay["kernel"] == "nchwc_conv.avx2" for lay in blocked), blocked
+    else:  # no blocked kernel for the ISA: the pass leaves the network alone
+        assert not blocked
+
+
+def test_dynamic_shapes_and_other_sizes():
+    """Dynamic batch and map (opt 2 x 16 x 16): runs at 1 x 7 x 9, 2 x 16 x 16 and 3 x 21 x 20 match numpy."""
+    C = 11
+    for N, H, W in ((1, 7, 9), (2, 16, 16), (3, 21, 20)):
+        make, x, want = _chain(np.random.default_rng(N), N, C, H, W, dynamic=True)
+        engine, layers = _build(make, profile=("x", (1, C, 5, 5), (2, C, 16, 16), (3, C, 24, 24)))
+        assert_close(_run(engine, x), want)
+
+
+def test_plan_round_trip_keeps_the_blocked_layers():
+    """A plan with NCHWC_CONV layers deserializes (shape inference re-run on the blocked dims) and computes the same."""
+    make, x, want = _chain(np.random.default_rng(3), 1, 16, 12, 12)
+    engine, layers = _build(make)
+    assert len(_blocked(layers)) == (10 if AVX2 else 0)
+    plan = engine.serialize()
+    again = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
+    assert_close(_run(again, x), want)
+    np.testing.assert_array_equal(_run(again, x), _run(engine, x))
+
+
+def test_network_cannot_add_the_internal_op():
+    assert not hasattr(trt.INetworkDefinition, "add_nchwc_conv")
+
+
+def test_portable_machine_keeps_nchw():
+    """With every SIMD feature masked (TRTL_CPU_MASK=0, in a subprocess) the pass logs that it is skipped and the
+    network computes the same: no blocked kernel, no blocked layer."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np; sys.path.insert(0, %r); import test_nchwc as t\n"
+            "from conftest import assert_close\n"
+            "make, x, want = t._chain(np.random.default_rng(5), 1, 9, 10, 10)\n"
+            "engine, layers = t._build(make)\n"
+            "assert not t._blocked(layers), layers\n"
+            "assert_close(t._run(engine, x), want)\n"
+            "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, TRTL_CPU_MASK="0"))
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+def test_avx2_path_on_avx512_hosts():
+    """With AVX-512 masked off (a subprocess; on an AVX2-only CPU the same run as above) the chain is blocked and
+    matches numpy."""
+    import os
+    import test_conv_pixel_gemm as pg
+    if not {"avx2", "fma"} <= set(trt.cpu_features()):
+        pytest.skip("no AVX2 + FMA")
+    pg.run_without_avx512(
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_nchwc as t\n"
+        "from conftest import assert_close\n"
+        "make, x, want = t._chain(np.random.default_rng(6), 2, 21, 9, 8)\n"
+        "engine, layers = t._build(make)\n"
+        "assert len(t._blocked(layers)) == 10, layers\n"
+        "assert_close(t._run(engine, x), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_pass_is_listed_and_switchable(monkeypatch):
+    assert "nchwc" in [p[0] for p in trt.builder_passes()]
+    make, x, want = _chain(np.random.default_rng(4), 1, 8, 8, 8)
+    monkeypatch.setenv("TRTLITE_DISABLE_PASSES", "nchwc")
+    engine, layers = _build(make)
+    assert not _blocked(layers)
+    assert_close(_run(engine, x), want)
+
+
+@pytest.mark.parametrize("model", ["mobilenet_v2", "resnet50"])
+def test_onnx_models_on_and_off_vs_onnxruntime(model, tmp_path):
+    """MobileNetV2 and ResNet-50 (tests/onnx_torch_models.py, random weights, non-trivial batch norms) through the
+    ONNX parser at 64 x 64, pass on and off, against onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    torch = pytest.importorskip("torch")
+    import onnx_torch_models as tm
+    torch.manual_seed(0)
+    m = getattr(tm, model)()
+    shape = (1, 3, 64, 64)
+    path = str(tmp_path / "m.onnx")
+    torch.onnx.export(m, torch.zeros(shape), path, input_names=["x"], output_names=["y"], opset_version=13,
+                      dynamo=False)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    for off in ((), ("nchwc",)):
+        builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+        network = builder.create_network(0)
+        parser = trt.OnnxParser(network, trt.Logger(trt.Logger.WARNING))
+        with open(path, "rb") as f:
+            assert parser.parse(f.read())
+        config = builder.create_builder_config()
+        for p in off:
+            config.set_pass_enabled(p, False)
+        engine = builder.build_engine(network, config)
+        out = _run(engine, x)
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
