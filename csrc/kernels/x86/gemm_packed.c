@@ -45,11 +45,53 @@ typedef struct ukr_args {
     int flags;
     int32_t act; /* fast activation or TRTL_ACT_NONE */
     float alpha, beta;
-    const char *pf; /* AVX-512 row tiles: cache lines to prefetch into L2, one a depth step */
-    int64_t pf_lines;
+    /* row tiles: pf_lines cache lines to prefetch into L2, one a depth step, from line pf_col of the stream row at
+     * pf; a stream row has pf_rl lines, rows are pf_rs bytes apart (pf_stream) */
+    const char *pf;
+    int64_t pf_col, pf_lines, pf_rl, pf_rs;
 } ukr_args;
 
 typedef void (*ukr_fn)(const ukr_args *u);
+
+/* A prefetch stream: `rows` rows of rl cache lines each from the 64-byte aligned `base`, rows rs bytes apart (a
+ * contiguous block is one row). */
+typedef struct pf_stream {
+    const char *base;
+    int64_t lines, rl, rs;
+} pf_stream;
+
+static pf_stream pf_stream_make(const void *p, int64_t rows, int64_t row_bytes, int64_t stride)
+{
+    pf_stream s = {NULL, 0, 1, 0};
+    if (!p || rows < 1 || row_bytes < 1)
+        return s;
+    const uintptr_t a = (uintptr_t)p & ~(uintptr_t)63;
+    s.base = (const char *)a;
+    s.rl = ((int64_t)((uintptr_t)p - a) + row_bytes + 63) / 64;
+    s.lines = rows * s.rl;
+    s.rs = stride;
+    return s;
+}
+
+/* Points u at lines [l0, l1) of stream s (none: s.base NULL). */
+static void pf_share(ukr_args *u, const pf_stream *s, int64_t l0, int64_t l1)
+{
+    u->pf = s->base ? s->base + (l0 / s->rl) * s->rs : NULL;
+    u->pf_col = l0 % s->rl;
+    u->pf_lines = s->base ? l1 - l0 : 0;
+    u->pf_rl = s->rl;
+    u->pf_rs = s->rs;
+}
+
+/* One line of u's stream into L2; (row, col) moves to the next line. */
+static inline __attribute__((always_inline)) void pf_line(const ukr_args *u, const char **row, int64_t *col)
+{
+    _mm_prefetch(*row + 64 * *col, _MM_HINT_T1);
+    if (++*col == u->pf_rl) {
+        *col = 0;
+        *row += u->pf_rs;
+    }
+}
 
 trtl_gemm_isa trtl_gemm_isa_best(void)
 {
@@ -62,6 +104,26 @@ trtl_gemm_isa trtl_gemm_isa_best(void)
 
 int trtl_gemm_mr(trtl_gemm_isa isa) { return isa == TRTL_GEMM_AVX512 ? AVX512_MR : AVX2_MR; }
 int trtl_gemm_nr(trtl_gemm_isa isa) { return isa == TRTL_GEMM_AVX512 ? AVX512_NR : AVX2_NR; }
+
+/* Row r of the C tile (`bytes` of it from its first column) and, with `res`, of the residual into L1: the row
+ * tiles issue one row a depth step over their first R steps.  C rows are ldc apart, so the hardware prefetcher
+ * does not see them, and a tile over a map larger than L2 would otherwise wait on a miss per row at its store
+ * (AVX2 and AVX-512 row tiles alike). */
+static inline __attribute__((always_inline)) void pf_tile_row(const ukr_args *u, int r, const int bytes, int res)
+{
+    const char *cp = (const char *)(u->c + r * u->ldc);
+    _mm_prefetch(cp, _MM_HINT_T0);
+    _mm_prefetch(cp + bytes - 4, _MM_HINT_T0);
+    if (bytes > 64)
+        _mm_prefetch(cp + 64, _MM_HINT_T0);
+    if (res) {
+        const char *rp = (const char *)(u->res + r * u->ldr);
+        _mm_prefetch(rp, _MM_HINT_T0);
+        _mm_prefetch(rp + bytes - 4, _MM_HINT_T0);
+        if (bytes > 64)
+            _mm_prefetch(rp + 64, _MM_HINT_T0);
+    }
+}
 
 /* ---- AVX2 ------------------------------------------------------------------------------------ */
 
@@ -158,10 +220,21 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
         b += BS;                                                                                                  \
     } while (0)
     int64_t k = u->kc;
-    /* the caller's prefetch stream, one line a depth step (as the AVX-512 tiles) */
+    /* the C tile's rows (and the residual's on the last block) first, then the caller's prefetch stream, one line a
+     * depth step (as the AVX-512 tiles) */
+    const int pre_res = (u->flags & TRTL_GEMM_LAST) && u->res;
+    if (k >= R) {
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            pf_tile_row(u, r, 32 * NV, pre_res);
+            UKR256_STEP;
+        }
+        k -= R;
+    }
     const char *pf = u->pf;
-    for (int64_t pf_n = u->pf_lines; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
-        _mm_prefetch(pf, _MM_HINT_T1);
+    int64_t pf_col = u->pf_col;
+    for (int64_t pf_n = u->pf_lines; k > 0 && pf_n > 0; k--, pf_n--) {
+        pf_line(u, &pf, &pf_col);
         UKR256_STEP;
     }
     for (; k > 0; k--)
@@ -296,34 +369,21 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(
         a += AVX512_MR;                                                                                           \
         b += AVX512_NR;                                                                                           \
     } while (0)
-    /* The first R depth steps each prefetch one row of the C tile (and of the residual on the last
-     * block): C rows are ldc apart, so the hardware prefetcher does not see them, and a tile over a
-     * map larger than L2 would otherwise wait on a miss per row at its store. */
+    /* the first R depth steps prefetch the C tile's rows (pf_tile_row) */
     const int pre_res = (u->flags & TRTL_GEMM_LAST) && u->res;
     if (k >= R) {
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
-            const char *cp = (const char *)(u->c + r * u->ldc);
-            _mm_prefetch(cp, _MM_HINT_T0);
-            _mm_prefetch(cp + 64 * NV - 4, _MM_HINT_T0);
-            if (NV > 1)
-                _mm_prefetch(cp + 64, _MM_HINT_T0);
-            if (pre_res) {
-                const char *rp = (const char *)(u->res + r * u->ldr);
-                _mm_prefetch(rp, _MM_HINT_T0);
-                _mm_prefetch(rp + 64 * NV - 4, _MM_HINT_T0);
-                if (NV > 1)
-                    _mm_prefetch(rp + 64, _MM_HINT_T0);
-            }
+            pf_tile_row(u, r, 64 * NV, pre_res);
             UKR512_STEP;
         }
         k -= R;
     }
     /* the caller's prefetch stream (the operand block it reads next), one line a depth step */
     const char *pf = u->pf;
-    int64_t pf_n = u->pf_lines;
-    for (; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
-        _mm_prefetch(pf, _MM_HINT_T1);
+    int64_t pf_n = u->pf_lines, pf_col = u->pf_col;
+    for (; k > 0 && pf_n > 0; k--, pf_n--) {
+        pf_line(u, &pf, &pf_col);
         UKR512_STEP;
     }
     for (; k > 0; k--)
@@ -566,7 +626,7 @@ static void skip_cols(ukr_args *u, int n)
 /* Every tile of the block: row panels outside (the A micro-panel stays in L1), B tiles inside. */
 static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, const float *a, int64_t a_stride,
                         const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
-                        const char *pf_next, int64_t pf_next_lines, int spread)
+                        const pf_stream *next, int spread)
 {
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
     const int64_t ntiles = (N + nr - 1) / nr, npanels = (M + mr - 1) / mr;
@@ -577,18 +637,19 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
          * would otherwise come from L3 in a burst at the next panel's first tile), or on the last
          * panel the caller's stream; the lines are spread evenly over the tiles.  spread: the
          * caller's stream is spread over every panel instead (A is already in cache). */
-        const char *pf = i + mr < M ? (const char *)(u->a + a_stride) : pf_next;
-        int64_t pf_total = i + mr < M ? (u->kc * mr * (int64_t)sizeof(float) + 63) / 64 : pf_next_lines;
+        pf_stream an = pf_stream_make(u->a + a_stride, 1, u->kc * mr * (int64_t)sizeof(float), 0);
+        const pf_stream *pf = i + mr < M ? &an : next;
+        int64_t pl0 = 0, pl1 = pf->lines; /* this panel's share of pf */
         if (spread) {
-            const int64_t p = i / mr, l0 = pf_next_lines * p / npanels;
-            pf = pf_next ? pf_next + 64 * l0 : NULL;
-            pf_total = pf_next_lines * (p + 1) / npanels - l0;
+            const int64_t p = i / mr;
+            pf = next;
+            pl0 = next->lines * p / npanels;
+            pl1 = next->lines * (p + 1) / npanels;
         }
         for (int64_t j = 0; j < N; j += nr) {
             const int cols = N - j < nr ? (int)(N - j) : nr;
-            const int64_t t = j / nr, l0 = pf_total * t / ntiles, l1 = pf_total * (t + 1) / ntiles;
-            u->pf = pf ? pf + 64 * l0 : NULL;
-            u->pf_lines = pf ? l1 - l0 : 0;
+            const int64_t t = j / nr;
+            pf_share(u, pf, pl0 + (pl1 - pl0) * t / ntiles, pl0 + (pl1 - pl0) * (t + 1) / ntiles);
             u->b = b + (j / nr) * b_stride;
             u->cols = cols;
             at_tile(u, e, i, j, c, ldc);
@@ -629,7 +690,7 @@ void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const 
 
 static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
                       const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
-                      const void *pf, int64_t pf_bytes, int spread)
+                      const pf_stream *pf, int spread)
 {
     const int nr = trtl_gemm_nr(isa);
     const int last = (flags & TRTL_GEMM_LAST) && e;
@@ -657,8 +718,7 @@ static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const
                 (u.cols > 8 ? gemv256_2 : gemv256_1)(&u);
         }
     } else {
-        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, (const char *)pf,
-                    pf ? (pf_bytes + 63) / 64 : 0, spread);
+        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, pf, spread);
     }
     if (slow_act) {
         const trtl_epilogue act = {e->act, e->alpha, e->beta, 0};
@@ -671,12 +731,23 @@ void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, con
                         const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
                         const void *pf, int64_t pf_bytes)
 {
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, pf, pf_bytes, 0);
+    const pf_stream s = pf_stream_make(pf, 1, pf_bytes, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 0);
 }
 
 void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a,
                                int64_t a_stride, const float *b, int64_t b_stride, float *c, int64_t ldc,
                                const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes)
 {
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, pf, pf_bytes, 1);
+    const pf_stream s = pf_stream_make(pf, 1, pf_bytes, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1);
+}
+
+void trtl_gemm_block_pf_rows(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                             const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
+                             int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
+                             int64_t pf_row_stride)
+{
+    const pf_stream s = pf_stream_make(pf, pf_rows, pf_row_bytes, pf_row_stride);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1);
 }

@@ -88,4 +88,12 @@ void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t 
                                int64_t a_stride, const float *b, int64_t b_stride, float *c, int64_t ldc,
                                const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes);
 
+/* trtl_gemm_block_pf_spread whose stream is pf_rows rows of pf_row_bytes bytes from pf, rows pf_row_stride bytes
+ * apart: e.g. the activation rows a convolution packs next (rows of a plane far apart, each a short run that the
+ * hardware prefetcher would only follow after a few misses), fetched while this block computes. */
+void trtl_gemm_block_pf_rows(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                             const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
+                             int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
+                             int64_t pf_row_stride);
+
 #endif
