@@ -872,6 +872,8 @@ static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
         {2, 9, 14, 1, 70, 1, 3, 1, 1, 1, 0, 1, 0},    /* 1-D */
         {1, 4, 13, 1, 6, 7, 3, 3, 1, 1, 0, 2, 0},     /* stride 3 (bounds-checked rows) */
         {1, 4, 13, 1, 6, 7, 3, 1, 1, 1, 0, 3, 0},     /* 3-D (W used for the 2 inner dims) */
+        {2, 700, 29, 1, 21, 23, 1, 1, 1, 0, 0, 2, 0}, /* 1x1 direct, packing tiles: 2 depth blocks, panels, tails */
+        {1, 40, 5, 1, 30, 31, 1, 1, 1, 0, 0, 2, 0},   /* 1x1 direct, packing tiles of fewer rows than a panel */
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
         /* every activation x residual on the cheap shapes, a sample elsewhere */
@@ -4029,11 +4031,14 @@ static void test_conv_1x1_block(int ncases)
         {3, 9, 4, 1, 9, 10, 1, 3, 2, 2, 0},    {1, 256, 33, 1, 14, 14, 1, 2, 2, 2, 0}, {1, 3, 70, 1, 2, 2, 1, 1, 1, 2, 0},
     };
     {
-        static const struct { int64_t k, s, pad, G; int want; } ap[] = {
-            {1, 1, 0, 1, 1}, {1, 2, 0, 1, 1}, {1, 3, 0, 1, 1}, {1, 1, 1, 1, 0}, {3, 1, 0, 1, 0}, {1, 1, 0, 2, 0}};
+        /* post: post-padding (pre-padding is pad): outputs past the input (a bad read before the check) */
+        static const struct { int64_t k, s, pad, G; int want; int64_t post; } ap[] = {
+            {1, 1, 0, 1, 1, 0}, {1, 2, 0, 1, 1, 0}, {1, 3, 0, 1, 1, 0}, {1, 1, 1, 1, 0, 1}, {3, 1, 0, 1, 0, 0},
+            {1, 1, 0, 2, 0, 0}, {1, 1, 0, 1, 0, 1}, {1, 2, 0, 1, 0, 1}, {1, 3, 0, 1, 0, 1}};
         for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
             trtl_node nd = {0};
             int64_t k[2] = {ap[i].k, ap[i].k}, st[2] = {ap[i].s, ap[i].s}, pad[2] = {ap[i].pad, ap[i].pad};
+            int64_t post[2] = {ap[i].post, ap[i].post};
             int64_t one[2] = {1, 1}, xd[4] = {1, 8, 12, 12};
             nd.op = TRTL_OP_CONVOLUTION;
             nd.name = "conv";
@@ -4042,13 +4047,15 @@ static void test_conv_1x1_block(int ncases)
             nd.p.conv.kernel_size = dims(2, k);
             nd.p.conv.stride = dims(2, st);
             nd.p.conv.dilation = dims(2, one);
-            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, pad);
+            nd.p.conv.pre_padding = dims(2, pad);
+            nd.p.conv.post_padding = dims(2, post);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 8 / ap[i].G * ap[i].k * ap[i].k};
             trtl_dims xdims = dims(4, xd);
             if (trtl_kernel_conv_1x1_block.applies(&nd, &xdims) != ap[i].want) {
-                fprintf(stderr, "FAIL convolution.1x1_block applies() on k=%lld s=%lld pad=%lld G=%lld: %d, want %d\n",
-                        (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, (long long)ap[i].G, !ap[i].want,
-                        ap[i].want);
+                fprintf(stderr,
+                        "FAIL convolution.1x1_block applies() on k=%lld s=%lld pad=%lld/%lld G=%lld: %d, want %d\n",
+                        (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, (long long)ap[i].post,
+                        (long long)ap[i].G, !ap[i].want, ap[i].want);
                 g_failures++;
                 return;
             }

@@ -216,7 +216,9 @@ static cg_pf next_rows(const cg_job *j, int64_t it, int64_t end, int64_t k0)
     const trtl_conv_geom *g = j->g;
     const cg_plan *pl = j->pl;
     cg_pf pf = {NULL, 0, 0};
-    if (!g->direct)
+    /* one pixel panel (small maps): the activations are few and likely in L2 already, the weights are the stream
+     * that matters, and a caller's stream would take the place of the next-A-panel prefetch (block_tiles) */
+    if (!g->direct || pl->npanels < 2)
         return pf;
     if (k0 + pl->kc >= g->ckk) {
         if (++it >= end)
