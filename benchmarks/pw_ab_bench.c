@@ -12,7 +12,11 @@
  * 64 MiB are written before every run, so weights and activations come from memory as in a network whose weights
  * exceed the caches.  Also ResNet-50's and YOLO's 1x1 shapes (stride 2 shortcuts, SiLU).  A/B of two builds of one
  * kernel in one process: compile the variant with -Dtrtl_kernel_conv_1x1_block=trtl_kernel_conv_1x1_block_alt (and
- * its settings) into an object and link it in; it is timed as "(alt)" next to the library's kernels.
+ * its settings) into an object and link it in; it is timed as "(alt)" next to the library's kernels.  The same for
+ * trtl_kernel_conv_packed_gemm_alt and trtl_kernel_conv_1x1_direct_alt (an object set whose other global symbols are
+ * renamed too, e.g. with objcopy --redefine-syms, so that they do not interpose the library's).  --kernels a,b: time
+ * only the kernels whose names contain one of the comma-separated strings.  After the times, each kernel's median
+ * paired ratio to the first one timed ("x1.050": 5% slower).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +35,45 @@ extern const trtl_kernel trtl_kernel_conv_1x1_block;
 /* A variant of a kernel under test, linked in from an object built with -Dtrtl_kernel_conv_1x1_block=
  * trtl_kernel_conv_1x1_block_alt and other settings (absent: not timed). */
 extern const trtl_kernel trtl_kernel_conv_1x1_block_alt __attribute__((weak));
+extern const trtl_kernel trtl_kernel_conv_1x1_direct_alt __attribute__((weak));
+extern const trtl_kernel trtl_kernel_conv_packed_gemm_alt __attribute__((weak));
 
 static int g_threads = 1, g_reps = 20, g_cold;
 static trtl_threadpool *g_pool;
-static const char *g_filter;
+static const char *g_filter, *g_kernels;
+
+/* Kernel k is timed: linked in and, with --kernels, named there. */
+static int want_kernel(const trtl_kernel *k)
+{
+    if (!k)
+        return 0;
+    if (!g_kernels)
+        return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", g_kernels);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        if (strstr(k->name, tok))
+            return 1;
+    return 0;
+}
 
 /* Minimum CPU (no pool) or wall time over g_reps runs of each of the nk kernels, the kernels taking turns run by run
  * (A/B interleaved, so that a loaded machine's slow phases hit every kernel alike); with --cold each run comes after
- * 64 MiB of writes evicting the caches.  t[i] < 0: kernel i does not apply or failed. */
-static void time_all(const trtl_kernel *const *ks, int nk, trtl_node *nd, const trtl_tensor_view *in,
-                     trtl_tensor_view *out, double *t)
+ * 64 MiB of writes evicting the caches.  t[i] < 0: kernel i does not apply or failed.  ratio[i]: the median over
+ * the runs of kernel i's time over kernel 0's in the same round (a paired estimate that a loaded machine's phases,
+ * which move every minimum, disturb less). */
+static int cmp_double(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void time_all(const trtl_kernel *const *ks, int nk, trtl_node *nd, const trtl_tensor_view *in,
+                     trtl_tensor_view *out, double *t, double *ratio)
+{
+    double *rr = calloc((size_t)g_reps * 8, sizeof(double));
+    if (!rr)
+        return;
     static float *evict;
     const int64_t ne = 16 << 20;
     if (g_cold && !evict && !(evict = malloc((size_t)ne * sizeof(float))))
@@ -71,7 +103,18 @@ static void time_all(const trtl_kernel *const *ks, int nk, trtl_node *nd, const 
             ks[i]->run(&a[i]);
             double dt = bench_clock_s(clk) - t0;
             t[i] = dt < t[i] ? dt : t[i];
+            rr[i * g_reps + r] = dt;
         }
+    for (int i = nk - 1; i >= 0; i--) {
+        ratio[i] = -1;
+        if (t[i] < 0 || t[0] < 0)
+            continue;
+        for (int r = 0; r < g_reps; r++)
+            rr[i * g_reps + r] /= rr[r];
+        qsort(rr + i * g_reps, (size_t)g_reps, sizeof(double), cmp_double);
+        ratio[i] = rr[i * g_reps + g_reps / 2];
+    }
+    free(rr);
     for (int i = 0; i < nk; i++) {
         if (ks[i]->release && state[i])
             ks[i]->release(state[i]);
@@ -110,16 +153,30 @@ static void bench_pws(const char *name, int64_t C, int64_t K, int64_t H, int s, 
     trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
     double flops = 2.0 * (double)K * (double)C * (double)(H * H);
-    const trtl_kernel *ks[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_pixel_gemm,
-                               &trtl_kernel_conv_im2col_sgemm, &trtl_kernel_conv_1x1_direct,
-                               &trtl_kernel_conv_1x1_block, &trtl_kernel_conv_1x1_block_alt};
-    const int nk = (int)(sizeof ks / sizeof ks[0]) - !ks[sizeof ks / sizeof ks[0] - 1];
-    double t[8];
-    time_all(ks, nk, &nd, in, &out, t);
+    const trtl_kernel *all[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_packed_gemm_alt,
+                                &trtl_kernel_conv_pixel_gemm, &trtl_kernel_conv_im2col_sgemm,
+                                &trtl_kernel_conv_1x1_direct, &trtl_kernel_conv_1x1_direct_alt,
+                                &trtl_kernel_conv_1x1_block, &trtl_kernel_conv_1x1_block_alt};
+    const trtl_kernel *ks[8];
+    int nk = 0;
+    for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++)
+        if (want_kernel(all[i]))
+            ks[nk++] = all[i];
+    double t[8], ratio[8];
+    time_all(ks, nk, &nd, in, &out, t, ratio);
     printf("%-24s %6.1f MFLOP", name, flops / 1e6);
     for (int i = 0; i < nk; i++)
         if (t[i] > 0)
-            printf(" | %s%s %6.1f us %4.0f GF/s", ks[i]->name + 12, i == nk - 1 && ks[i] != &trtl_kernel_conv_1x1_block ? "(alt)" : "", t[i] * 1e6, flops / t[i] / 1e9);
+            printf(" | %s%s %6.1f us %4.0f GF/s", ks[i]->name + 12,
+                   ks[i] == &trtl_kernel_conv_1x1_block_alt || ks[i] == &trtl_kernel_conv_1x1_direct_alt ||
+                           ks[i] == &trtl_kernel_conv_packed_gemm_alt
+                       ? "(alt)"
+                       : "",
+                   t[i] * 1e6, flops / t[i] / 1e9);
+    if (nk > 1 && t[0] > 0)
+        for (int i = 1; i < nk; i++)
+            if (t[i] > 0)
+                printf(" | x%.3f", ratio[i]);
     printf("\n");
     fflush(stdout);
     free(w);
@@ -141,6 +198,8 @@ int main(int argc, char **argv)
             g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cold"))
             g_cold = 1;
+        else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
+            g_kernels = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
         else

@@ -35,6 +35,7 @@
 #include "kernels/inplace.h"
 #include "kernels/qlinear_fp32.h"
 #include "kernels/nchwc.h"
+#include "kernels/x86/gemm_packed.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -896,6 +897,8 @@ static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
         {2, 9, 14, 1, 70, 1, 3, 1, 1, 1, 0, 1, 0},    /* 1-D */
         {1, 4, 13, 1, 6, 7, 3, 3, 1, 1, 0, 2, 0},     /* stride 3 (bounds-checked rows) */
         {1, 4, 13, 1, 6, 7, 3, 1, 1, 1, 0, 3, 0},     /* 3-D (W used for the 2 inner dims) */
+        {2, 700, 29, 1, 21, 23, 1, 1, 1, 0, 0, 2, 0}, /* 1x1 direct, packing tiles: 2 depth blocks, panels, tails */
+        {1, 40, 5, 1, 30, 31, 1, 1, 1, 0, 0, 2, 0},   /* 1x1 direct, packing tiles of fewer rows than a panel */
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
         /* every activation x residual on the cheap shapes, a sample elsewhere */
@@ -1005,6 +1008,51 @@ static void test_fc_stealing(void)
                 return;
 }
 
+/* trtl_gemm_block_pack (B packed by the first row panel's tiles) against trtl_gemm_pack_b + trtl_gemm_block on the
+ * variant prepare() would pick: the same FMAs in the same order, so C and the packed tiles must match bit for bit.
+ * Random M (row tails, one row with TRTL_GEMM_A_ROW), N (whole and partial tiles), depth, accumulate / epilogue
+ * flags, with and without a prefetch stream.  Its own random stream, so the other tests' draws do not move. */
+static void test_gemm_block_pack(void)
+{
+    uint64_t saved = g_rng;
+    g_rng = 0x9e3779b97f4a7c15ull;
+    const trtl_gemm_isa isa = trtl_gemm_isa_best();
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
+    for (int it = 0; it < 60; it++) {
+        const int64_t M = it % 7 == 0 ? 1 : rint_in(1, 3 * mr + 1), N = rint_in(1, 5 * nr + 3), kc = rint_in(1, 70);
+        const int64_t srs = N + rint_in(0, 9), ldc = N + rint_in(0, 5), ts = kc * nr + 16, nt = (N + nr - 1) / nr;
+        const int flags = (it % 3 == 1 ? TRTL_GEMM_ACC : 0) | (it % 2 ? TRTL_GEMM_LAST : 0) |
+                          (M == 1 && it % 2 ? TRTL_GEMM_A_ROW : 0);
+        float *w = rand_buf(M * kc), *src = rand_buf(kc * srs), *bias = rand_buf(M), *res = rand_buf(M * ldc);
+        float *c1 = rand_buf(M * ldc), *c2 = malloc((size_t)(M * ldc) * sizeof(float));
+        float *a = malloc((size_t)trtl_gemm_packed_a_size(isa, M, kc) * sizeof(float));
+        float *b1 = nan_buf(nt * ts), *b2 = nan_buf(nt * ts);
+        memcpy(c2, c1, (size_t)(M * ldc) * sizeof(float));
+        if (flags & TRTL_GEMM_A_ROW)
+            memcpy(a, w, (size_t)kc * sizeof(float));
+        else
+            trtl_gemm_pack_a(isa, w, kc, 1, M, kc, a);
+        const trtl_gemm_epi e = {bias, NULL, res, ldc, TRTL_ACT_RELU, 0.0f, 0.0f};
+        trtl_gemm_pack_b(isa, src, srs, 1, kc, N, b1, ts);
+        trtl_gemm_block(isa, M, N, kc, a, kc * mr, b1, ts, c1, ldc, &e, flags);
+        trtl_gemm_block_pack(isa, M, N, kc, a, kc * mr, src, srs, b2, ts, c2, ldc, &e, flags, it % 4 ? src : NULL,
+                             kc, N * (int64_t)sizeof(float), srs * (int64_t)sizeof(float));
+        int bad = memcmp(c1, c2, (size_t)(M * ldc) * sizeof(float)) != 0;
+        for (int64_t t = 0; t < nt && !bad; t++)
+            bad = memcmp(b1 + t * ts, b2 + t * ts, (size_t)(kc * nr) * sizeof(float)) != 0;
+        if (bad) {
+            fprintf(stderr, "MISMATCH trtl_gemm_block_pack isa %d M=%lld N=%lld kc=%lld flags=%d: C or packed B differs\n",
+                    (int)isa, (long long)M, (long long)N, (long long)kc, flags);
+            g_failures++;
+        }
+        g_cases++;
+        free(w), free(src), free(bias), free(res), free(c1), free(c2), free(a), free(b1), free(b2);
+        if (bad)
+            break;
+    }
+    g_rng = saved;
+}
+
 /* The packed kernels on the widest variant this CPU has, then on AVX2 (AVX-512 masked off):
  * prepare() picks the variant, so both layouts and both sets of microkernels are checked. */
 static void test_packed_gemm(int ncases)
@@ -1018,6 +1066,7 @@ static void test_packed_gemm(int ncases)
         test_conv_packed_fixed(&trtl_kernel_conv_packed_gemm, pass == 0);
         test_conv_kernel(&trtl_kernel_conv_packed_gemm, 0, pass == 0 ? ncases : ncases / 2);
         test_fc_packed(pass == 0 ? ncases : ncases / 2);
+        test_gemm_block_pack();
     }
     trtl_cpu_set_mask(~0u);
 }
@@ -4163,11 +4212,14 @@ static void test_conv_1x1_block(int ncases)
         {3, 9, 4, 1, 9, 10, 1, 3, 2, 2, 0},    {1, 256, 33, 1, 14, 14, 1, 2, 2, 2, 0}, {1, 3, 70, 1, 2, 2, 1, 1, 1, 2, 0},
     };
     {
-        static const struct { int64_t k, s, pad, G; int want; } ap[] = {
-            {1, 1, 0, 1, 1}, {1, 2, 0, 1, 1}, {1, 3, 0, 1, 1}, {1, 1, 1, 1, 0}, {3, 1, 0, 1, 0}, {1, 1, 0, 2, 0}};
+        /* post: post-padding (pre-padding is pad): outputs past the input (a bad read before the check) */
+        static const struct { int64_t k, s, pad, G; int want; int64_t post; } ap[] = {
+            {1, 1, 0, 1, 1, 0}, {1, 2, 0, 1, 1, 0}, {1, 3, 0, 1, 1, 0}, {1, 1, 1, 1, 0, 1}, {3, 1, 0, 1, 0, 0},
+            {1, 1, 0, 2, 0, 0}, {1, 1, 0, 1, 0, 1}, {1, 2, 0, 1, 0, 1}, {1, 3, 0, 1, 0, 1}};
         for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
             trtl_node nd = {0};
             int64_t k[2] = {ap[i].k, ap[i].k}, st[2] = {ap[i].s, ap[i].s}, pad[2] = {ap[i].pad, ap[i].pad};
+            int64_t post[2] = {ap[i].post, ap[i].post};
             int64_t one[2] = {1, 1}, xd[4] = {1, 8, 12, 12};
             nd.op = TRTL_OP_CONVOLUTION;
             nd.name = "conv";
@@ -4176,13 +4228,15 @@ static void test_conv_1x1_block(int ncases)
             nd.p.conv.kernel_size = dims(2, k);
             nd.p.conv.stride = dims(2, st);
             nd.p.conv.dilation = dims(2, one);
-            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, pad);
+            nd.p.conv.pre_padding = dims(2, pad);
+            nd.p.conv.post_padding = dims(2, post);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 8 / ap[i].G * ap[i].k * ap[i].k};
             trtl_dims xdims = dims(4, xd);
             if (trtl_kernel_conv_1x1_block.applies(&nd, &xdims) != ap[i].want) {
-                fprintf(stderr, "FAIL convolution.1x1_block applies() on k=%lld s=%lld pad=%lld G=%lld: %d, want %d\n",
-                        (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, (long long)ap[i].G, !ap[i].want,
-                        ap[i].want);
+                fprintf(stderr,
+                        "FAIL convolution.1x1_block applies() on k=%lld s=%lld pad=%lld/%lld G=%lld: %d, want %d\n",
+                        (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, (long long)ap[i].post,
+                        (long long)ap[i].G, !ap[i].want, ap[i].want);
                 g_failures++;
                 return;
             }

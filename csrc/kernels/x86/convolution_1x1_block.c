@@ -88,8 +88,9 @@ static int pb_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dim
     }
     if (cg.G != 1 || cg.kvol != 1)
         return 0;
-    for (int d = 0; d < 3; d++) /* no padding: none before, and no output past the input (post padding) */
-        if (cg.pad[d] != 0 || (cg.out[d] - 1) * cg.s[d] > cg.in[d] - 1)
+    for (int d = 0; d < 3; d++) /* no pre-padding, and no post-padding that outputs past the input (cg.pad is the
+                                  * pre-padding only: a 1x1 window at (out - 1) * s must lie in the input) */
+        if (cg.pad[d] != 0 || (cg.out[d] - 1) * cg.s[d] >= cg.in[d])
             return 0;
     memset(g, 0, sizeof *g);
     g->N = cg.N;

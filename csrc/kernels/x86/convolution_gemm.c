@@ -176,9 +176,16 @@ typedef struct cg_job {
     int64_t items, n, grp; /* channel mode: the current image and group */
 } cg_job;
 
-/* Rows [m0, m1) of group grp's output for pixels [p0, p0 + pw), depth block [k0, k0 + kc). */
+/* Activation rows to prefetch while a block computes (pf_rows rows of pf_cols floats, in_sp apart; none: NULL). */
+typedef struct cg_pf {
+    const float *x;
+    int64_t rows, cols;
+} cg_pf;
+
+/* Rows [m0, m1) of group grp's output for pixels [p0, p0 + pw), depth block [k0, k0 + kc).  src (or NULL): B not
+ * packed yet, its rows src + d * in_sp (1x1 stride 1: activation rows), packed into b by the first row panel. */
 static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pw,
-                      int64_t k0, int64_t kc, const float *b, int64_t b_stride)
+                      int64_t k0, int64_t kc, const float *b, int64_t b_stride, const cg_pf *pf, const float *src)
 {
     const trtl_conv_geom *g = j->g;
     const cg_state *st = j->st;
@@ -188,7 +195,44 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
     trtl_gemm_epi e = {j->bias ? j->bias + ch0 : NULL, NULL, j->res ? j->res + off : NULL, g->P,
                        j->epi->act, j->epi->alpha, j->epi->beta};
     const float *a = st->a + grp * st->group_floats + (m0 / mr) * g->ckk * mr + k0 * mr;
-    trtl_gemm_block(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags);
+    if (src)
+        trtl_gemm_block_pack(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, g->in_sp, (float *)b, b_stride,
+                             j->y + off, g->P, &e, flags, pf ? pf->x : NULL, pf ? pf->rows : 0,
+                             pf ? pf->cols * (int64_t)sizeof(float) : 0, g->in_sp * (int64_t)sizeof(float));
+    else if (pf && pf->x)
+        trtl_gemm_block_pf_rows(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags,
+                                pf->x, pf->rows, pf->cols * (int64_t)sizeof(float),
+                                g->in_sp * (int64_t)sizeof(float));
+    else
+        trtl_gemm_block(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags);
+}
+
+/* Panel mode, 1x1 stride-1 convolutions (B rows are activation rows, packed by copies): the rows the slot packs
+ * after depth block k0 of item it (the item's next depth block, else the first of item it + 1 < end), fetched
+ * into L2 while the block computes.  A panel's rows are short runs a plane apart that the hardware prefetcher
+ * follows late, so a copy of them otherwise waits on memory (~20% of ResNet-50's 256->64 56x56 layer). */
+static cg_pf next_rows(const cg_job *j, int64_t it, int64_t end, int64_t k0)
+{
+    const trtl_conv_geom *g = j->g;
+    const cg_plan *pl = j->pl;
+    cg_pf pf = {NULL, 0, 0};
+    /* one pixel panel (small maps): the activations are few and likely in L2 already, the weights are the stream
+     * that matters, and a caller's stream would take the place of the next-A-panel prefetch (block_tiles) */
+    if (!g->direct || pl->npanels < 2)
+        return pf;
+    if (k0 + pl->kc >= g->ckk) {
+        if (++it >= end)
+            return pf;
+        k0 = 0;
+    } else {
+        k0 += pl->kc;
+    }
+    int64_t panel = it % pl->npanels, grp = (it / pl->npanels) % g->G, n = it / pl->npanels / g->G;
+    int64_t p0 = panel * pl->pw;
+    pf.x = j->x + (n * g->C + grp * g->Cg + k0) * g->in_sp + p0;
+    pf.rows = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
+    pf.cols = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
+    return pf;
 }
 
 static void panel_slots(void *ctx, int64_t sb, int64_t se, int thread)
@@ -209,8 +253,13 @@ static void panel_slots(void *ctx, int64_t sb, int64_t se, int thread)
             trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
             for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
                 int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
+                const cg_pf pf = next_rows(j, it, end, k0);
+                if (g->direct) { /* the activation rows are B's rows: packed by the first row panel's tiles */
+                    run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
+                    continue;
+                }
                 trtl_cg_pack_rows(&pk, k0, k0 + kc, bbuf);
-                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts);
+                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, NULL);
             }
         }
     }
@@ -257,7 +306,7 @@ static void shared_gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
             for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
                 int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
                 const float *b = j->scratch + (p0 / nr) * tile_stride(g->ckk, nr) + k0 * nr;
-                run_block(j, j->n, j->grp, m0, m1, p0, pw, k0, kc, b, tile_stride(g->ckk, nr));
+                run_block(j, j->n, j->grp, m0, m1, p0, pw, k0, kc, b, tile_stride(g->ckk, nr), NULL, NULL);
             }
         }
     }

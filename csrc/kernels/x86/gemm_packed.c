@@ -31,6 +31,12 @@
 #endif
 #define AVX512_NV 2
 #define AVX512_NR (16 * AVX512_NV)
+#ifndef PK_AHEAD_TILES
+#define PK_AHEAD_TILES 2 /* packing tiles: source rows prefetched this many tiles ahead */
+#endif
+#ifndef PK_HINT
+#define PK_HINT _MM_HINT_T1
+#endif
 
 /* Everything a microkernel call needs (one struct: the tiles are called through a table). */
 typedef struct ukr_args {
@@ -45,11 +51,58 @@ typedef struct ukr_args {
     int flags;
     int32_t act; /* fast activation or TRTL_ACT_NONE */
     float alpha, beta;
-    const char *pf; /* AVX-512 row tiles: cache lines to prefetch into L2, one a depth step */
-    int64_t pf_lines;
+    /* row tiles: pf_lines cache lines to prefetch into L2, one a depth step, from line pf_col of the stream row at
+     * pf; a stream row has pf_rl lines, rows are pf_rs bytes apart (pf_stream) */
+    const char *pf;
+    int64_t pf_col, pf_lines, pf_rl, pf_rs;
+    /* packing tiles (trtl_gemm_block_pack's first row panel): B rows read from src (rows src_rs apart, at the
+     * tile's first column) and stored into the tile at bw (== b) as they are used */
+    const float *src;
+    int64_t src_rs;
+    float *bw;
 } ukr_args;
 
 typedef void (*ukr_fn)(const ukr_args *u);
+
+/* A prefetch stream: `rows` rows of rl cache lines each from the 64-byte aligned `base`, rows rs bytes apart (a
+ * contiguous block is one row). */
+typedef struct pf_stream {
+    const char *base;
+    int64_t lines, rl, rs;
+} pf_stream;
+
+static pf_stream pf_stream_make(const void *p, int64_t rows, int64_t row_bytes, int64_t stride)
+{
+    pf_stream s = {NULL, 0, 1, 0};
+    if (!p || rows < 1 || row_bytes < 1)
+        return s;
+    const uintptr_t a = (uintptr_t)p & ~(uintptr_t)63;
+    s.base = (const char *)a;
+    s.rl = ((int64_t)((uintptr_t)p - a) + row_bytes + 63) / 64;
+    s.lines = rows * s.rl;
+    s.rs = stride;
+    return s;
+}
+
+/* Points u at lines [l0, l1) of stream s (none: s.base NULL). */
+static void pf_share(ukr_args *u, const pf_stream *s, int64_t l0, int64_t l1)
+{
+    u->pf = s->base ? s->base + (l0 / s->rl) * s->rs : NULL;
+    u->pf_col = l0 % s->rl;
+    u->pf_lines = s->base ? l1 - l0 : 0;
+    u->pf_rl = s->rl;
+    u->pf_rs = s->rs;
+}
+
+/* One line of u's stream into L2; (row, col) moves to the next line. */
+static inline __attribute__((always_inline)) void pf_line(const ukr_args *u, const char **row, int64_t *col)
+{
+    _mm_prefetch(*row + 64 * *col, _MM_HINT_T1);
+    if (++*col == u->pf_rl) {
+        *col = 0;
+        *row += u->pf_rs;
+    }
+}
 
 trtl_gemm_isa trtl_gemm_isa_best(void)
 {
@@ -62,6 +115,26 @@ trtl_gemm_isa trtl_gemm_isa_best(void)
 
 int trtl_gemm_mr(trtl_gemm_isa isa) { return isa == TRTL_GEMM_AVX512 ? AVX512_MR : AVX2_MR; }
 int trtl_gemm_nr(trtl_gemm_isa isa) { return isa == TRTL_GEMM_AVX512 ? AVX512_NR : AVX2_NR; }
+
+/* Row r of the C tile (`bytes` of it from its first column) and, with `res`, of the residual into L1: the row
+ * tiles issue one row a depth step over their first R steps.  C rows are ldc apart, so the hardware prefetcher
+ * does not see them, and a tile over a map larger than L2 would otherwise wait on a miss per row at its store
+ * (AVX2 and AVX-512 row tiles alike). */
+static inline __attribute__((always_inline)) void pf_tile_row(const ukr_args *u, int r, const int bytes, int res)
+{
+    const char *cp = (const char *)(u->c + r * u->ldc);
+    _mm_prefetch(cp, _MM_HINT_T0);
+    _mm_prefetch(cp + bytes - 4, _MM_HINT_T0);
+    if (bytes > 64)
+        _mm_prefetch(cp + 64, _MM_HINT_T0);
+    if (res) {
+        const char *rp = (const char *)(u->res + r * u->ldr);
+        _mm_prefetch(rp, _MM_HINT_T0);
+        _mm_prefetch(rp + bytes - 4, _MM_HINT_T0);
+        if (bytes > 64)
+            _mm_prefetch(rp + 64, _MM_HINT_T0);
+    }
+}
 
 /* ---- AVX2 ------------------------------------------------------------------------------------ */
 
@@ -135,7 +208,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void store256(c
  * layout for the 8-column right edge of a tile). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(const ukr_args *u, const int R,
                                                                                 const int NV, const int AS,
-                                                                                const int BS)
+                                                                                const int BS, const int PK)
 {
     __m256 acc[AVX512_MR][AVX2_NV];
 #pragma GCC unroll 12
@@ -143,10 +216,24 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
 #pragma GCC unroll 2
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm256_setzero_ps();
-    const float *a = u->a, *b = u->b;
+    const float *a = u->a, *b = u->b, *sp = u->src;
+    float *bw = u->bw;
+    const int64_t srs = u->src_rs;
 #define UKR256_STEP                                                                                               \
     do {                                                                                                          \
-        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;                                \
+        __m256 b0, b1;                                                                                            \
+        if (PK) { /* the source row's 16 floats, into the tile too; the row PK_AHEAD_TILES tiles on into L2 */   \
+            b0 = _mm256_loadu_ps(sp);                                                                             \
+            b1 = _mm256_loadu_ps(sp + 8);                                                                         \
+            _mm256_storeu_ps(bw, b0);                                                                             \
+            _mm256_storeu_ps(bw + 8, b1);                                                                         \
+            _mm_prefetch((const char *)(sp + PK_AHEAD_TILES * BS), PK_HINT);                                        \
+            sp += srs;                                                                                            \
+            bw += BS;                                                                                             \
+        } else {                                                                                                  \
+            b0 = _mm256_loadu_ps(b);                                                                              \
+            b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : b0;                                                            \
+        }                                                                                                         \
         _Pragma("GCC unroll 12") for (int r = 0; r < R; r++)                                                      \
         {                                                                                                         \
             __m256 ar = _mm256_broadcast_ss(a + r);                                                               \
@@ -158,10 +245,21 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
         b += BS;                                                                                                  \
     } while (0)
     int64_t k = u->kc;
-    /* the caller's prefetch stream, one line a depth step (as the AVX-512 tiles) */
+    /* the C tile's rows (and the residual's on the last block) first, then the caller's prefetch stream, one line a
+     * depth step (as the AVX-512 tiles) */
+    const int pre_res = (u->flags & TRTL_GEMM_LAST) && u->res;
+    if (k >= R) {
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            pf_tile_row(u, r, 32 * NV, pre_res);
+            UKR256_STEP;
+        }
+        k -= R;
+    }
     const char *pf = u->pf;
-    for (int64_t pf_n = u->pf_lines; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
-        _mm_prefetch(pf, _MM_HINT_T1);
+    int64_t pf_col = u->pf_col;
+    for (int64_t pf_n = u->pf_lines; k > 0 && pf_n > 0; k--, pf_n--) {
+        pf_line(u, &pf, &pf_col);
         UKR256_STEP;
     }
     for (; k > 0; k--)
@@ -173,13 +271,22 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
 #define AVX2_FN(R, V)                                                                                             \
     __attribute__((target("avx2,fma"))) static void ukr_avx2_##R##_##V(const ukr_args *u)                          \
     {                                                                                                             \
-        ukr_avx2(u, R, V, AVX2_MR, AVX2_NR);                                                                      \
+        ukr_avx2(u, R, V, AVX2_MR, AVX2_NR, 0);                                                                   \
+    }
+/* the packing tiles of the first row panel (whole tiles) */
+#define AVX2_PK_FN(R, V)                                                                                          \
+    __attribute__((target("avx2,fma"))) static void ukr_avx2_pk_##R(const ukr_args *u)                            \
+    {                                                                                                             \
+        ukr_avx2(u, R, 2, AVX2_MR, AVX2_NR, 1);                                                                   \
     }
 #define AVX2_ROWS(X, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V) X(6, V)
 AVX2_ROWS(AVX2_FN, 1)
 AVX2_ROWS(AVX2_FN, 2)
 #define AVX2_PAIR(R, V) {ukr_avx2_##R##_1, ukr_avx2_##R##_2},
 static const ukr_fn avx2_tab[AVX2_MR][AVX2_NV] = {AVX2_ROWS(AVX2_PAIR, 0)};
+AVX2_ROWS(AVX2_PK_FN, 0)
+#define AVX2_PK_ENTRY(R, V) ukr_avx2_pk_##R,
+static const ukr_fn avx2_pk_tab[AVX2_MR] = {AVX2_ROWS(AVX2_PK_ENTRY, 0)};
 
 /* gemv512's AVX2 twin. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void gemv256(const ukr_args *u, const int NV)
@@ -274,7 +381,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void store512(co
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(const ukr_args *u, const int R,
-                                                                                 const int NV)
+                                                                                 const int NV, const int PK)
 {
     __m512 acc[AVX512_MR][AVX512_NV];
 #pragma GCC unroll 16
@@ -282,12 +389,24 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm512_setzero_ps();
-    const float *a = u->a, *b = u->b;
+    const float *a = u->a, *b = u->b, *sp = u->src;
+    float *bw = u->bw;
+    const int64_t srs = u->src_rs;
     int64_t k = u->kc;
 #define UKR512_STEP                                                                                               \
     do {                                                                                                          \
         __m512 bv[AVX512_NV];                                                                                     \
-        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);                 \
+        if (PK) { /* as ukr_avx2's packing step */                                                               \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                \
+                bv[v] = _mm512_loadu_ps(sp + 16 * v);                                                             \
+                _mm512_storeu_ps(bw + 16 * v, bv[v]);                                                             \
+                _mm_prefetch((const char *)(sp + PK_AHEAD_TILES * AVX512_NR + 16 * v), PK_HINT);                  \
+            }                                                                                                     \
+            sp += srs;                                                                                            \
+            bw += AVX512_NR;                                                                                      \
+        } else {                                                                                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);             \
+        }                                                                                                         \
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++)                                                      \
         {                                                                                                         \
             __m512 ar = _mm512_set1_ps(a[r]);                                                                     \
@@ -296,34 +415,21 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(
         a += AVX512_MR;                                                                                           \
         b += AVX512_NR;                                                                                           \
     } while (0)
-    /* The first R depth steps each prefetch one row of the C tile (and of the residual on the last
-     * block): C rows are ldc apart, so the hardware prefetcher does not see them, and a tile over a
-     * map larger than L2 would otherwise wait on a miss per row at its store. */
+    /* the first R depth steps prefetch the C tile's rows (pf_tile_row) */
     const int pre_res = (u->flags & TRTL_GEMM_LAST) && u->res;
     if (k >= R) {
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
-            const char *cp = (const char *)(u->c + r * u->ldc);
-            _mm_prefetch(cp, _MM_HINT_T0);
-            _mm_prefetch(cp + 64 * NV - 4, _MM_HINT_T0);
-            if (NV > 1)
-                _mm_prefetch(cp + 64, _MM_HINT_T0);
-            if (pre_res) {
-                const char *rp = (const char *)(u->res + r * u->ldr);
-                _mm_prefetch(rp, _MM_HINT_T0);
-                _mm_prefetch(rp + 64 * NV - 4, _MM_HINT_T0);
-                if (NV > 1)
-                    _mm_prefetch(rp + 64, _MM_HINT_T0);
-            }
+            pf_tile_row(u, r, 64 * NV, pre_res);
             UKR512_STEP;
         }
         k -= R;
     }
     /* the caller's prefetch stream (the operand block it reads next), one line a depth step */
     const char *pf = u->pf;
-    int64_t pf_n = u->pf_lines;
-    for (; k > 0 && pf_n > 0; k--, pf_n--, pf += 64) {
-        _mm_prefetch(pf, _MM_HINT_T1);
+    int64_t pf_n = u->pf_lines, pf_col = u->pf_col;
+    for (; k > 0 && pf_n > 0; k--, pf_n--) {
+        pf_line(u, &pf, &pf_col);
         UKR512_STEP;
     }
     for (; k > 0; k--)
@@ -333,12 +439,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(
 }
 
 #define AVX512_FN(R, V)                                                                                           \
-    __attribute__((target("avx512f"))) static void ukr_avx512_##R##_##V(const ukr_args *u) { ukr_avx512(u, R, V); }
+    __attribute__((target("avx512f"))) static void ukr_avx512_##R##_##V(const ukr_args *u) { ukr_avx512(u, R, V, 0); }
+#define AVX512_PK_FN(R, V)                                                                                        \
+    __attribute__((target("avx512f"))) static void ukr_avx512_pk_##R(const ukr_args *u) { ukr_avx512(u, R, 2, 1); }
 /* the right edge of at most 8 columns: one ymm per row on the AVX-512 layout */
 #define AVX512_HALF_FN(R, V)                                                                                      \
     __attribute__((target("avx2,fma"))) static void ukr_avx512_##R##_0(const ukr_args *u)                         \
     {                                                                                                             \
-        ukr_avx2(u, R, 1, AVX512_MR, AVX512_NR);                                                                  \
+        ukr_avx2(u, R, 1, AVX512_MR, AVX512_NR, 0);                                                               \
     }
 #define AVX512_ROWS8(X, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V) X(6, V) X(7, V) X(8, V)
 #if AVX512_MR == 8
@@ -356,6 +464,9 @@ AVX512_ROWS(AVX512_FN, 2)
 #define AVX512_TRIPLE(R, V) {ukr_avx512_##R##_0, ukr_avx512_##R##_1, ukr_avx512_##R##_2},
 /* [rows - 1][0: <= 8 columns, 1: <= 16, 2: <= 32] */
 static const ukr_fn avx512_tab[AVX512_MR][AVX512_NV + 1] = {AVX512_ROWS(AVX512_TRIPLE, 0)};
+AVX512_ROWS(AVX512_PK_FN, 0)
+#define AVX512_PK_ENTRY(R, V) ukr_avx512_pk_##R,
+static const ukr_fn avx512_pk_tab[AVX512_MR] = {AVX512_ROWS(AVX512_PK_ENTRY, 0)};
 
 /* One plain row of A (stride 1) times NV vectors of a tile: the depth is split over 4
  * accumulator sets so the FMA latency does not bound this memory-bound product. */
@@ -566,7 +677,7 @@ static void skip_cols(ukr_args *u, int n)
 /* Every tile of the block: row panels outside (the A micro-panel stays in L1), B tiles inside. */
 static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, const float *a, int64_t a_stride,
                         const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
-                        const char *pf_next, int64_t pf_next_lines, int spread)
+                        const pf_stream *next, int spread, const float *src, int64_t src_rs)
 {
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
     const int64_t ntiles = (N + nr - 1) / nr, npanels = (M + mr - 1) / mr;
@@ -577,23 +688,29 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
          * would otherwise come from L3 in a burst at the next panel's first tile), or on the last
          * panel the caller's stream; the lines are spread evenly over the tiles.  spread: the
          * caller's stream is spread over every panel instead (A is already in cache). */
-        const char *pf = i + mr < M ? (const char *)(u->a + a_stride) : pf_next;
-        int64_t pf_total = i + mr < M ? (u->kc * mr * (int64_t)sizeof(float) + 63) / 64 : pf_next_lines;
+        pf_stream an = pf_stream_make(u->a + a_stride, 1, u->kc * mr * (int64_t)sizeof(float), 0);
+        const pf_stream *pf = i + mr < M ? &an : next;
+        int64_t pl0 = 0, pl1 = pf->lines; /* this panel's share of pf */
         if (spread) {
-            const int64_t p = i / mr, l0 = pf_next_lines * p / npanels;
-            pf = pf_next ? pf_next + 64 * l0 : NULL;
-            pf_total = pf_next_lines * (p + 1) / npanels - l0;
+            const int64_t p = i / mr;
+            pf = next;
+            pl0 = next->lines * p / npanels;
+            pl1 = next->lines * (p + 1) / npanels;
         }
         for (int64_t j = 0; j < N; j += nr) {
             const int cols = N - j < nr ? (int)(N - j) : nr;
-            const int64_t t = j / nr, l0 = pf_total * t / ntiles, l1 = pf_total * (t + 1) / ntiles;
-            u->pf = pf ? pf + 64 * l0 : NULL;
-            u->pf_lines = pf ? l1 - l0 : 0;
+            const int64_t t = j / nr;
+            pf_share(u, pf, pl0 + (pl1 - pl0) * t / ntiles, pl0 + (pl1 - pl0) * (t + 1) / ntiles);
             u->b = b + (j / nr) * b_stride;
             u->cols = cols;
             at_tile(u, e, i, j, c, ldc);
             const int rem = cols % 16;
-            if (isa != TRTL_GEMM_AVX512) {
+            if (src && i == 0 && cols == nr) { /* the first row panel packs the whole tiles as it reads them */
+                u->src = src + j;
+                u->src_rs = src_rs;
+                u->bw = (float *)u->b;
+                (isa == TRTL_GEMM_AVX512 ? avx512_pk_tab : avx2_pk_tab)[rows - 1](u);
+            } else if (isa != TRTL_GEMM_AVX512) {
                 avx2_tab[rows - 1][cols > 8](u);
             } else if (rem && rem < rows && rem <= COLK_MAX) {
                 /* whole vectors by rows, the few remaining columns by columns (colk512) */
@@ -629,7 +746,7 @@ void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const 
 
 static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
                       const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
-                      const void *pf, int64_t pf_bytes, int spread)
+                      const pf_stream *pf, int spread, const float *src, int64_t src_rs)
 {
     const int nr = trtl_gemm_nr(isa);
     const int last = (flags & TRTL_GEMM_LAST) && e;
@@ -657,8 +774,11 @@ static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const
                 (u.cols > 8 ? gemv256_2 : gemv256_1)(&u);
         }
     } else {
-        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, (const char *)pf,
-                    pf ? (pf_bytes + 63) / 64 : 0, spread);
+        if (src && N % nr) /* the partial last tile is packed first (the packing tiles are whole ones) */
+            for (int64_t d = 0, j0 = N / nr * nr; d < kc; d++)
+                trtl_gemm_pack_b_row(isa, src + d * src_rs + j0, N - j0, (float *)b + (j0 / nr) * b_stride + d * nr,
+                                     b_stride);
+        block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, pf, spread, src, src_rs);
     }
     if (slow_act) {
         const trtl_epilogue act = {e->act, e->alpha, e->beta, 0};
@@ -671,12 +791,36 @@ void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, con
                         const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
                         const void *pf, int64_t pf_bytes)
 {
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, pf, pf_bytes, 0);
+    const pf_stream s = pf_stream_make(pf, 1, pf_bytes, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 0, NULL, 0);
 }
 
 void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a,
                                int64_t a_stride, const float *b, int64_t b_stride, float *c, int64_t ldc,
                                const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes)
 {
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, pf, pf_bytes, 1);
+    const pf_stream s = pf_stream_make(pf, 1, pf_bytes, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1, NULL, 0);
+}
+
+void trtl_gemm_block_pf_rows(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                             const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
+                             int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
+                             int64_t pf_row_stride)
+{
+    const pf_stream s = pf_stream_make(pf, pf_rows, pf_row_bytes, pf_row_stride);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1, NULL, 0);
+}
+
+void trtl_gemm_block_pack(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                          const float *src, int64_t src_rs, float *b, int64_t b_stride, float *c, int64_t ldc,
+                          const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
+                          int64_t pf_row_stride)
+{
+    const pf_stream s = pf_stream_make(pf, pf_rows, pf_row_bytes, pf_row_stride);
+    if ((flags & TRTL_GEMM_A_ROW) && M == 1) { /* the row product reads B once: pack it first */
+        trtl_gemm_pack_b(isa, src, src_rs, 1, kc, N, b, b_stride);
+        src = NULL;
+    }
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, pf ? 1 : 0, src, src_rs);
 }

@@ -88,4 +88,23 @@ void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t 
                                int64_t a_stride, const float *b, int64_t b_stride, float *c, int64_t ldc,
                                const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes);
 
+/* trtl_gemm_block_pf_spread whose stream is pf_rows rows of pf_row_bytes bytes from pf, rows pf_row_stride bytes
+ * apart: e.g. the activation rows a convolution packs next (rows of a plane far apart, each a short run that the
+ * hardware prefetcher would only follow after a few misses), fetched while this block computes. */
+void trtl_gemm_block_pf_rows(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                             const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e,
+                             int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
+                             int64_t pf_row_stride);
+
+/* The block with B not yet packed: B(d, n) = src[d*src_rs + n] for d < kc, n < N (contiguous rows, e.g. the
+ * activation rows of a 1x1 stride-1 convolution).  The first row panel's tiles read B from src and store it into
+ * the tiles at b (b_stride floats apart, as trtl_gemm_pack_b would; a partial last tile is packed before), the
+ * other panels read those tiles: the copy overlaps the first panel's FMAs instead of preceding them, and the
+ * tiles prefetch their source rows two tiles ahead into L2.  With pf, as trtl_gemm_block_pf_rows (NULL: the
+ * next-A-panel prefetch of trtl_gemm_block).  b holds the packed block afterwards. */
+void trtl_gemm_block_pack(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                          const float *src, int64_t src_rs, float *b, int64_t b_stride, float *c, int64_t ldc,
+                          const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
+                          int64_t pf_row_stride);
+
 #endif
