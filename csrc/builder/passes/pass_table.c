@@ -19,9 +19,8 @@
  * layers fuse_qdq made (the readers whose quantizer it takes) and the plugins' INT8 inputs that implicit INT8
  * placed, and it only changes a plugin, the scale after it and tensor types.  int8_tactics comes after everything
  * that makes or changes int8 layers: it only marks them for kernel selection; int8_float_regions too (it marks the
- * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c). */
- * that makes or changes int8 layers: it only marks them for kernel selection.  nchwc runs after every fusion (it
- * takes the fused convolutions as they are and changes only their op and layouts). */
+ * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c).  nchwc runs after every
+ * fusion (it takes the fused convolutions as they are and changes only their op and layouts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
