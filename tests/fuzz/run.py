@@ -114,22 +114,25 @@ def signature_of_output(out):
 
 
 def replay(harness, path, timeout=TIMEOUT_S):
-    """(signature or None, output) of running one input."""
+    """(signature or None, output) of running one input, or a list of inputs in one process (as libFuzzer and
+    atheris replay several files: each under the per-input timeout; the first finding ends the run, so a caller
+    that needs to know which input failed replays them one by one)."""
+    paths = list(path) if isinstance(path, (list, tuple)) else [path]
     if harness == "plan":
-        cmd = [PLAN_BIN, "-timeout=%d" % timeout, "-rss_limit_mb=%d" % RSS_MB, path]
+        cmd = [PLAN_BIN, "-timeout=%d" % timeout, "-rss_limit_mb=%d" % RSS_MB] + paths
     else:
         # a Python stack for hangs and memory blow-ups: faulthandler dumps it on the timeout, and an
         # address-space limit turns runaway allocation into MemoryError (or an abort faulthandler reports)
         code = ("import faulthandler, resource, runpy, sys\n"
                 "faulthandler.enable()\n"
                 "resource.setrlimit(resource.RLIMIT_AS, (%d << 20, %d << 20))\n"
-                "sys.argv = [%r, '-rss_limit_mb=0', '-timeout=%d', %r]\n"
-                "runpy.run_path(%r, run_name='__main__')\n" % (RSS_MB, RSS_MB, ONNX_PY, 2 * timeout, path, ONNX_PY))
+                "sys.argv = [%r, '-rss_limit_mb=0', '-timeout=%d'] + %r\n"
+                "runpy.run_path(%r, run_name='__main__')\n" % (RSS_MB, RSS_MB, ONNX_PY, 2 * timeout, paths, ONNX_PY))
         cmd = [sys.executable, "-c", code]
     e = env()
     e["FUZZ_ONNX_STACK_AFTER"] = str(SLOW_S)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout * 3 + 30,
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout * 3 * len(paths) + 30,
                            env=e, cwd=ROOT)
         out, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
