@@ -23,6 +23,14 @@ typedef struct trtl_conv_geom {
  * checked against the output size the params give.  Fails with a message naming the layer. */
 trtl_status trtl_conv_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_conv_geom *g);
 
+/* Whether the first of the three spatial axes is trivial (one input, one output, a 1-tap window reading input 0:
+ * no padding before it), so that kernels may run the convolution as 2-D over axes 1 and 2.  A 3-D input of depth 1
+ * with pre-padding on that axis is not: its outputs all lie in the padding (found by the C kernel test). */
+static inline int trtl_conv_geom_2d(const trtl_conv_geom *g)
+{
+    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->pad[0] == 0;
+}
+
 /* Of the `seg` output columns t reading input column iw0 + t*sw (stride sw > 0) of a row of in2
  * columns, those in [*lo, *hi) read inside the row; the others read padding. */
 static inline void trtl_conv_row_span(int64_t iw0, int64_t sw, int64_t in2, int64_t seg, int64_t *lo, int64_t *hi)

@@ -899,6 +899,8 @@ static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
         {1, 4, 13, 1, 6, 7, 3, 1, 1, 1, 0, 3, 0},     /* 3-D (W used for the 2 inner dims) */
         {2, 700, 29, 1, 21, 23, 1, 1, 1, 0, 0, 2, 0}, /* 1x1 direct, packing tiles: 2 depth blocks, panels, tails */
         {1, 40, 5, 1, 30, 31, 1, 1, 1, 0, 0, 2, 0},   /* 1x1 direct, packing tiles of fewer rows than a panel */
+        {1, 5, 6, 1, 1, 4, 1, 3, 1, 2, 0, 2, 1},      /* 1x1 stride 3, padding 2: outputs wholly in the padding */
+        {1, 5, 6, 1, 4, 2, 1, 3, 1, 2, 0, 3, 1},      /* the same in 3-D */
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
         /* every activation x residual on the cheap shapes, a sample elsewhere */
@@ -922,6 +924,14 @@ static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
             if (conv_run_case(k, &c, combo) > 0)
                 return;
         }
+    }
+    /* 3-D 1x1 whose outputs all lie in the padding along the first axis (found at seed 99: strides 3, dilation and
+     * paddings differing per axis): every output is act(bias + residual) */
+    for (int combo = 0; combo < 2 * N_ACTS; combo++) {
+        conv_case c = {.nsp = 3, .N = 1, .C = 5, .K = 5, .G = 1, .in = {1, 4, 2}, .k = {1, 1, 1}, .s = {3, 3, 1},
+                       .d = {1, 1, 2}, .pre = {2, 2, 1}, .post = {0, 1, 1}, .mode = 0, .bias = combo % 3 != 2};
+        if (conv_run_case(k, &c, combo) > 0)
+            return;
     }
 }
 

@@ -43,7 +43,7 @@ static void window_dims(const trtl_conv_geom *g, int64_t pw, int64_t *wh, int64_
 
 static int windowed(const trtl_conv_geom *g, int64_t pw, int64_t nch)
 {
-    if (g->direct || g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1 || (g->s[2] != 1 && g->s[2] != 2))
+    if (g->direct || !trtl_conv_geom_2d(g) || (g->s[2] != 1 && g->s[2] != 2))
         return 0;
     int64_t wh, wp;
     window_dims(g, pw, &wh, &wp);

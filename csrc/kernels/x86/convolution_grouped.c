@@ -78,8 +78,8 @@ static void layout(const trtl_conv_geom *g, gd_layout *l)
 
 static int fits(const trtl_conv_geom *g)
 {
-    if (g->G < 2 || g->Cg < 2 || g->Cg > GD_MAX_CG || g->Kg < 2 || g->Kg > GD_MAX_KG || g->in[0] != 1 ||
-        g->k[0] != 1 || g->out[0] != 1 || g->Cg * g->kvol > GD_MAX_TAPS || g->P < 1)
+    if (g->G < 2 || g->Cg < 2 || g->Cg > GD_MAX_CG || g->Kg < 2 || g->Kg > GD_MAX_KG || !trtl_conv_geom_2d(g) ||
+        g->Cg * g->kvol > GD_MAX_TAPS || g->P < 1)
         return 0;
     gd_layout l;
     layout(g, &l);

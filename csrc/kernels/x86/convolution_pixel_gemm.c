@@ -91,7 +91,7 @@ static void layout(const trtl_conv_geom *g, int mr, pg_layout *l)
 /* The shapes this kernel takes: 2-D (or 1-D), one group, small maps (where it can win). */
 static int fits(const trtl_conv_geom *g)
 {
-    if (g->G != 1 || g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1)
+    if (g->G != 1 || !trtl_conv_geom_2d(g))
         return 0;
     const int64_t M = g->N * g->P;
     if (M < 1 || g->P > PG_MAX_MAP || M > PG_MAX_PIXELS || g->K < 1 || g->ckk < 1 ||

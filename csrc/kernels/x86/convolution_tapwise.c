@@ -122,7 +122,7 @@ static void nonfinite_of(const trtl_node *nd, const trtl_conv_geom *g, unsigned 
 
 static int shape_ok(const trtl_conv_geom *g)
 {
-    return g->G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->kvol <= TW_MAX_TAPS && g->C >= 1 &&
+    return g->G == 1 && trtl_conv_geom_2d(g) && g->kvol <= TW_MAX_TAPS && g->C >= 1 &&
            g->K >= 1;
 }
 
