@@ -49,16 +49,17 @@ def skip_if_mask_hides_nothing(mask):
                     % (mask, ", ".join(_trt().cpu_features())))
 
 
-def rerun_with_cpu_mask(test_file, mask, passed):
-    """Runs test_file's tests but the `*paths*` ones again in a pytest subprocess whose TRTL_CPU_MASK is `mask` (the
-    CPU features are read once per process) and asserts that all `passed` of them passed."""
+def rerun_with_cpu_mask(test_file, mask, passed, select="not paths"):
+    """Runs test_file's tests selected by `select` (pytest -k; default: all but the `*paths*` ones) again in a pytest
+    subprocess whose TRTL_CPU_MASK is `mask` (the CPU features are read once per process) and asserts that all
+    `passed` of them passed."""
     skip_if_mask_hides_nothing(mask)
     import subprocess
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, TRTL_CPU_MASK=mask)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", root,
-                           os.path.abspath(test_file), "-k", "not paths"],
+                           os.path.abspath(test_file), "-k", select],
                           capture_output=True, text=True, cwd=root, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "%d passed" % passed in proc.stdout, proc.stdout[-2000:]

@@ -7,8 +7,6 @@ file."""
 import json
 import os
 import struct
-import subprocess
-import sys
 import zlib
 
 import numpy as np
@@ -16,10 +14,9 @@ import pytest
 
 import trtlite as trt
 
-from conftest import Net, skip_if_mask_hides_nothing
+from conftest import Net, rerun_with_cpu_mask
 from test_quantize_fuse import _fq, _int8_weights, conv2d_np, q_np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # the int8 convolution / GEMM kernels: the AMX one is listed first where the CPU has AMX-INT8
 INT8_CONV_KERNELS = ("qlinear.int8", "qlinear.amx_int8")
@@ -202,14 +199,7 @@ def test_plan_round_trip_keeps_int8_tensors(rng):
 def test_chain_on_avx2_and_portable_paths(mask):
     """The chain tests again in a process whose TRTL_CPU_MASK hides AVX-512 and VNNI (1f: the exact AVX2 int16
     path) or every feature (0: the portable path); the features are read once per process."""
-    skip_if_mask_hides_nothing(mask)
-    env = dict(os.environ, TRTL_CPU_MASK=mask)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--rootdir", ROOT,
-                           os.path.abspath(__file__), "-k", "chain_keeps or float_consumer"],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "3 passed" in proc.stdout, proc.stdout[-2000:]
+    rerun_with_cpu_mask(__file__, mask, 3, select="chain_keeps or float_consumer")
 
 
 # ---- model level: onnxruntime's quantize_static ResNet-18-like network ----------------------------------------------

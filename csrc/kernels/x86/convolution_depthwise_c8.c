@@ -21,30 +21,10 @@
 #include "kernels/blas/blas_common.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "kernels/x86/depthwise_cblock.h"
+#include "kernels/x86/tr8_avx2.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
-
-/* In-register transpose of an 8x8 float block: r[i][j] -> r[j][i] (24 shuffles). */
-__attribute__((target("avx2,fma"))) static inline void tr8(__m256 r[8])
-{
-    __m256 t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    /* u[4h + q], 128-bit half L: column 4L + q of rows 4h..4h+3 */
-    for (int h = 0; h < 2; h++) {
-        u[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
-        u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
-        u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
-        u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
-    }
-    for (int q = 0; q < 4; q++) {
-        r[q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x20);
-        r[4 + q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x31);
-    }
-}
 
 /* The block's nc planes (plane stride HW) into [Hp][Wp][8] with zero lanes past nc: 8 pixels of the planes at a
  * time (the last n < 8 through a zeroed buffer), transposed, each pixel vector stored at its padded position.  The
@@ -69,7 +49,7 @@ __attribute__((target("avx2,fma"))) static void c8_gather(const trtl_dwc_geom *g
             for (int c = 0; c < 8; c++)
                 r[c] = _mm256_loadu_ps(t[c]);
         }
-        tr8(r);
+        trtl_tr8_avx2(r);
         for (int64_t k = 0; k < n; k++) {
             _mm256_store_ps(xp + ((g->pt + h) * Wp + g->pl + w) * 8, r[k]);
             if (++w == g->W) {
@@ -90,7 +70,7 @@ __attribute__((target("avx2,fma"))) static void c8_scatter(const float *yo, int6
         __m256 r[8];
         for (int64_t k = 0; k < 8; k++)
             r[k] = k < n ? _mm256_load_ps(yo + (p0 + k) * 8) : _mm256_setzero_ps();
-        tr8(r);
+        trtl_tr8_avx2(r);
         for (int64_t c = 0; c < nc; c++) {
             if (n == 8) {
                 __m256 v = rb ? _mm256_add_ps(r[c], _mm256_loadu_ps(rb + c * P + p0)) : r[c];

@@ -19,6 +19,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/x86/transpose_2d.h"
+#include "kernels/x86/tr8_avx2.h"
 #include "kernels/ref/ref.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
@@ -165,24 +166,12 @@ static void rows_task(void *ctx, int64_t begin, int64_t end, int thread)
 __attribute__((target("avx2"), always_inline)) static inline void tile8_avx2(const float *x, int64_t sx, float *y,
                                                                              int64_t sy)
 {
-    __m256 r0 = _mm256_loadu_ps(x), r1 = _mm256_loadu_ps(x + sx), r2 = _mm256_loadu_ps(x + 2 * sx),
-           r3 = _mm256_loadu_ps(x + 3 * sx), r4 = _mm256_loadu_ps(x + 4 * sx), r5 = _mm256_loadu_ps(x + 5 * sx),
-           r6 = _mm256_loadu_ps(x + 6 * sx), r7 = _mm256_loadu_ps(x + 7 * sx);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-           t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-           t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
-           u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
-           u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
-           u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(y, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(y + sy, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(y + 2 * sy, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(y + 3 * sy, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(y + 4 * sy, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(y + 5 * sy, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(y + 6 * sy, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(y + 7 * sy, _mm256_permute2f128_ps(u3, u7, 0x31));
+    __m256 r[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(x + i * sx);
+    trtl_tr8_avx2(r);
+    for (int i = 0; i < 8; i++)
+        _mm256_storeu_ps(y + i * sy, r[i]);
 }
 
 /* y[i * sy + k] = x[i + k * sx] for i < na, k < nb */
