@@ -95,10 +95,10 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g)
     trtl_pass_log_init(&log, "int8 float regions (tensors kept FLOAT between fp32 tactics)");
     for (int32_t i = 0; i < g->nn; i++) {
         trtl_bg_node *a = &g->n[i];
+        /* region_readers checks every reader before it visits any: nothing is changed unless all qualify */
         if (a->dead || !a->float_region || a->n.op != TRTL_OP_QLINEAR || !on_fp32_tactic(a) ||
-            region_readers(g, i, on_fp32_tactic, no_visit) == 0)
+            region_readers(g, i, on_fp32_tactic, take_grid) == 0)
             continue;
-        region_readers(g, i, on_fp32_tactic, take_grid);
         a->n.p.qlin.out_quant = 1;
         g->t[a->n.out[0]].dtype = TRTL_FLOAT;
         drop_state(a);
