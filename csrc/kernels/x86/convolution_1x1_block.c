@@ -108,6 +108,54 @@ static int pb_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dim
     return 1;
 }
 
+/* Work of a block of np pixels: its vectors (a partial last one costs a whole one). */
+static int64_t pb_block_cost(const pb_geom *g, int64_t np)
+{
+    const int64_t vl = g->wide ? 16 : 8;
+    return (np + vl - 1) / vl;
+}
+
+/* The slowest of `slots` contiguous runs of the N * nblock blocks of pb pixels (work units of pb_block_cost). */
+static int64_t pb_split_cost(const pb_geom *g, int64_t pb, int64_t slots)
+{
+    const int64_t nb = (g->P + pb - 1) / pb, items = g->N * nb;
+    int64_t worst = 0;
+    for (int64_t s = 0; s < slots; s++) {
+        int64_t c = 0;
+        for (int64_t it = s * items / slots, en = (s + 1) * items / slots; it < en; it++)
+            c += pb_block_cost(g, pb_min(pb, g->P - (it % nb) * pb));
+        worst = c > worst ? c : worst;
+    }
+    return worst;
+}
+
+/* With at least as many blocks as slots: blocks of equal size (whole vectors, at most the scratch-sized pb), and
+ * more of them where that evens the slots' runs.  pb_geom_block cuts the map into blocks of the largest size and
+ * a remnant: ResNet-style 28x28 at C = 48 was 672 + 112 pixels, RegNetY's 14x14 at C = 208 144 + 52, so two
+ * threads ran at 1.03x / 1.3x of one.  Only shrinks pb, so the scratch sized for g stays large enough. */
+static void pb_balance(pb_geom *g, int64_t slots)
+{
+    if (slots < 2 || g->N * g->nblock < slots)
+        return;
+    const int64_t vl = g->wide ? 16 : 8, pmax = g->pb;
+    int64_t best_pb = pmax, best_nb = g->nblock, best = pb_split_cost(g, pmax, slots);
+    for (int64_t nb = g->nblock; nb <= g->nblock + slots; nb++) {
+        int64_t pb = ((g->P + nb - 1) / nb + vl - 1) / vl * vl;
+        if (pb > pmax)
+            pb = pmax;
+        const int64_t c = pb_split_cost(g, pb, slots), nbk = (g->P + pb - 1) / pb;
+        /* more blocks re-stream the weights once more each: a split must gain 3% to take more of them */
+        if (c < best && (nbk <= best_nb || c * 100 < best * 97)) {
+            best = c;
+            best_pb = pb;
+            best_nb = nbk;
+        }
+    }
+    g->pb = best_pb;
+    g->xs = (best_pb + 15) / 16 * 16 + PB_SKEW;
+    g->nblock = (g->P + best_pb - 1) / best_pb;
+}
+
 /* ---- the block copy ------------------------------------------------------------------------ */
 
 /* n outputs of one input row, every sw-th float from src. */
@@ -225,6 +273,7 @@ static trtl_status pb_run(const trtl_kernel_args *a)
         j.tile_epi.act = TRTL_ACT_NONE;
     int64_t slots = trtl_threads_for(a->pool, pb_flops(&g));
     slots = pb_min(pb_min(slots, avail), pb_max_slots(&g));
+    pb_balance(&g, slots);
     int64_t blocks = g.N * g.nblock;
     if (blocks < slots) /* fewer blocks than threads: split the output channels too */
         j.nrange = pb_min((slots + blocks - 1) / blocks, g.ngroup);

@@ -119,7 +119,29 @@ static int64_t shared_floats(const trtl_conv_geom *g, int64_t nr, int64_t slots)
     return shared_b_floats(g, nr) + slots * shared_slot_floats(g, slots);
 }
 
-/* Work in units of computed (padded) tile columns x rows, per slot: the slowest slot's share. */
+/* Cost of the work split, the slowest slot's share, in output rows x columns: a tile's columns are computed in
+ * 8-float vectors (a panel of 17 pixels costs 24 columns, not the 32 of its padded tiles), and every row a slot
+ * computes for a panel streams that row's weights (ckk floats) once more, PLAN_A_COLS columns' worth.  Without the
+ * second term two threads on a 7x7 map took two panels of 32 + 17 pixels, each streaming all of the weights (GoogLeNet's
+ * 832 -> 384 at 1.4x of one thread), where the channel split streams each weight once. */
+#define PLAN_A_COLS 16
+static int64_t cols8(int64_t px) { return round_up(px, 8); }
+
+static double panel_cost(const trtl_conv_geom *g, int64_t rows, int64_t pw, int64_t npa, int64_t slots)
+{
+    const int64_t items = g->N * g->G * npa;
+    const double whole = (double)rows * (double)(cols8(pw) + PLAN_A_COLS);
+    const double last = (double)rows * (double)(cols8(g->P - (npa - 1) * pw) + PLAN_A_COLS);
+    double worst = 0;
+    for (int64_t s = 0; s < slots; s++) { /* items b .. e-1; item i is a last panel where (i + 1) % npa == 0 */
+        const int64_t b = s * items / slots, e = (s + 1) * items / slots, nlast = e / npa - b / npa;
+        const double c = (double)(e - b - nlast) * whole + (double)nlast * last;
+        worst = c > worst ? c : worst;
+    }
+    return worst;
+}
+
+/* Picks panel or channel mode and its panel widths for `threads` threads and the scratch (floats) there is. */
 static void make_plan(const trtl_conv_geom *g, trtl_gemm_isa isa, int64_t threads, size_t scratch_floats, cg_plan *pl)
 {
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), ng = g->N * g->G;
@@ -139,7 +161,7 @@ static void make_plan(const trtl_conv_geom *g, trtl_gemm_isa isa, int64_t thread
          np++, tries++) {
         int64_t pw = round_up(ceil_div(g->P, np), nr), npa = ceil_div(g->P, pw);
         int64_t items = ng * npa, s = slots < items ? slots : items;
-        double cost = (double)ceil_div(items, s) * (double)pw * (double)rows;
+        double cost = panel_cost(g, rows, pw, npa, s);
         if (best < 0 || cost < best * 0.999) {
             best = cost;
             pl->pw = pw;
@@ -151,15 +173,17 @@ static void make_plan(const trtl_conv_geom *g, trtl_gemm_isa isa, int64_t thread
     int64_t cslots = threads < ceil_div(g->Kg, mr) ? threads : ceil_div(g->Kg, mr);
     if (cslots > 1 && (size_t)shared_floats(g, nr, cslots) <= scratch_floats &&
         g->ckk * round_up(g->P, nr) <= SHARED_MAX_FLOATS) {
-        double cost = (double)ng * (double)round_up(g->P, nr) * (double)(ceil_div(ceil_div(g->Kg, mr), cslots) * mr);
+        /* sub-panels of the shared B for L2, of equal width (a remnant of a few columns
+         * would stream the weights once more for little work) */
+        const int64_t np = ceil_div(g->P, pmax + pmax / 4), cpw = round_up(ceil_div(g->P, np), nr);
+        const int64_t cnp = ceil_div(g->P, cpw);
+        double cost = (double)ng * (double)(ceil_div(ceil_div(g->Kg, mr), cslots) * mr) *
+                      (double)(cols8(g->P) + PLAN_A_COLS * cnp);
         if (cost < best * 0.97) {
             pl->channels = 1;
             pl->slots = cslots;
-            /* sub-panels of the shared B for L2, of equal width (a remnant of a few columns
-             * would stream the weights once more for little work) */
-            int64_t np = ceil_div(g->P, pmax + pmax / 4);
-            pl->pw = round_up(ceil_div(g->P, np), nr);
-            pl->npanels = ceil_div(g->P, pl->pw);
+            pl->pw = cpw;
+            pl->npanels = cnp;
         }
     }
 }
