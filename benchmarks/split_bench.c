@@ -18,7 +18,10 @@
  *           at N threads if every thread ran its own range at once with nothing else on the machine and the pool
  *           cost nothing;
  *   jobs    parallel_for calls (each one a publish, wake and barrier: ~1-5 us on a quiet machine).
- * Printed: per kernel and the top-K layers by ideal - t1 / N, the speed-up t1 / ideal (N is perfect).
+ * Then 4R runs without the profiler at N threads: wall minimum and median (a quiet machine's figure).
+ * Printed: per kernel and the top-K layers by ideal - t1 / N, the speed-up t1 / ideal (N is perfect), and per kernel
+ * ideal / (work / N), the imbalance alone (1 is an even split; t1, taken in other runs, moves more on a loaded
+ * machine).  A/B of a kernel change: link a second binary against the old library and run both alternately.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -222,6 +225,24 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+    /* unprofiled wall time at N threads (meaningful on a quiet machine; the minimum on a loaded one) */
+    trtl_context_set_profiler(c, NULL, NULL);
+    trtl_context_set_num_threads(c, threads);
+    double *wall = calloc((size_t)runs * 4, sizeof *wall);
+    for (int r = 0; r < runs * 4; r++) {
+        struct timespec a0, a1;
+        clock_gettime(CLOCK_MONOTONIC, &a0);
+        trtl_context_execute_bindings(c, 0, bind);
+        clock_gettime(CLOCK_MONOTONIC, &a1);
+        wall[r] = (double)(a1.tv_sec - a0.tv_sec) * 1e3 + 1e-6 * (double)(a1.tv_nsec - a0.tv_nsec);
+    }
+    for (int a = 1; a < runs * 4; a++) /* insertion sort: few runs */
+        for (int b = a; b > 0 && wall[b] < wall[b - 1]; b--) {
+            double t = wall[b];
+            wall[b] = wall[b - 1];
+            wall[b - 1] = t;
+        }
+    printf("wall at %d threads, %d runs: min %.3f ms, median %.3f ms\n", threads, runs * 4, wall[0], wall[runs * 2]);
     /* totals per kernel */
     double T1 = 0, TI = 0, TW = 0;
     int TJ = 0;
@@ -250,10 +271,11 @@ int main(int argc, char **argv)
     printf("%s: %d layers, %d threads: t1 %.3f ms, ideal %.3f ms (speed-up %.2f of %d), work %.3f ms (%+.1f%%), "
            "%d jobs\n",
            path, g_nl, threads, T1 * 1e3, TI * 1e3, T1 / TI, threads, TW * 1e3, (TW / T1 - 1) * 100, TJ);
-    printf("| kernel | layers | t1 ms | ideal ms | speed-up | work vs t1 | jobs |\n|---|---|---|---|---|---|---|\n");
+    printf("| kernel | layers | t1 ms | ideal ms | speed-up | work vs t1 | ideal / (work / N) | jobs |\n"
+           "|---|---|---|---|---|---|---|---|\n");
     for (int j = 0; j < nk; j++)
-        printf("| %s | %d | %.3f | %.3f | %.2f | %+.1f%% | %d |\n", kern[j], kn[j], kt1[j] * 1e3, kid[j] * 1e3,
-               kt1[j] / kid[j], (kw[j] / kt1[j] - 1) * 100, kj[j]);
+        printf("| %s | %d | %.3f | %.3f | %.2f | %+.1f%% | %.3f | %d |\n", kern[j], kn[j], kt1[j] * 1e3, kid[j] * 1e3,
+               kt1[j] / kid[j], (kw[j] / kt1[j] - 1) * 100, kid[j] / (kw[j] / threads), kj[j]);
     for (int i = 0; i < g_nl; i++) /* kernel names before sorting */
         snprintf(g_l[i].name + 100, 60, "%s", i < trtl_engine_num_layers(e) ? trtl_engine_layer_kernel(e, i) : "?");
     qsort(g_l, (size_t)g_nl, sizeof g_l[0], cmp_gap);

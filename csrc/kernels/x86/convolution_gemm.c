@@ -122,8 +122,8 @@ static int64_t shared_floats(const trtl_conv_geom *g, int64_t nr, int64_t slots)
 /* Cost of the work split, the slowest slot's share, in output rows x columns: a tile's columns are computed in
  * 8-float vectors (a panel of 17 pixels costs 24 columns, not the 32 of its padded tiles), and every row a slot
  * computes for a panel streams that row's weights (ckk floats) once more, PLAN_A_COLS columns' worth.  Without the
- * second term two threads on a 7x7 map took two panels of 32 + 17 pixels, each streaming all of the weights (GoogLeNet's
- * 832 -> 384 at 1.4x of one thread), where the channel split streams each weight once. */
+ * second term two threads on a 7x7 map took two panels of 32 + 17 pixels, each streaming all of the weights
+ * (GoogLeNet's 832 -> 384 at 1.4x of one thread), where the channel split streams each weight once. */
 #define PLAN_A_COLS 16
 static int64_t cols8(int64_t px) { return round_up(px, 8); }
 
