@@ -21,6 +21,15 @@ int trtl_threads_for(const struct trtl_threadpool *pool, double flops)
     return want < (double)t ? (int)want : t;
 }
 
+int trtl_steal_runs(const struct trtl_threadpool *pool, int64_t slots, int64_t items, int64_t *runs)
+{
+    *runs = slots;
+    if (slots < 2 || slots != trtl_threadpool_size(pool) || items < slots)
+        return 0;
+    *runs = items < slots * TRTL_STEAL_RUNS ? items : slots * TRTL_STEAL_RUNS;
+    return 1;
+}
+
 int64_t trtl_scratch_slots(double flops, int64_t max_slots)
 {
     int64_t t = trtl_available_cpus();

@@ -27,9 +27,10 @@
  * (see there); run() computes any 1x1 stride-1 shape, so other run-time sizes need no fallback.
  *
  * Work split: items are (image, pixel chunk, channel group), channel group fastest, cut into
- * contiguous runs per thread of equal work (a chunk's cost by its vectors: pw_chunk_cost): on small maps
- * (one or two chunks) that is a split over output channels, on large maps over pixel chunks, each thread
- * reusing its chunk's rows from L1/L2.
+ * contiguous runs per thread of equal work (a chunk's cost by its vectors: pw_chunk_cost), four a thread where
+ * the pool has no more threads than that (trtl_steal_runs: a thread that is done takes the others' runs not yet
+ * started): on small maps (one or two chunks) that is a split over output channels, on large maps over pixel
+ * chunks, each thread reusing its chunk's rows from L1/L2.
  */
 #include <stdlib.h>
 #include <stdint.h>
@@ -138,10 +139,9 @@ static trtl_status pw_run(const trtl_kernel_args *a)
     j.ngroup = (g.K + gr - 1) / gr;
     j.items = g.N * j.nchunk * j.ngroup;
     int64_t slots = trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.C * (double)g.P);
-    j.slots = slots < j.items ? slots : j.items;
-    if (j.slots < 1)
-        j.slots = 1;
-    trtl_parallel_for(a->pool, j.slots, 1, pw_items, &j); /* a slot a thread; inline when 1 */
+    slots = slots < j.items ? slots : j.items;
+    (void)trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j.items, &j.slots); /* no scratch: the index is unused */
+    trtl_parallel_for(a->pool, j.slots, 1, pw_items, &j); /* fixed: a slot a thread, inline when 1 */
     return TRTL_OK;
 }
 

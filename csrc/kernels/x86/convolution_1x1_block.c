@@ -18,7 +18,9 @@
  * shortcut convolutions (ResNet's 1x1/s2) need no separate strided tile.
  *
  * The work split: items (n, b, r), r fastest; a channel range is the whole K unless there are fewer blocks than
- * threads (then the groups are split into ranges and the ranges of a block copy its pixels each).
+ * threads (then the groups are split into ranges and the ranges of a block copy its pixels each).  Blocks are
+ * of equal size where that evens the threads' shares (pb_balance); a thread that is done takes runs of items
+ * the others have not started where every pool thread has a buffer (trtl_steal_runs).
  */
 #include <stdlib.h>
 #include <stdint.h>
@@ -56,7 +58,8 @@ typedef struct pb_job {
     float *y, *buf;
     const trtl_epilogue *epi;
     trtl_epilogue tile_epi; /* epi, without its activation where that is no register one (applied per block row) */
-    int64_t nrange, items, slots, slot_floats;
+    int64_t nrange, items, slots, slot_floats; /* slots: runs of items (trtl_steal_runs) */
+    int steal;                                 /* runs are stolen: the buffer is the thread's pool index's */
 } pb_job;
 
 static int64_t pb_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -202,9 +205,8 @@ static void pb_items(void *ctx, int64_t sb, int64_t se, int thread)
     const pb_geom *g = j->g;
     const int vl = g->wide ? 16 : 8, gr = g->wide ? PW_MR : 4;
     const int64_t P = g->P, C = g->C, K = g->K;
-    (void)thread;
     for (int64_t s = sb; s < se; s++) {
-        float *buf = j->buf + s * j->slot_floats;
+        float *buf = j->buf + (j->steal ? thread : s) * j->slot_floats;
         for (int64_t it = s * j->items / j->slots, en = (s + 1) * j->items / j->slots; it < en; it++) {
             int64_t r = it % j->nrange, col = it / j->nrange, n = col / g->nblock, b = col % g->nblock;
             int64_t p0 = b * g->pb, np = pb_min(g->pb, P - p0);
@@ -268,7 +270,7 @@ static trtl_status pb_run(const trtl_kernel_args *a)
     pb_job j = {st, &g, (const float *)a->in[0].data,
                 nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL, res, (float *)a->out[0].data,
                 (float *)(((uintptr_t)a->scratch + PB_ALIGN - 1) & ~(uintptr_t)(PB_ALIGN - 1)), &nd->epi, nd->epi,
-                1, 0, 1, (int64_t)slot_floats};
+                1, 0, 1, (int64_t)slot_floats, 0};
     if (!trtl_act_is_fast(nd->epi.act))
         j.tile_epi.act = TRTL_ACT_NONE;
     int64_t slots = trtl_threads_for(a->pool, pb_flops(&g));
@@ -278,10 +280,9 @@ static trtl_status pb_run(const trtl_kernel_args *a)
     if (blocks < slots) /* fewer blocks than threads: split the output channels too */
         j.nrange = pb_min((slots + blocks - 1) / blocks, g.ngroup);
     j.items = blocks * j.nrange;
-    j.slots = slots < j.items ? slots : j.items;
-    if (j.slots < 1)
-        j.slots = 1;
-    trtl_parallel_for(a->pool, j.slots, 1, pb_items, &j); /* a slot a thread; inline when 1 */
+    slots = slots < j.items ? slots : j.items;
+    j.steal = trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j.items, &j.slots);
+    trtl_parallel_for(a->pool, j.slots, 1, pb_items, &j); /* fixed: a slot a thread, inline when 1 */
     return TRTL_OK;
 }
 

@@ -19,7 +19,9 @@
  *            pixels.  Small maps with many channels (7x7 and 14x14 at batch 1), where pixel
  *            panels would leave threads idle or cut tiles into narrow remnants.
  * A slot is handed a contiguous run of items, so the same slot (thread, see threadpool.c) gets
- * the same items on every run.  Depth is cut into blocks of at most KC_MAX: C tiles of earlier
+ * the same items on every run.  In panel mode, when every thread of the pool has a scratch slot, the
+ * items themselves go to the pool: a thread runs its contiguous run first and then takes what is left of
+ * the others' (a thread that wakes late or is preempted no longer holds the layer for its whole share).  Depth is cut into blocks of at most KC_MAX: C tiles of earlier
  * blocks are accumulated in place (TRTL_GEMM_ACC), the epilogue runs on the last.
  */
 #include <stdlib.h>
@@ -198,6 +200,8 @@ typedef struct cg_job {
     const float *x, *bias, *res;
     float *y, *scratch;
     int64_t items, n, grp; /* channel mode: the current image and group */
+    int64_t runs;          /* panel mode: runs of items handed to the pool */
+    int steal;             /* panel mode: runs are stolen, the scratch slot is the thread's pool index */
 } cg_job;
 
 /* Activation rows to prefetch while a block computes (pf_rows rows of pf_cols floats, in_sp apart; none: NULL). */
@@ -259,34 +263,42 @@ static cg_pf next_rows(const cg_job *j, int64_t it, int64_t end, int64_t k0)
     return pf;
 }
 
-static void panel_slots(void *ctx, int64_t sb, int64_t se, int thread)
+/* Panel mode: items [it0, end) on scratch slot s. */
+static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
 {
-    const cg_job *j = ctx;
     const trtl_conv_geom *g = j->g;
     const cg_plan *pl = j->pl;
     const trtl_gemm_isa isa = j->st->isa;
     const int64_t nr = trtl_gemm_nr(isa), ts = tile_stride(pl->kc, nr);
-    (void)thread;
-    for (int64_t s = sb; s < se; s++) {
-        float *bbuf = j->scratch + s * pl->slot_floats;
-        float *work = bbuf + round_up(pl->pw / nr * ts, ALIGN_FLOATS);
-        for (int64_t it = s * j->items / pl->slots, end = (s + 1) * j->items / pl->slots; it < end; it++) {
-            int64_t panel = it % pl->npanels, grp = (it / pl->npanels) % g->G, n = it / pl->npanels / g->G;
-            int64_t p0 = panel * pl->pw, pw = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
-            trtl_cg_packer pk;
-            trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
-            for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
-                int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
-                const cg_pf pf = next_rows(j, it, end, k0);
-                if (g->direct) { /* the activation rows are B's rows: packed by the first row panel's tiles */
-                    run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
-                    continue;
-                }
-                trtl_cg_pack_rows(&pk, k0, k0 + kc, bbuf);
-                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, NULL);
+    float *bbuf = j->scratch + s * pl->slot_floats;
+    float *work = bbuf + round_up(pl->pw / nr * ts, ALIGN_FLOATS);
+    for (int64_t it = it0; it < end; it++) {
+        int64_t panel = it % pl->npanels, grp = (it / pl->npanels) % g->G, n = it / pl->npanels / g->G;
+        int64_t p0 = panel * pl->pw, pw = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
+        trtl_cg_packer pk;
+        trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
+        for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
+            int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
+            const cg_pf pf = next_rows(j, it, end, k0);
+            if (g->direct) { /* the activation rows are B's rows: packed by the first row panel's tiles */
+                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
+                continue;
             }
+            trtl_cg_pack_rows(&pk, k0, k0 + kc, bbuf);
+            run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, NULL);
         }
     }
+}
+
+/* Panel mode: run r of j->runs contiguous runs of the items.  Fixed (j->steal 0): a run a slot, a slot a thread.
+ * Stealing: TRTL_STEAL_RUNS runs a thread, which the pool deals out as four consecutive runs to each thread (the
+ * same items as the fixed split) and then lets a thread that is done take the others' runs not yet started; a
+ * run packs into the scratch slot of the thread's pool index. */
+static void panel_slots(void *ctx, int64_t rb, int64_t re, int thread)
+{
+    const cg_job *j = ctx;
+    for (int64_t r = rb; r < re; r++)
+        panel_items(j, j->steal ? thread : r, r * j->items / j->runs, (r + 1) * j->items / j->runs);
 }
 
 /* Channel mode, phase 1: depth rows of the shared B split over the slots. */
@@ -384,7 +396,8 @@ static trtl_status cg_run(const trtl_kernel_args *a)
     j.items = g.N * g.G * pl.npanels;
     if (pl.slots < 1)
         pl.slots = 1;
-    trtl_parallel_for(a->pool, pl.slots, 1, panel_slots, &j); /* a slot a thread; inline when 1 */
+    j.steal = trtl_steal_runs(a->pool, pl.slots, j.items, &j.runs);
+    trtl_parallel_for(a->pool, j.runs, 1, panel_slots, &j); /* fixed: a slot a thread, inline when 1 */
     return TRTL_OK;
 }
 
