@@ -1,5 +1,5 @@
 /*
- * conv_ab_bench.c -- per-shape milliseconds of every fp32 convolution kernel (and 2-D max pooling)
+ * conv_ab_bench.c -- per-shape milliseconds of every fp32 convolution kernel (and 2-D max / average pooling)
  * on ResNet-18/50 and YOLO/DenseNet-style shapes, batch 1, for A/B comparisons of kernel changes on
  * a shared machine.  Not part of CI.
  *
@@ -94,7 +94,7 @@ static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_
     free(r);
 }
 
-static void bench_maxpool(const char *name, int64_t C, int64_t H)
+static void bench_pool(const char *name, int64_t C, int64_t H, int64_t s, int type)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -102,12 +102,12 @@ static void bench_maxpool(const char *name, int64_t C, int64_t H)
     nd.op = TRTL_OP_POOLING;
     nd.name = (char *)name;
     trtl_pooling_params *p = &nd.p.pool;
-    int64_t kk[2] = {3, 3}, st[2] = {2, 2}, pp[2] = {1, 1};
-    p->type = TRTL_POOL_MAX;
+    int64_t kk[2] = {3, 3}, st[2] = {s, s}, pp[2] = {1, 1};
+    p->type = type;
     p->window_size = trtl_dims_make(2, kk);
     p->stride = trtl_dims_make(2, st);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
-    int64_t OH = (H + 2 - 3) / 2 + 1;
+    int64_t OH = (H + 2 - 3) / s + 1;
     nd.n_in = nd.n_out = 1;
     int64_t xd[4] = {1, C, H, H}, yd[4] = {1, C, OH, OH};
     float *x = bench_rand_buf(C * H * H, 1.0f), *y = bench_rand_buf(C * OH * OH, 1.0f);
@@ -130,7 +130,14 @@ int main(int argc, char **argv)
     }
     if (g_threads > 1)
         trtl_threadpool_create(g_threads, &g_pool);
-    bench_maxpool("maxpool 3x3s2 64x112", 64, 112);
+    bench_pool("maxpool 3x3s2 64x112", 64, 112, 2, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s2 64x56", 64, 56, 2, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s1 192x28 (googlenet)", 192, 28, 1, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s1 480x14 (googlenet)", 480, 14, 1, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s1 832x7 (googlenet)", 832, 7, 1, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s2 480x28 (googlenet)", 480, 28, 2, TRTL_POOL_MAX);
+    bench_pool("avgpool 3x3s1 288x35 (inception)", 288, 35, 1, TRTL_POOL_AVERAGE);
+    bench_pool("avgpool 3x3s1 768x17 (inception)", 768, 17, 1, TRTL_POOL_AVERAGE);
     conv_shape("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
     conv_shape("r18 3x3 64->64 56", 64, 64, 56, 3, 1, 1);
     conv_shape("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, 0);

@@ -1319,6 +1319,24 @@ static void test_pooling(int ncases)
                 if (pool_run_case(&c) > 0)
                     return;
             }
+    /* max pooling's NaN check (planes of at most NAN_CHECK_MAX = 4096 floats): planes of 14x14 and 70x75 (past
+     * it), without and with NaNs, so both the plain-maxps and the NaN-keeping variants run on either side */
+    for (int big = 0; big < 2; big++)
+        for (int nans = 0; nans <= 6; nans += 6) {
+            pool_case c = {0};
+            c.rank = 4;
+            c.lead[0] = 1;
+            c.lead[1] = 3;
+            c.H = big ? 70 : 14;
+            c.W = big ? 75 : 14;
+            c.k[0] = c.k[1] = 3;
+            c.s[0] = c.s[1] = 1;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = 1;
+            c.type = TRTL_POOL_MAX;
+            c.nans = nans;
+            if (pool_run_case(&c) > 0)
+                return;
+        }
     for (int done = 0; done < ncases;) {
         pool_case c = {0};
         c.rank = (int)rint_in(3, 5);
