@@ -93,7 +93,8 @@ typedef struct gd_job {
     const float *x, *bias, *res;
     float *y, *base;
     gd_layout l;
-    int64_t items, slots;
+    int64_t items, slots; /* slots: runs of items (trtl_steal_runs) */
+    int steal;            /* runs are stolen: the scratch slot is the thread's pool index */
     int32_t off[GD_MAX_TAPS]; /* tap (c, kh, kw): its phase plane and offset from the plane base */
 } gd_job;
 
@@ -260,9 +261,8 @@ static void run_slots(void *ctx, int64_t sb, int64_t se, int thread)
     const gd_layout *l = &j->l;
     const int64_t ntaps = g->Cg * g->kvol, OH = g->out[1], OW = g->out[2], P = g->P;
     const int64_t nq = g->out[1] * l->wh; /* grid positions up to the last output row's end */
-    (void)thread;
     for (int64_t s = sb; s < se; s++) {
-        float *planes = j->base + s * l->slot, *tmp = planes + g->Cg * l->s1 * l->s2 * l->plane;
+        float *planes = j->base + (j->steal ? thread : s) * l->slot, *tmp = planes + g->Cg * l->s1 * l->s2 * l->plane;
         for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
             const int64_t n = it / g->G, grp = it % g->G;
             build_planes(j, j->x + (n * g->C + grp * g->Cg) * g->in_sp, planes);
@@ -352,10 +352,9 @@ static trtl_status gd_run(const trtl_kernel_args *a)
     if ((int64_t)(avail / (size_t)l.slot) < slots)
         slots = (int64_t)(avail / (size_t)l.slot);
     j->items = g.N * g.G;
-    j->slots = slots < j->items ? slots : j->items;
-    if (j->slots < 1)
-        j->slots = 1;
-    trtl_parallel_for(a->pool, j->slots, 1, run_slots, j); /* a slot a thread; inline when 1 */
+    slots = slots < j->items ? slots : j->items;
+    j->steal = trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j->items, &j->slots);
+    trtl_parallel_for(a->pool, j->slots, 1, run_slots, j); /* fixed: a slot a thread, inline when 1 */
     return TRTL_OK;
 }
 
