@@ -38,7 +38,7 @@ typedef struct nc_state {
 } nc_state;
 
 /* 1x1, stride 1, no padding, groups 1: the pointwise path (else depthwise). */
-static int nc_pointwise(const trtl_conv_params *p)
+int trtl_nchwc_conv_pointwise(const trtl_conv_params *p)
 {
     return p->num_groups == 1 && p->kernel_size.d[0] == 1 && p->kernel_size.d[1] == 1 && p->stride.d[0] == 1 &&
            p->stride.d[1] == 1 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 && p->pre_padding.d[0] == 0 &&
@@ -55,10 +55,14 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
         return 0;
     if (nd->op == TRTL_OP_NCHWC_CONV && ((nd->p.nchwc.in_block & ~NB) || (nd->p.nchwc.out_block & ~NB)))
         return 0;
+    /* squeeze-and-excitation: the input scale on the pointwise path, the output means on the depthwise one */
+    if (nd->op == TRTL_OP_NCHWC_CONV && ((trtl_nchwc_in_scaled(nd) && !trtl_nchwc_conv_pointwise(p)) ||
+                                         (trtl_nchwc_out_pooled(nd) && trtl_nchwc_conv_pointwise(p))))
+        return 0;
     const trtl_dw_limits lim = {DW_MAXK, DW_MAXK, 0};
     if (trtl_dw_params_ok(p, xd->d[1], &lim))
         return 1;
-    return nc_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
+    return trtl_nchwc_conv_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
 }
 
 static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, nc_geom *g)
@@ -74,7 +78,7 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->N = cg.N, g->C = cg.C, g->K = cg.K, g->H = cg.in[1], g->W = cg.in[2], g->OH = cg.out[1], g->OW = cg.out[2];
     g->R = cg.k[1], g->S = cg.k[2], g->sh = cg.s[1], g->sw = cg.s[2], g->pt = cg.pad[1], g->pl = cg.pad[2];
     g->CB = trtl_nchwc_blocks(g->C, NB), g->KB = trtl_nchwc_blocks(g->K, NB), g->P = g->OH * g->OW;
-    g->dw = !nc_pointwise(&nd->p.conv);
+    g->dw = !trtl_nchwc_conv_pointwise(&nd->p.conv);
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
     return TRTL_OK;
@@ -84,6 +88,8 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
 typedef struct pw_job {
     const nc_geom *g;
     const nc_state *st;
+    const float *w;  /* packed weights: st->w, or per image (w_n floats apart) scaled by the input scale */
+    int64_t w_n;
     const float *x, *res;
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
@@ -161,7 +167,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
         const float *x = j->x + n * g->CB * xs;
         for (int64_t kb = kb0; kb < kb1; kb += 2) {
             const int nbk = kb + 1 < kb1 ? 2 : 1;
-            const float *w = j->st->w + kb * g->C * NB;
+            const float *w = j->w + n * j->w_n + kb * g->C * NB;
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
             for (int64_t p = p0; p < p1; p += 6) {
@@ -176,10 +182,10 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     }
 }
 
-static void pw_run(const nc_geom *g, const nc_state *st, const float *x, const float *res, float *y,
-                   const trtl_epilogue *e, trtl_threadpool *pool)
+static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
+                   const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
-    pw_job j = {g, st, x, res, y, e, 0, 0, 0, 0};
+    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 0};
     int64_t chunk = 24576 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk / 6 * 6;
     j.chunk = chunk;
@@ -200,7 +206,35 @@ typedef struct dw_job {
     const float *x, *res;
     float *y;
     const trtl_epilogue *e;
+    float *mean; /* [N, K] channel means of the finished output, or NULL (a plain output: to_plain_task does it) */
 } dw_job;
+
+/* m[l] = mean over P pixels of lane l of the blocked plane yb [P][8], lanes l < nl. */
+__attribute__((target("avx2,fma"))) static void mean_blocked(const float *yb, int64_t P, int64_t nl, float *m)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 2 <= P; p += 2) {
+        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(yb + p * NB));
+        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(yb + (p + 1) * NB));
+    }
+    if (p < P)
+        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(yb + p * NB));
+    float t[NB];
+    _mm256_storeu_ps(t, _mm256_mul_ps(_mm256_add_ps(s0, s1), _mm256_set1_ps(1.0f / (float)P)));
+    memcpy(m, t, (size_t)nl * sizeof(float));
+}
+
+/* m[k] = mean of plane k of nk planes of P floats. */
+static void mean_planes(const float *y, int64_t nk, int64_t P, float *m)
+{
+    for (int64_t k = 0; k < nk; k++) {
+        double sum = 0.0;
+        for (int64_t p = 0; p < P; p++)
+            sum += y[k * P + p];
+        m[k] = (float)(sum / (double)P);
+    }
+}
 
 /* nt output pixels from ow (every tap inside the row) of output row `yr` from input rows r0..r1 of the block. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void dw_tile(const nc_geom *g, const float *xb,
@@ -315,6 +349,10 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
             if (j->e && !trtl_act_is_fast(j->e->act))
                 trtl_epi_act(j->e, yr, g->OW * NB);
         }
+        if (j->mean) { /* it = n * CB + cb */
+            const int64_t c0 = cb * NB;
+            mean_blocked(yb, g->P, g->K - c0 < NB ? g->K - c0 : NB, j->mean + (it / g->CB) * g->K + c0);
+        }
     }
 }
 
@@ -329,7 +367,7 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
 {
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = !nc_pointwise(p);
+    const int dw = !trtl_nchwc_conv_pointwise(p);
     const int64_t C = dw ? K : p->kernel.count / K; /* pointwise: [K, C]; depthwise: [C, 1, R, S] */
     const size_t wcount = (size_t)(dw ? KB * kv * NB : KB * C * NB), bytes = (wcount + (size_t)KB * NB) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
@@ -363,7 +401,7 @@ static void nc_unpack(const trtl_node *n, const void *state, void *dst)
     const nc_state *st = (const nc_state *)state;
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = !nc_pointwise(p);
+    const int dw = !trtl_nchwc_conv_pointwise(p);
     const int64_t C = dw ? K : p->kernel.count / K;
     for (int64_t k = 0; k < K; k++)
         for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
@@ -394,6 +432,8 @@ static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const t
         s += (size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
     if (g.out_plain)
         s += (size_t)(g.N * g.KB * g.P * NB) * sizeof(float) + 64;
+    if (trtl_nchwc_in_scaled(n))
+        s += (size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 64;
     return s;
 }
 
@@ -402,6 +442,8 @@ typedef struct edge_job {
     const float *src, *res;
     float *dst;
     const trtl_epilogue *e;
+    float *mean; /* to_plain_task: the output channels' means [N, K], or NULL */
+    const float *scale; /* scale_task: the input channels' scale [N, C] */
 } edge_job;
 
 static void to_blocked_task(void *ctx, int64_t begin, int64_t end, int thread)
@@ -428,6 +470,23 @@ static void to_plain_task(void *ctx, int64_t begin, int64_t end, int thread)
         trtl_nchwc8_to_planes(j->src + it * g->P * NB, nk, g->P, j->res ? j->res + (n * g->K + k0) * g->P : NULL,
                               dst);
         trtl_epi_act(j->e, dst, nk * g->P);
+        if (j->mean)
+            mean_planes(dst, nk, g->P, j->mean + n * g->K + k0);
+    }
+}
+
+/* Pointwise weights scaled per image: dst[n][kb][c][:] = w[kb][c][:] * scale[n, c], task it = n * KB + kb. */
+__attribute__((target("avx2,fma"))) static void scale_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const edge_job *j = (const edge_job *)ctx;
+    const nc_geom *g = j->g;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / g->KB, kb = it % g->KB;
+        const float *w = j->src + kb * g->C * NB, *sc = j->scale + n * g->C;
+        float *d = j->dst + it * g->C * NB;
+        for (int64_t c = 0; c < g->C; c++)
+            _mm256_storeu_ps(d + c * NB, _mm256_mul_ps(_mm256_loadu_ps(w + c * NB), _mm256_set1_ps(sc[c])));
     }
 }
 
@@ -436,8 +495,11 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     const trtl_node *nd = a->node;
     nc_geom g;
     TRTL_TRY(nc_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
-    if (!g.N || !g.P || !g.H || !g.W)
+    if (!g.N || !g.P || !g.H || !g.W) {
+        if (trtl_nchwc_out_pooled(nd)) /* no pixels: means 0, as the reference */
+            memset(a->out[1].data, 0, (size_t)(g.N * g.K) * sizeof(float));
         return TRTL_OK;
+    }
     const nc_state *st = (const nc_state *)a->state;
     if (!st || a->scratch_size < nc_scratch(nd, a->in, a->out))
         return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.avx2 was not prepared", nd->name);
@@ -447,20 +509,31 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     if (g.in_plain) {
         float *xb = (float *)sp;
         sp += ((size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 63) / 64 * 64;
-        edge_job ej = {&g, x, NULL, xb, NULL};
+        edge_job ej = {&g, x, NULL, xb, NULL, NULL, NULL};
         trtl_parallel_for(a->pool, g.N * g.CB, 1, to_blocked_task, &ej);
         x = xb;
     }
+    const float *w = st->w;
+    int64_t w_n = 0;
+    if (trtl_nchwc_in_scaled(nd)) { /* squeeze-and-excitation's channel multiply, folded into the weights */
+        float *ws = (float *)sp;
+        sp += ((size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 63) / 64 * 64;
+        edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, (const float *)a->in[1].data};
+        trtl_parallel_for(a->pool, g.N * g.KB, 1, scale_task, &ej);
+        w = ws;
+        w_n = g.KB * g.C * NB;
+    }
+    float *mean = trtl_nchwc_out_pooled(nd) ? (float *)a->out[1].data : NULL;
     float *y = g.out_plain ? (float *)sp : (float *)a->out[0].data;
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
     const float *rb = g.out_plain ? NULL : res;
     if (g.dw) {
-        dw_job j = {&g, st, x, rb, y, e};
+        dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : mean};
         trtl_parallel_for(a->pool, g.N * g.CB, 1, dw_task, &j);
     } else
-        pw_run(&g, st, x, rb, y, e, a->pool);
+        pw_run(&g, st, w, w_n, x, rb, y, e, a->pool);
     if (g.out_plain) {
-        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi};
+        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi, mean, NULL};
         trtl_parallel_for(a->pool, g.N * g.KB, 1, to_plain_task, &ej);
     }
     return TRTL_OK;
