@@ -2444,7 +2444,7 @@ static void test_nchwc(int ncases)
             g_nchwc_in = lay & 1 ? 8 : 0;
             g_nchwc_out = lay & 2 ? 8 : 0;
             g_nchwc_scale = !f[7] && lay != 2; /* squeeze-and-excitation (all but one layout) */
-            g_nchwc_mean = f[7] && lay != 1;
+            g_nchwc_mean = f[7] && lay != 2;
             if (!nchwc_case_applies(&c)) {
                 fprintf(stderr, "FAIL %s: does not apply to fixed case %zu\n", k->name, i);
                 g_failures++;
