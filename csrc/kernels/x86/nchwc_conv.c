@@ -209,20 +209,18 @@ typedef struct dw_job {
     float *mean; /* [N, K] channel means of the finished output, or NULL (a plain output: to_plain_task does it) */
 } dw_job;
 
-/* m[l] = mean over P pixels of lane l of the blocked plane yb [P][8], lanes l < nl. */
-__attribute__((target("avx2,fma"))) static void mean_blocked(const float *yb, int64_t P, int64_t nl, float *m)
+/* sum + the P pixels of the blocked row yr [P][8] (read back while the row is in L1). */
+__attribute__((target("avx2,fma"))) static __m256 sum_blocked(__m256 sum, const float *yr, int64_t P)
 {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    __m256 s1 = _mm256_setzero_ps();
     int64_t p = 0;
     for (; p + 2 <= P; p += 2) {
-        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(yb + p * NB));
-        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(yb + (p + 1) * NB));
+        sum = _mm256_add_ps(sum, _mm256_loadu_ps(yr + p * NB));
+        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(yr + (p + 1) * NB));
     }
     if (p < P)
-        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(yb + p * NB));
-    float t[NB];
-    _mm256_storeu_ps(t, _mm256_mul_ps(_mm256_add_ps(s0, s1), _mm256_set1_ps(1.0f / (float)P)));
-    memcpy(m, t, (size_t)nl * sizeof(float));
+        sum = _mm256_add_ps(sum, _mm256_loadu_ps(yr + p * NB));
+    return _mm256_add_ps(sum, s1);
 }
 
 /* m[k] = mean of plane k of nk planes of P floats. */
@@ -329,6 +327,7 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
         float *yb = j->y + it * g->P * NB;
         const float *rb = j->res ? j->res + it * g->P * NB : NULL;
         const __m256 bias = _mm256_loadu_ps(j->st->b + cb * NB);
+        __m256 msum = _mm256_setzero_ps(); /* the channel means: the finished rows summed */
         for (int64_t oh = 0; oh < g->OH; oh++) {
             const int64_t ih0 = oh * g->sh - g->pt;
             const int64_t r0 = ih0 < 0 ? -ih0 : 0, r1 = g->H - ih0 < g->R ? g->H - ih0 : g->R;
@@ -348,10 +347,14 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
                     dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
             if (j->e && !trtl_act_is_fast(j->e->act))
                 trtl_epi_act(j->e, yr, g->OW * NB);
+            if (j->mean)
+                msum = sum_blocked(msum, yr, g->OW);
         }
         if (j->mean) { /* it = n * CB + cb */
             const int64_t c0 = cb * NB;
-            mean_blocked(yb, g->P, g->K - c0 < NB ? g->K - c0 : NB, j->mean + (it / g->CB) * g->K + c0);
+            float t[NB];
+            _mm256_storeu_ps(t, _mm256_mul_ps(msum, _mm256_set1_ps(1.0f / (float)g->P)));
+            memcpy(j->mean + (it / g->CB) * g->K + c0, t, (size_t)(g->K - c0 < NB ? g->K - c0 : NB) * sizeof(float));
         }
     }
 }
