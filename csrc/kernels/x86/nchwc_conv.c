@@ -272,14 +272,12 @@ __attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const
                                                          float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)
 {
     __m256 acc = bias;
+    const int64_t iw0 = ow * g->sw - g->pl; /* the taps inside the row: t in [t0, t1) */
+    const int64_t t0 = iw0 < 0 ? -iw0 : 0, t1 = g->W - iw0 < g->S ? g->W - iw0 : g->S;
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t ih = oh * g->sh - g->pt + r;
-        for (int64_t t = 0; t < g->S; t++) {
-            const int64_t iw = ow * g->sw - g->pl + t;
-            if (iw >= 0 && iw < g->W)
-                acc = _mm256_fmadd_ps(_mm256_loadu_ps(xb + (ih * g->W + iw) * NB),
-                                      _mm256_loadu_ps(wb + (r * g->S + t) * NB), acc);
-        }
+        const float *xr = xb + ((oh * g->sh - g->pt + r) * g->W + iw0 + t0) * NB, *wr = wb + (r * g->S + t0) * NB;
+        for (int64_t t = 0; t < t1 - t0; t++)
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(xr + t * NB), _mm256_loadu_ps(wr + t * NB), acc);
     }
     if (rr)
         acc = _mm256_add_ps(acc, _mm256_loadu_ps(rr + ow * NB));
