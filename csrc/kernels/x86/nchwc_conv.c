@@ -423,6 +423,13 @@ static size_t nc_state_bytes(const void *state)
     return state ? ((const nc_state *)state)->bytes : 0;
 }
 
+/* The input scale multiplies the input (a blocked copy) where it is smaller than the weights (maps of fewer pixels
+ * than output channels: the 7 x 7 and 14 x 14 projections), else the weights (one copy per image). */
+static int scale_input(const nc_geom *g)
+{
+    return g->P < g->KB * NB;
+}
+
 static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
     nc_geom g;
@@ -433,8 +440,10 @@ static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const t
         s += (size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
     if (g.out_plain)
         s += (size_t)(g.N * g.KB * g.P * NB) * sizeof(float) + 64;
-    if (trtl_nchwc_in_scaled(n))
+    if (trtl_nchwc_in_scaled(n) && !scale_input(&g))
         s += (size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 64;
+    else if (trtl_nchwc_in_scaled(n) && !g.in_plain) /* a plain input's blocked copy is scaled in place */
+        s += (size_t)(g.N * g.CB * g.P * NB) * sizeof(float) + 64;
     return s;
 }
 
@@ -473,6 +482,25 @@ static void to_plain_task(void *ctx, int64_t begin, int64_t end, int thread)
         trtl_epi_act(j->e, dst, nk * g->P);
         if (j->mean)
             mean_planes(dst, nk, g->P, j->mean + n * g->K + k0);
+    }
+}
+
+/* The blocked input scaled: dst[n][cb][p][:] = src[n][cb][p][:] * scale[n, cb * 8 + lane] (lanes past C: 0),
+ * task it = n * CB + cb; dst may be src. */
+__attribute__((target("avx2,fma"))) static void scale_in_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const edge_job *j = (const edge_job *)ctx;
+    const nc_geom *g = j->g;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / g->CB, c0 = it % g->CB * NB, nl = g->C - c0 < NB ? g->C - c0 : NB;
+        float sv[NB] = {0};
+        memcpy(sv, j->scale + n * g->C + c0, (size_t)nl * sizeof(float));
+        const __m256 v = _mm256_loadu_ps(sv);
+        const float *x = j->src + it * g->P * NB;
+        float *d = j->dst + it * g->P * NB;
+        for (int64_t p = 0; p < g->P; p++)
+            _mm256_storeu_ps(d + p * NB, _mm256_mul_ps(_mm256_loadu_ps(x + p * NB), v));
     }
 }
 
@@ -516,7 +544,16 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     }
     const float *w = st->w;
     int64_t w_n = 0;
-    if (trtl_nchwc_in_scaled(nd)) { /* squeeze-and-excitation's channel multiply, folded into the weights */
+    if (trtl_nchwc_in_scaled(nd) && scale_input(&g)) { /* squeeze-and-excitation's multiply on the input */
+        float *xs = (float *)x; /* a plain input's blocked copy in scratch: in place */
+        if (!g.in_plain) {
+            xs = (float *)sp;
+            sp += ((size_t)(g.N * g.CB * g.P * NB) * sizeof(float) + 63) / 64 * 64;
+        }
+        edge_job ej = {&g, x, NULL, xs, NULL, NULL, (const float *)a->in[1].data};
+        trtl_parallel_for(a->pool, g.N * g.CB, 1, scale_in_task, &ej);
+        x = xs;
+    } else if (trtl_nchwc_in_scaled(nd)) { /* ... or folded into the weights, one copy per image */
         float *ws = (float *)sp;
         sp += ((size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 63) / 64 * 64;
         edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, (const float *)a->in[1].data};
