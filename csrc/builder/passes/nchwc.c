@@ -67,23 +67,6 @@ static int keep_blocked(const trtl_bgraph *g, const char *cand, int32_t t)
     return readers > 0;
 }
 
-/* The one live node other than `not` reading tensor t, or -1 (none, several, or one reading it twice). */
-static int32_t other_reader(const trtl_bgraph *g, int32_t t, int32_t not)
-{
-    int32_t found = -1;
-    for (int32_t i = 0; i < g->nn; i++) {
-        if (g->n[i].dead || i == not)
-            continue;
-        for (int32_t k = 0; k < g->n[i].n.n_in; k++)
-            if (g->n[i].n.in[k] == t) {
-                if (found >= 0)
-                    return -1;
-                found = i;
-            }
-    }
-    return found;
-}
-
 static int plain_node(const trtl_node *n)
 {
     return n->n_out == 1 && n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
@@ -145,8 +128,8 @@ static trtl_status se_fold(trtl_bgraph *g, const char *cand, char *se, int32_t d
         !trtl_dims_equal(&st->dopt, &pt->dopt) || !trtl_dims_equal(&st->dmax, &pt->dmax) ||
         g->t[Y].dtype != TRTL_FLOAT || !trtl_dims_equal(&g->t[Y].dopt, &dt->dopt) || trtl_bg_is_output(g, Y))
         return TRTL_OK;
-    const int32_t pi = other_reader(g, Y, -1);
-    if (pi < 0 || !cand[pi])
+    int32_t pi = -1;
+    if (trtl_bg_consumers(g, Y, &pi) != 1 || !cand[pi])
         return TRTL_OK;
     trtl_node *pn = &g->n[pi].n;
     if (!trtl_nchwc_conv_pointwise(&pn->p.conv) || pn->in[0] != Y || (pn->epi.has_residual && pn->in[1] == Y))
