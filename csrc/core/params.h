@@ -359,7 +359,8 @@ typedef struct trtl_reduce_binary_params {
 /* NCHWC_CONV (internal, passes/nchwc.c): a 2-D convolution whose input and/or output is in a blocked channel
  * layout, [N, ceil(C/B), H, W, B] with channel c at [n, c/B, h, w, c%B] (lanes c >= C finite).  `conv` first, so
  * that nd->p.conv reads the convolution's params (conv_geometry.h) as for CONVOLUTION.  in_block / out_block: B of
- * the input / output (and residual), 0 for plain NCHW. */
+ * the input / output (and residual), 0 for plain NCHW.  Squeeze-and-excitation (kernels/nchwc.h): a second input
+ * [N, C, 1, 1] scales the input channels, a second output [N, K, 1, 1] gets the mean of each output channel. */
 typedef struct trtl_nchwc_conv_params {
     trtl_conv_params conv;
     int32_t in_block, out_block;

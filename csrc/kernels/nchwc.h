@@ -26,6 +26,20 @@ static inline int64_t trtl_nchwc_at(int64_t B, int64_t C, int64_t H, int64_t W, 
     return (((n * trtl_nchwc_blocks(C, B) + c / B) * H + h) * W + w) * B + c % B;
 }
 
+/* Squeeze-and-excitation in the blocked layout (passes/nchwc.c): an NCHWC_CONV node with a second input (before
+ * the residual) multiplies input channel c of image n by scale[n, c] ([N, C, 1, 1], plain) before the convolution
+ * (pointwise only); one with a second output writes there the mean over the pixels of each finished output channel
+ * (after the epilogue), [N, K, 1, 1] plain (depthwise only): the global average pool that reads the block. */
+static inline int trtl_nchwc_in_scaled(const trtl_node *nd)
+{
+    return nd->n_in - (nd->epi.has_residual ? 1 : 0) == 2;
+}
+
+static inline int trtl_nchwc_out_pooled(const trtl_node *nd)
+{
+    return nd->n_out == 2;
+}
+
 /* Plain NCHW dims of a node's input (blocked or not): the channels from the weights. */
 trtl_dims trtl_nchwc_plain_in(const trtl_node *nd, const trtl_dims *xd);
 /* Plain NCHW dims of its output. */
@@ -36,5 +50,8 @@ trtl_dims trtl_nchwc_plain_out(const trtl_node *nd, const trtl_dims *yd);
  * dilation 1, any padding), 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one
  * (its p.conv is read), xd its plain input dims. */
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd);
+/* Whether the convolution takes the blocked kernels' pointwise path (1x1, stride 1, no padding, groups 1), else
+ * their depthwise one. */
+int trtl_nchwc_conv_pointwise(const trtl_conv_params *p);
 
 #endif

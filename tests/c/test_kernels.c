@@ -161,6 +161,11 @@ static int compare(const char *kname, const float *got, const float *want, int64
     return 0;
 }
 
+/* A node with a second output (nd->n_out == 2: NCHWC_CONV's channel means): its dims, and the buffer ref_output()
+ * fills with the reference's second output, which run_opt() then compares with the kernel's. */
+static trtl_dims g_out2_dims;
+static float *g_out2_want;
+
 /* Runs kernel k on node nd (views in/out) with each pool and compares with `want`.  Returns 1 on
  * failure. */
 static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *in, const trtl_dims *out_dims,
@@ -201,10 +206,12 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
     int bad = 0;
     g_jump = nd->epi.act == TRTL_ACT_THRESHOLDED_RELU ? nd->epi.alpha : NAN;
     for (int pi = 0; pi < 3 && !bad; pi++) {
-        trtl_tensor_view out = {nan_buf(n), *out_dims, TRTL_FLOAT};
-        size_t ss = k->scratch ? k->scratch(nd, in, &out) : 0;
+        const int64_t n2 = nd->n_out == 2 ? trtl_volume(&g_out2_dims) : 0;
+        trtl_tensor_view outs[2] = {{nan_buf(n), *out_dims, TRTL_FLOAT}, {n2 ? nan_buf(n2) : NULL, g_out2_dims, TRTL_FLOAT}};
+        trtl_tensor_view out = outs[0];
+        size_t ss = k->scratch ? k->scratch(nd, in, outs) : 0;
         float *scratch = ss ? nan_buf((int64_t)(ss / sizeof(float)) + 1) : NULL;
-        trtl_kernel_args a = {nd, in, &out, scratch, ss, state, g_pools[pi], NULL};
+        trtl_kernel_args a = {nd, in, outs, scratch, ss, state, g_pools[pi], NULL};
         trtl_status st = k->run(&a);
         if (st != TRTL_OK) {
             fprintf(stderr, "FAIL %s [%s] pool=%d: run: %s\n", k->name, g_desc, pi, trtl_last_error());
@@ -212,9 +219,12 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
             bad = 1;
         } else {
             bad = compare(k->name, (float *)out.data, want, n, pi);
+            if (!bad && n2)
+                bad = compare(k->name, (float *)outs[1].data, g_out2_want, n2, pi);
         }
         free(scratch);
         free(out.data);
+        free(outs[1].data);
     }
     g_jump = NAN;
     if (pw)
@@ -231,8 +241,9 @@ static float *ref_output(trtl_kernel_fn ref, trtl_node *nd, const trtl_tensor_vi
                          trtl_status *st)
 {
     int64_t n = trtl_volume(out_dims);
-    trtl_tensor_view out = {nan_buf(n), *out_dims, TRTL_FLOAT};
-    trtl_kernel_args a = {nd, in, &out, NULL, 0, NULL, NULL, NULL};
+    trtl_tensor_view outs[2] = {{nan_buf(n), *out_dims, TRTL_FLOAT}, {g_out2_want, g_out2_dims, TRTL_FLOAT}};
+    trtl_tensor_view out = outs[0];
+    trtl_kernel_args a = {nd, in, outs, NULL, 0, NULL, NULL, NULL};
     *st = ref(&a);
     if (*st != TRTL_OK) {
         free(out.data);
@@ -279,6 +290,9 @@ static int64_t g_conv_nan_w = -1, g_conv_nan_x = -1;
  * section): blocked operands [N, ceil(C/B), H, W, B], blocked input lanes past C huge (1e20, finite: a kernel
  * mixing them into real channels fails), the reference trtl_ref_nchwc_conv. */
 static int32_t g_nchwc_in, g_nchwc_out;
+/* conv_run_case() on an NCHWC_CONV: squeeze-and-excitation's input-channel scale (a second input [N, C, 1, 1]) and
+ * output-channel means (a second output [N, K, 1, 1]). */
+static int g_nchwc_scale, g_nchwc_mean;
 
 /* dims d (4-D, plain) as [N, ceil(C/B), H, W, B] when B, else d. */
 static trtl_dims blocked_dims(trtl_dims d, int32_t B)
@@ -334,24 +348,39 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, c->bias ? c->K : 0};
     nd.epi = rand_epi(combo);
-    trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    trtl_tensor_view in[3] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
     nd.n_in = 1;
-    if (nd.epi.has_residual) {
-        res = rand_buf(trtl_volume(&ydims));
-        in[1].data = res;
+    float *scale = NULL;
+    if (nchwc && g_nchwc_scale) {
+        int64_t sd[4] = {c->N, c->C, 1, 1};
+        scale = rand_buf(c->N * c->C);
+        in[1] = (trtl_tensor_view){scale, dims(4, sd), TRTL_FLOAT};
         nd.n_in = 2;
     }
+    if (nd.epi.has_residual) {
+        res = rand_buf(trtl_volume(&ydims));
+        in[nd.n_in].data = res;
+        in[nd.n_in].dims = ydims;
+        nd.n_in++;
+    }
     nd.n_out = 1;
+    if (nchwc && g_nchwc_mean) {
+        int64_t md[4] = {c->N, c->K, 1, 1};
+        g_out2_dims = dims(4, md);
+        g_out2_want = nan_buf(c->N * c->K);
+        nd.n_out = 2;
+    }
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc,
              "%sx%s -> y%s G=%lld k=(%lld,%lld,%lld) s=(%lld,%lld,%lld) d=(%lld,%lld,%lld) pre=(%lld,%lld,%lld) "
-             "post=(%lld,%lld,%lld) mode=%d bias=%d act=%s res=%d",
+             "post=(%lld,%lld,%lld) mode=%d bias=%d act=%s res=%d%s%s",
              nchwc ? "nchwc " : "", trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys),
              (long long)c->G,
              (long long)c->k[0], (long long)c->k[1], (long long)c->k[2], (long long)c->s[0], (long long)c->s[1],
              (long long)c->s[2], (long long)c->d[0], (long long)c->d[1], (long long)c->d[2], (long long)c->pre[0],
              (long long)c->pre[1], (long long)c->pre[2], (long long)c->post[0], (long long)c->post[1],
-             (long long)c->post[2], c->mode, c->bias, act_name(nd.epi.act), nd.epi.has_residual);
+             (long long)c->post[2], c->mode, c->bias, act_name(nd.epi.act), nd.epi.has_residual,
+             scale ? " in-scale" : "", nd.n_out == 2 ? " out-means" : "");
     trtl_status st;
     float *want = ref_output(nchwc ? trtl_ref_nchwc_conv : trtl_ref_convolution, &nd, in, &ydims, &st);
     int r;
@@ -367,6 +396,9 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     free(b);
     free(x);
     free(res);
+    free(scale);
+    free(g_out2_want);
+    g_out2_want = NULL;
     return r;
 }
 
@@ -2429,6 +2461,8 @@ static void test_nchwc(int ncases)
                                  TRTL_PADMODE_EXPLICIT_ROUND_DOWN, (int)((i + (size_t)lay) % 3 != 0));
             g_nchwc_in = lay & 1 ? 8 : 0;
             g_nchwc_out = lay & 2 ? 8 : 0;
+            g_nchwc_scale = !f[7] && lay != 2; /* squeeze-and-excitation (all but one layout) */
+            g_nchwc_mean = f[7] && lay != 2;
             if (!nchwc_case_applies(&c)) {
                 fprintf(stderr, "FAIL %s: does not apply to fixed case %zu\n", k->name, i);
                 g_failures++;
@@ -2463,6 +2497,11 @@ static void test_nchwc(int ncases)
         g_nchwc_out = lay & 2 ? 8 : 0;
         if (!nchwc_case_applies(&c))
             continue;
+        /* squeeze-and-excitation on half the cases: the scale on pointwise, the means on depthwise */
+        const int se = (int)(rnd() % 2), pointwise = c.G == 1 && c.k[0] == 1 && c.k[1] == 1 && c.s[0] == 1 &&
+                                                     c.s[1] == 1 && !c.pre[0] && !c.pre[1] && !c.post[0] && !c.post[1];
+        g_nchwc_scale = se && pointwise;
+        g_nchwc_mean = se && !pointwise;
         int r = conv_run_case(k, &c, combo);
         if (r < 0)
             continue;
@@ -2470,7 +2509,7 @@ static void test_nchwc(int ncases)
         done++;
         stop = r > 0;
     }
-    g_nchwc_in = g_nchwc_out = 0;
+    g_nchwc_in = g_nchwc_out = g_nchwc_scale = g_nchwc_mean = 0;
 }
 
 /* ---- resize (x86/resize_tables.c) ------------------------------------------------------------------- */

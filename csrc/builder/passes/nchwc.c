@@ -5,7 +5,11 @@
  * MIN_PIXELS pixels.  A tensor is kept
  * blocked when its producer and every reader are candidates, each reader taking it as its input or its fused
  * residual, and it is no network output; a candidate's residual must then have its output's layout (both are
- * made plain until that holds).  Every candidate with a blocked input or output becomes NCHWC_CONV with
+ * made plain until that holds).  Squeeze-and-excitation first (se_fold): where a candidate depthwise
+ * convolution's output is read only by a global average pool (REDUCE mean over H, W) and by a channel multiply
+ * whose product only a candidate pointwise convolution reads, the depthwise node computes the pool as its second
+ * output and the pointwise one takes the multiplier as its second input (the scale folded into its weights per
+ * image), so the block between them stays blocked.  Every candidate with a blocked input or output becomes NCHWC_CONV with
  * in_block / out_block 8 or 0: the reorders happen inside the convolutions at a region's edges (a plain input is
  * blocked into scratch, a plain output is unblocked with its epilogue), never as separate steps, and blocked
  * tensors are never seen by other layers.  Skipped without AVX2 + FMA and with AVX-512 (no 16-lane blocked kernel
@@ -20,6 +24,7 @@
 #include "kernels/nchwc.h"
 #include "core/cpu.h"
 #include "core/status.h"
+#include "core/dims.h"
 
 #define BLOCK 8
 /* Maps of fewer pixels (at the opt shape) stay NCHW: squeeze-and-excitation's 1x1 maps run on convolution.gemv,
@@ -54,12 +59,105 @@ static int keep_blocked(const trtl_bgraph *g, const char *cand, int32_t t)
             continue;
         for (int32_t k = 0; k < g->n[i].n.n_in; k++)
             if (g->n[i].n.in[k] == t) {
-                if (!cand[i])
-                    return 0;
+                if (!cand[i] || (k == 1 && g->n[i].n.n_in - g->n[i].n.epi.has_residual == 2))
+                    return 0; /* not a candidate, or its squeeze-and-excitation scale (plain [N, C, 1, 1]) */
                 readers++;
             }
     }
     return readers > 0;
+}
+
+static int plain_node(const trtl_node *n)
+{
+    return n->n_out == 1 && n->epi.act == TRTL_ACT_NONE && !n->epi.has_residual;
+}
+
+/* Renames node n "<n> + <absorbed>". */
+static trtl_status absorb_name(trtl_node *n, const char *absorbed)
+{
+    char *nm = trtl_bg_join_names(n->name, absorbed);
+    if (!nm)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    free(n->name);
+    n->name = nm;
+    return TRTL_OK;
+}
+
+/* Squeeze-and-excitation around candidate depthwise node d (see the head comment); se[] marks both nodes of a
+ * fold.  Nothing where the pattern does not hold. */
+static trtl_status se_fold(trtl_bgraph *g, const char *cand, char *se, int32_t d, trtl_pass_log *log)
+{
+    trtl_node *dn = &g->n[d].n;
+    if (!cand[d] || trtl_nchwc_conv_pointwise(&dn->p.conv) || dn->epi.has_residual || dn->n_out != 1)
+        return TRTL_OK;
+    const int32_t D = dn->out[0];
+    if (trtl_bg_is_output(g, D))
+        return TRTL_OK;
+    /* D's readers: one REDUCE and one ELEMENTWISE PROD (in either order of discovery) */
+    int32_t ri = -1, mi = -1, n_readers = 0;
+    for (int32_t i = 0; i < g->nn; i++) {
+        if (g->n[i].dead)
+            continue;
+        const trtl_node *n = &g->n[i].n;
+        int reads = 0;
+        for (int32_t k = 0; k < n->n_in; k++)
+            reads += n->in[k] == D;
+        if (!reads)
+            continue;
+        if (++n_readers > 2 || reads != 1)
+            return TRTL_OK;
+        if (n->op == TRTL_OP_REDUCE)
+            ri = i;
+        else if (n->op == TRTL_OP_ELEMENTWISE)
+            mi = i;
+    }
+    if (n_readers != 2 || ri < 0 || mi < 0)
+        return TRTL_OK;
+    const trtl_node *rn = &g->n[ri].n, *mn = &g->n[mi].n;
+    const trtl_bg_tensor *dt = &g->t[D];
+    if (rn->n_in != 1 || !plain_node(rn) || rn->p.reduce.op != TRTL_RED_AVG || rn->p.reduce.axes != 0xCu ||
+        !rn->p.reduce.keep_dims || dt->dopt.nb_dims != 4 || g->t[rn->out[0]].dtype != TRTL_FLOAT ||
+        trtl_bg_is_output(g, rn->out[0]))
+        return TRTL_OK;
+    if (mn->n_in != 2 || !plain_node(mn) || mn->p.ew.op != TRTL_EW_PROD)
+        return TRTL_OK;
+    const int32_t S = mn->in[0] == D ? mn->in[1] : mn->in[0], Y = mn->out[0];
+    const trtl_bg_tensor *st = &g->t[S], *pt = &g->t[rn->out[0]];
+    /* the multiplier has the pool's shape [N, C, 1, 1] at every profile point */
+    if (st->dtype != TRTL_FLOAT || st->corner_unknown || !trtl_dims_equal(&st->dmin, &pt->dmin) ||
+        !trtl_dims_equal(&st->dopt, &pt->dopt) || !trtl_dims_equal(&st->dmax, &pt->dmax) ||
+        g->t[Y].dtype != TRTL_FLOAT || !trtl_dims_equal(&g->t[Y].dopt, &dt->dopt) || trtl_bg_is_output(g, Y))
+        return TRTL_OK;
+    int32_t pi = -1;
+    if (trtl_bg_consumers(g, Y, &pi) != 1 || !cand[pi])
+        return TRTL_OK;
+    trtl_node *pn = &g->n[pi].n;
+    if (!trtl_nchwc_conv_pointwise(&pn->p.conv) || pn->in[0] != Y || (pn->epi.has_residual && pn->in[1] == Y))
+        return TRTL_OK;
+    int32_t *out = (int32_t *)realloc(dn->out, 2 * sizeof(int32_t));
+    if (!out)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    dn->out = out;
+    int32_t *in = (int32_t *)realloc(pn->in, 3 * sizeof(int32_t));
+    if (!in)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    pn->in = in;
+    trtl_pass_log_add(log, "'%s' also computes '%s'; '%s' applies '%s' to its input", dn->name, rn->name, pn->name,
+                      mn->name);
+    TRTL_TRY(absorb_name(dn, rn->name));
+    TRTL_TRY(absorb_name(pn, mn->name));
+    dn->out[1] = rn->out[0];
+    dn->n_out = 2;
+    g->t[rn->out[0]].producer = d;
+    if (pn->epi.has_residual)
+        pn->in[2] = pn->in[1];
+    pn->in[0] = D;
+    pn->in[1] = S;
+    pn->n_in++;
+    g->t[Y].producer = -1;
+    g->n[ri].dead = g->n[mi].dead = 1;
+    se[d] = se[pi] = 1;
+    return TRTL_OK;
 }
 
 trtl_status trtl_pass_nchwc(trtl_bgraph *g)
@@ -78,28 +176,34 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
         return TRTL_OK;
     }
     char *cand = (char *)calloc((size_t)g->nn + 1, 1), *blk = (char *)calloc((size_t)g->nt + 1, 1);
-    if (!cand || !blk) {
-        free(cand);
-        free(blk);
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    char *se = (char *)calloc((size_t)g->nn + 1, 1);
+    trtl_status st = TRTL_OK;
+    if (!cand || !blk || !se) {
+        st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+        goto done;
     }
     for (int32_t i = 0; i < g->nn; i++)
         cand[i] = (char)candidate(g, i);
+    for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++)
+        st = se_fold(g, cand, se, i, &log);
+    if (st != TRTL_OK)
+        goto done;
     for (int32_t t = 0; t < g->nt; t++)
         blk[t] = (char)keep_blocked(g, cand, t);
     for (int changed = 1; changed;) { /* a residual has its output's layout */
         changed = 0;
         for (int32_t i = 0; i < g->nn; i++) {
             const trtl_node *n = &g->n[i].n;
-            if (!cand[i] || !n->epi.has_residual || blk[n->in[1]] == blk[n->out[0]])
+            const int32_t r = n->in[n->n_in - 1];
+            if (!cand[i] || !n->epi.has_residual || blk[r] == blk[n->out[0]])
                 continue;
-            blk[n->in[1]] = blk[n->out[0]] = 0;
+            blk[r] = blk[n->out[0]] = 0;
             changed = 1;
         }
     }
     for (int32_t i = 0; i < g->nn; i++) {
         trtl_node *n = &g->n[i].n;
-        if (!cand[i] || (!blk[n->in[0]] && !blk[n->out[0]]))
+        if (!cand[i] || (!blk[n->in[0]] && !blk[n->out[0]] && !se[i]))
             continue;
         trtl_conv_params c = n->p.conv;
         n->op = TRTL_OP_NCHWC_CONV;
@@ -109,8 +213,10 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
         trtl_pass_log_add(&log, "'%s' (%s -> %s)", n->name, blk[n->in[0]] ? "blocked" : "NCHW",
                           blk[n->out[0]] ? "blocked" : "NCHW");
     }
+done:
     free(cand);
     free(blk);
+    free(se);
     trtl_pass_log_done(&log);
-    return log.count ? trtl_bg_infer(g) : TRTL_OK;
+    return st != TRTL_OK ? st : log.count ? trtl_bg_infer(g) : TRTL_OK;
 }

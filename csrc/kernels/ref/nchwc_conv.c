@@ -1,6 +1,9 @@
 /* Reference NCHWC_CONV: direct loops, double accumulation, 2-D, any groups / stride / dilation / padding, each
  * operand read and written through its own layout (kernels/nchwc.h); lanes past the output channels get 0 (the
- * engine's epilogue then runs over the whole blocked tensor, residual lanes included). */
+ * engine's epilogue then runs over the whole blocked tensor, residual lanes included).  Squeeze-and-excitation: an
+ * input scale multiplies each input value; the output means are of the values after the epilogue (residual and
+ * activation), which the engine applies to output 0 only after this kernel, so they are computed here from the
+ * pre-epilogue values. */
 #include <string.h>
 #include "kernels/ref/ref.h"
 #include "kernels/nchwc.h"
@@ -43,7 +46,9 @@ trtl_status trtl_ref_nchwc_conv(const trtl_kernel_args *a)
     TRTL_TRY(trtl_conv_geom_init(nd, &xd, &yd, &g));
     const float *x = (const float *)a->in[0].data, *w = (const float *)p->conv.kernel.values;
     const float *b = p->conv.bias.count ? (const float *)p->conv.bias.values : NULL;
-    float *y = (float *)a->out[0].data;
+    const float *scale = trtl_nchwc_in_scaled(nd) ? (const float *)a->in[1].data : NULL;
+    const float *res = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
+    float *y = (float *)a->out[0].data, *mean = trtl_nchwc_out_pooled(nd) ? (float *)a->out[1].data : NULL;
     const int64_t BI = p->in_block, BO = p->out_block, H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
     if (BO && g.K % BO) /* pad lanes */
         for (int64_t n = 0; n < g.N; n++)
@@ -54,6 +59,7 @@ trtl_status trtl_ref_nchwc_conv(const trtl_kernel_args *a)
     for (int64_t n = 0; n < g.N; n++)
         for (int64_t k = 0; k < g.K; k++) {
             const int64_t grp = k / g.Kg;
+            double sum = 0.0;
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
                     double acc = b ? b[k] : 0.0;
@@ -66,12 +72,20 @@ trtl_status trtl_ref_nchwc_conv(const trtl_kernel_args *a)
                                 int64_t iw = ow * g.s[2] - g.pad[2] + t * g.dl[2];
                                 if (iw < 0 || iw >= W)
                                     continue;
+                                const int64_t c = grp * g.Cg + cg;
                                 acc += (double)w[((k * g.Cg + cg) * g.k[1] + r) * g.k[2] + t] *
-                                       (double)x[trtl_nchwc_at(BI, g.C, H, W, n, grp * g.Cg + cg, ih, iw)];
+                                       (double)x[trtl_nchwc_at(BI, g.C, H, W, n, c, ih, iw)] *
+                                       (scale ? (double)scale[n * g.C + c] : 1.0);
                             }
                         }
-                    y[trtl_nchwc_at(BO, g.K, OH, OW, n, k, oh, ow)] = (float)acc;
+                    const int64_t at = trtl_nchwc_at(BO, g.K, OH, OW, n, k, oh, ow);
+                    y[at] = (float)acc;
+                    if (mean) /* the value the engine's epilogue will make of it */
+                        sum += trtl_activation_eval(nd->epi.act, nd->epi.alpha, nd->epi.beta,
+                                                    (float)acc + (res ? res[at] : 0.0f));
                 }
+            if (mean)
+                mean[n * g.K + k] = OH * OW > 0 ? (float)(sum / (double)(OH * OW)) : 0.0f;
         }
     return TRTL_OK;
 }

@@ -10,7 +10,9 @@
  * chunk / row (trtl_epi_act).  A plain input is reordered into a blocked scratch copy first, a plain output is
  * computed blocked into scratch and reordered (residual added, activation after) per block: the reorders at a
  * region's edges (x86/nchwc_reorder.c).  Work is split over (image, pixel chunk, output block group) or (image,
- * channel block). */
+ * channel block).  Squeeze-and-excitation (kernels/nchwc.h): the pointwise path multiplies its input (a blocked copy)
+ * or its weights (a copy per image), whichever is smaller, by the input scale; the depthwise path sums each finished
+ * row into the channel means. */
 #include <string.h>
 #include <immintrin.h>
 
@@ -38,7 +40,7 @@ typedef struct nc_state {
 } nc_state;
 
 /* 1x1, stride 1, no padding, groups 1: the pointwise path (else depthwise). */
-static int nc_pointwise(const trtl_conv_params *p)
+int trtl_nchwc_conv_pointwise(const trtl_conv_params *p)
 {
     return p->num_groups == 1 && p->kernel_size.d[0] == 1 && p->kernel_size.d[1] == 1 && p->stride.d[0] == 1 &&
            p->stride.d[1] == 1 && p->dilation.d[0] == 1 && p->dilation.d[1] == 1 && p->pre_padding.d[0] == 0 &&
@@ -55,10 +57,14 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
         return 0;
     if (nd->op == TRTL_OP_NCHWC_CONV && ((nd->p.nchwc.in_block & ~NB) || (nd->p.nchwc.out_block & ~NB)))
         return 0;
+    /* squeeze-and-excitation: the input scale on the pointwise path, the output means on the depthwise one */
+    if (nd->op == TRTL_OP_NCHWC_CONV && ((trtl_nchwc_in_scaled(nd) && !trtl_nchwc_conv_pointwise(p)) ||
+                                         (trtl_nchwc_out_pooled(nd) && trtl_nchwc_conv_pointwise(p))))
+        return 0;
     const trtl_dw_limits lim = {DW_MAXK, DW_MAXK, 0};
     if (trtl_dw_params_ok(p, xd->d[1], &lim))
         return 1;
-    return nc_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
+    return trtl_nchwc_conv_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
 }
 
 static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, nc_geom *g)
@@ -74,7 +80,7 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->N = cg.N, g->C = cg.C, g->K = cg.K, g->H = cg.in[1], g->W = cg.in[2], g->OH = cg.out[1], g->OW = cg.out[2];
     g->R = cg.k[1], g->S = cg.k[2], g->sh = cg.s[1], g->sw = cg.s[2], g->pt = cg.pad[1], g->pl = cg.pad[2];
     g->CB = trtl_nchwc_blocks(g->C, NB), g->KB = trtl_nchwc_blocks(g->K, NB), g->P = g->OH * g->OW;
-    g->dw = !nc_pointwise(&nd->p.conv);
+    g->dw = !trtl_nchwc_conv_pointwise(&nd->p.conv);
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
     return TRTL_OK;
@@ -84,6 +90,8 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
 typedef struct pw_job {
     const nc_geom *g;
     const nc_state *st;
+    const float *w;  /* packed weights: st->w, or per image (w_n floats apart) scaled by the input scale */
+    int64_t w_n;
     const float *x, *res;
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
@@ -161,7 +169,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
         const float *x = j->x + n * g->CB * xs;
         for (int64_t kb = kb0; kb < kb1; kb += 2) {
             const int nbk = kb + 1 < kb1 ? 2 : 1;
-            const float *w = j->st->w + kb * g->C * NB;
+            const float *w = j->w + n * j->w_n + kb * g->C * NB;
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
             for (int64_t p = p0; p < p1; p += 6) {
@@ -176,10 +184,10 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     }
 }
 
-static void pw_run(const nc_geom *g, const nc_state *st, const float *x, const float *res, float *y,
-                   const trtl_epilogue *e, trtl_threadpool *pool)
+static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
+                   const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
-    pw_job j = {g, st, x, res, y, e, 0, 0, 0, 0};
+    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 0};
     int64_t chunk = 24576 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk / 6 * 6;
     j.chunk = chunk;
@@ -200,7 +208,33 @@ typedef struct dw_job {
     const float *x, *res;
     float *y;
     const trtl_epilogue *e;
+    float *mean; /* [N, K] channel means of the finished output, or NULL (a plain output: to_plain_task does it) */
 } dw_job;
+
+/* sum + the P pixels of the blocked row yr [P][8] (read back while the row is in L1). */
+__attribute__((target("avx2,fma"))) static __m256 sum_blocked(__m256 sum, const float *yr, int64_t P)
+{
+    __m256 s1 = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 2 <= P; p += 2) {
+        sum = _mm256_add_ps(sum, _mm256_loadu_ps(yr + p * NB));
+        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(yr + (p + 1) * NB));
+    }
+    if (p < P)
+        sum = _mm256_add_ps(sum, _mm256_loadu_ps(yr + p * NB));
+    return _mm256_add_ps(sum, s1);
+}
+
+/* m[k] = mean of plane k of nk planes of P floats. */
+static void mean_planes(const float *y, int64_t nk, int64_t P, float *m)
+{
+    for (int64_t k = 0; k < nk; k++) {
+        double sum = 0.0;
+        for (int64_t p = 0; p < P; p++)
+            sum += y[k * P + p];
+        m[k] = (float)(sum / (double)P);
+    }
+}
 
 /* nt output pixels from ow (every tap inside the row) of output row `yr` from input rows r0..r1 of the block. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void dw_tile(const nc_geom *g, const float *xb,
@@ -240,14 +274,12 @@ __attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const
                                                          float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)
 {
     __m256 acc = bias;
+    const int64_t iw0 = ow * g->sw - g->pl; /* the taps inside the row: t in [t0, t1) */
+    const int64_t t0 = iw0 < 0 ? -iw0 : 0, t1 = g->W - iw0 < g->S ? g->W - iw0 : g->S;
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t ih = oh * g->sh - g->pt + r;
-        for (int64_t t = 0; t < g->S; t++) {
-            const int64_t iw = ow * g->sw - g->pl + t;
-            if (iw >= 0 && iw < g->W)
-                acc = _mm256_fmadd_ps(_mm256_loadu_ps(xb + (ih * g->W + iw) * NB),
-                                      _mm256_loadu_ps(wb + (r * g->S + t) * NB), acc);
-        }
+        const float *xr = xb + ((oh * g->sh - g->pt + r) * g->W + iw0 + t0) * NB, *wr = wb + (r * g->S + t0) * NB;
+        for (int64_t t = 0; t < t1 - t0; t++)
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(xr + t * NB), _mm256_loadu_ps(wr + t * NB), acc);
     }
     if (rr)
         acc = _mm256_add_ps(acc, _mm256_loadu_ps(rr + ow * NB));
@@ -295,6 +327,7 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
         float *yb = j->y + it * g->P * NB;
         const float *rb = j->res ? j->res + it * g->P * NB : NULL;
         const __m256 bias = _mm256_loadu_ps(j->st->b + cb * NB);
+        __m256 msum = _mm256_setzero_ps(); /* the channel means: the finished rows summed */
         for (int64_t oh = 0; oh < g->OH; oh++) {
             const int64_t ih0 = oh * g->sh - g->pt;
             const int64_t r0 = ih0 < 0 ? -ih0 : 0, r1 = g->H - ih0 < g->R ? g->H - ih0 : g->R;
@@ -314,6 +347,14 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
                     dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
             if (j->e && !trtl_act_is_fast(j->e->act))
                 trtl_epi_act(j->e, yr, g->OW * NB);
+            if (j->mean)
+                msum = sum_blocked(msum, yr, g->OW);
+        }
+        if (j->mean) { /* it = n * CB + cb */
+            const int64_t c0 = cb * NB;
+            float t[NB];
+            _mm256_storeu_ps(t, _mm256_mul_ps(msum, _mm256_set1_ps(1.0f / (float)g->P)));
+            memcpy(j->mean + (it / g->CB) * g->K + c0, t, (size_t)(g->K - c0 < NB ? g->K - c0 : NB) * sizeof(float));
         }
     }
 }
@@ -329,7 +370,7 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
 {
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = !nc_pointwise(p);
+    const int dw = !trtl_nchwc_conv_pointwise(p);
     const int64_t C = dw ? K : p->kernel.count / K; /* pointwise: [K, C]; depthwise: [C, 1, R, S] */
     const size_t wcount = (size_t)(dw ? KB * kv * NB : KB * C * NB), bytes = (wcount + (size_t)KB * NB) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
@@ -363,7 +404,7 @@ static void nc_unpack(const trtl_node *n, const void *state, void *dst)
     const nc_state *st = (const nc_state *)state;
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = !nc_pointwise(p);
+    const int dw = !trtl_nchwc_conv_pointwise(p);
     const int64_t C = dw ? K : p->kernel.count / K;
     for (int64_t k = 0; k < K; k++)
         for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
@@ -384,6 +425,13 @@ static size_t nc_state_bytes(const void *state)
     return state ? ((const nc_state *)state)->bytes : 0;
 }
 
+/* The input scale multiplies the input (a blocked copy) where it is smaller than the weights (maps of fewer pixels
+ * than output channels: the 7 x 7 and 14 x 14 projections), else the weights (one copy per image). */
+static int scale_input(const nc_geom *g)
+{
+    return g->P < g->KB * NB;
+}
+
 static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
     nc_geom g;
@@ -394,6 +442,10 @@ static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const t
         s += (size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
     if (g.out_plain)
         s += (size_t)(g.N * g.KB * g.P * NB) * sizeof(float) + 64;
+    if (trtl_nchwc_in_scaled(n) && !scale_input(&g))
+        s += (size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 64;
+    else if (trtl_nchwc_in_scaled(n) && !g.in_plain) /* a plain input's blocked copy is scaled in place */
+        s += (size_t)(g.N * g.CB * g.P * NB) * sizeof(float) + 64;
     return s;
 }
 
@@ -402,6 +454,8 @@ typedef struct edge_job {
     const float *src, *res;
     float *dst;
     const trtl_epilogue *e;
+    float *mean; /* to_plain_task: the output channels' means [N, K], or NULL */
+    const float *scale; /* scale_task: the input channels' scale [N, C] */
 } edge_job;
 
 static void to_blocked_task(void *ctx, int64_t begin, int64_t end, int thread)
@@ -428,6 +482,42 @@ static void to_plain_task(void *ctx, int64_t begin, int64_t end, int thread)
         trtl_nchwc8_to_planes(j->src + it * g->P * NB, nk, g->P, j->res ? j->res + (n * g->K + k0) * g->P : NULL,
                               dst);
         trtl_epi_act(j->e, dst, nk * g->P);
+        if (j->mean)
+            mean_planes(dst, nk, g->P, j->mean + n * g->K + k0);
+    }
+}
+
+/* The blocked input scaled: dst[n][cb][p][:] = src[n][cb][p][:] * scale[n, cb * 8 + lane] (lanes past C: 0),
+ * task it = n * CB + cb; dst may be src. */
+__attribute__((target("avx2,fma"))) static void scale_in_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const edge_job *j = (const edge_job *)ctx;
+    const nc_geom *g = j->g;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / g->CB, c0 = it % g->CB * NB, nl = g->C - c0 < NB ? g->C - c0 : NB;
+        float sv[NB] = {0};
+        memcpy(sv, j->scale + n * g->C + c0, (size_t)nl * sizeof(float));
+        const __m256 v = _mm256_loadu_ps(sv);
+        const float *x = j->src + it * g->P * NB;
+        float *d = j->dst + it * g->P * NB;
+        for (int64_t p = 0; p < g->P; p++)
+            _mm256_storeu_ps(d + p * NB, _mm256_mul_ps(_mm256_loadu_ps(x + p * NB), v));
+    }
+}
+
+/* Pointwise weights scaled per image: dst[n][kb][c][:] = w[kb][c][:] * scale[n, c], task it = n * KB + kb. */
+__attribute__((target("avx2,fma"))) static void scale_task(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const edge_job *j = (const edge_job *)ctx;
+    const nc_geom *g = j->g;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / g->KB, kb = it % g->KB;
+        const float *w = j->src + kb * g->C * NB, *sc = j->scale + n * g->C;
+        float *d = j->dst + it * g->C * NB;
+        for (int64_t c = 0; c < g->C; c++)
+            _mm256_storeu_ps(d + c * NB, _mm256_mul_ps(_mm256_loadu_ps(w + c * NB), _mm256_set1_ps(sc[c])));
     }
 }
 
@@ -436,8 +526,11 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     const trtl_node *nd = a->node;
     nc_geom g;
     TRTL_TRY(nc_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
-    if (!g.N || !g.P || !g.H || !g.W)
+    if (!g.N || !g.P || !g.H || !g.W) {
+        if (trtl_nchwc_out_pooled(nd)) /* no pixels: means 0, as the reference */
+            memset(a->out[1].data, 0, (size_t)(g.N * g.K) * sizeof(float));
         return TRTL_OK;
+    }
     const nc_state *st = (const nc_state *)a->state;
     if (!st || a->scratch_size < nc_scratch(nd, a->in, a->out))
         return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.avx2 was not prepared", nd->name);
@@ -447,20 +540,40 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     if (g.in_plain) {
         float *xb = (float *)sp;
         sp += ((size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 63) / 64 * 64;
-        edge_job ej = {&g, x, NULL, xb, NULL};
+        edge_job ej = {&g, x, NULL, xb, NULL, NULL, NULL};
         trtl_parallel_for(a->pool, g.N * g.CB, 1, to_blocked_task, &ej);
         x = xb;
     }
+    const float *w = st->w;
+    int64_t w_n = 0;
+    if (trtl_nchwc_in_scaled(nd) && scale_input(&g)) { /* squeeze-and-excitation's multiply on the input */
+        float *xs = (float *)x; /* a plain input's blocked copy in scratch: in place */
+        if (!g.in_plain) {
+            xs = (float *)sp;
+            sp += ((size_t)(g.N * g.CB * g.P * NB) * sizeof(float) + 63) / 64 * 64;
+        }
+        edge_job ej = {&g, x, NULL, xs, NULL, NULL, (const float *)a->in[1].data};
+        trtl_parallel_for(a->pool, g.N * g.CB, 1, scale_in_task, &ej);
+        x = xs;
+    } else if (trtl_nchwc_in_scaled(nd)) { /* ... or folded into the weights, one copy per image */
+        float *ws = (float *)sp;
+        sp += ((size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 63) / 64 * 64;
+        edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, (const float *)a->in[1].data};
+        trtl_parallel_for(a->pool, g.N * g.KB, 1, scale_task, &ej);
+        w = ws;
+        w_n = g.KB * g.C * NB;
+    }
+    float *mean = trtl_nchwc_out_pooled(nd) ? (float *)a->out[1].data : NULL;
     float *y = g.out_plain ? (float *)sp : (float *)a->out[0].data;
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
     const float *rb = g.out_plain ? NULL : res;
     if (g.dw) {
-        dw_job j = {&g, st, x, rb, y, e};
+        dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : mean};
         trtl_parallel_for(a->pool, g.N * g.CB, 1, dw_task, &j);
     } else
-        pw_run(&g, st, x, rb, y, e, a->pool);
+        pw_run(&g, st, w, w_n, x, rb, y, e, a->pool);
     if (g.out_plain) {
-        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi};
+        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi, mean, NULL};
         trtl_parallel_for(a->pool, g.N * g.KB, 1, to_plain_task, &ej);
     }
     return TRTL_OK;

@@ -69,9 +69,29 @@ trtl_status trtl_infer_nchwc_conv(const trtl_infer_ctx *c)
     } else if (x->nb_dims == 4 && x->d[1] >= 0 && x->d[1] != C)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input %s does not have the weights' %lld channels",
                           c->layer_name, trtl_dims_str(x, s, sizeof s), (long long)C);
+    if (c->n_out < 1 || c->n_out > 2 || c->n_in > 2)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': nchwc_conv has %d inputs / %d outputs (1-2 / 1-2)",
+                          c->layer_name, (int)c->n_in, (int)c->n_out);
+    if (c->n_in == 2) { /* the input channels' scale [N, C, 1, 1] */
+        const trtl_dims *sd = &c->in[1];
+        if (sd->nb_dims != 4 || (sd->d[0] >= 0 && xp.d[0] >= 0 && sd->d[0] != xp.d[0]) || sd->d[1] != C ||
+            sd->d[2] != 1 || sd->d[3] != 1 || (c->in_type && c->in_type[1] != TRTL_FLOAT))
+            return trtl_error(TRTL_ERR_SHAPE, "layer '%s': input scale %s is not FLOAT [N, %lld, 1, 1]",
+                              c->layer_name, trtl_dims_str(sd, s, sizeof s), (long long)C);
+    }
     trtl_infer_ctx pc = *c;
     pc.in = &xp;
+    pc.n_in = 1;
+    pc.n_out = 1;
     TRTL_TRY(trtl_infer_convolution(&pc));
+    if (c->n_out == 2) { /* the output channels' means [N, K, 1, 1] */
+        trtl_dims m = c->out[0];
+        m.d[1] = K;
+        m.d[2] = m.d[3] = 1;
+        c->out[1] = m;
+        if (c->out_type)
+            c->out_type[1] = TRTL_FLOAT;
+    }
     if (p->out_block) {
         trtl_dims o = c->out[0];
         int64_t B = p->out_block;
