@@ -488,7 +488,7 @@ VF void SFX(trtl_vm_unary)(int32_t op, const float *src, float *dst, int64_t n)
     V zero = vset(0.0f), one = vset(1.0f);
     (void)zero;
     switch (op) {
-    case TRTL_UN_EXP: SPAN_LOOP(vexp(x)); break;
+    case TRTL_UN_EXP: SPAN_LOOP_IL(x[u_], vexp_il, t[u_], vexp(x)); break; /* attention's softmax rows */
     case TRTL_UN_LOG: SPAN_LOOP(vlog(x)); break;
     case TRTL_UN_SQRT: SPAN_LOOP(vsqrt(x)); break;
     case TRTL_UN_RECIP: SPAN_LOOP(vdiv(one, x)); break;
