@@ -117,5 +117,17 @@ int main(int argc, char **argv)
                 if (!filter || strstr(name, filter))
                     bench(name, b * fams[f].m, kn[s][0], kn[s][1]);
             }
+    /* ConvNeXt-T's MLP (rows = pixels of a stage, channels c -> 4c -> c) */
+    static const int64_t cnx[][2] = {{3136, 96}, {784, 192}, {196, 384}, {49, 768}};
+    for (int b = 1; b <= 8; b += 7)
+        for (int s = 0; s < 4; s++)
+            for (int up = 1; up >= 0; up--) {
+                int64_t c = cnx[s][1], d = up ? c : 4 * c, k = up ? 4 * c : c;
+                char name[64];
+                snprintf(name, sizeof name, "convnext b%d M%lld %lld->%lld", b, (long long)(b * cnx[s][0]),
+                         (long long)d, (long long)k);
+                if (!filter || strstr(name, filter))
+                    bench(name, b * cnx[s][0], d, k);
+            }
     return 0;
 }

@@ -22,6 +22,8 @@ import trtlite as trt
 SHAPES = {
     "bert": [(b, 128, k, n) for b in (1, 8) for k, n in ((768, 768), (768, 2304), (768, 3072), (3072, 768))],
     "vit": [(b, 197, k, n) for b in (1, 8) for k, n in ((768, 768), (768, 2304), (768, 3072), (3072, 768))],
+    "convnext": [(b, m, k, n) for b in (1, 8) for m, c in ((3136, 96), (784, 192), (196, 384), (49, 768))
+                 for k, n in ((c, 4 * c), (4 * c, c))],
 }
 
 

@@ -302,6 +302,81 @@ VT V vgelu_erf(V x)
     return vmul(vmul(vset(0.5f), x), onep);
 }
 
+/* The costly activations on VM_IL vectors at once, step by step across them, with the same operations in the
+ * same order per lane as their one-vector forms (bit for bit): one vector's chain (GELU: the reciprocal, the
+ * erfc fit's degree-9 polynomial, exp's degree-7 one, ~40 dependent steps) is longer than the out-of-order
+ * window overlaps across loop iterations, so the one-vector loop left the FMA units mostly idle. */
+#define VM_IL 8
+#define VM_EACH _Pragma("GCC unroll 8") for (int u_ = 0; u_ < VM_IL; u_++)
+
+/* x[u] = vexp(x[u]) */
+VT void vexp_il(V *x)
+{
+    V n[VM_IL], r[VM_IL], p[VM_IL];
+    VM_EACH x[u_] = vmax2(vset(-104.0f), vmin2(vset(89.0f), x[u_]));
+    VM_EACH n[u_] = vround(vmul(x[u_], vset(1.44269504088896341f)));
+    VM_EACH r[u_] = vfma(n[u_], vset(-0.693145751953125f), x[u_]);
+    VM_EACH r[u_] = vfma(n[u_], vset(-1.428606765330187045e-06f), r[u_]);
+    VM_EACH p[u_] = vfma(vset(1.0f / 5040.0f), r[u_], vset(1.0f / 720.0f));
+    static const float pc[] = {1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
+    for (int c = 0; c < 6; c++) {
+        const V k = vset(pc[c]);
+        VM_EACH p[u_] = vfma(p[u_], r[u_], k);
+    }
+#if defined(VM_AVX512)
+    VM_EACH x[u_] = _mm512_scalef_ps(p[u_], n[u_]);
+#else
+    VM_EACH {
+        VI ni = vcvt(n[u_]);
+        VI n1 = isra1(ni), n2 = isub(ni, n1);
+        V s1 = vfrombits(isll23(iadd(n1, 127))), s2 = vfrombits(isll23(iadd(n2, 127)));
+        x[u_] = vmul(vmul(p[u_], s1), s2);
+    }
+#endif
+}
+
+/* x[u] = vgelu_erf(x[u]) */
+VT void vgelu_erf_il(V *x)
+{
+    V z[VM_IL], a[VM_IL], t[VM_IL], q[VM_IL];
+    VM_EACH z[u_] = vmul(x[u_], vset(0.70710678118654752f));
+    VM_EACH a[u_] = vabs(z[u_]);
+    VM_EACH t[u_] = vrcp_ge1(vfma(vset(0.5f), a[u_], vset(1.0f)));
+    VM_EACH q[u_] = vfma(vset(0.17087277f), t[u_], vset(-0.82215223f));
+    static const float qc[] = {1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f,
+                               0.09678418f, 0.37409196f,  1.00002368f, -1.26551223f};
+    for (int c = 0; c < 8; c++) {
+        const V k = vset(qc[c]);
+        VM_EACH q[u_] = vfma(q[u_], t[u_], k);
+    }
+    VM_EACH q[u_] = vsub(q[u_], vmul(a[u_], a[u_]));
+    vexp_il(q);
+    VM_EACH {
+        V ec = vmul(t[u_], q[u_]);
+        V onep = vsel(vlt(z[u_], vset(0.0f)), ec, vsub(vset(2.0f), ec));
+        x[u_] = vmul(vmul(vset(0.5f), x[u_]), onep);
+    }
+}
+
+/* x[u] = vsigmoid(x[u]) */
+VT void vsigmoid_il(V *x)
+{
+    V e[VM_IL];
+    VM_EACH e[u_] = vsub(vset(0.0f), vabs(x[u_]));
+    vexp_il(e);
+    VM_EACH {
+        V s = vdiv(vset(1.0f), vadd(vset(1.0f), e[u_]));
+        x[u_] = vsel(vlt(x[u_], vset(0.0f)), vmul(e[u_], s), s);
+    }
+}
+
+/* GELU (tanh form) as vact computes it: x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
+VT V vgelu_tanh_arg(V x)
+{
+    V u = vmul(vset(0.79788456080286536f), vadd(x, vmul(vmul(vmul(vset(0.044715f), x), x), x)));
+    return vadd(u, u);
+}
+
 /* One activation (TRTL_ACT_* or an internal code, params.h) of a vector; the formulas of
  * trtl_activation_eval, in the same order of operations where that decides NaN/Inf. */
 VT V vact(int32_t act, V x, V al, V be)
@@ -328,10 +403,8 @@ VT V vact(int32_t act, V x, V al, V be)
     case TRTL_ACT_SCALED_TANH: return vmul(al, vtanh(vmul(be, x)));
     case TRTL_ACT_THRESHOLDED_RELU: return vsel(vgt(x, al), x, zero);
     case TRTL_ACT_GELU_ERF: return vgelu_erf(x);
-    case TRTL_ACT_GELU_TANH: { /* 0.5 (1 + tanh(u)) = sigmoid(2u), which does not cancel for u < 0 */
-        V u = vmul(vset(0.79788456080286536f), vadd(x, vmul(vmul(vmul(vset(0.044715f), x), x), x)));
-        return vmul(x, vsigmoid(vadd(u, u)));
-    }
+    case TRTL_ACT_GELU_TANH: /* 0.5 (1 + tanh(u)) = sigmoid(2u), which does not cancel for u < 0 */
+        return vmul(x, vsigmoid(vgelu_tanh_arg(x)));
     case TRTL_ACT_SILU: return vmul(x, vsigmoid(x));
     case TRTL_ACT_HARD_SWISH: {
         /* alpha x + beta rounded twice, as the reference: a fused multiply-add differs from it by the cancelled
@@ -362,6 +435,22 @@ VT V vact(int32_t act, V x, V al, V be)
         }                                                                                        \
     } while (0)
 
+/* SPAN_LOOP for the activations with a VM_IL form: t[u] = PRE (of x[u]), IL_FN(t), the result POST (of x[u],
+ * t[u]); the last < VM_IL vectors by the one-vector EXPR (of x). */
+#define SPAN_LOOP_IL(PRE, IL_FN, POST, EXPR)                                                     \
+    do {                                                                                         \
+        int64_t j_ = 0;                                                                          \
+        for (; j_ + VM_IL * VW <= n; j_ += VM_IL * VW) {                                         \
+            V x[VM_IL], t[VM_IL];                                                                \
+            VM_EACH x[u_] = vload(src + j_ + u_ * VW);                                           \
+            VM_EACH t[u_] = (PRE);                                                               \
+            IL_FN(t);                                                                            \
+            VM_EACH vstore(dst + j_ + u_ * VW, (POST));                                          \
+        }                                                                                        \
+        src += j_, dst += j_, n -= j_;                                                           \
+        SPAN_LOOP(EXPR);                                                                         \
+    } while (0)
+
 VF void SFX(trtl_vm_act)(int32_t act, float alpha, float beta, const float *src, float *dst, int64_t n)
 {
     V al = vset(alpha), be = vset(beta);
@@ -369,7 +458,6 @@ VF void SFX(trtl_vm_act)(int32_t act, float alpha, float beta, const float *src,
 #define CASE(A)                                                                                  \
     case A: SPAN_LOOP(vact(A, x, al, be)); break;
     CASE(TRTL_ACT_RELU)
-    CASE(TRTL_ACT_SIGMOID)
     CASE(TRTL_ACT_TANH)
     CASE(TRTL_ACT_LEAKY_RELU)
     CASE(TRTL_ACT_ELU)
@@ -380,9 +468,12 @@ VF void SFX(trtl_vm_act)(int32_t act, float alpha, float beta, const float *src,
     CASE(TRTL_ACT_HARD_SIGMOID)
     CASE(TRTL_ACT_SCALED_TANH)
     CASE(TRTL_ACT_THRESHOLDED_RELU)
-    CASE(TRTL_ACT_GELU_ERF)
-    CASE(TRTL_ACT_GELU_TANH)
-    CASE(TRTL_ACT_SILU)
+    case TRTL_ACT_SIGMOID: SPAN_LOOP_IL(x[u_], vsigmoid_il, t[u_], vact(TRTL_ACT_SIGMOID, x, al, be)); break;
+    case TRTL_ACT_SILU: SPAN_LOOP_IL(x[u_], vsigmoid_il, vmul(x[u_], t[u_]), vact(TRTL_ACT_SILU, x, al, be)); break;
+    case TRTL_ACT_GELU_ERF: SPAN_LOOP_IL(x[u_], vgelu_erf_il, t[u_], vact(TRTL_ACT_GELU_ERF, x, al, be)); break;
+    case TRTL_ACT_GELU_TANH:
+        SPAN_LOOP_IL(vgelu_tanh_arg(x[u_]), vsigmoid_il, vmul(x[u_], t[u_]), vact(TRTL_ACT_GELU_TANH, x, al, be));
+        break;
     CASE(TRTL_ACT_HARD_SWISH)
     CASE(TRTL_ACT_MISH)
 #undef CASE
@@ -397,7 +488,7 @@ VF void SFX(trtl_vm_unary)(int32_t op, const float *src, float *dst, int64_t n)
     V zero = vset(0.0f), one = vset(1.0f);
     (void)zero;
     switch (op) {
-    case TRTL_UN_EXP: SPAN_LOOP(vexp(x)); break;
+    case TRTL_UN_EXP: SPAN_LOOP_IL(x[u_], vexp_il, t[u_], vexp(x)); break; /* attention's softmax rows */
     case TRTL_UN_LOG: SPAN_LOOP(vlog(x)); break;
     case TRTL_UN_SQRT: SPAN_LOOP(vsqrt(x)); break;
     case TRTL_UN_RECIP: SPAN_LOOP(vdiv(one, x)); break;
