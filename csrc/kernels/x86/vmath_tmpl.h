@@ -345,6 +345,13 @@ VT V vact(int32_t act, V x, V al, V be)
         V n = vmul(e, vadd(e, vset(2.0f)));
         return vsel(vgt(x, vset(20.0f)), x, vmul(x, vdiv(n, vadd(n, vset(2.0f)))));
     }
+    case TRTL_ACT_QGRID: { /* the bounds are loop-invariant: the compiler hoists them out of SPAN_LOOP */
+        V t = vfloor(vmul(be, vset(1.0f / 1024.0f)));
+        V lo = vsub(t, vset(512.0f)), hi = vsub(vsub(be, vmul(t, vset(1024.0f))), vset(512.0f));
+        V q = vround(vdiv(x, al));
+        q = vsel(vgt(q, hi), hi, q);
+        return vmul(al, vsel(vge(q, lo), q, lo)); /* NaN -> lo */
+    }
     default: return x;
     }
 }
@@ -385,6 +392,7 @@ VF void SFX(trtl_vm_act)(int32_t act, float alpha, float beta, const float *src,
     CASE(TRTL_ACT_SILU)
     CASE(TRTL_ACT_HARD_SWISH)
     CASE(TRTL_ACT_MISH)
+    CASE(TRTL_ACT_QGRID)
 #undef CASE
     default:
         if (src != dst)
