@@ -160,8 +160,10 @@ def test_float_regions_between_fp32_tactics(act_type, shape, rng):
 
 
 def _residual_case(rng, act_type, H, W):
-    """MobileNetV2's inverted residual: x -> Q/DQ -> conv A 3x3 -> Q/DQ (y) -> conv B 1x1 + ReLU6 -> Q/DQ -> conv C
-    3x3 -> Q/DQ (mid) + y -> Q/DQ -> conv D 1x1 -> float.  y has two readers: B (input 0) and C (its residual)."""
+    """MobileNetV2's inverted residual: x -> Q/DQ -> conv A 3x3 -> Q/DQ (y) -> conv B 1x1 -> Q/DQ -> ReLU6 -> Q/DQ
+    -> conv C 3x3 -> Q/DQ (mid) + y -> Q/DQ -> conv D 1x1 -> float.  y has two readers: B (input 0) and C (its
+    residual); B's two Q/DQ pairs have the same parameters (quantize_static's, fused into B's epilogue on fp32
+    tactics: the quantization of the clipped value equals that of the clipped quantization)."""
     C, E = 6, 11
     x = (rng.standard_normal((2, C, H, W)) * 1.2).astype(np.float32)
     qa, sa, wa = _int8_weights(rng, (C, C, 3, 3))
@@ -178,8 +180,8 @@ def _residual_case(rng, act_type, H, W):
         ca = net.add_convolution_nd(xq, C, (3, 3), wa, ba)
         ca.padding_nd = (1, 1)
         y = _fq(net, ca.get_output(0), Sy, zy, act_type)
-        cb = net.add_convolution_nd(y, E, (1, 1), wb)
-        r6 = net.add_activation(cb.get_output(0), trt.ActivationType.CLIP)
+        cb = net.add_convolution_nd(y, E, (1, 1), wb)  # Q/DQ, Clip, Q/DQ of the same parameters, as quantize_static
+        r6 = net.add_activation(_fq(net, cb.get_output(0), Sb, zb, act_type), trt.ActivationType.CLIP)
         r6.alpha, r6.beta = 0.0, 6.0
         b = _fq(net, r6.get_output(0), Sb, zb, act_type)
         cc = net.add_convolution_nd(b, C, (3, 3), wc)

@@ -1,7 +1,7 @@
 """INT8 vs FP32 of trtlite and onnxruntime on the same files, one process, alternating runs (for loaded machines).
 
     python benchmarks/zoo/int8_ab.py --models mobilenet_v2,resnet18 --dir /tmp/zoo [--threads 1] [--runs 60]
-        [--without-pass int8_float_regions] [--json FILE]
+        [--without-pass int8_float_regions] [--cache-dir DIR] [--json FILE]
 
 Needs `<dir>/<model>.onnx` and the QDQ file `<dir>/precision/<model>.qdq.onnx` that benchmarks/zoo/precision.py
 makes (quantize_static, per-channel int8 weights, symmetric int8 activations).  Engines, batch 1, built in this
@@ -10,7 +10,9 @@ process: trtlite fp32 (the fp32 file), trtlite int8 (the QDQ file), optionally t
 `--runs` runs of each, alternating ABBA (layers_vs_ort.end_to_end): minimum and median wall ms and, at one thread,
 the minimum / median CPU time of the calling thread (every engine runs on it at one thread), which a loaded machine
 inflates far less than wall time.  Outputs: trtlite int8 vs onnxruntime int8 and vs the fp32 model (max abs
-difference, top-1 agreement on the one input).  Not part of CI.
+difference, top-1 agreement on the one input).  `--cache-dir DIR` reads each build's timing cache from DIR where
+it is there, else writes it there: runs of two builds of trtlite (an A/B across commits) then make the same kernel
+choices, which timing alone on a loaded machine does not.  Not part of CI.
 """
 from __future__ import annotations
 
@@ -44,8 +46,17 @@ def one_model(model, threads, args):
     s32, s8 = _ort(fp32_path, threads), _ort(qdq_path, threads)
     shape = tuple(d if isinstance(d, int) else 1 for d in s32.get_inputs()[0].shape)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    plan32, _ = build_plan(trt, fp32_path, shape, threads)
-    plan8, cache8 = build_plan(trt, qdq_path, shape, threads)
+    def cached_build(path, kind):
+        cf = os.path.join(args.cache_dir, f"{model}_t{threads}_{kind}.cache") if args.cache_dir else ""
+        cache = open(cf, "rb").read() if cf and os.path.exists(cf) else b""
+        plan, new = build_plan(trt, path, shape, threads, cache)
+        if cf and not cache:
+            with open(cf, "wb") as f:
+                f.write(new)
+        return plan, new
+
+    plan32, _ = cached_build(fp32_path, "fp32")
+    plan8, cache8 = cached_build(qdq_path, "int8")
     eng = {"trtlite fp32": Engine(trt, plan32, shape, x, threads), "trtlite int8": Engine(trt, plan8, shape, x, threads)}
     if args.without_pass:
         plan_b, _ = build_plan(trt, qdq_path, shape, threads, cache8, off=(args.without_pass,))
@@ -78,6 +89,7 @@ def main(argv=None):
     ap.add_argument("--threads", default="1")
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--without-pass", default="")
+    ap.add_argument("--cache-dir", default="")
     ap.add_argument("--json", default="")
     args = ap.parse_args(argv)
     import numpy as np

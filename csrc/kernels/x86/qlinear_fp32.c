@@ -69,12 +69,19 @@ static int qf_geometry(const trtl_node *n, const trtl_dims *in)
  * clamped value is clamping the code to the bounds' codes).  The output is then written once, by the tile that
  * computes it, instead of a second pass over it.  The sums are no longer integer sums: they are the integer sums
  * times the scale to float rounding (as on the Winograd tactics), so a code may move one step, on a tie.
- * Not fused: codes out (out_quant 2), mid quantization, residual codes, other activations before a quantization,
+ * Not fused: codes out (out_quant 2), a mid quantization other than the output's, residual codes, other
+ * activations before a quantization,
  * and a ReLU / Clip whose bound would catch a NaN residual that the reference quantizes to the lowest code. */
 static int qf_fused(const trtl_qlinear_params *q, trtl_epilogue *e)
 {
     *e = (trtl_epilogue){q->act, q->alpha, q->beta, q->has_residual};
-    if (q->mode != TRTL_QL_CONV || q->mid_quant || (q->has_residual && q->res_quant) || q->out_quant == 2)
+    if (q->mode != TRTL_QL_CONV || (q->has_residual && q->res_quant) || q->out_quant == 2)
+        return 0;
+    /* A mid quantization equal to the output's, without a residual (quantize_static's Conv -> Q/DQ -> Clip -> Q/DQ,
+     * the Clip sharing its input's parameters: MobileNetV2): fq(act(fq(v))) = fq(act(v)), as the inner fq keeps
+     * the code and act is monotone (the clamp of the codes below) */
+    if (q->mid_quant && (q->has_residual || q->out_quant != 1 || q->mid_scale != q->out_scale ||
+                         q->mid_zero_point != q->out_zero_point || q->mid_type != q->out_type))
         return 0;
     if (q->out_quant != 1)
         return q->out_quant == 0;
