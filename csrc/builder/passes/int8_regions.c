@@ -128,3 +128,53 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g)
     trtl_pass_log_done(&log);
     return log.count;
 }
+
+/* The node whose output 0 is tensor t (-1: none). */
+static int32_t producer(const trtl_bgraph *g, int32_t t)
+{
+    for (int32_t k = 0; k < g->nn; k++)
+        if (!g->n[k].dead && g->n[k].n.n_out >= 1 && g->n[k].n.out[0] == t)
+            return k;
+    return -1;
+}
+
+static int region_input(const trtl_bgraph *g, int32_t t)
+{
+    int32_t p = producer(g, t);
+    return p >= 0 && g->n[p].float_region;
+}
+
+int trtl_int8_region_view(trtl_bgraph *g, int32_t i, trtl_node *view, trtl_dtype saved[3])
+{
+    const trtl_node *n = &g->n[i].n;
+    if (n->op != TRTL_OP_QLINEAR || n->n_in < 1 || n->n_out != 1)
+        return 0;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    const int in = g->t[n->in[0]].dtype != TRTL_FLOAT && region_input(g, n->in[0]);
+    const int res = q->has_residual && q->res_quant && n->n_in >= 2 && region_input(g, n->in[1]);
+    const int out = g->n[i].float_region && q->out_quant == 2;
+    if (!in && !res && !out)
+        return 0;
+    *view = *n;
+    const int32_t ids[3] = {n->in[0], res ? n->in[1] : -1, n->out[0]};
+    const int on[3] = {in, res, out};
+    for (int j = 0; j < 3; j++)
+        if (on[j]) {
+            saved[j] = g->t[ids[j]].dtype;
+            g->t[ids[j]].dtype = TRTL_FLOAT;
+        }
+    view->p.qlin.in_grid = in ? 1 : q->in_grid;
+    view->p.qlin.res_quant = res ? 0 : q->res_quant;
+    view->p.qlin.out_quant = out ? 1 : q->out_quant;
+    view->kstate = NULL;
+    return 1 | in << 1 | res << 2 | out << 3;
+}
+
+void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_dtype saved[3])
+{
+    const trtl_node *n = &g->n[i].n;
+    const int32_t ids[3] = {n->in[0], n->n_in >= 2 ? n->in[1] : -1, n->out[0]};
+    for (int j = 0; j < 3; j++)
+        if (view >> (j + 1) & 1)
+            g->t[ids[j]].dtype = saved[j];
+}
