@@ -11,7 +11,7 @@ process: trtlite fp32 (the fp32 file), trtlite int8 (the QDQ file), optionally t
 the minimum / median CPU time of the calling thread (every engine runs on it at one thread), which a loaded machine
 inflates far less than wall time.  Outputs: trtlite int8 vs onnxruntime int8 and vs the fp32 model (max abs
 difference, top-1 agreement on the one input).  `--cache-dir DIR` reads each build's timing cache from DIR where
-it is there, else writes it there: runs of two builds of trtlite (an A/B across commits) then make the same kernel
+it is there and writes it back with what the build timed besides: runs of two builds of trtlite (an A/B across commits) then make the same kernel
 choices, which timing alone on a loaded machine does not.  Not part of CI.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ def one_model(model, threads, args):
         cf = os.path.join(args.cache_dir, f"{model}_t{threads}_{kind}.cache") if args.cache_dir else ""
         cache = open(cf, "rb").read() if cf and os.path.exists(cf) else b""
         plan, new = build_plan(trt, path, shape, threads, cache)
-        if cf and not cache:
+        if cf and new != cache:  # what this build timed besides: the next run times nothing
             with open(cf, "wb") as f:
                 f.write(new)
         return plan, new
