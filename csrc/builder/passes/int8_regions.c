@@ -174,7 +174,7 @@ void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_d
 {
     const trtl_node *n = &g->n[i].n;
     const int32_t ids[3] = {n->in[0], n->n_in >= 2 ? n->in[1] : -1, n->out[0]};
-    for (int j = 0; j < 3; j++)
+    for (int j = 2; j >= 0; j--) /* reverse: where input 0 is the residual too, its first saved type wins */
         if (view >> (j + 1) & 1)
             g->t[ids[j]].dtype = saved[j];
 }
