@@ -159,6 +159,78 @@ def test_float_regions_between_fp32_tactics(act_type, shape, rng):
             _check(got, ref, step, "regions %s, precisions %s" % (regions, prec))
 
 
+def _residual_case(rng, act_type, H, W):
+    """MobileNetV2's inverted residual: x -> Q/DQ -> conv A 3x3 -> Q/DQ (y) -> conv B 1x1 -> Q/DQ -> ReLU6 -> Q/DQ
+    -> conv C 3x3 -> Q/DQ (mid) + y -> Q/DQ -> conv D 1x1 -> float.  y has two readers: B (input 0) and C (its
+    residual); B's two Q/DQ pairs have the same parameters (quantize_static's, fused into B's epilogue on fp32
+    tactics: the quantization of the clipped value equals that of the clipped quantization)."""
+    C, E = 6, 11
+    x = (rng.standard_normal((2, C, H, W)) * 1.2).astype(np.float32)
+    qa, sa, wa = _int8_weights(rng, (C, C, 3, 3))
+    ba = (rng.standard_normal(C) * 0.3).astype(np.float32)
+    qb, sb, wb = _int8_weights(rng, (E, C, 1, 1))
+    qc, sc, wc = _int8_weights(rng, (C, E, 3, 3))
+    qd, sd, wd = _int8_weights(rng, (3, C, 1, 1))
+    lo, hi = _lims(act_type)
+    z0, zy, zb, zm, zo = (120, 100, 0, 128, 90) if act_type == trt.uint8 else (0, 0, 0, 0, 0)
+    S0, Sy, Sb, Sm, So = 0.025, 0.05, 0.03, 0.04, 0.07  # (4a + 5b) / 7: m + y never on a rounding tie
+
+    def make(net, xin, precision):
+        xq = _fq(net, xin, S0, z0, act_type)
+        ca = net.add_convolution_nd(xq, C, (3, 3), wa, ba)
+        ca.padding_nd = (1, 1)
+        y = _fq(net, ca.get_output(0), Sy, zy, act_type)
+        cb = net.add_convolution_nd(y, E, (1, 1), wb)  # Q/DQ, Clip, Q/DQ of the same parameters, as quantize_static
+        r6 = net.add_activation(_fq(net, cb.get_output(0), Sb, zb, act_type), trt.ActivationType.CLIP)
+        r6.alpha, r6.beta = 0.0, 6.0
+        b = _fq(net, r6.get_output(0), Sb, zb, act_type)
+        cc = net.add_convolution_nd(b, C, (3, 3), wc)
+        cc.padding_nd = (1, 1)
+        m = _fq(net, cc.get_output(0), Sm, zm, act_type)
+        s = _fq(net, net.add_elementwise(m, y, trt.ElementWiseOperation.SUM).get_output(0), So, zo, act_type)
+        cd = net.add_convolution_nd(s, 3, (1, 1), wd)
+        convs = [ca, cb, cc, cd]
+        if precision is not None:
+            for c, p in zip(convs, precision if isinstance(precision, (list, tuple)) else [precision] * 4):
+                c.precision = p
+        return cd.get_output(0)
+
+    def model(x):
+        per = lambda s: s.astype(np.float64).reshape(1, -1, 1, 1)  # noqa: E731
+        cx = q_np(x, S0, z0, lo, hi) - z0
+        v = conv2d_np(cx, qa.astype(np.float64), pad=1) * F(S0) * per(sa) + per(ba)
+        cy = q_np(v, Sy, zy, lo, hi) - zy
+        v = conv2d_np(cy, qb.astype(np.float64)) * F(Sy) * per(sb)
+        cb = q_np(np.clip(v, 0, 6), Sb, zb, lo, hi) - zb
+        v = conv2d_np(cb, qc.astype(np.float64), pad=1) * F(Sb) * per(sc)
+        v = (q_np(v, Sm, zm, lo, hi) - zm) * F(Sm) + cy * F(Sy)
+        co = q_np(v, So, zo, lo, hi) - zo
+        return conv2d_np(co, qd.astype(np.float64)) * F(So) * per(sd)
+
+    step = F(So) * np.abs(qd).reshape(3, -1).sum(1).max() * sd.max()
+    return x, make, model, step
+
+
+@pytest.mark.parametrize("act_type", [trt.uint8, trt.int8])
+@pytest.mark.parametrize("shape", [(9, 7), (12, 12)])
+def test_float_regions_across_residual_readers(act_type, shape, rng):
+    """A tensor read by an int8 layer's input 0 and by another one's residual (the inverted residual block) stays
+    FLOAT when its producer and both readers run on fp32 tactics: the residual reader takes it as a float residual
+    (the same values (q - z) * s).  A residual reader on an int8 kernel keeps the codes.  Pass on and off, against the
+    float64 model of the quantized math within one output step."""
+    x, make, model, step = _residual_case(rng, act_type, *shape)
+    ref = model(x)
+    codes = "UINT8" if act_type == trt.uint8 else "INT8"
+    F32, I8 = trt.float32, trt.int8
+    for prec, y_type in (((F32, F32, F32, F32), "FLOAT"), ((F32, F32, I8, F32), codes), ((F32, I8, F32, F32), codes)):
+        for regions in (True, False):
+            got, ls = _build(make, x, precision=prec, regions=regions)
+            assert [l["precision"] for l in ls] == ["FLOAT" if p == F32 else "INT8" for p in prec], ls
+            assert ls[0]["outputs"][0]["dtype"] == (y_type if regions else codes), (prec, regions, ls[0])
+            assert [i["dtype"] for i in ls[2]["inputs"]][1] == (y_type if regions else codes), (prec, regions, ls[2])
+            _check(got, ref, step, "regions %s, precisions %s" % (regions, prec))
+
+
 def test_untimed_build_keeps_int8_and_the_log_says_why(rng):
     """Without timing the int8 kernel comes first; with timing the build log names both candidates' times."""
     x, make, _, _ = _case(rng, trt.int8, 8, 8)
@@ -202,4 +274,4 @@ def test_tactic_kernels_need_what_their_fp32_kernels_need():
 def test_on_avx2_and_portable_paths(mask):
     """This file's tests again where TRTL_CPU_MASK hides AVX-512 (1f) or every feature (0: fp32 tactics on the BLAS
     im2col / grouped kernels, scalar epilogue; int8 on the portable loops)."""
-    rerun_with_cpu_mask(__file__, mask, 12)
+    rerun_with_cpu_mask(__file__, mask, 16)

@@ -54,8 +54,20 @@ enum {
     TRTL_ACT_SILU = 100,       /* x * sigmoid(x) (SiLU / Swish) */
     TRTL_ACT_HARD_SWISH = 101, /* x * hard_sigmoid(x; alpha, beta) (HardSwish: alpha 1/6, beta 0.5) */
     TRTL_ACT_MISH = 102,       /* x * tanh(softplus(x)), softplus with alpha = beta = 1 */
+    /* alpha * min(max(rint(x / alpha), lo), hi) (NaN -> lo), lo <= hi integers in [-512, 511] packed into beta by
+     * trtl_act_qgrid_beta: a fake quantization (Q -> DQ, zero point folded into lo / hi) clamped by a ReLU / Clip
+     * before it (kernels/x86/qlinear_fp32.c puts int8 layers' output quantization in the fp32 kernels' epilogue) */
+    TRTL_ACT_QGRID = 103,
     TRTL_ACT_INTERNAL_END
 };
+/* TRTL_ACT_QGRID's beta for the code bounds [lo, hi], and back (exact: integers below 2^20). */
+static inline float trtl_act_qgrid_beta(int32_t lo, int32_t hi) { return (float)((lo + 512) * 1024 + hi + 512); }
+static inline void trtl_act_qgrid_bounds(float beta, float *lo, float *hi)
+{
+    float t = (float)(int32_t)(beta * (1.0f / 1024.0f));
+    *lo = t - 512.0f;
+    *hi = beta - t * 1024.0f - 512.0f;
+}
 /* Is t a valid activation code in an engine (public or internal; not TRTL_ACT_NONE)? */
 static inline int trtl_act_code_valid(int32_t t)
 {

@@ -45,6 +45,12 @@ float trtl_activation_eval(int32_t type, float alpha, float beta, float x)
         float sp = x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); /* softplus, alpha = beta = 1 */
         return x * tanhf(sp);
     }
+    case TRTL_ACT_QGRID: {
+        float lo, hi, q = rintf(x / alpha);
+        trtl_act_qgrid_bounds(beta, &lo, &hi);
+        q = q > hi ? hi : q;
+        return alpha * (q >= lo ? q : lo); /* NaN -> lo */
+    }
     default: return x; /* TRTL_ACT_NONE */
     }
 }

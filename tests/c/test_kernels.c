@@ -119,8 +119,8 @@ static const char *act_name(int32_t a)
     static const char *const n[] = {"RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU", "SOFTSIGN",
                                     "SOFTPLUS", "CLIP", "HARD_SIGMOID", "SCALED_TANH", "THRESHOLDED_RELU",
                                     "GELU_ERF", "GELU_TANH"};
-    if (a == TRTL_ACT_SILU || a == TRTL_ACT_HARD_SWISH || a == TRTL_ACT_MISH)
-        return a == TRTL_ACT_SILU ? "SILU" : a == TRTL_ACT_HARD_SWISH ? "HARD_SWISH" : "MISH";
+    if (a == TRTL_ACT_SILU || a == TRTL_ACT_HARD_SWISH || a == TRTL_ACT_MISH || a == TRTL_ACT_QGRID)
+        return a == TRTL_ACT_SILU ? "SILU" : a == TRTL_ACT_HARD_SWISH ? "HARD_SWISH" : a == TRTL_ACT_MISH ? "MISH" : "QGRID";
     return a < 0 ? "NONE" : (a < TRTL_ACT_COUNT ? n[a] : "?");
 }
 
@@ -2818,14 +2818,19 @@ static void test_activation_simd(int ncases)
     nd.epi.act = TRTL_ACT_NONE;
     nd.n_in = nd.n_out = 1;
     for (int i = 0; i < ncases; i++) {
-        static const int32_t internal[] = {TRTL_ACT_SILU, TRTL_ACT_HARD_SWISH, TRTL_ACT_MISH};
-        int32_t act = i % (N_ACTS + 2) < N_ACTS - 1 ? g_acts[1 + i % (N_ACTS + 2)] : internal[i % (N_ACTS + 2) - (N_ACTS - 1)];
+        static const int32_t internal[] = {TRTL_ACT_SILU, TRTL_ACT_HARD_SWISH, TRTL_ACT_MISH, TRTL_ACT_QGRID};
+        int32_t act = i % (N_ACTS + 3) < N_ACTS - 1 ? g_acts[1 + i % (N_ACTS + 3)] : internal[i % (N_ACTS + 3) - (N_ACTS - 1)];
         trtl_epilogue e = rand_epi(i); /* alpha / beta as the epilogue tests draw them */
         nd.p.act.type = act;
         nd.p.act.alpha = act == TRTL_ACT_CLIP ? e.alpha : (act == TRTL_ACT_HARD_SWISH ? 1.0f / 6.0f : e.alpha);
         nd.p.act.beta = act == TRTL_ACT_HARD_SWISH ? 0.5f : e.beta;
         if (act == TRTL_ACT_CLIP)
             nd.p.act.beta = e.beta;
+        if (act == TRTL_ACT_QGRID) { /* a fake quantization: scale, code bounds (exact: the vector path must match) */
+            int32_t lo = (int32_t)rint_in(-280, 19), hi = lo + (int32_t)rint_in(0, 255);
+            nd.p.act.alpha = 0.001f + (float)rint_in(0, 999) * 0.0007f;
+            nd.p.act.beta = trtl_act_qgrid_beta(lo, hi);
+        }
         trtl_dims d = i < 8 ? (trtl_dims){1, {(int64_t)(i < 4 ? 1 + i * 5 : 40000 + i * 7)}} : pw_rand_dims(60000);
         snprintf(g_desc, sizeof g_desc, "activation %s alpha %g beta %g, %lld elements", act_name(act),
                  (double)nd.p.act.alpha, (double)nd.p.act.beta, (long long)trtl_volume(&d));

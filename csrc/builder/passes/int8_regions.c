@@ -26,9 +26,20 @@
 #include "kernels/qlinear_fp32.h"
 #include "core/status.h"
 
-/* Node i (QLINEAR, out codes) and the readers of its output: each reader a live QLINEAR reading it as input 0 only,
- * with the same parameters; visit(reader) for each; returns the readers (0: not a region edge). */
-static int32_t region_readers(trtl_bgraph *g, int32_t i, int (*ok)(const trtl_bg_node *), void (*visit)(trtl_bg_node *))
+/* Does QLINEAR b read y as its residual codes (input 1, res_quant) of the parameters a writes? */
+static int residual_reader(const trtl_bg_node *b, int32_t y, const trtl_qlinear_params *a)
+{
+    const trtl_qlinear_params *q = &b->n.p.qlin;
+    return q->has_residual && q->res_quant && b->n.n_in >= 2 && b->n.in[1] == y && b->n.in[0] != y &&
+           q->res_scale == a->out_scale && q->res_zero_point == a->out_zero_point && q->res_type == a->out_type;
+}
+
+/* Node i (QLINEAR, out codes) and the readers of its output: each reader a live QLINEAR reading it once, as input 0
+ * with the same parameters or (session 13) as its residual codes (a residual add inside the region stays float: the
+ * reader takes the FLOAT tensor as a float residual, the same values (q - z) * s); visit(reader, y) for each;
+ * returns the readers (0: not a region edge). */
+static int32_t region_readers(trtl_bgraph *g, int32_t i, int (*ok)(const trtl_bg_node *),
+                              void (*visit)(trtl_bg_node *, int32_t))
 {
     const trtl_qlinear_params *a = &g->n[i].n.p.qlin;
     const int32_t y = g->n[i].n.out[0];
@@ -47,18 +58,24 @@ static int32_t region_readers(trtl_bgraph *g, int32_t i, int (*ok)(const trtl_bg
                 continue;
             const trtl_qlinear_params *q = &b->n.p.qlin;
             if (pass == 1) {
-                visit(b);
+                visit(b, y);
                 continue;
             }
-            if (b->n.op != TRTL_OP_QLINEAR || uses != 1 || b->n.in[0] != y || q->in_scale != a->out_scale ||
-                q->in_zero_point != a->out_zero_point || q->in_type != a->out_type || (ok && !ok(b)))
+            if (b->n.op != TRTL_OP_QLINEAR || uses != 1 || (ok && !ok(b)))
+                return 0;
+            if (!residual_reader(b, y, a) && (b->n.in[0] != y || q->in_scale != a->out_scale ||
+                                              q->in_zero_point != a->out_zero_point || q->in_type != a->out_type))
                 return 0;
             seen++;
         }
     return seen;
 }
 
-static void no_visit(trtl_bg_node *b) { (void)b; }
+static void no_visit(trtl_bg_node *b, int32_t y)
+{
+    (void)b;
+    (void)y;
+}
 
 trtl_status trtl_pass_int8_float_regions(trtl_bgraph *g)
 {
@@ -83,9 +100,13 @@ static void drop_state(trtl_bg_node *b)
     b->n.kstate = NULL;
 }
 
-static void take_grid(trtl_bg_node *b)
+/* Reader b of y, now FLOAT: on its grid as input 0, or a float residual. */
+static void take_float(trtl_bg_node *b, int32_t y)
 {
-    b->n.p.qlin.in_grid = 1;
+    if (b->n.in[0] == y)
+        b->n.p.qlin.in_grid = 1;
+    else
+        b->n.p.qlin.res_quant = 0;
     drop_state(b);
 }
 
@@ -97,7 +118,7 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g)
         trtl_bg_node *a = &g->n[i];
         /* region_readers checks every reader before it visits any: nothing is changed unless all qualify */
         if (a->dead || !a->float_region || a->n.op != TRTL_OP_QLINEAR || !on_fp32_tactic(a) ||
-            region_readers(g, i, on_fp32_tactic, take_grid) == 0)
+            region_readers(g, i, on_fp32_tactic, take_float) == 0)
             continue;
         a->n.p.qlin.out_quant = 1;
         g->t[a->n.out[0]].dtype = TRTL_FLOAT;
@@ -106,4 +127,54 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g)
     }
     trtl_pass_log_done(&log);
     return log.count;
+}
+
+/* The node whose output 0 is tensor t (-1: none). */
+static int32_t producer(const trtl_bgraph *g, int32_t t)
+{
+    for (int32_t k = 0; k < g->nn; k++)
+        if (!g->n[k].dead && g->n[k].n.n_out >= 1 && g->n[k].n.out[0] == t)
+            return k;
+    return -1;
+}
+
+static int region_input(const trtl_bgraph *g, int32_t t)
+{
+    int32_t p = producer(g, t);
+    return p >= 0 && g->n[p].float_region;
+}
+
+int trtl_int8_region_view(trtl_bgraph *g, int32_t i, trtl_node *view, trtl_dtype saved[3])
+{
+    const trtl_node *n = &g->n[i].n;
+    if (n->op != TRTL_OP_QLINEAR || n->n_in < 1 || n->n_out != 1)
+        return 0;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    const int in = g->t[n->in[0]].dtype != TRTL_FLOAT && region_input(g, n->in[0]);
+    const int res = q->has_residual && q->res_quant && n->n_in >= 2 && region_input(g, n->in[1]);
+    const int out = g->n[i].float_region && q->out_quant == 2;
+    if (!in && !res && !out)
+        return 0;
+    *view = *n;
+    const int32_t ids[3] = {n->in[0], res ? n->in[1] : -1, n->out[0]};
+    const int on[3] = {in, res, out};
+    for (int j = 0; j < 3; j++)
+        if (on[j]) {
+            saved[j] = g->t[ids[j]].dtype;
+            g->t[ids[j]].dtype = TRTL_FLOAT;
+        }
+    view->p.qlin.in_grid = in ? 1 : q->in_grid;
+    view->p.qlin.res_quant = res ? 0 : q->res_quant;
+    view->p.qlin.out_quant = out ? 1 : q->out_quant;
+    view->kstate = NULL;
+    return 1 | in << 1 | res << 2 | out << 3;
+}
+
+void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_dtype saved[3])
+{
+    const trtl_node *n = &g->n[i].n;
+    const int32_t ids[3] = {n->in[0], n->n_in >= 2 ? n->in[1] : -1, n->out[0]};
+    for (int j = 2; j >= 0; j--) /* reverse: where input 0 is the residual too, its first saved type wins */
+        if (view >> (j + 1) & 1)
+            g->t[ids[j]].dtype = saved[j];
 }

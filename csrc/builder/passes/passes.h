@@ -99,6 +99,13 @@ trtl_status trtl_pass_int8_float_regions(trtl_bgraph *g);
 /* After kernel selection (select.c): the tensors int8_float_regions marked whose producer and readers all chose
  * fp32 tactics become FLOAT again (int8_regions.c); returns how many. */
 int32_t trtl_int8_float_regions(trtl_bgraph *g);
+/* Session 13: QLINEAR node i as it runs where its neighbours' tensors become FLOAT (its output if float_region,
+ * input 0 / the residual if their producer's is): *view is a copy of the node with out_quant 1 / in_grid 1 /
+ * res_quant 0 and those tensors' dtypes are set FLOAT in g (saved[3]: input 0, residual, output) until
+ * trtl_int8_region_view_end(g, i, the return value, saved); returns 0 (nothing changed) where no tensor of it may
+ * become FLOAT.  select.c times the fp32 tactics in this view, as they run inside a region. */
+int trtl_int8_region_view(trtl_bgraph *g, int32_t i, trtl_node *view, trtl_dtype saved[3]);
+void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_dtype saved[3]);
 trtl_status trtl_pass_nchwc(trtl_bgraph *g);
 
 /* Shared by passes (defined in the pass named).  qdq_int8_io.c: the code parameters (out_scale,

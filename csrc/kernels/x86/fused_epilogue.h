@@ -21,7 +21,8 @@
 /* Activations with a vector fast path (also usable inside AVX2 kernels via trtl_act8). */
 static inline int trtl_act_is_fast(int32_t act)
 {
-    return act == TRTL_ACT_NONE || act == TRTL_ACT_RELU || act == TRTL_ACT_CLIP || act == TRTL_ACT_LEAKY_RELU;
+    return act == TRTL_ACT_NONE || act == TRTL_ACT_RELU || act == TRTL_ACT_CLIP || act == TRTL_ACT_LEAKY_RELU ||
+           act == TRTL_ACT_QGRID;
 }
 
 /* y[i] = (vbias ? vbias[i] : bias) + (res ? res[i] : 0) over n floats. */
@@ -44,6 +45,16 @@ __attribute__((target("avx2,fma"))) static inline __m256 trtl_act8(__m256 v, int
         /* x < alpha ? alpha : (x > beta ? beta : x), also when alpha > beta */
         __m256 t = _mm256_blendv_ps(v, beta, _mm256_cmp_ps(v, beta, _CMP_GT_OQ));
         return _mm256_blendv_ps(t, alpha, _mm256_cmp_ps(v, alpha, _CMP_LT_OQ));
+    }
+    case TRTL_ACT_QGRID: { /* params.h: alpha * clamp(rint(v / alpha), lo, hi), NaN -> lo; the int8 tactics' output
+                            * quantization in the kernels' registers (kernels/x86/qlinear_fp32.c) */
+        __m256 t = _mm256_round_ps(_mm256_mul_ps(beta, _mm256_set1_ps(1.0f / 1024.0f)),
+                                   _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        __m256 lo = _mm256_sub_ps(t, _mm256_set1_ps(512.0f));
+        __m256 hi = _mm256_sub_ps(_mm256_fnmadd_ps(t, _mm256_set1_ps(1024.0f), beta), _mm256_set1_ps(512.0f));
+        __m256 q = _mm256_round_ps(_mm256_div_ps(v, alpha), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm256_min_ps(_mm256_max_ps(q, lo), hi); /* maxps gives its 2nd operand (lo) for NaN */
+        return _mm256_mul_ps(q, alpha);
     }
     default: return v;
     }

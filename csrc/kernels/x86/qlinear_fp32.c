@@ -38,9 +38,10 @@ extern const trtl_kernel trtl_kernel_dequantize_simd; /* x86/qdq_simd.c: codes i
 
 typedef struct qf_state {
     const trtl_kernel *inner;
-    trtl_node node;   /* the inner CONVOLUTION node: float weights, no bias, no epilogue */
-    int32_t io[2];
-    float *w;         /* the int8 weights as floats */
+    trtl_node node;   /* the inner CONVOLUTION node: float weights; bias and epilogue where fused (qf_fused) */
+    int32_t io[3];
+    int32_t fused;    /* qf_fused: the inner kernel's epilogue requantizes, run() has no pass of its own after it */
+    float *w;         /* the int8 weights as floats (times the channel's scale where fused) */
     void *istate;     /* the inner kernel's prepared state */
     trtl_qconv_state *qs; /* the int8 library's state of the node: its checks, scales, bias and epilogue */
     /* depthwise convolutions on a depthwise kernel run in blocks of QF_DW_BLOCK channels (nblk > 0): each block's
@@ -60,8 +61,57 @@ static int qf_geometry(const trtl_node *n, const trtl_dims *in)
            q->w_scale.count == q->conv.num_output_maps && q->conv.num_output_maps > 0;
 }
 
-/* The inner node of n: p.conv with the weights w (floats) and no bias. */
-static void qf_inner_node(const trtl_node *n, const trtl_kernel *inner, const float *w, int32_t *io, trtl_node *o)
+/* Can the inner fp32 kernel's own tile epilogue finish the layer (session 13)?  Then its weights are the int8
+ * weights times the channel's scale in_scale * w_scale[k] (divided by in_scale again for an in_grid input), its bias
+ * the layer's, its residual the layer's float one, and its activation the layer's (float output), or, for a
+ * fake-quantized output (out_quant 1, the tensors int8_regions keeps FLOAT), TRTL_ACT_QGRID: the output
+ * quantization with the ReLU / Clip before it folded into the code bounds (both are monotone, so quantizing the
+ * clamped value is clamping the code to the bounds' codes).  The output is then written once, by the tile that
+ * computes it, instead of a second pass over it.  The sums are no longer integer sums: they are the integer sums
+ * times the scale to float rounding (as on the Winograd tactics), so a code may move one step, on a tie.
+ * Not fused: codes out (out_quant 2), a mid quantization other than the output's, residual codes, other
+ * activations before a quantization,
+ * and a ReLU / Clip whose bound would catch a NaN residual that the reference quantizes to the lowest code. */
+static int qf_fused(const trtl_qlinear_params *q, trtl_epilogue *e)
+{
+    *e = (trtl_epilogue){q->act, q->alpha, q->beta, q->has_residual};
+    if (q->mode != TRTL_QL_CONV || (q->has_residual && q->res_quant) || q->out_quant == 2)
+        return 0;
+    /* A mid quantization equal to the output's, without a residual (quantize_static's Conv -> Q/DQ -> Clip -> Q/DQ,
+     * the Clip sharing its input's parameters: MobileNetV2): fq(act(fq(v))) = fq(act(v)), as the inner fq keeps
+     * the code and act is monotone (the clamp of the codes below) */
+    if (q->mid_quant && (q->has_residual || q->out_quant != 1 || q->mid_scale != q->out_scale ||
+                         q->mid_zero_point != q->out_zero_point || q->mid_type != q->out_type))
+        return 0;
+    if (q->out_quant != 1)
+        return q->out_quant == 0;
+    const float s = q->out_scale;
+    if (!(s > 0.0f) || !isfinite(s))
+        return 0;
+    const int32_t sg = q->out_type == TRTL_INT8, z = q->out_zero_point;
+    const float lo = (float)((sg ? -128 : 0) - z), hi = (float)((sg ? 127 : 255) - z);
+    float L = lo, H = hi;
+    if (q->act == TRTL_ACT_RELU) {
+        L = lo > 0.0f ? lo : 0.0f;
+    } else if (q->act == TRTL_ACT_CLIP) {
+        if (!(q->alpha <= q->beta))
+            return 0;
+        float a = rintf(q->alpha / s), b = rintf(q->beta / s); /* the bounds' codes, then in the code range */
+        L = a < lo ? lo : a > hi ? hi : a;
+        H = b < lo ? lo : b > hi ? hi : b;
+    } else if (q->act != TRTL_ACT_NONE) {
+        return 0;
+    }
+    if (q->has_residual && L != lo)
+        return 0;
+    *e = (trtl_epilogue){TRTL_ACT_QGRID, s, trtl_act_qgrid_beta((int32_t)L, (int32_t)H), q->has_residual};
+    return 1;
+}
+
+/* The inner node of n: p.conv with the weights w (floats); with bias (may be NULL while only shapes matter) and
+ * n's epilogue where fused, else no bias and no epilogue.  io: 3 ids (input, residual, output). */
+static void qf_inner_node(const trtl_node *n, const trtl_kernel *inner, const float *w, const float *bias,
+                          int32_t *io, trtl_node *o)
 {
     memset(o, 0, sizeof *o);
     o->op = TRTL_OP_CONVOLUTION;
@@ -71,8 +121,14 @@ static void qf_inner_node(const trtl_node *n, const trtl_kernel *inner, const fl
     o->p.conv.bias = (trtl_weights){TRTL_FLOAT, NULL, 0};
     o->epi.act = TRTL_ACT_NONE;
     o->n_in = o->n_out = 1;
+    trtl_epilogue e;
+    if (qf_fused(&n->p.qlin, &e)) {
+        o->epi = e;
+        o->p.conv.bias = (trtl_weights){TRTL_FLOAT, bias, n->p.qlin.conv.num_output_maps};
+        o->n_in += o->epi.has_residual;
+    }
     o->in = io;
-    o->out = io + 1;
+    o->out = io + 2;
     o->kernel = inner;
 }
 
@@ -86,14 +142,16 @@ static int qf_blocked(const trtl_kernel *inner, const trtl_node *n)
 }
 
 /* The inner node of channels [c0, c0 + cbk) of a blocked depthwise convolution. */
-static void qf_block_node(const trtl_node *n, const trtl_kernel *inner, const float *w, int64_t c0, int64_t cbk,
-                          int32_t *io, trtl_node *o)
+static void qf_block_node(const trtl_node *n, const trtl_kernel *inner, const float *w, const float *bias,
+                          int64_t c0, int64_t cbk, int32_t *io, trtl_node *o)
 {
     int64_t RS = n->p.qlin.conv.kernel_size.d[0] * n->p.qlin.conv.kernel_size.d[1];
-    qf_inner_node(n, inner, w ? w + c0 * RS : NULL, io, o);
+    qf_inner_node(n, inner, w ? w + c0 * RS : NULL, bias ? bias + c0 : NULL, io, o);
     o->p.conv.num_output_maps = (int32_t)cbk;
     o->p.conv.num_groups = (int32_t)cbk;
     o->p.conv.kernel.count = cbk * RS;
+    if (o->p.conv.bias.count)
+        o->p.conv.bias.count = cbk;
 }
 
 static int64_t qf_nblk(const trtl_node *n)
@@ -101,16 +159,18 @@ static int64_t qf_nblk(const trtl_node *n)
     return (n->p.qlin.conv.num_output_maps + QF_DW_BLOCK - 1) / QF_DW_BLOCK;
 }
 
-/* The int8 weights as floats; divided by in_scale where a FLOAT input comes on its grid (in_grid, passes/
- * int8_regions.c): (q - zero) * in_scale times w / in_scale sums to the integer sum (to float rounding). */
-static float *qf_weights(const trtl_node *n)
+/* The int8 weights as floats, times scale[k] (the channel's in_scale * w_scale[k]) where not NULL (fused); divided
+ * by in_scale where a FLOAT input comes on its grid (in_grid, passes/int8_regions.c): (q - zero) * in_scale times
+ * w / in_scale sums to the integer sum (to float rounding).  One rounding to float each. */
+static float *qf_weights(const trtl_node *n, const float *scale)
 {
     const trtl_weights *k = &n->p.qlin.conv.kernel;
-    const float div = n->p.qlin.in_grid ? n->p.qlin.in_scale : 1.0f;
+    const int64_t K = n->p.qlin.conv.num_output_maps, per = K > 0 ? k->count / K : 0;
+    const double div = n->p.qlin.in_grid ? n->p.qlin.in_scale : 1.0;
     float *w = trtl_aligned_alloc((size_t)(k->count > 0 ? k->count : 1) * sizeof(float));
     if (w)
         for (int64_t i = 0; i < k->count; i++)
-            w[i] = (float)((const int8_t *)k->values)[i] / div;
+            w[i] = (float)((double)((const int8_t *)k->values)[i] * (scale && per ? scale[i / per] : 1.0) / div);
     return w;
 }
 
@@ -120,7 +180,7 @@ static int qf_applies(const trtl_kernel *inner, const trtl_node *n, const trtl_d
         return 0;
     if (!inner->applies)
         return 1;
-    int32_t io[2] = {0, 1};
+    int32_t io[3] = {0, 1, 2};
     trtl_node o;
     if (qf_blocked(inner, n)) { /* the full block and the last one */
         int64_t K = n->p.qlin.conv.num_output_maps, last = K - (qf_nblk(n) - 1) * QF_DW_BLOCK;
@@ -128,13 +188,13 @@ static int qf_applies(const trtl_kernel *inner, const trtl_node *n, const trtl_d
             trtl_dims d = in[0];
             d.d[0] = 1;
             d.d[1] = i ? last : QF_DW_BLOCK;
-            qf_block_node(n, inner, NULL, 0, d.d[1], io, &o);
+            qf_block_node(n, inner, NULL, NULL, 0, d.d[1], io, &o);
             if (!inner->applies(&o, &d))
                 return 0;
         }
         return 1;
     }
-    qf_inner_node(n, inner, NULL, io, &o); /* applies() reads the geometry only */
+    qf_inner_node(n, inner, NULL, NULL, io, &o); /* applies() reads the geometry and the epilogue only */
     return inner->applies(&o, in);
 }
 
@@ -172,11 +232,7 @@ static trtl_status qf_prepare(const trtl_kernel *inner, const trtl_node *n, void
     s->inner = inner;
     s->io[0] = 0;
     s->io[1] = 1;
-    s->w = qf_weights(n);
-    if (!s->w) {
-        qf_release(s);
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
-    }
+    s->io[2] = 2;
     trtl_qconv_desc d;
     trtl_qlinear_make_desc(q, &d);
     if (trtl_qconv_prepare_amx(&d, q->conv.kernel.values, q->w_scale.values, 1,
@@ -185,7 +241,14 @@ static trtl_status qf_prepare(const trtl_kernel *inner, const trtl_node *n, void
         qf_release(s);
         return trtl_error_prefix("layer '%s'", n->name);
     }
-    qf_inner_node(n, inner, s->w, s->io, &s->node);
+    trtl_epilogue e;
+    s->fused = qf_fused(q, &e);
+    s->w = qf_weights(n, s->fused ? s->qs->scale : NULL);
+    if (!s->w) {
+        qf_release(s);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
+    }
+    qf_inner_node(n, inner, s->w, s->qs->bias, s->io, &s->node);
     if (qf_blocked(inner, n)) {
         int64_t nb = qf_nblk(n), K = q->conv.num_output_maps;
         s->bnode = calloc((size_t)nb, sizeof *s->bnode);
@@ -197,7 +260,7 @@ static trtl_status qf_prepare(const trtl_kernel *inner, const trtl_node *n, void
         s->nblk = (int32_t)nb;
         for (int64_t b = 0; b < nb; b++) {
             int64_t c0 = b * QF_DW_BLOCK, cbk = K - c0 < QF_DW_BLOCK ? K - c0 : QF_DW_BLOCK;
-            qf_block_node(n, inner, s->w, c0, cbk, s->io, &s->bnode[b]);
+            qf_block_node(n, inner, s->w, s->qs->bias, c0, cbk, s->io, &s->bnode[b]);
             if (inner->prepare && inner->prepare(&s->bnode[b], &s->bstate[b]) != TRTL_OK) {
                 qf_release(s);
                 return trtl_error_prefix("layer '%s': preparing %s", n->name, inner->name);
@@ -242,20 +305,21 @@ static size_t qf_scratch(const trtl_kernel *inner, const trtl_node *n, const trt
     size_t head = blocked ? qf_block_bytes(&in[0].dims, &out[0].dims)
                           : al64((size_t)trtl_volume(&in[0].dims) * sizeof(float)) + qf_acc_bytes(n, out);
     size_t r = head;
-    float *w = inner->scratch ? qf_weights(n) : NULL; /* off the run path: the inner kernel sizes it from a node */
+    float *w = inner->scratch ? qf_weights(n, NULL) : NULL; /* off the run path: the inner kernel sizes it from a node */
     if (w) {
-        int32_t io[2] = {0, 1};
+        int32_t io[3] = {0, 1, 2};
         trtl_node o;
         trtl_tensor_view vi, vo;
         qf_views(n, in, out, &vi, &vo);
         if (blocked) { /* the full block's scratch (the last block is no larger) */
             vi.dims.d[0] = vo.dims.d[0] = 1;
             vi.dims.d[1] = vo.dims.d[1] = QF_DW_BLOCK;
-            qf_block_node(n, inner, w, 0, QF_DW_BLOCK, io, &o);
+            qf_block_node(n, inner, w, NULL, 0, QF_DW_BLOCK, io, &o);
         } else {
-            qf_inner_node(n, inner, w, io, &o);
+            qf_inner_node(n, inner, w, NULL, io, &o);
         }
-        r += al64(inner->scratch(&o, &vi, &vo));
+        trtl_tensor_view iv[2] = {vi, vo}; /* input, and the residual (the output's shape) where fused */
+        r += al64(inner->scratch(&o, iv, &vo));
         trtl_aligned_free(w);
     }
     return blocked ? r * (size_t)trtl_available_cpus() : r;
@@ -474,22 +538,27 @@ static void qf_block_task(void *ctx, int64_t b, int64_t e, int thread)
     for (int64_t item = b; item < e && bj->st[thread] == TRTL_OK; item++) {
         const int64_t n = item / s->nblk, blk = item % s->nblk, c0 = blk * QF_DW_BLOCK;
         const int64_t cbk = j->K - c0 < QF_DW_BLOCK ? j->K - c0 : QF_DW_BLOCK, off = (n * C + c0) * HW;
-        trtl_tensor_view vi = {xf, bj->xd, TRTL_FLOAT}, vo = {acc, bj->yd, TRTL_FLOAT};
-        vi.dims.d[0] = vo.dims.d[0] = 1;
-        vi.dims.d[1] = vo.dims.d[1] = cbk;
+        const int64_t yoff = (n * j->K + c0) * j->P;
+        trtl_tensor_view vi[2] = {{xf, bj->xd, TRTL_FLOAT}}, vo = {acc, bj->yd, TRTL_FLOAT};
+        vi[0].dims.d[0] = vo.dims.d[0] = 1;
+        vi[0].dims.d[1] = vo.dims.d[1] = cbk;
+        if (s->fused) { /* the kernel's epilogue writes the block's outputs (residual: the same block of it) */
+            vo.data = (float *)j->y + yoff;
+            vi[1] = (trtl_tensor_view){j->res ? (float *)j->res + yoff : NULL, vo.dims, TRTL_FLOAT};
+        }
         if (j->x_codes) {
-            trtl_tensor_view xc = {(char *)bj->x->data + off, vi.dims, bj->x->dtype};
+            trtl_tensor_view xc = {(char *)bj->x->data + off, vi[0].dims, bj->x->dtype};
             bj->st[thread] = qf_codes_in(bj->node, &xc, xf, NULL);
         } else if (j->q->in_grid) { /* on the grid already: the kernel reads it */
-            vi.data = (float *)bj->x->data + off;
+            vi[0].data = (float *)bj->x->data + off;
         } else {
             qf_in_floats(j->q, (const float *)j->x + off, xf, cbk * HW);
         }
-        trtl_kernel_args ia = {&s->bnode[blk], &vi, &vo, iscratch, isize, s->bstate[blk], NULL, NULL};
+        trtl_kernel_args ia = {&s->bnode[blk], vi, &vo, iscratch, isize, s->bstate[blk], NULL, NULL};
         if (bj->st[thread] == TRTL_OK)
             bj->st[thread] = s->inner->run(&ia);
-        for (int64_t kk = 0; kk < cbk && bj->st[thread] == TRTL_OK; kk++)
-            qf_out_plane(j, c0 + kk, acc + kk * j->P, (n * j->K + c0 + kk) * j->P);
+        for (int64_t kk = 0; !s->fused && kk < cbk && bj->st[thread] == TRTL_OK; kk++)
+            qf_out_plane(j, c0 + kk, acc + kk * j->P, yoff + kk * j->P);
     }
 }
 
@@ -547,11 +616,13 @@ static trtl_status qf_run(const trtl_kernel_args *a)
     } else {
         trtl_parallel_for(a->pool, (j.n_in + QF_CHUNK - 1) / QF_CHUNK, 1, qf_in_task, &j);
     }
-    trtl_tensor_view vi = {(void *)xin, *xd, TRTL_FLOAT}, vo = {acc, *yd, TRTL_FLOAT};
-    trtl_kernel_args ia = {&s->node, &vi, &vo, (char *)a->scratch + xbytes + abytes,
+    /* fused: acc is the output (out_quant is not 2) and the kernel's epilogue finishes it, residual included */
+    trtl_tensor_view vi[2] = {{(void *)xin, *xd, TRTL_FLOAT}, {(void *)j.res, *yd, TRTL_FLOAT}};
+    trtl_tensor_view vo = {acc, *yd, TRTL_FLOAT};
+    trtl_kernel_args ia = {&s->node, vi, &vo, (char *)a->scratch + xbytes + abytes,
                            a->scratch_size - xbytes - abytes, s->istate, a->pool, NULL};
     trtl_status st = s->inner->run(&ia);
-    if (st != TRTL_OK)
+    if (st != TRTL_OK || s->fused)
         return st;
     trtl_parallel_for(a->pool, yd->d[0] * j.K, 1, qf_out_task, &j);
     return TRTL_OK;

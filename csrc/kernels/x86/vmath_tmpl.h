@@ -418,6 +418,16 @@ VT V vact(int32_t act, V x, V al, V be)
         V n = vmul(e, vadd(e, vset(2.0f)));
         return vsel(vgt(x, vset(20.0f)), x, vmul(x, vdiv(n, vadd(n, vset(2.0f)))));
     }
+    case TRTL_ACT_QGRID: { /* bounds, reciprocal and limit are loop-invariant: hoisted out of SPAN_LOOP */
+        V t = vfloor(vmul(be, vset(1.0f / 1024.0f)));
+        V lo = vsub(t, vset(512.0f)), hi = vsub(vsub(be, vmul(t, vset(1024.0f))), vset(512.0f));
+        V r = vdiv(one, al), lim = vmul(al, vset(512.0f)); /* |code| <= 512 covers every bound */
+        V c = vmin2(vmax2(x, vsub(zero, lim)), lim);      /* NaN -> -lim, hence lo */
+        V q = vmul(c, r);                                  /* c / alpha correctly rounded: one Markstein step */
+        q = vround(vfma(vfma(vsub(zero, q), al, c), r, q));
+        q = vsel(vgt(q, hi), hi, q);
+        return vmul(al, vsel(vge(q, lo), q, lo));
+    }
     default: return x;
     }
 }
@@ -476,6 +486,7 @@ VF void SFX(trtl_vm_act)(int32_t act, float alpha, float beta, const float *src,
         break;
     CASE(TRTL_ACT_HARD_SWISH)
     CASE(TRTL_ACT_MISH)
+    CASE(TRTL_ACT_QGRID)
 #undef CASE
     default:
         if (src != dst)
