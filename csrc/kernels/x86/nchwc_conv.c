@@ -384,16 +384,29 @@ static size_t nc_state_bytes(const void *state)
     return state ? ((const nc_state *)state)->bytes : 0;
 }
 
+/* Images a pass over a plain edge stages at once: the blocked copies of as many whole images as fit EDGE_BYTES
+ * (at least one), not the batch (FCN-ResNet50 at batch 8: a 49 MiB scratch for one 1x1 layer). */
+#define EDGE_BYTES ((int64_t)8 << 20)
+
+static int64_t edge_images(const nc_geom *g)
+{
+    const int64_t per = ((g->in_plain ? g->CB * g->H * g->W : 0) + (g->out_plain ? g->KB * g->P : 0)) * NB *
+                        (int64_t)sizeof(float);
+    const int64_t n = per > 0 ? EDGE_BYTES / per : g->N;
+    return n < 1 ? 1 : n > g->N ? g->N : n;
+}
+
 static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
     nc_geom g;
     if (nc_geom_init(n, &in[0].dims, &out[0].dims, &g) != TRTL_OK)
         return 0;
+    const int64_t imgs = edge_images(&g);
     size_t s = 0;
     if (g.in_plain)
-        s += (size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
+        s += (size_t)(imgs * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
     if (g.out_plain)
-        s += (size_t)(g.N * g.KB * g.P * NB) * sizeof(float) + 64;
+        s += (size_t)(imgs * g.KB * g.P * NB) * sizeof(float) + 64;
     return s;
 }
 
@@ -431,6 +444,9 @@ static void to_plain_task(void *ctx, int64_t begin, int64_t end, int thread)
     }
 }
 
+static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state *st, const float *x,
+                    const float *res, float *yout);
+
 static trtl_status nc_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
@@ -441,9 +457,26 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     const nc_state *st = (const nc_state *)a->state;
     if (!st || a->scratch_size < nc_scratch(nd, a->in, a->out))
         return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.avx2 was not prepared", nd->name);
-    const float *res = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
+    const float *res0 = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
+    const float *x0 = (const float *)a->in[0].data;
+    float *y0 = (float *)a->out[0].data;
+    /* per pass, `imgs` images (edge_images); a tensor's image stride: plain C*H*W, blocked CB*H*W*8 */
+    const int64_t N = g.N, imgs = edge_images(&g);
+    const int64_t xs = g.in_plain ? g.C * g.H * g.W : g.CB * g.H * g.W * NB, ys = g.out_plain ? g.K * g.P : g.KB * g.P * NB;
+    for (int64_t n0 = 0; n0 < N; n0 += imgs) {
+        g.N = N - n0 < imgs ? N - n0 : imgs;
+        nc_pass(a, &g, st, x0 + n0 * xs, res0 ? res0 + n0 * ys : NULL, y0 + n0 * ys);
+    }
+    return TRTL_OK;
+}
+
+/* One pass over g->N images at x / res / y (the node's layouts). */
+static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state *st, const float *x,
+                    const float *res, float *yout)
+{
+    const trtl_node *nd = a->node;
+    const nc_geom g = *gp;
     char *sp = (char *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
-    const float *x = (const float *)a->in[0].data;
     if (g.in_plain) {
         float *xb = (float *)sp;
         sp += ((size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 63) / 64 * 64;
@@ -451,7 +484,7 @@ static trtl_status nc_run(const trtl_kernel_args *a)
         trtl_parallel_for(a->pool, g.N * g.CB, 1, to_blocked_task, &ej);
         x = xb;
     }
-    float *y = g.out_plain ? (float *)sp : (float *)a->out[0].data;
+    float *y = g.out_plain ? (float *)sp : yout;
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
     const float *rb = g.out_plain ? NULL : res;
     if (g.dw) {
@@ -460,10 +493,9 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     } else
         pw_run(&g, st, x, rb, y, e, a->pool);
     if (g.out_plain) {
-        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi};
+        edge_job ej = {&g, y, res, yout, &nd->epi};
         trtl_parallel_for(a->pool, g.N * g.KB, 1, to_plain_task, &ej);
     }
-    return TRTL_OK;
 }
 
 const trtl_kernel trtl_kernel_nchwc_conv_avx2 = {
