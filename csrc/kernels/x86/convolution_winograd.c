@@ -651,12 +651,7 @@ static void wg_unpack(const trtl_node *nd, const void *state, void *dst)
 {
     const wg_state *st = state;
     (void)nd;
-    for (int64_t k = 0; k < st->K; k++)
-        for (int64_t c = 0; c < st->C; c++) {
-            float g[9];
-            trtl_wg_exact_get(&st->plain, st->u, k, c, g);
-            memcpy((char *)dst + (size_t)((k * st->C + c) * 9) * sizeof(float), g, sizeof g);
-        }
+    trtl_wg_exact_unpack(&st->plain, st->u, dst);
 }
 
 static size_t wg_state_bytes(const void *state)

@@ -83,5 +83,7 @@ void trtl_wg_exact_free(trtl_wg_exact *x);
 size_t trtl_wg_exact_bytes(const trtl_wg_exact *x);
 /* out = g[k][c][0..9), bit for bit. */
 void trtl_wg_exact_get(const trtl_wg_exact *x, const float *u, int64_t k, int64_t c, float out[9]);
+/* All the plain weights [K][C][3][3] to dst (any alignment), bit for bit. */
+void trtl_wg_exact_unpack(const trtl_wg_exact *x, const float *u, void *dst);
 
 #endif
