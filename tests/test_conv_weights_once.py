@@ -50,6 +50,7 @@ def _case(rng, N, C, K, H, W, k, stride, pad, groups, dilation=1):
         out.name = "y"
         network.mark_output(out)
 
+    make.bias = b
     return make, {"x": x}, np.maximum(want, 0), w
 
 
@@ -111,21 +112,91 @@ def test_conv_weights_held_once(kernel, shape, rng):
 
 
 @pytest.mark.parametrize("kernel,tile", [("convolution.winograd_f23", 4), ("convolution.winograd_f43", 6)])
-def test_winograd_keeps_plain_weights_and_counts_transforms(kernel, tile, rng):
-    """Winograd keeps the plain weights by design (its transform is not exactly invertible, and tiles whose input
-    holds NaN / Inf run the direct convolution from them); the inspector counts both copies: the plain bytes and
-    the transformed ones (tile x tile per 3x3 kernel, output channels rounded up to the register block)."""
-    make, inputs, want, w = _case(rng, 1, 16, 24, 12, 12, 3, 1, 1, 1)
+def test_winograd_weights_held_once(kernel, tile, rng):
+    """Winograd holds the transformed weights and one byte per weight that gives the plain ones back bit for bit
+    (winograd_exact.c), so the engine frees the plain copy: the inspector counts the transforms (tile x tile per
+    3x3 kernel, output channels rounded up to the register block) plus about a quarter of the weights; the plan
+    holds the original weights exactly, re-serializes to the same bytes, and built and loaded engines compute the
+    float64 reference -- also with NaN / Inf in the input, where tiles run the direct convolution from the rebuilt
+    weights (a zero weight times Inf is NaN there, as in numpy)."""
+    make, inputs, want, w = _case(rng, 1, 16, 24, 16, 15, 3, 1, 1, 1)  # 16 tiles of 4x4: F43 is a candidate
+    w[3, 2] = 0.0  # a whole zero 3x3 kernel and single zero / negative-zero taps
+    w[5, 1, 1, 1] = 0.0
+    w[7, 0, 0, 2] = -0.0
+    w[9, 4, 2, 0] = 1e-30  # far below its neighbours: no int8 difference reaches it
+    x = inputs["x"]  # make() reads w when the network is built, so the edits above count
+    want = np.maximum(refs.convolution(x.astype(np.float64), w.astype(np.float64), make.bias.astype(np.float64), (1, 1), (1, 1),
+                                       (1, 1)), 0)
     cache = _cache_forcing(make, kernel)
     if cache is None:
         pytest.skip("%s is no candidate on this CPU" % kernel)
     engine = _engine(make, cache)
     doc = _info(engine)
     assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
-    assert doc["plain_weight_bytes"] >= w.nbytes
+    assert doc["plain_weight_bytes"] < w.nbytes // 8, (doc["plain_weight_bytes"], w.nbytes)
     transformed = w.nbytes // 9 * tile * tile
-    assert transformed <= doc["packed_weight_bytes"] <= transformed * 2 + 4096, (doc["packed_weight_bytes"], transformed)
-    assert_close(_run(engine, inputs), want)
+    held = transformed + w.nbytes // 4
+    assert held <= doc["packed_weight_bytes"] <= held + transformed // 2 + 4096, (doc["packed_weight_bytes"], held)
+    out = _run(engine, inputs)
+    assert_close(out, want)
+    plan = bytes(engine.serialize())
+    assert w.tobytes() in plan  # rebuilt bit for bit (the -0.0 and 1e-30 included)
+    loaded = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
+    assert _info(loaded)["plain_weight_bytes"] == doc["plain_weight_bytes"]
+    np.testing.assert_array_equal(_run(loaded, inputs), out)
+    assert bytes(loaded.serialize()) == plan
+    # non-finite inputs: the direct fallback reads the rebuilt weights
+    bad = x.copy()
+    bad[0, 2, 5, 6] = np.inf
+    bad[0, 3, 0, 14] = np.nan
+    bad[0, 0, 9, 1] = -np.inf
+    with np.errstate(invalid="ignore", over="ignore"):
+        want_bad = refs.convolution(bad.astype(np.float64), w.astype(np.float64), make.bias.astype(np.float64), (1, 1), (1, 1), (1, 1))
+    want_bad = np.where(np.isnan(want_bad), np.nan, np.maximum(want_bad, 0))
+    got = _run(loaded, {"x": bad})
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want_bad))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want_bad))
+    fin = np.isfinite(want_bad)
+    assert_close(got[fin], want_bad[fin])
+
+
+def test_deconvolution_weights_held_once(rng):
+    """deconvolution.packed_gemm frees the plain weights once packed (the packing only moves floats): plain bytes
+    below the weights', the plan holds them bit for bit and re-serializes to the same bytes, float64 results."""
+    N, C, K, H, W = 1, 24, 20, 9, 11
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    w = (rng.standard_normal((C, K, 2, 2)) / np.sqrt(C * 4)).astype(np.float32)
+    b = rng.standard_normal(K).astype(np.float32)
+    want = refs.deconvolution(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), (2, 2))
+
+    def make(network):
+        t = network.add_input("x", trt.float32, x.shape)
+        layer = network.add_deconvolution_nd(t, K, (2, 2), w, b)
+        layer.stride_nd = (2, 2)
+        out = layer.get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    kernel = "deconvolution.packed_gemm"
+    _, kernels, cache = _build(make)  # its only candidate here, chosen without timing
+    if kernels != [kernel]:
+        pytest.skip("%s is no candidate on this CPU" % kernel)
+    engine = _engine(make, cache)
+    doc = _info(engine)
+    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
+    assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
+    assert w.nbytes <= doc["packed_weight_bytes"] <= 2 * w.nbytes + 4096, (doc["packed_weight_bytes"], w.nbytes)
+    out = _run(engine, {"x": x})
+    assert_close(out, want)
+    plan = bytes(engine.serialize())
+    assert w.tobytes() in plan
+    loaded = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
+    assert _info(loaded)["plain_weight_bytes"] == doc["plain_weight_bytes"]
+    np.testing.assert_array_equal(_run(loaded, {"x": x}), out)
+    assert bytes(loaded.serialize()) == plan
+    refit = _engine(make, cache, refit=True)
+    assert _info(refit)["plain_weight_bytes"] >= w.nbytes
+    assert_close(_run(refit, {"x": x}), want)
 
 
 def test_conv_refittable_keeps_plain_weights(rng):

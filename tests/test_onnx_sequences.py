@@ -3,6 +3,7 @@ Length, SplitToSequence and ConcatFromSequence become ordinary layers when every
 sequence enters or leaves the graph; optionals of plain tensors.  Checked against onnxruntime on random shapes;
 what cannot be imported is refused naming the tensor."""
 import numpy as np
+import onnx
 import pytest
 
 from onnx_helpers import ParseFailed, helper, make_model, ort_run, parse, trt_build
@@ -60,6 +61,12 @@ def test_sequence_refusals_name_the_tensor():
     m = make_model(nodes, {"a": (2, 2)}, {"s": None})
     with pytest.raises(ParseFailed, match="graph output 's' is a sequence"):
         parse(m)
+    seq_in = helper.make_tensor_sequence_value_info("s", onnx.TensorProto.FLOAT, [2, 2])
+    graph = helper.make_graph([helper.make_node("SequenceAt", ["s", "zero"], ["y"])], "g", [seq_in],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+                              [helper.make_tensor("zero", onnx.TensorProto.INT64, [], [0])])
+    with pytest.raises(ParseFailed, match="graph input 's' is not a tensor but a sequence: sequences exist only"):
+        parse(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     nodes = [helper.make_node("SequenceConstruct", ["a", "a"], ["s"]),
              helper.make_node("SequenceAt", ["s", "pos"], ["y"])]
     m = make_model(nodes, {"a": (2, 2), "pos": ((), I64)}, {"y": None})

@@ -401,6 +401,8 @@ class IExecutionContext:
         """Shape for the current inputs (outputs resolved once inputs are set)."""
     def infer(self, feed: Mapping[str, npt.ArrayLike]) -> dict[str, npt.NDArray[Any]]:
         """Convenience around execute: converts the inputs in `feed` ({input name: array}) to the engine's dtypes, sets dynamic input shapes from the arrays (for implicit-batch engines the arrays carry the batch as their first dimension), allocates the outputs at their resolved shapes and runs; returns {output name: array}. Storage types (FP8, INT4, FP4, E8M0 and the extensions): inputs are ml_dtypes arrays of that type or uint8 / int8 codes (never numbers: a TypeError names the input); outputs are ml_dtypes arrays when ml_dtypes imports, else uint8 codes. BF16: inputs are numbers (rounded to nearest even), ml_dtypes bfloat16 arrays or uint16 bit patterns; outputs are ml_dtypes bfloat16 arrays when ml_dtypes imports, else uint16 bit patterns."""
+    def memory_report(self) -> dict[str, npt.NDArray[Any]]:
+        """{'activation_bytes': ..., 'scratch_bytes': ...}: the context's memory at the current input shapes (resolved first), as update_device_memory_size_for_shapes() sums it."""
     @property
     def name(self) -> str:
         """Context name."""
@@ -426,6 +428,8 @@ class IExecutionContext:
         """The trt.IOutputAllocator that gives output `tensor_name` its memory once its size is known (needed by data-dependent outputs: NonZero, NMS); None clears it."""
     def set_tensor_address(self, name: str, memory: _Binding) -> bool:
         """Bind an I/O tensor to an int address or an array (kept alive)."""
+    def update_device_memory_size_for_shapes(self) -> int:
+        """Resolves the current input shapes and returns the bytes this context holds to execute at them: activation arena plus scratch (per-thread kernel slots, sized for num_threads). Raises while a dynamic input has no shape."""
 
 @final
 class IHostMemory:

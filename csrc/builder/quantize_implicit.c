@@ -27,6 +27,7 @@
 #include "core/alloc.h"
 #include "core/dims.h"
 #include "core/status.h"
+#include "engine/int8_grid.h"
 #include "network/network.h"
 
 static const trtl_layer *find_layer(const trtl_network *net, const char *name)
@@ -71,23 +72,6 @@ static int candidate(const trtl_bgraph *g, const trtl_node *nd, float **w, int64
     return *K > 0 && *n > 0;
 }
 
-/* Weights to their per-channel int8 grid (in place). */
-static void quantize_weights(float *w, int64_t K, int64_t n, int col)
-{
-    for (int64_t k = 0; k < K; k++) {
-        double m = 0;
-        for (int64_t i = 0; i < n; i++)
-            m = fmax(m, fabs(w[col ? i * K + k : k * n + i]));
-        if (!(m > 0) || !isfinite(m))
-            continue;
-        float s = (float)(m / 127.0);
-        for (int64_t i = 0; i < n; i++) {
-            float *v = &w[col ? i * K + k : k * n + i];
-            *v = (float)(nearbyint(*v / (double)s) * (double)s);
-        }
-    }
-}
-
 /* x -> DQ(Q(x)) with scale r/127: the DQ output's tensor id, or -1 (error set). */
 static int32_t insert_qdq(trtl_bgraph *g, int32_t x, float scale)
 {
@@ -122,7 +106,7 @@ static int32_t insert_qdq(trtl_bgraph *g, int32_t x, float scale)
     if (trtl_bg_add_node(g, TRTL_OP_QUANTIZE, name, &p, 2, qin, 1, &qt) < 0)
         return -1;
     trtl_init_dequantize(&p);
-    snprintf(name, sizeof name, "%s [implicit int8 Dequantize]", g->t[x].name);
+    snprintf(name, sizeof name, "%s " TRTL_INT8_IMPLICIT_DQ, g->t[x].name);
     if (trtl_bg_add_node(g, TRTL_OP_DEQUANTIZE, name, &p, 2, din, 1, &dt) < 0)
         return -1;
     return dt;
@@ -339,7 +323,7 @@ trtl_status trtl_place_implicit_int8(trtl_bgraph *g, const trtl_network *net)
                 break;
             }
             if (done) { /* the shuffle moves quantized values: the layer's input counts as quantized */
-                quantize_weights(w, K, n, col);
+                trtl_int8_grid_round(w, K, n, col);
                 placed++;
                 continue;
             }
@@ -372,7 +356,7 @@ trtl_status trtl_place_implicit_int8(trtl_bgraph *g, const trtl_network *net)
             }
         }
         g->n[i].n.in[0] = dq_of[x];
-        quantize_weights(w, K, n, col);
+        trtl_int8_grid_round(w, K, n, col);
         placed++;
         trtl_log(TRTL_LOG_VERBOSE, "INT8: layer '%s' quantizes its input '%s' with range %g", g->n[i].n.name,
                  g->t[x].name, (double)r);

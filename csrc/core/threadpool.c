@@ -478,6 +478,12 @@ static _Thread_local trtl_threadpool *tl_current;
 trtl_threadpool *trtl_current_pool(void) { return tl_current; }
 void trtl_set_current_pool(trtl_threadpool *pool) { tl_current = pool; }
 
+int trtl_scratch_threads(void)
+{
+    int n = trtl_available_cpus();
+    return tl_current && tl_current->size < n ? tl_current->size : n;
+}
+
 void trtl_threadpool_hold(trtl_threadpool *pool, int on)
 {
     if (pool)

@@ -45,4 +45,9 @@ int trtl_available_cpus(void);
 trtl_threadpool *trtl_current_pool(void);
 void trtl_set_current_pool(trtl_threadpool *pool);
 
+/* Threads a kernel's scratch() sizes its per-thread slots for: the current pool's size (an execution context sets
+ * it around its scratch() calls), at most trtl_available_cpus(); trtl_available_cpus() without a current pool.
+ * run() must still cap its slots by the scratch it is given (the pool can grow after the sizing). */
+int trtl_scratch_threads(void);
+
 #endif

@@ -350,9 +350,12 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
         else if (et->kind == TRTL_TK_CONSTANT)
             c->ptr[t] = et->data;
     }
-    /* Scratch: the largest any node needs at these shapes (`who` names it if that cannot be had). */
+    /* Scratch: the largest any node needs at these shapes (`who` names it if that cannot be had), per-thread
+     * slots sized for this context's pool (trtl_scratch_threads). */
     size_t need = 0;
     int32_t who = -1;
+    trtl_threadpool *prev_pool = trtl_current_pool();
+    trtl_set_current_pool(c->pool);
     for (int32_t k = 0; k < e->n_nodes; k++) {
         const trtl_node *n = &e->nodes[k];
         size_t s = 0;
@@ -366,8 +369,13 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
         }
         if (n->kernel && n->kernel->scratch)
             s = n->kernel->scratch(n, c->vin, c->vout);
-        if (c->cf[k])
-            TRTL_TRY(trtl_cf_ctx_resolve(c->cf[k], n->name, n->n_in, c->vin));
+        if (c->cf[k]) {
+            trtl_status cs = trtl_cf_ctx_resolve(c->cf[k], n->name, n->n_in, c->vin);
+            if (cs != TRTL_OK) {
+                trtl_set_current_pool(prev_pool);
+                return cs;
+            }
+        }
         if (n->op == TRTL_OP_PLUGIN_V2 && c->plugins[k] && c->plugins[k]->vt->workspace_size) {
             trtl_plugin_tensor_desc din[64], dout[16];
             int32_t ni = n->n_in < 64 ? n->n_in : 64, no = n->n_out < 16 ? n->n_out : 16;
@@ -388,7 +396,8 @@ static trtl_status resolve_shapes(trtl_context *c, int32_t batch)
             who = k;
         }
     }
-    if (need > c->scratch_cap) {
+    trtl_set_current_pool(prev_pool);
+    if (need > c->scratch_cap || need < c->scratch_cap / 4 * 3) { /* grown, or a larger pool's left behind */
         void *ns = trtl_aligned_alloc(need);
         if (!ns)
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "context: out of memory: layer '%s' needs a %s of %zu bytes, "
@@ -499,6 +508,7 @@ trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n)
     TRTL_TRY(trtl_threadpool_create(n, &p));
     trtl_threadpool_destroy(c->pool);
     trtl_context_set_pool_nested(c, p);
+    c->shapes_ok = 0; /* scratch slots follow the pool's size (resolve_shapes) */
     return TRTL_OK;
 }
 
@@ -525,6 +535,18 @@ trtl_status trtl_context_resolve(trtl_context *c, int32_t batch_size)
     }
     if (!c->shapes_ok)
         TRTL_TRY(resolve_shapes(c, batch_size));
+    return TRTL_OK;
+}
+
+trtl_status trtl_context_memory_size(trtl_context *c, uint64_t *arena_bytes, uint64_t *scratch_bytes)
+{
+    TRTL_CHECK_ARG(c);
+    TRTL_CHECK_ARG(arena_bytes);
+    TRTL_CHECK_ARG(scratch_bytes);
+    if (!c->shapes_ok)
+        TRTL_TRY(resolve_shapes(c, c->e->implicit_batch ? c->e->max_batch_size : 0));
+    *arena_bytes = (uint64_t)c->arena_cap;
+    *scratch_bytes = (uint64_t)c->scratch_cap;
     return TRTL_OK;
 }
 
@@ -683,7 +705,10 @@ static trtl_status dd_scratch(trtl_context *c, const trtl_node *n)
 {
     if (!n->kernel || !n->kernel->scratch)
         return TRTL_OK;
+    trtl_threadpool *prev_pool = trtl_current_pool();
+    trtl_set_current_pool(c->pool);
     size_t s = n->kernel->scratch(n, c->vin, c->vout);
+    trtl_set_current_pool(prev_pool);
     if (s <= c->scratch_cap)
         return TRTL_OK;
     void *ns = trtl_aligned_alloc(s);

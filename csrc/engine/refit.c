@@ -25,6 +25,7 @@
 
 #include "engine/engine.h"
 #include "engine/refit_names.h"
+#include "engine/int8_grid.h"
 #include "network/network.h"
 #include "network/op_table.h"
 #include "core/status.h"
@@ -315,6 +316,10 @@ static trtl_status refit_constant(trtl_engine *e, const char *layer, int32_t t, 
         return trtl_error(TRTL_ERR_UNSUPPORTED, "refit: constant '%s' shares its values with another layer's weights "
                           "or constant; refit those", layer);
     memcpy(et->data, w->values, (size_t)w->count * sizeof(float));
+    int64_t K, n;
+    int col;
+    if (trtl_int8_grid_of(e, -1, t, &K, &n, &col)) /* implicit INT8: on the grid, as a fresh build rounds */
+        trtl_int8_grid_round((float *)et->data, K, n, col);
     trtl_log(TRTL_LOG_VERBOSE, "refit: constant '%s' replaced (%lld values)", layer, (long long)w->count);
     return TRTL_OK;
 }
@@ -354,6 +359,10 @@ trtl_status trtl_engine_refit(trtl_engine *e, const char *layer, int32_t role, c
     }
     const void *prev = dst->values;
     memcpy(target, w->values, bytes);
+    int64_t K, nv;
+    int col;
+    if (role == ROLE_KERNEL && trtl_int8_grid_of(e, (int32_t)(n - e->nodes), -1, &K, &nv, &col))
+        trtl_int8_grid_round((float *)target, K, nv, col); /* implicit INT8: on the grid, as a fresh build rounds */
     dst->values = target;
     if (n->kernel && n->kernel->prepare) {
         void *state = NULL;

@@ -87,10 +87,11 @@ typedef struct trtl_kernel {
 } trtl_kernel;
 
 /* The weights a kernel with unpack() keeps packed in its state: a fully connected or linear layer's
- * kernel (W [N, D]), a convolution's or blocked convolution's kernel (W [K, C/G, k...]); NULL for other ops. */
+ * kernel (W [N, D]), a convolution's or blocked convolution's kernel (W [K, C/G, k...]), a deconvolution's
+ * kernel (W [C, K/G, k...]); NULL for other ops. */
 static inline trtl_weights *trtl_node_packed_weights(trtl_node *n)
 {
-    if (n->op == TRTL_OP_CONVOLUTION || n->op == TRTL_OP_NCHWC_CONV)
+    if (n->op == TRTL_OP_CONVOLUTION || n->op == TRTL_OP_NCHWC_CONV || n->op == TRTL_OP_DECONVOLUTION)
         return &n->p.conv.kernel;
     return n->op == TRTL_OP_FULLY_CONNECTED || n->op == TRTL_OP_LINEAR ? &n->p.fc.kernel : NULL;
 }

@@ -731,6 +731,33 @@ static PyObject *ctx_get_max_output_size(TrtlContext *self, PyObject *arg)
     return PyLong_FromLongLong(bytes);
 }
 
+static PyObject *ctx_update_memory_size(TrtlContext *self, PyObject *unused)
+{
+    (void)unused;
+    uint64_t arena = 0, scratch = 0;
+    if (ctx_acquire(self, "update_device_memory_size_for_shapes()") < 0)
+        return NULL;
+    trtl_status s = trtl_context_memory_size(self->c, &arena, &scratch);
+    ctx_release(self);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    return PyLong_FromUnsignedLongLong(arena + scratch);
+}
+
+static PyObject *ctx_memory_report(TrtlContext *self, PyObject *unused)
+{
+    (void)unused;
+    uint64_t arena = 0, scratch = 0;
+    if (ctx_acquire(self, "memory_report()") < 0)
+        return NULL;
+    trtl_status s = trtl_context_memory_size(self->c, &arena, &scratch);
+    ctx_release(self);
+    if (s != TRTL_OK)
+        return trtl_py_raise(TRTL_STATE(self), s);
+    return Py_BuildValue("{sKsK}", "activation_bytes", (unsigned long long)arena, "scratch_bytes",
+                         (unsigned long long)scratch);
+}
+
 static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -948,6 +975,13 @@ static PyMethodDef ctx_methods[] = {
     {"get_max_output_size", (PyCFunction)ctx_get_max_output_size, METH_O,
      "get_max_output_size(tensor_name) -> int\n\nBytes the output can need at the current input shapes (its "
      "upper bound when data-dependent): the size of a buffer bound to it without an allocator."},
+    {"update_device_memory_size_for_shapes", (PyCFunction)ctx_update_memory_size, METH_NOARGS,
+     "update_device_memory_size_for_shapes() -> int\n\nResolves the current input shapes and returns the bytes this "
+     "context holds to execute at them: activation arena plus scratch (per-thread kernel slots, sized for "
+     "num_threads).  Raises while a dynamic input has no shape."},
+    {"memory_report", (PyCFunction)ctx_memory_report, METH_NOARGS,
+     "memory_report() -> dict\n\n{'activation_bytes': ..., 'scratch_bytes': ...}: the context's memory at the "
+     "current input shapes (resolved first), as update_device_memory_size_for_shapes() sums it."},
     {"__enter__", ctx_enter, METH_NOARGS, "Context manager entry."},
     {"__exit__", ctx_exit, METH_VARARGS, "Context manager exit."},
     {"_repr_html_", trtl_py_view_html, METH_NOARGS, TRTL_PY_VIEW_HTML_DOC},

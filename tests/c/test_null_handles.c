@@ -273,6 +273,10 @@ int main(void)
     INVALID(trtl_context_set_profiler, NULL, noop_prof, NULL);
     INVALID(trtl_context_set_num_threads, NULL, 1);
     GIVES(trtl_context_num_threads(NULL), 0);
+    {
+        uint64_t arena_b = 0, scratch_b = 0;
+        INVALID(trtl_context_memory_size, NULL, &arena_b, &scratch_b);
+    }
 
     /* ---- valid handles, NULL required pointers ---- */
     expect_true(trtl_network_create(0, &net) == TRTL_OK, "trtl_network_create");

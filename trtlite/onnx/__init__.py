@@ -71,7 +71,7 @@ Limits
 * Sequences (SequenceConstruct, SplitToSequence, ...) exist only while parsing, as lists of tensors with constant
   positions (ops_sequence.py); no graph input or output may be a sequence.
 * Not mapped (become plugins when a creator exists, else errors): RoiAlign with sampling_ratio 0, quantization ops
-  on tensors, MaxPool's Indices output with dynamic dims, Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn /
+  on tensors, MaxPool's Indices output with dynamic channel or spatial dims, Resize antialias / tf_crop_and_resize / tf_half_pixel_for_nn /
   keep_aspect_ratio_policy, LRN with an even size, ArgMax select_last_index along a dynamic axis, string tensors.
   Ops over constants only are computed while parsing (numpy, or onnx's reference implementation), whatever the op.
 

@@ -194,7 +194,10 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
             continue  # IR < 4 lists initializers as inputs too
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         if tt is None:
-            raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' is not a tensor" % name)
+            kind = vi.type.WhichOneof("value") or "untyped"
+            raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' is not a tensor but a %s%s" % (
+                name, kind.replace("_type", ""), ": sequences exist only while parsing (TensorRT has no sequence "
+                "values); feed its tensors as separate inputs" if kind == "sequence_type" else ""))
         elem = int(tt.elem_type)
         if not tt.HasField("shape"):
             raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' has an unknown rank" % name)

@@ -6,8 +6,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .._enums import (DataType, ElementWiseOperation, PaddingMode, PoolingType, ReduceOperation, TopKOperation,
-                      UnaryOperation)
+from .._enums import (CumulativeOperation, DataType, ElementWiseOperation, PaddingMode, PoolingType, ReduceOperation,
+                      TopKOperation, UnaryOperation)
 from .constants import attr_ints
 from .context import ImporterContext
 from .errors import ErrorCode, unsupported
@@ -27,7 +27,7 @@ def _pool_out(n: int, k: int, s: int, pre: int, post: int, ceil: bool) -> int:
 
 @importer("MaxPool", "AveragePool", "LpPool",
           restrictions={"MaxPool": ("1-D to 3-D; FLOAT, or int8 / uint8 (pooled exactly as FLOAT); the Indices "
-                                    "output needs static dims; ceil_mode output sizes trtlite's padding modes can "
+                                    "output needs static channel and spatial dims (the batch may be dynamic); ceil_mode output sizes trtlite's padding modes can "
                                     "express; "
                                     "dilations need static spatial dims (one strided slice per tap)"),
                         "AveragePool": ("1-D to 3-D; ceil_mode output sizes trtlite's padding modes can express; "
@@ -53,8 +53,9 @@ def _maxpool_indices(p: ImporterContext, a: Dict[str, Any], x: Any, out: tuple) 
     axis plus one -inf slot standing for the padding ([N, C, O, K]), TopK(1) picks the tap, and the tap's index
     becomes base[o] + offset[k] (both constants: the index is linear in the tap position)."""
     xs = tuple(x.shape)
-    if not is_static(xs) or not is_static(out):
-        raise unsupported("MaxPool's Indices output with dynamic dims %s" % (xs,), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if not is_static(xs[1:]) or not is_static(out[2:]):
+        raise unsupported("MaxPool's Indices output with dynamic channel or spatial dims %s (only the batch may be "
+                          "dynamic)" % (xs,), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     n, c, sp, osp = xs[0], xs[1], xs[2:], out[2:]
     nsp = len(sp)
     ks = attr_ints(a, "kernel_shape")
@@ -78,6 +79,8 @@ def _maxpool_indices(p: ImporterContext, a: Dict[str, Any], x: Any, out: tuple) 
     table = np.where(inside, np.tensordot(np.asarray(row, np.int64), pos, 1), S)  # [O, K]; S: the -inf slot
     base = np.asarray(order, np.int64) @ start
     offset = np.asarray(order, np.int64) @ taps
+    if not is_static(xs[:1]):
+        return _maxpool_indices_dynamic_batch(p, x, c, S, O, K, osp, inside, table, base[:, None] + offset[None, :])
     flat = p._reshape(x, [n, c, S])
     neg = p._const_tensor(np.full((n, c, 1), -np.inf, np.float32), DataType.FLOAT)
     taps = p._gather_axis(p._concat_layer([flat, neg], 2), 2, table.reshape(-1))
@@ -92,6 +95,39 @@ def _maxpool_indices(p: ImporterContext, a: Dict[str, Any], x: Any, out: tuple) 
         raise unsupported("MaxPool's Indices beyond int32 (%d elements)" % (n * c * S), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     idx = p._ew(tap, p._const_tensor(nc.astype(np.int32), DataType.INT32), ElementWiseOperation.SUM)
     return p._reshape(idx, [n, c] + list(osp))
+
+
+def _maxpool_indices_dynamic_batch(p: ImporterContext, x: Any, c: int, S: int, O: int, K: int, osp: tuple,
+                                   inside: np.ndarray, table: np.ndarray, index: np.ndarray) -> Any:
+    """_maxpool_indices with a run-time batch: no [N, C, 1] -inf constant, so a padding tap reads its window's first
+    tap inside the input instead (picking it names that tap, which a tie resolves to anyway: it is the window's
+    first inside tap), the chosen tap's index comes from a per-(window, tap) table, and the (n, c) plane's offset
+    (n * C + c) * S is an exclusive running sum of ones over the [N * C] planes.  Indices are INT32, as the static
+    path's."""
+    if not inside.any(axis=1).all():
+        raise unsupported("MaxPool's Indices with a window wholly in the padding", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    first = inside.argmax(axis=1)  # [O]: each window's first tap inside the input
+    rows = np.arange(O)
+    table = np.where(inside, table, table[rows, first][:, None])
+    index = np.where(inside, index, index[rows, first][:, None])
+    if int(index.max(initial=0)) + c * S > 2 ** 31 - 1:
+        raise unsupported("MaxPool's Indices beyond int32 (%d elements an image)" % (c * S),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    flat = p._reshape(x, [0, c, S])
+    taps = p._reshape(p._gather_axis(flat, 2, table.reshape(-1)), [0, c, O, K])
+    pick = p.network.add_topk(taps, TopKOperation.MAX, 1, 1 << 3)
+    p._L(pick)
+    k_idx = pick.get_output(1)  # [N, C, O, 1], INT32
+    at = p._ew(k_idx, p._const_tensor((rows * K).astype(np.int32).reshape(1, 1, O, 1), DataType.INT32),
+               ElementWiseOperation.SUM)
+    tap = p._L(p.network.add_gather(p._const_tensor(index.reshape(-1).astype(np.int32), DataType.INT32), at, 0))
+    ones = p._ew_const(p._ew_const(p._gather_axis(k_idx, 2, np.array([0])), np.int32(0), ElementWiseOperation.PROD),
+                       np.int32(1), ElementWiseOperation.SUM)  # [N, C, 1, 1]
+    axis = p._const_tensor(np.array(0, np.int32), DataType.INT32)
+    plane = p._L(p.network.add_cumulative(p._reshape(ones, [-1]), axis, CumulativeOperation.SUM, True, False))
+    plane = p._ew_const(p._reshape(plane, [-1, c, 1, 1]), np.int32(S), ElementWiseOperation.PROD)
+    idx = p._ew(tap, plane, ElementWiseOperation.SUM)  # [N, C, O, 1]
+    return p._reshape(idx, [0, c] + list(osp))
 
 
 def _pool_float(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any) -> Any:

@@ -373,6 +373,12 @@ trtl_status trtl_pass_fuse_attention(trtl_bgraph *g)
         memset(&m, 0, sizeof m);
         if (!match_at(g, i, &m) || !operands_ok(g, &m))
             continue;
+        if (m.win >= 0 && ((g->cfg->flags >> TRTL_FLAG_REFIT) & 1u)) {
+            /* the window mask would be a new constant (bias + W) that refitting either cannot reach */
+            trtl_log(TRTL_LOG_INFO, "builder: shifted-window attention of '%s' not fused: BuilderFlag.REFIT keeps its "
+                     "bias and window mask as given", g->t[m.q].name);
+            continue;
+        }
         TRTL_TRY(rewrite(g, i, &m, &log));
     }
     trtl_pass_log_done(&log);

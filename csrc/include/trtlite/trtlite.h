@@ -410,6 +410,10 @@ trtl_status trtl_context_set_num_threads(trtl_context *c, int32_t n);
 #define TRTL_MAX_THREADS 256
 /* Threads of the context's pool, the caller included (0 for NULL). */
 int32_t trtl_context_num_threads(const trtl_context *c);
+/* Bytes the context holds for an execution at the current input shapes (resolving them first): its activation
+ * arena and its scratch buffer (kernels' per-thread slots, sized for the context's pool; plugin workspace).
+ * TRTL_ERR_STATE while an input shape is not set. */
+trtl_status trtl_context_memory_size(trtl_context *c, uint64_t *arena_bytes, uint64_t *scratch_bytes);
 
 /* ---- plugin fields (the encoding plans use; IPluginV2.serialize()) --------------------------- */
 

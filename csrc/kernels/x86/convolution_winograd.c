@@ -38,6 +38,10 @@
  * convolution's cost); when there are any, the tiles whose input footprint holds one are computed
  * again afterwards by direct convolution (in double, with the same epilogue), and every other tile
  * keeps its Winograd result.  Inputs without NaN/Inf take exactly the usual path.
+ *
+ * Weights are held once: prepare() keeps U and, one byte per weight, what gives the plain weights back
+ * from U bit for bit (winograd_exact.c); the direct fallback and unpack() (the plan writer) read them
+ * from there, so the engine frees its plain copy (kernel->unpack, engine/weights.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +81,7 @@ typedef struct wg_state {
     int64_t m, C, K, nkb;
     float *u; /* [xi][kb][c][MR], channels past K zero */
     size_t packed_bytes; /* of the packed weights (state_bytes) */
+    trtl_wg_exact plain; /* the plain weights from u, exactly (winograd_exact.c) */
 } wg_state;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -442,8 +447,9 @@ static int tile_reads_nonfinite(const wg_geom *g, const float *x, int64_t n, int
 }
 
 /* Recomputes, by direct convolution plus the epilogue, every output of the tiles that read a
- * non-finite input element (see the top of the file). */
-static void wg_direct_nonfinite_tiles(const wg_job *j, const float *w)
+ * non-finite input element (see the top of the file).  The plain weights come from the state, exactly
+ * (the engine frees its plain copy: kernel->unpack), one 3x3 kernel at a time. */
+static void wg_direct_nonfinite_tiles(const wg_job *j, const wg_state *st)
 {
     const wg_geom *g = j->g;
     const trtl_epilogue *e = j->epi;
@@ -452,31 +458,37 @@ static void wg_direct_nonfinite_tiles(const wg_job *j, const float *w)
             for (int64_t tc = 0; tc < g->tw; tc++) {
                 if (!tile_reads_nonfinite(g, j->x, n, tr, tc))
                     continue;
-                int64_t oh1 = g->m * (tr + 1) < g->OH ? g->m * (tr + 1) : g->OH;
-                int64_t ow1 = g->m * (tc + 1) < g->OW ? g->m * (tc + 1) : g->OW;
-                for (int64_t k = 0; k < g->K; k++)
-                    for (int64_t oh = g->m * tr; oh < oh1; oh++)
-                        for (int64_t ow = g->m * tc; ow < ow1; ow++) {
-                            double s = 0.0;
-                            for (int64_t c = 0; c < g->C; c++)
+                const int64_t oh0 = g->m * tr, ow0 = g->m * tc;
+                const int64_t oh1 = oh0 + g->m < g->OH ? oh0 + g->m : g->OH;
+                const int64_t ow1 = ow0 + g->m < g->OW ? ow0 + g->m : g->OW;
+                for (int64_t k = 0; k < g->K; k++) {
+                    double s[4][4] = {{0}}; /* the tile's outputs (m <= 4) */
+                    for (int64_t c = 0; c < g->C; c++) {
+                        float wk[9];
+                        trtl_wg_exact_get(&st->plain, st->u, k, c, wk);
+                        for (int64_t oh = oh0; oh < oh1; oh++)
+                            for (int64_t ow = ow0; ow < ow1; ow++)
                                 for (int64_t kh = 0; kh < 3; kh++) {
                                     int64_t ih = oh - g->pt + kh;
                                     if (ih < 0 || ih >= g->H)
                                         continue;
                                     const float *row = j->x + ((n * g->C + c) * g->H + ih) * g->W;
-                                    const float *wk = w + ((k * g->C + c) * 3 + kh) * 3;
                                     for (int64_t kw = 0; kw < 3; kw++) {
                                         int64_t iw = ow - g->pl + kw;
                                         if (iw >= 0 && iw < g->W)
-                                            s += (double)wk[kw] * (double)row[iw];
+                                            s[oh - oh0][ow - ow0] += (double)wk[kh * 3 + kw] * (double)row[iw];
                                     }
                                 }
+                    }
+                    for (int64_t oh = oh0; oh < oh1; oh++)
+                        for (int64_t ow = ow0; ow < ow1; ow++) {
                             int64_t at = ((n * g->K + k) * g->OH + oh) * g->OW + ow;
-                            float v = (float)s + (j->bias ? j->bias[k] : 0.0f);
+                            float v = (float)s[oh - oh0][ow - ow0] + (j->bias ? j->bias[k] : 0.0f);
                             if (j->res)
                                 v += j->res[at];
                             j->y[at] = trtl_activation_eval(e->act, e->alpha, e->beta, v);
                         }
+                }
             }
 }
 
@@ -540,7 +552,7 @@ static trtl_status wg_run(const trtl_kernel_args *a, int64_t m)
         }
     }
     if (!finite)
-        wg_direct_nonfinite_tiles(&j, (const float *)nd->p.conv.kernel.values);
+        wg_direct_nonfinite_tiles(&j, st);
     return TRTL_OK;
 }
 
@@ -624,21 +636,37 @@ static trtl_status wg_prepare(const trtl_node *nd, void **state, int64_t m)
                     st->u[((xi * st->nkb + kb) * st->C + c) * MR + k % MR] = (float)v;
                 }
         }
+    trtl_status es = trtl_wg_exact_init(&st->plain, G, m, st->K, st->C, MR, st->nkb, st->u, w, nd->name);
+    if (es != TRTL_OK) {
+        free(st->u);
+        free(st);
+        return es;
+    }
     *state = st;
     return TRTL_OK;
+}
+
+/* The plain weights back, bit for bit, from u and the exact-weights table (plan writer; dst at any offset). */
+static void wg_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const wg_state *st = state;
+    (void)nd;
+    trtl_wg_exact_unpack(&st->plain, st->u, dst);
 }
 
 static size_t wg_state_bytes(const void *state)
 {
     const wg_state *st = state;
-    return sizeof *st + st->packed_bytes;
+    return sizeof *st + st->packed_bytes + trtl_wg_exact_bytes(&st->plain);
 }
 
 static void wg_release(void *state)
 {
     wg_state *st = state;
-    if (st)
+    if (st) {
         free(st->u);
+        trtl_wg_exact_free(&st->plain);
+    }
     free(st);
 }
 
@@ -664,6 +692,7 @@ const trtl_kernel trtl_kernel_conv_winograd_f43 = {
     .prepare = wg43_prepare,
     .release = wg_release,
     .state_bytes = wg_state_bytes,
+    .unpack = wg_unpack,
     .scratch = wg43_scratch,
     .run = wg43_run,
 };
@@ -677,6 +706,7 @@ const trtl_kernel trtl_kernel_conv_winograd_f23 = {
     .prepare = wg23_prepare,
     .release = wg_release,
     .state_bytes = wg_state_bytes,
+    .unpack = wg_unpack,
     .scratch = wg23_scratch,
     .run = wg23_run,
 };

@@ -544,6 +544,28 @@ static trtl_status dc_prepare(const trtl_node *nd, void **state)
     return TRTL_OK;
 }
 
+/* w[(grp*Cg + c)*Kg*kvol + row] read back from A panel row / mr of its group (gemm_packed.h's layout, as
+ * convolution.packed_gemm's): exact, the packing only moves floats.  dst: the plan writer's buffer (memcpy). */
+static void dc_unpack(const trtl_node *nd, const void *state, void *dst)
+{
+    const dc_state *st = state;
+    const int64_t mr = trtl_gemm_mr(st->isa), rows = st->Kg * st->kvol;
+    (void)nd;
+    for (int64_t grp = 0; grp < st->G; grp++)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *panel = st->a + grp * st->group_floats + (r / mr) * st->Cg * mr + r % mr;
+            for (int64_t c = 0; c < st->Cg; c++)
+                memcpy((char *)dst + (size_t)((grp * st->Cg + c) * rows + r) * sizeof(float), &panel[c * mr],
+                       sizeof(float));
+        }
+}
+
+static size_t dc_state_bytes(const void *state)
+{
+    const dc_state *st = state;
+    return sizeof *st + (size_t)(st->group_floats * st->G) * sizeof(float);
+}
+
 const trtl_kernel trtl_kernel_deconv_packed_gemm = {
     .name = "deconvolution.packed_gemm",
     .op = TRTL_OP_DECONVOLUTION,
@@ -552,6 +574,8 @@ const trtl_kernel trtl_kernel_deconv_packed_gemm = {
     .applies = dc_applies,
     .prepare = dc_prepare,
     .release = dc_release,
+    .state_bytes = dc_state_bytes,
+    .unpack = dc_unpack,
     .scratch = dc_scratch,
     .run = dc_run_kernel,
 };

@@ -51,7 +51,7 @@ size_t trtl_fc_rows_scratch(const trtl_node *nd, const trtl_tensor_view *in, int
     int64_t D = p->kernel.count / p->num_output_channels, vol = trtl_volume(&in[0].dims);
     if (D < 1 || vol < 1)
         return 0;
-    int64_t slots = trtl_available_cpus();
+    int64_t slots = trtl_scratch_threads(); /* the context's pool, not every CPU: 2 MiB a slot at depth > ~1700 */
     double want = 2.0 * (double)vol * (double)p->num_output_channels / TRTL_MIN_FLOPS_PER_THREAD;
     if (want < (double)slots)
         slots = want < 1.0 ? 1 : (int64_t)want;

@@ -432,20 +432,44 @@ static int scale_input(const nc_geom *g)
     return g->P < g->KB * NB;
 }
 
+/* Scratch floats one image takes: the blocked copy of a plain input, the blocked output before a plain one, and
+ * squeeze-and-excitation's scaled copy (of the input, or of the weights: scale_input()). */
+static int64_t image_scratch(const trtl_node *n, const nc_geom *g)
+{
+    int64_t f = (g->in_plain ? g->CB * g->H * g->W * NB : 0) + (g->out_plain ? g->KB * g->P * NB : 0);
+    if (trtl_nchwc_in_scaled(n) && !scale_input(g))
+        f += g->KB * g->C * NB;
+    else if (trtl_nchwc_in_scaled(n) && !g->in_plain) /* a plain input's blocked copy is scaled in place */
+        f += g->CB * g->P * NB;
+    return f;
+}
+
+/* Images a pass stages at once: as many whole images' scratch (image_scratch) as fit EDGE_BYTES (at least one),
+ * not the batch (FCN-ResNet50 at batch 8: a 49 MiB scratch for one 1x1 layer). */
+#define EDGE_BYTES ((int64_t)8 << 20)
+
+static int64_t edge_images(const trtl_node *nd, const nc_geom *g)
+{
+    const int64_t per = image_scratch(nd, g) * (int64_t)sizeof(float);
+    const int64_t n = per > 0 ? EDGE_BYTES / per : g->N;
+    return n < 1 ? 1 : n > g->N ? g->N : n;
+}
+
 static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {
     nc_geom g;
     if (nc_geom_init(n, &in[0].dims, &out[0].dims, &g) != TRTL_OK)
         return 0;
+    const int64_t imgs = edge_images(n, &g);
     size_t s = 0;
     if (g.in_plain)
-        s += (size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
+        s += (size_t)(imgs * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
     if (g.out_plain)
-        s += (size_t)(g.N * g.KB * g.P * NB) * sizeof(float) + 64;
+        s += (size_t)(imgs * g.KB * g.P * NB) * sizeof(float) + 64;
     if (trtl_nchwc_in_scaled(n) && !scale_input(&g))
-        s += (size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 64;
-    else if (trtl_nchwc_in_scaled(n) && !g.in_plain) /* a plain input's blocked copy is scaled in place */
-        s += (size_t)(g.N * g.CB * g.P * NB) * sizeof(float) + 64;
+        s += (size_t)(imgs * g.KB * g.C * NB) * sizeof(float) + 64;
+    else if (trtl_nchwc_in_scaled(n) && !g.in_plain)
+        s += (size_t)(imgs * g.CB * g.P * NB) * sizeof(float) + 64;
     return s;
 }
 
@@ -521,6 +545,14 @@ __attribute__((target("avx2,fma"))) static void scale_task(void *ctx, int64_t be
     }
 }
 
+/* One pass's tensors: g->N images from the batch's image n0 on (pointers already offset). */
+typedef struct nc_views {
+    const float *x, *res, *scale; /* scale: squeeze-and-excitation's [N, C] (input 1), or NULL */
+    float *y, *mean;              /* mean: the output channels' means [N, K] (output 1), or NULL */
+} nc_views;
+
+static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state *st, nc_views v);
+
 static trtl_status nc_run(const trtl_kernel_args *a)
 {
     const trtl_node *nd = a->node;
@@ -534,9 +566,29 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     const nc_state *st = (const nc_state *)a->state;
     if (!st || a->scratch_size < nc_scratch(nd, a->in, a->out))
         return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.avx2 was not prepared", nd->name);
-    const float *res = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
+    const float *res0 = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
+    const float *scale0 = trtl_nchwc_in_scaled(nd) ? (const float *)a->in[1].data : NULL;
+    float *mean0 = trtl_nchwc_out_pooled(nd) ? (float *)a->out[1].data : NULL;
+    /* per pass, `imgs` images (edge_images); a tensor's image stride: plain C*H*W, blocked CB*H*W*8 */
+    const int64_t N = g.N, imgs = edge_images(nd, &g);
+    const int64_t xs = g.in_plain ? g.C * g.H * g.W : g.CB * g.H * g.W * NB, ys = g.out_plain ? g.K * g.P : g.KB * g.P * NB;
+    for (int64_t n0 = 0; n0 < N; n0 += imgs) {
+        g.N = N - n0 < imgs ? N - n0 : imgs;
+        nc_views v = {(const float *)a->in[0].data + n0 * xs, res0 ? res0 + n0 * ys : NULL,
+                      scale0 ? scale0 + n0 * g.C : NULL, (float *)a->out[0].data + n0 * ys,
+                      mean0 ? mean0 + n0 * g.K : NULL};
+        nc_pass(a, &g, st, v);
+    }
+    return TRTL_OK;
+}
+
+/* One pass over g->N images (the node's layouts). */
+static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state *st, nc_views v)
+{
+    const trtl_node *nd = a->node;
+    const nc_geom g = *gp;
     char *sp = (char *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
-    const float *x = (const float *)a->in[0].data;
+    const float *x = v.x;
     if (g.in_plain) {
         float *xb = (float *)sp;
         sp += ((size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 63) / 64 * 64;
@@ -546,37 +598,35 @@ static trtl_status nc_run(const trtl_kernel_args *a)
     }
     const float *w = st->w;
     int64_t w_n = 0;
-    if (trtl_nchwc_in_scaled(nd) && scale_input(&g)) { /* squeeze-and-excitation's multiply on the input */
+    if (v.scale && scale_input(&g)) { /* squeeze-and-excitation's multiply on the input */
         float *xs = (float *)x; /* a plain input's blocked copy in scratch: in place */
         if (!g.in_plain) {
             xs = (float *)sp;
             sp += ((size_t)(g.N * g.CB * g.P * NB) * sizeof(float) + 63) / 64 * 64;
         }
-        edge_job ej = {&g, x, NULL, xs, NULL, NULL, (const float *)a->in[1].data};
+        edge_job ej = {&g, x, NULL, xs, NULL, NULL, v.scale};
         trtl_parallel_for(a->pool, g.N * g.CB, 1, scale_in_task, &ej);
         x = xs;
-    } else if (trtl_nchwc_in_scaled(nd)) { /* ... or folded into the weights, one copy per image */
+    } else if (v.scale) { /* ... or folded into the weights, one copy per image */
         float *ws = (float *)sp;
         sp += ((size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 63) / 64 * 64;
-        edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, (const float *)a->in[1].data};
+        edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, v.scale};
         trtl_parallel_for(a->pool, g.N * g.KB, 1, scale_task, &ej);
         w = ws;
         w_n = g.KB * g.C * NB;
     }
-    float *mean = trtl_nchwc_out_pooled(nd) ? (float *)a->out[1].data : NULL;
-    float *y = g.out_plain ? (float *)sp : (float *)a->out[0].data;
+    float *y = g.out_plain ? (float *)sp : v.y;
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
-    const float *rb = g.out_plain ? NULL : res;
+    const float *rb = g.out_plain ? NULL : v.res;
     if (g.dw) {
-        dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : mean};
+        dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : v.mean};
         trtl_parallel_for(a->pool, g.N * g.CB, 1, dw_task, &j);
     } else
         pw_run(&g, st, w, w_n, x, rb, y, e, a->pool);
     if (g.out_plain) {
-        edge_job ej = {&g, y, res, (float *)a->out[0].data, &nd->epi, mean, NULL};
+        edge_job ej = {&g, y, v.res, v.y, &nd->epi, v.mean, NULL};
         trtl_parallel_for(a->pool, g.N * g.KB, 1, to_plain_task, &ej);
     }
-    return TRTL_OK;
 }
 
 const trtl_kernel trtl_kernel_nchwc_conv_avx2 = {

@@ -64,4 +64,26 @@ void trtl_wg_gemm_6x24_avx512(int64_t C, const float *u, const float *v0, const 
 void trtl_wg_gemm_6x40_avx512(int64_t C, const float *u, const float *v0, const float *v1, const float *v8,
                               float *m, int64_t ldm);
 
+/* The plain weights of a Winograd layer, exactly, from its transformed ones U ([xi][kb][c][mr], see
+ * convolution_winograd.c) and one byte per weight (winograd_exact.c). */
+typedef struct trtl_wg_exact {
+    int64_t a, K, C, mr, nkb;
+    double P[3][6];   /* least-squares inverse of G */
+    int8_t *d;        /* per weight [K][C][9]: bits(g) - bits(approximation), -128: an exception */
+    int64_t n_esc;
+    int64_t *esc_at;  /* exceptions: weight index (increasing) and value */
+    float *esc_val;
+} trtl_wg_exact;
+
+/* From g (the plain [K][C][3][3] weights) and u = G g G^T as prepared (G: trtl_wg_G23 / _G43, m the
+ * output tile).  An out-of-memory error naming the layer. */
+trtl_status trtl_wg_exact_init(trtl_wg_exact *x, const double (*G)[3], int64_t m, int64_t K, int64_t C, int64_t mr,
+                               int64_t nkb, const float *u, const float *g, const char *layer);
+void trtl_wg_exact_free(trtl_wg_exact *x);
+size_t trtl_wg_exact_bytes(const trtl_wg_exact *x);
+/* out = g[k][c][0..9), bit for bit. */
+void trtl_wg_exact_get(const trtl_wg_exact *x, const float *u, int64_t k, int64_t c, float out[9]);
+/* All the plain weights [K][C][3][3] to dst (any alignment), bit for bit. */
+void trtl_wg_exact_unpack(const trtl_wg_exact *x, const float *u, void *dst);
+
 #endif
