@@ -216,3 +216,25 @@ def test_se_avx2_path_on_avx512_hosts():
         "assert 'REDUCE' not in t._types(layers), layers\n"
         "assert_close(t._run(engine, x)[0], h['ref'])\n"
         "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_se_in_passes_of_whole_images():
+    """A plain edge stages at most 8 MiB of images a pass: at batch 6 over 24 x 128 x 128 maps the block's project
+    convolution (SE input scale, plain output) runs as passes of 5 and 1 images, each reading its own images' SE
+    scale; against float64 numpy with the pass on and off."""
+    x = np.random.default_rng(5).standard_normal((6, 24, 128, 128)).astype(np.float32)
+    holder = {}
+
+    def make(net):
+        m = _Se(net, np.random.default_rng(12), x, False)
+        m.block(48, 24, 3, 1, "silu", "sigmoid")
+        m.head()
+        holder["ref"] = m.ref
+
+    on, layers_on = _build(make, threads=2)
+    off, _ = _build(make, off=("nchwc",), threads=2)
+    assert_close(_run(on, x)[0], holder["ref"])
+    assert_close(_run(off, x)[0], holder["ref"])
+    if AVX2:
+        blocked = [lay for lay in layers_on if lay["type"] == "NCHWC_CONV"]
+        assert any(len(lay["inputs"]) >= 2 and lay["inputs"][1]["dims"].endswith(", 1, 1)") for lay in blocked), blocked
