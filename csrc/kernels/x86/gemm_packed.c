@@ -322,23 +322,6 @@ __attribute__((target("avx2,fma"))) static void gemv256_2(const ukr_args *u) { g
 
 /* ---- AVX-512 --------------------------------------------------------------------------------- */
 
-/* Fast activation of 16 lanes, same results as trtl_activation_eval (NaN included). */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 act16(__m512 v, int32_t act, __m512 alpha,
-                                                                             __m512 beta)
-{
-    switch (act) {
-    case TRTL_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v); /* maxps gives its 2nd operand for NaN */
-    case TRTL_ACT_LEAKY_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ), _mm512_mul_ps(v, alpha),
-                                    v);
-    case TRTL_ACT_CLIP: {
-        __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, beta, _CMP_GT_OQ), v, beta);
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, alpha, _CMP_LT_OQ), t, alpha);
-    }
-    default: return v;
-    }
-}
-
 __attribute__((target("avx512f"), always_inline)) static inline __m512
 epi16(const ukr_args *u, __m512 x, const float *cp, int r, int v, __mmask16 m, __m512 va, __m512 vb)
 {
@@ -351,7 +334,7 @@ epi16(const ukr_args *u, __m512 x, const float *cp, int r, int v, __mmask16 m, _
             x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->col_bias + 16 * v));
         if (u->res)
             x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->res + r * u->ldr + 16 * v));
-        x = act16(x, u->act, va, vb);
+        x = trtl_act16(x, u->act, va, vb);
     }
     return x;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <immintrin.h>
 #include "kernels/x86/gemm_packed.h"
+#include "kernels/x86/fused_epilogue.h"
 
 #define TRTL_S512_TGT __attribute__((target("avx512f,avx512bw")))
 
@@ -31,20 +32,6 @@ typedef void (*bk_fn)(const bk_args *u);
 
 /* ---- store ----------------------------------------------------------------------------------- */
 
-TRTL_S512_TGT __attribute__((always_inline)) static inline __m512 trtl_s512_act16(__m512 v, int32_t act, __m512 alpha, __m512 beta)
-{
-    switch (act) {
-    case TRTL_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v); /* maxps gives its 2nd operand for NaN */
-    case TRTL_ACT_LEAKY_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ), _mm512_mul_ps(v, alpha),
-                                    v);
-    case TRTL_ACT_CLIP: {
-        __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, beta, _CMP_GT_OQ), v, beta);
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, alpha, _CMP_LT_OQ), t, alpha);
-    }
-    default: return v;
-    }
-}
 
 TRTL_S512_TGT __attribute__((always_inline)) static inline void trtl_s512_store(const bk_args *u, __m512 (*acc)[2], const int R,
                                                             const int NV)
@@ -72,7 +59,7 @@ TRTL_S512_TGT __attribute__((always_inline)) static inline void trtl_s512_store(
                     x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->col_bias + 16 * v));
                 if (u->res)
                     x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->res + r * u->ldr + 16 * v));
-                x = trtl_s512_act16(x, u->act, va, vb);
+                x = trtl_act16(x, u->act, va, vb);
             }
             _mm512_mask_storeu_ps(cp, m, x);
         }

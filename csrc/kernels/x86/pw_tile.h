@@ -37,21 +37,6 @@ size_t trtl_pw_state_bytes(const void *state);
 
 #define PW_T512 __attribute__((target("avx512f,avx512vl,fma,avx2")))
 
-PW_T512 static inline __m512 pw_act512(__m512 v, int32_t act, __m512 alpha, __m512 beta)
-{
-    const __m512 z = _mm512_setzero_ps();
-    switch (act) {
-    case TRTL_ACT_RELU: return _mm512_max_ps(z, v); /* the second operand when v is NaN: NaN kept */
-    case TRTL_ACT_LEAKY_RELU:
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, z, _CMP_GE_OQ), _mm512_mul_ps(v, alpha), v);
-    case TRTL_ACT_CLIP: { /* x < alpha ? alpha : (x > beta ? beta : x), NaN kept */
-        __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, beta, _CMP_GT_OQ), v, beta);
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, alpha, _CMP_LT_OQ), t, alpha);
-    }
-    default: return v;
-    }
-}
-
 /* One tile: rows k0 .. k0+kr-1 (kr <= 8) of the output, pixels p0 + [0, nv*16 - masked lanes) as vectors
  * and ne <= 4 extra pixels after them.  wp: the panel [C][8]; x, y, res already at (row 0 / k0, p0). */
 PW_T512 static inline __attribute__((always_inline)) void pw_tile512(const float *wp, const float *x, int64_t xs,
@@ -102,7 +87,7 @@ PW_T512 static inline __attribute__((always_inline)) void pw_tile512(const float
             if (res)
                 t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, res + i * ys + 16 * v));
             if (fast)
-                t = pw_act512(t, e->act, alpha, beta);
+                t = trtl_act16(t, e->act, alpha, beta);
             _mm512_mask_storeu_ps(y + i * ys + 16 * v, m, t);
         }
     }
