@@ -85,6 +85,14 @@ def _info(engine):
     return json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
 
 
+def _assert_held_packed(doc, kernel, w):
+    """The engine's only layer runs `kernel` and holds weights w packed only: its plain copy freed (only the bias
+    stays plain), the packed copy counted instead (padded panels / tiles: at least the weights, at most twice)."""
+    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
+    assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
+    assert w.nbytes <= doc["packed_weight_bytes"] <= 2 * w.nbytes + 4096, (doc["packed_weight_bytes"], w.nbytes)
+
+
 @pytest.mark.parametrize("kernel,shape", CASES, ids=[c[0].split(".")[1] for c in CASES])
 def test_conv_weights_held_once(kernel, shape, rng):
     """Built in process and loaded from its plan, the layer's plain weights are freed (only the bias stays
@@ -96,10 +104,7 @@ def test_conv_weights_held_once(kernel, shape, rng):
         pytest.skip("%s is no candidate on this CPU" % kernel)
     engine = _engine(make, cache)
     doc = _info(engine)
-    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
-    assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
-    # the packed copy is counted instead (padded panels / tiles: at least the weights, at most twice them)
-    assert w.nbytes <= doc["packed_weight_bytes"] <= 2 * w.nbytes + 4096, (doc["packed_weight_bytes"], w.nbytes)
+    _assert_held_packed(doc, kernel, w)
     out = _run(engine, inputs)
     assert_close(out, want)
     plan = bytes(engine.serialize())
@@ -183,9 +188,7 @@ def test_deconvolution_weights_held_once(rng):
         pytest.skip("%s is no candidate on this CPU" % kernel)
     engine = _engine(make, cache)
     doc = _info(engine)
-    assert [layer["kernel"] for layer in doc["layers"]] == [kernel], doc["layers"]
-    assert doc["plain_weight_bytes"] < w.nbytes, (doc["plain_weight_bytes"], w.nbytes)
-    assert w.nbytes <= doc["packed_weight_bytes"] <= 2 * w.nbytes + 4096, (doc["packed_weight_bytes"], w.nbytes)
+    _assert_held_packed(doc, kernel, w)
     out = _run(engine, {"x": x})
     assert_close(out, want)
     plan = bytes(engine.serialize())

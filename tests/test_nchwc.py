@@ -99,12 +99,12 @@ def _chain(rng, N, C, H, W, acts=("relu6", "relu6", "sigmoid"), dynamic=False):
     return make, x, holder["ref"]
 
 
-def _build(make, off=(), profile=None, serialize=True):
+def _build(make, off=(), profile=None, serialize=True, threads=2):
     builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
     network = builder.create_network(0)
     make(network)
     config = builder.create_builder_config()
-    config.num_threads = 2
+    config.num_threads = threads
     for p in off:
         config.set_pass_enabled(p, False)
     if profile:

@@ -7,7 +7,6 @@ multiply disappear: the depthwise NCHWC_CONV computes the pool as a second outpu
 scale as a second input.  Patterns that must not fold (the product also a network output, a pool over other axes)
 still compute the right values.  The kernel itself against the reference kernel: tests/c/test_kernels.c
 (test_nchwc, the in-scale / out-means cases)."""
-import json
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import trtlite as trt
 
 import refs
 from conftest import assert_close
+from test_nchwc import _build  # (make, off=passes, profile=, threads=) -> engine, its layers
 
 AVX2 = {"avx2", "fma"} <= set(trt.cpu_features()) and "avx512f" not in trt.cpu_features()
 
@@ -109,25 +109,6 @@ def _chain(N, C, H, W, act="silu", gate="sigmoid", dynamic=False, seed=0, **kw):
 
     make(trt.Builder(trt.Logger(trt.Logger.WARNING)).create_network(0))
     return make, x, holder
-
-
-def _build(make, off=(), threads=2, profile=None):
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    network = builder.create_network(0)
-    make(network)
-    config = builder.create_builder_config()
-    config.num_threads = threads
-    for p in off:
-        config.set_pass_enabled(p, False)
-    if profile:
-        pr = builder.create_optimization_profile()
-        pr.set_shape(*profile)
-        config.add_optimization_profile(pr)
-    plan = builder.build_serialized_network(network, config)
-    assert plan is not None
-    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
-    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
-    return engine, info["layers"]
 
 
 def _run(engine, x, names=("y",)):

@@ -731,29 +731,37 @@ static PyObject *ctx_get_max_output_size(TrtlContext *self, PyObject *arg)
     return PyLong_FromLongLong(bytes);
 }
 
+/* The context's activation arena and scratch bytes for its current shapes (trtl_context_memory_size); -1 with the
+ * exception set on error.  `what` names the calling method. */
+static int ctx_memory(TrtlContext *self, const char *what, uint64_t *arena, uint64_t *scratch)
+{
+    *arena = *scratch = 0;
+    if (ctx_acquire(self, what) < 0)
+        return -1;
+    trtl_status s = trtl_context_memory_size(self->c, arena, scratch);
+    ctx_release(self);
+    if (s != TRTL_OK) {
+        trtl_py_raise(TRTL_STATE(self), s);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *ctx_update_memory_size(TrtlContext *self, PyObject *unused)
 {
     (void)unused;
-    uint64_t arena = 0, scratch = 0;
-    if (ctx_acquire(self, "update_device_memory_size_for_shapes()") < 0)
+    uint64_t arena, scratch;
+    if (ctx_memory(self, "update_device_memory_size_for_shapes()", &arena, &scratch) < 0)
         return NULL;
-    trtl_status s = trtl_context_memory_size(self->c, &arena, &scratch);
-    ctx_release(self);
-    if (s != TRTL_OK)
-        return trtl_py_raise(TRTL_STATE(self), s);
     return PyLong_FromUnsignedLongLong(arena + scratch);
 }
 
 static PyObject *ctx_memory_report(TrtlContext *self, PyObject *unused)
 {
     (void)unused;
-    uint64_t arena = 0, scratch = 0;
-    if (ctx_acquire(self, "memory_report()") < 0)
+    uint64_t arena, scratch;
+    if (ctx_memory(self, "memory_report()", &arena, &scratch) < 0)
         return NULL;
-    trtl_status s = trtl_context_memory_size(self->c, &arena, &scratch);
-    ctx_release(self);
-    if (s != TRTL_OK)
-        return trtl_py_raise(TRTL_STATE(self), s);
     return Py_BuildValue("{sKsK}", "activation_bytes", (unsigned long long)arena, "scratch_bytes",
                          (unsigned long long)scratch);
 }
