@@ -36,6 +36,7 @@
 #include "kernels/qlinear_fp32.h"
 #include "kernels/nchwc.h"
 #include "kernels/x86/gemm_packed.h"
+#include "kernels/blas/blas_common.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -1605,6 +1606,75 @@ static void test_threadpool(void)
         g_failures++;
     }
     g_cases++;
+}
+
+/* trtl_steal_runs: the runs a kernel with per-thread scratch slots deals to the pool.  Slot 0's first run is slow
+ * (20 ms), so the other threads finish their own runs and steal slot 0's remaining ones; every run executes once,
+ * a stolen run gets the thief's pool index, and no two runs ever execute at once under one index (the index names
+ * the scratch slot the run writes).  The steal is observed within ten tries (a thread not scheduled for 20 ms on a
+ * loaded machine can miss one). */
+typedef struct steal_check {
+    int size;
+    _Atomic int hits[3 * TRTL_STEAL_RUNS], busy[3], bad, stolen;
+} steal_check;
+
+static void steal_task(void *ctx, int64_t b, int64_t e, int thread)
+{
+    steal_check *c = ctx;
+    for (int64_t r = b; r < e; r++) {
+        if (thread < 0 || thread >= c->size || atomic_exchange(&c->busy[thread], 1)) {
+            atomic_store(&c->bad, 1);
+            return;
+        }
+        atomic_fetch_add(&c->hits[r], 1);
+        if (r / TRTL_STEAL_RUNS != thread)
+            atomic_store(&c->stolen, 1);
+        if (r == 0) {
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+        }
+        atomic_store(&c->busy[thread], 0);
+    }
+}
+
+static void test_steal_runs(void)
+{
+    int64_t runs = -1;
+    if (trtl_steal_runs(g_pools[1], 3, 50, &runs) || runs != 3 || trtl_steal_runs(g_pools[1], 2, 1, &runs) ||
+        trtl_steal_runs(NULL, 1, 50, &runs) || runs != 1 || !trtl_steal_runs(g_pools[2], 3, 7, &runs) || runs != 7) {
+        fprintf(stderr, "FAIL trtl_steal_runs: steals where a thread has no slot, or runs wrong (%lld)\n",
+                (long long)runs);
+        g_failures++;
+        return;
+    }
+    for (int pi = 1; pi < 3; pi++) {
+        const int size = trtl_threadpool_size(g_pools[pi]);
+        if (!trtl_steal_runs(g_pools[pi], size, 1000, &runs) || runs != size * TRTL_STEAL_RUNS) {
+            fprintf(stderr, "FAIL trtl_steal_runs: pool of %d, %lld runs\n", size, (long long)runs);
+            g_failures++;
+            return;
+        }
+        int stolen = 0;
+        for (int attempt = 0; attempt < 10 && !stolen; attempt++) {
+            static steal_check c;
+            memset(&c, 0, sizeof c);
+            c.size = size;
+            trtl_parallel_for(g_pools[pi], runs, 1, steal_task, &c);
+            for (int64_t r = 0; r < runs; r++)
+                if (atomic_load(&c.hits[r]) != 1 || atomic_load(&c.bad)) {
+                    fprintf(stderr, "FAIL steal runs (pool of %d): run %lld ran %d times%s\n", size, (long long)r,
+                            atomic_load(&c.hits[r]), atomic_load(&c.bad) ? ", one thread index in two runs at once" : "");
+                    g_failures++;
+                    return;
+                }
+            stolen = atomic_load(&c.stolen);
+        }
+        if (!stolen) {
+            fprintf(stderr, "FAIL steal runs (pool of %d): no run of the slow slot was stolen in 10 tries\n", size);
+            g_failures++;
+        }
+        g_cases++;
+    }
 }
 
 /* ---- applies() ------------------------------------------------------------------------------ */
@@ -4687,6 +4757,7 @@ int main(int argc, char **argv)
     }
 
     test_threadpool();
+    test_steal_runs();
     test_applies();
     test_conv_fixed(&trtl_kernel_conv_im2col_sgemm, 0);
     test_conv_kernel(&trtl_kernel_conv_im2col_sgemm, 0, ncases);
