@@ -104,3 +104,56 @@ def test_integer_range_fed_at_run_time(start, limit, delta):
     feeds = {"s": np.array(start, np.int64), "l": np.array(limit, np.int64), "d": np.array(delta, np.int64)}
     out = run_model([h.make_node("Range", ["s", "l", "d"], ["y"])], feeds, ["y"])["y"]
     np.testing.assert_array_equal(out, np.arange(start, limit, delta))
+
+
+def _dynamic_split_engine(opset, attrs, n_out):
+    """Split of x [2, D] along its dynamic axis 1 into `n_out` outputs with no split sizes (equal parts, or
+    opset 18's num_outputs with a smaller last part): the sizes are computed at run time from D."""
+    outs = ["y%d" % i for i in range(n_out)]
+    node = h.make_node("Split", ["x"], outs, axis=1, **attrs)
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", TP.FLOAT, [2, "D"])],
+                     [h.make_tensor_value_info(o, TP.FLOAT, None) for o in outs])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    b = trt.Builder(LOGGER)
+    net = b.create_network(0)
+    parser = trt.OnnxParser(net, LOGGER)
+    assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    cfg = b.create_builder_config()
+    prof = b.create_optimization_profile()
+    prof.set_shape("x", (2, 1), (2, 7), (2, 16))
+    cfg.add_optimization_profile(prof)
+    return trt.Runtime(LOGGER).deserialize_cuda_engine(b.build_serialized_network(net, cfg)), outs
+
+
+def _run_split(eng, outs, x):
+    ctx = eng.create_execution_context()
+    ctx.set_input_shape("x", x.shape)
+    ctx.set_tensor_address("x", x)
+    res = [np.full(tuple(ctx.get_tensor_shape(o)), np.nan, np.float32) for o in outs]
+    for o, r in zip(outs, res):
+        ctx.set_tensor_address(o, r)
+    assert ctx.execute_async_v3(0)
+    return res
+
+
+@pytest.mark.parametrize("opset,attrs,n_out", [(13, {}, 3), (18, {"num_outputs": 3}, 3), (18, {"num_outputs": 4}, 4),
+                                               (11, {}, 2)])
+def test_split_of_a_dynamic_axis_into_equal_parts(opset, attrs, n_out):
+    eng, outs = _dynamic_split_engine(opset, attrs, n_out)
+    rng = np.random.default_rng(1)
+    for d in range(1, 17):
+        x = rng.standard_normal((2, d)).astype(np.float32)
+        if "num_outputs" in attrs:
+            chunk = -(-d // n_out)
+            sizes = [chunk] * (n_out - 1) + [d - chunk * (n_out - 1)]
+        else:
+            sizes = [d // n_out] * n_out if d % n_out == 0 else None
+        if sizes is None or sizes[-1] < 0:
+            with pytest.raises(trt.StateError, match="Split: axis 1 of 'x' is"):
+                _run_split(eng, outs, x)
+            continue
+        got = _run_split(eng, outs, x)
+        want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
+        assert [g.shape for g in got] == [w.shape for w in want], d
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)

@@ -263,7 +263,8 @@ def _concat(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 
 
 @importer("Split",
-          restrictions="a dynamic axis needs explicit split sizes (constants, or computed at run time)")
+          restrictions="none: split sizes may be constants or computed at run time, and equal parts of a dynamic "
+                       "axis are computed at run time")
 def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     x = p._tensor(node.input[0])
     xs = tuple(x.shape)
@@ -276,6 +277,15 @@ def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
             raise Fail(ErrorCode.INVALID_NODE, "split has %d sizes for %d outputs" % (len(outs), len(node.output)))
         return outs
     vals = [None] + [p._cval(n, "split") if n else None for n in node.input[1:2]]
+    given = (len(vals) > 1 and vals[1] is not None) if p._opset >= 13 else "split" in a
+    if xs[axis] < 0 and not given:  # equal parts of a dynamic axis: sizes computed at run time
+        from .shape_tensors import runtime_split, runtime_split_sizes
+        n_out = len(node.output)
+        if "num_outputs" in a and int(a["num_outputs"]) != n_out:
+            raise Fail(ErrorCode.INVALID_NODE, "num_outputs %d but the node has %d outputs"
+                       % (int(a["num_outputs"]), n_out))
+        sizes_t = runtime_split_sizes(p, node.input[0], axis, n_out, "num_outputs" in a)
+        return runtime_split(p, x, sizes_t, axis)
     sizes = split_sizes(p, node, a, vals, xs[axis])
     outs = []
     start = 0

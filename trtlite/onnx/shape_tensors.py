@@ -279,6 +279,37 @@ def runtime_slice(p: Any, x: Any, starts: Any, ends: Any, axes: Any, steps: Any)
     return p._L(layer)
 
 
+def runtime_split_sizes(p: Any, name: str, axis: int, n: int, ceil: bool) -> Any:
+    """Split's sizes (an INT32 tensor [n]) along the dynamic `axis` of tensor `name` when no split is given:
+    `ceil` (opset 18's num_outputs) parts of ceil(d / n), the last one d - (n - 1) * ceil(d / n), which must not be
+    negative; else n equal parts d / n, d divisible by n.  Both are checked by an assertion, which fails at
+    execution naming the split; until then the sizes are kept inside the axis (so shapes resolve)."""
+    net = p.network
+
+    def ew(a: Any, b: Any, op: Any) -> Any:
+        return p._L(net.add_elementwise(a, b, op))
+
+    d = _dim(p, name, axis)
+    chunk = ew(ew(d, _i32(p, [n - 1]), ElementWiseOperation.SUM) if ceil else d, _i32(p, [n]),
+               ElementWiseOperation.FLOOR_DIV)
+    last = ew(d, ew(chunk, _i32(p, [n - 1]), ElementWiseOperation.PROD), ElementWiseOperation.SUB)
+    if ceil:
+        ok = ew(last, _i32(p, [-1]), ElementWiseOperation.GREATER)
+        why = "Split: axis %d of '%s' is too short for num_outputs %d" % (axis, name, n)
+    else:
+        ok = ew(last, chunk, ElementWiseOperation.EQUAL)
+        why = "Split: axis %d of '%s' is not divisible into %d equal outputs" % (axis, name, n)
+    p._name_layer(net.add_assertion(ok, why))
+    if n == 1:
+        return d
+    if ceil:  # too short an axis: parts that fit (the assertion above fails at execution)
+        chunk = ew(chunk, ew(d, _i32(p, [n - 1]), ElementWiseOperation.FLOOR_DIV), ElementWiseOperation.MIN)
+        last = ew(d, ew(chunk, _i32(p, [n - 1]), ElementWiseOperation.PROD), ElementWiseOperation.SUB)
+    layer = net.add_concatenation([chunk] * (n - 1) + [last])
+    layer.axis = 0
+    return p._L(layer)
+
+
 def runtime_split(p: Any, x: Any, split: Any, axis: int) -> list:
     """ONNX Split with the sizes `split` (an INT32 tensor [n]) known at run time: output i is a slice starting
     at sum(split[:i]) along `axis` with size split[i] there (x's dims elsewhere)."""
