@@ -112,48 +112,92 @@ typedef struct stem_job {
     int32_t off[STEM_MAX_TAPS]; /* tap (c, kh, kw): its phase plane and offset from the plane base */
 } stem_job;
 
+/* Stride-2 column split, AVX2: src's n floats (src[2*jj] -> even[jj], src[2*jj + 1] -> odd[jj]). */
+__attribute__((target("avx2,fma"))) static void split2_avx2(const float *src, int64_t n, float *even, float *odd)
+{
+    int64_t jj = 0;
+    for (; 2 * jj + 16 <= n; jj += 8) {
+        const __m256 a = _mm256_loadu_ps(src + 2 * jj), b = _mm256_loadu_ps(src + 2 * jj + 8);
+        /* per 128-bit lane: a0 a2 b0 b2 | a4 a6 b4 b6; the 64-bit quarters reordered to a0 a2 a4 a6 b0 b2 b4 b6 */
+        const __m256 e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xDD);
+        _mm256_storeu_ps(even + jj, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+        _mm256_storeu_ps(odd + jj, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8)));
+    }
+    for (; 2 * jj < n; jj++) {
+        even[jj] = src[2 * jj];
+        if (2 * jj + 1 < n)
+            odd[jj] = src[2 * jj + 1];
+    }
+}
+
 /* Step 1: input rows of band [oh0, ...) of image x (C planes) into the zero-padded phase planes. */
 static void build_planes(const stem_job *j, const float *x, int64_t oh0, float *planes)
 {
     const trtl_conv_geom *g = j->g;
     const stem_layout *l = &j->l;
-    const int64_t H = g->in[1], W = g->in[2], pt = g->pad[1], pl = g->pad[2];
-    memset(planes, 0, (size_t)l->slot * sizeof(float));
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pad[1], pl = g->pad[2], s2 = l->s2, wh = l->wh;
+    /* padded columns [0, s2 * wh) of a row: those inside the image, [ulo, uhi), start at input column ulo - pl */
+    int64_t ulo, uhi;
+    trtl_conv_row_span(-pl, 1, W, s2 * wh, &ulo, &uhi);
     for (int64_t c = 0; c < g->C; c++)
         for (int64_t a = 0; a < l->s1; a++)
             for (int64_t i = 0; i < l->hh; i++) {
                 const int64_t ih = l->s1 * (oh0 + i) + a - pt;
-                if (ih < 0 || ih >= H)
+                float *dst0 = planes + (c * l->s1 + a) * s2 * l->plane + i * wh; /* phase b at + b * plane */
+                if (ih < 0 || ih >= H || ulo >= uhi) {
+                    for (int64_t b = 0; b < s2; b++)
+                        memset(dst0 + b * l->plane, 0, (size_t)wh * sizeof(float));
                     continue;
-                const float *row = x + (c * H + ih) * W;
-                for (int64_t b = 0; b < l->s2; b++) {
-                    float *dst = planes + ((c * l->s1 + a) * l->s2 + b) * l->plane + i * l->wh;
-                    int64_t lo, hi; /* phase columns j in [lo, hi) read input column s2*j + b - pl inside the row */
-                    trtl_conv_row_span(b - pl, l->s2, W, l->wh, &lo, &hi);
-                    if (l->s2 == 1) {
-                        memcpy(dst + lo, row + lo + b - pl, (size_t)(hi - lo) * sizeof(float));
-                    } else {
-                        const float *src = row + l->s2 * lo + b - pl;
-                        for (int64_t jj = lo; jj < hi; jj++, src += l->s2)
+                }
+                const float *row = x + (c * H + ih) * W + ulo - pl;
+                for (int64_t b = 0; b < s2; b++) { /* the padding: phase columns before / after the image */
+                    const int64_t lo = (ulo - b + s2 - 1) / s2, hi = (uhi - b + s2 - 1) / s2;
+                    memset(dst0 + b * l->plane, 0, (size_t)lo * sizeof(float));
+                    memset(dst0 + b * l->plane + hi, 0, (size_t)(wh - hi) * sizeof(float));
+                }
+                if (s2 == 1) {
+                    memcpy(dst0 + ulo, row, (size_t)(uhi - ulo) * sizeof(float));
+                } else if (s2 == 2 && j->st->isa != STEM_PORTABLE) {
+                    const int64_t b = ulo % 2; /* row[0] is padded column ulo: phase b, column ulo / 2 */
+                    split2_avx2(row, uhi - ulo, dst0 + b * l->plane + ulo / 2, dst0 + (1 - b) * l->plane + (ulo + 1) / 2);
+                } else { /* phase b: padded columns u = s2 * jj + b of [ulo, uhi) */
+                    for (int64_t b = 0; b < s2; b++) {
+                        const int64_t lo = (ulo - b + s2 - 1) / s2, hi = (uhi - b + s2 - 1) / s2;
+                        float *dst = dst0 + b * l->plane;
+                        const float *src = row + s2 * lo + b - ulo;
+                        for (int64_t jj = lo; jj < hi; jj++, src += s2)
                             dst[jj] = *src;
                     }
                 }
             }
 }
 
-/* Step 2's tile stores: acc lanes [KT][V*VL] of the buffer, kn channels and nw pixels of them, into y (channel
- * stride ldy). */
-static void store_part(const float *buf, int64_t ldb, int64_t kn, int64_t nw, float *y, int64_t ldy)
+/* What a tile applies in registers: the residual (r: at y's offsets, or NULL) and a fast activation (fused: the
+ * node's activation satisfies trtl_act_is_fast), else nothing (step 3 then applies both). */
+typedef struct stem_epi {
+    const float *r;
+    int32_t act;
+    float alpha, beta;
+} stem_epi;
+
+/* Step 2's partial tiles: kn channels and nw pixels of buf's raw lanes (row stride ldb) into y (channel stride
+ * ldy), with the residual and activation of e. */
+static void store_part(const float *buf, int64_t ldb, int64_t kn, int64_t nw, float *y, int64_t ldy,
+                       const stem_epi *e)
 {
     for (int64_t k = 0; k < kn; k++)
-        memcpy(y + k * ldy, buf + k * ldb, (size_t)nw * sizeof(float));
+        for (int64_t i = 0; i < nw; i++) {
+            const float v = buf[k * ldb + i] + (e->r ? e->r[k * ldy + i] : 0.0f);
+            y[k * ldy + i] = e->act == TRTL_ACT_NONE ? v : trtl_activation_eval(e->act, e->alpha, e->beta, v);
+        }
 }
 
 /* Step 2, AVX-512: KT = 8 channels x V vectors of 16 pixels. */
 __attribute__((target("avx512f"), always_inline)) static inline void tile512(const float *x, const int32_t *off,
                                                                               int64_t ntaps, const float *w,
                                                                               const float *b8, float *y, int64_t ldy,
-                                                                              int64_t kn, int64_t nw, const int V)
+                                                                              int64_t kn, int64_t nw, const int V,
+                                                                              const stem_epi *e)
 {
     __m512 acc[8][3];
 #pragma GCC unroll 8
@@ -176,11 +220,16 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile512(con
         }
     }
     if (kn == 8 && nw == 16 * V) {
+        const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++)
 #pragma GCC unroll 3
-            for (int v = 0; v < V; v++)
-                _mm512_storeu_ps(y + k * ldy + 16 * v, acc[k][v]);
+            for (int v = 0; v < V; v++) {
+                __m512 o = acc[k][v];
+                if (e->r)
+                    o = _mm512_add_ps(o, _mm512_loadu_ps(e->r + k * ldy + 16 * v));
+                _mm512_storeu_ps(y + k * ldy + 16 * v, trtl_act16(o, e->act, va, vb));
+            }
         return;
     }
     float buf[8][48];
@@ -189,14 +238,15 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile512(con
 #pragma GCC unroll 3
         for (int v = 0; v < V; v++)
             _mm512_storeu_ps(&buf[k][16 * v], acc[k][v]);
-    store_part(&buf[0][0], 48, kn, nw, y, ldy);
+    store_part(&buf[0][0], 48, kn, nw, y, ldy, e);
 }
 
 /* Step 2, AVX2: KT = 4 channels x V vectors of 8 pixels (12 accumulators, 3 inputs and a weight: 16 registers). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void tile256(const float *x, const int32_t *off,
                                                                               int64_t ntaps, const float *w,
                                                                               const float *b4, float *y, int64_t ldy,
-                                                                              int64_t kn, int64_t nw, const int V)
+                                                                              int64_t kn, int64_t nw, const int V,
+                                                                              const stem_epi *e)
 {
     __m256 acc[4][3];
 #pragma GCC unroll 4
@@ -219,11 +269,16 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile256(co
         }
     }
     if (kn == 4 && nw == 8 * V) {
+        const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
 #pragma GCC unroll 3
-            for (int v = 0; v < V; v++)
-                _mm256_storeu_ps(y + k * ldy + 8 * v, acc[k][v]);
+            for (int v = 0; v < V; v++) {
+                __m256 o = acc[k][v];
+                if (e->r)
+                    o = _mm256_add_ps(o, _mm256_loadu_ps(e->r + k * ldy + 8 * v));
+                _mm256_storeu_ps(y + k * ldy + 8 * v, trtl_act8(o, e->act, va, vb));
+            }
         return;
     }
     float buf[4][24];
@@ -232,12 +287,12 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile256(co
 #pragma GCC unroll 3
         for (int v = 0; v < V; v++)
             _mm256_storeu_ps(&buf[k][8 * v], acc[k][v]);
-    store_part(&buf[0][0], 24, kn, nw, y, ldy);
+    store_part(&buf[0][0], 24, kn, nw, y, ldy, e);
 }
 
 /* Step 2, portable: the AVX2 tile's arithmetic in scalars (KT = 4, nw pixels). */
 static void tile_portable(const float *x, const int32_t *off, int64_t ntaps, const float *w, const float *b4,
-                          float *y, int64_t ldy, int64_t kn, int64_t nw)
+                          float *y, int64_t ldy, int64_t kn, int64_t nw, const stem_epi *e)
 {
     for (int64_t i = 0; i < nw; i++) {
         float acc[4] = {b4[0], b4[1], b4[2], b4[3]};
@@ -247,42 +302,49 @@ static void tile_portable(const float *x, const int32_t *off, int64_t ntaps, con
             for (int k = 0; k < 4; k++)
                 acc[k] += xv * wt[k];
         }
-        for (int64_t k = 0; k < kn; k++)
-            y[k * ldy + i] = acc[k];
+        store_part(acc, 1, kn, 1, y + i, ldy, &(stem_epi){e->r ? e->r + i : NULL, e->act, e->alpha, e->beta});
     }
 }
 
-/* Step 2 over one output row: tiles of up to 3 vectors along the row. */
+/* Step 2 over one output row: tiles of up to 3 vectors along the row (e->r at y's offsets). */
 __attribute__((target("avx512f"))) static void row512(const float *x, const int32_t *off, int64_t ntaps,
                                                        const float *w, const float *b, float *y, int64_t ldy,
-                                                       int64_t kn, int64_t OW)
+                                                       int64_t kn, int64_t OW, const stem_epi *e)
 {
     int64_t ow = 0;
-    for (; ow + 48 <= OW; ow += 48)
-        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, 48, 3);
+    stem_epi et = *e;
+    for (; ow + 48 <= OW; ow += 48) {
+        et.r = e->r ? e->r + ow : NULL;
+        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, 48, 3, &et);
+    }
     const int64_t left = OW - ow;
+    et.r = e->r ? e->r + ow : NULL;
     if (left > 32)
-        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 3);
+        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 3, &et);
     else if (left > 16)
-        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 2);
+        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 2, &et);
     else if (left > 0)
-        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 1);
+        tile512(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 1, &et);
 }
 
 __attribute__((target("avx2,fma"))) static void row256(const float *x, const int32_t *off, int64_t ntaps,
                                                         const float *w, const float *b, float *y, int64_t ldy,
-                                                        int64_t kn, int64_t OW)
+                                                        int64_t kn, int64_t OW, const stem_epi *e)
 {
     int64_t ow = 0;
-    for (; ow + 24 <= OW; ow += 24)
-        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, 24, 3);
+    stem_epi et = *e;
+    for (; ow + 24 <= OW; ow += 24) {
+        et.r = e->r ? e->r + ow : NULL;
+        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, 24, 3, &et);
+    }
     const int64_t left = OW - ow;
+    et.r = e->r ? e->r + ow : NULL;
     if (left > 16)
-        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 3);
+        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 3, &et);
     else if (left > 8)
-        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 2);
+        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 2, &et);
     else if (left > 0)
-        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 1);
+        tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 1, &et);
 }
 
 static void run_items(void *ctx, int64_t rb, int64_t re, int thread)
@@ -292,6 +354,7 @@ static void run_items(void *ctx, int64_t rb, int64_t re, int thread)
     const stem_state *st = j->st;
     const stem_layout *l = &j->l;
     const int64_t ntaps = g->C * g->kvol, OH = g->out[1], OW = g->out[2], P = g->P, kt = st->kt;
+    const int fused = trtl_act_is_fast(j->epi->act);
     for (int64_t r = rb; r < re; r++) {
         float *planes = j->base + (j->steal ? thread : r) * l->slot;
         for (int64_t it = r * j->items / j->runs, end = (r + 1) * j->items / j->runs; it < end; it++) {
@@ -305,24 +368,26 @@ static void run_items(void *ctx, int64_t rb, int64_t re, int thread)
                 for (int64_t k = 0; k < kn; k++)
                     b[k] = j->bias ? j->bias[k0 + k] : 0.0f;
                 float *yb = j->y + (n * g->K + k0) * P + oh0 * OW;
+                /* residual and a fast activation in the tiles' registers, else after the band (step 3) */
+                const float *rb = j->res ? j->res + (yb - j->y) : NULL;
                 for (int64_t lo = 0; lo < rows; lo++) {
                     const float *xr = planes + lo * l->wh;
                     float *yr = yb + lo * OW;
+                    const stem_epi e = {fused && rb ? rb + lo * OW : NULL, fused ? j->epi->act : TRTL_ACT_NONE,
+                                        j->epi->alpha, j->epi->beta};
                     if (st->isa == STEM_AVX512)
-                        row512(xr, j->off, ntaps, w, b, yr, P, kn, OW);
+                        row512(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
                     else if (st->isa == STEM_AVX2)
-                        row256(xr, j->off, ntaps, w, b, yr, P, kn, OW);
+                        row256(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
                     else
-                        tile_portable(xr, j->off, ntaps, w, b, yr, P, kn, OW);
+                        tile_portable(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
                 }
                 /* step 3: the block's band rows (contiguous per channel) + residual, then the activation */
-                for (int64_t k = 0; k < kn; k++) {
+                for (int64_t k = 0; k < kn && !fused; k++) {
                     float *yk = yb + k * P;
-                    if (j->res) {
-                        const float *rk = j->res + (yk - j->y);
+                    if (rb)
                         for (int64_t i = 0; i < rows * OW; i++)
-                            yk[i] += rk[i];
-                    }
+                            yk[i] += rb[k * P + i];
                     trtl_epi_act(j->epi, yk, rows * OW);
                 }
             }
