@@ -41,7 +41,9 @@
 #define STEM_MAX_VL 16              /* lanes per vector, at most */
 #define STEM_MAX_SLOTS 64
 #define STEM_MAX_SLOT_FLOATS (1 << 20)
-#define STEM_BAND_FLOATS 8192       /* a band's planes: ~32 KiB, in L1 / L2 while its channel blocks read it */
+#ifndef STEM_BAND_FLOATS /* (-D for experiments) */
+#define STEM_BAND_FLOATS 8192 /* a band's planes: ~32 KiB, in L1 / L2 while its channel blocks read it */
+#endif
 
 typedef enum stem_isa { STEM_PORTABLE = 0, STEM_AVX2 = 1, STEM_AVX512 = 2 } stem_isa;
 
