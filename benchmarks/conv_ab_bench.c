@@ -156,7 +156,7 @@ int main(int argc, char **argv)
     conv_shape("stem mnv2 3x3s2 3->32 224", 3, 32, 224, 3, 2, 0);
     conv_shape("stem mnv3 3x3s2 3->16 224", 3, 16, 224, 3, 2, 0);
     conv_shape("stem shufflenet 3x3s2 3->24 224", 3, 24, 224, 3, 2, 0);
-    conv_shape("stem squeezenet 3x3s2 3->64 224", 3, 64, 224, 3, 2, 0);
+    conv_shape_pad("stem squeezenet 3x3s2 3->64 224 p0", 3, 64, 224, 3, 2, 0, 0);
     conv_shape("stem unet 3x3 3->16 256", 3, 16, 256, 3, 1, 0);
     conv_shape("stem yolo 3x3 3->16 320", 3, 16, 320, 3, 1, 0);
     conv_shape("stem yolo 3x3 3->32 320", 3, 32, 320, 3, 1, 0);

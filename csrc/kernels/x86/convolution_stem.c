@@ -182,16 +182,19 @@ typedef struct stem_epi {
     float alpha, beta;
 } stem_epi;
 
-/* Step 2's partial tiles: kn channels and nw pixels of buf's raw lanes (row stride ldb) into y (channel stride
- * ldy), with the residual and activation of e. */
-static void store_part(const float *buf, int64_t ldb, int64_t kn, int64_t nw, float *y, int64_t ldy,
-                       const stem_epi *e)
+/* Step 2's partial tiles: kn channels and nw pixels of buf (row stride ldb) into y (channel stride ldy). */
+static void store_part(const float *buf, int64_t ldb, int64_t kn, int64_t nw, float *y, int64_t ldy)
 {
     for (int64_t k = 0; k < kn; k++)
-        for (int64_t i = 0; i < nw; i++) {
-            const float v = buf[k * ldb + i] + (e->r ? e->r[k * ldy + i] : 0.0f);
-            y[k * ldy + i] = e->act == TRTL_ACT_NONE ? v : trtl_activation_eval(e->act, e->alpha, e->beta, v);
-        }
+        memcpy(y + k * ldy, buf + k * ldb, (size_t)nw * sizeof(float));
+}
+
+/* The residual of a partial tile: kn rows of nw floats of r (row stride ldy) into rb (row stride ldb), zero past
+ * them (rb is zeroed by the caller). */
+static void load_part(const float *r, int64_t ldy, int64_t kn, int64_t nw, float *rb, int64_t ldb)
+{
+    for (int64_t k = 0; k < kn; k++)
+        memcpy(rb + k * ldb, r + k * ldy, (size_t)nw * sizeof(float));
 }
 
 /* Step 2, AVX-512: KT = 8 channels x V vectors of 16 pixels. */
@@ -221,26 +224,30 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile512(con
                 acc[k][v] = _mm512_fmadd_ps(xv[v], wk, acc[k][v]);
         }
     }
-    if (kn == 8 && nw == 16 * V) {
-        const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++)
-#pragma GCC unroll 3
-            for (int v = 0; v < V; v++) {
-                __m512 o = acc[k][v];
-                if (e->r)
-                    o = _mm512_add_ps(o, _mm512_loadu_ps(e->r + k * ldy + 16 * v));
-                _mm512_storeu_ps(y + k * ldy + 16 * v, trtl_act16(o, e->act, va, vb));
-            }
-        return;
+    const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
+    const int full = kn == 8 && nw == 16 * V;
+    float buf[8][48], rb[8][48];
+    const float *r = e->r;
+    int64_t ldr = ldy;
+    if (r && !full) { /* the residual's valid lanes, zero past them */
+        memset(rb, 0, sizeof rb);
+        load_part(r, ldy, kn, nw, &rb[0][0], 48);
+        r = &rb[0][0];
+        ldr = 48;
     }
-    float buf[8][48];
+    float *o = full ? y : &buf[0][0];
+    const int64_t ldo = full ? ldy : 48;
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++)
 #pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            _mm512_storeu_ps(&buf[k][16 * v], acc[k][v]);
-    store_part(&buf[0][0], 48, kn, nw, y, ldy, e);
+        for (int v = 0; v < V; v++) {
+            __m512 t = acc[k][v];
+            if (r)
+                t = _mm512_add_ps(t, _mm512_loadu_ps(r + k * ldr + 16 * v));
+            _mm512_storeu_ps(o + k * ldo + 16 * v, trtl_act16(t, e->act, va, vb));
+        }
+    if (!full)
+        store_part(&buf[0][0], 48, kn, nw, y, ldy);
 }
 
 /* Step 2, AVX2: KT = 4 channels x V vectors of 8 pixels (12 accumulators, 3 inputs and a weight: 16 registers). */
@@ -270,26 +277,30 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile256(co
                 acc[k][v] = _mm256_fmadd_ps(xv[v], wk, acc[k][v]);
         }
     }
-    if (kn == 4 && nw == 8 * V) {
-        const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++)
-#pragma GCC unroll 3
-            for (int v = 0; v < V; v++) {
-                __m256 o = acc[k][v];
-                if (e->r)
-                    o = _mm256_add_ps(o, _mm256_loadu_ps(e->r + k * ldy + 8 * v));
-                _mm256_storeu_ps(y + k * ldy + 8 * v, trtl_act8(o, e->act, va, vb));
-            }
-        return;
+    const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
+    const int full = kn == 4 && nw == 8 * V;
+    float buf[4][24], rb[4][24];
+    const float *r = e->r;
+    int64_t ldr = ldy;
+    if (r && !full) { /* the residual's valid lanes, zero past them */
+        memset(rb, 0, sizeof rb);
+        load_part(r, ldy, kn, nw, &rb[0][0], 24);
+        r = &rb[0][0];
+        ldr = 24;
     }
-    float buf[4][24];
+    float *o = full ? y : &buf[0][0];
+    const int64_t ldo = full ? ldy : 24;
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
 #pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            _mm256_storeu_ps(&buf[k][8 * v], acc[k][v]);
-    store_part(&buf[0][0], 24, kn, nw, y, ldy, e);
+        for (int v = 0; v < V; v++) {
+            __m256 t = acc[k][v];
+            if (r)
+                t = _mm256_add_ps(t, _mm256_loadu_ps(r + k * ldr + 8 * v));
+            _mm256_storeu_ps(o + k * ldo + 8 * v, trtl_act8(t, e->act, va, vb));
+        }
+    if (!full)
+        store_part(&buf[0][0], 24, kn, nw, y, ldy);
 }
 
 /* Step 2, portable: the AVX2 tile's arithmetic in scalars (KT = 4, nw pixels). */
@@ -304,7 +315,10 @@ static void tile_portable(const float *x, const int32_t *off, int64_t ntaps, con
             for (int k = 0; k < 4; k++)
                 acc[k] += xv * wt[k];
         }
-        store_part(acc, 1, kn, 1, y + i, ldy, &(stem_epi){e->r ? e->r + i : NULL, e->act, e->alpha, e->beta});
+        for (int64_t k = 0; k < kn; k++) {
+            const float v = acc[k] + (e->r ? e->r[k * ldy + i] : 0.0f);
+            y[k * ldy + i] = e->act == TRTL_ACT_NONE ? v : trtl_activation_eval(e->act, e->alpha, e->beta, v);
+        }
     }
 }
 
