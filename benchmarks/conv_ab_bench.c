@@ -36,17 +36,22 @@ extern const trtl_kernel trtl_kernel_pooling_2d;
 #ifndef NO_PIXEL_GEMM /* -DNO_PIXEL_GEMM: a binary for a library built before convolution.pixel_gemm */
 extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
 #endif
+#ifndef NO_STEM /* -DNO_STEM: a library built before convolution.stem */
+extern const trtl_kernel trtl_kernel_conv_stem;
+#endif
 
 static int g_threads = 1, g_reps = 15;
 static trtl_threadpool *g_pool;
 
 static const char *g_filter;
 
-static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int res)
+/* A square convolution of C -> K channels on an H x H map, kernel ks, stride s, padding pad on every side, ReLU
+ * (and a residual when res). */
+static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad,
+                           int res)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
-    int64_t pad = ks / 2;
     trtl_node nd = {0};
     nd.op = TRTL_OP_CONVOLUTION;
     nd.name = (char *)name;
@@ -76,7 +81,10 @@ static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_winograd_f43,
                                 &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm,
 #ifndef NO_PIXEL_GEMM
-                                &trtl_kernel_conv_pixel_gemm
+                                &trtl_kernel_conv_pixel_gemm,
+#endif
+#ifndef NO_STEM
+                                &trtl_kernel_conv_stem,
 #endif
     };
     printf("%-30s %7.1f MFLOP", name, flops / 1e6);
@@ -92,6 +100,12 @@ static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_
     free(x);
     free(y);
     free(r);
+}
+
+/* "Same" padding ks / 2. */
+static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int res)
+{
+    conv_shape_pad(name, C, K, H, ks, s, ks / 2, res);
 }
 
 static void bench_pool(const char *name, int64_t C, int64_t H, int64_t s, int type)
@@ -139,6 +153,16 @@ int main(int argc, char **argv)
     bench_pool("avgpool 3x3s1 288x35 (inception)", 288, 35, 1, TRTL_POOL_AVERAGE);
     bench_pool("avgpool 3x3s1 768x17 (inception)", 768, 17, 1, TRTL_POOL_AVERAGE);
     conv_shape("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
+    conv_shape("stem mnv2 3x3s2 3->32 224", 3, 32, 224, 3, 2, 0);
+    conv_shape("stem mnv3 3x3s2 3->16 224", 3, 16, 224, 3, 2, 0);
+    conv_shape("stem shufflenet 3x3s2 3->24 224", 3, 24, 224, 3, 2, 0);
+    conv_shape_pad("stem squeezenet 3x3s2 3->64 224 p0", 3, 64, 224, 3, 2, 0, 0);
+    conv_shape("stem unet 3x3 3->16 256", 3, 16, 256, 3, 1, 0);
+    conv_shape("stem yolo 3x3 3->16 320", 3, 16, 320, 3, 1, 0);
+    conv_shape("stem yolo 3x3 3->32 320", 3, 32, 320, 3, 1, 0);
+    conv_shape_pad("stem convnext 4x4s4 3->96 224", 3, 96, 224, 4, 4, 0, 0);
+    conv_shape_pad("stem vit 16x16s16 3->768 224", 3, 768, 224, 16, 16, 0, 0);
+    conv_shape("stem 3x3 16->32 112", 16, 32, 112, 3, 1, 0);
     conv_shape("r18 3x3 64->64 56", 64, 64, 56, 3, 1, 1);
     conv_shape("r18 3x3s2 64->128 56", 64, 128, 56, 3, 2, 0);
     conv_shape("r18 3x3 128->128 28", 128, 128, 28, 3, 1, 1);

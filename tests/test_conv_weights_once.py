@@ -1,6 +1,7 @@
 """Convolution weights held once (engine/weights.c, kernel->unpack; issue #10): the convolution kernels that
 pack their weights in prepare() -- convolution.packed_gemm (A panels), .pixel_gemm (B tiles),
-.grouped_direct (8-channel blocks), .tapwise (A panels per tap), .1x1_direct and .1x1_block (8-channel panels)
+.grouped_direct (8-channel blocks), .tapwise (A panels per tap), .1x1_direct and .1x1_block (8-channel panels),
+.stem (4 / 8-channel blocks)
 -- keep only the packed copy; the engine frees the plain one, built in process or loaded from a plan, and the plan
 writer rebuilds the values from the packed state.  Checked
 through the inspector's "plain_weight_bytes" (a byte count, not a noisy RSS), outputs against float64 numpy,
@@ -25,6 +26,7 @@ CASES = [
     ("convolution.tapwise", (1, 20, 27, 7, 6, 3, 1, 4, 1, 4)),     # dilation 4: off-centre taps partial
     ("convolution.1x1_direct", (1, 24, 21, 9, 9, 1, 1, 0, 1)),     # 1x1: panels of 8 output channels, a K tail
     ("convolution.1x1_block", (1, 20, 30, 11, 9, 1, 2, 0, 1)),     # 1x1 stride 2 over pixel blocks, same panels
+    ("convolution.stem", (1, 3, 13, 11, 9, 3, 2, 1, 1)),            # 3 input channels: 4 / 8-channel blocks, a K tail
 ]
 
 

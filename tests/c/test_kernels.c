@@ -4193,6 +4193,109 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* ---- convolution.stem (x86/convolution_stem.c) ------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_conv_stem;
+
+/* Dense convolutions with 1..16 input channels on the AVX-512, AVX2 and portable variants: the zoo's stems at small
+ * maps with tails (3x3 s2 3 -> 32, 7x7 s2 3 -> 64, 3x3 s1 3 -> 16, 4x4 s4 patchify, 16x16 s16 patches), output rows
+ * that end inside a vector and across tiles of 2 / 3 vectors, output channels past a register tile (K 5, 13, 1),
+ * dilation, strides (3, 1) and 4, asymmetric / SAME padding, a 1x1, 1-D, batches of 2-3, every epilogue on the first
+ * shapes; NaN weights and input; random shapes (C 1..16, kernel 1..7, strides 1..4, dilation 1..3, padding 0..3);
+ * and a shape past the kernel's limits run without applies() (the reference fallback). */
+static void test_conv_stem(int ncases)
+{
+    static const struct { int nsp; int64_t N, C, K, H, W, kh, kw, sh, sw, dh, dw, pre, post; int mode, all; } sh[] = {
+        {2, 1, 3, 32, 37, 41, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1},  /* MobileNet / EfficientNet stem, odd map */
+        {2, 1, 3, 64, 29, 35, 7, 7, 2, 2, 1, 1, 3, 3, 0, 1},  /* ResNet stem */
+        {2, 2, 3, 16, 20, 51, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1},  /* U-Net / YOLO first layer, 51 = 3 x 16 + 3 columns */
+        {2, 1, 3, 24, 19, 23, 4, 4, 4, 4, 1, 1, 0, 0, 0, 0},  /* ConvNeXt / Swin patchify */
+        {2, 1, 3, 13, 35, 33, 16, 16, 16, 16, 1, 1, 0, 0, 0, 0}, /* ViT patches, K past a tile */
+        {2, 3, 1, 5, 17, 18, 5, 5, 1, 1, 2, 2, 4, 3, 0, 0},   /* one channel, dilation 2, asymmetric */
+        {2, 1, 16, 9, 12, 25, 3, 2, 3, 1, 1, 2, 1, 2, 0, 0},  /* C 16, stride (3, 1), dilation (1, 2) */
+        {2, 2, 8, 12, 9, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1 */
+        {2, 1, 4, 1, 14, 49, 3, 3, 2, 2, 1, 1, 0, 2, 2, 0},   /* K 1, SAME_UPPER, 25 outputs a row */
+        {1, 2, 5, 7, 1, 70, 1, 5, 1, 2, 1, 1, 0, 2, 0, 0},    /* 1-D */
+        {2, 1, 2, 33, 8, 100, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},  /* 100 = 2 x 48 + 4 columns */
+    };
+    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
+                continue;
+            trtl_cpu_set_mask(no512);
+        } else if (pass == 2) {
+            trtl_cpu_set_mask(no512 & ~(uint32_t)(TRTL_CPU_AVX2 | TRTL_CPU_FMA));
+        }
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
+            for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
+                conv_case c = {0};
+                c.nsp = sh[i].nsp;
+                c.N = sh[i].N;
+                c.G = 1;
+                c.C = sh[i].C;
+                c.K = sh[i].K;
+                const int o = sh[i].nsp == 2 ? 0 : 1; /* 1-D: the width only */
+                int64_t v[6][2] = {{sh[i].H, sh[i].W}, {sh[i].kh, sh[i].kw}, {sh[i].sh, sh[i].sw},
+                                   {sh[i].dh, sh[i].dw}, {sh[i].pre, sh[i].pre}, {sh[i].post, sh[i].post}};
+                for (int d = 0; d < sh[i].nsp; d++) {
+                    c.in[d] = v[0][d + o];
+                    c.k[d] = v[1][d + o];
+                    c.s[d] = v[2][d + o];
+                    c.d[d] = v[3][d + o];
+                    c.pre[d] = v[4][d + o];
+                    c.post[d] = v[5][d + o];
+                }
+                c.mode = sh[i].mode;
+                c.bias = combo % 3 != 2;
+                if (combo == (int)i + 1) { /* a NaN weight, then a NaN input */
+                    g_conv_nan_w = (int64_t)i * 7;
+                    g_conv_nan_x = (int64_t)i * 13 + 5;
+                }
+                int r = conv_run_case(&trtl_kernel_conv_stem, &c, combo);
+                g_conv_nan_w = g_conv_nan_x = -1;
+                if (r > 0)
+                    goto done;
+            }
+        }
+        for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
+            conv_case c = {0};
+            c.nsp = 2;
+            c.N = rint_in(1, 3);
+            c.G = 1;
+            c.C = rint_in(1, 16);
+            c.K = rint_in(1, 40);
+            c.bias = (int)(rnd() % 4 != 0);
+            c.mode = (int)(rnd() % 6);
+            for (int d = 0; d < 2; d++) {
+                c.k[d] = rint_in(1, 7);
+                c.in[d] = rint_in(1, 40);
+                c.s[d] = rint_in(1, 4);
+                c.d[d] = rint_in(1, 3);
+                c.pre[d] = rint_in(0, 3);
+                c.post[d] = rint_in(0, 3);
+            }
+            int r = conv_run_case(&trtl_kernel_conv_stem, &c, combo);
+            if (r < 0)
+                i--;
+            else if (r > 0)
+                goto done;
+        }
+        {
+            /* 20 input channels (past STEM_MAX_C): applies() refuses, run() computes the reference */
+            trtl_kernel any = trtl_kernel_conv_stem;
+            any.applies = NULL;
+            conv_case c = conv2d(1, 20, 6, 1, 5, 5, 3, 1, 1, 1, 0, 1);
+            if (conv_run_case(&any, &c, 3) > 0)
+                goto done;
+        }
+    }
+done:
+    g_conv_nan_w = g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
 /* ---- convolution.1x1_direct (x86/convolution_1x1.c) -------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_conv_1x1_direct;
@@ -4811,6 +4914,7 @@ int main(int argc, char **argv)
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
     test_conv_grouped_direct(ncases);
+    test_conv_stem(ncases);
     if (trtl_cpu_has(trtl_kernel_conv_1x1_direct.cpu_features))
         test_conv_1x1(ncases);
     else
