@@ -1256,6 +1256,7 @@ extern const trtl_kernel trtl_kernel_pooling_2d;
 
 typedef struct pool_case {
     int rank, type, mode, excl, nans; /* nans: NaNs planted at random positions of x */
+    int64_t nan_row;                  /* > 0: a NaN in row nan_row - 1 of every plane (at a column of its own) */
     int64_t lead[3], H, W, k[2], s[2], pre[2], post[2];
     float blend;
 } pool_case;
@@ -1299,15 +1300,18 @@ static int pool_run_case(const pool_case *c)
     float *x = rand_buf(trtl_volume(&xdims));
     for (int i = 0; i < c->nans; i++)
         x[rnd() % (uint32_t)trtl_volume(&xdims)] = NAN;
+    for (int64_t pl = 0, np = c->nan_row > 0 ? trtl_volume(&xdims) / (c->H * c->W) : 0; pl < np; pl++)
+        x[(pl * c->H + c->nan_row - 1) * c->W + (pl * 7 + 3) % c->W] = NAN;
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     nd.n_in = nd.n_out = 1;
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc,
              "x%s -> y%s type=%d k=(%lld,%lld) s=(%lld,%lld) pre=(%lld,%lld) post=(%lld,%lld) mode=%d "
-             "excludes_padding=%d blend=%.3f nans=%d",
+             "excludes_padding=%d blend=%.3f nans=%d nan_row=%lld",
              trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), c->type,
              (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], (long long)c->s[1], (long long)c->pre[0],
-             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend, c->nans);
+             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend, c->nans,
+             (long long)c->nan_row);
     trtl_status st;
     float *want = ref_output(trtl_ref_pooling, &nd, in, &ydims, &st);
     int r;
@@ -1367,6 +1371,27 @@ static void test_pooling(int ncases)
             c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = 1;
             c.type = TRTL_POOL_MAX;
             c.nans = nans;
+            if (pool_run_case(&c) > 0)
+                return;
+        }
+    /* planes past NAN_CHECK_MAX (the NaN-keeping max, unchecked) with one NaN a plane in its first, a middle, the
+     * last row or none (3x3 s2 with ceil mode: SqueezeNet's 111x111 -> 55x55; 3x3 s1 padded; 2x2 s2) */
+    static const struct { int64_t H, W, k, s, pad; int mode; } big[] = {
+        {66, 70, 3, 2, 0, 1}, {66, 70, 3, 1, 1, 0}, {70, 66, 2, 2, 0, 0}};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+        for (int64_t row = 0; row <= 4; row++) {
+            pool_case c = {0};
+            c.rank = 4;
+            c.lead[0] = 1;
+            c.lead[1] = 3;
+            c.H = big[i].H;
+            c.W = big[i].W;
+            c.k[0] = c.k[1] = big[i].k;
+            c.s[0] = c.s[1] = big[i].s;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = big[i].pad;
+            c.mode = big[i].mode;
+            c.type = TRTL_POOL_MAX;
+            c.nan_row = row == 0 ? 0 : row == 1 ? 1 : row == 2 ? c.H / 2 : row == 3 ? c.H - 1 : c.H;
             if (pool_run_case(&c) > 0)
                 return;
         }
