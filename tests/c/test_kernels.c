@@ -1171,6 +1171,18 @@ static void test_winograd_kernel(const trtl_kernel *k, int ncases)
             if (wino_case(k, sh[i].N, sh[i].C, sh[i].K, sh[i].H, sh[i].W, sh[i].pre, sh[i].pre, sh[i].post,
                           sh[i].post, sh[i].mode, (combo % 3) != 2, i == 0 ? e : combo) > 0)
                 return;
+    /* one NaN input in the last, a middle or the first slot's share of the finiteness check (check_share: a flat
+     * s-th of the input a slot, in the run's first job) on the shared and private splits and a batch */
+    for (size_t i = 0; i < 3; i++)
+        for (int at = 0; at < 3; at++, combo++) {
+            const int64_t vol = sh[i].N * sh[i].C * sh[i].H * sh[i].W;
+            g_conv_nan_x = at == 0 ? vol - 1 : at == 1 ? vol / 2 + 3 : 5;
+            int r = wino_case(k, sh[i].N, sh[i].C, sh[i].K, sh[i].H, sh[i].W, sh[i].pre, sh[i].pre, sh[i].post,
+                              sh[i].post, sh[i].mode, 1, combo);
+            g_conv_nan_x = -1;
+            if (r > 0)
+                return;
+        }
     for (int done = 0; done < ncases; combo++) {
         int r = wino_case(k, rint_in(1, 3), rint_in(1, 40), rint_in(1, 40), rint_in(1, 30), rint_in(1, 30),
                           rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), (int)(rnd() % 6),
