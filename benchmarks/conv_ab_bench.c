@@ -146,6 +146,8 @@ int main(int argc, char **argv)
         trtl_threadpool_create(g_threads, &g_pool);
     bench_pool("maxpool 3x3s2 64x112", 64, 112, 2, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s2 64x56", 64, 56, 2, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s2 64x111 (squeezenet)", 64, 111, 2, TRTL_POOL_MAX);
+    bench_pool("maxpool 3x3s2 128x76 (yolo-like)", 128, 76, 2, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s1 192x28 (googlenet)", 192, 28, 1, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s1 480x14 (googlenet)", 480, 14, 1, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s1 832x7 (googlenet)", 832, 7, 1, TRTL_POOL_MAX);

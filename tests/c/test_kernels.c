@@ -1171,6 +1171,18 @@ static void test_winograd_kernel(const trtl_kernel *k, int ncases)
             if (wino_case(k, sh[i].N, sh[i].C, sh[i].K, sh[i].H, sh[i].W, sh[i].pre, sh[i].pre, sh[i].post,
                           sh[i].post, sh[i].mode, (combo % 3) != 2, i == 0 ? e : combo) > 0)
                 return;
+    /* one NaN input in the last, a middle or the first slot's share of the finiteness check (check_share: a flat
+     * s-th of the input a slot, in the run's first job) on the shared and private splits and a batch */
+    for (size_t i = 0; i < 3; i++)
+        for (int at = 0; at < 3; at++, combo++) {
+            const int64_t vol = sh[i].N * sh[i].C * sh[i].H * sh[i].W;
+            g_conv_nan_x = at == 0 ? vol - 1 : at == 1 ? vol / 2 + 3 : 5;
+            int r = wino_case(k, sh[i].N, sh[i].C, sh[i].K, sh[i].H, sh[i].W, sh[i].pre, sh[i].pre, sh[i].post,
+                              sh[i].post, sh[i].mode, 1, combo);
+            g_conv_nan_x = -1;
+            if (r > 0)
+                return;
+        }
     for (int done = 0; done < ncases; combo++) {
         int r = wino_case(k, rint_in(1, 3), rint_in(1, 40), rint_in(1, 40), rint_in(1, 30), rint_in(1, 30),
                           rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), (int)(rnd() % 6),
@@ -1256,6 +1268,7 @@ extern const trtl_kernel trtl_kernel_pooling_2d;
 
 typedef struct pool_case {
     int rank, type, mode, excl, nans; /* nans: NaNs planted at random positions of x */
+    int64_t nan_row;                  /* > 0: a NaN in row nan_row - 1 of every plane (at a column of its own) */
     int64_t lead[3], H, W, k[2], s[2], pre[2], post[2];
     float blend;
 } pool_case;
@@ -1299,15 +1312,18 @@ static int pool_run_case(const pool_case *c)
     float *x = rand_buf(trtl_volume(&xdims));
     for (int i = 0; i < c->nans; i++)
         x[rnd() % (uint32_t)trtl_volume(&xdims)] = NAN;
+    for (int64_t pl = 0, np = c->nan_row > 0 ? trtl_volume(&xdims) / (c->H * c->W) : 0; pl < np; pl++)
+        x[(pl * c->H + c->nan_row - 1) * c->W + (pl * 7 + 3) % c->W] = NAN;
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     nd.n_in = nd.n_out = 1;
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc,
              "x%s -> y%s type=%d k=(%lld,%lld) s=(%lld,%lld) pre=(%lld,%lld) post=(%lld,%lld) mode=%d "
-             "excludes_padding=%d blend=%.3f nans=%d",
+             "excludes_padding=%d blend=%.3f nans=%d nan_row=%lld",
              trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), c->type,
              (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], (long long)c->s[1], (long long)c->pre[0],
-             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend, c->nans);
+             (long long)c->pre[1], (long long)c->post[0], (long long)c->post[1], c->mode, c->excl, c->blend, c->nans,
+             (long long)c->nan_row);
     trtl_status st;
     float *want = ref_output(trtl_ref_pooling, &nd, in, &ydims, &st);
     int r;
@@ -1367,6 +1383,27 @@ static void test_pooling(int ncases)
             c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = 1;
             c.type = TRTL_POOL_MAX;
             c.nans = nans;
+            if (pool_run_case(&c) > 0)
+                return;
+        }
+    /* planes past NAN_CHECK_MAX (the NaN-keeping max, unchecked) with one NaN a plane in its first, a middle, the
+     * last row or none (3x3 s2 with ceil mode: SqueezeNet's 111x111 -> 55x55; 3x3 s1 padded; 2x2 s2) */
+    static const struct { int64_t H, W, k, s, pad; int mode; } big[] = {
+        {66, 70, 3, 2, 0, 1}, {66, 70, 3, 1, 1, 0}, {70, 66, 2, 2, 0, 0}};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+        for (int64_t row = 0; row <= 4; row++) {
+            pool_case c = {0};
+            c.rank = 4;
+            c.lead[0] = 1;
+            c.lead[1] = 3;
+            c.H = big[i].H;
+            c.W = big[i].W;
+            c.k[0] = c.k[1] = big[i].k;
+            c.s[0] = c.s[1] = big[i].s;
+            c.pre[0] = c.pre[1] = c.post[0] = c.post[1] = big[i].pad;
+            c.mode = big[i].mode;
+            c.type = TRTL_POOL_MAX;
+            c.nan_row = row == 0 ? 0 : row == 1 ? 1 : row == 2 ? c.H / 2 : row == 3 ? c.H - 1 : c.H;
             if (pool_run_case(&c) > 0)
                 return;
         }
@@ -1608,33 +1645,56 @@ static void test_threadpool(void)
     g_cases++;
 }
 
-/* trtl_steal_runs: the runs a kernel with per-thread scratch slots deals to the pool.  Slot 0's first run is slow
- * (20 ms), so the other threads finish their own runs and steal slot 0's remaining ones; every run executes once,
- * a stolen run gets the thief's pool index, and no two runs ever execute at once under one index (the index names
- * the scratch slot the run writes).  The steal is observed within ten tries (a thread not scheduled for 20 ms on a
- * loaded machine can miss one). */
+/* trtl_steal_runs / trtl_runs_plan / trtl_runs_for: the runs a kernel with per-thread scratch slots deals to the
+ * pool.  Slot 0's first run is slow (20 ms), so the other threads finish their own runs and steal slot 0's remaining
+ * ones; every run executes once with its items [r * items / n, (r + 1) * items / n), a stolen run gets the thief's
+ * slot, and no two runs ever execute at once on one slot (the scratch the run writes).  The steal is observed within
+ * ten tries (a thread not scheduled for 20 ms on a loaded machine can miss one).  Then without the sleep: every
+ * item once and slots below the plan's on every pool (none, 2, 3 threads) and slot count, fixed and stolen. */
 typedef struct steal_check {
-    int size;
-    _Atomic int hits[3 * TRTL_STEAL_RUNS], busy[3], bad, stolen;
+    int64_t nslots, items, n, slow; /* slow: run 0 sleeps */
+    _Atomic int hits[64], busy[8], bad, stolen;
 } steal_check;
 
-static void steal_task(void *ctx, int64_t b, int64_t e, int thread)
+static void steal_task(void *ctx, int64_t slot, int64_t r, int64_t b, int64_t e)
 {
     steal_check *c = ctx;
-    for (int64_t r = b; r < e; r++) {
-        if (thread < 0 || thread >= c->size || atomic_exchange(&c->busy[thread], 1)) {
-            atomic_store(&c->bad, 1);
-            return;
-        }
-        atomic_fetch_add(&c->hits[r], 1);
-        if (r / TRTL_STEAL_RUNS != thread)
-            atomic_store(&c->stolen, 1);
-        if (r == 0) {
-            struct timespec ts = {0, 20000000};
-            nanosleep(&ts, NULL);
-        }
-        atomic_store(&c->busy[thread], 0);
+    if (slot < 0 || slot >= c->nslots || r < 0 || r >= c->n || b != r * c->items / c->n ||
+        e != (r + 1) * c->items / c->n || atomic_exchange(&c->busy[slot], 1)) {
+        atomic_store(&c->bad, 1);
+        return;
     }
+    for (int64_t it = b; it < e; it++)
+        atomic_fetch_add(&c->hits[it], 1);
+    if (r / TRTL_STEAL_RUNS != slot)
+        atomic_store(&c->stolen, 1);
+    if (r == 0 && c->slow) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&c->busy[slot], 0);
+}
+
+/* Runs plan `ru` with steal_task; 1 (and a failure) where an item did not run exactly once or a slot was wrong. */
+static int steal_check_run(trtl_threadpool *pool, const trtl_runs *ru, int64_t nslots, int slow, int *stolen)
+{
+    static steal_check c;
+    memset(&c, 0, sizeof c);
+    c.nslots = nslots;
+    c.items = ru->items;
+    c.n = ru->n;
+    c.slow = slow;
+    trtl_runs_for(pool, ru, steal_task, &c);
+    *stolen = atomic_load(&c.stolen);
+    for (int64_t it = 0; it < ru->items; it++)
+        if (atomic_load(&c.hits[it]) != 1 || atomic_load(&c.bad)) {
+            fprintf(stderr, "FAIL trtl_runs_for (pool of %d, %lld slots, %lld runs, steal %d): item %lld ran %d times%s\n",
+                    trtl_threadpool_size(pool), (long long)nslots, (long long)ru->n, ru->steal, (long long)it,
+                    atomic_load(&c.hits[it]), atomic_load(&c.bad) ? ", a wrong slot or range, or one slot twice at once" : "");
+            g_failures++;
+            return 1;
+        }
+    return 0;
 }
 
 static void test_steal_runs(void)
@@ -1649,32 +1709,41 @@ static void test_steal_runs(void)
     }
     for (int pi = 1; pi < 3; pi++) {
         const int size = trtl_threadpool_size(g_pools[pi]);
-        if (!trtl_steal_runs(g_pools[pi], size, 1000, &runs) || runs != size * TRTL_STEAL_RUNS) {
-            fprintf(stderr, "FAIL trtl_steal_runs: pool of %d, %lld runs\n", size, (long long)runs);
+        const trtl_runs ru = trtl_runs_plan(g_pools[pi], size, 60);
+        if (!ru.steal || ru.n != size * TRTL_STEAL_RUNS) {
+            fprintf(stderr, "FAIL trtl_runs_plan: pool of %d, %lld runs, steal %d\n", size, (long long)ru.n, ru.steal);
             g_failures++;
             return;
         }
         int stolen = 0;
-        for (int attempt = 0; attempt < 10 && !stolen; attempt++) {
-            static steal_check c;
-            memset(&c, 0, sizeof c);
-            c.size = size;
-            trtl_parallel_for(g_pools[pi], runs, 1, steal_task, &c);
-            for (int64_t r = 0; r < runs; r++)
-                if (atomic_load(&c.hits[r]) != 1 || atomic_load(&c.bad)) {
-                    fprintf(stderr, "FAIL steal runs (pool of %d): run %lld ran %d times%s\n", size, (long long)r,
-                            atomic_load(&c.hits[r]), atomic_load(&c.bad) ? ", one thread index in two runs at once" : "");
-                    g_failures++;
-                    return;
-                }
-            stolen = atomic_load(&c.stolen);
-        }
+        for (int attempt = 0; attempt < 10 && !stolen; attempt++)
+            if (steal_check_run(g_pools[pi], &ru, size, 1, &stolen))
+                return;
         if (!stolen) {
             fprintf(stderr, "FAIL steal runs (pool of %d): no run of the slow slot was stolen in 10 tries\n", size);
             g_failures++;
         }
         g_cases++;
     }
+    static const int64_t items[] = {0, 1, 2, 3, 5, 7, 13, 50};
+    for (int pi = 0; pi < 3; pi++)
+        for (int64_t slots = 0; slots <= 4; slots++)
+            for (size_t ii = 0; ii < sizeof items / sizeof items[0]; ii++) {
+                const trtl_runs ru = trtl_runs_plan(g_pools[pi], slots, items[ii]);
+                const int64_t most = slots < items[ii] ? slots : items[ii];
+                int stolen;
+                if (ru.items != items[ii] || ru.n < 1 || (!ru.steal && ru.n != (most < 1 ? 1 : most)) ||
+                    (ru.steal && most != trtl_threadpool_size(g_pools[pi]))) {
+                    fprintf(stderr, "FAIL trtl_runs_plan(pool of %d, %lld slots, %lld items): %lld runs, steal %d\n",
+                            trtl_threadpool_size(g_pools[pi]), (long long)slots, (long long)items[ii],
+                            (long long)ru.n, ru.steal);
+                    g_failures++;
+                    return;
+                }
+                if (steal_check_run(g_pools[pi], &ru, most < 1 ? 1 : most, 0, &stolen))
+                    return;
+                g_cases++;
+            }
 }
 
 /* ---- applies() ------------------------------------------------------------------------------ */

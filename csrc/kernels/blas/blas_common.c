@@ -30,6 +30,35 @@ int trtl_steal_runs(const struct trtl_threadpool *pool, int64_t slots, int64_t i
     return 1;
 }
 
+trtl_runs trtl_runs_plan(const struct trtl_threadpool *pool, int64_t slots, int64_t items)
+{
+    trtl_runs r = {items, 1, 0};
+    if (slots > items)
+        slots = items;
+    r.steal = trtl_steal_runs(pool, slots < 1 ? 1 : slots, items, &r.n);
+    return r;
+}
+
+typedef struct runs_shim {
+    const trtl_runs *runs;
+    trtl_run_fn fn;
+    void *ctx;
+} runs_shim;
+
+static void runs_task(void *ctx, int64_t rb, int64_t re, int thread)
+{
+    const runs_shim *sh = ctx;
+    const trtl_runs *r = sh->runs;
+    for (int64_t i = rb; i < re; i++)
+        sh->fn(sh->ctx, r->steal ? thread : i, i, i * r->items / r->n, (i + 1) * r->items / r->n);
+}
+
+void trtl_runs_for(struct trtl_threadpool *pool, const trtl_runs *runs, trtl_run_fn fn, void *ctx)
+{
+    runs_shim sh = {runs, fn, ctx};
+    trtl_parallel_for(pool, runs->n, 1, runs_task, &sh);
+}
+
 int64_t trtl_scratch_slots(double flops, int64_t max_slots)
 {
     int64_t t = trtl_available_cpus();

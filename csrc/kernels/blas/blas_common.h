@@ -32,6 +32,19 @@ int64_t trtl_scratch_slots(double flops, int64_t max_slots);
 #define TRTL_STEAL_RUNS 4 /* = threadpool.c's chunks a thread, which the exact split above relies on */
 int trtl_steal_runs(const struct trtl_threadpool *pool, int64_t slots, int64_t items, int64_t *runs);
 
+/* The split of a kernel's `items` over per-thread scratch slots (trtl_runs_plan), run by trtl_runs_for. */
+typedef struct trtl_runs {
+    int64_t items, n; /* n: contiguous runs of the items, run r items [r * items / n, (r + 1) * items / n) */
+    int steal;        /* the runs are stolen (trtl_steal_runs): a run writes the slot of the thread that runs it */
+} trtl_runs;
+/* At most `slots` scratch slots (at least one, at most one an item), then trtl_steal_runs. */
+trtl_runs trtl_runs_plan(const struct trtl_threadpool *pool, int64_t slots, int64_t items);
+/* Run r of `runs` (items [b, e)), writing scratch slot `slot`. */
+typedef void (*trtl_run_fn)(void *ctx, int64_t slot, int64_t r, int64_t b, int64_t e);
+/* Every run of `runs` once over `pool` (inline when one run): fixed, run r on slot r, a slot a thread; stealing,
+ * the slot of the pool index of the thread that runs it (the only place that index picks a slot). */
+void trtl_runs_for(struct trtl_threadpool *pool, const trtl_runs *runs, trtl_run_fn fn, void *ctx);
+
 /* BLAS takes int sizes. */
 #define TRTL_BLAS_MAX_DIM 0x7fffffffLL
 

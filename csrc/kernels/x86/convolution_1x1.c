@@ -54,7 +54,7 @@ typedef struct pw_job {
     const float *x, *bias, *res;
     float *y;
     const trtl_epilogue *epi;
-    int64_t P, nchunk, ngroup, items, slots;
+    int64_t P, nchunk, ngroup, items, slots; /* slots: the runs (trtl_runs_plan) */
     int wide; /* AVX-512 */
 } pw_job;
 
@@ -93,21 +93,19 @@ static int64_t pw_slot_begin(const pw_job *j, int64_t s)
     return it;
 }
 
-static void pw_items(void *ctx, int64_t sb, int64_t se, int thread)
+/* Run s (trtl_runs_for): its items of equal work (pw_slot_begin, not the even [b, e)); no scratch. */
+static void pw_items(void *ctx, int64_t slot, int64_t s, int64_t b, int64_t e)
 {
     const pw_job *j = ctx;
     const pw_state *st = j->st;
     const int64_t P = j->P, C = st->C, K = st->K;
     const int vl = j->wide ? 16 : 8;
-    (void)thread;
-    for (int64_t s = sb; s < se; s++) {
-        int64_t b = pw_slot_begin(j, s), en = pw_slot_begin(j, s + 1);
-        for (int64_t it = b; it < en; it++) {
-            int64_t g = it % j->ngroup, col = it / j->ngroup, n = col / j->nchunk, q = col % j->nchunk;
-            pw_chunk ch = pw_chunk_at(P, vl, j->wide, P, q);
-            pw_chunk_groups(st, j->wide, &ch, g, g + 1, j->x + n * C * P + ch.p0, P, j->bias,
-                            j->res ? j->res + n * K * P + ch.p0 : NULL, j->y + n * K * P + ch.p0, P, j->epi);
-        }
+    (void)slot, (void)b, (void)e;
+    for (int64_t it = pw_slot_begin(j, s), en = pw_slot_begin(j, s + 1); it < en; it++) {
+        int64_t g = it % j->ngroup, col = it / j->ngroup, n = col / j->nchunk, q = col % j->nchunk;
+        pw_chunk ch = pw_chunk_at(P, vl, j->wide, P, q);
+        pw_chunk_groups(st, j->wide, &ch, g, g + 1, j->x + n * C * P + ch.p0, P, j->bias,
+                        j->res ? j->res + n * K * P + ch.p0 : NULL, j->y + n * K * P + ch.p0, P, j->epi);
     }
 }
 
@@ -138,10 +136,10 @@ static trtl_status pw_run(const trtl_kernel_args *a)
     j.nchunk = pw_nchunks(g.P, vl, j.wide, g.P);
     j.ngroup = (g.K + gr - 1) / gr;
     j.items = g.N * j.nchunk * j.ngroup;
-    int64_t slots = trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.C * (double)g.P);
-    slots = slots < j.items ? slots : j.items;
-    (void)trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j.items, &j.slots); /* no scratch: the index is unused */
-    trtl_parallel_for(a->pool, j.slots, 1, pw_items, &j); /* fixed: a slot a thread, inline when 1 */
+    const trtl_runs runs = trtl_runs_plan(
+        a->pool, trtl_threads_for(a->pool, 2.0 * (double)g.N * (double)g.K * (double)g.C * (double)g.P), j.items);
+    j.slots = runs.n;
+    trtl_runs_for(a->pool, &runs, pw_items, &j);
     return TRTL_OK;
 }
 

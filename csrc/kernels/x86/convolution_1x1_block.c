@@ -58,8 +58,7 @@ typedef struct pb_job {
     float *y, *buf;
     const trtl_epilogue *epi;
     trtl_epilogue tile_epi; /* epi, without its activation where that is no register one (applied per block row) */
-    int64_t nrange, items, slots, slot_floats; /* slots: runs of items (trtl_steal_runs) */
-    int steal;                                 /* runs are stolen: the buffer is the thread's pool index's */
+    int64_t nrange, slot_floats;
 } pb_job;
 
 static int64_t pb_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -118,15 +117,18 @@ static int64_t pb_block_cost(const pb_geom *g, int64_t np)
     return (np + vl - 1) / vl;
 }
 
-/* The slowest of `slots` contiguous runs of the N * nblock blocks of pb pixels (work units of pb_block_cost). */
+/* The slowest of `slots` contiguous runs of the N * nblock blocks of pb pixels (work units of pb_block_cost).  Every
+ * block costs the same but an image's last (items i with (i + 1) % nb == 0: e / nb - b / nb of them in [b, e)), so a
+ * run costs in O(1) and pb_balance, which run() calls on every inference, in O(slots^2) (was O(slots * N * nblock):
+ * 3 x 2 x 8 x 13 block costs for RegNetY's 1x1 s2 at batch 8, now 3 x 2 run costs). */
 static int64_t pb_split_cost(const pb_geom *g, int64_t pb, int64_t slots)
 {
     const int64_t nb = (g->P + pb - 1) / pb, items = g->N * nb;
+    const int64_t full = pb_block_cost(g, pb), last = pb_block_cost(g, g->P - (nb - 1) * pb);
     int64_t worst = 0;
     for (int64_t s = 0; s < slots; s++) {
-        int64_t c = 0;
-        for (int64_t it = s * items / slots, en = (s + 1) * items / slots; it < en; it++)
-            c += pb_block_cost(g, pb_min(pb, g->P - (it % nb) * pb));
+        const int64_t b = s * items / slots, e = (s + 1) * items / slots;
+        const int64_t c = (e - b) * full - (e / nb - b / nb) * (full - last);
         worst = c > worst ? c : worst;
     }
     return worst;
@@ -199,31 +201,31 @@ static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, fl
 
 /* ---- the work split ------------------------------------------------------------------------ */
 
-static void pb_items(void *ctx, int64_t sb, int64_t se, int thread)
+/* Items [it0, it1) (trtl_runs_for) on the block buffer of scratch slot `slot`. */
+static void pb_items(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t it1)
 {
     const pb_job *j = ctx;
     const pb_geom *g = j->g;
     const int vl = g->wide ? 16 : 8, gr = g->wide ? PW_MR : 4;
     const int64_t P = g->P, C = g->C, K = g->K;
-    for (int64_t s = sb; s < se; s++) {
-        float *buf = j->buf + (j->steal ? thread : s) * j->slot_floats;
-        for (int64_t it = s * j->items / j->slots, en = (s + 1) * j->items / j->slots; it < en; it++) {
-            int64_t r = it % j->nrange, col = it / j->nrange, n = col / g->nblock, b = col % g->nblock;
-            int64_t p0 = b * g->pb, np = pb_min(g->pb, P - p0);
-            int64_t g0 = r * g->ngroup / j->nrange, g1 = (r + 1) * g->ngroup / j->nrange;
-            pb_copy(g, j->x + n * C * g->in_sp, p0, np, buf);
-            const float *res = j->res ? j->res + n * K * P + p0 : NULL;
-            float *y = j->y + n * K * P + p0;
-            for (int64_t gi = g0; gi < g1; gi++) {
-                for (int64_t q = 0, nq = pw_nchunks(np, vl, g->wide, P); q < nq; q++) {
-                    pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
-                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, buf + ch.p0, g->xs, j->bias,
-                                    res ? res + ch.p0 : NULL, y + ch.p0, P, &j->tile_epi);
-                }
-                if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
-                    for (int64_t k = gi * gr, ke = pb_min(k + gr, K); k < ke; k++)
-                        trtl_epi_act(j->epi, y + k * P, np);
+    (void)run;
+    float *buf = j->buf + slot * j->slot_floats;
+    for (int64_t it = it0; it < it1; it++) {
+        int64_t r = it % j->nrange, col = it / j->nrange, n = col / g->nblock, b = col % g->nblock;
+        int64_t p0 = b * g->pb, np = pb_min(g->pb, P - p0);
+        int64_t g0 = r * g->ngroup / j->nrange, g1 = (r + 1) * g->ngroup / j->nrange;
+        pb_copy(g, j->x + n * C * g->in_sp, p0, np, buf);
+        const float *res = j->res ? j->res + n * K * P + p0 : NULL;
+        float *y = j->y + n * K * P + p0;
+        for (int64_t gi = g0; gi < g1; gi++) {
+            for (int64_t q = 0, nq = pw_nchunks(np, vl, g->wide, P); q < nq; q++) {
+                pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
+                pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, buf + ch.p0, g->xs, j->bias,
+                                res ? res + ch.p0 : NULL, y + ch.p0, P, &j->tile_epi);
             }
+            if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
+                for (int64_t k = gi * gr, ke = pb_min(k + gr, K); k < ke; k++)
+                    trtl_epi_act(j->epi, y + k * P, np);
         }
     }
 }
@@ -270,7 +272,7 @@ static trtl_status pb_run(const trtl_kernel_args *a)
     pb_job j = {st, &g, (const float *)a->in[0].data,
                 nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL, res, (float *)a->out[0].data,
                 (float *)(((uintptr_t)a->scratch + PB_ALIGN - 1) & ~(uintptr_t)(PB_ALIGN - 1)), &nd->epi, nd->epi,
-                1, 0, 1, (int64_t)slot_floats, 0};
+                1, (int64_t)slot_floats};
     if (!trtl_act_is_fast(nd->epi.act))
         j.tile_epi.act = TRTL_ACT_NONE;
     int64_t slots = trtl_threads_for(a->pool, pb_flops(&g));
@@ -279,10 +281,8 @@ static trtl_status pb_run(const trtl_kernel_args *a)
     int64_t blocks = g.N * g.nblock;
     if (blocks < slots) /* fewer blocks than threads: split the output channels too */
         j.nrange = pb_min((slots + blocks - 1) / blocks, g.ngroup);
-    j.items = blocks * j.nrange;
-    slots = slots < j.items ? slots : j.items;
-    j.steal = trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j.items, &j.slots);
-    trtl_parallel_for(a->pool, j.slots, 1, pb_items, &j); /* fixed: a slot a thread, inline when 1 */
+    const trtl_runs runs = trtl_runs_plan(a->pool, slots, blocks * j.nrange);
+    trtl_runs_for(a->pool, &runs, pb_items, &j);
     return TRTL_OK;
 }
 

@@ -199,9 +199,7 @@ typedef struct cg_job {
     const trtl_epilogue *epi;
     const float *x, *bias, *res;
     float *y, *scratch;
-    int64_t items, n, grp; /* channel mode: the current image and group */
-    int64_t runs;          /* panel mode: runs of items handed to the pool */
-    int steal;             /* panel mode: runs are stolen, the scratch slot is the thread's pool index */
+    int64_t n, grp;        /* channel mode: the current image and group */
 } cg_job;
 
 /* Activation rows to prefetch while a block computes (pf_rows rows of pf_cols floats, in_sp apart; none: NULL). */
@@ -290,15 +288,11 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
     }
 }
 
-/* Panel mode: run r of j->runs contiguous runs of the items.  Fixed (j->steal 0): a run a slot, a slot a thread.
- * Stealing: TRTL_STEAL_RUNS runs a thread, which the pool deals out as four consecutive runs to each thread (the
- * same items as the fixed split) and then lets a thread that is done take the others' runs not yet started; a
- * run packs into the scratch slot of the thread's pool index. */
-static void panel_slots(void *ctx, int64_t rb, int64_t re, int thread)
+/* Panel mode: a run of the items (trtl_runs_for: fixed, a slot a thread, or stolen). */
+static void panel_slots(void *ctx, int64_t slot, int64_t r, int64_t b, int64_t e)
 {
-    const cg_job *j = ctx;
-    for (int64_t r = rb; r < re; r++)
-        panel_items(j, j->steal ? thread : r, r * j->items / j->runs, (r + 1) * j->items / j->runs);
+    (void)r;
+    panel_items(ctx, slot, b, e);
 }
 
 /* Channel mode, phase 1: depth rows of the shared B split over the slots. */
@@ -393,11 +387,8 @@ static trtl_status cg_run(const trtl_kernel_args *a)
             }
         return TRTL_OK;
     }
-    j.items = g.N * g.G * pl.npanels;
-    if (pl.slots < 1)
-        pl.slots = 1;
-    j.steal = trtl_steal_runs(a->pool, pl.slots, j.items, &j.runs);
-    trtl_parallel_for(a->pool, j.runs, 1, panel_slots, &j); /* fixed: a slot a thread, inline when 1 */
+    const trtl_runs runs = trtl_runs_plan(a->pool, pl.slots, g.N * g.G * pl.npanels);
+    trtl_runs_for(a->pool, &runs, panel_slots, &j);
     return TRTL_OK;
 }
 

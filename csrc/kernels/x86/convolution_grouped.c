@@ -93,8 +93,6 @@ typedef struct gd_job {
     const float *x, *bias, *res;
     float *y, *base;
     gd_layout l;
-    int64_t items, slots; /* slots: runs of items (trtl_steal_runs) */
-    int steal;            /* runs are stolen: the scratch slot is the thread's pool index */
     int32_t off[GD_MAX_TAPS]; /* tap (c, kh, kw): its phase plane and offset from the plane base */
 } gd_job;
 
@@ -253,7 +251,8 @@ static void block_portable(const float *pl, const int32_t *off, int64_t ntaps, c
     }
 }
 
-static void run_slots(void *ctx, int64_t sb, int64_t se, int thread)
+/* Items [it0, it1) (trtl_runs_for: (image, group)) on the phase planes of scratch slot `slot`. */
+static void run_slots(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t it1)
 {
     const gd_job *j = ctx;
     const trtl_conv_geom *g = j->g;
@@ -261,39 +260,38 @@ static void run_slots(void *ctx, int64_t sb, int64_t se, int thread)
     const gd_layout *l = &j->l;
     const int64_t ntaps = g->Cg * g->kvol, OH = g->out[1], OW = g->out[2], P = g->P;
     const int64_t nq = g->out[1] * l->wh; /* grid positions up to the last output row's end */
-    for (int64_t s = sb; s < se; s++) {
-        float *planes = j->base + (j->steal ? thread : s) * l->slot, *tmp = planes + g->Cg * l->s1 * l->s2 * l->plane;
-        for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
-            const int64_t n = it / g->G, grp = it % g->G;
-            build_planes(j, j->x + (n * g->C + grp * g->Cg) * g->in_sp, planes);
-            for (int64_t kb = 0; kb < st->nkb; kb++) {
-                const int64_t k0 = kb * GD_KB, kn = g->Kg - k0 < GD_KB ? g->Kg - k0 : GD_KB;
-                const float *w = st->w + (grp * st->nkb + kb) * ntaps * GD_KB;
-                float b8[GD_KB] = {0};
-                for (int64_t k = 0; k < kn; k++)
-                    b8[k] = j->bias ? j->bias[grp * g->Kg + k0 + k] : 0.0f;
-                if (st->isa == GD_AVX512)
-                    block512(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
-                else if (st->isa == GD_AVX2)
-                    block256(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
-                else
-                    block_portable(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
-                /* step 3: the grid's valid columns into the output (+ residual), then the activation */
-                const int64_t ch = n * g->K + grp * g->Kg + k0;
-                for (int64_t k = 0; k < kn; k++) {
-                    float *yk = j->y + (ch + k) * P;
-                    const float *rk = j->res ? j->res + (ch + k) * P : NULL;
-                    for (int64_t oh = 0; oh < OH; oh++) {
-                        const float *src = tmp + k * l->q + oh * l->wh;
-                        if (rk)
-                            for (int64_t ow = 0; ow < OW; ow++)
-                                yk[oh * OW + ow] = src[ow] + rk[oh * OW + ow];
-                        else
-                            memcpy(yk + oh * OW, src, (size_t)OW * sizeof(float));
-                    }
+    float *planes = j->base + slot * l->slot, *tmp = planes + g->Cg * l->s1 * l->s2 * l->plane;
+    (void)run;
+    for (int64_t it = it0; it < it1; it++) {
+        const int64_t n = it / g->G, grp = it % g->G;
+        build_planes(j, j->x + (n * g->C + grp * g->Cg) * g->in_sp, planes);
+        for (int64_t kb = 0; kb < st->nkb; kb++) {
+            const int64_t k0 = kb * GD_KB, kn = g->Kg - k0 < GD_KB ? g->Kg - k0 : GD_KB;
+            const float *w = st->w + (grp * st->nkb + kb) * ntaps * GD_KB;
+            float b8[GD_KB] = {0};
+            for (int64_t k = 0; k < kn; k++)
+                b8[k] = j->bias ? j->bias[grp * g->Kg + k0 + k] : 0.0f;
+            if (st->isa == GD_AVX512)
+                block512(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
+            else if (st->isa == GD_AVX2)
+                block256(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
+            else
+                block_portable(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
+            /* step 3: the grid's valid columns into the output (+ residual), then the activation */
+            const int64_t ch = n * g->K + grp * g->Kg + k0;
+            for (int64_t k = 0; k < kn; k++) {
+                float *yk = j->y + (ch + k) * P;
+                const float *rk = j->res ? j->res + (ch + k) * P : NULL;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const float *src = tmp + k * l->q + oh * l->wh;
+                    if (rk)
+                        for (int64_t ow = 0; ow < OW; ow++)
+                            yk[oh * OW + ow] = src[ow] + rk[oh * OW + ow];
+                    else
+                        memcpy(yk + oh * OW, src, (size_t)OW * sizeof(float));
                 }
-                trtl_epi_act(j->epi, j->y + ch * P, kn * P);
             }
+            trtl_epi_act(j->epi, j->y + ch * P, kn * P);
         }
     }
 }
@@ -351,10 +349,8 @@ static trtl_status gd_run(const trtl_kernel_args *a)
                                                   (double)g.P);
     if ((int64_t)(avail / (size_t)l.slot) < slots)
         slots = (int64_t)(avail / (size_t)l.slot);
-    j->items = g.N * g.G;
-    slots = slots < j->items ? slots : j->items;
-    j->steal = trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j->items, &j->slots);
-    trtl_parallel_for(a->pool, j->slots, 1, run_slots, j); /* fixed: a slot a thread, inline when 1 */
+    const trtl_runs runs = trtl_runs_plan(a->pool, slots, g.N * g.G);
+    trtl_runs_for(a->pool, &runs, run_slots, j);
     return TRTL_OK;
 }
 

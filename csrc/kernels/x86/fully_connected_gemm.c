@@ -13,7 +13,8 @@
  * Work items are (row block, channel chunk): at batch 1 the channels are cut into chunks of whole
  * tiles, so each thread streams its share of the weights once; with many rows the row blocks are
  * spread over the slots.  On a whole pool the tile-stationary orders cut about ITEMS_PER_THREAD
- * items a thread, claimed with stealing (a slot a pool thread); otherwise each slot runs a fixed run.
+ * items a thread.  Every order runs through trtl_runs_for: with a slot a pool thread the runs are stolen
+ * (blas_common.h), otherwise each slot runs a fixed run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -241,58 +242,45 @@ static void fg_item(fg_job *j, int64_t it, int64_t slot)
     }
 }
 
-/* Slots [sb, se), each a fixed run of the items (a pool with more threads than scratch slots). */
-static void fg_slots_tiles(void *ctx, int64_t sb, int64_t se, int thread)
+/* Items [b, e) (trtl_runs_for) on scratch slot `slot`, in a tile-stationary order. */
+static void fg_run_tiles(void *ctx, int64_t slot, int64_t r, int64_t b, int64_t e)
 {
-    fg_job *j = ctx;
-    const int64_t items = j->nmb * j->nnb;
-    (void)thread;
-    for (int64_t s = sb; s < se; s++)
-        for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++)
-            fg_item(j, it, s);
-}
-
-/* Items [b, e) on the calling thread's slot: the whole pool claims ITEMS_PER_THREAD items a thread with
- * stealing (threadpool.c), so a thread that starts late or is preempted leaves its items to the others
- * instead of holding the step. */
-static void fg_items_stealing(void *ctx, int64_t b, int64_t e, int thread)
-{
+    (void)r;
     for (int64_t it = b; it < e; it++)
-        fg_item(ctx, it, thread);
+        fg_item(ctx, it, slot);
 }
 
-static void fg_slots(void *ctx, int64_t sb, int64_t se, int thread)
+/* Items [it0, it1) (trtl_runs_for) on scratch slot `slot`, in the panel order. */
+static void fg_run_panels(void *ctx, int64_t slot, int64_t r, int64_t it0, int64_t it1)
 {
     const fg_job *j = ctx;
     const fg_state *st = j->st;
     const trtl_gemm_isa isa = st->isa;
     const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa), K = st->K, D = st->D;
     /* one row streams the weights once: no depth blocks needed */
-    const int64_t items = j->nmb * j->nnb, kcb = j->M == 1 ? D : ceil_div(D, ceil_div(D, KC_MAX));
-    (void)thread;
-    for (int64_t s = sb; s < se; s++) {
-        float *apack = j->scratch + s * j->slot_floats;
-        for (int64_t it = s * items / j->slots, end = (s + 1) * items / j->slots; it < end; it++) {
-            int64_t mb = it / j->nnb, nbi = it % j->nnb;
-            int64_t m0 = mb * MB, rows = j->M - m0 < MB ? j->M - m0 : MB;
-            int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
-            if (cols <= 0)
-                continue;
-            trtl_gemm_epi e = {NULL, j->bias ? j->bias + n0 : NULL, j->res ? j->res + m0 * K + n0 : NULL, K,
-                               j->epi->act, j->epi->alpha, j->epi->beta};
-            for (int64_t k0 = 0; k0 < D; k0 += kcb) {
-                int64_t kc = D - k0 < kcb ? D - k0 : kcb;
-                int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
-                const float *ap = j->x + m0 * D + k0; /* one row: read in place */
-                if (rows > 1) {
-                    trtl_gemm_pack_a(isa, ap, D, 1, rows, kc, apack);
-                    ap = apack;
-                } else {
-                    flags |= TRTL_GEMM_A_ROW;
-                }
-                trtl_gemm_block(isa, rows, cols, kc, ap, kc * mr, st->b + (n0 / nr) * st->ts + k0 * nr, st->ts,
-                                j->y + m0 * K + n0, K, &e, flags);
+    const int64_t kcb = j->M == 1 ? D : ceil_div(D, ceil_div(D, KC_MAX));
+    (void)r;
+    float *apack = j->scratch + slot * j->slot_floats;
+    for (int64_t it = it0; it < it1; it++) {
+        int64_t mb = it / j->nnb, nbi = it % j->nnb;
+        int64_t m0 = mb * MB, rows = j->M - m0 < MB ? j->M - m0 : MB;
+        int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
+        if (cols <= 0)
+            continue;
+        trtl_gemm_epi e = {NULL, j->bias ? j->bias + n0 : NULL, j->res ? j->res + m0 * K + n0 : NULL, K,
+                           j->epi->act, j->epi->alpha, j->epi->beta};
+        for (int64_t k0 = 0; k0 < D; k0 += kcb) {
+            int64_t kc = D - k0 < kcb ? D - k0 : kcb;
+            int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+            const float *ap = j->x + m0 * D + k0; /* one row: read in place */
+            if (rows > 1) {
+                trtl_gemm_pack_a(isa, ap, D, 1, rows, kc, apack);
+                ap = apack;
+            } else {
+                flags |= TRTL_GEMM_A_ROW;
             }
+            trtl_gemm_block(isa, rows, cols, kc, ap, kc * mr, st->b + (n0 / nr) * st->ts + k0 * nr, st->ts,
+                            j->y + m0 * K + n0, K, &e, flags);
         }
     }
 }
@@ -361,10 +349,10 @@ static trtl_status fg_run(const trtl_kernel_args *a)
             j.nb = ceil_div(ntiles, nnb) * nr;
             j.nnb = ceil_div(K, j.nb);
         }
-        trtl_parallel_for(a->pool, j.nmb * j.nnb, 1, fg_items_stealing, &j);
-        return TRTL_OK;
+        j.slots = t; /* a slot a pool thread: trtl_runs_plan steals */
     }
-    trtl_parallel_for(a->pool, j.slots, 1, tile_order ? fg_slots_tiles : fg_slots, &j); /* a slot a thread */
+    const trtl_runs runs = trtl_runs_plan(a->pool, j.slots, j.nmb * j.nnb);
+    trtl_runs_for(a->pool, &runs, tile_order ? fg_run_tiles : fg_run_panels, &j);
     return TRTL_OK;
 }
 
