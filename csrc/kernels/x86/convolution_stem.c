@@ -16,7 +16,7 @@
  *      vectors of 16 (24 accumulators); AVX2: KT = 4, V = 3 vectors of 8 (12); portable: the same tile in scalars;
  *   3. the block's band rows (contiguous per channel, still in cache) get the residual and the activation.
  * Padding is read as zeros and multiplied like the image (0 * NaN = NaN, as the reference).  Items are split over
- * the pool's threads in contiguous runs, stolen by threads that finish first (trtl_steal_runs).
+ * the pool's threads in contiguous runs, stolen by threads that finish first (trtl_runs_plan / trtl_runs_for).
  *
  * applies(): groups 1, 1..STEM_MAX_C input channels, 2-D (or 1-D), C*kh*kw <= STEM_MAX_TAPS, a band of one row fits
  * the slot limit.  A run at a shape that does not fit (or with too little scratch) computes the reference.
@@ -109,8 +109,6 @@ typedef struct stem_job {
     const float *x, *bias, *res;
     float *y, *base;
     stem_layout l;
-    int64_t items, runs;
-    int steal;
     int32_t off[STEM_MAX_TAPS]; /* tap (c, kh, kw): its phase plane and offset from the plane base */
 } stem_job;
 
@@ -363,49 +361,49 @@ __attribute__((target("avx2,fma"))) static void row256(const float *x, const int
         tile256(x + ow, off, ntaps, w, b, y + ow, ldy, kn, left, 1, &et);
 }
 
-static void run_items(void *ctx, int64_t rb, int64_t re, int thread)
+/* Items [ib, ie) (trtl_runs_for) on the band planes of scratch slot `slot`. */
+static void run_items(void *ctx, int64_t slot, int64_t r, int64_t ib, int64_t ie)
 {
+    (void)r;
     const stem_job *j = ctx;
     const trtl_conv_geom *g = j->g;
     const stem_state *st = j->st;
     const stem_layout *l = &j->l;
     const int64_t ntaps = g->C * g->kvol, OH = g->out[1], OW = g->out[2], P = g->P, kt = st->kt;
     const int fused = trtl_act_is_fast(j->epi->act);
-    for (int64_t r = rb; r < re; r++) {
-        float *planes = j->base + (j->steal ? thread : r) * l->slot;
-        for (int64_t it = r * j->items / j->runs, end = (r + 1) * j->items / j->runs; it < end; it++) {
-            const int64_t n = it / l->nbands, oh0 = it % l->nbands * l->rows;
-            const int64_t rows = OH - oh0 < l->rows ? OH - oh0 : l->rows;
-            build_planes(j, j->x + n * g->C * g->in_sp, oh0, planes);
-            for (int64_t kb = 0; kb < st->nkb; kb++) {
-                const int64_t k0 = kb * kt, kn = g->K - k0 < kt ? g->K - k0 : kt;
-                const float *w = st->w + kb * ntaps * kt;
-                float b[STEM_MAX_KT] = {0};
-                for (int64_t k = 0; k < kn; k++)
-                    b[k] = j->bias ? j->bias[k0 + k] : 0.0f;
-                float *yb = j->y + (n * g->K + k0) * P + oh0 * OW;
-                /* residual and a fast activation in the tiles' registers, else after the band (step 3) */
-                const float *rb = j->res ? j->res + (yb - j->y) : NULL;
-                for (int64_t lo = 0; lo < rows; lo++) {
-                    const float *xr = planes + lo * l->wh;
-                    float *yr = yb + lo * OW;
-                    const stem_epi e = {fused && rb ? rb + lo * OW : NULL, fused ? j->epi->act : TRTL_ACT_NONE,
-                                        j->epi->alpha, j->epi->beta};
-                    if (st->isa == STEM_AVX512)
-                        row512(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
-                    else if (st->isa == STEM_AVX2)
-                        row256(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
-                    else
-                        tile_portable(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
-                }
-                /* step 3: the block's band rows (contiguous per channel) + residual, then the activation */
-                for (int64_t k = 0; k < kn && !fused; k++) {
-                    float *yk = yb + k * P;
-                    if (rb)
-                        for (int64_t i = 0; i < rows * OW; i++)
-                            yk[i] += rb[k * P + i];
-                    trtl_epi_act(j->epi, yk, rows * OW);
-                }
+    float *planes = j->base + slot * l->slot;
+    for (int64_t it = ib; it < ie; it++) {
+        const int64_t n = it / l->nbands, oh0 = it % l->nbands * l->rows;
+        const int64_t rows = OH - oh0 < l->rows ? OH - oh0 : l->rows;
+        build_planes(j, j->x + n * g->C * g->in_sp, oh0, planes);
+        for (int64_t kb = 0; kb < st->nkb; kb++) {
+            const int64_t k0 = kb * kt, kn = g->K - k0 < kt ? g->K - k0 : kt;
+            const float *w = st->w + kb * ntaps * kt;
+            float b[STEM_MAX_KT] = {0};
+            for (int64_t k = 0; k < kn; k++)
+                b[k] = j->bias ? j->bias[k0 + k] : 0.0f;
+            float *yb = j->y + (n * g->K + k0) * P + oh0 * OW;
+            /* residual and a fast activation in the tiles' registers, else after the band (step 3) */
+            const float *rb = j->res ? j->res + (yb - j->y) : NULL;
+            for (int64_t lo = 0; lo < rows; lo++) {
+                const float *xr = planes + lo * l->wh;
+                float *yr = yb + lo * OW;
+                const stem_epi e = {fused && rb ? rb + lo * OW : NULL, fused ? j->epi->act : TRTL_ACT_NONE,
+                                    j->epi->alpha, j->epi->beta};
+                if (st->isa == STEM_AVX512)
+                    row512(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
+                else if (st->isa == STEM_AVX2)
+                    row256(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
+                else
+                    tile_portable(xr, j->off, ntaps, w, b, yr, P, kn, OW, &e);
+            }
+            /* step 3: the block's band rows (contiguous per channel) + residual, then the activation */
+            for (int64_t k = 0; k < kn && !fused; k++) {
+                float *yk = yb + k * P;
+                if (rb)
+                    for (int64_t i = 0; i < rows * OW; i++)
+                        yk[i] += rb[k * P + i];
+                trtl_epi_act(j->epi, yk, rows * OW);
             }
         }
     }
@@ -463,10 +461,8 @@ static trtl_status stem_run(const trtl_kernel_args *a)
     const size_t avail = (a->scratch_size - job_bytes - 128) / sizeof(float);
     if ((int64_t)(avail / (size_t)l.slot) < slots)
         slots = (int64_t)(avail / (size_t)l.slot);
-    j->items = g.N * l.nbands;
-    slots = slots < j->items ? slots : j->items;
-    j->steal = trtl_steal_runs(a->pool, slots < 1 ? 1 : slots, j->items, &j->runs);
-    trtl_parallel_for(a->pool, j->runs, 1, run_items, j);
+    const trtl_runs runs = trtl_runs_plan(a->pool, slots, g.N * l.nbands);
+    trtl_runs_for(a->pool, &runs, run_items, j);
     return TRTL_OK;
 }
 
