@@ -5,7 +5,8 @@
  *
  *   make build && gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/linear_bench.c \
  *       -o build/linear_bench -Lbuild -ltrtlite -lm -Wl,-rpath,build
- *   build/linear_bench [filter] [--reps N] [--gelu] [--cold] [--peak GFLOPS]
+ *   build/linear_bench [filter] [--reps N] [--gelu] [--cold] [--peak GFLOPS] [--shape M,D,K]
+ *   (--shape: that one shape only; options before it apply)
  *
  * Each figure is the minimum thread CPU time over --reps runs (default 10) after a warm-up run (the machine is
  * shared; CPU time is what it can still compare).  --peak: the core's fp32 FMA peak for the "% peak" column
@@ -103,6 +104,15 @@ int main(int argc, char **argv)
             g_cold = 1;
         else if (!strcmp(argv[i], "--gelu"))
             g_gelu = 1;
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            long long m, d, k;
+            if (sscanf(argv[++i], "%lld,%lld,%lld", &m, &d, &k) != 3)
+                return 1;
+            char name[64];
+            snprintf(name, sizeof name, "M%lld %lld->%lld", m, d, k);
+            bench(name, m, d, k);
+            return 0;
+        }
         else
             filter = argv[i];
     }

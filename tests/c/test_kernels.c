@@ -2005,8 +2005,10 @@ static int shuffle_case(int rank, const int64_t *d, int kind)
 
 static void test_shuffle(int ncases)
 {
-    static const struct { int rank; int64_t d[4]; } sh[] = {
+    /* {5, 7, 3, 3, 32}, {6, 3, 7, 32}: Swin's q / k / v permute and attention output (rows of 32, carries) */
+    static const struct { int rank; int64_t d[5]; } sh[] = {
         {4, {1, 56, 56, 96}}, {4, {2, 24, 7, 9}}, {3, {3, 17, 33}}, {2, {64, 8}}, {4, {1, 2, 3, 40}}, {1, {5}},
+        {5, {5, 7, 3, 3, 32}}, {4, {6, 3, 7, 32}},
     };
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1)
