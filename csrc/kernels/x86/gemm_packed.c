@@ -309,6 +309,12 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
         pf_line(u, &pf, &pf_col);
         UKR256_STEP;
     }
+    for (; k >= 4; k -= 4) {
+        UKR256_STEP;
+        UKR256_STEP;
+        UKR256_STEP;
+        UKR256_STEP;
+    }
     for (; k > 0; k--)
         UKR256_STEP;
 #undef UKR256_STEP
