@@ -375,46 +375,80 @@ __attribute__((target("avx2,fma"))) static void gemv256_2(const ukr_args *u) { g
 
 /* ---- AVX-512 --------------------------------------------------------------------------------- */
 
-__attribute__((target("avx512f"), always_inline)) static inline __m512
-epi16(const ukr_args *u, __m512 x, const float *cp, int r, int v, __mmask16 m, __m512 va, __m512 vb)
-{
-    if (u->flags & TRTL_GEMM_ACC)
-        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, cp));
-    if (u->flags & TRTL_GEMM_LAST) {
-        if (u->row_bias)
-            x = _mm512_add_ps(x, _mm512_set1_ps(u->row_bias[r]));
-        if (u->col_bias)
-            x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->col_bias + 16 * v));
-        if (u->res)
-            x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->res + r * u->ldr + 16 * v));
-        x = trtl_act16(x, u->act, va, vb);
-    }
-    return x;
-}
+#define ACT_TILE16(A)                                                                                             \
+    do {                                                                                                          \
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) \
+            acc[r][v] = trtl_act16(acc[r][v], A, va, vb);                                                         \
+    } while (0)
 
-/* The store of an R x NV zmm tile (vectors masked to the valid columns). */
+/* The store of an R x NV zmm tile (vectors masked to the valid columns), its epilogue as epi_tile8's: each operand
+ * tested once a tile, the pointers in locals, the column bias loaded once, the same additions in the same order
+ * (+ C, + row bias, + column bias, + residual, activation). */
 __attribute__((target("avx512f"), always_inline)) static inline void store512(const ukr_args *u,
                                                                              __m512 (*acc)[AVX512_NV], const int R,
                                                                              const int NV)
 {
-    const __m512 va = _mm512_set1_ps(u->alpha), vb = _mm512_set1_ps(u->beta);
     float *c = u->c;
     const int64_t ldc = u->ldc;
+    const int flags = u->flags;
     __mmask16 mv[AVX512_NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; v++) {
         const int n = u->cols - 16 * v; /* columns in vector v */
         mv[v] = (__mmask16)(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1u);
     }
+    if (flags & TRTL_GEMM_ACC)
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_maskz_loadu_ps(mv[v], c + r * ldc + 16 * v));
+    if (flags & TRTL_GEMM_LAST) {
+        const float *rb = u->row_bias, *cb = u->col_bias, *res = u->res;
+        const int64_t ldr = u->ldr;
+        const int32_t act = u->act;
+        if (rb)
+#pragma GCC unroll 16
+            for (int r = 0; r < R; r++) {
+                const __m512 x = _mm512_set1_ps(rb[r]);
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], x);
+            }
+        if (cb) {
+            __m512 bv[AVX512_NV];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                bv[v] = _mm512_maskz_loadu_ps(mv[v], cb + 16 * v);
+#pragma GCC unroll 16
+            for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], bv[v]);
+        }
+        if (res)
+#pragma GCC unroll 16
+            for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_maskz_loadu_ps(mv[v], res + r * ldr + 16 * v));
+        if (act != TRTL_ACT_NONE) {
+            const __m512 va = _mm512_set1_ps(u->alpha), vb = _mm512_set1_ps(u->beta);
+            switch (act) {
+            case TRTL_ACT_RELU: ACT_TILE16(TRTL_ACT_RELU); break;
+            case TRTL_ACT_LEAKY_RELU: ACT_TILE16(TRTL_ACT_LEAKY_RELU); break;
+            case TRTL_ACT_CLIP: ACT_TILE16(TRTL_ACT_CLIP); break;
+            default: ACT_TILE16(act); break;
+            }
+        }
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; v++) {
-            float *cp = c + r * ldc + 16 * v;
-            const __mmask16 m = mv[v];
-            _mm512_mask_storeu_ps(cp, m, epi16(u, acc[r][v], cp, r, v, m, va, vb));
-        }
+        for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mv[v], acc[r][v]);
 }
+#undef ACT_TILE16
 
 __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(const ukr_args *u, const int R,
                                                                                  const int NV, const int PK)
