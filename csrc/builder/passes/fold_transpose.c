@@ -14,8 +14,15 @@
  *      since every matrix multiply kernel takes transposed operands (kernels/blas/matrix_multiply.c,
  *      ref/matrix_multiply.c); the multiply reads x.  The shuffle stays for its other consumers and
  *      is removed by the dead-layer clean-up when none is left.
- * Same values exactly: a transpose moves elements, and the multiply reads the same ones.  Runs
- * before attention fusion, which then sees Q K^T as one multiply with op1 TRANSPOSE. */
+ *   3. A layer normalization over the last dim between a pure transpose T1 (p) and a pure transpose T2 back
+ *      (p[q[i]] = i), each the other's only neighbour (T1's result read by the normalization only, the
+ *      normalization's by T2 only, neither a network output), becomes one normalization over dim p[r-1] of T1's
+ *      input, writing T2's output: PyTorch exports ConvNeXt's LayerNorm2d (channels of NCHW) as permute ->
+ *      LayerNorm -> permute back.  Its scale and bias (FLOAT constants read by it only, 1 in every dim but the
+ *      last) are re-shaped to vary along dim p[r-1] (same values, same order); "normalization.channels" runs it.
+ * Same values exactly: a transpose moves elements, and the multiply reads the same ones; the normalization
+ * computes the same slices.  Runs before attention fusion, which then sees Q K^T as one multiply with op1
+ * TRANSPOSE. */
 #include <string.h>
 
 #include "builder/passes/passes.h"
@@ -107,12 +114,74 @@ static trtl_status into_matmul(trtl_bgraph *g, trtl_pass_log *log)
     return TRTL_OK;
 }
 
+/* Constant t (scale or bias of normalization node i, rank r) may be re-shaped to vary along dim a instead of the
+ * last: FLOAT, read by node i only, 1 in every dim but the last. */
+static int affine_movable(const trtl_bgraph *g, int32_t t, int r)
+{
+    const trtl_bg_tensor *c = &g->t[t];
+    if (c->kind != TRTL_TK_CONSTANT || !c->data || c->dtype != TRTL_FLOAT || c->dmax.nb_dims != r ||
+        trtl_bg_consumers(g, t, NULL) != 1 || trtl_bg_is_output(g, t))
+        return 0;
+    for (int d = 0; d < r - 1; d++)
+        if (c->dmax.d[d] != 1)
+            return 0;
+    return 1;
+}
+
+static void affine_move(trtl_bgraph *g, int32_t t, int r, int a)
+{
+    trtl_bg_tensor *c = &g->t[t];
+    const int64_t n = c->dmax.d[r - 1];
+    trtl_dims d;
+    d.nb_dims = r;
+    for (int k = 0; k < r; k++)
+        d.d[k] = k == a ? n : 1;
+    c->dmin = c->dopt = c->dmax = d;
+}
+
+static trtl_status norm_channels(trtl_bgraph *g, trtl_pass_log *log)
+{
+    int32_t p1[TRTL_MAX_DIMS], p2[TRTL_MAX_DIMS];
+    for (int32_t i = 0; i < g->nn; i++) {
+        trtl_node *n = &g->n[i].n;
+        if (g->n[i].dead || n->op != TRTL_OP_NORMALIZATION || n->n_in != 3 || n->p.norm.num_groups > 1 ||
+            n->epi.act != TRTL_ACT_NONE || n->epi.has_residual)
+            continue;
+        int32_t a1 = trtl_pm_inner(g, n->in[0], 1);
+        int r = a1 < 0 ? -1 : trtl_pm_pure_transpose(g, a1, p1);
+        if (r < 2 || n->p.norm.axes != 1u << (r - 1))
+            continue;
+        int32_t a2 = -1;
+        if (trtl_pm_inner(g, n->out[0], 1) != i || trtl_bg_consumers(g, n->out[0], &a2) != 1 || a2 < 0 ||
+            trtl_pm_pure_transpose(g, a2, p2) != r)
+            continue;
+        int inverse = 1;
+        for (int d = 0; d < r; d++)
+            inverse &= p1[p2[d]] == d;
+        if (!inverse || !affine_movable(g, n->in[1], r) || !affine_movable(g, n->in[2], r))
+            continue;
+        const int a = p1[r - 1];
+        trtl_pass_log_add(log, "'%s' -> '%s' -> '%s' is one normalization over dim %d", g->n[a1].n.name, n->name,
+                          g->n[a2].n.name, a);
+        affine_move(g, n->in[1], r, a);
+        affine_move(g, n->in[2], r, a);
+        n->in[0] = g->n[a1].n.in[0];
+        n->p.norm.axes = 1u << a;
+        n->out[0] = g->n[a2].n.out[0];
+        g->t[n->out[0]].producer = i;
+        g->n[a1].dead = 1;
+        g->n[a2].dead = 1;
+    }
+    return TRTL_OK;
+}
+
 trtl_status trtl_pass_fold_transpose(trtl_bgraph *g)
 {
     trtl_pass_log log;
     trtl_pass_log_init(&log, "transpose folding");
     TRTL_TRY(compose(g, &log));
     TRTL_TRY(into_matmul(g, &log));
+    TRTL_TRY(norm_channels(g, &log));
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }
