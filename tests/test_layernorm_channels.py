@@ -1,6 +1,7 @@
 """Layer normalization over the channels of an NCHW tensor (issue #10, ConvNeXt's LayerNorm2d): the fold_transpose
 pass turns permute(0, 2, 3, 1) -> LayerNorm(last dim) -> permute(0, 3, 1, 2) into one normalization over dim 1,
-which "normalization.channels" (csrc/kernels/x86/normalization_channels.c) runs.
+which "normalization.channels" (csrc/kernels/x86/normalization_channels.c) runs; and ConvNeXt's layer scale after
+the transpose back (x W + b -> permute -> * gamma) folded into W and b.
 
 Each network is built with the pass on and off (and at level 0) and compared with a numpy float64 reference; the
 inspector says which steps are left.  Where the pass must not fire (the normalized tensor also a network output,
@@ -150,3 +151,105 @@ def test_onnx_layernorm2d_vs_onnxruntime(tmp_path):
         assert ks.count("shuffle.transpose") == (2 if off else 0), ks
         got = engine.create_execution_context().infer({"x": x})["y"]
         assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+# ---- layer scale folded across the transpose (fold_transpose rewrite 4) ----------------------------------------
+
+def layer_scale_block(transposed=False, gamma_dim=1, shared_w=False, mid_output=False, shape=(1, 5, 7, 12), N=20):
+    """x [1, H, W, K] -> x W + b -> permute(0, 3, 1, 2) -> * gamma [1, N, 1, 1] -> + r (ConvNeXt's block end).
+    transposed: W given as [1, 1, N, K] with TRANSPOSE; gamma_dim: the dim gamma varies along (1: the channels);
+    shared_w: W also feeds a second multiply (an extra output); mid_output: the transposed result is an output."""
+    def make(net, rng):
+        _, H, W_, K = shape
+        x = rng.standard_normal(shape).astype(np.float32)
+        r = rng.standard_normal((1, N, H, W_)).astype(np.float32)
+        w = (0.3 * rng.standard_normal((1, 1, K, N))).astype(np.float32)
+        b = rng.standard_normal((1, 1, 1, N)).astype(np.float32)
+        gshape = [1, 1, 1, 1]
+        gshape[gamma_dim] = (N, H, W_)[gamma_dim - 1] if gamma_dim else 1
+        gam = (0.5 + rng.random(gshape)).astype(np.float32)
+        xi, ri = net.add_input("x", trt.float32, shape), net.add_input("r", trt.float32, (1, N, H, W_))
+        wc = const(net, np.ascontiguousarray(w.transpose(0, 1, 3, 2)) if transposed else w)
+        mm = net.add_matrix_multiply(xi, trt.MatrixOperation.NONE, wc,
+                                     trt.MatrixOperation.TRANSPOSE if transposed else trt.MatrixOperation.NONE)
+        add = net.add_elementwise(mm.get_output(0), const(net, b), trt.ElementWiseOperation.SUM)
+        t = net.add_shuffle(add.get_output(0))
+        t.first_transpose = (0, 3, 1, 2)
+        mul = net.add_elementwise(t.get_output(0), const(net, gam), trt.ElementWiseOperation.PROD)
+        out = net.add_elementwise(mul.get_output(0), ri, trt.ElementWiseOperation.SUM)
+        lin = (x.astype(np.float64) @ w[0, 0] + b).transpose(0, 3, 1, 2)
+        outs, refs = [out.get_output(0)], [lin * gam + r]
+        if shared_w:
+            outs.append(net.add_matrix_multiply(xi, trt.MatrixOperation.NONE, wc, mm.op1).get_output(0))
+            refs.append(x.astype(np.float64) @ w[0, 0])
+        if mid_output:
+            outs.append(t.get_output(0))
+            refs.append(lin)
+        return {"x": x, "r": r}, outs, refs
+    return make
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_layer_scale_folds_into_linear(transposed):
+    """The pass on: the product step is gone (W's columns and b scaled); off / level 0: it stays; all vs float64."""
+    make = layer_scale_block(transposed=transposed)
+    counts = {}
+    for off, level in (((), None), (("fold_transpose",), None), ((), 0)):
+        engine, inputs, refs = build(make, off, level)
+        counts[(off, level)] = len(kernels(engine))
+        out = engine.create_execution_context().infer(inputs)["out0"]
+        assert_close(out, refs[0], rtol=1e-4, atol=1e-4)
+    assert counts[((), None)] == counts[(("fold_transpose",), None)] - 1, counts
+
+
+@pytest.mark.parametrize("case", [dict(gamma_dim=2), dict(shared_w=True), dict(mid_output=True)])
+def test_layer_scale_must_not_fold(case):
+    """gamma along a spatial dim, W read by another layer, the transposed result an output: the product stays (same
+    step count as with the pass off), and every output matches float64."""
+    make = layer_scale_block(**case)
+    on, inputs, refs = build(make)
+    off, _, _ = build(make, ("fold_transpose",))
+    assert len(kernels(on)) == len(kernels(off)), (kernels(on), kernels(off))
+    outs = on.create_execution_context().infer(inputs)
+    for i, r in enumerate(refs):
+        assert_close(outs["out%d" % i], r, rtol=1e-4, atol=1e-4)
+
+
+def test_onnx_layer_scale_vs_onnxruntime(tmp_path):
+    """ConvNeXt's block end as ONNX exports it (MatMul by a 2-D weight, Add, Transpose, Mul by [N, 1, 1], Add) with the
+    pass on and off against onnxruntime: the Mul step is gone with the pass on."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(2)
+    K, N, H, W = 24, 16, 6, 9
+    w = (0.3 * rng.standard_normal((K, N))).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    gam = (0.5 + rng.random((N, 1, 1))).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["a"]),
+        helper.make_node("Transpose", ["a"], ["t"], perm=[0, 3, 1, 2]), helper.make_node("Mul", ["g", "t"], ["s"]),
+        helper.make_node("Add", ["s", "r"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "ls", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, H, W, K]),
+                                            helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, N, H, W])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(a, n) for a, n in ((w, "w"), (b, "b"), (gam, "g"))])
+    path = str(tmp_path / "ls.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    feeds = {"x": rng.standard_normal((1, H, W, K)).astype(np.float32),
+             "r": rng.standard_normal((1, N, H, W)).astype(np.float32)}
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    steps = {}
+    for off in ((), ("fold_transpose",)):
+        builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+        net = builder.create_network(EXPLICIT)
+        assert trt.OnnxParser(net, trt.Logger(trt.Logger.WARNING)).parse_from_file(path)
+        config = builder.create_builder_config()
+        config.avg_timing_iterations = 0
+        for p in off:
+            config.set_pass_enabled(p, False)
+        engine = builder.build_engine(net, config)
+        steps[off] = len(kernels(engine))
+        assert_close(engine.create_execution_context().infer(feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    assert steps[()] == steps[("fold_transpose",)] - 1, steps
