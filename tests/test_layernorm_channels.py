@@ -31,7 +31,7 @@ def ln_ref(x, axis, s, b, eps):
     return (x - m) / np.sqrt(v + eps) * s + b
 
 
-def build(make, off=(), level=None):
+def build(make, off=(), level=None, flags=()):
     builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
     net = builder.create_network(EXPLICIT)
     inputs, outs, refs = make(net, np.random.default_rng(0))
@@ -42,6 +42,8 @@ def build(make, off=(), level=None):
     config.avg_timing_iterations = 0
     if level is not None:
         config.builder_optimization_level = level
+    for f in flags:
+        config.set_flag(f)
     for p in off:
         config.set_pass_enabled(p, False)
     engine = builder.build_engine(net, config)
@@ -253,3 +255,13 @@ def test_onnx_layer_scale_vs_onnxruntime(tmp_path):
         steps[off] = len(kernels(engine))
         assert_close(engine.create_execution_context().infer(feeds)["y"], want, rtol=1e-4, atol=1e-4)
     assert steps[()] == steps[("fold_transpose",)] - 1, steps
+
+
+def test_refit_builds_keep_weights_as_given():
+    """Under BuilderFlag.REFIT neither rewrite runs (the layer norm's transposes and the layer-scale product stay:
+    the same steps as with the pass off), and both networks still match float64."""
+    for make in (layernorm2d((1, 13, 5, 7)), layer_scale_block()):
+        on, inputs, refs = build(make, flags=(trt.BuilderFlag.REFIT,))
+        off, _, _ = build(make, ("fold_transpose",), flags=(trt.BuilderFlag.REFIT,))
+        assert kernels(on) == kernels(off), (kernels(on), kernels(off))
+        assert_close(on.create_execution_context().infer(inputs)["out0"], refs[0], rtol=1e-4, atol=1e-4)

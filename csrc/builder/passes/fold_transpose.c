@@ -27,6 +27,7 @@
  *      constants read by that layer only, the multiply, add and transpose results each read by the next step only;
  *      the product's readers read the transpose's result.  W and b get new scaled buffers (another tensor may
  *      share the old ones).  Not the same values exactly: (x W + b) g rounds once more than x (W g) + b g.
+ * 3 and 4 are skipped under BuilderFlag.REFIT (weights stay as given, where refit finds them).
  * Same values exactly in 1-3: a transpose moves elements, and the multiply reads the same ones; the normalization
  * computes the same slices.  Runs before attention fusion, which then sees Q K^T as one multiply with op1
  * TRANSPOSE. */
@@ -279,8 +280,13 @@ trtl_status trtl_pass_fold_transpose(trtl_bgraph *g)
     trtl_pass_log_init(&log, "transpose folding");
     TRTL_TRY(compose(g, &log));
     TRTL_TRY(into_matmul(g, &log));
-    TRTL_TRY(norm_channels(g, &log));
-    TRTL_TRY(layer_scale(g, &log));
+    if ((g->cfg->flags >> TRTL_FLAG_REFIT) & 1u) { /* 3 re-shapes, 4 changes weights that refit may replace */
+        trtl_log(TRTL_LOG_INFO, "builder pass 'fold_transpose': normalization and layer-scale folding skipped: "
+                                "BuilderFlag.REFIT keeps weights as given");
+    } else {
+        TRTL_TRY(norm_channels(g, &log));
+        TRTL_TRY(layer_scale(g, &log));
+    }
     trtl_pass_log_done(&log);
     return TRTL_OK;
 }
