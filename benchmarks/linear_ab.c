@@ -59,15 +59,8 @@ int main(int argc, char **argv)
     float *x = bench_rand_buf(M * D, 2.0f), *w = bench_rand_buf(K * D, 0.1f), *b = bench_rand_buf(K, 1.0f);
     float *r = bench_rand_buf(M * K, 1.0f), *y[2] = {calloc((size_t)(M * K), 4), calloc((size_t)(M * K), 4)};
     trtl_node nd;
-    memset(&nd, 0, sizeof nd);
-    nd.op = TRTL_OP_LINEAR;
-    nd.name = "ab";
+    bench_linear_node(&nd, "ab", D, K, w, b, gelu ? TRTL_ACT_GELU_ERF : TRTL_ACT_NONE);
     nd.n_in = res ? 2 : 1;
-    nd.n_out = 1;
-    nd.p.fc.num_output_channels = (int32_t)K;
-    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
-    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
-    nd.epi.act = gelu ? TRTL_ACT_GELU_ERF : TRTL_ACT_NONE;
     nd.epi.has_residual = res;
     trtl_tensor_view in[2] = {{x, {2, {M, D}}, TRTL_FLOAT}, {r, {2, {M, K}}, TRTL_FLOAT}};
     trtl_tensor_view out[2] = {{y[0], {2, {M, K}}, TRTL_FLOAT}, {y[1], {2, {M, K}}, TRTL_FLOAT}};

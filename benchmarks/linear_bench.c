@@ -46,13 +46,7 @@ static void bench(const char *name, int64_t M, int64_t D, int64_t K)
     float *x = bench_rand_buf(M * D, 2.0f), *w = bench_rand_buf(K * D, 0.1f), *b = bench_rand_buf(K, 1.0f);
     float *y = calloc((size_t)(M * K), sizeof(float)), *r = calloc((size_t)(M * K), sizeof(float));
     trtl_node nd;
-    memset(&nd, 0, sizeof nd);
-    nd.op = TRTL_OP_LINEAR;
-    nd.name = (char *)name;
-    nd.p.fc.num_output_channels = (int32_t)K;
-    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
-    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
-    nd.epi.act = g_gelu ? TRTL_ACT_GELU_ERF : TRTL_ACT_NONE;
+    bench_linear_node(&nd, name, D, K, w, b, g_gelu ? TRTL_ACT_GELU_ERF : TRTL_ACT_NONE);
     trtl_tensor_view in = {x, {2, {M, D}}, TRTL_FLOAT}, out = {y, {2, {M, K}}, TRTL_FLOAT};
     const trtl_kernel *k = &trtl_kernel_linear_packed_gemm;
     void *state = NULL;
