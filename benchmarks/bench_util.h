@@ -66,6 +66,19 @@ static inline double bench_time_kernel(const trtl_kernel *k, trtl_node *nd, cons
     return best;
 }
 
+/* A LINEAR node (Y = X W^T + b, W [K, D]) named `name` with activation `act` (linear_bench.c, linear_ab.c). */
+static inline void bench_linear_node(trtl_node *nd, const char *name, int64_t D, int64_t K, float *w, float *b, int act)
+{
+    memset(nd, 0, sizeof *nd);
+    nd->op = TRTL_OP_LINEAR;
+    nd->name = (char *)name;
+    nd->n_in = nd->n_out = 1;
+    nd->p.fc.num_output_channels = (int32_t)K;
+    nd->p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
+    nd->p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
+    nd->epi.act = act;
+}
+
 /* One 2-D convolution layer (batch 1, square map and kernel, bias, fused activation `act`) on random weights and
  * input, for timing conv kernels against each other: pads = dilation * (k - 1) / 2 ("same" for stride 1). */
 typedef struct bench_conv {

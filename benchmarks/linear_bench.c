@@ -5,7 +5,8 @@
  *
  *   make build && gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/linear_bench.c \
  *       -o build/linear_bench -Lbuild -ltrtlite -lm -Wl,-rpath,build
- *   build/linear_bench [filter] [--reps N] [--gelu] [--cold] [--peak GFLOPS]
+ *   build/linear_bench [filter] [--reps N] [--gelu] [--cold] [--peak GFLOPS] [--shape M,D,K]
+ *   (--shape: that one shape only; options before it apply)
  *
  * Each figure is the minimum thread CPU time over --reps runs (default 10) after a warm-up run (the machine is
  * shared; CPU time is what it can still compare).  --peak: the core's fp32 FMA peak for the "% peak" column
@@ -45,13 +46,7 @@ static void bench(const char *name, int64_t M, int64_t D, int64_t K)
     float *x = bench_rand_buf(M * D, 2.0f), *w = bench_rand_buf(K * D, 0.1f), *b = bench_rand_buf(K, 1.0f);
     float *y = calloc((size_t)(M * K), sizeof(float)), *r = calloc((size_t)(M * K), sizeof(float));
     trtl_node nd;
-    memset(&nd, 0, sizeof nd);
-    nd.op = TRTL_OP_LINEAR;
-    nd.name = (char *)name;
-    nd.p.fc.num_output_channels = (int32_t)K;
-    nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
-    nd.p.fc.bias = (trtl_weights){TRTL_FLOAT, b, K};
-    nd.epi.act = g_gelu ? TRTL_ACT_GELU_ERF : TRTL_ACT_NONE;
+    bench_linear_node(&nd, name, D, K, w, b, g_gelu ? TRTL_ACT_GELU_ERF : TRTL_ACT_NONE);
     trtl_tensor_view in = {x, {2, {M, D}}, TRTL_FLOAT}, out = {y, {2, {M, K}}, TRTL_FLOAT};
     const trtl_kernel *k = &trtl_kernel_linear_packed_gemm;
     void *state = NULL;
@@ -103,6 +98,15 @@ int main(int argc, char **argv)
             g_cold = 1;
         else if (!strcmp(argv[i], "--gelu"))
             g_gelu = 1;
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            long long m, d, k;
+            if (sscanf(argv[++i], "%lld,%lld,%lld", &m, &d, &k) != 3)
+                return 1;
+            char name[64];
+            snprintf(name, sizeof name, "M%lld %lld->%lld", m, d, k);
+            bench(name, m, d, k);
+            return 0;
+        }
         else
             filter = argv[i];
     }

@@ -33,6 +33,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_reduce_inner)                                                                \
     X(trtl_kernel_softmax_simd)                                                               \
     X(trtl_kernel_normalization_rows)                                                         \
+    X(trtl_kernel_normalization_channels)                                                     \
     X(trtl_kernel_shuffle_transpose)                                                          \
     X(trtl_kernel_concat_copy)                                                                \
     X(trtl_kernel_slice_rows)                                                                 \

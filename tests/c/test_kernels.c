@@ -1787,6 +1787,7 @@ static void test_applies(void)
 
 extern const trtl_kernel trtl_kernel_softmax_simd;
 extern const trtl_kernel trtl_kernel_normalization_rows;
+extern const trtl_kernel trtl_kernel_normalization_channels;
 extern const trtl_kernel trtl_kernel_shuffle_transpose;
 extern const trtl_kernel trtl_kernel_concat_copy;
 extern const trtl_kernel trtl_kernel_slice_rows;
@@ -1885,6 +1886,9 @@ out:
     trtl_cpu_set_mask(~0u);
 }
 
+/* The normalization kernel norm_case tests (test_normalization: .rows, test_normalization_channels: .channels). */
+static const trtl_kernel *g_norm_kernel = &trtl_kernel_normalization_rows;
+
 /* x of rank r, axes / groups as given; scale and bias dims: each dim 1 or x's (sbits / bbits: which
  * dims are x's), group: dim 1 may be G (sgroup / bgroup). */
 static int norm_case(int r, const int64_t *d, uint32_t axes, int G, uint32_t sbits, uint32_t bbits, int sgroup,
@@ -1921,14 +1925,13 @@ static int norm_case(int r, const int64_t *d, uint32_t axes, int G, uint32_t sbi
              trtl_dims_str(&bdims, bs, sizeof bs), (unsigned)axes, G, special, trtl_cpu_features());
     int r2 = 0;
     trtl_dims ind[3] = {xdims, sdims, bdims};
-    int got = trtl_kernel_normalization_rows.applies(&nd, ind);
+    int got = g_norm_kernel->applies(&nd, ind);
     if (got != want_applies) {
-        fprintf(stderr, "FAIL applies %s [%s]: says %d, want %d\n", trtl_kernel_normalization_rows.name, g_desc, got,
-                want_applies);
+        fprintf(stderr, "FAIL applies %s [%s]: says %d, want %d\n", g_norm_kernel->name, g_desc, got, want_applies);
         g_failures++;
         r2 = 1;
     } else if (got) {
-        r2 = ref_vs(&trtl_kernel_normalization_rows, trtl_ref_normalization, &nd, in, &xdims);
+        r2 = ref_vs(g_norm_kernel, trtl_ref_normalization, &nd, in, &xdims);
     }
     g_cases++;
     free(x);
@@ -1985,6 +1988,43 @@ static void test_normalization(int ncases)
         }
     }
 out:
+    trtl_cpu_set_mask(~0u);
+}
+
+/* "normalization.channels": one normalized axis that is not the last (ConvNeXt's LayerNorm2d over NCHW channels),
+ * scale / bias per channel or one value; pixel counts with every tail (32-, 16-, 8-pixel vectors, single pixels);
+ * NaN / Inf; cases it must refuse (the last axis, two axes, groups, scale varying along another dim); random
+ * shapes; every ISA variant this CPU has and the portable loop. */
+static void test_normalization_channels(int ncases)
+{
+    static const int64_t cnx[4] = {1, 96, 14, 14}, odd[4] = {2, 13, 5, 7}, r3[3] = {3, 33, 61}, r2[2] = {19, 45},
+                         r5[5] = {2, 3, 17, 2, 5};
+    g_norm_kernel = &trtl_kernel_normalization_channels;
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass < 2 && !isa_pass(pass))
+            continue;
+        if (pass == 2)
+            trtl_cpu_set_mask(0); /* the portable loop */
+        for (int sp = 0; sp < 2; sp++)
+            if (norm_case(4, cnx, 0x2, 1, 0x2, 0x2, 0, 0, sp, 1) || norm_case(4, odd, 0x2, 1, 0x2, 0x0, 0, 0, sp, 1) ||
+                norm_case(3, r3, 0x2, 1, 0x0, 0x2, 0, 0, sp, 1) || norm_case(2, r2, 0x1, 1, 0x1, 0x1, 0, 0, sp, 1) ||
+                norm_case(5, r5, 0x4, 1, 0x4, 0x4, 0, 0, sp, 1) || norm_case(4, odd, 0x1, 1, 0x1, 0x1, 0, 0, sp, 1))
+                goto out;
+        /* refused: the last axis, two axes, groups, scale along another dim */
+        if (norm_case(4, odd, 0x8, 1, 0x8, 0x8, 0, 0, 0, 0) || norm_case(4, odd, 0x6, 1, 0x2, 0x2, 0, 0, 0, 0) ||
+            norm_case(4, odd, 0x2, 2, 0x2, 0x2, 0, 0, 0, 0) || norm_case(4, odd, 0x2, 1, 0x6, 0x2, 0, 0, 0, 0))
+            goto out;
+        for (int i = 0; i < ncases / 4; i++) {
+            int rank = (int)rint_in(2, 5);
+            int64_t d[5];
+            rand_dims(rank, d, 60000);
+            const uint32_t axis = 1u << rint_in(0, rank - 2);
+            if (norm_case(rank, d, axis, 1, rnd() % 2 ? axis : 0, rnd() % 2 ? axis : 0, 0, 0, rnd() % 6 == 0, 1))
+                goto out;
+        }
+    }
+out:
+    g_norm_kernel = &trtl_kernel_normalization_rows;
     trtl_cpu_set_mask(~0u);
 }
 
@@ -2074,8 +2114,10 @@ static int shuffle_case(int rank, const int64_t *d, int kind)
 
 static void test_shuffle(int ncases)
 {
-    static const struct { int rank; int64_t d[4]; } sh[] = {
+    /* {5, 7, 3, 3, 32}, {6, 3, 7, 32}: Swin's q / k / v permute and attention output (rows of 32, carries) */
+    static const struct { int rank; int64_t d[5]; } sh[] = {
         {4, {1, 56, 56, 96}}, {4, {2, 24, 7, 9}}, {3, {3, 17, 33}}, {2, {64, 8}}, {4, {1, 2, 3, 40}}, {1, {5}},
+        {5, {5, 7, 3, 3, 32}}, {4, {6, 3, 7, 32}},
     };
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1)
@@ -4949,6 +4991,7 @@ int main(int argc, char **argv)
     test_reduce(ncases);
     test_softmax(ncases);
     test_normalization(ncases);
+    test_normalization_channels(ncases);
     test_shuffle(ncases);
     test_copy_ops(ncases);
     test_deconv(ncases);

@@ -45,8 +45,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                   "replaces x * sigmoid(x), x * hard_sigmoid(x) and x * tanh(softplus(x)) with one "
                                   "SiLU / HardSwish / Mish activation"},
     [TRTL_PASS_FOLD_TRANSPOSE] = {"fold_transpose", trtl_pass_fold_transpose, 1, 0,
-                                  "composes consecutive transposes and folds a last-two-dims transpose into the "
-                                  "matrix multiply it feeds"},
+                                  "composes consecutive transposes, folds a last-two-dims transpose into the "
+                                  "matrix multiply it feeds, a layer norm between a transpose and its inverse "
+                                  "into one normalization over the transposed axis, and a per-channel scale after a "
+                                  "transposed linear result into its weights"},
     [TRTL_PASS_FUSE_ATTENTION] = {"fuse_attention", trtl_pass_fuse_attention, 1, 0,
                                   "replaces softmax(Q K^T * scale [+ mask]) V with one attention step"},
     [TRTL_PASS_FOLD_SCALE] = {"fold_scale", trtl_pass_fold_scale, 1, 0,

@@ -138,25 +138,7 @@ static inline __attribute__((always_inline)) void pf_tile_row(const ukr_args *u,
 
 /* ---- AVX2 ------------------------------------------------------------------------------------ */
 
-/* Tile epilogue of one full vector (8 columns). */
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256
-epi8(const ukr_args *u, __m256 x, const float *cp, int r, int v, __m256 va, __m256 vb)
-{
-    if (u->flags & TRTL_GEMM_ACC)
-        x = _mm256_add_ps(x, _mm256_loadu_ps(cp));
-    if (u->flags & TRTL_GEMM_LAST) {
-        if (u->row_bias)
-            x = _mm256_add_ps(x, _mm256_broadcast_ss(u->row_bias + r));
-        if (u->col_bias)
-            x = _mm256_add_ps(x, _mm256_loadu_ps(u->col_bias + 8 * v));
-        if (u->res)
-            x = _mm256_add_ps(x, _mm256_loadu_ps(u->res + r * u->ldr + 8 * v));
-        x = trtl_act8(x, u->act, va, vb);
-    }
-    return x;
-}
-
-/* The same for one float (partial vectors). */
+/* The tile epilogue of one float (partial vectors): + C, + row bias, + column bias, + residual, activation. */
 static inline float epi1(const ukr_args *u, float x, const float *cp, int r, int j)
 {
     if (u->flags & TRTL_GEMM_ACC)
@@ -174,22 +156,87 @@ static inline float epi1(const ukr_args *u, float x, const float *cp, int r, int
     return x;
 }
 
+/* One fast activation over the whole R x NV tile (a constant act: trtl_act8's switch folds away). */
+#define ACT_TILE8(A)                                                                                              \
+    do {                                                                                                          \
+        _Pragma("GCC unroll 12") for (int r = 0; r < R; r++) _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) \
+            acc[r][v] = trtl_act8(acc[r][v], A, va, vb);                                                          \
+    } while (0)
+
+/* The epilogue over a whole tile of full vectors, each operand's test made once a tile rather than once a vector (the
+ * old per-vector epilogue), the epilogue's pointers read into locals first (the C stores may alias *u, so the compiler reloaded them for each
+ * vector), the column bias loaded once for all rows.  The same additions in the same order as epi8 (+ C, + row
+ * bias, + column bias, + residual, then the activation), so the results are bit for bit those of the
+ * per-vector form and of epi1. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void epi_tile8(const ukr_args *u,
+                                                                                  __m256 (*acc)[AVX2_NV],
+                                                                                  const int R, const int NV)
+{
+    const int flags = u->flags;
+    const float *c = u->c;
+    const int64_t ldc = u->ldc;
+    if (flags & TRTL_GEMM_ACC)
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_loadu_ps(c + r * ldc + 8 * v));
+    if (!(flags & TRTL_GEMM_LAST))
+        return;
+    const float *rb = u->row_bias, *cb = u->col_bias, *res = u->res;
+    const int64_t ldr = u->ldr;
+    const int32_t act = u->act;
+    if (rb)
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            const __m256 x = _mm256_broadcast_ss(rb + r);
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm256_add_ps(acc[r][v], x);
+        }
+    if (cb) {
+        __m256 bv[AVX2_NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+            bv[v] = _mm256_loadu_ps(cb + 8 * v);
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm256_add_ps(acc[r][v], bv[v]);
+    }
+    if (res)
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_loadu_ps(res + r * ldr + 8 * v));
+    if (act == TRTL_ACT_NONE)
+        return;
+    const __m256 va = _mm256_set1_ps(u->alpha), vb = _mm256_set1_ps(u->beta);
+    switch (act) {
+    case TRTL_ACT_RELU: ACT_TILE8(TRTL_ACT_RELU); break;
+    case TRTL_ACT_LEAKY_RELU: ACT_TILE8(TRTL_ACT_LEAKY_RELU); break;
+    case TRTL_ACT_CLIP: ACT_TILE8(TRTL_ACT_CLIP); break;
+    default: ACT_TILE8(act); break;
+    }
+}
+#undef ACT_TILE8
+
 /* The store of an R x NV ymm tile (a partial last vector through a buffer). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void store256(const ukr_args *u,
                                                                               __m256 (*acc)[AVX2_NV], const int R,
                                                                               const int NV)
 {
-    const __m256 va = _mm256_set1_ps(u->alpha), vb = _mm256_set1_ps(u->beta);
     float *c = u->c;
     const int64_t ldc = u->ldc;
     if (u->cols == 8 * NV) {
+        epi_tile8(u, acc, R, NV);
 #pragma GCC unroll 12
         for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
-            for (int v = 0; v < NV; v++) {
-                float *cp = c + r * ldc + 8 * v;
-                _mm256_storeu_ps(cp, epi8(u, acc[r][v], cp, r, v, va, vb));
-            }
+            for (int v = 0; v < NV; v++)
+                _mm256_storeu_ps(c + r * ldc + 8 * v, acc[r][v]);
         return;
     }
     /* partial last vector: through a buffer */
@@ -262,6 +309,12 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
         pf_line(u, &pf, &pf_col);
         UKR256_STEP;
     }
+    for (; k >= 4; k -= 4) {
+        UKR256_STEP;
+        UKR256_STEP;
+        UKR256_STEP;
+        UKR256_STEP;
+    }
     for (; k > 0; k--)
         UKR256_STEP;
 #undef UKR256_STEP
@@ -322,46 +375,80 @@ __attribute__((target("avx2,fma"))) static void gemv256_2(const ukr_args *u) { g
 
 /* ---- AVX-512 --------------------------------------------------------------------------------- */
 
-__attribute__((target("avx512f"), always_inline)) static inline __m512
-epi16(const ukr_args *u, __m512 x, const float *cp, int r, int v, __mmask16 m, __m512 va, __m512 vb)
-{
-    if (u->flags & TRTL_GEMM_ACC)
-        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, cp));
-    if (u->flags & TRTL_GEMM_LAST) {
-        if (u->row_bias)
-            x = _mm512_add_ps(x, _mm512_set1_ps(u->row_bias[r]));
-        if (u->col_bias)
-            x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->col_bias + 16 * v));
-        if (u->res)
-            x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, u->res + r * u->ldr + 16 * v));
-        x = trtl_act16(x, u->act, va, vb);
-    }
-    return x;
-}
+#define ACT_TILE16(A)                                                                                             \
+    do {                                                                                                          \
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) \
+            acc[r][v] = trtl_act16(acc[r][v], A, va, vb);                                                         \
+    } while (0)
 
-/* The store of an R x NV zmm tile (vectors masked to the valid columns). */
+/* The store of an R x NV zmm tile (vectors masked to the valid columns), its epilogue as epi_tile8's: each operand
+ * tested once a tile, the pointers in locals, the column bias loaded once, the same additions in the same order
+ * (+ C, + row bias, + column bias, + residual, activation). */
 __attribute__((target("avx512f"), always_inline)) static inline void store512(const ukr_args *u,
                                                                              __m512 (*acc)[AVX512_NV], const int R,
                                                                              const int NV)
 {
-    const __m512 va = _mm512_set1_ps(u->alpha), vb = _mm512_set1_ps(u->beta);
     float *c = u->c;
     const int64_t ldc = u->ldc;
+    const int flags = u->flags;
     __mmask16 mv[AVX512_NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; v++) {
         const int n = u->cols - 16 * v; /* columns in vector v */
         mv[v] = (__mmask16)(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1u);
     }
+    if (flags & TRTL_GEMM_ACC)
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_maskz_loadu_ps(mv[v], c + r * ldc + 16 * v));
+    if (flags & TRTL_GEMM_LAST) {
+        const float *rb = u->row_bias, *cb = u->col_bias, *res = u->res;
+        const int64_t ldr = u->ldr;
+        const int32_t act = u->act;
+        if (rb)
+#pragma GCC unroll 16
+            for (int r = 0; r < R; r++) {
+                const __m512 x = _mm512_set1_ps(rb[r]);
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], x);
+            }
+        if (cb) {
+            __m512 bv[AVX512_NV];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                bv[v] = _mm512_maskz_loadu_ps(mv[v], cb + 16 * v);
+#pragma GCC unroll 16
+            for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], bv[v]);
+        }
+        if (res)
+#pragma GCC unroll 16
+            for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_maskz_loadu_ps(mv[v], res + r * ldr + 16 * v));
+        if (act != TRTL_ACT_NONE) {
+            const __m512 va = _mm512_set1_ps(u->alpha), vb = _mm512_set1_ps(u->beta);
+            switch (act) {
+            case TRTL_ACT_RELU: ACT_TILE16(TRTL_ACT_RELU); break;
+            case TRTL_ACT_LEAKY_RELU: ACT_TILE16(TRTL_ACT_LEAKY_RELU); break;
+            case TRTL_ACT_CLIP: ACT_TILE16(TRTL_ACT_CLIP); break;
+            default: ACT_TILE16(act); break;
+            }
+        }
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; v++) {
-            float *cp = c + r * ldc + 16 * v;
-            const __mmask16 m = mv[v];
-            _mm512_mask_storeu_ps(cp, m, epi16(u, acc[r][v], cp, r, v, m, va, vb));
-        }
+        for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mv[v], acc[r][v]);
 }
+#undef ACT_TILE16
 
 __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(const ukr_args *u, const int R,
                                                                                  const int NV, const int PK)

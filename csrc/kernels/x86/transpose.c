@@ -143,6 +143,21 @@ static void outer_offsets(const tr_plan *pl, int64_t o, int skip1, int skip2, in
     }
 }
 
+/* Row `o`'s multi-index over the plan's dims but the last (idx[j], j < n - 1), and its input / output offsets. */
+static void row_index(const tr_plan *pl, int64_t o, int64_t *idx, int64_t *xo, int64_t *yo)
+{
+    *xo = *yo = 0;
+    for (int j = pl->n - 2; j >= 0; j--) {
+        idx[j] = o % pl->d[j];
+        o /= pl->d[j];
+        *xo += idx[j] * pl->st[j];
+        *yo += idx[j] * pl->ost[j];
+    }
+}
+
+/* Rows [begin, end) of the row case: the row index advances as an odometer (no divisions per row: Swin's
+ * q / k / v permute copies 32-float rows, where the per-row index arithmetic cost more than the copy).  The output
+ * rows are consecutive (the last dim is innermost in y), so y advances by the row length. */
 static void rows_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
@@ -156,10 +171,18 @@ static void rows_task(void *ctx, int64_t begin, int64_t end, int thread)
         }
         return;
     }
+    int64_t idx[TRTL_MAX_DIMS], xo, yo;
+    const int last = pl->n - 2;
+    const size_t bytes = (size_t)j->rowlen * sizeof(float);
+    row_index(pl, begin, idx, &xo, &yo);
     for (int64_t o = begin; o < end; o++) {
-        int64_t xo, yo;
-        outer_offsets(pl, o, pl->n - 1, -1, &xo, &yo);
-        memcpy(j->y + yo, j->x + xo, (size_t)j->rowlen * sizeof(float));
+        memcpy(j->y + yo, j->x + xo, bytes);
+        yo += j->rowlen;
+        xo += pl->st[last];
+        for (int k = last; ++idx[k] == pl->d[k] && k > 0; k--) { /* carry */
+            idx[k] = 0;
+            xo += pl->st[k - 1] - pl->d[k] * pl->st[k];
+        }
     }
 }
 
