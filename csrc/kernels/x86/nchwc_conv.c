@@ -28,6 +28,9 @@
 
 #define NB 8       /* channels a block */
 #define DW_MAXK 7
+#ifndef PW_PF_TILES
+#define PW_PF_TILES 2 /* pointwise: the input is prefetched this many 6-pixel tiles ahead (first block pair) */
+#endif
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
@@ -103,18 +106,25 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
                                                                              const float *w, int64_t ws,
                                                                              const float *bias, float *y, int64_t ys,
                                                                              const float *res, int32_t act,
-                                                                             __m256 va, __m256 vb, const int np,
-                                                                             const int nb)
+                                                                             __m256 va, __m256 vb, const int pf,
+                                                                             const int np, const int nb)
 {
     __m256 acc[2][6];
 #pragma GCC unroll 8
-    for (int b = 0; b < nb; b++)
+    for (int b = 0; b < nb; b++) {
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++)
             acc[b][j] = _mm256_loadu_ps(bias + b * NB);
+        if (res) /* the residual of the tile PW_PF_TILES ahead */
+            for (int q = 0; q < 3; q++)
+                _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
+    }
     for (int64_t c0 = 0; c0 < C; c0 += NB) {
         const float *xc = x + (c0 / NB) * xs;
         const int64_t nl = C - c0 < NB ? C - c0 : NB;
+        if (pf) /* the input of the tile PW_PF_TILES ahead: 6 pixels x 8 floats, 3 cache lines */
+            for (int q = 0; q < 3; q++)
+                _mm_prefetch((const char *)(xc + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
         for (int64_t l = 0; l < nl; l++) {
             __m256 w0 = _mm256_loadu_ps(w + (c0 + l) * NB), w1 = w0;
             if (nb > 1)
@@ -142,15 +152,18 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t ws, const float *bias, float *y, int64_t ys,  \
-        const float *res, int32_t act, __m256 va, __m256 vb)                                                         \
+        const float *res, int32_t act, __m256 va, __m256 vb, int pf)                                                 \
     {                                                                                                                 \
-        pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, NP, NBK);                                            \
+        if (pf)                                                                                                       \
+            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 1, NP, NBK);                                     \
+        else                                                                                                          \
+            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 0, NP, NBK);                                     \
     }
 #define PW_TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
 PW_TILES(PW_TILE_FN)
 
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64_t, const float *, float *, int64_t,
-                           const float *, int32_t, __m256, __m256);
+                           const float *, int32_t, __m256, __m256, int);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
 
@@ -175,7 +188,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
             for (int64_t p = p0; p < p1; p += 6) {
                 const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
                 pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
-                                          res ? res + p * NB : NULL, act, va, vb);
+                                          res ? res + p * NB : NULL, act, va, vb, kb == kb0);
             }
             if (j->e && !trtl_act_is_fast(j->e->act))
                 for (int b = 0; b < nbk; b++)
