@@ -20,6 +20,7 @@
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/nchwc_reorder.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/blas/blas_common.h"
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "core/threadpool.h"
@@ -98,7 +99,7 @@ typedef struct pw_job {
     const float *x, *res;
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
-    int64_t chunk, nchunk, ngroup, kb_per_group;
+    int64_t nchunk, pairs, items, runs;
 } pw_job;
 
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
@@ -167,28 +168,32 @@ typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
 
+/* Item it = (n * nchunk + ch) * pairs + q: output block pair q over pixel chunk ch of image n (chunks of whole
+ * 6-pixel tiles, the tiles spread evenly over the chunks).  Task r runs items [r * items / runs, (r+1) * ...). */
 __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const pw_job *j = (const pw_job *)ctx;
     const nc_geom *g = j->g;
-    const int64_t P = g->P, xs = P * NB;
+    const int64_t P = g->P, xs = P * NB, tiles = (P + 5) / 6;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
-    for (int64_t it = begin; it < end; it++) {
-        const int64_t grp = it % j->ngroup, ch = it / j->ngroup % j->nchunk, n = it / j->ngroup / j->nchunk;
-        const int64_t p0 = ch * j->chunk, p1 = p0 + j->chunk < P ? p0 + j->chunk : P;
-        const int64_t kb0 = grp * j->kb_per_group, kb1 = kb0 + j->kb_per_group < g->KB ? kb0 + j->kb_per_group : g->KB;
-        const float *x = j->x + n * g->CB * xs;
-        for (int64_t kb = kb0; kb < kb1; kb += 2) {
-            const int nbk = kb + 1 < kb1 ? 2 : 1;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t i0 = r * j->items / j->runs, i1 = (r + 1) * j->items / j->runs;
+        for (int64_t it = i0; it < i1; it++) {
+            const int64_t q = it % j->pairs, ch = it / j->pairs % j->nchunk, n = it / j->pairs / j->nchunk;
+            const int64_t p0 = ch * tiles / j->nchunk * 6, p1e = (ch + 1) * tiles / j->nchunk * 6;
+            const int64_t p1 = p1e < P ? p1e : P, kb = 2 * q;
+            const int nbk = kb + 1 < g->KB ? 2 : 1;
+            const float *x = j->x + n * g->CB * xs;
             const float *w = j->w + n * j->w_n + kb * g->C * NB;
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
+            const int pf = it == i0 || q == 0; /* the first pass over this chunk here: prefetch its input */
             for (int64_t p = p0; p < p1; p += 6) {
                 const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
                 pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
-                                          res ? res + p * NB : NULL, act, va, vb, kb == kb0);
+                                          res ? res + p * NB : NULL, act, va, vb, pf);
             }
             if (j->e && !trtl_act_is_fast(j->e->act))
                 for (int b = 0; b < nbk; b++)
@@ -197,21 +202,19 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     }
 }
 
+/* Pixel chunks whose input stays in L2 (~24K floats), items of one block pair over one chunk, cut into
+ * trtl_steal_runs' even runs: every thread starts on an equal share and steals runs the others have not begun. */
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
                    const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
     pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 0};
     int64_t chunk = 24576 / (g->C > 0 ? g->C : 1);
-    chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk / 6 * 6;
-    j.chunk = chunk;
+    chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     j.nchunk = (g->P + chunk - 1) / chunk;
-    const int64_t threads = trtl_threadpool_size(pool), pairs = (g->KB + 1) / 2;
-    int64_t ngroup = 1;
-    while (ngroup < pairs && g->N * j.nchunk * ngroup < 4 * threads)
-        ngroup++;
-    j.kb_per_group = 2 * ((pairs + ngroup - 1) / ngroup);
-    j.ngroup = (g->KB + j.kb_per_group - 1) / j.kb_per_group;
-    trtl_parallel_for(pool, g->N * j.nchunk * j.ngroup, 1, pw_task, &j);
+    j.pairs = (g->KB + 1) / 2;
+    j.items = g->N * j.nchunk * j.pairs;
+    trtl_steal_runs(pool, trtl_threadpool_size(pool), j.items, &j.runs);
+    trtl_parallel_for(pool, j.runs, 1, pw_task, &j);
 }
 
 /* ---- depthwise ------------------------------------------------------------------------------------- */
