@@ -202,8 +202,9 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     }
 }
 
-/* Pixel chunks whose input stays in L2 (~48K floats, 192 KiB: fewer passes over the weights of the 7 x 7 layers), items of one block pair over one chunk, cut into
- * trtl_steal_runs' even runs: every thread starts on an equal share and steals runs the others have not begun. */
+/* Pixel chunks whose input stays in L2 (~48K floats, 192 KiB: fewer passes over the weights of the 7 x 7 layers),
+ * items of one block pair over one chunk, cut into trtl_steal_runs' even runs: every thread starts on an equal
+ * share and steals runs the others have not begun. */
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
                    const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
