@@ -20,7 +20,6 @@
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/nchwc_reorder.h"
 #include "kernels/x86/fused_epilogue.h"
-#include "kernels/blas/blas_common.h"
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "core/threadpool.h"
@@ -168,6 +167,24 @@ typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
 
+/* Runs to cut `items` equal items into for `threads` threads: a multiple of the threads (4, 2 or 1 a thread, so the
+ * pool starts every thread on the same number of runs and lets a thread that is done steal runs not begun), the
+ * one whose largest run is the least above the mean; returns that ratio x 1000. */
+static int64_t even_runs(int64_t items, int64_t threads, int64_t *runs)
+{
+    int64_t best = -1;
+    *runs = 1;
+    for (int64_t k = 4; k >= 1 && threads > 1; k /= 2) {
+        const int64_t r = k * threads < items ? k * threads : items;
+        const int64_t spread = 1000 * ((items + r - 1) / r) * r / (items > 0 ? items : 1);
+        if (best < 0 || spread < best) {
+            best = spread;
+            *runs = r;
+        }
+    }
+    return best < 0 ? 1000 : best;
+}
+
 /* Item it = (n * nchunk + ch) * pairs + q: output block pair q over pixel chunk ch of image n (chunks of whole
  * 6-pixel tiles, the tiles spread evenly over the chunks).  Task r runs items [r * items / runs, (r+1) * ...). */
 __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin, int64_t end, int thread)
@@ -203,18 +220,32 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
 }
 
 /* Pixel chunks whose input stays in L2 (~48K floats, 192 KiB: fewer passes over the weights of the 7 x 7 layers),
- * items of one block pair over one chunk, cut into trtl_steal_runs' even runs: every thread starts on an equal
- * share and steals runs the others have not begun. */
+ * items of one block pair over one chunk, cut into even_runs(): every thread starts on an equal share and
+ * steals runs the others have not begun. */
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
                    const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
-    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 0};
+    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 1};
     int64_t chunk = 49152 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     j.nchunk = (g->P + chunk - 1) / chunk;
     j.pairs = (g->KB + 1) / 2;
+    const int64_t threads = trtl_threadpool_size(pool), tiles = (g->P + 5) / 6, nchunk0 = j.nchunk;
+    /* more threads: smaller chunks (up to 4x as many) where the runs' item counts would differ by more than 1/16
+     * (480->112 at 14 x 14, two threads: 2 chunks x 7 pairs = 14 items in 8 runs of 1 or 2 items) */
+    int64_t best = -1;
+    for (int64_t nc = nchunk0; threads > 1 && nc <= 4 * nchunk0 && nc <= tiles && (best < 0 || best > 1062); nc++) {
+        int64_t runs;
+        const int64_t spread = even_runs(g->N * nc * j.pairs, threads, &runs);
+        if (best < 0 || spread < best) {
+            best = spread;
+            j.nchunk = nc;
+            j.runs = runs;
+        }
+    }
     j.items = g->N * j.nchunk * j.pairs;
-    trtl_steal_runs(pool, trtl_threadpool_size(pool), j.items, &j.runs);
+    if (best < 0)
+        even_runs(j.items, threads, &j.runs);
     trtl_parallel_for(pool, j.runs, 1, pw_task, &j);
 }
 
@@ -379,7 +410,7 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
 
 /* (image, channel block) planes, each cut into bands of output rows where there are fewer than 16 planes a thread
  * (MNASNet's 72-channel layers at batch 1: 9 planes, 5 : 4 over two threads), except with the channel means (one
- * band sums a whole plane); the items in trtl_steal_runs' even runs. */
+ * band sums a whole plane); the items cut by even_runs(). */
 static void dw_run(dw_job *j, trtl_threadpool *pool)
 {
     const nc_geom *g = j->g;
@@ -388,7 +419,7 @@ static void dw_run(dw_job *j, trtl_threadpool *pool)
     if (threads > 1 && !j->mean && planes < 16 * threads)
         j->bands = (16 * threads + planes - 1) / planes < g->OH ? (16 * threads + planes - 1) / planes : g->OH;
     j->items = planes * j->bands;
-    trtl_steal_runs(pool, threads, j->items, &j->runs);
+    even_runs(j->items, threads, &j->runs);
     trtl_parallel_for(pool, j->runs, 1, dw_task, j);
 }
 
