@@ -342,8 +342,21 @@ __attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const
         int64_t r0, int64_t r1, float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)                       \
     {                                                                                                                 \
         int64_t ow = lo;                                                                                              \
-        for (; ow + 8 <= hi; ow += 8)                                                                                 \
+        /* the input rows the next output row adds (1 or 2), prefetched tile by tile (addresses as integers: a   \
+         * tile's last line may lie past the tensor, which a prefetch may touch) */                                   \
+        const int64_t nr = (oh + 1) * g->sh - g->pt + g->R - 1;                                                       \
+        const uintptr_t pf0 = nr >= 0 && nr < g->H ? (uintptr_t)(xb + nr * g->W * NB) : 0;                          \
+        const uintptr_t pf1 = g->sh > 1 && nr >= 1 && nr - 1 < g->H ? (uintptr_t)(xb + (nr - 1) * g->W * NB) : 0;    \
+        for (; ow + 8 <= hi; ow += 8) {                                                                               \
+            const uintptr_t off = (uintptr_t)((ow * SW - g->pl) * NB) * sizeof(float);                               \
+            for (uintptr_t q = 0; q < 8 * SW * NB * sizeof(float); q += 64) {                                         \
+                if (pf0)                                                                                              \
+                    _mm_prefetch((const char *)(pf0 + off + q), _MM_HINT_T0);                                         \
+                if (pf1)                                                                                              \
+                    _mm_prefetch((const char *)(pf1 + off + q), _MM_HINT_T0);                                         \
+            }                                                                                                         \
             dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 8, S, SW);                                  \
+        }                                                                                                             \
         for (; ow + 4 <= hi; ow += 4)                                                                                 \
             dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 4, S, SW);                                  \
         for (; ow < hi; ow++)                                                                                         \
