@@ -9,10 +9,11 @@
  * The epilogue (bias, residual, activation) is applied in registers (ReLU / clip / leaky) or over each finished
  * chunk / row (trtl_epi_act).  A plain input is reordered into a blocked scratch copy first, a plain output is
  * computed blocked into scratch and reordered (residual added, activation after) per block: the reorders at a
- * region's edges (x86/nchwc_reorder.c).  Work is split over (image, pixel chunk, output block group) or (image,
- * channel block).  Squeeze-and-excitation (kernels/nchwc.h): the pointwise path multiplies its input (a blocked copy)
- * or its weights (a copy per image), whichever is smaller, by the input scale; the depthwise path sums each finished
- * row into the channel means. */
+ * region's edges (x86/nchwc_reorder.c).  Work is items of (image, pixel chunk, output block pair) or (image,
+ * channel block, band of rows), in even runs a multiple of the threads (even_runs); the pointwise tile prefetches
+ * the input 2 tiles ahead, the depthwise rows the input rows of the next output row.  Squeeze-and-excitation
+ * (kernels/nchwc.h): the pointwise path multiplies its input (a blocked copy) or its weights (a copy per image),
+ * whichever is smaller, by the input scale; the depthwise path sums each finished row into the channel means. */
 #include <string.h>
 #include <immintrin.h>
 
