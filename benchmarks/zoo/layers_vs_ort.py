@@ -2,9 +2,9 @@
 
     python benchmarks/zoo/layers_vs_ort.py --models mnasnet1_0,mobilenet_v2 [--dir /path/zoo] [--runs 30]
         [--threads 1,2] [--plans DIR] [--by class|kind] [--layers] [--json FILE] [--without KERNEL]
-        [--thread-clock] [--without-pass PASS]
+        [--thread-clock] [--without-pass PASS] [--batch N]
 
-Builds each model's engine (batch 1, per `--threads` count; `--plans DIR` keeps / reuses the plan files), then
+Builds each model's engine (batch `--batch`, default 1, per `--threads` count; `--plans DIR` keeps / reuses the plan files), then
   * end to end: `--runs` runs of trtlite and onnxruntime (sequential, IOBinding-free `run`) alternating ABBA, without
     profilers: median and minimum wall ms, and at one thread the minimum CPU time of the calling thread (both run on
     it), which a loaded machine inflates far less than wall time;
@@ -135,9 +135,9 @@ def one_model(model, threads, args):
     if threads > 1:  # its pool threads spin after each run and, alternating in one process, take trtlite's cores
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")  # (SqueezeNet, 2 threads: 2x slower)
     sess0 = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-    shape = tuple(d if isinstance(d, int) else 1 for d in sess0.get_inputs()[0].shape)
+    shape = tuple(d if isinstance(d, int) else args.batch for d in sess0.get_inputs()[0].shape)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    plan_path = os.path.join(args.plans, f"{model}_t{threads}.plan") if args.plans else None
+    plan_path = os.path.join(args.plans, f"{model}_b{args.batch}_t{threads}.plan") if args.plans else None
     if plan_path and os.path.exists(plan_path) and not args.without and not args.without_pass:
         with open(plan_path, "rb") as f:
             plan = f.read()
@@ -308,6 +308,7 @@ def main(argv=None):
     ap.add_argument("--models", required=True)
     ap.add_argument("--dir", default=DEFAULT_DIR)
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=1, help="batch size (the models' dynamic dimension; default 1)")
     ap.add_argument("--threads", default="1", help="comma list of thread counts (default 1)")
     ap.add_argument("--plans", default=None, help="directory to keep / reuse the built plans in")
     ap.add_argument("--by", choices=("class", "kind"), default="class",

@@ -2633,7 +2633,12 @@ static void test_nchwc(int ncases)
         {1, 32, 16, 14, 14, 1, 1, 0},   {1, 96, 24, 7, 7, 1, 1, 0},     {2, 13, 21, 5, 9, 1, 1, 0},
         {1, 960, 160, 7, 7, 1, 1, 0},   {1, 144, 144, 56, 56, 3, 2, 1}, {1, 32, 32, 112, 112, 3, 1, 1},
         {1, 19, 19, 9, 13, 5, 2, 1},    {2, 12, 12, 7, 7, 7, 1, 1},     {1, 576, 576, 14, 14, 3, 1, 1},
-        {1, 3, 3, 1, 1, 3, 1, 1},       {1, 11, 11, 3, 2, 5, 2, 1}};
+        {1, 3, 3, 1, 1, 3, 1, 1},       {1, 11, 11, 3, 2, 5, 2, 1},
+        /* pointwise items of one block pair over one pixel chunk in even runs: 6 chunks with a partial last tile,
+         * a batch of 3 images of 3 chunks each and an odd block (K = 40), 14 x 14 cut into smaller chunks */
+        {1, 144, 23, 29, 31, 1, 1, 0},  {3, 1152, 40, 7, 7, 1, 1, 0},   {1, 480, 112, 14, 14, 1, 1, 0},
+        /* depthwise planes cut into bands of rows at 2 and 3 threads (9 planes; 2 planes of 9 rows) */
+        {1, 72, 72, 28, 28, 5, 2, 1},   {2, 9, 9, 17, 9, 3, 1, 1}};
     int stop = 0, combo = (int)(rnd() % 64);
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !stop; i++)
         for (int lay = 1; lay < 4 && !stop; lay++) {

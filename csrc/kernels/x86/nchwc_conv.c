@@ -9,10 +9,11 @@
  * The epilogue (bias, residual, activation) is applied in registers (ReLU / clip / leaky) or over each finished
  * chunk / row (trtl_epi_act).  A plain input is reordered into a blocked scratch copy first, a plain output is
  * computed blocked into scratch and reordered (residual added, activation after) per block: the reorders at a
- * region's edges (x86/nchwc_reorder.c).  Work is split over (image, pixel chunk, output block group) or (image,
- * channel block).  Squeeze-and-excitation (kernels/nchwc.h): the pointwise path multiplies its input (a blocked copy)
- * or its weights (a copy per image), whichever is smaller, by the input scale; the depthwise path sums each finished
- * row into the channel means. */
+ * region's edges (x86/nchwc_reorder.c).  Work is items of (image, pixel chunk, output block pair) or (image,
+ * channel block, band of rows), in even runs a multiple of the threads (even_runs); the pointwise tile prefetches
+ * the input 2 tiles ahead, the depthwise rows the input rows of the next output row.  Squeeze-and-excitation
+ * (kernels/nchwc.h): the pointwise path multiplies its input (a blocked copy) or its weights (a copy per image),
+ * whichever is smaller, by the input scale; the depthwise path sums each finished row into the channel means. */
 #include <string.h>
 #include <immintrin.h>
 
@@ -28,6 +29,9 @@
 
 #define NB 8       /* channels a block */
 #define DW_MAXK 7
+#ifndef PW_PF_TILES
+#define PW_PF_TILES 2 /* pointwise: the input is prefetched this many 6-pixel tiles ahead (first block pair) */
+#endif
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
@@ -95,7 +99,7 @@ typedef struct pw_job {
     const float *x, *res;
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
-    int64_t chunk, nchunk, ngroup, kb_per_group;
+    int64_t nchunk, pairs, items, runs;
 } pw_job;
 
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
@@ -103,18 +107,25 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
                                                                              const float *w, int64_t ws,
                                                                              const float *bias, float *y, int64_t ys,
                                                                              const float *res, int32_t act,
-                                                                             __m256 va, __m256 vb, const int np,
-                                                                             const int nb)
+                                                                             __m256 va, __m256 vb, const int pf,
+                                                                             const int np, const int nb)
 {
     __m256 acc[2][6];
 #pragma GCC unroll 8
-    for (int b = 0; b < nb; b++)
+    for (int b = 0; b < nb; b++) {
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++)
             acc[b][j] = _mm256_loadu_ps(bias + b * NB);
+        if (res) /* the residual of the tile PW_PF_TILES ahead */
+            for (int q = 0; q < 3; q++)
+                _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
+    }
     for (int64_t c0 = 0; c0 < C; c0 += NB) {
         const float *xc = x + (c0 / NB) * xs;
         const int64_t nl = C - c0 < NB ? C - c0 : NB;
+        if (pf) /* the input of the tile PW_PF_TILES ahead: 6 pixels x 8 floats, 3 cache lines */
+            for (int q = 0; q < 3; q++)
+                _mm_prefetch((const char *)(xc + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
         for (int64_t l = 0; l < nl; l++) {
             __m256 w0 = _mm256_loadu_ps(w + (c0 + l) * NB), w1 = w0;
             if (nb > 1)
@@ -142,40 +153,65 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t ws, const float *bias, float *y, int64_t ys,  \
-        const float *res, int32_t act, __m256 va, __m256 vb)                                                         \
+        const float *res, int32_t act, __m256 va, __m256 vb, int pf)                                                 \
     {                                                                                                                 \
-        pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, NP, NBK);                                            \
+        if (pf)                                                                                                       \
+            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 1, NP, NBK);                                     \
+        else                                                                                                          \
+            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 0, NP, NBK);                                     \
     }
 #define PW_TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
 PW_TILES(PW_TILE_FN)
 
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64_t, const float *, float *, int64_t,
-                           const float *, int32_t, __m256, __m256);
+                           const float *, int32_t, __m256, __m256, int);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
 
+/* Runs to cut `items` equal items into for `threads` threads: a multiple of the threads (4, 2 or 1 a thread, so the
+ * pool starts every thread on the same number of runs and lets a thread that is done steal runs not begun), the
+ * one whose largest run is the least above the mean; returns that ratio x 1000. */
+static int64_t even_runs(int64_t items, int64_t threads, int64_t *runs)
+{
+    int64_t best = -1;
+    *runs = 1;
+    for (int64_t k = 4; k >= 1 && threads > 1; k /= 2) {
+        const int64_t r = k * threads < items ? k * threads : items;
+        const int64_t spread = 1000 * ((items + r - 1) / r) * r / (items > 0 ? items : 1);
+        if (best < 0 || spread < best) {
+            best = spread;
+            *runs = r;
+        }
+    }
+    return best < 0 ? 1000 : best;
+}
+
+/* Item it = (n * nchunk + ch) * pairs + q: output block pair q over pixel chunk ch of image n (chunks of whole
+ * 6-pixel tiles, the tiles spread evenly over the chunks).  Task r runs items [r * items / runs, (r+1) * ...). */
 __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const pw_job *j = (const pw_job *)ctx;
     const nc_geom *g = j->g;
-    const int64_t P = g->P, xs = P * NB;
+    const int64_t P = g->P, xs = P * NB, tiles = (P + 5) / 6;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
-    for (int64_t it = begin; it < end; it++) {
-        const int64_t grp = it % j->ngroup, ch = it / j->ngroup % j->nchunk, n = it / j->ngroup / j->nchunk;
-        const int64_t p0 = ch * j->chunk, p1 = p0 + j->chunk < P ? p0 + j->chunk : P;
-        const int64_t kb0 = grp * j->kb_per_group, kb1 = kb0 + j->kb_per_group < g->KB ? kb0 + j->kb_per_group : g->KB;
-        const float *x = j->x + n * g->CB * xs;
-        for (int64_t kb = kb0; kb < kb1; kb += 2) {
-            const int nbk = kb + 1 < kb1 ? 2 : 1;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t i0 = r * j->items / j->runs, i1 = (r + 1) * j->items / j->runs;
+        for (int64_t it = i0; it < i1; it++) {
+            const int64_t q = it % j->pairs, ch = it / j->pairs % j->nchunk, n = it / j->pairs / j->nchunk;
+            const int64_t p0 = ch * tiles / j->nchunk * 6, p1e = (ch + 1) * tiles / j->nchunk * 6;
+            const int64_t p1 = p1e < P ? p1e : P, kb = 2 * q;
+            const int nbk = kb + 1 < g->KB ? 2 : 1;
+            const float *x = j->x + n * g->CB * xs;
             const float *w = j->w + n * j->w_n + kb * g->C * NB;
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
+            const int pf = it == i0 || q == 0; /* the first pass over this chunk here: prefetch its input */
             for (int64_t p = p0; p < p1; p += 6) {
                 const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
                 pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
-                                          res ? res + p * NB : NULL, act, va, vb);
+                                          res ? res + p * NB : NULL, act, va, vb, pf);
             }
             if (j->e && !trtl_act_is_fast(j->e->act))
                 for (int b = 0; b < nbk; b++)
@@ -184,21 +220,34 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     }
 }
 
+/* Pixel chunks whose input stays in L2 (~48K floats, 192 KiB: fewer passes over the weights of the 7 x 7 layers),
+ * items of one block pair over one chunk, cut into even_runs(): every thread starts on an equal share and
+ * steals runs the others have not begun. */
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
                    const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
-    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 0};
-    int64_t chunk = 24576 / (g->C > 0 ? g->C : 1);
-    chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk / 6 * 6;
-    j.chunk = chunk;
+    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 1};
+    int64_t chunk = 49152 / (g->C > 0 ? g->C : 1);
+    chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     j.nchunk = (g->P + chunk - 1) / chunk;
-    const int64_t threads = trtl_threadpool_size(pool), pairs = (g->KB + 1) / 2;
-    int64_t ngroup = 1;
-    while (ngroup < pairs && g->N * j.nchunk * ngroup < 4 * threads)
-        ngroup++;
-    j.kb_per_group = 2 * ((pairs + ngroup - 1) / ngroup);
-    j.ngroup = (g->KB + j.kb_per_group - 1) / j.kb_per_group;
-    trtl_parallel_for(pool, g->N * j.nchunk * j.ngroup, 1, pw_task, &j);
+    j.pairs = (g->KB + 1) / 2;
+    const int64_t threads = trtl_threadpool_size(pool), tiles = (g->P + 5) / 6, nchunk0 = j.nchunk;
+    /* more threads: smaller chunks (up to 4x as many) where the runs' item counts would differ by more than 1/16
+     * (480->112 at 14 x 14, two threads: 2 chunks x 7 pairs = 14 items in 8 runs of 1 or 2 items) */
+    int64_t best = -1;
+    for (int64_t nc = nchunk0; threads > 1 && nc <= 4 * nchunk0 && nc <= tiles && (best < 0 || best > 1062); nc++) {
+        int64_t runs;
+        const int64_t spread = even_runs(g->N * nc * j.pairs, threads, &runs);
+        if (best < 0 || spread < best) {
+            best = spread;
+            j.nchunk = nc;
+            j.runs = runs;
+        }
+    }
+    j.items = g->N * j.nchunk * j.pairs;
+    if (best < 0)
+        even_runs(j.items, threads, &j.runs);
+    trtl_parallel_for(pool, j.runs, 1, pw_task, &j);
 }
 
 /* ---- depthwise ------------------------------------------------------------------------------------- */
@@ -209,6 +258,7 @@ typedef struct dw_job {
     float *y;
     const trtl_epilogue *e;
     float *mean; /* [N, K] channel means of the finished output, or NULL (a plain output: to_plain_task does it) */
+    int64_t bands, items, runs; /* item = (n * CB + cb) * bands + band of output rows; runs: dw_run */
 } dw_job;
 
 /* sum + the P pixels of the blocked row yr [P][8] (read back while the row is in L1). */
@@ -293,8 +343,21 @@ __attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const
         int64_t r0, int64_t r1, float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)                       \
     {                                                                                                                 \
         int64_t ow = lo;                                                                                              \
-        for (; ow + 8 <= hi; ow += 8)                                                                                 \
+        /* the input rows the next output row adds (1 or 2), prefetched tile by tile (addresses as integers: a   \
+         * tile's last line may lie past the tensor, which a prefetch may touch) */                                   \
+        const int64_t nr = (oh + 1) * g->sh - g->pt + g->R - 1;                                                       \
+        const uintptr_t pf0 = nr >= 0 && nr < g->H ? (uintptr_t)(xb + nr * g->W * NB) : 0;                          \
+        const uintptr_t pf1 = g->sh > 1 && nr >= 1 && nr - 1 < g->H ? (uintptr_t)(xb + (nr - 1) * g->W * NB) : 0;    \
+        for (; ow + 8 <= hi; ow += 8) {                                                                               \
+            const uintptr_t off = (uintptr_t)((ow * SW - g->pl) * NB) * sizeof(float);                               \
+            for (uintptr_t q = 0; q < 8 * SW * NB * sizeof(float); q += 64) {                                         \
+                if (pf0)                                                                                              \
+                    _mm_prefetch((const char *)(pf0 + off + q), _MM_HINT_T0);                                         \
+                if (pf1)                                                                                              \
+                    _mm_prefetch((const char *)(pf1 + off + q), _MM_HINT_T0);                                         \
+            }                                                                                                         \
             dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 8, S, SW);                                  \
+        }                                                                                                             \
         for (; ow + 4 <= hi; ow += 4)                                                                                 \
             dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 4, S, SW);                                  \
         for (; ow < hi; ow++)                                                                                         \
@@ -321,14 +384,14 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
     if (lo > hi)
         lo = hi;
     const dw_row_fn row = (g->S % 2 && g->sw <= 2) ? dw_rows[g->S][g->sw] : NULL;
-    for (int64_t it = begin; it < end; it++) {
-        const int64_t cb = it % g->CB;
+    for (int64_t item = begin * j->items / j->runs; item < end * j->items / j->runs; item++) {
+        const int64_t it = item / j->bands, band = item % j->bands, cb = it % g->CB; /* it = n * CB + cb */
         const float *xb = j->x + it * g->H * g->W * NB, *wb = j->st->w + cb * g->R * g->S * NB;
         float *yb = j->y + it * g->P * NB;
         const float *rb = j->res ? j->res + it * g->P * NB : NULL;
         const __m256 bias = _mm256_loadu_ps(j->st->b + cb * NB);
-        __m256 msum = _mm256_setzero_ps(); /* the channel means: the finished rows summed */
-        for (int64_t oh = 0; oh < g->OH; oh++) {
+        __m256 msum = _mm256_setzero_ps(); /* the channel means: the finished rows summed (one band) */
+        for (int64_t oh = band * g->OH / j->bands; oh < (band + 1) * g->OH / j->bands; oh++) {
             const int64_t ih0 = oh * g->sh - g->pt;
             const int64_t r0 = ih0 < 0 ? -ih0 : 0, r1 = g->H - ih0 < g->R ? g->H - ih0 : g->R;
             float *yr = yb + oh * g->OW * NB;
@@ -350,13 +413,28 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
             if (j->mean)
                 msum = sum_blocked(msum, yr, g->OW);
         }
-        if (j->mean) { /* it = n * CB + cb */
+        if (j->mean) { /* one band: the whole plane */
             const int64_t c0 = cb * NB;
             float t[NB];
             _mm256_storeu_ps(t, _mm256_mul_ps(msum, _mm256_set1_ps(1.0f / (float)g->P)));
             memcpy(j->mean + (it / g->CB) * g->K + c0, t, (size_t)(g->K - c0 < NB ? g->K - c0 : NB) * sizeof(float));
         }
     }
+}
+
+/* (image, channel block) planes, each cut into bands of output rows where there are fewer than 16 planes a thread
+ * (MNASNet's 72-channel layers at batch 1: 9 planes, 5 : 4 over two threads), except with the channel means (one
+ * band sums a whole plane); the items cut by even_runs(). */
+static void dw_run(dw_job *j, trtl_threadpool *pool)
+{
+    const nc_geom *g = j->g;
+    const int64_t threads = trtl_threadpool_size(pool), planes = g->N * g->CB;
+    j->bands = 1;
+    if (threads > 1 && !j->mean && planes < 16 * threads)
+        j->bands = (16 * threads + planes - 1) / planes < g->OH ? (16 * threads + planes - 1) / planes : g->OH;
+    j->items = planes * j->bands;
+    even_runs(j->items, threads, &j->runs);
+    trtl_parallel_for(pool, j->runs, 1, dw_task, j);
 }
 
 /* ---- the kernel ------------------------------------------------------------------------------------ */
@@ -619,8 +697,8 @@ static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
     const float *rb = g.out_plain ? NULL : v.res;
     if (g.dw) {
-        dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : v.mean};
-        trtl_parallel_for(a->pool, g.N * g.CB, 1, dw_task, &j);
+        dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : v.mean, 0, 0, 0};
+        dw_run(&j, a->pool);
     } else
         pw_run(&g, st, w, w_n, x, rb, y, e, a->pool);
     if (g.out_plain) {
