@@ -250,11 +250,20 @@ def test_pixel_gemm_other_input_size(rng):
         assert_close(list(out.values())[0], np.maximum(conv, 0))
 
 
-def run_without_avx512(code):
-    """Runs Python `code` in a subprocess (from the repository root) with AVX-512 and AMX masked off by
-    TRTL_CPU_MASK, so that a kernel's AVX2 variant is what runs; the code prints "ok" when its checks passed."""
-    no512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
-    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~no512))
+NO_AVX512 = 0x20 | 0x40 | 0x80 | 0x200 | 0x1c00  # AVX512F, BW, VNNI, BF16, AMX (trtlite.h's TRTL_CPU_*)
+NO_SIMD = NO_AVX512 | 0xc                         # ... and AVX2, FMA: the portable variants
+
+
+def run_with_cpu_features_hidden(code, hidden):
+    """Runs Python `code` in a subprocess (from the repository root) with the CPU features `hidden` masked off by
+    TRTL_CPU_MASK, so that a kernel's AVX2 (or portable) variant is what runs; the code prints "ok" when its checks
+    passed."""
+    env = dict(os.environ, TRTL_CPU_MASK="%x" % (0xFFFFFFFF & ~hidden))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+def run_without_avx512(code):
+    """run_with_cpu_features_hidden with AVX-512 and AMX hidden: the AVX2 variants run."""
+    run_with_cpu_features_hidden(code, NO_AVX512)

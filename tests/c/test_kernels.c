@@ -4213,6 +4213,23 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* A random 2-D case's bias, epilogue mode and per-axis kernel 1..kmax, input 1..inmax, stride 1..smax, dilation
+ * 1..dmax, padding 0..padmax each side (the grouped and stem tests; N, G, C and K are the caller's). */
+static void rand_conv2d_rest(conv_case *c, int kmax, int inmax, int smax, int dmax, int padmax)
+{
+    c->nsp = 2;
+    c->bias = (int)(rnd() % 4 != 0);
+    c->mode = (int)(rnd() % 6);
+    for (int d = 0; d < 2; d++) {
+        c->k[d] = rint_in(1, kmax);
+        c->in[d] = rint_in(1, inmax);
+        c->s[d] = rint_in(1, smax);
+        c->d[d] = rint_in(1, dmax);
+        c->pre[d] = rint_in(0, padmax);
+        c->post[d] = rint_in(0, padmax);
+    }
+}
+
 /* ---- convolution.grouped_direct (x86/convolution_grouped.c) ------------------------------------ */
 
 extern const trtl_kernel trtl_kernel_conv_grouped_direct;
@@ -4274,21 +4291,11 @@ static void test_conv_grouped_direct(int ncases)
         }
         for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
             conv_case c = {0};
-            c.nsp = 2;
             c.N = rint_in(1, 2);
             c.G = rint_in(2, 5);
             c.C = c.G * rint_in(2, 16);
             c.K = c.G * rint_in(2, 16);
-            c.bias = (int)(rnd() % 4 != 0);
-            c.mode = (int)(rnd() % 6);
-            for (int d = 0; d < 2; d++) {
-                c.k[d] = rint_in(1, 3);
-                c.in[d] = rint_in(1, 13);
-                c.s[d] = rint_in(1, 2);
-                c.d[d] = rint_in(1, 2);
-                c.pre[d] = rint_in(0, 2);
-                c.post[d] = rint_in(0, 2);
-            }
+            rand_conv2d_rest(&c, 3, 13, 2, 2, 2);
             int r = conv_run_case(&trtl_kernel_conv_grouped_direct, &c, combo);
             if (r < 0)
                 i--;
@@ -4377,21 +4384,11 @@ static void test_conv_stem(int ncases)
         }
         for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
             conv_case c = {0};
-            c.nsp = 2;
             c.N = rint_in(1, 3);
             c.G = 1;
             c.C = rint_in(1, 16);
             c.K = rint_in(1, 40);
-            c.bias = (int)(rnd() % 4 != 0);
-            c.mode = (int)(rnd() % 6);
-            for (int d = 0; d < 2; d++) {
-                c.k[d] = rint_in(1, 7);
-                c.in[d] = rint_in(1, 40);
-                c.s[d] = rint_in(1, 4);
-                c.d[d] = rint_in(1, 3);
-                c.pre[d] = rint_in(0, 3);
-                c.post[d] = rint_in(0, 3);
-            }
+            rand_conv2d_rest(&c, 7, 40, 4, 3, 3);
             int r = conv_run_case(&trtl_kernel_conv_stem, &c, combo);
             if (r < 0)
                 i--;
