@@ -1149,6 +1149,21 @@ static int wino_case(const trtl_kernel *k, int64_t N, int64_t C, int64_t K, int6
  * slot, several groups per slot, groups spanning images, 8-wide tail panels, partial edge tiles,
  * output channels not a multiple of the 6-row microkernel, deep channel sums), every epilogue
  * on the first, then random 3x3 stride-1 shapes over all padding modes. */
+/* `ncases` random Winograd cases (sizes, padding, epilogue mode, bias) of kernel k, combos from `combo` on. */
+static void wino_random(const trtl_kernel *k, int ncases, int combo)
+{
+    for (int done = 0; done < ncases; combo++) {
+        int r = wino_case(k, rint_in(1, 3), rint_in(1, 40), rint_in(1, 40), rint_in(1, 30), rint_in(1, 30),
+                          rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), (int)(rnd() % 6),
+                          (int)(rnd() % 4 != 0), combo);
+        if (r < 0)
+            continue;
+        done++;
+        if (r > 0)
+            return;
+    }
+}
+
 static void test_winograd_kernel(const trtl_kernel *k, int ncases)
 {
     static const struct { int64_t N, C, K, H, W, pre, post; int mode; } sh[] = {
@@ -1183,16 +1198,7 @@ static void test_winograd_kernel(const trtl_kernel *k, int ncases)
             if (r > 0)
                 return;
         }
-    for (int done = 0; done < ncases; combo++) {
-        int r = wino_case(k, rint_in(1, 3), rint_in(1, 40), rint_in(1, 40), rint_in(1, 30), rint_in(1, 30),
-                          rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), rint_in(0, 3), (int)(rnd() % 6),
-                          (int)(rnd() % 4 != 0), combo);
-        if (r < 0)
-            continue;
-        done++;
-        if (r > 0)
-            return;
-    }
+    wino_random(k, ncases, combo);
 }
 
 /* applies(): only 3x3, stride 1, dilation 1, one group, 2-D; never without AVX2+FMA. */
@@ -3235,7 +3241,11 @@ static void test_pointwise(int ncases)
             }
             if (pass == 0) {
                 test_conv_kernel(&trtl_kernel_conv_im2col_sgemm, 0, 4);
-                test_winograd(4);
+                /* random cases only: test_winograd's fixed shapes (~4 s a pass) vary shapes, not the activation */
+                if (trtl_cpu_has(trtl_kernel_conv_winograd_f43.cpu_features)) {
+                    wino_random(&trtl_kernel_conv_winograd_f43, 4, 0);
+                    wino_random(&trtl_kernel_conv_winograd_f23, 4, 0);
+                }
                 if (trtl_cpu_has(trtl_kernel_conv_depthwise_avx2.cpu_features))
                     test_conv_kernel(&trtl_kernel_conv_depthwise_avx2, 1, 4);
             }
