@@ -175,7 +175,7 @@ static int64_t even_runs(int64_t items, int64_t threads, int64_t *runs)
 {
     int64_t best = -1;
     *runs = 1;
-    for (int64_t k = 4; k >= 1 && threads > 1; k /= 2) {
+    for (int64_t k = 4; k >= 1 && threads > 1 && items > 0; k /= 2) { /* no items: one empty run */
         const int64_t r = k * threads < items ? k * threads : items;
         const int64_t spread = 1000 * ((items + r - 1) / r) * r / (items > 0 ? items : 1);
         if (best < 0 || spread < best) {
