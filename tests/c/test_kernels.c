@@ -1016,9 +1016,10 @@ static void test_fc_packed(int ncases)
         {1, 800, 1, 1, 500}, {1, 500, 1, 1, 10},  {1, 50, 4, 4, 37},   {3, 300, 1, 1, 100}, {16, 64, 1, 1, 33},
         {2, 7, 3, 3, 130},   {1, 2048, 1, 1, 1000}, {100, 97, 1, 1, 75}, {200, 30, 1, 1, 17}, {1, 1, 1, 1, 1},
         {7, 1000, 1, 1, 41}, {1, 40, 1, 1, 24},    {5, 13, 1, 1, 9},
-        /* the weight-tile-stationary order (>= 4 tiles a chunk): row blocks past 240, depth blocks
-         * past 256 with a remainder, row and channel tails */
+        /* the weight-tile-stationary order (>= 4 tiles a chunk): row blocks past 240, one depth block up to
+         * depth 768 (KC_WHOLE), past it blocks of <= 256 with a remainder (769), row and channel tails */
         {250, 300, 1, 1, 130}, {13, 520, 1, 1, 200}, {37, 64, 1, 1, 257}, {2, 33, 1, 1, 300},
+        {40, 768, 1, 1, 150}, {41, 769, 1, 1, 150},
         /* the depth-major order (depth past what the tile-major order packs whole), and the tile-major
          * order's balanced row blocks (a multiple of the threads, panels differing by at most one) */
         {100, 1800, 1, 1, 140}, {800, 20, 1, 1, 130}, {517, 3, 7, 1, 161},
