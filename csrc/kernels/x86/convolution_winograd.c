@@ -2,7 +2,8 @@
  * convolution_winograd.c -- "convolution.winograd_f43" and "convolution.winograd_f23": 2-D 3x3
  * convolutions with stride 1, dilation 1 and one group (any padding mode, batch, channel count,
  * map size) by Winograd's minimal filtering, F(4x4, 3x3) on 6x6 input tiles or F(2x2, 3x3) on
- * 4x4 tiles, with bias + residual + activation fused into the output transform.  Needs AVX2+FMA.
+ * 4x4 tiles, with bias + residual + activation fused into the output transform (activations without a
+ * trtl_act8 path: vector math over the group's outputs right after it, act_group).  Needs AVX2+FMA.
  *
  * With m the output tile size, a = m + 2 the input tile size and xi = (i, j) one of the a*a
  * transform positions:
@@ -359,7 +360,6 @@ static void wg_gemm_output(const wg_job *j, const wg_slot *sl, int64_t kb0, int6
     const int slow_act = !j->fast_act;
     const trtl_epilogue no_act = {TRTL_ACT_NONE, 0.0f, 0.0f, 0};
     oa.epi = slow_act ? &no_act : j->epi;
-    oa.fast = 1;
     oa.ow = g->OW;
     oa.y_off = sl->y_off;
     oa.valid = sl->valid;
