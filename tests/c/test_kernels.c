@@ -1180,6 +1180,7 @@ static void test_winograd_kernel(const trtl_kernel *k, int ncases)
         {1, 9, 11, 12, 13, 3, 2, 1},   /* round-up mode, asymmetric explicit padding */
         {1, 1, 1, 5, 5, 0, 0, 0},      /* one channel */
         {1, 32, 64, 7, 7, 1, 1, 0},    /* ResNet's last stage, scaled */
+        {3, 5, 7, 24, 1, 1, 1, 0},     /* 1-wide map: a tile row's next is m floats on (slow-act runs, act_group) */
     };
     int combo = 0;
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)

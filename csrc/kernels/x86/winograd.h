@@ -36,8 +36,7 @@ void trtl_wg_input8_f23(const float *S, const int64_t *off, int64_t wp, float *d
 
 /* Output of one channel: y = act(transform + bias + residual) for tiles [t, t + 8) of a group. */
 typedef struct trtl_wg_out {
-    const trtl_epilogue *epi;
-    int fast;              /* epi->act has a vector path (trtl_act_is_fast) */
+    const trtl_epilogue *epi; /* epi->act satisfies trtl_act_is_fast (others: the caller applies them after) */
     int64_t ow;            /* output row length */
     const int64_t *y_off;  /* per tile of the group: offset of its top-left output in a channel plane */
     const int32_t *valid;  /* per tile: valid rows | valid columns << 8 (0: lane past the group) */

@@ -176,17 +176,17 @@ AVX2_INLINE void at43(__m256 m0, __m256 m1, __m256 m2, __m256 m3, __m256 m4, __m
     o[3] = _mm256_add_ps(_mm256_fmadd_ps(c8, d34, d12), m5);
 }
 
-/* Store of one tile's values (rows `stride` floats apart in tv) clipped to its valid extent:
- * partial edge tiles, and activations without a vector path (trtl_activation_eval).  With a
- * vector activation a row is one masked 4-lane load of the residual and one masked store (a 14x14
- * map in F(4,3) has 7 of its 16 tiles on a partial edge: a scalar loop there was ~7% of the layer). */
+/* Store of one tile's values (rows `stride` floats apart in tv) clipped to its valid extent
+ * (partial edge tiles): a row is one masked 4-lane load of the residual and one masked store (a
+ * 14x14 map in F(4,3) has 7 of its 16 tiles on a partial edge: a scalar loop there was ~7% of the
+ * layer).  The activation is a trtl_act8 one (trtl_wg_out). */
 AVX2 static void store_tile(const trtl_wg_out *o, int64_t t, const float *tv, int64_t stride)
 {
     int32_t v = o->valid[t];
     int vr = v & 255, vc = v >> 8;
     const trtl_epilogue *e = o->epi;
     const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
-    if (o->fast && vc <= 4) {
+    if (vc <= 4) {
         const __m128i mask = _mm_cmpgt_epi32(_mm_set1_epi32(vc), _mm_setr_epi32(0, 1, 2, 3));
         for (int r = 0; r < vr; r++) {
             int64_t i = o->y_off[t] + r * o->ow;
@@ -203,11 +203,7 @@ AVX2 static void store_tile(const trtl_wg_out *o, int64_t t, const float *tv, in
         int64_t i = o->y_off[t] + r * o->ow;
         for (int c = 0; c < vc; c++)
             b[c] = tv[r * stride + c] + (o->res ? o->res[i + c] : 0.0f);
-        if (o->fast)
-            _mm256_storeu_ps(b, trtl_act8(_mm256_loadu_ps(b), e->act, va, vb));
-        else if (e->act != TRTL_ACT_NONE)
-            for (int c = 0; c < vc; c++)
-                b[c] = trtl_activation_eval(e->act, e->alpha, e->beta, b[c]);
+        _mm256_storeu_ps(b, trtl_act8(_mm256_loadu_ps(b), e->act, va, vb));
         for (int c = 0; c < vc; c++)
             o->y[i + c] = b[c];
     }
@@ -228,14 +224,14 @@ AVX2 void trtl_wg_output8_f43(const float *mk, int64_t xs, const trtl_wg_out *o,
         for (int i = 0; i < 4; i++)
             q[i][j] = c[i];
     }
-    const int32_t act = o->fast ? o->epi->act : TRTL_ACT_NONE;
+    const int32_t act = o->epi->act;
     const __m256 va = _mm256_set1_ps(o->epi->alpha), vb = _mm256_set1_ps(o->epi->beta);
     const int32_t *vl = o->valid + t;
     const int64_t *yo = o->y_off + t;
     int full[4], slow = 0;
 #pragma GCC unroll 4
     for (int l = 0; l < 4; l++) {
-        full[l] = o->fast && vl[l] == FULL43 && vl[l + 4] == FULL43;
+        full[l] = vl[l] == FULL43 && vl[l + 4] == FULL43;
         slow |= !full[l];
     }
     float tmp[4][4][8]; /* [pair l][row][tile l | tile l + 4] for the scalar path */
@@ -281,7 +277,7 @@ AVX2 void trtl_wg_output8_f23(const float *mk, int64_t xs, const trtl_wg_out *o,
         q[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
         q[1][j] = _mm256_add_ps(_mm256_sub_ps(m1, m2), m3);
     }
-    const int32_t act = o->fast ? o->epi->act : TRTL_ACT_NONE;
+    const int32_t act = o->epi->act;
     const __m256 va = _mm256_set1_ps(o->epi->alpha), vb = _mm256_set1_ps(o->epi->beta);
     const int32_t *vl = o->valid + t;
     const int64_t *yo = o->y_off + t;
@@ -290,7 +286,7 @@ AVX2 void trtl_wg_output8_f23(const float *mk, int64_t xs, const trtl_wg_out *o,
     int full[2], slow = 0;
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
-        full[h] = o->fast;
+        full[h] = 1;
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++)
             full[h] &= vl[quad[h][i]] == FULL23;
