@@ -107,3 +107,16 @@ trtl_status trtl_dw_geom_init(const trtl_node *nd, const trtl_dims *xd, const tr
                           trtl_dims_str(yd, s1, sizeof s1));
     return TRTL_OK;
 }
+
+int trtl_conv_float_applies(const trtl_node *nd, const trtl_dims *xd, trtl_conv_geom *g)
+{
+    const trtl_conv_params *p = &nd->p.conv;
+    if (p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.type != TRTL_FLOAT) || p->num_output_maps < 1 ||
+        p->kernel.count % p->num_output_maps)
+        return 0;
+    if (trtl_conv_geom_init(nd, xd, NULL, g) != TRTL_OK) {
+        trtl_clear_error();
+        return 0;
+    }
+    return 1;
+}

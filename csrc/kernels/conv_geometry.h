@@ -23,6 +23,11 @@ typedef struct trtl_conv_geom {
  * checked against the output size the params give.  Fails with a message naming the layer. */
 trtl_status trtl_conv_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dims *yd, trtl_conv_geom *g);
 
+/* The start of every FLOAT convolution kernel's applies(): FLOAT weights (and bias), at least one output map, as many
+ * weights as a whole number of maps, and a geometry for input dims xd (that error cleared: a kernel that does not
+ * apply is no error).  1 with *g set, else 0. */
+int trtl_conv_float_applies(const trtl_node *nd, const trtl_dims *xd, trtl_conv_geom *g);
+
 /* Whether the first of the three spatial axes is trivial (one input, one output, a 1-tap window reading input 0:
  * no padding before it), so that kernels may run the convolution as 2-D over axes 1 and 2.  A 3-D input of depth 1
  * with pre-padding on that axis is not: its outputs all lie in the padding (found by the C kernel test). */

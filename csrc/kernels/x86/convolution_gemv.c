@@ -152,14 +152,11 @@ static trtl_status gv_run(const trtl_kernel_args *a)
 static int gv_applies(const trtl_node *nd, const trtl_dims *in_dims)
 {
     const trtl_conv_params *p = &nd->p.conv;
-    if (p->num_groups != 1 || p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.type != TRTL_FLOAT) ||
-        p->num_output_maps < 1 || p->kernel.count % p->num_output_maps)
+    if (p->num_groups != 1)
         return 0;
     trtl_conv_geom g;
-    if (trtl_conv_geom_init(nd, &in_dims[0], NULL, &g) != TRTL_OK) {
-        trtl_clear_error();
+    if (!trtl_conv_float_applies(nd, &in_dims[0], &g))
         return 0;
-    }
     return whole_window(&g) && p->kernel.count == g.K * g.ckk;
 }
 

@@ -433,14 +433,11 @@ static size_t tw_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
 static int tw_applies(const trtl_node *nd, const trtl_dims *in_dims)
 {
     const trtl_conv_params *p = &nd->p.conv;
-    if (p->num_groups != 1 || p->kernel.type != TRTL_FLOAT || (p->bias.count && p->bias.type != TRTL_FLOAT) ||
-        p->num_output_maps < 1 || p->kernel_size.nb_dims > 2)
+    if (p->num_groups != 1 || p->kernel_size.nb_dims > 2)
         return 0;
     trtl_conv_geom g;
-    if (trtl_conv_geom_init(nd, &in_dims[0], NULL, &g) != TRTL_OK) {
-        trtl_clear_error();
+    if (!trtl_conv_float_applies(nd, &in_dims[0], &g))
         return 0;
-    }
     return fits(&g);
 }
 
