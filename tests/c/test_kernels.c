@@ -446,6 +446,19 @@ static int isa_pass(int pass)
     return 1;
 }
 
+/* isa_pass's passes plus pass 2: AVX-512, AVX2 and FMA hidden (the portable loops).  Whether `pass` runs; the test
+ * restores the mask after its loop. */
+static int isa_pass_portable(int pass)
+{
+    if (pass < 2)
+        return isa_pass(pass);
+    if (pass > 2)
+        return 0;
+    trtl_cpu_set_mask(~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_AVX2 |
+                                  TRTL_CPU_FMA));
+    return 1;
+}
+
 static void test_conv_kernel(const trtl_kernel *k, int depthwise, int ncases)
 {
     int done = 0, combo = (int)(rnd() % 64);
@@ -2009,10 +2022,8 @@ static void test_normalization_channels(int ncases)
                          r5[5] = {2, 3, 17, 2, 5};
     g_norm_kernel = &trtl_kernel_normalization_channels;
     for (int pass = 0; pass < 3; pass++) {
-        if (pass < 2 && !isa_pass(pass))
+        if (!isa_pass_portable(pass))
             continue;
-        if (pass == 2)
-            trtl_cpu_set_mask(0); /* the portable loop */
         for (int sp = 0; sp < 2; sp++)
             if (norm_case(4, cnx, 0x2, 1, 0x2, 0x2, 0, 0, sp, 1) || norm_case(4, odd, 0x2, 1, 0x2, 0x0, 0, 0, sp, 1) ||
                 norm_case(3, r3, 0x2, 1, 0x0, 0x2, 0, 0, sp, 1) || norm_case(2, r2, 0x1, 1, 0x1, 0x1, 0, 0, sp, 1) ||
@@ -4242,6 +4253,20 @@ static void rand_conv2d_rest(conv_case *c, int kmax, int inmax, int smax, int dm
     }
 }
 
+/* Fixed shape i of a kernel test at epilogue combo `combo`: a bias but every third combo, and on combo i + 1 a NaN
+ * weight, then a NaN input (the grouped and stem tests).  conv_run_case's result. */
+static int conv_fixed_case(const trtl_kernel *k, conv_case *c, int i, int combo)
+{
+    c->bias = combo % 3 != 2;
+    if (combo == i + 1) {
+        g_conv_nan_w = (int64_t)i * 7;
+        g_conv_nan_x = (int64_t)i * 13 + 5;
+    }
+    int r = conv_run_case(k, c, combo);
+    g_conv_nan_w = g_conv_nan_x = -1;
+    return r;
+}
+
 /* ---- convolution.grouped_direct (x86/convolution_grouped.c) ------------------------------------ */
 
 extern const trtl_kernel trtl_kernel_conv_grouped_direct;
@@ -4262,15 +4287,9 @@ static void test_conv_grouped_direct(int ncases)
         {2, 5, 2, 2, 7, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* 1x1 */
         {1, 55, 8, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 0, 0},   /* RegNet's last stage */
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     for (int pass = 0; pass < 3; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                continue;
-            trtl_cpu_set_mask(no512);
-        } else if (pass == 2) {
-            trtl_cpu_set_mask(no512 & ~(uint32_t)(TRTL_CPU_AVX2 | TRTL_CPU_FMA));
-        }
+        if (!isa_pass_portable(pass))
+            continue;
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
@@ -4290,14 +4309,7 @@ static void test_conv_grouped_direct(int ncases)
                 c.pre[0] = c.pre[1] = sh[i].pre;
                 c.post[0] = c.post[1] = sh[i].post;
                 c.mode = sh[i].mode;
-                c.bias = combo % 3 != 2;
-                if (combo == (int)i + 1) { /* a NaN weight, then a NaN input */
-                    g_conv_nan_w = (int64_t)i * 7;
-                    g_conv_nan_x = (int64_t)i * 13 + 5;
-                }
-                int r = conv_run_case(&trtl_kernel_conv_grouped_direct, &c, combo);
-                g_conv_nan_w = g_conv_nan_x = -1;
-                if (r > 0)
+                if (conv_fixed_case(&trtl_kernel_conv_grouped_direct, &c, (int)i, combo) > 0)
                     goto done;
             }
         }
@@ -4353,15 +4365,9 @@ static void test_conv_stem(int ncases)
         {1, 2, 5, 7, 1, 70, 1, 5, 1, 2, 1, 1, 0, 2, 0, 0},    /* 1-D */
         {2, 1, 2, 33, 8, 100, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},  /* 100 = 2 x 48 + 4 columns */
     };
-    const uint32_t no512 = ~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI);
     for (int pass = 0; pass < 3; pass++) {
-        if (pass == 1) {
-            if (!trtl_cpu_has(TRTL_CPU_AVX512F))
-                continue;
-            trtl_cpu_set_mask(no512);
-        } else if (pass == 2) {
-            trtl_cpu_set_mask(no512 & ~(uint32_t)(TRTL_CPU_AVX2 | TRTL_CPU_FMA));
-        }
+        if (!isa_pass_portable(pass))
+            continue;
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             int step = sh[i].all ? (pass == 0 ? 1 : 3) : 7;
             for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += step) {
@@ -4383,14 +4389,7 @@ static void test_conv_stem(int ncases)
                     c.post[d] = v[5][d + o];
                 }
                 c.mode = sh[i].mode;
-                c.bias = combo % 3 != 2;
-                if (combo == (int)i + 1) { /* a NaN weight, then a NaN input */
-                    g_conv_nan_w = (int64_t)i * 7;
-                    g_conv_nan_x = (int64_t)i * 13 + 5;
-                }
-                int r = conv_run_case(&trtl_kernel_conv_stem, &c, combo);
-                g_conv_nan_w = g_conv_nan_x = -1;
-                if (r > 0)
+                if (conv_fixed_case(&trtl_kernel_conv_stem, &c, (int)i, combo) > 0)
                     goto done;
             }
         }
