@@ -163,11 +163,10 @@ static inline float epi1(const ukr_args *u, float x, const float *cp, int r, int
             acc[r][v] = trtl_act8(acc[r][v], A, va, vb);                                                          \
     } while (0)
 
-/* The epilogue over a whole tile of full vectors, each operand's test made once a tile rather than once a vector (the
- * old per-vector epilogue), the epilogue's pointers read into locals first (the C stores may alias *u, so the compiler reloaded them for each
- * vector), the column bias loaded once for all rows.  The same additions in the same order as epi8 (+ C, + row
- * bias, + column bias, + residual, then the activation), so the results are bit for bit those of the
- * per-vector form and of epi1. */
+/* The epilogue over a whole tile of full vectors, each operand's test made once a tile rather than once a vector,
+ * the epilogue's pointers read into locals first (the C stores may alias *u, so the compiler reloaded them for each
+ * vector), the column bias loaded once for all rows.  The same additions in the same order as epi1 (+ C, + row
+ * bias, + column bias, + residual, then the activation), so a partial tile's floats get the same results. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void epi_tile8(const ukr_args *u,
                                                                                   __m256 (*acc)[AVX2_NV],
                                                                                   const int R, const int NV)
