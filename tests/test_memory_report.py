@@ -91,3 +91,45 @@ def test_memory_report_needs_input_shapes():
     assert r["activation_bytes"] >= 0 and r["scratch_bytes"] >= 0
     assert ctx.update_device_memory_size_for_shapes() == r["activation_bytes"] + r["scratch_bytes"]
     assert_close(_run(ctx, x, K), x.astype(np.float64) @ w.astype(np.float64))
+
+
+@pytest.mark.parametrize("C,K,groups", [(16, 32, 1), (3, 32, 1), (64, 64, 8)])
+def test_convolution_scratch_follows_context_threads(C, K, groups):
+    """The convolution kernels' per-thread scratch (trtl_scratch_slots / trtl_scratch_slots_all: im2col, packed
+    GEMM, stem, grouped, ...) is sized for the context's pool too: more with two threads than with one, and the
+    results stay numpy's either way."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: a two-thread pool is sized as one")
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((K, C // groups, 3, 3)) / 8).astype(np.float32)
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    net = builder.create_network(EXPLICIT)
+    x_t = net.add_input("x", trt.float32, (1, C, 40, 40))
+    conv = net.add_convolution_nd(x_t, K, (3, 3), w, np.zeros(K, np.float32))
+    conv.num_groups = groups
+    conv.padding_nd = (1, 1)
+    conv.get_output(0).name = "y"
+    net.mark_output(conv.get_output(0))
+    config = builder.create_builder_config()
+    config.avg_timing_iterations = 0  # the first applicable kernel
+    engine = builder.build_engine(net, config)
+    assert engine is not None
+    x = rng.standard_normal((1, C, 40, 40)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cg, kg = C // groups, K // groups
+    want = np.zeros((1, K, 40, 40))
+    for k in range(K):
+        g = k // kg
+        for c in range(cg):
+            for i in range(3):
+                for j in range(3):
+                    want[0, k] += w[k, c, i, j] * xp[0, g * cg + c, i:i + 40, j:j + 40]
+    sizes = {}
+    for threads in (1, 2):
+        ctx = engine.create_execution_context()
+        ctx.num_threads = threads
+        sizes[threads] = ctx.memory_report()["scratch_bytes"]
+        y = np.full((1, K, 40, 40), 77, np.float32)
+        assert ctx.execute_v2([x, y])
+        assert_close(y, want)
+    assert sizes[2] > sizes[1] > 0, (sizes, _kernel(engine))

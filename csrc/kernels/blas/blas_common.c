@@ -59,13 +59,19 @@ void trtl_runs_for(struct trtl_threadpool *pool, const trtl_runs *runs, trtl_run
     trtl_parallel_for(pool, runs->n, 1, runs_task, &sh);
 }
 
+int64_t trtl_scratch_slots_all(int64_t max_slots)
+{
+    int64_t t = trtl_scratch_threads();
+    return t < 1 ? 1 : t > max_slots ? max_slots : t;
+}
+
 int64_t trtl_scratch_slots(double flops, int64_t max_slots)
 {
-    int64_t t = trtl_available_cpus();
+    int64_t t = trtl_scratch_slots_all(max_slots);
     double want = flops / TRTL_MIN_FLOPS_PER_THREAD;
     if (want < (double)t)
         t = want < 1.0 ? 1 : (int64_t)want;
-    return t > max_slots ? max_slots : t;
+    return t;
 }
 
 trtl_status trtl_epi_residual(const trtl_kernel_args *a, int64_t count, const float **res)

@@ -20,8 +20,10 @@ void trtl_blas_init(void);
 
 /* Threads worth using for `flops` of work on `pool` (at least 1). */
 int trtl_threads_for(const struct trtl_threadpool *pool, double flops);
-/* Slots a kernel sizes its per-thread scratch for: the machine's CPUs, fewer where `flops` of work would leave
- * some idle (TRTL_MIN_FLOPS_PER_THREAD each), at least 1 and at most max_slots. */
+/* Slots a kernel sizes its per-thread scratch for: the threads of the pool it will run on (trtl_scratch_threads: the
+ * context's pool while the context sizes scratch, every CPU elsewhere), at least 1 and at most max_slots. */
+int64_t trtl_scratch_slots_all(int64_t max_slots);
+/* The same, fewer where `flops` of work would leave some idle (TRTL_MIN_FLOPS_PER_THREAD each). */
 int64_t trtl_scratch_slots(double flops, int64_t max_slots);
 /* A kernel that cuts `items` into `slots` contiguous runs (a slot a thread, per-slot scratch) and may let the pool
  * steal: returns 1 and *runs = min(items, slots * TRTL_STEAL_RUNS) where every thread of the pool has a slot

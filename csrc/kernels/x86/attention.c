@@ -38,6 +38,7 @@
 #include "kernels/x86/transpose_2d.h"
 #include "kernels/x86/vmath.h"
 #include "core/threadpool.h"
+#include "kernels/blas/blas_common.h"
 #include "core/cpu.h"
 #include "core/status.h"
 
@@ -440,11 +441,7 @@ static int64_t slot_floats(const trtl_attn_geom *g, int pack_k)
     return ((f + 15) & ~(int64_t)15) + 16; /* slots 64-byte aligned, never empty */
 }
 
-static int64_t max_slots(void)
-{
-    int t = trtl_available_cpus();
-    return t < 1 ? 1 : t > MAX_SLOTS ? MAX_SLOTS : t;
-}
+static int64_t max_slots(void) { return trtl_scratch_slots_all(MAX_SLOTS); }
 
 static size_t attn_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
 {

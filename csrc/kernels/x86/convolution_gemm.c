@@ -72,14 +72,7 @@ static double conv_flops(const trtl_conv_geom *g)
 }
 
 /* Slots the scratch is sized for. */
-static int64_t max_slots(const trtl_conv_geom *g)
-{
-    int64_t t = trtl_available_cpus();
-    double want = conv_flops(g) / TRTL_MIN_FLOPS_PER_THREAD;
-    if (want < (double)t)
-        t = want < 1.0 ? 1 : (int64_t)want;
-    return t > MAX_SLOTS ? MAX_SLOTS : t;
-}
+static int64_t max_slots(const trtl_conv_geom *g) { return trtl_scratch_slots(conv_flops(g), MAX_SLOTS); }
 
 static void depth_blocks(const trtl_conv_geom *g, int64_t *kc, int64_t *nkb)
 {

@@ -296,11 +296,7 @@ static void run_slots(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t
     }
 }
 
-static int64_t max_slots(void)
-{
-    int64_t t = trtl_available_cpus();
-    return t < 1 ? 1 : t > GD_MAX_SLOTS ? GD_MAX_SLOTS : t;
-}
+static int64_t max_slots(void) { return trtl_scratch_slots_all(GD_MAX_SLOTS); }
 
 static void gd_unpack(const trtl_node *nd, const void *state, void *dst);
 

@@ -409,11 +409,7 @@ static void run_items(void *ctx, int64_t slot, int64_t r, int64_t ib, int64_t ie
     }
 }
 
-static int64_t max_slots(void)
-{
-    int64_t t = trtl_available_cpus();
-    return t < 1 ? 1 : t > STEM_MAX_SLOTS ? STEM_MAX_SLOTS : t;
-}
+static int64_t max_slots(void) { return trtl_scratch_slots_all(STEM_MAX_SLOTS); }
 
 static void stem_unpack(const trtl_node *nd, const void *state, void *dst);
 
