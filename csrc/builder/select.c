@@ -775,6 +775,17 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
          * of a build and it never wins on a quiet machine. */
         if (nok > 1 && ok[nok - 1] == trtl_kernel_ref(n->op))
             nok--;
+        /* A fallback (OpenBLAS) competes only where none of trtlite's own optimized kernels applies. */
+        int own = 0;
+        for (int c = 0; c < nok; c++)
+            own |= !ok[c]->fallback && ok[c] != trtl_kernel_ref(n->op);
+        if (own) {
+            int kept_n = 0;
+            for (int c = 0; c < nok; c++)
+                if (!ok[c]->fallback)
+                    ok[kept_n++] = ok[c];
+            nok = kept_n;
+        }
         prec_note pn;
         double ms_of[MAX_CANDIDATES];
         for (int c = 0; c < MAX_CANDIDATES; c++)

@@ -84,6 +84,11 @@ typedef struct trtl_kernel {
     /* Optional: bytes prepare()'s state holds (the packed weights and the state itself), for the engine's
      * memory report (inspector "packed_weight_bytes"); NULL: not counted. */
     size_t (*state_bytes)(const void *state);
+    /* 1: a fallback (the OpenBLAS kernels, kernels/blas/): a candidate only where no other optimized kernel
+     * applies (kernel selection drops it otherwise, before timing).  OpenBLAS rounds an output element
+     * differently by where it falls in its tiles, so equal rows of weights give unequal outputs; trtlite's
+     * own kernels sum every output in the same order. */
+    int fallback;
 } trtl_kernel;
 
 /* The weights a kernel with unpack() keeps packed in its state: a fully connected or linear layer's

@@ -303,6 +303,7 @@ const trtl_kernel trtl_kernel_conv_im2col_sgemm = {
     .op = TRTL_OP_CONVOLUTION,
     .cpu_features = 0,
     .applies_epilogue = 1,
+    .fallback = 1,
     .applies = conv_applies,
     .prepare = conv_prepare,
     .release = NULL,

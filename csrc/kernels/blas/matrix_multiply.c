@@ -255,6 +255,7 @@ const trtl_kernel trtl_kernel_matmul_sgemm = {
     .op = TRTL_OP_MATRIX_MULTIPLY,
     .cpu_features = 0,
     .applies_epilogue = 1,
+    .fallback = 1,
     .applies = mm_applies,
     .prepare = mm_prepare,
     .release = NULL,
