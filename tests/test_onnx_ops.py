@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from onnx_helpers import (TensorProto, add_profile, assert_outputs_close, compare, helper, make_model, numpy_helper,
-                          ort_run, parse, trt_run)
+from onnx_helpers import (ParseFailed, TensorProto, add_profile, assert_outputs_close, compare, helper, make_model,
+                          numpy_helper, ort_run, parse, trt_run)
 
 import trtlite as trt
 
@@ -780,6 +780,49 @@ def test_gather_elements_nd(rng):
     x3 = randn(rng, 2, 3, 4)
     ind = np.array([[[0, 1], [2, 3]], [[1, 0], [0, 2]]], I64)
     compare(single("GatherND", {"x": x3}, {"i": ind}, batch_dims=1), {"x": x3})
+
+
+INDEX_OPS = [  # op, data shape, indices, attrs, the updates' shape (scatters)
+    ("GatherElements", (3, 4), np.array([[0, 2, 1, 1], [2, 2, 0, 1]]), dict(axis=0), None),
+    ("GatherElements", (3, 4), np.array([[3, -4], [-1, 0], [1, 2]]), dict(axis=-1), None),
+    ("GatherND", (2, 3, 4), np.array([[[0, 1], [2, 3]], [[1, 0], [0, 2]]]), dict(batch_dims=1), None),
+    ("ScatterElements", (3, 4), np.array([[2, 0, 1, -1]]), dict(axis=0), (1, 4)),
+    ("ScatterND", (4, 3), np.array([[3], [0]]), {}, (2, 3)),
+]
+
+
+@pytest.mark.parametrize("case", INDEX_OPS, ids=lambda c: c[0] if isinstance(c, tuple) else None)
+def test_indexing_ops_over_constants_fold_or_fail_on_out_of_range(case, rng):
+    """Gather / scatter ops over constants are folded by onnx's reference (the result vs onnxruntime through a
+    following Add); indices one past the data's axis, or 2^40 (a fuzzing input that kept onnx's reference busy
+    for minutes), are INVALID_NODE at once, naming the axis and its size."""
+    import time
+    op, shape, idx, attrs, upd_shape = case
+    data = randn(rng, *shape)
+    inits = {"d": data, "i": idx.astype(I64)}
+    if upd_shape:
+        inits["u"] = randn(rng, *upd_shape)
+    x = randn(rng, *((1, 1) if op != "GatherND" else (1,)))
+    node = helper.make_node(op, list(inits), ["g"], **attrs)
+    add = helper.make_node("Add", ["g", "x"], ["y"])
+    compare(make_model([node, add], {"x": (x.shape, np.float32)}, {"y": (None, np.float32)}, inits), {"x": x})
+    # the axis the last index addresses: the op's axis, or (ND ops) the one its last index column addresses
+    axis = attrs.get("axis", 0) % len(shape) if op.endswith("Elements") else attrs.get("batch_dims", 0) + idx.shape[-1] - 1
+    for bad_value in (shape[axis], 2 ** 40):
+        bad = idx.astype(I64).copy()
+        bad.reshape(-1)[-1] = bad_value
+        model = make_model([node, add], {"x": (x.shape, np.float32)}, {"y": (None, np.float32)}, dict(inits, i=bad))
+        t0 = time.perf_counter()
+        with pytest.raises(ParseFailed, match="INVALID_NODE: indices out of range for axis %d of size %d"
+                           % (axis, shape[axis])):
+            parse(model)
+        assert time.perf_counter() - t0 < 5.0
+
+
+def test_gather_elements_constant_indices_out_of_range_on_runtime_data(rng):
+    x = randn(rng, 3, 4)
+    with pytest.raises(ParseFailed, match="indices out of range for axis 1 of size 4"):
+        parse(single("GatherElements", {"x": x}, {"i": np.array([[0, 4]], I64)}, axis=1))
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -412,10 +412,56 @@ def _axis_out_of_range(node: Any, vals: List[Any]) -> bool:
     return False
 
 
+def indices_out_of_range(op: str, axis: int, batch_dims: int, data_shape: Tuple[int, ...],
+                         idx: Any) -> Optional[str]:
+    """Why the constant indices `idx` of a gather / scatter op (GatherElements, ScatterElements, Scatter: along
+    `axis`; GatherND: the axes past `batch_dims`; ScatterND: the leading axes) address outside data of
+    `data_shape`; None when they are in range (-dim <= i < dim) or cannot be judged here (malformed shapes are
+    the op's own checks)."""
+    idx = np.asarray(idx)
+    if idx.size == 0 or idx.dtype.kind not in "iu" or any(int(d) < 0 for d in data_shape):
+        return None
+    r = len(data_shape)
+    if op in ("GatherElements", "ScatterElements", "Scatter"):
+        if not -r <= axis < r:
+            return None
+        axes = [axis % r]
+        cols = idx.reshape(-1, 1)
+    elif op in ("GatherND", "ScatterND"):
+        first = batch_dims if op == "GatherND" else 0
+        q = int(idx.shape[-1]) if idx.ndim else 0
+        if q < 1 or first < 0 or first + q > r:
+            return None
+        axes = list(range(first, first + q))
+        cols = idx.reshape(-1, q)
+    else:
+        return None
+    for j, ax in enumerate(axes):
+        dim, lo, hi = int(data_shape[ax]), int(cols[:, j].min()), int(cols[:, j].max())
+        if hi >= dim or lo < -dim:
+            return "indices out of range for axis %d of size %d (%d .. %d)" % (ax, dim, lo, hi)
+    return None
+
+
+_INDEXING = frozenset(["GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND"])
+
+
 def reference_fold(p: ImporterContext, node: Any, vals: List[Any]) -> Optional[List[np.ndarray]]:
     """Computes a node over constants with onnx's reference implementation (None if it cannot)."""
     if _axis_out_of_range(node, vals):
         return None  # the importer reports it; onnx's reference may compute absurd shapes from it (17 GB, fuzzing)
+    if node.op_type in _INDEXING and len(vals) > 1 and vals[0] is not None and vals[1] is not None:
+        # onnx's reference gathers with numpy fancy indexing and np.choose: indices past the data (2^40, fuzzing)
+        # ran for minutes instead of failing
+        ax = bd = 0
+        for at in node.attribute:
+            if at.name == "axis" and at.type == 2:
+                ax = int(at.i)
+            if at.name == "batch_dims" and at.type == 2:
+                bd = int(at.i)
+        why = indices_out_of_range(node.op_type, ax, bd, tuple(np.asarray(vals[0]).shape), vals[1])
+        if why:
+            raise Fail(ErrorCode.INVALID_NODE, why)
     try:
         from onnx.reference import ReferenceEvaluator
         import onnx

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, GatherMode, ReduceOperation, SampleMode
-from .constants import FOLD_LIMIT, attr_ints, clamp_slice, slice_params
+from .constants import FOLD_LIMIT, attr_ints, clamp_slice, indices_out_of_range, slice_params
 from .context import MAX_ELEMENTS, ImporterContext
 from .dtypes import TRT_NP
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -337,6 +337,10 @@ def _gather(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
 def _gather_elements(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     data = p._tensor(node.input[0])
     axis = p._norm_axis(int(a.get("axis", 0)), len(data.shape))
+    if p._is_const(node.input[1]):
+        why = indices_out_of_range("GatherElements", axis, 0, tuple(data.shape), p._cval(node.input[1], "indices"))
+        if why:
+            raise Fail(ErrorCode.INVALID_NODE, why)
     it = p._cast(p._tensor(node.input[1], DataType.INT32), DataType.INT32)
     layer = p.network.add_gather_v2(data, it, GatherMode.ELEMENT)
     layer.axis = axis
