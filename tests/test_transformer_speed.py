@@ -109,7 +109,25 @@ def not_fusable(net, rng, S=5, D=8, F=12):
     return {"x": x, "b": bin_}, [a, c, p, q], [xf @ wb, xf @ bin_, xf @ w[0], xf @ w[0] + b]
 
 
-NETS = {"ffn_block": (ffn_block, 3), "not_fusable": (not_fusable, 1)}
+def gemm_head(net, rng, D=37, N=29):
+    """An ONNX Gemm classifier head at batch 1: x[1, D] W^T (TRANSPOSE) + bias [1, N] -> ReLU, where the bias has
+    the product's dims, so epilogue fusion takes the add first as a residual (the LINEAR keeps it as its bias); and
+    the same product plus an input [1, N] (a true residual: stays a matrix multiply)."""
+    x = randn(rng, (1, D))
+    w, b = randn(rng, (N, D), 0.3), randn(rng, (1, N), 0.1)
+    s = randn(rng, (1, N))
+    xt = net.add_input("x", trt.float32, x.shape)
+    st = net.add_input("s", trt.float32, s.shape)
+    p = net.add_matrix_multiply(xt, MO.NONE, const(net, w), MO.TRANSPOSE).get_output(0)
+    y = net.add_elementwise(p, const(net, b), trt.ElementWiseOperation.SUM).get_output(0)
+    y = net.add_activation(y, trt.ActivationType.RELU).get_output(0)
+    q = net.add_matrix_multiply(xt, MO.NONE, const(net, w), MO.TRANSPOSE).get_output(0)
+    z = net.add_elementwise(q, st, trt.ElementWiseOperation.SUM).get_output(0)
+    xf = x.astype(np.float64)
+    return {"x": x, "s": s}, [y, z], [np.maximum(xf @ w.T + b, 0.0), xf @ w.T + s]
+
+
+NETS = {"ffn_block": (ffn_block, 3), "not_fusable": (not_fusable, 1), "gemm_head": (gemm_head, 1)}
 MODES = ["on", "off", "level0"]
 
 
@@ -144,6 +162,16 @@ def test_fuse_linear_leaves_unfusable_steps():
     kinds = [layer["kernel"].split(".")[0] for layer in layers_of(engine)]
     assert kinds.count("matrix_multiply") == 2 and kinds.count("linear") == 1, kinds
     assert kinds.count("elementwise") == 1, kinds
+
+
+def test_fuse_linear_takes_an_epilogue_fused_bias():
+    """The Gemm head's bias add, fused first by epilogue fusion, becomes the LINEAR step's bias (one step: matmul +
+    bias + ReLU); the product with an input residual stays a matrix multiply with its residual."""
+    engine, _, _ = build(gemm_head)
+    layers = layers_of(engine)
+    lin = linear_steps(engine)
+    assert len(lin) == 1 and lin[0]["name"].count(" + ") == 2, [(x["name"], x["kernel"]) for x in layers]
+    assert [x["kernel"].split(".")[0] for x in layers].count("matrix_multiply") == 1, layers
 
 
 def test_fuse_linear_plan_round_trip():

@@ -45,10 +45,21 @@ static int keeps_dims(const trtl_dims *d, int64_t n, const trtl_dims *o)
     return 1;
 }
 
+/* A FLOAT constant of N values along the last dim of a result of rank r. */
+static int is_bias(const trtl_bgraph *g, int32_t t, int64_t N, int r)
+{
+    const trtl_bg_tensor *b = &g->t[t];
+    const trtl_dims *d = &b->dopt;
+    if (b->kind != TRTL_TK_CONSTANT || !b->data || b->dtype != TRTL_FLOAT || d->nb_dims < 1 || d->nb_dims > r ||
+        d->d[d->nb_dims - 1] != N)
+        return 0;
+    return trtl_volume(d) == N;
+}
+
 /* The matrix multiply node i as LINEAR geometry: *K depth, *N output channels; 0 when it does not apply. */
 static int linear_shape(const trtl_bgraph *g, const trtl_node *n, int64_t *K, int64_t *N)
 {
-    if (n->op != TRTL_OP_MATRIX_MULTIPLY || n->n_in != 2 || n->n_out != 1 || n->epi.has_residual ||
+    if (n->op != TRTL_OP_MATRIX_MULTIPLY || n->n_in != 2 + (n->epi.has_residual ? 1 : 0) || n->n_out != 1 ||
         n->p.matmul.op0 != TRTL_MATOP_NONE ||
         (n->p.matmul.op1 != TRTL_MATOP_NONE && n->p.matmul.op1 != TRTL_MATOP_TRANSPOSE))
         return 0;
@@ -69,7 +80,8 @@ static int linear_shape(const trtl_bgraph *g, const trtl_node *n, int64_t *K, in
     if (*K < 1 || *N < 1 || *N > INT32_MAX)
         return 0;
     return keeps_dims(&a->dmin, *N, &y->dmin) && keeps_dims(&a->dopt, *N, &y->dopt) &&
-           keeps_dims(&a->dmax, *N, &y->dmax) && a->dopt.d[a->dopt.nb_dims - 1] == *K;
+           keeps_dims(&a->dmax, *N, &y->dmax) && a->dopt.d[a->dopt.nb_dims - 1] == *K &&
+           (!n->epi.has_residual || is_bias(g, n->in[2], *N, y->dopt.nb_dims));
 }
 
 /* The single live consumer of tensor x when it is an elementwise SUM of two inputs with no residual of its
@@ -85,17 +97,6 @@ static int32_t sum_reader(const trtl_bgraph *g, int32_t x, int32_t *other)
         return -1;
     *other = s->in[0] == x ? s->in[1] : s->in[0];
     return c;
-}
-
-/* A FLOAT constant of N values along the last dim of a result of rank r. */
-static int is_bias(const trtl_bgraph *g, int32_t t, int64_t N, int r)
-{
-    const trtl_bg_tensor *b = &g->t[t];
-    const trtl_dims *d = &b->dopt;
-    if (b->kind != TRTL_TK_CONSTANT || !b->data || b->dtype != TRTL_FLOAT || d->nb_dims < 1 || d->nb_dims > r ||
-        d->d[d->nb_dims - 1] != N)
-        return 0;
-    return trtl_volume(d) == N;
 }
 
 /* Node i takes over node c's output (c is fused into i and dies). */
@@ -133,6 +134,17 @@ static trtl_status to_linear(trtl_bgraph *g, int32_t i, int64_t K, int64_t N, tr
     p.fc.num_output_channels = (int32_t)N;
     p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, N * K};
     int32_t bt = n->in[1];
+    if (n->epi.has_residual) {
+        /* epilogue fusion took the bias add first (an ONNX Gemm's [1, N] bias at batch 1: the same dims as the
+         * product): the "residual" is the bias (linear_shape checked it) */
+        float *bias = trtl_aligned_alloc((size_t)N * sizeof(float));
+        if (!bias || !trtl_bg_own(g, bias))
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory converting '%s'", n->name);
+        memcpy(bias, g->t[n->in[2]].data, (size_t)N * sizeof(float));
+        p.fc.bias = (trtl_weights){TRTL_FLOAT, bias, N};
+        n->epi.has_residual = 0;
+        trtl_pass_log_add(log, "its fused bias add as the bias of '%s'", n->name);
+    }
     n->op = TRTL_OP_LINEAR;
     n->p = p;
     n->n_in = 1;
@@ -144,7 +156,7 @@ static trtl_status to_linear(trtl_bgraph *g, int32_t i, int64_t K, int64_t N, tr
     /* + bias [-> act] */
     int32_t other = -1, c = sum_reader(g, n->out[0], &other);
     int r = g->t[n->out[0]].dopt.nb_dims;
-    if (c >= 0 && n->epi.act == TRTL_ACT_NONE && is_bias(g, other, N, r)) {
+    if (c >= 0 && n->epi.act == TRTL_ACT_NONE && !n->p.fc.bias.count && is_bias(g, other, N, r)) {
         /* a copy the graph owns: the constant tensor goes away with its last reader */
         float *bias = trtl_aligned_alloc((size_t)N * sizeof(float));
         if (!bias || !trtl_bg_own(g, bias))
