@@ -160,3 +160,22 @@ def test_tables_report_failures_and_geomeans(zoo_run):
     # geometric mean of the onnxruntime ratios 2.0 and 0.5 is 1.00; OpenVINO only ran resnet18 (0.5)
     assert "| 1 | 2 | 1.00× | 0.50× | 2 / 1 |" in sp
     assert "parse failed" in sp.split("\n")[4] and "build failed" in sp.split("\n")[5]
+
+
+def test_verify_in_slices_judges_as_a_whole(zoo_run):
+    """bench.verify works over float64 slices (so its copies do not set the workers' peak RSS): any slicing gives
+    the whole-array answer; a value off tolerance or a NaN in the last slice fails."""
+    verify = zoo_run.bench.verify
+    rng = np.random.default_rng(5)
+    ref = rng.standard_normal((2, 3, 17, 19)).astype(np.float32)
+    got = ref + (rng.standard_normal(ref.shape) * 1e-6).astype(np.float32)
+    whole = verify(got, ref, chunk=ref.size)
+    assert whole["ok"] and whole["max_abs"] > 0
+    for chunk in (1, 7, 100, 1000):
+        assert verify(got, ref, chunk=chunk) == whole
+    for bad in (np.nan, ref.reshape(-1)[-1] + 1.0):
+        g = got.copy()
+        g.reshape(-1)[-1] = bad
+        assert not verify(g, ref, chunk=100)["ok"]
+    want = float(np.abs(got.astype(np.float64) - ref).max())
+    assert whole["max_abs"] == want
