@@ -597,6 +597,30 @@ def test_expand_dynamic(rng):
     compare(single("Expand", {"x": x}, {"s": np.array([1, 4, 1], I64)}, dyn=("x",)), {"x": x})
 
 
+def test_expand_dynamic_dim_to_a_huge_static_dim_allocates_nothing_big(rng):
+    """x [0, N] expanded to [1, 2^31 - 1] (a fuzzing input): the broadcast carrier of the dynamic dim is a zero-stride
+    slice of one element, not a 2^31-element constant (the parser held 2 GiB for an empty result); parsing stays
+    small and fast, and the same construction at a sane size still computes numpy's broadcast."""
+    import time
+    import tracemalloc
+    big = np.array([1, 2 ** 31 - 1], I64)
+    models = [single("Expand", {"x": np.zeros((1, 1), np.float32)}, {"s": big}, dyn=("x",)),  # x [N, 1]
+              make_model([helper.make_node("Expand", ["x", "s"], ["y"])], {"x": ((0, "N"), np.float32)},
+                         {"y": (None, np.float32)}, {"s": big})]  # x [0, N]: the fuzzing input
+    for m in models:
+        tracemalloc.start()
+        try:
+            t0 = time.perf_counter()
+            parse(m)
+            assert time.perf_counter() - t0 < 5.0
+            assert tracemalloc.get_traced_memory()[1] < 64 << 20
+        finally:
+            tracemalloc.stop()
+    x = randn(rng, 1, 1)
+    m = single("Expand", {"x": x}, {"s": np.array([1, 37], I64)}, dyn=("x",))
+    run_shapes(m, [{"x": randn(rng, n, 1)} for n in (1, 3)], {"x": (1, 1)}, {"x": (3, 1)})
+
+
 # ---- shapes known only at run time (dynamic dims read by Shape) --------------------------------------------
 
 INT64_MAX = 2 ** 63 - 1

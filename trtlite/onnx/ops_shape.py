@@ -362,16 +362,18 @@ def _expand(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if not spec and not dyn:
         return [p._L(p.network.add_identity(x))]
     y = x
+    static_dyn = {i: n for i, n in dyn.items() if not isinstance(n, Sym)}
     if spec and is_static(xs):
         out = [spec.get(i, xs[i]) for i in range(r)]
         stride = [0 if i in spec else 1 for i in range(r)]
         y = p._L(p.network.add_slice(x, [0] * r, out, stride))
     else:
-        for i, n in sorted(spec.items()):
-            y = p._gather_axis(y, i, np.zeros(n, np.int32))
-    static_dyn = {i: n for i, n in dyn.items() if not isinstance(n, Sym)}
+        static_dyn.update(spec)  # x's static 1 broadcast by the same select (x has dynamic dims: no static slice)
     if static_dyn:
-        cond = p._const_tensor(np.ones([static_dyn.get(i, 1) for i in range(r)], np.bool_), DataType.BOOL)
+        # the carrier [1.., n, ..1] is a zero-stride slice of a one-element constant, not an n-element constant (or
+        # an n-element gather index): fuzzed Expands to [1, 2^31 - 1] made the parser hold 2-8 GiB constants
+        one = p._const_tensor(np.ones([1] * r, np.bool_), DataType.BOOL)
+        cond = p._L(p.network.add_slice(one, [0] * r, [static_dyn.get(i, 1) for i in range(r)], [0] * r))
         y = p._L(p.network.add_select(cond, y, y))
     return [p._broadcast_to_syms(y, {i: v for i, v in dyn.items() if isinstance(v, Sym)}, "the target shape")]
 
