@@ -621,6 +621,44 @@ def test_expand_dynamic_dim_to_a_huge_static_dim_allocates_nothing_big(rng):
     run_shapes(m, [{"x": randn(rng, n, 1)} for n in (1, 3)], {"x": (1, 1)}, {"x": (3, 1)})
 
 
+def _parse_fails_small(model, match):
+    """Parsing `model` fails with an error matching `match`, in < 5 s and < 64 MiB of Python/numpy allocations."""
+    import time
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(ParseFailed, match=match):
+            parse(model)
+        assert time.perf_counter() - t0 < 5.0
+        assert tracemalloc.get_traced_memory()[1] < 64 << 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_absurd_sizes_fail_cleanly_without_allocating_them():
+    """Fuzzing inputs that made the importer allocate from absurd sizes (16-24 GiB, the OOM killer without a memory
+    limit): a 2^31-value graph input as Expand's / ConstantOfShape's shape, Resize sizes of the wrong count for its
+    input (onnx's reference folded them), Trilu and EyeLike over a 2^31-wide matrix.  Each is a clean parse error."""
+    big = 2 ** 31
+    _parse_fails_small(make_model([helper.make_node("Expand", ["x", "s"], ["y"])],
+                                  {"x": ((2, 3), np.float32), "s": ((big,), np.int64)}, {"y": (None, np.float32)}),
+                       "INVALID_NODE: 's' of shape \\(2147483648,\\) cannot be a shape")
+    _parse_fails_small(make_model([helper.make_node("ConstantOfShape", ["s"], ["y"])],
+                                  {"s": ((big,), np.int64)}, {"y": (None, np.float32)}),
+                       "cannot be a shape, axes or sizes operand")
+    sz = np.array([big, -2, 1, 2 ** 40], I64)
+    _parse_fails_small(make_model([helper.make_node("Resize", ["sz", "", "", "sz"], ["y"], mode="linear")], {},
+                                  {"y": (None, np.int64)}, {"sz": sz}, opset=13),
+                       "INVALID_NODE: Resize sizes .* for an input of rank 1 \\(1 non-negative")
+    _parse_fails_small(make_model([helper.make_node("Trilu", ["x"], ["y"])], {"x": ((2, 5, big), np.float32)},
+                                  {"y": (None, np.float32)}, opset=14),
+                       "UNSUPPORTED_NODE_SHAPE: Trilu over 5 x 2147483648 matrices")
+    _parse_fails_small(make_model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": ((big, 4), np.float32)},
+                                  {"y": (None, np.float32)}),
+                       "UNSUPPORTED_NODE_SHAPE: EyeLike of 2147483648 x 4")
+
+
 # ---- shapes known only at run time (dynamic dims read by Shape) --------------------------------------------
 
 INT64_MAX = 2 ** 63 - 1

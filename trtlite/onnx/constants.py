@@ -372,7 +372,13 @@ def fold_output_bound(p: ImporterContext, node: Any, a: Dict[str, Any], vals: Li
             return _volume([d + pads[i] + pads[i + x.ndim] for i, d in enumerate(x.shape)])
         if op == "Resize" and x is not None:
             if len(vals) > 3 and vals[3] is not None and np.asarray(vals[3]).size:
-                return _volume(_ints(vals[3]))
+                sizes = _ints(vals[3])
+                want = len(attr_ints(a, "axes", [])) or x.ndim
+                if len(sizes) != want or any(v < 0 for v in sizes):
+                    # onnx's reference would allocate from them (a fuzzed [2^31, -2, 1, 2^40] for a 1-D input: 24 GiB)
+                    raise Fail(ErrorCode.INVALID_NODE, "Resize sizes %s for an input of rank %d (%d non-negative "
+                               "values expected)" % (sizes, x.ndim, want))
+                return _volume(sizes)
             if len(vals) > 2 and vals[2] is not None and np.asarray(vals[2]).size == x.ndim:
                 sc = [float(v) for v in np.asarray(vals[2]).reshape(-1)]
                 if not all(math.isfinite(v) for v in sc):

@@ -27,6 +27,11 @@ def _select(p: ImporterContext, c: Any, t: Any, e: Any) -> Any:
     return p._L(p.network.add_select(c, t, e))
 
 
+# Trilu's mask and EyeLike's output are constants the importer builds: 64M elements at most (an 8192 x 8192 causal
+# mask is 64M); a fuzzed [2, 5, 2^31] input made the Trilu importer fill a 16 GiB arange before failing.
+CONST_MASK_MAX = 1 << 26
+
+
 @importer("Trilu",
           restrictions="the last two dims static")
 def _trilu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
@@ -37,6 +42,9 @@ def _trilu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                           ErrorCode.UNSUPPORTED_NODE_SHAPE)
     r = len(xs)
     n, m = xs[-2:]
+    if n * m > CONST_MASK_MAX:
+        raise unsupported("Trilu over %d x %d matrices: its mask would be a constant of %d elements (at most %d)"
+                          % (n, m, n * m, CONST_MASK_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     diff = (np.arange(m)[None, :] - np.arange(n)[:, None]).reshape((1,) * (r - 2) + (n, m))  # j - i
     upper = bool(int(a.get("upper", 1)))
     kn = p._inp(node, 1)
@@ -68,6 +76,9 @@ def _eyelike(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         np_t = ONNX_TO_NP[t]
     else:
         np_t = TRT_NP[DataType(x.dtype)]
+    if xs[0] * xs[1] > CONST_MASK_MAX:
+        raise unsupported("EyeLike of %d x %d: the output would be a constant of %d elements (at most %d)"
+                          % (xs[0], xs[1], xs[0] * xs[1], CONST_MASK_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     return [np.eye(xs[0], xs[1], int(a.get("k", 0)), dtype=np_t)]
 
 

@@ -128,7 +128,7 @@ def _split_to_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
     sn = p._inp(node, 1)
     if sn is not None and not p._is_const(sn):  # sizes at run time: as many pieces as the split has entries
         from .shape_tensors import runtime_split, shape_input
-        return [Seq(runtime_split(p, x, shape_input(p, sn), axis))]
+        return [Seq(runtime_split(p, x, shape_input(p, sn, 1 << 16), axis))]
     split = None if sn is None else np.asarray(p._cval(sn, "split"))
     dim = xs[axis]
     if split is not None and split.ndim == 0:  # pieces of that size, the last one smaller

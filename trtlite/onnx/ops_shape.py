@@ -272,7 +272,7 @@ def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     sn = p._inp(node, 1)
     if sn is not None and not p._is_const(sn):  # split sizes known at run time: slices with shape-tensor inputs
         from .shape_tensors import runtime_split
-        outs = runtime_split(p, x, shape_input(p, sn), axis)
+        outs = runtime_split(p, x, shape_input(p, sn, 1 << 16), axis)
         if len(outs) != len([o for o in node.output]):
             raise Fail(ErrorCode.INVALID_NODE, "split has %d sizes for %d outputs" % (len(outs), len(node.output)))
         return outs

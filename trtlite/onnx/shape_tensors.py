@@ -10,7 +10,7 @@ from typing import Any, Dict
 import numpy as np
 
 from .._enums import DataType, ElementWiseOperation
-from .errors import Dynamic
+from .errors import Dynamic, ErrorCode, Fail
 from .shape_eval import Sym
 
 _BINARY = {"+": ElementWiseOperation.SUM, "-": ElementWiseOperation.SUB, "*": ElementWiseOperation.PROD,
@@ -105,9 +105,20 @@ def sym_tensor(p: Any, arr: np.ndarray) -> Any:
     return t
 
 
-def shape_input(p: Any, name: str) -> Any:
-    """The INT32 tensor of a value computed at run time (a graph input or a layer output) used as a shape."""
+# Values a run-time shape / axes / pads / starts operand may hold: 2 x 8 dims (pads), with room to spare.  A fuzzed
+# Expand whose shape operand was a 2^31-element graph input made the importer build a rank-2^31 unsqueeze list
+# (24 GiB before the OOM killer).  Split sizes (one value per output) pass their own, larger bound.
+SHAPE_VALUES_MAX = 64
+
+
+def shape_input(p: Any, name: str, max_values: int = SHAPE_VALUES_MAX) -> Any:
+    """The INT32 tensor of a value computed at run time (a graph input or a layer output) used as a shape (at most
+    `max_values` values along its one static dim, else INVALID_NODE)."""
     t = p._tensor(name)
+    dims = tuple(t.shape)
+    if len(dims) > 1 or (dims and dims[0] > max_values):
+        raise Fail(ErrorCode.INVALID_NODE, "'%s' of shape %s cannot be a shape, axes or sizes operand: it must be "
+                   "1-D with at most %d values" % (name, dims, max_values))
     if t.dtype != DataType.INT32:
         layer = p.network.add_cast(t, DataType.INT32)
         t = p._L(layer)
