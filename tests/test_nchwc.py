@@ -154,7 +154,7 @@ def test_chain_on_and_off(shape, acts):
         assert not blocked
 
 
-def _stem_chain(rng, N, C, H, W, K, k, stride, act, residual, lead=0):
+def _stem_chain(rng, N, C, H, W, K, k, stride, act, residual, lead=0, dynamic=False):
     """(network maker, input, float64 reference) of a stem (dense k x k / stride, C -> K channels, act), a depthwise
     3 x 3 + act, a 1x1 projection (back to K plus the stem's output as its residual where `residual`) and a 1x1
     head; `lead` > 0 puts a 1x1 convolution C -> lead before the stem (a blocked candidate feeding a dense one)."""
@@ -163,7 +163,7 @@ def _stem_chain(rng, N, C, H, W, K, k, stride, act, residual, lead=0):
     holder = {}
 
     def make(network):
-        m = _Net(network, np.random.default_rng(8), x, False)
+        m = _Net(network, np.random.default_rng(8), x, dynamic)
         t, ref = m.t, m.ref
         if lead:
             t, ref = m.conv(t, ref, lead, 1, 1, 1, "relu")
@@ -224,6 +224,36 @@ def test_dense_node_input_stays_plain():
         assert lead["type"] == "CONVOLUTION", (lead["name"], lead["type"])
         assert stem["type"] == "NCHWC_CONV" and stem["inputs"][0]["dims"] == "(1, 12, 16, 20)"
         assert stem["outputs"][0]["dims"] == "(1, 2, 8, 10, 8)"
+
+
+def test_stem_dynamic_shapes_plan_round_trip():
+    """The blocked stem built at opt 2 x 3 x 32 x 32 runs at other batches and map sizes (odd, smaller than opt) and
+    after a plan round trip, matching numpy."""
+    engine = None
+    for N, H, W in ((2, 32, 32), (1, 17, 23), (3, 40, 9)):
+        make, x, want = _stem_chain(np.random.default_rng(N), N, 3, H, W, 24, 3, 2, "relu6", True, dynamic=True)
+        if engine is None:
+            engine, layers = _build(make, profile=("x", (1, 3, 8, 8), (2, 3, 32, 32), (3, 3, 48, 48)))
+            assert layers[0]["type"] == ("NCHWC_CONV" if AVX2 else "CONVOLUTION")
+            engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(engine.serialize()))
+        assert_close(_run(engine, x), want)
+
+
+def test_stem_avx2_path_on_avx512_hosts():
+    """With AVX-512 masked off (a subprocess) the stem writes blocks on any AVX2 host and matches numpy."""
+    import os
+    import test_conv_pixel_gemm as pg
+    if not {"avx2", "fma"} <= set(trt.cpu_features()):
+        pytest.skip("no AVX2 + FMA")
+    pg.run_without_avx512(
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_nchwc as t\n"
+        "from conftest import assert_close\n"
+        "make, x, want = t._stem_chain(np.random.default_rng(9), 2, 3, 21, 19, 32, 3, 2, 'relu6', True)\n"
+        "engine, layers = t._build(make)\n"
+        "assert [lay['type'] for lay in layers] == ['NCHWC_CONV'] * 4, layers\n"
+        "assert layers[1]['inputs'][0]['name'] == layers[0]['outputs'][0]['name'], layers\n"
+        "assert_close(t._run(engine, x), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_dynamic_shapes_and_other_sizes():
