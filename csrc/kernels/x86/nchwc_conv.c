@@ -383,12 +383,8 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
     const nc_geom *g = j->g;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
-    /* interior columns: every tap inside the row */
-    int64_t lo = (g->pl + g->sw - 1) / g->sw, hi = g->W - g->S + g->pl >= 0 ? (g->W - g->S + g->pl) / g->sw + 1 : 0;
-    if (hi > g->OW)
-        hi = g->OW;
-    if (lo > hi)
-        lo = hi;
+    int64_t lo, hi; /* interior columns: every tap inside the row */
+    trtl_nchwc_interior(g->W, g->S, g->sw, g->pl, g->OW, &lo, &hi);
     const dw_row_fn row = (g->S % 2 && g->sw <= 2) ? dw_rows[g->S][g->sw] : NULL;
     for (int64_t item = begin * j->items / j->runs; item < end * j->items / j->runs; item++) {
         const int64_t it = item / j->bands, band = item % j->bands, cb = it % g->CB; /* it = n * CB + cb */

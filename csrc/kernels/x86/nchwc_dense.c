@@ -193,10 +193,8 @@ __attribute__((target("avx2,fma"))) static void dn_task(void *ctx, int64_t begin
     const int32_t act = trtl_act_is_fast(e->act) ? e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
     const int64_t KB = trtl_nchwc_blocks(d->K, NB), G = dn_group(KB), T = d->C * d->R * d->S, P = d->OH * d->OW;
-    /* interior columns [lo, hi): every column tap inside the row */
-    int64_t lo = (d->pl + d->sw - 1) / d->sw, hi = d->W - d->S + d->pl >= 0 ? (d->W - d->S + d->pl) / d->sw + 1 : 0;
-    hi = hi > d->OW ? d->OW : hi;
-    lo = lo > hi ? hi : lo;
+    int64_t lo, hi; /* interior columns: every column tap inside the row */
+    trtl_nchwc_interior(d->W, d->S, d->sw, d->pl, d->OW, &lo, &hi);
     const __m256 ones = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* the last block's lanes < K: */
     const __m256 tmask = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(d->K - (KB - 1) * NB)),
                                                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));

@@ -25,6 +25,17 @@ void trtl_nchwc_dense_pack(const float *src, int64_t K, int64_t T, float *dst);
 void trtl_nchwc_dense_unpack(const float *packed, int64_t K, int64_t T, float *dst);
 void trtl_nchwc_dense_run(const trtl_nchwc_dense *d, trtl_threadpool *pool);
 
+/* The output columns [*lo, *hi) of a row whose every column tap lies inside the W input columns (kernel width S,
+ * stride sw, left padding pl, OW output columns): the register tiles' part of the row, the rest per pixel. */
+static inline void trtl_nchwc_interior(int64_t W, int64_t S, int64_t sw, int64_t pl, int64_t OW, int64_t *lo,
+                                       int64_t *hi)
+{
+    int64_t l = (pl + sw - 1) / sw, h = W - S + pl >= 0 ? (W - S + pl) / sw + 1 : 0;
+    h = h > OW ? OW : h;
+    *lo = l > h ? h : l;
+    *hi = h;
+}
+
 /* Runs to cut `items` equal items into for `threads` threads (x86/nchwc_conv.c); returns the largest run's ratio
  * to the mean x 1000. */
 int64_t trtl_nchwc_even_runs(int64_t items, int64_t threads, int64_t *runs);
