@@ -9,10 +9,9 @@
  * (every column tap inside the row) go through the tiles (a row's last < NP of them one pixel at a time), the
  * edge pixels through a per-pixel loop over the taps inside; rows whose taps reach into the padding only skip those
  * kernel rows.  Bias, residual and ReLU / clip / leaky in registers, other activations over each finished row of a
- * block; the input rows the next output row adds are prefetched tile by tile.  Lanes past K are cleared before the
- * residual (weights 0 times a NaN or infinite input would be NaN), so they come out act(0 + residual) as in the
- * other blocked paths.  Work: items of (image, band of output rows), all output blocks of a row together (its input
- * rows stay in L1), cut by trtl_nchwc_even_runs. */
+ * block.  Lanes past K are cleared before the residual (weights 0 times a NaN or infinite input would be NaN), so
+ * they come out act(0 + residual) as in the other blocked paths.  Work: items of (image, band of output rows), all
+ * output blocks of a row together (its input rows stay in L1), cut by trtl_nchwc_even_runs. */
 #include <string.h>
 #include <immintrin.h>
 
@@ -180,21 +179,6 @@ __attribute__((target("avx2,fma"))) static void dn_pixel(const trtl_nchwc_dense 
     }
 }
 
-/* The input rows the next output row adds (row nr and the sh - 1 above it, of every channel), from column col on:
- * called tile by tile along a row, so they arrive while this row is computed.  Addresses as integers: they may lie
- * past the row or the tensor, which a prefetch may touch.  Batch 8 of MNASNet's stem (input from memory): 3.14-3.27
- * ms with it against 3.38-3.50 without (thread CPU minima of 10, alternating with the NCHW stem in one process). */
-#define DN_PF_AHEAD 32 /* floats: two cache lines ahead of the tile */
-static inline void dn_prefetch(const trtl_nchwc_dense *d, int64_t n, int64_t nr, int64_t col)
-{
-    const uintptr_t x = (uintptr_t)d->x;
-    for (int64_t c = 0; c < d->C && nr < d->H; c++)
-        for (int64_t q = 0; q < d->sh && nr - q >= 0; q++)
-            _mm_prefetch((const char *)(x + (uintptr_t)((((n * d->C + c) * d->H + nr - q) * d->W + col) *
-                                                        (int64_t)sizeof(float))),
-                         _MM_HINT_T0);
-}
-
 typedef struct dn_job {
     const trtl_nchwc_dense *d;
     int64_t bands, items, runs; /* item = n * bands + band of output rows */
@@ -229,11 +213,8 @@ __attribute__((target("avx2,fma"))) static void dn_task(void *ctx, int64_t begin
                 int64_t ow = 0;
                 for (; ow < lo; ow++)
                     dn_pixel(d, &rw, ow, nbk, act, va, vb);
-                for (; ow + np <= hi; ow += np) {
-                    if (g0 == 0)
-                        dn_prefetch(d, n, ih0 + d->sh + d->R - 1, ow * d->sw + DN_PF_AHEAD);
+                for (; ow + np <= hi; ow += np)
                     full(d, &rw, ow, act, va, vb);
-                }
                 for (; ow < hi; ow++)
                     one(d, &rw, ow, act, va, vb);
                 for (; ow < d->OW; ow++)
