@@ -39,6 +39,9 @@ extern const trtl_kernel trtl_kernel_conv_pixel_gemm;
 #ifndef NO_STEM /* -DNO_STEM: a library built before convolution.stem */
 extern const trtl_kernel trtl_kernel_conv_stem;
 #endif
+#ifndef NO_NCHWC_DENSE /* -DNO_NCHWC_DENSE: a library built before nchwc_conv.avx2's dense path */
+extern const trtl_kernel trtl_kernel_nchwc_conv_avx2;
+#endif
 
 static int g_threads = 1, g_reps = 15;
 static trtl_threadpool *g_pool;
@@ -93,6 +96,22 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
         if (t > 0)
             printf(" | %s %7.3f ms %5.0f GF/s", ks_[i]->name + 12, t * 1e3, flops / t / 1e9);
     }
+#ifndef NO_NCHWC_DENSE
+    if (C <= 16 && !res) { /* the same convolution writing the blocked layout (NCHWC_CONV, plain -> blocked) */
+        int64_t ybd[5] = {1, (K + 7) / 8, OH, OH, 8};
+        float *yb = bench_rand_buf(ybd[1] * OH * OH * 8, 1.0f);
+        trtl_tensor_view outb = {yb, trtl_dims_make(5, ybd), TRTL_FLOAT};
+        nd.op = TRTL_OP_NCHWC_CONV;
+        nd.p.nchwc.in_block = 0;
+        nd.p.nchwc.out_block = 8;
+        double t = bench_time_kernel(&trtl_kernel_nchwc_conv_avx2, &nd, in, &outb, g_threads > 1 ? g_pool : NULL,
+                                     g_reps);
+        if (t > 0)
+            printf(" | nchwc dense %7.3f ms %5.0f GF/s", t * 1e3, flops / t / 1e9);
+        nd.op = TRTL_OP_CONVOLUTION;
+        free(yb);
+    }
+#endif
     printf("\n");
     fflush(stdout);
     free(w);

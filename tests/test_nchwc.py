@@ -154,6 +154,108 @@ def test_chain_on_and_off(shape, acts):
         assert not blocked
 
 
+def _stem_chain(rng, N, C, H, W, K, k, stride, act, residual, lead=0, dynamic=False):
+    """(network maker, input, float64 reference) of a stem (dense k x k / stride, C -> K channels, act), a depthwise
+    3 x 3 + act, a 1x1 projection (back to K plus the stem's output as its residual where `residual`) and a 1x1
+    head; `lead` > 0 puts a 1x1 convolution C -> lead before the stem (a blocked candidate feeding a dense one)."""
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    x[N - 1, C - 1, H // 2, W // 3] = np.nan
+    holder = {}
+
+    def make(network):
+        m = _Net(network, np.random.default_rng(8), x, dynamic)
+        t, ref = m.t, m.ref
+        if lead:
+            t, ref = m.conv(t, ref, lead, 1, 1, 1, "relu")
+        s, sr = m.conv(t, ref, K, k, stride, 1, act)
+        h, hr = m.conv(s, sr, K, 3, 1, K, act)
+        h, hr = m.conv(h, hr, K if residual else K + 3, 1, 1, 1, "none")
+        if residual:
+            h = network.add_elementwise(h, s, trt.ElementWiseOperation.SUM).get_output(0)
+            hr = hr + sr
+        m.t, m.ref = h, hr
+        m.head(K + 1, "relu")
+        holder["ref"] = m.ref
+
+    make(trt.Builder(trt.Logger(trt.Logger.WARNING)).create_network(0))
+    return make, x, holder["ref"]
+
+
+@pytest.mark.parametrize("case", [
+    (1, 3, 32, 30, 32, 3, 2, "relu6", False),   # MobileNetV2 / MNASNet stem, odd map
+    (2, 3, 13, 17, 16, 3, 2, "sigmoid", True),  # MobileNetV3-like: the stem's output also the residual
+    (1, 3, 19, 21, 21, 3, 1, "leaky", False),   # stride 1, K tail
+    (1, 5, 23, 18, 40, 5, 2, "relu", True),     # 5x5, K 40 (two register-tile groups)
+    (1, 2, 25, 24, 9, 7, 2, "none", False),     # 7x7, K 9
+])
+def test_stem_writes_blocked_output(case):
+    """The stem (a dense convolution of few input channels) becomes NCHWC_CONV reading the plain input and writing
+    the blocked layout that the depthwise layer after it reads directly (no plain tensor, no layer between); pass on
+    and off match float64 numpy, NaN included."""
+    N, C, H, W, K, k, stride, act, residual = case
+    make, x, want = _stem_chain(np.random.default_rng(11), N, C, H, W, K, k, stride, act, residual)
+    on, layers = _build(make)
+    off, layers_off = _build(make, off=("nchwc",))
+    assert_close(_run(on, x), want)
+    assert_close(_run(off, x), want)
+    assert layers_off[0]["type"] == "CONVOLUTION"
+    if AVX2:
+        stem, dw = layers[0], layers[1]
+        assert [lay["type"] for lay in layers] == ["NCHWC_CONV"] * 4, [(lay["name"], lay["type"]) for lay in layers]
+        assert stem["kernel"] == "nchwc_conv.avx2" and stem["inputs"][0]["name"] == "x"
+        assert stem["inputs"][0]["dims"] == str((N, C, H, W))
+        assert stem["outputs"][0]["dims"].count(",") == 4 and stem["outputs"][0]["dims"].endswith(", 8)")
+        assert dw["inputs"][0]["name"] == stem["outputs"][0]["name"]
+        assert dw["inputs"][0]["dims"] == stem["outputs"][0]["dims"]
+        if residual:  # the projection takes the blocked stem output as its residual
+            assert layers[2]["residual"] and stem["outputs"][0]["name"] in [i["name"] for i in layers[2]["inputs"]]
+    else:
+        assert not _blocked(layers)
+
+
+def test_dense_node_input_stays_plain():
+    """A dense candidate fed by a blocked-capable convolution (1x1 3 -> 12, then a 3 x 3 stride 2 12 -> 16): the
+    tensor between them stays plain (the dense path reads NCHW only), the dense node still writes blocks."""
+    make, x, want = _stem_chain(np.random.default_rng(12), 1, 3, 16, 20, 16, 3, 2, "relu6", False, lead=12)
+    on, layers = _build(make)
+    assert_close(_run(on, x), want)
+    if AVX2:
+        lead, stem = layers[0], layers[1]
+        assert lead["type"] == "CONVOLUTION", (lead["name"], lead["type"])
+        assert stem["type"] == "NCHWC_CONV" and stem["inputs"][0]["dims"] == "(1, 12, 16, 20)"
+        assert stem["outputs"][0]["dims"] == "(1, 2, 8, 10, 8)"
+
+
+def test_stem_dynamic_shapes_plan_round_trip():
+    """The blocked stem built at opt 2 x 3 x 32 x 32 runs at other batches and map sizes (odd, smaller than opt) and
+    after a plan round trip, matching numpy."""
+    engine = None
+    for N, H, W in ((2, 32, 32), (1, 17, 23), (3, 40, 9)):
+        make, x, want = _stem_chain(np.random.default_rng(N), N, 3, H, W, 24, 3, 2, "relu6", True, dynamic=True)
+        if engine is None:
+            engine, layers = _build(make, profile=("x", (1, 3, 8, 8), (2, 3, 32, 32), (3, 3, 48, 48)))
+            assert layers[0]["type"] == ("NCHWC_CONV" if AVX2 else "CONVOLUTION")
+            engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(engine.serialize()))
+        assert_close(_run(engine, x), want)
+
+
+def test_stem_avx2_path_on_avx512_hosts():
+    """With AVX-512 masked off (a subprocess) the stem writes blocks on any AVX2 host and matches numpy."""
+    import os
+    import test_conv_pixel_gemm as pg
+    if not {"avx2", "fma"} <= set(trt.cpu_features()):
+        pytest.skip("no AVX2 + FMA")
+    pg.run_without_avx512(
+        "import sys, numpy as np; sys.path.insert(0, %r); import test_nchwc as t\n"
+        "from conftest import assert_close\n"
+        "make, x, want = t._stem_chain(np.random.default_rng(9), 2, 3, 21, 19, 32, 3, 2, 'relu6', True)\n"
+        "engine, layers = t._build(make)\n"
+        "assert [lay['type'] for lay in layers] == ['NCHWC_CONV'] * 4, layers\n"
+        "assert layers[1]['inputs'][0]['name'] == layers[0]['outputs'][0]['name'], layers\n"
+        "assert_close(t._run(engine, x), want)\n"
+        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+
+
 def test_dynamic_shapes_and_other_sizes():
     """Dynamic batch and map (opt 2 x 16 x 16): runs at 1 x 7 x 9, 2 x 16 x 16 and 3 x 21 x 20 match numpy."""
     C = 11

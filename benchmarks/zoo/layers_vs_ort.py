@@ -40,9 +40,10 @@ import run as zr  # noqa: E402  (zoo/run.py: its op_kind / onnx_ops, benchmarks/
 from run import bench, DEFAULT_DIR  # noqa: E402
 
 
-def build_plan(trt, onnx_path, shape, threads, cache=b"", off=()):
+def build_plan(trt, onnx_path, shape, threads, cache=b"", off=(), edit=None):
     """(serialized plan, timing cache bytes) of the ONNX model at one input shape (min = opt = max) and thread
-    count, kernel timings read from / added to the timing cache `cache`, the builder passes `off` switched off."""
+    count, kernel timings read from / added to the timing cache `cache`, the builder passes `off` switched off;
+    `edit(network)`, where given, changes the parsed network first (benchmarks/nchwc_stem_ab.py)."""
     logger = trt.Logger(trt.Logger.ERROR)
     builder = trt.Builder(logger)
     network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
@@ -50,6 +51,8 @@ def build_plan(trt, onnx_path, shape, threads, cache=b"", off=()):
     with open(onnx_path, "rb") as f:
         if not parser.parse(f.read()):
             raise RuntimeError("; ".join(str(parser.get_error(i)) for i in range(parser.num_errors)))
+    if edit:
+        edit(network)
     config = builder.create_builder_config()
     config.num_threads = threads
     for name in off:

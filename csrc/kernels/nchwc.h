@@ -47,11 +47,16 @@ trtl_dims trtl_nchwc_plain_out(const trtl_node *nd, const trtl_dims *yd);
 
 /* The convolutions the AVX2 blocked kernels run (x86/nchwc_conv.c), for kernel applies() and the pass:
  * pointwise (1x1, stride 1, no padding, groups 1) or depthwise (groups == C == K, kernel up to 7x7, strides 1/2,
- * dilation 1, any padding), 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one
- * (its p.conv is read), xd its plain input dims. */
+ * dilation 1, any padding), any layouts, or dense (trtl_nchwc_conv_dense) from a plain input to a blocked output
+ * only, 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one (its p.conv is read),
+ * xd its plain input dims. */
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd);
 /* Whether the convolution takes the blocked kernels' pointwise path (1x1, stride 1, no padding, groups 1), else
  * their depthwise one. */
 int trtl_nchwc_conv_pointwise(const trtl_conv_params *p);
+/* Whether the convolution of C input channels takes their dense path (x86/nchwc_dense.c: groups 1, C 1..16,
+ * kernel up to 7x7, strides 1..4, dilation 1, any padding, not pointwise nor depthwise): the stem of MobileNet-style
+ * nets.  It reads a plain input only (the pass never blocks its input) and writes a blocked output only. */
+int trtl_nchwc_conv_dense(const trtl_conv_params *p, int64_t C);
 
 #endif

@@ -2719,6 +2719,106 @@ static void test_nchwc(int ncases)
     g_nchwc_in = g_nchwc_out = g_nchwc_scale = g_nchwc_mean = 0;
 }
 
+/* nchwc_conv.avx2's dense path (x86/nchwc_dense.c: plain input -> blocked output, 1..16 input channels) vs the
+ * reference: the zoo's stems at small maps (3 -> 16 / 24 / 32 3x3 s2 pad 1, 3 -> 32 s1, a 5x5 and a 7x7), K with
+ * tails past 8 / 16 / 32 and past a 4-block group (K 40: groups of 3 + 2 blocks), odd sizes, stride 3 / 4,
+ * asymmetric / SAME padding, every epilogue with and without a residual on the first shapes, a NaN weight and a
+ * NaN input (lanes past K must stay act(0 + residual), not NaN), batches, pools of 1-3 threads (run_opt); then
+ * random shapes (C 1..16, kernel 1..7, strides 1..4, padding 0..3).  applies() refuses the dense path with a
+ * blocked input, a plain output or the squeeze-and-excitation operands. */
+static void rand_conv2d_rest(conv_case *c, int kmax, int inmax, int smax, int dmax, int padmax);
+static int conv_fixed_case(const trtl_kernel *k, conv_case *c, int i, int combo);
+
+static void test_nchwc_dense(int ncases)
+{
+    const trtl_kernel *k = &trtl_kernel_nchwc_conv_avx2;
+    if (!trtl_cpu_has(k->cpu_features)) {
+        printf("test_kernels: skipping %s dense (CPU lacks AVX2/FMA)\n", k->name);
+        return;
+    }
+    static const struct { int64_t N, C, K, H, W, kh, kw, s, pre, post; int mode, all; } sh[] = {
+        {1, 3, 32, 23, 29, 3, 3, 2, 1, 1, 0, 1},  /* MobileNetV2 / MNASNet / EfficientNet stem, odd map */
+        {1, 3, 16, 20, 17, 3, 3, 2, 1, 1, 0, 1},  /* MobileNetV3 stem */
+        {2, 3, 24, 16, 18, 3, 3, 2, 1, 1, 0, 0},  /* ShuffleNetV2 stem, batch 2 */
+        {1, 3, 32, 13, 27, 3, 3, 1, 1, 1, 0, 1},  /* stride 1 */
+        {1, 5, 40, 15, 14, 5, 5, 2, 2, 2, 0, 0},  /* 5x5, K 40: groups of 3 + 2 blocks */
+        {1, 3, 21, 19, 25, 7, 7, 2, 3, 3, 0, 0},  /* 7x7, K tail 5 */
+        {3, 16, 9, 9, 11, 3, 2, 3, 0, 2, 0, 0},   /* C 16, stride 3, 3x2, asymmetric, K 9 */
+        {1, 2, 33, 12, 35, 4, 4, 4, 0, 0, 0, 0},  /* patchify stride 4, K 33 (5 blocks) */
+        {1, 1, 7, 8, 31, 3, 3, 2, 0, 0, 2, 0},    /* one channel, SAME_UPPER, K 7 */
+        {2, 4, 64, 6, 10, 3, 3, 1, 2, 3, 0, 0},   /* padding past the taps: rows all in padding, K 64 */
+    };
+    int stop = 0;
+    g_nchwc_in = 0;
+    g_nchwc_out = 8;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
+        for (int combo = (int)i; combo < (int)i + 2 * N_ACTS && !stop; combo += sh[i].all || combo == (int)i ? 1 : 5) {
+            conv_case c = conv2d(sh[i].N, sh[i].C, sh[i].K, 1, sh[i].H, sh[i].W, sh[i].kh, sh[i].s, sh[i].pre,
+                                 sh[i].post, sh[i].mode, 1);
+            c.k[1] = sh[i].kw;
+            if (!nchwc_case_applies(&c)) {
+                fprintf(stderr, "FAIL %s: dense path does not apply to fixed case %zu\n", k->name, i);
+                g_failures++;
+                stop = 1;
+                break;
+            }
+            stop = conv_fixed_case(k, &c, (int)i, combo) > 0;
+        }
+    for (int done = 0, tries = 0, combo = (int)(rnd() % 64); done < ncases && !stop && tries < 20 * ncases; tries++) {
+        conv_case c = {0};
+        c.N = rint_in(1, 2);
+        c.G = 1;
+        c.C = rint_in(1, 16);
+        c.K = rint_in(1, 40);
+        rand_conv2d_rest(&c, 7, 21, 4, 1, 3);
+        if (!nchwc_case_applies(&c))
+            continue;
+        int r = conv_run_case(k, &c, combo);
+        if (r < 0)
+            continue;
+        combo++;
+        done++;
+        stop = r > 0;
+    }
+    /* what the dense path does not take: a blocked input, a plain output, the SE operands */
+    trtl_node nd = {0};
+    int64_t kd[2] = {3, 3}, one[2] = {1, 1}, st2[2] = {2, 2}, xdv[4] = {1, 3, 16, 16};
+    nd.op = TRTL_OP_NCHWC_CONV;
+    nd.p.conv.num_output_maps = 16;
+    nd.p.conv.num_groups = 1;
+    nd.p.conv.kernel_size = dims(2, kd);
+    nd.p.conv.stride = dims(2, st2);
+    nd.p.conv.dilation = dims(2, one);
+    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, one);
+    nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 3 * 9};
+    nd.n_in = nd.n_out = 1;
+    const trtl_dims xd = dims(4, xdv);
+    const int32_t lay[4][2] = {{0, 8}, {8, 8}, {0, 0}, {8, 0}};
+    for (int l = 0; l < 4; l++) {
+        nd.p.nchwc.in_block = lay[l][0];
+        nd.p.nchwc.out_block = lay[l][1];
+        if (trtl_nchwc_conv_supported(&nd, &xd) != (l == 0)) {
+            fprintf(stderr, "FAIL %s: dense path, in_block %d out_block %d: supported() says %d\n", k->name,
+                    lay[l][0], lay[l][1], !(l == 0));
+            g_failures++;
+        }
+    }
+    nd.p.nchwc.in_block = 0;
+    nd.p.nchwc.out_block = 8;
+    nd.n_out = 2;
+    if (trtl_nchwc_conv_supported(&nd, &xd)) {
+        fprintf(stderr, "FAIL %s: dense path took the channel means output\n", k->name);
+        g_failures++;
+    }
+    nd.n_out = 1;
+    nd.n_in = 2;
+    if (trtl_nchwc_conv_supported(&nd, &xd)) {
+        fprintf(stderr, "FAIL %s: dense path took the input scale\n", k->name);
+        g_failures++;
+    }
+    g_nchwc_in = g_nchwc_out = 0;
+}
+
 /* ---- resize (x86/resize_tables.c) ------------------------------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_resize_tables;
@@ -5056,6 +5156,7 @@ int main(int argc, char **argv)
     test_shuffle_inplace();
     test_depthwise_rows8(ncases);
     test_nchwc(ncases);
+    test_nchwc_dense(ncases);
     if (trtl_cpu_has(trtl_kernel_conv_depthwise_plane512.cpu_features))
         test_depthwise_plane512(ncases);
     else

@@ -1,10 +1,11 @@
 /* nchwc.c -- the blocked channel layout (NCHWc, B = 8) across runs of convolutions.
  *
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
- * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7, at the opt shapes) on input maps of at least
- * MIN_PIXELS pixels.  A tensor is kept
- * blocked when its producer and every reader are candidates, each reader taking it as its input or its fused
- * residual, and it is no network output; a candidate's residual must then have its output's layout (both are
+ * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7, at the opt shapes, or dense of <= 16 input
+ * channels: a stem) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
+ * path reads NCHW), so it can only start a region: its output is blocked where its readers are candidates.  A
+ * tensor is kept blocked when its producer and every reader are candidates, each reader taking it as its input or
+ * its fused residual, and it is no network output; a candidate's residual must then have its output's layout (both are
  * made plain until that holds).  Squeeze-and-excitation first (se_fold): where a candidate depthwise
  * convolution's output is read only by a global average pool (REDUCE mean over H, W) and by a channel multiply
  * whose product only a candidate pointwise convolution reads, the depthwise node computes the pool as its second
@@ -47,7 +48,9 @@ static int candidate(const trtl_bgraph *g, int32_t i)
     return trtl_nchwc_conv_supported(n, &x->dopt);
 }
 
-/* Whether node i reads tensor t only as its input or its residual (always true for candidates: the only inputs). */
+/* Whether tensor t stays blocked: its producer and every reader are candidates, each reading it as its input or its
+ * residual (always true for candidates: the only inputs), except a dense reader's input (the dense path reads a
+ * plain input only: kernels/nchwc.h, trtl_nchwc_conv_dense). */
 static int keep_blocked(const trtl_bgraph *g, const char *cand, int32_t t)
 {
     int32_t p = g->t[t].producer;
@@ -61,6 +64,8 @@ static int keep_blocked(const trtl_bgraph *g, const char *cand, int32_t t)
             if (g->n[i].n.in[k] == t) {
                 if (!cand[i] || (k == 1 && g->n[i].n.n_in - g->n[i].n.epi.has_residual == 2))
                     return 0; /* not a candidate, or its squeeze-and-excitation scale (plain [N, C, 1, 1]) */
+                if (k == 0 && trtl_nchwc_conv_dense(&g->n[i].n.p.conv, g->t[t].dopt.d[1]))
+                    return 0; /* a dense node's input */
                 readers++;
             }
     }
@@ -88,7 +93,8 @@ static trtl_status absorb_name(trtl_node *n, const char *absorbed)
 static trtl_status se_fold(trtl_bgraph *g, const char *cand, char *se, int32_t d, trtl_pass_log *log)
 {
     trtl_node *dn = &g->n[d].n;
-    if (!cand[d] || trtl_nchwc_conv_pointwise(&dn->p.conv) || dn->epi.has_residual || dn->n_out != 1)
+    if (!cand[d] || trtl_nchwc_conv_pointwise(&dn->p.conv) || dn->epi.has_residual || dn->n_out != 1 ||
+        trtl_nchwc_conv_dense(&dn->p.conv, g->t[dn->in[0]].dopt.d[1]))
         return TRTL_OK;
     const int32_t D = dn->out[0];
     if (trtl_bg_is_output(g, D))

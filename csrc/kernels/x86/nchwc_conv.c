@@ -1,4 +1,5 @@
 /* nchwc_conv.c -- "nchwc_conv.avx2": the NCHWC_CONV op (kernels/nchwc.h) with 8-channel blocks on AVX2 + FMA.
+ * (Dense convolutions of 1..16 input channels, plain input -> blocked output: x86/nchwc_dense.c.)
  *
  * - Pointwise (1x1, stride 1, no padding, groups 1): weights packed once into [ceil(K/8)][C][8]; a register tile of
  *   2 output blocks x 6 pixels (12 accumulators): per input channel 6 broadcasts of the input value and 2 weight
@@ -20,6 +21,7 @@
 #include "kernels/nchwc.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/nchwc_reorder.h"
+#include "kernels/x86/nchwc_dense.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/alloc.h"
 #include "core/cpu.h"
@@ -38,7 +40,7 @@
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
-    int dw, in_plain, out_plain;
+    int dw, dense, in_plain, out_plain; /* dense: x86/nchwc_dense.c (plain input read in place) */
 } nc_geom;
 
 typedef struct nc_state {
@@ -71,6 +73,9 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
     const trtl_dw_limits lim = {DW_MAXK, DW_MAXK, 0};
     if (trtl_dw_params_ok(p, xd->d[1], &lim))
         return 1;
+    if (trtl_nchwc_conv_dense(p, xd->d[1])) /* plain input, blocked output; no squeeze-and-excitation */
+        return nd->op != TRTL_OP_NCHWC_CONV ||
+               (!nd->p.nchwc.in_block && nd->p.nchwc.out_block && !trtl_nchwc_out_pooled(nd));
     return trtl_nchwc_conv_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
 }
 
@@ -87,7 +92,8 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->N = cg.N, g->C = cg.C, g->K = cg.K, g->H = cg.in[1], g->W = cg.in[2], g->OH = cg.out[1], g->OW = cg.out[2];
     g->R = cg.k[1], g->S = cg.k[2], g->sh = cg.s[1], g->sw = cg.s[2], g->pt = cg.pad[1], g->pl = cg.pad[2];
     g->CB = trtl_nchwc_blocks(g->C, NB), g->KB = trtl_nchwc_blocks(g->K, NB), g->P = g->OH * g->OW;
-    g->dw = !trtl_nchwc_conv_pointwise(&nd->p.conv);
+    g->dense = trtl_nchwc_conv_dense(&nd->p.conv, g->C);
+    g->dw = !g->dense && !trtl_nchwc_conv_pointwise(&nd->p.conv);
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
     return TRTL_OK;
@@ -175,7 +181,7 @@ static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
 /* Runs to cut `items` equal items into for `threads` threads: a multiple of the threads (4, 2 or 1 a thread, so the
  * pool starts every thread on the same number of runs and lets a thread that is done steal runs not begun), the
  * one whose largest run is the least above the mean; returns that ratio x 1000. */
-static int64_t even_runs(int64_t items, int64_t threads, int64_t *runs)
+int64_t trtl_nchwc_even_runs(int64_t items, int64_t threads, int64_t *runs)
 {
     int64_t best = -1;
     *runs = 1;
@@ -256,7 +262,7 @@ static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t
     int64_t best = -1;
     for (int64_t nc = nchunk0; threads > 1 && nc <= 4 * nchunk0 && nc <= tiles && (best < 0 || best > 1062); nc++) {
         int64_t runs;
-        const int64_t spread = even_runs(g->N * nc * j.pairs, threads, &runs);
+        const int64_t spread = trtl_nchwc_even_runs(g->N * nc * j.pairs, threads, &runs);
         if (best < 0 || spread < best) {
             best = spread;
             j.nchunk = nc;
@@ -265,7 +271,7 @@ static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t
     }
     j.items = g->N * j.nchunk * j.pairs;
     if (best < 0)
-        even_runs(j.items, threads, &j.runs);
+        trtl_nchwc_even_runs(j.items, threads, &j.runs);
     trtl_parallel_for(pool, j.runs, 1, pw_task, &j);
 }
 
@@ -396,12 +402,8 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
     const nc_geom *g = j->g;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
-    /* interior columns: every tap inside the row */
-    int64_t lo = (g->pl + g->sw - 1) / g->sw, hi = g->W - g->S + g->pl >= 0 ? (g->W - g->S + g->pl) / g->sw + 1 : 0;
-    if (hi > g->OW)
-        hi = g->OW;
-    if (lo > hi)
-        lo = hi;
+    int64_t lo, hi; /* interior columns: every tap inside the row */
+    trtl_nchwc_interior(g->W, g->S, g->sw, g->pl, g->OW, &lo, &hi);
     const dw_row_fn row = (g->S % 2 && g->sw <= 2) ? dw_rows[g->S][g->sw] : NULL;
     for (int64_t item = begin * j->items / j->runs; item < end * j->items / j->runs; item++) {
         const int64_t it = item / j->bands, band = item % j->bands, cb = it % g->CB; /* it = n * CB + cb */
@@ -452,7 +454,7 @@ static void dw_run(dw_job *j, trtl_threadpool *pool)
     if (threads > 1 && !j->mean && planes < 16 * threads)
         j->bands = (16 * threads + planes - 1) / planes < g->OH ? (16 * threads + planes - 1) / planes : g->OH;
     j->items = planes * j->bands;
-    even_runs(j->items, threads, &j->runs);
+    trtl_nchwc_even_runs(j->items, threads, &j->runs);
     trtl_parallel_for(pool, j->runs, 1, dw_task, j);
 }
 
@@ -467,9 +469,11 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
 {
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = !trtl_nchwc_conv_pointwise(p);
-    const int64_t C = dw ? K : p->kernel.count / K; /* pointwise: [K, C]; depthwise: [C, 1, R, S] */
-    const size_t wcount = (size_t)(dw ? KB * kv * NB : KB * C * NB), bytes = (wcount + (size_t)KB * NB) * sizeof(float);
+    /* pointwise: [K, C]; depthwise: [C, 1, R, S]; dense: [K, C, R, S] */
+    const int64_t C = kv > 0 && K > 0 ? p->kernel.count / (K * kv) * p->num_groups : 0;
+    const int dense = trtl_nchwc_conv_dense(p, C), dw = !dense && !trtl_nchwc_conv_pointwise(p);
+    const size_t wcount = (size_t)(dw ? KB * kv * NB : dense ? KB * C * kv * NB : KB * C * NB);
+    const size_t bytes = (wcount + (size_t)KB * NB) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
     float *w = (float *)trtl_aligned_alloc(bytes);
     if (!st || !w) {
@@ -479,11 +483,13 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
     }
     memset(w, 0, bytes);
     const float *src = (const float *)p->kernel.values, *bias = p->bias.count ? (const float *)p->bias.values : NULL;
+    if (dense)
+        trtl_nchwc_dense_pack(src, K, C * kv, w);
     for (int64_t k = 0; k < K; k++) {
         if (dw)
             for (int64_t t = 0; t < kv; t++)
                 w[((k / NB) * kv + t) * NB + k % NB] = src[k * kv + t];
-        else
+        else if (!dense)
             for (int64_t c = 0; c < C; c++)
                 w[((k / NB) * C + c) * NB + k % NB] = src[k * C + c];
         w[wcount + k] = bias ? bias[k] : 0.0f;
@@ -501,8 +507,12 @@ static void nc_unpack(const trtl_node *n, const void *state, void *dst)
     const nc_state *st = (const nc_state *)state;
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, kv = p->kernel_size.d[0] * p->kernel_size.d[1];
-    const int dw = !trtl_nchwc_conv_pointwise(p);
-    const int64_t C = dw ? K : p->kernel.count / K;
+    const int64_t C = kv > 0 && K > 0 ? p->kernel.count / (K * kv) * p->num_groups : 0;
+    const int dw = !trtl_nchwc_conv_dense(p, C) && !trtl_nchwc_conv_pointwise(p);
+    if (trtl_nchwc_conv_dense(p, C)) {
+        trtl_nchwc_dense_unpack(st->w, K, C * kv, (float *)dst);
+        return;
+    }
     for (int64_t k = 0; k < K; k++)
         for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
             memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / NB) * nt + t) * NB + k % NB],
@@ -533,7 +543,7 @@ static int scale_input(const nc_geom *g)
  * squeeze-and-excitation's scaled copy (of the input, or of the weights: scale_input()). */
 static int64_t image_scratch(const trtl_node *n, const nc_geom *g)
 {
-    int64_t f = (g->in_plain ? g->CB * g->H * g->W * NB : 0) + (g->out_plain ? g->KB * g->P * NB : 0);
+    int64_t f = (g->in_plain && !g->dense ? g->CB * g->H * g->W * NB : 0) + (g->out_plain ? g->KB * g->P * NB : 0);
     if (trtl_nchwc_in_scaled(n) && !scale_input(g))
         f += g->KB * g->C * NB;
     else if (trtl_nchwc_in_scaled(n) && !g->in_plain) /* a plain input's blocked copy is scaled in place */
@@ -559,7 +569,7 @@ static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const t
         return 0;
     const int64_t imgs = edge_images(n, &g);
     size_t s = 0;
-    if (g.in_plain)
+    if (g.in_plain && !g.dense) /* the dense path reads the plain input in place */
         s += (size_t)(imgs * g.CB * g.H * g.W * NB) * sizeof(float) + 64;
     if (g.out_plain)
         s += (size_t)(imgs * g.KB * g.P * NB) * sizeof(float) + 64;
@@ -686,6 +696,12 @@ static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state
     const nc_geom g = *gp;
     char *sp = (char *)(((uintptr_t)a->scratch + 63) & ~(uintptr_t)63);
     const float *x = v.x;
+    if (g.dense) { /* plain input in place, blocked output (trtl_nchwc_conv_supported) */
+        const trtl_nchwc_dense d = {g.N,  g.C,  g.K,  g.H,      g.W,      g.OH, g.OW, g.R,     g.S,
+                                    g.sh, g.sw, g.pt, g.pl,     st->w,    st->b, x,    v.res, v.y, &nd->epi};
+        trtl_nchwc_dense_run(&d, a->pool);
+        return;
+    }
     if (g.in_plain) {
         float *xb = (float *)sp;
         sp += ((size_t)(g.N * g.CB * g.H * g.W * NB) * sizeof(float) + 63) / 64 * 64;

@@ -1,0 +1,92 @@
+"""A/B of the blocked stem (nchwc_conv.avx2's dense path, x86/nchwc_dense.c) in one process, for loaded machines.
+
+    python benchmarks/nchwc_stem_ab.py --models mnasnet1_0,mobilenet_v2 [--dir /path/zoo] [--runs 20] [--batch 1]
+        [--threads 1]
+
+Builds each zoo model twice from one timing cache: A as the builder makes it (the `nchwc` pass writes the stem's
+output blocked where its reader is a blocked convolution), B with the first convolution's precision set to FLOAT
+(a layer with a precision constraint is no `nchwc` candidate: the stem stays NCHW on convolution.stem and the first
+depthwise blocks its plain input itself, as before the dense path).  Both are checked against onnxruntime, then
+run alternating ABBA: end to end (calling-thread CPU time and wall, minimum and median), then per layer under the
+profiler with TRTL_PROFILE_CLOCK=thread (each layer's minimum): the first layers (stem, first depthwise) and the sum
+of all layers.  Not part of CI.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "zoo"))
+import layers_vs_ort as lv  # noqa: E402  (build_plan, Engine, end_to_end; zoo/run.py's bench)
+
+
+def stem_plain(trt):
+    """The network edit of engine B: the first convolution gets a precision constraint (FLOAT)."""
+    def edit(network):
+        for i in range(network.num_layers):
+            layer = network.get_layer(i)
+            if layer.type == trt.LayerType.CONVOLUTION:
+                layer.precision = trt.float32
+                return
+    return edit
+
+
+def one_model(model, args):
+    """Prints model's A/B."""
+    import numpy as np
+    import onnxruntime as ort
+    import trtlite as trt
+    path = os.path.join(args.dir, model + ".onnx")
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    shape = tuple(d if isinstance(d, int) else args.batch for d in sess.get_inputs()[0].shape)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ref = sess.run(None, {"input": x})[0]
+    plan_a, cache = lv.build_plan(trt, path, shape, args.threads)
+    plan_b, _ = lv.build_plan(trt, path, shape, args.threads, cache, edit=stem_plain(trt))
+    engines = {"blocked stem": lv.Engine(trt, plan_a, shape, x, args.threads),
+               "NCHW stem": lv.Engine(trt, plan_b, shape, x, args.threads)}
+    for name, e in engines.items():
+        e.run()
+        check = lv.bench.verify(e.arrays[e.out_name], ref)
+        if not check["ok"]:
+            raise RuntimeError(f"{model}: engine '{name}' disagrees with onnxruntime: {check}")
+    for _ in range(3):
+        for e in engines.values():
+            e.run()
+    e2e = lv.end_to_end(args.runs, {k: e.run for k, e in engines.items()})
+    for e in engines.values():
+        e.attach_profiler()
+    os.environ["TRTL_PROFILE_CLOCK"] = "thread"
+    for _ in range(args.runs):
+        for e in engines.values():
+            e.run()
+    os.environ.pop("TRTL_PROFILE_CLOCK", None)
+    print(f"== {model} batch {args.batch} threads {args.threads}, {args.runs} runs ABBA")
+    for name, (wall, cpu) in e2e.items():
+        print(f"   {name:13s} end to end: thread CPU min {min(cpu):7.3f} median {statistics.median(cpu):7.3f} ms; "
+              f"wall min {min(wall):7.3f} median {statistics.median(wall):7.3f} ms; "
+              f"sum of layers (thread CPU minima) {sum(engines[name].times.values()):7.3f} ms")
+    for name, e in engines.items():
+        for lname in list(e.times)[:3]:
+            lay = e.layers.get(lname, {})
+            print(f"   {name:13s} {e.times[lname]:7.3f} ms  {lay.get('type', '?'):12s} {lay.get('kernel', '?'):30s} "
+                  f"{lname[:70]}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--dir", default=lv.DEFAULT_DIR)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    for m in args.models.split(","):
+        one_model(m, args)
+
+
+if __name__ == "__main__":
+    main()
