@@ -31,9 +31,6 @@
 
 #define NB 8       /* channels a block */
 #define DW_MAXK 7
-#ifndef PW_GROUP_BYTES
-#define PW_GROUP_BYTES (256 * 1024) /* pointwise at batch > 1: the block pairs' weights kept in L2 over the images */
-#endif
 #ifndef PW_PF_TILES
 #define PW_PF_TILES 2 /* pointwise: the input is prefetched this many 6-pixel tiles ahead (first block pair) */
 #endif
@@ -109,7 +106,6 @@ typedef struct pw_job {
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
     int64_t nchunk, pairs, items, runs;
-    int64_t group; /* block pairs whose weights stay in L2 while every image passes under them (pw_run) */
 } pw_job;
 
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
@@ -209,11 +205,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     for (int64_t r = begin; r < end; r++) {
         const int64_t i0 = r * j->items / j->runs, i1 = (r + 1) * j->items / j->runs;
         for (int64_t it = i0; it < i1; it++) {
-            /* (group of block pairs, image, chunk, pair in the group); the last group may be smaller */
-            const int64_t per = j->group * g->N * j->nchunk, grp = it / per, rem = it - grp * per;
-            const int64_t gs = j->pairs - grp * j->group < j->group ? j->pairs - grp * j->group : j->group;
-            const int64_t qi = rem % gs, ch = rem / gs % j->nchunk, n = rem / gs / j->nchunk;
-            const int64_t q = grp * j->group + qi;
+            const int64_t q = it % j->pairs, ch = it / j->pairs % j->nchunk, n = it / j->pairs / j->nchunk;
             const int64_t p0 = ch * tiles / j->nchunk * 6, p1e = (ch + 1) * tiles / j->nchunk * 6;
             const int64_t p1 = p1e < P ? p1e : P, kb = 2 * q;
             const int nbk = kb + 1 < g->KB ? 2 : 1;
@@ -221,7 +213,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
             const float *w = j->w + n * j->w_n + kb * g->C * NB;
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
-            const int pf = it == i0 || qi == 0; /* the first pass over this chunk here: prefetch its input */
+            const int pf = it == i0 || q == 0; /* the first pass over this chunk here: prefetch its input */
             for (int64_t p = p0; p < p1; p += 6) {
                 const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
                 pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
@@ -240,22 +232,11 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
                    const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
 {
-    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 1, 1};
+    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 1};
     int64_t chunk = 49152 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     j.nchunk = (g->P + chunk - 1) / chunk;
     j.pairs = (g->KB + 1) / 2;
-    /* Batches: weights past ~256 KiB (320->1280: 1.6 MiB) are read from L3 once per image; groups of block pairs
-     * whose weights fit L2 are passed under every image instead, each image's input read once a group.  Grouped
-     * where that reads fewer bytes: W + groups x N x X against N x W + N x X (W the weights, X an image's input). */
-    j.group = j.pairs;
-    if (g->N > 1) {
-        const int64_t gp = PW_GROUP_BYTES / (g->C * 2 * NB * (int64_t)sizeof(float));
-        const int64_t grp = gp < 1 ? 1 : gp, ngroups = (j.pairs + grp - 1) / grp;
-        const int64_t wb = j.pairs * 2 * NB * g->C, xb = g->CB * NB * g->H * g->W; /* floats */
-        if (ngroups > 1 && wb + ngroups * g->N * xb < g->N * (wb + xb))
-            j.group = grp;
-    }
     const int64_t threads = trtl_threadpool_size(pool), tiles = (g->P + 5) / 6, nchunk0 = j.nchunk;
     /* more threads: smaller chunks (up to 4x as many) where the runs' item counts would differ by more than 1/16
      * (480->112 at 14 x 14, two threads: 2 chunks x 7 pairs = 14 items in 8 runs of 1 or 2 items) */
