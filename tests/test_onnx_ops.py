@@ -2,6 +2,7 @@
 onnxruntime (rtol 1e-3, small atol).  Opsets 11/13/17/18 (and older where an op changed) are covered where
 the op's definition differs between them."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -639,7 +640,8 @@ def _parse_fails_small(model, match):
 def test_absurd_sizes_fail_cleanly_without_allocating_them():
     """Fuzzing inputs that made the importer allocate from absurd sizes (16-24 GiB, the OOM killer without a memory
     limit): a 2^31-value graph input as Expand's / ConstantOfShape's shape, Resize sizes of the wrong count for its
-    input (onnx's reference folded them), Trilu and EyeLike over a 2^31-wide matrix.  Each is a clean parse error."""
+    input (onnx's reference folded them), Trilu and EyeLike over a 2^31-wide matrix, a Resize by run-time scales to
+    an extent of 2^31 (its coordinate table).  Each is a clean parse error."""
     big = 2 ** 31
     _parse_fails_small(make_model([helper.make_node("Expand", ["x", "s"], ["y"])],
                                   {"x": ((2, 3), np.float32), "s": ((big,), np.int64)}, {"y": (None, np.float32)}),
@@ -657,6 +659,12 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
     _parse_fails_small(make_model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": ((big, 4), np.float32)},
                                   {"y": (None, np.float32)}),
                        "UNSUPPORTED_NODE_SHAPE: EyeLike of 2147483648 x 4")
+    # Resize-10 of x [1] by run-time scales x, the output's extent inferred as 2^31: an 8 GiB coordinate table
+    import onnx
+    here = os.path.dirname(os.path.abspath(__file__))
+    _parse_fails_small(onnx.load(os.path.join(here, "fuzz", "regressions", "onnx",
+                                              "resize_runtime_scales_extent_2e31_table_8gib.onnx")),
+                       "UNSUPPORTED_NODE_SHAPE: Resize with run-time scales to an extent of 2147483648 on axis 0")
 
 
 # ---- shapes known only at run time (dynamic dims read by Shape) --------------------------------------------

@@ -196,6 +196,11 @@ def _resize(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [p._L(layer)]
 
 
+# Constant tables the Resize importers build: an antialias weight matrix (n_in x n_out) or a run-time-scale
+# coordinate table (the output's extent): 2^24 elements at most (a fuzzed output extent of 2^31 made one of 8 GiB).
+TABLE_MAX = 1 << 24
+
+
 def _antialias_matrix(n_in: int, n_out: int, s: float, ctm: str, mode: str, A: float, exclude: bool) -> np.ndarray:
     """The [n_out, n_in] float64 weights of ONNX Resize-18's antialiased linear / cubic resampling of one axis by
     scale `s`: output position y reads source coordinate x(y) (coordinate_transformation_mode `ctm`); when
@@ -282,6 +287,10 @@ def _resize_antialias(p: ImporterContext, a: Dict[str, Any], x: Any, scales: Opt
             s = n_out / n_in if n_in else 1.0
         if s <= 0:
             raise Fail(ErrorCode.INVALID_NODE, "Resize scale %g along axis %d is not positive" % (s, ax))
+        if n_in * n_out > TABLE_MAX:
+            raise unsupported("antialiased Resize of axis %d from %d to %d: its weight matrix would be a constant "
+                              "of %d elements (at most %d)" % (ax, n_in, n_out, n_in * n_out, TABLE_MAX),
+                              ErrorCode.UNSUPPORTED_NODE_SHAPE)
         m = _antialias_matrix(n_in, n_out, s, ctm, mode, A, exclude)
         if m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(n_in)):
             continue
@@ -415,6 +424,12 @@ def _resize_runtime_scales(p: ImporterContext, node: Any, a: Dict[str, Any], x: 
         raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "%s '%s' is computed at run time: the input's and the "
                    "output's shapes must then be static (the output's as declared or inferred by ONNX)"
                    % ("scales" if sn else "sizes", sn or zn))
+    big = [(ax, d) for ax, d in enumerate(want) if d > TABLE_MAX]
+    if big:  # the coordinate tables are constants of the output's extent per resized axis
+        raise unsupported("Resize with run-time %s to an extent of %d on axis %d: its coordinate table would be a "
+                          "constant of that many elements (at most %d)" % ("scales" if sn else "sizes", big[0][1],
+                                                                            big[0][0], TABLE_MAX),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
     antialias = bool(int(a.get("antialias", 0))) and mode != "nearest"
     ctm = a.get("coordinate_transformation_mode", "half_pixel")
     if antialias and ctm == "tf_crop_and_resize":
