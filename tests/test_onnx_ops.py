@@ -641,7 +641,8 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
     """Fuzzing inputs that made the importer allocate from absurd sizes (16-24 GiB, the OOM killer without a memory
     limit): a 2^31-value graph input as Expand's / ConstantOfShape's shape, Resize sizes of the wrong count for its
     input (onnx's reference folded them), Trilu and EyeLike over a 2^31-wide matrix, a Resize by run-time scales to
-    an extent of 2^31 (its coordinate table).  Each is a clean parse error."""
+    an extent of 2^31 (its coordinate table), a SplitToSequence into 2^20 pieces (layers).  Each is a clean
+    parse error."""
     big = 2 ** 31
     _parse_fails_small(make_model([helper.make_node("Expand", ["x", "s"], ["y"])],
                                   {"x": ((2, 3), np.float32), "s": ((big,), np.int64)}, {"y": (None, np.float32)}),
@@ -659,6 +660,12 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
     _parse_fails_small(make_model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": ((big, 4), np.float32)},
                                   {"y": (None, np.float32)}),
                        "UNSUPPORTED_NODE_SHAPE: EyeLike of 2147483648 x 4")
+    # SplitToSequence of [2^20] into single elements: a million slice layers (minutes)
+    _parse_fails_small(make_model([helper.make_node("SplitToSequence", ["x"], ["s"]),
+                                   helper.make_node("SequenceAt", ["s", "i"], ["y"])],
+                                  {"x": ((1 << 20,), np.float32)}, {"y": (None, np.float32)},
+                                  {"i": np.array(0, I64)}),
+                       "UNSUPPORTED_NODE_SHAPE: SplitToSequence into 1048576 pieces: at most 4096")
     # Resize-10 of x [1] by run-time scales x, the output's extent inferred as 2^31: an 8 GiB coordinate table
     import onnx
     here = os.path.dirname(os.path.abspath(__file__))

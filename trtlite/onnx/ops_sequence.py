@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from .context import ImporterContext
-from .errors import ErrorCode, Fail
+from .errors import ErrorCode, Fail, unsupported
 from .registry import importer
 
 
@@ -118,6 +118,11 @@ def _concat_from_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> L
     return [p._concat_layer(ts, axis)]
 
 
+# Pieces a SplitToSequence may make (each one a layer): a fuzzed [2^20] input split into single elements kept the
+# parser adding a million slice layers for minutes.
+SEQUENCE_MAX = 4096
+
+
 @importer("SplitToSequence",
           restrictions="split sizes constant, or a run-time 1-D split of static length (a scalar split must be "
                        "constant)")
@@ -128,7 +133,7 @@ def _split_to_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
     sn = p._inp(node, 1)
     if sn is not None and not p._is_const(sn):  # sizes at run time: as many pieces as the split has entries
         from .shape_tensors import runtime_split, shape_input
-        return [Seq(runtime_split(p, x, shape_input(p, sn, 1 << 16), axis))]
+        return [Seq(runtime_split(p, x, shape_input(p, sn, SEQUENCE_MAX), axis))]
     split = None if sn is None else np.asarray(p._cval(sn, "split"))
     dim = xs[axis]
     if split is not None and split.ndim == 0:  # pieces of that size, the last one smaller
@@ -147,6 +152,9 @@ def _split_to_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
             raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "SplitToSequence without split along the dynamic axis %d"
                        % axis)
         sizes = [1] * dim
+    if len(sizes) > SEQUENCE_MAX:
+        raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
+                          % (len(sizes), SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     keep = split is not None or int(a.get("keepdims", 1))
     items, start = [], 0
     for n in sizes:
