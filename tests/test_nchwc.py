@@ -185,7 +185,7 @@ def _stem_chain(rng, N, C, H, W, K, k, stride, act, residual, lead=0, dynamic=Fa
     (1, 3, 32, 30, 32, 3, 2, "relu6", False),   # MobileNetV2 / MNASNet stem, odd map
     (2, 3, 13, 17, 16, 3, 2, "sigmoid", True),  # MobileNetV3-like: the stem's output also the residual
     (1, 3, 19, 21, 21, 3, 1, "leaky", False),   # stride 1, K tail
-    (1, 5, 23, 18, 40, 5, 2, "relu", True),     # 5x5, K 40 (two register-tile groups)
+    (1, 4, 23, 18, 40, 5, 2, "relu", True),     # 5x5, K 40 (two register-tile groups), 4 channels (RGBA)
     (1, 2, 25, 24, 9, 7, 2, "none", False),     # 7x7, K 9
 ])
 def test_stem_writes_blocked_output(case):
@@ -214,16 +214,25 @@ def test_stem_writes_blocked_output(case):
 
 
 def test_dense_node_input_stays_plain():
-    """A dense candidate fed by a blocked-capable convolution (1x1 3 -> 12, then a 3 x 3 stride 2 12 -> 16): the
+    """A dense candidate fed by a blocked-capable convolution (1x1 3 -> 4, then a 3 x 3 stride 2 4 -> 16): the
     tensor between them stays plain (the dense path reads NCHW only), the dense node still writes blocks."""
-    make, x, want = _stem_chain(np.random.default_rng(12), 1, 3, 16, 20, 16, 3, 2, "relu6", False, lead=12)
+    make, x, want = _stem_chain(np.random.default_rng(12), 1, 3, 16, 20, 16, 3, 2, "relu6", False, lead=4)
     on, layers = _build(make)
     assert_close(_run(on, x), want)
     if AVX2:
         lead, stem = layers[0], layers[1]
         assert lead["type"] == "CONVOLUTION", (lead["name"], lead["type"])
-        assert stem["type"] == "NCHWC_CONV" and stem["inputs"][0]["dims"] == "(1, 12, 16, 20)"
+        assert stem["type"] == "NCHWC_CONV" and stem["inputs"][0]["dims"] == "(1, 4, 16, 20)"
         assert stem["outputs"][0]["dims"] == "(1, 2, 8, 10, 8)"
+
+
+def test_dense_layers_past_four_channels_keep_their_timed_kernel():
+    """The pass takes dense convolutions of 1-4 input channels only (stems; the dense path was measured there): a
+    3 x 3 convolution of 12 input channels before a depthwise layer stays CONVOLUTION, its output plain."""
+    make, x, want = _stem_chain(np.random.default_rng(13), 1, 12, 16, 20, 16, 3, 2, "relu6", False)
+    on, layers = _build(make)
+    assert_close(_run(on, x), want)
+    assert layers[0]["type"] == "CONVOLUTION", (layers[0]["name"], layers[0]["type"])
 
 
 def test_stem_dynamic_shapes_plan_round_trip():

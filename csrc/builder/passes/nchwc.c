@@ -31,6 +31,8 @@
 /* Maps of fewer pixels (at the opt shape) stay NCHW: squeeze-and-excitation's 1x1 maps run on convolution.gemv,
  * several times faster than a blocked tile of one pixel. */
 #define MIN_PIXELS 16
+/* Dense convolutions the pass takes as region producers: stems of 1-4 input channels (gray, RGB, RGBA). */
+#define STEM_MAX_CHANNELS 4
 
 static int candidate(const trtl_bgraph *g, int32_t i)
 {
@@ -44,6 +46,10 @@ static int candidate(const trtl_bgraph *g, int32_t i)
         x->dopt.d[2] * x->dopt.d[3] < MIN_PIXELS)
         return 0;
     if (n->epi.has_residual && g->t[n->in[1]].dtype != TRTL_FLOAT)
+        return 0;
+    /* the dense path is measured on stems (3 input channels) only: a 16 -> 16 3x3 layer inside a network keeps its
+     * timed kernel (Winograd and the others) instead of being taken by this pass untimed */
+    if (trtl_nchwc_conv_dense(&n->p.conv, x->dopt.d[1]) && x->dopt.d[1] > STEM_MAX_CHANNELS)
         return 0;
     return trtl_nchwc_conv_supported(n, &x->dopt);
 }
