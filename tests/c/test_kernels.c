@@ -2639,6 +2639,16 @@ static int nchwc_case_applies(const conv_case *c)
     return c->nsp == 2 && trtl_nchwc_conv_supported(&probe, &xp);
 }
 
+/* A random case's result r (conv_run_case: < 0 skipped, > 0 failed): counts a run case; whether to stop. */
+static int tally_case(int r, int *combo, int *done)
+{
+    if (r < 0)
+        return 0;
+    (*combo)++;
+    (*done)++;
+    return r > 0;
+}
+
 /* nchwc_conv.avx2 vs trtl_ref_nchwc_conv on every (input, output) layout: MobileNet shapes, then random pointwise
  * and depthwise shapes with channel tails, strides, paddings and every epilogue (conv_run_case with g_nchwc_*). */
 static void test_nchwc(int ncases)
@@ -2707,12 +2717,7 @@ static void test_nchwc(int ncases)
                                                      c.s[1] == 1 && !c.pre[0] && !c.pre[1] && !c.post[0] && !c.post[1];
         g_nchwc_scale = se && pointwise;
         g_nchwc_mean = se && !pointwise;
-        int r = conv_run_case(k, &c, combo);
-        if (r < 0)
-            continue;
-        combo++;
-        done++;
-        stop = r > 0;
+        stop = tally_case(conv_run_case(k, &c, combo), &combo, &done);
     }
     g_nchwc_in = g_nchwc_out = g_nchwc_scale = g_nchwc_mean = 0;
 }
@@ -2725,6 +2730,7 @@ static void test_nchwc(int ncases)
  * random shapes (C 1..16, kernel 1..7, strides 1..4, padding 0..3).  applies() refuses the dense path with a
  * blocked input, a plain output or the squeeze-and-excitation operands. */
 static void rand_conv2d_rest(conv_case *c, int kmax, int inmax, int smax, int dmax, int padmax);
+static void rand_stem_conv(conv_case *c, int nmax, int inmax, int dmax);
 static int conv_fixed_case(const trtl_kernel *k, conv_case *c, int i, int combo);
 
 static void test_nchwc_dense(int ncases)
@@ -2764,19 +2770,10 @@ static void test_nchwc_dense(int ncases)
         }
     for (int done = 0, tries = 0, combo = (int)(rnd() % 64); done < ncases && !stop && tries < 20 * ncases; tries++) {
         conv_case c = {0};
-        c.N = rint_in(1, 2);
-        c.G = 1;
-        c.C = rint_in(1, 16);
-        c.K = rint_in(1, 40);
-        rand_conv2d_rest(&c, 7, 21, 4, 1, 3);
+        rand_stem_conv(&c, 2, 21, 1);
         if (!nchwc_case_applies(&c))
             continue;
-        int r = conv_run_case(k, &c, combo);
-        if (r < 0)
-            continue;
-        combo++;
-        done++;
-        stop = r > 0;
+        stop = tally_case(conv_run_case(k, &c, combo), &combo, &done);
     }
     /* what the dense path does not take: a blocked input, a plain output, the SE operands */
     trtl_node nd = {0};
@@ -4338,6 +4335,17 @@ done:
 
 /* A random 2-D case's bias, epilogue mode and per-axis kernel 1..kmax, input 1..inmax, stride 1..smax, dilation
  * 1..dmax, padding 0..padmax each side (the grouped and stem tests; N, G, C and K are the caller's). */
+/* A random stem-like convolution (test_conv_stem, test_nchwc_dense): batch 1..nmax, groups 1, 1..16 input and
+ * 1..40 output channels, kernels up to 7, inputs up to inmax, strides up to 4, dilation up to dmax, padding up to 3. */
+static void rand_stem_conv(conv_case *c, int nmax, int inmax, int dmax)
+{
+    c->N = rint_in(1, nmax);
+    c->G = 1;
+    c->C = rint_in(1, 16);
+    c->K = rint_in(1, 40);
+    rand_conv2d_rest(c, 7, inmax, 4, dmax, 3);
+}
+
 static void rand_conv2d_rest(conv_case *c, int kmax, int inmax, int smax, int dmax, int padmax)
 {
     c->nsp = 2;
@@ -4495,11 +4503,7 @@ static void test_conv_stem(int ncases)
         }
         for (int i = 0, combo = (int)(rnd() % 64); i < (pass == 0 ? ncases / 3 : ncases / 6); i++, combo++) {
             conv_case c = {0};
-            c.N = rint_in(1, 3);
-            c.G = 1;
-            c.C = rint_in(1, 16);
-            c.K = rint_in(1, 40);
-            rand_conv2d_rest(&c, 7, 40, 4, 3, 3);
+            rand_stem_conv(&c, 3, 40, 3);
             int r = conv_run_case(&trtl_kernel_conv_stem, &c, combo);
             if (r < 0)
                 i--;
