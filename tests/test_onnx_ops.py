@@ -598,6 +598,16 @@ def test_expand_dynamic(rng):
     compare(single("Expand", {"x": x}, {"s": np.array([1, 4, 1], I64)}, dyn=("x",)), {"x": x})
 
 
+def test_tile_past_the_index_table_bound_uses_a_wrap_slice(rng, monkeypatch):
+    """Tile's per-axis gather index tables are bounded (TILE_TABLE_MAX); past the bound the importer tiles with a
+    WRAP slice: forced here at a small size, the result matches onnxruntime (3 axes, a repeat of 0 among them)."""
+    import trtlite.onnx.ops_shape as ops_shape
+    monkeypatch.setattr(ops_shape, "TILE_TABLE_MAX", 4)
+    x = randn(rng, 2, 3, 5)
+    for reps in ([2, 1, 3], [1, 0, 2], [3, 2, 1]):
+        compare(single("Tile", {"x": x}, {"r": np.array(reps, I64)}), {"x": x})
+
+
 def test_expand_dynamic_dim_to_a_huge_static_dim_allocates_nothing_big(rng):
     """x [0, N] expanded to [1, 2^31 - 1] (a fuzzing input): the broadcast carrier of the dynamic dim is a zero-stride
     slice of one element, not a 2^31-element constant (the parser held 2 GiB for an empty result); parsing stays
@@ -660,6 +670,19 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
     _parse_fails_small(make_model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": ((big, 4), np.float32)},
                                   {"y": (None, np.float32)}),
                        "UNSUPPORTED_NODE_SHAPE: EyeLike of 2147483648 x 4")
+    # Tile of a [2^31] input: the gather index table of the axis (16 GiB) -> a WRAP slice; negative repeats fail
+    _parse_fails_small(make_model([helper.make_node("Tile", ["x", "r"], ["y"]), helper.make_node("Neg", ["y"], ["z"])],
+                                  {"x": ((big,), np.float32)}, {"z": (None, np.float32)}, {"r": np.array([-1], I64)}),
+                       "INVALID_NODE: repeats \\[-1\\] must not be negative")
+    m = make_model([helper.make_node("Tile", ["x", "r"], ["y"])], {"x": ((big,), np.float32)},
+                   {"y": (None, np.float32)}, {"r": np.array([0], I64)})
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        parse(m)
+        assert tracemalloc.get_traced_memory()[1] < 64 << 20
+    finally:
+        tracemalloc.stop()
     # SplitToSequence of [2^20] into single elements: a million slice layers (minutes)
     _parse_fails_small(make_model([helper.make_node("SplitToSequence", ["x"], ["s"]),
                                    helper.make_node("SequenceAt", ["s", "i"], ["y"])],

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._enums import DataType, ElementWiseOperation, FillOperation, Severity, UnaryOperation
+from .._enums import DataType, ElementWiseOperation, FillOperation, SampleMode, Severity, UnaryOperation
 from .constants import FOLD_LIMIT, attr_ints, split_sizes
 from .context import ImporterContext
 from .errors import Dynamic, ErrorCode, Fail, unsupported
@@ -295,6 +295,9 @@ def _split(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return outs
 
 
+TILE_TABLE_MAX = 1 << 24  # elements of one axis' gather index table in Tile (else a WRAP slice)
+
+
 @importer("Tile",
           restrictions="repeats known while parsing may not repeat dynamic axes; repeats computed at run time may")
 def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
@@ -306,6 +309,14 @@ def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     reps = [int(v) for v in p._cval(p._inp(node, 1), "repeats").reshape(-1)]
     if len(reps) != len(xs):
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, len(xs)))
+    if any(v < 0 for v in reps):
+        raise Fail(ErrorCode.INVALID_NODE, "repeats %s must not be negative" % (reps,))
+    if is_static(xs) and any(d * rep > TILE_TABLE_MAX or d > TILE_TABLE_MAX for d, rep in zip(xs, reps)):
+        # the gather index tables below hold the output's extent per axis (a fuzzed [2^31] input made a 16 GiB
+        # arange): a WRAP slice of the output's size reads the same elements with no table
+        layer = p.network.add_slice(x, [0] * len(xs), [d * rep for d, rep in zip(xs, reps)], [1] * len(xs))
+        layer.mode = SampleMode.WRAP
+        return [p._L(layer)]
     y = x
     for ax, rep in enumerate(reps):
         if rep == 1:
