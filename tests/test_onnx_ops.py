@@ -653,10 +653,10 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
     input (onnx's reference folded them), Trilu and EyeLike over a 2^31-wide matrix, a Resize by run-time scales to
     an extent of 2^31 (its coordinate table), a SplitToSequence into 2^20 pieces (layers).  Each is a clean
     parse error."""
-    big = 2 ** 31
+    big = 2 ** 31 - 1  # the largest dim a graph input may have (INPUT_DIM_MAX)
     _parse_fails_small(make_model([helper.make_node("Expand", ["x", "s"], ["y"])],
                                   {"x": ((2, 3), np.float32), "s": ((big,), np.int64)}, {"y": (None, np.float32)}),
-                       "INVALID_NODE: 's' of shape \\(2147483648,\\) cannot be a shape")
+                       "INVALID_NODE: 's' of shape \\(2147483647,\\) cannot be a shape")
     _parse_fails_small(make_model([helper.make_node("ConstantOfShape", ["s"], ["y"])],
                                   {"s": ((big,), np.int64)}, {"y": (None, np.float32)}),
                        "cannot be a shape, axes or sizes operand")
@@ -666,10 +666,10 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
                        "INVALID_NODE: Resize sizes .* for an input of rank 1 \\(1 non-negative")
     _parse_fails_small(make_model([helper.make_node("Trilu", ["x"], ["y"])], {"x": ((2, 5, big), np.float32)},
                                   {"y": (None, np.float32)}, opset=14),
-                       "UNSUPPORTED_NODE_SHAPE: Trilu over 5 x 2147483648 matrices")
+                       "UNSUPPORTED_NODE_SHAPE: Trilu over 5 x 2147483647 matrices")
     _parse_fails_small(make_model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": ((big, 4), np.float32)},
                                   {"y": (None, np.float32)}),
-                       "UNSUPPORTED_NODE_SHAPE: EyeLike of 2147483648 x 4")
+                       "UNSUPPORTED_NODE_SHAPE: EyeLike of 2147483647 x 4")
     # Tile of a [2^31] input: the gather index table of the axis (16 GiB) -> a WRAP slice; negative repeats fail
     _parse_fails_small(make_model([helper.make_node("Tile", ["x", "r"], ["y"]), helper.make_node("Neg", ["y"], ["z"])],
                                   {"x": ((big,), np.float32)}, {"z": (None, np.float32)}, {"r": np.array([-1], I64)}),
@@ -683,6 +683,19 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
         assert tracemalloc.get_traced_memory()[1] < 64 << 20
     finally:
         tracemalloc.stop()
+    # a graph input dim past int32 (LayerNormalization / MaxPool / Hardmax importers built constants of it), a DFT of
+    # length 2^20 (n x n matrices), SplitToSequence pieces counted before the list is built
+    _parse_fails_small(make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": ((big + 1, 3), np.float32)},
+                                  {"y": (None, np.float32)}),
+                       "UNSUPPORTED_GRAPH: graph input 'x' of shape \\(2147483648, 3\\): a dim of 2147483648 is past")
+    _parse_fails_small(make_model([helper.make_node("DFT", ["x"], ["y"])], {"x": ((1, 1 << 20, 1), np.float32)},
+                                  {"y": (None, np.float32)}, opset=17),
+                       "UNSUPPORTED_NODE_SHAPE: DFT over 1048576 samples")
+    _parse_fails_small(make_model([helper.make_node("SplitToSequence", ["x", "c"], ["s"]),
+                                   helper.make_node("SequenceAt", ["s", "i"], ["y"])],
+                                  {"x": ((1 << 30,), np.float32)}, {"y": (None, np.float32)},
+                                  {"c": np.array(2, I64), "i": np.array(0, I64)}),
+                       "UNSUPPORTED_NODE_SHAPE: SplitToSequence into 536870912 pieces")
     # SplitToSequence of [2^20] into single elements: a million slice layers (minutes)
     _parse_fails_small(make_model([helper.make_node("SplitToSequence", ["x"], ["s"]),
                                    helper.make_node("SequenceAt", ["s", "i"], ["y"])],

@@ -25,6 +25,8 @@ MAX_IO_TENSORS = 64
 # ONNX schemas by (op, opset), for check_arity (None: not a known op).
 _SCHEMAS: Dict[Tuple[str, int], Any] = {}
 
+INPUT_DIM_MAX = 2 ** 31 - 1  # the largest static dim of a graph input
+
 
 def import_graph(ctx: ImporterContext) -> bool:
     """Fills ctx.network from ctx._model's graph; False (with the error recorded) at the first failure.  Once the
@@ -206,6 +208,12 @@ def add_inputs(ctx: ImporterContext, graph: Any) -> None:
         for j, d in enumerate(tt.shape.dim):
             dims.append(int(d.dim_value) if d.HasField("dim_value") else -1)
             keys.append(dims[-1] if dims[-1] >= 0 else (d.dim_param if d.dim_param else ("?", name, j)))
+        big = [d for d in dims if d > INPUT_DIM_MAX]
+        if big:
+            # a dim no int32 index reaches (TensorRT's Dims held int32 until 10); fuzzed inputs of [2^31, ...] made
+            # importers build constants of that extent (LayerNormalization, MaxPool indices, Hardmax: 8-24 GiB)
+            raise Fail(ErrorCode.UNSUPPORTED_GRAPH, "graph input '%s' of shape %s: a dim of %d is past %d" % (
+                name, tuple(dims), big[0], INPUT_DIM_MAX))
         if any(d < 0 for d in dims):
             ctx._msyms[name] = keys
         if elem in (T_FLOAT16, T_BFLOAT16):  # 16-bit inputs keep their type; the graph computes in FLOAT

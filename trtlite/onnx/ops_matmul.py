@@ -160,10 +160,18 @@ def _einsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     return [acc]
 
 
+# The DFT importers multiply by n x n constant matrices: lengths up to 4096 (STFTs use 256-2048; a fuzzed length of
+# 2^20 asked for an 8 TiB matrix).
+DFT_MAX = 4096
+
+
 def _dft_matrices(n_in: int, length: int, inverse: bool, onesided: bool,
                   complex_in: bool) -> Tuple[List[List[Optional[np.ndarray]]], int]:
     """[[real <- real, real <- imag], [imag <- real, imag <- imag]] matrices (n_in, K) of the transform (None:
     zero), and K.  Samples past `length` are dropped, missing ones are zeros (numpy's fft(x, n))."""
+    if max(n_in, length) > DFT_MAX:
+        raise unsupported("DFT over %d samples of length %d: its matrices would be constants of that size squared "
+                          "(at most %d)" % (n_in, length, DFT_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     n = np.arange(n_in)[:, None].astype(np.float64)
     live = (n < length).astype(np.float64)
     if inverse and onesided:  # irfft: n_in = length // 2 + 1 half-spectrum bins in, `length` real samples out

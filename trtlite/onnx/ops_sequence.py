@@ -142,6 +142,9 @@ def _split_to_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
         c = int(split)
         if c <= 0:
             raise Fail(ErrorCode.INVALID_NODE, "split %d must be positive" % c)
+        if dim // c > SEQUENCE_MAX:
+            raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
+                              % (dim // c + (dim % c > 0), SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
         sizes = [c] * (dim // c) + ([dim % c] if dim % c else [])
     elif split is not None:
         sizes = [int(v) for v in split.reshape(-1)]
@@ -151,7 +154,10 @@ def _split_to_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
         if dim < 0:
             raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "SplitToSequence without split along the dynamic axis %d"
                        % axis)
-        sizes = [1] * dim
+        sizes = [1] * min(dim, SEQUENCE_MAX + 1)  # (the check below names the real count)
+        if dim > SEQUENCE_MAX:
+            raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
+                              % (dim, SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     if len(sizes) > SEQUENCE_MAX:
         raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
                           % (len(sizes), SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
