@@ -142,25 +142,25 @@ def _split_to_sequence(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List
         c = int(split)
         if c <= 0:
             raise Fail(ErrorCode.INVALID_NODE, "split %d must be positive" % c)
-        if dim // c > SEQUENCE_MAX:
-            raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
-                              % (dim // c + (dim % c > 0), SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+        count = dim // c + (dim % c > 0)
+    elif split is not None:
+        count = int(split.size)
+    else:
+        if dim < 0:
+            raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "SplitToSequence without split along the dynamic axis %d"
+                       % axis)
+        count = dim
+    if count > SEQUENCE_MAX:  # counted before any list of that length is built
+        raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
+                          % (count, SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if split is not None and split.ndim == 0:
         sizes = [c] * (dim // c) + ([dim % c] if dim % c else [])
     elif split is not None:
         sizes = [int(v) for v in split.reshape(-1)]
         if any(v < 0 for v in sizes) or (dim >= 0 and sum(sizes) != dim):
             raise Fail(ErrorCode.INVALID_NODE, "split %s does not divide the axis of size %d" % (sizes, dim))
     else:
-        if dim < 0:
-            raise Fail(ErrorCode.UNSUPPORTED_NODE_INPUT, "SplitToSequence without split along the dynamic axis %d"
-                       % axis)
-        sizes = [1] * min(dim, SEQUENCE_MAX + 1)  # (the check below names the real count)
-        if dim > SEQUENCE_MAX:
-            raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
-                              % (dim, SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
-    if len(sizes) > SEQUENCE_MAX:
-        raise unsupported("SplitToSequence into %d pieces: at most %d (each piece is a layer of the network)"
-                          % (len(sizes), SEQUENCE_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+        sizes = [1] * dim
     keep = split is not None or int(a.get("keepdims", 1))
     items, start = [], 0
     for n in sizes:

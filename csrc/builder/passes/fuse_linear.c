@@ -115,6 +115,17 @@ static trtl_status absorb(trtl_bgraph *g, int32_t i, int32_t c, trtl_pass_log *l
     return TRTL_OK;
 }
 
+/* *w: a copy the graph owns of the N-value constant bias tensor t (the constant goes away with its last reader). */
+static trtl_status own_bias(trtl_bgraph *g, const trtl_node *n, int32_t t, int64_t N, trtl_weights *w)
+{
+    float *bias = trtl_aligned_alloc((size_t)N * sizeof(float));
+    if (!bias || !trtl_bg_own(g, bias))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory converting '%s'", n->name);
+    memcpy(bias, g->t[t].data, (size_t)N * sizeof(float));
+    *w = (trtl_weights){TRTL_FLOAT, bias, N};
+    return TRTL_OK;
+}
+
 static trtl_status to_linear(trtl_bgraph *g, int32_t i, int64_t K, int64_t N, trtl_pass_log *log)
 {
     trtl_node *n = &g->n[i].n;
@@ -137,11 +148,7 @@ static trtl_status to_linear(trtl_bgraph *g, int32_t i, int64_t K, int64_t N, tr
     if (n->epi.has_residual) {
         /* epilogue fusion took the bias add first (an ONNX Gemm's [1, N] bias at batch 1: the same dims as the
          * product): the "residual" is the bias (linear_shape checked it) */
-        float *bias = trtl_aligned_alloc((size_t)N * sizeof(float));
-        if (!bias || !trtl_bg_own(g, bias))
-            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory converting '%s'", n->name);
-        memcpy(bias, g->t[n->in[2]].data, (size_t)N * sizeof(float));
-        p.fc.bias = (trtl_weights){TRTL_FLOAT, bias, N};
+        TRTL_TRY(own_bias(g, n, n->in[2], N, &p.fc.bias));
         n->epi.has_residual = 0;
         trtl_pass_log_add(log, "its fused bias add as the bias of '%s'", n->name);
     }
@@ -157,12 +164,7 @@ static trtl_status to_linear(trtl_bgraph *g, int32_t i, int64_t K, int64_t N, tr
     int32_t other = -1, c = sum_reader(g, n->out[0], &other);
     int r = g->t[n->out[0]].dopt.nb_dims;
     if (c >= 0 && n->epi.act == TRTL_ACT_NONE && !n->p.fc.bias.count && is_bias(g, other, N, r)) {
-        /* a copy the graph owns: the constant tensor goes away with its last reader */
-        float *bias = trtl_aligned_alloc((size_t)N * sizeof(float));
-        if (!bias || !trtl_bg_own(g, bias))
-            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory converting '%s'", n->name);
-        memcpy(bias, g->t[other].data, (size_t)N * sizeof(float));
-        n->p.fc.bias = (trtl_weights){TRTL_FLOAT, bias, N};
+        TRTL_TRY(own_bias(g, n, other, N, &n->p.fc.bias));
         n->epi = g->n[c].n.epi;
         TRTL_TRY(absorb(g, i, c, log, "bias add"));
     }
