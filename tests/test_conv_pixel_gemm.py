@@ -117,16 +117,16 @@ def _run(engine, inputs):
     return out
 
 
-def _forced(make, kernel=KERNEL, profile=None):
-    """Builds with timing, then again from the cache with every other convolution kernel made slow; None where
-    `kernel` was no candidate (a CPU without its features).  A kernel that was the only candidate (nothing timed: e.g.
-    the portable stem, OpenBLAS being a fallback) is already the first build's choice."""
+def _forced(make, kernel=KERNEL, profile=None, family="convolution."):
+    """Builds with timing, then again from the cache with every other kernel of `family` (name prefix) made slow;
+    None where `kernel` was no candidate (a CPU without its features).  A kernel that was the only candidate (nothing
+    timed: e.g. the portable stem, OpenBLAS being a fallback) is already the first build's choice."""
     first = _build(make, profile=profile)
     cpus, entries = _parse(first[2])
     if not any(e[2].startswith(kernel + "|") for e in entries):
         return first if kernel in first[1] else None
     for e in entries:
-        if e[2].startswith("convolution."):
+        if e[2].startswith(family):
             e[3] = 1e-6 if e[2].startswith(kernel + "|") else 1e3
     return _build(make, cache=_write(cpus, entries), profile=profile)
 

@@ -127,8 +127,9 @@ def _run(engine, x):
     return out
 
 
-# where the pass blocks: AVX2 + FMA without AVX-512 (passes/nchwc.c); test_avx2_path_on_avx512_hosts masks AVX-512
-AVX2 = {"avx2", "fma"} <= set(trt.cpu_features()) and "avx512f" not in trt.cpu_features()
+# where the pass blocks: AVX2 + FMA (passes/nchwc.c); test_avx2_path_on_avx512_hosts masks AVX-512
+AVX2 = {"avx2", "fma"} <= set(trt.cpu_features())  # AVX-512 hosts too (session 16): the pass needs AVX2 + FMA
+BLOCKED_KERNELS = ("nchwc_conv.avx2", "nchwc_conv.avx512")  # the pointwise layers time both where AVX-512 is
 
 
 def _blocked(layers):
@@ -149,7 +150,7 @@ def test_chain_on_and_off(shape, acts):
     blocked = _blocked(layers_on)
     if AVX2:  # the 3 x 3 block convolutions and the head; the residual adds fused into the projections
         assert len(blocked) == 10 and len(layers_on) == 10, [(lay["name"], lay["type"]) for lay in layers_on]
-        assert all(lay["kernel"] == "nchwc_conv.avx2" for lay in blocked), blocked
+        assert all(lay["kernel"] in BLOCKED_KERNELS for lay in blocked), blocked
     else:  # no blocked kernel for the ISA: the pass leaves the network alone
         assert not blocked
 
@@ -263,6 +264,21 @@ def test_stem_avx2_path_on_avx512_hosts():
         "assert layers[1]['inputs'][0]['name'] == layers[0]['outputs'][0]['name'], layers\n"
         "assert_close(t._run(engine, x), want)\n"
         "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize("kernel", BLOCKED_KERNELS)
+def test_blocked_pointwise_kernel_forced(kernel):
+    """Each blocked pointwise kernel forced through a forged timing cache (nchwc_conv.avx512 is a candidate on AVX-512
+    hosts only: skipped elsewhere) computes the chain as float64 numpy; 13 channels make 39 / 29 / 52 / 27 output
+    channels, so the 32-channel groups of the wide tiles end in 1-3 real blocks."""
+    import test_conv_pixel_gemm as pg
+    make, x, want = _chain(np.random.default_rng(11), 2, 13, 9, 11)
+    forced = pg._forced(make, kernel, family="nchwc_conv.")
+    if forced is None:
+        pytest.skip(f"{kernel} is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert kernel in kernels, kernels
+    assert_close(_run(engine, x), want)
 
 
 def test_dynamic_shapes_and_other_sizes():

@@ -37,7 +37,7 @@ def test_plain_edges_run_image_by_image():
     engine = builder.build_engine(net, config)
     assert engine is not None
     doc = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
-    if [layer["kernel"] for layer in doc["layers"]] != ["nchwc_conv.avx2"] * 3:
+    if not all(layer["kernel"].startswith("nchwc_conv.avx") for layer in doc["layers"]) or len(doc["layers"]) != 3:
         pytest.skip("no blocked region here: %s" % [layer["kernel"] for layer in doc["layers"]])
     ctx = engine.create_execution_context()
     ctx.set_input_shape("x", x.shape)

@@ -17,7 +17,8 @@ import refs
 from conftest import assert_close
 from test_nchwc import _build  # (make, off=passes, profile=, threads=) -> engine, its layers
 
-AVX2 = {"avx2", "fma"} <= set(trt.cpu_features()) and "avx512f" not in trt.cpu_features()
+AVX2 = {"avx2", "fma"} <= set(trt.cpu_features())  # AVX-512 hosts too (session 16): the pass needs AVX2 + FMA
+BLOCKED_KERNELS = ("nchwc_conv.avx2", "nchwc_conv.avx512")  # the pointwise layers time both where AVX-512 is
 
 
 def _sig(v):
@@ -145,7 +146,7 @@ def test_se_chain_on_and_off(shape, act, gate, threads):
         types = _types(layers_on)
         assert "REDUCE" not in types and "ELEMENTWISE" not in types, types
         blocked = [lay for lay in layers_on if lay["type"] == "NCHWC_CONV"]
-        assert len(blocked) == 9 and all(lay["kernel"] == "nchwc_conv.avx2" for lay in blocked), layers_on
+        assert len(blocked) == 9 and all(lay["kernel"] in BLOCKED_KERNELS for lay in blocked), layers_on
         assert sum(len(lay["outputs"]) == 2 for lay in blocked) == 3, blocked
         assert sum(len(lay["inputs"]) >= 2 and lay["inputs"][1]["dims"].endswith(", 1, 1)")
                    for lay in blocked) == 3, blocked

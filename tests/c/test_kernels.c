@@ -2618,6 +2618,7 @@ static void test_depthwise_rows8(int ncases)
 /* ---- blocked channel layout (x86/nchwc_conv.c) ---------------------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_nchwc_conv_avx2;
+extern const trtl_kernel trtl_kernel_nchwc_conv_avx512;
 
 /* Whether nchwc_conv.avx2 runs case c (its applies() on the case's convolution). */
 static int nchwc_case_applies(const conv_case *c)
@@ -2649,13 +2650,13 @@ static int tally_case(int r, int *combo, int *done)
     return r > 0;
 }
 
-/* nchwc_conv.avx2 vs trtl_ref_nchwc_conv on every (input, output) layout: MobileNet shapes, then random pointwise
- * and depthwise shapes with channel tails, strides, paddings and every epilogue (conv_run_case with g_nchwc_*). */
-static void test_nchwc(int ncases)
+/* nchwc_conv.avx2 / .avx512 (pointwise only: `pw_only`) vs trtl_ref_nchwc_conv on every (input, output) layout:
+ * MobileNet shapes, then random pointwise and depthwise shapes with channel tails, strides, paddings and every
+ * epilogue (conv_run_case with g_nchwc_*). */
+static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
 {
-    const trtl_kernel *k = &trtl_kernel_nchwc_conv_avx2;
     if (!trtl_cpu_has(k->cpu_features)) {
-        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", k->name);
+        printf("test_kernels: skipping %s (CPU lacks its features)\n", k->name);
         return;
     }
     static const int64_t fixed[][8] = { /* N C K H W k stride depthwise */
@@ -2670,7 +2671,7 @@ static void test_nchwc(int ncases)
         {1, 72, 72, 28, 28, 5, 2, 1},   {2, 9, 9, 17, 9, 3, 1, 1}};
     int stop = 0, combo = (int)(rnd() % 64);
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !stop; i++)
-        for (int lay = 1; lay < 4 && !stop; lay++) {
+        for (int lay = 1; lay < 4 && !stop && !(pw_only && fixed[i][7]); lay++) {
             const int64_t *f = fixed[i];
             conv_case c = conv2d(f[0], f[1], f[2], f[7] ? f[1] : 1, f[3], f[4], f[5], f[6], f[5] / 2, f[5] / 2,
                                  TRTL_PADMODE_EXPLICIT_ROUND_DOWN, (int)((i + (size_t)lay) % 3 != 0));
@@ -2687,7 +2688,7 @@ static void test_nchwc(int ncases)
         }
     for (int done = 0, tries = 0; done < ncases && !stop && tries < 50 * ncases; tries++) {
         conv_case c;
-        int dw = (int)(rnd() % 2);
+        int dw = pw_only ? 0 : (int)(rnd() % 2);
         rand_conv(&c, dw);
         if (dw) {
             c.k[0] = c.k[1] = rint_in(1, 4) * 2 - 1;
@@ -2699,7 +2700,7 @@ static void test_nchwc(int ncases)
             c.nsp = 2;
             c.G = 1;
             c.C = rint_in(1, 40);
-            c.K = rint_in(1, 40);
+            c.K = rint_in(1, pw_only ? 72 : 40); /* the wide tiles: groups of 32 output channels and their tails */
             for (int a = 0; a < 2; a++) {
                 c.k[a] = c.s[a] = c.d[a] = 1;
                 c.pre[a] = c.post[a] = 0;
@@ -2720,6 +2721,12 @@ static void test_nchwc(int ncases)
         stop = tally_case(conv_run_case(k, &c, combo), &combo, &done);
     }
     g_nchwc_in = g_nchwc_out = g_nchwc_scale = g_nchwc_mean = 0;
+}
+
+static void test_nchwc(int ncases)
+{
+    test_nchwc_kernel(&trtl_kernel_nchwc_conv_avx2, 0, ncases);
+    test_nchwc_kernel(&trtl_kernel_nchwc_conv_avx512, 1, ncases);
 }
 
 /* nchwc_conv.avx2's dense path (x86/nchwc_dense.c: plain input -> blocked output, 1..16 input channels) vs the

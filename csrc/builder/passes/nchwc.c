@@ -13,9 +13,9 @@
  * image), so the block between them stays blocked.  Every candidate with a blocked input or output becomes NCHWC_CONV with
  * in_block / out_block 8 or 0: the reorders happen inside the convolutions at a region's edges (a plain input is
  * blocked into scratch, a plain output is unblocked with its epilogue), never as separate steps, and blocked
- * tensors are never seen by other layers.  Skipped without AVX2 + FMA and with AVX-512 (no 16-lane blocked kernel
- * yet, and the 8-lane one was not measured against the AVX-512 NCHW kernels there; runtime detection,
- * TRTL_CPU_MASK), for
+ * tensors are never seen by other layers.  Skipped without AVX2 + FMA (runtime detection, TRTL_CPU_MASK); on
+ * AVX-512 hosts too since session 16 (the pointwise layers there time nchwc_conv.avx512's 16-lane tiles against the
+ * 8-lane ones; blocked was faster than the AVX-512 NCHW kernels on 3 of 4 mobile nets measured), for
  * refittable engines (refit finds a convolution's weights on CONVOLUTION layers), and under the FP16 / BF16 /
  * INT8 flags (the blocked kernels are fp32 only).  On by default: docs/ARCHITECTURE.md, "Blocked channel layout",
  * has the measurements that decide it. */
@@ -177,9 +177,8 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
     trtl_pass_log log;
     trtl_pass_log_init(&log, "blocked channel layout");
     const uint32_t fl = g->cfg->flags;
-    if (!trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA) || trtl_cpu_has(TRTL_CPU_AVX512F)) {
-        trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: blocked kernels exist for AVX2 + FMA machines without "
-                                "AVX-512 only (AVX-512 keeps its 16-lane NCHW kernels)");
+    if (!trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA)) {
+        trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: the blocked kernels need AVX2 + FMA");
         return TRTL_OK;
     }
     if ((fl >> TRTL_FLAG_REFIT) & 1u || (fl >> TRTL_FLAG_FP16) & 1u || (fl >> TRTL_FLAG_BF16) & 1u ||

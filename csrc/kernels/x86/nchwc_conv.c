@@ -22,6 +22,7 @@
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/nchwc_reorder.h"
 #include "kernels/x86/nchwc_dense.h"
+#include "kernels/x86/nchwc_pw512.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/alloc.h"
 #include "core/cpu.h"
@@ -38,12 +39,16 @@
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
     int dw, dense, in_plain, out_plain; /* dense: x86/nchwc_dense.c (plain input read in place) */
+    int wide;    /* pointwise through the AVX-512 tiles (x86/nchwc_pw512.c): weights [ceil(K/32)][C][32] */
+    int64_t KL;  /* packed output lanes: KB * 8, or ceil(K/32) * 32 when wide (weights KL * C, bias KL floats) */
 } nc_geom;
 
 typedef struct nc_state {
-    float *w, *b; /* packed weights, bias [KB * 8] (zero past K) */
+    float *w, *b; /* packed weights, bias [KL] (zero past K) */
     size_t bytes;
 } nc_state;
+
+#define WG TRTL_NCHWC_PW512_GROUP /* output channels a group of the wide packing */
 
 /* 1x1, stride 1, no padding, groups 1: the pointwise path (else depthwise). */
 int trtl_nchwc_conv_pointwise(const trtl_conv_params *p)
@@ -76,7 +81,8 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
     return trtl_nchwc_conv_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
 }
 
-static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, nc_geom *g)
+static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, int wide,
+                                nc_geom *g)
 {
     const trtl_dims xd = trtl_nchwc_plain_in(nd, xd5), yd = trtl_nchwc_plain_out(nd, yd5);
     char s[TRTL_DIMS_STR_MAX];
@@ -93,6 +99,8 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->dw = !g->dense && !trtl_nchwc_conv_pointwise(&nd->p.conv);
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
+    g->wide = wide && !g->dw && !g->dense;
+    g->KL = g->wide ? (g->K + WG - 1) / WG * WG : g->KB * NB;
     return TRTL_OK;
 }
 
@@ -207,14 +215,20 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
         for (int64_t it = i0; it < i1; it++) {
             const int64_t q = it % j->pairs, ch = it / j->pairs % j->nchunk, n = it / j->pairs / j->nchunk;
             const int64_t p0 = ch * tiles / j->nchunk * 6, p1e = (ch + 1) * tiles / j->nchunk * 6;
-            const int64_t p1 = p1e < P ? p1e : P, kb = 2 * q;
-            const int nbk = kb + 1 < g->KB ? 2 : 1;
+            const int64_t p1 = p1e < P ? p1e : P, kb = (g->wide ? 4 : 2) * q;
+            const int nbk = g->wide ? (g->KB - kb < 4 ? (int)(g->KB - kb) : 4) : kb + 1 < g->KB ? 2 : 1;
             const float *x = j->x + n * g->CB * xs;
-            const float *w = j->w + n * j->w_n + kb * g->C * NB;
+            const float *w = j->w + n * j->w_n + kb * g->C * NB; /* wide: group q at q * C * 32 = kb * C * 8 */
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
             const int pf = it == i0 || q == 0; /* the first pass over this chunk here: prefetch its input */
-            for (int64_t p = p0; p < p1; p += 6) {
+            if (g->wide) {
+                const trtl_nchwc_pw512_span sp = {x + p0 * NB, xs, g->C, w, j->st->b + kb * NB, y + p0 * NB,
+                                                  res ? res + p0 * NB : NULL, p1 - p0, nbk, act,
+                                                  j->e ? j->e->alpha : 0.0f, j->e ? j->e->beta : 0.0f, pf};
+                trtl_nchwc_pw512_run_span(&sp);
+            }
+            for (int64_t p = p0; p < p1 && !g->wide; p += 6) {
                 const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
                 pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
                                           res ? res + p * NB : NULL, act, va, vb, pf);
@@ -236,7 +250,7 @@ static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t
     int64_t chunk = 49152 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     j.nchunk = (g->P + chunk - 1) / chunk;
-    j.pairs = (g->KB + 1) / 2;
+    j.pairs = g->wide ? (g->KB + 3) / 4 : (g->KB + 1) / 2; /* items' output blocks: 2, or 4 (two zmm) */
     const int64_t threads = trtl_threadpool_size(pool), tiles = (g->P + 5) / 6, nchunk0 = j.nchunk;
     /* more threads: smaller chunks (up to 4x as many) where the runs' item counts would differ by more than 1/16
      * (480->112 at 14 x 14, two threads: 2 chunks x 7 pairs = 14 items in 8 runs of 1 or 2 items) */
@@ -446,15 +460,24 @@ static int nc_applies(const trtl_node *n, const trtl_dims *in_dims)
     return n->op == TRTL_OP_NCHWC_CONV && trtl_nchwc_conv_supported(n, &xd);
 }
 
-static trtl_status nc_prepare(const trtl_node *n, void **state)
+/* nchwc_conv.avx512: the pointwise nodes (its depthwise and dense paths are nchwc_conv.avx2's). */
+static int nc_applies_wide(const trtl_node *n, const trtl_dims *in_dims)
+{
+    return nc_applies(n, in_dims) && trtl_nchwc_conv_pointwise(&n->p.conv);
+}
+
+/* Weights packed as the paths read them; `wide`: pointwise in groups of 32 output channels (x86/nchwc_pw512.c). */
+static trtl_status nc_pack(const trtl_node *n, int wide, void **state)
 {
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
     /* pointwise: [K, C]; depthwise: [C, 1, R, S]; dense: [K, C, R, S] */
     const int64_t C = kv > 0 && K > 0 ? p->kernel.count / (K * kv) * p->num_groups : 0;
     const int dense = trtl_nchwc_conv_dense(p, C), dw = !dense && !trtl_nchwc_conv_pointwise(p);
-    const size_t wcount = (size_t)(dw ? KB * kv * NB : dense ? KB * C * kv * NB : KB * C * NB);
-    const size_t bytes = (wcount + (size_t)KB * NB) * sizeof(float);
+    wide = wide && !dense && !dw;
+    const int64_t L = wide ? WG : NB, KL = wide ? (K + WG - 1) / WG * WG : KB * NB; /* lanes a row, rows' lanes */
+    const size_t wcount = (size_t)(dw ? KB * kv * NB : dense ? KB * C * kv * NB : KL * C);
+    const size_t bytes = (wcount + (size_t)KL) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
     float *w = (float *)trtl_aligned_alloc(bytes);
     if (!st || !w) {
@@ -472,7 +495,7 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
                 w[((k / NB) * kv + t) * NB + k % NB] = src[k * kv + t];
         else if (!dense)
             for (int64_t c = 0; c < C; c++)
-                w[((k / NB) * C + c) * NB + k % NB] = src[k * C + c];
+                w[((k / L) * C + c) * L + k % L] = src[k * C + c];
         w[wcount + k] = bias ? bias[k] : 0.0f;
     }
     st->w = w;
@@ -482,8 +505,18 @@ static trtl_status nc_prepare(const trtl_node *n, void **state)
     return TRTL_OK;
 }
 
+static trtl_status nc_prepare(const trtl_node *n, void **state)
+{
+    return nc_pack(n, 0, state);
+}
+
+static trtl_status nc_prepare_wide(const trtl_node *n, void **state)
+{
+    return nc_pack(n, 1, state);
+}
+
 /* The plain weights [K, C/G, R, S] back from the packed ones (the engine then holds only the packed copy). */
-static void nc_unpack(const trtl_node *n, const void *state, void *dst)
+static void nc_unpack_as(const trtl_node *n, const void *state, int wide, void *dst)
 {
     const nc_state *st = (const nc_state *)state;
     const trtl_conv_params *p = &n->p.conv;
@@ -494,10 +527,21 @@ static void nc_unpack(const trtl_node *n, const void *state, void *dst)
         trtl_nchwc_dense_unpack(st->w, K, C * kv, (float *)dst);
         return;
     }
+    const int64_t L = wide && !dw ? WG : NB;
     for (int64_t k = 0; k < K; k++)
         for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
-            memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / NB) * nt + t) * NB + k % NB],
+            memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / L) * nt + t) * L + k % L],
                    sizeof(float));
+}
+
+static void nc_unpack(const trtl_node *n, const void *state, void *dst)
+{
+    nc_unpack_as(n, state, 0, dst);
+}
+
+static void nc_unpack_wide(const trtl_node *n, const void *state, void *dst)
+{
+    nc_unpack_as(n, state, 1, dst);
 }
 
 static void nc_release(void *state)
@@ -526,7 +570,7 @@ static int64_t image_scratch(const trtl_node *n, const nc_geom *g)
 {
     int64_t f = (g->in_plain && !g->dense ? g->CB * g->H * g->W * NB : 0) + (g->out_plain ? g->KB * g->P * NB : 0);
     if (trtl_nchwc_in_scaled(n) && !scale_input(g))
-        f += g->KB * g->C * NB;
+        f += g->KL * g->C;
     else if (trtl_nchwc_in_scaled(n) && !g->in_plain) /* a plain input's blocked copy is scaled in place */
         f += g->CB * g->P * NB;
     return f;
@@ -543,10 +587,10 @@ static int64_t edge_images(const trtl_node *nd, const nc_geom *g)
     return n < 1 ? 1 : n > g->N ? g->N : n;
 }
 
-static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+static size_t nc_scratch_as(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out, int wide)
 {
     nc_geom g;
-    if (nc_geom_init(n, &in[0].dims, &out[0].dims, &g) != TRTL_OK)
+    if (nc_geom_init(n, &in[0].dims, &out[0].dims, wide, &g) != TRTL_OK)
         return 0;
     const int64_t imgs = edge_images(n, &g);
     size_t s = 0;
@@ -555,10 +599,20 @@ static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const t
     if (g.out_plain)
         s += (size_t)(imgs * g.KB * g.P * NB) * sizeof(float) + 64;
     if (trtl_nchwc_in_scaled(n) && !scale_input(&g))
-        s += (size_t)(imgs * g.KB * g.C * NB) * sizeof(float) + 64;
+        s += (size_t)(imgs * g.KL * g.C) * sizeof(float) + 64;
     else if (trtl_nchwc_in_scaled(n) && !g.in_plain)
         s += (size_t)(imgs * g.CB * g.P * NB) * sizeof(float) + 64;
     return s;
+}
+
+static size_t nc_scratch(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    return nc_scratch_as(n, in, out, 0);
+}
+
+static size_t nc_scratch_wide(const trtl_node *n, const trtl_tensor_view *in, const trtl_tensor_view *out)
+{
+    return nc_scratch_as(n, in, out, 1);
 }
 
 typedef struct edge_job {
@@ -618,18 +672,21 @@ __attribute__((target("avx2,fma"))) static void scale_in_task(void *ctx, int64_t
     }
 }
 
-/* Pointwise weights scaled per image: dst[n][kb][c][:] = w[kb][c][:] * scale[n, c], task it = n * KB + kb. */
+/* Pointwise weights scaled per image: dst[n][r][c][:] = w[r][c][:] * scale[n, c] for the packed rows r of L lanes
+ * (L = 8, or 32 when wide), task it = n * (KL / L) + r. */
 __attribute__((target("avx2,fma"))) static void scale_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const edge_job *j = (const edge_job *)ctx;
     const nc_geom *g = j->g;
+    const int64_t L = g->wide ? WG : NB, rows = g->KL / L;
     for (int64_t it = begin; it < end; it++) {
-        const int64_t n = it / g->KB, kb = it % g->KB;
-        const float *w = j->src + kb * g->C * NB, *sc = j->scale + n * g->C;
-        float *d = j->dst + it * g->C * NB;
+        const int64_t n = it / rows, r = it % rows;
+        const float *w = j->src + r * g->C * L, *sc = j->scale + n * g->C;
+        float *d = j->dst + it * g->C * L;
         for (int64_t c = 0; c < g->C; c++)
-            _mm256_storeu_ps(d + c * NB, _mm256_mul_ps(_mm256_loadu_ps(w + c * NB), _mm256_set1_ps(sc[c])));
+            for (int64_t l = 0; l < L; l += NB)
+                _mm256_storeu_ps(d + c * L + l, _mm256_mul_ps(_mm256_loadu_ps(w + c * L + l), _mm256_set1_ps(sc[c])));
     }
 }
 
@@ -641,19 +698,20 @@ typedef struct nc_views {
 
 static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state *st, nc_views v);
 
-static trtl_status nc_run(const trtl_kernel_args *a)
+static trtl_status nc_run_as(const trtl_kernel_args *a, int wide)
 {
     const trtl_node *nd = a->node;
     nc_geom g;
-    TRTL_TRY(nc_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
+    TRTL_TRY(nc_geom_init(nd, &a->in[0].dims, &a->out[0].dims, wide, &g));
     if (!g.N || !g.P || !g.H || !g.W) {
         if (trtl_nchwc_out_pooled(nd)) /* no pixels: means 0, as the reference */
             memset(a->out[1].data, 0, (size_t)(g.N * g.K) * sizeof(float));
         return TRTL_OK;
     }
     const nc_state *st = (const nc_state *)a->state;
-    if (!st || a->scratch_size < nc_scratch(nd, a->in, a->out))
-        return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.avx2 was not prepared", nd->name);
+    if (!st || a->scratch_size < nc_scratch_as(nd, a->in, a->out, wide))
+        return trtl_error(TRTL_ERR_STATE, "layer '%s': nchwc_conv.%s was not prepared", nd->name,
+                          wide ? "avx512" : "avx2");
     const float *res0 = nd->epi.has_residual ? (const float *)a->in[nd->n_in - 1].data : NULL;
     const float *scale0 = trtl_nchwc_in_scaled(nd) ? (const float *)a->in[1].data : NULL;
     float *mean0 = trtl_nchwc_out_pooled(nd) ? (float *)a->out[1].data : NULL;
@@ -668,6 +726,16 @@ static trtl_status nc_run(const trtl_kernel_args *a)
         nc_pass(a, &g, st, v);
     }
     return TRTL_OK;
+}
+
+static trtl_status nc_run(const trtl_kernel_args *a)
+{
+    return nc_run_as(a, 0);
+}
+
+static trtl_status nc_run_wide(const trtl_kernel_args *a)
+{
+    return nc_run_as(a, 1);
 }
 
 /* One pass over g->N images (the node's layouts). */
@@ -703,11 +771,11 @@ static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state
         x = xs;
     } else if (v.scale) { /* ... or folded into the weights, one copy per image */
         float *ws = (float *)sp;
-        sp += ((size_t)(g.N * g.KB * g.C * NB) * sizeof(float) + 63) / 64 * 64;
+        sp += ((size_t)(g.N * g.KL * g.C) * sizeof(float) + 63) / 64 * 64;
         edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, v.scale};
-        trtl_parallel_for(a->pool, g.N * g.KB, 1, scale_task, &ej);
+        trtl_parallel_for(a->pool, g.N * (g.KL / (g.wide ? WG : NB)), 1, scale_task, &ej);
         w = ws;
-        w_n = g.KB * g.C * NB;
+        w_n = g.KL * g.C;
     }
     float *y = g.out_plain ? (float *)sp : v.y;
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
@@ -734,5 +802,21 @@ const trtl_kernel trtl_kernel_nchwc_conv_avx2 = {
     .scratch = nc_scratch,
     .run = nc_run,
     .unpack = nc_unpack,
+    .state_bytes = nc_state_bytes,
+};
+
+/* The same op with the pointwise tiles on AVX-512 (x86/nchwc_pw512.c): 16 output channels a vector.  Timed against
+ * nchwc_conv.avx2 like any two candidates (Zen 4 runs zmm FMAs at half rate, so it need not win there). */
+const trtl_kernel trtl_kernel_nchwc_conv_avx512 = {
+    .name = "nchwc_conv.avx512",
+    .op = TRTL_OP_NCHWC_CONV,
+    .cpu_features = TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = nc_applies_wide,
+    .prepare = nc_prepare_wide,
+    .release = nc_release,
+    .scratch = nc_scratch_wide,
+    .run = nc_run_wide,
+    .unpack = nc_unpack_wide,
     .state_bytes = nc_state_bytes,
 };
