@@ -574,44 +574,31 @@ __attribute__((target("avx512f"))) static void gemv512_2(const ukr_args *u) { ge
  * (one masked load of the A panel's mr floats and T broadcast B values per depth step).  A row
  * tile would spend mr FMAs per step on these columns however few they are (a 7x7 map has 49 =
  * 3 x 16 + 1 pixels: its last column cost as much as 8 or 16); this costs T.  Few columns give
- * few independent accumulators, so the depth is split over S sets to cover the FMA latency.
+ * few independent accumulators, which FMA latency bounds: the depth is still summed in order (it
+ * was split over up to 4 sets until session 16, and the split sums rounded differently).
  * The results are stored one float at a time through epi1 (a transposed tile; the columns are
  * few and the store happens once per depth block). */
 __attribute__((target("avx512f"), always_inline)) static inline void colk512(const ukr_args *u, const int T)
 {
-    enum { S_MAX = 4 };
-    const int S = T >= 8 ? 1 : T >= 4 ? 2 : 4;
-    __m512 acc[S_MAX][15];
-#pragma GCC unroll 4
-    for (int s = 0; s < S; s++)
+    /* one accumulator a column, the depth in order: every output sums its products in the order the row tiles do
+     * (no split over several accumulator sets, which made these columns round differently from their neighbours:
+     * tests/test_position_invariance.py) */
+    __m512 acc[15];
 #pragma GCC unroll 15
-        for (int c = 0; c < T; c++)
-            acc[s][c] = _mm512_setzero_ps();
+    for (int c = 0; c < T; c++)
+        acc[c] = _mm512_setzero_ps();
     const __mmask16 am = (__mmask16)((1u << u->rows) - 1u);
     const float *a = u->a, *b = u->b;
-    int64_t k = u->kc;
-    for (; k >= S; k -= S, a += S * AVX512_MR, b += S * AVX512_NR)
-#pragma GCC unroll 4
-        for (int s = 0; s < S; s++) {
-            const __m512 av = _mm512_maskz_loadu_ps(am, a + s * AVX512_MR);
-#pragma GCC unroll 15
-            for (int c = 0; c < T; c++)
-                acc[s][c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[s * AVX512_NR + c]), acc[s][c]);
-        }
-    for (; k > 0; k--, a += AVX512_MR, b += AVX512_NR) {
+    for (int64_t k = u->kc; k > 0; k--, a += AVX512_MR, b += AVX512_NR) {
         const __m512 av = _mm512_maskz_loadu_ps(am, a);
 #pragma GCC unroll 15
         for (int c = 0; c < T; c++)
-            acc[0][c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[c]), acc[0][c]);
+            acc[c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[c]), acc[c]);
     }
     float t[16];
 #pragma GCC unroll 15
     for (int c = 0; c < T; c++) {
-        __m512 v = acc[0][c];
-#pragma GCC unroll 4
-        for (int s = 1; s < S; s++)
-            v = _mm512_add_ps(v, acc[s][c]);
-        _mm512_storeu_ps(t, v);
+        _mm512_storeu_ps(t, acc[c]);
         for (int r = 0; r < u->rows; r++) {
             float *cp = u->c + r * u->ldc + c;
             *cp = epi1(u, t[r], cp, r, c);
