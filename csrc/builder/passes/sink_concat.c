@@ -181,6 +181,7 @@ static trtl_status sink_conv(trtl_bgraph *g, int32_t ci, int32_t ri, trtl_pass_l
         }
     }
     g->n[ci].dead = 1;
+    trtl_bg_release_weights(g, w); /* the pieces hold their columns */
     trtl_pass_log_add(log, "'%s' reads the %d inputs of '%s' as a chain of %d convolutions", g->n[ri].n.name,
                       (int)nin, g->n[ci].n.name, (int)nin);
     return TRTL_OK;
