@@ -119,7 +119,10 @@ def _build(variant, off=(), n=2):
     xs = randn(rng, (n, 3, 9, 8))
     a = net.add_activation(x, trt.ActivationType.RELU).get_output(0)
     b = net.add_activation(x, trt.ActivationType.SIGMOID).get_output(0)
-    cat = net.add_concatenation([a, b])
+    pieces = [a, b]
+    if variant == "empty_piece":  # a piece of no channels: left alone
+        pieces.insert(1, net.add_slice(x, (0, 0, 0, 0), (n, 0, 9, 8), (1, 1, 1, 1)).get_output(0))
+    cat = net.add_concatenation(pieces)
     cat.axis = 2 if variant == "axis2" else 1
     c = cat.get_output(0)
     pool = net.add_pooling_nd(c, P.MAX_AVERAGE_BLEND if variant == "blend" else P.MAX, (3, 2))
@@ -157,7 +160,8 @@ def _build(variant, off=(), n=2):
 
 @pytest.mark.parametrize("off", [(), ("sink_concat",)])
 @pytest.mark.parametrize("variant,fires", [("plain", True), ("blend", True), ("batch1", False), ("cat_output", False),
-                                           ("two_readers", False), ("axis2", False), ("dynamic", False)])
+                                           ("two_readers", False), ("axis2", False), ("dynamic", False),
+                                           ("empty_piece", False)])
 def test_sinking_matches_reference(variant, fires, off):
     engine, inputs, want = _build(variant, off, n=1 if variant == "batch1" else 2)
     outs = engine.create_execution_context().infer(inputs)

@@ -15,7 +15,7 @@
  * stay as given, where refit finds them).
  * Preconditions: explicit batch; a live concatenation without epilogue along an axis before the pooling's window
  * dims (the channel axis for a convolution), of FLOAT tensors of static shape whose dims before the axis have a
- * volume above 1 (at volume 1 elide_concat makes it free and this would only add steps); its output no network
+ * volume above 1 (at volume 1 elide_concat makes it free and this would only add steps), no empty piece; its output no network
  * output, read only by one live pooling or convolution with one input and no residual.  Pooling: the
  * concatenation's output tensor becomes the first piece's pooled result (the pooling node pools the first input),
  * a new pooling node and tensor take each other input, and the concatenation writes the pooling's former output.
@@ -66,8 +66,9 @@ static int32_t sinkable(const trtl_bgraph *g, int32_t i)
     const int32_t axis = c->p.concat.axis, rank = o->dmax.nb_dims;
     if (axis < 0 || axis >= rank || trtl_volume_range(&o->dmax, 0, axis) < 2)
         return -1;
-    for (int32_t j = 0; j < c->n_in; j++)
-        if (g->t[c->in[j]].dtype != TRTL_FLOAT)
+    for (int32_t j = 0; j < c->n_in; j++) /* (an empty piece would make an empty convolution) */
+        if (g->t[c->in[j]].dtype != TRTL_FLOAT || !trtl_dims_equal(&g->t[c->in[j]].dmin, &g->t[c->in[j]].dmax) ||
+            trtl_volume(&g->t[c->in[j]].dmax) < 1)
             return -1;
     if (p->op == TRTL_OP_POOLING)
         return axis < rank - p->p.pool.window_size.nb_dims ? pi : -1;
