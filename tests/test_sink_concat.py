@@ -55,11 +55,16 @@ def _onnx_fire(n, pool, rng, h=11, w=10):
                                       pads=[1, 1, 1, 1], count_include_pad=0))
     elif pool == "global":  # global average pooling (the classifier's)
         nodes.append(helper.make_node("GlobalAveragePool", ["cat"], ["y"]))  # lowered to a reduce: left alone
-    else:  # the next Fire module's squeeze convolution: 14 channels in, K out
-        k = {"conv1x1": 3, "conv1x1_wide": 4, "conv3x3": 3}[pool]  # 2 (n - 1) K <= C: K = 3 moves, 4 does not
+    else:  # the next Fire module's squeeze convolution: 14 channels in, K out (after a max pool: both moves)
+        k = {"conv1x1": 3, "conv1x1_wide": 4, "conv3x3": 3, "pool_conv1x1": 3}[pool]  # 2 (n - 1) K <= C: 3, not 4
         ks = 3 if pool == "conv3x3" else 1
         ws["wq"], ws["bq"] = randn(rng, (k, 14, ks, ks), 0.3), randn(rng, k)
-        nodes += [helper.make_node("Conv", ["cat", "wq", "bq"], ["q"], pads=[ks // 2] * 4),
+        src = "cat"
+        if pool == "pool_conv1x1":
+            nodes.append(helper.make_node("MaxPool", ["cat"], ["catp"], kernel_shape=[3, 3], strides=[2, 2],
+                                          ceil_mode=1))
+            src = "catp"
+        nodes += [helper.make_node("Conv", [src, "wq", "bq"], ["q"], pads=[ks // 2] * 4),
                   helper.make_node("Relu", ["q"], ["y"])]
     x = randn(rng, (n, 6, h, w))
     return make_model(nodes, {"x": (n, 6, h, w)}, {"y": None}, ws), {"x": x}
@@ -81,13 +86,13 @@ def onnx_engine(model, off=(), refit=False):
 
 @pytest.mark.parametrize("off", [(), ("sink_concat",), ("sink_concat", "elide_concat")])
 @pytest.mark.parametrize("n", [1, 3])
-@pytest.mark.parametrize("pool", ["max", "avg", "global", "conv1x1", "conv1x1_wide", "conv3x3"])
+@pytest.mark.parametrize("pool", ["max", "avg", "global", "conv1x1", "conv1x1_wide", "conv3x3", "pool_conv1x1"])
 def test_onnx_fire_module_matches_onnxruntime(pool, n, off):
     pytest.importorskip("onnxruntime")
     from onnx_helpers import assert_outputs_close, ort_run
     model, feeds = _onnx_fire(n, pool, np.random.default_rng(5))
     engine = onnx_engine(model, off)
-    if n > 1 and not off and pool == "conv1x1":  # BuilderFlag.REFIT keeps the weights as given: not moved
+    if n > 1 and not off and pool.endswith("conv1x1"):  # BuilderFlag.REFIT keeps the weights as given: not moved
         refit = onnx_engine(model, refit=True)
         assert n_type(refit, "CONCATENATION") == 1
         assert_outputs_close(refit.create_execution_context().infer(feeds), ort_run(model, feeds))
@@ -95,9 +100,13 @@ def test_onnx_fire_module_matches_onnxruntime(pool, n, off):
     ref = ort_run(model, feeds)
     assert_outputs_close(got, ref)
     # a global pool is a reduce, and a 3x3 or too wide convolution stays: not moved
-    fired = n > 1 and "sink_concat" not in off and pool in ("max", "avg", "conv1x1")
+    fired = n > 1 and "sink_concat" not in off and pool in ("max", "avg", "conv1x1", "pool_conv1x1")
     names = [l["name"] for l in layers_of(engine)]
-    if pool.startswith("conv"):  # a chain of three convolutions, no concatenation
+    if pool == "pool_conv1x1":  # below the pool (three pools), then below the convolution (a chain of three)
+        convs = n_type(engine, "CONVOLUTION") + n_type(engine, "NCHWC_CONV")
+        assert (n_type(engine, "POOLING"), convs, n_type(engine, "CONCATENATION")) == ((3, 6, 0) if fired else
+                                                                                      (1, 4, 1)), layers_of(engine)
+    elif pool.startswith("conv"):  # a chain of three convolutions, no concatenation
         convs = n_type(engine, "CONVOLUTION") + n_type(engine, "NCHWC_CONV")  # (the nchwc pass may block some)
         assert convs == (6 if fired else 4), layers_of(engine)
         assert n_type(engine, "CONCATENATION") == (0 if fired else 1), layers_of(engine)

@@ -196,13 +196,17 @@ trtl_status trtl_pass_sink_concat(trtl_bgraph *g)
         trtl_pass_log_done(&log);
         return TRTL_OK;
     }
-    const int32_t nn = g->nn; /* nodes added here are poolings */
-    for (int32_t i = 0; i < nn; i++) {
-        int32_t pi = sinkable(g, i);
-        if (pi >= 0)
-            TRTL_TRY(g->n[pi].n.op == TRTL_OP_POOLING ? sink_pool(g, i, pi, &log) : sink_conv(g, i, pi, &log));
-    }
-    if (log.count) {
+    /* one move at a time, then the order and shapes again (the pooled pieces' dims): a concatenation moved below a
+     * pooling may move again below the pooling's reader (SqueezeNet: the next squeeze convolution); each move takes
+     * it further down, so this ends */
+    for (;;) {
+        int32_t ci = -1, pi = -1;
+        for (int32_t i = 0; i < g->nn && ci < 0; i++)
+            if ((pi = sinkable(g, i)) >= 0)
+                ci = i;
+        if (ci < 0)
+            break;
+        TRTL_TRY(g->n[pi].n.op == TRTL_OP_POOLING ? sink_pool(g, ci, pi, &log) : sink_conv(g, ci, pi, &log));
         TRTL_TRY(trtl_bg_sort(g));
         TRTL_TRY(trtl_bg_infer(g));
     }
