@@ -186,3 +186,14 @@ def test_sunk_plan_round_trips():
     again = runtime.deserialize_cuda_engine(engine.serialize())
     assert n_type(again, "POOLING") == 2
     assert_close(again.create_execution_context().infer(inputs)["out0"], want[0])
+
+
+def test_convolution_chain_plan_round_trips():
+    """The per-piece convolutions (their weight columns, the residual chain) survive a plan."""
+    pytest.importorskip("onnxruntime")
+    from onnx_helpers import assert_outputs_close, ort_run
+    model, feeds = _onnx_fire(3, "pool_conv1x1", np.random.default_rng(9))
+    engine = onnx_engine(model)
+    again = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(engine.serialize())
+    assert n_type(again, "CONCATENATION") == 0 and n_type(again, "POOLING") == 3
+    assert_outputs_close(again.create_execution_context().infer(feeds), ort_run(model, feeds))
