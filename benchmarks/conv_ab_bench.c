@@ -127,7 +127,7 @@ static void conv_shape(const char *name, int64_t C, int64_t K, int64_t H, int64_
     conv_shape_pad(name, C, K, H, ks, s, ks / 2, res);
 }
 
-static void bench_pool(const char *name, int64_t C, int64_t H, int64_t s, int type)
+static void bench_pool_pad(const char *name, int64_t C, int64_t H, int64_t s, int type, int64_t pad)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -135,12 +135,12 @@ static void bench_pool(const char *name, int64_t C, int64_t H, int64_t s, int ty
     nd.op = TRTL_OP_POOLING;
     nd.name = (char *)name;
     trtl_pooling_params *p = &nd.p.pool;
-    int64_t kk[2] = {3, 3}, st[2] = {s, s}, pp[2] = {1, 1};
+    int64_t kk[2] = {3, 3}, st[2] = {s, s}, pp[2] = {pad, pad};
     p->type = type;
     p->window_size = trtl_dims_make(2, kk);
     p->stride = trtl_dims_make(2, st);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
-    int64_t OH = (H + 2 - 3) / s + 1;
+    int64_t OH = (H + 2 * pad - 3) / s + 1;
     nd.n_in = nd.n_out = 1;
     int64_t xd[4] = {1, C, H, H}, yd[4] = {1, C, OH, OH};
     float *x = bench_rand_buf(C * H * H, 1.0f), *y = bench_rand_buf(C * OH * OH, 1.0f);
@@ -149,6 +149,12 @@ static void bench_pool(const char *name, int64_t C, int64_t H, int64_t s, int ty
     printf("%-30s | pooling.2d %7.3f ms\n", name, t * 1e3);
     free(x);
     free(y);
+}
+
+/* 3x3 windows, padding 1 */
+static void bench_pool(const char *name, int64_t C, int64_t H, int64_t s, int type)
+{
+    bench_pool_pad(name, C, H, s, type, 1);
 }
 
 int main(int argc, char **argv)
@@ -166,6 +172,10 @@ int main(int argc, char **argv)
     bench_pool("maxpool 3x3s2 64x112", 64, 112, 2, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s2 64x56", 64, 56, 2, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s2 64x111 (squeezenet)", 64, 111, 2, TRTL_POOL_MAX);
+    bench_pool_pad("maxpool 3x3s2 64x111 p0 (squeezenet)", 64, 111, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 128x55 p0 (squeezenet)", 128, 55, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 256x27 p0 (squeezenet)", 256, 27, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 32x27 p0 (in L2)", 32, 27, 2, TRTL_POOL_MAX, 0);
     bench_pool("maxpool 3x3s2 128x76 (yolo-like)", 128, 76, 2, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s1 192x28 (googlenet)", 192, 28, 1, TRTL_POOL_MAX);
     bench_pool("maxpool 3x3s1 480x14 (googlenet)", 480, 14, 1, TRTL_POOL_MAX);

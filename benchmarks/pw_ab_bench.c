@@ -247,6 +247,19 @@ int main(int argc, char **argv)
     bench_pws("yolo 32->32 80", 32, 32, 80, 1, 3, 0);
     bench_pws("yolo 256->64 40", 256, 64, 40, 1, 3, 0);
     bench_pws("yolo 128->128 40", 128, 128, 40, 1, 3, 0);
+    /* SqueezeNet 1.1's Fire modules (squeeze, expand1x1; ReLU) and its classifier */
+    bench_pws("sq 64->16 55", 64, 16, 55, 1, 2, 0);
+    bench_pws("sq 16->64 55", 16, 64, 55, 1, 2, 0);
+    bench_pws("sq 128->16 55", 128, 16, 55, 1, 2, 0);
+    bench_pws("sq 128->32 27", 128, 32, 27, 1, 2, 0);
+    bench_pws("sq 32->128 27", 32, 128, 27, 1, 2, 0);
+    bench_pws("sq 256->32 27", 256, 32, 27, 1, 2, 0);
+    bench_pws("sq 256->48 13", 256, 48, 13, 1, 2, 0);
+    bench_pws("sq 48->192 13", 48, 192, 13, 1, 2, 0);
+    bench_pws("sq 384->64 13", 384, 64, 13, 1, 2, 0);
+    bench_pws("sq 64->256 13", 64, 256, 13, 1, 2, 0);
+    bench_pws("sq 512->64 13", 512, 64, 13, 1, 2, 0);
+    bench_pws("sq 512->1000 13", 512, 1000, 13, 1, 2, 0);
     if (g_pool)
         trtl_threadpool_destroy(g_pool);
     return 0;

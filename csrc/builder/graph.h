@@ -84,6 +84,8 @@ void trtl_bg_release_unused_constants(trtl_bgraph *g);
 /* Frees node i's plain weights once its kernel's prepared state holds them packed (kernel->unpack), unless
  * the build is REFIT; the weights keep type and count, values NULL (release.c). */
 void trtl_bg_drop_plain_weights(trtl_bgraph *g, int32_t i);
+/* Frees weights buffer p where the graph owns it and no node's weights and no tensor point at it (release.c). */
+void trtl_bg_release_weights(trtl_bgraph *g, const void *p);
 
 /* The optimization passes and the table that runs them: passes/passes.h. */
 

@@ -48,14 +48,19 @@ void trtl_bg_drop_plain_weights(trtl_bgraph *g, int32_t i)
         return;
     void *p = (void *)(uintptr_t)w->values;
     w->values = NULL;
-    if (weights_use(g, p, w))
+    trtl_bg_release_weights(g, p);
+}
+
+void trtl_bg_release_weights(trtl_bgraph *g, const void *p)
+{
+    if (!p || weights_use(g, p, NULL))
         return;
     for (int32_t t = 0; t < g->nt; t++)
         if (g->t[t].data == p)
             return;
     for (int32_t k = 0; k < g->n_owned; k++)
         if (g->owned[k] == p) {
-            trtl_aligned_free(p);
+            trtl_aligned_free(g->owned[k]);
             g->owned[k] = g->owned[--g->n_owned];
             return;
         }

@@ -1466,6 +1466,10 @@ static void test_pooling_tails(void)
         {2, 13, 11, 3, 1, 1, 0}, {2, 7, 75, 3, 2, 1, 0}, {1, 5, 41, 4, 2, 2, 1},  {2, 4, 47, 5, 1, 2, 0},
         {3, 35, 35, 3, 1, 1, 0}, {2, 17, 17, 3, 1, 1, 0}, {2, 8, 8, 3, 1, 1, 0},  {3, 28, 28, 2, 2, 0, 0},
         {2, 9, 7, 4, 3, 2, 0}, /* Inception-V3's and DenseNet's average pools; a stride of 3 */
+        /* SqueezeNet's ceil-mode 3x3 s2 pools (rows' tails read whole past the row, masked at the tensor's end), one
+         * whose last window reaches past the row (26 wide: no such reads), rows in several blocks of the row buffer */
+        {4, 27, 27, 3, 2, 0, 1}, {3, 55, 55, 3, 2, 0, 1}, {3, 26, 26, 3, 2, 0, 1}, {2, 40, 300, 3, 2, 1, 0},
+        {2, 40, 500, 3, 1, 1, 0},
     };
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
         for (int nans = 0; nans <= 3; nans += 3)

@@ -10,7 +10,8 @@
  * last and takes a node's fused epilogue into its int8 layer; qdq_int8_io then joins its int8 layers
  * with int8 tensors; padding folding precedes
  * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
- * (the activations are part of its match) and makes slices; slice and concatenation elision come
+ * (the activations are part of its match) and makes slices; concatenation sinking precedes the elisions (it only
+ * moves concatenations that would copy, and the pooled pieces it makes may be placed); slice and concatenation elision come
  * last (any other pass may change what they read), slices first (concatenation elision accounts
  * for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
  * its bias and residual adds are elementwise sums no other pass takes).  Reduce fusion comes last: it takes an
@@ -66,6 +67,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,
                                  "stacks sibling convolutions on one input (same geometry and activation, batch 1) "
                                  "into one convolution whose channel slices are their results"},
+    [TRTL_PASS_SINK_CONCAT] = {"sink_concat", trtl_pass_sink_concat, 1, 0,
+                               "moves a concatenation that copies (batch > 1) below the pooling that reads it: "
+                               "the pieces are pooled and the smaller results concatenated"},
     [TRTL_PASS_ELIDE_SLICE] = {"elide_slice", trtl_pass_elide_slice, 1, 0,
                                "makes a slice that is one contiguous block of its input (batch 1 channel split) a "
                                "view of the input's bytes, so that nothing is copied"},

@@ -32,6 +32,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_QDQ_INT8_IO,
     TRTL_PASS_FOLD_PADDING,
     TRTL_PASS_FUSE_SIBLINGS,
+    TRTL_PASS_SINK_CONCAT,
     TRTL_PASS_ELIDE_SLICE,
     TRTL_PASS_ELIDE_CONCAT,
     TRTL_PASS_FUSE_LINEAR,
@@ -88,6 +89,7 @@ trtl_status trtl_pass_fuse_qdq(trtl_bgraph *g);
 trtl_status trtl_pass_qdq_int8_io(trtl_bgraph *g);
 trtl_status trtl_pass_fold_padding(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_siblings(trtl_bgraph *g);
+trtl_status trtl_pass_sink_concat(trtl_bgraph *g);
 trtl_status trtl_pass_elide_slice(trtl_bgraph *g);
 trtl_status trtl_pass_elide_concat(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_linear(trtl_bgraph *g);

@@ -40,6 +40,9 @@ typedef struct pool_job {
     const float *x;
     float *y;
     int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, qh, qw; /* q*: effective post padding */
+    int64_t planes; /* of x */
+    int spill;      /* no window of an output reaches past the rows' data: the max path may fill its row buffer
+                       past it (whole vectors over the rows' tails) */
 } pool_job;
 
 static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -93,31 +96,51 @@ static int64_t max_row_floats(const pool_job *j)
     return reach > padded ? reach : padded;
 }
 
-/* The max path's ISA-specific parts are written once, as a macro over the vector type. */
+/* The max path's row buffer: up to ROW_MAX floats of rows of max_row_floats() rounded to 16. */
+static int64_t max_row_stride(const pool_job *j) { return (max_row_floats(j) + 15) & ~(int64_t)15; }
+
+/* The max path's ISA-specific parts are written once, as a macro over the vector type.  The rows of t (`rows` of
+ * them, max_row_stride() apart) are -inf outside [pw, pw + W) when called (the caller sets them once per task: rows
+ * of data overwrite only their middle, or, with j->spill, also floats that no output's window reads).  Output rows
+ * go in blocks of `rows`: first the column-wise maxima of every row of the block, then the block's outputs, so
+ * that the outputs' loads, which straddle two of those stores, do not wait on stores just made (a failed
+ * store-to-load forward: with one row at a time, 27-wide rows ran at a third of their load rate).  kh and kw are
+ * compile-time KH and KW in the common windows (loops unrolled), else 0: j's. */
 #define MAXROW_IMPL(SUF, TGT, V, VL, LOAD, STORE, MLOAD, MSTORE, SET1, EVENS, VMAX)                             \
-    TGT static void maxrow_##SUF(const pool_job *j, const float *xp, float *yp, float *t)              \
+    TGT static inline __attribute__((always_inline)) void maxrow_body_##SUF(                                  \
+        const pool_job *j, const float *xp, float *yp, float *t, int64_t room, int64_t rows, const int64_t KH, \
+        const int64_t KW)                                                                                     \
     {                                                                                                 \
-        const int64_t W = j->W, OW = j->OW, wend = max_row_floats(j);                                  \
-        const V ninf = SET1(-INFINITY);                                                                \
-        int64_t i = 0; /* -inf once: rows of data overwrite [pw, pw + W) only, the padding stays */     \
-        for (; i + VL <= wend; i += VL)                                                                \
-            STORE(t + i, ninf);                                                                        \
-        for (; i < wend; i++)                                                                          \
-            t[i] = -INFINITY;                                                                          \
-        for (int64_t oh = 0; oh < j->OH; oh++) {                                                       \
-            int64_t hs = oh * j->sh - j->ph, h0 = imax(hs, 0), h1 = imin(hs + j->kh, j->H);            \
-            if (h0 >= h1) /* a window of padding rows only */                                          \
-                for (i = 0; i < W; i++)                                                                \
-                    t[j->pw + i] = -INFINITY;                                                          \
-            if (h0 < h1) {                                                                             \
-                float *tr = t + j->pw;                                                                 \
+        const int64_t W = j->W, OW = j->OW, ts = max_row_stride(j);                                    \
+        const int64_t kh = KH ? KH : j->kh, kw = KW ? KW : j->kw;                                      \
+        for (int64_t ob = 0; ob < j->OH; ob += rows) {                                                 \
+            const int64_t nb = j->OH - ob < rows ? j->OH - ob : rows;                                  \
+            for (int64_t r = 0; r < nb; r++) { /* the block's column-wise maxima */                   \
+                int64_t hs = (ob + r) * j->sh - j->ph, h0 = imax(hs, 0), h1 = imin(hs + kh, j->H);     \
+                float *tr = t + r * ts + j->pw;                                                        \
+                if (h0 >= h1) { /* a window of padding rows only */                                   \
+                    for (int64_t i = 0; i < W; i++)                                                    \
+                        tr[i] = -INFINITY;                                                             \
+                    continue;                                                                          \
+                }                                                                                     \
                 const float *r0 = xp + h0 * W;                                                         \
-                int64_t w = 0;                                                                         \
-                for (; w + VL <= W; w += VL) {                                                         \
-                    V m = LOAD(r0 + w);                                                                \
-                    for (int64_t ih = h0 + 1; ih < h1; ih++)                                           \
-                        m = VMAX(m, LOAD(xp + ih * W + w));                                            \
-                    STORE(tr + w, m);                                                                  \
+                int64_t w = 0, wf = W - W % VL;                                                        \
+                if (j->spill && wf < W && h1 * W + VL - W % VL <= j->H * W + room)                     \
+                    wf += VL; /* the tail read whole: past the row, inside x; its spill lanes unread */ \
+                if (h1 - h0 == kh) { /* a whole window of rows (KH: unrolled) */                      \
+                    for (; w < wf; w += VL) {                                                          \
+                        V m = LOAD(r0 + w);                                                            \
+                        for (int64_t k = 1; k < kh; k++)                                               \
+                            m = VMAX(m, LOAD(r0 + k * W + w));                                         \
+                        STORE(tr + w, m);                                                              \
+                    }                                                                                 \
+                } else {                                                                               \
+                    for (; w < wf; w += VL) {                                                          \
+                        V m = LOAD(r0 + w);                                                            \
+                        for (int64_t ih = h0 + 1; ih < h1; ih++)                                       \
+                            m = VMAX(m, LOAD(xp + ih * W + w));                                        \
+                        STORE(tr + w, m);                                                              \
+                    }                                                                                 \
                 }                                                                                     \
                 if (w < W) { /* the row's tail: one masked vector */                                  \
                     V m = MLOAD(r0 + w, W - w);                                                        \
@@ -126,38 +149,55 @@ static int64_t max_row_floats(const pool_job *j)
                     MSTORE(tr + w, m, W - w);                                                          \
                 }                                                                                     \
             }                                                                                         \
-            float *yr = yp + oh * OW;                                                                  \
-            int64_t o = 0;                                                                             \
-            if (j->sw == 1) { /* the buffer reaches a whole vector past OW: the tail is masked */     \
-                for (; o < OW; o += VL) {                                                              \
-                    V m = LOAD(t + o);                                                                 \
-                    for (int64_t k = 1; k < j->kw; k++)                                                \
-                        m = VMAX(m, LOAD(t + o + k));                                                  \
-                    if (oh * OW + o + VL <= j->OH * OW) /* in the plane: later rows overwrite the spill */ \
-                        STORE(yr + o, m);                                                              \
-                    else                                                                               \
-                        MSTORE(yr + o, m, OW - o);                                                     \
+            for (int64_t r = 0; r < nb; r++) { /* the block's outputs */                              \
+                const int64_t oh = ob + r;                                                             \
+                const float *tr = t + r * ts;                                                          \
+                float *yr = yp + oh * OW;                                                              \
+                int64_t o = 0;                                                                         \
+                if (j->sw == 1) { /* the buffer reaches a whole vector past OW: the tail is masked */ \
+                    for (; o < OW; o += VL) {                                                          \
+                        V m = LOAD(tr + o);                                                            \
+                        for (int64_t k = 1; k < kw; k++)                                               \
+                            m = VMAX(m, LOAD(tr + o + k));                                             \
+                        if (oh * OW + o + VL <= j->OH * OW) /* in the plane: later rows overwrite the spill */ \
+                            STORE(yr + o, m);                                                          \
+                        else                                                                           \
+                            MSTORE(yr + o, m, OW - o);                                                 \
+                    }                                                                                 \
+                } else if (j->sw == 2) { /* windows at every float of two vectors, then their even lanes */ \
+                    for (; o < OW; o += VL) {                                                          \
+                        const float *b = tr + 2 * o;                                                   \
+                        V lo = LOAD(b), hi = LOAD(b + VL);                                             \
+                        for (int64_t k = 1; k < kw; k++) {                                             \
+                            lo = VMAX(lo, LOAD(b + k));                                                \
+                            hi = VMAX(hi, LOAD(b + k + VL));                                           \
+                        }                                                                             \
+                        V m = EVENS(lo, hi);                                                           \
+                        if (oh * OW + o + VL <= j->OH * OW) /* in the plane: later rows overwrite the spill */ \
+                            STORE(yr + o, m);                                                          \
+                        else                                                                           \
+                            MSTORE(yr + o, m, OW - o);                                                 \
+                    }                                                                                 \
                 }                                                                                     \
-            } else if (j->sw == 2) {                                                                   \
-                for (; o < OW; o += VL) {                                                              \
-                    const float *b = t + 2 * o;                                                        \
-                    V m = EVENS(LOAD(b), LOAD(b + VL));                                                \
-                    for (int64_t k = 1; k < j->kw; k++)                                                \
-                        m = VMAX(m, EVENS(LOAD(b + k), LOAD(b + k + VL)));                             \
-                    if (oh * OW + o + VL <= j->OH * OW) /* in the plane: later rows overwrite the spill */ \
-                        STORE(yr + o, m);                                                              \
-                    else                                                                               \
-                        MSTORE(yr + o, m, OW - o);                                                     \
+                for (; o < OW; o++) {                                                                  \
+                    const float *b = tr + o * j->sw;                                                   \
+                    float m = b[0];                                                                    \
+                    for (int64_t k = 1; k < kw; k++)                                                   \
+                        m = b[k] > m || b[k] != b[k] ? b[k] : m;                                       \
+                    yr[o] = m;                                                                         \
                 }                                                                                     \
-            }                                                                                         \
-            for (; o < OW; o++) {                                                                      \
-                const float *b = t + o * j->sw;                                                        \
-                float m = b[0];                                                                        \
-                for (int64_t k = 1; k < j->kw; k++)                                                    \
-                    m = b[k] > m || b[k] != b[k] ? b[k] : m;                                           \
-                yr[o] = m;                                                                             \
             }                                                                                         \
         }                                                                                             \
+    }                                                                                                 \
+    TGT static void maxrow_##SUF(const pool_job *j, const float *xp, float *yp, float *t, int64_t room,      \
+                                 int64_t rows)                                                        \
+    {                                                                                                 \
+        if (j->kh == 3 && j->kw == 3)                                                                  \
+            maxrow_body_##SUF(j, xp, yp, t, room, rows, 3, 3);                                         \
+        else if (j->kh == 2 && j->kw == 2)                                                             \
+            maxrow_body_##SUF(j, xp, yp, t, room, rows, 2, 2);                                         \
+        else                                                                                           \
+            maxrow_body_##SUF(j, xp, yp, t, room, rows, 0, 0);                                         \
     }
 
 /* max(m, v) with a NaN of either operand kept (maxps returns its 2nd operand for NaN). */
@@ -243,8 +283,13 @@ MAXROW_IMPL(avx2_nonan, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu
 /* Whether any of the n floats at x is NaN. */
 __attribute__((target("avx2"))) static int any_nan(const float *x, int64_t n)
 {
-    __m256 u = _mm256_setzero_ps();
+    __m256 u = _mm256_setzero_ps(), u2 = u;
     int64_t i = 0;
+    for (; i + 32 <= n; i += 32) { /* unordered(a, b): a NaN in either; two chains */
+        u = _mm256_or_ps(u, _mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i + 8), _CMP_UNORD_Q));
+        u2 = _mm256_or_ps(u2, _mm256_cmp_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(x + i + 24), _CMP_UNORD_Q));
+    }
+    u = _mm256_or_ps(u, u2);
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(x + i);
         u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
@@ -253,6 +298,14 @@ __attribute__((target("avx2"))) static int any_nan(const float *x, int64_t n)
     for (; i < n; i++)
         r |= x[i] != x[i];
     return r;
+}
+
+/* t[0, n) = -inf; n a multiple of 8 */
+__attribute__((target("avx2"))) static void fill_ninf(float *t, int64_t n)
+{
+    const __m256 v = _mm256_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < n; i += 8)
+        _mm256_store_ps(t + i, v);
 }
 
 /* ---- vector average path ---------------------------------------------------------------------- */
@@ -466,16 +519,19 @@ static void max_planes(void *ctx, int64_t begin, int64_t end, int thread)
     const pool_job *j = ctx;
     float t[ROW_MAX] __attribute__((aligned(64)));
     const int wide = trtl_cpu_has(TRTL_CPU_AVX512F);
+    const int64_t rows = imin(ROW_MAX / max_row_stride(j), j->OH); /* the row buffer's rows, -inf once */
+    fill_ninf(t, rows * max_row_stride(j));
     for (int64_t pl = begin; pl < end; pl++) {
         const float *xp = j->x + pl * j->H * j->W;
         float *yp = j->y + pl * j->OH * j->OW;
+        const int64_t room = (j->planes - 1 - pl) * j->H * j->W; /* floats of x past this plane */
         /* the check reads the plane once more: on planes past half of L1 it cost more than it saved (112x112
          * s2: +28%), there the NaN-keeping max runs without it */
         const int nan = j->H * j->W > NAN_CHECK_MAX || any_nan(xp, j->H * j->W);
         if (wide)
-            (nan ? maxrow_avx512 : maxrow_avx512_nonan)(j, xp, yp, t);
+            (nan ? maxrow_avx512 : maxrow_avx512_nonan)(j, xp, yp, t, room, rows);
         else
-            (nan ? maxrow_avx2 : maxrow_avx2_nonan)(j, xp, yp, t);
+            (nan ? maxrow_avx2 : maxrow_avx2_nonan)(j, xp, yp, t, room, rows);
     }
 }
 
@@ -492,7 +548,7 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
     int r = xd->nb_dims;
     pool_job j = {p, a->in[0].data, a->out[0].data, xd->d[r - 2], xd->d[r - 1], yd->d[r - 2], yd->d[r - 1],
-                  p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0, 0, 0};
+                  p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0, 0, 0, 0, 0};
     int64_t oh, ow;
     if (trtl_spatial_out(j.H, j.kh, j.sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 1, &oh, &j.ph,
                          &j.qh) != TRTL_OK ||
@@ -503,9 +559,11 @@ static trtl_status pool_run(const trtl_kernel_args *a)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %lldx%lld, expected %lldx%lld", a->node->name,
                           (long long)j.OH, (long long)j.OW, (long long)oh, (long long)ow);
     int64_t planes = trtl_volume_range(xd, 0, r - 2);
+    j.planes = planes;
+    j.spill = (j.OW - 1) * j.sw + j.kw <= j.pw + j.W;
     /* ~32k window reads per task keeps threading worthwhile on small maps */
     int64_t per_plane = j.OH * j.OW * j.kh * j.kw, grain = per_plane > 32768 ? 1 : 32768 / (per_plane + 1) + 1;
-    const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && max_row_floats(&j) <= ROW_MAX && j.OW + 16 <= ROW_MAX;
+    const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && max_row_stride(&j) <= ROW_MAX && j.OW + 16 <= ROW_MAX;
     void (*fn)(void *, int64_t, int64_t, int) = pool_planes;
     if (vec && p->type == TRTL_POOL_MAX)
         fn = max_planes;
