@@ -574,46 +574,93 @@ __attribute__((target("avx512f"))) static void gemv512_2(const ukr_args *u) { ge
  * (one masked load of the A panel's mr floats and T broadcast B values per depth step).  A row
  * tile would spend mr FMAs per step on these columns however few they are (a 7x7 map has 49 =
  * 3 x 16 + 1 pixels: its last column cost as much as 8 or 16); this costs T.  Few columns give
- * few independent accumulators, which FMA latency bounds: the depth is still summed in order (it
- * was split over up to 4 sets until session 16, and the split sums rounded differently).
+ * few independent accumulators, which FMA latency bounds: up to 4 row panels' tails are run
+ * together (block_tiles queues them) rather than splitting the depth over several accumulator
+ * sets, as until session 16 (the split sums rounded those columns differently).
  * The results are stored one float at a time through epi1 (a transposed tile; the columns are
  * few and the store happens once per depth block). */
-__attribute__((target("avx512f"), always_inline)) static inline void colk512(const ukr_args *u, const int T)
+/* Panels a column-tail call takes together for T columns: enough independent accumulators (panels x T) to cover
+ * the FMA latency while each output still sums its depth in order. */
+#define COLK_PANELS(T) ((T) >= 8 ? 1 : (T) >= 4 ? 2 : 4)
+
+__attribute__((target("avx512f"), always_inline)) static inline void colk512(const ukr_args *us, const int np,
+                                                                            const int T)
 {
-    /* one accumulator a column, the depth in order: every output sums its products in the order the row tiles do
-     * (no split over several accumulator sets, which made these columns round differently from their neighbours:
-     * tests/test_position_invariance.py) */
-    __m512 acc[15];
-#pragma GCC unroll 15
-    for (int c = 0; c < T; c++)
-        acc[c] = _mm512_setzero_ps();
-    const __mmask16 am = (__mmask16)((1u << u->rows) - 1u);
-    const float *a = u->a, *b = u->b;
-    for (int64_t k = u->kc; k > 0; k--, a += AVX512_MR, b += AVX512_NR) {
-        const __m512 av = _mm512_maskz_loadu_ps(am, a);
-#pragma GCC unroll 15
+    /* one accumulator a (panel, column), the depth in order: every output sums its products in the order the row
+     * tiles do (a split of the depth over several accumulator sets, as until session 16, made these columns round
+     * differently from their neighbours: tests/test_position_invariance.py); the np panels (same B tile, their own
+     * A panels and C rows) give the independent chains instead */
+    enum { P_MAX = 4 };
+    __m512 acc[P_MAX][11];
+#pragma GCC unroll 4
+    for (int q = 0; q < np; q++)
+#pragma GCC unroll 11
         for (int c = 0; c < T; c++)
-            acc[c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[c]), acc[c]);
-    }
-    float t[16];
-#pragma GCC unroll 15
-    for (int c = 0; c < T; c++) {
-        _mm512_storeu_ps(t, acc[c]);
-        for (int r = 0; r < u->rows; r++) {
-            float *cp = u->c + r * u->ldc + c;
-            *cp = epi1(u, t[r], cp, r, c);
+            acc[q][c] = _mm512_setzero_ps();
+    const float *b = us[0].b;
+    for (int64_t k = 0, off = 0; k < us[0].kc; k++, b += AVX512_NR, off += AVX512_MR) {
+        __m512 bc[11];
+#pragma GCC unroll 11
+        for (int c = 0; c < T; c++)
+            bc[c] = _mm512_set1_ps(b[c]);
+#pragma GCC unroll 4
+        for (int q = 0; q < np; q++) {
+            const __m512 av = _mm512_maskz_loadu_ps((__mmask16)((1u << us[q].rows) - 1u), us[q].a + off);
+#pragma GCC unroll 11
+            for (int c = 0; c < T; c++)
+                acc[q][c] = _mm512_fmadd_ps(av, bc[c], acc[q][c]);
         }
     }
+    float t[16];
+    for (int q = 0; q < np; q++)
+#pragma GCC unroll 11
+        for (int c = 0; c < T; c++) {
+            _mm512_storeu_ps(t, acc[q][c]);
+            for (int r = 0; r < us[q].rows; r++) {
+                float *cp = us[q].c + r * us[q].ldc + c;
+                *cp = epi1(&us[q], t[r], cp, r, c);
+            }
+        }
 }
 
+typedef void (*colk_fn)(const ukr_args *us, int np);
 #define COLK_FN(T)                                                                                                \
-    __attribute__((target("avx512f"))) static void colk512_##T(const ukr_args *u) { colk512(u, T); }
+    __attribute__((target("avx512f"))) static void colk512_##T(const ukr_args *us, int np)                        \
+    {                                                                                                             \
+        if (np == COLK_PANELS(T)) /* the whole group: np a constant */                                            \
+            colk512(us, COLK_PANELS(T), T);                                                                       \
+        else                                                                                                      \
+            colk512(us, np, T);                                                                                   \
+    }
 COLK_FN(1) COLK_FN(2) COLK_FN(3) COLK_FN(4) COLK_FN(5) COLK_FN(6) COLK_FN(7) COLK_FN(8) COLK_FN(9) COLK_FN(10)
 COLK_FN(11)
 /* [columns - 1] */
-static const ukr_fn colk512_tab[] = {colk512_1, colk512_2, colk512_3, colk512_4,  colk512_5, colk512_6,
-                                     colk512_7, colk512_8, colk512_9, colk512_10, colk512_11};
+static const colk_fn colk512_tab[] = {colk512_1, colk512_2, colk512_3, colk512_4,  colk512_5, colk512_6,
+                                      colk512_7, colk512_8, colk512_9, colk512_10, colk512_11};
 #define COLK_MAX ((int)(sizeof colk512_tab / sizeof colk512_tab[0]))
+
+/* The column tails of consecutive row panels, run together (colk512) once COLK_PANELS of them wait, or at the end
+ * of the block. */
+typedef struct colk_queue {
+    ukr_args u[4];
+    int n;
+} colk_queue;
+
+static void colk_flush(colk_queue *q)
+{
+    if (q->n)
+        colk512_tab[q->u[0].cols - 1](q->u, q->n);
+    q->n = 0;
+}
+
+static void colk_push(colk_queue *q, const ukr_args *u)
+{
+    if (q->n && q->u[0].cols != u->cols)
+        colk_flush(q);
+    q->u[q->n++] = *u;
+    if (q->n == COLK_PANELS(u->cols))
+        colk_flush(q);
+}
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
@@ -737,6 +784,8 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
 {
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
     const int64_t ntiles = (N + nr - 1) / nr, npanels = (M + mr - 1) / mr;
+    colk_queue cq;
+    cq.n = 0;
     for (int64_t i = 0; i < M; i += mr) {
         const int rows = M - i < mr ? (int)(M - i) : mr;
         u->a = a + (i / mr) * a_stride;
@@ -777,7 +826,7 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
                 }
                 u->cols = rem;
                 u->rows = rows;
-                colk512_tab[rem - 1](u);
+                colk_push(&cq, u);
             } else if (cols <= 8 || cols > 24) {
                 avx512_tab[rows - 1][cols <= 8 ? 0 : 2](u);
             } else {
@@ -792,6 +841,7 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
             }
         }
     }
+    colk_flush(&cq);
 }
 
 void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
