@@ -87,6 +87,28 @@ static char *part_name(const char *base, int32_t j)
     return s;
 }
 
+/* A node like node `like` (op, params pp, order, precision wishes) computing part j: new tensor "<z> (part j)" from
+ * inputs ins; the node's index in *k and its output in *t. */
+static trtl_status add_part(trtl_bgraph *g, int32_t like, int32_t z, int32_t j, const trtl_params *pp, int32_t nin,
+                            const int32_t *ins, int32_t *k, int32_t *t)
+{
+    char *tname = part_name(g->t[z].name, j);
+    *t = tname ? trtl_bg_add_tensor(g, tname, TRTL_FLOAT, TRTL_TK_ACTIVATION) : -1;
+    free(tname);
+    char *pname = *t >= 0 ? part_name(g->n[like].n.name, j) : NULL;
+    if (!pname)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    trtl_params p = *pp;
+    *k = trtl_bg_add_node(g, g->n[like].n.op, pname, &p, nin, ins, 1, t);
+    free(pname);
+    if (*k < 0)
+        return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
+    g->n[*k].order = g->n[like].order;
+    g->n[*k].want_set = g->n[like].want_set;
+    g->n[*k].want_precision = g->n[like].want_precision;
+    return TRTL_OK;
+}
+
 static trtl_status sink_pool(trtl_bgraph *g, int32_t ci, int32_t pi, trtl_pass_log *log)
 {
     const int32_t y = g->n[ci].n.out[0], z = g->n[pi].n.out[0], nin = g->n[ci].n.n_in;
@@ -96,22 +118,10 @@ static trtl_status sink_pool(trtl_bgraph *g, int32_t ci, int32_t pi, trtl_pass_l
     free(g->t[y].name);
     g->t[y].name = yname;
     for (int32_t j = 1; j < nin; j++) {
-        char *tname = part_name(g->t[z].name, j);
-        int32_t t = tname ? trtl_bg_add_tensor(g, tname, TRTL_FLOAT, TRTL_TK_ACTIVATION) : -1;
-        free(tname);
-        char *pname = t >= 0 ? part_name(g->n[pi].n.name, j) : NULL;
-        if (!pname)
-            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-        trtl_params pp = g->n[pi].n.p;
         const int32_t in = g->n[ci].n.in[j];
-        int32_t k = trtl_bg_add_node(g, TRTL_OP_POOLING, pname, &pp, 1, &in, 1, &t);
-        free(pname);
-        if (k < 0)
-            return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
-        g->n[k].order = g->n[pi].order;
+        int32_t k, t;
+        TRTL_TRY(add_part(g, pi, z, j, &g->n[pi].n.p, 1, &in, &k, &t));
         g->n[k].n.epi = g->n[pi].n.epi;
-        g->n[k].want_set = g->n[pi].want_set;
-        g->n[k].want_precision = g->n[pi].want_precision;
         g->n[ci].n.in[j] = t;
     }
     /* the pooling pools the first input into y; the concatenation writes z */
@@ -158,19 +168,8 @@ static trtl_status sink_conv(trtl_bgraph *g, int32_t ci, int32_t ri, trtl_pass_l
         const int32_t ins[2] = {in, prev};
         int32_t k = ri;
         if (j < nin - 1) {
-            char *tname = part_name(g->t[z].name, j);
-            int32_t t = tname ? trtl_bg_add_tensor(g, tname, TRTL_FLOAT, TRTL_TK_ACTIVATION) : -1;
-            free(tname);
-            char *pname = t >= 0 ? part_name(g->n[ri].n.name, j) : NULL;
-            if (!pname)
-                return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-            k = trtl_bg_add_node(g, TRTL_OP_CONVOLUTION, pname, &pp, j ? 2 : 1, ins, 1, &t);
-            free(pname);
-            if (k < 0)
-                return TRTL_ERR_OUT_OF_MEMORY; /* the message is set */
-            g->n[k].order = g->n[ri].order;
-            g->n[k].want_set = g->n[ri].want_set;
-            g->n[k].want_precision = g->n[ri].want_precision;
+            int32_t t;
+            TRTL_TRY(add_part(g, ri, z, j, &pp, j ? 2 : 1, ins, &k, &t));
             g->n[k].n.epi.has_residual = j > 0;
             prev = t;
         } else { /* the convolution node: the last piece, its activation and output */
