@@ -1110,6 +1110,54 @@ static void test_gemm_block_pack(void)
     g_rng = saved;
 }
 
+/* trtl_gemm_block sums every C element in one order wherever it falls in the tiles (full tiles, column tails
+ * through colk512, row tails, the last vector's masks): A with equal rows gives equal C rows, B with equal columns
+ * equal C columns, bit for bit; and C matches a float64 product.  Random M over several row panels, N with tails
+ * of 1..nr-1 columns, depths past one accumulation step.  Its own random stream. */
+static void test_gemm_block_invariance(void)
+{
+    uint64_t saved = g_rng;
+    g_rng = 0x5851f42d4c957f2dull;
+    const trtl_gemm_isa isa = trtl_gemm_isa_best();
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
+    for (int it = 0; it < 24; it++) {
+        const int64_t M = rint_in(2, 5 * mr + 3), N = rint_in(2, 3 * nr + nr - 1), kc = rint_in(1, 200);
+        const int64_t ts = kc * nr + 16, nt = (N + nr - 1) / nr, rows = it % 2; /* rows: A rows equal, else B cols */
+        float *w = rand_buf(M * kc), *src = rand_buf(kc * N), *c = nan_buf(M * N);
+        for (int64_t i = 0; i < M && rows; i++)
+            memcpy(w + i * kc, w, (size_t)kc * sizeof(float));
+        for (int64_t d = 0; d < kc && !rows; d++)
+            for (int64_t j = 1; j < N; j++)
+                src[d * N + j] = src[d * N];
+        for (int64_t i = 0; i < M * kc; i++)
+            w[i] *= 1000.0f; /* large sums: any other order rounds differently */
+        float *a = malloc((size_t)trtl_gemm_packed_a_size(isa, M, kc) * sizeof(float)), *b = nan_buf(nt * ts);
+        trtl_gemm_pack_a(isa, w, kc, 1, M, kc, a);
+        trtl_gemm_pack_b(isa, src, N, 1, kc, N, b, ts);
+        trtl_gemm_block(isa, M, N, kc, a, kc * mr, b, ts, c, N, NULL, 0);
+        int bad = 0;
+        for (int64_t i = 0; i < M && !bad; i++)
+            for (int64_t j = 0; j < N && !bad; j++) {
+                double want = 0.0;
+                for (int64_t d = 0; d < kc; d++)
+                    want += (double)w[i * kc + d] * src[d * N + j];
+                const float same = rows ? c[j] : c[i * N];
+                bad = c[i * N + j] != same || !(fabs(c[i * N + j] - want) <= 1e-4 * (1.0 + fabs(want)) * kc);
+            }
+        if (bad) {
+            fprintf(stderr, "MISMATCH trtl_gemm_block isa %d M=%lld N=%lld kc=%lld equal %s: an element differs from "
+                            "its equal neighbour or from float64\n", (int)isa, (long long)M, (long long)N,
+                    (long long)kc, rows ? "rows" : "columns");
+            g_failures++;
+        }
+        g_cases++;
+        free(w), free(src), free(c), free(a), free(b);
+        if (bad)
+            break;
+    }
+    g_rng = saved;
+}
+
 /* The packed kernels on the widest variant this CPU has, then on AVX2 (AVX-512 masked off):
  * prepare() picks the variant, so both layouts and both sets of microkernels are checked. */
 static void test_packed_gemm(int ncases)
@@ -1124,6 +1172,7 @@ static void test_packed_gemm(int ncases)
         test_conv_kernel(&trtl_kernel_conv_packed_gemm, 0, pass == 0 ? ncases : ncases / 2);
         test_fc_packed(pass == 0 ? ncases : ncases / 2);
         test_gemm_block_pack();
+        test_gemm_block_invariance();
     }
     trtl_cpu_set_mask(~0u);
 }
