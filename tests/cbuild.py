@@ -86,16 +86,18 @@ def _compile(src, cflags):
     return obj, None
 
 
-def build_program(exe, sources, cflags=CFLAGS, libs=LIBS):
-    """Compiles `sources` (paths relative to the repository) to objects and links them into `exe`.
+def build_program(exe, sources, cflags=CFLAGS, libs=LIBS, plain=(), ldflags=()):
+    """Compiles `sources` (paths relative to the repository) to objects and links them into `exe`; the sources in
+    `plain` with the default flags (so the library's or earlier tests' objects serve), the others with `cflags`;
+    `ldflags` go to the link (a sanitizer's runtime).
 
     Raises AssertionError with the compiler's messages when a source does not compile or the link fails."""
     jobs = max(1, os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(lambda s: _compile(s, cflags), sources))
+        results = list(pool.map(lambda s: _compile(s, CFLAGS if s in plain else cflags), sources))
     errors = [e for _, e in results if e]
     assert not errors, "compiling the C tests failed:\n" + "\n".join(errors)
-    cmd = ["gcc"] + [o for o, _ in results] + ["-o", exe] + libs
+    cmd = ["gcc"] + list(ldflags) + [o for o, _ in results] + ["-o", exe] + libs
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, "linking %s failed:\n%s" % (exe, r.stderr)
     return exe
