@@ -73,7 +73,7 @@ static int tile_rows(int64_t left, int mr)
 }
 
 static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp, int64_t pstride,
-                   float *C, int64_t ldc)
+                   float *C, int64_t ldc, const float *rs)
 {
     for (int64_t n0 = 0; n0 < N; n0 += NR_AVX2) {
         const float *P = Bp + (n0 / NR_AVX2) * pstride;
@@ -85,6 +85,8 @@ static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                 for (int c = 0; c < NR_AVX2; c++)
                     acc[c] += a * P[k * NR_AVX2 + c];
             }
+            for (int c = 0; rs && c < NR_AVX2; c++)
+                acc[c] *= rs[m];
             memcpy(C + m * ldc + n0, acc, sizeof(float) * (size_t)nc);
         }
     }
@@ -93,7 +95,8 @@ static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 #define DEF_TILE_AVX2(MR)                                                                                      \
     __attribute__((target("avx2,fma"))) static void tile_avx2_##MR(int64_t K, const float *A, int64_t lda,    \
                                                                    const float *P, float *C, int64_t ldc,     \
-                                                                   int full, __m256i k0, __m256i k1)          \
+                                                                   const float *rs, int full, __m256i k0,     \
+                                                                   __m256i k1)                                \
     {                                                                                                          \
         __m256 acc[MR][2];                                                                                     \
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
@@ -106,6 +109,12 @@ static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                 acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);                                                 \
             }                                                                                                  \
         }                                                                                                      \
+        if (rs)                                                                                                \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                __m256 s = _mm256_broadcast_ss(rs + r);                                                        \
+                acc[r][0] = _mm256_mul_ps(acc[r][0], s);                                                       \
+                acc[r][1] = _mm256_mul_ps(acc[r][1], s);                                                       \
+            }                                                                                                  \
         if (full) {                                                                                            \
             _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
                 _mm256_storeu_ps(C + r * ldc, acc[r][0]);                                                      \
@@ -133,7 +142,7 @@ __attribute__((target("avx2,fma"))) static __m256i mask8(int64_t n)
 
 __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, int64_t K, const float *A,
                                                           int64_t lda, const float *Bp, int64_t pstride, float *C,
-                                                          int64_t ldc)
+                                                          int64_t ldc, const float *rs)
 {
     for (int64_t n0 = 0; n0 < N; n0 += NR_AVX2) {
         const float *P = Bp + (n0 / NR_AVX2) * pstride;
@@ -143,13 +152,14 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
             int r = tile_rows(M - m, 6);
             const float *a = A + m * lda;
             float *c = C + m * ldc + n0;
+            const float *s = rs ? rs + m : NULL;
             switch (r) {
-            case 6: tile_avx2_6(K, a, lda, P, c, ldc, full, k0, k1); break;
-            case 5: tile_avx2_5(K, a, lda, P, c, ldc, full, k0, k1); break;
-            case 4: tile_avx2_4(K, a, lda, P, c, ldc, full, k0, k1); break;
-            case 3: tile_avx2_3(K, a, lda, P, c, ldc, full, k0, k1); break;
-            case 2: tile_avx2_2(K, a, lda, P, c, ldc, full, k0, k1); break;
-            default: tile_avx2_1(K, a, lda, P, c, ldc, full, k0, k1); break;
+            case 6: tile_avx2_6(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 5: tile_avx2_5(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 4: tile_avx2_4(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 3: tile_avx2_3(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 2: tile_avx2_2(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            default: tile_avx2_1(K, a, lda, P, c, ldc, s, full, k0, k1); break;
             }
             m += r;
         }
@@ -159,7 +169,8 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
 #define DEF_TILE_AVX512(MR)                                                                                    \
     __attribute__((target("avx512f"))) static void tile_avx512_##MR(int64_t K, const float *A, int64_t lda,   \
                                                                     const float *P, float *C, int64_t ldc,    \
-                                                                    __mmask16 k0, __mmask16 k1)               \
+                                                                    const float *rs, __mmask16 k0,            \
+                                                                    __mmask16 k1)                             \
     {                                                                                                          \
         __m512 acc[MR][2];                                                                                     \
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
@@ -172,6 +183,12 @@ __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, 
                 acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);                                                 \
             }                                                                                                  \
         }                                                                                                      \
+        if (rs)                                                                                                \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                __m512 s = _mm512_set1_ps(rs[r]);                                                              \
+                acc[r][0] = _mm512_mul_ps(acc[r][0], s);                                                       \
+                acc[r][1] = _mm512_mul_ps(acc[r][1], s);                                                       \
+            }                                                                                                  \
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
             _mm512_mask_storeu_ps(C + r * ldc, k0, acc[r][0]);                                                 \
             _mm512_mask_storeu_ps(C + r * ldc + 16, k1, acc[r][1]);                                            \
@@ -193,7 +210,7 @@ static __mmask16 mask16(int64_t n)
 
 __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t N, int64_t K, const float *A,
                                                            int64_t lda, const float *Bp, int64_t pstride, float *C,
-                                                           int64_t ldc)
+                                                           int64_t ldc, const float *rs)
 {
     for (int64_t n0 = 0; n0 < N; n0 += NR_AVX512) {
         const float *P = Bp + (n0 / NR_AVX512) * pstride;
@@ -202,30 +219,33 @@ __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t N,
             int r = tile_rows(M - m, 8);
             const float *a = A + m * lda;
             float *c = C + m * ldc + n0;
+            const float *s = rs ? rs + m : NULL;
             switch (r) {
-            case 8: tile_avx512_8(K, a, lda, P, c, ldc, k0, k1); break;
-            case 7: tile_avx512_7(K, a, lda, P, c, ldc, k0, k1); break;
-            case 6: tile_avx512_6(K, a, lda, P, c, ldc, k0, k1); break;
-            case 5: tile_avx512_5(K, a, lda, P, c, ldc, k0, k1); break;
-            case 4: tile_avx512_4(K, a, lda, P, c, ldc, k0, k1); break;
-            case 3: tile_avx512_3(K, a, lda, P, c, ldc, k0, k1); break;
-            case 2: tile_avx512_2(K, a, lda, P, c, ldc, k0, k1); break;
-            default: tile_avx512_1(K, a, lda, P, c, ldc, k0, k1); break;
+            case 8: tile_avx512_8(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 7: tile_avx512_7(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 6: tile_avx512_6(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 5: tile_avx512_5(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 4: tile_avx512_4(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 3: tile_avx512_3(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 2: tile_avx512_2(K, a, lda, P, c, ldc, s, k0, k1); break;
+            default: tile_avx512_1(K, a, lda, P, c, ldc, s, k0, k1); break;
             }
             m += r;
         }
     }
 }
 
+/* C = A B, row m of C times rs[m] where rs is given (the rounding of a product and then a multiply, as separate
+ * layers give). */
 static void gemm(int isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
-                 int64_t pstride, float *C, int64_t ldc)
+                 int64_t pstride, float *C, int64_t ldc, const float *rs)
 {
     if (isa == ISA_AVX512)
-        gemm_avx512(M, N, K, A, lda, Bp, pstride, C, ldc);
+        gemm_avx512(M, N, K, A, lda, Bp, pstride, C, ldc, rs);
     else if (isa == ISA_AVX2)
-        gemm_avx2(M, N, K, A, lda, Bp, pstride, C, ldc);
+        gemm_avx2(M, N, K, A, lda, Bp, pstride, C, ldc, rs);
     else
-        gemm_c(M, N, K, A, lda, Bp, pstride, C, ldc);
+        gemm_c(M, N, K, A, lda, Bp, pstride, C, ldc, rs);
 }
 
 /* ---- softmax numerator of one score row -------------------------------------------------------- */
@@ -373,7 +393,7 @@ static void pack_k(const at_job *j, const float *k, float *kp)
         int64_t nc = g->Sk - p0 < nr ? g->Sk - p0 : nr;
         float *dst = kp + (p0 / nr) * g->D * nr;
         if (g->k_col == 1) /* K [Sk, D] */
-            trtl_transpose_2d(k + p0 * g->k_row, g->k_row, dst, nr, g->D, nc, trtl_cpu_has(TRTL_CPU_AVX2));
+            trtl_transpose_2d(k + p0 * g->k_row, g->k_row, dst, nr, g->D, nc, j->isa != ISA_C);
         else /* K^T [D, Sk] */
             for (int64_t d = 0; d < g->D; d++)
                 memcpy(dst + d * nr, k + d * g->k_col + p0, sizeof(float) * (size_t)nc);
@@ -413,9 +433,10 @@ static float row_scores(const at_job *j, float *x, int64_t valid, int64_t nk, co
 {
     const trtl_attn_geom *g = &j->g;
     const float *mf = g->mask_bool ? NULL : mrow;
-    float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, valid, g->scale, mf, g->m_col)
-               : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, valid, g->scale, mf, g->m_col)
-                                    : scale_mask_max_c(x, valid, g->scale, mf, g->m_col);
+    /* the first product applied the scale */
+    float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, valid, 1.0f, mf, g->m_col)
+               : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, valid, 1.0f, mf, g->m_col)
+                                    : scale_mask_max_c(x, valid, 1.0f, mf, g->m_col);
     float out = g->norm_none ? 0.0f : -INFINITY;
     if (g->mask_bool && mrow) {
         const unsigned char *mb = mrow;
@@ -461,10 +482,12 @@ static void item(const at_job *j, int64_t it, float *slot, at_slot *st)
         if (st->v_nonfinite)
             n2 = g->Sk;
     }
-    if (nk > 0)
-        gemm(j->isa, m, nk, g->D, j->Q + qo + i0 * g->D, g->D, kp, g->D * j->nr, S, g->Sk);
-    size_t msz = g->mask_bool ? 1 : sizeof(float);
     float inv[QB];
+    for (int64_t r = 0; r < m; r++)
+        inv[r] = g->scale;
+    if (nk > 0) /* scores times scale */
+        gemm(j->isa, m, nk, g->D, j->Q + qo + i0 * g->D, g->D, kp, g->D * j->nr, S, g->Sk, inv);
+    size_t msz = g->mask_bool ? 1 : sizeof(float);
     for (int64_t r = 0; r < m; r++) {
         float *x = S + r * g->Sk;
         const void *mrow = j->M ? (const char *)j->M + (size_t)(mo + (i0 + r) * g->m_row) * msz : NULL;
@@ -491,10 +514,7 @@ static void item(const at_job *j, int64_t it, float *slot, at_slot *st)
         pack_v(j, j->V + vo, vp);
         st->packed_v = vo;
     }
-    gemm(j->isa, m, g->Dv, n2, S, g->Sk, vp, g->Sk * j->nr, Y, g->Dv);
-    for (int64_t r = 0; r < m; r++)
-        if (inv[r] != 1.0f)
-            trtl_vm_binary(TRTL_EW_PROD, Y + r * g->Dv, 1, &inv[r], 0, Y + r * g->Dv, g->Dv);
+    gemm(j->isa, m, g->Dv, n2, S, g->Sk, vp, g->Sk * j->nr, Y, g->Dv, inv); /* each row times 1 / its sum */
 }
 
 static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
