@@ -306,56 +306,14 @@ __attribute__((target("avx512f"))) static float scale_mask_max_avx512(float *x, 
     return mx;
 }
 
-/* Values below FLT_MIN become 0 (a NaN stays): exp of scores far below the row's maximum (Swin's -100 window
- * mask) would otherwise be denormals, which make the second product ~10x slower on x86; the unfused softmax
- * kernel flushes them the same way. */
-static float flush_sum_c(float *x, int64_t n)
-{
-    float s = 0.0f;
-    for (int64_t j = 0; j < n; j++) {
-        float v = x[j] < FLT_MIN ? 0.0f : x[j];
-        x[j] = v;
-        s += v;
-    }
-    return s;
-}
-
-__attribute__((target("avx2,fma"))) static float flush_sum_avx2(float *x, int64_t n)
-{
-    const __m256 lo = _mm256_set1_ps(FLT_MIN);
-    __m256 s = _mm256_setzero_ps();
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        __m256 v = _mm256_loadu_ps(x + j);
-        v = _mm256_andnot_ps(_mm256_cmp_ps(v, lo, _CMP_LT_OQ), v); /* false for NaN: kept */
-        _mm256_storeu_ps(x + j, v);
-        s = _mm256_add_ps(s, v);
-    }
-    float buf[8], t = flush_sum_c(x + j, n - j);
-    _mm256_storeu_ps(buf, s);
-    return t + ((buf[0] + buf[1]) + (buf[2] + buf[3])) + ((buf[4] + buf[5]) + (buf[6] + buf[7]));
-}
-
-__attribute__((target("avx512f"))) static float flush_sum_avx512(float *x, int64_t n)
-{
-    const __m512 lo = _mm512_set1_ps(FLT_MIN);
-    __m512 s = _mm512_setzero_ps();
-    for (int64_t j = 0; j < n; j += 16) {
-        __mmask16 k = mask16(n - j);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + j);
-        v = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v);
-        _mm512_mask_storeu_ps(x + j, k, v);
-        s = _mm512_add_ps(s, v);
-    }
-    return _mm512_reduce_add_ps(s);
-}
-
-/* x = exp(x - mx) in place, denormals flushed; returns the sum (NaN propagates). */
+/* x = exp(x - mx) in place, returns the sum (NaN propagates).  Values below FLT_MIN become 0 (a NaN stays): exp of
+ * scores far below the row's maximum (Swin's -100 window mask) would otherwise be denormals, which make the second
+ * product ~10x slower on x86; the unfused softmax kernel flushes them the same way. */
 static float exp_sum(int isa, float *x, int64_t n, float mx)
 {
-    trtl_vm_binary(TRTL_EW_SUB, x, 1, &mx, 0, x, n);
-    trtl_vm_unary(TRTL_UN_EXP, x, x, n);
-    return isa == ISA_AVX512 ? flush_sum_avx512(x, n) : isa == ISA_AVX2 ? flush_sum_avx2(x, n) : flush_sum_c(x, n);
+    return isa == ISA_AVX512 ? trtl_vm_exp_sum_avx512(x, n, mx)
+           : isa == ISA_AVX2 ? trtl_vm_exp_sum_avx2(x, n, mx)
+                             : trtl_vm_exp_sum(x, n, mx);
 }
 
 /* ---- driver ------------------------------------------------------------------------------------- */
