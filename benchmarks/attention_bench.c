@@ -53,7 +53,8 @@ static void bench(const char *name, int64_t B, int64_t H, int64_t Sq, int64_t Sk
     nd.p.attn.k_transposed = kt;
     nd.p.attn.norm_op = TRTL_ATTN_NORM_SOFTMAX;
     int64_t q[4] = {B, H, Sq, D}, k[4] = {B, H, kt ? D : Sk, kt ? Sk : D}, v[4] = {B, H, Sk, D}, y[4] = {B, H, Sq, D};
-    trtl_dims qd = trtl_dims_make(4, q), kd = trtl_dims_make(4, k), vd = trtl_dims_make(4, v), yd = trtl_dims_make(4, y);
+    trtl_dims qd = trtl_dims_make(4, q), kd = trtl_dims_make(4, k), vd = trtl_dims_make(4, v);
+    trtl_dims yd = trtl_dims_make(4, y);
     float *Q = bench_rand_buf(trtl_volume(&qd), 6.0f), *K = bench_rand_buf(trtl_volume(&kd), 2.0f);
     float *V = bench_rand_buf(trtl_volume(&vd), 2.0f);
     int64_t ny = trtl_volume(&yd);
