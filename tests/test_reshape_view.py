@@ -96,3 +96,58 @@ def test_reshape_of_a_network_input_is_not_elided():
     info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
     assert "shuffle.inplace" not in [l["kernel"] for l in info["layers"]]
     assert_close(engine.create_execution_context().infer({"x": x})["y"], x.reshape(6, 4))
+
+
+def squeeze_unsqueeze_net(net, x):
+    """relu(x [1, a, b, c]) squeezed at axis 0 and then unsqueezed at axis 2 the way the ONNX importer writes them
+    for dynamic shapes (a transpose of the 1 to the end and a reshape; a reshape and a transpose placing the 1), each
+    through an activation (the squeezed tensor also through a second one: outputs are not views); and a transpose
+    that swaps two longer axes (a copy) as a third output."""
+    a, b, c = x.shape[1:]
+    t = net.add_input("x", trt.float32, x.shape)
+    r = net.add_activation(t, trt.ActivationType.RELU).get_output(0)
+    sq = net.add_shuffle(r)
+    sq.first_transpose = (1, 2, 3, 0)
+    sq.reshape_dims = (a, b, c)
+    s = net.add_activation(sq.get_output(0), trt.ActivationType.SIGMOID).get_output(0)
+    un = net.add_shuffle(s)
+    un.reshape_dims = (a, b, c, 1)
+    un.second_transpose = (0, 1, 3, 2)
+    u = net.add_activation(un.get_output(0), trt.ActivationType.TANH).get_output(0)
+    sw = net.add_shuffle(r)
+    sw.first_transpose = (0, 2, 1, 3)
+    w = net.add_activation(sw.get_output(0), trt.ActivationType.RELU).get_output(0)
+    return [net.add_activation(s, trt.ActivationType.RELU).get_output(0), u, w]
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 5, 7), (1, 1, 4, 6)])
+def test_squeeze_and_unsqueeze_transposing_ones_are_views(shape):
+    """Shuffles whose transposes only move axes of extent 1 (BERT's Squeeze of the split Q / K / V, ViT's Unsqueeze,
+    as the ONNX importer writes them for dynamic shapes) are views with elide_reshape on and copies with it off, with
+    the same values (float64 numpy); a transpose of two longer axes stays a copy."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    r = np.maximum(x.astype(np.float64), 0)
+    s = 1 / (1 + np.exp(-r[0]))
+    want = [s, np.tanh(s)[:, :, None, :], np.maximum(r.transpose(0, 2, 1, 3), 0)]
+    kernels = {}
+    for mode, off in (("on", ()), ("off", ("elide_reshape",))):
+        builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+        net = builder.create_network(EXPLICIT)
+        for i, o in enumerate(squeeze_unsqueeze_net(net, x)):
+            o.name = "y%d" % i
+            net.mark_output(o)
+        config = builder.create_builder_config()
+        config.avg_timing_iterations = 0
+        for p in off:
+            config.set_pass_enabled(p, False)
+        engine = builder.build_engine(net, config)
+        info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+        kernels[mode] = {l["name"]: l["kernel"] for l in info["layers"] if l["type"] == "SHUFFLE"}
+        outs = engine.create_execution_context().infer({"x": x})
+        for i, w in enumerate(want):
+            assert outs["y%d" % i].shape == w.shape
+            assert_close(outs["y%d" % i], w)
+    on = sorted(kernels["on"].values())
+    # the swap of axes 1 and 2 moves only a 1 when shape[1] is 1: a view too
+    assert on.count("shuffle.inplace") == (3 if shape[1] == 1 else 2) and len(on) == 3, kernels["on"]
+    assert "shuffle.inplace" not in kernels["off"].values(), kernels["off"]

@@ -36,8 +36,8 @@ int trtl_inplace_concat_layout(int32_t axis, const trtl_dims *out, const trtl_di
 int trtl_inplace_slice_layout(const trtl_dims *in, const trtl_dims *out, const trtl_dims *start,
                               const trtl_dims *stride, size_t es, int64_t *off);
 
-/* A one-input shuffle whose transposes are identities (or absent) from `in` to `out` of equal volume: a
- * reshape, whose output bytes are its input's.  Returns 1 or 0. */
+/* A one-input shuffle from `in` to `out` of equal volume whose transposes are absent, identities or move only axes
+ * of extent 1 (the others keep their order): a reshape, whose output bytes are its input's.  Returns 1 or 0. */
 int trtl_inplace_shuffle_is_reshape(const trtl_shuffle_params *p, const trtl_dims *in, const trtl_dims *out);
 
 #endif

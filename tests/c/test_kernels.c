@@ -17,6 +17,7 @@
  * fully_connected / matrix_multiply: compared with trtl_ref_* when that reference is implemented
  * (it returns TRTL_ERR_UNSUPPORTED while it is a stub), otherwise with the naive loops below.
  */
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -3138,6 +3139,66 @@ static void test_vmath_accuracy(void)
     free(y13);
 }
 
+/* trtl_vm_exp_sum (attention's softmax rows): x = exp(x - shift) with results below FLT_MIN flushed to 0, and their
+ * sum, against double libm on rows across the 8-vector interleaved body and the tails (lengths 1..300), with -inf,
+ * NaN and scores far below the maximum (denormal exps); each variant this CPU has, and the dispatcher (portable in
+ * the TRTL_CPU_MASK=0 run). */
+static void test_vmath_exp_sum(void)
+{
+    static const int64_t lens[] = {1, 7, 8, 9, 49, 63, 64, 65, 128, 129, 197, 300};
+    float x[300], y[300];
+    for (int variant = 0; variant < 3; variant++) {
+#ifdef TRTL_VM_HAVE_X86
+        if ((variant == 1 && !trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX2 | TRTL_CPU_FMA)) ||
+            (variant == 2 && !trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA)))
+            continue;
+#else
+        if (variant)
+            continue;
+#endif
+        for (int c = 0; c < 40; c++) {
+            int64_t n = c < 12 ? lens[c] : rint_in(1, 300);
+            int kind = c % 4; /* 0 plain, 1 with -inf and far-below values, 2 with a NaN, 3 all -inf */
+            float mx = -INFINITY;
+            for (int64_t i = 0; i < n; i++) {
+                x[i] = kind == 3 ? -INFINITY : 12.0f * rfloat();
+                if (kind == 1 && rnd() % 5 == 0)
+                    x[i] = rnd() % 2 ? -INFINITY : -95.0f + rfloat();
+                mx = x[i] > mx ? x[i] : mx;
+            }
+            if (kind == 2)
+                x[rint_in(0, n - 1)] = NAN;
+            memcpy(y, x, sizeof(float) * (size_t)n);
+            float got;
+#ifdef TRTL_VM_HAVE_X86
+            got = variant == 1   ? trtl_vm_exp_sum_avx512(y, n, mx)
+                  : variant == 2 ? trtl_vm_exp_sum_avx2(y, n, mx)
+                                 : trtl_vm_exp_sum(y, n, mx);
+#else
+            got = trtl_vm_exp_sum(y, n, mx);
+#endif
+            double sum = 0.0;
+            int bad = 0;
+            for (int64_t i = 0; i < n && !bad; i++) {
+                double t = exp((double)(x[i] - mx));
+                t = t < FLT_MIN ? 0.0 : t; /* false for NaN */
+                sum += t;
+                bad = isnan(t) ? !isnan(y[i]) : !(fabs((double)y[i] - t) <= 1e-6 * t);
+                if (bad)
+                    fprintf(stderr, "FAIL vmath exp_sum (variant %d, n %lld): x[%lld] = %.9g, shift %.9g gives %.9g, "
+                            "libm %.9g\n", variant, (long long)n, (long long)i, x[i], mx, y[i], t);
+            }
+            if (!bad && (isnan(sum) ? !isnan(got) : !(fabs((double)got - sum) <= 4e-6 * sum))) {
+                fprintf(stderr, "FAIL vmath exp_sum (variant %d, n %lld, kind %d): sum %.9g, libm %.9g\n", variant,
+                        (long long)n, kind, got, sum);
+                bad = 1;
+            }
+            g_failures += bad;
+            g_cases++;
+        }
+    }
+}
+
 static trtl_dims pw_rand_dims(int64_t max_total)
 {
     trtl_dims d;
@@ -3394,6 +3455,7 @@ static void test_pointwise(int ncases)
     g_atol = 0.0;
     g_elementwise_tol = 1;
     test_vmath_accuracy();
+    test_vmath_exp_sum();
     for (int pass = 0; isa_pass(pass); pass++) {
         test_activation_simd(ncases + 60);
         test_unary_simd(ncases);
@@ -5133,6 +5195,53 @@ static void test_shuffle_inplace(void)
     g_cases += 2;
     free(x);
     free(keep);
+    /* transposes that move only axes of extent 1 (the ONNX importer's Squeeze / Unsqueeze of dynamic shapes): the
+     * same bytes, so views; a transpose of two longer axes, or a malformed permutation, is not */
+    static const struct {
+        int64_t x[5], y[5], first[5], second[5];
+        int xr, yr, fr, sr, want;
+    } cases[] = {
+        {{1, 4, 3, 5}, {4, 3, 5}, {1, 2, 3, 0}, {0}, 4, 3, 4, 0, 1},       /* squeeze axis 0 */
+        {{4, 1, 3, 5}, {4, 3, 5}, {0, 2, 3, 1}, {0}, 4, 3, 4, 0, 1},       /* squeeze axis 1 */
+        {{4, 3, 5}, {1, 4, 3, 5}, {0}, {3, 0, 1, 2}, 3, 4, 0, 4, 1},       /* unsqueeze: 1s placed by the second */
+        {{4, 1, 3, 1}, {4, 3, 1, 1}, {0, 3, 2, 1}, {0}, 4, 4, 4, 0, 1},    /* 1s swapped around a longer axis */
+        {{1, 4, 3, 5}, {3, 4, 5}, {2, 1, 3, 0}, {0}, 4, 3, 4, 0, 0},       /* 4 and 3 swapped */
+        {{4, 3, 5}, {1, 3, 4, 5}, {0}, {3, 1, 0, 2}, 3, 4, 0, 4, 0},       /* the second swaps 4 and 3 */
+        {{1, 4, 3, 5}, {4, 3, 5}, {1, 1, 3, 0}, {0}, 4, 3, 4, 0, 0},       /* not a permutation */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        trtl_node sq = nd;
+        sq.p.shuffle.first_transpose = dims(cases[c].fr, cases[c].first);
+        sq.p.shuffle.second_transpose = dims(cases[c].sr, cases[c].second);
+        trtl_dims cx = dims(cases[c].xr, cases[c].x), cy = dims(cases[c].yr, cases[c].y);
+        /* the reshape between the transposes: the first's result reshaped to what the second permutes */
+        trtl_dims mid = cy;
+        for (int k = 0; k < cases[c].sr; k++)
+            mid.d[cases[c].second[k]] = cases[c].y[k];
+        sq.p.shuffle.reshape_dims = mid;
+        if (trtl_inplace_shuffle_is_reshape(&sq.p.shuffle, &cx, &cy) != cases[c].want) {
+            fprintf(stderr, "FAIL trtl_inplace_shuffle_is_reshape: case %zu gives %d\n", c, !cases[c].want);
+            g_failures++;
+        }
+        g_cases++;
+        if (cases[c].want) {
+            float *v = rand_buf(60), *v0 = malloc(60 * sizeof(float));
+            memcpy(v0, v, 60 * sizeof(float));
+            trtl_tensor_view vin[1] = {{v, cx, TRTL_FLOAT}};
+            snprintf(g_desc, sizeof g_desc, "shuffle moving 1s, case %zu", c);
+            if (!ref_vs(&ip, trtl_ref_shuffle, &sq, vin, &cy)) { /* copying: the reference's values */
+                trtl_tensor_view out = {v, cy, TRTL_FLOAT};
+                trtl_kernel_args a = {&sq, vin, &out, NULL, 0, NULL, g_pools[1], NULL};
+                if (ip.run(&a) != TRTL_OK || memcmp(v, v0, 60 * sizeof(float)) != 0) {
+                    fprintf(stderr, "FAIL shuffle.inplace [%s]: in place it changed its input\n", g_desc);
+                    g_failures++;
+                }
+                g_cases++;
+            }
+            free(v);
+            free(v0);
+        }
+    }
 }
 
 int main(int argc, char **argv)

@@ -48,46 +48,88 @@
 
 enum { ISA_C = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 };
 
-/* ---- C = A[M, K] x B[K, N] (row strides lda, ldb, ldc), C overwritten ---------------------- */
+/* ---- C = A[M, K] x B[K, N] with B packed in column panels, C overwritten ---------------------- */
 
-static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                   float *C, int64_t ldc)
+/* B comes as panels of NR columns (16 on AVX2 and in C, 32 on AVX-512): panel p holds B[k, p * NR + c] at
+ * Bp + p * pstride + k * NR + c, its columns past N zero.  Rows of a panel are contiguous and 64-byte aligned, so the
+ * loop streams it without masked loads and without the cache-set conflicts that K^T's and V's power-of-two row
+ * strides (512 and 256 bytes at BERT's shapes) caused when they were read in place. */
+#define NR_AVX2 16
+#define NR_AVX512 32
+#define NR_MAX 32
+
+static int panel_width(int isa) { return isa == ISA_AVX512 ? NR_AVX512 : NR_AVX2; }
+
+/* Rows of the next tile of `left` rows with tiles of at most mr rows: never leaves a tail of fewer than 4 rows
+ * after a full tile (32 rows on AVX2 go as 6, 6, 6, 6, 4, 4, not 6 x 5 + 2): a tile of r rows keeps 2r chains of
+ * FMAs in flight, and fewer than 8 wait on the FMA latency. */
+static int tile_rows(int64_t left, int mr)
 {
-    for (int64_t m = 0; m < M; m++) {
-        float *c = C + m * ldc;
-        for (int64_t n = 0; n < N; n++)
-            c[n] = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            float a = A[m * lda + k];
-            const float *b = B + k * ldb;
-            for (int64_t n = 0; n < N; n++)
-                c[n] += a * b[n];
+    if (left <= mr)
+        return (int)left;
+    if (left < mr + 4)
+        return (int)left - 4;
+    return mr;
+}
+
+static void gemm_c(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp, int64_t pstride,
+                   float *C, int64_t ldc, const float *rs)
+{
+    for (int64_t n0 = 0; n0 < N; n0 += NR_AVX2) {
+        const float *P = Bp + (n0 / NR_AVX2) * pstride;
+        int64_t nc = N - n0 < NR_AVX2 ? N - n0 : NR_AVX2;
+        for (int64_t m = 0; m < M; m++) {
+            float acc[NR_AVX2] = {0};
+            for (int64_t k = 0; k < K; k++) {
+                float a = A[m * lda + k];
+                for (int c = 0; c < NR_AVX2; c++)
+                    acc[c] += a * P[k * NR_AVX2 + c];
+            }
+            for (int c = 0; rs && c < NR_AVX2; c++)
+                acc[c] *= rs[m];
+            memcpy(C + m * ldc + n0, acc, sizeof(float) * (size_t)nc);
         }
     }
 }
 
 #define DEF_TILE_AVX2(MR)                                                                                      \
     __attribute__((target("avx2,fma"))) static void tile_avx2_##MR(int64_t K, const float *A, int64_t lda,    \
-                                                                   const float *B, int64_t ldb, float *C,     \
-                                                                   int64_t ldc, __m256i k0, __m256i k1)      \
+                                                                   const float *P, float *C, int64_t ldc,     \
+                                                                   const float *rs, int full, __m256i k0,     \
+                                                                   __m256i k1)                                \
     {                                                                                                          \
         __m256 acc[MR][2];                                                                                     \
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
             acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                                       \
         for (int64_t k = 0; k < K; k++) {                                                                      \
-            __m256 b0 = _mm256_maskload_ps(B + k * ldb, k0), b1 = _mm256_maskload_ps(B + k * ldb + 8, k1);     \
+            __m256 b0 = _mm256_load_ps(P + k * NR_AVX2), b1 = _mm256_load_ps(P + k * NR_AVX2 + 8);             \
             _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
                 __m256 a = _mm256_broadcast_ss(A + r * lda + k);                                               \
                 acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);                                                 \
                 acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);                                                 \
             }                                                                                                  \
         }                                                                                                      \
-        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
-            _mm256_maskstore_ps(C + r * ldc, k0, acc[r][0]);                                                   \
-            _mm256_maskstore_ps(C + r * ldc + 8, k1, acc[r][1]);                                               \
+        if (rs)                                                                                                \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                __m256 s = _mm256_broadcast_ss(rs + r);                                                        \
+                acc[r][0] = _mm256_mul_ps(acc[r][0], s);                                                       \
+                acc[r][1] = _mm256_mul_ps(acc[r][1], s);                                                       \
+            }                                                                                                  \
+        if (full) {                                                                                            \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                _mm256_storeu_ps(C + r * ldc, acc[r][0]);                                                      \
+                _mm256_storeu_ps(C + r * ldc + 8, acc[r][1]);                                                  \
+            }                                                                                                  \
+        } else {                                                                                               \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                _mm256_maskstore_ps(C + r * ldc, k0, acc[r][0]);                                               \
+                _mm256_maskstore_ps(C + r * ldc + 8, k1, acc[r][1]);                                           \
+            }                                                                                                  \
         }                                                                                                      \
     }
 DEF_TILE_AVX2(6)
+DEF_TILE_AVX2(5)
+DEF_TILE_AVX2(4)
 DEF_TILE_AVX2(3)
 DEF_TILE_AVX2(2)
 DEF_TILE_AVX2(1)
@@ -99,48 +141,65 @@ __attribute__((target("avx2,fma"))) static __m256i mask8(int64_t n)
 }
 
 __attribute__((target("avx2,fma"))) static void gemm_avx2(int64_t M, int64_t N, int64_t K, const float *A,
-                                                          int64_t lda, const float *B, int64_t ldb, float *C,
-                                                          int64_t ldc)
+                                                          int64_t lda, const float *Bp, int64_t pstride, float *C,
+                                                          int64_t ldc, const float *rs)
 {
-    for (int64_t n0 = 0; n0 < N; n0 += 16) {
+    for (int64_t n0 = 0; n0 < N; n0 += NR_AVX2) {
+        const float *P = Bp + (n0 / NR_AVX2) * pstride;
+        int full = N - n0 >= NR_AVX2;
         __m256i k0 = mask8(N - n0), k1 = mask8(N - n0 - 8);
-        int64_t m = 0;
-        for (; m + 6 <= M; m += 6)
-            tile_avx2_6(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
-        /* the row tail (the 2 of 32 query rows, ...) in 3- and 2-row tiles: 6 or 4 independent accumulators a
-         * depth step instead of a one-row tile's 2, which wait on the FMA latency */
-        for (; m + 3 <= M; m += 3)
-            tile_avx2_3(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
-        for (; m + 2 <= M; m += 2)
-            tile_avx2_2(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
-        for (; m < M; m++)
-            tile_avx2_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (int64_t m = 0; m < M;) {
+            int r = tile_rows(M - m, 6);
+            const float *a = A + m * lda;
+            float *c = C + m * ldc + n0;
+            const float *s = rs ? rs + m : NULL;
+            switch (r) {
+            case 6: tile_avx2_6(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 5: tile_avx2_5(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 4: tile_avx2_4(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 3: tile_avx2_3(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            case 2: tile_avx2_2(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            default: tile_avx2_1(K, a, lda, P, c, ldc, s, full, k0, k1); break;
+            }
+            m += r;
+        }
     }
 }
 
 #define DEF_TILE_AVX512(MR)                                                                                    \
     __attribute__((target("avx512f"))) static void tile_avx512_##MR(int64_t K, const float *A, int64_t lda,   \
-                                                                    const float *B, int64_t ldb, float *C,    \
-                                                                    int64_t ldc, __mmask16 k0, __mmask16 k1) \
+                                                                    const float *P, float *C, int64_t ldc,    \
+                                                                    const float *rs, __mmask16 k0,            \
+                                                                    __mmask16 k1)                             \
     {                                                                                                          \
         __m512 acc[MR][2];                                                                                     \
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                   \
             acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                                       \
         for (int64_t k = 0; k < K; k++) {                                                                      \
-            __m512 b0 = _mm512_maskz_loadu_ps(k0, B + k * ldb), b1 = _mm512_maskz_loadu_ps(k1, B + k * ldb + 16); \
+            __m512 b0 = _mm512_load_ps(P + k * NR_AVX512), b1 = _mm512_load_ps(P + k * NR_AVX512 + 16);       \
             _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
                 __m512 a = _mm512_set1_ps(A[r * lda + k]);                                                     \
                 acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);                                                 \
                 acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);                                                 \
             }                                                                                                  \
         }                                                                                                      \
+        if (rs)                                                                                                \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                             \
+                __m512 s = _mm512_set1_ps(rs[r]);                                                              \
+                acc[r][0] = _mm512_mul_ps(acc[r][0], s);                                                       \
+                acc[r][1] = _mm512_mul_ps(acc[r][1], s);                                                       \
+            }                                                                                                  \
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                                 \
             _mm512_mask_storeu_ps(C + r * ldc, k0, acc[r][0]);                                                 \
             _mm512_mask_storeu_ps(C + r * ldc + 16, k1, acc[r][1]);                                            \
         }                                                                                                      \
     }
 DEF_TILE_AVX512(8)
+DEF_TILE_AVX512(7)
+DEF_TILE_AVX512(6)
+DEF_TILE_AVX512(5)
 DEF_TILE_AVX512(4)
+DEF_TILE_AVX512(3)
 DEF_TILE_AVX512(2)
 DEF_TILE_AVX512(1)
 
@@ -150,32 +209,43 @@ static __mmask16 mask16(int64_t n)
 }
 
 __attribute__((target("avx512f"))) static void gemm_avx512(int64_t M, int64_t N, int64_t K, const float *A,
-                                                           int64_t lda, const float *B, int64_t ldb, float *C,
-                                                           int64_t ldc)
+                                                           int64_t lda, const float *Bp, int64_t pstride, float *C,
+                                                           int64_t ldc, const float *rs)
 {
-    for (int64_t n0 = 0; n0 < N; n0 += 32) {
+    for (int64_t n0 = 0; n0 < N; n0 += NR_AVX512) {
+        const float *P = Bp + (n0 / NR_AVX512) * pstride;
         __mmask16 k0 = mask16(N - n0), k1 = mask16(N - n0 - 16);
-        int64_t m = 0;
-        for (; m + 8 <= M; m += 8)
-            tile_avx512_8(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
-        for (; m + 4 <= M; m += 4) /* the row tail as in gemm_avx2 */
-            tile_avx512_4(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
-        for (; m + 2 <= M; m += 2)
-            tile_avx512_2(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
-        for (; m < M; m++)
-            tile_avx512_1(K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, k0, k1);
+        for (int64_t m = 0; m < M;) {
+            int r = tile_rows(M - m, 8);
+            const float *a = A + m * lda;
+            float *c = C + m * ldc + n0;
+            const float *s = rs ? rs + m : NULL;
+            switch (r) {
+            case 8: tile_avx512_8(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 7: tile_avx512_7(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 6: tile_avx512_6(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 5: tile_avx512_5(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 4: tile_avx512_4(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 3: tile_avx512_3(K, a, lda, P, c, ldc, s, k0, k1); break;
+            case 2: tile_avx512_2(K, a, lda, P, c, ldc, s, k0, k1); break;
+            default: tile_avx512_1(K, a, lda, P, c, ldc, s, k0, k1); break;
+            }
+            m += r;
+        }
     }
 }
 
-static void gemm(int isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                 float *C, int64_t ldc)
+/* C = A B, row m of C times rs[m] where rs is given (the rounding of a product and then a multiply, as separate
+ * layers give). */
+static void gemm(int isa, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bp,
+                 int64_t pstride, float *C, int64_t ldc, const float *rs)
 {
     if (isa == ISA_AVX512)
-        gemm_avx512(M, N, K, A, lda, B, ldb, C, ldc);
+        gemm_avx512(M, N, K, A, lda, Bp, pstride, C, ldc, rs);
     else if (isa == ISA_AVX2)
-        gemm_avx2(M, N, K, A, lda, B, ldb, C, ldc);
+        gemm_avx2(M, N, K, A, lda, Bp, pstride, C, ldc, rs);
     else
-        gemm_c(M, N, K, A, lda, B, ldb, C, ldc);
+        gemm_c(M, N, K, A, lda, Bp, pstride, C, ldc, rs);
 }
 
 /* ---- softmax numerator of one score row -------------------------------------------------------- */
@@ -236,63 +306,21 @@ __attribute__((target("avx512f"))) static float scale_mask_max_avx512(float *x, 
     return mx;
 }
 
-/* Values below FLT_MIN become 0 (a NaN stays): exp of scores far below the row's maximum (Swin's -100 window
- * mask) would otherwise be denormals, which make the second product ~10x slower on x86; the unfused softmax
- * kernel flushes them the same way. */
-static float flush_sum_c(float *x, int64_t n)
-{
-    float s = 0.0f;
-    for (int64_t j = 0; j < n; j++) {
-        float v = x[j] < FLT_MIN ? 0.0f : x[j];
-        x[j] = v;
-        s += v;
-    }
-    return s;
-}
-
-__attribute__((target("avx2,fma"))) static float flush_sum_avx2(float *x, int64_t n)
-{
-    const __m256 lo = _mm256_set1_ps(FLT_MIN);
-    __m256 s = _mm256_setzero_ps();
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        __m256 v = _mm256_loadu_ps(x + j);
-        v = _mm256_andnot_ps(_mm256_cmp_ps(v, lo, _CMP_LT_OQ), v); /* false for NaN: kept */
-        _mm256_storeu_ps(x + j, v);
-        s = _mm256_add_ps(s, v);
-    }
-    float buf[8], t = flush_sum_c(x + j, n - j);
-    _mm256_storeu_ps(buf, s);
-    return t + ((buf[0] + buf[1]) + (buf[2] + buf[3])) + ((buf[4] + buf[5]) + (buf[6] + buf[7]));
-}
-
-__attribute__((target("avx512f"))) static float flush_sum_avx512(float *x, int64_t n)
-{
-    const __m512 lo = _mm512_set1_ps(FLT_MIN);
-    __m512 s = _mm512_setzero_ps();
-    for (int64_t j = 0; j < n; j += 16) {
-        __mmask16 k = mask16(n - j);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + j);
-        v = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v);
-        _mm512_mask_storeu_ps(x + j, k, v);
-        s = _mm512_add_ps(s, v);
-    }
-    return _mm512_reduce_add_ps(s);
-}
-
-/* x = exp(x - mx) in place, denormals flushed; returns the sum (NaN propagates). */
+/* x = exp(x - mx) in place, returns the sum (NaN propagates).  Values below FLT_MIN become 0 (a NaN stays): exp of
+ * scores far below the row's maximum (Swin's -100 window mask) would otherwise be denormals, which make the second
+ * product ~10x slower on x86; the unfused softmax kernel flushes them the same way. */
 static float exp_sum(int isa, float *x, int64_t n, float mx)
 {
-    trtl_vm_binary(TRTL_EW_SUB, x, 1, &mx, 0, x, n);
-    trtl_vm_unary(TRTL_UN_EXP, x, x, n);
-    return isa == ISA_AVX512 ? flush_sum_avx512(x, n) : isa == ISA_AVX2 ? flush_sum_avx2(x, n) : flush_sum_c(x, n);
+    return isa == ISA_AVX512 ? trtl_vm_exp_sum_avx512(x, n, mx)
+           : isa == ISA_AVX2 ? trtl_vm_exp_sum_avx2(x, n, mx)
+                             : trtl_vm_exp_sum(x, n, mx);
 }
 
 /* ---- driver ------------------------------------------------------------------------------------- */
 
-/* What a slot remembers between its items: the K it packed, the V it scanned for NaN / Inf. */
+/* What a slot remembers between its items: the K and V it packed, the V it scanned for NaN / Inf. */
 typedef struct at_slot {
-    int64_t packed_k, scanned_v;
+    int64_t packed_k, packed_v, scanned_v;
     int v_nonfinite;
 } at_slot;
 
@@ -302,16 +330,51 @@ typedef struct at_job {
     const void *M;
     float *Y, *scratch;
     int64_t slot_floats, qb, nqb, nitems, nslots;
-    int pack_k, isa;
+    int isa, nr;
     at_slot slot[MAX_SLOTS]; /* items_stealing: slot i's memory, touched only by pool thread i */
 } at_job;
 
-/* K [Sk, D] -> K^T [D, Sk] (8 x 8 register-transposed tiles on AVX2: the scalar loop took about a sixth of BERT's
- * attention step) */
-static void pack_kt(const at_job *j, const float *k, float *kt)
+/* Floats of the panels (nr columns each, a multiple of 16 floats: 64-byte aligned) of n columns and `depth` rows. */
+static int64_t panels_floats(int64_t n, int64_t depth, int64_t nr)
+{
+    return (n + nr - 1) / nr * depth * nr;
+}
+
+/* K of one batch (at k) -> panels of K^T [D, Sk] (gemm's B of the first product): from [Sk, D] through 8 x 8
+ * register-transposed tiles on AVX2 (the scalar loop took about a sixth of BERT's attention step), from K^T by
+ * rows.  Columns past Sk are zero. */
+static void pack_k(const at_job *j, const float *k, float *kp)
 {
     const trtl_attn_geom *g = &j->g;
-    trtl_transpose_2d(k, g->D, kt, g->Sk, g->D, g->Sk, trtl_cpu_has(TRTL_CPU_AVX2));
+    const int64_t nr = j->nr;
+    for (int64_t p0 = 0; p0 < g->Sk; p0 += nr) {
+        int64_t nc = g->Sk - p0 < nr ? g->Sk - p0 : nr;
+        float *dst = kp + (p0 / nr) * g->D * nr;
+        if (g->k_col == 1) /* K [Sk, D] */
+            trtl_transpose_2d(k + p0 * g->k_row, g->k_row, dst, nr, g->D, nc, j->isa != ISA_C);
+        else /* K^T [D, Sk] */
+            for (int64_t d = 0; d < g->D; d++)
+                memcpy(dst + d * nr, k + d * g->k_col + p0, sizeof(float) * (size_t)nc);
+        if (nc < nr)
+            for (int64_t d = 0; d < g->D; d++)
+                memset(dst + d * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
+    }
+}
+
+/* V [Sk, Dv] of one batch -> panels of nr columns (gemm's B of the second product), columns past Dv zero. */
+static void pack_v(const at_job *j, const float *v, float *vp)
+{
+    const trtl_attn_geom *g = &j->g;
+    const int64_t nr = j->nr;
+    for (int64_t p0 = 0; p0 < g->Dv; p0 += nr) {
+        int64_t nc = g->Dv - p0 < nr ? g->Dv - p0 : nr;
+        float *dst = vp + (p0 / nr) * g->Sk * nr;
+        for (int64_t r = 0; r < g->Sk; r++) {
+            memcpy(dst + r * nr, v + r * g->Dv + p0, sizeof(float) * (size_t)nc);
+            if (nc < nr)
+                memset(dst + r * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
+        }
+    }
 }
 
 static int any_nonfinite(const float *v, int64_t n)
@@ -328,9 +391,10 @@ static float row_scores(const at_job *j, float *x, int64_t valid, int64_t nk, co
 {
     const trtl_attn_geom *g = &j->g;
     const float *mf = g->mask_bool ? NULL : mrow;
-    float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, valid, g->scale, mf, g->m_col)
-               : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, valid, g->scale, mf, g->m_col)
-                                    : scale_mask_max_c(x, valid, g->scale, mf, g->m_col);
+    /* the first product applied the scale */
+    float mx = j->isa == ISA_AVX512 ? scale_mask_max_avx512(x, valid, 1.0f, mf, g->m_col)
+               : j->isa == ISA_AVX2 ? scale_mask_max_avx2(x, valid, 1.0f, mf, g->m_col)
+                                    : scale_mask_max_c(x, valid, 1.0f, mf, g->m_col);
     float out = g->norm_none ? 0.0f : -INFINITY;
     if (g->mask_bool && mrow) {
         const unsigned char *mb = mrow;
@@ -358,18 +422,14 @@ static void item(const at_job *j, int64_t it, float *slot, at_slot *st)
     int64_t m = g->Sq - i0 < j->qb ? g->Sq - i0 : j->qb;
     int64_t qo, ko, vo, mo;
     trtl_attn_offsets(g, b, &qo, &ko, &vo, &mo);
-    float *S = slot, *kt = slot + j->qb * g->Sk;
+    float *S = slot, *kp = slot + ((QB * g->Sk + 15) & ~(int64_t)15), *vp = kp + panels_floats(g->Sk, g->D, j->nr);
     float *Y = j->Y + (b * g->Sq + i0) * g->Dv;
-    const float *B = j->K + ko;
     /* keys the block's last row may see: the columns computed (all keys without causality) */
     int64_t nk = trtl_attn_limit(g, i0 + m - 1);
-    if (j->pack_k) {
-        /* the same K as the last packed batch (a broadcast K packs once) */
-        if (st->packed_k < 0 || ko != st->packed_k) {
-            pack_kt(j, j->K + ko, kt);
-            st->packed_k = ko;
-        }
-        B = kt;
+    /* K and V packed once per batch a slot visits (a broadcast K or V packs once) */
+    if (nk > 0 && st->packed_k != ko) {
+        pack_k(j, j->K + ko, kp);
+        st->packed_k = ko;
     }
     int64_t n2 = nk; /* keys of the second product */
     if (g->causal && nk < g->Sk) {
@@ -380,10 +440,12 @@ static void item(const at_job *j, int64_t it, float *slot, at_slot *st)
         if (st->v_nonfinite)
             n2 = g->Sk;
     }
-    if (nk > 0)
-        gemm(j->isa, m, nk, g->D, j->Q + qo + i0 * g->D, g->D, B, g->Sk, S, g->Sk);
-    size_t msz = g->mask_bool ? 1 : sizeof(float);
     float inv[QB];
+    for (int64_t r = 0; r < m; r++)
+        inv[r] = g->scale;
+    if (nk > 0) /* scores times scale */
+        gemm(j->isa, m, nk, g->D, j->Q + qo + i0 * g->D, g->D, kp, g->D * j->nr, S, g->Sk, inv);
+    size_t msz = g->mask_bool ? 1 : sizeof(float);
     for (int64_t r = 0; r < m; r++) {
         float *x = S + r * g->Sk;
         const void *mrow = j->M ? (const char *)j->M + (size_t)(mo + (i0 + r) * g->m_row) * msz : NULL;
@@ -406,10 +468,11 @@ static void item(const at_job *j, int64_t it, float *slot, at_slot *st)
             memset(Y + r * g->Dv, 0, sizeof(float) * (size_t)g->Dv);
         return;
     }
-    gemm(j->isa, m, g->Dv, n2, S, g->Sk, j->V + vo, g->Dv, Y, g->Dv);
-    for (int64_t r = 0; r < m; r++)
-        if (inv[r] != 1.0f)
-            trtl_vm_binary(TRTL_EW_PROD, Y + r * g->Dv, 1, &inv[r], 0, Y + r * g->Dv, g->Dv);
+    if (st->packed_v != vo) {
+        pack_v(j, j->V + vo, vp);
+        st->packed_v = vo;
+    }
+    gemm(j->isa, m, g->Dv, n2, S, g->Sk, vp, g->Sk * j->nr, Y, g->Dv, inv); /* each row times 1 / its sum */
 }
 
 static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
@@ -418,7 +481,7 @@ static void slots_task(void *ctx, int64_t sb, int64_t se, int thread)
     (void)thread;
     for (int64_t s = sb; s < se; s++) {
         float *slot = j->scratch + s * j->slot_floats;
-        at_slot st = {-1, -1, 0};
+        at_slot st = {-1, -1, -1, 0};
         int64_t b = s * j->nitems / j->nslots, e = (s + 1) * j->nitems / j->nslots;
         for (int64_t it = b; it < e; it++)
             item(j, it, slot, &st);
@@ -435,9 +498,11 @@ static void items_stealing(void *ctx, int64_t b, int64_t e, int thread)
         item(j, it, j->scratch + thread * j->slot_floats, &j->slot[thread]);
 }
 
-static int64_t slot_floats(const trtl_attn_geom *g, int pack_k)
+/* A slot: the [QB, Sk] score tile, K^T's and V's panels (sized for the widest panels, NR_MAX). */
+static int64_t slot_floats(const trtl_attn_geom *g)
 {
-    int64_t f = QB * g->Sk + (pack_k ? g->D * g->Sk : 0);
+    int64_t f = ((QB * g->Sk + 15) & ~(int64_t)15) + panels_floats(g->Sk, g->D, NR_MAX) +
+                panels_floats(g->Dv, g->Sk, NR_MAX);
     return ((f + 15) & ~(int64_t)15) + 16; /* slots 64-byte aligned, never empty */
 }
 
@@ -448,7 +513,7 @@ static size_t attn_scratch(const trtl_node *n, const trtl_tensor_view *in, const
     trtl_attn_geom g;
     if (trtl_attn_geom_init(n, in, &out[0].dims, &g) != TRTL_OK)
         return 0;
-    return (size_t)(slot_floats(&g, !n->p.attn.k_transposed) * max_slots()) * sizeof(float) + 64;
+    return (size_t)(slot_floats(&g) * max_slots()) * sizeof(float) + 64;
 }
 
 static trtl_status attn_run(const trtl_kernel_args *a)
@@ -468,11 +533,11 @@ static trtl_status attn_run(const trtl_kernel_args *a)
     j.V = a->in[2].data;
     j.M = g->has_mask ? a->in[3].data : NULL;
     j.Y = a->out[0].data;
-    j.pack_k = !a->node->p.attn.k_transposed;
     j.isa = trtl_cpu_has(TRTL_CPU_AVX512F)             ? ISA_AVX512
             : trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA) ? ISA_AVX2
                                                        : ISA_C;
-    j.slot_floats = slot_floats(g, j.pack_k);
+    j.nr = panel_width(j.isa);
+    j.slot_floats = slot_floats(g);
     int64_t have = (int64_t)((a->scratch_size > 64 ? a->scratch_size - 64 : 0) / sizeof(float)) / j.slot_floats;
     if (!a->scratch || have < 1)
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': attention.tiled got %zu bytes of scratch", a->node->name,
@@ -494,7 +559,7 @@ static trtl_status attn_run(const trtl_kernel_args *a)
         j.nslots = want < 1 ? 1 : want;
     if (j.nslots > 1 && j.nslots == threads && threads <= MAX_SLOTS) {
         for (int s = 0; s < threads; s++)
-            j.slot[s] = (at_slot){-1, -1, 0};
+            j.slot[s] = (at_slot){-1, -1, -1, 0};
         trtl_parallel_for(a->pool, j.nitems, 1, items_stealing, &j);
         return TRTL_OK;
     }

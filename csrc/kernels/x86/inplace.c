@@ -132,30 +132,57 @@ const trtl_kernel trtl_kernel_slice_inplace = {
     .run = slice_run,
 };
 
-static int identity_perm(const trtl_dims *t, int32_t rank)
+/* A permutation of an operand of dims d (rank) that keeps the axes of extent other than 1 in their order: it only
+ * moves 1s, so the permuted tensor's bytes are the operand's (the ONNX importer's Squeeze / Unsqueeze of a dynamic
+ * shape is a transpose of the 1s to the end, or from it, and a reshape).  An empty permutation is the identity. */
+static int order_kept(const trtl_dims *perm, const int64_t *d, int32_t rank)
 {
-    if (t->nb_dims == 0)
+    if (perm->nb_dims == 0)
         return 1;
-    if (t->nb_dims != rank)
+    if (perm->nb_dims != rank)
         return 0;
-    for (int32_t k = 0; k < rank; k++)
-        if (t->d[k] != k)
+    int32_t last = -1;
+    uint32_t seen = 0;
+    for (int32_t k = 0; k < rank; k++) {
+        int32_t a = (int32_t)perm->d[k];
+        if (a < 0 || a >= rank || (seen >> a) & 1u)
             return 0;
+        seen |= 1u << a;
+        if (d[a] == 1)
+            continue;
+        if (a < last)
+            return 0;
+        last = a;
+    }
     return 1;
 }
 
 int trtl_inplace_shuffle_is_reshape(const trtl_shuffle_params *p, const trtl_dims *in, const trtl_dims *out)
 {
-    int32_t mid = p->reshape_dims.nb_dims < 0 ? in->nb_dims : p->reshape_dims.nb_dims;
-    if (!identity_perm(&p->first_transpose, in->nb_dims) || !identity_perm(&p->second_transpose, mid))
-        return 0;
     for (int32_t k = 0; k < in->nb_dims; k++)
         if (in->d[k] < 0)
             return 0;
     for (int32_t k = 0; k < out->nb_dims; k++)
         if (out->d[k] < 0)
             return 0;
-    return trtl_volume(in) == trtl_volume(out);
+    if (trtl_volume(in) != trtl_volume(out) || !order_kept(&p->first_transpose, in->d, in->nb_dims))
+        return 0;
+    if (p->second_transpose.nb_dims == 0)
+        return 1;
+    /* the second transpose permutes the reshaped dims `mid` into out: mid[perm[k]] = out[k] */
+    int32_t rank = out->nb_dims;
+    if (p->second_transpose.nb_dims != rank || rank > TRTL_MAX_DIMS)
+        return 0;
+    int64_t mid[TRTL_MAX_DIMS];
+    uint32_t seen = 0;
+    for (int32_t k = 0; k < rank; k++) {
+        int64_t a = p->second_transpose.d[k];
+        if (a < 0 || a >= rank || (seen >> a) & 1u)
+            return 0;
+        seen |= 1u << a;
+        mid[a] = out->d[k];
+    }
+    return order_kept(&p->second_transpose, mid, rank);
 }
 
 static trtl_status shuffle_run(const trtl_kernel_args *a)

@@ -1,5 +1,6 @@
 /* vmath.c -- run-time choice of the vector math variant (vmath.h) and the portable spans, which
  * are the scalar reference formulas. */
+#include <float.h>
 #include <math.h>
 
 #include "kernels/x86/vmath.h"
@@ -122,6 +123,23 @@ void trtl_vm_fma(const float *src, float *dst, int64_t n, const float *s, int s_
 #endif
     for (int64_t i = 0; i < n; i++)
         dst[i] = (float)((double)src[i] * (s ? s[s_vec ? i : 0] : 1.0) + (t ? t[t_vec ? i : 0] : 0.0));
+}
+
+float trtl_vm_exp_sum(float *x, int64_t n, float shift)
+{
+#ifdef TRTL_VM_HAVE_X86
+    if (trtl_cpu_has(ISA_512))
+        return trtl_vm_exp_sum_avx512(x, n, shift);
+    if (trtl_cpu_has(ISA_AVX2))
+        return trtl_vm_exp_sum_avx2(x, n, shift);
+#endif
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float v = unary_scalar(TRTL_UN_EXP, x[i] - shift);
+        x[i] = v < FLT_MIN ? 0.0f : v; /* false for NaN: kept */
+        sum += x[i];
+    }
+    return sum;
 }
 
 typedef struct rows_job {

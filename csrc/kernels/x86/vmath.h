@@ -25,6 +25,8 @@ int trtl_vm_binary_supported(int32_t op);
 void trtl_vm_binary(int32_t op, const float *a, int a_vec, const float *b, int b_vec, float *y, int64_t n);
 /* dst = src * s + t; s / t NULL: 1 / 0; s_vec / t_vec as above. */
 void trtl_vm_fma(const float *src, float *dst, int64_t n, const float *s, int s_vec, const float *t, int t_vec);
+/* x = exp(x - shift) in place, results below FLT_MIN 0 (NaN kept); returns their sum (attention's softmax rows). */
+float trtl_vm_exp_sum(float *x, int64_t n, float shift);
 
 /* Work split of the pointwise kernels: fn(ctx, row, begin, len) over rows x row_len elements,
  * rows cut into chunks of at most TRTL_VM_CHUNK elements, the chunks split over the pool in
@@ -46,6 +48,8 @@ void trtl_vm_binary_avx512(int32_t op, const float *a, int a_vec, const float *b
 void trtl_vm_binary_avx2(int32_t op, const float *a, int a_vec, const float *b, int b_vec, float *y, int64_t n);
 void trtl_vm_fma_avx512(const float *src, float *dst, int64_t n, const float *s, int s_vec, const float *t, int t_vec);
 void trtl_vm_fma_avx2(const float *src, float *dst, int64_t n, const float *s, int s_vec, const float *t, int t_vec);
+float trtl_vm_exp_sum_avx512(float *x, int64_t n, float shift);
+float trtl_vm_exp_sum_avx2(float *x, int64_t n, float shift);
 #endif
 
 #endif

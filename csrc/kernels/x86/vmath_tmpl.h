@@ -514,6 +514,42 @@ VF void SFX(trtl_vm_unary)(int32_t op, const float *src, float *dst, int64_t n)
     }
 }
 
+/* x = exp(x - shift) in place, results below FLT_MIN made 0 (NaN kept); returns their sum (NaN when one is NaN):
+ * attention's softmax rows (x86/attention.c) in one pass instead of a subtract, an exp and a flushing sum. */
+VF float SFX(trtl_vm_exp_sum)(float *x, int64_t n, float shift)
+{
+    const V sh = vset(shift), lo = vset(1.17549435e-38f), zero = vset(0.0f);
+    V acc = zero;
+    int64_t j = 0;
+    for (; j + VM_IL * VW <= n; j += VM_IL * VW) {
+        V t[VM_IL];
+        VM_EACH t[u_] = vsub(vload(x + j + u_ * VW), sh);
+        vexp_il(t);
+        VM_EACH {
+            t[u_] = vsel(vlt(t[u_], lo), zero, t[u_]); /* a NaN compares false: kept */
+            vstore(x + j + u_ * VW, t[u_]);
+        }
+        acc = vadd(acc, vadd(vadd(vadd(t[0], t[1]), vadd(t[2], t[3])), vadd(vadd(t[4], t[5]), vadd(t[6], t[7]))));
+    }
+    for (; j + VW <= n; j += VW) {
+        V t = vexp(vsub(vload(x + j), sh));
+        t = vsel(vlt(t, lo), zero, t);
+        vstore(x + j, t);
+        acc = vadd(acc, t);
+    }
+    if (j < n) {
+        V t = vexp(vsub(vloadn(x + j, n - j), sh));
+        vstoren(x + j, vsel(vlt(t, lo), zero, t), n - j);
+        acc = vadd(acc, vloadn(x + j, n - j)); /* lanes past n load as 0 */
+    }
+    float b[VW];
+    vstore(b, acc);
+    for (int w = VW / 2; w > 0; w /= 2)
+        for (int i = 0; i < w; i++)
+            b[i] += b[i + w];
+    return b[0];
+}
+
 /* y = op(a, b) over n elements; a_vec / b_vec: 1 when the operand advances with i, 0 when it is
  * the single value *a / *b. */
 VF void SFX(trtl_vm_binary)(int32_t op, const float *a, int a_vec, const float *b, int b_vec, float *y, int64_t n)
