@@ -466,6 +466,21 @@ def test_concat(rng):
     compare(single("Concat", {"a": a, "b": a}, axis=-1, _order=["a", "b"]), {"a": a, "b": a})
 
 
+def test_concat_of_one_input_is_no_layer(rng):
+    """A Concat of one input is that input (as Identity): no copy layer inside the graph (DenseNet's first layer of
+    each block concatenates its input alone); as a graph output, and of a constant, it still matches onnxruntime."""
+    from onnx_helpers import parse
+    x = randn(rng, 2, 3, 4)
+    nodes = [helper.make_node("Concat", ["x"], ["c"], axis=1), helper.make_node("Relu", ["c"], ["y"])]
+    m = make_model(nodes, {"x": x.shape}, {"y": None})
+    compare(m, {"x": x})
+    _, net, _ = parse(m)
+    assert net.num_layers == 1 and net.get_layer(0).type == trt.ActivationType.RELU  # (an activation's .type)
+    compare(single("Concat", {"x": x}, axis=-1), {"x": x})  # the graph output: an identity names it
+    nodes = [helper.make_node("Concat", ["k"], ["c"], axis=0), helper.make_node("Add", ["x", "c"], ["y"])]
+    compare(make_model(nodes, {"x": x.shape}, {"y": None}, {"k": randn(rng, 2, 3, 4)}), {"x": x})
+
+
 @pytest.mark.parametrize("n", [65, 200])
 def test_concat_many_inputs(n, rng):
     """More inputs than add_concatenation takes (64): chained concatenations; with constants, and with a

@@ -252,8 +252,8 @@ def _concat(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     keep = [t for t, n in zip(ts, names) if not (n in p._consts and p._consts[n].ndim == r and
                                                  p._consts[n].shape[axis] == 0)]
     ts = keep or ts
-    if len(ts) == 1:
-        return [p._L(p.network.add_identity(ts[0]))]
+    if len(ts) == 1:  # the piece itself, as Identity (DenseNet's first layer of a block: a copy of the map otherwise)
+        return [ts[0]]
     # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat
     # of concats along one axis is the same concat)
     while len(ts) > MAX_CONCAT_INPUTS:
