@@ -606,6 +606,21 @@ def test_tile_past_the_index_table_bound_uses_a_wrap_slice(rng, monkeypatch):
     x = randn(rng, 2, 3, 5)
     for reps in ([2, 1, 3], [1, 0, 2], [3, 2, 1]):
         compare(single("Tile", {"x": x}, {"r": np.array(reps, I64)}), {"x": x})
+    # an input with a dynamic axis (repeated once): the WRAP slice's size is its run-time shape times the repeats (a
+    # fuzzed [2, 3, N] Tile by 2^40 along axis 0 built a 16 TiB table before the dynamic axis was looked at)
+    for reps in ([1, 3, 2], [1, 0, 4]):
+        m = single("Tile", {"x": x}, {"r": np.array(reps, I64)}, dyn=("x",))
+        run_shapes(m, [{"x": randn(rng, n, 3, 5)} for n in (2, 1, 3)], {"x": (1, 3, 5)}, {"x": (3, 3, 5)})
+    monkeypatch.undo()
+    # the same at the real bound: the output extent's int32 limit beside a dynamic axis is a clean error, and a
+    # repeated dynamic axis is refused before any table is built
+    _parse_fails_small(make_model([helper.make_node("Tile", ["x", "r"], ["y"])], {"x": ((2, 3, "N"), np.float32)},
+                                  {"y": (None, np.float32)}, {"r": np.array([2 ** 40, 0, 1], I64)}),
+                       "In node 0 .*UNSUPPORTED_NODE_SHAPE: Tile of axis 0 \\(size 2\\) by 1099511627776: an extent "
+                       "of 2199023255552 beside dynamic axes")
+    _parse_fails_small(make_model([helper.make_node("Tile", ["x", "r"], ["y"])], {"x": ((2, 3, "N"), np.float32)},
+                                  {"y": (None, np.float32)}, {"r": np.array([2 ** 40, 0, 34], I64)}),
+                       "In node 0 .*UNSUPPORTED_NODE_DYNAMIC: Tile along the dynamic axis 2")
 
 
 def test_expand_dynamic_dim_to_a_huge_static_dim_allocates_nothing_big(rng):

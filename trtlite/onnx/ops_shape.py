@@ -311,18 +311,28 @@ def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, len(xs)))
     if any(v < 0 for v in reps):
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s must not be negative" % (reps,))
-    if is_static(xs) and any(d * rep > TILE_TABLE_MAX or d > TILE_TABLE_MAX for d, rep in zip(xs, reps)):
+    for ax, rep in enumerate(reps):
+        if rep != 1 and xs[ax] < 0:
+            raise Dynamic("Tile along the dynamic axis %d" % ax)
+    if any(d * rep > TILE_TABLE_MAX or d > TILE_TABLE_MAX for d, rep in zip(xs, reps) if d >= 0):
         # the gather index tables below hold the output's extent per axis (a fuzzed [2^31] input made a 16 GiB
-        # arange): a WRAP slice of the output's size reads the same elements with no table
-        layer = p.network.add_slice(x, [0] * len(xs), [d * rep for d, rep in zip(xs, reps)], [1] * len(xs))
-        layer.mode = SampleMode.WRAP
-        return [p._L(layer)]
+        # arange; a [2, 3, N] input repeated 2^40 times along axis 0, 16 TiB): a WRAP slice of the output's size
+        # reads the same elements with no table -- of a static size, or of the input's run-time shape times the
+        # repeats where the input has dynamic axes (repeated once: checked above)
+        if is_static(xs):
+            layer = p.network.add_slice(x, [0] * len(xs), [d * rep for d, rep in zip(xs, reps)], [1] * len(xs))
+            layer.mode = SampleMode.WRAP
+            return [p._L(layer)]
+        for ax, (d, rep) in enumerate(zip(xs, reps)):
+            if d * rep > 2 ** 31 - 1:  # the run-time shape arithmetic is int32
+                raise unsupported("Tile of axis %d (size %d) by %d: an extent of %d beside dynamic axes (at most "
+                                  "2^31 - 1)" % (ax, d, rep, d * rep), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+        from .shape_tensors import runtime_tile
+        return [runtime_tile(p, x, p._const_tensor(np.array(reps, np.int32)))]
     y = x
     for ax, rep in enumerate(reps):
         if rep == 1:
             continue
-        if xs[ax] < 0:
-            raise Dynamic("Tile along the dynamic axis %d" % ax)
         y = p._gather_axis(y, ax, np.tile(np.arange(xs[ax]), rep))
     if y is x:
         y = p._L(p.network.add_identity(x))
