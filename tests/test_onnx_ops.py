@@ -725,6 +725,60 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
                        "UNSUPPORTED_NODE_SHAPE: Resize with run-time scales to an extent of 2147483648 on axis 0")
 
 
+def _dims_constant_cases(big):
+    """(model, message) of importers that build a constant from a dim of `big` (DIMS_CONSTANT_MAX's users)."""
+    N = helper.make_node
+    f = np.float32
+    return [
+        (make_model([N("Hardmax", ["x"], ["y"], axis=1)], {"x": ((1, big), f)}, {"y": (None, f)}),
+         "Hardmax along axis 1 of \\(1, %d\\): its index range" % big),
+        (make_model([N("ArgMax", ["x"], ["y"], axis=1, select_last_index=1)], {"x": ((1, big), f)},
+                    {"y": (None, np.int64)}), "ArgMax's select_last_index along axis 1"),
+        (make_model([N("OneHot", ["i", "d", "v"], ["y"])], {"i": ((2,), np.int64)}, {"y": (None, f)},
+                    {"d": np.array(big, I64), "v": np.array([0, 1], f)}), "OneHot of depth %d: its class range" % big),
+        (make_model([N("NegativeLogLikelihoodLoss", ["x", "t"], ["y"])], {"x": ((2, big), f), "t": ((2,), np.int64)},
+                    {"y": (None, f)}), "NegativeLogLikelihoodLoss over %d classes" % big),
+        (make_model([N("Slice", ["x", "s", "e", "a"], ["y"])], {"x": (("N", big), f)}, {"y": (None, f)},
+                    {"s": np.array([0], I64), "e": np.array([big - 1], I64), "a": np.array([1], I64)}),
+         "a slice of %d elements along axis 1 of a tensor of shape \\(-1, %d\\)" % (big - 1, big)),
+        (make_model([N("Slice", ["x", "s", "e", "a"], ["y"])], {"x": ((2, "N"), f)}, {"y": (None, f)},
+                    {"s": np.array([0], I64), "e": np.array([big - 1], I64), "a": np.array([1], I64)}),
+         "Slice \\(starts 0, ends %d, step 1\\) along a dynamic axis: its gather index table" % (big - 1)),
+        (make_model([N("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)],
+                    {"x": ((1, big), np.int8), "s": ((1, big // 2 + 1), f)}, {"y": (None, f)}, opset=21),
+         "block_size 2 along axis 1 of \\(1, %d\\)" % big),
+        (make_model([N("MaxPool", ["x"], ["y", "i"], kernel_shape=[1, 1])], {"x": ((1, 1, 1, big), f)},
+                    {"y": (None, f), "i": (None, np.int64)}), "MaxPool's Indices over %d windows of 1 taps" % big),
+        (make_model([N("STFT", ["x", "st", "", "fl"], ["y"])], {"x": ((1, big, 1), f)}, {"y": (None, f)},
+                    {"st": np.array(1, I64), "fl": np.array(1, I64)}, opset=17),
+         "STFT of %d frames of 1 samples: its frame index table" % big),
+    ]
+
+
+def test_constants_from_huge_dims_fail_cleanly_without_allocating_them(monkeypatch, rng):
+    """Importers that build a constant from a dim (an index table, a class range) refuse one past DIMS_CONSTANT_MAX
+    (2^26 elements) before building it: with a dim of 2^31 - 1 each made 8-32 GiB while parsing (Hardmax, ArgMax's
+    select_last_index, OneHot's depth, the losses' classes, Slice along a static axis of a tensor with dynamic axes
+    and along a dynamic axis by constant bounds, block DequantizeLinear, MaxPool's Indices, STFT's frames).  Each
+    error names the node and the constant.  At a bound forced down to 6, the same models with a dim of 8 are refused,
+    and constants of 6 elements are still built and match onnxruntime (Hardmax, OneHot, Slice of a dynamic input)."""
+    for m, msg in _dims_constant_cases(2 ** 31 - 1):
+        _parse_fails_small(m, "In node 0 .*UNSUPPORTED_NODE_SHAPE: " + msg + ".* would be a constant of \\d+ "
+                           "elements \\(at most 67108864\\)")
+    import trtlite.onnx.errors as errors
+    monkeypatch.setattr(errors, "DIMS_CONSTANT_MAX", 6)
+    for m, msg in _dims_constant_cases(8):
+        with pytest.raises(ParseFailed, match="UNSUPPORTED_NODE_SHAPE: " + msg):
+            parse(m)
+    x = randn(rng, 2, 6)
+    compare(single("Hardmax", {"x": x}, axis=1), {"x": x})
+    i = np.array([0, 5, -1, 3], I64)
+    compare(single("OneHot", {"i": i}, {"d": np.array(6, I64), "v": np.array([0.5, 2], F32)}), {"i": i})
+    m = single("Slice", {"x": x}, {"s": np.array([0], I64), "e": np.array([6], I64), "a": np.array([0], I64)},
+               dyn=("x",))
+    run_shapes(m, [{"x": randn(rng, n, 6)} for n in (6, 7)], {"x": (6, 6)}, {"x": (8, 6)})
+
+
 # ---- shapes known only at run time (dynamic dims read by Shape) --------------------------------------------
 
 INT64_MAX = 2 ** 63 - 1

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._enums import ActivationType, DataType, ElementWiseOperation, UnaryOperation
-from .errors import Dynamic, ErrorCode, Fail
+from .errors import Dynamic, ErrorCode, Fail, bound_dims_constant
 from .shape_eval import Sym, is_static
 
 
@@ -234,6 +234,8 @@ class LayerBuilder:
         for ax, (s0, n, st) in sorted(spec.items()):
             if shape[ax] < 0:
                 raise Dynamic("slicing along the dynamic axis %d of a tensor of shape %s" % (ax, shape))
+            bound_dims_constant(n, "a slice of %d elements along axis %d of a tensor of shape %s (dynamic axes beside "
+                                "it: a gather): its index table" % (n, ax, shape))
             t = self._gather_axis(t, ax, s0 + np.arange(n) * st)
         return t
 
