@@ -752,14 +752,35 @@ def _dims_constant_cases(big):
         (make_model([N("STFT", ["x", "st", "", "fl"], ["y"])], {"x": ((1, big, 1), f)}, {"y": (None, f)},
                     {"st": np.array(1, I64), "fl": np.array(1, I64)}, opset=17),
          "STFT of %d frames of 1 samples: its frame index table" % big),
+        (make_model([N("DeformConv", ["x", "w", "o"], ["y"], kernel_shape=[1, 1])],
+                    {"x": ((1, 1, 2, 2), f), "w": ((1, 1, 1, 1), f), "o": ((1, 2, big, 1), f)}, {"y": (None, f)},
+                    opset=19), "DeformConv to %d x 1: its sampling grid's row or column" % big),
+        (make_model([N("TensorScatter", ["c", "u"], ["y"], axis=1)], {"c": ((1, big, 2), f), "u": ((1, big, 2), f)},
+                    {"y": (None, f)}, opset=24), "TensorScatter of %d update positions" % big),
     ]
+
+
+def test_rnn_steps_are_bounded_and_chain_their_concatenation(rng):
+    """RNN / GRU / LSTM unroll their steps: past RNN_STEPS_MAX (1024) the importer refuses the node before building
+    anything (a sequence of 2^31 - 1 steps made it allocate a 16 GiB list); below it, sequences longer than one
+    concatenation's 64 inputs are chained and match onnxruntime (70 steps failed to parse before)."""
+    N = helper.make_node
+    w, r = np.full((1, 4, 1), 0.5, F32), np.full((1, 4, 1), -0.25, F32)
+    for t in (1025, 2 ** 31 - 1):
+        _parse_fails_small(make_model([N("LSTM", ["x", "w", "r"], ["y"], hidden_size=1)], {"x": ((t, 1, 1), F32)},
+                                      {"y": (None, F32)}, {"w": w, "r": r}),
+                           "In node 0 .*UNSUPPORTED_NODE_SHAPE: LSTM over a sequence of %d steps: the steps are "
+                           "unrolled into layers, at most 1024" % t)
+    x = randn(rng, 70, 2, 1)
+    compare(single("LSTM", {"x": x}, {"w": w, "r": r}, hidden_size=1), {"x": x})
 
 
 def test_constants_from_huge_dims_fail_cleanly_without_allocating_them(monkeypatch, rng):
     """Importers that build a constant from a dim (an index table, a class range) refuse one past DIMS_CONSTANT_MAX
     (2^26 elements) before building it: with a dim of 2^31 - 1 each made 8-32 GiB while parsing (Hardmax, ArgMax's
     select_last_index, OneHot's depth, the losses' classes, Slice along a static axis of a tensor with dynamic axes
-    and along a dynamic axis by constant bounds, block DequantizeLinear, MaxPool's Indices, STFT's frames).  Each
+    and along a dynamic axis by constant bounds, block DequantizeLinear, MaxPool's Indices, STFT's frames,
+    DeformConv's sampling grid, TensorScatter's positions).  Each
     error names the node and the constant.  At a bound forced down to 6, the same models with a dim of 8 are refused,
     and constants of 6 elements are still built and match onnxruntime (Hardmax, OneHot, Slice of a dynamic input)."""
     for m, msg in _dims_constant_cases(2 ** 31 - 1):

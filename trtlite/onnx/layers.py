@@ -10,6 +10,9 @@ from .._enums import ActivationType, DataType, ElementWiseOperation, UnaryOperat
 from .errors import Dynamic, ErrorCode, Fail, bound_dims_constant
 from .shape_eval import Sym, is_static
 
+# add_concatenation takes at most this many inputs (csrc/python/py_network.c); _concat_layer chains longer ones.
+MAX_CONCAT_INPUTS = 64
+
 
 class LayerBuilder:
     """Helpers over ImporterContext's network; every layer is named after the node being imported.  They use
@@ -113,7 +116,13 @@ class LayerBuilder:
         return ts
 
     def _concat_layer(self, ts: Sequence[Any], axis: int) -> Any:
-        layer = self.network.add_concatenation(list(ts))
+        # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat of
+        # concats along one axis is the same concat)
+        ts = list(ts)
+        while len(ts) > MAX_CONCAT_INPUTS:
+            runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
+            ts = [run[0] if len(run) == 1 else self._concat_layer(run, axis) for run in runs]
+        layer = self.network.add_concatenation(ts)
         layer.axis = axis
         return self._L(layer)
 

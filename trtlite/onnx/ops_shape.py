@@ -15,10 +15,6 @@ from .shape_eval import Sym, has_sym, is_static
 from .shape_tensors import runtime_expand, runtime_reshape, shape_input
 
 
-# add_concatenation takes at most this many inputs (csrc/python/py_network.c); longer Concats are chained.
-MAX_CONCAT_INPUTS = 64
-
-
 @importer("Identity", "Dropout",
           restrictions={"Identity": "none",
                         "Dropout": "training_mode absent or false: an identity (the mask output needs a static "
@@ -254,12 +250,7 @@ def _concat(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     ts = keep or ts
     if len(ts) == 1:
         return [p._L(p.network.add_identity(ts[0]))]
-    # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat
-    # of concats along one axis is the same concat)
-    while len(ts) > MAX_CONCAT_INPUTS:
-        runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
-        ts = [run[0] if len(run) == 1 else p._concat_layer(run, axis) for run in runs]
-    return [p._concat_layer(ts, axis)]
+    return [p._concat_layer(ts, axis)]  # (runs of at most 64 inputs first)
 
 
 @importer("Split",
