@@ -73,7 +73,8 @@ RNN_STEPS_MAX = 1024
 
 
 @importer("RNN", "GRU", "LSTM",
-          restrictions="static sequence length, input size and hidden size (the steps are unrolled)")
+          restrictions="static sequence length (at most 1024 steps), input size and hidden size (the steps are "
+                       "unrolled)")
 def _recurrent(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = node.op_type
     g = _GATES[op]
