@@ -757,6 +757,13 @@ def _dims_constant_cases(big):
                     opset=19), "DeformConv to %d x 1: its sampling grid's row or column" % big),
         (make_model([N("TensorScatter", ["c", "u"], ["y"], axis=1)], {"c": ((1, big, 2), f), "u": ((1, big, 2), f)},
                     {"y": (None, f)}, opset=24), "TensorScatter of %d update positions" % big),
+        (make_model([N("RoiAlign", ["x", "r", "b"], ["y"], output_height=big, output_width=1, sampling_ratio=1)],
+                    {"x": ((1, 1, 4, 4), f), "r": ((1, 4), f), "b": ((1,), np.int64)}, {"y": (None, f)}, opset=16),
+         "RoiAlign's %d x 1 bins sampled 1 x 1: a sample position table" % big),
+        (make_model([N("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
+                       max_skip_count=0, ngram_counts=[0], ngram_indexes=[big - 1], pool_int64s=[1])],
+                    {"x": ((1, 4), np.int64)}, {"y": (None, f)}),
+         "TfIdfVectorizer of 1 n-grams into %d columns" % big),
     ]
 
 
@@ -780,7 +787,8 @@ def test_constants_from_huge_dims_fail_cleanly_without_allocating_them(monkeypat
     (2^26 elements) before building it: with a dim of 2^31 - 1 each made 8-32 GiB while parsing (Hardmax, ArgMax's
     select_last_index, OneHot's depth, the losses' classes, Slice along a static axis of a tensor with dynamic axes
     and along a dynamic axis by constant bounds, block DequantizeLinear, MaxPool's Indices, STFT's frames,
-    DeformConv's sampling grid, TensorScatter's positions).  Each
+    DeformConv's sampling grid, TensorScatter's positions, RoiAlign's sample positions, TfIdfVectorizer's n-gram
+    matrix).  Each
     error names the node and the constant.  At a bound forced down to 6, the same models with a dim of 8 are refused,
     and constants of 6 elements are still built and match onnxruntime (Hardmax, OneHot, Slice of a dynamic input)."""
     for m, msg in _dims_constant_cases(2 ** 31 - 1):

@@ -355,6 +355,9 @@ def _roi_align(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                    "(ceil(roi size / output size)) depends on each ROI at run time" % grid)
     if oh < 1 or ow < 1:
         raise Fail(ErrorCode.INVALID_NODE, "RoiAlign's output_height / output_width must be positive")
+    # (a sampling position table per axis; output_height or sampling_ratio 2^31 - 1: minutes and gigabytes)
+    bound_dims_constant(max(oh, ow) * grid, "RoiAlign's %d x %d bins sampled %d x %d: a sample position table"
+                        % (oh, ow, grid, grid))
     scale, half = float(a.get("spatial_scale", 1.0)), ctm == "half_pixel"
     h_, w_ = xs[2], xs[3]
     col = [p._gather_axis(rois, 1, np.array([k])) for k in range(4)]  # x1, y1, x2, y2 as [R, 1]
