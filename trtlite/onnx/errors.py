@@ -120,9 +120,9 @@ def unsupported(msg: str, code: ErrorCode = ErrorCode.UNSUPPORTED_NODE_ATTR) -> 
 
 # The most elements of a constant an importer builds from a tensor's dims rather than from the model's data: index
 # tables, class and position ranges, masks (64M elements: an 8192 x 8192 causal mask).  Static dims up to 2^31 - 1
-# are valid, so without a bound a [1, 2^31 - 1] input made Trilu (fuzzed), Hardmax, ArgMax, OneHot, the losses,
-# Slice along a static axis of an input with dynamic axes, block DequantizeLinear, MaxPool's Indices and STFT (probed
-# after fuzzed Tile findings) allocate 8-32 GiB while parsing.
+# are valid, so without a bound a dim or attribute of 2^31 - 1 made Trilu, Hardmax (both fuzzed), ArgMax, OneHot, the
+# losses, Slice, block DequantizeLinear, MaxPool's Indices, STFT, DeformConv, TensorScatter, RoiAlign and
+# TfIdfVectorizer (probed, session 16: docs/TESTING.md) allocate 8-32 GiB while parsing.
 DIMS_CONSTANT_MAX = 1 << 26
 
 
