@@ -782,6 +782,18 @@ def test_rnn_steps_are_bounded_and_chain_their_concatenation(rng):
     compare(single("LSTM", {"x": x}, {"w": w, "r": r}, hidden_size=1), {"x": x})
 
 
+def test_deformconv_unrolling_is_bounded():
+    """DeformConv unrolls its offset groups x kernel taps and its groups: a group of 2^31 - 1 (as many input channels)
+    hung the parser; past MAX_TAP_SLICES (16384) either is refused naming the counts."""
+    N = helper.make_node
+    big = 2 ** 31 - 1
+    _parse_fails_small(make_model([N("DeformConv", ["x", "w", "o"], ["y"], kernel_shape=[1, 1], group=big)],
+                                  {"x": ((1, big, 1, 1), F32), "w": ((big, 1, 1, 1), F32), "o": ((1, 2, 1, 1), F32)},
+                                  {"y": (None, F32)}, opset=19),
+                       "In node 0 .*UNSUPPORTED_NODE_SHAPE: DeformConv unrolls one sampling per offset group and "
+                       "kernel tap \\(1 x 1\\) and one matrix multiply per group \\(2147483647\\)")
+
+
 def test_constants_from_huge_dims_fail_cleanly_without_allocating_them(monkeypatch, rng):
     """Importers that build a constant from a dim (an index table, a class range) refuse one past DIMS_CONSTANT_MAX
     (2^26 elements) before building it: with a dim of 2^31 - 1 each made 8-32 GiB while parsing (Hardmax, ArgMax's

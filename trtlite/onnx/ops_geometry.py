@@ -424,9 +424,11 @@ def _deform_conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     oh, ow = os_[2], os_[3]
     hh, ww = xs[2], xs[3]
     mask = p._float(p._tensor(node.input[4]), "DeformConv's mask") if p._inp(node, 4) else None
-    if og * k > MAX_TAP_SLICES:  # (the offset's channels, 2 * og * k, may be up to 2^31 - 1)
-        raise unsupported("DeformConv unrolls one sampling per offset group and kernel tap: %d x %d is %d, over "
-                          "trtlite's limit of %d" % (og, k, og * k, MAX_TAP_SLICES), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    # (the offset's channels, 2 * og * k, and the groups may be up to 2^31 - 1: a group of 2^31 - 1 hung the parser)
+    if og * k > MAX_TAP_SLICES or group > MAX_TAP_SLICES:
+        raise unsupported("DeformConv unrolls one sampling per offset group and kernel tap (%d x %d) and one matrix "
+                          "multiply per group (%d): over trtlite's limit of %d" % (og, k, group, MAX_TAP_SLICES),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
     bound_dims_constant(max(oh, ow), "DeformConv to %d x %d: its sampling grid's row or column" % (oh, ow))
     base_y = p._const_tensor((np.arange(oh, dtype=np.float32) * sh - pt).reshape(1, 1, oh, 1))
     base_x = p._const_tensor((np.arange(ow, dtype=np.float32) * sw - pl).reshape(1, 1, 1, ow))
