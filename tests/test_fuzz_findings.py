@@ -250,3 +250,33 @@ def test_onnx_reference_fold_not_asked_for_absurd_axis(monkeypatch):
         parse(onnx.load(path))
     assert "axis -2147483648" in str(ei.value)
     assert "LayerNormalization" not in asked, asked
+
+
+def test_onnx_gather_elements_float_indices_are_refused_before_folding():
+    """GatherElements of a float constant by itself (a fuzzing input): onnx's reference fold took the indices 1e30 /
+    -inf to np.choose and hung the parser (the 30 s timeout, three inputs of one 10-minute run).  Indices of a
+    non-integer type are INVALID_NODE naming the op, before any fold."""
+    path = os.path.join(ROOT, "tests", "fuzz", "regressions", "onnx",
+                        "gather_elements_float_indices_reference_fold_hang.onnx")
+    ok, secs, errors = _parse_limited(path, mib=700)
+    assert not ok and secs < 10, (secs, errors)
+    assert any("INVALID_NODE: GatherElements's indices are float32: they must be int32 or int64" in e
+               for e in errors), errors
+
+
+def test_infer_of_an_output_numpy_cannot_shape_is_a_shape_error():
+    """An empty output [0, 2, 2^62] (Expand of an empty tensor, a fuzzing input): numpy refuses that shape (its
+    dims' product overflows), and infer() raised numpy's ValueError, naming nothing.  Now a trt.ShapeError naming
+    the output."""
+    path = os.path.join(ROOT, "tests", "fuzz", "regressions", "onnx",
+                        "infer_empty_output_dims_product_overflow_valueerror.onnx")
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    net = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
+    parser = trt.OnnxParser(net, trt.Logger(trt.Logger.ERROR))
+    with open(path, "rb") as f:
+        assert parser.parse(f.read())
+    plan = builder.build_serialized_network(net, builder.create_builder_config())
+    ctx = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(plan).create_execution_context()
+    with pytest.raises(trt.ShapeError, match="infer\\(\\): output 'y' of shape \\(0, 2, 4611686018427387904\\): numpy "
+                                            "cannot make an array"):
+        ctx.infer({"x": np.zeros((3, 4, 3), np.float32)})

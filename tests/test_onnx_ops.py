@@ -621,6 +621,21 @@ def test_tile_past_the_index_table_bound_uses_a_wrap_slice(rng, monkeypatch):
     x = randn(rng, 2, 3, 5)
     for reps in ([2, 1, 3], [1, 0, 2], [3, 2, 1]):
         compare(single("Tile", {"x": x}, {"r": np.array(reps, I64)}), {"x": x})
+    # an input with a dynamic axis (repeated once): the WRAP slice's size is its run-time shape times the repeats (a
+    # fuzzed [2, 3, N] Tile by 2^40 along axis 0 built a 16 TiB table before the dynamic axis was looked at)
+    for reps in ([1, 3, 2], [1, 0, 4]):
+        m = single("Tile", {"x": x}, {"r": np.array(reps, I64)}, dyn=("x",))
+        run_shapes(m, [{"x": randn(rng, n, 3, 5)} for n in (2, 1, 3)], {"x": (1, 3, 5)}, {"x": (3, 3, 5)})
+    monkeypatch.undo()
+    # the same at the real bound: the output extent's int32 limit beside a dynamic axis is a clean error, and a
+    # repeated dynamic axis is refused before any table is built
+    _parse_fails_small(make_model([helper.make_node("Tile", ["x", "r"], ["y"])], {"x": ((2, 3, "N"), np.float32)},
+                                  {"y": (None, np.float32)}, {"r": np.array([2 ** 40, 0, 1], I64)}),
+                       "In node 0 .*UNSUPPORTED_NODE_SHAPE: Tile of axis 0 \\(size 2\\) by 1099511627776: an extent "
+                       "of 2199023255552 beside dynamic axes")
+    _parse_fails_small(make_model([helper.make_node("Tile", ["x", "r"], ["y"])], {"x": ((2, 3, "N"), np.float32)},
+                                  {"y": (None, np.float32)}, {"r": np.array([2 ** 40, 0, 34], I64)}),
+                       "In node 0 .*UNSUPPORTED_NODE_DYNAMIC: Tile along the dynamic axis 2")
 
 
 def test_expand_dynamic_dim_to_a_huge_static_dim_allocates_nothing_big(rng):
@@ -723,6 +738,101 @@ def test_absurd_sizes_fail_cleanly_without_allocating_them():
     _parse_fails_small(onnx.load(os.path.join(here, "fuzz", "regressions", "onnx",
                                               "resize_runtime_scales_extent_2e31_table_8gib.onnx")),
                        "UNSUPPORTED_NODE_SHAPE: Resize with run-time scales to an extent of 2147483648 on axis 0")
+
+
+def _dims_constant_cases(big):
+    """(model, message) of importers that build a constant from a dim of `big` (DIMS_CONSTANT_MAX's users)."""
+    N = helper.make_node
+    f = np.float32
+    return [
+        (make_model([N("Hardmax", ["x"], ["y"], axis=1)], {"x": ((1, big), f)}, {"y": (None, f)}),
+         "Hardmax along axis 1 of \\(1, %d\\): its index range" % big),
+        (make_model([N("ArgMax", ["x"], ["y"], axis=1, select_last_index=1)], {"x": ((1, big), f)},
+                    {"y": (None, np.int64)}), "ArgMax's select_last_index along axis 1"),
+        (make_model([N("OneHot", ["i", "d", "v"], ["y"])], {"i": ((2,), np.int64)}, {"y": (None, f)},
+                    {"d": np.array(big, I64), "v": np.array([0, 1], f)}), "OneHot of depth %d: its class range" % big),
+        (make_model([N("NegativeLogLikelihoodLoss", ["x", "t"], ["y"])], {"x": ((2, big), f), "t": ((2,), np.int64)},
+                    {"y": (None, f)}), "NegativeLogLikelihoodLoss over %d classes" % big),
+        (make_model([N("Slice", ["x", "s", "e", "a"], ["y"])], {"x": (("N", big), f)}, {"y": (None, f)},
+                    {"s": np.array([0], I64), "e": np.array([big - 1], I64), "a": np.array([1], I64)}),
+         "a slice of %d elements along axis 1 of a tensor of shape \\(-1, %d\\)" % (big - 1, big)),
+        (make_model([N("Slice", ["x", "s", "e", "a"], ["y"])], {"x": ((2, "N"), f)}, {"y": (None, f)},
+                    {"s": np.array([0], I64), "e": np.array([big - 1], I64), "a": np.array([1], I64)}),
+         "Slice \\(starts 0, ends %d, step 1\\) along a dynamic axis: its gather index table" % (big - 1)),
+        (make_model([N("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)],
+                    {"x": ((1, big), np.int8), "s": ((1, big // 2 + 1), f)}, {"y": (None, f)}, opset=21),
+         "block_size 2 along axis 1 of \\(1, %d\\)" % big),
+        (make_model([N("MaxPool", ["x"], ["y", "i"], kernel_shape=[1, 1])], {"x": ((1, 1, 1, big), f)},
+                    {"y": (None, f), "i": (None, np.int64)}), "MaxPool's Indices over %d windows of 1 taps" % big),
+        (make_model([N("STFT", ["x", "st", "", "fl"], ["y"])], {"x": ((1, big, 1), f)}, {"y": (None, f)},
+                    {"st": np.array(1, I64), "fl": np.array(1, I64)}, opset=17),
+         "STFT of %d frames of 1 samples: its frame index table" % big),
+        (make_model([N("DeformConv", ["x", "w", "o"], ["y"], kernel_shape=[1, 1])],
+                    {"x": ((1, 1, 2, 2), f), "w": ((1, 1, 1, 1), f), "o": ((1, 2, big, 1), f)}, {"y": (None, f)},
+                    opset=19), "DeformConv to %d x 1: its sampling grid's row or column" % big),
+        (make_model([N("TensorScatter", ["c", "u"], ["y"], axis=1)], {"c": ((1, big, 2), f), "u": ((1, big, 2), f)},
+                    {"y": (None, f)}, opset=24), "TensorScatter of %d update positions" % big),
+        (make_model([N("RoiAlign", ["x", "r", "b"], ["y"], output_height=big, output_width=1, sampling_ratio=1)],
+                    {"x": ((1, 1, 4, 4), f), "r": ((1, 4), f), "b": ((1,), np.int64)}, {"y": (None, f)}, opset=16),
+         "RoiAlign's %d x 1 bins sampled 1 x 1: a sample position table" % big),
+        (make_model([N("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
+                       max_skip_count=0, ngram_counts=[0], ngram_indexes=[big - 1], pool_int64s=[1])],
+                    {"x": ((1, 4), np.int64)}, {"y": (None, f)}),
+         "TfIdfVectorizer of 1 n-grams into %d columns" % big),
+    ]
+
+
+def test_rnn_steps_are_bounded_and_chain_their_concatenation(rng):
+    """RNN / GRU / LSTM unroll their steps: past RNN_STEPS_MAX (1024) the importer refuses the node before building
+    anything (a sequence of 2^31 - 1 steps made it allocate a 16 GiB list); below it, sequences longer than one
+    concatenation's 64 inputs are chained and match onnxruntime (70 steps failed to parse before)."""
+    N = helper.make_node
+    w, r = np.full((1, 4, 1), 0.5, F32), np.full((1, 4, 1), -0.25, F32)
+    for t in (1025, 2 ** 31 - 1):
+        _parse_fails_small(make_model([N("LSTM", ["x", "w", "r"], ["y"], hidden_size=1)], {"x": ((t, 1, 1), F32)},
+                                      {"y": (None, F32)}, {"w": w, "r": r}),
+                           "In node 0 .*UNSUPPORTED_NODE_SHAPE: LSTM over a sequence of %d steps: the steps are "
+                           "unrolled into layers, at most 1024" % t)
+    x = randn(rng, 70, 2, 1)
+    compare(single("LSTM", {"x": x}, {"w": w, "r": r}, hidden_size=1), {"x": x})
+
+
+def test_deformconv_unrolling_is_bounded():
+    """DeformConv unrolls its offset groups x kernel taps and its groups: a group of 2^31 - 1 (as many input channels)
+    hung the parser; past MAX_TAP_SLICES (16384) either is refused naming the counts."""
+    N = helper.make_node
+    big = 2 ** 31 - 1
+    _parse_fails_small(make_model([N("DeformConv", ["x", "w", "o"], ["y"], kernel_shape=[1, 1], group=big)],
+                                  {"x": ((1, big, 1, 1), F32), "w": ((big, 1, 1, 1), F32), "o": ((1, 2, 1, 1), F32)},
+                                  {"y": (None, F32)}, opset=19),
+                       "In node 0 .*UNSUPPORTED_NODE_SHAPE: DeformConv unrolls one sampling per offset group and "
+                       "kernel tap \\(1 x 1\\) and one matrix multiply per group \\(2147483647\\)")
+
+
+def test_constants_from_huge_dims_fail_cleanly_without_allocating_them(monkeypatch, rng):
+    """Importers that build a constant from a dim (an index table, a class range) refuse one past DIMS_CONSTANT_MAX
+    (2^26 elements) before building it: with a dim of 2^31 - 1 each made 8-32 GiB while parsing (Hardmax, ArgMax's
+    select_last_index, OneHot's depth, the losses' classes, Slice along a static axis of a tensor with dynamic axes
+    and along a dynamic axis by constant bounds, block DequantizeLinear, MaxPool's Indices, STFT's frames,
+    DeformConv's sampling grid, TensorScatter's positions, RoiAlign's sample positions, TfIdfVectorizer's n-gram
+    matrix).  Each
+    error names the node and the constant.  At a bound forced down to 6, the same models with a dim of 8 are refused,
+    and constants of 6 elements are still built and match onnxruntime (Hardmax, OneHot, Slice of a dynamic input)."""
+    for m, msg in _dims_constant_cases(2 ** 31 - 1):
+        _parse_fails_small(m, "In node 0 .*UNSUPPORTED_NODE_SHAPE: " + msg + ".* would be a constant of \\d+ "
+                           "elements \\(at most 67108864\\)")
+    import trtlite.onnx.errors as errors
+    monkeypatch.setattr(errors, "DIMS_CONSTANT_MAX", 6)
+    for m, msg in _dims_constant_cases(8):
+        with pytest.raises(ParseFailed, match="UNSUPPORTED_NODE_SHAPE: " + msg):
+            parse(m)
+    x = randn(rng, 2, 6)
+    compare(single("Hardmax", {"x": x}, axis=1), {"x": x})
+    i = np.array([0, 5, -1, 3], I64)
+    compare(single("OneHot", {"i": i}, {"d": np.array(6, I64), "v": np.array([0.5, 2], F32)}), {"i": i})
+    m = single("Slice", {"x": x}, {"s": np.array([0], I64), "e": np.array([6], I64), "a": np.array([0], I64)},
+               dyn=("x",))
+    run_shapes(m, [{"x": randn(rng, n, 6)} for n in (6, 7)], {"x": (6, 6)}, {"x": (8, 6)})
 
 
 # ---- shapes known only at run time (dynamic dims read by Shape) --------------------------------------------

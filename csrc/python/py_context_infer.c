@@ -245,6 +245,13 @@ PyObject *trtl_py_context_infer(PyObject *self, PyObject *args, PyObject *kwargs
         PyObject *tup = shape ? PySequence_Tuple(shape) : NULL;
         Py_XDECREF(shape);
         PyObject *arr = tup ? np_call(np, "empty", tup, trtl_engine_io_dtype(e, i), 0) : NULL;
+        if (!arr && tup && PyErr_ExceptionMatches(PyExc_ValueError)) {
+            /* numpy refuses a shape whose dims' product overflows even where another dim is 0 (a fuzzed empty
+             * [0, 2, 2^62] output raised numpy's ValueError, naming nothing) */
+            PyErr_Clear();
+            PyErr_Format(st->ShapeError, "infer(): output '%s' of shape %R: numpy cannot make an array of that "
+                         "shape (its dims' product overflows); bind a buffer of your own", name, tup);
+        }
         Py_XDECREF(tup);
         if (!arr || PyDict_SetItemString(outs, name, arr) < 0) {
             Py_XDECREF(arr);

@@ -1540,6 +1540,28 @@ static void test_pooling_tails(void)
             if (pool_run_case(&c) > 0)
                 return;
         }
+    /* strides past the row buffer, up to 2^62 where there is one output column or row (a fuzzed plan: the row
+     * path's buffer size, (OW + 16) * stride, overflowed int64): the scalar path, the reference's result */
+    static const int64_t huge[][2] = {{1, (int64_t)1 << 62}, {(int64_t)1 << 62, 2}, {4097, 4097}, {3, 4097}};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+        for (int type = TRTL_POOL_MAX; type <= TRTL_POOL_MAX_AVERAGE_BLEND; type++) {
+            pool_case c = {0};
+            c.rank = 4;
+            c.lead[0] = 1;
+            c.lead[1] = 3;
+            c.H = 6;
+            c.W = 9;
+            c.k[0] = 2;
+            c.k[1] = 3;
+            c.s[0] = huge[i][0];
+            c.s[1] = huge[i][1];
+            c.pre[1] = c.post[1] = 1;
+            c.type = type;
+            c.excl = (int)(i % 2);
+            c.blend = 0.5f;
+            if (pool_run_case(&c) > 0)
+                return;
+        }
 }
 
 /* ---- trailing-axes reduce (x86/reduce_inner.c) ---------------------------------------------- */

@@ -425,6 +425,8 @@ def indices_out_of_range(op: str, axis: int, batch_dims: int, data_shape: Tuple[
     `data_shape`; None when they are in range (-dim <= i < dim) or cannot be judged here (malformed shapes are
     the op's own checks)."""
     idx = np.asarray(idx)
+    if idx.dtype.kind in "fcb":  # onnx's reference took float indices of 1e30 / -inf to np.choose: a hang (fuzzing)
+        return "%s's indices are %s: they must be int32 or int64" % (op, idx.dtype)
     if idx.size == 0 or idx.dtype.kind not in "iu" or any(int(d) < 0 for d in data_shape):
         return None
     r = len(data_shape)

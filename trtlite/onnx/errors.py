@@ -118,6 +118,22 @@ def unsupported(msg: str, code: ErrorCode = ErrorCode.UNSUPPORTED_NODE_ATTR) -> 
     return Fail(code, msg)
 
 
+# The most elements of a constant an importer builds from a tensor's dims rather than from the model's data: index
+# tables, class and position ranges, masks (64M elements: an 8192 x 8192 causal mask).  Static dims up to 2^31 - 1
+# are valid, so without a bound a dim or attribute of 2^31 - 1 made Trilu, Hardmax (both fuzzed), ArgMax, OneHot, the
+# losses, Slice, block DequantizeLinear, MaxPool's Indices, STFT, DeformConv, TensorScatter, RoiAlign and
+# TfIdfVectorizer (probed, session 16: docs/TESTING.md) allocate 8-32 GiB while parsing.
+DIMS_CONSTANT_MAX = 1 << 26
+
+
+def bound_dims_constant(n: int, what: str) -> None:
+    """Refuses (UNSUPPORTED_NODE_SHAPE) a constant of `n` elements computed from dims, past DIMS_CONSTANT_MAX, before
+    it is built; `what` names it ("Hardmax along axis 1 of (1, 2147483647): its index range")."""
+    if n > DIMS_CONSTANT_MAX:
+        raise unsupported("%s would be a constant of %d elements (at most %d)" % (what, n, DIMS_CONSTANT_MAX),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+
+
 class Dynamic(Fail):
     """A node needs a value that is known only at run time (UNSUPPORTED_NODE_DYNAMIC)."""
     def __init__(self, msg: str) -> None:

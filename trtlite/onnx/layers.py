@@ -7,8 +7,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._enums import ActivationType, DataType, ElementWiseOperation, UnaryOperation
-from .errors import Dynamic, ErrorCode, Fail
+from .errors import Dynamic, ErrorCode, Fail, bound_dims_constant
 from .shape_eval import Sym, is_static
+
+# add_concatenation takes at most this many inputs (csrc/python/py_network.c); _concat_layer chains longer ones.
+MAX_CONCAT_INPUTS = 64
 
 
 class LayerBuilder:
@@ -113,7 +116,13 @@ class LayerBuilder:
         return ts
 
     def _concat_layer(self, ts: Sequence[Any], axis: int) -> Any:
-        layer = self.network.add_concatenation(list(ts))
+        # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat of
+        # concats along one axis is the same concat)
+        ts = list(ts)
+        while len(ts) > MAX_CONCAT_INPUTS:
+            runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
+            ts = [run[0] if len(run) == 1 else self._concat_layer(run, axis) for run in runs]
+        layer = self.network.add_concatenation(ts)
         layer.axis = axis
         return self._L(layer)
 
@@ -234,6 +243,8 @@ class LayerBuilder:
         for ax, (s0, n, st) in sorted(spec.items()):
             if shape[ax] < 0:
                 raise Dynamic("slicing along the dynamic axis %d of a tensor of shape %s" % (ax, shape))
+            bound_dims_constant(n, "a slice of %d elements along axis %d of a tensor of shape %s (dynamic axes beside "
+                                "it: a gather): its index table" % (n, ax, shape))
             t = self._gather_axis(t, ax, s0 + np.arange(n) * st)
         return t
 

@@ -15,10 +15,11 @@ import numpy as np
 from .._enums import (DataType, ElementWiseOperation, FillOperation, InterpolationMode, MatrixOperation, PoolingType,
                       SampleMode, ScatterMode, ScatterReduction, UnaryOperation)
 from .context import ImporterContext
-from .errors import ErrorCode, Fail
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .dtypes import onnx_to_trt
 from .registry import importer
 from .constants import attr_ints
+from .ops_conv_tensor import MAX_TAP_SLICES
 from .shape_tensors import runtime_constant_of_shape, runtime_reshape, shape_input
 
 E = ElementWiseOperation
@@ -354,6 +355,9 @@ def _roi_align(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                    "(ceil(roi size / output size)) depends on each ROI at run time" % grid)
     if oh < 1 or ow < 1:
         raise Fail(ErrorCode.INVALID_NODE, "RoiAlign's output_height / output_width must be positive")
+    # (a sampling position table per axis; output_height or sampling_ratio 2^31 - 1: minutes and gigabytes)
+    bound_dims_constant(max(oh, ow) * grid, "RoiAlign's %d x %d bins sampled %d x %d: a sample position table"
+                        % (oh, ow, grid, grid))
     scale, half = float(a.get("spatial_scale", 1.0)), ctm == "half_pixel"
     h_, w_ = xs[2], xs[3]
     col = [p._gather_axis(rois, 1, np.array([k])) for k in range(4)]  # x1, y1, x2, y2 as [R, 1]
@@ -420,6 +424,12 @@ def _deform_conv(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     oh, ow = os_[2], os_[3]
     hh, ww = xs[2], xs[3]
     mask = p._float(p._tensor(node.input[4]), "DeformConv's mask") if p._inp(node, 4) else None
+    # (the offset's channels, 2 * og * k, and the groups may be up to 2^31 - 1: a group of 2^31 - 1 hung the parser)
+    if og * k > MAX_TAP_SLICES or group > MAX_TAP_SLICES:
+        raise unsupported("DeformConv unrolls one sampling per offset group and kernel tap (%d x %d) and one matrix "
+                          "multiply per group (%d): over trtlite's limit of %d" % (og, k, group, MAX_TAP_SLICES),
+                          ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    bound_dims_constant(max(oh, ow), "DeformConv to %d x %d: its sampling grid's row or column" % (oh, ow))
     base_y = p._const_tensor((np.arange(oh, dtype=np.float32) * sh - pt).reshape(1, 1, oh, 1))
     base_x = p._const_tensor((np.arange(ow, dtype=np.float32) * sw - pl).reshape(1, 1, 1, ow))
     cg = c // og

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, ReduceOperation, UnaryOperation
 from .context import ImporterContext
-from .errors import ErrorCode, Fail, unsupported
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .ops_activation import _softmax_core
 from .registry import importer
 from .shape_eval import axes_mask
@@ -42,6 +42,7 @@ def _pick_loss(p: ImporterContext, node: Any, a: Dict[str, Any], x: Any, target_
     if len(t.shape) != r - 1:
         raise Fail(ErrorCode.INVALID_NODE, "target '%s' of shape %s does not match input %s (it lacks axis 1)"
                    % (target_name, tuple(t.shape), xs))
+    bound_dims_constant(c, "%s over %d classes: its class range" % (node.op_type, c))
     tu = p._unsqueeze(t, [1])  # (N, 1, d...)
     classes = p._const_tensor(np.arange(c, dtype=np.int32).reshape((1, c) + (1,) * (r - 2)), DataType.INT32)
     onehot = p._ew(tu, classes, E.EQUAL)  # (N, C, d...)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, MatrixOperation, ReduceOperation
 from .context import ImporterContext
-from .errors import ErrorCode, Fail, unsupported
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .registry import importer
 from .shape_eval import axes_mask
 
@@ -328,6 +328,7 @@ def _stft(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         raise Fail(ErrorCode.INVALID_NODE, "STFT with frame_step %d and frame_length %d of a signal of length %d"
                    % (step, length, n))
     frames = 1 + (n - length) // step
+    bound_dims_constant(frames * length, "STFT of %d frames of %d samples: its frame index table" % (frames, length))
     idx = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
     fr = p._gather_axis(x, 1, idx)  # (B, frames, length, 1 or 2)
     if window is not None:

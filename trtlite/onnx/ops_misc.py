@@ -10,7 +10,7 @@ from .._enums import (ActivationType, CumulativeOperation, DataType, ElementWise
                       TopKOperation, UnaryOperation)
 from .context import ImporterContext
 from .dtypes import ONNX_TO_NP, TRT_NP, onnx_to_trt
-from .errors import ErrorCode, Fail, unsupported
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .registry import importer
 from .shape_eval import axes_mask, is_static
 
@@ -27,11 +27,6 @@ def _select(p: ImporterContext, c: Any, t: Any, e: Any) -> Any:
     return p._L(p.network.add_select(c, t, e))
 
 
-# Trilu's mask and EyeLike's output are constants the importer builds: 64M elements at most (an 8192 x 8192 causal
-# mask is 64M); a fuzzed [2, 5, 2^31] input made the Trilu importer fill a 16 GiB arange before failing.
-CONST_MASK_MAX = 1 << 26
-
-
 @importer("Trilu",
           restrictions="the last two dims static")
 def _trilu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
@@ -42,9 +37,8 @@ def _trilu(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                           ErrorCode.UNSUPPORTED_NODE_SHAPE)
     r = len(xs)
     n, m = xs[-2:]
-    if n * m > CONST_MASK_MAX:
-        raise unsupported("Trilu over %d x %d matrices: its mask would be a constant of %d elements (at most %d)"
-                          % (n, m, n * m, CONST_MASK_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    # (a fuzzed [2, 5, 2^31] input made the importer fill a 16 GiB arange before failing)
+    bound_dims_constant(n * m, "Trilu over %d x %d matrices: its mask" % (n, m))
     diff = (np.arange(m)[None, :] - np.arange(n)[:, None]).reshape((1,) * (r - 2) + (n, m))  # j - i
     upper = bool(int(a.get("upper", 1)))
     kn = p._inp(node, 1)
@@ -76,9 +70,7 @@ def _eyelike(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         np_t = ONNX_TO_NP[t]
     else:
         np_t = TRT_NP[DataType(x.dtype)]
-    if xs[0] * xs[1] > CONST_MASK_MAX:
-        raise unsupported("EyeLike of %d x %d: the output would be a constant of %d elements (at most %d)"
-                          % (xs[0], xs[1], xs[0] * xs[1], CONST_MASK_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    bound_dims_constant(xs[0] * xs[1], "EyeLike of %d x %d: the output" % (xs[0], xs[1]))
     return [np.eye(xs[0], xs[1], int(a.get("k", 0)), dtype=np_t)]
 
 
@@ -96,6 +88,7 @@ def _hardmax(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     layer = p.network.add_topk(x, TopKOperation.MAX, 1, 1 << axis)
     p._name_layer(layer)
     idx = layer.get_output(1)  # the first of equal maxima, as ONNX's Hardmax takes
+    bound_dims_constant(xs[axis], "Hardmax along axis %d of %s: its index range" % (axis, xs))
     shape = [1] * r
     shape[axis] = xs[axis]
     ar = p._const_tensor(np.arange(xs[axis], dtype=np.int32).reshape(shape), DataType.INT32)
@@ -235,6 +228,7 @@ def _onehot(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         depth = _onehot_runtime_depth(p, node, r, axis)
     if depth <= 0:
         raise Fail(ErrorCode.INVALID_NODE, "depth %d must be positive" % depth)
+    bound_dims_constant(depth, "OneHot of depth %d: its class range" % depth)
     idx = _select(p, p._ew_const(idx, np.int32(0), E.LESS), p._ew_const(idx, np.int32(depth), E.SUM), idx)
     shape = [1] * r
     shape[axis] = depth

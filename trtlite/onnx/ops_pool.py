@@ -10,7 +10,7 @@ from .._enums import (CumulativeOperation, DataType, ElementWiseOperation, Paddi
                       TopKOperation, UnaryOperation)
 from .constants import attr_ints
 from .context import ImporterContext
-from .errors import ErrorCode, unsupported
+from .errors import ErrorCode, bound_dims_constant, unsupported
 from .ops_conv import _pads
 from .registry import importer
 from .shape_eval import axes_mask, is_static
@@ -68,6 +68,10 @@ def _maxpool_indices(p: ImporterContext, a: Dict[str, Any], x: Any, out: tuple) 
     else:
         pre = [0] * nsp if auto_pad == "VALID" else _pads(a, nsp)[0]
     S, K, O = int(np.prod(sp)), int(np.prod(ks)), int(np.prod(osp))
+    bound_dims_constant(nsp * O * K, "MaxPool's Indices over %d windows of %d taps: its tap position table" % (O, K))
+    if is_static(xs[:1]):
+        bound_dims_constant(n * c * O, "MaxPool's Indices over %d x %d planes of %d windows: its plane offset table"
+                            % (n, c, O))
     row = [int(np.prod(sp[i + 1:])) for i in range(nsp)]  # row-major spatial strides
     col = [int(np.prod(sp[:i])) for i in range(nsp)]      # column-major (storage_order 1)
     order = col if int(a.get("storage_order", 0)) else row

@@ -14,7 +14,7 @@ import numpy as np
 from .._enums import DataType
 from .dtypes import ML_STORAGE, ONNX_STORAGE
 from .context import ImporterContext
-from .errors import ErrorCode, Fail, unsupported
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .registry import importer
 
 _INT_TYPES = {np.dtype(np.int8): DataType.INT8, np.dtype(np.uint8): DataType.UINT8}
@@ -198,6 +198,8 @@ def _aligned(p: ImporterContext, t: Any, xshape: Sequence[int], axis: int, block
         if len(shape) != r or xshape[axis] < 0 or shape[axis] < 0 or shape[axis] * block < xshape[axis]:
             raise Fail(ErrorCode.INVALID_NODE, "block_size %d: scale %s does not block the input %s along axis %d"
                        % (block, shape, tuple(xshape), axis))
+        bound_dims_constant(xshape[axis], "block_size %d along axis %d of %s: the scale's gather index table"
+                            % (block, axis, tuple(xshape)))
         return p._gather_axis(t, axis, np.arange(xshape[axis]) // block)
     if n == 1:
         return p._reshape(t, [1] * r) if len(shape) != r else t

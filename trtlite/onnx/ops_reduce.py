@@ -8,7 +8,7 @@ import numpy as np
 from .._enums import DataType, ElementWiseOperation, ReduceOperation, TopKOperation, UnaryOperation
 from .constants import reduce_axes
 from .context import ImporterContext
-from .errors import Dynamic, ErrorCode, Fail
+from .errors import Dynamic, ErrorCode, Fail, bound_dims_constant
 from .registry import importer
 from .shape_eval import axes_mask
 
@@ -115,6 +115,8 @@ def _argmax(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if last:
         if xs[axis] < 0:
             raise Dynamic("select_last_index along a dynamic axis")
+        bound_dims_constant(xs[axis], "%s's select_last_index along axis %d of %s: its reversed index table"
+                            % (node.op_type, axis, xs))
         src = p._gather_axis(x, axis, np.arange(xs[axis] - 1, -1, -1))
     idx = p.network.add_topk(src, op, 1, 1 << axis)
     p._name_layer(idx)

@@ -67,8 +67,14 @@ def _acts(op: str, a: Dict[str, Any], n_dir: int) -> List[List[_Act]]:
     return [acts[d * per:(d + 1) * per] for d in range(n_dir)]
 
 
+# Steps an RNN / GRU / LSTM may unroll (each 10-25 layers; 1024 LSTM steps parse in ~2 s): a fuzzed sequence of
+# 2^31 - 1 steps made the importer allocate a 16 GiB list of them, and a long one kept it adding layers for minutes.
+RNN_STEPS_MAX = 1024
+
+
 @importer("RNN", "GRU", "LSTM",
-          restrictions="static sequence length, input size and hidden size (the steps are unrolled)")
+          restrictions="static sequence length (at most 1024 steps), input size and hidden size (the steps are "
+                       "unrolled)")
 def _recurrent(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     op = node.op_type
     g = _GATES[op]
@@ -83,6 +89,9 @@ def _recurrent(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if t_len < 0 or i_size < 0:
         raise unsupported("%s with a dynamic sequence length or input size %s" % (op, tuple(x.shape)),
                           ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    if t_len > RNN_STEPS_MAX:
+        raise unsupported("%s over a sequence of %d steps: the steps are unrolled into layers, at most %d"
+                          % (op, t_len, RNN_STEPS_MAX), ErrorCode.UNSUPPORTED_NODE_SHAPE)
     direction = a.get("direction", "forward")
     dirs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}.get(direction)
     if dirs is None:

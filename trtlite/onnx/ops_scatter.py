@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 from .._enums import DataType, ScatterMode, ScatterReduction
 from .context import ImporterContext
-from .errors import ErrorCode, Fail, unsupported
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .registry import importer
 
 _RED = {"none": ScatterReduction.NONE, "add": ScatterReduction.SUM, "mul": ScatterReduction.PROD,
@@ -71,6 +71,7 @@ def _tensor_scatter(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[An
     s = int(upd.shape[ax])
     if s < 0:
         raise unsupported("TensorScatter: the update's sequence length (axis %d) must be static" % ax)
+    bound_dims_constant(s, "TensorScatter of %d update positions: their position range" % s)
     pos = p._const_tensor(np.arange(s, dtype=np.int32).reshape([1] * ax + [s] + [1] * (r - ax - 1)),
                           DataType.INT32)
     wi = node.input[2] if len(node.input) > 2 and node.input[2] else None

@@ -15,10 +15,6 @@ from .shape_eval import Sym, has_sym, is_static
 from .shape_tensors import runtime_expand, runtime_reshape, shape_input
 
 
-# add_concatenation takes at most this many inputs (csrc/python/py_network.c); longer Concats are chained.
-MAX_CONCAT_INPUTS = 64
-
-
 @importer("Identity", "Dropout",
           restrictions={"Identity": "none",
                         "Dropout": "training_mode absent or false: an identity (the mask output needs a static "
@@ -254,12 +250,7 @@ def _concat(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     ts = keep or ts
     if len(ts) == 1:  # the piece itself, as Identity (DenseNet's first layer of a block: a copy of the map otherwise)
         return [ts[0]]
-    # add_concatenation takes at most MAX_CONCAT_INPUTS tensors: concatenate runs of them first (a concat
-    # of concats along one axis is the same concat)
-    while len(ts) > MAX_CONCAT_INPUTS:
-        runs = [ts[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(ts), MAX_CONCAT_INPUTS)]
-        ts = [run[0] if len(run) == 1 else p._concat_layer(run, axis) for run in runs]
-    return [p._concat_layer(ts, axis)]
+    return [p._concat_layer(ts, axis)]  # (runs of at most 64 inputs first)
 
 
 @importer("Split",
@@ -311,18 +302,28 @@ def _tile(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s for an input of rank %d" % (reps, len(xs)))
     if any(v < 0 for v in reps):
         raise Fail(ErrorCode.INVALID_NODE, "repeats %s must not be negative" % (reps,))
-    if is_static(xs) and any(d * rep > TILE_TABLE_MAX or d > TILE_TABLE_MAX for d, rep in zip(xs, reps)):
+    for ax, rep in enumerate(reps):
+        if rep != 1 and xs[ax] < 0:
+            raise Dynamic("Tile along the dynamic axis %d" % ax)
+    if any(d * rep > TILE_TABLE_MAX or d > TILE_TABLE_MAX for d, rep in zip(xs, reps) if d >= 0):
         # the gather index tables below hold the output's extent per axis (a fuzzed [2^31] input made a 16 GiB
-        # arange): a WRAP slice of the output's size reads the same elements with no table
-        layer = p.network.add_slice(x, [0] * len(xs), [d * rep for d, rep in zip(xs, reps)], [1] * len(xs))
-        layer.mode = SampleMode.WRAP
-        return [p._L(layer)]
+        # arange; a [2, 3, N] input repeated 2^40 times along axis 0, 16 TiB): a WRAP slice of the output's size
+        # reads the same elements with no table -- of a static size, or of the input's run-time shape times the
+        # repeats where the input has dynamic axes (repeated once: checked above)
+        if is_static(xs):
+            layer = p.network.add_slice(x, [0] * len(xs), [d * rep for d, rep in zip(xs, reps)], [1] * len(xs))
+            layer.mode = SampleMode.WRAP
+            return [p._L(layer)]
+        for ax, (d, rep) in enumerate(zip(xs, reps)):
+            if d * rep > 2 ** 31 - 1:  # the run-time shape arithmetic is int32
+                raise unsupported("Tile of axis %d (size %d) by %d: an extent of %d beside dynamic axes (at most "
+                                  "2^31 - 1)" % (ax, d, rep, d * rep), ErrorCode.UNSUPPORTED_NODE_SHAPE)
+        from .shape_tensors import runtime_tile
+        return [runtime_tile(p, x, p._const_tensor(np.array(reps, np.int32)))]
     y = x
     for ax, rep in enumerate(reps):
         if rep == 1:
             continue
-        if xs[ax] < 0:
-            raise Dynamic("Tile along the dynamic axis %d" % ax)
         y = p._gather_axis(y, ax, np.tile(np.arange(xs[ax]), rep))
     if y is x:
         y = p._L(p.network.add_identity(x))

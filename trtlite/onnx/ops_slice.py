@@ -9,7 +9,7 @@ from .._enums import DataType, ElementWiseOperation, GatherMode, ReduceOperation
 from .constants import FOLD_LIMIT, attr_ints, clamp_slice, indices_out_of_range, slice_params
 from .context import MAX_ELEMENTS, ImporterContext
 from .dtypes import TRT_NP
-from .errors import Dynamic, ErrorCode, Fail, unsupported
+from .errors import Dynamic, ErrorCode, Fail, bound_dims_constant, unsupported
 from .registry import importer
 from .shape_eval import Sym, is_static
 
@@ -36,21 +36,23 @@ def _dynamic_axis_slice(s: int, e: int, st: int) -> Tuple[str, Any]:
         return "crop", (s, 0 if e >= _END else -e)  # x[s:] and x[s:-k]
     idx = None
     if abs(s) < _END and abs(e) < _END and (s >= 0) == (e >= 0):
-        idx = np.arange(s, e, st)  # x[a:b], x[-a:-b] (either direction)
+        idx = range(s, e, st)  # x[a:b], x[-a:-b] (either direction)
     elif -_END < s < 0 and e >= _END and st > 0:
-        idx = np.arange(s, 0, st)  # x[-a:]
+        idx = range(s, 0, st)  # x[-a:]
     elif 0 <= s < _END and e <= -_END and st < 0:
-        idx = np.arange(s, -1, st)  # x[a::-1]
+        idx = range(s, -1, st)  # x[a::-1]
     if idx is None:
         raise Dynamic("Slice (starts %d, ends %d, step %d) along a dynamic axis gives a size that depends on the "
                       "axis' run-time size in a way trtlite cannot express (it slices dynamic axes by cropping a "
                       "constant number of elements from each end, step 1, or by a constant number of indices)"
                       % (s, e, st))
-    if idx.size == 0:
+    if len(idx) == 0:
         raise unsupported("Slice gives an empty tensor", ErrorCode.UNSUPPORTED_NODE_SHAPE)
+    bound_dims_constant(len(idx), "Slice (starts %d, ends %d, step %d) along a dynamic axis: its gather index table"
+                        % (s, e, st))
     # as many elements as the bounds say, provided the axis is long enough at run time: a shorter one fails
     # there with a gather index error (ONNX would clamp the bounds)
-    return "gather", idx
+    return "gather", np.arange(idx.start, idx.stop, idx.step)
 
 
 @importer("Slice",

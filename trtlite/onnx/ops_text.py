@@ -17,7 +17,7 @@ import numpy as np
 
 from .._enums import DataType, ElementWiseOperation, MatrixOperation, ReduceOperation
 from .context import ImporterContext
-from .errors import ErrorCode, Fail, unsupported
+from .errors import ErrorCode, Fail, bound_dims_constant, unsupported
 from .registry import importer
 
 E = ElementWiseOperation
@@ -70,6 +70,8 @@ def _tfidf(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
     if not grams:
         raise unsupported("TfIdfVectorizer with an empty pool (an output of width 0)")
     width = max(index) + 1
+    bound_dims_constant(len(grams) * width, "TfIdfVectorizer of %d n-grams into %d columns: its n-gram to column "
+                        "matrix" % (len(grams), width))
     weights = np.asarray(a.get("weights", []), np.float32)
     if weights.size and weights.size != len(grams):  # ONNX: the weight of each pool n-gram
         raise Fail(ErrorCode.INVALID_NODE, "TfIdfVectorizer: %d weights for %d pool n-grams" % (weights.size,

@@ -88,12 +88,22 @@ static void pool_planes(void *ctx, int64_t begin, int64_t end, int thread)
 /* ---- vector max path -------------------------------------------------------------------------- */
 
 /* Row-buffer floats the max path needs: the padded input row, read up to the last window's end
- * rounded up to whole 16-output vectors (stride <= 2; larger strides are read one by one). */
+ * rounded up to whole 16-output vectors (stride <= 2; larger strides are read one by one).  Only for a
+ * job that row_path() accepts, which bounds the operands first. */
 static int64_t max_row_floats(const pool_job *j)
 {
     int64_t reach = (j->OW + 16) * j->sw + j->kw + 32;
     int64_t padded = j->pw + j->W + 32;
     return reach > padded ? reach : padded;
+}
+
+/* Whether the row paths' stack buffers (ROW_MAX floats) hold a row of this job.  Each operand is bounded before
+ * max_row_floats multiplies them: a valid pooling may have a stride near 2^62 where it has one output column (a
+ * fuzzed plan: (OW + 16) * stride overflowed). */
+static int row_path(const pool_job *j)
+{
+    return j->OW <= ROW_MAX - 16 && j->sw <= ROW_MAX && j->kw <= ROW_MAX && j->pw <= ROW_MAX && j->W <= ROW_MAX &&
+           max_row_floats(j) <= ROW_MAX;
 }
 
 /* The max path's row buffer: up to ROW_MAX floats of rows of max_row_floats() rounded to 16. */
@@ -419,8 +429,9 @@ static int64_t plane_wp(const pool_job *j)
 }
 static int plane_path(const pool_job *j)
 {
-    return j->sh == 1 && j->sw == 1 && j->OW <= 32 && plane_hp(j) * plane_wp(j) + j->kw + 16 <= PLANE_FLOATS &&
-           j->OH <= PLANE_FLOATS;
+    /* (each factor bounded before the product; row_path() bounds kw and the width) */
+    return j->sh == 1 && j->sw == 1 && j->OW <= 32 && j->OH <= PLANE_FLOATS && plane_hp(j) <= PLANE_FLOATS &&
+           plane_hp(j) * plane_wp(j) + j->kw + 16 <= PLANE_FLOATS;
 }
 
 /* Small planes at stride 1 (Inception-V3's 17x17 and 8x8 pools): the rows are too short for the row path's set-up
@@ -562,8 +573,10 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     j.planes = planes;
     j.spill = (j.OW - 1) * j.sw + j.kw <= j.pw + j.W;
     /* ~32k window reads per task keeps threading worthwhile on small maps */
-    int64_t per_plane = j.OH * j.OW * j.kh * j.kw, grain = per_plane > 32768 ? 1 : 32768 / (per_plane + 1) + 1;
-    const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && max_row_stride(&j) <= ROW_MAX && j.OW + 16 <= ROW_MAX;
+    /* (in double: the window reads of a plane overflow int64 when planes is 0 and the window huge) */
+    double per_plane = (double)j.OH * (double)j.OW * (double)j.kh * (double)j.kw;
+    int64_t grain = per_plane > 32768 ? 1 : 32768 / ((int64_t)per_plane + 1) + 1;
+    const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && row_path(&j); /* (row_path: max_row_stride() <= ROW_MAX too) */
     void (*fn)(void *, int64_t, int64_t, int) = pool_planes;
     if (vec && p->type == TRTL_POOL_MAX)
         fn = max_planes;
