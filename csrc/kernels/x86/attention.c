@@ -340,6 +340,16 @@ static int64_t panels_floats(int64_t n, int64_t depth, int64_t nr)
     return (n + nr - 1) / nr * depth * nr;
 }
 
+/* rows rows of nc floats (src rows ss apart) into a panel of nr columns, the columns past nc zero. */
+static void panel_rows(float *dst, int64_t nr, const float *src, int64_t ss, int64_t rows, int64_t nc)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        memcpy(dst + r * nr, src + r * ss, sizeof(float) * (size_t)nc);
+        if (nc < nr)
+            memset(dst + r * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
+    }
+}
+
 /* K of one batch (at k) -> panels of K^T [D, Sk] (gemm's B of the first product): from [Sk, D] through 8 x 8
  * register-transposed tiles on AVX2 (the scalar loop took about a sixth of BERT's attention step), from K^T by
  * rows.  Columns past Sk are zero. */
@@ -350,11 +360,11 @@ static void pack_k(const at_job *j, const float *k, float *kp)
     for (int64_t p0 = 0; p0 < g->Sk; p0 += nr) {
         int64_t nc = g->Sk - p0 < nr ? g->Sk - p0 : nr;
         float *dst = kp + (p0 / nr) * g->D * nr;
-        if (g->k_col == 1) /* K [Sk, D] */
-            trtl_transpose_2d(k + p0 * g->k_row, g->k_row, dst, nr, g->D, nc, j->isa != ISA_C);
-        else /* K^T [D, Sk] */
-            for (int64_t d = 0; d < g->D; d++)
-                memcpy(dst + d * nr, k + d * g->k_col + p0, sizeof(float) * (size_t)nc);
+        if (g->k_col != 1) { /* K^T [D, Sk] */
+            panel_rows(dst, nr, k + p0, g->k_col, g->D, nc);
+            continue;
+        }
+        trtl_transpose_2d(k + p0 * g->k_row, g->k_row, dst, nr, g->D, nc, j->isa != ISA_C); /* K [Sk, D] */
         if (nc < nr)
             for (int64_t d = 0; d < g->D; d++)
                 memset(dst + d * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
@@ -368,12 +378,7 @@ static void pack_v(const at_job *j, const float *v, float *vp)
     const int64_t nr = j->nr;
     for (int64_t p0 = 0; p0 < g->Dv; p0 += nr) {
         int64_t nc = g->Dv - p0 < nr ? g->Dv - p0 : nr;
-        float *dst = vp + (p0 / nr) * g->Sk * nr;
-        for (int64_t r = 0; r < g->Sk; r++) {
-            memcpy(dst + r * nr, v + r * g->Dv + p0, sizeof(float) * (size_t)nc);
-            if (nc < nr)
-                memset(dst + r * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
-        }
+        panel_rows(vp + (p0 / nr) * g->Sk * nr, nr, v + p0, g->Dv, g->Sk, nc);
     }
 }
 
