@@ -184,7 +184,9 @@ static trtl_status codes_run(const trtl_kernel_args *a)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': output %lldx%lld, expected %lldx%lld", a->node->name,
                           (long long)j.OH, (long long)j.OW, (long long)oh, (long long)ow);
     int64_t planes = trtl_volume_range(xd, 0, r - 2);
-    int64_t per_plane = j.H * j.W + j.OH * j.OW * j.kw, grain = per_plane > 32768 ? 1 : 32768 / (per_plane + 1) + 1;
+    /* (in double: with no planes, a fuzzed window or stride can make these products overflow int64) */
+    const double per_plane = (double)j.H * (double)j.W + (double)j.OH * (double)j.OW * (double)j.kw;
+    const int64_t grain = per_plane > 32768 ? 1 : 32768 / ((int64_t)per_plane + 1) + 1;
     trtl_parallel_for(a->pool, planes, grain, planes_task, &j);
     return TRTL_OK;
 }
