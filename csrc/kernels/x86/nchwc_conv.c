@@ -50,6 +50,18 @@ typedef struct nc_state {
 
 #define WG TRTL_NCHWC_PW512_GROUP /* output channels a group of the wide packing */
 
+/* Lanes of one packed pointwise weight row: a block (8), or a group of the wide packing (32). */
+static int64_t row_lanes(int wide)
+{
+    return wide ? WG : NB;
+}
+
+/* Packed output lanes of K channels: whole rows of row_lanes(wide), zero past K. */
+static int64_t packed_lanes(int64_t K, int wide)
+{
+    return (K + row_lanes(wide) - 1) / row_lanes(wide) * row_lanes(wide);
+}
+
 /* 1x1, stride 1, no padding, groups 1: the pointwise path (else depthwise). */
 int trtl_nchwc_conv_pointwise(const trtl_conv_params *p)
 {
@@ -100,7 +112,7 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
     g->wide = wide && !g->dw && !g->dense;
-    g->KL = g->wide ? (g->K + WG - 1) / WG * WG : g->KB * NB;
+    g->KL = packed_lanes(g->K, g->wide);
     return TRTL_OK;
 }
 
@@ -227,11 +239,12 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                                                   res ? res + p0 * NB : NULL, p1 - p0, nbk, act,
                                                   j->e ? j->e->alpha : 0.0f, j->e ? j->e->beta : 0.0f, pf};
                 trtl_nchwc_pw512_run_span(&sp);
-            }
-            for (int64_t p = p0; p < p1 && !g->wide; p += 6) {
-                const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
-                pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB, xs,
-                                          res ? res + p * NB : NULL, act, va, vb, pf);
+            } else {
+                for (int64_t p = p0; p < p1; p += 6) {
+                    const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
+                    pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB,
+                                              xs, res ? res + p * NB : NULL, act, va, vb, pf);
+                }
             }
             if (j->e && !trtl_act_is_fast(j->e->act))
                 for (int b = 0; b < nbk; b++)
@@ -475,7 +488,7 @@ static trtl_status nc_pack(const trtl_node *n, int wide, void **state)
     const int64_t C = kv > 0 && K > 0 ? p->kernel.count / (K * kv) * p->num_groups : 0;
     const int dense = trtl_nchwc_conv_dense(p, C), dw = !dense && !trtl_nchwc_conv_pointwise(p);
     wide = wide && !dense && !dw;
-    const int64_t L = wide ? WG : NB, KL = wide ? (K + WG - 1) / WG * WG : KB * NB; /* lanes a row, rows' lanes */
+    const int64_t L = row_lanes(wide), KL = packed_lanes(K, wide);
     const size_t wcount = (size_t)(dw ? KB * kv * NB : dense ? KB * C * kv * NB : KL * C);
     const size_t bytes = (wcount + (size_t)KL) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
@@ -527,7 +540,7 @@ static void nc_unpack_as(const trtl_node *n, const void *state, int wide, void *
         trtl_nchwc_dense_unpack(st->w, K, C * kv, (float *)dst);
         return;
     }
-    const int64_t L = wide && !dw ? WG : NB;
+    const int64_t L = row_lanes(wide && !dw);
     for (int64_t k = 0; k < K; k++)
         for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
             memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / L) * nt + t) * L + k % L],
@@ -679,7 +692,7 @@ __attribute__((target("avx2,fma"))) static void scale_task(void *ctx, int64_t be
     (void)thread;
     const edge_job *j = (const edge_job *)ctx;
     const nc_geom *g = j->g;
-    const int64_t L = g->wide ? WG : NB, rows = g->KL / L;
+    const int64_t L = row_lanes(g->wide), rows = g->KL / L;
     for (int64_t it = begin; it < end; it++) {
         const int64_t n = it / rows, r = it % rows;
         const float *w = j->src + r * g->C * L, *sc = j->scale + n * g->C;
@@ -773,7 +786,7 @@ static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state
         float *ws = (float *)sp;
         sp += ((size_t)(g.N * g.KL * g.C) * sizeof(float) + 63) / 64 * 64;
         edge_job ej = {&g, st->w, NULL, ws, NULL, NULL, v.scale};
-        trtl_parallel_for(a->pool, g.N * (g.KL / (g.wide ? WG : NB)), 1, scale_task, &ej);
+        trtl_parallel_for(a->pool, g.N * (g.KL / row_lanes(g.wide)), 1, scale_task, &ej);
         w = ws;
         w_n = g.KL * g.C;
     }
