@@ -105,7 +105,9 @@ _PARSE_LIMITED = textwrap.dedent("""
 
 def _parse_limited(path, mib=1536, timeout=60):
     """Parses the model file in a subprocess limited to `mib` MiB of address space; (ok, seconds, errors)."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # one OpenBLAS thread: its per-thread buffers (32 MiB each, one per core) would count against the limit on a
+    # many-core host (a 16-core machine refused to start); the limit is for the parser
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), OPENBLAS_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-c", _PARSE_LIMITED % mib, path], capture_output=True, text=True,
                        timeout=timeout, env=env)
     lines = p.stdout.splitlines()

@@ -35,7 +35,9 @@ _PARSE_LIMITED = textwrap.dedent("""
 
 
 def _parse_limited(path, mib=450, timeout=60):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # one OpenBLAS thread: its per-thread buffers (32 MiB each, one per core) would count against the limit on a
+    # many-core host (a 16-core machine refused to start); the limit is for the parser
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), OPENBLAS_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-c", _PARSE_LIMITED % mib, path], capture_output=True, text=True,
                        timeout=timeout, env=env)
     res = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]

@@ -53,6 +53,12 @@ def test_int64_output_of_argmax():
 BIG = np.array([[3_000_000_000, -2, 3, -7], [40000, -5_000_000_000, 2 ** 40, -(2 ** 35) - 1]], np.int64)
 
 
+def _int_div(p, q):
+    """ONNX integer Div truncates toward zero (C's division), exact for int64 (no float round trip)."""
+    r = np.abs(p) // np.abs(q)
+    return np.where((p < 0) != (q < 0), -r, r)
+
+
 def _internal_dtypes(m):
     b = trt.Builder(trt.Logger(trt.Logger.ERROR))
     net = b.create_network(0)
@@ -71,7 +77,10 @@ def test_int64_beyond_int32_elementwise(op):
     eng, _ = trt_build(m)
     got = eng.create_execution_context().infer({"x": x})["y"]
     assert got.dtype == np.int64
-    np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
+    # numpy is the reference: onnxruntime 1.30's int64 Min / Max (seen on an AVX-512 Xeon) took 3e9 for less than 5
+    f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum,
+         "Div": _int_div}[op]
+    np.testing.assert_array_equal(got, f(f(x, k), x))
     _, dts = _internal_dtypes(m)
     assert DT.INT32 not in dts[-2:]  # computed wide, not narrowed and cast back
 
@@ -86,7 +95,8 @@ def test_int64_beyond_int32_reduce_and_unary(op):
     x = BIG if op != "ReduceProd" else np.array([[2 ** 20, 3, -5, 7], [2 ** 31 + 1, 1, 1, -4]], np.int64)
     eng, _ = trt_build(m)
     out = eng.create_execution_context().infer({"x": x})
-    ref = ort_run(m, {"x": x})
+    red = {"ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min, "ReduceProd": np.prod}[op]
+    ref = {"r": red(np.abs(x), axis=1, keepdims=True), "s": np.sign(-x)}
     for k in ("r", "s"):
         assert out[k].dtype == np.int64
         np.testing.assert_array_equal(out[k], ref[k])
