@@ -199,6 +199,30 @@ def _constants(net, rng):
     return {"x": x}, [y], [x * kr]
 
 
+@case("identities", fires=("drop_identity", "fuse_epilogue"))
+def _identities(net, rng):
+    # conv -> identity -> relu: the ReLU joins the convolution only once the copy is gone; an identity on the
+    # network input, one whose output is a network output (kept: its buffer must hold the value) and one that
+    # converts to half (kept: not a no-op) around it
+    x = randn(rng, (1, 3, 6, 5))
+    w, b = randn(rng, (4, 3, 3, 3), 0.4), randn(rng, 4)
+    t = net.add_input("x", trt.float32, x.shape)
+    t0 = net.add_identity(t).get_output(0)
+    c = _conv(net, t0, w, b, (1, 1), True)
+    i1 = net.add_identity(net.add_identity(c).get_output(0)).get_output(0)
+    y = net.add_activation(i1, trt.ActivationType.RELU).get_output(0)
+    y_out = net.add_identity(y).get_output(0)
+    h = net.add_identity(t)
+    h.set_output_type(0, trt.float16)
+    h.precision = trt.float16
+    a = net.add_unary(net.add_identity(h.get_output(0)).get_output(0), trt.UnaryOperation.ABS).get_output(0)
+    back = net.add_identity(a)
+    back.set_output_type(0, trt.float32)
+    y2 = back.get_output(0)
+    r = refs.convolution(x, w, b, None, (1, 1), (1, 1))
+    return {"x": x}, [y_out, y, y2], [np.maximum(r, 0.0), np.maximum(r, 0.0), np.abs(x.astype(np.float16)).astype(np.float64)]
+
+
 @case("dead_branch", fires=("dead_layers",))
 def _dead(net, rng):
     x = randn(rng, (2, 5))
@@ -660,13 +684,13 @@ def test_parsed_onnx_gelu_is_one_step():
 
 def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
-    assert [p[0] for p in table] == ["dead_layers", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
+    assert [p[0] for p in table] == ["dead_layers", "drop_identity", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
                                      "qdq_int8_io", "fold_padding", "fuse_siblings", "sink_concat", "elide_slice",
                                      "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
                                      "int8_tactics", "int8_float_regions", "nchwc"]
-    assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "constant_fold": 1, "fuse_gelu": 1,
+    assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
                                                      "fuse_qdq": 1, "qdq_int8_io": 1, "fold_padding": 1,

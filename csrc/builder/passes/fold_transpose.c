@@ -57,16 +57,6 @@ static int swaps_last_two(const int32_t *p, int r)
     return 1;
 }
 
-/* Every live node reading tensor `from` reads `to` instead. */
-static void rewire(trtl_bgraph *g, int32_t from, int32_t to)
-{
-    for (int32_t i = 0; i < g->nn; i++)
-        if (!g->n[i].dead)
-            for (int32_t k = 0; k < g->n[i].n.n_in; k++)
-                if (g->n[i].n.in[k] == from)
-                    g->n[i].n.in[k] = to;
-}
-
 static trtl_status compose(trtl_bgraph *g, trtl_pass_log *log)
 {
     int32_t p2[TRTL_MAX_DIMS], p1[TRTL_MAX_DIMS];
@@ -93,7 +83,7 @@ static trtl_status compose(trtl_bgraph *g, trtl_pass_log *log)
         if (is_identity(cp, r) && !trtl_bg_is_output(g, n->out[0])) {
             trtl_pass_log_add(log, "'%s' and '%s' cancel out", g->n[a].n.name, n->name);
             g->n[i].dead = 1;
-            rewire(g, n->out[0], x);
+            trtl_pm_rewire(g, n->out[0], x);
         } else {
             trtl_pass_log_add(log, "'%s' composed into '%s'", g->n[a].n.name, n->name);
         }
@@ -267,7 +257,7 @@ static trtl_status layer_scale(trtl_bgraph *g, trtl_pass_log *log)
             trtl_pass_log_add(log, "scale '%s' folded into the weights and bias of '%s' before transpose '%s'",
                               m->name, mn->name, g->n[s].n.name);
             g->n[i].dead = 1;
-            rewire(g, m->out[0], g->n[s].n.out[0]);
+            trtl_pm_rewire(g, m->out[0], g->n[s].n.out[0]);
             break;
         }
     }

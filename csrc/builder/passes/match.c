@@ -107,3 +107,12 @@ int trtl_pm_pure_transpose(const trtl_bgraph *g, int32_t i, int32_t *perm)
     }
     return r;
 }
+
+void trtl_pm_rewire(trtl_bgraph *g, int32_t from, int32_t to)
+{
+    for (int32_t i = 0; i < g->nn; i++)
+        if (!g->n[i].dead)
+            for (int32_t k = 0; k < g->n[i].n.n_in; k++)
+                if (g->n[i].n.in[k] == from)
+                    g->n[i].n.in[k] = to;
+}

@@ -45,6 +45,9 @@ char *trtl_pm_join_names(const trtl_bgraph *g, const int32_t *nodes, int32_t n);
 void trtl_pm_replace(trtl_bgraph *g, int32_t fi, const int32_t *nodes, int32_t n, trtl_op op, const trtl_params *p,
                      const int32_t *in, int32_t n_in, char *name);
 
+/* Every live node reading tensor `from` reads `to` instead. */
+void trtl_pm_rewire(trtl_bgraph *g, int32_t from, int32_t to);
+
 /* Node i is a live one-input shuffle without reshape or fused epilogue, FLOAT in and out, i.e. a
  * pure transpose: stores y[d] = x[perm[d]] (its two permutations composed) in perm and returns the
  * rank; else returns -1. */

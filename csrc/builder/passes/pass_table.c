@@ -1,6 +1,7 @@
 /* pass_table.c -- the table of builder passes and the driver that runs it (contract in passes.h).
  *
- * Order matters: constant folding first turns constant subgraphs (a parser's reshaped scalars)
+ * Order matters: identity removal first (after dead layers), so that no pattern below has to see through a
+ * copy; constant folding then turns constant subgraphs (a parser's reshaped scalars)
  * into constants that the pattern fusions match on; GELU and pointwise (SiLU / HardSwish / Mish)
  * fusion precede epilogue fusion so that the activation they make can join a convolution's or
  * matrix multiply's epilogue; transpose folding precedes attention fusion (Q K^T arrives as one
@@ -36,6 +37,9 @@ _Static_assert(TRTL_PASS_COUNT <= 32, "builder_config.passes_off is a 32-bit mas
 const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_DEAD_LAYERS] = {"dead_layers", trtl_pass_dead_layers, 0, 1,
                                "removes layers none of whose outputs reach a network output"},
+    [TRTL_PASS_DROP_IDENTITY] = {"drop_identity", trtl_pass_drop_identity, 1, 0,
+                                 "removes a same-type identity layer that writes no network output: its readers "
+                                 "read its input"},
     [TRTL_PASS_CONSTANT_FOLD] = {"constant_fold", trtl_pass_constant_fold, 1, 0,
                                  "evaluates layers whose inputs are all constants at build time"},
     [TRTL_PASS_FUSE_GELU] = {"fuse_gelu", trtl_pass_fuse_gelu, 1, 0,

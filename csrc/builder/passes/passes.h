@@ -20,6 +20,7 @@
 /* Indices into trtl_passes[], in run order. */
 typedef enum trtl_pass_id {
     TRTL_PASS_DEAD_LAYERS = 0,
+    TRTL_PASS_DROP_IDENTITY,
     TRTL_PASS_CONSTANT_FOLD,
     TRTL_PASS_FUSE_GELU,
     TRTL_PASS_FUSE_LAYERNORM,
@@ -77,6 +78,7 @@ void trtl_pass_log_done(const trtl_pass_log *l);
 
 /* The passes (passes/<name>.c). */
 trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
+trtl_status trtl_pass_drop_identity(trtl_bgraph *g);
 trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_gelu(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_layernorm(trtl_bgraph *g);

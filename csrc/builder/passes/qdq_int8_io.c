@@ -21,6 +21,7 @@
  * a window without data gives the lowest code, as -inf quantizes), so a max pooling whose output
  * feeds only code-taking consumers (recursively, a few levels) pools the codes themselves. */
 #include "builder/passes/passes.h"
+#include "builder/passes/match.h"
 #include "core/dims.h"
 #include "core/status.h"
 
@@ -173,10 +174,7 @@ static int32_t retype(trtl_bgraph *g, int32_t y, trtl_dtype type, const trtl_qli
             /* quantize_like: y already holds its output's codes */
             int32_t qo = n->out[0];
             g->n[i].dead = 1;
-            for (int32_t k = 0; k < g->nn; k++)
-                for (int32_t j = 0; !g->n[k].dead && j < g->n[k].n.n_in; j++)
-                    if (g->n[k].n.in[j] == qo)
-                        g->n[k].n.in[j] = y;
+            trtl_pm_rewire(g, qo, y);
         } else if (n->op == TRTL_OP_QLINEAR && n->in[0] != y && !n->p.qlin.res_quant) {
             trtl_qlinear_params *r = &n->p.qlin;
             r->res_quant = 1;
@@ -385,10 +383,7 @@ static int dq_codes(trtl_bgraph *g, int32_t i, trtl_pass_log *log)
     if (!pooled || !consumers_take_codes(g, y, &p, 0))
         return 0;
     g->n[i].dead = 1;
-    for (int32_t k = 0; k < g->nn; k++)
-        for (int32_t j = 0; !g->n[k].dead && j < g->n[k].n.n_in; j++)
-            if (g->n[k].n.in[j] == y)
-                g->n[k].n.in[j] = c;
+    trtl_pm_rewire(g, y, c);
     int32_t pools = retype(g, c, ty, &p);
     trtl_pass_log_add(log, "'%s' removed: its readers take the %s codes (scale %g, zero point %d) it dequantized, "
                       "%d max pooling(s) of codes", g->n[i].n.name, trtl_dtype_name(ty), (double)p.out_scale,
