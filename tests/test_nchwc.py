@@ -99,12 +99,14 @@ def _chain(rng, N, C, H, W, acts=("relu6", "relu6", "sigmoid"), dynamic=False):
     return make, x, holder["ref"]
 
 
-def _build(make, off=(), profile=None, serialize=True, threads=2):
+def _build(make, off=(), profile=None, serialize=True, threads=2, flags=()):
     builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
     network = builder.create_network(0)
     make(network)
     config = builder.create_builder_config()
     config.num_threads = threads
+    for f in flags:
+        config.set_flag(f)
     for p in off:
         config.set_pass_enabled(p, False)
     if profile:
@@ -338,6 +340,20 @@ def test_avx2_path_on_avx512_hosts():
         "assert len(t._blocked(layers)) == 10, layers\n"
         "assert_close(t._run(engine, x), want)\n"
         "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.skipif(not AVX2, reason="the pass needs AVX2 + FMA")
+@pytest.mark.parametrize("flag", ["FP16", "BF16", "INT8"])
+def test_reduced_precision_flags(flag):
+    """FP16 keeps the blocked layout (no convolution has a HALF kernel), BF16 keeps it only where the CPU lacks
+    AVX512_BF16 (else convolution.bf16_gemm must stay a timed candidate), INT8 builds stay NCHW; the results match
+    numpy either way."""
+    make, x, want = _chain(np.random.default_rng(7), 1, 16, 12, 12)
+    engine, layers = _build(make, flags=(getattr(trt.BuilderFlag, flag),))
+    blocked = {"FP16": True, "BF16": "avx512bf16" not in trt.cpu_features(), "INT8": False}[flag]
+    assert bool(_blocked(layers)) == blocked, [(lay["name"], lay["kernel"]) for lay in layers]
+    tol = dict(rtol=3e-2, atol=3e-2) if flag == "BF16" and not blocked else {}  # bf16 products where they won
+    assert_close(_run(engine, x), want, **tol)
 
 
 def test_pass_is_listed_and_switchable(monkeypatch):

@@ -16,8 +16,10 @@
  * tensors are never seen by other layers.  Skipped without AVX2 + FMA (runtime detection, TRTL_CPU_MASK); on
  * AVX-512 hosts too since session 16 (the pointwise layers there time nchwc_conv.avx512's 16-lane tiles against the
  * 8-lane ones; blocked was faster than the AVX-512 NCHW kernels on 3 of 4 mobile nets measured), for
- * refittable engines (refit finds a convolution's weights on CONVOLUTION layers), and under the FP16 / BF16 /
- * INT8 flags (the blocked kernels are fp32 only).  On by default: docs/ARCHITECTURE.md, "Blocked channel layout",
+ * refittable engines (refit finds a convolution's weights on CONVOLUTION layers), under the INT8 flag, and under
+ * BF16 where the CPU has AVX512_BF16 (the blocked kernels are fp32 only; a bf16 convolution kernel must stay a timed
+ * candidate).  FP16 and BF16 on other CPUs keep the pass: no reduced-precision convolution kernel could run there,
+ * and the flags' builds are the fp32 build (a BF16 MobileNetV2 ran 13% slower than fp32 without the pass).  On by default: docs/ARCHITECTURE.md, "Blocked channel layout",
  * has the measurements that decide it. */
 #include <stdlib.h>
 
@@ -181,9 +183,13 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
         trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: the blocked kernels need AVX2 + FMA");
         return TRTL_OK;
     }
-    if ((fl >> TRTL_FLAG_REFIT) & 1u || (fl >> TRTL_FLAG_FP16) & 1u || (fl >> TRTL_FLAG_BF16) & 1u ||
-        (fl >> TRTL_FLAG_INT8) & 1u) {
-        trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: REFIT / FP16 / BF16 / INT8 builds keep NCHW");
+    /* BF16 only where a bf16 convolution kernel could run (AVX512_BF16: convolution.bf16_gemm / amx_bf16), as the
+     * blocked kernels are fp32 and would take its candidates away untimed; FP16 never (no convolution has a HALF
+     * kernel: a convolution under FP16 runs fp32 either way) */
+    const int bf16_convs = (fl >> TRTL_FLAG_BF16) & 1u && trtl_cpu_has(TRTL_CPU_AVX512BF16);
+    if ((fl >> TRTL_FLAG_REFIT) & 1u || bf16_convs || (fl >> TRTL_FLAG_INT8) & 1u) {
+        trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: REFIT / INT8 builds and BF16 builds on an "
+                 "AVX512_BF16 CPU keep NCHW");
         return TRTL_OK;
     }
     char *cand = (char *)calloc((size_t)g->nn + 1, 1), *blk = (char *)calloc((size_t)g->nt + 1, 1);
