@@ -466,6 +466,39 @@ def _qdq_conv_relu(net, rng):
     return {"x": x}, [y], [np.maximum(refs.convolution(xf, w.astype(np.float64), b, None, (1, 1), (1, 1)), 0.0)]
 
 
+@case("fake_quant_of_quantized", fires=("drop_fake_quant",))
+def _fake_quant_of_quantized(net, rng):
+    """Q -> DQ pairs of one scale after a reshape + transpose, a gather and a concatenation of dequantized codes of
+    that scale give back their input: removed; a pair of another scale and one after an elementwise sum stay."""
+    x = randn(rng, (2, 3, 4, 5)) * 3.0
+    t = net.add_input("x", trt.float32, x.shape)
+    consts = {}
+
+    def fq(v, sc):
+        if sc not in consts:
+            consts[sc] = net.add_constant((1,), np.array([sc], np.float32)).get_output(0)
+        return net.add_dequantize(net.add_quantize(v, consts[sc]).get_output(0), consts[sc]).get_output(0)
+
+    def fq_ref(v, sc):
+        sx = np.float64(np.float32(sc))
+        return np.clip(np.rint(v / sx), -128, 127) * sx
+
+    sh = net.add_shuffle(fq(t, 0.05))
+    sh.reshape_dims = (2, 3, 20)
+    sh.second_transpose = (0, 2, 1)
+    b = fq(sh.get_output(0), 0.05)  # removed
+    idx = net.add_constant((2,), np.array([4, 0], np.int32)).get_output(0)
+    c = fq(net.add_gather(b, idx, 1).get_output(0), 0.05)  # removed
+    cat = net.add_concatenation([c, c])
+    cat.axis = 2
+    d = fq(cat.get_output(0), 0.05)  # removed
+    e = fq(d, 0.07)  # another grid: stays
+    f = fq(ew(net, d, d, E.SUM), 0.05)  # an elementwise result: stays
+    rb = fq_ref(x.astype(np.float64), 0.05).reshape(2, 3, 20).transpose(0, 2, 1)[:, [4, 0], :]
+    rd = np.concatenate([rb, rb], axis=2)
+    return {"x": x}, [e, f], [fq_ref(rd, 0.07), fq_ref(rd + rd, 0.05)]
+
+
 @case("qdq_conv_chain", fires=("fuse_qdq", "qdq_int8_io"))
 def _qdq_conv_chain(net, rng):
     """DQ(Q(x)) -> conv -> Q -> DQ -> conv: two int8 layers joined by an int8 tensor (test_quantize_int8_io.py has
@@ -686,14 +719,14 @@ def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "drop_identity", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
-                                     "qdq_int8_io", "fold_padding", "fuse_siblings", "sink_concat", "elide_slice",
+                                     "qdq_int8_io", "drop_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "elide_slice",
                                      "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
                                      "int8_tactics", "int8_float_regions", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
-                                                     "fuse_qdq": 1, "qdq_int8_io": 1, "fold_padding": 1,
+                                                     "fuse_qdq": 1, "qdq_int8_io": 1, "drop_fake_quant": 1, "fold_padding": 1,
                                                      "fuse_siblings": 1, "sink_concat": 1, "elide_slice": 1,
                                                      "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,

@@ -29,52 +29,19 @@
 #include <string.h>
 
 #include "builder/passes/passes.h"
+#include "builder/passes/match.h"
 #include "core/alloc.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "network/op_table.h"
 
-typedef struct qparm {
-    float scale;
-    int32_t zp;
-    int32_t type; /* INT8 / UINT8 */
-} qparm;
+typedef trtl_pm_qparm qparm;
 
 static int live(const trtl_bgraph *g, int32_t i) { return i >= 0 && i < g->nn && !g->n[i].dead; }
 
 static int const_tensor(const trtl_bgraph *g, int32_t t)
 {
     return t >= 0 && g->t[t].kind == TRTL_TK_CONSTANT && g->t[t].data;
-}
-
-/* Per-tensor parameters of a live Q or DQ node (op) whose scale and zero point are one-element
- * constants. */
-static int node_qparm(const trtl_bgraph *g, int32_t i, trtl_op op, qparm *q)
-{
-    if (!live(g, i))
-        return 0;
-    const trtl_node *n = &g->n[i].n;
-    if (n->op != op || n->n_out != 1 || n->n_in < 2 || n->n_in > 3 || n->epi.act != TRTL_ACT_NONE ||
-        n->epi.has_residual)
-        return 0;
-    int32_t s = n->in[1];
-    if (!const_tensor(g, s) || g->t[s].dtype != TRTL_FLOAT || trtl_volume(&g->t[s].dmax) != 1)
-        return 0;
-    q->scale = *(const float *)g->t[s].data;
-    q->type = op == TRTL_OP_QUANTIZE ? n->p.quant.to_type : (int32_t)g->t[n->in[0]].dtype;
-    q->zp = 0;
-    if (n->n_in == 3) {
-        int32_t z = n->in[2];
-        if (!const_tensor(g, z) || trtl_volume(&g->t[z].dmax) != 1 || (int32_t)g->t[z].dtype != q->type)
-            return 0;
-        q->zp = q->type == TRTL_UINT8 ? *(const uint8_t *)g->t[z].data : *(const int8_t *)g->t[z].data;
-    }
-    return (q->type == TRTL_INT8 || q->type == TRTL_UINT8) && q->scale > 0 && isfinite(q->scale);
-}
-
-static int same_qparm(const qparm *a, const qparm *b)
-{
-    return a->scale == b->scale && a->zp == b->zp && a->type == b->type;
 }
 
 /* t = DQ(Q(f)) per tensor with equal parameters: returns f (FLOAT) and the parameters, else -1.
@@ -91,10 +58,10 @@ static int32_t fake_quant_source(const trtl_bgraph *g, int32_t t, qparm *q)
         q->type = g->n[d].n.p.qlin.out_type;
         return t;
     }
-    if (!node_qparm(g, d, TRTL_OP_DEQUANTIZE, &dq))
+    if (!trtl_pm_node_qparm(g, d, TRTL_OP_DEQUANTIZE, &dq))
         return -1;
     int32_t qn = g->t[g->n[d].n.in[0]].producer;
-    if (!node_qparm(g, qn, TRTL_OP_QUANTIZE, &qq) || !same_qparm(&dq, &qq))
+    if (!trtl_pm_node_qparm(g, qn, TRTL_OP_QUANTIZE, &qq) || !trtl_pm_same_qparm(&dq, &qq))
         return -1;
     int32_t f = g->n[qn].n.in[0];
     if (g->t[f].dtype != TRTL_FLOAT)
@@ -255,10 +222,10 @@ static int32_t output_fake_quant(const trtl_bgraph *g, int32_t y, qparm *q, int3
 {
     qparm a, b;
     int32_t qn = sole_consumer(g, y);
-    if (!node_qparm(g, qn, TRTL_OP_QUANTIZE, &a) || g->n[qn].n.in[0] != y)
+    if (!trtl_pm_node_qparm(g, qn, TRTL_OP_QUANTIZE, &a) || g->n[qn].n.in[0] != y)
         return -1;
     int32_t dn = sole_consumer(g, g->n[qn].n.out[0]);
-    if (!node_qparm(g, dn, TRTL_OP_DEQUANTIZE, &b) || g->n[dn].n.in[0] != g->n[qn].n.out[0] || !same_qparm(&a, &b))
+    if (!trtl_pm_node_qparm(g, dn, TRTL_OP_DEQUANTIZE, &b) || g->n[dn].n.in[0] != g->n[qn].n.out[0] || !trtl_pm_same_qparm(&a, &b))
         return -1;
     *q = a;
     *qnode = qn;
@@ -432,10 +399,10 @@ static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
             p.scale = n->p.qlin.in_scale;
             p.zp = n->p.qlin.in_zero_point;
             p.type = n->p.qlin.in_type;
-        } else if (!(uses == 1 && n->in[0] == y && node_qparm(g, i, TRTL_OP_QUANTIZE, &p))) {
+        } else if (!(uses == 1 && n->in[0] == y && trtl_pm_node_qparm(g, i, TRTL_OP_QUANTIZE, &p))) {
             return 0;
         }
-        if (seen++ && !same_qparm(&p, q))
+        if (seen++ && !trtl_pm_same_qparm(&p, q))
             return 0;
         *q = p;
     }
@@ -447,7 +414,7 @@ static int consumers_quantize(const trtl_bgraph *g, int32_t y, qparm *q)
 static int32_t operand_source(const trtl_bgraph *g, int32_t t, qparm *q, int *codes)
 {
     int32_t d = g->t[t].producer;
-    *codes = node_qparm(g, d, TRTL_OP_DEQUANTIZE, q);
+    *codes = trtl_pm_node_qparm(g, d, TRTL_OP_DEQUANTIZE, q);
     if (*codes)
         return g->n[d].n.in[0];
     return fake_quant_source(g, t, q);
@@ -531,7 +498,7 @@ static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
         qparm rq, oq;
         int32_t res = b, dq = g->t[b].producer;
         int res_codes = 0;
-        if (node_qparm(g, dq, TRTL_OP_DEQUANTIZE, &rq)) {
+        if (trtl_pm_node_qparm(g, dq, TRTL_OP_DEQUANTIZE, &rq)) {
             res = g->n[dq].n.in[0];
             res_codes = 1;
         }
@@ -615,7 +582,7 @@ static trtl_status try_activation(trtl_bgraph *g, int32_t ni, trtl_pass_log *log
     int out_quant = dn >= 0 || consumers_quantize(g, y, &oq);
     const int has_mid = q->mode == TRTL_QL_CONV || q->mode == TRTL_QL_FC || q->mode == TRTL_QL_MATMUL;
     if (!has_mid || q->mid_quant) {
-        if (!out_quant || !same_qparm(&oq, &p1) || !keeps_grid(&n->p.act))
+        if (!out_quant || !trtl_pm_same_qparm(&oq, &p1) || !keeps_grid(&n->p.act))
             return TRTL_OK;
     } else {
         q->mid_quant = 1;

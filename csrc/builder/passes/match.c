@@ -1,4 +1,5 @@
 /* match.c -- graph-matching helpers shared by the pattern-fusion passes (contracts in match.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,4 +116,37 @@ void trtl_pm_rewire(trtl_bgraph *g, int32_t from, int32_t to)
             for (int32_t k = 0; k < g->n[i].n.n_in; k++)
                 if (g->n[i].n.in[k] == from)
                     g->n[i].n.in[k] = to;
+}
+
+static int const_data(const trtl_bgraph *g, int32_t t)
+{
+    return t >= 0 && g->t[t].kind == TRTL_TK_CONSTANT && g->t[t].data;
+}
+
+int trtl_pm_node_qparm(const trtl_bgraph *g, int32_t i, trtl_op op, trtl_pm_qparm *q)
+{
+    if (i < 0 || i >= g->nn || g->n[i].dead)
+        return 0;
+    const trtl_node *n = &g->n[i].n;
+    if (n->op != op || n->n_out != 1 || n->n_in < 2 || n->n_in > 3 || n->epi.act != TRTL_ACT_NONE ||
+        n->epi.has_residual)
+        return 0;
+    int32_t s = n->in[1];
+    if (!const_data(g, s) || g->t[s].dtype != TRTL_FLOAT || trtl_volume(&g->t[s].dmax) != 1)
+        return 0;
+    q->scale = *(const float *)g->t[s].data;
+    q->type = op == TRTL_OP_QUANTIZE ? n->p.quant.to_type : (int32_t)g->t[n->in[0]].dtype;
+    q->zp = 0;
+    if (n->n_in == 3) {
+        int32_t z = n->in[2];
+        if (!const_data(g, z) || trtl_volume(&g->t[z].dmax) != 1 || (int32_t)g->t[z].dtype != q->type)
+            return 0;
+        q->zp = q->type == TRTL_UINT8 ? *(const uint8_t *)g->t[z].data : *(const int8_t *)g->t[z].data;
+    }
+    return (q->type == TRTL_INT8 || q->type == TRTL_UINT8) && q->scale > 0 && isfinite(q->scale);
+}
+
+int trtl_pm_same_qparm(const trtl_pm_qparm *a, const trtl_pm_qparm *b)
+{
+    return a->scale == b->scale && a->zp == b->zp && a->type == b->type;
 }

@@ -45,6 +45,19 @@ char *trtl_pm_join_names(const trtl_bgraph *g, const int32_t *nodes, int32_t n);
 void trtl_pm_replace(trtl_bgraph *g, int32_t fi, const int32_t *nodes, int32_t n, trtl_op op, const trtl_params *p,
                      const int32_t *in, int32_t n_in, char *name);
 
+/* Per-tensor quantization parameters: scale, zero point, code type (TRTL_INT8 / TRTL_UINT8). */
+typedef struct trtl_pm_qparm {
+    float scale;
+    int32_t zp;
+    int32_t type;
+} trtl_pm_qparm;
+
+/* Node i is a live Q or DQ node (op: TRTL_OP_QUANTIZE / TRTL_OP_DEQUANTIZE) without epilogue whose scale and zero
+ * point are one-element constants (a positive finite scale, INT8 / UINT8 codes): stores them in *q, returns 1. */
+int trtl_pm_node_qparm(const trtl_bgraph *g, int32_t i, trtl_op op, trtl_pm_qparm *q);
+
+int trtl_pm_same_qparm(const trtl_pm_qparm *a, const trtl_pm_qparm *b);
+
 /* Every live node reading tensor `from` reads `to` instead. */
 void trtl_pm_rewire(trtl_bgraph *g, int32_t from, int32_t to);
 

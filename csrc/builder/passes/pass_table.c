@@ -9,7 +9,8 @@
  * first multiply as a residual); scale folding precedes
  * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
  * last and takes a node's fused epilogue into its int8 layer; qdq_int8_io then joins its int8 layers
- * with int8 tensors; padding folding precedes
+ * with int8 tensors, and drop_fake_quant removes the Q -> DQ pairs left on values already quantized
+ * (after both, so that it never takes a pair they would fuse); padding folding precedes
  * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
  * (the activations are part of its match) and makes slices; concatenation sinking precedes the elisions (it only
  * moves concatenations that would copy, and the pooled pieces it makes may be placed); slice and concatenation elision come
@@ -66,6 +67,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_QDQ_INT8_IO] = {"qdq_int8_io", trtl_pass_qdq_int8_io, 1, 0,
                                "keeps int8 between int8 layers: a fused layer feeding only int8 layers writes "
                                "int8 codes instead of fake-quantized floats"},
+    [TRTL_PASS_DROP_FAKE_QUANT] = {"drop_fake_quant", trtl_pass_drop_fake_quant, 1, 0,
+                                   "removes a Q -> DQ pair of the same per-tensor parameters whose input already "
+                                   "lies on that grid (dequantized codes moved by reshapes, transposes, slices, "
+                                   "gathers, concatenations)"},
     [TRTL_PASS_FOLD_PADDING] = {"fold_padding", trtl_pass_fold_padding, 1, 0,
                                 "folds a zero padding of the spatial dims into the convolution it feeds"},
     [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,
