@@ -621,6 +621,7 @@ def test_pass_fires(name, pass_name):
 # Passes that keep the step count (they change kernels or the memory plan): exercised in their own files.
 FIRES_ELSEWHERE = {"sink_concat": "test_sink_concat.py",  # adds poolings: more steps, smaller copies
                    "fold_padding": "test_passes_fusion2.py", "fuse_siblings": "test_passes_fusion2.py", "elide_slice": "test_passes_fusion2.py",
+                   "gather_slice": "test_passes_fusion2.py",  # same steps, slices instead of gathers
                    "elide_concat": "test_passes_fusion2.py", "elide_reshape": "test_reshape_view.py",
                    "plugin_int8_out": "test_adder_int8_out.py",  # INT8 builds with calibrated plugin inputs
                    "int8_tactics": "test_int8_tactics.py",  # kernel candidates only
@@ -719,15 +720,15 @@ def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "drop_identity", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
-                                     "qdq_int8_io", "drop_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "elide_slice",
-                                     "elide_concat",
+                                     "qdq_int8_io", "drop_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
+                                     "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
                                      "int8_tactics", "int8_float_regions", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
                                                      "fuse_qdq": 1, "qdq_int8_io": 1, "drop_fake_quant": 1, "fold_padding": 1,
-                                                     "fuse_siblings": 1, "sink_concat": 1, "elide_slice": 1,
+                                                     "fuse_siblings": 1, "sink_concat": 1, "gather_slice": 1, "elide_slice": 1,
                                                      "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,
                                                      "plugin_int8_out": 1, "int8_tactics": 1,

@@ -692,3 +692,57 @@ def test_onnx_pad_conv_matches_onnxruntime(pads, folded, off):
     assert_outputs_close(engine.create_execution_context().infer(feeds), ort_run(model, feeds))
     n_pad = sum(l["type"] == "PADDING" for l in layers_of(engine))
     assert n_pad == (0 if folded and not off else 1), [l["type"] for l in layers_of(engine)]
+
+
+# ---- gather_slice: gathers of constant index progressions are slices (and views where contiguous) ---------------
+
+def _gathers_net(net, rng, batch_dims):
+    """x [B, 6, 5] (B dynamic where batch_dims is a profile) -> relu, then gathers: axis 1 [2] (a block per batch
+    row), axis 2 [0, 2, 4] (step 2), axis 1 [-1] (from the end), axis 1 [3, 1] (descending: stays a gather),
+    axis 2 [[0, 1]] (2-D indices: stays); each read by an abs, so that no gather writes a network output."""
+    x = randn(rng, (2, 6, 5))
+    t = net.add_input("x", trt.float32, (-1, 6, 5) if batch_dims else x.shape)
+    r = relu(net, t)
+    specs = [(1, np.array([2], np.int32)), (2, np.array([0, 2, 4], np.int64)), (1, np.array([-1], np.int32)),
+             (1, np.array([3, 1], np.int32)), (2, np.array([[0, 1]], np.int32))]
+    outs, refs_ = [], []
+    xr = np.maximum(x.astype(np.float64), 0.0)
+    for axis, idx in specs:
+        i = net.add_constant(idx.shape, idx).get_output(0)
+        g = net.add_gather(r, i, axis).get_output(0)
+        outs.append(net.add_unary(g, trt.UnaryOperation.ABS).get_output(0))
+        refs_.append(np.abs(np.take(xr, idx, axis=axis)))
+    return x, outs, refs_
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("on", [True, False])
+def test_gathers_of_progressions_are_slices(dynamic, on):
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    net = builder.create_network(EXPLICIT)
+    x, outs, want = _gathers_net(net, np.random.default_rng(3), dynamic)
+    for i, o in enumerate(outs):
+        o.name = "out%d" % i
+        net.mark_output(o)
+    config = builder.create_builder_config()
+    if dynamic:
+        p = builder.create_optimization_profile()
+        p.set_shape("x", (1, 6, 5), (2, 6, 5), (4, 6, 5))
+        config.add_optimization_profile(p)
+    if not on:
+        config.set_pass_enabled("gather_slice", False)
+    engine = builder.build_engine(net, config)
+    kinds = [lay["kernel"].split(".")[0] for lay in layers_of(engine) if "Gather" in lay["name"]]
+    assert kinds == (["slice"] * 3 + ["gather"] * 2 if on else ["gather"] * 5), layers_of(engine)
+    ctx = engine.create_execution_context()
+    for b in ((1, 2, 4) if dynamic else (2,)):
+        xb = x if b == 2 else randn(np.random.default_rng(b), (b, 6, 5))
+        if dynamic:
+            ctx.set_input_shape("x", xb.shape)
+        got = ctx.infer({"x": xb})
+        xr = np.maximum(xb.astype(np.float64), 0.0)
+        for k, (axis, idx) in enumerate([(1, [2]), (2, [0, 2, 4]), (1, [-1]), (1, [3, 1]), (2, [[0, 1]])]):
+            ref = np.abs(np.take(xr, np.array(idx), axis=axis))
+            assert_close(got["out%d" % k], ref)
+            if b == 2:
+                np.testing.assert_array_equal(ref, want[k])

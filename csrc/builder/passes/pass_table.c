@@ -13,9 +13,9 @@
  * (after both, so that it never takes a pair they would fuse); padding folding precedes
  * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
  * (the activations are part of its match) and makes slices; concatenation sinking precedes the elisions (it only
- * moves concatenations that would copy, and the pooled pieces it makes may be placed); slice and concatenation elision come
- * last (any other pass may change what they read), slices first (concatenation elision accounts
- * for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
+ * moves concatenations that would copy, and the pooled pieces it makes may be placed); gathers of constant
+ * progressions become slices just before slice and concatenation elision, which come last (any other pass may
+ * change what they read), slices first (concatenation elision accounts for their views).  Linear fusion runs after them all (its matrix multiplies are those Q/DQ fusion left;
  * its bias and residual adds are elementwise sums no other pass takes).  Reduce fusion comes last: it takes an
  * elementwise layer and an Abs into the reduce they feed, which no other pass matches.  Reshape elision follows
  * (views of elided concatenations' outputs join their groups).  Plugin int8 output runs last: it needs the int8
@@ -79,6 +79,9 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_SINK_CONCAT] = {"sink_concat", trtl_pass_sink_concat, 1, 0,
                                "moves a concatenation that copies (batch > 1) below the pooling that reads it: "
                                "the pieces are pooled and the smaller results concatenated"},
+    [TRTL_PASS_GATHER_SLICE] = {"gather_slice", trtl_pass_gather_slice, 1, 0,
+                                "turns a gather of constant indices in arithmetic progression (the ONNX importer's "
+                                "slices beside dynamic axes) into a slice, which elide_slice may then make a view"},
     [TRTL_PASS_ELIDE_SLICE] = {"elide_slice", trtl_pass_elide_slice, 1, 0,
                                "makes a slice that is one contiguous block of its input (batch 1 channel split) a "
                                "view of the input's bytes, so that nothing is copied"},

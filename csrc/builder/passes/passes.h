@@ -35,6 +35,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_FOLD_PADDING,
     TRTL_PASS_FUSE_SIBLINGS,
     TRTL_PASS_SINK_CONCAT,
+    TRTL_PASS_GATHER_SLICE,
     TRTL_PASS_ELIDE_SLICE,
     TRTL_PASS_ELIDE_CONCAT,
     TRTL_PASS_FUSE_LINEAR,
@@ -81,6 +82,7 @@ void trtl_pass_log_done(const trtl_pass_log *l);
 trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
 trtl_status trtl_pass_drop_identity(trtl_bgraph *g);
 trtl_status trtl_pass_drop_fake_quant(trtl_bgraph *g);
+trtl_status trtl_pass_gather_slice(trtl_bgraph *g);
 trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_gelu(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_layernorm(trtl_bgraph *g);
