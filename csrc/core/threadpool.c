@@ -21,9 +21,10 @@
  * Idle workers spin for about SPIN_NS on `gen` (back-to-back layers keep them hot), then sleep
  * on `wake`; while the pool is held they keep spinning.  The caller, its own chunks done, spins
  * for the others' (SPIN_NS, or HELD_WAIT_NS while held), then sleeps on `idle`.  Past YIELD_AFTER_NS
- * a spinning thread yields its CPU at each check, so it never keeps a runnable thread of its own
- * pool waiting behind it for a time slice.  `sleepers` tells
- * the caller whether a broadcast is needed at all.
+ * a spinning thread yields its CPU at each check where another thread of its pool last ran on the same CPU
+ * (should_yield), so it never keeps a runnable thread of its own pool waiting behind it for a time slice, but
+ * it does not hand the CPU to other programs in the middle of an inference.  `sleepers` tells
+ * the caller whether a broadcast is needed at all.  Counters: trtl_threadpool_stats.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_ALLOC */
@@ -53,12 +54,13 @@
  * millisecond layer) would otherwise put the caller to sleep and make every such step pay a wake-up. */
 #define HELD_WAIT_NS 2000000LL
 /* A thread that has spun this long (a worker waiting for the next step while the pool is held, the caller waiting
- * for the others' chunks) yields its CPU at each check (every 64 pauses): on a loaded machine a thread of this
- * pool that still has work may be queued behind it on the same CPU, and a spinning thread would hold that CPU for
- * its whole time slice.  With nothing else runnable sched_yield() returns at once (< 1 us). */
+ * for the others' chunks) yields its CPU at each check (every 64 pauses) where should_yield() says so: on a loaded
+ * machine a thread of this pool that still has work may be queued behind it on the same CPU, and a spinning thread
+ * would hold that CPU for its whole time slice.  With nothing else runnable sched_yield() returns at once (< 1 us). */
 #define YIELD_AFTER_NS 20000LL
-/* ... but a thread that has spun this long yields whoever shares its CPU (should_yield): the pool has had no work
- * for it that long (a long step on the caller alone), and the CPU it knows for the caller may be stale. */
+/* ... but a thread that has spun this long on a CPU (spin_clock.on_cpu) yields whoever shares its CPU
+ * (should_yield): the pool has had no work for it that long (a long step on the caller alone), and the CPU it knows
+ * for the caller may be stale. */
 #define HOLD_CPU_MAX_NS 500000LL
 #define CHUNKS_PER_THREAD 4 /* chunks per thread when grain allows (room for stealing) */
 #define MAX_THREADS 256
@@ -114,6 +116,29 @@ static int64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A spinning thread's clocks: wall time since it started waiting, and an estimate of the part of it spent on a
+ * CPU (gaps between two checks longer than OFF_CPU_GAP_NS are taken as time preempted and not counted), so that a
+ * thread coming back from a preemption does not count that time as its own spinning. */
+#define OFF_CPU_GAP_NS 50000LL
+typedef struct spin_clock {
+    int64_t t0, last, on_cpu;
+} spin_clock;
+
+static spin_clock spin_start(void)
+{
+    const int64_t t = now_ns();
+    return (spin_clock){t, t, 0};
+}
+
+/* Called at each check: updates the on-CPU estimate, returns the wall time spun. */
+static int64_t spin_check(spin_clock *sc)
+{
+    const int64_t t = now_ns(), gap = t - sc->last;
+    sc->on_cpu += gap < OFF_CPU_GAP_NS ? gap : 0;
+    sc->last = t;
+    return t - sc->t0;
 }
 
 /* Pools held by some context right now, process-wide (trtl_threadpool_hold).  With more than one, threads of
@@ -195,17 +220,17 @@ static void *worker_main(void *arg)
     uint32_t seen = atomic_load_explicit(&p->gen, memory_order_acquire);
     for (;;) {
         uint32_t gen = seen;
-        int64_t t0 = now_ns();
+        spin_clock sc = spin_start();
         for (int i = 0;; i++) {
             gen = atomic_load_explicit(&p->gen, memory_order_acquire);
             if (gen != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
                 break;
             CPU_RELAX();
             if ((i & 63) == 63) {
-                const int64_t spun = now_ns() - t0;
+                const int64_t spun = spin_check(&sc);
                 if (!atomic_load_explicit(&p->hold, memory_order_relaxed) && spun > SPIN_NS)
                     break;
-                if (spun > YIELD_AFTER_NS && (spun > HOLD_CPU_MAX_NS || should_yield(p, wa.index)))
+                if (spun > YIELD_AFTER_NS && (sc.on_cpu > HOLD_CPU_MAX_NS || should_yield(p, wa.index)))
                     sched_yield();
             }
         }
@@ -383,23 +408,23 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
     if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
         return;
     p->caller_waits++;
-    const int64_t t0 = now_ns();
+    spin_clock sc = spin_start();
     const int64_t limit = atomic_load_explicit(&p->hold, memory_order_relaxed) > 0 ? HELD_WAIT_NS : SPIN_NS;
     for (int i = 0;; i++) {
         if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks) {
-            p->caller_spin_ns += now_ns() - t0;
+            p->caller_spin_ns += now_ns() - sc.t0;
             return;
         }
         CPU_RELAX();
         if ((i & 63) == 63) {
-            const int64_t spun = now_ns() - t0;
+            const int64_t spun = spin_check(&sc);
             if (spun > limit)
                 break;
-            if (spun > YIELD_AFTER_NS && (spun > HOLD_CPU_MAX_NS || should_yield(p, 0)))
+            if (spun > YIELD_AFTER_NS && (sc.on_cpu > HOLD_CPU_MAX_NS || should_yield(p, 0)))
                 sched_yield();
         }
     }
-    p->caller_spin_ns += now_ns() - t0;
+    p->caller_spin_ns += now_ns() - sc.t0;
     p->caller_sleeps++;
     pthread_mutex_lock(&p->lock);
     p->caller_waiting = 1;
