@@ -156,8 +156,7 @@ static void test_pool(int size, const char *policy, int rounds)
               (long long)st.caller_sleeps, (long long)st.jobs);
         CHECK(st.wakes <= st.jobs, "%s: stats: %lld wake-ups for %lld jobs", what, (long long)st.wakes,
               (long long)st.jobs);
-        /* the 3 ms pauses of the first unheld round put the workers to sleep at least once */
-        CHECK(st.worker_sleeps >= 1, "%s: stats: the workers never slept", what);
+        /* (whether the workers slept in the pauses depends on the machine's scheduling: not checked) */
     } else {
         CHECK(st.jobs == 0 && st.chunks == 0 && st.worker_chunks == 0, "%s: a pool of one made jobs", what);
     }
