@@ -88,7 +88,7 @@ struct trtl_threadpool {
 
     /* counters (trtl_threadpool_stats): the caller's are plain (one caller thread), the workers' atomic */
     int64_t jobs, chunks, caller_waits, caller_spin_ns, caller_sleeps, wakes;
-    _Atomic int64_t inline_jobs, worker_sleeps, worker_chunks;
+    _Atomic int64_t inline_jobs, worker_sleeps, worker_chunks, yields;
 
     pthread_mutex_t lock;
     pthread_cond_t wake; /* workers: a new generation or stop */
@@ -155,8 +155,6 @@ static _Atomic int g_held_pools;
  * is unknown, or when other pools are held too (contexts running side by side in one process). */
 static int should_yield(trtl_threadpool *p, int self)
 {
-    if (p->yield_test)
-        return p->yield_test == 1;
     const int cpu = sched_getcpu();
     atomic_store_explicit(&p->ranges[self].cpu, cpu, memory_order_relaxed);
     if (cpu < 0 || atomic_load_explicit(&g_held_pools, memory_order_relaxed) > 1)
@@ -165,6 +163,18 @@ static int should_yield(trtl_threadpool *p, int self)
         if (i != self && atomic_load_explicit(&p->ranges[i].cpu, memory_order_relaxed) == cpu)
             return 1;
     return 0;
+}
+
+/* At a check of thread `self`'s spin (wall time `spun` so far): past YIELD_AFTER_NS, yields the CPU where
+ * should_yield() says so, or once it has spun HOLD_CPU_MAX_NS on a CPU; TRTL_POOL_YIELD=1 / 2: always / never. */
+static void maybe_yield(trtl_threadpool *p, int self, const spin_clock *sc, int64_t spun)
+{
+    if (spun <= YIELD_AFTER_NS)
+        return;
+    if (p->yield_test ? p->yield_test == 1 : sc->on_cpu > HOLD_CPU_MAX_NS || should_yield(p, self)) {
+        atomic_fetch_add_explicit(&p->yields, 1, memory_order_relaxed);
+        sched_yield();
+    }
 }
 
 /* Next chunk of range r for generation `gen`, or -1 when the range is drained (or the job is not
@@ -230,8 +240,7 @@ static void *worker_main(void *arg)
                 const int64_t spun = spin_check(&sc);
                 if (!atomic_load_explicit(&p->hold, memory_order_relaxed) && spun > SPIN_NS)
                     break;
-                if (spun > YIELD_AFTER_NS && (sc.on_cpu > HOLD_CPU_MAX_NS || should_yield(p, wa.index)))
-                    sched_yield();
+                maybe_yield(p, wa.index, &sc, spun);
             }
         }
         if (gen == seen) {
@@ -323,6 +332,7 @@ void trtl_threadpool_stats(const trtl_threadpool *p, trtl_pool_stats *out)
     out->caller_spin_ns = p->caller_spin_ns;
     out->worker_sleeps = atomic_load_explicit(&p->worker_sleeps, memory_order_relaxed);
     out->worker_chunks = atomic_load_explicit(&p->worker_chunks, memory_order_relaxed);
+    out->yields = atomic_load_explicit(&p->yields, memory_order_relaxed);
 }
 
 void trtl_threadpool_destroy(trtl_threadpool *p)
@@ -334,10 +344,11 @@ void trtl_threadpool_destroy(trtl_threadpool *p)
         trtl_threadpool_stats(p, &st);
         fprintf(stderr, "trtlite pool of %d: %lld jobs of %lld chunks (%lld inline), %lld wake-ups, caller waited in %lld "
                 "jobs, %.3f ms spinning "
-                "and slept %lld times, workers slept %lld times and ran %lld chunks\n", p->size,
+                "and slept %lld times, workers slept %lld times and ran %lld chunks, %lld yields\n", p->size,
                 (long long)st.jobs, (long long)st.chunks, (long long)st.inline_jobs, (long long)st.wakes,
                 (long long)st.caller_waits, (double)st.caller_spin_ns * 1e-6,
-                (long long)st.caller_sleeps, (long long)st.worker_sleeps, (long long)st.worker_chunks);
+                (long long)st.caller_sleeps, (long long)st.worker_sleeps, (long long)st.worker_chunks,
+                (long long)st.yields);
     }
     pthread_mutex_lock(&p->lock);
     atomic_store(&p->stop, 1);
@@ -420,8 +431,7 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
             const int64_t spun = spin_check(&sc);
             if (spun > limit)
                 break;
-            if (spun > YIELD_AFTER_NS && (sc.on_cpu > HOLD_CPU_MAX_NS || should_yield(p, 0)))
-                sched_yield();
+            maybe_yield(p, 0, &sc, spun);
         }
     }
     p->caller_spin_ns += now_ns() - sc.t0;

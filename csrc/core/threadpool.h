@@ -39,10 +39,11 @@ void trtl_threadpool_hold(trtl_threadpool *pool, int on);
  * pool's threads, in `chunks` chunks; inline_jobs: calls that ran on the calling thread alone (n <= grain, nested); wakes: jobs that had
  * to wake sleeping workers; caller_waits: jobs whose caller,
  * its chunks done, found others' still running; caller_sleeps: those of them whose caller blocked waiting for the others' chunks, after spinning
- * caller_spin_ns in all; worker_sleeps: times a worker blocked; worker_chunks: chunks run by the workers.
+ * caller_spin_ns in all; worker_sleeps: times a worker blocked; worker_chunks: chunks run by the workers; yields: sched_yield() calls of spinning threads.
  * TRTL_POOL_STATS=1 prints them to stderr when a pool of several threads is destroyed. */
 typedef struct trtl_pool_stats {
-    int64_t jobs, chunks, inline_jobs, wakes, caller_waits, caller_sleeps, caller_spin_ns, worker_sleeps, worker_chunks;
+    int64_t jobs, chunks, inline_jobs, wakes, caller_waits, caller_sleeps, caller_spin_ns, worker_sleeps, worker_chunks,
+        yields;
 } trtl_pool_stats;
 void trtl_threadpool_stats(const trtl_threadpool *pool, trtl_pool_stats *out);
 

@@ -3,12 +3,14 @@
  * for pools of 1..5 threads (more threads than this machine's CPUs included), grains and sizes with tails, under each
  * yield policy (TRTL_POOL_YIELD unset: yield only to the pool's own threads; 1: always; 2: never), with the pool held
  * and not, with pauses longer than the spin limits between jobs (workers asleep, caller back from a long serial
- * stretch), with two held pools driven from two threads at once; and the counters (trtl_threadpool_stats) agree
- * with the calls made.
+ * stretch), with two held pools driven from two threads at once; the counters (trtl_threadpool_stats) agree
+ * with the calls made; and the yield policy (threads pinned: a spinning worker yields where the caller last ran on
+ * its CPU, not where it is alone on its CPU).
  *
  *   test_threadpool [rounds]      prints "N failures" last; exit status 1 on any failure.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +206,100 @@ static void test_two_pools(int rounds)
     }
 }
 
+/* The k-th CPU this thread may run on, or -1. */
+static int allowed_cpu(int k)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set) && k-- == 0)
+            return c;
+    return -1;
+}
+
+static void pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Yields of a 2-thread pool, held, over one job and a pause of `pause_us` (the worker spinning for the next step),
+ * with the caller on CPU a and the worker on CPU b (the worker inherits the affinity of the thread creating it). */
+static double wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* *paused: the pause's real length in us (a loaded machine wakes the caller late). */
+static int64_t yields_over_pause(int a, int b, const char *policy, long pause_us, double *paused)
+{
+    if (policy)
+        setenv("TRTL_POOL_YIELD", policy, 1);
+    else
+        unsetenv("TRTL_POOL_YIELD");
+    trtl_threadpool *p = NULL;
+    pin(b);
+    CHECK(trtl_threadpool_create(2, &p) == TRTL_OK, "yield policy: create");
+    pin(a);
+    job *j = calloc(1, sizeof *j);
+    j->size = 2;
+    trtl_threadpool_hold(p, 1);
+    run_one(p, j, 1001, 1, "yield policy");
+    trtl_pool_stats s0, s1;
+    trtl_threadpool_stats(p, &s0);
+    const double t0 = wall_us();
+    sleep_us(pause_us); /* only the worker spins (the caller's waits for chunks are outside) */
+    trtl_threadpool_stats(p, &s1);
+    *paused = wall_us() - t0;
+    run_one(p, j, 1001, 1, "yield policy");
+    trtl_threadpool_hold(p, 0);
+    trtl_threadpool_destroy(p);
+    free(j);
+    return s1.yields - s0.yields;
+}
+
+/* The yield policy: a spinning worker yields where the pool's caller last ran on its CPU, not where it is alone on
+ * its CPU (for less than HOLD_CPU_MAX_NS); TRTL_POOL_YIELD=2 never yields, =1 always. */
+static void test_yield_policy(void)
+{
+    cpu_set_t saved;
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0)
+        return;
+    const int c0 = allowed_cpu(0), c1 = allowed_cpu(1);
+    if (c0 < 0)
+        return;
+    double paused;
+    int64_t y = yields_over_pause(c0, c0, NULL, 3000, &paused);
+    CHECK(y > 0, "yield policy: worker and caller on one CPU: the worker never yielded in a 3 ms pause");
+    y = yields_over_pause(c0, c0, "2", 3000, &paused);
+    CHECK(y == 0, "yield policy: TRTL_POOL_YIELD=2 yielded %lld times", (long long)y);
+    if (c1 >= 0) {
+        /* 150 us: well under HOLD_CPU_MAX_NS of spinning, so no yield at all (where the caller came back in time;
+         * a few tries, as a loaded machine may wake it late) */
+        int checked = 0;
+        for (int k = 0; k < 5 && !checked; k++) {
+            y = yields_over_pause(c0, c1, NULL, 150, &paused);
+            if (paused < 300.0) {
+                checked = 1;
+                CHECK(y == 0, "yield policy: worker and caller on CPUs %d and %d: %lld yields in a %.0f us pause",
+                      c0, c1, (long long)y, paused);
+            }
+        }
+        if (!checked)
+            printf("skip: the caller came back late from every 150 us pause (loaded machine)\n");
+        y = yields_over_pause(c0, c1, "1", 3000, &paused);
+        CHECK(y > 0, "yield policy: TRTL_POOL_YIELD=1 never yielded in a 3 ms pause");
+    } else {
+        printf("skip: yield policy on two CPUs (one CPU available)\n");
+    }
+    sched_setaffinity(0, sizeof saved, &saved);
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 6;
@@ -214,6 +310,7 @@ int main(int argc, char **argv)
         for (int size = 1; size <= 5; size++)
             test_pool(size, policies[pi], rounds);
     test_two_pools(rounds * 4);
+    test_yield_policy();
     /* NULL pool: inline, thread 0 */
     job *j = calloc(1, sizeof *j);
     j->size = 1;
