@@ -110,6 +110,17 @@ def worker(spec):
                       "cpu_per_run": cpu / len(lat) * 1e3, "foreign": foreign}))
 
 
+def wait_quiet(limit, most_s):
+    """Waits (up to most_s seconds) until the other processes keep fewer than `limit` CPUs busy over 0.5 s."""
+    import time
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < most_s:
+        b0 = busy_s()
+        time.sleep(0.5)
+        if (busy_s() - b0) / 0.5 < limit:
+            return
+
+
 def busy_s():
     """CPU seconds all CPUs spent busy (user, nice, system, irq, softirq, steal) since boot."""
     with open("/proc/stat") as f:
@@ -132,6 +143,8 @@ def main():
     ap.add_argument("--engines", default="trtlite,onnxruntime")
     ap.add_argument("--quiet", type=float, default=0.15,
                     help="a round is quiet when other processes kept fewer CPUs than this busy")
+    ap.add_argument("--wait-quiet", type=float, default=0.0,
+                    help="before each round, wait up to this many seconds for the machine to be quiet")
     ap.add_argument("--hog", action="store_true",
                     help="run one busy-looping process beside each timed one (another program holding a CPU)")
     ap.add_argument("--lib", default="", help="NAME=PATH,...: more trtlite trees to A/B on the same plan")
@@ -153,6 +166,8 @@ def main():
             engines = [e for e in engines if e in libs or e in ("onnxruntime", "openvino")]
             res = {e: [] for e in engines}
             for r in range(args.rounds):
+                if args.wait_quiet:
+                    wait_quiet(args.quiet, args.wait_quiet)
                 for e in (engines if r % 2 == 0 else engines[::-1]):
                     spec = {"engine": e if e in ("onnxruntime", "openvino") else "trtlite", "lib": libs.get(e, ROOT),
                             "onnx": onnx_path, "plan": plan, "shape": shape, "threads": t, "seconds": args.seconds}
