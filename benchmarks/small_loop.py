@@ -11,8 +11,9 @@ reports the median and minimum wall ms of one inference, the process's CPU secon
 pool's spinning costs) and how many CPUs other processes kept busy meanwhile (/proc/stat); the rounds where that was
 below `--quiet` are summarized apart.  `--hog` runs a busy loop beside each timed process: the regime of a
 loaded machine, reproducibly (a 2-thread run on a 2-CPU machine takes the one-thread time as soon as
-another process holds a CPU).  `--lib NAME=PATH` adds a trtlite engine imported from another tree (PATH on sys.path): the
-A/B of a runtime change on the same plan file.  Small networks only: the point is the fixed per-inference and
+another process holds a CPU).  `--lib NAME=PATH[@VAR=VALUE]` adds a trtlite engine imported from another tree (PATH on sys.path),
+optionally with an environment variable set (e.g. `old=$PWD@TRTL_POOL_YIELD=1`): the A/B of a runtime change on
+the same plan file.  Small networks only: the point is the fixed per-inference and
 per-step costs (thread wake-ups, barriers), which per-layer profiles do not show.  Not part of CI.
 """
 from __future__ import annotations
@@ -80,7 +81,11 @@ def worker(spec):
         def run_once():
             req.infer()
     else:
-        sys.path.insert(0, spec["lib"])
+        lib, _, env = spec["lib"].partition("@")
+        if env:
+            k, _, v = env.partition("=")
+            os.environ[k] = v
+        sys.path.insert(0, lib)
         import trtlite as trt
         engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(open(spec["plan"], "rb").read())
         context = engine.create_execution_context()
@@ -147,7 +152,8 @@ def main():
                     help="before each round, wait up to this many seconds for the machine to be quiet")
     ap.add_argument("--hog", action="store_true",
                     help="run one busy-looping process beside each timed one (another program holding a CPU)")
-    ap.add_argument("--lib", default="", help="NAME=PATH,...: more trtlite trees to A/B on the same plan")
+    ap.add_argument("--lib", default="", help="NAME=PATH[@VAR=VALUE],...: more trtlite trees (or the same with an "
+                    "environment variable set) to A/B on the same plan")
     args = ap.parse_args()
     os.makedirs(args.plans, exist_ok=True)
     libs = {"trtlite": ROOT}
