@@ -70,7 +70,9 @@
 typedef struct chunk_range {
     _Alignas(CACHE_LINE) _Atomic uint64_t ticket; /* (generation << 32) | chunks not yet claimed */
     int64_t first, count;                          /* job fields */
-    _Atomic int cpu; /* the CPU this range's thread last ran on; -1 while it sleeps or before it ran */
+    /* this range's thread's own line: the CPU it last ran on (-1 while it sleeps or before it ran), counters */
+    _Alignas(CACHE_LINE) _Atomic int cpu;
+    _Atomic int64_t ran, yields; /* chunks run (workers), sched_yield() calls */
 } chunk_range;
 
 struct trtl_threadpool {
@@ -86,9 +88,10 @@ struct trtl_threadpool {
     _Atomic int hold; /* > 0: idle workers keep spinning (an inference is running) */
     int yield_test; /* TRTL_POOL_YIELD: 0 yield only to this pool's threads (default), 1 always, 2 never */
 
-    /* counters (trtl_threadpool_stats): the caller's are plain (one caller thread), the workers' atomic */
+    /* counters (trtl_threadpool_stats): the caller's are plain (one caller thread), the others atomic (and the
+     * per-thread ones in the ranges) */
     int64_t jobs, chunks, caller_waits, caller_spin_ns, caller_sleeps, wakes;
-    _Atomic int64_t inline_jobs, worker_sleeps, worker_chunks, yields;
+    _Atomic int64_t inline_jobs, worker_sleeps;
 
     pthread_mutex_t lock;
     pthread_cond_t wake; /* workers: a new generation or stop */
@@ -153,10 +156,16 @@ static _Atomic int g_held_pools;
  * process fell to the one-thread time); holding the CPU while an inference runs is what onnxruntime's and
  * OpenVINO's spinning threads do.  So: yield when another thread of the pool last ran on this CPU, when the CPU
  * is unknown, or when other pools are held too (contexts running side by side in one process). */
+static void note_cpu(trtl_threadpool *p, int self, int cpu)
+{
+    if (atomic_load_explicit(&p->ranges[self].cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&p->ranges[self].cpu, cpu, memory_order_relaxed);
+}
+
 static int should_yield(trtl_threadpool *p, int self)
 {
     const int cpu = sched_getcpu();
-    atomic_store_explicit(&p->ranges[self].cpu, cpu, memory_order_relaxed);
+    note_cpu(p, self, cpu);
     if (cpu < 0 || atomic_load_explicit(&g_held_pools, memory_order_relaxed) > 1)
         return 1;
     for (int i = 0; i < p->size; i++)
@@ -172,7 +181,7 @@ static void maybe_yield(trtl_threadpool *p, int self, const spin_clock *sc, int6
     if (spun <= YIELD_AFTER_NS)
         return;
     if (p->yield_test ? p->yield_test == 1 : sc->on_cpu > HOLD_CPU_MAX_NS || should_yield(p, self)) {
-        atomic_fetch_add_explicit(&p->yields, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&p->ranges[self].yields, 1, memory_order_relaxed);
         sched_yield();
     }
 }
@@ -209,7 +218,7 @@ static void run_chunks(trtl_threadpool *p, uint32_t gen, int index)
                 e = p->n;
             p->fn(p->ctx, b, e, index);
             if (index != 0)
-                atomic_fetch_add_explicit(&p->worker_chunks, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&p->ranges[index].ran, 1, memory_order_relaxed);
             if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == nchunks && index != 0) {
                 pthread_mutex_lock(&p->lock);
                 if (p->caller_waiting)
@@ -260,7 +269,7 @@ static void *worker_main(void *arg)
         if (atomic_load(&p->stop))
             break;
         seen = gen;
-        atomic_store_explicit(&p->ranges[wa.index].cpu, sched_getcpu(), memory_order_relaxed);
+        note_cpu(p, wa.index, sched_getcpu());
         run_chunks(p, gen, wa.index);
     }
     return NULL;
@@ -283,8 +292,11 @@ trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
     }
     memset(p->ranges, 0, sizeof(chunk_range) * (size_t)n_threads);
-    for (int i = 0; i < n_threads; i++)
+    for (int i = 0; i < n_threads; i++) {
         atomic_init(&p->ranges[i].cpu, -1);
+        atomic_init(&p->ranges[i].ran, 0);
+        atomic_init(&p->ranges[i].yields, 0);
+    }
     const char *yt = getenv("TRTL_POOL_YIELD");
     p->yield_test = yt && (yt[0] == '1' || yt[0] == '2') ? yt[0] - '0' : 0;
     pthread_mutex_init(&p->lock, NULL);
@@ -331,8 +343,10 @@ void trtl_threadpool_stats(const trtl_threadpool *p, trtl_pool_stats *out)
     out->caller_sleeps = p->caller_sleeps;
     out->caller_spin_ns = p->caller_spin_ns;
     out->worker_sleeps = atomic_load_explicit(&p->worker_sleeps, memory_order_relaxed);
-    out->worker_chunks = atomic_load_explicit(&p->worker_chunks, memory_order_relaxed);
-    out->yields = atomic_load_explicit(&p->yields, memory_order_relaxed);
+    for (int i = 0; i < p->size; i++) {
+        out->worker_chunks += atomic_load_explicit(&p->ranges[i].ran, memory_order_relaxed);
+        out->yields += atomic_load_explicit(&p->ranges[i].yields, memory_order_relaxed);
+    }
 }
 
 void trtl_threadpool_destroy(trtl_threadpool *p)
@@ -412,7 +426,7 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
         pthread_mutex_unlock(&p->lock);
     }
 
-    atomic_store_explicit(&p->ranges[0].cpu, sched_getcpu(), memory_order_relaxed);
+    note_cpu(p, 0, sched_getcpu());
     run_chunks(p, gen, 0);
 
     /* Wait for chunks other threads are still running: spin, then block. */
