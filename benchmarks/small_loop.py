@@ -12,7 +12,7 @@ pool's spinning costs) and how many CPUs other processes kept busy meanwhile (/p
 below `--quiet` are summarized apart.  `--hog` runs a busy loop beside each timed process: the regime of a
 loaded machine, reproducibly (a 2-thread run on a 2-CPU machine takes the one-thread time as soon as
 another process holds a CPU).  `--lib NAME=PATH[@VAR=VALUE]` adds a trtlite engine imported from another tree (PATH on sys.path),
-optionally with an environment variable set (e.g. `old=$PWD@TRTL_POOL_YIELD=1`): the A/B of a runtime change on
+optionally with an environment variable set (e.g. `own=$PWD@TRTL_POOL_YIELD=0`): the A/B of a runtime change on
 the same plan file.  Small networks only: the point is the fixed per-inference and
 per-step costs (thread wake-ups, barriers), which per-layer profiles do not show.  Not part of CI.
 """

@@ -1,7 +1,7 @@
 """The thread pool (csrc/core/threadpool.c): compiles tests/c/test_threadpool.c with the pool's sources and runs it,
 plainly and under ThreadSanitizer where the compiler has it.  The program checks that every index of a parallel_for
 runs exactly once on a valid thread index for pools of 1..5 threads (more threads than CPUs included), grains and
-sizes with tails, each yield policy (TRTL_POOL_YIELD unset / 1 / 2), held and not, across pauses longer than the
+sizes with tails, each yield policy (TRTL_POOL_YIELD unset / 0 / 2), held and not, across pauses longer than the
 spin limits, two held pools driven from two threads at once, nested calls inline; and that the counters of
 trtl_threadpool_stats agree with the calls made.  About 1 s of CPU plainly, a few seconds under TSan."""
 import os

@@ -21,9 +21,9 @@
  * Idle workers spin for about SPIN_NS on `gen` (back-to-back layers keep them hot), then sleep
  * on `wake`; while the pool is held they keep spinning.  The caller, its own chunks done, spins
  * for the others' (SPIN_NS, or HELD_WAIT_NS while held), then sleeps on `idle`.  Past YIELD_AFTER_NS
- * a spinning thread yields its CPU at each check where another thread of its pool last ran on the same CPU
- * (should_yield), so it never keeps a runnable thread of its own pool waiting behind it for a time slice, but
- * it does not hand the CPU to other programs in the middle of an inference.  `sleepers` tells
+ * a spinning thread yields its CPU at each check, so it never keeps a runnable thread of its own pool waiting
+ * behind it for a time slice (TRTL_POOL_YIELD=0: only where another thread of its pool last ran on the same CPU,
+ * so that it does not hand its CPU to other programs mid-inference; maybe_yield).  `sleepers` tells
  * the caller whether a broadcast is needed at all.  Counters: trtl_threadpool_stats.
  */
 #ifndef _GNU_SOURCE
@@ -54,12 +54,12 @@
  * millisecond layer) would otherwise put the caller to sleep and make every such step pay a wake-up. */
 #define HELD_WAIT_NS 2000000LL
 /* A thread that has spun this long (a worker waiting for the next step while the pool is held, the caller waiting
- * for the others' chunks) yields its CPU at each check (every 64 pauses) where should_yield() says so: on a loaded
+ * for the others' chunks) yields its CPU at each check (every 64 pauses; maybe_yield's policies): on a loaded
  * machine a thread of this pool that still has work may be queued behind it on the same CPU, and a spinning thread
  * would hold that CPU for its whole time slice.  With nothing else runnable sched_yield() returns at once (< 1 us). */
 #define YIELD_AFTER_NS 20000LL
-/* ... but a thread that has spun this long on a CPU (spin_clock.on_cpu) yields whoever shares its CPU
- * (should_yield): the pool has had no work for it that long (a long step on the caller alone), and the CPU it knows
+/* ... and under TRTL_POOL_YIELD=0 a thread that has spun this long on a CPU (spin_clock.on_cpu) yields whoever
+ * shares its CPU (should_yield or not): the pool has had no work for it that long (a long step on the caller alone), and the CPU it knows
  * for the caller may be stale. */
 #define HOLD_CPU_MAX_NS 500000LL
 #define CHUNKS_PER_THREAD 4 /* chunks per thread when grain allows (room for stealing) */
@@ -86,7 +86,7 @@ struct trtl_threadpool {
     _Atomic int sleepers;
     _Atomic int stop;
     _Atomic int hold; /* > 0: idle workers keep spinning (an inference is running) */
-    int yield_test; /* TRTL_POOL_YIELD: 0 yield only to this pool's threads (default), 1 always, 2 never */
+    int yield_mode; /* TRTL_POOL_YIELD: YIELD_ALWAYS (default, unset or 1), YIELD_OWN (0), YIELD_NEVER (2) */
 
     /* counters (trtl_threadpool_stats): the caller's are plain (one caller thread), the others atomic (and the
      * per-thread ones in the ranges) */
@@ -174,13 +174,20 @@ static int should_yield(trtl_threadpool *p, int self)
     return 0;
 }
 
-/* At a check of thread `self`'s spin (wall time `spun` so far): past YIELD_AFTER_NS, yields the CPU where
- * should_yield() says so, or once it has spun HOLD_CPU_MAX_NS on a CPU; TRTL_POOL_YIELD=1 / 2: always / never. */
+/* Yield policies (TRTL_POOL_YIELD, read when a pool is created). */
+enum { YIELD_ALWAYS, YIELD_OWN, YIELD_NEVER };
+
+/* At a check of thread `self`'s spin (wall time `spun` so far), past YIELD_AFTER_NS: YIELD_ALWAYS (the default)
+ * yields the CPU at every check; YIELD_OWN where should_yield() says so or once it has spun HOLD_CPU_MAX_NS on a
+ * CPU; YIELD_NEVER never.  YIELD_OWN is not the default: on this project's shared 2-vCPU VM, with other processes
+ * holding 1.3-1.8 CPUs, it was not measurably better on LeNet b8 t2 and perhaps worse on MobileNetV3-S b1 t2
+ * (docs/ARCHITECTURE.md, "Two threads on a shared machine"); it awaits an A/B on a quiet host with one busy
+ * program beside (benchmarks/small_loop.py --hog). */
 static void maybe_yield(trtl_threadpool *p, int self, const spin_clock *sc, int64_t spun)
 {
-    if (spun <= YIELD_AFTER_NS)
+    if (spun <= YIELD_AFTER_NS || p->yield_mode == YIELD_NEVER)
         return;
-    if (p->yield_test ? p->yield_test == 1 : sc->on_cpu > HOLD_CPU_MAX_NS || should_yield(p, self)) {
+    if (p->yield_mode == YIELD_ALWAYS || sc->on_cpu > HOLD_CPU_MAX_NS || should_yield(p, self)) {
         atomic_fetch_add_explicit(&p->ranges[self].yields, 1, memory_order_relaxed);
         sched_yield();
     }
@@ -297,8 +304,8 @@ trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
         atomic_init(&p->ranges[i].ran, 0);
         atomic_init(&p->ranges[i].yields, 0);
     }
-    const char *yt = getenv("TRTL_POOL_YIELD");
-    p->yield_test = yt && (yt[0] == '1' || yt[0] == '2') ? yt[0] - '0' : 0;
+    const char *ym = getenv("TRTL_POOL_YIELD");
+    p->yield_mode = ym && ym[0] == '0' ? YIELD_OWN : ym && ym[0] == '2' ? YIELD_NEVER : YIELD_ALWAYS;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->idle, NULL);

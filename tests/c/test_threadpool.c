@@ -1,11 +1,11 @@
 /*
  * test_threadpool.c -- core/threadpool.c: every index of a parallel_for runs exactly once on a valid thread index,
  * for pools of 1..5 threads (more threads than this machine's CPUs included), grains and sizes with tails, under each
- * yield policy (TRTL_POOL_YIELD unset: yield only to the pool's own threads; 1: always; 2: never), with the pool held
+ * yield policy (TRTL_POOL_YIELD unset: always; 0: only to the pool's own threads; 2: never), with the pool held
  * and not, with pauses longer than the spin limits between jobs (workers asleep, caller back from a long serial
  * stretch), with two held pools driven from two threads at once; the counters (trtl_threadpool_stats) agree
- * with the calls made; and the yield policy (threads pinned: a spinning worker yields where the caller last ran on
- * its CPU, not where it is alone on its CPU).
+ * with the calls made; and the yield policies (threads pinned: under TRTL_POOL_YIELD=0 a spinning worker yields
+ * where the caller last ran on its CPU, not where it is alone on its CPU).
  *
  *   test_threadpool [rounds]      prints "N failures" last; exit status 1 on any failure.
  */
@@ -263,8 +263,8 @@ static int64_t yields_over_pause(int a, int b, const char *policy, long pause_us
     return s1.yields - s0.yields;
 }
 
-/* The yield policy: a spinning worker yields where the pool's caller last ran on its CPU, not where it is alone on
- * its CPU (for less than HOLD_CPU_MAX_NS); TRTL_POOL_YIELD=2 never yields, =1 always. */
+/* The yield policies: TRTL_POOL_YIELD=0: a spinning worker yields where the pool's caller last ran on its CPU, not
+ * where it is alone on its CPU (for less than HOLD_CPU_MAX_NS); =2 never yields; unset (the default) always. */
 static void test_yield_policy(void)
 {
     cpu_set_t saved;
@@ -274,7 +274,7 @@ static void test_yield_policy(void)
     if (c0 < 0)
         return;
     double paused;
-    int64_t y = yields_over_pause(c0, c0, NULL, 3000, &paused);
+    int64_t y = yields_over_pause(c0, c0, "0", 3000, &paused);
     CHECK(y > 0, "yield policy: worker and caller on one CPU: the worker never yielded in a 3 ms pause");
     y = yields_over_pause(c0, c0, "2", 3000, &paused);
     CHECK(y == 0, "yield policy: TRTL_POOL_YIELD=2 yielded %lld times", (long long)y);
@@ -283,7 +283,7 @@ static void test_yield_policy(void)
          * a few tries, as a loaded machine may wake it late) */
         int checked = 0;
         for (int k = 0; k < 5 && !checked; k++) {
-            y = yields_over_pause(c0, c1, NULL, 150, &paused);
+            y = yields_over_pause(c0, c1, "0", 150, &paused);
             if (paused < 300.0) {
                 checked = 1;
                 CHECK(y == 0, "yield policy: worker and caller on CPUs %d and %d: %lld yields in a %.0f us pause",
@@ -292,8 +292,8 @@ static void test_yield_policy(void)
         }
         if (!checked)
             printf("skip: the caller came back late from every 150 us pause (loaded machine)\n");
-        y = yields_over_pause(c0, c1, "1", 3000, &paused);
-        CHECK(y > 0, "yield policy: TRTL_POOL_YIELD=1 never yielded in a 3 ms pause");
+        y = yields_over_pause(c0, c1, NULL, 3000, &paused);
+        CHECK(y > 0, "yield policy: the default policy never yielded in a 3 ms pause");
     } else {
         printf("skip: yield policy on two CPUs (one CPU available)\n");
     }
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 6;
     if (rounds < 2)
         rounds = 2;
-    const char *policies[] = {NULL, "1", "2"};
+    const char *policies[] = {NULL, "0", "2"};
     for (int pi = 0; pi < 3; pi++)
         for (int size = 1; size <= 5; size++)
             test_pool(size, policies[pi], rounds);
