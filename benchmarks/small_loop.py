@@ -30,25 +30,16 @@ DEFAULT_DIR = "/work/wt/zoo/build/zoo"
 
 
 def build_plan(onnx_path, shape, threads, plan_path):
-    """Builds (or reuses) the plan of the model at one static input shape."""
+    """Builds (or reuses) the plan of the model at one static input shape (zoo/layers_vs_ort.py's build)."""
     if os.path.exists(plan_path):
         return
+    sys.path.insert(0, os.path.join(HERE, "zoo"))
     sys.path.insert(0, ROOT)
+    import layers_vs_ort
     import trtlite as trt
-    logger = trt.Logger(trt.Logger.ERROR)
-    builder = trt.Builder(logger)
-    network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH))
-    parser = trt.OnnxParser(network, logger)
-    with open(onnx_path, "rb") as f:
-        if not parser.parse(f.read()):
-            raise RuntimeError("parse failed")
-    config = builder.create_builder_config()
-    config.num_threads = threads
-    profile = builder.create_optimization_profile()
-    profile.set_shape("input", shape, shape, shape)
-    config.add_optimization_profile(profile)
+    plan, _ = layers_vs_ort.build_plan(trt, onnx_path, tuple(shape), threads)
     with open(plan_path, "wb") as f:
-        f.write(bytes(builder.build_serialized_network(network, config)))
+        f.write(plan)
 
 
 def worker(spec):
