@@ -21,9 +21,10 @@
  * Idle workers spin for about SPIN_NS on `gen` (back-to-back layers keep them hot), then sleep
  * on `wake`; while the pool is held they keep spinning.  The caller, its own chunks done, spins
  * for the others' (SPIN_NS, or HELD_WAIT_NS while held), then sleeps on `idle`.  Past YIELD_AFTER_NS
- * a spinning thread yields its CPU at each check, so it never keeps a runnable thread of its own
- * pool waiting behind it for a time slice.  `sleepers` tells
- * the caller whether a broadcast is needed at all.
+ * a spinning thread yields its CPU at each check, so it never keeps a runnable thread of its own pool waiting
+ * behind it for a time slice (TRTL_POOL_YIELD=0: only where another thread of its pool last ran on the same CPU,
+ * so that it does not hand its CPU to other programs mid-inference; maybe_yield).  `sleepers` tells
+ * the caller whether a broadcast is needed at all.  Counters: trtl_threadpool_stats.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_ALLOC */
@@ -53,10 +54,14 @@
  * millisecond layer) would otherwise put the caller to sleep and make every such step pay a wake-up. */
 #define HELD_WAIT_NS 2000000LL
 /* A thread that has spun this long (a worker waiting for the next step while the pool is held, the caller waiting
- * for the others' chunks) yields its CPU at each check (every 64 pauses): on a loaded machine a thread of this
- * pool that still has work may be queued behind it on the same CPU, and a spinning thread would hold that CPU for
- * its whole time slice.  With nothing else runnable sched_yield() returns at once (< 1 us). */
+ * for the others' chunks) yields its CPU at each check (every 64 pauses; maybe_yield's policies): on a loaded
+ * machine a thread of this pool that still has work may be queued behind it on the same CPU, and a spinning thread
+ * would hold that CPU for its whole time slice.  With nothing else runnable sched_yield() returns at once (< 1 us). */
 #define YIELD_AFTER_NS 20000LL
+/* ... and under TRTL_POOL_YIELD=0 a thread that has spun this long on a CPU (spin_clock.on_cpu) yields whoever
+ * shares its CPU (should_yield or not): the pool has had no work for it that long (a long step on the caller alone), and the CPU it knows
+ * for the caller may be stale. */
+#define HOLD_CPU_MAX_NS 500000LL
 #define CHUNKS_PER_THREAD 4 /* chunks per thread when grain allows (room for stealing) */
 #define MAX_THREADS 256
 #define CACHE_LINE 64
@@ -65,6 +70,9 @@
 typedef struct chunk_range {
     _Alignas(CACHE_LINE) _Atomic uint64_t ticket; /* (generation << 32) | chunks not yet claimed */
     int64_t first, count;                          /* job fields */
+    /* this range's thread's own line: the CPU it last ran on (-1 while it sleeps or before it ran), counters */
+    _Alignas(CACHE_LINE) _Atomic int cpu;
+    _Atomic int64_t ran, yields; /* chunks run (workers), sched_yield() calls */
 } chunk_range;
 
 struct trtl_threadpool {
@@ -78,6 +86,12 @@ struct trtl_threadpool {
     _Atomic int sleepers;
     _Atomic int stop;
     _Atomic int hold; /* > 0: idle workers keep spinning (an inference is running) */
+    int yield_mode; /* TRTL_POOL_YIELD: YIELD_ALWAYS (default, unset or 1), YIELD_OWN (0), YIELD_NEVER (2) */
+
+    /* counters (trtl_threadpool_stats): the caller's are plain (one caller thread), the others atomic (and the
+     * per-thread ones in the ranges) */
+    int64_t jobs, chunks, caller_waits, caller_spin_ns, caller_sleeps, wakes;
+    _Atomic int64_t inline_jobs, worker_sleeps;
 
     pthread_mutex_t lock;
     pthread_cond_t wake; /* workers: a new generation or stop */
@@ -105,6 +119,78 @@ static int64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A spinning thread's clocks: wall time since it started waiting, and an estimate of the part of it spent on a
+ * CPU (gaps between two checks longer than OFF_CPU_GAP_NS are taken as time preempted and not counted), so that a
+ * thread coming back from a preemption does not count that time as its own spinning. */
+#define OFF_CPU_GAP_NS 50000LL
+typedef struct spin_clock {
+    int64_t t0, last, on_cpu;
+} spin_clock;
+
+static spin_clock spin_start(void)
+{
+    const int64_t t = now_ns();
+    return (spin_clock){t, t, 0};
+}
+
+/* Called at each check: updates the on-CPU estimate, returns the wall time spun. */
+static int64_t spin_check(spin_clock *sc)
+{
+    const int64_t t = now_ns(), gap = t - sc->last;
+    sc->on_cpu += gap < OFF_CPU_GAP_NS ? gap : 0;
+    sc->last = t;
+    return t - sc->t0;
+}
+
+/* Pools held by some context right now, process-wide (trtl_threadpool_hold).  With more than one, threads of
+ * different pools share the CPUs and a spinning thread yields whatever the CPU's other thread is. */
+static _Atomic int g_held_pools;
+
+/* Whether thread `self` of the pool, spinning, should give its CPU away (sched_yield) now.  Only for a thread of
+ * its own pool queued behind it on this CPU (the caller waiting for a chunk that a worker on the same CPU has to
+ * run, or a worker spinning where the caller works): then it must, or that thread waits a time slice.  Where the
+ * pool's threads are on distinct CPUs and the CPU is shared with another program, yielding hands that program
+ * the time slice and the pool's step waits for it (a 2-thread inference on a 2-CPU machine with one other busy
+ * process fell to the one-thread time); holding the CPU while an inference runs is what onnxruntime's and
+ * OpenVINO's spinning threads do.  So: yield when another thread of the pool last ran on this CPU, when the CPU
+ * is unknown, or when other pools are held too (contexts running side by side in one process). */
+static void note_cpu(trtl_threadpool *p, int self, int cpu)
+{
+    if (atomic_load_explicit(&p->ranges[self].cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&p->ranges[self].cpu, cpu, memory_order_relaxed);
+}
+
+static int should_yield(trtl_threadpool *p, int self)
+{
+    const int cpu = sched_getcpu();
+    note_cpu(p, self, cpu);
+    if (cpu < 0 || atomic_load_explicit(&g_held_pools, memory_order_relaxed) > 1)
+        return 1;
+    for (int i = 0; i < p->size; i++)
+        if (i != self && atomic_load_explicit(&p->ranges[i].cpu, memory_order_relaxed) == cpu)
+            return 1;
+    return 0;
+}
+
+/* Yield policies (TRTL_POOL_YIELD, read when a pool is created). */
+enum { YIELD_ALWAYS, YIELD_OWN, YIELD_NEVER };
+
+/* At a check of thread `self`'s spin (wall time `spun` so far), past YIELD_AFTER_NS: YIELD_ALWAYS (the default)
+ * yields the CPU at every check; YIELD_OWN where should_yield() says so or once it has spun HOLD_CPU_MAX_NS on a
+ * CPU; YIELD_NEVER never.  YIELD_OWN is not the default: on this project's shared 2-vCPU VM, with other processes
+ * holding 1.3-1.8 CPUs, it was not measurably better on LeNet b8 t2 and perhaps worse on MobileNetV3-S b1 t2
+ * (docs/ARCHITECTURE.md, "Two threads on a shared machine"); it awaits an A/B on a quiet host with one busy
+ * program beside (benchmarks/small_loop.py --hog). */
+static void maybe_yield(trtl_threadpool *p, int self, const spin_clock *sc, int64_t spun)
+{
+    if (spun <= YIELD_AFTER_NS || p->yield_mode == YIELD_NEVER)
+        return;
+    if (p->yield_mode == YIELD_ALWAYS || sc->on_cpu > HOLD_CPU_MAX_NS || should_yield(p, self)) {
+        atomic_fetch_add_explicit(&p->ranges[self].yields, 1, memory_order_relaxed);
+        sched_yield();
+    }
 }
 
 /* Next chunk of range r for generation `gen`, or -1 when the range is drained (or the job is not
@@ -138,6 +224,8 @@ static void run_chunks(trtl_threadpool *p, uint32_t gen, int index)
             if (e > p->n)
                 e = p->n;
             p->fn(p->ctx, b, e, index);
+            if (index != 0)
+                atomic_fetch_add_explicit(&p->ranges[index].ran, 1, memory_order_relaxed);
             if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == nchunks && index != 0) {
                 pthread_mutex_lock(&p->lock);
                 if (p->caller_waiting)
@@ -158,22 +246,23 @@ static void *worker_main(void *arg)
     uint32_t seen = atomic_load_explicit(&p->gen, memory_order_acquire);
     for (;;) {
         uint32_t gen = seen;
-        int64_t t0 = now_ns();
+        spin_clock sc = spin_start();
         for (int i = 0;; i++) {
             gen = atomic_load_explicit(&p->gen, memory_order_acquire);
             if (gen != seen || atomic_load_explicit(&p->stop, memory_order_relaxed))
                 break;
             CPU_RELAX();
             if ((i & 63) == 63) {
-                const int64_t spun = now_ns() - t0;
+                const int64_t spun = spin_check(&sc);
                 if (!atomic_load_explicit(&p->hold, memory_order_relaxed) && spun > SPIN_NS)
                     break;
-                if (spun > YIELD_AFTER_NS)
-                    sched_yield();
+                maybe_yield(p, wa.index, &sc, spun);
             }
         }
         if (gen == seen) {
             pthread_mutex_lock(&p->lock);
+            atomic_fetch_add_explicit(&p->worker_sleeps, 1, memory_order_relaxed);
+            atomic_store_explicit(&p->ranges[wa.index].cpu, -1, memory_order_relaxed);
             atomic_fetch_add(&p->sleepers, 1);
             for (;;) {
                 gen = atomic_load(&p->gen);
@@ -187,6 +276,7 @@ static void *worker_main(void *arg)
         if (atomic_load(&p->stop))
             break;
         seen = gen;
+        note_cpu(p, wa.index, sched_getcpu());
         run_chunks(p, gen, wa.index);
     }
     return NULL;
@@ -209,6 +299,13 @@ trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
     }
     memset(p->ranges, 0, sizeof(chunk_range) * (size_t)n_threads);
+    for (int i = 0; i < n_threads; i++) {
+        atomic_init(&p->ranges[i].cpu, -1);
+        atomic_init(&p->ranges[i].ran, 0);
+        atomic_init(&p->ranges[i].yields, 0);
+    }
+    const char *ym = getenv("TRTL_POOL_YIELD");
+    p->yield_mode = ym && ym[0] == '0' ? YIELD_OWN : ym && ym[0] == '2' ? YIELD_NEVER : YIELD_ALWAYS;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->idle, NULL);
@@ -240,10 +337,40 @@ trtl_status trtl_threadpool_create(int n_threads, trtl_threadpool **out)
     return TRTL_OK;
 }
 
+void trtl_threadpool_stats(const trtl_threadpool *p, trtl_pool_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!p)
+        return;
+    out->jobs = p->jobs;
+    out->chunks = p->chunks;
+    out->caller_waits = p->caller_waits;
+    out->inline_jobs = atomic_load_explicit(&p->inline_jobs, memory_order_relaxed);
+    out->wakes = p->wakes;
+    out->caller_sleeps = p->caller_sleeps;
+    out->caller_spin_ns = p->caller_spin_ns;
+    out->worker_sleeps = atomic_load_explicit(&p->worker_sleeps, memory_order_relaxed);
+    for (int i = 0; i < p->size; i++) {
+        out->worker_chunks += atomic_load_explicit(&p->ranges[i].ran, memory_order_relaxed);
+        out->yields += atomic_load_explicit(&p->ranges[i].yields, memory_order_relaxed);
+    }
+}
+
 void trtl_threadpool_destroy(trtl_threadpool *p)
 {
     if (!p)
         return;
+    if (p->size > 1 && getenv("TRTL_POOL_STATS")) {
+        trtl_pool_stats st;
+        trtl_threadpool_stats(p, &st);
+        fprintf(stderr, "trtlite pool of %d: %lld jobs of %lld chunks (%lld inline), %lld wake-ups, caller waited in %lld "
+                "jobs, %.3f ms spinning "
+                "and slept %lld times, workers slept %lld times and ran %lld chunks, %lld yields\n", p->size,
+                (long long)st.jobs, (long long)st.chunks, (long long)st.inline_jobs, (long long)st.wakes,
+                (long long)st.caller_waits, (double)st.caller_spin_ns * 1e-6,
+                (long long)st.caller_sleeps, (long long)st.worker_sleeps, (long long)st.worker_chunks,
+                (long long)st.yields);
+    }
     pthread_mutex_lock(&p->lock);
     atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->wake);
@@ -267,6 +394,8 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
     if (grain < 1)
         grain = 1;
     if (!p || p->size == 1 || n <= grain || tl_in_pool == p) {
+        if (p)
+            atomic_fetch_add_explicit(&p->inline_jobs, 1, memory_order_relaxed);
         fn(ctx, 0, n, p && tl_in_pool == p ? tl_index : 0);
         return;
     }
@@ -274,6 +403,8 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
     if (chunk < grain)
         chunk = grain;
     int64_t nchunks = (n + chunk - 1) / chunk; /* <= size * CHUNKS_PER_THREAD */
+    p->jobs++;
+    p->chunks += nchunks;
 
     /* Publish: job fields and range tickets first, then the generation (release). */
     p->fn = fn;
@@ -296,30 +427,36 @@ void trtl_parallel_for(trtl_threadpool *p, int64_t n, int64_t grain, trtl_task_f
     }
     atomic_store(&p->gen, gen); /* seq_cst: releases the above, and is ordered before the sleepers load */
     if (atomic_load(&p->sleepers) > 0) {
+        p->wakes++;
         pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->lock);
     }
 
+    note_cpu(p, 0, sched_getcpu());
     run_chunks(p, gen, 0);
 
     /* Wait for chunks other threads are still running: spin, then block. */
     if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
         return;
-    const int64_t t0 = now_ns();
+    p->caller_waits++;
+    spin_clock sc = spin_start();
     const int64_t limit = atomic_load_explicit(&p->hold, memory_order_relaxed) > 0 ? HELD_WAIT_NS : SPIN_NS;
     for (int i = 0;; i++) {
-        if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks)
+        if (atomic_load_explicit(&p->done, memory_order_acquire) == nchunks) {
+            p->caller_spin_ns += now_ns() - sc.t0;
             return;
+        }
         CPU_RELAX();
         if ((i & 63) == 63) {
-            const int64_t spun = now_ns() - t0;
+            const int64_t spun = spin_check(&sc);
             if (spun > limit)
                 break;
-            if (spun > YIELD_AFTER_NS)
-                sched_yield();
+            maybe_yield(p, 0, &sc, spun);
         }
     }
+    p->caller_spin_ns += now_ns() - sc.t0;
+    p->caller_sleeps++;
     pthread_mutex_lock(&p->lock);
     p->caller_waiting = 1;
     while (atomic_load(&p->done) != nchunks)
@@ -486,6 +623,9 @@ int trtl_scratch_threads(void)
 
 void trtl_threadpool_hold(trtl_threadpool *pool, int on)
 {
-    if (pool)
-        atomic_fetch_add_explicit(&pool->hold, on ? 1 : -1, memory_order_relaxed);
+    if (!pool || pool->size == 1)
+        return;
+    const int was = atomic_fetch_add_explicit(&pool->hold, on ? 1 : -1, memory_order_relaxed);
+    if (on ? was == 0 : was == 1)
+        atomic_fetch_add_explicit(&g_held_pools, on ? 1 : -1, memory_order_relaxed);
 }

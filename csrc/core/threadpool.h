@@ -35,6 +35,20 @@ void trtl_parallel_for(trtl_threadpool *pool, int64_t n, int64_t grain, trtl_tas
  * execute()).  Release with on = 0.  NULL is allowed. */
 void trtl_threadpool_hold(trtl_threadpool *pool, int on);
 
+/* What a pool has done since it was created (read by its caller thread).  jobs: parallel_for calls handed to the
+ * pool's threads, in `chunks` chunks; inline_jobs: calls that ran on the calling thread alone (n <= grain, nested);
+ * wakes: jobs that had to wake sleeping workers; caller_waits: jobs whose caller, its chunks done, found others'
+ * still running; caller_sleeps: those of them whose caller then blocked; caller_spin_ns: the callers' spinning in
+ * those waits, in all; worker_sleeps: times a worker blocked; worker_chunks: chunks run by the workers; yields:
+ * sched_yield() calls of spinning threads.  TRTL_POOL_STATS=1 prints them to stderr when a pool of several threads
+ * is destroyed.  TRTL_POOL_YIELD (read at creation): unset or 1, a spinning thread yields its CPU at every check
+ * past 20 us; 0, only where another thread of the pool last ran on its CPU (threadpool.c, maybe_yield); 2, never. */
+typedef struct trtl_pool_stats {
+    int64_t jobs, chunks, inline_jobs, wakes, caller_waits, caller_sleeps, caller_spin_ns, worker_sleeps, worker_chunks,
+        yields;
+} trtl_pool_stats;
+void trtl_threadpool_stats(const trtl_threadpool *pool, trtl_pool_stats *out);
+
 /* CPUs this process may use (affinity mask and cgroup CPU quota). */
 int trtl_available_cpus(void);
 
