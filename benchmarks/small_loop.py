@@ -26,7 +26,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_DIR = "/work/wt/zoo/build/zoo"
+DEFAULT_DIR = os.path.join(ROOT, "build", "zoo")  # benchmarks/zoo/run.py's (exported models there)
 
 
 def build_plan(onnx_path, shape, threads, plan_path):
@@ -60,14 +60,9 @@ def worker(spec):
             sess.run(None, feed)
     elif spec["engine"] == "openvino":
         import openvino as ov
-        core = ov.Core()
-        model = core.read_model(spec["onnx"])
-        model.reshape({"input": list(x.shape)})
-        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
-                                                     "INFERENCE_NUM_THREADS": int(spec["threads"]),
-                                                     "PERFORMANCE_HINT": "LATENCY"})
-        req = compiled.create_infer_request()
-        req.set_input_tensor(ov.Tensor(x))
+        sys.path.insert(0, os.path.join(HERE, "zoo"))
+        import run as zoo_run
+        _, req = zoo_run.openvino_request(ov, spec["onnx"], x, spec["threads"])
 
         def run_once():
             req.infer()

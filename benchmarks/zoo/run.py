@@ -272,6 +272,20 @@ def trt_breakdown(trt, engine, context, run_once, spec):
             "top_layers": rows[:10], "layers": [[r["name"], round(r["ms"], 4), r["kernel"], r["kind"]] for r in rows]}
 
 
+def openvino_request(ov, onnx_path, x, threads):
+    """OpenVINO's compiled model and infer request for ONNX file `onnx_path` at x's shape: CPU, fp32, `threads`
+    threads, latency hint, x bound as the input (also benchmarks/small_loop.py)."""
+    core = ov.Core()
+    model = core.read_model(onnx_path)
+    model.reshape({"input": list(x.shape)})
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                                 "INFERENCE_NUM_THREADS": int(threads),
+                                                 "PERFORMANCE_HINT": "LATENCY"})
+    req = compiled.create_infer_request()
+    req.set_input_tensor(ov.Tensor(x))
+    return compiled, req
+
+
 def worker_openvino(spec):
     """OpenVINO CPU: the same ONNX file reshaped to the batch, fp32, t threads, latency hint."""
     import numpy as np
@@ -283,14 +297,7 @@ def worker_openvino(spec):
         bench.emit({"ok": False, "error": "not installed", "not_installed": True})
         return
     t0 = time.perf_counter()
-    core = ov.Core()
-    model = core.read_model(spec["onnx"])
-    model.reshape({"input": list(x.shape)})
-    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
-                                                 "INFERENCE_NUM_THREADS": int(spec["threads"]),
-                                                 "PERFORMANCE_HINT": "LATENCY"})
-    req = compiled.create_infer_request()
-    req.set_input_tensor(ov.Tensor(x))
+    compiled, req = openvino_request(ov, spec["onnx"], x, spec["threads"])
 
     def run_once():
         req.infer()
