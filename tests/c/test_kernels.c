@@ -2743,6 +2743,8 @@ static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
         /* pointwise items of one block pair over one pixel chunk in even runs: 6 chunks with a partial last tile,
          * a batch of 3 images of 3 chunks each and an odd block (K = 40), 14 x 14 cut into smaller chunks */
         {1, 144, 23, 29, 31, 1, 1, 0},  {3, 1152, 40, 7, 7, 1, 1, 0},   {1, 480, 112, 14, 14, 1, 1, 0},
+        /* pointwise depth blocks of 128 input channels with a last block of 75 (a partial channel block) / 5 */
+        {1, 203, 19, 5, 7, 1, 1, 0},    {2, 389, 9, 3, 5, 1, 1, 0},
         /* depthwise planes cut into bands of rows at 2 and 3 threads (9 planes; 2 planes of 9 rows) */
         {1, 72, 72, 28, 28, 5, 2, 1},   {2, 9, 9, 17, 9, 3, 1, 1}};
     int stop = 0, combo = (int)(rnd() % 64);

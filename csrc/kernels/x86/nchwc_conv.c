@@ -3,7 +3,8 @@
  *
  * - Pointwise (1x1, stride 1, no padding, groups 1): weights packed once into [ceil(K/8)][C][8]; a register tile of
  *   2 output blocks x 6 pixels (12 accumulators): per input channel 6 broadcasts of the input value and 2 weight
- *   vectors.  Pixels in chunks whose input rows stay in L2 (C * chunk floats), every output block pair over a chunk.
+ *   vectors.  Pixels in chunks whose input rows stay in L2 (C * chunk floats), every output block pair over a chunk;
+ *   past PW_KC_MIN input channels in depth blocks of PW_KC over the chunk (partial sums through the output).
  * - Depthwise (groups == C == K, up to 7x7, strides 1/2, dilation 1, any padding): weights packed into
  *   [ceil(C/8)][R*S][8]; every tap one full-vector FMA over 8 channels, 8 (4, 1) output pixels a register tile on
  *   the row's interior (every tap inside), single pixels with bounds checks on the edges, rows outside skipped.
@@ -35,6 +36,10 @@
 #ifndef PW_PF_TILES
 #define PW_PF_TILES 2 /* pointwise: the input is prefetched this many 6-pixel tiles ahead (first block pair) */
 #endif
+#ifndef PW_KC
+#define PW_KC 128 /* pointwise: input channels a depth block (a multiple of NB), where there are more than PW_KC_MIN */
+#endif
+#define PW_KC_MIN 192
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
@@ -134,15 +139,16 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
                                                                              const float *bias, float *y, int64_t ys,
                                                                              const float *res, int32_t act,
                                                                              __m256 va, __m256 vb, const int pf,
-                                                                             const int np, const int nb)
+                                                                             const int np, const int nb, int first,
+                                                                             int last)
 {
     __m256 acc[2][6];
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++) {
 #pragma GCC unroll 8
-        for (int j = 0; j < np; j++)
-            acc[b][j] = _mm256_loadu_ps(bias + b * NB);
-        if (res) /* the residual of the tile PW_PF_TILES ahead */
+        for (int j = 0; j < np; j++) /* a later depth block adds to the sums stored by the one before */
+            acc[b][j] = first ? _mm256_loadu_ps(bias + b * NB) : _mm256_loadu_ps(y + b * ys + j * NB);
+        if (res && last) /* the residual of the tile PW_PF_TILES ahead */
             for (int q = 0; q < 3; q++)
                 _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
     }
@@ -165,6 +171,14 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
             }
         }
     }
+    if (!last) { /* partial sums: the next depth block goes on from them */
+#pragma GCC unroll 8
+        for (int b = 0; b < nb; b++)
+#pragma GCC unroll 8
+            for (int j = 0; j < np; j++)
+                _mm256_storeu_ps(y + b * ys + j * NB, acc[b][j]);
+        return;
+    }
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++)
 #pragma GCC unroll 8
@@ -179,18 +193,18 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t ws, const float *bias, float *y, int64_t ys,  \
-        const float *res, int32_t act, __m256 va, __m256 vb, int pf)                                                 \
+        const float *res, int32_t act, __m256 va, __m256 vb, int pf, int first, int last)                            \
     {                                                                                                                 \
         if (pf)                                                                                                       \
-            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 1, NP, NBK);                                     \
+            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 1, NP, NBK, first, last);                        \
         else                                                                                                          \
-            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 0, NP, NBK);                                     \
+            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 0, NP, NBK, first, last);                        \
     }
 #define PW_TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
 PW_TILES(PW_TILE_FN)
 
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64_t, const float *, float *, int64_t,
-                           const float *, int32_t, __m256, __m256, int);
+                           const float *, int32_t, __m256, __m256, int, int, int);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
 
@@ -240,10 +254,19 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                                                   j->e ? j->e->alpha : 0.0f, j->e ? j->e->beta : 0.0f, pf};
                 trtl_nchwc_pw512_run_span(&sp);
             } else {
-                for (int64_t p = p0; p < p1; p += 6) {
-                    const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
-                    pw_tiles[nbk - 1][np - 1](x + p * NB, xs, g->C, w, g->C * NB, j->st->b + kb * NB, y + p * NB,
-                                              xs, res ? res + p * NB : NULL, act, va, vb, pf);
+                /* depth blocks of PW_KC channels over the whole chunk: their weights (PW_KC x 16 floats) stay in L1
+                 * for every tile of the chunk, where the whole depth (960 x 16 floats, 61 KiB) came from L2 again
+                 * for each tile; the partial sums go through y, in L1 too */
+                const int64_t kc = g->C > PW_KC_MIN ? PW_KC : g->C;
+                for (int64_t c0 = 0; c0 < g->C; c0 += kc) {
+                    const int64_t cn = g->C - c0 < kc ? g->C - c0 : kc;
+                    const int first = c0 == 0, last = c0 + cn == g->C;
+                    for (int64_t p = p0; p < p1; p += 6) {
+                        const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
+                        pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * NB, g->C * NB,
+                                                  j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
+                                                  va, vb, pf && first, first, last);
+                    }
                 }
             }
             if (j->e && !trtl_act_is_fast(j->e->act))
