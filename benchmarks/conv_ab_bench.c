@@ -183,6 +183,12 @@ int main(int argc, char **argv)
     bench_pool("maxpool 3x3s2 480x28 (googlenet)", 480, 28, 2, TRTL_POOL_MAX);
     bench_pool("avgpool 3x3s1 288x35 (inception)", 288, 35, 1, TRTL_POOL_AVERAGE);
     bench_pool("avgpool 3x3s1 768x17 (inception)", 768, 17, 1, TRTL_POOL_AVERAGE);
+    bench_pool("avgpool 3x3s1 192x35 (inception)", 192, 35, 1, TRTL_POOL_AVERAGE);
+    bench_pool("avgpool 3x3s1 2048x8 (inception)", 2048, 8, 1, TRTL_POOL_AVERAGE);
+    bench_pool_pad("maxpool 3x3s2 64x147 p0 (inception)", 64, 147, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 192x71 p0 (inception)", 192, 71, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 288x35 p0 (inception)", 288, 35, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 768x17 p0 (inception)", 768, 17, 2, TRTL_POOL_MAX, 0);
     conv_shape("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
     conv_shape("stem mnv2 3x3s2 3->32 224", 3, 32, 224, 3, 2, 0);
     conv_shape("stem mnv3 3x3s2 3->16 224", 3, 16, 224, 3, 2, 0);

@@ -1562,6 +1562,42 @@ static void test_pooling_tails(void)
             if (pool_run_case(&c) > 0)
                 return;
         }
+    /* The average small-plane path (stride 1 along W, planes up to 256 x 256 outputs in a 4096-float buffer):
+     * Inception-V3's three maps with both counts, asymmetric padding, a vertical stride of 2 and 3, windows of 2 / 5 /
+     * 1x3 / 3x1, rows shorter than, equal to and a float past a vector (7, 8, 9, 15, 16, 17), windows reaching past
+     * the padding (ceil mode: rows of padding only), the largest plane it takes (the row path's past it), NaN / Inf
+     * planted; the buffer's zeros are set once per task, so every plane after the first checks them. */
+    static const struct { int64_t H, W, kh, kw, sh, pre_h, post_h, pre_w, post_w; int mode; } avg[] = {
+        {35, 35, 3, 3, 1, 1, 1, 1, 1, 0}, {17, 17, 3, 3, 1, 1, 1, 1, 1, 0}, {8, 8, 3, 3, 1, 1, 1, 1, 1, 0},
+        {9, 7, 3, 3, 1, 0, 2, 2, 0, 0},   {16, 16, 2, 2, 1, 0, 1, 0, 1, 0}, {15, 9, 5, 5, 2, 2, 2, 2, 2, 0},
+        {11, 16, 1, 3, 1, 0, 0, 1, 1, 0}, {12, 17, 3, 1, 3, 1, 1, 0, 0, 0}, {6, 9, 3, 3, 2, 0, 0, 1, 1, 1},
+        {2, 5, 3, 3, 1, 2, 2, 2, 2, 0},   {60, 60, 3, 3, 1, 1, 1, 1, 1, 0}, {62, 62, 3, 3, 1, 1, 1, 1, 1, 0},
+        {3, 250, 3, 3, 1, 1, 1, 1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof avg / sizeof avg[0]; i++)
+        for (int excl = 0; excl < 2; excl++)
+            for (int nans = 0; nans <= 2; nans += 2) {
+                pool_case c = {0};
+                c.rank = 4;
+                c.lead[0] = 2;
+                c.lead[1] = 3;
+                c.H = avg[i].H;
+                c.W = avg[i].W;
+                c.k[0] = avg[i].kh;
+                c.k[1] = avg[i].kw;
+                c.s[0] = avg[i].sh;
+                c.s[1] = 1;
+                c.pre[0] = avg[i].pre_h;
+                c.post[0] = avg[i].post_h;
+                c.pre[1] = avg[i].pre_w;
+                c.post[1] = avg[i].post_w;
+                c.mode = avg[i].mode;
+                c.type = TRTL_POOL_AVERAGE;
+                c.excl = excl;
+                c.nans = nans;
+                if (pool_run_case(&c) > 0)
+                    return;
+            }
 }
 
 /* ---- trailing-axes reduce (x86/reduce_inner.c) ---------------------------------------------- */
