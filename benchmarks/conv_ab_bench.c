@@ -50,8 +50,8 @@ static const char *g_filter;
 
 /* A square convolution of C -> K channels on an H x H map, kernel ks, stride s, padding pad on every side, ReLU
  * (and a residual when res). */
-static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad,
-                           int res)
+static void conv_shape_rs(const char *name, int64_t C, int64_t K, int64_t H, int64_t kh, int64_t kw, int64_t s,
+                          int64_t ph, int64_t pw, int res)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -61,26 +61,26 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
     trtl_conv_params *p = &nd.p.conv;
     p->num_output_maps = (int32_t)K;
     p->num_groups = 1;
-    int64_t kk[2] = {ks, ks}, st[2] = {s, s}, one[2] = {1, 1}, pp[2] = {pad, pad};
+    int64_t kk[2] = {kh, kw}, st[2] = {s, s}, one[2] = {1, 1}, pp[2] = {ph, pw};
     p->kernel_size = trtl_dims_make(2, kk);
     p->stride = trtl_dims_make(2, st);
     p->dilation = trtl_dims_make(2, one);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
-    int64_t OH = (H + 2 * pad - ks) / s + 1;
-    int64_t nw = K * C * ks * ks;
+    int64_t OH = (H + 2 * ph - kh) / s + 1, OW = (H + 2 * pw - kw) / s + 1;
+    int64_t nw = K * C * kh * kw;
     float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
-          *y = bench_rand_buf(K * OH * OH, 1.0f);
-    float *r = bench_rand_buf(K * OH * OH, 1.0f);
+          *y = bench_rand_buf(K * OH * OW, 1.0f);
+    float *r = bench_rand_buf(K * OH * OW, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = TRTL_ACT_RELU;
     nd.n_in = 1 + (res != 0);
     nd.n_out = 1;
     nd.epi.has_residual = res ? 1 : 0;
-    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OH};
+    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OW};
     trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
-    double flops = 2.0 * (double)K * (double)C * (double)(ks * ks) * (double)(OH * OH);
+    double flops = 2.0 * (double)K * (double)C * (double)(kh * kw) * (double)(OH * OW);
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_winograd_f43,
                                 &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm,
 #ifndef NO_PIXEL_GEMM
@@ -98,8 +98,8 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
     }
 #ifndef NO_NCHWC_DENSE
     if (C <= 16 && !res) { /* the same convolution writing the blocked layout (NCHWC_CONV, plain -> blocked) */
-        int64_t ybd[5] = {1, (K + 7) / 8, OH, OH, 8};
-        float *yb = bench_rand_buf(ybd[1] * OH * OH * 8, 1.0f);
+        int64_t ybd[5] = {1, (K + 7) / 8, OH, OW, 8};
+        float *yb = bench_rand_buf(ybd[1] * OH * OW * 8, 1.0f);
         trtl_tensor_view outb = {yb, trtl_dims_make(5, ybd), TRTL_FLOAT};
         nd.op = TRTL_OP_NCHWC_CONV;
         nd.p.nchwc.in_block = 0;
@@ -119,6 +119,12 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
     free(x);
     free(y);
     free(r);
+}
+
+static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad,
+                           int res)
+{
+    conv_shape_rs(name, C, K, H, ks, ks, s, pad, pad, res);
 }
 
 /* "Same" padding ks / 2. */
@@ -218,6 +224,16 @@ int main(int argc, char **argv)
     conv_shape("yolo 3x3 32->64 160", 32, 64, 160, 3, 1, 0);
     conv_shape("dn 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
     conv_shape("dn 3x3 128->32 14", 128, 32, 14, 3, 1, 0);
+    conv_shape_rs("incep 7x1 192->192 17", 192, 192, 17, 7, 1, 1, 3, 0, 0);
+    conv_shape_rs("incep 1x7 192->192 17", 192, 192, 17, 1, 7, 1, 0, 3, 0);
+    conv_shape_rs("incep 7x1 160->160 17", 160, 160, 17, 7, 1, 1, 3, 0, 0);
+    conv_shape_rs("incep 1x7 128->128 17", 128, 128, 17, 1, 7, 1, 0, 3, 0);
+    conv_shape_rs("incep 3x1 384->384 8", 384, 384, 8, 3, 1, 1, 1, 0, 0);
+    conv_shape_rs("incep 1x3 384->384 8", 384, 384, 8, 1, 3, 1, 0, 1, 0);
+    conv_shape("incep 5x5 48->64 35", 48, 64, 35, 5, 1, 0);
+    conv_shape_pad("incep 3x3s2 288->384 35", 288, 384, 35, 3, 2, 0, 0);
+    conv_shape_pad("incep 3x3s2 96->96 35", 96, 96, 35, 3, 2, 0, 0);
+    conv_shape("incep 1x1 768->192 17", 768, 192, 17, 1, 1, 0);
     trtl_threadpool_destroy(g_pool);
     return 0;
 }

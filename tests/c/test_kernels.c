@@ -972,6 +972,26 @@ static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
                 return;
         }
     }
+    /* kx1 windows (Inception's 7x1 / 3x1), weights packed tap-major: tap depth blocks read straight from the panel's
+     * window where W has no padding (one and several pixel panels, two depth blocks a tap past 512 channels, groups,
+     * a batch, windows reaching past the vertical padding), the tap-major im2col rows elsewhere (padding along W,
+     * SAME modes); the channel split (small maps, many channels) on the 2- and 3-thread pools. */
+    static const struct { int64_t N, C, K, G, H, W, kh, pt, pb, pl, pr; int mode; } kx1[] = {
+        {1, 20, 13, 1, 17, 17, 7, 3, 3, 0, 0, 0}, {2, 24, 10, 1, 40, 45, 3, 1, 1, 0, 0, 0},
+        {1, 600, 7, 1, 5, 6, 3, 1, 1, 0, 0, 0},   {1, 12, 14, 2, 9, 11, 5, 2, 2, 0, 0, 0},
+        {1, 9, 8, 1, 8, 7, 3, 1, 1, 1, 1, 0},     {1, 10, 9, 1, 7, 9, 4, 0, 0, 0, 0, 2},
+        {1, 7, 11, 1, 6, 13, 7, 4, 5, 0, 0, 0},   {1, 192, 40, 1, 8, 8, 3, 1, 1, 0, 0, 0},
+        {1, 3, 5, 1, 2, 3, 2, 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof kx1 / sizeof kx1[0]; i++)
+        for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += thorough ? 3 : 7) {
+            conv_case c = {.nsp = 2, .N = kx1[i].N, .C = kx1[i].C, .K = kx1[i].K, .G = kx1[i].G,
+                           .in = {kx1[i].H, kx1[i].W}, .k = {kx1[i].kh, 1}, .s = {1, 1}, .d = {1, 1},
+                           .pre = {kx1[i].pt, kx1[i].pl}, .post = {kx1[i].pb, kx1[i].pr}, .mode = kx1[i].mode,
+                           .bias = combo % 3 != 2};
+            if (conv_run_case(k, &c, combo) > 0)
+                return;
+        }
     /* 3-D 1x1 whose outputs all lie in the padding along the first axis (found at seed 99: strides 3, dilation and
      * paddings differing per axis): every output is act(bias + residual) */
     for (int combo = 0; combo < 2 * N_ACTS; combo++) {

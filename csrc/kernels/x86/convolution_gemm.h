@@ -22,6 +22,8 @@ typedef struct trtl_cg_piece {
 } trtl_cg_piece;
 
 /* A slot's packer for pixels [p0, p0 + pw) and channels [c0, c1) of one image and group.
+ * Col rows are numbered (c, tap) -- row c*kvol + tap -- unless tap_major (set after trtl_cg_packer_begin, for
+ * weights packed tap-major: row tap*Cg + c; convolution.packed_gemm's kx1 convolutions).
  * Windowed path (2-D/1-D, stride 1 or 2 along W): the input rows the panel needs are copied once
  * with their zero padding into `win` ([c1 - c0][wh][wp]); every Col row is then the same list
  * of pieces read at a per-row offset.  Other convolutions build each row by bounds checks. */
@@ -36,6 +38,7 @@ typedef struct trtl_cg_packer {
     int64_t wh, wp;
     trtl_cg_piece *pc;
     int64_t npc;
+    int tap_major;
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */

@@ -62,6 +62,12 @@ int64_t trtl_cg_packer_floats(const trtl_conv_geom *g, int64_t pw, int64_t nch)
     return f;
 }
 
+/* Row r of the packer's numbering as a (c, kd, kh, kw) row of Col. */
+static inline int64_t natural_row(const trtl_cg_packer *pk, int64_t r)
+{
+    return pk->tap_major ? (r % pk->g->Cg) * pk->g->kvol + r / pk->g->Cg : r;
+}
+
 /* ---- bounds-checked rows ------------------------------------------------------------------------ */
 
 __attribute__((target("avx2,fma"))) static inline void copy_floats(float *d, const float *s, int64_t n)
@@ -146,9 +152,9 @@ __attribute__((target("avx2,fma"))) static void checked_rows(const trtl_cg_packe
 {
     for (int64_t r = r0; r < r1; r++) {
         if (pk->nr == 32)
-            checked_row(pk, r, dst + (r - r0) * 32, 32);
+            checked_row(pk, natural_row(pk, r), dst + (r - r0) * 32, 32);
         else
-            checked_row(pk, r, dst + (r - r0) * 16, 16);
+            checked_row(pk, natural_row(pk, r), dst + (r - r0) * 16, 16);
     }
 }
 
@@ -223,7 +229,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void window_row
     const trtl_conv_geom *g = pk->g;
     const int64_t KW = g->k[2], KH = g->k[1], plane = pk->wh * pk->wp;
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t c = r / g->kvol, kk = r % g->kvol, kh = kk / KW % KH, kw = kk % KW;
+        const int64_t rn = natural_row(pk, r), c = rn / g->kvol, kk = rn % g->kvol, kh = kk / KW % KH, kw = kk % KW;
         const float *base = pk->win + (c - pk->c0) * plane + kh * g->dl[1] * pk->wp + kw * g->dl[2];
         float *drow = dst + (r - r0) * pk->nr;
         for (int64_t i = 0; i < pk->npc; i++) {
