@@ -5,7 +5,7 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/conv_ab_bench.c -o build/conv_ab_bench \
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
- *   build/conv_ab_bench [filter] [--threads N] [--reps N]
+ *   build/conv_ab_bench [filter] [--threads N] [--reps N] [--cold]
  *
  * For an A/B comparison, copy the old build/libtrtlite.so into a folder first and link a second
  * binary against it (-L<folder> -Wl,-rpath,<folder>); the kernels are the library's exported
@@ -170,6 +170,8 @@ int main(int argc, char **argv)
             g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cold")) /* operands from memory: 64 MiB written before every run */
+            bench_cold_bytes = (size_t)64 << 20;
         else
             g_filter = argv[i];
     }
