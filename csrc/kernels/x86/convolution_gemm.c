@@ -271,28 +271,26 @@ static int64_t tap_block(const cg_job *j)
     return ceil_div(Cg, ceil_div(Cg, KC_MAX));
 }
 
-/* Whether packer pk's window rows are the B rows of the tap-major depth blocks (see the top): a kx1 window read at
- * every column (no padding along W, so the window is W wide), blocks no deeper than the plan's B block. */
+/* Whether packer pk's window rows are the B rows of the tap-major depth blocks (see the top; trtl_cg_tap_rows), in
+ * blocks no deeper than the plan's B block. */
 static int tap_rows(const cg_job *j, const trtl_cg_packer *pk)
 {
-    const trtl_conv_geom *g = j->g;
-    return j->st->tap_major && pk->windowed && g->k[2] == 1 && g->pad[2] == 0 && g->s[1] == 1 && g->s[2] == 1 &&
-           g->dl[1] == 1 && g->in[2] == g->out[2] && pk->wp == g->out[2] && tap_block(j) <= j->pl->kc;
+    return trtl_cg_tap_rows(pk) && tap_block(j) <= j->pl->kc;
 }
 
-/* Panel mode, tap_rows(): the panel's depth blocks straight from the window.  Pixel p0 + t of the panel reads, for
- * tap kh and channel c, window float (c*wh + kh)*wp + p0 % OW + t: its output row is window row 0's. */
+/* Panel mode, tap_rows(): the panel's depth blocks straight from the window (trtl_cg_tap_row: pixel p0 + i of the
+ * panel reads, for tap kh and channel c, window float (c*wh + kh)*wp + p0 % OW + i). */
 static void tap_blocks(const cg_job *j, const trtl_cg_packer *pk, int64_t n, int64_t grp, int64_t p0, int64_t pw,
                        float *bbuf, int64_t ts)
 {
     const trtl_conv_geom *g = j->g;
-    const int64_t plane = pk->wh * pk->wp, kb = tap_block(j);
+    const int64_t kb = tap_block(j);
     const cg_pf none = {NULL, 0, 0};
     for (int64_t t = 0; t < g->kvol; t++)
         for (int64_t c0 = 0; c0 < g->Cg; c0 += kb) {
             const int64_t kc = g->Cg - c0 < kb ? g->Cg - c0 : kb;
-            const float *src = pk->win + (c0 * pk->wh + t) * pk->wp + p0 % g->out[2];
-            run_block(j, n, grp, 0, g->Kg, p0, pw, t * g->Cg + c0, kc, bbuf, ts, &none, src, plane);
+            run_block(j, n, grp, 0, g->Kg, p0, pw, t * g->Cg + c0, kc, bbuf, ts, &none, trtl_cg_tap_row(pk, t, c0),
+                      pk->wh * pk->wp);
         }
 }
 

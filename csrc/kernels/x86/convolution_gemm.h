@@ -50,6 +50,12 @@ void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm
 
 /* Col rows [r0, r1) (inside channels [c0, c1)) into B tiles: row r at dst + (r - r0)*nr, tiles
  * tile_stride apart, columns pw..the last tile's end zeroed. */
+/* Whether the packer's tap-major Col rows are contiguous runs of its window (a kx1 window, stride 1, no padding along
+ * W: the window is W wide and the panel's pixels follow each other in it); then row (tap t, channel c) is the pw
+ * floats at trtl_cg_tap_row(pk, t, c), and the rows of one tap are wh * wp floats apart. */
+int trtl_cg_tap_rows(const trtl_cg_packer *pk);
+const float *trtl_cg_tap_row(const trtl_cg_packer *pk, int64_t t, int64_t c);
+
 void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *dst);
 
 #endif

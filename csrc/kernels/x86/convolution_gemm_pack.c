@@ -303,10 +303,26 @@ void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm
     build_pieces(pk);
 }
 
+int trtl_cg_tap_rows(const trtl_cg_packer *pk)
+{
+    const trtl_conv_geom *g = pk->g;
+    return pk->tap_major && pk->windowed && g->k[2] == 1 && g->pad[2] == 0 && g->s[1] == 1 && g->s[2] == 1 &&
+           g->dl[1] == 1 && g->in[2] == g->out[2] && pk->wp == g->out[2];
+}
+
+const float *trtl_cg_tap_row(const trtl_cg_packer *pk, int64_t t, int64_t c)
+{
+    return pk->win + ((c - pk->c0) * pk->wh + t) * pk->wp + pk->p0 % pk->g->out[2];
+}
+
 void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *dst)
 {
     const trtl_conv_geom *g = pk->g;
-    if (g->direct) {
+    if (trtl_cg_tap_rows(pk)) { /* each row a contiguous run of the window */
+        for (int64_t r = r0; r < r1; r++)
+            trtl_gemm_pack_b_row(pk->isa, trtl_cg_tap_row(pk, r / g->Cg, r % g->Cg), pk->pw, dst + (r - r0) * pk->nr,
+                                 pk->ts);
+    } else if (g->direct) {
         for (int64_t r = r0; r < r1; r++)
             trtl_gemm_pack_b_row(pk->isa, pk->xg + r * g->in_sp + pk->p0, pk->pw, dst + (r - r0) * pk->nr, pk->ts);
     } else if (pk->windowed) {
