@@ -42,6 +42,7 @@ typedef struct pool_job {
     int64_t planes; /* of x */
     int spill;      /* no window of an output reaches past the rows' data: the max path may fill its row buffer
                        past it (whole vectors over the rows' tails) */
+    const float *rc; /* the average small-plane path's reciprocal counts (rc_table), on the calling thread's stack */
 } pool_job;
 
 static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -517,6 +518,20 @@ AVGPLANE_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loa
 AVGPLANE_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload256, mstore8,
               _mm256_add_ps, _mm256_mul_ps)
 
+/* The small-plane path's reciprocal counts rc[oh][o] (OWr floats a row): 0 for a window of nothing and past OW.  Built
+ * once per call (a task of a few 17x17 planes spent as long on it as on the planes). */
+static void rc_table(const pool_job *j, float *rc)
+{
+    const int64_t OWr = plane_owr(j);
+    for (int64_t oh = 0; oh < j->OH; oh++) {
+        const float hc = row_count(j, oh);
+        for (int64_t o = 0; o < OWr; o++) {
+            const float c = o < j->OW ? hc * col_count(j, o) : 0.0f;
+            rc[oh * OWr + o] = c > 0.0f ? 1.0f / c : 0.0f;
+        }
+    }
+}
+
 static void avg_planes(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
@@ -525,19 +540,12 @@ static void avg_planes(void *ctx, int64_t begin, int64_t end, int thread)
     float wc[ROW_MAX] __attribute__((aligned(64)));
     const int wide = trtl_cpu_has(TRTL_CPU_AVX512F);
     if (plane_path(j)) {
-        /* t: the plane's column sums (v), zero once; wc: the reciprocal counts, 0 for a window of nothing and past
-         * OW */
-        float *v = t, *rc = wc;
-        const int64_t OWr = plane_owr(j), nv = plane_v_floats(j);
+        /* t: the plane's column sums (v), zero once a task */
+        float *v = t;
+        const float *rc = j->rc;
+        const int64_t nv = plane_v_floats(j);
         for (int64_t i = 0; i < nv; i++)
             v[i] = 0.0f;
-        for (int64_t oh = 0; oh < j->OH; oh++) {
-            const float hc = row_count(j, oh);
-            for (int64_t o = 0; o < OWr; o++) {
-                const float c = o < j->OW ? hc * col_count(j, o) : 0.0f;
-                rc[oh * OWr + o] = c > 0.0f ? 1.0f / c : 0.0f;
-            }
-        }
         for (int64_t pl = begin; pl < end; pl++) {
             const float *xp = j->x + pl * j->H * j->W;
             float *yp = j->y + pl * j->OH * j->OW;
@@ -596,7 +604,8 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
     int r = xd->nb_dims;
     pool_job j = {p, a->in[0].data, a->out[0].data, xd->d[r - 2], xd->d[r - 1], yd->d[r - 2], yd->d[r - 1],
-                  p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0, 0, 0, 0, 0};
+                  p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0, 0, 0, 0, 0,
+                  NULL};
     int64_t oh, ow;
     if (trtl_spatial_out(j.H, j.kh, j.sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 1, &oh, &j.ph,
                          &j.qh) != TRTL_OK ||
@@ -615,10 +624,16 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     int64_t grain = per_plane > 32768 ? 1 : 32768 / ((int64_t)per_plane + 1) + 1;
     const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && row_path(&j); /* (row_path: max_row_stride() <= ROW_MAX too) */
     void (*fn)(void *, int64_t, int64_t, int) = pool_planes;
-    if (vec && p->type == TRTL_POOL_MAX)
+    float rc[ROW_MAX] __attribute__((aligned(64)));
+    if (vec && p->type == TRTL_POOL_MAX) {
         fn = max_planes;
-    else if (vec && p->type == TRTL_POOL_AVERAGE)
+    } else if (vec && p->type == TRTL_POOL_AVERAGE) {
         fn = avg_planes;
+        if (plane_path(&j)) {
+            rc_table(&j, rc);
+            j.rc = rc;
+        }
+    }
     trtl_parallel_for(a->pool, planes, grain, fn, &j);
     return TRTL_OK;
 }
