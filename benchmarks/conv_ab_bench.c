@@ -5,7 +5,7 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/conv_ab_bench.c -o build/conv_ab_bench \
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
- *   build/conv_ab_bench [filter] [--threads N] [--reps N]
+ *   build/conv_ab_bench [filter] [--threads N] [--reps N] [--cold]
  *
  * For an A/B comparison, copy the old build/libtrtlite.so into a folder first and link a second
  * binary against it (-L<folder> -Wl,-rpath,<folder>); the kernels are the library's exported
@@ -50,8 +50,8 @@ static const char *g_filter;
 
 /* A square convolution of C -> K channels on an H x H map, kernel ks, stride s, padding pad on every side, ReLU
  * (and a residual when res). */
-static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad,
-                           int res)
+static void conv_shape_rs(const char *name, int64_t C, int64_t K, int64_t H, int64_t kh, int64_t kw, int64_t s,
+                          int64_t ph, int64_t pw, int res)
 {
     if (g_filter && !strstr(name, g_filter))
         return;
@@ -61,26 +61,26 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
     trtl_conv_params *p = &nd.p.conv;
     p->num_output_maps = (int32_t)K;
     p->num_groups = 1;
-    int64_t kk[2] = {ks, ks}, st[2] = {s, s}, one[2] = {1, 1}, pp[2] = {pad, pad};
+    int64_t kk[2] = {kh, kw}, st[2] = {s, s}, one[2] = {1, 1}, pp[2] = {ph, pw};
     p->kernel_size = trtl_dims_make(2, kk);
     p->stride = trtl_dims_make(2, st);
     p->dilation = trtl_dims_make(2, one);
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
-    int64_t OH = (H + 2 * pad - ks) / s + 1;
-    int64_t nw = K * C * ks * ks;
+    int64_t OH = (H + 2 * ph - kh) / s + 1, OW = (H + 2 * pw - kw) / s + 1;
+    int64_t nw = K * C * kh * kw;
     float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
-          *y = bench_rand_buf(K * OH * OH, 1.0f);
-    float *r = bench_rand_buf(K * OH * OH, 1.0f);
+          *y = bench_rand_buf(K * OH * OW, 1.0f);
+    float *r = bench_rand_buf(K * OH * OW, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = TRTL_ACT_RELU;
     nd.n_in = 1 + (res != 0);
     nd.n_out = 1;
     nd.epi.has_residual = res ? 1 : 0;
-    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OH};
+    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OW};
     trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
-    double flops = 2.0 * (double)K * (double)C * (double)(ks * ks) * (double)(OH * OH);
+    double flops = 2.0 * (double)K * (double)C * (double)(kh * kw) * (double)(OH * OW);
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_winograd_f43,
                                 &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm,
 #ifndef NO_PIXEL_GEMM
@@ -98,8 +98,8 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
     }
 #ifndef NO_NCHWC_DENSE
     if (C <= 16 && !res) { /* the same convolution writing the blocked layout (NCHWC_CONV, plain -> blocked) */
-        int64_t ybd[5] = {1, (K + 7) / 8, OH, OH, 8};
-        float *yb = bench_rand_buf(ybd[1] * OH * OH * 8, 1.0f);
+        int64_t ybd[5] = {1, (K + 7) / 8, OH, OW, 8};
+        float *yb = bench_rand_buf(ybd[1] * OH * OW * 8, 1.0f);
         trtl_tensor_view outb = {yb, trtl_dims_make(5, ybd), TRTL_FLOAT};
         nd.op = TRTL_OP_NCHWC_CONV;
         nd.p.nchwc.in_block = 0;
@@ -119,6 +119,12 @@ static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, in
     free(x);
     free(y);
     free(r);
+}
+
+static void conv_shape_pad(const char *name, int64_t C, int64_t K, int64_t H, int64_t ks, int64_t s, int64_t pad,
+                           int res)
+{
+    conv_shape_rs(name, C, K, H, ks, ks, s, pad, pad, res);
 }
 
 /* "Same" padding ks / 2. */
@@ -164,6 +170,8 @@ int main(int argc, char **argv)
             g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cold")) /* operands from memory: 64 MiB written before every run */
+            bench_cold_bytes = (size_t)64 << 20;
         else
             g_filter = argv[i];
     }
@@ -183,6 +191,12 @@ int main(int argc, char **argv)
     bench_pool("maxpool 3x3s2 480x28 (googlenet)", 480, 28, 2, TRTL_POOL_MAX);
     bench_pool("avgpool 3x3s1 288x35 (inception)", 288, 35, 1, TRTL_POOL_AVERAGE);
     bench_pool("avgpool 3x3s1 768x17 (inception)", 768, 17, 1, TRTL_POOL_AVERAGE);
+    bench_pool("avgpool 3x3s1 192x35 (inception)", 192, 35, 1, TRTL_POOL_AVERAGE);
+    bench_pool("avgpool 3x3s1 2048x8 (inception)", 2048, 8, 1, TRTL_POOL_AVERAGE);
+    bench_pool_pad("maxpool 3x3s2 64x147 p0 (inception)", 64, 147, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 192x71 p0 (inception)", 192, 71, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 288x35 p0 (inception)", 288, 35, 2, TRTL_POOL_MAX, 0);
+    bench_pool_pad("maxpool 3x3s2 768x17 p0 (inception)", 768, 17, 2, TRTL_POOL_MAX, 0);
     conv_shape("r18 7x7s2 3->64 224", 3, 64, 224, 7, 2, 0);
     conv_shape("stem mnv2 3x3s2 3->32 224", 3, 32, 224, 3, 2, 0);
     conv_shape("stem mnv3 3x3s2 3->16 224", 3, 16, 224, 3, 2, 0);
@@ -212,6 +226,16 @@ int main(int argc, char **argv)
     conv_shape("yolo 3x3 32->64 160", 32, 64, 160, 3, 1, 0);
     conv_shape("dn 1x1 512->128 28", 512, 128, 28, 1, 1, 0);
     conv_shape("dn 3x3 128->32 14", 128, 32, 14, 3, 1, 0);
+    conv_shape_rs("incep 7x1 192->192 17", 192, 192, 17, 7, 1, 1, 3, 0, 0);
+    conv_shape_rs("incep 1x7 192->192 17", 192, 192, 17, 1, 7, 1, 0, 3, 0);
+    conv_shape_rs("incep 7x1 160->160 17", 160, 160, 17, 7, 1, 1, 3, 0, 0);
+    conv_shape_rs("incep 1x7 128->128 17", 128, 128, 17, 1, 7, 1, 0, 3, 0);
+    conv_shape_rs("incep 3x1 384->384 8", 384, 384, 8, 3, 1, 1, 1, 0, 0);
+    conv_shape_rs("incep 1x3 384->384 8", 384, 384, 8, 1, 3, 1, 0, 1, 0);
+    conv_shape("incep 5x5 48->64 35", 48, 64, 35, 5, 1, 0);
+    conv_shape_pad("incep 3x3s2 288->384 35", 288, 384, 35, 3, 2, 0, 0);
+    conv_shape_pad("incep 3x3s2 96->96 35", 96, 96, 35, 3, 2, 0, 0);
+    conv_shape("incep 1x1 768->192 17", 768, 192, 17, 1, 1, 0);
     trtl_threadpool_destroy(g_pool);
     return 0;
 }

@@ -972,6 +972,26 @@ static void test_conv_packed_fixed(const trtl_kernel *k, int thorough)
                 return;
         }
     }
+    /* kx1 windows (Inception's 7x1 / 3x1), weights packed tap-major: tap depth blocks read straight from the panel's
+     * window where W has no padding (one and several pixel panels, two depth blocks a tap past 512 channels, groups,
+     * a batch, windows reaching past the vertical padding), the tap-major im2col rows elsewhere (padding along W,
+     * SAME modes); the channel split (small maps, many channels) on the 2- and 3-thread pools. */
+    static const struct { int64_t N, C, K, G, H, W, kh, pt, pb, pl, pr; int mode; } kx1[] = {
+        {1, 20, 13, 1, 17, 17, 7, 3, 3, 0, 0, 0}, {2, 24, 10, 1, 40, 45, 3, 1, 1, 0, 0, 0},
+        {1, 600, 7, 1, 5, 6, 3, 1, 1, 0, 0, 0},   {1, 12, 14, 2, 9, 11, 5, 2, 2, 0, 0, 0},
+        {1, 9, 8, 1, 8, 7, 3, 1, 1, 1, 1, 0},     {1, 10, 9, 1, 7, 9, 4, 0, 0, 0, 0, 2},
+        {1, 7, 11, 1, 6, 13, 7, 4, 5, 0, 0, 0},   {1, 192, 40, 1, 8, 8, 3, 1, 1, 0, 0, 0},
+        {1, 3, 5, 1, 2, 3, 2, 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof kx1 / sizeof kx1[0]; i++)
+        for (int combo = (int)i; combo < (int)i + 2 * N_ACTS; combo += thorough ? 3 : 7) {
+            conv_case c = {.nsp = 2, .N = kx1[i].N, .C = kx1[i].C, .K = kx1[i].K, .G = kx1[i].G,
+                           .in = {kx1[i].H, kx1[i].W}, .k = {kx1[i].kh, 1}, .s = {1, 1}, .d = {1, 1},
+                           .pre = {kx1[i].pt, kx1[i].pl}, .post = {kx1[i].pb, kx1[i].pr}, .mode = kx1[i].mode,
+                           .bias = combo % 3 != 2};
+            if (conv_run_case(k, &c, combo) > 0)
+                return;
+        }
     /* 3-D 1x1 whose outputs all lie in the padding along the first axis (found at seed 99: strides 3, dilation and
      * paddings differing per axis): every output is act(bias + residual) */
     for (int combo = 0; combo < 2 * N_ACTS; combo++) {
@@ -1562,6 +1582,42 @@ static void test_pooling_tails(void)
             if (pool_run_case(&c) > 0)
                 return;
         }
+    /* The average small-plane path (stride 1 along W, planes up to 256 x 256 outputs in a 4096-float buffer):
+     * Inception-V3's three maps with both counts, asymmetric padding, a vertical stride of 2 and 3, windows of 2 / 5 /
+     * 1x3 / 3x1, rows shorter than, equal to and a float past a vector (7, 8, 9, 15, 16, 17), windows reaching past
+     * the padding (ceil mode: rows of padding only), the largest plane it takes (the row path's past it), NaN / Inf
+     * planted; the buffer's zeros are set once per task, so every plane after the first checks them. */
+    static const struct { int64_t H, W, kh, kw, sh, pre_h, post_h, pre_w, post_w; int mode; } avg[] = {
+        {35, 35, 3, 3, 1, 1, 1, 1, 1, 0}, {17, 17, 3, 3, 1, 1, 1, 1, 1, 0}, {8, 8, 3, 3, 1, 1, 1, 1, 1, 0},
+        {9, 7, 3, 3, 1, 0, 2, 2, 0, 0},   {16, 16, 2, 2, 1, 0, 1, 0, 1, 0}, {15, 9, 5, 5, 2, 2, 2, 2, 2, 0},
+        {11, 16, 1, 3, 1, 0, 0, 1, 1, 0}, {12, 17, 3, 1, 3, 1, 1, 0, 0, 0}, {6, 9, 3, 3, 2, 0, 0, 1, 1, 1},
+        {2, 5, 3, 3, 1, 2, 2, 2, 2, 0},   {60, 60, 3, 3, 1, 1, 1, 1, 1, 0}, {62, 62, 3, 3, 1, 1, 1, 1, 1, 0},
+        {3, 250, 3, 3, 1, 1, 1, 1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof avg / sizeof avg[0]; i++)
+        for (int excl = 0; excl < 2; excl++)
+            for (int nans = 0; nans <= 2; nans += 2) {
+                pool_case c = {0};
+                c.rank = 4;
+                c.lead[0] = 2;
+                c.lead[1] = 3;
+                c.H = avg[i].H;
+                c.W = avg[i].W;
+                c.k[0] = avg[i].kh;
+                c.k[1] = avg[i].kw;
+                c.s[0] = avg[i].sh;
+                c.s[1] = 1;
+                c.pre[0] = avg[i].pre_h;
+                c.post[0] = avg[i].post_h;
+                c.pre[1] = avg[i].pre_w;
+                c.post[1] = avg[i].post_w;
+                c.mode = avg[i].mode;
+                c.type = TRTL_POOL_AVERAGE;
+                c.excl = excl;
+                c.nans = nans;
+                if (pool_run_case(&c) > 0)
+                    return;
+            }
 }
 
 /* ---- trailing-axes reduce (x86/reduce_inner.c) ---------------------------------------------- */

@@ -18,6 +18,12 @@
  *            split over the slots), then each slot runs a share of the output channels over all
  *            pixels.  Small maps with many channels (7x7 and 14x14 at batch 1), where pixel
  *            panels would leave threads idle or cut tiles into narrow remnants.
+ * Vertical windows (kx1, stride 1, no dilation: Inception's 7x1 / 3x1) have their weights packed tap-major (depth
+ * row tap*Cg + c instead of c*kvol + tap).  With no padding along W, Col row (tap, c) of a pixel panel is then a
+ * contiguous run of the panel's window (the input rows it reads, zero rows for the vertical padding) and the rows
+ * of one tap are a window plane apart: each tap's depth block goes to the GEMM as strided rows that its first row
+ * panel packs as it reads them (as 1x1 convolutions' activation rows), instead of an im2col pass writing B first
+ * (~10% of a 7x1 layer's time, in L2).  Other runs pack the tap-major rows (trtl_cg_packer.tap_major).
  * A slot is handed a contiguous run of items, so the same slot (thread, see threadpool.c) gets
  * the same items on every run.  In panel mode, when every thread of the pool has a scratch slot, the
  * items themselves go to the pool: a thread runs its contiguous run first and then takes what is left of
@@ -50,6 +56,8 @@
 typedef struct cg_state {
     trtl_gemm_isa isa;
     int64_t K, G, Kg, ckk, group_floats;
+    int64_t kvol;  /* tap_major: the window's taps (Cg = ckk / kvol) */
+    int tap_major; /* depth row tap*Cg + c (see the top) */
     float *a;
     size_t packed_bytes; /* of the packed weights (state_bytes) */
 } cg_state;
@@ -202,9 +210,11 @@ typedef struct cg_pf {
 } cg_pf;
 
 /* Rows [m0, m1) of group grp's output for pixels [p0, p0 + pw), depth block [k0, k0 + kc).  src (or NULL): B not
- * packed yet, its rows src + d * in_sp (1x1 stride 1: activation rows), packed into b by the first row panel. */
+ * packed yet, its rows src + d * src_rs (1x1 stride 1: activation rows; kx1: window rows), packed into b by the first
+ * row panel. */
 static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pw,
-                      int64_t k0, int64_t kc, const float *b, int64_t b_stride, const cg_pf *pf, const float *src)
+                      int64_t k0, int64_t kc, const float *b, int64_t b_stride, const cg_pf *pf, const float *src,
+                      int64_t src_rs)
 {
     const trtl_conv_geom *g = j->g;
     const cg_state *st = j->st;
@@ -215,7 +225,7 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
                        j->epi->act, j->epi->alpha, j->epi->beta};
     const float *a = st->a + grp * st->group_floats + (m0 / mr) * g->ckk * mr + k0 * mr;
     if (src)
-        trtl_gemm_block_pack(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, g->in_sp, (float *)b, b_stride,
+        trtl_gemm_block_pack(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, src_rs, (float *)b, b_stride,
                              j->y + off, g->P, &e, flags, pf ? pf->x : NULL, pf ? pf->rows : 0,
                              pf ? pf->cols * (int64_t)sizeof(float) : 0, g->in_sp * (int64_t)sizeof(float));
     else if (pf && pf->x)
@@ -254,6 +264,36 @@ static cg_pf next_rows(const cg_job *j, int64_t it, int64_t end, int64_t k0)
     return pf;
 }
 
+/* Tap-major weights: each tap's channels in depth blocks of at most KC_MAX, as even as they can be. */
+static int64_t tap_block(const cg_job *j)
+{
+    const int64_t Cg = j->g->Cg;
+    return ceil_div(Cg, ceil_div(Cg, KC_MAX));
+}
+
+/* Whether packer pk's window rows are the B rows of the tap-major depth blocks (see the top; trtl_cg_tap_rows), in
+ * blocks no deeper than the plan's B block. */
+static int tap_rows(const cg_job *j, const trtl_cg_packer *pk)
+{
+    return trtl_cg_tap_rows(pk) && tap_block(j) <= j->pl->kc;
+}
+
+/* Panel mode, tap_rows(): the panel's depth blocks straight from the window (trtl_cg_tap_row: pixel p0 + i of the
+ * panel reads, for tap kh and channel c, window float (c*wh + kh)*wp + p0 % OW + i). */
+static void tap_blocks(const cg_job *j, const trtl_cg_packer *pk, int64_t n, int64_t grp, int64_t p0, int64_t pw,
+                       float *bbuf, int64_t ts)
+{
+    const trtl_conv_geom *g = j->g;
+    const int64_t kb = tap_block(j);
+    const cg_pf none = {NULL, 0, 0};
+    for (int64_t t = 0; t < g->kvol; t++)
+        for (int64_t c0 = 0; c0 < g->Cg; c0 += kb) {
+            const int64_t kc = g->Cg - c0 < kb ? g->Cg - c0 : kb;
+            run_block(j, n, grp, 0, g->Kg, p0, pw, t * g->Cg + c0, kc, bbuf, ts, &none, trtl_cg_tap_row(pk, t, c0),
+                      pk->wh * pk->wp);
+        }
+}
+
 /* Panel mode: items [it0, end) on scratch slot s. */
 static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
 {
@@ -268,15 +308,20 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
         int64_t p0 = panel * pl->pw, pw = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
         trtl_cg_packer pk;
         trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
+        pk.tap_major = j->st->tap_major;
+        if (tap_rows(j, &pk)) {
+            tap_blocks(j, &pk, n, grp, p0, pw, bbuf, ts);
+            continue;
+        }
         for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
             int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
             const cg_pf pf = next_rows(j, it, end, k0);
             if (g->direct) { /* the activation rows are B's rows: packed by the first row panel's tiles */
-                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
+                run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0, g->in_sp);
                 continue;
             }
             trtl_cg_pack_rows(&pk, k0, k0 + kc, bbuf);
-            run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, NULL);
+            run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, NULL, 0);
         }
     }
 }
@@ -306,7 +351,12 @@ static void shared_pack_slots(void *ctx, int64_t sb, int64_t se, int thread)
         trtl_cg_packer_begin(&pk, g, isa, work0 + s * shared_slot_floats(g, slots),
                              j->x + (j->n * g->C + j->grp * g->Cg) * g->in_sp, c0, c1, 0, g->P,
                              tile_stride(g->ckk, nr));
-        trtl_cg_pack_rows(&pk, c0 * g->kvol, c1 * g->kvol, j->scratch + c0 * g->kvol * nr);
+        pk.tap_major = j->st->tap_major;
+        if (pk.tap_major) /* rows tap*Cg + [c0, c1) for every tap */
+            for (int64_t t = 0; t < g->kvol; t++)
+                trtl_cg_pack_rows(&pk, t * g->Cg + c0, t * g->Cg + c1, j->scratch + (t * g->Cg + c0) * nr);
+        else
+            trtl_cg_pack_rows(&pk, c0 * g->kvol, c1 * g->kvol, j->scratch + c0 * g->kvol * nr);
     }
 }
 
@@ -329,7 +379,7 @@ static void shared_gemm_slots(void *ctx, int64_t sb, int64_t se, int thread)
             for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
                 int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
                 const float *b = j->scratch + (p0 / nr) * tile_stride(g->ckk, nr) + k0 * nr;
-                run_block(j, j->n, j->grp, m0, m1, p0, pw, k0, kc, b, tile_stride(g->ckk, nr), NULL, NULL);
+                run_block(j, j->n, j->grp, m0, m1, p0, pw, k0, kc, b, tile_stride(g->ckk, nr), NULL, NULL, 0);
             }
         }
     }
@@ -347,7 +397,7 @@ static trtl_status cg_run(const trtl_kernel_args *a)
     const cg_state *st = a->state;
     trtl_conv_geom g;
     TRTL_TRY(trtl_conv_geom_init(nd, &a->in[0].dims, &a->out[0].dims, &g));
-    if (!st || st->K != g.K || st->G != g.G || st->ckk != g.ckk)
+    if (!st || st->K != g.K || st->G != g.G || st->ckk != g.ckk || (st->tap_major && st->kvol != g.kvol))
         return trtl_error(TRTL_ERR_INTERNAL, "layer '%s': convolution.packed_gemm run without its packed weights",
                           nd->name);
     cg_job j;
@@ -429,6 +479,14 @@ static void cg_release(void *state)
     free(st);
 }
 
+/* Vertical 2-D windows (kh x 1, kh > 1), stride 1, no dilation: weights packed tap-major (see the top). */
+static int tap_major_params(const trtl_conv_params *p)
+{
+    return p->kernel_size.nb_dims == 2 && p->kernel_size.d[0] > 1 && p->kernel_size.d[1] == 1 &&
+           p->stride.nb_dims == 2 && p->stride.d[0] == 1 && p->stride.d[1] == 1 && p->dilation.nb_dims == 2 &&
+           p->dilation.d[0] == 1 && p->dilation.d[1] == 1;
+}
+
 static trtl_status cg_prepare(const trtl_node *nd, void **state)
 {
     const trtl_conv_params *p = &nd->p.conv;
@@ -458,9 +516,28 @@ static trtl_status cg_prepare(const trtl_node *nd, void **state)
                           nd->name, bytes);
     }
     const float *w = (const float *)p->kernel.values;
-    for (int64_t grp = 0; grp < st->G; grp++)
-        trtl_gemm_pack_a(isa, w + grp * st->Kg * st->ckk, st->ckk, 1, st->Kg, st->ckk,
-                         st->a + grp * st->group_floats);
+    float *tm = NULL; /* a group's weights in tap-major order */
+    if (tap_major_params(p) && st->ckk % p->kernel_size.d[0] == 0) {
+        st->tap_major = 1;
+        st->kvol = p->kernel_size.d[0];
+        tm = malloc((size_t)(st->Kg * st->ckk) * sizeof(float));
+        if (!tm) {
+            cg_release(st);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory reordering the weights", nd->name);
+        }
+    }
+    for (int64_t grp = 0; grp < st->G; grp++) {
+        const float *wg = w + grp * st->Kg * st->ckk;
+        if (tm) {
+            const int64_t Cg = st->ckk / st->kvol;
+            for (int64_t m = 0; m < st->Kg; m++)
+                for (int64_t d = 0; d < st->ckk; d++) /* natural row c*kvol + t to tap-major t*Cg + c */
+                    tm[m * st->ckk + (d % st->kvol) * Cg + d / st->kvol] = wg[m * st->ckk + d];
+            wg = tm;
+        }
+        trtl_gemm_pack_a(isa, wg, st->ckk, 1, st->Kg, st->ckk, st->a + grp * st->group_floats);
+    }
+    free(tm);
     *state = st;
     return TRTL_OK;
 }
@@ -477,8 +554,10 @@ static void cg_unpack(const trtl_node *nd, const void *state, void *dst)
         for (int64_t m = 0; m < st->Kg; m++) {
             const float *panel = st->a + grp * st->group_floats + (m / mr) * st->ckk * mr + m % mr;
             unsigned char *row = w + (size_t)((grp * st->Kg + m) * st->ckk) * sizeof(float);
-            for (int64_t d = 0; d < st->ckk; d++)
-                memcpy(row + (size_t)d * sizeof(float), &panel[d * mr], sizeof(float));
+            for (int64_t d = 0; d < st->ckk; d++) { /* natural row d at its tap-major place */
+                const int64_t dp = st->tap_major ? (d % st->kvol) * (st->ckk / st->kvol) + d / st->kvol : d;
+                memcpy(row + (size_t)d * sizeof(float), &panel[dp * mr], sizeof(float));
+            }
         }
 }
 

@@ -22,6 +22,8 @@ typedef struct trtl_cg_piece {
 } trtl_cg_piece;
 
 /* A slot's packer for pixels [p0, p0 + pw) and channels [c0, c1) of one image and group.
+ * Col rows are numbered (c, tap) -- row c*kvol + tap -- unless tap_major (set after trtl_cg_packer_begin, for
+ * weights packed tap-major: row tap*Cg + c; convolution.packed_gemm's kx1 convolutions).
  * Windowed path (2-D/1-D, stride 1 or 2 along W): the input rows the panel needs are copied once
  * with their zero padding into `win` ([c1 - c0][wh][wp]); every Col row is then the same list
  * of pieces read at a per-row offset.  Other convolutions build each row by bounds checks. */
@@ -36,6 +38,7 @@ typedef struct trtl_cg_packer {
     int64_t wh, wp;
     trtl_cg_piece *pc;
     int64_t npc;
+    int tap_major;
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */
@@ -47,6 +50,12 @@ void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm
 
 /* Col rows [r0, r1) (inside channels [c0, c1)) into B tiles: row r at dst + (r - r0)*nr, tiles
  * tile_stride apart, columns pw..the last tile's end zeroed. */
+/* Whether the packer's tap-major Col rows are contiguous runs of its window (a kx1 window, stride 1, no padding along
+ * W: the window is W wide and the panel's pixels follow each other in it); then row (tap t, channel c) is the pw
+ * floats at trtl_cg_tap_row(pk, t, c), and the rows of one tap are wh * wp floats apart. */
+int trtl_cg_tap_rows(const trtl_cg_packer *pk);
+const float *trtl_cg_tap_row(const trtl_cg_packer *pk, int64_t t, int64_t c);
+
 void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *dst);
 
 #endif

@@ -62,6 +62,12 @@ int64_t trtl_cg_packer_floats(const trtl_conv_geom *g, int64_t pw, int64_t nch)
     return f;
 }
 
+/* Row r of the packer's numbering as a (c, kd, kh, kw) row of Col. */
+static inline int64_t natural_row(const trtl_cg_packer *pk, int64_t r)
+{
+    return pk->tap_major ? (r % pk->g->Cg) * pk->g->kvol + r / pk->g->Cg : r;
+}
+
 /* ---- bounds-checked rows ------------------------------------------------------------------------ */
 
 __attribute__((target("avx2,fma"))) static inline void copy_floats(float *d, const float *s, int64_t n)
@@ -146,9 +152,9 @@ __attribute__((target("avx2,fma"))) static void checked_rows(const trtl_cg_packe
 {
     for (int64_t r = r0; r < r1; r++) {
         if (pk->nr == 32)
-            checked_row(pk, r, dst + (r - r0) * 32, 32);
+            checked_row(pk, natural_row(pk, r), dst + (r - r0) * 32, 32);
         else
-            checked_row(pk, r, dst + (r - r0) * 16, 16);
+            checked_row(pk, natural_row(pk, r), dst + (r - r0) * 16, 16);
     }
 }
 
@@ -223,7 +229,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void window_row
     const trtl_conv_geom *g = pk->g;
     const int64_t KW = g->k[2], KH = g->k[1], plane = pk->wh * pk->wp;
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t c = r / g->kvol, kk = r % g->kvol, kh = kk / KW % KH, kw = kk % KW;
+        const int64_t rn = natural_row(pk, r), c = rn / g->kvol, kk = rn % g->kvol, kh = kk / KW % KH, kw = kk % KW;
         const float *base = pk->win + (c - pk->c0) * plane + kh * g->dl[1] * pk->wp + kw * g->dl[2];
         float *drow = dst + (r - r0) * pk->nr;
         for (int64_t i = 0; i < pk->npc; i++) {
@@ -297,10 +303,26 @@ void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm
     build_pieces(pk);
 }
 
+int trtl_cg_tap_rows(const trtl_cg_packer *pk)
+{
+    const trtl_conv_geom *g = pk->g;
+    return pk->tap_major && pk->windowed && g->k[2] == 1 && g->pad[2] == 0 && g->s[1] == 1 && g->s[2] == 1 &&
+           g->dl[1] == 1 && g->in[2] == g->out[2] && pk->wp == g->out[2];
+}
+
+const float *trtl_cg_tap_row(const trtl_cg_packer *pk, int64_t t, int64_t c)
+{
+    return pk->win + ((c - pk->c0) * pk->wh + t) * pk->wp + pk->p0 % pk->g->out[2];
+}
+
 void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *dst)
 {
     const trtl_conv_geom *g = pk->g;
-    if (g->direct) {
+    if (trtl_cg_tap_rows(pk)) { /* each row a contiguous run of the window */
+        for (int64_t r = r0; r < r1; r++)
+            trtl_gemm_pack_b_row(pk->isa, trtl_cg_tap_row(pk, r / g->Cg, r % g->Cg), pk->pw, dst + (r - r0) * pk->nr,
+                                 pk->ts);
+    } else if (g->direct) {
         for (int64_t r = r0; r < r1; r++)
             trtl_gemm_pack_b_row(pk->isa, pk->xg + r * g->in_sp + pk->p0, pk->pw, dst + (r - r0) * pk->nr, pk->ts);
     } else if (pk->windowed) {

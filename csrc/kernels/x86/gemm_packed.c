@@ -26,6 +26,7 @@
 #define AVX2_MR 6
 #define AVX2_NV 2
 #define AVX2_NR (8 * AVX2_NV)
+#define AVX2_COLK_MAX 5 /* the AVX2 column-tail kernel's most columns (fewer than the 6 rows of a panel) */
 #ifndef AVX512_MR
 #define AVX512_MR 12 /* 8, 12 or 14 build (12 measured fastest) */
 #endif
@@ -639,24 +640,80 @@ static const colk_fn colk512_tab[] = {colk512_1, colk512_2, colk512_3, colk512_4
                                       colk512_7, colk512_8, colk512_9, colk512_10, colk512_11};
 #define COLK_MAX ((int)(sizeof colk512_tab / sizeof colk512_tab[0]))
 
-/* The column tails of consecutive row panels, run together (colk512) once COLK_PANELS of them wait, or at the end
- * of the block. */
+/* The same on AVX2 (session 17): tiles of fewer columns than rows (17 x 17 maps have 289 = 18 x 16 + 1 pixels), which
+ * the 6 x 8 row tile ran at the cost of 8 columns (3 cycles a depth step for 1 column: 4.5% of a 7x1 17x17 layer's
+ * time); here the np panels' T columns take np * T FMAs a step.  The A panel's 6 floats a step by a masked load (an
+ * unmasked one would read past the last panel's end). */
+static const int32_t colk_lanes8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+__attribute__((target("avx2,fma"), always_inline)) static inline void colk256(const ukr_args *us, const int np,
+                                                                               const int T)
+{
+    enum { P_MAX = 4 };
+    __m256 acc[P_MAX][AVX2_COLK_MAX];
+    __m256i m[P_MAX];
+#pragma GCC unroll 4
+    for (int q = 0; q < np; q++) {
+        m[q] = _mm256_loadu_si256((const __m256i *)(colk_lanes8 + 8 - us[q].rows));
+#pragma GCC unroll 5
+        for (int c = 0; c < T; c++)
+            acc[q][c] = _mm256_setzero_ps();
+    }
+    const float *b = us[0].b;
+    for (int64_t k = 0, off = 0; k < us[0].kc; k++, b += AVX2_NR, off += AVX2_MR) {
+        __m256 bc[AVX2_COLK_MAX];
+#pragma GCC unroll 5
+        for (int c = 0; c < T; c++)
+            bc[c] = _mm256_broadcast_ss(b + c);
+#pragma GCC unroll 4
+        for (int q = 0; q < np; q++) {
+            const __m256 av = _mm256_maskload_ps(us[q].a + off, m[q]);
+#pragma GCC unroll 5
+            for (int c = 0; c < T; c++)
+                acc[q][c] = _mm256_fmadd_ps(av, bc[c], acc[q][c]);
+        }
+    }
+    float t[8];
+    for (int q = 0; q < np; q++)
+#pragma GCC unroll 5
+        for (int c = 0; c < T; c++) {
+            _mm256_storeu_ps(t, acc[q][c]);
+            for (int r = 0; r < us[q].rows; r++) {
+                float *cp = us[q].c + r * us[q].ldc + c;
+                *cp = epi1(&us[q], t[r], cp, r, c);
+            }
+        }
+}
+
+#define COLK256_FN(T)                                                                                             \
+    __attribute__((target("avx2,fma"))) static void colk256_##T(const ukr_args *us, int np)                       \
+    {                                                                                                             \
+        if (np == COLK_PANELS(T))                                                                                 \
+            colk256(us, COLK_PANELS(T), T);                                                                       \
+        else                                                                                                      \
+            colk256(us, np, T);                                                                                   \
+    }
+COLK256_FN(1) COLK256_FN(2) COLK256_FN(3) COLK256_FN(4) COLK256_FN(5)
+static const colk_fn colk256_tab[AVX2_COLK_MAX] = {colk256_1, colk256_2, colk256_3, colk256_4, colk256_5};
+
+/* The column tails of consecutive row panels, run together (colk512 / colk256) once COLK_PANELS of them wait, or at
+ * the end of the block. */
 typedef struct colk_queue {
     ukr_args u[4];
-    int n;
+    int n, avx2;
 } colk_queue;
 
 static void colk_flush(colk_queue *q)
 {
     if (q->n)
-        colk512_tab[q->u[0].cols - 1](q->u, q->n);
+        (q->avx2 ? colk256_tab : colk512_tab)[q->u[0].cols - 1](q->u, q->n);
     q->n = 0;
 }
 
-static void colk_push(colk_queue *q, const ukr_args *u)
+static void colk_push(colk_queue *q, const ukr_args *u, int avx2)
 {
-    if (q->n && q->u[0].cols != u->cols)
+    if (q->n && (q->u[0].cols != u->cols || q->avx2 != avx2))
         colk_flush(q);
+    q->avx2 = avx2;
     q->u[q->n++] = *u;
     if (q->n == COLK_PANELS(u->cols))
         colk_flush(q);
@@ -785,7 +842,7 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
     const int64_t ntiles = (N + nr - 1) / nr, npanels = (M + mr - 1) / mr;
     colk_queue cq;
-    cq.n = 0;
+    cq.n = cq.avx2 = 0;
     for (int64_t i = 0; i < M; i += mr) {
         const int rows = M - i < mr ? (int)(M - i) : mr;
         u->a = a + (i / mr) * a_stride;
@@ -815,6 +872,9 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
                 u->src_rs = src_rs;
                 u->bw = (float *)u->b;
                 (isa == TRTL_GEMM_AVX512 ? avx512_pk_tab : avx2_pk_tab)[rows - 1](u);
+            } else if (isa != TRTL_GEMM_AVX512 && cols < rows && cols <= AVX2_COLK_MAX) {
+                u->rows = rows; /* the whole tile by columns (colk256) */
+                colk_push(&cq, u, 1);
             } else if (isa != TRTL_GEMM_AVX512) {
                 avx2_tab[rows - 1][cols > 8](u);
             } else if (rem && rem < rows && rem <= COLK_MAX) {
@@ -826,7 +886,7 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
                 }
                 u->cols = rem;
                 u->rows = rows;
-                colk_push(&cq, u);
+                colk_push(&cq, u, 0);
             } else if (cols <= 8 || cols > 24) {
                 avx512_tab[rows - 1][cols <= 8 ? 0 : 2](u);
             } else {

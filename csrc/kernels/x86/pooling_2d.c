@@ -32,7 +32,6 @@
 #include "core/cpu.h"
 
 #define ROW_MAX 4096 /* floats of the stack row buffer of the vector max path */
-#define PLANE_FLOATS 2048 /* floats of the average path's small-plane buffer (half the row buffer) */
 #define NAN_CHECK_MAX 4096 /* floats of a plane at most whose max pooling checks for NaN first (16 KiB) */
 
 typedef struct pool_job {
@@ -43,6 +42,7 @@ typedef struct pool_job {
     int64_t planes; /* of x */
     int spill;      /* no window of an output reaches past the rows' data: the max path may fill its row buffer
                        past it (whole vectors over the rows' tails) */
+    const float *rc; /* the average small-plane path's reciprocal counts (rc_table), on the calling thread's stack */
 } pool_job;
 
 static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -320,6 +320,20 @@ __attribute__((target("avx2"))) static void fill_ninf(float *t, int64_t n)
 
 /* ---- vector average path ---------------------------------------------------------------------- */
 
+/* The count of window column o (data only, or padding included) and of window row oh; 0 for a window of nothing. */
+static float col_count(const pool_job *j, int64_t o)
+{
+    int64_t ws = o * j->sw - j->pw, we = ws + j->kw;
+    return (float)(j->p->average_count_excludes_padding ? imax(imin(we, j->W) - imax(ws, 0), 0)
+                                                        : imax(imin(we, j->W + j->qw) - imax(ws, -j->pw), 0));
+}
+static float row_count(const pool_job *j, int64_t oh)
+{
+    int64_t hs = oh * j->sh - j->ph, he = hs + j->kh;
+    return (float)(j->p->average_count_excludes_padding ? imax(imin(he, j->H) - imax(hs, 0), 0)
+                                                        : imax(imin(he, j->H + j->qh) - imax(hs, -j->ph), 0));
+}
+
 /* Per output row: the window's rows summed column-wise into a row buffer padded with zeros, then every output is
  * the sum of kw consecutive (stride 1) or every-other (stride 2) buffer floats divided by its count, the product
  * of the row's count and the column's (wc[o], built once per call): the reference's count, data only or padding
@@ -329,7 +343,6 @@ __attribute__((target("avx2"))) static void fill_ninf(float *t, int64_t n)
     TGT static void avgrow_##SUF(const pool_job *j, const float *xp, float *yp, float *t, const float *wc)    \
     {                                                                                                 \
         const int64_t W = j->W, OW = j->OW, wend = max_row_floats(j);                                  \
-        const int excl = j->p->average_count_excludes_padding;                                         \
         const V zero = SET1(0.0f);                                                                     \
         int64_t i = 0; /* zeros once: rows of data overwrite [pw, pw + W) only, the padding stays */    \
         for (; i + VL <= wend; i += VL)                                                                \
@@ -337,8 +350,7 @@ __attribute__((target("avx2"))) static void fill_ninf(float *t, int64_t n)
         for (; i < wend; i++)                                                                          \
             t[i] = 0.0f;                                                                               \
         for (int64_t oh = 0; oh < j->OH; oh++) {                                                       \
-            int64_t hs = oh * j->sh - j->ph, he = hs + j->kh, h0 = imax(hs, 0), h1 = imin(he, j->H);   \
-            int64_t hc = excl ? imax(h1 - h0, 0) : imax(imin(he, j->H + j->qh) - imax(hs, -j->ph), 0);  \
+            int64_t hs = oh * j->sh - j->ph, h0 = imax(hs, 0), h1 = imin(hs + j->kh, j->H);             \
             if (h0 >= h1) /* a window of padding rows only */                                          \
                 for (i = 0; i < W; i++)                                                                \
                     t[j->pw + i] = 0.0f;                                                               \
@@ -359,7 +371,8 @@ __attribute__((target("avx2"))) static void fill_ninf(float *t, int64_t n)
                     MSTORE(tr + w, m, W - w);                                                          \
                 }                                                                                     \
             }                                                                                         \
-            const V hv = SET1((float)hc);                                                              \
+            const float hc = row_count(j, oh);                                                         \
+            const V hv = SET1(hc);                                                                     \
             float *yr = yp + oh * OW;                                                                  \
             int64_t o = 0;                                                                             \
             if (j->sw == 1) {                                                                          \
@@ -391,7 +404,7 @@ __attribute__((target("avx2"))) static void fill_ninf(float *t, int64_t n)
                 float m = b[0];                                                                        \
                 for (int64_t k = 1; k < j->kw; k++)                                                    \
                     m += b[k];                                                                         \
-                float cnt = (float)hc * wc[o];                                                         \
+                float cnt = hc * wc[o];                                                                \
                 yr[o] = cnt > 0.0f ? m / cnt : 0.0f;                                                   \
             }                                                                                         \
         }                                                                                             \
@@ -416,69 +429,108 @@ AVGROW_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _
             mstore256, _mm256_set1_ps, evens256, _mm256_add_ps, divz256)
 #undef _mul
 
-/* The small-plane path's buffer: every row and column a window reads and every input row and column. */
-static int64_t plane_hp(const pool_job *j)
-{
-    int64_t a = (j->OH - 1) * j->sh + j->kh, b = j->ph + j->H;
-    return a > b ? a : b;
-}
+/* The small-plane path (stride 1 along W; Inception-V3's 35x35, 17x17 and 8x8 pools, GoogLeNet's): v holds one
+ * padded row of Wp floats per OUTPUT row, the column-wise sum of that output's window rows at [pw, pw + W) and
+ * zeros around it; each output is then the sum of kw consecutive floats of its row times the reciprocal of its
+ * count, rc[oh][o] (built once per call).  The row path's per-row set-up and division are what this saves: the
+ * divisions were a third of a 17x17 plane's time. */
 static int64_t plane_wp(const pool_job *j)
 {
     int64_t a = (j->OW - 1) * j->sw + j->kw, b = j->pw + j->W;
     return a > b ? a : b;
 }
+static int64_t plane_owr(const pool_job *j) { return (j->OW + 15) & ~(int64_t)15; }
+/* Floats of v: OH padded rows, then what the last row's vectors read past it (outputs up to OWr, kw - 1 more). */
+static int64_t plane_v_floats(const pool_job *j) { return j->OH * plane_wp(j) + plane_owr(j) + j->kw + 16; }
 static int plane_path(const pool_job *j)
 {
-    /* (each factor bounded before the product; row_path() bounds kw and the width) */
-    return j->sh == 1 && j->sw == 1 && j->OW <= 32 && j->OH <= PLANE_FLOATS && plane_hp(j) <= PLANE_FLOATS &&
-           plane_hp(j) * plane_wp(j) + j->kw + 16 <= PLANE_FLOATS;
+    /* (row_path() bounds OW, kw, pw and W first; each factor is bounded before the products) */
+    return row_path(j) && j->sw == 1 && j->OW <= 256 && j->OH <= 256 && plane_v_floats(j) <= ROW_MAX &&
+           j->OH * plane_owr(j) <= ROW_MAX;
 }
 
-/* Small planes at stride 1 (Inception-V3's 17x17 and 8x8 pools): the rows are too short for the row path's set-up
- * to pay.  The plane is copied into a zero-bordered [Hp][Wp] buffer p, whose windows are then summed over the
- * flattened buffer as if it were one long row (vertical: v[i] = sum of p[i + r*Wp]; horizontal: v[i] += v[i+k],
- * in place from the left), whole vectors regardless of the row length; the OW valid floats of each Wp-long row
- * are divided by their counts into y.  Needs Hp*Wp + kw + VL <= PLANE_FLOATS and the columns' counts wc. */
-#define AVGPLANE_IMPL(SUF, TGT, V, VL, LOAD, STORE, MLOAD, MSTORE, SET1, ADD, MUL, DIVZ)                        \
-    TGT static void avgplane_##SUF(const pool_job *j, const float *xp, float *yp, float *p, float *v,         \
-                                   const float *wc, const float *hc)                                         \
+/* One plane; v's floats outside the data columns of rows with data are zero when called (set once per task: every
+ * plane writes the same floats, a row's masked tail writes zeros past the data).  kh and kw are compile-time KH and
+ * KW for 3x3 windows (loops unrolled: with run-time trip counts a 35x35 plane ran at ~3 instructions per float), else
+ * 0: j's. */
+#define AVGPLANE_IMPL(SUF, TGT, V, VL, LOAD, STORE, MLOAD, MSTORE, ADD, MUL)                                    \
+    TGT static inline __attribute__((always_inline)) void avgplane_body_##SUF(                                \
+        const pool_job *j, const float *xp, float *yp, float *v, const float *rc, const int64_t KH,            \
+        const int64_t KW)                                                                                     \
     {                                                                                                 \
-        const int64_t W = j->W, OW = j->OW, OH = j->OH, Wp = plane_wp(j), Hp = plane_hp(j);             \
-        const int64_t n = Hp * Wp, nv = OH * Wp;                                                       \
-        const V zero = SET1(0.0f);                                                                     \
-        for (int64_t i = 0; i < n + VL; i += VL)                                                       \
-            STORE(p + i, zero);                                                                        \
-        for (int64_t h = 0; h < j->H; h++)                                                             \
-            for (int64_t w = 0; w < W; w += VL)                                                        \
-                MSTORE(p + (j->ph + h) * Wp + j->pw + w, MLOAD(xp + h * W + w, W - w < VL ? W - w : VL),    \
-                       W - w < VL ? W - w : VL);                                                       \
-        for (int64_t i = 0; i < nv; i += VL) {                                                         \
-            V m = LOAD(p + i);                                                                         \
-            for (int64_t r = 1; r < j->kh; r++)                                                        \
-                m = ADD(m, LOAD(p + i + r * Wp));                                                      \
-            STORE(v + i, m);                                                                           \
-        }                                                                                             \
-        for (int64_t i = nv; i < nv + j->kw + VL; i++) /* what the last vectors read past nv */       \
-            v[i] = 0.0f;                                                                               \
-        for (int64_t i = 0; i < nv; i += VL) { /* in place from the left: reads i + k >= i only */     \
-            V m = LOAD(v + i);                                                                         \
-            for (int64_t k = 1; k < j->kw; k++)                                                        \
-                m = ADD(m, LOAD(v + i + k));                                                           \
-            STORE(v + i, m);                                                                           \
-        }                                                                                             \
+        const int64_t W = j->W, OW = j->OW, OH = j->OH, Wp = plane_wp(j), OWr = plane_owr(j);           \
+        const int64_t kh = KH ? KH : j->kh, kw = KW ? KW : j->kw;                                      \
         for (int64_t oh = 0; oh < OH; oh++) {                                                          \
-            const V hv = SET1(hc[oh]);                                                                 \
-            for (int64_t o = 0; o < OW; o += VL) {                                                     \
-                int64_t c = OW - o < VL ? OW - o : VL;                                                 \
-                MSTORE(yp + oh * OW + o, DIVZ(LOAD(v + oh * Wp + o), MUL(hv, LOAD(wc + o))), c);        \
+            const int64_t hs = oh * j->sh - j->ph, h0 = imax(hs, 0), h1 = imin(hs + kh, j->H);          \
+            if (h0 >= h1) /* padding rows only: zeros since the set-up */                              \
+                continue;                                                                             \
+            float *vr = v + oh * Wp + j->pw;                                                           \
+            const float *r0 = xp + h0 * W;                                                             \
+            int64_t w = 0;                                                                             \
+            if (h1 - h0 == kh) { /* a whole window of rows (KH: unrolled) */                          \
+                for (; w + VL <= W; w += VL) {                                                         \
+                    V m = LOAD(r0 + w);                                                                \
+                    for (int64_t k = 1; k < kh; k++)                                                   \
+                        m = ADD(m, LOAD(r0 + k * W + w));                                              \
+                    STORE(vr + w, m);                                                                  \
+                }                                                                                     \
+            } else {                                                                                   \
+                for (; w + VL <= W; w += VL) {                                                         \
+                    V m = LOAD(r0 + w);                                                                \
+                    for (int64_t ih = h0 + 1; ih < h1; ih++)                                           \
+                        m = ADD(m, LOAD(xp + ih * W + w));                                             \
+                    STORE(vr + w, m);                                                                  \
+                }                                                                                     \
+            }                                                                                         \
+            if (w < W) { /* lanes past W are 0: the padding right of the row (the next row rewrites \
+                                       what this store spills over its data) */                        \
+                V m = MLOAD(r0 + w, W - w);                                                            \
+                for (int64_t ih = h0 + 1; ih < h1; ih++)                                               \
+                    m = ADD(m, MLOAD(xp + ih * W + w, W - w));                                         \
+                STORE(vr + w, m);                                                                      \
             }                                                                                         \
         }                                                                                             \
+        for (int64_t oh = 0; oh < OH; oh++) {                                                          \
+            const float *vr = v + oh * Wp, *rr = rc + oh * OWr;                                          \
+            float *yr = yp + oh * OW;                                                                  \
+            for (int64_t o = 0; o < OW; o += VL) {                                                     \
+                V m = LOAD(vr + o);                                                                    \
+                for (int64_t k = 1; k < kw; k++)                                                       \
+                    m = ADD(m, LOAD(vr + o + k));                                                      \
+                m = MUL(m, LOAD(rr + o));                                                              \
+                if (oh * OW + o + VL <= OH * OW) /* in the plane: later rows overwrite the spill */   \
+                    STORE(yr + o, m);                                                                  \
+                else                                                                                   \
+                    MSTORE(yr + o, m, OW - o);                                                         \
+            }                                                                                         \
+        }                                                                                             \
+    }                                                                                                 \
+    TGT static void avgplane_##SUF(const pool_job *j, const float *xp, float *yp, float *v, const float *rc)  \
+    {                                                                                                 \
+        if (j->kh == 3 && j->kw == 3)                                                                  \
+            avgplane_body_##SUF(j, xp, yp, v, rc, 3, 3);                                               \
+        else                                                                                           \
+            avgplane_body_##SUF(j, xp, yp, v, rc, 0, 0);                                               \
     }
 
 AVGPLANE_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, mload16,
-              mstore16, _mm512_set1_ps, _mm512_add_ps, _mm512_mul_ps, divz512)
-AVGPLANE_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload8, mstore8,
-              _mm256_set1_ps, _mm256_add_ps, _mm256_mul_ps, divz256)
+              mstore16, _mm512_add_ps, _mm512_mul_ps)
+AVGPLANE_IMPL(avx2, __attribute__((target("avx2"))), __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, mload256, mstore8,
+              _mm256_add_ps, _mm256_mul_ps)
+
+/* The small-plane path's reciprocal counts rc[oh][o] (OWr floats a row): 0 for a window of nothing and past OW.  Built
+ * once per call (a task of a few 17x17 planes spent as long on it as on the planes). */
+static void rc_table(const pool_job *j, float *rc)
+{
+    const int64_t OWr = plane_owr(j);
+    for (int64_t oh = 0; oh < j->OH; oh++) {
+        const float hc = row_count(j, oh);
+        for (int64_t o = 0; o < OWr; o++) {
+            const float c = o < j->OW ? hc * col_count(j, o) : 0.0f;
+            rc[oh * OWr + o] = c > 0.0f ? 1.0f / c : 0.0f;
+        }
+    }
+}
 
 static void avg_planes(void *ctx, int64_t begin, int64_t end, int thread)
 {
@@ -486,34 +538,27 @@ static void avg_planes(void *ctx, int64_t begin, int64_t end, int thread)
     const pool_job *j = ctx;
     float t[ROW_MAX] __attribute__((aligned(64)));
     float wc[ROW_MAX] __attribute__((aligned(64)));
-    /* the columns' counts, zero a vector past OW (read by the last, masked, output vector) */
-    for (int64_t o = 0; o < j->OW + 16; o++) {
-        int64_t ws = o * j->sw - j->pw, we = ws + j->kw;
-        wc[o] = o >= j->OW ? 0.0f
-                : j->p->average_count_excludes_padding
-                    ? (float)imax(imin(we, j->W) - imax(ws, 0), 0)
-                    : (float)imax(imin(we, j->W + j->qw) - imax(ws, -j->pw), 0);
-    }
     const int wide = trtl_cpu_has(TRTL_CPU_AVX512F);
     if (plane_path(j)) {
-        /* t: the rows' counts, then the padded plane (p) and the window sums (v) in wc's tail */
-        float *hc = t, *pb = t + PLANE_FLOATS, *v = wc + 64;
-        for (int64_t oh = 0; oh < j->OH; oh++) {
-            int64_t hs = oh * j->sh - j->ph, he = hs + j->kh;
-            hc[oh] = j->p->average_count_excludes_padding
-                         ? (float)imax(imin(he, j->H) - imax(hs, 0), 0)
-                         : (float)imax(imin(he, j->H + j->qh) - imax(hs, -j->ph), 0);
-        }
+        /* t: the plane's column sums (v), zero once a task */
+        float *v = t;
+        const float *rc = j->rc;
+        const int64_t nv = plane_v_floats(j);
+        for (int64_t i = 0; i < nv; i++)
+            v[i] = 0.0f;
         for (int64_t pl = begin; pl < end; pl++) {
             const float *xp = j->x + pl * j->H * j->W;
             float *yp = j->y + pl * j->OH * j->OW;
             if (wide)
-                avgplane_avx512(j, xp, yp, pb, v, wc, hc);
+                avgplane_avx512(j, xp, yp, v, rc);
             else
-                avgplane_avx2(j, xp, yp, pb, v, wc, hc);
+                avgplane_avx2(j, xp, yp, v, rc);
         }
         return;
     }
+    /* the columns' counts, zero a vector past OW (read by the last, masked, output vector) */
+    for (int64_t o = 0; o < j->OW + 16; o++)
+        wc[o] = o >= j->OW ? 0.0f : col_count(j, o);
     for (int64_t pl = begin; pl < end; pl++) {
         const float *xp = j->x + pl * j->H * j->W;
         float *yp = j->y + pl * j->OH * j->OW;
@@ -559,7 +604,8 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
     int r = xd->nb_dims;
     pool_job j = {p, a->in[0].data, a->out[0].data, xd->d[r - 2], xd->d[r - 1], yd->d[r - 2], yd->d[r - 1],
-                  p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0, 0, 0, 0, 0};
+                  p->window_size.d[0], p->window_size.d[1], p->stride.d[0], p->stride.d[1], 0, 0, 0, 0, 0, 0,
+                  NULL};
     int64_t oh, ow;
     if (trtl_spatial_out(j.H, j.kh, j.sh, p->pre_padding.d[0], p->post_padding.d[0], p->padding_mode, 1, &oh, &j.ph,
                          &j.qh) != TRTL_OK ||
@@ -578,10 +624,16 @@ static trtl_status pool_run(const trtl_kernel_args *a)
     int64_t grain = per_plane > 32768 ? 1 : 32768 / ((int64_t)per_plane + 1) + 1;
     const int vec = trtl_cpu_has(TRTL_CPU_AVX2) && row_path(&j); /* (row_path: max_row_stride() <= ROW_MAX too) */
     void (*fn)(void *, int64_t, int64_t, int) = pool_planes;
-    if (vec && p->type == TRTL_POOL_MAX)
+    float rc[ROW_MAX] __attribute__((aligned(64)));
+    if (vec && p->type == TRTL_POOL_MAX) {
         fn = max_planes;
-    else if (vec && p->type == TRTL_POOL_AVERAGE)
+    } else if (vec && p->type == TRTL_POOL_AVERAGE) {
         fn = avg_planes;
+        if (plane_path(&j)) {
+            rc_table(&j, rc);
+            j.rc = rc;
+        }
+    }
     trtl_parallel_for(a->pool, planes, grain, fn, &j);
     return TRTL_OK;
 }
