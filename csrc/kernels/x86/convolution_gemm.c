@@ -193,7 +193,23 @@ typedef struct cg_job {
     const float *x, *bias, *res;
     float *y, *scratch;
     int64_t n, grp;        /* channel mode: the current image and group */
+    const trtl_preact_conv_params *pre; /* PREACT_CONV: the input transform the packer applies; else NULL */
 } cg_job;
+
+/* A packer of group grp's rows applies PREACT_CONV's input transform (if any). */
+static void packer_pre(const cg_job *j, trtl_cg_packer *pk, int64_t grp)
+{
+    const trtl_preact_conv_params *p = j->pre;
+    if (!p)
+        return;
+    const int64_t c0 = grp * j->g->Cg;
+    pk->pre = 1;
+    pk->isc = p->in_scale.count ? (const float *)p->in_scale.values + c0 : NULL;
+    pk->ish = p->in_shift.count ? (const float *)p->in_shift.values + c0 : NULL;
+    pk->iact = p->in_act;
+    pk->ialpha = p->in_alpha;
+    pk->ibeta = p->in_beta;
+}
 
 /* Activation rows to prefetch while a block computes (pf_rows rows of pf_cols floats, in_sp apart; none: NULL). */
 typedef struct cg_pf {
@@ -268,10 +284,11 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
         int64_t p0 = panel * pl->pw, pw = g->P - p0 < pl->pw ? g->P - p0 : pl->pw;
         trtl_cg_packer pk;
         trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
+        packer_pre(j, &pk, grp);
         for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
             int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
             const cg_pf pf = next_rows(j, it, end, k0);
-            if (g->direct) { /* the activation rows are B's rows: packed by the first row panel's tiles */
+            if (g->direct && !pk.pre) { /* the activation rows are B's rows: packed by the first row panel's tiles */
                 run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
                 continue;
             }
@@ -306,6 +323,7 @@ static void shared_pack_slots(void *ctx, int64_t sb, int64_t se, int thread)
         trtl_cg_packer_begin(&pk, g, isa, work0 + s * shared_slot_floats(g, slots),
                              j->x + (j->n * g->C + j->grp * g->Cg) * g->in_sp, c0, c1, 0, g->P,
                              tile_stride(g->ckk, nr));
+        packer_pre(j, &pk, j->grp);
         trtl_cg_pack_rows(&pk, c0 * g->kvol, c1 * g->kvol, j->scratch + c0 * g->kvol * nr);
     }
 }
@@ -358,6 +376,11 @@ static trtl_status cg_run(const trtl_kernel_args *a)
     j.x = (const float *)a->in[0].data;
     j.bias = nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL;
     j.y = (float *)a->out[0].data;
+    j.pre = nd->op == TRTL_OP_PREACT_CONV ? &nd->p.preact : NULL;
+    if (j.pre && (!g.direct || (j.pre->in_scale.count && j.pre->in_scale.count != g.C) ||
+                  (j.pre->in_shift.count && j.pre->in_shift.count != g.C)))
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': preact_conv.packed_gemm runs 1x1 stride-1 unpadded "
+                          "convolutions with one transform weight per input channel (the plan is corrupt)", nd->name);
     TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.P, &j.res));
     if (g.N == 0 || g.K == 0 || g.P == 0)
         return TRTL_OK;
@@ -488,6 +511,32 @@ const trtl_kernel trtl_kernel_conv_packed_gemm = {
     .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
     .applies_epilogue = 1,
     .applies = cg_applies,
+    .prepare = cg_prepare,
+    .release = cg_release,
+    .state_bytes = cg_state_bytes,
+    .scratch = cg_scratch,
+    .run = cg_run,
+    .unpack = cg_unpack,
+};
+
+/* PREACT_CONV (passes/fuse_preact.c): the same kernel where the convolution is 1x1, stride 1, unpadded (B's rows are
+ * the activation rows, each mapped by the input transform while it is packed: trtl_cg_pack_rows). */
+static int preact_applies(const trtl_node *nd, const trtl_dims *in_dims)
+{
+    const trtl_preact_conv_params *p = &nd->p.preact;
+    trtl_conv_geom g;
+    if (!cg_applies(nd, in_dims) || trtl_conv_geom_init(nd, &in_dims[0], NULL, &g) != TRTL_OK || !g.direct)
+        return 0;
+    return (!p->in_scale.count || (p->in_scale.count == g.C && p->in_scale.type == TRTL_FLOAT)) &&
+           (!p->in_shift.count || (p->in_shift.count == g.C && p->in_shift.type == TRTL_FLOAT));
+}
+
+const trtl_kernel trtl_kernel_preact_conv_packed_gemm = {
+    .name = "preact_conv.packed_gemm",
+    .op = TRTL_OP_PREACT_CONV,
+    .cpu_features = TRTL_CPU_AVX2 | TRTL_CPU_FMA,
+    .applies_epilogue = 1,
+    .applies = preact_applies,
     .prepare = cg_prepare,
     .release = cg_release,
     .state_bytes = cg_state_bytes,

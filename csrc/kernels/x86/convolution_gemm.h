@@ -36,6 +36,12 @@ typedef struct trtl_cg_packer {
     int64_t wh, wp;
     trtl_cg_piece *pc;
     int64_t npc;
+    /* PREACT_CONV's input transform, act(x * isc[r] + ish[r]) for row (channel) r of the group (NULL: 1 / 0; no
+     * transform at all where !pre), set after trtl_cg_packer_begin; only the 1x1 stride-1 path applies it */
+    int pre;
+    const float *isc, *ish;
+    int32_t iact;
+    float ialpha, ibeta;
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */
