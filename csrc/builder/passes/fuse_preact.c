@@ -49,13 +49,12 @@ static int reader_ok(const trtl_bgraph *g, int32_t ci, int32_t x)
     return 1;
 }
 
-/* The scale's C values of w (uniform expanded; dflt where absent: no buffer) into a graph-owned buffer. */
+/* The scale's C values of w (uniform expanded, dflt where absent: the kernel's packing tiles take both arrays) into
+ * a graph-owned buffer. */
 static int expand(trtl_bgraph *g, const trtl_weights *w, int64_t C, float dflt, trtl_weights *out)
 {
     memset(out, 0, sizeof *out);
     out->type = TRTL_FLOAT;
-    if (w->count == 0)
-        return 1;
     float *v = trtl_aligned_alloc((size_t)C * sizeof(float));
     if (!v || !trtl_bg_own(g, v))
         return 0;

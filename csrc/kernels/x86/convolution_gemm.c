@@ -24,6 +24,7 @@
  * the others' (a thread that wakes late or is preempted no longer holds the layer for its whole share).  Depth is cut into blocks of at most KC_MAX: C tiles of earlier
  * blocks are accumulated in place (TRTL_GEMM_ACC), the epilogue runs on the last.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,7 +195,22 @@ typedef struct cg_job {
     float *y, *scratch;
     int64_t n, grp;        /* channel mode: the current image and group */
     const trtl_preact_conv_params *pre; /* PREACT_CONV: the input transform the packer applies; else NULL */
+    int pre_clamp;         /* it is a clamp (none, ReLU, clip): the 1x1 path's packing tiles apply it */
+    float pre_lo, pre_hi;
 } cg_job;
+
+/* Whether PREACT_CONV's transform is scale, shift and a clamp [*lo, *hi] (what the packing tiles apply). */
+static int pre_as_clamp(const trtl_preact_conv_params *p, int64_t C, float *lo, float *hi)
+{
+    if (p->in_scale.count != C || p->in_shift.count != C)
+        return 0;
+    switch (p->in_act) {
+    case TRTL_ACT_NONE: *lo = -INFINITY, *hi = INFINITY; return 1;
+    case TRTL_ACT_RELU: *lo = 0.0f, *hi = INFINITY; return 1;
+    case TRTL_ACT_CLIP: *lo = p->in_alpha, *hi = p->in_beta; return p->in_alpha <= p->in_beta;
+    default: return 0;
+    }
+}
 
 /* A packer of group grp's rows applies PREACT_CONV's input transform (if any). */
 static void packer_pre(const cg_job *j, trtl_cg_packer *pk, int64_t grp)
@@ -209,6 +225,9 @@ static void packer_pre(const cg_job *j, trtl_cg_packer *pk, int64_t grp)
     pk->iact = p->in_act;
     pk->ialpha = p->in_alpha;
     pk->ibeta = p->in_beta;
+    pk->iclamp = j->pre_clamp;
+    pk->ilo = j->pre_lo;
+    pk->ihi = j->pre_hi;
 }
 
 /* Activation rows to prefetch while a block computes (pf_rows rows of pf_cols floats, in_sp apart; none: NULL). */
@@ -222,6 +241,11 @@ typedef struct cg_pf {
 static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pw,
                       int64_t k0, int64_t kc, const float *b, int64_t b_stride, const cg_pf *pf, const float *src)
 {
+    trtl_gemm_pre pre = {NULL, NULL, j->pre_lo, j->pre_hi}; /* PREACT_CONV: its transform at depth row k0 */
+    if (j->pre) {
+        pre.scale = (const float *)j->pre->in_scale.values + grp * j->g->Cg + k0;
+        pre.shift = (const float *)j->pre->in_shift.values + grp * j->g->Cg + k0;
+    }
     const trtl_conv_geom *g = j->g;
     const cg_state *st = j->st;
     const int64_t mr = trtl_gemm_mr(st->isa), ch0 = grp * g->Kg + m0;
@@ -231,9 +255,10 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
                        j->epi->act, j->epi->alpha, j->epi->beta};
     const float *a = st->a + grp * st->group_floats + (m0 / mr) * g->ckk * mr + k0 * mr;
     if (src)
-        trtl_gemm_block_pack(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, g->in_sp, (float *)b, b_stride,
-                             j->y + off, g->P, &e, flags, pf ? pf->x : NULL, pf ? pf->rows : 0,
-                             pf ? pf->cols * (int64_t)sizeof(float) : 0, g->in_sp * (int64_t)sizeof(float));
+        trtl_gemm_block_pack_pre(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, g->in_sp, (float *)b, b_stride,
+                                 j->y + off, g->P, &e, flags, pf ? pf->x : NULL, pf ? pf->rows : 0,
+                                 pf ? pf->cols * (int64_t)sizeof(float) : 0, g->in_sp * (int64_t)sizeof(float),
+                                 j->pre ? &pre : NULL);
     else if (pf && pf->x)
         trtl_gemm_block_pf_rows(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags,
                                 pf->x, pf->rows, pf->cols * (int64_t)sizeof(float),
@@ -288,7 +313,7 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
         for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
             int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
             const cg_pf pf = next_rows(j, it, end, k0);
-            if (g->direct && !pk.pre) { /* the activation rows are B's rows: packed by the first row panel's tiles */
+            if (g->direct && (!pk.pre || j->pre_clamp)) { /* the activation rows are B's rows: packed by the first row panel's tiles */
                 run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
                 continue;
             }
@@ -381,6 +406,7 @@ static trtl_status cg_run(const trtl_kernel_args *a)
                   (j.pre->in_shift.count && j.pre->in_shift.count != g.C)))
         return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': preact_conv.packed_gemm runs 1x1 stride-1 unpadded "
                           "convolutions with one transform weight per input channel (the plan is corrupt)", nd->name);
+    j.pre_clamp = j.pre && pre_as_clamp(j.pre, g.C, &j.pre_lo, &j.pre_hi);
     TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.P, &j.res));
     if (g.N == 0 || g.K == 0 || g.P == 0)
         return TRTL_OK;

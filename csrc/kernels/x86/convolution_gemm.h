@@ -42,6 +42,8 @@ typedef struct trtl_cg_packer {
     const float *isc, *ish;
     int32_t iact;
     float ialpha, ibeta;
+    int iclamp;           /* the transform is a clamp to [ilo, ihi] after the affine (trtl_gemm_pack_b_pre) */
+    float ilo, ihi;
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */

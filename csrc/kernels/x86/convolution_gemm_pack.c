@@ -301,7 +301,10 @@ void trtl_cg_packer_begin(trtl_cg_packer *pk, const trtl_conv_geom *g, trtl_gemm
 void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *dst)
 {
     const trtl_conv_geom *g = pk->g;
-    if (g->direct && pk->pre) { /* PREACT_CONV: each row mapped into tmp (pw + 16 floats), then packed */
+    if (g->direct && pk->pre && pk->iclamp) { /* PREACT_CONV, affine and clamp: mapped as packed */
+        const trtl_gemm_pre pre = {pk->isc + r0, pk->ish + r0, pk->ilo, pk->ihi};
+        trtl_gemm_pack_b_pre(pk->isa, pk->xg + r0 * g->in_sp + pk->p0, g->in_sp, r1 - r0, pk->pw, dst, pk->ts, &pre);
+    } else if (g->direct && pk->pre) { /* PREACT_CONV, other activations: each row mapped into tmp, then packed */
         for (int64_t r = r0; r < r1; r++) {
             trtl_vm_fma(pk->xg + r * g->in_sp + pk->p0, pk->tmp, pk->pw, pk->isc ? pk->isc + r : NULL, 0,
                         pk->ish ? pk->ish + r : NULL, 0);
