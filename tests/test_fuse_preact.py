@@ -194,3 +194,23 @@ def test_pass_listed_and_switchable(monkeypatch):
     engine, kernels, _ = pg._build(make)
     assert not any(kn.startswith("preact_conv.") for kn in kernels), kernels
     assert_close(engine.create_execution_context().infer({"x": x})["y"], want)
+
+
+def test_plan_round_trip_and_refit_builds():
+    """A deserialized engine with PREACT_CONV steps serializes again (the packed weights written back by the kernel)
+    to an engine computing the same values; a REFIT build keeps the scale (refit finds the batch norm there)."""
+    make, x, want = _scale_conv(np.random.default_rng(4), 1, 40, 24, 9, 11, "relu")
+    engine, kernels, _ = pg._build(make)
+    again = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(engine.serialize()))
+    for e in (engine, again):
+        assert_close(e.create_execution_context().infer({"x": x})["y"], want)
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    network = builder.create_network(0)
+    make(network)
+    config = builder.create_builder_config()
+    config.set_flag(trt.BuilderFlag.REFIT)
+    refit = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(
+        bytes(builder.build_serialized_network(network, config)))
+    info = json.loads(refit.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    assert not _types(info["layers"], "PREACT_CONV") and _types(info["layers"], "SCALE"), info["layers"]
+    assert_close(refit.create_execution_context().infer({"x": x})["y"], want)
