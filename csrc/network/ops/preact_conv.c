@@ -9,16 +9,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_preact_conv[] = {
-    TRTL_A("num_output_maps", TRTL_ATTR_INT, preact.conv.num_output_maps),
-    TRTL_A("kernel_size_nd", TRTL_ATTR_DIMS, preact.conv.kernel_size),
-    TRTL_A("stride_nd", TRTL_ATTR_DIMS, preact.conv.stride),
-    TRTL_A("pre_padding", TRTL_ATTR_DIMS, preact.conv.pre_padding),
-    TRTL_A("post_padding", TRTL_ATTR_DIMS, preact.conv.post_padding),
-    TRTL_A("dilation_nd", TRTL_ATTR_DIMS, preact.conv.dilation),
-    TRTL_A("num_groups", TRTL_ATTR_INT, preact.conv.num_groups),
-    TRTL_A_ENUM("padding_mode", preact.conv.padding_mode, "PaddingMode", TRTL_PADMODE_COUNT),
-    TRTL_A("kernel", TRTL_ATTR_WEIGHTS, preact.conv.kernel),
-    TRTL_A("bias", TRTL_ATTR_WEIGHTS, preact.conv.bias),
+    TRTL_CONV_ATTRS(preact.conv),
     TRTL_A("in_scale", TRTL_ATTR_WEIGHTS, preact.in_scale),
     TRTL_A("in_shift", TRTL_ATTR_WEIGHTS, preact.in_shift),
     TRTL_A("in_act", TRTL_ATTR_INT, preact.in_act),
