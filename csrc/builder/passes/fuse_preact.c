@@ -19,11 +19,6 @@
 #include "core/status.h"
 #include "core/dims.h"
 
-/* fold_scale.c's: whether the scale is a uniform or per-channel (axis 1, C channels) scale and shift without power,
- * and its value for channel c. */
-int trtl_scale_foldable(const trtl_node *s, int64_t K);
-float trtl_scale_value(const trtl_weights *w, int64_t k, float dflt);
-
 /* Whether node ci, reading tensor x, can take the transform: a 1x1 stride-1 unpadded convolution of x. */
 static int reader_ok(const trtl_bgraph *g, int32_t ci, int32_t x)
 {
