@@ -241,8 +241,8 @@ typedef struct cg_pf {
 static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t p0, int64_t pw,
                       int64_t k0, int64_t kc, const float *b, int64_t b_stride, const cg_pf *pf, const float *src)
 {
-    trtl_gemm_pre pre = {NULL, NULL, j->pre_lo, j->pre_hi}; /* PREACT_CONV: its transform at depth row k0 */
-    if (j->pre) {
+    trtl_gemm_pre pre = {NULL, NULL, j->pre_lo, j->pre_hi}; /* PREACT_CONV's clamp transform at depth row k0 */
+    if (j->pre_clamp) {
         pre.scale = (const float *)j->pre->in_scale.values + grp * j->g->Cg + k0;
         pre.shift = (const float *)j->pre->in_shift.values + grp * j->g->Cg + k0;
     }
@@ -258,7 +258,7 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
         trtl_gemm_block_pack_pre(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, g->in_sp, (float *)b, b_stride,
                                  j->y + off, g->P, &e, flags, pf ? pf->x : NULL, pf ? pf->rows : 0,
                                  pf ? pf->cols * (int64_t)sizeof(float) : 0, g->in_sp * (int64_t)sizeof(float),
-                                 j->pre ? &pre : NULL);
+                                 j->pre_clamp ? &pre : NULL);
     else if (pf && pf->x)
         trtl_gemm_block_pf_rows(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags,
                                 pf->x, pf->rows, pf->cols * (int64_t)sizeof(float),
@@ -313,7 +313,8 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
         for (int64_t k0 = 0; k0 < g->ckk; k0 += pl->kc) {
             int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
             const cg_pf pf = next_rows(j, it, end, k0);
-            if (g->direct && (!pk.pre || j->pre_clamp)) { /* the activation rows are B's rows: packed by the first row panel's tiles */
+            /* the activation rows are B's rows: packed (and mapped by a clamp transform) by the first row panel's tiles */
+            if (g->direct && (!pk.pre || j->pre_clamp)) {
                 run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0);
                 continue;
             }
