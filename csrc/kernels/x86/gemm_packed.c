@@ -849,10 +849,10 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
                 u->src = src + j;
                 u->src_rs = src_rs;
                 u->bw = (float *)u->b;
-                if (u->pre_s)
-                    (isa == TRTL_GEMM_AVX512 ? avx512_pkt_tab : avx2_pkt_tab)[rows - 1](u);
+                if (isa == TRTL_GEMM_AVX512) /* with the input transform: the PK = 2 tiles */
+                    (u->pre_s ? avx512_pkt_tab[rows - 1] : avx512_pk_tab[rows - 1])(u);
                 else
-                    (isa == TRTL_GEMM_AVX512 ? avx512_pk_tab : avx2_pk_tab)[rows - 1](u);
+                    (u->pre_s ? avx2_pkt_tab[rows - 1] : avx2_pk_tab[rows - 1])(u);
             } else if (isa != TRTL_GEMM_AVX512) {
                 avx2_tab[rows - 1][cols > 8](u);
             } else if (rem && rem < rows && rem <= COLK_MAX) {
