@@ -210,11 +210,13 @@ def onnx_node_info(path):
 
 
 def node_of(layer_name, nodes):
-    """The ONNX node behind an engine layer: the first fused part, less a '/<n>' suffix the parser adds."""
-    first = layer_name.split(" + ")[0]
-    if first in nodes:
-        return nodes[first]
-    return nodes.get(re.sub(r"/\d+$", "", first))
+    """The ONNX node behind an engine layer: the first fused part, less a '/<n>' suffix the parser adds; where that
+    part has no entry (a batch norm and its activation fused before a convolution: builder pass fuse_preact), the
+    first Conv among the other parts."""
+    found = [nodes.get(p) or nodes.get(re.sub(r"/\d+$", "", p)) for p in layer_name.split(" + ")]
+    if found[0] is None:
+        return next((nd for nd in found[1:] if nd and nd.get("op") == "Conv"), None)
+    return found[0]
 
 
 def worker_trtbuild(spec):

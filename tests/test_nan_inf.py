@@ -252,6 +252,28 @@ def _blocked_chain_ref(x):
 
 case("nchwc_chain", "NCHWC_CONV", lambda r: {"x": poisoned(r, (2, 9, 6, 7))}, _blocked_chain, _blocked_chain_ref)
 
+# batch norm -> ReLU -> 1x1 convolution: the fuse_preact pass makes one PREACT_CONV step (the transform applied while
+# the convolution packs its input); negative scales turn +Inf into -Inf, which the ReLU zeroes
+_pw = np.random.default_rng(61).standard_normal((7, 11, 1, 1)).astype(np.float32) * 0.3
+_pb = np.random.default_rng(62).standard_normal(7).astype(np.float32)
+_ps = np.random.default_rng(63).standard_normal(11).astype(np.float32)
+_pt = np.random.default_rng(64).standard_normal(11).astype(np.float32)
+
+
+def _preact(net, x):
+    s = net.add_scale(x, trt.ScaleMode.CHANNEL, shift=_pt, scale=_ps)
+    r = net.add_activation(layer_out(s), trt.ActivationType.RELU)
+    return layer_out(net.add_convolution_nd(layer_out(r), 7, (1, 1), _pw, _pb))
+
+
+def _preact_ref(x):
+    v = x * _ps.astype(np.float64)[None, :, None, None] + _pt.astype(np.float64)[None, :, None, None]
+    return refs.convolution(np.where(v < 0, 0.0, v), _pw, _pb)
+
+
+case("preact_conv", "PREACT_CONV", lambda r: {"x": poisoned(r, (2, 11, 6, 7))}, _preact, _preact_ref,
+     "preact_conv." if {"avx2", "fma"} <= set(trt.cpu_features()) else None)  # fused (timing picks the kernel)
+
 
 def _deconv_make(w, b):
     def make(net, x):

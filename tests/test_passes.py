@@ -161,6 +161,20 @@ def _fc_scale(net, rng):
     return {"x": x}, [y], [1.0 / (1.0 + np.exp(-ref))]
 
 
+@case("bn_relu_conv1x1", fires=("fuse_preact",))
+def _bn_relu_conv1x1(net, rng):
+    """A batch norm + ReLU read only by a 1x1 convolution (DenseNet's pre-activation): its input transform."""
+    x = randn(rng, (2, 13, 5, 6))
+    w, b = randn(rng, (7, 13, 1, 1), 0.3), randn(rng, 7)
+    sc, sh = randn(rng, 13), randn(rng, 13)
+    t = net.add_input("x", trt.float32, x.shape)
+    s = net.add_scale(t, trt.ScaleMode.CHANNEL, shift=sh, scale=sc).get_output(0)
+    r = net.add_activation(s, trt.ActivationType.RELU).get_output(0)
+    y = _conv(net, r, w, b, (0, 0), True)
+    ref = refs.convolution(np.maximum(refs.scale(x, "CHANNEL", sh, sc), 0.0), w, b)
+    return {"x": x}, [y], [ref]
+
+
 @case("conv_silu_hardswish_mish", fires=("fuse_pointwise", "fuse_epilogue"))
 def _conv_gated(net, rng):
     x = randn(rng, (1, 3, 9, 10))
@@ -723,7 +737,7 @@ def test_builder_passes_lists_the_table():
                                      "qdq_int8_io", "drop_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
                                      "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
-                                     "int8_tactics", "int8_float_regions", "nchwc"]
+                                     "int8_tactics", "int8_float_regions", "fuse_preact", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
@@ -732,7 +746,7 @@ def test_builder_passes_lists_the_table():
                                                      "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,
                                                      "plugin_int8_out": 1, "int8_tactics": 1,
-                                                     "int8_float_regions": 1, "nchwc": 1}
+                                                     "int8_float_regions": 1, "fuse_preact": 1, "nchwc": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

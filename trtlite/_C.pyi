@@ -1598,6 +1598,85 @@ class IPoolingLayer(ILayer):
     def window_size_nd(self, value: _Shape) -> None: ...
 
 @final
+class IPreactConvNode(ILayer):
+    """Pre-activated Convolution"""
+    @property
+    def bias(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @bias.setter
+    def bias(self, value: Any) -> None: ...
+    @property
+    def dilation_nd(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @dilation_nd.setter
+    def dilation_nd(self, value: Any) -> None: ...
+    @property
+    def in_act(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @in_act.setter
+    def in_act(self, value: Any) -> None: ...
+    @property
+    def in_alpha(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @in_alpha.setter
+    def in_alpha(self, value: Any) -> None: ...
+    @property
+    def in_beta(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @in_beta.setter
+    def in_beta(self, value: Any) -> None: ...
+    @property
+    def in_scale(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @in_scale.setter
+    def in_scale(self, value: Any) -> None: ...
+    @property
+    def in_shift(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @in_shift.setter
+    def in_shift(self, value: Any) -> None: ...
+    @property
+    def kernel(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kernel.setter
+    def kernel(self, value: Any) -> None: ...
+    @property
+    def kernel_size_nd(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @kernel_size_nd.setter
+    def kernel_size_nd(self, value: Any) -> None: ...
+    @property
+    def num_groups(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @num_groups.setter
+    def num_groups(self, value: Any) -> None: ...
+    @property
+    def num_output_maps(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @num_output_maps.setter
+    def num_output_maps(self, value: Any) -> None: ...
+    @property
+    def padding_mode(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @padding_mode.setter
+    def padding_mode(self, value: Any) -> None: ...
+    @property
+    def post_padding(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @post_padding.setter
+    def post_padding(self, value: Any) -> None: ...
+    @property
+    def pre_padding(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @pre_padding.setter
+    def pre_padding(self, value: Any) -> None: ...
+    @property
+    def stride_nd(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @stride_nd.setter
+    def stride_nd(self, value: Any) -> None: ...
+
+@final
 class IQuantizeLayer(ILayer):
     """Quantize"""
     @property

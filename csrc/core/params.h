@@ -378,6 +378,17 @@ typedef struct trtl_nchwc_conv_params {
     int32_t in_block, out_block;
 } trtl_nchwc_conv_params;
 
+/* PREACT_CONV (internal, passes/fuse_preact.c): a convolution (`conv` first, so that nd->p.conv reads it as for
+ * CONVOLUTION) of x' = act(x * in_scale[c] + in_shift[c]), in_act's alpha / beta as an activation layer's (a batch norm
+ * and its activation before the convolution).  in_scale / in_shift: C floats each, or empty (1 / 0); in_act
+ * TRTL_ACT_NONE: none.  The padding of x' is zeros (the transform applies to the image only). */
+typedef struct trtl_preact_conv_params {
+    trtl_conv_params conv;
+    trtl_weights in_scale, in_shift;
+    int32_t in_act;
+    float in_alpha, in_beta;
+} trtl_preact_conv_params;
+
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
     trtl_fc_params fc;
@@ -418,6 +429,7 @@ typedef union trtl_params {
     trtl_nms_params nms;              /* NMS (NON_ZERO: empty) */
     trtl_reduce_binary_params rbin;   /* REDUCE_BINARY (internal) */
     trtl_nchwc_conv_params nchwc;     /* NCHWC_CONV (internal; .conv aliases `conv` above) */
+    trtl_preact_conv_params preact;   /* PREACT_CONV (internal; .conv aliases `conv` above) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

@@ -96,7 +96,8 @@ typedef struct trtl_kernel {
  * kernel (W [C, K/G, k...]); NULL for other ops. */
 static inline trtl_weights *trtl_node_packed_weights(trtl_node *n)
 {
-    if (n->op == TRTL_OP_CONVOLUTION || n->op == TRTL_OP_NCHWC_CONV || n->op == TRTL_OP_DECONVOLUTION)
+    if (n->op == TRTL_OP_CONVOLUTION || n->op == TRTL_OP_NCHWC_CONV || n->op == TRTL_OP_DECONVOLUTION ||
+        n->op == TRTL_OP_PREACT_CONV)
         return &n->p.conv.kernel;
     return n->op == TRTL_OP_FULLY_CONNECTED || n->op == TRTL_OP_LINEAR ? &n->p.fc.kernel : NULL;
 }

@@ -73,6 +73,19 @@ extern const trtl_op_info trtl_op_table[TRTL_OP_COUNT];
 #define TRTL_A_SYM(name, pre, post, fl) {name, TRTL_ATTR_DIMS_SYM, TRTL_PARAM_OFF(pre), TRTL_PARAM_OFF(post), NULL, fl}
 #define TRTL_A_STRING(name, member) {name, TRTL_ATTR_STRING, TRTL_PARAM_OFF(member), sizeof(((trtl_params *)0)->member), NULL, 0}
 #define TRTL_NATTRS(l) const int32_t trtl_nattrs_##l = (int32_t)(sizeof(trtl_attrs_##l) / sizeof(trtl_attrs_##l[0]))
+/* The convolution attributes of an internal op whose params begin with a trtl_conv_params `m` (NCHWC_CONV,
+ * PREACT_CONV), in convolution's order without its aliases. */
+#define TRTL_CONV_ATTRS(m)                                                          \
+    TRTL_A("num_output_maps", TRTL_ATTR_INT, m.num_output_maps),                    \
+    TRTL_A("kernel_size_nd", TRTL_ATTR_DIMS, m.kernel_size),                        \
+    TRTL_A("stride_nd", TRTL_ATTR_DIMS, m.stride),                                  \
+    TRTL_A("pre_padding", TRTL_ATTR_DIMS, m.pre_padding),                           \
+    TRTL_A("post_padding", TRTL_ATTR_DIMS, m.post_padding),                         \
+    TRTL_A("dilation_nd", TRTL_ATTR_DIMS, m.dilation),                              \
+    TRTL_A("num_groups", TRTL_ATTR_INT, m.num_groups),                              \
+    TRTL_A_ENUM("padding_mode", m.padding_mode, "PaddingMode", TRTL_PADMODE_COUNT), \
+    TRTL_A("kernel", TRTL_ATTR_WEIGHTS, m.kernel),                                  \
+    TRTL_A("bias", TRTL_ATTR_WEIGHTS, m.bias)
 
 /* Shape arithmetic shared with the kernels (output sizes, broadcasting, single axis): core/shape.h. */
 

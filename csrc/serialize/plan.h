@@ -28,6 +28,8 @@
  *      the IAttention layer; older plans are read with softmax, no causality, NaN for empty rows).  After the
  *      nodes: str weights_names (trtl_engine_weights_names: "layer\trole\tname\n" lines, refit by name).
  *   8  QLINEAR's attribute in_grid (appended; builder/passes/int8_regions.c; older plans are read with 0).
+ *      The internal op PREACT_CONV came later without a layout change (appended to ops.def, its own attribute
+ *      table: builder/passes/fuse_preact.c); a reader from before refuses it as an unknown op.
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *

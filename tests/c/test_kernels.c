@@ -295,6 +295,10 @@ static int32_t g_nchwc_in, g_nchwc_out;
 /* conv_run_case() on an NCHWC_CONV: squeeze-and-excitation's input-channel scale (a second input [N, C, 1, 1]) and
  * output-channel means (a second output [N, K, 1, 1]). */
 static int g_nchwc_scale, g_nchwc_mean;
+/* conv_run_case(): >= TRTL_ACT_NONE: the node is a PREACT_CONV whose input transform has random per-channel scales
+ * and shifts and this activation (g_preact_alpha / _beta), the reference trtl_ref_preact_conv (the preact section). */
+static int32_t g_preact = -2;
+static float g_preact_alpha, g_preact_beta;
 
 /* dims d (4-D, plain) as [N, ceil(C/B), H, W, B] when B, else d. */
 static trtl_dims blocked_dims(trtl_dims d, int32_t B)
@@ -313,7 +317,8 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
 {
     trtl_node nd = {0};
     const int nchwc = g_nchwc_in || g_nchwc_out;
-    nd.op = nchwc ? TRTL_OP_NCHWC_CONV : TRTL_OP_CONVOLUTION;
+    const int preact = g_preact >= TRTL_ACT_NONE;
+    nd.op = nchwc ? TRTL_OP_NCHWC_CONV : preact ? TRTL_OP_PREACT_CONV : TRTL_OP_CONVOLUTION;
     nd.name = "conv";
     trtl_conv_params *p = &nd.p.conv;
     nd.p.nchwc.in_block = g_nchwc_in;
@@ -349,6 +354,16 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
         x[g_conv_nan_x] = NAN;
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, c->bias ? c->K : 0};
+    float *isc = preact ? rand_buf(c->C) : NULL, *ish = preact ? rand_buf(c->C) : NULL;
+    if (preact) {
+        for (int64_t i = 0; i < c->C; i++)
+            isc[i] *= 2.0f; /* negative scales too: a ReLU after them zeroes either sign of x */
+        nd.p.preact.in_scale = (trtl_weights){TRTL_FLOAT, isc, c->C};
+        nd.p.preact.in_shift = (trtl_weights){TRTL_FLOAT, ish, c->C};
+        nd.p.preact.in_act = g_preact;
+        nd.p.preact.in_alpha = g_preact_alpha;
+        nd.p.preact.in_beta = g_preact_beta;
+    }
     nd.epi = rand_epi(combo);
     trtl_tensor_view in[3] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
     nd.n_in = 1;
@@ -383,8 +398,12 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
              (long long)c->pre[1], (long long)c->pre[2], (long long)c->post[0], (long long)c->post[1],
              (long long)c->post[2], c->mode, c->bias, act_name(nd.epi.act), nd.epi.has_residual,
              scale ? " in-scale" : "", nd.n_out == 2 ? " out-means" : "");
+    if (preact)
+        snprintf(g_desc + strlen(g_desc), sizeof g_desc - strlen(g_desc), " preact=%s(%g,%g)", act_name(g_preact),
+                 (double)g_preact_alpha, (double)g_preact_beta);
     trtl_status st;
-    float *want = ref_output(nchwc ? trtl_ref_nchwc_conv : trtl_ref_convolution, &nd, in, &ydims, &st);
+    float *want = ref_output(nchwc ? trtl_ref_nchwc_conv : preact ? trtl_ref_preact_conv : trtl_ref_convolution, &nd,
+                             in, &ydims, &st);
     int r;
     if (!want) {
         fprintf(stderr, "FAIL reference convolution [%s]: %s\n", g_desc, trtl_last_error());
@@ -399,6 +418,8 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     free(x);
     free(res);
     free(scale);
+    free(isc);
+    free(ish);
     free(g_out2_want);
     g_out2_want = NULL;
     return r;
@@ -5324,6 +5345,103 @@ static void test_shuffle_inplace(void)
     }
 }
 
+/* ---- preact_conv.packed_gemm (x86/convolution_gemm.c, the PREACT_CONV op) ------------------------------------ */
+
+extern const trtl_kernel trtl_kernel_preact_conv_packed_gemm;
+
+/* 1x1 stride-1 convolutions of act(x * s[c] + t[c]) against trtl_ref_preact_conv, AVX-512 and AVX2 (AVX-512 masked
+ * off), no pool and 2- / 3-thread pools (panel and channel splits): maps with tile tails (49, 196, 3 pixels), two
+ * depth blocks (C > 512), groups, batches, 1-D and 3-D, every epilogue, the transform's activation none / ReLU /
+ * clip (the packing tiles' clamp), clip with alpha > beta, leaky ReLU and sigmoid (the row-buffer path), a NaN
+ * activation; then random shapes; applies() refuses windows past 1x1, strides and padding. */
+static void test_preact_conv(int ncases)
+{
+    static const struct { int64_t N, C, K, G, D, H, W; int nsp; } sh[] = {
+        {1, 64, 20, 1, 1, 41, 40, 2}, {2, 600, 13, 1, 1, 7, 7, 2}, {1, 520, 33, 1, 1, 14, 14, 2},
+        {3, 9, 4, 1, 1, 9, 10, 2},    {1, 5, 70, 1, 1, 1, 3, 2},    {1, 24, 10, 2, 1, 6, 7, 2},
+        {1, 7, 11, 1, 1, 1, 101, 1},  {2, 6, 5, 1, 3, 4, 5, 3},
+    };
+    static const struct { int32_t act; float alpha, beta; } acts[] = {
+        {TRTL_ACT_RELU, 0, 0}, {TRTL_ACT_NONE, 0, 0}, {TRTL_ACT_CLIP, -0.25f, 0.5f}, {TRTL_ACT_CLIP, 0.5f, -0.25f},
+        {TRTL_ACT_LEAKY_RELU, 0.1f, 0}, {TRTL_ACT_SIGMOID, 0, 0},
+    };
+    const int nacts = (int)(sizeof acts / sizeof acts[0]);
+    {
+        static const struct { int64_t k, s, pad; int want; } ap[] = {{1, 1, 0, 1}, {3, 1, 1, 0}, {1, 2, 0, 0}, {1, 1, 1, 0}};
+        for (size_t i = 0; i < sizeof ap / sizeof ap[0]; i++) {
+            trtl_node nd = {0};
+            int64_t k[2] = {ap[i].k, ap[i].k}, st[2] = {ap[i].s, ap[i].s}, pad[2] = {ap[i].pad, ap[i].pad};
+            int64_t one[2] = {1, 1}, xd[4] = {1, 8, 12, 12};
+            float sv[8] = {0};
+            nd.op = TRTL_OP_PREACT_CONV;
+            nd.name = "preact";
+            nd.p.conv.num_output_maps = 16;
+            nd.p.conv.num_groups = 1;
+            nd.p.conv.kernel_size = dims(2, k);
+            nd.p.conv.stride = dims(2, st);
+            nd.p.conv.dilation = dims(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, pad);
+            nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 8 * ap[i].k * ap[i].k};
+            nd.p.preact.in_scale = nd.p.preact.in_shift = (trtl_weights){TRTL_FLOAT, sv, 8};
+            nd.p.preact.in_act = TRTL_ACT_RELU;
+            trtl_dims xdims = dims(4, xd);
+            if (trtl_kernel_preact_conv_packed_gemm.applies(&nd, &xdims) != ap[i].want) {
+                fprintf(stderr, "FAIL preact_conv.packed_gemm applies() on k=%lld s=%lld pad=%lld: %d, want %d\n",
+                        (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, !ap[i].want, ap[i].want);
+                g_failures++;
+                return;
+            }
+        }
+    }
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+            for (int a = 0; a < nacts; a++) {
+                conv_case c = {0};
+                c.nsp = sh[i].nsp;
+                c.N = sh[i].N;
+                c.C = sh[i].C;
+                c.K = sh[i].K;
+                c.G = sh[i].G;
+                const int64_t in[3] = {sh[i].D, sh[i].H, sh[i].W};
+                for (int d = 0; d < c.nsp; d++) {
+                    c.in[d] = in[3 - c.nsp + d];
+                    c.k[d] = c.s[d] = c.d[d] = 1;
+                }
+                c.bias = (int)((i + (size_t)a) % 3 != 2);
+                g_preact = acts[a].act;
+                g_preact_alpha = acts[a].alpha;
+                g_preact_beta = acts[a].beta;
+                g_conv_nan_x = a == 0 ? 2 * c.in[c.nsp - 1] + 1 : -1; /* channel 0, row 2: NaN through the ReLU */
+                if (conv_run_case(&trtl_kernel_preact_conv_packed_gemm, &c, (int)((i * 7 + (size_t)a) % (2 * N_ACTS))) > 0)
+                    goto done;
+            }
+        g_conv_nan_x = -1;
+        for (int i = 0, combo = (int)(rnd() % 64); i < ncases / 6; i++, combo++) {
+            conv_case c = {0};
+            c.nsp = (int)rint_in(1, 3);
+            c.N = rint_in(1, 3);
+            c.G = rnd() % 4 == 0 ? 2 : 1;
+            c.C = c.G * rint_in(1, rnd() % 5 == 0 ? 300 : 40);
+            c.K = c.G * rint_in(1, 20);
+            c.bias = (int)(rnd() % 4 != 0);
+            for (int d = 0; d < c.nsp; d++) {
+                c.in[d] = rint_in(1, c.nsp == 1 ? 200 : c.nsp == 2 ? 24 : 7);
+                c.k[d] = c.s[d] = c.d[d] = 1;
+            }
+            const int a = (int)(rnd() % (uint64_t)nacts);
+            g_preact = acts[a].act;
+            g_preact_alpha = acts[a].alpha;
+            g_preact_beta = acts[a].beta;
+            if (conv_run_case(&trtl_kernel_preact_conv_packed_gemm, &c, combo) > 0)
+                goto done;
+        }
+    }
+done:
+    g_preact = -2;
+    g_conv_nan_x = -1;
+    trtl_cpu_set_mask(~0u);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -5408,6 +5526,10 @@ int main(int argc, char **argv)
     test_depthwise_rows8(ncases);
     test_nchwc(ncases);
     test_nchwc_dense(ncases);
+    if (trtl_cpu_has(trtl_kernel_preact_conv_packed_gemm.cpu_features))
+        test_preact_conv(ncases);
+    else
+        printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_preact_conv_packed_gemm.name);
     if (trtl_cpu_has(trtl_kernel_conv_depthwise_plane512.cpu_features))
         test_depthwise_plane512(ncases);
     else

@@ -22,8 +22,9 @@
  * layers fuse_qdq made (the readers whose quantizer it takes) and the plugins' INT8 inputs that implicit INT8
  * placed, and it only changes a plugin, the scale after it and tensor types.  int8_tactics comes after everything
  * that makes or changes int8 layers: it only marks them for kernel selection; int8_float_regions too (it marks the
- * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c).  nchwc runs after every
- * fusion (it takes the fused convolutions as they are and changes only their op and layouts). */
+ * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c).  fuse_preact runs after the
+ * fusions and elisions (the scale's activation is fused by then, and it only changes convolutions reading a scale);
+ * nchwc runs after every fusion (it takes the fused convolutions as they are and changes only their op and layouts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_INT8_FLOAT_REGIONS] = {"int8_float_regions", trtl_pass_int8_float_regions, 1, 0,
                                       "keeps the tensor between two int8 layers FLOAT (fake-quantized in the "
                                       "producer's epilogue) where kernel selection puts both on fp32 tactics"},
+    [TRTL_PASS_FUSE_PREACT] = {"fuse_preact", trtl_pass_fuse_preact, 1, 0,
+                               "makes a per-channel scale (batch norm) and its activation, read only by 1x1 "
+                               "convolutions, those convolutions' input transform (applied while they pack their "
+                               "input)"},
     [TRTL_PASS_NCHWC] = {"nchwc", trtl_pass_nchwc, 1, 0,
                          "keeps activations in a blocked channel layout (NCHWc, 8 channels) between pointwise and "
                          "depthwise convolutions, reordering only at the region's edges (AVX2)"},

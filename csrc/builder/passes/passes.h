@@ -44,6 +44,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_PLUGIN_INT8_OUT,
     TRTL_PASS_INT8_TACTICS,
     TRTL_PASS_INT8_FLOAT_REGIONS,
+    TRTL_PASS_FUSE_PREACT,
     TRTL_PASS_NCHWC,
     TRTL_PASS_COUNT
 } trtl_pass_id;
@@ -114,6 +115,7 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g);
  * become FLOAT.  select.c times the fp32 tactics in this view, as they run inside a region. */
 int trtl_int8_region_view(trtl_bgraph *g, int32_t i, trtl_node *view, trtl_dtype saved[3]);
 void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_dtype saved[3]);
+trtl_status trtl_pass_fuse_preact(trtl_bgraph *g);
 trtl_status trtl_pass_nchwc(trtl_bgraph *g);
 
 /* Shared by passes (defined in the pass named).  qdq_int8_io.c: the code parameters (out_scale,

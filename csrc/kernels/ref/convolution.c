@@ -1,11 +1,30 @@
 /* Reference convolution: direct loops, double accumulation, 1-3 spatial dims (as 3-D with 1s).  Padding
- * is read as zeros and multiplied like the image (0 * NaN = NaN), as numpy, onnxruntime and the GEMM kernels. */
+ * is read as zeros and multiplied like the image (0 * NaN = NaN), as numpy, onnxruntime and the GEMM kernels.
+ * PREACT_CONV (passes/fuse_preact.c) reads each image value as act(x * in_scale[c] + in_shift[c]) (the product
+ * and sum in double, rounded to float as the scale layer's output, then the activation layer's formula); its
+ * padding stays zeros. */
 #include "kernels/ref/ref.h"
 #include "core/shape.h"
 #include "core/dims.h"
 #include "core/status.h"
 
-trtl_status trtl_ref_convolution(const trtl_kernel_args *a)
+/* PREACT_CONV's input transform (NULL: none). */
+typedef struct preact {
+    const float *scale, *shift;
+    int32_t act;
+    float alpha, beta;
+} preact;
+
+static double pre_value(const preact *pre, int64_t c, float x)
+{
+    if (!pre)
+        return (double)x;
+    double v = (double)x * (pre->scale ? (double)pre->scale[c] : 1.0) + (pre->shift ? (double)pre->shift[c] : 0.0);
+    float f = (float)v;
+    return (double)(pre->act == TRTL_ACT_NONE ? f : trtl_activation_eval(pre->act, pre->alpha, pre->beta, f));
+}
+
+static trtl_status conv_direct(const trtl_kernel_args *a, const preact *pre)
 {
     const trtl_conv_params *p = &a->node->p.conv;
     const trtl_dims *xd = &a->in[0].dims, *yd = &a->out[0].dims;
@@ -48,7 +67,8 @@ trtl_status trtl_ref_convolution(const trtl_kernel_args *a)
                                         /* padding reads 0, so a NaN / Inf weight there still gives NaN */
                                         double xv = hout || iw < 0 || iw >= in[2]
                                                         ? 0.0
-                                                        : (double)xc[(id * in[1] + ih) * in[2] + iw];
+                                                        : pre_value(pre, g * Cg + c,
+                                                                    xc[(id * in[1] + ih) * in[2] + iw]);
                                         acc += xv * (double)wc[(kd * k[1] + kh) * k[2] + kw];
                                     }
                                 }
@@ -58,4 +78,22 @@ trtl_status trtl_ref_convolution(const trtl_kernel_args *a)
                     }
         }
     return TRTL_OK;
+}
+
+trtl_status trtl_ref_convolution(const trtl_kernel_args *a)
+{
+    return conv_direct(a, NULL);
+}
+
+trtl_status trtl_ref_preact_conv(const trtl_kernel_args *a)
+{
+    const trtl_preact_conv_params *p = &a->node->p.preact;
+    const int64_t C = a->in[0].dims.nb_dims >= 2 ? a->in[0].dims.d[1] : 0;
+    if ((p->in_scale.count && p->in_scale.count != C) || (p->in_shift.count && p->in_shift.count != C))
+        return trtl_error(TRTL_ERR_SHAPE, "layer '%s': preact_conv's input transform has %lld / %lld values for %lld "
+                          "channels", a->node->name, (long long)p->in_scale.count, (long long)p->in_shift.count,
+                          (long long)C);
+    preact pre = {p->in_scale.count ? (const float *)p->in_scale.values : NULL,
+                  p->in_shift.count ? (const float *)p->in_shift.values : NULL, p->in_act, p->in_alpha, p->in_beta};
+    return conv_direct(a, &pre);
 }

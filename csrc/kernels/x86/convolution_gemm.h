@@ -39,6 +39,14 @@ typedef struct trtl_cg_packer {
     trtl_cg_piece *pc;
     int64_t npc;
     int tap_major;
+    /* PREACT_CONV's input transform, act(x * isc[r] + ish[r]) for row (channel) r of the group (NULL: 1 / 0; no
+     * transform at all where !pre), set after trtl_cg_packer_begin; only the 1x1 stride-1 path applies it */
+    int pre;
+    const float *isc, *ish;
+    int32_t iact;
+    float ialpha, ibeta;
+    int iclamp;           /* the transform is a clamp to [ilo, ihi] after the affine (trtl_gemm_pack_b_pre) */
+    float ilo, ihi;
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */

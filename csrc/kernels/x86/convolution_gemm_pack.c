@@ -23,6 +23,7 @@
 #include <immintrin.h>
 
 #include "kernels/x86/convolution_gemm.h"
+#include "kernels/x86/vmath.h"
 
 #define WINDOW_MAX_FLOATS (2 * 1024 * 1024) /* larger windows take the bounds-checked path */
 #define WINDOW_SLACK 48                     /* vector overrun past the last window row */
@@ -322,6 +323,17 @@ void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *
         for (int64_t r = r0; r < r1; r++)
             trtl_gemm_pack_b_row(pk->isa, trtl_cg_tap_row(pk, r / g->Cg, r % g->Cg), pk->pw, dst + (r - r0) * pk->nr,
                                  pk->ts);
+    } else if (g->direct && pk->pre && pk->iclamp) { /* PREACT_CONV, affine and clamp: mapped as packed */
+        const trtl_gemm_pre pre = {pk->isc + r0, pk->ish + r0, pk->ilo, pk->ihi};
+        trtl_gemm_pack_b_pre(pk->isa, pk->xg + r0 * g->in_sp + pk->p0, g->in_sp, r1 - r0, pk->pw, dst, pk->ts, &pre);
+    } else if (g->direct && pk->pre) { /* PREACT_CONV, other activations: each row mapped into tmp, then packed */
+        for (int64_t r = r0; r < r1; r++) {
+            trtl_vm_fma(pk->xg + r * g->in_sp + pk->p0, pk->tmp, pk->pw, pk->isc ? pk->isc + r : NULL, 0,
+                        pk->ish ? pk->ish + r : NULL, 0);
+            if (pk->iact != TRTL_ACT_NONE)
+                trtl_vm_act(pk->iact, pk->ialpha, pk->ibeta, pk->tmp, pk->tmp, pk->pw);
+            trtl_gemm_pack_b_row(pk->isa, pk->tmp, pk->pw, dst + (r - r0) * pk->nr, pk->ts);
+        }
     } else if (g->direct) {
         for (int64_t r = r0; r < r1; r++)
             trtl_gemm_pack_b_row(pk->isa, pk->xg + r * g->in_sp + pk->p0, pk->pw, dst + (r - r0) * pk->nr, pk->ts);

@@ -16,6 +16,7 @@
  * stores slowly).  Other activations are applied by the block driver over the block right after
  * its tiles are stored, while it is still in cache.
  */
+#include <math.h>
 #include <string.h>
 #include <immintrin.h>
 
@@ -61,6 +62,10 @@ typedef struct ukr_args {
     const float *src;
     int64_t src_rs;
     float *bw;
+    /* packing tiles with an input transform (trtl_gemm_block_pack_pre): each source row d is stored and used as
+     * min(pre_hi, max(pre_lo, src * pre_s[d] + pre_t[d])) */
+    const float *pre_s, *pre_t;
+    float pre_lo, pre_hi;
 } ukr_args;
 
 typedef void (*ukr_fn)(const ukr_args *u);
@@ -263,15 +268,22 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ukr_avx2(c
 #pragma GCC unroll 2
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm256_setzero_ps();
-    const float *a = u->a, *b = u->b, *sp = u->src;
+    const float *a = u->a, *b = u->b, *sp = u->src, *ps = u->pre_s, *pt = u->pre_t;
     float *bw = u->bw;
     const int64_t srs = u->src_rs;
+    const __m256 plo = _mm256_set1_ps(u->pre_lo), phi = _mm256_set1_ps(u->pre_hi);
+    (void)ps, (void)pt, (void)plo, (void)phi;
 #define UKR256_STEP                                                                                               \
     do {                                                                                                          \
         __m256 b0, b1;                                                                                            \
         if (PK) { /* the source row's 16 floats, into the tile too; the row PK_AHEAD_TILES tiles on into L2 */   \
             b0 = _mm256_loadu_ps(sp);                                                                             \
             b1 = _mm256_loadu_ps(sp + 8);                                                                         \
+            if (PK == 2) { /* the input transform (min / max keep NaN: theirs is the 2nd operand) */             \
+                const __m256 s_ = _mm256_broadcast_ss(ps++), t_ = _mm256_broadcast_ss(pt++);                      \
+                b0 = _mm256_min_ps(phi, _mm256_max_ps(plo, _mm256_fmadd_ps(b0, s_, t_)));                         \
+                b1 = _mm256_min_ps(phi, _mm256_max_ps(plo, _mm256_fmadd_ps(b1, s_, t_)));                         \
+            }                                                                                                     \
             _mm256_storeu_ps(bw, b0);                                                                             \
             _mm256_storeu_ps(bw + 8, b1);                                                                         \
             _mm_prefetch((const char *)(sp + PK_AHEAD_TILES * BS), PK_HINT);                                        \
@@ -340,6 +352,15 @@ static const ukr_fn avx2_tab[AVX2_MR][AVX2_NV] = {AVX2_ROWS(AVX2_PAIR, 0)};
 AVX2_ROWS(AVX2_PK_FN, 0)
 #define AVX2_PK_ENTRY(R, V) ukr_avx2_pk_##R,
 static const ukr_fn avx2_pk_tab[AVX2_MR] = {AVX2_ROWS(AVX2_PK_ENTRY, 0)};
+/* the packing tiles with the input transform (trtl_gemm_block_pack_pre) */
+#define AVX2_PKT_FN(R, V)                                                                                         \
+    __attribute__((target("avx2,fma"))) static void ukr_avx2_pkt_##R(const ukr_args *u)                           \
+    {                                                                                                             \
+        ukr_avx2(u, R, 2, AVX2_MR, AVX2_NR, 2);                                                                   \
+    }
+AVX2_ROWS(AVX2_PKT_FN, 0)
+#define AVX2_PKT_ENTRY(R, V) ukr_avx2_pkt_##R,
+static const ukr_fn avx2_pkt_tab[AVX2_MR] = {AVX2_ROWS(AVX2_PKT_ENTRY, 0)};
 
 /* gemv512's AVX2 twin. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void gemv256(const ukr_args *u, const int NV)
@@ -459,16 +480,25 @@ __attribute__((target("avx512f"), always_inline)) static inline void ukr_avx512(
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++)
             acc[r][v] = _mm512_setzero_ps();
-    const float *a = u->a, *b = u->b, *sp = u->src;
+    const float *a = u->a, *b = u->b, *sp = u->src, *ps = u->pre_s, *pt = u->pre_t;
     float *bw = u->bw;
     const int64_t srs = u->src_rs;
+    const __m512 plo = _mm512_set1_ps(u->pre_lo), phi = _mm512_set1_ps(u->pre_hi);
+    (void)ps, (void)pt, (void)plo, (void)phi;
     int64_t k = u->kc;
 #define UKR512_STEP                                                                                               \
     do {                                                                                                          \
         __m512 bv[AVX512_NV];                                                                                     \
         if (PK) { /* as ukr_avx2's packing step */                                                               \
+            __m512 s_ = plo, t_ = plo;                                                                            \
+            if (PK == 2) {                                                                                        \
+                s_ = _mm512_set1_ps(*ps++);                                                                       \
+                t_ = _mm512_set1_ps(*pt++);                                                                       \
+            }                                                                                                     \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                                \
                 bv[v] = _mm512_loadu_ps(sp + 16 * v);                                                             \
+                if (PK == 2)                                                                                      \
+                    bv[v] = _mm512_min_ps(phi, _mm512_max_ps(plo, _mm512_fmadd_ps(bv[v], s_, t_)));               \
                 _mm512_storeu_ps(bw + 16 * v, bv[v]);                                                             \
                 _mm_prefetch((const char *)(sp + PK_AHEAD_TILES * AVX512_NR + 16 * v), PK_HINT);                  \
             }                                                                                                     \
@@ -537,6 +567,11 @@ static const ukr_fn avx512_tab[AVX512_MR][AVX512_NV + 1] = {AVX512_ROWS(AVX512_T
 AVX512_ROWS(AVX512_PK_FN, 0)
 #define AVX512_PK_ENTRY(R, V) ukr_avx512_pk_##R,
 static const ukr_fn avx512_pk_tab[AVX512_MR] = {AVX512_ROWS(AVX512_PK_ENTRY, 0)};
+#define AVX512_PKT_FN(R, V)                                                                                       \
+    __attribute__((target("avx512f"))) static void ukr_avx512_pkt_##R(const ukr_args *u) { ukr_avx512(u, R, 2, 2); }
+AVX512_ROWS(AVX512_PKT_FN, 0)
+#define AVX512_PKT_ENTRY(R, V) ukr_avx512_pkt_##R,
+static const ukr_fn avx512_pkt_tab[AVX512_MR] = {AVX512_ROWS(AVX512_PKT_ENTRY, 0)};
 
 /* One plain row of A (stride 1) times NV vectors of a tile: the depth is split over 4
  * accumulator sets so the FMA latency does not bound this memory-bound product. */
@@ -871,7 +906,10 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
                 u->src = src + j;
                 u->src_rs = src_rs;
                 u->bw = (float *)u->b;
-                (isa == TRTL_GEMM_AVX512 ? avx512_pk_tab : avx2_pk_tab)[rows - 1](u);
+                if (isa == TRTL_GEMM_AVX512) /* with the input transform: the PK = 2 tiles */
+                    (u->pre_s ? avx512_pkt_tab[rows - 1] : avx512_pk_tab[rows - 1])(u);
+                else
+                    (u->pre_s ? avx2_pkt_tab[rows - 1] : avx2_pk_tab[rows - 1])(u);
             } else if (isa != TRTL_GEMM_AVX512 && cols < rows && cols <= AVX2_COLK_MAX) {
                 u->rows = rows; /* the whole tile by columns (colk256) */
                 colk_push(&cq, u, 1);
@@ -910,9 +948,50 @@ void trtl_gemm_block(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const 
     trtl_gemm_block_pf(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, NULL, 0);
 }
 
+/* Rows [0, kc) of B from src (rows src_rs apart), columns [j0, N), through the input transform pre (NULL: none)
+ * into their tiles, lanes past N zero; the packing tiles' transform with the same instructions (masked loads). */
+__attribute__((target("avx2,fma"))) static void pack_b_rows(trtl_gemm_isa isa, const float *src, int64_t src_rs,
+                                                             int64_t kc, int64_t j0, int64_t N, float *b,
+                                                             int64_t b_stride, const trtl_gemm_pre *pre)
+{
+    const int64_t nr = trtl_gemm_nr(isa);
+    if (!pre) {
+        for (int64_t d = 0; d < kc; d++)
+            trtl_gemm_pack_b_row(isa, src + d * src_rs + j0, N - j0, b + (j0 / nr) * b_stride + d * nr, b_stride);
+        return;
+    }
+    const __m256 lo = _mm256_set1_ps(pre->lo), hi = _mm256_set1_ps(pre->hi);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t d = 0; d < kc; d++) {
+        const float *row = src + d * src_rs;
+        const __m256 sc = _mm256_broadcast_ss(pre->scale + d), sh = _mm256_broadcast_ss(pre->shift + d);
+        for (int64_t j = j0; j < N; j += nr) {
+            float *dst = b + (j / nr) * b_stride + d * nr;
+            for (int64_t v = 0; v < nr; v += 8) {
+                const int64_t left = N - j - v;
+                __m256 y;
+                if (left >= 8) {
+                    y = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(_mm256_loadu_ps(row + j + v), sc, sh)));
+                } else {
+                    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left > 0 ? left : 0)), lane);
+                    y = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(_mm256_maskload_ps(row + j + v, m), sc, sh)));
+                    y = _mm256_and_ps(y, _mm256_castsi256_ps(m));
+                }
+                _mm256_storeu_ps(dst + v, y);
+            }
+        }
+    }
+}
+
+void trtl_gemm_pack_b_pre(trtl_gemm_isa isa, const float *src, int64_t src_rs, int64_t kc, int64_t N, float *dst,
+                          int64_t tile_stride, const trtl_gemm_pre *pre)
+{
+    pack_b_rows(isa, src, src_rs, kc, 0, N, dst, tile_stride, pre);
+}
+
 static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
                       const float *b, int64_t b_stride, float *c, int64_t ldc, const trtl_gemm_epi *e, int flags,
-                      const pf_stream *pf, int spread, const float *src, int64_t src_rs)
+                      const pf_stream *pf, int spread, const float *src, int64_t src_rs, const trtl_gemm_pre *pre)
 {
     const int nr = trtl_gemm_nr(isa);
     const int last = (flags & TRTL_GEMM_LAST) && e;
@@ -928,6 +1007,12 @@ static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const
         u.alpha = e->alpha;
         u.beta = e->beta;
     }
+    if (src && pre) {
+        u.pre_s = pre->scale;
+        u.pre_t = pre->shift;
+        u.pre_lo = pre->lo;
+        u.pre_hi = pre->hi;
+    }
     if ((flags & TRTL_GEMM_A_ROW) && M == 1) {
         u.a = a;
         for (int64_t j = 0; j < N; j += nr) {
@@ -941,9 +1026,7 @@ static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const
         }
     } else {
         if (src && N % nr) /* the partial last tile is packed first (the packing tiles are whole ones) */
-            for (int64_t d = 0, j0 = N / nr * nr; d < kc; d++)
-                trtl_gemm_pack_b_row(isa, src + d * src_rs + j0, N - j0, (float *)b + (j0 / nr) * b_stride + d * nr,
-                                     b_stride);
+            pack_b_rows(isa, src, src_rs, kc, N / nr * nr, N, (float *)b, b_stride, pre);
         block_tiles(isa, &u, M, N, a, a_stride, b, b_stride, c, ldc, last ? e : NULL, pf, spread, src, src_rs);
     }
     if (slow_act) {
@@ -958,7 +1041,7 @@ void trtl_gemm_block_pf(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, con
                         const void *pf, int64_t pf_bytes)
 {
     const pf_stream s = pf_stream_make(pf, 1, pf_bytes, 0);
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 0, NULL, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 0, NULL, 0, NULL);
 }
 
 void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a,
@@ -966,7 +1049,7 @@ void trtl_gemm_block_pf_spread(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t 
                                const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_bytes)
 {
     const pf_stream s = pf_stream_make(pf, 1, pf_bytes, 0);
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1, NULL, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1, NULL, 0, NULL);
 }
 
 void trtl_gemm_block_pf_rows(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
@@ -975,7 +1058,20 @@ void trtl_gemm_block_pf_rows(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc
                              int64_t pf_row_stride)
 {
     const pf_stream s = pf_stream_make(pf, pf_rows, pf_row_bytes, pf_row_stride);
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1, NULL, 0);
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, 1, NULL, 0, NULL);
+}
+
+void trtl_gemm_block_pack_pre(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                              const float *src, int64_t src_rs, float *b, int64_t b_stride, float *c, int64_t ldc,
+                              const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_rows,
+                              int64_t pf_row_bytes, int64_t pf_row_stride, const trtl_gemm_pre *pre)
+{
+    const pf_stream s = pf_stream_make(pf, pf_rows, pf_row_bytes, pf_row_stride);
+    if ((flags & TRTL_GEMM_A_ROW) && M == 1) { /* the row product reads B once: pack it first */
+        pack_b_rows(isa, src, src_rs, kc, 0, N, b, b_stride, pre);
+        src = NULL;
+    }
+    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, pf ? 1 : 0, src, src_rs, pre);
 }
 
 void trtl_gemm_block_pack(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
@@ -983,10 +1079,6 @@ void trtl_gemm_block_pack(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, c
                           const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
                           int64_t pf_row_stride)
 {
-    const pf_stream s = pf_stream_make(pf, pf_rows, pf_row_bytes, pf_row_stride);
-    if ((flags & TRTL_GEMM_A_ROW) && M == 1) { /* the row product reads B once: pack it first */
-        trtl_gemm_pack_b(isa, src, src_rs, 1, kc, N, b, b_stride);
-        src = NULL;
-    }
-    block_run(isa, M, N, kc, a, a_stride, b, b_stride, c, ldc, e, flags, &s, pf ? 1 : 0, src, src_rs);
+    trtl_gemm_block_pack_pre(isa, M, N, kc, a, a_stride, src, src_rs, b, b_stride, c, ldc, e, flags, pf, pf_rows,
+                             pf_row_bytes, pf_row_stride, NULL);
 }

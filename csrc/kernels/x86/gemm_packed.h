@@ -107,4 +107,21 @@ void trtl_gemm_block_pack(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, c
                           const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_rows, int64_t pf_row_bytes,
                           int64_t pf_row_stride);
 
+/* An input transform of B's rows: B(d, n) = min(hi, max(lo, src(d, n) * scale[d] + shift[d])) (one rounding; NaN
+ * kept): a per-channel affine and a ReLU / clip before a 1x1 convolution (PREACT_CONV). */
+typedef struct trtl_gemm_pre {
+    const float *scale, *shift; /* kc values each, at the block's first depth row */
+    float lo, hi;               /* -inf / +inf: no clamp */
+} trtl_gemm_pre;
+
+/* trtl_gemm_pack_b (rows contiguous) of B through the transform (pre NULL: none). */
+void trtl_gemm_pack_b_pre(trtl_gemm_isa isa, const float *src, int64_t src_rs, int64_t kc, int64_t N, float *dst,
+                          int64_t tile_stride, const trtl_gemm_pre *pre);
+
+/* trtl_gemm_block_pack with the transform applied to B as it is packed (pre NULL: trtl_gemm_block_pack). */
+void trtl_gemm_block_pack_pre(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const float *a, int64_t a_stride,
+                              const float *src, int64_t src_rs, float *b, int64_t b_stride, float *c, int64_t ldc,
+                              const trtl_gemm_epi *e, int flags, const void *pf, int64_t pf_rows,
+                              int64_t pf_row_bytes, int64_t pf_row_stride, const trtl_gemm_pre *pre);
+
 #endif

@@ -9,16 +9,7 @@
 #include "core/dims.h"
 
 const trtl_attr_desc trtl_attrs_nchwc_conv[] = {
-    TRTL_A("num_output_maps", TRTL_ATTR_INT, nchwc.conv.num_output_maps),
-    TRTL_A("kernel_size_nd", TRTL_ATTR_DIMS, nchwc.conv.kernel_size),
-    TRTL_A("stride_nd", TRTL_ATTR_DIMS, nchwc.conv.stride),
-    TRTL_A("pre_padding", TRTL_ATTR_DIMS, nchwc.conv.pre_padding),
-    TRTL_A("post_padding", TRTL_ATTR_DIMS, nchwc.conv.post_padding),
-    TRTL_A("dilation_nd", TRTL_ATTR_DIMS, nchwc.conv.dilation),
-    TRTL_A("num_groups", TRTL_ATTR_INT, nchwc.conv.num_groups),
-    TRTL_A_ENUM("padding_mode", nchwc.conv.padding_mode, "PaddingMode", TRTL_PADMODE_COUNT),
-    TRTL_A("kernel", TRTL_ATTR_WEIGHTS, nchwc.conv.kernel),
-    TRTL_A("bias", TRTL_ATTR_WEIGHTS, nchwc.conv.bias),
+    TRTL_CONV_ATTRS(nchwc.conv),
     TRTL_A("in_block", TRTL_ATTR_INT, nchwc.in_block),
     TRTL_A("out_block", TRTL_ATTR_INT, nchwc.out_block),
 };
