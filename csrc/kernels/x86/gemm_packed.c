@@ -685,7 +685,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void colk256(co
 {
     enum { P_MAX = 4 };
     __m256 acc[P_MAX][AVX2_COLK_MAX];
-    __m256i m[P_MAX] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    __m256i m[P_MAX] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                        _mm256_setzero_si256()};
 #pragma GCC unroll 4
     for (int q = 0; q < np; q++) {
         m[q] = _mm256_loadu_si256((const __m256i *)(colk_lanes8 + 8 - us[q].rows));
