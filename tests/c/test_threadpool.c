@@ -316,7 +316,10 @@ int main(int argc, char **argv)
         for (int size = 1; size <= 5; size++)
             test_pool(size, policies[pi], rounds);
     test_two_pools(rounds * 4);
-    test_yield_policy();
+    /* argv[2] "nopolicy": no timing checks of the yield policy (the TSan run: its slowed, instrumented threads on a
+     * loaded host miss the pauses those checks time; it is there for the races) */
+    if (!(argc > 2 && strcmp(argv[2], "nopolicy") == 0))
+        test_yield_policy();
     /* NULL pool: inline, thread 0 */
     job *j = calloc(1, sizeof *j);
     j->size = 1;
