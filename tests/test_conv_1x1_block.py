@@ -4,7 +4,6 @@ built with timing, with a timing cache forged so that kernel selection keeps con
 inspector shows it ran), and at optimization level 0 (reference kernels), each compared with float64 numpy, NaN
 included.  Also the AVX2 variant (TRTL_CPU_MASK without AVX-512, in a subprocess) and other input sizes than the opt
 shape."""
-import os
 
 import numpy as np
 import pytest
@@ -67,18 +66,8 @@ def test_1x1_block_refuses_post_padding(post, rng):
 def test_1x1_block_layer_avx2_variant():
     """The AVX2 variant (4-channel x 24-pixel tiles), forced the same way, in a subprocess with AVX-512 (and AMX)
     masked off by TRTL_CPU_MASK; on a CPU without AVX-512 this is the same run as above."""
-    code = (
-        "import sys, numpy as np; sys.path.insert(0, %r); import test_conv_1x1_block as t\n"
-        "from conftest import assert_close\n"
-        "for shape in ((2, 33, 21, 30, 29, 1, 'relu6', True), (1, 20, 9, 23, 22, 2, 'relu6', True)):\n"
-        "    make, inputs, want = t._case(np.random.default_rng(3), *shape)\n"
-        "    forced = t.pg._forced(make, t.KERNEL)\n"
-        "    if forced is None: print('ok'); sys.exit(0)\n"
-        "    engine, kernels, _ = forced\n"
-        "    assert t.KERNEL in kernels, kernels\n"
-        "    assert_close(t.pg._run(engine, inputs), want)\n"
-        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
-    pg.run_without_avx512(code)
+    pg.check_forced_without_avx512("test_conv_1x1_block", [(2, 33, 21, 30, 29, 1, 'relu6', True),
+                                                          (1, 20, 9, 23, 22, 2, 'relu6', True)], 3)
 
 
 def test_1x1_block_other_input_size(rng):

@@ -66,19 +66,7 @@ def test_kx1_packed_gemm_layer(shape, rng):
 def test_kx1_packed_gemm_avx2_variant():
     """The AVX2 variant (6x16 tiles), forced the same way, in a subprocess with AVX-512 masked off; on a CPU without
     AVX-512 this is the same run as above."""
-    import os
-    code = (
-        "import sys, numpy as np; sys.path.insert(0, %r); import test_conv_incep as t\n"
-        "from conftest import assert_close\n"
-        "for shape in t.SHAPES[:3]:\n"
-        "    make, inputs, want = t._case(np.random.default_rng(5), *shape)\n"
-        "    forced = t.pg._forced(make, t.KERNEL)\n"
-        "    if forced is None: print('ok'); sys.exit(0)\n"
-        "    engine, kernels, _ = forced\n"
-        "    assert t.KERNEL in kernels, kernels\n"
-        "    assert_close(t.pg._run(engine, inputs), want)\n"
-        "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
-    pg.run_without_avx512(code)
+    pg.check_forced_without_avx512("test_conv_incep", SHAPES[:3], 5)
 
 
 def _inception_block(rng, count_include_pad, C=24, H=17):

@@ -268,3 +268,20 @@ def run_with_cpu_features_hidden(code, hidden):
 def run_without_avx512(code):
     """run_with_cpu_features_hidden with AVX-512 and AMX hidden: the AVX2 variants run."""
     run_with_cpu_features_hidden(code, NO_AVX512)
+
+
+def check_forced_without_avx512(module, shapes, seed):
+    """In a subprocess with AVX-512 (and AMX) hidden: for each shape, test module `module`'s _case(rng(seed), *shape)
+    forced onto its KERNEL through a forged timing cache ran that kernel and matches float64 numpy (its AVX2
+    variant; on a CPU without AVX-512 the same run as in this process)."""
+    code = ("import sys, numpy as np; sys.path.insert(0, %r); import %s as t, test_conv_pixel_gemm as pg\n"
+            "from conftest import assert_close\n"
+            "for shape in %r:\n"
+            "    make, inputs, want = t._case(np.random.default_rng(%d), *shape)\n"
+            "    forced = pg._forced(make, t.KERNEL)\n"
+            "    if forced is None: print('ok'); sys.exit(0)\n"
+            "    engine, kernels, _ = forced\n"
+            "    assert t.KERNEL in kernels, kernels\n"
+            "    assert_close(pg._run(engine, inputs), want)\n"
+            "print('ok')\n" % (os.path.dirname(os.path.abspath(__file__)), module, [tuple(x) for x in shapes], seed))
+    run_without_avx512(code)
