@@ -264,10 +264,6 @@ __attribute__((target("avx2"))) static inline void mstore256(float *p, __m256 v,
         p[i] = b[i];
 }
 
-__attribute__((target("avx2"))) static inline __m256 mload8(const float *p, int64_t n)
-{
-    return n >= 8 ? _mm256_loadu_ps(p) : mload256(p, n);
-}
 __attribute__((target("avx2"))) static inline void mstore8(float *p, __m256 v, int64_t n)
 {
     if (n >= 8)
