@@ -63,6 +63,20 @@ def test_kx1_packed_gemm_layer(shape, rng):
     pg._check_timed_ref_forced(make, inputs, want, KERNEL)
 
 
+def test_kx1_packed_gemm_plan_round_trip():
+    """A deserialized engine serialized again writes the kx1 weights back from their tap-major packing (cg_unpack):
+    the reloaded engine computes bit for bit the same."""
+    for shape in SHAPES[:2]:
+        make, inputs, want = _case(np.random.default_rng(5), *shape)
+        forced = pg._forced(make, KERNEL)
+        if forced is None:
+            pytest.skip("no AVX2 + FMA")
+        engine, kernels, _ = forced
+        assert KERNEL in kernels, kernels
+        again = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(engine.serialize()))
+        np.testing.assert_array_equal(pg._run(again, inputs), pg._run(engine, inputs))
+
+
 def test_kx1_packed_gemm_avx2_variant():
     """The AVX2 variant (6x16 tiles), forced the same way, in a subprocess with AVX-512 masked off; on a CPU without
     AVX-512 this is the same run as above."""

@@ -537,6 +537,12 @@ static int tap_major_params(const trtl_conv_params *p)
            p->dilation.d[0] == 1 && p->dilation.d[1] == 1;
 }
 
+/* Where natural depth row d = c * kvol + t of a weight row sits in the packed A: t * Cg + c tap-major, else d. */
+static int64_t packed_row(const cg_state *st, int64_t d)
+{
+    return st->tap_major ? (d % st->kvol) * (st->ckk / st->kvol) + d / st->kvol : d;
+}
+
 static trtl_status cg_prepare(const trtl_node *nd, void **state)
 {
     const trtl_conv_params *p = &nd->p.conv;
@@ -579,10 +585,9 @@ static trtl_status cg_prepare(const trtl_node *nd, void **state)
     for (int64_t grp = 0; grp < st->G; grp++) {
         const float *wg = w + grp * st->Kg * st->ckk;
         if (tm) {
-            const int64_t Cg = st->ckk / st->kvol;
             for (int64_t m = 0; m < st->Kg; m++)
-                for (int64_t d = 0; d < st->ckk; d++) /* natural row c*kvol + t to tap-major t*Cg + c */
-                    tm[m * st->ckk + (d % st->kvol) * Cg + d / st->kvol] = wg[m * st->ckk + d];
+                for (int64_t d = 0; d < st->ckk; d++)
+                    tm[m * st->ckk + packed_row(st, d)] = wg[m * st->ckk + d];
             wg = tm;
         }
         trtl_gemm_pack_a(isa, wg, st->ckk, 1, st->Kg, st->ckk, st->a + grp * st->group_floats);
@@ -604,10 +609,8 @@ static void cg_unpack(const trtl_node *nd, const void *state, void *dst)
         for (int64_t m = 0; m < st->Kg; m++) {
             const float *panel = st->a + grp * st->group_floats + (m / mr) * st->ckk * mr + m % mr;
             unsigned char *row = w + (size_t)((grp * st->Kg + m) * st->ckk) * sizeof(float);
-            for (int64_t d = 0; d < st->ckk; d++) { /* natural row d at its tap-major place */
-                const int64_t dp = st->tap_major ? (d % st->kvol) * (st->ckk / st->kvol) + d / st->kvol : d;
-                memcpy(row + (size_t)d * sizeof(float), &panel[dp * mr], sizeof(float));
-            }
+            for (int64_t d = 0; d < st->ckk; d++)
+                memcpy(row + (size_t)d * sizeof(float), &panel[packed_row(st, d) * mr], sizeof(float));
         }
 }
 
