@@ -202,40 +202,23 @@ typedef struct cg_job {
     const float *x, *bias, *res;
     float *y, *scratch;
     int64_t n, grp;        /* channel mode: the current image and group */
-    const trtl_preact_conv_params *pre; /* PREACT_CONV: the input transform the packer applies; else NULL */
-    int pre_clamp;         /* it is a clamp (none, ReLU, clip): the 1x1 path's packing tiles apply it */
-    float pre_lo, pre_hi;
+    const trtl_cg_pre *pre; /* PREACT_CONV: the input transform the packer applies; else NULL */
 } cg_job;
 
-/* Whether PREACT_CONV's transform is scale, shift and a clamp [*lo, *hi] (what the packing tiles apply). */
-static int pre_as_clamp(const trtl_preact_conv_params *p, int64_t C, float *lo, float *hi)
+/* PREACT_CONV's transform p of a C-channel input, classified (trtl_cg_pre: whether it is a clamp the packing tiles
+ * apply). */
+static trtl_cg_pre pre_of(const trtl_preact_conv_params *p, int64_t C)
 {
+    trtl_cg_pre t = {p, 0, -INFINITY, INFINITY};
     if (p->in_scale.count != C || p->in_shift.count != C)
-        return 0;
+        return t;
     switch (p->in_act) {
-    case TRTL_ACT_NONE: *lo = -INFINITY, *hi = INFINITY; return 1;
-    case TRTL_ACT_RELU: *lo = 0.0f, *hi = INFINITY; return 1;
-    case TRTL_ACT_CLIP: *lo = p->in_alpha, *hi = p->in_beta; return p->in_alpha <= p->in_beta;
-    default: return 0;
+    case TRTL_ACT_NONE: t.clamp = 1; break;
+    case TRTL_ACT_RELU: t.clamp = 1, t.lo = 0.0f; break;
+    case TRTL_ACT_CLIP: t.clamp = p->in_alpha <= p->in_beta, t.lo = p->in_alpha, t.hi = p->in_beta; break;
+    default: break;
     }
-}
-
-/* A packer of group grp's rows applies PREACT_CONV's input transform (if any). */
-static void packer_pre(const cg_job *j, trtl_cg_packer *pk, int64_t grp)
-{
-    const trtl_preact_conv_params *p = j->pre;
-    if (!p)
-        return;
-    const int64_t c0 = grp * j->g->Cg;
-    pk->pre = 1;
-    pk->isc = p->in_scale.count ? (const float *)p->in_scale.values + c0 : NULL;
-    pk->ish = p->in_shift.count ? (const float *)p->in_shift.values + c0 : NULL;
-    pk->iact = p->in_act;
-    pk->ialpha = p->in_alpha;
-    pk->ibeta = p->in_beta;
-    pk->iclamp = j->pre_clamp;
-    pk->ilo = j->pre_lo;
-    pk->ihi = j->pre_hi;
+    return t;
 }
 
 /* Activation rows to prefetch while a block computes (pf_rows rows of pf_cols floats, in_sp apart; none: NULL). */
@@ -251,11 +234,11 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
                       int64_t k0, int64_t kc, const float *b, int64_t b_stride, const cg_pf *pf, const float *src,
                       int64_t src_rs)
 {
-    trtl_gemm_pre pre = {NULL, NULL, j->pre_lo, j->pre_hi}; /* PREACT_CONV's clamp transform at depth row k0 */
-    if (j->pre_clamp) {
-        pre.scale = (const float *)j->pre->in_scale.values + grp * j->g->Cg + k0;
-        pre.shift = (const float *)j->pre->in_shift.values + grp * j->g->Cg + k0;
-    }
+    const int clamp = j->pre && j->pre->clamp;
+    trtl_gemm_pre pre = {NULL, NULL, 0.0f, 0.0f}; /* PREACT_CONV's clamp transform at depth row k0 */
+    if (clamp)
+        pre = (trtl_gemm_pre){(const float *)j->pre->p->in_scale.values + grp * j->g->Cg + k0,
+                              (const float *)j->pre->p->in_shift.values + grp * j->g->Cg + k0, j->pre->lo, j->pre->hi};
     const trtl_conv_geom *g = j->g;
     const cg_state *st = j->st;
     const int64_t mr = trtl_gemm_mr(st->isa), ch0 = grp * g->Kg + m0;
@@ -268,7 +251,7 @@ static void run_block(const cg_job *j, int64_t n, int64_t grp, int64_t m0, int64
         trtl_gemm_block_pack_pre(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, src, src_rs, (float *)b, b_stride,
                                  j->y + off, g->P, &e, flags, pf ? pf->x : NULL, pf ? pf->rows : 0,
                                  pf ? pf->cols * (int64_t)sizeof(float) : 0, g->in_sp * (int64_t)sizeof(float),
-                                 j->pre_clamp ? &pre : NULL);
+                                 clamp ? &pre : NULL);
     else if (pf && pf->x)
         trtl_gemm_block_pf_rows(st->isa, m1 - m0, pw, kc, a, g->ckk * mr, b, b_stride, j->y + off, g->P, &e, flags,
                                 pf->x, pf->rows, pf->cols * (int64_t)sizeof(float),
@@ -350,7 +333,7 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
         trtl_cg_packer pk;
         trtl_cg_packer_begin(&pk, g, isa, work, j->x + (n * g->C + grp * g->Cg) * g->in_sp, 0, g->Cg, p0, pw, ts);
         pk.tap_major = j->st->tap_major;
-        packer_pre(j, &pk, grp);
+        pk.pre = j->pre, pk.pre_c0 = grp * g->Cg;
         if (tap_rows(j, &pk)) {
             tap_blocks(j, &pk, n, grp, p0, pw, bbuf, ts);
             continue;
@@ -359,7 +342,7 @@ static void panel_items(const cg_job *j, int64_t s, int64_t it0, int64_t end)
             int64_t kc = g->ckk - k0 < pl->kc ? g->ckk - k0 : pl->kc;
             const cg_pf pf = next_rows(j, it, end, k0);
             /* the activation rows are B's rows: packed (and mapped by a clamp transform) by the first row panel's tiles */
-            if (g->direct && (!pk.pre || j->pre_clamp)) {
+            if (g->direct && (!pk.pre || pk.pre->clamp)) {
                 run_block(j, n, grp, 0, g->Kg, p0, pw, k0, kc, bbuf, ts, &pf, pk.xg + k0 * g->in_sp + p0, g->in_sp);
                 continue;
             }
@@ -395,7 +378,7 @@ static void shared_pack_slots(void *ctx, int64_t sb, int64_t se, int thread)
                              j->x + (j->n * g->C + j->grp * g->Cg) * g->in_sp, c0, c1, 0, g->P,
                              tile_stride(g->ckk, nr));
         pk.tap_major = j->st->tap_major;
-        packer_pre(j, &pk, j->grp);
+        pk.pre = j->pre, pk.pre_c0 = j->grp * g->Cg;
         if (pk.tap_major) /* rows tap*Cg + [c0, c1) for every tap */
             for (int64_t t = 0; t < g->kvol; t++)
                 trtl_cg_pack_rows(&pk, t * g->Cg + c0, t * g->Cg + c1, j->scratch + (t * g->Cg + c0) * nr);
@@ -452,12 +435,16 @@ static trtl_status cg_run(const trtl_kernel_args *a)
     j.x = (const float *)a->in[0].data;
     j.bias = nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL;
     j.y = (float *)a->out[0].data;
-    j.pre = nd->op == TRTL_OP_PREACT_CONV ? &nd->p.preact : NULL;
-    if (j.pre && (!g.direct || (j.pre->in_scale.count && j.pre->in_scale.count != g.C) ||
-                  (j.pre->in_shift.count && j.pre->in_shift.count != g.C)))
+    const trtl_preact_conv_params *pp = nd->op == TRTL_OP_PREACT_CONV ? &nd->p.preact : NULL;
+    if (pp && (!g.direct || (pp->in_scale.count && pp->in_scale.count != g.C) ||
+               (pp->in_shift.count && pp->in_shift.count != g.C)))
         return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': preact_conv.packed_gemm runs 1x1 stride-1 unpadded "
                           "convolutions with one transform weight per input channel (the plan is corrupt)", nd->name);
-    j.pre_clamp = j.pre && pre_as_clamp(j.pre, g.C, &j.pre_lo, &j.pre_hi);
+    trtl_cg_pre pre = {NULL, 0, 0.0f, 0.0f};
+    if (pp) {
+        pre = pre_of(pp, g.C);
+        j.pre = &pre;
+    }
     TRTL_TRY(trtl_epi_residual(a, g.N * g.K * g.P, &j.res));
     if (g.N == 0 || g.K == 0 || g.P == 0)
         return TRTL_OK;

@@ -21,6 +21,15 @@ typedef struct trtl_cg_piece {
     int32_t len, nvec;
 } trtl_cg_piece;
 
+/* PREACT_CONV's input transform of a 1x1 convolution's input rows: act(x * p->in_scale[c] + p->in_shift[c]) (a
+ * count of 0: 1 / 0).  clamp: the activation is a clamp to [lo, hi] after the affine and both arrays are whole,
+ * which the packing tiles apply as they pack (trtl_gemm_pack_b_pre); else rows are mapped one by one. */
+typedef struct trtl_cg_pre {
+    const trtl_preact_conv_params *p;
+    int clamp;
+    float lo, hi;
+} trtl_cg_pre;
+
 /* A slot's packer for pixels [p0, p0 + pw) and channels [c0, c1) of one image and group.
  * Col rows are numbered (c, tap) -- row c*kvol + tap -- unless tap_major (set after trtl_cg_packer_begin, for
  * weights packed tap-major: row tap*Cg + c; convolution.packed_gemm's kx1 convolutions).
@@ -39,14 +48,10 @@ typedef struct trtl_cg_packer {
     trtl_cg_piece *pc;
     int64_t npc;
     int tap_major;
-    /* PREACT_CONV's input transform, act(x * isc[r] + ish[r]) for row (channel) r of the group (NULL: 1 / 0; no
-     * transform at all where !pre), set after trtl_cg_packer_begin; only the 1x1 stride-1 path applies it */
-    int pre;
-    const float *isc, *ish;
-    int32_t iact;
-    float ialpha, ibeta;
-    int iclamp;           /* the transform is a clamp to [ilo, ihi] after the affine (trtl_gemm_pack_b_pre) */
-    float ilo, ihi;
+    /* PREACT_CONV's input transform (NULL: none), set after trtl_cg_packer_begin; only the 1x1 stride-1 path
+     * applies it, to rows (channels) pre_c0 + r of the whole input */
+    const struct trtl_cg_pre *pre;
+    int64_t pre_c0;
 } trtl_cg_packer;
 
 /* Floats of workspace a packer needs for panels of up to pw pixels and nch channels. */

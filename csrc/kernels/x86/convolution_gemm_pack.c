@@ -323,15 +323,19 @@ void trtl_cg_pack_rows(const trtl_cg_packer *pk, int64_t r0, int64_t r1, float *
         for (int64_t r = r0; r < r1; r++)
             trtl_gemm_pack_b_row(pk->isa, trtl_cg_tap_row(pk, r / g->Cg, r % g->Cg), pk->pw, dst + (r - r0) * pk->nr,
                                  pk->ts);
-    } else if (g->direct && pk->pre && pk->iclamp) { /* PREACT_CONV, affine and clamp: mapped as packed */
-        const trtl_gemm_pre pre = {pk->isc + r0, pk->ish + r0, pk->ilo, pk->ihi};
+    } else if (g->direct && pk->pre && pk->pre->clamp) { /* PREACT_CONV, affine and clamp: mapped as packed */
+        const int64_t c = pk->pre_c0 + r0;
+        const trtl_gemm_pre pre = {(const float *)pk->pre->p->in_scale.values + c,
+                                   (const float *)pk->pre->p->in_shift.values + c, pk->pre->lo, pk->pre->hi};
         trtl_gemm_pack_b_pre(pk->isa, pk->xg + r0 * g->in_sp + pk->p0, g->in_sp, r1 - r0, pk->pw, dst, pk->ts, &pre);
     } else if (g->direct && pk->pre) { /* PREACT_CONV, other activations: each row mapped into tmp, then packed */
+        const trtl_preact_conv_params *p = pk->pre->p;
+        const float *sc = p->in_scale.count ? (const float *)p->in_scale.values + pk->pre_c0 : NULL;
+        const float *sh = p->in_shift.count ? (const float *)p->in_shift.values + pk->pre_c0 : NULL;
         for (int64_t r = r0; r < r1; r++) {
-            trtl_vm_fma(pk->xg + r * g->in_sp + pk->p0, pk->tmp, pk->pw, pk->isc ? pk->isc + r : NULL, 0,
-                        pk->ish ? pk->ish + r : NULL, 0);
-            if (pk->iact != TRTL_ACT_NONE)
-                trtl_vm_act(pk->iact, pk->ialpha, pk->ibeta, pk->tmp, pk->tmp, pk->pw);
+            trtl_vm_fma(pk->xg + r * g->in_sp + pk->p0, pk->tmp, pk->pw, sc ? sc + r : NULL, 0, sh ? sh + r : NULL, 0);
+            if (p->in_act != TRTL_ACT_NONE)
+                trtl_vm_act(p->in_act, p->in_alpha, p->in_beta, pk->tmp, pk->tmp, pk->pw);
             trtl_gemm_pack_b_row(pk->isa, pk->tmp, pk->pw, dst + (r - r0) * pk->nr, pk->ts);
         }
     } else if (g->direct) {
