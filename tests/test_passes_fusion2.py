@@ -288,13 +288,14 @@ def _slices_no(net, rng):
                                        relu_ref(x[1:2].astype(np.float64)), xf[1:2]]
 
 
-def build(name, off=(), level=None, seed=0):
-    """(engine, inputs, references, inspector layers) of case `name`."""
-    fn, _, profile = CASES[name]
+def build_net(make, off=(), level=None, profile=None):
+    """(engine, make's result): make(net) adds the layers and returns (inputs, outputs, references); the outputs are
+    named out0, out1, ... and marked; passes in `off` disabled, optimization level `level`, profile (min, opt, max)
+    of input "x" where given; no kernel timing."""
     builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
     net = builder.create_network(EXPLICIT)
-    inputs, outs, ref = fn(net, np.random.default_rng(seed))
-    for i, o in enumerate(outs):
+    made = make(net)
+    for i, o in enumerate(made[1]):
         o.name = "out%d" % i
         net.mark_output(o)
     config = builder.create_builder_config()
@@ -309,6 +310,13 @@ def build(name, off=(), level=None, seed=0):
         config.set_pass_enabled(p, False)
     engine = builder.build_engine(net, config)
     assert engine is not None
+    return engine, made
+
+
+def build(name, off=(), level=None, seed=0):
+    """(engine, inputs, references, inspector layers) of case `name`."""
+    fn, _, profile = CASES[name]
+    engine, (inputs, _, ref) = build_net(lambda net: fn(net, np.random.default_rng(seed)), off, level, profile)
     return engine, inputs, ref, layers_of(engine)
 
 
@@ -523,20 +531,8 @@ SIBLING_VARIANTS = {  # variant: (convolutions with fuse_siblings on, slices eli
 
 
 def build_siblings(variant, off=(), shape=(1, 6, 7, 5), level=None):
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    net = builder.create_network(EXPLICIT)
-    inputs, outs, ref = _siblings_net(net, np.random.default_rng(5), shape, variant)
-    for i, o in enumerate(outs):
-        o.name = "out%d" % i
-        net.mark_output(o)
-    config = builder.create_builder_config()
-    config.avg_timing_iterations = 0
-    if level is not None:
-        config.builder_optimization_level = level
-    for p in off:
-        config.set_pass_enabled(p, False)
-    engine = builder.build_engine(net, config)
-    assert engine is not None
+    engine, (inputs, _, ref) = build_net(lambda net: _siblings_net(net, np.random.default_rng(5), shape, variant),
+                                         off, level)
     return engine, inputs, ref, layers_of(engine)
 
 
@@ -656,17 +652,7 @@ PAD_VARIANTS = {"fold": True, "crop": False, "channels": False, "shared": False,
 def test_fold_padding_matches_reference(variant, off):
     """Zero spatial padding into the explicit padding of the convolution it alone feeds; crops, channel pads, other
     consumers, SAME padding, pooling and network outputs keep the padding layer."""
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    net = builder.create_network(EXPLICIT)
-    inputs, outs, ref = _pad_net(net, np.random.default_rng(7), variant)
-    for i, o in enumerate(outs):
-        o.name = "out%d" % i
-        net.mark_output(o)
-    config = builder.create_builder_config()
-    config.avg_timing_iterations = 0
-    for p in off:
-        config.set_pass_enabled(p, False)
-    engine = builder.build_engine(net, config)
+    engine, (inputs, _, ref) = build_net(lambda net: _pad_net(net, np.random.default_rng(7), variant), off)
     for out, r in zip(run(engine, inputs, len(ref)), ref):
         assert_close(out, r)
     folded = PAD_VARIANTS[variant] and not off
@@ -718,20 +704,9 @@ def _gathers_net(net, rng, batch_dims):
 @pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("on", [True, False])
 def test_gathers_of_progressions_are_slices(dynamic, on):
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    net = builder.create_network(EXPLICIT)
-    x, outs, want = _gathers_net(net, np.random.default_rng(3), dynamic)
-    for i, o in enumerate(outs):
-        o.name = "out%d" % i
-        net.mark_output(o)
-    config = builder.create_builder_config()
-    if dynamic:
-        p = builder.create_optimization_profile()
-        p.set_shape("x", (1, 6, 5), (2, 6, 5), (4, 6, 5))
-        config.add_optimization_profile(p)
-    if not on:
-        config.set_pass_enabled("gather_slice", False)
-    engine = builder.build_engine(net, config)
+    engine, (x, _, want) = build_net(lambda net: _gathers_net(net, np.random.default_rng(3), dynamic),
+                                     () if on else ("gather_slice",),
+                                     profile=((1, 6, 5), (2, 6, 5), (4, 6, 5)) if dynamic else None)
     kinds = [lay["kernel"].split(".")[0] for lay in layers_of(engine) if "Gather" in lay["name"]]
     assert kinds == (["slice"] * 3 + ["gather"] * 2 if on else ["gather"] * 5), layers_of(engine)
     ctx = engine.create_execution_context()
