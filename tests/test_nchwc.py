@@ -131,7 +131,7 @@ def _run(engine, x):
 
 # where the pass blocks: AVX2 + FMA (passes/nchwc.c); test_avx2_path_on_avx512_hosts masks AVX-512
 AVX2 = {"avx2", "fma"} <= set(trt.cpu_features())  # AVX-512 hosts too (session 16): the pass needs AVX2 + FMA
-BLOCKED_KERNELS = ("nchwc_conv.avx2", "nchwc_conv.avx512")  # the pointwise layers time both where AVX-512 is
+BLOCKED_KERNELS = ("nchwc_conv.avx2", "nchwc_conv.avx512")  # pointwise / stride-1 depthwise layers time both (AVX-512)
 
 
 def _blocked(layers):
@@ -270,9 +270,11 @@ def test_stem_avx2_path_on_avx512_hosts():
 
 @pytest.mark.parametrize("kernel", BLOCKED_KERNELS)
 def test_blocked_pointwise_kernel_forced(kernel):
-    """Each blocked pointwise kernel forced through a forged timing cache (nchwc_conv.avx512 is a candidate on AVX-512
-    hosts only: skipped elsewhere) computes the chain as float64 numpy; 13 channels make 39 / 29 / 52 / 27 output
-    channels, so the 32-channel groups of the wide tiles end in 1-3 real blocks."""
+    """Each blocked kernel forced through a forged timing cache (nchwc_conv.avx512 is a candidate on AVX-512 hosts
+    only: skipped elsewhere) computes the chain as float64 numpy; 13 channels make 39 / 29 / 52 / 27 output
+    channels, so the 32-channel groups of the wide tiles end in 1-3 real blocks; the 3x3 and 5x5 stride-1 depthwise
+    layers run nchwc_conv.avx512's two-pixel rows (9 and 7 interior columns: tiles of 8 / 4 / 2 pixels and a half
+    vector), the stride-2 one stays nchwc_conv.avx2."""
     import test_conv_pixel_gemm as pg
     make, x, want = _chain(np.random.default_rng(11), 2, 13, 9, 11)
     forced = pg._forced(make, kernel, family="nchwc_conv.")
@@ -280,6 +282,9 @@ def test_blocked_pointwise_kernel_forced(kernel):
         pytest.skip(f"{kernel} is no candidate on this CPU")
     engine, kernels, _ = forced
     assert kernel in kernels, kernels
+    if kernel == "nchwc_conv.avx512":  # every pointwise and stride-1 depthwise layer; the stride-2 one cannot
+        blocked = [k for k in kernels if k.startswith("nchwc_conv.")]
+        assert len(blocked) == 10 and blocked.count("nchwc_conv.avx2") == 1, kernels
     assert_close(_run(engine, x), want)
 
 

@@ -2803,10 +2803,12 @@ static int tally_case(int r, int *combo, int *done)
     return r > 0;
 }
 
-/* nchwc_conv.avx2 / .avx512 (pointwise only: `pw_only`) vs trtl_ref_nchwc_conv on every (input, output) layout:
- * MobileNet shapes, then random pointwise and depthwise shapes with channel tails, strides, paddings and every
- * epilogue (conv_run_case with g_nchwc_*). */
-static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
+/* nchwc_conv.avx2 / .avx512 (`wide`: pointwise output channels up to 72, past two groups of 32; depthwise layers of
+ * stride 1 along W only, on x86/nchwc_dw512.c) vs trtl_ref_nchwc_conv on every (input,
+ * output) layout: MobileNet shapes, then random pointwise and depthwise shapes with channel tails, widths up to 75
+ * (every tile of 16 / 8 / 4 / 2 pixels and a last single one), strides, paddings and every epilogue (conv_run_case
+ * with g_nchwc_*). */
+static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
 {
     if (!trtl_cpu_has(k->cpu_features)) {
         printf("test_kernels: skipping %s (CPU lacks its features)\n", k->name);
@@ -2826,7 +2828,7 @@ static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
         {1, 72, 72, 28, 28, 5, 2, 1},   {2, 9, 9, 17, 9, 3, 1, 1}};
     int stop = 0, combo = (int)(rnd() % 64);
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && !stop; i++)
-        for (int lay = 1; lay < 4 && !stop && !(pw_only && fixed[i][7]); lay++) {
+        for (int lay = 1; lay < 4 && !stop && !(wide && fixed[i][7] && fixed[i][6] != 1); lay++) {
             const int64_t *f = fixed[i];
             conv_case c = conv2d(f[0], f[1], f[2], f[7] ? f[1] : 1, f[3], f[4], f[5], f[6], f[5] / 2, f[5] / 2,
                                  TRTL_PADMODE_EXPLICIT_ROUND_DOWN, (int)((i + (size_t)lay) % 3 != 0));
@@ -2843,7 +2845,7 @@ static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
         }
     for (int done = 0, tries = 0; done < ncases && !stop && tries < 50 * ncases; tries++) {
         conv_case c;
-        int dw = pw_only ? 0 : (int)(rnd() % 2);
+        int dw = (int)(rnd() % 2);
         rand_conv(&c, dw);
         if (dw) {
             c.k[0] = c.k[1] = rint_in(1, 4) * 2 - 1;
@@ -2855,7 +2857,7 @@ static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
             c.nsp = 2;
             c.G = 1;
             c.C = rint_in(1, 40);
-            c.K = rint_in(1, pw_only ? 72 : 40); /* the wide tiles: groups of 32 output channels and their tails */
+            c.K = rint_in(1, wide ? 72 : 40); /* the wide tiles: groups of 32 output channels and their tails */
             for (int a = 0; a < 2; a++) {
                 c.k[a] = c.s[a] = c.d[a] = 1;
                 c.pre[a] = c.post[a] = 0;
@@ -2866,7 +2868,7 @@ static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
         int lay = (int)(rnd() % 3) + 1;
         g_nchwc_in = lay & 1 ? 8 : 0;
         g_nchwc_out = lay & 2 ? 8 : 0;
-        if (!nchwc_case_applies(&c))
+        if (!nchwc_case_applies(&c) || (wide && dw && c.s[1] != 1)) /* the wide kernel: stride 1 along W */
             continue;
         /* squeeze-and-excitation on half the cases: the scale on pointwise, the means on depthwise */
         const int se = (int)(rnd() % 2), pointwise = c.G == 1 && c.k[0] == 1 && c.k[1] == 1 && c.s[0] == 1 &&
@@ -2878,8 +2880,40 @@ static void test_nchwc_kernel(const trtl_kernel *k, int pw_only, int ncases)
     g_nchwc_in = g_nchwc_out = g_nchwc_scale = g_nchwc_mean = 0;
 }
 
+/* nchwc_conv.avx512 applies to pointwise layers and to depthwise ones of stride 1 along W with an odd tap count up
+ * to 7 (x86/nchwc_dw512.c), not to other depthwise ones; nchwc_conv.avx2 to all of them. */
+static void test_nchwc_wide_applies(void)
+{
+    static const int64_t cases[][5] = {/* k, stride H, stride W, depthwise, avx512 applies */
+                                       {1, 1, 1, 0, 1}, {3, 1, 1, 1, 1}, {5, 2, 1, 1, 1}, {7, 1, 1, 1, 1},
+                                       {3, 1, 2, 1, 0}, {5, 2, 2, 1, 0}, {1, 1, 1, 1, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int64_t *f = cases[i], C = 24, xd[4] = {1, C, 9, 11};
+        const int64_t kk[2] = {f[0], f[0]}, st[2] = {f[1], f[2]}, one[2] = {1, 1}, pad[2] = {f[0] / 2, f[0] / 2};
+        trtl_node nd = {0};
+        trtl_conv_params *p = &nd.p.conv;
+        nd.op = TRTL_OP_NCHWC_CONV;
+        p->num_output_maps = (int32_t)C;
+        p->num_groups = f[3] ? (int32_t)C : 1;
+        p->kernel_size = dims(2, kk);
+        p->stride = dims(2, st);
+        p->dilation = dims(2, one);
+        p->pre_padding = p->post_padding = dims(2, pad);
+        p->padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+        p->kernel = (trtl_weights){TRTL_FLOAT, NULL, C * (f[3] ? 1 : C) * f[0] * f[0]};
+        const trtl_dims x = dims(4, xd);
+        if (!trtl_kernel_nchwc_conv_avx2.applies(&nd, &x) ||
+            trtl_kernel_nchwc_conv_avx512.applies(&nd, &x) != (int)f[4]) {
+            fprintf(stderr, "FAIL nchwc applies: case %zu (k %lld, stride %lld x %lld, depthwise %lld)\n", i,
+                    (long long)f[0], (long long)f[1], (long long)f[2], (long long)f[3]);
+            g_failures++;
+        }
+    }
+}
+
 static void test_nchwc(int ncases)
 {
+    test_nchwc_wide_applies();
     test_nchwc_kernel(&trtl_kernel_nchwc_conv_avx2, 0, ncases);
     test_nchwc_kernel(&trtl_kernel_nchwc_conv_avx512, 1, ncases);
 }

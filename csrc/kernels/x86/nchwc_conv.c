@@ -24,6 +24,7 @@
 #include "kernels/x86/nchwc_reorder.h"
 #include "kernels/x86/nchwc_dense.h"
 #include "kernels/x86/nchwc_pw512.h"
+#include "kernels/x86/nchwc_dw512.h"
 #include "kernels/x86/fused_epilogue.h"
 #include "core/alloc.h"
 #include "core/cpu.h"
@@ -45,6 +46,7 @@ typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
     int dw, dense, in_plain, out_plain; /* dense: x86/nchwc_dense.c (plain input read in place) */
     int wide;    /* pointwise through the AVX-512 tiles (x86/nchwc_pw512.c): weights [ceil(K/32)][C][32] */
+    int dw512;   /* depthwise interior rows through the AVX-512 tiles (x86/nchwc_dw512.c; stride 1 along W) */
     int64_t KL;  /* packed output lanes: KB * 8, or ceil(K/32) * 32 when wide (weights KL * C, bias KL floats) */
 } nc_geom;
 
@@ -98,6 +100,12 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
     return trtl_nchwc_conv_pointwise(p) && p->kernel.count == (int64_t)p->num_output_maps * xd->d[1];
 }
 
+/* Depthwise rows the AVX-512 tiles take: stride 1 along W, an odd tap count up to DW_MAXK (x86/nchwc_dw512.c). */
+static int dw512_taps(int64_t S, int64_t sw)
+{
+    return sw == 1 && S % 2 == 1 && S <= DW_MAXK;
+}
+
 static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const trtl_dims *yd5, int wide,
                                 nc_geom *g)
 {
@@ -117,6 +125,7 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
     g->wide = wide && !g->dw && !g->dense;
+    g->dw512 = wide && g->dw && dw512_taps(g->S, g->sw);
     g->KL = packed_lanes(g->K, g->wide);
     return TRTL_OK;
 }
@@ -392,6 +401,15 @@ __attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const
     _mm256_storeu_ps(yr + ow * NB, trtl_act8(acc, act, va, vb));
 }
 
+/* The input rows the next output row after oh adds (1 or 2; 0: none), prefetched tile by tile as a row goes
+ * (addresses as integers: a tile's last line may lie past the tensor, which a prefetch may touch). */
+static inline void dw_next_rows(const nc_geom *g, const float *xb, int64_t oh, uintptr_t *pf0, uintptr_t *pf1)
+{
+    const int64_t nr = (oh + 1) * g->sh - g->pt + g->R - 1;
+    *pf0 = nr >= 0 && nr < g->H ? (uintptr_t)(xb + nr * g->W * NB) : 0;
+    *pf1 = g->sh > 1 && nr >= 1 && nr - 1 < g->H ? (uintptr_t)(xb + (nr - 1) * g->W * NB) : 0;
+}
+
 /* The interior columns [lo, hi) of a row in tiles of 8, 4 and 1, S and the stride constant. */
 #define DW_ROW_FN(S, SW)                                                                                              \
     __attribute__((target("avx2,fma"), noinline)) static void dw_row_##S##_##SW(                                     \
@@ -399,11 +417,8 @@ __attribute__((target("avx2,fma"))) static void dw_pixel(const nc_geom *g, const
         int64_t r0, int64_t r1, float *yr, const float *rr, int32_t act, __m256 va, __m256 vb)                       \
     {                                                                                                                 \
         int64_t ow = lo;                                                                                              \
-        /* the input rows the next output row adds (1 or 2), prefetched tile by tile (addresses as integers: a   \
-         * tile's last line may lie past the tensor, which a prefetch may touch) */                                   \
-        const int64_t nr = (oh + 1) * g->sh - g->pt + g->R - 1;                                                       \
-        const uintptr_t pf0 = nr >= 0 && nr < g->H ? (uintptr_t)(xb + nr * g->W * NB) : 0;                          \
-        const uintptr_t pf1 = g->sh > 1 && nr >= 1 && nr - 1 < g->H ? (uintptr_t)(xb + (nr - 1) * g->W * NB) : 0;    \
+        uintptr_t pf0, pf1;                                                                                           \
+        dw_next_rows(g, xb, oh, &pf0, &pf1);                                                                          \
         for (; ow + 8 <= hi; ow += 8) {                                                                               \
             const uintptr_t off = (uintptr_t)((ow * SW - g->pl) * NB) * sizeof(float);                               \
             for (uintptr_t q = 0; q < 8 * SW * NB * sizeof(float); q += 64) {                                         \
@@ -426,6 +441,43 @@ typedef void (*dw_row_fn)(const nc_geom *, const float *, const float *, __m256,
 #define DW_ENTRY(S, SW) [S][SW] = dw_row_##S##_##SW,
 static const dw_row_fn dw_rows[DW_MAXK + 1][3] = {DW_ROWS(DW_ENTRY)};
 
+#ifndef DW_PAD_FLOATS
+#define DW_PAD_FLOATS 4096 /* a small plane's band padded (16 KiB, on the stack): 7x7 and 14x14 maps up to 7x7 taps */
+#endif
+#define DW_PAD_MIN_S 5     /* ... of 5 or 7 taps a row, stride 1 along W */
+
+/* Output rows [oh0, oh1) read input rows from oh0 * sh - pt, (oh1 - 1 - oh0) * sh + R of them, and columns from -pl,
+ * (OW - 1) * sw + S of them: copied with their zero padding into pad, so that every tap of every output pixel lies
+ * inside and whole rows run on the register tiles (on small maps most pixels are edge pixels otherwise, each a
+ * chain of dependent FMAs through dw_pixel).  *gp: the copy's geometry (tap row 0 of output row oh0 at row 0, no
+ * padding).  0 (nothing done) where the copy would pass DW_PAD_FLOATS or does not pay: AVX2, MNASNet b1 t1, thread
+ * CPU: 5x5 stride-1 layers at 14x14 0.237 -> 0.206 ms, at 7x7 0.325 -> 0.270, but 3x3 ones at 14x14 0.248 ->
+ * 0.271 (a 3x3 edge pixel is a short chain, the copy a larger share) and 5x5 stride-2 ones 0.046 -> 0.056 (the
+ * copy is 4x the output). */
+static int pad_band(const nc_geom *g, const float *xb, int64_t oh0, int64_t oh1, float *pad, nc_geom *gp)
+{
+    const int64_t rows = (oh1 - 1 - oh0) * g->sh + g->R, cols = (g->OW - 1) * g->sw + g->S, ih = oh0 * g->sh - g->pt;
+    if (oh1 <= oh0 || g->S < DW_PAD_MIN_S || g->sw != 1 || rows * cols * NB > DW_PAD_FLOATS)
+        return 0;
+    int64_t cn = cols - g->pl < g->W ? cols - g->pl : g->W; /* input columns copied */
+    if (cn < 0)
+        cn = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        float *d = pad + i * cols * NB;
+        const int64_t r = ih + i;
+        if (r < 0 || r >= g->H) {
+            memset(d, 0, (size_t)(cols * NB) * sizeof(float));
+            continue;
+        }
+        memset(d, 0, (size_t)(g->pl * NB) * sizeof(float));
+        memcpy(d + g->pl * NB, xb + r * g->W * NB, (size_t)(cn * NB) * sizeof(float));
+        memset(d + (g->pl + cn) * NB, 0, (size_t)((cols - g->pl - cn) * NB) * sizeof(float));
+    }
+    *gp = *g;
+    gp->H = rows, gp->W = cols, gp->pt = oh0 * g->sh, gp->pl = 0;
+    return 1;
+}
+
 __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
@@ -433,30 +485,43 @@ __attribute__((target("avx2,fma"))) static void dw_task(void *ctx, int64_t begin
     const nc_geom *g = j->g;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
-    int64_t lo, hi; /* interior columns: every tap inside the row */
-    trtl_nchwc_interior(g->W, g->S, g->sw, g->pl, g->OW, &lo, &hi);
     const dw_row_fn row = (g->S % 2 && g->sw <= 2) ? dw_rows[g->S][g->sw] : NULL;
+    float pad[DW_PAD_FLOATS] __attribute__((aligned(64)));
     for (int64_t item = begin * j->items / j->runs; item < end * j->items / j->runs; item++) {
         const int64_t it = item / j->bands, band = item % j->bands, cb = it % g->CB; /* it = n * CB + cb */
+        const int64_t oh0 = band * g->OH / j->bands, oh1 = (band + 1) * g->OH / j->bands;
         const float *xb = j->x + it * g->H * g->W * NB, *wb = j->st->w + cb * g->R * g->S * NB;
         float *yb = j->y + it * g->P * NB;
         const float *rb = j->res ? j->res + it * g->P * NB : NULL;
         const __m256 bias = _mm256_loadu_ps(j->st->b + cb * NB);
         __m256 msum = _mm256_setzero_ps(); /* the channel means: the finished rows summed (one band) */
-        for (int64_t oh = band * g->OH / j->bands; oh < (band + 1) * g->OH / j->bands; oh++) {
-            const int64_t ih0 = oh * g->sh - g->pt;
-            const int64_t r0 = ih0 < 0 ? -ih0 : 0, r1 = g->H - ih0 < g->R ? g->H - ih0 : g->R;
+        nc_geom gp;
+        const nc_geom *gx = g; /* the geometry of the input the rows read: the block's plane, or its padded band */
+        if (row && pad_band(g, xb, oh0, oh1, pad, &gp))
+            gx = &gp, xb = pad;
+        int64_t lo, hi; /* interior columns: every tap inside the row */
+        trtl_nchwc_interior(gx->W, gx->S, gx->sw, gx->pl, gx->OW, &lo, &hi);
+        for (int64_t oh = oh0; oh < oh1; oh++) {
+            const int64_t ih0 = oh * gx->sh - gx->pt;
+            const int64_t r0 = ih0 < 0 ? -ih0 : 0, r1 = gx->H - ih0 < gx->R ? gx->H - ih0 : gx->R;
             float *yr = yb + oh * g->OW * NB;
             const float *rr = rb ? rb + oh * g->OW * NB : NULL;
             if (r1 <= r0) { /* the whole row in padding */
                 for (int64_t ow = 0; ow < g->OW; ow++)
-                    dw_pixel(g, xb, wb, bias, oh, ow, 0, 0, yr, rr, act, va, vb);
+                    dw_pixel(gx, xb, wb, bias, oh, ow, 0, 0, yr, rr, act, va, vb);
             } else if (row) {
                 for (int64_t ow = 0; ow < lo; ow++)
-                    dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
-                row(g, xb, wb, bias, oh, lo, hi, r0, r1, yr, rr, act, va, vb);
+                    dw_pixel(gx, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
+                if (g->dw512) {
+                    trtl_nchwc_dw512_row r512 = {xb,  wb, j->st->b + cb * NB, gx->W, gx->S, gx->pl, ih0, r0, r1, lo,
+                                                 hi,  yr, rr, act, j->e ? j->e->alpha : 0.0f,
+                                                 j->e ? j->e->beta : 0.0f, 0, 0};
+                    dw_next_rows(gx, xb, oh, &r512.pf0, &r512.pf1);
+                    trtl_nchwc_dw512_row_run(&r512);
+                } else
+                    row(gx, xb, wb, bias, oh, lo, hi, r0, r1, yr, rr, act, va, vb);
                 for (int64_t ow = hi; ow < g->OW; ow++)
-                    dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
+                    dw_pixel(gx, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
             } else
                 for (int64_t ow = 0; ow < g->OW; ow++)
                     dw_pixel(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb);
@@ -496,10 +561,16 @@ static int nc_applies(const trtl_node *n, const trtl_dims *in_dims)
     return n->op == TRTL_OP_NCHWC_CONV && trtl_nchwc_conv_supported(n, &xd);
 }
 
-/* nchwc_conv.avx512: the pointwise nodes (its depthwise and dense paths are nchwc_conv.avx2's). */
+/* nchwc_conv.avx512: the pointwise nodes and the depthwise ones of stride 1 along W with 1, 3, 5 or 7 taps a row (the
+ * edges, rows in padding and the dense path are nchwc_conv.avx2's code). */
 static int nc_applies_wide(const trtl_node *n, const trtl_dims *in_dims)
 {
-    return nc_applies(n, in_dims) && trtl_nchwc_conv_pointwise(&n->p.conv);
+    if (!nc_applies(n, in_dims))
+        return 0;
+    const trtl_conv_params *p = &n->p.conv;
+    const trtl_dims xd = trtl_nchwc_plain_in(n, &in_dims[0]);
+    return trtl_nchwc_conv_pointwise(p) ||
+           (!trtl_nchwc_conv_dense(p, xd.d[1]) && dw512_taps(p->kernel_size.d[1], p->stride.d[1]));
 }
 
 /* Weights packed as the paths read them; `wide`: pointwise in groups of 32 output channels (x86/nchwc_pw512.c). */
