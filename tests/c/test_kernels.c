@@ -4671,6 +4671,78 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* grouped_direct with the residual in the output's own memory (y = act(conv(x) + y)): its row stores write a
+ * partial last vector whole where the extra lanes land on the next rows, which must not happen before those rows'
+ * residual is read.  Output rows 7, 14, 5 and 3 wide (partial vectors spanning one and two rows), batch 2, on the
+ * AVX-512, AVX2 and portable variants, one and three threads. */
+static void test_conv_grouped_inplace_residual(void)
+{
+    static const int64_t sh[][3] = {{7, 7, 1}, {14, 14, 2}, {5, 5, 1}, {6, 6, 2}}; /* H, W, stride */
+    for (int pass = 0; pass < 3; pass++) {
+        if (!isa_pass_portable(pass))
+            continue;
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            const int64_t N = 2, G = 3, C = 24, K = 24, H = sh[i][0], W = sh[i][1], s = sh[i][2];
+            const int64_t OH = (H + 2 - 3) / s + 1, OW = (W + 2 - 3) / s + 1, nw = K * (C / G) * 9, ny = N * K * OH * OW;
+            trtl_node nd = {0};
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            trtl_conv_params *p = &nd.p.conv;
+            int64_t k2[2] = {3, 3}, s2[2] = {s, s}, one[2] = {1, 1};
+            p->num_output_maps = (int32_t)K;
+            p->num_groups = (int32_t)G;
+            p->kernel_size = dims(2, k2);
+            p->stride = dims(2, s2);
+            p->dilation = p->pre_padding = p->post_padding = dims(2, one);
+            float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(N * C * H * W), *r = rand_buf(ny);
+            p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
+            p->bias = (trtl_weights){TRTL_FLOAT, b, K};
+            nd.epi.act = i % 2 ? TRTL_ACT_RELU : TRTL_ACT_SIGMOID; /* in registers / the pass after */
+            nd.epi.has_residual = 1;
+            nd.n_in = 2;
+            nd.n_out = 1;
+            int64_t xd[4] = {N, C, H, W}, yd[4] = {N, K, OH, OW};
+            const trtl_dims ydims = dims(4, yd);
+            trtl_tensor_view in[2] = {{x, dims(4, xd), TRTL_FLOAT}, {r, ydims, TRTL_FLOAT}};
+            snprintf(g_desc, sizeof g_desc, "residual in the output, %lldx%lld s%lld act=%s", (long long)H,
+                     (long long)W, (long long)s, act_name(nd.epi.act));
+            trtl_status st;
+            float *want = ref_output(trtl_ref_convolution, &nd, in, &ydims, &st);
+            void *state = NULL;
+            const trtl_kernel *k = &trtl_kernel_conv_grouped_direct;
+            if (!want || k->prepare(&nd, &state) != TRTL_OK) {
+                fprintf(stderr, "FAIL %s [%s]: %s\n", k->name, g_desc, trtl_last_error());
+                g_failures++;
+            } else {
+                for (int pi = 0; pi < 3; pi += 2) {
+                    float *y = malloc((size_t)ny * sizeof(float));
+                    memcpy(y, r, (size_t)ny * sizeof(float));
+                    trtl_tensor_view io[2] = {in[0], {y, ydims, TRTL_FLOAT}}, out = {y, ydims, TRTL_FLOAT};
+                    size_t ss = k->scratch(&nd, io, &out);
+                    float *scratch = nan_buf((int64_t)(ss / sizeof(float)) + 1);
+                    trtl_kernel_args a = {&nd, io, &out, scratch, ss, state, g_pools[pi], NULL};
+                    if (k->run(&a) != TRTL_OK) {
+                        fprintf(stderr, "FAIL %s [%s]: run: %s\n", k->name, g_desc, trtl_last_error());
+                        g_failures++;
+                    } else {
+                        compare(k->name, y, want, ny, pi);
+                    }
+                    g_cases++;
+                    free(scratch);
+                    free(y);
+                }
+                k->release(state);
+            }
+            free(want);
+            free(w);
+            free(b);
+            free(x);
+            free(r);
+        }
+    }
+    trtl_cpu_set_mask(~0u);
+}
+
 /* ---- convolution.stem (x86/convolution_stem.c) ------------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_conv_stem;
@@ -5510,6 +5582,7 @@ int main(int argc, char **argv)
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
     test_conv_grouped_direct(ncases);
+    test_conv_grouped_inplace_residual();
     test_conv_stem(ncases);
     if (trtl_cpu_has(trtl_kernel_conv_1x1_direct.cpu_features))
         test_conv_1x1(ncases);
