@@ -2348,7 +2348,9 @@ static int concat_case(int rank, const int64_t *d, int axis, int parts)
     return r;
 }
 
-static int slice_case(int rank, const int64_t *d, int mode)
+/* slice.rows (and the elided slice's copying path) on input dims d with start / size / stride st / sz / sd vs the
+ * reference. */
+static int slice_run_case(int rank, const int64_t *d, const int64_t *st, const int64_t *sz, const int64_t *sd, int mode)
 {
     trtl_node nd = {0};
     nd.op = TRTL_OP_SLICE;
@@ -2357,6 +2359,28 @@ static int slice_case(int rank, const int64_t *d, int mode)
     nd.n_in = nd.n_out = 1;
     trtl_slice_params *p = &nd.p.slice;
     p->mode = mode;
+    p->start = dims(rank, st);
+    p->shape = dims(rank, sz);
+    p->stride = dims(rank, sd);
+    trtl_dims xdims = dims(rank, d), ydims = dims(rank, sz);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s start %lld stride %lld mode=%d",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)st[rank > 1],
+             (long long)sd[0], mode);
+    int r = ref_vs(&trtl_kernel_slice_rows, trtl_ref_slice, &nd, in, &ydims);
+    if (!r) { /* the elided slice's copying path (its applies() says no: a pass chooses it) */
+        trtl_kernel ip = *&trtl_kernel_slice_inplace;
+        ip.applies = NULL;
+        r = ref_vs(&ip, trtl_ref_slice, &nd, in, &ydims);
+    }
+    free(x);
+    return r;
+}
+
+static int slice_case(int rank, const int64_t *d, int mode)
+{
     int64_t st[TRTL_MAX_DIMS], sz[TRTL_MAX_DIMS], sd[TRTL_MAX_DIMS];
     for (int i = 0; i < rank; i++) {
         sd[i] = i == rank - 1 ? 1 : (rnd() % 3 == 0 ? -rint_in(1, 3) : rint_in(1, 3));
@@ -2378,23 +2402,29 @@ static int slice_case(int rank, const int64_t *d, int mode)
             sz[i] = (b - a) / sd[i] + 1;
         }
     }
-    p->start = dims(rank, st);
-    p->shape = dims(rank, sz);
-    p->stride = dims(rank, sd);
-    trtl_dims xdims = dims(rank, d), ydims = dims(rank, sz);
-    float *x = rand_buf(trtl_volume(&xdims));
-    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
-    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
-    snprintf(g_desc, sizeof g_desc, "x%s -> y%s mode=%d", trtl_dims_str(&xdims, xs, sizeof xs),
-             trtl_dims_str(&ydims, ys, sizeof ys), mode);
-    int r = ref_vs(&trtl_kernel_slice_rows, trtl_ref_slice, &nd, in, &ydims);
-    if (!r) { /* the elided slice's copying path (its applies() says no: a pass chooses it) */
-        trtl_kernel ip = *&trtl_kernel_slice_inplace;
-        ip.applies = NULL;
-        r = ref_vs(&ip, trtl_ref_slice, &nd, in, &ydims);
-    }
-    free(x);
-    return r;
+    return slice_run_case(rank, d, st, sz, sd, mode);
+}
+
+/* Slices whose output rows follow each other in the input (slice.rows merges them into one row): ShuffleNet's
+ * channel halves of [N, C, H, W] (every inner dim whole), and next to them the forms that must not merge -- an
+ * inner dim not whole, stride 2 or -1 on the channel axis, a length-1 dim between whole ones, a partial last dim. */
+static int slice_merge_cases(void)
+{
+    static const struct { int64_t d[4], st[4], sz[4], sd[4]; } c[] = {
+        {{3, 10, 7, 5}, {0, 5, 0, 0}, {3, 5, 7, 5}, {1, 1, 1, 1}},   /* second half: all three inner dims merge */
+        {{3, 10, 7, 5}, {0, 0, 0, 0}, {3, 5, 7, 5}, {1, 1, 1, 1}},   /* first half */
+        {{3, 10, 7, 5}, {1, 2, 0, 0}, {2, 7, 7, 5}, {1, 1, 1, 1}},   /* images 1..2 too */
+        {{3, 10, 7, 5}, {0, 1, 0, 0}, {3, 4, 7, 5}, {1, 2, 1, 1}},   /* channel stride 2: merges H, W only */
+        {{3, 10, 7, 5}, {0, 9, 0, 0}, {3, 5, 7, 5}, {1, -2, 1, 1}},  /* negative channel stride */
+        {{3, 10, 7, 5}, {0, 5, 1, 0}, {3, 5, 6, 5}, {1, 1, 1, 1}},   /* H not whole: W merges, then stops */
+        {{3, 10, 7, 5}, {0, 5, 0, 1}, {3, 5, 7, 4}, {1, 1, 1, 1}},   /* W not whole: nothing merges */
+        {{3, 10, 1, 5}, {2, 4, 0, 0}, {1, 1, 1, 5}, {1, 1, 1, 1}},   /* length-1 dims */
+        {{2, 10, 7, 5}, {0, 3, 3, 0}, {2, 4, 1, 5}, {1, 1, 1, 1}},   /* one row of H, whole W */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        if (slice_run_case(4, c[i].d, c[i].st, c[i].sz, c[i].sd, TRTL_SLICE_DEFAULT))
+            return 1;
+    return 0;
 }
 
 static int gather_case(int rank, const int64_t *d, int axis, int q)
@@ -2471,6 +2501,8 @@ static void test_copy_ops(int ncases)
         if (concat_case(4, fixed, ax, 3) || gather_case(4, fixed, ax, ax % 3) || slice_case(4, fixed, ax % 5) ||
             pad_case(4, fixed))
             return;
+    if (slice_merge_cases())
+        return;
     for (int i = 0; i < ncases; i++) {
         int rank = (int)rint_in(1, 5);
         int64_t d[5];
