@@ -5,7 +5,7 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/conv_ab_bench.c -o build/conv_ab_bench \
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
- *   build/conv_ab_bench [filter] [--threads N] [--reps N] [--cold]
+ *   build/conv_ab_bench [filter] [--threads N] [--reps N] [--cold] [--batch N]
  *
  * For an A/B comparison, copy the old build/libtrtlite.so into a folder first and link a second
  * binary against it (-L<folder> -Wl,-rpath,<folder>); the kernels are the library's exported
@@ -44,6 +44,7 @@ extern const trtl_kernel trtl_kernel_nchwc_conv_avx2;
 #endif
 
 static int g_threads = 1, g_reps = 15;
+static int64_t g_batch = 1; /* --batch N: images per run (the convolution shapes) */
 static trtl_threadpool *g_pool;
 
 static const char *g_filter;
@@ -68,19 +69,20 @@ static void conv_shape_rs(const char *name, int64_t C, int64_t K, int64_t H, int
     p->pre_padding = p->post_padding = trtl_dims_make(2, pp);
     int64_t OH = (H + 2 * ph - kh) / s + 1, OW = (H + 2 * pw - kw) / s + 1;
     int64_t nw = K * C * kh * kw;
-    float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H, 1.0f),
-          *y = bench_rand_buf(K * OH * OW, 1.0f);
-    float *r = bench_rand_buf(K * OH * OW, 1.0f);
+    const int64_t N = g_batch;
+    float *w = bench_rand_buf(nw, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(N * C * H * H, 1.0f),
+          *y = bench_rand_buf(N * K * OH * OW, 1.0f);
+    float *r = bench_rand_buf(N * K * OH * OW, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = TRTL_ACT_RELU;
     nd.n_in = 1 + (res != 0);
     nd.n_out = 1;
     nd.epi.has_residual = res ? 1 : 0;
-    int64_t xd[4] = {1, C, H, H}, yd[4] = {1, K, OH, OW};
+    int64_t xd[4] = {N, C, H, H}, yd[4] = {N, K, OH, OW};
     trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
-    double flops = 2.0 * (double)K * (double)C * (double)(kh * kw) * (double)(OH * OW);
+    double flops = 2.0 * (double)N * (double)K * (double)C * (double)(kh * kw) * (double)(OH * OW);
     const trtl_kernel *ks_[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_winograd_f43,
                                 &trtl_kernel_conv_winograd_f23, &trtl_kernel_conv_im2col_sgemm,
 #ifndef NO_PIXEL_GEMM
@@ -98,8 +100,8 @@ static void conv_shape_rs(const char *name, int64_t C, int64_t K, int64_t H, int
     }
 #ifndef NO_NCHWC_DENSE
     if (C <= 16 && !res) { /* the same convolution writing the blocked layout (NCHWC_CONV, plain -> blocked) */
-        int64_t ybd[5] = {1, (K + 7) / 8, OH, OW, 8};
-        float *yb = bench_rand_buf(ybd[1] * OH * OW * 8, 1.0f);
+        int64_t ybd[5] = {N, (K + 7) / 8, OH, OW, 8};
+        float *yb = bench_rand_buf(N * ybd[1] * OH * OW * 8, 1.0f);
         trtl_tensor_view outb = {yb, trtl_dims_make(5, ybd), TRTL_FLOAT};
         nd.op = TRTL_OP_NCHWC_CONV;
         nd.p.nchwc.in_block = 0;
@@ -170,6 +172,8 @@ int main(int argc, char **argv)
             g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            g_batch = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
         else if (!strcmp(argv[i], "--cold")) /* operands from memory: 64 MiB written before every run */
             bench_cold_bytes = (size_t)64 << 20;
         else

@@ -5,7 +5,7 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/pw_ab_bench.c -o build/pw_ab_bench \
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
- *   build/pw_ab_bench [filter] [--threads N] [--reps N]
+ *   build/pw_ab_bench [filter] [--threads N] [--reps N] [--batch N]
  *
  * One thread (default): the minimum CPU time of the calling thread over the runs, the kernels taking turns run by
  * run (time_all); --threads N > 1: minimum wall time with a pool of N, meaningful on a quiet machine only.  --cold:
@@ -39,6 +39,7 @@ extern const trtl_kernel trtl_kernel_conv_1x1_direct_alt __attribute__((weak));
 extern const trtl_kernel trtl_kernel_conv_packed_gemm_alt __attribute__((weak));
 
 static int g_threads = 1, g_reps = 20, g_cold;
+static int64_t g_batch = 1; /* --batch N: images per run */
 static trtl_threadpool *g_pool;
 static const char *g_filter, *g_kernels;
 
@@ -139,8 +140,10 @@ static void bench_pws(const char *name, int64_t C, int64_t K, int64_t H, int s, 
     p->kernel_size = p->dilation = trtl_dims_make(2, one);
     p->stride = trtl_dims_make(2, st);
     p->pre_padding = p->post_padding = trtl_dims_make(2, zero);
-    float *w = bench_rand_buf(K * C, 1.0f), *b = bench_rand_buf(K, 1.0f), *x = bench_rand_buf(C * H * H * s * s, 1.0f),
-          *y = bench_rand_buf(K * H * H, 1.0f), *r = bench_rand_buf(K * H * H, 1.0f);
+    const int64_t N = g_batch;
+    float *w = bench_rand_buf(K * C, 1.0f), *b = bench_rand_buf(K, 1.0f),
+          *x = bench_rand_buf(N * C * H * H * s * s, 1.0f), *y = bench_rand_buf(N * K * H * H, 1.0f),
+          *r = bench_rand_buf(N * K * H * H, 1.0f);
     p->kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
     p->bias = (trtl_weights){TRTL_FLOAT, b, K};
     nd.epi.act = act == 1 ? TRTL_ACT_CLIP : act == 2 ? TRTL_ACT_RELU : act == 3 ? TRTL_ACT_SILU : TRTL_ACT_NONE;
@@ -149,10 +152,10 @@ static void bench_pws(const char *name, int64_t C, int64_t K, int64_t H, int s, 
     nd.epi.has_residual = res;
     nd.n_in = 1 + (res != 0);
     nd.n_out = 1;
-    int64_t xd[4] = {1, C, H * s, H * s}, yd[4] = {1, K, H, H};
+    int64_t xd[4] = {N, C, H * s, H * s}, yd[4] = {N, K, H, H};
     trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, trtl_dims_make(4, yd), TRTL_FLOAT}};
     trtl_tensor_view out = {y, trtl_dims_make(4, yd), TRTL_FLOAT};
-    double flops = 2.0 * (double)K * (double)C * (double)(H * H);
+    double flops = 2.0 * (double)N * (double)K * (double)C * (double)(H * H);
     const trtl_kernel *all[] = {&trtl_kernel_conv_packed_gemm, &trtl_kernel_conv_packed_gemm_alt,
                                 &trtl_kernel_conv_pixel_gemm, &trtl_kernel_conv_im2col_sgemm,
                                 &trtl_kernel_conv_1x1_direct, &trtl_kernel_conv_1x1_direct_alt,
@@ -202,6 +205,8 @@ int main(int argc, char **argv)
             g_kernels = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            g_batch = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
         else
             g_filter = argv[i];
     }
@@ -260,6 +265,13 @@ int main(int argc, char **argv)
     bench_pws("sq 64->256 13", 64, 256, 13, 1, 2, 0);
     bench_pws("sq 512->64 13", 512, 64, 13, 1, 2, 0);
     bench_pws("sq 512->1000 13", 512, 1000, 13, 1, 2, 0);
+    /* RegNetY-400MF's stride-2 shortcuts (the block's sum as residual, ReLU) and a stage-1 / stage-4 1x1 */
+    bench_pws("regnet s2 32->48 56 res", 32, 48, 56, 2, 2, 1);
+    bench_pws("regnet s2 48->104 28 res", 48, 104, 28, 2, 2, 1);
+    bench_pws("regnet s2 104->208 14 res", 104, 208, 14, 2, 2, 1);
+    bench_pws("regnet s2 208->440 7 res", 208, 440, 7, 2, 2, 1);
+    bench_pws("regnet 32->48 112", 32, 48, 112, 1, 2, 0);
+    bench_pws("regnet 440->440 7 res", 440, 440, 7, 1, 2, 1);
     if (g_pool)
         trtl_threadpool_destroy(g_pool);
     return 0;

@@ -56,6 +56,8 @@ SHAPES = [  # N, G, Cg, Kg, H, W, stride, act
     (1, 6, 8, 8, 15, 15, 2, "relu"),   # RegNet's group width, stride 2, odd map
     (2, 4, 8, 8, 14, 13, 1, "none"),   # stride 1, batch 2
     (1, 3, 5, 12, 7, 9, 1, "relu"),    # 12 output channels a group: one full and one partial block of 8
+    (2, 5, 8, 8, 7, 7, 1, "relu"),     # RegNet's last stage: 7-wide rows, partial vectors stored across rows
+    (2, 5, 8, 8, 14, 14, 2, "none"),   # its stride-2 entry (14 -> 7), batch 2
 ]
 
 

@@ -2348,7 +2348,9 @@ static int concat_case(int rank, const int64_t *d, int axis, int parts)
     return r;
 }
 
-static int slice_case(int rank, const int64_t *d, int mode)
+/* slice.rows (and the elided slice's copying path) on input dims d with start / size / stride st / sz / sd vs the
+ * reference. */
+static int slice_run_case(int rank, const int64_t *d, const int64_t *st, const int64_t *sz, const int64_t *sd, int mode)
 {
     trtl_node nd = {0};
     nd.op = TRTL_OP_SLICE;
@@ -2357,6 +2359,28 @@ static int slice_case(int rank, const int64_t *d, int mode)
     nd.n_in = nd.n_out = 1;
     trtl_slice_params *p = &nd.p.slice;
     p->mode = mode;
+    p->start = dims(rank, st);
+    p->shape = dims(rank, sz);
+    p->stride = dims(rank, sd);
+    trtl_dims xdims = dims(rank, d), ydims = dims(rank, sz);
+    float *x = rand_buf(trtl_volume(&xdims));
+    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s -> y%s start %lld stride %lld mode=%d",
+             trtl_dims_str(&xdims, xs, sizeof xs), trtl_dims_str(&ydims, ys, sizeof ys), (long long)st[rank > 1],
+             (long long)sd[0], mode);
+    int r = ref_vs(&trtl_kernel_slice_rows, trtl_ref_slice, &nd, in, &ydims);
+    if (!r) { /* the elided slice's copying path (its applies() says no: a pass chooses it) */
+        trtl_kernel ip = *&trtl_kernel_slice_inplace;
+        ip.applies = NULL;
+        r = ref_vs(&ip, trtl_ref_slice, &nd, in, &ydims);
+    }
+    free(x);
+    return r;
+}
+
+static int slice_case(int rank, const int64_t *d, int mode)
+{
     int64_t st[TRTL_MAX_DIMS], sz[TRTL_MAX_DIMS], sd[TRTL_MAX_DIMS];
     for (int i = 0; i < rank; i++) {
         sd[i] = i == rank - 1 ? 1 : (rnd() % 3 == 0 ? -rint_in(1, 3) : rint_in(1, 3));
@@ -2378,23 +2402,29 @@ static int slice_case(int rank, const int64_t *d, int mode)
             sz[i] = (b - a) / sd[i] + 1;
         }
     }
-    p->start = dims(rank, st);
-    p->shape = dims(rank, sz);
-    p->stride = dims(rank, sd);
-    trtl_dims xdims = dims(rank, d), ydims = dims(rank, sz);
-    float *x = rand_buf(trtl_volume(&xdims));
-    trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
-    char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
-    snprintf(g_desc, sizeof g_desc, "x%s -> y%s mode=%d", trtl_dims_str(&xdims, xs, sizeof xs),
-             trtl_dims_str(&ydims, ys, sizeof ys), mode);
-    int r = ref_vs(&trtl_kernel_slice_rows, trtl_ref_slice, &nd, in, &ydims);
-    if (!r) { /* the elided slice's copying path (its applies() says no: a pass chooses it) */
-        trtl_kernel ip = *&trtl_kernel_slice_inplace;
-        ip.applies = NULL;
-        r = ref_vs(&ip, trtl_ref_slice, &nd, in, &ydims);
-    }
-    free(x);
-    return r;
+    return slice_run_case(rank, d, st, sz, sd, mode);
+}
+
+/* Slices whose output rows follow each other in the input (slice.rows merges them into one row): ShuffleNet's
+ * channel halves of [N, C, H, W] (every inner dim whole), and next to them the forms that must not merge -- an
+ * inner dim not whole, stride 2 or -1 on the channel axis, a length-1 dim between whole ones, a partial last dim. */
+static int slice_merge_cases(void)
+{
+    static const struct { int64_t d[4], st[4], sz[4], sd[4]; } c[] = {
+        {{3, 10, 7, 5}, {0, 5, 0, 0}, {3, 5, 7, 5}, {1, 1, 1, 1}},   /* second half: all three inner dims merge */
+        {{3, 10, 7, 5}, {0, 0, 0, 0}, {3, 5, 7, 5}, {1, 1, 1, 1}},   /* first half */
+        {{3, 10, 7, 5}, {1, 2, 0, 0}, {2, 7, 7, 5}, {1, 1, 1, 1}},   /* images 1..2 too */
+        {{3, 10, 7, 5}, {0, 1, 0, 0}, {3, 4, 7, 5}, {1, 2, 1, 1}},   /* channel stride 2: merges H, W only */
+        {{3, 10, 7, 5}, {0, 9, 0, 0}, {3, 5, 7, 5}, {1, -2, 1, 1}},  /* negative channel stride */
+        {{3, 10, 7, 5}, {0, 5, 1, 0}, {3, 5, 6, 5}, {1, 1, 1, 1}},   /* H not whole: W merges, then stops */
+        {{3, 10, 7, 5}, {0, 5, 0, 1}, {3, 5, 7, 4}, {1, 1, 1, 1}},   /* W not whole: nothing merges */
+        {{3, 10, 1, 5}, {2, 4, 0, 0}, {1, 1, 1, 5}, {1, 1, 1, 1}},   /* length-1 dims */
+        {{2, 10, 7, 5}, {0, 3, 3, 0}, {2, 4, 1, 5}, {1, 1, 1, 1}},   /* one row of H, whole W */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        if (slice_run_case(4, c[i].d, c[i].st, c[i].sz, c[i].sd, TRTL_SLICE_DEFAULT))
+            return 1;
+    return 0;
 }
 
 static int gather_case(int rank, const int64_t *d, int axis, int q)
@@ -2471,6 +2501,8 @@ static void test_copy_ops(int ncases)
         if (concat_case(4, fixed, ax, 3) || gather_case(4, fixed, ax, ax % 3) || slice_case(4, fixed, ax % 5) ||
             pad_case(4, fixed))
             return;
+    if (slice_merge_cases())
+        return;
     for (int i = 0; i < ncases; i++) {
         int rank = (int)rint_in(1, 5);
         int64_t d[5];
@@ -4705,6 +4737,78 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* grouped_direct with the residual in the output's own memory (y = act(conv(x) + y)): its row stores write a
+ * partial last vector whole where the extra lanes land on the next rows, which must not happen before those rows'
+ * residual is read.  Output rows 7, 14, 5 and 3 wide (partial vectors spanning one and two rows), batch 2, on the
+ * AVX-512, AVX2 and portable variants, one and three threads. */
+static void test_conv_grouped_inplace_residual(void)
+{
+    static const int64_t sh[][3] = {{7, 7, 1}, {14, 14, 2}, {5, 5, 1}, {6, 6, 2}}; /* H, W, stride */
+    for (int pass = 0; pass < 3; pass++) {
+        if (!isa_pass_portable(pass))
+            continue;
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            const int64_t N = 2, G = 3, C = 24, K = 24, H = sh[i][0], W = sh[i][1], s = sh[i][2];
+            const int64_t OH = (H + 2 - 3) / s + 1, OW = (W + 2 - 3) / s + 1, nw = K * (C / G) * 9, ny = N * K * OH * OW;
+            trtl_node nd = {0};
+            nd.op = TRTL_OP_CONVOLUTION;
+            nd.name = "conv";
+            trtl_conv_params *p = &nd.p.conv;
+            int64_t k2[2] = {3, 3}, s2[2] = {s, s}, one[2] = {1, 1};
+            p->num_output_maps = (int32_t)K;
+            p->num_groups = (int32_t)G;
+            p->kernel_size = dims(2, k2);
+            p->stride = dims(2, s2);
+            p->dilation = p->pre_padding = p->post_padding = dims(2, one);
+            float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(N * C * H * W), *r = rand_buf(ny);
+            p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
+            p->bias = (trtl_weights){TRTL_FLOAT, b, K};
+            nd.epi.act = i % 2 ? TRTL_ACT_RELU : TRTL_ACT_SIGMOID; /* in registers / the pass after */
+            nd.epi.has_residual = 1;
+            nd.n_in = 2;
+            nd.n_out = 1;
+            int64_t xd[4] = {N, C, H, W}, yd[4] = {N, K, OH, OW};
+            const trtl_dims ydims = dims(4, yd);
+            trtl_tensor_view in[2] = {{x, dims(4, xd), TRTL_FLOAT}, {r, ydims, TRTL_FLOAT}};
+            snprintf(g_desc, sizeof g_desc, "residual in the output, %lldx%lld s%lld act=%s", (long long)H,
+                     (long long)W, (long long)s, act_name(nd.epi.act));
+            trtl_status st;
+            float *want = ref_output(trtl_ref_convolution, &nd, in, &ydims, &st);
+            void *state = NULL;
+            const trtl_kernel *k = &trtl_kernel_conv_grouped_direct;
+            if (!want || k->prepare(&nd, &state) != TRTL_OK) {
+                fprintf(stderr, "FAIL %s [%s]: %s\n", k->name, g_desc, trtl_last_error());
+                g_failures++;
+            } else {
+                for (int pi = 0; pi < 3; pi += 2) {
+                    float *y = malloc((size_t)ny * sizeof(float));
+                    memcpy(y, r, (size_t)ny * sizeof(float));
+                    trtl_tensor_view io[2] = {in[0], {y, ydims, TRTL_FLOAT}}, out = {y, ydims, TRTL_FLOAT};
+                    size_t ss = k->scratch(&nd, io, &out);
+                    float *scratch = nan_buf((int64_t)(ss / sizeof(float)) + 1);
+                    trtl_kernel_args a = {&nd, io, &out, scratch, ss, state, g_pools[pi], NULL};
+                    if (k->run(&a) != TRTL_OK) {
+                        fprintf(stderr, "FAIL %s [%s]: run: %s\n", k->name, g_desc, trtl_last_error());
+                        g_failures++;
+                    } else {
+                        compare(k->name, y, want, ny, pi);
+                    }
+                    g_cases++;
+                    free(scratch);
+                    free(y);
+                }
+                k->release(state);
+            }
+            free(want);
+            free(w);
+            free(b);
+            free(x);
+            free(r);
+        }
+    }
+    trtl_cpu_set_mask(~0u);
+}
+
 /* ---- convolution.stem (x86/convolution_stem.c) ------------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_conv_stem;
@@ -5544,6 +5648,7 @@ int main(int argc, char **argv)
     else
         printf("test_kernels: skipping %s (CPU lacks AVX2/FMA)\n", trtl_kernel_conv_tapwise.name);
     test_conv_grouped_direct(ncases);
+    test_conv_grouped_inplace_residual();
     test_conv_stem(ncases);
     if (trtl_cpu_has(trtl_kernel_conv_1x1_direct.cpu_features))
         test_conv_1x1(ncases);

@@ -47,6 +47,7 @@ typedef enum gd_isa { GD_PORTABLE = 0, GD_AVX2 = 1, GD_AVX512 = 2 } gd_isa;
 
 typedef struct gd_state {
     gd_isa isa;
+    int vec; /* AVX2 + FMA: the vector row copies of steps 1 and 3 (also under the AVX-512 tile) */
     int64_t K, G, Cg, Kg, kvol, nkb;
     float *w; /* [G][nkb][Cg*kvol][GD_KB] */
     size_t packed_bytes; /* of the packed weights (state_bytes) */
@@ -91,73 +92,145 @@ typedef struct gd_job {
     const gd_state *st;
     const trtl_epilogue *epi;
     const float *x, *bias, *res;
+    const float *x_end; /* past the input tensor */
     float *y, *base;
     gd_layout l;
+    int32_t fast_act; /* the activation step 3 applies in registers (NONE: trtl_epi_act after it) */
+    int exact;        /* the residual shares memory with the output: step 3 stores no whole partial vectors */
+    float alpha, beta;
     int32_t off[GD_MAX_TAPS]; /* tap (c, kh, kw): its phase plane and offset from the plane base */
 } gd_job;
 
-/* n floats of src (padded columns u0, u0 + 1, ...) split by column parity: column u goes to
- * even[u / 2] (u even) or odd[u / 2] (u odd), odd = even + plane. */
-__attribute__((target("avx2,fma"))) static void deinterleave2(const float *src, int64_t n, float *even,
-                                                               int64_t plane, int64_t u0)
+/* Lanes i of a chunk starting at column u with lo <= u + i < hi (the two halves of 16 columns: m[0], m[1]). */
+__attribute__((target("avx2,fma"))) static inline __m256i span_mask(int64_t u, int64_t lo, int64_t hi, int half)
+{
+    const __m256i lane = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * half));
+    const int64_t a = lo - u - 1 < -1 ? -1 : lo - u - 1, b = hi - u > 17 ? 17 : hi - u;
+    return _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)a)),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), lane));
+}
+
+/* Padded columns [lo, hi) of an input row (src: the address of padded column 0; only [lo, hi) is read) into a
+ * plane row dst (column u at dst[u]), stride 1.  Whole vectors from lo, the last one loaded masked (its lanes past
+ * hi read as zeros) and stored whole: up to 7 zeros land past dst[hi - 1], on the row's right padding and the
+ * next plane rows (padding, or rows build_planes writes later) or the plane's 16 floats of slack. */
+/* 8 floats at p with the lanes outside mask m zero: a plain load and an AND where all 8 lie inside [x0, x1) (the
+ * input tensor: a masked load is far slower than a plain one when the line comes from memory, RegNetY's 28-wide
+ * rows at batch 8), else a masked load (masked lanes are never read). */
+__attribute__((target("avx2,fma"))) static inline __m256 load_masked(const float *p, __m256i m, const float *x0,
+                                                                     const float *x1)
+{
+    if (p >= x0 && p + 8 <= x1)
+        return _mm256_and_ps(_mm256_loadu_ps(p), _mm256_castsi256_ps(m));
+    return _mm256_maskload_ps(p, m);
+}
+
+__attribute__((target("avx2,fma"))) static void row_copy(const float *src, int64_t lo, int64_t hi, float *dst,
+                                                           const float *x0, const float *x1)
+{
+    int64_t u = lo;
+    for (; u + 8 <= hi; u += 8)
+        _mm256_storeu_ps(dst + u, _mm256_loadu_ps(src + u));
+    if (u < hi)
+        _mm256_storeu_ps(dst + u, load_masked(src + u, span_mask(u, lo, hi, 0), x0, x1));
+}
+
+/* The same for stride 2 in the width: padded column u to (u % 2 ? odd : even)[u / 2], odd = even + plane.  Chunks
+ * of 16 columns from lo rounded down to even, lanes outside [lo, hi) loaded as zeros (masked, never read), split
+ * by parity with two permutes and stored as whole vectors of 8: the zeros land on padding columns left of lo / 2
+ * and, past the row's end, up to 8 floats on the next plane rows (padding or rows written later) or the slack. */
+__attribute__((target("avx2,fma"))) static void row_phase2(const float *src, int64_t lo, int64_t hi, float *even,
+                                                             int64_t plane, const float *x0, const float *x1)
 {
     float *odd = even + plane;
-    int64_t i = 0;
-    if (u0 % 2) { /* start on an even column */
-        odd[u0 / 2] = src[0];
-        i = 1;
-    }
     const __m256i perm = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    for (; i + 16 <= n; i += 16) {
-        const int64_t e = (u0 + i) / 2; /* u0 + i is even */
-        const __m256 a = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i), perm);     /* e0..e3 o0..o3 */
-        const __m256 b = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i + 8), perm); /* e4..e7 o4..o7 */
-        _mm256_storeu_ps(even + e, _mm256_permute2f128_ps(a, b, 0x20));
-        _mm256_storeu_ps(odd + e, _mm256_permute2f128_ps(a, b, 0x31));
-    }
-    for (; i + 8 <= n; i += 8) { /* 8 more (14- and 28-wide rows had gone through the scalar loop) */
-        const int64_t e = (u0 + i) / 2;
-        const __m256 a = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + i), perm); /* e0..e3 o0..o3 */
-        _mm_storeu_ps(even + e, _mm256_castps256_ps128(a));
-        _mm_storeu_ps(odd + e, _mm256_extractf128_ps(a, 1));
-    }
-    for (; i < n; i++) {
-        const int64_t u = u0 + i;
-        (u % 2 ? odd : even)[u / 2] = src[i];
+    for (int64_t u = lo & ~(int64_t)1; u < hi; u += 16) {
+        __m256 a, b;
+        if (u >= lo && u + 16 <= hi) {
+            a = _mm256_loadu_ps(src + u);
+            b = _mm256_loadu_ps(src + u + 8);
+        } else {
+            a = load_masked(src + u, span_mask(u, lo, hi, 0), x0, x1);
+            b = load_masked(src + u + 8, span_mask(u, lo, hi, 1), x0, x1);
+        }
+        a = _mm256_permutevar8x32_ps(a, perm); /* e0..e3 o0..o3 */
+        b = _mm256_permutevar8x32_ps(b, perm); /* e4..e7 o4..o7 */
+        _mm256_storeu_ps(even + u / 2, _mm256_permute2f128_ps(a, b, 0x20));
+        _mm256_storeu_ps(odd + u / 2, _mm256_permute2f128_ps(a, b, 0x31));
     }
 }
 
-/* Step 1: the group's input channels into zero-padded phase planes. */
-static void build_planes(const gd_job *j, const float *xg, float *planes)
+/* Step 3 on AVX2: one output channel's grid rows (src, wh apart) into its OH x OW plane y, + residual r (or NULL),
+ * the fast activation act in registers.  A row's partial last vector is stored whole where that stays inside the
+ * plane (its extra lanes land on the next rows, which are stored after it) unless `exact` (the residual shares the
+ * output's memory: the next rows' residual must not be overwritten first), else masked. */
+__attribute__((target("avx2,fma"))) static void store_channel(const float *src, int64_t wh, const float *r, float *y,
+                                                                int64_t OH, int64_t OW, int32_t act, float a,
+                                                                float b, int exact)
+{
+    const int64_t P = OH * OW;
+    const __m256 alpha = _mm256_set1_ps(a), beta = _mm256_set1_ps(b);
+    for (int64_t oh = 0; oh < OH; oh++, src += wh) {
+        float *yr = y + oh * OW;
+        const float *rr = r ? r + oh * OW : NULL;
+        for (int64_t ow = 0; ow < OW; ow += 8) {
+            __m256 v;
+            if (ow + 8 <= OW || (!exact && oh * OW + ow + 8 <= P)) {
+                v = _mm256_loadu_ps(src + ow);
+                if (rr)
+                    v = _mm256_add_ps(v, _mm256_loadu_ps(rr + ow));
+                _mm256_storeu_ps(yr + ow, trtl_act8(v, act, alpha, beta));
+            } else {
+                const __m256i m = span_mask(ow, 0, OW, 0);
+                v = _mm256_maskload_ps(src + ow, m);
+                if (rr)
+                    v = _mm256_add_ps(v, _mm256_maskload_ps(rr + ow, m));
+                _mm256_maskstore_ps(yr + ow, m, trtl_act8(v, act, alpha, beta));
+            }
+        }
+    }
+}
+
+/* Step 1: the group's input channels into zero-padded phase planes.  Every item writes the same (interior)
+ * positions, and nothing but zeros anywhere else (the vector copies' spills), so the padding is zeroed only for a
+ * slot's first item of a run of items (`zero`): later items find it still zero. */
+static void build_planes(const gd_job *j, const float *xg, float *planes, int zero)
 {
     const trtl_conv_geom *g = j->g;
     const gd_layout *l = &j->l;
-    const int64_t H = g->in[1], W = g->in[2], pt = g->pad[1], pl = g->pad[2];
-    memset(planes, 0, (size_t)(g->Cg * l->s1 * l->s2 * l->plane) * sizeof(float));
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pad[1], pl = g->pad[2], s1 = l->s1, s2 = l->s2;
+    if (zero)
+        memset(planes, 0, (size_t)(g->Cg * s1 * s2 * l->plane) * sizeof(float));
+    int64_t lo, hi; /* padded columns [lo, hi) are inside the rows */
+    trtl_conv_row_span(-pl, 1, W, l->wp, &lo, &hi);
+    /* padded rows r = ih + pt inside the image: [r0, r1); row r goes to phase plane r % s1, row r / s1 (counted
+     * along, no division per row) */
+    const int64_t r0 = pt > 0 ? pt : 0, r1 = H + pt < l->hp ? H + pt : l->hp;
     for (int64_t c = 0; c < g->Cg; c++) {
         const float *xc = xg + c * g->in_sp;
-        float *pc = planes + c * l->s1 * l->s2 * l->plane;
-        for (int64_t r = 0; r < l->hp; r++) {
-            const int64_t ih = r - pt;
-            if (ih < 0 || ih >= H)
-                continue;
-            const float *row = xc + ih * W;
-            int64_t lo, hi; /* padded columns [lo, hi) are inside the row */
-            trtl_conv_row_span(-pl, 1, W, l->wp, &lo, &hi);
-            if (l->s2 == 1) {
-                memcpy(pc + (r % l->s1) * l->plane + (r / l->s1) * l->wh + lo, row + lo - pl,
-                       (size_t)(hi - lo) * sizeof(float));
-            } else if (l->s2 == 2 && j->st->isa != GD_PORTABLE) {
-                deinterleave2(row + lo - pl, hi - lo, pc + (r % l->s1) * 2 * l->plane + (r / l->s1) * l->wh,
-                              l->plane, lo);
+        float *pc = planes + c * s1 * s2 * l->plane;
+        int64_t a = r0 % s1, i = r0 / s1;
+        for (int64_t r = r0; r < r1; r++) {
+            const float *row = xc + (r - pt) * W;
+            float *dst = pc + a * s2 * l->plane + i * l->wh;
+            if (s2 == 1 && j->st->vec) {
+                row_copy(row - pl, lo, hi, dst, j->x, j->x_end);
+            } else if (s2 == 1) {
+                memcpy(dst + lo, row + lo - pl, (size_t)(hi - lo) * sizeof(float));
+            } else if (s2 == 2 && j->st->vec) {
+                row_phase2(row - pl, lo, hi, dst, l->plane, j->x, j->x_end);
             } else {
                 /* column phase b takes padded columns u = b, b + s2, ... of [lo, hi) */
-                for (int64_t b = 0; b < l->s2; b++) {
-                    float *dst = pc + ((r % l->s1) * l->s2 + b) * l->plane + (r / l->s1) * l->wh;
-                    int64_t u = lo + ((b - lo % l->s2) + l->s2) % l->s2, jd = u / l->s2;
-                    for (const float *src = row + u - pl; u < hi; u += l->s2, src += l->s2, jd++)
-                        dst[jd] = *src;
+                for (int64_t b = 0; b < s2; b++) {
+                    float *db = dst + b * l->plane;
+                    int64_t u = lo + ((b - lo % s2) + s2) % s2, jd = u / s2;
+                    for (const float *src = row + u - pl; u < hi; u += s2, src += s2, jd++)
+                        db[jd] = *src;
                 }
+            }
+            if (++a == s1) {
+                a = 0;
+                i++;
             }
         }
     }
@@ -209,27 +282,52 @@ __attribute__((target("avx512f"))) static void block512(const float *pl, const i
         tile512(pl + q, off, ntaps, w, b8, o + q, ldo, 1);
 }
 
+/* AVX2: 4 output channels (half h of the block of 8) x V vectors of 8 grid positions, 4 * V accumulators; per tap
+ * V input loads and 4 broadcast weights for 4 * V FMAs (8 x 1 took 9 loads for 8). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void tile256(const float *pl, const int32_t *off,
+                                                                              int64_t ntaps, const float *w,
+                                                                              const float *b4, float *o, int64_t ldo,
+                                                                              const int V)
+{
+    __m256 acc[4][3];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++)
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++)
+            acc[k][v] = _mm256_set1_ps(b4[k]);
+    for (int64_t t = 0; t < ntaps; t++, w += GD_KB) {
+        const float *p = pl + off[t];
+        __m256 xv[3];
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++)
+            xv[v] = _mm256_loadu_ps(p + 8 * v);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            const __m256 wk = _mm256_broadcast_ss(w + k);
+#pragma GCC unroll 3
+            for (int v = 0; v < V; v++)
+                acc[k][v] = _mm256_fmadd_ps(xv[v], wk, acc[k][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++)
+#pragma GCC unroll 3
+        for (int v = 0; v < V; v++)
+            _mm256_storeu_ps(o + k * ldo + 8 * v, acc[k][v]);
+}
+
 __attribute__((target("avx2,fma"))) static void block256(const float *pl, const int32_t *off, int64_t ntaps,
                                                           const float *w, const float *b8, float *o, int64_t ldo,
                                                           int64_t nq)
 {
-    /* the k loops unrolled: the 8 accumulators stay in registers (without the pragmas gcc -O2 kept them in a
-     * stack array, a store-to-load round trip per FMA) */
-    for (int64_t q = 0; q < nq; q += 8) {
-        __m256 acc[GD_KB];
-#pragma GCC unroll 8
-        for (int k = 0; k < GD_KB; k++)
-            acc[k] = _mm256_set1_ps(b8[k]);
-        const float *wt = w;
-        for (int64_t t = 0; t < ntaps; t++, wt += GD_KB) {
-            const __m256 xv = _mm256_loadu_ps(pl + q + off[t]);
-#pragma GCC unroll 8
-            for (int k = 0; k < GD_KB; k++)
-                acc[k] = _mm256_fmadd_ps(xv, _mm256_broadcast_ss(wt + k), acc[k]);
-        }
-#pragma GCC unroll 8
-        for (int k = 0; k < GD_KB; k++)
-            _mm256_storeu_ps(o + k * ldo + q, acc[k]);
+    for (int h = 0; h < GD_KB; h += 4) {
+        int64_t q = 0;
+        for (; q + 24 <= nq; q += 24)
+            tile256(pl + q, off, ntaps, w + h, b8 + h, o + h * ldo + q, ldo, 3);
+        if (nq - q > 8)
+            tile256(pl + q, off, ntaps, w + h, b8 + h, o + h * ldo + q, ldo, 2), q += 16;
+        if (q < nq)
+            tile256(pl + q, off, ntaps, w + h, b8 + h, o + h * ldo + q, ldo, 1);
     }
 }
 
@@ -264,7 +362,7 @@ static void run_slots(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t
     (void)run;
     for (int64_t it = it0; it < it1; it++) {
         const int64_t n = it / g->G, grp = it % g->G;
-        build_planes(j, j->x + (n * g->C + grp * g->Cg) * g->in_sp, planes);
+        build_planes(j, j->x + (n * g->C + grp * g->Cg) * g->in_sp, planes, it == it0);
         for (int64_t kb = 0; kb < st->nkb; kb++) {
             const int64_t k0 = kb * GD_KB, kn = g->Kg - k0 < GD_KB ? g->Kg - k0 : GD_KB;
             const float *w = st->w + (grp * st->nkb + kb) * ntaps * GD_KB;
@@ -279,6 +377,14 @@ static void run_slots(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t
                 block_portable(planes, j->off, ntaps, w, b8, tmp, l->q, nq);
             /* step 3: the grid's valid columns into the output (+ residual), then the activation */
             const int64_t ch = n * g->K + grp * g->Kg + k0;
+            if (st->vec) {
+                for (int64_t k = 0; k < kn; k++)
+                    store_channel(tmp + k * l->q, l->wh, j->res ? j->res + (ch + k) * P : NULL, j->y + (ch + k) * P,
+                                  OH, OW, j->fast_act, j->alpha, j->beta, j->exact);
+                if (j->fast_act == TRTL_ACT_NONE)
+                    trtl_epi_act(j->epi, j->y + ch * P, kn * P);
+                continue;
+            }
             for (int64_t k = 0; k < kn; k++) {
                 float *yk = j->y + (ch + k) * P;
                 const float *rk = j->res ? j->res + (ch + k) * P : NULL;
@@ -329,10 +435,16 @@ static trtl_status gd_run(const trtl_kernel_args *a)
     j->l = l;
     j->epi = &nd->epi;
     j->x = (const float *)a->in[0].data;
+    j->x_end = j->x + g.N * g.C * g.in_sp;
     j->bias = nd->p.conv.bias.count ? (const float *)nd->p.conv.bias.values : NULL;
     j->res = res;
     j->y = (float *)a->out[0].data;
     j->base = (float *)((char *)j + job_bytes);
+    j->fast_act = trtl_act_is_fast(nd->epi.act) ? nd->epi.act : TRTL_ACT_NONE;
+    const uintptr_t r0 = (uintptr_t)res, y0 = (uintptr_t)j->y, bytes = (uintptr_t)(g.N * g.K * g.P) * sizeof(float);
+    j->exact = res && r0 < y0 + bytes && y0 < r0 + bytes;
+    j->alpha = nd->epi.alpha;
+    j->beta = nd->epi.beta;
     for (int64_t c = 0, t = 0; c < g.Cg; c++)
         for (int64_t kh = 0; kh < g.k[1]; kh++)
             for (int64_t kw = 0; kw < g.k[2]; kw++, t++) {
@@ -406,6 +518,7 @@ static trtl_status gd_prepare(const trtl_node *nd, void **state)
     st->isa = trtl_cpu_has(TRTL_CPU_AVX512F)              ? GD_AVX512
               : trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA) ? GD_AVX2
                                                            : GD_PORTABLE;
+    st->vec = st->isa != GD_PORTABLE && trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA);
     st->K = p->num_output_maps;
     st->G = p->num_groups;
     st->Kg = st->K / st->G;
