@@ -5,10 +5,11 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/nchwc_pw_bench.c -o build/nchwc_pw_bench \
  *       -Lbuild -ltrtlite -lm -lpthread -Wl,-rpath,$PWD/build
- *   build/nchwc_pw_bench [filter] [--batch N] [--reps N]
+ *   build/nchwc_pw_bench [filter] [--batch N] [--reps N] [--cold]
  *
  * One thread: the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), the kernels taking turns run by run, the
- * minimum of each and the median of the paired ratios.  A/B: compile the other variant of nchwc_conv.c into an
+ * minimum of each and the median of the paired ratios; --cold: 64 MiB are written before every run (untimed), so
+ * weights and activations come from memory as in a network.  A/B: compile the other variant of nchwc_conv.c into an
  * object whose global symbols are renamed with an `_alt` suffix
  *   for s in trtl_kernel_nchwc_conv_avx2 trtl_kernel_nchwc_conv_avx512 trtl_nchwc_conv_pointwise \
  *            trtl_nchwc_conv_supported trtl_nchwc_even_runs; do D="$D -D$s=${s}_alt"; done
@@ -94,6 +95,7 @@ static void shape(const char *name, int64_t C, int64_t K, int64_t H, int64_t k, 
         double t[3];
         for (int q = 0; q < nk; q++) {
             const int i = rep % 2 ? nk - 1 - q : q; /* ABBA (ABCCBA) */
+            bench_evict();
             double t0 = bench_cpu_s();
             ks[i]->run(&a[i]);
             t[i] = bench_cpu_s() - t0;
@@ -127,6 +129,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--batch") && i + 1 < argc)
             g_batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cold"))
+            bench_cold_bytes = (size_t)64 << 20;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
         else

@@ -236,6 +236,16 @@ typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, const
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[PW_GB][PW_TP] = {PW_TILES(PW_ENTRY)};
 
+/* Pixels of the next AVX2 tile where `rem` are left: PW_TP, but a tail that is no whole number of tiles ends in
+ * tiles of 3 (9 accumulators: 9 FMA chains in flight, where a 1- or 2-pixel tile (3 / 6) waits on the FMA latency):
+ * the 7 x 7 maps' 49 pixels go 10 x 4 + 3 x 3, not 12 x 4 + 1.  The sums are those of any tile: outputs unchanged. */
+static inline int pw_tile_width(int64_t rem)
+{
+    if (PW_TP == 4 && rem <= 9 && rem % 4 && rem != 7)
+        return rem < 3 ? (int)rem : 3;
+    return rem < PW_TP ? (int)rem : PW_TP;
+}
+
 /* Runs to cut `items` equal items into for `threads` threads: a multiple of the threads (4, 2 or 1 a thread, so the
  * pool starts every thread on the same number of runs and lets a thread that is done steal runs not begun), the
  * one whose largest run is the least above the mean; returns that ratio x 1000. */
@@ -289,8 +299,8 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                 for (int64_t c0 = 0; c0 < g->C; c0 += kc) {
                     const int64_t cn = g->C - c0 < kc ? g->C - c0 : kc;
                     const int first = c0 == 0, last = c0 + cn == g->C;
-                    for (int64_t p = p0; p < p1; p += PW_TP) {
-                        const int np = p1 - p < PW_TP ? (int)(p1 - p) : PW_TP;
+                    for (int64_t p = p0, np; p < p1; p += np) {
+                        np = pw_tile_width(p1 - p);
                         pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * PW_GB * NB,
                                                   j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
                                                   va, vb, pf, first, last);
