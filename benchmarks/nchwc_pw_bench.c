@@ -151,6 +151,8 @@ int main(int argc, char **argv)
     shape("pw", 192, 1152, 7, 1, 1, 0, 0, RE);
     shape("pw", 160, 960, 7, 1, 1, 0, 0, NO);
     shape("pw", 96, 576, 14, 1, 1, 0, 0, RE);
+    shape("pw", 16, 16, 112, 1, 1, 0, 0, RE);
+    shape("pw", 32, 16, 112, 1, 1, 0, 0, NO);
     shape("pw", 16, 48, 112, 1, 1, 0, 0, RE);
     shape("pw", 16, 64, 112, 1, 1, 0, 0, RE);
     shape("pw", 24, 72, 56, 1, 1, 0, 0, RE);

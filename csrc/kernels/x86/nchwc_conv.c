@@ -41,19 +41,12 @@
 #define PW_KC 128 /* pointwise: input channels a depth block (a multiple of NB), where there are more than PW_KC_MIN */
 #endif
 #define PW_KC_MIN 192
-#ifndef PW_GB
-#define PW_GB 3 /* pointwise AVX2: output blocks an item (and a register tile) */
-#endif
-#if PW_GB == 4
-#define PW_TP 3 /* pixels a register tile: PW_GB * PW_TP accumulators */
-#define PW_TILES(X) X(3, 4) X(2, 4) X(1, 4) X(3, 3) X(2, 3) X(1, 3) X(3, 2) X(2, 2) X(1, 2) X(3, 1) X(2, 1) X(1, 1)
-#elif PW_GB == 3
-#define PW_TP 4
-#define PW_TILES(X) X(4, 3) X(3, 3) X(2, 3) X(1, 3) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
-#else
-#define PW_TP 6
-#define PW_TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
-#endif
+#define PW_GB 3    /* pointwise AVX2: output blocks a group (an item; a packed weight row of 24 lanes) */
+#define PW_TP 4    /* pixels a tile of a group's 3 blocks (12 accumulators) */
+#define PW_TP2 6   /* pixels a tile of a group of 1-2 real blocks (K's last: 2 x 6 = 12 accumulators, as before) */
+#define PW_TILES(X)                                                                                                   \
+    X(4, 3) X(3, 3) X(2, 3) X(1, 3) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1)     \
+    X(2, 1) X(1, 1)
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
@@ -155,26 +148,26 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
                                                                              const int np, const int nb, int first,
                                                                              int last)
 {
-    __m256 acc[PW_GB][PW_TP];
+    __m256 acc[PW_GB][PW_TP2];
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++) {
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++) /* a later depth block adds to the sums stored by the one before */
             acc[b][j] = first ? _mm256_loadu_ps(bias + b * NB) : _mm256_loadu_ps(y + b * ys + j * NB);
         if (res && last) /* the residual of the tile PW_PF_TILES ahead */
-            for (int q = 0; q < (PW_TP + 1) / 2; q++)
-                _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * PW_TP * NB + q * 16), _MM_HINT_T0);
+            for (int q = 0; q < (np + 1) / 2; q++)
+                _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * np * NB + q * 16), _MM_HINT_T0);
     }
     for (int64_t c0 = 0; c0 < C; c0 += NB) {
         const float *xc = x + (c0 / NB) * xs;
         const int64_t nl = C - c0 < NB ? C - c0 : NB;
-        if (pf) /* the input of the tile PW_PF_TILES ahead: PW_TP pixels x 8 floats */
-            for (int q = 0; q < (PW_TP + 1) / 2; q++)
-                _mm_prefetch((const char *)(xc + PW_PF_TILES * PW_TP * NB + q * 16), _MM_HINT_T0);
+        if (pf) /* the input of the tile PW_PF_TILES ahead: np pixels x 8 floats */
+            for (int q = 0; q < (np + 1) / 2; q++)
+                _mm_prefetch((const char *)(xc + PW_PF_TILES * np * NB + q * 16), _MM_HINT_T0);
         for (int64_t l = 0; l < nl; l++) {
             const float *wl = w + (c0 + l) * PW_GB * NB;
             if (nb > np) { /* more blocks than pixels: the pixels' broadcasts live, one weight vector at a time */
-                __m256 xv[PW_TP];
+                __m256 xv[PW_TP2];
 #pragma GCC unroll 8
                 for (int j = 0; j < np; j++)
                     xv[j] = _mm256_broadcast_ss(xc + j * NB + l);
@@ -234,14 +227,17 @@ PW_TILES(PW_TILE_FN)
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, const float *, float *, int64_t,
                            const float *, int32_t, __m256, __m256, int, int, int);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
-static const pw_tile_fn pw_tiles[PW_GB][PW_TP] = {PW_TILES(PW_ENTRY)};
+static const pw_tile_fn pw_tiles[PW_GB][PW_TP2] = {PW_TILES(PW_ENTRY)}; /* no 3 x 5 / 3 x 6 */
 
-/* Pixels of the next AVX2 tile where `rem` are left: PW_TP, but a tail that is no whole number of tiles ends in
- * tiles of 3 (9 accumulators: 9 FMA chains in flight, where a 1- or 2-pixel tile (3 / 6) waits on the FMA latency):
- * the 7 x 7 maps' 49 pixels go 10 x 4 + 3 x 3, not 12 x 4 + 1.  The sums are those of any tile: outputs unchanged. */
-static inline int pw_tile_width(int64_t rem)
+/* Pixels of the next AVX2 tile of nb blocks where `rem` are left.  3 blocks: 4, but a tail that is no whole number
+ * of tiles ends in tiles of 3 (9 accumulators: 9 FMA chains in flight, where a 1- or 2-pixel tile (3 / 6) waits on
+ * the FMA latency): the 7 x 7 maps' 49 pixels go 10 x 4 + 3 x 3, not 12 x 4 + 1.  1-2 blocks: 6 (7 and 8 as 4 + 3 /
+ * 4 + 4).  The sums are those of any tile: outputs unchanged. */
+static inline int pw_tile_width(int64_t rem, int nb)
 {
-    if (PW_TP == 4 && rem <= 9 && rem % 4 && rem != 7)
+    if (nb < PW_GB)
+        return rem == 7 || rem == 8 ? 4 : rem < PW_TP2 ? (int)rem : PW_TP2;
+    if (rem <= 9 && rem % PW_TP && rem != 7)
         return rem < 3 ? (int)rem : 3;
     return rem < PW_TP ? (int)rem : PW_TP;
 }
@@ -300,7 +296,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                     const int64_t cn = g->C - c0 < kc ? g->C - c0 : kc;
                     const int first = c0 == 0, last = c0 + cn == g->C;
                     for (int64_t p = p0, np; p < p1; p += np) {
-                        np = pw_tile_width(p1 - p);
+                        np = pw_tile_width(p1 - p, nbk);
                         pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * PW_GB * NB,
                                                   j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
                                                   va, vb, pf, first, last);
