@@ -288,6 +288,22 @@ def test_blocked_pointwise_kernel_forced(kernel):
     assert_close(_run(engine, x), want)
 
 
+@pytest.mark.parametrize("kernel", BLOCKED_KERNELS)
+def test_blocked_pointwise_depth_blocks_forced(kernel):
+    """Past 192 input channels the pointwise tiles go in depth blocks of 128 (partial sums through the output): 70
+    channels make the 210 -> 70 and 280 -> 75 projections (last depth blocks of 82 / 24 channels, 82 a partial channel
+    block; 75 outputs: AVX2 groups of 3 + 3 + 3 + 1 blocks, wide groups of 4 + 4 + 2) over 7 x 9 pixels (a tail of 3
+    after 4-pixel tiles), each kernel forced, against float64 numpy."""
+    import test_conv_pixel_gemm as pg
+    make, x, want = _chain(np.random.default_rng(12), 2, 70, 7, 9)
+    forced = pg._forced(make, kernel, family="nchwc_conv.")
+    if forced is None:
+        pytest.skip(f"{kernel} is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert kernel in kernels, kernels
+    assert_close(_run(engine, x), want)
+
+
 def test_dynamic_shapes_and_other_sizes():
     """Dynamic batch and map (opt 2 x 16 x 16): runs at 1 x 7 x 9, 2 x 16 x 16 and 3 x 21 x 20 match numpy."""
     C = 11

@@ -2856,6 +2856,9 @@ static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
         {1, 144, 23, 29, 31, 1, 1, 0},  {3, 1152, 40, 7, 7, 1, 1, 0},   {1, 480, 112, 14, 14, 1, 1, 0},
         /* pointwise depth blocks of 128 input channels with a last block of 75 (a partial channel block) / 5 */
         {1, 203, 19, 5, 7, 1, 1, 0},    {2, 389, 9, 3, 5, 1, 1, 0},
+        /* depth blocks with groups of 3 + 1 output blocks (AVX2 tiles 3 blocks x 4 pixels; one wide group of 4)
+         * and a last depth block of 4 channels, 15 pixels (tiles 4 + 4 + 4 + 3); one block alone, 16 pixels */
+        {2, 260, 25, 5, 3, 1, 1, 0},    {1, 200, 8, 4, 4, 1, 1, 0},
         /* depthwise planes cut into bands of rows at 2 and 3 threads (9 planes; 2 planes of 9 rows) */
         {1, 72, 72, 28, 28, 5, 2, 1},   {2, 9, 9, 17, 9, 3, 1, 1}};
     int stop = 0, combo = (int)(rnd() % 64);

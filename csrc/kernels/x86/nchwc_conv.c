@@ -2,8 +2,9 @@
  * (Dense convolutions of 1..16 input channels, plain input -> blocked output: x86/nchwc_dense.c.)
  *
  * - Pointwise (1x1, stride 1, no padding, groups 1): weights packed once into [ceil(K/8)][C][8]; a register tile of
- *   2 output blocks x 6 pixels (12 accumulators): per input channel 6 broadcasts of the input value and 2 weight
- *   vectors.  Pixels in chunks whose input rows stay in L2 (C * chunk floats), every output block pair over a chunk;
+ *   3 output blocks x 4 pixels (12 accumulators): per input channel 4 broadcasts of the input value and 3 weight
+ *   vectors (fewer loads than 2 x 6; weights packed [ceil(K/24)][C][24], one stream a group of 3 blocks).  Pixels in
+ *   chunks whose input rows stay in L2 (C * chunk floats), every group of 3 output blocks over a chunk;
  *   past PW_KC_MIN input channels in depth blocks of PW_KC over the chunk (partial sums through the output).
  * - Depthwise (groups == C == K, up to 7x7, strides 1/2, dilation 1, any padding): weights packed into
  *   [ceil(C/8)][R*S][8]; every tap one full-vector FMA over 8 channels, 8 (4, 1) output pixels a register tile on
@@ -11,7 +12,7 @@
  * The epilogue (bias, residual, activation) is applied in registers (ReLU / clip / leaky) or over each finished
  * chunk / row (trtl_epi_act).  A plain input is reordered into a blocked scratch copy first, a plain output is
  * computed blocked into scratch and reordered (residual added, activation after) per block: the reorders at a
- * region's edges (x86/nchwc_reorder.c).  Work is items of (image, pixel chunk, output block pair) or (image,
+ * region's edges (x86/nchwc_reorder.c).  Work is items of (image, pixel chunk, group of output blocks) or (image,
  * channel block, band of rows), in even runs a multiple of the threads (even_runs); the pointwise tile prefetches
  * the input 2 tiles ahead, the depthwise rows the input rows of the next output row.  Squeeze-and-excitation
  * (kernels/nchwc.h): the pointwise path multiplies its input (a blocked copy) or its weights (a copy per image),
@@ -35,19 +36,25 @@
 #define NB 8       /* channels a block */
 #define DW_MAXK 7
 #ifndef PW_PF_TILES
-#define PW_PF_TILES 2 /* pointwise: the input is prefetched this many 6-pixel tiles ahead (first block pair) */
+#define PW_PF_TILES 2 /* pointwise: the input is prefetched this many tiles ahead (first group, every depth block) */
 #endif
 #ifndef PW_KC
 #define PW_KC 128 /* pointwise: input channels a depth block (a multiple of NB), where there are more than PW_KC_MIN */
 #endif
 #define PW_KC_MIN 192
+#define PW_GB 3    /* pointwise AVX2: output blocks a group (an item; a packed weight row of 24 lanes) */
+#define PW_TP 4    /* pixels a tile of a group's 3 blocks (12 accumulators) */
+#define PW_TP2 6   /* pixels a tile of a group of 1-2 real blocks (K's last: 2 x 6 = 12 accumulators, as before) */
+#define PW_TILES(X)                                                                                                   \
+    X(4, 3) X(3, 3) X(2, 3) X(1, 3) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1)     \
+    X(2, 1) X(1, 1)
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
     int dw, dense, in_plain, out_plain; /* dense: x86/nchwc_dense.c (plain input read in place) */
     int wide;    /* pointwise through the AVX-512 tiles (x86/nchwc_pw512.c): weights [ceil(K/32)][C][32] */
     int dw512;   /* depthwise interior rows through the AVX-512 tiles (x86/nchwc_dw512.c; stride 1 along W) */
-    int64_t KL;  /* packed output lanes: KB * 8, or ceil(K/32) * 32 when wide (weights KL * C, bias KL floats) */
+    int64_t KL;  /* packed output lanes: ceil(K/24) * 24, or ceil(K/32) * 32 when wide (weights KL * C, bias KL) */
 } nc_geom;
 
 typedef struct nc_state {
@@ -57,10 +64,10 @@ typedef struct nc_state {
 
 #define WG TRTL_NCHWC_PW512_GROUP /* output channels a group of the wide packing */
 
-/* Lanes of one packed pointwise weight row: a block (8), or a group of the wide packing (32). */
+/* Lanes of one packed pointwise weight row: a group of PW_GB blocks (24), or a group of the wide packing (32). */
 static int64_t row_lanes(int wide)
 {
-    return wide ? WG : NB;
+    return wide ? WG : PW_GB * NB;
 }
 
 /* Packed output lanes of K channels: whole rows of row_lanes(wide), zero past K. */
@@ -139,44 +146,59 @@ typedef struct pw_job {
     const float *x, *res;
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
-    int64_t nchunk, pairs, items, runs;
+    int64_t nchunk, groups, items, runs; /* groups: of PW_GB output blocks (4 when wide) */
 } pw_job;
 
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(const float *x, int64_t xs, int64_t C,
-                                                                             const float *w, int64_t ws,
-                                                                             const float *bias, float *y, int64_t ys,
+                                                                             const float *w, const float *bias, float *y, int64_t ys,
                                                                              const float *res, int32_t act,
                                                                              __m256 va, __m256 vb, const int pf,
                                                                              const int np, const int nb, int first,
                                                                              int last)
 {
-    __m256 acc[2][6];
+    __m256 acc[PW_GB][PW_TP2];
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++) {
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++) /* a later depth block adds to the sums stored by the one before */
             acc[b][j] = first ? _mm256_loadu_ps(bias + b * NB) : _mm256_loadu_ps(y + b * ys + j * NB);
         if (res && last) /* the residual of the tile PW_PF_TILES ahead */
-            for (int q = 0; q < 3; q++)
-                _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
+            for (int q = 0; q < (np + 1) / 2; q++)
+                _mm_prefetch((const char *)(res + b * ys + PW_PF_TILES * np * NB + q * 16), _MM_HINT_T0);
     }
     for (int64_t c0 = 0; c0 < C; c0 += NB) {
         const float *xc = x + (c0 / NB) * xs;
         const int64_t nl = C - c0 < NB ? C - c0 : NB;
-        if (pf) /* the input of the tile PW_PF_TILES ahead: 6 pixels x 8 floats, 3 cache lines */
-            for (int q = 0; q < 3; q++)
-                _mm_prefetch((const char *)(xc + PW_PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
+        if (pf) /* the input of the tile PW_PF_TILES ahead: np pixels x 8 floats */
+            for (int q = 0; q < (np + 1) / 2; q++)
+                _mm_prefetch((const char *)(xc + PW_PF_TILES * np * NB + q * 16), _MM_HINT_T0);
         for (int64_t l = 0; l < nl; l++) {
-            __m256 w0 = _mm256_loadu_ps(w + (c0 + l) * NB), w1 = w0;
-            if (nb > 1)
-                w1 = _mm256_loadu_ps(w + ws + (c0 + l) * NB);
+            const float *wl = w + (c0 + l) * PW_GB * NB;
+            if (nb > np) { /* more blocks than pixels: the pixels' broadcasts live, one weight vector at a time */
+                __m256 xv[PW_TP2];
 #pragma GCC unroll 8
-            for (int j = 0; j < np; j++) {
-                __m256 xv = _mm256_broadcast_ss(xc + j * NB + l);
-                acc[0][j] = _mm256_fmadd_ps(xv, w0, acc[0][j]);
-                if (nb > 1)
-                    acc[1][j] = _mm256_fmadd_ps(xv, w1, acc[1][j]);
+                for (int j = 0; j < np; j++)
+                    xv[j] = _mm256_broadcast_ss(xc + j * NB + l);
+#pragma GCC unroll 8
+                for (int b = 0; b < nb; b++) {
+                    const __m256 wv = _mm256_loadu_ps(wl + b * NB);
+#pragma GCC unroll 8
+                    for (int j = 0; j < np; j++)
+                        acc[b][j] = _mm256_fmadd_ps(xv[j], wv, acc[b][j]);
+                }
+            } else { /* the blocks' weight vectors live, one broadcast at a time */
+                __m256 wv[PW_GB];
+#pragma GCC unroll 8
+                for (int b = 0; b < nb; b++)
+                    wv[b] = _mm256_loadu_ps(wl + b * NB);
+#pragma GCC unroll 8
+                for (int j = 0; j < np; j++) {
+                    const __m256 xv = _mm256_broadcast_ss(xc + j * NB + l);
+#pragma GCC unroll 8
+                    for (int b = 0; b < nb; b++)
+                        acc[b][j] = _mm256_fmadd_ps(xv, wv[b], acc[b][j]);
+                }
             }
         }
     }
@@ -201,21 +223,33 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
 
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
-        const float *x, int64_t xs, int64_t C, const float *w, int64_t ws, const float *bias, float *y, int64_t ys,  \
+        const float *x, int64_t xs, int64_t C, const float *w, const float *bias, float *y, int64_t ys,              \
         const float *res, int32_t act, __m256 va, __m256 vb, int pf, int first, int last)                            \
     {                                                                                                                 \
         if (pf)                                                                                                       \
-            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 1, NP, NBK, first, last);                        \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, 1, NP, NBK, first, last);                        \
         else                                                                                                          \
-            pw_tile(x, xs, C, w, ws, bias, y, ys, res, act, va, vb, 0, NP, NBK, first, last);                        \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, 0, NP, NBK, first, last);                        \
     }
-#define PW_TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
 PW_TILES(PW_TILE_FN)
 
-typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, int64_t, const float *, float *, int64_t,
+typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, const float *, float *, int64_t,
                            const float *, int32_t, __m256, __m256, int, int, int);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
-static const pw_tile_fn pw_tiles[2][6] = {PW_TILES(PW_ENTRY)};
+static const pw_tile_fn pw_tiles[PW_GB][PW_TP2] = {PW_TILES(PW_ENTRY)}; /* no 3 x 5 / 3 x 6 */
+
+/* Pixels of the next AVX2 tile of nb blocks where `rem` are left.  3 blocks: 4, but a tail that is no whole number
+ * of tiles ends in tiles of 3 (9 accumulators: 9 FMA chains in flight, where a 1- or 2-pixel tile (3 / 6) waits on
+ * the FMA latency): the 7 x 7 maps' 49 pixels go 10 x 4 + 3 x 3, not 12 x 4 + 1.  1-2 blocks: 6 (7 and 8 as 4 + 3 /
+ * 4 + 4).  The sums are those of any tile: outputs unchanged. */
+static inline int pw_tile_width(int64_t rem, int nb)
+{
+    if (nb < PW_GB)
+        return rem == 7 || rem == 8 ? 4 : rem < PW_TP2 ? (int)rem : PW_TP2;
+    if (rem <= 9 && rem % PW_TP && rem != 7)
+        return rem < 3 ? (int)rem : 3;
+    return rem < PW_TP ? (int)rem : PW_TP;
+}
 
 /* Runs to cut `items` equal items into for `threads` threads: a multiple of the threads (4, 2 or 1 a thread, so the
  * pool starts every thread on the same number of runs and lets a thread that is done steal runs not begun), the
@@ -235,46 +269,46 @@ int64_t trtl_nchwc_even_runs(int64_t items, int64_t threads, int64_t *runs)
     return best < 0 ? 1000 : best;
 }
 
-/* Item it = (n * nchunk + ch) * pairs + q: output block pair q over pixel chunk ch of image n (chunks of whole
- * 6-pixel tiles, the tiles spread evenly over the chunks).  Task r runs items [r * items / runs, (r+1) * ...). */
+/* Item it = (n * nchunk + ch) * groups + q: output block group q over pixel chunk ch of image n (chunks of whole
+ * tiles, the tiles spread evenly over the chunks).  Task r runs items [r * items / runs, (r+1) * ...). */
 __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;
     const pw_job *j = (const pw_job *)ctx;
     const nc_geom *g = j->g;
-    const int64_t P = g->P, xs = P * NB, tiles = (P + 5) / 6;
+    const int64_t P = g->P, xs = P * NB, tp = g->wide ? 6 : PW_TP, tiles = (P + tp - 1) / tp;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
     for (int64_t r = begin; r < end; r++) {
         const int64_t i0 = r * j->items / j->runs, i1 = (r + 1) * j->items / j->runs;
         for (int64_t it = i0; it < i1; it++) {
-            const int64_t q = it % j->pairs, ch = it / j->pairs % j->nchunk, n = it / j->pairs / j->nchunk;
-            const int64_t p0 = ch * tiles / j->nchunk * 6, p1e = (ch + 1) * tiles / j->nchunk * 6;
-            const int64_t p1 = p1e < P ? p1e : P, kb = (g->wide ? 4 : 2) * q;
-            const int nbk = g->wide ? (g->KB - kb < 4 ? (int)(g->KB - kb) : 4) : kb + 1 < g->KB ? 2 : 1;
+            const int64_t q = it % j->groups, ch = it / j->groups % j->nchunk, n = it / j->groups / j->nchunk;
+            const int64_t p0 = ch * tiles / j->nchunk * tp, p1e = (ch + 1) * tiles / j->nchunk * tp;
+            const int64_t gb = g->wide ? 4 : PW_GB, p1 = p1e < P ? p1e : P, kb = gb * q;
+            const int nbk = g->KB - kb < gb ? (int)(g->KB - kb) : (int)gb;
             const float *x = j->x + n * g->CB * xs;
             const float *w = j->w + n * j->w_n + kb * g->C * NB; /* wide: group q at q * C * 32 = kb * C * 8 */
             float *y = j->y + (n * g->KB + kb) * xs;
             const float *res = j->res ? j->res + (n * g->KB + kb) * xs : NULL;
             const int pf = it == i0 || q == 0; /* the first pass over this chunk here: prefetch its input */
+            /* depth blocks of PW_KC channels over the whole chunk: their weights (PW_KC x 24 floats, or x 32 when
+             * wide) stay in L1 for every tile of the chunk, where the whole depth (960 x 24 floats, 92 KiB) came
+             * from L2 again for each tile; the partial sums go through y, in L1 too */
+            const int64_t kc = g->C > PW_KC_MIN ? PW_KC : g->C;
             if (g->wide) {
                 const trtl_nchwc_pw512_span sp = {x + p0 * NB, xs, g->C, w, j->st->b + kb * NB, y + p0 * NB,
                                                   res ? res + p0 * NB : NULL, p1 - p0, nbk, act,
-                                                  j->e ? j->e->alpha : 0.0f, j->e ? j->e->beta : 0.0f, pf};
+                                                  j->e ? j->e->alpha : 0.0f, j->e ? j->e->beta : 0.0f, pf, kc};
                 trtl_nchwc_pw512_run_span(&sp);
             } else {
-                /* depth blocks of PW_KC channels over the whole chunk: their weights (PW_KC x 16 floats) stay in L1
-                 * for every tile of the chunk, where the whole depth (960 x 16 floats, 61 KiB) came from L2 again
-                 * for each tile; the partial sums go through y, in L1 too */
-                const int64_t kc = g->C > PW_KC_MIN ? PW_KC : g->C;
                 for (int64_t c0 = 0; c0 < g->C; c0 += kc) {
                     const int64_t cn = g->C - c0 < kc ? g->C - c0 : kc;
                     const int first = c0 == 0, last = c0 + cn == g->C;
-                    for (int64_t p = p0; p < p1; p += 6) {
-                        const int np = p1 - p < 6 ? (int)(p1 - p) : 6;
-                        pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * NB, g->C * NB,
+                    for (int64_t p = p0, np; p < p1; p += np) {
+                        np = pw_tile_width(p1 - p, nbk);
+                        pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * PW_GB * NB,
                                                   j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
-                                                  va, vb, pf && first, first, last);
+                                                  va, vb, pf, first, last);
                     }
                 }
             }
@@ -286,7 +320,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
 }
 
 /* Pixel chunks whose input stays in L2 (~48K floats, 192 KiB: fewer passes over the weights of the 7 x 7 layers),
- * items of one block pair over one chunk, cut into even_runs(): every thread starts on an equal share and
+ * items of one block group over one chunk, cut into even_runs(): every thread starts on an equal share and
  * steals runs the others have not begun. */
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
                    const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
@@ -295,21 +329,22 @@ static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t
     int64_t chunk = 49152 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     j.nchunk = (g->P + chunk - 1) / chunk;
-    j.pairs = g->wide ? (g->KB + 3) / 4 : (g->KB + 1) / 2; /* items' output blocks: 2, or 4 (two zmm) */
-    const int64_t threads = trtl_threadpool_size(pool), tiles = (g->P + 5) / 6, nchunk0 = j.nchunk;
+    j.groups = g->wide ? (g->KB + 3) / 4 : (g->KB + PW_GB - 1) / PW_GB; /* items' output blocks: PW_GB, or 4 */
+    const int64_t threads = trtl_threadpool_size(pool), tp = g->wide ? 6 : PW_TP, tiles = (g->P + tp - 1) / tp;
+    const int64_t nchunk0 = j.nchunk;
     /* more threads: smaller chunks (up to 4x as many) where the runs' item counts would differ by more than 1/16
-     * (480->112 at 14 x 14, two threads: 2 chunks x 7 pairs = 14 items in 8 runs of 1 or 2 items) */
+     * (480->112 at 14 x 14, two threads: 2 chunks x 5 groups = 10 items in 8 runs of 1 or 2 items) */
     int64_t best = -1;
     for (int64_t nc = nchunk0; threads > 1 && nc <= 4 * nchunk0 && nc <= tiles && (best < 0 || best > 1062); nc++) {
         int64_t runs;
-        const int64_t spread = trtl_nchwc_even_runs(g->N * nc * j.pairs, threads, &runs);
+        const int64_t spread = trtl_nchwc_even_runs(g->N * nc * j.groups, threads, &runs);
         if (best < 0 || spread < best) {
             best = spread;
             j.nchunk = nc;
             j.runs = runs;
         }
     }
-    j.items = g->N * j.nchunk * j.pairs;
+    j.items = g->N * j.nchunk * j.groups;
     if (best < 0)
         trtl_nchwc_even_runs(j.items, threads, &j.runs);
     trtl_parallel_for(pool, j.runs, 1, pw_task, &j);
@@ -634,7 +669,7 @@ static void nc_unpack_as(const trtl_node *n, const void *state, int wide, void *
         trtl_nchwc_dense_unpack(st->w, K, C * kv, (float *)dst);
         return;
     }
-    const int64_t L = row_lanes(wide && !dw);
+    const int64_t L = dw ? NB : row_lanes(wide); /* depthwise: [ceil(C/8)][R*S][8] */
     for (int64_t k = 0; k < K; k++)
         for (int64_t t = 0, nt = dw ? kv : C; t < nt; t++)
             memcpy((char *)dst + (size_t)(k * nt + t) * sizeof(float), &st->w[((k / L) * nt + t) * L + k % L],
@@ -780,7 +815,7 @@ __attribute__((target("avx2,fma"))) static void scale_in_task(void *ctx, int64_t
 }
 
 /* Pointwise weights scaled per image: dst[n][r][c][:] = w[r][c][:] * scale[n, c] for the packed rows r of L lanes
- * (L = 8, or 32 when wide), task it = n * (KL / L) + r. */
+ * (L = 24, or 32 when wide), task it = n * (KL / L) + r. */
 __attribute__((target("avx2,fma"))) static void scale_task(void *ctx, int64_t begin, int64_t end, int thread)
 {
     (void)thread;

@@ -6,7 +6,9 @@
  * input channel 6 broadcasts, 2 weight loads, 12 FMAs), as the AVX2 tile's 6 x 2 blocks with twice the lanes.  The
  * halves are stored to their blocks at the end (two 256-bit stores a vector); halves past the group's real blocks
  * are computed on zero weights and not stored.  Bias, residual and ReLU / clip / leaky in registers; other
- * activations are the caller's (over the finished chunk). */
+ * activations are the caller's (over the finished chunk).  Past the caller's depth-block threshold the input
+ * channels go in depth blocks of span.kc over the whole span (as the AVX2 tiles: the block's weights, kc x 32
+ * floats, stay in L1 for every tile), the partial sums through the output. */
 #include <immintrin.h>
 
 #include "kernels/x86/nchwc_pw512.h"
@@ -31,27 +33,35 @@ __attribute__((target("avx512f"), always_inline)) static inline void store_pair(
         _mm256_storeu_ps(hi, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
-/* np pixels x nv vectors; x / y / res at the tile's first pixel. */
+/* np pixels x nv vectors over input channels [c0, c0 + cn) (a depth block); x / y / res at the tile's first pixel.
+ * first: the sums start from the bias, else from the partial sums the depth block before stored in y; last: the
+ * epilogue, else the partial sums are stored (halves past the group's real blocks are not: their weights and bias
+ * are zero, so they start from zero again). */
 __attribute__((target("avx512f"), always_inline)) static inline void tile(const trtl_nchwc_pw512_span *s,
                                                                           const float *x, float *y, const float *res,
+                                                                          int64_t c0, int64_t cn, int first, int last,
                                                                           const int pf, const int np, const int nv)
 {
-    const int64_t xs = s->xs, C = s->C;
-    const float *w = s->w;
+    const int64_t xs = s->xs;
+    const float *w = s->w + c0 * TRTL_NCHWC_PW512_GROUP;
     __m512 acc[2][6];
 #pragma GCC unroll 8
-    for (int v = 0; v < nv; v++)
+    for (int v = 0; v < nv; v++) {
+        const int hi = 2 * v + 1 < s->nblk;
+        const float *y0 = y + 2 * v * xs;
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++)
-            acc[v][j] = _mm512_loadu_ps(s->bias + v * 16);
-    for (int64_t c0 = 0; c0 < C; c0 += NB) {
-        const float *xc = x + (c0 / NB) * xs;
-        const int64_t nl = C - c0 < NB ? C - c0 : NB;
+            acc[v][j] = first ? _mm512_loadu_ps(s->bias + v * 16) : load_pair(y0 + j * NB, y0 + xs + j * NB, hi);
+    }
+    x += (c0 / NB) * xs;
+    for (int64_t cb = 0; cb < cn; cb += NB) {
+        const float *xc = x + (cb / NB) * xs;
+        const int64_t nl = cn - cb < NB ? cn - cb : NB;
         if (pf)
             for (int q = 0; q < 3; q++)
                 _mm_prefetch((const char *)(xc + PF_TILES * 6 * NB + q * 16), _MM_HINT_T0);
         for (int64_t l = 0; l < nl; l++) {
-            const float *wc = w + (c0 + l) * TRTL_NCHWC_PW512_GROUP;
+            const float *wc = w + (cb + l) * TRTL_NCHWC_PW512_GROUP;
             const __m512 w0 = _mm512_loadu_ps(wc);
             __m512 w1 = w0;
             if (nv > 1)
@@ -73,34 +83,41 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile(const 
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++) {
             __m512 a = acc[v][j];
-            if (res)
+            if (last && res)
                 a = _mm512_add_ps(a, load_pair(res + 2 * v * xs + j * NB, res + (2 * v + 1) * xs + j * NB, hi));
-            store_pair(y0 + j * NB, y1 + j * NB, hi, trtl_act16(a, s->act, va, vb));
+            store_pair(y0 + j * NB, y1 + j * NB, hi, last ? trtl_act16(a, s->act, va, vb) : a);
         }
     }
 }
 
 #define TILE_FN(NP, NV)                                                                                               \
     __attribute__((target("avx512f"), noinline)) static void tile_##NP##_##NV(                                       \
-        const trtl_nchwc_pw512_span *s, const float *x, float *y, const float *res, int pf)                          \
+        const trtl_nchwc_pw512_span *s, const float *x, float *y, const float *res, int64_t c0, int64_t cn,          \
+        int first, int last, int pf)                                                                                  \
     {                                                                                                                 \
         if (pf)                                                                                                       \
-            tile(s, x, y, res, 1, NP, NV);                                                                            \
+            tile(s, x, y, res, c0, cn, first, last, 1, NP, NV);                                                       \
         else                                                                                                          \
-            tile(s, x, y, res, 0, NP, NV);                                                                            \
+            tile(s, x, y, res, c0, cn, first, last, 0, NP, NV);                                                       \
     }
 #define TILES(X) X(6, 2) X(5, 2) X(4, 2) X(3, 2) X(2, 2) X(1, 2) X(6, 1) X(5, 1) X(4, 1) X(3, 1) X(2, 1) X(1, 1)
 TILES(TILE_FN)
 
-typedef void (*tile_fn)(const trtl_nchwc_pw512_span *, const float *, float *, const float *, int);
+typedef void (*tile_fn)(const trtl_nchwc_pw512_span *, const float *, float *, const float *, int64_t, int64_t, int,
+                        int, int);
 #define ENTRY(NP, NV) [NV - 1][NP - 1] = tile_##NP##_##NV,
 static const tile_fn tiles[2][6] = {TILES(ENTRY)};
 
 void trtl_nchwc_pw512_run_span(const trtl_nchwc_pw512_span *s)
 {
     const int nv = s->nblk > 2 ? 2 : 1;
-    for (int64_t p = 0; p < s->np; p += 6) {
-        const int np = s->np - p < 6 ? (int)(s->np - p) : 6;
-        tiles[nv - 1][np - 1](s, s->x + p * NB, s->y + p * NB, s->res ? s->res + p * NB : NULL, s->prefetch);
+    const int64_t kc = s->kc > 0 && s->kc < s->C ? s->kc : s->C;
+    for (int64_t c0 = 0; c0 < s->C; c0 += kc) { /* depth blocks over the whole span: their weights stay in L1 */
+        const int64_t cn = s->C - c0 < kc ? s->C - c0 : kc;
+        for (int64_t p = 0; p < s->np; p += 6) {
+            const int np = s->np - p < 6 ? (int)(s->np - p) : 6;
+            tiles[nv - 1][np - 1](s, s->x + p * NB, s->y + p * NB, s->res ? s->res + p * NB : NULL, c0, cn, c0 == 0,
+                                  c0 + cn == s->C, s->prefetch);
+        }
     }
 }

@@ -24,9 +24,11 @@ typedef struct trtl_nchwc_pw512_span {
     int act;           /* a fast activation (trtl_act_is_fast) applied in registers, else TRTL_ACT_NONE */
     float alpha, beta;
     int prefetch;      /* prefetch the input 2 tiles ahead (the first pass over these pixels) */
+    int64_t kc;        /* input channels a depth block (a multiple of 8), or 0 / >= C: all in one */
 } trtl_nchwc_pw512_span;
 
-/* y = act(bias + W x (+ res)) over the span: 6-pixel x 2-vector register tiles (12 zmm accumulators). */
+/* y = act(bias + W x (+ res)) over the span: 6-pixel x 2-vector register tiles (12 zmm accumulators), in depth
+ * blocks of kc input channels (partial sums through y). */
 void trtl_nchwc_pw512_run_span(const trtl_nchwc_pw512_span *s);
 
 #endif
