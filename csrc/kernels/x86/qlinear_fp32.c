@@ -166,15 +166,16 @@ static int qf_dw_split(const trtl_kernel *inner, const trtl_node *n)
            RS > 0 && c->kernel.count == K * RS;
 }
 
-/* Run in blocks: where there is a conversion to keep in cache.  A FLOAT input on its grid (in_grid) read in place
- * and a fused output written by the kernel have none, so the inner kernel runs the whole layer in one call, as in
- * the fp32 model (MobileNetV2's depthwise layers between fp32 tactics: blocks of 8 channels cost up to 2x, the
- * channel-interleaved kernel's 7 x 7 layers most). */
+/* Run in blocks: where there is an input conversion to keep in cache.  A FLOAT input on its grid (in_grid) is read
+ * in place; with a fused output (written by the inner kernel) or folded codes (qf_codes_fold: one cheap pass over
+ * the accumulators in scratch) the inner kernel runs the whole layer in one call, as in the fp32 model (MobileNetV2's
+ * depthwise layers: blocks of 8 channels cost up to 1.5x, the channel-interleaved kernel's 7 x 7 layers 2x). */
 static int qf_blocked(const trtl_kernel *inner, const trtl_node *n)
 {
     trtl_epilogue e;
     float L, H;
-    return qf_dw_split(inner, n) && !(n->p.qlin.in_grid && (qf_fused(&n->p.qlin, &e) || qf_codes_fold(&n->p.qlin, &L, &H)));
+    const trtl_qlinear_params *q = &n->p.qlin;
+    return qf_dw_split(inner, n) && !(q->in_grid && (qf_fused(q, &e) || qf_codes_fold(q, &L, &H)));
 }
 
 /* The inner node of channels [c0, c0 + cbk) of a blocked depthwise convolution. */
