@@ -428,6 +428,13 @@ __attribute__((target("avx2,fma"))) static inline __m256 qf_vq_code(__m256 x, co
     return _mm256_min_ps(_mm256_max_ps(q, v->lo), v->hi);
 }
 
+/* 8 codes (int32 in the type's range) as bytes, in the low 8 of the result. */
+__attribute__((target("avx2"))) static inline __m128i qf_pack8(__m256i c, int32_t sg)
+{
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+    return sg ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+}
+
 /* The fake-quantized value (code - zero) * scale. */
 __attribute__((target("avx2,fma"))) static inline __m256 qf_vq_fake(__m256 x, const qf_vq *v)
 {
@@ -542,10 +549,7 @@ __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, 
         if (act == TRTL_ACT_CLIP)
             v = _mm256_min_ps(be, v);
         if (outq == 2) {
-            __m256i ci = _mm256_cvtps_epi32(qf_vq_code(v, &vo));
-            __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(ci), _mm256_extracti128_si256(ci, 1));
-            w = osg ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-            _mm_storel_epi64((__m128i *)((int8_t *)y + i), w);
+            _mm_storel_epi64((__m128i *)((int8_t *)y + i), qf_pack8(_mm256_cvtps_epi32(qf_vq_code(v, &vo)), osg));
             continue;
         }
         if (outq)
@@ -574,9 +578,8 @@ __attribute__((target("avx2,fma"))) static void qf_codes_avx2(const qf_state *s,
             v = _mm256_maskload_ps(acc + i, _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)r), idx));
         }
         v = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(v, m, b), lo), hi);
-        __m256i c = _mm256_add_epi32(_mm256_cvtps_epi32(v), z); /* round to nearest even (MXCSR default) */
-        __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
-        w = sg ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+        /* round to nearest even (MXCSR default) */
+        __m128i w = qf_pack8(_mm256_add_epi32(_mm256_cvtps_epi32(v), z), sg);
         if (r == 8) {
             _mm_storel_epi64((__m128i *)(yc + i), w);
         } else {
