@@ -41,6 +41,9 @@ typedef struct qf_state {
     trtl_node node;   /* the inner CONVOLUTION node: float weights; bias and epilogue where fused (qf_fused) */
     int32_t io[3];
     int32_t fused;    /* qf_fused: the inner kernel's epilogue requantizes, run() has no pass of its own after it */
+    int32_t cfold;    /* qf_codes_fold: codes out through qf_codes_avx2 (cmul, cadd, clo, chi) */
+    float clo, chi;   /* the code bounds (code - zero) */
+    float *cmul;      /* [2K]: scale[k] / out_scale, then bias[k] / out_scale */
     float *w;         /* the int8 weights as floats (times the channel's scale where fused) */
     void *istate;     /* the inner kernel's prepared state */
     trtl_qconv_state *qs; /* the int8 library's state of the node: its checks, scales, bias and epilogue */
@@ -61,6 +64,41 @@ static int qf_geometry(const trtl_node *n, const trtl_dims *in)
            q->w_scale.count == q->conv.num_output_maps && q->conv.num_output_maps > 0;
 }
 
+/* The code bounds [L, H] (code - zero) of q's output quantization (out_quant 1 or 2) with the ReLU / Clip before it
+ * folded in (quantization is monotone: quantizing the clamped value is clamping the code to the bounds' codes) and a
+ * mid quantization equal to the output's, without a residual, folded too (quantize_static's Conv -> Q/DQ -> Clip ->
+ * Q/DQ, the Clip sharing its input's parameters: MobileNetV2): fq(act(fq(v))) = fq(act(v)), as the inner fq keeps
+ * the code and act is monotone.  0 where that does not hold: residual codes, a mid quantization other than the
+ * output's, other activations, a ReLU / Clip whose bound would catch a NaN residual that the reference quantizes
+ * to the lowest code. */
+static int qf_fold_bounds(const trtl_qlinear_params *q, float *L, float *H)
+{
+    if (q->mode != TRTL_QL_CONV || (q->has_residual && q->res_quant) || q->out_quant == 0)
+        return 0;
+    if (q->mid_quant && (q->has_residual || q->mid_scale != q->out_scale || q->mid_zero_point != q->out_zero_point ||
+                         q->mid_type != q->out_type))
+        return 0;
+    const float s = q->out_scale;
+    if (!(s > 0.0f) || !isfinite(s))
+        return 0;
+    const int32_t sg = q->out_type == TRTL_INT8, z = q->out_zero_point;
+    const float lo = (float)((sg ? -128 : 0) - z), hi = (float)((sg ? 127 : 255) - z);
+    *L = lo;
+    *H = hi;
+    if (q->act == TRTL_ACT_RELU) {
+        *L = lo > 0.0f ? lo : 0.0f;
+    } else if (q->act == TRTL_ACT_CLIP) {
+        if (!(q->alpha <= q->beta))
+            return 0;
+        float a = rintf(q->alpha / s), b = rintf(q->beta / s); /* the bounds' codes, then in the code range */
+        *L = a < lo ? lo : a > hi ? hi : a;
+        *H = b < lo ? lo : b > hi ? hi : b;
+    } else if (q->act != TRTL_ACT_NONE) {
+        return 0;
+    }
+    return !(q->has_residual && *L != lo);
+}
+
 /* Can the inner fp32 kernel's own tile epilogue finish the layer (session 13)?  Then its weights are the int8
  * weights times the channel's scale in_scale * w_scale[k] (divided by in_scale again for an in_grid input), its bias
  * the layer's, its residual the layer's float one, and its activation the layer's (float output), or, for a
@@ -69,43 +107,30 @@ static int qf_geometry(const trtl_node *n, const trtl_dims *in)
  * clamped value is clamping the code to the bounds' codes).  The output is then written once, by the tile that
  * computes it, instead of a second pass over it.  The sums are no longer integer sums: they are the integer sums
  * times the scale to float rounding (as on the Winograd tactics), so a code may move one step, on a tie.
- * Not fused: codes out (out_quant 2), a mid quantization other than the output's, residual codes, other
- * activations before a quantization,
- * and a ReLU / Clip whose bound would catch a NaN residual that the reference quantizes to the lowest code. */
+ * Not fused: codes out (out_quant 2: qf_codes_fold below), and where qf_fold_bounds does not hold. */
 static int qf_fused(const trtl_qlinear_params *q, trtl_epilogue *e)
 {
     *e = (trtl_epilogue){q->act, q->alpha, q->beta, q->has_residual};
     if (q->mode != TRTL_QL_CONV || (q->has_residual && q->res_quant) || q->out_quant == 2)
         return 0;
-    /* A mid quantization equal to the output's, without a residual (quantize_static's Conv -> Q/DQ -> Clip -> Q/DQ,
-     * the Clip sharing its input's parameters: MobileNetV2): fq(act(fq(v))) = fq(act(v)), as the inner fq keeps
-     * the code and act is monotone (the clamp of the codes below) */
-    if (q->mid_quant && (q->has_residual || q->out_quant != 1 || q->mid_scale != q->out_scale ||
-                         q->mid_zero_point != q->out_zero_point || q->mid_type != q->out_type))
+    if (q->out_quant == 0)
+        return !q->mid_quant;
+    float L, H;
+    if (!qf_fold_bounds(q, &L, &H))
         return 0;
-    if (q->out_quant != 1)
-        return q->out_quant == 0;
-    const float s = q->out_scale;
-    if (!(s > 0.0f) || !isfinite(s))
-        return 0;
-    const int32_t sg = q->out_type == TRTL_INT8, z = q->out_zero_point;
-    const float lo = (float)((sg ? -128 : 0) - z), hi = (float)((sg ? 127 : 255) - z);
-    float L = lo, H = hi;
-    if (q->act == TRTL_ACT_RELU) {
-        L = lo > 0.0f ? lo : 0.0f;
-    } else if (q->act == TRTL_ACT_CLIP) {
-        if (!(q->alpha <= q->beta))
-            return 0;
-        float a = rintf(q->alpha / s), b = rintf(q->beta / s); /* the bounds' codes, then in the code range */
-        L = a < lo ? lo : a > hi ? hi : a;
-        H = b < lo ? lo : b > hi ? hi : b;
-    } else if (q->act != TRTL_ACT_NONE) {
-        return 0;
-    }
-    if (q->has_residual && L != lo)
-        return 0;
-    *e = (trtl_epilogue){TRTL_ACT_QGRID, s, trtl_act_qgrid_beta((int32_t)L, (int32_t)H), q->has_residual};
+    *e = (trtl_epilogue){TRTL_ACT_QGRID, q->out_scale, trtl_act_qgrid_beta((int32_t)L, (int32_t)H), q->has_residual};
     return 1;
+}
+
+/* Codes out (out_quant 2) without a residual, where qf_fold_bounds holds (MobileNetV2's depthwise layers before an
+ * int8 projection): each code is clamp(rne(acc * cmul[k] + cadd[k]), L, H) + zero, cmul = scale[k] / out_scale and
+ * cadd = bias[k] / out_scale (one rounding each): 5 vector operations for 8 codes on the accumulators while they are
+ * in cache instead of the general epilogue's dequantize, mid fake quantization, activation and quantize.  Clamping
+ * before the rounding is the same (integer bounds); a NaN cannot come (no residual: integer sums of finite codes).
+ * The same float-rounding difference as qf_fused: a code may move one step on a tie. */
+static int qf_codes_fold(const trtl_qlinear_params *q, float *L, float *H)
+{
+    return q->out_quant == 2 && !q->has_residual && qf_fold_bounds(q, L, H);
 }
 
 /* The inner node of n: p.conv with the weights w (floats); with bias (may be NULL while only shapes matter) and
@@ -133,12 +158,24 @@ static void qf_inner_node(const trtl_node *n, const trtl_kernel *inner, const fl
 }
 
 /* Depthwise with channel multiplier 1 (groups = C = K) on a depthwise kernel, more than one block of channels. */
-static int qf_blocked(const trtl_kernel *inner, const trtl_node *n)
+static int qf_dw_split(const trtl_kernel *inner, const trtl_node *n)
 {
     const trtl_conv_params *c = &n->p.qlin.conv;
     int64_t K = c->num_output_maps, RS = c->kernel_size.d[0] * c->kernel_size.d[1];
     return strncmp(inner->name, "convolution.depthwise", 21) == 0 && c->num_groups == K && K > QF_DW_BLOCK &&
            RS > 0 && c->kernel.count == K * RS;
+}
+
+/* Run in blocks: where there is an input conversion to keep in cache.  A FLOAT input on its grid (in_grid) is read
+ * in place; with a fused output (written by the inner kernel) or folded codes (qf_codes_fold: one cheap pass over
+ * the accumulators in scratch) the inner kernel runs the whole layer in one call, as in the fp32 model (MobileNetV2's
+ * depthwise layers: blocks of 8 channels cost up to 1.5x, the channel-interleaved kernel's 7 x 7 layers 2x). */
+static int qf_blocked(const trtl_kernel *inner, const trtl_node *n)
+{
+    trtl_epilogue e;
+    float L, H;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    return qf_dw_split(inner, n) && !(q->in_grid && (qf_fused(q, &e) || qf_codes_fold(q, &L, &H)));
 }
 
 /* The inner node of channels [c0, c0 + cbk) of a blocked depthwise convolution. */
@@ -182,7 +219,7 @@ static int qf_applies(const trtl_kernel *inner, const trtl_node *n, const trtl_d
         return 1;
     int32_t io[3] = {0, 1, 2};
     trtl_node o;
-    if (qf_blocked(inner, n)) { /* the full block and the last one */
+    if (qf_dw_split(inner, n)) { /* the full block and the last one; then the whole (in_grid comes after selection) */
         int64_t K = n->p.qlin.conv.num_output_maps, last = K - (qf_nblk(n) - 1) * QF_DW_BLOCK;
         for (int i = 0; i < 2; i++) {
             trtl_dims d = in[0];
@@ -192,7 +229,6 @@ static int qf_applies(const trtl_kernel *inner, const trtl_node *n, const trtl_d
             if (!inner->applies(&o, &d))
                 return 0;
         }
-        return 1;
     }
     qf_inner_node(n, inner, NULL, NULL, io, &o); /* applies() reads the geometry and the epilogue only */
     return inner->applies(&o, in);
@@ -210,6 +246,7 @@ static void qf_release(void *state)
             s->inner->release(s->bstate[b]);
     free(s->bstate);
     free(s->bnode);
+    free(s->cmul);
     trtl_aligned_free(s->w);
     trtl_qconv_release(s->qs);
     free(s);
@@ -243,6 +280,19 @@ static trtl_status qf_prepare(const trtl_kernel *inner, const trtl_node *n, void
     }
     trtl_epilogue e;
     s->fused = qf_fused(q, &e);
+    s->cfold = qf_codes_fold(q, &s->clo, &s->chi);
+    if (s->cfold) {
+        const int64_t K = q->conv.num_output_maps;
+        s->cmul = malloc((size_t)(2 * K) * sizeof(float));
+        if (!s->cmul) {
+            qf_release(s);
+            return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
+        }
+        for (int64_t k = 0; k < K; k++) {
+            s->cmul[k] = (float)((double)s->qs->scale[k] / q->out_scale);
+            s->cmul[K + k] = (float)((double)s->qs->bias[k] / q->out_scale);
+        }
+    }
     s->w = qf_weights(n, s->fused ? s->qs->scale : NULL);
     if (!s->w) {
         qf_release(s);
@@ -378,6 +428,13 @@ __attribute__((target("avx2,fma"))) static inline __m256 qf_vq_code(__m256 x, co
     return _mm256_min_ps(_mm256_max_ps(q, v->lo), v->hi);
 }
 
+/* 8 codes (int32 in the type's range) as bytes, in the low 8 of the result. */
+__attribute__((target("avx2"))) static inline __m128i qf_pack8(__m256i c, int32_t sg)
+{
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+    return sg ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+}
+
 /* The fake-quantized value (code - zero) * scale. */
 __attribute__((target("avx2,fma"))) static inline __m256 qf_vq_fake(__m256 x, const qf_vq *v)
 {
@@ -416,6 +473,25 @@ static void qf_in_task(void *ctx, int64_t b, int64_t e, int thread)
     e = e * QF_CHUNK < j->n_in ? e * QF_CHUNK : j->n_in;
     qf_in_floats(j->q, (const float *)j->x + b, j->xf + b, e - b);
 }
+
+#if QF_X86
+/* n codes (int8 where sg, else uint8) -> (q - zero) floats, exact: a block's input inside its task (the
+ * dequantize kernel's call per block of 8 channels cost more than the conversion on 7 x 7 / 14 x 14 maps). */
+__attribute__((target("avx2"))) static void qf_codes_floats_avx2(const void *src, int32_t sg, int32_t zero, float *dst,
+                                                                 int64_t n)
+{
+    const __m256 z = _mm256_set1_ps((float)zero);
+    const int8_t *c = src;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i c8 = _mm_loadl_epi64((const __m128i *)(c + i));
+        __m256i v = sg ? _mm256_cvtepi8_epi32(c8) : _mm256_cvtepu8_epi32(c8);
+        _mm256_storeu_ps(dst + i, _mm256_sub_ps(_mm256_cvtepi32_ps(v), z));
+    }
+    for (; i < n; i++)
+        dst[i] = (float)((sg ? (int32_t)c[i] : (int32_t)(uint8_t)c[i]) - zero);
+}
+#endif
 
 /* Input codes -> (q - zero) floats: DequantizeLinear with scale 1, on its kernel (dequantize.simd). */
 static trtl_status qf_codes_in(const trtl_node *node, const trtl_tensor_view *x, float *xf, struct trtl_threadpool *pool)
@@ -473,10 +549,7 @@ __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, 
         if (act == TRTL_ACT_CLIP)
             v = _mm256_min_ps(be, v);
         if (outq == 2) {
-            __m256i ci = _mm256_cvtps_epi32(qf_vq_code(v, &vo));
-            __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(ci), _mm256_extracti128_si256(ci, 1));
-            w = osg ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-            _mm_storel_epi64((__m128i *)((int8_t *)y + i), w);
+            _mm_storel_epi64((__m128i *)((int8_t *)y + i), qf_pack8(_mm256_cvtps_epi32(qf_vq_code(v, &vo)), osg));
             continue;
         }
         if (outq)
@@ -484,6 +557,37 @@ __attribute__((target("avx2,fma"))) static int64_t qf_out_avx2(const qf_job *j, 
         _mm256_storeu_ps((float *)y + i, v);
     }
     return i;
+}
+
+/* Folded codes out (qf_codes_fold) of channel k's pixels [0, n), the last < 8 by a masked load. */
+__attribute__((target("avx2,fma"))) static void qf_codes_avx2(const qf_state *s, int64_t k, const float *acc,
+                                                              void *y, int64_t n)
+{
+    const int32_t sg = s->qs->d.out_signed;
+    const __m256 m = _mm256_set1_ps(s->cmul[k]), b = _mm256_set1_ps(s->cmul[s->qs->d.K + k]);
+    const __m256 lo = _mm256_set1_ps(s->clo), hi = _mm256_set1_ps(s->chi);
+    const __m256i z = _mm256_set1_epi32(s->qs->d.out_zero);
+    int8_t *yc = y;
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t r = n - i < 8 ? n - i : 8;
+        __m256 v;
+        if (r == 8) {
+            v = _mm256_loadu_ps(acc + i);
+        } else {
+            const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            v = _mm256_maskload_ps(acc + i, _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)r), idx));
+        }
+        v = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(v, m, b), lo), hi);
+        /* round to nearest even (MXCSR default) */
+        __m128i w = qf_pack8(_mm256_add_epi32(_mm256_cvtps_epi32(v), z), sg);
+        if (r == 8) {
+            _mm_storel_epi64((__m128i *)(yc + i), w);
+        } else {
+            int8_t t[16];
+            _mm_storeu_si128((__m128i *)t, w);
+            memcpy(yc + i, t, (size_t)r);
+        }
+    }
 }
 #endif
 
@@ -493,8 +597,13 @@ static void qf_out_plane(const qf_job *j, int64_t k, const float *acc, int64_t o
     const trtl_qconv_state *qs = j->s->qs;
     int64_t i = 0;
 #if QF_X86
-    if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA))
+    if (trtl_cpu_has(TRTL_CPU_AVX2) && trtl_cpu_has(TRTL_CPU_FMA)) {
+        if (j->s->cfold) {
+            qf_codes_avx2(j->s, k, acc, (int8_t *)j->y + o0, j->P);
+            return;
+        }
         i = qf_out_avx2(j, qs, k, acc, o0, j->P);
+    }
 #endif
     const float *res = j->res && !qs->d.res_codes ? j->res : NULL;
     const int8_t *resq = j->res && qs->d.res_codes ? j->res : NULL;
@@ -548,7 +657,12 @@ static void qf_block_task(void *ctx, int64_t b, int64_t e, int thread)
         }
         if (j->x_codes) {
             trtl_tensor_view xc = {(char *)bj->x->data + off, vi[0].dims, bj->x->dtype};
-            bj->st[thread] = qf_codes_in(bj->node, &xc, xf, NULL);
+#if QF_X86
+            if (trtl_cpu_has(TRTL_CPU_AVX2))
+                qf_codes_floats_avx2(xc.data, xc.dtype == TRTL_INT8, j->q->in_zero_point, xf, cbk * HW);
+            else
+#endif
+                bj->st[thread] = qf_codes_in(bj->node, &xc, xf, NULL);
         } else if (j->q->in_grid) { /* on the grid already: the kernel reads it */
             vi[0].data = (float *)bj->x->data + off;
         } else {
