@@ -268,6 +268,19 @@ def test_stem_avx2_path_on_avx512_hosts():
         "print('ok')\n" % os.path.dirname(os.path.abspath(__file__)))
 
 
+def _forced_chain(kernel, seed, C, H, W):
+    """(engine, kernels, input, float64 reference) of a batch-2 chain of C channels at H x W with `kernel` forced
+    through a forged timing cache (skips where it is no candidate on this CPU)."""
+    import test_conv_pixel_gemm as pg
+    make, x, want = _chain(np.random.default_rng(seed), 2, C, H, W)
+    forced = pg._forced(make, kernel, family="nchwc_conv.")
+    if forced is None:
+        pytest.skip(f"{kernel} is no candidate on this CPU")
+    engine, kernels, _ = forced
+    assert kernel in kernels, kernels
+    return engine, kernels, x, want
+
+
 @pytest.mark.parametrize("kernel", BLOCKED_KERNELS)
 def test_blocked_pointwise_kernel_forced(kernel):
     """Each blocked kernel forced through a forged timing cache (nchwc_conv.avx512 is a candidate on AVX-512 hosts
@@ -275,13 +288,7 @@ def test_blocked_pointwise_kernel_forced(kernel):
     channels, so the 32-channel groups of the wide tiles end in 1-3 real blocks; the 3x3 and 5x5 stride-1 depthwise
     layers run nchwc_conv.avx512's two-pixel rows (9 and 7 interior columns: tiles of 8 / 4 / 2 pixels and a half
     vector), the stride-2 one stays nchwc_conv.avx2."""
-    import test_conv_pixel_gemm as pg
-    make, x, want = _chain(np.random.default_rng(11), 2, 13, 9, 11)
-    forced = pg._forced(make, kernel, family="nchwc_conv.")
-    if forced is None:
-        pytest.skip(f"{kernel} is no candidate on this CPU")
-    engine, kernels, _ = forced
-    assert kernel in kernels, kernels
+    engine, kernels, x, want = _forced_chain(kernel, 11, 13, 9, 11)
     if kernel == "nchwc_conv.avx512":  # every pointwise and stride-1 depthwise layer; the stride-2 one cannot
         blocked = [k for k in kernels if k.startswith("nchwc_conv.")]
         assert len(blocked) == 10 and blocked.count("nchwc_conv.avx2") == 1, kernels
@@ -294,13 +301,7 @@ def test_blocked_pointwise_depth_blocks_forced(kernel):
     channels make the 210 -> 70 and 280 -> 75 projections (last depth blocks of 82 / 24 channels, 82 a partial channel
     block; 75 outputs: AVX2 groups of 3 + 3 + 3 + 1 blocks, wide groups of 4 + 4 + 2) over 7 x 9 pixels (a tail of 3
     after 4-pixel tiles), each kernel forced, against float64 numpy."""
-    import test_conv_pixel_gemm as pg
-    make, x, want = _chain(np.random.default_rng(12), 2, 70, 7, 9)
-    forced = pg._forced(make, kernel, family="nchwc_conv.")
-    if forced is None:
-        pytest.skip(f"{kernel} is no candidate on this CPU")
-    engine, kernels, _ = forced
-    assert kernel in kernels, kernels
+    engine, kernels, x, want = _forced_chain(kernel, 12, 70, 7, 9)
     assert_close(_run(engine, x), want)
 
 

@@ -32,6 +32,7 @@
 #include "kernels/ref/ref.h"
 #include "kernels/x86/convolution_unpacked.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/tap_tile.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -243,25 +244,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile512(con
                                                                               const int V)
 {
     __m512 acc[GD_KB][3];
-#pragma GCC unroll 8
-    for (int k = 0; k < GD_KB; k++)
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            acc[k][v] = _mm512_set1_ps(b8[k]);
-    for (int64_t t = 0; t < ntaps; t++, w += GD_KB) {
-        const float *p = pl + off[t];
-        __m512 xv[3];
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            xv[v] = _mm512_loadu_ps(p + 16 * v);
-#pragma GCC unroll 8
-        for (int k = 0; k < GD_KB; k++) {
-            const __m512 wk = _mm512_set1_ps(w[k]);
-#pragma GCC unroll 3
-            for (int v = 0; v < V; v++)
-                acc[k][v] = _mm512_fmadd_ps(xv[v], wk, acc[k][v]);
-        }
-    }
+    trtl_tap_tile16(pl, off, ntaps, w, GD_KB, b8, V, acc);
 #pragma GCC unroll 8
     for (int k = 0; k < GD_KB; k++)
 #pragma GCC unroll 3
@@ -290,25 +273,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile256(co
                                                                               const int V)
 {
     __m256 acc[4][3];
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            acc[k][v] = _mm256_set1_ps(b4[k]);
-    for (int64_t t = 0; t < ntaps; t++, w += GD_KB) {
-        const float *p = pl + off[t];
-        __m256 xv[3];
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            xv[v] = _mm256_loadu_ps(p + 8 * v);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            const __m256 wk = _mm256_broadcast_ss(w + k);
-#pragma GCC unroll 3
-            for (int v = 0; v < V; v++)
-                acc[k][v] = _mm256_fmadd_ps(xv[v], wk, acc[k][v]);
-        }
-    }
+    trtl_tap_tile8(pl, off, ntaps, w, GD_KB, b4, V, acc);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++)
 #pragma GCC unroll 3

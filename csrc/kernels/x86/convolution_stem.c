@@ -30,6 +30,7 @@
 #include "kernels/ref/ref.h"
 #include "kernels/x86/convolution_unpacked.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/tap_tile.h"
 #include "core/cpu.h"
 #include "core/dims.h"
 #include "core/status.h"
@@ -203,25 +204,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile512(con
                                                                               const stem_epi *e)
 {
     __m512 acc[8][3];
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++)
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            acc[k][v] = _mm512_set1_ps(b8[k]);
-    for (int64_t t = 0; t < ntaps; t++, w += 8) {
-        const float *p = x + off[t];
-        __m512 xv[3];
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            xv[v] = _mm512_loadu_ps(p + 16 * v);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            const __m512 wk = _mm512_set1_ps(w[k]);
-#pragma GCC unroll 3
-            for (int v = 0; v < V; v++)
-                acc[k][v] = _mm512_fmadd_ps(xv[v], wk, acc[k][v]);
-        }
-    }
+    trtl_tap_tile16(x, off, ntaps, w, 8, b8, V, acc);
     const __m512 va = _mm512_set1_ps(e->alpha), vb = _mm512_set1_ps(e->beta);
     const int full = kn == 8 && nw == 16 * V;
     float buf[8][48], rb[8][48];
@@ -256,25 +239,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void tile256(co
                                                                               const stem_epi *e)
 {
     __m256 acc[4][3];
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            acc[k][v] = _mm256_set1_ps(b4[k]);
-    for (int64_t t = 0; t < ntaps; t++, w += 4) {
-        const float *p = x + off[t];
-        __m256 xv[3];
-#pragma GCC unroll 3
-        for (int v = 0; v < V; v++)
-            xv[v] = _mm256_loadu_ps(p + 8 * v);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            const __m256 wk = _mm256_broadcast_ss(w + k);
-#pragma GCC unroll 3
-            for (int v = 0; v < V; v++)
-                acc[k][v] = _mm256_fmadd_ps(xv[v], wk, acc[k][v]);
-        }
-    }
+    trtl_tap_tile8(x, off, ntaps, w, 4, b4, V, acc);
     const __m256 va = _mm256_set1_ps(e->alpha), vb = _mm256_set1_ps(e->beta);
     const int full = kn == 4 && nw == 8 * V;
     float buf[4][24], rb[4][24];
