@@ -22,6 +22,7 @@
 
 #include "kernels/x86/gemm_packed.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/tr8_avx2.h"
 #include "core/cpu.h"
 
 #define AVX2_MR 6
@@ -802,6 +803,14 @@ void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t c
         }
         return;
     }
+    if (rs == 1) { /* stored transposed ([D][M], e.g. matrix_multiply's TRANSPOSE A): a panel's depth row is contiguous */
+        for (int64_t p = 0; p * mr < M; p++) {
+            const int64_t rows = M - p * mr < mr ? M - p * mr : mr;
+            for (int64_t d = 0; d < D; d++)
+                memcpy(dst + p * mr * D + d * mr, src + d * cs + p * mr, (size_t)rows * sizeof(float));
+        }
+        return;
+    }
     for (int64_t p = 0; p * mr < M; p++) {
         float *panel = dst + p * mr * D;
         for (int64_t r = 0; r < mr && p * mr + r < M; r++) {
@@ -831,6 +840,33 @@ __attribute__((target("avx2,fma"))) void trtl_gemm_pack_b_row(trtl_gemm_isa isa,
     }
 }
 
+/* trtl_gemm_pack_b of a B stored transposed (rs == 1: column n is the contiguous row src + n*cs, e.g.
+ * matrix_multiply's TRANSPOSE B): 8 columns x 8 depths at a time through the 8x8 register transpose, the depth
+ * tail and the last partial group of columns scalar (columns past N zero). */
+__attribute__((target("avx2"))) static void pack_b_cols(trtl_gemm_isa isa, const float *src, int64_t cs, int64_t kc,
+                                                         int64_t N, float *dst, int64_t tile_stride)
+{
+    const int64_t nr = trtl_gemm_nr(isa);
+    for (int64_t t = 0; t * nr < N; t++)
+        for (int64_t i0 = 0; i0 < nr; i0 += 8) {
+            float *o = dst + t * tile_stride + i0;
+            const int64_t n = t * nr + i0;
+            int64_t d = 0;
+            if (n + 8 <= N)
+                for (; d + 8 <= kc; d += 8) {
+                    __m256 r[8];
+                    for (int q = 0; q < 8; q++)
+                        r[q] = _mm256_loadu_ps(src + (n + q) * cs + d);
+                    trtl_tr8_avx2(r);
+                    for (int q = 0; q < 8; q++)
+                        _mm256_storeu_ps(o + (d + q) * nr, r[q]);
+                }
+            for (; d < kc; d++)
+                for (int64_t q = 0; q < 8; q++)
+                    o[d * nr + q] = n + q < N ? src[(n + q) * cs + d] : 0.0f;
+        }
+}
+
 void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t kc, int64_t N, float *dst,
                       int64_t tile_stride)
 {
@@ -838,6 +874,10 @@ void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t c
     if (cs == 1) {
         for (int64_t d = 0; d < kc; d++)
             trtl_gemm_pack_b_row(isa, src + d * rs, N, dst + d * nr, tile_stride);
+        return;
+    }
+    if (rs == 1) {
+        pack_b_cols(isa, src, cs, kc, N, dst, tile_stride);
         return;
     }
     /* column by column (a transposed source is then read along its rows) */
