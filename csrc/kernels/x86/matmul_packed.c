@@ -30,7 +30,10 @@
 
 #define KC 256        /* depth block (deeper products: equal blocks of at most this) */
 #define KC_WHOLE 512  /* depth up to this: one block (C stored once, never read back) */
-#define NC 256        /* columns a work item at most: a packed B block of KC x NC is 256 KiB (L2) */
+#define NC 256        /* columns a work item at most */
+#ifndef B_BYTES
+#define B_BYTES (128 * 1024) /* a packed B block at most (whole 32-column tiles, at least one): in L2 beside A and C */
+#endif
 #define MC 96         /* rows packed at a time: a multiple of both variants' mr */
 #define MAX_SLOTS 64
 #define TILE_SKEW 16  /* packed B tiles kc*nr + 16 floats apart (no 4 KiB aliasing between tiles) */
@@ -38,6 +41,13 @@
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static int64_t depth_block(int64_t K) { return K <= KC_WHOLE ? K : ceil_div(K, ceil_div(K, KC)); }
+
+/* Columns a work item at most for depth block kcb: a multiple of 32 (both variants' nr divide it). */
+static int64_t cols_max(int64_t kcb)
+{
+    int64_t n = B_BYTES / ((int64_t)sizeof(float) * kcb) / 32 * 32;
+    return n < 32 ? 32 : n > NC ? NC : n;
+}
 
 /* Floats of the B block of a slot: kcb x ncs packed in tiles of nr, TILE_SKEW apart (nr >= 16: at most ncs skews),
  * rounded up to 64 bytes; the A block follows it. */
@@ -47,7 +57,7 @@ static int64_t b_block_floats(int64_t kcb, int64_t ncs) { return (kcb * ncs + nc
  * nr <= 32), then an A block of at most MC rows (whole panels of mr <= 12). */
 static int64_t slot_floats(const trtl_mm_shape *s)
 {
-    const int64_t kcb = depth_block(s->K), ncs = ((s->N < NC ? s->N : NC) + 31) / 32 * 32;
+    const int64_t kcb = depth_block(s->K), ncm = cols_max(kcb), ncs = ((s->N < ncm ? s->N : ncm) + 31) / 32 * 32;
     const int64_t mcs = ((s->M < MC ? s->M : MC) + 11) / 12 * 12;
     return b_block_floats(kcb, ncs) + mcs * kcb;
 }
@@ -144,7 +154,7 @@ static trtl_status mp_run(const trtl_kernel_args *a)
     t = t > avail ? avail : t;
     const int64_t mr = trtl_gemm_mr(j.isa), nr = trtl_gemm_nr(j.isa), ntiles = ceil_div(N, nr),
                   npanels = ceil_div(M, mr);
-    j.nnc = ceil_div(N, NC);
+    j.nnc = ceil_div(N, cols_max(j.kcb));
     j.nmc = 1;
     if (nbat * j.nnc < 2 * t) { /* too few items: cut the larger side further */
         const int64_t need = ceil_div(2 * t, nbat * j.nnc);
