@@ -803,11 +803,21 @@ void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t c
         }
         return;
     }
-    if (rs == 1) { /* stored transposed ([D][M], e.g. matrix_multiply's TRANSPOSE A): a panel's depth row is contiguous */
-        for (int64_t p = 0; p * mr < M; p++) {
-            const int64_t rows = M - p * mr < mr ? M - p * mr : mr;
-            for (int64_t d = 0; d < D; d++)
-                memcpy(dst + p * mr * D + d * mr, src + d * cs + p * mr, (size_t)rows * sizeof(float));
+    if (rs == 1) { /* stored transposed ([D][M], e.g. matrix_multiply's TRANSPOSE A): a panel's depth row is
+                    * contiguous; the source is read row after row (sequentially) */
+        for (int64_t d = 0; d < D; d++) {
+            const float *row = src + d * cs;
+            for (int64_t p = 0; p * mr < M; p++) {
+                const int64_t rows = M - p * mr < mr ? M - p * mr : mr;
+                float *o = dst + p * mr * D + d * mr;
+                if (rows == AVX2_MR && mr == AVX2_MR) /* constant sizes: inlined vector copies */
+                    memcpy(o, row + p * mr, AVX2_MR * sizeof(float));
+                else if (rows == AVX512_MR && mr == AVX512_MR)
+                    memcpy(o, row + p * mr, AVX512_MR * sizeof(float));
+                else
+                    for (int64_t r = 0; r < rows; r++)
+                        o[r] = row[p * mr + r];
+            }
         }
         return;
     }
