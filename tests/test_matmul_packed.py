@@ -1,7 +1,7 @@
 """matrix_multiply.packed (csrc/kernels/x86/matmul_packed.c: batched activation x activation matrix multiply on the
 packed GEMM micro-kernels) at layer level: add_matrix_multiply with MatrixOperation NONE / TRANSPOSE / VECTOR on
-either side, broadcast batch dims, sizes with tails of the 6 x 16 / 12 x 32 tiles, more than one depth block and
-column chunk, then a residual add and an activation (fused into the kernel's tiles), built with timing, at
+either side, broadcast batch dims, sizes with tails of the 6 x 16 / 12 x 32 tiles, column and row chunks, depth blocks
+(a dynamic depth run past the opt shape's), then a residual add and an activation (fused into the kernel's tiles), built with timing, at
 optimization level 0 (reference kernels) and with a timing cache forged so that selection keeps
 matrix_multiply.packed (the inspector shows it ran), each compared with float64 numpy.  Also the AVX2 variant
 (TRTL_CPU_MASK without AVX-512, in a subprocess)."""
@@ -69,7 +69,7 @@ SHAPES = [  # A batch, B batch, M, K, N, op0, op1, act, residual
     ((3,), (3,), 37, 29, 41, "NONE", "NONE", "relu", True),            # row and column tails of both variants
     ((2, 3), (1, 3), 49, 32, 49, "NONE", "TRANSPOSE", None, False),    # a Swin window's q x k^T, broadcast batch
     ((4,), (4,), 13, 19, 70, "TRANSPOSE", "NONE", "sigmoid", True),    # A stored transposed; a slow activation
-    ((2,), (1,), 20, 600, 300, "TRANSPOSE", "TRANSPOSE", None, True),  # 2 depth blocks, 3 column chunks
+    ((2,), (1,), 20, 200, 300, "TRANSPOSE", "TRANSPOSE", None, True),  # 2 column chunks (B blocks of 192 KiB)
     ((5,), (1,), 7, 33, 45, "NONE", "NONE", "relu", False),             # a stack over one B: one tall product
     ((3,), (3,), 1, 40, 50, "VECTOR", "TRANSPOSE", None, True),        # one row read in place
     ((2,), (2,), 130, 24, 9, "NONE", "NONE", None, True),              # 2 row blocks of 96 or chunks, a narrow B
@@ -90,6 +90,50 @@ def test_matmul_packed_not_for_matrix_vector(rng):
     engine, kernels, _ = pg._build(make)
     assert KERNEL not in kernels and "matrix_multiply.sgemm" in kernels, kernels
     assert_close(pg._run(engine, inputs), want)
+
+
+def test_matmul_packed_deep_products_left_to_sgemm(rng):
+    """A depth of 256 or more at the opt shape is left to matrix_multiply.sgemm (OpenBLAS measured faster there)."""
+    make, inputs, want = _case(rng, (2,), (2,), 30, 300, 40, "NONE", "NONE", None, False)
+    engine, kernels, _ = pg._build(make)
+    assert KERNEL not in kernels and "matrix_multiply.sgemm" in kernels, kernels
+    assert_close(pg._run(engine, inputs), want)
+
+
+def test_matmul_packed_run_time_depths(rng):
+    """Built with a dynamic depth (opt 64: matrix_multiply.packed chosen), run at depth 600 (3 depth blocks of 200
+    accumulated in C, the residual and activation on the last), 257 and 5: every run matches float64 numpy."""
+    M, N = 21, 45
+
+    def make(net):
+        a = net.add_input("a", trt.float32, (2, M, -1))
+        b = net.add_input("b", trt.float32, (2, N, -1))
+        mm = net.add_matrix_multiply(a, M_.NONE, b, M_.TRANSPOSE)
+        out = net.add_elementwise(mm.get_output(0), net.add_input("r", trt.float32, (2, M, N)),
+                                  trt.ElementWiseOperation.SUM).get_output(0)
+        out = net.add_activation(out, trt.ActivationType.RELU).get_output(0)
+        out.name = "y"
+        net.mark_output(out)
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    network = builder.create_network(0)
+    make(network)
+    config = builder.create_builder_config()
+    config.num_threads = 2
+    p = builder.create_optimization_profile()
+    p.set_shape("a", (2, M, 1), (2, M, 64), (2, M, 700))
+    p.set_shape("b", (2, N, 1), (2, N, 64), (2, N, 700))
+    config.add_optimization_profile(p)
+    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(
+        bytes(builder.build_serialized_network(network, config)))
+    info = engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON)
+    if KERNEL not in info:
+        pytest.skip("matrix_multiply.packed is no candidate on this CPU")
+    for K in (600, 257, 5):
+        a = rng.standard_normal((2, M, K)).astype(np.float32)
+        b = rng.standard_normal((2, N, K)).astype(np.float32)
+        r = rng.standard_normal((2, M, N)).astype(np.float32)
+        want = np.maximum(np.matmul(a.astype(np.float64), np.swapaxes(b.astype(np.float64), 1, 2)) + r, 0)
+        assert_close(pg._run(engine, {"a": a, "b": b, "r": r}), want)
 
 
 def test_matmul_packed_avx2_variant():

@@ -899,9 +899,21 @@ static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *b
              act_name(nd.epi.act), nd.epi.has_residual);
     float *want = want_output(trtl_ref_matrix_multiply, naive_mm, "matrix_multiply", &nd, in, &odims);
     int r = want ? run_opt(&trtl_kernel_matmul_sgemm, &nd, in, &odims, want) : 1;
-    /* matrix_multiply.packed: every case but a matrix x vector product (its applies() leaves those to SGEMV) */
-    if (want && !r && N > 1 && trtl_cpu_has(trtl_kernel_matmul_packed.cpu_features))
-        r = run_opt(&trtl_kernel_matmul_packed, &nd, in, &odims, want);
+    /* matrix_multiply.packed: every case but a matrix x vector product (its applies() leaves those to SGEMV); a
+     * depth its applies() refuses too (deeper products stay on OpenBLAS), through a copy without applies():
+     * dynamic shapes reach run() at any depth */
+    if (want && !r && N > 1 && trtl_cpu_has(trtl_kernel_matmul_packed.cpu_features)) {
+        trtl_kernel deep = trtl_kernel_matmul_packed;
+        const trtl_dims ind[2] = {adims, bdims};
+        if (K >= 256 && deep.applies(&nd, ind)) {
+            fprintf(stderr, "FAIL %s [%s]: applies() took a depth of %lld\n", deep.name, g_desc, (long long)K);
+            g_failures++;
+            r = 1;
+        }
+        if (K >= 256)
+            deep.applies = NULL;
+        r = run_opt(&deep, &nd, in, &odims, want);
+    }
     free(want);
     free(A);
     free(B);

@@ -28,14 +28,15 @@
 #include "core/dims.h"
 #include "core/status.h"
 
-#define KC 256        /* depth block (deeper products: equal blocks of at most this) */
-#define KC_WHOLE 512  /* depth up to this: one block (C stored once, never read back) */
+#define KC 192 /* depth block (deeper products: equal blocks of at most this) */
+#define KC_WHOLE 256 /* depth up to this: one block */
 #define NC 256        /* columns a work item at most */
 #ifndef B_BYTES
-#define B_BYTES (128 * 1024) /* a packed B block at most (whole 32-column tiles, at least one): in L2 beside A and C */
+#define B_BYTES (192 * 1024) /* a packed B block at most (whole 32-column tiles, at least one): in L2 beside A and C */
 #endif
 #define MC 96         /* rows packed at a time: a multiple of both variants' mr */
 #define MAX_SLOTS 64
+#define APPLIES_K_MAX 256 /* applies() below this depth (see there) */
 #define TILE_SKEW 16  /* packed B tiles kc*nr + 16 floats apart (no 4 KiB aliasing between tiles) */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -185,16 +186,19 @@ static size_t mp_scratch(const trtl_node *nd, const trtl_tensor_view *in, const 
     return (size_t)trtl_scratch_slots(flops, MAX_SLOTS) * (size_t)slot_floats(&sh) * sizeof(float) + 64;
 }
 
-/* The shapes matrix_multiply.sgemm serves, but not a matrix x vector product (one column of B). */
+/* The shapes matrix_multiply.sgemm serves with more than one column of B (a matrix x vector product would use 1 of
+ * a tile's 16 / 32 columns: SGEMV does it without waste) and a depth below APPLIES_K_MAX (attention's head
+ * dimensions and window / sequence lengths; deeper products stay on OpenBLAS, measured 3-13% faster there). */
 static int mp_applies(const trtl_node *nd, const trtl_dims *in_dims)
 {
     if (!trtl_mm_shape_applies(nd, in_dims) || trtl_gemm_isa_best() == TRTL_GEMM_NONE)
         return 0;
-    const trtl_dims *b = &in_dims[1];
-    const int op1 = nd->p.matmul.op1;
+    const trtl_dims *a = &in_dims[0], *b = &in_dims[1];
+    const int op0 = nd->p.matmul.op0, op1 = nd->p.matmul.op1;
     const int64_t N = op1 == TRTL_MATOP_VECTOR ? 1 : op1 == TRTL_MATOP_TRANSPOSE ? b->d[b->nb_dims - 2]
                                                                                   : b->d[b->nb_dims - 1];
-    return N > 1;
+    const int64_t K = op0 == TRTL_MATOP_TRANSPOSE ? a->d[a->nb_dims - 2] : a->d[a->nb_dims - 1];
+    return N > 1 && K < APPLIES_K_MAX;
 }
 
 const trtl_kernel trtl_kernel_matmul_packed = {
