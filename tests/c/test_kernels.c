@@ -902,8 +902,9 @@ static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *b
     /* matrix_multiply.packed: every case but a matrix x vector product (its applies() leaves those to SGEMV); a
      * depth its applies() refuses too (deeper products stay on OpenBLAS), through a copy without applies():
      * dynamic shapes reach run() at any depth */
-    if (want && !r && N > 1 && trtl_cpu_has(trtl_kernel_matmul_packed.cpu_features)) {
-        trtl_kernel deep = trtl_kernel_matmul_packed;
+    const trtl_kernel *packed = &trtl_kernel_matmul_packed;
+    if (want && !r && N > 1 && trtl_cpu_has(packed->cpu_features)) {
+        trtl_kernel deep = *packed;
         const trtl_dims ind[2] = {adims, bdims};
         if (K >= 256 && deep.applies(&nd, ind)) {
             fprintf(stderr, "FAIL %s [%s]: applies() took a depth of %lld\n", deep.name, g_desc, (long long)K);
@@ -912,7 +913,7 @@ static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *b
         }
         if (K >= 256)
             deep.applies = NULL;
-        r = run_opt(&deep, &nd, in, &odims, want);
+        r |= run_opt(&deep, &nd, in, &odims, want);
     }
     free(want);
     free(A);

@@ -10,13 +10,16 @@
  * transposes).  Shapes, broadcast and the fold of a stack of A over a shared B into one tall product:
  * kernels/matmul_shape.h.
  *
- * Work items are (batch, row chunk, column chunk): columns in chunks of at most NC (whole tiles), rows whole; when
- * there are fewer items than twice the threads, the larger side (in tiles / panels) is cut further, so that every
- * thread gets work on a single product (batch-1 attention heads are usually enough items already).  Each thread
- * packs into its own slot of the scratch (trtl_runs_for); nothing is allocated.
+ * Work items are (batch, row chunk, column chunk): columns in chunks whose packed B block holds at most B_BYTES
+ * (whole tiles), rows whole; when there are fewer items than twice the threads, the larger side (in tiles / panels)
+ * is cut further, so that every thread gets work on a single product (batch-1 attention heads are usually enough
+ * items already).  Each thread packs into its own slot of the scratch (trtl_runs_for); nothing is allocated.
  *
- * Applies where B has more than one column at the optimization profile's shapes: a matrix x vector product would
- * use 1 of a tile's 16 / 32 columns, which SGEMV (matrix_multiply.sgemm) does without waste.
+ * applies(): not a matrix x vector product (one column of B would use 1 of a tile's 16 / 32 columns; SGEMV in
+ * matrix_multiply.sgemm does it without waste), and a depth below APPLIES_K_MAX at the optimization profile's
+ * shapes (benchmarks/matmul_ab.c: attention shapes of depth 32..197 1.0-1.3x OpenBLAS's thread CPU time, deeper
+ * products 3-13% slower: A packed again for each column chunk, B for each row block).  run() takes any depth
+ * (dynamic shapes): equal depth blocks of at most KC, C accumulated between them.
  */
 #include <string.h>
 
