@@ -50,6 +50,7 @@ SOURCES = [
     "csrc/kernels/ref/scale.c",
     "csrc/kernels/ref/attention.c",
     "csrc/kernels/attention_geometry.c",
+    "csrc/kernels/matmul_shape.c",  # matrix_multiply.sgemm / .packed (blas/, x86/)
     "csrc/kernels/ref/qlinear.c",   # qlinear.int8 (x86/qlinear_int8.c) vs its reference, on the int8 library:
     "csrc/kernels/qconv.c",
     "csrc/kernels/ref/qconv.c",

@@ -28,6 +28,7 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_fc_packed_gemm)                                                                 \
     X(trtl_kernel_fc_sgemm)                                                                       \
     X(trtl_kernel_matmul_sgemm)                                                               \
+    X(trtl_kernel_matmul_packed)                                                              \
     X(trtl_kernel_pooling_2d)                                                                 \
     X(trtl_kernel_pooling_codes_max)                                                          \
     X(trtl_kernel_reduce_inner)                                                                \

@@ -43,6 +43,7 @@ extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
 extern const trtl_kernel trtl_kernel_fc_sgemm;
 extern const trtl_kernel trtl_kernel_matmul_sgemm;
+extern const trtl_kernel trtl_kernel_matmul_packed;
 extern const trtl_kernel trtl_kernel_conv_packed_gemm;
 extern const trtl_kernel trtl_kernel_fc_packed_gemm;
 extern const trtl_kernel trtl_kernel_elementwise_simd;
@@ -898,6 +899,22 @@ static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *b
              act_name(nd.epi.act), nd.epi.has_residual);
     float *want = want_output(trtl_ref_matrix_multiply, naive_mm, "matrix_multiply", &nd, in, &odims);
     int r = want ? run_opt(&trtl_kernel_matmul_sgemm, &nd, in, &odims, want) : 1;
+    /* matrix_multiply.packed: every case but a matrix x vector product (its applies() leaves those to SGEMV); a
+     * depth its applies() refuses too (deeper products stay on OpenBLAS), through a copy without applies():
+     * dynamic shapes reach run() at any depth */
+    const trtl_kernel *packed = &trtl_kernel_matmul_packed;
+    if (want && !r && N > 1 && trtl_cpu_has(packed->cpu_features)) {
+        trtl_kernel deep = *packed;
+        const trtl_dims ind[2] = {adims, bdims};
+        if (K >= 256 && deep.applies(&nd, ind)) {
+            fprintf(stderr, "FAIL %s [%s]: applies() took a depth of %lld\n", deep.name, g_desc, (long long)K);
+            g_failures++;
+            r = 1;
+        }
+        if (K >= 256)
+            deep.applies = NULL;
+        r |= run_opt(&deep, &nd, in, &odims, want);
+    }
     free(want);
     free(A);
     free(B);
@@ -913,6 +930,10 @@ static void test_mm(int ncases)
         {{0}, 0, {0}, 0, 37, 29, 41},      {{3}, 1, {3}, 1, 5, 7, 9},       {{2, 3}, 2, {1, 3}, 2, 4, 6, 5},
         {{4}, 1, {1}, 1, 50, 64, 70},      {{1}, 1, {5}, 1, 6, 8, 7},       {{0}, 0, {0}, 0, 300, 128, 200},
         {{2}, 1, {2}, 1, 1, 256, 600},     {{0}, 0, {0}, 0, 700, 256, 1},   {{6}, 1, {1}, 1, 30, 40, 50},
+        /* matrix_multiply.packed: 2 depth blocks (K 600 > 512) and 2 column chunks (N 300 > 256) with tails; an
+         * attention head (128 x 64 x 128) per batch; a Swin window (49 x 32 x 49) with broadcast batch dims */
+        {{2}, 1, {2}, 1, 13, 600, 45},     {{0}, 0, {0}, 0, 5, 33, 300},    {{3}, 1, {3}, 1, 128, 64, 128},
+        {{1, 3}, 2, {2, 1}, 2, 49, 32, 49},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         for (int op0 = 0; op0 < 3; op0++)

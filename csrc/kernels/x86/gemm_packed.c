@@ -22,6 +22,7 @@
 
 #include "kernels/x86/gemm_packed.h"
 #include "kernels/x86/fused_epilogue.h"
+#include "kernels/x86/tr8_avx2.h"
 #include "core/cpu.h"
 
 #define AVX2_MR 6
@@ -784,6 +785,25 @@ static void pack_a_rows4(const float *src, int64_t rs, int64_t D, int64_t mr, fl
             panel[d * mr + r] = src[r * rs + d];
 }
 
+/* Two rows (the rest of an AVX2 6-row panel after pack_a_rows4): pairs interleaved 4 depths at a time, each pair
+ * one 8-byte store (the scalar loop it replaces stored a float at a time, a third of the rows of every panel). */
+static void pack_a_rows2(const float *src, int64_t rs, int64_t D, int64_t mr, float *panel)
+{
+    int64_t d = 0;
+    for (; d + 4 <= D; d += 4) {
+        const __m128 r0 = _mm_loadu_ps(src + d), r1 = _mm_loadu_ps(src + rs + d);
+        const __m128 lo = _mm_unpacklo_ps(r0, r1), hi = _mm_unpackhi_ps(r0, r1);
+        _mm_storel_pi((__m64 *)(panel + d * mr), lo);
+        _mm_storeh_pi((__m64 *)(panel + (d + 1) * mr), lo);
+        _mm_storel_pi((__m64 *)(panel + (d + 2) * mr), hi);
+        _mm_storeh_pi((__m64 *)(panel + (d + 3) * mr), hi);
+    }
+    for (; d < D; d++) {
+        panel[d * mr] = src[d];
+        panel[d * mr + 1] = src[rs + d];
+    }
+}
+
 void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t M, int64_t D, float *dst)
 {
     const int64_t mr = trtl_gemm_mr(isa);
@@ -794,10 +814,30 @@ void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t c
             int64_t r = 0;
             for (; r + 4 <= rows; r += 4)
                 pack_a_rows4(src + (p * mr + r) * rs, rs, D, mr, panel + r);
+            for (; r + 2 <= rows; r += 2)
+                pack_a_rows2(src + (p * mr + r) * rs, rs, D, mr, panel + r);
             for (; r < rows; r++) {
                 const float *row = src + (p * mr + r) * rs;
                 for (int64_t d = 0; d < D; d++)
                     panel[d * mr + r] = row[d];
+            }
+        }
+        return;
+    }
+    if (rs == 1) { /* stored transposed ([D][M], e.g. matrix_multiply's TRANSPOSE A): a panel's depth row is
+                    * contiguous; the source is read row after row (sequentially) */
+        for (int64_t d = 0; d < D; d++) {
+            const float *row = src + d * cs;
+            for (int64_t p = 0; p * mr < M; p++) {
+                const int64_t rows = M - p * mr < mr ? M - p * mr : mr;
+                float *o = dst + p * mr * D + d * mr;
+                if (rows == AVX2_MR && mr == AVX2_MR) /* constant sizes: inlined vector copies */
+                    memcpy(o, row + p * mr, AVX2_MR * sizeof(float));
+                else if (rows == AVX512_MR && mr == AVX512_MR)
+                    memcpy(o, row + p * mr, AVX512_MR * sizeof(float));
+                else
+                    for (int64_t r = 0; r < rows; r++)
+                        o[r] = row[p * mr + r];
             }
         }
         return;
@@ -831,6 +871,33 @@ __attribute__((target("avx2,fma"))) void trtl_gemm_pack_b_row(trtl_gemm_isa isa,
     }
 }
 
+/* trtl_gemm_pack_b of a B stored transposed (rs == 1: column n is the contiguous row src + n*cs, e.g.
+ * matrix_multiply's TRANSPOSE B): 8 columns x 8 depths at a time through the 8x8 register transpose, the depth
+ * tail and the last partial group of columns scalar (columns past N zero). */
+__attribute__((target("avx2"))) static void pack_b_cols(trtl_gemm_isa isa, const float *src, int64_t cs, int64_t kc,
+                                                         int64_t N, float *dst, int64_t tile_stride)
+{
+    const int64_t nr = trtl_gemm_nr(isa);
+    for (int64_t t = 0; t * nr < N; t++)
+        for (int64_t i0 = 0; i0 < nr; i0 += 8) {
+            float *o = dst + t * tile_stride + i0;
+            const int64_t n = t * nr + i0;
+            int64_t d = 0;
+            if (n + 8 <= N)
+                for (; d + 8 <= kc; d += 8) {
+                    __m256 r[8];
+                    for (int q = 0; q < 8; q++)
+                        r[q] = _mm256_loadu_ps(src + (n + q) * cs + d);
+                    trtl_tr8_avx2(r);
+                    for (int q = 0; q < 8; q++)
+                        _mm256_storeu_ps(o + (d + q) * nr, r[q]);
+                }
+            for (; d < kc; d++)
+                for (int64_t q = 0; q < 8; q++)
+                    o[d * nr + q] = n + q < N ? src[(n + q) * cs + d] : 0.0f;
+        }
+}
+
 void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t kc, int64_t N, float *dst,
                       int64_t tile_stride)
 {
@@ -838,6 +905,10 @@ void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t c
     if (cs == 1) {
         for (int64_t d = 0; d < kc; d++)
             trtl_gemm_pack_b_row(isa, src + d * rs, N, dst + d * nr, tile_stride);
+        return;
+    }
+    if (rs == 1) {
+        pack_b_cols(isa, src, cs, kc, N, dst, tile_stride);
         return;
     }
     /* column by column (a transposed source is then read along its rows) */
