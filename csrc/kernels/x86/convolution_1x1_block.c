@@ -39,14 +39,13 @@
 #define PB_BLOCK_BYTES (128 * 1024) /* a block's rows (C x xs floats) */
 #endif
 #define PB_MAX_BLOCK 2048 /* pixels a block at most */
-#define PB_SKEW 16        /* floats past a row's vectors, so that rows a power of two apart do not share L1 sets */
 #define PB_MAX_SLOTS 64
 #define PB_ALIGN 64
 
 typedef struct pb_geom {
     int64_t N, C, K, P, in_sp;
     int64_t in[3], out[3], s[3];
-    int64_t pb, xs;        /* pixels a block, buffer row stride (floats) */
+    int64_t pb, xs;        /* pixels a block, floats an image's block takes in the buffer (pb_img_floats) */
     int64_t nblock, ngroup;
     int64_t nimg, nset;    /* images a block (> 1 only where a block holds a whole map), image sets (N / nimg up) */
     int wide;
@@ -63,6 +62,16 @@ typedef struct pb_job {
 } pb_job;
 
 static int64_t pb_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Pixels a chunk, and floats a chunk's row takes in the buffer (room for AVX-512's extra pixels past 3 vectors). */
+static int64_t pb_cw(const pb_geom *g) { return PW_MAX_NV * (g->wide ? 16 : 8); }
+static int64_t pb_cws(const pb_geom *g) { return pb_cw(g) + (g->wide ? PW_MAX_EXTRA : 0); }
+
+/* Floats of the buffer an image's block of np pixels takes: its chunks (pw_chunk_at), each a [C][cws] panel. */
+static int64_t pb_img_floats(const pb_geom *g, int64_t np)
+{
+    return pw_nchunks(np, g->wide ? 16 : 8, g->wide, g->P) * g->C * pb_cws(g);
+}
 
 /* Block size for C input channels: a whole number of 3-vector chunks, PB_BLOCK_BYTES of rows, at least a chunk. */
 static void pb_geom_block(pb_geom *g)
@@ -84,7 +93,7 @@ static void pb_geom_block(pb_geom *g)
         int64_t cap = pb_min(PB_BLOCK_BYTES / (int64_t)sizeof(float) / (g->C > 0 ? g->C : 1), PB_MAX_BLOCK) / g->P;
         g->nimg = cap > 1 ? cap : 1;
     }
-    g->xs = (g->nimg * pb + 15) / 16 * 16 + PB_SKEW;
+    g->xs = pb_img_floats(g, pb);
     g->nset = g->nimg > 1 ? (g->N + g->nimg - 1) / g->nimg : g->N;
     const int gr = g->wide ? PW_MR : 4;
     g->ngroup = (g->K + gr - 1) / gr;
@@ -167,7 +176,7 @@ static void pb_balance(pb_geom *g, int64_t slots)
         }
     }
     g->pb = best_pb;
-    g->xs = (best_pb + 15) / 16 * 16 + PB_SKEW;
+    g->xs = pb_img_floats(g, best_pb);
     g->nset = g->N;
     g->nblock = (g->P + best_pb - 1) / best_pb;
 }
@@ -194,22 +203,42 @@ __attribute__((target("avx2,fma"))) static void pb_row(float *dst, const float *
         dst[i] = src[i * sw];
 }
 
-/* Output pixels [p0, p0 + np) of image x (C input maps) into buf: row c at buf + c * xs.  Channel by channel, each
- * channel's source rows in order (a constant stride, s[1] input rows apart), and with a stride the next source row's
- * lines are prefetched while this one is copied: at batch 8 the strided inputs come from memory (RegNetY's 32->48
- * 56x56 s2: 12.8 MB of input), and rows 2 apart interleaved over C channels are C streams no prefetcher follows. */
-static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, float *buf)
+/* n outputs of channel c from src (every sw-th float, avail floats left in the input row) to block pixels
+ * [p, p + n) of an image's chunk panels at img: a pixel's chunk is p / cw but the last (which holds AVX-512's
+ * extra pixels past its 3 vectors), its row c at + c * cws. */
+static void pb_put(const pb_geom *g, float *img, int64_t nchk, int64_t c, int64_t p, const float *src, int64_t n,
+                   int64_t avail)
+{
+    const int64_t cw = pb_cw(g), cws = pb_cws(g), sw = g->s[2];
+    while (n > 0) {
+        const int64_t q = pb_min(p / cw, nchk - 1), off = p - q * cw;
+        const int64_t len = q == nchk - 1 ? n : pb_min(n, cw - off);
+        pb_row(img + (q * g->C + c) * cws + off, src, len, sw, avail);
+        src += len * sw;
+        avail -= len * sw;
+        p += len;
+        n -= len;
+    }
+}
+
+/* Output pixels [p0, p0 + np) of image x (C input maps) into the chunk panels at img (pb_put), the tiles' vector
+ * operand read with unit stride (rows cws floats apart, a chunk's C rows one sequential run: a deep chunk does not
+ * fit L1 and streams from L2 per channel group, which a prefetcher follows only where it is contiguous).  Channel by
+ * channel, each channel's source rows in order, and with a stride the next source row's lines are prefetched while
+ * this one is copied: at batch 8 the strided inputs come from memory (RegNetY's 32->48 56x56 s2: 12.8 MB of input),
+ * and rows 2 apart interleaved over C channels are C streams no prefetcher follows. */
+static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, float *img)
 {
     const int64_t ow = g->out[2], oh = g->out[1], sw = g->s[2];
     const int64_t w0 = p0 % ow, h0 = (p0 / ow) % oh, d0 = p0 / (ow * oh);
+    const int64_t nchk = pw_nchunks(np, g->wide ? 16 : 8, g->wide, g->P);
     for (int64_t c = 0; c < g->C; c++) {
         const float *xc = x + c * g->in_sp;
-        float *dst = buf + c * g->xs;
         int64_t p = p0, w = w0, h = h0, d = d0;
         while (p < p0 + np) {
             const int64_t run = pb_min(ow - w, p0 + np - p);
             const float *src = xc + (d * g->s[0] * g->in[1] + h * g->s[1]) * g->in[2] + w * sw;
-            if (sw > 1 || g->s[1] > 1) { /* the next output row's source piece (same w, or 0 after a row start) */
+            if (sw > 1 || g->s[1] > 1) { /* the next output row's source piece (from its start) */
                 const int64_t nn = pb_min(ow, p0 + np - p - run);
                 int64_t nh = h + 1, nd = d;
                 if (nh == oh) {
@@ -220,7 +249,7 @@ static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, fl
                 for (int64_t b = 0; nn > 0 && b < ((nn - 1) * sw + 1) * (int64_t)sizeof(float); b += 64)
                     _mm_prefetch(ns + b, _MM_HINT_T0);
             }
-            pb_row(dst + (p - p0), src, run, sw, g->in[2] - w * sw);
+            pb_put(g, img, nchk, c, p - p0, src, run, g->in[2] - w * sw);
             p += run;
             w = 0;
             if (++h == oh) {
@@ -245,18 +274,19 @@ static void pb_items(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t 
     for (int64_t it = it0; it < it1; it++) {
         int64_t r = it % j->nrange, col = it / j->nrange, set = col / g->nblock, b = col % g->nblock;
         int64_t p0 = b * g->pb, np = pb_min(g->pb, P - p0);
-        int64_t n0 = set * g->nimg, ni = pb_min(g->nimg, g->N - n0); /* images n0 .. n0+ni-1, at buf + i * np */
+        int64_t n0 = set * g->nimg, ni = pb_min(g->nimg, g->N - n0); /* images n0 .. n0+ni-1, at buf + i * ifl */
+        const int64_t ifl = pb_img_floats(g, np), cs = C * pb_cws(g);
         int64_t g0 = r * g->ngroup / j->nrange, g1 = (r + 1) * g->ngroup / j->nrange;
         for (int64_t i = 0; i < ni; i++)
-            pb_copy(g, j->x + (n0 + i) * C * g->in_sp, p0, np, buf + i * np);
+            pb_copy(g, j->x + (n0 + i) * C * g->in_sp, p0, np, buf + i * ifl);
         for (int64_t gi = g0; gi < g1; gi++)
             for (int64_t i = 0; i < ni; i++) {
                 const float *res = j->res ? j->res + (n0 + i) * K * P + p0 : NULL;
                 float *y = j->y + (n0 + i) * K * P + p0;
-                const float *xb = buf + i * np;
+                const float *xb = buf + i * ifl;
                 for (int64_t q = 0, nq = pw_nchunks(np, vl, g->wide, P); q < nq; q++) {
                     pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
-                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, xb + ch.p0, g->xs, j->bias,
+                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, xb + q * cs, pb_cws(g), j->bias,
                                     res ? res + ch.p0 : NULL, y + ch.p0, P, &j->tile_epi);
                 }
                 if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
@@ -275,7 +305,7 @@ static int64_t pb_max_slots(const pb_geom *g) { return trtl_scratch_slots(pb_flo
 
 static size_t pb_slot_floats(const pb_geom *g)
 {
-    return (size_t)((g->C * g->xs + PB_ALIGN / 4 - 1) / (PB_ALIGN / 4) * (PB_ALIGN / 4));
+    return (size_t)((g->nimg * g->xs + PB_ALIGN / 4 - 1) / (PB_ALIGN / 4) * (PB_ALIGN / 4));
 }
 
 static size_t pb_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out)
