@@ -38,6 +38,9 @@
 #ifndef PB_BLOCK_BYTES
 #define PB_BLOCK_BYTES (128 * 1024) /* a block's rows (C x xs floats) */
 #endif
+#ifndef PB_PANEL_MIN_K
+#define PB_PANEL_MIN_K 256 /* output channels from which the block is copied as chunk panels (pb_img_floats) */
+#endif
 #define PB_MAX_BLOCK 2048 /* pixels a block at most */
 #define PB_MAX_SLOTS 64
 #define PB_ALIGN 64
@@ -48,6 +51,7 @@ typedef struct pb_geom {
     int64_t pb, xs;        /* pixels a block, floats an image's block takes in the buffer (pb_img_floats) */
     int64_t nblock, ngroup;
     int64_t nimg, nset;    /* images a block (> 1 only where a block holds a whole map), image sets (N / nimg up) */
+    int panel;             /* block copied as chunk panels (K >= PB_PANEL_MIN_K), else as C rows */
     int wide;
 } pb_geom;
 
@@ -67,10 +71,15 @@ static int64_t pb_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t pb_cw(const pb_geom *g) { return PW_MAX_NV * (g->wide ? 16 : 8); }
 static int64_t pb_cws(const pb_geom *g) { return pb_cw(g) + (g->wide ? PW_MAX_EXTRA : 0); }
 
-/* Floats of the buffer an image's block of np pixels takes: its chunks (pw_chunk_at), each a [C][cws] panel. */
+/* Row layout: a block of np pixels as C rows this many floats apart (a skew of 16 floats past a multiple of 16,
+ * so that rows a power of two apart do not share L1 sets). */
+static int64_t pb_rs(int64_t np) { return (np + 15) / 16 * 16 + 16; }
+
+/* Floats of the buffer an image's block of np pixels takes: panel layout, its chunks (pw_chunk_at) as [C][cws]
+ * panels; row layout, C rows of pb_rs(np). */
 static int64_t pb_img_floats(const pb_geom *g, int64_t np)
 {
-    return pw_nchunks(np, g->wide ? 16 : 8, g->wide, g->P) * g->C * pb_cws(g);
+    return g->panel ? pw_nchunks(np, g->wide ? 16 : 8, g->wide, g->P) * g->C * pb_cws(g) : g->C * pb_rs(np);
 }
 
 /* Block size for C input channels: a whole number of 3-vector chunks, PB_BLOCK_BYTES of rows, at least a chunk. */
@@ -125,6 +134,7 @@ static int pb_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dim
         g->s[d] = cg.s[d];
     }
     g->wide = trtl_cpu_has(TRTL_CPU_AVX512F);
+    g->panel = g->K >= PB_PANEL_MIN_K;
     pb_geom_block(g);
     return 1;
 }
@@ -265,7 +275,10 @@ static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, fl
                 for (int64_t b = 0; nn > 0 && b < ((nn - 1) * sw + 1) * (int64_t)sizeof(float); b += 64)
                     _mm_prefetch(ns + b, _MM_HINT_T0);
             }
-            pb_put(g, img, nchk, c, p - p0, src, run, g->in[2] - w * sw);
+            if (g->panel)
+                pb_put(g, img, nchk, c, p - p0, src, run, g->in[2] - w * sw);
+            else
+                pb_row(img + c * pb_rs(np) + p - p0, src, run, sw, g->in[2] - w * sw);
             p += run;
             w = 0;
             if (++h == oh) {
@@ -302,7 +315,8 @@ static void pb_items(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t 
                 const float *xb = buf + i * ifl;
                 for (int64_t q = 0, nq = pw_nchunks(np, vl, g->wide, P); q < nq; q++) {
                     pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
-                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, xb + q * cs, pb_cws(g), j->bias,
+                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, g->panel ? xb + q * cs : xb + ch.p0,
+                                    g->panel ? pb_cws(g) : pb_rs(np), j->bias,
                                     res ? res + ch.p0 : NULL, y + ch.p0, P, &j->tile_epi);
                 }
                 if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
