@@ -4,12 +4,14 @@
  * into panels of 8 output channels and broadcast, the activation rows the vector operand, the NCHW output rows
  * stored once with bias, residual and activation applied), over cache blocks of output pixels:
  *
- *   item (image n, pixel block b, channel range r):
- *       the block's input pixels of every input channel are copied into the slot's buffer as rows of
- *       xs floats (stride 1: row pieces; stride 2 in the width: the even lanes of two vectors; other strides one
- *       by one), a C x PB block of at most PB_BLOCK_BYTES that stays in L2;
- *       then for every pixel chunk (3 vectors) of the block, every channel group of the range runs its tile over
- *       the chunk's rows (in L1 while the groups run).
+ *   item (image set n, pixel block b, channel range r):
+ *       the block's input pixels of every input channel are copied into the slot's buffer (stride 1: row pieces;
+ *       stride 2 in the width: the even lanes of two vectors; other strides one by one), channel by channel with
+ *       the next strided source row prefetched, a C x PB block of at most PB_BLOCK_BYTES that stays in L2: as C
+ *       rows of pb_rs floats, or, from K >= PB_PANEL_MIN_K output channels, as chunk panels [chunk][C][cws] that
+ *       a tile reads with unit stride; where a block holds a whole map, it holds several images (an image set);
+ *       then for every channel group of the range, every image and every pixel chunk (3 vectors) of the block
+ *       runs its tile over the chunk's rows.
  *
  * Why a block copy: read in place (convolution.1x1_direct) a chunk is C rows P floats apart, C streams that no
  * hardware prefetcher follows and, on large maps, rows that map to a few L1 sets (112x112: 49 KiB apart) and
