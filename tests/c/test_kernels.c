@@ -5114,8 +5114,9 @@ static void test_conv_1x1_block(int ncases)
          * 49 and 35 pixels that end in AVX-512 extra pixels in the last chunk's panel, and 120 = 5 whole chunks */
         {8, 104, 23, 1, 27, 27, 1, 2, 2, 2, 0}, {8, 208, 11, 1, 13, 13, 1, 2, 2, 2, 0}, {5, 24, 13, 1, 5, 7, 1, 1, 1, 2, 0},
         {4, 40, 6, 1, 10, 12, 1, 1, 1, 2, 0},
-        /* K >= 256: the block copied as chunk panels (pb_put), whole maps with extras, stride 2, several blocks */
-        {3, 40, 260, 1, 7, 7, 1, 1, 1, 2, 0}, {2, 24, 257, 1, 13, 13, 1, 2, 2, 2, 0}, {1, 600, 259, 1, 9, 11, 1, 1, 1, 2, 0},
+        /* C >= 1024: the block copied as chunk panels (pb_put); 9x9: a last block of 33 pixels (AVX-512: 2 vectors
+         * and an extra pixel in the panel), stride 2, batches */
+        {2, 1024, 13, 1, 9, 9, 1, 1, 1, 2, 0}, {2, 1030, 9, 1, 13, 13, 1, 2, 2, 2, 0}, {1, 1024, 5, 1, 1, 77, 1, 1, 1, 1, 0},
     };
     {
         /* post: post-padding (pre-padding is pad): outputs past the input (a bad read before the check) */
