@@ -5114,8 +5114,8 @@ static void test_conv_1x1_block(int ncases)
          * 49 and 35 pixels that end in AVX-512 extra pixels in the last chunk's panel, and 120 = 5 whole chunks */
         {8, 104, 23, 1, 27, 27, 1, 2, 2, 2, 0}, {8, 208, 11, 1, 13, 13, 1, 2, 2, 2, 0}, {5, 24, 13, 1, 5, 7, 1, 1, 1, 2, 0},
         {4, 40, 6, 1, 10, 12, 1, 1, 1, 2, 0},
-        /* C >= 1024: the block copied as chunk panels (pb_put); 9x9: a last block of 33 pixels (AVX-512: 2 vectors
-         * and an extra pixel in the panel), stride 2, batches */
+        /* C >= 1024: blocks of one chunk with dense rows (pb_rs); 9x9: a last block of 33 pixels (AVX-512: 2 vectors
+         * and an extra pixel, in a row of 52 floats), stride 2, batches, a 1-D map of 77 */
         {2, 1024, 13, 1, 9, 9, 1, 1, 1, 2, 0}, {2, 1030, 9, 1, 13, 13, 1, 2, 2, 2, 0}, {1, 1024, 5, 1, 1, 77, 1, 1, 1, 1, 0},
     };
     {

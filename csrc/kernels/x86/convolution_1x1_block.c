@@ -6,10 +6,10 @@
  *
  *   item (image set n, pixel block b, channel range r):
  *       the block's input pixels of every input channel are copied into the slot's buffer (stride 1: row pieces;
- *       stride 2 in the width: the even lanes of two vectors; other strides one by one), channel by channel with
- *       the next strided source row prefetched, a C x PB block of at most PB_BLOCK_BYTES that stays in L2: as C
- *       rows of pb_rs floats, or, from C >= PB_PANEL_MIN_C input channels, as chunk panels [chunk][C][cws] that
- *       a tile reads with unit stride; where a block holds a whole map, it holds several images (an image set);
+ *       stride 2 in the width: the even lanes of two vectors; other strides one by one), output row by output row
+ *       with the next strided source row prefetched, a C x PB block of at most PB_BLOCK_BYTES that stays in L2, as C
+ *       rows pb_rs floats apart (dense where the block is one chunk); where a block holds a whole map, it holds
+ *       several images (an image set);
  *       then for every channel group of the range, every image and every pixel chunk (3 vectors) of the block
  *       runs its tile over the chunk's rows.
  *
@@ -40,9 +40,6 @@
 #ifndef PB_BLOCK_BYTES
 #define PB_BLOCK_BYTES (128 * 1024) /* a block's rows (C x xs floats) */
 #endif
-#ifndef PB_PANEL_MIN_C
-#define PB_PANEL_MIN_C 1024 /* input channels from which the block is copied as chunk panels (pb_img_floats) */
-#endif
 #define PB_MAX_BLOCK 2048 /* pixels a block at most */
 #define PB_MAX_SLOTS 64
 #define PB_ALIGN 64
@@ -53,7 +50,6 @@ typedef struct pb_geom {
     int64_t pb, xs;        /* pixels a block, floats an image's block takes in the buffer (pb_img_floats) */
     int64_t nblock, ngroup;
     int64_t nimg, nset;    /* images a block (> 1 only where a block holds a whole map), image sets (N / nimg up) */
-    int panel;             /* block copied as chunk panels (C >= PB_PANEL_MIN_C), else as C rows */
     int wide;
 } pb_geom;
 
@@ -69,20 +65,19 @@ typedef struct pb_job {
 
 static int64_t pb_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Pixels a chunk, and floats a chunk's row takes in the buffer (room for AVX-512's extra pixels past 3 vectors). */
-static int64_t pb_cw(const pb_geom *g) { return PW_MAX_NV * (g->wide ? 16 : 8); }
-static int64_t pb_cws(const pb_geom *g) { return pb_cw(g) + (g->wide ? PW_MAX_EXTRA : 0); }
-
-/* Row layout: a block of np pixels as C rows this many floats apart (a skew of 16 floats past a multiple of 16,
- * so that rows a power of two apart do not share L1 sets). */
-static int64_t pb_rs(int64_t np) { return (np + 15) / 16 * 16 + 16; }
-
-/* Floats of the buffer an image's block of np pixels takes: panel layout, its chunks (pw_chunk_at) as [C][cws]
- * panels; row layout, C rows of pb_rs(np). */
-static int64_t pb_img_floats(const pb_geom *g, int64_t np)
+/* Floats between a block's rows for a block of np pixels of the geometry g: a block of one chunk (deep inputs:
+ * C >= 683 on AVX2, 1366 on AVX-512) has dense rows of 3 vectors (+ AVX-512's 4 extra pixels), others a skew of 16
+ * floats past a multiple of 16, so that rows a power of two apart do not share L1 sets.  The skew made a deep
+ * block 1.7-2.5x its PB_BLOCK_BYTES (C = 2048: 320 KiB of rows of 40 floats for 24 pixels), past L2: dense rows
+ * made ResNet-50's 2048->512 7x7 and 1024->2048 s2 6-16% faster (pw_ab_bench, batch 1). */
+static int64_t pb_rs(const pb_geom *g, int64_t np)
 {
-    return g->panel ? pw_nchunks(np, g->wide ? 16 : 8, g->wide, g->P) * g->C * pb_cws(g) : g->C * pb_rs(np);
+    const int64_t cw = PW_MAX_NV * (g->wide ? 16 : 8);
+    return np <= cw ? cw + (g->wide ? PW_MAX_EXTRA : 0) : (np + 15) / 16 * 16 + 16;
 }
+
+/* Floats of the buffer an image's block of np pixels takes: C rows of pb_rs. */
+static int64_t pb_img_floats(const pb_geom *g, int64_t np) { return g->C * pb_rs(g, np); }
 
 /* Block size for C input channels: a whole number of 3-vector chunks, PB_BLOCK_BYTES of rows, at least a chunk. */
 static void pb_geom_block(pb_geom *g)
@@ -136,7 +131,6 @@ static int pb_geom_init(const trtl_node *nd, const trtl_dims *xd, const trtl_dim
         g->s[d] = cg.s[d];
     }
     g->wide = trtl_cpu_has(TRTL_CPU_AVX512F);
-    g->panel = g->C >= PB_PANEL_MIN_C;
     pb_geom_block(g);
     return 1;
 }
@@ -196,31 +190,26 @@ static void pb_balance(pb_geom *g, int64_t slots)
 /* ---- the block copy ------------------------------------------------------------------------ */
 
 /* n outputs of one input row, every sw-th float from src. */
-/* 8 outputs: src[0 .. 7] (sw 1) or the even lanes of src[0 .. 15] (sw 2). */
-__attribute__((target("avx2,fma"))) static inline void pb_vec8(float *dst, const float *src, int64_t sw)
+/* 8 outputs: the even lanes of src[0 .. 15]. */
+__attribute__((target("avx2,fma"))) static inline void pb_even8(float *dst, const float *src)
 {
-    if (sw == 1) {
-        _mm256_storeu_ps(dst, _mm256_loadu_ps(src));
-        return;
-    }
     __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
     __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 a4 a6 b4 b6 */
     _mm256_storeu_ps(dst, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
 }
 
-/* n outputs of one input row, every sw-th float from src (avail floats left in the row).  Strides 1 and 2 by
- * vectors of 8 while their sw * 8 source floats lie in the row, and a last partial vector as a whole one that
- * overlaps the previous where n >= 8 and it stays in the row (a chunk's pieces are short: scalar tails were ~30%
- * of the copy on SqueezeNet's 128->16 55x55); the rest one by one. */
+/* n outputs of one input row, every sw-th float from src (avail floats left in the row; pb_copy copies stride 1
+ * by memcpy).  Stride 2 by vectors of 8 while their 16 source floats lie in the row, and a last partial vector as
+ * a whole one that overlaps the previous where n >= 8 and it stays in the row; the rest one by one. */
 __attribute__((target("avx2,fma"))) static void pb_row(float *dst, const float *src, int64_t n, int64_t sw,
                                                        int64_t avail)
 {
     int64_t i = 0;
-    if (sw <= 2) {
-        for (; i + 8 <= n && sw * (i + 8) <= avail; i += 8)
-            pb_vec8(dst + i, src + sw * i, sw);
-        if (i < n && n >= 8 && sw * n <= avail) {
-            pb_vec8(dst + n - 8, src + sw * (n - 8), sw);
+    if (sw == 2) {
+        for (; i + 8 <= n && 2 * (i + 8) <= avail; i += 8)
+            pb_even8(dst + i, src + 2 * i);
+        if (i < n && n >= 8 && 2 * n <= avail) {
+            pb_even8(dst + n - 8, src + 2 * (n - 8));
             return;
         }
     }
@@ -228,37 +217,13 @@ __attribute__((target("avx2,fma"))) static void pb_row(float *dst, const float *
         dst[i] = src[i * sw];
 }
 
-/* n outputs of channel c from src (every sw-th float, avail floats left in the input row) to block pixels
- * [p, p + n) of an image's chunk panels at img: a pixel's chunk is p / cw but the last (which holds AVX-512's
- * extra pixels past its 3 vectors), its row c at + c * cws. */
-static void pb_put(const pb_geom *g, float *img, int64_t nchk, int64_t c, int64_t p, const float *src, int64_t n,
-                   int64_t avail)
-{
-    const int64_t cw = pb_cw(g), cws = pb_cws(g), sw = g->s[2], cs = g->C * cws;
-    int64_t q = pb_min(p / cw, nchk - 1), off = p - q * cw;
-    float *d = img + q * cs + c * cws;
-    while (n > 0) {
-        const int64_t len = q == nchk - 1 ? n : pb_min(n, cw - off);
-        pb_row(d + off, src, len, sw, avail);
-        src += len * sw;
-        avail -= len * sw;
-        n -= len;
-        q++;
-        off = 0;
-        d += cs;
-    }
-}
-
-/* Output pixels [p0, p0 + np) of image x (C input maps) into the chunk panels at img (pb_put), the tiles' vector
- * operand read with unit stride (rows cws floats apart, a chunk's C rows one sequential run: a deep chunk does not
- * fit L1 and streams from L2 per channel group, which a prefetcher follows only where it is contiguous).  Channel by
- * channel, each channel's source rows in order, and with a stride the next source row's lines are prefetched while
- * this one is copied: at batch 8 the strided inputs come from memory (RegNetY's 32->48 56x56 s2: 12.8 MB of input),
- * and rows 2 apart interleaved over C channels are C streams no prefetcher follows. */
+/* Output pixels [p0, p0 + np) of image x (C input maps) into img as C rows pb_rs floats apart, output row by output
+ * row; with a stride the next output row's source lines of each channel are prefetched while this one is copied (at
+ * batch 8 the strided inputs come from memory: RegNetY's 32->48 56x56 s2 reads 12.8 MB of input). */
 static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, float *img)
 {
     const int64_t ow = g->out[2], oh = g->out[1], sw = g->s[2];
-    const int64_t nchk = pw_nchunks(np, g->wide ? 16 : 8, g->wide, g->P);
+    const int64_t rs = pb_rs(g, np);
     int64_t p = p0, w = p0 % ow, h = (p0 / ow) % oh, d = p0 / (ow * oh);
     while (p < p0 + np) {
         const int64_t run = pb_min(ow - w, p0 + np - p), avail = g->in[2] - w * sw;
@@ -272,12 +237,10 @@ static void pb_copy(const pb_geom *g, const float *x, int64_t p0, int64_t np, fl
             const float *xc = x + c * g->in_sp;
             for (int64_t b = 0; b < nbytes; b += 64)
                 _mm_prefetch((const char *)(xc + nsrc) + b, _MM_HINT_T0);
-            if (g->panel)
-                pb_put(g, img, nchk, c, p - p0, xc + src, run, avail);
-            else if (sw == 1) /* whole row pieces: a memcpy (the vector loop was 5-20% slower on 13..27 maps) */
-                memcpy(img + c * pb_rs(np) + p - p0, xc + src, (size_t)run * sizeof(float));
+            if (sw == 1) /* whole row pieces: a memcpy (an inline vector loop was 5-20% slower on 13..27 maps) */
+                memcpy(img + c * rs + p - p0, xc + src, (size_t)run * sizeof(float));
             else
-                pb_row(img + c * pb_rs(np) + p - p0, xc + src, run, sw, avail);
+                pb_row(img + c * rs + p - p0, xc + src, run, sw, avail);
         }
         p += run;
         w = 0;
@@ -303,11 +266,11 @@ static void pb_items(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t 
         int64_t r = it % j->nrange, col = it / j->nrange, set = col / g->nblock, b = col % g->nblock;
         int64_t p0 = b * g->pb, np = pb_min(g->pb, P - p0);
         int64_t n0 = set * g->nimg, ni = pb_min(g->nimg, g->N - n0); /* images n0 .. n0+ni-1, at buf + i * ifl */
-        const int64_t ifl = pb_img_floats(g, np), cs = C * pb_cws(g);
+        const int64_t ifl = pb_img_floats(g, np);
         int64_t g0 = r * g->ngroup / j->nrange, g1 = (r + 1) * g->ngroup / j->nrange;
         for (int64_t i = 0; i < ni; i++)
             pb_copy(g, j->x + (n0 + i) * C * g->in_sp, p0, np, buf + i * ifl);
-        const int64_t xs = g->panel ? pb_cws(g) : pb_rs(np), nq = pw_nchunks(np, vl, g->wide, P);
+        const int64_t xs = pb_rs(g, np), nq = pw_nchunks(np, vl, g->wide, P);
         for (int64_t gi = g0; gi < g1; gi++)
             for (int64_t i = 0; i < ni; i++) {
                 const float *res = j->res ? j->res + (n0 + i) * K * P + p0 : NULL;
@@ -315,8 +278,7 @@ static void pb_items(void *ctx, int64_t slot, int64_t run, int64_t it0, int64_t 
                 const float *xb = buf + i * ifl;
                 for (int64_t q = 0; q < nq; q++) {
                     pw_chunk ch = pw_chunk_at(np, vl, g->wide, P, q);
-                    const float *xq = xb + (g->panel ? q * cs : ch.p0);
-                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, xq, xs, j->bias, res ? res + ch.p0 : NULL,
+                    pw_chunk_groups(j->st, g->wide, &ch, gi, gi + 1, xb + ch.p0, xs, j->bias, res ? res + ch.p0 : NULL,
                                     y + ch.p0, P, &j->tile_epi);
                 }
                 if (!trtl_act_is_fast(j->epi->act)) /* the group's rows of the block, in L1: one span each */
