@@ -30,6 +30,10 @@ SHAPES = [  # N, C, K, H, W, stride, act, residual
     # stride 2 from 112 x 112, deep input: blocks of 48 pixels end inside 56-pixel output rows, where the vector
     # gather of a row once ran past the block's last pixel into the next channel's row (wrong outputs in ResNet-50)
     (1, 512, 8, 112, 112, 2, "relu6", True),
+    # batch of whole 7x7 maps at stride 2 (RegNetY's shortcuts at batch 8): blocks of several images
+    (8, 48, 20, 13, 13, 2, "relu", True),
+    # C >= 1024: blocks of one chunk with dense rows; 9x9 maps (AVX-512: an extra pixel past 2 vectors), 2 images
+    (2, 1024, 12, 9, 9, 1, "relu6", True),
 ]
 
 

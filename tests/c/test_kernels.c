@@ -5110,6 +5110,13 @@ static void test_conv_1x1_block(int ncases)
         /* blocks evened out over the threads (pb_balance): 28x28 at C = 48 (was 672 + 112 pixels), 14x14 at
          * C = 208 (144 + 52), 3 images of 2 blocks */
         {1, 48, 20, 1, 55, 55, 1, 2, 2, 2, 0}, {1, 208, 21, 1, 14, 14, 1, 1, 1, 2, 0}, {3, 208, 9, 1, 13, 15, 1, 1, 1, 2, 0},
+        /* blocks of several whole maps (RegNetY's 14x14 / 7x7 at batch 8: 7 and 4 images, 5 x 35 pixels), maps of
+         * 49 and 35 pixels that end in AVX-512 extra pixels in the last chunk's panel, and 120 = 5 whole chunks */
+        {8, 104, 23, 1, 27, 27, 1, 2, 2, 2, 0}, {8, 208, 11, 1, 13, 13, 1, 2, 2, 2, 0}, {5, 24, 13, 1, 5, 7, 1, 1, 1, 2, 0},
+        {4, 40, 6, 1, 10, 12, 1, 1, 1, 2, 0},
+        /* C >= 1024: blocks of one chunk with dense rows (pb_rs); 9x9: a last block of 33 pixels (AVX-512: 2 vectors
+         * and an extra pixel, in a row of 52 floats), stride 2, batches, a 1-D map of 77 */
+        {2, 1024, 13, 1, 9, 9, 1, 1, 1, 2, 0}, {2, 1030, 9, 1, 13, 13, 1, 2, 2, 2, 0}, {1, 1024, 5, 1, 1, 77, 1, 1, 1, 1, 0},
     };
     {
         /* post: post-padding (pre-padding is pad): outputs past the input (a bad read before the check) */
