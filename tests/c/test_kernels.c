@@ -2826,14 +2826,14 @@ static void test_depthwise_rows8(int ncases)
 extern const trtl_kernel trtl_kernel_nchwc_conv_avx2;
 extern const trtl_kernel trtl_kernel_nchwc_conv_avx512;
 
-/* Whether nchwc_conv.avx2 runs case c (its applies() on the case's convolution). */
-static int nchwc_case_applies(const conv_case *c)
+/* A weightless node of 2-D case c's convolution (op `op`, plain layouts) and its plain input dims, for applies(). */
+static trtl_node nchwc_probe(const conv_case *c, trtl_op op, trtl_dims *xp)
 {
     int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]};
-    trtl_dims xp = dims(4, xd);
+    *xp = dims(4, xd);
     trtl_node probe = {0};
     trtl_conv_params *p = &probe.p.conv;
-    probe.op = TRTL_OP_CONVOLUTION;
+    probe.op = op;
     p->num_output_maps = (int32_t)c->K;
     p->num_groups = (int32_t)c->G;
     p->kernel_size = dims(2, c->k);
@@ -2843,6 +2843,14 @@ static int nchwc_case_applies(const conv_case *c)
     p->post_padding = dims(2, c->post);
     p->padding_mode = c->mode;
     p->kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * (c->C / c->G) * c->k[0] * c->k[1]};
+    return probe;
+}
+
+/* Whether nchwc_conv.avx2 runs case c (its applies() on the case's convolution). */
+static int nchwc_case_applies(const conv_case *c)
+{
+    trtl_dims xp;
+    const trtl_node probe = nchwc_probe(c, TRTL_OP_CONVOLUTION, &xp);
     return c->nsp == 2 && trtl_nchwc_conv_supported(&probe, &xp);
 }
 
@@ -2944,20 +2952,12 @@ static void test_nchwc_wide_applies(void)
                                        {1, 1, 1, 0, 1}, {3, 1, 1, 1, 1}, {5, 2, 1, 1, 1}, {7, 1, 1, 1, 1},
                                        {3, 1, 2, 1, 0}, {5, 2, 2, 1, 0}, {1, 1, 1, 1, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const int64_t *f = cases[i], C = 24, xd[4] = {1, C, 9, 11};
-        const int64_t kk[2] = {f[0], f[0]}, st[2] = {f[1], f[2]}, one[2] = {1, 1}, pad[2] = {f[0] / 2, f[0] / 2};
-        trtl_node nd = {0};
-        trtl_conv_params *p = &nd.p.conv;
-        nd.op = TRTL_OP_NCHWC_CONV;
-        p->num_output_maps = (int32_t)C;
-        p->num_groups = f[3] ? (int32_t)C : 1;
-        p->kernel_size = dims(2, kk);
-        p->stride = dims(2, st);
-        p->dilation = dims(2, one);
-        p->pre_padding = p->post_padding = dims(2, pad);
-        p->padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
-        p->kernel = (trtl_weights){TRTL_FLOAT, NULL, C * (f[3] ? 1 : C) * f[0] * f[0]};
-        const trtl_dims x = dims(4, xd);
+        const int64_t *f = cases[i], C = 24;
+        conv_case c = conv2d(1, C, C, f[3] ? C : 1, 9, 11, f[0], f[2], f[0] / 2, f[0] / 2,
+                             TRTL_PADMODE_EXPLICIT_ROUND_DOWN, 0);
+        c.s[0] = f[1];
+        trtl_dims x;
+        const trtl_node nd = nchwc_probe(&c, TRTL_OP_NCHWC_CONV, &x);
         if (!trtl_kernel_nchwc_conv_avx2.applies(&nd, &x) ||
             trtl_kernel_nchwc_conv_avx512.applies(&nd, &x) != (int)f[4]) {
             fprintf(stderr, "FAIL nchwc applies: case %zu (k %lld, stride %lld x %lld, depthwise %lld)\n", i,
