@@ -326,6 +326,8 @@ def main(argv=None):
     ap.add_argument("--thread-clock", action="store_true",
                     help="trtlite's per-layer times by the calling thread's CPU time (TRTL_PROFILE_CLOCK=thread)")
     args = ap.parse_args(argv)
+    if args.plans:
+        os.makedirs(args.plans, exist_ok=True)  # a new directory is made, not an error at the first write
     out = {}
     for model in args.models.split(","):
         for threads in (int(t) for t in args.threads.split(",")):
