@@ -47,8 +47,6 @@ typedef struct fg_job {
     int64_t M, nmb, nnb, nb, slots, slot_floats; /* nb: channels per chunk (whole tiles) */
     int64_t mb_rows; /* fg_slots: rows a row block (the last one fewer) */
     int tile_major;  /* fg_slots_tiles: the tile-major order (else depth-major) */
-    int64_t shares;  /* fg_pack_shared: the pool threads packing the one row block's A together */
-    float *shared_a; /* the one row block's A packed once for every slot (fg_pack_shared), or NULL */
     /* the tile-stationary orders: the row block whose A (packed over the whole depth) is in slot s, -1: none;
      * entry s is touched only by the thread that runs slot s */
     int64_t packed_mb[MAX_SLOTS];
@@ -235,7 +233,7 @@ static void fg_item(fg_job *j, int64_t it, int64_t slot)
     int64_t n0 = nbi * j->nb, cols = K - n0 < j->nb ? K - n0 : j->nb;
     if (cols <= 0 || rows <= 0)
         return;
-    float *apack = j->shared_a ? j->shared_a : j->scratch + slot * j->slot_floats;
+    float *apack = j->scratch + slot * j->slot_floats;
     if (j->packed_mb[slot] != mb) {
         if (j->tile_major) { /* panels over the whole depth */
             trtl_gemm_pack_a(st->isa, j->x + m0 * D, D, 1, rows, D, apack);
@@ -255,35 +253,6 @@ static void fg_item(fg_job *j, int64_t it, int64_t slot)
             const trtl_epilogue act = {j->epi->act, j->epi->alpha, j->epi->beta, 0};
             for (int64_t r = 0; r < rows; r++)
                 trtl_epi_act(&act, j->y + (m0 + r) * K + n0, cols);
-        }
-    }
-}
-
-/* Shares [b, e) of the one row block's A, packed into j->shared_a in the layout fg_item packs (whole row panels:
- * share i of n takes panels [P i / n, P (i + 1) / n)), so that the threads of a whole pool pack it once between them
- * instead of each packing all of it before its first channel chunk. */
-static void fg_pack_shared(void *ctx, int64_t b, int64_t e, int thread)
-{
-    const fg_job *j = ctx;
-    const fg_state *st = j->st;
-    const int64_t mr = trtl_gemm_mr(st->isa), D = st->D;
-    int64_t m0, rows;
-    (void)thread;
-    row_block(j, 0, mr, &m0, &rows);
-    const int64_t P = ceil_div(rows, mr), prow = P * mr, kcb = depth_block(D);
-    for (int64_t i = b; i < e; i++) {
-        const int64_t p0 = P * i / j->shares, p1 = P * (i + 1) / j->shares;
-        if (p1 <= p0)
-            continue;
-        const int64_t r0 = p0 * mr, nr_rows = (p1 * mr < rows ? p1 * mr : rows) - r0;
-        const float *x = j->x + (m0 + r0) * D;
-        if (j->tile_major) {
-            trtl_gemm_pack_a(st->isa, x, D, 1, nr_rows, D, j->shared_a + p0 * D * mr);
-        } else {
-            for (int64_t k0 = 0; k0 < D; k0 += kcb) {
-                const int64_t kc = D - k0 < kcb ? D - k0 : kcb;
-                trtl_gemm_pack_a(st->isa, x + k0, D, 1, nr_rows, kc, j->shared_a + k0 * prow + p0 * kc * mr);
-            }
         }
     }
 }
@@ -396,15 +365,6 @@ static trtl_status fg_run(const trtl_kernel_args *a)
             j.nnb = ceil_div(K, j.nb);
         }
         j.slots = t; /* a slot a pool thread: trtl_runs_plan steals */
-        if (j.nmb == 1) {
-            /* One row block (batch 1: every slot needs all of A): the threads pack it once together into slot
-             * 0's memory, which every item then reads, instead of each packing all of it. */
-            j.shares = t;
-            j.shared_a = j.scratch;
-            trtl_parallel_for(a->pool, t, 1, fg_pack_shared, &j);
-            for (int s = 0; s < t; s++)
-                j.packed_mb[s] = 0;
-        }
     }
     const trtl_runs runs = trtl_runs_plan(a->pool, j.slots, j.nmb * j.nnb);
     trtl_runs_for(a->pool, &runs, tile_order ? fg_run_tiles : fg_run_panels, &j);
