@@ -8,7 +8,10 @@
  *
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -Icsrc -Icsrc/include benchmarks/linear_ab.c -o build/linear_ab -ldl -lm
  *   build/linear_ab OLD.so NEW.so M,D,K [--reps N] [--gelu] [--res] [--kernel SYMBOL] [--kernel-b SYMBOL]
- *   (--kernel-b: side B runs another kernel, e.g. linear.sgemm against linear.packed_gemm of one build)
+ *       [--threads T]
+ *   (--kernel-b: side B runs another kernel, e.g. linear.sgemm against linear.packed_gemm of one build;
+ *   --threads: each side runs on a held pool of T threads created by its own library, and the wall time of a run
+ *   is reported too: on a loaded machine read its minimum; the caller's CPU time then includes its waiting)
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -33,7 +36,7 @@ int main(int argc, char **argv)
     long long M, D, K;
     if (sscanf(argv[3], "%lld,%lld,%lld", &M, &D, &K) != 3)
         return 2;
-    int reps = 30, gelu = 0, res = 0;
+    int reps = 30, gelu = 0, res = 0, threads = 1;
     const char *sym = "trtl_kernel_linear_packed_gemm", *sym_b = NULL;
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -46,7 +49,10 @@ int main(int argc, char **argv)
             sym = argv[++i];
         else if (!strcmp(argv[i], "--kernel-b") && i + 1 < argc)
             sym_b = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
     }
+    struct trtl_threadpool *pool[2] = {NULL, NULL};
     const trtl_kernel *k[2];
     for (int s = 0; s < 2; s++) {
         void *h = dlopen(argv[1 + s], RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
@@ -54,6 +60,18 @@ int main(int argc, char **argv)
         if (!k[s]) {
             fprintf(stderr, "%s: %s\n", argv[1 + s], dlerror());
             return 1;
+        }
+        if (threads > 1) {
+            trtl_status (*create)(int, struct trtl_threadpool **) =
+                (trtl_status(*)(int, struct trtl_threadpool **))dlsym(h, "trtl_threadpool_create");
+            void (*hold)(struct trtl_threadpool *, int) = (void (*)(struct trtl_threadpool *, int))dlsym(h, "trtl_threadpool_hold");
+            void (*set_cur)(struct trtl_threadpool *) = (void (*)(struct trtl_threadpool *))dlsym(h, "trtl_set_current_pool");
+            if (!create || !hold || !set_cur || create(threads, &pool[s]) != TRTL_OK) {
+                fprintf(stderr, "%s: no thread pool\n", argv[1 + s]);
+                return 1;
+            }
+            hold(pool[s], 1);
+            set_cur(pool[s]); /* scratch() sizes its slots for this pool */
         }
     }
     float *x = bench_rand_buf(M * D, 2.0f), *w = bench_rand_buf(K * D, 0.1f), *b = bench_rand_buf(K, 1.0f);
@@ -75,24 +93,32 @@ int main(int argc, char **argv)
         }
         size_t ss = k[s]->scratch ? k[s]->scratch(&nd, in, &out[s]) : 0;
         scratch[s] = ss ? malloc(ss) : NULL;
-        a[s] = (trtl_kernel_args){&nd, in, &out[s], scratch[s], ss, state[s], NULL, NULL};
+        a[s] = (trtl_kernel_args){&nd, in, &out[s], scratch[s], ss, state[s], pool[s], NULL};
         k[s]->run(&a[s]);
     }
     double *t[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
+    double *wt[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
     for (int i = 0; i < reps; i++)
         for (int s = 0; s < 2; s++) {
-            double t0 = bench_cpu_s();
+            double w0 = bench_wall_s(), t0 = bench_cpu_s();
             k[s]->run(&a[s]);
             t[s][i] = bench_cpu_s() - t0;
+            wt[s][i] = bench_wall_s() - w0;
         }
     const int same = !memcmp(y[0], y[1], (size_t)(M * K) * sizeof(float));
     double gf = 2.0 * (double)M * (double)D * (double)K / 1e9;
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
         qsort(t[s], (size_t)reps, sizeof(double), cmp_d);
+        qsort(wt[s], (size_t)reps, sizeof(double), cmp_d);
+    }
     printf("M%lld %lld->%lld%s%s  A min %.3f med %.3f ms (%.1f GF/s)  B min %.3f med %.3f ms (%.1f GF/s)  B/A min "
            "%.3f med %.3f  %s\n",
            M, D, K, gelu ? " gelu" : "", res ? " res" : "", t[0][0] * 1e3, t[0][reps / 2] * 1e3, gf / t[0][0],
            t[1][0] * 1e3, t[1][reps / 2] * 1e3, gf / t[1][0], t[1][0] / t[0][0], t[1][reps / 2] / t[0][reps / 2],
            same ? "same bits" : "OUTPUTS DIFFER");
+    if (threads > 1)
+        printf("  %d threads, wall: A min %.3f med %.3f ms  B min %.3f med %.3f ms  B/A min %.3f med %.3f\n", threads,
+               wt[0][0] * 1e3, wt[0][reps / 2] * 1e3, wt[1][0] * 1e3, wt[1][reps / 2] * 1e3, wt[1][0] / wt[0][0],
+               wt[1][reps / 2] / wt[0][reps / 2]);
     return 0;
 }

@@ -1120,6 +1120,8 @@ static void test_fc_stealing(void)
 {
     static const struct { int64_t M, D, K; } fixed[] = {
         {128, 72, 700}, {130, 1800, 520}, {300, 1750, 90}, {400, 48, 333}, {1024, 40, 200},
+        /* the depth-major order: ViT's 197 tokens at depth 3072 in one row block (channel chunks), 300 rows in two */
+        {197, 3072, 200}, {300, 3072, 70},
     };
     int combo = 5;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)

@@ -64,7 +64,12 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 #define MIN_TILES_T 4 /* fewer weight tiles per chunk: the panel-stationary order */
 #define A_TM_BYTES (640 * 1024) /* the tile-major order's packed A (whole depth) at most: in L2 */
 #define TM_MIN_ROWS 96 /* fewer rows fit A_TM_BYTES: the depth-major order (weights would be re-read) */
-#define A_DM_BYTES (2048 * 1024) /* the depth-major order's packed A (whole depth, one depth block hot in L2) */
+#ifndef A_DM_BYTES /* -D: benchmarks/linear_variants.sh */
+/* The depth-major order's packed A (whole depth, one depth block hot in L2): 3 MiB holds ViT-B/16's 197 tokens at
+ * depth 3072 in one row block (2 MiB cut them 96 + 101 rows), so two threads split the channels evenly instead of
+ * the rows unevenly, each reading half the weights (session 19; level at one thread). */
+#define A_DM_BYTES (3072 * 1024)
+#endif
 #define ITEMS_PER_THREAD 4 /* the tile-stationary orders on a whole pool: items claimed with stealing */
 
 /* The depth block of the tile-stationary orders: the whole depth up to KC_WHOLE (ViT / BERT's 768: C is
