@@ -513,6 +513,45 @@ def _fake_quant_of_quantized(net, rng):
     return {"x": x}, [e, f], [fq_ref(rd, 0.07), fq_ref(rd + rd, 0.05)]
 
 
+@case("fake_quant_folded", fires=("fold_fake_quant",))
+def _fake_quant_folded(net, rng):
+    """Q -> DQ pairs left on float tensors (onnxruntime's quantize_static writes one after every operator): after an
+    elementwise add and a matrix multiply they become the producer's epilogue, after a unary layer one activation
+    step; uint8 with a zero point; a pair whose codes another dequantization reads stays.  Power-of-two scales keep
+    every product and sum exact in float32, so the reference is exact."""
+    x = randn(rng, (2, 3, 4, 5)) * 3.0
+    bias = randn(rng, (1, 1, 1, 5))
+    t = net.add_input("x", trt.float32, x.shape)
+
+    def q_dq(v, sc, zp=None):
+        s = net.add_constant((1,), np.array([sc], np.float32)).get_output(0)
+        q = net.add_quantize(v, s, trt.uint8 if zp is not None else trt.int8)
+        dq = net.add_dequantize(q.get_output(0), s)
+        if zp is not None:
+            z = net.add_constant((1,), np.array([zp], np.uint8)).get_output(0)
+            q.set_input(2, z)
+            dq.set_input(2, z)
+        return q.get_output(0), dq.get_output(0)
+
+    def fq_ref(v, sc, lo=-128, hi=127, zp=0):
+        return (np.clip(np.rint(v / sc) + zp, lo, hi) - zp) * sc
+
+    a = q_dq(ew(net, t, net.add_constant(bias.shape, bias).get_output(0), E.SUM), 0.0625)[1]  # elementwise epilogue
+    tr = net.add_shuffle(a)
+    tr.first_transpose = (0, 1, 3, 2)
+    mm = net.add_matrix_multiply(a, trt.MatrixOperation.NONE, tr.get_output(0), trt.MatrixOperation.NONE)
+    m = q_dq(mm.get_output(0), 0.5)[1]  # matrix multiply epilogue
+    u = q_dq(net.add_unary(m, trt.UnaryOperation.ABS).get_output(0), 0.25, zp=100)[1]  # one activation step
+    codes, kept = q_dq(ew(net, m, m, E.SUM), 2.0)  # its codes have another reader: the pair stays
+    s4 = net.add_constant((1,), np.array([4.0], np.float32)).get_output(0)
+    other = net.add_dequantize(codes, s4).get_output(0)
+    ra = fq_ref((x + bias).astype(np.float32).astype(np.float64), 0.0625)  # x + bias rounded to float32 first
+    rm = fq_ref(ra @ ra.transpose(0, 1, 3, 2), 0.5)
+    ru = fq_ref(np.abs(rm), 0.25, 0, 255, 100)
+    rk = fq_ref(rm + rm, 2.0)
+    return {"x": x}, [u, kept, other], [ru, rk, rk * 2.0]
+
+
 @case("qdq_conv_chain", fires=("fuse_qdq", "qdq_int8_io"))
 def _qdq_conv_chain(net, rng):
     """DQ(Q(x)) -> conv -> Q -> DQ -> conv: two int8 layers joined by an int8 tensor (test_quantize_int8_io.py has
@@ -734,14 +773,15 @@ def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "drop_identity", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
-                                     "qdq_int8_io", "drop_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
+                                     "qdq_int8_io", "drop_fake_quant", "fold_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
                                      "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
                                      "int8_tactics", "int8_float_regions", "fuse_preact", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
-                                                     "fuse_qdq": 1, "qdq_int8_io": 1, "drop_fake_quant": 1, "fold_padding": 1,
+                                                     "fuse_qdq": 1, "qdq_int8_io": 1, "drop_fake_quant": 1, "fold_fake_quant": 1,
+                                                     "fold_padding": 1,
                                                      "fuse_siblings": 1, "sink_concat": 1, "gather_slice": 1, "elide_slice": 1,
                                                      "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,

@@ -49,7 +49,8 @@ float trtl_activation_eval(int32_t type, float alpha, float beta, float x)
         float lo, hi, q = rintf(x / alpha);
         trtl_act_qgrid_bounds(beta, &lo, &hi);
         q = q > hi ? hi : q;
-        return alpha * (q >= lo ? q : lo); /* NaN -> lo */
+        return alpha * ((q >= lo ? q : lo) + 0.0f); /* NaN -> lo; + 0: a code 0 is +0 (-0 + 0 = +0), as
+                                                     * DequantizeLinear's (q - z) * s */
     }
     default: return x; /* TRTL_ACT_NONE */
     }

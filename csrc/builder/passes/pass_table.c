@@ -72,6 +72,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                    "removes a Q -> DQ pair of the same per-tensor parameters whose input already "
                                    "lies on that grid (dequantized codes moved by reshapes, transposes, slices, "
                                    "gathers, concatenations)"},
+    [TRTL_PASS_FOLD_FAKE_QUANT] = {"fold_fake_quant", trtl_pass_fold_fake_quant, 1, 0,
+                                   "turns a Q -> DQ pair of the same per-tensor parameters left on a float tensor "
+                                   "into one fake-quantize step: the producing elementwise layer's or matrix "
+                                   "multiply's epilogue, else one activation layer"},
     [TRTL_PASS_FOLD_PADDING] = {"fold_padding", trtl_pass_fold_padding, 1, 0,
                                 "folds a zero padding of the spatial dims into the convolution it feeds"},
     [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,

@@ -55,7 +55,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 trtl_act8(__m256 v, int
         __m256 hi = _mm256_sub_ps(_mm256_fnmadd_ps(t, _mm256_set1_ps(1024.0f), beta), _mm256_set1_ps(512.0f));
         __m256 q = _mm256_round_ps(_mm256_div_ps(v, alpha), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         q = _mm256_min_ps(_mm256_max_ps(q, lo), hi); /* maxps gives its 2nd operand (lo) for NaN */
-        return _mm256_mul_ps(q, alpha);
+        return _mm256_mul_ps(_mm256_add_ps(q, _mm256_setzero_ps()), alpha); /* -0 + 0 = +0: DQ's zero */
     }
     default: return v;
     }
@@ -81,7 +81,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 trtl_act1
         __m512 hi = _mm512_sub_ps(_mm512_fnmadd_ps(t, _mm512_set1_ps(1024.0f), beta), _mm512_set1_ps(512.0f));
         __m512 q = _mm512_roundscale_ps(_mm512_div_ps(v, alpha), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         q = _mm512_min_ps(_mm512_max_ps(q, lo), hi); /* maxps gives its 2nd operand (lo) for NaN */
-        return _mm512_mul_ps(q, alpha);
+        return _mm512_mul_ps(_mm512_add_ps(q, _mm512_setzero_ps()), alpha); /* -0 + 0 = +0: DQ's zero */
     }
     default: return v;
     }

@@ -426,7 +426,7 @@ VT V vact(int32_t act, V x, V al, V be)
         V q = vmul(c, r);                                  /* c / alpha correctly rounded: one Markstein step */
         q = vround(vfma(vfma(vsub(zero, q), al, c), r, q));
         q = vsel(vgt(q, hi), hi, q);
-        return vmul(al, vsel(vge(q, lo), q, lo));
+        return vmul(al, vadd(vsel(vge(q, lo), q, lo), zero)); /* -0 + 0 = +0: DequantizeLinear's zero */
     }
     default: return x;
     }
