@@ -2883,6 +2883,8 @@ static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
         /* pointwise items of one block pair over one pixel chunk in even runs: 6 chunks with a partial last tile,
          * a batch of 3 images of 3 chunks each and an odd block (K = 40), 14 x 14 cut into smaller chunks */
         {1, 144, 23, 29, 31, 1, 1, 0},  {3, 1152, 40, 7, 7, 1, 1, 0},   {1, 480, 112, 14, 14, 1, 1, 0},
+        /* a depth-blocked image of up to 65536 input floats is one chunk (1336 x 49), one past it two (1344 x 49) */
+        {1, 1336, 16, 7, 7, 1, 1, 0},   {2, 1344, 17, 7, 7, 1, 1, 0},
         /* pointwise depth blocks of 128 input channels with a last block of 75 (a partial channel block) / 5 */
         {1, 203, 19, 5, 7, 1, 1, 0},    {2, 389, 9, 3, 5, 1, 1, 0},
         /* depth blocks with groups of 3 + 1 output blocks (AVX2 tiles 3 blocks x 4 pixels; one wide group of 4)
