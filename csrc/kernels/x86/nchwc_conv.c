@@ -6,9 +6,10 @@
  *   vectors (fewer loads than 2 x 6; weights packed [ceil(K/24)][C][24], one stream a group of 3 blocks).  Pixels in
  *   chunks whose input rows stay in L2 (C * chunk floats), every group of 3 output blocks over a chunk;
  *   past PW_KC_MIN input channels in depth blocks of PW_KC over the chunk (partial sums through the output).
- * - Depthwise (groups == C == K, up to 7x7, strides 1/2, dilation 1, any padding): weights packed into
+ * - Depthwise (groups == C == K, up to 7x7, strides 1/2, dilation 1-2, any padding): weights packed into
  *   [ceil(C/8)][R*S][8]; every tap one full-vector FMA over 8 channels, 8 (4, 1) output pixels a register tile on
- *   the row's interior (every tap inside), single pixels with bounds checks on the edges, rows outside skipped.
+ *   the row's interior (every tap inside), the edge columns of rows whose tap rows all lie inside as column tiles of
+ *   8 (4, 1) rows on maps up to 32 wide, other edge pixels one at a time with bounds checks, rows outside skipped.
  * The epilogue (bias, residual, activation) is applied in registers (ReLU / clip / leaky) or over each finished
  * chunk / row (trtl_epi_act).  A plain input is reordered into a blocked scratch copy first, a plain output is
  * computed blocked into scratch and reordered (residual added, activation after) per block: the reorders at a
@@ -537,12 +538,12 @@ static inline void dw_next_rows(const nc_geom *g, const float *xb, int64_t oh, u
                 if (pf1)                                                                                              \
                     _mm_prefetch((const char *)(pf1 + off + q), _MM_HINT_T0);                                         \
             }                                                                                                         \
-            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 8, S, SW, DIL);                                  \
+            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 8, S, SW, DIL);                             \
         }                                                                                                             \
         for (; ow + 4 <= hi; ow += 4)                                                                                 \
-            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 4, S, SW, DIL);                                  \
+            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 4, S, SW, DIL);                             \
         for (; ow < hi; ow++)                                                                                         \
-            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 1, S, SW, DIL);                                  \
+            dw_tile(g, xb, wb, bias, oh, ow, r0, r1, yr, rr, act, va, vb, 1, S, SW, DIL);                             \
     }
 #define DW_ROWS(X) X(1, 1) X(1, 2) X(3, 1) X(3, 2) X(5, 1) X(5, 2) X(7, 1) X(7, 2)
 DW_ROWS(DW_ROW_FN)
@@ -568,7 +569,8 @@ static const dw_row_fn dw_rows[2][DW_MAXK + 1][3] = {DW_ROWS(DW_ENTRY)}; /* [dil
  * copy is 4x the output). */
 static int pad_band(const nc_geom *g, const float *xb, int64_t oh0, int64_t oh1, float *pad, nc_geom *gp)
 {
-    const int64_t rows = (oh1 - 1 - oh0) * g->sh + (g->R - 1) * g->dh + 1, cols = (g->OW - 1) * g->sw + (g->S - 1) * g->dl + 1;
+    const int64_t rows = (oh1 - 1 - oh0) * g->sh + (g->R - 1) * g->dh + 1;
+    const int64_t cols = (g->OW - 1) * g->sw + (g->S - 1) * g->dl + 1;
     const int64_t ih = oh0 * g->sh - g->pt;
     if (oh1 <= oh0 || g->S < DW_PAD_MIN_S || g->sw != 1 || rows * cols * NB > DW_PAD_FLOATS)
         return 0;
