@@ -42,16 +42,18 @@ class _Net:
         self.t = network.add_input("x", trt.float32, shape)
         self.ref = x.astype(np.float64)
 
-    def conv(self, t, ref, K, k, stride, groups, act):
+    def conv(self, t, ref, K, k, stride, groups, act, dilation=1):
         C = ref.shape[1]
         w = (self.rng.standard_normal((K, C // groups, k, k)) / np.sqrt(C // groups * k * k)).astype(np.float32)
         b = self.rng.standard_normal(K).astype(np.float32) * 0.1
         layer = self.net.add_convolution_nd(t, K, (k, k), w, b)
         layer.stride_nd = (stride, stride)
-        layer.padding_nd = (k // 2, k // 2)
+        pad = dilation * (k // 2)
+        layer.padding_nd = (pad, pad)
+        layer.dilation_nd = (dilation, dilation)
         layer.num_groups = groups
-        out = refs.convolution(ref, w.astype(np.float64), b.astype(np.float64), (stride, stride), (k // 2, k // 2),
-                               (k // 2, k // 2), groups=groups)
+        out = refs.convolution(ref, w.astype(np.float64), b.astype(np.float64), (stride, stride), (pad, pad),
+                               (pad, pad), (dilation, dilation), groups=groups)
         return self.act(layer.get_output(0), out, act)
 
     def act(self, t, ref, act):
@@ -62,13 +64,13 @@ class _Net:
         layer.alpha, layer.beta = alpha, beta
         return layer.get_output(0), _nan_keep(f)(ref)
 
-    def block(self, E, Cout, k, stride, act, act_out="none"):
-        """1x1 expand to E + act, depthwise k x k / stride + act, 1x1 project to Cout (+ the block input where the
-        shapes allow), then act_out."""
+    def block(self, E, Cout, k, stride, act, act_out="none", dilation=1):
+        """1x1 expand to E + act, depthwise k x k / stride (/ dilation) + act, 1x1 project to Cout (+ the block input
+        where the shapes allow), then act_out."""
         t, ref = self.t, self.ref
         C = ref.shape[1]
         h, hr = self.conv(t, ref, E, 1, 1, 1, act)
-        h, hr = self.conv(h, hr, E, k, stride, E, act)
+        h, hr = self.conv(h, hr, E, k, stride, E, act, dilation)
         h, hr = self.conv(h, hr, Cout, 1, 1, 1, "none")
         if stride == 1 and Cout == C:
             h = self.net.add_elementwise(h, t, trt.ElementWiseOperation.SUM).get_output(0)
@@ -155,6 +157,34 @@ def test_chain_on_and_off(shape, acts):
         assert all(lay["kernel"] in BLOCKED_KERNELS for lay in blocked), blocked
     else:  # no blocked kernel for the ISA: the pass leaves the network alone
         assert not blocked
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 14, 14), (2, 13, 9, 11), (1, 12, 30, 23)])
+def test_dilated_depthwise_stays_blocked(shape):
+    """Session 19: depthwise convolutions of dilation 2 (LR-ASPP / DeepLabV3's last MobileNetV3 stage: 5x5, 14 x 14;
+    also 3x3 stride 2) are blocked like the others; pass on and off match float64 numpy (NaN included)."""
+    N, C, H, W = shape
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    x[N - 1, C // 2, H // 2, W // 2] = np.nan
+    holder = {}
+
+    def make(network):
+        m = _Net(network, np.random.default_rng(9), x, False)
+        m.block(3 * C, C, 5, 1, "relu6", dilation=2)
+        m.block(2 * C + 3, C, 3, 1, "sigmoid", "leaky", dilation=2)
+        m.block(4 * C, C + 5, 3, 2, "relu", dilation=2)
+        m.head(2 * C + 1, "relu")
+        holder["ref"] = m.ref
+
+    on, layers_on = _build(make)
+    off, layers_off = _build(make, off=("nchwc",))
+    assert not _blocked(layers_off)
+    assert_close(_run(on, x), holder["ref"])
+    assert_close(_run(off, x), holder["ref"])
+    if AVX2:  # every convolution blocked, the dilated depthwise ones on the 8-lane kernel only
+        blocked = _blocked(layers_on)
+        assert len(blocked) == 10 and len(layers_on) == 10, [(lay["name"], lay["type"]) for lay in layers_on]
+        assert all(lay["kernel"] in BLOCKED_KERNELS for lay in blocked), blocked
 
 
 def _stem_chain(rng, N, C, H, W, K, k, stride, act, residual, lead=0, dynamic=False):

@@ -47,7 +47,7 @@ trtl_dims trtl_nchwc_plain_out(const trtl_node *nd, const trtl_dims *yd);
 
 /* The convolutions the AVX2 blocked kernels run (x86/nchwc_conv.c), for kernel applies() and the pass:
  * pointwise (1x1, stride 1, no padding, groups 1) or depthwise (groups == C == K, kernel up to 7x7, strides 1/2,
- * dilation 1, any padding), any layouts, or dense (trtl_nchwc_conv_dense) from a plain input to a blocked output
+ * dilation 1 or 2, any padding), any layouts, or dense (trtl_nchwc_conv_dense) from a plain input to a blocked output
  * only, 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one (its p.conv is read),
  * xd its plain input dims. */
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd);

@@ -2885,6 +2885,8 @@ static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
         /* pointwise items of one block pair over one pixel chunk in even runs: 6 chunks with a partial last tile,
          * a batch of 3 images of 3 chunks each and an odd block (K = 40), 14 x 14 cut into smaller chunks */
         {1, 144, 23, 29, 31, 1, 1, 0},  {3, 1152, 40, 7, 7, 1, 1, 0},   {1, 480, 112, 14, 14, 1, 1, 0},
+        /* a depth-blocked image of up to 65536 input floats is one chunk (1336 x 49), one past it two (1344 x 49) */
+        {1, 1336, 16, 7, 7, 1, 1, 0},   {2, 1344, 17, 7, 7, 1, 1, 0},
         /* pointwise depth blocks of 128 input channels with a last block of 75 (a partial channel block) / 5 */
         {1, 203, 19, 5, 7, 1, 1, 0},    {2, 389, 9, 3, 5, 1, 1, 0},
         /* depth blocks with groups of 3 + 1 output blocks (AVX2 tiles 3 blocks x 4 pixels; one wide group of 4)
@@ -2909,6 +2911,33 @@ static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
             }
             stop = conv_run_case(k, &c, combo++) > 0;
         }
+    /* dilated depthwise (AVX2 rows only: the wide kernel refuses them): LR-ASPP / DeepLabV3's 5x5 dilation 2 on
+     * 14 x 14 (a padded band), a wide plane (edges per pixel), stride 2, 7x7, the two axes' dilations apart, rows
+     * and columns whose taps straddle the map (padding past a dilated tap) */
+    static const int64_t dil[][9] = {/* N C H W k stride dil_h dil_w pad */
+                                     {1, 20, 14, 14, 5, 1, 2, 2, 4}, {2, 13, 9, 11, 3, 1, 2, 2, 2},
+                                     {1, 16, 17, 15, 3, 2, 2, 2, 2}, {1, 11, 20, 37, 5, 1, 2, 2, 3},
+                                     {1, 9, 7, 7, 7, 1, 2, 2, 6},    {1, 8, 12, 12, 5, 2, 2, 2, 1},
+                                     {1, 10, 11, 19, 3, 1, 2, 1, 1}, {2, 7, 13, 10, 5, 1, 1, 2, 2},
+                                     {1, 12, 5, 6, 3, 1, 2, 2, 3}};
+    for (size_t i = 0; i < sizeof dil / sizeof dil[0] && !stop && !wide; i++)
+        for (int lay = 1; lay < 4 && !stop; lay++) {
+            const int64_t *f = dil[i];
+            conv_case c = conv2d(f[0], f[1], f[1], f[1], f[2], f[3], f[4], f[5], f[8], f[8],
+                                 TRTL_PADMODE_EXPLICIT_ROUND_DOWN, (int)((i + (size_t)lay) % 3 != 0));
+            c.d[0] = f[6];
+            c.d[1] = f[7];
+            g_nchwc_in = lay & 1 ? 8 : 0;
+            g_nchwc_out = lay & 2 ? 8 : 0;
+            g_nchwc_scale = 0;
+            g_nchwc_mean = lay == 3;
+            if (!nchwc_case_applies(&c)) {
+                fprintf(stderr, "FAIL %s: does not apply to dilated case %zu\n", k->name, i);
+                g_failures++;
+                break;
+            }
+            stop = conv_run_case(k, &c, combo++) > 0;
+        }
     for (int done = 0, tries = 0; done < ncases && !stop && tries < 50 * ncases; tries++) {
         conv_case c;
         int dw = (int)(rnd() % 2);
@@ -2919,6 +2948,8 @@ static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
             c.pre[1] = rint_in(0, c.k[1]);
             c.post[0] = rint_in(0, c.k[0]);
             c.post[1] = rint_in(0, c.k[1]);
+            for (int a = 0; a < 2 && !wide; a++) /* dilation 2 on a third of the axes (3: refused) */
+                c.d[a] = rnd() % 3 == 0 ? 2 : 1;
         } else {
             c.nsp = 2;
             c.G = 1;
@@ -2946,24 +2977,39 @@ static void test_nchwc_kernel(const trtl_kernel *k, int wide, int ncases)
     g_nchwc_in = g_nchwc_out = g_nchwc_scale = g_nchwc_mean = 0;
 }
 
-/* nchwc_conv.avx512 applies to pointwise layers and to depthwise ones of stride 1 along W with an odd tap count up
- * to 7 (x86/nchwc_dw512.c), not to other depthwise ones; nchwc_conv.avx2 to all of them. */
+/* nchwc_conv.avx512 applies to pointwise layers and to undilated depthwise ones of stride 1 along W with an odd tap
+ * count up to 7 (x86/nchwc_dw512.c), not to other depthwise ones; nchwc_conv.avx2 to all of them, dilated up to 2;
+ * neither to dilation 3. */
 static void test_nchwc_wide_applies(void)
 {
-    static const int64_t cases[][5] = {/* k, stride H, stride W, depthwise, avx512 applies */
-                                       {1, 1, 1, 0, 1}, {3, 1, 1, 1, 1}, {5, 2, 1, 1, 1}, {7, 1, 1, 1, 1},
-                                       {3, 1, 2, 1, 0}, {5, 2, 2, 1, 0}, {1, 1, 1, 1, 1}};
+    static const int64_t cases[][6] = {/* k, stride H, stride W, depthwise, avx512 applies, dilation H / W */
+                                       {1, 1, 1, 0, 1, 11}, {3, 1, 1, 1, 1, 11}, {5, 2, 1, 1, 1, 11},
+                                       {7, 1, 1, 1, 1, 11}, {3, 1, 2, 1, 0, 11}, {5, 2, 2, 1, 0, 11},
+                                       {1, 1, 1, 1, 1, 11}, {5, 1, 1, 1, 0, 22}, {3, 1, 1, 1, 0, 21},
+                                       {3, 1, 1, 1, 0, 12}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int64_t *f = cases[i], C = 24;
         conv_case c = conv2d(1, C, C, f[3] ? C : 1, 9, 11, f[0], f[2], f[0] / 2, f[0] / 2,
                              TRTL_PADMODE_EXPLICIT_ROUND_DOWN, 0);
         c.s[0] = f[1];
+        c.d[0] = f[5] / 10;
+        c.d[1] = f[5] % 10;
         trtl_dims x;
         const trtl_node nd = nchwc_probe(&c, TRTL_OP_NCHWC_CONV, &x);
         if (!trtl_kernel_nchwc_conv_avx2.applies(&nd, &x) ||
             trtl_kernel_nchwc_conv_avx512.applies(&nd, &x) != (int)f[4]) {
             fprintf(stderr, "FAIL nchwc applies: case %zu (k %lld, stride %lld x %lld, depthwise %lld)\n", i,
                     (long long)f[0], (long long)f[1], (long long)f[2], (long long)f[3]);
+            g_failures++;
+        }
+    }
+    for (int a = 0; a < 2; a++) { /* dilation 3 on either axis: no blocked kernel */
+        conv_case c = conv2d(1, 16, 16, 16, 14, 14, 3, 1, 3, 3, TRTL_PADMODE_EXPLICIT_ROUND_DOWN, 0);
+        c.d[a] = 3;
+        trtl_dims x;
+        const trtl_node nd = nchwc_probe(&c, TRTL_OP_NCHWC_CONV, &x);
+        if (trtl_kernel_nchwc_conv_avx2.applies(&nd, &x) || trtl_kernel_nchwc_conv_avx512.applies(&nd, &x)) {
+            fprintf(stderr, "FAIL nchwc applies: dilation 3 on axis %d taken\n", a);
             g_failures++;
         }
     }

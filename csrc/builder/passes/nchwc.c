@@ -1,8 +1,8 @@
 /* nchwc.c -- the blocked channel layout (NCHWc, B = 8) across runs of convolutions.
  *
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
- * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7, at the opt shapes, or dense of <= 16 input
- * channels: a stem) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
+ * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7 (dilation up to 2), at the opt shapes, or dense of
+ * <= 16 input channels: a stem) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
  * path reads NCHW), so it can only start a region: its output is blocked where its readers are candidates.  A
  * tensor is kept blocked when its producer and every reader are candidates, each reader taking it as its input or
  * its fused residual, and it is no network output; a candidate's residual must then have its output's layout (both are
