@@ -3141,6 +3141,17 @@ static void test_nchwc_grouped(int ncases)
             continue;
         stop = tally_case(conv_run_case(k, &c, combo), &combo, &done);
     }
+    /* nchwc_conv.avx512 leaves grouped nodes to nchwc_conv.avx2 (no AVX-512 grouped tiles), even at stride 1 along W */
+    {
+        conv_case c = conv2d(1, 48, 48, 6, 14, 14, 3, 1, 1, 1, 0, 1);
+        trtl_dims xd;
+        const trtl_node nd = nchwc_probe(&c, TRTL_OP_NCHWC_CONV, &xd);
+        if (!trtl_kernel_nchwc_conv_avx2.applies(&nd, &xd) || trtl_kernel_nchwc_conv_avx512.applies(&nd, &xd)) {
+            fprintf(stderr, "FAIL nchwc applies: a grouped node (avx2 %d, avx512 %d)\n",
+                    trtl_kernel_nchwc_conv_avx2.applies(&nd, &xd), trtl_kernel_nchwc_conv_avx512.applies(&nd, &xd));
+            g_failures++;
+        }
+    }
     /* not taken: the input scale (pointwise only), groups of 4 channels, 12 output channels a group */
     static const int64_t no[][3] = {{8, 8, 1}, {4, 8, 0}, {8, 12, 0}}; /* Cg, Kg, input scale */
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
