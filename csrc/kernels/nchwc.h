@@ -47,7 +47,8 @@ trtl_dims trtl_nchwc_plain_out(const trtl_node *nd, const trtl_dims *yd);
 
 /* The convolutions the AVX2 blocked kernels run (x86/nchwc_conv.c), for kernel applies() and the pass:
  * pointwise (1x1, stride 1, no padding, groups 1) or depthwise (groups == C == K, kernel up to 7x7, strides 1/2,
- * dilation 1 or 2, any padding), any layouts, or dense (trtl_nchwc_conv_dense) from a plain input to a blocked output
+ * dilation 1 or 2, any padding), any layouts, grouped (trtl_nchwc_conv_grouped) likewise, or dense
+ * (trtl_nchwc_conv_dense) from a plain input to a blocked output
  * only, 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one (its p.conv is read),
  * xd its plain input dims. */
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd);
@@ -58,5 +59,9 @@ int trtl_nchwc_conv_pointwise(const trtl_conv_params *p);
  * kernel up to 7x7, strides 1..4, dilation 1, any padding, not pointwise nor depthwise): the stem of MobileNet-style
  * nets.  It reads a plain input only (the pass never blocks its input) and writes a blocked output only. */
 int trtl_nchwc_conv_dense(const trtl_conv_params *p, int64_t C);
+/* Whether the convolution of C input channels takes their grouped path (x86/nchwc_grouped.c: groups > 1 of Cg input
+ * and Kg output channels, both multiples of 8, kernel up to 7x7, strides 1..4, any dilation and padding, not
+ * pointwise): RegNetY's 3x3 layers.  Any layouts; the output channels' means, not the input scale. */
+int trtl_nchwc_conv_grouped(const trtl_conv_params *p, int64_t C);
 
 #endif

@@ -3114,6 +3114,110 @@ static void test_nchwc_dense(int ncases)
     g_nchwc_in = g_nchwc_out = 0;
 }
 
+/* nchwc_conv.avx2's grouped path (x86/nchwc_grouped.c: groups of multiples of 8 input and output channels, any
+ * layouts) vs the reference on every (input, output) layout: RegNetY's 3x3 layers (group width 8, stride 1 and 2,
+ * odd maps, widths 7 / 14 / 29 that cut into equal tiles), group widths 16 / 24 and 40 output channels a group
+ * (tile groups of 3 + 2 blocks), a 1x1 grouped layer (read in place), 5x5 / 7x7, stride 3, dilation 2, asymmetric
+ * and SAME padding, rows too wide for the padded copy (read in place with edge pixels), the channel means on some;
+ * every epilogue on the first shapes, a NaN weight and input; then random shapes; applies() refusing the input scale
+ * and groups of 4 channels. */
+static void test_nchwc_grouped(int ncases)
+{
+    const trtl_kernel *k = &trtl_kernel_nchwc_conv_avx2;
+    if (!trtl_cpu_has(k->cpu_features)) {
+        printf("test_kernels: skipping %s grouped (CPU lacks AVX2/FMA)\n", k->name);
+        return;
+    }
+    static const struct { int64_t N, G, Cg, Kg, H, W, kh, kw, s, d, pre, post; int mode, all; } sh[] = {
+        {1, 6, 8, 8, 23, 29, 3, 3, 2, 1, 1, 1, 0, 1},   /* RegNetY stage 1, stride 2, odd map */
+        {1, 13, 8, 8, 14, 14, 3, 3, 1, 1, 1, 1, 0, 1},  /* stride 1, 14 wide: two tiles of 7 */
+        {2, 26, 8, 8, 14, 13, 3, 3, 2, 1, 1, 1, 0, 0},  /* 14 -> 7 stride 2, batch 2 */
+        {1, 5, 8, 8, 7, 7, 3, 3, 1, 1, 1, 1, 0, 1},     /* 7 x 7 */
+        {1, 2, 16, 16, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0},  /* group width 16: 2 blocks a tile */
+        {1, 2, 24, 24, 8, 13, 3, 3, 2, 1, 1, 1, 0, 0},  /* 24: 3 blocks a tile */
+        {1, 2, 8, 40, 10, 9, 3, 3, 1, 1, 1, 1, 0, 0},   /* 40 outputs a group: tile groups of 3 + 2 */
+        {1, 4, 8, 16, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0},  /* 1x1 grouped, every tap inside: read in place */
+        {1, 3, 8, 8, 12, 17, 5, 5, 1, 1, 2, 2, 0, 0},   /* 5x5 */
+        {2, 2, 16, 8, 15, 16, 7, 7, 2, 1, 3, 3, 0, 0},  /* 7x7 stride 2, Kg 8 < Cg 16 */
+        {1, 2, 8, 8, 11, 19, 3, 3, 3, 1, 0, 2, 0, 0},   /* stride 3, asymmetric padding */
+        {1, 3, 8, 8, 13, 15, 3, 3, 1, 2, 2, 2, 0, 0},   /* dilation 2 */
+        {1, 2, 8, 16, 9, 10, 3, 3, 2, 1, 0, 0, 2, 0},   /* SAME_UPPER */
+        {1, 2, 16, 16, 4, 300, 3, 3, 1, 1, 1, 1, 0, 0}, /* rows too wide for the padded copy: edge pixels */
+        {1, 2, 8, 8, 3, 520, 3, 3, 2, 2, 2, 1, 0, 0},   /* likewise at stride 2, dilation 2 */
+        {1, 2, 8, 8, 6, 6, 3, 3, 1, 1, 4, 4, 0, 0},     /* padding past the taps: rows all in padding */
+    };
+    int stop = 0;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)
+        for (int combo = (int)i; combo < (int)i + 2 * N_ACTS && !stop; combo += sh[i].all || combo == (int)i ? 1 : 5) {
+            conv_case c = conv2d(sh[i].N, sh[i].G * sh[i].Cg, sh[i].G * sh[i].Kg, sh[i].G, sh[i].H, sh[i].W, sh[i].kh,
+                                 sh[i].s, sh[i].pre, sh[i].post, sh[i].mode, 1);
+            c.k[1] = sh[i].kw;
+            c.d[0] = c.d[1] = sh[i].d;
+            const int lay = combo % 3 + 1;
+            g_nchwc_in = lay & 1 ? 8 : 0;
+            g_nchwc_out = lay & 2 ? 8 : 0;
+            g_nchwc_mean = combo % 2;
+            if (!nchwc_case_applies(&c)) {
+                fprintf(stderr, "FAIL %s: grouped path does not apply to fixed case %zu\n", k->name, i);
+                g_failures++;
+                stop = 1;
+                break;
+            }
+            stop = conv_fixed_case(k, &c, (int)i, combo) > 0;
+        }
+    for (int done = 0, tries = 0, combo = (int)(rnd() % 64); done < ncases && !stop && tries < 20 * ncases; tries++) {
+        static const int64_t widths[] = {8, 16, 24};
+        conv_case c = {0};
+        rand_conv2d_rest(&c, 7, 21, 3, 2, 3);
+        c.N = rint_in(1, 2);
+        c.G = rint_in(1, 5);
+        c.C = c.G * widths[rnd() % 3];
+        c.K = c.G * (rnd() % 4 ? widths[rnd() % 3] : 40);
+        const int lay = (int)(rnd() % 3) + 1;
+        g_nchwc_in = lay & 1 ? 8 : 0;
+        g_nchwc_out = lay & 2 ? 8 : 0;
+        g_nchwc_mean = (int)(rnd() % 2);
+        if (!nchwc_case_applies(&c) || !trtl_nchwc_conv_grouped(&(trtl_conv_params){.num_groups = (int32_t)c.G,
+                                                                                   .num_output_maps = (int32_t)c.K,
+                                                                                   .kernel_size = dims(2, c.k),
+                                                                                   .stride = dims(2, c.s),
+                                                                                   .dilation = dims(2, c.d),
+                                                                                   .kernel = {TRTL_FLOAT, NULL,
+                                                                                              c.K * (c.C / c.G) *
+                                                                                                  c.k[0] * c.k[1]}},
+                                                            c.C))
+            continue;
+        stop = tally_case(conv_run_case(k, &c, combo), &combo, &done);
+    }
+    /* nchwc_conv.avx512 leaves grouped nodes to nchwc_conv.avx2 (no AVX-512 grouped tiles), even at stride 1 along W */
+    {
+        conv_case c = conv2d(1, 48, 48, 6, 14, 14, 3, 1, 1, 1, 0, 1);
+        trtl_dims xd;
+        const trtl_node nd = nchwc_probe(&c, TRTL_OP_NCHWC_CONV, &xd);
+        if (!trtl_kernel_nchwc_conv_avx2.applies(&nd, &xd) || trtl_kernel_nchwc_conv_avx512.applies(&nd, &xd)) {
+            fprintf(stderr, "FAIL nchwc applies: a grouped node (avx2 %d, avx512 %d)\n",
+                    trtl_kernel_nchwc_conv_avx2.applies(&nd, &xd), trtl_kernel_nchwc_conv_avx512.applies(&nd, &xd));
+            g_failures++;
+        }
+    }
+    /* not taken: the input scale (pointwise only), groups of 4 channels, 12 output channels a group */
+    static const int64_t no[][3] = {{8, 8, 1}, {4, 8, 0}, {8, 12, 0}}; /* Cg, Kg, input scale */
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        conv_case c = conv2d(1, 2 * no[i][0], 2 * no[i][1], 2, 9, 9, 3, 1, 1, 1, 0, 1);
+        trtl_dims xd;
+        trtl_node nd = nchwc_probe(&c, TRTL_OP_NCHWC_CONV, &xd);
+        nd.p.nchwc.in_block = nd.p.nchwc.out_block = 8;
+        nd.n_in = no[i][2] ? 2 : 1;
+        nd.n_out = 1;
+        if (trtl_nchwc_conv_supported(&nd, &xd)) {
+            fprintf(stderr, "FAIL %s: grouped path took case %zu (Cg %lld, Kg %lld, scale %lld)\n", k->name, i,
+                    (long long)no[i][0], (long long)no[i][1], (long long)no[i][2]);
+            g_failures++;
+        }
+    }
+    g_nchwc_in = g_nchwc_out = g_nchwc_mean = 0;
+}
+
 /* ---- resize (x86/resize_tables.c) ------------------------------------------------------------------- */
 
 extern const trtl_kernel trtl_kernel_resize_tables;
@@ -5773,6 +5877,7 @@ int main(int argc, char **argv)
     test_depthwise_rows8(ncases);
     test_nchwc(ncases);
     test_nchwc_dense(ncases);
+    test_nchwc_grouped(ncases);
     if (trtl_cpu_has(trtl_kernel_preact_conv_packed_gemm.cpu_features))
         test_preact_conv(ncases);
     else

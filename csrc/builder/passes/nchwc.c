@@ -2,11 +2,12 @@
  *
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
  * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7 (dilation up to 2), at the opt shapes, or dense of
- * <= 16 input channels: a stem) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
+ * <= 16 input channels: a stem, or grouped with multiples of 8 channels a group (RegNetY), only where
+ * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
  * path reads NCHW), so it can only start a region: its output is blocked where its readers are candidates.  A
  * tensor is kept blocked when its producer and every reader are candidates, each reader taking it as its input or
  * its fused residual, and it is no network output; a candidate's residual must then have its output's layout (both are
- * made plain until that holds).  Squeeze-and-excitation first (se_fold): where a candidate depthwise
+ * made plain until that holds).  Squeeze-and-excitation first (se_fold): where a candidate depthwise (or grouped)
  * convolution's output is read only by a global average pool (REDUCE mean over H, W) and by a channel multiply
  * whose product only a candidate pointwise convolution reads, the depthwise node computes the pool as its second
  * output and the pointwise one takes the multiplier as its second input (the scale folded into its weights per
@@ -22,6 +23,7 @@
  * and the flags' builds are the fp32 build (a BF16 MobileNetV2 ran 13% slower than fp32 without the pass).  On by default: docs/ARCHITECTURE.md, "Blocked channel layout",
  * has the measurements that decide it. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "builder/passes/passes.h"
 #include "kernels/nchwc.h"
@@ -35,8 +37,13 @@
 #define MIN_PIXELS 16
 /* Dense convolutions the pass takes as region producers: stems of 1-4 input channels (gray, RGB, RGBA). */
 #define STEM_MAX_CHANNELS 4
+/* Grouped convolutions (kernels/nchwc.h: trtl_nchwc_conv_grouped, RegNetY's 3x3 layers) are candidates only with
+ * this variable set to 1 at the build: on the AVX2 VM the blocked grouped path ran RegNetY's grouped layers 11-16%
+ * slower than convolution.grouped_direct, and the region it forms puts RegNetY's 1x1 layers on the blocked pointwise
+ * tiles, 6-7% slower there than convolution.packed_gemm (docs/ARCHITECTURE.md, "Blocked channel layout"). */
+#define GROUPED_ENV "TRTLITE_NCHWC_GROUPED"
 
-static int candidate(const trtl_bgraph *g, int32_t i)
+static int candidate(const trtl_bgraph *g, int32_t i, int grouped)
 {
     const trtl_bg_node *b = &g->n[i];
     const trtl_node *n = &b->n;
@@ -52,6 +59,8 @@ static int candidate(const trtl_bgraph *g, int32_t i)
     /* the dense path is measured on stems (3 input channels) only: a 16 -> 16 3x3 layer inside a network keeps its
      * timed kernel (Winograd and the others) instead of being taken by this pass untimed */
     if (trtl_nchwc_conv_dense(&n->p.conv, x->dopt.d[1]) && x->dopt.d[1] > STEM_MAX_CHANNELS)
+        return 0;
+    if (!grouped && trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]))
         return 0;
     return trtl_nchwc_conv_supported(n, &x->dopt);
 }
@@ -96,7 +105,7 @@ static trtl_status absorb_name(trtl_node *n, const char *absorbed)
     return TRTL_OK;
 }
 
-/* Squeeze-and-excitation around candidate depthwise node d (see the head comment); se[] marks both nodes of a
+/* Squeeze-and-excitation around candidate depthwise (or grouped: RegNetY) node d (see the head comment); se[] marks both nodes of a
  * fold.  Nothing where the pattern does not hold. */
 static trtl_status se_fold(trtl_bgraph *g, const char *cand, char *se, int32_t d, trtl_pass_log *log)
 {
@@ -199,8 +208,10 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
         st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
         goto done;
     }
+    const char *genv = getenv(GROUPED_ENV);
+    const int grouped = genv && !strcmp(genv, "1");
     for (int32_t i = 0; i < g->nn; i++)
-        cand[i] = (char)candidate(g, i);
+        cand[i] = (char)candidate(g, i, grouped);
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++)
         st = se_fold(g, cand, se, i, &log);
     if (st != TRTL_OK)

@@ -1,5 +1,6 @@
 /* nchwc_conv.c -- "nchwc_conv.avx2": the NCHWC_CONV op (kernels/nchwc.h) with 8-channel blocks on AVX2 + FMA.
- * (Dense convolutions of 1..16 input channels, plain input -> blocked output: x86/nchwc_dense.c.)
+ * (Dense convolutions of 1..16 input channels, plain input -> blocked output: x86/nchwc_dense.c; grouped ones whose
+ * groups have multiples of 8 channels: x86/nchwc_grouped.c.)
  *
  * - Pointwise (1x1, stride 1, no padding, groups 1): weights packed once into [ceil(K/8)][C][8]; a register tile of
  *   3 output blocks x 4 pixels (12 accumulators): per input channel 4 broadcasts of the input value and 3 weight
@@ -25,6 +26,7 @@
 #include "kernels/conv_geometry.h"
 #include "kernels/x86/nchwc_reorder.h"
 #include "kernels/x86/nchwc_dense.h"
+#include "kernels/x86/nchwc_grouped.h"
 #include "kernels/x86/nchwc_pw512.h"
 #include "kernels/x86/nchwc_dw512.h"
 #include "kernels/x86/fused_epilogue.h"
@@ -54,8 +56,10 @@
 
 typedef struct nc_geom {
     int64_t N, C, K, H, W, OH, OW, R, S, sh, sw, pt, pl, CB, KB, P;
-    int64_t dh, dl; /* dilation (depthwise: 1..DW_MAXD; else 1) */
+    int64_t dh, dl; /* dilation (depthwise: 1..DW_MAXD; grouped: any; else 1) */
     int dw, dense, in_plain, out_plain; /* dense: x86/nchwc_dense.c (plain input read in place) */
+    int grp;     /* grouped: x86/nchwc_grouped.c (G groups, dilation dh x dl) */
+    int64_t G;
     int wide;    /* pointwise through the AVX-512 tiles (x86/nchwc_pw512.c): weights [ceil(K/32)][C][32] */
     int dw512;   /* depthwise interior rows through the AVX-512 tiles (x86/nchwc_dw512.c; stride 1 along W) */
     int64_t KL;  /* packed output lanes: ceil(K/24) * 24, or ceil(K/32) * 32 when wide (weights KL * C, bias KL) */
@@ -64,6 +68,7 @@ typedef struct nc_geom {
 typedef struct nc_state {
     float *w, *b; /* packed weights, bias [KL] (zero past K) */
     size_t bytes;
+    int finite; /* grouped: every weight finite (x86/nchwc_grouped.c may pad its input) */
 } nc_state;
 
 #define WG TRTL_NCHWC_PW512_GROUP /* output channels a group of the wide packing */
@@ -105,6 +110,8 @@ int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
     const trtl_dw_limits lim = {DW_MAXK, DW_MAXK, 1};
     if (trtl_dw_params_ok(p, xd->d[1], &lim) && p->dilation.d[0] <= DW_MAXD && p->dilation.d[1] <= DW_MAXD)
         return 1;
+    if (trtl_nchwc_conv_grouped(p, xd->d[1])) /* any layouts; the output means, not the input scale */
+        return nd->op != TRTL_OP_NCHWC_CONV || !trtl_nchwc_in_scaled(nd);
     if (trtl_nchwc_conv_dense(p, xd->d[1])) /* plain input, blocked output; no squeeze-and-excitation */
         return nd->op != TRTL_OP_NCHWC_CONV ||
                (!nd->p.nchwc.in_block && nd->p.nchwc.out_block && !trtl_nchwc_out_pooled(nd));
@@ -133,10 +140,12 @@ static trtl_status nc_geom_init(const trtl_node *nd, const trtl_dims *xd5, const
     g->dh = cg.dl[1], g->dl = cg.dl[2];
     g->CB = trtl_nchwc_blocks(g->C, NB), g->KB = trtl_nchwc_blocks(g->K, NB), g->P = g->OH * g->OW;
     g->dense = trtl_nchwc_conv_dense(&nd->p.conv, g->C);
-    g->dw = !g->dense && !trtl_nchwc_conv_pointwise(&nd->p.conv);
+    g->grp = trtl_nchwc_conv_grouped(&nd->p.conv, g->C);
+    g->G = cg.G;
+    g->dw = !g->dense && !g->grp && !trtl_nchwc_conv_pointwise(&nd->p.conv);
     g->in_plain = !nd->p.nchwc.in_block;
     g->out_plain = !nd->p.nchwc.out_block;
-    g->wide = wide && !g->dw && !g->dense;
+    g->wide = wide && !g->dw && !g->dense && !g->grp;
     g->dw512 = wide && g->dw && dw512_taps(g->S, g->sw) && g->dh == 1 && g->dl == 1;
     g->KL = packed_lanes(g->K, g->wide);
     return TRTL_OK;
@@ -697,8 +706,8 @@ static int nc_applies_wide(const trtl_node *n, const trtl_dims *in_dims)
     const trtl_conv_params *p = &n->p.conv;
     const trtl_dims xd = trtl_nchwc_plain_in(n, &in_dims[0]);
     return trtl_nchwc_conv_pointwise(p) ||
-           (!trtl_nchwc_conv_dense(p, xd.d[1]) && dw512_taps(p->kernel_size.d[1], p->stride.d[1]) &&
-            p->dilation.d[0] == 1 && p->dilation.d[1] == 1);
+           (!trtl_nchwc_conv_dense(p, xd.d[1]) && !trtl_nchwc_conv_grouped(p, xd.d[1]) &&
+            dw512_taps(p->kernel_size.d[1], p->stride.d[1]) && p->dilation.d[0] == 1 && p->dilation.d[1] == 1);
 }
 
 /* Weights packed as the paths read them; `wide`: pointwise in groups of 32 output channels (x86/nchwc_pw512.c). */
@@ -708,10 +717,11 @@ static trtl_status nc_pack(const trtl_node *n, int wide, void **state)
     const int64_t K = p->num_output_maps, KB = trtl_nchwc_blocks(K, NB), kv = p->kernel_size.d[0] * p->kernel_size.d[1];
     /* pointwise: [K, C]; depthwise: [C, 1, R, S]; dense: [K, C, R, S] */
     const int64_t C = kv > 0 && K > 0 ? p->kernel.count / (K * kv) * p->num_groups : 0;
-    const int dense = trtl_nchwc_conv_dense(p, C), dw = !dense && !trtl_nchwc_conv_pointwise(p);
-    wide = wide && !dense && !dw;
-    const int64_t L = row_lanes(wide), KL = packed_lanes(K, wide);
-    const size_t wcount = (size_t)(dw ? KB * kv * NB : dense ? KB * C * kv * NB : KL * C);
+    const int dense = trtl_nchwc_conv_dense(p, C), grp = trtl_nchwc_conv_grouped(p, C);
+    const int dw = !dense && !grp && !trtl_nchwc_conv_pointwise(p);
+    wide = wide && !dense && !dw && !grp;
+    const int64_t L = row_lanes(wide), KL = packed_lanes(K, wide), G = p->num_groups;
+    const size_t wcount = (size_t)(dw ? KB * kv * NB : dense ? KB * C * kv * NB : grp ? K * (C / G) * kv : KL * C);
     const size_t bytes = (wcount + (size_t)KL) * sizeof(float);
     nc_state *st = (nc_state *)trtl_aligned_alloc(sizeof *st);
     float *w = (float *)trtl_aligned_alloc(bytes);
@@ -724,17 +734,20 @@ static trtl_status nc_pack(const trtl_node *n, int wide, void **state)
     const float *src = (const float *)p->kernel.values, *bias = p->bias.count ? (const float *)p->bias.values : NULL;
     if (dense)
         trtl_nchwc_dense_pack(src, K, C * kv, w);
+    if (grp)
+        trtl_nchwc_grouped_pack(src, K, G, C / G, kv, w);
     for (int64_t k = 0; k < K; k++) {
         if (dw)
             for (int64_t t = 0; t < kv; t++)
                 w[((k / NB) * kv + t) * NB + k % NB] = src[k * kv + t];
-        else if (!dense)
+        else if (!dense && !grp)
             for (int64_t c = 0; c < C; c++)
                 w[((k / L) * C + c) * L + k % L] = src[k * C + c];
         w[wcount + k] = bias ? bias[k] : 0.0f;
     }
     st->w = w;
     st->b = w + wcount;
+    st->finite = grp && trtl_nchwc_grouped_finite(w, (int64_t)wcount);
     st->bytes = bytes + sizeof *st;
     *state = st;
     return TRTL_OK;
@@ -757,9 +770,13 @@ static void nc_unpack_as(const trtl_node *n, const void *state, int wide, void *
     const trtl_conv_params *p = &n->p.conv;
     const int64_t K = p->num_output_maps, kv = p->kernel_size.d[0] * p->kernel_size.d[1];
     const int64_t C = kv > 0 && K > 0 ? p->kernel.count / (K * kv) * p->num_groups : 0;
-    const int dw = !trtl_nchwc_conv_dense(p, C) && !trtl_nchwc_conv_pointwise(p);
+    const int dw = !trtl_nchwc_conv_dense(p, C) && !trtl_nchwc_conv_grouped(p, C) && !trtl_nchwc_conv_pointwise(p);
     if (trtl_nchwc_conv_dense(p, C)) {
         trtl_nchwc_dense_unpack(st->w, K, C * kv, (float *)dst);
+        return;
+    }
+    if (trtl_nchwc_conv_grouped(p, C)) {
+        trtl_nchwc_grouped_unpack(st->w, K, p->num_groups, C / p->num_groups, kv, (float *)dst);
         return;
     }
     const int64_t L = dw ? NB : row_lanes(wide); /* depthwise: [ceil(C/8)][R*S][8] */
@@ -1015,7 +1032,12 @@ static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state
     float *y = g.out_plain ? (float *)sp : v.y;
     const trtl_epilogue *e = g.out_plain ? NULL : &nd->epi;
     const float *rb = g.out_plain ? NULL : v.res;
-    if (g.dw) {
+    if (g.grp) {
+        const trtl_nchwc_grouped gd = {g.N,  g.C,  g.K,  g.G,  g.H,   g.W,   g.OH, g.OW, g.R, g.S, g.sh,
+                                       g.sw, g.dh, g.dl, g.pt, g.pl, st->w, st->b, x,    rb,  y,   e,
+                                       g.out_plain ? NULL : v.mean, st->finite};
+        trtl_nchwc_grouped_run(&gd, a->pool);
+    } else if (g.dw) {
         dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : v.mean, 0, 0, 0};
         dw_run(&j, a->pool);
     } else
