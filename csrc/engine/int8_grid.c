@@ -41,7 +41,10 @@ static int implicit_int8_input(const trtl_engine *e, int32_t x)
             return 0;
         const trtl_node *n = &e->nodes[p];
         size_t len = strlen(n->name), sl = strlen(TRTL_INT8_IMPLICIT_DQ);
-        if (n->op == TRTL_OP_DEQUANTIZE)
+        /* the dequantize, or the fake-quantize step passes/fold_fake_quant.c made of it with its quantize (an
+         * ACTIVATION, or a producer's epilogue), named after the dequantize last */
+        if (n->op == TRTL_OP_DEQUANTIZE || (n->op == TRTL_OP_ACTIVATION && n->p.act.type == TRTL_ACT_QGRID) ||
+            n->epi.act == TRTL_ACT_QGRID)
             return len >= sl && strcmp(n->name + len - sl, TRTL_INT8_IMPLICIT_DQ) == 0;
         if (n->op != TRTL_OP_SHUFFLE || n->n_in < 1)
             return 0;

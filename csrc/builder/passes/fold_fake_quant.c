@@ -15,7 +15,8 @@
  * each bias add after an int8 matrix multiply, the attention's matrix multiplies, its scale and softmax, and every
  * step of the erf GELU is followed by a quantize and a dequantize pass of its own.  Runs after fuse_qdq, qdq_int8_io
  * and drop_fake_quant: it only sees pairs those left as layers.  A pair whose codes have another reader (an int8
- * layer, a network output) or whose DQ writes a network output is left alone. */
+ * layer, a network output) is left alone.  The step is named after the producer (if fused), Q and the DQ, the DQ's
+ * name last: engine/int8_grid.c finds implicit INT8 inputs (refit) by that name. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +99,9 @@ trtl_status trtl_pass_fold_fake_quant(trtl_bgraph *g)
         const int32_t p = fusable_producer(g, x);
         if (p >= 0) { /* the producer writes y, with the fake quantization as its activation */
             trtl_node *pn = &g->n[p].n;
-            char *nm = trtl_bg_join_names(pn->name, g->n[qi].n.name);
+            char *pq = trtl_bg_join_names(pn->name, g->n[qi].n.name); /* named "producer + Q + DQ" (as the */
+            char *nm = pq ? trtl_bg_join_names(pq, g->n[d0].n.name) : NULL; /* activation step: DQ's last) */
+            free(pq);
             if (!nm)
                 return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
             free(pn->name);
