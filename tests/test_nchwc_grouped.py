@@ -4,15 +4,14 @@ only with TRTLITE_NCHWC_GROUPED=1 at the build) on nchwc_conv.avx2's grouped pat
 squeeze-and-excitation folded around them (se_fold), on a small RegNetY-like network against float64 numpy with the
 pass on and off.  The kernel against the reference kernel on random shapes: tests/c/test_kernels.c
 (test_nchwc_grouped)."""
-import json
-
 import numpy as np
 import pytest
 
 import trtlite as trt
 
-import refs
 from conftest import assert_close
+from test_nchwc import _build, _run  # (make, off=passes, ...) -> engine, its layers; (engine, x) -> y
+from test_nchwc_se import _Se  # conv(t, ref, K, k, stride, groups, act name) on the network and in float64
 
 AVX2 = {"avx2", "fma"} <= set(trt.cpu_features())
 
@@ -21,31 +20,16 @@ def _sigmoid(v):
     return 1.0 / (1.0 + np.exp(-v))
 
 
-class _RegNet:
+class _RegNet(_Se):
     """RegNetY-style blocks on the network and the float64 reference beside it: 1x1 + ReLU, grouped 3x3 (group width
     `gw`) / stride + ReLU, squeeze-and-excitation (mean, 1x1 + ReLU, 1x1 + sigmoid, multiply), 1x1, + the shortcut
     (a 1x1 stride-2 projection where the shape changes), ReLU."""
 
     def __init__(self, network, x):
-        self.net, self.rng = network, np.random.default_rng(5)
-        self.t = network.add_input("x", trt.float32, x.shape)
-        self.ref = x.astype(np.float64)
+        super().__init__(network, np.random.default_rng(5), x, False)
 
     def conv(self, t, ref, K, k, stride, groups, relu):
-        C = ref.shape[1]
-        w = (self.rng.standard_normal((K, C // groups, k, k)) / np.sqrt(C // groups * k * k)).astype(np.float32)
-        b = (self.rng.standard_normal(K) * 0.1).astype(np.float32)
-        layer = self.net.add_convolution_nd(t, K, (k, k), w, b)
-        layer.stride_nd = (stride, stride)
-        layer.padding_nd = (k // 2, k // 2)
-        layer.num_groups = groups
-        out = refs.convolution(ref, w.astype(np.float64), b.astype(np.float64), (stride, stride), (k // 2, k // 2),
-                               (k // 2, k // 2), groups=groups)
-        t = layer.get_output(0)
-        if relu:
-            t = self.net.add_activation(t, trt.ActivationType.RELU).get_output(0)
-            out = np.maximum(out, 0.0)
-        return t, out
+        return super().conv(t, ref, K, k, stride, groups, "relu" if relu else "none")
 
     def block(self, K, stride, gw):
         t, ref = self.t, self.ref
@@ -82,29 +66,6 @@ def _make(x, blocks):
 
     make(trt.Builder(trt.Logger(trt.Logger.WARNING)).create_network(0))
     return make, holder["ref"]
-
-
-def _build(make, off=()):
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    network = builder.create_network(0)
-    make(network)
-    config = builder.create_builder_config()
-    config.num_threads = 2
-    for p in off:
-        config.set_pass_enabled(p, False)
-    plan = builder.build_serialized_network(network, config)
-    assert plan is not None
-    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
-    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
-    return engine, info["layers"]
-
-
-def _run(engine, x):
-    ctx = engine.create_execution_context()
-    out = np.full(tuple(ctx.get_tensor_shape("y")), 77, np.float32)
-    arrays = {"x": x, "y": out}
-    assert ctx.execute_v2([arrays[engine.get_tensor_name(i)] for i in range(engine.num_io_tensors)])
-    return out
 
 
 # (output channels, stride, group width) a block: RegNetY-400MF's group width 8 (stride 2 with a projection, then
