@@ -17,13 +17,14 @@
 
 #include "kernels/nchwc.h"
 #include "kernels/x86/nchwc_dense.h"
+#include "kernels/x86/nchwc_bcast.h"
 #include "kernels/x86/fused_epilogue.h"
 
 #define NB 8
 #define DN_MAXC 16
 #define DN_MAXK 7
 #define DN_MAXSTRIDE 4
-#define DN_MAXG 4 /* output blocks a tile */
+#define DN_MAXG TRTL_NCB_MAXG /* output blocks a tile */
 
 int trtl_nchwc_conv_dense(const trtl_conv_params *p, int64_t C)
 {
@@ -88,7 +89,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void dn_tile(co
                                                                              __m256 va, __m256 vb, const int np,
                                                                              const int nbk)
 {
-    __m256 acc[8][DN_MAXG];
+    __m256 acc[TRTL_NCB_MAXP][TRTL_NCB_MAXG];
     const int64_t S = d->S, sw = d->sw, HW = d->H * d->W, RS = d->R * S;
 #pragma GCC unroll 8
     for (int j = 0; j < np; j++)
@@ -99,33 +100,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void dn_tile(co
         for (int64_t r = rw->r0; r < rw->r1; r++) {
             const float *xr = rw->x + (c * HW + r * d->W + rw->xo + ow * sw); /* inside: r >= r0, ow >= lo */
             const float *wr = rw->w + (c * RS + r * S) * nbk * NB;
-            for (int64_t t = 0; t < S; t++, wr += nbk * NB) {
-                if (nbk < np) { /* the weights in registers, one broadcast at a time */
-                    __m256 wv[DN_MAXG];
-#pragma GCC unroll 4
-                    for (int b = 0; b < nbk; b++)
-                        wv[b] = _mm256_loadu_ps(wr + b * NB);
-#pragma GCC unroll 8
-                    for (int j = 0; j < np; j++) {
-                        const __m256 xv = _mm256_broadcast_ss(xr + j * sw + t);
-#pragma GCC unroll 4
-                        for (int b = 0; b < nbk; b++)
-                            acc[j][b] = _mm256_fmadd_ps(xv, wv[b], acc[j][b]);
-                    }
-                } else { /* the broadcasts in registers, one weight vector at a time */
-                    __m256 xv[8];
-#pragma GCC unroll 8
-                    for (int j = 0; j < np; j++)
-                        xv[j] = _mm256_broadcast_ss(xr + j * sw + t);
-#pragma GCC unroll 4
-                    for (int b = 0; b < nbk; b++) {
-                        const __m256 wv = _mm256_loadu_ps(wr + b * NB);
-#pragma GCC unroll 8
-                        for (int j = 0; j < np; j++)
-                            acc[j][b] = _mm256_fmadd_ps(xv[j], wv, acc[j][b]);
-                    }
-                }
-            }
+            for (int64_t t = 0; t < S; t++, wr += nbk * NB)
+                trtl_ncb_step(acc, xr + t, sw, wr, np, nbk);
         }
 #pragma GCC unroll 4
     for (int b = 0; b < nbk; b++)

@@ -28,6 +28,7 @@
 #include "kernels/nchwc.h"
 #include "kernels/x86/nchwc_grouped.h"
 #include "kernels/x86/nchwc_dense.h"
+#include "kernels/x86/nchwc_bcast.h"
 #include "kernels/x86/fused_epilogue.h"
 
 #define NB 8
@@ -121,7 +122,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void gr_tile(co
                                                                              __m256 va, __m256 vb, const int np,
                                                                              const int nbk)
 {
-    __m256 acc[8][GR_MAXG];
+    __m256 acc[TRTL_NCB_MAXP][TRTL_NCB_MAXG];
     const int64_t CgB = d->C / d->G / NB, R = d->R, S = d->S, ps = d->sw * NB; /* ps: floats between pixels */
 #pragma GCC unroll 8
     for (int j = 0; j < np; j++)
@@ -150,33 +151,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void gr_tile(co
                     continue;
                 }
 #pragma GCC unroll 8
-                for (int l = 0; l < NB; l++, wr += nbk * NB) {
-                    if (nbk < np) { /* the weights in registers, one broadcast at a time */
-                        __m256 wv[GR_MAXG];
-#pragma GCC unroll 3
-                        for (int b = 0; b < nbk; b++)
-                            wv[b] = _mm256_loadu_ps(wr + b * NB);
-#pragma GCC unroll 8
-                        for (int j = 0; j < np; j++) {
-                            const __m256 xv = _mm256_broadcast_ss(xr + j * ps + l);
-#pragma GCC unroll 3
-                            for (int b = 0; b < nbk; b++)
-                                acc[j][b] = _mm256_fmadd_ps(xv, wv[b], acc[j][b]);
-                        }
-                    } else { /* the broadcasts in registers, one weight vector at a time */
-                        __m256 xv[8];
-#pragma GCC unroll 8
-                        for (int j = 0; j < np; j++)
-                            xv[j] = _mm256_broadcast_ss(xr + j * ps + l);
-#pragma GCC unroll 3
-                        for (int b = 0; b < nbk; b++) {
-                            const __m256 wv = _mm256_loadu_ps(wr + b * NB);
-#pragma GCC unroll 8
-                            for (int j = 0; j < np; j++)
-                                acc[j][b] = _mm256_fmadd_ps(xv[j], wv, acc[j][b]);
-                        }
-                    }
-                }
+                for (int l = 0; l < NB; l++, wr += nbk * NB)
+                    trtl_ncb_step(acc, xr + l, ps, wr, np, nbk);
             }
         }
 #pragma GCC unroll 3
