@@ -21,6 +21,7 @@
  * candidate).  FP16 and BF16 on other CPUs keep the pass: no reduced-precision convolution kernel could run there,
  * and the flags' builds are the fp32 build (a BF16 MobileNetV2 ran 13% slower than fp32 without the pass).  On by default: docs/ARCHITECTURE.md, "Blocked channel layout",
  * has the measurements that decide it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,8 +84,10 @@ static int on_grid(trtl_bgraph *g, int32_t t, float s, int32_t z, int32_t type)
 /* An int8 convolution the int8_nchwc pass marked, as an fp32 convolution (trtl_qlinear_fp32_epilogue: epilogue *e,
  * mid quantization *mid; weights not yet made) that the blocked kernels take: its input on its grid, a residual of
  * codes on theirs (it becomes their FLOAT values), its output codes only where they may become FLOAT (every reader
- * an int8 layer); a mid quantization (before a residual) on the pointwise path only.  The stem (its input is the
- * network's, quantized by the layer itself) and layers reading anything else stay QLINEAR. */
+ * an int8 layer); a mid quantization (before a residual) on the pointwise path only.  1: so; 2: a stem (dense, <=
+ * STEM_MAX_CHANNELS input channels) whose FLOAT input is not on its grid (the network's input, quantized by the layer
+ * itself): it gets a fake quantization of its input before it (stem_input, a pass over a few channels); 0: it stays
+ * QLINEAR. */
 static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_activation_params *mid)
 {
     const trtl_bg_node *b = &g->n[i];
@@ -103,21 +106,49 @@ static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_acti
     v.epi = *e;
     if (!blocked_geometry(&v, &g->t[n->in[0]]) || (mid->type != TRTL_ACT_NONE && !trtl_nchwc_conv_pointwise(&q->conv)))
         return 0;
-    if (!on_grid(g, n->in[0], q->in_scale, q->in_zero_point, q->in_type))
-        return 0;
+    int r = 1;
+    if (!on_grid(g, n->in[0], q->in_scale, q->in_zero_point, q->in_type)) {
+        if (g->t[n->in[0]].dtype != TRTL_FLOAT || !trtl_nchwc_conv_dense(&v.p.conv, g->t[n->in[0]].dopt.d[1]) ||
+            !(q->in_scale > 0.0f) || !isfinite(q->in_scale))
+            return 0;
+        r = 2;
+    }
     if (q->has_residual && (q->res_quant ? !on_grid(g, n->in[1], q->res_scale, q->res_zero_point, q->res_type)
                                          : g->t[n->in[1]].dtype != TRTL_FLOAT))
         return 0;
-    return q->out_quant != 2 || trtl_int8_codes_may_float(g, i);
+    return q->out_quant != 2 || trtl_int8_codes_may_float(g, i) ? r : 0;
+}
+
+/* Stem i (int8_candidate 2) reads its input x fake-quantized with its input's parameters: a new ACTIVATION node
+ * TRTL_ACT_QGRID (alpha * clamp(rint(x / alpha), lo - z, hi - z): DequantizeLinear(QuantizeLinear(x)), NaN the lowest
+ * code) writes x' and i reads x'.  Appended: the graph is sorted after. */
+static trtl_status stem_input(trtl_bgraph *g, int32_t i, float scale, int32_t zero, int32_t type)
+{
+    char *name = trtl_bg_join_names(g->n[i].n.name, "input quantization");
+    if (!name)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    const int32_t x = g->n[i].n.in[0], y = trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_ACTIVATION);
+    trtl_params p;
+    memset(&p, 0, sizeof p);
+    const int32_t sg = type == TRTL_INT8;
+    p.act = (trtl_activation_params){TRTL_ACT_QGRID, scale, trtl_act_qgrid_beta((sg ? -128 : 0) - zero,
+                                                                               (sg ? 127 : 255) - zero)};
+    const int32_t a = y < 0 ? -1 : trtl_bg_add_node(g, TRTL_OP_ACTIVATION, name, &p, 1, &x, 1, &y);
+    free(name);
+    if (a < 0)
+        return trtl_error_prefix("builder");
+    g->n[i].n.in[0] = y;
+    return TRTL_OK;
 }
 
 /* Int8 candidate i becomes NCHWC_CONV: the codes around it FLOAT first (its input's and residual's producers, its own
  * output), then its fp32 form (weights trtl_qlinear_fp32_weights, owned by the graph). */
-static trtl_status int8_to_blocked(trtl_bgraph *g, int32_t i, const trtl_epilogue *e, const trtl_activation_params *mid)
+static trtl_status int8_to_blocked(trtl_bgraph *g, int32_t i, const trtl_epilogue *e, const trtl_activation_params *mid,
+                                   int stem)
 {
     trtl_node *n = &g->n[i].n;
     const trtl_qlinear_params q = n->p.qlin;
-    for (int32_t k = 0; k < n->n_in; k++)
+    for (int32_t k = stem; k < n->n_in; k++) /* (a stem's input is FLOAT, not on its grid) */
         if (g->t[n->in[k]].dtype != TRTL_FLOAT)
             trtl_int8_codes_to_float(g, g->t[n->in[k]].producer);
     if (q.out_quant == 2)
@@ -146,7 +177,13 @@ static trtl_status int8_to_blocked(trtl_bgraph *g, int32_t i, const trtl_epilogu
     trtl_bg_release_weights(g, q.w_scale.values);
     if (q.conv.bias.count)
         trtl_bg_release_weights(g, q.conv.bias.values);
-    return TRTL_OK;
+    return stem ? stem_input(g, i, q.in_scale, q.in_zero_point, q.in_type) : TRTL_OK; /* (n is stale after it) */
+}
+
+/* Whether node n has a residual (its last input): a convolution's fused one, or an int8 layer's. */
+static int residual_of(const trtl_node *n)
+{
+    return n->op == TRTL_OP_QLINEAR ? n->p.qlin.has_residual != 0 : n->epi.has_residual != 0;
 }
 
 /* Whether tensor t stays blocked: its producer and every reader are candidates, each reading it as its input or its
@@ -163,9 +200,11 @@ static int keep_blocked(const trtl_bgraph *g, const char *cand, int32_t t)
             continue;
         for (int32_t k = 0; k < g->n[i].n.n_in; k++)
             if (g->n[i].n.in[k] == t) {
-                if (!cand[i] || (k == 1 && g->n[i].n.n_in - g->n[i].n.epi.has_residual == 2))
+                if (!cand[i] || (k == 1 && g->n[i].n.n_in - residual_of(&g->n[i].n) == 2))
                     return 0; /* not a candidate, or its squeeze-and-excitation scale (plain [N, C, 1, 1]) */
-                if (k == 0 && trtl_nchwc_conv_dense(&g->n[i].n.p.conv, g->t[t].dopt.d[1]))
+                trtl_conv_params c = g->n[i].n.p.conv; /* (an int8 layer's weights: as its fp32 form's) */
+                c.kernel.type = c.bias.type = TRTL_FLOAT;
+                if (k == 0 && trtl_nchwc_conv_dense(&c, g->t[t].dopt.d[1]))
                     return 0; /* a dense node's input */
                 readers++;
             }
@@ -293,15 +332,14 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
     trtl_epilogue *qe = (trtl_epilogue *)calloc((size_t)g->nn + 1, sizeof *qe);
     trtl_activation_params *qm = (trtl_activation_params *)calloc((size_t)g->nn + 1, sizeof *qm);
     trtl_status st = TRTL_OK;
-    int32_t n_int8 = 0;
     if (!cand || !blk || !se || !qe || !qm) {
         st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
         goto done;
     }
     for (int32_t i = 0; i < g->nn; i++) {
         cand[i] = (char)(fp32_ok && candidate(g, i));
-        if (!cand[i] && int8_candidate(g, i, &qe[i], &qm[i]))
-            cand[i] = 2; /* an int8 layer */
+        if (!cand[i])
+            cand[i] = (char)(2 * int8_candidate(g, i, &qe[i], &qm[i])); /* an int8 layer: 2, 4 for a stem */
     }
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++)
         st = se_fold(g, cand, se, i, &log);
@@ -316,7 +354,7 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
             for (int32_t i = 0; i < g->nn; i++) {
                 const trtl_node *n = &g->n[i].n;
                 const int32_t r = n->in[n->n_in - 1];
-                if (!cand[i] || !n->epi.has_residual || blk[r] == blk[n->out[0]])
+                if (!cand[i] || !residual_of(n) || blk[r] == blk[n->out[0]])
                     continue;
                 blk[r] = blk[n->out[0]] = 0;
                 changed = 1;
@@ -325,18 +363,20 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
         /* an int8 layer's mid quantization (before its residual) runs on a blocked output only
          * (trtl_nchwc_mid_ok): else the layer stays QLINEAR, and the layouts are decided again without it */
         for (int32_t i = 0; i < g->nn; i++)
-            if (cand[i] == 2 && qm[i].type != TRTL_ACT_NONE && !blk[g->n[i].n.out[0]]) {
+            if (cand[i] >= 2 && qm[i].type != TRTL_ACT_NONE && !blk[g->n[i].n.out[0]]) {
                 cand[i] = 0;
                 again = 1;
             }
     }
-    for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++) {
+    const int32_t nn = g->nn; /* a stem's input quantization is appended (stem_input) */
+    for (int32_t i = 0; i < nn && st == TRTL_OK; i++) {
         trtl_node *n = &g->n[i].n;
         if (!cand[i] || (!blk[n->in[0]] && !blk[n->out[0]] && !se[i]))
             continue;
-        if (cand[i] == 2) {
-            st = int8_to_blocked(g, i, &qe[i], &qm[i]);
-            n_int8++;
+        const int32_t ib = blk[n->in[0]] ? BLOCK : 0, ob = blk[n->out[0]] ? BLOCK : 0;
+        if (cand[i] >= 2) {
+            st = int8_to_blocked(g, i, &qe[i], &qm[i], cand[i] == 4);
+            n = &g->n[i].n; /* (g->n may have moved) */
         } else {
             trtl_conv_params c = n->p.conv;
             n->op = TRTL_OP_NCHWC_CONV;
@@ -344,11 +384,13 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
             n->p.nchwc.mid_act = TRTL_ACT_NONE;
             n->p.nchwc.mid_alpha = n->p.nchwc.mid_beta = 0.0f;
         }
-        n->p.nchwc.in_block = blk[n->in[0]] ? BLOCK : 0;
-        n->p.nchwc.out_block = blk[n->out[0]] ? BLOCK : 0;
-        trtl_pass_log_add(&log, "'%s'%s (%s -> %s)", n->name, cand[i] == 2 ? " int8" : "",
-                          blk[n->in[0]] ? "blocked" : "NCHW", blk[n->out[0]] ? "blocked" : "NCHW");
+        n->p.nchwc.in_block = ib;
+        n->p.nchwc.out_block = ob;
+        trtl_pass_log_add(&log, "'%s'%s (%s -> %s)", n->name, cand[i] >= 2 ? " int8" : "", ib ? "blocked" : "NCHW",
+                          ob ? "blocked" : "NCHW");
     }
+    if (st == TRTL_OK && g->nn > nn)
+        st = trtl_bg_sort(g);
 done:
     free(cand);
     free(blk);

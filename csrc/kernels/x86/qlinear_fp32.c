@@ -788,21 +788,28 @@ int trtl_qlinear_fp32_epilogue(const trtl_qlinear_params *q, trtl_epilogue *e, t
     r.res_quant = 0;
     r.out_quant = q->out_quant ? 1 : 0;
     *mid = (trtl_activation_params){TRTL_ACT_NONE, 0.0f, 0.0f};
-    if (qf_fused(&r, e))
-        return 1;
     /* a mid quantization before the residual (quantize_static's Conv -> Q/DQ -> Add -> Q/DQ: the residual layers of
      * MobileNetV2 / ResNet): fq_mid is TRTL_ACT_QGRID of its own bounds (the type's codes - zero), then the residual,
      * then the rest as fused without it */
-    if (!r.mid_quant || !r.has_residual || r.out_quant != 1 || !(r.mid_scale > 0.0f) || !isfinite(r.mid_scale))
-        return 0;
-    const int32_t sg = r.mid_type == TRTL_INT8, z = r.mid_zero_point;
-    *mid = (trtl_activation_params){TRTL_ACT_QGRID, r.mid_scale,
-                                    trtl_act_qgrid_beta((sg ? -128 : 0) - z, (sg ? 127 : 255) - z)};
-    r.mid_quant = 0;
-    if (qf_fused(&r, e))
-        return 1;
-    *mid = (trtl_activation_params){TRTL_ACT_NONE, 0.0f, 0.0f};
-    return 0;
+    if (r.mid_quant && r.has_residual) {
+        if (!(r.mid_scale > 0.0f) || !isfinite(r.mid_scale))
+            return 0;
+        const int32_t sg = r.mid_type == TRTL_INT8, z = r.mid_zero_point;
+        *mid = (trtl_activation_params){TRTL_ACT_QGRID, r.mid_scale,
+                                        trtl_act_qgrid_beta((sg ? -128 : 0) - z, (sg ? 127 : 255) - z)};
+        r.mid_quant = 0;
+    }
+    /* a residual of codes (the values (q - z) * s once FLOAT) and the integer sums of codes make no NaN, so a ReLU /
+     * Clip after the residual folds into the output bounds (qf_fold_bounds refuses it for a float residual, whose NaN
+     * the reference quantizes to the lowest code: ResNet's add -> ReLU -> Q/DQ) */
+    const int finite_res = q->has_residual && q->res_quant;
+    if (finite_res)
+        r.has_residual = 0;
+    const int ok = qf_fused(&r, e);
+    e->has_residual = q->has_residual;
+    if (!ok)
+        *mid = (trtl_activation_params){TRTL_ACT_NONE, 0.0f, 0.0f};
+    return ok;
 }
 
 trtl_status trtl_qlinear_fp32_weights(const trtl_node *n, float **w, float **bias)
