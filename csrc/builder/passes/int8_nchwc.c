@@ -8,7 +8,8 @@
  * the host: CPUs without VNNI (AVX512-VNNI, AVX-VNNI) and AMX, where the int8 kernels' vpmaddwd does no more
  * multiply-adds an instruction than an fp32 FMA (docs/ARCHITECTURE.md, "INT8 in blocked regions", measures it on
  * MobileNetV2).  Only layers the int8_tactics pass opened to fp32 kernels (so its switch and precision constraints
- * apply: a layer with a precision of its own keeps its kernels' choice), and not on the int8 kernels' hosts.
+ * apply: a layer with a precision of its own keeps its kernels' choice), not on the int8 kernels' hosts, and not in
+ * untimed builds (avg_timing_iterations 0), where kernel selection takes the int8 kernels first.
  * Off (config.set_pass_enabled("int8_nchwc", False)): int8 layers stay QLINEAR. */
 #include "builder/passes/passes.h"
 #include "core/cpu.h"
@@ -20,15 +21,17 @@ trtl_status trtl_pass_int8_nchwc(trtl_bgraph *g)
     trtl_pass_log_init(&log, "int8 layers open to the blocked layout");
     const int fast_int8 = trtl_cpu_has(TRTL_CPU_AVX512VNNI) || trtl_cpu_has(TRTL_CPU_AVXVNNI) ||
                           trtl_cpu_has(TRTL_CPU_AMX_TILE | TRTL_CPU_AMX_INT8);
+    const int untimed = g->cfg->avg_timing_iterations <= 0;
     for (int32_t i = 0; i < g->nn; i++) {
         trtl_bg_node *bn = &g->n[i];
-        bn->int8_blocked = !fast_int8 && !bn->dead && bn->n.op == TRTL_OP_QLINEAR && bn->n.p.qlin.mode == TRTL_QL_CONV &&
+        bn->int8_blocked = !fast_int8 && !untimed && !bn->dead && bn->n.op == TRTL_OP_QLINEAR && bn->n.p.qlin.mode == TRTL_QL_CONV &&
                            bn->fp32_tactics && !bn->want_set && !bn->fixed_kernel;
         if (bn->int8_blocked)
             trtl_pass_log_add(&log, "'%s'", bn->n.name);
     }
     trtl_pass_log_done(&log);
-    if (fast_int8)
-        trtl_log(TRTL_LOG_INFO, "builder pass 'int8_nchwc': this CPU has VNNI / AMX, int8 layers keep their kernels");
+    if (fast_int8 || untimed)
+        trtl_log(TRTL_LOG_INFO, "builder pass 'int8_nchwc': %s, int8 layers keep their kernels",
+                 fast_int8 ? "this CPU has VNNI / AMX" : "an untimed build takes the int8 kernels first");
     return TRTL_OK;
 }
