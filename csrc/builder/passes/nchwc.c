@@ -167,7 +167,7 @@ static trtl_status int8_to_blocked(trtl_bgraph *g, int32_t i, const trtl_epilogu
     memset(&n->p, 0, sizeof n->p);
     n->op = TRTL_OP_NCHWC_CONV;
     n->p.nchwc.conv = c;
-    n->p.nchwc.mid_act = mid->type;
+    n->p.nchwc.mid_qgrid = mid->type == TRTL_ACT_QGRID;
     n->p.nchwc.mid_alpha = mid->alpha;
     n->p.nchwc.mid_beta = mid->beta;
     n->epi = *e;
@@ -381,7 +381,7 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
             trtl_conv_params c = n->p.conv;
             n->op = TRTL_OP_NCHWC_CONV;
             n->p.nchwc.conv = c;
-            n->p.nchwc.mid_act = TRTL_ACT_NONE;
+            n->p.nchwc.mid_qgrid = 0;
             n->p.nchwc.mid_alpha = n->p.nchwc.mid_beta = 0.0f;
         }
         n->p.nchwc.in_block = ib;

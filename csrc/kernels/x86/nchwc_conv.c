@@ -88,9 +88,9 @@ int trtl_nchwc_conv_pointwise(const trtl_conv_params *p)
 
 int trtl_nchwc_mid_ok(const trtl_node *nd)
 {
-    if (nd->op != TRTL_OP_NCHWC_CONV || nd->p.nchwc.mid_act == TRTL_ACT_NONE)
+    if (nd->op != TRTL_OP_NCHWC_CONV || !nd->p.nchwc.mid_qgrid)
         return 1;
-    return nd->p.nchwc.mid_act == TRTL_ACT_QGRID && nd->epi.has_residual && nd->p.nchwc.out_block &&
+    return nd->p.nchwc.mid_qgrid == 1 && nd->epi.has_residual && nd->p.nchwc.out_block &&
            trtl_nchwc_conv_pointwise(&nd->p.conv) && !trtl_nchwc_in_scaled(nd) && !trtl_nchwc_out_pooled(nd);
 }
 
@@ -155,7 +155,7 @@ typedef struct pw_job {
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
     int64_t nchunk, groups, items, runs; /* groups: of PW_GB output blocks (4 when wide) */
-    const trtl_nchwc_conv_params *mid;   /* mid_act before the residual (trtl_nchwc_mid_ok: blocked output, AVX2) */
+    const trtl_nchwc_conv_params *mid;   /* mid_qgrid before the residual (trtl_nchwc_mid_ok: blocked output, AVX2) */
 } pw_job;
 
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
@@ -292,7 +292,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     const int64_t P = g->P, xs = P * NB, tp = g->wide ? 6 : PW_TP, tiles = (P + tp - 1) / tp;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
-    const int32_t mact = j->e && j->mid ? j->mid->mid_act : TRTL_ACT_NONE;
+    const int32_t mact = j->e && j->mid && j->mid->mid_qgrid ? TRTL_ACT_QGRID : TRTL_ACT_NONE;
     const __m256 ma = _mm256_set1_ps(j->mid ? j->mid->mid_alpha : 0.0f), mb = _mm256_set1_ps(j->mid ? j->mid->mid_beta : 0.0f);
     for (int64_t r = begin; r < end; r++) {
         const int64_t i0 = r * j->items / j->runs, i1 = (r + 1) * j->items / j->runs;
@@ -616,7 +616,7 @@ static int nc_applies(const trtl_node *n, const trtl_dims *in_dims)
  * edges, rows in padding and the dense path are nchwc_conv.avx2's code). */
 static int nc_applies_wide(const trtl_node *n, const trtl_dims *in_dims)
 {
-    if (!nc_applies(n, in_dims) || n->p.nchwc.mid_act != TRTL_ACT_NONE) /* the mid activation: AVX2 tiles only */
+    if (!nc_applies(n, in_dims) || n->p.nchwc.mid_qgrid) /* the mid quantization: AVX2 tiles only */
         return 0;
     const trtl_conv_params *p = &n->p.conv;
     const trtl_dims xd = trtl_nchwc_plain_in(n, &in_dims[0]);
