@@ -679,6 +679,7 @@ FIRES_ELSEWHERE = {"sink_concat": "test_sink_concat.py",  # adds poolings: more 
                    "plugin_int8_out": "test_adder_int8_out.py",  # INT8 builds with calibrated plugin inputs
                    "int8_tactics": "test_int8_tactics.py",  # kernel candidates only
                    "int8_float_regions": "test_int8_tactics.py",  # tensor types after kernel selection
+                   "int8_nchwc": "test_int8_nchwc.py",  # int8 layers in blocked regions (timed builds)
                    "nchwc": "test_nchwc.py"}  # changes layouts, not the step count
 
 
@@ -776,7 +777,7 @@ def test_builder_passes_lists_the_table():
                                      "qdq_int8_io", "drop_fake_quant", "fold_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
                                      "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
-                                     "int8_tactics", "int8_float_regions", "fuse_preact", "nchwc"]
+                                     "int8_tactics", "int8_float_regions", "fuse_preact", "int8_nchwc", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
@@ -786,7 +787,7 @@ def test_builder_passes_lists_the_table():
                                                      "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,
                                                      "plugin_int8_out": 1, "int8_tactics": 1,
-                                                     "int8_float_regions": 1, "fuse_preact": 1, "nchwc": 1}
+                                                     "int8_float_regions": 1, "fuse_preact": 1, "int8_nchwc": 1, "nchwc": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 

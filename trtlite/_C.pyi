@@ -1419,6 +1419,21 @@ class INchwcConvNode(ILayer):
     @kernel_size_nd.setter
     def kernel_size_nd(self, value: Any) -> None: ...
     @property
+    def mid_alpha(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @mid_alpha.setter
+    def mid_alpha(self, value: Any) -> None: ...
+    @property
+    def mid_beta(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @mid_beta.setter
+    def mid_beta(self, value: Any) -> None: ...
+    @property
+    def mid_qgrid(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @mid_qgrid.setter
+    def mid_qgrid(self, value: Any) -> None: ...
+    @property
     def num_groups(self) -> Any:
         """Layer attribute (TensorRT semantics)."""
     @num_groups.setter

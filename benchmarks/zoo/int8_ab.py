@@ -1,11 +1,11 @@
 """INT8 vs FP32 of trtlite and onnxruntime on the same files, one process, alternating runs (for loaded machines).
 
     python benchmarks/zoo/int8_ab.py --models mobilenet_v2,resnet18 --dir /tmp/zoo [--threads 1] [--runs 60]
-        [--without-pass int8_float_regions] [--cache-dir DIR] [--json FILE]
+        [--batch 1] [--without-pass int8_float_regions] [--cache-dir DIR] [--json FILE]
 
 Needs `<dir>/<model>.onnx` and the QDQ file `<dir>/precision/<model>.qdq.onnx` that benchmarks/zoo/precision.py
-makes (quantize_static, per-channel int8 weights, symmetric int8 activations).  Engines, batch 1, built in this
-process: trtlite fp32 (the fp32 file), trtlite int8 (the QDQ file), optionally trtlite int8 with a builder pass off
+makes (quantize_static, per-channel int8 weights, symmetric int8 activations).  Engines, built in this
+process (batch 1, or --batch): trtlite fp32 (the fp32 file), trtlite int8 (the QDQ file), optionally trtlite int8 with a builder pass off
 (from the int8 build's timing cache, so the same kernel choices), onnxruntime fp32 and int8 (same files, CPU EP).
 `--runs` runs of each, alternating ABBA (layers_vs_ort.end_to_end): minimum and median wall ms and, at one thread,
 the minimum / median CPU time of the calling thread (every engine runs on it at one thread), which a loaded machine
@@ -45,9 +45,10 @@ def one_model(model, threads, args):
     qdq_path = os.path.join(args.dir, "precision", model + ".qdq.onnx")
     s32, s8 = _ort(fp32_path, threads), _ort(qdq_path, threads)
     shape = tuple(d if isinstance(d, int) else 1 for d in s32.get_inputs()[0].shape)
+    shape = (args.batch,) + shape[1:]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     def cached_build(path, kind):
-        cf = os.path.join(args.cache_dir, f"{model}_t{threads}_{kind}.cache") if args.cache_dir else ""
+        cf = os.path.join(args.cache_dir, f"{model}_b{args.batch}_t{threads}_{kind}.cache") if args.cache_dir else ""
         cache = open(cf, "rb").read() if cf and os.path.exists(cf) else b""
         plan, new = build_plan(trt, path, shape, threads, cache)
         if cf and new != cache:  # what this build timed besides: the next run times nothing
@@ -88,6 +89,7 @@ def main(argv=None):
     ap.add_argument("--dir", required=True)
     ap.add_argument("--threads", default="1")
     ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--without-pass", default="")
     ap.add_argument("--cache-dir", default="")
     ap.add_argument("--json", default="")
@@ -103,7 +105,7 @@ def main(argv=None):
                 rows[k] = {"wall_min": min(wall), "wall_med": float(np.median(wall)),
                            "cpu_min": min(cpu), "cpu_med": float(np.median(cpu))}
             key = "cpu_min" if t == 1 else "wall_min"
-            print(f"{model} b1 t{t} ({key.replace('_', ' ')} ms of {args.runs} alternating runs; "
+            print(f"{model} b{args.batch} t{t} ({key.replace('_', ' ')} ms of {args.runs} alternating runs; "
                   f"load {os.getloadavg()[0]:.1f}):")
             for k, r in rows.items():
                 print(f"  {k:40s} {r[key]:8.2f}  (median {r[key.replace('min', 'med')]:8.2f})"

@@ -36,6 +36,7 @@ typedef struct trtl_bg_node {
     const struct trtl_kernel *fixed_kernel; /* set by a pass that decides the kernel (elide_concat); else NULL */
     int32_t fp32_tactics;   /* QLINEAR: the int8_tactics pass admitted the qlinear.fp32.* kernels (select.c) */
     int32_t float_region;   /* QLINEAR: its codes output may become FLOAT after selection (passes/int8_regions.c) */
+    int32_t int8_blocked;   /* QLINEAR: the int8_nchwc pass lets the nchwc pass run it in a blocked region */
 } trtl_bg_node;
 
 typedef struct trtl_bgraph {

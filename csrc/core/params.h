@@ -376,6 +376,12 @@ typedef struct trtl_reduce_binary_params {
 typedef struct trtl_nchwc_conv_params {
     trtl_conv_params conv;
     int32_t in_block, out_block;
+    /* (appended, plan version 9; passes/nchwc.c on int8 layers) mid_qgrid 1: TRTL_ACT_QGRID(mid_alpha, mid_beta) of the
+     * convolution's value before the residual is added (an int8 layer's mid quantization ahead of its residual add);
+     * 0 (a zeroed node's): none.  Only with a residual; the blocked kernels run it on the pointwise path with a blocked
+     * output */
+    int32_t mid_qgrid;
+    float mid_alpha, mid_beta;
 } trtl_nchwc_conv_params;
 
 /* PREACT_CONV (internal, passes/fuse_preact.c): a convolution (`conv` first, so that nd->p.conv reads it as for

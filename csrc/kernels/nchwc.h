@@ -52,6 +52,10 @@ trtl_dims trtl_nchwc_plain_out(const trtl_node *nd, const trtl_dims *yd);
  * only, 2-D, FLOAT weights.  `nd` is an NCHWC_CONV node or a CONVOLUTION node to be made one (its p.conv is read),
  * xd its plain input dims. */
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd);
+/* Whether an NCHWC_CONV node has a mid activation (before its residual: an int8 layer's mid quantization) and it is
+ * one the blocked kernels run: TRTL_ACT_QGRID with a residual on the pointwise path into a blocked output, without
+ * squeeze-and-excitation.  1: none (nothing to check); 0: a mid activation they do not run (the reference does). */
+int trtl_nchwc_mid_ok(const trtl_node *nd);
 /* Whether the convolution takes the blocked kernels' pointwise path (1x1, stride 1, no padding, groups 1), else
  * their depthwise one. */
 int trtl_nchwc_conv_pointwise(const trtl_conv_params *p);

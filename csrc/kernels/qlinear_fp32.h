@@ -32,6 +32,20 @@
 /* The int8 library's descriptor of a QLINEAR node's params (x86/qlinear_int8.c). */
 void trtl_qlinear_make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d);
 
+/* An int8 convolution as an fp32 convolution on a FLOAT input on its grid (in_grid) with a FLOAT residual (res_quant
+ * 0) and a FLOAT output, fake-quantized where q quantizes it (out_quant 1 or 2): what the fused fp32 tactics run
+ * (qf_fused), for the blocked layout (builder/passes/nchwc.c).  *e: the epilogue after the residual (the activation and
+ * output quantization folded into TRTL_ACT_QGRID's bounds, or the plain activation of a float output); *mid: the
+ * mid quantization before the residual (TRTL_ACT_QGRID; TRTL_ACT_NONE where none or folded).  0 where one epilogue
+ * cannot say it (qf_fold_bounds' cases: other activations before a quantization, residual codes, ...). */
+int trtl_qlinear_fp32_epilogue(const trtl_qlinear_params *q, trtl_epilogue *e, trtl_activation_params *mid);
+
+/* The weights and bias of that fp32 convolution: the int8 weights times w_scale[k] (the channel's in_scale *
+ * w_scale[k] rounded to float as the int8 library keeps it, divided by in_scale: one rounding), the bias as floats
+ * ([K], zeros where none).  Both trtl_aligned_alloc'ed; the node must be a QLINEAR convolution with per-channel
+ * scales (its checks are the int8 library's: an error names the layer). */
+trtl_status trtl_qlinear_fp32_weights(const trtl_node *n, float **w, float **bias);
+
 /* The fp32 convolution kernel a "qlinear.fp32.*" kernel runs, or NULL when k is no such kernel. */
 const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k);
 

@@ -30,6 +30,8 @@
  *   8  QLINEAR's attribute in_grid (appended; builder/passes/int8_regions.c; older plans are read with 0).
  *      The internal op PREACT_CONV came later without a layout change (appended to ops.def, its own attribute
  *      table: builder/passes/fuse_preact.c); a reader from before refuses it as an unknown op.
+ *   9  NCHWC_CONV's attributes mid_qgrid, mid_alpha, mid_beta (appended; int8 layers in blocked regions,
+ *      builder/passes/nchwc.c; older plans are read with 0: none).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -97,7 +99,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 8u
+#define TRTL_PLAN_VERSION 9u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

@@ -342,6 +342,8 @@ static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
         return nattrs - 1; /* saturate (version 6) */
     if (op == TRTL_OP_ATTENTION && version < 7)
         return nattrs - 5; /* norm_op .. empty_rows_zero: the IAttention layer (version 7) */
+    if (op == TRTL_OP_NCHWC_CONV && version < 9)
+        return nattrs - 3; /* mid_qgrid, mid_alpha, mid_beta: int8 layers in blocked regions (version 9) */
     return nattrs;
 }
 

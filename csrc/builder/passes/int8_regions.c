@@ -110,6 +110,21 @@ static void take_float(trtl_bg_node *b, int32_t y)
     drop_state(b);
 }
 
+int trtl_int8_codes_may_float(trtl_bgraph *g, int32_t i)
+{
+    return !g->n[i].dead && g->n[i].n.op == TRTL_OP_QLINEAR && region_readers(g, i, NULL, no_visit) > 0;
+}
+
+void trtl_int8_codes_to_float(trtl_bgraph *g, int32_t i)
+{
+    trtl_bg_node *a = &g->n[i];
+    if (!trtl_int8_codes_may_float(g, i) || region_readers(g, i, NULL, take_float) == 0)
+        return;
+    a->n.p.qlin.out_quant = 1;
+    g->t[a->n.out[0]].dtype = TRTL_FLOAT;
+    drop_state(a);
+}
+
 int32_t trtl_int8_float_regions(trtl_bgraph *g)
 {
     trtl_pass_log log;

@@ -22,11 +22,14 @@
  * candidate).  FP16 and BF16 on other CPUs keep the pass: no reduced-precision convolution kernel could run there,
  * and the flags' builds are the fp32 build (a BF16 MobileNetV2 ran 13% slower than fp32 without the pass).  On by default: docs/ARCHITECTURE.md, "Blocked channel layout",
  * has the measurements that decide it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builder/passes/passes.h"
 #include "kernels/nchwc.h"
+#include "kernels/qlinear_fp32.h"
+#include "core/alloc.h"
 #include "core/cpu.h"
 #include "core/status.h"
 #include "core/dims.h"
@@ -43,18 +46,11 @@
  * tiles, 6-7% slower there than convolution.packed_gemm (docs/ARCHITECTURE.md, "Blocked channel layout"). */
 #define GROUPED_ENV "TRTLITE_NCHWC_GROUPED"
 
-static int candidate(const trtl_bgraph *g, int32_t i, int grouped)
+/* The geometry the blocked kernels take, for convolution node n (CONVOLUTION, or an int8 one's fp32 form) over x;
+ * grouped convolutions only with `grouped` (GROUPED_ENV). */
+static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int grouped)
 {
-    const trtl_bg_node *b = &g->n[i];
-    const trtl_node *n = &b->n;
-    if (b->dead || n->op != TRTL_OP_CONVOLUTION || b->want_set || b->fixed_kernel || n->n_out != 1 ||
-        n->n_in != 1 + (n->epi.has_residual ? 1 : 0))
-        return 0;
-    const trtl_bg_tensor *x = &g->t[n->in[0]], *y = &g->t[n->out[0]];
-    if (x->dtype != TRTL_FLOAT || y->dtype != TRTL_FLOAT || x->dopt.nb_dims != 4 || x->corner_unknown ||
-        x->dopt.d[2] * x->dopt.d[3] < MIN_PIXELS)
-        return 0;
-    if (n->epi.has_residual && g->t[n->in[1]].dtype != TRTL_FLOAT)
+    if (x->dopt.nb_dims != 4 || x->corner_unknown || x->dopt.d[2] * x->dopt.d[3] < MIN_PIXELS)
         return 0;
     /* the dense path is measured on stems (3 input channels) only: a 16 -> 16 3x3 layer inside a network keeps its
      * timed kernel (Winograd and the others) instead of being taken by this pass untimed */
@@ -63,6 +59,140 @@ static int candidate(const trtl_bgraph *g, int32_t i, int grouped)
     if (!grouped && trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]))
         return 0;
     return trtl_nchwc_conv_supported(n, &x->dopt);
+}
+
+static int candidate(const trtl_bgraph *g, int32_t i, int grouped)
+{
+    const trtl_bg_node *b = &g->n[i];
+    const trtl_node *n = &b->n;
+    if (b->dead || n->op != TRTL_OP_CONVOLUTION || b->want_set || b->fixed_kernel || n->n_out != 1 ||
+        n->n_in != 1 + (n->epi.has_residual ? 1 : 0))
+        return 0;
+    const trtl_bg_tensor *x = &g->t[n->in[0]], *y = &g->t[n->out[0]];
+    if (x->dtype != TRTL_FLOAT || y->dtype != TRTL_FLOAT)
+        return 0;
+    if (n->epi.has_residual && g->t[n->in[1]].dtype != TRTL_FLOAT)
+        return 0;
+    return blocked_geometry(n, x, grouped);
+}
+
+/* Is tensor t, read by an int8 layer quantizing it with (s, z, type), on that grid: written by a live QLINEAR
+ * (output 0, its only one) that fake-quantizes it (out_quant 1) or writes its codes (out_quant 2, and may write them
+ * as FLOAT: trtl_int8_codes_may_float) with those parameters? */
+static int on_grid(trtl_bgraph *g, int32_t t, float s, int32_t z, int32_t type)
+{
+    const int32_t p = g->t[t].producer;
+    if (p < 0 || g->n[p].dead || g->n[p].n.op != TRTL_OP_QLINEAR || g->n[p].n.n_out != 1 || g->n[p].n.out[0] != t)
+        return 0;
+    const trtl_qlinear_params *a = &g->n[p].n.p.qlin;
+    if (a->out_scale != s || a->out_zero_point != z || a->out_type != type)
+        return 0;
+    return a->out_quant == 1 || (a->out_quant == 2 && trtl_int8_codes_may_float(g, p));
+}
+
+/* An int8 convolution the int8_nchwc pass marked, as an fp32 convolution (trtl_qlinear_fp32_epilogue: epilogue *e,
+ * mid quantization *mid; weights not yet made) that the blocked kernels take: its input on its grid, a residual of
+ * codes on theirs (it becomes their FLOAT values), its output codes only where they may become FLOAT (every reader
+ * an int8 layer); a mid quantization (before a residual) on the pointwise path only.  1: so; 2: a stem (dense, <=
+ * STEM_MAX_CHANNELS input channels) whose FLOAT input is not on its grid (the network's input, quantized by the layer
+ * itself): it gets a fake quantization of its input before it (stem_input, a pass over a few channels); 0: it stays
+ * QLINEAR. */
+static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_activation_params *mid, int grouped)
+{
+    const trtl_bg_node *b = &g->n[i];
+    const trtl_node *n = &b->n;
+    if (b->dead || n->op != TRTL_OP_QLINEAR || !b->int8_blocked || n->n_out != 1)
+        return 0;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    if (q->mode != TRTL_QL_CONV || q->conv.kernel.type != TRTL_INT8 || n->n_in != 1 + (q->has_residual ? 1 : 0) ||
+        !trtl_qlinear_fp32_epilogue(q, e, mid))
+        return 0;
+    trtl_node v = *n; /* the fp32 convolution's geometry and epilogue */
+    v.op = TRTL_OP_CONVOLUTION;
+    v.p.conv = q->conv;
+    v.p.conv.kernel.type = TRTL_FLOAT;
+    v.p.conv.bias.type = TRTL_FLOAT;
+    v.epi = *e;
+    if (!blocked_geometry(&v, &g->t[n->in[0]], grouped) || (mid->type != TRTL_ACT_NONE && !trtl_nchwc_conv_pointwise(&q->conv)))
+        return 0;
+    int r = 1;
+    if (!on_grid(g, n->in[0], q->in_scale, q->in_zero_point, q->in_type)) {
+        if (g->t[n->in[0]].dtype != TRTL_FLOAT || !trtl_nchwc_conv_dense(&v.p.conv, g->t[n->in[0]].dopt.d[1]) ||
+            !(q->in_scale > 0.0f) || !isfinite(q->in_scale))
+            return 0;
+        r = 2;
+    }
+    if (q->has_residual && (q->res_quant ? !on_grid(g, n->in[1], q->res_scale, q->res_zero_point, q->res_type)
+                                         : g->t[n->in[1]].dtype != TRTL_FLOAT))
+        return 0;
+    return q->out_quant != 2 || trtl_int8_codes_may_float(g, i) ? r : 0;
+}
+
+/* Stem i (int8_candidate 2) reads its input x fake-quantized with its input's parameters: a new ACTIVATION node
+ * TRTL_ACT_QGRID (alpha * clamp(rint(x / alpha), lo - z, hi - z): DequantizeLinear(QuantizeLinear(x)), NaN the lowest
+ * code) writes x' and i reads x'.  Appended: the graph is sorted after. */
+static trtl_status stem_input(trtl_bgraph *g, int32_t i, float scale, int32_t zero, int32_t type)
+{
+    char *name = trtl_bg_join_names(g->n[i].n.name, "input quantization");
+    if (!name)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    const int32_t x = g->n[i].n.in[0], y = trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_ACTIVATION);
+    trtl_params p;
+    memset(&p, 0, sizeof p);
+    const int32_t sg = type == TRTL_INT8;
+    p.act = (trtl_activation_params){TRTL_ACT_QGRID, scale, trtl_act_qgrid_beta((sg ? -128 : 0) - zero,
+                                                                               (sg ? 127 : 255) - zero)};
+    const int32_t a = y < 0 ? -1 : trtl_bg_add_node(g, TRTL_OP_ACTIVATION, name, &p, 1, &x, 1, &y);
+    free(name);
+    if (a < 0)
+        return trtl_error_prefix("builder");
+    g->n[i].n.in[0] = y;
+    return TRTL_OK;
+}
+
+/* Int8 candidate i becomes NCHWC_CONV: the codes around it FLOAT first (its input's and residual's producers, its own
+ * output), then its fp32 form (weights trtl_qlinear_fp32_weights, owned by the graph). */
+static trtl_status int8_to_blocked(trtl_bgraph *g, int32_t i, const trtl_epilogue *e, const trtl_activation_params *mid,
+                                   int stem)
+{
+    trtl_node *n = &g->n[i].n;
+    const trtl_qlinear_params q = n->p.qlin;
+    for (int32_t k = stem; k < n->n_in; k++) /* (a stem's input is FLOAT, not on its grid) */
+        if (g->t[n->in[k]].dtype != TRTL_FLOAT)
+            trtl_int8_codes_to_float(g, g->t[n->in[k]].producer);
+    if (q.out_quant == 2)
+        trtl_int8_codes_to_float(g, i);
+    float *w = NULL, *b = NULL;
+    TRTL_TRY(trtl_qlinear_fp32_weights(n, &w, &b));
+    if (!trtl_bg_own(g, w)) { /* (trtl_bg_own frees what it cannot take) */
+        trtl_aligned_free(b);
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    }
+    if (!trtl_bg_own(g, b))
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    trtl_conv_params c = q.conv;
+    c.kernel = (trtl_weights){TRTL_FLOAT, w, q.conv.kernel.count};
+    c.bias = (trtl_weights){TRTL_FLOAT, b, q.conv.num_output_maps};
+    memset(&n->p, 0, sizeof n->p);
+    n->op = TRTL_OP_NCHWC_CONV;
+    n->p.nchwc.conv = c;
+    n->p.nchwc.mid_qgrid = mid->type == TRTL_ACT_QGRID;
+    n->p.nchwc.mid_alpha = mid->alpha;
+    n->p.nchwc.mid_beta = mid->beta;
+    n->epi = *e;
+    g->t[n->out[0]].dtype = TRTL_FLOAT;
+    g->n[i].float_region = 0;
+    trtl_bg_release_weights(g, q.conv.kernel.values);
+    trtl_bg_release_weights(g, q.w_scale.values);
+    if (q.conv.bias.count)
+        trtl_bg_release_weights(g, q.conv.bias.values);
+    return stem ? stem_input(g, i, q.in_scale, q.in_zero_point, q.in_type) : TRTL_OK; /* (n is stale after it) */
+}
+
+/* Whether node n has a residual (its last input): a convolution's fused one, or an int8 layer's. */
+static int residual_of(const trtl_node *n)
+{
+    return n->op == TRTL_OP_QLINEAR ? n->p.qlin.has_residual != 0 : n->epi.has_residual != 0;
 }
 
 /* Whether tensor t stays blocked: its producer and every reader are candidates, each reading it as its input or its
@@ -79,9 +209,11 @@ static int keep_blocked(const trtl_bgraph *g, const char *cand, int32_t t)
             continue;
         for (int32_t k = 0; k < g->n[i].n.n_in; k++)
             if (g->n[i].n.in[k] == t) {
-                if (!cand[i] || (k == 1 && g->n[i].n.n_in - g->n[i].n.epi.has_residual == 2))
+                if (!cand[i] || (k == 1 && g->n[i].n.n_in - residual_of(&g->n[i].n) == 2))
                     return 0; /* not a candidate, or its squeeze-and-excitation scale (plain [N, C, 1, 1]) */
-                if (k == 0 && trtl_nchwc_conv_dense(&g->n[i].n.p.conv, g->t[t].dopt.d[1]))
+                trtl_conv_params c = g->n[i].n.p.conv; /* (an int8 layer's weights: as its fp32 form's) */
+                c.kernel.type = c.bias.type = TRTL_FLOAT;
+                if (k == 0 && trtl_nchwc_conv_dense(&c, g->t[t].dopt.d[1]))
                     return 0; /* a dense node's input */
                 readers++;
             }
@@ -110,7 +242,7 @@ static trtl_status absorb_name(trtl_node *n, const char *absorbed)
 static trtl_status se_fold(trtl_bgraph *g, const char *cand, char *se, int32_t d, trtl_pass_log *log)
 {
     trtl_node *dn = &g->n[d].n;
-    if (!cand[d] || trtl_nchwc_conv_pointwise(&dn->p.conv) || dn->epi.has_residual || dn->n_out != 1 ||
+    if (!cand[d] || dn->op != TRTL_OP_CONVOLUTION || trtl_nchwc_conv_pointwise(&dn->p.conv) || dn->epi.has_residual || dn->n_out != 1 ||
         trtl_nchwc_conv_dense(&dn->p.conv, g->t[dn->in[0]].dopt.d[1]))
         return TRTL_OK;
     const int32_t D = dn->out[0];
@@ -152,8 +284,8 @@ static trtl_status se_fold(trtl_bgraph *g, const char *cand, char *se, int32_t d
         g->t[Y].dtype != TRTL_FLOAT || !trtl_dims_equal(&g->t[Y].dopt, &dt->dopt) || trtl_bg_is_output(g, Y))
         return TRTL_OK;
     int32_t pi = -1;
-    if (trtl_bg_consumers(g, Y, &pi) != 1 || !cand[pi])
-        return TRTL_OK;
+    if (trtl_bg_consumers(g, Y, &pi) != 1 || !cand[pi] || g->n[pi].n.op != TRTL_OP_CONVOLUTION)
+        return TRTL_OK; /* (int8 layers: no squeeze-and-excitation fold) */
     trtl_node *pn = &g->n[pi].n;
     if (!trtl_nchwc_conv_pointwise(&pn->p.conv) || pn->in[0] != Y || (pn->epi.has_residual && pn->in[1] == Y))
         return TRTL_OK;
@@ -196,55 +328,86 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
      * blocked kernels are fp32 and would take its candidates away untimed; FP16 never (no convolution has a HALF
      * kernel: a convolution under FP16 runs fp32 either way) */
     const int bf16_convs = (fl >> TRTL_FLAG_BF16) & 1u && trtl_cpu_has(TRTL_CPU_AVX512BF16);
-    if ((fl >> TRTL_FLAG_REFIT) & 1u || bf16_convs || (fl >> TRTL_FLAG_INT8) & 1u) {
-        trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: REFIT / INT8 builds and BF16 builds on an "
-                 "AVX512_BF16 CPU keep NCHW");
+    if ((fl >> TRTL_FLAG_REFIT) & 1u || bf16_convs) {
+        trtl_log(TRTL_LOG_INFO, "builder pass 'nchwc' skipped: REFIT builds and BF16 builds on an AVX512_BF16 CPU "
+                 "keep NCHW");
         return TRTL_OK;
     }
+    /* under INT8 the fp32 convolutions keep NCHW (implicit INT8's layers without a range: their kernels stay timed);
+     * the int8 layers the int8_nchwc pass marked are candidates either way */
+    const int fp32_ok = !((fl >> TRTL_FLAG_INT8) & 1u);
     char *cand = (char *)calloc((size_t)g->nn + 1, 1), *blk = (char *)calloc((size_t)g->nt + 1, 1);
     char *se = (char *)calloc((size_t)g->nn + 1, 1);
+    trtl_epilogue *qe = (trtl_epilogue *)calloc((size_t)g->nn + 1, sizeof *qe);
+    trtl_activation_params *qm = (trtl_activation_params *)calloc((size_t)g->nn + 1, sizeof *qm);
     trtl_status st = TRTL_OK;
-    if (!cand || !blk || !se) {
+    if (!cand || !blk || !se || !qe || !qm) {
         st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
         goto done;
     }
     const char *genv = getenv(GROUPED_ENV);
     const int grouped = genv && !strcmp(genv, "1");
-    for (int32_t i = 0; i < g->nn; i++)
-        cand[i] = (char)candidate(g, i, grouped);
+    for (int32_t i = 0; i < g->nn; i++) {
+        cand[i] = (char)(fp32_ok && candidate(g, i, grouped));
+        if (!cand[i])
+            cand[i] = (char)(2 * int8_candidate(g, i, &qe[i], &qm[i], grouped)); /* an int8 layer: 2, 4 for a stem */
+    }
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++)
         st = se_fold(g, cand, se, i, &log);
     if (st != TRTL_OK)
         goto done;
-    for (int32_t t = 0; t < g->nt; t++)
-        blk[t] = (char)keep_blocked(g, cand, t);
-    for (int changed = 1; changed;) { /* a residual has its output's layout */
-        changed = 0;
-        for (int32_t i = 0; i < g->nn; i++) {
-            const trtl_node *n = &g->n[i].n;
-            const int32_t r = n->in[n->n_in - 1];
-            if (!cand[i] || !n->epi.has_residual || blk[r] == blk[n->out[0]])
-                continue;
-            blk[r] = blk[n->out[0]] = 0;
-            changed = 1;
+    for (int again = 1; again;) {
+        again = 0;
+        for (int32_t t = 0; t < g->nt; t++)
+            blk[t] = (char)keep_blocked(g, cand, t);
+        for (int changed = 1; changed;) { /* a residual has its output's layout */
+            changed = 0;
+            for (int32_t i = 0; i < g->nn; i++) {
+                const trtl_node *n = &g->n[i].n;
+                const int32_t r = n->in[n->n_in - 1];
+                if (!cand[i] || !residual_of(n) || blk[r] == blk[n->out[0]])
+                    continue;
+                blk[r] = blk[n->out[0]] = 0;
+                changed = 1;
+            }
         }
+        /* an int8 layer's mid quantization (before its residual) runs on a blocked output only
+         * (trtl_nchwc_mid_ok): else the layer stays QLINEAR, and the layouts are decided again without it */
+        for (int32_t i = 0; i < g->nn; i++)
+            if (cand[i] >= 2 && qm[i].type != TRTL_ACT_NONE && !blk[g->n[i].n.out[0]]) {
+                cand[i] = 0;
+                again = 1;
+            }
     }
-    for (int32_t i = 0; i < g->nn; i++) {
+    const int32_t nn = g->nn; /* a stem's input quantization is appended (stem_input) */
+    for (int32_t i = 0; i < nn && st == TRTL_OK; i++) {
         trtl_node *n = &g->n[i].n;
         if (!cand[i] || (!blk[n->in[0]] && !blk[n->out[0]] && !se[i]))
             continue;
-        trtl_conv_params c = n->p.conv;
-        n->op = TRTL_OP_NCHWC_CONV;
-        n->p.nchwc.conv = c;
-        n->p.nchwc.in_block = blk[n->in[0]] ? BLOCK : 0;
-        n->p.nchwc.out_block = blk[n->out[0]] ? BLOCK : 0;
-        trtl_pass_log_add(&log, "'%s' (%s -> %s)", n->name, blk[n->in[0]] ? "blocked" : "NCHW",
-                          blk[n->out[0]] ? "blocked" : "NCHW");
+        const int32_t ib = blk[n->in[0]] ? BLOCK : 0, ob = blk[n->out[0]] ? BLOCK : 0;
+        if (cand[i] >= 2) {
+            st = int8_to_blocked(g, i, &qe[i], &qm[i], cand[i] == 4);
+            n = &g->n[i].n; /* (g->n may have moved) */
+        } else {
+            trtl_conv_params c = n->p.conv;
+            n->op = TRTL_OP_NCHWC_CONV;
+            n->p.nchwc.conv = c;
+            n->p.nchwc.mid_qgrid = 0;
+            n->p.nchwc.mid_alpha = n->p.nchwc.mid_beta = 0.0f;
+        }
+        n->p.nchwc.in_block = ib;
+        n->p.nchwc.out_block = ob;
+        trtl_pass_log_add(&log, "'%s'%s (%s -> %s)", n->name, cand[i] >= 2 ? " int8" : "", ib ? "blocked" : "NCHW",
+                          ob ? "blocked" : "NCHW");
     }
+    if (st == TRTL_OK && g->nn > nn)
+        st = trtl_bg_sort(g);
 done:
     free(cand);
     free(blk);
     free(se);
+    free(qe);
+    free(qm);
     trtl_pass_log_done(&log);
     return st != TRTL_OK ? st : log.count ? trtl_bg_infer(g) : TRTL_OK;
 }

@@ -46,6 +46,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_INT8_TACTICS,
     TRTL_PASS_INT8_FLOAT_REGIONS,
     TRTL_PASS_FUSE_PREACT,
+    TRTL_PASS_INT8_NCHWC,
     TRTL_PASS_NCHWC,
     TRTL_PASS_COUNT
 } trtl_pass_id;
@@ -118,7 +119,14 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g);
 int trtl_int8_region_view(trtl_bgraph *g, int32_t i, trtl_node *view, trtl_dtype saved[3]);
 void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_dtype saved[3]);
 trtl_status trtl_pass_fuse_preact(trtl_bgraph *g);
+trtl_status trtl_pass_int8_nchwc(trtl_bgraph *g);
 trtl_status trtl_pass_nchwc(trtl_bgraph *g);
+/* int8_regions.c, for nchwc.c (session 19): whether QLINEAR node i's codes output (out_quant 2) may become FLOAT
+ * fake-quantized codes (every reader a QLINEAR taking it as input 0 of the same parameters or as its residual codes,
+ * no network output: the region rule), and making it so (out_quant 1, the tensor FLOAT, the readers in_grid 1 /
+ * res_quant 0). */
+int trtl_int8_codes_may_float(trtl_bgraph *g, int32_t i);
+void trtl_int8_codes_to_float(trtl_bgraph *g, int32_t i);
 
 /* Shared by passes (defined in the pass named).  qdq_int8_io.c: the code parameters (out_scale,
  * out_zero_point, out_type of *out) that the first int8 reader of y quantizes it with (through max poolings

@@ -3,7 +3,8 @@
  * engine's epilogue then runs over the whole blocked tensor, residual lanes included).  Squeeze-and-excitation: an
  * input scale multiplies each input value; the output means are of the values after the epilogue (residual and
  * activation), which the engine applies to output 0 only after this kernel, so they are computed here from the
- * pre-epilogue values. */
+ * pre-epilogue values.  A mid quantization (mid_qgrid: an int8 layer's, plan version 9) applies to the
+ * convolution's value before the residual, so here. */
 #include <string.h>
 #include "kernels/ref/ref.h"
 #include "kernels/nchwc.h"
@@ -80,6 +81,8 @@ trtl_status trtl_ref_nchwc_conv(const trtl_kernel_args *a)
                         }
                     const int64_t at = trtl_nchwc_at(BO, g.K, OH, OW, n, k, oh, ow);
                     y[at] = (float)acc;
+                    if (res && p->mid_qgrid) /* before the residual the engine adds */
+                        y[at] = trtl_activation_eval(TRTL_ACT_QGRID, p->mid_alpha, p->mid_beta, y[at]);
                     if (mean) /* the value the engine's epilogue will make of it */
                         sum += trtl_activation_eval(nd->epi.act, nd->epi.alpha, nd->epi.beta,
                                                     (float)acc + (res ? res[at] : 0.0f));

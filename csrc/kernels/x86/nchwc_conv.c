@@ -95,11 +95,19 @@ int trtl_nchwc_conv_pointwise(const trtl_conv_params *p)
             p->padding_mode == TRTL_PADMODE_SAME_UPPER || p->padding_mode == TRTL_PADMODE_SAME_LOWER);
 }
 
+int trtl_nchwc_mid_ok(const trtl_node *nd)
+{
+    if (nd->op != TRTL_OP_NCHWC_CONV || !nd->p.nchwc.mid_qgrid)
+        return 1;
+    return nd->p.nchwc.mid_qgrid == 1 && nd->epi.has_residual && nd->p.nchwc.out_block &&
+           trtl_nchwc_conv_pointwise(&nd->p.conv) && !trtl_nchwc_in_scaled(nd) && !trtl_nchwc_out_pooled(nd);
+}
+
 int trtl_nchwc_conv_supported(const trtl_node *nd, const trtl_dims *xd)
 {
     const trtl_conv_params *p = &nd->p.conv;
     if (xd->nb_dims != 4 || xd->d[1] <= 0 || p->kernel_size.nb_dims != 2 || p->kernel.type != TRTL_FLOAT ||
-        (p->bias.count && p->bias.type != TRTL_FLOAT))
+        (p->bias.count && p->bias.type != TRTL_FLOAT) || !trtl_nchwc_mid_ok(nd))
         return 0;
     if (nd->op == TRTL_OP_NCHWC_CONV && ((nd->p.nchwc.in_block & ~NB) || (nd->p.nchwc.out_block & ~NB)))
         return 0;
@@ -161,13 +169,15 @@ typedef struct pw_job {
     float *y;
     const trtl_epilogue *e; /* NULL: bias only (a plain output gets its epilogue after the reorder) */
     int64_t nchunk, groups, items, runs; /* groups: of PW_GB output blocks (4 when wide) */
+    const trtl_nchwc_conv_params *mid;   /* mid_qgrid before the residual (trtl_nchwc_mid_ok: blocked output, AVX2) */
 } pw_job;
 
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(const float *x, int64_t xs, int64_t C,
                                                                              const float *w, const float *bias, float *y, int64_t ys,
                                                                              const float *res, int32_t act,
-                                                                             __m256 va, __m256 vb, const int pf,
+                                                                             __m256 va, __m256 vb, int32_t mact,
+                                                                             __m256 ma, __m256 mb, const int pf,
                                                                              const int np, const int nb, int first,
                                                                              int last)
 {
@@ -229,6 +239,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
 #pragma GCC unroll 8
         for (int j = 0; j < np; j++) {
             __m256 v = acc[b][j];
+            if (res && mact != TRTL_ACT_NONE) /* an int8 layer's mid quantization before its residual */
+                v = trtl_act8(v, mact, ma, mb);
             if (res)
                 v = _mm256_add_ps(v, _mm256_loadu_ps(res + b * ys + j * NB));
             _mm256_storeu_ps(y + b * ys + j * NB, trtl_act8(v, act, va, vb));
@@ -238,17 +250,18 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
         const float *x, int64_t xs, int64_t C, const float *w, const float *bias, float *y, int64_t ys,              \
-        const float *res, int32_t act, __m256 va, __m256 vb, int pf, int first, int last)                            \
+        const float *res, int32_t act, __m256 va, __m256 vb, int32_t mact, __m256 ma, __m256 mb, int pf, int first,  \
+        int last)                                                                                                     \
     {                                                                                                                 \
         if (pf)                                                                                                       \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, 1, NP, NBK, first, last);                        \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, mact, ma, mb, 1, NP, NBK, first, last);               \
         else                                                                                                          \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, 0, NP, NBK, first, last);                        \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, mact, ma, mb, 0, NP, NBK, first, last);               \
     }
 PW_TILES(PW_TILE_FN)
 
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, const float *, float *, int64_t,
-                           const float *, int32_t, __m256, __m256, int, int, int);
+                           const float *, int32_t, __m256, __m256, int32_t, __m256, __m256, int, int, int);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[PW_GB][PW_TP2] = {PW_TILES(PW_ENTRY)}; /* no 3 x 5 / 3 x 6 */
 
@@ -293,6 +306,8 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
     const int64_t P = g->P, xs = P * NB, tp = g->wide ? 6 : PW_TP, tiles = (P + tp - 1) / tp;
     const int32_t act = j->e && trtl_act_is_fast(j->e->act) ? j->e->act : TRTL_ACT_NONE;
     const __m256 va = _mm256_set1_ps(j->e ? j->e->alpha : 0.0f), vb = _mm256_set1_ps(j->e ? j->e->beta : 0.0f);
+    const int32_t mact = j->e && j->mid && j->mid->mid_qgrid ? TRTL_ACT_QGRID : TRTL_ACT_NONE;
+    const __m256 ma = _mm256_set1_ps(j->mid ? j->mid->mid_alpha : 0.0f), mb = _mm256_set1_ps(j->mid ? j->mid->mid_beta : 0.0f);
     for (int64_t r = begin; r < end; r++) {
         const int64_t i0 = r * j->items / j->runs, i1 = (r + 1) * j->items / j->runs;
         for (int64_t it = i0; it < i1; it++) {
@@ -322,7 +337,7 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                         np = pw_tile_width(p1 - p, nbk);
                         pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * PW_GB * NB,
                                                   j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
-                                                  va, vb, pf, first, last);
+                                                  va, vb, mact, ma, mb, pf, first, last);
                     }
                 }
             }
@@ -339,9 +354,10 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
  * of one block group over one chunk, cut into even_runs(): every thread starts on an equal share and steals runs
  * the others have not begun. */
 static void pw_run(const nc_geom *g, const nc_state *st, const float *w, int64_t w_n, const float *x,
-                   const float *res, float *y, const trtl_epilogue *e, trtl_threadpool *pool)
+                   const float *res, float *y, const trtl_epilogue *e, const trtl_nchwc_conv_params *mid,
+                   trtl_threadpool *pool)
 {
-    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 1};
+    pw_job j = {g, st, w, w_n, x, res, y, e, 0, 0, 0, 1, mid};
     int64_t chunk = 49152 / (g->C > 0 ? g->C : 1);
     chunk = chunk < 24 ? 24 : chunk > 192 ? 192 : chunk;
     if (g->C > PW_KC_MIN && g->C * g->P <= PW_IMAGE_FLOATS) /* 7 x 7 x 1152: one pass over the weights an image */
@@ -701,7 +717,7 @@ static int nc_applies(const trtl_node *n, const trtl_dims *in_dims)
  * edges, rows in padding and the dense path are nchwc_conv.avx2's code). */
 static int nc_applies_wide(const trtl_node *n, const trtl_dims *in_dims)
 {
-    if (!nc_applies(n, in_dims))
+    if (!nc_applies(n, in_dims) || n->p.nchwc.mid_qgrid) /* the mid quantization: AVX2 tiles only */
         return 0;
     const trtl_conv_params *p = &n->p.conv;
     const trtl_dims xd = trtl_nchwc_plain_in(n, &in_dims[0]);
@@ -1041,7 +1057,7 @@ static void nc_pass(const trtl_kernel_args *a, const nc_geom *gp, const nc_state
         dw_job j = {&g, st, x, rb, y, e, g.out_plain ? NULL : v.mean, 0, 0, 0};
         dw_run(&j, a->pool);
     } else
-        pw_run(&g, st, w, w_n, x, rb, y, e, a->pool);
+        pw_run(&g, st, w, w_n, x, rb, y, e, &nd->p.nchwc, a->pool);
     if (g.out_plain) {
         edge_job ej = {&g, y, v.res, v.y, &nd->epi, v.mean, NULL};
         trtl_parallel_for(a->pool, g.N * g.KB, 1, to_plain_task, &ej);

@@ -778,3 +778,67 @@ const trtl_kernel *trtl_qlinear_fp32_inner(const trtl_kernel *k)
 #undef QF_MATCH
     return NULL;
 }
+
+/* ---- the same math for the blocked layout (builder/passes/nchwc.c) ---- */
+
+int trtl_qlinear_fp32_epilogue(const trtl_qlinear_params *q, trtl_epilogue *e, trtl_activation_params *mid)
+{
+    trtl_qlinear_params r = *q; /* as it runs in a region: input on its grid, residual and output FLOAT */
+    r.in_grid = 1;
+    r.res_quant = 0;
+    r.out_quant = q->out_quant ? 1 : 0;
+    *mid = (trtl_activation_params){TRTL_ACT_NONE, 0.0f, 0.0f};
+    /* a mid quantization before the residual (quantize_static's Conv -> Q/DQ -> Add -> Q/DQ: the residual layers of
+     * MobileNetV2 / ResNet): fq_mid is TRTL_ACT_QGRID of its own bounds (the type's codes - zero), then the residual,
+     * then the rest as fused without it */
+    if (r.mid_quant && r.has_residual) {
+        if (!(r.mid_scale > 0.0f) || !isfinite(r.mid_scale))
+            return 0;
+        const int32_t sg = r.mid_type == TRTL_INT8, z = r.mid_zero_point;
+        *mid = (trtl_activation_params){TRTL_ACT_QGRID, r.mid_scale,
+                                        trtl_act_qgrid_beta((sg ? -128 : 0) - z, (sg ? 127 : 255) - z)};
+        r.mid_quant = 0;
+    }
+    /* a residual of codes (the values (q - z) * s once FLOAT) and the integer sums of codes make no NaN, so a ReLU /
+     * Clip after the residual folds into the output bounds (qf_fold_bounds refuses it for a float residual, whose NaN
+     * the reference quantizes to the lowest code: ResNet's add -> ReLU -> Q/DQ) */
+    const int finite_res = q->has_residual && q->res_quant;
+    if (finite_res)
+        r.has_residual = 0;
+    const int ok = qf_fused(&r, e);
+    e->has_residual = q->has_residual;
+    if (!ok)
+        *mid = (trtl_activation_params){TRTL_ACT_NONE, 0.0f, 0.0f};
+    return ok;
+}
+
+trtl_status trtl_qlinear_fp32_weights(const trtl_node *n, float **w, float **bias)
+{
+    *w = *bias = NULL;
+    const trtl_qlinear_params *q = &n->p.qlin;
+    if (n->op != TRTL_OP_QLINEAR || q->mode != TRTL_QL_CONV || q->conv.kernel.type != TRTL_INT8 ||
+        q->w_scale.count != q->conv.num_output_maps || q->conv.num_output_maps <= 0)
+        return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': an fp32 form needs an int8 convolution with per-channel "
+                          "weight scales", n->name);
+    trtl_qconv_desc d;
+    trtl_qconv_state *qs = NULL;
+    trtl_qlinear_make_desc(q, &d);
+    if (trtl_qconv_prepare_amx(&d, q->conv.kernel.values, q->w_scale.values, 1,
+                               q->conv.bias.count ? q->conv.bias.values : NULL, TRTL_QCONV_AMX_NEVER, &qs) != TRTL_OK)
+        return trtl_error_prefix("layer '%s'", n->name);
+    trtl_node g = *n; /* the weights of an in_grid input: int8 x scale[k] / in_scale */
+    g.p.qlin.in_grid = 1;
+    const int64_t K = q->conv.num_output_maps;
+    *w = qf_weights(&g, qs->scale);
+    *bias = trtl_aligned_alloc((size_t)K * sizeof(float));
+    if (*bias)
+        memcpy(*bias, qs->bias, (size_t)K * sizeof(float));
+    trtl_qconv_release(qs);
+    if (!*w || !*bias) {
+        trtl_aligned_free(*w);
+        trtl_aligned_free(*bias);
+        *w = *bias = NULL;
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "layer '%s': out of memory", n->name);
+    }
+    return TRTL_OK;
+}

@@ -5,7 +5,9 @@
  * the bytes of a plane with vpsadbw (AVX-512BW 64 bytes, AVX2 32 bytes a step; signed codes are
  * flipped to u8 by xor 0x80 and corrected once), picked at run time from trtl_cpu_features(), with a
  * portable loop otherwise; window pooling uses integer row loops.  A FLOAT input (no int8 producer)
- * is quantized value by value first.  Planes are split over the pool. */
+ * is quantized value by value first, except one on its grid (in_grid, AVX2: its codes recovered by a multiply, global
+ * pooling).  Planes are split over the pool. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/kernel.h"
@@ -80,6 +82,27 @@ __attribute__((target("avx2"))) static int64_t sum_s8_avx2(const uint8_t *p, int
         r += (int8_t)p[i];
     return r;
 }
+
+/* Sum of the codes - zero of n FLOAT values on the input's grid (in_grid: (q - z) * s, fake-quantized by their
+ * producer, passes/int8_regions.c / nchwc.c): rint(x * (1 / s)) is q - z exactly (|q - z| <= 255, three roundings of
+ * 2^-24 each stay far below 1/2), so no quantizer runs (MobileNetV2's global pooling after a blocked region: the
+ * scalar quantize per value cost 2 ns). */
+__attribute__((target("avx2"))) static int64_t sum_grid_avx2(const float *x, int64_t n, float rcp)
+{
+    const __m256 r = _mm256_set1_ps(rcp);
+    __m256i acc = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) /* |code| <= 255: 2^23 vectors before an int32 lane could overflow */
+        acc = _mm256_add_epi32(acc, _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i), r)));
+    int32_t l[8];
+    _mm256_storeu_si256((__m256i *)l, acc);
+    int64_t t = 0;
+    for (int k = 0; k < 8; k++)
+        t += l[k];
+    for (; i < n; i++)
+        t += (int64_t)lrintf(x[i] * rcp);
+    return t;
+}
 #endif
 
 static int64_t sum_portable(const uint8_t *p, int64_t n, int is_signed)
@@ -100,6 +123,7 @@ typedef struct qp_job {
     const trtl_qlinear_params *q;
     const void *x;
     int32_t codes, in_signed;
+    int32_t grid; /* a FLOAT input on the grid (in_grid) and AVX2: sum_grid_avx2 */
     void *y;
     int64_t H, W, OH, OW;
     sum_fn sum; /* NULL: portable */
@@ -139,6 +163,10 @@ static void global_task(void *ctx, int64_t b, int64_t e, int thread)
         if (j->codes) {
             const uint8_t *xp = (const uint8_t *)j->x + p * hw;
             sum = (j->sum ? j->sum(xp, hw) : sum_portable(xp, hw, j->in_signed)) - (int64_t)j->q->in_zero_point * hw;
+#if defined(__x86_64__)
+        } else if (j->grid && hw < ((int64_t)1 << 23)) {
+            sum = sum_grid_avx2((const float *)j->x + p * hw, hw, 1.0f / j->q->in_scale);
+#endif
         } else {
             for (int64_t i = 0; i < hw; i++)
                 sum += code_at(j, p * hw + i);
@@ -186,7 +214,8 @@ static trtl_status qp_run(const trtl_kernel_args *a)
 {
     const trtl_qlinear_params *q = &a->node->p.qlin;
     const trtl_dims *x = &a->in[0].dims, *y = &a->out[0].dims;
-    qp_job j = {q, a->in[0].data, a->in[0].dtype != TRTL_FLOAT, q->in_type == TRTL_INT8, a->out[0].data,
+    qp_job j = {q, a->in[0].data, a->in[0].dtype != TRTL_FLOAT, q->in_type == TRTL_INT8,
+                a->in[0].dtype == TRTL_FLOAT && q->in_grid && trtl_cpu_has(TRTL_CPU_AVX2), a->out[0].data,
                 x->d[2], x->d[3], y->nb_dims == 4 ? y->d[2] : 1, y->nb_dims == 4 ? y->d[3] : 1, NULL};
 #if defined(__x86_64__)
     if (trtl_cpu_has(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW))

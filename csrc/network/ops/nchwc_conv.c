@@ -12,6 +12,9 @@ const trtl_attr_desc trtl_attrs_nchwc_conv[] = {
     TRTL_CONV_ATTRS(nchwc.conv),
     TRTL_A("in_block", TRTL_ATTR_INT, nchwc.in_block),
     TRTL_A("out_block", TRTL_ATTR_INT, nchwc.out_block),
+    TRTL_A("mid_qgrid", TRTL_ATTR_INT, nchwc.mid_qgrid),
+    TRTL_A("mid_alpha", TRTL_ATTR_FLOAT, nchwc.mid_alpha),
+    TRTL_A("mid_beta", TRTL_ATTR_FLOAT, nchwc.mid_beta),
 };
 TRTL_NATTRS(nchwc_conv);
 
@@ -19,6 +22,8 @@ void trtl_init_nchwc_conv(trtl_params *p)
 {
     trtl_init_convolution(p);
     p->nchwc.in_block = p->nchwc.out_block = 0;
+    p->nchwc.mid_qgrid = 0;
+    p->nchwc.mid_alpha = p->nchwc.mid_beta = 0.0f;
 }
 
 trtl_status trtl_lower_nchwc_conv(trtl_params *p, const trtl_lower_ctx *c)
