@@ -292,23 +292,46 @@ QT_ATTR static void QT_FN(qt_codes_elems)(const void *x, int64_t n, void *dst, i
     }
 }
 
+/* The n <= VL values of channel c at pixels p0.. of the sequence of images (C channels of HW pixels each, es
+ * bytes a value) gathered into buf: a strip that runs across an image boundary. */
+static inline void QT_FN(qt_gather_cols)(const uint8_t *x, size_t es, int64_t C, int64_t HW, int64_t c, int64_t p0,
+                                         int n, uint8_t *buf)
+{
+    for (int k = 0; k < n;) {
+        const int64_t g = p0 + k, img = g / HW, pix = g - img * HW;
+        const int m = HW - pix < n - k ? (int)(HW - pix) : n - k;
+        memcpy(buf + (size_t)k * es, x + (size_t)((img * C + c) * HW + pix) * es, (size_t)m * es);
+        k += m;
+    }
+}
+
 /*
  * 1x1, stride 1, unpadded convolution: strips [t0, t1) straight from x (channels HW apart), without
  * a padded image: floats quantized and combined in registers, or (x_codes) the G channel rows' codes
  * of a strip turned into elements (qt_codes_elems) and combined.  Strip t is dst + t * steps * VL.
- * Columns past HW (the last strip's tail) are never stored by the tiles: their words are arbitrary.
+ * The strips run over the pixels of nimg images ([nimg][C][HW]) as one sequence: a strip crossing an
+ * image boundary gathers its columns first (qt_gather_cols).  Columns past nimg * HW (the last
+ * strip's tail) are never stored by the tiles: their words are arbitrary.
  */
-QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t t0,
-                                           int64_t t1, int64_t steps, int32_t *dst, const trtl_qk_quant *qp,
-                                           int32_t in_signed, int32_t in_zero)
+QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t nimg,
+                                           int64_t t0, int64_t t1, int64_t steps, int32_t *dst,
+                                           const trtl_qk_quant *qp, int32_t in_signed, int32_t in_zero)
 {
     QT_ELEM zero[QT_VL], el[QT_G][QT_VL];
     int8_t tail[QT_VL];
+    float ft[QT_VL];
+    const int64_t NP = nimg * HW, img0 = t0 * QT_VL / HW, pix0 = t0 * QT_VL - img0 * HW;
+    const size_t es = x_codes ? 1 : sizeof(float);
     memset(zero, 0, sizeof zero);
     for (int64_t q = 0; q < steps; q++)
-        for (int64_t t = t0; t < t1; t++) {
+        for (int64_t t = t0, img = img0, pix = pix0; t < t1; t++) {
             const int64_t p0 = t * QT_VL;
-            const int n = HW - p0 < QT_VL ? (int)(HW - p0) : QT_VL;
+            const int n = NP - p0 < QT_VL ? (int)(NP - p0) : QT_VL;
+            const int cross = pix + n > HW;
+            const uint8_t *xi = (const uint8_t *)x + (size_t)(img * C * HW) * es; /* image img */
+            const int64_t pp = pix;
+            for (pix += QT_VL; pix >= HW && img < nimg; pix -= HW) /* the next strip's image and pixel */
+                img++;
             if (x_codes) {
                 const QT_ELEM *src[QT_G];
                 for (int i = 0; i < QT_G; i++) {
@@ -317,10 +340,13 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
                         src[i] = zero;
                         continue;
                     }
-                    const int8_t *xp = (const int8_t *)x + c * HW + p0;
-                    if (n < QT_VL) { /* no read past the row */
+                    const int8_t *xp = (const int8_t *)xi + c * HW + pp;
+                    if (cross || n < QT_VL) { /* no read past the row */
                         memset(tail, 0, sizeof tail);
-                        memcpy(tail, xp, (size_t)n);
+                        if (cross)
+                            QT_FN(qt_gather_cols)(x, 1, C, HW, c, p0, n, (uint8_t *)tail);
+                        else
+                            memcpy(tail, xp, (size_t)n);
                         xp = tail;
                     }
                     QT_FN(qt_codes_elems)(xp, QT_VL, el[i], in_signed, in_zero);
@@ -335,7 +361,11 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
                 int64_t c = q * QT_G + i;
                 if (c >= C)
                     break;
-                const float *xp = (const float *)x + c * HW + p0;
+                const float *xp = (const float *)(const void *)xi + c * HW + pp;
+                if (cross) {
+                    QT_FN(qt_gather_cols)(x, sizeof(float), C, HW, c, p0, n, (uint8_t *)ft);
+                    xp = ft;
+                }
                 VI code = QT_FN(qt_codes)(n == QT_VL ? VF_LOAD(xp) : VF_LOADM(xp, m), qp);
                 w = QT_WORD_OR(w, code, i);
             }
