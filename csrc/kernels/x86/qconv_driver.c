@@ -238,11 +238,14 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
         int64_t sb = it / j->sp.chunks, ch = it % j->sp.chunks;
         int64_t ts = sb * j->sp.sbw, te = ts + j->sp.sbw < nstrips ? ts + j->sp.sbw : nstrips;
         int64_t pb = ch * j->sp.panels / j->sp.chunks, pe = (ch + 1) * j->sp.panels / j->sp.chunks;
+        const int64_t n0 = j->nimg > 1 ? ts * o->vl / P : 0; /* the image of the super block's first column */
         for (int64_t p = pb; p < pe; p++)
-            for (int64_t t0 = ts; t0 < te; t0 += o->nv) {
+            for (int64_t t0 = ts, n = n0; t0 < te; t0 += o->nv) {
                 int64_t nv = te - t0 < o->nv ? te - t0 : o->nv, last = NP - (t0 + nv - 1) * o->vl;
                 int64_t k0 = p * o->mr, c0 = t0 * o->vl, c1 = c0 + nv * o->vl < NP ? c0 + nv * o->vl : NP;
-                int64_t n = c0 / P, mr = K - k0 < o->mr ? K - k0 : o->mr;
+                int64_t mr = K - k0 < o->mr ? K - k0 : o->mr;
+                while (c0 >= (n + 1) * P) /* no division a tile */
+                    n++;
                 trtl_qk_tile t = {s->packed + p * s->steps * o->mr,
                                   j->b + t0 * sw,
                                   sw,
@@ -259,7 +262,7 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
                                   NULL,
                                   P,
                                   NULL};
-                if ((c1 - 1) / P == n) { /* inside image n: straight to its plane */
+                if (c1 <= (n + 1) * P) { /* inside image n: straight to its plane */
                     int64_t yo = (n * K + k0) * P + c0 - n * P;
                     int8_t *yq;
                     t.y = y_at(s, j->y, yo, &yq);

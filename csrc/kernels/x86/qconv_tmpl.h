@@ -305,6 +305,39 @@ static inline void QT_FN(qt_gather_cols)(const uint8_t *x, size_t es, int64_t C,
     }
 }
 
+/* One full strip word row from codes: the VL codes of each of the G channel rows at x (HW apart) turned into
+ * elements (as qt_codes_elems) and interleaved into VL words at dst in registers: no element rows stored and
+ * reloaded (the codes path of qt_pack_direct otherwise). */
+QT_ATTR static inline void QT_FN(qt_codes_word_row)(const int8_t *x, int64_t HW, int32_t *dst, int32_t in_signed,
+                                                    int32_t in_zero)
+{
+    if (QT_G == 4) { /* u8 elements: the code, + 128 for signed codes (flip the top bit) */
+        const __m128i f = _mm_set1_epi8((char)(in_signed ? 0x80 : 0));
+        __m128i r[4];
+        for (int i = 0; i < 4; i++)
+            r[i] = _mm_xor_si128(QT_VL == 16 ? _mm_loadu_si128((const __m128i *)(const void *)(x + i * HW))
+                                             : _mm_loadl_epi64((const __m128i *)(const void *)(x + i * HW)),
+                                 f);
+        const __m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpacklo_epi8(r[2], r[3]);
+        _mm_storeu_si128((__m128i *)(void *)dst, _mm_unpacklo_epi16(a, b));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 4), _mm_unpackhi_epi16(a, b));
+        if (QT_VL == 16) {
+            const __m128i c = _mm_unpackhi_epi8(r[0], r[1]), d = _mm_unpackhi_epi8(r[2], r[3]);
+            _mm_storeu_si128((__m128i *)(void *)(dst + 8), _mm_unpacklo_epi16(c, d));
+            _mm_storeu_si128((__m128i *)(void *)(dst + 12), _mm_unpackhi_epi16(c, d));
+        }
+    } else { /* int16 elements: the code - in_zero (VL = 8) */
+        const __m128i z = _mm_set1_epi16((short)in_zero);
+        __m128i r[2];
+        for (int i = 0; i < 2; i++) {
+            __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(x + i * HW));
+            r[i] = _mm_sub_epi16(in_signed ? _mm_cvtepi8_epi16(v) : _mm_cvtepu8_epi16(v), z);
+        }
+        _mm_storeu_si128((__m128i *)(void *)dst, _mm_unpacklo_epi16(r[0], r[1]));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 4), _mm_unpackhi_epi16(r[0], r[1]));
+    }
+}
+
 /*
  * 1x1, stride 1, unpadded convolution: strips [t0, t1) straight from x (channels HW apart), without
  * a padded image: floats quantized and combined in registers, or (x_codes) the G channel rows' codes
@@ -320,7 +353,7 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
     QT_ELEM zero[QT_VL], el[QT_G][QT_VL];
     int8_t tail[QT_VL];
     float ft[QT_VL];
-    const int64_t NP = nimg * HW, img0 = t0 * QT_VL / HW, pix0 = t0 * QT_VL - img0 * HW;
+    const int64_t NP = nimg * HW, img0 = nimg > 1 ? t0 * QT_VL / HW : 0, pix0 = t0 * QT_VL - img0 * HW;
     const size_t es = x_codes ? 1 : sizeof(float);
     memset(zero, 0, sizeof zero);
     for (int64_t q = 0; q < steps; q++)
@@ -332,6 +365,11 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
             const int64_t pp = pix;
             for (pix += QT_VL; pix >= HW && img < nimg; pix -= HW) /* the next strip's image and pixel */
                 img++;
+            if (x_codes && !cross && n == QT_VL && (q + 1) * QT_G <= C) {
+                QT_FN(qt_codes_word_row)((const int8_t *)xi + q * QT_G * HW + pp, HW, dst + (t * steps + q) * QT_VL,
+                                         in_signed, in_zero);
+                continue;
+            }
             if (x_codes) {
                 const QT_ELEM *src[QT_G];
                 for (int i = 0; i < QT_G; i++) {
