@@ -589,7 +589,10 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
     for (int i = 0; i < QT_MR; i++)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; j++)
-            acc[i][j] = VI_ZERO();
+            /* the accumulators start at -comp (the zero point / shift compensation): exact int32 (wrapping)
+             * arithmetic as subtracting it in the epilogue, one vector op fewer per output vector */
+            acc[i][j] = per_col ? VI_SUB(VI_ZERO(), VI_LOAD(t->comp + j * QT_VL))
+                                : VI_SET1(i < t->mr ? (int32_t)(0u - (uint32_t)t->comp[i]) : 0);
     const int32_t *rp = t->rows, *sp = t->strips;
     const int64_t ss = t->strip_stride;
     for (int64_t q = 0; q < t->steps; q++) {
@@ -612,21 +615,18 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
         for (int i = 0; i < QT_MR; i++) {
             if (i >= t->mr)
                 break;
-            VI comp = VI_ZERO();
             VF sc = VF_ZERO(), bi = VF_ZERO();
             if (!per_col) {
-                comp = VI_SET1(t->comp[i]);
                 sc = VF_SET1(t->scale[i]);
                 bi = VF_SET1(t->bias[i]);
             }
             for (int j = 0; j < NV; j++) {
                 if (per_col) {
-                    comp = VI_LOAD(t->comp + j * QT_VL);
                     sc = VF_LOAD(t->scale + j * QT_VL);
                     bi = VF_LOAD(t->bias + j * QT_VL);
                 }
                 const int64_t o = i * t->ldy + j * QT_VL;
-                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi), &c,
+                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(acc[i][j]), sc), bi), &c,
                                     t->resq ? t->resq + o : NULL, t->yq + o,
                                     j < NV - 1 ? QT_VL : t->last_cols);
             }
@@ -640,21 +640,18 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
             break;
         float *yr = t->y ? t->y + i * t->ldy : NULL;
         const float *rr = t->res ? t->res + i * t->ldy : NULL;
-        VI comp = VI_ZERO();
         VF sc = VF_ZERO(), bi = VF_ZERO();
         if (!per_col) {
-            comp = VI_SET1(t->comp[i]);
             sc = VF_SET1(t->scale[i]);
             bi = VF_SET1(t->bias[i]);
         }
 #pragma GCC unroll 4
         for (int j = 0; j < NV; j++) {
             if (per_col) {
-                comp = VI_LOAD(t->comp + j * QT_VL);
                 sc = VF_LOAD(t->scale + j * QT_VL);
                 bi = VF_LOAD(t->bias + j * QT_VL);
             }
-            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi), t, e, i, j, yr, rr, tail,
+            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(acc[i][j]), sc), bi), t, e, i, j, yr, rr, tail,
                               fast);
         }
     }
