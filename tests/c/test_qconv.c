@@ -10,7 +10,9 @@
  *   - general mode: within 1e-5 relative of the model (fp32 output) or 1 LSB of out_scale;
  *   - the quantizer alone on ties (k + 0.5) * scale, their float neighbours, NaN and +-Inf;
  *   - integer input (x as int8 / uint8 codes, the _codes run functions) and integer output codes
- *     (out_quant = 2): codes within 1 LSB of the model's, the int32 accumulators as above.
+ *     (out_quant = 2): codes within 1 LSB of the model's, the int32 accumulators as above;
+ *   - batch strips (1x1 stride 1 at N > 1, strips across image boundaries): the batch run byte for
+ *     byte equal to the image-by-image run in every epilogue mode, codes equal to the portable path's.
  * Bad descriptors must be refused with a status.
  *
  *   test_qconv [seed] [cases per kernel]
