@@ -99,10 +99,12 @@ typedef struct trtl_qk_ops {
     /* x[0..n) -> n elements at dst */
     void (*quant)(const float *x, int64_t n, void *dst, const trtl_qk_quant *q);
     void (*pack_strip)(const trtl_qk_strip *s);
-    /* 1x1 stride-1 unpadded convolution: strips [t0, t1) of one image straight from x[C][HW], floats
-     * quantized (x_codes = 0) or the input's codes turned into elements (x_codes = 1, the `codes` map) */
-    void (*pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t t0, int64_t t1,
-                        int64_t steps, int32_t *dst, const trtl_qk_quant *q, int32_t in_signed, int32_t in_zero);
+    /* 1x1 stride-1 unpadded convolution: strips [t0, t1) straight from x[nimg][C][HW], the nimg * HW
+     * pixels one sequence (a strip may cross an image boundary), floats quantized (x_codes = 0) or the
+     * input's codes turned into elements (x_codes = 1, the `codes` map) */
+    void (*pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t nimg, int64_t t0,
+                        int64_t t1, int64_t steps, int32_t *dst, const trtl_qk_quant *q, int32_t in_signed,
+                        int32_t in_zero);
     /* y[i] = fake-quantized y[i] over n floats (e->out_quant set) */
     void (*fakequant)(float *y, int64_t n, const trtl_qk_epi *e);
     /* AMX: begin / end (may be NULL) bracket each GEMM work item on the thread running it (tile

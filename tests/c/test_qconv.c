@@ -10,7 +10,9 @@
  *   - general mode: within 1e-5 relative of the model (fp32 output) or 1 LSB of out_scale;
  *   - the quantizer alone on ties (k + 0.5) * scale, their float neighbours, NaN and +-Inf;
  *   - integer input (x as int8 / uint8 codes, the _codes run functions) and integer output codes
- *     (out_quant = 2): codes within 1 LSB of the model's, the int32 accumulators as above.
+ *     (out_quant = 2): codes within 1 LSB of the model's, the int32 accumulators as above;
+ *   - batch strips (1x1 stride 1 at N > 1, strips across image boundaries): the batch run byte for
+ *     byte equal to the image-by-image run in every epilogue mode, codes equal to the portable path's.
  * Bad descriptors must be refused with a status.
  *
  *   test_qconv [seed] [cases per kernel]
@@ -637,6 +639,115 @@ done:
     return bad;
 }
 
+/* ---- batch strips (1x1 stride 1, N > 1: strips run across image boundaries) ---------------------- */
+
+/* A 1x1 stride-1 convolution at batch N on maps whose pixel count is no multiple of 16 (7x7, 14x14, 5x3,
+ * and 40x40 with C = 64 / 128, which the driver splits into groups of images): the batch run must equal the
+ * same kernel run image by image (batch 1 keeps the per-image strips) byte for byte, in every epilogue mode
+ * (codes out with and without mid quantization and residual codes, float out with a float residual, output
+ * fake quantization, an activation without a register form), input as codes or floats; codes out with a
+ * register activation and no float residual must also equal the portable path's codes. */
+static int batch_case(trtl_threadpool *pool, const char *path, uint32_t mask, int variant)
+{
+    static const int64_t hw[][2] = {{7, 7}, {14, 14}, {5, 3}, {40, 40}, {7, 7}, {1, 1}};
+    static const int32_t cs[] = {21, 64, 3, 64, 96, 5}, ks[] = {35, 17, 40, 9, 24, 3};
+    static const int64_t ns[] = {2, 3, 5, 8, 3};
+    trtl_qconv_desc d;
+    memset(&d, 0, sizeof d);
+    const int shape = variant % 6, mode = (variant / 6) % 6, x_codes = variant % 2;
+    d.C = cs[shape] * (shape == 3 && variant % 4 == 1 ? 2 : 1);
+    d.K = ks[shape];
+    d.R = d.S = d.stride_h = d.stride_w = d.dil_h = d.dil_w = d.groups = 1;
+    d.in_scale = 0.03f;
+    d.in_signed = (variant / 2) % 2;
+    d.in_zero = d.in_signed ? -3 : 121;
+    d.act = TRTL_ACT_CLIP, d.alpha = 0.0f, d.beta = 6.0f;
+    d.out_scale = 0.045f, d.out_signed = variant % 3 == 0, d.out_zero = d.out_signed ? -7 : 11;
+    switch (mode) {
+    case 0: d.out_quant = 2; break;
+    case 1: d.act = TRTL_ACT_RELU, d.has_residual = 1; break;
+    case 2: d.act = TRTL_ACT_LEAKY_RELU, d.alpha = 0.1f, d.out_quant = 1; break;
+    case 3:
+        d.out_quant = 2, d.mid_quant = 1, d.mid_scale = 0.05f, d.mid_zero = 2, d.mid_signed = 1;
+        d.has_residual = 1, d.res_codes = 1, d.res_scale = 0.07f, d.res_zero = -1, d.res_signed = 1;
+        break;
+    case 4: d.out_quant = 2, d.has_residual = 1; break;
+    default: d.act = TRTL_ACT_SIGMOID, d.has_residual = 1, d.res_codes = 1, d.res_scale = 0.02f, d.res_zero = 100;
+    }
+    const int64_t N = ns[variant % 5], H = hw[shape][0], W = hw[shape][1], P = H * W;
+    const int64_t nx = N * d.C * P, ny = N * d.K * P;
+    const size_t xes = x_codes ? 1 : sizeof(float), yes = d.out_quant == 2 ? 1 : sizeof(float);
+    const size_t res_es = d.res_codes ? 1 : sizeof(float);
+    int8_t *w = malloc((size_t)d.K * (size_t)d.C);
+    uint8_t *x = malloc((size_t)nx * xes), *r = malloc((size_t)ny * res_es);
+    uint8_t *y0 = malloc((size_t)ny * yes), *y1 = malloc((size_t)ny * yes), *yp = malloc((size_t)ny * yes);
+    float *ws = malloc(sizeof(float) * (size_t)d.K), *bias = malloc(sizeof(float) * (size_t)d.K);
+    for (int64_t i = 0; i < d.K * d.C; i++)
+        w[i] = (int8_t)rint_in(-127, 127);
+    for (int64_t i = 0; i < nx; i++) {
+        if (x_codes)
+            x[i] = (uint8_t)rint_in(0, 255);
+        else
+            ((float *)(void *)x)[i] = (float)runi(-4.0, 4.0);
+    }
+    for (int64_t i = 0; i < ny; i++) {
+        if (d.res_codes)
+            r[i] = (uint8_t)rint_in(0, 255);
+        else
+            ((float *)(void *)r)[i] = (float)runi(-2.0, 2.0);
+    }
+    for (int64_t k = 0; k < d.K; k++) {
+        ws[k] = (float)runi(0.0005, 0.02);
+        bias[k] = (float)runi(-3.0, 3.0);
+    }
+    trtl_qconv_state *s1 = NULL, *s0 = NULL;
+    int bad = 0;
+    trtl_status st1 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s1);
+    trtl_cpu_set_mask(0u);
+    trtl_status st0 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s0);
+    trtl_cpu_set_mask(mask);
+    if (st1 != TRTL_OK || st0 != TRTL_OK) {
+        printf("FAIL batch %s variant %d: prepare failed: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    const void *rin = d.has_residual ? r : NULL;
+    size_t n1 = trtl_qconv_scratch(s1, N, H, W, 3), n0 = trtl_qconv_scratch(s0, N, H, W, 3);
+    size_t nb = trtl_qconv_scratch(s1, 1, H, W, 3);
+    void *sc1 = malloc(n1 ? n1 : 1), *sc0 = malloc(n0 ? n0 : 1), *scb = malloc(nb ? nb : 1);
+    trtl_status r1 = trtl_qconv_run_codes(s1, N, H, W, x, x_codes, y1, rin, sc1, n1, pool);
+    trtl_status r0 = trtl_qconv_run_codes(s0, N, H, W, x, x_codes, yp, rin, sc0, n0, pool);
+    for (int64_t n = 0; n < N && r1 == TRTL_OK; n++)
+        r1 = trtl_qconv_run_codes(s1, 1, H, W, x + (size_t)(n * d.C * P) * xes, x_codes,
+                                  y0 + (size_t)(n * d.K * P) * yes,
+                                  rin ? r + (size_t)(n * d.K * P) * res_es : NULL, scb, nb, pool);
+    free(sc1), free(sc0), free(scb);
+    if (r1 != TRTL_OK || r0 != TRTL_OK) {
+        printf("FAIL batch %s variant %d: run failed: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    const int vs_portable = d.out_quant == 2 && !(d.has_residual && !d.res_codes);
+    for (int64_t i = 0; i < ny; i++) {
+        g_checked++;
+        const int same = !memcmp(y1 + (size_t)i * yes, y0 + (size_t)i * yes, yes);
+        if (!same || (vs_portable && y1[i] != yp[i])) {
+            printf("FAIL batch %s (%s) variant %d (N %lld, %lldx%lld, C %d, K %d, mode %d, x_codes %d): output %lld "
+                   "(image %lld, channel %lld, pixel %lld) differs from %s\n",
+                   path, trtl_qconv_kernel_name(s1), variant, (long long)N, (long long)H, (long long)W, d.C, d.K,
+                   mode, x_codes, (long long)i, (long long)(i / (d.K * P)), (long long)(i / P % d.K),
+                   (long long)(i % P), same ? "the portable path's" : "the image-by-image run's");
+            bad = 1;
+            break;
+        }
+    }
+done:
+    trtl_qconv_release(s1);
+    trtl_qconv_release(s0);
+    free(w), free(x), free(r), free(y0), free(y1), free(yp), free(ws), free(bias);
+    return bad;
+}
+
 /* ---- the channel-interleaved depthwise kernel (x86/qconv_dw_c16.h) ------------------------------- */
 
 /* Codes in and out on the current path vs the portable path, bit for bit, on the shapes the channel-
@@ -790,6 +901,8 @@ int main(int argc, char **argv)
             make_direct_codes_case(&c, i);
             g_fail += run_made(&c, i % 2 ? pool : NULL, paths[pi].name);
         }
+        for (int v = 0; v < 72; v++)
+            g_fail += batch_case(v % 3 == 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         for (int v = 0; v < 72; v++)
             g_fail += fold_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         for (int v = 0; v < 40; v++)

@@ -54,11 +54,26 @@ static float *y_at(const trtl_qconv_state *s, void *y, int64_t i, int8_t **yq)
 
 typedef struct qd_geom {
     int64_t H, W, OH, OW, P, Hp, Wp, es; /* es: bytes of an element */
-    int64_t nstrips;
+    int64_t imgs;    /* images a group: their pixels one sequence of strips (1 unless batch strips apply) */
+    int64_t nstrips; /* strips of a full group */
     size_t plane_bytes, b_bytes, off_bytes, doff_bytes;
 } qd_geom;
 
-static void geom_init(const trtl_qconv_state *s, int64_t H, int64_t W, qd_geom *g)
+/* Batch strips: a 1x1 stride-1 unpadded convolution with N > 1 packs the pixels of a group of images
+ * as one sequence, so only the group's last strip has idle lanes (7x7 = 49 pixels filled 4 strips of 16
+ * an image, 23% idle).  A group's strips take at most GROUP_BYTES (or one image's), so that the packed
+ * activations stay in L2 between packing and the GEMM as a single image's did.  A tile whose columns
+ * cross an image boundary runs its epilogue on a staging buffer of QD_STAGE values on the stack. */
+#define GROUP_BYTES (512 * 1024)
+#define QD_STAGE 1024
+
+static int is_direct(const trtl_qconv_desc *d)
+{
+    return d->R == 1 && d->S == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_t && !d->pad_l && !d->pad_b &&
+           !d->pad_r;
+}
+
+static void geom_init(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W, qd_geom *g)
 {
     const trtl_qconv_desc *d = &s->d;
     g->H = H;
@@ -69,7 +84,13 @@ static void geom_init(const trtl_qconv_state *s, int64_t H, int64_t W, qd_geom *
     g->Hp = H + d->pad_t + d->pad_b;
     g->Wp = W + d->pad_l + d->pad_r;
     g->es = 4 / s->ops->g;
-    g->nstrips = ceil_div(g->P, s->ops->vl);
+    g->imgs = 1;
+    const int64_t img_bytes = g->P * s->steps * 4;
+    if (N > 1 && is_direct(d) && img_bytes > 0 && s->ops->mr * s->ops->nv * s->ops->vl <= QD_STAGE) {
+        g->imgs = GROUP_BYTES / img_bytes;
+        g->imgs = g->imgs < 1 ? 1 : g->imgs > N ? N : g->imgs;
+    }
+    g->nstrips = ceil_div(g->imgs * g->P, s->ops->vl);
     /* guards of PLANE_GUARD bytes before and after: the strip loads of qt_pack_strip read up to 2 VL
      * elements beyond the columns they keep, on either side */
     g->plane_bytes = align_up((size_t)(d->C * g->Hp * g->Wp * g->es) + 2 * PLANE_GUARD);
@@ -80,9 +101,8 @@ static void geom_init(const trtl_qconv_state *s, int64_t H, int64_t W, qd_geom *
 
 size_t trtl_qconv_simd_scratch(const trtl_qconv_state *s, int64_t N, int64_t H, int64_t W)
 {
-    (void)N;
     qd_geom g;
-    geom_init(s, H, W, &g);
+    geom_init(s, N, H, W, &g);
     return ALIGN + g.plane_bytes + g.b_bytes + g.off_bytes + g.doff_bytes;
 }
 
@@ -122,6 +142,7 @@ typedef struct qd_conv_job {
     const float *res;
     const int8_t *resq; /* residual codes (res_codes), or NULL */
     void *y;       /* float, or codes (out_quant = 2) */
+    int64_t nimg, nstrips; /* images of this group, their strips */
     uint8_t *plane;
     int32_t *b;
     const int64_t *off, *doff;
@@ -184,8 +205,23 @@ static void conv_direct_task(void *ctx, int64_t tb, int64_t te, int thread)
     const qd_conv_job *j = ctx;
     const trtl_qconv_state *s = j->s;
     (void)thread;
-    s->ops->pack_direct(j->x, j->x_codes, s->d.C, j->g->P, tb, te, s->steps, j->b, &s->q, s->d.in_signed,
+    s->ops->pack_direct(j->x, j->x_codes, s->d.C, j->g->P, j->nimg, tb, te, s->steps, j->b, &s->q, s->d.in_signed,
                         s->d.in_zero);
+}
+
+/* Rows [k0, k0 + mr) x group columns [c0, c1) between the images' planes (y[n][K][P], es bytes a value) and
+ * a staging tile (rows ld apart, column 0 = c0): to_stage 1 gathers (residuals), 0 scatters (outputs). */
+static void stage_copy(uint8_t *img_base, int64_t K, int64_t P, size_t es, int64_t k0, int mr, int64_t c0, int64_t c1,
+                       uint8_t *stage, int64_t ld, int to_stage)
+{
+    for (int64_t c = c0; c < c1;) {
+        const int64_t n = c / P, p = c - n * P, m = P - p < c1 - c ? P - p : c1 - c;
+        for (int i = 0; i < mr; i++) {
+            uint8_t *a = img_base + (size_t)((n * K + k0 + i) * P + p) * es, *b = stage + (size_t)(i * ld + c - c0) * es;
+            memcpy(to_stage ? b : a, to_stage ? a : b, (size_t)m * es);
+        }
+        c += m;
+    }
 }
 
 static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
@@ -193,7 +229,8 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
     const qd_conv_job *j = ctx;
     const trtl_qconv_state *s = j->s;
     const trtl_qk_ops *o = s->ops;
-    const int64_t P = j->g->P, K = s->d.K, sw = s->steps * o->vl, nstrips = j->g->nstrips;
+    const int64_t P = j->g->P, NP = j->nimg * P, K = s->d.K, sw = s->steps * o->vl, nstrips = j->nstrips;
+    const size_t oes = s->d.out_quant == 2 ? 1 : sizeof(float);
     (void)thread;
     if (o->begin)
         o->begin();
@@ -201,29 +238,58 @@ static void conv_gemm_task(void *ctx, int64_t ib, int64_t ie, int thread)
         int64_t sb = it / j->sp.chunks, ch = it % j->sp.chunks;
         int64_t ts = sb * j->sp.sbw, te = ts + j->sp.sbw < nstrips ? ts + j->sp.sbw : nstrips;
         int64_t pb = ch * j->sp.panels / j->sp.chunks, pe = (ch + 1) * j->sp.panels / j->sp.chunks;
+        const int64_t n0 = j->nimg > 1 ? ts * o->vl / P : 0; /* the image of the super block's first column */
         for (int64_t p = pb; p < pe; p++)
-            for (int64_t t0 = ts; t0 < te; t0 += o->nv) {
-                int64_t nv = te - t0 < o->nv ? te - t0 : o->nv, last = P - (t0 + nv - 1) * o->vl;
-                int64_t k0 = p * o->mr, yo = k0 * P + t0 * o->vl;
-                int8_t *yq;
-                float *yf = y_at(s, j->y, yo, &yq);
+            for (int64_t t0 = ts, n = n0; t0 < te; t0 += o->nv) {
+                int64_t nv = te - t0 < o->nv ? te - t0 : o->nv, last = NP - (t0 + nv - 1) * o->vl;
+                int64_t k0 = p * o->mr, c0 = t0 * o->vl, c1 = c0 + nv * o->vl < NP ? c0 + nv * o->vl : NP;
+                int64_t mr = K - k0 < o->mr ? K - k0 : o->mr;
+                while (c0 >= (n + 1) * P) /* no division a tile */
+                    n++;
                 trtl_qk_tile t = {s->packed + p * s->steps * o->mr,
                                   j->b + t0 * sw,
                                   sw,
                                   s->steps,
-                                  (int32_t)(K - k0 < o->mr ? K - k0 : o->mr),
+                                  (int32_t)mr,
                                   (int32_t)nv,
                                   (int32_t)(last < o->vl ? last : o->vl),
                                   0,
                                   s->comp + k0,
                                   s->scale + k0,
                                   s->bias + k0,
-                                  yf,
-                                  yq,
-                                  j->res ? j->res + yo : NULL,
+                                  NULL,
+                                  NULL,
+                                  NULL,
                                   P,
-                                  j->resq ? j->resq + yo : NULL};
+                                  NULL};
+                if (c1 <= (n + 1) * P) { /* inside image n: straight to its plane */
+                    int64_t yo = (n * K + k0) * P + c0 - n * P;
+                    int8_t *yq;
+                    t.y = y_at(s, j->y, yo, &yq);
+                    t.yq = yq;
+                    t.res = j->res ? j->res + yo : NULL;
+                    t.resq = j->resq ? j->resq + yo : NULL;
+                    o->tile(&t, &s->e);
+                    continue;
+                }
+                /* across images (batch strips): the epilogue on a staging tile, then each image's part */
+                float sy[QD_STAGE], sr[QD_STAGE];
+                int8_t srq[QD_STAGE];
+                const int64_t ld = nv * o->vl;
+                t.ldy = ld;
+                t.y = s->d.out_quant == 2 ? NULL : sy;
+                t.yq = s->d.out_quant == 2 ? (int8_t *)sy : NULL;
+                if (j->res) {
+                    stage_copy((uint8_t *)(uintptr_t)j->res, K, P, sizeof(float), k0, (int)mr, c0, c1,
+                               (uint8_t *)sr, ld, 1);
+                    t.res = sr;
+                }
+                if (j->resq) {
+                    stage_copy((uint8_t *)(uintptr_t)j->resq, K, P, 1, k0, (int)mr, c0, c1, (uint8_t *)srq, ld, 1);
+                    t.resq = srq;
+                }
                 o->tile(&t, &s->e);
+                stage_copy(j->y, K, P, oes, k0, (int)mr, c0, c1, (uint8_t *)sy, ld, 0);
             }
     }
     if (o->end)
@@ -236,7 +302,7 @@ void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_
     const trtl_qconv_desc *d = &s->d;
     const trtl_qk_ops *o = s->ops;
     qd_geom g;
-    geom_init(s, H, W, &g);
+    geom_init(s, N, H, W, &g);
     uint8_t *base = align_ptr(scratch);
     qd_conv_job j;
     memset(&j, 0, sizeof j);
@@ -255,26 +321,27 @@ void trtl_qconv_simd_run(const trtl_qconv_state *s, int64_t N, int64_t H, int64_
                 doff[i] = c * g.Hp * g.Wp + r * d->dil_h * g.Wp + t * d->dil_w;
     j.off = off;
     j.doff = doff;
-    int threads = threads_for(pool, 2.0 * (double)d->K * (double)s->D * (double)g.P);
-    struct trtl_threadpool *tp = threads > 1 ? pool : NULL;
-    split_init(&j.sp, g.nstrips, d->K, o->nv, o->mr, threads, s->steps * o->vl * 4);
     const int64_t in_img = d->C * H * W, out_img = d->K * g.P;
     /* 1x1 stride 1 unpadded: the im2col matrix is x itself, quantized (floats) or converted (codes)
-     * straight into strips */
-    const int direct = d->R == 1 && d->S == 1 && d->stride_h == 1 && d->stride_w == 1 && !d->pad_t && !d->pad_l &&
-                       !d->pad_b && !d->pad_r;
+     * straight into strips, a group of g.imgs images at a time */
+    const int direct = is_direct(d);
     const size_t in_es = io->x_codes ? 1 : sizeof(float), out_es = d->out_quant == 2 ? 1 : sizeof(float);
     j.x_codes = io->x_codes;
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = 0; n < N; n += g.imgs) {
+        j.nimg = N - n < g.imgs ? N - n : g.imgs;
+        j.nstrips = ceil_div(j.nimg * g.P, o->vl);
+        int threads = threads_for(pool, 2.0 * (double)d->K * (double)s->D * (double)(j.nimg * g.P));
+        struct trtl_threadpool *tp = threads > 1 ? pool : NULL;
+        split_init(&j.sp, j.nstrips, d->K, o->nv, o->mr, threads, s->steps * o->vl * 4);
         j.x = (const uint8_t *)io->x + (size_t)(n * in_img) * in_es;
         j.y = (uint8_t *)io->y + (size_t)(n * out_img) * out_es;
         j.res = io->residual ? io->residual + n * out_img : NULL;
         j.resq = io->residual_codes ? io->residual_codes + n * out_img : NULL;
         if (direct) {
-            trtl_parallel_for(tp, g.nstrips, 4, conv_direct_task, &j);
+            trtl_parallel_for(tp, j.nstrips, 4, conv_direct_task, &j);
         } else {
             trtl_parallel_for(tp, d->C, H * W > 0 ? ceil_div(16384, H * W) : d->C, conv_quant_task, &j);
-            trtl_parallel_for(tp, g.nstrips, 4, conv_pack_task, &j);
+            trtl_parallel_for(tp, j.nstrips, 4, conv_pack_task, &j);
         }
         trtl_parallel_for(tp, j.sp.sblocks * j.sp.chunks, 1, conv_gemm_task, &j);
     }

@@ -292,23 +292,84 @@ QT_ATTR static void QT_FN(qt_codes_elems)(const void *x, int64_t n, void *dst, i
     }
 }
 
+/* The n <= VL values of channel c at pixels p0.. of the sequence of images (C channels of HW pixels each, es
+ * bytes a value) gathered into buf: a strip that runs across an image boundary. */
+static inline void QT_FN(qt_gather_cols)(const uint8_t *x, size_t es, int64_t C, int64_t HW, int64_t c, int64_t p0,
+                                         int n, uint8_t *buf)
+{
+    for (int k = 0; k < n;) {
+        const int64_t g = p0 + k, img = g / HW, pix = g - img * HW;
+        const int m = HW - pix < n - k ? (int)(HW - pix) : n - k;
+        memcpy(buf + (size_t)k * es, x + (size_t)((img * C + c) * HW + pix) * es, (size_t)m * es);
+        k += m;
+    }
+}
+
+/* One full strip word row from codes: the VL codes of each of the G channel rows at x (HW apart) turned into
+ * elements (as qt_codes_elems) and interleaved into VL words at dst in registers: no element rows stored and
+ * reloaded (the codes path of qt_pack_direct otherwise). */
+QT_ATTR static inline void QT_FN(qt_codes_word_row)(const int8_t *x, int64_t HW, int32_t *dst, int32_t in_signed,
+                                                    int32_t in_zero)
+{
+    if (QT_G == 4) { /* u8 elements: the code, + 128 for signed codes (flip the top bit) */
+        const __m128i f = _mm_set1_epi8((char)(in_signed ? 0x80 : 0));
+        __m128i r[4];
+        for (int i = 0; i < 4; i++)
+            r[i] = _mm_xor_si128(QT_VL == 16 ? _mm_loadu_si128((const __m128i *)(const void *)(x + i * HW))
+                                             : _mm_loadl_epi64((const __m128i *)(const void *)(x + i * HW)),
+                                 f);
+        const __m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpacklo_epi8(r[2], r[3]);
+        _mm_storeu_si128((__m128i *)(void *)dst, _mm_unpacklo_epi16(a, b));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 4), _mm_unpackhi_epi16(a, b));
+        if (QT_VL == 16) {
+            const __m128i c = _mm_unpackhi_epi8(r[0], r[1]), d = _mm_unpackhi_epi8(r[2], r[3]);
+            _mm_storeu_si128((__m128i *)(void *)(dst + 8), _mm_unpacklo_epi16(c, d));
+            _mm_storeu_si128((__m128i *)(void *)(dst + 12), _mm_unpackhi_epi16(c, d));
+        }
+    } else { /* int16 elements: the code - in_zero (VL = 8) */
+        const __m128i z = _mm_set1_epi16((short)in_zero);
+        __m128i r[2];
+        for (int i = 0; i < 2; i++) {
+            __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(x + i * HW));
+            r[i] = _mm_sub_epi16(in_signed ? _mm_cvtepi8_epi16(v) : _mm_cvtepu8_epi16(v), z);
+        }
+        _mm_storeu_si128((__m128i *)(void *)dst, _mm_unpacklo_epi16(r[0], r[1]));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 4), _mm_unpackhi_epi16(r[0], r[1]));
+    }
+}
+
 /*
  * 1x1, stride 1, unpadded convolution: strips [t0, t1) straight from x (channels HW apart), without
  * a padded image: floats quantized and combined in registers, or (x_codes) the G channel rows' codes
  * of a strip turned into elements (qt_codes_elems) and combined.  Strip t is dst + t * steps * VL.
- * Columns past HW (the last strip's tail) are never stored by the tiles: their words are arbitrary.
+ * The strips run over the pixels of nimg images ([nimg][C][HW]) as one sequence: a strip crossing an
+ * image boundary gathers its columns first (qt_gather_cols).  Columns past nimg * HW (the last
+ * strip's tail) are never stored by the tiles: their words are arbitrary.
  */
-QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t t0,
-                                           int64_t t1, int64_t steps, int32_t *dst, const trtl_qk_quant *qp,
-                                           int32_t in_signed, int32_t in_zero)
+QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_t C, int64_t HW, int64_t nimg,
+                                           int64_t t0, int64_t t1, int64_t steps, int32_t *dst,
+                                           const trtl_qk_quant *qp, int32_t in_signed, int32_t in_zero)
 {
     QT_ELEM zero[QT_VL], el[QT_G][QT_VL];
     int8_t tail[QT_VL];
+    float ft[QT_VL];
+    const int64_t NP = nimg * HW, img0 = nimg > 1 ? t0 * QT_VL / HW : 0, pix0 = t0 * QT_VL - img0 * HW;
+    const size_t es = x_codes ? 1 : sizeof(float);
     memset(zero, 0, sizeof zero);
     for (int64_t q = 0; q < steps; q++)
-        for (int64_t t = t0; t < t1; t++) {
+        for (int64_t t = t0, img = img0, pix = pix0; t < t1; t++) {
             const int64_t p0 = t * QT_VL;
-            const int n = HW - p0 < QT_VL ? (int)(HW - p0) : QT_VL;
+            const int n = NP - p0 < QT_VL ? (int)(NP - p0) : QT_VL;
+            const int cross = pix + n > HW;
+            const uint8_t *xi = (const uint8_t *)x + (size_t)(img * C * HW) * es; /* image img */
+            const int64_t pp = pix;
+            for (pix += QT_VL; pix >= HW && img < nimg; pix -= HW) /* the next strip's image and pixel */
+                img++;
+            if (x_codes && !cross && n == QT_VL && (q + 1) * QT_G <= C) {
+                QT_FN(qt_codes_word_row)((const int8_t *)xi + q * QT_G * HW + pp, HW, dst + (t * steps + q) * QT_VL,
+                                         in_signed, in_zero);
+                continue;
+            }
             if (x_codes) {
                 const QT_ELEM *src[QT_G];
                 for (int i = 0; i < QT_G; i++) {
@@ -317,10 +378,13 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
                         src[i] = zero;
                         continue;
                     }
-                    const int8_t *xp = (const int8_t *)x + c * HW + p0;
-                    if (n < QT_VL) { /* no read past the row */
+                    const int8_t *xp = (const int8_t *)xi + c * HW + pp;
+                    if (cross || n < QT_VL) { /* no read past the row */
                         memset(tail, 0, sizeof tail);
-                        memcpy(tail, xp, (size_t)n);
+                        if (cross)
+                            QT_FN(qt_gather_cols)(x, 1, C, HW, c, p0, n, (uint8_t *)tail);
+                        else
+                            memcpy(tail, xp, (size_t)n);
                         xp = tail;
                     }
                     QT_FN(qt_codes_elems)(xp, QT_VL, el[i], in_signed, in_zero);
@@ -335,7 +399,11 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
                 int64_t c = q * QT_G + i;
                 if (c >= C)
                     break;
-                const float *xp = (const float *)x + c * HW + p0;
+                const float *xp = (const float *)(const void *)xi + c * HW + pp;
+                if (cross) {
+                    QT_FN(qt_gather_cols)(x, sizeof(float), C, HW, c, p0, n, (uint8_t *)ft);
+                    xp = ft;
+                }
                 VI code = QT_FN(qt_codes)(n == QT_VL ? VF_LOAD(xp) : VF_LOADM(xp, m), qp);
                 w = QT_WORD_OR(w, code, i);
             }
@@ -521,7 +589,10 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
     for (int i = 0; i < QT_MR; i++)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; j++)
-            acc[i][j] = VI_ZERO();
+            /* the accumulators start at -comp (the zero point / shift compensation): exact int32 (wrapping)
+             * arithmetic as subtracting it in the epilogue, one vector op fewer per output vector */
+            acc[i][j] = per_col ? VI_SUB(VI_ZERO(), VI_LOAD(t->comp + j * QT_VL))
+                                : VI_SET1(i < t->mr ? (int32_t)(0u - (uint32_t)t->comp[i]) : 0);
     const int32_t *rp = t->rows, *sp = t->strips;
     const int64_t ss = t->strip_stride;
     for (int64_t q = 0; q < t->steps; q++) {
@@ -544,21 +615,18 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
         for (int i = 0; i < QT_MR; i++) {
             if (i >= t->mr)
                 break;
-            VI comp = VI_ZERO();
             VF sc = VF_ZERO(), bi = VF_ZERO();
             if (!per_col) {
-                comp = VI_SET1(t->comp[i]);
                 sc = VF_SET1(t->scale[i]);
                 bi = VF_SET1(t->bias[i]);
             }
             for (int j = 0; j < NV; j++) {
                 if (per_col) {
-                    comp = VI_LOAD(t->comp + j * QT_VL);
                     sc = VF_LOAD(t->scale + j * QT_VL);
                     bi = VF_LOAD(t->bias + j * QT_VL);
                 }
                 const int64_t o = i * t->ldy + j * QT_VL;
-                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi), &c,
+                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(acc[i][j]), sc), bi), &c,
                                     t->resq ? t->resq + o : NULL, t->yq + o,
                                     j < NV - 1 ? QT_VL : t->last_cols);
             }
@@ -572,21 +640,18 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
             break;
         float *yr = t->y ? t->y + i * t->ldy : NULL;
         const float *rr = t->res ? t->res + i * t->ldy : NULL;
-        VI comp = VI_ZERO();
         VF sc = VF_ZERO(), bi = VF_ZERO();
         if (!per_col) {
-            comp = VI_SET1(t->comp[i]);
             sc = VF_SET1(t->scale[i]);
             bi = VF_SET1(t->bias[i]);
         }
 #pragma GCC unroll 4
         for (int j = 0; j < NV; j++) {
             if (per_col) {
-                comp = VI_LOAD(t->comp + j * QT_VL);
                 sc = VF_LOAD(t->scale + j * QT_VL);
                 bi = VF_LOAD(t->bias + j * QT_VL);
             }
-            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc[i][j], comp)), sc), bi), t, e, i, j, yr, rr, tail,
+            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(acc[i][j]), sc), bi), t, e, i, j, yr, rr, tail,
                               fast);
         }
     }
