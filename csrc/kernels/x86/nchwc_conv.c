@@ -253,10 +253,12 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
         const float *res, int32_t act, __m256 va, __m256 vb, int32_t mact, __m256 ma, __m256 mb, int pf, int first,  \
         int last)                                                                                                     \
     {                                                                                                                 \
-        if (pf)                                                                                                       \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, mact, ma, mb, 1, NP, NBK, first, last);               \
+        if (mact != TRTL_ACT_NONE) /* int8 layers' mid quantization: its own copy, out of the fp32 tiles' code */    \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_QGRID, ma, mb, 1, NP, NBK, first, last);     \
+        else if (pf)                                                                                                  \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 1, NP, NBK, first, last);      \
         else                                                                                                          \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, mact, ma, mb, 0, NP, NBK, first, last);               \
+            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 0, NP, NBK, first, last);      \
     }
 PW_TILES(PW_TILE_FN)
 
