@@ -540,6 +540,17 @@ static int refuses(void)
     return fails;
 }
 
+/* The state of path `mask` (s1) and of the portable path (s0) for one layer: 1 when both prepared. */
+static int prepare_pair(const trtl_qconv_desc *d, const int8_t *w, const float *ws, const float *bias, uint32_t mask,
+                        trtl_qconv_state **s1, trtl_qconv_state **s0)
+{
+    trtl_status st1 = trtl_qconv_prepare(d, w, ws, 1, bias, s1);
+    trtl_cpu_set_mask(0u);
+    trtl_status st0 = trtl_qconv_prepare(d, w, ws, 1, bias, s0);
+    trtl_cpu_set_mask(mask);
+    return st1 == TRTL_OK && st0 == TRTL_OK;
+}
+
 /* ---- the codes epilogue's folded clamp (trtl_qk_epi.fold) ------------------------------------------ */
 
 /* Codes out on the current path vs the portable path, bit for bit: ReLU6 and the other clamps that fold
@@ -603,11 +614,7 @@ static int fold_case(trtl_threadpool *pool, const char *path, uint32_t mask, int
         bias[4] = NAN;
     trtl_qconv_state *s1 = NULL, *s0 = NULL;
     int bad = 0;
-    trtl_status st1 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s1);
-    trtl_cpu_set_mask(0u);
-    trtl_status st0 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s0);
-    trtl_cpu_set_mask(mask);
-    if (st1 != TRTL_OK || st0 != TRTL_OK) {
+    if (!prepare_pair(&d, w, ws, bias, mask, &s1, &s0)) {
         printf("FAIL fold %s variant %d: prepare failed: %s\n", path, variant, trtl_last_error());
         bad = 1;
         goto done;
@@ -702,11 +709,7 @@ static int batch_case(trtl_threadpool *pool, const char *path, uint32_t mask, in
     }
     trtl_qconv_state *s1 = NULL, *s0 = NULL;
     int bad = 0;
-    trtl_status st1 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s1);
-    trtl_cpu_set_mask(0u);
-    trtl_status st0 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s0);
-    trtl_cpu_set_mask(mask);
-    if (st1 != TRTL_OK || st0 != TRTL_OK) {
+    if (!prepare_pair(&d, w, ws, bias, mask, &s1, &s0)) {
         printf("FAIL batch %s variant %d: prepare failed: %s\n", path, variant, trtl_last_error());
         bad = 1;
         goto done;
@@ -799,11 +802,7 @@ static int dwc_case(trtl_threadpool *pool, const char *path, uint32_t mask, int 
     }
     trtl_qconv_state *s1 = NULL, *s0 = NULL;
     int bad = 0;
-    trtl_status st1 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s1);
-    trtl_cpu_set_mask(0u);
-    trtl_status st0 = trtl_qconv_prepare(&d, w, ws, 1, bias, &s0);
-    trtl_cpu_set_mask(mask);
-    if (st1 != TRTL_OK || st0 != TRTL_OK) {
+    if (!prepare_pair(&d, w, ws, bias, mask, &s1, &s0)) {
         printf("FAIL dwc %s variant %d: prepare failed: %s\n", path, variant, trtl_last_error());
         bad = 1;
         goto done;
