@@ -62,6 +62,12 @@ enum {
 };
 /* TRTL_ACT_QGRID's beta for the code bounds [lo, hi], and back (exact: integers below 2^20). */
 static inline float trtl_act_qgrid_beta(int32_t lo, int32_t hi) { return (float)((lo + 512) * 1024 + hi + 512); }
+/* ... for DequantizeLinear(QuantizeLinear(x)) into int8 (is_signed) or uint8 codes of zero point z: the codes' range
+ * shifted by -z. */
+static inline float trtl_act_qgrid_codes_beta(int32_t is_signed, int32_t z)
+{
+    return trtl_act_qgrid_beta((is_signed ? -128 : 0) - z, (is_signed ? 127 : 255) - z);
+}
 static inline void trtl_act_qgrid_bounds(float beta, float *lo, float *hi)
 {
     float t = (float)(int32_t)(beta * (1.0f / 1024.0f));

@@ -24,14 +24,6 @@
 #include "builder/passes/match.h"
 #include "core/status.h"
 
-/* The code range of a quantized type, shifted by its zero point: QGRID's bounds. */
-static void code_bounds(const trtl_pm_qparm *q, int32_t *lo, int32_t *hi)
-{
-    const int32_t qlo = q->type == TRTL_UINT8 ? 0 : -128, qhi = q->type == TRTL_UINT8 ? 255 : 127;
-    *lo = qlo - q->zp;
-    *hi = qhi - q->zp;
-}
-
 /* Producer of x that can take the fake quantization as its epilogue activation, else -1. */
 static int32_t fusable_producer(const trtl_bgraph *g, int32_t x)
 {
@@ -93,9 +85,7 @@ trtl_status trtl_pass_fold_fake_quant(trtl_bgraph *g)
         if (d0 < 0)
             continue;
         const int32_t y = g->n[d0].n.out[0]; /* the fake-quantized tensor: the first DQ's output, kept */
-        int32_t lo, hi;
-        code_bounds(&q, &lo, &hi);
-        const float beta = trtl_act_qgrid_beta(lo, hi);
+        const float beta = trtl_act_qgrid_codes_beta(q.type != TRTL_UINT8, q.zp);
         const int32_t p = fusable_producer(g, x);
         if (p >= 0) { /* the producer writes y, with the fake quantization as its activation */
             trtl_node *pn = &g->n[p].n;

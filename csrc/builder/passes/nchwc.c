@@ -139,9 +139,7 @@ static trtl_status stem_input(trtl_bgraph *g, int32_t i, float scale, int32_t ze
     const int32_t x = g->n[i].n.in[0], y = trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_ACTIVATION);
     trtl_params p;
     memset(&p, 0, sizeof p);
-    const int32_t sg = type == TRTL_INT8;
-    p.act = (trtl_activation_params){TRTL_ACT_QGRID, scale, trtl_act_qgrid_beta((sg ? -128 : 0) - zero,
-                                                                               (sg ? 127 : 255) - zero)};
+    p.act = (trtl_activation_params){TRTL_ACT_QGRID, scale, trtl_act_qgrid_codes_beta(type == TRTL_INT8, zero)};
     const int32_t a = y < 0 ? -1 : trtl_bg_add_node(g, TRTL_OP_ACTIVATION, name, &p, 1, &x, 1, &y);
     free(name);
     if (a < 0)

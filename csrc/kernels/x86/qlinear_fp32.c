@@ -794,9 +794,8 @@ int trtl_qlinear_fp32_epilogue(const trtl_qlinear_params *q, trtl_epilogue *e, t
     if (r.mid_quant && r.has_residual) {
         if (!(r.mid_scale > 0.0f) || !isfinite(r.mid_scale))
             return 0;
-        const int32_t sg = r.mid_type == TRTL_INT8, z = r.mid_zero_point;
         *mid = (trtl_activation_params){TRTL_ACT_QGRID, r.mid_scale,
-                                        trtl_act_qgrid_beta((sg ? -128 : 0) - z, (sg ? 127 : 255) - z)};
+                                        trtl_act_qgrid_codes_beta(r.mid_type == TRTL_INT8, r.mid_zero_point)};
         r.mid_quant = 0;
     }
     /* a residual of codes (the values (q - z) * s once FLOAT) and the integer sums of codes make no NaN, so a ReLU /
