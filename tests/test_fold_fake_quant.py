@@ -105,6 +105,32 @@ def test_epilogue_and_activation_step_are_exact(dtype, zp, plan_trip, rng=None):
     assert np.array_equal(outs[False]["y1"].view(np.uint32), outs[True]["y1"].view(np.uint32))
 
 
+@pytest.mark.parametrize("scale,folds", [
+    (2.0**-100, True), (2.0**100, True), (float.fromhex("0x1.fffffep99"), True),  # trtl_act_qgrid_scale_ok's range, both ends
+    (1e-40, False), (2.0**-127, False), (2.0**-101, False), (2.0**101, False), (3e38, False),  # outside: kept
+])
+def test_extreme_scales(scale, folds):
+    """The vector fake-quantize steps divide by one Markstein step from the reciprocal, exact for scales in
+    [2^-100, 2^100]; a pair of another scale stays Q / DQ (the reference's division).  A denormal scale (1e-40) made the
+    folded step write -128 * scale for a zero before the range check."""
+    rng = np.random.default_rng(11)
+    s32 = float(np.float32(scale))
+    x = _special(rng, (4, 40), s32)
+    with np.errstate(over="ignore"):
+        x[0, :8] = np.array([0.0, -0.0, 1e-45, -1e-45, 0.5 * s32, -0.5 * s32, 1.5 * s32, 127.5 * s32], np.float32)
+
+    def make(net):
+        t = net.add_input("x", trt.float32, x.shape)
+        y = _qdq(net, net.add_unary(t, trt.UnaryOperation.NEG).get_output(0), s32, np.int8, 0)
+        y.name = "y"
+        net.mark_output(y)
+
+    engine, types = _build(make)
+    assert ("QUANTIZE" not in types) == folds, types
+    out = engine.create_execution_context().infer({"x": x})["y"]
+    np.testing.assert_array_equal(out.view(np.uint32), fq_ref(-x, s32).view(np.uint32))
+
+
 def test_matmul_epilogue_and_shared_codes():
     """A matrix multiply's epilogue takes the pair; two DQs of one Q become one tensor; a Q whose codes another
     reader takes (a DQ of another scale) stays."""

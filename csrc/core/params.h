@@ -68,6 +68,10 @@ static inline float trtl_act_qgrid_codes_beta(int32_t is_signed, int32_t z)
 {
     return trtl_act_qgrid_beta((is_signed ? -128 : 0) - z, (is_signed ? 127 : 255) - z);
 }
+/* Is a a scale the vector QGRID kernels compute exactly?  They divide by one Markstein step from the reciprocal
+ * (kernels/x86/fused_epilogue.h, vmath_tmpl.h), exact for a normal reciprocal and remainders: a in [2^-100, 2^100].
+ * Every creator of a QGRID step keeps the reference's Q / DQ elsewhere, and the plan reader refuses the rest. */
+static inline int trtl_act_qgrid_scale_ok(float a) { return a >= 0x1p-100f && a <= 0x1p100f; }
 static inline void trtl_act_qgrid_bounds(float beta, float *lo, float *hi)
 {
     float t = (float)(int32_t)(beta * (1.0f / 1024.0f));

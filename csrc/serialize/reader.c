@@ -715,7 +715,7 @@ trtl_status trtl_engine_deserialize_deferred(const void *data, size_t size, trtl
               "plan is corrupt: layer '%s' records precision %d, its kernel '%s' computes in %d", n->name, (int)precision,
               n->kernel->name, (int)n->kernel->precision);
         CHECK((n->epi.act == TRTL_ACT_NONE || trtl_act_code_valid(n->epi.act)) && n->epi.has_residual >= 0 &&
-                  n->epi.has_residual <= 1,
+                  n->epi.has_residual <= 1 && (n->epi.act != TRTL_ACT_QGRID || trtl_act_qgrid_scale_ok(n->epi.alpha)),
               "plan is corrupt: bad epilogue of layer '%s'", n->name);
         uint32_t ni = u32(&r);
         CHECK(!r.bad && ni <= MAX_LAYER_INPUTS + 1, "plan is corrupt: layer '%s' has %u inputs (at most %d)", n->name,

@@ -38,6 +38,7 @@
 #include "kernels/nchwc.h"
 #include "kernels/x86/gemm_packed.h"
 #include "kernels/blas/blas_common.h"
+#include "kernels/x86/fused_epilogue.h"
 
 extern const trtl_kernel trtl_kernel_conv_im2col_sgemm;
 extern const trtl_kernel trtl_kernel_conv_depthwise_avx2;
@@ -3576,6 +3577,77 @@ static int pw_unary_case(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd
     return bad;
 }
 
+/* TRTL_ACT_QGRID's vector forms -- trtl_act8 / trtl_act16 (the kernels' epilogues) and trtl_vm_act_avx2 / _avx512
+ * (activation steps) divide by one Markstein step from the reciprocal -- against the scalar reference (a division),
+ * bit for bit, over scales across trtl_act_qgrid_scale_ok's [2^-100, 2^100] (any mantissa, short mantissas, all-ones
+ * mantissas) and values at, next to and between the ties (k + 0.5) * scale, beyond the codes' bounds, NaN, +-Inf,
+ * +-0 and denormals. */
+__attribute__((target("avx2,fma"))) static void qgrid_act8(float a, float b, const float *v, float *y)
+{
+    for (int k = 0; k < 16; k += 8)
+        _mm256_storeu_ps(y + k, trtl_act8(_mm256_loadu_ps(v + k), TRTL_ACT_QGRID, _mm256_set1_ps(a), _mm256_set1_ps(b)));
+}
+__attribute__((target("avx512f"))) static void qgrid_act16(float a, float b, const float *v, float *y)
+{
+    _mm512_storeu_ps(y, trtl_act16(_mm512_loadu_ps(v), TRTL_ACT_QGRID, _mm512_set1_ps(a), _mm512_set1_ps(b)));
+}
+static void test_qgrid_exact(int ncases)
+{
+    const int avx2 = trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA), avx512 = trtl_cpu_has(TRTL_CPU_AVX512F);
+    int fails = 0;
+    for (int i = 0; i < ncases && fails < 5; i++) {
+        const int mode = i % 4;
+        float a = mode == 0   ? ldexpf(1.0f + (float)rnd() / 4294967296.0f, (int)rint_in(-100, 99))
+                  : mode == 1 ? ldexpf((float)rint_in(1, 255) / 128.0f, (int)rint_in(-30, 30))
+                  : mode == 2 ? ldexpf(2.0f - ldexpf(1.0f, -(int)rint_in(1, 24)), (int)rint_in(-101, 99))
+                              : (float)rint_in(1, 1000) * 1e-4f;
+        if (i < 4) /* the range's ends */
+            a = i == 0 ? 0x1p-100f : i == 1 ? 0x1p100f : i == 2 ? 0x1.fffffep99f : 0x1.000002p-100f;
+        if (!trtl_act_qgrid_scale_ok(a))
+            continue;
+        const int32_t lo = (int32_t)rint_in(-512, 0), hi = lo + (int32_t)rint_in(0, 511 - lo);
+        const float b = trtl_act_qgrid_beta(lo, hi);
+        float v[16], ref[16], y[16];
+        for (int k = 0; k < 16; k++) {
+            const float t = (float)(rint_in(-600, 600)) + 0.5f;
+            switch (rint_in(0, 5)) {
+            case 0: v[k] = t * a; break;
+            case 1: v[k] = nextafterf(t * a, (rnd() & 1) ? INFINITY : -INFINITY); break;
+            case 2: v[k] = ((float)rnd() / 4294967296.0f * 1200.0f - 600.0f) * a; break;
+            case 3: {
+                static const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-45f, -1e-45f, FLT_MAX, -FLT_MAX};
+                v[k] = sp[rnd() % 9];
+                break;
+            }
+            case 4: v[k] = (float)rint_in(-3, 3) * 0.25f * a; break; /* small codes, +-0.25 / 0.5 / 0.75 */
+            default: v[k] = ldexpf((float)rnd() / 4294967296.0f, (int)rint_in(-149, 127)) * ((rnd() & 1) ? 1 : -1);
+            }
+            ref[k] = trtl_activation_eval(TRTL_ACT_QGRID, a, b, v[k]);
+        }
+        for (int path = 0; path < 4; path++) {
+            if ((path == 0 || path == 2) ? !avx2 : !avx512)
+                continue;
+            if (path == 0)
+                qgrid_act8(a, b, v, y);
+            else if (path == 1)
+                qgrid_act16(a, b, v, y);
+            else if (path == 2)
+                trtl_vm_act_avx2(TRTL_ACT_QGRID, a, b, v, y, 16);
+            else
+                trtl_vm_act_avx512(TRTL_ACT_QGRID, a, b, v, y, 16);
+            for (int k = 0; k < 16; k++)
+                if (memcmp(&y[k], &ref[k], sizeof(float))) {
+                    static const char *names[] = {"trtl_act8", "trtl_act16", "vm_act_avx2", "vm_act_avx512"};
+                    fprintf(stderr, "FAIL QGRID %s: scale %a, bounds [%d, %d], x %a: %a, reference %a\n", names[path],
+                            (double)a, (int)lo, (int)hi, (double)v[k], (double)y[k], (double)ref[k]);
+                    g_failures++;
+                    fails++;
+                    break;
+                }
+        }
+    }
+}
+
 static void test_activation_simd(int ncases)
 {
     trtl_node nd = {0};
@@ -3799,6 +3871,7 @@ static void test_pointwise(int ncases)
     g_elementwise_tol = 1;
     test_vmath_accuracy();
     test_vmath_exp_sum();
+    test_qgrid_exact(ncases * 400);
     for (int pass = 0; isa_pass(pass); pass++) {
         test_activation_simd(ncases + 60);
         test_unary_simd(ncases);

@@ -81,7 +81,10 @@ trtl_status trtl_pass_fold_fake_quant(trtl_bgraph *g)
         if (!trtl_pm_node_qparm(g, qi, TRTL_OP_QUANTIZE, &q))
             continue;
         const int32_t x = g->n[qi].n.in[0], c = g->n[qi].n.out[0];
-        const int32_t d0 = g->t[x].dtype != TRTL_FLOAT || trtl_bg_is_output(g, c) ? -1 : dq_readers(g, c, x, &q);
+        /* (a scale the vector QGRID kernels do not compute exactly keeps its Q / DQ pair) */
+        const int32_t d0 = g->t[x].dtype != TRTL_FLOAT || trtl_bg_is_output(g, c) || !trtl_act_qgrid_scale_ok(q.scale)
+                               ? -1
+                               : dq_readers(g, c, x, &q);
         if (d0 < 0)
             continue;
         const int32_t y = g->n[d0].n.out[0]; /* the fake-quantized tensor: the first DQ's output, kept */

@@ -118,7 +118,7 @@ static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_acti
     int r = 1;
     if (!on_grid(g, n->in[0], q->in_scale, q->in_zero_point, q->in_type)) {
         if (g->t[n->in[0]].dtype != TRTL_FLOAT || !trtl_nchwc_conv_dense(&v.p.conv, g->t[n->in[0]].dopt.d[1]) ||
-            !(q->in_scale > 0.0f) || !isfinite(q->in_scale))
+            !trtl_act_qgrid_scale_ok(q->in_scale))
             return 0;
         r = 2;
     }

@@ -116,7 +116,7 @@ static int qf_fused(const trtl_qlinear_params *q, trtl_epilogue *e)
     if (q->out_quant == 0)
         return !q->mid_quant;
     float L, H;
-    if (!qf_fold_bounds(q, &L, &H))
+    if (!qf_fold_bounds(q, &L, &H) || !trtl_act_qgrid_scale_ok(q->out_scale))
         return 0;
     *e = (trtl_epilogue){TRTL_ACT_QGRID, q->out_scale, trtl_act_qgrid_beta((int32_t)L, (int32_t)H), q->has_residual};
     return 1;
@@ -792,7 +792,7 @@ int trtl_qlinear_fp32_epilogue(const trtl_qlinear_params *q, trtl_epilogue *e, t
      * MobileNetV2 / ResNet): fq_mid is TRTL_ACT_QGRID of its own bounds (the type's codes - zero), then the residual,
      * then the rest as fused without it */
     if (r.mid_quant && r.has_residual) {
-        if (!(r.mid_scale > 0.0f) || !isfinite(r.mid_scale))
+        if (!trtl_act_qgrid_scale_ok(r.mid_scale))
             return 0;
         *mid = (trtl_activation_params){TRTL_ACT_QGRID, r.mid_scale,
                                         trtl_act_qgrid_codes_beta(r.mid_type == TRTL_INT8, r.mid_zero_point)};

@@ -28,6 +28,9 @@ trtl_status trtl_infer_activation(const trtl_infer_ctx *c)
 {
     if (c->in_type[0] != TRTL_FLOAT)
         return trtl_error(TRTL_ERR_DTYPE, "layer '%s': activation needs a FLOAT input", c->layer_name);
+    if (c->p->act.type == TRTL_ACT_QGRID && !trtl_act_qgrid_scale_ok(c->p->act.alpha)) /* (internal: plans only) */
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': fake-quantize scale %g outside [2^-100, 2^100]",
+                          c->layer_name, (double)c->p->act.alpha);
     c->out[0] = c->in[0];
     c->out_type[0] = TRTL_FLOAT;
     return TRTL_OK;

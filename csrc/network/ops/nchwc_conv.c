@@ -49,6 +49,9 @@ trtl_status trtl_infer_nchwc_conv(const trtl_infer_ctx *c)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                           "layer '%s': nchwc_conv needs a 2-D kernel and blocks of 0, 8 or 16 (in_block %d, "
                           "out_block %d)", c->layer_name, (int)p->in_block, (int)p->out_block);
+    if ((p->mid_qgrid != 0 && p->mid_qgrid != 1) || (p->mid_qgrid && !trtl_act_qgrid_scale_ok(p->mid_alpha)))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': nchwc_conv's mid quantization %d, scale %g (0 or 1; "
+                          "a scale in [2^-100, 2^100])", c->layer_name, (int)p->mid_qgrid, (double)p->mid_alpha);
     if (kvol < 1 || p->conv.kernel.count < 1 || p->conv.kernel.count % (K * kvol))
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': nchwc_conv has %lld weights for %lld output maps",
                           c->layer_name, (long long)p->conv.kernel.count, (long long)K);
