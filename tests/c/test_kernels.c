@@ -591,6 +591,28 @@ static void test_conv_gemv(int ncases)
     }
 }
 
+/* Batches (session 20: the rows of a quad serve every image before the next quad) and depths whose ends take each
+ * of the dot loop's parts (2 vectors, 1 vector, masked: 45 = 32 + 8 + 5 on AVX2, 50 = 32 + 16 + 2 on AVX-512),
+ * output channels not a multiple of 4 and fewer than 4.  Run after the random sections, so their streams stay. */
+static void test_conv_gemv_batches(void)
+{
+    static const int64_t cases[][3] = {{8, 240, 960}, {9, 45, 7}, {5, 50, 13}, {8, 168, 67}, {2, 33, 9},
+                                       {6, 17, 1},    {7, 64, 3}, {3, 16, 8},  {4, 9, 6}};
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        conv_case c = {0};
+        c.nsp = 2;
+        c.N = cases[i][0];
+        c.C = cases[i][1];
+        c.K = cases[i][2];
+        c.G = 1;
+        c.bias = i % 3 != 2;
+        for (int d = 0; d < 2; d++)
+            c.in[d] = c.k[d] = c.s[d] = c.d[d] = 1;
+        if (conv_run_case(&trtl_kernel_conv_gemv, &c, i * 5) > 0)
+            return;
+    }
+}
+
 /* ---- convolution.depthwise_c16 / depthwise_c8 (x86/convolution_depthwise_c16.c, _c8.c, depthwise_cblock.c) --- */
 
 extern const trtl_kernel trtl_kernel_conv_depthwise_c16;
@@ -5961,6 +5983,8 @@ int main(int argc, char **argv)
         printf("test_kernels: skipping %s (CPU lacks AVX-512)\n", trtl_kernel_conv_depthwise_plane512.name);
     if (trtl_cpu_has(trtl_kernel_fc_packed_gemm.cpu_features))
         test_fc_stealing();
+    if (trtl_cpu_has(trtl_kernel_conv_gemv.cpu_features))
+        test_conv_gemv_batches();
 
     trtl_threadpool_destroy(g_pools[1]);
     trtl_threadpool_destroy(g_pools[2]);

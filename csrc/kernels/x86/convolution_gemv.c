@@ -9,7 +9,9 @@
  * is packed) and X[n, :] image n (C x spatial, in the weights' order).  The GEMM kernels pad such a
  * product to whole tiles of output pixels (nr = 8 or 16 columns for one), this one computes dot
  * products: four weight rows at a time against one read of the image, AVX-512 or AVX2 + FMA,
- * masked tails.  Output channels are split over the pool when the product is large enough.
+ * masked tails; each quad of rows against every image of the batch while it is in L1 (session 20:
+ * the loop ran image by image, so at batch 8 the weights streamed from L3 or memory 8 times).
+ * Output channels are split over the pool when the product is large enough.
  *
  * applies() sees the opt shapes only: at run time, an input of another size (dynamic spatial dims)
  * is computed by the reference convolution and the epilogue pass, the same values.
@@ -43,30 +45,46 @@ static int whole_window(const trtl_conv_geom *g)
     return 1;
 }
 
-/* y[r] = W[r, :] . x for rows r < nr (1..4) of w (row stride D), x of D floats. */
-#define DOT4_IMPL(SUF, TGT, V, VL, LOAD, MLOAD, FMA, ZERO, HSUM)                                        \
-    TGT static void dot4_##SUF(const float *w, const float *x, int64_t D, int nr, float *y)             \
-    {                                                                                                 \
-        V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();                                          \
-        const float *w0 = w, *w1 = w + (nr > 1) * D, *w2 = w + (nr > 2) * 2 * D, *w3 = w + (nr > 3) * 3 * D; \
-        int64_t i = 0;                                                                                \
-        for (; i + VL <= D; i += VL) {                                                                 \
-            V xv = LOAD(x + i);                                                                        \
-            a0 = FMA(LOAD(w0 + i), xv, a0);                                                            \
-            a1 = FMA(LOAD(w1 + i), xv, a1);                                                            \
-            a2 = FMA(LOAD(w2 + i), xv, a2);                                                            \
-            a3 = FMA(LOAD(w3 + i), xv, a3);                                                            \
-        }                                                                                             \
-        if (i < D) {                                                                                  \
-            V xv = MLOAD(x + i, D - i);                                                                \
-            a0 = FMA(MLOAD(w0 + i, D - i), xv, a0);                                                    \
-            a1 = FMA(MLOAD(w1 + i, D - i), xv, a1);                                                    \
-            a2 = FMA(MLOAD(w2 + i, D - i), xv, a2);                                                    \
-            a3 = FMA(MLOAD(w3 + i, D - i), xv, a3);                                                    \
-        }                                                                                             \
-        float s[4] = {HSUM(a0), HSUM(a1), HSUM(a2), HSUM(a3)};                                         \
-        for (int r = 0; r < nr; r++)                                                                   \
-            y[r] = s[r];                                                                               \
+/* y[r] = W[r, :] . x for rows r < nr (1..4) of w (row stride D), x of D floats.  Two accumulators a row (8
+ * independent FMA chains; one a row left the FMA latency exposed: 4 chains against 2 FMAs a cycle).  Tried and not
+ * kept (benchmarks/gemv_ab.c): prefetching the next quad's rows a quad ahead (level with weights from memory: the
+ * hardware prefetcher follows the rows, which lie one after another). */
+#define DOT4_IMPL(SUF, TGT, V, VL, LOAD, MLOAD, FMA, ADD, ZERO, HSUM)                                                  \
+    TGT static void dot4_##SUF(const float *w, const float *x, int64_t D, int nr, float *y)                            \
+    {                                                                                                                  \
+        V a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();                                                          \
+        V b0 = ZERO(), b1 = ZERO(), b2 = ZERO(), b3 = ZERO();                                                          \
+        const float *w0 = w, *w1 = w + (nr > 1) * D, *w2 = w + (nr > 2) * 2 * D, *w3 = w + (nr > 3) * 3 * D;           \
+        int64_t i = 0;                                                                                                 \
+        for (; i + 2 * VL <= D; i += 2 * VL) {                                                                         \
+            V xv = LOAD(x + i), xu = LOAD(x + i + VL);                                                                 \
+            a0 = FMA(LOAD(w0 + i), xv, a0);                                                                            \
+            a1 = FMA(LOAD(w1 + i), xv, a1);                                                                            \
+            a2 = FMA(LOAD(w2 + i), xv, a2);                                                                            \
+            a3 = FMA(LOAD(w3 + i), xv, a3);                                                                            \
+            b0 = FMA(LOAD(w0 + i + VL), xu, b0);                                                                       \
+            b1 = FMA(LOAD(w1 + i + VL), xu, b1);                                                                       \
+            b2 = FMA(LOAD(w2 + i + VL), xu, b2);                                                                       \
+            b3 = FMA(LOAD(w3 + i + VL), xu, b3);                                                                       \
+        }                                                                                                              \
+        if (i + VL <= D) {                                                                                             \
+            V xv = LOAD(x + i);                                                                                        \
+            a0 = FMA(LOAD(w0 + i), xv, a0);                                                                            \
+            a1 = FMA(LOAD(w1 + i), xv, a1);                                                                            \
+            a2 = FMA(LOAD(w2 + i), xv, a2);                                                                            \
+            a3 = FMA(LOAD(w3 + i), xv, a3);                                                                            \
+            i += VL;                                                                                                   \
+        }                                                                                                              \
+        if (i < D) {                                                                                                   \
+            V xv = MLOAD(x + i, D - i);                                                                                \
+            b0 = FMA(MLOAD(w0 + i, D - i), xv, b0);                                                                    \
+            b1 = FMA(MLOAD(w1 + i, D - i), xv, b1);                                                                    \
+            b2 = FMA(MLOAD(w2 + i, D - i), xv, b2);                                                                    \
+            b3 = FMA(MLOAD(w3 + i, D - i), xv, b3);                                                                    \
+        }                                                                                                              \
+        float s[4] = {HSUM(ADD(a0, b0)), HSUM(ADD(a1, b1)), HSUM(ADD(a2, b2)), HSUM(ADD(a3, b3))};                     \
+        for (int r = 0; r < nr; r++)                                                                                   \
+            y[r] = s[r];                                                                                               \
     }
 
 __attribute__((target("avx512f"))) static inline __m512 mload512(const float *p, int64_t n)
@@ -89,9 +107,9 @@ __attribute__((target("avx2"))) static inline float hsum256(__m256 v)
 }
 
 DOT4_IMPL(avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_loadu_ps, mload512, _mm512_fmadd_ps,
-          _mm512_setzero_ps, hsum512)
+          _mm512_add_ps, _mm512_setzero_ps, hsum512)
 DOT4_IMPL(avx2, __attribute__((target("avx2,fma"))), __m256, 8, _mm256_loadu_ps, mload256, _mm256_fmadd_ps,
-          _mm256_setzero_ps, hsum256)
+          _mm256_add_ps, _mm256_setzero_ps, hsum256)
 
 /* Slot s: output channels [s*K/slots, (s+1)*K/slots) of every image. */
 static void gv_slots(void *ctx, int64_t sb, int64_t se, int thread)
@@ -103,16 +121,19 @@ static void gv_slots(void *ctx, int64_t sb, int64_t se, int thread)
         int64_t k0 = s * j->K / j->slots, k1 = (s + 1) * j->K / j->slots;
         if (k0 >= k1)
             continue;
-        for (int64_t n = 0; n < j->N; n++) {
-            const float *x = j->x + n * j->D;
-            float *y = j->y + n * j->K;
-            for (int64_t k = k0; k < k1; k += 4) {
-                int nr = k1 - k < 4 ? (int)(k1 - k) : 4;
+        /* quad-major: a quad's rows (4 D floats, L1) serve every image, so the weights stream once a run, not once
+         * an image (batch 8: 8 passes over 920 KB of MobileNetV3-L's 240 -> 960 weights from L3) */
+        for (int64_t k = k0; k < k1; k += 4) {
+            int nr = k1 - k < 4 ? (int)(k1 - k) : 4;
+            for (int64_t n = 0; n < j->N; n++) {
                 if (wide)
-                    dot4_avx512(j->w + k * j->D, x, j->D, nr, y + k);
+                    dot4_avx512(j->w + k * j->D, j->x + n * j->D, j->D, nr, j->y + n * j->K + k);
                 else
-                    dot4_avx2(j->w + k * j->D, x, j->D, nr, y + k);
+                    dot4_avx2(j->w + k * j->D, j->x + n * j->D, j->D, nr, j->y + n * j->K + k);
             }
+        }
+        for (int64_t n = 0; n < j->N; n++) {
+            float *y = j->y + n * j->K;
             for (int64_t k = k0; k < k1; k++)
                 y[k] += (j->bias ? j->bias[k] : 0.0f) + (j->res ? j->res[n * j->K + k] : 0.0f);
             trtl_epi_act(j->epi, y + k0, k1 - k0);
