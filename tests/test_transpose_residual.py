@@ -83,6 +83,9 @@ def test_transpose_residual_one_step(shape, perm, skip_first):
         assert len(ls) == want_steps, [l["kernel"] for l in ls]
         if want_steps == 1:
             assert ls[0]["kernel"] == "shuffle.transpose" and ls[0]["residual"] is True, ls[0]
+            # the plan keeps the residual input and epilogue
+            engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(engine.serialize())
+            assert [l["residual"] for l in layers(engine)] == [True]
         out = engine.create_execution_context().infer(inputs)["out0"]
         assert_close(out, refs[0], rtol=1e-6, atol=1e-6)
 
