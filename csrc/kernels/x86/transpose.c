@@ -12,7 +12,9 @@
  *     with stride 1: 8x8 tiles over (a, b) -- loaded as 8 contiguous rows of x, transposed in
  *     registers with AVX2 and stored as 8 contiguous rows of y (scalar tiles at the edges and on
  *     CPUs without AVX2) -- for every index of the remaining dims.
- * Work is split over (remaining index, 32-wide stripe of a) items.
+ * Work is split over (remaining index, 32-wide stripe of a, chunk of b) items: b is cut into chunks (multiples of 8,
+ * at least 64) only where the stripes alone make fewer than TILE_ITEMS items (ConvNeXt's NHWC -> NCHW at 56x56: 96
+ * channels are 3 stripes of 3136 pixels, 2:1 between two threads; now 18 items).
  *
  * Epilogue: a residual (the node's last input, laid out as y; fuse_epilogue gives one to a pure transpose whose
  * result only an addition reads: ConvNeXt's permute back to NCHW before its block's skip addition) is added as each
@@ -32,6 +34,7 @@
 #include "core/status.h"
 
 #define STRIPE 32
+#define TILE_ITEMS 16 /* fewest work items of the tiled case before b is cut into chunks */
 #define COPY_CHUNK 16384 /* elements per work item of a flat copy */
 
 typedef struct tr_plan {
@@ -131,6 +134,7 @@ typedef struct tr_job {
     const float *res;      /* residual laid out as y, or NULL */
     int a;                 /* tiled case: the output dim read with stride 1 */
     int64_t stripes;       /* stripes of a per outer index */
+    int64_t nbc, bchunk;   /* chunks of b per stripe, and their length (the last may be shorter) */
     int64_t rowlen;        /* row case: elements per row */
     int avx2;
 } tr_job;
@@ -315,22 +319,25 @@ static void tiles_task(void *ctx, int64_t begin, int64_t end, int thread)
     const tr_job *j = ctx;
     const tr_plan *pl = j->pl;
     int a = j->a, b = pl->n - 1;
+    const int64_t per_outer = j->stripes * j->nbc;
     for (int64_t it = begin; it < end; it++) {
-        int64_t o = it / j->stripes, a0 = (it % j->stripes) * STRIPE;
+        int64_t o = it / per_outer, rem = it % per_outer;
+        int64_t a0 = rem / j->nbc * STRIPE, k0 = rem % j->nbc * j->bchunk;
         int64_t na = pl->d[a] - a0 < STRIPE ? pl->d[a] - a0 : STRIPE, xo, yo;
+        int64_t nb = pl->d[b] - k0 < j->bchunk ? pl->d[b] - k0 : j->bchunk;
         outer_offsets(pl, o, a, b, &xo, &yo);
-        const float *x = j->x + xo + a0;
-        float *y = j->y + yo + a0 * pl->ost[a];
+        const float *x = j->x + xo + a0 + k0 * pl->st[b];
+        float *y = j->y + yo + a0 * pl->ost[a] + k0;
         if (j->res) {
-            const float *r = j->res + yo + a0 * pl->ost[a];
+            const float *r = j->res + yo + a0 * pl->ost[a] + k0;
             if (j->avx2)
-                stripe_r_avx2(x, pl->st[b], y, pl->ost[a], na, pl->d[b], r);
+                stripe_r_avx2(x, pl->st[b], y, pl->ost[a], na, nb, r);
             else
-                stripe_r_c(x, pl->st[b], y, pl->ost[a], na, pl->d[b], r);
+                stripe_r_c(x, pl->st[b], y, pl->ost[a], na, nb, r);
         } else if (j->avx2)
-            stripe_avx2(x, pl->st[b], y, pl->ost[a], na, pl->d[b]);
+            stripe_avx2(x, pl->st[b], y, pl->ost[a], na, nb);
         else
-            stripe_c(x, pl->st[b], y, pl->ost[a], na, pl->d[b]);
+            stripe_c(x, pl->st[b], y, pl->ost[a], na, nb);
     }
 }
 
@@ -392,7 +399,7 @@ static trtl_status tr_body(const trtl_kernel_args *a)
     const float *res = a->node->epi.has_residual ? a->in[a->node->n_in - 1].data : NULL;
     if (res && a->out[0].dtype != TRTL_FLOAT)
         return trtl_error(TRTL_ERR_UNSUPPORTED, "layer '%s': a residual on a non-FLOAT shuffle", a->node->name);
-    tr_job j = {&pl, a->in[0].data, a->out[0].data, res, -1, 0, 0, trtl_cpu_has(TRTL_CPU_AVX2)};
+    tr_job j = {&pl, a->in[0].data, a->out[0].data, res, -1, 0, 1, 0, 0, trtl_cpu_has(TRTL_CPU_AVX2)};
     if (pl.n <= 1) {
         trtl_parallel_for(a->pool, (vol + COPY_CHUNK - 1) / COPY_CHUNK, 4, rows_task, &j);
         return TRTL_OK;
@@ -409,7 +416,19 @@ static trtl_status tr_body(const trtl_kernel_args *a)
     if (j.a < 0) /* cannot happen for a dense x; keep the reference as the answer */
         return tr_ref(a);
     j.stripes = (pl.d[j.a] + STRIPE - 1) / STRIPE;
-    int64_t items = vol / (pl.d[j.a] * pl.d[b]) * j.stripes, per = STRIPE * pl.d[b];
+    int64_t outer = vol / (pl.d[j.a] * pl.d[b]);
+    j.nbc = 1;
+    j.bchunk = pl.d[b];
+    if (outer * j.stripes < TILE_ITEMS) {
+        int64_t want = (TILE_ITEMS + outer * j.stripes - 1) / (outer * j.stripes);
+        int64_t len = (pl.d[b] + want - 1) / want;
+        len = (len + 7) / 8 * 8;
+        j.bchunk = len < 64 ? 64 : len;
+        if (j.bchunk > pl.d[b])
+            j.bchunk = pl.d[b];
+        j.nbc = (pl.d[b] + j.bchunk - 1) / j.bchunk;
+    }
+    int64_t items = outer * j.stripes * j.nbc, per = STRIPE * j.bchunk;
     trtl_parallel_for(a->pool, items, per >= 16384 ? 1 : 16384 / per, tiles_task, &j);
     return TRTL_OK;
 }
