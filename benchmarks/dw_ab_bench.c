@@ -124,5 +124,10 @@ int main(int argc, char **argv)
     bench_dw("5x5 s2 C72 28 relu", 72, 28, 5, 2, 1, TRTL_ACT_RELU);
     bench_dw("3x3 s2 C240 14 hswish", 240, 14, 3, 2, 1, TRTL_ACT_HARD_SWISH);
     bench_dw("3x3 s1 C32 112 silu", 32, 112, 3, 1, 1, TRTL_ACT_SILU);
+    /* ConvNeXt-T's 7x7 stride 1 (padding 3) on its four stages */
+    bench_dw("7x7 s1 C96 56 none", 96, 56, 7, 1, 1, TRTL_ACT_NONE);
+    bench_dw("7x7 s1 C192 28 none", 192, 28, 7, 1, 1, TRTL_ACT_NONE);
+    bench_dw("7x7 s1 C384 14 none", 384, 14, 7, 1, 1, TRTL_ACT_NONE);
+    bench_dw("7x7 s1 C768 7 none", 768, 7, 7, 1, 1, TRTL_ACT_NONE);
     return 0;
 }

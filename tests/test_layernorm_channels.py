@@ -193,7 +193,9 @@ def layer_scale_block(transposed=False, gamma_dim=1, shared_w=False, mid_output=
 
 @pytest.mark.parametrize("transposed", [False, True])
 def test_layer_scale_folds_into_linear(transposed):
-    """The pass on: the product step is gone (W's columns and b scaled); off / level 0: it stays; all vs float64."""
+    """The pass on: the product step is gone (W's columns and b scaled), so the skip addition then reads the
+    transpose and becomes its epilogue residual (fuse_epilogue): two steps fewer; off / level 0: it stays; all vs
+    float64."""
     make = layer_scale_block(transposed=transposed)
     counts = {}
     for off, level in (((), None), (("fold_transpose",), None), ((), 0)):
@@ -201,7 +203,7 @@ def test_layer_scale_folds_into_linear(transposed):
         counts[(off, level)] = len(kernels(engine))
         out = engine.create_execution_context().infer(inputs)["out0"]
         assert_close(out, refs[0], rtol=1e-4, atol=1e-4)
-    assert counts[((), None)] == counts[(("fold_transpose",), None)] - 1, counts
+    assert counts[((), None)] == counts[(("fold_transpose",), None)] - 2, counts
 
 
 @pytest.mark.parametrize("case", [dict(gamma_dim=2), dict(shared_w=True), dict(mid_output=True)])
@@ -219,7 +221,9 @@ def test_layer_scale_must_not_fold(case):
 
 def test_onnx_layer_scale_vs_onnxruntime(tmp_path):
     """ConvNeXt's block end as ONNX exports it (MatMul by a 2-D weight, Add, Transpose, Mul by [N, 1, 1], Add) with the
-    pass on and off against onnxruntime: the Mul step is gone with the pass on."""
+    pass on and off against onnxruntime: the Mul step is gone with the pass on, and the Add after the Transpose then
+    becomes its epilogue residual (fuse_epilogue: one linear step and one transpose step; 3 steps with fuse_epilogue
+    off)."""
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper, numpy_helper
@@ -243,7 +247,7 @@ def test_onnx_layer_scale_vs_onnxruntime(tmp_path):
              "r": rng.standard_normal((1, N, H, W)).astype(np.float32)}
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     steps = {}
-    for off in ((), ("fold_transpose",)):
+    for off in ((), ("fold_transpose",), ("fuse_epilogue",)):
         builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
         net = builder.create_network(EXPLICIT)
         assert trt.OnnxParser(net, trt.Logger(trt.Logger.WARNING)).parse_from_file(path)
@@ -254,7 +258,7 @@ def test_onnx_layer_scale_vs_onnxruntime(tmp_path):
         engine = builder.build_engine(net, config)
         steps[off] = len(kernels(engine))
         assert_close(engine.create_execution_context().infer(feeds)["y"], want, rtol=1e-4, atol=1e-4)
-    assert steps[()] == steps[("fold_transpose",)] - 1, steps
+    assert steps[()] == 2 and steps[("fold_transpose",)] == 4 and steps[("fuse_epilogue",)] == 3, steps
 
 
 def test_refit_builds_keep_weights_as_given():

@@ -46,8 +46,8 @@ static int implicit_int8_input(const trtl_engine *e, int32_t x)
         if (n->op == TRTL_OP_DEQUANTIZE || (n->op == TRTL_OP_ACTIVATION && n->p.act.type == TRTL_ACT_QGRID) ||
             n->epi.act == TRTL_ACT_QGRID)
             return len >= sl && strcmp(n->name + len - sl, TRTL_INT8_IMPLICIT_DQ) == 0;
-        if (n->op != TRTL_OP_SHUFFLE || n->n_in < 1)
-            return 0;
+        if (n->op != TRTL_OP_SHUFFLE || n->n_in < 1 || n->epi.has_residual || n->epi.act != TRTL_ACT_NONE)
+            return 0; /* a shuffle with an epilogue (a transpose adding a residual) moves no grid */
         x = n->in[0];
     }
     return 0;

@@ -2,12 +2,34 @@
  * epilogue, so they are applied while the result is still in cache:
  *     relu(conv(x) + skip)  ==>  one node: conv with epilogue {residual: skip, act: RELU}
  * A fusion needs the intermediate result to feed only the fused layer and not be a network
- * output. */
+ * output.  A pure transpose (a FLOAT shuffle with no reshape and a permutation that is not the identity) takes a
+ * residual too, not an activation: ConvNeXt's permute back to NCHW before its block's skip addition becomes one
+ * step, shuffle.transpose adding the skip as it stores each tile. */
 #include <stdlib.h>
 
 #include "builder/passes/passes.h"
+#include "builder/passes/match.h"
 #include "core/status.h"
 #include "core/dims.h"
+
+/* Node i is a pure transpose that moves elements: the input dims that may be larger than 1 (at any shape of the
+ * profiles) do not keep their order (a transpose of size-1 dims only is a reshape, which elide_reshape makes a
+ * view). */
+static int moving_transpose(const trtl_bgraph *g, int32_t i)
+{
+    int32_t perm[TRTL_MAX_DIMS];
+    int r = trtl_pm_pure_transpose(g, i, perm);
+    const trtl_dims *x = &g->t[g->n[i].n.in[0]].dmax;
+    int32_t prev = -1;
+    for (int d = 0; d < r; d++) {
+        if (x->d[perm[d]] == 1)
+            continue;
+        if (perm[d] < prev)
+            return 1;
+        prev = perm[d];
+    }
+    return 0;
+}
 
 static int takes_residual(trtl_op op)
 {
@@ -67,7 +89,8 @@ trtl_status trtl_pass_fuse_epilogue(trtl_bgraph *g)
                 if (prod < 0)
                     continue;
                 trtl_node *p = &g->n[prod].n;
-                if (!takes_residual(p->op) || p->epi.act != TRTL_ACT_NONE || p->epi.has_residual ||
+                if (!(takes_residual(p->op) || moving_transpose(g, prod)) || p->epi.act != TRTL_ACT_NONE ||
+                    p->epi.has_residual ||
                     g->t[skip].dtype != TRTL_FLOAT || !same_shape(&g->t[x], &g->t[skip]))
                     continue;
                 p->in[p->n_in++] = skip; /* the node's input array has one spare slot */

@@ -1,8 +1,8 @@
 /*
  * convolution_depthwise_c8.c -- "convolution.depthwise_c8": 2-D depthwise convolution (num_groups == C == K) on
- * small maps (padded plane of at most 3600 pixels: MobileNet's, MNASNet's and EfficientNet's 56x56 stride 2,
- * 28x28, 14x14 and 7x7 stages, the dilated last stage of LR-ASPP / DeepLabV3), kernels up to 7x7, strides 1 or 2 per
- * axis, any dilation, every padding mode, bias + residual + activation fused.  Needs AVX2 + FMA: the counterpart
+ * small maps (padded plane of at most 4096 pixels: MobileNet's, MNASNet's and EfficientNet's 56x56 stride 2,
+ * ConvNeXt's 7x7 on 56x56, 28x28, 14x14 and 7x7 stages, the dilated last stage of LR-ASPP / DeepLabV3), kernels
+ * up to 7x7, strides 1 or 2 per axis, any dilation, every padding mode, bias + residual + activation fused.  Needs AVX2 + FMA: the counterpart
  * of depthwise_c16 for machines without AVX-512 (AMD Zen 2/3, older Intel), where the row kernels
  * (depthwise_avx2) leave most of the 8 lanes idle on 7- and 14-wide rows and pay a plane copy per few outputs.
  *

@@ -59,7 +59,7 @@ void trtl_dwc_release(void *state);
 /* run(): every item over the context's pool; errors name the layer (weights not prepared, scratch too small). */
 trtl_status trtl_dwc_run(const trtl_kernel_args *a, const trtl_dwc_kernel *k);
 size_t trtl_dwc_scratch(const trtl_node *nd, const trtl_tensor_view *in, const trtl_tensor_view *out, int64_t lanes);
-/* applies(): depthwise, kernels up to 7x7, any dilation, a padded plane of at most 1600 pixels (16 lanes) or 3600
+/* applies(): depthwise, kernels up to 7x7, any dilation, a padded plane of at most 1600 pixels (16 lanes) or 4096
  * (8 lanes) at these dims. */
 int trtl_dwc_applies(const trtl_node *nd, const trtl_dims *in_dims, int64_t lanes);
 
