@@ -167,5 +167,17 @@ int main(int argc, char **argv)
     shape("dw", 1152, 1152, 7, 3, 1, 1, 0, RE);
     shape("dw", 1152, 1152, 7, 5, 1, 1, 0, RE);
     shape("dw", 120, 120, 28, 5, 1, 1, 0, RE);
+    /* dense 3x3 (the YOLO-style detector's trunk, session 20) */
+    const int SI = TRTL_ACT_SILU;
+    shape("dn", 32, 64, 160, 3, 2, 0, 0, SI);
+    shape("dn", 64, 128, 80, 3, 2, 0, 0, SI);
+    shape("dn", 128, 256, 40, 3, 2, 0, 0, SI);
+    shape("dn", 256, 512, 20, 3, 2, 0, 0, SI);
+    shape("dn", 128, 128, 40, 3, 2, 0, 0, SI);
+    shape("dn", 256, 256, 20, 3, 2, 0, 0, SI);
+    shape("dn", 32, 32, 80, 3, 1, 0, 1, SI);
+    shape("dn", 64, 64, 40, 3, 1, 0, 1, SI);
+    shape("dn", 128, 128, 20, 3, 1, 0, 1, SI);
+    shape("dn", 256, 256, 10, 3, 1, 0, 1, SI);
     return 0;
 }

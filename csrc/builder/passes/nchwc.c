@@ -46,6 +46,19 @@
  * tiles, 6-7% slower there than convolution.packed_gemm (docs/ARCHITECTURE.md, "Blocked channel layout"). */
 #define GROUPED_ENV "TRTLITE_NCHWC_GROUPED"
 
+/* EXPERIMENT: dense blocked (G = 1) candidates by TRTLITE_NCHWC_DENSE: "s2" stride 2 only, "all" */
+static int dense8_wanted(const trtl_conv_params *p)
+{
+    const char *e = getenv("TRTLITE_NCHWC_DENSE");
+    if (!e)
+        return 0;
+    if (!strcmp(e, "all"))
+        return 1;
+    if (!strcmp(e, "s2"))
+        return p->stride.d[0] == 2;
+    return 0;
+}
+
 /* The geometry the blocked kernels take, for convolution node n (CONVOLUTION, or an int8 one's fp32 form) over x;
  * grouped convolutions only with `grouped` (GROUPED_ENV). */
 static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int grouped)
@@ -56,7 +69,8 @@ static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int gro
      * timed kernel (Winograd and the others) instead of being taken by this pass untimed */
     if (trtl_nchwc_conv_dense(&n->p.conv, x->dopt.d[1]) && x->dopt.d[1] > STEM_MAX_CHANNELS)
         return 0;
-    if (!grouped && trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]))
+    if (trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]) &&
+        (n->p.conv.num_groups > 1 ? !grouped : !dense8_wanted(&n->p.conv)))
         return 0;
     return trtl_nchwc_conv_supported(n, &x->dopt);
 }

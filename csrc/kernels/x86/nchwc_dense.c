@@ -33,6 +33,8 @@ int trtl_nchwc_conv_dense(const trtl_conv_params *p, int64_t C)
         return 0;
     if (p->num_output_maps == 1 && C == 1) /* also depthwise: that path takes it (any layout) */
         return 0;
+    if (C % NB == 0 && p->num_output_maps % NB == 0) /* the grouped path's (G = 1), any layouts */
+        return 0;
     for (int i = 0; i < 2; i++)
         if (p->kernel_size.d[i] < 1 || p->kernel_size.d[i] > DN_MAXK || p->stride.d[i] < 1 ||
             p->stride.d[i] > DN_MAXSTRIDE || p->dilation.d[i] != 1)
