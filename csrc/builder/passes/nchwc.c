@@ -3,7 +3,8 @@
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
  * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7 (dilation up to 2), at the opt shapes, or dense of
  * <= 16 input channels: a stem, or grouped with multiples of 8 channels a group (RegNetY), only where
- * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
+ * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV, or dense with multiples of 8 channels at stride 2 and at most DENSE_MAX_DEPTH
+ * products an output: the YOLO-style detector's first downsample) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
  * path reads NCHW), so it can only start a region: its output is blocked where its readers are candidates.  A
  * tensor is kept blocked when its producer and every reader are candidates, each reader taking it as its input or
  * its fused residual, and it is no network output; a candidate's residual must then have its output's layout (both are

@@ -1,5 +1,6 @@
 /* nchwc_dense.c -- the dense path of "nchwc_conv.avx2": groups 1, 1..16 input channels, kernels up to 7x7, strides
- * 1..4, dilation 1, any padding; plain NCHW input read in place, blocked output (B = 8).  The stem of MobileNet-style
+ * 1..4, dilation 1, any padding; plain NCHW input read in place, blocked output (B = 8).  (Input and output channels
+ * both multiples of 8 go to the grouped path with one group, x86/nchwc_grouped.c, which reads any layout.)  The stem of MobileNet-style
  * nets (3x3 s2, 3 -> 16/24/32) written straight into the blocked region its depthwise reader starts.
  *
  * Output channels are in the vector: a register tile of NP output pixels x NBK output blocks (8x1, 6x2, 4x3, 3x4:

@@ -1,6 +1,7 @@
 /* nchwc_grouped.c -- the grouped path of "nchwc_conv.avx2": groups of Cg input and Kg output channels, both
  * multiples of 8 (RegNetY: Cg = Kg = 8), kernels up to 7x7, strides 1..4, any dilation and padding, on the blocked
- * layout (B = 8) in and out: output block ob reads only the Cg / 8 input blocks of its group.
+ * layout (B = 8) in and out: output block ob reads only the Cg / 8 input blocks of its group.  One group is a dense
+ * convolution (session 20: the YOLO-style detector's 3x3 stride-2 downsamples, 32..256 input channels).
  *
  * As the dense path (x86/nchwc_dense.c), output channels are in the vector: a register tile of NP output pixels x
  * NBK output blocks of one group (8x1, 6x2, 4x3: 8-12 accumulators); per (input block, tap) 8 input lanes, each
@@ -17,6 +18,13 @@
  * NaN or infinite weight (trtl_nchwc_grouped_finite false): a tap in the padding is skipped, as by the reference,
  * where the copy would multiply its zero by the weight (NaN).  Row widths that are
  * no multiple of the tile are cut into equal tiles (7: one of 7, 14: two of 7), not a tail of single pixels.
+ * Dense layers (session 20): a tile group's weights are C * R * S * nbk * 8 floats (221 KB for 256 -> 512 3x3), so
+ * the tile group is the outer loop over a chunk of output rows (their input rows within GR_L2_FLOATS) and the input
+ * blocks are cut into depth blocks whose weights fit GR_L1_FLOATS (partial sums stored in the output and read back,
+ * the epilogue at the last; one block where the residual shares the output's memory); the tiles take strides 1 and
+ * 2 as constants (with a run-time stride gcc kept the np x 8 broadcast addresses on the stack), step 2 lanes at a
+ * time, and an edge pixel read in place sums 4 chains of accumulators (one chain of C * R * S FMAs a pixel made the
+ * left edge column of a 10-wide row 20% of the layer).
  * Bias, residual and ReLU / clip / leaky in registers, other activations over each finished row of a block; the
  * channel means of squeeze-and-excitation (passes/nchwc.c, se_fold) summed from each finished row.  Work: items of
  * (image, group, band of output rows) in trtl_nchwc_even_runs; bands only where there are few groups and no
