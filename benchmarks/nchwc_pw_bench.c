@@ -15,7 +15,10 @@
  *            trtl_nchwc_conv_supported trtl_nchwc_even_runs; do D="$D -D$s=${s}_alt"; done
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -fPIC $D -Icsrc -Icsrc/include -c OLD/nchwc_conv.c -o build/nchwc_alt.o
  * and link it in: it is timed as "alt1" next to the library's kernel ("x1.05": the library's 5% slower); a third
- * variant likewise with the suffix `_alt2` ("alt2").
+ * variant likewise with the suffix `_alt2` ("alt2").  The dense shapes ("dn", session 20: the YOLO-style detector's
+ * 3x3 layers, SiLU) run on x86/nchwc_grouped.c with one group: for their A/B compile nchwc_conv.c, nchwc_grouped.c
+ * and nchwc_dense.c with every global symbol of the three renamed (`nm -g --defined-only` lists them) and link the
+ * three objects (`ld -r`) in.
  */
 #include <stdio.h>
 #include <stdlib.h>
