@@ -15,7 +15,10 @@
  *            trtl_nchwc_conv_supported trtl_nchwc_even_runs; do D="$D -D$s=${s}_alt"; done
  *   gcc -std=c11 -O2 -D_GNU_SOURCE -fPIC $D -Icsrc -Icsrc/include -c OLD/nchwc_conv.c -o build/nchwc_alt.o
  * and link it in: it is timed as "alt1" next to the library's kernel ("x1.05": the library's 5% slower); a third
- * variant likewise with the suffix `_alt2` ("alt2").
+ * variant likewise with the suffix `_alt2` ("alt2").  The dense shapes ("dn", session 20: the YOLO-style detector's
+ * 3x3 layers, SiLU) run on x86/nchwc_grouped.c with one group: for their A/B compile nchwc_conv.c, nchwc_grouped.c
+ * and nchwc_dense.c with every global symbol of the three renamed (`nm -g --defined-only` lists them) and link the
+ * three objects (`ld -r`) in.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,5 +170,17 @@ int main(int argc, char **argv)
     shape("dw", 1152, 1152, 7, 3, 1, 1, 0, RE);
     shape("dw", 1152, 1152, 7, 5, 1, 1, 0, RE);
     shape("dw", 120, 120, 28, 5, 1, 1, 0, RE);
+    /* dense 3x3 (the YOLO-style detector's trunk, session 20) */
+    const int SI = TRTL_ACT_SILU;
+    shape("dn", 32, 64, 160, 3, 2, 0, 0, SI);
+    shape("dn", 64, 128, 80, 3, 2, 0, 0, SI);
+    shape("dn", 128, 256, 40, 3, 2, 0, 0, SI);
+    shape("dn", 256, 512, 20, 3, 2, 0, 0, SI);
+    shape("dn", 128, 128, 40, 3, 2, 0, 0, SI);
+    shape("dn", 256, 256, 20, 3, 2, 0, 0, SI);
+    shape("dn", 32, 32, 80, 3, 1, 0, 1, SI);
+    shape("dn", 64, 64, 40, 3, 1, 0, 1, SI);
+    shape("dn", 128, 128, 20, 3, 1, 0, 1, SI);
+    shape("dn", 256, 256, 10, 3, 1, 0, 1, SI);
     return 0;
 }

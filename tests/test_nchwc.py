@@ -444,3 +444,109 @@ def test_onnx_models_on_and_off_vs_onnxruntime(model, tmp_path):
         engine = builder.build_engine(network, config)
         out = _run(engine, x)
         np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+def _yolo_like(tmp_path, shape):
+    """A YOLO-style detector in miniature (tests/onnx export of torch modules, SiLU everywhere): a 3 -> 16 stem, the
+    3 x 3 stride-2 downsamples 16 -> 32 and 32 -> 40 (dense, multiples of 8 channels: the blocked grouped path with
+    one group, passes/nchwc.c DENSE_MAX_DEPTH), CSP blocks (two 1x1 branches, a 1x1 + 3x3 bottleneck with its
+    shortcut, a concat, a 1x1), a nearest 2x upsample cropped to an odd map and concatenated, a 1x1 head.  Returns
+    the ONNX path."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+
+    class CBS(nn.Sequential):
+        def __init__(self, c, k, kk=1, st=1):
+            super().__init__(nn.Conv2d(c, k, kk, st, kk // 2), nn.SiLU())
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            h = c // 2
+            self.cv1, self.cv2, self.m1, self.m2 = CBS(c, h), CBS(c, h), CBS(h, h), CBS(h, h, 3)
+            self.cv3 = CBS(2 * h, c)
+
+        def forward(self, x):
+            a = self.cv1(x)
+            a = a + self.m2(self.m1(a))
+            return self.cv3(torch.cat([a, self.cv2(x)], 1))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem, self.d1, self.b1 = CBS(3, 16, 3, 2), CBS(16, 32, 3, 2), Block(32)
+            self.d2, self.b2 = CBS(32, 40, 3, 2), Block(40)
+            self.up = nn.Upsample(scale_factor=2, mode="nearest")
+            self.head = nn.Conv2d(40 + 32, 24, 1)
+
+        def forward(self, x):
+            y1 = self.b1(self.d1(self.stem(x)))
+            y2 = self.up(self.b2(self.d2(y1)))
+            return self.head(torch.cat([y2[:, :, :y1.shape[2], :y1.shape[3]], y1], 1))
+
+    torch.manual_seed(0)
+    path = str(tmp_path / "yolo_like.onnx")
+    torch.onnx.export(Net().eval(), torch.zeros(shape), path, input_names=["x"], output_names=["y"],
+                      opset_version=13, dynamo=False)
+    return path
+
+
+def _onnx_engine(path, off=()):
+    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    network = builder.create_network(0)
+    parser = trt.OnnxParser(network, trt.Logger(trt.Logger.WARNING))
+    with open(path, "rb") as f:
+        assert parser.parse(f.read())
+    config = builder.create_builder_config()
+    for p in off:
+        config.set_pass_enabled(p, False)
+    plan = builder.build_serialized_network(network, config)
+    engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(bytes(plan))
+    info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
+    return engine, info["layers"]
+
+
+def _dense3x3_blocked(layers):
+    """The blocked layers whose input is blocked and whose packed weights are 3 x 3 dense: the downsamples."""
+    return [lay for lay in _blocked(layers) if "/d1/" in lay["name"] or "/d2/" in lay["name"]]
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 70, 54), (1, 3, 37, 45)])
+def test_yolo_like_dense_downsamples_blocked_vs_onnxruntime(shape, tmp_path, monkeypatch):
+    """The YOLO-like net (batch 2 and 1, odd maps) with the pass on, with the dense candidates kept out
+    (TRTLITE_NCHWC_DENSE=0) and with the pass off, against onnxruntime.  Pass on, AVX2: both stride-2 downsamples
+    (16 -> 32: 144 products an output, 32 -> 40: 288) are NCHWC_CONV, the first reading the stem's blocked output;
+    with the variable set neither is."""
+    ort = pytest.importorskip("onnxruntime")
+    path = _yolo_like(tmp_path, shape)
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    tol = dict(rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+    engine, layers = _onnx_engine(path)
+    np.testing.assert_allclose(_run(engine, x), want, **tol)
+    down = _dense3x3_blocked(layers)
+    if AVX2:
+        assert len(down) == 2, [(lay["name"], lay["type"]) for lay in layers]
+        d1 = [lay for lay in down if "/d1/" in lay["name"]][0]
+        stem = [lay for lay in layers if "/stem/" in lay["name"]][0]
+        assert stem["type"] == "NCHWC_CONV" and d1["inputs"][0]["name"] == stem["outputs"][0]["name"]
+        assert d1["inputs"][0]["dims"].count(",") == 4  # blocked [N, 2, H, W, 8]
+    else:
+        assert not down
+    monkeypatch.setenv("TRTLITE_NCHWC_DENSE", "0")
+    engine, layers = _onnx_engine(path)
+    assert not _dense3x3_blocked(layers)
+    np.testing.assert_allclose(_run(engine, x), want, **tol)
+    monkeypatch.delenv("TRTLITE_NCHWC_DENSE")
+    engine, layers = _onnx_engine(path, off=("nchwc",))
+    assert not _blocked(layers)
+    np.testing.assert_allclose(_run(engine, x), want, **tol)
+
+
+def test_dense_layers_past_the_depth_limit_keep_their_timed_kernel(tmp_path):
+    """Dense 3 x 3 convolutions of multiples of 8 channels past DENSE_MAX_DEPTH (C * 9 > 288) or at stride 1 stay
+    CONVOLUTION (packed_gemm / Winograd measured faster there): the bottlenecks' 3 x 3 layers of the YOLO-like net."""
+    path = _yolo_like(tmp_path, (1, 3, 40, 40))
+    engine, layers = _onnx_engine(path)
+    m2 = [lay for lay in layers if "/m2/" in lay["name"] and "Conv" in lay["name"]]
+    assert m2 and all(lay["type"] == "CONVOLUTION" for lay in m2), [(lay["name"], lay["type"]) for lay in m2]

@@ -60,12 +60,14 @@ int trtl_nchwc_mid_ok(const trtl_node *nd);
  * their depthwise one. */
 int trtl_nchwc_conv_pointwise(const trtl_conv_params *p);
 /* Whether the convolution of C input channels takes their dense path (x86/nchwc_dense.c: groups 1, C 1..16,
- * kernel up to 7x7, strides 1..4, dilation 1, any padding, not pointwise nor depthwise): the stem of MobileNet-style
- * nets.  It reads a plain input only (the pass never blocks its input) and writes a blocked output only. */
+ * kernel up to 7x7, strides 1..4, dilation 1, any padding, not pointwise nor depthwise, not C and K both multiples of
+ * 8: those take the grouped path with one group): the stem of MobileNet-style nets.  It reads a plain input only
+ * (the pass never blocks its input) and writes a blocked output only. */
 int trtl_nchwc_conv_dense(const trtl_conv_params *p, int64_t C);
-/* Whether the convolution of C input channels takes their grouped path (x86/nchwc_grouped.c: groups > 1 of Cg input
+/* Whether the convolution of C input channels takes their grouped path (x86/nchwc_grouped.c: groups of Cg input
  * and Kg output channels, both multiples of 8, kernel up to 7x7, strides 1..4, any dilation and padding, not
- * pointwise): RegNetY's 3x3 layers.  Any layouts; the output channels' means, not the input scale. */
+ * pointwise): RegNetY's 3x3 layers, and with one group (session 20) dense layers such as the YOLO-style detector's
+ * 3x3 downsamples.  Any layouts; the output channels' means, not the input scale. */
 int trtl_nchwc_conv_grouped(const trtl_conv_params *p, int64_t C);
 
 #endif

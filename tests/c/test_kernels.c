@@ -3181,6 +3181,12 @@ static void test_nchwc_grouped(int ncases)
         {1, 2, 16, 16, 4, 300, 3, 3, 1, 1, 1, 1, 0, 0}, /* rows too wide for the padded copy: edge pixels */
         {1, 2, 8, 8, 3, 520, 3, 3, 2, 2, 2, 1, 0, 0},   /* likewise at stride 2, dilation 2 */
         {1, 2, 8, 8, 6, 6, 3, 3, 1, 1, 4, 4, 0, 0},     /* padding past the taps: rows all in padding */
+        /* dense (one group, session 20: the YOLO-style detector's downsamples): odd map, batch 2, C 40 -> K 24 */
+        {2, 1, 40, 24, 11, 13, 3, 3, 2, 1, 1, 1, 0, 1},
+        {1, 1, 64, 72, 9, 10, 3, 3, 1, 1, 1, 1, 0, 0},  /* 9 blocks: tile groups 3 + 3 + 3, depth blocks 3 + 3 + 2 */
+        {1, 1, 256, 16, 8, 7, 3, 3, 2, 1, 1, 1, 0, 0},  /* 32 input blocks: 11 depth blocks on padded copies */
+        {1, 1, 64, 16, 5, 130, 3, 3, 2, 1, 1, 1, 0, 1}, /* rows read in place (edge pixels) in depth blocks */
+        {1, 1, 24, 40, 7, 9, 3, 3, 2, 1, 1, 1, 0, 0},   /* C 24 (3 blocks, not a multiple of 16), K 40: 3 + 2 */
     };
     int stop = 0;
     for (size_t i = 0; i < sizeof sh / sizeof sh[0] && !stop; i++)

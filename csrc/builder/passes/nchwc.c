@@ -3,7 +3,8 @@
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
  * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7 (dilation up to 2), at the opt shapes, or dense of
  * <= 16 input channels: a stem, or grouped with multiples of 8 channels a group (RegNetY), only where
- * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
+ * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV, or dense with multiples of 8 channels at stride 2 and at most DENSE_MAX_DEPTH
+ * products an output: the YOLO-style detector's first downsample) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
  * path reads NCHW), so it can only start a region: its output is blocked where its readers are candidates.  A
  * tensor is kept blocked when its producer and every reader are candidates, each reader taking it as its input or
  * its fused residual, and it is no network output; a candidate's residual must then have its output's layout (both are
@@ -46,6 +47,23 @@
  * tiles, 6-7% slower there than convolution.packed_gemm (docs/ARCHITECTURE.md, "Blocked channel layout"). */
 #define GROUPED_ENV "TRTLITE_NCHWC_GROUPED"
 
+/* Dense convolutions of multiples of 8 input and output channels (kernels/nchwc.h: trtl_nchwc_conv_grouped with
+ * one group, x86/nchwc_grouped.c) are candidates at stride 2 with at most DENSE_MAX_DEPTH products an output (C * R *
+ * S): the YOLO-style detector's 32 -> 64 downsample at 160 x 160 ran 2.95 ms blocked against 3.53 on
+ * convolution.packed_gemm (its im2col columns only 288 deep), 64 -> 128 level, the deeper ones 8-13% slower; at
+ * stride 1 Winograd is ~2x faster than the direct tiles (docs/ARCHITECTURE.md, "Dense 3x3 in the blocked layout").
+ * DENSE_ENV=0 at the build keeps them out (the A/B of benchmarks/nchwc_env_ab.py). */
+#define DENSE_MAX_DEPTH 288
+#define DENSE_ENV "TRTLITE_NCHWC_DENSE"
+
+static int dense8_wanted(const trtl_conv_params *p, int64_t C)
+{
+    const char *e = getenv(DENSE_ENV);
+    if (e && !strcmp(e, "0"))
+        return 0;
+    return p->stride.d[0] == 2 && p->stride.d[1] == 2 && C * p->kernel_size.d[0] * p->kernel_size.d[1] <= DENSE_MAX_DEPTH;
+}
+
 /* The geometry the blocked kernels take, for convolution node n (CONVOLUTION, or an int8 one's fp32 form) over x;
  * grouped convolutions only with `grouped` (GROUPED_ENV). */
 static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int grouped)
@@ -56,7 +74,8 @@ static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int gro
      * timed kernel (Winograd and the others) instead of being taken by this pass untimed */
     if (trtl_nchwc_conv_dense(&n->p.conv, x->dopt.d[1]) && x->dopt.d[1] > STEM_MAX_CHANNELS)
         return 0;
-    if (!grouped && trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]))
+    if (trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]) &&
+        (n->p.conv.num_groups > 1 ? !grouped : !dense8_wanted(&n->p.conv, x->dopt.d[1])))
         return 0;
     return trtl_nchwc_conv_supported(n, &x->dopt);
 }

@@ -1,5 +1,6 @@
 /* nchwc_dense.c -- the dense path of "nchwc_conv.avx2": groups 1, 1..16 input channels, kernels up to 7x7, strides
- * 1..4, dilation 1, any padding; plain NCHW input read in place, blocked output (B = 8).  The stem of MobileNet-style
+ * 1..4, dilation 1, any padding; plain NCHW input read in place, blocked output (B = 8).  (Input and output channels
+ * both multiples of 8 go to the grouped path with one group, x86/nchwc_grouped.c, which reads any layout.)  The stem of MobileNet-style
  * nets (3x3 s2, 3 -> 16/24/32) written straight into the blocked region its depthwise reader starts.
  *
  * Output channels are in the vector: a register tile of NP output pixels x NBK output blocks (8x1, 6x2, 4x3, 3x4:
@@ -32,6 +33,8 @@ int trtl_nchwc_conv_dense(const trtl_conv_params *p, int64_t C)
         p->stride.nb_dims != 2 || p->dilation.nb_dims != 2 || p->num_output_maps < 1)
         return 0;
     if (p->num_output_maps == 1 && C == 1) /* also depthwise: that path takes it (any layout) */
+        return 0;
+    if (C % NB == 0 && p->num_output_maps % NB == 0) /* the grouped path's (G = 1), any layouts */
         return 0;
     for (int i = 0; i < 2; i++)
         if (p->kernel_size.d[i] < 1 || p->kernel_size.d[i] > DN_MAXK || p->stride.d[i] < 1 ||
