@@ -64,25 +64,9 @@ def one_model(model, args):
     env_b = parse(args.env_b) if args.env_b else [(k, None) for k, _ in env_a]
     plan_b, cache = with_env(env_b, lambda: lv.build_plan(trt, path, shape, args.threads))
     plan_a, _ = with_env(env_a, lambda: lv.build_plan(trt, path, shape, args.threads, cache))
-    engines = {"A": lv.Engine(trt, plan_a, shape, x, args.threads), "B": lv.Engine(trt, plan_b, shape, x, args.threads)}
     nodes = lv.bench.onnx_node_info(path)
-    for name, e in engines.items():
-        e.nodes = nodes
-        e.run()
-        check = lv.bench.verify(e.arrays[e.out_name], ref)
-        if not check["ok"]:
-            raise RuntimeError(f"{model}: engine '{name}' disagrees with onnxruntime: {check}")
-    for _ in range(3):
-        for e in engines.values():
-            e.run()
-    e2e = lv.end_to_end(args.runs, {k: e.run for k, e in engines.items()})
-    for e in engines.values():
-        e.attach_profiler()
-    os.environ["TRTL_PROFILE_CLOCK"] = "thread"
-    for i in range(args.runs):
-        for e in (list(engines.values()) if i % 2 == 0 else list(engines.values())[::-1]):
-            e.run()
-    os.environ.pop("TRTL_PROFILE_CLOCK", None)
+    engines, e2e = lv.ab_engines(trt, model, {"A": plan_a, "B": plan_b}, shape, x, ref, args.threads, args.runs,
+                                 nodes=nodes)
     print(f"== {model} batch {args.batch} threads {args.threads}, {args.runs} runs ABBA; A: {args.env}  B: "
           f"{args.env_b or 'unset'}; load {os.getloadavg()[0]:.1f}")
     for name, (wall, cpu) in e2e.items():

@@ -46,24 +46,8 @@ def one_model(model, args):
     ref = sess.run(None, {"input": x})[0]
     plan_a, cache = lv.build_plan(trt, path, shape, args.threads)
     plan_b, _ = lv.build_plan(trt, path, shape, args.threads, cache, edit=stem_plain(trt))
-    engines = {"blocked stem": lv.Engine(trt, plan_a, shape, x, args.threads),
-               "NCHW stem": lv.Engine(trt, plan_b, shape, x, args.threads)}
-    for name, e in engines.items():
-        e.run()
-        check = lv.bench.verify(e.arrays[e.out_name], ref)
-        if not check["ok"]:
-            raise RuntimeError(f"{model}: engine '{name}' disagrees with onnxruntime: {check}")
-    for _ in range(3):
-        for e in engines.values():
-            e.run()
-    e2e = lv.end_to_end(args.runs, {k: e.run for k, e in engines.items()})
-    for e in engines.values():
-        e.attach_profiler()
-    os.environ["TRTL_PROFILE_CLOCK"] = "thread"
-    for _ in range(args.runs):
-        for e in engines.values():
-            e.run()
-    os.environ.pop("TRTL_PROFILE_CLOCK", None)
+    engines, e2e = lv.ab_engines(trt, model, {"blocked stem": plan_a, "NCHW stem": plan_b}, shape, x, ref,
+                                 args.threads, args.runs)
     print(f"== {model} batch {args.batch} threads {args.threads}, {args.runs} runs ABBA")
     for name, (wall, cpu) in e2e.items():
         print(f"   {name:13s} end to end: thread CPU min {min(cpu):7.3f} median {statistics.median(cpu):7.3f} ms; "

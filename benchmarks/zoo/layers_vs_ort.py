@@ -125,6 +125,37 @@ def end_to_end(runs, fns):
     return out
 
 
+def ab_engines(trt, model, plans, shape, x, ref, threads, runs, nodes=None):
+    """The A/B of two (or more) plans of one model in one process (benchmarks/nchwc_*_ab.py): an Engine of each of
+    `plans` ({name: plan}), checked against onnxruntime's output `ref`, warmed, timed end to end alternating ABBA
+    (end_to_end), then `runs` more runs each under the profiler with TRTL_PROFILE_CLOCK=thread, the order reversed
+    every other run (each layer's minimum lands in engine.times).  `nodes`: onnx node info set on each engine.
+    Returns (engines, end_to_end's dict)."""
+    engines = {k: Engine(trt, p, shape, x, threads) for k, p in plans.items()}
+    for name, e in engines.items():
+        if nodes is not None:
+            e.nodes = nodes
+        e.run()
+        check = bench.verify(e.arrays[e.out_name], ref)
+        if not check["ok"]:
+            raise RuntimeError(f"{model}: engine '{name}' disagrees with onnxruntime: {check}")
+    for _ in range(3):
+        for e in engines.values():
+            e.run()
+    e2e = end_to_end(runs, {k: e.run for k, e in engines.items()})
+    for e in engines.values():
+        e.attach_profiler()
+    os.environ["TRTL_PROFILE_CLOCK"] = "thread"
+    try:
+        order = list(engines.values())
+        for i in range(runs):
+            for e in (order if i % 2 == 0 else order[::-1]):
+                e.run()
+    finally:
+        os.environ.pop("TRTL_PROFILE_CLOCK", None)
+    return engines, e2e
+
+
 def one_model(model, threads, args):
     """(per-engine layer rows, onnxruntime nodes {name: {ms, op}}, end-to-end times, output check) of one model."""
     import numpy as np
