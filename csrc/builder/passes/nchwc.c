@@ -52,14 +52,17 @@
  * S): the YOLO-style detector's 32 -> 64 downsample at 160 x 160 ran 2.95 ms blocked against 3.53 on
  * convolution.packed_gemm (its im2col columns only 288 deep), 64 -> 128 level, the deeper ones 8-13% slower; at
  * stride 1 Winograd is ~2x faster than the direct tiles (docs/ARCHITECTURE.md, "Dense 3x3 in the blocked layout").
- * DENSE_ENV=0 at the build keeps them out (the A/B of benchmarks/nchwc_env_ab.py). */
+ * DENSE_ENV=0 at the build keeps them out (the A/B of benchmarks/nchwc_env_ab.py).  Not on AVX-512 hosts (the
+ * grouped path's tiles are AVX2 only; convolution.packed_gemm's 16-lane tiles win there): on the lent Xeon, one core,
+ * the 32 -> 64 downsample ran 3.67 ms blocked against 2.27 on packed_gemm at batch 1 (29.8 / 19.8 at batch 8), the
+ * YOLO model 4% / 3% slower end to end. */
 #define DENSE_MAX_DEPTH 288
 #define DENSE_ENV "TRTLITE_NCHWC_DENSE"
 
 static int dense8_wanted(const trtl_conv_params *p, int64_t C)
 {
     const char *e = getenv(DENSE_ENV);
-    if (e && !strcmp(e, "0"))
+    if ((e && !strcmp(e, "0")) || trtl_cpu_has(TRTL_CPU_AVX512F))
         return 0;
     return p->stride.d[0] == 2 && p->stride.d[1] == 2 && C * p->kernel_size.d[0] * p->kernel_size.d[1] <= DENSE_MAX_DEPTH;
 }
