@@ -14,7 +14,6 @@ part of CI.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -37,14 +36,8 @@ def dilated_plain(trt, prefixes):
 
 
 def one_model(model, args):
-    import numpy as np
-    import onnxruntime as ort
     import trtlite as trt
-    path = os.path.join(args.dir, model + ".onnx")
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    shape = tuple(d if isinstance(d, int) else args.batch for d in sess.get_inputs()[0].shape)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    ref = sess.run(None, {"input": x})[0]
+    path, shape, x, ref = lv.ab_inputs(args.dir, model, args.batch)
     prefixes = set()
     plan_a, cache = lv.build_plan(trt, path, shape, args.threads)
     plan_b, _ = lv.build_plan(trt, path, shape, args.threads, cache, edit=dilated_plain(trt, prefixes))
@@ -67,12 +60,7 @@ def one_model(model, args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--dir", default=lv.DEFAULT_DIR)
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--threads", type=int, default=1)
+    ap = lv.ab_parser(__doc__, runs=10, batch=8)
     ap.add_argument("--layers", action="store_true", help="list the dilated blocks' layers")
     args = ap.parse_args(argv)
     for m in args.models.split(","):

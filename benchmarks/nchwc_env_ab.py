@@ -11,7 +11,6 @@ then per layer under the profiler with TRTL_PROFILE_CLOCK=thread (each layer's m
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import statistics
@@ -52,14 +51,8 @@ def klass(e, name):
 
 
 def one_model(model, args):
-    import numpy as np
-    import onnxruntime as ort
     import trtlite as trt
-    path = os.path.join(args.dir, model + ".onnx")
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    shape = tuple(d if isinstance(d, int) else args.batch for d in sess.get_inputs()[0].shape)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    ref = sess.run(None, {"input": x})[0]
+    path, shape, x, ref = lv.ab_inputs(args.dir, model, args.batch)
     env_a = parse(args.env)
     env_b = parse(args.env_b) if args.env_b else [(k, None) for k, _ in env_a]
     plan_b, cache = with_env(env_b, lambda: lv.build_plan(trt, path, shape, args.threads))
@@ -90,12 +83,7 @@ def one_model(model, args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--dir", default=lv.DEFAULT_DIR)
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=1)
+    ap = lv.ab_parser(__doc__, runs=10, batch=1)
     ap.add_argument("--env", required=True, help="NAME=VALUE[,NAME=VALUE]: engine A's build environment")
     ap.add_argument("--env-b", default="", help="engine B's (default: --env's names unset)")
     ap.add_argument("--layers", type=int, default=8, help="layers furthest apart each way")

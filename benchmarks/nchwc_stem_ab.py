@@ -13,7 +13,6 @@ of all layers.  Not part of CI.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -36,14 +35,8 @@ def stem_plain(trt):
 
 def one_model(model, args):
     """Prints model's A/B."""
-    import numpy as np
-    import onnxruntime as ort
     import trtlite as trt
-    path = os.path.join(args.dir, model + ".onnx")
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    shape = tuple(d if isinstance(d, int) else args.batch for d in sess.get_inputs()[0].shape)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    ref = sess.run(None, {"input": x})[0]
+    path, shape, x, ref = lv.ab_inputs(args.dir, model, args.batch)
     plan_a, cache = lv.build_plan(trt, path, shape, args.threads)
     plan_b, _ = lv.build_plan(trt, path, shape, args.threads, cache, edit=stem_plain(trt))
     engines, e2e = lv.ab_engines(trt, model, {"blocked stem": plan_a, "NCHW stem": plan_b}, shape, x, ref,
@@ -61,12 +54,7 @@ def one_model(model, args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--dir", default=lv.DEFAULT_DIR)
-    ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=1)
+    ap = lv.ab_parser(__doc__, runs=20, batch=1)
     args = ap.parse_args(argv)
     for m in args.models.split(","):
         one_model(m, args)

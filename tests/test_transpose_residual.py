@@ -14,26 +14,7 @@ import pytest
 import trtlite as trt
 
 from conftest import assert_close
-
-EXPLICIT = 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
-
-
-def build(make, off=(), level=None):
-    builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-    net = builder.create_network(EXPLICIT)
-    inputs, outs, refs = make(net, np.random.default_rng(0))
-    for i, o in enumerate(outs):
-        o.name = "out%d" % i
-        net.mark_output(o)
-    config = builder.create_builder_config()
-    config.avg_timing_iterations = 0
-    if level is not None:
-        config.builder_optimization_level = level
-    for p in off:
-        config.set_pass_enabled(p, False)
-    engine = builder.build_engine(net, config)
-    assert engine is not None
-    return engine, inputs, refs
+from test_layernorm_channels import build  # noqa: E402  (the same builder: pass list off, optimization level)
 
 
 def layers(engine):

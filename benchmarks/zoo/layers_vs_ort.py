@@ -125,6 +125,28 @@ def end_to_end(runs, fns):
     return out
 
 
+def ab_parser(doc, runs, batch):
+    """The options the one-process A/B scripts share (--models, --dir, --runs, --batch, --threads)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--dir", default=DEFAULT_DIR)
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--batch", type=int, default=batch)
+    ap.add_argument("--threads", type=int, default=1)
+    return ap
+
+
+def ab_inputs(model_dir, model, batch):
+    """A zoo model's path, its input shape at `batch`, a random input and onnxruntime's output for it."""
+    import numpy as np
+    import onnxruntime as ort
+    path = os.path.join(model_dir, model + ".onnx")
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    shape = tuple(d if isinstance(d, int) else batch for d in sess.get_inputs()[0].shape)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return path, shape, x, sess.run(None, {"input": x})[0]
+
+
 def ab_engines(trt, model, plans, shape, x, ref, threads, runs, nodes=None):
     """The A/B of two (or more) plans of one model in one process (benchmarks/nchwc_*_ab.py): an Engine of each of
     `plans` ({name: plan}), checked against onnxruntime's output `ref`, warmed, timed end to end alternating ABBA
