@@ -433,15 +433,7 @@ def test_onnx_models_on_and_off_vs_onnxruntime(model, tmp_path):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     for off in ((), ("nchwc",)):
-        builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
-        network = builder.create_network(0)
-        parser = trt.OnnxParser(network, trt.Logger(trt.Logger.WARNING))
-        with open(path, "rb") as f:
-            assert parser.parse(f.read())
-        config = builder.create_builder_config()
-        for p in off:
-            config.set_pass_enabled(p, False)
-        engine = builder.build_engine(network, config)
+        engine, _ = _onnx_engine(path, off)  # (through a plan: its round trip too)
         out = _run(engine, x)
         np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
