@@ -59,17 +59,27 @@
 #define DENSE_MAX_DEPTH 288
 #define DENSE_ENV "TRTLITE_NCHWC_DENSE"
 
-static int dense8_wanted(const trtl_conv_params *p, int64_t C)
+/* The optional candidates this build takes, decided once a pass (the environment, the host): grouped convolutions
+ * (GROUPED_ENV=1), dense ones on the grouped path (not DENSE_ENV=0, no AVX-512). */
+typedef struct opt_kinds {
+    int grouped, dense8;
+} opt_kinds;
+
+static opt_kinds optional_kinds(void)
 {
-    const char *e = getenv(DENSE_ENV);
-    if ((e && !strcmp(e, "0")) || trtl_cpu_has(TRTL_CPU_AVX512F))
-        return 0;
+    const char *ge = getenv(GROUPED_ENV), *de = getenv(DENSE_ENV);
+    return (opt_kinds){ge && !strcmp(ge, "1"), !(de && !strcmp(de, "0")) && !trtl_cpu_has(TRTL_CPU_AVX512F)};
+}
+
+/* A dense convolution of C input channels the grouped path is wanted for (with opt_kinds.dense8). */
+static int dense8_shape(const trtl_conv_params *p, int64_t C)
+{
     return p->stride.d[0] == 2 && p->stride.d[1] == 2 && C * p->kernel_size.d[0] * p->kernel_size.d[1] <= DENSE_MAX_DEPTH;
 }
 
 /* The geometry the blocked kernels take, for convolution node n (CONVOLUTION, or an int8 one's fp32 form) over x;
- * grouped convolutions only with `grouped` (GROUPED_ENV). */
-static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int grouped)
+ * grouped and dense-on-the-grouped-path convolutions as `k` allows. */
+static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, const opt_kinds *k)
 {
     if (x->dopt.nb_dims != 4 || x->corner_unknown || x->dopt.d[2] * x->dopt.d[3] < MIN_PIXELS)
         return 0;
@@ -78,12 +88,12 @@ static int blocked_geometry(const trtl_node *n, const trtl_bg_tensor *x, int gro
     if (trtl_nchwc_conv_dense(&n->p.conv, x->dopt.d[1]) && x->dopt.d[1] > STEM_MAX_CHANNELS)
         return 0;
     if (trtl_nchwc_conv_grouped(&n->p.conv, x->dopt.d[1]) &&
-        (n->p.conv.num_groups > 1 ? !grouped : !dense8_wanted(&n->p.conv, x->dopt.d[1])))
+        (n->p.conv.num_groups > 1 ? !k->grouped : !(k->dense8 && dense8_shape(&n->p.conv, x->dopt.d[1]))))
         return 0;
     return trtl_nchwc_conv_supported(n, &x->dopt);
 }
 
-static int candidate(const trtl_bgraph *g, int32_t i, int grouped)
+static int candidate(const trtl_bgraph *g, int32_t i, const opt_kinds *k)
 {
     const trtl_bg_node *b = &g->n[i];
     const trtl_node *n = &b->n;
@@ -95,7 +105,7 @@ static int candidate(const trtl_bgraph *g, int32_t i, int grouped)
         return 0;
     if (n->epi.has_residual && g->t[n->in[1]].dtype != TRTL_FLOAT)
         return 0;
-    return blocked_geometry(n, x, grouped);
+    return blocked_geometry(n, x, k);
 }
 
 /* Is tensor t, read by an int8 layer quantizing it with (s, z, type), on that grid: written by a live QLINEAR
@@ -119,7 +129,8 @@ static int on_grid(trtl_bgraph *g, int32_t t, float s, int32_t z, int32_t type)
  * STEM_MAX_CHANNELS input channels) whose FLOAT input is not on its grid (the network's input, quantized by the layer
  * itself): it gets a fake quantization of its input before it (stem_input, a pass over a few channels); 0: it stays
  * QLINEAR. */
-static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_activation_params *mid, int grouped)
+static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_activation_params *mid,
+                          const opt_kinds *k)
 {
     const trtl_bg_node *b = &g->n[i];
     const trtl_node *n = &b->n;
@@ -135,7 +146,7 @@ static int int8_candidate(trtl_bgraph *g, int32_t i, trtl_epilogue *e, trtl_acti
     v.p.conv.kernel.type = TRTL_FLOAT;
     v.p.conv.bias.type = TRTL_FLOAT;
     v.epi = *e;
-    if (!blocked_geometry(&v, &g->t[n->in[0]], grouped) || (mid->type != TRTL_ACT_NONE && !trtl_nchwc_conv_pointwise(&q->conv)))
+    if (!blocked_geometry(&v, &g->t[n->in[0]], k) || (mid->type != TRTL_ACT_NONE && !trtl_nchwc_conv_pointwise(&q->conv)))
         return 0;
     int r = 1;
     if (!on_grid(g, n->in[0], q->in_scale, q->in_zero_point, q->in_type)) {
@@ -365,12 +376,11 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
         st = trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
         goto done;
     }
-    const char *genv = getenv(GROUPED_ENV);
-    const int grouped = genv && !strcmp(genv, "1");
+    const opt_kinds kinds = optional_kinds();
     for (int32_t i = 0; i < g->nn; i++) {
-        cand[i] = (char)(fp32_ok && candidate(g, i, grouped));
+        cand[i] = (char)(fp32_ok && candidate(g, i, &kinds));
         if (!cand[i])
-            cand[i] = (char)(2 * int8_candidate(g, i, &qe[i], &qm[i], grouped)); /* an int8 layer: 2, 4 for a stem */
+            cand[i] = (char)(2 * int8_candidate(g, i, &qe[i], &qm[i], &kinds)); /* an int8 layer: 2, 4 for a stem */
     }
     for (int32_t i = 0; i < g->nn && st == TRTL_OK; i++)
         st = se_fold(g, cand, se, i, &log);
