@@ -377,12 +377,9 @@ static trtl_status tr_run(const trtl_kernel_args *a)
 static trtl_status tr_ref(const trtl_kernel_args *a)
 {
     TRTL_TRY(trtl_ref_shuffle(a));
-    if (a->node->epi.has_residual) {
-        float *y = a->out[0].data;
-        const float *r = a->in[a->node->n_in - 1].data;
-        int64_t n = trtl_volume(&a->out[0].dims);
-        for (int64_t i = 0; i < n; i++)
-            y[i] += r[i];
+    if (a->node->epi.has_residual) { /* (tr_run applies the activation) */
+        const trtl_epilogue only_res = {TRTL_ACT_NONE, 0.0f, 0.0f, 1};
+        trtl_epilogue_apply(&only_res, a->out[0].data, a->in[a->node->n_in - 1].data, trtl_volume(&a->out[0].dims));
     }
     return TRTL_OK;
 }
