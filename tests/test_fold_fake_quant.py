@@ -206,20 +206,17 @@ def test_onnx_qdq_gelu_chain_bit_exact():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 24])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     x = (rng.standard_normal((3, 16))).astype(np.float32)
+    parsers = []  # (kept alive until the builds are done)
+
+    def make(net):
+        parser = trt.OnnxParser(net, trt.Logger(trt.Logger.WARNING))
+        parsers.append(parser)
+        assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+
     outs, kinds = [], []
     for off in (False, True):
-        logger = trt.Logger(trt.Logger.WARNING)
-        builder = trt.Builder(logger)
-        net = builder.create_network(EXPLICIT)
-        parser = trt.OnnxParser(net, logger)
-        assert parser.parse(model.SerializeToString()), [str(parser.get_error(i)) for i in range(parser.num_errors)]
-        config = builder.create_builder_config()
-        if off:
-            config.set_pass_enabled("fold_fake_quant", False)
-        engine = builder.build_engine(net, config)
-        import json
-        info = json.loads(engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON))
-        kinds.append([l["type"] for l in info["layers"]])
+        engine, types = _build(make, off)
+        kinds.append(types)
         outs.append(engine.create_execution_context().infer({"x": x})["y"])
     assert "QUANTIZE" not in kinds[0] and "DEQUANTIZE" not in kinds[0], kinds[0]
     assert kinds[1].count("QUANTIZE") == 5, kinds[1]
