@@ -86,6 +86,14 @@ int32_t trtl_bg_add_node(trtl_bgraph *g, trtl_op op, const char *name, const trt
     return g->nn++;
 }
 
+int32_t trtl_bg_add_activation(trtl_bgraph *g, const char *name, int32_t x, int32_t y, const trtl_activation_params *a)
+{
+    trtl_params p;
+    memset(&p, 0, sizeof p);
+    p.act = *a;
+    return trtl_bg_add_node(g, TRTL_OP_ACTIVATION, name, &p, 1, &x, 1, &y);
+}
+
 int trtl_bg_own(trtl_bgraph *g, void *p)
 {
     if (g->n_owned == g->cap_owned) {

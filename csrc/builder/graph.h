@@ -64,6 +64,9 @@ int32_t trtl_bg_add_tensor(trtl_bgraph *g, const char *name, trtl_dtype dtype, i
 /* Appends a node (copies `in`/`out`); returns its index or -1 (out of memory, error set). */
 int32_t trtl_bg_add_node(trtl_bgraph *g, trtl_op op, const char *name, const trtl_params *p, int32_t n_in,
                          const int32_t *in, int32_t n_out, const int32_t *out);
+/* Appends an ACTIVATION node y = act(x) (parameters `a`; e.g. the fake-quantize step TRTL_ACT_QGRID that
+ * fold_fake_quant and the nchwc pass insert); returns its index or -1 (out of memory, error set). */
+int32_t trtl_bg_add_activation(trtl_bgraph *g, const char *name, int32_t x, int32_t y, const trtl_activation_params *a);
 /* Registers a buffer to be owned by the graph (then the engine). 0 on failure (buffer freed). */
 int trtl_bg_own(trtl_bgraph *g, void *p);
 /* Live consumers of tensor `t`; *only (if non-NULL) receives the consumer when there is exactly one. */

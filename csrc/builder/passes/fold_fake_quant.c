@@ -116,10 +116,8 @@ trtl_status trtl_pass_fold_fake_quant(trtl_bgraph *g)
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
         g->n[qi].dead = 1;
         retire_dqs(g, c, y);
-        trtl_params ap;
-        memset(&ap, 0, sizeof ap);
-        ap.act = (trtl_activation_params){TRTL_ACT_QGRID, q.scale, beta};
-        const int32_t a = trtl_bg_add_node(g, TRTL_OP_ACTIVATION, name, &ap, 1, &x, 1, &y);
+        const trtl_activation_params ap = {TRTL_ACT_QGRID, q.scale, beta};
+        const int32_t a = trtl_bg_add_activation(g, name, x, y, &ap);
         free(name);
         if (a < 0)
             return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");

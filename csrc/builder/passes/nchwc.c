@@ -170,10 +170,8 @@ static trtl_status stem_input(trtl_bgraph *g, int32_t i, float scale, int32_t ze
     if (!name)
         return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
     const int32_t x = g->n[i].n.in[0], y = trtl_bg_add_tensor(g, name, TRTL_FLOAT, TRTL_TK_ACTIVATION);
-    trtl_params p;
-    memset(&p, 0, sizeof p);
-    p.act = (trtl_activation_params){TRTL_ACT_QGRID, scale, trtl_act_qgrid_codes_beta(type == TRTL_INT8, zero)};
-    const int32_t a = y < 0 ? -1 : trtl_bg_add_node(g, TRTL_OP_ACTIVATION, name, &p, 1, &x, 1, &y);
+    const trtl_activation_params qg = {TRTL_ACT_QGRID, scale, trtl_act_qgrid_codes_beta(type == TRTL_INT8, zero)};
+    const int32_t a = y < 0 ? -1 : trtl_bg_add_activation(g, name, x, y, &qg);
     free(name);
     if (a < 0)
         return trtl_error_prefix("builder");
