@@ -154,12 +154,28 @@ bench-zoo: deps-test build $(STAMP)/pip-zoo
 # Sanitizers: the core and bindings built with ASan/UBSan into build/asan (the in-place build is
 # left alone), the C example and the whole suite run against that build.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g
+# The sanitizer builds compile the core as `lib` does, one object per source, SAN_JOBS at a time (setup.py's build_ext
+# compiles one extension's sources one after another), into build/<asan|tsan>/obj (kept: incremental), then setup.py
+# compiles only the bindings and links those objects (TRTLITE_CORE_OBJDIR).
+SAN_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ASAN_OBJ := $(patsubst csrc/%.c,build/asan/obj/%.o,$(CORE_SRC))
+TSAN_OBJ := $(patsubst csrc/%.c,build/tsan/obj/%.o,$(CORE_SRC))
+build/asan/obj/%.o: csrc/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "CC(asan) $<"
+	@$(CC) $(CFLAGS) $(ASAN_FLAGS) -fPIC -fno-semantic-interposition $(INC) -c $< -o $@
+build/tsan/obj/%.o: csrc/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "CC(tsan) $<"
+	@$(CC) $(CFLAGS) $(TSAN_FLAGS) -fPIC -fno-semantic-interposition $(INC) -c $< -o $@
+
 asan: deps-test
-	rm -rf build/asan && mkdir -p build/asan/pkg
+	rm -rf build/asan/pkg build/asan/tmp && mkdir -p build/asan/pkg
+	@$(MAKE) --no-print-directory -j$(SAN_JOBS) $(ASAN_OBJ)
 	cp -r trtlite build/asan/pkg/ && rm -f build/asan/pkg/trtlite/_C*.so
-	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" $(PY) setup.py -q build_ext -j 2 \
-		--build-temp build/asan/tmp --build-lib build/asan/pkg
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) $(INC) $(CORE_SRC) examples/c/network.c -o build/asan/c_network $(LIBS) \
+	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" TRTLITE_CORE_OBJDIR=build/asan/obj \
+		$(PY) setup.py -q build_ext -j 2 --build-temp build/asan/tmp --build-lib build/asan/pkg
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) $(INC) $(ASAN_OBJ) examples/c/network.c -o build/asan/c_network $(LIBS) \
 		&& build/asan/c_network
 	cd build/asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONPATH=$(CURDIR)/build/asan/pkg \
@@ -174,10 +190,11 @@ asan: deps-test
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -O1 -g1
 TSAN_TESTS := $(sort $(wildcard tests/*thread*.py))
 tsan: deps-test
-	rm -rf build/tsan && mkdir -p build/tsan/pkg
+	rm -rf build/tsan/pkg build/tsan/tmp && mkdir -p build/tsan/pkg
+	@$(MAKE) --no-print-directory -j$(SAN_JOBS) $(TSAN_OBJ)
 	cp -r trtlite build/tsan/pkg/ && rm -f build/tsan/pkg/trtlite/_C*.so
-	CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread" $(PY) setup.py -q build_ext -j 2 \
-		--build-temp build/tsan/tmp --build-lib build/tsan/pkg
+	CFLAGS="$(TSAN_FLAGS)" LDFLAGS="-fsanitize=thread" TRTLITE_CORE_OBJDIR=build/tsan/obj \
+		$(PY) setup.py -q build_ext -j 2 --build-temp build/tsan/tmp --build-lib build/tsan/pkg
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp" \
 		PYTHONPATH=$(CURDIR)/build/tsan/pkg LD_PRELOAD="$$($(CC) -print-file-name=libtsan.so)" \
 		OPENBLAS_NUM_THREADS=1 TRTLITE_UNDER_TSAN=1 "$$($(PY) -c 'import sys; print(sys.executable)')" \
