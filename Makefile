@@ -158,6 +158,8 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g
 # compiles one extension's sources one after another), into build/<asan|tsan>/obj (kept: incremental), then setup.py
 # compiles only the bindings and links those objects (TRTLITE_CORE_OBJDIR).
 SAN_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# pytest's options for the ASan suite (e.g. ASAN_TEST_ARGS="-n 16 --maxfail=50" on a large host)
+ASAN_TEST_ARGS ?= -x
 ASAN_OBJ := $(patsubst csrc/%.c,build/asan/obj/%.o,$(CORE_SRC))
 TSAN_OBJ := $(patsubst csrc/%.c,build/tsan/obj/%.o,$(CORE_SRC))
 build/asan/obj/%.o: csrc/%.c $(HDRS)
@@ -180,7 +182,7 @@ asan: deps-test
 	cd build/asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONPATH=$(CURDIR)/build/asan/pkg \
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
-		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q -x -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
+		TRTLITE_UNDER_ASAN=1 $(PY) -m pytest -q $(ASAN_TEST_ARGS) -p no:cacheprovider --rootdir=$(CURDIR) $(CURDIR)/tests
 
 # ThreadSanitizer: the bindings and core built with gcc -fsanitize=thread into build/tsan, the threading tests (every tests/*thread*.py) run against that build.
 # tests/tsan.supp suppresses only reports inside CPython's and numpy's own uninstrumented code; each entry
