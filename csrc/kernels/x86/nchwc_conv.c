@@ -265,23 +265,26 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
         }
 }
 
+/* nt tiles of NP pixels side by side in one call (the call's set-up once for a run of equal tiles). */
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
         const float *x, int64_t xs, int64_t C, const float *w, const float *bias, float *y, int64_t ys,              \
         const float *res, int32_t act, __m256 va, __m256 vb, int32_t mact, __m256 ma, __m256 mb, int pf, int first,  \
-        int last)                                                                                                     \
+        int last, int64_t nt)                                                                                         \
     {                                                                                                                 \
-        if (mact != TRTL_ACT_NONE) /* int8 layers' mid quantization: its own copy, out of the fp32 tiles' code */    \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_QGRID, ma, mb, 1, NP, NBK, first, last);     \
-        else if (pf)                                                                                                  \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 1, NP, NBK, first, last);      \
-        else                                                                                                          \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 0, NP, NBK, first, last);      \
+        for (int64_t t = 0; t < nt; t++, x += NP * NB, y += NP * NB, res = res ? res + NP * NB : NULL) {            \
+            if (mact != TRTL_ACT_NONE) /* int8 layers' mid quantization: its own copy, out of the fp32 tiles' code */\
+                pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_QGRID, ma, mb, 1, NP, NBK, first, last); \
+            else if (pf)                                                                                              \
+                pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 1, NP, NBK, first, last);  \
+            else                                                                                                      \
+                pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 0, NP, NBK, first, last);  \
+        }                                                                                                             \
     }
 PW_TILES(PW_TILE_FN)
 
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, const float *, float *, int64_t,
-                           const float *, int32_t, __m256, __m256, int32_t, __m256, __m256, int, int, int);
+                           const float *, int32_t, __m256, __m256, int32_t, __m256, __m256, int, int, int, int64_t);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[PW_GB][PW_TP2] = {PW_TILES(PW_ENTRY)}; /* no 3 x 5 / 3 x 6 */
 
@@ -353,11 +356,13 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                 for (int64_t c0 = 0; c0 < g->C; c0 += kc) {
                     const int64_t cn = g->C - c0 < kc ? g->C - c0 : kc;
                     const int first = c0 == 0, last = c0 + cn == g->C;
-                    for (int64_t p = p0, np; p < p1; p += np) {
-                        np = pw_tile_width(p1 - p, nbk);
+                    for (int64_t p = p0, np, nt; p < p1; p += np * nt) {
+                        np = pw_tile_width(p1 - p, nbk); /* a run of nt tiles of this width, one call */
+                        for (nt = 1; p + (nt + 1) * np <= p1 && pw_tile_width(p1 - p - nt * np, nbk) == np; nt++)
+                            ;
                         pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * PW_GB * NB,
                                                   j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
-                                                  va, vb, mact, ma, mb, pf, first, last);
+                                                  va, vb, mact, ma, mb, pf, first, last, nt);
                     }
                 }
             }
