@@ -568,3 +568,30 @@ def test_dense_layers_past_the_depth_limit_keep_their_timed_kernel(tmp_path):
     engine, layers = _onnx_engine(path)
     m2 = [lay for lay in layers if "/m2/" in lay["name"] and "Conv" in lay["name"]]
     assert m2 and all(lay["type"] == "CONVOLUTION" for lay in m2), [(lay["name"], lay["type"]) for lay in m2]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_pointwise_stride2_projection_stays_plain(k):
+    """Dense stride-2 convolutions of multiples of 8 channels join a blocked region (passes/nchwc.c dense8_shape) only
+    with a window past 1x1: a 1x1 stride-2 projection 16 -> 24 (RegNetY's / ResNet-50's shortcut shape, 16 products
+    an output) before a 1x1 layer stays CONVOLUTION, and so does the 1x1 layer (session 21: blocking the projections
+    put the next blocks' 1x1 layers on the blocked tiles with a plain output, slower at batch 8); the same chain with
+    a 3x3 stride-2 convolution blocks both on AVX2 hosts without AVX-512.  Pass on and off vs float64 numpy."""
+    x = np.random.default_rng(2).standard_normal((2, 16, 21, 19)).astype(np.float32)
+    holder = {}
+
+    def make(network):
+        m = _Net(network, np.random.default_rng(5), x, False)
+        m.t, m.ref = m.conv(m.t, m.ref, 24, k, 2, 1, "relu")
+        m.head(32, "none")
+        holder["ref"] = m.ref
+
+    make(trt.Builder(trt.Logger(trt.Logger.WARNING)).create_network(0))
+    on, layers = _build(make)
+    off, layers_off = _build(make, off=("nchwc",))
+    assert_close(_run(on, x), holder["ref"])
+    assert_close(_run(off, x), holder["ref"])
+    assert not _blocked(layers_off)
+    dense8 = AVX2 and "avx512f" not in trt.cpu_features()
+    want = 2 if k == 3 and dense8 else 0
+    assert len(_blocked(layers)) == want, [(lay["name"], lay["type"]) for lay in layers]

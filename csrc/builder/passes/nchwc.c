@@ -3,7 +3,7 @@
  * Candidates are live fp32 CONVOLUTION nodes that the blocked kernels run (kernels/nchwc.h:
  * trtl_nchwc_conv_supported: pointwise 1x1 or depthwise up to 7x7 (dilation up to 2), at the opt shapes, or dense of
  * <= 16 input channels: a stem, or grouped with multiples of 8 channels a group (RegNetY), only where
- * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV, or dense with multiples of 8 channels at stride 2 and at most DENSE_MAX_DEPTH
+ * TRTLITE_NCHWC_GROUPED=1: GROUPED_ENV, or dense with multiples of 8 channels, a window past 1x1, at stride 2 and at most DENSE_MAX_DEPTH
  * products an output: the YOLO-style detector's first downsample) on input maps of at least MIN_PIXELS pixels.  A dense candidate's input is never blocked (its
  * path reads NCHW), so it can only start a region: its output is blocked where its readers are candidates.  A
  * tensor is kept blocked when its producer and every reader are candidates, each reader taking it as its input or
@@ -71,10 +71,15 @@ static opt_kinds optional_kinds(void)
     return (opt_kinds){ge && !strcmp(ge, "1"), !(de && !strcmp(de, "0")) && !trtl_cpu_has(TRTL_CPU_AVX512F)};
 }
 
-/* A dense convolution of C input channels the grouped path is wanted for (with opt_kinds.dense8). */
+/* A dense convolution of C input channels the grouped path is wanted for (with opt_kinds.dense8): a window larger
+ * than 1x1 (session 21: the 1x1 stride-2 projections of RegNetY and ResNet-50 -- C <= 288, so they qualified -- made
+ * each stage's block input blocked, which put the next blocks' first 1x1 layers on the blocked tiles with a plain
+ * output, 8-30% slower than convolution.packed_gemm on a plain input; at batch 8, one thread, RegNetY-400MF ran 3%
+ * and ResNet-50 6% slower end to end with them: docs/ARCHITECTURE.md, "The small mobile networks at batch 8"). */
 static int dense8_shape(const trtl_conv_params *p, int64_t C)
 {
-    return p->stride.d[0] == 2 && p->stride.d[1] == 2 && C * p->kernel_size.d[0] * p->kernel_size.d[1] <= DENSE_MAX_DEPTH;
+    return p->stride.d[0] == 2 && p->stride.d[1] == 2 && p->kernel_size.d[0] * p->kernel_size.d[1] > 1 &&
+           C * p->kernel_size.d[0] * p->kernel_size.d[1] <= DENSE_MAX_DEPTH;
 }
 
 /* The geometry the blocked kernels take, for convolution node n (CONVOLUTION, or an int8 one's fp32 form) over x;

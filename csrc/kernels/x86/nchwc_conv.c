@@ -47,6 +47,11 @@
 #endif
 #define PW_KC_MIN 192
 #define PW_IMAGE_FLOATS 65536 /* pointwise: a depth-blocked image's input up to this is one pixel chunk (pw_run) */
+#ifndef PW_LANE_UNROLL
+#define PW_LANE_UNROLL 2 /* pointwise AVX2: lanes of a whole channel block unrolled in the tile loop */
+#endif
+#define PW_PRAGMA_(x) _Pragma(#x)
+#define PW_PRAGMA(x) PW_PRAGMA_(x)
 #define PW_GB 3    /* pointwise AVX2: output blocks a group (an item; a packed weight row of 24 lanes) */
 #define PW_TP 4    /* pixels a tile of a group's 3 blocks (12 accumulators) */
 #define PW_TP2 6   /* pixels a tile of a group of 1-2 real blocks (K's last: 2 x 6 = 12 accumulators, as before) */
@@ -172,6 +177,38 @@ typedef struct pw_job {
     const trtl_nchwc_conv_params *mid;   /* mid_qgrid before the residual (trtl_nchwc_mid_ok: blocked output, AVX2) */
 } pw_job;
 
+/* One input channel (lane l of the channel block at xc, weight row wl) into the tile's np x nb accumulators. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void pw_lane(__m256 acc[PW_GB][PW_TP2],
+                                                                             const float *xc, const float *wl,
+                                                                             const int np, const int nb)
+{
+    if (nb > np) { /* more blocks than pixels: the pixels' broadcasts live, one weight vector at a time */
+        __m256 xv[PW_TP2];
+#pragma GCC unroll 8
+        for (int j = 0; j < np; j++)
+            xv[j] = _mm256_broadcast_ss(xc + j * NB);
+#pragma GCC unroll 8
+        for (int b = 0; b < nb; b++) {
+            const __m256 wv = _mm256_loadu_ps(wl + b * NB);
+#pragma GCC unroll 8
+            for (int j = 0; j < np; j++)
+                acc[b][j] = _mm256_fmadd_ps(xv[j], wv, acc[b][j]);
+        }
+    } else { /* the blocks' weight vectors live, one broadcast at a time */
+        __m256 wv[PW_GB];
+#pragma GCC unroll 8
+        for (int b = 0; b < nb; b++)
+            wv[b] = _mm256_loadu_ps(wl + b * NB);
+#pragma GCC unroll 8
+        for (int j = 0; j < np; j++) {
+            const __m256 xv = _mm256_broadcast_ss(xc + j * NB);
+#pragma GCC unroll 8
+            for (int b = 0; b < nb; b++)
+                acc[b][j] = _mm256_fmadd_ps(xv, wv[b], acc[b][j]);
+        }
+    }
+}
+
 /* np pixels x nb output blocks from x (block 0, pixel 0 of the tile), weights w (block 0), y / res at the tile. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(const float *x, int64_t xs, int64_t C,
                                                                              const float *w, const float *bias, float *y, int64_t ys,
@@ -197,33 +234,14 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
         if (pf) /* the input of the tile PW_PF_TILES ahead: np pixels x 8 floats */
             for (int q = 0; q < (np + 1) / 2; q++)
                 _mm_prefetch((const char *)(xc + PW_PF_TILES * np * NB + q * 16), _MM_HINT_T0);
-        for (int64_t l = 0; l < nl; l++) {
-            const float *wl = w + (c0 + l) * PW_GB * NB;
-            if (nb > np) { /* more blocks than pixels: the pixels' broadcasts live, one weight vector at a time */
-                __m256 xv[PW_TP2];
-#pragma GCC unroll 8
-                for (int j = 0; j < np; j++)
-                    xv[j] = _mm256_broadcast_ss(xc + j * NB + l);
-#pragma GCC unroll 8
-                for (int b = 0; b < nb; b++) {
-                    const __m256 wv = _mm256_loadu_ps(wl + b * NB);
-#pragma GCC unroll 8
-                    for (int j = 0; j < np; j++)
-                        acc[b][j] = _mm256_fmadd_ps(xv[j], wv, acc[b][j]);
-                }
-            } else { /* the blocks' weight vectors live, one broadcast at a time */
-                __m256 wv[PW_GB];
-#pragma GCC unroll 8
-                for (int b = 0; b < nb; b++)
-                    wv[b] = _mm256_loadu_ps(wl + b * NB);
-#pragma GCC unroll 8
-                for (int j = 0; j < np; j++) {
-                    const __m256 xv = _mm256_broadcast_ss(xc + j * NB + l);
-#pragma GCC unroll 8
-                    for (int b = 0; b < nb; b++)
-                        acc[b][j] = _mm256_fmadd_ps(xv, wv[b], acc[b][j]);
-                }
-            }
+        const float *wc = w + c0 * PW_GB * NB;
+        if (nl == NB) { /* a whole block: lanes PW_LANE_UNROLL at a time, the loop's overhead once a block */
+            PW_PRAGMA(GCC unroll PW_LANE_UNROLL)
+            for (int l = 0; l < NB; l++)
+                pw_lane(acc, xc + l, wc + l * PW_GB * NB, np, nb);
+        } else {
+            for (int64_t l = 0; l < nl; l++)
+                pw_lane(acc, xc + l, wc + l * PW_GB * NB, np, nb);
         }
     }
     if (!last) { /* partial sums: the next depth block goes on from them */
@@ -247,23 +265,26 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void pw_tile(co
         }
 }
 
+/* nt tiles of NP pixels side by side in one call (the call's set-up once for a run of equal tiles). */
 #define PW_TILE_FN(NP, NBK)                                                                                           \
     __attribute__((target("avx2,fma"), noinline)) static void pw_tile_##NP##_##NBK(                                  \
         const float *x, int64_t xs, int64_t C, const float *w, const float *bias, float *y, int64_t ys,              \
         const float *res, int32_t act, __m256 va, __m256 vb, int32_t mact, __m256 ma, __m256 mb, int pf, int first,  \
-        int last)                                                                                                     \
+        int last, int64_t nt)                                                                                         \
     {                                                                                                                 \
-        if (mact != TRTL_ACT_NONE) /* int8 layers' mid quantization: its own copy, out of the fp32 tiles' code */    \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_QGRID, ma, mb, 1, NP, NBK, first, last);     \
-        else if (pf)                                                                                                  \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 1, NP, NBK, first, last);      \
-        else                                                                                                          \
-            pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 0, NP, NBK, first, last);      \
+        for (int64_t t = 0; t < nt; t++, x += NP * NB, y += NP * NB, res = res ? res + NP * NB : NULL) {            \
+            if (mact != TRTL_ACT_NONE) /* int8 layers' mid quantization: its own copy, out of the fp32 tiles' code */\
+                pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_QGRID, ma, mb, 1, NP, NBK, first, last); \
+            else if (pf)                                                                                              \
+                pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 1, NP, NBK, first, last);  \
+            else                                                                                                      \
+                pw_tile(x, xs, C, w, bias, y, ys, res, act, va, vb, TRTL_ACT_NONE, ma, mb, 0, NP, NBK, first, last);  \
+        }                                                                                                             \
     }
 PW_TILES(PW_TILE_FN)
 
 typedef void (*pw_tile_fn)(const float *, int64_t, int64_t, const float *, const float *, float *, int64_t,
-                           const float *, int32_t, __m256, __m256, int32_t, __m256, __m256, int, int, int);
+                           const float *, int32_t, __m256, __m256, int32_t, __m256, __m256, int, int, int, int64_t);
 #define PW_ENTRY(NP, NBK) [NBK - 1][NP - 1] = pw_tile_##NP##_##NBK,
 static const pw_tile_fn pw_tiles[PW_GB][PW_TP2] = {PW_TILES(PW_ENTRY)}; /* no 3 x 5 / 3 x 6 */
 
@@ -335,11 +356,13 @@ __attribute__((target("avx2,fma"))) static void pw_task(void *ctx, int64_t begin
                 for (int64_t c0 = 0; c0 < g->C; c0 += kc) {
                     const int64_t cn = g->C - c0 < kc ? g->C - c0 : kc;
                     const int first = c0 == 0, last = c0 + cn == g->C;
-                    for (int64_t p = p0, np; p < p1; p += np) {
-                        np = pw_tile_width(p1 - p, nbk);
+                    for (int64_t p = p0, np, nt; p < p1; p += np * nt) {
+                        np = pw_tile_width(p1 - p, nbk); /* a run of nt tiles of this width, one call */
+                        for (nt = 1; p + (nt + 1) * np <= p1 && pw_tile_width(p1 - p - nt * np, nbk) == np; nt++)
+                            ;
                         pw_tiles[nbk - 1][np - 1](x + (c0 / NB) * xs + p * NB, xs, cn, w + c0 * PW_GB * NB,
                                                   j->st->b + kb * NB, y + p * NB, xs, res ? res + p * NB : NULL, act,
-                                                  va, vb, mact, ma, mb, pf, first, last);
+                                                  va, vb, mact, ma, mb, pf, first, last, nt);
                     }
                 }
             }
