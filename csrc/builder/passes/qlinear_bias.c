@@ -10,8 +10,10 @@
  * b a FLOAT constant of K values broadcast over the last axis ([K], [1, .., K]: the output channels of the
  * FC / MATMUL modes).  What the Add's epilogue and readers were decides the output:
  *   - QGRID (fold_fake_quant's Q -> DQ after the add): out_quant 1 with its scale and code bounds;
- *   - no activation, the add's output read only by a Q layer of per-tensor parameters: out_quant 2, the QLINEAR
- *     writes that Q's codes (the proj / ff2 layers, whose codes the int8 residual add reads);
+ *   - no activation (or QGRID of the same parameters), and every reader of the add's output takes the codes of one
+ *     set of parameters (qdq_int8_io's rule: a Q layer of them, whose readers then read the codes, an int8 layer
+ *     quantizing its input or residual with them): out_quant 2 (the proj / ff2 layers, whose codes the int8
+ *     residual add reads through a Q layer);
  *   - no activation otherwise, or another activation: out_quant 0 (FLOAT), the activation the QLINEAR's.
  * Exact, the same floats and codes as the two steps: the QLINEAR's epilogue computes y = DQ(Q(acc * scale; s1, z1))
  * as before (the mid quantization is the same arithmetic as the output one), then y + b[k] in float (one rounding, as
@@ -66,15 +68,12 @@ static int qgrid_params(float alpha, float beta, trtl_pm_qparm *q)
     return 1;
 }
 
-/* The Q layer that is the add output z's only reader (per-tensor parameters the library takes), else -1. */
-static int32_t codes_reader(const trtl_bgraph *g, int32_t z, trtl_pm_qparm *q)
+/* Every reader of the add's output z takes the codes of one set of parameters (qdq_int8_io's rule: QLINEAR inputs and
+ * residuals quantizing z with them, Q layers of them, max poolings of such): those parameters in *c. */
+static int readers_take_codes(const trtl_bgraph *g, int32_t z, trtl_qlinear_params *c)
 {
-    int32_t qi;
-    if (trtl_bg_is_output(g, z) || trtl_bg_consumers(g, z, &qi) != 1 || !trtl_pm_node_qparm(g, qi, TRTL_OP_QUANTIZE, q) ||
-        g->n[qi].n.in[0] != z || g->n[qi].n.n_out != 1 || !lib_scale_ok(q->scale))
-        return -1;
-    const trtl_dtype ct = g->t[g->n[qi].n.out[0]].dtype;
-    return ct == (trtl_dtype)q->type && (ct == TRTL_INT8 || ct == TRTL_UINT8) ? qi : -1;
+    return !trtl_bg_is_output(g, z) && trtl_qio_reader_params(g, z, c, 0) && trtl_qio_consumers_take_codes(g, z, c, 0) &&
+           lib_scale_ok(c->out_scale);
 }
 
 static trtl_status rename(trtl_node *c, const char *extra)
@@ -106,14 +105,20 @@ static trtl_status try_bias(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
     const trtl_node *a = &g->n[ai].n;
     const int32_t z = a->out[0];
     trtl_pm_qparm out = {0};
-    int32_t out_quant = 0, act = a->epi.act, qi = -1;
+    trtl_qlinear_params rc = {0};
+    int32_t out_quant = 0, act = a->epi.act;
     if (act == TRTL_ACT_QGRID) {
         if (!qgrid_params(a->epi.alpha, a->epi.beta, &out))
             return TRTL_OK;
         out_quant = 1;
         act = TRTL_ACT_NONE;
-    } else if (act == TRTL_ACT_NONE && (qi = codes_reader(g, z, &out)) >= 0) {
+    }
+    /* codes for readers that take them: the add had no activation, or its fake quantization is theirs */
+    if ((act == TRTL_ACT_NONE && out_quant == 0 && readers_take_codes(g, z, &rc)) ||
+        (out_quant == 1 && readers_take_codes(g, z, &rc) && rc.out_scale == out.scale &&
+         rc.out_zero_point == out.zp && rc.out_type == out.type)) {
         out_quant = 2;
+        out = (trtl_pm_qparm){rc.out_scale, rc.out_zero_point, rc.out_type};
     }
     float *b = trtl_aligned_alloc(sizeof(float) * (size_t)K);
     if (!b)
@@ -141,16 +146,12 @@ static trtl_status try_bias(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
     }
     TRTL_TRY(rename(c, a->name));
     g->n[ai].dead = 1;
-    int32_t o = z;
-    if (qi >= 0) {
-        TRTL_TRY(rename(c, g->n[qi].n.name));
-        g->n[qi].dead = 1;
-        o = g->n[qi].n.out[0];
-    }
-    c->out[0] = o;
-    g->t[o].producer = ci;
+    c->out[0] = z;
+    g->t[z].producer = ci;
+    if (out_quant == 2) /* z becomes the codes; Q layers computing them again are bypassed (qdq_int8_io.c) */
+        trtl_qio_retype(g, z, (trtl_dtype)out.type, &rc);
     trtl_pass_log_add(log, "'%s' adds its bias after its output's fake quantization (%s)", c->name,
-                      out_quant == 2   ? "writes the codes its Q layer made"
+                      out_quant == 2   ? "writes the codes its readers take"
                       : out_quant == 1 ? "the add's fake quantization as its output's"
                                        : "FLOAT output");
     return TRTL_OK;
