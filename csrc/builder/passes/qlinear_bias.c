@@ -72,8 +72,8 @@ static int qgrid_params(float alpha, float beta, trtl_pm_qparm *q)
  * residuals quantizing z with them, Q layers of them, max poolings of such): those parameters in *c. */
 static int readers_take_codes(const trtl_bgraph *g, int32_t z, trtl_qlinear_params *c)
 {
-    return !trtl_bg_is_output(g, z) && trtl_qio_reader_params(g, z, c, 0) && trtl_qio_consumers_take_codes(g, z, c, 0) &&
-           lib_scale_ok(c->out_scale);
+    return !trtl_bg_is_output(g, z) && trtl_qio_reader_params(g, z, c, 0) &&
+           trtl_qio_consumers_take_codes(g, z, c, 0) && lib_scale_ok(c->out_scale);
 }
 
 static trtl_status rename(trtl_node *c, const char *extra)

@@ -167,8 +167,8 @@ QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_g
                                     t.resq ? t.resq + (int64_t)j * QT_VL : NULL, t.yq + (int64_t)j * QT_VL,
                                     j < t.nv - 1 ? QT_VL : t.last_cols);
             else
-                QT_FN(qt_epi_vec)(QT_FN(qt_deq)(VF_CVT_I2F(VI_SUB(acc, comp)), sc, bi, e->bias_late), bi, &t, e, 0, j, t.y,
-                                  t.res, tail, fast);
+                QT_FN(qt_epi_vec)(QT_FN(qt_deq)(VF_CVT_I2F(VI_SUB(acc, comp)), sc, bi, e->bias_late), bi, &t, e, 0, j,
+                                  t.y, t.res, tail, fast);
         }
         QT_FN(qt_epi_finish)(&t, e, fast);
     }

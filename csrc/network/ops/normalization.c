@@ -1,6 +1,6 @@
 /* normalization.c -- INormalizationLayer (TensorRT 8.6): y = (x - mean) / sqrt(var + epsilon) * scale
- * + bias, mean and (biased) variance over `axes`.  Internal (builder/passes/norm_codes.c): out_quant 2 writes
- * QuantizeLinear(y; out_scale, out_zero_point) as INT8 / UINT8 codes (out_type) instead of y.  With num_groups G > 1 (group norm) the channels
+ * + bias, mean and (biased) variance over `axes`.  Internal (builder/passes/norm_codes.c): out_quant 2
+ * writes QuantizeLinear(y; out_scale, out_zero_point) as INT8 / UINT8 codes (out_type) instead of y.  With num_groups G > 1 (group norm) the channels
  * (dim 1) split into G groups and the statistics run over the group's channels times `axes`.
  * scale and bias are tensors of x's rank, each dim 1 or equal to x's (broadcast); for group norm
  * their dim 1 may also be G (one value per group, TensorRT 8.6's form) instead of C. */

@@ -120,8 +120,9 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
     if ((q->bias_after_mid != 0 && q->bias_after_mid != 1) ||
         (q->bias_after_mid && ((q->mode != TRTL_QL_FC && q->mode != TRTL_QL_MATMUL) || q->mid_quant != 1 ||
                                !q->conv.bias.count)))
-        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad bias_after_mid %d (0, or 1 on a fully connected / "
-                          "matrix multiply step with a mid quantization and a bias)", ln, (int)q->bias_after_mid);
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "layer '%s': bad bias_after_mid %d (0, or 1 on a fully connected / matrix multiply step "
+                          "with a mid quantization and a bias)", ln, (int)q->bias_after_mid);
     if (q->out_quant < 0 || q->out_quant > 2)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad output quantization mode %d", ln,
                           (int)q->out_quant);
