@@ -101,6 +101,32 @@ class TinyResNet(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TinyBert(nn.Module):
+    """A BERT encoder layer at small width (tests/test_qlinear_bias.py): a qkv linear, multi-head attention (scaled
+    scores, softmax), the output projection added to the input and layer-normed, the erf-GELU feed-forward block
+    added and layer-normed; `layers` of them."""
+
+    def __init__(self, d=64, heads=4, ff=128, layers=2):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+        self.proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+        self.ln1 = nn.ModuleList(nn.LayerNorm(d) for _ in range(layers))
+        self.ff1 = nn.ModuleList(nn.Linear(d, ff) for _ in range(layers))
+        self.ff2 = nn.ModuleList(nn.Linear(ff, d) for _ in range(layers))
+        self.ln2 = nn.ModuleList(nn.LayerNorm(d) for _ in range(layers))
+
+    def forward(self, x):
+        n, s, d = x.shape
+        for i in range(len(self.qkv)):
+            q, k, v = self.qkv[i](x).reshape(n, s, 3, self.h, self.dh).permute(2, 0, 3, 1, 4)
+            att = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * self.dh ** -0.5, dim=-1)
+            ctx = torch.matmul(att, v).transpose(1, 2).reshape(n, s, d)
+            x = self.ln1[i](x + self.proj[i](ctx))
+            x = self.ln2[i](x + self.ff2[i](nn.functional.gelu(self.ff1[i](x))))
+        return x
+
+
 class _Reader(oq.CalibrationDataReader):
     def __init__(self, name, shape, n, seed):
         rng = np.random.default_rng(seed)
@@ -123,13 +149,16 @@ def randomize(model, seed=0):
 
 
 def qdq_model(tmpdir, which, per_channel, act_type="uint8", opset=13, seed=0):
-    """Path of the QDQ model: which 'cnn', 'resnet' or 'matmul'; act_type 'uint8' (QUInt8 activations, asymmetric) or
-    'int8' (QInt8, symmetric); weights QInt8, per channel or per tensor."""
+    """Path of the QDQ model: which 'cnn', 'resnet', 'bert' (with opset 17: LayerNormalization) or 'matmul';
+    act_type 'uint8' (QUInt8 activations, asymmetric) or 'int8' (QInt8, symmetric); weights QInt8, per channel or
+    per tensor."""
     torch.manual_seed(seed)
     if which == "cnn":
         model, shape = randomize(SmallCNN(), seed), (2, 3, 16, 16)
     elif which == "resnet":
         model, shape = randomize(TinyResNet(), seed), (1, 3, 32, 32)
+    elif which == "bert":
+        model, shape = TinyBert().eval(), (2, 16, 64)
     else:
         model, shape = MatmulNet().eval(), (2, 8, 32)
     fp32 = os.path.join(str(tmpdir), "%s_fp32.onnx" % which)

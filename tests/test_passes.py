@@ -552,6 +552,48 @@ def _fake_quant_folded(net, rng):
     return {"x": x}, [u, kept, other], [ru, rk, rk * 2.0]
 
 
+@case("int8_bias_and_norm_codes", fires=("qlinear_bias", "norm_codes"))
+def _int8_bias_and_norm_codes(net, rng):
+    """BERT's int8 linear layer as quantize_static writes it: LayerNorm -> Q/DQ -> MatMul (int8 weights) -> Q/DQ ->
+    Add(bias) -> Q/DQ, added to the layer norm's Q/DQ output (an int8 residual add) -> Q/DQ.  qlinear_bias takes the
+    bias add (and the Q layer of its codes) into the int8 layer, norm_codes makes the layer norm write the codes that
+    layer and the residual add read.  Rows of +-2^k with zero mean, epsilon 0, power-of-two scales and weights of
+    1/128 steps keep every value exact in float32, so the float64 reference is exact."""
+    R, C = 6, 8
+    signs = np.array([rng.permutation([1.0] * 4 + [-1.0] * 4) for _ in range(R)])
+    x = (signs * 2.0 ** rng.integers(-2, 3, (R, 1))).reshape(1, R, C).astype(np.float32)
+    gamma = (2.0 ** rng.integers(-1, 2, C)).astype(np.float32)
+    beta = (rng.integers(-4, 5, C) / 4.0).astype(np.float32)
+    wq = rng.integers(-127, 128, (C, C))
+    wq[0, :] = 127  # |q| reaches 127 in every output channel: the weights' scale is 1/128 exactly
+    w = (wq / 128.0).astype(np.float32)
+    bias = (rng.integers(-16, 17, C) / 8.0).astype(np.float32)
+    t = net.add_input("x", trt.float32, x.shape)
+
+    def const(a):
+        return net.add_constant(a.shape, np.ascontiguousarray(a)).get_output(0)
+
+    def fq(v, sc):
+        s = const(np.array([sc], np.float32))
+        return net.add_dequantize(net.add_quantize(v, s, trt.int8).get_output(0), s).get_output(0)
+
+    def fq_ref(v, sc):
+        return np.clip(np.rint(v / sc), -128, 127) * sc
+
+    ln = net.add_normalization(t, const(gamma.reshape(1, 1, C)), const(beta.reshape(1, 1, C)), 1 << 2)
+    ln.epsilon = 0.0
+    a = fq(ln.get_output(0), 0.0625)
+    m = fq(net.add_matrix_multiply(a, trt.MatrixOperation.NONE, const(w.reshape(1, C, C)),
+                                   trt.MatrixOperation.NONE).get_output(0), 0.25)
+    z = fq(ew(net, m, const(bias.reshape(1, 1, C)), E.SUM), 0.25)
+    y = fq(ew(net, z, a, E.SUM), 0.5)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(-1, keepdims=True)
+    ra = fq_ref((x64 - mu) / np.sqrt(((x64 - mu) ** 2).mean(-1, keepdims=True)) * gamma + beta, 0.0625)
+    rz = fq_ref(fq_ref(ra @ w.astype(np.float64), 0.25) + bias, 0.25)
+    return {"x": x}, [y], [fq_ref(rz + ra, 0.5)]
+
+
 @case("qdq_conv_chain", fires=("fuse_qdq", "qdq_int8_io"))
 def _qdq_conv_chain(net, rng):
     """DQ(Q(x)) -> conv -> Q -> DQ -> conv: two int8 layers joined by an int8 tensor (test_quantize_int8_io.py has
@@ -774,7 +816,8 @@ def test_builder_passes_lists_the_table():
     table = trt.builder_passes()
     assert [p[0] for p in table] == ["dead_layers", "drop_identity", "constant_fold", "fuse_gelu", "fuse_layernorm", "fuse_pointwise",
                                      "fold_transpose", "fuse_attention", "fold_scale", "fuse_epilogue", "fuse_qdq",
-                                     "qdq_int8_io", "drop_fake_quant", "fold_fake_quant", "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
+                                     "qdq_int8_io", "drop_fake_quant", "fold_fake_quant", "qlinear_bias", "norm_codes",
+                                     "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
                                      "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
                                      "int8_tactics", "int8_float_regions", "fuse_preact", "int8_nchwc", "nchwc"]
@@ -782,6 +825,7 @@ def test_builder_passes_lists_the_table():
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
                                                      "fuse_qdq": 1, "qdq_int8_io": 1, "drop_fake_quant": 1, "fold_fake_quant": 1,
+                                                     "qlinear_bias": 1, "norm_codes": 1,
                                                      "fold_padding": 1,
                                                      "fuse_siblings": 1, "sink_concat": 1, "gather_slice": 1, "elide_slice": 1,
                                                      "elide_concat": 1,

@@ -6,7 +6,7 @@
 Needs `<dir>/<model>.onnx` and the QDQ file `<dir>/precision/<model>.qdq.onnx` that benchmarks/zoo/precision.py
 makes (quantize_static, per-channel int8 weights, symmetric int8 activations).  Engines, built in this
 process (batch 1, or --batch): trtlite fp32 (the fp32 file), trtlite int8 (the QDQ file), optionally trtlite int8 with a builder pass off
-(from the int8 build's timing cache, so the same kernel choices), onnxruntime fp32 and int8 (same files, CPU EP).
+(from the int8 build's timing cache, so the same kernel choices; a comma list switches all of them off), onnxruntime fp32 and int8 (same files, CPU EP).
 `--runs` runs of each, alternating ABBA (layers_vs_ort.end_to_end): minimum and median wall ms and, at one thread,
 the minimum / median CPU time of the calling thread (every engine runs on it at one thread), which a loaded machine
 inflates far less than wall time.  Outputs: trtlite int8 vs onnxruntime int8 and vs the fp32 model (max abs
@@ -60,7 +60,7 @@ def one_model(model, threads, args):
     plan8, cache8 = cached_build(qdq_path, "int8")
     eng = {"trtlite fp32": Engine(trt, plan32, shape, x, threads), "trtlite int8": Engine(trt, plan8, shape, x, threads)}
     if args.without_pass:
-        plan_b, _ = build_plan(trt, qdq_path, shape, threads, cache8, off=(args.without_pass,))
+        plan_b, _ = build_plan(trt, qdq_path, shape, threads, cache8, off=tuple(args.without_pass.split(",")))
         eng["trtlite int8 without " + args.without_pass] = Engine(trt, plan_b, shape, x, threads)
     ref32 = s32.run(None, {"input": x})[0]
     ref8 = s8.run(None, {"input": x})[0]

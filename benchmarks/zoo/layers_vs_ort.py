@@ -19,7 +19,7 @@ Both are wall clock unless `--thread-clock` (trtlite's per-layer times by the ca
 TRTL_PROFILE_CLOCK=thread: one thread on a loaded machine; onnxruntime's stay wall time), so read minima over many
 alternating runs.  `--without K` adds a second engine built from the first one's timing cache with kernel K made
 slow, run alternately with the others: a new kernel's A/B in one process; `--without-pass P` does the same with
-builder pass P off (the end-to-end line then also gives that engine's times).  Outputs are checked against
+builder pass P off (`P1,P2`: those passes all off; the end-to-end line then also gives that engine's times).  Outputs are checked against
 onnxruntime first.  At more than one thread onnxruntime's pool does not spin between runs here (its spinning
 threads took the cores of the trtlite run after it: twice trtlite's time on SqueezeNet); the zoo's own runs
 (run.py) keep one engine per process.  Not part of CI.
@@ -207,7 +207,7 @@ def one_model(model, threads, args):
         plan_b, _ = build_plan(trt, onnx_path, shape, threads, without_kernel(cache, args.without))
         engines.append(Engine(trt, plan_b, shape, x, threads))
     elif args.without_pass:
-        plan_b, _ = build_plan(trt, onnx_path, shape, threads, cache, off=(args.without_pass,))
+        plan_b, _ = build_plan(trt, onnx_path, shape, threads, cache, off=tuple(args.without_pass.split(",")))
         engines.append(Engine(trt, plan_b, shape, x, threads))
     ref = sess0.run(None, {"input": x})[0]
     engines[0].run()
@@ -216,7 +216,7 @@ def one_model(model, threads, args):
     if args.without_pass:
         engines[1].run()
         check_b = bench.verify(engines[1].arrays[engines[1].out_name], ref)
-        if not check_b["ok"]:
+        if not check_b["ok"] and check["ok"]:  # (a QDQ file may disagree with onnxruntime's int8 kernels in both)
             raise RuntimeError(f"{model}: the engine without pass {args.without_pass} disagrees with onnxruntime")
         fns["without " + args.without_pass] = engines[1].run
     for _ in range(3):
@@ -375,7 +375,8 @@ def main(argv=None):
                     help="also build and profile (alternating) an engine whose timing cache makes KERNEL slow: "
                          "the same build without that kernel (A/B of a new kernel)")
     ap.add_argument("--without-pass", default=None, metavar="PASS",
-                    help="also build and profile (alternating) the engine with builder pass PASS off")
+                    help="also build and profile (alternating) the engine with builder pass PASS off (a comma list: "
+                         "all of them off)")
     ap.add_argument("--thread-clock", action="store_true",
                     help="trtlite's per-layer times by the calling thread's CPU time (TRTL_PROFILE_CLOCK=thread)")
     args = ap.parse_args(argv)

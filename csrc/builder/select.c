@@ -751,6 +751,12 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
             all_float = real == TRTL_FLOAT && (codes == TRTL_INT8 || codes == TRTL_UINT8) &&
                         g->t[n->in[1]].dtype == TRTL_FLOAT;
         }
+        /* ... and a normalization writing int8 codes (passes/norm_codes.c): normalization.rows writes them */
+        if (n->op == TRTL_OP_NORMALIZATION && n->p.norm.out_quant == 2 && n->n_out == 1) {
+            all_float = g->t[n->out[0]].dtype == (trtl_dtype)n->p.norm.out_type;
+            for (int32_t j = 0; j < n->n_in; j++)
+                all_float &= g->t[n->in[j]].dtype == TRTL_FLOAT;
+        }
         /* ... except kernels of int8 codes (precision INT8 outside QLINEAR: pooling.codes_max), which take
          * only nodes whose every input and output is INT8 / UINT8 codes */
         int all_codes = 1;

@@ -188,6 +188,12 @@ typedef struct trtl_normalization_params {
     uint32_t axes;
     int32_t num_groups;
     int32_t compute_precision; /* trtl_dtype */
+    /* (appended, internal, plan version 10; builder/passes/norm_codes.c) out_quant 2: the output is the INT8 /
+     * UINT8 codes (out_type) of QuantizeLinear(y; out_scale, out_zero_point) instead of the FLOAT y (0) */
+    int32_t out_quant;
+    float out_scale;
+    int32_t out_zero_point;
+    int32_t out_type;
 } trtl_normalization_params;
 
 typedef struct trtl_cast_params {
@@ -251,6 +257,11 @@ typedef struct trtl_qlinear_params {
      * ((q - in_zero_point) * in_scale, fake-quantized by its producer): the fp32 tactics read it without the
      * quantize pass; other kernels may ignore it (quantizing it again gives q back) */
     int32_t in_grid;
+    /* (appended, plan version 10; builder/passes/qlinear_bias.c) 1: the bias is added after the mid quantization,
+     * y = DQ(Q(acc * in_scale * w_scale[k]; mid)) + bias[k] (then residual, act, output quantization as above):
+     * quantize_static's MatMul -> Q/DQ -> Add(bias) -> Q/DQ as one step.  FC / MATMUL modes with mid_quant and a
+     * bias only */
+    int32_t bias_after_mid;
 } trtl_qlinear_params;
 
 struct trtl_plugin;

@@ -78,6 +78,9 @@ static trtl_status check_desc(const trtl_qconv_desc *d)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                           "%s: res_codes needs has_residual and a valid res_scale %g / res_zero %d / res_signed %d",
                           fn, (double)d->res_scale, d->res_zero, d->res_signed);
+    if ((d->bias_after_mid != 0 && d->bias_after_mid != 1) || (d->bias_after_mid && !d->gemm))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "%s: bias_after_mid %d must be 0, or 1 with gemm = 1", fn,
+                          d->bias_after_mid);
     return TRTL_OK;
 }
 
@@ -310,6 +313,7 @@ trtl_status trtl_qconv_prepare_amx(const trtl_qconv_desc *d, const int8_t *w, co
     s->e.res_signed = d->res_signed;
     s->e.res_zero = d->res_zero;
     s->e.res_scale = d->res_scale;
+    s->e.bias_late = d->bias_after_mid;
     fold_init(s, kpad);
     if (s->dw)
         s->dw_T = ceil_div(d->S, g);

@@ -13,6 +13,9 @@
  *   dequantize  y = float(acc) * (in_scale * w_scale[k]) + bias[k]     (the product of the two
  *               scales rounded to float once, at prepare time)
  *   mid_quant   1: y = (sat(rne(y / mid_scale) + mid_zero) - mid_zero) * mid_scale   (before the residual)
+ *   bias_after_mid  1 (rows only): the bias is added here, after the mid quantization, instead of
+ *               before it: y = fq_mid(float(acc) * scale) + bias[k] (quantize_static's MatMul -> Q/DQ
+ *               -> Add(bias) -> Q/DQ: the bias add of a BERT linear layer in the layer's epilogue)
  *   residual    r = residual[i] (float), or with res_codes r = float(q_r - res_zero) * res_scale
  *   epilogue    y = act(y + r)                   (TensorRT's activation formulas, epilogue.c)
  *   out_quant   1: y = (sat(rne(y / out_scale) + out_zero) - out_zero) * out_scale
@@ -92,6 +95,8 @@ typedef struct trtl_qconv_desc {
     int32_t res_codes;
     float res_scale;
     int32_t res_zero, res_signed;
+    /* (appended) 1: the bias is added after the mid quantization (see bias_after_mid above; gemm = 1 only) */
+    int32_t bias_after_mid;
 } trtl_qconv_desc;
 
 /* The quantize step above for one value: the definition every kernel's quantizer matches. */

@@ -54,6 +54,9 @@ typedef struct trtl_qk_epi {
      * output quantizer's clamp to +-out_lim is one clamp to [fold_lo, fold_hi] (see qt_epc_store) */
     int32_t fold;
     float fold_lo, fold_hi;
+    /* (appended) bias_late = desc.bias_after_mid: the tiles dequantize to acc * scale and the epilogue adds the
+     * bias after the mid quantization (qconv_tmpl.h: qt_deq, qt_epi_vec, qt_epc_store) */
+    int32_t bias_late;
 } trtl_qk_epi;
 
 /* How activations become elements (u8 for G = 4, int16 for G = 2). */

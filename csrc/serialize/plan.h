@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 8.
+ * plan.h -- the serialized engine ("plan") format, version 10.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -32,6 +32,9 @@
  *      table: builder/passes/fuse_preact.c); a reader from before refuses it as an unknown op.
  *   9  NCHWC_CONV's attributes mid_qgrid, mid_alpha, mid_beta (appended; int8 layers in blocked regions,
  *      builder/passes/nchwc.c; older plans are read with 0: none).
+ *  10  QLINEAR's attribute bias_after_mid (appended; builder/passes/qlinear_bias.c) and NORMALIZATION's out_quant,
+ *      out_scale, out_zero_point, out_type (appended, internal; builder/passes/norm_codes.c: a layer norm writing
+ *      int8 codes); older plans are read with 0: the bias before the mid quantization, a FLOAT output.
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -99,7 +102,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 9u
+#define TRTL_PLAN_VERSION 10u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 

@@ -334,6 +334,8 @@ fail:
  * stores only those before them, and the rest keep their defaults (info->init). */
 static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
 {
+    if (op == TRTL_OP_QLINEAR && version < 10)
+        nattrs -= 1; /* bias_after_mid: the bias add after an int8 matrix multiply's Q/DQ (version 10) */
     if (op == TRTL_OP_QLINEAR && version < 8)
         nattrs -= 1; /* in_grid: float tensors between fp32 tactics (version 8) */
     if (op == TRTL_OP_QLINEAR && version < 5)
@@ -344,6 +346,8 @@ static int32_t attrs_in_version(trtl_op op, int32_t nattrs, uint32_t version)
         return nattrs - 5; /* norm_op .. empty_rows_zero: the IAttention layer (version 7) */
     if (op == TRTL_OP_NCHWC_CONV && version < 9)
         return nattrs - 3; /* mid_qgrid, mid_alpha, mid_beta: int8 layers in blocked regions (version 9) */
+    if (op == TRTL_OP_NORMALIZATION && version < 10)
+        return nattrs - 4; /* out_quant .. out_type: a layer norm writing int8 codes (version 10) */
     return nattrs;
 }
 

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "kernels/ref/ref.h"
+#include "kernels/ref/qdq_math.h"
 #include "core/shape.h"
 #include "kernels/kernel.h"
 #include "core/threadpool.h"
@@ -2259,6 +2260,158 @@ static void test_normalization_channels(int ncases)
     }
 out:
     g_norm_kernel = &trtl_kernel_normalization_rows;
+    trtl_cpu_set_mask(~0u);
+}
+
+/* One run of normalization kernel fn (k's run, or the reference) into out (floats or codes: the node's out_quant),
+ * on the calling thread or the pool pi; 0 on success. */
+static int norm_run_into(const trtl_kernel *k, trtl_kernel_fn fn, trtl_node *nd, const trtl_tensor_view *in,
+                         trtl_tensor_view *out, int pi)
+{
+    size_t ss = k && k->scratch ? k->scratch(nd, in, out) : 0;
+    float *scratch = ss ? nan_buf((int64_t)(ss / sizeof(float)) + 1) : NULL;
+    trtl_kernel_args a = {nd, in, out, scratch, ss, NULL, pi >= 0 ? g_pools[pi] : NULL, NULL};
+    trtl_status st = k ? k->run(&a) : fn(&a);
+    free(scratch);
+    if (st != TRTL_OK) {
+        fprintf(stderr, "FAIL %s codes [%s]: run: %s\n", k ? k->name : "normalization.ref", g_desc, trtl_last_error());
+        g_failures++;
+        return 1;
+    }
+    return 0;
+}
+
+/* normalization.rows writing int8 / uint8 codes (out_quant 2, builder/passes/norm_codes.c): the codes must be, bit for
+ * bit, those of its own float output quantized as QuantizeLinear (trtl_q_value, which quantize.simd matches: the
+ * norm_codes pass replaces "normalization.rows -> quantize.simd"), and within one code of the reference kernel's
+ * codes (it computes in double, so a value next to a rounding tie may quantize one code apart: at most 2 % of them);
+ * on the calling thread and the pools. */
+static int norm_codes_case(int r, const int64_t *d, uint32_t axes, int G, uint32_t sbits, uint32_t bbits, int special)
+{
+    trtl_node nd = {0};
+    nd.op = TRTL_OP_NORMALIZATION;
+    nd.name = "norm codes";
+    nd.epi = no_epilogue();
+    nd.p.norm.axes = axes;
+    nd.p.norm.num_groups = G;
+    nd.p.norm.epsilon = (rnd() % 2) ? 1e-5f : 0.1f;
+    nd.p.norm.compute_precision = TRTL_FLOAT;
+    nd.n_in = 3;
+    nd.n_out = 1;
+    const int u8 = rnd() % 2;
+    const trtl_dtype ct = u8 ? TRTL_UINT8 : TRTL_INT8;
+    const float qs = (float)(0.004 + 0.05 * (rnd() % 1000) / 1000.0);
+    const int32_t zp = (int32_t)(u8 ? rint_in(0, 255) : rint_in(-128, 127));
+    int64_t sd[TRTL_MAX_DIMS], bd[TRTL_MAX_DIMS];
+    for (int i = 0; i < r; i++) {
+        sd[i] = (sbits >> i & 1u) ? d[i] : 1;
+        bd[i] = (bbits >> i & 1u) ? d[i] : 1;
+    }
+    trtl_dims xdims = dims(r, d), sdims = dims(r, sd), bdims = dims(r, bd);
+    const int64_t n = trtl_volume(&xdims);
+    float *x = rand_buf(n), *sc = rand_buf(trtl_volume(&sdims)), *b = rand_buf(trtl_volume(&bdims));
+    for (int64_t i = 0; i < n; i++)
+        x[i] = 3.0f + 2.0f * x[i];
+    sprinkle(x, n, special);
+    trtl_tensor_view in[3] = {{x, xdims, TRTL_FLOAT}, {sc, sdims, TRTL_FLOAT}, {b, bdims, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s axes=0x%x G=%d %s scale %g zero %d special=%d features=0x%x",
+             trtl_dims_str(&xdims, xs, sizeof xs), (unsigned)axes, G, u8 ? "uint8" : "int8", (double)qs, (int)zp,
+             special, trtl_cpu_features());
+    uint8_t *got = malloc((size_t)n + 1), *want_ref = malloc((size_t)n + 1);
+    float *yf = nan_buf(n);
+    int bad = 0;
+    trtl_tensor_view of = {yf, xdims, TRTL_FLOAT};
+    trtl_dims ind[3] = {xdims, sdims, bdims};
+    if (!trtl_kernel_normalization_rows.applies(&nd, ind)) {
+        fprintf(stderr, "FAIL normalization.rows codes [%s]: applies() refused\n", g_desc);
+        g_failures++;
+        bad = 1;
+        goto done;
+    }
+    if (norm_run_into(&trtl_kernel_normalization_rows, NULL, &nd, in, &of, -1)) { /* the float output */
+        bad = 1;
+        goto done;
+    }
+    nd.p.norm.out_quant = 2;
+    nd.p.norm.out_scale = qs;
+    nd.p.norm.out_zero_point = zp;
+    nd.p.norm.out_type = ct;
+    trtl_tensor_view oref = {want_ref, xdims, ct};
+    if (norm_run_into(NULL, trtl_ref_normalization, &nd, in, &oref, -1)) {
+        bad = 1;
+        goto done;
+    }
+    for (int pi = -1; pi < 3 && !bad; pi++) {
+        memset(got, 0x5a, (size_t)n + 1);
+        trtl_tensor_view oq = {got, xdims, ct};
+        if (norm_run_into(&trtl_kernel_normalization_rows, NULL, &nd, in, &oq, pi)) {
+            bad = 1;
+            break;
+        }
+        int64_t off_ref = 0;
+        for (int64_t i = 0; i < n && !bad; i++) {
+            const int32_t c = u8 ? got[i] : (int8_t)got[i];
+            const int32_t w = trtl_q_value(yf[i], qs, zp, ct);
+            const int32_t wr = u8 ? want_ref[i] : (int8_t)want_ref[i];
+            if (c != w) {
+                fprintf(stderr, "FAIL normalization.rows codes [%s] pool=%d: code[%lld] = %d, its float %.9g quantizes "
+                        "to %d\n", g_desc, pi, (long long)i, (int)c, (double)yf[i], (int)w);
+                bad = 1;
+            } else if (c != wr) {
+                off_ref++;
+                if (c - wr > 1 || wr - c > 1) {
+                    fprintf(stderr, "FAIL normalization.rows codes [%s] pool=%d: code[%lld] = %d, the reference's %d\n",
+                            g_desc, pi, (long long)i, (int)c, (int)wr);
+                    bad = 1;
+                }
+            }
+        }
+        if (!bad && got[n] != 0x5a) {
+            fprintf(stderr, "FAIL normalization.rows codes [%s]: wrote past the codes\n", g_desc);
+            bad = 1;
+        }
+        if (!bad && off_ref * 50 > n + 50) {
+            fprintf(stderr, "FAIL normalization.rows codes [%s]: %lld of %lld codes one off the reference's\n",
+                    g_desc, (long long)off_ref, (long long)n);
+            bad = 1;
+        }
+        if (bad)
+            g_failures++;
+    }
+done:
+    g_cases++;
+    free(x);
+    free(sc);
+    free(b);
+    free(got);
+    free(want_ref);
+    free(yf);
+    return bad;
+}
+
+static void test_normalization_codes(int ncases)
+{
+    static const int64_t ln[3] = {2, 13, 768}, odd[3] = {3, 5, 33}, in4[4] = {2, 6, 7, 9}, gn[4] = {3, 8, 5, 3};
+    for (int pass = 0; pass < 3; pass++) {
+        if (!isa_pass_portable(pass))
+            continue;
+        for (int sp = 0; sp < 2; sp++)
+            if (norm_codes_case(3, ln, 0x4, 1, 0x4, 0x4, sp) || norm_codes_case(3, odd, 0x4, 1, 0x4, 0x0, sp) ||
+                norm_codes_case(3, odd, 0x6, 1, 0x6, 0x2, sp) || norm_codes_case(4, in4, 0xc, 1, 0x2, 0x2, sp) ||
+                norm_codes_case(4, gn, 0xc, 4, 0x2, 0x0, sp))
+                goto out;
+        for (int i = 0; i < ncases / 2; i++) {
+            int rank = (int)rint_in(2, 4);
+            int64_t d[4];
+            rand_dims(rank, d, 40000);
+            int first = (int)rint_in(0, rank - 1);
+            uint32_t axes = ((1u << rank) - 1) - ((1u << first) - 1);
+            if (norm_codes_case(rank, d, axes, 1, axes & (uint32_t)rnd(), axes & (uint32_t)rnd(), rnd() % 6 == 0))
+                goto out;
+        }
+    }
+out:
     trtl_cpu_set_mask(~0u);
 }
 
@@ -5951,6 +6104,7 @@ int main(int argc, char **argv)
     test_softmax(ncases);
     test_normalization(ncases);
     test_normalization_channels(ncases);
+    test_normalization_codes(ncases);
     test_shuffle(ncases);
     test_copy_ops(ncases);
     test_deconv(ncases);

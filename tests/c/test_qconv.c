@@ -106,10 +106,14 @@ static void model_run(const tcase *c, const float *x, const int8_t *w, const flo
                 int64_t o = n * out_img + k * (d->gemm ? 1 : P) + p;
                 if (acc_out)
                     acc_out[o] = acc;
-                double v = (double)acc * ((double)d->in_scale * ws[c->per_channel ? k : 0]) + (bias ? bias[k] : 0.0);
+                const int late = d->bias_after_mid; /* the bias after the mid quantization */
+                double v = (double)acc * ((double)d->in_scale * ws[c->per_channel ? k : 0]) +
+                           (bias && !late ? bias[k] : 0.0);
                 if (d->mid_quant)
                     v = (double)(model_quant((float)v, d->mid_scale, d->mid_zero, d->mid_signed) - d->mid_zero) *
                         (double)d->mid_scale;
+                if (late && bias)
+                    v += bias[k];
                 if (res)
                     v += res[o];
                 v = model_act(d->act, d->alpha, d->beta, v);
@@ -177,7 +181,7 @@ static int run_case(const tcase *c, trtl_threadpool *pool, const char *want_kern
     const void *rin = !d->has_residual ? NULL : d->res_codes ? (const void *)resq : (const void *)res;
     trtl_status st = trtl_qconv_prepare(d, w, ws, c->per_channel, c->has_bias ? bias : NULL, &s);
     if (st != TRTL_OK) {
-        printf("FAIL %s: prepare returned %d\n", label, (int)st);
+        printf("FAIL %s: prepare returned %d: %s\n", label, (int)st, trtl_last_error());
         bad = 1;
         goto done;
     }
@@ -257,9 +261,11 @@ static void describe(const tcase *c, char *buf, size_t n, const char *kernel, in
 {
     const trtl_qconv_desc *d = &c->d;
     if (d->gemm)
-        snprintf(buf, n, "[%s t%d] gemm M%lld C%d K%d act %d res %d signed %d z %d pc %d oq %d exact %d codes %d", kernel,
-                 threads, (long long)c->M, d->C, d->K, d->act, d->has_residual, d->in_signed, d->in_zero,
-                 c->per_channel, d->out_quant, c->exact, c->x_codes);
+        snprintf(buf, n,
+                 "[%s t%d] gemm M%lld C%d K%d act %d res %d signed %d z %d pc %d oq %d mid %d late %d bias %d exact %d "
+                 "codes %d",
+                 kernel, threads, (long long)c->M, d->C, d->K, d->act, d->has_residual, d->in_signed, d->in_zero,
+                 c->per_channel, d->out_quant, d->mid_quant, d->bias_after_mid, c->has_bias, c->exact, c->x_codes);
     else
         snprintf(buf, n,
                  "[%s t%d] conv N%lld C%d H%lld W%lld K%d %dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d act %d res %d "
@@ -364,6 +370,19 @@ static void make_case(tcase *c, int idx, int gemm)
         d->res_signed = rnd() % 2;
         d->res_zero = d->res_signed ? rint_in(-10, 10) : rint_in(0, 200);
         d->res_scale = (float)runi(0.005, 0.05);
+    }
+    /* quantize_static's MatMul -> Q/DQ -> Add(bias) -> Q/DQ (passes/qlinear_bias.c): rows with a mid quantization and
+     * the bias after it, output fake-quantized, codes or float */
+    if (gemm && !d->mid_quant && rnd() % 3 == 0) {
+        d->mid_quant = 1;
+        d->mid_signed = rnd() % 2;
+        d->mid_zero = d->mid_signed ? rint_in(-10, 10) : rint_in(0, 200);
+        d->mid_scale = (float)runi(0.01, 0.1);
+        d->bias_after_mid = 1;
+        if (rnd() % 2) { /* the BERT form: no residual, no activation */
+            d->has_residual = d->res_codes = 0;
+            d->act = TRTL_ACT_NONE;
+        }
     }
 }
 
@@ -501,8 +520,8 @@ static int refuses(void)
     struct {
         const char *what;
         trtl_qconv_desc d;
-    } cases[8];
-    for (int i = 0; i < 8; i++)
+    } cases[10];
+    for (int i = 0; i < 10; i++)
         cases[i].d = d;
     cases[0].what = "zero scale", cases[0].d.in_scale = 0.0f;
     cases[1].what = "NaN scale", cases[1].d.in_scale = NAN;
@@ -512,7 +531,9 @@ static int refuses(void)
     cases[5].what = "stride 0", cases[5].d.stride_w = 0;
     cases[6].what = "activation", cases[6].d.act = 77;
     cases[7].what = "out scale", cases[7].d.out_quant = 1, cases[7].d.out_scale = INFINITY;
-    for (int i = 0; i < 8; i++) {
+    cases[8].what = "bias_after_mid on a convolution", cases[8].d.bias_after_mid = 1;
+    cases[9].what = "bias_after_mid 2", cases[9].d.bias_after_mid = 2, cases[9].d.gemm = 1;
+    for (int i = 0; i < 10; i++) {
         s = (trtl_qconv_state *)&d;
         if (trtl_qconv_prepare(&cases[i].d, w, ws, 0, NULL, &s) == TRTL_OK || s != NULL) {
             printf("FAIL refuses: %s accepted\n", cases[i].what);
@@ -549,6 +570,120 @@ static int prepare_pair(const trtl_qconv_desc *d, const int8_t *w, const float *
     trtl_status st0 = trtl_qconv_prepare(d, w, ws, 1, bias, s0);
     trtl_cpu_set_mask(mask);
     return st1 == TRTL_OK && st0 == TRTL_OK;
+}
+
+/* ---- the bias after the mid quantization (bias_after_mid, passes/qlinear_bias.c) -------------------------- */
+
+/* quantize_static's MatMul -> Q/DQ -> Add(bias) -> Q/DQ on rows: y = fq_mid(acc * scale) + bias[k], then ReLU or
+ * nothing, then the output fake-quantized, as codes or float.  Against a float32 model written here (the library's
+ * own arithmetic: scale = in_scale * w_scale[k] rounded once, float(acc) * scale, the mid and output quantizers on the
+ * correctly rounded quotient, the bias added in float) bit for bit: unlike a bias added before the mid quantization
+ * (one mid step apart at most, which the float64 comparison's tolerance allows), a wrong order shows.  Rows, depths
+ * and columns with every tail, float or code input, per-channel or per-tensor weight scales, int8 / uint8 codes. */
+static int late_case(trtl_threadpool *pool, const char *path, int variant)
+{
+    trtl_qconv_desc d;
+    memset(&d, 0, sizeof d);
+    static const int64_t Ms[] = {1, 5, 13, 37, 4, 64};
+    const int64_t M = Ms[variant % 6];
+    d.C = variant % 7 == 0 ? 768 : rint_in(1, 300);
+    d.K = variant % 5 == 0 ? 96 : rint_in(1, 90);
+    d.R = d.S = d.stride_h = d.stride_w = d.dil_h = d.dil_w = d.groups = 1;
+    d.gemm = 1;
+    d.in_scale = (float)runi(0.005, 0.05);
+    d.in_signed = variant % 2;
+    d.in_zero = d.in_signed ? rint_in(-5, 5) : rint_in(100, 140);
+    d.act = variant % 4 == 3 ? TRTL_ACT_RELU : TRTL_ACT_NONE;
+    d.mid_quant = 1;
+    d.mid_signed = (variant / 2) % 2;
+    d.mid_zero = d.mid_signed ? rint_in(-10, 10) : rint_in(0, 200);
+    d.mid_scale = (float)runi(0.01, 0.1);
+    d.bias_after_mid = 1;
+    d.out_quant = variant % 3;
+    d.out_signed = (variant / 3) % 2;
+    d.out_zero = d.out_signed ? rint_in(-10, 10) : rint_in(0, 40);
+    d.out_scale = (float)runi(0.01, 0.1);
+    const int per_channel = variant % 8 < 5, x_codes = variant % 4 == 1;
+    const int64_t nx = M * d.C, ny = M * d.K;
+    float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)ny);
+    float *ws = malloc(sizeof(float) * (size_t)d.K), *bias = malloc(sizeof(float) * (size_t)d.K);
+    int8_t *w = malloc((size_t)(d.K * d.C)), *xq = malloc((size_t)nx), *yq = malloc((size_t)ny + 1);
+    int32_t *qx = malloc(sizeof(int32_t) * (size_t)nx);
+    for (int64_t i = 0; i < nx; i++) {
+        double u = runi(-200.0, 200.0);
+        x[i] = (rnd() % 8 == 0) ? (float)((floor(u) + 0.5) * d.in_scale) : (float)(u * d.in_scale);
+        qx[i] = (int32_t)model_quant(x[i], d.in_scale, d.in_zero, d.in_signed);
+        xq[i] = (int8_t)qx[i];
+    }
+    for (int64_t i = 0; i < d.K * d.C; i++)
+        w[i] = (int8_t)rint_in(-127, 127);
+    for (int64_t k = 0; k < d.K; k++) {
+        ws[k] = per_channel || k == 0 ? (float)runi(0.0005, 0.01) : ws[0];
+        bias[k] = (float)runi(-3.0, 3.0);
+    }
+    trtl_qconv_state *s = NULL;
+    int bad = 0;
+    if (trtl_qconv_prepare(&d, w, ws, 1, bias, &s) != TRTL_OK) {
+        printf("FAIL late %s variant %d: prepare: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    size_t sz = trtl_qgemm_scratch(s, M, 3);
+    void *sc = malloc(sz ? sz : 1);
+    memset(yq, 0x5a, (size_t)ny + 1);
+    trtl_status st = trtl_qgemm_run_codes(s, M, x_codes ? (const void *)xq : (const void *)x, x_codes,
+                                          d.out_quant == 2 ? (void *)yq : (void *)y, NULL, sc, sz, pool);
+    free(sc);
+    if (st != TRTL_OK) {
+        printf("FAIL late %s variant %d: run: %s\n", path, variant, trtl_last_error());
+        bad = 1;
+        goto done;
+    }
+    for (int64_t m = 0; m < M && !bad; m++)
+        for (int64_t k = 0; k < d.K && !bad; k++) {
+            int64_t acc = 0;
+            for (int64_t c = 0; c < d.C; c++)
+                acc += (int64_t)(qx[m * d.C + c] - d.in_zero) * w[k * d.C + c];
+            const float scale = d.in_scale * ws[k];
+            float v = (float)acc * scale;
+            v = (float)(model_quant(v, d.mid_scale, d.mid_zero, d.mid_signed) - d.mid_zero) * d.mid_scale;
+            v = v + bias[k];
+            if (d.act == TRTL_ACT_RELU)
+                v = v < 0.0f ? 0.0f : v;
+            const int64_t o = m * d.K + k;
+            const int64_t code = model_quant(v, d.out_scale, d.out_zero, d.out_signed);
+            g_checked++;
+            if (d.out_quant == 2) {
+                const int64_t got = d.out_signed ? (int64_t)yq[o] : (int64_t)(uint8_t)yq[o];
+                bad = got != code;
+                if (bad)
+                    printf("FAIL late %s variant %d (M%lld C%d K%d): code [%lld, %lld] is %lld, model %lld\n", path,
+                           variant, (long long)M, d.C, d.K, (long long)m, (long long)k, (long long)got,
+                           (long long)code);
+            } else {
+                const float want = d.out_quant ? (float)(code - d.out_zero) * d.out_scale : v;
+                bad = memcmp(&y[o], &want, sizeof want) != 0;
+                if (bad)
+                    printf("FAIL late %s variant %d (M%lld C%d K%d oq %d): y[%lld, %lld] = %.9g, model %.9g\n", path,
+                           variant, (long long)M, d.C, d.K, d.out_quant, (long long)m, (long long)k, (double)y[o],
+                           (double)want);
+            }
+        }
+    if (!bad && d.out_quant == 2 && yq[ny] != 0x5a) {
+        printf("FAIL late %s variant %d: wrote past the codes\n", path, variant);
+        bad = 1;
+    }
+done:
+    trtl_qconv_release(s);
+    free(x);
+    free(y);
+    free(ws);
+    free(bias);
+    free(w);
+    free(xq);
+    free(yq);
+    free(qx);
+    return bad;
 }
 
 /* ---- the codes epilogue's folded clamp (trtl_qk_epi.fold) ------------------------------------------ */
@@ -904,6 +1039,8 @@ int main(int argc, char **argv)
             g_fail += batch_case(v % 3 == 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         for (int v = 0; v < 72; v++)
             g_fail += fold_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
+        for (int v = 0; v < 48; v++)
+            g_fail += late_case(v % 2 ? pool : NULL, paths[pi].name, v);
         for (int v = 0; v < 40; v++)
             g_fail += dwc_case(v % 2 ? pool : NULL, paths[pi].name, paths[pi].mask, v);
         printf("%s: %d failures\n", paths[pi].name, g_fail - before);

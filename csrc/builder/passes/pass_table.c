@@ -10,7 +10,9 @@
  * epilogue fusion because it only folds into a producer without an epilogue; Q/DQ fusion comes
  * last and takes a node's fused epilogue into its int8 layer; qdq_int8_io then joins its int8 layers
  * with int8 tensors, and drop_fake_quant removes the Q -> DQ pairs left on values already quantized
- * (after both, so that it never takes a pair they would fuse); padding folding precedes
+ * (after both, so that it never takes a pair they would fuse); qlinear_bias follows fold_fake_quant (it takes the
+ * fake quantization that pass put into a bias add's epilogue into the int8 layer before the add), and norm_codes
+ * (a layer norm writing the codes of the Q layer after it) runs beside it; padding folding precedes
  * horizontal fusion (a folded padding can make siblings alike), which follows epilogue fusion
  * (the activations are part of its match) and makes slices; concatenation sinking precedes the elisions (it only
  * moves concatenations that would copy, and the pooled pieces it makes may be placed); gathers of constant
@@ -78,6 +80,12 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                    "turns a Q -> DQ pair of the same per-tensor parameters left on a float tensor "
                                    "into one fake-quantize step: the producing elementwise layer's or matrix "
                                    "multiply's epilogue, else one activation layer"},
+    [TRTL_PASS_QLINEAR_BIAS] = {"qlinear_bias", trtl_pass_qlinear_bias, 1, 0,
+                                "takes the bias add after an int8 matrix multiply's output Q -> DQ (and the fake "
+                                "quantization or Q layer after the add) into the int8 layer: the bias is added "
+                                "after its mid quantization"},
+    [TRTL_PASS_NORM_CODES] = {"norm_codes", trtl_pass_norm_codes, 1, 0,
+                              "lets a layer norm whose only reader is a Q layer write the int8 codes itself"},
     [TRTL_PASS_FOLD_PADDING] = {"fold_padding", trtl_pass_fold_padding, 1, 0,
                                 "folds a zero padding of the spatial dims into the convolution it feeds"},
     [TRTL_PASS_FUSE_SIBLINGS] = {"fuse_siblings", trtl_pass_fuse_siblings, 1, 0,

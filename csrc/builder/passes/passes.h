@@ -33,6 +33,8 @@ typedef enum trtl_pass_id {
     TRTL_PASS_QDQ_INT8_IO,
     TRTL_PASS_DROP_FAKE_QUANT,
     TRTL_PASS_FOLD_FAKE_QUANT,
+    TRTL_PASS_QLINEAR_BIAS,
+    TRTL_PASS_NORM_CODES,
     TRTL_PASS_FOLD_PADDING,
     TRTL_PASS_FUSE_SIBLINGS,
     TRTL_PASS_SINK_CONCAT,
@@ -86,6 +88,8 @@ trtl_status trtl_pass_dead_layers(trtl_bgraph *g);
 trtl_status trtl_pass_drop_identity(trtl_bgraph *g);
 trtl_status trtl_pass_drop_fake_quant(trtl_bgraph *g);
 trtl_status trtl_pass_fold_fake_quant(trtl_bgraph *g);
+trtl_status trtl_pass_qlinear_bias(trtl_bgraph *g);
+trtl_status trtl_pass_norm_codes(trtl_bgraph *g);
 trtl_status trtl_pass_gather_slice(trtl_bgraph *g);
 trtl_status trtl_pass_constant_fold(trtl_bgraph *g);
 trtl_status trtl_pass_fuse_gelu(trtl_bgraph *g);

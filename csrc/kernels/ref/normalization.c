@@ -1,11 +1,13 @@
 /* Reference normalization: for every slice of the dims that are not normalized, mean and biased
  * variance in double (two passes), then y = (x - mean) / sqrt(var + eps) * scale + bias with scale
- * and bias broadcast.  Group norm splits dim 1 into [G, C/G]: G is kept, C/G joins the reduction. */
+ * and bias broadcast.  Group norm splits dim 1 into [G, C/G]: G is kept, C/G joins the reduction.
+ * out_quant 2 (builder/passes/norm_codes.c) stores QuantizeLinear((float)y) as the output's codes. */
 #include <math.h>
 #include "kernels/ref/ref.h"
 #include "core/dims.h"
 #include "core/status.h"
 #include "kernels/ref/ref_index.h"
+#include "kernels/ref/qdq_math.h"
 
 /* Offset into a broadcast parameter for input offset `off`; with group_div > 0 the parameter has
  * one value per group along dim 1 (channel c uses entry c / group_div). */
@@ -28,7 +30,11 @@ trtl_status trtl_ref_normalization(const trtl_kernel_args *a)
     const trtl_dims *xd = &a->in[0].dims, *sd = &a->in[1].dims, *bd = &a->in[2].dims;
     const float *x = (const float *)a->in[0].data, *sc = (const float *)a->in[1].data,
                 *bi = (const float *)a->in[2].data;
-    float *y = (float *)a->out[0].data;
+    void *y = a->out[0].data;
+    const int codes = p->out_quant == 2;
+    if (codes && a->out[0].dtype != (trtl_dtype)p->out_type)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': the codes output is not %s (the plan is corrupt)",
+                          a->node->name, trtl_dtype_name((trtl_dtype)p->out_type));
     int r = xd->nb_dims;
     int64_t G = p->num_groups;
     if (sd->nb_dims != r || bd->nb_dims != r)
@@ -88,7 +94,16 @@ trtl_status trtl_ref_normalization(const trtl_kernel_args *a)
             int64_t cg = G > 1 ? xd->d[1] / G : 0;
             double s = sc[param_offset(off, xd, sst, r, per_group_s ? cg : 0)];
             double b = bi[param_offset(off, xd, bst, r, per_group_b ? cg : 0)];
-            y[off] = (float)(((double)x[off] - mean) * rstd * s + b);
+            const float v = (float)(((double)x[off] - mean) * rstd * s + b);
+            if (!codes) {
+                ((float *)y)[off] = v;
+                continue;
+            }
+            const int32_t q = trtl_q_value(v, p->out_scale, p->out_zero_point, p->out_type);
+            if (p->out_type == TRTL_UINT8)
+                ((uint8_t *)y)[off] = (uint8_t)q;
+            else
+                ((int8_t *)y)[off] = (int8_t)q;
         }
     }
     return TRTL_OK;

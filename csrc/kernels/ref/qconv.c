@@ -19,9 +19,13 @@ void trtl_qconv_epilogue_one(const trtl_qconv_state *s, int64_t k, int32_t acc, 
                          void *y, int64_t o)
 {
     const trtl_qconv_desc *d = &s->d;
-    float v = (float)acc * s->scale[k] + s->bias[k];
+    float v = (float)acc * s->scale[k];
+    if (!d->bias_after_mid)
+        v += s->bias[k];
     if (d->mid_quant)
         v = (float)(trtl_q8_quantize(v, d->mid_scale, d->mid_zero, d->mid_signed) - d->mid_zero) * d->mid_scale;
+    if (d->bias_after_mid)
+        v += s->bias[k];
     if (res)
         v += res[o];
     if (resq)

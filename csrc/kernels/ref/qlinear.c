@@ -2,7 +2,9 @@
  * trtl_qlinear_params): the integer math simulated exactly -- each input element quantized as
  * QuantizeLinear does (qdq_math.h), products of integers summed in int64, then
  *   y = (float)(acc * in_scale * w_scale[k] + bias[k])      (double, one rounding)
- *   y = act(y + residual);   y = DQ(Q(y)) when out_quant     (float, as the fp32 layers would).
+ *   y = act(y + residual);   y = DQ(Q(y)) when out_quant     (float, as the fp32 layers would);
+ * with mid_quant y = DQ(Q(y; mid)) before the residual, and with bias_after_mid the bias added after it
+ * (y = (float)(acc * in_scale * w_scale[k]), mid, + bias[k] in float).
  * Padding taps contribute nothing: they are the value 0.0, whose quantized form minus the zero
  * point is 0.  The slow but obvious form: inputs are quantized again for every tap (no scratch).
  * Integer input (input 0 of in_type: codes) is used as it is; out_quant = 2 stores the output's codes. */
@@ -25,9 +27,12 @@ static inline int32_t qx(const trtl_qlinear_params *q, const void *x, int codes,
 static float finish_value(const trtl_qlinear_params *q, int64_t acc, int64_t k, const void *res, int64_t i)
 {
     const float *ws = q->w_scale.values, *b = q->conv.bias.count ? q->conv.bias.values : NULL;
-    float y = (float)((double)acc * (double)q->in_scale * (double)ws[k] + (b ? (double)b[k] : 0.0));
+    const int late = q->bias_after_mid && b;
+    float y = (float)((double)acc * (double)q->in_scale * (double)ws[k] + (b && !late ? (double)b[k] : 0.0));
     if (q->mid_quant)
         y = trtl_fake_quant(y, q->mid_scale, q->mid_zero_point, q->mid_type);
+    if (late) /* the bias after the mid quantization (float, as the elementwise add it replaces) */
+        y += b[k];
     if (res && q->res_quant)
         y += (float)((q->res_type == TRTL_UINT8 ? ((const uint8_t *)res)[i] : ((const int8_t *)res)[i]) -
                      q->res_zero_point) * q->res_scale;

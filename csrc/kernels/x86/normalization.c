@@ -17,12 +17,18 @@
  * AVX-512 and AVX2+FMA row loops are picked at run time; rows are split over the pool.
  * NaN/Inf: any NaN or Inf in a row makes its mean or variance NaN/Inf and its outputs NaN, as the
  * reference's arithmetic does.
+ * Codes out (out_quant 2, builder/passes/norm_codes.c: a layer norm whose only reader was a QuantizeLinear): each
+ * y is computed as above, by the same operations, and quantized in the register as quantize.simd does it (the IEEE
+ * quotient y / scale, round half to even, the clamp with NaN to the lowest code, + zero point), so the codes are
+ * those of "normalization.rows -> quantize.simd" bit for bit (the scalar tails through trtl_q_value, the
+ * reference's quantizer); one pass writing a quarter of the bytes instead of two passes.
  */
 #include <immintrin.h>
 #include <math.h>
 
 #include "kernels/kernel.h"
 #include "kernels/ref/ref.h"
+#include "kernels/ref/qdq_math.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
 #include "core/dims.h"
@@ -261,14 +267,97 @@ __attribute__((target("avx512f"))) static void affine_avx512(const float *x, flo
     }
 }
 
+/* ---- codes out: the affine forms above, each value quantized as quantize.simd does ---------------- */
+
+typedef struct norm_q {
+    float scale;
+    int32_t zp, type; /* type: TRTL_INT8 / TRTL_UINT8 */
+} norm_q;
+
+static inline void store_code(void *q, int64_t i, float v, const norm_q *p)
+{
+    const int32_t c = trtl_q_value(v, p->scale, p->zp, p->type);
+    if (p->type == TRTL_UINT8)
+        ((uint8_t *)q)[i] = (uint8_t)c;
+    else
+        ((int8_t *)q)[i] = (int8_t)c;
+}
+
+static void affine_q_c(const float *x, void *q, int64_t n, float m, const float *a, const float *c, float a0, float c0,
+                       const norm_q *p)
+{
+    for (int64_t i = 0; i < n; i++)
+        store_code(q, i, a ? ((x[i] - m) * a0) * a[i] + c[i] : (x[i] - m) * a0 + c0, p);
+}
+
+/* 8 values -> their codes (int32 lanes, zero point added): quantize.simd's q8_avx2 on a register */
+__attribute__((target("avx2"))) static inline __m256i q8_reg_avx2(__m256 v, __m256 vs, __m256 lo, __m256 hi,
+                                                                  __m256i vz)
+{
+    __m256 r = _mm256_round_ps(_mm256_div_ps(v, vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi); /* max(NaN, lo) is lo */
+    return _mm256_add_epi32(_mm256_cvtps_epi32(r), vz);
+}
+
+__attribute__((target("avx2,fma"))) static void affine_q_avx2(const float *x, void *q, int64_t n, float m,
+                                                              const float *a, const float *c, float a0, float c0,
+                                                              const norm_q *p)
+{
+    const __m256 mv = _mm256_set1_ps(m), av = _mm256_set1_ps(a0), cv = _mm256_set1_ps(c0);
+    const __m256 vs = _mm256_set1_ps(p->scale), lo = _mm256_set1_ps((float)(trtl_q_min(p->type) - p->zp)),
+                 hi = _mm256_set1_ps((float)(trtl_q_max(p->type) - p->zp));
+    const __m256i vz = _mm256_set1_epi32(p->zp);
+    const int u8 = p->type == TRTL_UINT8;
+    uint8_t *qb = q;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 t = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv), v;
+        if (a)
+            v = _mm256_fmadd_ps(_mm256_mul_ps(t, av), _mm256_loadu_ps(a + i), _mm256_loadu_ps(c + i));
+        else
+            v = _mm256_fmadd_ps(t, av, cv);
+        __m256i k = q8_reg_avx2(v, vs, lo, hi, vz); /* codes in range: pack to bytes */
+        __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(k), _mm256_extracti128_si256(k, 1));
+        h = u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h);
+        _mm_storel_epi64((__m128i *)(void *)(qb + i), h);
+    }
+    for (; i < n; i++)
+        store_code(q, i, a ? ((x[i] - m) * a0) * a[i] + c[i] : (x[i] - m) * a0 + c0, p);
+}
+
+__attribute__((target("avx512f"))) static void affine_q_avx512(const float *x, void *q, int64_t n, float m,
+                                                              const float *a, const float *c, float a0, float c0,
+                                                              const norm_q *p)
+{
+    const __m512 mv = _mm512_set1_ps(m), av = _mm512_set1_ps(a0), cv = _mm512_set1_ps(c0);
+    const __m512 vs = _mm512_set1_ps(p->scale), lo = _mm512_set1_ps((float)(trtl_q_min(p->type) - p->zp)),
+                 hi = _mm512_set1_ps((float)(trtl_q_max(p->type) - p->zp));
+    const __m512i vz = _mm512_set1_epi32(p->zp);
+    uint8_t *qb = q;
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv), v;
+        if (a)
+            v = _mm512_fmadd_ps(_mm512_mul_ps(t, av), _mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, c + i));
+        else
+            v = _mm512_fmadd_ps(t, av, cv);
+        __m512 r = _mm512_roundscale_ps(_mm512_div_ps(v, vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        r = _mm512_min_ps(_mm512_max_ps(r, lo), hi); /* max(NaN, lo) is lo */
+        /* codes in range: the low byte is the code (int8 or uint8 bits) */
+        _mm512_mask_cvtepi32_storeu_epi8(qb + i, k, _mm512_add_epi32(_mm512_cvtps_epi32(r), vz));
+    }
+}
+
 /* ---- driver ---------------------------------------------------------------------------------- */
 
 typedef struct norm_job {
     const float *x, *s, *b; /* s, b: VEC: expanded L-vectors; CHAN: the input tensors */
-    float *y;
+    void *y;                /* floats, or codes (codes) */
     norm_geom g;
     double eps;
     int isa;
+    int codes;              /* out_quant 2: y holds codes of q */
+    norm_q q;
 } norm_job;
 
 static float reduce_row(int isa, const float *x, int64_t n, float m, int sq)
@@ -276,9 +365,21 @@ static float reduce_row(int isa, const float *x, int64_t n, float m, int sq)
     return isa == ISA_AVX512 ? red_avx512(x, n, m, sq) : isa == ISA_AVX2 ? red_avx2(x, n, m, sq) : red_c(x, n, m, sq);
 }
 
-static void affine_row(int isa, const float *x, float *y, int64_t n, float m, const float *a, const float *c,
-                       float a0, float c0)
+static void affine_row(const norm_job *j, const float *x, int64_t o, int64_t n, float m, const float *a,
+                       const float *c, float a0, float c0)
 {
+    const int isa = j->isa;
+    if (j->codes) {
+        void *q = (uint8_t *)j->y + o;
+        if (isa == ISA_AVX512)
+            affine_q_avx512(x, q, n, m, a, c, a0, c0, &j->q);
+        else if (isa == ISA_AVX2)
+            affine_q_avx2(x, q, n, m, a, c, a0, c0, &j->q);
+        else
+            affine_q_c(x, q, n, m, a, c, a0, c0, &j->q);
+        return;
+    }
+    float *y = (float *)j->y + o;
     if (isa == ISA_AVX512)
         affine_avx512(x, y, n, m, a, c, a0, c0);
     else if (isa == ISA_AVX2)
@@ -294,19 +395,18 @@ static void rows_task(void *ctx, int64_t begin, int64_t end, int thread)
     const int64_t L = j->g.L;
     for (int64_t k = begin; k < end; k++) {
         const float *x = j->x + k * L;
-        float *y = j->y + k * L;
         float mean = (float)((double)reduce_row(j->isa, x, L, 0.0f, 0) / (double)L);
         double var = (double)reduce_row(j->isa, x, L, mean, 1) / (double)L;
         float rstd = (float)(1.0 / sqrt(var + j->eps));
         if (j->g.mode == MODE_VEC) {
-            affine_row(j->isa, x, y, L, mean, j->s, j->b, rstd, 0.0f);
+            affine_row(j, x, k * L, L, mean, j->s, j->b, rstd, 0.0f);
         } else {
             int64_t grp = k % (j->g.C / j->g.cpr);
             for (int64_t c = 0; c < j->g.cpr; c++) {
                 int64_t ch = grp * j->g.cpr + c;
                 float sv = j->s[j->g.per_group_s ? grp : j->g.s1 == 1 ? 0 : ch];
                 float bv = j->b[j->g.per_group_b ? grp : j->g.b1 == 1 ? 0 : ch];
-                affine_row(j->isa, x + c * j->g.seg, y + c * j->g.seg, j->g.seg, mean, NULL, NULL, rstd * sv, bv);
+                affine_row(j, x + c * j->g.seg, k * L + c * j->g.seg, j->g.seg, mean, NULL, NULL, rstd * sv, bv);
             }
         }
     }
@@ -354,9 +454,15 @@ static trtl_status norm_run(const trtl_kernel_args *a)
         return trtl_ref_normalization(a);
     if (j.g.rows == 0 || j.g.L == 0)
         return TRTL_OK;
+    const trtl_normalization_params *np = &a->node->p.norm;
     j.x = a->in[0].data;
     j.y = a->out[0].data;
-    j.eps = (double)a->node->p.norm.epsilon;
+    j.eps = (double)np->epsilon;
+    j.codes = np->out_quant == 2;
+    j.q = (norm_q){np->out_scale, np->out_zero_point, np->out_type};
+    if (j.codes && a->out[0].dtype != (trtl_dtype)np->out_type)
+        return trtl_error(TRTL_ERR_INVALID_PLAN, "layer '%s': the codes output is not %s (the plan is corrupt)",
+                          a->node->name, trtl_dtype_name((trtl_dtype)np->out_type));
     j.isa = trtl_cpu_has(TRTL_CPU_AVX512F) ? ISA_AVX512 : trtl_cpu_has(TRTL_CPU_AVX2 | TRTL_CPU_FMA) ? ISA_AVX2 : ISA_C;
     if (j.g.mode == MODE_VEC) {
         float *sc = a->scratch;

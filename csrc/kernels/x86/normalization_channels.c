@@ -160,14 +160,16 @@ static void nc_task(void *ctx, int64_t begin, int64_t end, int thread)
 
 static int nc_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
-    nc_geom g;
-    return n->n_in == 3 && nc_geometry(&n->p.norm, &in_dims[0], &in_dims[1], &in_dims[2], &g);
+    nc_geom g; /* (float output only: the codes output of norm_codes is normalization.rows') */
+    return n->n_in == 3 && n->p.norm.out_quant == 0 &&
+           nc_geometry(&n->p.norm, &in_dims[0], &in_dims[1], &in_dims[2], &g);
 }
 
 static trtl_status nc_run(const trtl_kernel_args *a)
 {
     nc_job j;
-    if (a->node->n_in != 3 || !nc_geometry(&a->node->p.norm, &a->in[0].dims, &a->in[1].dims, &a->in[2].dims, &j.g))
+    if (a->node->n_in != 3 || a->node->p.norm.out_quant != 0 ||
+        !nc_geometry(&a->node->p.norm, &a->in[0].dims, &a->in[1].dims, &a->in[2].dims, &j.g))
         return trtl_ref_normalization(a);
     if (j.g.outer == 0 || j.g.C == 0 || j.g.inner == 0)
         return TRTL_OK;

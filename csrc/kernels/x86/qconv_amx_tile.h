@@ -146,7 +146,7 @@ QA_ATTR static void qa_tile(const trtl_qk_tile *t, const trtl_qk_epi *e)
                 }
                 const VI a = VI_LOAD(acc + i * QA_NV * QT_VL + j * QT_VL);
                 const int64_t o = i * t->ldy + j * QT_VL;
-                qt_epc_store_avx512vnni(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(a, comp)), sc), bi), &c,
+                qt_epc_store_avx512vnni(qt_deq_avx512vnni(VF_CVT_I2F(VI_SUB(a, comp)), sc, bi, c.late), bi, &c,
                                         t->resq ? t->resq + o : NULL, t->yq + o, j < NV - 1 ? QT_VL : t->last_cols);
             }
         }
@@ -170,7 +170,8 @@ QA_ATTR static void qa_tile(const trtl_qk_tile *t, const trtl_qk_epi *e)
                 bi = VF_LOAD(t->bias + j * QT_VL);
             }
             const VI a = VI_LOAD(acc + i * QA_NV * QT_VL + j * QT_VL);
-            qt_epi_vec_avx512vnni(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(a, comp)), sc), bi), t, e, i, j, yr, rr, tail, fast);
+            qt_epi_vec_avx512vnni(qt_deq_avx512vnni(VF_CVT_I2F(VI_SUB(a, comp)), sc, bi, e->bias_late), bi, t, e, i, j,
+                                  yr, rr, tail, fast);
         }
     }
     qt_epi_finish_avx512vnni(t, e, fast);

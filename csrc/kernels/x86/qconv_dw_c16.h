@@ -148,7 +148,7 @@ QDWC_ATTR void trtl_qdwc_block(const trtl_qconv_state *s, const trtl_qdwc_geom *
             else
                 acc = qdwc_dot(p, wv, R, T, rstep, widx);
             const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, comp)), sc), bi);
-            qt_epc_store_avx512vnni(v, &c, NULL, o + ox * 16, 16);
+            qt_epc_store_avx512vnni(v, bi, &c, NULL, o + ox * 16, 16); /* (no bias_late: gemm only) */
         }
     }
 

@@ -163,12 +163,12 @@ QT_ATTR static void QT_FN(qdw_plane)(const trtl_qconv_state *s, const trtl_qdw_g
                         acc = QT_DOT_CONV(acc, QT_FN(qdw_load)(p + r * rstep + tg * tstep, sw), VI_SET1(wk[r * T + tg]));
             }
             if (epc)
-                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc, comp)), sc), bi), &c,
+                QT_FN(qt_epc_store)(QT_FN(qt_deq)(VF_CVT_I2F(VI_SUB(acc, comp)), sc, bi, c.late), bi, &c,
                                     t.resq ? t.resq + (int64_t)j * QT_VL : NULL, t.yq + (int64_t)j * QT_VL,
                                     j < t.nv - 1 ? QT_VL : t.last_cols);
             else
-                QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(VI_SUB(acc, comp)), sc), bi), &t, e, 0, j, t.y,
-                                  t.res, tail, fast);
+                QT_FN(qt_epi_vec)(QT_FN(qt_deq)(VF_CVT_I2F(VI_SUB(acc, comp)), sc, bi, e->bias_late), bi, &t, e, 0, j,
+                                  t.y, t.res, tail, fast);
         }
         QT_FN(qt_epi_finish)(&t, e, fast);
     }

@@ -411,17 +411,26 @@ QT_ATTR static void QT_FN(qt_pack_direct)(const void *x, int32_t x_codes, int64_
         }
 }
 
-/* The epilogue of one accumulator vector (row i, vector j of a tile), dequantized to v: fake
- * quantization before the residual, the residual (float or codes), then either the output codes
- * or the activation (fast ones in registers) and output fake quantization, stored to yr.  Shared by
- * every tile body of this ISA (the register-blocked one below and AMX's, qconv_amx_tile.h), so the
+/* An accumulator vector (as floats) dequantized: accf * sc + bi, or accf * sc where the bias comes after the mid
+ * quantization (bias_late: qt_epi_vec / qt_epc_store add bi there). */
+QT_ATTR static inline VF QT_FN(qt_deq)(VF accf, VF sc, VF bi, int bias_late)
+{
+    return bias_late ? VF_MUL(accf, sc) : VF_ADD(VF_MUL(accf, sc), bi);
+}
+
+/* The epilogue of one accumulator vector (row i, vector j of a tile), dequantized to v (qt_deq; bi its bias):
+ * fake quantization before the residual (then the bias, with bias_late), the residual (float or codes), then
+ * either the output codes or the activation (fast ones in registers) and output fake quantization, stored to yr.
+ * Shared by every tile body of this ISA (the register-blocked one below and AMX's, qconv_amx_tile.h), so the
  * epilogue has one definition per ISA. */
-QT_ATTR static inline void QT_FN(qt_epi_vec)(VF v, const trtl_qk_tile *t, const trtl_qk_epi *e, int i, int j,
+QT_ATTR static inline void QT_FN(qt_epi_vec)(VF v, VF bi, const trtl_qk_tile *t, const trtl_qk_epi *e, int i, int j,
                                              float *yr, const float *rr, VMASK tail, int fast)
 {
     const int full = j < t->nv - 1 || t->last_cols == QT_VL;
     if (e->mid_quant)
         v = QT_FN(qt_fq_mid)(v, e);
+    if (e->bias_late)
+        v = VF_ADD(v, bi);
     if (rr)
         v = VF_ADD(v, full ? VF_LOAD(rr + j * QT_VL) : VF_LOADM(rr + j * QT_VL, tail));
     if (t->resq)
@@ -458,7 +467,7 @@ typedef struct QT_FN(qt_epc) {
     VI rz;
     VF alpha, beta;
     VF flo, fhi;             /* fold: the activation and the +-lim clamp as one clamp */
-    int32_t act, mid, rsigned, sgn, fold;
+    int32_t act, mid, rsigned, sgn, fold, late;
 } QT_FN(qt_epc);
 
 /* 1: the tile's epilogue can run qt_epc_store (codes out, register activation, no float residual). */
@@ -489,6 +498,7 @@ QT_ATTR static inline void QT_FN(qt_epc_init)(QT_FN(qt_epc) *c, const trtl_qk_ep
     c->rsigned = e->res_signed;
     c->sgn = e->out_lo + e->out_zero < 0;
     c->fold = e->fold;
+    c->late = e->bias_late;
     c->flo = VF_SET1(e->fold_lo);
     c->fhi = VF_SET1(e->fold_hi);
 }
@@ -502,8 +512,8 @@ QT_ATTR __attribute__((always_inline)) static inline VF QT_FN(qt_quot2)(VF x, VF
     return VF_FMADD(e, r, t);
 }
 
-/* n <= VL outputs v (dequantized, bias added) -> codes at dst; resq: the residual's codes there or NULL. */
-QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_epc_store)(VF v, const QT_FN(qt_epc) *c,
+/* n <= VL outputs v (dequantized: qt_deq; bi their bias) -> codes at dst; resq: the residual's codes there or NULL. */
+QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_epc_store)(VF v, VF bi, const QT_FN(qt_epc) *c,
                                                                                const int8_t *resq, int8_t *dst, int n)
 {
     if (c->mid) {
@@ -511,6 +521,8 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_epc_store)(VF
         q = VI_MIN(VI_MAX(q, c->mlo), c->mhi);
         v = VF_MUL(VF_CVT_I2F(q), c->ms);
     }
+    if (c->late)
+        v = VF_ADD(v, bi);
     if (resq) {
         int8_t tmp[16] = {0};
         if (n < QT_VL) {
@@ -626,7 +638,7 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
                     bi = VF_LOAD(t->bias + j * QT_VL);
                 }
                 const int64_t o = i * t->ldy + j * QT_VL;
-                QT_FN(qt_epc_store)(VF_ADD(VF_MUL(VF_CVT_I2F(acc[i][j]), sc), bi), &c,
+                QT_FN(qt_epc_store)(QT_FN(qt_deq)(VF_CVT_I2F(acc[i][j]), sc, bi, c.late), bi, &c,
                                     t->resq ? t->resq + o : NULL, t->yq + o,
                                     j < NV - 1 ? QT_VL : t->last_cols);
             }
@@ -651,7 +663,7 @@ QT_ATTR __attribute__((always_inline)) static inline void QT_FN(qt_tile_body)(co
                 sc = VF_LOAD(t->scale + j * QT_VL);
                 bi = VF_LOAD(t->bias + j * QT_VL);
             }
-            QT_FN(qt_epi_vec)(VF_ADD(VF_MUL(VF_CVT_I2F(acc[i][j]), sc), bi), t, e, i, j, yr, rr, tail,
+            QT_FN(qt_epi_vec)(QT_FN(qt_deq)(VF_CVT_I2F(acc[i][j]), sc, bi, e->bias_late), bi, t, e, i, j, yr, rr, tail,
                               fast);
         }
     }

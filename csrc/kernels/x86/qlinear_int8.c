@@ -71,6 +71,7 @@ void trtl_qlinear_make_desc(const trtl_qlinear_params *q, trtl_qconv_desc *d)
     d->res_scale = q->res_scale;
     d->res_zero = q->res_zero_point;
     d->res_signed = q->res_type == TRTL_INT8;
+    d->bias_after_mid = q->bias_after_mid;
 }
 
 /* amx: TRTL_QCONV_AMX_NEVER ("qlinear.int8") or TRTL_QCONV_AMX_ONLY ("qlinear.amx_int8"). */

@@ -1,5 +1,6 @@
 /* normalization.c -- INormalizationLayer (TensorRT 8.6): y = (x - mean) / sqrt(var + epsilon) * scale
- * + bias, mean and (biased) variance over `axes`.  With num_groups G > 1 (group norm) the channels
+ * + bias, mean and (biased) variance over `axes`.  Internal (builder/passes/norm_codes.c): out_quant 2
+ * writes QuantizeLinear(y; out_scale, out_zero_point) as INT8 / UINT8 codes (out_type) instead of y.  With num_groups G > 1 (group norm) the channels
  * (dim 1) split into G groups and the statistics run over the group's channels times `axes`.
  * scale and bias are tensors of x's rank, each dim 1 or equal to x's (broadcast); for group norm
  * their dim 1 may also be G (one value per group, TensorRT 8.6's form) instead of C. */
@@ -13,6 +14,10 @@ const trtl_attr_desc trtl_attrs_normalization[] = {
     TRTL_A("axes", TRTL_ATTR_AXES, norm.axes),
     TRTL_A("num_groups", TRTL_ATTR_INT, norm.num_groups),
     TRTL_A("compute_precision", TRTL_ATTR_DTYPE, norm.compute_precision),
+    TRTL_A_FLAGS("out_quant", TRTL_ATTR_INT, norm.out_quant, TRTL_ATTRF_INTERNAL),
+    TRTL_A_FLAGS("out_scale", TRTL_ATTR_FLOAT, norm.out_scale, TRTL_ATTRF_INTERNAL),
+    TRTL_A_FLAGS("out_zero_point", TRTL_ATTR_INT, norm.out_zero_point, TRTL_ATTRF_INTERNAL),
+    TRTL_A_FLAGS("out_type", TRTL_ATTR_DTYPE, norm.out_type, TRTL_ATTRF_INTERNAL),
 };
 TRTL_NATTRS(normalization);
 
@@ -22,6 +27,10 @@ void trtl_init_normalization(trtl_params *p)
     p->norm.axes = 0;
     p->norm.num_groups = 1;
     p->norm.compute_precision = TRTL_FLOAT;
+    p->norm.out_quant = 0;
+    p->norm.out_scale = 1.0f;
+    p->norm.out_zero_point = 0;
+    p->norm.out_type = TRTL_INT8;
 }
 
 static trtl_status check_norm(const trtl_normalization_params *p, int32_t rank, const char *layer)
@@ -41,6 +50,15 @@ static trtl_status check_norm(const trtl_normalization_params *p, int32_t rank, 
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
                           "layer '%s': axes 0x%x name a dimension beyond the input's %d (batch included)", layer,
                           (unsigned)p->axes, (int)rank);
+    /* the codes output (a plan may carry it wrong; the builder always makes it right) */
+    if ((p->out_quant != 0 && p->out_quant != 2) ||
+        (p->out_quant &&
+         (!(p->out_scale > 0.0f) || !isfinite(p->out_scale) || p->compute_precision != TRTL_FLOAT ||
+          (p->out_type == TRTL_INT8 ? p->out_zero_point < -128 || p->out_zero_point > 127
+                                    : p->out_type != TRTL_UINT8 || p->out_zero_point < 0 || p->out_zero_point > 255))))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "layer '%s': bad output quantization (out_quant %d: 0, or 2 with a finite scale > 0, an "
+                          "INT8 / UINT8 type and its zero point, FLOAT compute precision)", layer, (int)p->out_quant);
     return TRTL_OK;
 }
 
@@ -89,6 +107,6 @@ trtl_status trtl_infer_normalization(const trtl_infer_ctx *c)
                               c->layer_name, (long long)x->d[1], (int)p->num_groups);
     }
     c->out[0] = *x;
-    c->out_type[0] = TRTL_FLOAT;
+    c->out_type[0] = p->out_quant == 2 ? (trtl_dtype)p->out_type : TRTL_FLOAT;
     return TRTL_OK;
 }

@@ -46,6 +46,7 @@ const trtl_attr_desc trtl_attrs_qlinear[] = {
     QA("res_type", TRTL_ATTR_DTYPE, res_type),
     QA("pool_mode", TRTL_ATTR_INT, pool_mode),
     QA("in_grid", TRTL_ATTR_INT, in_grid),
+    QA("bias_after_mid", TRTL_ATTR_INT, bias_after_mid),
 };
 TRTL_NATTRS(qlinear);
 
@@ -73,6 +74,7 @@ void trtl_init_qlinear(trtl_params *p)
     p->qlin.mid_type = p->qlin.res_type = TRTL_INT8;
     p->qlin.pool_mode = TRTL_QP_NONE;
     p->qlin.in_grid = 0;
+    p->qlin.bias_after_mid = 0;
 }
 
 trtl_status trtl_lower_qlinear(trtl_params *p, const trtl_lower_ctx *c)
@@ -115,6 +117,12 @@ static trtl_status check_params(const trtl_infer_ctx *c, int64_t *K)
                           "scales (and bias)", ln, (long long)*K);
     if (q->in_grid != 0 && q->in_grid != 1)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad in_grid %d (0 or 1)", ln, (int)q->in_grid);
+    if ((q->bias_after_mid != 0 && q->bias_after_mid != 1) ||
+        (q->bias_after_mid && ((q->mode != TRTL_QL_FC && q->mode != TRTL_QL_MATMUL) || q->mid_quant != 1 ||
+                               !q->conv.bias.count)))
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT,
+                          "layer '%s': bad bias_after_mid %d (0, or 1 on a fully connected / matrix multiply step "
+                          "with a mid quantization and a bias)", ln, (int)q->bias_after_mid);
     if (q->out_quant < 0 || q->out_quant > 2)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "layer '%s': bad output quantization mode %d", ln,
                           (int)q->out_quant);
