@@ -24,6 +24,7 @@
  * that makes or changes int8 layers: it only marks them for kernel selection; int8_float_regions too (it marks the
  * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c).  fuse_preact runs after the
  * fusions and elisions (the scale's activation is fused by then, and it only changes convolutions reading a scale);
+ * fuse_chain after every pass that takes pointwise steps into another layer (it takes only the runs they leave);
  * nchwc runs after every fusion (it takes the fused convolutions as they are and changes only their op and layouts);
  * int8_nchwc just before it marks the int8 convolutions it may take (after int8_tactics, whose mark it needs, and
  * int8_float_regions, whose marks stay valid: a node nchwc makes FLOAT no longer writes codes). */
@@ -118,6 +119,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                "makes a per-channel scale (batch norm) and its activation, read only by 1x1 "
                                "convolutions, those convolutions' input transform (applied while they pack their "
                                "input)"},
+    [TRTL_PASS_FUSE_CHAIN] = {"fuse_chain", trtl_pass_fuse_chain, 1, 0,
+                              "turns a run of pointwise steps over one shape (unary ops, activations, fake "
+                              "quantization, elementwise ops with a constant or another tensor) whose intermediates "
+                              "nothing else reads into one step running their ops as a program over L1 tiles"},
     [TRTL_PASS_INT8_NCHWC] = {"int8_nchwc", trtl_pass_int8_nchwc, 1, 0,
                               "lets the nchwc pass run int8 pointwise / depthwise convolutions as blocked fp32 "
                               "convolutions of the same quantized math (scaled int8 weights, output fake-quantized in "
