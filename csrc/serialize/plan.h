@@ -1,5 +1,5 @@
 /*
- * plan.h -- the serialized engine ("plan") format, version 8.
+ * plan.h -- the serialized engine ("plan") format, version 10.
  *
  * Versions: any change to the byte layout below bumps TRTL_PLAN_VERSION.  A reader loads its own
  * version and the older ones listed as readable (TRTL_PLAN_MIN_VERSION..), and refuses others
@@ -32,6 +32,10 @@
  *      table: builder/passes/fuse_preact.c); a reader from before refuses it as an unknown op.
  *   9  NCHWC_CONV's attributes mid_qgrid, mid_alpha, mid_beta (appended; int8 layers in blocked regions,
  *      builder/passes/nchwc.c; older plans are read with 0: none).
+ *  10  the internal op PW_CHAIN (builder/passes/fuse_chain.c): a run of pointwise steps as one program, its
+ *      attributes `ops` (INT32 weights, kind / code / operand per op) and `args` (FLOAT weights, alpha / beta per op);
+ *      shape inference (network/ops/pw_chain.c) checks every op's kind, code, operand index and fake-quantize scale,
+ *      the weights' types and counts and the operands' broadcast.  Older plans hold no PW_CHAIN (refused in them).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *
@@ -99,7 +103,7 @@
 #include "core/crc32.h"
 
 #define TRTL_PLAN_MAGIC "TRTLPLAN"
-#define TRTL_PLAN_VERSION 9u
+#define TRTL_PLAN_VERSION 10u
 #define TRTL_PLAN_MIN_VERSION 2u /* oldest version this reader loads */
 #define TRTL_PLAN_HEADER_SIZE 64u
 
