@@ -48,6 +48,7 @@ def _build(make, off=False, plan_trip=False):
     make(net)
     config = builder.create_builder_config()
     config.avg_timing_iterations = 0
+    config.set_pass_enabled("fuse_chain", False)  # the steps this pass leaves, as it leaves them (not one chain)
     if off:
         config.set_pass_enabled("fold_fake_quant", False)
     if plan_trip:

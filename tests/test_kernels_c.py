@@ -57,6 +57,7 @@ SOURCES = [
     "csrc/core/alloc.c",
     "csrc/kernels/ref/reduce_binary.c",
     "csrc/kernels/ref/nchwc_conv.c",
+    "csrc/kernels/ref/pw_chain.c",  # pw_chain.simd (x86/pw_chain.c) vs the steps' reference kernels in turn
 ]
 
 

@@ -199,7 +199,7 @@ def test_layer_scale_folds_into_linear(transposed):
     make = layer_scale_block(transposed=transposed)
     counts = {}
     for off, level in (((), None), (("fold_transpose",), None), ((), 0)):
-        engine, inputs, refs = build(make, off, level)
+        engine, inputs, refs = build(make, off + ("fuse_chain",), level)  # (it would join the product and the add)
         counts[(off, level)] = len(kernels(engine))
         out = engine.create_execution_context().infer(inputs)["out0"]
         assert_close(out, refs[0], rtol=1e-4, atol=1e-4)
@@ -247,13 +247,13 @@ def test_onnx_layer_scale_vs_onnxruntime(tmp_path):
              "r": rng.standard_normal((1, N, H, W)).astype(np.float32)}
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     steps = {}
-    for off in ((), ("fold_transpose",), ("fuse_epilogue",)):
+    for off in ((), ("fold_transpose",), ("fuse_epilogue",)):  # fuse_chain off: it would join the Mul and the Add
         builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
         net = builder.create_network(EXPLICIT)
         assert trt.OnnxParser(net, trt.Logger(trt.Logger.WARNING)).parse_from_file(path)
         config = builder.create_builder_config()
         config.avg_timing_iterations = 0
-        for p in off:
+        for p in off + ("fuse_chain",):
             config.set_pass_enabled(p, False)
         engine = builder.build_engine(net, config)
         steps[off] = len(kernels(engine))

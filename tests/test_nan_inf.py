@@ -299,6 +299,21 @@ case("linear", "LINEAR", lambda r: {"a": poisoned(r, (2, 5, 7))},
                                                       layer_out(net.add_constant(_lw.shape, _lw)),
                                                       trt.MatrixOperation.NONE)),
      lambda a: refs.matrix_multiply(a, "NONE", _lw, "NONE"), kernel="linear.")
+# a run of pointwise layers runs as the builder's internal PW_CHAIN op (passes/fuse_chain.c): |x|, tanh, * y (broadcast),
+# + a per-channel constant, min with 2 (NaN and +-Inf through every op as through the separate layers)
+_pc = np.random.default_rng(33).standard_normal((1, 5, 1)).astype(np.float32)
+
+
+def _pw_chain(net, x, y):
+    v = layer_out(net.add_activation(layer_out(net.add_unary(x, trt.UnaryOperation.ABS)), trt.ActivationType.TANH))
+    v = layer_out(net.add_elementwise(v, y, trt.ElementWiseOperation.PROD))
+    v = layer_out(net.add_elementwise(layer_out(net.add_constant(_pc.shape, _pc)), v, trt.ElementWiseOperation.SUM))
+    two = layer_out(net.add_constant((1, 1, 1), np.full((1, 1, 1), 2.0, np.float32)))
+    return layer_out(net.add_elementwise(v, two, trt.ElementWiseOperation.MIN))
+
+
+case("pw_chain", "PW_CHAIN", lambda r: {"x": poisoned(r, (3, 5, 7)), "y": poisoned(r, (1, 5, 7))}, _pw_chain,
+     lambda x, y: np.minimum(_pc + np.tanh(np.abs(refs._f64(x))) * refs._f64(y), 2.0), kernel="pw_chain.")
 # a reduce of |a - b| runs as the builder's internal REDUCE_BINARY op (passes/fuse_reduce.c), for every reduce op
 for _r in trt.ReduceOperation.__members__:
     case("reduce_binary_" + _r, "REDUCE_BINARY",

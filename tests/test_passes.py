@@ -680,6 +680,29 @@ def _adder_reduce(net, rng):
             [np.abs(x.astype(np.float64) - w).sum(axis=2), (a.astype(np.float64) * b).mean(axis=(0, 2), keepdims=True)])
 
 
+@case("pointwise_chain", fires=("fuse_chain",))
+def _pointwise_chain(net, rng):
+    """A run of pointwise steps (fuse_chain: one PW_CHAIN step): x * per-channel scale, + bias along the last axis,
+    ReLU, Q -> DQ (a QGRID step), - another input y broadcast over dim 0, |.|, min with a scalar, divided by 4.  Power
+    of two constants and the fake quantization keep every value exact in float32, so the reference is exact."""
+    x = np.round(randn(rng, (2, 3, 4, 7)) * 16.0) / 16.0
+    y = np.round(randn(rng, (1, 3, 4, 7)) * 8.0) / 8.0
+    sc = np.array([0.5, 2.0, -1.0], np.float32).reshape(1, 3, 1, 1)
+    b = (np.arange(7, dtype=np.float32) / 4.0 - 1.0).reshape(1, 1, 1, 7)
+    tx, ty = net.add_input("x", trt.float32, x.shape), net.add_input("y", trt.float32, y.shape)
+    v = ew(net, tx, net.add_constant(sc.shape, sc).get_output(0), E.PROD)
+    v = ew(net, v, net.add_constant(b.shape, b).get_output(0), E.SUM)
+    v = net.add_activation(v, trt.ActivationType.RELU).get_output(0)
+    s = net.add_constant((1,), np.array([0.125], np.float32)).get_output(0)
+    v = net.add_dequantize(net.add_quantize(v, s, trt.int8).get_output(0), s).get_output(0)
+    v = net.add_unary(ew(net, ty, v, E.SUB), trt.UnaryOperation.ABS).get_output(0)
+    v = ew(net, ew(net, v, scalar(net, 3.0, 4), E.MIN), scalar(net, 4.0, 4), E.DIV)
+    r = np.maximum(x.astype(np.float64) * sc + b, 0.0)
+    r = np.clip(np.rint(r / 0.125), -128, 127) * 0.125
+    r = np.minimum(np.abs(y - r), 3.0) / 4.0
+    return {"x": x, "y": y}, [v], [r]
+
+
 MODES = ["all"] + ["off:" + p for p in PASSES] + ["level0", "level0-off:dead_layers"]
 
 
@@ -702,9 +725,11 @@ FIRES = [(name, p) for name, (_, _, fires) in sorted(CASES.items()) for p in fir
 
 @pytest.mark.parametrize("name,pass_name", FIRES)
 def test_pass_fires(name, pass_name):
-    """The pass shrinks the network it is for: fewer engine steps with it on than off."""
-    on = build(name)[3]
-    off = build(name, off=(pass_name,))[3]
+    """The pass shrinks the network it is for: fewer engine steps with it on than off (with fuse_chain off in both
+    builds for the other passes: it would make one step of the pointwise layers a pass leaves)."""
+    chain_off = ("fuse_chain",) if pass_name != "fuse_chain" else ()
+    on = build(name, off=chain_off)[3]
+    off = build(name, off=(pass_name,) + chain_off)[3]
     if pass_name == "qdq_int8_io":  # retypes tensors between int8 steps, the step count stays
         def int8_outputs(layers):
             return sum(o["dtype"] in ("INT8", "UINT8") for l in layers for o in l["outputs"])
@@ -735,7 +760,7 @@ def test_every_pass_is_exercised():
 
 @pytest.mark.parametrize("name", [n for n in sorted(CASES) if n.startswith("gelu_erf_") or n.startswith("gelu_tanh_")])
 def test_gelu_becomes_one_activation(name):
-    layers = build(name)[3]
+    layers = build(name, off=("fuse_chain",))[3]  # (fuse_chain would make the unfused ones' layers one chain)
     fused = name not in ("gelu_erf_output_is_also_output", "gelu_erf_intermediate_shared",
                          "gelu_erf_broadcasting_constant", "gelu_erf_wrong_half")
     types = [l["type"] for l in layers]
@@ -751,8 +776,10 @@ def test_gelu_joins_the_matmul_epilogue():
     layers = build("matmul_gelu")[3]
     assert len(layers) == 1 and layers[0]["type"] == "LINEAR", layers  # a constant weight: fuse_linear
     assert layers[0]["activation"] == int(trt.ActivationType.GELU_ERF)
-    layers = build("gelu_two_in_a_row")[3]
+    layers = build("gelu_two_in_a_row", off=("fuse_chain",))[3]
     assert [l["type"] for l in layers] == ["ACTIVATION", "ACTIVATION"], layers
+    layers = build("gelu_two_in_a_row")[3]  # fuse_chain: the two activations are one program
+    assert [l["type"] for l in layers] == ["PW_CHAIN"] and layers[0]["program"] == "gelu_erf(0) gelu_tanh(0)", layers
 
 
 @pytest.mark.parametrize("const,op,fused", [
@@ -769,7 +796,9 @@ def test_gelu_erf_constant_tolerance(const, op, fused):
     a = ew(net, net.add_unary(d, trt.UnaryOperation.ERF).get_output(0), scalar(net, 1.0, 2), E.SUM)
     y = ew(net, ew(net, t, scalar(net, 0.5, 2), E.PROD), a, E.PROD)
     net.mark_output(y)
-    engine = builder.build_engine(net, builder.create_builder_config())
+    config = builder.create_builder_config()
+    config.set_pass_enabled("fuse_chain", False)  # (it would make the five unfused layers one chain)
+    engine = builder.build_engine(net, config)
     assert engine.num_layers == (1 if fused else 5)
     x = randn(np.random.default_rng(2), (3, 5), 2.0)
     out = engine.create_execution_context().infer({"x": x})[y.name]
@@ -782,7 +811,7 @@ def test_gelu_erf_constant_tolerance(const, op, fused):
 
 
 def test_gelu_off_keeps_the_elementwise_layers():
-    layers = build("gelu_erf_div_pre", off=("fuse_gelu",))[3]
+    layers = build("gelu_erf_div_pre", off=("fuse_gelu", "fuse_chain"))[3]
     assert "UNARY" in [l["type"] for l in layers] and len(layers) == 5, layers
 
 
@@ -820,7 +849,7 @@ def test_builder_passes_lists_the_table():
                                      "fold_padding", "fuse_siblings", "sink_concat", "gather_slice",
                                      "elide_slice", "elide_concat",
                                      "fuse_linear", "fuse_reduce", "elide_reshape", "plugin_int8_out",
-                                     "int8_tactics", "int8_float_regions", "fuse_preact", "int8_nchwc", "nchwc"]
+                                     "int8_tactics", "int8_float_regions", "fuse_preact", "fuse_chain", "int8_nchwc", "nchwc"]
     assert dict((n, lvl) for n, lvl, _ in table) == {"dead_layers": 0, "drop_identity": 1, "constant_fold": 1, "fuse_gelu": 1,
                                                      "fuse_layernorm": 1, "fuse_pointwise": 1, "fold_transpose": 1,
                                                      "fuse_attention": 1, "fold_scale": 1, "fuse_epilogue": 1,
@@ -831,7 +860,8 @@ def test_builder_passes_lists_the_table():
                                                      "elide_concat": 1,
                                                      "fuse_linear": 1, "fuse_reduce": 1, "elide_reshape": 1,
                                                      "plugin_int8_out": 1, "int8_tactics": 1,
-                                                     "int8_float_regions": 1, "fuse_preact": 1, "int8_nchwc": 1, "nchwc": 1}
+                                                     "int8_float_regions": 1, "fuse_preact": 1, "fuse_chain": 1, "int8_nchwc": 1,
+                                                     "nchwc": 1}
     assert all(isinstance(d, str) and d for _, _, d in table)
 
 
@@ -908,7 +938,9 @@ def test_many_rewrites_are_counted_and_the_first_named():
     for i in range(6):
         t = gelu_erf(net, t, 2, prefix="l%d" % i)
     net.mark_output(t)
-    engine = builder.build_engine(net, builder.create_builder_config())
+    config = builder.create_builder_config()
+    config.set_pass_enabled("fuse_chain", False)  # (it would make the six activations one chain)
+    engine = builder.build_engine(net, config)
     assert engine.num_layers == 6
     msg = [m for m in logger.at(trt.ILogger.Severity.INFO) if m.startswith("GELU fusion")]
     assert len(msg) == 1 and msg[0].startswith("GELU fusion: 6 rewrites:") and msg[0].endswith("; ..."), msg
@@ -916,7 +948,7 @@ def test_many_rewrites_are_counted_and_the_first_named():
 
 
 def test_env_var_disables_passes(monkeypatch):
-    monkeypatch.setenv("TRTLITE_DISABLE_PASSES", " fuse_gelu, ,fold_scale,")
+    monkeypatch.setenv("TRTLITE_DISABLE_PASSES", " fuse_gelu, ,fold_scale,fuse_chain")
     logger = RecordingLogger()
     engine, inputs, ref, layers = build("gelu_erf_div_pre", logger=logger)
     assert len(layers) == 5

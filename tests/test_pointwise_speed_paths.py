@@ -250,7 +250,7 @@ def test_gated_activation_fuses(kind, swap, off, rng):
     make, ref, n_layers, _ = GATED[kind]
     x = poisoned(rng, SHAPE)
     (out,), layers = build_run(lambda net, t: make(net, t, swap)[0], {"x": x},
-                               off=("fuse_pointwise",) if off else ())
+                               off=("fuse_pointwise", "fuse_chain") if off else ())
     with np.errstate(all="ignore"):
         check(out, ref(x))
     if off:
@@ -277,7 +277,7 @@ def test_conv_gated_activation_is_one_step(kind, mode, rng):
         c.name = "conv"
         return make(net, c.get_output(0))[0]
     (out,), layers = build_run(net_fn, {"x": x}, "ref" if mode == "ref" else "opt",
-                               off=("fuse_pointwise",) if mode == "opt-off" else ())
+                               off=("fuse_pointwise", "fuse_chain") if mode == "opt-off" else ())
     assert_close(out, ref(refs.convolution(x, w, b, pre_padding=(1, 1), post_padding=(1, 1))), rtol=1e-4)
     if mode == "opt":
         assert len(layers) == 1, [layer["name"] for layer in layers]
@@ -291,7 +291,7 @@ def test_conv_gated_activation_is_one_step(kind, mode, rng):
 def test_not_fused_when_the_gate_is_an_output(kind, rng):
     make, ref, n_layers, _ = GATED[kind]
     x = rng.standard_normal((3, 50)).astype(np.float32)
-    (out, gate), layers = build_run(lambda net, t: list(make(net, t)), {"x": x})
+    (out, gate), layers = build_run(lambda net, t: list(make(net, t)), {"x": x}, off=("fuse_chain",))
     assert len(layers) == n_layers
     assert_close(out, ref(x))
 
@@ -303,7 +303,7 @@ def test_not_fused_when_the_gate_feeds_another_layer(rng):
         s = net.add_activation(t, A.SIGMOID).get_output(0)
         m = net.add_elementwise(t, s, E.PROD).get_output(0)
         return net.add_elementwise(m, s, E.SUM).get_output(0)
-    (out,), layers = build_run(make, {"x": x})
+    (out,), layers = build_run(make, {"x": x}, off=("fuse_chain",))
     assert len(layers) == 3
     s = refs.activation(x, "SIGMOID")
     assert_close(out, refs._f64(x) * s + s)
@@ -320,7 +320,7 @@ def test_not_fused_for_another_operand_or_softplus_params(rng):
         sp.alpha, sp.beta = 2.0, 1.0
         th = net.add_activation(sp.get_output(0), A.TANH).get_output(0)
         return [a, net.add_elementwise(t, th, E.PROD).get_output(0)]
-    (o1, o2), layers = build_run(make, {"x": x, "y": y})
+    (o1, o2), layers = build_run(make, {"x": x, "y": y}, off=("fuse_chain",))
     assert len(layers) == 5
     assert_close(o1, refs._f64(x) * refs.activation(y, "SIGMOID"))
     assert_close(o2, refs._f64(x) * np.tanh(refs.activation(x, "SOFTPLUS", 2.0, 1.0)))

@@ -1549,6 +1549,20 @@ class IPluginV2Layer(ILayer):
     def plugin(self, value: Any) -> None: ...
 
 @final
+class IPointwiseChainNode(ILayer):
+    """Pointwise Chain"""
+    @property
+    def args(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @args.setter
+    def args(self, value: Any) -> None: ...
+    @property
+    def ops(self) -> Any:
+        """Layer attribute (TensorRT semantics)."""
+    @ops.setter
+    def ops(self, value: Any) -> None: ...
+
+@final
 class IPoolingLayer(ILayer):
     """Pooling"""
     @property

@@ -257,6 +257,8 @@ def engine_steps(info_json: str) -> Dict[str, Any]:
                 fused.append(f"activation {act}")
         if s.get("residual"):
             fused.append("residual add")
+        if s.get("program"):  # a PW_CHAIN step: its ops
+            fused.append(f"program {s['program']}")
         s["epilogue"] = " + ".join(fused)
     return doc
 

@@ -324,9 +324,9 @@ trtl_status trtl_builder_config_set_pass_enabled(trtl_builder_config *cfg, const
     if (id < 0)
         return trtl_pass_unknown(TRTL_ERR_NOT_FOUND, "set_pass_enabled", pass);
     if (on)
-        cfg->passes_off &= ~(1u << id);
+        cfg->passes_off &= ~((uint64_t)1 << id);
     else
-        cfg->passes_off |= 1u << id;
+        cfg->passes_off |= (uint64_t)1 << id;
     return TRTL_OK;
 }
 

@@ -30,7 +30,7 @@ struct trtl_builder_config {
     void *progress_user;
     trtl_config_profile *profiles;
     int32_t n_profiles;
-    uint32_t passes_off; /* bit i: builder pass i (passes/passes.h) switched off */
+    uint64_t passes_off; /* bit i: builder pass i (passes/passes.h) switched off */
     trtl_timing_cache *timing_cache; /* one reference held (builder/timing_cache.c), or NULL */
 };
 

@@ -17,6 +17,7 @@
 #define TRTL_CORE_PARAMS_H
 
 #include <stddef.h>
+#include <string.h>
 #include "trtlite/ops.h"
 #include "trtlite/plugin.h"
 
@@ -416,6 +417,56 @@ typedef struct trtl_preact_conv_params {
     float in_alpha, in_beta;
 } trtl_preact_conv_params;
 
+/* PW_CHAIN (internal, passes/fuse_chain.c): a run of pointwise steps over one shape as one step running a
+ * straight-line program.  The value v starts as input 0 (the output's dims); each op i then replaces it:
+ *     TRTL_PW_UNARY     v = unary op `code` (v)                 (the codes trtl_pw_unary_ok accepts)
+ *     TRTL_PW_ACT       v = activation `code` (v; alpha, beta)   (every public and internal activation code)
+ *     TRTL_PW_BINARY    v = v `code` in[operand]                  (an elementwise op trtl_pw_binary_ok accepts)
+ *     TRTL_PW_BINARY_R  v = in[operand] `code` v                  (the chain's value on the right)
+ * Inputs 1.. are the operands (constants stay constant tensors), each FLOAT of the output's rank, every dim 1 or
+ * the output's (broadcast).  `ops` INT32 [n * 3]: kind, code, operand (0 for the unary kinds); `args` FLOAT
+ * [n * 2]: alpha, beta (0 but for TRTL_PW_ACT).  Every op computes what the separate step computed: the fused
+ * result is bit-identical to the unfused engine's (kernels/x86/pw_chain.c calls the same vmath spans). */
+enum { TRTL_PW_UNARY = 0, TRTL_PW_ACT = 1, TRTL_PW_BINARY = 2, TRTL_PW_BINARY_R = 3, TRTL_PW_KIND_COUNT };
+#define TRTL_PW_MAX_OPS 32
+#define TRTL_PW_MAX_INPUTS 9 /* the chain's value and at most 8 operands */
+typedef struct trtl_pw_chain_params {
+    trtl_weights ops;  /* INT32 [n_ops * 3] */
+    trtl_weights args; /* FLOAT [n_ops * 2] */
+} trtl_pw_chain_params;
+/* One decoded op of a chain (the plan reader leaves weights unaligned in the plan bytes: read with memcpy). */
+typedef struct trtl_pw_op {
+    int32_t kind, code, operand;
+    float alpha, beta;
+} trtl_pw_op;
+static inline int32_t trtl_pw_n_ops(const trtl_pw_chain_params *p) { return (int32_t)(p->ops.count / 3); }
+static inline trtl_pw_op trtl_pw_op_get(const trtl_pw_chain_params *p, int32_t i)
+{
+    trtl_pw_op o;
+    int32_t w[3];
+    float f[2];
+    memcpy(w, (const int32_t *)p->ops.values + 3 * (int64_t)i, sizeof w);
+    memcpy(f, (const float *)p->args.values + 2 * (int64_t)i, sizeof f);
+    o.kind = w[0];
+    o.code = w[1];
+    o.operand = w[2];
+    o.alpha = f[0];
+    o.beta = f[1];
+    return o;
+}
+/* The unary / elementwise ops a chain may hold: those the vector kernels compute (kernels/x86/vmath.h). */
+static inline int trtl_pw_unary_ok(int32_t op)
+{
+    return op == TRTL_UN_EXP || op == TRTL_UN_LOG || op == TRTL_UN_SQRT || op == TRTL_UN_RECIP || op == TRTL_UN_ABS ||
+           op == TRTL_UN_NEG || op == TRTL_UN_CEIL || op == TRTL_UN_FLOOR || op == TRTL_UN_ROUND || op == TRTL_UN_ERF ||
+           op == TRTL_UN_SIGN;
+}
+static inline int trtl_pw_binary_ok(int32_t op)
+{
+    return op == TRTL_EW_SUM || op == TRTL_EW_PROD || op == TRTL_EW_MAX || op == TRTL_EW_MIN || op == TRTL_EW_SUB ||
+           op == TRTL_EW_DIV;
+}
+
 typedef union trtl_params {
     trtl_conv_params conv;            /* CONVOLUTION, DECONVOLUTION */
     trtl_fc_params fc;
@@ -457,6 +508,7 @@ typedef union trtl_params {
     trtl_reduce_binary_params rbin;   /* REDUCE_BINARY (internal) */
     trtl_nchwc_conv_params nchwc;     /* NCHWC_CONV (internal; .conv aliases `conv` above) */
     trtl_preact_conv_params preact;   /* PREACT_CONV (internal; .conv aliases `conv` above) */
+    trtl_pw_chain_params pwc;         /* PW_CHAIN (internal) */
 } trtl_params;
 
 /* "plugin 'NAME' TYPE vVERSION in namespace 'NS'" (the parts known) for messages about a plugin

@@ -760,6 +760,38 @@ done:
     sb_put(b, "]", 1);
 }
 
+/* A PW_CHAIN step's program (JSON "program"), e.g. "div(in1) erf qgrid(0.0312) sum(in2) qgrid(0.0156) prod(in3)":
+ * each op by name, its operand input in[k] (r: the chain's value on the right), an activation's alpha. */
+static void sb_program(sbuf *b, const trtl_node *n)
+{
+    static const char *const act[TRTL_ACT_COUNT] = {"relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "softsign",
+                                                    "softplus", "clip", "hard_sigmoid", "scaled_tanh",
+                                                    "thresholded_relu", "gelu_erf", "gelu_tanh"};
+    static const char *const inner[] = {"silu", "hard_swish", "mish", "qgrid"};
+    static const char *const ew[] = {"sum", "prod", "max", "min", "sub", "div"};
+    static const char *const un[TRTL_UN_COUNT] = {
+        [TRTL_UN_EXP] = "exp", [TRTL_UN_LOG] = "log", [TRTL_UN_SQRT] = "sqrt", [TRTL_UN_RECIP] = "recip",
+        [TRTL_UN_ABS] = "abs", [TRTL_UN_NEG] = "neg", [TRTL_UN_CEIL] = "ceil", [TRTL_UN_FLOOR] = "floor",
+        [TRTL_UN_ROUND] = "round", [TRTL_UN_ERF] = "erf", [TRTL_UN_SIGN] = "sign"};
+    const trtl_pw_chain_params *p = &n->p.pwc;
+    sb_put(b, ", \"program\": \"", 14);
+    for (int32_t i = 0; i < trtl_pw_n_ops(p); i++) {
+        const trtl_pw_op o = trtl_pw_op_get(p, i); /* codes checked by the builder / the plan reader */
+        const char *sep = i ? " " : "";
+        if (o.kind == TRTL_PW_UNARY && trtl_pw_unary_ok(o.code))
+            sb_fmt(b, "%s%s", sep, un[o.code]);
+        else if (o.kind == TRTL_PW_ACT && o.code >= 0 && o.code < TRTL_ACT_COUNT)
+            sb_fmt(b, "%s%s(%g)", sep, act[o.code], (double)o.alpha);
+        else if (o.kind == TRTL_PW_ACT && o.code >= TRTL_ACT_SILU && o.code < TRTL_ACT_INTERNAL_END)
+            sb_fmt(b, "%s%s(%g)", sep, inner[o.code - TRTL_ACT_SILU], (double)o.alpha);
+        else if ((o.kind == TRTL_PW_BINARY || o.kind == TRTL_PW_BINARY_R) && trtl_pw_binary_ok(o.code))
+            sb_fmt(b, "%s%s(%sin%d)", sep, ew[o.code], o.kind == TRTL_PW_BINARY_R ? "r " : "", (int)o.operand);
+        else
+            sb_fmt(b, "%s?", sep);
+    }
+    sb_put(b, "\"", 1);
+}
+
 int32_t trtl_engine_layer_precision(const trtl_engine *e, int32_t i)
 {
     return (e && i >= 0 && i < e->n_nodes) ? node_precision(e, &e->nodes[i]) : -1;
@@ -799,6 +831,8 @@ trtl_status trtl_engine_layer_info_json(const trtl_engine *e, char **json)
                                                  : trtl_dtype_name(node_precision(e, n) < 0 ? TRTL_FLOAT
                                                                                             : (trtl_dtype)node_precision(e, n)));
         sb_reformat(&b, e, n);
+        if (n->op == TRTL_OP_PW_CHAIN)
+            sb_program(&b, n);
         sb_put(&b, "}", 1);
     }
     sb_put(&b, "\n]}\n", 4);

@@ -674,6 +674,8 @@ trtl_status trtl_network_add_layer(trtl_network *net, trtl_op op, trtl_tensor *c
                           "add_layer: reduce binary is an internal layer kind of the builder");
     if (op == TRTL_OP_PREACT_CONV)
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: preact_conv is an internal layer kind of the builder");
+    if (op == TRTL_OP_PW_CHAIN)
+        return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add_layer: pw_chain is an internal layer kind of the builder");
     const trtl_op_info *info = &trtl_op_table[op];
     if (nb_inputs < info->min_inputs || (info->max_inputs >= 0 && nb_inputs > info->max_inputs))
         return trtl_error(TRTL_ERR_INVALID_ARGUMENT, "add %s: %d inputs given, it takes %d..%d", info->display,

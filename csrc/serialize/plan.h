@@ -34,7 +34,11 @@
  *      builder/passes/nchwc.c; older plans are read with 0: none).
  *  10  QLINEAR's attribute bias_after_mid (appended; builder/passes/qlinear_bias.c) and NORMALIZATION's out_quant,
  *      out_scale, out_zero_point, out_type (appended, internal; builder/passes/norm_codes.c: a layer norm writing
- *      int8 codes); older plans are read with 0: the bias before the mid quantization, a FLOAT output.
+ *      int8 codes; older plans are read with 0: the bias before the mid quantization, a FLOAT output);
+ *      and the internal op PW_CHAIN (builder/passes/fuse_chain.c): a run of pointwise steps as one program, its
+ *      attributes `ops` (INT32 weights, kind / code / operand per op) and `args` (FLOAT weights, alpha / beta per op);
+ *      shape inference (network/ops/pw_chain.c) checks every op's kind, code, operand index and fake-quantize scale,
+ *      the weights' types and counts and the operands' broadcast.  Older plans hold no PW_CHAIN (refused in them).
  *
  * Byte layout (all integers little-endian; floats IEEE-754 binary32):
  *

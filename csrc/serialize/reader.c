@@ -690,6 +690,8 @@ trtl_status trtl_engine_deserialize_deferred(const void *data, size_t size, trtl
         CHECK(!r.bad && op < TRTL_OP_COUNT, "plan is corrupt: unknown layer kind %u at step %u", op, k);
         CHECK(version >= 5 || op < TRTL_OP_CONDITION, "plan is corrupt: layer kind %u at step %u is newer than the "
               "plan's format version %u", op, k, version);
+        CHECK(version >= 10 || op != TRTL_OP_PW_CHAIN, "plan is corrupt: layer kind %u at step %u is newer than the "
+              "plan's format version %u", op, k, version);
         n->op = (trtl_op)op;
         n->name = str(&r);
         char *kname = str(&r);

@@ -5973,6 +5973,90 @@ static void test_shuffle_inplace(void)
     }
 }
 
+/* ---- pw_chain.simd (x86/pw_chain.c, the PW_CHAIN op) ---------------------------------------------------------- */
+
+extern const trtl_kernel trtl_kernel_pw_chain_simd;
+
+/* Random programs (2-10 ops: unary, activation, elementwise either way round with 1-3 operands broadcast along random
+ * axes; ops without jumps, so that the vector math's few ulp stay within tolerance) on random dims with tails, past
+ * the 512-float tile and the pool's chunk, against trtl_ref_pw_chain (the steps' reference kernels in turn). */
+static void test_pw_chain(int ncases)
+{
+    static const int32_t un[] = {TRTL_UN_ABS, TRTL_UN_NEG, TRTL_UN_ERF, TRTL_UN_EXP};
+    static const int32_t bin[] = {TRTL_EW_SUM, TRTL_EW_PROD, TRTL_EW_MAX, TRTL_EW_MIN, TRTL_EW_SUB};
+    int redraws = 0;
+    for (int c = 0; c < ncases; c++) {
+        trtl_dims d = c == 0 ? (trtl_dims){3, {2, 3, 3001}} : pw_rand_dims(60000);
+        const int n_in = 2 + (int)(rnd() % 3);
+        trtl_tensor_view in[4];
+        for (int k = 0; k < n_in; k++) {
+            trtl_dims e = d;
+            for (int a = 0; k > 0 && a < d.nb_dims; a++)
+                if (rnd() % 2)
+                    e.d[a] = 1;
+            in[k] = (trtl_tensor_view){pw_buf(trtl_volume(&e)), e, TRTL_FLOAT};
+        }
+        int32_t ops[3 * 10];
+        float args[2 * 10];
+        int n_ops = 2 + (int)(rnd() % 9), next = 1;
+        if (n_ops < n_in - 1)
+            n_ops = n_in - 1; /* every operand read */
+        for (int i = 0; i < n_ops; i++) {
+            int kind = next < n_in ? TRTL_PW_BINARY : (int)(rnd() % 4);
+            int32_t code = 0, operand = 0;
+            float al = 0.0f, be = 0.0f;
+            if (kind == TRTL_PW_UNARY) {
+                code = un[rnd() % 4];
+            } else if (kind == TRTL_PW_ACT) {
+                trtl_epilogue e = rand_epi((int)(rnd() % N_ACTS));
+                if (e.act == TRTL_ACT_THRESHOLDED_RELU || e.act == TRTL_ACT_CLIP || e.act == TRTL_ACT_NONE)
+                    e.act = TRTL_ACT_SIGMOID;
+                code = e.act;
+                al = e.alpha;
+                be = e.beta;
+            } else {
+                kind = TRTL_PW_BINARY + (int)(rnd() % 2);
+                code = bin[rnd() % 5];
+                operand = next < n_in ? next++ : 1 + (int32_t)(rnd() % (uint32_t)(n_in - 1));
+            }
+            ops[3 * i] = kind;
+            ops[3 * i + 1] = code;
+            ops[3 * i + 2] = operand;
+            args[2 * i] = al;
+            args[2 * i + 1] = be;
+        }
+        trtl_node nd = {0};
+        nd.op = TRTL_OP_PW_CHAIN;
+        nd.name = "pw_chain";
+        nd.epi.act = TRTL_ACT_NONE;
+        nd.n_in = n_in;
+        nd.n_out = 1;
+        nd.p.pwc.ops = (trtl_weights){TRTL_INT32, ops, 3 * (int64_t)n_ops};
+        nd.p.pwc.args = (trtl_weights){TRTL_FLOAT, args, 2 * (int64_t)n_ops};
+        char sd[64];
+        snprintf(g_desc, sizeof g_desc, "%d ops, %d inputs, %s, first op kind %d code %d", n_ops, n_in,
+                 trtl_dims_str(&d, sd, sizeof sd), (int)ops[0], (int)ops[1]);
+        trtl_status st;
+        float *want = ref_output(trtl_ref_pw_chain, &nd, in, &d, &st);
+        int overflow = 0; /* a program that reaches float's overflow (exp of exp, products): where vmath's exp and
+                           * libm's meet inf a few ulp apart, the ops after it turn inf into NaN on one side only */
+        for (int64_t k = 0; want && k < trtl_volume(&d) && !overflow; k++)
+            overflow = !(fabsf(want[k]) <= 1e30f);
+        if (!want) {
+            fprintf(stderr, "FAIL pw_chain.simd [%s]: reference: %s\n", g_desc, trtl_last_error());
+            g_failures++;
+        } else if (overflow && redraws < 4 * ncases) {
+            redraws++;
+            c--; /* another program in its place */
+        } else {
+            run_opt(&trtl_kernel_pw_chain_simd, &nd, in, &d, want);
+        }
+        free(want);
+        for (int k = 0; k < n_in; k++)
+            free(in[k].data);
+    }
+}
+
 /* ---- preact_conv.packed_gemm (x86/convolution_gemm.c, the PREACT_CONV op) ------------------------------------ */
 
 extern const trtl_kernel trtl_kernel_preact_conv_packed_gemm;
@@ -6157,6 +6241,7 @@ int main(int argc, char **argv)
     test_nchwc(ncases);
     test_nchwc_dense(ncases);
     test_nchwc_grouped(ncases);
+    test_pw_chain(ncases);
     if (trtl_cpu_has(trtl_kernel_preact_conv_packed_gemm.cpu_features))
         test_preact_conv(ncases);
     else

@@ -26,6 +26,7 @@
  * that makes or changes int8 layers: it only marks them for kernel selection; int8_float_regions too (it marks the
  * code tensors that selection may turn back to FLOAT, builder/passes/int8_regions.c).  fuse_preact runs after the
  * fusions and elisions (the scale's activation is fused by then, and it only changes convolutions reading a scale);
+ * fuse_chain after every pass that takes pointwise steps into another layer (it takes only the runs they leave);
  * nchwc runs after every fusion (it takes the fused convolutions as they are and changes only their op and layouts);
  * int8_nchwc just before it marks the int8 convolutions it may take (after int8_tactics, whose mark it needs, and
  * int8_float_regions, whose marks stay valid: a node nchwc makes FLOAT no longer writes codes). */
@@ -38,7 +39,7 @@
 
 #define DISABLE_ENV "TRTLITE_DISABLE_PASSES"
 
-_Static_assert(TRTL_PASS_COUNT <= 32, "builder_config.passes_off is a 32-bit mask");
+_Static_assert(TRTL_PASS_COUNT <= 64, "builder_config.passes_off is a 64-bit mask");
 
 const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
     [TRTL_PASS_DEAD_LAYERS] = {"dead_layers", trtl_pass_dead_layers, 0, 1,
@@ -126,6 +127,10 @@ const trtl_pass_desc trtl_passes[TRTL_PASS_COUNT] = {
                                "makes a per-channel scale (batch norm) and its activation, read only by 1x1 "
                                "convolutions, those convolutions' input transform (applied while they pack their "
                                "input)"},
+    [TRTL_PASS_FUSE_CHAIN] = {"fuse_chain", trtl_pass_fuse_chain, 1, 0,
+                              "turns a run of pointwise steps over one shape (unary ops, activations, fake "
+                              "quantization, elementwise ops with a constant or another tensor) whose intermediates "
+                              "nothing else reads into one step running their ops as a program over L1 tiles"},
     [TRTL_PASS_INT8_NCHWC] = {"int8_nchwc", trtl_pass_int8_nchwc, 1, 0,
                               "lets the nchwc pass run int8 pointwise / depthwise convolutions as blocked fp32 "
                               "convolutions of the same quantized math (scaled int8 weights, output fake-quantized in "
@@ -158,7 +163,7 @@ trtl_status trtl_pass_unknown(trtl_status status, const char *what, const char *
 /* The passes TRTLITE_DISABLE_PASSES names ("a,b"; spaces around names and empty items are
  * ignored), as a mask; a name that is no pass fails the build, so that a typo is not a silently
  * ignored switch. */
-static trtl_status env_disabled(uint32_t *mask)
+static trtl_status env_disabled(uint64_t *mask)
 {
     *mask = 0;
     const char *s = getenv(DISABLE_ENV);
@@ -180,7 +185,7 @@ static trtl_status env_disabled(uint32_t *mask)
             int32_t id = trtl_pass_find(name);
             if (id < 0)
                 return trtl_pass_unknown(TRTL_ERR_INVALID_ARGUMENT, DISABLE_ENV, name);
-            *mask |= 1u << id;
+            *mask |= (uint64_t)1 << id;
         }
         s = end;
     }
@@ -189,7 +194,7 @@ static trtl_status env_disabled(uint32_t *mask)
 
 /* Whether pass `id` runs in this build; logs why not (once per build: `quiet` for the cleanup
  * rerun). */
-static int pass_on(const trtl_bgraph *g, int32_t id, uint32_t env_off, int quiet)
+static int pass_on(const trtl_bgraph *g, int32_t id, uint64_t env_off, int quiet)
 {
     const trtl_pass_desc *p = &trtl_passes[id];
     int32_t level = g->cfg->optimization_level;
@@ -222,7 +227,7 @@ static int pass_on(const trtl_bgraph *g, int32_t id, uint32_t env_off, int quiet
  * run or skipped; the clean-up reruns belong to the last step. */
 #define PHASE_PASSES "Optimization passes"
 
-static trtl_status run_all(trtl_bgraph *g, uint32_t env_off)
+static trtl_status run_all(trtl_bgraph *g, uint64_t env_off)
 {
     for (int32_t id = 0; id < TRTL_PASS_COUNT; id++) {
         if (pass_on(g, id, env_off, 0)) {
@@ -244,7 +249,7 @@ static trtl_status run_all(trtl_bgraph *g, uint32_t env_off)
 
 trtl_status trtl_run_passes(trtl_bgraph *g)
 {
-    uint32_t env_off;
+    uint64_t env_off;
     TRTL_TRY(env_disabled(&env_off));
     trtl_progress_start(g->cfg, PHASE_PASSES, "Building engine", TRTL_PASS_COUNT);
     trtl_status st = run_all(g, env_off);

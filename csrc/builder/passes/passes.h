@@ -48,6 +48,7 @@ typedef enum trtl_pass_id {
     TRTL_PASS_INT8_TACTICS,
     TRTL_PASS_INT8_FLOAT_REGIONS,
     TRTL_PASS_FUSE_PREACT,
+    TRTL_PASS_FUSE_CHAIN,
     TRTL_PASS_INT8_NCHWC,
     TRTL_PASS_NCHWC,
     TRTL_PASS_COUNT
@@ -123,6 +124,7 @@ int32_t trtl_int8_float_regions(trtl_bgraph *g);
 int trtl_int8_region_view(trtl_bgraph *g, int32_t i, trtl_node *view, trtl_dtype saved[3]);
 void trtl_int8_region_view_end(trtl_bgraph *g, int32_t i, int view, const trtl_dtype saved[3]);
 trtl_status trtl_pass_fuse_preact(trtl_bgraph *g);
+trtl_status trtl_pass_fuse_chain(trtl_bgraph *g);
 trtl_status trtl_pass_int8_nchwc(trtl_bgraph *g);
 trtl_status trtl_pass_nchwc(trtl_bgraph *g);
 /* int8_regions.c, for nchwc.c (session 19): whether QLINEAR node i's codes output (out_quant 2) may become FLOAT
