@@ -79,7 +79,11 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     TRTL_QLINEAR_FP32_TACTICS(X##_QF) /* the qlinear.fp32 tactics: kernels/qlinear_fp32.h */ \
     X(trtl_kernel_nchwc_conv_avx2)                                                                \
     X(trtl_kernel_nchwc_conv_avx512)                                                              \
-    X(trtl_kernel_preact_conv_packed_gemm)
+    X(trtl_kernel_preact_conv_packed_gemm)                                                        \
+    X(trtl_kernel_topk_select)                                                                    \
+    X(trtl_kernel_select_bcast)                                                                   \
+    X(trtl_kernel_parametric_relu_simd)                                                           \
+    X(trtl_kernel_cast_simd)
 #define DECLARE(k) extern const trtl_kernel k;
 #define DECLARE_QF(id, inner, feat) DECLARE(trtl_kernel_qlinear_fp32_##id)
 TRTL_OPT_KERNELS(DECLARE)
