@@ -211,4 +211,5 @@ const trtl_kernel trtl_kernel_cast_simd = {
     .name = "cast.simd",
     .op = TRTL_OP_CAST,
     .run = cast_run,
+    .any_dtype = 1,
 };

@@ -128,4 +128,5 @@ const trtl_kernel trtl_kernel_select_bcast = {
     .name = "select.bcast",
     .op = TRTL_OP_SELECT,
     .run = sel_run,
+    .any_dtype = 1,
 };

@@ -331,4 +331,5 @@ const trtl_kernel trtl_kernel_topk_select = {
     .op = TRTL_OP_TOPK,
     .scratch = tk_scratch,
     .run = tk_run,
+    .any_dtype = 1,
 };
