@@ -10,7 +10,8 @@
  * (AVX-512) values at a time against the root's value, and only lanes that can beat it (MAX: not <= it,
  * NaN included; MIN: not >= it) take the scalar key test and a heap insertion.  With random data that is
  * about k ln(D / k) insertions, so the scan is the cost.  At the end the heap is sorted best first and the
- * values are read back from the input at the kept indices.
+ * values are read back from the input at the kept indices.  A k of at least a quarter of the row (argsort) sorts
+ * every key instead, by a stable radix sort (sort_row).
  *
  * A slice along an inner axis (elements `inner` apart) is first gathered into the thread's scratch row.
  * Slices are split over the pool (one scratch slot per thread: k keys, plus the gathered row).
@@ -176,6 +177,49 @@ static tk_scan_fn pick_scan(void)
     return scan_portable;
 }
 
+/* A k of at least a quarter of the row (a full sort, argsort): every key sorted, best first, by a stable LSD radix
+ * sort on the value halves in 8-bit digits (keys made in index order, so equal values stay by index), passes whose
+ * digit is one value for the whole row skipped.  The heap's sift-downs mispredict a branch each level; these passes
+ * do not branch on the data. */
+static int use_sort(const tk_geom *g) { return g->D >= 64 && g->K * 4 >= g->D; }
+
+static void sort_row(const tk_geom *g, const void *row, uint64_t *h, uint64_t *tmp)
+{
+    const int64_t D = g->D;
+    uint64_t *a = h, *b = tmp;
+    int64_t cnt[4][256];
+    memset(cnt, 0, sizeof cnt);
+    for (int64_t d = 0; d < D; d++) {
+        uint64_t k = key_at(g, row, d);
+        a[d] = k;
+        uint32_t v = ~(uint32_t)(k >> 32); /* ascending in v = best first */
+        for (int p = 0; p < 4; p++)
+            cnt[p][(v >> (8 * p)) & 0xff]++;
+    }
+    for (int p = 0; p < 4; p++) {
+        int64_t *c = cnt[p], sum = 0;
+        int one = 0;
+        for (int i = 0; i < 256; i++)
+            one |= c[i] == D;
+        if (one)
+            continue;
+        for (int i = 0; i < 256; i++) {
+            int64_t t = c[i];
+            c[i] = sum;
+            sum += t;
+        }
+        for (int64_t d = 0; d < D; d++) {
+            uint64_t k = a[d];
+            b[c[(~(uint32_t)(k >> 32) >> (8 * p)) & 0xff]++] = k;
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != h)
+        memcpy(h, a, (size_t)g->K * sizeof *h);
+}
+
 /* The K best of one contiguous row, best first, into h[0, K). */
 static void select_row(const tk_geom *g, const void *row, uint64_t *h, tk_scan_fn scan)
 {
@@ -212,7 +256,9 @@ static void tk_slot(void *ctx, int64_t sb, int64_t se, int thread)
     const int64_t D = g->D, K = g->K, inner = g->inner;
     for (int64_t s = sb; s < se; s++) {
         uint64_t *h = (uint64_t *)(j->scratch + s * j->slot_bytes);
-        void *col = h + K; /* the gathered row */
+        const int sort = use_sort(g);
+        uint64_t *tmp = h + D;                     /* sort: the radix passes' second buffer */
+        void *col = h + (sort ? 2 * D : K);        /* the gathered row */
         for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
             int64_t o = it / inner, i = it % inner, at = o * D * inner + i;
             const void *row;
@@ -233,7 +279,10 @@ static void tk_slot(void *ctx, int64_t sb, int64_t se, int thread)
                     row = col;
                 }
             }
-            select_row(g, row, h, j->scan);
+            if (sort)
+                sort_row(g, row, h, tmp);
+            else
+                select_row(g, row, h, j->scan);
             int32_t *yi = j->yi + o * K * inner + i;
             if (g->is_float) {
                 const float *xr = (const float *)row;
@@ -280,7 +329,7 @@ static trtl_status tk_geometry(const trtl_node *n, const trtl_dims *xd, const tr
 
 static int64_t tk_slot_bytes(const tk_geom *g)
 {
-    return (g->K * 8 + (g->inner > 1 ? g->D * 4 : 0) + 63) / 64 * 64;
+    return ((use_sort(g) ? 2 * g->D : g->K) * 8 + (g->inner > 1 ? g->D * 4 : 0) + 63) / 64 * 64;
 }
 
 /* Slots worth using: one per thread, at most one per slice, and ~32K values each at least. */
