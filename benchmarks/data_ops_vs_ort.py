@@ -1,4 +1,4 @@
-"""One-layer TopK / Where / PRelu / Cast / Einsum / LRN models: trtlite's optimized kernel, trtlite's reference kernel
+"""One-layer TopK / Where / PRelu / Cast / Einsum / GridSample / LRN models: trtlite's optimized kernel, trtlite's reference kernel
 (builder optimization level 0) and onnxruntime, in one process, one thread, by the calling thread's CPU time.
 
     python benchmarks/data_ops_vs_ort.py [--runs 40] [--only topk,where] [--threads 1]
@@ -96,6 +96,12 @@ def cases(rng):
         b = rng.standard_normal(sb).astype(np.float32)
         c.append(("Einsum %s %s" % (eq, list(sa)), model("Einsum", [("a", a), ("b", b)], [("y", np.float32, None)],
                                                          {"equation": eq}), {"a": a, "b": b}))
+    for xs, gs, mode in (((8, 32, 64, 64), (8, 1000, 4, 2), "bilinear"), ((1, 128, 64, 64), (1, 64, 64, 2), "bilinear"),
+                         ((1, 64, 32, 32), (1, 64, 64, 2), "bicubic")):
+        x = rng.standard_normal(xs).astype(np.float32)
+        g = (rng.random(gs) * 2.2 - 1.1).astype(np.float32)
+        c.append(("GridSample %s %s grid %s" % (mode, list(xs), list(gs)), model("GridSample", [("x", x), ("g", g)],
+                  [("y", np.float32, None)], {"mode": mode, "padding_mode": "zeros"}), {"x": x, "g": g}))
     x = rng.standard_normal((1, 96, 55, 55)).astype(np.float32)
     c.append(("LRN [1,96,55,55] size 5 (AlexNet)", model("LRN", [("x", x)], [("y", np.float32, None)],
              {"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0}), {"x": x}))
@@ -122,7 +128,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--only", default="", help="comma list of case-name prefixes (TopK, Where, PRelu, Cast, Einsum, LRN)")
+    ap.add_argument("--only", default="", help="comma list of case-name prefixes (TopK, Where, PRelu, Cast, Einsum, GridSample, LRN)")
     args = ap.parse_args(argv)
     import onnxruntime as ort
     import trtlite as trt

@@ -1,7 +1,7 @@
-"""topk.select, select.bcast, parametric_relu.simd and cast.simd (csrc/kernels/x86/topk.c, select.c,
-parametric_relu.c, cast.c) at layer level: one-layer networks built at the default level (the optimized kernel,
+"""topk.select, select.bcast, parametric_relu.simd, cast.simd and grid_sample.tables (csrc/kernels/x86/topk.c,
+select.c, parametric_relu.c, cast.c, grid_sample.c) at layer level: one-layer networks built at the default level (the optimized kernel,
 checked in the inspector) and at level 0 (the reference kernels), both equal to numpy exactly -- TopK's indices with
-ties, NaN and -0 included.  The kernel-level comparisons with the reference on random shapes are
+ties, NaN and -0 included (grid sampling: the two levels' bits equal).  The kernel-level comparisons with the reference on random shapes are
 tests/c/test_kernels_data.c (tests/test_kernels_data_c.py)."""
 import json
 
@@ -148,3 +148,26 @@ def test_cast_matches_numpy(src, dst):
         want = x.astype(dst)
     for out in res.values():
         np.testing.assert_array_equal(out["y0"], want)
+
+
+@pytest.mark.parametrize("mode", [trt.InterpolationMode.NEAREST, trt.InterpolationMode.LINEAR,
+                                  trt.InterpolationMode.CUBIC])
+@pytest.mark.parametrize("pad", [trt.SampleMode.FILL, trt.SampleMode.CLAMP, trt.SampleMode.REFLECT])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_matches_reference_bits(mode, pad, align):
+    """grid_sample.tables gives the reference kernel's bits (NaN grid coordinates and edges included)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 9, 13)).astype(np.float32)
+    g = (rng.random((2, 17, 19, 2)) * 2.6 - 1.3).astype(np.float32)
+    g.flat[::37] = np.nan
+    g.flat[::41] = 1.0
+
+    def make(net, xt, gt):
+        layer = net.add_grid_sample(xt, gt)
+        layer.interpolation_mode = mode
+        layer.sample_mode = pad
+        layer.align_corners = align
+        return [layer.get_output(0)]
+    res = run_levels(make, {"x": x, "g": g}, "grid_sample.tables")
+    assert res[None]["y0"].tobytes() == res[0]["y0"].tobytes()
+    assert np.isnan(res[None]["y0"]).any() and np.isfinite(res[None]["y0"]).mean() > 0.5

@@ -60,6 +60,7 @@ SOURCES = [
     "csrc/kernels/ref/select.c",     # select.bcast, parametric_relu.simd and cast.simd fall back to / share these
     "csrc/kernels/ref/cast.c",
     "csrc/kernels/ref/convert.c",
+    "csrc/kernels/ref/grid_sample.c",
 ]
 
 

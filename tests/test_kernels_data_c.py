@@ -1,4 +1,5 @@
-"""The selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd, cast.simd) against their
+"""The selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd, cast.simd) and
+grid_sample.tables against their
 reference kernels, bit for bit: compiles tests/c/test_kernels_data.c against the C sources (tests/cbuild.py) and
 runs it; the program itself runs every case on each ISA pass (all features, AVX-512 hidden, AVX2 / FMA / F16C
 hidden) with no pool and 2- and 3-thread pools.
@@ -28,6 +29,7 @@ SOURCES = [
     "csrc/kernels/ref/select.c",
     "csrc/kernels/ref/parametric_relu.c",
     "csrc/kernels/ref/cast.c",
+    "csrc/kernels/ref/grid_sample.c",
     "csrc/kernels/ref/convert.c",
     "csrc/kernels/ref/lowbit.c",
     "csrc/kernels/ref/broadcast.c",
@@ -36,6 +38,7 @@ SOURCES = [
     "csrc/kernels/x86/select.c",
     "csrc/kernels/x86/parametric_relu.c",
     "csrc/kernels/x86/cast.c",
+    "csrc/kernels/x86/grid_sample.c",
     "csrc/kernels/x86/bcast_rows.c",
     "csrc/kernels/x86/vmath.c",
     "csrc/kernels/x86/vmath_avx2.c",
@@ -56,5 +59,5 @@ def test_data_kernels_match_reference_bit_for_bit(test_binary):
     r = subprocess.run([test_binary, seed, "60"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, "kernel mismatch (exit %d):\n%s\n%s" % (r.returncode, r.stdout, r.stderr[-4000:])
     assert " 0 failures" in r.stdout
-    for name in ("topk.select", "select.bcast", "parametric_relu.simd", "cast.simd"):
+    for name in ("topk.select", "select.bcast", "parametric_relu.simd", "cast.simd", "grid_sample.tables"):
         assert name in r.stdout, r.stdout

@@ -1,6 +1,6 @@
 /*
  * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
- * cast.simd) against their reference kernels, bit for bit, on random shapes with tails.
+ * cast.simd, grid_sample.tables) against their reference kernels, bit for bit, on random shapes with tails.
  *
  * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
  * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
@@ -26,6 +26,7 @@ extern const trtl_kernel trtl_kernel_topk_select;
 extern const trtl_kernel trtl_kernel_select_bcast;
 extern const trtl_kernel trtl_kernel_parametric_relu_simd;
 extern const trtl_kernel trtl_kernel_cast_simd;
+extern const trtl_kernel trtl_kernel_grid_sample_tables;
 
 static uint64_t g_rng;
 static uint32_t rnd(void)
@@ -490,6 +491,81 @@ out:
     isa_pass(99);
 }
 
+/* ---- GridSample -------------------------------------------------------------------------------- */
+
+static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_GRID_SAMPLE;
+    nd.name = "grid_sample";
+    nd.p.grid.interpolation_mode = mode;
+    nd.p.grid.sample_mode = pad;
+    nd.p.grid.align_corners = align;
+    nd.n_in = 2;
+    nd.n_out = 1;
+    int64_t gd[5] = {xs[0]}, yd[5] = {xs[0], xs[1]};
+    for (int i = 0; i < k; i++)
+        gd[1 + i] = yd[2 + i] = out_sp[i];
+    gd[k + 1] = k;
+    trtl_dims X = mk(k + 2, xs), G = mk(k + 2, gd), Y = mk(k + 2, yd);
+    int64_t nx = trtl_volume(&X), ng = trtl_volume(&G);
+    float *x = xalloc((size_t)nx * 4), *g = xalloc((size_t)ng * 4);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = rfloat() * 4.0f;
+    for (int64_t i = 0; i < ng; i++) /* inside and past the edges; exact edges and centres too */
+        g[i] = rnd() % 6 == 0 ? (float)rint_in(-4, 4) / 4.0f : rfloat() * 1.4f;
+    if (special) {
+        special_floats(x, nx);
+        for (int64_t i = 0; i < ng; i++)
+            if (rnd() % 16 == 0)
+                g[i] = rnd() % 3 == 0 ? NAN : rnd() % 2 ? 1e30f : -INFINITY;
+    }
+    trtl_tensor_view in[2] = {{x, X, TRTL_FLOAT}, {g, G, TRTL_FLOAT}};
+    trtl_tensor_view out[1] = {{NULL, Y, TRTL_FLOAT}};
+    char a[TRTL_DIMS_STR_MAX], b[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s grid%s mode=%d pad=%d align=%d special=%d", trtl_dims_str(&X, a, sizeof a),
+             trtl_dims_str(&G, b, sizeof b), mode, pad, align, special);
+    int r = check(&trtl_kernel_grid_sample_tables, trtl_ref_grid_sample, &nd, in, out);
+    free(x);
+    free(g);
+    return r;
+}
+
+static void test_grid_sample(int ncases)
+{
+    static const int modes[3] = {TRTL_RESIZE_NEAREST, TRTL_RESIZE_LINEAR, TRTL_RESIZE_CUBIC};
+    static const int pads[3] = {TRTL_SLICE_FILL, TRTL_SLICE_CLAMP, TRTL_SLICE_REFLECT};
+    for (int pass = 0; isa_pass(pass); pass++) {
+        const int64_t x2[4] = {2, 3, 9, 13}, o2[2] = {7, 11}, x3[5] = {1, 2, 4, 5, 6}, o3[3] = {3, 4, 5};
+        const int64_t xb[4] = {1, 8, 32, 32}, ob[2] = {64, 64}; /* several blocks, some threads */
+        for (int m = 0; m < 3; m++)
+            for (int pd = 0; pd < 3; pd++)
+                for (int al = 0; al < 2; al++)
+                    for (int sp = 0; sp < 2; sp++)
+                        if (grid_case(2, x2, o2, modes[m], pads[pd], al, sp) ||
+                            grid_case(3, x3, o3, modes[m], pads[pd], al, sp))
+                            goto out;
+        for (int m = 0; m < 3; m++)
+            if (grid_case(2, xb, ob, modes[m], TRTL_SLICE_FILL, 0, 0))
+                goto out;
+        for (int i = 0; i < ncases; i++) {
+            int k = rnd() % 4 ? 2 : 3;
+            int64_t xs[5], os[3];
+            xs[0] = rint_in(1, 2);
+            xs[1] = rint_in(1, 5);
+            for (int d = 0; d < k; d++) {
+                xs[2 + d] = rint_in(1, k == 2 ? 20 : 6);
+                os[d] = rint_in(1, k == 2 ? 23 : 7);
+            }
+            if (grid_case(k, xs, os, modes[rnd() % 3], pads[rnd() % 3], (int)(rnd() % 2), rnd() % 4 == 0))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
 int main(int argc, char **argv)
 {
     g_rng = argc > 1 ? strtoull(argv[1], NULL, 10) : 20261128;
@@ -502,7 +578,7 @@ int main(int argc, char **argv)
     printf("cpu features 0x%x\n", trtl_cpu_features());
     struct { const char *name; void (*fn)(int); } sections[] = {
         {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
-        {"cast.simd", test_cast},
+        {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         int before = g_failures, cases = g_cases;
