@@ -3,7 +3,7 @@
  * padding mode), the same bits as the reference (kernels/ref/grid_sample.c), split over the pool.
  *
  * The taps of a block of positions (up to 1024 tap combinations: kernels/ref/grid_taps.h, the reference's own
- * function) are computed once into tables laid out [combination][position]; each channel of the block is then
+ * function) are computed once into tables laid out [position][combination]; each channel of the block is then
  * summed from them in double and in the reference's order per position, so the sums are the reference's, and
  * written along the positions.  Blocks of (image, positions) are split over the pool.  There is no vector path: an
  * AVX2 one (four positions in the lanes of a double vector, offsets gathered) measured slower than this loop
@@ -32,12 +32,12 @@ typedef struct gs_tables {
     uint8_t add[GS_TABLE]; /* 1: add w * x; 0: add w if NaN, else nothing */
 } gs_tables;
 
-static void gs_channel(const gs_tables *t, int64_t ncomb, int64_t B, int64_t np, const float *xc, float *yc)
+static void gs_channel(const gs_tables *t, int64_t ncomb, int64_t np, const float *xc, float *yc)
 {
     for (int64_t p = 0; p < np; p++) {
         double acc = 0;
         for (int64_t cb = 0; cb < ncomb; cb++) {
-            int64_t e = cb * B + p;
+            int64_t e = p * ncomb + cb;
             if (t->add[e])
                 acc += t->w[e] * xc[t->off[e]];
             else if (t->w[e] != t->w[e])
@@ -64,15 +64,15 @@ static void gs_task(void *ctx, int64_t begin, int64_t end, int thread)
         for (int64_t p = 0; p < np; p++) {
             trtl_grid_taps(&j->geo, j->g + (n * j->P + p0 + p) * k, off, w, valid);
             for (int64_t cb = 0; cb < ncomb; cb++) {
-                t.off[cb * B + p] = off[cb];
-                t.w[cb * B + p] = w[cb];
-                t.add[cb * B + p] = valid[cb];
+                t.off[p * ncomb + cb] = off[cb];
+                t.w[p * ncomb + cb] = w[cb];
+                t.add[p * ncomb + cb] = valid[cb];
             }
         }
         for (int64_t c = 0; c < j->C; c++) {
             const float *xc = j->x + (n * j->C + c) * j->S;
             float *yc = j->y + (n * j->C + c) * j->P + p0;
-            gs_channel(&t, ncomb, B, np, xc, yc);
+            gs_channel(&t, ncomb, np, xc, yc);
         }
     }
 }
