@@ -14,7 +14,8 @@
  * every key instead, by a stable radix sort (sort_row).
  *
  * A slice along an inner axis (elements `inner` apart) is first gathered into the thread's scratch row.
- * Slices are split over the pool (one scratch slot per thread: k keys, plus the gathered row).
+ * Slices are split over the pool (one scratch slot per thread: k keys, or 2 D when sorting, plus the gathered
+ * row).
  */
 #include <string.h>
 #include <immintrin.h>
@@ -257,7 +258,7 @@ static void tk_slot(void *ctx, int64_t sb, int64_t se, int thread)
     for (int64_t s = sb; s < se; s++) {
         uint64_t *h = (uint64_t *)(j->scratch + s * j->slot_bytes);
         const int sort = use_sort(g);
-        uint64_t *tmp = h + D;                     /* sort: the radix passes' second buffer */
+        uint64_t *tmp = sort ? h + D : NULL;       /* sort: the radix passes' second buffer */
         void *col = h + (sort ? 2 * D : K);        /* the gathered row */
         for (int64_t it = s * j->items / j->slots, end = (s + 1) * j->items / j->slots; it < end; it++) {
             int64_t o = it / inner, i = it % inner, at = o * D * inner + i;
