@@ -58,6 +58,10 @@ SOURCES = [
     "csrc/kernels/ref/reduce_binary.c",
     "csrc/kernels/ref/nchwc_conv.c",
     "csrc/kernels/ref/pw_chain.c",  # pw_chain.simd (x86/pw_chain.c) vs the steps' reference kernels in turn
+    "csrc/kernels/ref/select.c",     # select.bcast, parametric_relu.simd and cast.simd fall back to / share these
+    "csrc/kernels/ref/cast.c",
+    "csrc/kernels/ref/convert.c",
+    "csrc/kernels/ref/grid_sample.c",
 ]
 
 
@@ -99,13 +103,14 @@ def test_optimized_kernels_portable_paths(test_binary):
 
 def test_every_optimized_kernel_has_a_reference_comparison():
     """Each kernel of the registry's optimized list is handed to a comparison in tests/c/test_kernels.c (run_opt or a
-    test_* function taking the kernel's address), or in tests/c/test_kernels_bf16.c for the bf16 kernels, so a new
+    test_* function taking the kernel's address), or in tests/c/test_kernels_bf16.c for the bf16 kernels (or
+    tests/c/test_kernels_data.c for the bit-exact selection and conversion kernels), so a new
     kernel cannot be added untested."""
     with open(os.path.join(ROOT, "csrc/kernels/registry.c")) as f:
         registry = f.read()
     listed = re.findall(r"X\((trtl_kernel_\w+)\)", registry)
     tests = ""
-    for name in ("tests/c/test_kernels.c", "tests/c/test_kernels_bf16.c"):
+    for name in ("tests/c/test_kernels.c", "tests/c/test_kernels_bf16.c", "tests/c/test_kernels_data.c"):
         with open(os.path.join(ROOT, name)) as f:
             tests += f.read()
     assert len(listed) >= 10, listed

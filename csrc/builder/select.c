@@ -735,7 +735,7 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         for (int32_t j = 0; j < n_in; j++)
             dims[j] = g->t[n->in[j]].dopt;
         /* The optimized kernels compute in fp32: other dtypes run on the reference kernel (a gather's
-         * INT32 indices and an attention's BOOL mask aside). */
+         * INT32 indices and an attention's BOOL mask aside, and the kernels marked any_dtype). */
         int all_float = 1;
         for (int32_t j = 0; j < n->n_in; j++)
             all_float &= g->t[n->in[j]].dtype == TRTL_FLOAT ||
@@ -767,8 +767,9 @@ trtl_status trtl_select_kernels(trtl_bgraph *g)
         for (int c = 0; c < nc; c++) {
             const trtl_kernel *k = cand[c];
             const int codes_kernel = k->precision == TRTL_INT8 && n->op != TRTL_OP_QLINEAR;
-            if ((level == 0 || (!all_float && n->op != TRTL_OP_PLUGIN_V2 && n->op != TRTL_OP_QLINEAR &&
-                                !(codes_kernel && all_codes)) || (codes_kernel && !all_codes)) &&
+            if ((level == 0 ||
+                 (!all_float && !k->any_dtype && n->op != TRTL_OP_PLUGIN_V2 && n->op != TRTL_OP_QLINEAR &&
+                  !(codes_kernel && all_codes)) || (codes_kernel && !all_codes)) &&
                 c != nc - 1)
                 continue; /* level 0 (and non-fp32 nodes): reference kernels only */
             if ((k->cpu_features & ~cpu) || (k->applies && !k->applies(n, dims)))

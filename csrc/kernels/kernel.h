@@ -89,6 +89,10 @@ typedef struct trtl_kernel {
      * differently by where it falls in its tiles, so equal rows of weights give unequal outputs; trtlite's
      * own kernels sum every output in the same order. */
     int fallback;
+    /* 1: run() takes every dtype the op's reference kernel takes, with the reference's bits (the selection and
+     * conversion kernels: topk.select, select.bcast, cast.simd); kernel selection offers it for nodes with
+     * non-FLOAT tensors too.  0: a candidate only where every input and output is FLOAT (builder/select.c). */
+    int any_dtype;
 } trtl_kernel;
 
 /* The weights a kernel with unpack() keeps packed in its state: a fully connected or linear layer's

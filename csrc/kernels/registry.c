@@ -80,7 +80,12 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_nchwc_conv_avx2)                                                                \
     X(trtl_kernel_nchwc_conv_avx512)                                                              \
     X(trtl_kernel_preact_conv_packed_gemm)                                                        \
-    X(trtl_kernel_pw_chain_simd)
+    X(trtl_kernel_pw_chain_simd)                                                                  \
+    X(trtl_kernel_topk_select)                                                                    \
+    X(trtl_kernel_select_bcast)                                                                   \
+    X(trtl_kernel_parametric_relu_simd)                                                           \
+    X(trtl_kernel_cast_simd)                                                                      \
+    X(trtl_kernel_grid_sample_tables)
 #define DECLARE(k) extern const trtl_kernel k;
 #define DECLARE_QF(id, inner, feat) DECLARE(trtl_kernel_qlinear_fp32_##id)
 TRTL_OPT_KERNELS(DECLARE)

@@ -125,6 +125,44 @@ def _einsum_terms(eq: str, ranks: List[int]) -> Tuple[List[str], str]:
     return out_terms, out
 
 
+def _einsum_matmul(p: ImporterContext, ts: List[Any], terms: List[str], out: str) -> Optional[Any]:
+    """A two-operand contraction as one batched matrix multiply, or None where it is not one: letters in both operands
+    and the output are batch dims (equal sizes), letters of one operand and the output its free dims, letters of
+    both but not the output the contracted dims (equal sizes); no letter summed within one operand, static dims.
+    A -> [batch, M, K], B -> [batch, K, N] (a shuffle each: transpose + reshape), C = A B, then one shuffle to the
+    output's dims and order.  ("bij,bjk->bik", attention's "bhqd,bhkd->bhqk": a GEMM instead of the broadcast
+    product [b, i, j, k] and its reduction.)"""
+    ta, tb = terms
+    shape: Dict[str, int] = {}
+    for t, term in zip(ts, terms):
+        for c, d in zip(term, t.shape):
+            if d < 0 or shape.setdefault(c, d) != d:
+                return None  # dynamic, or broadcast between the operands: the general path
+    both = set(ta) & set(tb)
+    if any((c not in out) and (c not in both) for c in ta + tb) or set(out) - set(ta + tb):
+        return None
+    contracted = [c for c in ta if c in both and c not in out]
+    if not contracted:
+        return None  # an outer or elementwise product: the general path is one broadcast product already
+    batch = [c for c in out if c in both]
+    m = [c for c in out if c in ta and c not in both]
+    n = [c for c in out if c in tb and c not in both]
+
+    def vol(cs: List[str]) -> int:
+        return int(np.prod([shape[c] for c in cs], dtype=np.int64))
+    pre = [vol(batch)] if batch else []
+    A = p._shuffle(ts[0], first=[ta.index(c) for c in batch + m + contracted],
+                   reshape=pre + [vol(m), vol(contracted)], zero_is_placeholder=False)
+    B = p._shuffle(ts[1], first=[tb.index(c) for c in batch + contracted + n],
+                   reshape=pre + [vol(contracted), vol(n)], zero_is_placeholder=False)
+    C = p._L(p.network.add_matrix_multiply(A, MatrixOperation.NONE, B, MatrixOperation.NONE))
+    order = batch + m + n
+    if not order:  # a full contraction: the scalar
+        return p._shuffle(C, reshape=[], zero_is_placeholder=False)
+    return p._shuffle(C, reshape=[shape[c] for c in order], second=[order.index(c) for c in out],
+                      zero_is_placeholder=False)
+
+
 @importer("Einsum",
           restrictions="static dims where letters broadcast; an index repeated within one operand (a diagonal or "
                        "trace) runs on IEinsumLayer's reference kernel, in FLOAT")
@@ -141,6 +179,10 @@ def _einsum(p: ImporterContext, node: Any, a: Dict[str, Any]) -> List[Any]:
                               ErrorCode.UNSUPPORTED_NODE_DATATYPE)
         ts = [p._float(t) for t in ts]
         return [p._L(p.network.add_einsum(ts, ",".join(terms) + "->" + out))]
+    if len(ts) == 2 and dtype in (DataType.FLOAT, DataType.HALF):
+        y = _einsum_matmul(p, ts, terms, out)
+        if y is not None:
+            return [y]
     letters = list(out) + sorted(set("".join(terms)) - set(out))
     acc = None
     for t, term in zip(ts, terms):

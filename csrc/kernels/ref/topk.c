@@ -98,6 +98,8 @@ trtl_status trtl_ref_topk(const trtl_kernel_args *a)
                           (long long)K, (long long)D);
     if (D > INT32_MAX)
         return trtl_error(TRTL_ERR_SHAPE, "layer '%s': axis too long for int32 indices", a->node->name);
+    if (K == 0) /* k from a tensor may be 0: nothing to write (the heap's root below would be past the output) */
+        return TRTL_OK;
     int is_float = a->in[0].dtype == TRTL_FLOAT;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {

@@ -1,0 +1,592 @@
+/*
+ * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
+ * cast.simd, grid_sample.tables) against their reference kernels, bit for bit, on random shapes with tails.
+ *
+ * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
+ * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
+ * unwritten element shows), once per ISA pass: every feature this CPU has, AVX-512 hidden, then AVX-512, AVX2,
+ * FMA and F16C hidden (the portable loops).  Every output (TopK's values and indices) must equal the
+ * reference's byte for byte.  A kernel's cases stop at its first mismatch, which is printed with the case.
+ *
+ *   test_kernels_data [seed] [cases-per-kernel]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernel.h"
+#include "kernels/ref/ref.h"
+#include "core/cpu.h"
+#include "core/dims.h"
+#include "core/status.h"
+#include "core/threadpool.h"
+
+extern const trtl_kernel trtl_kernel_topk_select;
+extern const trtl_kernel trtl_kernel_select_bcast;
+extern const trtl_kernel trtl_kernel_parametric_relu_simd;
+extern const trtl_kernel trtl_kernel_cast_simd;
+extern const trtl_kernel trtl_kernel_grid_sample_tables;
+
+static uint64_t g_rng;
+static uint32_t rnd(void)
+{
+    g_rng = g_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(g_rng >> 33);
+}
+static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rfloat(void) { return (float)rnd() / 1073741824.0f - 1.0f; }
+
+static trtl_threadpool *g_pools[3];
+static int g_failures, g_cases, g_pass;
+static char g_desc[512];
+
+static void *xalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* Runs the reference, then k with each pool; every output byte must match.  outs: the output views (dims and
+ * types set, data ignored).  Returns 1 on a mismatch. */
+static int check(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, const trtl_tensor_view *in,
+                 const trtl_tensor_view *outs_in)
+{
+    trtl_tensor_view want[2], got[2];
+    size_t bytes[2];
+    for (int o = 0; o < nd->n_out; o++) {
+        want[o] = got[o] = outs_in[o];
+        bytes[o] = (size_t)trtl_volume(&outs_in[o].dims) * trtl_dtype_size(outs_in[o].dtype);
+        want[o].data = xalloc(bytes[o]);
+        memset(want[o].data, 0xa5, bytes[o]);
+    }
+    trtl_kernel_args ra = {nd, in, want, NULL, 0, NULL, NULL, NULL};
+    int bad = 0;
+    if (ref(&ra) != TRTL_OK) {
+        fprintf(stderr, "FAIL reference for %s [%s]: %s\n", k->name, g_desc, trtl_last_error());
+        bad = 1;
+    }
+    trtl_dims in_dims[4];
+    for (int i = 0; i < nd->n_in; i++)
+        in_dims[i] = in[i].dims;
+    if (!bad && k->applies && !k->applies(nd, in_dims)) {
+        fprintf(stderr, "FAIL %s [%s]: applies() refused the case\n", k->name, g_desc);
+        bad = 1;
+    }
+    for (int pi = 0; pi < 3 && !bad; pi++) {
+        for (int o = 0; o < nd->n_out; o++) {
+            got[o].data = xalloc(bytes[o]);
+            memset(got[o].data, 0x5a, bytes[o]);
+        }
+        size_t ss = k->scratch ? k->scratch(nd, in, got) : 0;
+        void *scratch = ss ? xalloc(ss) : NULL;
+        if (scratch)
+            memset(scratch, 0xff, ss);
+        trtl_kernel_args a = {nd, in, got, scratch, ss, NULL, g_pools[pi], NULL};
+        if (k->run(&a) != TRTL_OK) {
+            fprintf(stderr, "FAIL %s [%s] pool=%d: run: %s\n", k->name, g_desc, pi, trtl_last_error());
+            bad = 1;
+        }
+        for (int o = 0; o < nd->n_out && !bad; o++) {
+            if (memcmp(got[o].data, want[o].data, bytes[o]) == 0)
+                continue;
+            size_t es = trtl_dtype_size(outs_in[o].dtype), at = 0;
+            while (memcmp((char *)got[o].data + at, (char *)want[o].data + at, es) == 0)
+                at += es;
+            uint64_t g = 0, w = 0;
+            memcpy(&g, (char *)got[o].data + at, es < 8 ? es : 8);
+            memcpy(&w, (char *)want[o].data + at, es < 8 ? es : 8);
+            fprintf(stderr, "MISMATCH %s [%s] pass=%d pool=%d: output %d element %zu got 0x%llx want 0x%llx\n",
+                    k->name, g_desc, g_pass, pi == 0 ? 0 : pi + 1, o, at / es, (unsigned long long)g,
+                    (unsigned long long)w);
+            bad = 1;
+        }
+        for (int o = 0; o < nd->n_out; o++)
+            free(got[o].data);
+        free(scratch);
+    }
+    for (int o = 0; o < nd->n_out; o++)
+        free(want[o].data);
+    g_cases++;
+    if (bad)
+        g_failures++;
+    return bad;
+}
+
+static trtl_dims mk(int nb, const int64_t *d)
+{
+    trtl_dims r;
+    memset(&r, 0, sizeof r);
+    r.nb_dims = nb;
+    for (int i = 0; i < nb; i++)
+        r.d[i] = d[i];
+    return r;
+}
+
+static void rand_dims(int rank, int64_t *d, int64_t maxvol)
+{
+    int64_t v;
+    do {
+        v = 1;
+        for (int i = 0; i < rank; i++) {
+            d[i] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+            v *= d[i];
+        }
+    } while (v > maxvol);
+}
+
+/* The ISA passes: 0 every feature, 1 AVX-512 hidden, 2 AVX-512 / AVX2 / FMA / F16C hidden. */
+static int isa_pass(int pass)
+{
+    g_pass = pass;
+    if (pass == 0) {
+        trtl_cpu_set_mask(~0u);
+        return 1;
+    }
+    if (pass == 1) {
+        trtl_cpu_set_mask(~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI));
+        return 1;
+    }
+    if (pass == 2) {
+        trtl_cpu_set_mask(~(uint32_t)(TRTL_CPU_AVX512F | TRTL_CPU_AVX512BW | TRTL_CPU_AVX512VNNI | TRTL_CPU_AVX2 |
+                                      TRTL_CPU_FMA | TRTL_CPU_F16C));
+        return 1;
+    }
+    trtl_cpu_set_mask(~0u);
+    return 0;
+}
+
+/* ---- TopK ------------------------------------------------------------------------------------- */
+
+/* Values with many ties (a few levels), -0 / +0, NaN and infinities (kind 0: plain random). */
+static void topk_fill(void *x, int is_float, int64_t n, int kind)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (is_float) {
+            float v = rfloat() * 100.0f;
+            if (kind >= 1)
+                v = (float)(int)(rfloat() * 4.0f); /* ties; 0 from both sides gives -0 too */
+            if (kind >= 1 && rnd() % 5 == 0)
+                v = -0.0f;
+            if (kind >= 2 && rnd() % 7 == 0) {
+                static const float sp[4] = {NAN, INFINITY, -INFINITY, -NAN};
+                v = sp[rnd() % 4];
+            }
+            if (kind == 3 && rnd() % 2) /* mostly NaN */
+                v = NAN;
+            ((float *)x)[i] = v;
+        } else {
+            int32_t v = (int32_t)rnd();
+            if (kind >= 1)
+                v = (int32_t)rint_in(-3, 3);
+            if (kind >= 2 && rnd() % 7 == 0)
+                v = rnd() % 2 ? INT32_MAX : INT32_MIN;
+            ((int32_t *)x)[i] = v;
+        }
+    }
+}
+
+static int topk_case(int rank, const int64_t *d, int axis, int64_t K, int max, int is_float, int kind, int k_tensor)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_TOPK;
+    nd.name = "topk";
+    nd.p.topk.op = max ? TRTL_TOPK_MAX : TRTL_TOPK_MIN;
+    nd.p.topk.k = k_tensor ? 0 : (int32_t)K;
+    nd.p.topk.axes = 1u << axis;
+    nd.n_in = k_tensor ? 2 : 1;
+    nd.n_out = 2;
+    trtl_dims xd = mk(rank, d), yd = xd;
+    yd.d[axis] = K;
+    int64_t n = trtl_volume(&xd);
+    void *x = xalloc((size_t)n * 4);
+    topk_fill(x, is_float, n, kind);
+    int32_t kval = (int32_t)K;
+    trtl_dims kd = mk(0, NULL);
+    trtl_tensor_view in[2] = {{x, xd, is_float ? TRTL_FLOAT : TRTL_INT32}, {&kval, kd, TRTL_INT32}};
+    trtl_tensor_view out[2] = {{NULL, yd, is_float ? TRTL_FLOAT : TRTL_INT32}, {NULL, yd, TRTL_INT32}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s axis=%d k=%lld %s %s values=%d%s", trtl_dims_str(&xd, xs, sizeof xs), axis,
+             (long long)K, max ? "max" : "min", is_float ? "float" : "int32", kind, k_tensor ? " k-tensor" : "");
+    int r = check(&trtl_kernel_topk_select, trtl_ref_topk, &nd, in, out);
+    free(x);
+    return r;
+}
+
+static int64_t rand_k(int64_t D)
+{
+    switch (rnd() % 5) {
+    case 0: return 1;
+    case 1: return D;
+    case 2: return D > 5 ? 5 : D;
+    case 3: return D > 0 ? D - (D > 1) : 0;
+    default: return rint_in(0, D);
+    }
+}
+
+static void test_topk(int ncases)
+{
+    static const struct { int rank; int64_t d[4]; int axis; } sh[] = {
+        {1, {10000}, 0}, {2, {3, 5003}, 1}, {2, {2, 65}, 1}, {3, {2, 17, 9}, 1}, {2, {300, 40}, 0},
+        {1, {1}, 0}, {2, {64, 1000}, 1}, {3, {4, 3000, 3}, 1},
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            int64_t D = sh[i].d[sh[i].axis];
+            const int64_t ks[] = {1, D < 5 ? D : 5, D < 100 ? D : 100, D};
+            for (int ki = 0; ki < 4; ki++)
+                for (int m = 0; m < 2; m++)
+                    for (int f = 0; f < 2; f++)
+                        for (int kind = 0; kind < (f ? 4 : 3); kind++)
+                            if (topk_case(sh[i].rank, sh[i].d, sh[i].axis, ks[ki], m, f, kind, 0))
+                                goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int rank = (int)rint_in(1, 4);
+            int64_t d[4];
+            rand_dims(rank, d, 40000);
+            int axis = (int)rint_in(0, rank - 1);
+            if (rnd() % 4 == 0) /* a long axis */
+                d[axis] = rint_in(100, 3000);
+            if (topk_case(rank, d, axis, rand_k(d[axis]), (int)(rnd() % 2), (int)(rnd() % 3 != 0), (int)rint_in(0, 3),
+                          rnd() % 8 == 0))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- Select ----------------------------------------------------------------------------------- */
+
+static const trtl_dtype g_types[] = {TRTL_FLOAT, TRTL_INT32, TRTL_HALF, TRTL_INT8, TRTL_BOOL, TRTL_INT64, TRTL_UINT8,
+                                     TRTL_BF16};
+#define NTYPES ((int)(sizeof g_types / sizeof g_types[0]))
+
+static void rand_bytes(void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((uint8_t *)p)[i] = (uint8_t)rnd();
+}
+
+/* An operand's dims: each of y's or 1 (bits of `full`: which are y's). */
+static trtl_dims operand(const trtl_dims *y, uint32_t full)
+{
+    trtl_dims d = *y;
+    for (int i = 0; i < y->nb_dims; i++)
+        if (!(full >> i & 1))
+            d.d[i] = 1;
+    return d;
+}
+
+static int select_case(const trtl_dims *yd, uint32_t fc, uint32_t ft, uint32_t fe, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_SELECT;
+    nd.name = "select";
+    nd.n_in = 3;
+    nd.n_out = 1;
+    trtl_dims cd = operand(yd, fc), td = operand(yd, ft), ed = operand(yd, fe);
+    size_t es = trtl_dtype_size(t);
+    int64_t nc = trtl_volume(&cd), nt = trtl_volume(&td), ne = trtl_volume(&ed);
+    uint8_t *c = xalloc((size_t)nc);
+    for (int64_t i = 0; i < nc; i++) /* true is any nonzero byte */
+        c[i] = rnd() % 2 ? 0 : (uint8_t)(rnd() % 4 ? 1 : rint_in(2, 255));
+    void *tv = xalloc((size_t)nt * es), *ev = xalloc((size_t)ne * es);
+    rand_bytes(tv, (size_t)nt * es);
+    rand_bytes(ev, (size_t)ne * es);
+    trtl_tensor_view in[3] = {{c, cd, TRTL_BOOL}, {tv, td, t}, {ev, ed, t}};
+    trtl_tensor_view out[1] = {{NULL, *yd, t}};
+    char ys[TRTL_DIMS_STR_MAX], cs[TRTL_DIMS_STR_MAX], ts[TRTL_DIMS_STR_MAX], es_[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "y%s cond%s then%s else%s %s", trtl_dims_str(yd, ys, sizeof ys),
+             trtl_dims_str(&cd, cs, sizeof cs), trtl_dims_str(&td, ts, sizeof ts), trtl_dims_str(&ed, es_, sizeof es_),
+             trtl_dtype_name(t));
+    int r = check(&trtl_kernel_select_bcast, trtl_ref_select, &nd, in, out);
+    free(c);
+    free(tv);
+    free(ev);
+    return r;
+}
+
+static void test_select(int ncases)
+{
+    static const struct { int rank; int64_t d[4]; uint32_t fc, ft, fe; } sh[] = {
+        {4, {2, 4, 33, 33}, 0xd, 0xf, 0x0},   /* attention mask [B,1,S,S] over scores, scalar -inf */
+        {4, {1, 12, 77, 77}, 0xc, 0xf, 0x0},  /* causal mask [1,1,S,S] */
+        {4, {2, 3, 1, 130}, 0x9, 0xf, 0xf},   /* key padding mask [B,1,1,S] */
+        {1, {100003}, 0x1, 0x1, 0x1},         /* same shape, several chunks */
+        {2, {300, 257}, 0x1, 0x3, 0x2},       /* per-row condition */
+        {1, {7}, 0x0, 0x1, 0x0},              /* one condition */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            trtl_dims yd = mk(sh[i].rank, sh[i].d);
+            for (int t = 0; t < NTYPES; t++)
+                if (select_case(&yd, sh[i].fc, sh[i].ft, sh[i].fe, g_types[t]))
+                    goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int rank = (int)rint_in(1, 5);
+            int64_t d[5];
+            rand_dims(rank, d, 60000);
+            trtl_dims yd = mk(rank, d);
+            uint32_t all = (1u << rank) - 1;
+            uint32_t f[3];
+            for (int k = 0; k < 3; k++)
+                f[k] = rnd() % 3 == 0 ? all : rnd() % 4 == 0 ? 0 : rnd() & all;
+            f[rnd() % 3] = all; /* one operand sets the output dims (the others need not) */
+            if (select_case(&yd, f[0], f[1], f[2], g_types[rnd() % NTYPES]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- Parametric ReLU ---------------------------------------------------------------------------- */
+
+static void special_floats(float *x, int64_t n)
+{
+    static const float sp[6] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f};
+    for (int64_t i = 0; i < n; i++)
+        if (rnd() % 8 == 0)
+            x[i] = sp[rnd() % 6];
+}
+
+static int prelu_case(const trtl_dims *xd, uint32_t fs)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_PARAMETRIC_RELU;
+    nd.name = "prelu";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    trtl_dims sd = operand(xd, fs);
+    int64_t n = trtl_volume(xd), ns = trtl_volume(&sd);
+    float *x = xalloc((size_t)n * 4), *s = xalloc((size_t)ns * 4);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = rfloat() * 3.0f;
+    for (int64_t i = 0; i < ns; i++)
+        s[i] = rfloat();
+    special_floats(x, n);
+    if (rnd() % 4 == 0)
+        special_floats(s, ns);
+    trtl_tensor_view in[2] = {{x, *xd, TRTL_FLOAT}, {s, sd, TRTL_FLOAT}};
+    trtl_tensor_view out[1] = {{NULL, *xd, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], ss[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s slopes%s", trtl_dims_str(xd, xs, sizeof xs), trtl_dims_str(&sd, ss, sizeof ss));
+    int r = check(&trtl_kernel_parametric_relu_simd, trtl_ref_parametric_relu, &nd, in, out);
+    free(x);
+    free(s);
+    return r;
+}
+
+static void test_prelu(int ncases)
+{
+    static const struct { int rank; int64_t d[4]; uint32_t fs; } sh[] = {
+        {4, {1, 64, 56, 56}, 0x2}, {4, {2, 3, 7, 5}, 0x2}, {4, {1, 9, 9, 33}, 0x8}, {3, {1, 1, 1}, 0x0},
+        {2, {5, 100003}, 0x0}, {3, {2, 19, 17}, 0x7},
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            trtl_dims xd = mk(sh[i].rank, sh[i].d);
+            if (prelu_case(&xd, sh[i].fs))
+                goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int rank = (int)rint_in(1, 5);
+            int64_t d[5];
+            rand_dims(rank, d, 60000);
+            trtl_dims xd = mk(rank, d);
+            if (prelu_case(&xd, rnd() & ((1u << rank) - 1)))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+static const trtl_dtype g_cast_types[] = {TRTL_FLOAT, TRTL_HALF, TRTL_INT32, TRTL_INT64, TRTL_INT8, TRTL_UINT8,
+                                          TRTL_BOOL, TRTL_BF16, TRTL_FP8};
+#define NCAST ((int)(sizeof g_cast_types / sizeof g_cast_types[0]))
+
+/* Source values: ordinary ones, specials (NaN with payloads, infinities, +-0, subnormals, the saturation and
+ * rounding edges of the integer and half targets) and random bit patterns (integers: extremes). */
+static void cast_fill(void *x, trtl_dtype t, int64_t n)
+{
+    static const float fsp[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -3e-8f, 2.9802322e-8f,
+                                65504.0f, 65520.0f, 65519.99f, 70000.0f, 2147483648.0f, -2147483648.0f, 2147483520.0f,
+                                -2147483904.0f, 3e9f, -3e9f, 255.5f, 256.0f, -0.9f, 127.9f, -128.9f, 0.5f, 1.5f};
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t r = rnd();
+        switch (t) {
+        case TRTL_FLOAT: {
+            float v = r % 4 == 0 ? fsp[rnd() % (sizeof fsp / sizeof fsp[0])] : rfloat() * (r % 3 ? 300.0f : 1e5f);
+            if (r % 16 == 1) { /* any bits: NaN payloads, signalling ones too */
+                uint32_t b = rnd() | (rnd() << 31);
+                memcpy(&v, &b, 4);
+            }
+            ((float *)x)[i] = v;
+            break;
+        }
+        case TRTL_HALF: case TRTL_BF16: ((uint16_t *)x)[i] = (uint16_t)rnd(); break;
+        case TRTL_INT32:
+            ((int32_t *)x)[i] = r % 4 == 0 ? (int32_t)rnd() : r % 4 == 1 ? (rnd() % 2 ? INT32_MAX : INT32_MIN)
+                                                                          : (int32_t)rint_in(-300, 300);
+            break;
+        case TRTL_INT64:
+            ((int64_t *)x)[i] = r % 4 == 0 ? (int64_t)(((uint64_t)rnd() << 32) | rnd()) : (int64_t)rint_in(-70000, 70000);
+            break;
+        default: ((uint8_t *)x)[i] = (uint8_t)rnd(); break;
+        }
+    }
+}
+
+static int cast_case(int64_t n, trtl_dtype st, trtl_dtype dt, int saturate)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_CAST;
+    nd.name = "cast";
+    nd.p.cast.to_type = dt;
+    nd.p.cast.saturate = saturate;
+    nd.n_in = nd.n_out = 1;
+    int64_t d[2] = {n > 3 && n % 3 == 0 ? 3 : 1, n > 3 && n % 3 == 0 ? n / 3 : n};
+    trtl_dims xd = mk(2, d);
+    void *x = xalloc((size_t)n * trtl_dtype_size(st));
+    cast_fill(x, st, n);
+    trtl_tensor_view in[1] = {{x, xd, st}};
+    trtl_tensor_view out[1] = {{NULL, xd, dt}};
+    snprintf(g_desc, sizeof g_desc, "n=%lld %s -> %s saturate=%d", (long long)n, trtl_dtype_name(st),
+             trtl_dtype_name(dt), saturate);
+    int r = check(&trtl_kernel_cast_simd, trtl_ref_cast, &nd, in, out);
+    free(x);
+    return r;
+}
+
+static void test_cast(int ncases)
+{
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (int s = 0; s < NCAST; s++)
+            for (int t = 0; t < NCAST; t++) {
+                const int64_t ns[] = {1, 7, 8, 31, 1000, 70001};
+                for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+                    if (cast_case(ns[k], g_cast_types[s], g_cast_types[t], 1))
+                        goto out;
+            }
+        for (int i = 0; i < ncases; i++)
+            if (cast_case(rint_in(1, rnd() % 4 ? 2000 : 120000), g_cast_types[rnd() % NCAST],
+                          g_cast_types[rnd() % NCAST], (int)(rnd() % 2)))
+                goto out;
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- GridSample -------------------------------------------------------------------------------- */
+
+static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_GRID_SAMPLE;
+    nd.name = "grid_sample";
+    nd.p.grid.interpolation_mode = mode;
+    nd.p.grid.sample_mode = pad;
+    nd.p.grid.align_corners = align;
+    nd.n_in = 2;
+    nd.n_out = 1;
+    int64_t gd[5] = {xs[0]}, yd[5] = {xs[0], xs[1]};
+    for (int i = 0; i < k; i++)
+        gd[1 + i] = yd[2 + i] = out_sp[i];
+    gd[k + 1] = k;
+    trtl_dims X = mk(k + 2, xs), G = mk(k + 2, gd), Y = mk(k + 2, yd);
+    int64_t nx = trtl_volume(&X), ng = trtl_volume(&G);
+    float *x = xalloc((size_t)nx * 4), *g = xalloc((size_t)ng * 4);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = rfloat() * 4.0f;
+    for (int64_t i = 0; i < ng; i++) /* inside and past the edges; exact edges and centres too */
+        g[i] = rnd() % 6 == 0 ? (float)rint_in(-4, 4) / 4.0f : rfloat() * 1.4f;
+    if (special) {
+        special_floats(x, nx);
+        for (int64_t i = 0; i < ng; i++)
+            if (rnd() % 16 == 0)
+                g[i] = rnd() % 3 == 0 ? NAN : rnd() % 2 ? 1e30f : -INFINITY;
+    }
+    trtl_tensor_view in[2] = {{x, X, TRTL_FLOAT}, {g, G, TRTL_FLOAT}};
+    trtl_tensor_view out[1] = {{NULL, Y, TRTL_FLOAT}};
+    char a[TRTL_DIMS_STR_MAX], b[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s grid%s mode=%d pad=%d align=%d special=%d", trtl_dims_str(&X, a, sizeof a),
+             trtl_dims_str(&G, b, sizeof b), mode, pad, align, special);
+    int r = check(&trtl_kernel_grid_sample_tables, trtl_ref_grid_sample, &nd, in, out);
+    free(x);
+    free(g);
+    return r;
+}
+
+static void test_grid_sample(int ncases)
+{
+    static const int modes[3] = {TRTL_RESIZE_NEAREST, TRTL_RESIZE_LINEAR, TRTL_RESIZE_CUBIC};
+    static const int pads[3] = {TRTL_SLICE_FILL, TRTL_SLICE_CLAMP, TRTL_SLICE_REFLECT};
+    for (int pass = 0; isa_pass(pass); pass++) {
+        const int64_t x2[4] = {2, 3, 9, 13}, o2[2] = {7, 11}, x3[5] = {1, 2, 4, 5, 6}, o3[3] = {3, 4, 5};
+        const int64_t xb[4] = {1, 8, 32, 32}, ob[2] = {64, 64}; /* several blocks, some threads */
+        for (int m = 0; m < 3; m++)
+            for (int pd = 0; pd < 3; pd++)
+                for (int al = 0; al < 2; al++)
+                    for (int sp = 0; sp < 2; sp++)
+                        if (grid_case(2, x2, o2, modes[m], pads[pd], al, sp) ||
+                            grid_case(3, x3, o3, modes[m], pads[pd], al, sp))
+                            goto out;
+        for (int m = 0; m < 3; m++)
+            if (grid_case(2, xb, ob, modes[m], TRTL_SLICE_FILL, 0, 0))
+                goto out;
+        for (int i = 0; i < ncases; i++) {
+            int k = rnd() % 4 ? 2 : 3;
+            int64_t xs[5], os[3];
+            xs[0] = rint_in(1, 2);
+            xs[1] = rint_in(1, 5);
+            for (int d = 0; d < k; d++) {
+                xs[2 + d] = rint_in(1, k == 2 ? 20 : 6);
+                os[d] = rint_in(1, k == 2 ? 23 : 7);
+            }
+            if (grid_case(k, xs, os, modes[rnd() % 3], pads[rnd() % 3], (int)(rnd() % 2), rnd() % 4 == 0))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+int main(int argc, char **argv)
+{
+    g_rng = argc > 1 ? strtoull(argv[1], NULL, 10) : 20261128;
+    int ncases = argc > 2 ? atoi(argv[2]) : 60;
+    g_pools[0] = NULL;
+    if (trtl_threadpool_create(2, &g_pools[1]) != TRTL_OK || trtl_threadpool_create(3, &g_pools[2]) != TRTL_OK) {
+        fprintf(stderr, "cannot create thread pools: %s\n", trtl_last_error());
+        return 2;
+    }
+    printf("cpu features 0x%x\n", trtl_cpu_features());
+    struct { const char *name; void (*fn)(int); } sections[] = {
+        {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
+        {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample},
+    };
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        int before = g_failures, cases = g_cases;
+        sections[i].fn(ncases);
+        printf("%-22s %5d cases %s\n", sections[i].name, g_cases - cases, g_failures > before ? "FAILED" : "ok");
+    }
+    trtl_threadpool_destroy(g_pools[1]);
+    trtl_threadpool_destroy(g_pools[2]);
+    printf("%d cases, %d failures\n", g_cases, g_failures);
+    return g_failures ? 1 : 0;
+}
