@@ -741,8 +741,11 @@ typedef struct colk_queue {
 
 static void colk_flush(colk_queue *q)
 {
-    if (q->n)
-        (q->avx2 ? colk256_tab : colk512_tab)[q->u[0].cols - 1](q->u, q->n);
+    if (q->n && q->avx2)
+        colk256_tab[q->u[0].cols - 1](q->u, q->n);
+    else if (q->n) /* (two calls: UBSan's object-size check took `(avx2 ? colk256_tab : colk512_tab)[i]` for a
+                    * read of the 5-entry table and reported colk512_tab's entries 6..11) */
+        colk512_tab[q->u[0].cols - 1](q->u, q->n);
     q->n = 0;
 }
 
