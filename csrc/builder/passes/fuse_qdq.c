@@ -232,16 +232,6 @@ static int32_t output_fake_quant(const trtl_bgraph *g, int32_t y, qparm *q, int3
     return dn;
 }
 
-static trtl_status rename(trtl_node *c, const char *extra)
-{
-    char *nm = trtl_bg_join_names(c->name, extra);
-    if (!nm)
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-    free(c->name);
-    c->name = nm;
-    return TRTL_OK;
-}
-
 /* Tries to fuse node ci; returns OK whether or not it did (*done says). */
 static trtl_status try_fuse(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
 {
@@ -323,12 +313,12 @@ static trtl_status try_fuse(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
     }
     /* commit */
     if (add >= 0) {
-        TRTL_TRY(rename(c, g->n[add].n.name));
+        TRTL_TRY(trtl_pm_append_name(c, g->n[add].n.name));
         g->n[add].dead = 1;
     }
     if (dn >= 0) {
-        TRTL_TRY(rename(c, g->n[qn].n.name));
-        TRTL_TRY(rename(c, g->n[dn].n.name));
+        TRTL_TRY(trtl_pm_append_name(c, g->n[qn].n.name));
+        TRTL_TRY(trtl_pm_append_name(c, g->n[dn].n.name));
         y = g->n[dn].n.out[0];
         g->n[qn].dead = g->n[dn].dead = 1;
     }
@@ -461,8 +451,8 @@ static trtl_status try_add(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
     }
     int32_t out = y;
     if (dn >= 0) {
-        TRTL_TRY(rename(a, g->n[qn].n.name));
-        TRTL_TRY(rename(a, g->n[dn].n.name));
+        TRTL_TRY(trtl_pm_append_name(a, g->n[qn].n.name));
+        TRTL_TRY(trtl_pm_append_name(a, g->n[dn].n.name));
         out = g->n[dn].n.out[0];
         g->n[qn].dead = g->n[dn].dead = 1;
     }
@@ -507,7 +497,7 @@ static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
         if (dn < 0 && consumers_quantize(g, y, &oq))
             out_quant = 1;
         trtl_node *c = &g->n[ci].n;
-        TRTL_TRY(rename(c, a->name));
+        TRTL_TRY(trtl_pm_append_name(c, a->name));
         q->mid_quant = 1;
         q->mid_scale = q->out_scale;
         q->mid_zero_point = q->out_zero_point;
@@ -533,8 +523,8 @@ static trtl_status try_residual(trtl_bgraph *g, int32_t ai, trtl_pass_log *log)
         int32_t out = y;
         g->n[ai].dead = 1;
         if (dn >= 0) {
-            TRTL_TRY(rename(c, g->n[qn].n.name));
-            TRTL_TRY(rename(c, g->n[dn].n.name));
+            TRTL_TRY(trtl_pm_append_name(c, g->n[qn].n.name));
+            TRTL_TRY(trtl_pm_append_name(c, g->n[dn].n.name));
             out = g->n[dn].n.out[0];
             g->n[qn].dead = g->n[dn].dead = 1;
         }
@@ -599,11 +589,11 @@ static trtl_status try_activation(trtl_bgraph *g, int32_t ni, trtl_pass_log *log
         q->out_zero_point = oq.zp;
         q->out_type = oq.type;
     }
-    TRTL_TRY(rename(c, n->name));
+    TRTL_TRY(trtl_pm_append_name(c, n->name));
     g->n[ni].dead = 1;
     if (dn >= 0) {
-        TRTL_TRY(rename(c, g->n[qn].n.name));
-        TRTL_TRY(rename(c, g->n[dn].n.name));
+        TRTL_TRY(trtl_pm_append_name(c, g->n[qn].n.name));
+        TRTL_TRY(trtl_pm_append_name(c, g->n[dn].n.name));
         y = g->n[dn].n.out[0];
         g->n[qn].dead = g->n[dn].dead = 1;
     }
@@ -668,8 +658,8 @@ static trtl_status try_pool(trtl_bgraph *g, int32_t pi, trtl_pass_log *log)
         q->out_type = out_q.type;
     }
     if (dn >= 0) {
-        TRTL_TRY(rename(n, g->n[qn].n.name));
-        TRTL_TRY(rename(n, g->n[dn].n.name));
+        TRTL_TRY(trtl_pm_append_name(n, g->n[qn].n.name));
+        TRTL_TRY(trtl_pm_append_name(n, g->n[dn].n.name));
         y = g->n[dn].n.out[0];
         g->n[qn].dead = g->n[dn].dead = 1;
     }

@@ -84,6 +84,16 @@ void trtl_pm_replace(trtl_bgraph *g, int32_t fi, const int32_t *nodes, int32_t n
     f->name = name;
 }
 
+trtl_status trtl_pm_append_name(trtl_node *c, const char *extra)
+{
+    char *nm = trtl_bg_join_names(c->name, extra);
+    if (!nm)
+        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
+    free(c->name);
+    c->name = nm;
+    return TRTL_OK;
+}
+
 int trtl_pm_pure_transpose(const trtl_bgraph *g, int32_t i, int32_t *perm)
 {
     const trtl_node *n = &g->n[i].n;

@@ -39,6 +39,10 @@ void trtl_pm_sort_nodes(int32_t *nodes, int32_t n);
  * the caller owns, or NULL with TRTL_ERR_OUT_OF_MEMORY set. */
 char *trtl_pm_join_names(const trtl_bgraph *g, const int32_t *nodes, int32_t n);
 
+/* Node c's name becomes "name + extra" (trtl_bg_join_names): a fused node named after what it took in; TRTL_OK, or
+ * TRTL_ERR_OUT_OF_MEMORY with the name unchanged. */
+trtl_status trtl_pm_append_name(trtl_node *c, const char *extra);
+
 /* Rewrites root node fi into one node of `op` with params *p, inputs in[0..n_in) and name `name`
  * (taken over; the old name is freed), keeping its outputs; marks every other node of
  * nodes[0..n) dead (fi may or may not be among them).  n_in must fit the node's input room. */

@@ -76,16 +76,6 @@ static int readers_take_codes(const trtl_bgraph *g, int32_t z, trtl_qlinear_para
            trtl_qio_consumers_take_codes(g, z, c, 0) && lib_scale_ok(c->out_scale);
 }
 
-static trtl_status rename(trtl_node *c, const char *extra)
-{
-    char *nm = trtl_bg_join_names(c->name, extra);
-    if (!nm)
-        return trtl_error(TRTL_ERR_OUT_OF_MEMORY, "builder: out of memory");
-    free(c->name);
-    c->name = nm;
-    return TRTL_OK;
-}
-
 static trtl_status try_bias(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
 {
     trtl_node *c = &g->n[ci].n;
@@ -144,7 +134,7 @@ static trtl_status try_bias(trtl_bgraph *g, int32_t ci, trtl_pass_log *log)
         q->out_zero_point = out.zp;
         q->out_type = out.type;
     }
-    TRTL_TRY(rename(c, a->name));
+    TRTL_TRY(trtl_pm_append_name(c, a->name));
     g->n[ai].dead = 1;
     c->out[0] = z;
     g->t[z].producer = ci;
