@@ -29,6 +29,7 @@
 #include "kernels/kernel.h"
 #include "kernels/ref/ref.h"
 #include "kernels/ref/qdq_math.h"
+#include "kernels/x86/q8_avx2.h"
 #include "core/threadpool.h"
 #include "core/cpu.h"
 #include "core/dims.h"
@@ -290,15 +291,6 @@ static void affine_q_c(const float *x, void *q, int64_t n, float m, const float 
         store_code(q, i, a ? ((x[i] - m) * a0) * a[i] + c[i] : (x[i] - m) * a0 + c0, p);
 }
 
-/* 8 values -> their codes (int32 lanes, zero point added): quantize.simd's q8_avx2 on a register */
-__attribute__((target("avx2"))) static inline __m256i q8_reg_avx2(__m256 v, __m256 vs, __m256 lo, __m256 hi,
-                                                                  __m256i vz)
-{
-    __m256 r = _mm256_round_ps(_mm256_div_ps(v, vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi); /* max(NaN, lo) is lo */
-    return _mm256_add_epi32(_mm256_cvtps_epi32(r), vz);
-}
-
 __attribute__((target("avx2,fma"))) static void affine_q_avx2(const float *x, void *q, int64_t n, float m,
                                                               const float *a, const float *c, float a0, float c0,
                                                               const norm_q *p)
@@ -316,7 +308,7 @@ __attribute__((target("avx2,fma"))) static void affine_q_avx2(const float *x, vo
             v = _mm256_fmadd_ps(_mm256_mul_ps(t, av), _mm256_loadu_ps(a + i), _mm256_loadu_ps(c + i));
         else
             v = _mm256_fmadd_ps(t, av, cv);
-        __m256i k = q8_reg_avx2(v, vs, lo, hi, vz); /* codes in range: pack to bytes */
+        __m256i k = trtl_q8_codes_avx2(v, vs, lo, hi, vz); /* codes in range: pack to bytes */
         __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(k), _mm256_extracti128_si256(k, 1));
         h = u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h);
         _mm_storel_epi64((__m128i *)(void *)(qb + i), h);

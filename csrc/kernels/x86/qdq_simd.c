@@ -25,6 +25,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "kernels/x86/q8_avx2.h"
 #define QS_X86 1
 #endif
 
@@ -101,10 +102,7 @@ QS_AVX512 static void dq_avx512(const qs_job *j, int64_t b, int64_t e)
 
 QS_AVX2 static __m256i q8_avx2(const float *x, __m256 vs, __m256 lo, __m256 hi, __m256i vz)
 {
-    __m256 r = _mm256_div_ps(_mm256_loadu_ps(x), vs);
-    r = _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
-    return _mm256_add_epi32(_mm256_cvtps_epi32(r), vz);
+    return trtl_q8_codes_avx2(_mm256_loadu_ps(x), vs, lo, hi, vz);
 }
 
 QS_AVX2 static void q_avx2(const qs_job *j, int64_t b, int64_t e)
