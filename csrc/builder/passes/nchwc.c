@@ -397,8 +397,10 @@ trtl_status trtl_pass_nchwc(trtl_bgraph *g)
             changed = 0;
             for (int32_t i = 0; i < g->nn; i++) {
                 const trtl_node *n = &g->n[i].n;
+                if (!cand[i] || !residual_of(n) || n->n_in < 1) /* (a node with no inputs: no in[n_in - 1]) */
+                    continue;
                 const int32_t r = n->in[n->n_in - 1];
-                if (!cand[i] || !residual_of(n) || blk[r] == blk[n->out[0]])
+                if (blk[r] == blk[n->out[0]])
                     continue;
                 blk[r] = blk[n->out[0]] = 0;
                 changed = 1;

@@ -48,7 +48,8 @@ typedef struct rw_geom {
     };
     int64_t nvec;     /* vectors per output row */
     int64_t jl, jr;   /* vectors [0, jl) and [jr, nvec) (jr >= jl) read past the row's ends: masked tiles */
-    int64_t top, bot; /* input rows [0, top) and [bot, H) (bot >= top) read outside their plane */
+    int64_t top, bot; /* input rows [0, top) and [bot, H) read outside their plane (the first plane's first rows
+                         * may be both: bot < top) */
     int64_t hi;       /* an input row's loads span [row - pl, row + hi) */
     const float *xbeg, *xend; /* the input tensor (run() sets them): only reads outside it are staged */
     int64_t rowlen;   /* floats of a staged row: RW_MARGIN + W + RW_MARGIN */
@@ -106,8 +107,11 @@ static trtl_status geom_init(const trtl_node *nd, const trtl_dims *xd, const trt
     g->top = g->pl > 0 ? (g->pl + g->W - 1) / g->W : 0;
     if (g->top > g->H)
         g->top = g->H;
+    /* down to row 0, not to top: only the first plane stages its first rows, so in the last plane of a map smaller
+     * than a row's reads (2x2, 3x3) every row whose reads leave the plane is staged from the bottom (stopping at top
+     * read the last plane's first rows in place, past the tensor's end) */
     g->bot = g->H;
-    while (g->bot > g->top && (g->bot - 1) * g->W + hi > g->H * g->W)
+    while (g->bot > 0 && (g->bot - 1) * g->W + hi > g->H * g->W)
         g->bot--;
     g->rowlen = RW_MARGIN + g->W + RW_MARGIN;
     if (g->top + (g->H - g->bot) > RW_MAXSTAGE || hi - g->W > RW_MARGIN || g->pl > RW_MARGIN)

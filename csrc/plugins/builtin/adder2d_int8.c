@@ -159,6 +159,15 @@ static size_t db_workspace(const trtl_adder_q *q, int64_t H, int64_t W);
 
 static size_t up64(size_t b) { return (b + 63u) & ~(size_t)63u; }
 
+/* 8 weight codes as one 64-bit word: the packed rows start at any byte (memcpy: no misaligned int64_t load, which
+ * UBSan reports on the AVX-512 host; one mov either way) */
+static inline int64_t load8(const uint8_t *p)
+{
+    int64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 /* Bytes of one slot's float sample output (INT8 output only). */
 static size_t codes_slot_bytes(const trtl_adder_q *q, int64_t OH, int64_t OW)
 {
@@ -379,7 +388,7 @@ static inline __attribute__((always_inline)) AVX512_FN void tile512(const int NC
             xv[c] = _mm512_and_si512(_mm512_loadu_si512((const void *)(ch[c].x + off[t])), mk);
 #pragma GCC unroll 8
         for (int m = 0; m < MR; m++) {
-            __m512i wv = _mm512_set1_epi64(*(const int64_t *)(const void *)(w + m * 8));
+            __m512i wv = _mm512_set1_epi64(load8(w + m * 8));
 #pragma GCC unroll 3
             for (int c = 0; c < NC; c++)
                 acc[c][m] = _mm512_add_epi64(acc[c][m], _mm512_sad_epu8(xv[c], wv));
@@ -437,7 +446,7 @@ static inline __attribute__((always_inline)) AVX2_FN void tile256(const int NC, 
             xv[c] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(ch[c].x + off[t])), mk);
 #pragma GCC unroll 6
         for (int m = 0; m < MR; m++) {
-            __m256i wv = _mm256_set1_epi64x(*(const int64_t *)(const void *)(w + m * 8));
+            __m256i wv = _mm256_set1_epi64x(load8(w + m * 8));
 #pragma GCC unroll 3
             for (int c = 0; c < NC; c++)
                 acc[c][m] = _mm256_add_epi64(acc[c][m], _mm256_sad_epu8(xv[c], wv));
