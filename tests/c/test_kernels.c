@@ -19,6 +19,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,13 +77,14 @@ static float *rand_buf(int64_t n)
     return p;
 }
 
-/* A copy of x[0..n) whose last byte is the last before an inaccessible page, so that a kernel reading past its input
- * faults (the arena puts other tensors there, and ASan's suite is not part of make test).  Only where the copy then
- * starts 64-byte aligned, as the arena's tensors do (n a multiple of 16); NULL otherwise or when mmap fails. */
-static float *guarded_copy(const float *x, int64_t n, size_t *map_len)
+/* A copy of the `bytes` at x whose last byte is the last before an inaccessible page, so that a kernel reading (or
+ * writing) past a tensor faults: the arena puts other tensors there, and ASan's suite is not part of make test.  Only
+ * where the copy then starts 64-byte aligned, as the arena's tensors do (bytes a multiple of 64); NULL otherwise or
+ * when mmap fails (the caller keeps its own buffer).  guarded_free(copy, bytes, *map_len) releases it. */
+static void *guarded_copy(const void *x, size_t bytes, size_t *map_len)
 {
-    const size_t bytes = (size_t)n * sizeof(float), page = (size_t)sysconf(_SC_PAGESIZE);
-    if (n <= 0 || bytes % 64)
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!x || bytes == 0 || bytes % 64)
         return NULL;
     const size_t len = (bytes + page - 1) / page * page + page;
     char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -92,19 +94,18 @@ static float *guarded_copy(const float *x, int64_t n, size_t *map_len)
         munmap(m, len);
         return NULL;
     }
-    float *g = (float *)(m + len - page - bytes);
+    char *g = m + len - page - bytes;
     memcpy(g, x, bytes);
     *map_len = len;
     return g;
 }
 
-static void guarded_free(float *g, int64_t n, size_t map_len)
+static void guarded_free(void *g, size_t bytes, size_t map_len)
 {
     if (!g)
         return;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    char *end = (char *)g + (size_t)n * sizeof(float) + page;
-    munmap(end - map_len, map_len);
+    munmap((char *)g + bytes + page - map_len, map_len);
 }
 
 static float *nan_buf(int64_t n)
@@ -165,6 +166,7 @@ static const char *act_name(int32_t a)
 static trtl_threadpool *g_pools[3]; /* NULL, 2 threads, 3 threads */
 static int g_failures, g_cases;
 static char g_desc[512];
+static const char *volatile g_kernel_name = ""; /* the kernel run_opt runs (on_fault names it) */
 static double g_rtol = 1e-4, g_atol = 0.0; /* tolerances of compare(); the Winograd section widens them */
 static int g_elementwise_tol; /* compare(): tolerance per element only (the pointwise sections, whose inputs
                                  include huge values that would make the rms scale meaningless) */
@@ -225,6 +227,7 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
         g_failures++;
         return 1;
     }
+    g_kernel_name = k->name;
     void *state = NULL;
     if (k->prepare && k->prepare(nd, &state) != TRTL_OK) {
         fprintf(stderr, "FAIL %s [%s]: prepare: %s\n", k->name, g_desc, trtl_last_error());
@@ -250,6 +253,20 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
     }
     int64_t n = trtl_volume(out_dims);
     int bad = 0;
+    /* the kernel reads its inputs through copies that end at an inaccessible page, where guarded_copy can make
+     * them: a read past an input faults (the arena's neighbours would hide it) */
+    trtl_tensor_view gin[4];
+    size_t gbytes[4] = {0}, glen[4] = {0};
+    void *gcopy[4] = {NULL};
+    for (int i = 0; i < nd->n_in && i < 4; i++) {
+        gin[i] = in[i];
+        gbytes[i] = (size_t)trtl_volume(&in[i].dims) * trtl_dtype_size(in[i].dtype);
+        gcopy[i] = guarded_copy(in[i].data, gbytes[i], &glen[i]);
+        if (gcopy[i])
+            gin[i].data = gcopy[i];
+    }
+    if (nd->n_in <= 4)
+        in = gin;
     g_jump = nd->epi.act == TRTL_ACT_THRESHOLDED_RELU ? nd->epi.alpha : NAN;
     const int jclip = nd->epi.act == TRTL_ACT_CLIP && nd->epi.alpha > nd->epi.beta;
     g_clip_a = jclip ? nd->epi.alpha : NAN;
@@ -257,6 +274,11 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
     for (int pi = 0; pi < 3 && !bad; pi++) {
         const int64_t n2 = nd->n_out == 2 ? trtl_volume(&g_out2_dims) : 0;
         trtl_tensor_view outs[2] = {{nan_buf(n), *out_dims, TRTL_FLOAT}, {n2 ? nan_buf(n2) : NULL, g_out2_dims, TRTL_FLOAT}};
+        /* the first output ends at an inaccessible page too where it can: a write past it faults */
+        size_t olen = 0;
+        float *oplain = outs[0].data, *og = guarded_copy(oplain, (size_t)n * sizeof(float), &olen);
+        if (og)
+            outs[0].data = og;
         trtl_tensor_view out = outs[0];
         size_t ss = k->scratch ? k->scratch(nd, in, outs) : 0;
         float *scratch = ss ? nan_buf((int64_t)(ss / sizeof(float)) + 1) : NULL;
@@ -272,9 +294,12 @@ static int run_opt(const trtl_kernel *k, trtl_node *nd, const trtl_tensor_view *
                 bad = compare(k->name, (float *)outs[1].data, g_out2_want, n2, pi);
         }
         free(scratch);
-        free(out.data);
+        guarded_free(og, (size_t)n * sizeof(float), olen);
+        free(oplain);
         free(outs[1].data);
     }
+    for (int i = 0; i < nd->n_in && i < 4; i++)
+        guarded_free(gcopy[i], gbytes[i], glen[i]);
     g_jump = g_clip_a = g_clip_b = NAN;
     if (pw)
         pw->values = plain;
@@ -412,10 +437,7 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
         nd.p.preact.in_beta = g_preact_beta;
     }
     nd.epi = rand_epi(combo);
-    /* the kernel reads the input through a copy that ends at an inaccessible page where it can (guarded_copy) */
-    size_t xg_len = 0;
-    float *xg = guarded_copy(x, trtl_volume(&xdims), &xg_len);
-    trtl_tensor_view in[3] = {{xg ? xg : x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
+    trtl_tensor_view in[3] = {{x, xdims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}, {NULL, ydims, TRTL_FLOAT}};
     nd.n_in = 1;
     float *scale = NULL;
     if (nchwc && g_nchwc_scale) {
@@ -466,7 +488,6 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     free(w);
     free(b);
     free(x);
-    guarded_free(xg, trtl_volume(&xdims), xg_len);
     free(res);
     free(scale);
     free(isc);
@@ -6195,8 +6216,25 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
+/* A kernel that reads or writes past a guarded tensor (guarded_copy) faults: name the case on stderr (write(2) only:
+ * the handler runs on the faulting thread, stdout may hold unflushed lines) and exit with the signal's status. */
+
+static void on_fault(int sig)
+{
+    static const char head[] = "FAULT (a read or write past a tensor?) in ";
+    ssize_t w = write(2, head, sizeof head - 1);
+    w += write(2, g_kernel_name, strlen(g_kernel_name));
+    w += write(2, " [", 2);
+    w += write(2, g_desc, strnlen(g_desc, sizeof g_desc));
+    w += write(2, "]\n", 2);
+    (void)w;
+    _exit(128 + sig);
+}
+
 int main(int argc, char **argv)
 {
+    signal(SIGSEGV, on_fault);
+    signal(SIGBUS, on_fault);
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
     int ncases = argc > 2 ? atoi(argv[2]) : 150;
     g_rng = seed * 2654435761u + 88172645463325252ull;
