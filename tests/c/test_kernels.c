@@ -19,15 +19,13 @@
  */
 #include <float.h>
 #include <math.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "test_common.h"
 #include "kernels/ref/ref.h"
 #include "kernels/ref/qdq_math.h"
 #include "core/shape.h"
@@ -58,15 +56,6 @@ extern const trtl_kernel trtl_kernel_scale_simd;
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-static uint64_t g_rng;
-static uint32_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 16);
-}
-static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 static float rfloat(void) { return (float)rnd() / 2147483648.0f - 1.0f; }
 
 static float *rand_buf(int64_t n)
@@ -75,37 +64,6 @@ static float *rand_buf(int64_t n)
     for (int64_t i = 0; i < n; i++)
         p[i] = rfloat();
     return p;
-}
-
-/* A copy of the `bytes` at x whose last byte is the last before an inaccessible page, so that a kernel reading (or
- * writing) past a tensor faults: the arena puts other tensors there, and ASan's suite is not part of make test.  Only
- * where the copy then starts 64-byte aligned, as the arena's tensors do (bytes a multiple of 64); NULL otherwise or
- * when mmap fails (the caller keeps its own buffer).  guarded_free(copy, bytes, *map_len) releases it. */
-static void *guarded_copy(const void *x, size_t bytes, size_t *map_len)
-{
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (!x || bytes == 0 || bytes % 64)
-        return NULL;
-    const size_t len = (bytes + page - 1) / page * page + page;
-    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    if (mprotect(m + len - page, page, PROT_NONE) != 0) {
-        munmap(m, len);
-        return NULL;
-    }
-    char *g = m + len - page - bytes;
-    memcpy(g, x, bytes);
-    *map_len = len;
-    return g;
-}
-
-static void guarded_free(void *g, size_t bytes, size_t map_len)
-{
-    if (!g)
-        return;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    munmap((char *)g + bytes + page - map_len, map_len);
 }
 
 static float *nan_buf(int64_t n)
@@ -165,8 +123,6 @@ static const char *act_name(int32_t a)
 
 static trtl_threadpool *g_pools[3]; /* NULL, 2 threads, 3 threads */
 static int g_failures, g_cases;
-static char g_desc[512];
-static const char *volatile g_kernel_name = ""; /* the kernel run_opt runs (on_fault names it) */
 static double g_rtol = 1e-4, g_atol = 0.0; /* tolerances of compare(); the Winograd section widens them */
 static int g_elementwise_tol; /* compare(): tolerance per element only (the pointwise sections, whose inputs
                                  include huge values that would make the rms scale meaningless) */
@@ -6216,25 +6172,9 @@ done:
     trtl_cpu_set_mask(~0u);
 }
 
-/* A kernel that reads or writes past a guarded tensor (guarded_copy) faults: name the case on stderr (write(2) only:
- * the handler runs on the faulting thread, stdout may hold unflushed lines) and exit with the signal's status. */
-
-static void on_fault(int sig)
-{
-    static const char head[] = "FAULT (a read or write past a tensor?) in ";
-    ssize_t w = write(2, head, sizeof head - 1);
-    w += write(2, g_kernel_name, strlen(g_kernel_name));
-    w += write(2, " [", 2);
-    w += write(2, g_desc, strnlen(g_desc, sizeof g_desc));
-    w += write(2, "]\n", 2);
-    (void)w;
-    _exit(128 + sig);
-}
-
 int main(int argc, char **argv)
 {
-    signal(SIGSEGV, on_fault);
-    signal(SIGBUS, on_fault);
+    test_install_fault_handler();
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
     int ncases = argc > 2 ? atoi(argv[2]) : 150;
     g_rng = seed * 2654435761u + 88172645463325252ull;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "test_common.h"
 #include "kernels/ref/ref.h"
 #include "kernels/kernel.h"
 #include "kernels/x86/gemm_bf16.h"
@@ -44,19 +45,8 @@ extern const trtl_kernel trtl_kernel_conv_amx_bf16, trtl_kernel_fc_amx_bf16;
 extern const trtl_kernel trtl_kernel_linear_bf16_gemm, trtl_kernel_linear_amx_bf16;
 static const trtl_kernel *g_conv = &trtl_kernel_conv_bf16_gemm; /* the convolution kernel under test */
 
-static uint64_t g_rng;
 static trtl_threadpool *g_pools[3];
 static int g_failures, g_cases;
-static char g_desc[512];
-
-static uint32_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 16);
-}
-static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 static float rfloat(void) { return (float)rnd() / 2147483648.0f - 1.0f; }
 
 static float *buf(int64_t n, int fill) /* fill: 0 random in [-1, 1), 1 NaN */
@@ -195,8 +185,19 @@ static int check(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, trtl_t
         fprintf(stderr, "FAIL %s [%s]: prepare: %s\n", k->name, g_desc, trtl_last_error());
         bad = 1;
     }
+    /* the kernel reads x and writes its output through copies ending at an inaccessible page (test_common.h) */
+    g_kernel_name = k->name;
+    size_t xg_len = 0, nxb = (size_t)nx * sizeof(float);
+    float *xg = guarded_copy(x, nxb, &xg_len);
+    if (xg)
+        in[0].data = xg;
     for (int pi = 0; pi < 3 && !bad; pi++) {
         trtl_tensor_view out = {buf(n, 1), *od, TRTL_FLOAT};
+        float *oplain = out.data;
+        size_t olen = 0;
+        float *og = guarded_copy(oplain, (size_t)n * sizeof(float), &olen);
+        if (og)
+            out.data = og;
         size_t ss = k->scratch(nd, in, &out);
         float *scratch = buf((int64_t)(ss / sizeof(float)) + 1, 1);
         trtl_kernel_args ak = {nd, in, &out, scratch, ss, state, g_pools[pi], NULL};
@@ -208,8 +209,11 @@ static int check(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, trtl_t
             g_failures -= bad; /* counted below */
         }
         free(scratch);
-        free(out.data);
+        guarded_free(og, (size_t)n * sizeof(float), olen);
+        free(oplain);
     }
+    in[0].data = x;
+    guarded_free(xg, nxb, xg_len);
     if (state)
         k->release(state);
     g_failures += bad;
@@ -497,6 +501,7 @@ static void test_refuse_without_bf16(void)
 
 int main(int argc, char **argv)
 {
+    test_install_fault_handler();
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
     int ncases = argc > 2 ? atoi(argv[2]) : 60;
     g_rng = seed * 2654435761u + 88172645463325252ull;
