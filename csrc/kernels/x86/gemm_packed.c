@@ -94,8 +94,11 @@ static pf_stream pf_stream_make(const void *p, int64_t rows, int64_t row_bytes, 
 /* Points u at lines [l0, l1) of stream s (none: s.base NULL). */
 static void pf_share(ukr_args *u, const pf_stream *s, int64_t l0, int64_t l1)
 {
-    u->pf = s->base ? s->base + (l0 / s->rl) * s->rs : NULL;
-    u->pf_col = l0 % s->rl;
+    /* (one-row streams, the common case, need no division: a tile's share of a 64-lane weight tile is
+     * computed for every tile call) */
+    const int64_t row = l0 < s->rl ? 0 : l0 / s->rl;
+    u->pf = s->base ? s->base + row * s->rs : NULL;
+    u->pf_col = l0 - row * s->rl;
     u->pf_lines = s->base ? l1 - l0 : 0;
     u->pf_rl = s->rl;
     u->pf_rs = s->rs;
@@ -814,11 +817,10 @@ static int split_tail(trtl_gemm_isa isa, int64_t M)
     return isa == TRTL_GEMM_AVX2 && M > AVX2_MR && M % AVX2_MR != 0 && M % AVX2_MR <= 3;
 }
 
-/* Panel p of M rows of mr: its first row and rows; split: the last two panels share the last mr + M % mr rows
+/* Panel p of the P = ceil(M / mr) panels of M rows: its first row and rows; split: the last two panels share the last mr + M % mr rows
  * (the first one the larger half). */
-static void panel_span(int64_t mr, int64_t M, int split, int64_t p, int64_t *r0, int *rows)
+static void panel_span(int64_t mr, int64_t M, int64_t P, int split, int64_t p, int64_t *r0, int *rows)
 {
-    const int64_t P = (M + mr - 1) / mr;
     if (split && p >= P - 2) {
         const int64_t base = (P - 2) * mr, left = M - base, h1 = (left + 1) / 2;
         *r0 = p == P - 2 ? base : base + h1;
@@ -832,11 +834,12 @@ static void panel_span(int64_t mr, int64_t M, int split, int64_t p, int64_t *r0,
 /* Rows of contiguous depth into panels of mr floats a depth step (split: panel_span's split tail). */
 static void pack_a_contig(int64_t mr, const float *src, int64_t rs, int64_t M, int64_t D, int split, float *dst)
 {
-    for (int64_t p = 0; p * mr < M; p++) {
+    const int64_t P = (M + mr - 1) / mr;
+    for (int64_t p = 0; p < P; p++) {
         float *panel = dst + p * mr * D;
         int64_t r0;
         int rows;
-        panel_span(mr, M, split, p, &r0, &rows);
+        panel_span(mr, M, P, split, p, &r0, &rows);
         int r = 0;
         for (; r + 4 <= rows; r += 4)
             pack_a_rows4(src + (r0 + r) * rs, rs, D, mr, panel + r);
@@ -989,10 +992,11 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
     const int split = (u->flags & TRTL_GEMM_SPLIT_TAIL) && split_tail(isa, M);
     colk_queue cq;
     cq.n = cq.avx2 = 0;
+    int64_t spread_l = 0; /* spread: the first line of this panel's share */
     for (int64_t p = 0; p < npanels; p++) {
         int64_t i;
         int rows;
-        panel_span(mr, M, split, p, &i, &rows);
+        panel_span(mr, M, npanels, split, p, &i, &rows);
         u->a = a + p * a_stride;
         /* While this row panel runs, its tiles prefetch the next panel's A block (weights that
          * would otherwise come from L3 in a burst at the next panel's first tile), or on the last
@@ -1003,14 +1007,19 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
         int64_t pl0 = 0, pl1 = pf->lines; /* this panel's share of pf */
         if (spread) {
             pf = next;
-            pl0 = next->lines * p / npanels;
-            pl1 = next->lines * (p + 1) / npanels;
+            pl0 = spread_l; /* next->lines * p / npanels */
+            pl1 = spread_l = next->lines * (p + 1) / npanels;
         }
-        for (int64_t j = 0; j < N; j += nr) {
+        /* tile t's share of pf: lines [pl0 + span t / ntiles, pl0 + span (t + 1) / ntiles) (its end is the next
+         * tile's start: one division a tile, none for one tile) */
+        const int64_t span = pl1 - pl0;
+        int64_t l0 = pl0;
+        for (int64_t j = 0, t = 0; j < N; j += nr, t++) {
             const int cols = N - j < nr ? (int)(N - j) : nr;
-            const int64_t t = j / nr;
-            pf_share(u, pf, pl0 + (pl1 - pl0) * t / ntiles, pl0 + (pl1 - pl0) * (t + 1) / ntiles);
-            u->b = b + (j / nr) * b_stride;
+            const int64_t l1 = ntiles == 1 ? pl1 : pl0 + span * (t + 1) / ntiles;
+            pf_share(u, pf, l0, l1);
+            l0 = l1;
+            u->b = b + t * b_stride;
             u->cols = cols;
             at_tile(u, e, i, j, c, ldc);
             const int rem = cols % 16;
