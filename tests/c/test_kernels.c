@@ -1316,7 +1316,8 @@ static void test_gemm_split_tail(void)
         const int64_t ts = kc * nr + 16, nt = (N + nr - 1) / nr;
         const int flags = (M % 3 == 1 ? TRTL_GEMM_ACC : 0) | (M % 2 ? TRTL_GEMM_LAST : 0);
         float *w = rand_buf(M * kc), *src = rand_buf(kc * N), *bias = rand_buf(M), *res = rand_buf(M * ldc);
-        float *c1 = rand_buf(M * ldc), *c2 = malloc((size_t)(M * ldc) * sizeof(float)), *c0 = malloc((size_t)(M * ldc) * sizeof(float));
+        float *c1 = rand_buf(M * ldc), *c2 = malloc((size_t)(M * ldc) * sizeof(float));
+        float *c0 = malloc((size_t)(M * ldc) * sizeof(float));
         const size_t asz = (size_t)trtl_gemm_packed_a_size(isa, M, kc);
         float *a1 = malloc(asz * sizeof(float)), *a2 = nan_buf((int64_t)asz), *b = nan_buf(nt * ts);
         memcpy(c2, c1, (size_t)(M * ldc) * sizeof(float));

@@ -94,8 +94,7 @@ static pf_stream pf_stream_make(const void *p, int64_t rows, int64_t row_bytes, 
 /* Points u at lines [l0, l1) of stream s (none: s.base NULL). */
 static void pf_share(ukr_args *u, const pf_stream *s, int64_t l0, int64_t l1)
 {
-    /* (one-row streams, the common case, need no division: a tile's share of a 64-lane weight tile is
-     * computed for every tile call) */
+    /* one-row streams (the common case) take no division: this runs for every tile call */
     const int64_t row = l0 < s->rl ? 0 : l0 / s->rl;
     u->pf = s->base ? s->base + row * s->rs : NULL;
     u->pf_col = l0 - row * s->rl;
@@ -817,8 +816,8 @@ static int split_tail(trtl_gemm_isa isa, int64_t M)
     return isa == TRTL_GEMM_AVX2 && M > AVX2_MR && M % AVX2_MR != 0 && M % AVX2_MR <= 3;
 }
 
-/* Panel p of the P = ceil(M / mr) panels of M rows: its first row and rows; split: the last two panels share the last mr + M % mr rows
- * (the first one the larger half). */
+/* Panel p of the P = ceil(M / mr) panels of M rows: its first row and rows; split: the last two panels share the
+ * last mr + M % mr rows (the first one the larger half). */
 static void panel_span(int64_t mr, int64_t M, int64_t P, int split, int64_t p, int64_t *r0, int *rows)
 {
     if (split && p >= P - 2) {
@@ -1121,7 +1120,7 @@ static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const
     memset(&u, 0, sizeof u);
     u.kc = kc;
     u.ldc = ldc;
-    u.flags = flags & (last ? (TRTL_GEMM_ACC | TRTL_GEMM_LAST | TRTL_GEMM_SPLIT_TAIL) : (TRTL_GEMM_ACC | TRTL_GEMM_SPLIT_TAIL));
+    u.flags = flags & (TRTL_GEMM_ACC | TRTL_GEMM_SPLIT_TAIL | (last ? TRTL_GEMM_LAST : 0));
     u.act = last && !slow_act ? e->act : TRTL_ACT_NONE;
     if (last) {
         u.ldr = e->ldr;
