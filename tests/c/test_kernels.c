@@ -1277,6 +1277,81 @@ static void test_gemm_block_invariance(void)
     g_rng = saved;
 }
 
+/* The split tail (trtl_gemm_pack_a_split + TRTL_GEMM_SPLIT_TAIL: on AVX2 a last panel of 1..3 rows becomes two
+ * panels sharing the last 7..9 rows) against trtl_gemm_pack_a + trtl_gemm_block: each row's sum runs in the same
+ * order in either tile, so C matches bit for bit; and against float64.  Every M of 1..5 panels + 3 rows (the
+ * split and the plain tails), random N / depth, row bias + residual + relu on the last block, accumulate, the
+ * spread prefetch entry.  Its own random stream. */
+static void test_gemm_split_tail(void)
+{
+    uint64_t saved = g_rng;
+    g_rng = 0x2545f4914f6cdd1dull;
+    const trtl_gemm_isa isa = trtl_gemm_isa_best();
+    const int64_t mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
+    for (int64_t M = 1; M <= 5 * mr + 3; M++) {
+        const int64_t N = rint_in(1, 3 * nr + 5), kc = rint_in(1, 90), ldc = N + rint_in(0, 4);
+        const int64_t ts = kc * nr + 16, nt = (N + nr - 1) / nr;
+        const int flags = (M % 3 == 1 ? TRTL_GEMM_ACC : 0) | (M % 2 ? TRTL_GEMM_LAST : 0);
+        float *w = rand_buf(M * kc), *src = rand_buf(kc * N), *bias = rand_buf(M), *res = rand_buf(M * ldc);
+        float *c1 = rand_buf(M * ldc), *c2 = malloc((size_t)(M * ldc) * sizeof(float));
+        float *c0 = malloc((size_t)(M * ldc) * sizeof(float));
+        const size_t asz = (size_t)trtl_gemm_packed_a_size(isa, M, kc);
+        float *a1 = malloc(asz * sizeof(float)), *a2 = nan_buf((int64_t)asz), *b = nan_buf(nt * ts);
+        memcpy(c2, c1, (size_t)(M * ldc) * sizeof(float));
+        memcpy(c0, c1, (size_t)(M * ldc) * sizeof(float));
+        trtl_gemm_pack_a(isa, w, kc, 1, M, kc, a1);
+        trtl_gemm_pack_a_split(isa, w, kc, M, kc, a2);
+        trtl_gemm_pack_b(isa, src, N, 1, kc, N, b, ts);
+        const trtl_gemm_epi e = {bias, NULL, res, ldc, TRTL_ACT_RELU, 0.0f, 0.0f};
+        trtl_gemm_block(isa, M, N, kc, a1, kc * mr, b, ts, c1, ldc, &e, flags);
+        if (M % 4 == 0)
+            trtl_gemm_block(isa, M, N, kc, a2, kc * mr, b, ts, c2, ldc, &e, flags | TRTL_GEMM_SPLIT_TAIL);
+        else
+            trtl_gemm_block_pf_spread(isa, M, N, kc, a2, kc * mr, b, ts, c2, ldc, &e, flags | TRTL_GEMM_SPLIT_TAIL,
+                                      src, kc * N * (int64_t)sizeof(float));
+        int bad = 0;
+        for (int64_t i = 0; i < M && !bad; i++)
+            for (int64_t j = 0; j < N && !bad; j++) {
+                double want = 0.0;
+                for (int64_t d = 0; d < kc; d++)
+                    want += (double)w[i * kc + d] * src[d * N + j];
+                if (flags & TRTL_GEMM_ACC)
+                    want += c0[i * ldc + j];
+                if (flags & TRTL_GEMM_LAST) {
+                    want += (double)bias[i] + res[i * ldc + j];
+                    want = want > 0.0 ? want : 0.0;
+                }
+                const float got = c2[i * ldc + j];
+                bad = got != c1[i * ldc + j] || !(fabs(got - want) <= 1e-5 * (4.0 + fabs(want)) * (kc + 2));
+            }
+        for (int64_t i = 0; i < M && !bad; i++) /* columns past N untouched */
+            for (int64_t j = N; j < ldc && !bad; j++)
+                bad = memcmp(&c2[i * ldc + j], &c0[i * ldc + j], sizeof(float)) != 0;
+        if (bad) {
+            fprintf(stderr, "MISMATCH split tail isa %d M=%lld N=%lld kc=%lld flags=%d: C differs from the plain "
+                            "layout's or from float64\n", (int)isa, (long long)M, (long long)N, (long long)kc, flags);
+            g_failures++;
+        }
+        g_cases++;
+        free(w), free(src), free(bias), free(res), free(c0), free(c1), free(c2), free(a1), free(a2), free(b);
+        if (bad)
+            break;
+    }
+    /* fully_connected.packed_gemm's three orders on rows that end in a 1..3-row panel: the tile-major order (BERT's
+     * 128 tokens: 21 panels + 2 rows; 7, 8, 9, 49 rows), the depth-major order (depth past the tile-major A), the
+     * panel order (few channels; 103 rows: a 96-row block and 7 rows) */
+    static const struct { int64_t M, D, K; } fixed[] = {
+        {128, 96, 130}, {7, 64, 70}, {8, 200, 64}, {9, 33, 100}, {49, 768, 65}, {14, 1800, 80}, {61, 2000, 64},
+        {103, 40, 20}, {9, 50, 7}, {128, 3072, 64},
+    };
+    int combo = 11;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        for (int r = 0; r < 2; r++, combo += 5)
+            if (packed_fc_case(fixed[i].M, 0, fixed[i].D, 1, 1, fixed[i].K, r == 0, combo))
+                break;
+    g_rng = saved;
+}
+
 /* The packed kernels on the widest variant this CPU has, then on AVX2 (AVX-512 masked off):
  * prepare() picks the variant, so both layouts and both sets of microkernels are checked. */
 static void test_packed_gemm(int ncases)
@@ -1292,6 +1367,7 @@ static void test_packed_gemm(int ncases)
         test_fc_packed(pass == 0 ? ncases : ncases / 2);
         test_gemm_block_pack();
         test_gemm_block_invariance();
+        test_gemm_split_tail();
     }
     trtl_cpu_set_mask(~0u);
 }

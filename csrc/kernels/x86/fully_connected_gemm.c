@@ -151,7 +151,7 @@ static void item_depth_major(const fg_job *j, int64_t m0, int64_t rows, int64_t 
     const int64_t kcb = depth_block(D), prow = ceil_div(rows, mr) * mr;
     for (int64_t k0 = 0; k0 < D; k0 += kcb) {
         int64_t kc = D - k0 < kcb ? D - k0 : kcb;
-        int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+        int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0) | TRTL_GEMM_SPLIT_TAIL;
         for (int64_t c0 = 0; c0 < cols; c0 += nr) {
             int64_t n = n0 + c0, w = cols - c0 < nr ? cols - c0 : nr;
             trtl_gemm_epi e;
@@ -191,7 +191,7 @@ static void item_tile_major(const fg_job *j, int64_t m0, int64_t rows, int64_t n
         fg_epi(j, m0, n, slow, &e);
         for (int64_t k0 = 0; k0 < D; k0 += kcb) {
             int64_t kc = D - k0 < kcb ? D - k0 : kcb;
-            int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
+            int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0) | TRTL_GEMM_SPLIT_TAIL;
             fg_next nx = {NULL, 0};
             if (k0 + kc < D)
                 nx = (fg_next){tile + (k0 + kc) * nr, (D - k0 - kc < kcb ? D - k0 - kc : kcb) * nr};
@@ -236,12 +236,12 @@ static void fg_item(fg_job *j, int64_t it, int64_t slot)
     float *apack = j->scratch + slot * j->slot_floats;
     if (j->packed_mb[slot] != mb) {
         if (j->tile_major) { /* panels over the whole depth */
-            trtl_gemm_pack_a(st->isa, j->x + m0 * D, D, 1, rows, D, apack);
+            trtl_gemm_pack_a_split(st->isa, j->x + m0 * D, D, rows, D, apack);
         } else { /* depth block after depth block, as item_depth_major reads them */
             const int64_t kcb = depth_block(D), prow = ceil_div(rows, mr) * mr;
             for (int64_t k0 = 0; k0 < D; k0 += kcb)
-                trtl_gemm_pack_a(st->isa, j->x + m0 * D + k0, D, 1, rows, D - k0 < kcb ? D - k0 : kcb,
-                                 apack + k0 * prow);
+                trtl_gemm_pack_a_split(st->isa, j->x + m0 * D + k0, D, rows, D - k0 < kcb ? D - k0 : kcb,
+                                       apack + k0 * prow);
         }
         j->packed_mb[slot] = mb;
     }
@@ -289,7 +289,8 @@ static void fg_run_panels(void *ctx, int64_t slot, int64_t r, int64_t it0, int64
             int flags = (k0 > 0 ? TRTL_GEMM_ACC : 0) | (k0 + kc >= D ? TRTL_GEMM_LAST : 0);
             const float *ap = j->x + m0 * D + k0; /* one row: read in place */
             if (rows > 1) {
-                trtl_gemm_pack_a(isa, ap, D, 1, rows, kc, apack);
+                trtl_gemm_pack_a_split(isa, ap, D, rows, kc, apack);
+                flags |= TRTL_GEMM_SPLIT_TAIL;
                 ap = apack;
             } else {
                 flags |= TRTL_GEMM_A_ROW;

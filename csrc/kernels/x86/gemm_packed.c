@@ -94,8 +94,10 @@ static pf_stream pf_stream_make(const void *p, int64_t rows, int64_t row_bytes, 
 /* Points u at lines [l0, l1) of stream s (none: s.base NULL). */
 static void pf_share(ukr_args *u, const pf_stream *s, int64_t l0, int64_t l1)
 {
-    u->pf = s->base ? s->base + (l0 / s->rl) * s->rs : NULL;
-    u->pf_col = l0 % s->rl;
+    /* one-row streams (the common case) take no division: this runs for every tile call */
+    const int64_t row = l0 < s->rl ? 0 : l0 / s->rl;
+    u->pf = s->base ? s->base + row * s->rs : NULL;
+    u->pf_col = l0 - row * s->rl;
     u->pf_lines = s->base ? l1 - l0 : 0;
     u->pf_rl = s->rl;
     u->pf_rs = s->rs;
@@ -807,24 +809,59 @@ static void pack_a_rows2(const float *src, int64_t rs, int64_t D, int64_t mr, fl
     }
 }
 
+/* Whether M rows take the split-tail layout (trtl_gemm_pack_a_split): AVX2 only (the AVX-512 12-row tiles were
+ * not measured with it), more than one panel, a last panel of 1..3 rows. */
+static int split_tail(trtl_gemm_isa isa, int64_t M)
+{
+    return isa == TRTL_GEMM_AVX2 && M > AVX2_MR && M % AVX2_MR != 0 && M % AVX2_MR <= 3;
+}
+
+/* Panel p of the P = ceil(M / mr) panels of M rows: its first row and rows; split: the last two panels share the
+ * last mr + M % mr rows (the first one the larger half). */
+static void panel_span(int64_t mr, int64_t M, int64_t P, int split, int64_t p, int64_t *r0, int *rows)
+{
+    if (split && p >= P - 2) {
+        const int64_t base = (P - 2) * mr, left = M - base, h1 = (left + 1) / 2;
+        *r0 = p == P - 2 ? base : base + h1;
+        *rows = (int)(p == P - 2 ? h1 : left - h1);
+        return;
+    }
+    *r0 = p * mr;
+    *rows = (int)(M - *r0 < mr ? M - *r0 : mr);
+}
+
+/* Rows of contiguous depth into panels of mr floats a depth step (split: panel_span's split tail). */
+static void pack_a_contig(int64_t mr, const float *src, int64_t rs, int64_t M, int64_t D, int split, float *dst)
+{
+    const int64_t P = (M + mr - 1) / mr;
+    for (int64_t p = 0; p < P; p++) {
+        float *panel = dst + p * mr * D;
+        int64_t r0;
+        int rows;
+        panel_span(mr, M, P, split, p, &r0, &rows);
+        int r = 0;
+        for (; r + 4 <= rows; r += 4)
+            pack_a_rows4(src + (r0 + r) * rs, rs, D, mr, panel + r);
+        for (; r + 2 <= rows; r += 2)
+            pack_a_rows2(src + (r0 + r) * rs, rs, D, mr, panel + r);
+        for (; r < rows; r++) {
+            const float *row = src + (r0 + r) * rs;
+            for (int64_t d = 0; d < D; d++)
+                panel[d * mr + r] = row[d];
+        }
+    }
+}
+
+void trtl_gemm_pack_a_split(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t M, int64_t D, float *dst)
+{
+    pack_a_contig(trtl_gemm_mr(isa), src, rs, M, D, split_tail(isa, M), dst);
+}
+
 void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t M, int64_t D, float *dst)
 {
     const int64_t mr = trtl_gemm_mr(isa);
     if (cs == 1) {
-        for (int64_t p = 0; p * mr < M; p++) {
-            float *panel = dst + p * mr * D;
-            const int64_t rows = M - p * mr < mr ? M - p * mr : mr;
-            int64_t r = 0;
-            for (; r + 4 <= rows; r += 4)
-                pack_a_rows4(src + (p * mr + r) * rs, rs, D, mr, panel + r);
-            for (; r + 2 <= rows; r += 2)
-                pack_a_rows2(src + (p * mr + r) * rs, rs, D, mr, panel + r);
-            for (; r < rows; r++) {
-                const float *row = src + (p * mr + r) * rs;
-                for (int64_t d = 0; d < D; d++)
-                    panel[d * mr + r] = row[d];
-            }
-        }
+        pack_a_contig(mr, src, rs, M, D, 0, dst);
         return;
     }
     if (rs == 1) { /* stored transposed ([D][M], e.g. matrix_multiply's TRANSPOSE A): a panel's depth row is
@@ -951,29 +988,37 @@ static void block_tiles(trtl_gemm_isa isa, ukr_args *u, int64_t M, int64_t N, co
 {
     const int mr = trtl_gemm_mr(isa), nr = trtl_gemm_nr(isa);
     const int64_t ntiles = (N + nr - 1) / nr, npanels = (M + mr - 1) / mr;
+    const int split = (u->flags & TRTL_GEMM_SPLIT_TAIL) && split_tail(isa, M);
     colk_queue cq;
     cq.n = cq.avx2 = 0;
-    for (int64_t i = 0; i < M; i += mr) {
-        const int rows = M - i < mr ? (int)(M - i) : mr;
-        u->a = a + (i / mr) * a_stride;
+    int64_t spread_l = 0; /* spread: the first line of this panel's share */
+    for (int64_t p = 0; p < npanels; p++) {
+        int64_t i;
+        int rows;
+        panel_span(mr, M, npanels, split, p, &i, &rows);
+        u->a = a + p * a_stride;
         /* While this row panel runs, its tiles prefetch the next panel's A block (weights that
          * would otherwise come from L3 in a burst at the next panel's first tile), or on the last
          * panel the caller's stream; the lines are spread evenly over the tiles.  spread: the
          * caller's stream is spread over every panel instead (A is already in cache). */
         pf_stream an = pf_stream_make(u->a + a_stride, 1, u->kc * mr * (int64_t)sizeof(float), 0);
-        const pf_stream *pf = i + mr < M ? &an : next;
+        const pf_stream *pf = p + 1 < npanels ? &an : next;
         int64_t pl0 = 0, pl1 = pf->lines; /* this panel's share of pf */
         if (spread) {
-            const int64_t p = i / mr;
             pf = next;
-            pl0 = next->lines * p / npanels;
-            pl1 = next->lines * (p + 1) / npanels;
+            pl0 = spread_l; /* next->lines * p / npanels */
+            pl1 = spread_l = next->lines * (p + 1) / npanels;
         }
-        for (int64_t j = 0; j < N; j += nr) {
+        /* tile t's share of pf: lines [pl0 + span t / ntiles, pl0 + span (t + 1) / ntiles) (its end is the next
+         * tile's start: one division a tile, none for one tile) */
+        const int64_t span = pl1 - pl0;
+        int64_t l0 = pl0;
+        for (int64_t j = 0, t = 0; j < N; j += nr, t++) {
             const int cols = N - j < nr ? (int)(N - j) : nr;
-            const int64_t t = j / nr;
-            pf_share(u, pf, pl0 + (pl1 - pl0) * t / ntiles, pl0 + (pl1 - pl0) * (t + 1) / ntiles);
-            u->b = b + (j / nr) * b_stride;
+            const int64_t l1 = ntiles == 1 ? pl1 : pl0 + span * (t + 1) / ntiles;
+            pf_share(u, pf, l0, l1);
+            l0 = l1;
+            u->b = b + t * b_stride;
             u->cols = cols;
             at_tile(u, e, i, j, c, ldc);
             const int rem = cols % 16;
@@ -1075,7 +1120,7 @@ static void block_run(trtl_gemm_isa isa, int64_t M, int64_t N, int64_t kc, const
     memset(&u, 0, sizeof u);
     u.kc = kc;
     u.ldc = ldc;
-    u.flags = flags & (last ? (TRTL_GEMM_ACC | TRTL_GEMM_LAST) : TRTL_GEMM_ACC);
+    u.flags = flags & (TRTL_GEMM_ACC | TRTL_GEMM_SPLIT_TAIL | (last ? TRTL_GEMM_LAST : 0));
     u.act = last && !slow_act ? e->act : TRTL_ACT_NONE;
     if (last) {
         u.ldr = e->ldr;

@@ -42,6 +42,13 @@ int64_t trtl_gemm_packed_a_size(trtl_gemm_isa isa, int64_t M, int64_t D);
 /* Packs A(m, d) = src[m*rs + d*cs] for m < M, d < D into dst (trtl_gemm_packed_a_size floats). */
 void trtl_gemm_pack_a(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t M, int64_t D, float *dst);
 
+/* trtl_gemm_pack_a of rows of contiguous depth (cs == 1) in the split-tail layout that blocks run with
+ * TRTL_GEMM_SPLIT_TAIL read: on AVX2, where M > 6 leaves a last panel of 1..3 rows, the last 7..9 rows are two
+ * panels of 4 + 3, 4 + 4 or 5 + 4 rows instead (a 1..3-row tile holds 2..6 accumulators: too few FMA chains for
+ * the FMA latency, and each B vector it loads serves 1..3 FMAs).  Panels stay mr floats a depth step and
+ * D * mr floats apart (same size as trtl_gemm_pack_a); otherwise the same layout. */
+void trtl_gemm_pack_a_split(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t M, int64_t D, float *dst);
+
 /* Packs B(d, n) = src[d*rs + n*cs] for d < kc, n < N into tiles of [kc][nr] at dst + t*tile_stride
  * (columns N..round-up zero-filled).  cs == 1 (rows of B contiguous) is the fast path. */
 void trtl_gemm_pack_b(trtl_gemm_isa isa, const float *src, int64_t rs, int64_t cs, int64_t kc, int64_t N, float *dst,
@@ -65,6 +72,7 @@ typedef struct trtl_gemm_epi {
 #define TRTL_GEMM_ACC 1  /* add to C's contents (a later depth block); else overwrite */
 #define TRTL_GEMM_LAST 2 /* the last depth block: apply the epilogue */
 #define TRTL_GEMM_A_ROW 4 /* M == 1 and `a` is one plain row of kc floats (no packing, a_stride unused) */
+#define TRTL_GEMM_SPLIT_TAIL 8 /* `a` was packed by trtl_gemm_pack_a_split for these M rows */
 
 /* C[M, N] (+)= A-block x B-block for one depth block of kc:
  *   a: the first A panel at the block's depth offset, panels a_stride floats apart (D*mr);
