@@ -85,7 +85,10 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_select_bcast)                                                                   \
     X(trtl_kernel_parametric_relu_simd)                                                           \
     X(trtl_kernel_cast_simd)                                                                      \
-    X(trtl_kernel_grid_sample_tables)
+    X(trtl_kernel_grid_sample_tables)                                                             \
+    /* session 22 (s22-cov): gathers by index, any-step slices */                                 \
+    X(trtl_kernel_slice_steps)                                                                    \
+    X(trtl_kernel_gather_index)
 #define DECLARE(k) extern const trtl_kernel k;
 #define DECLARE_QF(id, inner, feat) DECLARE(trtl_kernel_qlinear_fp32_##id)
 TRTL_OPT_KERNELS(DECLARE)
