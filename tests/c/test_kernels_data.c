@@ -1,6 +1,6 @@
 /*
  * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
- * cast.simd, grid_sample.tables) against their reference kernels, bit for bit, on random shapes with tails.
+ * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index) against their reference kernels, bit for bit, on random shapes with tails.
  *
  * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
  * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
@@ -27,6 +27,8 @@ extern const trtl_kernel trtl_kernel_select_bcast;
 extern const trtl_kernel trtl_kernel_parametric_relu_simd;
 extern const trtl_kernel trtl_kernel_cast_simd;
 extern const trtl_kernel trtl_kernel_grid_sample_tables;
+extern const trtl_kernel trtl_kernel_slice_steps;
+extern const trtl_kernel trtl_kernel_gather_index;
 
 static uint64_t g_rng;
 static uint32_t rnd(void)
@@ -491,6 +493,224 @@ out:
     isa_pass(99);
 }
 
+/* ---- Slice with any step (slice.steps) --------------------------------------------------------- */
+
+/* Output dims od, per-dim step st (any sign, 0 included) and start; the input dims are the smallest holding every
+ * sampled index plus a random margin. */
+static int slice_case(int r, const int64_t *od, const int64_t *st, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_SLICE;
+    nd.name = "slice";
+    nd.n_in = 1;
+    nd.n_out = 1;
+    int64_t xd[TRTL_MAX_DIMS], start[TRTL_MAX_DIMS];
+    for (int k = 0; k < r; k++) {
+        int64_t span = (od[k] - 1) * (st[k] < 0 ? -st[k] : st[k]), lo = rint_in(0, 3), hi = rint_in(0, 3);
+        xd[k] = span + 1 + lo + hi;
+        start[k] = st[k] < 0 ? lo + span : lo;
+    }
+    nd.p.slice.start = mk(r, start);
+    nd.p.slice.stride = mk(r, st);
+    nd.p.slice.shape = mk(r, od);
+    nd.p.slice.mode = TRTL_SLICE_DEFAULT;
+    trtl_dims X = mk(r, xd), O = mk(r, od);
+    size_t es = trtl_dtype_size(t);
+    void *x = xalloc((size_t)trtl_volume(&X) * es);
+    rand_bytes(x, (size_t)trtl_volume(&X) * es);
+    trtl_tensor_view in[1] = {{x, X, t}};
+    trtl_tensor_view out[1] = {{NULL, O, t}};
+    char xs[TRTL_DIMS_STR_MAX], os[TRTL_DIMS_STR_MAX], ss[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s y%s step%s %s", trtl_dims_str(&X, xs, sizeof xs),
+             trtl_dims_str(&O, os, sizeof os), trtl_dims_str(&nd.p.slice.stride, ss, sizeof ss), trtl_dtype_name(t));
+    int bad = check(&trtl_kernel_slice_steps, trtl_ref_slice, &nd, in, out);
+    free(x);
+    return bad;
+}
+
+static void test_slice_steps(int ncases)
+{
+    static const struct { int rank; int64_t d[5], st[5]; } sh[] = {
+        {4, {1, 3, 33, 37}, {1, 1, 1, -1}},      /* torch.flip of the width */
+        {4, {2, 5, 9, 35}, {1, -1, 1, -1}},      /* two flips */
+        {4, {2, 16, 7, 41}, {0, 1, 1, 0}},       /* Expand [1,C,H,1] -> [N,C,H,W] */
+        {4, {3, 4, 9, 67}, {1, 0, 0, 1}},        /* Expand [N,1,1,S] -> [N,H,S,S] */
+        {2, {4, 131}, {0, 1}},                   /* position ids [1,S] -> [B,S] */
+        {3, {2, 9, 70}, {1, 1, 2}},              /* Focus x[..., ::2] */
+        {3, {2, 9, 23}, {1, -2, -3}},
+        {1, {100003}, {-1}},                     /* one long reversed row: the pool */
+        {2, {70000, 1}, {-1, 1}},                /* rows of one: merged into one reversed row */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++)
+            for (int ti = 0; ti < NTYPES; ti++)
+                if (slice_case(sh[c].rank, sh[c].d, sh[c].st, g_types[ti]))
+                    goto out;
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 5);
+            int64_t d[5], st[5];
+            rand_dims(r, d, 60000);
+            for (int k = 0; k < r; k++)
+                st[k] = rnd() % 3 == 0 ? rint_in(-3, 3) : (rnd() % 2 ? 1 : -1);
+            if (slice_case(r, d, st, g_types[rnd() % NTYPES]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- GatherElements / GatherND (gather.index) ------------------------------------------------- */
+
+static void rand_indices(void *p, int is64, int64_t n, const int64_t *range, int64_t period)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t A = range[i % period], v = A ? rint_in(-A, A - 1) : 0;
+        if (is64)
+            ((int64_t *)p)[i] = v;
+        else
+            ((int32_t *)p)[i] = (int32_t)v;
+    }
+}
+
+/* bad: one index made out of range (both kernels must fail, neither crash). */
+static int gather_case(int mode, int b, const trtl_dims *D, const trtl_dims *I, const trtl_dims *O, int axis,
+                       int is64, trtl_dtype t, int bad)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_GATHER;
+    nd.name = "gather";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.gather.mode = mode;
+    nd.p.gather.axis = axis;
+    nd.p.gather.num_elementwise_dims = b;
+    size_t es = trtl_dtype_size(t);
+    int64_t nx = trtl_volume(D), ni = trtl_volume(I);
+    void *x = xalloc((size_t)nx * es), *ind = xalloc((size_t)ni * (is64 ? 8 : 4));
+    rand_bytes(x, (size_t)nx * es);
+    int64_t range[TRTL_MAX_DIMS], period = 1;
+    if (mode == TRTL_GATHER_ELEMENT) {
+        range[0] = D->d[axis];
+    } else {
+        period = I->d[I->nb_dims - 1];
+        for (int64_t k = 0; k < period; k++)
+            range[k] = D->d[b + k];
+    }
+    rand_indices(ind, is64, ni, range, period);
+    if (bad && ni > 0) {
+        int64_t at = (int64_t)(rnd() % (uint32_t)ni), v = rnd() % 2 ? range[at % period] : -range[at % period] - 1;
+        if (is64)
+            ((int64_t *)ind)[at] = v;
+        else
+            ((int32_t *)ind)[at] = (int32_t)v;
+    }
+    trtl_tensor_view in[2] = {{x, *D, t}, {ind, *I, is64 ? TRTL_INT64 : TRTL_INT32}};
+    trtl_tensor_view out[1] = {{NULL, *O, t}};
+    char ds[TRTL_DIMS_STR_MAX], is[TRTL_DIMS_STR_MAX], os[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s b=%d axis=%d data%s ind%s%s y%s %s%s", mode == TRTL_GATHER_ND ? "ND" : "ELEMENT",
+             b, axis, trtl_dims_str(D, ds, sizeof ds), trtl_dims_str(I, is, sizeof is), is64 ? "i64" : "i32",
+             trtl_dims_str(O, os, sizeof os), trtl_dtype_name(t), bad ? " bad index" : "");
+    int r;
+    if (!bad) {
+        r = check(&trtl_kernel_gather_index, trtl_ref_gather, &nd, in, out);
+    } else { /* the kernel's error is the reference's */
+        trtl_tensor_view y = out[0];
+        y.data = xalloc((size_t)trtl_volume(O) * es);
+        trtl_kernel_args ka = {&nd, in, &y, NULL, 0, NULL, g_pools[rnd() % 3], NULL};
+        trtl_status s = trtl_kernel_gather_index.run(&ka);
+        r = s == TRTL_OK || !strstr(trtl_last_error(), "out of range") || !strstr(trtl_last_error(), "'gather'");
+        if (r)
+            fprintf(stderr, "FAIL gather.index [%s]: status %d, error '%s'\n", g_desc, (int)s, trtl_last_error());
+        free(y.data);
+        g_cases++;
+        g_failures += r;
+    }
+    free(x);
+    free(ind);
+    return r;
+}
+
+static int gather_element_case(int r, const int64_t *dd, int axis, int64_t aout, int is64, trtl_dtype t, int bad)
+{
+    int64_t od[TRTL_MAX_DIMS];
+    for (int i = 0; i < r; i++)
+        od[i] = i == axis ? aout : i < axis ? rint_in(1, dd[i]) : dd[i];
+    trtl_dims D = mk(r, dd), O = mk(r, od);
+    return gather_case(TRTL_GATHER_ELEMENT, 0, &D, &O, &O, axis, is64, t, bad);
+}
+
+/* ND: b paired dims (each operand's or 1), J index dims, tuples of k. */
+static int gather_nd_case(int r, const int64_t *dd, int b, int k, int nj, const int64_t *jd, int is64, trtl_dtype t,
+                          int bad)
+{
+    int64_t id[TRTL_MAX_DIMS], od[TRTL_MAX_DIMS], dd2[TRTL_MAX_DIMS];
+    int q = b + nj + 1, ro = 0;
+    for (int i = 0; i < r; i++)
+        dd2[i] = dd[i];
+    for (int i = 0; i < b; i++) {
+        od[ro++] = dd[i];
+        id[i] = rnd() % 4 == 0 ? 1 : dd[i];
+        if (id[i] == dd[i] && rnd() % 4 == 0)
+            dd2[i] = 1; /* the data broadcast instead */
+    }
+    for (int i = 0; i < nj; i++)
+        id[b + i] = od[ro++] = jd[i];
+    id[q - 1] = k;
+    for (int i = b + k; i < r; i++)
+        od[ro++] = dd[i];
+    trtl_dims D = mk(r, dd2), I = mk(q, id), O = mk(ro, od);
+    return gather_case(TRTL_GATHER_ND, b, &D, &I, &O, 0, is64, t, bad);
+}
+
+static void test_gather_index(int ncases)
+{
+    for (int pass = 0; isa_pass(pass); pass++) {
+        static const struct { int r, axis; int64_t d[4], aout; } el[] = {
+            {3, 1, {1, 840, 85}, 300},      /* the top-k boxes' rows */
+            {4, 3, {2, 3, 16, 129}, 131},   /* last axis */
+            {4, 1, {2, 64, 7, 9}, 64},      /* a channel permutation */
+            {1, 0, {1000}, 70000},          /* one long row: the pool */
+            {2, 0, {50, 1}, 9},
+        };
+        for (size_t c = 0; c < sizeof el / sizeof el[0]; c++)
+            for (int ti = 0; ti < NTYPES; ti++)
+                for (int is64 = 0; is64 < 2; is64++)
+                    if (gather_element_case(el[c].r, el[c].d, el[c].axis, el[c].aout, is64, g_types[ti], 0))
+                        goto out;
+        {
+            const int64_t d1[3] = {1, 840, 85}, j1[1] = {300}, d2[3] = {64, 64, 64}, j2[1] = {20000};
+            for (int ti = 0; ti < NTYPES; ti++)
+                for (int is64 = 0; is64 < 2; is64++)
+                    if (gather_nd_case(3, d1, 1, 1, 1, j1, is64, g_types[ti], 0) ||
+                        gather_nd_case(3, d2, 0, 3, 1, j2, is64, g_types[ti], 0))
+                        goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4), is64 = (int)(rnd() % 2), bad = rnd() % 8 == 0;
+            int64_t d[4];
+            rand_dims(r, d, 30000);
+            trtl_dtype t = g_types[rnd() % NTYPES];
+            if (rnd() % 2) {
+                int axis = (int)rint_in(0, r - 1);
+                if (gather_element_case(r, d, axis, rint_in(1, rnd() % 3 ? 12 : 300), is64, t, bad))
+                    goto out;
+            } else {
+                int b = (int)rint_in(0, r - 1), k = (int)rint_in(1, r - b), nj = (int)rint_in(0, 2);
+                int64_t jd[2] = {rint_in(1, 40), rint_in(1, 9)};
+                if (b + nj + 1 > TRTL_MAX_DIMS || b + nj + r - b - k > TRTL_MAX_DIMS)
+                    continue;
+                if (gather_nd_case(r, d, b, k, nj, jd, is64, t, bad))
+                    goto out;
+            }
+        }
+    }
+out:
+    isa_pass(99);
+}
+
 /* ---- GridSample -------------------------------------------------------------------------------- */
 
 static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
@@ -578,7 +798,8 @@ int main(int argc, char **argv)
     printf("cpu features 0x%x\n", trtl_cpu_features());
     struct { const char *name; void (*fn)(int); } sections[] = {
         {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
-        {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample},
+        {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample}, {"slice.steps", test_slice_steps},
+        {"gather.index", test_gather_index},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         int before = g_failures, cases = g_cases;
