@@ -1,6 +1,6 @@
 /*
  * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
- * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index) against their reference kernels, bit for bit, on random shapes with tails.
+ * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index, elementwise.pow, elementwise.compare) against their reference kernels, bit for bit, on random shapes with tails.
  *
  * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
  * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
@@ -29,6 +29,8 @@ extern const trtl_kernel trtl_kernel_cast_simd;
 extern const trtl_kernel trtl_kernel_grid_sample_tables;
 extern const trtl_kernel trtl_kernel_slice_steps;
 extern const trtl_kernel trtl_kernel_gather_index;
+extern const trtl_kernel trtl_kernel_elementwise_pow;
+extern const trtl_kernel trtl_kernel_elementwise_compare;
 
 static uint64_t g_rng;
 static uint32_t rnd(void)
@@ -711,6 +713,165 @@ out:
     isa_pass(99);
 }
 
+/* ---- Pow by one exponent (elementwise.pow) ---------------------------------------------------- */
+
+/* Random floats of every class: NaN with random payloads and signs, +-0, +-inf, subnormals, huge, negatives. */
+static void pow_fill(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = rnd(), k = rnd() % 16;
+        float v;
+        if (k == 0) {
+            u = (u & 0x807fffffu) | 0x7f800000u;
+            if (!(u & 0x7fffffu))
+                u |= 1;
+            memcpy(&v, &u, 4); /* NaN, quiet or signaling, any payload */
+        } else if (k == 1) {
+            v = (u & 1) ? -0.0f : 0.0f;
+        } else if (k == 2) {
+            v = (u & 1) ? -INFINITY : INFINITY;
+        } else if (k == 3) {
+            u &= 0x807fffffu;
+            memcpy(&v, &u, 4); /* subnormal */
+        } else if (k < 6) {
+            memcpy(&v, &u, 4); /* any bits */
+        } else {
+            v = rfloat() * (k < 10 ? 4.0f : 300.0f);
+        }
+        x[i] = v;
+    }
+}
+
+static int pow_case(const trtl_dims *xd, const trtl_dims *ed, float e)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_ELEMENTWISE;
+    nd.name = "pow";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.ew.op = TRTL_EW_POW;
+    int64_t n = trtl_volume(xd);
+    float *x = xalloc((size_t)n * sizeof(float));
+    pow_fill(x, n);
+    trtl_tensor_view in[2] = {{x, *xd, TRTL_FLOAT}, {&e, *ed, TRTL_FLOAT}};
+    trtl_tensor_view out[1] = {{NULL, *xd, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], es_[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s e%s = %g", trtl_dims_str(xd, xs, sizeof xs), trtl_dims_str(ed, es_, sizeof es_),
+             (double)e);
+    int r = check(&trtl_kernel_elementwise_pow, trtl_ref_elementwise, &nd, in, out);
+    free(x);
+    return r;
+}
+
+static void test_pow(int ncases)
+{
+    static const float es[] = {2.0f, 0.5f, 0.0f, -0.0f, 3.0f, 1.0f, -1.0f, -0.5f, 2.5f, NAN};
+    const int ne = (int)(sizeof es / sizeof es[0]);
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (int i = 0; i < ne; i++) {
+            const int64_t d1[1] = {100003}, d4[4] = {1, 3, 17, 33}, one[4] = {1, 1, 1, 1};
+            trtl_dims x1 = mk(1, d1), x4 = mk(4, d4), e1 = mk(1, one), e4 = mk(4, one); /* equal ranks: TensorRT's broadcast */
+            if (pow_case(&x1, &e1, es[i]) || pow_case(&x4, &e4, es[i]))
+                goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4);
+            int64_t d[4], one[4] = {1, 1, 1, 1};
+            rand_dims(r, d, 40000);
+            trtl_dims xd = mk(r, d), ed = mk(r, one);
+            if (pow_case(&xd, &ed, es[rnd() % (uint32_t)ne]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- Comparisons and BOOL logic (elementwise.compare) --------------------------------------- */
+
+static void cmp_fill(void *p, trtl_dtype t, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = rnd() % 8;
+        if (t == TRTL_FLOAT) {
+            float v = k == 0 ? NAN : k == 1 ? -0.0f : k == 2 ? 0.0f : k == 3 ? -INFINITY : (float)rint_in(-3, 3);
+            ((float *)p)[i] = v;
+        } else if (t == TRTL_INT32) {
+            ((int32_t *)p)[i] = k == 0 ? INT32_MIN : k == 1 ? INT32_MAX : (int32_t)rint_in(-3, 3);
+        } else if (t == TRTL_INT64) {
+            ((int64_t *)p)[i] = k == 0 ? INT64_MIN : k == 1 ? INT64_MAX : k == 2 ? ((int64_t)1 << 40) : rint_in(-3, 3);
+        } else {
+            ((uint8_t *)p)[i] = (uint8_t)(k < 4 ? 0 : k < 7 ? 1 : rint_in(2, 255)); /* true: any nonzero byte */
+        }
+    }
+}
+
+static int cmp_case(const trtl_dims *yd, uint32_t fa, uint32_t fb, int32_t op, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_ELEMENTWISE;
+    nd.name = "compare";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.ew.op = op;
+    trtl_dims ad = operand(yd, fa), bd = operand(yd, fb);
+    size_t es = trtl_dtype_size(t);
+    int64_t na = trtl_volume(&ad), nb = trtl_volume(&bd);
+    void *av = xalloc((size_t)na * es), *bv = xalloc((size_t)nb * es);
+    cmp_fill(av, t, na);
+    cmp_fill(bv, t, nb);
+    trtl_tensor_view in[2] = {{av, ad, t}, {bv, bd, t}};
+    trtl_tensor_view out[1] = {{NULL, *yd, TRTL_BOOL}};
+    char ys[TRTL_DIMS_STR_MAX], as[TRTL_DIMS_STR_MAX], bs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "op %d y%s a%s b%s %s", (int)op, trtl_dims_str(yd, ys, sizeof ys),
+             trtl_dims_str(&ad, as, sizeof as), trtl_dims_str(&bd, bs, sizeof bs), trtl_dtype_name(t));
+    int r = check(&trtl_kernel_elementwise_compare, trtl_ref_elementwise, &nd, in, out);
+    free(av);
+    free(bv);
+    return r;
+}
+
+static void test_compare(int ncases)
+{
+    static const int32_t cmp_ops[] = {TRTL_EW_EQUAL, TRTL_EW_GREATER, TRTL_EW_LESS};
+    static const int32_t logic_ops[] = {TRTL_EW_AND, TRTL_EW_OR, TRTL_EW_XOR};
+    static const trtl_dtype cmp_types[] = {TRTL_FLOAT, TRTL_INT32, TRTL_INT64};
+    static const struct { int rank; int64_t d[4]; uint32_t fa, fb; } sh[] = {
+        {4, {1, 12, 67, 67}, 0xf, 0xd},  /* scores vs a [1,1,S,S] mask */
+        {2, {8, 517}, 0x3, 0x0},         /* ids == pad */
+        {2, {8, 517}, 0x0, 0x3},
+        {3, {3, 45, 70}, 0x5, 0x6},      /* outer product */
+        {1, {100003}, 0x1, 0x1},         /* one long row: the pool */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++) {
+            trtl_dims yd = mk(sh[c].rank, sh[c].d);
+            for (int o = 0; o < 3; o++) {
+                for (int t = 0; t < 3; t++)
+                    if (cmp_case(&yd, sh[c].fa, sh[c].fb, cmp_ops[o], cmp_types[t]))
+                        goto out;
+                if (cmp_case(&yd, sh[c].fa, sh[c].fb, logic_ops[o], TRTL_BOOL))
+                    goto out;
+            }
+        }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4);
+            int64_t d[4];
+            rand_dims(r, d, 60000);
+            trtl_dims yd = mk(r, d);
+            uint32_t fa = rnd() & ((1u << r) - 1), fb = rnd() & ((1u << r) - 1);
+            int o = (int)(rnd() % 3);
+            if (rnd() % 4 == 0 ? cmp_case(&yd, fa, fb, logic_ops[o], TRTL_BOOL)
+                               : cmp_case(&yd, fa, fb, cmp_ops[o], cmp_types[rnd() % 3]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
 /* ---- GridSample -------------------------------------------------------------------------------- */
 
 static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
@@ -799,7 +960,7 @@ int main(int argc, char **argv)
     struct { const char *name; void (*fn)(int); } sections[] = {
         {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
         {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample}, {"slice.steps", test_slice_steps},
-        {"gather.index", test_gather_index},
+        {"gather.index", test_gather_index}, {"elementwise.pow", test_pow}, {"elementwise.compare", test_compare},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         int before = g_failures, cases = g_cases;
