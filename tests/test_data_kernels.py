@@ -3,6 +3,8 @@ select.c, parametric_relu.c, cast.c, grid_sample.c) at layer level: one-layer ne
 checked in the inspector) and at level 0 (the reference kernels), both equal to numpy exactly -- TopK's indices with
 ties, NaN and -0 included (grid sampling: the two levels' bits equal).  The kernel-level comparisons with the reference on random shapes are
 tests/c/test_kernels_data.c (tests/test_kernels_data_c.py)."""
+import ctypes
+import ctypes.util
 import json
 
 import numpy as np
@@ -269,3 +271,53 @@ def test_gather_index_bad_index_is_a_clear_error(mode):
             assert "gather.index" in kernels_of(engine)
         with pytest.raises(Exception, match="picky_gather.*out of range"):
             engine.create_execution_context().infer({"x": x, "i": idx})
+
+
+@pytest.mark.parametrize("e", [2.0, 0.5, 0.0, 3.0, -1.0])
+def test_pow_by_one_exponent_matches_numpy(e):
+    """elementwise.pow vs the reference (level 0) bit for bit and numpy's float64 pow rounded to float32 (the
+    reference's formula), specials included."""
+    rng = np.random.default_rng(14)
+    x = (rng.standard_normal((2, 7, 129)) * 30).astype(np.float32)
+    x.flat[::97] = np.nan
+    x.flat[::89] = -0.0
+    x.flat[::83] = -np.inf
+    x.flat[::79] = np.inf
+    x.flat[::73] = 1e-40
+
+    def make(net, t):
+        c = net.add_constant((1, 1, 1), trt.Weights(np.array([e], np.float32))).get_output(0)
+        return [net.add_elementwise(t, c, trt.ElementWiseOperation.POW).get_output(0)]
+    res = run_levels(make, {"x": x}, "elementwise.pow")
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))  # C's pow: numpy's power takes sqrt for 0.5, whose
+    libm.pow.restype = ctypes.c_double                  # pow(-inf, 0.5) is NaN, C's +inf
+    libm.pow.argtypes = (ctypes.c_double, ctypes.c_double)
+
+    def cpow(v):
+        return libm.pow(v, e)
+    with np.errstate(all="ignore"):
+        want = np.array([cpow(float(v)) for v in x.ravel()]).astype(np.float32).reshape(x.shape)
+    assert res[None]["y0"].tobytes() == res[0]["y0"].tobytes()
+    np.testing.assert_array_equal(res[None]["y0"], want)
+
+
+@pytest.mark.parametrize("op", ["EQUAL", "GREATER", "LESS", "AND", "OR", "XOR"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.bool_])
+def test_compare_matches_numpy(op, dtype):
+    logic = op in ("AND", "OR", "XOR")
+    if logic != (dtype == np.bool_):
+        pytest.skip("comparisons take numbers, logic ops BOOL")
+    rng = np.random.default_rng(15)
+    if dtype == np.bool_:
+        a, b = rng.random((3, 1, 40, 67)) < 0.5, rng.random((1, 4, 40, 1)) < 0.5
+    else:
+        a, b = rng.integers(-3, 4, (3, 1, 40, 67)).astype(dtype), rng.integers(-3, 4, (1, 4, 40, 1)).astype(dtype)
+        if dtype == np.float32:
+            a.flat[::7] = np.nan
+            b.flat[::5] = -0.0
+    res = run_levels(lambda net, ta, tb: [net.add_elementwise(ta, tb, getattr(trt.ElementWiseOperation, op))
+                                          .get_output(0)], {"a": a, "b": b}, "elementwise.compare")
+    want = {"EQUAL": np.equal, "GREATER": np.greater, "LESS": np.less, "AND": np.logical_and, "OR": np.logical_or,
+            "XOR": np.logical_xor}[op](a, b)
+    for out in res.values():
+        np.testing.assert_array_equal(out["y0"], want)
