@@ -1,4 +1,5 @@
-"""One-layer TopK / Where / PRelu / Cast / Einsum / GridSample / LRN models: trtlite's optimized kernel, trtlite's reference kernel
+"""One-layer TopK / Where / PRelu / Cast / Einsum / GridSample / LRN models (session 22: GatherElements / GatherND /
+flips / Expand / comparisons / Not / Pow / And / CumSum / 3-D MaxPool): trtlite's optimized kernel, trtlite's reference kernel
 (builder optimization level 0) and onnxruntime, in one process, one thread, by the calling thread's CPU time.
 
     python benchmarks/data_ops_vs_ort.py [--runs 40] [--only topk,where] [--threads 1]
@@ -107,16 +108,19 @@ def cases(rng):
              {"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0}), {"x": x}))
     # session 22 (s22-cov): gathers by index, flips, Expand, integer / bool elementwise
     x = rng.standard_normal((1, 8400, 85)).astype(np.float32)
-    idx = rng.integers(0, 8400, (1, 300, 85)).astype(np.int64)
+    idx = rng.integers(0, 8400, (1, 300, 85)).astype(np.int32)
     c.append(("GatherElements [1,8400,85] axis 1 idx [1,300,85]", model("GatherElements", [("x", x), ("i", idx)],
              [("y", np.float32, None)], {"axis": 1}), {"x": x, "i": idx}))
     x = rng.standard_normal((8, 12, 128, 128)).astype(np.float32)
-    idx = rng.integers(-128, 128, (8, 12, 128, 128)).astype(np.int64)
+    idx = rng.integers(-128, 128, (8, 12, 128, 128)).astype(np.int32)
     c.append(("GatherElements [8,12,128,128] last axis", model("GatherElements", [("x", x), ("i", idx)],
              [("y", np.float32, None)], {"axis": 3}), {"x": x, "i": idx}))
     x = rng.standard_normal((4, 64, 56, 56)).astype(np.float32)
-    idx = rng.integers(0, 64, (4, 64, 56, 56)).astype(np.int64)
+    idx = rng.integers(0, 64, (4, 64, 56, 56)).astype(np.int32)
     c.append(("GatherElements [4,64,56,56] axis 1", model("GatherElements", [("x", x), ("i", idx)],
+             [("y", np.float32, None)], {"axis": 1}), {"x": x, "i": idx}))
+    idx = idx.astype(np.int64)
+    c.append(("GatherElements [4,64,56,56] axis 1 int64 idx", model("GatherElements", [("x", x), ("i", idx)],
              [("y", np.float32, None)], {"axis": 1}), {"x": x, "i": idx}))
     x = rng.standard_normal((1, 8400, 85)).astype(np.float32)
     idx = rng.integers(0, 8400, (1, 300, 1)).astype(np.int64)
@@ -151,9 +155,13 @@ def cases(rng):
     m = rng.random((8, 1, 128, 128)) < 0.5
     c.append(("Not bool [8,1,128,128]", model("Not", [("m", m)], [("y", np.bool_, None)]), {"m": m}))
     x = rng.standard_normal((1, 128, 3072)).astype(np.float32)
-    e = numpy_helper.from_array(np.array(3.0, np.float32), "e")
-    c.append(("Pow f32 [1,128,3072] ^ 3 (GELU tanh)", model("Pow", [("x", x)], [("y", np.float32, None)],
-             inits=[e]), {"x": x}))
+    for ev, why in ((2.0, "RMSNorm"), (0.5, "sqrt"), (3.0, "GELU tanh")):
+        e = numpy_helper.from_array(np.array(ev, np.float32), "e")
+        c.append(("Pow f32 [1,128,3072] ^ %g (%s)" % (ev, why), model("Pow", [("x", np.abs(x) if ev == 0.5 else x)],
+                 [("y", np.float32, None)], inits=[e]), {"x": np.abs(x) if ev == 0.5 else x}))
+    m1, m2 = rng.random((8, 1, 128, 128)) < 0.5, rng.random((1, 1, 128, 128)) < 0.5
+    c.append(("And bool [8,1,128,128] & [1,1,128,128]", model("And", [("m1", m1), ("m2", m2)],
+             [("y", np.bool_, None)]), {"m1": m1, "m2": m2}))
     p = rng.integers(0, 2, (8, 512)).astype(np.int64)
     ax = numpy_helper.from_array(np.array(1, np.int64), "ax")
     c.append(("CumSum int64 [8,512] axis 1 (position ids)", model("CumSum", [("p", p)], [("y", np.int64, None)],
@@ -161,6 +169,17 @@ def cases(rng):
     x = rng.standard_normal((1, 32, 16, 56, 56)).astype(np.float32)
     c.append(("MaxPool3d [1,32,16,56,56] 3x3x3 s2", model("MaxPool", [("x", x)], [("y", np.float32, None)],
              {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1]}), {"x": x}))
+    x = rng.standard_normal((1, 64, 16, 56, 56)).astype(np.float32)
+    c.append(("MaxPool3d [1,64,16,56,56] 1x3x3 s(1,2,2) (R3D stem)", model("MaxPool", [("x", x)],
+             [("y", np.float32, None)], {"kernel_shape": [1, 3, 3], "strides": [1, 2, 2], "pads": [0, 1, 1, 0, 1, 1]}),
+             {"x": x}))
+    x = rng.standard_normal((1, 32, 64, 64, 64)).astype(np.float32)
+    c.append(("MaxPool3d [1,32,64,64,64] 2x2x2 s2 (3-D U-Net)", model("MaxPool", [("x", x)],
+             [("y", np.float32, None)], {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}), {"x": x}))
+    x = rng.standard_normal((1, 64, 8, 28, 28)).astype(np.float32)
+    c.append(("AveragePool3d [1,64,8,28,28] 3x3x3 s1 pad 1", model("AveragePool", [("x", x)],
+             [("y", np.float32, None)], {"kernel_shape": [3, 3, 3], "strides": [1, 1, 1], "pads": [1, 1, 1, 1, 1, 1],
+                                         "count_include_pad": 0}), {"x": x}))
     return c
 
 
@@ -184,7 +203,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--only", default="", help="comma list of case-name prefixes (TopK, Where, PRelu, Cast, Einsum, GridSample, LRN)")
+    ap.add_argument("--only", default="", help="comma list of case-name prefixes (TopK, Where, PRelu, Cast, Einsum, GridSample, LRN, "
+                    "GatherElements, GatherND, Flip, Expand, Equal, Less, Not, Pow, And, CumSum, MaxPool3d, AveragePool3d)")
     args = ap.parse_args(argv)
     import onnxruntime as ort
     import trtlite as trt

@@ -1,6 +1,7 @@
 /*
  * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
- * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index, elementwise.pow, elementwise.compare) against their reference kernels, bit for bit, on random shapes with tails.
+ * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index, elementwise.pow, elementwise.compare, pooling.3d)
+ * against their reference kernels, bit for bit, on random shapes with tails.
  *
  * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
  * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
@@ -31,6 +32,7 @@ extern const trtl_kernel trtl_kernel_slice_steps;
 extern const trtl_kernel trtl_kernel_gather_index;
 extern const trtl_kernel trtl_kernel_elementwise_pow;
 extern const trtl_kernel trtl_kernel_elementwise_compare;
+extern const trtl_kernel trtl_kernel_pooling_3d;
 
 static uint64_t g_rng;
 static uint32_t rnd(void)
@@ -872,6 +874,102 @@ out:
     isa_pass(99);
 }
 
+/* ---- 3-D pooling (pooling.3d) ----------------------------------------------------------------- */
+
+/* kind 0: random; 1: many +-0 ties, NaNs with payloads, infinities (the order-dependent cases). */
+static void pool3_fill(float *x, int64_t n, int kind)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = rfloat() * 10.0f;
+        if (kind) {
+            uint32_t k = rnd() % 16;
+            if (k < 5)
+                v = (k & 1) ? -0.0f : 0.0f;
+            else if (k < 7)
+                v = -(float)(rnd() % 3); /* below zero: zeros win */
+            else if (k == 7) {
+                uint32_t u = 0x7f800000u | (rnd() & 0x807fffffu) | 1u; /* NaN, signaling or quiet, any sign */
+                memcpy(&v, &u, 4);
+            } else if (k == 8)
+                v = (rnd() & 1) ? INFINITY : -INFINITY;
+        }
+        x[i] = v;
+    }
+}
+
+static int pool3_case(int64_t N, int64_t C, const int64_t *in, const int64_t *k, const int64_t *s, const int64_t *pre,
+                      const int64_t *post, int type, int excl, int kind)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_POOLING;
+    nd.name = "pool3d";
+    nd.n_in = 1;
+    nd.n_out = 1;
+    trtl_pooling_params *p = &nd.p.pool;
+    p->type = type;
+    p->window_size = mk(3, k);
+    p->stride = mk(3, s);
+    p->pre_padding = mk(3, pre);
+    p->post_padding = mk(3, post);
+    p->padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+    p->average_count_excludes_padding = excl;
+    int64_t xd[5] = {N, C, in[0], in[1], in[2]}, yd[5] = {N, C, 0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        if (in[i] + pre[i] + post[i] < k[i])
+            return 0; /* no window fits */
+        yd[2 + i] = (in[i] + pre[i] + post[i] - k[i]) / s[i] + 1;
+    }
+    trtl_dims X = mk(5, xd), Y = mk(5, yd);
+    float *x = xalloc((size_t)trtl_volume(&X) * sizeof(float));
+    pool3_fill(x, trtl_volume(&X), kind);
+    trtl_tensor_view iv[1] = {{x, X, TRTL_FLOAT}};
+    trtl_tensor_view ov[1] = {{NULL, Y, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s x%s k%lldx%lldx%lld s%lld,%lld,%lld pre%lld,%lld,%lld post%lld,%lld,%lld excl=%d "
+             "kind=%d", type == TRTL_POOL_MAX ? "MAX" : "AVG", trtl_dims_str(&X, xs, sizeof xs), (long long)k[0],
+             (long long)k[1], (long long)k[2], (long long)s[0], (long long)s[1], (long long)s[2], (long long)pre[0],
+             (long long)pre[1], (long long)pre[2], (long long)post[0], (long long)post[1], (long long)post[2], excl,
+             kind);
+    int r = check(&trtl_kernel_pooling_3d, trtl_ref_pooling, &nd, iv, ov);
+    free(x);
+    return r;
+}
+
+static void test_pooling_3d(int ncases)
+{
+    static const struct { int64_t N, C, in[3], k[3], s[3], pre[3], post[3]; } sh[] = {
+        {1, 3, {9, 29, 29}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}},  /* C3D-style */
+        {2, 2, {5, 30, 30}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}, {0, 1, 1}},  /* R3D stem */
+        {1, 2, {8, 16, 18}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}},  /* 3-D U-Net */
+        {1, 1, {4, 5, 37}, {2, 3, 4}, {1, 1, 3}, {1, 2, 3}, {1, 2, 3}},   /* windows reaching past the padding */
+        {1, 1, {3, 4, 300}, {3, 2, 5}, {1, 2, 1}, {0, 1, 2}, {2, 0, 4}},  /* a long row */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++)
+            for (int type = 0; type < 2; type++)
+                for (int kind = 0; kind < 2; kind++)
+                    if (pool3_case(sh[c].N, sh[c].C, sh[c].in, sh[c].k, sh[c].s, sh[c].pre, sh[c].post,
+                                   type ? TRTL_POOL_AVERAGE : TRTL_POOL_MAX, kind, kind))
+                        goto out;
+        for (int i = 0; i < ncases; i++) {
+            int64_t in[3], k[3], s[3], pre[3], post[3];
+            for (int d = 0; d < 3; d++) {
+                in[d] = rint_in(1, d == 2 ? 40 : 9);
+                k[d] = rint_in(1, 4);
+                s[d] = rint_in(1, 3);
+                pre[d] = rint_in(0, k[d] - 1);
+                post[d] = rint_in(0, k[d]);
+            }
+            if (pool3_case(rint_in(1, 2), rint_in(1, 3), in, k, s, pre, post,
+                           rnd() % 2 ? TRTL_POOL_MAX : TRTL_POOL_AVERAGE, (int)(rnd() % 2), (int)(rnd() % 2)))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
 /* ---- GridSample -------------------------------------------------------------------------------- */
 
 static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
@@ -961,6 +1059,7 @@ int main(int argc, char **argv)
         {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
         {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample}, {"slice.steps", test_slice_steps},
         {"gather.index", test_gather_index}, {"elementwise.pow", test_pow}, {"elementwise.compare", test_compare},
+        {"pooling.3d", test_pooling_3d},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         int before = g_failures, cases = g_cases;
