@@ -321,3 +321,30 @@ def test_compare_matches_numpy(op, dtype):
             "XOR": np.logical_xor}[op](a, b)
     for out in res.values():
         np.testing.assert_array_equal(out["y0"], want)
+
+
+@pytest.mark.parametrize("ptype", ["MAX", "AVERAGE"])
+@pytest.mark.parametrize("window,stride,pad", [((3, 3, 3), (2, 2, 2), (1, 1, 1)), ((1, 3, 3), (1, 2, 2), (0, 1, 1)),
+                                               ((2, 2, 2), (2, 2, 2), (0, 0, 0))])
+def test_pooling_3d_matches_reference_bits(ptype, window, stride, pad):
+    """pooling.3d gives the reference's bits (level 0), +-0 ties and NaN included; MAX also equals numpy."""
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((2, 3, 6, 17, 19)).astype(np.float32)
+    x[x < -0.5] = 0.0
+    x[(x > 0) & (x < 0.3)] = -0.0
+    x.flat[::211] = np.nan
+
+    def make(net, t):
+        layer = net.add_pooling_nd(t, getattr(trt.PoolingType, ptype), window)
+        layer.stride_nd = stride
+        layer.padding_nd = pad
+        return [layer.get_output(0)]
+    res = run_levels(make, {"x": x}, "pooling.3d")
+    assert res[None]["y0"].tobytes() == res[0]["y0"].tobytes()
+    if ptype == "MAX":
+        xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad], constant_values=-np.inf)
+        y = res[None]["y0"]
+        for idx in np.ndindex(*y.shape[2:]):
+            sl = tuple(slice(i * s, i * s + k) for i, s, k in zip(idx, stride, window))
+            want = xp[(slice(None), slice(None)) + sl].reshape(2, 3, -1).max(-1)
+            np.testing.assert_array_equal(y[(slice(None), slice(None)) + idx], want)
