@@ -1,6 +1,6 @@
 """The selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd, cast.simd),
-grid_sample.tables, slice.steps, gather.index, elementwise.pow, elementwise.compare
-and pooling.3d against their
+grid_sample.tables, slice.steps, gather.index, elementwise.pow, elementwise.compare,
+pooling.3d and cumulative.scan against their
 reference kernels, bit for bit: compiles tests/c/test_kernels_data.c against the C sources (tests/cbuild.py) and
 runs it; the program itself runs every case on each ISA pass (all features, AVX-512 hidden, AVX2 / FMA / F16C
 hidden) with no pool and 2- and 3-thread pools.
@@ -39,6 +39,7 @@ SOURCES = [
     "csrc/kernels/ref/gather.c",
     "csrc/kernels/ref/elementwise.c",
     "csrc/kernels/ref/pooling.c",
+    "csrc/kernels/ref/cumulative.c",
     "csrc/kernels/x86/topk.c",
     "csrc/kernels/x86/select.c",
     "csrc/kernels/x86/parametric_relu.c",
@@ -49,6 +50,7 @@ SOURCES = [
     "csrc/kernels/x86/pow_const.c",
     "csrc/kernels/x86/compare.c",
     "csrc/kernels/x86/pooling_3d.c",
+    "csrc/kernels/x86/cumulative.c",
     "csrc/kernels/x86/bcast_rows.c",
     "csrc/kernels/x86/vmath.c",
     "csrc/kernels/x86/vmath_avx2.c",
@@ -71,5 +73,5 @@ def test_data_kernels_match_reference_bit_for_bit(test_binary):
     assert " 0 failures" in r.stdout
     for name in ("topk.select", "select.bcast", "parametric_relu.simd", "cast.simd", "grid_sample.tables", "slice.steps",
                  "gather.index", "elementwise.pow", "elementwise.compare",
-                 "pooling.3d"):
+                 "pooling.3d", "cumulative.scan"):
         assert name in r.stdout, r.stdout

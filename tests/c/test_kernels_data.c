@@ -1,7 +1,7 @@
 /*
  * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
- * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index, elementwise.pow, elementwise.compare, pooling.3d)
- * against their reference kernels, bit for bit, on random shapes with tails.
+ * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index, elementwise.pow, elementwise.compare, pooling.3d,
+ * cumulative.scan) against their reference kernels, bit for bit, on random shapes with tails.
  *
  * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
  * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
@@ -33,6 +33,7 @@ extern const trtl_kernel trtl_kernel_gather_index;
 extern const trtl_kernel trtl_kernel_elementwise_pow;
 extern const trtl_kernel trtl_kernel_elementwise_compare;
 extern const trtl_kernel trtl_kernel_pooling_3d;
+extern const trtl_kernel trtl_kernel_cumulative_scan;
 
 static uint64_t g_rng;
 static uint32_t rnd(void)
@@ -970,6 +971,74 @@ out:
     isa_pass(99);
 }
 
+/* ---- CumSum / CumProd (cumulative.scan) -------------------------------------------------------- */
+
+static int cum_case(int r, const int64_t *d, int32_t axis, int op, int excl, int rev, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_CUMULATIVE;
+    nd.name = "cumsum";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.cum.op = op;
+    nd.p.cum.axis = axis;
+    nd.p.cum.exclusive = excl;
+    nd.p.cum.reverse = rev;
+    trtl_dims X = mk(r, d), A = mk(0, d);
+    int64_t n = trtl_volume(&X);
+    size_t es = trtl_dtype_size(t);
+    void *x = xalloc((size_t)n * es);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = rnd() % 8;
+        if (t == TRTL_FLOAT) {
+            float v = op == TRTL_CUM_PROD ? 1.0f + rfloat() * 0.5f : rfloat() * (k < 2 ? 1e7f : k < 4 ? 1e-3f : 10.0f);
+            if (rnd() % 200 == 0)
+                v = rnd() % 2 ? NAN : INFINITY;
+            ((float *)x)[i] = v;
+        } else if (t == TRTL_INT32) {
+            ((int32_t *)x)[i] = k == 0 ? INT32_MAX : k == 1 ? INT32_MIN : (int32_t)rint_in(-5, 5);
+        } else {
+            ((int64_t *)x)[i] = k == 0 ? INT64_MAX : k == 1 ? INT64_MIN : rint_in(-5, 5);
+        }
+    }
+    int32_t av = axis - (rnd() % 2 ? r : 0); /* negative axes too */
+    trtl_tensor_view in[2] = {{x, X, t}, {&av, A, TRTL_INT32}};
+    trtl_tensor_view out[1] = {{NULL, X, t}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s x%s axis %d excl=%d rev=%d %s", op == TRTL_CUM_PROD ? "PROD" : "SUM",
+             trtl_dims_str(&X, xs, sizeof xs), (int)av, excl, rev, trtl_dtype_name(t));
+    int res = check(&trtl_kernel_cumulative_scan, trtl_ref_cumulative, &nd, in, out);
+    free(x);
+    return res;
+}
+
+static void test_cumulative(int ncases)
+{
+    static const trtl_dtype ts[] = {TRTL_FLOAT, TRTL_INT32, TRTL_INT64};
+    for (int pass = 0; isa_pass(pass); pass++) {
+        const int64_t ids[2] = {8, 517}, map[4] = {2, 37, 5, 300}, lng[1] = {70001};
+        for (int ti = 0; ti < 3; ti++)
+            for (int f = 0; f < 8; f++) {
+                int op = f & 4 ? TRTL_CUM_PROD : TRTL_CUM_SUM;
+                if (cum_case(2, ids, 1, op, f & 1, (f >> 1) & 1, ts[ti]) ||
+                    cum_case(4, map, 1, op, f & 1, (f >> 1) & 1, ts[ti]) ||
+                    cum_case(1, lng, 0, op, f & 1, (f >> 1) & 1, ts[ti]))
+                    goto out;
+            }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4);
+            int64_t d[4];
+            rand_dims(r, d, 40000);
+            if (cum_case(r, d, (int32_t)rint_in(0, r - 1), rnd() % 4 ? TRTL_CUM_SUM : TRTL_CUM_PROD, (int)(rnd() % 2),
+                         (int)(rnd() % 2), ts[rnd() % 3]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
 /* ---- GridSample -------------------------------------------------------------------------------- */
 
 static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
@@ -1059,7 +1128,7 @@ int main(int argc, char **argv)
         {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
         {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample}, {"slice.steps", test_slice_steps},
         {"gather.index", test_gather_index}, {"elementwise.pow", test_pow}, {"elementwise.compare", test_compare},
-        {"pooling.3d", test_pooling_3d},
+        {"pooling.3d", test_pooling_3d}, {"cumulative.scan", test_cumulative},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         int before = g_failures, cases = g_cases;
