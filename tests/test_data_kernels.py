@@ -348,3 +348,24 @@ def test_pooling_3d_matches_reference_bits(ptype, window, stride, pad):
             sl = tuple(slice(i * s, i * s + k) for i, s, k in zip(idx, stride, window))
             want = xp[(slice(None), slice(None)) + sl].reshape(2, 3, -1).max(-1)
             np.testing.assert_array_equal(y[(slice(None), slice(None)) + idx], want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+@pytest.mark.parametrize("excl,rev", [(False, False), (True, False), (False, True), (True, True)])
+def test_cumsum_matches_numpy(dtype, axis, excl, rev):
+    """cumulative.scan vs level 0 bit for bit and numpy (float64 running sums rounded to float32, as the reference)."""
+    rng = np.random.default_rng(17)
+    x = (rng.standard_normal((3, 37, 41)) * 1000).astype(dtype)
+
+    def make(net, t):
+        ax = net.add_constant((), trt.Weights(np.array(axis, np.int32))).get_output(0)
+        return [net.add_cumulative(t, ax, trt.CumulativeOperation.SUM, excl, rev).get_output(0)]
+    res = run_levels(make, {"x": x}, "cumulative.scan")
+    xs = np.flip(x, axis) if rev else x
+    acc = np.cumsum(xs.astype(np.float64 if dtype == np.float32 else dtype), axis)
+    if excl:
+        acc = np.concatenate([np.zeros_like(np.take(acc, [0], axis)), np.delete(acc, -1, axis)], axis)
+    want = (np.flip(acc, axis) if rev else acc).astype(dtype)
+    assert res[None]["y0"].tobytes() == res[0]["y0"].tobytes()
+    np.testing.assert_array_equal(res[None]["y0"], want)
