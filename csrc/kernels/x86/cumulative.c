@@ -6,7 +6,8 @@
  * Each output element's running value is the reference's sequence of the same operations, so the work is only
  * rearranged: an axis with a trailing block (inner > 1) runs LANES columns of the block at once -- per axis step
  * one vector add (or multiply) per 4 doubles / 8 int32 / 4 int64 lanes (AVX2) into accumulators kept in a small
- * array -- and the last axis runs each row's scan in a scalar loop; (outer, column block) items go over the pool.
+ * array -- and the last axis runs each row's scan in a scalar loop (one per type and form: position ids' [B, S]
+ * rows); (outer, column block) items go over the pool.
  * The portable path is the same loops per lane.  Integer products have no AVX2 multiply for 64-bit lanes: scalar.
  */
 #include <string.h>
@@ -72,6 +73,53 @@ static void scan_cols_portable(const cum_job *j, int64_t o, int64_t c0, int64_t 
     }
 }
 
+/* The last axis (inner == 1): one row's scan, a loop per type and form. */
+#define SCAN_ROW(T, ACC, STEP, OUT)                                                                         \
+    do {                                                                                                    \
+        const T *x = (const T *)j->x + o * n;                                                               \
+        T *y = (T *)j->y + o * n;                                                                           \
+        ACC acc = j->prod ? (ACC)1 : (ACC)0;                                                                \
+        int64_t k = j->rev ? n - 1 : 0, dk = j->rev ? -1 : 1;                                               \
+        if (j->excl)                                                                                        \
+            for (int64_t t = 0; t < n; t++, k += dk) {                                                      \
+                y[k] = OUT(acc);                                                                            \
+                acc = STEP(acc, x[k]);                                                                      \
+            }                                                                                               \
+        else                                                                                                \
+            for (int64_t t = 0; t < n; t++, k += dk) {                                                      \
+                acc = STEP(acc, x[k]);                                                                      \
+                y[k] = OUT(acc);                                                                            \
+            }                                                                                               \
+    } while (0)
+#define F_ADD(a, v) ((a) + (double)(v))
+#define F_MUL(a, v) ((a) * (double)(v))
+#define U_ADD(a, v) ((a) + (uint64_t)(int64_t)(v))
+#define U_MUL(a, v) ((a) * (uint64_t)(int64_t)(v))
+#define TO_F(a) ((float)(a))
+#define TO_I32(a) ((int32_t)(uint32_t)(a))
+#define TO_I64(a) ((int64_t)(a))
+
+static void scan_row(const cum_job *j, int64_t o)
+{
+    const int64_t n = j->n;
+    if (j->t == TRTL_FLOAT) {
+        if (j->prod)
+            SCAN_ROW(float, double, F_MUL, TO_F);
+        else
+            SCAN_ROW(float, double, F_ADD, TO_F);
+    } else if (j->t == TRTL_INT32) {
+        if (j->prod)
+            SCAN_ROW(int32_t, uint64_t, U_MUL, TO_I32);
+        else
+            SCAN_ROW(int32_t, uint64_t, U_ADD, TO_I32);
+    } else {
+        if (j->prod)
+            SCAN_ROW(int64_t, uint64_t, U_MUL, TO_I64);
+        else
+            SCAN_ROW(int64_t, uint64_t, U_ADD, TO_I64);
+    }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 /* FLOAT: 4 double accumulators a vector; INT32 SUM: 8 lanes; INT64 SUM: 4 lanes (w a multiple of the lanes). */
 __attribute__((target("avx2"))) static void scan_cols_avx2(const cum_job *j, int64_t o, int64_t c0, int64_t w)
@@ -116,6 +164,10 @@ static void cum_task(void *ctx, int64_t begin, int64_t end, int thread)
     (void)thread;
     const cum_job *j = ctx;
     for (int64_t it = begin; it < end; it++) {
+        if (j->inner == 1) {
+            scan_row(j, it);
+            continue;
+        }
         int64_t o = it / j->blocks, c0 = (it % j->blocks) * LANES;
         int64_t w = j->inner - c0 < LANES ? j->inner - c0 : LANES;
 #if defined(__x86_64__) || defined(__i386__)
