@@ -182,7 +182,8 @@ def test_grid_sample_matches_reference_bits(mode, pad, align):
 @pytest.mark.parametrize("form", ["flip_w", "flip_cw", "expand_w", "expand_hs", "step3"])
 def test_slice_steps_matches_numpy(dtype, form):
     """Flips (negative steps), Expand along the last dim (step 0) and strided steps of every element size on
-    slice.steps; level 0 (the reference) and numpy give the same array."""
+    slice.steps (Expand of [N,1,1,S], last step 1: slice.rows); level 0 (the reference) and numpy give the same
+    array."""
     rng = np.random.default_rng(11)
     src = {"flip_w": (2, 3, 17, 37), "flip_cw": (2, 5, 9, 35), "expand_w": (1, 16, 7, 1), "expand_hs": (3, 1, 1, 67),
            "step3": (2, 9, 70)}[form]
@@ -198,9 +199,8 @@ def test_slice_steps_matches_numpy(dtype, form):
         if form == "expand_hs":
             return [net.add_slice(t, (0, 0, 0, 0), (3, 4, 9, 67), (1, 0, 0, 1)).get_output(0)]
         return [net.add_slice(t, (0, 8, 1), (2, 3, 23), (1, -3, 3)).get_output(0)]
-    # FLOAT with a last step of 1 is slice.rows' form too (either copies the bits)
-    res = run_levels(make, {"x": x}, ("slice.steps", "slice.rows") if form == "expand_hs" and dtype == np.float32
-                     else "slice.steps")
+    # a last step of 1 is slice.rows' form (every type), the others slice.steps'
+    res = run_levels(make, {"x": x}, "slice.rows" if form == "expand_hs" else "slice.steps")
     want = {"flip_w": lambda: x[..., ::-1], "flip_cw": lambda: x[:, ::-1, :, ::-1],
             "expand_w": lambda: np.broadcast_to(x, (2, 16, 7, 41)), "expand_hs": lambda: np.broadcast_to(x, (3, 4, 9, 67)),
             "step3": lambda: x[:, 8::-3, 1::3]}[form]()

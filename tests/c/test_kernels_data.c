@@ -29,6 +29,7 @@ extern const trtl_kernel trtl_kernel_parametric_relu_simd;
 extern const trtl_kernel trtl_kernel_cast_simd;
 extern const trtl_kernel trtl_kernel_grid_sample_tables;
 extern const trtl_kernel trtl_kernel_slice_steps;
+extern const trtl_kernel trtl_kernel_slice_rows;
 extern const trtl_kernel trtl_kernel_gather_index;
 extern const trtl_kernel trtl_kernel_elementwise_pow;
 extern const trtl_kernel trtl_kernel_elementwise_compare;
@@ -498,7 +499,7 @@ out:
     isa_pass(99);
 }
 
-/* ---- Slice with any step (slice.steps) --------------------------------------------------------- */
+/* ---- Slice with any step (slice.steps; slice.rows for a last step of 1) ------------------------- */
 
 /* Output dims od, per-dim step st (any sign, 0 included) and start; the input dims are the smallest holding every
  * sampled index plus a random margin. */
@@ -529,7 +530,8 @@ static int slice_case(int r, const int64_t *od, const int64_t *st, trtl_dtype t)
     char xs[TRTL_DIMS_STR_MAX], os[TRTL_DIMS_STR_MAX], ss[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc, "x%s y%s step%s %s", trtl_dims_str(&X, xs, sizeof xs),
              trtl_dims_str(&O, os, sizeof os), trtl_dims_str(&nd.p.slice.stride, ss, sizeof ss), trtl_dtype_name(t));
-    int bad = check(&trtl_kernel_slice_steps, trtl_ref_slice, &nd, in, out);
+    /* a last step of 1 is slice.rows' form (every type since session 22; slice.steps' applies() refuses it) */
+    int bad = check(st[r - 1] == 1 ? &trtl_kernel_slice_rows : &trtl_kernel_slice_steps, trtl_ref_slice, &nd, in, out);
     free(x);
     return bad;
 }

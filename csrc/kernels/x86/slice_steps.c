@@ -2,8 +2,9 @@
  * slice_steps.c -- "slice.steps": ISliceLayer copies whose innermost step is not 1, and slices of any element
  * type: ONNX Slice with a negative step (torch.flip), Expand along the last dim (a step of 0: [N,C,H,1] ->
  * [N,C,H,W]), integer and bool Slice / Expand (position ids, masks), strided slices (YOLOv5's Focus x[..., ::2]).
- * slice.rows (x86/copy_ops.c) covers FLOAT slices of step 1 along the last dim; this kernel takes every other
- * element size too (any_dtype: it copies bits, like the reference).
+ * slice.rows (x86/copy_ops.c) copies slices of step 1 along the last dim (every type since this session: the
+ * two were near-ties there), so this kernel applies to the other steps only; any_dtype: it copies bits, like the
+ * reference.  (run() takes step 1 too, as one memcpy a row.)
  *
  * Every sampled index must be in range (then every mode reads the same elements); anything else, and slices
  * with start / stride from tensors, run the reference kernel, which also words every error.  The output is cut
@@ -142,9 +143,11 @@ static int params_ok(const trtl_slice_params *p, int r)
     return r >= 1 && p->start.nb_dims == r && p->stride.nb_dims == r;
 }
 
+/* Steps other than 1 along the last dim: slice.rows (x86/copy_ops.c, every element type) copies the others. */
 static int steps_applies(const trtl_node *n, const trtl_dims *in_dims)
 {
-    return n->n_in == 1 && params_ok(&n->p.slice, in_dims[0].nb_dims); /* shape-tensor inputs: the reference */
+    int r = in_dims[0].nb_dims;
+    return n->n_in == 1 && params_ok(&n->p.slice, r) && n->p.slice.stride.d[r - 1] != 1; /* shape-tensor inputs: the reference */
 }
 
 static trtl_status steps_run(const trtl_kernel_args *a)
