@@ -1,4 +1,5 @@
-"""One-layer TopK / Where / PRelu / Cast / Einsum / GridSample / LRN models: trtlite's optimized kernel, trtlite's reference kernel
+"""One-layer TopK / Where / PRelu / Cast / Einsum / GridSample / LRN models (session 22: GatherElements / GatherND /
+flips / Expand / comparisons / Not / Pow / And / CumSum / 3-D MaxPool): trtlite's optimized kernel, trtlite's reference kernel
 (builder optimization level 0) and onnxruntime, in one process, one thread, by the calling thread's CPU time.
 
     python benchmarks/data_ops_vs_ort.py [--runs 40] [--only topk,where] [--threads 1]
@@ -105,6 +106,80 @@ def cases(rng):
     x = rng.standard_normal((1, 96, 55, 55)).astype(np.float32)
     c.append(("LRN [1,96,55,55] size 5 (AlexNet)", model("LRN", [("x", x)], [("y", np.float32, None)],
              {"size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0}), {"x": x}))
+    # session 22 (s22-cov): gathers by index, flips, Expand, integer / bool elementwise
+    x = rng.standard_normal((1, 8400, 85)).astype(np.float32)
+    idx = rng.integers(0, 8400, (1, 300, 85)).astype(np.int32)
+    c.append(("GatherElements [1,8400,85] axis 1 idx [1,300,85]", model("GatherElements", [("x", x), ("i", idx)],
+             [("y", np.float32, None)], {"axis": 1}), {"x": x, "i": idx}))
+    x = rng.standard_normal((8, 12, 128, 128)).astype(np.float32)
+    idx = rng.integers(-128, 128, (8, 12, 128, 128)).astype(np.int32)
+    c.append(("GatherElements [8,12,128,128] last axis", model("GatherElements", [("x", x), ("i", idx)],
+             [("y", np.float32, None)], {"axis": 3}), {"x": x, "i": idx}))
+    x = rng.standard_normal((4, 64, 56, 56)).astype(np.float32)
+    idx = rng.integers(0, 64, (4, 64, 56, 56)).astype(np.int32)
+    c.append(("GatherElements [4,64,56,56] axis 1", model("GatherElements", [("x", x), ("i", idx)],
+             [("y", np.float32, None)], {"axis": 1}), {"x": x, "i": idx}))
+    idx = idx.astype(np.int64)
+    c.append(("GatherElements [4,64,56,56] axis 1 int64 idx", model("GatherElements", [("x", x), ("i", idx)],
+             [("y", np.float32, None)], {"axis": 1}), {"x": x, "i": idx}))
+    x = rng.standard_normal((1, 8400, 85)).astype(np.float32)
+    idx = rng.integers(0, 8400, (1, 300, 1)).astype(np.int64)
+    c.append(("GatherND [1,8400,85] idx [1,300,1] batch_dims 1", model("GatherND", [("x", x), ("i", idx)],
+             [("y", np.float32, None)], {"batch_dims": 1}), {"x": x, "i": idx}))
+    x = rng.standard_normal((64, 64, 64)).astype(np.float32)
+    idx = rng.integers(0, 64, (20000, 3)).astype(np.int64)
+    c.append(("GatherND [64,64,64] idx [20000,3] (points)", model("GatherND", [("x", x), ("i", idx)],
+             [("y", np.float32, None)]), {"x": x, "i": idx}))
+    for shape, axis in (((1, 3, 224, 224), 3), ((8, 64, 56, 56), 3), ((1, 3, 224, 224), 2), ((8, 512, 768), 1)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        inits = [numpy_helper.from_array(np.array([-1], np.int64), "st"),
+                 numpy_helper.from_array(np.array([-(2 ** 62)], np.int64), "en"),
+                 numpy_helper.from_array(np.array([axis], np.int64), "ax"),
+                 numpy_helper.from_array(np.array([-1], np.int64), "sp")]
+        c.append(("Flip %s axis %d (Slice step -1)" % (list(shape), axis), model("Slice", [("x", x)],
+                  [("y", np.float32, None)], inits=inits), {"x": x}))
+    for src, shape, dt in (((1, 64, 56, 1), (8, 64, 56, 56), np.float32), ((1, 512), (8, 512), np.int64),
+                           ((8, 1, 1, 128), (8, 12, 128, 128), np.int64)):
+        x = (rng.standard_normal(src) * 100).astype(dt)
+        sh = numpy_helper.from_array(np.array(shape, np.int64), "shape")
+        c.append(("Expand %s -> %s %s" % (list(src), list(shape), np.dtype(dt).name), model("Expand", [("x", x)],
+                  [("y", dt, None)], inits=[sh]), {"x": x}))
+    a = rng.integers(0, 4, (8, 512)).astype(np.int64)
+    z = numpy_helper.from_array(np.array(0, np.int64), "z")
+    c.append(("Equal int64 [8,512] == 0 (padding mask)", model("Equal", [("a", a)], [("y", np.bool_, None)],
+             inits=[z]), {"a": a}))
+    a = rng.standard_normal((1, 12, 256, 256)).astype(np.float32)
+    b = rng.standard_normal((1, 1, 256, 256)).astype(np.float32)
+    c.append(("Less f32 [1,12,256,256] < [1,1,256,256]", model("Less", [("a", a), ("b", b)],
+             [("y", np.bool_, None)]), {"a": a, "b": b}))
+    m = rng.random((8, 1, 128, 128)) < 0.5
+    c.append(("Not bool [8,1,128,128]", model("Not", [("m", m)], [("y", np.bool_, None)]), {"m": m}))
+    x = rng.standard_normal((1, 128, 3072)).astype(np.float32)
+    for ev, why in ((2.0, "RMSNorm"), (0.5, "sqrt"), (3.0, "GELU tanh")):
+        e = numpy_helper.from_array(np.array(ev, np.float32), "e")
+        c.append(("Pow f32 [1,128,3072] ^ %g (%s)" % (ev, why), model("Pow", [("x", np.abs(x) if ev == 0.5 else x)],
+                 [("y", np.float32, None)], inits=[e]), {"x": np.abs(x) if ev == 0.5 else x}))
+    m1, m2 = rng.random((8, 1, 128, 128)) < 0.5, rng.random((1, 1, 128, 128)) < 0.5
+    c.append(("And bool [8,1,128,128] & [1,1,128,128]", model("And", [("m1", m1), ("m2", m2)],
+             [("y", np.bool_, None)]), {"m1": m1, "m2": m2}))
+    p = rng.integers(0, 2, (8, 512)).astype(np.int64)
+    ax = numpy_helper.from_array(np.array(1, np.int64), "ax")
+    c.append(("CumSum int64 [8,512] axis 1 (position ids)", model("CumSum", [("p", p)], [("y", np.int64, None)],
+             inits=[ax]), {"p": p}))
+    x = rng.standard_normal((1, 32, 16, 56, 56)).astype(np.float32)
+    c.append(("MaxPool3d [1,32,16,56,56] 3x3x3 s2", model("MaxPool", [("x", x)], [("y", np.float32, None)],
+             {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1]}), {"x": x}))
+    x = rng.standard_normal((1, 64, 16, 56, 56)).astype(np.float32)
+    c.append(("MaxPool3d [1,64,16,56,56] 1x3x3 s(1,2,2) (R3D stem)", model("MaxPool", [("x", x)],
+             [("y", np.float32, None)], {"kernel_shape": [1, 3, 3], "strides": [1, 2, 2], "pads": [0, 1, 1, 0, 1, 1]}),
+             {"x": x}))
+    x = rng.standard_normal((1, 32, 64, 64, 64)).astype(np.float32)
+    c.append(("MaxPool3d [1,32,64,64,64] 2x2x2 s2 (3-D U-Net)", model("MaxPool", [("x", x)],
+             [("y", np.float32, None)], {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}), {"x": x}))
+    x = rng.standard_normal((1, 64, 8, 28, 28)).astype(np.float32)
+    c.append(("AveragePool3d [1,64,8,28,28] 3x3x3 s1 pad 1", model("AveragePool", [("x", x)],
+             [("y", np.float32, None)], {"kernel_shape": [3, 3, 3], "strides": [1, 1, 1], "pads": [1, 1, 1, 1, 1, 1],
+                                         "count_include_pad": 0}), {"x": x}))
     return c
 
 
@@ -128,7 +203,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--only", default="", help="comma list of case-name prefixes (TopK, Where, PRelu, Cast, Einsum, GridSample, LRN)")
+    ap.add_argument("--only", default="", help="comma list of case-name prefixes (TopK, Where, PRelu, Cast, Einsum, GridSample, LRN, "
+                    "GatherElements, GatherND, Flip, Expand, Equal, Less, Not, Pow, And, CumSum, MaxPool3d, AveragePool3d)")
     args = ap.parse_args(argv)
     import onnxruntime as ort
     import trtlite as trt
@@ -150,6 +226,8 @@ def main(argv=None):
         want = sess.run(None, feeds)
         got = co.infer(feeds)
         gv = got[sorted(got)[-1] if "v" in got else sorted(got)[0]] if len(got) == 1 else got["v"]
+        if len(want) == 1 and np.asarray(want[0]).dtype != np.float32:
+            np.testing.assert_array_equal(np.asarray(gv), want[0])
         w0 = np.asarray(want[0], np.float64)
         np.testing.assert_allclose(np.asarray(gv, np.float64), w0, rtol=1e-5,
                                    atol=1e-5 * float(np.abs(w0[np.isfinite(w0)]).max(initial=1.0)))

@@ -39,6 +39,7 @@ SOURCES = [
     "csrc/kernels/ref/concatenation.c",
     "csrc/kernels/ref/slice.c",
     "csrc/kernels/ref/gather.c",
+    "csrc/kernels/ref/cumulative.c",
     "csrc/kernels/ref/padding.c",
     "csrc/kernels/ref/strided.c",
     "csrc/kernels/ref/deconvolution.c",

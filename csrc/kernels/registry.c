@@ -85,7 +85,14 @@ static const trtl_kernel ref_kernels[TRTL_OP_COUNT] = {
     X(trtl_kernel_select_bcast)                                                                   \
     X(trtl_kernel_parametric_relu_simd)                                                           \
     X(trtl_kernel_cast_simd)                                                                      \
-    X(trtl_kernel_grid_sample_tables)
+    X(trtl_kernel_grid_sample_tables)                                                             \
+    /* session 22 (s22-cov): any-step slices, gathers by index, Pow, comparisons, 3-D pooling, CumSum */                                 \
+    X(trtl_kernel_slice_steps)                                                                    \
+    X(trtl_kernel_gather_index)                                                                   \
+    X(trtl_kernel_elementwise_pow)                                                                \
+    X(trtl_kernel_elementwise_compare)                                                            \
+    X(trtl_kernel_pooling_3d)                                                                     \
+    X(trtl_kernel_cumulative_scan)
 #define DECLARE(k) extern const trtl_kernel k;
 #define DECLARE_QF(id, inner, feat) DECLARE(trtl_kernel_qlinear_fp32_##id)
 TRTL_OPT_KERNELS(DECLARE)

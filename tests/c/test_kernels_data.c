@@ -1,6 +1,7 @@
 /*
  * test_kernels_data.c -- the selection and conversion kernels (topk.select, select.bcast, parametric_relu.simd,
- * cast.simd, grid_sample.tables) against their reference kernels, bit for bit, on random shapes with tails.
+ * cast.simd, grid_sample.tables; session 22: slice.steps, gather.index, elementwise.pow, elementwise.compare, pooling.3d,
+ * cumulative.scan) against their reference kernels, bit for bit, on random shapes with tails.
  *
  * Each case runs the reference kernel once, then the optimized kernel with no pool, a 2-thread pool and a
  * 3-thread pool (outputs and scratch pre-filled with a pattern the reference output does not share, so an
@@ -27,6 +28,13 @@ extern const trtl_kernel trtl_kernel_select_bcast;
 extern const trtl_kernel trtl_kernel_parametric_relu_simd;
 extern const trtl_kernel trtl_kernel_cast_simd;
 extern const trtl_kernel trtl_kernel_grid_sample_tables;
+extern const trtl_kernel trtl_kernel_slice_steps;
+extern const trtl_kernel trtl_kernel_slice_rows;
+extern const trtl_kernel trtl_kernel_gather_index;
+extern const trtl_kernel trtl_kernel_elementwise_pow;
+extern const trtl_kernel trtl_kernel_elementwise_compare;
+extern const trtl_kernel trtl_kernel_pooling_3d;
+extern const trtl_kernel trtl_kernel_cumulative_scan;
 
 static uint64_t g_rng;
 static uint32_t rnd(void)
@@ -491,6 +499,548 @@ out:
     isa_pass(99);
 }
 
+/* ---- Slice with any step (slice.steps; slice.rows for a last step of 1) ------------------------- */
+
+/* Output dims od, per-dim step st (any sign, 0 included) and start; the input dims are the smallest holding every
+ * sampled index plus a random margin. */
+static int slice_case(int r, const int64_t *od, const int64_t *st, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_SLICE;
+    nd.name = "slice";
+    nd.n_in = 1;
+    nd.n_out = 1;
+    int64_t xd[TRTL_MAX_DIMS], start[TRTL_MAX_DIMS];
+    for (int k = 0; k < r; k++) {
+        int64_t span = (od[k] - 1) * (st[k] < 0 ? -st[k] : st[k]), lo = rint_in(0, 3), hi = rint_in(0, 3);
+        xd[k] = span + 1 + lo + hi;
+        start[k] = st[k] < 0 ? lo + span : lo;
+    }
+    nd.p.slice.start = mk(r, start);
+    nd.p.slice.stride = mk(r, st);
+    nd.p.slice.shape = mk(r, od);
+    nd.p.slice.mode = TRTL_SLICE_DEFAULT;
+    trtl_dims X = mk(r, xd), O = mk(r, od);
+    size_t es = trtl_dtype_size(t);
+    void *x = xalloc((size_t)trtl_volume(&X) * es);
+    rand_bytes(x, (size_t)trtl_volume(&X) * es);
+    trtl_tensor_view in[1] = {{x, X, t}};
+    trtl_tensor_view out[1] = {{NULL, O, t}};
+    char xs[TRTL_DIMS_STR_MAX], os[TRTL_DIMS_STR_MAX], ss[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s y%s step%s %s", trtl_dims_str(&X, xs, sizeof xs),
+             trtl_dims_str(&O, os, sizeof os), trtl_dims_str(&nd.p.slice.stride, ss, sizeof ss), trtl_dtype_name(t));
+    /* a last step of 1 is slice.rows' form (every type since session 22; slice.steps' applies() refuses it) */
+    int bad = check(st[r - 1] == 1 ? &trtl_kernel_slice_rows : &trtl_kernel_slice_steps, trtl_ref_slice, &nd, in, out);
+    free(x);
+    return bad;
+}
+
+static void test_slice_steps(int ncases)
+{
+    static const struct { int rank; int64_t d[5], st[5]; } sh[] = {
+        {4, {1, 3, 33, 37}, {1, 1, 1, -1}},      /* torch.flip of the width */
+        {4, {2, 5, 9, 35}, {1, -1, 1, -1}},      /* two flips */
+        {4, {2, 16, 7, 41}, {0, 1, 1, 0}},       /* Expand [1,C,H,1] -> [N,C,H,W] */
+        {4, {3, 4, 9, 67}, {1, 0, 0, 1}},        /* Expand [N,1,1,S] -> [N,H,S,S] */
+        {2, {4, 131}, {0, 1}},                   /* position ids [1,S] -> [B,S] */
+        {3, {2, 9, 70}, {1, 1, 2}},              /* Focus x[..., ::2] */
+        {3, {2, 9, 23}, {1, -2, -3}},
+        {1, {100003}, {-1}},                     /* one long reversed row: the pool */
+        {2, {70000, 1}, {-1, 1}},                /* rows of one: merged into one reversed row */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++)
+            for (int ti = 0; ti < NTYPES; ti++)
+                if (slice_case(sh[c].rank, sh[c].d, sh[c].st, g_types[ti]))
+                    goto out;
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 5);
+            int64_t d[5], st[5];
+            rand_dims(r, d, 60000);
+            for (int k = 0; k < r; k++)
+                st[k] = rnd() % 3 == 0 ? rint_in(-3, 3) : (rnd() % 2 ? 1 : -1);
+            if (slice_case(r, d, st, g_types[rnd() % NTYPES]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- GatherElements / GatherND (gather.index) ------------------------------------------------- */
+
+static void rand_indices(void *p, int is64, int64_t n, const int64_t *range, int64_t period)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t A = range[i % period], v = A ? rint_in(-A, A - 1) : 0;
+        if (is64)
+            ((int64_t *)p)[i] = v;
+        else
+            ((int32_t *)p)[i] = (int32_t)v;
+    }
+}
+
+/* bad: one index made out of range (both kernels must fail, neither crash). */
+static int gather_case(int mode, int b, const trtl_dims *D, const trtl_dims *I, const trtl_dims *O, int axis,
+                       int is64, trtl_dtype t, int bad)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_GATHER;
+    nd.name = "gather";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.gather.mode = mode;
+    nd.p.gather.axis = axis;
+    nd.p.gather.num_elementwise_dims = b;
+    size_t es = trtl_dtype_size(t);
+    int64_t nx = trtl_volume(D), ni = trtl_volume(I);
+    void *x = xalloc((size_t)nx * es), *ind = xalloc((size_t)ni * (is64 ? 8 : 4));
+    rand_bytes(x, (size_t)nx * es);
+    int64_t range[TRTL_MAX_DIMS], period = 1;
+    if (mode == TRTL_GATHER_ELEMENT) {
+        range[0] = D->d[axis];
+    } else {
+        period = I->d[I->nb_dims - 1];
+        for (int64_t k = 0; k < period; k++)
+            range[k] = D->d[b + k];
+    }
+    rand_indices(ind, is64, ni, range, period);
+    if (bad && ni > 0) {
+        int64_t at = (int64_t)(rnd() % (uint32_t)ni), v = rnd() % 2 ? range[at % period] : -range[at % period] - 1;
+        if (is64)
+            ((int64_t *)ind)[at] = v;
+        else
+            ((int32_t *)ind)[at] = (int32_t)v;
+    }
+    trtl_tensor_view in[2] = {{x, *D, t}, {ind, *I, is64 ? TRTL_INT64 : TRTL_INT32}};
+    trtl_tensor_view out[1] = {{NULL, *O, t}};
+    char ds[TRTL_DIMS_STR_MAX], is[TRTL_DIMS_STR_MAX], os[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s b=%d axis=%d data%s ind%s%s y%s %s%s", mode == TRTL_GATHER_ND ? "ND" : "ELEMENT",
+             b, axis, trtl_dims_str(D, ds, sizeof ds), trtl_dims_str(I, is, sizeof is), is64 ? "i64" : "i32",
+             trtl_dims_str(O, os, sizeof os), trtl_dtype_name(t), bad ? " bad index" : "");
+    int r;
+    if (!bad) {
+        r = check(&trtl_kernel_gather_index, trtl_ref_gather, &nd, in, out);
+    } else { /* the kernel's error is the reference's */
+        trtl_tensor_view y = out[0];
+        y.data = xalloc((size_t)trtl_volume(O) * es);
+        trtl_kernel_args ka = {&nd, in, &y, NULL, 0, NULL, g_pools[rnd() % 3], NULL};
+        trtl_status s = trtl_kernel_gather_index.run(&ka);
+        r = s == TRTL_OK || !strstr(trtl_last_error(), "out of range") || !strstr(trtl_last_error(), "'gather'");
+        if (r)
+            fprintf(stderr, "FAIL gather.index [%s]: status %d, error '%s'\n", g_desc, (int)s, trtl_last_error());
+        free(y.data);
+        g_cases++;
+        g_failures += r;
+    }
+    free(x);
+    free(ind);
+    return r;
+}
+
+static int gather_element_case(int r, const int64_t *dd, int axis, int64_t aout, int is64, trtl_dtype t, int bad)
+{
+    int64_t od[TRTL_MAX_DIMS];
+    for (int i = 0; i < r; i++)
+        od[i] = i == axis ? aout : i < axis ? rint_in(1, dd[i]) : dd[i];
+    trtl_dims D = mk(r, dd), O = mk(r, od);
+    return gather_case(TRTL_GATHER_ELEMENT, 0, &D, &O, &O, axis, is64, t, bad);
+}
+
+/* ND: b paired dims (each operand's or 1), J index dims, tuples of k. */
+static int gather_nd_case(int r, const int64_t *dd, int b, int k, int nj, const int64_t *jd, int is64, trtl_dtype t,
+                          int bad)
+{
+    int64_t id[TRTL_MAX_DIMS], od[TRTL_MAX_DIMS], dd2[TRTL_MAX_DIMS];
+    int q = b + nj + 1, ro = 0;
+    for (int i = 0; i < r; i++)
+        dd2[i] = dd[i];
+    for (int i = 0; i < b; i++) {
+        od[ro++] = dd[i];
+        id[i] = rnd() % 4 == 0 ? 1 : dd[i];
+        if (id[i] == dd[i] && rnd() % 4 == 0)
+            dd2[i] = 1; /* the data broadcast instead */
+    }
+    for (int i = 0; i < nj; i++)
+        id[b + i] = od[ro++] = jd[i];
+    id[q - 1] = k;
+    for (int i = b + k; i < r; i++)
+        od[ro++] = dd[i];
+    trtl_dims D = mk(r, dd2), I = mk(q, id), O = mk(ro, od);
+    return gather_case(TRTL_GATHER_ND, b, &D, &I, &O, 0, is64, t, bad);
+}
+
+static void test_gather_index(int ncases)
+{
+    for (int pass = 0; isa_pass(pass); pass++) {
+        static const struct { int r, axis; int64_t d[4], aout; } el[] = {
+            {3, 1, {1, 840, 85}, 300},      /* the top-k boxes' rows */
+            {4, 3, {2, 3, 16, 129}, 131},   /* last axis */
+            {4, 1, {2, 64, 7, 9}, 64},      /* a channel permutation */
+            {1, 0, {1000}, 70000},          /* one long row: the pool */
+            {2, 0, {50, 1}, 9},
+        };
+        for (size_t c = 0; c < sizeof el / sizeof el[0]; c++)
+            for (int ti = 0; ti < NTYPES; ti++)
+                for (int is64 = 0; is64 < 2; is64++)
+                    if (gather_element_case(el[c].r, el[c].d, el[c].axis, el[c].aout, is64, g_types[ti], 0))
+                        goto out;
+        {
+            const int64_t d1[3] = {1, 840, 85}, j1[1] = {300}, d2[3] = {64, 64, 64}, j2[1] = {20000};
+            for (int ti = 0; ti < NTYPES; ti++)
+                for (int is64 = 0; is64 < 2; is64++)
+                    if (gather_nd_case(3, d1, 1, 1, 1, j1, is64, g_types[ti], 0) ||
+                        gather_nd_case(3, d2, 0, 3, 1, j2, is64, g_types[ti], 0))
+                        goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4), is64 = (int)(rnd() % 2), bad = rnd() % 8 == 0;
+            int64_t d[4];
+            rand_dims(r, d, 30000);
+            trtl_dtype t = g_types[rnd() % NTYPES];
+            if (rnd() % 2) {
+                int axis = (int)rint_in(0, r - 1);
+                if (gather_element_case(r, d, axis, rint_in(1, rnd() % 3 ? 12 : 300), is64, t, bad))
+                    goto out;
+            } else {
+                int b = (int)rint_in(0, r - 1), k = (int)rint_in(1, r - b), nj = (int)rint_in(0, 2);
+                int64_t jd[2] = {rint_in(1, 40), rint_in(1, 9)};
+                if (b + nj + 1 > TRTL_MAX_DIMS || b + nj + r - b - k > TRTL_MAX_DIMS)
+                    continue;
+                if (gather_nd_case(r, d, b, k, nj, jd, is64, t, bad))
+                    goto out;
+            }
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- Pow by one exponent (elementwise.pow) ---------------------------------------------------- */
+
+/* Random floats of every class: NaN with random payloads and signs, +-0, +-inf, subnormals, huge, negatives. */
+static void pow_fill(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = rnd(), k = rnd() % 16;
+        float v;
+        if (k == 0) {
+            u = (u & 0x807fffffu) | 0x7f800000u;
+            if (!(u & 0x7fffffu))
+                u |= 1;
+            memcpy(&v, &u, 4); /* NaN, quiet or signaling, any payload */
+        } else if (k == 1) {
+            v = (u & 1) ? -0.0f : 0.0f;
+        } else if (k == 2) {
+            v = (u & 1) ? -INFINITY : INFINITY;
+        } else if (k == 3) {
+            u &= 0x807fffffu;
+            memcpy(&v, &u, 4); /* subnormal */
+        } else if (k < 6) {
+            memcpy(&v, &u, 4); /* any bits */
+        } else {
+            v = rfloat() * (k < 10 ? 4.0f : 300.0f);
+        }
+        x[i] = v;
+    }
+}
+
+static int pow_case(const trtl_dims *xd, const trtl_dims *ed, float e)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_ELEMENTWISE;
+    nd.name = "pow";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.ew.op = TRTL_EW_POW;
+    int64_t n = trtl_volume(xd);
+    float *x = xalloc((size_t)n * sizeof(float));
+    pow_fill(x, n);
+    trtl_tensor_view in[2] = {{x, *xd, TRTL_FLOAT}, {&e, *ed, TRTL_FLOAT}};
+    trtl_tensor_view out[1] = {{NULL, *xd, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX], es_[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "x%s e%s = %g", trtl_dims_str(xd, xs, sizeof xs), trtl_dims_str(ed, es_, sizeof es_),
+             (double)e);
+    int r = check(&trtl_kernel_elementwise_pow, trtl_ref_elementwise, &nd, in, out);
+    free(x);
+    return r;
+}
+
+static void test_pow(int ncases)
+{
+    static const float es[] = {2.0f, 0.5f, 0.0f, -0.0f, 3.0f, 1.0f, -1.0f, -0.5f, 2.5f, NAN};
+    const int ne = (int)(sizeof es / sizeof es[0]);
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (int i = 0; i < ne; i++) {
+            const int64_t d1[1] = {100003}, d4[4] = {1, 3, 17, 33}, one[4] = {1, 1, 1, 1};
+            trtl_dims x1 = mk(1, d1), x4 = mk(4, d4), e1 = mk(1, one), e4 = mk(4, one); /* equal ranks: TensorRT's broadcast */
+            if (pow_case(&x1, &e1, es[i]) || pow_case(&x4, &e4, es[i]))
+                goto out;
+        }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4);
+            int64_t d[4], one[4] = {1, 1, 1, 1};
+            rand_dims(r, d, 40000);
+            trtl_dims xd = mk(r, d), ed = mk(r, one);
+            if (pow_case(&xd, &ed, es[rnd() % (uint32_t)ne]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- Comparisons and BOOL logic (elementwise.compare) --------------------------------------- */
+
+static void cmp_fill(void *p, trtl_dtype t, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = rnd() % 8;
+        if (t == TRTL_FLOAT) {
+            float v = k == 0 ? NAN : k == 1 ? -0.0f : k == 2 ? 0.0f : k == 3 ? -INFINITY : (float)rint_in(-3, 3);
+            ((float *)p)[i] = v;
+        } else if (t == TRTL_INT32) {
+            ((int32_t *)p)[i] = k == 0 ? INT32_MIN : k == 1 ? INT32_MAX : (int32_t)rint_in(-3, 3);
+        } else if (t == TRTL_INT64) {
+            ((int64_t *)p)[i] = k == 0 ? INT64_MIN : k == 1 ? INT64_MAX : k == 2 ? ((int64_t)1 << 40) : rint_in(-3, 3);
+        } else {
+            ((uint8_t *)p)[i] = (uint8_t)(k < 4 ? 0 : k < 7 ? 1 : rint_in(2, 255)); /* true: any nonzero byte */
+        }
+    }
+}
+
+static int cmp_case(const trtl_dims *yd, uint32_t fa, uint32_t fb, int32_t op, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_ELEMENTWISE;
+    nd.name = "compare";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.ew.op = op;
+    trtl_dims ad = operand(yd, fa), bd = operand(yd, fb);
+    size_t es = trtl_dtype_size(t);
+    int64_t na = trtl_volume(&ad), nb = trtl_volume(&bd);
+    void *av = xalloc((size_t)na * es), *bv = xalloc((size_t)nb * es);
+    cmp_fill(av, t, na);
+    cmp_fill(bv, t, nb);
+    trtl_tensor_view in[2] = {{av, ad, t}, {bv, bd, t}};
+    trtl_tensor_view out[1] = {{NULL, *yd, TRTL_BOOL}};
+    char ys[TRTL_DIMS_STR_MAX], as[TRTL_DIMS_STR_MAX], bs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "op %d y%s a%s b%s %s", (int)op, trtl_dims_str(yd, ys, sizeof ys),
+             trtl_dims_str(&ad, as, sizeof as), trtl_dims_str(&bd, bs, sizeof bs), trtl_dtype_name(t));
+    int r = check(&trtl_kernel_elementwise_compare, trtl_ref_elementwise, &nd, in, out);
+    free(av);
+    free(bv);
+    return r;
+}
+
+static void test_compare(int ncases)
+{
+    static const int32_t cmp_ops[] = {TRTL_EW_EQUAL, TRTL_EW_GREATER, TRTL_EW_LESS};
+    static const int32_t logic_ops[] = {TRTL_EW_AND, TRTL_EW_OR, TRTL_EW_XOR};
+    static const trtl_dtype cmp_types[] = {TRTL_FLOAT, TRTL_INT32, TRTL_INT64};
+    static const struct { int rank; int64_t d[4]; uint32_t fa, fb; } sh[] = {
+        {4, {1, 12, 67, 67}, 0xf, 0xd},  /* scores vs a [1,1,S,S] mask */
+        {2, {8, 517}, 0x3, 0x0},         /* ids == pad */
+        {2, {8, 517}, 0x0, 0x3},
+        {3, {3, 45, 70}, 0x5, 0x6},      /* outer product */
+        {1, {100003}, 0x1, 0x1},         /* one long row: the pool */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++) {
+            trtl_dims yd = mk(sh[c].rank, sh[c].d);
+            for (int o = 0; o < 3; o++) {
+                for (int t = 0; t < 3; t++)
+                    if (cmp_case(&yd, sh[c].fa, sh[c].fb, cmp_ops[o], cmp_types[t]))
+                        goto out;
+                if (cmp_case(&yd, sh[c].fa, sh[c].fb, logic_ops[o], TRTL_BOOL))
+                    goto out;
+            }
+        }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4);
+            int64_t d[4];
+            rand_dims(r, d, 60000);
+            trtl_dims yd = mk(r, d);
+            uint32_t fa = rnd() & ((1u << r) - 1), fb = rnd() & ((1u << r) - 1);
+            int o = (int)(rnd() % 3);
+            if (rnd() % 4 == 0 ? cmp_case(&yd, fa, fb, logic_ops[o], TRTL_BOOL)
+                               : cmp_case(&yd, fa, fb, cmp_ops[o], cmp_types[rnd() % 3]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- 3-D pooling (pooling.3d) ----------------------------------------------------------------- */
+
+/* kind 0: random; 1: many +-0 ties, NaNs with payloads, infinities (the order-dependent cases). */
+static void pool3_fill(float *x, int64_t n, int kind)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = rfloat() * 10.0f;
+        if (kind) {
+            uint32_t k = rnd() % 16;
+            if (k < 5)
+                v = (k & 1) ? -0.0f : 0.0f;
+            else if (k < 7)
+                v = -(float)(rnd() % 3); /* below zero: zeros win */
+            else if (k == 7) {
+                uint32_t u = 0x7f800000u | (rnd() & 0x807fffffu) | 1u; /* NaN, signaling or quiet, any sign */
+                memcpy(&v, &u, 4);
+            } else if (k == 8)
+                v = (rnd() & 1) ? INFINITY : -INFINITY;
+        }
+        x[i] = v;
+    }
+}
+
+static int pool3_case(int64_t N, int64_t C, const int64_t *in, const int64_t *k, const int64_t *s, const int64_t *pre,
+                      const int64_t *post, int type, int excl, int kind)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_POOLING;
+    nd.name = "pool3d";
+    nd.n_in = 1;
+    nd.n_out = 1;
+    trtl_pooling_params *p = &nd.p.pool;
+    p->type = type;
+    p->window_size = mk(3, k);
+    p->stride = mk(3, s);
+    p->pre_padding = mk(3, pre);
+    p->post_padding = mk(3, post);
+    p->padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
+    p->average_count_excludes_padding = excl;
+    int64_t xd[5] = {N, C, in[0], in[1], in[2]}, yd[5] = {N, C, 0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        if (in[i] + pre[i] + post[i] < k[i])
+            return 0; /* no window fits */
+        yd[2 + i] = (in[i] + pre[i] + post[i] - k[i]) / s[i] + 1;
+    }
+    trtl_dims X = mk(5, xd), Y = mk(5, yd);
+    float *x = xalloc((size_t)trtl_volume(&X) * sizeof(float));
+    pool3_fill(x, trtl_volume(&X), kind);
+    trtl_tensor_view iv[1] = {{x, X, TRTL_FLOAT}};
+    trtl_tensor_view ov[1] = {{NULL, Y, TRTL_FLOAT}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s x%s k%lldx%lldx%lld s%lld,%lld,%lld pre%lld,%lld,%lld post%lld,%lld,%lld excl=%d "
+             "kind=%d", type == TRTL_POOL_MAX ? "MAX" : "AVG", trtl_dims_str(&X, xs, sizeof xs), (long long)k[0],
+             (long long)k[1], (long long)k[2], (long long)s[0], (long long)s[1], (long long)s[2], (long long)pre[0],
+             (long long)pre[1], (long long)pre[2], (long long)post[0], (long long)post[1], (long long)post[2], excl,
+             kind);
+    int r = check(&trtl_kernel_pooling_3d, trtl_ref_pooling, &nd, iv, ov);
+    free(x);
+    return r;
+}
+
+static void test_pooling_3d(int ncases)
+{
+    static const struct { int64_t N, C, in[3], k[3], s[3], pre[3], post[3]; } sh[] = {
+        {1, 3, {9, 29, 29}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}},  /* C3D-style */
+        {2, 2, {5, 30, 30}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}, {0, 1, 1}},  /* R3D stem */
+        {1, 2, {8, 16, 18}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}},  /* 3-D U-Net */
+        {1, 1, {4, 5, 37}, {2, 3, 4}, {1, 1, 3}, {1, 2, 3}, {1, 2, 3}},   /* windows reaching past the padding */
+        {1, 1, {3, 4, 300}, {3, 2, 5}, {1, 2, 1}, {0, 1, 2}, {2, 0, 4}},  /* a long row */
+    };
+    for (int pass = 0; isa_pass(pass); pass++) {
+        for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++)
+            for (int type = 0; type < 2; type++)
+                for (int kind = 0; kind < 2; kind++)
+                    if (pool3_case(sh[c].N, sh[c].C, sh[c].in, sh[c].k, sh[c].s, sh[c].pre, sh[c].post,
+                                   type ? TRTL_POOL_AVERAGE : TRTL_POOL_MAX, kind, kind))
+                        goto out;
+        for (int i = 0; i < ncases; i++) {
+            int64_t in[3], k[3], s[3], pre[3], post[3];
+            for (int d = 0; d < 3; d++) {
+                in[d] = rint_in(1, d == 2 ? 40 : 9);
+                k[d] = rint_in(1, 4);
+                s[d] = rint_in(1, 3);
+                pre[d] = rint_in(0, k[d] - 1);
+                post[d] = rint_in(0, k[d]);
+            }
+            if (pool3_case(rint_in(1, 2), rint_in(1, 3), in, k, s, pre, post,
+                           rnd() % 2 ? TRTL_POOL_MAX : TRTL_POOL_AVERAGE, (int)(rnd() % 2), (int)(rnd() % 2)))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
+/* ---- CumSum / CumProd (cumulative.scan) -------------------------------------------------------- */
+
+static int cum_case(int r, const int64_t *d, int32_t axis, int op, int excl, int rev, trtl_dtype t)
+{
+    trtl_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = TRTL_OP_CUMULATIVE;
+    nd.name = "cumsum";
+    nd.n_in = 2;
+    nd.n_out = 1;
+    nd.p.cum.op = op;
+    nd.p.cum.axis = axis;
+    nd.p.cum.exclusive = excl;
+    nd.p.cum.reverse = rev;
+    trtl_dims X = mk(r, d), A = mk(0, d);
+    int64_t n = trtl_volume(&X);
+    size_t es = trtl_dtype_size(t);
+    void *x = xalloc((size_t)n * es);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t k = rnd() % 8;
+        if (t == TRTL_FLOAT) {
+            float v = op == TRTL_CUM_PROD ? 1.0f + rfloat() * 0.5f : rfloat() * (k < 2 ? 1e7f : k < 4 ? 1e-3f : 10.0f);
+            if (rnd() % 200 == 0)
+                v = rnd() % 2 ? NAN : INFINITY;
+            ((float *)x)[i] = v;
+        } else if (t == TRTL_INT32) {
+            ((int32_t *)x)[i] = k == 0 ? INT32_MAX : k == 1 ? INT32_MIN : (int32_t)rint_in(-5, 5);
+        } else {
+            ((int64_t *)x)[i] = k == 0 ? INT64_MAX : k == 1 ? INT64_MIN : rint_in(-5, 5);
+        }
+    }
+    int32_t av = axis - (rnd() % 2 ? r : 0); /* negative axes too */
+    trtl_tensor_view in[2] = {{x, X, t}, {&av, A, TRTL_INT32}};
+    trtl_tensor_view out[1] = {{NULL, X, t}};
+    char xs[TRTL_DIMS_STR_MAX];
+    snprintf(g_desc, sizeof g_desc, "%s x%s axis %d excl=%d rev=%d %s", op == TRTL_CUM_PROD ? "PROD" : "SUM",
+             trtl_dims_str(&X, xs, sizeof xs), (int)av, excl, rev, trtl_dtype_name(t));
+    int res = check(&trtl_kernel_cumulative_scan, trtl_ref_cumulative, &nd, in, out);
+    free(x);
+    return res;
+}
+
+static void test_cumulative(int ncases)
+{
+    static const trtl_dtype ts[] = {TRTL_FLOAT, TRTL_INT32, TRTL_INT64};
+    for (int pass = 0; isa_pass(pass); pass++) {
+        const int64_t ids[2] = {8, 517}, map[4] = {2, 37, 5, 300}, lng[1] = {70001};
+        for (int ti = 0; ti < 3; ti++)
+            for (int f = 0; f < 8; f++) {
+                int op = f & 4 ? TRTL_CUM_PROD : TRTL_CUM_SUM;
+                if (cum_case(2, ids, 1, op, f & 1, (f >> 1) & 1, ts[ti]) ||
+                    cum_case(4, map, 1, op, f & 1, (f >> 1) & 1, ts[ti]) ||
+                    cum_case(1, lng, 0, op, f & 1, (f >> 1) & 1, ts[ti]))
+                    goto out;
+            }
+        for (int i = 0; i < ncases; i++) {
+            int r = (int)rint_in(1, 4);
+            int64_t d[4];
+            rand_dims(r, d, 40000);
+            if (cum_case(r, d, (int32_t)rint_in(0, r - 1), rnd() % 4 ? TRTL_CUM_SUM : TRTL_CUM_PROD, (int)(rnd() % 2),
+                         (int)(rnd() % 2), ts[rnd() % 3]))
+                goto out;
+        }
+    }
+out:
+    isa_pass(99);
+}
+
 /* ---- GridSample -------------------------------------------------------------------------------- */
 
 static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, int pad, int align, int special)
@@ -578,7 +1128,9 @@ int main(int argc, char **argv)
     printf("cpu features 0x%x\n", trtl_cpu_features());
     struct { const char *name; void (*fn)(int); } sections[] = {
         {"topk.select", test_topk}, {"select.bcast", test_select}, {"parametric_relu.simd", test_prelu},
-        {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample},
+        {"cast.simd", test_cast}, {"grid_sample.tables", test_grid_sample}, {"slice.steps", test_slice_steps},
+        {"gather.index", test_gather_index}, {"elementwise.pow", test_pow}, {"elementwise.compare", test_compare},
+        {"pooling.3d", test_pooling_3d}, {"cumulative.scan", test_cumulative},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         int before = g_failures, cases = g_cases;

@@ -4,7 +4,8 @@
  *   - "concatenation.copy": every output row (the dims before the axis) is the inputs' blocks in
  *     turn; the blocks, cut into chunks of at most CHUNK elements, are split over the pool;
  *   - "slice.rows": stride 1 along the last dim and every index in range (any mode then reads the
- *     same elements): one memcpy per output row, rows contiguous in the input merged into one;
+ *     same elements): one memcpy per output row, rows contiguous in the input merged into one; every
+ *     element type (any_dtype, since session 22: the rows are copied by the element size);
  *   - "gather.rows": DEFAULT mode without paired dims: one memcpy of the trailing block (or one
  *     element) per (outer index, index); indices are checked before anything is copied;
  *   - "padding.rows": constant (zero) padding and cropping: per output row a memset, a memcpy of
@@ -109,6 +110,7 @@ const trtl_kernel trtl_kernel_concat_copy = {
 typedef struct rows_job {
     const float *x;
     float *y;
+    size_t es;                     /* slice: bytes per element (any type: bits are copied) */
     int r;
     int64_t d[TRTL_MAX_DIMS];      /* output dims */
     int64_t start[TRTL_MAX_DIMS];  /* input element offset of output index 0, per dim (slice) */
@@ -128,7 +130,7 @@ static void slice_task(void *ctx, int64_t begin, int64_t end, int thread)
             off += j->start[k] + (rem % j->d[k]) * j->st[k];
             rem /= j->d[k];
         }
-        memcpy(j->y + row * n, j->x + off, (size_t)n * sizeof(float));
+        memcpy((char *)j->y + (size_t)(row * n) * j->es, (const char *)j->x + (size_t)off * j->es, (size_t)n * j->es);
     }
 }
 
@@ -147,7 +149,8 @@ static trtl_status slice_run(const trtl_kernel_args *a)
     const trtl_slice_params *p = &a->node->p.slice;
     const trtl_dims *X = &a->in[0].dims, *O = &a->out[0].dims;
     int r = X->nb_dims;
-    if (!slice_params_ok(p, r) || O->nb_dims != r || !is_f4(&a->in[0]) || a->in[0].dtype != a->out[0].dtype)
+    if (!slice_params_ok(p, r) || O->nb_dims != r || trtl_dtype_size(a->in[0].dtype) == 0 ||
+        a->in[0].dtype != a->out[0].dtype)
         return trtl_ref_slice(a);
     int64_t vol = trtl_volume(O);
     if (vol == 0)
@@ -155,6 +158,7 @@ static trtl_status slice_run(const trtl_kernel_args *a)
     rows_job j;
     j.x = a->in[0].data;
     j.y = a->out[0].data;
+    j.es = trtl_dtype_size(a->in[0].dtype);
     j.r = r;
     int64_t xs = 1;
     for (int k = r - 1; k >= 0; k--) {
@@ -186,6 +190,7 @@ const trtl_kernel trtl_kernel_slice_rows = {
     .op = TRTL_OP_SLICE,
     .applies = slice_applies,
     .run = slice_run,
+    .any_dtype = 1, /* memcpy of element runs: any element size (session 22; x86/slice_steps.c takes other steps) */
 };
 
 /* ---- gather ---------------------------------------------------------------------------------- */
@@ -289,6 +294,7 @@ static trtl_status pad_run(const trtl_kernel_args *a)
     rows_job j;
     j.x = a->in[0].data;
     j.y = a->out[0].data;
+    j.es = sizeof(float);
     j.r = r;
     for (int k = 0; k < r; k++) {
         j.d[k] = O->d[k];
