@@ -1,6 +1,6 @@
 /*
  * test_common.h -- what the C kernel test programs (test_kernels.c, test_kernels_bf16.c, test_kernels_data.c)
- * share: the seeded xorshift generator, the case description and kernel name a fault report prints, and guarded
+ * share: the seeded xorshift generator and random dims, the case description and kernel name a fault report prints, and guarded
  * tensors -- copies that end at an inaccessible page, so that a kernel reading or writing past a tensor faults in
  * `make test` (the arena puts other tensors there; ASan's suite is not part of make test), with a SIGSEGV / SIGBUS
  * handler naming the kernel and case.  Each program is one translation unit that includes this once.
@@ -27,6 +27,19 @@ static inline uint32_t rnd(void)
 }
 
 static inline int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+
+/* rank dims, each 1..9 (a third of them up to 40), redrawn until their product is at most maxvol. */
+static inline void rand_dims(int rank, int64_t *d, int64_t maxvol)
+{
+    int64_t v;
+    do {
+        v = 1;
+        for (int i = 0; i < rank; i++) {
+            d[i] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
+            v *= d[i];
+        }
+    } while (v > maxvol);
+}
 
 /* A copy of the `bytes` at x whose last byte is the last before an inaccessible page.  Only where the copy then
  * starts 64-byte aligned, as the arena's tensors do (bytes a multiple of 64); NULL otherwise or when mmap fails (the

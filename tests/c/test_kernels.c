@@ -74,15 +74,6 @@ static float *nan_buf(int64_t n)
     return p;
 }
 
-static trtl_dims dims(int nb, const int64_t *d)
-{
-    trtl_dims r = {0};
-    r.nb_dims = nb;
-    for (int i = 0; i < nb; i++)
-        r.d[i] = d[i];
-    return r;
-}
-
 static const int32_t g_acts[] = {
     TRTL_ACT_NONE, TRTL_ACT_RELU, TRTL_ACT_CLIP, TRTL_ACT_LEAKY_RELU, TRTL_ACT_SIGMOID, TRTL_ACT_TANH,
     TRTL_ACT_ELU, TRTL_ACT_SELU, TRTL_ACT_SOFTSIGN, TRTL_ACT_SOFTPLUS, TRTL_ACT_HARD_SIGMOID,
@@ -354,11 +345,11 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     p->num_output_maps = (int32_t)c->K;
     p->num_groups = (int32_t)c->G;
     p->padding_mode = c->mode;
-    p->kernel_size = dims(c->nsp, c->k);
-    p->stride = dims(c->nsp, c->s);
-    p->dilation = dims(c->nsp, c->d);
-    p->pre_padding = dims(c->nsp, c->pre);
-    p->post_padding = dims(c->nsp, c->post);
+    p->kernel_size = trtl_dims_make(c->nsp, c->k);
+    p->stride = trtl_dims_make(c->nsp, c->s);
+    p->dilation = trtl_dims_make(c->nsp, c->d);
+    p->pre_padding = trtl_dims_make(c->nsp, c->pre);
+    p->post_padding = trtl_dims_make(c->nsp, c->post);
     int64_t xd[5] = {c->N, c->C}, yd[5] = {c->N, c->K}, kvol = 1;
     for (int i = 0; i < c->nsp; i++) {
         int64_t o, pre, post;
@@ -369,7 +360,7 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
         yd[2 + i] = o;
         kvol *= c->k[i];
     }
-    trtl_dims xdims = blocked_dims(dims(c->nsp + 2, xd), g_nchwc_in), ydims = blocked_dims(dims(c->nsp + 2, yd), g_nchwc_out);
+    trtl_dims xdims = blocked_dims(trtl_dims_make(c->nsp + 2, xd), g_nchwc_in), ydims = blocked_dims(trtl_dims_make(c->nsp + 2, yd), g_nchwc_out);
     int64_t nw = c->K * (c->C / c->G) * kvol;
     float *w = rand_buf(nw), *b = c->bias ? rand_buf(c->K) : NULL, *x = rand_buf(trtl_volume(&xdims));
     float *res = NULL;
@@ -399,7 +390,7 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     if (nchwc && g_nchwc_scale) {
         int64_t sd[4] = {c->N, c->C, 1, 1};
         scale = rand_buf(c->N * c->C);
-        in[1] = (trtl_tensor_view){scale, dims(4, sd), TRTL_FLOAT};
+        in[1] = (trtl_tensor_view){scale, trtl_dims_make(4, sd), TRTL_FLOAT};
         nd.n_in = 2;
     }
     if (nd.epi.has_residual) {
@@ -411,7 +402,7 @@ static int conv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     nd.n_out = 1;
     if (nchwc && g_nchwc_mean) {
         int64_t md[4] = {c->N, c->K, 1, 1};
-        g_out2_dims = dims(4, md);
+        g_out2_dims = trtl_dims_make(4, md);
         g_out2_want = nan_buf(c->N * c->K);
         nd.n_out = 2;
     }
@@ -589,13 +580,13 @@ static void test_conv_gemv(int ncases)
         nd.op = TRTL_OP_CONVOLUTION;
         nd.p.conv.num_output_maps = (int32_t)c.K;
         nd.p.conv.num_groups = 1;
-        nd.p.conv.kernel_size = dims(c.nsp, c.k);
-        nd.p.conv.stride = dims(c.nsp, c.s);
-        nd.p.conv.dilation = dims(c.nsp, c.d);
-        nd.p.conv.pre_padding = dims(c.nsp, c.pre);
-        nd.p.conv.post_padding = dims(c.nsp, c.post);
+        nd.p.conv.kernel_size = trtl_dims_make(c.nsp, c.k);
+        nd.p.conv.stride = trtl_dims_make(c.nsp, c.s);
+        nd.p.conv.dilation = trtl_dims_make(c.nsp, c.d);
+        nd.p.conv.pre_padding = trtl_dims_make(c.nsp, c.pre);
+        nd.p.conv.post_padding = trtl_dims_make(c.nsp, c.post);
         nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, nw};
-        trtl_dims xdims = dims(c.nsp + 2, xd);
+        trtl_dims xdims = trtl_dims_make(c.nsp + 2, xd);
         if (!trtl_kernel_conv_gemv.applies(&nd, &xdims)) {
             snprintf(g_desc, sizeof g_desc, "C=%lld K=%lld nsp=%d window %lldx%lldx%lld", (long long)c.C,
                      (long long)c.K, c.nsp, (long long)c.k[0], (long long)c.k[1], (long long)c.k[2]);
@@ -650,14 +641,14 @@ static int dw_case_applies(const trtl_kernel *k, const conv_case *c)
     trtl_node nd = {0};
     nd.p.conv.num_output_maps = nd.p.conv.num_groups = (int32_t)c->C;
     nd.p.conv.padding_mode = c->mode;
-    nd.p.conv.kernel_size = dims(2, c->k);
-    nd.p.conv.stride = dims(2, c->s);
-    nd.p.conv.dilation = dims(2, c->d);
-    nd.p.conv.pre_padding = dims(2, c->pre);
-    nd.p.conv.post_padding = dims(2, c->post);
+    nd.p.conv.kernel_size = trtl_dims_make(2, c->k);
+    nd.p.conv.stride = trtl_dims_make(2, c->s);
+    nd.p.conv.dilation = trtl_dims_make(2, c->d);
+    nd.p.conv.pre_padding = trtl_dims_make(2, c->pre);
+    nd.p.conv.post_padding = trtl_dims_make(2, c->post);
     nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->C * c->k[0] * c->k[1]};
     int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]};
-    trtl_dims xdims = dims(4, xd);
+    trtl_dims xdims = trtl_dims_make(4, xd);
     int ok = k->applies(&nd, &xdims);
     trtl_clear_error();
     return ok;
@@ -784,7 +775,7 @@ static int fc_case(const int64_t *batch, int nbatch, const int64_t *chw, int64_t
         xd[nbatch + i] = chw[i];
         yd[nbatch + i] = i == 0 ? K : 1;
     }
-    trtl_dims xdims = dims(nbatch + 3, xd), ydims = dims(nbatch + 3, yd);
+    trtl_dims xdims = trtl_dims_make(nbatch + 3, xd), ydims = trtl_dims_make(nbatch + 3, yd);
     float *w = rand_buf(K * D), *b = bias ? rand_buf(K) : NULL, *x = rand_buf(M * D), *res = NULL;
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
@@ -908,7 +899,7 @@ static trtl_dims mm_dims(const int64_t *batch, int nbd, int op, int which, int64
         d[n++] = rows;
         d[n++] = cols;
     }
-    return dims(n, d);
+    return trtl_dims_make(n, d);
 }
 
 static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *bb, int nbd, int64_t M, int64_t K,
@@ -935,7 +926,7 @@ static int mm_case(int op0, int op1, const int64_t *ab, int na, const int64_t *b
         od[n++] = M;
     if (op1 != TRTL_MATOP_VECTOR)
         od[n++] = N;
-    trtl_dims odims = dims(n, od);
+    trtl_dims odims = trtl_dims_make(n, od);
     int64_t nout = trtl_volume(&odims);
     float *A = rand_buf(trtl_volume(&adims)), *B = rand_buf(trtl_volume(&bdims)), *res = NULL;
     nd.epi = rand_epi(combo);
@@ -1111,7 +1102,7 @@ static int packed_fc_case(int64_t m1, int64_t m2, int64_t C, int64_t H, int64_t 
         xd[1] = C, xd[2] = H, xd[3] = W;
         yd[1] = K, yd[2] = yd[3] = 1;
     }
-    trtl_dims xdims = dims(nb + 3, xd), ydims = dims(nb + 3, yd);
+    trtl_dims xdims = trtl_dims_make(nb + 3, xd), ydims = trtl_dims_make(nb + 3, yd);
     float *w = rand_buf(K * D), *b = bias ? rand_buf(K) : NULL, *x = rand_buf(M * D), *res = NULL;
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
@@ -1481,12 +1472,12 @@ static void test_winograd_applies(const trtl_kernel *k)
             kk[0] = 3;
         p->num_output_maps = 8;
         p->num_groups = (int32_t)c[i].G;
-        p->kernel_size = dims(nsp, kk);
-        p->stride = dims(nsp, s);
-        p->dilation = dims(nsp, d);
-        p->pre_padding = p->post_padding = dims(nsp, z);
+        p->kernel_size = trtl_dims_make(nsp, kk);
+        p->stride = trtl_dims_make(nsp, s);
+        p->dilation = trtl_dims_make(nsp, d);
+        p->pre_padding = p->post_padding = trtl_dims_make(nsp, z);
         p->kernel.count = 8 * (8 / c[i].G) * kk[0] * (nsp > 1 ? kk[1] : 1) * (nsp > 2 ? kk[2] : 1);
-        trtl_dims in = dims(nsp + 2, xd);
+        trtl_dims in = trtl_dims_make(nsp + 2, xd);
         int got = k->applies(&nd, &in), want = c[i].want && have;
         if (got != want) {
             fprintf(stderr, "FAIL applies %s case %zu: says %d (want %d)\n", k->name, i, got, want);
@@ -1501,10 +1492,10 @@ static void test_winograd_applies(const trtl_kernel *k)
     int64_t kk[2] = {3, 3}, one[2] = {1, 1}, x7[4] = {1, 8, 7, 7}, x7b4[4] = {4, 8, 7, 7};
     nd.p.conv.num_output_maps = 8;
     nd.p.conv.num_groups = 1;
-    nd.p.conv.kernel_size = dims(2, kk);
-    nd.p.conv.stride = nd.p.conv.dilation = nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, one);
+    nd.p.conv.kernel_size = trtl_dims_make(2, kk);
+    nd.p.conv.stride = nd.p.conv.dilation = nd.p.conv.pre_padding = nd.p.conv.post_padding = trtl_dims_make(2, one);
     nd.p.conv.kernel.count = 8 * 8 * 9;
-    trtl_dims small = dims(4, x7), batch4 = dims(4, x7b4);
+    trtl_dims small = trtl_dims_make(4, x7), batch4 = trtl_dims_make(4, x7b4);
     int f43 = !strcmp(k->name, "convolution.winograd_f43");
     if (k->applies(&nd, &small) != (have && !f43) || k->applies(&nd, &batch4) != have) {
         fprintf(stderr, "FAIL applies %s on a 7x7 map: %d at batch 1, %d at batch 4\n", k->name,
@@ -1558,10 +1549,10 @@ static int pool_run_case(const pool_case *c)
     p->padding_mode = c->mode;
     p->average_count_excludes_padding = c->excl;
     p->blend_factor = c->blend;
-    p->window_size = dims(2, c->k);
-    p->stride = dims(2, c->s);
-    p->pre_padding = dims(2, c->pre);
-    p->post_padding = dims(2, c->post);
+    p->window_size = trtl_dims_make(2, c->k);
+    p->stride = trtl_dims_make(2, c->s);
+    p->pre_padding = trtl_dims_make(2, c->pre);
+    p->post_padding = trtl_dims_make(2, c->post);
     int64_t xd[5], yd[5], io[2] = {c->H, c->W};
     int nl = c->rank - 2;
     for (int i = 0; i < nl; i++)
@@ -1573,7 +1564,7 @@ static int pool_run_case(const pool_case *c)
         xd[nl + i] = io[i];
         yd[nl + i] = o;
     }
-    trtl_dims xdims = dims(c->rank, xd), ydims = dims(c->rank, yd);
+    trtl_dims xdims = trtl_dims_make(c->rank, xd), ydims = trtl_dims_make(c->rank, yd);
     float *x = rand_buf(trtl_volume(&xdims));
     for (int i = 0; i < c->nans; i++)
         x[rnd() % (uint32_t)trtl_volume(&xdims)] = NAN;
@@ -1814,7 +1805,7 @@ static int reduce_run_case(int op, int rank, const int64_t *d, int first, int ke
     for (int i = 0; i < rank; i++)
         if (i < first || keep)
             yd[ny++] = i < first ? d[i] : 1;
-    trtl_dims xdims = dims(rank, d), ydims = dims(ny, yd);
+    trtl_dims xdims = trtl_dims_make(rank, d), ydims = trtl_dims_make(ny, yd);
     int64_t nx = trtl_volume(&xdims);
     float *x = rand_buf(nx);
     if (op == TRTL_RED_PROD) /* products of many values in [-1, 1) vanish: keep them near 1 */
@@ -1856,7 +1847,7 @@ static void test_reduce_applies(void)
         nd.op = TRTL_OP_REDUCE;
         nd.p.reduce.axes = c[i].axes;
         int64_t xd[4] = {2, 3, 4, 5};
-        trtl_dims in = dims(c[i].rank, xd);
+        trtl_dims in = trtl_dims_make(c[i].rank, xd);
         int got = trtl_kernel_reduce_inner.applies(&nd, &in);
         if (got != c[i].want) {
             fprintf(stderr, "FAIL applies reduce.inner case %zu: says %d (want %d)\n", i, got, c[i].want);
@@ -2091,13 +2082,13 @@ static void test_applies(void)
                 z[3] = {0, 0, 0}, xd[5] = {1, c[i].C, 9, 9, 9};
         p->num_output_maps = (int32_t)c[i].K;
         p->num_groups = (int32_t)c[i].G;
-        p->kernel_size = dims(nsp, k);
-        p->stride = dims(nsp, s);
-        p->dilation = dims(nsp, d);
-        p->pre_padding = p->post_padding = dims(nsp, z);
+        p->kernel_size = trtl_dims_make(nsp, k);
+        p->stride = trtl_dims_make(nsp, s);
+        p->dilation = trtl_dims_make(nsp, d);
+        p->pre_padding = p->post_padding = trtl_dims_make(nsp, z);
         p->kernel.type = TRTL_FLOAT; /* weights that fit: applies() also checks their count */
         p->kernel.count = c[i].K * (c[i].C / c[i].G) * (nsp == 3 ? 27 : 9);
-        trtl_dims in = dims(nsp + 2, xd);
+        trtl_dims in = trtl_dims_make(nsp + 2, xd);
         int got = trtl_kernel_conv_depthwise_avx2.applies(&nd, &in);
         int im2col = trtl_kernel_conv_im2col_sgemm.applies(&nd, &in);
         if (got != c[i].want || !im2col) {
@@ -2139,18 +2130,6 @@ static int ref_vs(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, const
     return r;
 }
 
-static void rand_dims(int rank, int64_t *d, int64_t maxvol)
-{
-    int64_t v;
-    do {
-        v = 1;
-        for (int i = 0; i < rank; i++) {
-            d[i] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
-            v *= d[i];
-        }
-    } while (v > maxvol);
-}
-
 /* Puts NaN / +Inf / -Inf at a few places (special != 0). */
 static void sprinkle(float *x, int64_t n, int special)
 {
@@ -2169,7 +2148,7 @@ static int softmax_case(int rank, const int64_t *d, int axis, int special)
     nd.epi = no_epilogue();
     nd.p.softmax.axes = 1u << axis;
     nd.n_in = nd.n_out = 1;
-    trtl_dims xdims = dims(rank, d);
+    trtl_dims xdims = trtl_dims_make(rank, d);
     int64_t n = trtl_volume(&xdims);
     float *x = rand_buf(n);
     for (int64_t i = 0; i < n; i++)
@@ -2239,7 +2218,7 @@ static int norm_case(int r, const int64_t *d, uint32_t axes, int G, uint32_t sbi
         sd[1] = G;
     if (bgroup)
         bd[1] = G;
-    trtl_dims xdims = dims(r, d), sdims = dims(r, sd), bdims = dims(r, bd);
+    trtl_dims xdims = trtl_dims_make(r, d), sdims = trtl_dims_make(r, sd), bdims = trtl_dims_make(r, bd);
     int64_t n = trtl_volume(&xdims);
     float *x = rand_buf(n), *s = rand_buf(trtl_volume(&sdims)), *b = rand_buf(trtl_volume(&bdims));
     for (int64_t i = 0; i < n; i++)
@@ -2397,7 +2376,7 @@ static int norm_codes_case(int r, const int64_t *d, uint32_t axes, int G, uint32
         sd[i] = (sbits >> i & 1u) ? d[i] : 1;
         bd[i] = (bbits >> i & 1u) ? d[i] : 1;
     }
-    trtl_dims xdims = dims(r, d), sdims = dims(r, sd), bdims = dims(r, bd);
+    trtl_dims xdims = trtl_dims_make(r, d), sdims = trtl_dims_make(r, sd), bdims = trtl_dims_make(r, bd);
     const int64_t n = trtl_volume(&xdims);
     float *x = rand_buf(n), *sc = rand_buf(trtl_volume(&sdims)), *b = rand_buf(trtl_volume(&bdims));
     for (int64_t i = 0; i < n; i++)
@@ -2542,7 +2521,7 @@ static int shuffle_case(int rank, const int64_t *d, int kind, int epi)
         t[i] = d[p1[i]];
     int mr = rank;
     if (kind != 2)
-        p->first_transpose = dims(rank, p1);
+        p->first_transpose = trtl_dims_make(rank, p1);
     else
         for (int i = 0; i < rank; i++)
             t[i] = d[i];
@@ -2559,17 +2538,17 @@ static int shuffle_case(int rank, const int64_t *d, int kind, int epi)
                     m[mr++] = t[i];
             }
         }
-        p->reshape_dims = dims(mr, m);
+        p->reshape_dims = trtl_dims_make(mr, m);
     }
     for (int i = 0; i < mr; i++)
         yd[i] = m[i];
     if (kind != 1) {
         rand_perm(mr, p2);
-        p->second_transpose = dims(mr, p2);
+        p->second_transpose = trtl_dims_make(mr, p2);
         for (int i = 0; i < mr; i++)
             yd[i] = m[p2[i]];
     }
-    trtl_dims xdims = dims(rank, d), ydims = dims(mr, yd);
+    trtl_dims xdims = trtl_dims_make(rank, d), ydims = trtl_dims_make(mr, yd);
     float *x = rand_buf(trtl_volume(&xdims)), *res = epi ? rand_buf(trtl_volume(&ydims)) : NULL;
     trtl_tensor_view in[2] = {{x, xdims, TRTL_FLOAT}, {res, ydims, TRTL_FLOAT}};
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
@@ -2643,11 +2622,11 @@ static int concat_case(int rank, const int64_t *d, int axis, int parts)
             xd[i] = d[i];
         xd[axis] = rnd() % 8 == 0 ? 0 : rint_in(1, rnd() % 4 == 0 ? 3000 : 9);
         yd[axis] += xd[axis];
-        in[k].dims = dims(rank, xd);
+        in[k].dims = trtl_dims_make(rank, xd);
         in[k].dtype = TRTL_FLOAT;
         in[k].data = rand_buf(trtl_volume(&in[k].dims));
     }
-    trtl_dims ydims = dims(rank, yd);
+    trtl_dims ydims = trtl_dims_make(rank, yd);
     char ys[TRTL_DIMS_STR_MAX];
     snprintf(g_desc, sizeof g_desc, "y%s axis=%d parts=%d", trtl_dims_str(&ydims, ys, sizeof ys), axis, parts);
     int r = ref_vs(&trtl_kernel_concat_copy, trtl_ref_concatenation, &nd, in, &ydims);
@@ -2672,10 +2651,10 @@ static int slice_run_case(int rank, const int64_t *d, const int64_t *st, const i
     nd.n_in = nd.n_out = 1;
     trtl_slice_params *p = &nd.p.slice;
     p->mode = mode;
-    p->start = dims(rank, st);
-    p->shape = dims(rank, sz);
-    p->stride = dims(rank, sd);
-    trtl_dims xdims = dims(rank, d), ydims = dims(rank, sz);
+    p->start = trtl_dims_make(rank, st);
+    p->shape = trtl_dims_make(rank, sz);
+    p->stride = trtl_dims_make(rank, sd);
+    trtl_dims xdims = trtl_dims_make(rank, d), ydims = trtl_dims_make(rank, sz);
     float *x = rand_buf(trtl_volume(&xdims));
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
@@ -2753,7 +2732,7 @@ static int gather_case(int rank, const int64_t *d, int axis, int q)
     int64_t id[3], yd[TRTL_MAX_DIMS];
     for (int i = 0; i < q; i++)
         id[i] = rint_in(1, 6);
-    trtl_dims xdims = dims(rank, d), idims = dims(q, id);
+    trtl_dims xdims = trtl_dims_make(rank, d), idims = trtl_dims_make(q, id);
     int ny = 0;
     for (int i = 0; i < axis; i++)
         yd[ny++] = d[i];
@@ -2761,7 +2740,7 @@ static int gather_case(int rank, const int64_t *d, int axis, int q)
         yd[ny++] = id[i];
     for (int i = axis + 1; i < rank; i++)
         yd[ny++] = d[i];
-    trtl_dims ydims = dims(ny, yd);
+    trtl_dims ydims = trtl_dims_make(ny, yd);
     int64_t ni = trtl_volume(&idims);
     int32_t *ind = malloc((size_t)ni * sizeof(int32_t));
     for (int64_t i = 0; i < ni; i++)
@@ -2794,9 +2773,9 @@ static int pad_case(int rank, const int64_t *d)
         post[i] = rint_in(-(d[k] - 1) / 2, 4);
         yd[k] = d[k] + pre[i] + post[i];
     }
-    nd.p.pad.pre_padding = dims(nb, pre);
-    nd.p.pad.post_padding = dims(nb, post);
-    trtl_dims xdims = dims(rank, d), ydims = dims(rank, yd);
+    nd.p.pad.pre_padding = trtl_dims_make(nb, pre);
+    nd.p.pad.post_padding = trtl_dims_make(nb, post);
+    trtl_dims xdims = trtl_dims_make(rank, d), ydims = trtl_dims_make(rank, yd);
     float *x = rand_buf(trtl_volume(&xdims));
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
     char xs[TRTL_DIMS_STR_MAX], ys[TRTL_DIMS_STR_MAX];
@@ -2842,11 +2821,11 @@ static int deconv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
     p->num_output_maps = (int32_t)c->K;
     p->num_groups = (int32_t)c->G;
     p->padding_mode = c->mode;
-    p->kernel_size = dims(c->nsp, c->k);
-    p->stride = dims(c->nsp, c->s);
-    p->dilation = dims(c->nsp, c->d);
-    p->pre_padding = dims(c->nsp, c->pre);
-    p->post_padding = dims(c->nsp, c->post);
+    p->kernel_size = trtl_dims_make(c->nsp, c->k);
+    p->stride = trtl_dims_make(c->nsp, c->s);
+    p->dilation = trtl_dims_make(c->nsp, c->d);
+    p->pre_padding = trtl_dims_make(c->nsp, c->pre);
+    p->post_padding = trtl_dims_make(c->nsp, c->post);
     int64_t xd[5] = {c->N, c->C}, yd[5] = {c->N, c->K}, kvol = 1;
     for (int i = 0; i < c->nsp; i++) {
         int64_t o, pre, post;
@@ -2857,7 +2836,7 @@ static int deconv_run_case(const trtl_kernel *k, const conv_case *c, int combo)
         yd[2 + i] = o;
         kvol *= c->k[i];
     }
-    trtl_dims xdims = dims(c->nsp + 2, xd), ydims = dims(c->nsp + 2, yd);
+    trtl_dims xdims = trtl_dims_make(c->nsp + 2, xd), ydims = trtl_dims_make(c->nsp + 2, yd);
     int64_t nw = c->C * (c->K / c->G) * kvol;
     float *w = rand_buf(nw), *b = c->bias ? rand_buf(c->K) : NULL, *x = rand_buf(trtl_volume(&xdims));
     float *res = NULL;
@@ -3126,17 +3105,17 @@ extern const trtl_kernel trtl_kernel_nchwc_conv_avx512;
 static trtl_node nchwc_probe(const conv_case *c, trtl_op op, trtl_dims *xp)
 {
     int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]};
-    *xp = dims(4, xd);
+    *xp = trtl_dims_make(4, xd);
     trtl_node probe = {0};
     trtl_conv_params *p = &probe.p.conv;
     probe.op = op;
     p->num_output_maps = (int32_t)c->K;
     p->num_groups = (int32_t)c->G;
-    p->kernel_size = dims(2, c->k);
-    p->stride = dims(2, c->s);
-    p->dilation = dims(2, c->d);
-    p->pre_padding = dims(2, c->pre);
-    p->post_padding = dims(2, c->post);
+    p->kernel_size = trtl_dims_make(2, c->k);
+    p->stride = trtl_dims_make(2, c->s);
+    p->dilation = trtl_dims_make(2, c->d);
+    p->pre_padding = trtl_dims_make(2, c->pre);
+    p->post_padding = trtl_dims_make(2, c->post);
     p->padding_mode = c->mode;
     p->kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * (c->C / c->G) * c->k[0] * c->k[1]};
     return probe;
@@ -3375,13 +3354,13 @@ static void test_nchwc_dense(int ncases)
     nd.op = TRTL_OP_NCHWC_CONV;
     nd.p.conv.num_output_maps = 16;
     nd.p.conv.num_groups = 1;
-    nd.p.conv.kernel_size = dims(2, kd);
-    nd.p.conv.stride = dims(2, st2);
-    nd.p.conv.dilation = dims(2, one);
-    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, one);
+    nd.p.conv.kernel_size = trtl_dims_make(2, kd);
+    nd.p.conv.stride = trtl_dims_make(2, st2);
+    nd.p.conv.dilation = trtl_dims_make(2, one);
+    nd.p.conv.pre_padding = nd.p.conv.post_padding = trtl_dims_make(2, one);
     nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 3 * 9};
     nd.n_in = nd.n_out = 1;
-    const trtl_dims xd = dims(4, xdv);
+    const trtl_dims xd = trtl_dims_make(4, xdv);
     const int32_t lay[4][2] = {{0, 8}, {8, 8}, {0, 0}, {8, 0}};
     for (int l = 0; l < 4; l++) {
         nd.p.nchwc.in_block = lay[l][0];
@@ -3479,9 +3458,9 @@ static void test_nchwc_grouped(int ncases)
         g_nchwc_mean = (int)(rnd() % 2);
         if (!nchwc_case_applies(&c) || !trtl_nchwc_conv_grouped(&(trtl_conv_params){.num_groups = (int32_t)c.G,
                                                                                    .num_output_maps = (int32_t)c.K,
-                                                                                   .kernel_size = dims(2, c.k),
-                                                                                   .stride = dims(2, c.s),
-                                                                                   .dilation = dims(2, c.d),
+                                                                                   .kernel_size = trtl_dims_make(2, c.k),
+                                                                                   .stride = trtl_dims_make(2, c.s),
+                                                                                   .dilation = trtl_dims_make(2, c.d),
                                                                                    .kernel = {TRTL_FLOAT, NULL,
                                                                                               c.K * (c.C / c.G) *
                                                                                                   c.k[0] * c.k[1]}},
@@ -3543,9 +3522,9 @@ static int resize_case(int r, const int64_t *xd, const int64_t *yd, int mode, in
         for (int i = 0; i < r; i++)
             p->scales[i] = scales[i];
     } else {
-        p->shape = dims(r, yd);
+        p->shape = trtl_dims_make(r, yd);
     }
-    trtl_dims xdims = dims(r, xd), ydims = dims(r, yd);
+    trtl_dims xdims = trtl_dims_make(r, xd), ydims = trtl_dims_make(r, yd);
     int64_t nx = trtl_volume(&xdims);
     float *x = rand_buf(nx);
     if (nan) /* nan > 1: 2 * nan specials, so that some sit at taps of weight 0 (which must multiply too) */
@@ -4065,7 +4044,7 @@ static void test_elementwise_simd(int ncases)
     };
     for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++)
         for (int o = 0; o < NOPS; o++) {
-            trtl_dims da = dims(fixed[f].nb, fixed[f].a), db = dims(fixed[f].nb, fixed[f].b);
+            trtl_dims da = trtl_dims_make(fixed[f].nb, fixed[f].a), db = trtl_dims_make(fixed[f].nb, fixed[f].b);
             if (ew_case(ops[o], da, db) || ew_case(ops[o], db, da))
                 return;
         }
@@ -4135,7 +4114,7 @@ static void test_scale_simd(int ncases)
     for (int f = 0; f < 4; f++)
         for (int mode = 0; mode < TRTL_SCALE_COUNT; mode++)
             for (int w = 1; w < 4; w++)
-                if (scale_case(mode, 1, dims(4, fixed[f]), w & 1, w >> 1))
+                if (scale_case(mode, 1, trtl_dims_make(4, fixed[f]), w & 1, w >> 1))
                     return;
     for (int i = 0; i < ncases; i++) {
         trtl_dims d = pw_rand_dims(60000);
@@ -4248,7 +4227,7 @@ static int attn_case(int nbd, const int64_t *bd, uint32_t qb, uint32_t kb, uint3
     v[nbd] = Sk, v[nbd + 1] = Dv;
     y[nbd] = Sq, y[nbd + 1] = Dv;
     m[nbd] = mask >= 3 ? Sq : 1, m[nbd + 1] = Sk;
-    trtl_dims qd = dims(r, q), kd = dims(r, k), vd = dims(r, v), md = dims(r, m), yd = dims(r, y);
+    trtl_dims qd = trtl_dims_make(r, q), kd = trtl_dims_make(r, k), vd = trtl_dims_make(r, v), md = trtl_dims_make(r, m), yd = trtl_dims_make(r, y);
     int64_t nq = trtl_volume(&qd), nk = trtl_volume(&kd), nv = trtl_volume(&vd), nm = trtl_volume(&md);
     float *Q = rand_buf(nq), *K = rand_buf(nk), *V = rand_buf(nv), *M = rand_buf(nm);
     for (int64_t i = 0; i < nq; i++)
@@ -4293,7 +4272,7 @@ static int attn_layer_case(int64_t B, int64_t Hq, int64_t Hk, int64_t Sq, int64_
     nd.n_out = 1;
     int64_t q[4] = {B, Hq, Sq, D}, k[4] = {B, Hk, Sk, D}, v[4] = {B, Hk, Sk, D + 3}, y[4] = {B, Hq, Sq, D + 3};
     int64_t m[4] = {rnd() & 1 ? B : 1, rnd() & 1 ? Hq : 1, rnd() % 4 ? Sq : 1, Sk};
-    trtl_dims qd = dims(4, q), kd = dims(4, k), vd = dims(4, v), md = dims(4, m), yd = dims(4, y);
+    trtl_dims qd = trtl_dims_make(4, q), kd = trtl_dims_make(4, k), vd = trtl_dims_make(4, v), md = trtl_dims_make(4, m), yd = trtl_dims_make(4, y);
     int64_t nq = trtl_volume(&qd), nk = trtl_volume(&kd), nv = trtl_volume(&vd), nm = trtl_volume(&md);
     float *Q = rand_buf(nq), *K = rand_buf(nk), *V = rand_buf(nv), *M = rand_buf(nm);
     unsigned char *MB = malloc((size_t)(nm > 0 ? nm : 1));
@@ -4430,11 +4409,11 @@ static int qlinear_case(int mode, int out_quant)
         S = rint_in(1, 3);
         int64_t k[2] = {R, S}, st[2] = {rint_in(1, 2), rint_in(1, 2)}, dl[2] = {rint_in(1, 2), 1};
         int64_t pre[2] = {rint_in(0, 1), rint_in(0, 2)}, post[2] = {rint_in(0, 1), rint_in(0, 1)};
-        q->conv.kernel_size = dims(2, k);
-        q->conv.stride = dims(2, st);
-        q->conv.dilation = dims(2, dl);
-        q->conv.pre_padding = dims(2, pre);
-        q->conv.post_padding = dims(2, post);
+        q->conv.kernel_size = trtl_dims_make(2, k);
+        q->conv.stride = trtl_dims_make(2, st);
+        q->conv.dilation = trtl_dims_make(2, dl);
+        q->conv.pre_padding = trtl_dims_make(2, pre);
+        q->conv.post_padding = trtl_dims_make(2, post);
         q->conv.num_groups = (int32_t)G;
         q->conv.padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
         int64_t oh, ow, a, b;
@@ -4444,21 +4423,21 @@ static int qlinear_case(int mode, int out_quant)
             return 0;
         xd[0] = N, xd[1] = C, xd[2] = H, xd[3] = W;
         yd[0] = N, yd[1] = K, yd[2] = oh, yd[3] = ow;
-        xdims = dims(4, xd);
-        ydims = dims(4, yd);
+        xdims = trtl_dims_make(4, xd);
+        ydims = trtl_dims_make(4, yd);
     } else if (mode == TRTL_QL_FC) {
         H = rint_in(1, 3);
         xd[0] = N, xd[1] = C, xd[2] = H, xd[3] = 1;
         yd[0] = N, yd[1] = K, yd[2] = 1, yd[3] = 1;
-        xdims = dims(4, xd);
-        ydims = dims(4, yd);
+        xdims = trtl_dims_make(4, xd);
+        ydims = trtl_dims_make(4, yd);
         C *= H;
     } else {
         int64_t M = rint_in(1, 19);
         xd[0] = N, xd[1] = M, xd[2] = C;
         yd[0] = N, yd[1] = M, yd[2] = K;
-        xdims = dims(3, xd);
-        ydims = dims(3, yd);
+        xdims = trtl_dims_make(3, xd);
+        ydims = trtl_dims_make(3, yd);
     }
     int64_t nw = K * (C / G) * R * S;
     int8_t *w = malloc((size_t)nw);
@@ -4548,19 +4527,19 @@ static int qlinear_codes_case(int mode)
         int64_t k[2] = {3, 3}, one[2] = {1, 1};
         if (rint_in(0, 1)) /* depthwise: the fp32 tactics' blocks of 8 channels and a tail, codes folded */
             G = C = K = rint_in(2, 21);
-        q->conv.kernel_size = dims(2, k);
-        q->conv.stride = q->conv.dilation = q->conv.pre_padding = q->conv.post_padding = dims(2, one);
+        q->conv.kernel_size = trtl_dims_make(2, k);
+        q->conv.stride = q->conv.dilation = q->conv.pre_padding = q->conv.post_padding = trtl_dims_make(2, one);
         q->conv.num_groups = (int32_t)G;
         q->conv.padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
         xd[0] = N, xd[1] = C, xd[2] = H, xd[3] = W;
         yd[0] = N, yd[1] = K, yd[2] = H, yd[3] = W;
-        xdims = dims(4, xd);
-        ydims = dims(4, yd);
+        xdims = trtl_dims_make(4, xd);
+        ydims = trtl_dims_make(4, yd);
     } else {
         xd[0] = N, xd[1] = H, xd[2] = C;
         yd[0] = N, yd[1] = H, yd[2] = K;
-        xdims = dims(3, xd);
-        ydims = dims(3, yd);
+        xdims = trtl_dims_make(3, xd);
+        ydims = trtl_dims_make(3, yd);
     }
     int64_t nw = K * (C / G) * R * R, nx = trtl_volume(&xdims), ny = trtl_volume(&ydims);
     int8_t *w = malloc((size_t)nw), *x = malloc((size_t)nx), *want = malloc((size_t)ny), *got = malloc((size_t)ny);
@@ -4854,7 +4833,7 @@ static int linear_case(const trtl_kernel *k, int nb, int64_t M, int64_t D, int64
     int64_t xd[4] = {2, 3, M, D}, yd[4] = {2, 3, M, K}, rows = M;
     for (int i = 2 - nb; i < 2; i++)
         rows *= xd[i];
-    trtl_dims xdims = dims(nb + 2, xd + 2 - nb), ydims = dims(nb + 2, yd + 2 - nb);
+    trtl_dims xdims = trtl_dims_make(nb + 2, xd + 2 - nb), ydims = trtl_dims_make(nb + 2, yd + 2 - nb);
     float *w = rand_buf(K * D), *b = bias ? rand_buf(K) : NULL, *x = rand_buf(rows * D), *res = NULL;
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
@@ -4928,7 +4907,7 @@ static int qdq_case(int64_t n, int u8, int zp_kind)
     nd.n_in = zp_kind ? 3 : 2;
     nd.n_out = 1;
     int64_t one = 1, nn = n;
-    trtl_dims xd = dims(1, &nn), sd = dims(1, &one);
+    trtl_dims xd = trtl_dims_make(1, &nn), sd = trtl_dims_make(1, &one);
     trtl_tensor_view in[3] = {{x, xd, TRTL_FLOAT}, {&scale, sd, TRTL_FLOAT}, {u8 ? (void *)&zu : (void *)&zi, sd, ct}};
     snprintf(g_desc, sizeof g_desc, "n=%lld %s scale=%g zp=%d", (long long)n, u8 ? "uint8" : "int8", scale,
              zp_kind ? (u8 ? zu : zi) : -999);
@@ -5334,9 +5313,9 @@ static void test_conv_grouped_inplace_residual(void)
             int64_t k2[2] = {3, 3}, s2[2] = {s, s}, one[2] = {1, 1};
             p->num_output_maps = (int32_t)K;
             p->num_groups = (int32_t)G;
-            p->kernel_size = dims(2, k2);
-            p->stride = dims(2, s2);
-            p->dilation = p->pre_padding = p->post_padding = dims(2, one);
+            p->kernel_size = trtl_dims_make(2, k2);
+            p->stride = trtl_dims_make(2, s2);
+            p->dilation = p->pre_padding = p->post_padding = trtl_dims_make(2, one);
             float *w = rand_buf(nw), *b = rand_buf(K), *x = rand_buf(N * C * H * W), *r = rand_buf(ny);
             p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
             p->bias = (trtl_weights){TRTL_FLOAT, b, K};
@@ -5345,8 +5324,8 @@ static void test_conv_grouped_inplace_residual(void)
             nd.n_in = 2;
             nd.n_out = 1;
             int64_t xd[4] = {N, C, H, W}, yd[4] = {N, K, OH, OW};
-            const trtl_dims ydims = dims(4, yd);
-            trtl_tensor_view in[2] = {{x, dims(4, xd), TRTL_FLOAT}, {r, ydims, TRTL_FLOAT}};
+            const trtl_dims ydims = trtl_dims_make(4, yd);
+            trtl_tensor_view in[2] = {{x, trtl_dims_make(4, xd), TRTL_FLOAT}, {r, ydims, TRTL_FLOAT}};
             snprintf(g_desc, sizeof g_desc, "residual in the output, %lldx%lld s%lld act=%s", (long long)H,
                      (long long)W, (long long)s, act_name(nd.epi.act));
             trtl_status st;
@@ -5482,11 +5461,11 @@ static const trtl_kernel *pw_kernel(const trtl_kernel *any, const conv_case *c)
     nd.name = "conv";
     nd.p.conv.num_output_maps = (int32_t)c->K;
     nd.p.conv.num_groups = 1;
-    nd.p.conv.kernel_size = nd.p.conv.stride = dims(c->nsp, one);
-    nd.p.conv.dilation = dims(c->nsp, c->d);
-    nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(c->nsp, zero);
+    nd.p.conv.kernel_size = nd.p.conv.stride = trtl_dims_make(c->nsp, one);
+    nd.p.conv.dilation = trtl_dims_make(c->nsp, c->d);
+    nd.p.conv.pre_padding = nd.p.conv.post_padding = trtl_dims_make(c->nsp, zero);
     nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, c->K * c->C};
-    trtl_dims xdims = dims(c->nsp + 2, xd);
+    trtl_dims xdims = trtl_dims_make(c->nsp + 2, xd);
     return trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) ? &trtl_kernel_conv_1x1_direct : any;
 }
 
@@ -5510,10 +5489,10 @@ static void test_conv_1x1(int ncases)
             nd.name = "conv";
             nd.p.conv.num_output_maps = 32;
             nd.p.conv.num_groups = 1;
-            nd.p.conv.kernel_size = nd.p.conv.stride = nd.p.conv.dilation = dims(2, one);
-            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, zero);
+            nd.p.conv.kernel_size = nd.p.conv.stride = nd.p.conv.dilation = trtl_dims_make(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = trtl_dims_make(2, zero);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 32 * ap[i].C};
-            trtl_dims xdims = dims(4, xd);
+            trtl_dims xdims = trtl_dims_make(4, xd);
             if (trtl_kernel_conv_1x1_direct.applies(&nd, &xdims) != ap[i].want) {
                 fprintf(stderr, "FAIL convolution.1x1_direct applies() on C=%lld %lldx%lld: %d, want %d\n",
                         (long long)ap[i].C, (long long)ap[i].H, (long long)ap[i].W, !ap[i].want, ap[i].want);
@@ -5584,18 +5563,18 @@ static void test_conv_1x1(int ncases)
             nd.name = "conv";
             nd.p.conv.num_output_maps = (int32_t)K;
             nd.p.conv.num_groups = 1;
-            nd.p.conv.kernel_size = dims(2, one);
-            nd.p.conv.stride = dims(2, one);
-            nd.p.conv.dilation = dims(2, one);
+            nd.p.conv.kernel_size = trtl_dims_make(2, one);
+            nd.p.conv.stride = trtl_dims_make(2, one);
+            nd.p.conv.dilation = trtl_dims_make(2, one);
             int64_t zero[2] = {0, 0};
-            nd.p.conv.pre_padding = dims(2, zero);
-            nd.p.conv.post_padding = dims(2, zero);
+            nd.p.conv.pre_padding = trtl_dims_make(2, zero);
+            nd.p.conv.post_padding = trtl_dims_make(2, zero);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, w, K * C};
             nd.n_in = nd.n_out = 1;
             nd.epi.act = TRTL_ACT_CLIP;
             nd.epi.alpha = 0.0f;
             nd.epi.beta = 6.0f;
-            trtl_dims xdims = dims(4, xd), ydims = dims(4, yd);
+            trtl_dims xdims = trtl_dims_make(4, xd), ydims = trtl_dims_make(4, yd);
             trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
             snprintf(g_desc, sizeof g_desc, "1x1 with NaN / Inf inputs, clip 0..6");
             trtl_status st;
@@ -5656,13 +5635,13 @@ static void test_conv_1x1_block(int ncases)
             nd.name = "conv";
             nd.p.conv.num_output_maps = 16;
             nd.p.conv.num_groups = (int32_t)ap[i].G;
-            nd.p.conv.kernel_size = dims(2, k);
-            nd.p.conv.stride = dims(2, st);
-            nd.p.conv.dilation = dims(2, one);
-            nd.p.conv.pre_padding = dims(2, pad);
-            nd.p.conv.post_padding = dims(2, post);
+            nd.p.conv.kernel_size = trtl_dims_make(2, k);
+            nd.p.conv.stride = trtl_dims_make(2, st);
+            nd.p.conv.dilation = trtl_dims_make(2, one);
+            nd.p.conv.pre_padding = trtl_dims_make(2, pad);
+            nd.p.conv.post_padding = trtl_dims_make(2, post);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 8 / ap[i].G * ap[i].k * ap[i].k};
-            trtl_dims xdims = dims(4, xd);
+            trtl_dims xdims = trtl_dims_make(4, xd);
             if (trtl_kernel_conv_1x1_block.applies(&nd, &xdims) != ap[i].want) {
                 fprintf(stderr,
                         "FAIL convolution.1x1_block applies() on k=%lld s=%lld pad=%lld/%lld G=%lld: %d, want %d\n",
@@ -5755,7 +5734,7 @@ static int reduce_axes_case(int op, int rank, const int64_t *d, uint32_t axes, i
     for (int i = 0; i < rank; i++)
         if (!(axes >> i & 1u) || keep)
             yd[ny++] = axes >> i & 1u ? 1 : d[i];
-    trtl_dims xdims = dims(rank, d), ydims = dims(ny, yd);
+    trtl_dims xdims = trtl_dims_make(rank, d), ydims = trtl_dims_make(ny, yd);
     int64_t nx = trtl_volume(&xdims);
     float *x = rand_buf(nx);
     if (op == TRTL_RED_PROD) /* products of many values in [-1, 1) vanish: keep them near 1 */
@@ -5800,7 +5779,7 @@ static void test_reduce_axes_applies(void)
         nd.n_in = 1;
         nd.p.reduce.axes = c[i].axes;
         int64_t xd[4] = {2, 3, 4, 5};
-        trtl_dims in = dims(c[i].rank, xd);
+        trtl_dims in = trtl_dims_make(c[i].rank, xd);
         int got = trtl_kernel_reduce_axes.applies(&nd, &in);
         if (got != c[i].want) {
             fprintf(stderr, "FAIL applies reduce.axes case %zu: says %d (want %d)\n", i, got, c[i].want);
@@ -5878,7 +5857,7 @@ static int reduce_binary_case(int ew, int un, int op, int rank, const int64_t *d
     for (int i = 0; i < rank; i++)
         if (!(axes >> i & 1u) || keep)
             yd[ny++] = axes >> i & 1u ? 1 : (da[i] == 1 ? db[i] : da[i]);
-    trtl_dims adims = dims(rank, da), bdims = dims(rank, db), ydims = dims(ny, yd);
+    trtl_dims adims = trtl_dims_make(rank, da), bdims = trtl_dims_make(rank, db), ydims = trtl_dims_make(ny, yd);
     trtl_dims both[2] = {adims, bdims};
     *taken = trtl_kernel_reduce_binary_rows.applies(&nd, both);
     if (!*taken)
@@ -5985,8 +5964,8 @@ static void test_shuffle_inplace(void)
     nd.n_in = nd.n_out = 1;
     nd.p.shuffle.zero_is_placeholder = 1;
     static const int64_t xd[3] = {2, 6, 5}, yd[4] = {2, 2, 3, 5};
-    nd.p.shuffle.reshape_dims = dims(4, yd);
-    trtl_dims xdims = dims(3, xd), ydims = dims(4, yd);
+    nd.p.shuffle.reshape_dims = trtl_dims_make(4, yd);
+    trtl_dims xdims = trtl_dims_make(3, xd), ydims = trtl_dims_make(4, yd);
     float *x = rand_buf(60), *keep = malloc(60 * sizeof(float));
     memcpy(keep, x, 60 * sizeof(float));
     trtl_tensor_view in[1] = {{x, xdims, TRTL_FLOAT}};
@@ -6003,14 +5982,14 @@ static void test_shuffle_inplace(void)
         g_cases++;
     }
     int64_t bad[2] = {3, 20};
-    trtl_dims bdims = dims(2, bad);
+    trtl_dims bdims = trtl_dims_make(2, bad);
     if (trtl_inplace_shuffle_is_reshape(&nd.p.shuffle, &xdims, &ydims) != 1 ||
         trtl_inplace_shuffle_is_reshape(&nd.p.shuffle, &xdims, &bdims) != 1) {
         fprintf(stderr, "FAIL trtl_inplace_shuffle_is_reshape: a reshape of equal volume not recognised\n");
         g_failures++;
     }
     static const int64_t perm[3] = {0, 2, 1};
-    nd.p.shuffle.first_transpose = dims(3, perm);
+    nd.p.shuffle.first_transpose = trtl_dims_make(3, perm);
     if (trtl_inplace_shuffle_is_reshape(&nd.p.shuffle, &xdims, &ydims) != 0) {
         fprintf(stderr, "FAIL trtl_inplace_shuffle_is_reshape: a transpose taken for a reshape\n");
         g_failures++;
@@ -6034,9 +6013,9 @@ static void test_shuffle_inplace(void)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         trtl_node sq = nd;
-        sq.p.shuffle.first_transpose = dims(cases[c].fr, cases[c].first);
-        sq.p.shuffle.second_transpose = dims(cases[c].sr, cases[c].second);
-        trtl_dims cx = dims(cases[c].xr, cases[c].x), cy = dims(cases[c].yr, cases[c].y);
+        sq.p.shuffle.first_transpose = trtl_dims_make(cases[c].fr, cases[c].first);
+        sq.p.shuffle.second_transpose = trtl_dims_make(cases[c].sr, cases[c].second);
+        trtl_dims cx = trtl_dims_make(cases[c].xr, cases[c].x), cy = trtl_dims_make(cases[c].yr, cases[c].y);
         /* the reshape between the transposes: the first's result reshaped to what the second permutes */
         trtl_dims mid = cy;
         for (int k = 0; k < cases[c].sr; k++)
@@ -6183,14 +6162,14 @@ static void test_preact_conv(int ncases)
             nd.name = "preact";
             nd.p.conv.num_output_maps = 16;
             nd.p.conv.num_groups = 1;
-            nd.p.conv.kernel_size = dims(2, k);
-            nd.p.conv.stride = dims(2, st);
-            nd.p.conv.dilation = dims(2, one);
-            nd.p.conv.pre_padding = nd.p.conv.post_padding = dims(2, pad);
+            nd.p.conv.kernel_size = trtl_dims_make(2, k);
+            nd.p.conv.stride = trtl_dims_make(2, st);
+            nd.p.conv.dilation = trtl_dims_make(2, one);
+            nd.p.conv.pre_padding = nd.p.conv.post_padding = trtl_dims_make(2, pad);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, NULL, 16 * 8 * ap[i].k * ap[i].k};
             nd.p.preact.in_scale = nd.p.preact.in_shift = (trtl_weights){TRTL_FLOAT, sv, 8};
             nd.p.preact.in_act = TRTL_ACT_RELU;
-            trtl_dims xdims = dims(4, xd);
+            trtl_dims xdims = trtl_dims_make(4, xd);
             if (trtl_kernel_preact_conv_packed_gemm.applies(&nd, &xdims) != ap[i].want) {
                 fprintf(stderr, "FAIL preact_conv.packed_gemm applies() on k=%lld s=%lld pad=%lld: %d, want %d\n",
                         (long long)ap[i].k, (long long)ap[i].s, (long long)ap[i].pad, !ap[i].want, ap[i].want);

@@ -57,15 +57,6 @@ static float *buf(int64_t n, int fill) /* fill: 0 random in [-1, 1), 1 NaN */
     return p;
 }
 
-static trtl_dims dims(int nb, const int64_t *d)
-{
-    trtl_dims r = {0};
-    r.nb_dims = nb;
-    for (int i = 0; i < nb; i++)
-        r.d[i] = d[i];
-    return r;
-}
-
 /* This file's bf16 rounding: 8 significant bits, ties to even (nearbyint in the default mode). */
 static float round_bf16(float x)
 {
@@ -287,7 +278,7 @@ static int fc_case(int64_t M, int64_t D, int64_t K, int bias, int combo)
     nd.op = g_fc_linear ? TRTL_OP_LINEAR : TRTL_OP_FULLY_CONNECTED;
     nd.name = "fc";
     int64_t xd[4] = {M, D, 1, 1}, yd[4] = {M, K, 1, 1};
-    trtl_dims xdims = dims(g_fc_linear ? 2 : 4, xd), ydims = dims(g_fc_linear ? 2 : 4, yd);
+    trtl_dims xdims = trtl_dims_make(g_fc_linear ? 2 : 4, xd), ydims = trtl_dims_make(g_fc_linear ? 2 : 4, yd);
     float *w = buf(K * D, 0), *b = bias ? buf(K, 0) : NULL, *x = buf(M * D, 0), *res = NULL;
     nd.p.fc.num_output_channels = (int32_t)K;
     nd.p.fc.kernel = (trtl_weights){TRTL_FLOAT, w, K * D};
@@ -347,11 +338,11 @@ static int conv_case_run(const conv_case *c, int combo)
     p->num_output_maps = (int32_t)c->K;
     p->num_groups = (int32_t)c->G;
     p->padding_mode = c->mode;
-    p->kernel_size = dims(c->nsp, c->k);
-    p->stride = dims(c->nsp, c->s);
-    p->dilation = dims(c->nsp, c->d);
-    p->pre_padding = dims(c->nsp, c->pre);
-    p->post_padding = dims(c->nsp, c->post);
+    p->kernel_size = trtl_dims_make(c->nsp, c->k);
+    p->stride = trtl_dims_make(c->nsp, c->s);
+    p->dilation = trtl_dims_make(c->nsp, c->d);
+    p->pre_padding = trtl_dims_make(c->nsp, c->pre);
+    p->post_padding = trtl_dims_make(c->nsp, c->post);
     int64_t xd[5] = {c->N, c->C}, yd[5] = {c->N, c->K}, kvol = 1;
     for (int i = 0; i < c->nsp; i++) {
         int64_t o, pre, post;
@@ -362,7 +353,7 @@ static int conv_case_run(const conv_case *c, int combo)
         yd[2 + i] = o;
         kvol *= c->k[i];
     }
-    trtl_dims xdims = dims(c->nsp + 2, xd), ydims = dims(c->nsp + 2, yd);
+    trtl_dims xdims = trtl_dims_make(c->nsp + 2, xd), ydims = trtl_dims_make(c->nsp + 2, yd);
     int64_t depth = (c->C / c->G) * kvol, nw = c->K * depth;
     float *w = buf(nw, 0), *b = c->bias ? buf(c->K, 0) : NULL, *x = buf(trtl_volume(&xdims), 0), *res = NULL;
     p->kernel = (trtl_weights){TRTL_FLOAT, w, nw};
@@ -482,7 +473,7 @@ static void test_refuse_without_bf16(void)
             int64_t one[2] = {1, 1};
             nd.p.conv.num_output_maps = 3;
             nd.p.conv.num_groups = 1;
-            nd.p.conv.kernel_size = dims(2, one);
+            nd.p.conv.kernel_size = trtl_dims_make(2, one);
             nd.p.conv.kernel = (trtl_weights){TRTL_FLOAT, w, 12};
         }
         void *state = NULL;

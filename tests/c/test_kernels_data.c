@@ -143,28 +143,6 @@ static int check(const trtl_kernel *k, trtl_kernel_fn ref, trtl_node *nd, const 
     return bad;
 }
 
-static trtl_dims mk(int nb, const int64_t *d)
-{
-    trtl_dims r;
-    memset(&r, 0, sizeof r);
-    r.nb_dims = nb;
-    for (int i = 0; i < nb; i++)
-        r.d[i] = d[i];
-    return r;
-}
-
-static void rand_dims(int rank, int64_t *d, int64_t maxvol)
-{
-    int64_t v;
-    do {
-        v = 1;
-        for (int i = 0; i < rank; i++) {
-            d[i] = rint_in(1, rnd() % 3 == 0 ? 40 : 9);
-            v *= d[i];
-        }
-    } while (v > maxvol);
-}
-
 /* The ISA passes: 0 every feature, 1 AVX-512 hidden, 2 AVX-512 / AVX2 / FMA / F16C hidden. */
 static int isa_pass(int pass)
 {
@@ -227,13 +205,13 @@ static int topk_case(int rank, const int64_t *d, int axis, int64_t K, int max, i
     nd.p.topk.axes = 1u << axis;
     nd.n_in = k_tensor ? 2 : 1;
     nd.n_out = 2;
-    trtl_dims xd = mk(rank, d), yd = xd;
+    trtl_dims xd = trtl_dims_make(rank, d), yd = xd;
     yd.d[axis] = K;
     int64_t n = trtl_volume(&xd);
     void *x = xalloc((size_t)n * 4);
     topk_fill(x, is_float, n, kind);
     int32_t kval = (int32_t)K;
-    trtl_dims kd = mk(0, NULL);
+    trtl_dims kd = trtl_dims_make(0, NULL);
     trtl_tensor_view in[2] = {{x, xd, is_float ? TRTL_FLOAT : TRTL_INT32}, {&kval, kd, TRTL_INT32}};
     trtl_tensor_view out[2] = {{NULL, yd, is_float ? TRTL_FLOAT : TRTL_INT32}, {NULL, yd, TRTL_INT32}};
     char xs[TRTL_DIMS_STR_MAX];
@@ -352,7 +330,7 @@ static void test_select(int ncases)
     };
     for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
-            trtl_dims yd = mk(sh[i].rank, sh[i].d);
+            trtl_dims yd = trtl_dims_make(sh[i].rank, sh[i].d);
             for (int t = 0; t < NTYPES; t++)
                 if (select_case(&yd, sh[i].fc, sh[i].ft, sh[i].fe, g_types[t]))
                     goto out;
@@ -361,7 +339,7 @@ static void test_select(int ncases)
             int rank = (int)rint_in(1, 5);
             int64_t d[5];
             rand_dims(rank, d, 60000);
-            trtl_dims yd = mk(rank, d);
+            trtl_dims yd = trtl_dims_make(rank, d);
             uint32_t all = (1u << rank) - 1;
             uint32_t f[3];
             for (int k = 0; k < 3; k++)
@@ -421,7 +399,7 @@ static void test_prelu(int ncases)
     };
     for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
-            trtl_dims xd = mk(sh[i].rank, sh[i].d);
+            trtl_dims xd = trtl_dims_make(sh[i].rank, sh[i].d);
             if (prelu_case(&xd, sh[i].fs))
                 goto out;
         }
@@ -429,7 +407,7 @@ static void test_prelu(int ncases)
             int rank = (int)rint_in(1, 5);
             int64_t d[5];
             rand_dims(rank, d, 60000);
-            trtl_dims xd = mk(rank, d);
+            trtl_dims xd = trtl_dims_make(rank, d);
             if (prelu_case(&xd, rnd() & ((1u << rank) - 1)))
                 goto out;
         }
@@ -486,7 +464,7 @@ static int cast_case(int64_t n, trtl_dtype st, trtl_dtype dt, int saturate)
     nd.p.cast.saturate = saturate;
     nd.n_in = nd.n_out = 1;
     int64_t d[2] = {n > 3 && n % 3 == 0 ? 3 : 1, n > 3 && n % 3 == 0 ? n / 3 : n};
-    trtl_dims xd = mk(2, d);
+    trtl_dims xd = trtl_dims_make(2, d);
     void *x = xalloc((size_t)n * trtl_dtype_size(st));
     cast_fill(x, st, n);
     trtl_tensor_view in[1] = {{x, xd, st}};
@@ -535,11 +513,11 @@ static int slice_case(int r, const int64_t *od, const int64_t *st, trtl_dtype t)
         xd[k] = span + 1 + lo + hi;
         start[k] = st[k] < 0 ? lo + span : lo;
     }
-    nd.p.slice.start = mk(r, start);
-    nd.p.slice.stride = mk(r, st);
-    nd.p.slice.shape = mk(r, od);
+    nd.p.slice.start = trtl_dims_make(r, start);
+    nd.p.slice.stride = trtl_dims_make(r, st);
+    nd.p.slice.shape = trtl_dims_make(r, od);
     nd.p.slice.mode = TRTL_SLICE_DEFAULT;
-    trtl_dims X = mk(r, xd), O = mk(r, od);
+    trtl_dims X = trtl_dims_make(r, xd), O = trtl_dims_make(r, od);
     size_t es = trtl_dtype_size(t);
     void *x = xalloc((size_t)trtl_volume(&X) * es);
     rand_bytes(x, (size_t)trtl_volume(&X) * es);
@@ -663,7 +641,7 @@ static int gather_element_case(int r, const int64_t *dd, int axis, int64_t aout,
     int64_t od[TRTL_MAX_DIMS];
     for (int i = 0; i < r; i++)
         od[i] = i == axis ? aout : i < axis ? rint_in(1, dd[i]) : dd[i];
-    trtl_dims D = mk(r, dd), O = mk(r, od);
+    trtl_dims D = trtl_dims_make(r, dd), O = trtl_dims_make(r, od);
     return gather_case(TRTL_GATHER_ELEMENT, 0, &D, &O, &O, axis, is64, t, bad);
 }
 
@@ -686,7 +664,7 @@ static int gather_nd_case(int r, const int64_t *dd, int b, int k, int nj, const 
     id[q - 1] = k;
     for (int i = b + k; i < r; i++)
         od[ro++] = dd[i];
-    trtl_dims D = mk(r, dd2), I = mk(q, id), O = mk(ro, od);
+    trtl_dims D = trtl_dims_make(r, dd2), I = trtl_dims_make(q, id), O = trtl_dims_make(ro, od);
     return gather_case(TRTL_GATHER_ND, b, &D, &I, &O, 0, is64, t, bad);
 }
 
@@ -794,7 +772,7 @@ static void test_pow(int ncases)
     for (int pass = 0; isa_pass(pass); pass++) {
         for (int i = 0; i < ne; i++) {
             const int64_t d1[1] = {100003}, d4[4] = {1, 3, 17, 33}, one[4] = {1, 1, 1, 1};
-            trtl_dims x1 = mk(1, d1), x4 = mk(4, d4), e1 = mk(1, one), e4 = mk(4, one); /* equal ranks: TensorRT's broadcast */
+            trtl_dims x1 = trtl_dims_make(1, d1), x4 = trtl_dims_make(4, d4), e1 = trtl_dims_make(1, one), e4 = trtl_dims_make(4, one); /* equal ranks: TensorRT's broadcast */
             if (pow_case(&x1, &e1, es[i]) || pow_case(&x4, &e4, es[i]))
                 goto out;
         }
@@ -802,7 +780,7 @@ static void test_pow(int ncases)
             int r = (int)rint_in(1, 4);
             int64_t d[4], one[4] = {1, 1, 1, 1};
             rand_dims(r, d, 40000);
-            trtl_dims xd = mk(r, d), ed = mk(r, one);
+            trtl_dims xd = trtl_dims_make(r, d), ed = trtl_dims_make(r, one);
             if (pow_case(&xd, &ed, es[rnd() % (uint32_t)ne]))
                 goto out;
         }
@@ -870,7 +848,7 @@ static void test_compare(int ncases)
     };
     for (int pass = 0; isa_pass(pass); pass++) {
         for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++) {
-            trtl_dims yd = mk(sh[c].rank, sh[c].d);
+            trtl_dims yd = trtl_dims_make(sh[c].rank, sh[c].d);
             for (int o = 0; o < 3; o++) {
                 for (int t = 0; t < 3; t++)
                     if (cmp_case(&yd, sh[c].fa, sh[c].fb, cmp_ops[o], cmp_types[t]))
@@ -883,7 +861,7 @@ static void test_compare(int ncases)
             int r = (int)rint_in(1, 4);
             int64_t d[4];
             rand_dims(r, d, 60000);
-            trtl_dims yd = mk(r, d);
+            trtl_dims yd = trtl_dims_make(r, d);
             uint32_t fa = rnd() & ((1u << r) - 1), fb = rnd() & ((1u << r) - 1);
             int o = (int)(rnd() % 3);
             if (rnd() % 4 == 0 ? cmp_case(&yd, fa, fb, logic_ops[o], TRTL_BOOL)
@@ -929,10 +907,10 @@ static int pool3_case(int64_t N, int64_t C, const int64_t *in, const int64_t *k,
     nd.n_out = 1;
     trtl_pooling_params *p = &nd.p.pool;
     p->type = type;
-    p->window_size = mk(3, k);
-    p->stride = mk(3, s);
-    p->pre_padding = mk(3, pre);
-    p->post_padding = mk(3, post);
+    p->window_size = trtl_dims_make(3, k);
+    p->stride = trtl_dims_make(3, s);
+    p->pre_padding = trtl_dims_make(3, pre);
+    p->post_padding = trtl_dims_make(3, post);
     p->padding_mode = TRTL_PADMODE_EXPLICIT_ROUND_DOWN;
     p->average_count_excludes_padding = excl;
     int64_t xd[5] = {N, C, in[0], in[1], in[2]}, yd[5] = {N, C, 0, 0, 0};
@@ -941,7 +919,7 @@ static int pool3_case(int64_t N, int64_t C, const int64_t *in, const int64_t *k,
             return 0; /* no window fits */
         yd[2 + i] = (in[i] + pre[i] + post[i] - k[i]) / s[i] + 1;
     }
-    trtl_dims X = mk(5, xd), Y = mk(5, yd);
+    trtl_dims X = trtl_dims_make(5, xd), Y = trtl_dims_make(5, yd);
     float *x = xalloc((size_t)trtl_volume(&X) * sizeof(float));
     pool3_fill(x, trtl_volume(&X), kind);
     trtl_tensor_view iv[1] = {{x, X, TRTL_FLOAT}};
@@ -1005,7 +983,7 @@ static int cum_case(int r, const int64_t *d, int32_t axis, int op, int excl, int
     nd.p.cum.axis = axis;
     nd.p.cum.exclusive = excl;
     nd.p.cum.reverse = rev;
-    trtl_dims X = mk(r, d), A = mk(0, d);
+    trtl_dims X = trtl_dims_make(r, d), A = trtl_dims_make(0, d);
     int64_t n = trtl_volume(&X);
     size_t es = trtl_dtype_size(t);
     void *x = xalloc((size_t)n * es);
@@ -1076,7 +1054,7 @@ static int grid_case(int k, const int64_t *xs, const int64_t *out_sp, int mode, 
     for (int i = 0; i < k; i++)
         gd[1 + i] = yd[2 + i] = out_sp[i];
     gd[k + 1] = k;
-    trtl_dims X = mk(k + 2, xs), G = mk(k + 2, gd), Y = mk(k + 2, yd);
+    trtl_dims X = trtl_dims_make(k + 2, xs), G = trtl_dims_make(k + 2, gd), Y = trtl_dims_make(k + 2, yd);
     int64_t nx = trtl_volume(&X), ng = trtl_volume(&G);
     float *x = xalloc((size_t)nx * 4), *g = xalloc((size_t)ng * 4);
     for (int64_t i = 0; i < nx; i++)

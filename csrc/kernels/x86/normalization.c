@@ -313,8 +313,7 @@ __attribute__((target("avx2,fma"))) static void affine_q_avx2(const float *x, vo
         h = u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h);
         _mm_storel_epi64((__m128i *)(void *)(qb + i), h);
     }
-    for (; i < n; i++)
-        store_code(q, i, a ? ((x[i] - m) * a0) * a[i] + c[i] : (x[i] - m) * a0 + c0, p);
+    affine_q_c(x + i, qb + i, n - i, m, a ? a + i : NULL, a ? c + i : NULL, a0, c0, p); /* one-byte codes */
 }
 
 __attribute__((target("avx512f"))) static void affine_q_avx512(const float *x, void *q, int64_t n, float m,
